@@ -1,0 +1,1 @@
+//! `rnic-driver`: the verbs-style host driver.

@@ -1,0 +1,1 @@
+//! `rnic-hw`: the rnic RTL, written as rust-hdl blocks.

@@ -1,0 +1,1 @@
+//! `rnic-sim`: the co-simulator.

@@ -1,0 +1,1 @@
+//! `verilator-sys`: the Verilated rnic core, driven from Rust.

@@ -1,0 +1,1 @@
+//! The rnic host/device ABI (DESIGN.md §3). All little-endian.

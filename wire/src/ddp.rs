@@ -1,0 +1,1 @@
+//! Direct Data Placement (RFC 5041): tagged and untagged headers.

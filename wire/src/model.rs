@@ -1,0 +1,1 @@
+//! Software reference model of the iWARP protocol stack.
