@@ -1,0 +1,59 @@
+# rnic — the two commands are `make sim` and `make test`; the rest are parts of them
+# or separate jobs (bench, soak, bitstream, flash). Every target installs what it
+# needs first (scripts/deps.sh, quick when all is there).
+
+CARGO      ?= cargo
+RV_TARGET  := riscv32imc-unknown-none-elf
+RTL        := hw/generated/rnic_core.v
+SIM_ARGS   ?=
+
+.PHONY: all sim test deps deps-fpga fmt-check clippy unit firmware-elf lint rtl bench soak bitstream flash clean
+
+all: test
+
+## The main job: a two-node co-simulated RDMA session with a report.
+sim: deps
+	$(CARGO) run --release -p rnic-sim -- run $(SIM_ARGS)
+
+## Every test, lint and format check; what CI runs.
+test: deps fmt-check clippy lint unit firmware-elf
+	@echo "make test: all checks passed"
+
+deps:
+	@scripts/deps.sh
+
+deps-fpga:
+	@scripts/deps.sh fpga
+
+fmt-check:
+	$(CARGO) fmt --all --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+unit:
+	$(CARGO) test --workspace
+
+## The firmware as a bare-metal RISC-V ELF, and its size.
+firmware-elf: deps
+	$(CARGO) build -p rnic-fw --target $(RV_TARGET) --release
+	@scripts/elf-size.sh target/$(RV_TARGET)/release
+
+## Verilator -Wall lint of the generated Verilog (waivers, each with its reason, in hw/generated/lint.vlt).
+lint: deps
+	@if [ -f $(RTL) ]; then \
+	  verilator --lint-only -Wall $$( [ -f hw/generated/lint.vlt ] && echo hw/generated/lint.vlt ) $(RTL) --top-module rnic_core && echo "lint: $(RTL) clean under verilator -Wall"; \
+	else echo "lint: $(RTL) not generated yet (rnic-hw has no core)"; fi
+
+## Regenerate the checked-in Verilog from the rust-hdl sources.
+rtl:
+	$(CARGO) run --release -p rnic-hw --bin rnic-hw-gen
+
+bench: deps
+	@echo "bench: no benchmarks yet"
+
+soak: deps
+	@echo "soak: no soak runs yet"
+
+clean:
+	$(CARGO) clean

