@@ -1,1 +1,3 @@
-//! `rnic-driver`: the verbs-style host driver.
+//! `rnic-driver`: the verbs-style host driver (DESIGN.md §6).
+
+pub mod ring;
