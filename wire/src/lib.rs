@@ -12,7 +12,7 @@
 //! | [`mpa`] | FPDU framing, markers, MULPDU, request/reply frames | RFC 5044, RFC 6581 |
 //! | [`ddp`] | tagged and untagged DDP headers | RFC 5041 |
 //! | [`rdmap`] | RDMAP control, opcodes, Read Request | RFC 5040, RFC 7306 |
-//! | [`terminate`] | Terminate message and error codes | RFC 5040 §8, RFC 5041 §7 |
+//! | [`terminate`] | Terminate message and error codes | RFC 5040 §4.8, §7; RFC 5041 §7; RFC 5044 §8 |
 //! | [`abi`] | host/device ABI: CSRs, doorbells, WQE, CQE, TPT, mailbox | (rnic) |
 //! | [`model`] | software reference model of the protocol | |
 #![no_std]

@@ -387,3 +387,26 @@ fn wqe_rejects_bad_fields() {
     assert_eq!(SendWqe::parse(&bad), Err(Error::BadLength));
     assert_eq!(SendWqe::parse(&b[..63]), Err(Error::Truncated));
 }
+
+#[test]
+fn term_cause_encoding_keeps_none_apart_from_cause_zero() {
+    use rnic_wire::terminate::TerminateCause;
+    assert_eq!(decode_term_cause(0), Ok(None));
+    // 0/0/0 is RDMAP local catastrophic, code 0: a real cause, not "none".
+    let zero = TerminateCause::from_raw(0, 0, 0).unwrap();
+    let raw = encode_term_cause(Some(zero));
+    assert_eq!(raw, TERM_CAUSE_PRESENT);
+    assert_eq!(decode_term_cause(raw), Ok(Some(zero)));
+    // DDP tagged buffer error, invalid STag (RFC 5041 §7.2: layer 1, type 1, code 0).
+    let inv = TerminateCause::from_raw(1, 1, 0).unwrap();
+    assert_eq!(encode_term_cause(Some(inv)), TERM_CAUSE_PRESENT | 0x1100);
+    assert_eq!(
+        decode_term_cause(0x1100),
+        Err(Error::BadField),
+        "cause bits without the present bit"
+    );
+    assert_eq!(
+        decode_term_cause(TERM_CAUSE_PRESENT | 0x1_1100),
+        Err(Error::BadField)
+    );
+}

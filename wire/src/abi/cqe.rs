@@ -12,8 +12,9 @@
 //! 18  flags        u8    `CQE_FLAG_*`
 //! 19  reserved     u8
 //! 20  imm_or_inv   u32   immediate data, or the STag the peer invalidated
-//! 24  term_cause   u32   for remote errors: Terminate layer/type/code (RFC 5040 §8) as
-//!                        as layer<<16 | type<<8 | code; else 0
+//! 24  term_cause   u32   [`TERM_CAUSE_PRESENT`] | the Terminate's 16-bit
+//!                        layer/type/code (RFC 5040 §4.8) when a Terminate
+//!                        caused the error; else 0
 //! 28  reserved     u16, u8
 //! 31  owner        u8    bit 0: phase; written last
 //! ```
@@ -36,6 +37,32 @@ const OFF_TERM_CAUSE: usize = 24;
 /// Offset of the owner (phase) octet; the device writes it last.
 pub const OFF_OWNER: usize = 31;
 const _: () = assert!(OFF_OWNER + 1 == CQE_SIZE);
+
+/// Bit 31 of `term_cause`: the low 16 bits hold a Terminate's layer (4 bits),
+/// error type (4) and code (8) as on the wire (RFC 5040 §4.8). Without it
+/// there was no Terminate (0/0/0 is a real cause: RDMAP local catastrophic).
+pub const TERM_CAUSE_PRESENT: u32 = 1 << 31;
+
+/// Encodes an optional Terminate cause for [`Cqe::term_cause`].
+pub fn encode_term_cause(cause: Option<crate::terminate::TerminateCause>) -> u32 {
+    cause.map_or(0, |c| TERM_CAUSE_PRESENT | c.to_bits() as u32)
+}
+
+/// Decodes [`Cqe::term_cause`]; `Err` if the present bit is set over an
+/// undefined cause, or stray bits are set.
+pub fn decode_term_cause(raw: u32) -> Result<Option<crate::terminate::TerminateCause>> {
+    if raw & TERM_CAUSE_PRESENT == 0 {
+        return if raw == 0 {
+            Ok(None)
+        } else {
+            Err(Error::BadField)
+        };
+    }
+    if raw & !(TERM_CAUSE_PRESENT | 0xFFFF) != 0 {
+        return Err(Error::BadField);
+    }
+    crate::terminate::TerminateCause::from_bits(raw as u16).map(Some)
+}
 
 /// `imm_or_inv` holds immediate data (RFC 7306).
 pub const CQE_FLAG_WITH_IMM: u8 = 1 << 0;
@@ -147,7 +174,7 @@ pub struct Cqe {
     pub flags: u8,
     /// Immediate data or invalidated STag, per `flags`.
     pub imm_or_inv: u32,
-    /// Terminate cause for remote errors (layer << 16 | error type << 8 | code), else 0.
+    /// Terminate cause, see [`encode_term_cause`] / [`decode_term_cause`].
     pub term_cause: u32,
     /// The owner (phase) bit.
     pub phase: bool,
