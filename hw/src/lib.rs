@@ -1,1 +1,20 @@
 //! `rnic-hw`: the rnic RTL, written as rust-hdl blocks.
+//!
+//! Conventions for every block (see `docs/rtl.md`):
+//! * one clock `clock`, an explicit synchronous active-high `reset`;
+//! * streams are `data[64]`, `keep[4]`, `last`, `valid`, `ready`; byte 0 of a
+//!   frame is `data[7:0]` (little-endian lanes); `keep` is the number of valid
+//!   bytes of a `last` beat, 1..=8 (0 only for an empty frame), and 8 on
+//!   every other beat.
+//!
+//! The Verilog of [`rnic_core::RnicCore`] is checked in under
+//! `hw/generated/`; [`gen`] produces it and `rnic-hw-gen` writes it.
+
+pub mod crc32c_x64;
+pub mod fifo;
+pub mod gen;
+pub mod rnic_core;
+pub mod rx_fifo;
+
+#[cfg(test)]
+mod testutil;

@@ -1,0 +1,59 @@
+//! Test helpers shared by the block tests (rust-hdl's simulator).
+
+/// xorshift64* — a small deterministic generator, so failures reproduce.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// Splits a frame into beats `(data, keep)`: byte 0 in `data[7:0]`, `keep` the
+/// number of valid bytes (8 except on the last beat). An empty frame is one
+/// beat with `keep == 0`.
+pub fn beats(frame: &[u8]) -> Vec<(u64, u8)> {
+    if frame.is_empty() {
+        return vec![(0, 0)];
+    }
+    frame
+        .chunks(8)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            (u64::from_le_bytes(b), c.len() as u8)
+        })
+        .collect()
+}
+
+/// One clock cycle of a block with a `clock` input: inputs set before the
+/// call are sampled at the rising edge; outputs read after it are the values
+/// after that edge.
+macro_rules! tick {
+    ($uut:expr) => {{
+        $uut.clock.next = false.into();
+        assert!(
+            rust_hdl::prelude::simulate(&mut $uut, 1000),
+            "did not settle"
+        );
+        $uut.clock.next = true.into();
+        assert!(
+            rust_hdl::prelude::simulate(&mut $uut, 1000),
+            "did not settle"
+        );
+    }};
+}
+pub(crate) use tick;
