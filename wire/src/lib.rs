@@ -25,6 +25,7 @@ pub mod abi;
 pub mod crc;
 pub mod ddp;
 mod error;
+#[cfg(feature = "std")]
 pub mod model;
 pub mod mpa;
 pub mod rdmap;
@@ -34,5 +35,6 @@ pub use error::{Error, Result};
 
 /// Ethernet, ARP, IPv4 and TCP formats, from smoltcp (DESIGN.md §2).
 pub mod net {
+    pub use smoltcp::phy::ChecksumCapabilities;
     pub use smoltcp::wire::*;
 }

@@ -14,6 +14,7 @@
 //! `emit(&mut [u8])`; their field offsets are named constants, and each
 //! record asserts at compile time that its last field ends at `SIZE`.
 
+pub mod context;
 pub mod cqe;
 pub mod csr;
 pub mod doorbell;

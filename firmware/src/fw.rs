@@ -1,0 +1,1326 @@
+//! The firmware: connections from SYN to RDMA mode and back to closed.
+//!
+//! A connection goes through these phases ([`Phase`]):
+//! ```text
+//! active:  ArpWait → Handshake → MpaAwaitReply ─┐
+//! passive: (backlog) → MpaAwaitRequest → MpaAwaitAccept ─┤→ MpaDone → Rdma → Closing → (freed)
+//! ```
+//! * A passive connection lives only in the [`Backlog`] until the handshake
+//!   completes: no slot, no device context. Then it gets a slot whose index
+//!   is its device connection context, written in [`ConnMode::Firmware`].
+//! * `MpaDone`: the MPA exchange is over but our Request/Reply may not be
+//!   acknowledged yet. As soon as it is, the firmware writes the QP context
+//!   (Rts) and then the connection context in [`ConnMode::Rdma`], with
+//!   `rcv_nxt` at the first octet after the peer's MPA frame and both marker
+//!   references at the stream positions where the FPDUs begin. Octets that
+//!   came after the MPA frame in the same segment (an FPDU, e.g. the RTR)
+//!   are not consumed by the firmware: it puts a copy of the segment, cut
+//!   down to those octets and starting at `rcv_nxt`, back into the receive
+//!   pipeline with [`Hal::inject_rx`], so the fast path takes them as the
+//!   next in-order segment (and acknowledges them).
+//! * In RDMA mode the firmware sees only exceptions; it re-reads the
+//!   sequence state from the context before it acts ([`Tcb::sync`]). To
+//!   close (our Disconnect, the peer's FIN, a Terminate) it takes the
+//!   connection back into firmware mode and runs the TCP teardown itself.
+//!
+//! Connection ids given to the host are `generation << 16 | slot`.
+
+use crate::arp::{ArpCache, Resolve};
+use crate::filter::Filter;
+use crate::frame::{self, TcpRx};
+use crate::hal::{Hal, HalExt, IfConfig};
+use crate::mpa::{self, Agreement, Assembler, MpaError, Offer};
+use crate::qp::{QpEvent, QpTable};
+use crate::resources::Resources;
+use crate::tcp::{Backlog, Params, Pending, SegSink, Tcb, TcpEvent, TcpState, Tuple};
+use crate::{Micros, MS};
+use rnic_wire::abi::context::{
+    ConnContext, ConnMode, ExceptionReason, QP_FLAG_RTR_RX, QP_FLAG_RTR_TX,
+};
+use rnic_wire::abi::mailbox::{Event, EventKind, FilterAction, QpState};
+use rnic_wire::net::{TcpControl, TcpRepr};
+
+/// Send buffer of a connection: the largest MPA Request/Reply.
+pub const TXBUF: usize = mpa::MAX_FRAME;
+/// First ephemeral port.
+pub const EPHEMERAL_FIRST: u16 = 49152;
+
+/// Tunables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Receive window we offer (octets).
+    pub rcv_wnd: u32,
+    /// Window scale shift we offer.
+    pub wscale: u8,
+    /// SYN / SYN-ACK / data retransmissions.
+    pub tcp_retries: u8,
+    /// How long an initiator waits for the MPA Reply, and a responder for the Request.
+    pub mpa_timeout: Micros,
+    /// How long a connection request waits for the host's Accept/Reject.
+    pub accept_timeout: Micros,
+    /// Longest wait for ARP before a connect fails.
+    pub arp_wait: Micros,
+    /// Highest MPA revision we speak as responder.
+    pub mpa_revision: u8,
+    /// Responder: ask for CRC.
+    pub crc: bool,
+    /// Responder: ask for markers.
+    pub markers: bool,
+    /// Use RFC 6581's peer-to-peer model (RTR) with Rev 2.
+    pub p2p: bool,
+    /// Page-list entries of the device.
+    pub pbl_size: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            rcv_wnd: 1 << 20,
+            wscale: 7,
+            tcp_retries: 5,
+            mpa_timeout: 10_000 * MS,
+            accept_timeout: 30_000 * MS,
+            arp_wait: 5_000 * MS,
+            mpa_revision: 2,
+            crc: false,
+            markers: false,
+            p2p: true,
+            pbl_size: 4096,
+        }
+    }
+}
+
+/// Where a connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Active: waiting for ARP (since then).
+    ArpWait(Micros),
+    /// Active: SYN sent.
+    Handshake,
+    /// Passive: waiting for the MPA Request (until then).
+    MpaAwaitRequest(Micros),
+    /// Passive: the host was told; waiting for Accept/Reject (until then).
+    MpaAwaitAccept(Micros),
+    /// Active: MPA Request sent, waiting for the Reply (until then).
+    MpaAwaitReply(Micros),
+    /// Negotiated; waiting for our MPA frame to be acknowledged.
+    MpaDone,
+    /// The fast path owns the connection.
+    Rdma,
+    /// TCP teardown under firmware control.
+    Closing,
+}
+
+/// A connection slot.
+#[derive(Debug, Clone)]
+pub struct Conn {
+    /// TCP state.
+    pub tcb: Tcb<TXBUF>,
+    /// Phase.
+    pub phase: Phase,
+    /// We opened it.
+    pub active: bool,
+    /// Next hop IPv4 address (the peer, or the gateway).
+    pub next_hop: u32,
+    /// The next hop's MAC.
+    pub peer_mac: [u8; 6],
+    /// The bound QP.
+    pub qpn: Option<u32>,
+    /// The listener (passive).
+    pub listener: Option<u32>,
+    /// Our MPA offer (active: from Connect).
+    pub offer: Offer,
+    /// The peer's MPA frame.
+    pub mpa_rx: Assembler,
+    /// The outcome of the negotiation.
+    pub agreement: Option<Agreement>,
+    /// Private data to send (active side, until the Request is sent).
+    pub private_data: heapless::Vec<u8, 512>,
+    /// A device context is written for this slot.
+    pub ctx: bool,
+    /// The host rejected the request: just close.
+    pub rejected: bool,
+}
+
+/// A listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listener {
+    /// Host-visible id.
+    pub id: u32,
+    /// TCP port.
+    pub port: u16,
+    /// Backlog.
+    pub backlog: u16,
+}
+
+/// The firmware with its capacities: `C` connections, `Q` QPs, `L`
+/// listeners, `P` half-open entries, `A` ARP entries, `R` filter rules, `NCQ`
+/// CQs, `NTPT` TPT entries, `E` free page-list extents, `EV` queued events.
+pub struct Firmware<
+    H: Hal,
+    const C: usize = 16,
+    const Q: usize = 16,
+    const L: usize = 4,
+    const P: usize = 16,
+    const A: usize = 8,
+    const R: usize = 16,
+    const NCQ: usize = 16,
+    const NTPT: usize = 64,
+    const E: usize = 16,
+    const EV: usize = 16,
+> {
+    /// The device.
+    pub hal: H,
+    /// Tunables.
+    pub config: Config,
+    pub(crate) ifc: IfConfig,
+    pub(crate) arp: ArpCache<A>,
+    pub(crate) filter: Filter<R>,
+    pub(crate) listeners: heapless::Vec<Listener, L>,
+    pub(crate) backlog: Backlog<P>,
+    pub(crate) conns: [Option<Conn>; C],
+    pub(crate) gens: [u16; C],
+    pub(crate) qps: QpTable<Q>,
+    pub(crate) res: Resources<NCQ, NTPT, E>,
+    pub(crate) events: heapless::Deque<Event, EV>,
+    next_listen_id: u32,
+    next_port: u16,
+    secret: u32,
+}
+
+/// A [`SegSink`] that frames segments and sends them through the Hal.
+pub(crate) struct Tx<'a, H: Hal> {
+    pub hal: &'a mut H,
+    pub src_mac: [u8; 6],
+    pub dst_mac: [u8; 6],
+    pub src_ip: u32,
+    pub dst_ip: u32,
+}
+
+impl<H: Hal> SegSink for Tx<'_, H> {
+    fn send(&mut self, seg: &TcpRepr) {
+        let mut b = [0u8; frame::MAX_FRAME];
+        if let Some(n) = frame::build_tcp(
+            &mut b,
+            self.src_mac,
+            self.dst_mac,
+            self.src_ip,
+            self.dst_ip,
+            seg,
+        ) {
+            let _ = self.hal.send_frame(&b[..n]);
+        }
+    }
+}
+
+pub(crate) fn event(kind: EventKind, handle: u32) -> Event {
+    Event {
+        kind,
+        handle,
+        status: 0,
+        peer_ip: 0,
+        peer_port: 0,
+        local_port: 0,
+        ird: 0,
+        ord: 0,
+        private_data_len: 0,
+        mpa_revision: 0,
+        crc: false,
+        markers: false,
+        listen_id: 0,
+        phase: false,
+    }
+}
+
+fn mix(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+impl<
+        H: Hal,
+        const C: usize,
+        const Q: usize,
+        const L: usize,
+        const P: usize,
+        const A: usize,
+        const R: usize,
+        const NCQ: usize,
+        const NTPT: usize,
+        const E: usize,
+        const EV: usize,
+    > Firmware<H, C, Q, L, P, A, R, NCQ, NTPT, E, EV>
+{
+    /// Starts the firmware on `hal`.
+    pub fn new(mut hal: H, config: Config) -> Self {
+        let ifc = hal.config();
+        let t = hal.now_us();
+        let secret =
+            mix(t as u32 ^ u32::from_le_bytes([ifc.mac[2], ifc.mac[3], ifc.mac[4], ifc.mac[5]]));
+        Firmware {
+            hal,
+            config,
+            ifc,
+            arp: ArpCache::new(),
+            filter: Filter::new(),
+            listeners: heapless::Vec::new(),
+            backlog: Backlog::new(),
+            conns: core::array::from_fn(|_| None),
+            gens: [0; C],
+            qps: QpTable::new(),
+            res: Resources::new(config.pbl_size),
+            events: heapless::Deque::new(),
+            next_listen_id: 1,
+            next_port: EPHEMERAL_FIRST,
+            secret,
+        }
+    }
+
+    /// The interface configuration in use.
+    pub fn if_config(&self) -> &IfConfig {
+        &self.ifc
+    }
+
+    /// Re-reads the interface configuration (after the host changed it).
+    pub fn reload_config(&mut self) {
+        self.ifc = self.hal.config();
+    }
+
+    /// Connection slot `i`.
+    pub fn conn(&self, i: usize) -> Option<&Conn> {
+        self.conns.get(i)?.as_ref()
+    }
+
+    /// Number of live connection slots.
+    pub fn conn_count(&self) -> usize {
+        self.conns.iter().flatten().count()
+    }
+
+    /// The half-open table.
+    pub fn backlog(&self) -> &Backlog<P> {
+        &self.backlog
+    }
+
+    /// The filter.
+    pub fn filter(&self) -> &Filter<R> {
+        &self.filter
+    }
+
+    /// The ARP cache.
+    pub fn arp(&self) -> &ArpCache<A> {
+        &self.arp
+    }
+
+    /// The QPs.
+    pub fn qps(&self) -> &QpTable<Q> {
+        &self.qps
+    }
+
+    /// The listeners.
+    pub fn listeners(&self) -> &[Listener] {
+        &self.listeners
+    }
+
+    /// The host id of slot `i`.
+    pub fn conn_id(&self, i: usize) -> u32 {
+        (self.gens[i] as u32) << 16 | i as u32
+    }
+
+    /// The slot of a host connection id, if it is live.
+    pub fn slot_of(&self, conn_id: u32) -> Option<usize> {
+        let i = (conn_id & 0xFFFF) as usize;
+        (i < C && self.gens[i] as u32 == conn_id >> 16 && self.conns[i].is_some()).then_some(i)
+    }
+
+    /// One pass of the main loop: exceptions, one mailbox command, timers.
+    pub fn poll(&mut self) {
+        let mut buf = [0u8; frame::MAX_FRAME];
+        for _ in 0..32 {
+            let Some(exc) = self.hal.recv_exception(&mut buf) else {
+                break;
+            };
+            let n = exc.len.min(buf.len());
+            self.on_exception(exc.reason, exc.conn, &buf[..n]);
+        }
+        self.poll_mailbox();
+        self.timers();
+    }
+
+    pub(crate) fn post(&mut self, ev: Event) {
+        // Keep order: queued events go first.
+        if self.events.is_empty() && self.hal.post_event(&ev).is_ok() {
+            return;
+        }
+        if self.events.push_back(ev).is_err() {
+            log!(warn, "event dropped: queue full");
+        }
+    }
+
+    fn flush_events(&mut self) {
+        while let Some(ev) = self.events.front().copied() {
+            if self.hal.post_event(&ev).is_err() {
+                break;
+            }
+            self.events.pop_front();
+        }
+    }
+
+    /// Handles one exception-queue entry.
+    pub fn on_exception(&mut self, reason: ExceptionReason, conn: Option<u32>, f: &[u8]) {
+        let now = self.hal.now_us();
+        if matches!(
+            reason,
+            ExceptionReason::RetransmitTimeout
+                | ExceptionReason::TerminateTx
+                | ExceptionReason::TerminateRx
+        ) {
+            if let Some(i) = conn
+                .map(|c| c as usize)
+                .filter(|&i| i < C && self.conns[i].is_some())
+            {
+                self.rdma_exception(i, reason, now);
+                return;
+            }
+        }
+        match frame::parse(f) {
+            frame::Rx::Arp(a) => {
+                let ifc = self.ifc;
+                self.arp.on_arp(&mut self.hal, &ifc, &a, now);
+            }
+            frame::Rx::Tcp(t) if t.dst_ip == self.ifc.ip => self.on_tcp(&t, reason, now),
+            _ => {}
+        }
+    }
+
+    fn find(&self, tuple: &Tuple) -> Option<usize> {
+        self.conns
+            .iter()
+            .position(|c| c.as_ref().is_some_and(|c| c.tcb.tuple == *tuple))
+    }
+
+    fn tx_for(&mut self, peer_ip: u32, dst_mac: [u8; 6]) -> Tx<'_, H> {
+        Tx {
+            src_mac: self.ifc.mac,
+            dst_mac,
+            src_ip: self.ifc.ip,
+            dst_ip: peer_ip,
+            hal: &mut self.hal,
+        }
+    }
+
+    fn params(&mut self, tuple: &Tuple, now: Micros) -> Params {
+        let h = mix(tuple.peer_ip ^ self.secret)
+            ^ mix((tuple.local_port as u32) << 16 | tuple.peer_port as u32);
+        Params {
+            iss: ((now / 4) as u32).wrapping_add(h),
+            mss: self.ifc.mss(),
+            wscale: self.config.wscale,
+            rcv_wnd: self.config.rcv_wnd,
+            max_retries: self.config.tcp_retries,
+        }
+    }
+
+    fn on_tcp(&mut self, t: &TcpRx, reason: ExceptionReason, now: Micros) {
+        let tuple = Tuple {
+            local_ip: t.dst_ip,
+            local_port: t.tcp.dst_port,
+            peer_ip: t.src_ip,
+            peer_port: t.tcp.src_port,
+        };
+        if let Some(i) = self.find(&tuple) {
+            self.conn_segment(i, t, reason, now);
+            return;
+        }
+        if let Some(p) = self.backlog.find(&tuple) {
+            let mac = p.peer_mac;
+            let mut tx = Tx {
+                src_mac: self.ifc.mac,
+                dst_mac: mac,
+                src_ip: self.ifc.ip,
+                dst_ip: tuple.peer_ip,
+                hal: &mut self.hal,
+            };
+            let rx = p.tcb.on_segment(&t.tcp, now, &mut tx);
+            match rx.event {
+                Some(TcpEvent::Established) => {
+                    if let Some(p) = self.backlog.take(&tuple) {
+                        self.promote(p, t, rx, now);
+                    }
+                }
+                Some(_) => {
+                    self.backlog.take(&tuple);
+                }
+                None => {}
+            }
+            return;
+        }
+        let listener = self
+            .listeners
+            .iter()
+            .find(|l| l.port == tuple.local_port)
+            .copied();
+        match (t.tcp.control, t.tcp.ack_number, listener) {
+            (TcpControl::Syn, None, Some(l)) => {
+                match self
+                    .filter
+                    .check(tuple.peer_ip, tuple.local_port, tuple.peer_port)
+                {
+                    FilterAction::Allow => {}
+                    FilterAction::DenyReset => {
+                        log!(info, "filter: SYN from {} refused", tuple.peer_ip);
+                        let mut tx = self.tx_for(tuple.peer_ip, t.src_mac);
+                        Tcb::<0>::reset_for(&t.tcp, &mut tx);
+                        return;
+                    }
+                    FilterAction::DenyDrop => return,
+                }
+                let mac = self
+                    .ifc
+                    .next_hop(tuple.peer_ip)
+                    .and_then(|nh| self.arp.lookup(nh))
+                    .unwrap_or(t.src_mac);
+                let params = self.params(&tuple, now);
+                let mut tx = self.tx_for(tuple.peer_ip, mac);
+                let tcb = Tcb::<0>::accept(tuple, &t.tcp, &params, now, &mut tx);
+                self.backlog.insert(
+                    l.backlog,
+                    Pending {
+                        listener: l.id,
+                        tcb,
+                        peer_mac: mac,
+                        born: now,
+                    },
+                );
+            }
+            _ => {
+                // No connection: RST (RFC 9293 §3.10.7.1).
+                let mut tx = self.tx_for(tuple.peer_ip, t.src_mac);
+                Tcb::<0>::reset_for(&t.tcp, &mut tx);
+            }
+        }
+    }
+
+    fn free_slot(&self) -> Option<usize> {
+        self.conns.iter().position(Option::is_none)
+    }
+
+    fn default_offer(&self) -> Offer {
+        Offer {
+            revision: self.config.mpa_revision,
+            crc: self.config.crc,
+            markers: self.config.markers,
+            ird: 0,
+            ord: 0,
+            p2p: self.config.p2p,
+        }
+    }
+
+    fn promote(&mut self, p: Pending, t: &TcpRx, rx: crate::tcp::Rx, now: Micros) {
+        let Some(i) = self.free_slot() else {
+            // No room: refuse the connection.
+            let peer = p.tcb.tuple.peer_ip;
+            let mut tcb = p.tcb;
+            let mut tx = self.tx_for(peer, p.peer_mac);
+            tcb.abort(&mut tx);
+            return;
+        };
+        let next_hop = self
+            .ifc
+            .next_hop(p.tcb.tuple.peer_ip)
+            .unwrap_or(p.tcb.tuple.peer_ip);
+        let conn = Conn {
+            tcb: p.tcb.rebuffer(),
+            phase: Phase::MpaAwaitRequest(now + self.config.mpa_timeout),
+            active: false,
+            next_hop,
+            peer_mac: p.peer_mac,
+            qpn: None,
+            listener: Some(p.listener),
+            offer: self.default_offer(),
+            mpa_rx: Assembler::new(),
+            agreement: None,
+            private_data: heapless::Vec::new(),
+            ctx: false,
+            rejected: false,
+        };
+        self.conns[i] = Some(conn);
+        self.write_ctx(i, ConnMode::Firmware);
+        self.take_data(i, t, rx, now);
+    }
+
+    /// Writes slot `i`'s connection context from its TCB.
+    fn write_ctx(&mut self, i: usize, mode: ConnMode) {
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        let (flags, mss, mulpdu) = match c.agreement {
+            Some(a) => {
+                let mss = c.tcb.peer_mss.min(c.tcb.our_mss);
+                (
+                    a.ctx_flags(),
+                    mss,
+                    rnic_wire::mpa::mulpdu(mss, a.markers_tx),
+                )
+            }
+            None => (0, c.tcb.peer_mss.min(c.tcb.our_mss), 0),
+        };
+        let ctx = ConnContext {
+            mode,
+            mpa_flags: flags,
+            snd_wscale: c.tcb.snd_wscale,
+            rcv_wscale: c.tcb.rcv_wscale,
+            local_ip: c.tcb.tuple.local_ip,
+            peer_ip: c.tcb.tuple.peer_ip,
+            local_port: c.tcb.tuple.local_port,
+            peer_port: c.tcb.tuple.peer_port,
+            local_mac: self.ifc.mac,
+            peer_mac: c.peer_mac,
+            mss,
+            mulpdu,
+            rcv_nxt: c.tcb.rcv_nxt,
+            snd_nxt: c.tcb.snd_nxt,
+            snd_una: c.tcb.snd_una,
+            snd_wnd: c.tcb.snd_wnd,
+            rcv_wnd: c.tcb.rcv_wnd,
+            tx_marker_ref: c.tcb.snd_nxt,
+            rx_marker_ref: c.tcb.rcv_nxt,
+            qpn: c.qpn.unwrap_or(rnic_wire::abi::context::NO_QP),
+        };
+        if self.hal.write_conn(i as u32, &ctx).is_ok() {
+            c.ctx = true;
+        }
+    }
+
+    /// Frees slot `i`: clears the device context and unbinds the QP.
+    pub(crate) fn release(&mut self, i: usize) {
+        let Some(c) = self.conns[i].take() else {
+            return;
+        };
+        if c.ctx {
+            let _ = self.hal.write_conn(i as u32, &ConnContext::FREE);
+        }
+        if let Some(q) = c.qpn.and_then(|n| self.qps.get_mut(n)) {
+            if q.conn == Some(i as u32) {
+                q.conn = None;
+            }
+        }
+        self.gens[i] = self.gens[i].wrapping_add(1);
+    }
+
+    /// Ends slot `i` with a host event about its QP (`kind`) and a QP event.
+    pub(crate) fn fail(&mut self, i: usize, kind: Option<EventKind>, qev: QpEvent) {
+        let Some(c) = self.conns[i].as_ref() else {
+            return;
+        };
+        let qpn = c.qpn;
+        let status = self.conn_id(i);
+        if let Some(qpn) = qpn {
+            self.qps.apply(&mut self.hal, qpn, qev);
+            if let Some(kind) = kind {
+                let mut ev = event(kind, qpn);
+                ev.status = status;
+                self.post(ev);
+            }
+        }
+        self.release(i);
+    }
+
+    fn sink(&mut self, i: usize) -> Option<(&mut Conn, Tx<'_, H>)> {
+        let c = self.conns[i].as_mut()?;
+        let tx = Tx {
+            src_mac: self.ifc.mac,
+            dst_mac: c.peer_mac,
+            src_ip: self.ifc.ip,
+            dst_ip: c.tcb.tuple.peer_ip,
+            hal: &mut self.hal,
+        };
+        Some((c, tx))
+    }
+
+    fn abort(&mut self, i: usize, kind: Option<EventKind>, qev: QpEvent) {
+        if let Some((c, mut tx)) = self.sink(i) {
+            c.tcb.abort(&mut tx);
+        }
+        self.fail(i, kind, qev);
+    }
+
+    fn conn_segment(&mut self, i: usize, t: &TcpRx, reason: ExceptionReason, now: Micros) {
+        let Some(c) = self.conns[i].as_ref() else {
+            return;
+        };
+        if c.phase == Phase::Rdma {
+            self.rdma_segment(i, t, reason, now);
+            return;
+        }
+        let Some((c, mut tx)) = self.sink(i) else {
+            return;
+        };
+        let rx = c.tcb.on_segment(&t.tcp, now, &mut tx);
+        match rx.event {
+            Some(TcpEvent::Reset) => {
+                let ev = (c.phase != Phase::Closing).then_some(EventKind::ConnectionLost);
+                self.fail(i, ev, QpEvent::Lost);
+                return;
+            }
+            Some(TcpEvent::Closed) => {
+                self.closed(i);
+                return;
+            }
+            Some(TcpEvent::Established) if c.phase == Phase::Handshake => {
+                self.write_ctx(i, ConnMode::Firmware);
+                self.send_request(i, now);
+            }
+            _ => {}
+        }
+        self.take_data(i, t, rx, now);
+    }
+
+    /// The graceful end of slot `i`'s TCP stream.
+    fn closed(&mut self, i: usize) {
+        let Some(c) = self.conns[i].as_ref() else {
+            return;
+        };
+        let qpn = c.qpn;
+        let report = !c.rejected;
+        if let Some(qpn) = qpn {
+            let was = self.qps.get(qpn).map(|q| q.state);
+            self.qps.apply(&mut self.hal, qpn, QpEvent::Closed);
+            if report && was.is_some() {
+                self.post(event(EventKind::Closed, qpn));
+            }
+        }
+        self.release(i);
+    }
+
+    fn send_request(&mut self, i: usize, now: Micros) {
+        let mpa_timeout = self.config.mpa_timeout;
+        let Some((c, mut tx)) = self.sink(i) else {
+            return;
+        };
+        let mut b = [0u8; mpa::MAX_FRAME];
+        let ok = match mpa::build_request(&c.offer, &c.private_data, &mut b) {
+            Ok(n) => c.tcb.write(&b[..n], now, &mut tx),
+            Err(_) => false,
+        };
+        if ok {
+            c.phase = Phase::MpaAwaitReply(now + mpa_timeout);
+        } else {
+            self.abort(i, Some(EventKind::ConnectionLost), QpEvent::Lost);
+        }
+    }
+
+    /// In-order data (and FIN) of a firmware-mode segment.
+    fn take_data(&mut self, i: usize, t: &TcpRx, rx: crate::tcp::Rx, now: Micros) {
+        let accept_timeout = self.config.accept_timeout;
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        let data = t.tcp.payload.get(rx.off..rx.off + rx.len).unwrap_or(&[]);
+        match c.phase {
+            Phase::MpaAwaitRequest(_) | Phase::MpaAwaitReply(_) => {
+                let (taken, done) = match c.mpa_rx.feed(data) {
+                    Ok(x) => x,
+                    Err(_) => {
+                        let kind = c.active.then_some(EventKind::ConnectionLost);
+                        self.abort(i, kind, QpEvent::Lost);
+                        return;
+                    }
+                };
+                c.tcb.consume(taken);
+                if !done {
+                    if taken > 0 {
+                        let Some((c, mut tx)) = self.sink(i) else {
+                            return;
+                        };
+                        c.tcb.send_ack(&mut tx);
+                    }
+                    if rx.fin {
+                        self.peer_fin_early(i, now);
+                    }
+                    return;
+                }
+                if c.active {
+                    self.on_reply(i, t, rx.off + taken, rx, now);
+                } else {
+                    self.on_request(i, now + accept_timeout);
+                    if let Some((c, mut tx)) = self.sink(i) {
+                        c.tcb.send_ack(&mut tx);
+                    }
+                }
+            }
+            Phase::MpaDone => {
+                // Our frame was just acknowledged, or will be: data here is
+                // the peer's first FPDUs.
+                self.try_enter_rdma(i, t, rx.off, rx, now);
+            }
+            Phase::Closing => {
+                let Some((c, mut tx)) = self.sink(i) else {
+                    return;
+                };
+                c.tcb.consume_all(&rx, now, &mut tx);
+                if c.tcb.state == TcpState::Closed {
+                    self.closed(i);
+                }
+            }
+            Phase::MpaAwaitAccept(_) => {
+                if rx.fin {
+                    self.peer_fin_early(i, now);
+                }
+            }
+            Phase::Handshake | Phase::ArpWait(_) | Phase::Rdma => {}
+        }
+    }
+
+    /// The peer closed before RDMA mode: close our side too.
+    fn peer_fin_early(&mut self, i: usize, now: Micros) {
+        let Some((c, mut tx)) = self.sink(i) else {
+            return;
+        };
+        c.tcb.consume_fin(now);
+        c.tcb.send_ack(&mut tx);
+        c.tcb.close(now, &mut tx);
+        let active = c.active;
+        c.phase = Phase::Closing;
+        if active {
+            if let Some(qpn) = c.qpn {
+                let mut ev = event(EventKind::ConnectionLost, qpn);
+                ev.status = self.conn_id(i);
+                self.post(ev);
+                self.qps.apply(&mut self.hal, qpn, QpEvent::Lost);
+                if let Some(c) = self.conns[i].as_mut() {
+                    c.qpn = None;
+                }
+                if let Some(q) = self.qps.get_mut(qpn) {
+                    q.conn = None;
+                }
+            }
+        }
+    }
+
+    fn on_request(&mut self, i: usize, deadline: Micros) {
+        let conn_id = self.conn_id(i);
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        let req = match mpa::parse(c.mpa_rx.frame()) {
+            Ok(r) if r.kind == rnic_wire::mpa::MpaFrameKind::Request => r,
+            _ => {
+                self.abort(i, None, QpEvent::Lost);
+                return;
+            }
+        };
+        let io = req.revision.enhanced();
+        let mut ev = event(EventKind::ConnectRequest, conn_id);
+        ev.peer_ip = c.tcb.tuple.peer_ip;
+        ev.peer_port = c.tcb.tuple.peer_port;
+        ev.local_port = c.tcb.tuple.local_port;
+        ev.ird = io.map_or(0, |b| b.ird.get());
+        ev.ord = io.map_or(0, |b| b.ord.get());
+        ev.private_data_len = req.private_data.len() as u16;
+        ev.mpa_revision = req.revision.number();
+        ev.crc = req.crc;
+        ev.markers = req.markers;
+        ev.listen_id = c.listener.unwrap_or(0);
+        c.phase = Phase::MpaAwaitAccept(deadline);
+        self.post(ev);
+    }
+
+    fn on_reply(&mut self, i: usize, t: &TcpRx, rest_off: usize, rx: crate::tcp::Rx, now: Micros) {
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        let outcome = mpa::parse(c.mpa_rx.frame()).and_then(|r| mpa::on_reply(&r, &c.offer));
+        match outcome {
+            Ok(a) => {
+                c.agreement = Some(a);
+                c.phase = Phase::MpaDone;
+                self.try_enter_rdma(i, t, rest_off, rx, now);
+            }
+            Err(MpaError::Rejected) => {
+                let qpn = c.qpn.take();
+                let pdl = c.mpa_rx.private_data().len() as u16;
+                c.rejected = true;
+                c.phase = Phase::Closing;
+                if let Some(qpn) = qpn {
+                    let mut ev = event(EventKind::Rejected, qpn);
+                    ev.status = self.conn_id(i);
+                    ev.private_data_len = pdl;
+                    self.post(ev);
+                    if let Some(qp) = self.qps.get_mut(qpn) {
+                        qp.conn = None;
+                    }
+                }
+                // The QP stays Idle; close the stream.
+                let Some((c, mut tx)) = self.sink(i) else {
+                    return;
+                };
+                c.tcb.send_ack(&mut tx);
+                c.tcb.close(now, &mut tx);
+            }
+            Err(_) => self.abort(i, Some(EventKind::ConnectionLost), QpEvent::Lost),
+        }
+    }
+
+    /// Switches slot `i` to RDMA mode once everything we sent is
+    /// acknowledged; `t.tcp.payload[rest_off..rx.off + rx.len]` are the
+    /// peer's first FPDU octets (not consumed), handed to the fast path.
+    fn try_enter_rdma(
+        &mut self,
+        i: usize,
+        t: &TcpRx,
+        rest_off: usize,
+        rx: crate::tcp::Rx,
+        _now: Micros,
+    ) {
+        let conn_id = self.conn_id(i);
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        let end = rx.off + rx.len;
+        let rest = t.tcp.payload.get(rest_off..end).unwrap_or(&[]);
+        let consumed_mpa = rest_off > rx.off;
+        if c.tcb.tx_pending() > 0
+            || c.tcb.state != TcpState::Established
+            || c.phase != Phase::MpaDone
+        {
+            // Not yet: ACK the MPA octets we took; the rest comes again.
+            if consumed_mpa {
+                let Some((c, mut tx)) = self.sink(i) else {
+                    return;
+                };
+                c.tcb.send_ack(&mut tx);
+            }
+            return;
+        }
+        let (Some(a), Some(qpn)) = (c.agreement, c.qpn) else {
+            return;
+        };
+        if consumed_mpa && rest.is_empty() {
+            let Some((c, mut tx)) = self.sink(i) else {
+                return;
+            };
+            c.tcb.send_ack(&mut tx);
+        }
+        // QP first, then the connection: the fast path must find the QP in
+        // Rts when the first FPDU arrives.
+        if let Some(q) = self.qps.get_mut(qpn) {
+            q.conn = Some(i as u32);
+            q.ird = a.ird;
+            q.ord = a.ord;
+            q.rtr = a.rtr;
+            q.flags = if a.rtr_tx { QP_FLAG_RTR_TX } else { 0 }
+                | if a.rtr_rx { QP_FLAG_RTR_RX } else { 0 };
+        }
+        if self.qps.apply(&mut self.hal, qpn, QpEvent::Connected) != Some(QpState::Rts) {
+            self.abort(i, Some(EventKind::ConnectionLost), QpEvent::Lost);
+            return;
+        }
+        self.write_ctx(i, ConnMode::Rdma);
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        c.phase = Phase::Rdma;
+        if !rest.is_empty() {
+            let seg = TcpRepr {
+                src_port: t.tcp.src_port,
+                dst_port: t.tcp.dst_port,
+                control: if rx.fin {
+                    TcpControl::Fin
+                } else {
+                    TcpControl::Psh
+                },
+                seq_number: rnic_wire::net::TcpSeqNumber(c.tcb.rcv_nxt as i32),
+                ack_number: t.tcp.ack_number,
+                window_len: t.tcp.window_len,
+                window_scale: None,
+                max_seg_size: None,
+                sack_permitted: false,
+                sack_ranges: [None; 3],
+                timestamp: None,
+                payload: rest,
+            };
+            let mut b = [0u8; frame::MAX_FRAME];
+            if let Some(n) =
+                frame::build_tcp(&mut b, t.src_mac, self.ifc.mac, t.src_ip, t.dst_ip, &seg)
+            {
+                let _ = self.hal.inject_rx(&b[..n]);
+            }
+        } else if rx.fin {
+            // A FIN right after the MPA frame: the fast path will report it.
+        }
+        let c = self.conns[i]
+            .as_ref()
+            .map(|c| (c.tcb.tuple, c.mpa_rx.private_data().len()));
+        let mut ev = event(EventKind::Established, qpn);
+        ev.status = conn_id;
+        if let Some((tuple, pdl)) = c {
+            ev.peer_ip = tuple.peer_ip;
+            ev.peer_port = tuple.peer_port;
+            ev.local_port = tuple.local_port;
+            ev.private_data_len = pdl as u16;
+        }
+        ev.ird = a.peer_ird;
+        ev.ord = a.peer_ord;
+        ev.mpa_revision = a.revision;
+        ev.crc = a.crc;
+        ev.markers = a.markers_tx || a.markers_rx;
+        self.post(ev);
+    }
+
+    /// Takes slot `i` back from the fast path: syncs the TCB from the
+    /// context and puts the context in firmware mode.
+    fn take_back(&mut self, i: usize) {
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        if c.phase != Phase::Rdma {
+            return;
+        }
+        if let Ok(ctx) = self.hal.read_conn(i as u32) {
+            c.tcb
+                .sync(ctx.rcv_nxt, ctx.snd_nxt, ctx.snd_una, ctx.snd_wnd);
+            let mut fw = ctx;
+            fw.mode = ConnMode::Firmware;
+            let _ = self.hal.write_conn(i as u32, &fw);
+        }
+        c.phase = Phase::Closing;
+    }
+
+    fn rdma_segment(&mut self, i: usize, t: &TcpRx, reason: ExceptionReason, now: Micros) {
+        // Current sequence state from the fast path.
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        if let Ok(ctx) = self.hal.read_conn(i as u32) {
+            c.tcb
+                .sync(ctx.rcv_nxt, ctx.snd_nxt, ctx.snd_una, ctx.snd_wnd);
+        }
+        let mut seg = t.tcp;
+        if reason == ExceptionReason::Fin && seg.control == TcpControl::Fin {
+            // The fast path placed the payload; the FIN sits at rcv_nxt.
+            seg.payload = &[];
+            seg.seq_number = rnic_wire::net::TcpSeqNumber(c.tcb.rcv_nxt as i32);
+        }
+        let Some((c, mut tx)) = self.sink(i) else {
+            return;
+        };
+        let rx = c.tcb.on_segment(&seg, now, &mut tx);
+        if rx.event == Some(TcpEvent::Reset) {
+            self.fail(i, Some(EventKind::ConnectionLost), QpEvent::Lost);
+            return;
+        }
+        if rx.fin && seg.control == TcpControl::Fin && rx.len == 0 {
+            let qpn = c.qpn;
+            self.take_back(i);
+            let Some((c, mut tx)) = self.sink(i) else {
+                return;
+            };
+            c.tcb.consume_fin(now);
+            c.tcb.send_ack(&mut tx);
+            c.tcb.close(now, &mut tx);
+            if let Some(qpn) = qpn {
+                self.qps.apply(&mut self.hal, qpn, QpEvent::CloseStarted);
+            }
+        }
+    }
+
+    fn rdma_exception(&mut self, i: usize, reason: ExceptionReason, now: Micros) {
+        let Some(c) = self.conns[i].as_ref() else {
+            return;
+        };
+        let qpn = c.qpn;
+        match reason {
+            ExceptionReason::RetransmitTimeout => {
+                if let Ok(ctx) = self.hal.read_conn(i as u32) {
+                    if let Some(c) = self.conns[i].as_mut() {
+                        c.tcb
+                            .sync(ctx.rcv_nxt, ctx.snd_nxt, ctx.snd_una, ctx.snd_wnd);
+                    }
+                }
+                self.abort(i, Some(EventKind::ConnectionLost), QpEvent::Lost);
+            }
+            _ => {
+                // Terminate sent or received: QP to Terminate, tell the
+                // host, close the stream; Error follows when it is closed.
+                if let Some(qpn) = qpn {
+                    let cause = self.hal.read_qp(qpn).map(|q| q.term_cause).unwrap_or(0);
+                    self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
+                    let mut ev = event(EventKind::QpError, qpn);
+                    ev.status = cause;
+                    self.post(ev);
+                }
+                self.take_back(i);
+                if let Some((c, mut tx)) = self.sink(i) {
+                    c.tcb.close(now, &mut tx);
+                }
+            }
+        }
+    }
+
+    /// Starts a graceful (`abortive == false`) or abortive close of QP `qpn`'s connection.
+    pub(crate) fn disconnect(&mut self, i: usize, abortive: bool, now: Micros) {
+        let qpn = self.conns[i].as_ref().and_then(|c| c.qpn);
+        if abortive {
+            if let Some(c) = self.conns[i].as_mut() {
+                if c.phase == Phase::Rdma {
+                    if let Ok(ctx) = self.hal.read_conn(i as u32) {
+                        c.tcb
+                            .sync(ctx.rcv_nxt, ctx.snd_nxt, ctx.snd_una, ctx.snd_wnd);
+                    }
+                }
+            }
+            self.abort(i, None, QpEvent::Modify(QpState::Error));
+            return;
+        }
+        let phase = self.conns[i].as_ref().map(|c| c.phase);
+        match phase {
+            Some(Phase::ArpWait(_)) | Some(Phase::Handshake) => {
+                self.abort(i, None, QpEvent::Lost);
+            }
+            Some(_) => {
+                self.take_back(i);
+                if let Some((c, mut tx)) = self.sink(i) {
+                    c.tcb.close(now, &mut tx);
+                    c.phase = Phase::Closing;
+                }
+                if let Some(qpn) = qpn {
+                    self.qps.apply(&mut self.hal, qpn, QpEvent::CloseStarted);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Starts an active open for `qpn`; returns the slot.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn connect(
+        &mut self,
+        qpn: u32,
+        peer_ip: u32,
+        peer_port: u16,
+        local_port: u16,
+        offer: Offer,
+        private_data: &[u8],
+        now: Micros,
+    ) -> Result<usize, rnic_wire::abi::mailbox::MboxStatus> {
+        use rnic_wire::abi::mailbox::MboxStatus as S;
+        let q = self.qps.get(qpn).ok_or(S::NotFound)?;
+        if q.state != QpState::Idle || q.conn.is_some() {
+            return Err(S::BadState);
+        }
+        if peer_ip == 0 || peer_ip == u32::MAX || peer_port == 0 || peer_ip == self.ifc.ip {
+            return Err(S::BadParam);
+        }
+        let pd_max = if offer.revision >= 2 {
+            512 - mpa::IRD_ORD_LEN
+        } else {
+            512
+        };
+        if private_data.len() > pd_max {
+            return Err(S::BadParam);
+        }
+        let local_port = if local_port == 0 {
+            self.ephemeral_port().ok_or(S::NoResources)?
+        } else {
+            local_port
+        };
+        let tuple = Tuple {
+            local_ip: self.ifc.ip,
+            local_port,
+            peer_ip,
+            peer_port,
+        };
+        if self.find(&tuple).is_some() {
+            return Err(S::Busy);
+        }
+        if self.filter.check(peer_ip, local_port, peer_port) != FilterAction::Allow {
+            return Err(S::Denied);
+        }
+        let i = self.free_slot().ok_or(S::NoResources)?;
+        let ifc = self.ifc;
+        let (nh, r) = self.arp.resolve_dst(&mut self.hal, &ifc, peer_ip, now);
+        let next_hop = match (nh, r) {
+            (Some(nh), Resolve::Mac(_) | Resolve::Pending) => nh,
+            _ => return Err(S::Unreachable),
+        };
+        let params = self.params(&tuple, now);
+        let mut pd = heapless::Vec::new();
+        let _ = pd.extend_from_slice(private_data);
+        let mut tx = self.tx_for(peer_ip, [0; 6]);
+        let (tcb, phase, mac) = match r {
+            Resolve::Mac(mac) => {
+                tx.dst_mac = mac;
+                (
+                    Tcb::connect(tuple, &params, now, &mut tx),
+                    Phase::Handshake,
+                    mac,
+                )
+            }
+            _ => {
+                let mut t = Tcb::connect(tuple, &params, now, &mut NullSink);
+                t.abort(&mut NullSink);
+                (t, Phase::ArpWait(now), [0; 6])
+            }
+        };
+        self.conns[i] = Some(Conn {
+            tcb,
+            phase,
+            active: true,
+            next_hop,
+            peer_mac: mac,
+            qpn: Some(qpn),
+            listener: None,
+            offer,
+            mpa_rx: Assembler::new(),
+            agreement: None,
+            private_data: pd,
+            ctx: false,
+            rejected: false,
+        });
+        if let Some(q) = self.qps.get_mut(qpn) {
+            q.conn = Some(i as u32);
+        }
+        Ok(i)
+    }
+
+    fn ephemeral_port(&mut self) -> Option<u16> {
+        for _ in 0..(u16::MAX - EPHEMERAL_FIRST) {
+            let p = self.next_port;
+            self.next_port = if p == u16::MAX {
+                EPHEMERAL_FIRST
+            } else {
+                p + 1
+            };
+            let used = self.listeners.iter().any(|l| l.port == p)
+                || self
+                    .conns
+                    .iter()
+                    .flatten()
+                    .any(|c| c.tcb.tuple.local_port == p);
+            if !used {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn timers(&mut self) {
+        let now = self.hal.now_us();
+        let ifc = self.ifc;
+        self.arp.poll(&mut self.hal, &ifc, now);
+        {
+            let hal = &mut self.hal;
+            self.backlog.poll(now, |tuple, mac, seg| {
+                let mut tx = Tx {
+                    src_mac: ifc.mac,
+                    dst_mac: *mac,
+                    src_ip: ifc.ip,
+                    dst_ip: tuple.peer_ip,
+                    hal: &mut *hal,
+                };
+                tx.send(seg);
+            });
+        }
+        for i in 0..C {
+            let Some(c) = self.conns[i].as_mut() else {
+                continue;
+            };
+            match c.phase {
+                Phase::ArpWait(since) => {
+                    match self.arp.resolve(&mut self.hal, &ifc, c.next_hop, now) {
+                        Resolve::Mac(mac) => {
+                            c.peer_mac = mac;
+                            let tuple = c.tcb.tuple;
+                            let params = self.params(&tuple, now);
+                            let Some((c, mut tx)) = self.sink(i) else {
+                                continue;
+                            };
+                            c.tcb = Tcb::connect(tuple, &params, now, &mut tx);
+                            c.phase = Phase::Handshake;
+                        }
+                        Resolve::Unreachable => {
+                            self.fail(i, Some(EventKind::Unreachable), QpEvent::Lost)
+                        }
+                        Resolve::Pending if now >= since + self.config.arp_wait => {
+                            self.fail(i, Some(EventKind::Unreachable), QpEvent::Lost)
+                        }
+                        Resolve::Pending => {}
+                    }
+                    continue;
+                }
+                Phase::MpaAwaitRequest(d) | Phase::MpaAwaitReply(d) | Phase::MpaAwaitAccept(d)
+                    if now >= d =>
+                {
+                    log!(info, "mpa: timeout on slot {}", i);
+                    let kind = c.active.then_some(EventKind::ConnectionLost);
+                    self.abort(i, kind, QpEvent::Lost);
+                    continue;
+                }
+                Phase::Rdma => continue,
+                _ => {}
+            }
+            let Some((c, mut tx)) = self.sink(i) else {
+                continue;
+            };
+            match c.tcb.poll(now, &mut tx) {
+                Some(TcpEvent::TimedOut) => {
+                    let kind = match (c.phase, c.active) {
+                        (Phase::Handshake, true) => Some(EventKind::Unreachable),
+                        (Phase::Closing, _) => None,
+                        (_, true) => Some(EventKind::ConnectionLost),
+                        _ => None,
+                    };
+                    if kind.is_none() && c.phase == Phase::Closing {
+                        // Teardown timed out: the stream is gone.
+                        let qpn = c.qpn;
+                        if let Some(qpn) = qpn {
+                            self.qps.apply(&mut self.hal, qpn, QpEvent::Lost);
+                        }
+                        self.release(i);
+                    } else {
+                        self.fail(i, kind, QpEvent::Lost);
+                    }
+                }
+                Some(TcpEvent::Closed) => self.closed(i),
+                _ => {}
+            }
+        }
+        self.flush_events();
+    }
+
+    pub(crate) fn next_listen_id(&mut self) -> u32 {
+        let id = self.next_listen_id;
+        self.next_listen_id = self.next_listen_id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// The earliest time a timer needs [`Firmware::poll`] (for sleeping).
+    pub fn next_deadline(&self) -> Option<Micros> {
+        let conns = self.conns.iter().flatten().filter_map(|c| {
+            let d = match c.phase {
+                Phase::MpaAwaitRequest(d) | Phase::MpaAwaitReply(d) | Phase::MpaAwaitAccept(d) => {
+                    Some(d)
+                }
+                Phase::ArpWait(s) => Some(s + 1000 * MS),
+                _ => None,
+            };
+            match (d, c.tcb.deadline()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        });
+        conns
+            .chain(self.backlog.next_deadline())
+            .chain(self.arp.next_deadline())
+            .min()
+    }
+}
+
+/// A sink that sends nothing.
+struct NullSink;
+impl SegSink for NullSink {
+    fn send(&mut self, _: &TcpRepr) {}
+}

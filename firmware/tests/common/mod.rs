@@ -1,0 +1,466 @@
+//! A scripted `Hal` for host tests: tables in maps, queues in vectors, and
+//! helpers that build peer frames with smoltcp (independently of the
+//! firmware's own frame code).
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::vec::Vec;
+
+use rnic_fw::hal::{Exception, Hal, HalError, IfConfig};
+use rnic_wire::abi::context::{ConnContext, ExceptionReason, QpContext, TableId};
+use rnic_wire::abi::mailbox::{Event, MboxStatus};
+use rnic_wire::net::*;
+use smoltcp::phy::ChecksumCapabilities;
+
+pub const OUR_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
+pub const PEER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
+pub const GW_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xFE];
+pub const OUR_IP: u32 = 0x0A00_0001; // 10.0.0.1
+pub const PEER_IP: u32 = 0x0A00_0002; // 10.0.0.2
+pub const GW_IP: u32 = 0x0A00_00FE; // 10.0.0.254
+
+pub fn cfg() -> IfConfig {
+    IfConfig {
+        mac: OUR_MAC,
+        ip: OUR_IP,
+        netmask: 0xFFFF_FF00,
+        gateway: GW_IP,
+        mtu: 1500,
+    }
+}
+
+#[derive(Default)]
+pub struct MockHal {
+    pub cfg: IfConfig,
+    pub now: u64,
+    pub tables: HashMap<(u8, u32), Vec<u8>>,
+    pub writes: Vec<(TableId, u32, Vec<u8>)>,
+    pub table_len: u32,
+    pub exceptions: VecDeque<(ExceptionReason, Option<u32>, Vec<u8>)>,
+    pub sent: Vec<Vec<u8>>,
+    pub injected: Vec<Vec<u8>>,
+    pub mbox: Option<(u16, Vec<u8>)>,
+    pub done: Vec<(MboxStatus, Vec<u8>)>,
+    pub events: Vec<Event>,
+    pub flushed: Vec<u32>,
+}
+
+impl MockHal {
+    pub fn new() -> Self {
+        MockHal {
+            cfg: cfg(),
+            now: 1_000_000,
+            table_len: 64,
+            ..Default::default()
+        }
+    }
+    pub fn take_sent(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.sent)
+    }
+    pub fn conn(&self, i: u32) -> Option<ConnContext> {
+        self.tables
+            .get(&(TableId::Conn as u8, i))
+            .map(|b| ConnContext::parse(b).unwrap())
+    }
+    pub fn qp(&self, i: u32) -> Option<QpContext> {
+        self.tables
+            .get(&(TableId::Qp as u8, i))
+            .map(|b| QpContext::parse(b).unwrap())
+    }
+    pub fn push_rx(&mut self, reason: ExceptionReason, conn: Option<u32>, frame: Vec<u8>) {
+        self.exceptions.push_back((reason, conn, frame));
+    }
+}
+
+impl Hal for MockHal {
+    fn config(&mut self) -> IfConfig {
+        self.cfg
+    }
+    fn now_us(&mut self) -> u64 {
+        self.now
+    }
+    fn read_table(
+        &mut self,
+        t: TableId,
+        index: u32,
+        buf: &mut [u8],
+    ) -> core::result::Result<(), HalError> {
+        if index >= self.table_len {
+            return Err(HalError::BadIndex);
+        }
+        if buf.len() != t.entry_size() {
+            return Err(HalError::BadLength);
+        }
+        match self.tables.get(&(t as u8, index)) {
+            Some(b) => buf.copy_from_slice(b),
+            None => {
+                buf.fill(0);
+                if t == TableId::Conn {
+                    ConnContext::FREE.emit(buf).unwrap();
+                }
+            }
+        }
+        Ok(())
+    }
+    fn write_table(
+        &mut self,
+        t: TableId,
+        index: u32,
+        data: &[u8],
+    ) -> core::result::Result<(), HalError> {
+        if index >= self.table_len {
+            return Err(HalError::BadIndex);
+        }
+        if data.len() != t.entry_size() {
+            return Err(HalError::BadLength);
+        }
+        self.tables.insert((t as u8, index), data.to_vec());
+        self.writes.push((t, index, data.to_vec()));
+        Ok(())
+    }
+    fn recv_exception(&mut self, buf: &mut [u8]) -> Option<Exception> {
+        let (reason, conn, f) = self.exceptions.pop_front()?;
+        let n = f.len().min(buf.len());
+        buf[..n].copy_from_slice(&f[..n]);
+        Some(Exception {
+            reason,
+            conn,
+            len: n,
+        })
+    }
+    fn send_frame(&mut self, frame: &[u8]) -> core::result::Result<(), HalError> {
+        self.sent.push(frame.to_vec());
+        Ok(())
+    }
+    fn inject_rx(&mut self, frame: &[u8]) -> core::result::Result<(), HalError> {
+        self.injected.push(frame.to_vec());
+        Ok(())
+    }
+    fn mailbox_poll(&mut self, buf: &mut [u8]) -> Option<(u16, usize)> {
+        let (op, d) = self.mbox.take()?;
+        let n = d.len().min(buf.len());
+        buf[..n].copy_from_slice(&d[..n]);
+        Some((op, n))
+    }
+    fn mailbox_done(&mut self, status: MboxStatus, result: &[u8]) {
+        self.done.push((status, result.to_vec()));
+    }
+    fn post_event(&mut self, event: &Event) -> core::result::Result<(), HalError> {
+        self.events.push(*event);
+        Ok(())
+    }
+    fn flush_qp(&mut self, qpn: u32) -> core::result::Result<(), HalError> {
+        self.flushed.push(qpn);
+        Ok(())
+    }
+}
+
+// ---- peer-side frame helpers (smoltcp directly) ----
+
+pub fn ip(v: u32) -> Ipv4Address {
+    Ipv4Address::from(v)
+}
+
+pub fn arp_frame(
+    op: ArpOperation,
+    smac: [u8; 6],
+    sip: u32,
+    tmac: [u8; 6],
+    tip: u32,
+    dst: [u8; 6],
+) -> Vec<u8> {
+    let repr = ArpRepr::EthernetIpv4 {
+        operation: op,
+        source_hardware_addr: EthernetAddress(smac),
+        source_protocol_addr: ip(sip),
+        target_hardware_addr: EthernetAddress(tmac),
+        target_protocol_addr: ip(tip),
+    };
+    let mut b = vec![0u8; 14 + repr.buffer_len()];
+    EthernetRepr {
+        src_addr: EthernetAddress(smac),
+        dst_addr: EthernetAddress(dst),
+        ethertype: EthernetProtocol::Arp,
+    }
+    .emit(&mut EthernetFrame::new_unchecked(&mut b[..]));
+    repr.emit(&mut ArpPacket::new_unchecked(&mut b[14..]));
+    b
+}
+
+pub fn parse_arp(f: &[u8]) -> Option<(EthernetAddress, ArpRepr)> {
+    let eth = EthernetFrame::new_checked(f).ok()?;
+    if eth.ethertype() != EthernetProtocol::Arp {
+        return None;
+    }
+    let r = ArpRepr::parse(&ArpPacket::new_checked(eth.payload()).ok()?).ok()?;
+    Some((eth.dst_addr(), r))
+}
+
+/// A TCP segment as the peer sends it.
+#[derive(Clone, Debug)]
+pub struct Seg {
+    pub src_ip: u32,
+    pub dst_ip: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub ctl: TcpControl,
+    pub seq: u32,
+    pub ack: Option<u32>,
+    pub win: u16,
+    pub mss: Option<u16>,
+    pub ws: Option<u8>,
+    pub sack: bool,
+    pub ts: bool,
+    pub payload: Vec<u8>,
+}
+
+impl Seg {
+    pub fn new(src_port: u16, dst_port: u16, ctl: TcpControl, seq: u32, ack: Option<u32>) -> Seg {
+        Seg {
+            src_ip: PEER_IP,
+            dst_ip: OUR_IP,
+            src_port,
+            dst_port,
+            ctl,
+            seq,
+            ack,
+            win: 64000,
+            mss: None,
+            ws: None,
+            sack: false,
+            ts: false,
+            payload: Vec::new(),
+        }
+    }
+    pub fn frame(&self) -> Vec<u8> {
+        self.frame_from(PEER_MAC)
+    }
+    pub fn frame_from(&self, smac: [u8; 6]) -> Vec<u8> {
+        let tcp = TcpRepr {
+            src_port: self.src_port,
+            dst_port: self.dst_port,
+            control: self.ctl,
+            seq_number: TcpSeqNumber(self.seq as i32),
+            ack_number: self.ack.map(|a| TcpSeqNumber(a as i32)),
+            window_len: self.win,
+            window_scale: self.ws,
+            max_seg_size: self.mss,
+            sack_permitted: self.sack,
+            sack_ranges: [None; 3],
+            timestamp: if self.ts {
+                Some(TcpTimestampRepr::new(1234, 0))
+            } else {
+                None
+            },
+            payload: &self.payload,
+        };
+        let ipr = Ipv4Repr {
+            src_addr: ip(self.src_ip),
+            dst_addr: ip(self.dst_ip),
+            next_header: IpProtocol::Tcp,
+            payload_len: tcp.buffer_len(),
+            hop_limit: 64,
+        };
+        let mut b = vec![0u8; 14 + 20 + tcp.buffer_len()];
+        EthernetRepr {
+            src_addr: EthernetAddress(smac),
+            dst_addr: EthernetAddress(OUR_MAC),
+            ethertype: EthernetProtocol::Ipv4,
+        }
+        .emit(&mut EthernetFrame::new_unchecked(&mut b[..]));
+        let caps = ChecksumCapabilities::default();
+        ipr.emit(&mut Ipv4Packet::new_unchecked(&mut b[14..]), &caps);
+        tcp.emit(
+            &mut TcpPacket::new_unchecked(&mut b[34..]),
+            &IpAddress::Ipv4(ip(self.src_ip)),
+            &IpAddress::Ipv4(ip(self.dst_ip)),
+            &caps,
+        );
+        b
+    }
+}
+
+/// A segment the firmware sent, decoded by smoltcp (checksums verified).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Out {
+    pub dst_mac: [u8; 6],
+    pub src_ip: u32,
+    pub dst_ip: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub ctl: TcpControl,
+    pub seq: u32,
+    pub ack: Option<u32>,
+    pub win: u16,
+    pub mss: Option<u16>,
+    pub ws: Option<u8>,
+    pub sack: bool,
+    pub ts: bool,
+    pub payload: Vec<u8>,
+}
+
+pub fn parse_tcp(f: &[u8]) -> Option<Out> {
+    let eth = EthernetFrame::new_checked(f).ok()?;
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return None;
+    }
+    let ipp = Ipv4Packet::new_checked(eth.payload()).ok()?;
+    let caps = ChecksumCapabilities::default();
+    let ipr = Ipv4Repr::parse(&ipp, &caps).expect("bad IPv4 from firmware");
+    let tp = TcpPacket::new_checked(ipp.payload()).ok()?;
+    let t = TcpRepr::parse(
+        &tp,
+        &IpAddress::Ipv4(ipr.src_addr),
+        &IpAddress::Ipv4(ipr.dst_addr),
+        &caps,
+    )
+    .expect("bad TCP from firmware");
+    Some(Out {
+        dst_mac: eth.dst_addr().0,
+        src_ip: u32::from(ipr.src_addr),
+        dst_ip: u32::from(ipr.dst_addr),
+        src_port: t.src_port,
+        dst_port: t.dst_port,
+        ctl: t.control,
+        seq: t.seq_number.0 as u32,
+        ack: t.ack_number.map(|a| a.0 as u32),
+        win: t.window_len,
+        mss: t.max_seg_size,
+        ws: t.window_scale,
+        sack: t.sack_permitted,
+        ts: t.timestamp.is_some(),
+        payload: t.payload.to_vec(),
+    })
+}
+
+pub fn sent_tcp(h: &mut MockHal) -> Vec<Out> {
+    h.take_sent().iter().filter_map(|f| parse_tcp(f)).collect()
+}
+
+// ---- firmware-level helpers ----
+
+use rnic_fw::{Config, Firmware};
+use rnic_wire::abi::mailbox::{Command, MpaOptions};
+
+pub type Fw = Firmware<MockHal, 8, 8, 4, 8, 8, 8, 8, 16, 8, 16>;
+
+pub fn new_fw() -> Fw {
+    Fw::new(MockHal::new(), Config::default())
+}
+
+pub fn cmd(fw: &mut Fw, c: Command) -> (MboxStatus, Vec<u8>) {
+    let mut b = [0u8; 1024];
+    let n = c.emit(&mut b).unwrap();
+    fw.hal.mbox = Some((c.opcode() as u16, b[..n].to_vec()));
+    fw.poll_mailbox();
+    fw.hal.done.pop().expect("the command was answered")
+}
+
+pub fn word(r: &[u8], k: usize) -> u32 {
+    u32::from_le_bytes(r[4 * k..4 * k + 4].try_into().unwrap())
+}
+
+pub fn make_qp(fw: &mut Fw) -> u32 {
+    let (s, r) = cmd(
+        fw,
+        Command::CreateCq {
+            ring: 0x10000,
+            entries: 64,
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    let cq = word(&r, 0);
+    let (s, r) = cmd(
+        fw,
+        Command::CreateQp {
+            pd: 1,
+            send_cqn: cq,
+            recv_cqn: cq,
+            sq_ring: 0x20000,
+            sq_entries: 64,
+            rq_ring: 0x30000,
+            rq_entries: 64,
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    word(&r, 0)
+}
+
+pub fn rx(fw: &mut Fw, f: Vec<u8>) {
+    fw.on_exception(ExceptionReason::NoMatch, None, &f);
+}
+
+pub fn rx_as(fw: &mut Fw, reason: ExceptionReason, conn: u32, f: Vec<u8>) {
+    fw.on_exception(reason, Some(conn), &f);
+}
+
+pub fn mpa_opts(revision: u8, crc: bool) -> MpaOptions {
+    MpaOptions {
+        revision,
+        crc,
+        markers: false,
+    }
+}
+
+/// MPA Request/Reply bytes written by hand (independent of rnic_wire::mpa).
+pub fn mpa_frame(reply: bool, flags: u8, rev: u8, pd: &[u8]) -> Vec<u8> {
+    let mut v = if reply {
+        b"MPA ID Rep Frame".to_vec()
+    } else {
+        b"MPA ID Req Frame".to_vec()
+    };
+    v.push(flags);
+    v.push(rev);
+    v.extend_from_slice(&(pd.len() as u16).to_be_bytes());
+    v.extend_from_slice(pd);
+    v
+}
+
+pub const LPORT: u16 = 7174;
+pub const PPORT: u16 = 40000;
+
+/// Runs a passive open up to the ConnectRequest event; returns (our ISS, conn_id).
+pub fn passive_to_request(fw: &mut Fw, request: &[u8]) -> (u32, u32) {
+    let (s, _) = cmd(
+        fw,
+        Command::Listen {
+            port: LPORT,
+            backlog: 4,
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    let mut syn = Seg::new(PPORT, LPORT, TcpControl::Syn, 100, None);
+    syn.mss = Some(1460);
+    syn.ws = Some(7);
+    syn.sack = true;
+    syn.ts = true;
+    rx(fw, syn.frame());
+    let out = sent_tcp(&mut fw.hal);
+    assert_eq!(out.len(), 1, "one SYN-ACK");
+    let sa = &out[0];
+    assert_eq!(sa.ctl, TcpControl::Syn);
+    assert_eq!(sa.ack, Some(101));
+    assert_eq!(sa.ws, Some(7));
+    assert_eq!(sa.mss, Some(1460));
+    assert!(!sa.ts && !sa.sack);
+    assert_eq!(sa.dst_mac, PEER_MAC);
+    let iss = sa.seq;
+    assert!(
+        fw.hal.conn(0).is_none(),
+        "no context before the handshake completes"
+    );
+    rx(
+        fw,
+        Seg::new(PPORT, LPORT, TcpControl::None, 101, Some(iss + 1)).frame(),
+    );
+    let ctx = fw.hal.conn(0).expect("context written at ESTABLISHED");
+    assert_eq!(ctx.mode, rnic_wire::abi::context::ConnMode::Firmware);
+    let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, 101, Some(iss + 1));
+    d.payload = request.to_vec();
+    rx(fw, d.frame());
+    let out = sent_tcp(&mut fw.hal);
+    assert_eq!(out.last().unwrap().ack, Some(101 + request.len() as u32));
+    let ev = fw.hal.events.pop().expect("ConnectRequest");
+    assert_eq!(ev.kind, rnic_wire::abi::mailbox::EventKind::ConnectRequest);
+    (iss, ev.handle)
+}
