@@ -1,1 +1,0 @@
-//! Software reference model of the iWARP protocol stack.
