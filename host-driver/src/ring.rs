@@ -67,7 +67,7 @@ impl CompletionRing {
     }
     /// The phase an entry at [`Self::slot`] has when it is new.
     pub fn phase(&self) -> bool {
-        (self.consumer / self.entries) % 2 == 0
+        (self.consumer / self.entries).is_multiple_of(2)
     }
     /// Whether an entry with owner bit `owner` at the current slot is new.
     pub fn is_new(&self, owner: bool) -> bool {
@@ -92,7 +92,7 @@ mod tests {
     /// starts at 1 and flips on each wrap.
     fn device_write(ring: &mut [u8], entries: u32, producer: u32, wr_id: u64) {
         let slot = (producer % entries) as usize;
-        let phase = (producer / entries) % 2 == 0;
+        let phase = (producer / entries).is_multiple_of(2);
         let c = Cqe {
             wr_id,
             byte_len: 0,

@@ -3,3 +3,6 @@
 //! by a link model.
 
 pub mod host_mem;
+pub mod model_run;
+pub mod pcap;
+pub mod rng;
