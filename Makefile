@@ -7,7 +7,7 @@ RV_TARGET  := riscv32imc-unknown-none-elf
 RTL        := hw/generated/rnic_core.v
 SIM_ARGS   ?=
 
-.PHONY: all sim test deps deps-fpga fmt-check clippy unit firmware-elf lint rtl bench soak bitstream flash clean
+.PHONY: all sim test deps deps-fpga fmt-check clippy unit tshark-check firmware-elf lint rtl bench soak bitstream flash clean
 
 all: test
 
@@ -16,7 +16,7 @@ sim: deps
 	$(CARGO) run --release -p rnic-sim -- run $(SIM_ARGS)
 
 ## Every test, lint and format check; what CI runs.
-test: deps fmt-check clippy lint unit firmware-elf
+test: deps fmt-check clippy lint unit tshark-check firmware-elf
 	@echo "make test: all checks passed"
 
 deps:
@@ -33,6 +33,11 @@ clippy:
 
 unit:
 	$(CARGO) test --workspace
+
+## tshark's iWARP dissectors decode a session rnic-wire wrote (shown, not hidden:
+## each test prints what tshark reported, or "skipped" without tshark).
+tshark-check: deps
+	$(CARGO) test -q -p rnic-wire --test tshark -- --nocapture --test-threads 1
 
 ## The firmware as a bare-metal RISC-V ELF, and its size.
 firmware-elf: deps
