@@ -1,11 +1,11 @@
 //! Ethernet/ARP/IPv4/TCP frames, parsed and built with `rnic_wire::net`
 //! (smoltcp's wire formats).
 
+use rnic_wire::net::ChecksumCapabilities;
 use rnic_wire::net::{
     ArpPacket, ArpRepr, EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress,
     IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpPacket, TcpRepr,
 };
-use rnic_wire::net::ChecksumCapabilities;
 
 /// Largest frame the firmware builds or takes (Ethernet header + 1500).
 pub const MAX_FRAME: usize = 1514;
