@@ -11,8 +11,9 @@
 //!   RFC 5044 §4.3, the marker reference) and `state`, the connection's
 //!   [`MpaRxState`] record as this block last returned it (or
 //!   [`MpaRxState::initial`] at the start of Full Operation phase).
-//! * `st_out`/`st_out_valid`: the updated record, one pulse two clocks after
-//!   the segment's `last` beat was accepted; the caller stores it.
+//! * `st_out`/`st_out_valid`: the updated record; `st_out_valid` is high for
+//!   the one clock right after the edge that accepted the segment's `last`
+//!   beat. The caller stores it.
 //! * `out_*`: ULPDUs (DDP segments) in *pieces*: a piece is the part of one
 //!   FPDU's ULPDU carried by one segment, packed from byte 0, `last` on its
 //!   final beat. `out_ulpdu_start` marks the first beat of an FPDU's first
