@@ -14,6 +14,8 @@ pub mod board;
 pub mod crc32c_x64;
 pub mod fifo;
 pub mod gen;
+pub mod mpa_rx;
+pub mod mpa_rx_outq;
 pub mod rnic_core;
 pub mod rx_fifo;
 
