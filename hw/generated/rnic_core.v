@@ -674,11 +674,14 @@ module rnic_core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_p
     integer i;
     integer j;
 
-    // Lookup clock 1: parallel compare.
+    // Lookup clock 1: parallel compare (only on a lookup clock: `hitv` is read
+    // only in the clock after one, and this spares the simulator the loop).
     always @(posedge clock) begin
         lk1 <= lk_valid & ~reset;
-        for (i = 0; i < 64; i = i + 1) begin
-            hitv[i] <= used[i] & (key[i] == lk_key);
+        if (lk_valid) begin
+            for (i = 0; i < 64; i = i + 1) begin
+                hitv[i] <= used[i] & (key[i] == lk_key);
+            end
         end
     end
 

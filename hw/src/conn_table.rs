@@ -198,7 +198,8 @@ impl Logic for ConnTable {
             self.lk_peer_port.val().to_u64(),
         );
         let hit = m.e.iter().position(|e| e.used && e.key == k);
-        let lk1 = self.lk_valid.val() && !self.reset.val();
+        let lkv = self.lk_valid.val();
+        let lk1 = lkv && !self.reset.val();
         // Writes.
         let wr = self.wr_valid.val();
         let wi = self.index(self.wr_idx.val().to_u64());
@@ -226,7 +227,9 @@ impl Logic for ConnTable {
         );
         let m = &mut self._m;
         m.lk1 = lk1;
-        m.hit = hit;
+        if lkv {
+            m.hit = hit;
+        }
         if wr {
             if let Some(i) = wi {
                 m.e[i] = new;
@@ -295,11 +298,14 @@ wire [95:0] lk_key = {{lk_local_ip, lk_peer_ip, lk_local_port, lk_peer_port}};
 integer i;
 integer j;
 
-// Lookup clock 1: parallel compare.
+// Lookup clock 1: parallel compare (only on a lookup clock: `hitv` is read
+// only in the clock after one, and this spares the simulator the loop).
 always @(posedge clock) begin
     lk1 <= lk_valid & ~reset;
-    for (i = 0; i < {e}; i = i + 1) begin
-        hitv[i] <= used[i] & (key[i] == lk_key);
+    if (lk_valid) begin
+        for (i = 0; i < {e}; i = i + 1) begin
+            hitv[i] <= used[i] & (key[i] == lk_key);
+        end
     end
 end
 
@@ -369,5 +375,115 @@ end
                 format!("{{{}'d0, enc}}", 8 - l)
             },
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::tick;
+
+    fn uut() -> ConnTable {
+        let mut u = ConnTable::new(3);
+        u.clock.connect();
+        u.reset.connect();
+        u.wr_valid.connect();
+        u.wr_idx.connect();
+        u.wr_used.connect();
+        u.wr_local_ip.connect();
+        u.wr_peer_ip.connect();
+        u.wr_local_port.connect();
+        u.wr_peer_port.connect();
+        u.wr_mode.connect();
+        u.wr_mpa.connect();
+        u.wr_rcv_nxt.connect();
+        u.wr_rcv_wnd.connect();
+        u.wr_snd_una.connect();
+        u.wr_snd_nxt.connect();
+        u.lk_valid.connect();
+        u.lk_local_ip.connect();
+        u.lk_peer_ip.connect();
+        u.lk_local_port.connect();
+        u.lk_peer_port.connect();
+        u.up_valid.connect();
+        u.up_idx.connect();
+        u.up_rcv_nxt.connect();
+        u.up_snd_una.connect();
+        u.rd_idx.connect();
+        u.connect_all();
+        u
+    }
+
+    fn write(u: &mut ConnTable, idx: u64, port: u64, rcv_nxt: u64) {
+        u.wr_valid.next = true;
+        u.wr_idx.next = idx.into();
+        u.wr_used.next = true;
+        u.wr_local_ip.next = 0x0A00_0001.into();
+        u.wr_peer_ip.next = 0x0A00_0002.into();
+        u.wr_local_port.next = 7174.into();
+        u.wr_peer_port.next = port.into();
+        u.wr_mode.next = 2.into();
+        u.wr_rcv_nxt.next = rcv_nxt.into();
+        tick!(*u);
+        u.wr_valid.next = false;
+    }
+
+    /// Lookup of `port` → (clocks until res_valid, hit, idx, rcv_nxt).
+    fn lookup(u: &mut ConnTable, port: u64) -> (usize, bool, u64, u64) {
+        u.lk_valid.next = true;
+        u.lk_local_ip.next = 0x0A00_0001.into();
+        u.lk_peer_ip.next = 0x0A00_0002.into();
+        u.lk_local_port.next = 7174.into();
+        u.lk_peer_port.next = port.into();
+        for n in 1..10 {
+            tick!(*u);
+            u.lk_valid.next = false;
+            if u.res_valid.val() {
+                return (
+                    n,
+                    u.res_hit.val(),
+                    u.res_idx.val().to_u64(),
+                    u.res_rcv_nxt.val().to_u64(),
+                );
+            }
+        }
+        panic!("no result");
+    }
+
+    #[test]
+    fn lookup_update_and_priority() {
+        let mut u = uut();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        write(&mut u, 3, 100, 11);
+        write(&mut u, 5, 200, 22);
+        write(&mut u, 9, 300, 33); // out of range (8 entries): ignored
+        assert_eq!(lookup(&mut u, 100), (2, true, 3, 11));
+        assert_eq!(lookup(&mut u, 200), (2, true, 5, 22));
+        assert!(!lookup(&mut u, 300).1);
+        assert!(!lookup(&mut u, 101).1);
+        // fast-path update; a firmware write in the same clock wins
+        u.up_valid.next = true;
+        u.up_idx.next = 3.into();
+        u.up_rcv_nxt.next = 12.into();
+        assert!(u.up_ready.val());
+        tick!(u);
+        u.up_idx.next = 5.into();
+        u.up_rcv_nxt.next = 99.into();
+        write(&mut u, 5, 200, 23);
+        u.up_valid.next = false;
+        assert_eq!(lookup(&mut u, 100).3, 12);
+        assert_eq!(lookup(&mut u, 200).3, 23);
+        // read port
+        u.rd_idx.next = 3.into();
+        tick!(u);
+        assert!(u.rd_used.val());
+        assert_eq!(u.rd_rcv_nxt.val().to_u64(), 12);
+        // reset forgets every entry
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        assert!(!lookup(&mut u, 100).1);
     }
 }

@@ -146,3 +146,71 @@ impl Logic for ExcQueue {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{beats, tick, Rng};
+
+    /// Frames in, some committed; the committed ones read back whole, with
+    /// their records, in order; a full queue counts its losses.
+    #[test]
+    fn commit_read_pop() {
+        let mut u = ExcQueue::default();
+        u.clock.connect();
+        u.reset.connect();
+        u.in_data.connect();
+        u.in_keep.connect();
+        u.in_last.connect();
+        u.in_valid.connect();
+        u.in_commit.connect();
+        u.in_reason.connect();
+        u.in_conn.connect();
+        u.rd_word.connect();
+        u.pop.connect();
+        u.connect_all();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        let mut rng = Rng::new(4);
+        let frames: Vec<Vec<u8>> = (0..7).map(|i| rng.bytes(20 + 37 * i)).collect();
+        // frames 1 and 4 are not committed; 7 frames, 5 committed, 4 slots
+        for (i, f) in frames.iter().enumerate() {
+            let b = beats(f);
+            let n = b.len();
+            for (j, (d, k)) in b.into_iter().enumerate() {
+                u.in_data.next = d.into();
+                u.in_keep.next = (k as u64).into();
+                u.in_last.next = j + 1 == n;
+                u.in_valid.next = true;
+                u.in_commit.next = i != 1 && i != 4;
+                u.in_reason.next = (i as u64).into();
+                u.in_conn.next = (100 + i as u64).into();
+                tick!(u);
+            }
+        }
+        u.in_valid.next = false;
+        tick!(u);
+        assert_eq!(u.cnt_queued.val().to_u64(), 4);
+        assert_eq!(u.cnt_full.val().to_u64(), 1);
+        for want in [0usize, 2, 3, 5] {
+            assert!(u.head_valid.val());
+            assert_eq!(u.head_reason.val().to_u64(), want as u64);
+            assert_eq!(u.head_conn.val().to_u64(), 100 + want as u64);
+            let len = u.head_len.val().to_u64() as usize;
+            assert_eq!(len, frames[want].len());
+            let mut got = Vec::new();
+            for w in 0..len.div_ceil(4) {
+                u.rd_word.next = (w as u64).into();
+                tick!(u);
+                got.extend_from_slice(&(u.rd_data.val().to_u64() as u32).to_le_bytes());
+            }
+            got.truncate(len);
+            assert_eq!(got, frames[want]);
+            u.pop.next = true;
+            tick!(u);
+            u.pop.next = false;
+        }
+        assert!(!u.head_valid.val());
+    }
+}

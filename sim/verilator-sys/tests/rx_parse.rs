@@ -240,8 +240,7 @@ fn random_mix(seed: u64, frames: usize, ready_pct: usize, gap_pct: usize, max_in
     let mut want_exc: Vec<ExcFrame> = Vec::new();
     let mut want = Counts::default();
     let mut labels = std::collections::BTreeMap::new();
-    let mut sent = 0u64;
-    for _ in 0..frames {
+    for sent in 0..frames as u64 {
         let (f, label) = random_frame(&mut rng, &model);
         *labels.entry(label).or_insert(0) += 1;
         match classify(&f) {
@@ -293,7 +292,6 @@ fn random_mix(seed: u64, frames: usize, ready_pct: usize, gap_pct: usize, max_in
             rx.step();
         }
         rx.send(&f);
-        sent += 1;
     }
     rx.drain(20_000);
     eprintln!("frame kinds: {labels:?}");
