@@ -159,7 +159,9 @@ fn fits(hex: &str, width: usize) -> bool {
 ///   take the width of `a`;
 /// * `((32'hN) & W'hMASK)` becomes `W'hN`;
 /// * `((a) & N'hMASK)` with `a` a signal becomes `a`, `a[N-1:0]` or
-///   `{{K{1'b0}}, a}`.
+///   `{{K{1'b0}}, a}`;
+/// * `((a[(o)+:(W)]) & N'hMASK)` (a `bit_cast` of a `get_bits` slice) with
+///   N >= W becomes the slice or `{{K{1'b0}}, a[(o)+:(W)]}`.
 ///
 /// A literal is only resized when its value fits the new width, so the
 /// rewrite never changes a value.
@@ -172,6 +174,10 @@ pub fn fix_widths(src: &str) -> String {
     let lit_left = regex::Regex::new(&format!(r"32'h([0-9a-f]+) {ops} {operand}")).unwrap();
     let cast = regex::Regex::new(&format!(r"\(\(({ident})\) & (\d+)'h[0-9a-f]+\)")).unwrap();
     let lit_cast = regex::Regex::new(r"\(\(32'h([0-9a-f]+)\) & (\d+)'h[0-9a-f]+\)").unwrap();
+    let slice_cast = regex::Regex::new(&format!(
+        r"\(\(({ident}\[\([^\]]*\)\+:\((\d+)\)\])\) & (\d+)'h[0-9a-f]+\)"
+    ))
+    .unwrap();
 
     let mut out = String::with_capacity(src.len());
     for module in src.split_inclusive("endmodule") {
@@ -233,6 +239,19 @@ pub fn fix_widths(src: &str) -> String {
                             format!("{w}'h{}{rest}", &c[1])
                         }
                         _ => c[0].to_string(),
+                    }
+                })
+                .into_owned();
+            l = slice_cast
+                .replace_all(&l, |c: &regex::Captures| {
+                    let w: usize = c[2].parse().unwrap();
+                    let n: usize = c[3].parse().unwrap();
+                    match n.cmp(&w) {
+                        std::cmp::Ordering::Equal => c[1].to_string(),
+                        std::cmp::Ordering::Greater => {
+                            format!("{{{{{}{{1'b0}}}}, {}}}", n - w, &c[1])
+                        }
+                        std::cmp::Ordering::Less => c[0].to_string(),
                     }
                 })
                 .into_owned();
@@ -347,6 +366,12 @@ mod tests {
         );
         assert!(f.contains("x = {{4{1'b0}}, d} | k[1:0];"), "{f}");
         assert!(f.contains("(c + 8'h1) =="), "{f}");
+        let m2 = "module m(a);\n    reg  [63:0] d;\n    reg  [15:0] e;\n    // Update code\n    always @(*) begin\n        e = (((d[(32'h8)+:(8)]) & 16'hffff) << 32'h8) | ((d[(32'h0)+:(16)]) & 16'hffff);\n    end\nendmodule";
+        let f = fix_widths(m2);
+        assert!(
+            f.contains("e = ({{8{1'b0}}, d[(32'h8)+:(8)]} << 32'h8) | d[(32'h0)+:(16)];"),
+            "{f}"
+        );
     }
 
     #[test]

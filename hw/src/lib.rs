@@ -11,13 +11,18 @@
 //! `hw/generated/`; [`gen`] produces it and `rnic-hw-gen` writes it.
 
 pub mod board;
+pub mod conn_table;
 pub mod crc32c_x64;
+pub mod exc_queue;
 pub mod fifo;
 pub mod gen;
 pub mod mpa_rx;
 pub mod mpa_rx_outq;
 pub mod rnic_core;
+pub mod rx_check;
 pub mod rx_fifo;
+pub mod rx_parse;
+pub mod rx_split;
 
 #[cfg(test)]
 mod testutil;

@@ -18,6 +18,10 @@
 //! takes precedence over a bad FCS). Frames delivered are counted in `cnt_ok`.
 //! Counters are 32 bits and wrap.
 //!
+//! Each frame record also carries a 4-bit `in_tag`, sampled with the `last`
+//! beat and presented as `out_tag` with every beat of that frame (the verdict
+//! of `rx_check`, which runs on the MAC side; see rx_check.rs).
+//!
 //! Stream convention (docs/rtl.md): `keep` is the number of valid bytes of a
 //! `last` beat (8 on the others); the MAC's `in_fcs_bad` is looked at on the
 //! `last` beat only. `out_*` is a normal valid/ready stream.
@@ -39,21 +43,25 @@ pub struct RxFifo {
     pub in_last: Signal<In, Bit>,
     pub in_valid: Signal<In, Bit>,
     pub in_fcs_bad: Signal<In, Bit>,
+    /// Frame tag, sampled on the `last` beat.
+    pub in_tag: Signal<In, Bits<4>>,
     pub out_data: Signal<Out, Bits<64>>,
     pub out_keep: Signal<Out, Bits<4>>,
     pub out_last: Signal<Out, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
+    /// The frame's `in_tag`, valid with `out_valid`.
+    pub out_tag: Signal<Out, Bits<4>>,
     pub cnt_ok: Signal<Out, Bits<32>>,
     pub cnt_bad_fcs: Signal<Out, Bits<32>>,
     pub cnt_overflow: Signal<Out, Bits<32>>,
     pub cnt_oversize: Signal<Out, Bits<32>>,
     max_beats: Constant<Bits<8>>,
     accept_level: Constant<Bits<10>>,
-    /// Bit 8 of a frame record: the frame is good.
-    good_flag: Constant<Bits<9>>,
+    /// Bit 8 of a frame record: the frame is good (bits 12:9: the tag).
+    good_flag: Constant<Bits<13>>,
     dfifo: Fifo<Bits<68>, 9, 10>,
-    lfifo: Fifo<Bits<9>, 6, 7>,
+    lfifo: Fifo<Bits<13>, 6, 7>,
     // write side
     mid: DFF<Bit>,
     accepting: DFF<Bit>,
@@ -64,6 +72,7 @@ pub struct RxFifo {
     wrote: Signal<Local, Bit>,
     ov: Signal<Local, Bit>,
     nbeats: Signal<Local, Bits<8>>,
+    rec: Signal<Local, Bits<13>>,
     // read side
     rcount: DFF<Bits<8>>,
     have: Signal<Local, Bit>,
@@ -89,11 +98,13 @@ impl RxFifo {
             in_last: Default::default(),
             in_valid: Default::default(),
             in_fcs_bad: Default::default(),
+            in_tag: Default::default(),
             out_data: Default::default(),
             out_keep: Default::default(),
             out_last: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
+            out_tag: Default::default(),
             cnt_ok: Default::default(),
             cnt_bad_fcs: Default::default(),
             cnt_overflow: Default::default(),
@@ -112,6 +123,7 @@ impl RxFifo {
             wrote: Default::default(),
             ov: Default::default(),
             nbeats: Default::default(),
+            rec: Default::default(),
             rcount: Default::default(),
             have: Default::default(),
             head_good: Default::default(),
@@ -160,10 +172,12 @@ impl Logic for RxFifo {
         }
         self.dfifo.data_in.next =
             bit_cast::<68, 64>(self.in_data.val()) | (bit_cast::<68, 4>(self.in_keep.val()) << 64);
-        self.lfifo.data_in.next = bit_cast::<9, 8>(self.nbeats.val());
+        self.rec.next =
+            bit_cast::<13, 8>(self.nbeats.val()) | (bit_cast::<13, 4>(self.in_tag.val()) << 9);
         if !(self.ov.val() | self.in_fcs_bad.val()) {
-            self.lfifo.data_in.next = bit_cast::<9, 8>(self.nbeats.val()) | self.good_flag.val();
+            self.rec.next = self.rec.val() | self.good_flag.val();
         }
+        self.lfifo.data_in.next = self.rec.val();
         self.dfifo.write.next = false;
         self.lfifo.write.next = false;
         if self.in_valid.val() {
@@ -196,6 +210,7 @@ impl Logic for RxFifo {
         self.out_data.next = self.dfifo.data_out.val().get_bits::<64>(0);
         self.out_keep.next = self.dfifo.data_out.val().get_bits::<4>(64);
         self.out_last.next = self.is_last.val();
+        self.out_tag.next = self.lfifo.data_out.val().get_bits::<4>(9);
         self.take.next = self.have.val() & (!self.head_good.val() | self.out_ready.val());
         self.dfifo.read.next = self.take.val();
         self.lfifo.read.next = self.take.val() & self.is_last.val();
@@ -251,6 +266,7 @@ mod tests {
         uut.in_last.connect();
         uut.in_valid.connect();
         uut.in_fcs_bad.connect();
+        uut.in_tag.connect();
         uut.out_ready.connect();
         uut.connect_all();
         let mut rng = Rng::new(seed);

@@ -1,7 +1,10 @@
 //! System tests of the MAC RX FIFO and the CRC32c unit through Verilator,
-//! against the independent `crc32c` crate.
+//! against the independent `crc32c` crate. Since `rx_parse` landed, `rx_pay`
+//! carries TCP payloads, so the test data travels as in-order fast-path TCP
+//! segments (tests/common/net.rs).
 
 mod common;
+use common::net::{Conn, Rx, Seg};
 use common::{run_frames, Rng, Sink};
 use verilator_sys::Model;
 
@@ -11,98 +14,174 @@ fn new_model() -> Model {
     m
 }
 
-/// 3000 random frames of 0..200 bytes (partial last beats, the empty frame)
-/// plus a few oversize ones, 10 % with a bad FCS, random gaps, a sink that is
-/// always ready: exactly the good frames come out, each with its CRC32c.
+/// One fast-path connection (index 0) for carrying test payloads: every
+/// payload is sent as an in-order TCP segment (smoltcp's emitter), so it
+/// comes out on `rx_pay` realigned, with its CRC32c.
+struct Carrier {
+    rx: Rx,
+    conn: Conn,
+}
+
+impl Carrier {
+    fn new(seed: u64) -> Carrier {
+        let mut rx = Rx::new(seed);
+        let conn = Conn {
+            used: true,
+            local_ip: 0x0A00_0001,
+            peer_ip: 0x0A00_0002,
+            local_port: 7174,
+            peer_port: 40000,
+            mode: 2,
+            mpa: 0,
+            rcv_nxt: 1000,
+            rcv_wnd: 1 << 20,
+            snd_una: 0,
+            snd_nxt: 0,
+        };
+        rx.write_conn(0, &conn);
+        Carrier { rx, conn }
+    }
+
+    /// The frame carrying `payload` at the connection's current `rcv_nxt`.
+    fn frame(&self, payload: &[u8]) -> Vec<u8> {
+        let c = &self.conn;
+        let mut s = Seg::new(
+            c.peer_ip.to_be_bytes(),
+            c.local_ip.to_be_bytes(),
+            c.peer_port,
+            c.local_port,
+        );
+        s.seq = c.rcv_nxt;
+        s.payload = payload.to_vec();
+        s.build(0)
+    }
+
+    /// Sends `payload`; `fcs_bad` marks the frame bad at the MAC. Waits
+    /// until rx_fifo has counted the frame and returns whether it was
+    /// accepted (a good frame that was neither oversize nor refused).
+    fn send(&mut self, payload: &[u8], fcs_bad: bool) -> bool {
+        let f = self.frame(payload);
+        let m = &self.rx.m;
+        let before = m.get_cnt_rx_ok()
+            + m.get_cnt_rx_bad_fcs()
+            + m.get_cnt_rx_overflow()
+            + m.get_cnt_rx_oversize();
+        let ok_before = m.get_cnt_rx_ok();
+        self.rx.send_fcs(&f, fcs_bad);
+        loop {
+            let m = &self.rx.m;
+            let now = m.get_cnt_rx_ok()
+                + m.get_cnt_rx_bad_fcs()
+                + m.get_cnt_rx_overflow()
+                + m.get_cnt_rx_oversize();
+            if now > before {
+                break;
+            }
+            self.rx.step();
+        }
+        let ok = self.rx.m.get_cnt_rx_ok() > ok_before;
+        if ok {
+            self.conn.rcv_nxt = self.conn.rcv_nxt.wrapping_add(payload.len() as u32);
+        }
+        ok
+    }
+}
+
+/// 3000 random payloads of 0..200 bytes (partial last beats, the empty
+/// segment) plus a few in oversize frames, 10 % with a bad FCS, random MAC
+/// gaps, a sink that is always ready: exactly the payloads of the good
+/// frames come out, each with its CRC32c (`crc32c` crate), and rx_fifo's
+/// counters account for every frame.
 #[test]
 fn good_frames_delivered_with_crc32c() {
     let mut rng = Rng::new(0xC0FFEE);
-    let mut m = new_model();
-    let mut frames: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut c = Carrier::new(1);
+    c.rx.gap_pct = 20;
+    let mut good = Vec::new();
+    let (mut bad, mut oversize) = (0u64, 0u64);
     for i in 0..3000 {
         let len = if i % 500 == 499 {
-            1537 + rng.below(200) // > 192 beats: oversize
+            1600 + rng.below(200) // frame > 1536 bytes: oversize
         } else {
             rng.below(201)
         };
-        frames.push((rng.bytes(len), rng.percent(10)));
+        let p = rng.bytes(len);
+        let fcs_bad = rng.percent(10);
+        let accepted = c.send(&p, fcs_bad);
+        match (len >= 1600, fcs_bad) {
+            (true, _) => oversize += 1,
+            (false, true) => bad += 1,
+            (false, false) => good.push(p),
+        }
+        assert_eq!(accepted, len < 1600 && !fcs_bad, "frame {i}");
     }
-    let mut sink = Sink::default();
-    run_frames(&mut m, &mut rng, &frames, 20, 100, &mut sink);
-
-    let good: Vec<&Vec<u8>> = frames
-        .iter()
-        .filter(|(f, bad)| !bad && f.len() <= 1536)
-        .map(|(f, _)| f)
-        .collect();
-    let bad = frames.iter().filter(|(f, b)| *b && f.len() <= 1536).count() as u64;
-    let oversize = frames.iter().filter(|(f, _)| f.len() > 1536).count() as u64;
-    assert_eq!(sink.frames.len(), good.len());
-    for (i, (got, want)) in sink.frames.iter().zip(&good).enumerate() {
-        assert_eq!(got, *want, "frame {i}");
+    c.rx.drain(4096);
+    let got: Vec<&Vec<u8>> = c.rx.delivered.iter().map(|d| &d.payload).collect();
+    assert_eq!(got.len(), good.len());
+    for (i, (g, w)) in got.iter().zip(&good).enumerate() {
+        assert_eq!(*g, w, "payload {i}");
     }
-    assert_eq!(sink.crcs.len(), good.len());
-    for (i, (crc, want)) in sink.crcs.iter().zip(&good).enumerate() {
-        assert_eq!(
-            *crc,
-            crc32c::crc32c(want),
-            "crc of frame {i} ({} bytes)",
-            want.len()
-        );
-    }
+    let want: Vec<u32> = good.iter().map(|p| crc32c::crc32c(p)).collect();
+    assert_eq!(c.rx.crcs, want);
+    let m = &c.rx.m;
     assert_eq!(m.get_cnt_rx_ok(), good.len() as u64);
     assert_eq!(m.get_cnt_rx_bad_fcs(), bad);
     assert_eq!(m.get_cnt_rx_oversize(), oversize);
     assert_eq!(m.get_cnt_rx_overflow(), 0);
 }
 
-/// Every length 0..=64 once, back to back, no gaps: partial-beat corner
-/// cases of the CRC's un-padding matrices.
+/// Every payload length 0..=64 once, back to back, no gaps: partial-beat
+/// corner cases of the CRC's un-padding matrices.
 #[test]
 fn every_short_length_back_to_back() {
     let mut rng = Rng::new(5);
-    let mut m = new_model();
-    let frames: Vec<(Vec<u8>, bool)> = (0..=64).map(|l| (rng.bytes(l), false)).collect();
-    let mut sink = Sink::default();
-    run_frames(&mut m, &mut rng, &frames, 0, 100, &mut sink);
-    let want: Vec<u32> = frames.iter().map(|(f, _)| crc32c::crc32c(f)).collect();
-    assert_eq!(sink.crcs, want);
+    let mut c = Carrier::new(5);
+    let pays: Vec<Vec<u8>> = (0..=64).map(|l| rng.bytes(l)).collect();
+    for p in &pays {
+        let f = c.frame(p);
+        c.rx.send(&f);
+        c.conn.rcv_nxt = c.conn.rcv_nxt.wrapping_add(p.len() as u32);
+    }
+    c.rx.drain(2000);
+    let want: Vec<u32> = pays.iter().map(|p| crc32c::crc32c(p)).collect();
+    assert_eq!(c.rx.crcs, want);
 }
 
-/// A slow sink: the FIFO fills and refuses whole frames; what is delivered
-/// is an in-order subsequence of the good frames, never a partial frame, and
-/// every frame sent is counted exactly once.
+/// A slow sink: rx_fifo fills and refuses whole frames; what is delivered
+/// is exactly the accepted frames' payloads, in order, never a partial one,
+/// and every frame sent is counted exactly once.
 #[test]
 fn overflow_refuses_whole_frames() {
     let mut rng = Rng::new(77);
-    let mut m = new_model();
-    let frames: Vec<(Vec<u8>, bool)> = (0..1500)
-        .map(|_| {
-            let len = 60 + rng.below(1400);
-            (rng.bytes(len), rng.percent(5))
-        })
-        .collect();
-    let mut sink = Sink::default();
-    run_frames(&mut m, &mut rng, &frames, 5, 30, &mut sink);
-    let mut it = frames.iter();
-    for (i, g) in sink.frames.iter().enumerate() {
-        loop {
-            let (f, bad) = it.next().unwrap_or_else(|| panic!("frame {i} not sent"));
-            if f == g {
-                assert!(!bad);
-                break;
-            }
+    let mut c = Carrier::new(77);
+    c.rx.ready_pct = 30;
+    let mut accepted = Vec::new();
+    for _ in 0..1500 {
+        let len = 6 + rng.below(1400);
+        let p = rng.bytes(len);
+        let fcs_bad = rng.percent(5);
+        // back to back: no waiting for the sink
+        if c.send(&p, fcs_bad) {
+            accepted.push(p);
         }
     }
+    c.rx.ready_pct = 100;
+    c.rx.drain(20_000);
+    let got: Vec<&Vec<u8>> = c.rx.delivered.iter().map(|d| &d.payload).collect();
+    assert_eq!(got.len(), accepted.len());
+    for (i, (g, w)) in got.iter().zip(&accepted).enumerate() {
+        assert_eq!(*g, w, "payload {i}");
+    }
+    let m = &c.rx.m;
     let counted = m.get_cnt_rx_ok()
         + m.get_cnt_rx_bad_fcs()
         + m.get_cnt_rx_overflow()
         + m.get_cnt_rx_oversize();
-    assert_eq!(counted, frames.len() as u64);
-    assert_eq!(m.get_cnt_rx_ok(), sink.frames.len() as u64);
+    assert_eq!(counted, 1500);
+    assert_eq!(m.get_cnt_rx_ok(), accepted.len() as u64);
     assert!(m.get_cnt_rx_overflow() > 0);
-    for (crc, f) in sink.crcs.iter().zip(&sink.frames) {
-        assert_eq!(*crc, crc32c::crc32c(f));
+    for (crc, p) in c.rx.crcs.iter().zip(&accepted) {
+        assert_eq!(*crc, crc32c::crc32c(p));
     }
 }
 

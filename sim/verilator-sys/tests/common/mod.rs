@@ -4,6 +4,8 @@
 
 use verilator_sys::Model;
 
+pub mod net;
+
 /// xorshift64* — deterministic, so failures reproduce.
 pub struct Rng(u64);
 
