@@ -15,6 +15,7 @@ pub mod fifo;
 pub mod gen;
 pub mod rnic_core;
 pub mod rx_fifo;
+pub mod tpt;
 
 #[cfg(test)]
 mod testutil;
