@@ -13,6 +13,7 @@
 pub mod crc32c_x64;
 pub mod fifo;
 pub mod gen;
+pub mod placement;
 pub mod rnic_core;
 pub mod rx_fifo;
 pub mod tpt;
