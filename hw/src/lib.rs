@@ -11,6 +11,7 @@
 //! `hw/generated/`; [`gen`] produces it and `rnic-hw-gen` writes it.
 
 pub mod crc32c_x64;
+pub mod ddp_rx;
 pub mod fifo;
 pub mod gen;
 pub mod placement;

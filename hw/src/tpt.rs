@@ -501,7 +501,7 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::testutil::{tick, Rng};
     use rnic_wire::abi::tpt::{
