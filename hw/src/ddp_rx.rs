@@ -82,7 +82,6 @@ pub enum RxState {
     Chk,
     Res,
     Place,
-    TagRec,
     UtCmd,
     UtRun,
     UtEmpty,
@@ -517,11 +516,23 @@ impl<const PN: usize> Logic for DdpRx<PN> {
         self.tag_conn.next = self.conn.q.val();
         self.tag_qpn.next = self.qpn.q.val();
 
-        self.chk_stag.next = self.d_stag.q.val();
         self.chk_pd.next = self.pd.q.val();
-        self.chk_need.next = self.d_need.q.val();
-        self.chk_to.next = self.d_to.q.val();
-        self.chk_len.next = bit_cast::<32, 16>(self.d_plen.q.val());
+        // The request leaves in Decide, straight from the header registers
+        // (the TPT is idle then), or from the decoded copies in Chk.
+        if self.state.q.val() == RxState::Decide {
+            self.chk_stag.next = self.hdr.val().get_bits::<32>(144);
+            self.chk_to.next = self.hdr.val().get_bits::<64>(80);
+            self.chk_len.next = bit_cast::<32, 16>(self.len.q.val() - self.k_hdr_t.val());
+            self.chk_need.next = self.k_need_rw.val();
+            if self.opcode.val() == self.k_op_rresp.val() {
+                self.chk_need.next = self.k_need_lw.val();
+            }
+        } else {
+            self.chk_stag.next = self.d_stag.q.val();
+            self.chk_to.next = self.d_to.q.val();
+            self.chk_len.next = bit_cast::<32, 16>(self.d_plen.q.val());
+            self.chk_need.next = self.d_need.q.val();
+        }
 
         self.term_cause.next = self.d_cause.q.val();
         self.term_hdr.next = (bit_cast::<384, 64>(self.e5.q.val()) << 320)
@@ -705,7 +716,12 @@ impl<const PN: usize> Logic for DdpRx<PN> {
                         | (self.opcode.val() == self.k_op_rresp.val())
                     {
                         self.d_err.d.next = false;
-                        self.state.d.next = RxState::Chk;
+                        self.chk_valid.next = true;
+                        if self.chk_ready.val() {
+                            self.state.d.next = RxState::Res;
+                        } else {
+                            self.state.d.next = RxState::Chk;
+                        }
                     }
                 } else if self.op_q.val() == self.qn.val() {
                     self.d_err.d.next = false;
@@ -748,15 +764,13 @@ impl<const PN: usize> Logic for DdpRx<PN> {
             }
             RxState::Place => {
                 self.in_ready.next = self.dma_pl.in_ready.val();
+                // Placement idle again: the segment is placed; its record.
                 if self.dma_pl.cmd_ready.val() {
-                    self.state.d.next = RxState::TagRec;
-                }
-            }
-            RxState::TagRec => {
-                self.tag_valid.next = true;
-                if self.tag_ready.val() {
-                    self.c_tagged.d.next = self.c_tagged.q.val() + 1;
-                    self.state.d.next = RxState::B0;
+                    self.tag_valid.next = true;
+                    if self.tag_ready.val() {
+                        self.c_tagged.d.next = self.c_tagged.q.val() + 1;
+                        self.state.d.next = RxState::B0;
+                    }
                 }
             }
             RxState::UtCmd => {
@@ -1234,13 +1248,21 @@ mod tests {
     /// A malformed segment (one fault) and its Terminate cause. rnic-wire's
     /// parser must refuse it too, with the matching error class.
     fn malformed(rng: &mut Rng, w: &World) -> Seg {
-        let mut s = if rng.below(2) == 0 {
-            tagged(rng, w, None, false)
+        let t = rng.below(2) == 0;
+        let kind = rng.below(MALFORMED_KINDS);
+        malformed_kind(rng, w, t, kind)
+    }
+
+    const MALFORMED_KINDS: usize = 7;
+
+    fn malformed_kind(rng: &mut Rng, w: &World, t: bool, kind: usize) -> Seg {
+        let mut s = if t {
+            let plen = rng.below(100);
+            tagged(rng, w, Some(plen), false)
         } else {
             untagged(rng)
         };
-        let t = s.bytes[0] & 0x80 != 0;
-        let (cause, wire_err): (TerminateCause, Option<Error>) = match rng.below(7) {
+        let (cause, wire_err): (TerminateCause, Option<Error>) = match kind {
             0 => {
                 s.bytes[0] = (s.bytes[0] & !3) | [0u8, 2, 3][rng.below(3)];
                 let c = if t {
@@ -1278,13 +1300,28 @@ mod tests {
                     Some(Error::BadOpcode),
                 )
             }
-            4 if !t => {
+            4 | 5 if t => {
+                // Tagged: the opcode check instead (reserved opcodes).
+                s.bytes[1] = (s.bytes[1] & 0xf0) | (0x8 + rng.below(8) as u8);
+                let e = if s.bytes[1] & 0xf >= 0xc {
+                    Some(Error::BadOpcode)
+                } else {
+                    None // RFC 7306 opcodes: rnic-wire knows them
+                };
+                (RemoteOperationError::UnexpectedOpcode.into(), e)
+            }
+            4 => {
                 // A QN that is not 0, 1 or 2 (RFC 5041 §7.2 Invalid QN).
-                let qn = 3 + rng.below(1 << 20) as u32;
+                // QN 3 is RFC 7306's Atomic Response queue: not spoken here.
+                let qn = match rng.below(3) {
+                    0 => 3,
+                    1 => u32::MAX - rng.below(4) as u32,
+                    _ => 4 + rng.below(1 << 20) as u32,
+                };
                 s.bytes[6..10].copy_from_slice(&qn.to_be_bytes());
                 (UntaggedBufferError::InvalidQn.into(), Some(Error::BadField))
             }
-            5 if !t => {
+            5 => {
                 // A valid QN, but not the opcode's.
                 let qn = u32::from_be_bytes(s.bytes[6..10].try_into().unwrap());
                 let other = (qn + 1 + rng.below(2) as u32) % 3;
@@ -1331,6 +1368,8 @@ mod tests {
         /// Clock of each segment's first beat and of each DMA header beat.
         first_beat: Vec<usize>,
         dma_hdr_at: Vec<usize>,
+        /// Clock at which each TPT check request was taken.
+        chk_at: Vec<usize>,
     }
 
     /// Feeds `segs` with random gaps and random sink readiness; collects
@@ -1383,6 +1422,9 @@ mod tests {
                 }
                 first = q.front().unwrap().3;
                 q.pop_front();
+            }
+            if rx.chk_valid.val() && b.tpt.chk_ready.val() {
+                o.chk_at.push(o.cycles);
             }
             if rx.dma_wr_valid.val() && dr {
                 o.dma_beats += 1;
@@ -1590,6 +1632,27 @@ mod tests {
         assert!(drops > 0);
     }
 
+    /// Each kind of malformed segment, for both buffer models, several
+    /// times: its cause, and nothing placed or handed on.
+    #[test]
+    fn decode_errors_directed() {
+        let mut rng = Rng::new(35);
+        let w = world(&mut rng);
+        let b = bench();
+        let mut segs = Vec::new();
+        for kind in 0..MALFORMED_KINDS {
+            for t in [false, true] {
+                for _ in 0..4 {
+                    segs.push(malformed_kind(&mut rng, &w, t, kind));
+                }
+            }
+        }
+        let (o, b) = run(b, &segs, &mut rng, 100, 100);
+        check(&segs, &o);
+        assert_eq!(o.dma_beats, 0);
+        assert_eq!(b.rx.cnt_term.val().to_u64() as usize, segs.len());
+    }
+
     /// Back-to-back 1442-octet RDMA Writes with every sink ready: clocks
     /// per segment and from the last header beat to the first DMA beat.
     #[test]
@@ -1661,12 +1724,22 @@ mod tests {
             .zip(&o.dma_hdr_at)
             .map(|(f, h)| h - (f + 1))
             .collect();
+        let chk_to_dma: Vec<usize> = o
+            .chk_at
+            .iter()
+            .zip(&o.dma_hdr_at)
+            .map(|(c, h)| h - c)
+            .collect();
         eprintln!(
             "1442-octet tagged segment: {} beats, {:?} clocks per segment; \
-             header complete -> DMA header beat {:?} clocks",
-            beats, per_seg, latency
+             header complete -> DMA header beat {:?} clocks; TPT request -> \
+             DMA header beat {:?} clocks",
+            beats, per_seg, latency, chk_to_dma
         );
-        assert!(per_seg.iter().all(|&c| c == per_seg[0]));
-        assert!(per_seg[0] <= beats + 12, "{per_seg:?}");
+        // 8 octets per clock plus a fixed 8 clocks per segment: 2 header
+        // beats are also payload beats, so 181 beats take 189 clocks.
+        assert!(per_seg.iter().all(|&c| c == beats + 8), "{per_seg:?}");
+        assert!(latency.iter().all(|&c| c == 7), "{latency:?}");
+        assert!(chk_to_dma.iter().all(|&c| c == 6), "{chk_to_dma:?}");
     }
 }
