@@ -216,6 +216,7 @@ pub struct DdpRx<const PN: usize> {
     k_c_bounds: Constant<Bits<16>>,
     k_c_wrap: Constant<Bits<16>>,
     ones64: Constant<Bits<64>>,
+    byte192: Constant<Bits<192>>,
     // ---- state
     state: DFF<RxState>,
     b0: DFF<Bits<64>>,
@@ -260,9 +261,13 @@ pub struct DdpRx<const PN: usize> {
     beat_mask: Signal<Local, Bits<64>>,
     masked: Signal<Local, Bits<64>>,
     hdr: Signal<Local, Bits<192>>,
+    w0: Signal<Local, Bits<192>>,
+    w1: Signal<Local, Bits<192>>,
+    w2: Signal<Local, Bits<192>>,
+    plen_t: Signal<Local, Bits<16>>,
     ctl: Signal<Local, Bits<8>>,
     rctl: Signal<Local, Bits<8>>,
-    tagged: Signal<Local, Bit>,
+    is_tagged: Signal<Local, Bit>,
     qn: Signal<Local, Bits<32>>,
     opcode: Signal<Local, Bits<4>>,
     op_q: Signal<Local, Bits<32>>,
@@ -381,6 +386,7 @@ impl<const PN: usize> Default for DdpRx<PN> {
             k_c_bounds: cause(TaggedBufferError::BaseOrBoundsViolation),
             k_c_wrap: cause(TaggedBufferError::ToWrap),
             ones64: k(u64::MAX),
+            byte192: k(0xff),
             state: Default::default(),
             b0: Default::default(),
             b1: Default::default(),
@@ -421,9 +427,13 @@ impl<const PN: usize> Default for DdpRx<PN> {
             beat_mask: Default::default(),
             masked: Default::default(),
             hdr: Default::default(),
+            w0: Default::default(),
+            w1: Default::default(),
+            w2: Default::default(),
+            plen_t: Default::default(),
             ctl: Default::default(),
             rctl: Default::default(),
-            tagged: Default::default(),
+            is_tagged: Default::default(),
             qn: Default::default(),
             opcode: Default::default(),
             op_q: Default::default(),
@@ -516,24 +526,6 @@ impl<const PN: usize> Logic for DdpRx<PN> {
         self.tag_conn.next = self.conn.q.val();
         self.tag_qpn.next = self.qpn.q.val();
 
-        self.chk_pd.next = self.pd.q.val();
-        // The request leaves in Decide, straight from the header registers
-        // (the TPT is idle then), or from the decoded copies in Chk.
-        if self.state.q.val() == RxState::Decide {
-            self.chk_stag.next = self.hdr.val().get_bits::<32>(144);
-            self.chk_to.next = self.hdr.val().get_bits::<64>(80);
-            self.chk_len.next = bit_cast::<32, 16>(self.len.q.val() - self.k_hdr_t.val());
-            self.chk_need.next = self.k_need_rw.val();
-            if self.opcode.val() == self.k_op_rresp.val() {
-                self.chk_need.next = self.k_need_lw.val();
-            }
-        } else {
-            self.chk_stag.next = self.d_stag.q.val();
-            self.chk_to.next = self.d_to.q.val();
-            self.chk_len.next = bit_cast::<32, 16>(self.d_plen.q.val());
-            self.chk_need.next = self.d_need.q.val();
-        }
-
         self.term_cause.next = self.d_cause.q.val();
         self.term_hdr.next = (bit_cast::<384, 64>(self.e5.q.val()) << 320)
             | (bit_cast::<384, 64>(self.e4.q.val()) << 256)
@@ -557,39 +549,42 @@ impl<const PN: usize> Logic for DdpRx<PN> {
         // ---- header decode (registers b0..b2, valid in Decide). Byte-
         // swapped beats make the big-endian fields contiguous: octet j of
         // the segment is bits 191-8j..184-8j of `hdr`.
-        self.hdr.next = (bit_cast::<192, 8>(self.b0.q.val().get_bits::<8>(0)) << 184)
-            | (bit_cast::<192, 8>(self.b0.q.val().get_bits::<8>(8)) << 176)
-            | (bit_cast::<192, 8>(self.b0.q.val().get_bits::<8>(16)) << 168)
-            | (bit_cast::<192, 8>(self.b0.q.val().get_bits::<8>(24)) << 160)
-            | (bit_cast::<192, 8>(self.b0.q.val().get_bits::<8>(32)) << 152)
-            | (bit_cast::<192, 8>(self.b0.q.val().get_bits::<8>(40)) << 144)
-            | (bit_cast::<192, 8>(self.b0.q.val().get_bits::<8>(48)) << 136)
-            | (bit_cast::<192, 8>(self.b0.q.val().get_bits::<8>(56)) << 128)
-            | (bit_cast::<192, 8>(self.b1.q.val().get_bits::<8>(0)) << 120)
-            | (bit_cast::<192, 8>(self.b1.q.val().get_bits::<8>(8)) << 112)
-            | (bit_cast::<192, 8>(self.b1.q.val().get_bits::<8>(16)) << 104)
-            | (bit_cast::<192, 8>(self.b1.q.val().get_bits::<8>(24)) << 96)
-            | (bit_cast::<192, 8>(self.b1.q.val().get_bits::<8>(32)) << 88)
-            | (bit_cast::<192, 8>(self.b1.q.val().get_bits::<8>(40)) << 80)
-            | (bit_cast::<192, 8>(self.b1.q.val().get_bits::<8>(48)) << 72)
-            | (bit_cast::<192, 8>(self.b1.q.val().get_bits::<8>(56)) << 64)
-            | (bit_cast::<192, 8>(self.b2.q.val().get_bits::<8>(0)) << 56)
-            | (bit_cast::<192, 8>(self.b2.q.val().get_bits::<8>(8)) << 48)
-            | (bit_cast::<192, 8>(self.b2.q.val().get_bits::<8>(16)) << 40)
-            | (bit_cast::<192, 8>(self.b2.q.val().get_bits::<8>(24)) << 32)
-            | (bit_cast::<192, 8>(self.b2.q.val().get_bits::<8>(32)) << 24)
-            | (bit_cast::<192, 8>(self.b2.q.val().get_bits::<8>(40)) << 16)
-            | (bit_cast::<192, 8>(self.b2.q.val().get_bits::<8>(48)) << 8)
-            | (bit_cast::<192, 8>(self.b2.q.val().get_bits::<8>(56)) << 0);
+        self.w0.next = bit_cast::<192, 64>(self.b0.q.val());
+        self.w1.next = bit_cast::<192, 64>(self.b1.q.val());
+        self.w2.next = bit_cast::<192, 64>(self.b2.q.val());
+        self.hdr.next = (((self.w0.val() >> 0) & self.byte192.val()) << 184)
+            | (((self.w0.val() >> 8) & self.byte192.val()) << 176)
+            | (((self.w0.val() >> 16) & self.byte192.val()) << 168)
+            | (((self.w0.val() >> 24) & self.byte192.val()) << 160)
+            | (((self.w0.val() >> 32) & self.byte192.val()) << 152)
+            | (((self.w0.val() >> 40) & self.byte192.val()) << 144)
+            | (((self.w0.val() >> 48) & self.byte192.val()) << 136)
+            | (((self.w0.val() >> 56) & self.byte192.val()) << 128)
+            | (((self.w1.val() >> 0) & self.byte192.val()) << 120)
+            | (((self.w1.val() >> 8) & self.byte192.val()) << 112)
+            | (((self.w1.val() >> 16) & self.byte192.val()) << 104)
+            | (((self.w1.val() >> 24) & self.byte192.val()) << 96)
+            | (((self.w1.val() >> 32) & self.byte192.val()) << 88)
+            | (((self.w1.val() >> 40) & self.byte192.val()) << 80)
+            | (((self.w1.val() >> 48) & self.byte192.val()) << 72)
+            | (((self.w1.val() >> 56) & self.byte192.val()) << 64)
+            | (((self.w2.val() >> 0) & self.byte192.val()) << 56)
+            | (((self.w2.val() >> 8) & self.byte192.val()) << 48)
+            | (((self.w2.val() >> 16) & self.byte192.val()) << 40)
+            | (((self.w2.val() >> 24) & self.byte192.val()) << 32)
+            | (((self.w2.val() >> 32) & self.byte192.val()) << 24)
+            | (((self.w2.val() >> 40) & self.byte192.val()) << 16)
+            | (((self.w2.val() >> 48) & self.byte192.val()) << 8)
+            | (((self.w2.val() >> 56) & self.byte192.val()) << 0);
         self.ctl.next = self.hdr.val().get_bits::<8>(184);
         self.rctl.next = self.hdr.val().get_bits::<8>(176);
-        self.tagged.next = self.ctl.val().get_bit(7);
+        self.is_tagged.next = self.ctl.val().get_bit(7);
         self.opcode.next = self.rctl.val().get_bits::<4>(0);
         // RFC 5041 §4.3: QN at octets 6..10, MSN 10..14, MO 14..18; §4.2:
         // STag 2..6, TO 6..14 (the untagged Invalidate STag is at 2..6 too).
         self.qn.next = self.hdr.val().get_bits::<32>(112);
         self.hdr_len.next = self.k_hdr_u.val();
-        if self.tagged.val() {
+        if self.is_tagged.val() {
             self.hdr_len.next = self.k_hdr_t.val();
         }
         self.short.next = self.early_end.q.val() | (self.len.q.val() < self.hdr_len.val());
@@ -607,6 +602,25 @@ impl<const PN: usize> Logic for DdpRx<PN> {
         }
         if self.opcode.val() == self.k_op_term.val() {
             self.op_q.next = self.k_qn_term.val();
+        }
+
+        self.chk_pd.next = self.pd.q.val();
+        // The request leaves in Decide, straight from the header registers
+        // (the TPT is idle then), or from the decoded copies in Chk.
+        self.plen_t.next = self.len.q.val() - self.k_hdr_t.val();
+        if self.state.q.val() == RxState::Decide {
+            self.chk_stag.next = self.hdr.val().get_bits::<32>(144);
+            self.chk_to.next = self.hdr.val().get_bits::<64>(80);
+            self.chk_len.next = bit_cast::<32, 16>(self.plen_t.val());
+            self.chk_need.next = self.k_need_rw.val();
+            if self.opcode.val() == self.k_op_rresp.val() {
+                self.chk_need.next = self.k_need_lw.val();
+            }
+        } else {
+            self.chk_stag.next = self.d_stag.q.val();
+            self.chk_to.next = self.d_to.q.val();
+            self.chk_len.next = bit_cast::<32, 16>(self.d_plen.q.val());
+            self.chk_need.next = self.d_need.q.val();
         }
 
         // ---- beat bookkeeping: keep the first 48 octets for the echo
@@ -702,16 +716,16 @@ impl<const PN: usize> Logic for DdpRx<PN> {
                 } else if self.ctl.val().get_bits::<2>(0) != self.k_ddp_version.val() {
                     // RFC 5041 §7.2: Invalid DDP version, per buffer model.
                     self.d_cause.d.next = self.k_c_ddp_ver_u.val();
-                    if self.tagged.val() {
+                    if self.is_tagged.val() {
                         self.d_cause.d.next = self.k_c_ddp_ver_t.val();
                     }
                 } else if self.short.val() {
                     self.d_cause.d.next = self.k_c_short.val();
-                } else if !self.tagged.val() & (self.qn.val() > self.k_qn_term.val()) {
+                } else if !self.is_tagged.val() & (self.qn.val() > self.k_qn_term.val()) {
                     self.d_cause.d.next = self.k_c_qn.val();
                 } else if self.rctl.val().get_bits::<2>(6) != self.k_rdmap_version.val() {
                     self.d_cause.d.next = self.k_c_rdmap_ver.val();
-                } else if self.tagged.val() {
+                } else if self.is_tagged.val() {
                     if (self.opcode.val() == self.k_op_write.val())
                         | (self.opcode.val() == self.k_op_rresp.val())
                     {
@@ -1741,5 +1755,28 @@ mod tests {
         assert!(per_seg.iter().all(|&c| c == beats + 8), "{per_seg:?}");
         assert!(latency.iter().all(|&c| c == 7), "{latency:?}");
         assert!(chk_to_dma.iter().all(|&c| c == 6), "{chk_to_dma:?}");
+    }
+}
+
+#[cfg(test)]
+mod lint {
+    use super::*;
+    use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+
+    /// Writes the post-processed Verilog of the blocks (as tops) to
+    /// `target/rtl-lint/` for `verilator --lint-only -Wall`.
+    #[test]
+    #[ignore]
+    fn write_verilog_for_lint() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/rtl-lint");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut rx = DdpRx::<PBL_INDEX_BITS>::default();
+        rx.connect_all();
+        let v = crate::gen::postprocess(&generate_verilog(&rx));
+        std::fs::write(dir.join("ddp_rx.v"), v.replace("rnic_core", "ddp_rx")).unwrap();
+        let mut t = Tpt::<TPT_INDEX_BITS, PBL_INDEX_BITS>::default();
+        t.connect_all();
+        let v = crate::gen::postprocess(&generate_verilog(&t));
+        std::fs::write(dir.join("tpt.v"), v.replace("rnic_core", "tpt")).unwrap();
     }
 }

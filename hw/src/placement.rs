@@ -99,17 +99,20 @@ pub struct Placement<const PN: usize> {
     page_left: DFF<Bits<32>>,
     pbl_idx: DFF<Bits<PN>>,
     ps: DFF<Bits<5>>,
-    cross: DFF<Bit>,
+    crosses: DFF<Bit>,
     short: DFF<Bit>,
     c_short: DFF<Bits<32>>,
     c_long: DFF<Bits<32>>,
     // temporaries
     to_bound: Signal<Local, Bits<16>>,
+    addr_lo: Signal<Local, Bits<12>>,
+    off_n: Signal<Local, Bits<5>>,
     clen: Signal<Local, Bits<16>>,
     n: Signal<Local, Bits<4>>,
     need_in: Signal<Local, Bit>,
     can_take: Signal<Local, Bit>,
     win: Signal<Local, Bits<128>>,
+    shifted: Signal<Local, Bits<128>>,
     fire: Signal<Local, Bit>,
     took: Signal<Local, Bit>,
     chunk_end: Signal<Local, Bit>,
@@ -159,16 +162,19 @@ impl<const PN: usize> Default for Placement<PN> {
             page_left: Default::default(),
             pbl_idx: Default::default(),
             ps: Default::default(),
-            cross: Default::default(),
+            crosses: Default::default(),
             short: Default::default(),
             c_short: Default::default(),
             c_long: Default::default(),
             to_bound: Default::default(),
+            addr_lo: Default::default(),
+            off_n: Default::default(),
             clen: Default::default(),
             n: Default::default(),
             need_in: Default::default(),
             can_take: Default::default(),
             win: Default::default(),
+            shifted: Default::default(),
             fire: Default::default(),
             took: Default::default(),
             chunk_end: Default::default(),
@@ -181,7 +187,7 @@ impl<const PN: usize> Logic for Placement<PN> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, hdr_mode, hold, hold_last, off, rem, crem, addr, page_left,
-            pbl_idx, ps, cross, short, c_short, c_long
+            pbl_idx, ps, crosses, short, c_short, c_long
         );
         self.cnt_short.next = self.c_short.q.val();
         self.cnt_long.next = self.c_long.q.val();
@@ -189,8 +195,8 @@ impl<const PN: usize> Logic for Placement<PN> {
 
         // Length of the next request: to the 4 KiB boundary, the page end
         // or the payload end, whichever is first.
-        self.to_bound.next =
-            self.boundary.val() - bit_cast::<16, 12>(self.addr.q.val().get_bits::<12>(0));
+        self.addr_lo.next = self.addr.q.val().get_bits::<12>(0);
+        self.to_bound.next = self.boundary.val() - bit_cast::<16, 12>(self.addr_lo.val());
         self.clen.next = self.rem.q.val();
         if self.to_bound.val() < self.clen.val() {
             self.clen.next = self.to_bound.val();
@@ -204,10 +210,9 @@ impl<const PN: usize> Logic for Placement<PN> {
         if self.crem.q.val() < 8 {
             self.n.next = self.crem.q.val().get_bits::<4>(0);
         }
-        self.need_in.next =
-            (bit_cast::<5, 4>(self.off.q.val()) + bit_cast::<5, 4>(self.n.val())) > 8;
-        self.can_take.next = !self.hold_last.q.val()
-            & ((bit_cast::<5, 4>(self.off.q.val()) + bit_cast::<5, 4>(self.n.val())) >= 8);
+        self.off_n.next = bit_cast::<5, 4>(self.off.q.val()) + bit_cast::<5, 4>(self.n.val());
+        self.need_in.next = self.off_n.val() > 8;
+        self.can_take.next = !self.hold_last.q.val() & (self.off_n.val() >= 8);
         self.win.next = (bit_cast::<128, 64>(self.in_data.val()) << 64)
             | bit_cast::<128, 64>(self.hold.q.val());
         self.chunk_end.next = self.crem.q.val() <= 8;
@@ -217,8 +222,8 @@ impl<const PN: usize> Logic for Placement<PN> {
         self.out_valid.next = false;
         self.out_hdr.next = false;
         self.out_len.next = self.clen.val();
-        self.out_data.next =
-            (self.win.val() >> (bit_cast::<7, 4>(self.off.q.val()) << 3)).get_bits::<64>(0);
+        self.shifted.next = self.win.val() >> (bit_cast::<7, 4>(self.off.q.val()) << 3);
+        self.out_data.next = self.shifted.val().get_bits::<64>(0);
         self.out_keep.next = self.n.val();
         self.out_last.next = self.chunk_end.val();
         self.fire.next = false;
@@ -263,7 +268,7 @@ impl<const PN: usize> Logic for Placement<PN> {
                     self.rem.d.next = self.rem.q.val() - self.clen.val();
                     self.page_left.d.next =
                         self.page_left.q.val() - bit_cast::<32, 16>(self.clen.val());
-                    self.cross.d.next =
+                    self.crosses.d.next =
                         self.page_left.q.val() == bit_cast::<32, 16>(self.clen.val());
                     self.addr.d.next = self.addr.q.val() + bit_cast::<64, 16>(self.clen.val());
                     self.state.d.next = PlaceState::Data;
@@ -289,7 +294,7 @@ impl<const PN: usize> Logic for Placement<PN> {
                         self.off.d.next = self.off.q.val() + self.n.val();
                     }
                     if self.chunk_end.val() {
-                        if self.cross.q.val() {
+                        if self.crosses.q.val() {
                             self.addr.d.next = self.walk_addr.val();
                             self.pbl_idx.d.next = self.pbl_idx.q.val() + 1;
                             self.page_left.d.next = self.one32.val() << self.ps.q.val();

@@ -183,6 +183,9 @@ pub struct Tpt<const TN: usize, const PN: usize> {
     page_size: Signal<Local, Bits<64>>,
     rel: Signal<Local, Bits<64>>,
     last_rel: Signal<Local, Bits<64>>,
+    off64: Signal<Local, Bits<64>>,
+    pmask: Signal<Local, Bits<64>>,
+    last_lo: Signal<Local, Bits<32>>,
     fault2: Signal<Local, Bits<3>>,
     last_sum: Signal<Local, Bits<34>>,
     pbl_idx_full: Signal<Local, Bits<32>>,
@@ -286,6 +289,9 @@ impl<const TN: usize, const PN: usize> Default for Tpt<TN, PN> {
             page_size: Default::default(),
             rel: Default::default(),
             last_rel: Default::default(),
+            off64: Default::default(),
+            pmask: Default::default(),
+            last_lo: Default::default(),
             fault2: Default::default(),
             last_sum: Default::default(),
             pbl_idx_full: Default::default(),
@@ -435,8 +441,9 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
         self.s3_fault.d.next = self.fault2.val();
         self.s3_page.d.next = self.rel.val() >> self.s2_ps.q.val();
         self.s3_last_page.d.next = self.last_rel.val() >> self.s2_ps.q.val();
-        self.s3_off.d.next =
-            (self.rel.val() & ((self.one64.val() << self.s2_ps.q.val()) - 1)).get_bits::<32>(0);
+        self.pmask.next = (self.one64.val() << self.s2_ps.q.val()) - self.one64.val();
+        self.off64.next = self.rel.val() & self.pmask.val();
+        self.s3_off.d.next = self.off64.val().get_bits::<32>(0);
         self.s3_ps.d.next = self.s2_ps.q.val();
         self.s3_pbl_base.d.next = self.s2_pbl_base.q.val();
         self.s3_npages.d.next = self.s2_npages.q.val();
@@ -445,8 +452,9 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
         // ---- stage 3: the pages must be in the region's page list and in
         // the page-list table (TptEntry::page_of); page-list read.
         self.fault3.next = self.s3_fault.q.val();
-        self.last_sum.next = bit_cast::<34, 32>(self.s3_pbl_base.q.val())
-            + bit_cast::<34, 32>(self.s3_last_page.q.val().get_bits::<32>(0));
+        self.last_lo.next = self.s3_last_page.q.val().get_bits::<32>(0);
+        self.last_sum.next =
+            bit_cast::<34, 32>(self.s3_pbl_base.q.val()) + bit_cast::<34, 32>(self.last_lo.val());
         if (self.s3_fault.q.val() == self.f_ok.val())
             & !self.s2_len0.q.val()
             & ((self.s3_last_page.q.val() >= bit_cast::<64, 32>(self.s3_npages.q.val()))
