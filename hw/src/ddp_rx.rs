@@ -14,8 +14,8 @@
 //!
 //! # Decode and checks, in this order
 //! 1. QP not in `Rts` or `Closing`: the segment is consumed and dropped
-//!    (`cnt_drop_state`); no Terminate (the QP already stopped, RFC 5040
-//!    §5.? leaves a terminated stream's data undelivered).
+//!    (`cnt_drop_state`); no Terminate (the QP has stopped or not started:
+//!    the firmware owns it).
 //! 2. DV != 1 → DDP "Invalid DDP version" (tagged 1/1/4, untagged 1/2/6,
 //!    RFC 5041 §7.2).
 //! 3. Segment shorter than its DDP header (14 / 18 octets) → RDMAP Remote
