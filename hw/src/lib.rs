@@ -13,16 +13,19 @@
 pub mod board;
 pub mod conn_table;
 pub mod crc32c_x64;
+pub mod ddp_rx;
 pub mod exc_queue;
 pub mod fifo;
 pub mod gen;
 pub mod mpa_rx;
 pub mod mpa_rx_outq;
+pub mod placement;
 pub mod rnic_core;
 pub mod rx_check;
 pub mod rx_fifo;
 pub mod rx_parse;
 pub mod rx_split;
+pub mod tpt;
 
 #[cfg(test)]
 mod testutil;
