@@ -621,18 +621,26 @@ impl DmaServer {
     }
 
     fn start_completion_if_due(&mut self, mem: &mut HostMemory) {
-        let due: Vec<usize> = (0..self.reads.len())
-            .filter(|&i| self.reads[i].due <= self.now)
-            .collect();
-        if due.is_empty() {
+        // Without allocating: count the due requests, then find the k-th.
+        let now = self.now;
+        let n_due = self.reads.iter().filter(|r| r.due <= now).count();
+        if n_due == 0 {
             return;
         }
-        let pick = if self.cfg.reorder && due.len() > 1 {
-            due[self.rng.below(due.len() as u64) as usize]
+        let k = if self.cfg.reorder && n_due > 1 {
+            self.rng.below(n_due as u64) as usize
         } else {
             // Oldest: requests are kept in acceptance order.
-            due[0]
+            0
         };
+        let pick = self
+            .reads
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.due <= now)
+            .nth(k)
+            .map(|(i, _)| i)
+            .unwrap();
         let r = self.reads.remove(pick);
         let data = if r.zero {
             vec![0u8; r.len]

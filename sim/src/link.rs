@@ -241,16 +241,25 @@ impl Link {
         self.dirs[from.idx()].tx_free > self.now as f64
     }
 
-    /// Sends `frame` from `from` in the current cycle.
+    /// Sends `frame` from `from`, starting in the current cycle.
     pub fn send(&mut self, from: Side, frame: Vec<u8>) {
+        self.send_at(from, frame, self.now);
+    }
+
+    /// Sends `frame` from `from` whose transmission began in cycle `start`
+    /// (at most the current cycle: a MAC that streams a frame out beat by
+    /// beat hands it over whole at its last beat). It arrives no earlier
+    /// than `delay` after the current cycle.
+    pub fn send_at(&mut self, from: Side, frame: Vec<u8>, start: u64) {
         let cfg = &self.cfg;
         let now = self.now;
+        let start = start.min(now);
         let d = &mut self.dirs[from.idx()];
         let wire = frame.len().max(MIN_FRAME) as u64 + WIRE_OVERHEAD;
         d.stats.sent += 1;
         d.stats.octets_sent += frame.len() as u64;
         d.stats.wire_octets += wire;
-        let start = d.tx_free.max(now as f64);
+        let start = d.tx_free.max(start as f64);
         let end = if cfg.rate.is_finite() {
             start + wire as f64 / cfg.rate
         } else {
@@ -258,7 +267,7 @@ impl Link {
         };
         d.tx_free = end;
         // The last octet is on the wire at `end`; it arrives `delay` later.
-        let arrive = end.ceil() as u64 + cfg.delay;
+        let arrive = (end.ceil() as u64).max(now) + cfg.delay;
         // Every draw is made for every frame, so one fault's probability does
         // not shift the others' sequences.
         let lose = d.rng.chance(cfg.loss);

@@ -151,6 +151,9 @@ pub struct MacTxPort {
     asm: Assembler,
     ready: bool,
     mid_frame: bool,
+    /// Cycles sampled since the current frame's first beat.
+    cur_cycles: u64,
+    last_frame_cycles: u64,
     /// Frames received.
     pub frames: u64,
 }
@@ -179,18 +182,36 @@ impl MacTxPort {
     /// last beat. Malformed beats (`keep` > 8, or < 8 before the last) drop
     /// the frame and count in [`MacTxPort::errors`].
     pub fn sample<P: MacTxPins + ?Sized>(&mut self, pins: &P) -> Option<Vec<u8>> {
+        if self.mid_frame {
+            self.cur_cycles += 1;
+        }
         if !self.ready {
             return None;
         }
         let b = pins.mac_tx()?;
+        if !self.mid_frame {
+            self.cur_cycles = 1;
+        }
         self.mid_frame = !b.last;
         match self.asm.push(b) {
             Ok(Some(f)) => {
                 self.frames += 1;
+                self.last_frame_cycles = self.cur_cycles;
                 Some(f)
             }
-            _ => None,
+            Ok(None) => None,
+            Err(_) => {
+                self.mid_frame = false;
+                None
+            }
         }
+    }
+
+    /// Cycles from the first to the last beat of the frame last returned by
+    /// `sample`, both included (1 for a one-beat frame): the frame started
+    /// `frame_cycles() - 1` cycles before the one it was returned in.
+    pub fn frame_cycles(&self) -> u64 {
+        self.last_frame_cycles
     }
 
     /// Beats refused as malformed.

@@ -242,8 +242,10 @@ fn latency_in_cycles_equals_the_configuration() {
             write_latency: wl,
             ..DmaConfig::default()
         });
-        let mut dev = Dev::default();
-        dev.cpl_ready = true;
+        let mut dev = Dev {
+            cpl_ready: true,
+            ..Dev::default()
+        };
         dev.read(buf + 3, 100, 7);
         dev.write(buf + 4097, &[0xA5; 13]);
         let mut seen = None;
