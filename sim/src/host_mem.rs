@@ -3,6 +3,11 @@
 //! return zeros, like fresh DMA-able memory); a bump allocator hands out
 //! aligned buffers; every write is recorded page-wise so a test can prove that
 //! nothing outside a region was touched.
+//!
+//! The memory also keeps the list of **DMA-able ranges**: what the driver
+//! allocated for the device ([`HostMemory::alloc_dma`], or marked with
+//! [`HostMemory::allow_dma`]). The DMA server (`dma.rs`) serves only accesses
+//! that lie wholly inside these ranges and records every other one as a fault.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,6 +32,9 @@ pub struct HostMemory {
     written: BTreeSet<u64>,
     next_alloc: u64,
     limit: u64,
+    /// DMA-able ranges as `start -> end` (exclusive), merged: disjoint and
+    /// never adjacent.
+    dma: BTreeMap<u64, u64>,
 }
 
 impl HostMemory {
@@ -37,6 +45,7 @@ impl HostMemory {
             written: BTreeSet::new(),
             next_alloc: base,
             limit,
+            dma: BTreeMap::new(),
         }
     }
 
@@ -98,6 +107,86 @@ impl HostMemory {
         }
         self.next_alloc = end;
         Ok(start)
+    }
+
+    /// Allocates like [`HostMemory::alloc`] and makes the buffer DMA-able.
+    pub fn alloc_dma(&mut self, len: u64, align: u64) -> Result<u64, MemError> {
+        let a = self.alloc(len, align)?;
+        self.allow_dma(a, len)?;
+        Ok(a)
+    }
+
+    /// Makes `[addr, addr + len)` DMA-able (merging with ranges it touches).
+    pub fn allow_dma(&mut self, addr: u64, len: u64) -> Result<(), MemError> {
+        let mut end = addr.checked_add(len).ok_or(MemError::AddressWrap)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let mut start = addr;
+        // A range starting at or before `addr` that reaches it.
+        if let Some((&s, &e)) = self.dma.range(..=addr).next_back() {
+            if e >= addr {
+                start = s;
+                end = end.max(e);
+            }
+        }
+        // Ranges starting inside `[start, end]` are absorbed.
+        let inside: Vec<(u64, u64)> = self.dma.range(start..=end).map(|(&s, &e)| (s, e)).collect();
+        for (s, e) in inside {
+            self.dma.remove(&s);
+            end = end.max(e);
+        }
+        self.dma.insert(start, end);
+        Ok(())
+    }
+
+    /// Makes `[addr, addr + len)` no longer DMA-able (splitting ranges).
+    pub fn revoke_dma(&mut self, addr: u64, len: u64) -> Result<(), MemError> {
+        let end = addr.checked_add(len).ok_or(MemError::AddressWrap)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let first = self
+            .dma
+            .range(..addr)
+            .next_back()
+            .map(|(&s, _)| s)
+            .unwrap_or(addr);
+        let hit: Vec<(u64, u64)> = self
+            .dma
+            .range(first..end)
+            .map(|(&s, &e)| (s, e))
+            .filter(|&(_, e)| e > addr)
+            .collect();
+        for (s, e) in hit {
+            self.dma.remove(&s);
+            if s < addr {
+                self.dma.insert(s, addr);
+            }
+            if e > end {
+                self.dma.insert(end, e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every octet of `[addr, addr + len)` is DMA-able (`len > 0`;
+    /// an empty or wrapping access is not).
+    pub fn dma_ok(&self, addr: u64, len: u64) -> bool {
+        let Some(end) = addr.checked_add(len) else {
+            return false;
+        };
+        len > 0
+            && self
+                .dma
+                .range(..=addr)
+                .next_back()
+                .is_some_and(|(_, &e)| e >= end)
+    }
+
+    /// The DMA-able ranges as `(start, len)`, ascending, merged.
+    pub fn dma_ranges(&self) -> Vec<(u64, u64)> {
+        self.dma.iter().map(|(&s, &e)| (s, e - s)).collect()
     }
 
     /// Pages (by page number) that were ever written.
@@ -163,6 +252,34 @@ mod tests {
         assert_eq!(b, 0x2000);
         assert_eq!(m.alloc(0x2001, 1), Err(MemError::OutOfMemory));
         assert_eq!(m.alloc(1, 3), Err(MemError::BadAlignment));
+    }
+
+    #[test]
+    fn dma_ranges_merge_split_and_check() {
+        let mut m = HostMemory::new(0x1000, 1 << 20);
+        let a = m.alloc_dma(100, 64).unwrap();
+        assert!(m.dma_ok(a, 100));
+        assert!(!m.dma_ok(a, 101));
+        assert!(!m.dma_ok(a - 1, 2));
+        assert!(!m.dma_ok(a, 0));
+        // Adjacent and overlapping ranges merge; a covering access across
+        // two allocations is fine once they touch.
+        m.allow_dma(a + 100, 50).unwrap();
+        m.allow_dma(a + 120, 100).unwrap();
+        assert_eq!(m.dma_ranges(), vec![(a, 220)]);
+        assert!(m.dma_ok(a + 10, 200));
+        m.allow_dma(a + 300, 10).unwrap();
+        assert!(!m.dma_ok(a + 200, 110), "gap 220..300");
+        m.allow_dma(a - 16, 400).unwrap();
+        assert_eq!(m.dma_ranges(), vec![(a - 16, 400)]);
+        // Revoke splits.
+        m.revoke_dma(a + 50, 10).unwrap();
+        assert_eq!(m.dma_ranges(), vec![(a - 16, 66), (a + 60, 324)]);
+        assert!(!m.dma_ok(a + 49, 2));
+        assert!(m.dma_ok(a + 60, 1));
+        m.revoke_dma(0, u64::MAX).unwrap();
+        assert!(m.dma_ranges().is_empty());
+        assert!(!m.dma_ok(u64::MAX, 2));
     }
 
     #[test]

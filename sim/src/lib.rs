@@ -1,8 +1,26 @@
 //! `rnic-sim`: the co-simulator (DESIGN.md §7). A node is the Verilated
 //! `rnic_core`, its firmware, its host memory and its driver; nodes are joined
 //! by a link model.
+//!
+//! The backbone, independent of what the core's ports grow into:
+//! * [`host_mem`]: sparse host memory, bump allocator, DMA-able ranges;
+//! * [`dma`]: the DMA server (DMA write/read contracts of `docs/rtl.md`);
+//! * [`stream`]: beats of the stream convention and frame assembly;
+//! * [`mac_port`]: a model's MAC stream ports ↔ frames;
+//! * [`link`]: a link between two MAC ports (delay, rate, seeded faults, pcap);
+//! * [`external`]: a MAC port carried over a socket (QEMU stream framing);
+//! * [`sched`]: the single-threaded cycle scheduler over [`sched::Node`]s;
+//! * [`rng`]: the seeded generator behind every random choice;
+//! * [`pcap`]: pcap files of frames;
+//! * [`model_run`]: the default scenario on the reference model alone.
 
+pub mod dma;
+pub mod external;
 pub mod host_mem;
+pub mod link;
+pub mod mac_port;
 pub mod model_run;
 pub mod pcap;
 pub mod rng;
+pub mod sched;
+pub mod stream;

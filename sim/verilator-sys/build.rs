@@ -1,14 +1,34 @@
-//! Verilates `hw/generated/rnic_core.v`, compiles the model, the Verilator
-//! runtime and the shim, and generates the typed port accessors from
-//! `hw/generated/rnic_core.ports`.
+//! Verilates every `hw/generated/<top>.v` that has a port manifest
+//! `hw/generated/<top>.ports` (plus the self-test model in `fixtures/`), each
+//! as its own model type `verilator_sys::<top>::Model`, and links them with
+//! one shared Verilator runtime.
 //!
-//! Reruns only when the Verilog, the manifest or the shim change.
+//! * Models and the runtime are built in parallel (one thread each; the C++
+//!   files of one model compile in parallel through `cc`'s jobserver).
+//! * Each model is rebuilt only when its key changes (hash of its `.v`,
+//!   `.ports`, `csrc/vmodel.h`, the Verilator version and the flags); the
+//!   runtime only when the Verilator version or the flags change.
+//! * The script reruns when anything in `hw/generated/`, `fixtures/` or
+//!   `csrc/` changes (a new model appears by adding its two files).
 
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Bump when the generated C++ or the build flags change shape.
+const GEN_VERSION: &str = "vsys-gen-2";
+const CXX_FLAGS_DESC: &str = "c++17 -O2 VM_TRACE VM_TRACE_VCD";
+const VERILATOR_ARGS: &[&str] = &[
+    "--cc",
+    "-O3",
+    "--x-assign",
+    "fast",
+    "--x-initial",
+    "fast",
+    "--trace",
+];
 
 struct Port {
     output: bool,
@@ -16,7 +36,30 @@ struct Port {
     width: usize,
 }
 
-fn parse_manifest(text: &str) -> Vec<Port> {
+struct Top {
+    name: String,
+    verilog: PathBuf,
+    manifest_text: String,
+    ports: Vec<Port>,
+}
+
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
+    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
+];
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(f) if f.is_ascii_lowercase() || f == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !RUST_KEYWORDS.contains(&s)
+}
+
+fn parse_manifest(file: &Path, text: &str) -> Vec<Port> {
     let mut ports = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -24,9 +67,10 @@ fn parse_manifest(text: &str) -> Vec<Port> {
             continue;
         }
         let f: Vec<&str> = line.split_whitespace().collect();
-        let bad = || -> usize {
+        let bad = || -> ! {
             panic!(
-                "rnic_core.ports line {}: `{line}`: expected `in|out <name> <width>`",
+                "{} line {}: `{line}`: expected `in|out <name> <width>`",
+                file.display(),
                 n + 1
             )
         };
@@ -36,10 +80,7 @@ fn parse_manifest(text: &str) -> Vec<Port> {
         let output = match f[0] {
             "in" => false,
             "out" => true,
-            _ => {
-                bad();
-                unreachable!()
-            }
+            _ => bad(),
         };
         let width: usize = f[2].parse().unwrap_or_else(|_| bad());
         if width == 0 || !f[1].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -51,7 +92,54 @@ fn parse_manifest(text: &str) -> Vec<Port> {
             width,
         });
     }
+    for need in ["clock", "reset"] {
+        if !ports
+            .iter()
+            .any(|p| p.name == need && !p.output && p.width == 1)
+        {
+            panic!("{}: a model needs a 1-bit input `{need}`", file.display());
+        }
+    }
     ports
+}
+
+/// Every `<top>.v` in `dir` with a `<top>.ports` next to it, sorted by name.
+fn discover(dir: &Path) -> Vec<Top> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut tops = Vec::new();
+    for e in rd {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "v") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let manifest = path.with_extension("ports");
+        let Ok(manifest_text) = fs::read_to_string(&manifest) else {
+            println!(
+                "cargo:warning={} has no {name}.ports manifest: not built",
+                path.display()
+            );
+            continue;
+        };
+        if !is_ident(&name) {
+            panic!(
+                "{}: the top's name `{name}` must be a lower-case Rust identifier \
+                 (it becomes the module `verilator_sys::{name}`)",
+                path.display()
+            );
+        }
+        let ports = parse_manifest(&manifest, &manifest_text);
+        tops.push(Top {
+            name,
+            verilog: path,
+            manifest_text,
+            ports,
+        });
+    }
+    tops.sort_by(|a, b| a.name.cmp(&b.name));
+    tops
 }
 
 fn verilator_missing(what: &str) -> ! {
@@ -61,14 +149,39 @@ fn verilator_missing(what: &str) -> ! {
     )
 }
 
-/// The C++ accessors for each port, masking inputs to their width.
-fn gen_cpp(ports: &[Port]) -> String {
-    let mut s = String::from(
-        "// Generated by verilator-sys/build.rs from rnic_core.ports.\n\
-         #include \"vrnic_model.h\"\n\
-         extern \"C\" {\n",
+/// FNV-1a 64 over the parts (with lengths, so boundaries count).
+fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in (p.len() as u64).to_le_bytes().iter().chain(p.iter()) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The per-model C++ shim: fixed functions plus one accessor per port,
+/// inputs masked to their width.
+fn gen_cpp(top: &Top) -> String {
+    let t = &top.name;
+    let mut s = format!(
+        "// Generated by verilator-sys/build.rs from {t}.ports.\n\
+         #include \"V{t}.h\"\n\
+         #include \"vmodel.h\"\n\
+         typedef VModel<V{t}> M;\n\
+         extern \"C\" {{\n\
+         M* vrnic_{t}_new(void) {{ return vmodel_new<V{t}>(\"{t}\"); }}\n\
+         void vrnic_{t}_free(M* m) {{ vmodel_free(m); }}\n\
+         void vrnic_{t}_eval(M* m) {{ m->top->eval(); }}\n\
+         void vrnic_{t}_tick(M* m) {{ vmodel_tick(m); }}\n\
+         void vrnic_{t}_ticks(M* m, uint64_t n) {{ for (uint64_t i = 0; i < n; i++) vmodel_tick(m); }}\n\
+         uint64_t vrnic_{t}_cycle(const M* m) {{ return m->cycle; }}\n\
+         int vrnic_{t}_vcd_open(M* m, const char* path) {{ return vmodel_vcd_open(m, path); }}\n\
+         void vrnic_{t}_vcd_flush(M* m) {{ if (m->vcd != nullptr) m->vcd->flush(); }}\n\
+         void vrnic_{t}_vcd_close(M* m) {{ vmodel_vcd_close(m); }}\n"
     );
-    for p in ports {
+    for p in &top.ports {
         let n = &p.name;
         if p.width <= 64 {
             let mask = if p.width == 64 {
@@ -78,13 +191,13 @@ fn gen_cpp(ports: &[Port]) -> String {
             };
             writeln!(
                 s,
-                "uint64_t vrnic_get_{n}(const VrnicModel* m) {{ return (uint64_t)m->top->{n}; }}"
+                "uint64_t vrnic_{t}_get_{n}(const M* m) {{ return (uint64_t)m->top->{n}; }}"
             )
             .unwrap();
             if !p.output {
                 writeln!(
                     s,
-                    "void vrnic_set_{n}(VrnicModel* m, uint64_t v) {{ m->top->{n} = v & {mask}; }}"
+                    "void vrnic_{t}_set_{n}(M* m, uint64_t v) {{ m->top->{n} = v & {mask}; }}"
                 )
                 .unwrap();
             }
@@ -96,9 +209,9 @@ fn gen_cpp(ports: &[Port]) -> String {
             } else {
                 format!("((1u << {top_bits}) - 1)")
             };
-            writeln!(s, "void vrnic_get_{n}(const VrnicModel* m, uint32_t* w) {{ for (int i = 0; i < {words}; i++) w[i] = m->top->{n}[i]; }}").unwrap();
+            writeln!(s, "void vrnic_{t}_get_{n}(const M* m, uint32_t* w) {{ for (int i = 0; i < {words}; i++) w[i] = m->top->{n}[i]; }}").unwrap();
             if !p.output {
-                writeln!(s, "void vrnic_set_{n}(VrnicModel* m, const uint32_t* w) {{ for (int i = 0; i < {words}; i++) m->top->{n}[i] = w[i]; m->top->{n}[{last}] &= {top_mask}; }}", last = words - 1).unwrap();
+                writeln!(s, "void vrnic_{t}_set_{n}(M* m, const uint32_t* w) {{ for (int i = 0; i < {words}; i++) m->top->{n}[i] = w[i]; m->top->{n}[{last}] &= {top_mask}; }}", last = words - 1).unwrap();
             }
         }
     }
@@ -106,76 +219,254 @@ fn gen_cpp(ports: &[Port]) -> String {
     s
 }
 
-/// The Rust side: extern declarations, `Model` accessors and a port table.
-fn gen_rust(ports: &[Port]) -> String {
-    let mut ext = String::from("extern \"C\" {\n");
-    let mut acc = String::from("impl Model {\n");
-    let mut table = String::from("/// Every top-level port: (name, is_output, width).\npub const PORTS: &[(&str, bool, usize)] = &[\n");
-    for p in ports {
+/// The Rust module of one model: FFI declarations (under their
+/// `vrnic_<top>_*` link names), the common `Model` (macro in `lib.rs`), one
+/// accessor per port, by-name access and the port table.
+fn gen_rust(top: &Top) -> String {
+    let t = &top.name;
+    let mut ext =
+        String::from("    mod ffi {\n        use crate::RawModel;\n        extern \"C\" {\n");
+    let fixed: &[(&str, &str)] = &[
+        ("new", "() -> *mut RawModel"),
+        ("free", "(m: *mut RawModel)"),
+        ("eval", "(m: *mut RawModel)"),
+        ("tick", "(m: *mut RawModel)"),
+        ("ticks", "(m: *mut RawModel, n: u64)"),
+        ("cycle", "(m: *const RawModel) -> u64"),
+        (
+            "vcd_open",
+            "(m: *mut RawModel, path: *const std::os::raw::c_char) -> i32",
+        ),
+        ("vcd_flush", "(m: *mut RawModel)"),
+        ("vcd_close", "(m: *mut RawModel)"),
+    ];
+    for (f, sig) in fixed {
+        writeln!(
+            ext,
+            "            #[link_name = \"vrnic_{t}_{f}\"]\n            pub fn {f}{sig};"
+        )
+        .unwrap();
+    }
+    let mut acc = String::from("    impl Model {\n");
+    let mut get_arms = String::new();
+    let mut set_arms = String::new();
+    let mut table = String::from(
+        "    /// Every top-level port: (name, is_output, width), in manifest order.\n    pub const PORTS: &[(&str, bool, usize)] = &[\n",
+    );
+    for p in &top.ports {
         let n = &p.name;
         let w = p.width;
-        writeln!(table, "    (\"{n}\", {}, {w}),", p.output).unwrap();
+        writeln!(table, "        (\"{n}\", {}, {w}),", p.output).unwrap();
+        let s = if w == 1 { "" } else { "s" };
         if n == "clock" {
             // Driven only by `tick`.
             continue;
         }
+        if p.width <= 64 {
+            writeln!(
+                ext,
+                "            #[link_name = \"vrnic_{t}_get_{n}\"]\n            pub fn get_{n}(m: *const RawModel) -> u64;"
+            )
+            .unwrap();
+            if !p.output {
+                writeln!(
+                    ext,
+                    "            #[link_name = \"vrnic_{t}_set_{n}\"]\n            pub fn set_{n}(m: *mut RawModel, v: u64);"
+                )
+                .unwrap();
+            }
+        } else {
+            writeln!(
+                ext,
+                "            #[link_name = \"vrnic_{t}_get_{n}\"]\n            pub fn get_{n}(m: *const RawModel, w: *mut u32);"
+            )
+            .unwrap();
+            if !p.output {
+                writeln!(
+                    ext,
+                    "            #[link_name = \"vrnic_{t}_set_{n}\"]\n            pub fn set_{n}(m: *mut RawModel, w: *const u32);"
+                )
+                .unwrap();
+            }
+        }
         if w <= 64 {
+            writeln!(get_arms, "                \"{n}\" => Some(self.get_{n}()),").unwrap();
             let kind = if p.output {
                 "Output"
             } else {
                 "Input (read back)"
             };
-            writeln!(ext, "    fn vrnic_get_{n}(m: *const VrnicModel) -> u64;").unwrap();
-            writeln!(acc, "    /// {kind} `{n}` ({w} bit{}).\n    #[inline]\n    pub fn get_{n}(&self) -> u64 {{\n        // SAFETY: `self.raw` is a live model owned by `self` (see `Model::new`).\n        unsafe {{ vrnic_get_{n}(self.raw.as_ptr()) }}\n    }}", if w == 1 { "" } else { "s" }).unwrap();
+            writeln!(acc, "        /// {kind} `{n}` ({w} bit{s}).\n        #[inline]\n        pub fn get_{n}(&self) -> u64 {{\n            // SAFETY: `self.raw` is a live model owned by `self` (see `Model::new`).\n            unsafe {{ ffi::get_{n}(self.raw.as_ptr()) }}\n        }}").unwrap();
             if !p.output {
-                writeln!(ext, "    fn vrnic_set_{n}(m: *mut VrnicModel, v: u64);").unwrap();
-                writeln!(acc, "    /// Input `{n}` ({w} bit{}); bits above the width are ignored.\n    #[inline]\n    pub fn set_{n}(&mut self, v: u64) {{\n        // SAFETY: `self.raw` is a live model owned by `self` (see `Model::new`).\n        unsafe {{ vrnic_set_{n}(self.raw.as_ptr(), v) }}\n    }}", if w == 1 { "" } else { "s" }).unwrap();
+                writeln!(set_arms, "                \"{n}\" => self.set_{n}(v),").unwrap();
+                writeln!(acc, "        /// Input `{n}` ({w} bit{s}); bits above the width are ignored.\n        #[inline]\n        pub fn set_{n}(&mut self, v: u64) {{\n            // SAFETY: `self.raw` is a live model owned by `self` (see `Model::new`).\n            unsafe {{ ffi::set_{n}(self.raw.as_ptr(), v) }}\n        }}").unwrap();
             }
         } else {
             let words = w.div_ceil(32);
-            writeln!(
-                ext,
-                "    fn vrnic_get_{n}(m: *const VrnicModel, w: *mut u32);"
-            )
-            .unwrap();
-            writeln!(acc, "    /// Port `{n}` ({w} bits) as {words} little-endian 32-bit words.\n    pub fn get_{n}(&self) -> [u32; {words}] {{\n        let mut v = [0u32; {words}];\n        // SAFETY: live model; `v` has room for the {words} words written.\n        unsafe {{ vrnic_get_{n}(self.raw.as_ptr(), v.as_mut_ptr()) }};\n        v\n    }}").unwrap();
+            writeln!(acc, "        /// Port `{n}` ({w} bits) as {words} little-endian 32-bit words.\n        pub fn get_{n}(&self) -> [u32; {words}] {{\n            let mut v = [0u32; {words}];\n            // SAFETY: live model; `v` has room for the {words} words written.\n            unsafe {{ ffi::get_{n}(self.raw.as_ptr(), v.as_mut_ptr()) }};\n            v\n        }}").unwrap();
             if !p.output {
-                writeln!(
-                    ext,
-                    "    fn vrnic_set_{n}(m: *mut VrnicModel, w: *const u32);"
-                )
-                .unwrap();
-                writeln!(acc, "    /// Input `{n}` ({w} bits) as {words} little-endian 32-bit words.\n    pub fn set_{n}(&mut self, v: &[u32; {words}]) {{\n        // SAFETY: live model; `v` holds the {words} words read.\n        unsafe {{ vrnic_set_{n}(self.raw.as_ptr(), v.as_ptr()) }}\n    }}").unwrap();
+                writeln!(acc, "        /// Input `{n}` ({w} bits) as {words} little-endian 32-bit words; bits above the width are ignored.\n        pub fn set_{n}(&mut self, v: &[u32; {words}]) {{\n            // SAFETY: live model; `v` holds the {words} words read.\n            unsafe {{ ffi::set_{n}(self.raw.as_ptr(), v.as_ptr()) }}\n        }}").unwrap();
             }
         }
     }
-    ext.push_str("}\n");
-    acc.push_str("}\n");
-    table.push_str("];\n");
-    format!("// Generated by verilator-sys/build.rs from rnic_core.ports.\n{ext}\n{acc}\n{table}")
+    writeln!(
+        acc,
+        "        /// A port of at most 64 bits by name (`None` for unknown, `clock` and wider ports).\n        \
+         pub fn get(&self, port: &str) -> Option<u64> {{\n            match port {{\n{get_arms}                _ => None,\n            }}\n        }}\n        \
+         /// Sets an input of at most 64 bits by name; `false` if there is no such input.\n        \
+         pub fn set(&mut self, port: &str, v: u64) -> bool {{\n            match port {{\n{set_arms}                _ => return false,\n            }}\n            true\n        }}"
+    )
+    .unwrap();
+    ext.push_str("        }\n    }\n");
+    acc.push_str("    }\n");
+    table.push_str("    ];\n");
+    format!(
+        "/// The Verilated `{t}` (from `{t}.v` and its manifest `{t}.ports`).\npub mod {t} {{\n{ext}\n    crate::define_model!(\"{t}\");\n\n{acc}\n{table}}}\n"
+    )
+}
+
+struct Ctx {
+    verilator: String,
+    include: PathBuf,
+    csrc: PathBuf,
+    version: String,
+}
+
+fn base_build(ctx: &Ctx, out_dir: &Path) -> cc::Build {
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .std("c++17")
+        .opt_level(2)
+        .debug(false)
+        .warnings(false)
+        .cargo_metadata(false)
+        .out_dir(out_dir)
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-sign-compare")
+        .define("VM_TRACE", "1")
+        .define("VM_TRACE_VCD", "1")
+        .include(&ctx.csrc)
+        .include(&ctx.include)
+        .include(ctx.include.join("vltstd"));
+    b
+}
+
+/// Verilates and compiles one model into `dir/libvm_<top>.a` unless its
+/// stamp says it is current. Returns whether it was rebuilt.
+fn build_model(ctx: &Ctx, top: &Top, dir: &Path, vmodel_h: &[u8]) -> Result<bool, String> {
+    let verilog = fs::read(&top.verilog).map_err(|e| format!("{}: {e}", top.verilog.display()))?;
+    let key = format!(
+        "{:016x}",
+        fnv(&[
+            GEN_VERSION.as_bytes(),
+            ctx.version.as_bytes(),
+            CXX_FLAGS_DESC.as_bytes(),
+            VERILATOR_ARGS.join(" ").as_bytes(),
+            top.name.as_bytes(),
+            &verilog,
+            top.manifest_text.as_bytes(),
+            vmodel_h,
+        ])
+    );
+    let stamp = dir.join("stamp");
+    let lib = dir.join(format!("libvm_{}.a", top.name));
+    if fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) && lib.exists() {
+        return Ok(false);
+    }
+    let _ = fs::remove_file(&stamp);
+    let mdir = dir.join("vobj");
+    let _ = fs::remove_dir_all(&mdir);
+    fs::create_dir_all(&mdir).map_err(|e| e.to_string())?;
+    let prefix = format!("V{}", top.name);
+    let status = Command::new(&ctx.verilator)
+        .args(VERILATOR_ARGS)
+        .args(["--top-module", &top.name, "--prefix", &prefix, "--Mdir"])
+        .arg(&mdir)
+        .arg(&top.verilog)
+        .status()
+        .map_err(|e| format!("`verilator` could not be run: {e}"))?;
+    if !status.success() {
+        return Err(format!("verilator failed on {}", top.verilog.display()));
+    }
+    let mut generated: Vec<PathBuf> = fs::read_dir(&mdir)
+        .map_err(|e| e.to_string())?
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .collect();
+    generated.sort();
+    let shim = dir.join(format!("shim_{}.cpp", top.name));
+    fs::write(&shim, gen_cpp(top)).map_err(|e| e.to_string())?;
+    let mut b = base_build(ctx, dir);
+    b.include(&mdir).files(&generated).file(&shim);
+    b.try_compile(&format!("vm_{}", top.name))
+        .map_err(|e| format!("compiling the {} model: {e}", top.name))?;
+    fs::write(&stamp, key).map_err(|e| e.to_string())?;
+    Ok(true)
+}
+
+/// The Verilator runtime does not depend on the design: build it once per
+/// Verilator installation and flags (verilated.cpp alone takes ~7 s).
+fn build_runtime(ctx: &Ctx, dir: &Path) -> Result<bool, String> {
+    let key = format!("{}|{}|{CXX_FLAGS_DESC}", ctx.version, ctx.include.display());
+    let stamp = dir.join("stamp");
+    if fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str())
+        && dir.join("libvruntime.a").exists()
+    {
+        return Ok(false);
+    }
+    let _ = fs::remove_file(&stamp);
+    let mut rt = base_build(ctx, dir);
+    rt.file(ctx.include.join("verilated.cpp"))
+        .file(ctx.include.join("verilated_vcd_c.cpp"))
+        .file(ctx.include.join("verilated_threads.cpp"));
+    rt.try_compile("vruntime")
+        .map_err(|e| format!("compiling the Verilator runtime: {e}"))?;
+    fs::write(&stamp, key).map_err(|e| e.to_string())?;
+    Ok(true)
 }
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     let gen_dir = manifest_dir.join("../../hw/generated");
-    let verilog = gen_dir.join("rnic_core.v");
-    let manifest = gen_dir.join("rnic_core.ports");
-    let shim = manifest_dir.join("csrc/shim.cpp");
-    let shim_h = manifest_dir.join("csrc/vrnic_model.h");
-    for p in [&verilog, &manifest, &shim, &shim_h] {
+    let fixtures = manifest_dir.join("fixtures");
+    let csrc = manifest_dir.join("csrc");
+    for p in [&gen_dir, &fixtures, &csrc] {
+        // A directory: cargo reruns when any file in it changes or appears.
         println!("cargo:rerun-if-changed={}", p.display());
     }
     println!("cargo:rerun-if-env-changed=VERILATOR");
 
-    let ports = parse_manifest(&fs::read_to_string(&manifest).unwrap_or_else(|e| {
+    let mut tops = discover(&gen_dir);
+    if !tops.iter().any(|t| t.name == "rnic_core") {
         panic!(
-            "{}: {e} (run `cargo run -p rnic-hw --bin rnic-hw-gen`)",
-            manifest.display()
-        )
-    }));
-    fs::write(out.join("ports.rs"), gen_rust(&ports)).unwrap();
-    fs::write(out.join("ports.cpp"), gen_cpp(&ports)).unwrap();
+            "{}: no rnic_core.v with rnic_core.ports (run `cargo run -p rnic-hw --bin rnic-hw-gen`)",
+            gen_dir.display()
+        );
+    }
+    for f in discover(&fixtures) {
+        if tops.iter().any(|t| t.name == f.name) {
+            panic!(
+                "fixture `{}` clashes with hw/generated/{}.v",
+                f.name, f.name
+            );
+        }
+        tops.push(f);
+    }
+
+    let mut rust = String::from("// Generated by verilator-sys/build.rs: one module per model.\n");
+    for t in &tops {
+        rust.push_str(&gen_rust(t));
+    }
+    rust.push_str("/// The models built, by top name.\npub const MODELS: &[&str] = &[");
+    for t in &tops {
+        write!(rust, "\"{}\", ", t.name).unwrap();
+    }
+    rust.push_str("];\n");
+    let models_rs = out.join("models.rs");
+    if fs::read_to_string(&models_rs).ok().as_deref() != Some(rust.as_str()) {
+        fs::write(&models_rs, rust).unwrap();
+    }
 
     let verilator = env::var("VERILATOR").unwrap_or_else(|_| "verilator".into());
     let root = match Command::new(&verilator)
@@ -190,85 +481,66 @@ fn main() {
     if !include.join("verilated.cpp").exists() {
         verilator_missing(&format!("{} has no verilated.cpp", include.display()));
     }
-
-    let mdir = out.join("vobj");
-    let _ = fs::remove_dir_all(&mdir);
-    let status = Command::new(&verilator)
-        .args([
-            "--cc",
-            "-O3",
-            "--x-assign",
-            "fast",
-            "--x-initial",
-            "fast",
-            "--trace",
-            "--top-module",
-            "rnic_core",
-            "--prefix",
-            "Vrnic_core",
-            "--Mdir",
-        ])
-        .arg(&mdir)
-        .arg(&verilog)
-        .status()
-        .unwrap_or_else(|_| verilator_missing("`verilator` could not be run"));
-    if !status.success() {
-        panic!("verilator failed on {}", verilog.display());
-    }
-
-    let mut generated: Vec<PathBuf> = fs::read_dir(&mdir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
-        .collect();
-    generated.sort();
-
-    let base = || {
-        let mut b = cc::Build::new();
-        b.cpp(true)
-            .std("c++17")
-            .opt_level(2)
-            .debug(false)
-            .warnings(false)
-            .flag_if_supported("-Wno-unused-parameter")
-            .flag_if_supported("-Wno-sign-compare")
-            .define("VM_TRACE", "1")
-            .define("VM_TRACE_VCD", "1")
-            .include(&mdir)
-            .include(manifest_dir.join("csrc"))
-            .include(&include)
-            .include(include.join("vltstd"));
-        b
-    };
-
-    // The model (changes with the Verilog) — linked before the runtime.
-    let mut model = base();
-    model.files(&generated);
-    model.file(&shim).file(out.join("ports.cpp"));
-    model.compile("vrnic_core");
-
-    // The Verilator runtime does not depend on the design: build it once per
-    // Verilator installation and reuse it from OUT_DIR (verilated.cpp alone
-    // takes ~7 s), keyed by the Verilator version and root.
     let version = Command::new(&verilator)
         .arg("--version")
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    let key = format!("{version}|{}|c++17 -O2 VM_TRACE", root.display());
-    let stamp = out.join("vruntime.stamp");
-    let lib = out.join("libvruntime.a");
-    if fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) && lib.exists() {
-        println!("cargo:rustc-link-search=native={}", out.display());
-        println!("cargo:rustc-link-lib=static=vruntime");
-    } else {
-        let mut rt = base();
-        rt.file(include.join("verilated.cpp"))
-            .file(include.join("verilated_vcd_c.cpp"))
-            .file(include.join("verilated_threads.cpp"));
-        rt.compile("vruntime");
-        fs::write(&stamp, key).unwrap();
+    let ctx = Ctx {
+        verilator,
+        include,
+        csrc: csrc.clone(),
+        version,
+    };
+    let vmodel_h = fs::read(csrc.join("vmodel.h")).expect("csrc/vmodel.h");
+
+    let rt_dir = out.join("runtime");
+    let model_dirs: Vec<PathBuf> = tops
+        .iter()
+        .map(|t| out.join("models").join(&t.name))
+        .collect();
+    for d in model_dirs.iter().chain([&rt_dir]) {
+        fs::create_dir_all(d).unwrap();
     }
+    let mut errors = Vec::new();
+    std::thread::scope(|s| {
+        let rt = s.spawn(|| build_runtime(&ctx, &rt_dir));
+        let models: Vec<_> = tops
+            .iter()
+            .zip(&model_dirs)
+            .map(|(t, d)| {
+                let (ctx, vh) = (&ctx, &vmodel_h);
+                s.spawn(move || build_model(ctx, t, d, vh))
+            })
+            .collect();
+        for (t, h) in tops.iter().zip(models) {
+            match h.join() {
+                Ok(Ok(rebuilt)) => {
+                    if rebuilt {
+                        eprintln!("verilator-sys: built model {}", t.name);
+                    }
+                }
+                Ok(Err(e)) => errors.push(e),
+                Err(_) => errors.push(format!("building {} panicked", t.name)),
+            }
+        }
+        match rt.join() {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => errors.push(e),
+            Err(_) => errors.push("building the runtime panicked".into()),
+        }
+    });
+    if !errors.is_empty() {
+        panic!("verilator-sys:\n{}", errors.join("\n"));
+    }
+
+    // Static link order: the models, then the runtime they use.
+    for (t, d) in tops.iter().zip(&model_dirs) {
+        println!("cargo:rustc-link-search=native={}", d.display());
+        println!("cargo:rustc-link-lib=static=vm_{}", t.name);
+    }
+    println!("cargo:rustc-link-search=native={}", rt_dir.display());
+    println!("cargo:rustc-link-lib=static=vruntime");
     println!("cargo:rustc-link-lib=stdc++");
     println!("cargo:rustc-link-lib=pthread");
 }

@@ -3,7 +3,7 @@
 //! ready (every block toggling), without and then with a VCD trace.
 
 use std::time::Instant;
-use verilator_sys::Model;
+use verilator_sys::rnic_core::Model;
 
 fn run(cycles: u64, vcd: Option<&std::path::Path>) -> f64 {
     let mut m = Model::new();

@@ -1,0 +1,223 @@
+//! Measurements for `sim/README.md` (ignored by default; run with
+//! `cargo test --release -p rnic-sim --test bench -- --ignored --nocapture`).
+
+mod common;
+use common::{make_frame, Reflector};
+
+use std::time::Instant;
+
+use rnic_sim::dma::{CplBeat, DmaConfig, DmaPins, DmaServer, RdReq, WrBeat};
+use rnic_sim::host_mem::HostMemory;
+use rnic_sim::link::{Link, LinkConfig, Side};
+use rnic_sim::rng::Rng;
+use rnic_sim::sched::Scheduler;
+
+fn cycles_arg(default: u64) -> u64 {
+    std::env::var("BENCH_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Two `rnic_core` reflectors over a 10 GbE link, 64 frames of 64..1500
+/// octets bouncing: both models, both MAC adapters and the link busy.
+#[test]
+#[ignore]
+fn two_models_with_a_link() {
+    let n = cycles_arg(2_000_000);
+    let mut rng = Rng::new(1);
+    let mut a = Reflector::new(u32::MAX);
+    for id in 0..64 {
+        a.inject
+            .push_back(make_frame(id, 0, 64 + rng.below(1437) as usize));
+    }
+    let mut s = Scheduler::new();
+    s.hook_every = 1;
+    let na = s.add_node(Box::new(a));
+    let nb = s.add_node(Box::new(Reflector::new(u32::MAX)));
+    let l = s.connect(
+        (na, 0),
+        (nb, 0),
+        Link::new(LinkConfig {
+            delay: 156,
+            ..LinkConfig::default()
+        }),
+    );
+    let t = Instant::now();
+    s.run(n);
+    let dt = t.elapsed().as_secs_f64();
+    let st = (s.link(l).stats(Side::A), s.link(l).stats(Side::B));
+    let util = (st.0.wire_octets + st.1.wire_octets) as f64 / (2.0 * 8.0 * n as f64);
+    println!(
+        "two models + link: {:.0} cycles/s ({n} cycles, {:.2} s; {} frames, link utilisation {:.0} %)",
+        n as f64 / dt,
+        dt,
+        st.0.delivered + st.1.delivered,
+        100.0 * util
+    );
+    let ra = s.node_as::<Reflector>(na).unwrap();
+    assert_eq!(ra.damaged, 0);
+}
+
+/// Same traffic, one model alone (frames fed to its MAC directly).
+#[test]
+#[ignore]
+fn one_model_alone() {
+    use rnic_sim::mac_port::{MacRxPort, MacTxPort};
+    let n = cycles_arg(2_000_000);
+    let mut rng = Rng::new(1);
+    let mut m = common::PayTap(verilator_sys::rnic_core::Model::new());
+    m.reset(4);
+    let mut rx = MacRxPort::new(3);
+    let mut tx = MacTxPort::new();
+    let t = Instant::now();
+    for _ in 0..n {
+        if rx.pending() < 2 {
+            let len = 64 + rng.below(1437) as usize;
+            rx.push(rng.bytes(len), false);
+        }
+        rx.drive(&mut m);
+        tx.drive_ready(&mut m, true);
+        m.eval();
+        std::hint::black_box(tx.sample(&m));
+        m.tick();
+    }
+    let dt = t.elapsed().as_secs_f64();
+    println!("one model + MAC adapters: {:.0} cycles/s", n as f64 / dt);
+}
+
+/// A device that keeps the DMA server saturated: 4 KiB writes back to back
+/// and 16 reads of 4 KiB outstanding, completions always taken.
+struct Saturate {
+    wr: Vec<WrBeat>,
+    wi: usize,
+    wr_ready: bool,
+    rd_ready: bool,
+    tag: u8,
+    buf: u64,
+    /// Tags free for a new request; a tag is reused only after its
+    /// completion's last beat.
+    free: std::collections::VecDeque<u8>,
+    cpl: CplBeat,
+}
+impl DmaPins for Saturate {
+    fn wr(&self) -> WrBeat {
+        self.wr[self.wi]
+    }
+    fn set_wr_ready(&mut self, r: bool) {
+        self.wr_ready = r;
+    }
+    fn rd_req(&self) -> RdReq {
+        RdReq {
+            valid: true,
+            addr: self.buf + 4096 * (self.tag as u64 % 16),
+            len: 4096,
+            tag: self.tag,
+        }
+    }
+    fn set_rd_req_ready(&mut self, r: bool) {
+        self.rd_ready = r;
+    }
+    fn set_cpl(&mut self, b: CplBeat) {
+        self.cpl = b;
+    }
+    fn cpl_ready(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+#[ignore]
+fn dma_server_overhead() {
+    let n = cycles_arg(5_000_000);
+    let mut mem = HostMemory::new(0x10_0000, 1 << 40);
+    let buf = mem.alloc_dma(1 << 20, 4096).unwrap();
+    let mut wr = vec![WrBeat {
+        valid: true,
+        hdr: true,
+        len: 4096,
+        data: buf + 3,
+        keep: 0,
+        last: false,
+    }];
+    for i in 0..512 {
+        wr.push(WrBeat {
+            valid: true,
+            hdr: false,
+            len: 0,
+            data: i,
+            keep: 8,
+            last: i == 511,
+        });
+    }
+    for (label, busy, log) in [
+        ("idle", false, false),
+        ("saturated, log off", true, false),
+        ("saturated, log on", true, true),
+    ] {
+        let mut srv = DmaServer::new(DmaConfig {
+            max_outstanding: 16,
+            log,
+            ..DmaConfig::default()
+        });
+        let mut dev = Saturate {
+            wr: wr.clone(),
+            wi: 0,
+            wr_ready: false,
+            rd_ready: false,
+            tag: 0,
+            buf,
+            free: (1..32).collect(),
+            cpl: CplBeat::default(),
+        };
+        if !busy {
+            for b in &mut dev.wr {
+                b.valid = false;
+            }
+        }
+        let t = Instant::now();
+        for _ in 0..n {
+            srv.drive(&mut dev, &mut mem);
+            if busy {
+                srv.sample(&dev, &mut mem);
+                if dev.wr_ready {
+                    dev.wi = (dev.wi + 1) % dev.wr.len();
+                }
+                if dev.rd_ready {
+                    dev.tag = dev.free.pop_front().unwrap();
+                }
+                if dev.cpl.valid && dev.cpl.last {
+                    dev.free.push_back(dev.cpl.tag);
+                }
+            } else {
+                srv.sample(&Idle, &mut mem);
+            }
+        }
+        let dt = t.elapsed().as_secs_f64();
+        let st = srv.stats();
+        println!(
+            "DMA server {label}: {:.1} ns/cycle ({:.1} M cycles/s; {:.2} + {:.2} octets/cycle written + read)",
+            dt * 1e9 / n as f64,
+            n as f64 / dt / 1e6,
+            st.write_octets as f64 / n as f64,
+            st.read_octets as f64 / n as f64,
+        );
+        assert_eq!(st.faults, 0);
+    }
+}
+
+struct Idle;
+impl DmaPins for Idle {
+    fn wr(&self) -> WrBeat {
+        WrBeat::default()
+    }
+    fn set_wr_ready(&mut self, _: bool) {}
+    fn rd_req(&self) -> RdReq {
+        RdReq::default()
+    }
+    fn set_rd_req_ready(&mut self, _: bool) {}
+    fn set_cpl(&mut self, _: CplBeat) {}
+    fn cpl_ready(&self) -> bool {
+        true
+    }
+}
