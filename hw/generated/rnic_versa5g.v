@@ -69,12 +69,30 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  core$rx_pay_last;
     wire  core$rx_pay_valid;
     reg  core$rx_pay_ready;
+    // Unused on purpose: the board has no consumer of the payload CRC yet: the echo path forwards frames only.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$rx_pay_crc;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no consumer of the payload CRC yet: the echo path forwards frames only.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  core$rx_pay_crc_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_ok;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_bad_fcs;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_overflow;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_oversize;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  rx0$rxc;
     reg  [3:0] rx0$rxd;
     reg  rx0$rx_ctl;
@@ -91,11 +109,20 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  rx1$rx_ctl;
     reg  rx1$core_clock;
     reg  rx1$core_reset;
+    // Unused on purpose: port 1's receive stream is only watched for activity (LED 6) until it carries the host bridge.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] rx1$out_data;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: port 1's receive stream is only watched for activity (LED 6) until it carries the host bridge.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [3:0] rx1$out_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
     wire  rx1$out_last;
     wire  rx1$out_valid;
+    // Unused on purpose: port 1's receive stream is only watched for activity (LED 6) until it carries the host bridge.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  rx1$out_fcs_bad;
+    /* verilator lint_on UNUSEDSIGNAL */
     wire  rx1$overflow;
     reg  tx0$clock;
     reg  tx0$reset;
@@ -106,7 +133,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  tx0$in_ready;
     wire  tx0$tx_en;
     wire  [7:0] tx0$txd;
+    // Unused on purpose: of port 0's transmit counters only the underrun count is used (error LED).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx0$cnt_frames;
+    /* verilator lint_on UNUSEDSIGNAL */
     wire  [31:0] tx0$cnt_underrun;
     reg  tx1$clock;
     reg  tx1$reset;
@@ -114,11 +144,20 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  [3:0] tx1$in_keep;
     reg  tx1$in_last;
     reg  tx1$in_valid;
+    // Unused on purpose: port 1's transmitter is idle (its input tied off) until it carries the host bridge.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  tx1$in_ready;
+    /* verilator lint_on UNUSEDSIGNAL */
     wire  tx1$tx_en;
     wire  [7:0] tx1$txd;
+    // Unused on purpose: port 1's transmitter is idle (its input tied off) until it carries the host bridge.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx1$cnt_frames;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: port 1's transmitter is idle (its input tied off) until it carries the host bridge.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx1$cnt_underrun;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  pins0$clock;
     reg  pins0$clock90;
     reg  pins0$tx_en;
@@ -142,7 +181,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  mdio0$mdio_oe;
     reg  mdio0$mdio_in;
     wire  mdio0$phy_rst_n;
+    // Unused on purpose: the LEDs show link state; PHY initialisation has no indicator of its own.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  mdio0$init_done;
+    /* verilator lint_on UNUSEDSIGNAL */
     wire  mdio0$link;
     wire  [1:0] mdio0$speed;
     reg  mdio1$clock;
@@ -152,9 +194,15 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  mdio1$mdio_oe;
     reg  mdio1$mdio_in;
     wire  mdio1$phy_rst_n;
+    // Unused on purpose: the LEDs show link state; PHY initialisation has no indicator of its own.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  mdio1$init_done;
+    /* verilator lint_on UNUSEDSIGNAL */
     wire  mdio1$link;
+    // Unused on purpose: only PHY 0's link speed has a LED.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [1:0] mdio1$speed;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  mdio0_buf$write_enable;
     reg  mdio0_buf$write_data;
     wire  mdio0_buf$read_data;
@@ -465,14 +513,14 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
             err$d = 1'b0;
         end
         leds = 8'h0;
-        leds = (leds & ~(1 << (32'h0)) | ((heartbeat$q[32'h1a] & ~reset$q) << (32'h0)));
-        leds = (leds & ~(1 << (32'h1)) | ((mdio0$link) << (32'h1)));
-        leds = (leds & ~(1 << (32'h2)) | ((mdio0$speed == 2'h2) << (32'h2)));
-        leds = (leds & ~(1 << (32'h3)) | ((act0$active) << (32'h3)));
-        leds = (leds & ~(1 << (32'h4)) | ((bad0$active) << (32'h4)));
-        leds = (leds & ~(1 << (32'h5)) | ((mdio1$link) << (32'h5)));
-        leds = (leds & ~(1 << (32'h6)) | ((act1$active) << (32'h6)));
-        leds = (leds & ~(1 << (32'h7)) | ((err$q) << (32'h7)));
+        leds = {leds[7:1], heartbeat$q[32'h1a] & ~reset$q};
+        leds = {leds[7:2], mdio0$link, leds[0]};
+        leds = {leds[7:3], mdio0$speed == 2'h2, leds[1:0]};
+        leds = {leds[7:4], act0$active, leds[2:0]};
+        leds = {leds[7:5], bad0$active, leds[3:0]};
+        leds = {leds[7:6], mdio1$link, leds[4:0]};
+        leds = {leds[7], act1$active, leds[5:0]};
+        leds = {err$q, leds[6:0]};
         led = ~leds;
     end
 
@@ -1487,7 +1535,10 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     reg  dfifo$reset;
     reg  dfifo$write;
     reg  [67:0] dfifo$data_in;
+    // Unused on purpose: rx_fifo's data FIFO cannot fill: space for a whole frame is reserved at its first beat.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  dfifo$full;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  dfifo$read;
     wire  [67:0] dfifo$data_out;
     wire  dfifo$empty;
@@ -1500,7 +1551,10 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     reg  lfifo$read;
     wire  [8:0] lfifo$data_out;
     wire  lfifo$empty;
+    // Unused on purpose: rx_fifo's frame-record FIFO does not need its occupancy output.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [6:0] lfifo$count;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  mid$d;
     wire  mid$q;
     reg  mid$clock;
@@ -2321,12 +2375,15 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
     localparam  half = 8'h20;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam MdioState$HoldReset = 0;
     localparam MdioState$WaitPhy = 1;
     localparam MdioState$Start = 2;
     localparam MdioState$Shift = 3;
     localparam MdioState$Next = 4;
     localparam MdioState$Poll = 5;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [2:0] state$d;
@@ -2500,7 +2557,7 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
         end
         else if (op$q == 3'h2) begin
             regad = 5'h15;
-            wdata = (value$q | 16'h20) & 32'hffef;
+            wdata = (value$q | 16'h20) & 16'hffef;
         end
         else if (op$q == 3'h3) begin
             regad = 5'h16;
@@ -2562,7 +2619,7 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                         rd$d = (rd$q << 32'h1) | {{15{1'b0}}, mdio_in};
                         mdc_q$d = 1'b1;
                     end
-                    if (div$q == (half << 32'h1) - 32'h1) begin
+                    if (div$q == (half << 32'h1) - 8'h1) begin
                         div$d = 8'h0;
                         mdc_q$d = 1'b0;
                         sh$d = sh$q << 32'h1;
@@ -2831,16 +2888,19 @@ module rnic_versa5g$mdio0$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam MdioState$HoldReset = 0;
     localparam MdioState$WaitPhy = 1;
     localparam MdioState$Start = 2;
     localparam MdioState$Shift = 3;
     localparam MdioState$Next = 4;
     localparam MdioState$Poll = 5;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -2922,12 +2982,15 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
     localparam  half = 8'h20;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam MdioState$HoldReset = 0;
     localparam MdioState$WaitPhy = 1;
     localparam MdioState$Start = 2;
     localparam MdioState$Shift = 3;
     localparam MdioState$Next = 4;
     localparam MdioState$Poll = 5;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [2:0] state$d;
@@ -3101,7 +3164,7 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
         end
         else if (op$q == 3'h2) begin
             regad = 5'h15;
-            wdata = (value$q | 16'h20) & 32'hffef;
+            wdata = (value$q | 16'h20) & 16'hffef;
         end
         else if (op$q == 3'h3) begin
             regad = 5'h16;
@@ -3163,7 +3226,7 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                         rd$d = (rd$q << 32'h1) | {{15{1'b0}}, mdio_in};
                         mdc_q$d = 1'b1;
                     end
-                    if (div$q == (half << 32'h1) - 32'h1) begin
+                    if (div$q == (half << 32'h1) - 8'h1) begin
                         div$d = 8'h0;
                         mdc_q$d = 1'b0;
                         sh$d = sh$q << 32'h1;
@@ -3432,16 +3495,19 @@ module rnic_versa5g$mdio1$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam MdioState$HoldReset = 0;
     localparam MdioState$WaitPhy = 1;
     localparam MdioState$Start = 2;
     localparam MdioState$Shift = 3;
     localparam MdioState$Next = 4;
     localparam MdioState$Poll = 5;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -3547,10 +3613,10 @@ module rnic_versa5g$pins0(clock,clock90,tx_en,tx_er,data,txc,txd,tx_ctl);
     always @(*) begin
         oddr$sclk = clock;
         oclk$sclk = clock90;
-        rise = ((data[(32'h0)+:(4)]) & 5'h1f);
-        rise = (rise & ~(1 << (32'h4)) | ((tx_en) << (32'h4)));
-        fall = ((data[(32'h4)+:(4)]) & 5'h1f);
-        fall = (fall & ~(1 << (32'h4)) | ((tx_en ^ tx_er) << (32'h4)));
+        rise = {{1{1'b0}}, data[(32'h0)+:(4)]};
+        rise = {tx_en, rise[3:0]};
+        fall = {{1{1'b0}}, data[(32'h4)+:(4)]};
+        fall = {tx_en ^ tx_er, fall[3:0]};
         oddr$d0 = rise;
         oddr$d1 = fall;
         oclk$d0 = 1'h1;
@@ -3640,10 +3706,10 @@ module rnic_versa5g$pins1(clock,clock90,tx_en,tx_er,data,txc,txd,tx_ctl);
     always @(*) begin
         oddr$sclk = clock;
         oclk$sclk = clock90;
-        rise = ((data[(32'h0)+:(4)]) & 5'h1f);
-        rise = (rise & ~(1 << (32'h4)) | ((tx_en) << (32'h4)));
-        fall = ((data[(32'h4)+:(4)]) & 5'h1f);
-        fall = (fall & ~(1 << (32'h4)) | ((tx_en ^ tx_er) << (32'h4)));
+        rise = {{1{1'b0}}, data[(32'h0)+:(4)]};
+        rise = {tx_en, rise[3:0]};
+        fall = {{1{1'b0}}, data[(32'h4)+:(4)]};
+        fall = {tx_en ^ tx_er, fall[3:0]};
         oddr$d0 = rise;
         oddr$d1 = fall;
         oclk$d0 = 1'h1;
@@ -3789,8 +3855,14 @@ module rnic_versa5g$rx0(rxc,rxd,rx_ctl,core_clock,core_reset,out_data,out_keep,o
     wire  mac$out_last;
     wire  mac$out_valid;
     wire  mac$out_fcs_bad;
+    // Unused on purpose: RxPort does not export the MAC receiver's counters (bad frames are flagged per frame).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] mac$cnt_frames;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: RxPort does not export the MAC receiver's counters (bad frames are flagged per frame).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] mac$cnt_bad;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  rx_reset$sig_in;
     wire  rx_reset$sig_out;
     reg  rx_reset$clock;
@@ -3907,17 +3979,35 @@ module rnic_versa5g$rx0$cdc(wr_clock,in_data,in_keep,in_last,in_valid,in_fcs_bad
     reg  fifo$read;
     wire  [69:0] fifo$data_out;
     wire  fifo$empty;
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$almost_empty;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$underflow;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$read_clock;
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] fifo$read_fill;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$write;
     reg  [69:0] fifo$data_in;
     wire  fifo$full;
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$almost_full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$overflow;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$write_clock;
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] fifo$write_fill;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  full_seen$sig_in;
     wire  full_seen$sig_out;
     reg  full_seen$clock;
@@ -3964,8 +4054,8 @@ module rnic_versa5g$rx0$cdc(wr_clock,in_data,in_keep,in_last,in_valid,in_fcs_bad
         fifo$read_clock = rd_clock;
         full_seen$clock = rd_clock;
         word = {{6{1'b0}}, in_data} | ({{66{1'b0}}, in_keep} << 32'h40);
-        word = (word & ~(1 << (32'h44)) | ((in_last) << (32'h44)));
-        word = (word & ~(1 << (32'h45)) | ((in_fcs_bad) << (32'h45)));
+        word = {word[69], in_last, word[67:0]};
+        word = {in_fcs_bad, word[68:0]};
         fifo$data_in = word;
         fifo$write = in_valid;
         full_seen$sig_in = fifo$full & in_valid;
@@ -4044,14 +4134,20 @@ module rnic_versa5g$rx0$cdc$fifo(read,data_out,empty,almost_empty,underflow,read
     reg  write_to_read$send;
     reg  write_to_read$clock_out;
     wire  [5:0] write_to_read$sig_out;
+    // Unused on purpose: inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  write_to_read$update;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  read_to_write$clock_in;
     reg  [5:0] read_to_write$sig_in;
     wire  read_to_write$busy;
     reg  read_to_write$send;
     reg  read_to_write$clock_out;
     wire  [5:0] read_to_write$sig_out;
+    // Unused on purpose: inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  read_to_write$update;
+    /* verilator lint_on UNUSEDSIGNAL */
 
     // Sub module instances
     rnic_versa5g$rx0$cdc$fifo$ram ram(
@@ -4238,11 +4334,11 @@ module rnic_versa5g$rx0$cdc$fifo$read_logic(clock,read,data_out,empty,almost_emp
         end
         almost_empty = (fill_level < block_size);
         empty = is_empty;
-        ram_read_address = ((read_address$q & fifo_address_mask) & 5'h1f);
+        ram_read_address = (read_address$q[4:0] & fifo_address_mask[4:0]);
         data_out = ram_read_data;
         if (read & ~is_empty) begin
             read_address$d = read_address$q + 6'h1;
-            ram_read_address = (((read_address$q + 6'h1) & fifo_address_mask) & 5'h1f);
+            ram_read_address = ((read_address$q[4:0] + 5'h1) & fifo_address_mask[4:0]);
         end
         else begin
             read_address$d = read_address$q;
@@ -4366,8 +4462,11 @@ module rnic_versa5g$rx0$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag
     output reg  update;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncReceiverState$WaitSteady = 0;
     localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] hold$d;
@@ -4476,12 +4575,15 @@ module rnic_versa5g$rx0$cdc$fifo$read_to_write$recv$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncReceiverState$WaitSteady = 0;
     localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1'h0;
     end
 
     always @(posedge clock) begin
@@ -4601,9 +4703,12 @@ module rnic_versa5g$rx0$cdc$fifo$read_to_write$sender(sig_in,clock,sig_cross,fla
     input wire  send;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncSenderState$Idle = 0;
     localparam SyncSenderState$WaitAck = 1;
     localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] hold$d;
@@ -4707,13 +4812,16 @@ module rnic_versa5g$rx0$cdc$fifo$read_to_write$sender$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncSenderState$Idle = 0;
     localparam SyncSenderState$WaitAck = 1;
     localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 2'h0;
     end
 
     always @(posedge clock) begin
@@ -4876,7 +4984,7 @@ module rnic_versa5g$rx0$cdc$fifo$write_logic(write,data_in,full,almost_full,over
         end
         almost_full = (fill_level >= almost_full_level);
         full = is_full;
-        ram_write_address = ((write_address$q & fifo_address_mask) & 5'h1f);
+        ram_write_address = (write_address$q[4:0] & fifo_address_mask[4:0]);
         ram_write_data = data_in;
         if (write & ~is_full) begin
             write_address$d = write_address$q + 6'h1;
@@ -5023,8 +5131,11 @@ module rnic_versa5g$rx0$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag
     output reg  update;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncReceiverState$WaitSteady = 0;
     localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] hold$d;
@@ -5133,12 +5244,15 @@ module rnic_versa5g$rx0$cdc$fifo$write_to_read$recv$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncReceiverState$WaitSteady = 0;
     localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1'h0;
     end
 
     always @(posedge clock) begin
@@ -5258,9 +5372,12 @@ module rnic_versa5g$rx0$cdc$fifo$write_to_read$sender(sig_in,clock,sig_cross,fla
     input wire  send;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncSenderState$Idle = 0;
     localparam SyncSenderState$WaitAck = 1;
     localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] hold$d;
@@ -5364,13 +5481,16 @@ module rnic_versa5g$rx0$cdc$fifo$write_to_read$sender$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncSenderState$Idle = 0;
     localparam SyncSenderState$WaitAck = 1;
     localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 2'h0;
     end
 
     always @(posedge clock) begin
@@ -5577,10 +5697,13 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
     localparam  residue = 32'hdebb20e3;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam RxState$Idle = 0;
     localparam RxState$Preamble = 1;
     localparam RxState$Data = 2;
     localparam RxState$Drop = 3;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [1:0] state$d;
@@ -5782,7 +5905,7 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
         case (state$q)
             RxState$Idle:
                 begin
-                    crc$d = 64'hffffffff;
+                    crc$d = 32'hffffffff;
                     nheld$d = 3'h0;
                     n$d = 4'h0;
                     err$d = 1'b0;
@@ -6123,14 +6246,17 @@ module rnic_versa5g$rx0$mac$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam RxState$Idle = 0;
     localparam RxState$Preamble = 1;
     localparam RxState$Data = 2;
     localparam RxState$Drop = 3;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 2'h0;
     end
 
     always @(posedge clock) begin
@@ -6231,12 +6357,12 @@ module rnic_versa5g$rx0$pins(rxc,rxd,rx_ctl,rx_dv,rx_er,data);
     reg  er$d;
     wire  er$q;
     reg  er$clock;
-    reg  [7:0] d$d;
-    wire  [7:0] d$q;
-    reg  d$clock;
+    reg  [7:0] octet$d;
+    wire  [7:0] octet$q;
+    reg  octet$clock;
 
     // Local signals
-    reg  [4:0] pins;
+    reg  [4:0] ddr_in;
 
     // Sub module instances
     rnic_versa5g$rx0$pins$iddr iddr(
@@ -6255,52 +6381,33 @@ module rnic_versa5g$rx0$pins(rxc,rxd,rx_ctl,rx_dv,rx_er,data);
         .q(er$q),
         .clock(er$clock)
     );
-    rnic_versa5g$rx0$pins$d d(
-        .d(d$d),
-        .q(d$q),
-        .clock(d$clock)
+    rnic_versa5g$rx0$pins$octet octet(
+        .d(octet$d),
+        .q(octet$q),
+        .clock(octet$clock)
     );
 
     // Update code
     always @(*) begin
         dv$clock = rxc;
         er$clock = rxc;
-        d$clock = rxc;
+        octet$clock = rxc;
         dv$d = dv$q;
         er$d = er$q;
-        d$d = d$q;
+        octet$d = octet$q;
         iddr$sclk = rxc;
-        pins = {{1{1'b0}}, rxd};
-        pins = (pins & ~(1 << (32'h4)) | ((rx_ctl) << (32'h4)));
-        iddr$d = pins;
+        ddr_in = {{1{1'b0}}, rxd};
+        ddr_in = {rx_ctl, ddr_in[3:0]};
+        iddr$d = ddr_in;
         dv$d = iddr$q0[32'h4];
         er$d = iddr$q0[32'h4] ^ iddr$q1[32'h4];
-        d$d = ((iddr$q0[(32'h0)+:(4)]) & 8'hff) | (((iddr$q1[(32'h0)+:(4)]) & 8'hff) << 32'h4);
+        octet$d = {{4{1'b0}}, iddr$q0[(32'h0)+:(4)]} | ({{4{1'b0}}, iddr$q1[(32'h0)+:(4)]} << 32'h4);
         rx_dv = dv$q;
         rx_er = er$q;
-        data = d$q;
+        data = octet$q;
     end
 
 endmodule // rnic_versa5g$rx0$pins
-
-
-module rnic_versa5g$rx0$pins$d(d,q,clock);
-
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$rx0$pins$d
 
 
 module rnic_versa5g$rx0$pins$dv(d,q,clock);
@@ -6357,6 +6464,25 @@ module rnic_versa5g$rx0$pins$iddr(sclk,d,q0,q1);
         IDDRX1F ddr(.D(d[i]), .SCLK(sclk), .RST(1'b0), .Q0(q0[i]), .Q1(q1[i]));
     end endgenerate
 endmodule // rnic_versa5g$rx0$pins$iddr
+
+
+module rnic_versa5g$rx0$pins$octet(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$rx0$pins$octet
 
 
 module rnic_versa5g$rx0$rx_reset(sig_in,sig_out,clock);
@@ -6470,8 +6596,14 @@ module rnic_versa5g$rx1(rxc,rxd,rx_ctl,core_clock,core_reset,out_data,out_keep,o
     wire  mac$out_last;
     wire  mac$out_valid;
     wire  mac$out_fcs_bad;
+    // Unused on purpose: RxPort does not export the MAC receiver's counters (bad frames are flagged per frame).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] mac$cnt_frames;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: RxPort does not export the MAC receiver's counters (bad frames are flagged per frame).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] mac$cnt_bad;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  rx_reset$sig_in;
     wire  rx_reset$sig_out;
     reg  rx_reset$clock;
@@ -6588,17 +6720,35 @@ module rnic_versa5g$rx1$cdc(wr_clock,in_data,in_keep,in_last,in_valid,in_fcs_bad
     reg  fifo$read;
     wire  [69:0] fifo$data_out;
     wire  fifo$empty;
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$almost_empty;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$underflow;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$read_clock;
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] fifo$read_fill;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$write;
     reg  [69:0] fifo$data_in;
     wire  fifo$full;
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$almost_full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$overflow;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$write_clock;
+    // Unused on purpose: RxCdc uses only the FIFO's full and empty flags: it reads only when not empty and detects overflow as full during a write.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] fifo$write_fill;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  full_seen$sig_in;
     wire  full_seen$sig_out;
     reg  full_seen$clock;
@@ -6645,8 +6795,8 @@ module rnic_versa5g$rx1$cdc(wr_clock,in_data,in_keep,in_last,in_valid,in_fcs_bad
         fifo$read_clock = rd_clock;
         full_seen$clock = rd_clock;
         word = {{6{1'b0}}, in_data} | ({{66{1'b0}}, in_keep} << 32'h40);
-        word = (word & ~(1 << (32'h44)) | ((in_last) << (32'h44)));
-        word = (word & ~(1 << (32'h45)) | ((in_fcs_bad) << (32'h45)));
+        word = {word[69], in_last, word[67:0]};
+        word = {in_fcs_bad, word[68:0]};
         fifo$data_in = word;
         fifo$write = in_valid;
         full_seen$sig_in = fifo$full & in_valid;
@@ -6725,14 +6875,20 @@ module rnic_versa5g$rx1$cdc$fifo(read,data_out,empty,almost_empty,underflow,read
     reg  write_to_read$send;
     reg  write_to_read$clock_out;
     wire  [5:0] write_to_read$sig_out;
+    // Unused on purpose: inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  write_to_read$update;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  read_to_write$clock_in;
     reg  [5:0] read_to_write$sig_in;
     wire  read_to_write$busy;
     reg  read_to_write$send;
     reg  read_to_write$clock_out;
     wire  [5:0] read_to_write$sig_out;
+    // Unused on purpose: inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  read_to_write$update;
+    /* verilator lint_on UNUSEDSIGNAL */
 
     // Sub module instances
     rnic_versa5g$rx1$cdc$fifo$ram ram(
@@ -6919,11 +7075,11 @@ module rnic_versa5g$rx1$cdc$fifo$read_logic(clock,read,data_out,empty,almost_emp
         end
         almost_empty = (fill_level < block_size);
         empty = is_empty;
-        ram_read_address = ((read_address$q & fifo_address_mask) & 5'h1f);
+        ram_read_address = (read_address$q[4:0] & fifo_address_mask[4:0]);
         data_out = ram_read_data;
         if (read & ~is_empty) begin
             read_address$d = read_address$q + 6'h1;
-            ram_read_address = (((read_address$q + 6'h1) & fifo_address_mask) & 5'h1f);
+            ram_read_address = ((read_address$q[4:0] + 5'h1) & fifo_address_mask[4:0]);
         end
         else begin
             read_address$d = read_address$q;
@@ -7047,8 +7203,11 @@ module rnic_versa5g$rx1$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag
     output reg  update;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncReceiverState$WaitSteady = 0;
     localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] hold$d;
@@ -7157,12 +7316,15 @@ module rnic_versa5g$rx1$cdc$fifo$read_to_write$recv$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncReceiverState$WaitSteady = 0;
     localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1'h0;
     end
 
     always @(posedge clock) begin
@@ -7282,9 +7444,12 @@ module rnic_versa5g$rx1$cdc$fifo$read_to_write$sender(sig_in,clock,sig_cross,fla
     input wire  send;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncSenderState$Idle = 0;
     localparam SyncSenderState$WaitAck = 1;
     localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] hold$d;
@@ -7388,13 +7553,16 @@ module rnic_versa5g$rx1$cdc$fifo$read_to_write$sender$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncSenderState$Idle = 0;
     localparam SyncSenderState$WaitAck = 1;
     localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 2'h0;
     end
 
     always @(posedge clock) begin
@@ -7557,7 +7725,7 @@ module rnic_versa5g$rx1$cdc$fifo$write_logic(write,data_in,full,almost_full,over
         end
         almost_full = (fill_level >= almost_full_level);
         full = is_full;
-        ram_write_address = ((write_address$q & fifo_address_mask) & 5'h1f);
+        ram_write_address = (write_address$q[4:0] & fifo_address_mask[4:0]);
         ram_write_data = data_in;
         if (write & ~is_full) begin
             write_address$d = write_address$q + 6'h1;
@@ -7704,8 +7872,11 @@ module rnic_versa5g$rx1$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag
     output reg  update;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncReceiverState$WaitSteady = 0;
     localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] hold$d;
@@ -7814,12 +7985,15 @@ module rnic_versa5g$rx1$cdc$fifo$write_to_read$recv$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncReceiverState$WaitSteady = 0;
     localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 1'h0;
     end
 
     always @(posedge clock) begin
@@ -7939,9 +8113,12 @@ module rnic_versa5g$rx1$cdc$fifo$write_to_read$sender(sig_in,clock,sig_cross,fla
     input wire  send;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncSenderState$Idle = 0;
     localparam SyncSenderState$WaitAck = 1;
     localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] hold$d;
@@ -8045,13 +8222,16 @@ module rnic_versa5g$rx1$cdc$fifo$write_to_read$sender$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam SyncSenderState$Idle = 0;
     localparam SyncSenderState$WaitAck = 1;
     localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 2'h0;
     end
 
     always @(posedge clock) begin
@@ -8258,10 +8438,13 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
     localparam  residue = 32'hdebb20e3;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam RxState$Idle = 0;
     localparam RxState$Preamble = 1;
     localparam RxState$Data = 2;
     localparam RxState$Drop = 3;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [1:0] state$d;
@@ -8463,7 +8646,7 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
         case (state$q)
             RxState$Idle:
                 begin
-                    crc$d = 64'hffffffff;
+                    crc$d = 32'hffffffff;
                     nheld$d = 3'h0;
                     n$d = 4'h0;
                     err$d = 1'b0;
@@ -8804,14 +8987,17 @@ module rnic_versa5g$rx1$mac$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam RxState$Idle = 0;
     localparam RxState$Preamble = 1;
     localparam RxState$Data = 2;
     localparam RxState$Drop = 3;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 2'h0;
     end
 
     always @(posedge clock) begin
@@ -8912,12 +9098,12 @@ module rnic_versa5g$rx1$pins(rxc,rxd,rx_ctl,rx_dv,rx_er,data);
     reg  er$d;
     wire  er$q;
     reg  er$clock;
-    reg  [7:0] d$d;
-    wire  [7:0] d$q;
-    reg  d$clock;
+    reg  [7:0] octet$d;
+    wire  [7:0] octet$q;
+    reg  octet$clock;
 
     // Local signals
-    reg  [4:0] pins;
+    reg  [4:0] ddr_in;
 
     // Sub module instances
     rnic_versa5g$rx1$pins$iddr iddr(
@@ -8936,52 +9122,33 @@ module rnic_versa5g$rx1$pins(rxc,rxd,rx_ctl,rx_dv,rx_er,data);
         .q(er$q),
         .clock(er$clock)
     );
-    rnic_versa5g$rx1$pins$d d(
-        .d(d$d),
-        .q(d$q),
-        .clock(d$clock)
+    rnic_versa5g$rx1$pins$octet octet(
+        .d(octet$d),
+        .q(octet$q),
+        .clock(octet$clock)
     );
 
     // Update code
     always @(*) begin
         dv$clock = rxc;
         er$clock = rxc;
-        d$clock = rxc;
+        octet$clock = rxc;
         dv$d = dv$q;
         er$d = er$q;
-        d$d = d$q;
+        octet$d = octet$q;
         iddr$sclk = rxc;
-        pins = {{1{1'b0}}, rxd};
-        pins = (pins & ~(1 << (32'h4)) | ((rx_ctl) << (32'h4)));
-        iddr$d = pins;
+        ddr_in = {{1{1'b0}}, rxd};
+        ddr_in = {rx_ctl, ddr_in[3:0]};
+        iddr$d = ddr_in;
         dv$d = iddr$q0[32'h4];
         er$d = iddr$q0[32'h4] ^ iddr$q1[32'h4];
-        d$d = ((iddr$q0[(32'h0)+:(4)]) & 8'hff) | (((iddr$q1[(32'h0)+:(4)]) & 8'hff) << 32'h4);
+        octet$d = {{4{1'b0}}, iddr$q0[(32'h0)+:(4)]} | ({{4{1'b0}}, iddr$q1[(32'h0)+:(4)]} << 32'h4);
         rx_dv = dv$q;
         rx_er = er$q;
-        data = d$q;
+        data = octet$q;
     end
 
 endmodule // rnic_versa5g$rx1$pins
-
-
-module rnic_versa5g$rx1$pins$d(d,q,clock);
-
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$rx1$pins$d
 
 
 module rnic_versa5g$rx1$pins$dv(d,q,clock);
@@ -9038,6 +9205,25 @@ module rnic_versa5g$rx1$pins$iddr(sclk,d,q0,q1);
         IDDRX1F ddr(.D(d[i]), .SCLK(sclk), .RST(1'b0), .Q0(q0[i]), .Q1(q1[i]));
     end endgenerate
 endmodule // rnic_versa5g$rx1$pins$iddr
+
+
+module rnic_versa5g$rx1$pins$octet(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$rx1$pins$octet
 
 
 module rnic_versa5g$rx1$rx_reset(sig_in,sig_out,clock);
@@ -9173,6 +9359,8 @@ module rnic_versa5g$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
     output reg  [31:0] cnt_underrun;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam TxState$Idle = 0;
     localparam TxState$Preamble = 1;
     localparam TxState$Data = 2;
@@ -9180,6 +9368,7 @@ module rnic_versa5g$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
     localparam TxState$Fcs = 4;
     localparam TxState$Gap = 5;
     localparam TxState$Discard = 6;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [2:0] state$d;
@@ -9345,7 +9534,7 @@ module rnic_versa5g$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
                         is_last$d = in_last;
                         cnt$d = 4'h0;
                         len$d = 16'h0;
-                        crc$d = 64'hffffffff;
+                        crc$d = 32'hffffffff;
                         frames$d = frames$q + 32'h1;
                         state$d = TxState$Preamble;
                     end
@@ -9644,6 +9833,8 @@ module rnic_versa5g$tx0$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam TxState$Idle = 0;
     localparam TxState$Preamble = 1;
     localparam TxState$Data = 2;
@@ -9651,10 +9842,11 @@ module rnic_versa5g$tx0$state(d,q,clock);
     localparam TxState$Fcs = 4;
     localparam TxState$Gap = 5;
     localparam TxState$Discard = 6;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -9788,6 +9980,8 @@ module rnic_versa5g$tx1(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
     output reg  [31:0] cnt_underrun;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam TxState$Idle = 0;
     localparam TxState$Preamble = 1;
     localparam TxState$Data = 2;
@@ -9795,6 +9989,7 @@ module rnic_versa5g$tx1(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
     localparam TxState$Fcs = 4;
     localparam TxState$Gap = 5;
     localparam TxState$Discard = 6;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [2:0] state$d;
@@ -9960,7 +10155,7 @@ module rnic_versa5g$tx1(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
                         is_last$d = in_last;
                         cnt$d = 4'h0;
                         len$d = 16'h0;
-                        crc$d = 64'hffffffff;
+                        crc$d = 32'hffffffff;
                         frames$d = frames$q + 32'h1;
                         state$d = TxState$Preamble;
                     end
@@ -10259,6 +10454,8 @@ module rnic_versa5g$tx1$state(d,q,clock);
     input wire  clock;
 
     // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
     localparam TxState$Idle = 0;
     localparam TxState$Preamble = 1;
     localparam TxState$Data = 2;
@@ -10266,10 +10463,11 @@ module rnic_versa5g$tx1$state(d,q,clock);
     localparam TxState$Fcs = 4;
     localparam TxState$Gap = 5;
     localparam TxState$Discard = 6;
+    /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin

@@ -23,27 +23,30 @@ pub struct RgmiiRx {
     pub rx_er: Signal<Out, Bit>,
     pub data: Signal<Out, Bits<8>>,
     iddr: IddrBus<5>,
-    pins: Signal<Local, Bits<5>>,
+    // Not `pins` or `d`: a signal named like the instance that holds it
+    // (`RxPort::pins`) or like a port of its own module (`DFF::d`) draws
+    // Verilator's VARHIDDEN.
+    ddr_in: Signal<Local, Bits<5>>,
     dv: DFF<Bit>,
     er: DFF<Bit>,
-    d: DFF<Bits<8>>,
+    octet: DFF<Bits<8>>,
 }
 
 impl Logic for RgmiiRx {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, rxc, dv, er, d);
+        dff_setup!(self, rxc, dv, er, octet);
         self.iddr.sclk.next = self.rxc.val();
-        self.pins.next = bit_cast::<5, 4>(self.rxd.val());
-        self.pins.next = self.pins.val().replace_bit(4, self.rx_ctl.val());
-        self.iddr.d.next = self.pins.val();
+        self.ddr_in.next = bit_cast::<5, 4>(self.rxd.val());
+        self.ddr_in.next = self.ddr_in.val().replace_bit(4, self.rx_ctl.val());
+        self.iddr.d.next = self.ddr_in.val();
         self.dv.d.next = self.iddr.q0.val().get_bit(4);
         self.er.d.next = self.iddr.q0.val().get_bit(4) ^ self.iddr.q1.val().get_bit(4);
-        self.d.d.next = bit_cast::<8, 4>(self.iddr.q0.val().get_bits::<4>(0))
+        self.octet.d.next = bit_cast::<8, 4>(self.iddr.q0.val().get_bits::<4>(0))
             | (bit_cast::<8, 4>(self.iddr.q1.val().get_bits::<4>(0)) << 4);
         self.rx_dv.next = self.dv.q.val();
         self.rx_er.next = self.er.q.val();
-        self.data.next = self.d.q.val();
+        self.data.next = self.octet.q.val();
     }
 }
 
