@@ -18,6 +18,10 @@ pub mod mpa_rx;
 pub mod mpa_rx_outq;
 pub mod rnic_core;
 pub mod rx_fifo;
+pub mod tx_ddp_hdr;
+pub mod tx_framer;
+pub mod tx_mpa;
+pub mod tx_tcp_hdr;
 
 #[cfg(test)]
 mod testutil;
