@@ -82,7 +82,6 @@ pub struct TxDdpHdr {
     pub hdr: Signal<Out, Bits<160>>,
     /// 4 (tagged) or 5 (untagged) 4-octet words.
     pub words: Signal<Out, Bits<3>>,
-    pub tagged: Signal<Out, Bit>,
     is_tagged: Signal<Local, Bit>,
     ulen: Signal<Local, Bits<16>>,
     ctl: Signal<Local, Bits<8>>,
@@ -125,7 +124,6 @@ impl Logic for TxDdpHdr {
                 | (bit_cast::<160, 64>(self.to.val()) << 32);
         }
         self.hdr.next = self.rev.dout.val();
-        self.tagged.next = self.is_tagged.val();
     }
 }
 
@@ -234,8 +232,8 @@ mod tests {
             uut.last.next = l;
             // Garbage in the STag input of opcodes without an Invalidate
             // STag: the block must not send it.
-            uut.stag.next = (inv.unwrap_or(if ddp.is_tagged() { stag } else { !stag }) as u64)
-                .into();
+            uut.stag.next =
+                (inv.unwrap_or(if ddp.is_tagged() { stag } else { !stag }) as u64).into();
             uut.to.next = to.into();
             uut.qn.next = (qn as u64).into();
             uut.msn.next = (m as u64).into();
@@ -247,7 +245,6 @@ mod tests {
             assert_eq!(got, expect, "case {i}: {repr:?}");
             let words = if ddp.is_tagged() { 4 } else { 5 };
             assert_eq!(uut.words.val().to_u64(), words);
-            assert_eq!(uut.tagged.val(), ddp.is_tagged());
         }
     }
 }

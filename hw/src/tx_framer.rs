@@ -167,6 +167,8 @@ pub(crate) mod tests {
         pub dst: Endpoint,
         pub ack: u32,
         pub window: u16,
+        /// The reference TCP payload (`TxStream::send`) for this segment.
+        pub wire: Vec<u8>,
     }
 
     /// A connection: endpoints, MPA settings, and the test's own
@@ -226,6 +228,7 @@ pub(crate) mod tests {
                 dst: self.dst,
                 ack: self.ack,
                 window: rnic_wire::model::net::WINDOW,
+                wire: Vec::new(),
             }
         }
 
@@ -305,9 +308,12 @@ pub(crate) mod tests {
             let segs = self.reference.send(msg).unwrap();
             assert_eq!(segs.len(), out.len(), "segment count vs reference");
             let mut frames = Vec::new();
-            for (s, d) in segs.iter().zip(&out) {
+            for (s, d) in segs.iter().zip(out.iter_mut()) {
                 assert_eq!(s.seq, d.seq, "our sequence numbers vs reference");
-                frames.push(data_frame(&self.src, &self.dst, s.seq, self.ack, &s.payload));
+                d.wire = s.payload.clone();
+                frames.push(data_frame(
+                    &self.src, &self.dst, s.seq, self.ack, &s.payload,
+                ));
             }
             assert_eq!(self.seq, self.reference.seq());
             (out, frames)
@@ -468,7 +474,11 @@ pub(crate) mod tests {
             let mut cur = Vec::new();
             let start = self.cycle;
             while run.frames.len() < n_frames {
-                assert!(self.cycle - start < max_cycles, "timeout: {} frames", run.frames.len());
+                assert!(
+                    self.cycle - start < max_cycles,
+                    "timeout: {} frames",
+                    run.frames.len()
+                );
                 let dv = !dq.is_empty() && rng.below(100) < p_desc;
                 if let Some(d) = dq.front() {
                     self.set_desc(d);
@@ -477,7 +487,11 @@ pub(crate) mod tests {
                 let pv = !pq.is_empty() && rng.below(100) < p_pay;
                 if let Some(&(data, keep, last)) = pq.front() {
                     // Garbage above `keep` on the last beat.
-                    let g = if keep < 8 { rng.next() << (8 * keep) } else { 0 };
+                    let g = if keep < 8 {
+                        rng.next() << (8 * keep)
+                    } else {
+                        0
+                    };
                     self.uut.pay_data.next = (data | g).into();
                     self.uut.pay_keep.next = (keep as u64).into();
                     self.uut.pay_last.next = last;
@@ -615,6 +629,126 @@ pub(crate) mod tests {
         random_traffic(104, false, false);
     }
 
+    /// Many short FPDUs with markers on: markers land in front of the
+    /// header, between header words, between payload words and right in
+    /// front of the CRC word, in both word slots of a beat.
+    #[test]
+    fn small_fpdus_markers_everywhere() {
+        let mut rng = Rng::new(105);
+        let data = rng.bytes(64);
+        let mut h = Harness::new();
+        let seq_start = 0u32.wrapping_sub(600);
+        let mut c = Conn::new(&mut rng, true, true, seq_start, 1460);
+        let mut descs = Vec::new();
+        let mut expect = Vec::new();
+        // Where the markers fall: (wire word of the FPDU, wire words from
+        // the marker to the FPDU's end, the marker included).
+        let mut at = std::collections::BTreeSet::new();
+        let covered = |at: &std::collections::BTreeSet<(usize, usize)>| {
+            at.iter().any(|&(p, _)| p == 0)
+                && at.iter().any(|&(p, _)| (1..5).contains(&p))
+                && at.iter().any(|&(_, r)| r == 2)
+                && at.iter().any(|&(p, _)| p % 2 == 1)
+        };
+        while expect.len() < 40 || !covered(&at) {
+            assert!(expect.len() < 400, "coverage not reached: {at:?}");
+            let msg = random_message(&mut rng, &data, 40);
+            let (d, f) = c.send(&msg);
+            for (d, f) in d.iter().zip(&f) {
+                let phase = (d.seq.wrapping_sub(d.seq_start) % 512) as usize / 4;
+                let words = (f.len() - 54) / 4;
+                let pos = (128 - phase) % 128;
+                if pos < words {
+                    at.insert((pos, words - pos));
+                }
+            }
+            descs.extend(d);
+            expect.extend(f);
+        }
+        let s = streams(&descs);
+        let run = h.run(&mut rng, &descs, &s, expect.len(), 90, 90, 80, 20_000);
+        check_frames(&run, &expect);
+    }
+
+    /// Bad input gets a defined answer and the next segment is framed
+    /// right: a descriptor with markers on and a sequence number not
+    /// 4-aligned to them, and one longer than `MAX_PAY_LEN`, are dropped
+    /// with their payload; a payload stream that ends early is sent
+    /// zero-filled, one that is too long is cut, and a wrong `keep` on
+    /// the last beat is counted.
+    #[test]
+    fn bad_input_defined_answers() {
+        let mut rng = Rng::new(106);
+        let mut h = Harness::new();
+        let mut c = Conn::new(&mut rng, true, true, 0xFFFF_FF00, 1460);
+        let d40 = rng.bytes(40);
+        let d16 = d40[..16].to_vec();
+        let beat_list = |p: &[u8]| {
+            let b = beats(p);
+            let n = b.len();
+            b.into_iter()
+                .enumerate()
+                .map(|(i, (x, k))| (x, k, i + 1 == n))
+                .collect::<Vec<_>>()
+        };
+        let mut descs = Vec::new();
+        let mut s = Vec::new();
+        let mut expect = Vec::new();
+        // 1. misaligned to the markers: dropped.
+        let mut bad = c.desc(0, true, &d40);
+        bad.seq = bad.seq.wrapping_add(2);
+        s.push(beat_list(&d40));
+        descs.push(bad);
+        // 2. too long for the data FIFO: dropped.
+        let big = rng.bytes(crate::tx_mpa::MAX_PAY_LEN as usize + 1);
+        s.push(beat_list(&big));
+        descs.push(c.desc(0, true, &big));
+        // 3. stream ends after 16 of 40 octets: zeros for the rest.
+        let mut z = d16.clone();
+        z.resize(40, 0);
+        let (d, f) = c.send(&Message::Write {
+            stag: 1,
+            to: 0,
+            data: &z,
+        });
+        s.push(beat_list(&d16));
+        descs.extend(d);
+        expect.extend(f);
+        // 4. stream of 40 octets for a 16-octet payload: cut.
+        let (d, f) = c.send(&Message::Write {
+            stag: 2,
+            to: 0,
+            data: &d16,
+        });
+        s.push(beat_list(&d40));
+        descs.extend(d);
+        expect.extend(f);
+        // 5. last beat's keep says 8 where 4 octets are due: counted, framed
+        // by the descriptor.
+        let (d, f) = c.send(&Message::Write {
+            stag: 3,
+            to: 0,
+            data: &d40[..20],
+        });
+        s.push(beat_list(&d40[..24]));
+        descs.extend(d);
+        expect.extend(f);
+        // 6. a good one after all that.
+        let (d, f) = c.send(&Message::Write {
+            stag: 4,
+            to: 8,
+            data: &d40,
+        });
+        s.push(beat_list(&d40));
+        descs.extend(d);
+        expect.extend(f);
+        let run = h.run(&mut rng, &descs, &s, expect.len(), 80, 80, 80, 5_000);
+        check_frames(&run, &expect);
+        assert_eq!(h.uut.cnt_desc_drop.val().to_u64(), 2);
+        assert_eq!(h.uut.cnt_pay_err.val().to_u64(), 3);
+        assert_eq!(h.uut.cnt_tx_frames.val().to_u64(), 4);
+    }
+
     /// Back-to-back 1514-octet frames with an always-ready MAC: cycles per
     /// frame and bubbles.
     #[test]
@@ -634,8 +768,12 @@ pub(crate) mod tests {
             let run = h.run(&mut rng, &descs, &s, expect.len(), 100, 100, 100, 5000);
             check_frames(&run, &expect);
             let beats: Vec<u64> = expect.iter().map(|f| f.len().div_ceil(8) as u64).collect();
-            for i in 0..expect.len() {
-                assert_eq!(run.last[i] - run.first[i] + 1, beats[i], "bubble inside frame {i}");
+            for (i, b) in beats.iter().enumerate() {
+                assert_eq!(
+                    run.last[i] - run.first[i] + 1,
+                    *b,
+                    "bubble inside frame {i}"
+                );
             }
             let mut gaps = Vec::new();
             for i in 1..expect.len() {
@@ -650,7 +788,23 @@ pub(crate) mod tests {
                 run.last[expect.len() - 1] - run.first[0] + 1,
                 expect.len()
             );
-            assert!(gaps.iter().all(|&g| g == 0), "bubbles between frames: {gaps:?}");
+            assert!(
+                gaps.iter().all(|&g| g == 0),
+                "bubbles between frames: {gaps:?}"
+            );
+        }
+    }
+
+    /// The block elaborates to Verilog with the core's post-processing.
+    /// `TX_FRAMER_VERILOG=<path>` writes it out for `verilator --lint-only`.
+    #[test]
+    fn generates_verilog() {
+        let mut uut = TxFramer::default();
+        uut.connect_all();
+        let v = crate::gen::postprocess(&generate_verilog(&uut));
+        assert!(v.contains("module rnic_core("));
+        if let Ok(path) = std::env::var("TX_FRAMER_VERILOG") {
+            std::fs::write(path, &v).unwrap();
         }
     }
 }
