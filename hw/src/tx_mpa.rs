@@ -106,7 +106,7 @@ pub struct TxMpa {
     pub cnt_drop: Signal<Out, Bits<32>>,
     pub cnt_pay_err: Signal<Out, Bits<32>>,
     ddp: TxDdpHdr,
-    crc: Crc32cX64,
+    crcu: Crc32cX64,
     mask: LaneMask,
     // State: 0 idle, 1 framing, 2 discarding payload up to `last`.
     st: DFF<Bits<2>>,
@@ -195,13 +195,13 @@ pub struct TxMpa {
 impl Logic for TxMpa {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, crc);
+        clock!(self, clock, crcu);
         dff_setup!(
             self, clock, st, crc_en, mk_en, opcode, last, stag, to, qn, msn, mo, pay_len, side, fw,
             wph, woff, hold, hold_v, pay_rem, zfill, drain, q_data, q_last, q_half, q_valid, psum,
             p_side, p_t, p_psum, p_crc_en, p_v, c_drop, c_perr
         );
-        self.crc.reset.next = self.reset.val();
+        self.crcu.reset.next = self.reset.val();
 
         // ---- DDP header of the latched descriptor
         self.ddp.opcode.next = self.opcode.q.val();
@@ -225,14 +225,14 @@ impl Logic for TxMpa {
         if self.o_write.val() {
             self.q_valid.d.next = false;
         }
-        self.crc.data.next = self.q_data.q.val();
-        self.crc.last.next = self.q_last.q.val();
+        self.crcu.data.next = self.q_data.q.val();
+        self.crcu.last.next = self.q_last.q.val();
         // The CRC covers the wire octets before the CRC word (RFC 5044 §4.4).
-        self.crc.keep.next = 4.into();
+        self.crcu.keep.next = 4.into();
         if self.q_half.q.val() {
-            self.crc.keep.next = 0.into();
+            self.crcu.keep.next = 0.into();
         }
-        self.crc.valid.next = self.o_write.val();
+        self.crcu.valid.next = self.o_write.val();
         self.bsum.next = bit_cast::<32, 16>(self.q_data.q.val().get_bits::<16>(0))
             + bit_cast::<32, 16>(self.q_data.q.val().get_bits::<16>(16))
             + bit_cast::<32, 16>(self.q_data.q.val().get_bits::<16>(32))
@@ -249,14 +249,14 @@ impl Logic for TxMpa {
         // ---- record, when the CRC is known
         self.crcv.next = 0.into();
         if self.p_crc_en.q.val() {
-            self.crcv.next = self.crc.crc.val();
+            self.crcv.next = self.crcu.crc.val();
         }
-        self.r_write.next = self.crc.crc_valid.val();
+        self.r_write.next = self.crcu.crc_valid.val();
         self.r_data.next = bit_cast::<REC_W, 32>(self.crcv.val())
             | (bit_cast::<REC_W, 32>(self.p_psum.q.val()) << 32)
             | (bit_cast::<REC_W, 16>(self.p_t.q.val()) << 64)
             | (bit_cast::<REC_W, SIDE_W>(self.p_side.q.val()) << 80);
-        if self.crc.crc_valid.val() {
+        if self.crcu.crc_valid.val() {
             self.p_v.d.next = false;
         }
 
