@@ -1,0 +1,610 @@
+//! TX MPA framing (RFC 5044 §4): one segment descriptor plus its payload
+//! stream in, the segment's TCP payload — exactly one FPDU as it goes on the
+//! wire, markers included — out, at one 8-octet beat per clock. First stage
+//! of `tx_framer`.
+//!
+//! # Word structure
+//! ULPDU_LENGTH plus a DDP header is 16 or 20 octets (`tx_ddp_hdr`), the
+//! pad makes ULPDU_LENGTH + ULPDU + pad a multiple of 4 (RFC 5044 §4.1),
+//! markers are 4 octets at sequence numbers `s` with
+//! `(s - SeqStart) mod 512 == 0` (RFC 5044 §4.3), and an FPDU starts 4-aligned
+//! to them. So the wire form of an FPDU is a sequence of 4-octet *words*:
+//! header words (4 or 5), payload words (`ceil(pay_len / 4)`, the last one
+//! zero-padded: that is the pad), the CRC word, with a marker word wherever
+//! the word phase `((seq - SeqStart) mod 512) / 4` is 0 — also in front of
+//! the first header word or of the CRC word, never after the CRC word. Every
+//! output beat is two word slots; the block decides per slot marker / header
+//! / payload / CRC from counters, with no byte shifter: the payload input
+//! (two words per beat) goes through a one-word holding register.
+//!
+//! # CRC and checksum
+//! The CRC word is sent as a zero placeholder. A [`Crc32cX64`] watches the
+//! output beats, with the placeholder cut off (`keep` 0 or 4 on the FPDU's
+//! last beat — its unpad matrix handles a zero-octet last beat too), so it
+//! covers ULPDU_LENGTH, header, payload, pad and every marker (RFC 5044
+//! §4.4); the value comes 2 clocks after the last beat and goes into the
+//! record, and `tx_tcp_hdr` writes it over the placeholder (zero when CRC is
+//! off; the field is still sent, RFC 5044 §7.1). The sum of the beats'
+//! 16-bit little-endian lanes (`psum`, placeholder = 0) goes into the record
+//! for the TCP checksum (one's-complement sums are byte-order independent,
+//! RFC 1071 §2).
+//!
+//! # Interface
+//! * `d_*` (valid/ready): one segment descriptor. `d_ready` is high in the
+//!   idle state when the record FIFO has room for this segment's record.
+//! * `pay_*` (ready): the `d_pay_len` octets after the DDP header, from lane
+//!   0; none for `d_pay_len = 0`. Lanes at and above the count are ignored.
+//!   Framing follows `d_pay_len`; a stream that disagrees (`last` early or
+//!   late, or a last `keep` that differs) is counted in `cnt_pay_err`:
+//!   missing octets are sent as zeros, extra beats are discarded up to
+//!   `last`.
+//! * Bad descriptors are dropped whole (`cnt_drop`, payload consumed up to
+//!   `last`, nothing sent): markers on and `seq - SeqStart` not a multiple
+//!   of 4 (an FPDU must start 4-aligned to the markers, RFC 5044 §4.3), or
+//!   `d_pay_len > MAX_PAY_LEN` (the segment must fit the data FIFO for
+//!   store-and-forward).
+//! * `o_*`: beats for the data FIFO (`o_write` when `!o_full`); `o_last` on
+//!   the segment's last beat, which holds 4 or 8 octets (the TCP payload is
+//!   a multiple of 4).
+//! * `r_*`: one record per segment ([`REC_W`] bits, layout below), written 2
+//!   clocks after the segment's last beat; `r_count` is the record FIFO's
+//!   occupancy (depth [`REC_DEPTH`]).
+
+use crate::crc32c_x64::Crc32cX64;
+use crate::mpa_rx::LaneMask;
+use crate::tx_ddp_hdr::TxDdpHdr;
+use crate::tx_tcp_hdr::SIDE_W;
+use rust_hdl::prelude::*;
+
+/// Largest `d_pay_len`: the FPDU with header, pad, CRC and markers then
+/// takes at most 4031 octets (504 beats), so a segment fits the 512-beat data
+/// FIFO of `tx_framer` whole (store-and-forward).
+pub const MAX_PAY_LEN: u16 = 3968;
+/// Depth of the record FIFO `r_count` refers to.
+pub const REC_DEPTH: usize = 8;
+/// Record: `[31:0]` CRC32c value (0 when CRC is off), `[63:32]` `psum`,
+/// `[79:64]` TCP payload length in octets, `[80+SIDE_W-1:80]` the
+/// descriptor's side band (TCP/IP/Ethernet fields, `tx_tcp_hdr`).
+pub const REC_W: usize = 80 + SIDE_W;
+
+#[derive(LogicBlock, Default)]
+pub struct TxMpa {
+    pub clock: Signal<In, Clock>,
+    /// Synchronous, active high.
+    pub reset: Signal<In, Bit>,
+    // Descriptor.
+    pub d_valid: Signal<In, Bit>,
+    pub d_ready: Signal<Out, Bit>,
+    pub d_crc_en: Signal<In, Bit>,
+    pub d_mk_en: Signal<In, Bit>,
+    pub d_seq: Signal<In, Bits<32>>,
+    pub d_seq_start: Signal<In, Bits<32>>,
+    pub d_opcode: Signal<In, Bits<4>>,
+    pub d_last: Signal<In, Bit>,
+    pub d_stag: Signal<In, Bits<32>>,
+    pub d_to: Signal<In, Bits<64>>,
+    pub d_qn: Signal<In, Bits<32>>,
+    pub d_msn: Signal<In, Bits<32>>,
+    pub d_mo: Signal<In, Bits<32>>,
+    pub d_pay_len: Signal<In, Bits<16>>,
+    pub d_side: Signal<In, Bits<SIDE_W>>,
+    // Payload stream.
+    pub pay_data: Signal<In, Bits<64>>,
+    pub pay_keep: Signal<In, Bits<4>>,
+    pub pay_last: Signal<In, Bit>,
+    pub pay_valid: Signal<In, Bit>,
+    pub pay_ready: Signal<Out, Bit>,
+    // To the data FIFO.
+    pub o_data: Signal<Out, Bits<64>>,
+    pub o_last: Signal<Out, Bit>,
+    pub o_write: Signal<Out, Bit>,
+    pub o_full: Signal<In, Bit>,
+    // To the record FIFO.
+    pub r_data: Signal<Out, Bits<REC_W>>,
+    pub r_write: Signal<Out, Bit>,
+    pub r_count: Signal<In, Bits<4>>,
+    pub cnt_drop: Signal<Out, Bits<32>>,
+    pub cnt_pay_err: Signal<Out, Bits<32>>,
+    ddp: TxDdpHdr,
+    crcu: Crc32cX64,
+    mask: LaneMask,
+    // State: 0 idle, 1 framing, 2 discarding payload up to `last`.
+    st: DFF<Bits<2>>,
+    crc_en: DFF<Bit>,
+    mk_en: DFF<Bit>,
+    opcode: DFF<Bits<4>>,
+    last: DFF<Bit>,
+    stag: DFF<Bits<32>>,
+    to: DFF<Bits<64>>,
+    qn: DFF<Bits<32>>,
+    msn: DFF<Bits<32>>,
+    mo: DFF<Bits<32>>,
+    pay_len: DFF<Bits<16>>,
+    side: DFF<Bits<SIDE_W>>,
+    /// Next non-marker FPDU word.
+    fw: DFF<Bits<12>>,
+    /// Marker word phase of the next word slot (RFC 5044 §4.3).
+    wph: DFF<Bits<7>>,
+    /// Wire words of this FPDU so far (markers included): FPDUPTR / 4.
+    woff: DFF<Bits<12>>,
+    hold: DFF<Bits<32>>,
+    hold_v: DFF<Bit>,
+    /// Payload octets not yet taken from the input.
+    pay_rem: DFF<Bits<16>>,
+    /// The payload ended early: further payload words are zeros.
+    zfill: DFF<Bit>,
+    /// The payload is longer than `pay_len`: discard up to `last` after.
+    drain: DFF<Bit>,
+    // Output register.
+    q_data: DFF<Bits<64>>,
+    q_last: DFF<Bit>,
+    q_half: DFF<Bit>,
+    q_valid: DFF<Bit>,
+    psum: DFF<Bits<32>>,
+    // The finished segment's record, waiting for its CRC.
+    p_side: DFF<Bits<SIDE_W>>,
+    p_t: DFF<Bits<16>>,
+    p_psum: DFF<Bits<32>>,
+    p_crc_en: DFF<Bit>,
+    p_v: DFF<Bit>,
+    c_drop: DFF<Bits<32>>,
+    c_perr: DFF<Bits<32>>,
+    // Combinational temporaries.
+    adv: Signal<Local, Bit>,
+    diff: Signal<Local, Bits<32>>,
+    bad: Signal<Local, Bit>,
+    plw: Signal<Local, Bits<16>>,
+    fw_crc: Signal<Local, Bits<12>>,
+    hwords: Signal<Local, Bits<12>>,
+    m0: Signal<Local, Bit>,
+    h0: Signal<Local, Bit>,
+    c0: Signal<Local, Bit>,
+    k0: Signal<Local, Bit>,
+    fw1: Signal<Local, Bits<12>>,
+    s1x: Signal<Local, Bit>,
+    m1: Signal<Local, Bit>,
+    h1: Signal<Local, Bit>,
+    c1: Signal<Local, Bit>,
+    k1: Signal<Local, Bit>,
+    need_in: Signal<Local, Bit>,
+    stall: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
+    rem8: Signal<Local, Bits<4>>,
+    li: Signal<Local, Bits<4>>,
+    lanes: Signal<Local, Bits<8>>,
+    iw: Signal<Local, Bits<64>>,
+    pw0: Signal<Local, Bits<32>>,
+    pw1: Signal<Local, Bits<32>>,
+    sh0: Signal<Local, Bits<8>>,
+    sh1: Signal<Local, Bits<8>>,
+    hs0: Signal<Local, Bits<160>>,
+    hs1: Signal<Local, Bits<160>>,
+    woff1: Signal<Local, Bits<12>>,
+    woff2: Signal<Local, Bits<12>>,
+    ptr0: Signal<Local, Bits<16>>,
+    ptr1: Signal<Local, Bits<16>>,
+    w0: Signal<Local, Bits<32>>,
+    w1: Signal<Local, Bits<32>>,
+    nfw: Signal<Local, Bits<12>>,
+    exp_last: Signal<Local, Bit>,
+    drain_nx: Signal<Local, Bit>,
+    bsum: Signal<Local, Bits<32>>,
+    crcv: Signal<Local, Bits<32>>,
+}
+
+impl Logic for TxMpa {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, crcu);
+        dff_setup!(
+            self, clock, st, crc_en, mk_en, opcode, last, stag, to, qn, msn, mo, pay_len, side, fw,
+            wph, woff, hold, hold_v, pay_rem, zfill, drain, q_data, q_last, q_half, q_valid, psum,
+            p_side, p_t, p_psum, p_crc_en, p_v, c_drop, c_perr
+        );
+        self.crcu.reset.next = self.reset.val();
+
+        // ---- DDP header of the latched descriptor
+        self.ddp.opcode.next = self.opcode.q.val();
+        self.ddp.last.next = self.last.q.val();
+        self.ddp.stag.next = self.stag.q.val();
+        self.ddp.to.next = self.to.q.val();
+        self.ddp.qn.next = self.qn.q.val();
+        self.ddp.msn.next = self.msn.q.val();
+        self.ddp.mo.next = self.mo.q.val();
+        self.ddp.pay_len.next = self.pay_len.q.val();
+        self.hwords.next = bit_cast::<12, 3>(self.ddp.words.val());
+        self.plw.next = (self.pay_len.q.val() + 3) >> 2;
+        // Index of the CRC word among the FPDU's non-marker words.
+        self.fw_crc.next = self.hwords.val() + bit_cast::<12, 16>(self.plw.val());
+
+        // ---- output register → data FIFO, CRC and checksum sidecars
+        self.o_write.next = self.q_valid.q.val() & !self.o_full.val();
+        self.o_data.next = self.q_data.q.val();
+        self.o_last.next = self.q_last.q.val();
+        self.adv.next = !self.q_valid.q.val() | !self.o_full.val();
+        if self.o_write.val() {
+            self.q_valid.d.next = false;
+        }
+        self.crcu.data.next = self.q_data.q.val();
+        self.crcu.last.next = self.q_last.q.val();
+        // The CRC covers the wire octets before the CRC word (RFC 5044 §4.4).
+        self.crcu.keep.next = 4.into();
+        if self.q_half.q.val() {
+            self.crcu.keep.next = 0.into();
+        }
+        self.crcu.valid.next = self.o_write.val();
+        self.bsum.next = bit_cast::<32, 16>(self.q_data.q.val().get_bits::<16>(0))
+            + bit_cast::<32, 16>(self.q_data.q.val().get_bits::<16>(16))
+            + bit_cast::<32, 16>(self.q_data.q.val().get_bits::<16>(32))
+            + bit_cast::<32, 16>(self.q_data.q.val().get_bits::<16>(48));
+        if self.o_write.val() {
+            if self.q_last.q.val() {
+                self.p_psum.d.next = self.psum.q.val() + self.bsum.val();
+                self.psum.d.next = 0.into();
+            } else {
+                self.psum.d.next = self.psum.q.val() + self.bsum.val();
+            }
+        }
+
+        // ---- record, when the CRC is known
+        self.crcv.next = 0.into();
+        if self.p_crc_en.q.val() {
+            self.crcv.next = self.crcu.crc.val();
+        }
+        self.r_write.next = self.crcu.crc_valid.val();
+        self.r_data.next = bit_cast::<REC_W, 32>(self.crcv.val())
+            | (bit_cast::<REC_W, 32>(self.p_psum.q.val()) << 32)
+            | (bit_cast::<REC_W, 16>(self.p_t.q.val()) << 64)
+            | (bit_cast::<REC_W, SIDE_W>(self.p_side.q.val()) << 80);
+        if self.crcu.crc_valid.val() {
+            self.p_v.d.next = false;
+        }
+
+        // ---- descriptor
+        self.d_ready.next = (self.st.q.val() == 0)
+            & ((bit_cast::<5, 4>(self.r_count.val()) + bit_cast::<5, 1>(self.p_v.q.val().into()))
+                < 8);
+        self.diff.next = self.d_seq.val() - self.d_seq_start.val();
+        self.bad.next =
+            (self.d_mk_en.val() & ((self.diff.val() & 3) != 0)) | (self.d_pay_len.val() > 3968);
+
+        // ---- word slots of this beat
+        self.m0.next = self.mk_en.q.val() & (self.wph.q.val() == 0);
+        self.h0.next = !self.m0.val() & (self.fw.q.val() < self.hwords.val());
+        self.c0.next = !self.m0.val() & (self.fw.q.val() == self.fw_crc.val());
+        self.k0.next = !self.m0.val() & !self.h0.val() & !self.c0.val();
+        self.fw1.next = self.fw.q.val() + 1;
+        if self.m0.val() {
+            self.fw1.next = self.fw.q.val();
+        }
+        // A marker is only sent in front of an FPDU octet (RFC 5044 §4.3).
+        self.s1x.next = self.m0.val() | !self.c0.val();
+        self.m1.next = self.s1x.val() & self.mk_en.q.val() & (self.wph.q.val() == 127);
+        self.h1.next = self.s1x.val() & !self.m1.val() & (self.fw1.val() < self.hwords.val());
+        self.c1.next = self.s1x.val() & !self.m1.val() & (self.fw1.val() == self.fw_crc.val());
+        self.k1.next = self.s1x.val() & !self.m1.val() & !self.h1.val() & !self.c1.val();
+        self.nfw.next = self.fw1.val();
+        if !self.m1.val() & self.s1x.val() {
+            self.nfw.next = self.fw1.val() + 1;
+        }
+
+        // ---- payload words: one holding register in front of the input
+        self.need_in.next = (self.k0.val() & self.k1.val())
+            | ((self.k0.val() | self.k1.val()) & !self.hold_v.q.val());
+        self.stall.next = self.need_in.val() & !self.zfill.q.val() & !self.pay_valid.val();
+        self.take.next = false;
+        self.rem8.next = 8.into();
+        if self.pay_rem.q.val() < 8 {
+            self.rem8.next = self.pay_rem.q.val().get_bits::<4>(0);
+        }
+        self.li.next = 0.into();
+        self.lanes.next = 0.into();
+        for i in 0..8 {
+            if self.li.val() < self.rem8.val() {
+                self.lanes.next = self.lanes.val().replace_bit(i, true);
+            }
+            self.li.next = self.li.val() + 1;
+        }
+        self.mask.data.next = self.pay_data.val();
+        self.mask.lanes.next = self.lanes.val();
+        self.iw.next = self.mask.out.val();
+        if self.zfill.q.val() {
+            self.iw.next = 0.into();
+        }
+        self.pw0.next = self.iw.val().get_bits::<32>(0);
+        self.pw1.next = self.iw.val().get_bits::<32>(32);
+        if self.hold_v.q.val() {
+            self.pw0.next = self.hold.q.val();
+            self.pw1.next = self.iw.val().get_bits::<32>(0);
+        }
+        self.exp_last.next = self.pay_rem.q.val() <= 8;
+        self.drain_nx.next = self.drain.q.val();
+
+        // ---- header and marker words
+        self.sh0.next = bit_cast::<8, 3>(self.fw.q.val().get_bits::<3>(0)) << 5;
+        self.sh1.next = bit_cast::<8, 3>(self.fw1.val().get_bits::<3>(0)) << 5;
+        self.hs0.next = self.ddp.hdr.val() >> self.sh0.val();
+        self.hs1.next = self.ddp.hdr.val() >> self.sh1.val();
+        // FPDUPTR: wire octets from the FPDU's start to the marker
+        // (RFC 5044 §4.3); the marker is 0x0000 then FPDUPTR, network order.
+        self.woff1.next = self.woff.q.val() + 1;
+        self.woff2.next = self.woff.q.val() + 2;
+        self.ptr0.next = bit_cast::<16, 12>(self.woff.q.val()) << 2;
+        self.ptr1.next = bit_cast::<16, 12>(self.woff1.val()) << 2;
+        self.w0.next = self.pw0.val();
+        if self.m0.val() {
+            self.w0.next = (bit_cast::<32, 8>(self.ptr0.val().get_bits::<8>(0)) << 24)
+                | (bit_cast::<32, 8>(self.ptr0.val().get_bits::<8>(8)) << 16);
+        }
+        if self.h0.val() {
+            self.w0.next = self.hs0.val().get_bits::<32>(0);
+        }
+        if self.c0.val() {
+            self.w0.next = 0.into();
+        }
+        self.w1.next = 0.into();
+        if self.k1.val() {
+            self.w1.next = self.pw0.val();
+            if self.k0.val() {
+                self.w1.next = self.pw1.val();
+            }
+        }
+        if self.m1.val() {
+            self.w1.next = (bit_cast::<32, 8>(self.ptr1.val().get_bits::<8>(0)) << 24)
+                | (bit_cast::<32, 8>(self.ptr1.val().get_bits::<8>(8)) << 16);
+        }
+        if self.h1.val() {
+            self.w1.next = self.hs1.val().get_bits::<32>(0);
+        }
+
+        // ---- state machine
+        self.pay_ready.next = false;
+        if self.st.q.val() == 0 {
+            if self.d_valid.val() & self.d_ready.val() {
+                self.crc_en.d.next = self.d_crc_en.val();
+                self.mk_en.d.next = self.d_mk_en.val();
+                self.opcode.d.next = self.d_opcode.val();
+                self.last.d.next = self.d_last.val();
+                self.stag.d.next = self.d_stag.val();
+                self.to.d.next = self.d_to.val();
+                self.qn.d.next = self.d_qn.val();
+                self.msn.d.next = self.d_msn.val();
+                self.mo.d.next = self.d_mo.val();
+                self.pay_len.d.next = self.d_pay_len.val();
+                self.side.d.next = self.d_side.val();
+                self.wph.d.next = self.diff.val().get_bits::<7>(2);
+                self.fw.d.next = 0.into();
+                self.woff.d.next = 0.into();
+                self.hold_v.d.next = false;
+                self.pay_rem.d.next = self.d_pay_len.val();
+                self.zfill.d.next = false;
+                self.drain.d.next = false;
+                if self.bad.val() {
+                    self.c_drop.d.next = self.c_drop.q.val() + 1;
+                    if self.d_pay_len.val() != 0 {
+                        self.st.d.next = 2.into();
+                    }
+                } else {
+                    self.st.d.next = 1.into();
+                }
+            }
+        } else if self.st.q.val() == 1 {
+            if self.adv.val() & !self.stall.val() {
+                self.take.next = self.need_in.val();
+                self.q_valid.d.next = true;
+                self.q_data.d.next =
+                    bit_cast::<64, 32>(self.w0.val()) | (bit_cast::<64, 32>(self.w1.val()) << 32);
+                self.q_last.d.next = self.c0.val() | self.c1.val();
+                self.q_half.d.next = self.c0.val();
+                self.fw.d.next = self.nfw.val();
+                self.wph.d.next = self.wph.q.val() + 2;
+                self.woff.d.next = self.woff2.val();
+                if (self.k0.val() | self.k1.val()) & self.hold_v.q.val() & !self.need_in.val() {
+                    self.hold_v.d.next = false;
+                }
+                if self.take.val() {
+                    self.pay_ready.next = !self.zfill.q.val();
+                    self.pay_rem.d.next = self.pay_rem.q.val() - 8;
+                    if self.exp_last.val() {
+                        self.pay_rem.d.next = 0.into();
+                    }
+                    if self.k0.val() & self.k1.val() & !self.hold_v.q.val() {
+                        self.hold_v.d.next = false;
+                    } else {
+                        self.hold.d.next = self.iw.val().get_bits::<32>(32);
+                        self.hold_v.d.next = self.pay_rem.q.val() > 4;
+                    }
+                    if !self.zfill.q.val() {
+                        if self.pay_last.val() & !self.exp_last.val() {
+                            self.zfill.d.next = true;
+                        }
+                        if !self.pay_last.val() & self.exp_last.val() {
+                            self.drain_nx.next = true;
+                        }
+                        if (self.pay_last.val() != self.exp_last.val())
+                            | (self.pay_last.val()
+                                & (bit_cast::<16, 4>(self.pay_keep.val()) != self.pay_rem.q.val()))
+                        {
+                            self.c_perr.d.next = self.c_perr.q.val() + 1;
+                        }
+                    }
+                }
+                self.drain.d.next = self.drain_nx.val();
+                if self.c0.val() | self.c1.val() {
+                    // Last beat of the FPDU: the record waits for its CRC.
+                    self.p_side.d.next = self.side.q.val();
+                    self.p_crc_en.d.next = self.crc_en.q.val();
+                    self.p_v.d.next = true;
+                    self.p_t.d.next = bit_cast::<16, 12>(self.woff1.val()) << 2;
+                    if !self.c0.val() {
+                        self.p_t.d.next = bit_cast::<16, 12>(self.woff2.val()) << 2;
+                    }
+                    self.st.d.next = 0.into();
+                    if self.drain_nx.val() {
+                        self.st.d.next = 2.into();
+                    }
+                }
+            }
+        } else {
+            self.pay_ready.next = true;
+            if self.pay_valid.val() & self.pay_last.val() {
+                self.st.d.next = 0.into();
+            }
+        }
+
+        self.cnt_drop.next = self.c_drop.q.val();
+        self.cnt_pay_err.next = self.c_perr.q.val();
+        if self.reset.val() {
+            self.st.d.next = 0.into();
+            self.q_valid.d.next = false;
+            self.psum.d.next = 0.into();
+            self.p_v.d.next = false;
+            self.c_drop.d.next = 0.into();
+            self.c_perr.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::Rng;
+    use crate::tx_framer::tests::{random_message, streams, Conn};
+    use std::collections::VecDeque;
+
+    /// The block alone: for random messages on connections with CRC and
+    /// markers on/off, what it writes to the data FIFO must be the
+    /// reference TCP payload (`TxStream::send`) with the CRC field zeroed,
+    /// and its record must carry that CRC (0 when off), the payload length,
+    /// the sum of the 16-bit lanes and the side band; with a data FIFO that
+    /// is often full.
+    #[test]
+    fn payload_and_record_match_txstream() {
+        let mut uut = TxMpa::default();
+        uut.clock.connect();
+        uut.reset.connect();
+        uut.d_valid.connect();
+        uut.d_crc_en.connect();
+        uut.d_mk_en.connect();
+        uut.d_seq.connect();
+        uut.d_seq_start.connect();
+        uut.d_opcode.connect();
+        uut.d_last.connect();
+        uut.d_stag.connect();
+        uut.d_to.connect();
+        uut.d_qn.connect();
+        uut.d_msn.connect();
+        uut.d_mo.connect();
+        uut.d_pay_len.connect();
+        uut.d_side.connect();
+        uut.pay_data.connect();
+        uut.pay_keep.connect();
+        uut.pay_last.connect();
+        uut.pay_valid.connect();
+        uut.o_full.connect();
+        uut.r_count.connect();
+        uut.connect_all();
+        let mut rng = Rng::new(31);
+        let data = rng.bytes(1500);
+        let mut descs = Vec::new();
+        for (crc, mk) in [(true, true), (false, true), (true, false), (false, false)] {
+            let ss = (rng.next() as u32) & !3;
+            let mut c = Conn::new(&mut rng, crc, mk, ss, 400);
+            for _ in 0..4 {
+                let msg = random_message(&mut rng, &data, 700);
+                descs.extend(c.send(&msg).0);
+            }
+        }
+        let s = streams(&descs);
+        let mut dq: VecDeque<_> = descs.iter().collect();
+        let mut sides: VecDeque<Bits<SIDE_W>> = VecDeque::new();
+        let mut pq: VecDeque<(u64, u8, bool)> = s.iter().flatten().copied().collect();
+        uut.reset.next = true;
+        for _ in 0..2 {
+            crate::testutil::tick!(uut);
+        }
+        uut.reset.next = false;
+        let mut cur = Vec::new();
+        let mut payloads: VecDeque<Vec<u8>> = VecDeque::new();
+        let mut n = 0;
+        for _ in 0..60_000 {
+            if n == descs.len() {
+                break;
+            }
+            let dv = !dq.is_empty();
+            if let Some(d) = dq.front() {
+                uut.d_crc_en.next = d.crc;
+                uut.d_mk_en.next = d.mk;
+                uut.d_seq.next = (d.seq as u64).into();
+                uut.d_seq_start.next = (d.seq_start as u64).into();
+                uut.d_opcode.next = (d.opcode as u64).into();
+                uut.d_last.next = d.last;
+                uut.d_stag.next = (d.stag as u64).into();
+                uut.d_to.next = d.to.into();
+                uut.d_qn.next = (d.qn as u64).into();
+                uut.d_msn.next = (d.msn as u64).into();
+                uut.d_mo.next = (d.mo as u64).into();
+                uut.d_pay_len.next = (d.pay.len() as u64).into();
+                let mut side: Bits<SIDE_W> = 0.into();
+                side.set_bits::<64>(100, rng.next().into());
+                uut.d_side.next = side;
+            }
+            uut.d_valid.next = dv;
+            let pv = !pq.is_empty() && rng.below(10) < 8;
+            if let Some(&(x, k, l)) = pq.front() {
+                uut.pay_data.next = x.into();
+                uut.pay_keep.next = (k as u64).into();
+                uut.pay_last.next = l;
+            }
+            uut.pay_valid.next = pv;
+            uut.o_full.next = rng.below(10) < 3;
+            uut.r_count.next = (rng.below(8) as u64).into();
+            uut.clock.next = false.into();
+            assert!(simulate(&mut uut, 1000));
+            if dv && uut.d_ready.val() {
+                dq.pop_front();
+                sides.push_back(uut.d_side.val());
+            }
+            if pv && uut.pay_ready.val() {
+                pq.pop_front();
+            }
+            if uut.o_write.val() {
+                cur.extend_from_slice(&uut.o_data.val().to_u64().to_le_bytes());
+                if uut.o_last.val() {
+                    payloads.push_back(std::mem::take(&mut cur));
+                }
+            }
+            if uut.r_write.val() {
+                let r = uut.r_data.val();
+                let t = r.get_bits::<16>(64).to_u64() as usize;
+                let mut got = payloads.pop_front().expect("record before its payload");
+                assert!(
+                    got.len() == t || got.len() == t + 4,
+                    "T {t} for {}",
+                    got.len()
+                );
+                got.truncate(t);
+                let d = &descs[n];
+                let mut want = d.wire.clone();
+                let crc = u32::from_le_bytes(want[t - 4..].try_into().unwrap());
+                want[t - 4..].fill(0);
+                assert_eq!(got, want, "segment {n}: {d:?}");
+                assert_eq!(r.get_bits::<32>(0).to_u32(), if d.crc { crc } else { 0 });
+                if d.crc {
+                    // Independent: CRC32c of the wire octets before the field.
+                    assert_eq!(crc, crc32c::crc32c(&want[..t - 4]));
+                }
+                let psum: u32 = want
+                    .chunks(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+                    .sum();
+                assert_eq!(r.get_bits::<32>(32).to_u32(), psum);
+                assert_eq!(r.get_bits::<SIDE_W>(80), sides.pop_front().unwrap());
+                n += 1;
+            }
+            uut.clock.next = true.into();
+            assert!(simulate(&mut uut, 1000));
+        }
+        assert_eq!(n, descs.len(), "records");
+    }
+}
