@@ -13,127 +13,31 @@
 //! every TO used, one posted buffer per Send, every Read Request of the
 //! other direction expected (ORD), IRD slots freed as requests arrive.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::PathBuf;
 
-use pcap_file::pcap::PcapReader;
-use pcap_file::pcapng::{Block, PcapNgReader};
+use common::{capture, Flow, Key};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
 use rnic_wire::model::*;
 use rnic_wire::mpa::{fpdu_len, MpaRequestReply, MpaRequestReplyRepr};
-use rnic_wire::net::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket};
 use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
 
 const PD: u32 = 1;
 
-fn capture(name: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/captures"
-    ))
-    .join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        println!("skipped: {} not found", path.display());
-        None
-    }
-}
-
-/// Ethernet frames of a pcap or pcapng file.
-fn frames(path: &PathBuf) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let magic = std::fs::read(path).unwrap()[..4].to_vec();
-    if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
-        let mut r = PcapNgReader::new(File::open(path).unwrap()).unwrap();
-        while let Some(block) = r.next_block() {
-            match block.unwrap() {
-                Block::EnhancedPacket(p) => out.push(p.data.to_vec()),
-                Block::SimplePacket(p) => out.push(p.data.to_vec()),
-                _ => {}
-            }
-        }
-    } else {
-        let mut r = PcapReader::new(File::open(path).unwrap()).unwrap();
-        while let Some(p) = r.next_packet() {
-            out.push(p.unwrap().data.to_vec());
-        }
-    }
-    out
-}
-
-/// One direction: payload segments by sequence offset from the first.
-#[derive(Default)]
-struct Flow {
-    base: Option<u32>,
-    segments: BTreeMap<u32, Vec<u8>>,
-}
-
-impl Flow {
-    /// The contiguous stream from the first octet, as (offset, chunk) in
-    /// captured segments (stops at a hole; retransmitted octets skipped).
-    fn chunks(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut out = Vec::new();
-        let mut next = 0u32;
-        for (&off, data) in &self.segments {
-            if off > next {
-                break;
-            }
-            let skip = (next - off) as usize;
-            if skip < data.len() {
-                out.push((next, data[skip..].to_vec()));
-                next = off + data.len() as u32;
-            }
-        }
-        out
-    }
-}
-
-type Key = ([u8; 4], u16, [u8; 4], u16);
-
-/// Flows of a capture; also counts the frames the model's `parse_frame`
-/// (checksums verified) accepts.
+/// Flows of a capture; also counts its TCP frames and those the model's
+/// `parse_frame` (checksums verified) accepts.
 fn flows(path: &PathBuf) -> (BTreeMap<Key, Flow>, usize, usize) {
-    let mut flows: BTreeMap<Key, Flow> = BTreeMap::new();
-    let (mut tcp_frames, mut model_ok) = (0, 0);
-    for frame in frames(path) {
-        let Ok(eth) = EthernetFrame::new_checked(&frame[..]) else {
-            continue;
-        };
-        if eth.ethertype() != EthernetProtocol::Ipv4 {
-            continue;
-        }
-        let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else {
-            continue;
-        };
-        if ip.next_header() != IpProtocol::Tcp {
-            continue;
-        }
-        let Ok(tcp) = TcpPacket::new_checked(ip.payload()) else {
-            continue;
-        };
-        tcp_frames += 1;
-        if let Ok(v) = parse_frame(&frame) {
-            assert_eq!(v.payload, tcp.payload());
+    let segs = common::tcp_segments(path);
+    let mut model_ok = 0;
+    for s in &segs {
+        if let Ok(v) = parse_frame(&s.frame.data) {
+            assert_eq!(v.payload, &s.payload[..]);
             model_ok += 1;
         }
-        let key = (
-            ip.src_addr().octets(),
-            tcp.src_port(),
-            ip.dst_addr().octets(),
-            tcp.dst_port(),
-        );
-        let flow = flows.entry(key).or_default();
-        if !tcp.payload().is_empty() {
-            let seq = tcp.seq_number().0 as u32;
-            let base = *flow.base.get_or_insert(seq);
-            flow.segments
-                .entry(seq.wrapping_sub(base))
-                .or_insert_with(|| tcp.payload().to_vec());
-        }
     }
-    (flows, tcp_frames, model_ok)
+    (common::flows(&segs), segs.len(), model_ok)
 }
 
 /// A direction after its MPA frame.
@@ -192,7 +96,7 @@ fn check(name: &str) -> Option<(usize, usize)> {
                 })
             })
             .collect();
-        let base = flow.base.unwrap();
+        let base = flow.base().unwrap();
         dirs.push(Direction {
             key: *key,
             mpa_markers: repr.markers,

@@ -7,33 +7,18 @@
 //! request/reply frames and each FPDU's 2-octet ULPDU length, pad and CRC)
 //! is undone by hand here, markers being off in these captures.
 
+mod common;
+
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::PathBuf;
 use std::process::Command;
 
-use pcap_file::pcap::PcapReader;
-use pcap_file::pcapng::{Block, PcapNgReader};
+use common::capture;
 use rnic_wire::ddp::{DdpRepr, DdpSegment};
-use rnic_wire::net::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket};
 use rnic_wire::rdmap::{Opcode, RdmapRepr};
 
 const MPA_REQ_KEY: &[u8; 16] = b"MPA ID Req Frame";
 const MPA_REP_KEY: &[u8; 16] = b"MPA ID Rep Frame";
-
-fn capture(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/captures"
-    ))
-    .join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        println!("skipped: {} not found", p.display());
-        None
-    }
-}
 
 /// One ULPDU (a DDP segment) and the number of the frame that completed it.
 struct Ulpdu {
@@ -85,69 +70,25 @@ impl Stream {
     }
 }
 
-/// The frames of a pcap or pcapng file (some `.pcap` captures are pcapng),
-/// as (original length, captured octets).
-fn frames(path: &PathBuf) -> Vec<(usize, Vec<u8>)> {
-    let bytes = std::fs::read(path).unwrap();
-    let mut out = Vec::new();
-    if bytes.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]) {
-        let mut r = PcapNgReader::new(&bytes[..]).unwrap();
-        while let Some(block) = r.next_block() {
-            if let Block::EnhancedPacket(p) = block.unwrap() {
-                out.push((p.original_len as usize, p.data.into_owned()));
-            }
-        }
-    } else {
-        let mut r = PcapReader::new(File::open(path).unwrap()).unwrap();
-        while let Some(p) = r.next_packet() {
-            let p = p.unwrap();
-            out.push((p.orig_len as usize, p.data.into_owned()));
-        }
-    }
-    out
-}
-
 /// The ULPDUs of every MPA stream in a capture, in frame order.
 fn ulpdus(path: &PathBuf) -> Vec<Ulpdu> {
-    let mut streams: HashMap<([u8; 4], u16, [u8; 4], u16), Stream> = HashMap::new();
+    let mut streams: HashMap<common::Key, Stream> = HashMap::new();
     let mut out = Vec::new();
-    for (i, (orig_len, data)) in frames(path).into_iter().enumerate() {
-        let frame = i + 1;
-        let Ok(eth) = EthernetFrame::new_checked(&data[..]) else {
-            continue;
-        };
-        if eth.ethertype() != EthernetProtocol::Ipv4 {
-            continue;
-        }
-        let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else {
-            continue;
-        };
-        if ip.next_header() != IpProtocol::Tcp {
-            continue;
-        }
-        let Ok(tcp) = TcpPacket::new_checked(ip.payload()) else {
-            continue;
-        };
-        let payload = tcp.payload();
+    for seg in common::tcp_segments(path) {
+        let (frame, key, payload) = (seg.frame.number, seg.key, &seg.payload[..]);
         if payload.is_empty() {
             continue;
         }
-        let key = (
-            ip.src_addr().octets(),
-            tcp.src_port(),
-            ip.dst_addr().octets(),
-            tcp.dst_port(),
-        );
         let s = streams.entry(key).or_default();
         if s.broken {
             continue;
         }
-        if orig_len != data.len() {
+        if seg.truncated() {
             // Cut short by the snap length: the stream cannot be followed.
             s.broken = true;
             continue;
         }
-        let seq = tcp.seq_number().0 as u32;
+        let seq = seg.seq;
         match s.next_seq {
             Some(n) if n == seq => {}
             Some(n) if seq.wrapping_sub(n) > u32::MAX / 2 => continue, // retransmission

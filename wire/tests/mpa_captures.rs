@@ -3,122 +3,16 @@
 //! frames exactly, CRCs match the reference `crc32c` crate, and the ULPDU
 //! size siw picks is our MULPDU.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::PathBuf;
 
-use pcap_file::pcap::PcapReader;
-use pcap_file::pcapng::{Block, PcapNgReader};
+use common::{capture, Flow, Key};
 use rnic_wire::mpa::*;
-use rnic_wire::net::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket};
-
-fn capture(name: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/captures"
-    ))
-    .join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        println!("skipped: {} not found", path.display());
-        None
-    }
-}
-
-/// One direction of a TCP connection: its payload segments keyed by offset
-/// from the first payload octet seen (so sequence wrap does not matter), and
-/// the largest segment payload.
-#[derive(Default)]
-struct Flow {
-    base: Option<u32>,
-    segments: BTreeMap<u32, Vec<u8>>,
-    max_segment: usize,
-}
-
-impl Flow {
-    fn add(&mut self, seq: u32, payload: &[u8]) {
-        let base = *self.base.get_or_insert(seq);
-        self.max_segment = self.max_segment.max(payload.len());
-        self.segments
-            .entry(seq.wrapping_sub(base))
-            .or_insert_with(|| payload.to_vec());
-    }
-
-    /// The contiguous stream from the first payload octet (stops at a hole).
-    fn stream(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut next = 0u32;
-        for (&off, data) in &self.segments {
-            if off > next {
-                break; // hole
-            }
-            let skip = (next - off) as usize;
-            if skip < data.len() {
-                out.extend_from_slice(&data[skip..]);
-                next = off + data.len() as u32;
-            }
-        }
-        out
-    }
-}
-
-type Key = ([u8; 4], u16, [u8; 4], u16);
-
-/// Ethernet frames of a pcap or pcapng file (one of the captures is pcapng
-/// despite its name).
-fn frames(path: &PathBuf) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let magic = std::fs::read(path).unwrap()[..4].to_vec();
-    if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
-        let mut reader = PcapNgReader::new(File::open(path).unwrap()).unwrap();
-        while let Some(block) = reader.next_block() {
-            match block.unwrap() {
-                Block::EnhancedPacket(p) => out.push(p.data.to_vec()),
-                Block::SimplePacket(p) => out.push(p.data.to_vec()),
-                _ => {}
-            }
-        }
-    } else {
-        let mut reader = PcapReader::new(File::open(path).unwrap()).unwrap();
-        while let Some(pkt) = reader.next_packet() {
-            out.push(pkt.unwrap().data.to_vec());
-        }
-    }
-    out
-}
 
 fn flows(path: &PathBuf) -> BTreeMap<Key, Flow> {
-    let mut flows: BTreeMap<Key, Flow> = BTreeMap::new();
-    for frame in frames(path) {
-        let Ok(eth) = EthernetFrame::new_checked(&frame[..]) else {
-            continue;
-        };
-        if eth.ethertype() != EthernetProtocol::Ipv4 {
-            continue;
-        }
-        let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else {
-            continue;
-        };
-        if ip.next_header() != IpProtocol::Tcp {
-            continue;
-        }
-        let Ok(tcp) = TcpPacket::new_checked(ip.payload()) else {
-            continue;
-        };
-        let key = (
-            ip.src_addr().octets(),
-            tcp.src_port(),
-            ip.dst_addr().octets(),
-            tcp.dst_port(),
-        );
-        let flow = flows.entry(key).or_default();
-        let payload = tcp.payload();
-        if !payload.is_empty() {
-            flow.add(tcp.seq_number().0 as u32, payload);
-        }
-    }
-    flows
+    common::flows(&common::tcp_segments(path))
 }
 
 struct MpaFlow {
