@@ -62,8 +62,14 @@ bitstream: deps-fpga
 flash: deps-fpga
 	@scripts/flash.sh
 
+## Benchmarks (not tests): simulator speed, DMA-server overhead, protocol
+## efficiency of the reference model; results in target/bench/.
 bench: deps
-	@echo "bench: no benchmarks yet"
+	@mkdir -p target/bench
+	$(CARGO) test --release -p rnic-sim --test bench -- --ignored --nocapture --test-threads 1 2>&1 | tee target/bench/sim-speed.txt
+	$(CARGO) run --release -p rnic-sim -- run --ops 4 --pcap target/bench/model-1500.pcap | tee target/bench/model-efficiency-mtu1500.txt
+	$(CARGO) run --release -p rnic-sim -- run --ops 4 --mtu 9000 --pcap target/bench/model-9000.pcap | tee target/bench/model-efficiency-mtu9000.txt
+	@echo "bench: results in target/bench/"
 
 soak: deps
 	@echo "soak: no soak runs yet"
