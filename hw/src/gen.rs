@@ -130,6 +130,11 @@ const NO_PAY_CRC: &str =
     "the board has no consumer of the payload CRC yet: the echo path forwards frames only";
 const NO_REGS: &str = "the board has no register interface for the core's counters yet \
      (it comes with the UDP host bridge on port 1, docs/fpga.md)";
+const NO_SEG_HDR: &str = "the echo path forwards the payload only; the segment header and \
+     connection records are for the RX datapath behind the core";
+const NO_TX: &str = "the board has no TCP transmitter yet to send the requested ACKs";
+const NO_FW: &str = "the core's firmware side (connection table, exception queue) is tied \
+     off until the host bridge on port 1 drives it (docs/fpga.md)";
 const RX1_WATCHED: &str = "port 1's receive stream is only watched for activity (LED 6) \
      until it carries the host bridge";
 const TX1_IDLE: &str =
@@ -186,6 +191,39 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_rx_bad_fcs", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_overflow", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_oversize", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_bad_len", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_bad_ip_csum", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_bad_tcp_csum", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_fast", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_exc", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_exc_full", 32, NO_REGS),
+    unused(BOARD_TOP, "core$rx_hdr_eth_dst", 48, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_eth_src", 48, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_ip_src", 32, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_ip_dst", 32, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_sport", 16, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_dport", 16, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_seq", 32, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_ack", 32, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_flags", 8, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_window", 16, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_pay_len", 16, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_hdr_len", 8, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_seg_conn", 8, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_seg_mpa", 4, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$ack_req_valid", 1, NO_TX),
+    unused(BOARD_TOP, "core$ack_req_conn", 8, NO_TX),
+    unused(BOARD_TOP, "core$ack_req_ack", 32, NO_TX),
+    unused(BOARD_TOP, "core$ct_rd_used", 1, NO_FW),
+    unused(BOARD_TOP, "core$ct_rd_mode", 2, NO_FW),
+    unused(BOARD_TOP, "core$ct_rd_rcv_nxt", 32, NO_FW),
+    unused(BOARD_TOP, "core$ct_rd_snd_una", 32, NO_FW),
+    unused(BOARD_TOP, "core$exc_valid", 1, NO_FW),
+    unused(BOARD_TOP, "core$exc_reason", 8, NO_FW),
+    unused(BOARD_TOP, "core$exc_len", 16, NO_FW),
+    unused(BOARD_TOP, "core$exc_conn", 32, NO_FW),
+    unused(BOARD_TOP, "core$exc_rd_data", 32, NO_FW),
+    unused(BOARD_TOP, "core$exc_count", 3, NO_FW),
     unused(BOARD_TOP, "rx1$out_data", 64, RX1_WATCHED),
     unused(BOARD_TOP, "rx1$out_keep", 4, RX1_WATCHED),
     unused(BOARD_TOP, "rx1$out_fcs_bad", 1, RX1_WATCHED),
