@@ -93,6 +93,154 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_oversize;
     /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [47:0] core$rx_hdr_eth_dst;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [47:0] core$rx_hdr_eth_src;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$rx_hdr_ip_src;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$rx_hdr_ip_dst;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] core$rx_hdr_sport;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] core$rx_hdr_dport;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$rx_hdr_seq;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$rx_hdr_ack;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [7:0] core$rx_hdr_flags;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] core$rx_hdr_window;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] core$rx_hdr_pay_len;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [7:0] core$rx_hdr_hdr_len;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [7:0] core$rx_seg_conn;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [3:0] core$rx_seg_mpa;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no TCP transmitter yet to send the requested ACKs.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  core$ack_req_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no TCP transmitter yet to send the requested ACKs.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [7:0] core$ack_req_conn;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no TCP transmitter yet to send the requested ACKs.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$ack_req_ack;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  core$ct_wr_valid;
+    reg  [7:0] core$ct_wr_idx;
+    reg  core$ct_wr_used;
+    reg  [31:0] core$ct_wr_local_ip;
+    reg  [31:0] core$ct_wr_peer_ip;
+    reg  [15:0] core$ct_wr_local_port;
+    reg  [15:0] core$ct_wr_peer_port;
+    reg  [1:0] core$ct_wr_mode;
+    reg  [3:0] core$ct_wr_mpa;
+    reg  [31:0] core$ct_wr_rcv_nxt;
+    reg  [31:0] core$ct_wr_rcv_wnd;
+    reg  [31:0] core$ct_wr_snd_una;
+    reg  [31:0] core$ct_wr_snd_nxt;
+    reg  [7:0] core$ct_rd_idx;
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  core$ct_rd_used;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [1:0] core$ct_rd_mode;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$ct_rd_rcv_nxt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$ct_rd_snd_una;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  core$exc_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [7:0] core$exc_reason;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] core$exc_len;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$exc_conn;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [8:0] core$exc_rd_word;
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$exc_rd_data;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  core$exc_pop;
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [2:0] core$exc_count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rx_bad_len;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rx_bad_ip_csum;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rx_bad_tcp_csum;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rx_fast;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rx_exc;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rx_exc_full;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  rx0$rxc;
     reg  [3:0] rx0$rxd;
     reg  rx0$rx_ctl;
@@ -281,7 +429,56 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .cnt_rx_ok(core$cnt_rx_ok),
         .cnt_rx_bad_fcs(core$cnt_rx_bad_fcs),
         .cnt_rx_overflow(core$cnt_rx_overflow),
-        .cnt_rx_oversize(core$cnt_rx_oversize)
+        .cnt_rx_oversize(core$cnt_rx_oversize),
+        .rx_hdr_eth_dst(core$rx_hdr_eth_dst),
+        .rx_hdr_eth_src(core$rx_hdr_eth_src),
+        .rx_hdr_ip_src(core$rx_hdr_ip_src),
+        .rx_hdr_ip_dst(core$rx_hdr_ip_dst),
+        .rx_hdr_sport(core$rx_hdr_sport),
+        .rx_hdr_dport(core$rx_hdr_dport),
+        .rx_hdr_seq(core$rx_hdr_seq),
+        .rx_hdr_ack(core$rx_hdr_ack),
+        .rx_hdr_flags(core$rx_hdr_flags),
+        .rx_hdr_window(core$rx_hdr_window),
+        .rx_hdr_pay_len(core$rx_hdr_pay_len),
+        .rx_hdr_hdr_len(core$rx_hdr_hdr_len),
+        .rx_seg_conn(core$rx_seg_conn),
+        .rx_seg_mpa(core$rx_seg_mpa),
+        .ack_req_valid(core$ack_req_valid),
+        .ack_req_conn(core$ack_req_conn),
+        .ack_req_ack(core$ack_req_ack),
+        .ct_wr_valid(core$ct_wr_valid),
+        .ct_wr_idx(core$ct_wr_idx),
+        .ct_wr_used(core$ct_wr_used),
+        .ct_wr_local_ip(core$ct_wr_local_ip),
+        .ct_wr_peer_ip(core$ct_wr_peer_ip),
+        .ct_wr_local_port(core$ct_wr_local_port),
+        .ct_wr_peer_port(core$ct_wr_peer_port),
+        .ct_wr_mode(core$ct_wr_mode),
+        .ct_wr_mpa(core$ct_wr_mpa),
+        .ct_wr_rcv_nxt(core$ct_wr_rcv_nxt),
+        .ct_wr_rcv_wnd(core$ct_wr_rcv_wnd),
+        .ct_wr_snd_una(core$ct_wr_snd_una),
+        .ct_wr_snd_nxt(core$ct_wr_snd_nxt),
+        .ct_rd_idx(core$ct_rd_idx),
+        .ct_rd_used(core$ct_rd_used),
+        .ct_rd_mode(core$ct_rd_mode),
+        .ct_rd_rcv_nxt(core$ct_rd_rcv_nxt),
+        .ct_rd_snd_una(core$ct_rd_snd_una),
+        .exc_valid(core$exc_valid),
+        .exc_reason(core$exc_reason),
+        .exc_len(core$exc_len),
+        .exc_conn(core$exc_conn),
+        .exc_rd_word(core$exc_rd_word),
+        .exc_rd_data(core$exc_rd_data),
+        .exc_pop(core$exc_pop),
+        .exc_count(core$exc_count),
+        .cnt_rx_bad_len(core$cnt_rx_bad_len),
+        .cnt_rx_bad_ip_csum(core$cnt_rx_bad_ip_csum),
+        .cnt_rx_bad_tcp_csum(core$cnt_rx_bad_tcp_csum),
+        .cnt_rx_fast(core$cnt_rx_fast),
+        .cnt_rx_exc(core$cnt_rx_exc),
+        .cnt_rx_exc_full(core$cnt_rx_exc_full)
     );
     rnic_versa5g$rx0 rx0(
         .rxc(rx0$rxc),
@@ -460,6 +657,22 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$mac_rx_last = rx0$out_last;
         core$mac_rx_valid = rx0$out_valid;
         core$mac_rx_fcs_bad = rx0$out_fcs_bad;
+        core$ct_wr_valid = 1'b0;
+        core$ct_wr_idx = 8'h0;
+        core$ct_wr_used = 1'b0;
+        core$ct_wr_local_ip = 32'h0;
+        core$ct_wr_peer_ip = 32'h0;
+        core$ct_wr_local_port = 16'h0;
+        core$ct_wr_peer_port = 16'h0;
+        core$ct_wr_mode = 2'h0;
+        core$ct_wr_mpa = 4'h0;
+        core$ct_wr_rcv_nxt = 32'h0;
+        core$ct_wr_rcv_wnd = 32'h0;
+        core$ct_wr_snd_una = 32'h0;
+        core$ct_wr_snd_nxt = 32'h0;
+        core$ct_rd_idx = 8'h0;
+        core$exc_rd_word = 9'h0;
+        core$exc_pop = 1'b0;
         tx0$in_data = core$rx_pay_data;
         tx0$in_keep = core$rx_pay_keep;
         tx0$in_last = core$rx_pay_last;
@@ -768,7 +981,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full);
 
     // Module arguments
     input wire  clock;
@@ -789,8 +1002,70 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_rx_bad_fcs;
     output reg  [31:0] cnt_rx_overflow;
     output reg  [31:0] cnt_rx_oversize;
+    output reg  [47:0] rx_hdr_eth_dst;
+    output reg  [47:0] rx_hdr_eth_src;
+    output reg  [31:0] rx_hdr_ip_src;
+    output reg  [31:0] rx_hdr_ip_dst;
+    output reg  [15:0] rx_hdr_sport;
+    output reg  [15:0] rx_hdr_dport;
+    output reg  [31:0] rx_hdr_seq;
+    output reg  [31:0] rx_hdr_ack;
+    output reg  [7:0] rx_hdr_flags;
+    output reg  [15:0] rx_hdr_window;
+    output reg  [15:0] rx_hdr_pay_len;
+    output reg  [7:0] rx_hdr_hdr_len;
+    output reg  [7:0] rx_seg_conn;
+    output reg  [3:0] rx_seg_mpa;
+    output reg  ack_req_valid;
+    output reg  [7:0] ack_req_conn;
+    output reg  [31:0] ack_req_ack;
+    input wire  ct_wr_valid;
+    input wire  [7:0] ct_wr_idx;
+    input wire  ct_wr_used;
+    input wire  [31:0] ct_wr_local_ip;
+    input wire  [31:0] ct_wr_peer_ip;
+    input wire  [15:0] ct_wr_local_port;
+    input wire  [15:0] ct_wr_peer_port;
+    input wire  [1:0] ct_wr_mode;
+    input wire  [3:0] ct_wr_mpa;
+    input wire  [31:0] ct_wr_rcv_nxt;
+    input wire  [31:0] ct_wr_rcv_wnd;
+    input wire  [31:0] ct_wr_snd_una;
+    input wire  [31:0] ct_wr_snd_nxt;
+    input wire  [7:0] ct_rd_idx;
+    output reg  ct_rd_used;
+    output reg  [1:0] ct_rd_mode;
+    output reg  [31:0] ct_rd_rcv_nxt;
+    output reg  [31:0] ct_rd_snd_una;
+    output reg  exc_valid;
+    output reg  [7:0] exc_reason;
+    output reg  [15:0] exc_len;
+    output reg  [31:0] exc_conn;
+    input wire  [8:0] exc_rd_word;
+    output reg  [31:0] exc_rd_data;
+    input wire  exc_pop;
+    output reg  [2:0] exc_count;
+    output reg  [31:0] cnt_rx_bad_len;
+    output reg  [31:0] cnt_rx_bad_ip_csum;
+    output reg  [31:0] cnt_rx_bad_tcp_csum;
+    output reg  [31:0] cnt_rx_fast;
+    output reg  [31:0] cnt_rx_exc;
+    output reg  [31:0] cnt_rx_exc_full;
 
     // Stub signals
+    reg  rx_check$clock;
+    reg  rx_check$reset;
+    reg  [63:0] rx_check$in_data;
+    reg  [3:0] rx_check$in_keep;
+    reg  rx_check$in_last;
+    reg  rx_check$in_valid;
+    reg  rx_check$in_fcs_bad;
+    wire  [63:0] rx_check$out_data;
+    wire  [3:0] rx_check$out_keep;
+    wire  rx_check$out_last;
+    wire  rx_check$out_valid;
+    wire  rx_check$out_fcs_bad;
+    wire  [3:0] rx_check$out_tag;
     reg  rx_fifo$clock;
     reg  rx_fifo$reset;
     reg  [63:0] rx_fifo$in_data;
@@ -798,15 +1073,162 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  rx_fifo$in_last;
     reg  rx_fifo$in_valid;
     reg  rx_fifo$in_fcs_bad;
+    reg  [3:0] rx_fifo$in_tag;
     wire  [63:0] rx_fifo$out_data;
     wire  [3:0] rx_fifo$out_keep;
     wire  rx_fifo$out_last;
     wire  rx_fifo$out_valid;
     reg  rx_fifo$out_ready;
+    wire  [3:0] rx_fifo$out_tag;
     wire  [31:0] rx_fifo$cnt_ok;
     wire  [31:0] rx_fifo$cnt_bad_fcs;
     wire  [31:0] rx_fifo$cnt_overflow;
     wire  [31:0] rx_fifo$cnt_oversize;
+    reg  rx_parse$clock;
+    reg  rx_parse$reset;
+    reg  [63:0] rx_parse$in_data;
+    reg  [3:0] rx_parse$in_keep;
+    reg  rx_parse$in_last;
+    reg  rx_parse$in_valid;
+    reg  [3:0] rx_parse$in_tag;
+    wire  rx_parse$in_ready;
+    wire  [47:0] rx_parse$eth_dst;
+    wire  [47:0] rx_parse$eth_src;
+    wire  [31:0] rx_parse$ip_src;
+    wire  [31:0] rx_parse$ip_dst;
+    wire  [15:0] rx_parse$sport;
+    wire  [15:0] rx_parse$dport;
+    wire  [31:0] rx_parse$seq;
+    wire  [31:0] rx_parse$ack;
+    wire  [7:0] rx_parse$flags;
+    wire  [15:0] rx_parse$window;
+    wire  [15:0] rx_parse$pay_len;
+    wire  [7:0] rx_parse$hdr_len;
+    wire  rx_parse$tuple_valid;
+    wire  rx_parse$hdr_valid;
+    wire  rx_parse$done;
+    reg  rx_parse$dec_valid;
+    reg  rx_parse$dec_fast;
+    reg  [7:0] rx_parse$dec_reason;
+    reg  [31:0] rx_parse$dec_conn;
+    wire  [63:0] rx_parse$pay_data;
+    wire  [3:0] rx_parse$pay_keep;
+    wire  rx_parse$pay_last;
+    wire  rx_parse$pay_valid;
+    reg  rx_parse$pay_ready;
+    wire  [63:0] rx_parse$raw_data;
+    wire  [3:0] rx_parse$raw_keep;
+    wire  rx_parse$raw_last;
+    wire  rx_parse$raw_valid;
+    wire  rx_parse$raw_commit;
+    wire  [7:0] rx_parse$raw_reason;
+    wire  [31:0] rx_parse$raw_conn;
+    wire  [31:0] rx_parse$cnt_bad_len;
+    wire  [31:0] rx_parse$cnt_bad_ip_csum;
+    wire  [31:0] rx_parse$cnt_bad_tcp_csum;
+    reg  rx_split$clock;
+    reg  rx_split$reset;
+    reg  [31:0] rx_split$ip_src;
+    reg  [31:0] rx_split$ip_dst;
+    reg  [15:0] rx_split$sport;
+    reg  [15:0] rx_split$dport;
+    reg  rx_split$tuple_valid;
+    reg  [31:0] rx_split$seq;
+    reg  [31:0] rx_split$ack;
+    reg  rx_split$fin;
+    reg  rx_split$syn;
+    reg  rx_split$rst;
+    reg  rx_split$ack_flag;
+    reg  [15:0] rx_split$pay_len;
+    reg  rx_split$hdr_valid;
+    reg  rx_split$done;
+    wire  rx_split$dec_valid;
+    wire  rx_split$dec_fast;
+    wire  [7:0] rx_split$dec_reason;
+    wire  [31:0] rx_split$dec_conn;
+    wire  rx_split$lk_valid;
+    wire  [31:0] rx_split$lk_local_ip;
+    wire  [31:0] rx_split$lk_peer_ip;
+    wire  [15:0] rx_split$lk_local_port;
+    wire  [15:0] rx_split$lk_peer_port;
+    reg  rx_split$res_valid;
+    reg  rx_split$res_hit;
+    reg  [7:0] rx_split$res_idx;
+    reg  [1:0] rx_split$res_mode;
+    reg  [3:0] rx_split$res_mpa;
+    reg  [31:0] rx_split$res_rcv_nxt;
+    reg  [31:0] rx_split$res_rcv_wnd;
+    reg  [31:0] rx_split$res_snd_una;
+    reg  [31:0] rx_split$res_snd_nxt;
+    wire  rx_split$up_valid;
+    wire  [7:0] rx_split$up_idx;
+    wire  [31:0] rx_split$up_rcv_nxt;
+    wire  [31:0] rx_split$up_snd_una;
+    reg  rx_split$up_ready;
+    wire  rx_split$ack_req_valid;
+    wire  [7:0] rx_split$ack_req_conn;
+    wire  [31:0] rx_split$ack_req_ack;
+    wire  [7:0] rx_split$seg_conn;
+    wire  [3:0] rx_split$seg_mpa;
+    wire  [31:0] rx_split$cnt_fast;
+    reg  conn_table$clock;
+    reg  conn_table$reset;
+    reg  conn_table$wr_valid;
+    reg  [7:0] conn_table$wr_idx;
+    reg  conn_table$wr_used;
+    reg  [31:0] conn_table$wr_local_ip;
+    reg  [31:0] conn_table$wr_peer_ip;
+    reg  [15:0] conn_table$wr_local_port;
+    reg  [15:0] conn_table$wr_peer_port;
+    reg  [1:0] conn_table$wr_mode;
+    reg  [3:0] conn_table$wr_mpa;
+    reg  [31:0] conn_table$wr_rcv_nxt;
+    reg  [31:0] conn_table$wr_rcv_wnd;
+    reg  [31:0] conn_table$wr_snd_una;
+    reg  [31:0] conn_table$wr_snd_nxt;
+    reg  conn_table$lk_valid;
+    reg  [31:0] conn_table$lk_local_ip;
+    reg  [31:0] conn_table$lk_peer_ip;
+    reg  [15:0] conn_table$lk_local_port;
+    reg  [15:0] conn_table$lk_peer_port;
+    wire  conn_table$res_valid;
+    wire  conn_table$res_hit;
+    wire  [7:0] conn_table$res_idx;
+    wire  [1:0] conn_table$res_mode;
+    wire  [3:0] conn_table$res_mpa;
+    wire  [31:0] conn_table$res_rcv_nxt;
+    wire  [31:0] conn_table$res_rcv_wnd;
+    wire  [31:0] conn_table$res_snd_una;
+    wire  [31:0] conn_table$res_snd_nxt;
+    reg  conn_table$up_valid;
+    reg  [7:0] conn_table$up_idx;
+    reg  [31:0] conn_table$up_rcv_nxt;
+    reg  [31:0] conn_table$up_snd_una;
+    wire  conn_table$up_ready;
+    reg  [7:0] conn_table$rd_idx;
+    wire  conn_table$rd_used;
+    wire  [1:0] conn_table$rd_mode;
+    wire  [31:0] conn_table$rd_rcv_nxt;
+    wire  [31:0] conn_table$rd_snd_una;
+    reg  exc_queue$clock;
+    reg  exc_queue$reset;
+    reg  [63:0] exc_queue$in_data;
+    reg  [3:0] exc_queue$in_keep;
+    reg  exc_queue$in_last;
+    reg  exc_queue$in_valid;
+    reg  exc_queue$in_commit;
+    reg  [7:0] exc_queue$in_reason;
+    reg  [31:0] exc_queue$in_conn;
+    wire  exc_queue$head_valid;
+    wire  [7:0] exc_queue$head_reason;
+    wire  [15:0] exc_queue$head_len;
+    wire  [31:0] exc_queue$head_conn;
+    reg  [8:0] exc_queue$rd_word;
+    wire  [31:0] exc_queue$rd_data;
+    reg  exc_queue$pop;
+    wire  [2:0] exc_queue$count;
+    wire  [31:0] exc_queue$cnt_queued;
+    wire  [31:0] exc_queue$cnt_full;
     reg  pay_crc$clock;
     reg  pay_crc$reset;
     reg  [63:0] pay_crc$data;
@@ -817,6 +1239,21 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  pay_crc$crc_valid;
 
     // Sub module instances
+    rnic_versa5g$core$rx_check rx_check(
+        .clock(rx_check$clock),
+        .reset(rx_check$reset),
+        .in_data(rx_check$in_data),
+        .in_keep(rx_check$in_keep),
+        .in_last(rx_check$in_last),
+        .in_valid(rx_check$in_valid),
+        .in_fcs_bad(rx_check$in_fcs_bad),
+        .out_data(rx_check$out_data),
+        .out_keep(rx_check$out_keep),
+        .out_last(rx_check$out_last),
+        .out_valid(rx_check$out_valid),
+        .out_fcs_bad(rx_check$out_fcs_bad),
+        .out_tag(rx_check$out_tag)
+    );
     rnic_versa5g$core$rx_fifo rx_fifo(
         .clock(rx_fifo$clock),
         .reset(rx_fifo$reset),
@@ -825,15 +1262,170 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .in_last(rx_fifo$in_last),
         .in_valid(rx_fifo$in_valid),
         .in_fcs_bad(rx_fifo$in_fcs_bad),
+        .in_tag(rx_fifo$in_tag),
         .out_data(rx_fifo$out_data),
         .out_keep(rx_fifo$out_keep),
         .out_last(rx_fifo$out_last),
         .out_valid(rx_fifo$out_valid),
         .out_ready(rx_fifo$out_ready),
+        .out_tag(rx_fifo$out_tag),
         .cnt_ok(rx_fifo$cnt_ok),
         .cnt_bad_fcs(rx_fifo$cnt_bad_fcs),
         .cnt_overflow(rx_fifo$cnt_overflow),
         .cnt_oversize(rx_fifo$cnt_oversize)
+    );
+    rnic_versa5g$core$rx_parse rx_parse(
+        .clock(rx_parse$clock),
+        .reset(rx_parse$reset),
+        .in_data(rx_parse$in_data),
+        .in_keep(rx_parse$in_keep),
+        .in_last(rx_parse$in_last),
+        .in_valid(rx_parse$in_valid),
+        .in_tag(rx_parse$in_tag),
+        .in_ready(rx_parse$in_ready),
+        .eth_dst(rx_parse$eth_dst),
+        .eth_src(rx_parse$eth_src),
+        .ip_src(rx_parse$ip_src),
+        .ip_dst(rx_parse$ip_dst),
+        .sport(rx_parse$sport),
+        .dport(rx_parse$dport),
+        .seq(rx_parse$seq),
+        .ack(rx_parse$ack),
+        .flags(rx_parse$flags),
+        .window(rx_parse$window),
+        .pay_len(rx_parse$pay_len),
+        .hdr_len(rx_parse$hdr_len),
+        .tuple_valid(rx_parse$tuple_valid),
+        .hdr_valid(rx_parse$hdr_valid),
+        .done(rx_parse$done),
+        .dec_valid(rx_parse$dec_valid),
+        .dec_fast(rx_parse$dec_fast),
+        .dec_reason(rx_parse$dec_reason),
+        .dec_conn(rx_parse$dec_conn),
+        .pay_data(rx_parse$pay_data),
+        .pay_keep(rx_parse$pay_keep),
+        .pay_last(rx_parse$pay_last),
+        .pay_valid(rx_parse$pay_valid),
+        .pay_ready(rx_parse$pay_ready),
+        .raw_data(rx_parse$raw_data),
+        .raw_keep(rx_parse$raw_keep),
+        .raw_last(rx_parse$raw_last),
+        .raw_valid(rx_parse$raw_valid),
+        .raw_commit(rx_parse$raw_commit),
+        .raw_reason(rx_parse$raw_reason),
+        .raw_conn(rx_parse$raw_conn),
+        .cnt_bad_len(rx_parse$cnt_bad_len),
+        .cnt_bad_ip_csum(rx_parse$cnt_bad_ip_csum),
+        .cnt_bad_tcp_csum(rx_parse$cnt_bad_tcp_csum)
+    );
+    rnic_versa5g$core$rx_split rx_split(
+        .clock(rx_split$clock),
+        .reset(rx_split$reset),
+        .ip_src(rx_split$ip_src),
+        .ip_dst(rx_split$ip_dst),
+        .sport(rx_split$sport),
+        .dport(rx_split$dport),
+        .tuple_valid(rx_split$tuple_valid),
+        .seq(rx_split$seq),
+        .ack(rx_split$ack),
+        .fin(rx_split$fin),
+        .syn(rx_split$syn),
+        .rst(rx_split$rst),
+        .ack_flag(rx_split$ack_flag),
+        .pay_len(rx_split$pay_len),
+        .hdr_valid(rx_split$hdr_valid),
+        .done(rx_split$done),
+        .dec_valid(rx_split$dec_valid),
+        .dec_fast(rx_split$dec_fast),
+        .dec_reason(rx_split$dec_reason),
+        .dec_conn(rx_split$dec_conn),
+        .lk_valid(rx_split$lk_valid),
+        .lk_local_ip(rx_split$lk_local_ip),
+        .lk_peer_ip(rx_split$lk_peer_ip),
+        .lk_local_port(rx_split$lk_local_port),
+        .lk_peer_port(rx_split$lk_peer_port),
+        .res_valid(rx_split$res_valid),
+        .res_hit(rx_split$res_hit),
+        .res_idx(rx_split$res_idx),
+        .res_mode(rx_split$res_mode),
+        .res_mpa(rx_split$res_mpa),
+        .res_rcv_nxt(rx_split$res_rcv_nxt),
+        .res_rcv_wnd(rx_split$res_rcv_wnd),
+        .res_snd_una(rx_split$res_snd_una),
+        .res_snd_nxt(rx_split$res_snd_nxt),
+        .up_valid(rx_split$up_valid),
+        .up_idx(rx_split$up_idx),
+        .up_rcv_nxt(rx_split$up_rcv_nxt),
+        .up_snd_una(rx_split$up_snd_una),
+        .up_ready(rx_split$up_ready),
+        .ack_req_valid(rx_split$ack_req_valid),
+        .ack_req_conn(rx_split$ack_req_conn),
+        .ack_req_ack(rx_split$ack_req_ack),
+        .seg_conn(rx_split$seg_conn),
+        .seg_mpa(rx_split$seg_mpa),
+        .cnt_fast(rx_split$cnt_fast)
+    );
+    rnic_versa5g$core$conn_table conn_table(
+        .clock(conn_table$clock),
+        .reset(conn_table$reset),
+        .wr_valid(conn_table$wr_valid),
+        .wr_idx(conn_table$wr_idx),
+        .wr_used(conn_table$wr_used),
+        .wr_local_ip(conn_table$wr_local_ip),
+        .wr_peer_ip(conn_table$wr_peer_ip),
+        .wr_local_port(conn_table$wr_local_port),
+        .wr_peer_port(conn_table$wr_peer_port),
+        .wr_mode(conn_table$wr_mode),
+        .wr_mpa(conn_table$wr_mpa),
+        .wr_rcv_nxt(conn_table$wr_rcv_nxt),
+        .wr_rcv_wnd(conn_table$wr_rcv_wnd),
+        .wr_snd_una(conn_table$wr_snd_una),
+        .wr_snd_nxt(conn_table$wr_snd_nxt),
+        .lk_valid(conn_table$lk_valid),
+        .lk_local_ip(conn_table$lk_local_ip),
+        .lk_peer_ip(conn_table$lk_peer_ip),
+        .lk_local_port(conn_table$lk_local_port),
+        .lk_peer_port(conn_table$lk_peer_port),
+        .res_valid(conn_table$res_valid),
+        .res_hit(conn_table$res_hit),
+        .res_idx(conn_table$res_idx),
+        .res_mode(conn_table$res_mode),
+        .res_mpa(conn_table$res_mpa),
+        .res_rcv_nxt(conn_table$res_rcv_nxt),
+        .res_rcv_wnd(conn_table$res_rcv_wnd),
+        .res_snd_una(conn_table$res_snd_una),
+        .res_snd_nxt(conn_table$res_snd_nxt),
+        .up_valid(conn_table$up_valid),
+        .up_idx(conn_table$up_idx),
+        .up_rcv_nxt(conn_table$up_rcv_nxt),
+        .up_snd_una(conn_table$up_snd_una),
+        .up_ready(conn_table$up_ready),
+        .rd_idx(conn_table$rd_idx),
+        .rd_used(conn_table$rd_used),
+        .rd_mode(conn_table$rd_mode),
+        .rd_rcv_nxt(conn_table$rd_rcv_nxt),
+        .rd_snd_una(conn_table$rd_snd_una)
+    );
+    rnic_versa5g$core$exc_queue exc_queue(
+        .clock(exc_queue$clock),
+        .reset(exc_queue$reset),
+        .in_data(exc_queue$in_data),
+        .in_keep(exc_queue$in_keep),
+        .in_last(exc_queue$in_last),
+        .in_valid(exc_queue$in_valid),
+        .in_commit(exc_queue$in_commit),
+        .in_reason(exc_queue$in_reason),
+        .in_conn(exc_queue$in_conn),
+        .head_valid(exc_queue$head_valid),
+        .head_reason(exc_queue$head_reason),
+        .head_len(exc_queue$head_len),
+        .head_conn(exc_queue$head_conn),
+        .rd_word(exc_queue$rd_word),
+        .rd_data(exc_queue$rd_data),
+        .pop(exc_queue$pop),
+        .count(exc_queue$count),
+        .cnt_queued(exc_queue$cnt_queued),
+        .cnt_full(exc_queue$cnt_full)
     );
     rnic_versa5g$core$pay_crc pay_crc(
         .clock(pay_crc$clock),
@@ -848,33 +1440,900 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
 
     // Update code
     always @(*) begin
+        rx_check$clock = clock;
         rx_fifo$clock = clock;
+        rx_parse$clock = clock;
+        rx_split$clock = clock;
+        conn_table$clock = clock;
+        exc_queue$clock = clock;
         pay_crc$clock = clock;
+        rx_check$reset = reset;
         rx_fifo$reset = reset;
+        rx_parse$reset = reset;
+        rx_split$reset = reset;
+        conn_table$reset = reset;
+        exc_queue$reset = reset;
         pay_crc$reset = reset;
-        rx_fifo$in_data = mac_rx_data;
-        rx_fifo$in_keep = mac_rx_keep;
-        rx_fifo$in_last = mac_rx_last;
-        rx_fifo$in_valid = mac_rx_valid;
-        rx_fifo$in_fcs_bad = mac_rx_fcs_bad;
-        rx_pay_data = rx_fifo$out_data;
-        rx_pay_keep = rx_fifo$out_keep;
-        rx_pay_last = rx_fifo$out_last;
-        rx_pay_valid = rx_fifo$out_valid;
-        rx_fifo$out_ready = rx_pay_ready;
-        pay_crc$data = rx_fifo$out_data;
-        pay_crc$keep = rx_fifo$out_keep;
-        pay_crc$last = rx_fifo$out_last;
-        pay_crc$valid = rx_fifo$out_valid & rx_pay_ready;
+        rx_check$in_data = mac_rx_data;
+        rx_check$in_keep = mac_rx_keep;
+        rx_check$in_last = mac_rx_last;
+        rx_check$in_valid = mac_rx_valid;
+        rx_check$in_fcs_bad = mac_rx_fcs_bad;
+        rx_fifo$in_data = rx_check$out_data;
+        rx_fifo$in_keep = rx_check$out_keep;
+        rx_fifo$in_last = rx_check$out_last;
+        rx_fifo$in_valid = rx_check$out_valid;
+        rx_fifo$in_fcs_bad = rx_check$out_fcs_bad;
+        rx_fifo$in_tag = rx_check$out_tag;
+        rx_parse$in_data = rx_fifo$out_data;
+        rx_parse$in_keep = rx_fifo$out_keep;
+        rx_parse$in_last = rx_fifo$out_last;
+        rx_parse$in_valid = rx_fifo$out_valid;
+        rx_parse$in_tag = rx_fifo$out_tag;
+        rx_fifo$out_ready = rx_parse$in_ready;
+        rx_split$ip_src = rx_parse$ip_src;
+        rx_split$ip_dst = rx_parse$ip_dst;
+        rx_split$sport = rx_parse$sport;
+        rx_split$dport = rx_parse$dport;
+        rx_split$tuple_valid = rx_parse$tuple_valid;
+        rx_split$seq = rx_parse$seq;
+        rx_split$ack = rx_parse$ack;
+        rx_split$fin = rx_parse$flags[32'h0];
+        rx_split$syn = rx_parse$flags[32'h1];
+        rx_split$rst = rx_parse$flags[32'h2];
+        rx_split$ack_flag = rx_parse$flags[32'h4];
+        rx_split$pay_len = rx_parse$pay_len;
+        rx_split$hdr_valid = rx_parse$hdr_valid;
+        rx_split$done = rx_parse$done;
+        rx_parse$dec_valid = rx_split$dec_valid;
+        rx_parse$dec_fast = rx_split$dec_fast;
+        rx_parse$dec_reason = rx_split$dec_reason;
+        rx_parse$dec_conn = rx_split$dec_conn;
+        conn_table$lk_valid = rx_split$lk_valid;
+        conn_table$lk_local_ip = rx_split$lk_local_ip;
+        conn_table$lk_peer_ip = rx_split$lk_peer_ip;
+        conn_table$lk_local_port = rx_split$lk_local_port;
+        conn_table$lk_peer_port = rx_split$lk_peer_port;
+        rx_split$res_valid = conn_table$res_valid;
+        rx_split$res_hit = conn_table$res_hit;
+        rx_split$res_idx = conn_table$res_idx;
+        rx_split$res_mode = conn_table$res_mode;
+        rx_split$res_mpa = conn_table$res_mpa;
+        rx_split$res_rcv_nxt = conn_table$res_rcv_nxt;
+        rx_split$res_rcv_wnd = conn_table$res_rcv_wnd;
+        rx_split$res_snd_una = conn_table$res_snd_una;
+        rx_split$res_snd_nxt = conn_table$res_snd_nxt;
+        conn_table$up_valid = rx_split$up_valid;
+        conn_table$up_idx = rx_split$up_idx;
+        conn_table$up_rcv_nxt = rx_split$up_rcv_nxt;
+        conn_table$up_snd_una = rx_split$up_snd_una;
+        rx_split$up_ready = conn_table$up_ready;
+        conn_table$wr_valid = ct_wr_valid;
+        conn_table$wr_idx = ct_wr_idx;
+        conn_table$wr_used = ct_wr_used;
+        conn_table$wr_local_ip = ct_wr_local_ip;
+        conn_table$wr_peer_ip = ct_wr_peer_ip;
+        conn_table$wr_local_port = ct_wr_local_port;
+        conn_table$wr_peer_port = ct_wr_peer_port;
+        conn_table$wr_mode = ct_wr_mode;
+        conn_table$wr_mpa = ct_wr_mpa;
+        conn_table$wr_rcv_nxt = ct_wr_rcv_nxt;
+        conn_table$wr_rcv_wnd = ct_wr_rcv_wnd;
+        conn_table$wr_snd_una = ct_wr_snd_una;
+        conn_table$wr_snd_nxt = ct_wr_snd_nxt;
+        conn_table$rd_idx = ct_rd_idx;
+        ct_rd_used = conn_table$rd_used;
+        ct_rd_mode = conn_table$rd_mode;
+        ct_rd_rcv_nxt = conn_table$rd_rcv_nxt;
+        ct_rd_snd_una = conn_table$rd_snd_una;
+        ack_req_valid = rx_split$ack_req_valid;
+        ack_req_conn = rx_split$ack_req_conn;
+        ack_req_ack = rx_split$ack_req_ack;
+        rx_pay_data = rx_parse$pay_data;
+        rx_pay_keep = rx_parse$pay_keep;
+        rx_pay_last = rx_parse$pay_last;
+        rx_pay_valid = rx_parse$pay_valid;
+        rx_parse$pay_ready = rx_pay_ready;
+        rx_hdr_eth_dst = rx_parse$eth_dst;
+        rx_hdr_eth_src = rx_parse$eth_src;
+        rx_hdr_ip_src = rx_parse$ip_src;
+        rx_hdr_ip_dst = rx_parse$ip_dst;
+        rx_hdr_sport = rx_parse$sport;
+        rx_hdr_dport = rx_parse$dport;
+        rx_hdr_seq = rx_parse$seq;
+        rx_hdr_ack = rx_parse$ack;
+        rx_hdr_flags = rx_parse$flags;
+        rx_hdr_window = rx_parse$window;
+        rx_hdr_pay_len = rx_parse$pay_len;
+        rx_hdr_hdr_len = rx_parse$hdr_len;
+        rx_seg_conn = rx_split$seg_conn;
+        rx_seg_mpa = rx_split$seg_mpa;
+        pay_crc$data = rx_parse$pay_data;
+        pay_crc$keep = rx_parse$pay_keep;
+        pay_crc$last = rx_parse$pay_last;
+        pay_crc$valid = rx_parse$pay_valid & rx_pay_ready;
         rx_pay_crc = pay_crc$crc;
         rx_pay_crc_valid = pay_crc$crc_valid;
+        exc_queue$in_data = rx_parse$raw_data;
+        exc_queue$in_keep = rx_parse$raw_keep;
+        exc_queue$in_last = rx_parse$raw_last;
+        exc_queue$in_valid = rx_parse$raw_valid;
+        exc_queue$in_commit = rx_parse$raw_commit;
+        exc_queue$in_reason = rx_parse$raw_reason;
+        exc_queue$in_conn = rx_parse$raw_conn;
+        exc_valid = exc_queue$head_valid;
+        exc_reason = exc_queue$head_reason;
+        exc_len = exc_queue$head_len;
+        exc_conn = exc_queue$head_conn;
+        exc_queue$rd_word = exc_rd_word;
+        exc_count = exc_queue$count;
+        exc_rd_data = exc_queue$rd_data;
+        exc_queue$pop = exc_pop;
         cnt_rx_ok = rx_fifo$cnt_ok;
         cnt_rx_bad_fcs = rx_fifo$cnt_bad_fcs;
         cnt_rx_overflow = rx_fifo$cnt_overflow;
         cnt_rx_oversize = rx_fifo$cnt_oversize;
+        cnt_rx_bad_len = rx_parse$cnt_bad_len;
+        cnt_rx_bad_ip_csum = rx_parse$cnt_bad_ip_csum;
+        cnt_rx_bad_tcp_csum = rx_parse$cnt_bad_tcp_csum;
+        cnt_rx_fast = rx_split$cnt_fast;
+        cnt_rx_exc = exc_queue$cnt_queued;
+        cnt_rx_exc_full = exc_queue$cnt_full;
     end
 
 endmodule // rnic_versa5g$core
+
+
+module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  wr_valid;
+    input wire  [7:0] wr_idx;
+    input wire  wr_used;
+    input wire  [31:0] wr_local_ip;
+    input wire  [31:0] wr_peer_ip;
+    input wire  [15:0] wr_local_port;
+    input wire  [15:0] wr_peer_port;
+    input wire  [1:0] wr_mode;
+    input wire  [3:0] wr_mpa;
+    input wire  [31:0] wr_rcv_nxt;
+    input wire  [31:0] wr_rcv_wnd;
+    input wire  [31:0] wr_snd_una;
+    input wire  [31:0] wr_snd_nxt;
+    input wire  lk_valid;
+    input wire  [31:0] lk_local_ip;
+    input wire  [31:0] lk_peer_ip;
+    input wire  [15:0] lk_local_port;
+    input wire  [15:0] lk_peer_port;
+    output reg  res_valid;
+    output reg  res_hit;
+    output reg  [7:0] res_idx;
+    output reg  [1:0] res_mode;
+    output reg  [3:0] res_mpa;
+    output reg  [31:0] res_rcv_nxt;
+    output reg  [31:0] res_rcv_wnd;
+    output reg  [31:0] res_snd_una;
+    output reg  [31:0] res_snd_nxt;
+    input wire  up_valid;
+    input wire  [7:0] up_idx;
+    input wire  [31:0] up_rcv_nxt;
+    input wire  [31:0] up_snd_una;
+    output reg  up_ready;
+    input wire  [7:0] rd_idx;
+    output reg  rd_used;
+    output reg  [1:0] rd_mode;
+    output reg  [31:0] rd_rcv_nxt;
+    output reg  [31:0] rd_snd_una;
+
+    // Update code (custom)
+    // 64 entries: key = {local ip, peer ip, local port, peer port}.
+    reg [95:0] key [0:63];
+    reg [63:0] used;
+    reg [1:0] mode [0:63];
+    reg [3:0] mpa [0:63];
+    reg [31:0] rcv_nxt [0:63];
+    reg [31:0] rcv_wnd [0:63];
+    reg [31:0] snd_una [0:63];
+    reg [31:0] snd_nxt [0:63];
+    reg lk1;
+    reg [63:0] hitv;
+    reg [5:0] enc;
+    reg any;
+    wire [95:0] lk_key = {lk_local_ip, lk_peer_ip, lk_local_port, lk_peer_port};
+    integer i;
+    integer j;
+
+    // Lookup clock 1: parallel compare (only on a lookup clock: `hitv` is read
+    // only in the clock after one, and this spares the simulator the loop).
+    always @(posedge clock) begin
+        lk1 <= lk_valid & ~reset;
+        if (lk_valid) begin
+            for (i = 0; i < 64; i = i + 1) begin
+                hitv[i] <= used[i] & (key[i] == lk_key);
+            end
+        end
+    end
+
+    // Priority encoder: the lowest matching index.
+    always @(*) begin
+        enc = 6'd0;
+        any = 1'b0;
+        for (j = 63; j >= 0; j = j - 1) begin
+            if (hitv[j]) begin
+                enc = j[5:0];
+                any = 1'b1;
+            end
+        end
+    end
+
+    // Lookup clock 2: context read.
+    always @(posedge clock) begin
+        res_valid <= lk1 & ~reset;
+        res_hit <= any;
+        res_idx <= {2'd0, enc};
+        res_mode <= mode[enc];
+        res_mpa <= mpa[enc];
+        res_rcv_nxt <= rcv_nxt[enc];
+        res_rcv_wnd <= rcv_wnd[enc];
+        res_snd_una <= snd_una[enc];
+        res_snd_nxt <= snd_nxt[enc];
+    end
+
+    // Read port for the device-updated fields.
+    always @(posedge clock) begin
+        rd_used <= (rd_idx[7:6] == 2'd0) & used[rd_idx[5:0]];
+        rd_mode <= (rd_idx[7:6] == 2'd0) ? mode[rd_idx[5:0]] : 2'd0;
+        rd_rcv_nxt <= (rd_idx[7:6] == 2'd0) ? rcv_nxt[rd_idx[5:0]] : 32'd0;
+        rd_snd_una <= (rd_idx[7:6] == 2'd0) ? snd_una[rd_idx[5:0]] : 32'd0;
+    end
+
+    // Writes: the firmware's whole-entry write wins over the fast path's update.
+    always @(posedge clock) begin
+        if (wr_valid) begin
+            if ((wr_idx[7:6] == 2'd0)) begin
+                used[wr_idx[5:0]] <= wr_used;
+                key[wr_idx[5:0]] <= {wr_local_ip, wr_peer_ip, wr_local_port, wr_peer_port};
+                mode[wr_idx[5:0]] <= wr_mode;
+                mpa[wr_idx[5:0]] <= wr_mpa;
+                rcv_nxt[wr_idx[5:0]] <= wr_rcv_nxt;
+                rcv_wnd[wr_idx[5:0]] <= wr_rcv_wnd;
+                snd_una[wr_idx[5:0]] <= wr_snd_una;
+                snd_nxt[wr_idx[5:0]] <= wr_snd_nxt;
+            end
+        end else if (up_valid & (up_idx[7:6] == 2'd0)) begin
+            rcv_nxt[up_idx[5:0]] <= up_rcv_nxt;
+            snd_una[up_idx[5:0]] <= up_snd_una;
+        end
+        if (reset) begin
+            used <= 64'd0;
+        end
+    end
+
+    always @(*) begin
+        up_ready = ~wr_valid;
+    end
+endmodule // rnic_versa5g$core$conn_table
+
+
+module rnic_versa5g$core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,in_commit,in_reason,in_conn,head_valid,head_reason,head_len,head_conn,rd_word,rd_data,pop,count,cnt_queued,cnt_full);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] in_data;
+    input wire  [3:0] in_keep;
+    input wire  in_last;
+    input wire  in_valid;
+    input wire  in_commit;
+    input wire  [7:0] in_reason;
+    input wire  [31:0] in_conn;
+    output reg  head_valid;
+    output reg  [7:0] head_reason;
+    output reg  [15:0] head_len;
+    output reg  [31:0] head_conn;
+    input wire  [8:0] rd_word;
+    output reg  [31:0] rd_data;
+    input wire  pop;
+    output reg  [2:0] count;
+    output reg  [31:0] cnt_queued;
+    output reg  [31:0] cnt_full;
+
+    // Stub signals
+    reg  [9:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [63:0] ram$read_data;
+    reg  [9:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [63:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  meta$clock;
+    reg  meta$reset;
+    reg  meta$write;
+    reg  [55:0] meta$data_in;
+    wire  meta$full;
+    reg  meta$read;
+    wire  [55:0] meta$data_out;
+    wire  meta$empty;
+    wire  [2:0] meta$count;
+    reg  [1:0] wslot$d;
+    wire  [1:0] wslot$q;
+    reg  wslot$clock;
+    reg  [1:0] rslot$d;
+    wire  [1:0] rslot$q;
+    reg  rslot$clock;
+    reg  mid$d;
+    wire  mid$q;
+    reg  mid$clock;
+    reg  accepting$d;
+    wire  accepting$q;
+    reg  accepting$clock;
+    reg  [8:0] wbeat$d;
+    wire  [8:0] wbeat$q;
+    reg  wbeat$clock;
+    reg  [15:0] wlen$d;
+    wire  [15:0] wlen$q;
+    reg  wlen$clock;
+    reg  rd_hi$d;
+    wire  rd_hi$q;
+    reg  rd_hi$clock;
+    reg  [31:0] c_queued$d;
+    wire  [31:0] c_queued$q;
+    reg  c_queued$clock;
+    reg  [31:0] c_full$d;
+    wire  [31:0] c_full$q;
+    reg  c_full$clock;
+
+    // Local signals
+    reg  acc;
+    reg  [8:0] bi;
+    reg  [15:0] len;
+
+    // Sub module instances
+    rnic_versa5g$core$exc_queue$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$exc_queue$meta meta(
+        .clock(meta$clock),
+        .reset(meta$reset),
+        .write(meta$write),
+        .data_in(meta$data_in),
+        .full(meta$full),
+        .read(meta$read),
+        .data_out(meta$data_out),
+        .empty(meta$empty),
+        .count(meta$count)
+    );
+    rnic_versa5g$core$exc_queue$wslot wslot(
+        .d(wslot$d),
+        .q(wslot$q),
+        .clock(wslot$clock)
+    );
+    rnic_versa5g$core$exc_queue$rslot rslot(
+        .d(rslot$d),
+        .q(rslot$q),
+        .clock(rslot$clock)
+    );
+    rnic_versa5g$core$exc_queue$mid mid(
+        .d(mid$d),
+        .q(mid$q),
+        .clock(mid$clock)
+    );
+    rnic_versa5g$core$exc_queue$accepting accepting(
+        .d(accepting$d),
+        .q(accepting$q),
+        .clock(accepting$clock)
+    );
+    rnic_versa5g$core$exc_queue$wbeat wbeat(
+        .d(wbeat$d),
+        .q(wbeat$q),
+        .clock(wbeat$clock)
+    );
+    rnic_versa5g$core$exc_queue$wlen wlen(
+        .d(wlen$d),
+        .q(wlen$q),
+        .clock(wlen$clock)
+    );
+    rnic_versa5g$core$exc_queue$rd_hi rd_hi(
+        .d(rd_hi$d),
+        .q(rd_hi$q),
+        .clock(rd_hi$clock)
+    );
+    rnic_versa5g$core$exc_queue$c_queued c_queued(
+        .d(c_queued$d),
+        .q(c_queued$q),
+        .clock(c_queued$clock)
+    );
+    rnic_versa5g$core$exc_queue$c_full c_full(
+        .d(c_full$d),
+        .q(c_full$q),
+        .clock(c_full$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        meta$clock = clock;
+        wslot$clock = clock;
+        rslot$clock = clock;
+        mid$clock = clock;
+        accepting$clock = clock;
+        wbeat$clock = clock;
+        wlen$clock = clock;
+        rd_hi$clock = clock;
+        c_queued$clock = clock;
+        c_full$clock = clock;
+        wslot$d = wslot$q;
+        rslot$d = rslot$q;
+        mid$d = mid$q;
+        accepting$d = accepting$q;
+        wbeat$d = wbeat$q;
+        wlen$d = wlen$q;
+        rd_hi$d = rd_hi$q;
+        c_queued$d = c_queued$q;
+        c_full$d = c_full$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        meta$reset = reset;
+        if (mid$q) begin
+            acc = accepting$q;
+            bi = wbeat$q;
+            len = wlen$q + {{12{1'b0}}, in_keep};
+        end
+        else begin
+            acc = ~meta$full;
+            bi = 9'h0;
+            len = {{12{1'b0}}, in_keep};
+        end
+        ram$write_address = ({{8{1'b0}}, wslot$q} << 32'h8) | {{2{1'b0}}, bi[(32'h0)+:(8)]};
+        ram$write_data = in_data;
+        ram$write_enable = in_valid & acc & (bi < 9'h100);
+        meta$data_in = ({{40{1'b0}}, len} << 32'h28) | ({{24{1'b0}}, in_conn} << 32'h8) | {{48{1'b0}}, in_reason};
+        meta$write = 1'b0;
+        if (in_valid) begin
+            mid$d = ~in_last;
+            accepting$d = acc;
+            wlen$d = len;
+            if (bi < 9'h100) begin
+                wbeat$d = bi + 9'h1;
+            end
+            else begin
+                wbeat$d = bi;
+            end
+            if (in_last & in_commit) begin
+                if (acc) begin
+                    meta$write = 1'b1;
+                    wslot$d = wslot$q + 2'h1;
+                    c_queued$d = c_queued$q + 32'h1;
+                end
+                else begin
+                    c_full$d = c_full$q + 32'h1;
+                end
+            end
+        end
+        head_valid = ~meta$empty;
+        head_reason = meta$data_out[(32'h0)+:(8)];
+        head_conn = meta$data_out[(32'h8)+:(32)];
+        head_len = meta$data_out[(32'h28)+:(16)];
+        meta$read = pop;
+        if (pop & ~meta$empty) begin
+            rslot$d = rslot$q + 2'h1;
+        end
+        ram$read_address = ({{8{1'b0}}, rslot$q} << 32'h8) | {{2{1'b0}}, rd_word[(32'h1)+:(8)]};
+        rd_hi$d = rd_word[32'h0];
+        count = meta$count;
+        if (rd_hi$q) begin
+            rd_data = ram$read_data[(32'h20)+:(32)];
+        end
+        else begin
+            rd_data = ram$read_data[(32'h0)+:(32)];
+        end
+        cnt_queued = c_queued$q;
+        cnt_full = c_full$q;
+        if (reset) begin
+            wslot$d = 2'h0;
+            rslot$d = 2'h0;
+            mid$d = 1'b0;
+            c_queued$d = 32'h0;
+            c_full$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$exc_queue
+
+
+module rnic_versa5g$core$exc_queue$accepting(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$accepting
+
+
+module rnic_versa5g$core$exc_queue$c_full(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$c_full
+
+
+module rnic_versa5g$core$exc_queue$c_queued(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$c_queued
+
+
+module rnic_versa5g$core$exc_queue$meta(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [55:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [55:0] data_out;
+    output reg  empty;
+    output reg  [2:0] count;
+
+    // Constant declarations
+    localparam  depth = 3'b100;
+
+    // Stub signals
+    reg  [1:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [55:0] ram$read_data;
+    reg  [1:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [55:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] wr_ptr$d;
+    wire  [2:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [2:0] wr_ptr_d$d;
+    wire  [2:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [2:0] rd_ptr$d;
+    wire  [2:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [2:0] rd_next;
+    reg  [2:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$exc_queue$meta$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$exc_queue$meta$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$exc_queue$meta$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$exc_queue$meta$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 3'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(2)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(2)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 3'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 3'h0;
+            wr_ptr_d$d = 3'h0;
+            rd_ptr$d = 3'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$meta
+
+
+module rnic_versa5g$core$exc_queue$meta$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [1:0] read_address;
+    input wire  read_clock;
+    output reg  [55:0] read_data;
+    input wire  [1:0] write_address;
+    input wire  write_clock;
+    input wire  [55:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[55:0] mem[3:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$meta$ram
+
+
+module rnic_versa5g$core$exc_queue$meta$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$meta$rd_ptr
+
+
+module rnic_versa5g$core$exc_queue$meta$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$meta$wr_ptr
+
+
+module rnic_versa5g$core$exc_queue$meta$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$meta$wr_ptr_d
+
+
+module rnic_versa5g$core$exc_queue$mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$mid
+
+
+module rnic_versa5g$core$exc_queue$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [9:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [9:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[63:0] mem[1023:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$ram
+
+
+module rnic_versa5g$core$exc_queue$rd_hi(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$rd_hi
+
+
+module rnic_versa5g$core$exc_queue$rslot(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$rslot
+
+
+module rnic_versa5g$core$exc_queue$wbeat(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$wbeat
+
+
+module rnic_versa5g$core$exc_queue$wlen(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$wlen
+
+
+module rnic_versa5g$core$exc_queue$wslot(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_queue$wslot
 
 
 module rnic_versa5g$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
@@ -1505,7 +2964,7 @@ module rnic_versa5g$core$pay_crc$unpad(state,pad,out);
 endmodule // rnic_versa5g$core$pay_crc$unpad
 
 
-module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,out_data,out_keep,out_last,out_valid,out_ready,cnt_ok,cnt_bad_fcs,cnt_overflow,cnt_oversize);
+module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,out_data,out_keep,out_last,out_valid,out_fcs_bad,out_tag);
 
     // Module arguments
     input wire  clock;
@@ -1519,7 +2978,999 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     output reg  [3:0] out_keep;
     output reg  out_last;
     output reg  out_valid;
+    output reg  out_fcs_bad;
+    output reg  [3:0] out_tag;
+
+    // Stub signals
+    reg  [63:0] d1_data$d;
+    wire  [63:0] d1_data$q;
+    reg  d1_data$clock;
+    reg  [3:0] d1_keep$d;
+    wire  [3:0] d1_keep$q;
+    reg  d1_keep$clock;
+    reg  d1_last$d;
+    wire  d1_last$q;
+    reg  d1_last$clock;
+    reg  d1_valid$d;
+    wire  d1_valid$q;
+    reg  d1_valid$clock;
+    reg  d1_fcs$d;
+    wire  d1_fcs$q;
+    reg  d1_fcs$clock;
+    reg  [63:0] d2_data$d;
+    wire  [63:0] d2_data$q;
+    reg  d2_data$clock;
+    reg  [3:0] d2_keep$d;
+    wire  [3:0] d2_keep$q;
+    reg  d2_keep$clock;
+    reg  d2_last$d;
+    wire  d2_last$q;
+    reg  d2_last$clock;
+    reg  d2_valid$d;
+    wire  d2_valid$q;
+    reg  d2_valid$clock;
+    reg  d2_fcs$d;
+    wire  d2_fcs$q;
+    reg  d2_fcs$clock;
+    reg  [7:0] bc$d;
+    wire  [7:0] bc$q;
+    reg  bc$clock;
+    reg  [15:0] ethertype$d;
+    wire  [15:0] ethertype$q;
+    reg  ethertype$clock;
+    reg  [7:0] ver_ihl$d;
+    wire  [7:0] ver_ihl$q;
+    reg  ver_ihl$clock;
+    reg  [15:0] tot_len$d;
+    wire  [15:0] tot_len$q;
+    reg  tot_len$clock;
+    reg  [15:0] frag$d;
+    wire  [15:0] frag$q;
+    reg  frag$clock;
+    reg  [7:0] proto$d;
+    wire  [7:0] proto$q;
+    reg  proto$clock;
+    reg  [3:0] doff$d;
+    wire  [3:0] doff$q;
+    reg  doff$clock;
+    reg  [7:0] doff_beat$d;
+    wire  [7:0] doff_beat$q;
+    reg  doff_beat$clock;
+    reg  doff_hi$d;
+    wire  doff_hi$q;
+    reg  doff_hi$clock;
+    reg  [7:0] hrem$d;
+    wire  [7:0] hrem$q;
+    reg  hrem$clock;
+    reg  [15:0] rem$d;
+    wire  [15:0] rem$q;
+    reg  rem$clock;
+    reg  [31:0] acc_ip$d;
+    wire  [31:0] acc_ip$q;
+    reg  acc_ip$clock;
+    reg  [31:0] acc_tcp$d;
+    wire  [31:0] acc_tcp$q;
+    reg  acc_tcp$clock;
+    reg  [15:0] flen$d;
+    wire  [15:0] flen$q;
+    reg  flen$clock;
+    reg  fin$d;
+    wire  fin$q;
+    reg  fin$clock;
+    reg  [3:0] tag$d;
+    wire  [3:0] tag$q;
+    reg  tag$clock;
+
+    // Local signals
+    reg  [7:0] ihl_now;
+    reg  [7:0] ihl4_now;
+    reg  [7:0] rem8;
+    reg  [15:0] fragbits;
+    reg  [7:0] dpos;
+    reg  [15:0] tl_now;
+    reg  [7:0] mshift;
+    reg  [63:0] dm;
+    reg  [31:0] w0;
+    reg  [31:0] w1;
+    reg  [31:0] w2;
+    reg  [31:0] w3;
+    reg  [31:0] m0;
+    reg  [31:0] m1;
+    reg  [31:0] m2;
+    reg  [31:0] m3;
+    reg  [31:0] ip_sum;
+    reg  [31:0] tcp_sum;
+    reg  [15:0] ihl4;
+    reg  [15:0] tcp_len;
+    reg  [15:0] doff4;
+    reg  [31:0] ipf1;
+    reg  [31:0] ipf2;
+    reg  [31:0] tall;
+    reg  [31:0] tf1;
+    reg  [31:0] tf2;
+    reg  [3:0] cls;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_check$d1_data d1_data(
+        .d(d1_data$d),
+        .q(d1_data$q),
+        .clock(d1_data$clock)
+    );
+    rnic_versa5g$core$rx_check$d1_keep d1_keep(
+        .d(d1_keep$d),
+        .q(d1_keep$q),
+        .clock(d1_keep$clock)
+    );
+    rnic_versa5g$core$rx_check$d1_last d1_last(
+        .d(d1_last$d),
+        .q(d1_last$q),
+        .clock(d1_last$clock)
+    );
+    rnic_versa5g$core$rx_check$d1_valid d1_valid(
+        .d(d1_valid$d),
+        .q(d1_valid$q),
+        .clock(d1_valid$clock)
+    );
+    rnic_versa5g$core$rx_check$d1_fcs d1_fcs(
+        .d(d1_fcs$d),
+        .q(d1_fcs$q),
+        .clock(d1_fcs$clock)
+    );
+    rnic_versa5g$core$rx_check$d2_data d2_data(
+        .d(d2_data$d),
+        .q(d2_data$q),
+        .clock(d2_data$clock)
+    );
+    rnic_versa5g$core$rx_check$d2_keep d2_keep(
+        .d(d2_keep$d),
+        .q(d2_keep$q),
+        .clock(d2_keep$clock)
+    );
+    rnic_versa5g$core$rx_check$d2_last d2_last(
+        .d(d2_last$d),
+        .q(d2_last$q),
+        .clock(d2_last$clock)
+    );
+    rnic_versa5g$core$rx_check$d2_valid d2_valid(
+        .d(d2_valid$d),
+        .q(d2_valid$q),
+        .clock(d2_valid$clock)
+    );
+    rnic_versa5g$core$rx_check$d2_fcs d2_fcs(
+        .d(d2_fcs$d),
+        .q(d2_fcs$q),
+        .clock(d2_fcs$clock)
+    );
+    rnic_versa5g$core$rx_check$bc bc(
+        .d(bc$d),
+        .q(bc$q),
+        .clock(bc$clock)
+    );
+    rnic_versa5g$core$rx_check$ethertype ethertype(
+        .d(ethertype$d),
+        .q(ethertype$q),
+        .clock(ethertype$clock)
+    );
+    rnic_versa5g$core$rx_check$ver_ihl ver_ihl(
+        .d(ver_ihl$d),
+        .q(ver_ihl$q),
+        .clock(ver_ihl$clock)
+    );
+    rnic_versa5g$core$rx_check$tot_len tot_len(
+        .d(tot_len$d),
+        .q(tot_len$q),
+        .clock(tot_len$clock)
+    );
+    rnic_versa5g$core$rx_check$frag frag(
+        .d(frag$d),
+        .q(frag$q),
+        .clock(frag$clock)
+    );
+    rnic_versa5g$core$rx_check$proto proto(
+        .d(proto$d),
+        .q(proto$q),
+        .clock(proto$clock)
+    );
+    rnic_versa5g$core$rx_check$doff doff(
+        .d(doff$d),
+        .q(doff$q),
+        .clock(doff$clock)
+    );
+    rnic_versa5g$core$rx_check$doff_beat doff_beat(
+        .d(doff_beat$d),
+        .q(doff_beat$q),
+        .clock(doff_beat$clock)
+    );
+    rnic_versa5g$core$rx_check$doff_hi doff_hi(
+        .d(doff_hi$d),
+        .q(doff_hi$q),
+        .clock(doff_hi$clock)
+    );
+    rnic_versa5g$core$rx_check$hrem hrem(
+        .d(hrem$d),
+        .q(hrem$q),
+        .clock(hrem$clock)
+    );
+    rnic_versa5g$core$rx_check$rem rem(
+        .d(rem$d),
+        .q(rem$q),
+        .clock(rem$clock)
+    );
+    rnic_versa5g$core$rx_check$acc_ip acc_ip(
+        .d(acc_ip$d),
+        .q(acc_ip$q),
+        .clock(acc_ip$clock)
+    );
+    rnic_versa5g$core$rx_check$acc_tcp acc_tcp(
+        .d(acc_tcp$d),
+        .q(acc_tcp$q),
+        .clock(acc_tcp$clock)
+    );
+    rnic_versa5g$core$rx_check$flen flen(
+        .d(flen$d),
+        .q(flen$q),
+        .clock(flen$clock)
+    );
+    rnic_versa5g$core$rx_check$fin fin(
+        .d(fin$d),
+        .q(fin$q),
+        .clock(fin$clock)
+    );
+    rnic_versa5g$core$rx_check$tag tag(
+        .d(tag$d),
+        .q(tag$q),
+        .clock(tag$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        d1_data$clock = clock;
+        d1_keep$clock = clock;
+        d1_last$clock = clock;
+        d1_valid$clock = clock;
+        d1_fcs$clock = clock;
+        d2_data$clock = clock;
+        d2_keep$clock = clock;
+        d2_last$clock = clock;
+        d2_valid$clock = clock;
+        d2_fcs$clock = clock;
+        bc$clock = clock;
+        ethertype$clock = clock;
+        ver_ihl$clock = clock;
+        tot_len$clock = clock;
+        frag$clock = clock;
+        proto$clock = clock;
+        doff$clock = clock;
+        doff_beat$clock = clock;
+        doff_hi$clock = clock;
+        hrem$clock = clock;
+        rem$clock = clock;
+        acc_ip$clock = clock;
+        acc_tcp$clock = clock;
+        flen$clock = clock;
+        fin$clock = clock;
+        tag$clock = clock;
+        d1_data$d = d1_data$q;
+        d1_keep$d = d1_keep$q;
+        d1_last$d = d1_last$q;
+        d1_valid$d = d1_valid$q;
+        d1_fcs$d = d1_fcs$q;
+        d2_data$d = d2_data$q;
+        d2_keep$d = d2_keep$q;
+        d2_last$d = d2_last$q;
+        d2_valid$d = d2_valid$q;
+        d2_fcs$d = d2_fcs$q;
+        bc$d = bc$q;
+        ethertype$d = ethertype$q;
+        ver_ihl$d = ver_ihl$q;
+        tot_len$d = tot_len$q;
+        frag$d = frag$q;
+        proto$d = proto$q;
+        doff$d = doff$q;
+        doff_beat$d = doff_beat$q;
+        doff_hi$d = doff_hi$q;
+        hrem$d = hrem$q;
+        rem$d = rem$q;
+        acc_ip$d = acc_ip$q;
+        acc_tcp$d = acc_tcp$q;
+        flen$d = flen$q;
+        fin$d = fin$q;
+        tag$d = tag$q;
+        d1_data$d = in_data;
+        d1_keep$d = in_keep;
+        d1_last$d = in_last;
+        d1_valid$d = in_valid;
+        d1_fcs$d = in_fcs_bad;
+        d2_data$d = d1_data$q;
+        d2_keep$d = d1_keep$q;
+        d2_last$d = d1_last$q;
+        d2_valid$d = d1_valid$q;
+        d2_fcs$d = d1_fcs$q;
+        out_data = d2_data$q;
+        out_keep = d2_keep$q;
+        out_last = d2_last$q;
+        out_valid = d2_valid$q;
+        out_fcs_bad = d2_fcs$q;
+        out_tag = tag$q;
+        ihl_now = {{4{1'b0}}, in_data[(32'h30)+:(4)]};
+        ihl4_now = ihl_now << 32'h2;
+        dpos = ihl4_now + 8'h1a;
+        tl_now = ({{8{1'b0}}, in_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, in_data[(32'h8)+:(8)]};
+        mshift = 8'h0;
+        rem8 = 8'h0;
+        if ((rem$q < 16'h8) & (rem$q != 16'h0)) begin
+            rem8 = rem$q[7:0] << 32'h3;
+            mshift = 8'h40 - rem8;
+        end
+        dm = (in_data << mshift) >> mshift;
+        if (rem$q == 16'h0) begin
+            dm = 64'h0;
+        end
+        w0 = ({{24{1'b0}}, in_data[(32'h0)+:(8)]} << 32'h8) | {{24{1'b0}}, in_data[(32'h8)+:(8)]};
+        w1 = ({{24{1'b0}}, in_data[(32'h10)+:(8)]} << 32'h8) | {{24{1'b0}}, in_data[(32'h18)+:(8)]};
+        w2 = ({{24{1'b0}}, in_data[(32'h20)+:(8)]} << 32'h8) | {{24{1'b0}}, in_data[(32'h28)+:(8)]};
+        w3 = ({{24{1'b0}}, in_data[(32'h30)+:(8)]} << 32'h8) | {{24{1'b0}}, in_data[(32'h38)+:(8)]};
+        m0 = ({{24{1'b0}}, dm[(32'h0)+:(8)]} << 32'h8) | {{24{1'b0}}, dm[(32'h8)+:(8)]};
+        m1 = ({{24{1'b0}}, dm[(32'h10)+:(8)]} << 32'h8) | {{24{1'b0}}, dm[(32'h18)+:(8)]};
+        m2 = ({{24{1'b0}}, dm[(32'h20)+:(8)]} << 32'h8) | {{24{1'b0}}, dm[(32'h28)+:(8)]};
+        m3 = ({{24{1'b0}}, dm[(32'h30)+:(8)]} << 32'h8) | {{24{1'b0}}, dm[(32'h38)+:(8)]};
+        ip_sum = 32'h0;
+        tcp_sum = 32'h0;
+        if (bc$q == 8'h1) begin
+            ip_sum = w3;
+        end
+        if (bc$q >= 8'h2) begin
+            if (hrem$q > 8'h0) begin
+                ip_sum = ip_sum + w0;
+            end
+            else begin
+                tcp_sum = tcp_sum + m0;
+            end
+            if (hrem$q > 8'h2) begin
+                ip_sum = ip_sum + w1;
+            end
+            else begin
+                tcp_sum = tcp_sum + m1;
+            end
+            if (hrem$q > 8'h4) begin
+                ip_sum = ip_sum + w2;
+            end
+            else begin
+                tcp_sum = tcp_sum + m2;
+            end
+            if (hrem$q > 8'h6) begin
+                ip_sum = ip_sum + w3;
+            end
+            else begin
+                tcp_sum = tcp_sum + m3;
+            end
+        end
+        if (bc$q == 8'h3) begin
+            tcp_sum = tcp_sum + w1 + w2 + w3;
+        end
+        if (bc$q == 8'h4) begin
+            tcp_sum = tcp_sum + w0;
+        end
+        fin$d = in_valid & in_last;
+        if (in_valid) begin
+            if (in_last) begin
+                bc$d = 8'h0;
+                flen$d = ({{8{1'b0}}, bc$q} << 32'h3) + {{12{1'b0}}, in_keep};
+            end
+            else if (bc$q != 8'hff) begin
+                bc$d = bc$q + 8'h1;
+            end
+            if (bc$q == 8'h0) begin
+                acc_ip$d = 32'h0;
+                acc_tcp$d = 32'h0;
+            end
+            else begin
+                acc_ip$d = acc_ip$q + ip_sum;
+                acc_tcp$d = acc_tcp$q + tcp_sum;
+            end
+            if (bc$q == 8'h1) begin
+                ethertype$d = ({{8{1'b0}}, in_data[(32'h20)+:(8)]} << 32'h8) | {{8{1'b0}}, in_data[(32'h28)+:(8)]};
+                ver_ihl$d = in_data[(32'h30)+:(8)];
+                hrem$d = ihl4_now - 8'h2;
+                doff_beat$d = dpos >> 32'h3;
+                doff_hi$d = dpos[32'h2];
+            end
+            if (bc$q == 8'h2) begin
+                tot_len$d = tl_now;
+                frag$d = ({{8{1'b0}}, in_data[(32'h20)+:(8)]} << 32'h8) | {{8{1'b0}}, in_data[(32'h28)+:(8)]};
+                proto$d = in_data[(32'h38)+:(8)];
+                if (tl_now >= 16'ha) begin
+                    rem$d = tl_now - 16'ha;
+                end
+                else begin
+                    rem$d = 16'h0;
+                end
+            end
+            if (bc$q >= 8'h2) begin
+                if (hrem$q >= 8'h8) begin
+                    hrem$d = hrem$q - 8'h8;
+                end
+                else begin
+                    hrem$d = 8'h0;
+                end
+                if (bc$q == doff_beat$q) begin
+                    if (doff_hi$q) begin
+                        doff$d = in_data[(32'h34)+:(4)];
+                    end
+                    else begin
+                        doff$d = in_data[(32'h14)+:(4)];
+                    end
+                end
+            end
+            if (bc$q >= 8'h3) begin
+                if (rem$q >= 16'h8) begin
+                    rem$d = rem$q - 16'h8;
+                end
+                else begin
+                    rem$d = 16'h0;
+                end
+            end
+        end
+        ihl4 = {{12{1'b0}}, ver_ihl$q[(32'h0)+:(4)]} << 32'h2;
+        tcp_len = tot_len$q - ihl4;
+        doff4 = {{12{1'b0}}, doff$q} << 32'h2;
+        fragbits = frag$q & 16'h3fff;
+        ipf1 = (acc_ip$q & 32'hffff) + (acc_ip$q >> 32'h10);
+        ipf2 = (ipf1 & 32'hffff) + (ipf1 >> 32'h10);
+        tall = acc_tcp$q + 32'h6 + {{16{1'b0}}, tcp_len};
+        tf1 = (tall & 32'hffff) + (tall >> 32'h10);
+        tf2 = (tf1 & 32'hffff) + (tf1 >> 32'h10);
+        if (flen$q < 16'he) begin
+            cls = 4'h3;
+        end
+        else if (ethertype$q != 16'h800) begin
+            cls = 4'h1;
+        end
+        else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
+            cls = 4'h3;
+        end
+        else if (ipf2 != 32'hffff) begin
+            cls = 4'h4;
+        end
+        else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
+            cls = 4'h2;
+        end
+        else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
+            cls = 4'h3;
+        end
+        else if (tf2 != 32'hffff) begin
+            cls = 4'h5;
+        end
+        else begin
+            cls = 4'h0;
+        end
+        if (fin$q) begin
+            tag$d = cls;
+        end
+        if (reset) begin
+            d1_valid$d = 1'b0;
+            d2_valid$d = 1'b0;
+            d1_last$d = 1'b0;
+            d2_last$d = 1'b0;
+            bc$d = 8'h0;
+            fin$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_check
+
+
+module rnic_versa5g$core$rx_check$acc_ip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$acc_ip
+
+
+module rnic_versa5g$core$rx_check$acc_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$acc_tcp
+
+
+module rnic_versa5g$core$rx_check$bc(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$bc
+
+
+module rnic_versa5g$core$rx_check$d1_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d1_data
+
+
+module rnic_versa5g$core$rx_check$d1_fcs(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d1_fcs
+
+
+module rnic_versa5g$core$rx_check$d1_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d1_keep
+
+
+module rnic_versa5g$core$rx_check$d1_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d1_last
+
+
+module rnic_versa5g$core$rx_check$d1_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d1_valid
+
+
+module rnic_versa5g$core$rx_check$d2_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d2_data
+
+
+module rnic_versa5g$core$rx_check$d2_fcs(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d2_fcs
+
+
+module rnic_versa5g$core$rx_check$d2_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d2_keep
+
+
+module rnic_versa5g$core$rx_check$d2_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d2_last
+
+
+module rnic_versa5g$core$rx_check$d2_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$d2_valid
+
+
+module rnic_versa5g$core$rx_check$doff(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$doff
+
+
+module rnic_versa5g$core$rx_check$doff_beat(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$doff_beat
+
+
+module rnic_versa5g$core$rx_check$doff_hi(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$doff_hi
+
+
+module rnic_versa5g$core$rx_check$ethertype(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$ethertype
+
+
+module rnic_versa5g$core$rx_check$fin(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$fin
+
+
+module rnic_versa5g$core$rx_check$flen(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$flen
+
+
+module rnic_versa5g$core$rx_check$frag(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$frag
+
+
+module rnic_versa5g$core$rx_check$hrem(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$hrem
+
+
+module rnic_versa5g$core$rx_check$proto(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$proto
+
+
+module rnic_versa5g$core$rx_check$rem(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$rem
+
+
+module rnic_versa5g$core$rx_check$tag(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$tag
+
+
+module rnic_versa5g$core$rx_check$tot_len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$tot_len
+
+
+module rnic_versa5g$core$rx_check$ver_ihl(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_check$ver_ihl
+
+
+module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,in_tag,out_data,out_keep,out_last,out_valid,out_ready,out_tag,cnt_ok,cnt_bad_fcs,cnt_overflow,cnt_oversize);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] in_data;
+    input wire  [3:0] in_keep;
+    input wire  in_last;
+    input wire  in_valid;
+    input wire  in_fcs_bad;
+    input wire  [3:0] in_tag;
+    output reg  [63:0] out_data;
+    output reg  [3:0] out_keep;
+    output reg  out_last;
+    output reg  out_valid;
     input wire  out_ready;
+    output reg  [3:0] out_tag;
     output reg  [31:0] cnt_ok;
     output reg  [31:0] cnt_bad_fcs;
     output reg  [31:0] cnt_overflow;
@@ -1528,7 +3979,7 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     // Constant declarations
     localparam  max_beats = 8'hc0;
     localparam  accept_level = 10'b101000000;
-    localparam  good_flag = 9'b100000000;
+    localparam  good_flag = 13'b100000000;
 
     // Stub signals
     reg  dfifo$clock;
@@ -1546,10 +3997,10 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     reg  lfifo$clock;
     reg  lfifo$reset;
     reg  lfifo$write;
-    reg  [8:0] lfifo$data_in;
+    reg  [12:0] lfifo$data_in;
     wire  lfifo$full;
     reg  lfifo$read;
-    wire  [8:0] lfifo$data_out;
+    wire  [12:0] lfifo$data_out;
     wire  lfifo$empty;
     // Unused on purpose: rx_fifo's frame-record FIFO does not need its occupancy output.
     /* verilator lint_off UNUSEDSIGNAL */
@@ -1589,6 +4040,7 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     reg  wrote;
     reg  ov;
     reg  [7:0] nbeats;
+    reg  [12:0] rec;
     reg  have;
     reg  head_good;
     reg  is_last;
@@ -1702,10 +4154,11 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
             nbeats = wb + 8'h1;
         end
         dfifo$data_in = {{4{1'b0}}, in_data} | ({{64{1'b0}}, in_keep} << 32'h40);
-        lfifo$data_in = {{1{1'b0}}, nbeats};
+        rec = {{5{1'b0}}, nbeats} | ({{9{1'b0}}, in_tag} << 32'h9);
         if (~(ov | in_fcs_bad)) begin
-            lfifo$data_in = {{1{1'b0}}, nbeats} | good_flag;
+            rec = rec | good_flag;
         end
+        lfifo$data_in = rec;
         dfifo$write = 1'b0;
         lfifo$write = 1'b0;
         if (in_valid) begin
@@ -1739,6 +4192,7 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
         out_data = dfifo$data_out[(32'h0)+:(64)];
         out_keep = dfifo$data_out[(32'h40)+:(4)];
         out_last = is_last;
+        out_tag = lfifo$data_out[(32'h9)+:(4)];
         take = have & (~head_good | out_ready);
         dfifo$read = take;
         lfifo$read = take & is_last;
@@ -2059,10 +4513,10 @@ module rnic_versa5g$core$rx_fifo$lfifo(clock,reset,write,data_in,full,read,data_
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [8:0] data_in;
+    input wire  [12:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [8:0] data_out;
+    output reg  [12:0] data_out;
     output reg  empty;
     output reg  [6:0] count;
 
@@ -2072,10 +4526,10 @@ module rnic_versa5g$core$rx_fifo$lfifo(clock,reset,write,data_in,full,read,data_
     // Stub signals
     reg  [5:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [8:0] ram$read_data;
+    wire  [12:0] ram$read_data;
     reg  [5:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [8:0] ram$write_data;
+    reg  [12:0] ram$write_data;
     reg  ram$write_enable;
     reg  [6:0] wr_ptr$d;
     wire  [6:0] wr_ptr$q;
@@ -2160,14 +4614,14 @@ module rnic_versa5g$core$rx_fifo$lfifo$ram(read_address,read_clock,read_data,wri
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [8:0] read_data;
+    output reg  [12:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [8:0] write_data;
+    input wire  [12:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[8:0] mem[63:0];
+    reg[12:0] mem[63:0];
 
 
 
@@ -2315,6 +4769,1754 @@ module rnic_versa5g$core$rx_fifo$wbeats(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_fifo$wbeats
+
+
+module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in_ready,eth_dst,eth_src,ip_src,ip_dst,sport,dport,seq,ack,flags,window,pay_len,hdr_len,tuple_valid,hdr_valid,done,dec_valid,dec_fast,dec_reason,dec_conn,pay_data,pay_keep,pay_last,pay_valid,pay_ready,raw_data,raw_keep,raw_last,raw_valid,raw_commit,raw_reason,raw_conn,cnt_bad_len,cnt_bad_ip_csum,cnt_bad_tcp_csum);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] in_data;
+    input wire  [3:0] in_keep;
+    input wire  in_last;
+    input wire  in_valid;
+    input wire  [3:0] in_tag;
+    output reg  in_ready;
+    output reg  [47:0] eth_dst;
+    output reg  [47:0] eth_src;
+    output reg  [31:0] ip_src;
+    output reg  [31:0] ip_dst;
+    output reg  [15:0] sport;
+    output reg  [15:0] dport;
+    output reg  [31:0] seq;
+    output reg  [31:0] ack;
+    output reg  [7:0] flags;
+    output reg  [15:0] window;
+    output reg  [15:0] pay_len;
+    output reg  [7:0] hdr_len;
+    output reg  tuple_valid;
+    output reg  hdr_valid;
+    output reg  done;
+    input wire  dec_valid;
+    input wire  dec_fast;
+    input wire  [7:0] dec_reason;
+    input wire  [31:0] dec_conn;
+    output reg  [63:0] pay_data;
+    output reg  [3:0] pay_keep;
+    output reg  pay_last;
+    output reg  pay_valid;
+    input wire  pay_ready;
+    output reg  [63:0] raw_data;
+    output reg  [3:0] raw_keep;
+    output reg  raw_last;
+    output reg  raw_valid;
+    output reg  raw_commit;
+    output reg  [7:0] raw_reason;
+    output reg  [31:0] raw_conn;
+    output reg  [31:0] cnt_bad_len;
+    output reg  [31:0] cnt_bad_ip_csum;
+    output reg  [31:0] cnt_bad_tcp_csum;
+
+    // Stub signals
+    reg  [7:0] bc$d;
+    wire  [7:0] bc$q;
+    reg  bc$clock;
+    reg  [63:0] prev$d;
+    wire  [63:0] prev$q;
+    reg  prev$clock;
+    reg  [3:0] ihl$d;
+    wire  [3:0] ihl$q;
+    reg  ihl$clock;
+    reg  [15:0] tot_len$d;
+    wire  [15:0] tot_len$q;
+    reg  tot_len$clock;
+    reg  [7:0] tb$d;
+    wire  [7:0] tb$q;
+    reg  tb$clock;
+    reg  tcp_hi$d;
+    wire  tcp_hi$q;
+    reg  tcp_hi$clock;
+    reg  [7:0] pb$d;
+    wire  [7:0] pb$q;
+    reg  pb$clock;
+    reg  pay_hi$d;
+    wire  pay_hi$q;
+    reg  pay_hi$clock;
+    reg  [15:0] prem$d;
+    wire  [15:0] prem$q;
+    reg  prem$clock;
+    reg  [47:0] r_eth_dst$d;
+    wire  [47:0] r_eth_dst$q;
+    reg  r_eth_dst$clock;
+    reg  [47:0] r_eth_src$d;
+    wire  [47:0] r_eth_src$q;
+    reg  r_eth_src$clock;
+    reg  [31:0] r_ip_src$d;
+    wire  [31:0] r_ip_src$q;
+    reg  r_ip_src$clock;
+    reg  [31:0] r_ip_dst$d;
+    wire  [31:0] r_ip_dst$q;
+    reg  r_ip_dst$clock;
+    reg  [15:0] r_sport$d;
+    wire  [15:0] r_sport$q;
+    reg  r_sport$clock;
+    reg  [15:0] r_dport$d;
+    wire  [15:0] r_dport$q;
+    reg  r_dport$clock;
+    reg  [31:0] r_seq$d;
+    wire  [31:0] r_seq$q;
+    reg  r_seq$clock;
+    reg  [31:0] r_ack$d;
+    wire  [31:0] r_ack$q;
+    reg  r_ack$clock;
+    reg  [7:0] r_flags$d;
+    wire  [7:0] r_flags$q;
+    reg  r_flags$clock;
+    reg  [15:0] r_window$d;
+    wire  [15:0] r_window$q;
+    reg  r_window$clock;
+    reg  [15:0] r_pay_len$d;
+    wire  [15:0] r_pay_len$q;
+    reg  r_pay_len$clock;
+    reg  [7:0] r_hdr_len$d;
+    wire  [7:0] r_hdr_len$q;
+    reg  r_hdr_len$clock;
+    reg  tv$d;
+    wire  tv$q;
+    reg  tv$clock;
+    reg  hv$d;
+    wire  hv$q;
+    reg  hv$clock;
+    reg  tail_pend$d;
+    wire  tail_pend$q;
+    reg  tail_pend$clock;
+    reg  [63:0] tail_data$d;
+    wire  [63:0] tail_data$q;
+    reg  tail_data$clock;
+    reg  [3:0] tail_keep$d;
+    wire  [3:0] tail_keep$q;
+    reg  tail_keep$clock;
+    reg  [31:0] c_bad_len$d;
+    wire  [31:0] c_bad_len$q;
+    reg  c_bad_len$clock;
+    reg  [31:0] c_bad_ip$d;
+    wire  [31:0] c_bad_ip$q;
+    reg  c_bad_ip$clock;
+    reg  [31:0] c_bad_tcp$d;
+    wire  [31:0] c_bad_tcp$q;
+    reg  c_bad_tcp$clock;
+
+    // Local signals
+    reg  [95:0] win;
+    reg  is_tcp;
+    reg  peek;
+    reg  [7:0] ihl_now;
+    reg  [7:0] ihl4;
+    reg  [7:0] tstart;
+    reg  [7:0] tb8;
+    reg  [7:0] doff4;
+    reg  [7:0] doff_now;
+    reg  [7:0] pstart;
+    reg  [63:0] wdata;
+    reg  emit;
+    reg  emit_empty;
+    reg  emit_any;
+    reg  need_dec;
+    reg  fast;
+    reg  take;
+    reg  [15:0] rem_after;
+    reg  need_tail;
+    reg  [31:0] zero32;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_parse$bc bc(
+        .d(bc$d),
+        .q(bc$q),
+        .clock(bc$clock)
+    );
+    rnic_versa5g$core$rx_parse$prev prev(
+        .d(prev$d),
+        .q(prev$q),
+        .clock(prev$clock)
+    );
+    rnic_versa5g$core$rx_parse$ihl ihl(
+        .d(ihl$d),
+        .q(ihl$q),
+        .clock(ihl$clock)
+    );
+    rnic_versa5g$core$rx_parse$tot_len tot_len(
+        .d(tot_len$d),
+        .q(tot_len$q),
+        .clock(tot_len$clock)
+    );
+    rnic_versa5g$core$rx_parse$tb tb(
+        .d(tb$d),
+        .q(tb$q),
+        .clock(tb$clock)
+    );
+    rnic_versa5g$core$rx_parse$tcp_hi tcp_hi(
+        .d(tcp_hi$d),
+        .q(tcp_hi$q),
+        .clock(tcp_hi$clock)
+    );
+    rnic_versa5g$core$rx_parse$pb pb(
+        .d(pb$d),
+        .q(pb$q),
+        .clock(pb$clock)
+    );
+    rnic_versa5g$core$rx_parse$pay_hi pay_hi(
+        .d(pay_hi$d),
+        .q(pay_hi$q),
+        .clock(pay_hi$clock)
+    );
+    rnic_versa5g$core$rx_parse$prem prem(
+        .d(prem$d),
+        .q(prem$q),
+        .clock(prem$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_eth_dst r_eth_dst(
+        .d(r_eth_dst$d),
+        .q(r_eth_dst$q),
+        .clock(r_eth_dst$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_eth_src r_eth_src(
+        .d(r_eth_src$d),
+        .q(r_eth_src$q),
+        .clock(r_eth_src$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_ip_src r_ip_src(
+        .d(r_ip_src$d),
+        .q(r_ip_src$q),
+        .clock(r_ip_src$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_ip_dst r_ip_dst(
+        .d(r_ip_dst$d),
+        .q(r_ip_dst$q),
+        .clock(r_ip_dst$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_sport r_sport(
+        .d(r_sport$d),
+        .q(r_sport$q),
+        .clock(r_sport$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_dport r_dport(
+        .d(r_dport$d),
+        .q(r_dport$q),
+        .clock(r_dport$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_seq r_seq(
+        .d(r_seq$d),
+        .q(r_seq$q),
+        .clock(r_seq$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_ack r_ack(
+        .d(r_ack$d),
+        .q(r_ack$q),
+        .clock(r_ack$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_flags r_flags(
+        .d(r_flags$d),
+        .q(r_flags$q),
+        .clock(r_flags$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_window r_window(
+        .d(r_window$d),
+        .q(r_window$q),
+        .clock(r_window$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_pay_len r_pay_len(
+        .d(r_pay_len$d),
+        .q(r_pay_len$q),
+        .clock(r_pay_len$clock)
+    );
+    rnic_versa5g$core$rx_parse$r_hdr_len r_hdr_len(
+        .d(r_hdr_len$d),
+        .q(r_hdr_len$q),
+        .clock(r_hdr_len$clock)
+    );
+    rnic_versa5g$core$rx_parse$tv tv(
+        .d(tv$d),
+        .q(tv$q),
+        .clock(tv$clock)
+    );
+    rnic_versa5g$core$rx_parse$hv hv(
+        .d(hv$d),
+        .q(hv$q),
+        .clock(hv$clock)
+    );
+    rnic_versa5g$core$rx_parse$tail_pend tail_pend(
+        .d(tail_pend$d),
+        .q(tail_pend$q),
+        .clock(tail_pend$clock)
+    );
+    rnic_versa5g$core$rx_parse$tail_data tail_data(
+        .d(tail_data$d),
+        .q(tail_data$q),
+        .clock(tail_data$clock)
+    );
+    rnic_versa5g$core$rx_parse$tail_keep tail_keep(
+        .d(tail_keep$d),
+        .q(tail_keep$q),
+        .clock(tail_keep$clock)
+    );
+    rnic_versa5g$core$rx_parse$c_bad_len c_bad_len(
+        .d(c_bad_len$d),
+        .q(c_bad_len$q),
+        .clock(c_bad_len$clock)
+    );
+    rnic_versa5g$core$rx_parse$c_bad_ip c_bad_ip(
+        .d(c_bad_ip$d),
+        .q(c_bad_ip$q),
+        .clock(c_bad_ip$clock)
+    );
+    rnic_versa5g$core$rx_parse$c_bad_tcp c_bad_tcp(
+        .d(c_bad_tcp$d),
+        .q(c_bad_tcp$q),
+        .clock(c_bad_tcp$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        bc$clock = clock;
+        prev$clock = clock;
+        ihl$clock = clock;
+        tot_len$clock = clock;
+        tb$clock = clock;
+        tcp_hi$clock = clock;
+        pb$clock = clock;
+        pay_hi$clock = clock;
+        prem$clock = clock;
+        r_eth_dst$clock = clock;
+        r_eth_src$clock = clock;
+        r_ip_src$clock = clock;
+        r_ip_dst$clock = clock;
+        r_sport$clock = clock;
+        r_dport$clock = clock;
+        r_seq$clock = clock;
+        r_ack$clock = clock;
+        r_flags$clock = clock;
+        r_window$clock = clock;
+        r_pay_len$clock = clock;
+        r_hdr_len$clock = clock;
+        tv$clock = clock;
+        hv$clock = clock;
+        tail_pend$clock = clock;
+        tail_data$clock = clock;
+        tail_keep$clock = clock;
+        c_bad_len$clock = clock;
+        c_bad_ip$clock = clock;
+        c_bad_tcp$clock = clock;
+        bc$d = bc$q;
+        prev$d = prev$q;
+        ihl$d = ihl$q;
+        tot_len$d = tot_len$q;
+        tb$d = tb$q;
+        tcp_hi$d = tcp_hi$q;
+        pb$d = pb$q;
+        pay_hi$d = pay_hi$q;
+        prem$d = prem$q;
+        r_eth_dst$d = r_eth_dst$q;
+        r_eth_src$d = r_eth_src$q;
+        r_ip_src$d = r_ip_src$q;
+        r_ip_dst$d = r_ip_dst$q;
+        r_sport$d = r_sport$q;
+        r_dport$d = r_dport$q;
+        r_seq$d = r_seq$q;
+        r_ack$d = r_ack$q;
+        r_flags$d = r_flags$q;
+        r_window$d = r_window$q;
+        r_pay_len$d = r_pay_len$q;
+        r_hdr_len$d = r_hdr_len$q;
+        tv$d = tv$q;
+        hv$d = hv$q;
+        tail_pend$d = tail_pend$q;
+        tail_data$d = tail_data$q;
+        tail_keep$d = tail_keep$q;
+        c_bad_len$d = c_bad_len$q;
+        c_bad_ip$d = c_bad_ip$q;
+        c_bad_tcp$d = c_bad_tcp$q;
+        is_tcp = in_tag == 4'h0;
+        win = ({{48{1'b0}}, in_data[(32'h0)+:(48)]} << 32'h30) | {{48{1'b0}}, prev$q[(32'h10)+:(48)]};
+        peek = in_valid & ~tail_pend$q;
+        ihl_now = {{4{1'b0}}, in_data[(32'h30)+:(4)]};
+        ihl4 = ihl_now << 32'h2;
+        tstart = ihl4 + 8'he;
+        doff_now = {{4{1'b0}}, in_data[(32'h14)+:(4)]};
+        if (~tcp_hi$q) begin
+            doff_now = {{4{1'b0}}, prev$q[(32'h34)+:(4)]};
+        end
+        tb8 = tb$q << 32'h3;
+        doff4 = doff_now << 32'h2;
+        pstart = tb8 + doff4 + 8'h2;
+        if (tcp_hi$q) begin
+            pstart = tb8 + doff4 + 8'h6;
+        end
+        if (peek) begin
+            if (bc$q == 8'h0) begin
+                r_eth_dst$d = ({{40{1'b0}}, in_data[(32'h0)+:(8)]} << 32'h28) | ({{40{1'b0}}, in_data[(32'h8)+:(8)]} << 32'h20) | ({{40{1'b0}}, in_data[(32'h10)+:(8)]} << 32'h18) | ({{40{1'b0}}, in_data[(32'h18)+:(8)]} << 32'h10) | ({{40{1'b0}}, in_data[(32'h20)+:(8)]} << 32'h8) | {{40{1'b0}}, in_data[(32'h28)+:(8)]};
+            end
+            if (bc$q == 8'h1) begin
+                r_eth_src$d = ({{40{1'b0}}, win[(32'h20)+:(8)]} << 32'h28) | ({{40{1'b0}}, win[(32'h28)+:(8)]} << 32'h20) | ({{40{1'b0}}, win[(32'h30)+:(8)]} << 32'h18) | ({{40{1'b0}}, win[(32'h38)+:(8)]} << 32'h10) | ({{40{1'b0}}, win[(32'h40)+:(8)]} << 32'h8) | {{40{1'b0}}, win[(32'h48)+:(8)]};
+                ihl$d = in_data[(32'h30)+:(4)];
+                tb$d = tstart >> 32'h3;
+                tcp_hi$d = tstart[32'h2];
+            end
+            if (bc$q == 8'h2) begin
+                tot_len$d = ({{8{1'b0}}, in_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, in_data[(32'h8)+:(8)]};
+            end
+            if (bc$q == 8'h4) begin
+                r_ip_src$d = ({{24{1'b0}}, win[(32'h0)+:(8)]} << 32'h18) | ({{24{1'b0}}, win[(32'h8)+:(8)]} << 32'h10) | ({{24{1'b0}}, win[(32'h10)+:(8)]} << 32'h8) | {{24{1'b0}}, win[(32'h18)+:(8)]};
+                r_ip_dst$d = ({{24{1'b0}}, win[(32'h20)+:(8)]} << 32'h18) | ({{24{1'b0}}, win[(32'h28)+:(8)]} << 32'h10) | ({{24{1'b0}}, win[(32'h30)+:(8)]} << 32'h8) | {{24{1'b0}}, win[(32'h38)+:(8)]};
+            end
+            if (is_tcp & (bc$q >= 8'h4) & (bc$q == (tb$q + 8'h1))) begin
+                if (tcp_hi$q) begin
+                    r_sport$d = ({{8{1'b0}}, win[(32'h20)+:(8)]} << 32'h8) | {{8{1'b0}}, win[(32'h28)+:(8)]};
+                    r_dport$d = ({{8{1'b0}}, win[(32'h30)+:(8)]} << 32'h8) | {{8{1'b0}}, win[(32'h38)+:(8)]};
+                    r_seq$d = ({{24{1'b0}}, win[(32'h40)+:(8)]} << 32'h18) | ({{24{1'b0}}, win[(32'h48)+:(8)]} << 32'h10) | ({{24{1'b0}}, win[(32'h50)+:(8)]} << 32'h8) | {{24{1'b0}}, win[(32'h58)+:(8)]};
+                end
+                else begin
+                    r_sport$d = ({{8{1'b0}}, win[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, win[(32'h8)+:(8)]};
+                    r_dport$d = ({{8{1'b0}}, win[(32'h10)+:(8)]} << 32'h8) | {{8{1'b0}}, win[(32'h18)+:(8)]};
+                    r_seq$d = ({{24{1'b0}}, win[(32'h20)+:(8)]} << 32'h18) | ({{24{1'b0}}, win[(32'h28)+:(8)]} << 32'h10) | ({{24{1'b0}}, win[(32'h30)+:(8)]} << 32'h8) | {{24{1'b0}}, win[(32'h38)+:(8)]};
+                end
+                tv$d = 1'b1;
+            end
+            if (is_tcp & (bc$q >= 8'h4) & (bc$q == (tb$q + 8'h2))) begin
+                if (tcp_hi$q) begin
+                    r_ack$d = ({{24{1'b0}}, win[(32'h20)+:(8)]} << 32'h18) | ({{24{1'b0}}, win[(32'h28)+:(8)]} << 32'h10) | ({{24{1'b0}}, win[(32'h30)+:(8)]} << 32'h8) | {{24{1'b0}}, win[(32'h38)+:(8)]};
+                    r_flags$d = win[(32'h48)+:(8)];
+                    r_window$d = ({{8{1'b0}}, win[(32'h50)+:(8)]} << 32'h8) | {{8{1'b0}}, win[(32'h58)+:(8)]};
+                end
+                else begin
+                    r_ack$d = ({{24{1'b0}}, win[(32'h0)+:(8)]} << 32'h18) | ({{24{1'b0}}, win[(32'h8)+:(8)]} << 32'h10) | ({{24{1'b0}}, win[(32'h10)+:(8)]} << 32'h8) | {{24{1'b0}}, win[(32'h18)+:(8)]};
+                    r_flags$d = win[(32'h28)+:(8)];
+                    r_window$d = ({{8{1'b0}}, win[(32'h30)+:(8)]} << 32'h8) | {{8{1'b0}}, win[(32'h38)+:(8)]};
+                end
+                pb$d = pstart >> 32'h3;
+                pay_hi$d = pstart[32'h2];
+                r_hdr_len$d = pstart;
+                r_pay_len$d = tot_len$q + 16'he - {{8{1'b0}}, pstart};
+                prem$d = tot_len$q + 16'he - {{8{1'b0}}, pstart};
+                hv$d = 1'b1;
+            end
+        end
+        if (pay_hi$q) begin
+            wdata = (prev$q >> 32'h30) | (in_data << 32'h10);
+        end
+        else begin
+            wdata = (prev$q >> 32'h10) | (in_data << 32'h30);
+        end
+        emit = is_tcp & hv$q & (bc$q > pb$q) & (prem$q != 16'h0);
+        emit_empty = is_tcp & hv$q & in_last & (r_pay_len$q == 16'h0);
+        emit_any = emit | emit_empty;
+        need_dec = is_tcp & (emit | in_last);
+        fast = dec_valid & dec_fast;
+        rem_after = 16'h0;
+        if (emit) begin
+            if (prem$q > 16'h8) begin
+                rem_after = prem$q - 16'h8;
+            end
+        end
+        else if (bc$q == pb$q) begin
+            rem_after = prem$q;
+        end
+        need_tail = is_tcp & hv$q & in_last & (rem_after != 16'h0);
+        take = 1'b0;
+        if (in_valid & ~tail_pend$q) begin
+            if (~need_dec) begin
+                take = 1'b1;
+            end
+            else if (dec_valid) begin
+                take = ~fast | ~emit_any | pay_ready;
+            end
+        end
+        in_ready = take;
+        pay_valid = 1'b0;
+        pay_data = wdata;
+        pay_keep = 4'h8;
+        pay_last = 1'b0;
+        if (prem$q <= 16'h8) begin
+            pay_keep = prem$q[(32'h0)+:(4)];
+            pay_last = ~need_tail;
+        end
+        if (emit_empty) begin
+            pay_keep = 4'h0;
+            pay_last = 1'b1;
+        end
+        if (tail_pend$q) begin
+            pay_valid = 1'b1;
+            pay_data = tail_data$q;
+            pay_keep = tail_keep$q;
+            pay_last = 1'b1;
+        end
+        else if (in_valid & emit_any & dec_valid & dec_fast) begin
+            pay_valid = 1'b1;
+        end
+        raw_data = in_data;
+        raw_keep = in_keep;
+        raw_last = in_last;
+        raw_valid = take;
+        raw_commit = 1'b0;
+        raw_reason = 8'h0;
+        zero32 = 32'h0;
+        raw_conn = ~zero32;
+        if (is_tcp) begin
+            raw_commit = ~fast;
+            raw_reason = dec_reason;
+            raw_conn = dec_conn;
+        end
+        else if (in_tag < 4'h3) begin
+            raw_commit = 1'b1;
+        end
+        done = 1'b0;
+        if (tail_pend$q & pay_ready) begin
+            tail_pend$d = 1'b0;
+            done = 1'b1;
+            tv$d = 1'b0;
+            hv$d = 1'b0;
+        end
+        if (take) begin
+            prev$d = in_data;
+            if (emit) begin
+                if (prem$q > 16'h8) begin
+                    prem$d = prem$q - 16'h8;
+                end
+                else begin
+                    prem$d = 16'h0;
+                end
+            end
+            if (in_last) begin
+                bc$d = 8'h0;
+                if (is_tcp) begin
+                    if (fast & need_tail) begin
+                        tail_pend$d = 1'b1;
+                        if (pay_hi$q) begin
+                            tail_data$d = in_data >> 32'h30;
+                        end
+                        else begin
+                            tail_data$d = in_data >> 32'h10;
+                        end
+                        tail_keep$d = rem_after[(32'h0)+:(4)];
+                    end
+                    else begin
+                        done = 1'b1;
+                        tv$d = 1'b0;
+                        hv$d = 1'b0;
+                    end
+                end
+                if (in_tag == 4'h3) begin
+                    c_bad_len$d = c_bad_len$q + 32'h1;
+                end
+                if (in_tag == 4'h4) begin
+                    c_bad_ip$d = c_bad_ip$q + 32'h1;
+                end
+                if (in_tag == 4'h5) begin
+                    c_bad_tcp$d = c_bad_tcp$q + 32'h1;
+                end
+            end
+            else if (bc$q != 8'hff) begin
+                bc$d = bc$q + 8'h1;
+            end
+        end
+        eth_dst = r_eth_dst$q;
+        eth_src = r_eth_src$q;
+        ip_src = r_ip_src$q;
+        ip_dst = r_ip_dst$q;
+        sport = r_sport$q;
+        dport = r_dport$q;
+        seq = r_seq$q;
+        ack = r_ack$q;
+        flags = r_flags$q;
+        window = r_window$q;
+        pay_len = r_pay_len$q;
+        hdr_len = r_hdr_len$q;
+        tuple_valid = tv$q;
+        hdr_valid = hv$q;
+        cnt_bad_len = c_bad_len$q;
+        cnt_bad_ip_csum = c_bad_ip$q;
+        cnt_bad_tcp_csum = c_bad_tcp$q;
+        if (reset) begin
+            bc$d = 8'h0;
+            tv$d = 1'b0;
+            hv$d = 1'b0;
+            tail_pend$d = 1'b0;
+            c_bad_len$d = 32'h0;
+            c_bad_ip$d = 32'h0;
+            c_bad_tcp$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_parse
+
+
+module rnic_versa5g$core$rx_parse$bc(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$bc
+
+
+module rnic_versa5g$core$rx_parse$c_bad_ip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$c_bad_ip
+
+
+module rnic_versa5g$core$rx_parse$c_bad_len(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$c_bad_len
+
+
+module rnic_versa5g$core$rx_parse$c_bad_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$c_bad_tcp
+
+
+module rnic_versa5g$core$rx_parse$hv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$hv
+
+
+module rnic_versa5g$core$rx_parse$ihl(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$ihl
+
+
+module rnic_versa5g$core$rx_parse$pay_hi(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$pay_hi
+
+
+module rnic_versa5g$core$rx_parse$pb(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$pb
+
+
+module rnic_versa5g$core$rx_parse$prem(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$prem
+
+
+module rnic_versa5g$core$rx_parse$prev(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$prev
+
+
+module rnic_versa5g$core$rx_parse$r_ack(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_ack
+
+
+module rnic_versa5g$core$rx_parse$r_dport(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_dport
+
+
+module rnic_versa5g$core$rx_parse$r_eth_dst(d,q,clock);
+
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_eth_dst
+
+
+module rnic_versa5g$core$rx_parse$r_eth_src(d,q,clock);
+
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_eth_src
+
+
+module rnic_versa5g$core$rx_parse$r_flags(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_flags
+
+
+module rnic_versa5g$core$rx_parse$r_hdr_len(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_hdr_len
+
+
+module rnic_versa5g$core$rx_parse$r_ip_dst(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_ip_dst
+
+
+module rnic_versa5g$core$rx_parse$r_ip_src(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_ip_src
+
+
+module rnic_versa5g$core$rx_parse$r_pay_len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_pay_len
+
+
+module rnic_versa5g$core$rx_parse$r_seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_seq
+
+
+module rnic_versa5g$core$rx_parse$r_sport(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_sport
+
+
+module rnic_versa5g$core$rx_parse$r_window(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$r_window
+
+
+module rnic_versa5g$core$rx_parse$tail_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$tail_data
+
+
+module rnic_versa5g$core$rx_parse$tail_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$tail_keep
+
+
+module rnic_versa5g$core$rx_parse$tail_pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$tail_pend
+
+
+module rnic_versa5g$core$rx_parse$tb(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$tb
+
+
+module rnic_versa5g$core$rx_parse$tcp_hi(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$tcp_hi
+
+
+module rnic_versa5g$core$rx_parse$tot_len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$tot_len
+
+
+module rnic_versa5g$core$rx_parse$tv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_parse$tv
+
+
+module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_valid,seq,ack,fin,syn,rst,ack_flag,pay_len,hdr_valid,done,dec_valid,dec_fast,dec_reason,dec_conn,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,ack_req_valid,ack_req_conn,ack_req_ack,seg_conn,seg_mpa,cnt_fast);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [31:0] ip_src;
+    input wire  [31:0] ip_dst;
+    input wire  [15:0] sport;
+    input wire  [15:0] dport;
+    input wire  tuple_valid;
+    input wire  [31:0] seq;
+    input wire  [31:0] ack;
+    input wire  fin;
+    input wire  syn;
+    input wire  rst;
+    input wire  ack_flag;
+    input wire  [15:0] pay_len;
+    input wire  hdr_valid;
+    input wire  done;
+    output reg  dec_valid;
+    output reg  dec_fast;
+    output reg  [7:0] dec_reason;
+    output reg  [31:0] dec_conn;
+    output reg  lk_valid;
+    output reg  [31:0] lk_local_ip;
+    output reg  [31:0] lk_peer_ip;
+    output reg  [15:0] lk_local_port;
+    output reg  [15:0] lk_peer_port;
+    input wire  res_valid;
+    input wire  res_hit;
+    input wire  [7:0] res_idx;
+    input wire  [1:0] res_mode;
+    input wire  [3:0] res_mpa;
+    input wire  [31:0] res_rcv_nxt;
+    input wire  [31:0] res_rcv_wnd;
+    input wire  [31:0] res_snd_una;
+    input wire  [31:0] res_snd_nxt;
+    output reg  up_valid;
+    output reg  [7:0] up_idx;
+    output reg  [31:0] up_rcv_nxt;
+    output reg  [31:0] up_snd_una;
+    input wire  up_ready;
+    output reg  ack_req_valid;
+    output reg  [7:0] ack_req_conn;
+    output reg  [31:0] ack_req_ack;
+    output reg  [7:0] seg_conn;
+    output reg  [3:0] seg_mpa;
+    output reg  [31:0] cnt_fast;
+
+    // Stub signals
+    reg  looked$d;
+    wire  looked$q;
+    reg  looked$clock;
+    reg  have$d;
+    wire  have$q;
+    reg  have$clock;
+    reg  hit$d;
+    wire  hit$q;
+    reg  hit$clock;
+    reg  [7:0] idx$d;
+    wire  [7:0] idx$q;
+    reg  idx$clock;
+    reg  [1:0] mode$d;
+    wire  [1:0] mode$q;
+    reg  mode$clock;
+    reg  [3:0] mpa$d;
+    wire  [3:0] mpa$q;
+    reg  mpa$clock;
+    reg  [31:0] rcv_nxt$d;
+    wire  [31:0] rcv_nxt$q;
+    reg  rcv_nxt$clock;
+    reg  [31:0] rcv_wnd$d;
+    wire  [31:0] rcv_wnd$q;
+    reg  rcv_wnd$clock;
+    reg  [31:0] snd_una$d;
+    wire  [31:0] snd_una$q;
+    reg  snd_una$clock;
+    reg  [31:0] snd_nxt$d;
+    wire  [31:0] snd_nxt$q;
+    reg  snd_nxt$clock;
+    reg  dv$d;
+    wire  dv$q;
+    reg  dv$clock;
+    reg  dfast$d;
+    wire  dfast$q;
+    reg  dfast$clock;
+    reg  [7:0] dreason$d;
+    wire  [7:0] dreason$q;
+    reg  dreason$clock;
+    reg  [31:0] dconn$d;
+    wire  [31:0] dconn$q;
+    reg  dconn$clock;
+    reg  [31:0] c_fast$d;
+    wire  [31:0] c_fast$q;
+    reg  c_fast$clock;
+
+    // Local signals
+    reg  c_have;
+    reg  c_hit;
+    reg  [7:0] c_idx;
+    reg  [1:0] c_mode;
+    reg  [31:0] c_rcv_nxt;
+    reg  [31:0] c_rcv_wnd;
+    reg  [31:0] c_snd_una;
+    reg  [31:0] c_snd_nxt;
+    reg  decide;
+    reg  [31:0] zero32;
+    reg  fast;
+    reg  [7:0] reason;
+    reg  [31:0] new_nxt;
+    reg  [31:0] d_una;
+    reg  [31:0] d_nxt;
+    reg  ack_ok;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_split$looked looked(
+        .d(looked$d),
+        .q(looked$q),
+        .clock(looked$clock)
+    );
+    rnic_versa5g$core$rx_split$have have(
+        .d(have$d),
+        .q(have$q),
+        .clock(have$clock)
+    );
+    rnic_versa5g$core$rx_split$hit hit(
+        .d(hit$d),
+        .q(hit$q),
+        .clock(hit$clock)
+    );
+    rnic_versa5g$core$rx_split$idx idx(
+        .d(idx$d),
+        .q(idx$q),
+        .clock(idx$clock)
+    );
+    rnic_versa5g$core$rx_split$mode mode(
+        .d(mode$d),
+        .q(mode$q),
+        .clock(mode$clock)
+    );
+    rnic_versa5g$core$rx_split$mpa mpa(
+        .d(mpa$d),
+        .q(mpa$q),
+        .clock(mpa$clock)
+    );
+    rnic_versa5g$core$rx_split$rcv_nxt rcv_nxt(
+        .d(rcv_nxt$d),
+        .q(rcv_nxt$q),
+        .clock(rcv_nxt$clock)
+    );
+    rnic_versa5g$core$rx_split$rcv_wnd rcv_wnd(
+        .d(rcv_wnd$d),
+        .q(rcv_wnd$q),
+        .clock(rcv_wnd$clock)
+    );
+    rnic_versa5g$core$rx_split$snd_una snd_una(
+        .d(snd_una$d),
+        .q(snd_una$q),
+        .clock(snd_una$clock)
+    );
+    rnic_versa5g$core$rx_split$snd_nxt snd_nxt(
+        .d(snd_nxt$d),
+        .q(snd_nxt$q),
+        .clock(snd_nxt$clock)
+    );
+    rnic_versa5g$core$rx_split$dv dv(
+        .d(dv$d),
+        .q(dv$q),
+        .clock(dv$clock)
+    );
+    rnic_versa5g$core$rx_split$dfast dfast(
+        .d(dfast$d),
+        .q(dfast$q),
+        .clock(dfast$clock)
+    );
+    rnic_versa5g$core$rx_split$dreason dreason(
+        .d(dreason$d),
+        .q(dreason$q),
+        .clock(dreason$clock)
+    );
+    rnic_versa5g$core$rx_split$dconn dconn(
+        .d(dconn$d),
+        .q(dconn$q),
+        .clock(dconn$clock)
+    );
+    rnic_versa5g$core$rx_split$c_fast c_fast(
+        .d(c_fast$d),
+        .q(c_fast$q),
+        .clock(c_fast$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        looked$clock = clock;
+        have$clock = clock;
+        hit$clock = clock;
+        idx$clock = clock;
+        mode$clock = clock;
+        mpa$clock = clock;
+        rcv_nxt$clock = clock;
+        rcv_wnd$clock = clock;
+        snd_una$clock = clock;
+        snd_nxt$clock = clock;
+        dv$clock = clock;
+        dfast$clock = clock;
+        dreason$clock = clock;
+        dconn$clock = clock;
+        c_fast$clock = clock;
+        looked$d = looked$q;
+        have$d = have$q;
+        hit$d = hit$q;
+        idx$d = idx$q;
+        mode$d = mode$q;
+        mpa$d = mpa$q;
+        rcv_nxt$d = rcv_nxt$q;
+        rcv_wnd$d = rcv_wnd$q;
+        snd_una$d = snd_una$q;
+        snd_nxt$d = snd_nxt$q;
+        dv$d = dv$q;
+        dfast$d = dfast$q;
+        dreason$d = dreason$q;
+        dconn$d = dconn$q;
+        c_fast$d = c_fast$q;
+        lk_valid = tuple_valid & ~looked$q;
+        lk_local_ip = ip_dst;
+        lk_peer_ip = ip_src;
+        lk_local_port = dport;
+        lk_peer_port = sport;
+        if (lk_valid) begin
+            looked$d = 1'b1;
+        end
+        if (res_valid) begin
+            have$d = 1'b1;
+            hit$d = res_hit & (res_mode != 2'h0);
+            idx$d = res_idx;
+            mode$d = res_mode;
+            mpa$d = res_mpa;
+            rcv_nxt$d = res_rcv_nxt;
+            rcv_wnd$d = res_rcv_wnd;
+            snd_una$d = res_snd_una;
+            snd_nxt$d = res_snd_nxt;
+        end
+        c_have = have$q | res_valid;
+        c_hit = hit$q;
+        c_idx = idx$q;
+        c_mode = mode$q;
+        c_rcv_nxt = rcv_nxt$q;
+        c_rcv_wnd = rcv_wnd$q;
+        c_snd_una = snd_una$q;
+        c_snd_nxt = snd_nxt$q;
+        if (res_valid) begin
+            c_hit = res_hit & (res_mode != 2'h0);
+            c_idx = res_idx;
+            c_mode = res_mode;
+            c_rcv_nxt = res_rcv_nxt;
+            c_rcv_wnd = res_rcv_wnd;
+            c_snd_una = res_snd_una;
+            c_snd_nxt = res_snd_nxt;
+        end
+        zero32 = 32'h0;
+        new_nxt = c_rcv_nxt + {{16{1'b0}}, pay_len};
+        d_una = ack - c_snd_una;
+        d_nxt = c_snd_nxt - ack;
+        ack_ok = ack_flag & (d_una != 32'h0) & ((d_una >> 32'h1f) == 32'h0) & ((d_nxt >> 32'h1f) == 32'h0);
+        fast = 1'b0;
+        reason = 8'h5;
+        if (~c_hit) begin
+            reason = 8'h0;
+        end
+        else if (c_mode != 2'h2) begin
+            reason = 8'h1;
+        end
+        else if (rst) begin
+            reason = 8'h3;
+        end
+        else if (syn) begin
+            reason = 8'h4;
+        end
+        else if (fin) begin
+            reason = 8'h2;
+        end
+        else if ((seq == c_rcv_nxt) & ({{16{1'b0}}, pay_len} <= c_rcv_wnd)) begin
+            fast = 1'b1;
+        end
+        decide = c_have & hdr_valid & ~dv$q & (up_ready | ~fast);
+        up_valid = 1'b0;
+        up_idx = c_idx;
+        up_rcv_nxt = new_nxt;
+        up_snd_una = c_snd_una;
+        if (ack_ok) begin
+            up_snd_una = ack;
+        end
+        ack_req_valid = 1'b0;
+        ack_req_conn = c_idx;
+        ack_req_ack = new_nxt;
+        if (decide) begin
+            dv$d = 1'b1;
+            dfast$d = fast;
+            dreason$d = reason;
+            if (c_hit) begin
+                dconn$d = {{24{1'b0}}, c_idx};
+            end
+            else begin
+                dconn$d = ~zero32;
+            end
+            if (fast) begin
+                up_valid = 1'b1;
+                ack_req_valid = pay_len != 16'h0;
+                c_fast$d = c_fast$q + 32'h1;
+            end
+        end
+        if (done) begin
+            looked$d = 1'b0;
+            have$d = 1'b0;
+            dv$d = 1'b0;
+        end
+        dec_valid = dv$q;
+        dec_fast = dfast$q;
+        dec_reason = dreason$q;
+        dec_conn = dconn$q;
+        seg_conn = idx$q;
+        seg_mpa = mpa$q;
+        cnt_fast = c_fast$q;
+        if (reset) begin
+            looked$d = 1'b0;
+            have$d = 1'b0;
+            dv$d = 1'b0;
+            c_fast$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_split
+
+
+module rnic_versa5g$core$rx_split$c_fast(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$c_fast
+
+
+module rnic_versa5g$core$rx_split$dconn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$dconn
+
+
+module rnic_versa5g$core$rx_split$dfast(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$dfast
+
+
+module rnic_versa5g$core$rx_split$dreason(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$dreason
+
+
+module rnic_versa5g$core$rx_split$dv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$dv
+
+
+module rnic_versa5g$core$rx_split$have(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$have
+
+
+module rnic_versa5g$core$rx_split$hit(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$hit
+
+
+module rnic_versa5g$core$rx_split$idx(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$idx
+
+
+module rnic_versa5g$core$rx_split$looked(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$looked
+
+
+module rnic_versa5g$core$rx_split$mode(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$mode
+
+
+module rnic_versa5g$core$rx_split$mpa(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$mpa
+
+
+module rnic_versa5g$core$rx_split$rcv_nxt(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$rcv_nxt
+
+
+module rnic_versa5g$core$rx_split$rcv_wnd(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$rcv_wnd
+
+
+module rnic_versa5g$core$rx_split$snd_nxt(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$snd_nxt
+
+
+module rnic_versa5g$core$rx_split$snd_una(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$snd_una
 
 
 module rnic_versa5g$err(d,q,clock);

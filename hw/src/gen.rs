@@ -130,6 +130,13 @@ const NO_PAY_CRC: &str =
     "the board has no consumer of the payload CRC yet: the echo path forwards frames only";
 const NO_REGS: &str = "the board has no register interface for the core's counters yet \
      (it comes with the UDP host bridge on port 1, docs/fpga.md)";
+const NO_SEG_HDR: &str = "the echo path forwards the payload only; the segment header and \
+     connection records are for the RX datapath behind the core";
+const NO_TX: &str = "the board has no TCP transmitter yet to send the requested ACKs";
+const NO_FW: &str = "the core's firmware side (connection table, exception queue) is tied \
+     off until the host bridge on port 1 drives it (docs/fpga.md)";
+const UT_RAW: &str = "ddp_rx runs its untagged-buffer Placement as a raw stream \
+     (cmd_hdr = 0): no DMA header beats, no page walk";
 const RX1_WATCHED: &str = "port 1's receive stream is only watched for activity (LED 6) \
      until it carries the host bridge";
 const TX1_IDLE: &str =
@@ -179,6 +186,86 @@ const UNUSED_OK: &[Unused] = &[
         32,
         "mpa_rx uses only seq_diff mod 512, the marker phase (RFC 5044 section 4.3)",
     ),
+    // tx_framer (hw/src/tx_framer.rs) and its tx_mpa instance `mpa`.
+    unused(
+        &["tx_framer"],
+        "dfifo$count",
+        10,
+        "tx_framer's data FIFO needs only its full flag: tx_mpa stalls on o_full",
+    ),
+    unused(
+        &["tx_framer"],
+        "rfifo$full",
+        1,
+        "tx_framer's record FIFO cannot fill: tx_mpa takes a descriptor only while \
+         r_count plus its pending record is below the FIFO's depth of 8",
+    ),
+    unused(
+        &["mpa"],
+        "plw",
+        16,
+        "tx_mpa uses only the low 12 bits of the payload word count: pay_len <= \
+         MAX_PAY_LEN (3968) octets, i.e. at most 992 words, larger descriptors are refused",
+    ),
+    unused(
+        &["mpa"],
+        "hs0",
+        160,
+        "tx_mpa uses only the low 32 bits (the selected header word) of the shifted DDP header",
+    ),
+    unused(
+        &["mpa"],
+        "hs1",
+        160,
+        "tx_mpa uses only the low 32 bits (the selected header word) of the shifted DDP header",
+    ),
+    // ddp_rx (hw/src/ddp_rx.rs) with its two Placement instances.
+    unused(&["ddp_rx"], "ut_pl$out_hdr", 1, UT_RAW),
+    unused(&["ddp_rx"], "ut_pl$out_len", 16, UT_RAW),
+    unused(&["ddp_rx"], "ut_pl$walk_idx", 12, UT_RAW),
+    unused(
+        &["ddp_rx"],
+        "hdr",
+        192,
+        "ddp_rx's header window is 3 beats (24 octets) but the longest header it decodes, \
+         untagged DDP + RDMAP (RFC 5041 section 4.3, RFC 5040 section 4.2), is 18 octets: \
+         octets 18..23 (bits 47:0) are payload, not header",
+    ),
+    unused(
+        &["ddp_rx"],
+        "ctl",
+        8,
+        "DDP control octet bits 5:2 are the reserved field, which ddp_rx does not check \
+         (RFC 5041 section 4.2: zero on transmit, not checked on receive)",
+    ),
+    unused(
+        &["ddp_rx"],
+        "rctl",
+        8,
+        "RDMAP control octet bits 5:4 are reserved and not checked by ddp_rx (RFC 5040 section 4.2)",
+    ),
+    unused(
+        &["placement", "dma_pl", "ut_pl"],
+        "shifted",
+        128,
+        "Placement's two-beat window is shifted by the byte offset and only its low 64 bits \
+         (the output beat) are taken",
+    ),
+    // tpt (hw/src/tpt.rs).
+    unused(
+        &["tpt"],
+        "off64",
+        64,
+        "the offset within a page is below the page size, at most 2^30 octets, so it fits \
+         the low 32 bits",
+    ),
+    unused(
+        &["tpt"],
+        "pbl_idx_full",
+        32,
+        "only the low PN bits index the page-list table: a sum at or above the table size \
+         is refused as BOUNDS in the same stage, and the index is then not used",
+    ),
     // The board top.
     unused(BOARD_TOP, "core$rx_pay_crc", 32, NO_PAY_CRC),
     unused(BOARD_TOP, "core$rx_pay_crc_valid", 1, NO_PAY_CRC),
@@ -186,6 +273,39 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_rx_bad_fcs", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_overflow", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_oversize", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_bad_len", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_bad_ip_csum", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_bad_tcp_csum", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_fast", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_exc", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_exc_full", 32, NO_REGS),
+    unused(BOARD_TOP, "core$rx_hdr_eth_dst", 48, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_eth_src", 48, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_ip_src", 32, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_ip_dst", 32, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_sport", 16, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_dport", 16, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_seq", 32, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_ack", 32, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_flags", 8, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_window", 16, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_pay_len", 16, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_hdr_hdr_len", 8, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_seg_conn", 8, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$rx_seg_mpa", 4, NO_SEG_HDR),
+    unused(BOARD_TOP, "core$ack_req_valid", 1, NO_TX),
+    unused(BOARD_TOP, "core$ack_req_conn", 8, NO_TX),
+    unused(BOARD_TOP, "core$ack_req_ack", 32, NO_TX),
+    unused(BOARD_TOP, "core$ct_rd_used", 1, NO_FW),
+    unused(BOARD_TOP, "core$ct_rd_mode", 2, NO_FW),
+    unused(BOARD_TOP, "core$ct_rd_rcv_nxt", 32, NO_FW),
+    unused(BOARD_TOP, "core$ct_rd_snd_una", 32, NO_FW),
+    unused(BOARD_TOP, "core$exc_valid", 1, NO_FW),
+    unused(BOARD_TOP, "core$exc_reason", 8, NO_FW),
+    unused(BOARD_TOP, "core$exc_len", 16, NO_FW),
+    unused(BOARD_TOP, "core$exc_conn", 32, NO_FW),
+    unused(BOARD_TOP, "core$exc_rd_data", 32, NO_FW),
+    unused(BOARD_TOP, "core$exc_count", 3, NO_FW),
     unused(BOARD_TOP, "rx1$out_data", 64, RX1_WATCHED),
     unused(BOARD_TOP, "rx1$out_keep", 4, RX1_WATCHED),
     unused(BOARD_TOP, "rx1$out_fcs_bad", 1, RX1_WATCHED),
@@ -628,10 +748,24 @@ mod tests {
         board.connect_all();
         let mut mpa_rx = crate::mpa_rx::MpaRx::default();
         mpa_rx.connect_all();
+        // The blocks linted on their own (hw/tests/lint.rs).
+        use crate::tpt::{PBL_INDEX_BITS, TPT_INDEX_BITS};
+        let mut tx_framer = crate::tx_framer::TxFramer::default();
+        tx_framer.connect_all();
+        let mut ddp_rx = crate::ddp_rx::DdpRx::<PBL_INDEX_BITS>::default();
+        ddp_rx.connect_all();
+        let mut tpt = crate::tpt::Tpt::<TPT_INDEX_BITS, PBL_INDEX_BITS>::default();
+        tpt.connect_all();
+        let mut placement = crate::placement::Placement::<PBL_INDEX_BITS>::default();
+        placement.connect_all();
         let designs = [
             ("rnic_core", generate_verilog(&core)),
             ("rnic_versa5g", generate_verilog(&board)),
             ("mpa_rx", generate_verilog(&mpa_rx)),
+            ("tx_framer", generate_verilog(&tx_framer)),
+            ("ddp_rx", generate_verilog(&ddp_rx)),
+            ("tpt", generate_verilog(&tpt)),
+            ("placement", generate_verilog(&placement)),
         ];
         let mut rng = expr::tests::Rng(0x2545_f491_4f6c_dd1d);
         let (mut checked, mut differed) = (0, Vec::new());

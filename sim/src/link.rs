@@ -25,15 +25,12 @@
 //!   duplicates twice.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
-use pcap_file::{DataLink, Endianness, TsResolution};
+use pcap_file::TsResolution;
 
+use crate::pcap::PcapSink;
 use crate::rng::Rng;
 
 /// Preamble and SFD (8), FCS (4), minimum inter-frame gap (12) per frame
@@ -158,22 +155,8 @@ pub struct Link {
     cfg: LinkConfig,
     dirs: [Dir; 2],
     now: u64,
-    pcap: Option<(PcapWriter<SharedFile>, SharedFile)>,
+    pcap: Option<PcapSink>,
     pcap_error: Option<String>,
-}
-
-/// The pcap file, shared between the writer and the link (which flushes
-/// it; `PcapWriter` does not lend its inner writer).
-#[derive(Clone)]
-struct SharedFile(Arc<Mutex<BufWriter<File>>>);
-
-impl Write for SharedFile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.lock().unwrap().flush()
-    }
 }
 
 impl Link {
@@ -196,17 +179,10 @@ impl Link {
         }
     }
 
-    /// Writes every arriving frame to a new pcap file at `path`.
+    /// Writes every arriving frame to a new pcap file at `path` (its
+    /// folder created), nanosecond timestamps = arrival cycle x 6.4 ns.
     pub fn pcap_to(&mut self, path: &Path) -> std::io::Result<()> {
-        let f = SharedFile(Arc::new(Mutex::new(BufWriter::new(File::create(path)?))));
-        let header = PcapHeader {
-            datalink: DataLink::ETHERNET,
-            ts_resolution: TsResolution::NanoSecond,
-            endianness: Endianness::native(),
-            ..PcapHeader::default()
-        };
-        let w = PcapWriter::with_header(f.clone(), header).map_err(std::io::Error::other)?;
-        self.pcap = Some((w, f));
+        self.pcap = Some(PcapSink::create_with(path, TsResolution::NanoSecond)?);
         Ok(())
     }
 
@@ -216,7 +192,7 @@ impl Link {
             return Err(std::io::Error::other(e.clone()));
         }
         match &mut self.pcap {
-            Some((_, f)) => f.flush(),
+            Some(p) => p.flush(),
             None => Ok(()),
         }
     }
@@ -340,9 +316,8 @@ impl Link {
     }
 
     fn arrive(&mut self, i: usize, f: Flight) {
-        if let Some((p, _)) = &mut self.pcap {
-            let pkt = PcapPacket::new(cycle_time(self.now), f.data.len() as u32, &f.data);
-            if let Err(e) = p.write_packet(&pkt) {
+        if let Some(p) = &mut self.pcap {
+            if let Err(e) = p.write_at(&f.data, cycle_time(self.now)) {
                 self.pcap_error.get_or_insert_with(|| e.to_string());
             }
         }

@@ -19,8 +19,8 @@ fn cycles_arg(default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// Two `rnic_core` reflectors over a 10 GbE link, 64 frames of 64..1500
-/// octets bouncing: both models, both MAC adapters and the link busy.
+/// Two `rnic_core` reflectors over a 10 GbE link, 64 payloads of 64..1460
+/// octets (full-size frames) bouncing as TCP segments: both models, both MAC adapters and the link busy.
 #[test]
 #[ignore]
 fn two_models_with_a_link() {
@@ -29,12 +29,12 @@ fn two_models_with_a_link() {
     let mut a = Reflector::new(u32::MAX);
     for id in 0..64 {
         a.inject
-            .push_back(make_frame(id, 0, 64 + rng.below(1437) as usize));
+            .push_back(make_frame(id, 0, 64 + rng.below(1397) as usize));
     }
     let mut s = Scheduler::new();
     s.hook_every = 1;
     let na = s.add_node(Box::new(a));
-    let nb = s.add_node(Box::new(Reflector::new(u32::MAX)));
+    let nb = s.add_node(Box::new(Reflector::b(u32::MAX)));
     let l = s.connect(
         (na, 0),
         (nb, 0),
@@ -59,7 +59,7 @@ fn two_models_with_a_link() {
     assert_eq!(ra.damaged, 0);
 }
 
-/// Same traffic, one model alone (frames fed to its MAC directly).
+/// Same traffic, one model alone (segments fed to its MAC directly).
 #[test]
 #[ignore]
 fn one_model_alone() {
@@ -68,13 +68,20 @@ fn one_model_alone() {
     let mut rng = Rng::new(1);
     let mut m = common::PayTap(verilator_sys::rnic_core::Model::new());
     m.reset(4);
+    common::program(&mut m, 0, &common::EP_A, &common::EP_B, 0);
+    let mut seq = 0u32;
     let mut rx = MacRxPort::new(3);
     let mut tx = MacTxPort::new();
     let t = Instant::now();
     for _ in 0..n {
         if rx.pending() < 2 {
-            let len = 64 + rng.below(1437) as usize;
-            rx.push(rng.bytes(len), false);
+            let len = 64 + rng.below(1397) as usize;
+            let p = rng.bytes(len);
+            rx.push(
+                common::seg_frame(&common::EP_B, &common::EP_A, seq, &p),
+                false,
+            );
+            seq = seq.wrapping_add(len as u32);
         }
         rx.drive(&mut m);
         tx.drive_ready(&mut m, true);

@@ -5,10 +5,15 @@
 //! * Reset: power-on (16 clocks), the `rst_n` button and PLL lock, combined
 //!   and synchronised into each clock domain.
 //! * Port 0 (PHY 0): RGMII → MAC RX (in `rgmii0_rxc`) → CDC FIFO →
-//!   `rnic_core` `mac_rx_*`. The core's `rx_pay_*` output (good frames) is
-//!   sent back out of port 0 by the MAC TX when DIP switch 0 is on (an echo
-//!   for bring-up), otherwise consumed and dropped. When the core gains a
-//!   TX stream, it takes the place of the echo.
+//!   `rnic_core` `mac_rx_*`. The core's `rx_pay_*` output (the TCP payload
+//!   of fast-path segments) is sent back out of port 0 by the MAC TX when
+//!   DIP switch 0 is on (an echo for bring-up), otherwise consumed and
+//!   dropped. When the core gains a TX stream, it takes the place of the
+//!   echo.
+//! * The core's firmware side (`ct_wr_*`, `ct_rd_idx`, `exc_rd_word`,
+//!   `exc_pop`) is tied off until the host bridge drives it: no connection
+//!   is programmed, so every good frame goes to the exception queue, which
+//!   is never popped; `rx_pay_*` stays idle.
 //! * Port 1 (PHY 1): RGMII → MAC RX → CDC, watched for activity; its TX is
 //!   idle. It will carry the UDP host bridge (docs/fpga.md).
 //! * MDIO: one `PhyManager` per PHY (address 0), which sets the RGMII delays
@@ -244,6 +249,28 @@ impl Logic for VersaTop {
         self.core.mac_rx_last.next = self.rx0.out_last.val();
         self.core.mac_rx_valid.next = self.rx0.out_valid.val();
         self.core.mac_rx_fcs_bad.next = self.rx0.out_fcs_bad.val();
+
+        // The core's firmware side, tied off until the host bridge drives
+        // it: no connection is ever programmed (every frame takes the
+        // exception path), the table is never read, and the exception queue
+        // is never read or popped (once it holds its 4 frames, further
+        // frames are dropped and counted in `cnt_rx_exc_full`).
+        self.core.ct_wr_valid.next = false;
+        self.core.ct_wr_idx.next = 0.into();
+        self.core.ct_wr_used.next = false;
+        self.core.ct_wr_local_ip.next = 0.into();
+        self.core.ct_wr_peer_ip.next = 0.into();
+        self.core.ct_wr_local_port.next = 0.into();
+        self.core.ct_wr_peer_port.next = 0.into();
+        self.core.ct_wr_mode.next = 0.into();
+        self.core.ct_wr_mpa.next = 0.into();
+        self.core.ct_wr_rcv_nxt.next = 0.into();
+        self.core.ct_wr_rcv_wnd.next = 0.into();
+        self.core.ct_wr_snd_una.next = 0.into();
+        self.core.ct_wr_snd_nxt.next = 0.into();
+        self.core.ct_rd_idx.next = 0.into();
+        self.core.exc_rd_word.next = 0.into();
+        self.core.exc_pop.next = false;
 
         // The core's output: echoed on port 0 when switch 0 is on.
         self.tx0.in_data.next = self.core.rx_pay_data.val();
