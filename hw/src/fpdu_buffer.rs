@@ -87,6 +87,9 @@ pub struct FpduBuffer {
     pub cnt_pass: Signal<Out, Bits<32>>,
     pub cnt_span: Signal<Out, Bits<32>>,
     pub cnt_err: Signal<Out, Bits<32>>,
+    /// Occupancy: beats and records held.
+    pub level_beats: Signal<Out, Bits<10>>,
+    pub level_recs: Signal<Out, Bits<5>>,
     dfifo: Fifo<Bits<68>, 9, 10>,
     rfifo: Fifo<Bits<36>, 4, 5>,
     // write side
@@ -125,8 +128,8 @@ impl Logic for FpduBuffer {
         self.rfifo.reset.next = self.reset.val();
 
         // ---- write side
-        // Room for this beat (one entry spare) and for the record.
-        self.in_ready.next = (self.dfifo.count.val() < 511) & !self.rfifo.full.val();
+        // Room for this beat and for the record.
+        self.in_ready.next = !self.dfifo.full.val() & !self.rfifo.full.val();
         self.take_in.next = self.in_valid.val() & self.in_ready.val();
         self.n_beats.next = 1.into();
         self.n_len.next = bit_cast::<16, 4>(self.in_keep.val());
@@ -226,6 +229,8 @@ impl Logic for FpduBuffer {
         self.cnt_pass.next = self.c_pass.q.val();
         self.cnt_span.next = self.c_span.q.val();
         self.cnt_err.next = self.c_err.q.val();
+        self.level_beats.next = self.dfifo.count.val();
+        self.level_recs.next = self.rfifo.count.val();
 
         if self.reset.val() {
             self.mid.d.next = false;
