@@ -509,6 +509,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] mpa_init;
     reg  [31:0] zero32;
     reg  pay_take;
+    reg  sq_start;
     reg  pay_ready;
     reg  ddp_term_sel;
 
@@ -1068,17 +1069,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mpa_ram$write_enable = 1'b0;
         mpa_ram$write_address = sq_conn$q;
         mpa_ram$write_data = (mpa_ram$read_data >> 32'h58) << 32'h58 | {{32{1'b0}}, mpa_rx$st_out};
-        if (sq_state$q == 3'h0) begin
+        sq_start = (sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & ~mpa_rx$out_valid);
+        if (sq_start) begin
             mpa_ram$read_address = rx_split$seg_conn;
+            sq_state$d = 3'h0;
             if (rx_ulp_en & rx_parse$pay_valid) begin
-                sq_state$d = 3'h1;
+                sq_state$d = 3'h2;
                 sq_conn$d = rx_split$seg_conn;
                 sq_seq$d = rx_parse$seq;
                 sq_mpa$d = rx_split$seg_mpa;
             end
-        end
-        else if (sq_state$q == 3'h1) begin
-            sq_state$d = 3'h2;
         end
         else if (sq_state$q == 3'h2) begin
             if (pay_take & rx_parse$pay_last) begin
@@ -1090,9 +1090,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 mpa_ram$write_enable = 1'b1;
                 sq_state$d = 3'h4;
             end
-        end
-        else if (~mpa_rx$out_valid) begin
-            sq_state$d = 3'h0;
         end
         zero32 = 32'h0;
         mpa_init = ~zero32;

@@ -215,13 +215,14 @@ pub struct RnicCore {
     mpa_init: Signal<Local, Bits<32>>,
     /// Zero; its complement is `CRC_INIT`.
     zero32: Signal<Local, Bits<32>>,
-    /// Segment sequencer: 0 idle, 1 load context, 2 run, 3 wait for
-    /// `st_out`, 4 wait until the segment's pieces have left `mpa_rx`.
+    /// Segment sequencer: 0 idle, 2 run, 3 wait for `st_out` (write it
+    /// back), 4 wait until the segment's pieces have left `mpa_rx`.
     sq_state: DFF<Bits<3>>,
     sq_conn: DFF<Bits<8>>,
     sq_seq: DFF<Bits<32>>,
     sq_mpa: DFF<Bits<4>>,
     pay_take: Signal<Local, Bit>,
+    sq_start: Signal<Local, Bit>,
     pay_ready: Signal<Local, Bit>,
     ddp_term_sel: Signal<Local, Bit>,
 }
@@ -391,18 +392,20 @@ impl Logic for RnicCore {
         // st_out written back with the connection's SeqStart.
         self.mpa_ram.write_data.next = (self.mpa_ram.read_data.val() >> 88) << 88
             | bit_cast::<120, 88>(self.mpa_rx.st_out.val());
-        if self.sq_state.q.val() == 0 {
-            // idle: a segment's first beat waits here for its context
+        // A segment may start in idle, or when the previous segment's last
+        // piece has left mpa_rx; mpa_ram is read at the segment's connection
+        // in that clock, so its record is there with the first beat.
+        self.sq_start.next = (self.sq_state.q.val() == 0)
+            | ((self.sq_state.q.val() == 4) & !self.mpa_rx.out_valid.val());
+        if self.sq_start.val() {
             self.mpa_ram.read_address.next = self.rx_split.seg_conn.val();
+            self.sq_state.d.next = 0.into();
             if self.rx_ulp_en.val() & self.rx_parse.pay_valid.val() {
-                self.sq_state.d.next = 1.into();
+                self.sq_state.d.next = 2.into();
                 self.sq_conn.d.next = self.rx_split.seg_conn.val();
                 self.sq_seq.d.next = self.rx_parse.seq.val();
                 self.sq_mpa.d.next = self.rx_split.seg_mpa.val();
             }
-        } else if self.sq_state.q.val() == 1 {
-            // load: mpa_ram read data valid from the next clock on
-            self.sq_state.d.next = 2.into();
         } else if self.sq_state.q.val() == 2 {
             if self.pay_take.val() & self.rx_parse.pay_last.val() {
                 self.sq_state.d.next = 3.into();
@@ -412,9 +415,6 @@ impl Logic for RnicCore {
                 self.mpa_ram.write_enable.next = true;
                 self.sq_state.d.next = 4.into();
             }
-        } else if !self.mpa_rx.out_valid.val() {
-            // every piece of the segment has left mpa_rx's output queue
-            self.sq_state.d.next = 0.into();
         }
         self.zero32.next = 0.into();
         self.mpa_init.next = !self.zero32.val(); // CRC_INIT

@@ -426,24 +426,58 @@ fn writes_land_byte_exact() {
         for _ in 0..6 {
             sizes.push(1 + rig.rng.below(20000) as usize);
         }
-        let mut total = 0;
+        let mut msgs = Vec::new();
         for &n in &sizes {
             let to = va + rig.rng.below(len - n as u64 + 1);
             let data = rig.rng.bytes(n);
             rig.write_ok(&r, to, &data);
-            total += n;
+            msgs.push((to, n));
             // run in batches so the MAC queue does not outrun the model
             rig.run(2_000_000);
         }
         rig.check_memory();
         assert!(rig.terms.is_empty(), "{:?}", rig.terms);
-        let placed: usize = rig.placed.iter().map(|p| p.2 as usize).sum();
-        assert_eq!(placed, total, "placed records cover every octet");
-        assert!(rig.placed.iter().all(|p| p.0 == r.stag));
+        check_placed(&rig.placed, r.stag, &msgs);
         assert_eq!(rig.core.get_cnt_mpa_span(), 0);
         assert_eq!(rig.core.get_cnt_mpa_err(), 0);
         assert_eq!(rig.core.get_cnt_mpa_pass(), rig.placed.len() as u64);
     }
+}
+
+/// The placed-segment records tile each message: in order, TO of each
+/// record = end of the previous one, from the message's TO to its end.
+fn check_placed(placed: &[(u32, u64, u16)], stag: u32, msgs: &[(u64, usize)]) {
+    let mut it = placed.iter();
+    for &(to, n) in msgs {
+        let mut at = to;
+        while at < to + n as u64 || (n == 0 && at == to) {
+            let &(s, t, l) = it.next().expect("a record per segment");
+            assert_eq!((s, t), (stag, at), "record of message at {to:#x}");
+            assert!(l > 0 || n == 0);
+            at += l as u64;
+            if n == 0 {
+                break;
+            }
+        }
+        assert_eq!(at, to + n as u64);
+    }
+    assert!(it.next().is_none(), "no extra records");
+}
+
+/// One 1 MiB Write (CRC and markers on) into a 257-page region.
+#[test]
+fn one_mib_write() {
+    let mut rig = Rig::new(77, true, true, 1460);
+    let pd = rig.pd;
+    let n = 1 << 20;
+    let va = 0x5555_0000_0000 + 0x9ab;
+    let r = rig.region(3, 0x81, pd, ACCESS_REMOTE_WRITE, va, n as u64);
+    let data = rig.rng.bytes(n);
+    rig.write_ok(&r, va, &data);
+    rig.run(4_000_000);
+    rig.check_memory();
+    assert!(rig.terms.is_empty());
+    check_placed(&rig.placed, r.stag, &[(va, n)]);
 }
 
 /// Every TPT violation: the right Terminate cause (RFC 5040 §7 / RFC 5041
