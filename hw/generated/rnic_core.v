@@ -1080,16 +1080,12 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 sq_mpa$d = rx_split$seg_mpa;
             end
         end
-        else if (sq_state$q == 3'h2) begin
-            if (pay_take & rx_parse$pay_last) begin
-                sq_state$d = 3'h3;
-            end
+        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
+            sq_state$d = 3'h3;
         end
-        else if (sq_state$q == 3'h3) begin
-            if (mpa_rx$st_out_valid) begin
-                mpa_ram$write_enable = 1'b1;
-                sq_state$d = 3'h4;
-            end
+        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
+            mpa_ram$write_enable = 1'b1;
+            sq_state$d = 3'h4;
         end
         zero32 = 32'h0;
         mpa_init = ~zero32;

@@ -406,15 +406,12 @@ impl Logic for RnicCore {
                 self.sq_seq.d.next = self.rx_parse.seq.val();
                 self.sq_mpa.d.next = self.rx_split.seg_mpa.val();
             }
-        } else if self.sq_state.q.val() == 2 {
-            if self.pay_take.val() & self.rx_parse.pay_last.val() {
-                self.sq_state.d.next = 3.into();
-            }
-        } else if self.sq_state.q.val() == 3 {
-            if self.mpa_rx.st_out_valid.val() {
-                self.mpa_ram.write_enable.next = true;
-                self.sq_state.d.next = 4.into();
-            }
+        } else if (self.sq_state.q.val() == 2) & self.pay_take.val() & self.rx_parse.pay_last.val()
+        {
+            self.sq_state.d.next = 3.into();
+        } else if (self.sq_state.q.val() == 3) & self.mpa_rx.st_out_valid.val() {
+            self.mpa_ram.write_enable.next = true;
+            self.sq_state.d.next = 4.into();
         }
         self.zero32.next = 0.into();
         self.mpa_init.next = !self.zero32.val(); // CRC_INIT
