@@ -192,7 +192,11 @@ impl Rig {
         };
         Rig {
             core,
-            mac: MacRxPort::new(WIRE_GAP),
+            mac: MacRxPort::new(
+                std::env::var("RXDP_GAP")
+                    .map(|v| v.parse().unwrap())
+                    .unwrap_or(WIRE_GAP),
+            ),
             dma: DmaServer::new(cfg),
             mem: HostMemory::new(0x1_0000_0000, 0x2_0000_0000),
             rng,
