@@ -706,3 +706,69 @@ fn debug_trace() {
     rig.write_ok(&good, va, &data);
     rig.run(20_000);
 }
+
+/// A marker whose FPDUPTR is wrong (CRC off, so only the marker check can
+/// see it): MPA Terminate code 3 (RFC 5044 §8, "Marker and ULPDU Length
+/// field disagree") and nothing placed. Then a QP not in RTS: its segments
+/// are dropped with no Terminate and no write (`cnt_ddp_drop_state`).
+#[test]
+fn marker_error_and_qp_state() {
+    let mut rig = Rig::new(31, false, true, 1460);
+    let pd = rig.pd;
+    let va = 0x6000_0000;
+    let r = rig.region(4, 4, pd, ACCESS_REMOTE_WRITE, va, 4 * PAGE);
+    let data = rig.rng.bytes(1200);
+    let segs = rig
+        .tx
+        .send(&Message::Write {
+            stag: r.stag,
+            to: va,
+            data: &data,
+        })
+        .unwrap();
+    assert_eq!(segs.len(), 1);
+    let s = &segs[0];
+    // first marker in the segment: at stream offset ≡ 0 (mod 512) from SeqStart
+    let seq_start = rig.tx.settings().seq_start;
+    let m = (512 - s.seq.wrapping_sub(seq_start) % 512) % 512;
+    assert!(
+        (m as usize) + 4 <= s.payload.len(),
+        "segment holds a marker"
+    );
+    let mut p = s.payload.clone();
+    p[m as usize + 3] ^= 0x04; // FPDUPTR low octet (RFC 5044 §4.3)
+    let f = data_frame(&rig.peer, &rig.local, s.seq, 1000, &p);
+    rig.send(vec![f]);
+    rig.run(200_000);
+    assert_eq!(
+        rig.terms,
+        vec![rig.term(TerminateCause::Mpa(MpaError::MarkerMismatch))]
+    );
+    assert!(rig.placed.is_empty());
+    assert!(
+        rig.mem.nonzero_outside(&[]).is_empty(),
+        "zero octets written"
+    );
+
+    // a fresh connection whose QP is in Idle
+    let mut rig = Rig::new(32, true, false, 1460);
+    rig.core.set_qp_wr_valid(1);
+    rig.core.set_qp_wr_idx(CONN);
+    rig.core.set_qp_wr_qpn(rig.qpn as u64);
+    rig.core.set_qp_wr_state(QpState::Idle as u64);
+    rig.core.set_qp_wr_pd(pd as u64);
+    rig.core.tick();
+    rig.core.set_qp_wr_valid(0);
+    let r = rig.region(4, 4, pd, ACCESS_REMOTE_WRITE, va, 4 * PAGE);
+    let data = rig.rng.bytes(3000);
+    let frames = rig.write_frames(r.stag, va, &data);
+    rig.send(frames);
+    rig.run(200_000);
+    assert!(rig.terms.is_empty());
+    assert!(rig.placed.is_empty());
+    assert_eq!(rig.core.get_cnt_ddp_drop_state(), 3);
+    assert!(
+        rig.mem.nonzero_outside(&[]).is_empty(),
+        "zero octets written"
+    );
+}
