@@ -366,7 +366,30 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe",
     ),
+    // ddp_rx / tpt / placement in rnic_core (unused by design, docs/rtl.md "ddp_rx").
+    unused(&["ddp_rx"], "ut_pl$out_hdr", 1, UT_RAW),
+    unused(&["ddp_rx"], "ut_pl$out_len", 16, UT_RAW),
+    unused(&["ddp_rx"], "ut_pl$walk_idx", 12, UT_RAW),
+    unused(
+        &["ddp_rx"],
+        "hdr",
+        192,
+        "bits 47:0 of ddp_rx's header register are not read (by design per its author, docs/rtl.md ddp_rx lint notes)",
+    ),
+    unused(&["ddp_rx"], "ctl", 8, "reserved bits of the DDP control octet (RFC 5041 section 4.2) are ignored"),
+    unused(&["ddp_rx"], "rctl", 8, "reserved bits of the RDMAP control octet (RFC 5040 section 4.2) are ignored"),
+    unused(
+        &["dma_pl", "ut_pl"],
+        "shifted",
+        128,
+        "placement's realigner takes the low 64 bits of the shifted {beat, hold} pair",
+    ),
+    unused(&["tpt"], "off64", 64, "tpt uses only the low 32 bits of off64 (by design per its author, docs/rtl.md ddp_rx lint notes)"),
+    unused(&["tpt"], "pbl_idx_full", 32, "the page-list index is PN (12) bits wide; the upper bits of the 32-bit sum are not used"),
 ];
+
+const UT_RAW: &str =
+    "ddp_rx's untagged stream uses placement in raw mode: no header beat, length or page walk";
 
 fn module_matches(module: &str, pats: &[&str]) -> bool {
     pats.is_empty()

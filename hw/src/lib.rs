@@ -16,6 +16,7 @@ pub mod crc32c_x64;
 pub mod ddp_rx;
 pub mod exc_queue;
 pub mod fifo;
+pub mod fpdu_buffer;
 pub mod gen;
 pub mod mpa_rx;
 pub mod mpa_rx_outq;

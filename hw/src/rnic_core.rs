@@ -12,14 +12,32 @@
 //!               └─ whole frames → ExcQueue → exc_*
 //! ```
 //! A [`Crc32cX64`] computes the CRC32c of every payload leaving on `rx_pay_*`.
+//!
+//! RX ULP path (when `rx_ulp_en` = 1, the fast-path payload goes here
+//! instead of `rx_pay_*`):
+//! ```text
+//! rx_parse payload ─ segment sequencer ─ MpaRx ─ FpduBuffer ─ DdpRx ─ Placement → dma_wr_*
+//!   mpa_ram[conn] (SeqStart + MpaRxState)   │        │  ↕ Tpt (tpt_wr_*, pbl_wr_*)
+//!   (mpa_wr_*; loaded per segment,          │        ├→ placed_* (tagged segments placed)
+//!    written back from st_out)              │        ├→ ut_*     (untagged messages)
+//!                                 qp_ram[conn] (qp_wr_*)   └→ term_* ← MPA errors (FpduBuffer)
+//! ```
+//! The sequencer runs `mpa_rx` one segment at a time: it loads the
+//! connection's record, passes the segment, writes `st_out` back and waits
+//! until the segment's last piece has left `mpa_rx` (so each piece is known
+//! to belong to the connection in `sq_conn`); see docs/rtl.md.
 
 use crate::conn_table::ConnTable;
 use crate::crc32c_x64::Crc32cX64;
+use crate::ddp_rx::DdpRx;
 use crate::exc_queue::ExcQueue;
+use crate::fpdu_buffer::FpduBuffer;
+use crate::mpa_rx::MpaRx;
 use crate::rx_check::RxCheck;
 use crate::rx_fifo::RxFifo;
 use crate::rx_parse::RxParse;
 use crate::rx_split::RxSplit;
+use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock, Default)]
@@ -103,6 +121,81 @@ pub struct RnicCore {
     pub cnt_rx_fast: Signal<Out, Bits<32>>,
     pub cnt_rx_exc: Signal<Out, Bits<32>>,
     pub cnt_rx_exc_full: Signal<Out, Bits<32>>,
+    // ---- RX ULP path (MPA → FPDU buffer → DDP/RDMAP → TPT → placement → DMA)
+    /// 1: fast-path payload goes to the ULP path (and not to `rx_pay_*`).
+    /// Static configuration: change it only while no frame is in flight.
+    pub rx_ulp_en: Signal<In, Bit>,
+    /// Per-connection MPA receive context: `SeqStart` (RFC 5044 §4.3); the
+    /// write also resets the connection's `MpaRxState` to its initial value.
+    pub mpa_wr_valid: Signal<In, Bit>,
+    pub mpa_wr_idx: Signal<In, Bits<8>>,
+    pub mpa_wr_seq_start: Signal<In, Bits<32>>,
+    /// QP of a connection: number, `QpState`, protection domain.
+    pub qp_wr_valid: Signal<In, Bit>,
+    pub qp_wr_idx: Signal<In, Bits<8>>,
+    pub qp_wr_qpn: Signal<In, Bits<32>>,
+    pub qp_wr_state: Signal<In, Bits<8>>,
+    pub qp_wr_pd: Signal<In, Bits<32>>,
+    /// TPT entry write (`TptEntry::emit` octets, octet i in bits 8i+7..8i).
+    pub tpt_wr_en: Signal<In, Bit>,
+    pub tpt_wr_index: Signal<In, Bits<24>>,
+    pub tpt_wr_data: Signal<In, Bits<256>>,
+    /// Page-list entry write (64-bit bus address).
+    pub pbl_wr_en: Signal<In, Bit>,
+    pub pbl_wr_index: Signal<In, Bits<24>>,
+    pub pbl_wr_data: Signal<In, Bits<64>>,
+    /// DMA write (docs/rtl.md "Core interfaces").
+    pub dma_wr_valid: Signal<Out, Bit>,
+    pub dma_wr_ready: Signal<In, Bit>,
+    pub dma_wr_hdr: Signal<Out, Bit>,
+    pub dma_wr_len: Signal<Out, Bits<16>>,
+    pub dma_wr_data: Signal<Out, Bits<64>>,
+    pub dma_wr_keep: Signal<Out, Bits<4>>,
+    pub dma_wr_last: Signal<Out, Bit>,
+    /// One record per placed tagged segment, after its last DMA beat.
+    pub placed_valid: Signal<Out, Bit>,
+    pub placed_pop: Signal<In, Bit>,
+    pub placed_opcode: Signal<Out, Bits<4>>,
+    pub placed_last: Signal<Out, Bit>,
+    pub placed_stag: Signal<Out, Bits<32>>,
+    pub placed_to: Signal<Out, Bits<64>>,
+    pub placed_len: Signal<Out, Bits<16>>,
+    pub placed_conn: Signal<Out, Bits<32>>,
+    pub placed_qpn: Signal<Out, Bits<32>>,
+    /// Untagged messages (Send, Read Request, Terminate) for the next stage.
+    pub ut_data: Signal<Out, Bits<64>>,
+    pub ut_keep: Signal<Out, Bits<4>>,
+    pub ut_last: Signal<Out, Bit>,
+    pub ut_valid: Signal<Out, Bit>,
+    pub ut_ready: Signal<In, Bit>,
+    pub ut_opcode: Signal<Out, Bits<4>>,
+    pub ut_ddp_last: Signal<Out, Bit>,
+    pub ut_qn: Signal<Out, Bits<2>>,
+    pub ut_msn: Signal<Out, Bits<32>>,
+    pub ut_mo: Signal<Out, Bits<32>>,
+    pub ut_inv_stag: Signal<Out, Bits<32>>,
+    pub ut_len: Signal<Out, Bits<16>>,
+    pub ut_conn: Signal<Out, Bits<32>>,
+    pub ut_qpn: Signal<Out, Bits<32>>,
+    /// Terminate requests (DDP/RDMAP from `ddp_rx` first, then MPA).
+    pub term_valid: Signal<Out, Bit>,
+    pub term_pop: Signal<In, Bit>,
+    pub term_cause: Signal<Out, Bits<16>>,
+    pub term_conn: Signal<Out, Bits<32>>,
+    pub term_qpn: Signal<Out, Bits<32>>,
+    pub term_hdr: Signal<Out, Bits<384>>,
+    pub term_seg_len: Signal<Out, Bits<16>>,
+    pub cnt_mpa_pass: Signal<Out, Bits<32>>,
+    pub cnt_mpa_span: Signal<Out, Bits<32>>,
+    pub cnt_mpa_err: Signal<Out, Bits<32>>,
+    pub cnt_ddp_tagged: Signal<Out, Bits<32>>,
+    pub cnt_ddp_untagged: Signal<Out, Bits<32>>,
+    pub cnt_ddp_term: Signal<Out, Bits<32>>,
+    pub cnt_ddp_drop_state: Signal<Out, Bits<32>>,
+    pub cnt_ddp_len_err: Signal<Out, Bits<32>>,
+    /// FPDU buffer occupancy (beats, records).
+    pub ulp_buf_beats: Signal<Out, Bits<10>>,
+    pub ulp_buf_recs: Signal<Out, Bits<5>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -110,12 +203,42 @@ pub struct RnicCore {
     conn_table: ConnTable,
     exc_queue: ExcQueue,
     pay_crc: Crc32cX64,
+    mpa_rx: MpaRx,
+    fpdu_buf: FpduBuffer,
+    ddp_rx: DdpRx<PBL_INDEX_BITS>,
+    tpt: Tpt<TPT_INDEX_BITS, PBL_INDEX_BITS>,
+    /// {SeqStart[119:88], MpaRxState[87:0]} per connection.
+    mpa_ram: RAM<Bits<120>, 8>,
+    /// {pd[71:40], state[39:32], qpn[31:0]} per connection.
+    qp_ram: RAM<Bits<72>, 8>,
+    /// `MpaRxState::initial()`'s CRC register (`mpa_rx::CRC_INIT`; all else 0).
+    mpa_init: Signal<Local, Bits<32>>,
+    /// Zero; its complement is `CRC_INIT`.
+    zero32: Signal<Local, Bits<32>>,
+    /// Segment sequencer: 0 idle, 2 run, 3 wait for `st_out` (write it
+    /// back), 4 wait until the segment's pieces have left `mpa_rx`.
+    sq_state: DFF<Bits<3>>,
+    sq_conn: DFF<Bits<8>>,
+    sq_seq: DFF<Bits<32>>,
+    sq_mpa: DFF<Bits<4>>,
+    pay_take: Signal<Local, Bit>,
+    sq_start: Signal<Local, Bit>,
+    pay_ready: Signal<Local, Bit>,
+    ddp_term_sel: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc);
+        clock!(
+            self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
+            mpa_rx, fpdu_buf, ddp_rx, tpt
+        );
+        dff_setup!(self, clock, sq_state, sq_conn, sq_seq, sq_mpa);
+        self.mpa_rx.reset.next = self.reset.val();
+        self.fpdu_buf.reset.next = self.reset.val();
+        self.ddp_rx.reset.next = self.reset.val();
+        self.tpt.reset.next = self.reset.val();
         self.rx_check.reset.next = self.reset.val();
         self.rx_fifo.reset.next = self.reset.val();
         self.rx_parse.reset.next = self.reset.val();
@@ -208,12 +331,17 @@ impl Logic for RnicCore {
         self.ack_req_conn.next = self.rx_split.ack_req_conn.val();
         self.ack_req_ack.next = self.rx_split.ack_req_ack.val();
 
-        // payload out
+        // payload out: to rx_pay_* or (rx_ulp_en) to the ULP path
         self.rx_pay_data.next = self.rx_parse.pay_data.val();
         self.rx_pay_keep.next = self.rx_parse.pay_keep.val();
         self.rx_pay_last.next = self.rx_parse.pay_last.val();
-        self.rx_pay_valid.next = self.rx_parse.pay_valid.val();
-        self.rx_parse.pay_ready.next = self.rx_pay_ready.val();
+        self.rx_pay_valid.next = self.rx_parse.pay_valid.val() & !self.rx_ulp_en.val();
+        self.pay_ready.next = self.rx_pay_ready.val();
+        if self.rx_ulp_en.val() {
+            self.pay_ready.next = (self.sq_state.q.val() == 2) & self.mpa_rx.in_ready.val();
+        }
+        self.rx_parse.pay_ready.next = self.pay_ready.val();
+        self.pay_take.next = self.rx_parse.pay_valid.val() & self.pay_ready.val();
         self.rx_hdr_eth_dst.next = self.rx_parse.eth_dst.val();
         self.rx_hdr_eth_src.next = self.rx_parse.eth_src.val();
         self.rx_hdr_ip_src.next = self.rx_parse.ip_src.val();
@@ -232,7 +360,7 @@ impl Logic for RnicCore {
         self.pay_crc.data.next = self.rx_parse.pay_data.val();
         self.pay_crc.keep.next = self.rx_parse.pay_keep.val();
         self.pay_crc.last.next = self.rx_parse.pay_last.val();
-        self.pay_crc.valid.next = self.rx_parse.pay_valid.val() & self.rx_pay_ready.val();
+        self.pay_crc.valid.next = self.pay_take.val();
         self.rx_pay_crc.next = self.pay_crc.crc.val();
         self.rx_pay_crc_valid.next = self.pay_crc.crc_valid.val();
 
@@ -252,6 +380,188 @@ impl Logic for RnicCore {
         self.exc_count.next = self.exc_queue.count.val();
         self.exc_rd_data.next = self.exc_queue.rd_data.val();
         self.exc_queue.pop.next = self.exc_pop.val();
+
+        // ---- segment sequencer and per-connection MPA context
+        self.mpa_ram.read_clock.next = self.clock.val();
+        self.mpa_ram.write_clock.next = self.clock.val();
+        self.qp_ram.read_clock.next = self.clock.val();
+        self.qp_ram.write_clock.next = self.clock.val();
+        self.mpa_ram.read_address.next = self.sq_conn.q.val();
+        self.mpa_ram.write_enable.next = false;
+        self.mpa_ram.write_address.next = self.sq_conn.q.val();
+        // st_out written back with the connection's SeqStart.
+        self.mpa_ram.write_data.next = (self.mpa_ram.read_data.val() >> 88) << 88
+            | bit_cast::<120, 88>(self.mpa_rx.st_out.val());
+        // A segment may start in idle, or when the previous segment's last
+        // piece has left mpa_rx; mpa_ram is read at the segment's connection
+        // in that clock, so its record is there with the first beat.
+        self.sq_start.next = (self.sq_state.q.val() == 0)
+            | ((self.sq_state.q.val() == 4) & !self.mpa_rx.out_valid.val());
+        if self.sq_start.val() {
+            self.mpa_ram.read_address.next = self.rx_split.seg_conn.val();
+            self.sq_state.d.next = 0.into();
+            if self.rx_ulp_en.val() & self.rx_parse.pay_valid.val() {
+                self.sq_state.d.next = 2.into();
+                self.sq_conn.d.next = self.rx_split.seg_conn.val();
+                self.sq_seq.d.next = self.rx_parse.seq.val();
+                self.sq_mpa.d.next = self.rx_split.seg_mpa.val();
+            }
+        } else if (self.sq_state.q.val() == 2) & self.pay_take.val() & self.rx_parse.pay_last.val()
+        {
+            self.sq_state.d.next = 3.into();
+        } else if (self.sq_state.q.val() == 3) & self.mpa_rx.st_out_valid.val() {
+            self.mpa_ram.write_enable.next = true;
+            self.sq_state.d.next = 4.into();
+        }
+        self.zero32.next = 0.into();
+        self.mpa_init.next = !self.zero32.val(); // CRC_INIT
+        if self.mpa_wr_valid.val() {
+            // firmware write: takes priority (a write-back in the same clock
+            // is lost; the firmware writes a connection before it carries data)
+            self.mpa_ram.write_enable.next = true;
+            self.mpa_ram.write_address.next = self.mpa_wr_idx.val();
+            self.mpa_ram.write_data.next = bit_cast::<120, 32>(self.mpa_init.val())
+                | (bit_cast::<120, 32>(self.mpa_wr_seq_start.val()) << 88);
+        }
+        self.mpa_rx.in_data.next = self.rx_parse.pay_data.val();
+        self.mpa_rx.in_keep.next = self.rx_parse.pay_keep.val();
+        self.mpa_rx.in_last.next = self.rx_parse.pay_last.val();
+        self.mpa_rx.in_valid.next = self.rx_parse.pay_valid.val() & (self.sq_state.q.val() == 2);
+        // mpa_flags bit 1 MPA_CRC_RX, bit 3 MPA_MARKERS_RX (rnic_wire::abi::context)
+        self.mpa_rx.ctx_crc_en.next = self.sq_mpa.q.val().get_bit(1);
+        self.mpa_rx.ctx_mk_en.next = self.sq_mpa.q.val().get_bit(3);
+        self.mpa_rx.ctx_seq.next = self.sq_seq.q.val();
+        self.mpa_rx.ctx_seq_start.next = self.mpa_ram.read_data.val().get_bits::<32>(88);
+        self.mpa_rx.ctx_state.next = self.mpa_ram.read_data.val().get_bits::<88>(0);
+        // largest ULPDU_LENGTH: the field's range (a piece must also fit the FPDU buffer)
+        self.mpa_rx.cfg_max_ulpdu.next = 0xFFFF.into();
+
+        // mpa_rx → fpdu_buf
+        self.fpdu_buf.in_data.next = self.mpa_rx.out_data.val();
+        self.fpdu_buf.in_keep.next = self.mpa_rx.out_keep.val();
+        self.fpdu_buf.in_last.next = self.mpa_rx.out_last.val();
+        self.fpdu_buf.in_valid.next = self.mpa_rx.out_valid.val();
+        self.mpa_rx.out_ready.next = self.fpdu_buf.in_ready.val();
+        self.fpdu_buf.in_ulpdu_start.next = self.mpa_rx.out_ulpdu_start.val();
+        self.fpdu_buf.in_fpdu_end.next = self.mpa_rx.out_fpdu_end.val();
+        self.fpdu_buf.in_crc_ok.next = self.mpa_rx.out_crc_ok.val();
+        self.fpdu_buf.in_marker_bad.next = self.mpa_rx.out_marker_bad.val();
+        self.fpdu_buf.in_length_bad.next = self.mpa_rx.out_length_bad.val();
+        self.fpdu_buf.in_conn.next = self.sq_conn.q.val();
+
+        // QP table, looked up by the buffer's head record
+        self.qp_ram.read_address.next = self.fpdu_buf.out_conn.val();
+        self.qp_ram.write_address.next = self.qp_wr_idx.val();
+        self.qp_ram.write_enable.next = self.qp_wr_valid.val();
+        self.qp_ram.write_data.next = bit_cast::<72, 32>(self.qp_wr_qpn.val())
+            | (bit_cast::<72, 8>(self.qp_wr_state.val()) << 32)
+            | (bit_cast::<72, 32>(self.qp_wr_pd.val()) << 40);
+        self.fpdu_buf.in_qpn.next = self.qp_ram.read_data.val().get_bits::<32>(0);
+
+        // fpdu_buf → ddp_rx
+        self.ddp_rx.in_data.next = self.fpdu_buf.out_data.val();
+        self.ddp_rx.in_keep.next = self.fpdu_buf.out_keep.val();
+        self.ddp_rx.in_last.next = self.fpdu_buf.out_last.val();
+        self.ddp_rx.in_valid.next = self.fpdu_buf.out_valid.val();
+        self.fpdu_buf.out_ready.next = self.ddp_rx.in_ready.val();
+        self.ddp_rx.in_len.next = self.fpdu_buf.out_len.val();
+        self.ddp_rx.in_conn.next = bit_cast::<32, 8>(self.fpdu_buf.out_conn.val());
+        self.ddp_rx.in_qpn.next = self.qp_ram.read_data.val().get_bits::<32>(0);
+        self.ddp_rx.in_qp_state.next = self.qp_ram.read_data.val().get_bits::<8>(32);
+        self.ddp_rx.in_pd.next = self.qp_ram.read_data.val().get_bits::<32>(40);
+
+        // ddp_rx ↔ tpt
+        self.tpt.tpt_wr_en.next = self.tpt_wr_en.val();
+        self.tpt.tpt_wr_index.next = self.tpt_wr_index.val();
+        self.tpt.tpt_wr_data.next = self.tpt_wr_data.val();
+        self.tpt.pbl_wr_en.next = self.pbl_wr_en.val();
+        self.tpt.pbl_wr_index.next = self.pbl_wr_index.val();
+        self.tpt.pbl_wr_data.next = self.pbl_wr_data.val();
+        self.tpt.chk_valid.next = self.ddp_rx.chk_valid.val();
+        self.ddp_rx.chk_ready.next = self.tpt.chk_ready.val();
+        self.tpt.chk_stag.next = self.ddp_rx.chk_stag.val();
+        self.tpt.chk_pd.next = self.ddp_rx.chk_pd.val();
+        self.tpt.chk_need.next = self.ddp_rx.chk_need.val();
+        self.tpt.chk_to.next = self.ddp_rx.chk_to.val();
+        self.tpt.chk_len.next = self.ddp_rx.chk_len.val();
+        self.ddp_rx.res_valid.next = self.tpt.res_valid.val();
+        self.tpt.res_ready.next = self.ddp_rx.res_ready.val();
+        self.ddp_rx.res_fault.next = self.tpt.res_fault.val();
+        self.ddp_rx.res_addr.next = self.tpt.res_addr.val();
+        self.ddp_rx.res_page_left.next = self.tpt.res_page_left.val();
+        self.ddp_rx.res_pbl_idx.next = self.tpt.res_pbl_idx.val();
+        self.ddp_rx.res_page_shift.next = self.tpt.res_page_shift.val();
+        self.tpt.walk_idx.next = self.ddp_rx.walk_idx.val();
+        self.ddp_rx.walk_addr.next = self.tpt.walk_addr.val();
+
+        // DMA write
+        self.dma_wr_valid.next = self.ddp_rx.dma_wr_valid.val();
+        self.ddp_rx.dma_wr_ready.next = self.dma_wr_ready.val();
+        self.dma_wr_hdr.next = self.ddp_rx.dma_wr_hdr.val();
+        self.dma_wr_len.next = self.ddp_rx.dma_wr_len.val();
+        self.dma_wr_data.next = self.ddp_rx.dma_wr_data.val();
+        self.dma_wr_keep.next = self.ddp_rx.dma_wr_keep.val();
+        self.dma_wr_last.next = self.ddp_rx.dma_wr_last.val();
+
+        // placed-segment records
+        self.placed_valid.next = self.ddp_rx.tag_valid.val();
+        self.ddp_rx.tag_ready.next = self.placed_pop.val();
+        self.placed_opcode.next = self.ddp_rx.tag_opcode.val();
+        self.placed_last.next = self.ddp_rx.tag_ddp_last.val();
+        self.placed_stag.next = self.ddp_rx.tag_stag.val();
+        self.placed_to.next = self.ddp_rx.tag_to.val();
+        self.placed_len.next = self.ddp_rx.tag_len.val();
+        self.placed_conn.next = self.ddp_rx.tag_conn.val();
+        self.placed_qpn.next = self.ddp_rx.tag_qpn.val();
+
+        // untagged messages
+        self.ut_data.next = self.ddp_rx.ut_data.val();
+        self.ut_keep.next = self.ddp_rx.ut_keep.val();
+        self.ut_last.next = self.ddp_rx.ut_last.val();
+        self.ut_valid.next = self.ddp_rx.ut_valid.val();
+        self.ddp_rx.ut_ready.next = self.ut_ready.val();
+        self.ut_opcode.next = self.ddp_rx.ut_opcode.val();
+        self.ut_ddp_last.next = self.ddp_rx.ut_ddp_last.val();
+        self.ut_qn.next = self.ddp_rx.ut_qn.val();
+        self.ut_msn.next = self.ddp_rx.ut_msn.val();
+        self.ut_mo.next = self.ddp_rx.ut_mo.val();
+        self.ut_inv_stag.next = self.ddp_rx.ut_inv_stag.val();
+        self.ut_len.next = self.ddp_rx.ut_len.val();
+        self.ut_conn.next = self.ddp_rx.ut_conn.val();
+        self.ut_qpn.next = self.ddp_rx.ut_qpn.val();
+
+        // Terminate requests: ddp_rx's first, then the MPA one
+        self.ddp_term_sel.next = self.ddp_rx.term_valid.val();
+        self.term_valid.next = self.ddp_rx.term_valid.val() | self.fpdu_buf.mterm_valid.val();
+        self.ddp_rx.term_ready.next = self.term_pop.val() & self.ddp_term_sel.val();
+        self.fpdu_buf.mterm_pop.next = self.term_pop.val() & !self.ddp_term_sel.val();
+        if self.ddp_term_sel.val() {
+            self.term_cause.next = self.ddp_rx.term_cause.val();
+            self.term_conn.next = self.ddp_rx.term_conn.val();
+            self.term_qpn.next = self.ddp_rx.term_qpn.val();
+            self.term_hdr.next = self.ddp_rx.term_hdr.val();
+            self.term_seg_len.next = self.ddp_rx.term_seg_len.val();
+        } else {
+            // an LLP error: no DDP header to echo (RFC 5040 §4.8)
+            self.term_cause.next = self.fpdu_buf.mterm_cause.val();
+            self.term_conn.next = bit_cast::<32, 8>(self.fpdu_buf.mterm_conn.val());
+            self.term_qpn.next = self.fpdu_buf.mterm_qpn.val();
+            self.term_hdr.next = 0.into();
+            self.term_seg_len.next = 0.into();
+        }
+        self.cnt_mpa_pass.next = self.fpdu_buf.cnt_pass.val();
+        self.cnt_mpa_span.next = self.fpdu_buf.cnt_span.val();
+        self.cnt_mpa_err.next = self.fpdu_buf.cnt_err.val();
+        self.cnt_ddp_tagged.next = self.ddp_rx.cnt_tagged.val();
+        self.cnt_ddp_untagged.next = self.ddp_rx.cnt_untagged.val();
+        self.cnt_ddp_term.next = self.ddp_rx.cnt_term.val();
+        self.cnt_ddp_drop_state.next = self.ddp_rx.cnt_drop_state.val();
+        self.cnt_ddp_len_err.next = self.ddp_rx.cnt_len_err.val();
+        self.ulp_buf_beats.next = self.fpdu_buf.level_beats.val();
+        self.ulp_buf_recs.next = self.fpdu_buf.level_recs.val();
+        if self.reset.val() {
+            self.sq_state.d.next = 0.into();
+        }
 
         self.cnt_rx_ok.next = self.rx_fifo.cnt_ok.val();
         self.cnt_rx_bad_fcs.next = self.rx_fifo.cnt_bad_fcs.val();
