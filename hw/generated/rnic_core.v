@@ -1537,18 +1537,18 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     wire  ut_pl$in_ready;
     wire  ut_pl$out_valid;
     reg  ut_pl$out_ready;
-    // Unused on purpose: ddp_rx's untagged stream uses placement in raw mode: no header beat, length or page walk.
+    // Unused on purpose: ddp_rx runs its untagged-buffer Placement as a raw stream (cmd_hdr = 0): no DMA header beats, no page walk.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  ut_pl$out_hdr;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: ddp_rx's untagged stream uses placement in raw mode: no header beat, length or page walk.
+    // Unused on purpose: ddp_rx runs its untagged-buffer Placement as a raw stream (cmd_hdr = 0): no DMA header beats, no page walk.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] ut_pl$out_len;
     /* verilator lint_on UNUSEDSIGNAL */
     wire  [63:0] ut_pl$out_data;
     wire  [3:0] ut_pl$out_keep;
     wire  ut_pl$out_last;
-    // Unused on purpose: ddp_rx's untagged stream uses placement in raw mode: no header beat, length or page walk.
+    // Unused on purpose: ddp_rx runs its untagged-buffer Placement as a raw stream (cmd_hdr = 0): no DMA header beats, no page walk.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [11:0] ut_pl$walk_idx;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -1668,7 +1668,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     reg  take;
     reg  [63:0] beat_mask;
     reg  [63:0] masked;
-    // Unused on purpose: bits 47:0 of ddp_rx's header register are not read (by design per its author, docs/rtl.md ddp_rx lint notes).
+    // Unused on purpose: ddp_rx's header window is 3 beats (24 octets) but the longest header it decodes, untagged DDP + RDMAP (RFC 5041 section 4.3, RFC 5040 section 4.2), is 18 octets: octets 18..23 (bits 47:0) are payload, not header.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] hdr;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -1676,11 +1676,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     reg  [191:0] w1;
     reg  [191:0] w2;
     reg  [15:0] plen_t;
-    // Unused on purpose: reserved bits of the DDP control octet (RFC 5041 section 4.2) are ignored.
+    // Unused on purpose: DDP control octet bits 5:2 are the reserved field, which ddp_rx does not check (RFC 5041 section 4.2: zero on transmit, not checked on receive).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [7:0] ctl;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: reserved bits of the RDMAP control octet (RFC 5040 section 4.2) are ignored.
+    // Unused on purpose: RDMAP control octet bits 5:4 are reserved and not checked by ddp_rx (RFC 5040 section 4.2).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [7:0] rctl;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -2901,7 +2901,7 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
     reg  need_in;
     reg  can_take;
     reg  [127:0] win;
-    // Unused on purpose: placement's realigner takes the low 64 bits of the shifted {beat, hold} pair.
+    // Unused on purpose: Placement's two-beat window is shifted by the byte offset and only its low 64 bits (the output beat) are taken.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [127:0] shifted;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -3844,7 +3844,7 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
     reg  need_in;
     reg  can_take;
     reg  [127:0] win;
-    // Unused on purpose: placement's realigner takes the low 64 bits of the shifted {beat, hold} pair.
+    // Unused on purpose: Placement's two-beat window is shifted by the byte offset and only its low 64 bits (the output beat) are taken.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [127:0] shifted;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -12829,7 +12829,7 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
     reg  [63:0] page_size;
     reg  [63:0] rel;
     reg  [63:0] last_rel;
-    // Unused on purpose: tpt uses only the low 32 bits of off64 (by design per its author, docs/rtl.md ddp_rx lint notes).
+    // Unused on purpose: the offset within a page is below the page size, at most 2^30 octets, so it fits the low 32 bits.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [63:0] off64;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -12837,7 +12837,7 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
     reg  [31:0] last_lo;
     reg  [2:0] fault2;
     reg  [33:0] last_sum;
-    // Unused on purpose: the page-list index is PN (12) bits wide; the upper bits of the 32-bit sum are not used.
+    // Unused on purpose: only the low PN bits index the page-list table: a sum at or above the table size is refused as BOUNDS in the same stage, and the index is then not used.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [31:0] pbl_idx_full;
     /* verilator lint_on UNUSEDSIGNAL */

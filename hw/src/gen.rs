@@ -137,6 +137,9 @@ const NO_FW: &str = "the core's firmware side (connection table, exception queue
      off until the host bridge on port 1 drives it (docs/fpga.md)";
 const UT_RAW: &str = "ddp_rx runs its untagged-buffer Placement as a raw stream \
      (cmd_hdr = 0): no DMA header beats, no page walk";
+const NO_ULP: &str = "the core's RX ULP path (rx_ulp_en) is off on the board until the \
+     host bridge serves DMA and completions: its DMA, placed, untagged and Terminate \
+     outputs have no consumer yet";
 const RX1_WATCHED: &str = "port 1's receive stream is only watched for activity (LED 6) \
      until it carries the host bridge";
 const TX1_IDLE: &str =
@@ -366,30 +369,50 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe",
     ),
-    // ddp_rx / tpt / placement in rnic_core (unused by design, docs/rtl.md "ddp_rx").
-    unused(&["ddp_rx"], "ut_pl$out_hdr", 1, UT_RAW),
-    unused(&["ddp_rx"], "ut_pl$out_len", 16, UT_RAW),
-    unused(&["ddp_rx"], "ut_pl$walk_idx", 12, UT_RAW),
-    unused(
-        &["ddp_rx"],
-        "hdr",
-        192,
-        "bits 47:0 of ddp_rx's header register are not read (by design per its author, docs/rtl.md ddp_rx lint notes)",
-    ),
-    unused(&["ddp_rx"], "ctl", 8, "reserved bits of the DDP control octet (RFC 5041 section 4.2) are ignored"),
-    unused(&["ddp_rx"], "rctl", 8, "reserved bits of the RDMAP control octet (RFC 5040 section 4.2) are ignored"),
-    unused(
-        &["dma_pl", "ut_pl"],
-        "shifted",
-        128,
-        "placement's realigner takes the low 64 bits of the shifted {beat, hold} pair",
-    ),
-    unused(&["tpt"], "off64", 64, "tpt uses only the low 32 bits of off64 (by design per its author, docs/rtl.md ddp_rx lint notes)"),
-    unused(&["tpt"], "pbl_idx_full", 32, "the page-list index is PN (12) bits wide; the upper bits of the 32-bit sum are not used"),
+    unused(BOARD_TOP, "core$dma_wr_valid", 1, NO_ULP),
+    unused(BOARD_TOP, "core$dma_wr_hdr", 1, NO_ULP),
+    unused(BOARD_TOP, "core$dma_wr_len", 16, NO_ULP),
+    unused(BOARD_TOP, "core$dma_wr_data", 64, NO_ULP),
+    unused(BOARD_TOP, "core$dma_wr_keep", 4, NO_ULP),
+    unused(BOARD_TOP, "core$dma_wr_last", 1, NO_ULP),
+    unused(BOARD_TOP, "core$placed_valid", 1, NO_ULP),
+    unused(BOARD_TOP, "core$placed_opcode", 4, NO_ULP),
+    unused(BOARD_TOP, "core$placed_last", 1, NO_ULP),
+    unused(BOARD_TOP, "core$placed_stag", 32, NO_ULP),
+    unused(BOARD_TOP, "core$placed_to", 64, NO_ULP),
+    unused(BOARD_TOP, "core$placed_len", 16, NO_ULP),
+    unused(BOARD_TOP, "core$placed_conn", 32, NO_ULP),
+    unused(BOARD_TOP, "core$placed_qpn", 32, NO_ULP),
+    unused(BOARD_TOP, "core$ut_data", 64, NO_ULP),
+    unused(BOARD_TOP, "core$ut_keep", 4, NO_ULP),
+    unused(BOARD_TOP, "core$ut_last", 1, NO_ULP),
+    unused(BOARD_TOP, "core$ut_valid", 1, NO_ULP),
+    unused(BOARD_TOP, "core$ut_opcode", 4, NO_ULP),
+    unused(BOARD_TOP, "core$ut_ddp_last", 1, NO_ULP),
+    unused(BOARD_TOP, "core$ut_qn", 2, NO_ULP),
+    unused(BOARD_TOP, "core$ut_msn", 32, NO_ULP),
+    unused(BOARD_TOP, "core$ut_mo", 32, NO_ULP),
+    unused(BOARD_TOP, "core$ut_inv_stag", 32, NO_ULP),
+    unused(BOARD_TOP, "core$ut_len", 16, NO_ULP),
+    unused(BOARD_TOP, "core$ut_conn", 32, NO_ULP),
+    unused(BOARD_TOP, "core$ut_qpn", 32, NO_ULP),
+    unused(BOARD_TOP, "core$term_valid", 1, NO_ULP),
+    unused(BOARD_TOP, "core$term_cause", 16, NO_ULP),
+    unused(BOARD_TOP, "core$term_conn", 32, NO_ULP),
+    unused(BOARD_TOP, "core$term_qpn", 32, NO_ULP),
+    unused(BOARD_TOP, "core$term_hdr", 384, NO_ULP),
+    unused(BOARD_TOP, "core$term_seg_len", 16, NO_ULP),
+    unused(BOARD_TOP, "core$cnt_mpa_pass", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_mpa_span", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_mpa_err", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_ddp_tagged", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_ddp_untagged", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_ddp_term", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_ddp_drop_state", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_ddp_len_err", 32, NO_REGS),
+    unused(BOARD_TOP, "core$ulp_buf_beats", 10, NO_REGS),
+    unused(BOARD_TOP, "core$ulp_buf_recs", 5, NO_REGS),
 ];
-
-const UT_RAW: &str =
-    "ddp_rx's untagged stream uses placement in raw mode: no header beat, length or page walk";
 
 fn module_matches(module: &str, pats: &[&str]) -> bool {
     pats.is_empty()

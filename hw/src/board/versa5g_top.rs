@@ -271,6 +271,27 @@ impl Logic for VersaTop {
         self.core.ct_rd_idx.next = 0.into();
         self.core.exc_rd_word.next = 0.into();
         self.core.exc_pop.next = false;
+        // The RX ULP path (MPA/DDP/RDMAP → DMA) stays off and unprogrammed
+        // until the host bridge can serve DMA: nothing takes `dma_wr_*` yet.
+        self.core.rx_ulp_en.next = false;
+        self.core.mpa_wr_valid.next = false;
+        self.core.mpa_wr_idx.next = 0.into();
+        self.core.mpa_wr_seq_start.next = 0.into();
+        self.core.qp_wr_valid.next = false;
+        self.core.qp_wr_idx.next = 0.into();
+        self.core.qp_wr_qpn.next = 0.into();
+        self.core.qp_wr_state.next = 0.into();
+        self.core.qp_wr_pd.next = 0.into();
+        self.core.tpt_wr_en.next = false;
+        self.core.tpt_wr_index.next = 0.into();
+        self.core.tpt_wr_data.next = 0.into();
+        self.core.pbl_wr_en.next = false;
+        self.core.pbl_wr_index.next = 0.into();
+        self.core.pbl_wr_data.next = 0.into();
+        self.core.dma_wr_ready.next = false;
+        self.core.placed_pop.next = false;
+        self.core.ut_ready.next = false;
+        self.core.term_pop.next = false;
 
         // The core's output: echoed on port 0 when switch 0 is on.
         self.tx0.in_data.next = self.core.rx_pay_data.val();
