@@ -30,8 +30,10 @@ pub mod tpt;
 pub mod tx_ddp_hdr;
 pub mod tx_framer;
 pub mod tx_mpa;
+pub mod tx_seg;
 pub mod tx_sched;
 pub mod tx_tcp_hdr;
+pub mod wqe_fetch;
 
 #[cfg(test)]
 mod testutil;

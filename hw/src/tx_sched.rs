@@ -2,7 +2,8 @@
 //! priority requester (ACK / Terminate / Read Response work) that is never
 //! starved and never starves the QPs.
 //!
-//! * `pending[64]` (from `Doorbell`): QP `n` has work. The grant goes to the
+//! * `pending[64]` (from `Doorbell`): QP `n` has work; `blocked[64]` (from
+//!   `WqeFetch::busy`): QP `n` must not be granted now. The grant goes to the
 //!   first pending QP at or after `ptr` (cyclically), and `ptr` moves to the
 //!   QP after the granted one, so each QP with work is served once per round.
 //! * `prio_valid`: priority work waits. When both kinds wait, they alternate:
@@ -30,6 +31,8 @@ pub struct TxSched {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub pending: Signal<In, Bits<64>>,
+    /// QPs not to grant now (`WqeFetch::busy`: a fetch is in flight).
+    pub blocked: Signal<In, Bits<64>>,
     pub prio_valid: Signal<In, Bit>,
     pub grant_valid: Signal<Out, Bit>,
     pub grant_prio: Signal<Out, Bit>,
@@ -37,6 +40,7 @@ pub struct TxSched {
     pub grant_ready: Signal<In, Bit>,
     ptr: DFF<Bits<6>>,
     last_prio: DFF<Bit>,
+    elig: Signal<Local, Bits<64>>,
     dbl: Signal<Local, Bits<128>>,
     rot: Signal<Local, Bits<64>>,
     found: Signal<Local, Bit>,
@@ -58,6 +62,7 @@ impl Default for TxSched {
             clock: Default::default(),
             reset: Default::default(),
             pending: Default::default(),
+            blocked: Default::default(),
             prio_valid: Default::default(),
             grant_valid: Default::default(),
             grant_prio: Default::default(),
@@ -65,6 +70,7 @@ impl Default for TxSched {
             grant_ready: Default::default(),
             ptr: Default::default(),
             last_prio: Default::default(),
+            elig: Default::default(),
             dbl: Default::default(),
             rot: Default::default(),
             found: Default::default(),
@@ -87,8 +93,9 @@ impl Logic for TxSched {
     fn update(&mut self) {
         dff_setup!(self, clock, ptr, last_prio);
         // Rotate so that bit 0 is QP `ptr`, then find the lowest set bit.
-        self.dbl.next = (bit_cast::<128, 64>(self.pending.val()) << 64)
-            | bit_cast::<128, 64>(self.pending.val());
+        self.elig.next = self.pending.val() & !self.blocked.val();
+        self.dbl.next =
+            (bit_cast::<128, 64>(self.elig.val()) << 64) | bit_cast::<128, 64>(self.elig.val());
         self.rot.next = bit_cast::<64, 128>(self.dbl.val() >> self.ptr.q.val());
         // Lowest set bit as one-hot (x & -x), then its index bit by bit.
         self.found.next = self.rot.val().any();
@@ -140,6 +147,7 @@ mod tests {
         u.clock.connect();
         u.reset.connect();
         u.pending.connect();
+        u.blocked.connect();
         u.prio_valid.connect();
         u.grant_ready.connect();
         u.connect_all();
