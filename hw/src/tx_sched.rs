@@ -42,6 +42,7 @@ pub struct TxSched {
     last_prio: DFF<Bit>,
     elig: Signal<Local, Bits<64>>,
     dbl: Signal<Local, Bits<128>>,
+    dsh: Signal<Local, Bits<128>>,
     rot: Signal<Local, Bits<64>>,
     found: Signal<Local, Bit>,
     onehot: Signal<Local, Bits<64>>,
@@ -72,6 +73,7 @@ impl Default for TxSched {
             last_prio: Default::default(),
             elig: Default::default(),
             dbl: Default::default(),
+            dsh: Default::default(),
             rot: Default::default(),
             found: Default::default(),
             onehot: Default::default(),
@@ -96,9 +98,11 @@ impl Logic for TxSched {
         self.elig.next = self.pending.val() & !self.blocked.val();
         self.dbl.next =
             (bit_cast::<128, 64>(self.elig.val()) << 64) | bit_cast::<128, 64>(self.elig.val());
-        self.rot.next = bit_cast::<64, 128>(self.dbl.val() >> self.ptr.q.val());
+        self.dsh.next = self.dbl.val() >> self.ptr.q.val();
+        self.rot.next = self.dsh.val().get_bits::<64>(0);
         // Lowest set bit as one-hot (x & -x), then its index bit by bit.
-        self.found.next = self.rot.val().any();
+        // (`dsh` has a set bit iff `rot` has: its upper half is `elig >> ptr`.)
+        self.found.next = self.dsh.val().any();
         self.onehot.next = self.rot.val() & (!self.rot.val() + 1);
         self.idx.next = 0.into();
         if (self.onehot.val() & self.m0.val()).any() {

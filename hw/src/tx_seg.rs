@@ -15,11 +15,11 @@
 //! * RDMA Read: one Read Request (RFC 5040 §4.4) whose 28-octet RDMAP header
 //!   {SinkSTag = SGE lkey, SinkTO = SGE address, RDMARDSZ = SGE length,
 //!   SrcSTag, SrcTO} is generated here as the segment's payload.
-//! * `snd_nxt` moves by the FPDU's wire length: `4 * ceil((2 + ULPDU) / 4)
-//!   + 4` (length field, pad, CRC), plus 4 for each marker that falls inside
-//!   it when markers are on (RFC 5044 §4.3: a marker where `(seq -
-//!   SeqStart) mod 512 == 0`, also in front of the FPDU, never after its
-//!   CRC).
+//! * `snd_nxt` moves by the FPDU's wire length, `4 * ceil((2 + ULPDU) / 4)
+//!   plus 4` (length field, pad, CRC), plus 4 for each marker that falls
+//!   inside it when markers are on (RFC 5044 §4.3: a marker where
+//!   `(seq - SeqStart) mod 512 == 0`, also in front of the FPDU, never
+//!   after its CRC).
 //!
 //! Simplified paths (documented limits): an SGE's address is taken as a bus
 //! address (no TPT translation, `lkey` is not checked); one SGE per WQE
@@ -128,6 +128,9 @@ pub struct TxSeg {
     pub cq_opcode: Signal<Out, Bits<8>>,
     pub cnt_segs: Signal<Out, Bits<32>>,
     pub cnt_bad_wqe: Signal<Out, Bits<32>>,
+    c_pay_tag: Constant<Bits<8>>,
+    c_min_mulpdu: Constant<Bits<16>>,
+    c_qp_op_err: Constant<Bits<8>>,
     state_ram: RAM<Bits<146>, 6>,
     st: DFF<SegState>,
     seq: DFF<Bits<32>>,
@@ -137,7 +140,7 @@ pub struct TxSeg {
     mulpdu: DFF<Bits<16>>,
     mk: DFF<Bit>,
     crc: DFF<Bit>,
-    tagged: DFF<Bit>,
+    is_tagged: DFF<Bit>,
     rop: DFF<Bits<4>>,
     qn: DFF<Bits<32>>,
     stag: DFF<Bits<32>>,
@@ -162,6 +165,7 @@ pub struct TxSeg {
     plen: Signal<Local, Bits<32>>,
     seg_last: Signal<Local, Bit>,
     flen: Signal<Local, Bits<16>>,
+    sdiff: Signal<Local, Bits<32>>,
     p: Signal<Local, Bits<9>>,
     d0: Signal<Local, Bits<16>>,
     rest: Signal<Local, Bits<16>>,
@@ -248,6 +252,9 @@ impl Default for TxSeg {
             cq_opcode: Default::default(),
             cnt_segs: Default::default(),
             cnt_bad_wqe: Default::default(),
+            c_pay_tag: Constant::new(PAY_TAG.into()),
+            c_min_mulpdu: Constant::new(MIN_MULPDU.into()),
+            c_qp_op_err: Constant::new(STATUS_LOCAL_QP_OP_ERR.into()),
             state_ram: Default::default(),
             st: Default::default(),
             seq: Default::default(),
@@ -257,7 +264,7 @@ impl Default for TxSeg {
             mulpdu: Default::default(),
             mk: Default::default(),
             crc: Default::default(),
-            tagged: Default::default(),
+            is_tagged: Default::default(),
             rop: Default::default(),
             qn: Default::default(),
             stag: Default::default(),
@@ -282,6 +289,7 @@ impl Default for TxSeg {
             plen: Default::default(),
             seg_last: Default::default(),
             flen: Default::default(),
+            sdiff: Default::default(),
             p: Default::default(),
             d0: Default::default(),
             rest: Default::default(),
@@ -306,7 +314,7 @@ impl Logic for TxSeg {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, seq, msn0, msn1, seq_start, mulpdu, mk, crc, tagged, rop, qn, stag,
+            self, clock, st, seq, msn0, msn1, seq_start, mulpdu, mk, crc, is_tagged, rop, qn, stag,
             to, mo, msn, rem, room, addr, is_rr, status, desc_done, req_done, rr, rr_pending,
             pbeat, outst, started, n_segs, n_bad
         );
@@ -325,7 +333,7 @@ impl Logic for TxSeg {
 
         // Segment arithmetic (from registers).
         self.hdr.next = 18.into();
-        if self.tagged.q.val() {
+        if self.is_tagged.q.val() {
             self.hdr.next = 14.into();
         }
         self.plen.next = self.rem.q.val();
@@ -335,7 +343,8 @@ impl Logic for TxSeg {
             self.seg_last.next = false;
         }
         self.flen.next = ((self.hdr.val() + self.plen.val().get_bits::<16>(0) + 5) & 0xFFFC) + 4;
-        self.p.next = (self.seq.q.val() - self.seq_start.q.val()).get_bits::<9>(0);
+        self.sdiff.next = self.seq.q.val() - self.seq_start.q.val();
+        self.p.next = self.sdiff.val().get_bits::<9>(0);
         self.d0.next = bit_cast::<16, 9>(bits::<9>(0) - self.p.val());
         self.k.next = 0.into();
         if self.flen.val() > self.d0.val() {
@@ -400,7 +409,7 @@ impl Logic for TxSeg {
             & self.can_issue.val();
         self.dma_rd_req_addr.next = self.addr.q.val();
         self.dma_rd_req_len.next = self.plen.val().get_bits::<16>(0);
-        self.dma_rd_req_tag.next = PAY_TAG.into();
+        self.dma_rd_req_tag.next = self.c_pay_tag.val();
         self.req_fire.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
         self.d_ok.next = self.desc_done.q.val() | (self.desc_valid.val() & self.desc_ready.val());
         self.r_ok.next = !self.need_req.val() | self.req_done.q.val() | self.req_fire.val();
@@ -510,7 +519,7 @@ impl Logic for TxSeg {
                 self.qn.d.next = 0.into();
                 self.msn.d.next = self.state_ram.read_data.val().get_bits::<32>(32);
                 self.is_rr.d.next = false;
-                self.tagged.d.next = false;
+                self.is_tagged.d.next = false;
                 self.desc_done.d.next = false;
                 self.req_done.d.next = false;
                 self.status.d.next = 0.into();
@@ -518,7 +527,7 @@ impl Logic for TxSeg {
                 self.st.d.next = SegState::Seg;
                 if self.wqe_opcode.val() == 0 {
                     // RDMA Write.
-                    self.tagged.d.next = true;
+                    self.is_tagged.d.next = true;
                     self.rop.d.next = 0.into();
                     self.stag.d.next = self.wqe_rstag.val();
                     self.room.d.next = self.state_ram.read_data.val().get_bits::<16>(128) - 14;
@@ -553,9 +562,9 @@ impl Logic for TxSeg {
                     | (self.wqe_opcode.val() == 5)
                     | (self.wqe_num_sge.val() > 1)
                     | ((self.wqe_opcode.val() == 4) & (self.wqe_num_sge.val() != 1))
-                    | (self.state_ram.read_data.val().get_bits::<16>(128) < MIN_MULPDU)
+                    | (self.state_ram.read_data.val().get_bits::<16>(128) < self.c_min_mulpdu.val())
                 {
-                    self.status.d.next = STATUS_LOCAL_QP_OP_ERR.into();
+                    self.status.d.next = self.c_qp_op_err.val();
                     self.n_bad.d.next = self.n_bad.q.val() + 1;
                     self.st.d.next = SegState::Cpl;
                 }
@@ -856,6 +865,7 @@ mod tests {
     /// Posts every QP's WQEs (in random batches with doorbells interleaved
     /// across QPs) and checks every descriptor, payload octet and completion
     /// against the references.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         setups: &[QpSetup],
         refs: &mut [QpRef],
@@ -1139,6 +1149,7 @@ mod tests {
 
     /// Random WQEs for one QP, their reference segments and completions, and
     /// the payload buffers in host memory.
+    #[allow(clippy::too_many_arguments)]
     fn make_qp(
         rng: &mut Rng,
         mem: &mut [u8],

@@ -107,6 +107,11 @@ pub struct WqeFetch {
     pub wqe_reason: Signal<Out, Bits<3>>,
     pub cnt_fetch: Signal<Out, Bits<32>>,
     // Per-QP state.
+    c_prefetch: Constant<Bits<32>>,
+    c_rsv: Constant<Bits<3>>,
+    c_op: Constant<Bits<3>>,
+    c_sol: Constant<Bits<3>>,
+    c_nsge: Constant<Bits<3>>,
     ring: RAM<Bits<69>, 6>,
     cis: RAM<Bits<32>, 6>,
     fifo: Fifo<Bits<550>, 4, 5>,
@@ -128,7 +133,7 @@ pub struct WqeFetch {
     e2_ci: DFF<Bits<32>>,
     e3_ci: DFF<Bits<32>>,
     e_more: DFF<Bits<4>>,
-    buf: DFF<Bits<512>>,
+    wbuf: DFF<Bits<512>>,
     beat: DFF<Bits<3>>,
     wcount: DFF<Bits<3>>,
     n_fetch: DFF<Bits<32>>,
@@ -144,6 +149,7 @@ pub struct WqeFetch {
     c_qp: Signal<Local, Bits<6>>,
     c_ci: Signal<Local, Bits<32>>,
     c_more: Signal<Local, Bit>,
+    more_sh: Signal<Local, Bits<4>>,
     buf_next: Signal<Local, Bits<512>>,
     push: Signal<Local, Bit>,
     free_next: Signal<Local, Bits<4>>,
@@ -205,6 +211,11 @@ impl Default for WqeFetch {
             wqe_bad: Default::default(),
             wqe_reason: Default::default(),
             cnt_fetch: Default::default(),
+            c_prefetch: Constant::new(PREFETCH.into()),
+            c_rsv: Constant::new(REASON_RESERVED.into()),
+            c_op: Constant::new(REASON_OPCODE.into()),
+            c_sol: Constant::new(REASON_SOLICITED.into()),
+            c_nsge: Constant::new(REASON_NUM_SGE.into()),
             ring: Default::default(),
             cis: Default::default(),
             fifo: Default::default(),
@@ -226,7 +237,7 @@ impl Default for WqeFetch {
             e2_ci: Default::default(),
             e3_ci: Default::default(),
             e_more: Default::default(),
-            buf: Default::default(),
+            wbuf: Default::default(),
             beat: Default::default(),
             wcount: Default::default(),
             n_fetch: Default::default(),
@@ -241,6 +252,7 @@ impl Default for WqeFetch {
             c_qp: Default::default(),
             c_ci: Default::default(),
             c_more: Default::default(),
+            more_sh: Default::default(),
             buf_next: Default::default(),
             push: Default::default(),
             free_next: Default::default(),
@@ -260,7 +272,7 @@ impl Logic for WqeFetch {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, qp, n, more, ci, addr, busy_r, free, ifl, e0_qp, e1_qp, e2_qp,
-            e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, buf, beat, wcount, n_fetch
+            e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, wbuf, beat, wcount, n_fetch
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -308,7 +320,7 @@ impl Logic for WqeFetch {
         self.mask.next = (bits::<32>(1) << self.ring.read_data.val().get_bits::<5>(64)) - 1;
         self.slot.next = self.cis.read_data.val() & self.mask.val();
         self.to_end.next = self.mask.val() - self.slot.val() + 1;
-        self.nn.next = PREFETCH.into();
+        self.nn.next = self.c_prefetch.val();
         if self.avail.val() < self.nn.val() {
             self.nn.next = self.avail.val();
         }
@@ -384,9 +396,10 @@ impl Logic for WqeFetch {
             self.c_qp.next = self.e3_qp.q.val();
             self.c_ci.next = self.e3_ci.q.val();
         }
-        self.c_more.next = (self.e_more.q.val() >> self.ctag.val()).get_bit(0);
+        self.more_sh.next = self.e_more.q.val() >> self.ctag.val();
+        self.c_more.next = (self.more_sh.val() & 1).any();
         self.buf_next.next =
-            (self.buf.q.val() >> 64) | (bit_cast::<512, 64>(self.dma_rd_cpl_data.val()) << 448);
+            (self.wbuf.q.val() >> 64) | (bit_cast::<512, 64>(self.dma_rd_cpl_data.val()) << 448);
         self.push.next = false;
         self.free_next.next = self.free.q.val();
         self.rearm_valid.next = false;
@@ -396,7 +409,7 @@ impl Logic for WqeFetch {
                 | (bit_cast::<550, 6>(self.c_qp.val()) << 512)
                 | bit_cast::<550, 512>(self.buf_next.val());
         if self.dma_rd_cpl_valid.val() {
-            self.buf.d.next = self.buf_next.val();
+            self.wbuf.d.next = self.buf_next.val();
             self.beat.d.next = self.beat.q.val() + 1;
             if self.beat.q.val() == 7 {
                 self.push.next = true;
@@ -481,17 +494,17 @@ impl Logic for WqeFetch {
             | self.raw.val().get_bits::<8>(88).any()
             | self.raw.val().get_bits::<32>(224).any()
         {
-            self.wqe_reason.next = REASON_RESERVED.into();
+            self.wqe_reason.next = self.c_rsv.val();
         } else if self.op.val() > 5 {
-            self.wqe_reason.next = REASON_OPCODE.into();
+            self.wqe_reason.next = self.c_op.val();
         } else if self.fl.val().get_bit(1)
             & (self.op.val() != 2)
             & (self.op.val() != 3)
             & (self.op.val() != 5)
         {
-            self.wqe_reason.next = REASON_SOLICITED.into();
+            self.wqe_reason.next = self.c_sol.val();
         } else if self.nsge.val() > 2 {
-            self.wqe_reason.next = REASON_NUM_SGE.into();
+            self.wqe_reason.next = self.c_nsge.val();
         }
         self.wqe_bad.next = self.wqe_reason.val().any();
 
