@@ -13,8 +13,8 @@
 pub mod board;
 pub mod conn_table;
 pub mod crc32c_x64;
-pub mod doorbell;
 pub mod ddp_rx;
+pub mod doorbell;
 pub mod exc_queue;
 pub mod fifo;
 pub mod gen;
@@ -30,8 +30,8 @@ pub mod tpt;
 pub mod tx_ddp_hdr;
 pub mod tx_framer;
 pub mod tx_mpa;
-pub mod tx_seg;
 pub mod tx_sched;
+pub mod tx_seg;
 pub mod tx_tcp_hdr;
 pub mod wqe_fetch;
 
