@@ -1291,26 +1291,24 @@ mod tests {
         vec![0u8; 1 << 22]
     }
 
-    /// Doorbell storm over 16 QPs with random batches, random producer
-    /// steps, rings that wrap (and a 32-bit index wrap), random MPA settings,
-    /// DMA completions out of order with gaps, back-pressure everywhere, and
-    /// malformed WQEs: every segment matches `TxStream`, every completion
-    /// comes once, in per-QP order.
-    #[test]
-    fn storm_matches_txstream() {
-        let mut rng = Rng::new(11);
+    /// Doorbell storm over `nqp` QPs with random batches, random producer
+    /// steps, rings that wrap (and a 32-bit index wrap on QP 0), random MPA
+    /// settings, DMA completions out of order with gaps, back-pressure
+    /// everywhere, and malformed WQEs on every fourth QP: every segment
+    /// matches `TxStream`, every completion comes once, in per-QP order.
+    fn storm(nqp: usize, per_qp: usize, max_len: usize, seed: u64) {
+        let mut rng = Rng::new(seed);
         let mut m = mem();
         let mut heap = 0x10_0000usize;
         let mut setups = vec![];
         let mut refs = vec![];
-        for q in 0..16 {
+        for q in 0..nqp {
             let mpa = MpaSettings {
                 crc: rng.below(2) == 0,
                 markers: rng.below(2) == 0,
                 seq_start: (rng.next() as u32) | 0xFFFF_F000,
             };
             let emss = [1460u16, 300, 512, 700][rng.below(4)];
-            let log2 = 3;
             let ci0 = if q == 0 {
                 0xFFFF_FFFD
             } else {
@@ -1320,28 +1318,38 @@ mod tests {
                 &mut rng,
                 &mut m,
                 &mut heap,
-                6,
-                900,
+                per_qp,
+                max_len,
                 q % 4 == 1,
                 mpa,
                 emss,
-                log2,
+                3,
                 ci0,
             );
             setups.push(s);
             refs.push(r);
         }
-        let res = run(&setups, &mut refs, &mut m, 78, 60, true, 5, 200_000);
+        let res = run(&setups, &mut refs, &mut m, 78, 60, true, seed, 400_000);
         assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
         let (lo, hi) = (
             res.qp_done.iter().min().unwrap(),
             res.qp_done.iter().max().unwrap(),
         );
         eprintln!(
-            "storm: 16 QPs x 6 WQEs, {} segments in {} clocks; QPs finish between clock {lo} and {hi}",
+            "storm: {nqp} QPs x {per_qp} WQEs, {} segments in {} clocks; QPs finish between clock {lo} and {hi}",
             res.desc_cycles.len(),
             res.cycles
         );
+    }
+
+    #[test]
+    fn storm_16_qps_matches_txstream() {
+        storm(16, 6, 900, 5);
+    }
+
+    #[test]
+    fn storm_64_qps_matches_txstream() {
+        storm(64, 3, 200, 6);
     }
 
     fn one_qp_writes(
