@@ -31,11 +31,12 @@
 //! `cfg` write wins over the block's own write-back): `seq` (snd_nxt),
 //! `msn_send`, `msn_rreq`, `seq_start`, `mulpdu`, `mk_en`, `crc_en`.
 //!
-//! Payload DMA reads (tag [`PAY_TAG`] | 0/1): at most 2 in flight, the second
-//! only after the first beat of the first's completion has arrived, so,
-//! since one request's octets come back contiguous, completions arrive in
-//! request order and go straight out on `pay_*`. A Read Request's payload
-//! is sent once every earlier DMA payload has gone.
+//! Payload DMA reads (tag [`PAY_TAG`] | slot): up to 4 in flight, each into
+//! its own slot of a reorder buffer (4 x 512 beats), drained in request
+//! order on `pay_*` as soon as the head slot's beats are written. Reads
+//! longer than [`SHORT_READ`] wait until every earlier completion has
+//! started (so they come back in order). A Read Request's payload is sent
+//! once every earlier DMA payload has gone.
 //!
 //! Completion records (`cq_*`): one per signaled WQE after its last
 //! descriptor (status 0), one per refused WQE (status
@@ -44,10 +45,14 @@
 use rnic_wire::abi::cqe::WcStatus;
 use rust_hdl::prelude::*;
 
-/// DMA read tags of payload requests: `PAY_TAG | 0` and `PAY_TAG | 1`.
+/// DMA read tags of payload requests: `PAY_TAG | slot`, slot 0..=3.
 pub const PAY_TAG: u64 = 0x80;
 /// `cq_status` of a refused WQE: `WcStatus::LocalQpOperationError`.
 pub const STATUS_LOCAL_QP_OP_ERR: u64 = WcStatus::LocalQpOperationError as u64;
+/// Payload reads up to this many octets are issued while earlier ones are
+/// still unanswered (4 reorder slots); longer ones wait until every earlier
+/// completion has started.
+pub const SHORT_READ: u64 = 512;
 /// Smallest MULPDU the block segments for (every header fits).
 pub const MIN_MULPDU: u64 = 64;
 
@@ -93,6 +98,7 @@ pub struct TxSeg {
     pub dma_rd_cpl_valid: Signal<In, Bit>,
     pub dma_rd_cpl_data: Signal<In, Bits<64>>,
     pub dma_rd_cpl_keep: Signal<In, Bits<4>>,
+    pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
     pub dma_rd_cpl_last: Signal<In, Bit>,
     pub pay_ready: Signal<In, Bit>,
     pub cq_ready: Signal<In, Bit>,
@@ -157,8 +163,19 @@ pub struct TxSeg {
     rr: DFF<Bits<256>>,
     rr_pending: DFF<Bit>,
     pbeat: DFF<Bits<2>>,
-    outst: DFF<Bits<2>>,
-    started: DFF<Bit>,
+    outst: DFF<Bits<3>>,
+    unst: DFF<Bits<3>>,
+    c_short: Constant<Bits<32>>,
+    pbuf: RAM<Bits<69>, 11>,
+    wr_slot: DFF<Bits<2>>,
+    rd_slot: DFF<Bits<2>>,
+    wc0: DFF<Bits<10>>,
+    wc1: DFF<Bits<10>>,
+    wc2: DFF<Bits<10>>,
+    wc3: DFF<Bits<10>>,
+    rcnt: DFF<Bits<10>>,
+    ov: DFF<Bit>,
+    cur_addr: DFF<Bits<11>>,
     n_segs: DFF<Bits<32>>,
     n_bad: DFF<Bits<32>>,
     hdr: Signal<Local, Bits<16>>,
@@ -176,9 +193,15 @@ pub struct TxSeg {
     d_ok: Signal<Local, Bit>,
     r_ok: Signal<Local, Bit>,
     rr_mode: Signal<Local, Bit>,
-    cpl_fire: Signal<Local, Bit>,
+    cslot: Signal<Local, Bits<2>>,
+    cwc: Signal<Local, Bits<10>>,
+    hwc: Signal<Local, Bits<10>>,
+    head_ok: Signal<Local, Bit>,
+    drained: Signal<Local, Bit>,
+    raddr: Signal<Local, Bits<11>>,
     req_fire: Signal<Local, Bit>,
-    outst_next: Signal<Local, Bits<2>>,
+    outst_next: Signal<Local, Bits<3>>,
+    unst_next: Signal<Local, Bits<3>>,
     rr_in: Signal<Local, Bits<256>>,
     len: Signal<Local, Bits<32>>,
     sol: Signal<Local, Bit>,
@@ -217,6 +240,7 @@ impl Default for TxSeg {
             dma_rd_cpl_valid: Default::default(),
             dma_rd_cpl_data: Default::default(),
             dma_rd_cpl_keep: Default::default(),
+            dma_rd_cpl_tag: Default::default(),
             dma_rd_cpl_last: Default::default(),
             pay_ready: Default::default(),
             cq_ready: Default::default(),
@@ -282,7 +306,18 @@ impl Default for TxSeg {
             rr_pending: Default::default(),
             pbeat: Default::default(),
             outst: Default::default(),
-            started: Default::default(),
+            unst: Default::default(),
+            c_short: Constant::new(SHORT_READ.into()),
+            pbuf: Default::default(),
+            wr_slot: Default::default(),
+            rd_slot: Default::default(),
+            wc0: Default::default(),
+            wc1: Default::default(),
+            wc2: Default::default(),
+            wc3: Default::default(),
+            rcnt: Default::default(),
+            ov: Default::default(),
+            cur_addr: Default::default(),
             n_segs: Default::default(),
             n_bad: Default::default(),
             hdr: Default::default(),
@@ -300,9 +335,15 @@ impl Default for TxSeg {
             d_ok: Default::default(),
             r_ok: Default::default(),
             rr_mode: Default::default(),
-            cpl_fire: Default::default(),
+            cslot: Default::default(),
+            cwc: Default::default(),
+            hwc: Default::default(),
+            head_ok: Default::default(),
+            drained: Default::default(),
+            raddr: Default::default(),
             req_fire: Default::default(),
             outst_next: Default::default(),
+            unst_next: Default::default(),
             rr_in: Default::default(),
             len: Default::default(),
             sol: Default::default(),
@@ -316,7 +357,8 @@ impl Logic for TxSeg {
         dff_setup!(
             self, clock, st, seq, msn0, msn1, seq_start, mulpdu, mk, crc, is_tagged, rop, qn, stag,
             to, mo, msn, rem, room, addr, is_rr, status, desc_done, req_done, rr, rr_pending,
-            pbeat, outst, started, n_segs, n_bad
+            pbeat, outst, unst, wr_slot, rd_slot, wc0, wc1, wc2, wc3, rcnt, ov, cur_addr, n_segs,
+            n_bad
         );
         self.state_ram.read_clock.next = self.clock.val();
         self.state_ram.write_clock.next = self.clock.val();
@@ -398,30 +440,118 @@ impl Logic for TxSeg {
         self.desc_mo.next = self.mo.q.val();
         self.desc_pay_len.next = self.plen.val().get_bits::<16>(0);
 
-        // Payload DMA read: at most 2 in flight, the second once the first's
-        // completion has started (so completions come back in order).
+        // Payload DMA reads: up to 4 in flight, one reorder slot each (tag
+        // PAY_TAG | slot), issued and drained in slot order.
         self.need_req.next = !self.is_rr.q.val() & self.plen.val().any();
+        // Long reads (over SHORT_READ octets) wait until every earlier read's
+        // completion has started: they then come back in request order and
+        // drain at once (no head-of-line wait); short ones use all 4 slots.
         self.can_issue.next = !self.rr_pending.q.val()
-            & ((self.outst.q.val() == 0) | ((self.outst.q.val() == 1) & self.started.q.val()));
+            & (self.outst.q.val() < 4)
+            & ((self.plen.val() <= self.c_short.val()) | (self.unst.q.val() == 0));
         self.dma_rd_req_valid.next = (self.st.q.val() == SegState::Seg)
             & self.need_req.val()
             & !self.req_done.q.val()
             & self.can_issue.val();
         self.dma_rd_req_addr.next = self.addr.q.val();
         self.dma_rd_req_len.next = self.plen.val().get_bits::<16>(0);
-        self.dma_rd_req_tag.next = self.c_pay_tag.val();
+        self.dma_rd_req_tag.next = self.c_pay_tag.val() | bit_cast::<8, 2>(self.wr_slot.q.val());
         self.req_fire.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
         self.d_ok.next = self.desc_done.q.val() | (self.desc_valid.val() & self.desc_ready.val());
         self.r_ok.next = !self.need_req.val() | self.req_done.q.val() | self.req_fire.val();
 
-        // Payload stream: DMA completions straight through, or the Read
-        // Request header once every earlier DMA payload has gone.
+        // Reorder buffer: 4 slots of 512 beats {last, keep, data}; a
+        // completion beat goes to its tag's slot (a request is at most 4096
+        // octets, so a slot never overflows and completions are never held).
+        self.pbuf.read_clock.next = self.clock.val();
+        self.pbuf.write_clock.next = self.clock.val();
+        self.dma_rd_cpl_ready.next = true;
+        self.cslot.next = self.dma_rd_cpl_tag.val().get_bits::<2>(0);
+        self.cwc.next = self.wc0.q.val();
+        if self.cslot.val() == 1 {
+            self.cwc.next = self.wc1.q.val();
+        }
+        if self.cslot.val() == 2 {
+            self.cwc.next = self.wc2.q.val();
+        }
+        if self.cslot.val() == 3 {
+            self.cwc.next = self.wc3.q.val();
+        }
+        self.pbuf.write_enable.next = self.dma_rd_cpl_valid.val();
+        self.pbuf.write_address.next =
+            (bit_cast::<11, 2>(self.cslot.val()) << 9) | bit_cast::<11, 10>(self.cwc.val() & 511);
+        self.pbuf.write_data.next = (bit_cast::<69, 1>(self.dma_rd_cpl_last.val().into()) << 68)
+            | (bit_cast::<69, 4>(self.dma_rd_cpl_keep.val()) << 64)
+            | bit_cast::<69, 64>(self.dma_rd_cpl_data.val());
+        if self.dma_rd_cpl_valid.val() {
+            if self.cslot.val() == 0 {
+                self.wc0.d.next = self.wc0.q.val() + 1;
+            }
+            if self.cslot.val() == 1 {
+                self.wc1.d.next = self.wc1.q.val() + 1;
+            }
+            if self.cslot.val() == 2 {
+                self.wc2.d.next = self.wc2.q.val() + 1;
+            }
+            if self.cslot.val() == 3 {
+                self.wc3.d.next = self.wc3.q.val() + 1;
+            }
+        }
+        // A newly issued slot starts empty (it was drained: outst < 4).
+        if self.req_fire.val() {
+            self.wr_slot.d.next = self.wr_slot.q.val() + 1;
+            if self.wr_slot.q.val() == 0 {
+                self.wc0.d.next = 0.into();
+            }
+            if self.wr_slot.q.val() == 1 {
+                self.wc1.d.next = 0.into();
+            }
+            if self.wr_slot.q.val() == 2 {
+                self.wc2.d.next = 0.into();
+            }
+            if self.wr_slot.q.val() == 3 {
+                self.wc3.d.next = 0.into();
+            }
+        }
+        // Drain: the head slot's beats as soon as they are written. `ov`:
+        // the RAM output holds a beat this clock (read at `cur_addr`).
+        self.hwc.next = self.wc0.q.val();
+        if self.rd_slot.q.val() == 1 {
+            self.hwc.next = self.wc1.q.val();
+        }
+        if self.rd_slot.q.val() == 2 {
+            self.hwc.next = self.wc2.q.val();
+        }
+        if self.rd_slot.q.val() == 3 {
+            self.hwc.next = self.wc3.q.val();
+        }
+        self.head_ok.next = (self.outst.q.val() != 0) & (self.rcnt.q.val() < self.hwc.val());
         self.rr_mode.next = self.rr_pending.q.val() & (self.outst.q.val() == 0);
-        self.pay_valid.next = self.dma_rd_cpl_valid.val();
-        self.pay_data.next = self.dma_rd_cpl_data.val();
-        self.pay_keep.next = self.dma_rd_cpl_keep.val();
-        self.pay_last.next = self.dma_rd_cpl_last.val();
-        self.dma_rd_cpl_ready.next = self.pay_ready.val() & !self.rr_mode.val();
+        self.pay_valid.next = self.ov.q.val();
+        self.pay_data.next = self.pbuf.read_data.val().get_bits::<64>(0);
+        self.pay_keep.next = self.pbuf.read_data.val().get_bits::<4>(64);
+        self.pay_last.next = self.pbuf.read_data.val().get_bit(68);
+        self.drained.next = false;
+        self.pbuf.read_address.next = self.cur_addr.q.val();
+        if self.ov.q.val() & !self.pay_ready.val() {
+            // Hold the beat.
+            self.ov.d.next = true;
+        } else if self.ov.q.val() & self.pbuf.read_data.val().get_bit(68) {
+            // The slot's last beat goes: next slot (one idle clock).
+            self.drained.next = true;
+            self.ov.d.next = false;
+            self.rcnt.d.next = 0.into();
+            self.rd_slot.d.next = self.rd_slot.q.val() + 1;
+        } else if self.head_ok.val() {
+            self.raddr.next = (bit_cast::<11, 2>(self.rd_slot.q.val()) << 9)
+                | bit_cast::<11, 10>(self.rcnt.q.val() & 511);
+            self.pbuf.read_address.next = self.raddr.val();
+            self.cur_addr.d.next = self.raddr.val();
+            self.rcnt.d.next = self.rcnt.q.val() + 1;
+            self.ov.d.next = true;
+        } else {
+            self.ov.d.next = false;
+        }
         if self.rr_mode.val() {
             self.pay_valid.next = true;
             self.pay_data.next = self.rr.q.val().get_bits::<64>(0);
@@ -438,18 +568,23 @@ impl Logic for TxSeg {
                 }
             }
         }
-        self.cpl_fire.next = self.dma_rd_cpl_valid.val() & self.dma_rd_cpl_ready.val();
-        if self.cpl_fire.val() {
-            self.started.d.next = !self.dma_rd_cpl_last.val();
-        }
         self.outst_next.next = self.outst.q.val();
         if self.req_fire.val() {
             self.outst_next.next = self.outst_next.val() + 1;
         }
-        if self.cpl_fire.val() & self.dma_rd_cpl_last.val() {
+        if self.drained.val() {
             self.outst_next.next = self.outst_next.val() - 1;
         }
         self.outst.d.next = self.outst_next.val();
+        // Reads whose completion has not started yet.
+        self.unst_next.next = self.unst.q.val();
+        if self.req_fire.val() {
+            self.unst_next.next = self.unst_next.val() + 1;
+        }
+        if self.dma_rd_cpl_valid.val() & (self.cwc.val() == 0) {
+            self.unst_next.next = self.unst_next.val() - 1;
+        }
+        self.unst.d.next = self.unst_next.val();
 
         // Read Request header, network order in little-endian lanes.
         self.rr_in.next = (bit_cast::<256, 8>(self.wqe_sge0_lkey.val().get_bits::<8>(24)) << 0)
@@ -634,7 +769,11 @@ impl Logic for TxSeg {
             self.st.d.next = SegState::Idle;
             self.rr_pending.d.next = false;
             self.outst.d.next = 0.into();
-            self.started.d.next = false;
+            self.unst.d.next = 0.into();
+            self.wr_slot.d.next = 0.into();
+            self.rd_slot.d.next = 0.into();
+            self.rcnt.d.next = 0.into();
+            self.ov.d.next = false;
             self.desc_done.d.next = false;
             self.req_done.d.next = false;
             self.n_segs.d.next = 0.into();
@@ -739,6 +878,7 @@ mod tests {
         u.seg.dma_rd_cpl_valid.connect();
         u.seg.dma_rd_cpl_data.connect();
         u.seg.dma_rd_cpl_keep.connect();
+        u.seg.dma_rd_cpl_tag.connect();
         u.seg.dma_rd_cpl_last.connect();
         u.seg.pay_ready.connect();
         u.seg.cq_ready.connect();
@@ -961,7 +1101,8 @@ mod tests {
             let sb = sdma.beat(now, &mut rng);
             u.seg.dma_rd_cpl_valid.next = sb.is_some();
             if let Some((tag, d, keep, last)) = sb {
-                assert_eq!(tag & 0x80, 0x80);
+                assert_eq!(tag & 0xFC, 0x80);
+                u.seg.dma_rd_cpl_tag.next = tag.into();
                 u.seg.dma_rd_cpl_data.next = d.into();
                 u.seg.dma_rd_cpl_keep.next = keep.into();
                 u.seg.dma_rd_cpl_last.next = last;
