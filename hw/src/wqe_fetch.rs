@@ -20,7 +20,7 @@
 //!   any order; those of one QP cannot overtake each other, so WQEs leave in
 //!   ring order per QP. After the last beat, if the QP had more WQEs than
 //!   were fetched, its pending bit is set again (`rearm_*`).
-//! * Grants are taken only while the WQE FIFO (16 deep) has room for every
+//! * Grants are taken only while the WQE FIFO (32 deep) has room for every
 //!   WQE in flight plus `PREFETCH`, so `dma_rd_cpl_ready` is always high.
 //! * Output (`wqe_*`, first-word fall-through, `wqe_ready` pops): the fields
 //!   of the WQE, its QP and index, and `wqe_bad` with `wqe_reason` when
@@ -34,7 +34,7 @@ use crate::fifo::Fifo;
 use rust_hdl::prelude::*;
 
 /// Most WQEs fetched by one DMA read.
-pub const PREFETCH: u64 = 4;
+pub const PREFETCH: u64 = 8;
 /// DMA read tags in use (requests in flight).
 pub const TAGS: usize = 4;
 /// `wqe_reason`: the opcode octet names no `SendOpcode`.
@@ -114,16 +114,16 @@ pub struct WqeFetch {
     c_nsge: Constant<Bits<3>>,
     ring: RAM<Bits<69>, 6>,
     cis: RAM<Bits<32>, 6>,
-    fifo: Fifo<Bits<550>, 4, 5>,
+    fifo: Fifo<Bits<550>, 5, 6>,
     state: DFF<FetchState>,
     qp: DFF<Bits<6>>,
-    n: DFF<Bits<3>>,
+    n: DFF<Bits<4>>,
     more: DFF<Bit>,
     ci: DFF<Bits<32>>,
     addr: DFF<Bits<64>>,
     busy_r: DFF<Bits<64>>,
     free: DFF<Bits<4>>,
-    ifl: DFF<Bits<5>>,
+    ifl: DFF<Bits<6>>,
     e0_qp: DFF<Bits<6>>,
     e1_qp: DFF<Bits<6>>,
     e2_qp: DFF<Bits<6>>,
@@ -135,7 +135,7 @@ pub struct WqeFetch {
     e_more: DFF<Bits<4>>,
     wbuf: DFF<Bits<512>>,
     beat: DFF<Bits<3>>,
-    wcount: DFF<Bits<3>>,
+    wcount: DFF<Bits<4>>,
     n_fetch: DFF<Bits<32>>,
     // Temporaries.
     avail: Signal<Local, Bits<32>>,
@@ -153,7 +153,7 @@ pub struct WqeFetch {
     buf_next: Signal<Local, Bits<512>>,
     push: Signal<Local, Bit>,
     free_next: Signal<Local, Bits<4>>,
-    ifl_next: Signal<Local, Bits<5>>,
+    ifl_next: Signal<Local, Bits<6>>,
     issued: Signal<Local, Bit>,
     busy_next: Signal<Local, Bits<64>>,
     raw: Signal<Local, Bits<512>>,
@@ -310,7 +310,7 @@ impl Logic for WqeFetch {
         self.take_qp.next = self.grant_qp.val();
         self.dma_rd_req_valid.next = false;
         self.dma_rd_req_addr.next = self.addr.q.val();
-        self.dma_rd_req_len.next = bit_cast::<16, 3>(self.n.q.val()) << 6;
+        self.dma_rd_req_len.next = bit_cast::<16, 4>(self.n.q.val()) << 6;
         self.dma_rd_req_tag.next = bit_cast::<8, 2>(self.tag.val());
         self.issued.next = false;
         self.busy_next.next = self.busy_r.q.val();
@@ -332,9 +332,9 @@ impl Logic for WqeFetch {
             FetchState::Idle => {
                 // Room for every WQE in flight plus a whole prefetch.
                 if self.any_free.val()
-                    & ((bit_cast::<6, 5>(self.fifo.count.val())
-                        + bit_cast::<6, 5>(self.ifl.q.val()))
-                        <= 12)
+                    & ((bit_cast::<7, 6>(self.fifo.count.val())
+                        + bit_cast::<7, 6>(self.ifl.q.val()))
+                        <= 24)
                 {
                     self.grant_ready.next = true;
                     if self.grant_valid.val() {
@@ -347,7 +347,7 @@ impl Logic for WqeFetch {
                 }
             }
             FetchState::Calc => {
-                self.n.d.next = self.nn.val().get_bits::<3>(0);
+                self.n.d.next = self.nn.val().get_bits::<4>(0);
                 self.more.d.next = self.avail.val() != self.nn.val();
                 self.ci.d.next = self.cis.read_data.val();
                 self.addr.d.next = self.ring.read_data.val().get_bits::<64>(0)
@@ -376,7 +376,7 @@ impl Logic for WqeFetch {
         if self.issued.val() & !self.cfg_valid.val() {
             self.cis.write_enable.next = true;
             self.cis.write_address.next = self.qp.q.val();
-            self.cis.write_data.next = self.ci.q.val() + bit_cast::<32, 3>(self.n.q.val());
+            self.cis.write_data.next = self.ci.q.val() + bit_cast::<32, 4>(self.n.q.val());
         }
 
         // Completions: contiguous per tag; 8 beats per WQE.
@@ -405,7 +405,7 @@ impl Logic for WqeFetch {
         self.rearm_valid.next = false;
         self.rearm_qp.next = self.c_qp.val();
         self.fifo.data_in.next =
-            (bit_cast::<550, 32>(self.c_ci.val() + bit_cast::<32, 3>(self.wcount.q.val())) << 518)
+            (bit_cast::<550, 32>(self.c_ci.val() + bit_cast::<32, 4>(self.wcount.q.val())) << 518)
                 | (bit_cast::<550, 6>(self.c_qp.val()) << 512)
                 | bit_cast::<550, 512>(self.buf_next.val());
         if self.dma_rd_cpl_valid.val() {
@@ -456,7 +456,7 @@ impl Logic for WqeFetch {
         self.free.d.next = self.free_next.val();
         self.ifl_next.next = self.ifl.q.val();
         if self.issued.val() {
-            self.ifl_next.next = self.ifl_next.val() + bit_cast::<5, 3>(self.n.q.val());
+            self.ifl_next.next = self.ifl_next.val() + bit_cast::<6, 4>(self.n.q.val());
         }
         if self.push.val() {
             self.ifl_next.next = self.ifl_next.val() - 1;
