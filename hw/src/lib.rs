@@ -14,6 +14,7 @@ pub mod board;
 pub mod conn_table;
 pub mod crc32c_x64;
 pub mod ddp_rx;
+pub mod doorbell;
 pub mod exc_queue;
 pub mod fifo;
 pub mod fpdu_buffer;
@@ -30,7 +31,10 @@ pub mod tpt;
 pub mod tx_ddp_hdr;
 pub mod tx_framer;
 pub mod tx_mpa;
+pub mod tx_sched;
+pub mod tx_seg;
 pub mod tx_tcp_hdr;
+pub mod wqe_fetch;
 
 #[cfg(test)]
 mod testutil;

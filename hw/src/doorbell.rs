@@ -1,0 +1,312 @@
+//! Doorbell pages: MMIO decode of the per-QP doorbell pages of BAR0 into
+//! per-QP send-queue producer index registers and a pending bitmap.
+//!
+//! * QP `n`'s page is at `QP_DOORBELL_BASE + n * DOORBELL_PAGE_SIZE`
+//!   (`rnic_wire::abi::csr`); a write of `QP_SQ_PRODUCER` (+0) stores the
+//!   free-running 32-bit producer index in a `2^6`-entry RAM and sets
+//!   `pending[n]`; a write of `QP_RQ_PRODUCER` (+4) is passed on as a one-clock
+//!   pulse on `rq_*` (for the receive side). Any other write inside the QP
+//!   doorbell area (`QP_DOORBELL_PAGES` pages: a QP at or above 64, another
+//!   offset) is ignored and
+//!   counted in `cnt_db_bad`. Reads are not answered here (the CSR read mux
+//!   returns 0 for doorbell pages).
+//! * `take_valid`/`take_qp`: the fetch unit takes a QP's work: `take_prod`
+//!   is its producer index after the next edge (`take_ack` high), and
+//!   `pending[take_qp]` is cleared — unless a doorbell for the same QP is
+//!   written in the same clock, which wins (no doorbell is ever lost).
+//! * `rearm_valid`/`rearm_qp`: sets a pending bit again (the fetch unit did
+//!   not fetch everything up to the producer index it took).
+//! * `reset` clears `pending` and the counters; the producer RAM keeps its
+//!   contents (the host rewrites a QP's doorbell when it brings it up).
+
+use rnic_wire::abi::csr::{DOORBELL_PAGE_SIZE, QP_DOORBELL_BASE, QP_DOORBELL_PAGES};
+use rnic_wire::abi::doorbell::{QP_RQ_PRODUCER, QP_SQ_PRODUCER};
+use rust_hdl::prelude::*;
+
+/// Number of QPs the doorbell block serves (`pending` width).
+pub const DB_QPS: usize = 64;
+/// log2 of [`DB_QPS`].
+pub const DB_LOG2_QPS: usize = 6;
+
+#[derive(LogicBlock)]
+pub struct Doorbell {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub csr_valid: Signal<In, Bit>,
+    pub csr_write: Signal<In, Bit>,
+    pub csr_addr: Signal<In, Bits<24>>,
+    pub csr_wdata: Signal<In, Bits<32>>,
+    pub pending: Signal<Out, Bits<64>>,
+    pub take_valid: Signal<In, Bit>,
+    pub take_qp: Signal<In, Bits<6>>,
+    pub take_ack: Signal<Out, Bit>,
+    pub take_prod: Signal<Out, Bits<32>>,
+    pub rearm_valid: Signal<In, Bit>,
+    pub rearm_qp: Signal<In, Bits<6>>,
+    pub rq_valid: Signal<Out, Bit>,
+    pub rq_qp: Signal<Out, Bits<6>>,
+    pub rq_prod: Signal<Out, Bits<32>>,
+    pub cnt_db: Signal<Out, Bits<32>>,
+    pub cnt_db_bad: Signal<Out, Bits<32>>,
+    base: Constant<Bits<24>>,
+    window: Constant<Bits<24>>,
+    area: Constant<Bits<24>>,
+    off_sq: Constant<Bits<12>>,
+    off_rq: Constant<Bits<12>>,
+    prod: RAM<Bits<32>, 6>,
+    pend: DFF<Bits<64>>,
+    ack: DFF<Bit>,
+    rqv: DFF<Bit>,
+    rqq: DFF<Bits<6>>,
+    rqp: DFF<Bits<32>>,
+    n_db: DFF<Bits<32>>,
+    n_bad: DFF<Bits<32>>,
+    rel: Signal<Local, Bits<24>>,
+    in_win: Signal<Local, Bit>,
+    in_area: Signal<Local, Bit>,
+    qp: Signal<Local, Bits<6>>,
+    sq_wr: Signal<Local, Bit>,
+    rq_wr: Signal<Local, Bit>,
+    pnext: Signal<Local, Bits<64>>,
+}
+
+impl Default for Doorbell {
+    fn default() -> Self {
+        const _: () = assert!(DOORBELL_PAGE_SIZE == 1 << 12);
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            csr_valid: Default::default(),
+            csr_write: Default::default(),
+            csr_addr: Default::default(),
+            csr_wdata: Default::default(),
+            pending: Default::default(),
+            take_valid: Default::default(),
+            take_qp: Default::default(),
+            take_ack: Default::default(),
+            take_prod: Default::default(),
+            rearm_valid: Default::default(),
+            rearm_qp: Default::default(),
+            rq_valid: Default::default(),
+            rq_qp: Default::default(),
+            rq_prod: Default::default(),
+            cnt_db: Default::default(),
+            cnt_db_bad: Default::default(),
+            base: Constant::new((QP_DOORBELL_BASE as u64).into()),
+            window: Constant::new(((DB_QPS as u64) * DOORBELL_PAGE_SIZE as u64).into()),
+            area: Constant::new((QP_DOORBELL_PAGES as u64 * DOORBELL_PAGE_SIZE as u64).into()),
+            off_sq: Constant::new((QP_SQ_PRODUCER as u64).into()),
+            off_rq: Constant::new((QP_RQ_PRODUCER as u64).into()),
+            prod: Default::default(),
+            pend: Default::default(),
+            ack: Default::default(),
+            rqv: Default::default(),
+            rqq: Default::default(),
+            rqp: Default::default(),
+            n_db: Default::default(),
+            n_bad: Default::default(),
+            rel: Default::default(),
+            in_win: Default::default(),
+            in_area: Default::default(),
+            qp: Default::default(),
+            sq_wr: Default::default(),
+            rq_wr: Default::default(),
+            pnext: Default::default(),
+        }
+    }
+}
+
+impl Logic for Doorbell {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, pend, ack, rqv, rqq, rqp, n_db, n_bad);
+        self.prod.read_clock.next = self.clock.val();
+        self.prod.write_clock.next = self.clock.val();
+        // Decode: the QP doorbell window is [base, base + 64 pages).
+        self.rel.next = self.csr_addr.val() - self.base.val();
+        self.in_area.next = self.csr_valid.val()
+            & self.csr_write.val()
+            & (self.csr_addr.val() >= self.base.val())
+            & (self.rel.val() < self.area.val());
+        self.in_win.next = self.in_area.val() & (self.rel.val() < self.window.val());
+        self.qp.next = self.rel.val().get_bits::<6>(12);
+        self.sq_wr.next =
+            self.in_win.val() & (self.rel.val().get_bits::<12>(0) == self.off_sq.val());
+        self.rq_wr.next =
+            self.in_win.val() & (self.rel.val().get_bits::<12>(0) == self.off_rq.val());
+        // Producer RAM: doorbell writes; take reads (registered).
+        self.prod.write_address.next = self.qp.val();
+        self.prod.write_data.next = self.csr_wdata.val();
+        self.prod.write_enable.next = self.sq_wr.val();
+        self.prod.read_address.next = self.take_qp.val();
+        self.take_prod.next = self.prod.read_data.val();
+        self.ack.d.next = self.take_valid.val();
+        self.take_ack.next = self.ack.q.val();
+        // Pending bitmap: clear on take, then set on rearm and doorbell (set wins).
+        self.pnext.next = self.pend.q.val();
+        if self.take_valid.val() {
+            self.pnext.next = self.pnext.val() & !(bits::<64>(1) << self.take_qp.val());
+        }
+        if self.rearm_valid.val() {
+            self.pnext.next = self.pnext.val() | (bits::<64>(1) << self.rearm_qp.val());
+        }
+        if self.sq_wr.val() {
+            self.pnext.next = self.pnext.val() | (bits::<64>(1) << self.qp.val());
+        }
+        self.pend.d.next = self.pnext.val();
+        self.pending.next = self.pend.q.val();
+        // RQ producer writes go on as pulses.
+        self.rqv.d.next = self.rq_wr.val();
+        self.rqq.d.next = self.qp.val();
+        self.rqp.d.next = self.csr_wdata.val();
+        self.rq_valid.next = self.rqv.q.val();
+        self.rq_qp.next = self.rqq.q.val();
+        self.rq_prod.next = self.rqp.q.val();
+        // Counters.
+        if self.sq_wr.val() | self.rq_wr.val() {
+            self.n_db.d.next = self.n_db.q.val() + 1;
+        }
+        if self.in_area.val() & !self.sq_wr.val() & !self.rq_wr.val() {
+            self.n_bad.d.next = self.n_bad.q.val() + 1;
+        }
+        self.cnt_db.next = self.n_db.q.val();
+        self.cnt_db_bad.next = self.n_bad.q.val();
+        if self.reset.val() {
+            self.pend.d.next = 0.into();
+            self.ack.d.next = false;
+            self.rqv.d.next = false;
+            self.n_db.d.next = 0.into();
+            self.n_bad.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{tick, Rng};
+
+    fn uut() -> Doorbell {
+        let mut u = Doorbell::default();
+        u.clock.connect();
+        u.reset.connect();
+        u.csr_valid.connect();
+        u.csr_write.connect();
+        u.csr_addr.connect();
+        u.csr_wdata.connect();
+        u.take_valid.connect();
+        u.take_qp.connect();
+        u.rearm_valid.connect();
+        u.rearm_qp.connect();
+        u.connect_all();
+        u
+    }
+
+    fn write(u: &mut Doorbell, addr: u32, v: u32) {
+        u.csr_valid.next = true;
+        u.csr_write.next = true;
+        u.csr_addr.next = (addr as u64).into();
+        u.csr_wdata.next = (v as u64).into();
+        tick!(*u);
+        u.csr_valid.next = false;
+    }
+
+    fn page(qp: u32) -> u32 {
+        QP_DOORBELL_BASE + qp * DOORBELL_PAGE_SIZE
+    }
+
+    /// Random doorbells against a Rust model of the pages; takes in between.
+    #[test]
+    fn doorbells_match_model() {
+        let mut u = uut();
+        u.reset.next = true;
+        tick!(u);
+        tick!(u);
+        u.reset.next = false;
+        let mut rng = Rng::new(7);
+        let mut prod = [0u32; DB_QPS];
+        let mut pend = 0u64;
+        let (mut good, mut bad) = (0u64, 0u64);
+        for _ in 0..400 {
+            match rng.below(6) {
+                0..=2 => {
+                    let qp = rng.below(DB_QPS) as u32;
+                    let v = rng.next() as u32;
+                    write(&mut u, page(qp) + QP_SQ_PRODUCER, v);
+                    prod[qp as usize] = v;
+                    pend |= 1 << qp;
+                    good += 1;
+                }
+                3 => {
+                    let qp = rng.below(DB_QPS) as u32;
+                    write(&mut u, page(qp) + QP_RQ_PRODUCER, 77);
+                    assert!(
+                        u.rq_valid.val() || {
+                            tick!(u);
+                            u.rq_valid.val()
+                        }
+                    );
+                    assert_eq!(u.rq_qp.val().to_u64(), qp as u64);
+                    good += 1;
+                }
+                4 => {
+                    // Outside the 64 pages, other offsets, reads: ignored.
+                    let (a, counted) = match rng.below(3) {
+                        0 => (page(64 + rng.below(100) as u32), true),
+                        1 => (page(rng.below(64) as u32) + 8, true),
+                        _ => (0x0020, false),
+                    };
+                    write(&mut u, a, 5);
+                    if counted {
+                        bad += 1;
+                    }
+                }
+                _ => {
+                    let qp = rng.below(DB_QPS);
+                    u.take_valid.next = true;
+                    u.take_qp.next = (qp as u64).into();
+                    tick!(u);
+                    u.take_valid.next = false;
+                    assert!(u.take_ack.val());
+                    assert_eq!(u.take_prod.val().to_u64(), prod[qp] as u64);
+                    pend &= !(1 << qp);
+                }
+            }
+            tick!(u);
+            assert_eq!(u.pending.val().to_u64(), pend);
+        }
+        assert_eq!(u.cnt_db.val().to_u64(), good);
+        assert_eq!(u.cnt_db_bad.val().to_u64(), bad);
+        // A doorbell in the same clock as the take of the same QP wins.
+        write(&mut u, page(9), 123);
+        u.take_valid.next = true;
+        u.take_qp.next = 9.into();
+        write(&mut u, page(9), 124);
+        u.take_valid.next = false;
+        tick!(u);
+        assert!(u.pending.val().get_bit(9));
+        // Rearm sets, reset clears.
+        u.rearm_valid.next = true;
+        u.rearm_qp.next = 63.into();
+        tick!(u);
+        u.rearm_valid.next = false;
+        tick!(u);
+        assert!(u.pending.val().get_bit(63));
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        tick!(u);
+        assert_eq!(u.pending.val().to_u64(), 0);
+    }
+
+    #[test]
+    fn generates_verilog() {
+        let mut u = Doorbell::default();
+        u.connect_all();
+        let v = crate::gen::postprocess_as(&generate_verilog(&u), "doorbell");
+        assert!(v.contains("module doorbell("));
+        if let Ok(path) = std::env::var("DOORBELL_VERILOG") {
+            std::fs::write(path, &v).unwrap();
+        }
+    }
+}

@@ -1,0 +1,521 @@
+//! WQE fetch: for a QP granted by `TxSched`, DMA-reads up to
+//! [`PREFETCH`] send WQEs from its ring in one request, parses the 64-octet
+//! WQEs (`rnic_wire::abi::wqe`) and queues them, in per-QP order, for
+//! `TxSeg`.
+//!
+//! * Per-QP ring configuration (`cfg_*`, written by the firmware when the QP
+//!   goes to RTS, never while the QP is scheduled): ring bus address
+//!   `cfg_base`, `cfg_log2` (ring of `2^log2` WQEs), and the fetch index
+//!   `cfg_ci` (the free-running index of the next WQE to fetch). Rings are
+//!   physically contiguous (the simplified path; no TPT for rings).
+//! * A grant (`grant_valid`/`grant_qp`, handshake `grant_ready`) takes the
+//!   QP's producer index from `Doorbell` (`take_*`, which clears its pending
+//!   bit), then asks for `n = min(producer - ci, PREFETCH, WQEs to the ring
+//!   end)` WQEs at `base + (ci mod 2^log2) * 64` with one DMA read of `64 n`
+//!   octets and one of [`TAGS`] tags. `n = 0` (a stale pending bit) asks for
+//!   nothing. `ci += n` at once.
+//! * At most one fetch per QP is in flight: `busy[qp]` is set from the grant
+//!   to the last completion beat, and the scheduler must not grant a busy QP
+//!   (`TxSched::blocked`). Completions of different tags may come back in
+//!   any order; those of one QP cannot overtake each other, so WQEs leave in
+//!   ring order per QP. After the last beat, if the QP had more WQEs than
+//!   were fetched, its pending bit is set again (`rearm_*`).
+//! * Grants are taken only while the WQE FIFO (32 deep) has room for every
+//!   WQE in flight plus `PREFETCH`, so `dma_rd_cpl_ready` is always high.
+//! * Output (`wqe_*`, first-word fall-through, `wqe_ready` pops): the fields
+//!   of the WQE, its QP and index, and `wqe_bad` with `wqe_reason` when
+//!   `SendWqe::parse` would refuse it ([`REASON_OPCODE`]: unknown opcode;
+//!   [`REASON_RESERVED`]: unknown flag bits or non-zero reserved fields;
+//!   [`REASON_NUM_SGE`]: more than `MAX_SGE_PER_WQE` SGEs;
+//!   [`REASON_SOLICITED`]: Solicited on a non-Send). `TxSeg` completes a bad
+//!   WQE with an error completion record.
+
+use crate::fifo::Fifo;
+use rust_hdl::prelude::*;
+
+/// Most WQEs fetched by one DMA read.
+pub const PREFETCH: u64 = 8;
+/// DMA read tags in use (requests in flight).
+pub const TAGS: usize = 4;
+/// `wqe_reason`: the opcode octet names no `SendOpcode`.
+pub const REASON_OPCODE: u64 = 1;
+/// `wqe_reason`: unknown flag bits, or a reserved field is not zero.
+pub const REASON_RESERVED: u64 = 2;
+/// `wqe_reason`: more SGEs than `MAX_SGE_PER_WQE`.
+pub const REASON_NUM_SGE: u64 = 3;
+/// `wqe_reason`: Solicited Event flag on an operation that is not a Send.
+pub const REASON_SOLICITED: u64 = 4;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum FetchState {
+    Idle,
+    Calc,
+    Issue,
+}
+
+#[derive(LogicBlock)]
+pub struct WqeFetch {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    // Ring configuration.
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_qp: Signal<In, Bits<6>>,
+    pub cfg_base: Signal<In, Bits<64>>,
+    pub cfg_log2: Signal<In, Bits<5>>,
+    pub cfg_ci: Signal<In, Bits<32>>,
+    // Scheduler.
+    pub grant_valid: Signal<In, Bit>,
+    pub grant_qp: Signal<In, Bits<6>>,
+    pub grant_ready: Signal<Out, Bit>,
+    pub busy: Signal<Out, Bits<64>>,
+    // Doorbell.
+    pub take_valid: Signal<Out, Bit>,
+    pub take_qp: Signal<Out, Bits<6>>,
+    pub take_prod: Signal<In, Bits<32>>,
+    pub rearm_valid: Signal<Out, Bit>,
+    pub rearm_qp: Signal<Out, Bits<6>>,
+    // DMA read.
+    pub dma_rd_req_valid: Signal<Out, Bit>,
+    pub dma_rd_req_ready: Signal<In, Bit>,
+    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub dma_rd_cpl_valid: Signal<In, Bit>,
+    pub dma_rd_cpl_ready: Signal<Out, Bit>,
+    pub dma_rd_cpl_data: Signal<In, Bits<64>>,
+    pub dma_rd_cpl_last: Signal<In, Bit>,
+    pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
+    // Parsed WQEs.
+    pub wqe_valid: Signal<Out, Bit>,
+    pub wqe_ready: Signal<In, Bit>,
+    pub wqe_qp: Signal<Out, Bits<6>>,
+    pub wqe_idx: Signal<Out, Bits<32>>,
+    pub wqe_wr_id: Signal<Out, Bits<64>>,
+    pub wqe_opcode: Signal<Out, Bits<8>>,
+    pub wqe_flags: Signal<Out, Bits<8>>,
+    pub wqe_num_sge: Signal<Out, Bits<8>>,
+    pub wqe_imm: Signal<Out, Bits<32>>,
+    pub wqe_roff: Signal<Out, Bits<64>>,
+    pub wqe_rstag: Signal<Out, Bits<32>>,
+    pub wqe_sge0_addr: Signal<Out, Bits<64>>,
+    pub wqe_sge0_len: Signal<Out, Bits<32>>,
+    pub wqe_sge0_lkey: Signal<Out, Bits<32>>,
+    pub wqe_sge1_addr: Signal<Out, Bits<64>>,
+    pub wqe_sge1_len: Signal<Out, Bits<32>>,
+    pub wqe_sge1_lkey: Signal<Out, Bits<32>>,
+    pub wqe_bad: Signal<Out, Bit>,
+    pub wqe_reason: Signal<Out, Bits<3>>,
+    pub cnt_fetch: Signal<Out, Bits<32>>,
+    // Per-QP state.
+    c_prefetch: Constant<Bits<32>>,
+    c_rsv: Constant<Bits<3>>,
+    c_op: Constant<Bits<3>>,
+    c_sol: Constant<Bits<3>>,
+    c_nsge: Constant<Bits<3>>,
+    ring: RAM<Bits<69>, 6>,
+    cis: RAM<Bits<32>, 6>,
+    fifo: Fifo<Bits<550>, 5, 6>,
+    state: DFF<FetchState>,
+    qp: DFF<Bits<6>>,
+    n: DFF<Bits<4>>,
+    more: DFF<Bit>,
+    ci: DFF<Bits<32>>,
+    addr: DFF<Bits<64>>,
+    busy_r: DFF<Bits<64>>,
+    free: DFF<Bits<4>>,
+    ifl: DFF<Bits<6>>,
+    e0_qp: DFF<Bits<6>>,
+    e1_qp: DFF<Bits<6>>,
+    e2_qp: DFF<Bits<6>>,
+    e3_qp: DFF<Bits<6>>,
+    e0_ci: DFF<Bits<32>>,
+    e1_ci: DFF<Bits<32>>,
+    e2_ci: DFF<Bits<32>>,
+    e3_ci: DFF<Bits<32>>,
+    e_more: DFF<Bits<4>>,
+    wbuf: DFF<Bits<512>>,
+    beat: DFF<Bits<3>>,
+    wcount: DFF<Bits<4>>,
+    n_fetch: DFF<Bits<32>>,
+    // Temporaries.
+    avail: Signal<Local, Bits<32>>,
+    mask: Signal<Local, Bits<32>>,
+    slot: Signal<Local, Bits<32>>,
+    to_end: Signal<Local, Bits<32>>,
+    nn: Signal<Local, Bits<32>>,
+    tag: Signal<Local, Bits<2>>,
+    any_free: Signal<Local, Bit>,
+    ctag: Signal<Local, Bits<2>>,
+    c_qp: Signal<Local, Bits<6>>,
+    c_ci: Signal<Local, Bits<32>>,
+    c_more: Signal<Local, Bit>,
+    more_sh: Signal<Local, Bits<4>>,
+    buf_next: Signal<Local, Bits<512>>,
+    push: Signal<Local, Bit>,
+    free_next: Signal<Local, Bits<4>>,
+    ifl_next: Signal<Local, Bits<6>>,
+    issued: Signal<Local, Bit>,
+    busy_next: Signal<Local, Bits<64>>,
+    raw: Signal<Local, Bits<512>>,
+    op: Signal<Local, Bits<8>>,
+    fl: Signal<Local, Bits<8>>,
+    nsge: Signal<Local, Bits<8>>,
+}
+
+impl Default for WqeFetch {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            cfg_valid: Default::default(),
+            cfg_qp: Default::default(),
+            cfg_base: Default::default(),
+            cfg_log2: Default::default(),
+            cfg_ci: Default::default(),
+            grant_valid: Default::default(),
+            grant_qp: Default::default(),
+            grant_ready: Default::default(),
+            busy: Default::default(),
+            take_valid: Default::default(),
+            take_qp: Default::default(),
+            take_prod: Default::default(),
+            rearm_valid: Default::default(),
+            rearm_qp: Default::default(),
+            dma_rd_req_valid: Default::default(),
+            dma_rd_req_ready: Default::default(),
+            dma_rd_req_addr: Default::default(),
+            dma_rd_req_len: Default::default(),
+            dma_rd_req_tag: Default::default(),
+            dma_rd_cpl_valid: Default::default(),
+            dma_rd_cpl_ready: Default::default(),
+            dma_rd_cpl_data: Default::default(),
+            dma_rd_cpl_last: Default::default(),
+            dma_rd_cpl_tag: Default::default(),
+            wqe_valid: Default::default(),
+            wqe_ready: Default::default(),
+            wqe_qp: Default::default(),
+            wqe_idx: Default::default(),
+            wqe_wr_id: Default::default(),
+            wqe_opcode: Default::default(),
+            wqe_flags: Default::default(),
+            wqe_num_sge: Default::default(),
+            wqe_imm: Default::default(),
+            wqe_roff: Default::default(),
+            wqe_rstag: Default::default(),
+            wqe_sge0_addr: Default::default(),
+            wqe_sge0_len: Default::default(),
+            wqe_sge0_lkey: Default::default(),
+            wqe_sge1_addr: Default::default(),
+            wqe_sge1_len: Default::default(),
+            wqe_sge1_lkey: Default::default(),
+            wqe_bad: Default::default(),
+            wqe_reason: Default::default(),
+            cnt_fetch: Default::default(),
+            c_prefetch: Constant::new(PREFETCH.into()),
+            c_rsv: Constant::new(REASON_RESERVED.into()),
+            c_op: Constant::new(REASON_OPCODE.into()),
+            c_sol: Constant::new(REASON_SOLICITED.into()),
+            c_nsge: Constant::new(REASON_NUM_SGE.into()),
+            ring: Default::default(),
+            cis: Default::default(),
+            fifo: Default::default(),
+            state: Default::default(),
+            qp: Default::default(),
+            n: Default::default(),
+            more: Default::default(),
+            ci: Default::default(),
+            addr: Default::default(),
+            busy_r: Default::default(),
+            free: Default::default(),
+            ifl: Default::default(),
+            e0_qp: Default::default(),
+            e1_qp: Default::default(),
+            e2_qp: Default::default(),
+            e3_qp: Default::default(),
+            e0_ci: Default::default(),
+            e1_ci: Default::default(),
+            e2_ci: Default::default(),
+            e3_ci: Default::default(),
+            e_more: Default::default(),
+            wbuf: Default::default(),
+            beat: Default::default(),
+            wcount: Default::default(),
+            n_fetch: Default::default(),
+            avail: Default::default(),
+            mask: Default::default(),
+            slot: Default::default(),
+            to_end: Default::default(),
+            nn: Default::default(),
+            tag: Default::default(),
+            any_free: Default::default(),
+            ctag: Default::default(),
+            c_qp: Default::default(),
+            c_ci: Default::default(),
+            c_more: Default::default(),
+            more_sh: Default::default(),
+            buf_next: Default::default(),
+            push: Default::default(),
+            free_next: Default::default(),
+            ifl_next: Default::default(),
+            issued: Default::default(),
+            busy_next: Default::default(),
+            raw: Default::default(),
+            op: Default::default(),
+            fl: Default::default(),
+            nsge: Default::default(),
+        }
+    }
+}
+
+impl Logic for WqeFetch {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, qp, n, more, ci, addr, busy_r, free, ifl, e0_qp, e1_qp, e2_qp,
+            e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, wbuf, beat, wcount, n_fetch
+        );
+        clock!(self, clock, fifo);
+        self.fifo.reset.next = self.reset.val();
+        self.ring.read_clock.next = self.clock.val();
+        self.ring.write_clock.next = self.clock.val();
+        self.cis.read_clock.next = self.clock.val();
+        self.cis.write_clock.next = self.clock.val();
+        // Ring config RAM: {log2, base}; fetch index RAM (cfg write wins).
+        self.ring.write_enable.next = self.cfg_valid.val();
+        self.ring.write_address.next = self.cfg_qp.val();
+        self.ring.write_data.next = (bit_cast::<69, 5>(self.cfg_log2.val()) << 64)
+            | bit_cast::<69, 64>(self.cfg_base.val());
+        self.ring.read_address.next = self.grant_qp.val();
+        self.cis.read_address.next = self.grant_qp.val();
+        self.cis.write_enable.next = self.cfg_valid.val();
+        self.cis.write_address.next = self.cfg_qp.val();
+        self.cis.write_data.next = self.cfg_ci.val();
+
+        // Free tag: the lowest.
+        self.any_free.next = self.free.q.val().any();
+        self.tag.next = 3.into();
+        if self.free.q.val().get_bit(2) {
+            self.tag.next = 2.into();
+        }
+        if self.free.q.val().get_bit(1) {
+            self.tag.next = 1.into();
+        }
+        if self.free.q.val().get_bit(0) {
+            self.tag.next = 0.into();
+        }
+
+        // Defaults.
+        self.grant_ready.next = false;
+        self.take_valid.next = false;
+        self.take_qp.next = self.grant_qp.val();
+        self.dma_rd_req_valid.next = false;
+        self.dma_rd_req_addr.next = self.addr.q.val();
+        self.dma_rd_req_len.next = bit_cast::<16, 4>(self.n.q.val()) << 6;
+        self.dma_rd_req_tag.next = bit_cast::<8, 2>(self.tag.val());
+        self.issued.next = false;
+        self.busy_next.next = self.busy_r.q.val();
+
+        // Fetch index arithmetic (Calc: RAM outputs and take_prod are valid).
+        self.avail.next = self.take_prod.val() - self.cis.read_data.val();
+        self.mask.next = (bits::<32>(1) << self.ring.read_data.val().get_bits::<5>(64)) - 1;
+        self.slot.next = self.cis.read_data.val() & self.mask.val();
+        self.to_end.next = self.mask.val() - self.slot.val() + 1;
+        self.nn.next = self.c_prefetch.val();
+        if self.avail.val() < self.nn.val() {
+            self.nn.next = self.avail.val();
+        }
+        if self.to_end.val() < self.nn.val() {
+            self.nn.next = self.to_end.val();
+        }
+
+        match self.state.q.val() {
+            FetchState::Idle => {
+                // Room for every WQE in flight plus a whole prefetch.
+                if self.any_free.val()
+                    & ((bit_cast::<7, 6>(self.fifo.count.val())
+                        + bit_cast::<7, 6>(self.ifl.q.val()))
+                        <= 24)
+                {
+                    self.grant_ready.next = true;
+                    if self.grant_valid.val() {
+                        self.take_valid.next = true;
+                        self.qp.d.next = self.grant_qp.val();
+                        self.busy_next.next =
+                            self.busy_next.val() | (bits::<64>(1) << self.grant_qp.val());
+                        self.state.d.next = FetchState::Calc;
+                    }
+                }
+            }
+            FetchState::Calc => {
+                self.n.d.next = self.nn.val().get_bits::<4>(0);
+                self.more.d.next = self.avail.val() != self.nn.val();
+                self.ci.d.next = self.cis.read_data.val();
+                self.addr.d.next = self.ring.read_data.val().get_bits::<64>(0)
+                    + (bit_cast::<64, 32>(self.slot.val()) << 6);
+                if self.nn.val() == 0 {
+                    // Stale pending bit: nothing to fetch.
+                    self.busy_next.next =
+                        self.busy_next.val() & !(bits::<64>(1) << self.qp.q.val());
+                    self.state.d.next = FetchState::Idle;
+                } else {
+                    self.state.d.next = FetchState::Issue;
+                }
+            }
+            FetchState::Issue => {
+                self.dma_rd_req_valid.next = true;
+                if self.dma_rd_req_ready.val() {
+                    self.issued.next = true;
+                    self.state.d.next = FetchState::Idle;
+                }
+            }
+            _ => {
+                self.state.d.next = FetchState::Idle;
+            }
+        }
+        // The fetch index moves on at the request (cfg writes win).
+        if self.issued.val() & !self.cfg_valid.val() {
+            self.cis.write_enable.next = true;
+            self.cis.write_address.next = self.qp.q.val();
+            self.cis.write_data.next = self.ci.q.val() + bit_cast::<32, 4>(self.n.q.val());
+        }
+
+        // Completions: contiguous per tag; 8 beats per WQE.
+        self.dma_rd_cpl_ready.next = true;
+        self.ctag.next = self.dma_rd_cpl_tag.val().get_bits::<2>(0);
+        self.c_qp.next = self.e0_qp.q.val();
+        self.c_ci.next = self.e0_ci.q.val();
+        if self.ctag.val() == 1 {
+            self.c_qp.next = self.e1_qp.q.val();
+            self.c_ci.next = self.e1_ci.q.val();
+        }
+        if self.ctag.val() == 2 {
+            self.c_qp.next = self.e2_qp.q.val();
+            self.c_ci.next = self.e2_ci.q.val();
+        }
+        if self.ctag.val() == 3 {
+            self.c_qp.next = self.e3_qp.q.val();
+            self.c_ci.next = self.e3_ci.q.val();
+        }
+        self.more_sh.next = self.e_more.q.val() >> self.ctag.val();
+        self.c_more.next = (self.more_sh.val() & 1).any();
+        self.buf_next.next =
+            (self.wbuf.q.val() >> 64) | (bit_cast::<512, 64>(self.dma_rd_cpl_data.val()) << 448);
+        self.push.next = false;
+        self.free_next.next = self.free.q.val();
+        self.rearm_valid.next = false;
+        self.rearm_qp.next = self.c_qp.val();
+        self.fifo.data_in.next =
+            (bit_cast::<550, 32>(self.c_ci.val() + bit_cast::<32, 4>(self.wcount.q.val())) << 518)
+                | (bit_cast::<550, 6>(self.c_qp.val()) << 512)
+                | bit_cast::<550, 512>(self.buf_next.val());
+        if self.dma_rd_cpl_valid.val() {
+            self.wbuf.d.next = self.buf_next.val();
+            self.beat.d.next = self.beat.q.val() + 1;
+            if self.beat.q.val() == 7 {
+                self.push.next = true;
+                self.wcount.d.next = self.wcount.q.val() + 1;
+            }
+            if self.dma_rd_cpl_last.val() {
+                self.beat.d.next = 0.into();
+                self.wcount.d.next = 0.into();
+                self.free_next.next = self.free_next.val() | (bits::<4>(1) << self.ctag.val());
+                self.busy_next.next = self.busy_next.val() & !(bits::<64>(1) << self.c_qp.val());
+                self.rearm_valid.next = self.c_more.val();
+            }
+        }
+        self.fifo.write.next = self.push.val();
+        // Tag entry of a new request (after the completion's free: a tag
+        // freed and allocated in one clock cannot happen, the freed tag was
+        // busy).
+        if self.issued.val() {
+            self.free_next.next = self.free_next.val() & !(bits::<4>(1) << self.tag.val());
+            self.e_more.d.next = self.e_more.q.val() & !(bits::<4>(1) << self.tag.val());
+            if self.more.q.val() {
+                self.e_more.d.next = (self.e_more.q.val() & !(bits::<4>(1) << self.tag.val()))
+                    | (bits::<4>(1) << self.tag.val());
+            }
+            if self.tag.val() == 0 {
+                self.e0_qp.d.next = self.qp.q.val();
+                self.e0_ci.d.next = self.ci.q.val();
+            }
+            if self.tag.val() == 1 {
+                self.e1_qp.d.next = self.qp.q.val();
+                self.e1_ci.d.next = self.ci.q.val();
+            }
+            if self.tag.val() == 2 {
+                self.e2_qp.d.next = self.qp.q.val();
+                self.e2_ci.d.next = self.ci.q.val();
+            }
+            if self.tag.val() == 3 {
+                self.e3_qp.d.next = self.qp.q.val();
+                self.e3_ci.d.next = self.ci.q.val();
+            }
+            self.n_fetch.d.next = self.n_fetch.q.val() + 1;
+        }
+        // WQEs in flight: + n at the request, - 1 per push.
+        self.free.d.next = self.free_next.val();
+        self.ifl_next.next = self.ifl.q.val();
+        if self.issued.val() {
+            self.ifl_next.next = self.ifl_next.val() + bit_cast::<6, 4>(self.n.q.val());
+        }
+        if self.push.val() {
+            self.ifl_next.next = self.ifl_next.val() - 1;
+        }
+        self.ifl.d.next = self.ifl_next.val();
+        self.busy_r.d.next = self.busy_next.val();
+        self.busy.next = self.busy_r.q.val();
+        self.cnt_fetch.next = self.n_fetch.q.val();
+
+        // Output side: parse the WQE at the FIFO head (`SendWqe::parse`).
+        self.fifo.read.next = self.wqe_ready.val();
+        self.wqe_valid.next = !self.fifo.empty.val();
+        self.raw.next = self.fifo.data_out.val().get_bits::<512>(0);
+        self.wqe_qp.next = self.fifo.data_out.val().get_bits::<6>(512);
+        self.wqe_idx.next = self.fifo.data_out.val().get_bits::<32>(518);
+        self.op.next = self.raw.val().get_bits::<8>(64);
+        self.fl.next = self.raw.val().get_bits::<8>(72);
+        self.nsge.next = self.raw.val().get_bits::<8>(80);
+        self.wqe_wr_id.next = self.raw.val().get_bits::<64>(0);
+        self.wqe_opcode.next = self.op.val();
+        self.wqe_flags.next = self.fl.val();
+        self.wqe_num_sge.next = self.nsge.val();
+        self.wqe_imm.next = self.raw.val().get_bits::<32>(96);
+        self.wqe_roff.next = self.raw.val().get_bits::<64>(128);
+        self.wqe_rstag.next = self.raw.val().get_bits::<32>(192);
+        self.wqe_sge0_addr.next = self.raw.val().get_bits::<64>(256);
+        self.wqe_sge0_len.next = self.raw.val().get_bits::<32>(320);
+        self.wqe_sge0_lkey.next = self.raw.val().get_bits::<32>(352);
+        self.wqe_sge1_addr.next = self.raw.val().get_bits::<64>(384);
+        self.wqe_sge1_len.next = self.raw.val().get_bits::<32>(448);
+        self.wqe_sge1_lkey.next = self.raw.val().get_bits::<32>(480);
+        // Checked in the order `SendWqe::parse` checks (first reason wins).
+        self.wqe_reason.next = 0.into();
+        if (self.fl.val() & 0xF8).any()
+            | self.raw.val().get_bits::<8>(88).any()
+            | self.raw.val().get_bits::<32>(224).any()
+        {
+            self.wqe_reason.next = self.c_rsv.val();
+        } else if self.op.val() > 5 {
+            self.wqe_reason.next = self.c_op.val();
+        } else if self.fl.val().get_bit(1)
+            & (self.op.val() != 2)
+            & (self.op.val() != 3)
+            & (self.op.val() != 5)
+        {
+            self.wqe_reason.next = self.c_sol.val();
+        } else if self.nsge.val() > 2 {
+            self.wqe_reason.next = self.c_nsge.val();
+        }
+        self.wqe_bad.next = self.wqe_reason.val().any();
+
+        if self.reset.val() {
+            self.state.d.next = FetchState::Idle;
+            self.busy_r.d.next = 0.into();
+            self.free.d.next = 15.into();
+            self.ifl.d.next = 0.into();
+            self.beat.d.next = 0.into();
+            self.wcount.d.next = 0.into();
+            self.n_fetch.d.next = 0.into();
+        }
+    }
+}
