@@ -9052,6 +9052,54 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
     reg  d2_fcs$d;
     wire  d2_fcs$q;
     reg  d2_fcs$clock;
+    reg  [63:0] d3_data$d;
+    wire  [63:0] d3_data$q;
+    reg  d3_data$clock;
+    reg  [3:0] d3_keep$d;
+    wire  [3:0] d3_keep$q;
+    reg  d3_keep$clock;
+    reg  d3_last$d;
+    wire  d3_last$q;
+    reg  d3_last$clock;
+    reg  d3_valid$d;
+    wire  d3_valid$q;
+    reg  d3_valid$clock;
+    reg  d3_fcs$d;
+    wire  d3_fcs$q;
+    reg  d3_fcs$clock;
+    reg  pv$d;
+    wire  pv$q;
+    reg  pv$clock;
+    reg  pfirst$d;
+    wire  pfirst$q;
+    reg  pfirst$clock;
+    reg  [31:0] pi0$d;
+    wire  [31:0] pi0$q;
+    reg  pi0$clock;
+    reg  [31:0] pi1$d;
+    wire  [31:0] pi1$q;
+    reg  pi1$clock;
+    reg  [31:0] pt0$d;
+    wire  [31:0] pt0$q;
+    reg  pt0$clock;
+    reg  [31:0] pt1$d;
+    wire  [31:0] pt1$q;
+    reg  pt1$clock;
+    reg  s_fixed$d;
+    wire  s_fixed$q;
+    reg  s_fixed$clock;
+    reg  [3:0] s_tag$d;
+    wire  [3:0] s_tag$q;
+    reg  s_tag$clock;
+    reg  s_need_tcp$d;
+    wire  s_need_tcp$q;
+    reg  s_need_tcp$clock;
+    reg  [3:0] s_after_ip$d;
+    wire  [3:0] s_after_ip$q;
+    reg  s_after_ip$clock;
+    reg  [31:0] s_ph$d;
+    wire  [31:0] s_ph$q;
+    reg  s_ph$clock;
     reg  [7:0] bc$d;
     wire  [7:0] bc$q;
     reg  bc$clock;
@@ -9097,6 +9145,9 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
     reg  fin$d;
     wire  fin$q;
     reg  fin$clock;
+    reg  fin2$d;
+    wire  fin2$q;
+    reg  fin2$clock;
     reg  [3:0] tag$d;
     wire  [3:0] tag$q;
     reg  tag$clock;
@@ -9104,12 +9155,10 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
     // Local signals
     reg  [7:0] ihl_now;
     reg  [7:0] ihl4_now;
-    reg  [7:0] rem8;
     reg  [15:0] fragbits;
     reg  [7:0] dpos;
     reg  [15:0] tl_now;
-    reg  [7:0] mshift;
-    reg  [63:0] dm;
+    reg  [7:0] bmask;
     reg  [31:0] w0;
     reg  [31:0] w1;
     reg  [31:0] w2;
@@ -9118,8 +9167,14 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
     reg  [31:0] m1;
     reg  [31:0] m2;
     reg  [31:0] m3;
-    reg  [31:0] ip_sum;
-    reg  [31:0] tcp_sum;
+    reg  [31:0] ia0;
+    reg  [31:0] ia1;
+    reg  [31:0] ia2;
+    reg  [31:0] ia3;
+    reg  [31:0] ta0;
+    reg  [31:0] ta1;
+    reg  [31:0] ta2;
+    reg  [31:0] ta3;
     reg  [15:0] ihl4;
     reg  [15:0] tcp_len;
     reg  [15:0] doff4;
@@ -9180,6 +9235,86 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         .d(d2_fcs$d),
         .q(d2_fcs$q),
         .clock(d2_fcs$clock)
+    );
+    rnic_core$rx_check$d3_data d3_data(
+        .d(d3_data$d),
+        .q(d3_data$q),
+        .clock(d3_data$clock)
+    );
+    rnic_core$rx_check$d3_keep d3_keep(
+        .d(d3_keep$d),
+        .q(d3_keep$q),
+        .clock(d3_keep$clock)
+    );
+    rnic_core$rx_check$d3_last d3_last(
+        .d(d3_last$d),
+        .q(d3_last$q),
+        .clock(d3_last$clock)
+    );
+    rnic_core$rx_check$d3_valid d3_valid(
+        .d(d3_valid$d),
+        .q(d3_valid$q),
+        .clock(d3_valid$clock)
+    );
+    rnic_core$rx_check$d3_fcs d3_fcs(
+        .d(d3_fcs$d),
+        .q(d3_fcs$q),
+        .clock(d3_fcs$clock)
+    );
+    rnic_core$rx_check$pv pv(
+        .d(pv$d),
+        .q(pv$q),
+        .clock(pv$clock)
+    );
+    rnic_core$rx_check$pfirst pfirst(
+        .d(pfirst$d),
+        .q(pfirst$q),
+        .clock(pfirst$clock)
+    );
+    rnic_core$rx_check$pi0 pi0(
+        .d(pi0$d),
+        .q(pi0$q),
+        .clock(pi0$clock)
+    );
+    rnic_core$rx_check$pi1 pi1(
+        .d(pi1$d),
+        .q(pi1$q),
+        .clock(pi1$clock)
+    );
+    rnic_core$rx_check$pt0 pt0(
+        .d(pt0$d),
+        .q(pt0$q),
+        .clock(pt0$clock)
+    );
+    rnic_core$rx_check$pt1 pt1(
+        .d(pt1$d),
+        .q(pt1$q),
+        .clock(pt1$clock)
+    );
+    rnic_core$rx_check$s_fixed s_fixed(
+        .d(s_fixed$d),
+        .q(s_fixed$q),
+        .clock(s_fixed$clock)
+    );
+    rnic_core$rx_check$s_tag s_tag(
+        .d(s_tag$d),
+        .q(s_tag$q),
+        .clock(s_tag$clock)
+    );
+    rnic_core$rx_check$s_need_tcp s_need_tcp(
+        .d(s_need_tcp$d),
+        .q(s_need_tcp$q),
+        .clock(s_need_tcp$clock)
+    );
+    rnic_core$rx_check$s_after_ip s_after_ip(
+        .d(s_after_ip$d),
+        .q(s_after_ip$q),
+        .clock(s_after_ip$clock)
+    );
+    rnic_core$rx_check$s_ph s_ph(
+        .d(s_ph$d),
+        .q(s_ph$q),
+        .clock(s_ph$clock)
     );
     rnic_core$rx_check$bc bc(
         .d(bc$d),
@@ -9256,6 +9391,11 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         .q(fin$q),
         .clock(fin$clock)
     );
+    rnic_core$rx_check$fin2 fin2(
+        .d(fin2$d),
+        .q(fin2$q),
+        .clock(fin2$clock)
+    );
     rnic_core$rx_check$tag tag(
         .d(tag$d),
         .q(tag$q),
@@ -9274,6 +9414,22 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         d2_last$clock = clock;
         d2_valid$clock = clock;
         d2_fcs$clock = clock;
+        d3_data$clock = clock;
+        d3_keep$clock = clock;
+        d3_last$clock = clock;
+        d3_valid$clock = clock;
+        d3_fcs$clock = clock;
+        pv$clock = clock;
+        pfirst$clock = clock;
+        pi0$clock = clock;
+        pi1$clock = clock;
+        pt0$clock = clock;
+        pt1$clock = clock;
+        s_fixed$clock = clock;
+        s_tag$clock = clock;
+        s_need_tcp$clock = clock;
+        s_after_ip$clock = clock;
+        s_ph$clock = clock;
         bc$clock = clock;
         ethertype$clock = clock;
         ver_ihl$clock = clock;
@@ -9289,6 +9445,7 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         acc_tcp$clock = clock;
         flen$clock = clock;
         fin$clock = clock;
+        fin2$clock = clock;
         tag$clock = clock;
         d1_data$d = d1_data$q;
         d1_keep$d = d1_keep$q;
@@ -9300,6 +9457,22 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         d2_last$d = d2_last$q;
         d2_valid$d = d2_valid$q;
         d2_fcs$d = d2_fcs$q;
+        d3_data$d = d3_data$q;
+        d3_keep$d = d3_keep$q;
+        d3_last$d = d3_last$q;
+        d3_valid$d = d3_valid$q;
+        d3_fcs$d = d3_fcs$q;
+        pv$d = pv$q;
+        pfirst$d = pfirst$q;
+        pi0$d = pi0$q;
+        pi1$d = pi1$q;
+        pt0$d = pt0$q;
+        pt1$d = pt1$q;
+        s_fixed$d = s_fixed$q;
+        s_tag$d = s_tag$q;
+        s_need_tcp$d = s_need_tcp$q;
+        s_after_ip$d = s_after_ip$q;
+        s_ph$d = s_ph$q;
         bc$d = bc$q;
         ethertype$d = ethertype$q;
         ver_ihl$d = ver_ihl$q;
@@ -9315,6 +9488,7 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         acc_tcp$d = acc_tcp$q;
         flen$d = flen$q;
         fin$d = fin$q;
+        fin2$d = fin2$q;
         tag$d = tag$q;
         d1_data$d = in_data;
         d1_keep$d = in_keep;
@@ -9326,70 +9500,138 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         d2_last$d = d1_last$q;
         d2_valid$d = d1_valid$q;
         d2_fcs$d = d1_fcs$q;
-        out_data = d2_data$q;
-        out_keep = d2_keep$q;
-        out_last = d2_last$q;
-        out_valid = d2_valid$q;
-        out_fcs_bad = d2_fcs$q;
+        d3_data$d = d2_data$q;
+        d3_keep$d = d2_keep$q;
+        d3_last$d = d2_last$q;
+        d3_valid$d = d2_valid$q;
+        d3_fcs$d = d2_fcs$q;
+        out_data = d3_data$q;
+        out_keep = d3_keep$q;
+        out_last = d3_last$q;
+        out_valid = d3_valid$q;
+        out_fcs_bad = d3_fcs$q;
         out_tag = tag$q;
         ihl_now = {{4{1'b0}}, in_data[(32'h30)+:(4)]};
         ihl4_now = ihl_now << 32'h2;
         dpos = ihl4_now + 8'h1a;
         tl_now = ({{8{1'b0}}, in_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, in_data[(32'h8)+:(8)]};
-        mshift = 8'h0;
-        rem8 = 8'h0;
-        if ((rem$q < 16'h8) & (rem$q != 16'h0)) begin
-            rem8 = rem$q[7:0] << 32'h3;
-            mshift = 8'h40 - rem8;
-        end
-        dm = (in_data << mshift) >> mshift;
-        if (rem$q == 16'h0) begin
-            dm = 64'h0;
+        bmask = 8'hff;
+        if (rem$q < 16'h8) begin
+            bmask = 8'h0;
+            if (rem$q > 16'h0) begin
+                bmask = 8'h1;
+            end
+            if (rem$q > 16'h1) begin
+                bmask = 8'h3;
+            end
+            if (rem$q > 16'h2) begin
+                bmask = 8'h7;
+            end
+            if (rem$q > 16'h3) begin
+                bmask = 8'hf;
+            end
+            if (rem$q > 16'h4) begin
+                bmask = 8'h1f;
+            end
+            if (rem$q > 16'h5) begin
+                bmask = 8'h3f;
+            end
+            if (rem$q > 16'h6) begin
+                bmask = 8'h7f;
+            end
         end
         w0 = ({{24{1'b0}}, in_data[(32'h0)+:(8)]} << 32'h8) | {{24{1'b0}}, in_data[(32'h8)+:(8)]};
         w1 = ({{24{1'b0}}, in_data[(32'h10)+:(8)]} << 32'h8) | {{24{1'b0}}, in_data[(32'h18)+:(8)]};
         w2 = ({{24{1'b0}}, in_data[(32'h20)+:(8)]} << 32'h8) | {{24{1'b0}}, in_data[(32'h28)+:(8)]};
         w3 = ({{24{1'b0}}, in_data[(32'h30)+:(8)]} << 32'h8) | {{24{1'b0}}, in_data[(32'h38)+:(8)]};
-        m0 = ({{24{1'b0}}, dm[(32'h0)+:(8)]} << 32'h8) | {{24{1'b0}}, dm[(32'h8)+:(8)]};
-        m1 = ({{24{1'b0}}, dm[(32'h10)+:(8)]} << 32'h8) | {{24{1'b0}}, dm[(32'h18)+:(8)]};
-        m2 = ({{24{1'b0}}, dm[(32'h20)+:(8)]} << 32'h8) | {{24{1'b0}}, dm[(32'h28)+:(8)]};
-        m3 = ({{24{1'b0}}, dm[(32'h30)+:(8)]} << 32'h8) | {{24{1'b0}}, dm[(32'h38)+:(8)]};
-        ip_sum = 32'h0;
-        tcp_sum = 32'h0;
+        m0 = 32'h0;
+        if (bmask[32'h0]) begin
+            m0 = w0 & 32'hff00;
+        end
+        if (bmask[32'h1]) begin
+            m0 = m0 | (w0 & 32'hff);
+        end
+        m1 = 32'h0;
+        if (bmask[32'h2]) begin
+            m1 = w1 & 32'hff00;
+        end
+        if (bmask[32'h3]) begin
+            m1 = m1 | (w1 & 32'hff);
+        end
+        m2 = 32'h0;
+        if (bmask[32'h4]) begin
+            m2 = w2 & 32'hff00;
+        end
+        if (bmask[32'h5]) begin
+            m2 = m2 | (w2 & 32'hff);
+        end
+        m3 = 32'h0;
+        if (bmask[32'h6]) begin
+            m3 = w3 & 32'hff00;
+        end
+        if (bmask[32'h7]) begin
+            m3 = m3 | (w3 & 32'hff);
+        end
+        ia0 = 32'h0;
+        ia1 = 32'h0;
+        ia2 = 32'h0;
+        ia3 = 32'h0;
+        ta0 = 32'h0;
+        ta1 = 32'h0;
+        ta2 = 32'h0;
+        ta3 = 32'h0;
         if (bc$q == 8'h1) begin
-            ip_sum = w3;
+            ia3 = w3;
         end
         if (bc$q >= 8'h2) begin
             if (hrem$q > 8'h0) begin
-                ip_sum = ip_sum + w0;
+                ia0 = w0;
             end
             else begin
-                tcp_sum = tcp_sum + m0;
+                ta0 = m0;
             end
             if (hrem$q > 8'h2) begin
-                ip_sum = ip_sum + w1;
+                ia1 = w1;
             end
             else begin
-                tcp_sum = tcp_sum + m1;
+                ta1 = m1;
             end
             if (hrem$q > 8'h4) begin
-                ip_sum = ip_sum + w2;
+                ia2 = w2;
             end
             else begin
-                tcp_sum = tcp_sum + m2;
+                ta2 = m2;
             end
             if (hrem$q > 8'h6) begin
-                ip_sum = ip_sum + w3;
+                ia3 = w3;
             end
             else begin
-                tcp_sum = tcp_sum + m3;
+                ta3 = m3;
             end
         end
         if (bc$q == 8'h3) begin
-            tcp_sum = tcp_sum + w1 + w2 + w3;
+            ta1 = w1;
+            ta2 = w2;
+            ta3 = w3;
         end
         if (bc$q == 8'h4) begin
-            tcp_sum = tcp_sum + w0;
+            ta0 = w0;
+        end
+        pv$d = in_valid;
+        pfirst$d = bc$q == 8'h0;
+        pi0$d = ia0 + ia1;
+        pi1$d = ia2 + ia3;
+        pt0$d = ta0 + ta1;
+        pt1$d = ta2 + ta3;
+        if (pv$q) begin
+            if (pfirst$q) begin
+                acc_ip$d = pi0$q + pi1$q;
+                acc_tcp$d = pt0$q + pt1$q;
+            end
+            else begin
+                acc_ip$d = acc_ip$q + pi0$q + pi1$q;
+                acc_tcp$d = acc_tcp$q + pt0$q + pt1$q;
+            end
         end
         fin$d = in_valid & in_last;
         if (in_valid) begin
@@ -9399,14 +9641,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
             end
             else if (bc$q != 8'hff) begin
                 bc$d = bc$q + 8'h1;
-            end
-            if (bc$q == 8'h0) begin
-                acc_ip$d = 32'h0;
-                acc_tcp$d = 32'h0;
-            end
-            else begin
-                acc_ip$d = acc_ip$q + ip_sum;
-                acc_tcp$d = acc_tcp$q + tcp_sum;
             end
             if (bc$q == 8'h1) begin
                 ethertype$d = ({{8{1'b0}}, in_data[(32'h20)+:(8)]} << 32'h8) | {{8{1'b0}}, in_data[(32'h28)+:(8)]};
@@ -9455,28 +9689,48 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         tcp_len = tot_len$q - ihl4;
         doff4 = {{12{1'b0}}, doff$q} << 32'h2;
         fragbits = frag$q & 16'h3fff;
+        if (fin$q) begin
+            s_ph$d = {{16{1'b0}}, tcp_len} + 32'h6;
+            s_fixed$d = 1'b0;
+            s_tag$d = 4'h0;
+            s_need_tcp$d = 1'b0;
+            s_after_ip$d = 4'h0;
+            if (flen$q < 16'he) begin
+                s_fixed$d = 1'b1;
+                s_tag$d = 4'h3;
+            end
+            else if (ethertype$q != 16'h800) begin
+                s_fixed$d = 1'b1;
+                s_tag$d = 4'h1;
+            end
+            else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
+                s_fixed$d = 1'b1;
+                s_tag$d = 4'h3;
+            end
+            else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
+                s_after_ip$d = 4'h2;
+            end
+            else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
+                s_after_ip$d = 4'h3;
+            end
+            else begin
+                s_need_tcp$d = 1'b1;
+            end
+        end
+        fin2$d = fin$q;
         ipf1 = (acc_ip$q & 32'hffff) + (acc_ip$q >> 32'h10);
         ipf2 = (ipf1 & 32'hffff) + (ipf1 >> 32'h10);
-        tall = acc_tcp$q + 32'h6 + {{16{1'b0}}, tcp_len};
+        tall = acc_tcp$q + s_ph$q;
         tf1 = (tall & 32'hffff) + (tall >> 32'h10);
         tf2 = (tf1 & 32'hffff) + (tf1 >> 32'h10);
-        if (flen$q < 16'he) begin
-            cls = 4'h3;
-        end
-        else if (ethertype$q != 16'h800) begin
-            cls = 4'h1;
-        end
-        else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
-            cls = 4'h3;
+        if (s_fixed$q) begin
+            cls = s_tag$q;
         end
         else if (ipf2 != 32'hffff) begin
             cls = 4'h4;
         end
-        else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
-            cls = 4'h2;
-        end
-        else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
-            cls = 4'h3;
+        else if (~s_need_tcp$q) begin
+            cls = s_after_ip$q;
         end
         else if (tf2 != 32'hffff) begin
             cls = 4'h5;
@@ -9484,7 +9738,7 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         else begin
             cls = 4'h0;
         end
-        if (fin$q) begin
+        if (fin2$q) begin
             tag$d = cls;
         end
         if (reset) begin
@@ -9492,8 +9746,12 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
             d2_valid$d = 1'b0;
             d1_last$d = 1'b0;
             d2_last$d = 1'b0;
+            d3_valid$d = 1'b0;
+            d3_last$d = 1'b0;
+            pv$d = 1'b0;
             bc$d = 8'h0;
             fin$d = 1'b0;
+            fin2$d = 1'b0;
         end
     end
 
@@ -9747,6 +10005,101 @@ module rnic_core$rx_check$d2_valid(d,q,clock);
 endmodule // rnic_core$rx_check$d2_valid
 
 
+module rnic_core$rx_check$d3_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$d3_data
+
+
+module rnic_core$rx_check$d3_fcs(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$d3_fcs
+
+
+module rnic_core$rx_check$d3_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$d3_keep
+
+
+module rnic_core$rx_check$d3_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$d3_last
+
+
+module rnic_core$rx_check$d3_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$d3_valid
+
+
 module rnic_core$rx_check$doff(d,q,clock);
 
     // Module arguments
@@ -9842,6 +10195,25 @@ module rnic_core$rx_check$fin(d,q,clock);
 endmodule // rnic_core$rx_check$fin
 
 
+module rnic_core$rx_check$fin2(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$fin2
+
+
 module rnic_core$rx_check$flen(d,q,clock);
 
     // Module arguments
@@ -9899,6 +10271,63 @@ module rnic_core$rx_check$hrem(d,q,clock);
 endmodule // rnic_core$rx_check$hrem
 
 
+module rnic_core$rx_check$pfirst(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$pfirst
+
+
+module rnic_core$rx_check$pi0(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$pi0
+
+
+module rnic_core$rx_check$pi1(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$pi1
+
+
 module rnic_core$rx_check$proto(d,q,clock);
 
     // Module arguments
@@ -9918,6 +10347,63 @@ module rnic_core$rx_check$proto(d,q,clock);
 endmodule // rnic_core$rx_check$proto
 
 
+module rnic_core$rx_check$pt0(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$pt0
+
+
+module rnic_core$rx_check$pt1(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$pt1
+
+
+module rnic_core$rx_check$pv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$pv
+
+
 module rnic_core$rx_check$rem(d,q,clock);
 
     // Module arguments
@@ -9935,6 +10421,101 @@ module rnic_core$rx_check$rem(d,q,clock);
     end
 
 endmodule // rnic_core$rx_check$rem
+
+
+module rnic_core$rx_check$s_after_ip(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$s_after_ip
+
+
+module rnic_core$rx_check$s_fixed(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$s_fixed
+
+
+module rnic_core$rx_check$s_need_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$s_need_tcp
+
+
+module rnic_core$rx_check$s_ph(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$s_ph
+
+
+module rnic_core$rx_check$s_tag(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_check$s_tag
 
 
 module rnic_core$rx_check$tag(d,q,clock);

@@ -5,7 +5,7 @@
 //!
 //! Current RX data path:
 //! ```text
-//! mac_rx_* → RxCheck (header/checksum verdict, 2-clock delay)
+//! mac_rx_* → RxCheck (header/checksum verdict, 3-clock delay)
 //!          → RxFifo (store and forward; drops bad FCS; verdict in the frame record)
 //!          → RxParse ──── header record (rx_hdr_*) + realigned TCP payload → rx_pay_*
 //!               │  ↕ RxSplit ↔ ConnTable (ct_wr_*, ct_rd_*)  → ack_req_*

@@ -8,7 +8,7 @@
 //! anyway), and a 4-bit verdict `tag` travels with the frame in `rx_fifo`'s
 //! frame record. When `rx_parse` reads the first beat of a frame it already
 //! knows whether to drop it, hand it to the firmware, or parse it as TCP.
-//! Cost: this block's ~500 FFs and two 2-cycle delays, no extra BRAM and no
+//! Cost: this block's ~650 FFs and a 3-cycle delay, no extra BRAM and no
 //! extra frame time of latency.
 //!
 //! # What it checks (at one beat per clock, no `ready`: a MAC cannot stall)
@@ -33,9 +33,13 @@
 //! added from their fixed frame offsets 26..34.
 //!
 //! # Timing
-//! `out_*` is `in_*` delayed by exactly 2 clocks (every cycle, valid or
-//! not); `out_tag` is valid with the delayed `last` beat: the sums are final
-//! at the clock after the last beat, folded and classified in the next.
+//! `out_*` is `in_*` delayed by exactly 3 clocks (every cycle, valid or
+//! not); `out_tag` is valid with the delayed `last` beat. The sums are
+//! pipelined so no clock holds more than one 3-operand add: the clock a beat
+//! is taken, its masked lane words are added in pairs and registered; the
+//! next clock adds both pairs into the accumulators. The clock after the last
+//! beat, every length/EtherType/protocol check is registered; the clock after
+//! that, the final sums are folded and the tag is registered.
 //! Frames of any length are classified; frames longer than 255 beats get a
 //! meaningless tag (rx_fifo drops them as oversize anyway).
 
@@ -84,7 +88,7 @@ pub struct RxCheck {
     pub out_fcs_bad: Signal<Out, Bit>,
     /// `TAG_*` of the frame; valid with `out_valid && out_last`.
     pub out_tag: Signal<Out, Bits<4>>,
-    // 2-clock delay line
+    // 3-clock delay line
     d1_data: DFF<Bits<64>>,
     d1_keep: DFF<Bits<4>>,
     d1_last: DFF<Bit>,
@@ -95,6 +99,30 @@ pub struct RxCheck {
     d2_last: DFF<Bit>,
     d2_valid: DFF<Bit>,
     d2_fcs: DFF<Bit>,
+    d3_data: DFF<Bits<64>>,
+    d3_keep: DFF<Bits<4>>,
+    d3_last: DFF<Bit>,
+    d3_valid: DFF<Bit>,
+    d3_fcs: DFF<Bit>,
+    // sum pipeline, stage 1: pairwise lane sums of the beat taken last edge
+    /// A beat was taken at the previous edge ...
+    pv: DFF<Bit>,
+    /// ... and it was beat 0 of its frame (stage 2 restarts the sums).
+    pfirst: DFF<Bit>,
+    pi0: DFF<Bits<32>>,
+    pi1: DFF<Bits<32>>,
+    pt0: DFF<Bits<32>>,
+    pt1: DFF<Bits<32>>,
+    // verdict pipeline, stage 1 (the clock after the last beat)
+    /// The length/EtherType checks decided the tag alone: `s_tag` ...
+    s_fixed: DFF<Bit>,
+    s_tag: DFF<Bits<4>>,
+    /// ... else, with a good IPv4 checksum: check the TCP checksum, or
+    /// `s_after_ip` (fragment/protocol/TCP-length verdict).
+    s_need_tcp: DFF<Bit>,
+    s_after_ip: DFF<Bits<4>>,
+    /// TCP length + protocol number: the pseudo-header's remaining terms.
+    s_ph: DFF<Bits<32>>,
     // per-frame state
     /// Index of the incoming beat in its frame (saturates at 255).
     bc: DFF<Bits<8>>,
@@ -115,18 +143,20 @@ pub struct RxCheck {
     acc_ip: DFF<Bits<32>>,
     acc_tcp: DFF<Bits<32>>,
     flen: DFF<Bits<16>>,
-    /// The last beat was taken at the previous edge: sums are final.
+    /// The last beat was taken at the previous edge: the header fields are
+    /// final (verdict stage 1) ...
     fin: DFF<Bit>,
+    /// ... and one clock later the sums are (verdict stage 2).
+    fin2: DFF<Bit>,
     tag: DFF<Bits<4>>,
     // temporaries
     ihl_now: Signal<Local, Bits<8>>,
     ihl4_now: Signal<Local, Bits<8>>,
-    rem8: Signal<Local, Bits<8>>,
     fragbits: Signal<Local, Bits<16>>,
     dpos: Signal<Local, Bits<8>>,
     tl_now: Signal<Local, Bits<16>>,
-    mshift: Signal<Local, Bits<8>>,
-    dm: Signal<Local, Bits<64>>,
+    /// Bytes of the beat within the IPv4 datagram (bit i: byte i).
+    bmask: Signal<Local, Bits<8>>,
     w0: Signal<Local, Bits<32>>,
     w1: Signal<Local, Bits<32>>,
     w2: Signal<Local, Bits<32>>,
@@ -135,8 +165,14 @@ pub struct RxCheck {
     m1: Signal<Local, Bits<32>>,
     m2: Signal<Local, Bits<32>>,
     m3: Signal<Local, Bits<32>>,
-    ip_sum: Signal<Local, Bits<32>>,
-    tcp_sum: Signal<Local, Bits<32>>,
+    ia0: Signal<Local, Bits<32>>,
+    ia1: Signal<Local, Bits<32>>,
+    ia2: Signal<Local, Bits<32>>,
+    ia3: Signal<Local, Bits<32>>,
+    ta0: Signal<Local, Bits<32>>,
+    ta1: Signal<Local, Bits<32>>,
+    ta2: Signal<Local, Bits<32>>,
+    ta3: Signal<Local, Bits<32>>,
     ihl4: Signal<Local, Bits<16>>,
     tcp_len: Signal<Local, Bits<16>>,
     doff4: Signal<Local, Bits<16>>,
@@ -153,8 +189,10 @@ impl Logic for RxCheck {
     fn update(&mut self) {
         dff_setup!(
             self, clock, d1_data, d1_keep, d1_last, d1_valid, d1_fcs, d2_data, d2_keep, d2_last,
-            d2_valid, d2_fcs, bc, ethertype, ver_ihl, tot_len, frag, proto, doff, doff_beat,
-            doff_hi, hrem, rem, acc_ip, acc_tcp, flen, fin, tag
+            d2_valid, d2_fcs, d3_data, d3_keep, d3_last, d3_valid, d3_fcs, pv, pfirst, pi0, pi1,
+            pt0, pt1, s_fixed, s_tag, s_need_tcp, s_after_ip, s_ph, bc, ethertype, ver_ihl,
+            tot_len, frag, proto, doff, doff_beat, doff_hi, hrem, rem, acc_ip, acc_tcp, flen, fin,
+            fin2, tag
         );
         // ---- delay line
         self.d1_data.d.next = self.in_data.val();
@@ -167,11 +205,16 @@ impl Logic for RxCheck {
         self.d2_last.d.next = self.d1_last.q.val();
         self.d2_valid.d.next = self.d1_valid.q.val();
         self.d2_fcs.d.next = self.d1_fcs.q.val();
-        self.out_data.next = self.d2_data.q.val();
-        self.out_keep.next = self.d2_keep.q.val();
-        self.out_last.next = self.d2_last.q.val();
-        self.out_valid.next = self.d2_valid.q.val();
-        self.out_fcs_bad.next = self.d2_fcs.q.val();
+        self.d3_data.d.next = self.d2_data.q.val();
+        self.d3_keep.d.next = self.d2_keep.q.val();
+        self.d3_last.d.next = self.d2_last.q.val();
+        self.d3_valid.d.next = self.d2_valid.q.val();
+        self.d3_fcs.d.next = self.d2_fcs.q.val();
+        self.out_data.next = self.d3_data.q.val();
+        self.out_keep.next = self.d3_keep.q.val();
+        self.out_last.next = self.d3_last.q.val();
+        self.out_valid.next = self.d3_valid.q.val();
+        self.out_fcs_bad.next = self.d3_fcs.q.val();
         self.out_tag.next = self.tag.q.val();
 
         // ---- the 4 big-endian words of the beat, and the same with bytes
@@ -181,16 +224,32 @@ impl Logic for RxCheck {
         self.dpos.next = self.ihl4_now.val() + 26;
         self.tl_now.next = (bit_cast::<16, 8>(self.in_data.val().get_bits::<8>(0)) << 8)
             | bit_cast::<16, 8>(self.in_data.val().get_bits::<8>(8));
-        // keep bytes 0..rem: shift the others out at the top and back
-        self.mshift.next = 0.into();
-        self.rem8.next = 0.into();
-        if (self.rem.q.val() < 8) & (self.rem.q.val() != 0) {
-            self.rem8.next = bit_cast::<8, 16>(self.rem.q.val()) << 3;
-            self.mshift.next = 64 - self.rem8.val();
-        }
-        self.dm.next = (self.in_data.val() << self.mshift.val()) >> self.mshift.val();
-        if self.rem.q.val() == 0 {
-            self.dm.next = 0.into();
+        // byte i of the beat is in the datagram iff i < rem: a compare per
+        // byte, no shifter (this is on the per-beat critical path)
+        self.bmask.next = 0xFF.into();
+        if self.rem.q.val() < 8 {
+            self.bmask.next = 0.into();
+            if self.rem.q.val() > 0 {
+                self.bmask.next = 0x01.into();
+            }
+            if self.rem.q.val() > 1 {
+                self.bmask.next = 0x03.into();
+            }
+            if self.rem.q.val() > 2 {
+                self.bmask.next = 0x07.into();
+            }
+            if self.rem.q.val() > 3 {
+                self.bmask.next = 0x0F.into();
+            }
+            if self.rem.q.val() > 4 {
+                self.bmask.next = 0x1F.into();
+            }
+            if self.rem.q.val() > 5 {
+                self.bmask.next = 0x3F.into();
+            }
+            if self.rem.q.val() > 6 {
+                self.bmask.next = 0x7F.into();
+            }
         }
         self.w0.next = (bit_cast::<32, 8>(self.in_data.val().get_bits::<8>(0)) << 8)
             | bit_cast::<32, 8>(self.in_data.val().get_bits::<8>(8));
@@ -200,50 +259,97 @@ impl Logic for RxCheck {
             | bit_cast::<32, 8>(self.in_data.val().get_bits::<8>(40));
         self.w3.next = (bit_cast::<32, 8>(self.in_data.val().get_bits::<8>(48)) << 8)
             | bit_cast::<32, 8>(self.in_data.val().get_bits::<8>(56));
-        self.m0.next = (bit_cast::<32, 8>(self.dm.val().get_bits::<8>(0)) << 8)
-            | bit_cast::<32, 8>(self.dm.val().get_bits::<8>(8));
-        self.m1.next = (bit_cast::<32, 8>(self.dm.val().get_bits::<8>(16)) << 8)
-            | bit_cast::<32, 8>(self.dm.val().get_bits::<8>(24));
-        self.m2.next = (bit_cast::<32, 8>(self.dm.val().get_bits::<8>(32)) << 8)
-            | bit_cast::<32, 8>(self.dm.val().get_bits::<8>(40));
-        self.m3.next = (bit_cast::<32, 8>(self.dm.val().get_bits::<8>(48)) << 8)
-            | bit_cast::<32, 8>(self.dm.val().get_bits::<8>(56));
+        self.m0.next = 0.into();
+        if self.bmask.val().get_bit(0) {
+            self.m0.next = self.w0.val() & 0xFF00;
+        }
+        if self.bmask.val().get_bit(1) {
+            self.m0.next = self.m0.val() | (self.w0.val() & 0x00FF);
+        }
+        self.m1.next = 0.into();
+        if self.bmask.val().get_bit(2) {
+            self.m1.next = self.w1.val() & 0xFF00;
+        }
+        if self.bmask.val().get_bit(3) {
+            self.m1.next = self.m1.val() | (self.w1.val() & 0x00FF);
+        }
+        self.m2.next = 0.into();
+        if self.bmask.val().get_bit(4) {
+            self.m2.next = self.w2.val() & 0xFF00;
+        }
+        if self.bmask.val().get_bit(5) {
+            self.m2.next = self.m2.val() | (self.w2.val() & 0x00FF);
+        }
+        self.m3.next = 0.into();
+        if self.bmask.val().get_bit(6) {
+            self.m3.next = self.w3.val() & 0xFF00;
+        }
+        if self.bmask.val().get_bit(7) {
+            self.m3.next = self.m3.val() | (self.w3.val() & 0x00FF);
+        }
 
-        // ---- this beat's contribution to the two sums
-        self.ip_sum.next = 0.into();
-        self.tcp_sum.next = 0.into();
+        // ---- this beat's contribution to the two sums, one operand per lane
+        self.ia0.next = 0.into();
+        self.ia1.next = 0.into();
+        self.ia2.next = 0.into();
+        self.ia3.next = 0.into();
+        self.ta0.next = 0.into();
+        self.ta1.next = 0.into();
+        self.ta2.next = 0.into();
+        self.ta3.next = 0.into();
         if self.bc.q.val() == 1 {
             // frame offset 14: version/IHL and TOS
-            self.ip_sum.next = self.w3.val();
+            self.ia3.next = self.w3.val();
         }
         if self.bc.q.val() >= 2 {
             if self.hrem.q.val() > 0 {
-                self.ip_sum.next = self.ip_sum.val() + self.w0.val();
+                self.ia0.next = self.w0.val();
             } else {
-                self.tcp_sum.next = self.tcp_sum.val() + self.m0.val();
+                self.ta0.next = self.m0.val();
             }
             if self.hrem.q.val() > 2 {
-                self.ip_sum.next = self.ip_sum.val() + self.w1.val();
+                self.ia1.next = self.w1.val();
             } else {
-                self.tcp_sum.next = self.tcp_sum.val() + self.m1.val();
+                self.ta1.next = self.m1.val();
             }
             if self.hrem.q.val() > 4 {
-                self.ip_sum.next = self.ip_sum.val() + self.w2.val();
+                self.ia2.next = self.w2.val();
             } else {
-                self.tcp_sum.next = self.tcp_sum.val() + self.m2.val();
+                self.ta2.next = self.m2.val();
             }
             if self.hrem.q.val() > 6 {
-                self.ip_sum.next = self.ip_sum.val() + self.w3.val();
+                self.ia3.next = self.w3.val();
             } else {
-                self.tcp_sum.next = self.tcp_sum.val() + self.m3.val();
+                self.ta3.next = self.m3.val();
             }
         }
-        // Pseudo-header addresses: frame offsets 26, 28, 30 (beat 3) and 32 (beat 4).
+        // Pseudo-header addresses: frame offsets 26, 28, 30 (beat 3) and 32
+        // (beat 4). These lanes are inside the IPv4 header whenever IHL >= 5
+        // (so their TCP operand would be 0); with IHL < 5 the verdict is
+        // TAG_BAD_LEN whatever the sums.
         if self.bc.q.val() == 3 {
-            self.tcp_sum.next = self.tcp_sum.val() + self.w1.val() + self.w2.val() + self.w3.val();
+            self.ta1.next = self.w1.val();
+            self.ta2.next = self.w2.val();
+            self.ta3.next = self.w3.val();
         }
         if self.bc.q.val() == 4 {
-            self.tcp_sum.next = self.tcp_sum.val() + self.w0.val();
+            self.ta0.next = self.w0.val();
+        }
+        // stage 1: register pairwise sums; stage 2: add both into the sums
+        self.pv.d.next = self.in_valid.val();
+        self.pfirst.d.next = self.bc.q.val() == 0;
+        self.pi0.d.next = self.ia0.val() + self.ia1.val();
+        self.pi1.d.next = self.ia2.val() + self.ia3.val();
+        self.pt0.d.next = self.ta0.val() + self.ta1.val();
+        self.pt1.d.next = self.ta2.val() + self.ta3.val();
+        if self.pv.q.val() {
+            if self.pfirst.q.val() {
+                self.acc_ip.d.next = self.pi0.q.val() + self.pi1.q.val();
+                self.acc_tcp.d.next = self.pt0.q.val() + self.pt1.q.val();
+            } else {
+                self.acc_ip.d.next = self.acc_ip.q.val() + self.pi0.q.val() + self.pi1.q.val();
+                self.acc_tcp.d.next = self.acc_tcp.q.val() + self.pt0.q.val() + self.pt1.q.val();
+            }
         }
 
         // ---- per-beat state
@@ -255,13 +361,6 @@ impl Logic for RxCheck {
                     + bit_cast::<16, 4>(self.in_keep.val());
             } else if self.bc.q.val() != 255 {
                 self.bc.d.next = self.bc.q.val() + 1;
-            }
-            if self.bc.q.val() == 0 {
-                self.acc_ip.d.next = 0.into();
-                self.acc_tcp.d.next = 0.into();
-            } else {
-                self.acc_ip.d.next = self.acc_ip.q.val() + self.ip_sum.val();
-                self.acc_tcp.d.next = self.acc_tcp.q.val() + self.tcp_sum.val();
             }
             if self.bc.q.val() == 1 {
                 self.ethertype.d.next = (bit_cast::<16, 8>(self.in_data.val().get_bits::<8>(32))
@@ -307,47 +406,69 @@ impl Logic for RxCheck {
             }
         }
 
-        // ---- verdict, the clock after the last beat
+        // ---- verdict stage 1, the clock after the last beat: every check
+        // but the two checksums (the header fields are final, the sums not yet)
         self.ihl4.next = bit_cast::<16, 4>(self.ver_ihl.q.val().get_bits::<4>(0)) << 2;
         self.tcp_len.next = self.tot_len.q.val() - self.ihl4.val();
         self.doff4.next = bit_cast::<16, 4>(self.doff.q.val()) << 2;
         self.fragbits.next = self.frag.q.val() & 0x3FFF; // IPV4_FRAG_MASK
+        if self.fin.q.val() {
+            self.s_ph.d.next = bit_cast::<32, 16>(self.tcp_len.val()) + 6; // IPPROTO_TCP
+            self.s_fixed.d.next = false;
+            self.s_tag.d.next = 0.into();
+            self.s_need_tcp.d.next = false;
+            self.s_after_ip.d.next = 0.into();
+            if self.flen.q.val() < 14 {
+                // ETH_HDR_LEN
+                self.s_fixed.d.next = true;
+                self.s_tag.d.next = 3.into(); // TAG_BAD_LEN
+            } else if self.ethertype.q.val() != 0x0800 {
+                // ETHERTYPE_IPV4
+                self.s_fixed.d.next = true;
+                self.s_tag.d.next = 1.into(); // TAG_EXC_NOT_IPV4
+            } else if (self.flen.q.val() < 34) // ETH_HDR_LEN + IPV4_MIN_HDR
+                | (self.ver_ihl.q.val().get_bits::<4>(4) != 4)
+                | (self.ihl4.val() < 20) // IPV4_MIN_HDR
+                | (self.tot_len.q.val() < self.ihl4.val())
+                | (self.tot_len.q.val() > (self.flen.q.val() - 14))
+            // ETH_HDR_LEN
+            {
+                self.s_fixed.d.next = true;
+                self.s_tag.d.next = 3.into(); // TAG_BAD_LEN
+            } else if (self.fragbits.val() != 0) | (self.proto.q.val() != 6)
+            // IPPROTO_TCP
+            {
+                self.s_after_ip.d.next = 2.into(); // TAG_EXC_IPV4
+            } else if (self.tcp_len.val() < 20) // TCP_MIN_HDR
+                | (self.doff4.val() < 20) // TCP_MIN_HDR
+                | (self.doff4.val() > self.tcp_len.val())
+            {
+                self.s_after_ip.d.next = 3.into(); // TAG_BAD_LEN
+            } else {
+                self.s_need_tcp.d.next = true;
+            }
+        }
+        self.fin2.d.next = self.fin.q.val();
+
+        // ---- verdict stage 2: fold the final sums, same priority as the
+        // checks above (IPv4 checksum before protocol/TCP checks)
         self.ipf1.next = (self.acc_ip.q.val() & 0xFFFF) + (self.acc_ip.q.val() >> 16);
         self.ipf2.next = (self.ipf1.val() & 0xFFFF) + (self.ipf1.val() >> 16);
-        self.tall.next = self.acc_tcp.q.val() + 6 + bit_cast::<32, 16>(self.tcp_len.val()); // IPPROTO_TCP
+        self.tall.next = self.acc_tcp.q.val() + self.s_ph.q.val();
         self.tf1.next = (self.tall.val() & 0xFFFF) + (self.tall.val() >> 16);
         self.tf2.next = (self.tf1.val() & 0xFFFF) + (self.tf1.val() >> 16);
-        if self.flen.q.val() < 14 {
-            // ETH_HDR_LEN
-            self.cls.next = 3.into(); // TAG_BAD_LEN
-        } else if self.ethertype.q.val() != 0x0800 {
-            // ETHERTYPE_IPV4
-            self.cls.next = 1.into(); // TAG_EXC_NOT_IPV4
-        } else if (self.flen.q.val() < 34) // ETH_HDR_LEN + IPV4_MIN_HDR
-            | (self.ver_ihl.q.val().get_bits::<4>(4) != 4)
-            | (self.ihl4.val() < 20) // IPV4_MIN_HDR
-            | (self.tot_len.q.val() < self.ihl4.val())
-            | (self.tot_len.q.val() > (self.flen.q.val() - 14))
-        // ETH_HDR_LEN
-        {
-            self.cls.next = 3.into(); // TAG_BAD_LEN
+        if self.s_fixed.q.val() {
+            self.cls.next = self.s_tag.q.val();
         } else if self.ipf2.val() != 0xFFFF {
             self.cls.next = 4.into(); // TAG_BAD_IP_CSUM
-        } else if (self.fragbits.val() != 0) | (self.proto.q.val() != 6)
-        // IPPROTO_TCP
-        {
-            self.cls.next = 2.into(); // TAG_EXC_IPV4
-        } else if (self.tcp_len.val() < 20) // TCP_MIN_HDR
-            | (self.doff4.val() < 20) // TCP_MIN_HDR
-            | (self.doff4.val() > self.tcp_len.val())
-        {
-            self.cls.next = 3.into(); // TAG_BAD_LEN
+        } else if !self.s_need_tcp.q.val() {
+            self.cls.next = self.s_after_ip.q.val();
         } else if self.tf2.val() != 0xFFFF {
             self.cls.next = 5.into(); // TAG_BAD_TCP_CSUM
         } else {
             self.cls.next = 0.into(); // TAG_OK
         }
-        if self.fin.q.val() {
+        if self.fin2.q.val() {
             self.tag.d.next = self.cls.val();
         }
 
@@ -356,8 +477,12 @@ impl Logic for RxCheck {
             self.d2_valid.d.next = false;
             self.d1_last.d.next = false;
             self.d2_last.d.next = false;
+            self.d3_valid.d.next = false;
+            self.d3_last.d.next = false;
+            self.pv.d.next = false;
             self.bc.d.next = 0.into();
             self.fin.d.next = false;
+            self.fin2.d.next = false;
         }
     }
 }
