@@ -42,6 +42,41 @@ use rnic_wire::net::{TcpControl, TcpRepr};
 
 /// Send buffer of a connection: the largest MPA Request/Reply.
 pub const TXBUF: usize = mpa::MAX_FRAME;
+/// Room for our Terminate FPDU: MPA length, untagged DDP header, Terminate
+/// control, pad, CRC, and the markers that can fall in it.
+const TERMINATE_FPDU_MAX: usize = 64;
+
+/// Builds the FPDU of a host-requested Terminate (no echoed headers; QN 2,
+/// MSN 1: the only message ever sent on that queue, RFC 5040 §5.1) at
+/// stream position `seq`, with the connection's transmit CRC and markers
+/// (RFC 5044 §4.3, §4.4). Returns its wire length.
+fn terminate_fpdu(ctx: &ConnContext, seq: u32, out: &mut [u8]) -> rnic_wire::Result<usize> {
+    use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_TX};
+    use rnic_wire::mpa::{emit_fpdu_with_markers, Fpdu, FpduRepr};
+    use rnic_wire::rdmap::RdmapRepr;
+    use rnic_wire::terminate::{RdmapError, TerminateCause, TerminateRepr};
+    let term = RdmapRepr::Terminate {
+        msn: 1,
+        terminate: TerminateRepr {
+            cause: TerminateCause::Rdmap(RdmapError::LocalCatastrophic { code: 0xFF }),
+            ddp: None,
+            rdma: None,
+        },
+    };
+    let mut ulpdu = [0u8; TERMINATE_FPDU_MAX];
+    let n = term.emit(&mut ulpdu)?;
+    let crc = ctx.mpa_flags & MPA_CRC_TX != 0;
+    if ctx.mpa_flags & MPA_MARKERS_TX != 0 {
+        emit_fpdu_with_markers(&ulpdu[..n], crc, ctx.tx_marker_ref, seq, out)
+    } else {
+        let repr = FpduRepr { ulpdu: &ulpdu[..n] };
+        let len = repr.buffer_len();
+        let buf = out.get_mut(..len).ok_or(rnic_wire::Error::BufferTooSmall)?;
+        repr.emit(&mut Fpdu::new_unchecked(buf), crc)?;
+        Ok(len)
+    }
+}
+
 /// First ephemeral port.
 pub const EPHEMERAL_FIRST: u16 = 49152;
 
@@ -1058,6 +1093,42 @@ impl<
                 }
             }
         }
+    }
+
+    /// The host moved an RTS QP to Terminate (Modify QP): the QP stops, a
+    /// Terminate message goes to the peer on the stream, and the stream is
+    /// closed (RFC 5040 §5.1, §7: a Terminate is the last message sent on
+    /// the stream). The cause is RDMAP Local Catastrophic, whose code the
+    /// RFC leaves free ("any value acceptable"); we send 0xFF, as Linux siw
+    /// does for a consumer-requested termination.
+    pub(crate) fn host_terminate(&mut self, i: usize, now: Micros) {
+        let Some(c) = self.conns[i].as_ref() else {
+            return;
+        };
+        let (qpn, phase) = (c.qpn, c.phase);
+        if phase != Phase::Rdma {
+            // No RDMA stream yet (still in MPA): nothing to terminate on,
+            // close it abortively.
+            self.disconnect(i, true, now);
+            return;
+        }
+        // QP first, so the device sends nothing more on it.
+        if let Some(qpn) = qpn {
+            self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
+        }
+        let ctx = self.hal.read_conn(i as u32).ok();
+        self.take_back(i);
+        let Some((c, mut tx)) = self.sink(i) else {
+            return;
+        };
+        if let Some(ctx) = ctx {
+            let mut fpdu = [0u8; TERMINATE_FPDU_MAX];
+            if let Ok(n) = terminate_fpdu(&ctx, c.tcb.write_seq(), &mut fpdu) {
+                c.tcb.write(&fpdu[..n], now, &mut tx);
+            }
+        }
+        c.tcb.close(now, &mut tx);
+        c.phase = Phase::Closing;
     }
 
     /// Starts a graceful (`abortive == false`) or abortive close of QP `qpn`'s connection.

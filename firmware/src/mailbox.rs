@@ -172,6 +172,9 @@ impl<
                     (QpState::Closing, Some(i)) if q.state == QpState::Rts => {
                         self.disconnect(i, false, now)
                     }
+                    (QpState::Terminate, Some(i)) if q.state == QpState::Rts => {
+                        self.host_terminate(i, now)
+                    }
                     (QpState::Idle, Some(_)) => return Err(S::BadState),
                     _ => {
                         self.qps

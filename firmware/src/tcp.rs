@@ -195,6 +195,11 @@ pub struct Tcb<const TX: usize> {
     pub our_mss: u16,
     offered_wscale: u8,
     ws_ok: bool,
+    /// Octets `[snd_una, snd_una + dev)` that the device's fast path sent
+    /// (RDMA mode, see [`Tcb::sync`]): the firmware cannot resend them (they
+    /// live in host memory), so its own data (`tx`) starts after them.
+    dev: u32,
+    /// The firmware's unacknowledged and unsent data, from `snd_una + dev`.
     tx: heapless::Vec<u8, TX>,
     fin_pending: bool,
     fin_sent: bool,
@@ -225,6 +230,7 @@ impl<const TX: usize> Tcb<TX> {
             our_mss: p.mss,
             offered_wscale: p.wscale.min(14),
             ws_ok: false,
+            dev: 0,
             tx: heapless::Vec::new(),
             fin_pending: false,
             fin_sent: false,
@@ -290,6 +296,7 @@ impl<const TX: usize> Tcb<TX> {
             our_mss: self.our_mss,
             offered_wscale: self.offered_wscale,
             ws_ok: self.ws_ok,
+            dev: self.dev,
             tx,
             fin_pending: self.fin_pending,
             fin_sent: self.fin_sent,
@@ -427,7 +434,17 @@ impl<const TX: usize> Tcb<TX> {
     }
 
     fn data_end(&self) -> u32 {
-        self.snd_una.wrapping_add(self.tx.len() as u32)
+        self.tx_start().wrapping_add(self.tx.len() as u32)
+    }
+
+    /// Sequence number of `tx[0]`: after the device's octets.
+    fn tx_start(&self) -> u32 {
+        self.snd_una.wrapping_add(self.dev)
+    }
+
+    /// Where the next octet queued with [`Tcb::write`] goes on the stream.
+    pub fn write_seq(&self) -> u32 {
+        self.data_end()
     }
 
     /// Sends new data and the FIN as far as the peer's window allows.
@@ -435,8 +452,13 @@ impl<const TX: usize> Tcb<TX> {
         let end = self.data_end();
         let wnd_end = self.snd_una.wrapping_add(self.snd_wnd.max(1));
         let mss = self.peer_mss.min(self.our_mss).max(1) as u32;
+        // Going back over the device's octets (a retransmission) skips them:
+        // only the device could resend them.
+        if seq_lt(self.snd_nxt, self.tx_start()) {
+            self.snd_nxt = self.tx_start();
+        }
         while seq_lt(self.snd_nxt, end) && seq_lt(self.snd_nxt, wnd_end) {
-            let off = self.snd_nxt.wrapping_sub(self.snd_una) as usize;
+            let off = self.snd_nxt.wrapping_sub(self.tx_start()) as usize;
             let room = wnd_end.wrapping_sub(self.snd_nxt);
             let n = (end.wrapping_sub(self.snd_nxt)).min(mss).min(room) as usize;
             let seq = self.snd_nxt;
@@ -574,12 +596,11 @@ impl<const TX: usize> Tcb<TX> {
                 return rx;
             }
             if seq_lt(self.snd_una, a) {
-                let data_end = self.data_end();
-                let acked_data = if seq_le(a, data_end) {
-                    a.wrapping_sub(self.snd_una) as usize
-                } else {
-                    self.tx.len()
-                };
+                // The device's octets are acknowledged first, then ours.
+                let advance = a.wrapping_sub(self.snd_una);
+                let from_dev = advance.min(self.dev);
+                self.dev -= from_dev;
+                let acked_data = ((advance - from_dev) as usize).min(self.tx.len());
                 let rest = self.tx.len() - acked_data;
                 self.tx.copy_within(acked_data.., 0);
                 self.tx.truncate(rest);
@@ -760,6 +781,7 @@ impl<const TX: usize> Tcb<TX> {
         self.snd_una = snd_una;
         self.snd_wnd = snd_wnd;
         self.max_snd_wnd = self.max_snd_wnd.max(snd_wnd);
+        self.dev = snd_nxt.wrapping_sub(snd_una);
         self.tx.clear();
         self.deadline = None;
         self.retries = 0;

@@ -815,3 +815,184 @@ fn mailbox_rejects_bad_input() {
         MboxStatus::Ok
     );
 }
+
+/// Sets the fast path's send state (and optionally the MPA flags) in the
+/// mock's connection context 0, as the device would have left it.
+fn device_sent(fw: &mut Fw, snd_una: u32, snd_nxt: u32, mpa_flags: Option<u8>, marker_ref: u32) {
+    let mut c = fw.hal.conn(0).unwrap();
+    c.snd_una = snd_una;
+    c.snd_nxt = snd_nxt;
+    if let Some(f) = mpa_flags {
+        c.mpa_flags = f;
+    }
+    c.tx_marker_ref = marker_ref;
+    let mut b = [0u8; 64];
+    c.emit(&mut b).unwrap();
+    fw.hal.tables.insert((TableId::Conn as u8, 0), b.to_vec());
+}
+
+/// The Terminate a host-requested Modify QP → Terminate must put on the
+/// wire, parsed with rnic-wire (MPA CRC checked when `crc`).
+fn parse_terminate(fpdu: &[u8], crc: bool) -> rnic_wire::rdmap::RdmapRepr<'_> {
+    use rnic_wire::mpa::{Fpdu, FpduRepr};
+    let f = Fpdu::new_checked(fpdu).expect("an FPDU");
+    assert_eq!(f.total_len(), fpdu.len(), "one whole FPDU in the segment");
+    let repr = FpduRepr::parse(&f, crc).expect("good MPA CRC");
+    rnic_wire::rdmap::RdmapRepr::from_bytes(repr.ulpdu).expect("an RDMAP message")
+}
+
+#[test]
+fn host_terminate_sends_terminate_then_fin_after_device_data() {
+    use rnic_wire::abi::context::{MPA_CRC_RX, MPA_CRC_TX};
+    use rnic_wire::rdmap::RdmapRepr;
+    use rnic_wire::terminate::{RdmapError, TerminateCause};
+    let mut fw = new_fw();
+    let (qpn, rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    let _ = sent_tcp(&mut fw.hal);
+    // The device has sent 3000 octets, 1000 of them acknowledged.
+    device_sent(
+        &mut fw,
+        snd + 1000,
+        snd + 3000,
+        Some(MPA_CRC_TX | MPA_CRC_RX),
+        snd,
+    );
+    let st = cmd(
+        &mut fw,
+        Command::ModifyQp {
+            qpn,
+            state: QpState::Terminate,
+        },
+    )
+    .0;
+    assert_eq!(st, MboxStatus::Ok);
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
+    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Firmware);
+    let out = sent_tcp(&mut fw.hal);
+    assert_eq!(
+        out.len(),
+        2,
+        "the Terminate, then the FIN: {:?}",
+        out.iter().map(|o| o.ctl).collect::<Vec<_>>()
+    );
+    // After the device's octets, never over them.
+    assert_eq!(out[0].seq, snd + 3000);
+    assert_eq!(out[0].ack, Some(rcv));
+    match parse_terminate(&out[0].payload, true) {
+        RdmapRepr::Terminate { msn, terminate } => {
+            assert_eq!(msn, 1);
+            assert_eq!(
+                terminate.cause,
+                TerminateCause::Rdmap(RdmapError::LocalCatastrophic { code: 0xFF })
+            );
+            assert!(terminate.ddp.is_none() && terminate.rdma.is_none());
+        }
+        other => panic!("not a Terminate: {other:?}"),
+    }
+    let fin_seq = snd + 3000 + out[0].payload.len() as u32;
+    assert_eq!((out[1].ctl, out[1].seq), (TcpControl::Fin, fin_seq));
+    // A retransmission timeout resends the Terminate, not the device's octets.
+    fw.hal.now += 2 * S;
+    fw.poll();
+    let again = sent_tcp(&mut fw.hal);
+    assert!(!again.is_empty(), "retransmitted");
+    assert!(
+        again.iter().all(|o| o.seq >= snd + 3000),
+        "nothing resent from the device's range"
+    );
+    assert_eq!(again[0].payload, out[0].payload);
+    // The peer acknowledges everything, FIN included, and closes too.
+    let mut f = Seg::new(PPORT, LPORT, TcpControl::Fin, rcv, Some(fin_seq + 1));
+    f.payload = vec![];
+    rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, f.frame());
+    let acks = sent_tcp(&mut fw.hal);
+    assert!(
+        acks.iter().any(|o| o.ack == Some(rcv + 1)),
+        "FIN acknowledged"
+    );
+    fw.hal.now += 10 * S;
+    fw.poll();
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Error);
+}
+
+#[test]
+fn host_terminate_with_markers_places_them_from_the_stream_reference() {
+    use rnic_wire::abi::context::{MPA_CRC_RX, MPA_CRC_TX, MPA_MARKERS_TX};
+    use rnic_wire::mpa::strip_fpdu_with_markers;
+    use rnic_wire::rdmap::RdmapRepr;
+    let mut fw = new_fw();
+    let (qpn, _rcv, snd) = passive_rdma(&mut fw);
+    let _ = sent_tcp(&mut fw.hal);
+    // Marker reference 500 octets before the next send position: a marker
+    // falls 12 octets into the Terminate FPDU (RFC 5044 §4.3).
+    let at = snd + 4000;
+    device_sent(
+        &mut fw,
+        at,
+        at,
+        Some(MPA_CRC_TX | MPA_CRC_RX | MPA_MARKERS_TX),
+        at - 500,
+    );
+    assert_eq!(
+        cmd(
+            &mut fw,
+            Command::ModifyQp {
+                qpn,
+                state: QpState::Terminate
+            }
+        )
+        .0,
+        MboxStatus::Ok
+    );
+    let out = sent_tcp(&mut fw.hal);
+    assert_eq!(out[0].seq, at);
+    let mut plain = [0u8; 128];
+    let (used, n) = strip_fpdu_with_markers(&out[0].payload, true, at - 500, at, &mut plain)
+        .expect("markers and CRC check");
+    assert_eq!(used, out[0].payload.len());
+    assert_eq!(out[0].payload.len(), n + 4, "one marker inside");
+    // The CRC covers the markers (RFC 5044 §4.4) and was checked by the strip.
+    assert!(matches!(
+        parse_terminate(&plain[..n], false),
+        RdmapRepr::Terminate { .. }
+    ));
+}
+
+#[test]
+fn host_terminate_before_rdma_mode_aborts() {
+    let mut fw = new_fw();
+    let qpn = make_qp(&mut fw);
+    let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
+    let (_iss, conn_id) = passive_to_request(&mut fw, &req);
+    let st = cmd(
+        &mut fw,
+        Command::Accept {
+            conn_id,
+            qpn,
+            ird: 1,
+            ord: 1,
+            private_data: b"",
+        },
+    )
+    .0;
+    assert_eq!(st, MboxStatus::Ok);
+    let _ = sent_tcp(&mut fw.hal);
+    // The Reply is not acknowledged yet: the QP is not in RTS, so Terminate
+    // is a plain state change request the QP table refuses or takes; no
+    // Terminate FPDU may appear on a stream that is not in RDMA mode.
+    let _ = cmd(
+        &mut fw,
+        Command::ModifyQp {
+            qpn,
+            state: QpState::Terminate,
+        },
+    );
+    for o in sent_tcp(&mut fw.hal) {
+        assert!(
+            o.payload.is_empty(),
+            "no FPDU before RDMA mode: {:?}",
+            o.payload
+        );
+    }
+}
