@@ -233,8 +233,7 @@ impl<B: Bus> Context<B> {
         self.bus
             .write32(IPV4_GATEWAY, cfg.gateway.map_or(0, u32::from));
         self.bus.write32(MTU, cfg.mtu as u32);
-        self.bus
-            .write32(CTRL, self.bus.read32(CTRL) | CTRL_ENABLE);
+        self.bus.write32(CTRL, self.bus.read32(CTRL) | CTRL_ENABLE);
         Ok(())
     }
 

@@ -14,8 +14,8 @@ use crate::bus::Bus;
 use crate::error::{DeviceError, Error, InputError, Result};
 use core::time::Duration;
 use rnic_wire::abi::csr::{
-    INT_MBOX_DONE, INT_STATUS, MBOX_BUSY, MBOX_CTRL, MBOX_DATA, MBOX_DATA_SIZE, MBOX_LEN,
-    MBOX_SEQ, MBOX_STATUS,
+    INT_MBOX_DONE, INT_STATUS, MBOX_BUSY, MBOX_CTRL, MBOX_DATA, MBOX_DATA_SIZE, MBOX_LEN, MBOX_SEQ,
+    MBOX_STATUS,
 };
 use rnic_wire::abi::mailbox::{Command, CommandResult, MboxStatus};
 

@@ -206,7 +206,9 @@ impl<'a, B: Bus> Mr<'a, B> {
     }
     /// An SGE for `len` octets at `offset` into the region.
     pub fn sge(&self, offset: u64, len: u32) -> Result<Sge> {
-        let end = offset.checked_add(len as u64).ok_or(InputError::RegionRange)?;
+        let end = offset
+            .checked_add(len as u64)
+            .ok_or(InputError::RegionRange)?;
         if end > self.len {
             return Err(InputError::RegionRange.into());
         }

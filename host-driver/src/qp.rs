@@ -128,7 +128,12 @@ impl QpShared {
     /// the first signaled WR outstanding (the unsignaled ones before it
     /// completed silently) with the same operation; an error may be any WR
     /// up to it (errors complete unsignaled WRs too; flushes come one by one).
-    pub(crate) fn retire_send(&self, wr_id: u64, opcode: WcOpcode, ok: bool) -> core::result::Result<(), ()> {
+    pub(crate) fn retire_send(
+        &self,
+        wr_id: u64,
+        opcode: WcOpcode,
+        ok: bool,
+    ) -> core::result::Result<(), ()> {
         let mut sq = lock(&self.sq);
         let first_signaled = sq.pending.iter().position(|e| e.signaled);
         let i = if ok {
@@ -154,7 +159,11 @@ impl QpShared {
     /// Retires the oldest receive WR, which must be `wr_id`; on success
     /// (`Some(len)`) the octets placed must fit its buffers. `Err(true)`:
     /// length, `Err(false)`: order.
-    pub(crate) fn retire_recv(&self, wr_id: u64, placed: Option<u32>) -> core::result::Result<(), bool> {
+    pub(crate) fn retire_recv(
+        &self,
+        wr_id: u64,
+        placed: Option<u32>,
+    ) -> core::result::Result<(), bool> {
         let mut rq = lock(&self.rq);
         let &(id, cap) = rq.pending.front().ok_or(false)?;
         if id != wr_id {
@@ -315,7 +324,10 @@ impl<'a, B: Bus> Qp<'a, B> {
         let reg = lock(&self.ctx().reg);
         let mut total = 0u64;
         for (i, s) in sges.iter().enumerate() {
-            let mr = reg.mrs.get(&s.lkey).ok_or(WrError::UnknownLkey { sge: i })?;
+            let mr = reg
+                .mrs
+                .get(&s.lkey)
+                .ok_or(WrError::UnknownLkey { sge: i })?;
             if mr.pdn != self.shared.pdn {
                 return Err(WrError::WrongPd { sge: i });
             }
@@ -348,8 +360,10 @@ impl<'a, B: Bus> Qp<'a, B> {
         if wr.solicited && !opcode.is_send() {
             return Err(WrError::SolicitedNotSend);
         }
-        if matches!(opcode, SendOpcode::SendWithImm | SendOpcode::RdmaWriteWithImm)
-            && !self.ctx().caps().immediate()
+        if matches!(
+            opcode,
+            SendOpcode::SendWithImm | SendOpcode::RdmaWriteWithImm
+        ) && !self.ctx().caps().immediate()
         {
             return Err(WrError::NoImmediate);
         }

@@ -105,7 +105,10 @@ fn reg_mr_builds_the_page_list_and_tpt_entry() {
         let m = &d.mrs[&mr.lkey()];
         assert!(m.valid);
         assert_eq!(m.pd, pd.pdn());
-        assert_eq!(m.access, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ);
+        assert_eq!(
+            m.access,
+            ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ
+        );
         assert_eq!(m.page_shift, 12);
         assert_eq!(m.va, buf.bus_addr() + 100);
         assert_eq!(m.length, 2 * 4096 + 50);
@@ -119,12 +122,19 @@ fn reg_mr_builds_the_page_list_and_tpt_entry() {
     // A region of 200 pages needs two WritePbl chunks (120 + 80, PBL_CHUNK_MAX).
     let big = ctx.alloc_dma(200 * 4096).unwrap();
     let n0 = bus.ncmds();
-    let mr2 = pd.reg_mr(&big, 0, 200 * 4096, AccessFlags::LOCAL_READ).unwrap();
+    let mr2 = pd
+        .reg_mr(&big, 0, 200 * 4096, AccessFlags::LOCAL_READ)
+        .unwrap();
     let cmds = bus.cmds_since(n0);
     let ops: Vec<Opcode> = cmds.iter().map(|c| c.opcode).collect();
     assert_eq!(
         ops,
-        [Opcode::AllocStag, Opcode::WritePbl, Opcode::WritePbl, Opcode::RegMr]
+        [
+            Opcode::AllocStag,
+            Opcode::WritePbl,
+            Opcode::WritePbl,
+            Opcode::RegMr
+        ]
     );
     match cmds[2].command() {
         Command::WritePbl { offset, addrs, .. } => {
@@ -166,7 +176,10 @@ fn every_verb() {
     {
         let d = bus.dev();
         let q = &d.qps[&qpn];
-        assert_eq!((q.pd, q.send_cqn, q.recv_cqn), (pd.pdn(), scq.cqn(), rcq.cqn()));
+        assert_eq!(
+            (q.pd, q.send_cqn, q.recv_cqn),
+            (pd.pdn(), scq.cqn(), rcq.cqn())
+        );
         assert_eq!((q.sq_entries, q.rq_entries), (8, 8));
         assert_eq!(q.sq_ring % 64, 0);
     }
@@ -304,7 +317,14 @@ fn every_verb() {
     };
     let want = vec![
         w(1, SendOpcode::RdmaWrite, 0, 0, Some(remote), &[s0, s1]),
-        w(2, SendOpcode::RdmaRead, WQE_FLAG_SIGNALED, 0, Some(remote), &[s1]),
+        w(
+            2,
+            SendOpcode::RdmaRead,
+            WQE_FLAG_SIGNALED,
+            0,
+            Some(remote),
+            &[s1],
+        ),
         w(
             3,
             SendOpcode::Send,
@@ -313,7 +333,14 @@ fn every_verb() {
             None,
             &[s0],
         ),
-        w(4, SendOpcode::SendWithInv, WQE_FLAG_SIGNALED, 0xAABB_CC01, None, &[]),
+        w(
+            4,
+            SendOpcode::SendWithInv,
+            WQE_FLAG_SIGNALED,
+            0xAABB_CC01,
+            None,
+            &[],
+        ),
         w(5, SendOpcode::SendWithImm, 0, 0x1234, None, &[s0]),
         w(
             6,
@@ -416,7 +443,10 @@ fn every_verb() {
             private_data,
             ..
         } => {
-            assert_eq!((q, peer_ip, peer_port, ird, ord), (qp2.qpn(), 0x0A00_0009, 4791, 2, 3));
+            assert_eq!(
+                (q, peer_ip, peer_port, ird, ord),
+                (qp2.qpn(), 0x0A00_0009, 4791, 2, 3)
+            );
             assert_eq!(mpa, p.mpa);
             assert_eq!(private_data, b"ping");
         }
@@ -428,7 +458,10 @@ fn every_verb() {
     ev.private_data_len = 7;
     bus.push_event(ev);
     let e = ctx.get_cm_event(MS).unwrap();
-    assert_eq!((e.kind, e.private_data.as_slice()), (EventKind::Rejected, &b"go away"[..]));
+    assert_eq!(
+        (e.kind, e.private_data.as_slice()),
+        (EventKind::Rejected, &b"go away"[..])
+    );
 
     ctx.reject(78, b"no").unwrap();
     match bus.cmds_since(bus.ncmds() - 1)[0].command() {
@@ -448,7 +481,10 @@ fn every_verb() {
     );
     // Connection loss moves the QP to Error.
     bus.push_event(event(EventKind::ConnectionLost, qp2.qpn()));
-    assert_eq!(ctx.get_cm_event(MS).unwrap().kind, EventKind::ConnectionLost);
+    assert_eq!(
+        ctx.get_cm_event(MS).unwrap().kind,
+        EventKind::ConnectionLost
+    );
     assert_eq!(qp2.state(), QpState::Error);
 
     // Filter rules and route updates.
@@ -468,7 +504,10 @@ fn every_verb() {
     ctx.filter_clear().unwrap();
     assert_eq!(ctx.filter_stats(3).unwrap(), (1 << 32) | 5);
     let mac = [0x02, 0, 0, 0, 0, 7];
-    assert_eq!(ctx.route_update(Ipv4Addr::new(10, 0, 0, 254), mac).unwrap(), 3);
+    assert_eq!(
+        ctx.route_update(Ipv4Addr::new(10, 0, 0, 254), mac).unwrap(),
+        3
+    );
     assert_eq!(
         bus.cmds_since(bus.ncmds() - 1)[0].command(),
         Command::RouteUpdate {
@@ -532,7 +571,13 @@ fn data_path_touches_only_its_own_doorbell_pages() {
         for k in 0..3 {
             bus.push_cqe(
                 cqn,
-                cqe(100 * round + k, qpn, WcOpcode::Send, WcStatus::Success, 4096),
+                cqe(
+                    100 * round + k,
+                    qpn,
+                    WcOpcode::Send,
+                    WcStatus::Success,
+                    4096,
+                ),
             );
         }
         bus.push_cqe(cqn, cqe(round, qpn, WcOpcode::Recv, WcStatus::Success, 10));
@@ -573,7 +618,11 @@ fn zero_length_operations_are_valid() {
         length: 0,
         lkey: mr.lkey(),
     }];
-    let ops = [SendOp::RdmaWrite(remote), SendOp::RdmaRead(remote), SendOp::Send];
+    let ops = [
+        SendOp::RdmaWrite(remote),
+        SendOp::RdmaRead(remote),
+        SendOp::Send,
+    ];
     let wrs: Vec<SendWr> = ops
         .iter()
         .map(|&op| SendWr {
@@ -659,16 +708,26 @@ fn error_flushes_complete_unsignaled_work_requests() {
         })
         .collect();
     qp.post_send(&wrs).unwrap();
-    qp.post_recv(&[RecvWr { wr_id: 50, sges: &[] }]).unwrap();
+    qp.post_recv(&[RecvWr {
+        wr_id: 50,
+        sges: &[],
+    }])
+    .unwrap();
     // WR 0 fails with a remote access error (Terminate cause present), the rest flush.
     let mut c = cqe(0, qp.qpn(), WcOpcode::Send, WcStatus::RemoteAccessError, 0);
     let cause = rnic_wire::terminate::TerminateCause::from_raw(0, 1, 0).unwrap();
     c.term_cause = rnic_wire::abi::cqe::encode_term_cause(Some(cause));
     bus.push_cqe(cq.cqn(), c);
     for k in 1..4 {
-        bus.push_cqe(cq.cqn(), cqe(k, qp.qpn(), WcOpcode::Send, WcStatus::WrFlushError, 0));
+        bus.push_cqe(
+            cq.cqn(),
+            cqe(k, qp.qpn(), WcOpcode::Send, WcStatus::WrFlushError, 0),
+        );
     }
-    bus.push_cqe(cq.cqn(), cqe(50, qp.qpn(), WcOpcode::Recv, WcStatus::WrFlushError, 0));
+    bus.push_cqe(
+        cq.cqn(),
+        cqe(50, qp.qpn(), WcOpcode::Recv, WcStatus::WrFlushError, 0),
+    );
     let mut wc = [WorkCompletion::default(); 8];
     assert_eq!(cq.poll(&mut wc).unwrap(), 5);
     assert_eq!(wc[0].status, WcStatus::RemoteAccessError);

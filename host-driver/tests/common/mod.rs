@@ -73,13 +73,13 @@ impl DmaMem for TestDma {
         Ok(())
     }
     fn write(&self, offset: usize, data: &[u8]) -> Result<(), BusError> {
-        let end = offset.checked_add(data.len()).ok_or(BusError::OutOfBounds)?;
+        let end = offset
+            .checked_add(data.len())
+            .ok_or(BusError::OutOfBounds)?;
         if end > self.len {
             return Err(BusError::OutOfBounds);
         }
-        self.mem
-            .borrow_mut()
-            .write(self.addr + offset as u64, data);
+        self.mem.borrow_mut().write(self.addr + offset as u64, data);
         Ok(())
     }
 }
@@ -480,7 +480,11 @@ impl Dev {
                 (OK, vec![cqn], vec![])
             }
             Command::DestroyCq { cqn } => {
-                if self.qps.values().any(|q| q.send_cqn == cqn || q.recv_cqn == cqn) {
+                if self
+                    .qps
+                    .values()
+                    .any(|q| q.send_cqn == cqn || q.recv_cqn == cqn)
+                {
                     return (MboxStatus::Busy as u32, vec![], vec![]);
                 }
                 match self.cqs.remove(&cqn) {

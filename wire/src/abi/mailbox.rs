@@ -746,7 +746,7 @@ impl CommandResult {
     /// Parses a result of `data.len()` octets (`MBOX_LEN`): a whole number
     /// of u32 words, at most [`Self::MAX_WORDS`]; missing words read as 0.
     pub fn parse(data: &[u8]) -> Result<Self> {
-        if data.len() % 4 != 0 || data.len() > 4 * Self::MAX_WORDS {
+        if !data.len().is_multiple_of(4) || data.len() > 4 * Self::MAX_WORDS {
             return Err(Error::BadLength);
         }
         let mut words = [0u32; 4];
