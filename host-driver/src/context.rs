@@ -221,7 +221,7 @@ impl<B: Bus> Context<B> {
     /// Writes the interface configuration and enables the datapath.
     pub fn configure(&self, cfg: &NetConfig) -> Result<()> {
         if cfg.mac[0] & 1 != 0 || cfg.mtu < 576 {
-            return Err(InputError::Route.into());
+            return Err(InputError::NetConfig.into());
         }
         let m = cfg.mac;
         self.bus

@@ -25,6 +25,8 @@ pub enum InputError {
     FilterRule,
     /// A next hop of 0.0.0.0 or a multicast MAC.
     Route,
+    /// A station MAC that is multicast, or an MTU under IPv4's 576 (RFC 791).
+    NetConfig,
     /// An object from another context, PD or CQ than the call needs.
     Mismatch,
     /// A command's parameters do not encode (`rnic_wire` refused them).
