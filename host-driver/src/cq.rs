@@ -109,9 +109,13 @@ impl<B: Bus> Context<B> {
             1,
         )?;
         let cqn = r.words[0];
-        if cqn >= self.caps().max_cq || cqn >= CQ_DOORBELL_PAGES {
-            // We cannot address its doorbell; give it back.
-            let _ = self.command(&Command::DestroyCq { cqn }, &mut []);
+        let taken = lock(&self.reg).cqs.contains_key(&cqn);
+        if cqn >= self.caps().max_cq || cqn >= CQ_DOORBELL_PAGES || taken {
+            // We cannot address its doorbell (or it is another CQ's number):
+            // give an unknown one back, never touch a live one.
+            if !taken {
+                let _ = self.command(&Command::DestroyCq { cqn }, &mut []);
+            }
             return Err(DeviceError::MailboxResult(Opcode::CreateCq).into());
         }
         let shared = Arc::new(CqShared {

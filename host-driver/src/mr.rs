@@ -114,7 +114,8 @@ impl<'a, B: Bus> Pd<'a, B> {
             2,
         )?;
         let stag = Stag(r.words[0]);
-        if stag.index() == 0 || stag.index() >= ctx.caps().max_tpt {
+        let taken = lock(&ctx.reg).mrs.contains_key(&stag.0);
+        if stag.index() == 0 || stag.index() >= ctx.caps().max_tpt || taken {
             return Err(DeviceError::MailboxResult(Opcode::AllocStag).into());
         }
         let mut mr = Mr {

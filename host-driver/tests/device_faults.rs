@@ -447,3 +447,115 @@ proptest! {
         })?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    /// Random octets in the event queue never panic event processing or the
+    /// CM/CQ waits, and the queue keeps moving.
+    #[test]
+    fn random_event_bytes_never_panic(entries in proptest::collection::vec(
+        (proptest::collection::vec(any::<u8>(), Event::SIZE), 0u8..3), 1..12)) {
+        with_qp(|bus, ctx, qp, cq| {
+            for (v, tweak) in entries {
+                let mut b = [0u8; Event::SIZE];
+                b.copy_from_slice(&v);
+                if tweak >= 1 {
+                    b[0] = 1 + b[0] % 9; // a defined kind
+                    b[2] &= 3;
+                }
+                if tweak == 2 {
+                    b[4..8].copy_from_slice(&qp.qpn().to_le_bytes());
+                }
+                bus.push_raw_event(b);
+                let _ = ctx.process_events();
+                let _ = ctx.get_cm_event(Duration::from_micros(20));
+                let _ = cq.wait(Duration::from_micros(20));
+            }
+            let d = bus.dev();
+            prop_assert!(d.regs.get(&EQ_CONSUMER).copied().unwrap_or(0) >= 1);
+            Ok(())
+        })?;
+    }
+
+    /// Random mailbox answers (status, length, words) never panic any
+    /// control-path call; every call returns Ok or a typed error.
+    #[test]
+    fn random_mailbox_answers_never_panic(
+        status in prop_oneof![Just(0u32), 0u32..10, any::<u32>()],
+        len in prop_oneof![Just(None), (0u32..24).prop_map(Some), any::<u32>().prop_map(Some)],
+        words in proptest::array::uniform4(prop_oneof![0u32..4, any::<u32>()]),
+        nwords in 0usize..=4,
+    ) {
+        let bus = FakeBus::new();
+        let ctx = Context::open(bus.clone()).unwrap();
+        let pd = ctx.alloc_pd().unwrap();
+        let buf = ctx.alloc_dma(3 * 4096).unwrap();
+        let good_cq = ctx.create_cq(4).unwrap();
+        bus.dev().mode = MboxMode::Words(nwords, words);
+        let _ = ctx.nop();
+        let cq = ctx.create_cq(4);
+        let _ = pd.reg_mr(&buf, 10, 9000, AccessFlags::LOCAL_WRITE);
+        let qp = pd.create_qp(&good_cq, &good_cq, 4, 4);
+        if let Ok(qp) = &qp {
+            let _ = qp.query();
+            let _ = qp.modify(QpState::Error);
+        }
+        let _ = ctx.listen(7, 1);
+        let _ = ctx.filter_stats(1);
+        bus.dev().mode = MboxMode::Status(status);
+        let _ = ctx.nop();
+        let _ = ctx.route_update(std::net::Ipv4Addr::new(1, 2, 3, 4), [2, 0, 0, 0, 0, 0]);
+        if let Some(l) = len {
+            bus.dev().mode = MboxMode::Len(l);
+            let _ = ctx.nop();
+            let _ = ctx.create_cq(4);
+        }
+        bus.dev().mode = MboxMode::Normal;
+        drop(cq);
+        drop(qp);
+        prop_assert!(ctx.nop().is_ok(), "the mailbox still works");
+    }
+}
+
+#[test]
+fn a_number_already_in_use_is_refused() {
+    let bus = FakeBus::new();
+    let ctx = Context::open(bus.clone()).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(4).unwrap();
+    let buf = ctx.alloc_dma(4096).unwrap();
+    let mr = pd.reg_mr(&buf, 0, 10, AccessFlags::LOCAL_WRITE).unwrap();
+    let qp = pd.create_qp(&cq, &cq, 4, 4).unwrap();
+    let n = bus.ncmds();
+    bus.dev().mode = MboxMode::Words(1, [cq.cqn(), 0, 0, 0]);
+    assert_eq!(
+        ctx.create_cq(4).err(),
+        Some(DeviceError::MailboxResult(Opcode::CreateCq).into())
+    );
+    bus.dev().mode = MboxMode::Words(1, [qp.qpn(), 0, 0, 0]);
+    assert_eq!(
+        pd.create_qp(&cq, &cq, 4, 4).err(),
+        Some(DeviceError::MailboxResult(Opcode::CreateQp).into())
+    );
+    bus.dev().mode = MboxMode::Words(2, [mr.lkey(), 0, 0, 0]);
+    assert_eq!(
+        pd.reg_mr(&buf, 0, 10, AccessFlags::LOCAL_WRITE).err(),
+        Some(DeviceError::MailboxResult(Opcode::AllocStag).into())
+    );
+    bus.dev().mode = MboxMode::Normal;
+    // No destroy of the live objects was sent.
+    let destroyed = bus
+        .cmds_since(n)
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.opcode,
+                Opcode::DestroyCq | Opcode::DestroyQp | Opcode::DeregMr
+            )
+        })
+        .count();
+    assert_eq!(destroyed, 0);
+    // The originals still work: an event for the CQ reaches it.
+    bus.push_event(event(EventKind::CqCompletion, cq.cqn()));
+    cq.wait(Duration::from_millis(1)).unwrap();
+}
