@@ -388,15 +388,14 @@ impl<'a, B: Bus> Qp<'a, B> {
         })
     }
 
-    /// Posts send work requests (the QP must be RTS). All or nothing.
+    /// Posts send work requests (the QP must be RTS). All or nothing: the
+    /// WQEs are checked and written into free slots past the producer index
+    /// (which the device does not read), and only when all are good are the
+    /// slots claimed and the doorbell rung.
     pub fn post_send(&self, wrs: &[SendWr]) -> Result<()> {
         let state = self.state();
         if state != QpState::Rts {
             return Err(Error::WrongState(state));
-        }
-        for (index, wr) in wrs.iter().enumerate() {
-            self.build_send(wr)
-                .map_err(|reason| Error::BadWr { index, reason })?;
         }
         if wrs.is_empty() {
             return Ok(());
@@ -409,18 +408,32 @@ impl<'a, B: Bus> Qp<'a, B> {
                 needed: wrs.len(),
             });
         }
+        let mark = sq.pending.len();
         let mut buf = [0u8; WQE_SIZE];
         for (index, wr) in wrs.iter().enumerate() {
-            let wqe = self
-                .build_send(wr)
-                .map_err(|reason| Error::BadWr { index, reason })?;
-            wqe.emit(&mut buf)
-                .map_err(|_| Error::InvalidInput(InputError::Encoding))?;
-            let slot = sq.ring.claim().ok_or(Error::QueueFull {
-                free: 0,
-                needed: wrs.len() - index,
-            })?;
-            self.sq_mem.write(slot as usize * WQE_SIZE, &buf)?;
+            let written = self.build_send(wr).and_then(|wqe| {
+                wqe.emit(&mut buf).map_err(|_| WrError::MessageTooLong)?;
+                Ok(wqe)
+            });
+            let slot = sq.ring.peek(index as u32);
+            let (wqe, slot) = match (written, slot) {
+                (Ok(w), Some(s)) => (w, s),
+                (Err(reason), _) => {
+                    sq.pending.truncate(mark);
+                    return Err(Error::BadWr { index, reason });
+                }
+                (_, None) => {
+                    sq.pending.truncate(mark);
+                    return Err(Error::QueueFull {
+                        free,
+                        needed: wrs.len(),
+                    });
+                }
+            };
+            if let Err(e) = self.sq_mem.write(slot as usize * WQE_SIZE, &buf) {
+                sq.pending.truncate(mark);
+                return Err(e.into());
+            }
             let kind = match wqe.opcode {
                 SendOpcode::RdmaWrite | SendOpcode::RdmaWriteWithImm => WcOpcode::RdmaWrite,
                 SendOpcode::RdmaRead => WcOpcode::RdmaRead,
@@ -432,6 +445,9 @@ impl<'a, B: Bus> Qp<'a, B> {
                 signaled: wr.signaled,
             });
         }
+        for _ in wrs {
+            sq.ring.claim();
+        }
         self.ctx().bus().write32(
             qp_doorbell_page(self.qpn()) + QP_SQ_PRODUCER,
             sq.ring.producer(),
@@ -439,16 +455,12 @@ impl<'a, B: Bus> Qp<'a, B> {
         Ok(())
     }
 
-    /// Posts receive work requests (the QP must be Idle or RTS). All or nothing.
+    /// Posts receive work requests (the QP must be Idle or RTS). All or
+    /// nothing, like [`Qp::post_send`].
     pub fn post_recv(&self, wrs: &[RecvWr]) -> Result<()> {
         let state = self.state();
         if !matches!(state, QpState::Idle | QpState::Rts) {
             return Err(Error::WrongState(state));
-        }
-        let max = self.ctx().caps().max_sge;
-        for (index, wr) in wrs.iter().enumerate() {
-            self.check_sges(wr.sges, true)
-                .map_err(|reason| Error::BadWr { index, reason })?;
         }
         if wrs.is_empty() {
             return Ok(());
@@ -461,27 +473,45 @@ impl<'a, B: Bus> Qp<'a, B> {
                 needed: wrs.len(),
             });
         }
+        let mark = rq.pending.len();
         let mut buf = [0u8; WQE_SIZE];
         for (index, wr) in wrs.iter().enumerate() {
-            let sges = SgeList::new(wr.sges).map_err(|_| Error::BadWr {
-                index,
-                reason: WrError::TooManySges {
+            let built = self.check_sges(wr.sges, true).and_then(|total| {
+                let sges = SgeList::new(wr.sges).map_err(|_| WrError::TooManySges {
                     given: wr.sges.len(),
-                    max,
-                },
-            })?;
-            let wqe = RecvWqe {
-                wr_id: wr.wr_id,
-                sges,
+                    max: self.ctx().caps().max_sge,
+                })?;
+                RecvWqe {
+                    wr_id: wr.wr_id,
+                    sges,
+                }
+                .emit(&mut buf)
+                .map_err(|_| WrError::MessageTooLong)?;
+                Ok(total)
+            });
+            let slot = rq.ring.peek(index as u32);
+            let (total, slot) = match (built, slot) {
+                (Ok(t), Some(s)) => (t, s),
+                (Err(reason), _) => {
+                    rq.pending.truncate(mark);
+                    return Err(Error::BadWr { index, reason });
+                }
+                (_, None) => {
+                    rq.pending.truncate(mark);
+                    return Err(Error::QueueFull {
+                        free,
+                        needed: wrs.len(),
+                    });
+                }
             };
-            wqe.emit(&mut buf)
-                .map_err(|_| Error::InvalidInput(InputError::Encoding))?;
-            let slot = rq.ring.claim().ok_or(Error::QueueFull {
-                free: 0,
-                needed: wrs.len() - index,
-            })?;
-            self.rq_mem.write(slot as usize * WQE_SIZE, &buf)?;
-            rq.pending.push_back((wr.wr_id, sges.total_len()));
+            if let Err(e) = self.rq_mem.write(slot as usize * WQE_SIZE, &buf) {
+                rq.pending.truncate(mark);
+                return Err(e.into());
+            }
+            rq.pending.push_back((wr.wr_id, total));
+        }
+        for _ in wrs {
+            rq.ring.claim();
         }
         self.ctx().bus().write32(
             qp_doorbell_page(self.qpn()) + QP_RQ_PRODUCER,

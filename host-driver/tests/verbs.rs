@@ -886,3 +886,15 @@ fn data_path_cost() {
         "one doorbell per post call, one per poll call"
     );
 }
+
+#[test]
+fn cq_overflow_is_reported() {
+    let bus = FakeBus::new();
+    let ctx = Context::open(bus.clone()).unwrap();
+    let cq = ctx.create_cq(4).unwrap();
+    assert!(!cq.overflowed());
+    bus.push_event(event(EventKind::CqOverflow, cq.cqn()));
+    let e = ctx.get_cm_event(MS).unwrap();
+    assert_eq!((e.kind, e.handle), (EventKind::CqOverflow, cq.cqn()));
+    assert!(cq.overflowed());
+}
