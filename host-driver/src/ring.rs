@@ -31,6 +31,11 @@ impl WorkRing {
             slot
         })
     }
+    /// The slot `ahead` places past the next free one, if that many are
+    /// free (to fill several slots before claiming them all at once).
+    pub fn peek(&self, ahead: u32) -> Option<u32> {
+        (ahead < self.free()).then(|| self.producer.wrapping_add(ahead) & (self.entries - 1))
+    }
     /// The free-running producer index to write to the doorbell.
     pub fn producer(&self) -> u32 {
         self.producer
@@ -150,6 +155,8 @@ mod tests {
         assert_eq!(w.claim(), None, "a full ring refuses");
         w.retire(2);
         assert_eq!(w.free(), 2);
+        assert_eq!(w.peek(1), Some(1));
+        assert_eq!(w.peek(2), None, "only two free");
         assert_eq!(w.claim(), Some(0));
         assert_eq!(w.producer(), 5);
     }

@@ -739,6 +739,37 @@ pub struct CommandResult {
     pub words: [u32; 4],
 }
 
+impl CommandResult {
+    /// Largest result in words.
+    pub const MAX_WORDS: usize = 4;
+
+    /// Parses a result of `data.len()` octets (`MBOX_LEN`): a whole number
+    /// of u32 words, at most [`Self::MAX_WORDS`]; missing words read as 0.
+    pub fn parse(data: &[u8]) -> Result<Self> {
+        if !data.len().is_multiple_of(4) || data.len() > 4 * Self::MAX_WORDS {
+            return Err(Error::BadLength);
+        }
+        let mut words = [0u32; 4];
+        for (k, w) in data.chunks_exact(4).enumerate() {
+            words[k] = u32_at(w, 0);
+        }
+        Ok(CommandResult { words })
+    }
+
+    /// Writes the first `n` words into `out`; returns their length in octets
+    /// (for `MBOX_LEN`).
+    pub fn emit(&self, n: usize, out: &mut [u8]) -> Result<usize> {
+        if n > Self::MAX_WORDS {
+            return Err(Error::BadLength);
+        }
+        check_out(out, 4 * n)?;
+        for k in 0..n {
+            put_u32(out, 4 * k, self.words[k]);
+        }
+        Ok(4 * n)
+    }
+}
+
 /// Event queue entry kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -871,5 +902,26 @@ impl Event {
         put_u32(b, 28, self.listen_id);
         b[Self::OFF_OWNER] = self.phase as u8;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod command_result_tests {
+    use super::*;
+
+    #[test]
+    fn result_words_round_trip_and_refuse_bad_lengths() {
+        let r = CommandResult {
+            words: [7, 0xDEAD_BEEF, 0, 0],
+        };
+        let mut b = [0u8; 16];
+        assert_eq!(r.emit(2, &mut b), Ok(8));
+        assert_eq!(&b[..8], &[7, 0, 0, 0, 0xEF, 0xBE, 0xAD, 0xDE]);
+        assert_eq!(CommandResult::parse(&b[..8]), Ok(r));
+        assert_eq!(CommandResult::parse(&[]), Ok(CommandResult::default()));
+        assert_eq!(CommandResult::parse(&b[..7]), Err(Error::BadLength));
+        assert_eq!(CommandResult::parse(&[0; 20]), Err(Error::BadLength));
+        assert_eq!(r.emit(5, &mut b), Err(Error::BadLength));
+        assert_eq!(r.emit(4, &mut b[..15]), Err(Error::BufferTooSmall));
     }
 }
