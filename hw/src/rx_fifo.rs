@@ -25,6 +25,15 @@
 //! Stream convention (docs/rtl.md): `keep` is the number of valid bytes of a
 //! `last` beat (8 on the others); the MAC's `in_fcs_bad` is looked at on the
 //! `last` beat only. `out_*` is a normal valid/ready stream.
+//!
+//! # Output register (timing)
+//! `out_*` comes from a two-entry register slice (a main register `a` and a
+//! skid register `b`), not from the data FIFO's RAM: on ECP5 the block RAM's
+//! clock-to-output is slow enough that RAM output → `rx_parse` logic missed
+//! 125 MHz. The slice accepts a beat whenever `b` is empty, so it sustains
+//! one beat per clock with `out_ready` high, and `out_ready` no longer reaches
+//! the RAM read address combinationally. Cost: one clock more latency
+//! (a frame's first beat is on `out_*` one clock later than before).
 
 use crate::fifo::Fifo;
 use rust_hdl::prelude::*;
@@ -79,6 +88,19 @@ pub struct RxFifo {
     head_good: Signal<Local, Bit>,
     is_last: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
+    /// A good beat moves from the FIFO into the output slice.
+    push: Signal<Local, Bit>,
+    // output slice: main register `a` (drives out_*) and skid register `b`
+    a_v: DFF<Bit>,
+    a_data: DFF<Bits<64>>,
+    a_keep: DFF<Bits<4>>,
+    a_last: DFF<Bit>,
+    a_tag: DFF<Bits<4>>,
+    b_v: DFF<Bit>,
+    b_data: DFF<Bits<64>>,
+    b_keep: DFF<Bits<4>>,
+    b_last: DFF<Bit>,
+    b_tag: DFF<Bits<4>>,
     // counters
     c_ok: DFF<Bits<32>>,
     c_bad: DFF<Bits<32>>,
@@ -129,6 +151,17 @@ impl RxFifo {
             head_good: Default::default(),
             is_last: Default::default(),
             take: Default::default(),
+            push: Default::default(),
+            a_v: Default::default(),
+            a_data: Default::default(),
+            a_keep: Default::default(),
+            a_last: Default::default(),
+            a_tag: Default::default(),
+            b_v: Default::default(),
+            b_data: Default::default(),
+            b_keep: Default::default(),
+            b_last: Default::default(),
+            b_tag: Default::default(),
             c_ok: Default::default(),
             c_bad: Default::default(),
             c_overflow: Default::default(),
@@ -149,7 +182,7 @@ impl Logic for RxFifo {
         clock!(self, clock, dfifo, lfifo);
         dff_setup!(
             self, clock, mid, accepting, wbeats, oversize, rcount, c_ok, c_bad, c_overflow,
-            c_oversize
+            c_oversize, a_v, a_data, a_keep, a_last, a_tag, b_v, b_data, b_keep, b_last, b_tag
         );
         self.dfifo.reset.next = self.reset.val();
         self.lfifo.reset.next = self.reset.val();
@@ -206,12 +239,10 @@ impl Logic for RxFifo {
         self.have.next = !self.lfifo.empty.val() & !self.dfifo.empty.val();
         self.head_good.next = self.lfifo.data_out.val().get_bit(8);
         self.is_last.next = (self.rcount.q.val() + 1) == self.lfifo.data_out.val().get_bits::<8>(0);
-        self.out_valid.next = self.have.val() & self.head_good.val();
-        self.out_data.next = self.dfifo.data_out.val().get_bits::<64>(0);
-        self.out_keep.next = self.dfifo.data_out.val().get_bits::<4>(64);
-        self.out_last.next = self.is_last.val();
-        self.out_tag.next = self.lfifo.data_out.val().get_bits::<4>(9);
-        self.take.next = self.have.val() & (!self.head_good.val() | self.out_ready.val());
+        // A bad frame's beats are popped and dropped; a good frame's beats
+        // go into the output slice while its skid register is free.
+        self.take.next = self.have.val() & (!self.head_good.val() | !self.b_v.q.val());
+        self.push.next = self.take.val() & self.head_good.val();
         self.dfifo.read.next = self.take.val();
         self.lfifo.read.next = self.take.val() & self.is_last.val();
         if self.take.val() {
@@ -221,6 +252,38 @@ impl Logic for RxFifo {
                 self.rcount.d.next = self.rcount.q.val() + 1;
             }
         }
+
+        // ---- output slice
+        if !self.a_v.q.val() | self.out_ready.val() {
+            // `a` is empty or leaves at this edge: refill from `b`, else from
+            // the FIFO (`b` is empty then).
+            if self.b_v.q.val() {
+                self.a_v.d.next = true;
+                self.a_data.d.next = self.b_data.q.val();
+                self.a_keep.d.next = self.b_keep.q.val();
+                self.a_last.d.next = self.b_last.q.val();
+                self.a_tag.d.next = self.b_tag.q.val();
+                self.b_v.d.next = false;
+            } else {
+                self.a_v.d.next = self.push.val();
+                self.a_data.d.next = self.dfifo.data_out.val().get_bits::<64>(0);
+                self.a_keep.d.next = self.dfifo.data_out.val().get_bits::<4>(64);
+                self.a_last.d.next = self.is_last.val();
+                self.a_tag.d.next = self.lfifo.data_out.val().get_bits::<4>(9);
+            }
+        } else if self.push.val() {
+            // `a` is held: the beat waits in `b`.
+            self.b_v.d.next = true;
+            self.b_data.d.next = self.dfifo.data_out.val().get_bits::<64>(0);
+            self.b_keep.d.next = self.dfifo.data_out.val().get_bits::<4>(64);
+            self.b_last.d.next = self.is_last.val();
+            self.b_tag.d.next = self.lfifo.data_out.val().get_bits::<4>(9);
+        }
+        self.out_valid.next = self.a_v.q.val();
+        self.out_data.next = self.a_data.q.val();
+        self.out_keep.next = self.a_keep.q.val();
+        self.out_last.next = self.a_last.q.val();
+        self.out_tag.next = self.a_tag.q.val();
 
         self.cnt_ok.next = self.c_ok.q.val();
         self.cnt_bad_fcs.next = self.c_bad.q.val();
@@ -233,6 +296,8 @@ impl Logic for RxFifo {
             self.wbeats.d.next = 0.into();
             self.oversize.d.next = false;
             self.rcount.d.next = 0.into();
+            self.a_v.d.next = false;
+            self.b_v.d.next = false;
             self.c_ok.d.next = 0.into();
             self.c_bad.d.next = 0.into();
             self.c_overflow.d.next = 0.into();
