@@ -10642,6 +10642,36 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
     reg  [7:0] rcount$d;
     wire  [7:0] rcount$q;
     reg  rcount$clock;
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [63:0] a_data$d;
+    wire  [63:0] a_data$q;
+    reg  a_data$clock;
+    reg  [3:0] a_keep$d;
+    wire  [3:0] a_keep$q;
+    reg  a_keep$clock;
+    reg  a_last$d;
+    wire  a_last$q;
+    reg  a_last$clock;
+    reg  [3:0] a_tag$d;
+    wire  [3:0] a_tag$q;
+    reg  a_tag$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [63:0] b_data$d;
+    wire  [63:0] b_data$q;
+    reg  b_data$clock;
+    reg  [3:0] b_keep$d;
+    wire  [3:0] b_keep$q;
+    reg  b_keep$clock;
+    reg  b_last$d;
+    wire  b_last$q;
+    reg  b_last$clock;
+    reg  [3:0] b_tag$d;
+    wire  [3:0] b_tag$q;
+    reg  b_tag$clock;
     reg  [31:0] c_ok$d;
     wire  [31:0] c_ok$q;
     reg  c_ok$clock;
@@ -10666,6 +10696,7 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
     reg  head_good;
     reg  is_last;
     reg  take;
+    reg  push;
 
     // Sub module instances
     rnic_core$rx_fifo$dfifo dfifo(
@@ -10715,6 +10746,56 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
         .q(rcount$q),
         .clock(rcount$clock)
     );
+    rnic_core$rx_fifo$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_core$rx_fifo$a_data a_data(
+        .d(a_data$d),
+        .q(a_data$q),
+        .clock(a_data$clock)
+    );
+    rnic_core$rx_fifo$a_keep a_keep(
+        .d(a_keep$d),
+        .q(a_keep$q),
+        .clock(a_keep$clock)
+    );
+    rnic_core$rx_fifo$a_last a_last(
+        .d(a_last$d),
+        .q(a_last$q),
+        .clock(a_last$clock)
+    );
+    rnic_core$rx_fifo$a_tag a_tag(
+        .d(a_tag$d),
+        .q(a_tag$q),
+        .clock(a_tag$clock)
+    );
+    rnic_core$rx_fifo$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_core$rx_fifo$b_data b_data(
+        .d(b_data$d),
+        .q(b_data$q),
+        .clock(b_data$clock)
+    );
+    rnic_core$rx_fifo$b_keep b_keep(
+        .d(b_keep$d),
+        .q(b_keep$q),
+        .clock(b_keep$clock)
+    );
+    rnic_core$rx_fifo$b_last b_last(
+        .d(b_last$d),
+        .q(b_last$q),
+        .clock(b_last$clock)
+    );
+    rnic_core$rx_fifo$b_tag b_tag(
+        .d(b_tag$d),
+        .q(b_tag$q),
+        .clock(b_tag$clock)
+    );
     rnic_core$rx_fifo$c_ok c_ok(
         .d(c_ok$d),
         .q(c_ok$q),
@@ -10749,6 +10830,16 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
         c_bad$clock = clock;
         c_overflow$clock = clock;
         c_oversize$clock = clock;
+        a_v$clock = clock;
+        a_data$clock = clock;
+        a_keep$clock = clock;
+        a_last$clock = clock;
+        a_tag$clock = clock;
+        b_v$clock = clock;
+        b_data$clock = clock;
+        b_keep$clock = clock;
+        b_last$clock = clock;
+        b_tag$clock = clock;
         mid$d = mid$q;
         accepting$d = accepting$q;
         wbeats$d = wbeats$q;
@@ -10758,6 +10849,16 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
         c_bad$d = c_bad$q;
         c_overflow$d = c_overflow$q;
         c_oversize$d = c_oversize$q;
+        a_v$d = a_v$q;
+        a_data$d = a_data$q;
+        a_keep$d = a_keep$q;
+        a_last$d = a_last$q;
+        a_tag$d = a_tag$q;
+        b_v$d = b_v$q;
+        b_data$d = b_data$q;
+        b_keep$d = b_keep$q;
+        b_last$d = b_last$q;
+        b_tag$d = b_tag$q;
         dfifo$reset = reset;
         lfifo$reset = reset;
         if (mid$q) begin
@@ -10809,12 +10910,8 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
         have = ~lfifo$empty & ~dfifo$empty;
         head_good = lfifo$data_out[32'h8];
         is_last = (rcount$q + 8'h1) == lfifo$data_out[(32'h0)+:(8)];
-        out_valid = have & head_good;
-        out_data = dfifo$data_out[(32'h0)+:(64)];
-        out_keep = dfifo$data_out[(32'h40)+:(4)];
-        out_last = is_last;
-        out_tag = lfifo$data_out[(32'h9)+:(4)];
-        take = have & (~head_good | out_ready);
+        take = have & (~head_good | ~b_v$q);
+        push = take & head_good;
         dfifo$read = take;
         lfifo$read = take & is_last;
         if (take) begin
@@ -10825,6 +10922,35 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                 rcount$d = rcount$q + 8'h1;
             end
         end
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_data$d = b_data$q;
+                a_keep$d = b_keep$q;
+                a_last$d = b_last$q;
+                a_tag$d = b_tag$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = push;
+                a_data$d = dfifo$data_out[(32'h0)+:(64)];
+                a_keep$d = dfifo$data_out[(32'h40)+:(4)];
+                a_last$d = is_last;
+                a_tag$d = lfifo$data_out[(32'h9)+:(4)];
+            end
+        end
+        else if (push) begin
+            b_v$d = 1'b1;
+            b_data$d = dfifo$data_out[(32'h0)+:(64)];
+            b_keep$d = dfifo$data_out[(32'h40)+:(4)];
+            b_last$d = is_last;
+            b_tag$d = lfifo$data_out[(32'h9)+:(4)];
+        end
+        out_valid = a_v$q;
+        out_data = a_data$q;
+        out_keep = a_keep$q;
+        out_last = a_last$q;
+        out_tag = a_tag$q;
         cnt_ok = c_ok$q;
         cnt_bad_fcs = c_bad$q;
         cnt_overflow = c_overflow$q;
@@ -10835,6 +10961,8 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
             wbeats$d = 8'h0;
             oversize$d = 1'b0;
             rcount$d = 8'h0;
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
             c_ok$d = 32'h0;
             c_bad$d = 32'h0;
             c_overflow$d = 32'h0;
@@ -10843,6 +10971,101 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
     end
 
 endmodule // rnic_core$rx_fifo
+
+
+module rnic_core$rx_fifo$a_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$a_data
+
+
+module rnic_core$rx_fifo$a_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$a_keep
+
+
+module rnic_core$rx_fifo$a_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$a_last
+
+
+module rnic_core$rx_fifo$a_tag(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$a_tag
+
+
+module rnic_core$rx_fifo$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$a_v
 
 
 module rnic_core$rx_fifo$accepting(d,q,clock);
@@ -10862,6 +11085,101 @@ module rnic_core$rx_fifo$accepting(d,q,clock);
     end
 
 endmodule // rnic_core$rx_fifo$accepting
+
+
+module rnic_core$rx_fifo$b_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$b_data
+
+
+module rnic_core$rx_fifo$b_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$b_keep
+
+
+module rnic_core$rx_fifo$b_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$b_last
+
+
+module rnic_core$rx_fifo$b_tag(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$b_tag
+
+
+module rnic_core$rx_fifo$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_fifo$b_v
 
 
 module rnic_core$rx_fifo$c_bad(d,q,clock);
