@@ -10343,8 +10343,8 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  [31:0] s_ph$d;
     wire  [31:0] s_ph$q;
     reg  s_ph$clock;
-    reg  [7:0] bc$d;
-    wire  [7:0] bc$q;
+    reg  [10:0] bc$d;
+    wire  [10:0] bc$q;
     reg  bc$clock;
     reg  [15:0] ethertype$d;
     wire  [15:0] ethertype$q;
@@ -10364,8 +10364,8 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  [3:0] doff$d;
     wire  [3:0] doff$q;
     reg  doff$clock;
-    reg  [7:0] doff_beat$d;
-    wire  [7:0] doff_beat$q;
+    reg  [10:0] doff_beat$d;
+    wire  [10:0] doff_beat$q;
     reg  doff_beat$clock;
     reg  doff_hi$d;
     wire  doff_hi$q;
@@ -10823,10 +10823,10 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
         ta1 = 32'h0;
         ta2 = 32'h0;
         ta3 = 32'h0;
-        if (bc$q == 8'h1) begin
+        if (bc$q == 11'h1) begin
             ia3 = w3;
         end
-        if (bc$q >= 8'h2) begin
+        if (bc$q >= 11'h2) begin
             if (hrem$q > 8'h0) begin
                 ia0 = w0;
             end
@@ -10852,16 +10852,16 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
                 ta3 = m3;
             end
         end
-        if (bc$q == 8'h3) begin
+        if (bc$q == 11'h3) begin
             ta1 = w1;
             ta2 = w2;
             ta3 = w3;
         end
-        if (bc$q == 8'h4) begin
+        if (bc$q == 11'h4) begin
             ta0 = w0;
         end
         pv$d = in_valid;
-        pfirst$d = bc$q == 8'h0;
+        pfirst$d = bc$q == 11'h0;
         pi0$d = ia0 + ia1;
         pi1$d = ia2 + ia3;
         pt0$d = ta0 + ta1;
@@ -10879,20 +10879,20 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
         fin$d = in_valid & in_last;
         if (in_valid) begin
             if (in_last) begin
-                bc$d = 8'h0;
-                flen$d = ({{8{1'b0}}, bc$q} << 32'h3) + {{12{1'b0}}, in_keep};
+                bc$d = 11'h0;
+                flen$d = ({{5{1'b0}}, bc$q} << 32'h3) + {{12{1'b0}}, in_keep};
             end
-            else if (bc$q != 8'hff) begin
-                bc$d = bc$q + 8'h1;
+            else if (bc$q != 11'h7ff) begin
+                bc$d = bc$q + 11'h1;
             end
-            if (bc$q == 8'h1) begin
+            if (bc$q == 11'h1) begin
                 ethertype$d = ({{8{1'b0}}, in_data[(32'h20)+:(8)]} << 32'h8) | {{8{1'b0}}, in_data[(32'h28)+:(8)]};
                 ver_ihl$d = in_data[(32'h30)+:(8)];
                 hrem$d = ihl4_now - 8'h2;
-                doff_beat$d = dpos >> 32'h3;
+                doff_beat$d = {{3{1'b0}}, (dpos >> 32'h3)};
                 doff_hi$d = dpos[32'h2];
             end
-            if (bc$q == 8'h2) begin
+            if (bc$q == 11'h2) begin
                 tot_len$d = tl_now;
                 frag$d = ({{8{1'b0}}, in_data[(32'h20)+:(8)]} << 32'h8) | {{8{1'b0}}, in_data[(32'h28)+:(8)]};
                 proto$d = in_data[(32'h38)+:(8)];
@@ -10903,7 +10903,7 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
                     rem$d = 16'h0;
                 end
             end
-            if (bc$q >= 8'h2) begin
+            if (bc$q >= 11'h2) begin
                 if (hrem$q >= 8'h8) begin
                     hrem$d = hrem$q - 8'h8;
                 end
@@ -10919,7 +10919,7 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
                     end
                 end
             end
-            if (bc$q >= 8'h3) begin
+            if (bc$q >= 11'h3) begin
                 if (rem$q >= 16'h8) begin
                     rem$d = rem$q - 16'h8;
                 end
@@ -10992,7 +10992,7 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
             d3_valid$d = 1'b0;
             d3_last$d = 1'b0;
             pv$d = 1'b0;
-            bc$d = 8'h0;
+            bc$d = 11'h0;
             fin$d = 1'b0;
             fin2$d = 1'b0;
         end
@@ -11042,13 +11042,13 @@ endmodule // rnic_versa5g$core$rx_check$acc_tcp
 module rnic_versa5g$core$rx_check$bc(d,q,clock);
 
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 11'h0;
     end
 
     always @(posedge clock) begin
@@ -11365,13 +11365,13 @@ endmodule // rnic_versa5g$core$rx_check$doff
 module rnic_versa5g$core$rx_check$doff_beat(d,q,clock);
 
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 11'h0;
     end
 
     always @(posedge clock) begin
@@ -11841,30 +11841,31 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     output reg  [31:0] cnt_oversize;
 
     // Constant declarations
-    localparam  max_beats = 8'hc0;
-    localparam  accept_level = 10'b101000000;
-    localparam  good_flag = 13'b100000000;
+    localparam  max_beats = 11'b10001101000;
+    localparam  max_beats_m1 = 11'b10001100111;
+    localparam  max_last_keep = 4'h2;
+    localparam  good_flag = 16'h800;
 
     // Stub signals
     reg  dfifo$clock;
     reg  dfifo$reset;
     reg  dfifo$write;
     reg  [67:0] dfifo$data_in;
-    // Unused on purpose: rx_fifo's data FIFO cannot fill: space for a whole frame is reserved at its first beat.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  dfifo$full;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  dfifo$read;
     wire  [67:0] dfifo$data_out;
     wire  dfifo$empty;
-    wire  [9:0] dfifo$count;
+    // Unused on purpose: rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [11:0] dfifo$count;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  lfifo$clock;
     reg  lfifo$reset;
     reg  lfifo$write;
-    reg  [12:0] lfifo$data_in;
+    reg  [15:0] lfifo$data_in;
     wire  lfifo$full;
     reg  lfifo$read;
-    wire  [12:0] lfifo$data_out;
+    wire  [15:0] lfifo$data_out;
     wire  lfifo$empty;
     // Unused on purpose: rx_fifo's frame-record FIFO does not need its occupancy output.
     /* verilator lint_off UNUSEDSIGNAL */
@@ -11876,15 +11877,48 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     reg  accepting$d;
     wire  accepting$q;
     reg  accepting$clock;
-    reg  [7:0] wbeats$d;
-    wire  [7:0] wbeats$q;
+    reg  [10:0] wbeats$d;
+    wire  [10:0] wbeats$q;
     reg  wbeats$clock;
     reg  oversize$d;
     wire  oversize$q;
     reg  oversize$clock;
-    reg  [7:0] rcount$d;
-    wire  [7:0] rcount$q;
+    reg  lost$d;
+    wire  lost$q;
+    reg  lost$clock;
+    reg  [10:0] rcount$d;
+    wire  [10:0] rcount$q;
     reg  rcount$clock;
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [63:0] a_data$d;
+    wire  [63:0] a_data$q;
+    reg  a_data$clock;
+    reg  [3:0] a_keep$d;
+    wire  [3:0] a_keep$q;
+    reg  a_keep$clock;
+    reg  a_last$d;
+    wire  a_last$q;
+    reg  a_last$clock;
+    reg  [3:0] a_tag$d;
+    wire  [3:0] a_tag$q;
+    reg  a_tag$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [63:0] b_data$d;
+    wire  [63:0] b_data$q;
+    reg  b_data$clock;
+    reg  [3:0] b_keep$d;
+    wire  [3:0] b_keep$q;
+    reg  b_keep$clock;
+    reg  b_last$d;
+    wire  b_last$q;
+    reg  b_last$clock;
+    reg  [3:0] b_tag$d;
+    wire  [3:0] b_tag$q;
+    reg  b_tag$clock;
     reg  [31:0] c_ok$d;
     wire  [31:0] c_ok$q;
     reg  c_ok$clock;
@@ -11900,15 +11934,18 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
 
     // Local signals
     reg  acc;
-    reg  [7:0] wb;
+    reg  [10:0] wb;
+    reg  want;
     reg  wrote;
     reg  ov;
-    reg  [7:0] nbeats;
-    reg  [12:0] rec;
+    reg  lo;
+    reg  [10:0] nbeats;
+    reg  [15:0] rec;
     reg  have;
     reg  head_good;
     reg  is_last;
     reg  take;
+    reg  push;
 
     // Sub module instances
     rnic_versa5g$core$rx_fifo$dfifo dfifo(
@@ -11953,10 +11990,65 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
         .q(oversize$q),
         .clock(oversize$clock)
     );
+    rnic_versa5g$core$rx_fifo$lost lost(
+        .d(lost$d),
+        .q(lost$q),
+        .clock(lost$clock)
+    );
     rnic_versa5g$core$rx_fifo$rcount rcount(
         .d(rcount$d),
         .q(rcount$q),
         .clock(rcount$clock)
+    );
+    rnic_versa5g$core$rx_fifo$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_versa5g$core$rx_fifo$a_data a_data(
+        .d(a_data$d),
+        .q(a_data$q),
+        .clock(a_data$clock)
+    );
+    rnic_versa5g$core$rx_fifo$a_keep a_keep(
+        .d(a_keep$d),
+        .q(a_keep$q),
+        .clock(a_keep$clock)
+    );
+    rnic_versa5g$core$rx_fifo$a_last a_last(
+        .d(a_last$d),
+        .q(a_last$q),
+        .clock(a_last$clock)
+    );
+    rnic_versa5g$core$rx_fifo$a_tag a_tag(
+        .d(a_tag$d),
+        .q(a_tag$q),
+        .clock(a_tag$clock)
+    );
+    rnic_versa5g$core$rx_fifo$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_versa5g$core$rx_fifo$b_data b_data(
+        .d(b_data$d),
+        .q(b_data$q),
+        .clock(b_data$clock)
+    );
+    rnic_versa5g$core$rx_fifo$b_keep b_keep(
+        .d(b_keep$d),
+        .q(b_keep$q),
+        .clock(b_keep$clock)
+    );
+    rnic_versa5g$core$rx_fifo$b_last b_last(
+        .d(b_last$d),
+        .q(b_last$q),
+        .clock(b_last$clock)
+    );
+    rnic_versa5g$core$rx_fifo$b_tag b_tag(
+        .d(b_tag$d),
+        .q(b_tag$q),
+        .clock(b_tag$clock)
     );
     rnic_versa5g$core$rx_fifo$c_ok c_ok(
         .d(c_ok$d),
@@ -11987,20 +12079,42 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
         accepting$clock = clock;
         wbeats$clock = clock;
         oversize$clock = clock;
+        lost$clock = clock;
         rcount$clock = clock;
         c_ok$clock = clock;
         c_bad$clock = clock;
         c_overflow$clock = clock;
         c_oversize$clock = clock;
+        a_v$clock = clock;
+        a_data$clock = clock;
+        a_keep$clock = clock;
+        a_last$clock = clock;
+        a_tag$clock = clock;
+        b_v$clock = clock;
+        b_data$clock = clock;
+        b_keep$clock = clock;
+        b_last$clock = clock;
+        b_tag$clock = clock;
         mid$d = mid$q;
         accepting$d = accepting$q;
         wbeats$d = wbeats$q;
         oversize$d = oversize$q;
+        lost$d = lost$q;
         rcount$d = rcount$q;
         c_ok$d = c_ok$q;
         c_bad$d = c_bad$q;
         c_overflow$d = c_overflow$q;
         c_oversize$d = c_oversize$q;
+        a_v$d = a_v$q;
+        a_data$d = a_data$q;
+        a_keep$d = a_keep$q;
+        a_last$d = a_last$q;
+        a_tag$d = a_tag$q;
+        b_v$d = b_v$q;
+        b_data$d = b_data$q;
+        b_keep$d = b_keep$q;
+        b_last$d = b_last$q;
+        b_tag$d = b_tag$q;
         dfifo$reset = reset;
         lfifo$reset = reset;
         if (mid$q) begin
@@ -12008,18 +12122,20 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
             wb = wbeats$q;
         end
         else begin
-            acc = (dfifo$count <= accept_level) & ~lfifo$full;
-            wb = 8'h0;
+            acc = ~dfifo$full & ~lfifo$full;
+            wb = 11'h0;
         end
-        wrote = acc & (wb < max_beats);
-        ov = (mid$q & oversize$q) | (acc & (wb >= max_beats));
+        want = acc & (wb < max_beats);
+        wrote = want & ~dfifo$full & ~(mid$q & lost$q);
+        lo = (mid$q & lost$q) | (want & dfifo$full);
+        ov = (mid$q & oversize$q) | (acc & (wb >= max_beats)) | (acc & in_last & (wb == max_beats_m1) & (in_keep > max_last_keep));
         nbeats = wb;
         if (wrote) begin
-            nbeats = wb + 8'h1;
+            nbeats = wb + 11'h1;
         end
         dfifo$data_in = {{4{1'b0}}, in_data} | ({{64{1'b0}}, in_keep} << 32'h40);
-        rec = {{5{1'b0}}, nbeats} | ({{9{1'b0}}, in_tag} << 32'h9);
-        if (~(ov | in_fcs_bad)) begin
+        rec = {{5{1'b0}}, nbeats} | ({{12{1'b0}}, in_tag} << 32'hc);
+        if (~(lo | ov | in_fcs_bad)) begin
             rec = rec | good_flag;
         end
         lfifo$data_in = rec;
@@ -12030,11 +12146,15 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
             accepting$d = acc;
             wbeats$d = nbeats;
             oversize$d = ov;
+            lost$d = lo;
             dfifo$write = wrote;
             if (in_last) begin
                 if (acc) begin
                     lfifo$write = 1'b1;
-                    if (ov) begin
+                    if (lo) begin
+                        c_overflow$d = c_overflow$q + 32'h1;
+                    end
+                    else if (ov) begin
                         c_oversize$d = c_oversize$q + 32'h1;
                     end
                     else if (in_fcs_bad) begin
@@ -12050,24 +12170,49 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
             end
         end
         have = ~lfifo$empty & ~dfifo$empty;
-        head_good = lfifo$data_out[32'h8];
-        is_last = (rcount$q + 8'h1) == lfifo$data_out[(32'h0)+:(8)];
-        out_valid = have & head_good;
-        out_data = dfifo$data_out[(32'h0)+:(64)];
-        out_keep = dfifo$data_out[(32'h40)+:(4)];
-        out_last = is_last;
-        out_tag = lfifo$data_out[(32'h9)+:(4)];
-        take = have & (~head_good | out_ready);
+        head_good = lfifo$data_out[32'hb];
+        is_last = (rcount$q + 11'h1) == lfifo$data_out[(32'h0)+:(11)];
+        take = have & (~head_good | ~b_v$q);
+        push = take & head_good;
         dfifo$read = take;
         lfifo$read = take & is_last;
         if (take) begin
             if (is_last) begin
-                rcount$d = 8'h0;
+                rcount$d = 11'h0;
             end
             else begin
-                rcount$d = rcount$q + 8'h1;
+                rcount$d = rcount$q + 11'h1;
             end
         end
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_data$d = b_data$q;
+                a_keep$d = b_keep$q;
+                a_last$d = b_last$q;
+                a_tag$d = b_tag$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = push;
+                a_data$d = dfifo$data_out[(32'h0)+:(64)];
+                a_keep$d = dfifo$data_out[(32'h40)+:(4)];
+                a_last$d = is_last;
+                a_tag$d = lfifo$data_out[(32'hc)+:(4)];
+            end
+        end
+        else if (push) begin
+            b_v$d = 1'b1;
+            b_data$d = dfifo$data_out[(32'h0)+:(64)];
+            b_keep$d = dfifo$data_out[(32'h40)+:(4)];
+            b_last$d = is_last;
+            b_tag$d = lfifo$data_out[(32'hc)+:(4)];
+        end
+        out_valid = a_v$q;
+        out_data = a_data$q;
+        out_keep = a_keep$q;
+        out_last = a_last$q;
+        out_tag = a_tag$q;
         cnt_ok = c_ok$q;
         cnt_bad_fcs = c_bad$q;
         cnt_overflow = c_overflow$q;
@@ -12075,9 +12220,12 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
         if (reset) begin
             mid$d = 1'b0;
             accepting$d = 1'b0;
-            wbeats$d = 8'h0;
+            wbeats$d = 11'h0;
             oversize$d = 1'b0;
-            rcount$d = 8'h0;
+            lost$d = 1'b0;
+            rcount$d = 11'h0;
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
             c_ok$d = 32'h0;
             c_bad$d = 32'h0;
             c_overflow$d = 32'h0;
@@ -12086,6 +12234,101 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     end
 
 endmodule // rnic_versa5g$core$rx_fifo
+
+
+module rnic_versa5g$core$rx_fifo$a_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$a_data
+
+
+module rnic_versa5g$core$rx_fifo$a_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$a_keep
+
+
+module rnic_versa5g$core$rx_fifo$a_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$a_last
+
+
+module rnic_versa5g$core$rx_fifo$a_tag(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$a_tag
+
+
+module rnic_versa5g$core$rx_fifo$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$a_v
 
 
 module rnic_versa5g$core$rx_fifo$accepting(d,q,clock);
@@ -12105,6 +12348,101 @@ module rnic_versa5g$core$rx_fifo$accepting(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_fifo$accepting
+
+
+module rnic_versa5g$core$rx_fifo$b_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$b_data
+
+
+module rnic_versa5g$core$rx_fifo$b_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$b_keep
+
+
+module rnic_versa5g$core$rx_fifo$b_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$b_last
+
+
+module rnic_versa5g$core$rx_fifo$b_tag(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$b_tag
+
+
+module rnic_versa5g$core$rx_fifo$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$b_v
 
 
 module rnic_versa5g$core$rx_fifo$c_bad(d,q,clock);
@@ -12194,32 +12532,32 @@ module rnic_versa5g$core$rx_fifo$dfifo(clock,reset,write,data_in,full,read,data_
     input wire  read;
     output reg  [67:0] data_out;
     output reg  empty;
-    output reg  [9:0] count;
+    output reg  [11:0] count;
 
     // Constant declarations
-    localparam  depth = 10'b1000000000;
+    localparam  depth = 12'h800;
 
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [10:0] ram$read_address;
     reg  ram$read_clock;
     wire  [67:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [10:0] ram$write_address;
     reg  ram$write_clock;
     reg  [67:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [9:0] wr_ptr$d;
-    wire  [9:0] wr_ptr$q;
+    reg  [11:0] wr_ptr$d;
+    wire  [11:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [9:0] wr_ptr_d$d;
-    wire  [9:0] wr_ptr_d$q;
+    reg  [11:0] wr_ptr_d$d;
+    wire  [11:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [9:0] rd_ptr$d;
-    wire  [9:0] rd_ptr$q;
+    reg  [11:0] rd_ptr$d;
+    wire  [11:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [9:0] rd_next;
-    reg  [9:0] used;
+    reg  [11:0] rd_next;
+    reg  [11:0] used;
 
     // Sub module instances
     rnic_versa5g$core$rx_fifo$dfifo$ram ram(
@@ -12263,22 +12601,22 @@ module rnic_versa5g$core$rx_fifo$dfifo(clock,reset,write,data_in,full,read,data_
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 10'h1;
+            rd_next = rd_ptr$q + 12'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(9)];
+        ram$read_address = rd_next[(32'h0)+:(11)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 10'h1;
+            wr_ptr$d = wr_ptr$q + 12'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 10'h0;
-            wr_ptr_d$d = 10'h0;
-            rd_ptr$d = 10'h0;
+            wr_ptr$d = 12'h0;
+            wr_ptr_d$d = 12'h0;
+            rd_ptr$d = 12'h0;
         end
     end
 
@@ -12288,16 +12626,16 @@ endmodule // rnic_versa5g$core$rx_fifo$dfifo
 module rnic_versa5g$core$rx_fifo$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [10:0] read_address;
     input wire  read_clock;
     output reg  [67:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [10:0] write_address;
     input wire  write_clock;
     input wire  [67:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[67:0] mem[511:0];
+    reg[67:0] mem[2047:0];
 
 
 
@@ -12317,13 +12655,13 @@ endmodule // rnic_versa5g$core$rx_fifo$dfifo$ram
 module rnic_versa5g$core$rx_fifo$dfifo$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -12336,13 +12674,13 @@ endmodule // rnic_versa5g$core$rx_fifo$dfifo$rd_ptr
 module rnic_versa5g$core$rx_fifo$dfifo$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -12355,13 +12693,13 @@ endmodule // rnic_versa5g$core$rx_fifo$dfifo$wr_ptr
 module rnic_versa5g$core$rx_fifo$dfifo$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -12377,10 +12715,10 @@ module rnic_versa5g$core$rx_fifo$lfifo(clock,reset,write,data_in,full,read,data_
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [12:0] data_in;
+    input wire  [15:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [12:0] data_out;
+    output reg  [15:0] data_out;
     output reg  empty;
     output reg  [6:0] count;
 
@@ -12390,10 +12728,10 @@ module rnic_versa5g$core$rx_fifo$lfifo(clock,reset,write,data_in,full,read,data_
     // Stub signals
     reg  [5:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [12:0] ram$read_data;
+    wire  [15:0] ram$read_data;
     reg  [5:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [12:0] ram$write_data;
+    reg  [15:0] ram$write_data;
     reg  ram$write_enable;
     reg  [6:0] wr_ptr$d;
     wire  [6:0] wr_ptr$q;
@@ -12478,14 +12816,14 @@ module rnic_versa5g$core$rx_fifo$lfifo$ram(read_address,read_clock,read_data,wri
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [12:0] read_data;
+    output reg  [15:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [12:0] write_data;
+    input wire  [15:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[12:0] mem[63:0];
+    reg[15:0] mem[63:0];
 
 
 
@@ -12559,6 +12897,25 @@ module rnic_versa5g$core$rx_fifo$lfifo$wr_ptr_d(d,q,clock);
 endmodule // rnic_versa5g$core$rx_fifo$lfifo$wr_ptr_d
 
 
+module rnic_versa5g$core$rx_fifo$lost(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$lost
+
+
 module rnic_versa5g$core$rx_fifo$mid(d,q,clock);
 
     // Module arguments
@@ -12600,13 +12957,13 @@ endmodule // rnic_versa5g$core$rx_fifo$oversize
 module rnic_versa5g$core$rx_fifo$rcount(d,q,clock);
 
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 11'h0;
     end
 
     always @(posedge clock) begin
@@ -12619,13 +12976,13 @@ endmodule // rnic_versa5g$core$rx_fifo$rcount
 module rnic_versa5g$core$rx_fifo$wbeats(d,q,clock);
 
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [10:0] d;
+    output reg  [10:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 11'h0;
     end
 
     always @(posedge clock) begin

@@ -25,8 +25,8 @@
 //!
 //! Every 16-bit word of the IPv4 and TCP headers sits at an even frame
 //! offset (14 + 4k), so each beat holds exactly 4 aligned words. Words are
-//! added into two 32-bit accumulators (a 1536-byte frame adds at most
-//! 768 x 0xFFFF < 2^26, so no carry is lost) and folded to 16 bits once at
+//! added into two 32-bit accumulators (a 16376-byte frame, 2047 beats, adds
+//! at most 8188 x 0xFFFF < 2^29, so no carry is lost) and folded to 16 bits once at
 //! the end of the frame. Bytes past the IPv4 total length (Ethernet padding,
 //! don't-care lanes) are masked to zero, which also gives the zero-padded
 //! last word of an odd-length segment. The pseudo-header's addresses are
@@ -40,8 +40,9 @@
 //! next clock adds both pairs into the accumulators. The clock after the last
 //! beat, every length/EtherType/protocol check is registered; the clock after
 //! that, the final sums are folded and the tag is registered.
-//! Frames of any length are classified; frames longer than 255 beats get a
-//! meaningless tag (rx_fifo drops them as oversize anyway).
+//! Frames of any length are classified; frames longer than 2047 beats get a
+//! meaningless tag (rx_fifo drops them as oversize anyway). Jumbo frames
+//! (MTU 9000, 1128 beats) are classified like any other.
 
 use rust_hdl::prelude::*;
 
@@ -124,8 +125,8 @@ pub struct RxCheck {
     /// TCP length + protocol number: the pseudo-header's remaining terms.
     s_ph: DFF<Bits<32>>,
     // per-frame state
-    /// Index of the incoming beat in its frame (saturates at 255).
-    bc: DFF<Bits<8>>,
+    /// Index of the incoming beat in its frame (saturates at 2047).
+    bc: DFF<Bits<11>>,
     ethertype: DFF<Bits<16>>,
     ver_ihl: DFF<Bits<8>>,
     tot_len: DFF<Bits<16>>,
@@ -133,7 +134,7 @@ pub struct RxCheck {
     proto: DFF<Bits<8>>,
     doff: DFF<Bits<4>>,
     /// Beat holding the TCP data-offset byte (frame offset 26 + 4*IHL) ...
-    doff_beat: DFF<Bits<8>>,
+    doff_beat: DFF<Bits<11>>,
     /// ... and whether it is byte 6 of that beat (else byte 2).
     doff_hi: DFF<Bit>,
     /// IPv4 header bytes left from the start of the incoming beat (beats >= 2).
@@ -357,9 +358,9 @@ impl Logic for RxCheck {
         if self.in_valid.val() {
             if self.in_last.val() {
                 self.bc.d.next = 0.into();
-                self.flen.d.next = (bit_cast::<16, 8>(self.bc.q.val()) << 3)
+                self.flen.d.next = (bit_cast::<16, 11>(self.bc.q.val()) << 3)
                     + bit_cast::<16, 4>(self.in_keep.val());
-            } else if self.bc.q.val() != 255 {
+            } else if self.bc.q.val() != 2047 {
                 self.bc.d.next = self.bc.q.val() + 1;
             }
             if self.bc.q.val() == 1 {
@@ -368,7 +369,7 @@ impl Logic for RxCheck {
                     | bit_cast::<16, 8>(self.in_data.val().get_bits::<8>(40));
                 self.ver_ihl.d.next = self.in_data.val().get_bits::<8>(48);
                 self.hrem.d.next = self.ihl4_now.val() - 2;
-                self.doff_beat.d.next = self.dpos.val() >> 3;
+                self.doff_beat.d.next = bit_cast::<11, 8>(self.dpos.val() >> 3);
                 self.doff_hi.d.next = self.dpos.val().get_bit(2);
             }
             if self.bc.q.val() == 2 {
@@ -605,5 +606,20 @@ mod tests {
                 TAG_BAD_LEN
             ]
         );
+    }
+
+    /// MTU 9000 (issue 3): a 9014-octet frame (IPv4 total length 9000) is
+    /// classified over all its 1127 beats: good, a payload bit flipped near
+    /// its end, and cut short.
+    #[test]
+    fn jumbo_frames_are_classified() {
+        let good = tcp_frame(0, 0, 9000 - 40, IpProtocol::Tcp);
+        assert_eq!(good.len(), 9014);
+        let mut bad_tcp = good.clone();
+        bad_tcp[9000] ^= 0x04;
+        let mut trunc = good.clone();
+        trunc.truncate(8000);
+        let got = tags(&[good, bad_tcp, trunc]);
+        assert_eq!(got, vec![TAG_OK, TAG_BAD_TCP_CSUM, TAG_BAD_LEN]);
     }
 }

@@ -1,7 +1,7 @@
 //! MAC RX FIFO: store-and-forward, frames with a bad FCS dropped whole.
 //!
 //! # Scheme: drop on last, with a frame-length FIFO
-//! Beats of an accepted frame are written to a data FIFO (512 x {data, keep})
+//! Beats of an accepted frame are written to a data FIFO (2048 x {data, keep})
 //! as they arrive. On the `last` beat a frame record {beats written, good} is
 //! pushed to a frame FIFO (64 entries). The read side only starts a frame when
 //! its record is present (so output is store-and-forward: a whole frame is
@@ -10,12 +10,19 @@
 //! final one, and pops and discards the beats of a bad one at one beat per
 //! clock without presenting them.
 //!
-//! The MAC cannot be stalled, so space is reserved up front: a frame is only
-//! accepted if, at its first beat, the data FIFO has room for `max_beats` and
-//! the frame FIFO is not full; otherwise the whole frame is ignored and
-//! counted in `cnt_overflow`. Frames longer than `max_beats` beats are
-//! truncated in the FIFO, marked bad, and counted in `cnt_oversize` (which
-//! takes precedence over a bad FCS). Frames delivered are counted in `cnt_ok`.
+//! The MAC cannot be stalled. A frame is accepted if, at its first beat, the
+//! frame FIFO is not full and the data FIFO has room for that beat; otherwise
+//! the whole frame is ignored and counted in `cnt_overflow`. If the data FIFO
+//! fills in the middle of an accepted frame, the rest of its beats are
+//! lost: the frame is marked bad (its beats already written are discarded by
+//! the read side) and also counted in `cnt_overflow`. (Reserving a whole
+//! maximum frame up front, as before, would need a 4096-deep FIFO for
+//! back-to-back jumbo frames; losing mid-frame needs only 2048.) Frames longer
+//! than `max_frame` octets (the constructor's parameter; default
+//! [`DEFAULT_MAX_FRAME`], 9018) are truncated in the FIFO at
+//! `ceil(max_frame / 8)` beats, marked bad, and counted in `cnt_oversize`.
+//! Precedence: overflow, then oversize, then a bad FCS. Frames delivered are
+//! counted in `cnt_ok`. Every frame is counted by exactly one counter.
 //! Counters are 32 bits and wrap.
 //!
 //! Each frame record also carries a 4-bit `in_tag`, sampled with the `last`
@@ -25,14 +32,25 @@
 //! Stream convention (docs/rtl.md): `keep` is the number of valid bytes of a
 //! `last` beat (8 on the others); the MAC's `in_fcs_bad` is looked at on the
 //! `last` beat only. `out_*` is a normal valid/ready stream.
+//!
+//! # Output register (timing)
+//! `out_*` comes from a two-entry register slice (a main register `a` and a
+//! skid register `b`), not from the data FIFO's RAM: on ECP5 the block RAM's
+//! clock-to-output is slow enough that RAM output → `rx_parse` logic missed
+//! 125 MHz. The slice accepts a beat whenever `b` is empty, so it sustains
+//! one beat per clock with `out_ready` high, and `out_ready` no longer reaches
+//! the RAM read address combinationally. Cost: one clock more latency
+//! (a frame's first beat is on `out_*` one clock later than before).
 
 use crate::fifo::Fifo;
 use rust_hdl::prelude::*;
 
-/// Default maximum frame length in beats: 1536 bytes (1518-byte frames with
-/// a VLAN tag and some slack).
-pub const DEFAULT_MAX_BEATS: u64 = 192;
-const DATA_DEPTH: u64 = 512;
+/// Jumbo frames (issue 3): MTU 9000 + 14 octets of Ethernet header + 4 of
+/// allowance (a VLAN tag; the MAC has already removed the FCS).
+pub const DEFAULT_MAX_FRAME: u64 = 9018;
+/// Data FIFO depth in beats (2^11): a maximum frame (at most 2047 beats)
+/// always fits, and a second frame can arrive while the first drains.
+pub const DATA_DEPTH: u64 = 2048;
 
 #[derive(LogicBlock)]
 pub struct RxFifo {
@@ -56,29 +74,51 @@ pub struct RxFifo {
     pub cnt_bad_fcs: Signal<Out, Bits<32>>,
     pub cnt_overflow: Signal<Out, Bits<32>>,
     pub cnt_oversize: Signal<Out, Bits<32>>,
-    max_beats: Constant<Bits<8>>,
-    accept_level: Constant<Bits<10>>,
-    /// Bit 8 of a frame record: the frame is good (bits 12:9: the tag).
-    good_flag: Constant<Bits<13>>,
-    dfifo: Fifo<Bits<68>, 9, 10>,
-    lfifo: Fifo<Bits<13>, 6, 7>,
+    /// `ceil(max_frame / 8)`: beats kept of a frame ...
+    max_beats: Constant<Bits<11>>,
+    /// ... `max_beats - 1` ...
+    max_beats_m1: Constant<Bits<11>>,
+    /// ... and the most octets the last of `max_beats` beats may hold.
+    max_last_keep: Constant<Bits<4>>,
+    /// Bit 11 of a frame record: the frame is good (bits 10:0: beats written;
+    /// bits 15:12: the tag).
+    good_flag: Constant<Bits<16>>,
+    dfifo: Fifo<Bits<68>, 11, 12>,
+    lfifo: Fifo<Bits<16>, 6, 7>,
     // write side
     mid: DFF<Bit>,
     accepting: DFF<Bit>,
-    wbeats: DFF<Bits<8>>,
+    wbeats: DFF<Bits<11>>,
     oversize: DFF<Bit>,
+    /// A beat of the current frame was lost to a full data FIFO.
+    lost: DFF<Bit>,
     acc: Signal<Local, Bit>,
-    wb: Signal<Local, Bits<8>>,
+    wb: Signal<Local, Bits<11>>,
+    want: Signal<Local, Bit>,
     wrote: Signal<Local, Bit>,
     ov: Signal<Local, Bit>,
-    nbeats: Signal<Local, Bits<8>>,
-    rec: Signal<Local, Bits<13>>,
+    lo: Signal<Local, Bit>,
+    nbeats: Signal<Local, Bits<11>>,
+    rec: Signal<Local, Bits<16>>,
     // read side
-    rcount: DFF<Bits<8>>,
+    rcount: DFF<Bits<11>>,
     have: Signal<Local, Bit>,
     head_good: Signal<Local, Bit>,
     is_last: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
+    /// A good beat moves from the FIFO into the output slice.
+    push: Signal<Local, Bit>,
+    // output slice: main register `a` (drives out_*) and skid register `b`
+    a_v: DFF<Bit>,
+    a_data: DFF<Bits<64>>,
+    a_keep: DFF<Bits<4>>,
+    a_last: DFF<Bit>,
+    a_tag: DFF<Bits<4>>,
+    b_v: DFF<Bit>,
+    b_data: DFF<Bits<64>>,
+    b_keep: DFF<Bits<4>>,
+    b_last: DFF<Bit>,
+    b_tag: DFF<Bits<4>>,
     // counters
     c_ok: DFF<Bits<32>>,
     c_bad: DFF<Bits<32>>,
@@ -87,9 +127,11 @@ pub struct RxFifo {
 }
 
 impl RxFifo {
-    /// `max_beats`: longest accepted frame, in beats (at most 255).
-    pub fn new(max_beats: u64) -> Self {
-        assert!((1..256).contains(&max_beats));
+    /// `max_frame`: longest accepted frame in octets (as the MAC delivers it,
+    /// without FCS), at most 8 * 2047.
+    pub fn new(max_frame: u64) -> Self {
+        let max_beats = max_frame.div_ceil(8);
+        assert!((1..2048).contains(&max_beats) && max_beats <= DATA_DEPTH);
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -110,18 +152,22 @@ impl RxFifo {
             cnt_overflow: Default::default(),
             cnt_oversize: Default::default(),
             max_beats: Constant::new(max_beats.into()),
-            accept_level: Constant::new((DATA_DEPTH - max_beats).into()),
-            good_flag: Constant::new(0x100.into()),
+            max_beats_m1: Constant::new((max_beats - 1).into()),
+            max_last_keep: Constant::new((max_frame - 8 * (max_beats - 1)).into()),
+            good_flag: Constant::new(0x800.into()),
             dfifo: Default::default(),
             lfifo: Default::default(),
             mid: Default::default(),
             accepting: Default::default(),
             wbeats: Default::default(),
             oversize: Default::default(),
+            lost: Default::default(),
             acc: Default::default(),
             wb: Default::default(),
+            want: Default::default(),
             wrote: Default::default(),
             ov: Default::default(),
+            lo: Default::default(),
             nbeats: Default::default(),
             rec: Default::default(),
             rcount: Default::default(),
@@ -129,6 +175,17 @@ impl RxFifo {
             head_good: Default::default(),
             is_last: Default::default(),
             take: Default::default(),
+            push: Default::default(),
+            a_v: Default::default(),
+            a_data: Default::default(),
+            a_keep: Default::default(),
+            a_last: Default::default(),
+            a_tag: Default::default(),
+            b_v: Default::default(),
+            b_data: Default::default(),
+            b_keep: Default::default(),
+            b_last: Default::default(),
+            b_tag: Default::default(),
             c_ok: Default::default(),
             c_bad: Default::default(),
             c_overflow: Default::default(),
@@ -139,7 +196,7 @@ impl RxFifo {
 
 impl Default for RxFifo {
     fn default() -> Self {
-        Self::new(DEFAULT_MAX_BEATS)
+        Self::new(DEFAULT_MAX_FRAME)
     }
 }
 
@@ -148,8 +205,8 @@ impl Logic for RxFifo {
     fn update(&mut self) {
         clock!(self, clock, dfifo, lfifo);
         dff_setup!(
-            self, clock, mid, accepting, wbeats, oversize, rcount, c_ok, c_bad, c_overflow,
-            c_oversize
+            self, clock, mid, accepting, wbeats, oversize, lost, rcount, c_ok, c_bad, c_overflow,
+            c_oversize, a_v, a_data, a_keep, a_last, a_tag, b_v, b_data, b_keep, b_last, b_tag
         );
         self.dfifo.reset.next = self.reset.val();
         self.lfifo.reset.next = self.reset.val();
@@ -159,13 +216,24 @@ impl Logic for RxFifo {
             self.acc.next = self.accepting.q.val();
             self.wb.next = self.wbeats.q.val();
         } else {
-            self.acc.next =
-                (self.dfifo.count.val() <= self.accept_level.val()) & !self.lfifo.full.val();
+            // The first beat must fit, so a record never has 0 beats.
+            self.acc.next = !self.dfifo.full.val() & !self.lfifo.full.val();
             self.wb.next = 0.into();
         }
-        self.wrote.next = self.acc.val() & (self.wb.val() < self.max_beats.val());
+        self.want.next = self.acc.val() & (self.wb.val() < self.max_beats.val());
+        // (after a lost beat nothing more of the frame is written)
+        self.wrote.next =
+            self.want.val() & !self.dfifo.full.val() & !(self.mid.q.val() & self.lost.q.val());
+        self.lo.next =
+            (self.mid.q.val() & self.lost.q.val()) | (self.want.val() & self.dfifo.full.val());
+        // Oversize: more than `max_beats` beats, or exactly that many with
+        // more than `max_last_keep` octets in the last.
         self.ov.next = (self.mid.q.val() & self.oversize.q.val())
-            | (self.acc.val() & (self.wb.val() >= self.max_beats.val()));
+            | (self.acc.val() & (self.wb.val() >= self.max_beats.val()))
+            | (self.acc.val()
+                & self.in_last.val()
+                & (self.wb.val() == self.max_beats_m1.val())
+                & (self.in_keep.val() > self.max_last_keep.val()));
         self.nbeats.next = self.wb.val();
         if self.wrote.val() {
             self.nbeats.next = self.wb.val() + 1;
@@ -173,8 +241,8 @@ impl Logic for RxFifo {
         self.dfifo.data_in.next =
             bit_cast::<68, 64>(self.in_data.val()) | (bit_cast::<68, 4>(self.in_keep.val()) << 64);
         self.rec.next =
-            bit_cast::<13, 8>(self.nbeats.val()) | (bit_cast::<13, 4>(self.in_tag.val()) << 9);
-        if !(self.ov.val() | self.in_fcs_bad.val()) {
+            bit_cast::<16, 11>(self.nbeats.val()) | (bit_cast::<16, 4>(self.in_tag.val()) << 12);
+        if !(self.lo.val() | self.ov.val() | self.in_fcs_bad.val()) {
             self.rec.next = self.rec.val() | self.good_flag.val();
         }
         self.lfifo.data_in.next = self.rec.val();
@@ -185,11 +253,14 @@ impl Logic for RxFifo {
             self.accepting.d.next = self.acc.val();
             self.wbeats.d.next = self.nbeats.val();
             self.oversize.d.next = self.ov.val();
+            self.lost.d.next = self.lo.val();
             self.dfifo.write.next = self.wrote.val();
             if self.in_last.val() {
                 if self.acc.val() {
                     self.lfifo.write.next = true;
-                    if self.ov.val() {
+                    if self.lo.val() {
+                        self.c_overflow.d.next = self.c_overflow.q.val() + 1;
+                    } else if self.ov.val() {
                         self.c_oversize.d.next = self.c_oversize.q.val() + 1;
                     } else if self.in_fcs_bad.val() {
                         self.c_bad.d.next = self.c_bad.q.val() + 1;
@@ -204,14 +275,13 @@ impl Logic for RxFifo {
 
         // ---- read side
         self.have.next = !self.lfifo.empty.val() & !self.dfifo.empty.val();
-        self.head_good.next = self.lfifo.data_out.val().get_bit(8);
-        self.is_last.next = (self.rcount.q.val() + 1) == self.lfifo.data_out.val().get_bits::<8>(0);
-        self.out_valid.next = self.have.val() & self.head_good.val();
-        self.out_data.next = self.dfifo.data_out.val().get_bits::<64>(0);
-        self.out_keep.next = self.dfifo.data_out.val().get_bits::<4>(64);
-        self.out_last.next = self.is_last.val();
-        self.out_tag.next = self.lfifo.data_out.val().get_bits::<4>(9);
-        self.take.next = self.have.val() & (!self.head_good.val() | self.out_ready.val());
+        self.head_good.next = self.lfifo.data_out.val().get_bit(11);
+        self.is_last.next =
+            (self.rcount.q.val() + 1) == self.lfifo.data_out.val().get_bits::<11>(0);
+        // A bad frame's beats are popped and dropped; a good frame's beats
+        // go into the output slice while its skid register is free.
+        self.take.next = self.have.val() & (!self.head_good.val() | !self.b_v.q.val());
+        self.push.next = self.take.val() & self.head_good.val();
         self.dfifo.read.next = self.take.val();
         self.lfifo.read.next = self.take.val() & self.is_last.val();
         if self.take.val() {
@@ -221,6 +291,38 @@ impl Logic for RxFifo {
                 self.rcount.d.next = self.rcount.q.val() + 1;
             }
         }
+
+        // ---- output slice
+        if !self.a_v.q.val() | self.out_ready.val() {
+            // `a` is empty or leaves at this edge: refill from `b`, else from
+            // the FIFO (`b` is empty then).
+            if self.b_v.q.val() {
+                self.a_v.d.next = true;
+                self.a_data.d.next = self.b_data.q.val();
+                self.a_keep.d.next = self.b_keep.q.val();
+                self.a_last.d.next = self.b_last.q.val();
+                self.a_tag.d.next = self.b_tag.q.val();
+                self.b_v.d.next = false;
+            } else {
+                self.a_v.d.next = self.push.val();
+                self.a_data.d.next = self.dfifo.data_out.val().get_bits::<64>(0);
+                self.a_keep.d.next = self.dfifo.data_out.val().get_bits::<4>(64);
+                self.a_last.d.next = self.is_last.val();
+                self.a_tag.d.next = self.lfifo.data_out.val().get_bits::<4>(12);
+            }
+        } else if self.push.val() {
+            // `a` is held: the beat waits in `b`.
+            self.b_v.d.next = true;
+            self.b_data.d.next = self.dfifo.data_out.val().get_bits::<64>(0);
+            self.b_keep.d.next = self.dfifo.data_out.val().get_bits::<4>(64);
+            self.b_last.d.next = self.is_last.val();
+            self.b_tag.d.next = self.lfifo.data_out.val().get_bits::<4>(12);
+        }
+        self.out_valid.next = self.a_v.q.val();
+        self.out_data.next = self.a_data.q.val();
+        self.out_keep.next = self.a_keep.q.val();
+        self.out_last.next = self.a_last.q.val();
+        self.out_tag.next = self.a_tag.q.val();
 
         self.cnt_ok.next = self.c_ok.q.val();
         self.cnt_bad_fcs.next = self.c_bad.q.val();
@@ -232,7 +334,10 @@ impl Logic for RxFifo {
             self.accepting.d.next = false;
             self.wbeats.d.next = 0.into();
             self.oversize.d.next = false;
+            self.lost.d.next = false;
             self.rcount.d.next = 0.into();
+            self.a_v.d.next = false;
+            self.b_v.d.next = false;
             self.c_ok.d.next = 0.into();
             self.c_bad.d.next = 0.into();
             self.c_overflow.d.next = 0.into();
@@ -253,12 +358,12 @@ mod tests {
     }
 
     fn run(
-        max_beats: u64,
+        max_frame: u64,
         frames: usize,
         ready_pct: usize,
         seed: u64,
     ) -> (Vec<Sent>, Vec<Vec<u8>>, [u32; 4]) {
-        let mut uut = RxFifo::new(max_beats);
+        let mut uut = RxFifo::new(max_frame);
         uut.clock.connect();
         uut.reset.connect();
         uut.in_data.connect();
@@ -280,13 +385,13 @@ mod tests {
         let mut idle = 0;
         loop {
             if pending.is_empty() && sent.len() < frames {
-                let len = 1 + rng.below(8 * (max_beats as usize + 4));
+                let len = 1 + rng.below(max_frame as usize + 32);
                 let frame = rng.bytes(len);
                 let fcs_bad = rng.below(4) == 0;
                 let bs = beats(&frame);
                 let n = bs.len();
                 sent.push(Sent {
-                    oversize: n as u64 > max_beats,
+                    oversize: len as u64 > max_frame,
                     frame,
                     fcs_bad,
                 });
@@ -327,7 +432,7 @@ mod tests {
                 uut.in_fcs_bad.next = rng.below(2) == 0;
                 if pending.is_empty() && sent.len() == frames {
                     idle += 1;
-                    if idle > 3 * 512 {
+                    if idle > 2 * DATA_DEPTH {
                         break;
                     }
                 }
@@ -346,7 +451,8 @@ mod tests {
     /// Always-ready sink: exactly the good frames come out, whole, in order.
     #[test]
     fn drops_bad_fcs_and_oversize_exactly() {
-        let (sent, got, c) = run(24, 120, 100, 11);
+        // 190 octets: 24 beats, at most 6 octets in the 24th.
+        let (sent, got, c) = run(190, 120, 100, 11);
         let want: Vec<&Vec<u8>> = sent
             .iter()
             .filter(|s| !s.fcs_bad && !s.oversize)
@@ -366,7 +472,7 @@ mod tests {
     /// ones), and every frame is accounted for by exactly one counter.
     #[test]
     fn overflow_drops_whole_frames() {
-        let (sent, got, c) = run(24, 150, 5, 12);
+        let (sent, got, c) = run(192, 400, 5, 12);
         let mut it = sent.iter();
         for g in &got {
             // Each delivered frame is the next good frame not skipped.
@@ -381,5 +487,89 @@ mod tests {
         assert_eq!(c[0] as usize, got.len());
         assert!(c[2] > 0, "expected overflow drops: {c:?}");
         assert_eq!(c.iter().sum::<u32>() as usize, sent.len());
+    }
+
+    /// Jumbo frames (issue 3) with the default maximum, back to back at one
+    /// beat per clock into an always-ready sink: 9014 (MTU 9000) and 9018
+    /// octets pass intact, 9019 and 12000 are dropped and counted as
+    /// oversize, a bad FCS is dropped, and nothing overflows.
+    #[test]
+    fn jumbo_frames_pass_and_longer_ones_are_dropped() {
+        let mut uut = RxFifo::default();
+        uut.clock.connect();
+        uut.reset.connect();
+        uut.in_data.connect();
+        uut.in_keep.connect();
+        uut.in_last.connect();
+        uut.in_valid.connect();
+        uut.in_fcs_bad.connect();
+        uut.in_tag.connect();
+        uut.out_ready.connect();
+        uut.connect_all();
+        let mut rng = Rng::new(3);
+        // (frame, fcs_bad, expected out)
+        let frames: Vec<(Vec<u8>, bool, bool)> = [
+            (9014, false, true),
+            (9018, false, true),
+            (9019, false, false),
+            (9014, true, false),
+            (12000, false, false),
+            (9014, false, true),
+            (60, false, true),
+        ]
+        .iter()
+        .map(|&(n, bad, ok)| (rng.bytes(n), bad, ok))
+        .collect();
+        let mut pending: Vec<(u64, u8, bool, bool)> = Vec::new();
+        for (f, bad, _) in &frames {
+            let bs = beats(f);
+            let n = bs.len();
+            pending.extend(
+                bs.into_iter()
+                    .enumerate()
+                    .map(|(i, (d, k))| (d, k, i + 1 == n, *bad && i + 1 == n)),
+            );
+        }
+        pending.reverse();
+        uut.reset.next = true;
+        tick!(uut);
+        uut.reset.next = false;
+        uut.out_ready.next = true;
+        let mut got = Vec::new();
+        let mut cur = Vec::new();
+        for _ in 0..pending.len() + 2 * DATA_DEPTH as usize {
+            if uut.out_valid.val() {
+                let d = uut.out_data.val().to_u64().to_le_bytes();
+                let k = if uut.out_last.val() {
+                    uut.out_keep.val().to_u64() as usize
+                } else {
+                    8
+                };
+                cur.extend_from_slice(&d[..k]);
+                if uut.out_last.val() {
+                    got.push(std::mem::take(&mut cur));
+                }
+            }
+            if let Some((d, k, last, bad)) = pending.pop() {
+                uut.in_data.next = d.into();
+                uut.in_keep.next = (k as u64).into();
+                uut.in_last.next = last;
+                uut.in_fcs_bad.next = bad;
+                uut.in_valid.next = true;
+            } else {
+                uut.in_valid.next = false;
+            }
+            tick!(uut);
+        }
+        let want: Vec<&Vec<u8>> = frames.iter().filter(|f| f.2).map(|f| &f.0).collect();
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!(g.len(), w.len());
+            assert!(g == w, "frame of {} octets changed", w.len());
+        }
+        assert_eq!(uut.cnt_ok.val().to_u32(), 4);
+        assert_eq!(uut.cnt_oversize.val().to_u32(), 2);
+        assert_eq!(uut.cnt_bad_fcs.val().to_u32(), 1);
+        assert_eq!(uut.cnt_overflow.val().to_u32(), 0);
     }
 }
