@@ -1068,7 +1068,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mpa_ram$read_address = sq_conn$q;
         mpa_ram$write_enable = 1'b0;
         mpa_ram$write_address = sq_conn$q;
-        mpa_ram$write_data = (mpa_ram$read_data >> 32'h58) << 32'h58 | {{32{1'b0}}, mpa_rx$st_out};
+        mpa_ram$write_data = {mpa_ram$read_data[119:88], mpa_rx$st_out};
         sq_start = (sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & ~mpa_rx$out_valid);
         if (sq_start) begin
             mpa_ram$read_address = rx_split$seg_conn;
@@ -1092,7 +1092,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         if (mpa_wr_valid) begin
             mpa_ram$write_enable = 1'b1;
             mpa_ram$write_address = mpa_wr_idx;
-            mpa_ram$write_data = {{88{1'b0}}, mpa_init} | ({{88{1'b0}}, mpa_wr_seq_start} << 32'h58);
+            mpa_ram$write_data = {mpa_wr_seq_start, {56{1'b0}}, mpa_init};
         end
         mpa_rx$in_data = rx_parse$pay_data;
         mpa_rx$in_keep = rx_parse$pay_keep;
@@ -1118,7 +1118,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         qp_ram$read_address = fpdu_buf$out_conn;
         qp_ram$write_address = qp_wr_idx;
         qp_ram$write_enable = qp_wr_valid;
-        qp_ram$write_data = {{40{1'b0}}, qp_wr_qpn} | ({{64{1'b0}}, qp_wr_state} << 32'h20) | ({{40{1'b0}}, qp_wr_pd} << 32'h28);
+        qp_ram$write_data = {qp_wr_pd, qp_wr_state, qp_wr_qpn};
         fpdu_buf$in_qpn = qp_ram$read_data[(32'h0)+:(32)];
         ddp_rx$in_data = fpdu_buf$out_data;
         ddp_rx$in_keep = fpdu_buf$out_keep;
@@ -1470,7 +1470,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     localparam  k_c_bounds = 16'h1101;
     localparam  k_c_wrap = 16'h1103;
     localparam  ones64 = 64'hffffffffffffffff;
-    localparam  byte192 = 192'hff;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -1672,9 +1671,18 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] hdr;
     /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits.
+    /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] w0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits.
+    /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] w1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits.
+    /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] w2;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  [15:0] plen_t;
     // Unused on purpose: DDP control octet bits 5:2 are the reserved field, which ddp_rx does not check (RFC 5041 section 4.2: zero on transmit, not checked on receive).
     /* verilator lint_off UNUSEDSIGNAL */
@@ -2074,7 +2082,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
         tag_conn = conn$q;
         tag_qpn = qpn$q;
         term_cause = d_cause$q;
-        term_hdr = ({{320{1'b0}}, e5$q} << 32'h140) | ({{320{1'b0}}, e4$q} << 32'h100) | ({{320{1'b0}}, e3$q} << 32'hc0) | ({{320{1'b0}}, e2$q} << 32'h80) | ({{320{1'b0}}, e1$q} << 32'h40) | {{320{1'b0}}, e0$q};
+        term_hdr = {e5$q, e4$q, e3$q, e2$q, e1$q, e0$q};
         term_seg_len = len$q;
         term_conn = conn$q;
         term_qpn = qpn$q;
@@ -2086,7 +2094,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
         w0 = {{128{1'b0}}, b0$q};
         w1 = {{128{1'b0}}, b1$q};
         w2 = {{128{1'b0}}, b2$q};
-        hdr = (((w0 >> 32'h0) & byte192) << 32'hb8) | (((w0 >> 32'h8) & byte192) << 32'hb0) | (((w0 >> 32'h10) & byte192) << 32'ha8) | (((w0 >> 32'h18) & byte192) << 32'ha0) | (((w0 >> 32'h20) & byte192) << 32'h98) | (((w0 >> 32'h28) & byte192) << 32'h90) | (((w0 >> 32'h30) & byte192) << 32'h88) | (((w0 >> 32'h38) & byte192) << 32'h80) | (((w1 >> 32'h0) & byte192) << 32'h78) | (((w1 >> 32'h8) & byte192) << 32'h70) | (((w1 >> 32'h10) & byte192) << 32'h68) | (((w1 >> 32'h18) & byte192) << 32'h60) | (((w1 >> 32'h20) & byte192) << 32'h58) | (((w1 >> 32'h28) & byte192) << 32'h50) | (((w1 >> 32'h30) & byte192) << 32'h48) | (((w1 >> 32'h38) & byte192) << 32'h40) | (((w2 >> 32'h0) & byte192) << 32'h38) | (((w2 >> 32'h8) & byte192) << 32'h30) | (((w2 >> 32'h10) & byte192) << 32'h28) | (((w2 >> 32'h18) & byte192) << 32'h20) | (((w2 >> 32'h20) & byte192) << 32'h18) | (((w2 >> 32'h28) & byte192) << 32'h10) | (((w2 >> 32'h30) & byte192) << 32'h8) | (((w2 >> 32'h38) & byte192) << 32'h0);
+        hdr = {w0[7:0], w0[15:8], w0[23:16], w0[31:24], w0[39:32], w0[47:40], w0[55:48], w0[63:56], w1[7:0], w1[15:8], w1[23:16], w1[31:24], w1[39:32], w1[47:40], w1[55:48], w1[63:56], w2[7:0], w2[15:8], w2[23:16], w2[31:24], w2[39:32], w2[47:40], w2[55:48], w2[63:56]};
         ctl = hdr[(32'hb8)+:(8)];
         rctl = hdr[(32'hb0)+:(8)];
         is_tagged = ctl[32'h7];
@@ -3037,7 +3045,7 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
         off_n = {{1{1'b0}}, off$q} + {{1{1'b0}}, n};
         need_in = off_n > 5'h8;
         can_take = ~hold_last$q & (off_n >= 5'h8);
-        win = ({{64{1'b0}}, in_data} << 32'h40) | {{64{1'b0}}, hold$q};
+        win = {in_data, hold$q};
         chunk_end = crem$q <= 16'h8;
         cmd_ready = 1'b0;
         in_ready = 1'b0;
@@ -3980,7 +3988,7 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
         off_n = {{1{1'b0}}, off$q} + {{1{1'b0}}, n};
         need_in = off_n > 5'h8;
         can_take = ~hold_last$q & (off_n >= 5'h8);
-        win = ({{64{1'b0}}, in_data} << 32'h40) | {{64{1'b0}}, hold$q};
+        win = {in_data, hold$q};
         chunk_end = crem$q <= 16'h8;
         cmd_ready = 1'b0;
         in_ready = 1'b0;
@@ -5066,14 +5074,14 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  dfifo$read;
     wire  [67:0] dfifo$data_out;
     wire  dfifo$empty;
-    wire  [9:0] dfifo$count;
+    wire  [11:0] dfifo$count;
     reg  rfifo$clock;
     reg  rfifo$reset;
     reg  rfifo$write;
-    reg  [35:0] rfifo$data_in;
+    reg  [38:0] rfifo$data_in;
     wire  rfifo$full;
     reg  rfifo$read;
-    wire  [35:0] rfifo$data_out;
+    wire  [38:0] rfifo$data_out;
     wire  rfifo$empty;
     wire  [4:0] rfifo$count;
     reg  mid$d;
@@ -5082,8 +5090,8 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  sflag$d;
     wire  sflag$q;
     reg  sflag$clock;
-    reg  [8:0] wbeats$d;
-    wire  [8:0] wbeats$q;
+    reg  [11:0] wbeats$d;
+    wire  [11:0] wbeats$q;
     reg  wbeats$clock;
     reg  [15:0] wlen$d;
     wire  [15:0] wlen$q;
@@ -5091,8 +5099,8 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  [1:0] rstate$d;
     wire  [1:0] rstate$q;
     reg  rstate$clock;
-    reg  [8:0] rcount$d;
-    wire  [8:0] rcount$q;
+    reg  [11:0] rcount$d;
+    wire  [11:0] rcount$q;
     reg  rcount$clock;
     reg  mt_valid$d;
     wire  mt_valid$q;
@@ -5118,11 +5126,11 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
 
     // Local signals
     reg  take_in;
-    reg  [8:0] n_beats;
+    reg  [11:0] n_beats;
     reg  [15:0] n_len;
     reg  n_start;
     reg  [1:0] kind;
-    reg  [35:0] head;
+    reg  [38:0] head;
     reg  take_out;
 
     // Sub module instances
@@ -5248,11 +5256,11 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         rfifo$reset = reset;
         in_ready = ~dfifo$full & ~rfifo$full;
         take_in = in_valid & in_ready;
-        n_beats = 9'h1;
+        n_beats = 12'h1;
         n_len = {{12{1'b0}}, in_keep};
         n_start = in_ulpdu_start;
         if (mid$q) begin
-            n_beats = wbeats$q + 9'h1;
+            n_beats = wbeats$q + 12'h1;
             n_len = wlen$q + {{12{1'b0}}, in_keep};
             n_start = sflag$q;
         end
@@ -5263,9 +5271,9 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         else if (in_fpdu_end & n_start) begin
             kind = 2'h0;
         end
-        dfifo$data_in = {{4{1'b0}}, in_data} | ({{64{1'b0}}, in_keep} << 32'h40);
+        dfifo$data_in = {in_keep, in_data};
         dfifo$write = take_in;
-        rfifo$data_in = {{27{1'b0}}, n_beats} | ({{20{1'b0}}, n_len} << 32'h9) | ({{28{1'b0}}, in_conn} << 32'h19) | ({{34{1'b0}}, kind} << 32'h21) | (({{35{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h23);
+        rfifo$data_in = {{23{1'b0}}, n_len} | ({{31{1'b0}}, in_conn} << 32'h10) | ({{37{1'b0}}, kind} << 32'h18) | (({{38{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h1a) | ({{27{1'b0}}, n_beats} << 32'h1b);
         rfifo$write = take_in & in_last;
         if (take_in) begin
             mid$d = ~in_last;
@@ -5274,11 +5282,11 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
             sflag$d = n_start;
         end
         head = rfifo$data_out;
-        out_len = head[(32'h9)+:(16)];
-        out_conn = head[(32'h19)+:(8)];
+        out_len = head[(32'h0)+:(16)];
+        out_conn = head[(32'h10)+:(8)];
         out_data = dfifo$data_out[(32'h0)+:(64)];
         out_keep = dfifo$data_out[(32'h40)+:(4)];
-        out_last = rcount$q == 9'h1;
+        out_last = rcount$q == 12'h1;
         out_valid = 1'b0;
         dfifo$read = 1'b0;
         rfifo$read = 1'b0;
@@ -5289,19 +5297,19 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
             end
         end
         else if (rstate$q == 2'h1) begin
-            rcount$d = head[(32'h0)+:(9)];
-            if (head[(32'h21)+:(2)] == 2'h0) begin
+            rcount$d = head[(32'h1b)+:(12)];
+            if (head[(32'h18)+:(2)] == 2'h0) begin
                 rstate$d = 2'h2;
             end
-            else if (head[(32'h21)+:(2)] == 2'h1) begin
+            else if (head[(32'h18)+:(2)] == 2'h1) begin
                 c_span$d = c_span$q + 32'h1;
                 rstate$d = 2'h3;
             end
             else if (~mt_valid$q) begin
                 mt_valid$d = 1'b1;
-                mt_conn$d = head[(32'h19)+:(8)];
+                mt_conn$d = head[(32'h10)+:(8)];
                 mt_qpn$d = in_qpn;
-                if (head[32'h23]) begin
+                if (head[32'h1a]) begin
                     mt_cause$d = 16'h2003;
                 end
                 else begin
@@ -5320,8 +5328,8 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         end
         if (take_out) begin
             dfifo$read = 1'b1;
-            rcount$d = rcount$q - 9'h1;
-            if (rcount$q == 9'h1) begin
+            rcount$d = rcount$q - 12'h1;
+            if (rcount$q == 12'h1) begin
                 rfifo$read = 1'b1;
                 rstate$d = 2'h0;
                 if (rstate$q == 2'h2) begin
@@ -5339,7 +5347,10 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         cnt_pass = c_pass$q;
         cnt_span = c_span$q;
         cnt_err = c_err$q;
-        level_beats = dfifo$count;
+        level_beats = dfifo$count[9:0];
+        if (dfifo$count > 12'h3ff) begin
+            level_beats = 10'h3ff;
+        end
         level_recs = rfifo$count;
         if (reset) begin
             mid$d = 1'b0;
@@ -5422,32 +5433,32 @@ module rnic_core$fpdu_buf$dfifo(clock,reset,write,data_in,full,read,data_out,emp
     input wire  read;
     output reg  [67:0] data_out;
     output reg  empty;
-    output reg  [9:0] count;
+    output reg  [11:0] count;
 
     // Constant declarations
-    localparam  depth = 10'b1000000000;
+    localparam  depth = 12'h800;
 
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [10:0] ram$read_address;
     reg  ram$read_clock;
     wire  [67:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [10:0] ram$write_address;
     reg  ram$write_clock;
     reg  [67:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [9:0] wr_ptr$d;
-    wire  [9:0] wr_ptr$q;
+    reg  [11:0] wr_ptr$d;
+    wire  [11:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [9:0] wr_ptr_d$d;
-    wire  [9:0] wr_ptr_d$q;
+    reg  [11:0] wr_ptr_d$d;
+    wire  [11:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [9:0] rd_ptr$d;
-    wire  [9:0] rd_ptr$q;
+    reg  [11:0] rd_ptr$d;
+    wire  [11:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [9:0] rd_next;
-    reg  [9:0] used;
+    reg  [11:0] rd_next;
+    reg  [11:0] used;
 
     // Sub module instances
     rnic_core$fpdu_buf$dfifo$ram ram(
@@ -5491,22 +5502,22 @@ module rnic_core$fpdu_buf$dfifo(clock,reset,write,data_in,full,read,data_out,emp
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 10'h1;
+            rd_next = rd_ptr$q + 12'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(9)];
+        ram$read_address = rd_next[(32'h0)+:(11)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 10'h1;
+            wr_ptr$d = wr_ptr$q + 12'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 10'h0;
-            wr_ptr_d$d = 10'h0;
-            rd_ptr$d = 10'h0;
+            wr_ptr$d = 12'h0;
+            wr_ptr_d$d = 12'h0;
+            rd_ptr$d = 12'h0;
         end
     end
 
@@ -5516,16 +5527,16 @@ endmodule // rnic_core$fpdu_buf$dfifo
 module rnic_core$fpdu_buf$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [10:0] read_address;
     input wire  read_clock;
     output reg  [67:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [10:0] write_address;
     input wire  write_clock;
     input wire  [67:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[67:0] mem[511:0];
+    reg[67:0] mem[2047:0];
 
 
 
@@ -5545,13 +5556,13 @@ endmodule // rnic_core$fpdu_buf$dfifo$ram
 module rnic_core$fpdu_buf$dfifo$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -5564,13 +5575,13 @@ endmodule // rnic_core$fpdu_buf$dfifo$rd_ptr
 module rnic_core$fpdu_buf$dfifo$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -5583,13 +5594,13 @@ endmodule // rnic_core$fpdu_buf$dfifo$wr_ptr
 module rnic_core$fpdu_buf$dfifo$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -5697,13 +5708,13 @@ endmodule // rnic_core$fpdu_buf$mt_valid
 module rnic_core$fpdu_buf$rcount(d,q,clock);
 
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -5719,10 +5730,10 @@ module rnic_core$fpdu_buf$rfifo(clock,reset,write,data_in,full,read,data_out,emp
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [35:0] data_in;
+    input wire  [38:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [35:0] data_out;
+    output reg  [38:0] data_out;
     output reg  empty;
     output reg  [4:0] count;
 
@@ -5732,10 +5743,10 @@ module rnic_core$fpdu_buf$rfifo(clock,reset,write,data_in,full,read,data_out,emp
     // Stub signals
     reg  [3:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [35:0] ram$read_data;
+    wire  [38:0] ram$read_data;
     reg  [3:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [35:0] ram$write_data;
+    reg  [38:0] ram$write_data;
     reg  ram$write_enable;
     reg  [4:0] wr_ptr$d;
     wire  [4:0] wr_ptr$q;
@@ -5820,14 +5831,14 @@ module rnic_core$fpdu_buf$rfifo$ram(read_address,read_clock,read_data,write_addr
     // Module arguments
     input wire  [3:0] read_address;
     input wire  read_clock;
-    output reg  [35:0] read_data;
+    output reg  [38:0] read_data;
     input wire  [3:0] write_address;
     input wire  write_clock;
-    input wire  [35:0] write_data;
+    input wire  [38:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[35:0] mem[15:0];
+    reg[38:0] mem[15:0];
 
 
 
@@ -5942,13 +5953,13 @@ endmodule // rnic_core$fpdu_buf$sflag
 module rnic_core$fpdu_buf$wbeats(d,q,clock);
 
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -6172,14 +6183,8 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  [16:0] exp;
     reg  mbad_c;
     reg  mbad_n;
-    // Unused on purpose: mpa_rx uses only the low 32 bits (the selected CRC32c shift constant) of the shifted table.
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [287:0] ksel;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: mpa_rx uses only the low 32 bits (the selected CRC32c residue) of the shifted table.
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [255:0] rsel;
-    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [31:0] ksel;
+    reg  [31:0] rsel;
     reg  crc_match;
     reg  hdr_active;
     reg  hdr_is_c;
@@ -6897,12 +6902,63 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         step_c$state = c_crc;
         step_c$data = mask_c$out;
         step_c$count = 4'h8;
-        ksel = kc >> ({{5{1'b0}}, sb} << 32'h5);
-        step_n$state = ksel[(32'h0)+:(32)];
+        ksel = 32'h0;
+        if (sb == 0) begin
+            ksel = kc[(32'h20 * 0)+:(32)];
+        end
+        if (sb == 1) begin
+            ksel = kc[(32'h20 * 1)+:(32)];
+        end
+        if (sb == 2) begin
+            ksel = kc[(32'h20 * 2)+:(32)];
+        end
+        if (sb == 3) begin
+            ksel = kc[(32'h20 * 3)+:(32)];
+        end
+        if (sb == 4) begin
+            ksel = kc[(32'h20 * 4)+:(32)];
+        end
+        if (sb == 5) begin
+            ksel = kc[(32'h20 * 5)+:(32)];
+        end
+        if (sb == 6) begin
+            ksel = kc[(32'h20 * 6)+:(32)];
+        end
+        if (sb == 7) begin
+            ksel = kc[(32'h20 * 7)+:(32)];
+        end
+        if (sb == 8) begin
+            ksel = kc[(32'h20 * 8)+:(32)];
+        end
+        step_n$state = ksel;
         step_n$data = mask_n$out;
         step_n$count = 4'h8;
-        rsel = rc >> ({{4{1'b0}}, (4'h7 - e_lane)} << 32'h5);
-        crc_match = step_c$out == rsel[(32'h0)+:(32)];
+        rsel = 32'h0;
+        if (e_lane == 4'h7 - 0) begin
+            rsel = rc[(32'h20 * 0)+:(32)];
+        end
+        if (e_lane == 4'h7 - 1) begin
+            rsel = rc[(32'h20 * 1)+:(32)];
+        end
+        if (e_lane == 4'h7 - 2) begin
+            rsel = rc[(32'h20 * 2)+:(32)];
+        end
+        if (e_lane == 4'h7 - 3) begin
+            rsel = rc[(32'h20 * 3)+:(32)];
+        end
+        if (e_lane == 4'h7 - 4) begin
+            rsel = rc[(32'h20 * 4)+:(32)];
+        end
+        if (e_lane == 4'h7 - 5) begin
+            rsel = rc[(32'h20 * 5)+:(32)];
+        end
+        if (e_lane == 4'h7 - 6) begin
+            rsel = rc[(32'h20 * 6)+:(32)];
+        end
+        if (e_lane == 4'h7 - 7) begin
+            rsel = rc[(32'h20 * 7)+:(32)];
+        end
+        crc_match = step_c$out == rsel;
         hdr_is_c = ~body;
         hdr_active = ~body | ends;
         hstart = 4'h0;
@@ -7034,7 +7090,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         wa0 = 1'b0;
         wa1 = 1'b0;
         wc = 1'b0;
-        pa0 = {{10{1'b0}}, comb[(32'h0)+:(64)]} | (74'h8 << 32'h40) | ({{73{1'b0}}, c_sp} << 32'h45);
+        pa0 = {{4{1'b0}}, c_sp, {1{1'b0}}, 4'h8, comb[(32'h0)+:(64)]};
         pa1 = {{10{1'b0}}, comb[(32'h40)+:(64)]} | ({{69{1'b0}}, total_m8} << 32'h40) | (74'h1 << 32'h44) | ({{70{1'b0}}, st_c} << 32'h46);
         pc = 74'h0;
         n_acc = c_acc;
@@ -7068,7 +7124,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         end
         if ((err_c & ~piece_open) | err_n) begin
             wc = 1'b1;
-            pc = (74'h3 << 32'h44) | ({{70{1'b0}}, st_err} << 32'h46);
+            pc = {st_err, 2'h3, {68{1'b0}}};
         end
         else if (hcomp) begin
             n_acc = mask_b$out;
@@ -7077,7 +7133,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             if (in_last) begin
                 if (nb != 4'h0) begin
                     wc = 1'b1;
-                    pc = {{10{1'b0}}, mask_b$out} | ({{70{1'b0}}, nb} << 32'h40) | (74'h3 << 32'h44);
+                    pc = {{4{1'b0}}, 2'h3, nb, mask_b$out};
                     n_sp = 1'b0;
                 end
                 n_acc = 64'h0;
@@ -7173,12 +7229,12 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 if (c_dead) begin
                     so_pad$d = 4'h0;
                 end
-                so_state$d = {{56{1'b0}}, n_crc} | ({{71{1'b0}}, n_need} << 32'h20) | ({{71{1'b0}}, n_woff} << 32'h31) | ({{80{1'b0}}, n_len_hi} << 32'h42) | ({{80{1'b0}}, n_mk_hi} << 32'h4a) | ({{86{1'b0}}, n_hdr} << 32'h52) | ({{86{1'b0}}, n_pad} << 32'h54) | ({{87{1'b0}}, n_sp} << 32'h56) | ({{87{1'b0}}, n_dead} << 32'h57);
+                so_state$d = {n_dead, n_sp, n_pad, n_hdr, n_mk_hi, n_len_hi, n_woff, n_need, n_crc};
             end
         end
         unpad$state = so_state$q[(32'h0)+:(32)];
         unpad$pad = so_pad$q;
-        st_out = (so_state$q >> 32'h20) << 32'h20 | {{56{1'b0}}, unpad$out};
+        st_out = {so_state$q[87:32], unpad$out};
         st_out_valid = so_valid$q;
         out_data = q$out[(32'h0)+:(64)];
         out_keep = q$out[(32'h40)+:(4)];
@@ -10890,7 +10946,7 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
         if (wrote) begin
             nbeats = wb + 11'h1;
         end
-        dfifo$data_in = {{4{1'b0}}, in_data} | ({{64{1'b0}}, in_keep} << 32'h40);
+        dfifo$data_in = {in_keep, in_data};
         rec = {{5{1'b0}}, nbeats} | ({{12{1'b0}}, in_tag} << 32'hc);
         if (~(lo | ov | in_fcs_bad)) begin
             rec = rec | good_flag;
@@ -12114,7 +12170,7 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
         c_bad_ip$d = c_bad_ip$q;
         c_bad_tcp$d = c_bad_tcp$q;
         is_tcp = in_tag == 4'h0;
-        win = ({{48{1'b0}}, in_data[(32'h0)+:(48)]} << 32'h30) | {{48{1'b0}}, prev$q[(32'h10)+:(48)]};
+        win = {in_data[(32'h0)+:(48)], prev$q[(32'h10)+:(48)]};
         peek = in_valid & ~tail_pend$q;
         ihl_now = {{4{1'b0}}, in_data[(32'h30)+:(4)]};
         ihl4 = ihl_now << 32'h2;

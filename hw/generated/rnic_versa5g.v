@@ -2915,9 +2915,18 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] hdr;
     /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits.
+    /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] w0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits.
+    /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] w1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits.
+    /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] w2;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  [15:0] plen_t;
     // Unused on purpose: DDP control octet bits 5:2 are the reserved field, which ddp_rx does not check (RFC 5041 section 4.2: zero on transmit, not checked on receive).
     /* verilator lint_off UNUSEDSIGNAL */
@@ -6309,14 +6318,14 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  dfifo$read;
     wire  [67:0] dfifo$data_out;
     wire  dfifo$empty;
-    wire  [9:0] dfifo$count;
+    wire  [11:0] dfifo$count;
     reg  rfifo$clock;
     reg  rfifo$reset;
     reg  rfifo$write;
-    reg  [35:0] rfifo$data_in;
+    reg  [38:0] rfifo$data_in;
     wire  rfifo$full;
     reg  rfifo$read;
-    wire  [35:0] rfifo$data_out;
+    wire  [38:0] rfifo$data_out;
     wire  rfifo$empty;
     wire  [4:0] rfifo$count;
     reg  mid$d;
@@ -6325,8 +6334,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  sflag$d;
     wire  sflag$q;
     reg  sflag$clock;
-    reg  [8:0] wbeats$d;
-    wire  [8:0] wbeats$q;
+    reg  [11:0] wbeats$d;
+    wire  [11:0] wbeats$q;
     reg  wbeats$clock;
     reg  [15:0] wlen$d;
     wire  [15:0] wlen$q;
@@ -6334,8 +6343,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  [1:0] rstate$d;
     wire  [1:0] rstate$q;
     reg  rstate$clock;
-    reg  [8:0] rcount$d;
-    wire  [8:0] rcount$q;
+    reg  [11:0] rcount$d;
+    wire  [11:0] rcount$q;
     reg  rcount$clock;
     reg  mt_valid$d;
     wire  mt_valid$q;
@@ -6361,11 +6370,11 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
 
     // Local signals
     reg  take_in;
-    reg  [8:0] n_beats;
+    reg  [11:0] n_beats;
     reg  [15:0] n_len;
     reg  n_start;
     reg  [1:0] kind;
-    reg  [35:0] head;
+    reg  [38:0] head;
     reg  take_out;
 
     // Sub module instances
@@ -6491,11 +6500,11 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         rfifo$reset = reset;
         in_ready = ~dfifo$full & ~rfifo$full;
         take_in = in_valid & in_ready;
-        n_beats = 9'h1;
+        n_beats = 12'h1;
         n_len = {{12{1'b0}}, in_keep};
         n_start = in_ulpdu_start;
         if (mid$q) begin
-            n_beats = wbeats$q + 9'h1;
+            n_beats = wbeats$q + 12'h1;
             n_len = wlen$q + {{12{1'b0}}, in_keep};
             n_start = sflag$q;
         end
@@ -6508,7 +6517,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         end
         dfifo$data_in = {{4{1'b0}}, in_data} | ({{64{1'b0}}, in_keep} << 32'h40);
         dfifo$write = take_in;
-        rfifo$data_in = {{27{1'b0}}, n_beats} | ({{20{1'b0}}, n_len} << 32'h9) | ({{28{1'b0}}, in_conn} << 32'h19) | ({{34{1'b0}}, kind} << 32'h21) | (({{35{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h23);
+        rfifo$data_in = {{23{1'b0}}, n_len} | ({{31{1'b0}}, in_conn} << 32'h10) | ({{37{1'b0}}, kind} << 32'h18) | (({{38{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h1a) | ({{27{1'b0}}, n_beats} << 32'h1b);
         rfifo$write = take_in & in_last;
         if (take_in) begin
             mid$d = ~in_last;
@@ -6517,11 +6526,11 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
             sflag$d = n_start;
         end
         head = rfifo$data_out;
-        out_len = head[(32'h9)+:(16)];
-        out_conn = head[(32'h19)+:(8)];
+        out_len = head[(32'h0)+:(16)];
+        out_conn = head[(32'h10)+:(8)];
         out_data = dfifo$data_out[(32'h0)+:(64)];
         out_keep = dfifo$data_out[(32'h40)+:(4)];
-        out_last = rcount$q == 9'h1;
+        out_last = rcount$q == 12'h1;
         out_valid = 1'b0;
         dfifo$read = 1'b0;
         rfifo$read = 1'b0;
@@ -6532,19 +6541,19 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
             end
         end
         else if (rstate$q == 2'h1) begin
-            rcount$d = head[(32'h0)+:(9)];
-            if (head[(32'h21)+:(2)] == 2'h0) begin
+            rcount$d = head[(32'h1b)+:(12)];
+            if (head[(32'h18)+:(2)] == 2'h0) begin
                 rstate$d = 2'h2;
             end
-            else if (head[(32'h21)+:(2)] == 2'h1) begin
+            else if (head[(32'h18)+:(2)] == 2'h1) begin
                 c_span$d = c_span$q + 32'h1;
                 rstate$d = 2'h3;
             end
             else if (~mt_valid$q) begin
                 mt_valid$d = 1'b1;
-                mt_conn$d = head[(32'h19)+:(8)];
+                mt_conn$d = head[(32'h10)+:(8)];
                 mt_qpn$d = in_qpn;
-                if (head[32'h23]) begin
+                if (head[32'h1a]) begin
                     mt_cause$d = 16'h2003;
                 end
                 else begin
@@ -6563,8 +6572,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         end
         if (take_out) begin
             dfifo$read = 1'b1;
-            rcount$d = rcount$q - 9'h1;
-            if (rcount$q == 9'h1) begin
+            rcount$d = rcount$q - 12'h1;
+            if (rcount$q == 12'h1) begin
                 rfifo$read = 1'b1;
                 rstate$d = 2'h0;
                 if (rstate$q == 2'h2) begin
@@ -6582,7 +6591,10 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         cnt_pass = c_pass$q;
         cnt_span = c_span$q;
         cnt_err = c_err$q;
-        level_beats = dfifo$count;
+        level_beats = dfifo$count[9:0];
+        if (dfifo$count > 12'h3ff) begin
+            level_beats = 10'h3ff;
+        end
         level_recs = rfifo$count;
         if (reset) begin
             mid$d = 1'b0;
@@ -6665,32 +6677,32 @@ module rnic_versa5g$core$fpdu_buf$dfifo(clock,reset,write,data_in,full,read,data
     input wire  read;
     output reg  [67:0] data_out;
     output reg  empty;
-    output reg  [9:0] count;
+    output reg  [11:0] count;
 
     // Constant declarations
-    localparam  depth = 10'b1000000000;
+    localparam  depth = 12'h800;
 
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [10:0] ram$read_address;
     reg  ram$read_clock;
     wire  [67:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [10:0] ram$write_address;
     reg  ram$write_clock;
     reg  [67:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [9:0] wr_ptr$d;
-    wire  [9:0] wr_ptr$q;
+    reg  [11:0] wr_ptr$d;
+    wire  [11:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [9:0] wr_ptr_d$d;
-    wire  [9:0] wr_ptr_d$q;
+    reg  [11:0] wr_ptr_d$d;
+    wire  [11:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [9:0] rd_ptr$d;
-    wire  [9:0] rd_ptr$q;
+    reg  [11:0] rd_ptr$d;
+    wire  [11:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [9:0] rd_next;
-    reg  [9:0] used;
+    reg  [11:0] rd_next;
+    reg  [11:0] used;
 
     // Sub module instances
     rnic_versa5g$core$fpdu_buf$dfifo$ram ram(
@@ -6734,22 +6746,22 @@ module rnic_versa5g$core$fpdu_buf$dfifo(clock,reset,write,data_in,full,read,data
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 10'h1;
+            rd_next = rd_ptr$q + 12'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(9)];
+        ram$read_address = rd_next[(32'h0)+:(11)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 10'h1;
+            wr_ptr$d = wr_ptr$q + 12'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 10'h0;
-            wr_ptr_d$d = 10'h0;
-            rd_ptr$d = 10'h0;
+            wr_ptr$d = 12'h0;
+            wr_ptr_d$d = 12'h0;
+            rd_ptr$d = 12'h0;
         end
     end
 
@@ -6759,16 +6771,16 @@ endmodule // rnic_versa5g$core$fpdu_buf$dfifo
 module rnic_versa5g$core$fpdu_buf$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [10:0] read_address;
     input wire  read_clock;
     output reg  [67:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [10:0] write_address;
     input wire  write_clock;
     input wire  [67:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[67:0] mem[511:0];
+    reg[67:0] mem[2047:0];
 
 
 
@@ -6788,13 +6800,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$dfifo$ram
 module rnic_versa5g$core$fpdu_buf$dfifo$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -6807,13 +6819,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$dfifo$rd_ptr
 module rnic_versa5g$core$fpdu_buf$dfifo$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -6826,13 +6838,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$dfifo$wr_ptr
 module rnic_versa5g$core$fpdu_buf$dfifo$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -6940,13 +6952,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$mt_valid
 module rnic_versa5g$core$fpdu_buf$rcount(d,q,clock);
 
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -6962,10 +6974,10 @@ module rnic_versa5g$core$fpdu_buf$rfifo(clock,reset,write,data_in,full,read,data
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [35:0] data_in;
+    input wire  [38:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [35:0] data_out;
+    output reg  [38:0] data_out;
     output reg  empty;
     output reg  [4:0] count;
 
@@ -6975,10 +6987,10 @@ module rnic_versa5g$core$fpdu_buf$rfifo(clock,reset,write,data_in,full,read,data
     // Stub signals
     reg  [3:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [35:0] ram$read_data;
+    wire  [38:0] ram$read_data;
     reg  [3:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [35:0] ram$write_data;
+    reg  [38:0] ram$write_data;
     reg  ram$write_enable;
     reg  [4:0] wr_ptr$d;
     wire  [4:0] wr_ptr$q;
@@ -7063,14 +7075,14 @@ module rnic_versa5g$core$fpdu_buf$rfifo$ram(read_address,read_clock,read_data,wr
     // Module arguments
     input wire  [3:0] read_address;
     input wire  read_clock;
-    output reg  [35:0] read_data;
+    output reg  [38:0] read_data;
     input wire  [3:0] write_address;
     input wire  write_clock;
-    input wire  [35:0] write_data;
+    input wire  [38:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[35:0] mem[15:0];
+    reg[38:0] mem[15:0];
 
 
 
@@ -7185,13 +7197,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$sflag
 module rnic_versa5g$core$fpdu_buf$wbeats(d,q,clock);
 
     // Module arguments
-    input wire  [8:0] d;
-    output reg  [8:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 9'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -7415,14 +7427,8 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     reg  [16:0] exp;
     reg  mbad_c;
     reg  mbad_n;
-    // Unused on purpose: mpa_rx uses only the low 32 bits (the selected CRC32c shift constant) of the shifted table.
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [287:0] ksel;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: mpa_rx uses only the low 32 bits (the selected CRC32c residue) of the shifted table.
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [255:0] rsel;
-    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [31:0] ksel;
+    reg  [31:0] rsel;
     reg  crc_match;
     reg  hdr_active;
     reg  hdr_is_c;
@@ -8140,12 +8146,63 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
         step_c$state = c_crc;
         step_c$data = mask_c$out;
         step_c$count = 4'h8;
-        ksel = kc >> ({{5{1'b0}}, sb} << 32'h5);
-        step_n$state = ksel[(32'h0)+:(32)];
+        ksel = 32'h0;
+        if (sb == 0) begin
+            ksel = kc[(32'h20 * 0)+:(32)];
+        end
+        if (sb == 1) begin
+            ksel = kc[(32'h20 * 1)+:(32)];
+        end
+        if (sb == 2) begin
+            ksel = kc[(32'h20 * 2)+:(32)];
+        end
+        if (sb == 3) begin
+            ksel = kc[(32'h20 * 3)+:(32)];
+        end
+        if (sb == 4) begin
+            ksel = kc[(32'h20 * 4)+:(32)];
+        end
+        if (sb == 5) begin
+            ksel = kc[(32'h20 * 5)+:(32)];
+        end
+        if (sb == 6) begin
+            ksel = kc[(32'h20 * 6)+:(32)];
+        end
+        if (sb == 7) begin
+            ksel = kc[(32'h20 * 7)+:(32)];
+        end
+        if (sb == 8) begin
+            ksel = kc[(32'h20 * 8)+:(32)];
+        end
+        step_n$state = ksel;
         step_n$data = mask_n$out;
         step_n$count = 4'h8;
-        rsel = rc >> ({{4{1'b0}}, (4'h7 - e_lane)} << 32'h5);
-        crc_match = step_c$out == rsel[(32'h0)+:(32)];
+        rsel = 32'h0;
+        if (e_lane == 4'h7 - 0) begin
+            rsel = rc[(32'h20 * 0)+:(32)];
+        end
+        if (e_lane == 4'h7 - 1) begin
+            rsel = rc[(32'h20 * 1)+:(32)];
+        end
+        if (e_lane == 4'h7 - 2) begin
+            rsel = rc[(32'h20 * 2)+:(32)];
+        end
+        if (e_lane == 4'h7 - 3) begin
+            rsel = rc[(32'h20 * 3)+:(32)];
+        end
+        if (e_lane == 4'h7 - 4) begin
+            rsel = rc[(32'h20 * 4)+:(32)];
+        end
+        if (e_lane == 4'h7 - 5) begin
+            rsel = rc[(32'h20 * 5)+:(32)];
+        end
+        if (e_lane == 4'h7 - 6) begin
+            rsel = rc[(32'h20 * 6)+:(32)];
+        end
+        if (e_lane == 4'h7 - 7) begin
+            rsel = rc[(32'h20 * 7)+:(32)];
+        end
+        crc_match = step_c$out == rsel;
         hdr_is_c = ~body;
         hdr_active = ~body | ends;
         hstart = 4'h0;

@@ -2,9 +2,10 @@
 //! stage only ever sees whole FPDUs whose MPA verdict is known and good.
 //!
 //! # Scheme
-//! Beats of every piece (with backpressure, `in_ready`) go to a 512 x
-//! {data, keep} FIFO; on the piece's `last` beat a record {beats, octets,
-//! connection, kind, cause} goes to a 16-entry record FIFO. The read side
+//! Beats of every piece (with backpressure, `in_ready`) go to a `2^N` x
+//! {data, keep} FIFO (`N` = [`FPDU_BUF_N`] = 11 by default: 2048 beats,
+//! 16 KiB); on the piece's `last` beat a record {octets, connection, kind,
+//! cause, beats} goes to a 16-entry record FIFO. The read side
 //! starts a piece only when its record is present, waits one clock (`LOAD`:
 //! a RAM lookup keyed by `out_conn`, the QP table in `rnic_core`, has its
 //! result; `in_qpn` is sampled then), and then:
@@ -26,8 +27,14 @@
 //!   error record waits (so none is lost; `mpa_rx` stops a connection at its
 //!   first error, RFC 5044 §8).
 //!
-//! A piece must fit the data FIFO (512 beats, 4 KiB): the pieces are at
-//! most one TCP payload, and `rx_fifo` limits frames to 1536 octets.
+//! A piece must fit the data FIFO: the pieces are at most one TCP payload,
+//! and `rx_fifo` limits the frame size. The default holds the payload of a
+//! 9000-octet-MTU segment (9000 - 20 IPv4 - 20 TCP = 8960 octets, 1120
+//! beats; with TCP options fewer) with room for 928 more beats, so a jumbo
+//! FPDU passes while smaller ones keep arriving. `N` is a parameter
+//! ([`FpduBufferN`]); the data FIFO is a `RAM` with a registered read, the
+//! same inference pattern as before (on ECP5: 2048 x 68 bits = 8 DP16KD
+//! blocks in 2048 x 9 mode).
 
 use crate::fifo::Fifo;
 use rust_hdl::prelude::*;
@@ -49,8 +56,22 @@ const S_LOAD: u64 = 1;
 const S_PASS: u64 = 2;
 const S_DROP: u64 = 3;
 
+/// Default data FIFO address bits: 2^11 = 2048 beats (16 KiB), enough for
+/// the FPDU of a 9000-MTU segment (8960 octets of TCP payload).
+pub const FPDU_BUF_N: usize = 11;
+/// Record bits besides the beat count: octets 16, connection 8, kind 2,
+/// marker/length cause 1.
+pub const REC_FIXED: usize = 27;
+
+/// `fpdu_buffer` with the default size (see [`FPDU_BUF_N`]).
+pub type FpduBuffer = FpduBufferN<FPDU_BUF_N, { FPDU_BUF_N + 1 }, { FPDU_BUF_N + 1 + REC_FIXED }>;
+
+/// `fpdu_buffer` with a data FIFO of `2^N` beats; `NP1 = N + 1` (the beat
+/// count width), `RW = NP1 + REC_FIXED` (the record width). rust-hdl needs
+/// the derived widths spelled out (as for [`Fifo`]); [`FpduBufferN::new`]
+/// checks them.
 #[derive(LogicBlock, Default)]
-pub struct FpduBuffer {
+pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // pieces from mpa_rx
@@ -87,25 +108,26 @@ pub struct FpduBuffer {
     pub cnt_pass: Signal<Out, Bits<32>>,
     pub cnt_span: Signal<Out, Bits<32>>,
     pub cnt_err: Signal<Out, Bits<32>>,
-    /// Occupancy: beats and records held.
+    /// Occupancy: beats held (saturating at 1023, the width of the core's
+    /// port) and records held.
     pub level_beats: Signal<Out, Bits<10>>,
     pub level_recs: Signal<Out, Bits<5>>,
-    dfifo: Fifo<Bits<68>, 9, 10>,
-    rfifo: Fifo<Bits<36>, 4, 5>,
+    dfifo: Fifo<Bits<68>, N, NP1>,
+    rfifo: Fifo<Bits<RW>, 4, 5>,
     // write side
     mid: DFF<Bit>,
     sflag: DFF<Bit>,
-    wbeats: DFF<Bits<9>>,
+    wbeats: DFF<Bits<NP1>>,
     wlen: DFF<Bits<16>>,
     take_in: Signal<Local, Bit>,
-    n_beats: Signal<Local, Bits<9>>,
+    n_beats: Signal<Local, Bits<NP1>>,
     n_len: Signal<Local, Bits<16>>,
     n_start: Signal<Local, Bit>,
     kind: Signal<Local, Bits<2>>,
     // read side
     rstate: DFF<Bits<2>>,
-    rcount: DFF<Bits<9>>,
-    head: Signal<Local, Bits<36>>,
+    rcount: DFF<Bits<NP1>>,
+    head: Signal<Local, Bits<RW>>,
     take_out: Signal<Local, Bit>,
     mt_valid: DFF<Bit>,
     mt_cause: DFF<Bits<16>>,
@@ -116,7 +138,17 @@ pub struct FpduBuffer {
     c_err: DFF<Bits<32>>,
 }
 
-impl Logic for FpduBuffer {
+impl<const N: usize, const NP1: usize, const RW: usize> FpduBufferN<N, NP1, RW> {
+    /// A buffer of `2^N` beats; panics if `NP1`/`RW` are not `N + 1` and
+    /// `N + 1 + REC_FIXED`.
+    pub fn new() -> Self {
+        assert_eq!(NP1, N + 1, "NP1 = N + 1");
+        assert_eq!(RW, NP1 + REC_FIXED, "RW = N + 1 + REC_FIXED");
+        Self::default()
+    }
+}
+
+impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N, NP1, RW> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, dfifo, rfifo);
@@ -149,12 +181,14 @@ impl Logic for FpduBuffer {
         self.dfifo.data_in.next =
             bit_cast::<68, 64>(self.in_data.val()) | (bit_cast::<68, 4>(self.in_keep.val()) << 64);
         self.dfifo.write.next = self.take_in.val();
-        self.rfifo.data_in.next = bit_cast::<36, 9>(self.n_beats.val())
-            | (bit_cast::<36, 16>(self.n_len.val()) << 9)
-            | (bit_cast::<36, 8>(self.in_conn.val()) << 25)
-            | (bit_cast::<36, 2>(self.kind.val()) << 33)
-            | (bit_cast::<36, 1>((self.in_marker_bad.val() | self.in_length_bad.val()).into())
-                << 35);
+        // Record: octets 15:0, connection 23:16, kind 25:24, marker/length
+        // cause 26, beats from 27 (the one field whose width is `NP1`).
+        self.rfifo.data_in.next = bit_cast::<RW, 16>(self.n_len.val())
+            | (bit_cast::<RW, 8>(self.in_conn.val()) << 16)
+            | (bit_cast::<RW, 2>(self.kind.val()) << 24)
+            | (bit_cast::<RW, 1>((self.in_marker_bad.val() | self.in_length_bad.val()).into())
+                << 26)
+            | (bit_cast::<RW, NP1>(self.n_beats.val()) << 27);
         self.rfifo.write.next = self.take_in.val() & self.in_last.val();
         if self.take_in.val() {
             self.mid.d.next = !self.in_last.val();
@@ -165,8 +199,8 @@ impl Logic for FpduBuffer {
 
         // ---- read side
         self.head.next = self.rfifo.data_out.val();
-        self.out_len.next = self.head.val().get_bits::<16>(9);
-        self.out_conn.next = self.head.val().get_bits::<8>(25);
+        self.out_len.next = self.head.val().get_bits::<16>(0);
+        self.out_conn.next = self.head.val().get_bits::<8>(16);
         self.out_data.next = self.dfifo.data_out.val().get_bits::<64>(0);
         self.out_keep.next = self.dfifo.data_out.val().get_bits::<4>(64);
         self.out_last.next = self.rcount.q.val() == 1;
@@ -181,18 +215,18 @@ impl Logic for FpduBuffer {
             }
         } else if self.rstate.q.val() == 1 {
             // S_LOAD: the record is stable; the QP lookup has its result.
-            self.rcount.d.next = self.head.val().get_bits::<9>(0);
-            if self.head.val().get_bits::<2>(33) == 0 {
+            self.rcount.d.next = self.head.val().get_bits::<NP1>(27);
+            if self.head.val().get_bits::<2>(24) == 0 {
                 self.rstate.d.next = 2.into();
-            } else if self.head.val().get_bits::<2>(33) == 1 {
+            } else if self.head.val().get_bits::<2>(24) == 1 {
                 self.c_span.d.next = self.c_span.q.val() + 1;
                 self.rstate.d.next = 3.into();
             } else if !self.mt_valid.q.val() {
                 self.mt_valid.d.next = true;
-                self.mt_conn.d.next = self.head.val().get_bits::<8>(25);
+                self.mt_conn.d.next = self.head.val().get_bits::<8>(16);
                 self.mt_qpn.d.next = self.in_qpn.val();
                 // CAUSE_MPA_MARKER / CAUSE_MPA_CRC
-                if self.head.val().get_bit(35) {
+                if self.head.val().get_bit(26) {
                     self.mt_cause.d.next = 0x2003.into();
                 } else {
                     self.mt_cause.d.next = 0x2002.into();
@@ -229,7 +263,10 @@ impl Logic for FpduBuffer {
         self.cnt_pass.next = self.c_pass.q.val();
         self.cnt_span.next = self.c_span.q.val();
         self.cnt_err.next = self.c_err.q.val();
-        self.level_beats.next = self.dfifo.count.val();
+        self.level_beats.next = bit_cast::<10, NP1>(self.dfifo.count.val());
+        if self.dfifo.count.val() > 1023 {
+            self.level_beats.next = 1023.into();
+        }
         self.level_recs.next = self.rfifo.count.val();
 
         if self.reset.val() {
@@ -261,6 +298,23 @@ mod tests {
         conn: u8,
     }
 
+    fn random_pieces(rng: &mut Rng, n: usize) -> Vec<Piece> {
+        let mut pieces = Vec::new();
+        for i in 0..n {
+            let len = 1 + rng.below(if i % 7 == 0 { 600 } else { 60 });
+            let k = rng.below(10);
+            pieces.push(Piece {
+                data: rng.bytes(len),
+                start: k != 0,
+                end: k != 1,
+                crc_ok: k != 2,
+                marker_bad: k == 3,
+                conn: rng.below(8) as u8,
+            });
+        }
+        pieces
+    }
+
     /// Random pieces (pass, span, CRC and marker errors) with random input
     /// gaps and output stalls: exactly the pass pieces come out, whole and in
     /// order, with their length and connection; errors raise the Terminate
@@ -278,7 +332,56 @@ mod tests {
         );
         assert_eq!(STATES.len(), 4);
         let _ = (KIND_PASS, KIND_SPAN, KIND_ERROR);
-        let mut uut = FpduBuffer::default();
+        let mut rng = Rng::new(11);
+        let pieces = random_pieces(&mut rng, 40);
+        run(FpduBuffer::new(), &pieces, &mut rng, 20000);
+    }
+
+    /// The same with the former size (512 beats): the size is a parameter.
+    #[test]
+    fn a_smaller_buffer_works_the_same() {
+        let mut rng = Rng::new(12);
+        let pieces = random_pieces(&mut rng, 30);
+        run(FpduBufferN::<9, 10, 37>::new(), &pieces, &mut rng, 16000);
+    }
+
+    /// MTU 9000 (issue 3): FPDUs of a whole 9000-MTU segment's payload
+    /// (8960 octets, 1120 beats) pass whole, between small ones, and a
+    /// jumbo FPDU with a CRC error is dropped with a Terminate request.
+    #[test]
+    fn jumbo_fpdus_of_a_9000_mtu_segment_pass() {
+        // RFC 791 / RFC 9293 minimum headers: 20 octets each.
+        const MTU: usize = 9000;
+        const JUMBO: usize = MTU - 20 - 20;
+        let mut rng = Rng::new(13);
+        let piece = |rng: &mut Rng, len: usize, crc_ok: bool| Piece {
+            data: rng.bytes(len),
+            start: true,
+            end: true,
+            crc_ok,
+            marker_bad: false,
+            conn: rng.below(8) as u8,
+        };
+        let pieces = vec![
+            piece(&mut rng, JUMBO, true),
+            piece(&mut rng, 100, true),
+            piece(&mut rng, JUMBO, false),
+            piece(&mut rng, JUMBO, true),
+            piece(&mut rng, 7, true),
+        ];
+        let uut = FpduBuffer::new();
+        assert!(JUMBO.div_ceil(8) <= 1 << FPDU_BUF_N, "a jumbo FPDU fits");
+        run(uut, &pieces, &mut rng, 14000);
+    }
+
+    /// Feeds `pieces` through `uut` with random input gaps and output stalls
+    /// for `cycles` clocks and checks the output against the pieces.
+    fn run<const N: usize, const NP1: usize, const RW: usize>(
+        mut uut: FpduBufferN<N, NP1, RW>,
+        pieces: &[Piece],
+        rng: &mut Rng,
+        cycles: usize,
+    ) {
         uut.clock.connect();
         uut.reset.connect();
         uut.in_data.connect();
@@ -295,23 +398,9 @@ mod tests {
         uut.out_ready.connect();
         uut.mterm_pop.connect();
         uut.connect_all();
-        let mut rng = Rng::new(11);
-        let mut pieces = Vec::new();
-        for i in 0..40 {
-            let len = 1 + rng.below(if i % 7 == 0 { 600 } else { 60 });
-            let k = rng.below(10);
-            pieces.push(Piece {
-                data: rng.bytes(len),
-                start: k != 0,
-                end: k != 1,
-                crc_ok: k != 2,
-                marker_bad: k == 3,
-                conn: rng.below(8) as u8,
-            });
-        }
         let mut expect: Vec<(Vec<u8>, u8)> = Vec::new();
         let mut terms = Vec::new();
-        for p in &pieces {
+        for p in pieces {
             let good = p.start && p.end && p.crc_ok && !p.marker_bad;
             if good {
                 expect.push((p.data.clone(), p.conn));
@@ -340,7 +429,10 @@ mod tests {
         let mut got: Vec<(Vec<u8>, u8)> = Vec::new();
         let mut cur = Vec::new();
         let mut got_terms = Vec::new();
-        for _ in 0..20000 {
+        for _ in 0..cycles {
+            if bi == beats.len() && got.len() == expect.len() && got_terms.len() == terms.len() {
+                break;
+            }
             let send = bi < beats.len() && rng.below(4) != 0;
             if send {
                 let (d, k, l, pi) = beats[bi];

@@ -10,6 +10,7 @@ use crate::rnic_core::RnicCore;
 use rust_hdl::prelude::*;
 
 pub mod expr;
+pub mod pack;
 
 /// Name of the top module in the generated Verilog.
 pub const TOP: &str = "rnic_core";
@@ -70,6 +71,8 @@ fn rename_ident(src: &str, from: &str, to: &str) -> String {
 /// 1. rename `top` to [`TOP`];
 /// 2. [`fix_widths`] in the combinational blocks rust-hdl writes, so the file
 ///    is `verilator --lint-only -Wall` clean without a global WIDTH waiver;
+///    then [`pack::pack_fields`] writes wide field packings as
+///    concatenations (for Verilator's speed);
 /// 3. strip trailing spaces; [`waive`] what is unused on purpose; add a
 ///    header and the DECLFILENAME waiver (all modules live in one file on
 ///    purpose).
@@ -82,6 +85,7 @@ pub fn postprocess(raw: &str) -> String {
 pub fn postprocess_as(raw: &str, top_name: &str) -> String {
     let v = rename_ident(raw, "top", top_name);
     let v = fix_widths(&v);
+    let v = pack::pack_fields(&v);
     let v = v.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
     let v = waive(&v);
     let mut out = String::new();
@@ -162,21 +166,26 @@ const UNUSED_OK: &[Unused] = &[
         12,
         "rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy",
     ),
-    // mpa_rx: rust-hdl has no variable part-select, so a table entry or a
-    // header byte is selected by shifting the whole vector and taking the
-    // low bits.
     unused(
-        &[],
-        "ksel",
-        288,
-        "mpa_rx uses only the low 32 bits (the selected CRC32c shift constant) of the shifted table",
+        &["ddp_rx"],
+        "w0",
+        192,
+        "ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits",
     ),
     unused(
-        &[],
-        "rsel",
-        256,
-        "mpa_rx uses only the low 32 bits (the selected CRC32c residue) of the shifted table",
+        &["ddp_rx"],
+        "w1",
+        192,
+        "ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits",
     ),
+    unused(
+        &["ddp_rx"],
+        "w2",
+        192,
+        "ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits",
+    ),
+    // mpa_rx: rust-hdl has no variable part-select, so a header byte is
+    // selected by shifting the whole vector and taking the low bits.
     unused(
         &[],
         "hsh",

@@ -346,8 +346,8 @@ pub struct MpaRx {
     exp: Signal<Local, Bits<17>>,
     mbad_c: Signal<Local, Bit>,
     mbad_n: Signal<Local, Bit>,
-    ksel: Signal<Local, Bits<288>>,
-    rsel: Signal<Local, Bits<256>>,
+    ksel: Signal<Local, Bits<32>>,
+    rsel: Signal<Local, Bits<32>>,
     crc_match: Signal<Local, Bit>,
     // ---- ULPDU_LENGTH
     hdr_active: Signal<Local, Bit>,
@@ -716,13 +716,27 @@ impl Logic for MpaRx {
         self.step_c.state.next = self.c_crc.val();
         self.step_c.data.next = self.mask_c.out.val();
         self.step_c.count.next = bits::<4>(8);
-        self.ksel.next = self.kc.val() >> (bit_cast::<9, 4>(self.sb.val()) << 5);
-        self.step_n.state.next = self.ksel.val().get_bits::<32>(0);
+        // Table entries are selected by word muxes, not by shifting the whole
+        // table: the same logic, but a 288/256-bit variable shift costs the
+        // Verilator model a wide-word library call on every evaluation. An
+        // index past the table selects 0 (as the shift did).
+        self.ksel.next = 0.into();
+        for i in 0..9 {
+            if self.sb.val().index() == i {
+                self.ksel.next = self.kc.val().get_bits::<32>(32 * i);
+            }
+        }
+        self.step_n.state.next = self.ksel.val();
         self.step_n.data.next = self.mask_n.out.val();
         self.step_n.count.next = bits::<4>(8);
         // z = 7 - e zero lanes follow C's last octet.
-        self.rsel.next = self.rc.val() >> (bit_cast::<8, 4>(bits::<4>(7) - self.e_lane.val()) << 5);
-        self.crc_match.next = self.step_c.out.val() == self.rsel.val().get_bits::<32>(0);
+        self.rsel.next = 0.into();
+        for i in 0..8 {
+            if self.e_lane.val().index() == 7 - i {
+                self.rsel.next = self.rc.val().get_bits::<32>(32 * i);
+            }
+        }
+        self.crc_match.next = self.step_c.out.val() == self.rsel.val();
 
         // ---- 4. ULPDU_LENGTH (RFC 5044 §4.1): of C if not yet read, else of N
         self.hdr_is_c.next = !self.body.val();

@@ -173,7 +173,7 @@ fn gen_cpp(top: &Top) -> String {
          extern \"C\" {{\n\
          M* vrnic_{t}_new(void) {{ return vmodel_new<V{t}>(\"{t}\"); }}\n\
          void vrnic_{t}_free(M* m) {{ vmodel_free(m); }}\n\
-         void vrnic_{t}_eval(M* m) {{ m->top->eval(); }}\n\
+         void vrnic_{t}_eval(M* m) {{ vmodel_eval(m); }}\n\
          void vrnic_{t}_tick(M* m) {{ vmodel_tick(m); }}\n\
          void vrnic_{t}_ticks(M* m, uint64_t n) {{ for (uint64_t i = 0; i < n; i++) vmodel_tick(m); }}\n\
          uint64_t vrnic_{t}_cycle(const M* m) {{ return m->cycle; }}\n\

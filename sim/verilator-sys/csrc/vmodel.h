@@ -14,6 +14,10 @@ struct VModel {
     T* top;
     VerilatedVcdC* vcd;  // null unless a VCD is open
     uint64_t cycle;      // completed clock cycles
+    // The model has been evaluated with `clock` low since the last rising
+    // edge, so Verilator will see the next rising edge without another
+    // falling-edge evaluation (see vmodel_tick).
+    bool low_seen;
 };
 
 template <class T>
@@ -28,7 +32,16 @@ VModel<T>* vmodel_new(const char* name) {
     m->cycle = 0;
     m->top->clock = 0;
     m->top->eval();
+    m->low_seen = true;
     return m;
+}
+
+// Evaluates the logic with the current inputs (no clock edge). Between ticks
+// `clock` is low, so this evaluation also registers the falling edge.
+template <class T>
+void vmodel_eval(VModel<T>* m) {
+    m->top->eval();
+    m->low_seen = true;
 }
 
 template <class T>
@@ -52,14 +65,31 @@ void vmodel_free(VModel<T>* m) {
 
 // One clock cycle: falling edge, eval, (dump), rising edge, eval, (dump).
 // Each dump is at its own time (10 per cycle), never twice at one time.
+//
+// Verilator detects an edge by comparing `clock` with its value at the
+// previous evaluation, so the rising edge needs one evaluation with `clock`
+// low first. The clock is left low after the rising-edge evaluation (not
+// evaluated again: the outputs stay the post-edge values), so a caller's own
+// `eval` between ticks (to read outputs that depend on inputs) is that
+// low-clock evaluation, and the tick skips its own. This saves one of the
+// three full evaluations per cycle of the usual "set inputs, eval, read,
+// tick" loop. The rising-edge evaluation settles the logic with the current
+// inputs before the edge, so inputs changed after that `eval` are still
+// sampled. With a VCD open the falling-edge evaluation always runs, so the
+// dump at the falling edge shows the latest inputs.
+// The RTL has no falling-edge logic (rust-hdl flops are posedge only).
 template <class T>
 void vmodel_tick(VModel<T>* m) {
-    m->top->clock = 0;
-    m->top->eval();
+    if (!m->low_seen || m->vcd != nullptr) {
+        m->top->clock = 0;
+        m->top->eval();
+    }
     if (m->vcd != nullptr) m->vcd->dump(m->cycle * 10);
     m->top->clock = 1;
     m->top->eval();
     if (m->vcd != nullptr) m->vcd->dump(m->cycle * 10 + 5);
+    m->top->clock = 0;
+    m->low_seen = false;
     m->cycle += 1;
 }
 

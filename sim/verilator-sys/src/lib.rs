@@ -94,7 +94,10 @@ macro_rules! define_model {
             /// One clock cycle: clock low, eval, clock high, eval. Inputs set
             /// before the call are sampled at the rising edge; outputs read
             /// after it are the values after that edge. Writes the VCD (when
-            /// open) once per half cycle.
+            /// open) once per half cycle. The clock-low eval is skipped when
+            /// [`Self::eval`] ran since the last tick (it was that eval; see
+            /// `csrc/vmodel.h`), so "set inputs, eval, read, tick" costs two
+            /// evaluations per cycle, not three.
             #[inline]
             pub fn tick(&mut self) {
                 // SAFETY: `self.raw` is live.
