@@ -13,6 +13,7 @@
 pub mod board;
 pub mod conn_table;
 pub mod crc32c_x64;
+pub mod dma_rd_arb;
 pub mod ddp_rx;
 pub mod doorbell;
 pub mod exc_queue;
