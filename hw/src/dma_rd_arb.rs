@@ -64,7 +64,6 @@ pub struct DmaRdArb {
     hsel: DFF<Bits<2>>,
     n_bad: DFF<Bits<32>>,
     sel: Signal<Local, Bits<2>>,
-    any: Signal<Local, Bit>,
     tag_lo: Signal<Local, Bits<8>>,
     cpl_hi: Signal<Local, Bits<4>>,
 }
@@ -73,7 +72,6 @@ impl Logic for DmaRdArb {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, last, hold, hsel, n_bad);
-        self.any.next = self.c0_req_valid.val() | self.c1_req_valid.val() | self.c2_req_valid.val();
         // Round robin: preference order last+1, last+2, last.
         self.sel.next = 0.into();
         if self.last.q.val() == 0 {
