@@ -10,7 +10,7 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad);
+module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks);
 
     // Module arguments
     input wire  clock;
@@ -192,6 +192,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [31:0] cnt_db;
     output reg  [31:0] cnt_db_bad;
     output reg  [31:0] cnt_dma_rd_cpl_bad;
+    output reg  [31:0] cnt_tx_acks;
 
     // Stub signals
     reg  rx_check$clock;
@@ -847,6 +848,60 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [1:0] mx_prev$d;
     wire  [1:0] mx_prev$q;
     reg  mx_prev$clock;
+    reg  tx_ackgen$clock;
+    reg  tx_ackgen$reset;
+    reg  tx_ackgen$req_valid;
+    reg  [7:0] tx_ackgen$req_conn;
+    reg  tx_ackgen$go;
+    wire  tx_ackgen$pend;
+    wire  tx_ackgen$rd_valid;
+    wire  [7:0] tx_ackgen$rd_conn;
+    reg  [47:0] tx_ackgen$ctx_dst_mac;
+    reg  [47:0] tx_ackgen$ctx_src_mac;
+    reg  [31:0] tx_ackgen$ctx_src_ip;
+    reg  [31:0] tx_ackgen$ctx_dst_ip;
+    reg  [15:0] tx_ackgen$ctx_src_port;
+    reg  [15:0] tx_ackgen$ctx_dst_port;
+    reg  [15:0] tx_ackgen$ctx_window;
+    reg  [31:0] tx_ackgen$ctx_seq;
+    reg  [31:0] tx_ackgen$ctx_ack;
+    wire  [63:0] tx_ackgen$tx_data;
+    wire  [3:0] tx_ackgen$tx_keep;
+    wire  tx_ackgen$tx_last;
+    wire  tx_ackgen$tx_valid;
+    reg  tx_ackgen$tx_ready;
+    wire  [31:0] tx_ackgen$cnt_acks;
+    reg  [7:0] tx_wnxt$read_address;
+    reg  tx_wnxt$read_clock;
+    wire  [31:0] tx_wnxt$read_data;
+    reg  [7:0] tx_wnxt$write_address;
+    reg  tx_wnxt$write_clock;
+    reg  [31:0] tx_wnxt$write_data;
+    reg  tx_wnxt$write_enable;
+    reg  tx_cfifo$clock;
+    reg  tx_cfifo$reset;
+    reg  tx_cfifo$write;
+    reg  [7:0] tx_cfifo$data_in;
+    wire  tx_cfifo$full;
+    reg  tx_cfifo$read;
+    wire  [7:0] tx_cfifo$data_out;
+    wire  tx_cfifo$empty;
+    // Unused on purpose: the descriptor-connection FIFO needs only its full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [5:0] tx_cfifo$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [7:0] mx_beat$d;
+    wire  [7:0] mx_beat$q;
+    reg  mx_beat$clock;
+    reg  [15:0] mx_tlen$d;
+    wire  [15:0] mx_tlen$q;
+    reg  mx_tlen$clock;
+    reg  [15:0] mx_seqhi$d;
+    wire  [15:0] mx_seqhi$q;
+    reg  mx_seqhi$clock;
+    reg  [15:0] mx_seqlo$d;
+    wire  [15:0] mx_seqlo$q;
+    reg  mx_seqlo$clock;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -860,14 +915,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] tx_wnd;
     reg  [15:0] tx_win16;
     reg  tx_desc_ok;
-    reg  [63:0] ack_tx_data;
-    reg  [3:0] ack_tx_keep;
-    reg  ack_tx_last;
-    reg  ack_tx_valid;
-    // Unused on purpose: the MAC merge's ACK source has no frame generator yet (ack_tx_valid is 0).
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  ack_tx_ready;
-    /* verilator lint_on UNUSEDSIGNAL */
+    reg  mx_data_end;
+    reg  mx_block;
+    reg  mx_data;
 
     // Sub module instances
     rnic_core$rx_check rx_check(
@@ -1560,6 +1610,71 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .q(mx_prev$q),
         .clock(mx_prev$clock)
     );
+    rnic_core$tx_ackgen tx_ackgen(
+        .clock(tx_ackgen$clock),
+        .reset(tx_ackgen$reset),
+        .req_valid(tx_ackgen$req_valid),
+        .req_conn(tx_ackgen$req_conn),
+        .go(tx_ackgen$go),
+        .pend(tx_ackgen$pend),
+        .rd_valid(tx_ackgen$rd_valid),
+        .rd_conn(tx_ackgen$rd_conn),
+        .ctx_dst_mac(tx_ackgen$ctx_dst_mac),
+        .ctx_src_mac(tx_ackgen$ctx_src_mac),
+        .ctx_src_ip(tx_ackgen$ctx_src_ip),
+        .ctx_dst_ip(tx_ackgen$ctx_dst_ip),
+        .ctx_src_port(tx_ackgen$ctx_src_port),
+        .ctx_dst_port(tx_ackgen$ctx_dst_port),
+        .ctx_window(tx_ackgen$ctx_window),
+        .ctx_seq(tx_ackgen$ctx_seq),
+        .ctx_ack(tx_ackgen$ctx_ack),
+        .tx_data(tx_ackgen$tx_data),
+        .tx_keep(tx_ackgen$tx_keep),
+        .tx_last(tx_ackgen$tx_last),
+        .tx_valid(tx_ackgen$tx_valid),
+        .tx_ready(tx_ackgen$tx_ready),
+        .cnt_acks(tx_ackgen$cnt_acks)
+    );
+    rnic_core$tx_wnxt tx_wnxt(
+        .read_address(tx_wnxt$read_address),
+        .read_clock(tx_wnxt$read_clock),
+        .read_data(tx_wnxt$read_data),
+        .write_address(tx_wnxt$write_address),
+        .write_clock(tx_wnxt$write_clock),
+        .write_data(tx_wnxt$write_data),
+        .write_enable(tx_wnxt$write_enable)
+    );
+    rnic_core$tx_cfifo tx_cfifo(
+        .clock(tx_cfifo$clock),
+        .reset(tx_cfifo$reset),
+        .write(tx_cfifo$write),
+        .data_in(tx_cfifo$data_in),
+        .full(tx_cfifo$full),
+        .read(tx_cfifo$read),
+        .data_out(tx_cfifo$data_out),
+        .empty(tx_cfifo$empty),
+        .count(tx_cfifo$count)
+    );
+    rnic_core$mx_beat mx_beat(
+        .d(mx_beat$d),
+        .q(mx_beat$q),
+        .clock(mx_beat$clock)
+    );
+    rnic_core$mx_tlen mx_tlen(
+        .d(mx_tlen$d),
+        .q(mx_tlen$q),
+        .clock(mx_tlen$clock)
+    );
+    rnic_core$mx_seqhi mx_seqhi(
+        .d(mx_seqhi$d),
+        .q(mx_seqhi$q),
+        .clock(mx_seqhi$clock)
+    );
+    rnic_core$mx_seqlo mx_seqlo(
+        .d(mx_seqlo$d),
+        .q(mx_seqlo$q),
+        .clock(mx_seqlo$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -1580,6 +1695,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_seg$clock = clock;
         tx_framer$clock = clock;
         rd_arb$clock = clock;
+        tx_ackgen$clock = clock;
+        tx_cfifo$clock = clock;
         sq_state$clock = clock;
         sq_conn$clock = clock;
         sq_seq$clock = clock;
@@ -1592,6 +1709,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mx_lock$clock = clock;
         mx_own$clock = clock;
         mx_prev$clock = clock;
+        mx_beat$clock = clock;
+        mx_tlen$clock = clock;
+        mx_seqhi$clock = clock;
+        mx_seqlo$clock = clock;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
         sq_seq$d = sq_seq$q;
@@ -1604,6 +1725,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mx_lock$d = mx_lock$q;
         mx_own$d = mx_own$q;
         mx_prev$d = mx_prev$q;
+        mx_beat$d = mx_beat$q;
+        mx_tlen$d = mx_tlen$q;
+        mx_seqhi$d = mx_seqhi$q;
+        mx_seqlo$d = mx_seqlo$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -2022,13 +2147,20 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_qpconn$read_address = tx_seg$desc_qp;
         tx_ctx$read_address = tx_qpconn$read_data;
         tx_ack$read_address = tx_qpconn$read_data;
-        tx_desc_ok = tx_seg$desc_valid & (tx_dw$q == 2'h2);
+        tx_desc_ok = tx_seg$desc_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full;
         if (tx_seg$desc_valid & (tx_dw$q != 2'h2)) begin
             tx_dw$d = tx_dw$q + 2'h1;
         end
         if (tx_desc_ok & tx_framer$desc_ready) begin
             tx_dw$d = 2'h0;
         end
+        if (tx_ackgen$rd_valid) begin
+            tx_ctx$read_address = tx_ackgen$rd_conn;
+            tx_ack$read_address = tx_ackgen$rd_conn;
+            tx_dw$d = 2'h0;
+        end
+        tx_cfifo$write = tx_desc_ok & tx_framer$desc_ready;
+        tx_cfifo$data_in = tx_qpconn$read_data;
         tx_framer$desc_valid = tx_desc_ok;
         tx_seg$desc_ready = tx_desc_ok & tx_framer$desc_ready;
         tx_framer$desc_dst_mac = tx_ctx$read_data[(32'h0)+:(48)];
@@ -2063,21 +2195,36 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_cq_wr_id = tx_seg$cq_wr_id;
         tx_cq_status = tx_seg$cq_status;
         tx_cq_opcode = tx_seg$cq_opcode;
-        ack_tx_data = 64'h0;
-        ack_tx_keep = 4'h0;
-        ack_tx_last = 1'b0;
-        ack_tx_valid = 1'b0;
+        tx_ackgen$reset = reset;
+        tx_cfifo$reset = reset;
+        tx_wnxt$read_clock = clock;
+        tx_wnxt$write_clock = clock;
+        tx_ackgen$req_valid = rx_split$ack_req_valid;
+        tx_ackgen$req_conn = rx_split$ack_req_conn;
+        tx_wnxt$read_address = tx_ackgen$rd_conn;
+        tx_ackgen$ctx_dst_mac = tx_ctx$read_data[(32'h0)+:(48)];
+        tx_ackgen$ctx_src_mac = tx_ctx$read_data[(32'h30)+:(48)];
+        tx_ackgen$ctx_src_ip = tx_ctx$read_data[(32'h60)+:(32)];
+        tx_ackgen$ctx_dst_ip = tx_ctx$read_data[(32'h80)+:(32)];
+        tx_ackgen$ctx_src_port = tx_ctx$read_data[(32'ha0)+:(16)];
+        tx_ackgen$ctx_dst_port = tx_ctx$read_data[(32'hb0)+:(16)];
+        tx_ackgen$ctx_window = tx_ctx$read_data[(32'hc0)+:(16)];
+        tx_ackgen$ctx_ack = tx_ack$read_data;
+        tx_ackgen$ctx_seq = tx_wnxt$read_data;
+        cnt_tx_acks = tx_ackgen$cnt_acks;
+        mx_block = tx_ackgen$pend & (mx_prev$q != 2'h3) & ~mx_lock$q;
+        mx_data = tx_framer$tx_valid & ~mx_block;
         mx_sel = 2'h1;
-        if (ack_tx_valid & (mx_prev$q != 2'h3)) begin
+        if (tx_ackgen$tx_valid & (mx_prev$q != 2'h3)) begin
             mx_sel = 2'h3;
         end
-        else if (fw_tx_valid & (~tx_framer$tx_valid | (mx_prev$q != 2'h2))) begin
+        else if (fw_tx_valid & (~mx_data | (mx_prev$q != 2'h2))) begin
             mx_sel = 2'h2;
         end
-        else if (tx_framer$tx_valid) begin
+        else if (mx_data) begin
             mx_sel = 2'h1;
         end
-        else if (ack_tx_valid) begin
+        else if (tx_ackgen$tx_valid) begin
             mx_sel = 2'h3;
         end
         if (mx_lock$q) begin
@@ -2085,13 +2232,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         end
         tx_framer$tx_ready = 1'b0;
         fw_tx_ready = 1'b0;
-        ack_tx_ready = 1'b0;
+        tx_ackgen$tx_ready = 1'b0;
         mac_tx_data = tx_framer$tx_data;
         mac_tx_keep = tx_framer$tx_keep;
         mac_tx_last = tx_framer$tx_last;
-        mac_tx_valid = tx_framer$tx_valid;
+        mac_tx_valid = mx_data;
         if (mx_sel == 2'h1) begin
-            tx_framer$tx_ready = mac_tx_ready;
+            tx_framer$tx_ready = mac_tx_ready & ~mx_block;
         end
         else if (mx_sel == 2'h2) begin
             mac_tx_data = fw_tx_data;
@@ -2101,11 +2248,11 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             fw_tx_ready = mac_tx_ready;
         end
         else begin
-            mac_tx_data = ack_tx_data;
-            mac_tx_keep = ack_tx_keep;
-            mac_tx_last = ack_tx_last;
-            mac_tx_valid = ack_tx_valid;
-            ack_tx_ready = mac_tx_ready;
+            mac_tx_data = tx_ackgen$tx_data;
+            mac_tx_keep = tx_ackgen$tx_keep;
+            mac_tx_last = tx_ackgen$tx_last;
+            mac_tx_valid = tx_ackgen$tx_valid;
+            tx_ackgen$tx_ready = mac_tx_ready;
         end
         if (mac_tx_valid) begin
             if (mac_tx_ready & mac_tx_last) begin
@@ -2116,6 +2263,33 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 mx_lock$d = 1'b1;
                 mx_own$d = mx_sel;
             end
+        end
+        tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid);
+        mx_data_end = 1'b0;
+        if ((mx_sel == 2'h1) & mac_tx_valid & mac_tx_ready) begin
+            mx_beat$d = mx_beat$q + 8'h1;
+            if (mx_beat$q == 8'h2) begin
+                mx_tlen$d = ({{8{1'b0}}, mac_tx_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, mac_tx_data[(32'h8)+:(8)]};
+            end
+            if (mx_beat$q == 8'h4) begin
+                mx_seqhi$d = ({{8{1'b0}}, mac_tx_data[(32'h30)+:(8)]} << 32'h8) | {{8{1'b0}}, mac_tx_data[(32'h38)+:(8)]};
+            end
+            if (mx_beat$q == 8'h5) begin
+                mx_seqlo$d = ({{8{1'b0}}, mac_tx_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, mac_tx_data[(32'h8)+:(8)]};
+            end
+            if (mac_tx_last) begin
+                mx_beat$d = 8'h0;
+                mx_data_end = 1'b1;
+            end
+        end
+        mx_data_end = mx_data_end & ~tx_cfifo$empty;
+        tx_cfifo$read = mx_data_end;
+        tx_wnxt$write_enable = ct_wr_valid | mx_data_end;
+        tx_wnxt$write_address = tx_cfifo$data_out;
+        tx_wnxt$write_data = (({{16{1'b0}}, mx_seqhi$q} << 32'h10) | {{16{1'b0}}, mx_seqlo$q}) + {{16{1'b0}}, mx_tlen$q} - 32'h28;
+        if (ct_wr_valid) begin
+            tx_wnxt$write_address = ct_wr_idx;
+            tx_wnxt$write_data = ct_wr_snd_nxt;
         end
         cnt_tx_frames = tx_framer$cnt_tx_frames;
         cnt_tx_desc_drop = tx_framer$cnt_desc_drop;
@@ -2131,6 +2305,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             tx_dw$d = 2'h0;
             mx_lock$d = 1'b0;
             mx_prev$d = 2'h0;
+            mx_beat$d = 8'h0;
         end
     end
 
@@ -9601,6 +9776,25 @@ module rnic_core$mpa_rx$woff(d,q,clock);
 endmodule // rnic_core$mpa_rx$woff
 
 
+module rnic_core$mx_beat(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_beat
+
+
 module rnic_core$mx_lock(d,q,clock);
 
     // Module arguments
@@ -9656,6 +9850,63 @@ module rnic_core$mx_prev(d,q,clock);
     end
 
 endmodule // rnic_core$mx_prev
+
+
+module rnic_core$mx_seqhi(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_seqhi
+
+
+module rnic_core$mx_seqlo(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_seqlo
+
+
+module rnic_core$mx_tlen(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_tlen
 
 
 module rnic_core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
@@ -16356,6 +16607,883 @@ module rnic_core$tx_ack(read_address,read_clock,read_data,write_address,write_cl
 endmodule // rnic_core$tx_ack
 
 
+module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_conn,ctx_dst_mac,ctx_src_mac,ctx_src_ip,ctx_dst_ip,ctx_src_port,ctx_dst_port,ctx_window,ctx_seq,ctx_ack,tx_data,tx_keep,tx_last,tx_valid,tx_ready,cnt_acks);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  req_valid;
+    input wire  [7:0] req_conn;
+    input wire  go;
+    output reg  pend;
+    output reg  rd_valid;
+    output reg  [7:0] rd_conn;
+    input wire  [47:0] ctx_dst_mac;
+    input wire  [47:0] ctx_src_mac;
+    input wire  [31:0] ctx_src_ip;
+    input wire  [31:0] ctx_dst_ip;
+    input wire  [15:0] ctx_src_port;
+    input wire  [15:0] ctx_dst_port;
+    input wire  [15:0] ctx_window;
+    input wire  [31:0] ctx_seq;
+    input wire  [31:0] ctx_ack;
+    output reg  [63:0] tx_data;
+    output reg  [3:0] tx_keep;
+    output reg  tx_last;
+    output reg  tx_valid;
+    input wire  tx_ready;
+    output reg  [31:0] cnt_acks;
+
+    // Constant declarations
+    localparam  c_frm = 432'h105000000000000000000000000000000000000000000000064000400000280000450008000000000000000000000000;
+
+    // Stub signals
+    reg  [255:0] queued$d;
+    wire  [255:0] queued$q;
+    reg  queued$clock;
+    reg  fifo$clock;
+    reg  fifo$reset;
+    reg  fifo$write;
+    reg  [7:0] fifo$data_in;
+    // Unused on purpose: each connection is in TxAck's 256-deep queue at most once, so it never fills.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$read;
+    wire  [7:0] fifo$data_out;
+    wire  fifo$empty;
+    // Unused on purpose: TxAck's queue needs only its empty flag.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [8:0] fifo$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [2:0] st$d;
+    wire  [2:0] st$q;
+    reg  st$clock;
+    reg  [2:0] beat$d;
+    wire  [2:0] beat$q;
+    reg  beat$clock;
+    reg  [47:0] dmac$d;
+    wire  [47:0] dmac$q;
+    reg  dmac$clock;
+    reg  [47:0] smac$d;
+    wire  [47:0] smac$q;
+    reg  smac$clock;
+    reg  [31:0] sip$d;
+    wire  [31:0] sip$q;
+    reg  sip$clock;
+    reg  [31:0] dip$d;
+    wire  [31:0] dip$q;
+    reg  dip$clock;
+    reg  [15:0] sport$d;
+    wire  [15:0] sport$q;
+    reg  sport$clock;
+    reg  [15:0] dport$d;
+    wire  [15:0] dport$q;
+    reg  dport$clock;
+    reg  [15:0] win$d;
+    wire  [15:0] win$q;
+    reg  win$clock;
+    reg  [31:0] seq$d;
+    wire  [31:0] seq$q;
+    reg  seq$clock;
+    reg  [31:0] ack$d;
+    wire  [31:0] ack$q;
+    reg  ack$clock;
+    reg  [23:0] s_ip$d;
+    wire  [23:0] s_ip$q;
+    reg  s_ip$clock;
+    reg  [23:0] s_tcp$d;
+    wire  [23:0] s_tcp$q;
+    reg  s_tcp$clock;
+    reg  [15:0] ipcs$d;
+    wire  [15:0] ipcs$q;
+    reg  ipcs$clock;
+    reg  [15:0] tcpcs$d;
+    wire  [15:0] tcpcs$q;
+    reg  tcpcs$clock;
+    reg  [31:0] n_acks$d;
+    wire  [31:0] n_acks$q;
+    reg  n_acks$clock;
+
+    // Local signals
+    reg  [255:0] one;
+    reg  [255:0] qnext;
+    reg  [23:0] f1;
+    reg  [23:0] f2;
+    reg  [431:0] frm;
+
+    // Sub module instances
+    rnic_core$tx_ackgen$queued queued(
+        .d(queued$d),
+        .q(queued$q),
+        .clock(queued$clock)
+    );
+    rnic_core$tx_ackgen$fifo fifo(
+        .clock(fifo$clock),
+        .reset(fifo$reset),
+        .write(fifo$write),
+        .data_in(fifo$data_in),
+        .full(fifo$full),
+        .read(fifo$read),
+        .data_out(fifo$data_out),
+        .empty(fifo$empty),
+        .count(fifo$count)
+    );
+    rnic_core$tx_ackgen$st st(
+        .d(st$d),
+        .q(st$q),
+        .clock(st$clock)
+    );
+    rnic_core$tx_ackgen$beat beat(
+        .d(beat$d),
+        .q(beat$q),
+        .clock(beat$clock)
+    );
+    rnic_core$tx_ackgen$dmac dmac(
+        .d(dmac$d),
+        .q(dmac$q),
+        .clock(dmac$clock)
+    );
+    rnic_core$tx_ackgen$smac smac(
+        .d(smac$d),
+        .q(smac$q),
+        .clock(smac$clock)
+    );
+    rnic_core$tx_ackgen$sip sip(
+        .d(sip$d),
+        .q(sip$q),
+        .clock(sip$clock)
+    );
+    rnic_core$tx_ackgen$dip dip(
+        .d(dip$d),
+        .q(dip$q),
+        .clock(dip$clock)
+    );
+    rnic_core$tx_ackgen$sport sport(
+        .d(sport$d),
+        .q(sport$q),
+        .clock(sport$clock)
+    );
+    rnic_core$tx_ackgen$dport dport(
+        .d(dport$d),
+        .q(dport$q),
+        .clock(dport$clock)
+    );
+    rnic_core$tx_ackgen$win win(
+        .d(win$d),
+        .q(win$q),
+        .clock(win$clock)
+    );
+    rnic_core$tx_ackgen$seq seq(
+        .d(seq$d),
+        .q(seq$q),
+        .clock(seq$clock)
+    );
+    rnic_core$tx_ackgen$ack ack(
+        .d(ack$d),
+        .q(ack$q),
+        .clock(ack$clock)
+    );
+    rnic_core$tx_ackgen$s_ip s_ip(
+        .d(s_ip$d),
+        .q(s_ip$q),
+        .clock(s_ip$clock)
+    );
+    rnic_core$tx_ackgen$s_tcp s_tcp(
+        .d(s_tcp$d),
+        .q(s_tcp$q),
+        .clock(s_tcp$clock)
+    );
+    rnic_core$tx_ackgen$ipcs ipcs(
+        .d(ipcs$d),
+        .q(ipcs$q),
+        .clock(ipcs$clock)
+    );
+    rnic_core$tx_ackgen$tcpcs tcpcs(
+        .d(tcpcs$d),
+        .q(tcpcs$q),
+        .clock(tcpcs$clock)
+    );
+    rnic_core$tx_ackgen$n_acks n_acks(
+        .d(n_acks$d),
+        .q(n_acks$q),
+        .clock(n_acks$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        fifo$clock = clock;
+        queued$clock = clock;
+        st$clock = clock;
+        beat$clock = clock;
+        dmac$clock = clock;
+        smac$clock = clock;
+        sip$clock = clock;
+        dip$clock = clock;
+        sport$clock = clock;
+        dport$clock = clock;
+        win$clock = clock;
+        seq$clock = clock;
+        ack$clock = clock;
+        s_ip$clock = clock;
+        s_tcp$clock = clock;
+        ipcs$clock = clock;
+        tcpcs$clock = clock;
+        n_acks$clock = clock;
+        queued$d = queued$q;
+        st$d = st$q;
+        beat$d = beat$q;
+        dmac$d = dmac$q;
+        smac$d = smac$q;
+        sip$d = sip$q;
+        dip$d = dip$q;
+        sport$d = sport$q;
+        dport$d = dport$q;
+        win$d = win$q;
+        seq$d = seq$q;
+        ack$d = ack$q;
+        s_ip$d = s_ip$q;
+        s_tcp$d = s_tcp$q;
+        ipcs$d = ipcs$q;
+        tcpcs$d = tcpcs$q;
+        n_acks$d = n_acks$q;
+        fifo$reset = reset;
+        one = 256'h1;
+        qnext = queued$q;
+        fifo$write = 1'b0;
+        fifo$data_in = req_conn;
+        fifo$read = 1'b0;
+        rd_valid = 1'b0;
+        rd_conn = fifo$data_out;
+        pend = ~fifo$empty | (st$q != 3'h0);
+        if ((st$q == 3'h0) & ~fifo$empty & go) begin
+            rd_valid = 1'b1;
+            fifo$read = 1'b1;
+            qnext = qnext & ~(one << fifo$data_out);
+            st$d = 3'h1;
+        end
+        if (req_valid & ~|(qnext & (one << req_conn))) begin
+            fifo$write = 1'b1;
+            qnext = qnext | (one << req_conn);
+        end
+        queued$d = qnext;
+        if (st$q == 3'h1) begin
+            dmac$d = ctx_dst_mac;
+            smac$d = ctx_src_mac;
+            sip$d = ctx_src_ip;
+            dip$d = ctx_dst_ip;
+            sport$d = ctx_src_port;
+            dport$d = ctx_dst_port;
+            win$d = ctx_window;
+            seq$d = ctx_seq;
+            ack$d = ctx_ack;
+            st$d = 3'h2;
+        end
+        if (st$q == 3'h2) begin
+            s_ip$d = {{8{1'b0}}, sip$q[(32'h10)+:(16)]} + {{8{1'b0}}, sip$q[(32'h0)+:(16)]} + {{8{1'b0}}, dip$q[(32'h10)+:(16)]} + {{8{1'b0}}, dip$q[(32'h0)+:(16)]} + 24'hc52e;
+            s_tcp$d = {{8{1'b0}}, sip$q[(32'h10)+:(16)]} + {{8{1'b0}}, sip$q[(32'h0)+:(16)]} + {{8{1'b0}}, dip$q[(32'h10)+:(16)]} + {{8{1'b0}}, dip$q[(32'h0)+:(16)]} + {{8{1'b0}}, sport$q} + {{8{1'b0}}, dport$q} + {{8{1'b0}}, seq$q[(32'h10)+:(16)]} + {{8{1'b0}}, seq$q[(32'h0)+:(16)]} + {{8{1'b0}}, ack$q[(32'h10)+:(16)]} + {{8{1'b0}}, ack$q[(32'h0)+:(16)]} + {{8{1'b0}}, win$q} + 24'h502a;
+            st$d = 3'h3;
+        end
+        f1 = {{8{1'b0}}, s_ip$q[(32'h0)+:(16)]} + {{16{1'b0}}, s_ip$q[(32'h10)+:(8)]};
+        f2 = {{8{1'b0}}, s_tcp$q[(32'h0)+:(16)]} + {{16{1'b0}}, s_tcp$q[(32'h10)+:(8)]};
+        if (st$q == 3'h3) begin
+            ipcs$d = ~(f1[(32'h0)+:(16)] + {{8{1'b0}}, f1[(32'h10)+:(8)]});
+            tcpcs$d = ~(f2[(32'h0)+:(16)] + {{8{1'b0}}, f2[(32'h10)+:(8)]});
+            st$d = 3'h4;
+            beat$d = 3'h0;
+        end
+        frm = c_frm;
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h28)+:(8)]} << 32'h0);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h20)+:(8)]} << 32'h8);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h18)+:(8)]} << 32'h10);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h10)+:(8)]} << 32'h18);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h8)+:(8)]} << 32'h20);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h0)+:(8)]} << 32'h28);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h28)+:(8)]} << 32'h30);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h20)+:(8)]} << 32'h38);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h18)+:(8)]} << 32'h40);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h10)+:(8)]} << 32'h48);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h8)+:(8)]} << 32'h50);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h0)+:(8)]} << 32'h58);
+        frm = frm | ({{424{1'b0}}, sip$q[(32'h18)+:(8)]} << 32'hd0);
+        frm = frm | ({{424{1'b0}}, sip$q[(32'h10)+:(8)]} << 32'hd8);
+        frm = frm | ({{424{1'b0}}, sip$q[(32'h8)+:(8)]} << 32'he0);
+        frm = frm | ({{424{1'b0}}, sip$q[(32'h0)+:(8)]} << 32'he8);
+        frm = frm | ({{424{1'b0}}, dip$q[(32'h18)+:(8)]} << 32'hf0);
+        frm = frm | ({{424{1'b0}}, dip$q[(32'h10)+:(8)]} << 32'hf8);
+        frm = frm | ({{424{1'b0}}, dip$q[(32'h8)+:(8)]} << 32'h100);
+        frm = frm | ({{424{1'b0}}, dip$q[(32'h0)+:(8)]} << 32'h108);
+        frm = frm | ({{424{1'b0}}, sport$q[(32'h8)+:(8)]} << 32'h110);
+        frm = frm | ({{424{1'b0}}, sport$q[(32'h0)+:(8)]} << 32'h118);
+        frm = frm | ({{424{1'b0}}, dport$q[(32'h8)+:(8)]} << 32'h120);
+        frm = frm | ({{424{1'b0}}, dport$q[(32'h0)+:(8)]} << 32'h128);
+        frm = frm | ({{424{1'b0}}, seq$q[(32'h18)+:(8)]} << 32'h130);
+        frm = frm | ({{424{1'b0}}, seq$q[(32'h10)+:(8)]} << 32'h138);
+        frm = frm | ({{424{1'b0}}, seq$q[(32'h8)+:(8)]} << 32'h140);
+        frm = frm | ({{424{1'b0}}, seq$q[(32'h0)+:(8)]} << 32'h148);
+        frm = frm | ({{424{1'b0}}, ack$q[(32'h18)+:(8)]} << 32'h150);
+        frm = frm | ({{424{1'b0}}, ack$q[(32'h10)+:(8)]} << 32'h158);
+        frm = frm | ({{424{1'b0}}, ack$q[(32'h8)+:(8)]} << 32'h160);
+        frm = frm | ({{424{1'b0}}, ack$q[(32'h0)+:(8)]} << 32'h168);
+        frm = frm | ({{424{1'b0}}, win$q[(32'h8)+:(8)]} << 32'h180);
+        frm = frm | ({{424{1'b0}}, win$q[(32'h0)+:(8)]} << 32'h188);
+        frm = frm | ({{424{1'b0}}, ipcs$q[(32'h8)+:(8)]} << 32'hc0);
+        frm = frm | ({{424{1'b0}}, ipcs$q[(32'h0)+:(8)]} << 32'hc8);
+        frm = frm | ({{424{1'b0}}, tcpcs$q[(32'h8)+:(8)]} << 32'h190);
+        frm = frm | ({{424{1'b0}}, tcpcs$q[(32'h0)+:(8)]} << 32'h198);
+        tx_valid = st$q == 3'h4;
+        tx_keep = 4'h8;
+        tx_last = 1'b0;
+        tx_data = frm[(32'h0)+:(64)];
+        if (beat$q == 3'h1) begin
+            tx_data = frm[(32'h40)+:(64)];
+        end
+        else if (beat$q == 3'h2) begin
+            tx_data = frm[(32'h80)+:(64)];
+        end
+        else if (beat$q == 3'h3) begin
+            tx_data = frm[(32'hc0)+:(64)];
+        end
+        else if (beat$q == 3'h4) begin
+            tx_data = frm[(32'h100)+:(64)];
+        end
+        else if (beat$q == 3'h5) begin
+            tx_data = frm[(32'h140)+:(64)];
+        end
+        else if (beat$q == 3'h6) begin
+            tx_data = {{16{1'b0}}, frm[(32'h180)+:(48)]};
+            tx_keep = 4'h6;
+            tx_last = 1'b1;
+        end
+        if (tx_valid & tx_ready) begin
+            beat$d = beat$q + 3'h1;
+            if (tx_last) begin
+                st$d = 3'h0;
+                n_acks$d = n_acks$q + 32'h1;
+            end
+        end
+        cnt_acks = n_acks$q;
+        if (reset) begin
+            queued$d = 256'h0;
+            st$d = 3'h0;
+            n_acks$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_ackgen
+
+
+module rnic_core$tx_ackgen$ack(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$ack
+
+
+module rnic_core$tx_ackgen$beat(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$beat
+
+
+module rnic_core$tx_ackgen$dip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$dip
+
+
+module rnic_core$tx_ackgen$dmac(d,q,clock);
+
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$dmac
+
+
+module rnic_core$tx_ackgen$dport(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$dport
+
+
+module rnic_core$tx_ackgen$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [7:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [7:0] data_out;
+    output reg  empty;
+    output reg  [8:0] count;
+
+    // Constant declarations
+    localparam  depth = 9'b100000000;
+
+    // Stub signals
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [7:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [7:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [8:0] wr_ptr$d;
+    wire  [8:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [8:0] wr_ptr_d$d;
+    wire  [8:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [8:0] rd_ptr$d;
+    wire  [8:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [8:0] rd_next;
+    reg  [8:0] used;
+
+    // Sub module instances
+    rnic_core$tx_ackgen$fifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_core$tx_ackgen$fifo$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_core$tx_ackgen$fifo$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_core$tx_ackgen$fifo$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 9'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(8)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 9'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 9'h0;
+            wr_ptr_d$d = 9'h0;
+            rd_ptr$d = 9'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo
+
+
+module rnic_core$tx_ackgen$fifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[7:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo$ram
+
+
+module rnic_core$tx_ackgen$fifo$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo$rd_ptr
+
+
+module rnic_core$tx_ackgen$fifo$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo$wr_ptr
+
+
+module rnic_core$tx_ackgen$fifo$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo$wr_ptr_d
+
+
+module rnic_core$tx_ackgen$ipcs(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$ipcs
+
+
+module rnic_core$tx_ackgen$n_acks(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$n_acks
+
+
+module rnic_core$tx_ackgen$queued(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$queued
+
+
+module rnic_core$tx_ackgen$s_ip(d,q,clock);
+
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$s_ip
+
+
+module rnic_core$tx_ackgen$s_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$s_tcp
+
+
+module rnic_core$tx_ackgen$seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$seq
+
+
+module rnic_core$tx_ackgen$sip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$sip
+
+
+module rnic_core$tx_ackgen$smac(d,q,clock);
+
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$smac
+
+
+module rnic_core$tx_ackgen$sport(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$sport
+
+
+module rnic_core$tx_ackgen$st(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$st
+
+
+module rnic_core$tx_ackgen$tcpcs(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$tcpcs
+
+
+module rnic_core$tx_ackgen$win(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$win
+
+
 module rnic_core$tx_cfg(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
@@ -16383,6 +17511,194 @@ module rnic_core$tx_cfg(read_address,read_clock,read_data,write_address,write_cl
     end
 
 endmodule // rnic_core$tx_cfg
+
+
+module rnic_core$tx_cfifo(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [7:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [7:0] data_out;
+    output reg  empty;
+    output reg  [5:0] count;
+
+    // Constant declarations
+    localparam  depth = 6'b100000;
+
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [7:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [7:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] wr_ptr_d$d;
+    wire  [5:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [5:0] rd_next;
+    reg  [5:0] used;
+
+    // Sub module instances
+    rnic_core$tx_cfifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_core$tx_cfifo$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_core$tx_cfifo$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_core$tx_cfifo$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 6'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(5)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 6'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 6'h0;
+            wr_ptr_d$d = 6'h0;
+            rd_ptr$d = 6'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_cfifo
+
+
+module rnic_core$tx_cfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[7:0] mem[31:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_cfifo$ram
+
+
+module rnic_core$tx_cfifo$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_cfifo$rd_ptr
+
+
+module rnic_core$tx_cfifo$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_cfifo$wr_ptr
+
+
+module rnic_core$tx_cfifo$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_cfifo$wr_ptr_d
 
 
 module rnic_core$tx_ctx(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -21695,6 +23011,35 @@ module rnic_core$tx_seg$wr_slot(d,q,clock);
     end
 
 endmodule // rnic_core$tx_seg$wr_slot
+
+
+module rnic_core$tx_wnxt(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_wnxt
 
 
 module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,cnt_fetch);

@@ -445,6 +445,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_db", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_db_bad", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_dma_rd_cpl_bad", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_acks", 32, NO_REGS),
     unused(
         &["rnic_core", "core"],
         "doorbell$take_ack",
@@ -472,9 +473,21 @@ const UNUSED_OK: &[Unused] = &[
     ),
     unused(
         &["rnic_core", "core"],
-        "ack_tx_ready",
+        "tx_cfifo$count",
+        6,
+        "the descriptor-connection FIFO needs only its full and empty flags",
+    ),
+    unused(
+        &["tx_ackgen"],
+        "fifo$full",
         1,
-        "the MAC merge's ACK source has no frame generator yet (ack_tx_valid is 0)",
+        "each connection is in TxAck's 256-deep queue at most once, so it never fills",
+    ),
+    unused(
+        &["tx_ackgen"],
+        "fifo$count",
+        9,
+        "TxAck's queue needs only its empty flag",
     ),
     unused(&["rnic_core", "core"], "rd_arb$c1_req_ready", 1, TX_RQ_FETCH),
     unused(&["rnic_core", "core"], "rd_arb$c1_cpl_valid", 1, TX_RQ_FETCH),

@@ -29,6 +29,7 @@ pub mod rx_fifo;
 pub mod rx_parse;
 pub mod rx_split;
 pub mod tpt;
+pub mod tx_ack;
 pub mod tx_ddp_hdr;
 pub mod tx_framer;
 pub mod tx_mpa;

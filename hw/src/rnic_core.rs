@@ -33,6 +33,7 @@ use crate::ddp_rx::DdpRx;
 use crate::dma_rd_arb::DmaRdArb;
 use crate::doorbell::Doorbell;
 use crate::exc_queue::ExcQueue;
+use crate::fifo::Fifo;
 use crate::fpdu_buffer::FpduBuffer;
 use crate::mpa_rx::MpaRx;
 use crate::rx_check::RxCheck;
@@ -40,6 +41,7 @@ use crate::rx_fifo::RxFifo;
 use crate::rx_parse::RxParse;
 use crate::rx_split::RxSplit;
 use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+use crate::tx_ack::TxAck;
 use crate::tx_framer::TxFramer;
 use crate::tx_sched::TxSched;
 use crate::tx_seg::TxSeg;
@@ -269,6 +271,8 @@ pub struct RnicCore {
     pub cnt_db: Signal<Out, Bits<32>>,
     pub cnt_db_bad: Signal<Out, Bits<32>>,
     pub cnt_dma_rd_cpl_bad: Signal<Out, Bits<32>>,
+    /// Pure ACK frames sent (`TxAck`).
+    pub cnt_tx_acks: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -333,11 +337,21 @@ pub struct RnicCore {
     tx_wnd: Signal<Local, Bits<32>>,
     tx_win16: Signal<Local, Bits<16>>,
     tx_desc_ok: Signal<Local, Bit>,
-    ack_tx_data: Signal<Local, Bits<64>>,
-    ack_tx_keep: Signal<Local, Bits<4>>,
-    ack_tx_last: Signal<Local, Bit>,
-    ack_tx_valid: Signal<Local, Bit>,
-    ack_tx_ready: Signal<Local, Bit>,
+    /// Pure ACK frames for `ack_req_*`.
+    tx_ackgen: TxAck,
+    /// Per connection: the sequence number after the last data frame that
+    /// left on `mac_tx` (the `seq` of a pure ACK).
+    tx_wnxt: RAM<Bits<32>, 8>,
+    /// Connection of each descriptor handed to the framer, in frame order.
+    tx_cfifo: Fifo<Bits<8>, 5, 6>,
+    /// Data-frame beat count on `mac_tx` and the fields read from it.
+    mx_beat: DFF<Bits<8>>,
+    mx_tlen: DFF<Bits<16>>,
+    mx_seqhi: DFF<Bits<16>>,
+    mx_seqlo: DFF<Bits<16>>,
+    mx_data_end: Signal<Local, Bit>,
+    mx_block: Signal<Local, Bit>,
+    mx_data: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
@@ -346,7 +360,7 @@ impl Logic for RnicCore {
         clock!(
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
-            rd_arb
+            rd_arb, tx_ackgen, tx_cfifo
         );
         dff_setup!(
             self,
@@ -362,7 +376,11 @@ impl Logic for RnicCore {
             tx_dw,
             mx_lock,
             mx_own,
-            mx_prev
+            mx_prev,
+            mx_beat,
+            mx_tlen,
+            mx_seqhi,
+            mx_seqlo
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -868,13 +886,23 @@ impl Logic for RnicCore {
         self.tx_qpconn.read_address.next = self.tx_seg.desc_qp.val();
         self.tx_ctx.read_address.next = self.tx_qpconn.read_data.val();
         self.tx_ack.read_address.next = self.tx_qpconn.read_data.val();
-        self.tx_desc_ok.next = self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() == 2);
+        self.tx_desc_ok.next =
+            self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() == 2) & !self.tx_cfifo.full.val();
         if self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() != 2) {
             self.tx_dw.d.next = self.tx_dw.q.val() + 1;
         }
         if self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() {
             self.tx_dw.d.next = 0.into();
         }
+        // The ACK builder reads the same tables (priority): the lookup
+        // starts again after its read.
+        if self.tx_ackgen.rd_valid.val() {
+            self.tx_ctx.read_address.next = self.tx_ackgen.rd_conn.val();
+            self.tx_ack.read_address.next = self.tx_ackgen.rd_conn.val();
+            self.tx_dw.d.next = 0.into();
+        }
+        self.tx_cfifo.write.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
+        self.tx_cfifo.data_in.next = self.tx_qpconn.read_data.val();
         self.tx_framer.desc_valid.next = self.tx_desc_ok.val();
         self.tx_seg.desc_ready.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
         self.tx_framer.desc_dst_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(0);
@@ -912,26 +940,44 @@ impl Logic for RnicCore {
         self.tx_cq_status.next = self.tx_seg.cq_status.val();
         self.tx_cq_opcode.next = self.tx_seg.cq_opcode.val();
 
-        // Pure ACK frames (not built yet: no source).
-        self.ack_tx_data.next = 0.into();
-        self.ack_tx_keep.next = 0.into();
-        self.ack_tx_last.next = false;
-        self.ack_tx_valid.next = false;
+        // Pure ACK frames: requested by the RX fast path, coalesced per
+        // connection in TxAck; seq = the connection's sequence number on the
+        // wire (tx_wnxt), so the ACK is in order behind its data frames.
+        self.tx_ackgen.reset.next = self.reset.val();
+        self.tx_cfifo.reset.next = self.reset.val();
+        self.tx_wnxt.read_clock.next = self.clock.val();
+        self.tx_wnxt.write_clock.next = self.clock.val();
+        self.tx_ackgen.req_valid.next = self.rx_split.ack_req_valid.val();
+        self.tx_ackgen.req_conn.next = self.rx_split.ack_req_conn.val();
+        self.tx_wnxt.read_address.next = self.tx_ackgen.rd_conn.val();
+        self.tx_ackgen.ctx_dst_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(0);
+        self.tx_ackgen.ctx_src_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(48);
+        self.tx_ackgen.ctx_src_ip.next = self.tx_ctx.read_data.val().get_bits::<32>(96);
+        self.tx_ackgen.ctx_dst_ip.next = self.tx_ctx.read_data.val().get_bits::<32>(128);
+        self.tx_ackgen.ctx_src_port.next = self.tx_ctx.read_data.val().get_bits::<16>(160);
+        self.tx_ackgen.ctx_dst_port.next = self.tx_ctx.read_data.val().get_bits::<16>(176);
+        self.tx_ackgen.ctx_window.next = self.tx_ctx.read_data.val().get_bits::<16>(192);
+        self.tx_ackgen.ctx_ack.next = self.tx_ack.read_data.val();
+        self.tx_ackgen.ctx_seq.next = self.tx_wnxt.read_data.val();
+        self.cnt_tx_acks.next = self.tx_ackgen.cnt_acks.val();
 
         // MAC TX merge at frame boundaries: ACKs first unless the previous
         // frame was an ACK, then firmware and data alternating, so none of
         // the three waits for more than two frames of the others. The choice
-        // is held from the first beat on offer to the last beat taken.
+        // is held from the first beat on offer to the last beat taken. While
+        // an ACK is pending (and the last frame was not one) no new data
+        // frame starts: the ACK's seq must not be passed by data.
+        self.mx_block.next =
+            self.tx_ackgen.pend.val() & (self.mx_prev.q.val() != 3) & !self.mx_lock.q.val();
+        self.mx_data.next = self.tx_framer.tx_valid.val() & !self.mx_block.val();
         self.mx_sel.next = 1.into();
-        if self.ack_tx_valid.val() & (self.mx_prev.q.val() != 3) {
+        if self.tx_ackgen.tx_valid.val() & (self.mx_prev.q.val() != 3) {
             self.mx_sel.next = 3.into();
-        } else if self.fw_tx_valid.val()
-            & (!self.tx_framer.tx_valid.val() | (self.mx_prev.q.val() != 2))
-        {
+        } else if self.fw_tx_valid.val() & (!self.mx_data.val() | (self.mx_prev.q.val() != 2)) {
             self.mx_sel.next = 2.into();
-        } else if self.tx_framer.tx_valid.val() {
+        } else if self.mx_data.val() {
             self.mx_sel.next = 1.into();
-        } else if self.ack_tx_valid.val() {
+        } else if self.tx_ackgen.tx_valid.val() {
             self.mx_sel.next = 3.into();
         }
         if self.mx_lock.q.val() {
@@ -939,13 +985,13 @@ impl Logic for RnicCore {
         }
         self.tx_framer.tx_ready.next = false;
         self.fw_tx_ready.next = false;
-        self.ack_tx_ready.next = false;
+        self.tx_ackgen.tx_ready.next = false;
         self.mac_tx_data.next = self.tx_framer.tx_data.val();
         self.mac_tx_keep.next = self.tx_framer.tx_keep.val();
         self.mac_tx_last.next = self.tx_framer.tx_last.val();
-        self.mac_tx_valid.next = self.tx_framer.tx_valid.val();
+        self.mac_tx_valid.next = self.mx_data.val();
         if self.mx_sel.val() == 1 {
-            self.tx_framer.tx_ready.next = self.mac_tx_ready.val();
+            self.tx_framer.tx_ready.next = self.mac_tx_ready.val() & !self.mx_block.val();
         } else if self.mx_sel.val() == 2 {
             self.mac_tx_data.next = self.fw_tx_data.val();
             self.mac_tx_keep.next = self.fw_tx_keep.val();
@@ -953,11 +999,11 @@ impl Logic for RnicCore {
             self.mac_tx_valid.next = self.fw_tx_valid.val();
             self.fw_tx_ready.next = self.mac_tx_ready.val();
         } else {
-            self.mac_tx_data.next = self.ack_tx_data.val();
-            self.mac_tx_keep.next = self.ack_tx_keep.val();
-            self.mac_tx_last.next = self.ack_tx_last.val();
-            self.mac_tx_valid.next = self.ack_tx_valid.val();
-            self.ack_tx_ready.next = self.mac_tx_ready.val();
+            self.mac_tx_data.next = self.tx_ackgen.tx_data.val();
+            self.mac_tx_keep.next = self.tx_ackgen.tx_keep.val();
+            self.mac_tx_last.next = self.tx_ackgen.tx_last.val();
+            self.mac_tx_valid.next = self.tx_ackgen.tx_valid.val();
+            self.tx_ackgen.tx_ready.next = self.mac_tx_ready.val();
         }
         if self.mac_tx_valid.val() {
             if self.mac_tx_ready.val() & self.mac_tx_last.val() {
@@ -969,6 +1015,50 @@ impl Logic for RnicCore {
             }
         }
 
+        // no data frame on the MAC, locked or on offer
+        self.tx_ackgen.go.next = !(self.mx_lock.q.val() & (self.mx_own.q.val() == 1))
+            & !((self.mx_sel.val() == 1) & self.mac_tx_valid.val());
+        // Data frames leaving: IPv4 total length (octets 16-17, beat 2) and
+        // TCP sequence number (octets 38-41, beats 4-5), network order; at
+        // the last beat tx_wnxt[conn] = seq + total length - 40 (the IPv4 and
+        // TCP headers without options).
+        self.mx_data_end.next = false;
+        if (self.mx_sel.val() == 1) & self.mac_tx_valid.val() & self.mac_tx_ready.val() {
+            self.mx_beat.d.next = self.mx_beat.q.val() + 1;
+            if self.mx_beat.q.val() == 2 {
+                self.mx_tlen.d.next = (bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(0))
+                    << 8)
+                    | bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(8));
+            }
+            if self.mx_beat.q.val() == 4 {
+                self.mx_seqhi.d.next =
+                    (bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(48)) << 8)
+                        | bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(56));
+            }
+            if self.mx_beat.q.val() == 5 {
+                self.mx_seqlo.d.next = (bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(0))
+                    << 8)
+                    | bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(8));
+            }
+            if self.mac_tx_last.val() {
+                self.mx_beat.d.next = 0.into();
+                self.mx_data_end.next = true;
+            }
+        }
+        // (an empty FIFO here would be a framer that dropped a descriptor,
+        // which TxSeg never makes: then nothing is recorded)
+        self.mx_data_end.next = self.mx_data_end.val() & !self.tx_cfifo.empty.val();
+        self.tx_cfifo.read.next = self.mx_data_end.val();
+        self.tx_wnxt.write_enable.next = self.ct_wr_valid.val() | self.mx_data_end.val();
+        self.tx_wnxt.write_address.next = self.tx_cfifo.data_out.val();
+        self.tx_wnxt.write_data.next = ((bit_cast::<32, 16>(self.mx_seqhi.q.val()) << 16)
+            | bit_cast::<32, 16>(self.mx_seqlo.q.val()))
+            + bit_cast::<32, 16>(self.mx_tlen.q.val())
+            - 40;
+        if self.ct_wr_valid.val() {
+            self.tx_wnxt.write_address.next = self.ct_wr_idx.val();
+            self.tx_wnxt.write_data.next = self.ct_wr_snd_nxt.val();
+        }
         self.cnt_tx_frames.next = self.tx_framer.cnt_tx_frames.val();
         self.cnt_tx_desc_drop.next = self.tx_framer.cnt_desc_drop.val();
         self.cnt_tx_pay_err.next = self.tx_framer.cnt_pay_err.val();
@@ -983,6 +1073,7 @@ impl Logic for RnicCore {
             self.tx_dw.d.next = 0.into();
             self.mx_lock.d.next = false;
             self.mx_prev.d.next = 0.into();
+            self.mx_beat.d.next = 0.into();
         }
     }
 }
