@@ -537,7 +537,7 @@ fn random_wr(rng: &mut Rng, max_len: u64) -> Wr {
     } as usize;
     let data = rng.bytes(len);
     match rng.below(6) {
-        0 | 1 | 2 => Wr::Write {
+        0..=2 => Wr::Write {
             stag: rng.next_u32(),
             to: rng.next_u64(),
             data,
