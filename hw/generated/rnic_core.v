@@ -10,7 +10,7 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs);
+module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks);
 
     // Module arguments
     input wire  clock;
@@ -142,6 +142,57 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [31:0] cnt_ddp_len_err;
     output reg  [9:0] ulp_buf_beats;
     output reg  [4:0] ulp_buf_recs;
+    input wire  db_wr_valid;
+    input wire  [9:0] db_wr_qpn;
+    input wire  [31:0] db_wr_value;
+    output reg  dma_rd_req_valid;
+    input wire  dma_rd_req_ready;
+    output reg  [63:0] dma_rd_req_addr;
+    output reg  [15:0] dma_rd_req_len;
+    output reg  [7:0] dma_rd_req_tag;
+    input wire  dma_rd_cpl_valid;
+    output reg  dma_rd_cpl_ready;
+    input wire  [63:0] dma_rd_cpl_data;
+    input wire  [3:0] dma_rd_cpl_keep;
+    input wire  dma_rd_cpl_last;
+    input wire  [7:0] dma_rd_cpl_tag;
+    output reg  [63:0] mac_tx_data;
+    output reg  [3:0] mac_tx_keep;
+    output reg  mac_tx_last;
+    output reg  mac_tx_valid;
+    input wire  mac_tx_ready;
+    input wire  [63:0] fw_tx_data;
+    input wire  [3:0] fw_tx_keep;
+    input wire  fw_tx_last;
+    input wire  fw_tx_valid;
+    output reg  fw_tx_ready;
+    input wire  [63:0] qp_wr_sq_ring;
+    input wire  [7:0] qp_wr_sq_log2;
+    input wire  [31:0] qp_wr_conn;
+    input wire  [31:0] qp_wr_tx_send_msn;
+    input wire  [31:0] qp_wr_tx_read_msn;
+    input wire  [47:0] ct_wr_local_mac;
+    input wire  [47:0] ct_wr_peer_mac;
+    input wire  [15:0] ct_wr_mulpdu;
+    input wire  [7:0] ct_wr_rcv_wscale;
+    input wire  [31:0] ct_wr_tx_marker_ref;
+    output reg  tx_cq_valid;
+    input wire  tx_cq_pop;
+    output reg  [5:0] tx_cq_qp;
+    output reg  [31:0] tx_cq_idx;
+    output reg  [63:0] tx_cq_wr_id;
+    output reg  [7:0] tx_cq_status;
+    output reg  [7:0] tx_cq_opcode;
+    output reg  [31:0] cnt_tx_frames;
+    output reg  [31:0] cnt_tx_desc_drop;
+    output reg  [31:0] cnt_tx_pay_err;
+    output reg  [31:0] cnt_tx_segs;
+    output reg  [31:0] cnt_tx_bad_wqe;
+    output reg  [31:0] cnt_tx_fetch;
+    output reg  [31:0] cnt_db;
+    output reg  [31:0] cnt_db_bad;
+    output reg  [31:0] cnt_dma_rd_cpl_bad;
+    output reg  [31:0] cnt_tx_acks;
 
     // Stub signals
     reg  rx_check$clock;
@@ -504,6 +555,353 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [3:0] sq_mpa$d;
     wire  [3:0] sq_mpa$q;
     reg  sq_mpa$clock;
+    reg  doorbell$clock;
+    reg  doorbell$reset;
+    reg  doorbell$csr_valid;
+    reg  doorbell$csr_write;
+    reg  [23:0] doorbell$csr_addr;
+    reg  [31:0] doorbell$csr_wdata;
+    wire  [63:0] doorbell$pending;
+    reg  doorbell$take_valid;
+    reg  [5:0] doorbell$take_qp;
+    // Unused on purpose: WqeFetch reads take_prod one clock after its take by design; the ack is not needed.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  doorbell$take_ack;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [31:0] doorbell$take_prod;
+    reg  doorbell$rearm_valid;
+    reg  [5:0] doorbell$rearm_qp;
+    // Unused on purpose: the temporary db_wr_* doorbell input writes only QP_SQ_PRODUCER; receive-queue doorbells come with the BAR0 block.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  doorbell$rq_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the temporary db_wr_* doorbell input writes only QP_SQ_PRODUCER; receive-queue doorbells come with the BAR0 block.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [5:0] doorbell$rq_qp;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the temporary db_wr_* doorbell input writes only QP_SQ_PRODUCER; receive-queue doorbells come with the BAR0 block.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] doorbell$rq_prod;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [31:0] doorbell$cnt_db;
+    wire  [31:0] doorbell$cnt_db_bad;
+    reg  tx_sched$clock;
+    reg  tx_sched$reset;
+    reg  [63:0] tx_sched$pending;
+    reg  [63:0] tx_sched$blocked;
+    reg  tx_sched$prio_valid;
+    wire  tx_sched$grant_valid;
+    // Unused on purpose: ACK frames are merged at the MAC, not granted by the scheduler: prio_valid is 0.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  tx_sched$grant_prio;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [5:0] tx_sched$grant_qp;
+    reg  tx_sched$grant_ready;
+    reg  wqe_fetch$clock;
+    reg  wqe_fetch$reset;
+    reg  wqe_fetch$cfg_valid;
+    reg  [5:0] wqe_fetch$cfg_qp;
+    reg  [63:0] wqe_fetch$cfg_base;
+    reg  [4:0] wqe_fetch$cfg_log2;
+    reg  [31:0] wqe_fetch$cfg_ci;
+    reg  wqe_fetch$grant_valid;
+    reg  [5:0] wqe_fetch$grant_qp;
+    wire  wqe_fetch$grant_ready;
+    wire  [63:0] wqe_fetch$busy;
+    wire  wqe_fetch$take_valid;
+    wire  [5:0] wqe_fetch$take_qp;
+    reg  [31:0] wqe_fetch$take_prod;
+    wire  wqe_fetch$rearm_valid;
+    wire  [5:0] wqe_fetch$rearm_qp;
+    wire  wqe_fetch$dma_rd_req_valid;
+    reg  wqe_fetch$dma_rd_req_ready;
+    wire  [63:0] wqe_fetch$dma_rd_req_addr;
+    wire  [15:0] wqe_fetch$dma_rd_req_len;
+    wire  [7:0] wqe_fetch$dma_rd_req_tag;
+    reg  wqe_fetch$dma_rd_cpl_valid;
+    wire  wqe_fetch$dma_rd_cpl_ready;
+    reg  [63:0] wqe_fetch$dma_rd_cpl_data;
+    reg  wqe_fetch$dma_rd_cpl_last;
+    reg  [7:0] wqe_fetch$dma_rd_cpl_tag;
+    wire  wqe_fetch$wqe_valid;
+    reg  wqe_fetch$wqe_ready;
+    wire  [5:0] wqe_fetch$wqe_qp;
+    wire  [31:0] wqe_fetch$wqe_idx;
+    wire  [63:0] wqe_fetch$wqe_wr_id;
+    wire  [7:0] wqe_fetch$wqe_opcode;
+    wire  [7:0] wqe_fetch$wqe_flags;
+    wire  [7:0] wqe_fetch$wqe_num_sge;
+    wire  [31:0] wqe_fetch$wqe_imm;
+    wire  [63:0] wqe_fetch$wqe_roff;
+    wire  [31:0] wqe_fetch$wqe_rstag;
+    wire  [63:0] wqe_fetch$wqe_sge0_addr;
+    wire  [31:0] wqe_fetch$wqe_sge0_len;
+    wire  [31:0] wqe_fetch$wqe_sge0_lkey;
+    // Unused on purpose: TxSeg sends one SGE per WQE (two-SGE WQEs are refused).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [63:0] wqe_fetch$wqe_sge1_addr;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: TxSeg sends one SGE per WQE (two-SGE WQEs are refused).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] wqe_fetch$wqe_sge1_len;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: TxSeg sends one SGE per WQE (two-SGE WQEs are refused).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] wqe_fetch$wqe_sge1_lkey;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  wqe_fetch$wqe_bad;
+    // Unused on purpose: TxSeg answers every refused WQE with LocalQpOperationError; the parse reason is for debugging only.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [2:0] wqe_fetch$wqe_reason;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [31:0] wqe_fetch$cnt_fetch;
+    reg  tx_seg$clock;
+    reg  tx_seg$reset;
+    reg  tx_seg$wqe_valid;
+    reg  [5:0] tx_seg$wqe_qp;
+    reg  [31:0] tx_seg$wqe_idx;
+    reg  [63:0] tx_seg$wqe_wr_id;
+    reg  [7:0] tx_seg$wqe_opcode;
+    reg  [7:0] tx_seg$wqe_flags;
+    reg  [7:0] tx_seg$wqe_num_sge;
+    reg  [31:0] tx_seg$wqe_imm;
+    reg  [63:0] tx_seg$wqe_roff;
+    reg  [31:0] tx_seg$wqe_rstag;
+    reg  [63:0] tx_seg$wqe_sge0_addr;
+    reg  [31:0] tx_seg$wqe_sge0_len;
+    reg  [31:0] tx_seg$wqe_sge0_lkey;
+    reg  tx_seg$wqe_bad;
+    reg  tx_seg$cfg_valid;
+    reg  [5:0] tx_seg$cfg_qp;
+    reg  [31:0] tx_seg$cfg_seq;
+    reg  [31:0] tx_seg$cfg_msn_send;
+    reg  [31:0] tx_seg$cfg_msn_rreq;
+    reg  [31:0] tx_seg$cfg_seq_start;
+    reg  [15:0] tx_seg$cfg_mulpdu;
+    reg  tx_seg$cfg_mk_en;
+    reg  tx_seg$cfg_crc_en;
+    reg  tx_seg$desc_ready;
+    reg  tx_seg$dma_rd_req_ready;
+    reg  tx_seg$dma_rd_cpl_valid;
+    reg  [63:0] tx_seg$dma_rd_cpl_data;
+    reg  [3:0] tx_seg$dma_rd_cpl_keep;
+    reg  [7:0] tx_seg$dma_rd_cpl_tag;
+    reg  tx_seg$dma_rd_cpl_last;
+    reg  tx_seg$pay_ready;
+    reg  tx_seg$cq_ready;
+    wire  tx_seg$wqe_ready;
+    wire  tx_seg$desc_valid;
+    wire  [5:0] tx_seg$desc_qp;
+    wire  [31:0] tx_seg$desc_seq;
+    wire  tx_seg$desc_crc_en;
+    wire  tx_seg$desc_mk_en;
+    wire  [31:0] tx_seg$desc_seq_start;
+    wire  [3:0] tx_seg$desc_opcode;
+    wire  tx_seg$desc_last;
+    wire  [31:0] tx_seg$desc_stag;
+    wire  [63:0] tx_seg$desc_to;
+    wire  [31:0] tx_seg$desc_qn;
+    wire  [31:0] tx_seg$desc_msn;
+    wire  [31:0] tx_seg$desc_mo;
+    wire  [15:0] tx_seg$desc_pay_len;
+    wire  tx_seg$dma_rd_req_valid;
+    wire  [63:0] tx_seg$dma_rd_req_addr;
+    wire  [15:0] tx_seg$dma_rd_req_len;
+    wire  [7:0] tx_seg$dma_rd_req_tag;
+    wire  tx_seg$dma_rd_cpl_ready;
+    wire  tx_seg$pay_valid;
+    wire  [63:0] tx_seg$pay_data;
+    wire  [3:0] tx_seg$pay_keep;
+    wire  tx_seg$pay_last;
+    wire  tx_seg$cq_valid;
+    wire  [5:0] tx_seg$cq_qp;
+    wire  [31:0] tx_seg$cq_idx;
+    wire  [63:0] tx_seg$cq_wr_id;
+    wire  [7:0] tx_seg$cq_status;
+    wire  [7:0] tx_seg$cq_opcode;
+    wire  [31:0] tx_seg$cnt_segs;
+    wire  [31:0] tx_seg$cnt_bad_wqe;
+    reg  tx_framer$clock;
+    reg  tx_framer$reset;
+    reg  tx_framer$desc_valid;
+    wire  tx_framer$desc_ready;
+    reg  [47:0] tx_framer$desc_dst_mac;
+    reg  [47:0] tx_framer$desc_src_mac;
+    reg  [31:0] tx_framer$desc_src_ip;
+    reg  [31:0] tx_framer$desc_dst_ip;
+    reg  [15:0] tx_framer$desc_src_port;
+    reg  [15:0] tx_framer$desc_dst_port;
+    reg  [31:0] tx_framer$desc_seq;
+    reg  [31:0] tx_framer$desc_ack;
+    reg  [15:0] tx_framer$desc_window;
+    reg  tx_framer$desc_crc_en;
+    reg  tx_framer$desc_mk_en;
+    reg  [31:0] tx_framer$desc_seq_start;
+    reg  [3:0] tx_framer$desc_opcode;
+    reg  tx_framer$desc_last;
+    reg  [31:0] tx_framer$desc_stag;
+    reg  [63:0] tx_framer$desc_to;
+    reg  [31:0] tx_framer$desc_qn;
+    reg  [31:0] tx_framer$desc_msn;
+    reg  [31:0] tx_framer$desc_mo;
+    reg  [15:0] tx_framer$desc_pay_len;
+    reg  [63:0] tx_framer$pay_data;
+    reg  [3:0] tx_framer$pay_keep;
+    reg  tx_framer$pay_last;
+    reg  tx_framer$pay_valid;
+    wire  tx_framer$pay_ready;
+    wire  [63:0] tx_framer$tx_data;
+    wire  [3:0] tx_framer$tx_keep;
+    wire  tx_framer$tx_last;
+    wire  tx_framer$tx_valid;
+    reg  tx_framer$tx_ready;
+    wire  [31:0] tx_framer$cnt_tx_frames;
+    wire  [31:0] tx_framer$cnt_desc_drop;
+    wire  [31:0] tx_framer$cnt_pay_err;
+    reg  rd_arb$clock;
+    reg  rd_arb$reset;
+    reg  rd_arb$c0_req_valid;
+    wire  rd_arb$c0_req_ready;
+    reg  [63:0] rd_arb$c0_req_addr;
+    reg  [15:0] rd_arb$c0_req_len;
+    reg  [7:0] rd_arb$c0_req_tag;
+    wire  rd_arb$c0_cpl_valid;
+    reg  rd_arb$c0_cpl_ready;
+    reg  rd_arb$c1_req_valid;
+    // Unused on purpose: DMA read client 1 (tags 0x40-0x4F) is reserved for the receive-queue WQE fetch, not yet connected.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  rd_arb$c1_req_ready;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [63:0] rd_arb$c1_req_addr;
+    reg  [15:0] rd_arb$c1_req_len;
+    reg  [7:0] rd_arb$c1_req_tag;
+    // Unused on purpose: DMA read client 1 (tags 0x40-0x4F) is reserved for the receive-queue WQE fetch, not yet connected.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  rd_arb$c1_cpl_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  rd_arb$c1_cpl_ready;
+    reg  rd_arb$c2_req_valid;
+    wire  rd_arb$c2_req_ready;
+    reg  [63:0] rd_arb$c2_req_addr;
+    reg  [15:0] rd_arb$c2_req_len;
+    reg  [7:0] rd_arb$c2_req_tag;
+    wire  rd_arb$c2_cpl_valid;
+    reg  rd_arb$c2_cpl_ready;
+    wire  rd_arb$dma_rd_req_valid;
+    reg  rd_arb$dma_rd_req_ready;
+    wire  [63:0] rd_arb$dma_rd_req_addr;
+    wire  [15:0] rd_arb$dma_rd_req_len;
+    wire  [7:0] rd_arb$dma_rd_req_tag;
+    reg  rd_arb$dma_rd_cpl_valid;
+    wire  rd_arb$dma_rd_cpl_ready;
+    reg  [7:0] rd_arb$dma_rd_cpl_tag;
+    wire  [31:0] rd_arb$cnt_cpl_bad;
+    reg  [5:0] tx_qpconn$read_address;
+    reg  tx_qpconn$read_clock;
+    wire  [7:0] tx_qpconn$read_data;
+    reg  [5:0] tx_qpconn$write_address;
+    reg  tx_qpconn$write_clock;
+    reg  [7:0] tx_qpconn$write_data;
+    reg  tx_qpconn$write_enable;
+    reg  [7:0] tx_cfg$read_address;
+    reg  tx_cfg$read_clock;
+    wire  [81:0] tx_cfg$read_data;
+    reg  [7:0] tx_cfg$write_address;
+    reg  tx_cfg$write_clock;
+    reg  [81:0] tx_cfg$write_data;
+    reg  tx_cfg$write_enable;
+    reg  [7:0] tx_ctx$read_address;
+    reg  tx_ctx$read_clock;
+    wire  [207:0] tx_ctx$read_data;
+    reg  [7:0] tx_ctx$write_address;
+    reg  tx_ctx$write_clock;
+    reg  [207:0] tx_ctx$write_data;
+    reg  tx_ctx$write_enable;
+    reg  [7:0] tx_ack$read_address;
+    reg  tx_ack$read_clock;
+    wire  [31:0] tx_ack$read_data;
+    reg  [7:0] tx_ack$write_address;
+    reg  tx_ack$write_clock;
+    reg  [31:0] tx_ack$write_data;
+    reg  tx_ack$write_enable;
+    reg  tq_v$d;
+    wire  tq_v$q;
+    reg  tq_v$clock;
+    reg  [5:0] tq_qp$d;
+    wire  [5:0] tq_qp$q;
+    reg  tq_qp$clock;
+    reg  [31:0] tq_msn_send$d;
+    wire  [31:0] tq_msn_send$q;
+    reg  tq_msn_send$clock;
+    reg  [31:0] tq_msn_rreq$d;
+    wire  [31:0] tq_msn_rreq$q;
+    reg  tq_msn_rreq$clock;
+    reg  [1:0] tx_dw$d;
+    wire  [1:0] tx_dw$q;
+    reg  tx_dw$clock;
+    reg  mx_lock$d;
+    wire  mx_lock$q;
+    reg  mx_lock$clock;
+    reg  [1:0] mx_own$d;
+    wire  [1:0] mx_own$q;
+    reg  mx_own$clock;
+    reg  [1:0] mx_prev$d;
+    wire  [1:0] mx_prev$q;
+    reg  mx_prev$clock;
+    reg  tx_ackgen$clock;
+    reg  tx_ackgen$reset;
+    reg  tx_ackgen$req_valid;
+    reg  [7:0] tx_ackgen$req_conn;
+    reg  tx_ackgen$go;
+    wire  tx_ackgen$pend;
+    wire  tx_ackgen$rd_valid;
+    wire  [7:0] tx_ackgen$rd_conn;
+    reg  [47:0] tx_ackgen$ctx_dst_mac;
+    reg  [47:0] tx_ackgen$ctx_src_mac;
+    reg  [31:0] tx_ackgen$ctx_src_ip;
+    reg  [31:0] tx_ackgen$ctx_dst_ip;
+    reg  [15:0] tx_ackgen$ctx_src_port;
+    reg  [15:0] tx_ackgen$ctx_dst_port;
+    reg  [15:0] tx_ackgen$ctx_window;
+    reg  [31:0] tx_ackgen$ctx_seq;
+    reg  [31:0] tx_ackgen$ctx_ack;
+    wire  [63:0] tx_ackgen$tx_data;
+    wire  [3:0] tx_ackgen$tx_keep;
+    wire  tx_ackgen$tx_last;
+    wire  tx_ackgen$tx_valid;
+    reg  tx_ackgen$tx_ready;
+    wire  [31:0] tx_ackgen$cnt_acks;
+    reg  [7:0] tx_wnxt$read_address;
+    reg  tx_wnxt$read_clock;
+    wire  [31:0] tx_wnxt$read_data;
+    reg  [7:0] tx_wnxt$write_address;
+    reg  tx_wnxt$write_clock;
+    reg  [31:0] tx_wnxt$write_data;
+    reg  tx_wnxt$write_enable;
+    reg  tx_cfifo$clock;
+    reg  tx_cfifo$reset;
+    reg  tx_cfifo$write;
+    reg  [7:0] tx_cfifo$data_in;
+    wire  tx_cfifo$full;
+    reg  tx_cfifo$read;
+    wire  [7:0] tx_cfifo$data_out;
+    wire  tx_cfifo$empty;
+    // Unused on purpose: the descriptor-connection FIFO needs only its full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [5:0] tx_cfifo$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [7:0] mx_beat$d;
+    wire  [7:0] mx_beat$q;
+    reg  mx_beat$clock;
+    reg  [15:0] mx_tlen$d;
+    wire  [15:0] mx_tlen$q;
+    reg  mx_tlen$clock;
+    reg  [15:0] mx_seqhi$d;
+    wire  [15:0] mx_seqhi$q;
+    reg  mx_seqhi$clock;
+    reg  [15:0] mx_seqlo$d;
+    wire  [15:0] mx_seqlo$q;
+    reg  mx_seqlo$clock;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -512,6 +910,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  sq_start;
     reg  pay_ready;
     reg  ddp_term_sel;
+    reg  [1:0] mx_sel;
+    reg  [3:0] tx_wsc;
+    reg  [31:0] tx_wnd;
+    reg  [15:0] tx_win16;
+    reg  tx_desc_ok;
+    reg  mx_data_end;
+    reg  mx_block;
+    reg  mx_data;
 
     // Sub module instances
     rnic_core$rx_check rx_check(
@@ -908,6 +1314,367 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .q(sq_mpa$q),
         .clock(sq_mpa$clock)
     );
+    rnic_core$doorbell doorbell(
+        .clock(doorbell$clock),
+        .reset(doorbell$reset),
+        .csr_valid(doorbell$csr_valid),
+        .csr_write(doorbell$csr_write),
+        .csr_addr(doorbell$csr_addr),
+        .csr_wdata(doorbell$csr_wdata),
+        .pending(doorbell$pending),
+        .take_valid(doorbell$take_valid),
+        .take_qp(doorbell$take_qp),
+        .take_ack(doorbell$take_ack),
+        .take_prod(doorbell$take_prod),
+        .rearm_valid(doorbell$rearm_valid),
+        .rearm_qp(doorbell$rearm_qp),
+        .rq_valid(doorbell$rq_valid),
+        .rq_qp(doorbell$rq_qp),
+        .rq_prod(doorbell$rq_prod),
+        .cnt_db(doorbell$cnt_db),
+        .cnt_db_bad(doorbell$cnt_db_bad)
+    );
+    rnic_core$tx_sched tx_sched(
+        .clock(tx_sched$clock),
+        .reset(tx_sched$reset),
+        .pending(tx_sched$pending),
+        .blocked(tx_sched$blocked),
+        .prio_valid(tx_sched$prio_valid),
+        .grant_valid(tx_sched$grant_valid),
+        .grant_prio(tx_sched$grant_prio),
+        .grant_qp(tx_sched$grant_qp),
+        .grant_ready(tx_sched$grant_ready)
+    );
+    rnic_core$wqe_fetch wqe_fetch(
+        .clock(wqe_fetch$clock),
+        .reset(wqe_fetch$reset),
+        .cfg_valid(wqe_fetch$cfg_valid),
+        .cfg_qp(wqe_fetch$cfg_qp),
+        .cfg_base(wqe_fetch$cfg_base),
+        .cfg_log2(wqe_fetch$cfg_log2),
+        .cfg_ci(wqe_fetch$cfg_ci),
+        .grant_valid(wqe_fetch$grant_valid),
+        .grant_qp(wqe_fetch$grant_qp),
+        .grant_ready(wqe_fetch$grant_ready),
+        .busy(wqe_fetch$busy),
+        .take_valid(wqe_fetch$take_valid),
+        .take_qp(wqe_fetch$take_qp),
+        .take_prod(wqe_fetch$take_prod),
+        .rearm_valid(wqe_fetch$rearm_valid),
+        .rearm_qp(wqe_fetch$rearm_qp),
+        .dma_rd_req_valid(wqe_fetch$dma_rd_req_valid),
+        .dma_rd_req_ready(wqe_fetch$dma_rd_req_ready),
+        .dma_rd_req_addr(wqe_fetch$dma_rd_req_addr),
+        .dma_rd_req_len(wqe_fetch$dma_rd_req_len),
+        .dma_rd_req_tag(wqe_fetch$dma_rd_req_tag),
+        .dma_rd_cpl_valid(wqe_fetch$dma_rd_cpl_valid),
+        .dma_rd_cpl_ready(wqe_fetch$dma_rd_cpl_ready),
+        .dma_rd_cpl_data(wqe_fetch$dma_rd_cpl_data),
+        .dma_rd_cpl_last(wqe_fetch$dma_rd_cpl_last),
+        .dma_rd_cpl_tag(wqe_fetch$dma_rd_cpl_tag),
+        .wqe_valid(wqe_fetch$wqe_valid),
+        .wqe_ready(wqe_fetch$wqe_ready),
+        .wqe_qp(wqe_fetch$wqe_qp),
+        .wqe_idx(wqe_fetch$wqe_idx),
+        .wqe_wr_id(wqe_fetch$wqe_wr_id),
+        .wqe_opcode(wqe_fetch$wqe_opcode),
+        .wqe_flags(wqe_fetch$wqe_flags),
+        .wqe_num_sge(wqe_fetch$wqe_num_sge),
+        .wqe_imm(wqe_fetch$wqe_imm),
+        .wqe_roff(wqe_fetch$wqe_roff),
+        .wqe_rstag(wqe_fetch$wqe_rstag),
+        .wqe_sge0_addr(wqe_fetch$wqe_sge0_addr),
+        .wqe_sge0_len(wqe_fetch$wqe_sge0_len),
+        .wqe_sge0_lkey(wqe_fetch$wqe_sge0_lkey),
+        .wqe_sge1_addr(wqe_fetch$wqe_sge1_addr),
+        .wqe_sge1_len(wqe_fetch$wqe_sge1_len),
+        .wqe_sge1_lkey(wqe_fetch$wqe_sge1_lkey),
+        .wqe_bad(wqe_fetch$wqe_bad),
+        .wqe_reason(wqe_fetch$wqe_reason),
+        .cnt_fetch(wqe_fetch$cnt_fetch)
+    );
+    rnic_core$tx_seg tx_seg(
+        .clock(tx_seg$clock),
+        .reset(tx_seg$reset),
+        .wqe_valid(tx_seg$wqe_valid),
+        .wqe_qp(tx_seg$wqe_qp),
+        .wqe_idx(tx_seg$wqe_idx),
+        .wqe_wr_id(tx_seg$wqe_wr_id),
+        .wqe_opcode(tx_seg$wqe_opcode),
+        .wqe_flags(tx_seg$wqe_flags),
+        .wqe_num_sge(tx_seg$wqe_num_sge),
+        .wqe_imm(tx_seg$wqe_imm),
+        .wqe_roff(tx_seg$wqe_roff),
+        .wqe_rstag(tx_seg$wqe_rstag),
+        .wqe_sge0_addr(tx_seg$wqe_sge0_addr),
+        .wqe_sge0_len(tx_seg$wqe_sge0_len),
+        .wqe_sge0_lkey(tx_seg$wqe_sge0_lkey),
+        .wqe_bad(tx_seg$wqe_bad),
+        .cfg_valid(tx_seg$cfg_valid),
+        .cfg_qp(tx_seg$cfg_qp),
+        .cfg_seq(tx_seg$cfg_seq),
+        .cfg_msn_send(tx_seg$cfg_msn_send),
+        .cfg_msn_rreq(tx_seg$cfg_msn_rreq),
+        .cfg_seq_start(tx_seg$cfg_seq_start),
+        .cfg_mulpdu(tx_seg$cfg_mulpdu),
+        .cfg_mk_en(tx_seg$cfg_mk_en),
+        .cfg_crc_en(tx_seg$cfg_crc_en),
+        .desc_ready(tx_seg$desc_ready),
+        .dma_rd_req_ready(tx_seg$dma_rd_req_ready),
+        .dma_rd_cpl_valid(tx_seg$dma_rd_cpl_valid),
+        .dma_rd_cpl_data(tx_seg$dma_rd_cpl_data),
+        .dma_rd_cpl_keep(tx_seg$dma_rd_cpl_keep),
+        .dma_rd_cpl_tag(tx_seg$dma_rd_cpl_tag),
+        .dma_rd_cpl_last(tx_seg$dma_rd_cpl_last),
+        .pay_ready(tx_seg$pay_ready),
+        .cq_ready(tx_seg$cq_ready),
+        .wqe_ready(tx_seg$wqe_ready),
+        .desc_valid(tx_seg$desc_valid),
+        .desc_qp(tx_seg$desc_qp),
+        .desc_seq(tx_seg$desc_seq),
+        .desc_crc_en(tx_seg$desc_crc_en),
+        .desc_mk_en(tx_seg$desc_mk_en),
+        .desc_seq_start(tx_seg$desc_seq_start),
+        .desc_opcode(tx_seg$desc_opcode),
+        .desc_last(tx_seg$desc_last),
+        .desc_stag(tx_seg$desc_stag),
+        .desc_to(tx_seg$desc_to),
+        .desc_qn(tx_seg$desc_qn),
+        .desc_msn(tx_seg$desc_msn),
+        .desc_mo(tx_seg$desc_mo),
+        .desc_pay_len(tx_seg$desc_pay_len),
+        .dma_rd_req_valid(tx_seg$dma_rd_req_valid),
+        .dma_rd_req_addr(tx_seg$dma_rd_req_addr),
+        .dma_rd_req_len(tx_seg$dma_rd_req_len),
+        .dma_rd_req_tag(tx_seg$dma_rd_req_tag),
+        .dma_rd_cpl_ready(tx_seg$dma_rd_cpl_ready),
+        .pay_valid(tx_seg$pay_valid),
+        .pay_data(tx_seg$pay_data),
+        .pay_keep(tx_seg$pay_keep),
+        .pay_last(tx_seg$pay_last),
+        .cq_valid(tx_seg$cq_valid),
+        .cq_qp(tx_seg$cq_qp),
+        .cq_idx(tx_seg$cq_idx),
+        .cq_wr_id(tx_seg$cq_wr_id),
+        .cq_status(tx_seg$cq_status),
+        .cq_opcode(tx_seg$cq_opcode),
+        .cnt_segs(tx_seg$cnt_segs),
+        .cnt_bad_wqe(tx_seg$cnt_bad_wqe)
+    );
+    rnic_core$tx_framer tx_framer(
+        .clock(tx_framer$clock),
+        .reset(tx_framer$reset),
+        .desc_valid(tx_framer$desc_valid),
+        .desc_ready(tx_framer$desc_ready),
+        .desc_dst_mac(tx_framer$desc_dst_mac),
+        .desc_src_mac(tx_framer$desc_src_mac),
+        .desc_src_ip(tx_framer$desc_src_ip),
+        .desc_dst_ip(tx_framer$desc_dst_ip),
+        .desc_src_port(tx_framer$desc_src_port),
+        .desc_dst_port(tx_framer$desc_dst_port),
+        .desc_seq(tx_framer$desc_seq),
+        .desc_ack(tx_framer$desc_ack),
+        .desc_window(tx_framer$desc_window),
+        .desc_crc_en(tx_framer$desc_crc_en),
+        .desc_mk_en(tx_framer$desc_mk_en),
+        .desc_seq_start(tx_framer$desc_seq_start),
+        .desc_opcode(tx_framer$desc_opcode),
+        .desc_last(tx_framer$desc_last),
+        .desc_stag(tx_framer$desc_stag),
+        .desc_to(tx_framer$desc_to),
+        .desc_qn(tx_framer$desc_qn),
+        .desc_msn(tx_framer$desc_msn),
+        .desc_mo(tx_framer$desc_mo),
+        .desc_pay_len(tx_framer$desc_pay_len),
+        .pay_data(tx_framer$pay_data),
+        .pay_keep(tx_framer$pay_keep),
+        .pay_last(tx_framer$pay_last),
+        .pay_valid(tx_framer$pay_valid),
+        .pay_ready(tx_framer$pay_ready),
+        .tx_data(tx_framer$tx_data),
+        .tx_keep(tx_framer$tx_keep),
+        .tx_last(tx_framer$tx_last),
+        .tx_valid(tx_framer$tx_valid),
+        .tx_ready(tx_framer$tx_ready),
+        .cnt_tx_frames(tx_framer$cnt_tx_frames),
+        .cnt_desc_drop(tx_framer$cnt_desc_drop),
+        .cnt_pay_err(tx_framer$cnt_pay_err)
+    );
+    rnic_core$rd_arb rd_arb(
+        .clock(rd_arb$clock),
+        .reset(rd_arb$reset),
+        .c0_req_valid(rd_arb$c0_req_valid),
+        .c0_req_ready(rd_arb$c0_req_ready),
+        .c0_req_addr(rd_arb$c0_req_addr),
+        .c0_req_len(rd_arb$c0_req_len),
+        .c0_req_tag(rd_arb$c0_req_tag),
+        .c0_cpl_valid(rd_arb$c0_cpl_valid),
+        .c0_cpl_ready(rd_arb$c0_cpl_ready),
+        .c1_req_valid(rd_arb$c1_req_valid),
+        .c1_req_ready(rd_arb$c1_req_ready),
+        .c1_req_addr(rd_arb$c1_req_addr),
+        .c1_req_len(rd_arb$c1_req_len),
+        .c1_req_tag(rd_arb$c1_req_tag),
+        .c1_cpl_valid(rd_arb$c1_cpl_valid),
+        .c1_cpl_ready(rd_arb$c1_cpl_ready),
+        .c2_req_valid(rd_arb$c2_req_valid),
+        .c2_req_ready(rd_arb$c2_req_ready),
+        .c2_req_addr(rd_arb$c2_req_addr),
+        .c2_req_len(rd_arb$c2_req_len),
+        .c2_req_tag(rd_arb$c2_req_tag),
+        .c2_cpl_valid(rd_arb$c2_cpl_valid),
+        .c2_cpl_ready(rd_arb$c2_cpl_ready),
+        .dma_rd_req_valid(rd_arb$dma_rd_req_valid),
+        .dma_rd_req_ready(rd_arb$dma_rd_req_ready),
+        .dma_rd_req_addr(rd_arb$dma_rd_req_addr),
+        .dma_rd_req_len(rd_arb$dma_rd_req_len),
+        .dma_rd_req_tag(rd_arb$dma_rd_req_tag),
+        .dma_rd_cpl_valid(rd_arb$dma_rd_cpl_valid),
+        .dma_rd_cpl_ready(rd_arb$dma_rd_cpl_ready),
+        .dma_rd_cpl_tag(rd_arb$dma_rd_cpl_tag),
+        .cnt_cpl_bad(rd_arb$cnt_cpl_bad)
+    );
+    rnic_core$tx_qpconn tx_qpconn(
+        .read_address(tx_qpconn$read_address),
+        .read_clock(tx_qpconn$read_clock),
+        .read_data(tx_qpconn$read_data),
+        .write_address(tx_qpconn$write_address),
+        .write_clock(tx_qpconn$write_clock),
+        .write_data(tx_qpconn$write_data),
+        .write_enable(tx_qpconn$write_enable)
+    );
+    rnic_core$tx_cfg tx_cfg(
+        .read_address(tx_cfg$read_address),
+        .read_clock(tx_cfg$read_clock),
+        .read_data(tx_cfg$read_data),
+        .write_address(tx_cfg$write_address),
+        .write_clock(tx_cfg$write_clock),
+        .write_data(tx_cfg$write_data),
+        .write_enable(tx_cfg$write_enable)
+    );
+    rnic_core$tx_ctx tx_ctx(
+        .read_address(tx_ctx$read_address),
+        .read_clock(tx_ctx$read_clock),
+        .read_data(tx_ctx$read_data),
+        .write_address(tx_ctx$write_address),
+        .write_clock(tx_ctx$write_clock),
+        .write_data(tx_ctx$write_data),
+        .write_enable(tx_ctx$write_enable)
+    );
+    rnic_core$tx_ack tx_ack(
+        .read_address(tx_ack$read_address),
+        .read_clock(tx_ack$read_clock),
+        .read_data(tx_ack$read_data),
+        .write_address(tx_ack$write_address),
+        .write_clock(tx_ack$write_clock),
+        .write_data(tx_ack$write_data),
+        .write_enable(tx_ack$write_enable)
+    );
+    rnic_core$tq_v tq_v(
+        .d(tq_v$d),
+        .q(tq_v$q),
+        .clock(tq_v$clock)
+    );
+    rnic_core$tq_qp tq_qp(
+        .d(tq_qp$d),
+        .q(tq_qp$q),
+        .clock(tq_qp$clock)
+    );
+    rnic_core$tq_msn_send tq_msn_send(
+        .d(tq_msn_send$d),
+        .q(tq_msn_send$q),
+        .clock(tq_msn_send$clock)
+    );
+    rnic_core$tq_msn_rreq tq_msn_rreq(
+        .d(tq_msn_rreq$d),
+        .q(tq_msn_rreq$q),
+        .clock(tq_msn_rreq$clock)
+    );
+    rnic_core$tx_dw tx_dw(
+        .d(tx_dw$d),
+        .q(tx_dw$q),
+        .clock(tx_dw$clock)
+    );
+    rnic_core$mx_lock mx_lock(
+        .d(mx_lock$d),
+        .q(mx_lock$q),
+        .clock(mx_lock$clock)
+    );
+    rnic_core$mx_own mx_own(
+        .d(mx_own$d),
+        .q(mx_own$q),
+        .clock(mx_own$clock)
+    );
+    rnic_core$mx_prev mx_prev(
+        .d(mx_prev$d),
+        .q(mx_prev$q),
+        .clock(mx_prev$clock)
+    );
+    rnic_core$tx_ackgen tx_ackgen(
+        .clock(tx_ackgen$clock),
+        .reset(tx_ackgen$reset),
+        .req_valid(tx_ackgen$req_valid),
+        .req_conn(tx_ackgen$req_conn),
+        .go(tx_ackgen$go),
+        .pend(tx_ackgen$pend),
+        .rd_valid(tx_ackgen$rd_valid),
+        .rd_conn(tx_ackgen$rd_conn),
+        .ctx_dst_mac(tx_ackgen$ctx_dst_mac),
+        .ctx_src_mac(tx_ackgen$ctx_src_mac),
+        .ctx_src_ip(tx_ackgen$ctx_src_ip),
+        .ctx_dst_ip(tx_ackgen$ctx_dst_ip),
+        .ctx_src_port(tx_ackgen$ctx_src_port),
+        .ctx_dst_port(tx_ackgen$ctx_dst_port),
+        .ctx_window(tx_ackgen$ctx_window),
+        .ctx_seq(tx_ackgen$ctx_seq),
+        .ctx_ack(tx_ackgen$ctx_ack),
+        .tx_data(tx_ackgen$tx_data),
+        .tx_keep(tx_ackgen$tx_keep),
+        .tx_last(tx_ackgen$tx_last),
+        .tx_valid(tx_ackgen$tx_valid),
+        .tx_ready(tx_ackgen$tx_ready),
+        .cnt_acks(tx_ackgen$cnt_acks)
+    );
+    rnic_core$tx_wnxt tx_wnxt(
+        .read_address(tx_wnxt$read_address),
+        .read_clock(tx_wnxt$read_clock),
+        .read_data(tx_wnxt$read_data),
+        .write_address(tx_wnxt$write_address),
+        .write_clock(tx_wnxt$write_clock),
+        .write_data(tx_wnxt$write_data),
+        .write_enable(tx_wnxt$write_enable)
+    );
+    rnic_core$tx_cfifo tx_cfifo(
+        .clock(tx_cfifo$clock),
+        .reset(tx_cfifo$reset),
+        .write(tx_cfifo$write),
+        .data_in(tx_cfifo$data_in),
+        .full(tx_cfifo$full),
+        .read(tx_cfifo$read),
+        .data_out(tx_cfifo$data_out),
+        .empty(tx_cfifo$empty),
+        .count(tx_cfifo$count)
+    );
+    rnic_core$mx_beat mx_beat(
+        .d(mx_beat$d),
+        .q(mx_beat$q),
+        .clock(mx_beat$clock)
+    );
+    rnic_core$mx_tlen mx_tlen(
+        .d(mx_tlen$d),
+        .q(mx_tlen$q),
+        .clock(mx_tlen$clock)
+    );
+    rnic_core$mx_seqhi mx_seqhi(
+        .d(mx_seqhi$d),
+        .q(mx_seqhi$q),
+        .clock(mx_seqhi$clock)
+    );
+    rnic_core$mx_seqlo mx_seqlo(
+        .d(mx_seqlo$d),
+        .q(mx_seqlo$q),
+        .clock(mx_seqlo$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -922,14 +1689,46 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         fpdu_buf$clock = clock;
         ddp_rx$clock = clock;
         tpt$clock = clock;
+        doorbell$clock = clock;
+        tx_sched$clock = clock;
+        wqe_fetch$clock = clock;
+        tx_seg$clock = clock;
+        tx_framer$clock = clock;
+        rd_arb$clock = clock;
+        tx_ackgen$clock = clock;
+        tx_cfifo$clock = clock;
         sq_state$clock = clock;
         sq_conn$clock = clock;
         sq_seq$clock = clock;
         sq_mpa$clock = clock;
+        tq_v$clock = clock;
+        tq_qp$clock = clock;
+        tq_msn_send$clock = clock;
+        tq_msn_rreq$clock = clock;
+        tx_dw$clock = clock;
+        mx_lock$clock = clock;
+        mx_own$clock = clock;
+        mx_prev$clock = clock;
+        mx_beat$clock = clock;
+        mx_tlen$clock = clock;
+        mx_seqhi$clock = clock;
+        mx_seqlo$clock = clock;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
         sq_seq$d = sq_seq$q;
         sq_mpa$d = sq_mpa$q;
+        tq_v$d = tq_v$q;
+        tq_qp$d = tq_qp$q;
+        tq_msn_send$d = tq_msn_send$q;
+        tq_msn_rreq$d = tq_msn_rreq$q;
+        tx_dw$d = tx_dw$q;
+        mx_lock$d = mx_lock$q;
+        mx_own$d = mx_own$q;
+        mx_prev$d = mx_prev$q;
+        mx_beat$d = mx_beat$q;
+        mx_tlen$d = mx_tlen$q;
+        mx_seqhi$d = mx_seqhi$q;
+        mx_seqlo$d = mx_seqlo$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -1223,6 +2022,291 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         cnt_rx_fast = rx_split$cnt_fast;
         cnt_rx_exc = exc_queue$cnt_queued;
         cnt_rx_exc_full = exc_queue$cnt_full;
+        doorbell$reset = reset;
+        tx_sched$reset = reset;
+        wqe_fetch$reset = reset;
+        tx_seg$reset = reset;
+        tx_framer$reset = reset;
+        rd_arb$reset = reset;
+        tx_qpconn$read_clock = clock;
+        tx_qpconn$write_clock = clock;
+        tx_cfg$read_clock = clock;
+        tx_cfg$write_clock = clock;
+        tx_ctx$read_clock = clock;
+        tx_ctx$write_clock = clock;
+        tx_ack$read_clock = clock;
+        tx_ack$write_clock = clock;
+        doorbell$csr_valid = db_wr_valid;
+        doorbell$csr_write = 1'b1;
+        doorbell$csr_addr = ({{14{1'b0}}, db_wr_qpn} << 32'hc) + 24'h10000;
+        doorbell$csr_wdata = db_wr_value;
+        doorbell$take_valid = wqe_fetch$take_valid;
+        doorbell$take_qp = wqe_fetch$take_qp;
+        wqe_fetch$take_prod = doorbell$take_prod;
+        doorbell$rearm_valid = wqe_fetch$rearm_valid;
+        doorbell$rearm_qp = wqe_fetch$rearm_qp;
+        tx_sched$pending = doorbell$pending;
+        tx_sched$blocked = wqe_fetch$busy;
+        tx_sched$prio_valid = 1'b0;
+        wqe_fetch$grant_valid = tx_sched$grant_valid;
+        wqe_fetch$grant_qp = tx_sched$grant_qp;
+        tx_sched$grant_ready = wqe_fetch$grant_ready;
+        wqe_fetch$cfg_valid = qp_wr_valid & ~|qp_wr_qpn[(32'h6)+:(26)] & ~|qp_wr_conn[(32'h8)+:(24)] & ~|qp_wr_sq_log2[(32'h5)+:(3)];
+        wqe_fetch$cfg_qp = qp_wr_qpn[(32'h0)+:(6)];
+        wqe_fetch$cfg_base = qp_wr_sq_ring;
+        wqe_fetch$cfg_log2 = qp_wr_sq_log2[(32'h0)+:(5)];
+        wqe_fetch$cfg_ci = 32'h0;
+        tx_qpconn$write_enable = wqe_fetch$cfg_valid;
+        tx_qpconn$write_address = qp_wr_qpn[(32'h0)+:(6)];
+        tx_qpconn$write_data = qp_wr_conn[(32'h0)+:(8)];
+        tx_cfg$read_address = qp_wr_conn[(32'h0)+:(8)];
+        tq_v$d = wqe_fetch$cfg_valid;
+        tq_qp$d = qp_wr_qpn[(32'h0)+:(6)];
+        tq_msn_send$d = qp_wr_tx_send_msn;
+        tq_msn_rreq$d = qp_wr_tx_read_msn;
+        tx_seg$cfg_valid = tq_v$q;
+        tx_seg$cfg_qp = tq_qp$q;
+        tx_seg$cfg_seq = tx_cfg$read_data[(32'h0)+:(32)];
+        tx_seg$cfg_seq_start = tx_cfg$read_data[(32'h20)+:(32)];
+        tx_seg$cfg_mulpdu = tx_cfg$read_data[(32'h40)+:(16)];
+        tx_seg$cfg_mk_en = tx_cfg$read_data[32'h50];
+        tx_seg$cfg_crc_en = tx_cfg$read_data[32'h51];
+        tx_seg$cfg_msn_send = tq_msn_send$q;
+        tx_seg$cfg_msn_rreq = tq_msn_rreq$q;
+        tx_cfg$write_enable = ct_wr_valid;
+        tx_cfg$write_address = ct_wr_idx;
+        tx_cfg$write_data = {ct_wr_mpa[(32'h0)+:(1)], ct_wr_mpa[(32'h2)+:(1)], ct_wr_mulpdu, ct_wr_tx_marker_ref, ct_wr_snd_nxt};
+        tx_wsc = ct_wr_rcv_wscale[(32'h0)+:(4)];
+        if (ct_wr_rcv_wscale > 8'he) begin
+            tx_wsc = 4'he;
+        end
+        tx_wnd = ct_wr_rcv_wnd >> tx_wsc;
+        tx_win16 = tx_wnd[(32'h0)+:(16)];
+        if (|tx_wnd[(32'h10)+:(16)]) begin
+            tx_win16 = 16'hffff;
+        end
+        tx_ctx$write_enable = ct_wr_valid;
+        tx_ctx$write_address = ct_wr_idx;
+        tx_ctx$write_data = {tx_win16, ct_wr_peer_port, ct_wr_local_port, ct_wr_peer_ip, ct_wr_local_ip, ct_wr_local_mac, ct_wr_peer_mac};
+        tx_ack$write_enable = ct_wr_valid | rx_split$ack_req_valid;
+        tx_ack$write_address = rx_split$ack_req_conn;
+        tx_ack$write_data = rx_split$ack_req_ack;
+        if (ct_wr_valid) begin
+            tx_ack$write_address = ct_wr_idx;
+            tx_ack$write_data = ct_wr_rcv_nxt;
+        end
+        tx_seg$wqe_valid = wqe_fetch$wqe_valid;
+        wqe_fetch$wqe_ready = tx_seg$wqe_ready;
+        tx_seg$wqe_qp = wqe_fetch$wqe_qp;
+        tx_seg$wqe_idx = wqe_fetch$wqe_idx;
+        tx_seg$wqe_wr_id = wqe_fetch$wqe_wr_id;
+        tx_seg$wqe_opcode = wqe_fetch$wqe_opcode;
+        tx_seg$wqe_flags = wqe_fetch$wqe_flags;
+        tx_seg$wqe_num_sge = wqe_fetch$wqe_num_sge;
+        tx_seg$wqe_imm = wqe_fetch$wqe_imm;
+        tx_seg$wqe_roff = wqe_fetch$wqe_roff;
+        tx_seg$wqe_rstag = wqe_fetch$wqe_rstag;
+        tx_seg$wqe_sge0_addr = wqe_fetch$wqe_sge0_addr;
+        tx_seg$wqe_sge0_len = wqe_fetch$wqe_sge0_len;
+        tx_seg$wqe_sge0_lkey = wqe_fetch$wqe_sge0_lkey;
+        tx_seg$wqe_bad = wqe_fetch$wqe_bad;
+        rd_arb$c0_req_valid = wqe_fetch$dma_rd_req_valid;
+        wqe_fetch$dma_rd_req_ready = rd_arb$c0_req_ready;
+        rd_arb$c0_req_addr = wqe_fetch$dma_rd_req_addr;
+        rd_arb$c0_req_len = wqe_fetch$dma_rd_req_len;
+        rd_arb$c0_req_tag = wqe_fetch$dma_rd_req_tag;
+        wqe_fetch$dma_rd_cpl_valid = rd_arb$c0_cpl_valid;
+        rd_arb$c0_cpl_ready = wqe_fetch$dma_rd_cpl_ready;
+        wqe_fetch$dma_rd_cpl_data = dma_rd_cpl_data;
+        wqe_fetch$dma_rd_cpl_last = dma_rd_cpl_last;
+        wqe_fetch$dma_rd_cpl_tag = dma_rd_cpl_tag;
+        rd_arb$c1_req_valid = 1'b0;
+        rd_arb$c1_req_addr = 64'h0;
+        rd_arb$c1_req_len = 16'h0;
+        rd_arb$c1_req_tag = 8'h0;
+        rd_arb$c1_cpl_ready = 1'b1;
+        rd_arb$c2_req_valid = tx_seg$dma_rd_req_valid;
+        tx_seg$dma_rd_req_ready = rd_arb$c2_req_ready;
+        rd_arb$c2_req_addr = tx_seg$dma_rd_req_addr;
+        rd_arb$c2_req_len = tx_seg$dma_rd_req_len;
+        rd_arb$c2_req_tag = tx_seg$dma_rd_req_tag;
+        tx_seg$dma_rd_cpl_valid = rd_arb$c2_cpl_valid;
+        rd_arb$c2_cpl_ready = tx_seg$dma_rd_cpl_ready;
+        tx_seg$dma_rd_cpl_data = dma_rd_cpl_data;
+        tx_seg$dma_rd_cpl_keep = dma_rd_cpl_keep;
+        tx_seg$dma_rd_cpl_last = dma_rd_cpl_last;
+        tx_seg$dma_rd_cpl_tag = dma_rd_cpl_tag;
+        dma_rd_req_valid = rd_arb$dma_rd_req_valid;
+        rd_arb$dma_rd_req_ready = dma_rd_req_ready;
+        dma_rd_req_addr = rd_arb$dma_rd_req_addr;
+        dma_rd_req_len = rd_arb$dma_rd_req_len;
+        dma_rd_req_tag = rd_arb$dma_rd_req_tag;
+        rd_arb$dma_rd_cpl_valid = dma_rd_cpl_valid;
+        dma_rd_cpl_ready = rd_arb$dma_rd_cpl_ready;
+        rd_arb$dma_rd_cpl_tag = dma_rd_cpl_tag;
+        tx_qpconn$read_address = tx_seg$desc_qp;
+        tx_ctx$read_address = tx_qpconn$read_data;
+        tx_ack$read_address = tx_qpconn$read_data;
+        tx_desc_ok = tx_seg$desc_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full;
+        if (tx_seg$desc_valid & (tx_dw$q != 2'h2)) begin
+            tx_dw$d = tx_dw$q + 2'h1;
+        end
+        if (tx_desc_ok & tx_framer$desc_ready) begin
+            tx_dw$d = 2'h0;
+        end
+        if (tx_ackgen$rd_valid) begin
+            tx_ctx$read_address = tx_ackgen$rd_conn;
+            tx_ack$read_address = tx_ackgen$rd_conn;
+            tx_dw$d = 2'h0;
+        end
+        tx_cfifo$write = tx_desc_ok & tx_framer$desc_ready;
+        tx_cfifo$data_in = tx_qpconn$read_data;
+        tx_framer$desc_valid = tx_desc_ok;
+        tx_seg$desc_ready = tx_desc_ok & tx_framer$desc_ready;
+        tx_framer$desc_dst_mac = tx_ctx$read_data[(32'h0)+:(48)];
+        tx_framer$desc_src_mac = tx_ctx$read_data[(32'h30)+:(48)];
+        tx_framer$desc_src_ip = tx_ctx$read_data[(32'h60)+:(32)];
+        tx_framer$desc_dst_ip = tx_ctx$read_data[(32'h80)+:(32)];
+        tx_framer$desc_src_port = tx_ctx$read_data[(32'ha0)+:(16)];
+        tx_framer$desc_dst_port = tx_ctx$read_data[(32'hb0)+:(16)];
+        tx_framer$desc_window = tx_ctx$read_data[(32'hc0)+:(16)];
+        tx_framer$desc_ack = tx_ack$read_data;
+        tx_framer$desc_seq = tx_seg$desc_seq;
+        tx_framer$desc_crc_en = tx_seg$desc_crc_en;
+        tx_framer$desc_mk_en = tx_seg$desc_mk_en;
+        tx_framer$desc_seq_start = tx_seg$desc_seq_start;
+        tx_framer$desc_opcode = tx_seg$desc_opcode;
+        tx_framer$desc_last = tx_seg$desc_last;
+        tx_framer$desc_stag = tx_seg$desc_stag;
+        tx_framer$desc_to = tx_seg$desc_to;
+        tx_framer$desc_qn = tx_seg$desc_qn;
+        tx_framer$desc_msn = tx_seg$desc_msn;
+        tx_framer$desc_mo = tx_seg$desc_mo;
+        tx_framer$desc_pay_len = tx_seg$desc_pay_len;
+        tx_framer$pay_data = tx_seg$pay_data;
+        tx_framer$pay_keep = tx_seg$pay_keep;
+        tx_framer$pay_last = tx_seg$pay_last;
+        tx_framer$pay_valid = tx_seg$pay_valid;
+        tx_seg$pay_ready = tx_framer$pay_ready;
+        tx_cq_valid = tx_seg$cq_valid;
+        tx_seg$cq_ready = tx_cq_pop;
+        tx_cq_qp = tx_seg$cq_qp;
+        tx_cq_idx = tx_seg$cq_idx;
+        tx_cq_wr_id = tx_seg$cq_wr_id;
+        tx_cq_status = tx_seg$cq_status;
+        tx_cq_opcode = tx_seg$cq_opcode;
+        tx_ackgen$reset = reset;
+        tx_cfifo$reset = reset;
+        tx_wnxt$read_clock = clock;
+        tx_wnxt$write_clock = clock;
+        tx_ackgen$req_valid = rx_split$ack_req_valid;
+        tx_ackgen$req_conn = rx_split$ack_req_conn;
+        tx_wnxt$read_address = tx_ackgen$rd_conn;
+        tx_ackgen$ctx_dst_mac = tx_ctx$read_data[(32'h0)+:(48)];
+        tx_ackgen$ctx_src_mac = tx_ctx$read_data[(32'h30)+:(48)];
+        tx_ackgen$ctx_src_ip = tx_ctx$read_data[(32'h60)+:(32)];
+        tx_ackgen$ctx_dst_ip = tx_ctx$read_data[(32'h80)+:(32)];
+        tx_ackgen$ctx_src_port = tx_ctx$read_data[(32'ha0)+:(16)];
+        tx_ackgen$ctx_dst_port = tx_ctx$read_data[(32'hb0)+:(16)];
+        tx_ackgen$ctx_window = tx_ctx$read_data[(32'hc0)+:(16)];
+        tx_ackgen$ctx_ack = tx_ack$read_data;
+        tx_ackgen$ctx_seq = tx_wnxt$read_data;
+        cnt_tx_acks = tx_ackgen$cnt_acks;
+        mx_block = tx_ackgen$pend & (mx_prev$q != 2'h3) & ~mx_lock$q;
+        mx_data = tx_framer$tx_valid & ~mx_block;
+        mx_sel = 2'h1;
+        if (tx_ackgen$tx_valid & (mx_prev$q != 2'h3)) begin
+            mx_sel = 2'h3;
+        end
+        else if (fw_tx_valid & (~mx_data | (mx_prev$q != 2'h2))) begin
+            mx_sel = 2'h2;
+        end
+        else if (mx_data) begin
+            mx_sel = 2'h1;
+        end
+        else if (tx_ackgen$tx_valid) begin
+            mx_sel = 2'h3;
+        end
+        if (mx_lock$q) begin
+            mx_sel = mx_own$q;
+        end
+        tx_framer$tx_ready = 1'b0;
+        fw_tx_ready = 1'b0;
+        tx_ackgen$tx_ready = 1'b0;
+        mac_tx_data = tx_framer$tx_data;
+        mac_tx_keep = tx_framer$tx_keep;
+        mac_tx_last = tx_framer$tx_last;
+        mac_tx_valid = mx_data;
+        if (mx_sel == 2'h1) begin
+            tx_framer$tx_ready = mac_tx_ready & ~mx_block;
+        end
+        else if (mx_sel == 2'h2) begin
+            mac_tx_data = fw_tx_data;
+            mac_tx_keep = fw_tx_keep;
+            mac_tx_last = fw_tx_last;
+            mac_tx_valid = fw_tx_valid;
+            fw_tx_ready = mac_tx_ready;
+        end
+        else begin
+            mac_tx_data = tx_ackgen$tx_data;
+            mac_tx_keep = tx_ackgen$tx_keep;
+            mac_tx_last = tx_ackgen$tx_last;
+            mac_tx_valid = tx_ackgen$tx_valid;
+            tx_ackgen$tx_ready = mac_tx_ready;
+        end
+        if (mac_tx_valid) begin
+            if (mac_tx_ready & mac_tx_last) begin
+                mx_lock$d = 1'b0;
+                mx_prev$d = mx_sel;
+            end
+            else begin
+                mx_lock$d = 1'b1;
+                mx_own$d = mx_sel;
+            end
+        end
+        tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid);
+        mx_data_end = 1'b0;
+        if ((mx_sel == 2'h1) & mac_tx_valid & mac_tx_ready) begin
+            mx_beat$d = mx_beat$q + 8'h1;
+            if (mx_beat$q == 8'h2) begin
+                mx_tlen$d = ({{8{1'b0}}, mac_tx_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, mac_tx_data[(32'h8)+:(8)]};
+            end
+            if (mx_beat$q == 8'h4) begin
+                mx_seqhi$d = ({{8{1'b0}}, mac_tx_data[(32'h30)+:(8)]} << 32'h8) | {{8{1'b0}}, mac_tx_data[(32'h38)+:(8)]};
+            end
+            if (mx_beat$q == 8'h5) begin
+                mx_seqlo$d = ({{8{1'b0}}, mac_tx_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, mac_tx_data[(32'h8)+:(8)]};
+            end
+            if (mac_tx_last) begin
+                mx_beat$d = 8'h0;
+                mx_data_end = 1'b1;
+            end
+        end
+        mx_data_end = mx_data_end & ~tx_cfifo$empty;
+        tx_cfifo$read = mx_data_end;
+        tx_wnxt$write_enable = ct_wr_valid | mx_data_end;
+        tx_wnxt$write_address = tx_cfifo$data_out;
+        tx_wnxt$write_data = (({{16{1'b0}}, mx_seqhi$q} << 32'h10) | {{16{1'b0}}, mx_seqlo$q}) + {{16{1'b0}}, mx_tlen$q} - 32'h28;
+        if (ct_wr_valid) begin
+            tx_wnxt$write_address = ct_wr_idx;
+            tx_wnxt$write_data = ct_wr_snd_nxt;
+        end
+        cnt_tx_frames = tx_framer$cnt_tx_frames;
+        cnt_tx_desc_drop = tx_framer$cnt_desc_drop;
+        cnt_tx_pay_err = tx_framer$cnt_pay_err;
+        cnt_tx_segs = tx_seg$cnt_segs;
+        cnt_tx_bad_wqe = tx_seg$cnt_bad_wqe;
+        cnt_tx_fetch = wqe_fetch$cnt_fetch;
+        cnt_db = doorbell$cnt_db;
+        cnt_db_bad = doorbell$cnt_db_bad;
+        cnt_dma_rd_cpl_bad = rd_arb$cnt_cpl_bad;
+        if (reset) begin
+            tq_v$d = 1'b0;
+            tx_dw$d = 2'h0;
+            mx_lock$d = 1'b0;
+            mx_prev$d = 2'h0;
+            mx_beat$d = 8'h0;
+        end
     end
 
 endmodule // rnic_core
@@ -4409,6 +5493,351 @@ module rnic_core$ddp_rx$ut_pl$state(d,q,clock);
     end
 
 endmodule // rnic_core$ddp_rx$ut_pl$state
+
+
+module rnic_core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pending,take_valid,take_qp,take_ack,take_prod,rearm_valid,rearm_qp,rq_valid,rq_qp,rq_prod,cnt_db,cnt_db_bad);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  csr_valid;
+    input wire  csr_write;
+    input wire  [23:0] csr_addr;
+    input wire  [31:0] csr_wdata;
+    output reg  [63:0] pending;
+    input wire  take_valid;
+    input wire  [5:0] take_qp;
+    output reg  take_ack;
+    output reg  [31:0] take_prod;
+    input wire  rearm_valid;
+    input wire  [5:0] rearm_qp;
+    output reg  rq_valid;
+    output reg  [5:0] rq_qp;
+    output reg  [31:0] rq_prod;
+    output reg  [31:0] cnt_db;
+    output reg  [31:0] cnt_db_bad;
+
+    // Constant declarations
+    localparam  base = 24'h10000;
+    localparam  window = 24'h40000;
+    localparam  area = 24'h400000;
+    localparam  off_sq = 12'h0;
+    localparam  off_rq = 12'h4;
+
+    // Stub signals
+    reg  [5:0] prod$read_address;
+    reg  prod$read_clock;
+    wire  [31:0] prod$read_data;
+    reg  [5:0] prod$write_address;
+    reg  prod$write_clock;
+    reg  [31:0] prod$write_data;
+    reg  prod$write_enable;
+    reg  [63:0] pend$d;
+    wire  [63:0] pend$q;
+    reg  pend$clock;
+    reg  ack$d;
+    wire  ack$q;
+    reg  ack$clock;
+    reg  rqv$d;
+    wire  rqv$q;
+    reg  rqv$clock;
+    reg  [5:0] rqq$d;
+    wire  [5:0] rqq$q;
+    reg  rqq$clock;
+    reg  [31:0] rqp$d;
+    wire  [31:0] rqp$q;
+    reg  rqp$clock;
+    reg  [31:0] n_db$d;
+    wire  [31:0] n_db$q;
+    reg  n_db$clock;
+    reg  [31:0] n_bad$d;
+    wire  [31:0] n_bad$q;
+    reg  n_bad$clock;
+
+    // Local signals
+    reg  [23:0] rel;
+    reg  in_win;
+    reg  in_area;
+    reg  [5:0] qp;
+    reg  sq_wr;
+    reg  rq_wr;
+    reg  [63:0] pnext;
+
+    // Sub module instances
+    rnic_core$doorbell$prod prod(
+        .read_address(prod$read_address),
+        .read_clock(prod$read_clock),
+        .read_data(prod$read_data),
+        .write_address(prod$write_address),
+        .write_clock(prod$write_clock),
+        .write_data(prod$write_data),
+        .write_enable(prod$write_enable)
+    );
+    rnic_core$doorbell$pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    rnic_core$doorbell$ack ack(
+        .d(ack$d),
+        .q(ack$q),
+        .clock(ack$clock)
+    );
+    rnic_core$doorbell$rqv rqv(
+        .d(rqv$d),
+        .q(rqv$q),
+        .clock(rqv$clock)
+    );
+    rnic_core$doorbell$rqq rqq(
+        .d(rqq$d),
+        .q(rqq$q),
+        .clock(rqq$clock)
+    );
+    rnic_core$doorbell$rqp rqp(
+        .d(rqp$d),
+        .q(rqp$q),
+        .clock(rqp$clock)
+    );
+    rnic_core$doorbell$n_db n_db(
+        .d(n_db$d),
+        .q(n_db$q),
+        .clock(n_db$clock)
+    );
+    rnic_core$doorbell$n_bad n_bad(
+        .d(n_bad$d),
+        .q(n_bad$q),
+        .clock(n_bad$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        pend$clock = clock;
+        ack$clock = clock;
+        rqv$clock = clock;
+        rqq$clock = clock;
+        rqp$clock = clock;
+        n_db$clock = clock;
+        n_bad$clock = clock;
+        pend$d = pend$q;
+        ack$d = ack$q;
+        rqv$d = rqv$q;
+        rqq$d = rqq$q;
+        rqp$d = rqp$q;
+        n_db$d = n_db$q;
+        n_bad$d = n_bad$q;
+        prod$read_clock = clock;
+        prod$write_clock = clock;
+        rel = csr_addr - base;
+        in_area = csr_valid & csr_write & (csr_addr >= base) & (rel < area);
+        in_win = in_area & (rel < window);
+        qp = rel[(32'hc)+:(6)];
+        sq_wr = in_win & (rel[(32'h0)+:(12)] == off_sq);
+        rq_wr = in_win & (rel[(32'h0)+:(12)] == off_rq);
+        prod$write_address = qp;
+        prod$write_data = csr_wdata;
+        prod$write_enable = sq_wr;
+        prod$read_address = take_qp;
+        take_prod = prod$read_data;
+        ack$d = take_valid;
+        take_ack = ack$q;
+        pnext = pend$q;
+        if (take_valid) begin
+            pnext = pnext & ~(64'h1 << take_qp);
+        end
+        if (rearm_valid) begin
+            pnext = pnext | (64'h1 << rearm_qp);
+        end
+        if (sq_wr) begin
+            pnext = pnext | (64'h1 << qp);
+        end
+        pend$d = pnext;
+        pending = pend$q;
+        rqv$d = rq_wr;
+        rqq$d = qp;
+        rqp$d = csr_wdata;
+        rq_valid = rqv$q;
+        rq_qp = rqq$q;
+        rq_prod = rqp$q;
+        if (sq_wr | rq_wr) begin
+            n_db$d = n_db$q + 32'h1;
+        end
+        if (in_area & ~sq_wr & ~rq_wr) begin
+            n_bad$d = n_bad$q + 32'h1;
+        end
+        cnt_db = n_db$q;
+        cnt_db_bad = n_bad$q;
+        if (reset) begin
+            pend$d = 64'h0;
+            ack$d = 1'b0;
+            rqv$d = 1'b0;
+            n_db$d = 32'h0;
+            n_bad$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$doorbell
+
+
+module rnic_core$doorbell$ack(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$doorbell$ack
+
+
+module rnic_core$doorbell$n_bad(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$doorbell$n_bad
+
+
+module rnic_core$doorbell$n_db(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$doorbell$n_db
+
+
+module rnic_core$doorbell$pend(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$doorbell$pend
+
+
+module rnic_core$doorbell$prod(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$doorbell$prod
+
+
+module rnic_core$doorbell$rqp(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$doorbell$rqp
+
+
+module rnic_core$doorbell$rqq(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$doorbell$rqq
+
+
+module rnic_core$doorbell$rqv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$doorbell$rqv
 
 
 module rnic_core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,in_commit,in_reason,in_conn,head_valid,head_reason,head_len,head_conn,rd_word,rd_data,pop,count,cnt_queued,cnt_full);
@@ -8403,6 +9832,139 @@ module rnic_core$mpa_rx$woff(d,q,clock);
 endmodule // rnic_core$mpa_rx$woff
 
 
+module rnic_core$mx_beat(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_beat
+
+
+module rnic_core$mx_lock(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_lock
+
+
+module rnic_core$mx_own(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_own
+
+
+module rnic_core$mx_prev(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_prev
+
+
+module rnic_core$mx_seqhi(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_seqhi
+
+
+module rnic_core$mx_seqlo(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_seqlo
+
+
+module rnic_core$mx_tlen(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mx_tlen
+
+
 module rnic_core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
 
     // Module arguments
@@ -9058,6 +10620,276 @@ module rnic_core$qp_ram(read_address,read_clock,read_data,write_address,write_cl
     end
 
 endmodule // rnic_core$qp_ram
+
+
+module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req_len,c0_req_tag,c0_cpl_valid,c0_cpl_ready,c1_req_valid,c1_req_ready,c1_req_addr,c1_req_len,c1_req_tag,c1_cpl_valid,c1_cpl_ready,c2_req_valid,c2_req_ready,c2_req_addr,c2_req_len,c2_req_tag,c2_cpl_valid,c2_cpl_ready,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_tag,cnt_cpl_bad);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  c0_req_valid;
+    output reg  c0_req_ready;
+    input wire  [63:0] c0_req_addr;
+    input wire  [15:0] c0_req_len;
+    input wire  [7:0] c0_req_tag;
+    output reg  c0_cpl_valid;
+    input wire  c0_cpl_ready;
+    input wire  c1_req_valid;
+    output reg  c1_req_ready;
+    input wire  [63:0] c1_req_addr;
+    input wire  [15:0] c1_req_len;
+    input wire  [7:0] c1_req_tag;
+    output reg  c1_cpl_valid;
+    input wire  c1_cpl_ready;
+    input wire  c2_req_valid;
+    output reg  c2_req_ready;
+    input wire  [63:0] c2_req_addr;
+    input wire  [15:0] c2_req_len;
+    input wire  [7:0] c2_req_tag;
+    output reg  c2_cpl_valid;
+    input wire  c2_cpl_ready;
+    output reg  dma_rd_req_valid;
+    input wire  dma_rd_req_ready;
+    output reg  [63:0] dma_rd_req_addr;
+    output reg  [15:0] dma_rd_req_len;
+    output reg  [7:0] dma_rd_req_tag;
+    input wire  dma_rd_cpl_valid;
+    output reg  dma_rd_cpl_ready;
+    // Unused on purpose: completions are routed by the tag's range (upper nibble) only.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire  [7:0] dma_rd_cpl_tag;
+    /* verilator lint_on UNUSEDSIGNAL */
+    output reg  [31:0] cnt_cpl_bad;
+
+    // Stub signals
+    reg  [1:0] last$d;
+    wire  [1:0] last$q;
+    reg  last$clock;
+    reg  hold$d;
+    wire  hold$q;
+    reg  hold$clock;
+    reg  [1:0] hsel$d;
+    wire  [1:0] hsel$q;
+    reg  hsel$clock;
+    reg  [31:0] n_bad$d;
+    wire  [31:0] n_bad$q;
+    reg  n_bad$clock;
+
+    // Local signals
+    reg  [1:0] sel;
+    reg  [7:0] tag_lo;
+    reg  [3:0] cpl_hi;
+
+    // Sub module instances
+    rnic_core$rd_arb$last last(
+        .d(last$d),
+        .q(last$q),
+        .clock(last$clock)
+    );
+    rnic_core$rd_arb$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_core$rd_arb$hsel hsel(
+        .d(hsel$d),
+        .q(hsel$q),
+        .clock(hsel$clock)
+    );
+    rnic_core$rd_arb$n_bad n_bad(
+        .d(n_bad$d),
+        .q(n_bad$q),
+        .clock(n_bad$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        last$clock = clock;
+        hold$clock = clock;
+        hsel$clock = clock;
+        n_bad$clock = clock;
+        last$d = last$q;
+        hold$d = hold$q;
+        hsel$d = hsel$q;
+        n_bad$d = n_bad$q;
+        sel = 2'h0;
+        if (last$q == 2'h0) begin
+            if (c1_req_valid) begin
+                sel = 2'h1;
+            end
+            else if (c2_req_valid) begin
+                sel = 2'h2;
+            end
+            else begin
+                sel = 2'h0;
+            end
+        end
+        else if (last$q == 2'h1) begin
+            if (c2_req_valid) begin
+                sel = 2'h2;
+            end
+            else if (c0_req_valid) begin
+                sel = 2'h0;
+            end
+            else begin
+                sel = 2'h1;
+            end
+        end
+        else if (c0_req_valid) begin
+            sel = 2'h0;
+        end
+        else if (c1_req_valid) begin
+            sel = 2'h1;
+        end
+        else begin
+            sel = 2'h2;
+        end
+        if (hold$q) begin
+            sel = hsel$q;
+        end
+        c0_req_ready = 1'b0;
+        c1_req_ready = 1'b0;
+        c2_req_ready = 1'b0;
+        dma_rd_req_valid = 1'b0;
+        dma_rd_req_addr = c0_req_addr;
+        dma_rd_req_len = c0_req_len;
+        tag_lo = c0_req_tag & 8'hf;
+        dma_rd_req_tag = tag_lo;
+        if (sel == 2'h0) begin
+            dma_rd_req_valid = c0_req_valid;
+            c0_req_ready = dma_rd_req_ready;
+        end
+        else if (sel == 2'h1) begin
+            dma_rd_req_valid = c1_req_valid;
+            c1_req_ready = dma_rd_req_ready;
+            dma_rd_req_addr = c1_req_addr;
+            dma_rd_req_len = c1_req_len;
+            tag_lo = c1_req_tag & 8'hf;
+            dma_rd_req_tag = tag_lo | 8'h40;
+        end
+        else begin
+            dma_rd_req_valid = c2_req_valid;
+            c2_req_ready = dma_rd_req_ready;
+            dma_rd_req_addr = c2_req_addr;
+            dma_rd_req_len = c2_req_len;
+            tag_lo = c2_req_tag & 8'hf;
+            dma_rd_req_tag = tag_lo | 8'h80;
+        end
+        if (dma_rd_req_valid) begin
+            if (dma_rd_req_ready) begin
+                hold$d = 1'b0;
+                last$d = sel;
+            end
+            else begin
+                hold$d = 1'b1;
+                hsel$d = sel;
+            end
+        end
+        cpl_hi = dma_rd_cpl_tag[(32'h4)+:(4)];
+        c0_cpl_valid = 1'b0;
+        c1_cpl_valid = 1'b0;
+        c2_cpl_valid = 1'b0;
+        dma_rd_cpl_ready = 1'b1;
+        if (cpl_hi == 4'h0) begin
+            c0_cpl_valid = dma_rd_cpl_valid;
+            dma_rd_cpl_ready = c0_cpl_ready;
+        end
+        else if (cpl_hi == 4'h4) begin
+            c1_cpl_valid = dma_rd_cpl_valid;
+            dma_rd_cpl_ready = c1_cpl_ready;
+        end
+        else if (cpl_hi == 4'h8) begin
+            c2_cpl_valid = dma_rd_cpl_valid;
+            dma_rd_cpl_ready = c2_cpl_ready;
+        end
+        else if (dma_rd_cpl_valid) begin
+            n_bad$d = n_bad$q + 32'h1;
+        end
+        cnt_cpl_bad = n_bad$q;
+        if (reset) begin
+            last$d = 2'h2;
+            hold$d = 1'b0;
+            n_bad$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$rd_arb
+
+
+module rnic_core$rd_arb$hold(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_arb$hold
+
+
+module rnic_core$rd_arb$hsel(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_arb$hsel
+
+
+module rnic_core$rd_arb$last(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_arb$last
+
+
+module rnic_core$rd_arb$n_bad(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_arb$n_bad
 
 
 module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,out_data,out_keep,out_last,out_valid,out_fcs_bad,out_tag);
@@ -15081,3 +16913,7803 @@ module rnic_core$tpt$v4(d,q,clock);
     end
 
 endmodule // rnic_core$tpt$v4
+
+
+module rnic_core$tq_msn_rreq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tq_msn_rreq
+
+
+module rnic_core$tq_msn_send(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tq_msn_send
+
+
+module rnic_core$tq_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tq_qp
+
+
+module rnic_core$tq_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tq_v
+
+
+module rnic_core$tx_ack(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_ack
+
+
+module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_conn,ctx_dst_mac,ctx_src_mac,ctx_src_ip,ctx_dst_ip,ctx_src_port,ctx_dst_port,ctx_window,ctx_seq,ctx_ack,tx_data,tx_keep,tx_last,tx_valid,tx_ready,cnt_acks);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  req_valid;
+    input wire  [7:0] req_conn;
+    input wire  go;
+    output reg  pend;
+    output reg  rd_valid;
+    output reg  [7:0] rd_conn;
+    input wire  [47:0] ctx_dst_mac;
+    input wire  [47:0] ctx_src_mac;
+    input wire  [31:0] ctx_src_ip;
+    input wire  [31:0] ctx_dst_ip;
+    input wire  [15:0] ctx_src_port;
+    input wire  [15:0] ctx_dst_port;
+    input wire  [15:0] ctx_window;
+    input wire  [31:0] ctx_seq;
+    input wire  [31:0] ctx_ack;
+    output reg  [63:0] tx_data;
+    output reg  [3:0] tx_keep;
+    output reg  tx_last;
+    output reg  tx_valid;
+    input wire  tx_ready;
+    output reg  [31:0] cnt_acks;
+
+    // Constant declarations
+    localparam  c_frm = 432'h105000000000000000000000000000000000000000000000064000400000280000450008000000000000000000000000;
+
+    // Stub signals
+    reg  [255:0] queued$d;
+    wire  [255:0] queued$q;
+    reg  queued$clock;
+    reg  fifo$clock;
+    reg  fifo$reset;
+    reg  fifo$write;
+    reg  [7:0] fifo$data_in;
+    // Unused on purpose: each connection is in TxAck's 256-deep queue at most once, so it never fills.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$read;
+    wire  [7:0] fifo$data_out;
+    wire  fifo$empty;
+    // Unused on purpose: TxAck's queue needs only its empty flag.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [8:0] fifo$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [2:0] st$d;
+    wire  [2:0] st$q;
+    reg  st$clock;
+    reg  [2:0] beat$d;
+    wire  [2:0] beat$q;
+    reg  beat$clock;
+    reg  [47:0] dmac$d;
+    wire  [47:0] dmac$q;
+    reg  dmac$clock;
+    reg  [47:0] smac$d;
+    wire  [47:0] smac$q;
+    reg  smac$clock;
+    reg  [31:0] sip$d;
+    wire  [31:0] sip$q;
+    reg  sip$clock;
+    reg  [31:0] dip$d;
+    wire  [31:0] dip$q;
+    reg  dip$clock;
+    reg  [15:0] sport$d;
+    wire  [15:0] sport$q;
+    reg  sport$clock;
+    reg  [15:0] dport$d;
+    wire  [15:0] dport$q;
+    reg  dport$clock;
+    reg  [15:0] win$d;
+    wire  [15:0] win$q;
+    reg  win$clock;
+    reg  [31:0] seq$d;
+    wire  [31:0] seq$q;
+    reg  seq$clock;
+    reg  [31:0] ack$d;
+    wire  [31:0] ack$q;
+    reg  ack$clock;
+    reg  [23:0] s_ip$d;
+    wire  [23:0] s_ip$q;
+    reg  s_ip$clock;
+    reg  [23:0] s_tcp$d;
+    wire  [23:0] s_tcp$q;
+    reg  s_tcp$clock;
+    reg  [15:0] ipcs$d;
+    wire  [15:0] ipcs$q;
+    reg  ipcs$clock;
+    reg  [15:0] tcpcs$d;
+    wire  [15:0] tcpcs$q;
+    reg  tcpcs$clock;
+    reg  [31:0] n_acks$d;
+    wire  [31:0] n_acks$q;
+    reg  n_acks$clock;
+
+    // Local signals
+    reg  [255:0] one;
+    reg  [255:0] qnext;
+    reg  [23:0] f1;
+    reg  [23:0] f2;
+    reg  [431:0] frm;
+
+    // Sub module instances
+    rnic_core$tx_ackgen$queued queued(
+        .d(queued$d),
+        .q(queued$q),
+        .clock(queued$clock)
+    );
+    rnic_core$tx_ackgen$fifo fifo(
+        .clock(fifo$clock),
+        .reset(fifo$reset),
+        .write(fifo$write),
+        .data_in(fifo$data_in),
+        .full(fifo$full),
+        .read(fifo$read),
+        .data_out(fifo$data_out),
+        .empty(fifo$empty),
+        .count(fifo$count)
+    );
+    rnic_core$tx_ackgen$st st(
+        .d(st$d),
+        .q(st$q),
+        .clock(st$clock)
+    );
+    rnic_core$tx_ackgen$beat beat(
+        .d(beat$d),
+        .q(beat$q),
+        .clock(beat$clock)
+    );
+    rnic_core$tx_ackgen$dmac dmac(
+        .d(dmac$d),
+        .q(dmac$q),
+        .clock(dmac$clock)
+    );
+    rnic_core$tx_ackgen$smac smac(
+        .d(smac$d),
+        .q(smac$q),
+        .clock(smac$clock)
+    );
+    rnic_core$tx_ackgen$sip sip(
+        .d(sip$d),
+        .q(sip$q),
+        .clock(sip$clock)
+    );
+    rnic_core$tx_ackgen$dip dip(
+        .d(dip$d),
+        .q(dip$q),
+        .clock(dip$clock)
+    );
+    rnic_core$tx_ackgen$sport sport(
+        .d(sport$d),
+        .q(sport$q),
+        .clock(sport$clock)
+    );
+    rnic_core$tx_ackgen$dport dport(
+        .d(dport$d),
+        .q(dport$q),
+        .clock(dport$clock)
+    );
+    rnic_core$tx_ackgen$win win(
+        .d(win$d),
+        .q(win$q),
+        .clock(win$clock)
+    );
+    rnic_core$tx_ackgen$seq seq(
+        .d(seq$d),
+        .q(seq$q),
+        .clock(seq$clock)
+    );
+    rnic_core$tx_ackgen$ack ack(
+        .d(ack$d),
+        .q(ack$q),
+        .clock(ack$clock)
+    );
+    rnic_core$tx_ackgen$s_ip s_ip(
+        .d(s_ip$d),
+        .q(s_ip$q),
+        .clock(s_ip$clock)
+    );
+    rnic_core$tx_ackgen$s_tcp s_tcp(
+        .d(s_tcp$d),
+        .q(s_tcp$q),
+        .clock(s_tcp$clock)
+    );
+    rnic_core$tx_ackgen$ipcs ipcs(
+        .d(ipcs$d),
+        .q(ipcs$q),
+        .clock(ipcs$clock)
+    );
+    rnic_core$tx_ackgen$tcpcs tcpcs(
+        .d(tcpcs$d),
+        .q(tcpcs$q),
+        .clock(tcpcs$clock)
+    );
+    rnic_core$tx_ackgen$n_acks n_acks(
+        .d(n_acks$d),
+        .q(n_acks$q),
+        .clock(n_acks$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        fifo$clock = clock;
+        queued$clock = clock;
+        st$clock = clock;
+        beat$clock = clock;
+        dmac$clock = clock;
+        smac$clock = clock;
+        sip$clock = clock;
+        dip$clock = clock;
+        sport$clock = clock;
+        dport$clock = clock;
+        win$clock = clock;
+        seq$clock = clock;
+        ack$clock = clock;
+        s_ip$clock = clock;
+        s_tcp$clock = clock;
+        ipcs$clock = clock;
+        tcpcs$clock = clock;
+        n_acks$clock = clock;
+        queued$d = queued$q;
+        st$d = st$q;
+        beat$d = beat$q;
+        dmac$d = dmac$q;
+        smac$d = smac$q;
+        sip$d = sip$q;
+        dip$d = dip$q;
+        sport$d = sport$q;
+        dport$d = dport$q;
+        win$d = win$q;
+        seq$d = seq$q;
+        ack$d = ack$q;
+        s_ip$d = s_ip$q;
+        s_tcp$d = s_tcp$q;
+        ipcs$d = ipcs$q;
+        tcpcs$d = tcpcs$q;
+        n_acks$d = n_acks$q;
+        fifo$reset = reset;
+        one = 256'h1;
+        qnext = queued$q;
+        fifo$write = 1'b0;
+        fifo$data_in = req_conn;
+        fifo$read = 1'b0;
+        rd_valid = 1'b0;
+        rd_conn = fifo$data_out;
+        pend = ~fifo$empty | (st$q != 3'h0);
+        if ((st$q == 3'h0) & ~fifo$empty & go) begin
+            rd_valid = 1'b1;
+            fifo$read = 1'b1;
+            qnext = qnext & ~(one << fifo$data_out);
+            st$d = 3'h1;
+        end
+        if (req_valid & ~|(qnext & (one << req_conn))) begin
+            fifo$write = 1'b1;
+            qnext = qnext | (one << req_conn);
+        end
+        queued$d = qnext;
+        if (st$q == 3'h1) begin
+            dmac$d = ctx_dst_mac;
+            smac$d = ctx_src_mac;
+            sip$d = ctx_src_ip;
+            dip$d = ctx_dst_ip;
+            sport$d = ctx_src_port;
+            dport$d = ctx_dst_port;
+            win$d = ctx_window;
+            seq$d = ctx_seq;
+            ack$d = ctx_ack;
+            st$d = 3'h2;
+        end
+        if (st$q == 3'h2) begin
+            s_ip$d = {{8{1'b0}}, sip$q[(32'h10)+:(16)]} + {{8{1'b0}}, sip$q[(32'h0)+:(16)]} + {{8{1'b0}}, dip$q[(32'h10)+:(16)]} + {{8{1'b0}}, dip$q[(32'h0)+:(16)]} + 24'hc52e;
+            s_tcp$d = {{8{1'b0}}, sip$q[(32'h10)+:(16)]} + {{8{1'b0}}, sip$q[(32'h0)+:(16)]} + {{8{1'b0}}, dip$q[(32'h10)+:(16)]} + {{8{1'b0}}, dip$q[(32'h0)+:(16)]} + {{8{1'b0}}, sport$q} + {{8{1'b0}}, dport$q} + {{8{1'b0}}, seq$q[(32'h10)+:(16)]} + {{8{1'b0}}, seq$q[(32'h0)+:(16)]} + {{8{1'b0}}, ack$q[(32'h10)+:(16)]} + {{8{1'b0}}, ack$q[(32'h0)+:(16)]} + {{8{1'b0}}, win$q} + 24'h502a;
+            st$d = 3'h3;
+        end
+        f1 = {{8{1'b0}}, s_ip$q[(32'h0)+:(16)]} + {{16{1'b0}}, s_ip$q[(32'h10)+:(8)]};
+        f2 = {{8{1'b0}}, s_tcp$q[(32'h0)+:(16)]} + {{16{1'b0}}, s_tcp$q[(32'h10)+:(8)]};
+        if (st$q == 3'h3) begin
+            ipcs$d = ~(f1[(32'h0)+:(16)] + {{8{1'b0}}, f1[(32'h10)+:(8)]});
+            tcpcs$d = ~(f2[(32'h0)+:(16)] + {{8{1'b0}}, f2[(32'h10)+:(8)]});
+            st$d = 3'h4;
+            beat$d = 3'h0;
+        end
+        frm = c_frm;
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h28)+:(8)]} << 32'h0);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h20)+:(8)]} << 32'h8);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h18)+:(8)]} << 32'h10);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h10)+:(8)]} << 32'h18);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h8)+:(8)]} << 32'h20);
+        frm = frm | ({{424{1'b0}}, dmac$q[(32'h0)+:(8)]} << 32'h28);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h28)+:(8)]} << 32'h30);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h20)+:(8)]} << 32'h38);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h18)+:(8)]} << 32'h40);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h10)+:(8)]} << 32'h48);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h8)+:(8)]} << 32'h50);
+        frm = frm | ({{424{1'b0}}, smac$q[(32'h0)+:(8)]} << 32'h58);
+        frm = frm | ({{424{1'b0}}, sip$q[(32'h18)+:(8)]} << 32'hd0);
+        frm = frm | ({{424{1'b0}}, sip$q[(32'h10)+:(8)]} << 32'hd8);
+        frm = frm | ({{424{1'b0}}, sip$q[(32'h8)+:(8)]} << 32'he0);
+        frm = frm | ({{424{1'b0}}, sip$q[(32'h0)+:(8)]} << 32'he8);
+        frm = frm | ({{424{1'b0}}, dip$q[(32'h18)+:(8)]} << 32'hf0);
+        frm = frm | ({{424{1'b0}}, dip$q[(32'h10)+:(8)]} << 32'hf8);
+        frm = frm | ({{424{1'b0}}, dip$q[(32'h8)+:(8)]} << 32'h100);
+        frm = frm | ({{424{1'b0}}, dip$q[(32'h0)+:(8)]} << 32'h108);
+        frm = frm | ({{424{1'b0}}, sport$q[(32'h8)+:(8)]} << 32'h110);
+        frm = frm | ({{424{1'b0}}, sport$q[(32'h0)+:(8)]} << 32'h118);
+        frm = frm | ({{424{1'b0}}, dport$q[(32'h8)+:(8)]} << 32'h120);
+        frm = frm | ({{424{1'b0}}, dport$q[(32'h0)+:(8)]} << 32'h128);
+        frm = frm | ({{424{1'b0}}, seq$q[(32'h18)+:(8)]} << 32'h130);
+        frm = frm | ({{424{1'b0}}, seq$q[(32'h10)+:(8)]} << 32'h138);
+        frm = frm | ({{424{1'b0}}, seq$q[(32'h8)+:(8)]} << 32'h140);
+        frm = frm | ({{424{1'b0}}, seq$q[(32'h0)+:(8)]} << 32'h148);
+        frm = frm | ({{424{1'b0}}, ack$q[(32'h18)+:(8)]} << 32'h150);
+        frm = frm | ({{424{1'b0}}, ack$q[(32'h10)+:(8)]} << 32'h158);
+        frm = frm | ({{424{1'b0}}, ack$q[(32'h8)+:(8)]} << 32'h160);
+        frm = frm | ({{424{1'b0}}, ack$q[(32'h0)+:(8)]} << 32'h168);
+        frm = frm | ({{424{1'b0}}, win$q[(32'h8)+:(8)]} << 32'h180);
+        frm = frm | ({{424{1'b0}}, win$q[(32'h0)+:(8)]} << 32'h188);
+        frm = frm | ({{424{1'b0}}, ipcs$q[(32'h8)+:(8)]} << 32'hc0);
+        frm = frm | ({{424{1'b0}}, ipcs$q[(32'h0)+:(8)]} << 32'hc8);
+        frm = frm | ({{424{1'b0}}, tcpcs$q[(32'h8)+:(8)]} << 32'h190);
+        frm = frm | ({{424{1'b0}}, tcpcs$q[(32'h0)+:(8)]} << 32'h198);
+        tx_valid = st$q == 3'h4;
+        tx_keep = 4'h8;
+        tx_last = 1'b0;
+        tx_data = frm[(32'h0)+:(64)];
+        if (beat$q == 3'h1) begin
+            tx_data = frm[(32'h40)+:(64)];
+        end
+        else if (beat$q == 3'h2) begin
+            tx_data = frm[(32'h80)+:(64)];
+        end
+        else if (beat$q == 3'h3) begin
+            tx_data = frm[(32'hc0)+:(64)];
+        end
+        else if (beat$q == 3'h4) begin
+            tx_data = frm[(32'h100)+:(64)];
+        end
+        else if (beat$q == 3'h5) begin
+            tx_data = frm[(32'h140)+:(64)];
+        end
+        else if (beat$q == 3'h6) begin
+            tx_data = {{16{1'b0}}, frm[(32'h180)+:(48)]};
+            tx_keep = 4'h6;
+            tx_last = 1'b1;
+        end
+        if (tx_valid & tx_ready) begin
+            beat$d = beat$q + 3'h1;
+            if (tx_last) begin
+                st$d = 3'h0;
+                n_acks$d = n_acks$q + 32'h1;
+            end
+        end
+        cnt_acks = n_acks$q;
+        if (reset) begin
+            queued$d = 256'h0;
+            st$d = 3'h0;
+            n_acks$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_ackgen
+
+
+module rnic_core$tx_ackgen$ack(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$ack
+
+
+module rnic_core$tx_ackgen$beat(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$beat
+
+
+module rnic_core$tx_ackgen$dip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$dip
+
+
+module rnic_core$tx_ackgen$dmac(d,q,clock);
+
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$dmac
+
+
+module rnic_core$tx_ackgen$dport(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$dport
+
+
+module rnic_core$tx_ackgen$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [7:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [7:0] data_out;
+    output reg  empty;
+    output reg  [8:0] count;
+
+    // Constant declarations
+    localparam  depth = 9'b100000000;
+
+    // Stub signals
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [7:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [7:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [8:0] wr_ptr$d;
+    wire  [8:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [8:0] wr_ptr_d$d;
+    wire  [8:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [8:0] rd_ptr$d;
+    wire  [8:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [8:0] rd_next;
+    reg  [8:0] used;
+
+    // Sub module instances
+    rnic_core$tx_ackgen$fifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_core$tx_ackgen$fifo$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_core$tx_ackgen$fifo$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_core$tx_ackgen$fifo$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 9'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(8)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(8)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 9'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 9'h0;
+            wr_ptr_d$d = 9'h0;
+            rd_ptr$d = 9'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo
+
+
+module rnic_core$tx_ackgen$fifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[7:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo$ram
+
+
+module rnic_core$tx_ackgen$fifo$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo$rd_ptr
+
+
+module rnic_core$tx_ackgen$fifo$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo$wr_ptr
+
+
+module rnic_core$tx_ackgen$fifo$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$fifo$wr_ptr_d
+
+
+module rnic_core$tx_ackgen$ipcs(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$ipcs
+
+
+module rnic_core$tx_ackgen$n_acks(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$n_acks
+
+
+module rnic_core$tx_ackgen$queued(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$queued
+
+
+module rnic_core$tx_ackgen$s_ip(d,q,clock);
+
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$s_ip
+
+
+module rnic_core$tx_ackgen$s_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$s_tcp
+
+
+module rnic_core$tx_ackgen$seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$seq
+
+
+module rnic_core$tx_ackgen$sip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$sip
+
+
+module rnic_core$tx_ackgen$smac(d,q,clock);
+
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$smac
+
+
+module rnic_core$tx_ackgen$sport(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$sport
+
+
+module rnic_core$tx_ackgen$st(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$st
+
+
+module rnic_core$tx_ackgen$tcpcs(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$tcpcs
+
+
+module rnic_core$tx_ackgen$win(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$win
+
+
+module rnic_core$tx_cfg(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [81:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [81:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[81:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_cfg
+
+
+module rnic_core$tx_cfifo(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [7:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [7:0] data_out;
+    output reg  empty;
+    output reg  [5:0] count;
+
+    // Constant declarations
+    localparam  depth = 6'b100000;
+
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [7:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [7:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] wr_ptr_d$d;
+    wire  [5:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [5:0] rd_next;
+    reg  [5:0] used;
+
+    // Sub module instances
+    rnic_core$tx_cfifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_core$tx_cfifo$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_core$tx_cfifo$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_core$tx_cfifo$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 6'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(5)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 6'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 6'h0;
+            wr_ptr_d$d = 6'h0;
+            rd_ptr$d = 6'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_cfifo
+
+
+module rnic_core$tx_cfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[7:0] mem[31:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_cfifo$ram
+
+
+module rnic_core$tx_cfifo$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_cfifo$rd_ptr
+
+
+module rnic_core$tx_cfifo$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_cfifo$wr_ptr
+
+
+module rnic_core$tx_cfifo$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_cfifo$wr_ptr_d
+
+
+module rnic_core$tx_ctx(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [207:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [207:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[207:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_ctx
+
+
+module rnic_core$tx_dw(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_dw
+
+
+module rnic_core$tx_framer(clock,reset,desc_valid,desc_ready,desc_dst_mac,desc_src_mac,desc_src_ip,desc_dst_ip,desc_src_port,desc_dst_port,desc_seq,desc_ack,desc_window,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,pay_data,pay_keep,pay_last,pay_valid,pay_ready,tx_data,tx_keep,tx_last,tx_valid,tx_ready,cnt_tx_frames,cnt_desc_drop,cnt_pay_err);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  desc_valid;
+    output reg  desc_ready;
+    input wire  [47:0] desc_dst_mac;
+    input wire  [47:0] desc_src_mac;
+    input wire  [31:0] desc_src_ip;
+    input wire  [31:0] desc_dst_ip;
+    input wire  [15:0] desc_src_port;
+    input wire  [15:0] desc_dst_port;
+    input wire  [31:0] desc_seq;
+    input wire  [31:0] desc_ack;
+    input wire  [15:0] desc_window;
+    input wire  desc_crc_en;
+    input wire  desc_mk_en;
+    input wire  [31:0] desc_seq_start;
+    input wire  [3:0] desc_opcode;
+    input wire  desc_last;
+    input wire  [31:0] desc_stag;
+    input wire  [63:0] desc_to;
+    input wire  [31:0] desc_qn;
+    input wire  [31:0] desc_msn;
+    input wire  [31:0] desc_mo;
+    input wire  [15:0] desc_pay_len;
+    input wire  [63:0] pay_data;
+    input wire  [3:0] pay_keep;
+    input wire  pay_last;
+    input wire  pay_valid;
+    output reg  pay_ready;
+    output reg  [63:0] tx_data;
+    output reg  [3:0] tx_keep;
+    output reg  tx_last;
+    output reg  tx_valid;
+    input wire  tx_ready;
+    output reg  [31:0] cnt_tx_frames;
+    output reg  [31:0] cnt_desc_drop;
+    output reg  [31:0] cnt_pay_err;
+
+    // Stub signals
+    reg  mpa$clock;
+    reg  mpa$reset;
+    reg  mpa$d_valid;
+    wire  mpa$d_ready;
+    reg  mpa$d_crc_en;
+    reg  mpa$d_mk_en;
+    reg  [31:0] mpa$d_seq;
+    reg  [31:0] mpa$d_seq_start;
+    reg  [3:0] mpa$d_opcode;
+    reg  mpa$d_last;
+    reg  [31:0] mpa$d_stag;
+    reg  [63:0] mpa$d_to;
+    reg  [31:0] mpa$d_qn;
+    reg  [31:0] mpa$d_msn;
+    reg  [31:0] mpa$d_mo;
+    reg  [15:0] mpa$d_pay_len;
+    reg  [271:0] mpa$d_side;
+    reg  [63:0] mpa$pay_data;
+    reg  [3:0] mpa$pay_keep;
+    reg  mpa$pay_last;
+    reg  mpa$pay_valid;
+    wire  mpa$pay_ready;
+    wire  [63:0] mpa$o_data;
+    wire  mpa$o_last;
+    wire  mpa$o_write;
+    reg  mpa$o_full;
+    wire  [351:0] mpa$r_data;
+    wire  mpa$r_write;
+    reg  [3:0] mpa$r_count;
+    wire  [31:0] mpa$cnt_drop;
+    wire  [31:0] mpa$cnt_pay_err;
+    reg  dfifo$clock;
+    reg  dfifo$reset;
+    reg  dfifo$write;
+    reg  [64:0] dfifo$data_in;
+    wire  dfifo$full;
+    reg  dfifo$read;
+    wire  [64:0] dfifo$data_out;
+    wire  dfifo$empty;
+    // Unused on purpose: tx_framer's data FIFO needs only its full flag: tx_mpa stalls on o_full.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [9:0] dfifo$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  rfifo$clock;
+    reg  rfifo$reset;
+    reg  rfifo$write;
+    reg  [351:0] rfifo$data_in;
+    // Unused on purpose: tx_framer's record FIFO cannot fill: tx_mpa takes a descriptor only while r_count plus its pending record is below the FIFO's depth of 8.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  rfifo$full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  rfifo$read;
+    wire  [351:0] rfifo$data_out;
+    wire  rfifo$empty;
+    wire  [3:0] rfifo$count;
+    reg  hdr$clock;
+    reg  hdr$reset;
+    reg  [351:0] hdr$rec_data;
+    reg  hdr$rec_empty;
+    wire  hdr$rec_read;
+    reg  [64:0] hdr$dat_data;
+    reg  hdr$dat_empty;
+    wire  hdr$dat_read;
+    wire  [63:0] hdr$tx_data;
+    wire  [3:0] hdr$tx_keep;
+    wire  hdr$tx_last;
+    wire  hdr$tx_valid;
+    reg  hdr$tx_ready;
+    wire  [31:0] hdr$cnt_frames;
+
+    // Sub module instances
+    rnic_core$tx_framer$mpa mpa(
+        .clock(mpa$clock),
+        .reset(mpa$reset),
+        .d_valid(mpa$d_valid),
+        .d_ready(mpa$d_ready),
+        .d_crc_en(mpa$d_crc_en),
+        .d_mk_en(mpa$d_mk_en),
+        .d_seq(mpa$d_seq),
+        .d_seq_start(mpa$d_seq_start),
+        .d_opcode(mpa$d_opcode),
+        .d_last(mpa$d_last),
+        .d_stag(mpa$d_stag),
+        .d_to(mpa$d_to),
+        .d_qn(mpa$d_qn),
+        .d_msn(mpa$d_msn),
+        .d_mo(mpa$d_mo),
+        .d_pay_len(mpa$d_pay_len),
+        .d_side(mpa$d_side),
+        .pay_data(mpa$pay_data),
+        .pay_keep(mpa$pay_keep),
+        .pay_last(mpa$pay_last),
+        .pay_valid(mpa$pay_valid),
+        .pay_ready(mpa$pay_ready),
+        .o_data(mpa$o_data),
+        .o_last(mpa$o_last),
+        .o_write(mpa$o_write),
+        .o_full(mpa$o_full),
+        .r_data(mpa$r_data),
+        .r_write(mpa$r_write),
+        .r_count(mpa$r_count),
+        .cnt_drop(mpa$cnt_drop),
+        .cnt_pay_err(mpa$cnt_pay_err)
+    );
+    rnic_core$tx_framer$dfifo dfifo(
+        .clock(dfifo$clock),
+        .reset(dfifo$reset),
+        .write(dfifo$write),
+        .data_in(dfifo$data_in),
+        .full(dfifo$full),
+        .read(dfifo$read),
+        .data_out(dfifo$data_out),
+        .empty(dfifo$empty),
+        .count(dfifo$count)
+    );
+    rnic_core$tx_framer$rfifo rfifo(
+        .clock(rfifo$clock),
+        .reset(rfifo$reset),
+        .write(rfifo$write),
+        .data_in(rfifo$data_in),
+        .full(rfifo$full),
+        .read(rfifo$read),
+        .data_out(rfifo$data_out),
+        .empty(rfifo$empty),
+        .count(rfifo$count)
+    );
+    rnic_core$tx_framer$hdr hdr(
+        .clock(hdr$clock),
+        .reset(hdr$reset),
+        .rec_data(hdr$rec_data),
+        .rec_empty(hdr$rec_empty),
+        .rec_read(hdr$rec_read),
+        .dat_data(hdr$dat_data),
+        .dat_empty(hdr$dat_empty),
+        .dat_read(hdr$dat_read),
+        .tx_data(hdr$tx_data),
+        .tx_keep(hdr$tx_keep),
+        .tx_last(hdr$tx_last),
+        .tx_valid(hdr$tx_valid),
+        .tx_ready(hdr$tx_ready),
+        .cnt_frames(hdr$cnt_frames)
+    );
+
+    // Update code
+    always @(*) begin
+        mpa$clock = clock;
+        dfifo$clock = clock;
+        rfifo$clock = clock;
+        hdr$clock = clock;
+        mpa$reset = reset;
+        dfifo$reset = reset;
+        rfifo$reset = reset;
+        hdr$reset = reset;
+        mpa$d_valid = desc_valid;
+        desc_ready = mpa$d_ready;
+        mpa$d_crc_en = desc_crc_en;
+        mpa$d_mk_en = desc_mk_en;
+        mpa$d_seq = desc_seq;
+        mpa$d_seq_start = desc_seq_start;
+        mpa$d_opcode = desc_opcode;
+        mpa$d_last = desc_last;
+        mpa$d_stag = desc_stag;
+        mpa$d_to = desc_to;
+        mpa$d_qn = desc_qn;
+        mpa$d_msn = desc_msn;
+        mpa$d_mo = desc_mo;
+        mpa$d_pay_len = desc_pay_len;
+        mpa$d_side = {desc_window, desc_ack, desc_seq, desc_dst_port, desc_src_port, desc_dst_ip, desc_src_ip, desc_src_mac, desc_dst_mac};
+        mpa$pay_data = pay_data;
+        mpa$pay_keep = pay_keep;
+        mpa$pay_last = pay_last;
+        mpa$pay_valid = pay_valid;
+        pay_ready = mpa$pay_ready;
+        dfifo$write = mpa$o_write;
+        dfifo$data_in = {mpa$o_last, mpa$o_data};
+        mpa$o_full = dfifo$full;
+        rfifo$write = mpa$r_write;
+        rfifo$data_in = mpa$r_data;
+        mpa$r_count = rfifo$count;
+        hdr$rec_data = rfifo$data_out;
+        hdr$rec_empty = rfifo$empty;
+        rfifo$read = hdr$rec_read;
+        hdr$dat_data = dfifo$data_out;
+        hdr$dat_empty = dfifo$empty;
+        dfifo$read = hdr$dat_read;
+        tx_data = hdr$tx_data;
+        tx_keep = hdr$tx_keep;
+        tx_last = hdr$tx_last;
+        tx_valid = hdr$tx_valid;
+        hdr$tx_ready = tx_ready;
+        cnt_tx_frames = hdr$cnt_frames;
+        cnt_desc_drop = mpa$cnt_drop;
+        cnt_pay_err = mpa$cnt_pay_err;
+    end
+
+endmodule // rnic_core$tx_framer
+
+
+module rnic_core$tx_framer$dfifo(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [64:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [64:0] data_out;
+    output reg  empty;
+    output reg  [9:0] count;
+
+    // Constant declarations
+    localparam  depth = 10'b1000000000;
+
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [64:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [64:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [9:0] wr_ptr$d;
+    wire  [9:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [9:0] wr_ptr_d$d;
+    wire  [9:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [9:0] rd_ptr$d;
+    wire  [9:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [9:0] rd_next;
+    reg  [9:0] used;
+
+    // Sub module instances
+    rnic_core$tx_framer$dfifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_core$tx_framer$dfifo$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_core$tx_framer$dfifo$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_core$tx_framer$dfifo$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 10'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(9)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 10'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 10'h0;
+            wr_ptr_d$d = 10'h0;
+            rd_ptr$d = 10'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_framer$dfifo
+
+
+module rnic_core$tx_framer$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [64:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [64:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[64:0] mem[511:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_framer$dfifo$ram
+
+
+module rnic_core$tx_framer$dfifo$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$dfifo$rd_ptr
+
+
+module rnic_core$tx_framer$dfifo$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$dfifo$wr_ptr
+
+
+module rnic_core$tx_framer$dfifo$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$dfifo$wr_ptr_d
+
+
+module rnic_core$tx_framer$hdr(clock,reset,rec_data,rec_empty,rec_read,dat_data,dat_empty,dat_read,tx_data,tx_keep,tx_last,tx_valid,tx_ready,cnt_frames);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [351:0] rec_data;
+    input wire  rec_empty;
+    output reg  rec_read;
+    input wire  [64:0] dat_data;
+    input wire  dat_empty;
+    output reg  dat_read;
+    output reg  [63:0] tx_data;
+    output reg  [3:0] tx_keep;
+    output reg  tx_last;
+    output reg  tx_valid;
+    input wire  tx_ready;
+    output reg  [31:0] cnt_frames;
+
+    // Stub signals
+    reg  [431:0] rev$din;
+    wire  [431:0] rev$dout;
+    reg  [1:0] st$d;
+    wire  [1:0] st$q;
+    reg  st$clock;
+    reg  [2:0] bi$d;
+    wire  [2:0] bi$q;
+    reg  bi$clock;
+    reg  [47:0] hold6$d;
+    wire  [47:0] hold6$q;
+    reg  hold6$clock;
+    reg  [63:0] o_data$d;
+    wire  [63:0] o_data$q;
+    reg  o_data$clock;
+    reg  [3:0] o_keep$d;
+    wire  [3:0] o_keep$q;
+    reg  o_keep$clock;
+    reg  o_last$d;
+    wire  o_last$q;
+    reg  o_last$clock;
+    reg  o_valid$d;
+    wire  o_valid$q;
+    reg  o_valid$clock;
+    reg  [17:0] s1_ips$d;
+    wire  [17:0] s1_ips$q;
+    reg  s1_ips$clock;
+    reg  [18:0] s1_tcp$d;
+    wire  [18:0] s1_tcp$q;
+    reg  s1_tcp$clock;
+    reg  [33:0] s1_pay$d;
+    wire  [33:0] s1_pay$q;
+    reg  s1_pay$clock;
+    reg  [15:0] s1_t$d;
+    wire  [15:0] s1_t$q;
+    reg  s1_t$clock;
+    reg  [19:0] s2_ip$d;
+    wire  [19:0] s2_ip$q;
+    reg  s2_ip$clock;
+    reg  [20:0] s2_tcp$d;
+    wire  [20:0] s2_tcp$q;
+    reg  s2_tcp$clock;
+    reg  [18:0] s2_pay$d;
+    wire  [18:0] s2_pay$q;
+    reg  s2_pay$clock;
+    reg  [15:0] ip_csum$d;
+    wire  [15:0] ip_csum$q;
+    reg  ip_csum$clock;
+    reg  [15:0] s3_pay$d;
+    wire  [15:0] s3_pay$q;
+    reg  s3_pay$clock;
+    reg  [20:0] s3_tcp$d;
+    wire  [20:0] s3_tcp$q;
+    reg  s3_tcp$clock;
+    reg  [21:0] s4_tcp$d;
+    wire  [21:0] s4_tcp$q;
+    reg  s4_tcp$clock;
+    reg  [15:0] tcp_csum$d;
+    wire  [15:0] tcp_csum$q;
+    reg  tcp_csum$clock;
+    reg  [31:0] c_frames$d;
+    wire  [31:0] c_frames$q;
+    reg  c_frames$clock;
+
+    // Local signals
+    reg  go;
+    reg  [31:0] crc_v;
+    reg  [31:0] psum;
+    reg  [15:0] tlen;
+    reg  [15:0] totlen;
+    reg  [47:0] dst_mac;
+    reg  [47:0] src_mac;
+    reg  [31:0] src_ip;
+    reg  [31:0] dst_ip;
+    reg  [15:0] sport;
+    reg  [15:0] dport;
+    reg  [31:0] seq;
+    reg  [31:0] ack;
+    reg  [15:0] window;
+    reg  [16:0] f1_ip;
+    reg  [15:0] f2_ip;
+    reg  [16:0] f1_pay;
+    reg  [15:0] f2_pay;
+    reg  [16:0] f1_tcp;
+    reg  [15:0] f2_tcp;
+    reg  [431:0] hle;
+    reg  [63:0] dd;
+
+    // Sub module instances
+    rnic_core$tx_framer$hdr$rev rev(
+        .din(rev$din),
+        .dout(rev$dout)
+    );
+    rnic_core$tx_framer$hdr$st st(
+        .d(st$d),
+        .q(st$q),
+        .clock(st$clock)
+    );
+    rnic_core$tx_framer$hdr$bi bi(
+        .d(bi$d),
+        .q(bi$q),
+        .clock(bi$clock)
+    );
+    rnic_core$tx_framer$hdr$hold6 hold6(
+        .d(hold6$d),
+        .q(hold6$q),
+        .clock(hold6$clock)
+    );
+    rnic_core$tx_framer$hdr$o_data o_data(
+        .d(o_data$d),
+        .q(o_data$q),
+        .clock(o_data$clock)
+    );
+    rnic_core$tx_framer$hdr$o_keep o_keep(
+        .d(o_keep$d),
+        .q(o_keep$q),
+        .clock(o_keep$clock)
+    );
+    rnic_core$tx_framer$hdr$o_last o_last(
+        .d(o_last$d),
+        .q(o_last$q),
+        .clock(o_last$clock)
+    );
+    rnic_core$tx_framer$hdr$o_valid o_valid(
+        .d(o_valid$d),
+        .q(o_valid$q),
+        .clock(o_valid$clock)
+    );
+    rnic_core$tx_framer$hdr$s1_ips s1_ips(
+        .d(s1_ips$d),
+        .q(s1_ips$q),
+        .clock(s1_ips$clock)
+    );
+    rnic_core$tx_framer$hdr$s1_tcp s1_tcp(
+        .d(s1_tcp$d),
+        .q(s1_tcp$q),
+        .clock(s1_tcp$clock)
+    );
+    rnic_core$tx_framer$hdr$s1_pay s1_pay(
+        .d(s1_pay$d),
+        .q(s1_pay$q),
+        .clock(s1_pay$clock)
+    );
+    rnic_core$tx_framer$hdr$s1_t s1_t(
+        .d(s1_t$d),
+        .q(s1_t$q),
+        .clock(s1_t$clock)
+    );
+    rnic_core$tx_framer$hdr$s2_ip s2_ip(
+        .d(s2_ip$d),
+        .q(s2_ip$q),
+        .clock(s2_ip$clock)
+    );
+    rnic_core$tx_framer$hdr$s2_tcp s2_tcp(
+        .d(s2_tcp$d),
+        .q(s2_tcp$q),
+        .clock(s2_tcp$clock)
+    );
+    rnic_core$tx_framer$hdr$s2_pay s2_pay(
+        .d(s2_pay$d),
+        .q(s2_pay$q),
+        .clock(s2_pay$clock)
+    );
+    rnic_core$tx_framer$hdr$ip_csum ip_csum(
+        .d(ip_csum$d),
+        .q(ip_csum$q),
+        .clock(ip_csum$clock)
+    );
+    rnic_core$tx_framer$hdr$s3_pay s3_pay(
+        .d(s3_pay$d),
+        .q(s3_pay$q),
+        .clock(s3_pay$clock)
+    );
+    rnic_core$tx_framer$hdr$s3_tcp s3_tcp(
+        .d(s3_tcp$d),
+        .q(s3_tcp$q),
+        .clock(s3_tcp$clock)
+    );
+    rnic_core$tx_framer$hdr$s4_tcp s4_tcp(
+        .d(s4_tcp$d),
+        .q(s4_tcp$q),
+        .clock(s4_tcp$clock)
+    );
+    rnic_core$tx_framer$hdr$tcp_csum tcp_csum(
+        .d(tcp_csum$d),
+        .q(tcp_csum$q),
+        .clock(tcp_csum$clock)
+    );
+    rnic_core$tx_framer$hdr$c_frames c_frames(
+        .d(c_frames$d),
+        .q(c_frames$q),
+        .clock(c_frames$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        st$clock = clock;
+        bi$clock = clock;
+        hold6$clock = clock;
+        o_data$clock = clock;
+        o_keep$clock = clock;
+        o_last$clock = clock;
+        o_valid$clock = clock;
+        s1_ips$clock = clock;
+        s1_tcp$clock = clock;
+        s1_pay$clock = clock;
+        s1_t$clock = clock;
+        s2_ip$clock = clock;
+        s2_tcp$clock = clock;
+        s2_pay$clock = clock;
+        ip_csum$clock = clock;
+        s3_pay$clock = clock;
+        s3_tcp$clock = clock;
+        s4_tcp$clock = clock;
+        tcp_csum$clock = clock;
+        c_frames$clock = clock;
+        st$d = st$q;
+        bi$d = bi$q;
+        hold6$d = hold6$q;
+        o_data$d = o_data$q;
+        o_keep$d = o_keep$q;
+        o_last$d = o_last$q;
+        o_valid$d = o_valid$q;
+        s1_ips$d = s1_ips$q;
+        s1_tcp$d = s1_tcp$q;
+        s1_pay$d = s1_pay$q;
+        s1_t$d = s1_t$q;
+        s2_ip$d = s2_ip$q;
+        s2_tcp$d = s2_tcp$q;
+        s2_pay$d = s2_pay$q;
+        ip_csum$d = ip_csum$q;
+        s3_pay$d = s3_pay$q;
+        s3_tcp$d = s3_tcp$q;
+        s4_tcp$d = s4_tcp$q;
+        tcp_csum$d = tcp_csum$q;
+        c_frames$d = c_frames$q;
+        crc_v = rec_data[(32'h0)+:(32)];
+        psum = rec_data[(32'h20)+:(32)];
+        tlen = rec_data[(32'h40)+:(16)];
+        dst_mac = rec_data[(32'h50)+:(48)];
+        src_mac = rec_data[(32'h80)+:(48)];
+        src_ip = rec_data[(32'hb0)+:(32)];
+        dst_ip = rec_data[(32'hd0)+:(32)];
+        sport = rec_data[(32'hf0)+:(16)];
+        dport = rec_data[(32'h100)+:(16)];
+        seq = rec_data[(32'h110)+:(32)];
+        ack = rec_data[(32'h130)+:(32)];
+        window = rec_data[(32'h150)+:(16)];
+        s1_ips$d = {{2{1'b0}}, src_ip[(32'h10)+:(16)]} + {{2{1'b0}}, src_ip[(32'h0)+:(16)]} + {{2{1'b0}}, dst_ip[(32'h10)+:(16)]} + {{2{1'b0}}, dst_ip[(32'h0)+:(16)]};
+        s1_tcp$d = {{3{1'b0}}, sport} + {{3{1'b0}}, dport} + {{3{1'b0}}, seq[(32'h10)+:(16)]} + {{3{1'b0}}, seq[(32'h0)+:(16)]} + {{3{1'b0}}, ack[(32'h10)+:(16)]} + {{3{1'b0}}, ack[(32'h0)+:(16)]} + {{3{1'b0}}, window};
+        s1_pay$d = {{2{1'b0}}, psum} + {{18{1'b0}}, crc_v[(32'h0)+:(16)]} + {{18{1'b0}}, crc_v[(32'h10)+:(16)]};
+        s1_t$d = tlen;
+        s2_ip$d = {{2{1'b0}}, s1_ips$q} + {{4{1'b0}}, s1_t$q} + 20'hc52e;
+        s2_tcp$d = {{3{1'b0}}, s1_ips$q} + {{2{1'b0}}, s1_tcp$q} + {{5{1'b0}}, s1_t$q} + 21'h5032;
+        s2_pay$d = {{3{1'b0}}, s1_pay$q[(32'h0)+:(16)]} + {{1{1'b0}}, s1_pay$q[(32'h10)+:(18)]};
+        f1_ip = {{1{1'b0}}, s2_ip$q[(32'h0)+:(16)]} + {{13{1'b0}}, s2_ip$q[(32'h10)+:(4)]};
+        f2_ip = f1_ip[(32'h0)+:(16)] + {{15{1'b0}}, f1_ip[(32'h10)+:(1)]};
+        ip_csum$d = ~f2_ip;
+        f1_pay = {{1{1'b0}}, s2_pay$q[(32'h0)+:(16)]} + {{14{1'b0}}, s2_pay$q[(32'h10)+:(3)]};
+        f2_pay = f1_pay[(32'h0)+:(16)] + {{15{1'b0}}, f1_pay[(32'h10)+:(1)]};
+        s3_pay$d = ({{8{1'b0}}, f2_pay[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, f2_pay[(32'h8)+:(8)]};
+        s3_tcp$d = s2_tcp$q;
+        s4_tcp$d = {{1{1'b0}}, s3_tcp$q} + {{6{1'b0}}, s3_pay$q};
+        f1_tcp = {{1{1'b0}}, s4_tcp$q[(32'h0)+:(16)]} + {{11{1'b0}}, s4_tcp$q[(32'h10)+:(6)]};
+        f2_tcp = f1_tcp[(32'h0)+:(16)] + {{15{1'b0}}, f1_tcp[(32'h10)+:(1)]};
+        tcp_csum$d = ~f2_tcp;
+        totlen = tlen + 16'h28;
+        rev$din = {dst_mac, src_mac, {4{1'b0}}, 12'h800, {1{1'b0}}, 15'h4500, totlen, {17{1'b0}}, 15'h4000, {1{1'b0}}, 15'h4006, ip_csum$q, src_ip, dst_ip, sport, dport, seq, ack, {1{1'b0}}, 15'h5018, window, tcp_csum$q, {16{1'b0}}};
+        hle = rev$dout;
+        dd = dat_data[(32'h0)+:(64)];
+        if (dat_data[32'h40]) begin
+            if (tlen[32'h2]) begin
+                dd = ({{32{1'b0}}, dat_data[(32'h20)+:(32)]} << 32'h20) | {{32{1'b0}}, crc_v};
+            end
+            else begin
+                dd = {{32{1'b0}}, dat_data[(32'h0)+:(32)]} | ({{32{1'b0}}, crc_v} << 32'h20);
+            end
+        end
+        go = ~o_valid$q | tx_ready;
+        rec_read = 1'b0;
+        dat_read = 1'b0;
+        if (go) begin
+            o_valid$d = 1'b0;
+            if (st$q == 2'h0) begin
+                if (~rec_empty) begin
+                    o_valid$d = 1'b1;
+                    o_keep$d = 4'h8;
+                    o_last$d = 1'b0;
+                    bi$d = bi$q + 3'h1;
+                    if (bi$q == 3'h0) begin
+                        o_data$d = hle[(32'h0)+:(64)];
+                    end
+                    if (bi$q == 3'h1) begin
+                        o_data$d = hle[(32'h40)+:(64)];
+                    end
+                    if (bi$q == 3'h2) begin
+                        o_data$d = hle[(32'h80)+:(64)];
+                    end
+                    if (bi$q == 3'h3) begin
+                        o_data$d = hle[(32'hc0)+:(64)];
+                    end
+                    if (bi$q == 3'h4) begin
+                        o_data$d = hle[(32'h100)+:(64)];
+                    end
+                    if (bi$q == 3'h5) begin
+                        o_data$d = hle[(32'h140)+:(64)];
+                        hold6$d = hle[(32'h180)+:(48)];
+                        st$d = 2'h1;
+                    end
+                end
+            end
+            else if (st$q == 2'h1) begin
+                if (~dat_empty) begin
+                    dat_read = 1'b1;
+                    o_valid$d = 1'b1;
+                    o_keep$d = 4'h8;
+                    o_last$d = 1'b0;
+                    o_data$d = {{16{1'b0}}, hold6$q} | ({{48{1'b0}}, dd[(32'h0)+:(16)]} << 32'h30);
+                    hold6$d = dd[(32'h10)+:(48)];
+                    if (dat_data[32'h40]) begin
+                        st$d = 2'h2;
+                    end
+                end
+            end
+            else begin
+                rec_read = 1'b1;
+                o_valid$d = 1'b1;
+                o_data$d = {{16{1'b0}}, hold6$q};
+                o_keep$d = 4'h6;
+                if (tlen[32'h2]) begin
+                    o_keep$d = 4'h2;
+                end
+                o_last$d = 1'b1;
+                st$d = 2'h0;
+                bi$d = 3'h0;
+                c_frames$d = c_frames$q + 32'h1;
+            end
+        end
+        tx_data = o_data$q;
+        tx_keep = o_keep$q;
+        tx_last = o_last$q;
+        tx_valid = o_valid$q;
+        cnt_frames = c_frames$q;
+        if (reset) begin
+            st$d = 2'h0;
+            bi$d = 3'h0;
+            o_valid$d = 1'b0;
+            c_frames$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_framer$hdr
+
+
+module rnic_core$tx_framer$hdr$bi(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$bi
+
+
+module rnic_core$tx_framer$hdr$c_frames(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$c_frames
+
+
+module rnic_core$tx_framer$hdr$hold6(d,q,clock);
+
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$hold6
+
+
+module rnic_core$tx_framer$hdr$ip_csum(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$ip_csum
+
+
+module rnic_core$tx_framer$hdr$o_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$o_data
+
+
+module rnic_core$tx_framer$hdr$o_keep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$o_keep
+
+
+module rnic_core$tx_framer$hdr$o_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$o_last
+
+
+module rnic_core$tx_framer$hdr$o_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$o_valid
+
+
+module rnic_core$tx_framer$hdr$rev(din,dout);
+
+    // Module arguments
+    input wire  [431:0] din;
+    output reg  [431:0] dout;
+
+    // Update code (custom)
+    assign dout = {din[7:0], din[15:8], din[23:16], din[31:24], din[39:32], din[47:40], din[55:48], din[63:56], din[71:64], din[79:72], din[87:80], din[95:88], din[103:96], din[111:104], din[119:112], din[127:120], din[135:128], din[143:136], din[151:144], din[159:152], din[167:160], din[175:168], din[183:176], din[191:184], din[199:192], din[207:200], din[215:208], din[223:216], din[231:224], din[239:232], din[247:240], din[255:248], din[263:256], din[271:264], din[279:272], din[287:280], din[295:288], din[303:296], din[311:304], din[319:312], din[327:320], din[335:328], din[343:336], din[351:344], din[359:352], din[367:360], din[375:368], din[383:376], din[391:384], din[399:392], din[407:400], din[415:408], din[423:416], din[431:424]};
+endmodule // rnic_core$tx_framer$hdr$rev
+
+
+module rnic_core$tx_framer$hdr$s1_ips(d,q,clock);
+
+    // Module arguments
+    input wire  [17:0] d;
+    output reg  [17:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 18'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s1_ips
+
+
+module rnic_core$tx_framer$hdr$s1_pay(d,q,clock);
+
+    // Module arguments
+    input wire  [33:0] d;
+    output reg  [33:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 34'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s1_pay
+
+
+module rnic_core$tx_framer$hdr$s1_t(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s1_t
+
+
+module rnic_core$tx_framer$hdr$s1_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  [18:0] d;
+    output reg  [18:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 19'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s1_tcp
+
+
+module rnic_core$tx_framer$hdr$s2_ip(d,q,clock);
+
+    // Module arguments
+    input wire  [19:0] d;
+    output reg  [19:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 20'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s2_ip
+
+
+module rnic_core$tx_framer$hdr$s2_pay(d,q,clock);
+
+    // Module arguments
+    input wire  [18:0] d;
+    output reg  [18:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 19'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s2_pay
+
+
+module rnic_core$tx_framer$hdr$s2_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  [20:0] d;
+    output reg  [20:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 21'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s2_tcp
+
+
+module rnic_core$tx_framer$hdr$s3_pay(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s3_pay
+
+
+module rnic_core$tx_framer$hdr$s3_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  [20:0] d;
+    output reg  [20:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 21'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s3_tcp
+
+
+module rnic_core$tx_framer$hdr$s4_tcp(d,q,clock);
+
+    // Module arguments
+    input wire  [21:0] d;
+    output reg  [21:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 22'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$s4_tcp
+
+
+module rnic_core$tx_framer$hdr$st(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$st
+
+
+module rnic_core$tx_framer$hdr$tcp_csum(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$hdr$tcp_csum
+
+
+module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_seq,d_seq_start,d_opcode,d_last,d_stag,d_to,d_qn,d_msn,d_mo,d_pay_len,d_side,pay_data,pay_keep,pay_last,pay_valid,pay_ready,o_data,o_last,o_write,o_full,r_data,r_write,r_count,cnt_drop,cnt_pay_err);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  d_valid;
+    output reg  d_ready;
+    input wire  d_crc_en;
+    input wire  d_mk_en;
+    input wire  [31:0] d_seq;
+    input wire  [31:0] d_seq_start;
+    input wire  [3:0] d_opcode;
+    input wire  d_last;
+    input wire  [31:0] d_stag;
+    input wire  [63:0] d_to;
+    input wire  [31:0] d_qn;
+    input wire  [31:0] d_msn;
+    input wire  [31:0] d_mo;
+    input wire  [15:0] d_pay_len;
+    input wire  [271:0] d_side;
+    input wire  [63:0] pay_data;
+    input wire  [3:0] pay_keep;
+    input wire  pay_last;
+    input wire  pay_valid;
+    output reg  pay_ready;
+    output reg  [63:0] o_data;
+    output reg  o_last;
+    output reg  o_write;
+    input wire  o_full;
+    output reg  [351:0] r_data;
+    output reg  r_write;
+    input wire  [3:0] r_count;
+    output reg  [31:0] cnt_drop;
+    output reg  [31:0] cnt_pay_err;
+
+    // Stub signals
+    reg  [3:0] ddp$opcode;
+    reg  ddp$last;
+    reg  [31:0] ddp$stag;
+    reg  [63:0] ddp$to;
+    reg  [31:0] ddp$qn;
+    reg  [31:0] ddp$msn;
+    reg  [31:0] ddp$mo;
+    reg  [15:0] ddp$pay_len;
+    wire  [159:0] ddp$hdr;
+    wire  [2:0] ddp$words;
+    reg  crcu$clock;
+    reg  crcu$reset;
+    reg  [63:0] crcu$data;
+    reg  [3:0] crcu$keep;
+    reg  crcu$last;
+    reg  crcu$valid;
+    wire  [31:0] crcu$crc;
+    wire  crcu$crc_valid;
+    reg  [63:0] mask$data;
+    reg  [7:0] mask$lanes;
+    wire  [63:0] mask$out;
+    reg  [1:0] st$d;
+    wire  [1:0] st$q;
+    reg  st$clock;
+    reg  crc_en$d;
+    wire  crc_en$q;
+    reg  crc_en$clock;
+    reg  mk_en$d;
+    wire  mk_en$q;
+    reg  mk_en$clock;
+    reg  [3:0] opcode$d;
+    wire  [3:0] opcode$q;
+    reg  opcode$clock;
+    reg  last$d;
+    wire  last$q;
+    reg  last$clock;
+    reg  [31:0] stag$d;
+    wire  [31:0] stag$q;
+    reg  stag$clock;
+    reg  [63:0] to$d;
+    wire  [63:0] to$q;
+    reg  to$clock;
+    reg  [31:0] qn$d;
+    wire  [31:0] qn$q;
+    reg  qn$clock;
+    reg  [31:0] msn$d;
+    wire  [31:0] msn$q;
+    reg  msn$clock;
+    reg  [31:0] mo$d;
+    wire  [31:0] mo$q;
+    reg  mo$clock;
+    reg  [15:0] pay_len$d;
+    wire  [15:0] pay_len$q;
+    reg  pay_len$clock;
+    reg  [271:0] side$d;
+    wire  [271:0] side$q;
+    reg  side$clock;
+    reg  [11:0] fw$d;
+    wire  [11:0] fw$q;
+    reg  fw$clock;
+    reg  [6:0] wph$d;
+    wire  [6:0] wph$q;
+    reg  wph$clock;
+    reg  [11:0] woff$d;
+    wire  [11:0] woff$q;
+    reg  woff$clock;
+    reg  [31:0] hold$d;
+    wire  [31:0] hold$q;
+    reg  hold$clock;
+    reg  hold_v$d;
+    wire  hold_v$q;
+    reg  hold_v$clock;
+    reg  [15:0] pay_rem$d;
+    wire  [15:0] pay_rem$q;
+    reg  pay_rem$clock;
+    reg  zfill$d;
+    wire  zfill$q;
+    reg  zfill$clock;
+    reg  drain$d;
+    wire  drain$q;
+    reg  drain$clock;
+    reg  [63:0] q_data$d;
+    wire  [63:0] q_data$q;
+    reg  q_data$clock;
+    reg  q_last$d;
+    wire  q_last$q;
+    reg  q_last$clock;
+    reg  q_half$d;
+    wire  q_half$q;
+    reg  q_half$clock;
+    reg  q_valid$d;
+    wire  q_valid$q;
+    reg  q_valid$clock;
+    reg  [31:0] psum$d;
+    wire  [31:0] psum$q;
+    reg  psum$clock;
+    reg  [271:0] p_side$d;
+    wire  [271:0] p_side$q;
+    reg  p_side$clock;
+    reg  [15:0] p_t$d;
+    wire  [15:0] p_t$q;
+    reg  p_t$clock;
+    reg  [31:0] p_psum$d;
+    wire  [31:0] p_psum$q;
+    reg  p_psum$clock;
+    reg  p_crc_en$d;
+    wire  p_crc_en$q;
+    reg  p_crc_en$clock;
+    reg  p_v$d;
+    wire  p_v$q;
+    reg  p_v$clock;
+    reg  [31:0] c_drop$d;
+    wire  [31:0] c_drop$q;
+    reg  c_drop$clock;
+    reg  [31:0] c_perr$d;
+    wire  [31:0] c_perr$q;
+    reg  c_perr$clock;
+
+    // Local signals
+    reg  adv;
+    reg  [31:0] diff;
+    reg  bad;
+    // Unused on purpose: tx_mpa uses only the low 12 bits of the payload word count: pay_len <= MAX_PAY_LEN (3968) octets, i.e. at most 992 words, larger descriptors are refused.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [15:0] plw;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [11:0] fw_crc;
+    reg  [11:0] hwords;
+    reg  m0;
+    reg  h0;
+    reg  c0;
+    reg  k0;
+    reg  [11:0] fw1;
+    reg  s1x;
+    reg  m1;
+    reg  h1;
+    reg  c1;
+    reg  k1;
+    reg  need_in;
+    reg  stall;
+    reg  take;
+    reg  [3:0] rem8;
+    reg  [3:0] li;
+    reg  [7:0] lanes;
+    reg  [63:0] iw;
+    reg  [31:0] pw0;
+    reg  [31:0] pw1;
+    reg  [7:0] sh0;
+    reg  [7:0] sh1;
+    // Unused on purpose: tx_mpa uses only the low 32 bits (the selected header word) of the shifted DDP header.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [159:0] hs0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_mpa uses only the low 32 bits (the selected header word) of the shifted DDP header.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [159:0] hs1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [11:0] woff1;
+    reg  [11:0] woff2;
+    reg  [15:0] ptr0;
+    reg  [15:0] ptr1;
+    reg  [31:0] w0;
+    reg  [31:0] w1;
+    reg  [11:0] nfw;
+    reg  exp_last;
+    reg  drain_nx;
+    reg  [31:0] bsum;
+    reg  [31:0] crcv;
+
+    // Sub module instances
+    rnic_core$tx_framer$mpa$ddp ddp(
+        .opcode(ddp$opcode),
+        .last(ddp$last),
+        .stag(ddp$stag),
+        .to(ddp$to),
+        .qn(ddp$qn),
+        .msn(ddp$msn),
+        .mo(ddp$mo),
+        .pay_len(ddp$pay_len),
+        .hdr(ddp$hdr),
+        .words(ddp$words)
+    );
+    rnic_core$tx_framer$mpa$crcu crcu(
+        .clock(crcu$clock),
+        .reset(crcu$reset),
+        .data(crcu$data),
+        .keep(crcu$keep),
+        .last(crcu$last),
+        .valid(crcu$valid),
+        .crc(crcu$crc),
+        .crc_valid(crcu$crc_valid)
+    );
+    rnic_core$tx_framer$mpa$mask mask(
+        .data(mask$data),
+        .lanes(mask$lanes),
+        .out(mask$out)
+    );
+    rnic_core$tx_framer$mpa$st st(
+        .d(st$d),
+        .q(st$q),
+        .clock(st$clock)
+    );
+    rnic_core$tx_framer$mpa$crc_en crc_en(
+        .d(crc_en$d),
+        .q(crc_en$q),
+        .clock(crc_en$clock)
+    );
+    rnic_core$tx_framer$mpa$mk_en mk_en(
+        .d(mk_en$d),
+        .q(mk_en$q),
+        .clock(mk_en$clock)
+    );
+    rnic_core$tx_framer$mpa$opcode opcode(
+        .d(opcode$d),
+        .q(opcode$q),
+        .clock(opcode$clock)
+    );
+    rnic_core$tx_framer$mpa$last last(
+        .d(last$d),
+        .q(last$q),
+        .clock(last$clock)
+    );
+    rnic_core$tx_framer$mpa$stag stag(
+        .d(stag$d),
+        .q(stag$q),
+        .clock(stag$clock)
+    );
+    rnic_core$tx_framer$mpa$to to(
+        .d(to$d),
+        .q(to$q),
+        .clock(to$clock)
+    );
+    rnic_core$tx_framer$mpa$qn qn(
+        .d(qn$d),
+        .q(qn$q),
+        .clock(qn$clock)
+    );
+    rnic_core$tx_framer$mpa$msn msn(
+        .d(msn$d),
+        .q(msn$q),
+        .clock(msn$clock)
+    );
+    rnic_core$tx_framer$mpa$mo mo(
+        .d(mo$d),
+        .q(mo$q),
+        .clock(mo$clock)
+    );
+    rnic_core$tx_framer$mpa$pay_len pay_len(
+        .d(pay_len$d),
+        .q(pay_len$q),
+        .clock(pay_len$clock)
+    );
+    rnic_core$tx_framer$mpa$side side(
+        .d(side$d),
+        .q(side$q),
+        .clock(side$clock)
+    );
+    rnic_core$tx_framer$mpa$fw fw(
+        .d(fw$d),
+        .q(fw$q),
+        .clock(fw$clock)
+    );
+    rnic_core$tx_framer$mpa$wph wph(
+        .d(wph$d),
+        .q(wph$q),
+        .clock(wph$clock)
+    );
+    rnic_core$tx_framer$mpa$woff woff(
+        .d(woff$d),
+        .q(woff$q),
+        .clock(woff$clock)
+    );
+    rnic_core$tx_framer$mpa$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_core$tx_framer$mpa$hold_v hold_v(
+        .d(hold_v$d),
+        .q(hold_v$q),
+        .clock(hold_v$clock)
+    );
+    rnic_core$tx_framer$mpa$pay_rem pay_rem(
+        .d(pay_rem$d),
+        .q(pay_rem$q),
+        .clock(pay_rem$clock)
+    );
+    rnic_core$tx_framer$mpa$zfill zfill(
+        .d(zfill$d),
+        .q(zfill$q),
+        .clock(zfill$clock)
+    );
+    rnic_core$tx_framer$mpa$drain drain(
+        .d(drain$d),
+        .q(drain$q),
+        .clock(drain$clock)
+    );
+    rnic_core$tx_framer$mpa$q_data q_data(
+        .d(q_data$d),
+        .q(q_data$q),
+        .clock(q_data$clock)
+    );
+    rnic_core$tx_framer$mpa$q_last q_last(
+        .d(q_last$d),
+        .q(q_last$q),
+        .clock(q_last$clock)
+    );
+    rnic_core$tx_framer$mpa$q_half q_half(
+        .d(q_half$d),
+        .q(q_half$q),
+        .clock(q_half$clock)
+    );
+    rnic_core$tx_framer$mpa$q_valid q_valid(
+        .d(q_valid$d),
+        .q(q_valid$q),
+        .clock(q_valid$clock)
+    );
+    rnic_core$tx_framer$mpa$psum psum(
+        .d(psum$d),
+        .q(psum$q),
+        .clock(psum$clock)
+    );
+    rnic_core$tx_framer$mpa$p_side p_side(
+        .d(p_side$d),
+        .q(p_side$q),
+        .clock(p_side$clock)
+    );
+    rnic_core$tx_framer$mpa$p_t p_t(
+        .d(p_t$d),
+        .q(p_t$q),
+        .clock(p_t$clock)
+    );
+    rnic_core$tx_framer$mpa$p_psum p_psum(
+        .d(p_psum$d),
+        .q(p_psum$q),
+        .clock(p_psum$clock)
+    );
+    rnic_core$tx_framer$mpa$p_crc_en p_crc_en(
+        .d(p_crc_en$d),
+        .q(p_crc_en$q),
+        .clock(p_crc_en$clock)
+    );
+    rnic_core$tx_framer$mpa$p_v p_v(
+        .d(p_v$d),
+        .q(p_v$q),
+        .clock(p_v$clock)
+    );
+    rnic_core$tx_framer$mpa$c_drop c_drop(
+        .d(c_drop$d),
+        .q(c_drop$q),
+        .clock(c_drop$clock)
+    );
+    rnic_core$tx_framer$mpa$c_perr c_perr(
+        .d(c_perr$d),
+        .q(c_perr$q),
+        .clock(c_perr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        crcu$clock = clock;
+        st$clock = clock;
+        crc_en$clock = clock;
+        mk_en$clock = clock;
+        opcode$clock = clock;
+        last$clock = clock;
+        stag$clock = clock;
+        to$clock = clock;
+        qn$clock = clock;
+        msn$clock = clock;
+        mo$clock = clock;
+        pay_len$clock = clock;
+        side$clock = clock;
+        fw$clock = clock;
+        wph$clock = clock;
+        woff$clock = clock;
+        hold$clock = clock;
+        hold_v$clock = clock;
+        pay_rem$clock = clock;
+        zfill$clock = clock;
+        drain$clock = clock;
+        q_data$clock = clock;
+        q_last$clock = clock;
+        q_half$clock = clock;
+        q_valid$clock = clock;
+        psum$clock = clock;
+        p_side$clock = clock;
+        p_t$clock = clock;
+        p_psum$clock = clock;
+        p_crc_en$clock = clock;
+        p_v$clock = clock;
+        c_drop$clock = clock;
+        c_perr$clock = clock;
+        st$d = st$q;
+        crc_en$d = crc_en$q;
+        mk_en$d = mk_en$q;
+        opcode$d = opcode$q;
+        last$d = last$q;
+        stag$d = stag$q;
+        to$d = to$q;
+        qn$d = qn$q;
+        msn$d = msn$q;
+        mo$d = mo$q;
+        pay_len$d = pay_len$q;
+        side$d = side$q;
+        fw$d = fw$q;
+        wph$d = wph$q;
+        woff$d = woff$q;
+        hold$d = hold$q;
+        hold_v$d = hold_v$q;
+        pay_rem$d = pay_rem$q;
+        zfill$d = zfill$q;
+        drain$d = drain$q;
+        q_data$d = q_data$q;
+        q_last$d = q_last$q;
+        q_half$d = q_half$q;
+        q_valid$d = q_valid$q;
+        psum$d = psum$q;
+        p_side$d = p_side$q;
+        p_t$d = p_t$q;
+        p_psum$d = p_psum$q;
+        p_crc_en$d = p_crc_en$q;
+        p_v$d = p_v$q;
+        c_drop$d = c_drop$q;
+        c_perr$d = c_perr$q;
+        crcu$reset = reset;
+        ddp$opcode = opcode$q;
+        ddp$last = last$q;
+        ddp$stag = stag$q;
+        ddp$to = to$q;
+        ddp$qn = qn$q;
+        ddp$msn = msn$q;
+        ddp$mo = mo$q;
+        ddp$pay_len = pay_len$q;
+        hwords = {{9{1'b0}}, ddp$words};
+        plw = (pay_len$q + 16'h3) >> 32'h2;
+        fw_crc = hwords + plw[11:0];
+        o_write = q_valid$q & ~o_full;
+        o_data = q_data$q;
+        o_last = q_last$q;
+        adv = ~q_valid$q | ~o_full;
+        if (o_write) begin
+            q_valid$d = 1'b0;
+        end
+        crcu$data = q_data$q;
+        crcu$last = q_last$q;
+        crcu$keep = 4'h4;
+        if (q_half$q) begin
+            crcu$keep = 4'h0;
+        end
+        crcu$valid = o_write;
+        bsum = {{16{1'b0}}, q_data$q[(32'h0)+:(16)]} + {{16{1'b0}}, q_data$q[(32'h10)+:(16)]} + {{16{1'b0}}, q_data$q[(32'h20)+:(16)]} + {{16{1'b0}}, q_data$q[(32'h30)+:(16)]};
+        if (o_write) begin
+            if (q_last$q) begin
+                p_psum$d = psum$q + bsum;
+                psum$d = 32'h0;
+            end
+            else begin
+                psum$d = psum$q + bsum;
+            end
+        end
+        crcv = 32'h0;
+        if (p_crc_en$q) begin
+            crcv = crcu$crc;
+        end
+        r_write = crcu$crc_valid;
+        r_data = {p_side$q, p_t$q, p_psum$q, crcv};
+        if (crcu$crc_valid) begin
+            p_v$d = 1'b0;
+        end
+        d_ready = (st$q == 2'h0) & (({{1{1'b0}}, r_count} + {{4{1'b0}}, p_v$q}) < 5'h8);
+        diff = d_seq - d_seq_start;
+        bad = (d_mk_en & ((diff & 32'h3) != 32'h0)) | (d_pay_len > 16'hf80);
+        m0 = mk_en$q & (wph$q == 7'h0);
+        h0 = ~m0 & (fw$q < hwords);
+        c0 = ~m0 & (fw$q == fw_crc);
+        k0 = ~m0 & ~h0 & ~c0;
+        fw1 = fw$q + 12'h1;
+        if (m0) begin
+            fw1 = fw$q;
+        end
+        s1x = m0 | ~c0;
+        m1 = s1x & mk_en$q & (wph$q == 7'h7f);
+        h1 = s1x & ~m1 & (fw1 < hwords);
+        c1 = s1x & ~m1 & (fw1 == fw_crc);
+        k1 = s1x & ~m1 & ~h1 & ~c1;
+        nfw = fw1;
+        if (~m1 & s1x) begin
+            nfw = fw1 + 12'h1;
+        end
+        need_in = (k0 & k1) | ((k0 | k1) & ~hold_v$q);
+        stall = need_in & ~zfill$q & ~pay_valid;
+        take = 1'b0;
+        rem8 = 4'h8;
+        if (pay_rem$q < 16'h8) begin
+            rem8 = pay_rem$q[(32'h0)+:(4)];
+        end
+        li = 4'h0;
+        lanes = 8'h0;
+        if (li < rem8) begin
+            lanes = {lanes[7:1], 1'b1};
+        end
+        li = li + 4'h1;
+        if (li < rem8) begin
+            lanes = {lanes[7:2], 1'b1, lanes[0]};
+        end
+        li = li + 4'h1;
+        if (li < rem8) begin
+            lanes = {lanes[7:3], 1'b1, lanes[1:0]};
+        end
+        li = li + 4'h1;
+        if (li < rem8) begin
+            lanes = {lanes[7:4], 1'b1, lanes[2:0]};
+        end
+        li = li + 4'h1;
+        if (li < rem8) begin
+            lanes = {lanes[7:5], 1'b1, lanes[3:0]};
+        end
+        li = li + 4'h1;
+        if (li < rem8) begin
+            lanes = {lanes[7:6], 1'b1, lanes[4:0]};
+        end
+        li = li + 4'h1;
+        if (li < rem8) begin
+            lanes = {lanes[7], 1'b1, lanes[5:0]};
+        end
+        li = li + 4'h1;
+        if (li < rem8) begin
+            lanes = {1'b1, lanes[6:0]};
+        end
+        li = li + 4'h1;
+        mask$data = pay_data;
+        mask$lanes = lanes;
+        iw = mask$out;
+        if (zfill$q) begin
+            iw = 64'h0;
+        end
+        pw0 = iw[(32'h0)+:(32)];
+        pw1 = iw[(32'h20)+:(32)];
+        if (hold_v$q) begin
+            pw0 = hold$q;
+            pw1 = iw[(32'h0)+:(32)];
+        end
+        exp_last = pay_rem$q <= 16'h8;
+        drain_nx = drain$q;
+        sh0 = {{5{1'b0}}, fw$q[(32'h0)+:(3)]} << 32'h5;
+        sh1 = {{5{1'b0}}, fw1[(32'h0)+:(3)]} << 32'h5;
+        hs0 = ddp$hdr >> sh0;
+        hs1 = ddp$hdr >> sh1;
+        woff1 = woff$q + 12'h1;
+        woff2 = woff$q + 12'h2;
+        ptr0 = {{4{1'b0}}, woff$q} << 32'h2;
+        ptr1 = {{4{1'b0}}, woff1} << 32'h2;
+        w0 = pw0;
+        if (m0) begin
+            w0 = ({{24{1'b0}}, ptr0[(32'h0)+:(8)]} << 32'h18) | ({{24{1'b0}}, ptr0[(32'h8)+:(8)]} << 32'h10);
+        end
+        if (h0) begin
+            w0 = hs0[(32'h0)+:(32)];
+        end
+        if (c0) begin
+            w0 = 32'h0;
+        end
+        w1 = 32'h0;
+        if (k1) begin
+            w1 = pw0;
+            if (k0) begin
+                w1 = pw1;
+            end
+        end
+        if (m1) begin
+            w1 = ({{24{1'b0}}, ptr1[(32'h0)+:(8)]} << 32'h18) | ({{24{1'b0}}, ptr1[(32'h8)+:(8)]} << 32'h10);
+        end
+        if (h1) begin
+            w1 = hs1[(32'h0)+:(32)];
+        end
+        pay_ready = 1'b0;
+        if (st$q == 2'h0) begin
+            if (d_valid & d_ready) begin
+                crc_en$d = d_crc_en;
+                mk_en$d = d_mk_en;
+                opcode$d = d_opcode;
+                last$d = d_last;
+                stag$d = d_stag;
+                to$d = d_to;
+                qn$d = d_qn;
+                msn$d = d_msn;
+                mo$d = d_mo;
+                pay_len$d = d_pay_len;
+                side$d = d_side;
+                wph$d = diff[(32'h2)+:(7)];
+                fw$d = 12'h0;
+                woff$d = 12'h0;
+                hold_v$d = 1'b0;
+                pay_rem$d = d_pay_len;
+                zfill$d = 1'b0;
+                drain$d = 1'b0;
+                if (bad) begin
+                    c_drop$d = c_drop$q + 32'h1;
+                    if (d_pay_len != 16'h0) begin
+                        st$d = 2'h2;
+                    end
+                end
+                else begin
+                    st$d = 2'h1;
+                end
+            end
+        end
+        else if (st$q == 2'h1) begin
+            if (adv & ~stall) begin
+                take = need_in;
+                q_valid$d = 1'b1;
+                q_data$d = {{32{1'b0}}, w0} | ({{32{1'b0}}, w1} << 32'h20);
+                q_last$d = c0 | c1;
+                q_half$d = c0;
+                fw$d = nfw;
+                wph$d = wph$q + 7'h2;
+                woff$d = woff2;
+                if ((k0 | k1) & hold_v$q & ~need_in) begin
+                    hold_v$d = 1'b0;
+                end
+                if (take) begin
+                    pay_ready = ~zfill$q;
+                    pay_rem$d = pay_rem$q - 16'h8;
+                    if (exp_last) begin
+                        pay_rem$d = 16'h0;
+                    end
+                    if (k0 & k1 & ~hold_v$q) begin
+                        hold_v$d = 1'b0;
+                    end
+                    else begin
+                        hold$d = iw[(32'h20)+:(32)];
+                        hold_v$d = pay_rem$q > 16'h4;
+                    end
+                    if (~zfill$q) begin
+                        if (pay_last & ~exp_last) begin
+                            zfill$d = 1'b1;
+                        end
+                        if (~pay_last & exp_last) begin
+                            drain_nx = 1'b1;
+                        end
+                        if ((pay_last != exp_last) | (pay_last & ({{12{1'b0}}, pay_keep} != pay_rem$q))) begin
+                            c_perr$d = c_perr$q + 32'h1;
+                        end
+                    end
+                end
+                drain$d = drain_nx;
+                if (c0 | c1) begin
+                    p_side$d = side$q;
+                    p_crc_en$d = crc_en$q;
+                    p_v$d = 1'b1;
+                    p_t$d = {{4{1'b0}}, woff1} << 32'h2;
+                    if (~c0) begin
+                        p_t$d = {{4{1'b0}}, woff2} << 32'h2;
+                    end
+                    st$d = 2'h0;
+                    if (drain_nx) begin
+                        st$d = 2'h2;
+                    end
+                end
+            end
+        end
+        else begin
+            pay_ready = 1'b1;
+            if (pay_valid & pay_last) begin
+                st$d = 2'h0;
+            end
+        end
+        cnt_drop = c_drop$q;
+        cnt_pay_err = c_perr$q;
+        if (reset) begin
+            st$d = 2'h0;
+            q_valid$d = 1'b0;
+            psum$d = 32'h0;
+            p_v$d = 1'b0;
+            c_drop$d = 32'h0;
+            c_perr$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_framer$mpa
+
+
+module rnic_core$tx_framer$mpa$c_drop(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$c_drop
+
+
+module rnic_core$tx_framer$mpa$c_perr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$c_perr
+
+
+module rnic_core$tx_framer$mpa$crc_en(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$crc_en
+
+
+module rnic_core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,crc_valid);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] data;
+    input wire  [3:0] keep;
+    input wire  last;
+    input wire  valid;
+    output reg  [31:0] crc;
+    output reg  crc_valid;
+
+    // Stub signals
+    reg  [31:0] step$state;
+    reg  [63:0] step$data;
+    reg  [3:0] step$count;
+    wire  [31:0] step$out;
+    reg  [31:0] unpad$state;
+    reg  [3:0] unpad$pad;
+    wire  [31:0] unpad$out;
+    reg  [31:0] state$d;
+    wire  [31:0] state$q;
+    reg  state$clock;
+    reg  [31:0] pad_state$d;
+    wire  [31:0] pad_state$q;
+    reg  pad_state$clock;
+    reg  [3:0] pad$d;
+    wire  [3:0] pad$q;
+    reg  pad$clock;
+    reg  stage2$d;
+    wire  stage2$q;
+    reg  stage2$clock;
+    reg  [31:0] crc_q$d;
+    wire  [31:0] crc_q$q;
+    reg  crc_q$clock;
+    reg  crc_v$d;
+    wire  crc_v$q;
+    reg  crc_v$clock;
+
+    // Sub module instances
+    rnic_core$tx_framer$mpa$crcu$step step(
+        .state(step$state),
+        .data(step$data),
+        .count(step$count),
+        .out(step$out)
+    );
+    rnic_core$tx_framer$mpa$crcu$unpad unpad(
+        .state(unpad$state),
+        .pad(unpad$pad),
+        .out(unpad$out)
+    );
+    rnic_core$tx_framer$mpa$crcu$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_core$tx_framer$mpa$crcu$pad_state pad_state(
+        .d(pad_state$d),
+        .q(pad_state$q),
+        .clock(pad_state$clock)
+    );
+    rnic_core$tx_framer$mpa$crcu$pad pad(
+        .d(pad$d),
+        .q(pad$q),
+        .clock(pad$clock)
+    );
+    rnic_core$tx_framer$mpa$crcu$stage2 stage2(
+        .d(stage2$d),
+        .q(stage2$q),
+        .clock(stage2$clock)
+    );
+    rnic_core$tx_framer$mpa$crcu$crc_q crc_q(
+        .d(crc_q$d),
+        .q(crc_q$q),
+        .clock(crc_q$clock)
+    );
+    rnic_core$tx_framer$mpa$crcu$crc_v crc_v(
+        .d(crc_v$d),
+        .q(crc_v$q),
+        .clock(crc_v$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        pad_state$clock = clock;
+        pad$clock = clock;
+        stage2$clock = clock;
+        crc_q$clock = clock;
+        crc_v$clock = clock;
+        state$d = state$q;
+        pad_state$d = pad_state$q;
+        pad$d = pad$q;
+        stage2$d = stage2$q;
+        crc_q$d = crc_q$q;
+        crc_v$d = crc_v$q;
+        step$state = state$q;
+        step$data = data;
+        step$count = 4'h8;
+        if (last) begin
+            step$count = keep;
+        end
+        unpad$state = pad_state$q;
+        unpad$pad = pad$q;
+        stage2$d = 1'b0;
+        if (valid) begin
+            if (last) begin
+                state$d = ~32'h0;
+                pad_state$d = step$out;
+                pad$d = 4'h8 - keep;
+                stage2$d = 1'b1;
+            end
+            else begin
+                state$d = step$out;
+            end
+        end
+        crc_v$d = stage2$q;
+        if (stage2$q) begin
+            crc_q$d = ~unpad$out;
+        end
+        if (reset) begin
+            state$d = ~32'h0;
+            stage2$d = 1'b0;
+            crc_v$d = 1'b0;
+        end
+        crc = crc_q$q;
+        crc_valid = crc_v$q;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$crcu
+
+
+module rnic_core$tx_framer$mpa$crcu$crc_q(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$crcu$crc_q
+
+
+module rnic_core$tx_framer$mpa$crcu$crc_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$crcu$crc_v
+
+
+module rnic_core$tx_framer$mpa$crcu$pad(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$crcu$pad
+
+
+module rnic_core$tx_framer$mpa$crcu$pad_state(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$crcu$pad_state
+
+
+module rnic_core$tx_framer$mpa$crcu$stage2(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$crcu$stage2
+
+
+module rnic_core$tx_framer$mpa$crcu$state(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$crcu$state
+
+
+module rnic_core$tx_framer$mpa$crcu$step(state,data,count,out);
+
+    // Module arguments
+    input wire  [31:0] state;
+    input wire  [63:0] data;
+    input wire  [3:0] count;
+    output reg  [31:0] out;
+
+    // Update code (custom)
+    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    reg [63:0] dm;
+    always @(*) begin
+        dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;
+        dm[15:8] = (count > 4'd1) ? data[15:8] : 8'h00;
+        dm[23:16] = (count > 4'd2) ? data[23:16] : 8'h00;
+        dm[31:24] = (count > 4'd3) ? data[31:24] : 8'h00;
+        dm[39:32] = (count > 4'd4) ? data[39:32] : 8'h00;
+        dm[47:40] = (count > 4'd5) ? data[47:40] : 8'h00;
+        dm[55:48] = (count > 4'd6) ? data[55:48] : 8'h00;
+        dm[63:56] = (count > 4'd7) ? data[63:56] : 8'h00;
+    end
+    // Flat XOR matrix, computed from the polynomial at elaboration time.
+    always @(*) begin
+        out[0] = state[0] ^ state[2] ^ state[5] ^ state[10] ^ state[11] ^ state[13] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[27] ^ state[28] ^ state[29] ^ dm[0] ^ dm[2] ^ dm[5] ^ dm[10] ^ dm[11] ^ dm[13] ^ dm[16] ^ dm[17] ^ dm[18] ^ dm[19] ^ dm[21] ^ dm[22] ^ dm[27] ^ dm[28] ^ dm[29] ^ dm[33] ^ dm[34] ^ dm[36] ^ dm[37] ^ dm[38] ^ dm[39] ^ dm[41] ^ dm[43] ^ dm[46] ^ dm[47] ^ dm[48] ^ dm[52] ^ dm[55] ^ dm[56] ^ dm[57] ^ dm[58] ^ dm[59] ^ dm[60];
+        out[1] = state[0] ^ state[1] ^ state[3] ^ state[6] ^ state[11] ^ state[12] ^ state[14] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[28] ^ state[29] ^ state[30] ^ dm[0] ^ dm[1] ^ dm[3] ^ dm[6] ^ dm[11] ^ dm[12] ^ dm[14] ^ dm[17] ^ dm[18] ^ dm[19] ^ dm[20] ^ dm[22] ^ dm[23] ^ dm[28] ^ dm[29] ^ dm[30] ^ dm[34] ^ dm[35] ^ dm[37] ^ dm[38] ^ dm[39] ^ dm[40] ^ dm[42] ^ dm[44] ^ dm[47] ^ dm[48] ^ dm[49] ^ dm[53] ^ dm[56] ^ dm[57] ^ dm[58] ^ dm[59] ^ dm[60] ^ dm[61];
+        out[2] = state[0] ^ state[1] ^ state[2] ^ state[4] ^ state[7] ^ state[12] ^ state[13] ^ state[15] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[29] ^ state[30] ^ state[31] ^ dm[0] ^ dm[1] ^ dm[2] ^ dm[4] ^ dm[7] ^ dm[12] ^ dm[13] ^ dm[15] ^ dm[18] ^ dm[19] ^ dm[20] ^ dm[21] ^ dm[23] ^ dm[24] ^ dm[29] ^ dm[30] ^ dm[31] ^ dm[35] ^ dm[36] ^ dm[38] ^ dm[39] ^ dm[40] ^ dm[41] ^ dm[43] ^ dm[45] ^ dm[48] ^ dm[49] ^ dm[50] ^ dm[54] ^ dm[57] ^ dm[58] ^ dm[59] ^ dm[60] ^ dm[61] ^ dm[62];
+        out[3] = state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[8] ^ state[13] ^ state[14] ^ state[16] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[30] ^ state[31] ^ dm[1] ^ dm[2] ^ dm[3] ^ dm[5] ^ dm[8] ^ dm[13] ^ dm[14] ^ dm[16] ^ dm[19] ^ dm[20] ^ dm[21] ^ dm[22] ^ dm[24] ^ dm[25] ^ dm[30] ^ dm[31] ^ dm[32] ^ dm[36] ^ dm[37] ^ dm[39] ^ dm[40] ^ dm[41] ^ dm[42] ^ dm[44] ^ dm[46] ^ dm[49] ^ dm[50] ^ dm[51] ^ dm[55] ^ dm[58] ^ dm[59] ^ dm[60] ^ dm[61] ^ dm[62] ^ dm[63];
+        out[4] = state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[31] ^ dm[3] ^ dm[4] ^ dm[5] ^ dm[6] ^ dm[9] ^ dm[10] ^ dm[11] ^ dm[13] ^ dm[14] ^ dm[15] ^ dm[16] ^ dm[18] ^ dm[19] ^ dm[20] ^ dm[23] ^ dm[25] ^ dm[26] ^ dm[27] ^ dm[28] ^ dm[29] ^ dm[31] ^ dm[32] ^ dm[34] ^ dm[36] ^ dm[39] ^ dm[40] ^ dm[42] ^ dm[45] ^ dm[46] ^ dm[48] ^ dm[50] ^ dm[51] ^ dm[55] ^ dm[57] ^ dm[58] ^ dm[61] ^ dm[62] ^ dm[63];
+        out[5] = state[0] ^ state[2] ^ state[4] ^ state[6] ^ state[7] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[18] ^ state[20] ^ state[22] ^ state[24] ^ state[26] ^ state[30] ^ dm[0] ^ dm[2] ^ dm[4] ^ dm[6] ^ dm[7] ^ dm[12] ^ dm[13] ^ dm[14] ^ dm[15] ^ dm[18] ^ dm[20] ^ dm[22] ^ dm[24] ^ dm[26] ^ dm[30] ^ dm[32] ^ dm[34] ^ dm[35] ^ dm[36] ^ dm[38] ^ dm[39] ^ dm[40] ^ dm[48] ^ dm[49] ^ dm[51] ^ dm[55] ^ dm[57] ^ dm[60] ^ dm[62] ^ dm[63];
+        out[6] = state[1] ^ state[2] ^ state[3] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[22] ^ state[23] ^ state[25] ^ state[28] ^ state[29] ^ state[31] ^ dm[1] ^ dm[2] ^ dm[3] ^ dm[7] ^ dm[8] ^ dm[10] ^ dm[11] ^ dm[14] ^ dm[15] ^ dm[17] ^ dm[18] ^ dm[22] ^ dm[23] ^ dm[25] ^ dm[28] ^ dm[29] ^ dm[31] ^ dm[34] ^ dm[35] ^ dm[38] ^ dm[40] ^ dm[43] ^ dm[46] ^ dm[47] ^ dm[48] ^ dm[49] ^ dm[50] ^ dm[55] ^ dm[57] ^ dm[59] ^ dm[60] ^ dm[61] ^ dm[63];
+        out[7] = state[3] ^ state[4] ^ state[5] ^ state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[15] ^ state[17] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[30] ^ dm[3] ^ dm[4] ^ dm[5] ^ dm[8] ^ dm[9] ^ dm[10] ^ dm[12] ^ dm[13] ^ dm[15] ^ dm[17] ^ dm[21] ^ dm[22] ^ dm[23] ^ dm[24] ^ dm[26] ^ dm[27] ^ dm[28] ^ dm[30] ^ dm[32] ^ dm[33] ^ dm[34] ^ dm[35] ^ dm[37] ^ dm[38] ^ dm[43] ^ dm[44] ^ dm[46] ^ dm[49] ^ dm[50] ^ dm[51] ^ dm[52] ^ dm[55] ^ dm[57] ^ dm[59] ^ dm[61] ^ dm[62];
+        out[8] = state[0] ^ state[4] ^ state[5] ^ state[6] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[16] ^ state[18] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[31] ^ dm[0] ^ dm[4] ^ dm[5] ^ dm[6] ^ dm[9] ^ dm[10] ^ dm[11] ^ dm[13] ^ dm[14] ^ dm[16] ^ dm[18] ^ dm[22] ^ dm[23] ^ dm[24] ^ dm[25] ^ dm[27] ^ dm[28] ^ dm[29] ^ dm[31] ^ dm[33] ^ dm[34] ^ dm[35] ^ dm[36] ^ dm[38] ^ dm[39] ^ dm[44] ^ dm[45] ^ dm[47] ^ dm[50] ^ dm[51] ^ dm[52] ^ dm[53] ^ dm[56] ^ dm[58] ^ dm[60] ^ dm[62] ^ dm[63];
+        out[9] = state[1] ^ state[2] ^ state[6] ^ state[7] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[30] ^ dm[1] ^ dm[2] ^ dm[6] ^ dm[7] ^ dm[12] ^ dm[13] ^ dm[14] ^ dm[15] ^ dm[16] ^ dm[18] ^ dm[21] ^ dm[22] ^ dm[23] ^ dm[24] ^ dm[25] ^ dm[26] ^ dm[27] ^ dm[30] ^ dm[32] ^ dm[33] ^ dm[35] ^ dm[38] ^ dm[40] ^ dm[41] ^ dm[43] ^ dm[45] ^ dm[47] ^ dm[51] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[58] ^ dm[60] ^ dm[61] ^ dm[63];
+        out[10] = state[0] ^ state[3] ^ state[5] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[14] ^ state[15] ^ state[18] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[29] ^ state[31] ^ dm[0] ^ dm[3] ^ dm[5] ^ dm[7] ^ dm[8] ^ dm[10] ^ dm[11] ^ dm[14] ^ dm[15] ^ dm[18] ^ dm[21] ^ dm[23] ^ dm[24] ^ dm[25] ^ dm[26] ^ dm[29] ^ dm[31] ^ dm[37] ^ dm[38] ^ dm[42] ^ dm[43] ^ dm[44] ^ dm[47] ^ dm[54] ^ dm[58] ^ dm[60] ^ dm[61] ^ dm[62];
+        out[11] = state[0] ^ state[1] ^ state[4] ^ state[6] ^ state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[15] ^ state[16] ^ state[19] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[30] ^ dm[0] ^ dm[1] ^ dm[4] ^ dm[6] ^ dm[8] ^ dm[9] ^ dm[11] ^ dm[12] ^ dm[15] ^ dm[16] ^ dm[19] ^ dm[22] ^ dm[24] ^ dm[25] ^ dm[26] ^ dm[27] ^ dm[30] ^ dm[32] ^ dm[38] ^ dm[39] ^ dm[43] ^ dm[44] ^ dm[45] ^ dm[48] ^ dm[55] ^ dm[59] ^ dm[61] ^ dm[62] ^ dm[63];
+        out[12] = state[0] ^ state[1] ^ state[7] ^ state[9] ^ state[11] ^ state[12] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[29] ^ state[31] ^ dm[0] ^ dm[1] ^ dm[7] ^ dm[9] ^ dm[11] ^ dm[12] ^ dm[18] ^ dm[19] ^ dm[20] ^ dm[21] ^ dm[22] ^ dm[23] ^ dm[25] ^ dm[26] ^ dm[29] ^ dm[31] ^ dm[34] ^ dm[36] ^ dm[37] ^ dm[38] ^ dm[40] ^ dm[41] ^ dm[43] ^ dm[44] ^ dm[45] ^ dm[47] ^ dm[48] ^ dm[49] ^ dm[52] ^ dm[55] ^ dm[57] ^ dm[58] ^ dm[59] ^ dm[62] ^ dm[63];
+        out[13] = state[0] ^ state[1] ^ state[5] ^ state[8] ^ state[11] ^ state[12] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[23] ^ state[24] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ dm[0] ^ dm[1] ^ dm[5] ^ dm[8] ^ dm[11] ^ dm[12] ^ dm[16] ^ dm[17] ^ dm[18] ^ dm[20] ^ dm[23] ^ dm[24] ^ dm[26] ^ dm[28] ^ dm[29] ^ dm[30] ^ dm[32] ^ dm[33] ^ dm[34] ^ dm[35] ^ dm[36] ^ dm[42] ^ dm[43] ^ dm[44] ^ dm[45] ^ dm[47] ^ dm[49] ^ dm[50] ^ dm[52] ^ dm[53] ^ dm[55] ^ dm[57] ^ dm[63];
+        out[14] = state[0] ^ state[1] ^ state[5] ^ state[6] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[16] ^ state[22] ^ state[24] ^ state[25] ^ state[28] ^ state[30] ^ state[31] ^ dm[0] ^ dm[1] ^ dm[5] ^ dm[6] ^ dm[9] ^ dm[10] ^ dm[11] ^ dm[12] ^ dm[16] ^ dm[22] ^ dm[24] ^ dm[25] ^ dm[28] ^ dm[30] ^ dm[31] ^ dm[35] ^ dm[38] ^ dm[39] ^ dm[41] ^ dm[44] ^ dm[45] ^ dm[47] ^ dm[50] ^ dm[51] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[57] ^ dm[59] ^ dm[60];
+        out[15] = state[1] ^ state[2] ^ state[6] ^ state[7] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[17] ^ state[23] ^ state[25] ^ state[26] ^ state[29] ^ state[31] ^ dm[1] ^ dm[2] ^ dm[6] ^ dm[7] ^ dm[10] ^ dm[11] ^ dm[12] ^ dm[13] ^ dm[17] ^ dm[23] ^ dm[25] ^ dm[26] ^ dm[29] ^ dm[31] ^ dm[32] ^ dm[36] ^ dm[39] ^ dm[40] ^ dm[42] ^ dm[45] ^ dm[46] ^ dm[48] ^ dm[51] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[58] ^ dm[60] ^ dm[61];
+        out[16] = state[2] ^ state[3] ^ state[7] ^ state[8] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[18] ^ state[24] ^ state[26] ^ state[27] ^ state[30] ^ dm[2] ^ dm[3] ^ dm[7] ^ dm[8] ^ dm[11] ^ dm[12] ^ dm[13] ^ dm[14] ^ dm[18] ^ dm[24] ^ dm[26] ^ dm[27] ^ dm[30] ^ dm[32] ^ dm[33] ^ dm[37] ^ dm[40] ^ dm[41] ^ dm[43] ^ dm[46] ^ dm[47] ^ dm[49] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[57] ^ dm[59] ^ dm[61] ^ dm[62];
+        out[17] = state[3] ^ state[4] ^ state[8] ^ state[9] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[19] ^ state[25] ^ state[27] ^ state[28] ^ state[31] ^ dm[3] ^ dm[4] ^ dm[8] ^ dm[9] ^ dm[12] ^ dm[13] ^ dm[14] ^ dm[15] ^ dm[19] ^ dm[25] ^ dm[27] ^ dm[28] ^ dm[31] ^ dm[33] ^ dm[34] ^ dm[38] ^ dm[41] ^ dm[42] ^ dm[44] ^ dm[47] ^ dm[48] ^ dm[50] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[57] ^ dm[58] ^ dm[60] ^ dm[62] ^ dm[63];
+        out[18] = state[0] ^ state[2] ^ state[4] ^ state[9] ^ state[11] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[26] ^ state[27] ^ dm[0] ^ dm[2] ^ dm[4] ^ dm[9] ^ dm[11] ^ dm[14] ^ dm[15] ^ dm[17] ^ dm[18] ^ dm[19] ^ dm[20] ^ dm[21] ^ dm[22] ^ dm[26] ^ dm[27] ^ dm[32] ^ dm[33] ^ dm[35] ^ dm[36] ^ dm[37] ^ dm[38] ^ dm[41] ^ dm[42] ^ dm[45] ^ dm[46] ^ dm[47] ^ dm[49] ^ dm[51] ^ dm[52] ^ dm[54] ^ dm[60] ^ dm[61] ^ dm[63];
+        out[19] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[17] ^ state[20] ^ state[23] ^ state[29] ^ dm[0] ^ dm[1] ^ dm[2] ^ dm[3] ^ dm[11] ^ dm[12] ^ dm[13] ^ dm[15] ^ dm[17] ^ dm[20] ^ dm[23] ^ dm[29] ^ dm[41] ^ dm[42] ^ dm[50] ^ dm[53] ^ dm[56] ^ dm[57] ^ dm[58] ^ dm[59] ^ dm[60] ^ dm[61] ^ dm[62];
+        out[20] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[18] ^ state[21] ^ state[24] ^ state[30] ^ dm[0] ^ dm[1] ^ dm[2] ^ dm[3] ^ dm[4] ^ dm[12] ^ dm[13] ^ dm[14] ^ dm[16] ^ dm[18] ^ dm[21] ^ dm[24] ^ dm[30] ^ dm[42] ^ dm[43] ^ dm[51] ^ dm[54] ^ dm[57] ^ dm[58] ^ dm[59] ^ dm[60] ^ dm[61] ^ dm[62] ^ dm[63];
+        out[21] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[10] ^ state[11] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[21] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[31] ^ dm[0] ^ dm[1] ^ dm[3] ^ dm[4] ^ dm[10] ^ dm[11] ^ dm[14] ^ dm[15] ^ dm[16] ^ dm[18] ^ dm[21] ^ dm[25] ^ dm[27] ^ dm[28] ^ dm[29] ^ dm[31] ^ dm[33] ^ dm[34] ^ dm[36] ^ dm[37] ^ dm[38] ^ dm[39] ^ dm[41] ^ dm[44] ^ dm[46] ^ dm[47] ^ dm[48] ^ dm[56] ^ dm[57] ^ dm[61] ^ dm[62] ^ dm[63];
+        out[22] = state[1] ^ state[4] ^ state[10] ^ state[12] ^ state[13] ^ state[15] ^ state[18] ^ state[21] ^ state[26] ^ state[27] ^ state[30] ^ dm[1] ^ dm[4] ^ dm[10] ^ dm[12] ^ dm[13] ^ dm[15] ^ dm[18] ^ dm[21] ^ dm[26] ^ dm[27] ^ dm[30] ^ dm[32] ^ dm[33] ^ dm[35] ^ dm[36] ^ dm[40] ^ dm[41] ^ dm[42] ^ dm[43] ^ dm[45] ^ dm[46] ^ dm[49] ^ dm[52] ^ dm[55] ^ dm[56] ^ dm[59] ^ dm[60] ^ dm[62] ^ dm[63];
+        out[23] = state[10] ^ state[14] ^ state[17] ^ state[18] ^ state[21] ^ state[29] ^ state[31] ^ dm[10] ^ dm[14] ^ dm[17] ^ dm[18] ^ dm[21] ^ dm[29] ^ dm[31] ^ dm[38] ^ dm[39] ^ dm[42] ^ dm[44] ^ dm[48] ^ dm[50] ^ dm[52] ^ dm[53] ^ dm[55] ^ dm[58] ^ dm[59] ^ dm[61] ^ dm[63];
+        out[24] = state[0] ^ state[2] ^ state[5] ^ state[10] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[21] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ dm[0] ^ dm[2] ^ dm[5] ^ dm[10] ^ dm[13] ^ dm[15] ^ dm[16] ^ dm[17] ^ dm[21] ^ dm[27] ^ dm[28] ^ dm[29] ^ dm[30] ^ dm[32] ^ dm[33] ^ dm[34] ^ dm[36] ^ dm[37] ^ dm[38] ^ dm[40] ^ dm[41] ^ dm[45] ^ dm[46] ^ dm[47] ^ dm[48] ^ dm[49] ^ dm[51] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[57] ^ dm[58] ^ dm[62];
+        out[25] = state[1] ^ state[3] ^ state[6] ^ state[11] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[22] ^ state[28] ^ state[29] ^ state[30] ^ state[31] ^ dm[1] ^ dm[3] ^ dm[6] ^ dm[11] ^ dm[14] ^ dm[16] ^ dm[17] ^ dm[18] ^ dm[22] ^ dm[28] ^ dm[29] ^ dm[30] ^ dm[31] ^ dm[33] ^ dm[34] ^ dm[35] ^ dm[37] ^ dm[38] ^ dm[39] ^ dm[41] ^ dm[42] ^ dm[46] ^ dm[47] ^ dm[48] ^ dm[49] ^ dm[50] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[58] ^ dm[59] ^ dm[63];
+        out[26] = state[4] ^ state[5] ^ state[7] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[21] ^ state[22] ^ state[23] ^ state[27] ^ state[28] ^ state[30] ^ state[31] ^ dm[4] ^ dm[5] ^ dm[7] ^ dm[10] ^ dm[11] ^ dm[12] ^ dm[13] ^ dm[15] ^ dm[16] ^ dm[21] ^ dm[22] ^ dm[23] ^ dm[27] ^ dm[28] ^ dm[30] ^ dm[31] ^ dm[32] ^ dm[33] ^ dm[35] ^ dm[37] ^ dm[40] ^ dm[41] ^ dm[42] ^ dm[46] ^ dm[49] ^ dm[50] ^ dm[51] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[58];
+        out[27] = state[0] ^ state[5] ^ state[6] ^ state[8] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[17] ^ state[22] ^ state[23] ^ state[24] ^ state[28] ^ state[29] ^ state[31] ^ dm[0] ^ dm[5] ^ dm[6] ^ dm[8] ^ dm[11] ^ dm[12] ^ dm[13] ^ dm[14] ^ dm[16] ^ dm[17] ^ dm[22] ^ dm[23] ^ dm[24] ^ dm[28] ^ dm[29] ^ dm[31] ^ dm[32] ^ dm[33] ^ dm[34] ^ dm[36] ^ dm[38] ^ dm[41] ^ dm[42] ^ dm[43] ^ dm[47] ^ dm[50] ^ dm[51] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[59];
+        out[28] = state[1] ^ state[6] ^ state[7] ^ state[9] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[23] ^ state[24] ^ state[25] ^ state[29] ^ state[30] ^ dm[1] ^ dm[6] ^ dm[7] ^ dm[9] ^ dm[12] ^ dm[13] ^ dm[14] ^ dm[15] ^ dm[17] ^ dm[18] ^ dm[23] ^ dm[24] ^ dm[25] ^ dm[29] ^ dm[30] ^ dm[32] ^ dm[33] ^ dm[34] ^ dm[35] ^ dm[37] ^ dm[39] ^ dm[42] ^ dm[43] ^ dm[44] ^ dm[48] ^ dm[51] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[60];
+        out[29] = state[2] ^ state[7] ^ state[8] ^ state[10] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[24] ^ state[25] ^ state[26] ^ state[30] ^ state[31] ^ dm[2] ^ dm[7] ^ dm[8] ^ dm[10] ^ dm[13] ^ dm[14] ^ dm[15] ^ dm[16] ^ dm[18] ^ dm[19] ^ dm[24] ^ dm[25] ^ dm[26] ^ dm[30] ^ dm[31] ^ dm[33] ^ dm[34] ^ dm[35] ^ dm[36] ^ dm[38] ^ dm[40] ^ dm[43] ^ dm[44] ^ dm[45] ^ dm[49] ^ dm[52] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[57] ^ dm[61];
+        out[30] = state[0] ^ state[3] ^ state[8] ^ state[9] ^ state[11] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[25] ^ state[26] ^ state[27] ^ state[31] ^ dm[0] ^ dm[3] ^ dm[8] ^ dm[9] ^ dm[11] ^ dm[14] ^ dm[15] ^ dm[16] ^ dm[17] ^ dm[19] ^ dm[20] ^ dm[25] ^ dm[26] ^ dm[27] ^ dm[31] ^ dm[32] ^ dm[34] ^ dm[35] ^ dm[36] ^ dm[37] ^ dm[39] ^ dm[41] ^ dm[44] ^ dm[45] ^ dm[46] ^ dm[50] ^ dm[53] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[57] ^ dm[58] ^ dm[62];
+        out[31] = state[1] ^ state[4] ^ state[9] ^ state[10] ^ state[12] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[26] ^ state[27] ^ state[28] ^ dm[1] ^ dm[4] ^ dm[9] ^ dm[10] ^ dm[12] ^ dm[15] ^ dm[16] ^ dm[17] ^ dm[18] ^ dm[20] ^ dm[21] ^ dm[26] ^ dm[27] ^ dm[28] ^ dm[32] ^ dm[33] ^ dm[35] ^ dm[36] ^ dm[37] ^ dm[38] ^ dm[40] ^ dm[42] ^ dm[45] ^ dm[46] ^ dm[47] ^ dm[51] ^ dm[54] ^ dm[55] ^ dm[56] ^ dm[57] ^ dm[58] ^ dm[59] ^ dm[63];
+    end
+endmodule // rnic_core$tx_framer$mpa$crcu$step
+
+
+module rnic_core$tx_framer$mpa$crcu$unpad(state,pad,out);
+
+    // Module arguments
+    input wire  [31:0] state;
+    input wire  [3:0] pad;
+    output reg  [31:0] out;
+
+    // Update code (custom)
+    // out = A^-pad * state, A = zero-byte CRC32c advance.
+    always @(*) begin
+        case (pad)
+        4'd0: begin
+            out[0] = state[0];
+            out[1] = state[1];
+            out[2] = state[2];
+            out[3] = state[3];
+            out[4] = state[4];
+            out[5] = state[5];
+            out[6] = state[6];
+            out[7] = state[7];
+            out[8] = state[8];
+            out[9] = state[9];
+            out[10] = state[10];
+            out[11] = state[11];
+            out[12] = state[12];
+            out[13] = state[13];
+            out[14] = state[14];
+            out[15] = state[15];
+            out[16] = state[16];
+            out[17] = state[17];
+            out[18] = state[18];
+            out[19] = state[19];
+            out[20] = state[20];
+            out[21] = state[21];
+            out[22] = state[22];
+            out[23] = state[23];
+            out[24] = state[24];
+            out[25] = state[25];
+            out[26] = state[26];
+            out[27] = state[27];
+            out[28] = state[28];
+            out[29] = state[29];
+            out[30] = state[30];
+            out[31] = state[31];
+        end
+        4'd1: begin
+            out[0] = state[24] ^ state[30];
+            out[1] = state[25] ^ state[31];
+            out[2] = state[26];
+            out[3] = state[27];
+            out[4] = state[24] ^ state[28] ^ state[30];
+            out[5] = state[24] ^ state[25] ^ state[29] ^ state[30] ^ state[31];
+            out[6] = state[24] ^ state[25] ^ state[26] ^ state[31];
+            out[7] = state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[30];
+            out[8] = state[0] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[31];
+            out[9] = state[1] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[30];
+            out[10] = state[2] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[11] = state[3] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[30];
+            out[12] = state[4] ^ state[24] ^ state[26] ^ state[27] ^ state[29] ^ state[31];
+            out[13] = state[5] ^ state[24] ^ state[25] ^ state[27] ^ state[28];
+            out[14] = state[6] ^ state[24] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[30];
+            out[15] = state[7] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[16] = state[8] ^ state[26] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[17] = state[9] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[18] = state[10] ^ state[24] ^ state[28] ^ state[29];
+            out[19] = state[11] ^ state[24] ^ state[25] ^ state[29];
+            out[20] = state[12] ^ state[25] ^ state[26] ^ state[30];
+            out[21] = state[13] ^ state[24] ^ state[26] ^ state[27] ^ state[30] ^ state[31];
+            out[22] = state[14] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[23] = state[15] ^ state[24] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[24] = state[16] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[31];
+            out[25] = state[17] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[30];
+            out[26] = state[18] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[27] = state[19] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[28] = state[20] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[29] = state[21] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[30] = state[22] ^ state[28] ^ state[30] ^ state[31];
+            out[31] = state[23] ^ state[29] ^ state[31];
+        end
+        4'd2: begin
+            out[0] = state[16] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[30];
+            out[1] = state[17] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[2] = state[18] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[3] = state[19] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[4] = state[16] ^ state[20] ^ state[22] ^ state[24] ^ state[25] ^ state[27] ^ state[31];
+            out[5] = state[16] ^ state[17] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[27] ^ state[29] ^ state[30];
+            out[6] = state[16] ^ state[17] ^ state[18] ^ state[23] ^ state[26] ^ state[27] ^ state[29] ^ state[31];
+            out[7] = state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[22] ^ state[25] ^ state[26] ^ state[29];
+            out[8] = state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[23] ^ state[26] ^ state[27] ^ state[30];
+            out[9] = state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[25] ^ state[26] ^ state[29] ^ state[30] ^ state[31];
+            out[10] = state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[28] ^ state[29] ^ state[31];
+            out[11] = state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[29] ^ state[30];
+            out[12] = state[16] ^ state[18] ^ state[19] ^ state[21] ^ state[23] ^ state[24] ^ state[28] ^ state[29] ^ state[31];
+            out[13] = state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[26] ^ state[27] ^ state[28];
+            out[14] = state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[30];
+            out[15] = state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[31];
+            out[16] = state[0] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[27] ^ state[28];
+            out[17] = state[1] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[29];
+            out[18] = state[2] ^ state[16] ^ state[20] ^ state[21] ^ state[27];
+            out[19] = state[3] ^ state[16] ^ state[17] ^ state[21] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[30];
+            out[20] = state[4] ^ state[17] ^ state[18] ^ state[22] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[21] = state[5] ^ state[16] ^ state[18] ^ state[19] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[30] ^ state[31];
+            out[22] = state[6] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[23] = state[7] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[31];
+            out[24] = state[8] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[23] ^ state[25] ^ state[29] ^ state[30];
+            out[25] = state[9] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[24] ^ state[26] ^ state[30] ^ state[31];
+            out[26] = state[10] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[27] = state[11] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[28] = state[12] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[28] ^ state[30] ^ state[31];
+            out[29] = state[13] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[31];
+            out[30] = state[14] ^ state[20] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[30];
+            out[31] = state[15] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+        end
+        4'd3: begin
+            out[0] = state[8] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[29];
+            out[1] = state[9] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[30];
+            out[2] = state[10] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[3] = state[11] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[4] = state[8] ^ state[12] ^ state[14] ^ state[16] ^ state[17] ^ state[19] ^ state[23] ^ state[25] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[5] = state[8] ^ state[9] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[19] ^ state[21] ^ state[22] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[6] = state[8] ^ state[9] ^ state[10] ^ state[15] ^ state[18] ^ state[19] ^ state[21] ^ state[23] ^ state[24] ^ state[26] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[7] = state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[14] ^ state[17] ^ state[18] ^ state[21] ^ state[25] ^ state[26] ^ state[29] ^ state[30] ^ state[31];
+            out[8] = state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[15] ^ state[18] ^ state[19] ^ state[22] ^ state[26] ^ state[27] ^ state[30] ^ state[31];
+            out[9] = state[8] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[17] ^ state[18] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[29] ^ state[31];
+            out[10] = state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[20] ^ state[21] ^ state[23] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[30];
+            out[11] = state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[21] ^ state[22] ^ state[24] ^ state[26] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[12] = state[8] ^ state[10] ^ state[11] ^ state[13] ^ state[15] ^ state[16] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[29] ^ state[30] ^ state[31];
+            out[13] = state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[18] ^ state[19] ^ state[20] ^ state[25] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[14] = state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[22] ^ state[24] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[15] = state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[23] ^ state[25] ^ state[28] ^ state[29] ^ state[31];
+            out[16] = state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[24] ^ state[26] ^ state[29] ^ state[30];
+            out[17] = state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[25] ^ state[27] ^ state[30] ^ state[31];
+            out[18] = state[8] ^ state[12] ^ state[13] ^ state[19] ^ state[24] ^ state[27] ^ state[29] ^ state[31];
+            out[19] = state[8] ^ state[9] ^ state[13] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[30];
+            out[20] = state[9] ^ state[10] ^ state[14] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[21] = state[8] ^ state[10] ^ state[11] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[22] ^ state[23] ^ state[31];
+            out[22] = state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[26] ^ state[27] ^ state[28] ^ state[29];
+            out[23] = state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[23] ^ state[26] ^ state[30];
+            out[24] = state[0] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[15] ^ state[17] ^ state[21] ^ state[22] ^ state[26] ^ state[28] ^ state[29] ^ state[31];
+            out[25] = state[1] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[16] ^ state[18] ^ state[22] ^ state[23] ^ state[27] ^ state[29] ^ state[30];
+            out[26] = state[2] ^ state[8] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[26] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[27] = state[3] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[28] = state[4] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[28] ^ state[29] ^ state[31];
+            out[29] = state[5] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[29] ^ state[30];
+            out[30] = state[6] ^ state[12] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[30] ^ state[31];
+            out[31] = state[7] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[31];
+        end
+        4'd4: begin
+            out[0] = state[0] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[30];
+            out[1] = state[1] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[2] = state[2] ^ state[8] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[26] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[3] = state[3] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[4] = state[0] ^ state[4] ^ state[6] ^ state[8] ^ state[9] ^ state[11] ^ state[15] ^ state[17] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[27] ^ state[30] ^ state[31];
+            out[5] = state[0] ^ state[1] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[11] ^ state[13] ^ state[14] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[6] = state[0] ^ state[1] ^ state[2] ^ state[7] ^ state[10] ^ state[11] ^ state[13] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[31];
+            out[7] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[6] ^ state[9] ^ state[10] ^ state[13] ^ state[17] ^ state[18] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[29];
+            out[8] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[7] ^ state[10] ^ state[11] ^ state[14] ^ state[18] ^ state[19] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[27] ^ state[30];
+            out[9] = state[0] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[9] ^ state[10] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[21] ^ state[23] ^ state[29] ^ state[30] ^ state[31];
+            out[10] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[5] ^ state[7] ^ state[8] ^ state[9] ^ state[12] ^ state[13] ^ state[15] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[11] = state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[13] ^ state[14] ^ state[16] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[26] ^ state[28] ^ state[29] ^ state[30];
+            out[12] = state[0] ^ state[2] ^ state[3] ^ state[5] ^ state[7] ^ state[8] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[28] ^ state[31];
+            out[13] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[10] ^ state[11] ^ state[12] ^ state[17] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[30];
+            out[14] = state[0] ^ state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[14] ^ state[16] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[30] ^ state[31];
+            out[15] = state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[15] ^ state[17] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[26] ^ state[27] ^ state[31];
+            out[16] = state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[12] ^ state[16] ^ state[18] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[27] ^ state[28];
+            out[17] = state[3] ^ state[4] ^ state[5] ^ state[7] ^ state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[17] ^ state[19] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[28] ^ state[29];
+            out[18] = state[0] ^ state[4] ^ state[5] ^ state[11] ^ state[16] ^ state[19] ^ state[21] ^ state[23] ^ state[25] ^ state[26] ^ state[28];
+            out[19] = state[0] ^ state[1] ^ state[5] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[25] ^ state[26] ^ state[28] ^ state[30];
+            out[20] = state[1] ^ state[2] ^ state[6] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[26] ^ state[27] ^ state[29] ^ state[31];
+            out[21] = state[0] ^ state[2] ^ state[3] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[14] ^ state[15] ^ state[23] ^ state[25] ^ state[29];
+            out[22] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29];
+            out[23] = state[0] ^ state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[15] ^ state[18] ^ state[22] ^ state[24] ^ state[25] ^ state[26];
+            out[24] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[7] ^ state[9] ^ state[13] ^ state[14] ^ state[18] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[26] ^ state[28] ^ state[29] ^ state[30];
+            out[25] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[8] ^ state[10] ^ state[14] ^ state[15] ^ state[19] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[26] = state[0] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[27] ^ state[29] ^ state[31];
+            out[27] = state[1] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[30];
+            out[28] = state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[31];
+            out[29] = state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[30];
+            out[30] = state[4] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[31] = state[5] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[23] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+        end
+        4'd5: begin
+            out[0] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[8] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[27] ^ state[29] ^ state[31];
+            out[1] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[26] ^ state[28] ^ state[30];
+            out[2] = state[0] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[27] ^ state[29] ^ state[31];
+            out[3] = state[1] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[30];
+            out[4] = state[0] ^ state[1] ^ state[3] ^ state[7] ^ state[9] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[19] ^ state[22] ^ state[23] ^ state[26] ^ state[27] ^ state[28];
+            out[5] = state[0] ^ state[3] ^ state[5] ^ state[6] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[28] ^ state[31];
+            out[6] = state[2] ^ state[3] ^ state[5] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[31];
+            out[7] = state[1] ^ state[2] ^ state[5] ^ state[9] ^ state[10] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[21] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[31];
+            out[8] = state[2] ^ state[3] ^ state[6] ^ state[10] ^ state[11] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[22] ^ state[26] ^ state[27] ^ state[29] ^ state[30];
+            out[9] = state[1] ^ state[2] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[10] ^ state[13] ^ state[15] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[28] ^ state[29] ^ state[30];
+            out[10] = state[0] ^ state[1] ^ state[4] ^ state[5] ^ state[7] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[26] ^ state[27] ^ state[30];
+            out[11] = state[0] ^ state[1] ^ state[2] ^ state[5] ^ state[6] ^ state[8] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[27] ^ state[28] ^ state[31];
+            out[12] = state[0] ^ state[4] ^ state[5] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[20] ^ state[23] ^ state[24] ^ state[27] ^ state[28] ^ state[31];
+            out[13] = state[2] ^ state[3] ^ state[4] ^ state[9] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[27] ^ state[28] ^ state[31];
+            out[14] = state[0] ^ state[1] ^ state[2] ^ state[6] ^ state[8] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[31];
+            out[15] = state[1] ^ state[2] ^ state[3] ^ state[7] ^ state[9] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[28] ^ state[29];
+            out[16] = state[0] ^ state[2] ^ state[3] ^ state[4] ^ state[8] ^ state[10] ^ state[13] ^ state[14] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[30];
+            out[17] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[5] ^ state[9] ^ state[11] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[18] = state[3] ^ state[8] ^ state[11] ^ state[13] ^ state[15] ^ state[17] ^ state[18] ^ state[20] ^ state[24] ^ state[25] ^ state[26] ^ state[28];
+            out[19] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[17] ^ state[18] ^ state[20] ^ state[22] ^ state[24] ^ state[26] ^ state[31];
+            out[20] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[18] ^ state[19] ^ state[21] ^ state[23] ^ state[25] ^ state[27];
+            out[21] = state[0] ^ state[1] ^ state[6] ^ state[7] ^ state[15] ^ state[17] ^ state[21] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[22] = state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[24] ^ state[25] ^ state[26] ^ state[28] ^ state[30] ^ state[31];
+            out[23] = state[1] ^ state[2] ^ state[3] ^ state[7] ^ state[10] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[24] ^ state[26];
+            out[24] = state[1] ^ state[5] ^ state[6] ^ state[10] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[29] ^ state[31];
+            out[25] = state[0] ^ state[2] ^ state[6] ^ state[7] ^ state[11] ^ state[13] ^ state[14] ^ state[16] ^ state[17] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[30];
+            out[26] = state[0] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[21] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[29];
+            out[27] = state[0] ^ state[1] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[22] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[30];
+            out[28] = state[0] ^ state[1] ^ state[2] ^ state[4] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[23] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[29] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[13] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[24] ^ state[26] ^ state[28] ^ state[29] ^ state[30];
+            out[30] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[25] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[31] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[26] ^ state[28] ^ state[30] ^ state[31];
+        end
+        4'd6: begin
+            out[0] = state[0] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[17] ^ state[19] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[27] ^ state[30];
+            out[1] = state[1] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[18] ^ state[20] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[28] ^ state[31];
+            out[2] = state[0] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[19] ^ state[21] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[29];
+            out[3] = state[0] ^ state[1] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[22] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[30];
+            out[4] = state[1] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[11] ^ state[14] ^ state[15] ^ state[18] ^ state[19] ^ state[20] ^ state[24] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[5] = state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[20] ^ state[23] ^ state[24] ^ state[27] ^ state[29] ^ state[31];
+            out[6] = state[0] ^ state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[23] ^ state[27] ^ state[28];
+            out[7] = state[1] ^ state[2] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[13] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[23] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[30];
+            out[8] = state[2] ^ state[3] ^ state[6] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[14] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[24] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[9] = state[0] ^ state[2] ^ state[5] ^ state[7] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[29] ^ state[31];
+            out[10] = state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[18] ^ state[19] ^ state[22] ^ state[24] ^ state[27];
+            out[11] = state[0] ^ state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[19] ^ state[20] ^ state[23] ^ state[25] ^ state[28];
+            out[12] = state[0] ^ state[1] ^ state[2] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[12] ^ state[15] ^ state[16] ^ state[19] ^ state[20] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[29] ^ state[30];
+            out[13] = state[1] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[19] ^ state[20] ^ state[23] ^ state[25] ^ state[26] ^ state[28] ^ state[31];
+            out[14] = state[0] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[14] ^ state[15] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[23] ^ state[25] ^ state[26] ^ state[29] ^ state[30];
+            out[15] = state[1] ^ state[4] ^ state[5] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[24] ^ state[26] ^ state[27] ^ state[30] ^ state[31];
+            out[16] = state[0] ^ state[2] ^ state[5] ^ state[6] ^ state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[25] ^ state[27] ^ state[28] ^ state[31];
+            out[17] = state[1] ^ state[3] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[26] ^ state[28] ^ state[29];
+            out[18] = state[0] ^ state[3] ^ state[5] ^ state[7] ^ state[9] ^ state[10] ^ state[12] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[25] ^ state[29];
+            out[19] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[9] ^ state[10] ^ state[12] ^ state[14] ^ state[16] ^ state[18] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27];
+            out[20] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[10] ^ state[11] ^ state[13] ^ state[15] ^ state[17] ^ state[19] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[28];
+            out[21] = state[7] ^ state[9] ^ state[13] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[26] ^ state[28] ^ state[29] ^ state[30];
+            out[22] = state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[22] ^ state[23] ^ state[29] ^ state[31];
+            out[23] = state[2] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[16] ^ state[18] ^ state[25] ^ state[27];
+            out[24] = state[2] ^ state[4] ^ state[5] ^ state[7] ^ state[8] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[30];
+            out[25] = state[3] ^ state[5] ^ state[6] ^ state[8] ^ state[9] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[22] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[26] = state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[13] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[24] ^ state[26] ^ state[28] ^ state[29];
+            out[27] = state[0] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[14] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[25] ^ state[27] ^ state[29] ^ state[30];
+            out[28] = state[0] ^ state[1] ^ state[4] ^ state[5] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[15] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[26] ^ state[28] ^ state[30] ^ state[31];
+            out[29] = state[0] ^ state[1] ^ state[2] ^ state[5] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[16] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[27] ^ state[29] ^ state[31];
+            out[30] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[17] ^ state[19] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[28] ^ state[30];
+            out[31] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[18] ^ state[20] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[29] ^ state[31];
+        end
+        4'd7: begin
+            out[0] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[5] ^ state[6] ^ state[8] ^ state[9] ^ state[11] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[19] ^ state[22] ^ state[24] ^ state[26] ^ state[27];
+            out[1] = state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[10] ^ state[12] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[23] ^ state[25] ^ state[27] ^ state[28];
+            out[2] = state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[10] ^ state[11] ^ state[13] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[24] ^ state[26] ^ state[28] ^ state[29];
+            out[3] = state[0] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[14] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[25] ^ state[27] ^ state[29] ^ state[30];
+            out[4] = state[3] ^ state[6] ^ state[7] ^ state[10] ^ state[11] ^ state[12] ^ state[16] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[5] = state[1] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[12] ^ state[15] ^ state[16] ^ state[19] ^ state[21] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[6] = state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[15] ^ state[19] ^ state[20] ^ state[28] ^ state[29] ^ state[30];
+            out[7] = state[1] ^ state[2] ^ state[5] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[15] ^ state[17] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[26] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[8] = state[0] ^ state[2] ^ state[3] ^ state[6] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[16] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[27] ^ state[28] ^ state[30] ^ state[31];
+            out[9] = state[5] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[21] ^ state[23] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[10] = state[1] ^ state[3] ^ state[4] ^ state[5] ^ state[7] ^ state[10] ^ state[11] ^ state[14] ^ state[16] ^ state[19] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[30];
+            out[11] = state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[8] ^ state[11] ^ state[12] ^ state[15] ^ state[17] ^ state[20] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[12] = state[1] ^ state[4] ^ state[7] ^ state[8] ^ state[11] ^ state[12] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[13] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[11] ^ state[12] ^ state[15] ^ state[17] ^ state[18] ^ state[20] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[14] = state[1] ^ state[2] ^ state[6] ^ state[7] ^ state[8] ^ state[9] ^ state[11] ^ state[12] ^ state[15] ^ state[17] ^ state[18] ^ state[21] ^ state[22] ^ state[25] ^ state[29] ^ state[30] ^ state[31];
+            out[15] = state[0] ^ state[2] ^ state[3] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[13] ^ state[16] ^ state[18] ^ state[19] ^ state[22] ^ state[23] ^ state[26] ^ state[30] ^ state[31];
+            out[16] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[17] ^ state[19] ^ state[20] ^ state[23] ^ state[24] ^ state[27] ^ state[31];
+            out[17] = state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[15] ^ state[18] ^ state[20] ^ state[21] ^ state[24] ^ state[25] ^ state[28];
+            out[18] = state[1] ^ state[2] ^ state[4] ^ state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[17] ^ state[21] ^ state[24] ^ state[25] ^ state[27] ^ state[29];
+            out[19] = state[1] ^ state[2] ^ state[4] ^ state[6] ^ state[8] ^ state[10] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[24] ^ state[25] ^ state[27] ^ state[28] ^ state[30];
+            out[20] = state[2] ^ state[3] ^ state[5] ^ state[7] ^ state[9] ^ state[11] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[25] ^ state[26] ^ state[28] ^ state[29] ^ state[31];
+            out[21] = state[1] ^ state[5] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[16] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[29] ^ state[30];
+            out[22] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[14] ^ state[15] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[30] ^ state[31];
+            out[23] = state[0] ^ state[1] ^ state[2] ^ state[8] ^ state[10] ^ state[17] ^ state[19] ^ state[25] ^ state[28] ^ state[31];
+            out[24] = state[0] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[8] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[22] ^ state[24] ^ state[27] ^ state[29];
+            out[25] = state[0] ^ state[1] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[14] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[25] ^ state[28] ^ state[30];
+            out[26] = state[0] ^ state[2] ^ state[3] ^ state[5] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[16] ^ state[18] ^ state[20] ^ state[21] ^ state[27] ^ state[29] ^ state[31];
+            out[27] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[6] ^ state[8] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[17] ^ state[19] ^ state[21] ^ state[22] ^ state[28] ^ state[30];
+            out[28] = state[0] ^ state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[7] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[18] ^ state[20] ^ state[22] ^ state[23] ^ state[29] ^ state[31];
+            out[29] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[8] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[19] ^ state[21] ^ state[23] ^ state[24] ^ state[30];
+            out[30] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[9] ^ state[11] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[20] ^ state[22] ^ state[24] ^ state[25] ^ state[31];
+            out[31] = state[0] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[7] ^ state[8] ^ state[10] ^ state[12] ^ state[14] ^ state[15] ^ state[16] ^ state[18] ^ state[21] ^ state[23] ^ state[25] ^ state[26];
+        end
+        4'd8: begin
+            out[0] = state[0] ^ state[1] ^ state[3] ^ state[5] ^ state[7] ^ state[8] ^ state[9] ^ state[11] ^ state[14] ^ state[16] ^ state[18] ^ state[19] ^ state[25] ^ state[27] ^ state[29] ^ state[31];
+            out[1] = state[1] ^ state[2] ^ state[4] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[12] ^ state[15] ^ state[17] ^ state[19] ^ state[20] ^ state[26] ^ state[28] ^ state[30];
+            out[2] = state[0] ^ state[2] ^ state[3] ^ state[5] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[16] ^ state[18] ^ state[20] ^ state[21] ^ state[27] ^ state[29] ^ state[31];
+            out[3] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[6] ^ state[8] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[17] ^ state[19] ^ state[21] ^ state[22] ^ state[28] ^ state[30];
+            out[4] = state[2] ^ state[3] ^ state[4] ^ state[8] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[16] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[25] ^ state[27];
+            out[5] = state[1] ^ state[4] ^ state[7] ^ state[8] ^ state[11] ^ state[13] ^ state[15] ^ state[17] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[29] ^ state[31];
+            out[6] = state[1] ^ state[2] ^ state[3] ^ state[7] ^ state[11] ^ state[12] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[26] ^ state[28] ^ state[30] ^ state[31];
+            out[7] = state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[7] ^ state[9] ^ state[11] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[18] ^ state[19] ^ state[21] ^ state[22] ^ state[23];
+            out[8] = state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[8] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[15] ^ state[17] ^ state[19] ^ state[20] ^ state[22] ^ state[23] ^ state[24];
+            out[9] = state[0] ^ state[1] ^ state[4] ^ state[5] ^ state[6] ^ state[8] ^ state[13] ^ state[15] ^ state[19] ^ state[20] ^ state[21] ^ state[23] ^ state[24] ^ state[27] ^ state[29] ^ state[31];
+            out[10] = state[2] ^ state[3] ^ state[6] ^ state[8] ^ state[11] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[24] ^ state[27] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[11] = state[0] ^ state[3] ^ state[4] ^ state[7] ^ state[9] ^ state[12] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[25] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[12] = state[0] ^ state[3] ^ state[4] ^ state[7] ^ state[9] ^ state[10] ^ state[11] ^ state[13] ^ state[14] ^ state[16] ^ state[18] ^ state[19] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[26] ^ state[27] ^ state[30];
+            out[13] = state[3] ^ state[4] ^ state[7] ^ state[9] ^ state[10] ^ state[12] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[26] ^ state[28] ^ state[29];
+            out[14] = state[0] ^ state[1] ^ state[3] ^ state[4] ^ state[7] ^ state[9] ^ state[10] ^ state[13] ^ state[14] ^ state[17] ^ state[21] ^ state[22] ^ state[23] ^ state[24] ^ state[30] ^ state[31];
+            out[15] = state[0] ^ state[1] ^ state[2] ^ state[4] ^ state[5] ^ state[8] ^ state[10] ^ state[11] ^ state[14] ^ state[15] ^ state[18] ^ state[22] ^ state[23] ^ state[24] ^ state[25] ^ state[31];
+            out[16] = state[0] ^ state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[6] ^ state[9] ^ state[11] ^ state[12] ^ state[15] ^ state[16] ^ state[19] ^ state[23] ^ state[24] ^ state[25] ^ state[26];
+            out[17] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[7] ^ state[10] ^ state[12] ^ state[13] ^ state[16] ^ state[17] ^ state[20] ^ state[24] ^ state[25] ^ state[26] ^ state[27];
+            out[18] = state[0] ^ state[1] ^ state[2] ^ state[4] ^ state[9] ^ state[13] ^ state[16] ^ state[17] ^ state[19] ^ state[21] ^ state[26] ^ state[28] ^ state[29] ^ state[31];
+            out[19] = state[0] ^ state[2] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[16] ^ state[17] ^ state[19] ^ state[20] ^ state[22] ^ state[25] ^ state[30] ^ state[31];
+            out[20] = state[1] ^ state[3] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[17] ^ state[18] ^ state[20] ^ state[21] ^ state[23] ^ state[26] ^ state[31];
+            out[21] = state[1] ^ state[2] ^ state[3] ^ state[4] ^ state[5] ^ state[7] ^ state[8] ^ state[10] ^ state[12] ^ state[13] ^ state[14] ^ state[16] ^ state[21] ^ state[22] ^ state[24] ^ state[25] ^ state[29] ^ state[31];
+            out[22] = state[0] ^ state[1] ^ state[2] ^ state[4] ^ state[6] ^ state[7] ^ state[13] ^ state[15] ^ state[16] ^ state[17] ^ state[18] ^ state[19] ^ state[22] ^ state[23] ^ state[26] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[23] = state[0] ^ state[2] ^ state[9] ^ state[11] ^ state[17] ^ state[20] ^ state[23] ^ state[24] ^ state[25] ^ state[28] ^ state[29] ^ state[30];
+            out[24] = state[0] ^ state[5] ^ state[7] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[14] ^ state[16] ^ state[19] ^ state[21] ^ state[24] ^ state[26] ^ state[27] ^ state[30];
+            out[25] = state[1] ^ state[6] ^ state[8] ^ state[9] ^ state[10] ^ state[11] ^ state[12] ^ state[13] ^ state[15] ^ state[17] ^ state[20] ^ state[22] ^ state[25] ^ state[27] ^ state[28] ^ state[31];
+            out[26] = state[1] ^ state[2] ^ state[3] ^ state[5] ^ state[8] ^ state[10] ^ state[12] ^ state[13] ^ state[19] ^ state[21] ^ state[23] ^ state[25] ^ state[26] ^ state[27] ^ state[28] ^ state[31];
+            out[27] = state[0] ^ state[2] ^ state[3] ^ state[4] ^ state[6] ^ state[9] ^ state[11] ^ state[13] ^ state[14] ^ state[20] ^ state[22] ^ state[24] ^ state[26] ^ state[27] ^ state[28] ^ state[29];
+            out[28] = state[1] ^ state[3] ^ state[4] ^ state[5] ^ state[7] ^ state[10] ^ state[12] ^ state[14] ^ state[15] ^ state[21] ^ state[23] ^ state[25] ^ state[27] ^ state[28] ^ state[29] ^ state[30];
+            out[29] = state[0] ^ state[2] ^ state[4] ^ state[5] ^ state[6] ^ state[8] ^ state[11] ^ state[13] ^ state[15] ^ state[16] ^ state[22] ^ state[24] ^ state[26] ^ state[28] ^ state[29] ^ state[30] ^ state[31];
+            out[30] = state[1] ^ state[3] ^ state[5] ^ state[6] ^ state[7] ^ state[9] ^ state[12] ^ state[14] ^ state[16] ^ state[17] ^ state[23] ^ state[25] ^ state[27] ^ state[29] ^ state[30] ^ state[31];
+            out[31] = state[0] ^ state[2] ^ state[4] ^ state[6] ^ state[7] ^ state[8] ^ state[10] ^ state[13] ^ state[15] ^ state[17] ^ state[18] ^ state[24] ^ state[26] ^ state[28] ^ state[30] ^ state[31];
+        end
+        default: out = 32'h0;
+        endcase
+    end
+endmodule // rnic_core$tx_framer$mpa$crcu$unpad
+
+
+module rnic_core$tx_framer$mpa$ddp(opcode,last,stag,to,qn,msn,mo,pay_len,hdr,words);
+
+    // Module arguments
+    input wire  [3:0] opcode;
+    input wire  last;
+    input wire  [31:0] stag;
+    input wire  [63:0] to;
+    input wire  [31:0] qn;
+    input wire  [31:0] msn;
+    input wire  [31:0] mo;
+    input wire  [15:0] pay_len;
+    output reg  [159:0] hdr;
+    output reg  [2:0] words;
+
+    // Stub signals
+    reg  [159:0] rev$din;
+    wire  [159:0] rev$dout;
+
+    // Local signals
+    reg  is_tagged;
+    reg  [15:0] ulen;
+    reg  [7:0] ctl;
+    reg  [31:0] inv;
+
+    // Sub module instances
+    rnic_core$tx_framer$mpa$ddp$rev rev(
+        .din(rev$din),
+        .dout(rev$dout)
+    );
+
+    // Update code
+    always @(*) begin
+        is_tagged = (opcode == 4'h0) | (opcode == 4'h2);
+        inv = 32'h0;
+        if ((opcode == 4'h4) | (opcode == 4'h6)) begin
+            inv = stag;
+        end
+        ctl = ({{7{1'b0}}, last} << 32'h6) | 8'h1;
+        ulen = pay_len + 16'h12;
+        words = 3'h5;
+        rev$din = ({{144{1'b0}}, ulen} << 32'h90) | ({{152{1'b0}}, ctl} << 32'h88) | (({{156{1'b0}}, opcode} | 160'h40) << 32'h80) | ({{128{1'b0}}, inv} << 32'h60) | ({{128{1'b0}}, qn} << 32'h40) | ({{128{1'b0}}, msn} << 32'h20) | {{128{1'b0}}, mo};
+        if (is_tagged) begin
+            ctl = ({{7{1'b0}}, last} << 32'h6) | 8'h81;
+            ulen = pay_len + 16'he;
+            words = 3'h4;
+            rev$din = ({{144{1'b0}}, ulen} << 32'h90) | ({{152{1'b0}}, ctl} << 32'h88) | (({{156{1'b0}}, opcode} | 160'h40) << 32'h80) | ({{128{1'b0}}, stag} << 32'h60) | ({{96{1'b0}}, to} << 32'h20);
+        end
+        hdr = rev$dout;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$ddp
+
+
+module rnic_core$tx_framer$mpa$ddp$rev(din,dout);
+
+    // Module arguments
+    input wire  [159:0] din;
+    output reg  [159:0] dout;
+
+    // Update code (custom)
+    assign dout = {din[7:0], din[15:8], din[23:16], din[31:24], din[39:32], din[47:40], din[55:48], din[63:56], din[71:64], din[79:72], din[87:80], din[95:88], din[103:96], din[111:104], din[119:112], din[127:120], din[135:128], din[143:136], din[151:144], din[159:152]};
+endmodule // rnic_core$tx_framer$mpa$ddp$rev
+
+
+module rnic_core$tx_framer$mpa$drain(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$drain
+
+
+module rnic_core$tx_framer$mpa$fw(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$fw
+
+
+module rnic_core$tx_framer$mpa$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$hold
+
+
+module rnic_core$tx_framer$mpa$hold_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$hold_v
+
+
+module rnic_core$tx_framer$mpa$last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$last
+
+
+module rnic_core$tx_framer$mpa$mask(data,lanes,out);
+
+    // Module arguments
+    input wire  [63:0] data;
+    input wire  [7:0] lanes;
+    output reg  [63:0] out;
+
+    // Update code (custom)
+    assign out = data & {{8{lanes[7]}}, {8{lanes[6]}}, {8{lanes[5]}}, {8{lanes[4]}}, {8{lanes[3]}}, {8{lanes[2]}}, {8{lanes[1]}}, {8{lanes[0]}}};
+endmodule // rnic_core$tx_framer$mpa$mask
+
+
+module rnic_core$tx_framer$mpa$mk_en(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$mk_en
+
+
+module rnic_core$tx_framer$mpa$mo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$mo
+
+
+module rnic_core$tx_framer$mpa$msn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$msn
+
+
+module rnic_core$tx_framer$mpa$opcode(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$opcode
+
+
+module rnic_core$tx_framer$mpa$p_crc_en(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$p_crc_en
+
+
+module rnic_core$tx_framer$mpa$p_psum(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$p_psum
+
+
+module rnic_core$tx_framer$mpa$p_side(d,q,clock);
+
+    // Module arguments
+    input wire  [271:0] d;
+    output reg  [271:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 272'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$p_side
+
+
+module rnic_core$tx_framer$mpa$p_t(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$p_t
+
+
+module rnic_core$tx_framer$mpa$p_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$p_v
+
+
+module rnic_core$tx_framer$mpa$pay_len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$pay_len
+
+
+module rnic_core$tx_framer$mpa$pay_rem(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$pay_rem
+
+
+module rnic_core$tx_framer$mpa$psum(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$psum
+
+
+module rnic_core$tx_framer$mpa$q_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$q_data
+
+
+module rnic_core$tx_framer$mpa$q_half(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$q_half
+
+
+module rnic_core$tx_framer$mpa$q_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$q_last
+
+
+module rnic_core$tx_framer$mpa$q_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$q_valid
+
+
+module rnic_core$tx_framer$mpa$qn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$qn
+
+
+module rnic_core$tx_framer$mpa$side(d,q,clock);
+
+    // Module arguments
+    input wire  [271:0] d;
+    output reg  [271:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 272'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$side
+
+
+module rnic_core$tx_framer$mpa$st(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$st
+
+
+module rnic_core$tx_framer$mpa$stag(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$stag
+
+
+module rnic_core$tx_framer$mpa$to(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$to
+
+
+module rnic_core$tx_framer$mpa$woff(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$woff
+
+
+module rnic_core$tx_framer$mpa$wph(d,q,clock);
+
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$wph
+
+
+module rnic_core$tx_framer$mpa$zfill(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$zfill
+
+
+module rnic_core$tx_framer$rfifo(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [351:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [351:0] data_out;
+    output reg  empty;
+    output reg  [3:0] count;
+
+    // Constant declarations
+    localparam  depth = 4'h8;
+
+    // Stub signals
+    reg  [2:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [351:0] ram$read_data;
+    reg  [2:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [351:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [3:0] wr_ptr$d;
+    wire  [3:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [3:0] wr_ptr_d$d;
+    wire  [3:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [3:0] rd_ptr$d;
+    wire  [3:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [3:0] rd_next;
+    reg  [3:0] used;
+
+    // Sub module instances
+    rnic_core$tx_framer$rfifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_core$tx_framer$rfifo$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_core$tx_framer$rfifo$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_core$tx_framer$rfifo$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 4'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(3)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(3)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 4'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 4'h0;
+            wr_ptr_d$d = 4'h0;
+            rd_ptr$d = 4'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_framer$rfifo
+
+
+module rnic_core$tx_framer$rfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [2:0] read_address;
+    input wire  read_clock;
+    output reg  [351:0] read_data;
+    input wire  [2:0] write_address;
+    input wire  write_clock;
+    input wire  [351:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[351:0] mem[7:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_framer$rfifo$ram
+
+
+module rnic_core$tx_framer$rfifo$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$rfifo$rd_ptr
+
+
+module rnic_core$tx_framer$rfifo$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$rfifo$wr_ptr
+
+
+module rnic_core$tx_framer$rfifo$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$rfifo$wr_ptr_d
+
+
+module rnic_core$tx_qpconn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[7:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_qpconn
+
+
+module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,grant_prio,grant_qp,grant_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] pending;
+    input wire  [63:0] blocked;
+    input wire  prio_valid;
+    output reg  grant_valid;
+    output reg  grant_prio;
+    output reg  [5:0] grant_qp;
+    input wire  grant_ready;
+
+    // Constant declarations
+    localparam  m0 = 64'haaaaaaaaaaaaaaaa;
+    localparam  m1 = 64'hcccccccccccccccc;
+    localparam  m2 = 64'hf0f0f0f0f0f0f0f0;
+    localparam  m3 = 64'hff00ff00ff00ff00;
+    localparam  m4 = 64'hffff0000ffff0000;
+    localparam  m5 = 64'hffffffff00000000;
+
+    // Stub signals
+    reg  [5:0] ptr$d;
+    wire  [5:0] ptr$q;
+    reg  ptr$clock;
+    reg  last_prio$d;
+    wire  last_prio$q;
+    reg  last_prio$clock;
+
+    // Local signals
+    reg  [63:0] elig;
+    reg  [127:0] dbl;
+    reg  [127:0] dsh;
+    reg  [63:0] rot;
+    reg  found;
+    reg  [63:0] onehot;
+    reg  [5:0] idx;
+    reg  [5:0] qp;
+    reg  take_prio;
+
+    // Sub module instances
+    rnic_core$tx_sched$ptr ptr(
+        .d(ptr$d),
+        .q(ptr$q),
+        .clock(ptr$clock)
+    );
+    rnic_core$tx_sched$last_prio last_prio(
+        .d(last_prio$d),
+        .q(last_prio$q),
+        .clock(last_prio$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        ptr$clock = clock;
+        last_prio$clock = clock;
+        ptr$d = ptr$q;
+        last_prio$d = last_prio$q;
+        elig = pending & ~blocked;
+        dbl = {elig, elig};
+        dsh = dbl >> ptr$q;
+        rot = dsh[(32'h0)+:(64)];
+        found = |dsh;
+        onehot = rot & (~rot + 64'h1);
+        idx = 6'h0;
+        if (|(onehot & m0)) begin
+            idx = idx | 6'h1;
+        end
+        if (|(onehot & m1)) begin
+            idx = idx | 6'h2;
+        end
+        if (|(onehot & m2)) begin
+            idx = idx | 6'h4;
+        end
+        if (|(onehot & m3)) begin
+            idx = idx | 6'h8;
+        end
+        if (|(onehot & m4)) begin
+            idx = idx | 6'h10;
+        end
+        if (|(onehot & m5)) begin
+            idx = idx | 6'h20;
+        end
+        qp = ptr$q + idx;
+        take_prio = prio_valid & (~found | ~last_prio$q);
+        grant_valid = found | prio_valid;
+        grant_prio = take_prio;
+        grant_qp = qp;
+        if (grant_valid & grant_ready) begin
+            last_prio$d = take_prio;
+            if (~take_prio) begin
+                ptr$d = qp + 6'h1;
+            end
+        end
+        if (reset) begin
+            ptr$d = 6'h0;
+            last_prio$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_core$tx_sched
+
+
+module rnic_core$tx_sched$last_prio(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$last_prio
+
+
+module rnic_core$tx_sched$ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$ptr
+
+
+module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  wqe_valid;
+    input wire  [5:0] wqe_qp;
+    input wire  [31:0] wqe_idx;
+    input wire  [63:0] wqe_wr_id;
+    input wire  [7:0] wqe_opcode;
+    // Unused on purpose: TxSeg uses only the Signaled and Solicited flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire  [7:0] wqe_flags;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire  [7:0] wqe_num_sge;
+    input wire  [31:0] wqe_imm;
+    input wire  [63:0] wqe_roff;
+    input wire  [31:0] wqe_rstag;
+    input wire  [63:0] wqe_sge0_addr;
+    input wire  [31:0] wqe_sge0_len;
+    input wire  [31:0] wqe_sge0_lkey;
+    input wire  wqe_bad;
+    input wire  cfg_valid;
+    input wire  [5:0] cfg_qp;
+    input wire  [31:0] cfg_seq;
+    input wire  [31:0] cfg_msn_send;
+    input wire  [31:0] cfg_msn_rreq;
+    input wire  [31:0] cfg_seq_start;
+    input wire  [15:0] cfg_mulpdu;
+    input wire  cfg_mk_en;
+    input wire  cfg_crc_en;
+    input wire  desc_ready;
+    input wire  dma_rd_req_ready;
+    input wire  dma_rd_cpl_valid;
+    input wire  [63:0] dma_rd_cpl_data;
+    input wire  [3:0] dma_rd_cpl_keep;
+    // Unused on purpose: the low 2 bits of a payload tag name the reorder slot; the range bits are the arbiter's.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire  [7:0] dma_rd_cpl_tag;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire  dma_rd_cpl_last;
+    input wire  pay_ready;
+    input wire  cq_ready;
+    output reg  wqe_ready;
+    output reg  desc_valid;
+    output reg  [5:0] desc_qp;
+    output reg  [31:0] desc_seq;
+    output reg  desc_crc_en;
+    output reg  desc_mk_en;
+    output reg  [31:0] desc_seq_start;
+    output reg  [3:0] desc_opcode;
+    output reg  desc_last;
+    output reg  [31:0] desc_stag;
+    output reg  [63:0] desc_to;
+    output reg  [31:0] desc_qn;
+    output reg  [31:0] desc_msn;
+    output reg  [31:0] desc_mo;
+    output reg  [15:0] desc_pay_len;
+    output reg  dma_rd_req_valid;
+    output reg  [63:0] dma_rd_req_addr;
+    output reg  [15:0] dma_rd_req_len;
+    output reg  [7:0] dma_rd_req_tag;
+    output reg  dma_rd_cpl_ready;
+    output reg  pay_valid;
+    output reg  [63:0] pay_data;
+    output reg  [3:0] pay_keep;
+    output reg  pay_last;
+    output reg  cq_valid;
+    output reg  [5:0] cq_qp;
+    output reg  [31:0] cq_idx;
+    output reg  [63:0] cq_wr_id;
+    output reg  [7:0] cq_status;
+    output reg  [7:0] cq_opcode;
+    output reg  [31:0] cnt_segs;
+    output reg  [31:0] cnt_bad_wqe;
+
+    // Constant declarations
+    localparam  c_pay_tag = 8'h80;
+    localparam  c_min_mulpdu = 16'h40;
+    localparam  c_qp_op_err = 8'h2;
+    localparam  c_short = 32'h200;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SegState$Idle = 0;
+    localparam SegState$Load = 1;
+    localparam SegState$Seg = 2;
+    localparam SegState$Fin = 3;
+    localparam SegState$Cpl = 4;
+    localparam SegState$Pop = 5;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [5:0] state_ram$read_address;
+    reg  state_ram$read_clock;
+    wire  [145:0] state_ram$read_data;
+    reg  [5:0] state_ram$write_address;
+    reg  state_ram$write_clock;
+    reg  [145:0] state_ram$write_data;
+    reg  state_ram$write_enable;
+    reg  [2:0] st$d;
+    wire  [2:0] st$q;
+    reg  st$clock;
+    reg  [31:0] seq$d;
+    wire  [31:0] seq$q;
+    reg  seq$clock;
+    reg  [31:0] msn0$d;
+    wire  [31:0] msn0$q;
+    reg  msn0$clock;
+    reg  [31:0] msn1$d;
+    wire  [31:0] msn1$q;
+    reg  msn1$clock;
+    reg  [31:0] seq_start$d;
+    wire  [31:0] seq_start$q;
+    reg  seq_start$clock;
+    reg  [15:0] mulpdu$d;
+    wire  [15:0] mulpdu$q;
+    reg  mulpdu$clock;
+    reg  mk$d;
+    wire  mk$q;
+    reg  mk$clock;
+    reg  crc$d;
+    wire  crc$q;
+    reg  crc$clock;
+    reg  is_tagged$d;
+    wire  is_tagged$q;
+    reg  is_tagged$clock;
+    reg  [3:0] rop$d;
+    wire  [3:0] rop$q;
+    reg  rop$clock;
+    reg  [31:0] qn$d;
+    wire  [31:0] qn$q;
+    reg  qn$clock;
+    reg  [31:0] stag$d;
+    wire  [31:0] stag$q;
+    reg  stag$clock;
+    reg  [63:0] to$d;
+    wire  [63:0] to$q;
+    reg  to$clock;
+    reg  [31:0] mo$d;
+    wire  [31:0] mo$q;
+    reg  mo$clock;
+    reg  [31:0] msn$d;
+    wire  [31:0] msn$q;
+    reg  msn$clock;
+    reg  [31:0] rem$d;
+    wire  [31:0] rem$q;
+    reg  rem$clock;
+    reg  [15:0] room$d;
+    wire  [15:0] room$q;
+    reg  room$clock;
+    reg  [63:0] addr$d;
+    wire  [63:0] addr$q;
+    reg  addr$clock;
+    reg  is_rr$d;
+    wire  is_rr$q;
+    reg  is_rr$clock;
+    reg  [7:0] status$d;
+    wire  [7:0] status$q;
+    reg  status$clock;
+    reg  desc_done$d;
+    wire  desc_done$q;
+    reg  desc_done$clock;
+    reg  req_done$d;
+    wire  req_done$q;
+    reg  req_done$clock;
+    reg  [255:0] rr$d;
+    wire  [255:0] rr$q;
+    reg  rr$clock;
+    reg  rr_pending$d;
+    wire  rr_pending$q;
+    reg  rr_pending$clock;
+    reg  [1:0] pbeat$d;
+    wire  [1:0] pbeat$q;
+    reg  pbeat$clock;
+    reg  [2:0] outst$d;
+    wire  [2:0] outst$q;
+    reg  outst$clock;
+    reg  [2:0] unst$d;
+    wire  [2:0] unst$q;
+    reg  unst$clock;
+    reg  [10:0] pbuf$read_address;
+    reg  pbuf$read_clock;
+    wire  [68:0] pbuf$read_data;
+    reg  [10:0] pbuf$write_address;
+    reg  pbuf$write_clock;
+    reg  [68:0] pbuf$write_data;
+    reg  pbuf$write_enable;
+    reg  [1:0] wr_slot$d;
+    wire  [1:0] wr_slot$q;
+    reg  wr_slot$clock;
+    reg  [1:0] rd_slot$d;
+    wire  [1:0] rd_slot$q;
+    reg  rd_slot$clock;
+    reg  [9:0] wc0$d;
+    wire  [9:0] wc0$q;
+    reg  wc0$clock;
+    reg  [9:0] wc1$d;
+    wire  [9:0] wc1$q;
+    reg  wc1$clock;
+    reg  [9:0] wc2$d;
+    wire  [9:0] wc2$q;
+    reg  wc2$clock;
+    reg  [9:0] wc3$d;
+    wire  [9:0] wc3$q;
+    reg  wc3$clock;
+    reg  [9:0] rcnt$d;
+    wire  [9:0] rcnt$q;
+    reg  rcnt$clock;
+    reg  ov$d;
+    wire  ov$q;
+    reg  ov$clock;
+    reg  [10:0] cur_addr$d;
+    wire  [10:0] cur_addr$q;
+    reg  cur_addr$clock;
+    reg  [31:0] n_segs$d;
+    wire  [31:0] n_segs$q;
+    reg  n_segs$clock;
+    reg  [31:0] n_bad$d;
+    wire  [31:0] n_bad$q;
+    reg  n_bad$clock;
+
+    // Local signals
+    reg  [15:0] hdr;
+    reg  [31:0] plen;
+    reg  seg_last;
+    reg  [15:0] flen;
+    // Unused on purpose: only the marker phase (seq - SeqStart) mod 512 is needed.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [31:0] sdiff;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [8:0] p;
+    reg  [15:0] d0;
+    reg  [15:0] rest;
+    reg  [15:0] k;
+    reg  [31:0] adv;
+    reg  need_req;
+    reg  can_issue;
+    reg  d_ok;
+    reg  r_ok;
+    reg  rr_mode;
+    reg  [1:0] cslot;
+    reg  [9:0] cwc;
+    reg  [9:0] hwc;
+    reg  head_ok;
+    reg  drained;
+    reg  [10:0] raddr;
+    reg  req_fire;
+    reg  [2:0] outst_next;
+    reg  [2:0] unst_next;
+    reg  [255:0] rr_in;
+    reg  [31:0] len;
+    reg  sol;
+
+    // Sub module instances
+    rnic_core$tx_seg$state_ram state_ram(
+        .read_address(state_ram$read_address),
+        .read_clock(state_ram$read_clock),
+        .read_data(state_ram$read_data),
+        .write_address(state_ram$write_address),
+        .write_clock(state_ram$write_clock),
+        .write_data(state_ram$write_data),
+        .write_enable(state_ram$write_enable)
+    );
+    rnic_core$tx_seg$st st(
+        .d(st$d),
+        .q(st$q),
+        .clock(st$clock)
+    );
+    rnic_core$tx_seg$seq seq(
+        .d(seq$d),
+        .q(seq$q),
+        .clock(seq$clock)
+    );
+    rnic_core$tx_seg$msn0 msn0(
+        .d(msn0$d),
+        .q(msn0$q),
+        .clock(msn0$clock)
+    );
+    rnic_core$tx_seg$msn1 msn1(
+        .d(msn1$d),
+        .q(msn1$q),
+        .clock(msn1$clock)
+    );
+    rnic_core$tx_seg$seq_start seq_start(
+        .d(seq_start$d),
+        .q(seq_start$q),
+        .clock(seq_start$clock)
+    );
+    rnic_core$tx_seg$mulpdu mulpdu(
+        .d(mulpdu$d),
+        .q(mulpdu$q),
+        .clock(mulpdu$clock)
+    );
+    rnic_core$tx_seg$mk mk(
+        .d(mk$d),
+        .q(mk$q),
+        .clock(mk$clock)
+    );
+    rnic_core$tx_seg$crc crc(
+        .d(crc$d),
+        .q(crc$q),
+        .clock(crc$clock)
+    );
+    rnic_core$tx_seg$is_tagged is_tagged(
+        .d(is_tagged$d),
+        .q(is_tagged$q),
+        .clock(is_tagged$clock)
+    );
+    rnic_core$tx_seg$rop rop(
+        .d(rop$d),
+        .q(rop$q),
+        .clock(rop$clock)
+    );
+    rnic_core$tx_seg$qn qn(
+        .d(qn$d),
+        .q(qn$q),
+        .clock(qn$clock)
+    );
+    rnic_core$tx_seg$stag stag(
+        .d(stag$d),
+        .q(stag$q),
+        .clock(stag$clock)
+    );
+    rnic_core$tx_seg$to to(
+        .d(to$d),
+        .q(to$q),
+        .clock(to$clock)
+    );
+    rnic_core$tx_seg$mo mo(
+        .d(mo$d),
+        .q(mo$q),
+        .clock(mo$clock)
+    );
+    rnic_core$tx_seg$msn msn(
+        .d(msn$d),
+        .q(msn$q),
+        .clock(msn$clock)
+    );
+    rnic_core$tx_seg$rem rem(
+        .d(rem$d),
+        .q(rem$q),
+        .clock(rem$clock)
+    );
+    rnic_core$tx_seg$room room(
+        .d(room$d),
+        .q(room$q),
+        .clock(room$clock)
+    );
+    rnic_core$tx_seg$addr addr(
+        .d(addr$d),
+        .q(addr$q),
+        .clock(addr$clock)
+    );
+    rnic_core$tx_seg$is_rr is_rr(
+        .d(is_rr$d),
+        .q(is_rr$q),
+        .clock(is_rr$clock)
+    );
+    rnic_core$tx_seg$status status(
+        .d(status$d),
+        .q(status$q),
+        .clock(status$clock)
+    );
+    rnic_core$tx_seg$desc_done desc_done(
+        .d(desc_done$d),
+        .q(desc_done$q),
+        .clock(desc_done$clock)
+    );
+    rnic_core$tx_seg$req_done req_done(
+        .d(req_done$d),
+        .q(req_done$q),
+        .clock(req_done$clock)
+    );
+    rnic_core$tx_seg$rr rr(
+        .d(rr$d),
+        .q(rr$q),
+        .clock(rr$clock)
+    );
+    rnic_core$tx_seg$rr_pending rr_pending(
+        .d(rr_pending$d),
+        .q(rr_pending$q),
+        .clock(rr_pending$clock)
+    );
+    rnic_core$tx_seg$pbeat pbeat(
+        .d(pbeat$d),
+        .q(pbeat$q),
+        .clock(pbeat$clock)
+    );
+    rnic_core$tx_seg$outst outst(
+        .d(outst$d),
+        .q(outst$q),
+        .clock(outst$clock)
+    );
+    rnic_core$tx_seg$unst unst(
+        .d(unst$d),
+        .q(unst$q),
+        .clock(unst$clock)
+    );
+    rnic_core$tx_seg$pbuf pbuf(
+        .read_address(pbuf$read_address),
+        .read_clock(pbuf$read_clock),
+        .read_data(pbuf$read_data),
+        .write_address(pbuf$write_address),
+        .write_clock(pbuf$write_clock),
+        .write_data(pbuf$write_data),
+        .write_enable(pbuf$write_enable)
+    );
+    rnic_core$tx_seg$wr_slot wr_slot(
+        .d(wr_slot$d),
+        .q(wr_slot$q),
+        .clock(wr_slot$clock)
+    );
+    rnic_core$tx_seg$rd_slot rd_slot(
+        .d(rd_slot$d),
+        .q(rd_slot$q),
+        .clock(rd_slot$clock)
+    );
+    rnic_core$tx_seg$wc0 wc0(
+        .d(wc0$d),
+        .q(wc0$q),
+        .clock(wc0$clock)
+    );
+    rnic_core$tx_seg$wc1 wc1(
+        .d(wc1$d),
+        .q(wc1$q),
+        .clock(wc1$clock)
+    );
+    rnic_core$tx_seg$wc2 wc2(
+        .d(wc2$d),
+        .q(wc2$q),
+        .clock(wc2$clock)
+    );
+    rnic_core$tx_seg$wc3 wc3(
+        .d(wc3$d),
+        .q(wc3$q),
+        .clock(wc3$clock)
+    );
+    rnic_core$tx_seg$rcnt rcnt(
+        .d(rcnt$d),
+        .q(rcnt$q),
+        .clock(rcnt$clock)
+    );
+    rnic_core$tx_seg$ov ov(
+        .d(ov$d),
+        .q(ov$q),
+        .clock(ov$clock)
+    );
+    rnic_core$tx_seg$cur_addr cur_addr(
+        .d(cur_addr$d),
+        .q(cur_addr$q),
+        .clock(cur_addr$clock)
+    );
+    rnic_core$tx_seg$n_segs n_segs(
+        .d(n_segs$d),
+        .q(n_segs$q),
+        .clock(n_segs$clock)
+    );
+    rnic_core$tx_seg$n_bad n_bad(
+        .d(n_bad$d),
+        .q(n_bad$q),
+        .clock(n_bad$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        st$clock = clock;
+        seq$clock = clock;
+        msn0$clock = clock;
+        msn1$clock = clock;
+        seq_start$clock = clock;
+        mulpdu$clock = clock;
+        mk$clock = clock;
+        crc$clock = clock;
+        is_tagged$clock = clock;
+        rop$clock = clock;
+        qn$clock = clock;
+        stag$clock = clock;
+        to$clock = clock;
+        mo$clock = clock;
+        msn$clock = clock;
+        rem$clock = clock;
+        room$clock = clock;
+        addr$clock = clock;
+        is_rr$clock = clock;
+        status$clock = clock;
+        desc_done$clock = clock;
+        req_done$clock = clock;
+        rr$clock = clock;
+        rr_pending$clock = clock;
+        pbeat$clock = clock;
+        outst$clock = clock;
+        unst$clock = clock;
+        wr_slot$clock = clock;
+        rd_slot$clock = clock;
+        wc0$clock = clock;
+        wc1$clock = clock;
+        wc2$clock = clock;
+        wc3$clock = clock;
+        rcnt$clock = clock;
+        ov$clock = clock;
+        cur_addr$clock = clock;
+        n_segs$clock = clock;
+        n_bad$clock = clock;
+        st$d = st$q;
+        seq$d = seq$q;
+        msn0$d = msn0$q;
+        msn1$d = msn1$q;
+        seq_start$d = seq_start$q;
+        mulpdu$d = mulpdu$q;
+        mk$d = mk$q;
+        crc$d = crc$q;
+        is_tagged$d = is_tagged$q;
+        rop$d = rop$q;
+        qn$d = qn$q;
+        stag$d = stag$q;
+        to$d = to$q;
+        mo$d = mo$q;
+        msn$d = msn$q;
+        rem$d = rem$q;
+        room$d = room$q;
+        addr$d = addr$q;
+        is_rr$d = is_rr$q;
+        status$d = status$q;
+        desc_done$d = desc_done$q;
+        req_done$d = req_done$q;
+        rr$d = rr$q;
+        rr_pending$d = rr_pending$q;
+        pbeat$d = pbeat$q;
+        outst$d = outst$q;
+        unst$d = unst$q;
+        wr_slot$d = wr_slot$q;
+        rd_slot$d = rd_slot$q;
+        wc0$d = wc0$q;
+        wc1$d = wc1$q;
+        wc2$d = wc2$q;
+        wc3$d = wc3$q;
+        rcnt$d = rcnt$q;
+        ov$d = ov$q;
+        cur_addr$d = cur_addr$q;
+        n_segs$d = n_segs$q;
+        n_bad$d = n_bad$q;
+        state_ram$read_clock = clock;
+        state_ram$write_clock = clock;
+        state_ram$read_address = wqe_qp;
+        state_ram$write_enable = cfg_valid;
+        state_ram$write_address = cfg_qp;
+        state_ram$write_data = {cfg_crc_en, cfg_mk_en, cfg_mulpdu, cfg_seq_start, cfg_msn_rreq, cfg_msn_send, cfg_seq};
+        hdr = 16'h12;
+        if (is_tagged$q) begin
+            hdr = 16'he;
+        end
+        plen = rem$q;
+        seg_last = 1'b1;
+        if (rem$q > {{16{1'b0}}, room$q}) begin
+            plen = {{16{1'b0}}, room$q};
+            seg_last = 1'b0;
+        end
+        flen = ((hdr + plen[(32'h0)+:(16)] + 16'h5) & 16'hfffc) + 16'h4;
+        sdiff = seq$q - seq_start$q;
+        p = sdiff[(32'h0)+:(9)];
+        d0 = {{7{1'b0}}, (9'h0 - p)};
+        k = 16'h0;
+        if (flen > d0) begin
+            rest = flen - d0;
+            k = 16'h1;
+        end
+        else begin
+            rest = 16'h0;
+        end
+        if (rest > 16'h1fc) begin
+            k = k + 16'h1;
+        end
+        if (rest > 16'h3f8) begin
+            k = k + 16'h1;
+        end
+        if (rest > 16'h5f4) begin
+            k = k + 16'h1;
+        end
+        if (rest > 16'h7f0) begin
+            k = k + 16'h1;
+        end
+        if (rest > 16'h9ec) begin
+            k = k + 16'h1;
+        end
+        if (rest > 16'hbe8) begin
+            k = k + 16'h1;
+        end
+        if (rest > 16'hde4) begin
+            k = k + 16'h1;
+        end
+        if (rest > 16'hfe0) begin
+            k = k + 16'h1;
+        end
+        adv = {{16{1'b0}}, flen};
+        if (mk$q) begin
+            adv = {{16{1'b0}}, (flen + (k << 32'h2))};
+        end
+        desc_valid = (st$q == SegState$Seg) & ~desc_done$q;
+        desc_qp = wqe_qp;
+        desc_seq = seq$q;
+        desc_crc_en = crc$q;
+        desc_mk_en = mk$q;
+        desc_seq_start = seq_start$q;
+        desc_opcode = rop$q;
+        desc_last = seg_last;
+        desc_stag = stag$q;
+        desc_to = to$q;
+        desc_qn = qn$q;
+        desc_msn = msn$q;
+        desc_mo = mo$q;
+        desc_pay_len = plen[(32'h0)+:(16)];
+        need_req = ~is_rr$q & |plen;
+        can_issue = ~rr_pending$q & (outst$q < 3'h4) & ((plen <= c_short) | (unst$q == 3'h0));
+        dma_rd_req_valid = (st$q == SegState$Seg) & need_req & ~req_done$q & can_issue;
+        dma_rd_req_addr = addr$q;
+        dma_rd_req_len = plen[(32'h0)+:(16)];
+        dma_rd_req_tag = c_pay_tag | {{6{1'b0}}, wr_slot$q};
+        req_fire = dma_rd_req_valid & dma_rd_req_ready;
+        d_ok = desc_done$q | (desc_valid & desc_ready);
+        r_ok = ~need_req | req_done$q | req_fire;
+        pbuf$read_clock = clock;
+        pbuf$write_clock = clock;
+        dma_rd_cpl_ready = 1'b1;
+        cslot = dma_rd_cpl_tag[(32'h0)+:(2)];
+        cwc = wc0$q;
+        if (cslot == 2'h1) begin
+            cwc = wc1$q;
+        end
+        if (cslot == 2'h2) begin
+            cwc = wc2$q;
+        end
+        if (cslot == 2'h3) begin
+            cwc = wc3$q;
+        end
+        pbuf$write_enable = dma_rd_cpl_valid;
+        pbuf$write_address = ({{9{1'b0}}, cslot} << 32'h9) | {{1{1'b0}}, (cwc & 10'h1ff)};
+        pbuf$write_data = {dma_rd_cpl_last, dma_rd_cpl_keep, dma_rd_cpl_data};
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 2'h0) begin
+                wc0$d = wc0$q + 10'h1;
+            end
+            if (cslot == 2'h1) begin
+                wc1$d = wc1$q + 10'h1;
+            end
+            if (cslot == 2'h2) begin
+                wc2$d = wc2$q + 10'h1;
+            end
+            if (cslot == 2'h3) begin
+                wc3$d = wc3$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            wr_slot$d = wr_slot$q + 2'h1;
+            if (wr_slot$q == 2'h0) begin
+                wc0$d = 10'h0;
+            end
+            if (wr_slot$q == 2'h1) begin
+                wc1$d = 10'h0;
+            end
+            if (wr_slot$q == 2'h2) begin
+                wc2$d = 10'h0;
+            end
+            if (wr_slot$q == 2'h3) begin
+                wc3$d = 10'h0;
+            end
+        end
+        hwc = wc0$q;
+        if (rd_slot$q == 2'h1) begin
+            hwc = wc1$q;
+        end
+        if (rd_slot$q == 2'h2) begin
+            hwc = wc2$q;
+        end
+        if (rd_slot$q == 2'h3) begin
+            hwc = wc3$q;
+        end
+        head_ok = (outst$q != 3'h0) & (rcnt$q < hwc);
+        rr_mode = rr_pending$q & (outst$q == 3'h0);
+        pay_valid = ov$q;
+        pay_data = pbuf$read_data[(32'h0)+:(64)];
+        pay_keep = pbuf$read_data[(32'h40)+:(4)];
+        pay_last = pbuf$read_data[32'h44];
+        drained = 1'b0;
+        pbuf$read_address = cur_addr$q;
+        if (ov$q & ~pay_ready) begin
+            ov$d = 1'b1;
+        end
+        else if (ov$q & pbuf$read_data[32'h44]) begin
+            drained = 1'b1;
+            ov$d = 1'b0;
+            rcnt$d = 10'h0;
+            rd_slot$d = rd_slot$q + 2'h1;
+        end
+        else if (head_ok) begin
+            raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{1{1'b0}}, (rcnt$q & 10'h1ff)};
+            pbuf$read_address = raddr;
+            cur_addr$d = raddr;
+            rcnt$d = rcnt$q + 10'h1;
+            ov$d = 1'b1;
+        end
+        else begin
+            ov$d = 1'b0;
+        end
+        if (rr_mode) begin
+            pay_valid = 1'b1;
+            pay_data = rr$q[(32'h0)+:(64)];
+            pay_keep = 4'h8;
+            pay_last = pbeat$q == 2'h3;
+            if (pbeat$q == 2'h3) begin
+                pay_keep = 4'h4;
+            end
+            if (pay_ready) begin
+                rr$d = {{64{1'b0}}, rr$q[255:64]};
+                pbeat$d = pbeat$q + 2'h1;
+                if (pbeat$q == 2'h3) begin
+                    rr_pending$d = 1'b0;
+                end
+            end
+        end
+        outst_next = outst$q;
+        if (req_fire) begin
+            outst_next = outst_next + 3'h1;
+        end
+        if (drained) begin
+            outst_next = outst_next - 3'h1;
+        end
+        outst$d = outst_next;
+        unst_next = unst$q;
+        if (req_fire) begin
+            unst_next = unst_next + 3'h1;
+        end
+        if (dma_rd_cpl_valid & (cwc == 10'h0)) begin
+            unst_next = unst_next - 3'h1;
+        end
+        unst$d = unst_next;
+        rr_in = {{32{1'b0}}, wqe_roff[(32'h0)+:(8)], wqe_roff[(32'h8)+:(8)], wqe_roff[(32'h10)+:(8)], wqe_roff[(32'h18)+:(8)], wqe_roff[(32'h20)+:(8)], wqe_roff[(32'h28)+:(8)], wqe_roff[(32'h30)+:(8)], wqe_roff[(32'h38)+:(8)], wqe_rstag[(32'h0)+:(8)], wqe_rstag[(32'h8)+:(8)], wqe_rstag[(32'h10)+:(8)], wqe_rstag[(32'h18)+:(8)], wqe_sge0_len[(32'h0)+:(8)], wqe_sge0_len[(32'h8)+:(8)], wqe_sge0_len[(32'h10)+:(8)], wqe_sge0_len[(32'h18)+:(8)], wqe_sge0_addr[(32'h0)+:(8)], wqe_sge0_addr[(32'h8)+:(8)], wqe_sge0_addr[(32'h10)+:(8)], wqe_sge0_addr[(32'h18)+:(8)], wqe_sge0_addr[(32'h20)+:(8)], wqe_sge0_addr[(32'h28)+:(8)], wqe_sge0_addr[(32'h30)+:(8)], wqe_sge0_addr[(32'h38)+:(8)], wqe_sge0_lkey[(32'h0)+:(8)], wqe_sge0_lkey[(32'h8)+:(8)], wqe_sge0_lkey[(32'h10)+:(8)], wqe_sge0_lkey[(32'h18)+:(8)]};
+        wqe_ready = 1'b0;
+        cq_valid = 1'b0;
+        cq_qp = wqe_qp;
+        cq_idx = wqe_idx;
+        cq_wr_id = wqe_wr_id;
+        cq_status = status$q;
+        cq_opcode = wqe_opcode;
+        len = 32'h0;
+        if (|wqe_num_sge) begin
+            len = wqe_sge0_len;
+        end
+        sol = wqe_flags[32'h1];
+        case (st$q)
+            SegState$Idle:
+                begin
+                    if (wqe_valid & ~rr_pending$q) begin
+                        st$d = SegState$Load;
+                    end
+                end
+            SegState$Load:
+                begin
+                    seq$d = state_ram$read_data[(32'h0)+:(32)];
+                    msn0$d = state_ram$read_data[(32'h20)+:(32)];
+                    msn1$d = state_ram$read_data[(32'h40)+:(32)];
+                    seq_start$d = state_ram$read_data[(32'h60)+:(32)];
+                    mulpdu$d = state_ram$read_data[(32'h80)+:(16)];
+                    mk$d = state_ram$read_data[32'h90];
+                    crc$d = state_ram$read_data[32'h91];
+                    to$d = wqe_roff;
+                    mo$d = 32'h0;
+                    addr$d = wqe_sge0_addr;
+                    rem$d = len;
+                    stag$d = 32'h0;
+                    qn$d = 32'h0;
+                    msn$d = state_ram$read_data[(32'h20)+:(32)];
+                    is_rr$d = 1'b0;
+                    is_tagged$d = 1'b0;
+                    desc_done$d = 1'b0;
+                    req_done$d = 1'b0;
+                    status$d = 8'h0;
+                    room$d = state_ram$read_data[(32'h80)+:(16)] - 16'h12;
+                    st$d = SegState$Seg;
+                    if (wqe_opcode == 8'h0) begin
+                        is_tagged$d = 1'b1;
+                        rop$d = 4'h0;
+                        stag$d = wqe_rstag;
+                        room$d = state_ram$read_data[(32'h80)+:(16)] - 16'he;
+                    end
+                    else if (wqe_opcode == 8'h2) begin
+                        rop$d = 4'h3;
+                        if (sol) begin
+                            rop$d = 4'h5;
+                        end
+                        msn0$d = state_ram$read_data[(32'h20)+:(32)] + 32'h1;
+                    end
+                    else if (wqe_opcode == 8'h3) begin
+                        rop$d = 4'h4;
+                        if (sol) begin
+                            rop$d = 4'h6;
+                        end
+                        stag$d = wqe_imm;
+                        msn0$d = state_ram$read_data[(32'h20)+:(32)] + 32'h1;
+                    end
+                    else begin
+                        rop$d = 4'h1;
+                        qn$d = 32'h1;
+                        is_rr$d = 1'b1;
+                        rem$d = 32'h1c;
+                        room$d = 16'h1c;
+                        msn$d = state_ram$read_data[(32'h40)+:(32)];
+                        msn1$d = state_ram$read_data[(32'h40)+:(32)] + 32'h1;
+                        rr$d = rr_in;
+                    end
+                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | (wqe_num_sge > 8'h1) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu)) begin
+                        status$d = c_qp_op_err;
+                        n_bad$d = n_bad$q + 32'h1;
+                        st$d = SegState$Cpl;
+                    end
+                end
+            SegState$Seg:
+                begin
+                    if (desc_valid & desc_ready) begin
+                        desc_done$d = 1'b1;
+                    end
+                    if (req_fire) begin
+                        req_done$d = 1'b1;
+                    end
+                    if (d_ok & r_ok) begin
+                        desc_done$d = 1'b0;
+                        req_done$d = 1'b0;
+                        seq$d = seq$q + adv;
+                        rem$d = rem$q - plen;
+                        to$d = to$q + {{32{1'b0}}, plen};
+                        mo$d = mo$q + plen;
+                        addr$d = addr$q + {{32{1'b0}}, plen};
+                        n_segs$d = n_segs$q + 32'h1;
+                        if (is_rr$q) begin
+                            rr_pending$d = 1'b1;
+                            pbeat$d = 2'h0;
+                        end
+                        if (seg_last) begin
+                            st$d = SegState$Fin;
+                        end
+                    end
+                end
+            SegState$Fin:
+                begin
+                    if (~cfg_valid) begin
+                        state_ram$write_enable = 1'b1;
+                        state_ram$write_address = wqe_qp;
+                        state_ram$write_data = {crc$q, mk$q, mulpdu$q, seq_start$q, msn1$q, msn0$q, seq$q};
+                    end
+                    st$d = SegState$Pop;
+                    if (wqe_flags[32'h0]) begin
+                        st$d = SegState$Cpl;
+                    end
+                end
+            SegState$Cpl:
+                begin
+                    cq_valid = 1'b1;
+                    if (cq_ready) begin
+                        st$d = SegState$Pop;
+                    end
+                end
+            SegState$Pop:
+                begin
+                    wqe_ready = 1'b1;
+                    st$d = SegState$Idle;
+                end
+            default:
+                begin
+                    st$d = SegState$Idle;
+                end
+        endcase
+        cnt_segs = n_segs$q;
+        cnt_bad_wqe = n_bad$q;
+        if (reset) begin
+            st$d = SegState$Idle;
+            rr_pending$d = 1'b0;
+            outst$d = 3'h0;
+            unst$d = 3'h0;
+            wr_slot$d = 2'h0;
+            rd_slot$d = 2'h0;
+            rcnt$d = 10'h0;
+            ov$d = 1'b0;
+            desc_done$d = 1'b0;
+            req_done$d = 1'b0;
+            n_segs$d = 32'h0;
+            n_bad$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$tx_seg
+
+
+module rnic_core$tx_seg$addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$addr
+
+
+module rnic_core$tx_seg$crc(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$crc
+
+
+module rnic_core$tx_seg$cur_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [10:0] d;
+    output reg  [10:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 11'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$cur_addr
+
+
+module rnic_core$tx_seg$desc_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$desc_done
+
+
+module rnic_core$tx_seg$is_rr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$is_rr
+
+
+module rnic_core$tx_seg$is_tagged(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$is_tagged
+
+
+module rnic_core$tx_seg$mk(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$mk
+
+
+module rnic_core$tx_seg$mo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$mo
+
+
+module rnic_core$tx_seg$msn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$msn
+
+
+module rnic_core$tx_seg$msn0(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$msn0
+
+
+module rnic_core$tx_seg$msn1(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$msn1
+
+
+module rnic_core$tx_seg$mulpdu(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$mulpdu
+
+
+module rnic_core$tx_seg$n_bad(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$n_bad
+
+
+module rnic_core$tx_seg$n_segs(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$n_segs
+
+
+module rnic_core$tx_seg$outst(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$outst
+
+
+module rnic_core$tx_seg$ov(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$ov
+
+
+module rnic_core$tx_seg$pbeat(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$pbeat
+
+
+module rnic_core$tx_seg$pbuf(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [10:0] read_address;
+    input wire  read_clock;
+    output reg  [68:0] read_data;
+    input wire  [10:0] write_address;
+    input wire  write_clock;
+    input wire  [68:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[68:0] mem[2047:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_seg$pbuf
+
+
+module rnic_core$tx_seg$qn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$qn
+
+
+module rnic_core$tx_seg$rcnt(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$rcnt
+
+
+module rnic_core$tx_seg$rd_slot(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$rd_slot
+
+
+module rnic_core$tx_seg$rem(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$rem
+
+
+module rnic_core$tx_seg$req_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$req_done
+
+
+module rnic_core$tx_seg$room(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$room
+
+
+module rnic_core$tx_seg$rop(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$rop
+
+
+module rnic_core$tx_seg$rr(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$rr
+
+
+module rnic_core$tx_seg$rr_pending(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$rr_pending
+
+
+module rnic_core$tx_seg$seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$seq
+
+
+module rnic_core$tx_seg$seq_start(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$seq_start
+
+
+module rnic_core$tx_seg$st(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SegState$Idle = 0;
+    localparam SegState$Load = 1;
+    localparam SegState$Seg = 2;
+    localparam SegState$Fin = 3;
+    localparam SegState$Cpl = 4;
+    localparam SegState$Pop = 5;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$st
+
+
+module rnic_core$tx_seg$stag(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$stag
+
+
+module rnic_core$tx_seg$state_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [145:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [145:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[145:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_seg$state_ram
+
+
+module rnic_core$tx_seg$status(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$status
+
+
+module rnic_core$tx_seg$to(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$to
+
+
+module rnic_core$tx_seg$unst(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$unst
+
+
+module rnic_core$tx_seg$wc0(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wc0
+
+
+module rnic_core$tx_seg$wc1(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wc1
+
+
+module rnic_core$tx_seg$wc2(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wc2
+
+
+module rnic_core$tx_seg$wc3(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wc3
+
+
+module rnic_core$tx_seg$wr_slot(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wr_slot
+
+
+module rnic_core$tx_wnxt(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_wnxt
+
+
+module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,cnt_fetch);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  cfg_valid;
+    input wire  [5:0] cfg_qp;
+    input wire  [63:0] cfg_base;
+    input wire  [4:0] cfg_log2;
+    input wire  [31:0] cfg_ci;
+    input wire  grant_valid;
+    input wire  [5:0] grant_qp;
+    output reg  grant_ready;
+    output reg  [63:0] busy;
+    output reg  take_valid;
+    output reg  [5:0] take_qp;
+    input wire  [31:0] take_prod;
+    output reg  rearm_valid;
+    output reg  [5:0] rearm_qp;
+    output reg  dma_rd_req_valid;
+    input wire  dma_rd_req_ready;
+    output reg  [63:0] dma_rd_req_addr;
+    output reg  [15:0] dma_rd_req_len;
+    output reg  [7:0] dma_rd_req_tag;
+    input wire  dma_rd_cpl_valid;
+    output reg  dma_rd_cpl_ready;
+    input wire  [63:0] dma_rd_cpl_data;
+    input wire  dma_rd_cpl_last;
+    // Unused on purpose: 4 WQE fetches in flight: the low 2 bits of the tag name the fetch.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire  [7:0] dma_rd_cpl_tag;
+    /* verilator lint_on UNUSEDSIGNAL */
+    output reg  wqe_valid;
+    input wire  wqe_ready;
+    output reg  [5:0] wqe_qp;
+    output reg  [31:0] wqe_idx;
+    output reg  [63:0] wqe_wr_id;
+    output reg  [7:0] wqe_opcode;
+    output reg  [7:0] wqe_flags;
+    output reg  [7:0] wqe_num_sge;
+    output reg  [31:0] wqe_imm;
+    output reg  [63:0] wqe_roff;
+    output reg  [31:0] wqe_rstag;
+    output reg  [63:0] wqe_sge0_addr;
+    output reg  [31:0] wqe_sge0_len;
+    output reg  [31:0] wqe_sge0_lkey;
+    output reg  [63:0] wqe_sge1_addr;
+    output reg  [31:0] wqe_sge1_len;
+    output reg  [31:0] wqe_sge1_lkey;
+    output reg  wqe_bad;
+    output reg  [2:0] wqe_reason;
+    output reg  [31:0] cnt_fetch;
+
+    // Constant declarations
+    localparam  c_prefetch = 32'h8;
+    localparam  c_rsv = 3'b10;
+    localparam  c_op = 3'b1;
+    localparam  c_sol = 3'b100;
+    localparam  c_nsge = 3'b11;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam FetchState$Idle = 0;
+    localparam FetchState$Calc = 1;
+    localparam FetchState$Issue = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [5:0] ring$read_address;
+    reg  ring$read_clock;
+    wire  [68:0] ring$read_data;
+    reg  [5:0] ring$write_address;
+    reg  ring$write_clock;
+    reg  [68:0] ring$write_data;
+    reg  ring$write_enable;
+    reg  [5:0] cis$read_address;
+    reg  cis$read_clock;
+    wire  [31:0] cis$read_data;
+    reg  [5:0] cis$write_address;
+    reg  cis$write_clock;
+    reg  [31:0] cis$write_data;
+    reg  cis$write_enable;
+    reg  fifo$clock;
+    reg  fifo$reset;
+    reg  fifo$write;
+    reg  [549:0] fifo$data_in;
+    // Unused on purpose: room in the WQE FIFO is reserved before each fetch is requested.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$read;
+    wire  [549:0] fifo$data_out;
+    wire  fifo$empty;
+    wire  [5:0] fifo$count;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  [5:0] qp$d;
+    wire  [5:0] qp$q;
+    reg  qp$clock;
+    reg  [3:0] n$d;
+    wire  [3:0] n$q;
+    reg  n$clock;
+    reg  more$d;
+    wire  more$q;
+    reg  more$clock;
+    reg  [31:0] ci$d;
+    wire  [31:0] ci$q;
+    reg  ci$clock;
+    reg  [63:0] addr$d;
+    wire  [63:0] addr$q;
+    reg  addr$clock;
+    reg  [63:0] busy_r$d;
+    wire  [63:0] busy_r$q;
+    reg  busy_r$clock;
+    reg  [3:0] free$d;
+    wire  [3:0] free$q;
+    reg  free$clock;
+    reg  [5:0] ifl$d;
+    wire  [5:0] ifl$q;
+    reg  ifl$clock;
+    reg  [5:0] e0_qp$d;
+    wire  [5:0] e0_qp$q;
+    reg  e0_qp$clock;
+    reg  [5:0] e1_qp$d;
+    wire  [5:0] e1_qp$q;
+    reg  e1_qp$clock;
+    reg  [5:0] e2_qp$d;
+    wire  [5:0] e2_qp$q;
+    reg  e2_qp$clock;
+    reg  [5:0] e3_qp$d;
+    wire  [5:0] e3_qp$q;
+    reg  e3_qp$clock;
+    reg  [31:0] e0_ci$d;
+    wire  [31:0] e0_ci$q;
+    reg  e0_ci$clock;
+    reg  [31:0] e1_ci$d;
+    wire  [31:0] e1_ci$q;
+    reg  e1_ci$clock;
+    reg  [31:0] e2_ci$d;
+    wire  [31:0] e2_ci$q;
+    reg  e2_ci$clock;
+    reg  [31:0] e3_ci$d;
+    wire  [31:0] e3_ci$q;
+    reg  e3_ci$clock;
+    reg  [3:0] e_more$d;
+    wire  [3:0] e_more$q;
+    reg  e_more$clock;
+    reg  [511:0] wbuf$d;
+    wire  [511:0] wbuf$q;
+    reg  wbuf$clock;
+    reg  [2:0] beat$d;
+    wire  [2:0] beat$q;
+    reg  beat$clock;
+    reg  [3:0] wcount$d;
+    wire  [3:0] wcount$q;
+    reg  wcount$clock;
+    reg  [31:0] n_fetch$d;
+    wire  [31:0] n_fetch$q;
+    reg  n_fetch$clock;
+
+    // Local signals
+    reg  [31:0] avail;
+    reg  [31:0] mask;
+    reg  [31:0] slot;
+    reg  [31:0] to_end;
+    reg  [31:0] nn;
+    reg  [1:0] tag;
+    reg  any_free;
+    reg  [1:0] ctag;
+    reg  [5:0] c_qp;
+    reg  [31:0] c_ci;
+    reg  c_more;
+    reg  [3:0] more_sh;
+    reg  [511:0] buf_next;
+    reg  push;
+    reg  [3:0] free_next;
+    reg  [5:0] ifl_next;
+    reg  issued;
+    reg  [63:0] busy_next;
+    reg  [511:0] raw;
+    reg  [7:0] op;
+    reg  [7:0] fl;
+    reg  [7:0] nsge;
+
+    // Sub module instances
+    rnic_core$wqe_fetch$ring ring(
+        .read_address(ring$read_address),
+        .read_clock(ring$read_clock),
+        .read_data(ring$read_data),
+        .write_address(ring$write_address),
+        .write_clock(ring$write_clock),
+        .write_data(ring$write_data),
+        .write_enable(ring$write_enable)
+    );
+    rnic_core$wqe_fetch$cis cis(
+        .read_address(cis$read_address),
+        .read_clock(cis$read_clock),
+        .read_data(cis$read_data),
+        .write_address(cis$write_address),
+        .write_clock(cis$write_clock),
+        .write_data(cis$write_data),
+        .write_enable(cis$write_enable)
+    );
+    rnic_core$wqe_fetch$fifo fifo(
+        .clock(fifo$clock),
+        .reset(fifo$reset),
+        .write(fifo$write),
+        .data_in(fifo$data_in),
+        .full(fifo$full),
+        .read(fifo$read),
+        .data_out(fifo$data_out),
+        .empty(fifo$empty),
+        .count(fifo$count)
+    );
+    rnic_core$wqe_fetch$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_core$wqe_fetch$qp qp(
+        .d(qp$d),
+        .q(qp$q),
+        .clock(qp$clock)
+    );
+    rnic_core$wqe_fetch$n n(
+        .d(n$d),
+        .q(n$q),
+        .clock(n$clock)
+    );
+    rnic_core$wqe_fetch$more more(
+        .d(more$d),
+        .q(more$q),
+        .clock(more$clock)
+    );
+    rnic_core$wqe_fetch$ci ci(
+        .d(ci$d),
+        .q(ci$q),
+        .clock(ci$clock)
+    );
+    rnic_core$wqe_fetch$addr addr(
+        .d(addr$d),
+        .q(addr$q),
+        .clock(addr$clock)
+    );
+    rnic_core$wqe_fetch$busy_r busy_r(
+        .d(busy_r$d),
+        .q(busy_r$q),
+        .clock(busy_r$clock)
+    );
+    rnic_core$wqe_fetch$free free(
+        .d(free$d),
+        .q(free$q),
+        .clock(free$clock)
+    );
+    rnic_core$wqe_fetch$ifl ifl(
+        .d(ifl$d),
+        .q(ifl$q),
+        .clock(ifl$clock)
+    );
+    rnic_core$wqe_fetch$e0_qp e0_qp(
+        .d(e0_qp$d),
+        .q(e0_qp$q),
+        .clock(e0_qp$clock)
+    );
+    rnic_core$wqe_fetch$e1_qp e1_qp(
+        .d(e1_qp$d),
+        .q(e1_qp$q),
+        .clock(e1_qp$clock)
+    );
+    rnic_core$wqe_fetch$e2_qp e2_qp(
+        .d(e2_qp$d),
+        .q(e2_qp$q),
+        .clock(e2_qp$clock)
+    );
+    rnic_core$wqe_fetch$e3_qp e3_qp(
+        .d(e3_qp$d),
+        .q(e3_qp$q),
+        .clock(e3_qp$clock)
+    );
+    rnic_core$wqe_fetch$e0_ci e0_ci(
+        .d(e0_ci$d),
+        .q(e0_ci$q),
+        .clock(e0_ci$clock)
+    );
+    rnic_core$wqe_fetch$e1_ci e1_ci(
+        .d(e1_ci$d),
+        .q(e1_ci$q),
+        .clock(e1_ci$clock)
+    );
+    rnic_core$wqe_fetch$e2_ci e2_ci(
+        .d(e2_ci$d),
+        .q(e2_ci$q),
+        .clock(e2_ci$clock)
+    );
+    rnic_core$wqe_fetch$e3_ci e3_ci(
+        .d(e3_ci$d),
+        .q(e3_ci$q),
+        .clock(e3_ci$clock)
+    );
+    rnic_core$wqe_fetch$e_more e_more(
+        .d(e_more$d),
+        .q(e_more$q),
+        .clock(e_more$clock)
+    );
+    rnic_core$wqe_fetch$wbuf wbuf(
+        .d(wbuf$d),
+        .q(wbuf$q),
+        .clock(wbuf$clock)
+    );
+    rnic_core$wqe_fetch$beat beat(
+        .d(beat$d),
+        .q(beat$q),
+        .clock(beat$clock)
+    );
+    rnic_core$wqe_fetch$wcount wcount(
+        .d(wcount$d),
+        .q(wcount$q),
+        .clock(wcount$clock)
+    );
+    rnic_core$wqe_fetch$n_fetch n_fetch(
+        .d(n_fetch$d),
+        .q(n_fetch$q),
+        .clock(n_fetch$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        qp$clock = clock;
+        n$clock = clock;
+        more$clock = clock;
+        ci$clock = clock;
+        addr$clock = clock;
+        busy_r$clock = clock;
+        free$clock = clock;
+        ifl$clock = clock;
+        e0_qp$clock = clock;
+        e1_qp$clock = clock;
+        e2_qp$clock = clock;
+        e3_qp$clock = clock;
+        e0_ci$clock = clock;
+        e1_ci$clock = clock;
+        e2_ci$clock = clock;
+        e3_ci$clock = clock;
+        e_more$clock = clock;
+        wbuf$clock = clock;
+        beat$clock = clock;
+        wcount$clock = clock;
+        n_fetch$clock = clock;
+        state$d = state$q;
+        qp$d = qp$q;
+        n$d = n$q;
+        more$d = more$q;
+        ci$d = ci$q;
+        addr$d = addr$q;
+        busy_r$d = busy_r$q;
+        free$d = free$q;
+        ifl$d = ifl$q;
+        e0_qp$d = e0_qp$q;
+        e1_qp$d = e1_qp$q;
+        e2_qp$d = e2_qp$q;
+        e3_qp$d = e3_qp$q;
+        e0_ci$d = e0_ci$q;
+        e1_ci$d = e1_ci$q;
+        e2_ci$d = e2_ci$q;
+        e3_ci$d = e3_ci$q;
+        e_more$d = e_more$q;
+        wbuf$d = wbuf$q;
+        beat$d = beat$q;
+        wcount$d = wcount$q;
+        n_fetch$d = n_fetch$q;
+        fifo$clock = clock;
+        fifo$reset = reset;
+        ring$read_clock = clock;
+        ring$write_clock = clock;
+        cis$read_clock = clock;
+        cis$write_clock = clock;
+        ring$write_enable = cfg_valid;
+        ring$write_address = cfg_qp;
+        ring$write_data = {cfg_log2, cfg_base};
+        ring$read_address = grant_qp;
+        cis$read_address = grant_qp;
+        cis$write_enable = cfg_valid;
+        cis$write_address = cfg_qp;
+        cis$write_data = cfg_ci;
+        any_free = |free$q;
+        tag = 2'h3;
+        if (free$q[32'h2]) begin
+            tag = 2'h2;
+        end
+        if (free$q[32'h1]) begin
+            tag = 2'h1;
+        end
+        if (free$q[32'h0]) begin
+            tag = 2'h0;
+        end
+        grant_ready = 1'b0;
+        take_valid = 1'b0;
+        take_qp = grant_qp;
+        dma_rd_req_valid = 1'b0;
+        dma_rd_req_addr = addr$q;
+        dma_rd_req_len = {{12{1'b0}}, n$q} << 32'h6;
+        dma_rd_req_tag = {{6{1'b0}}, tag};
+        issued = 1'b0;
+        busy_next = busy_r$q;
+        avail = take_prod - cis$read_data;
+        mask = (32'h1 << ring$read_data[(32'h40)+:(5)]) - 32'h1;
+        slot = cis$read_data & mask;
+        to_end = mask - slot + 32'h1;
+        nn = c_prefetch;
+        if (avail < nn) begin
+            nn = avail;
+        end
+        if (to_end < nn) begin
+            nn = to_end;
+        end
+        case (state$q)
+            FetchState$Idle:
+                begin
+                    if (any_free & (({{1{1'b0}}, fifo$count} + {{1{1'b0}}, ifl$q}) <= 7'h18)) begin
+                        grant_ready = 1'b1;
+                        if (grant_valid) begin
+                            take_valid = 1'b1;
+                            qp$d = grant_qp;
+                            busy_next = busy_next | (64'h1 << grant_qp);
+                            state$d = FetchState$Calc;
+                        end
+                    end
+                end
+            FetchState$Calc:
+                begin
+                    n$d = nn[(32'h0)+:(4)];
+                    more$d = avail != nn;
+                    ci$d = cis$read_data;
+                    addr$d = ring$read_data[(32'h0)+:(64)] + ({{32{1'b0}}, slot} << 32'h6);
+                    if (nn == 32'h0) begin
+                        busy_next = busy_next & ~(64'h1 << qp$q);
+                        state$d = FetchState$Idle;
+                    end
+                    else begin
+                        state$d = FetchState$Issue;
+                    end
+                end
+            FetchState$Issue:
+                begin
+                    dma_rd_req_valid = 1'b1;
+                    if (dma_rd_req_ready) begin
+                        issued = 1'b1;
+                        state$d = FetchState$Idle;
+                    end
+                end
+            default:
+                begin
+                    state$d = FetchState$Idle;
+                end
+        endcase
+        if (issued & ~cfg_valid) begin
+            cis$write_enable = 1'b1;
+            cis$write_address = qp$q;
+            cis$write_data = ci$q + {{28{1'b0}}, n$q};
+        end
+        dma_rd_cpl_ready = 1'b1;
+        ctag = dma_rd_cpl_tag[(32'h0)+:(2)];
+        c_qp = e0_qp$q;
+        c_ci = e0_ci$q;
+        if (ctag == 2'h1) begin
+            c_qp = e1_qp$q;
+            c_ci = e1_ci$q;
+        end
+        if (ctag == 2'h2) begin
+            c_qp = e2_qp$q;
+            c_ci = e2_ci$q;
+        end
+        if (ctag == 2'h3) begin
+            c_qp = e3_qp$q;
+            c_ci = e3_ci$q;
+        end
+        more_sh = e_more$q >> ctag;
+        c_more = |(more_sh & 4'h1);
+        buf_next = {dma_rd_cpl_data, wbuf$q[511:64]};
+        push = 1'b0;
+        free_next = free$q;
+        rearm_valid = 1'b0;
+        rearm_qp = c_qp;
+        fifo$data_in = {(c_ci + {{28{1'b0}}, wcount$q}), c_qp, buf_next};
+        if (dma_rd_cpl_valid) begin
+            wbuf$d = buf_next;
+            beat$d = beat$q + 3'h1;
+            if (beat$q == 3'h7) begin
+                push = 1'b1;
+                wcount$d = wcount$q + 4'h1;
+            end
+            if (dma_rd_cpl_last) begin
+                beat$d = 3'h0;
+                wcount$d = 4'h0;
+                free_next = free_next | (4'h1 << ctag);
+                busy_next = busy_next & ~(64'h1 << c_qp);
+                rearm_valid = c_more;
+            end
+        end
+        fifo$write = push;
+        if (issued) begin
+            free_next = free_next & ~(4'h1 << tag);
+            e_more$d = e_more$q & ~(4'h1 << tag);
+            if (more$q) begin
+                e_more$d = (e_more$q & ~(4'h1 << tag)) | (4'h1 << tag);
+            end
+            if (tag == 2'h0) begin
+                e0_qp$d = qp$q;
+                e0_ci$d = ci$q;
+            end
+            if (tag == 2'h1) begin
+                e1_qp$d = qp$q;
+                e1_ci$d = ci$q;
+            end
+            if (tag == 2'h2) begin
+                e2_qp$d = qp$q;
+                e2_ci$d = ci$q;
+            end
+            if (tag == 2'h3) begin
+                e3_qp$d = qp$q;
+                e3_ci$d = ci$q;
+            end
+            n_fetch$d = n_fetch$q + 32'h1;
+        end
+        free$d = free_next;
+        ifl_next = ifl$q;
+        if (issued) begin
+            ifl_next = ifl_next + {{2{1'b0}}, n$q};
+        end
+        if (push) begin
+            ifl_next = ifl_next - 6'h1;
+        end
+        ifl$d = ifl_next;
+        busy_r$d = busy_next;
+        busy = busy_r$q;
+        cnt_fetch = n_fetch$q;
+        fifo$read = wqe_ready;
+        wqe_valid = ~fifo$empty;
+        raw = fifo$data_out[(32'h0)+:(512)];
+        wqe_qp = fifo$data_out[(32'h200)+:(6)];
+        wqe_idx = fifo$data_out[(32'h206)+:(32)];
+        op = raw[(32'h40)+:(8)];
+        fl = raw[(32'h48)+:(8)];
+        nsge = raw[(32'h50)+:(8)];
+        wqe_wr_id = raw[(32'h0)+:(64)];
+        wqe_opcode = op;
+        wqe_flags = fl;
+        wqe_num_sge = nsge;
+        wqe_imm = raw[(32'h60)+:(32)];
+        wqe_roff = raw[(32'h80)+:(64)];
+        wqe_rstag = raw[(32'hc0)+:(32)];
+        wqe_sge0_addr = raw[(32'h100)+:(64)];
+        wqe_sge0_len = raw[(32'h140)+:(32)];
+        wqe_sge0_lkey = raw[(32'h160)+:(32)];
+        wqe_sge1_addr = raw[(32'h180)+:(64)];
+        wqe_sge1_len = raw[(32'h1c0)+:(32)];
+        wqe_sge1_lkey = raw[(32'h1e0)+:(32)];
+        wqe_reason = 3'h0;
+        if (|(fl & 8'hf8) | |raw[(32'h58)+:(8)] | |raw[(32'he0)+:(32)]) begin
+            wqe_reason = c_rsv;
+        end
+        else if (op > 8'h5) begin
+            wqe_reason = c_op;
+        end
+        else if (fl[32'h1] & (op != 8'h2) & (op != 8'h3) & (op != 8'h5)) begin
+            wqe_reason = c_sol;
+        end
+        else if (nsge > 8'h2) begin
+            wqe_reason = c_nsge;
+        end
+        wqe_bad = |wqe_reason;
+        if (reset) begin
+            state$d = FetchState$Idle;
+            busy_r$d = 64'h0;
+            free$d = 4'hf;
+            ifl$d = 6'h0;
+            beat$d = 3'h0;
+            wcount$d = 4'h0;
+            n_fetch$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$wqe_fetch
+
+
+module rnic_core$wqe_fetch$addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$addr
+
+
+module rnic_core$wqe_fetch$beat(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$beat
+
+
+module rnic_core$wqe_fetch$busy_r(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$busy_r
+
+
+module rnic_core$wqe_fetch$ci(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$ci
+
+
+module rnic_core$wqe_fetch$cis(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$wqe_fetch$cis
+
+
+module rnic_core$wqe_fetch$e0_ci(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e0_ci
+
+
+module rnic_core$wqe_fetch$e0_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e0_qp
+
+
+module rnic_core$wqe_fetch$e1_ci(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e1_ci
+
+
+module rnic_core$wqe_fetch$e1_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e1_qp
+
+
+module rnic_core$wqe_fetch$e2_ci(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e2_ci
+
+
+module rnic_core$wqe_fetch$e2_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e2_qp
+
+
+module rnic_core$wqe_fetch$e3_ci(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e3_ci
+
+
+module rnic_core$wqe_fetch$e3_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e3_qp
+
+
+module rnic_core$wqe_fetch$e_more(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e_more
+
+
+module rnic_core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [549:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [549:0] data_out;
+    output reg  empty;
+    output reg  [5:0] count;
+
+    // Constant declarations
+    localparam  depth = 6'b100000;
+
+    // Stub signals
+    reg  [4:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [549:0] ram$read_data;
+    reg  [4:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [549:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [5:0] wr_ptr$d;
+    wire  [5:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [5:0] wr_ptr_d$d;
+    wire  [5:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [5:0] rd_ptr$d;
+    wire  [5:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [5:0] rd_next;
+    reg  [5:0] used;
+
+    // Sub module instances
+    rnic_core$wqe_fetch$fifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_core$wqe_fetch$fifo$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_core$wqe_fetch$fifo$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_core$wqe_fetch$fifo$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 6'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(5)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(5)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 6'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 6'h0;
+            wr_ptr_d$d = 6'h0;
+            rd_ptr$d = 6'h0;
+        end
+    end
+
+endmodule // rnic_core$wqe_fetch$fifo
+
+
+module rnic_core$wqe_fetch$fifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [549:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [549:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[549:0] mem[31:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$wqe_fetch$fifo$ram
+
+
+module rnic_core$wqe_fetch$fifo$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$fifo$rd_ptr
+
+
+module rnic_core$wqe_fetch$fifo$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$fifo$wr_ptr
+
+
+module rnic_core$wqe_fetch$fifo$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$fifo$wr_ptr_d
+
+
+module rnic_core$wqe_fetch$free(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$free
+
+
+module rnic_core$wqe_fetch$ifl(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$ifl
+
+
+module rnic_core$wqe_fetch$more(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$more
+
+
+module rnic_core$wqe_fetch$n(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$n
+
+
+module rnic_core$wqe_fetch$n_fetch(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$n_fetch
+
+
+module rnic_core$wqe_fetch$qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$qp
+
+
+module rnic_core$wqe_fetch$ring(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [68:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [68:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[68:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$wqe_fetch$ring
+
+
+module rnic_core$wqe_fetch$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam FetchState$Idle = 0;
+    localparam FetchState$Calc = 1;
+    localparam FetchState$Issue = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$state
+
+
+module rnic_core$wqe_fetch$wbuf(d,q,clock);
+
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$wbuf
+
+
+module rnic_core$wqe_fetch$wcount(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$wcount

@@ -148,6 +148,13 @@ const RX1_WATCHED: &str = "port 1's receive stream is only watched for activity 
      until it carries the host bridge";
 const TX1_IDLE: &str =
     "port 1's transmitter is idle (its input tied off) until it carries the host bridge";
+const NO_TX_PATH: &str = "the core's TX datapath is idle on the board (no doorbell, DMA read or \
+     TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer";
+const TX_RQ_DB: &str = "the temporary db_wr_* doorbell input writes only QP_SQ_PRODUCER; \
+     receive-queue doorbells come with the BAR0 block";
+const TX_ONE_SGE: &str = "TxSeg sends one SGE per WQE (two-SGE WQEs are refused)";
+const TX_RQ_FETCH: &str = "DMA read client 1 (tags 0x40-0x4F) is reserved for the \
+     receive-queue WQE fetch, not yet connected";
 const CDC_STATUS: &str = "RxCdc uses only the FIFO's full and empty flags: it reads only \
      when not empty and detects overflow as full during a write";
 
@@ -421,6 +428,104 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_ddp_len_err", 32, NO_REGS),
     unused(BOARD_TOP, "core$ulp_buf_beats", 10, NO_REGS),
     unused(BOARD_TOP, "core$ulp_buf_recs", 5, NO_REGS),
+    // TX datapath in rnic_core (hw/src/rnic_core.rs TX section).
+    unused(BOARD_TOP, "core$dma_rd_req_valid", 1, NO_TX_PATH),
+    unused(BOARD_TOP, "core$dma_rd_req_addr", 64, NO_TX_PATH),
+    unused(BOARD_TOP, "core$dma_rd_req_len", 16, NO_TX_PATH),
+    unused(BOARD_TOP, "core$dma_rd_req_tag", 8, NO_TX_PATH),
+    unused(BOARD_TOP, "core$dma_rd_cpl_ready", 1, NO_TX_PATH),
+    unused(BOARD_TOP, "core$mac_tx_data", 64, NO_TX_PATH),
+    unused(BOARD_TOP, "core$mac_tx_keep", 4, NO_TX_PATH),
+    unused(BOARD_TOP, "core$mac_tx_last", 1, NO_TX_PATH),
+    unused(BOARD_TOP, "core$mac_tx_valid", 1, NO_TX_PATH),
+    unused(BOARD_TOP, "core$fw_tx_ready", 1, NO_TX_PATH),
+    unused(BOARD_TOP, "core$tx_cq_valid", 1, NO_TX_PATH),
+    unused(BOARD_TOP, "core$tx_cq_qp", 6, NO_TX_PATH),
+    unused(BOARD_TOP, "core$tx_cq_idx", 32, NO_TX_PATH),
+    unused(BOARD_TOP, "core$tx_cq_wr_id", 64, NO_TX_PATH),
+    unused(BOARD_TOP, "core$tx_cq_status", 8, NO_TX_PATH),
+    unused(BOARD_TOP, "core$tx_cq_opcode", 8, NO_TX_PATH),
+    unused(BOARD_TOP, "core$cnt_tx_frames", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_desc_drop", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_pay_err", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_segs", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_bad_wqe", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_fetch", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_db", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_db_bad", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_dma_rd_cpl_bad", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_acks", 32, NO_REGS),
+    unused(
+        &["rnic_core", "core"],
+        "doorbell$take_ack",
+        1,
+        "WqeFetch reads take_prod one clock after its take by design; the ack is not needed",
+    ),
+    unused(&["rnic_core", "core"], "doorbell$rq_valid", 1, TX_RQ_DB),
+    unused(&["rnic_core", "core"], "doorbell$rq_qp", 6, TX_RQ_DB),
+    unused(&["rnic_core", "core"], "doorbell$rq_prod", 32, TX_RQ_DB),
+    unused(
+        &["rnic_core", "core"],
+        "tx_sched$grant_prio",
+        1,
+        "ACK frames are merged at the MAC, not granted by the scheduler: prio_valid is 0",
+    ),
+    unused(&["rnic_core", "core"], "wqe_fetch$wqe_sge1_addr", 64, TX_ONE_SGE),
+    unused(&["rnic_core", "core"], "wqe_fetch$wqe_sge1_len", 32, TX_ONE_SGE),
+    unused(&["rnic_core", "core"], "wqe_fetch$wqe_sge1_lkey", 32, TX_ONE_SGE),
+    unused(
+        &["rnic_core", "core"],
+        "wqe_fetch$wqe_reason",
+        3,
+        "TxSeg answers every refused WQE with LocalQpOperationError; the parse reason is \
+         for debugging only",
+    ),
+    unused(
+        &["rnic_core", "core"],
+        "tx_cfifo$count",
+        6,
+        "the descriptor-connection FIFO needs only its full and empty flags",
+    ),
+    unused(
+        &["tx_ackgen"],
+        "fifo$full",
+        1,
+        "each connection is in TxAck's 256-deep queue at most once, so it never fills",
+    ),
+    unused(
+        &["tx_ackgen"],
+        "fifo$count",
+        9,
+        "TxAck's queue needs only its empty flag",
+    ),
+    unused(&["rnic_core", "core"], "rd_arb$c1_req_ready", 1, TX_RQ_FETCH),
+    unused(&["rnic_core", "core"], "rd_arb$c1_cpl_valid", 1, TX_RQ_FETCH),
+    unused(
+        &["dma_rd_arb", "rd_arb"],
+        "dma_rd_cpl_tag",
+        8,
+        "completions are routed by the tag's range (upper nibble) only",
+    ),
+    unused(&["tx_seg"], "wqe_flags", 8, "TxSeg uses only the Signaled and Solicited flags"),
+    unused(
+        &["tx_seg"],
+        "dma_rd_cpl_tag",
+        8,
+        "the low 2 bits of a payload tag name the reorder slot; the range bits are the arbiter's",
+    ),
+    unused(&["tx_seg"], "sdiff", 32, "only the marker phase (seq - SeqStart) mod 512 is needed"),
+    unused(
+        &["wqe_fetch"],
+        "dma_rd_cpl_tag",
+        8,
+        "4 WQE fetches in flight: the low 2 bits of the tag name the fetch",
+    ),
+    unused(
+        &["wqe_fetch"],
+        "fifo$full",
+        1,
+        "room in the WQE FIFO is reserved before each fetch is requested",
+    ),
 ];
 
 fn module_matches(module: &str, pats: &[&str]) -> bool {
@@ -431,15 +536,17 @@ fn module_matches(module: &str, pats: &[&str]) -> bool {
 }
 
 /// Waivers, each written next to its reason:
-/// * `UNUSEDSIGNAL` around each declaration listed in [`UNUSED_OK`];
+/// * `UNUSEDSIGNAL` around each declaration (`wire`, `reg`, or a sub-module's
+///   `input wire`) listed in [`UNUSED_OK`];
 /// * `UNUSEDPARAM` around each run of enum-variant localparams
 ///   (`localparam Enum$Variant = N;`): rust-hdl emits every variant of an
 ///   enum as a localparam in each module that has a signal of that type,
 ///   used or not.
 pub fn waive(src: &str) -> String {
-    let decl =
-        regex::Regex::new(r"^\s*(?:wire|reg)\s+(?:\[(\d+):0\]\s+)?([A-Za-z_][A-Za-z0-9_$]*);$")
-            .unwrap();
+    let decl = regex::Regex::new(
+        r"^\s*(?:input\s+wire|wire|reg)\s+(?:\[(\d+):0\]\s+)?([A-Za-z_][A-Za-z0-9_$]*);$",
+    )
+    .unwrap();
     let variant =
         regex::Regex::new(r"^\s*localparam\s+[A-Za-z_][A-Za-z0-9_]*\$[A-Za-z0-9_]+ = \d+;$")
             .unwrap();

@@ -13,6 +13,7 @@
 pub mod board;
 pub mod conn_table;
 pub mod crc32c_x64;
+pub mod dma_rd_arb;
 pub mod ddp_rx;
 pub mod doorbell;
 pub mod exc_queue;
@@ -28,6 +29,7 @@ pub mod rx_fifo;
 pub mod rx_parse;
 pub mod rx_split;
 pub mod tpt;
+pub mod tx_ack;
 pub mod tx_ddp_hdr;
 pub mod tx_framer;
 pub mod tx_mpa;

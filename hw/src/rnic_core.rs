@@ -30,7 +30,10 @@
 use crate::conn_table::ConnTable;
 use crate::crc32c_x64::Crc32cX64;
 use crate::ddp_rx::DdpRx;
+use crate::dma_rd_arb::DmaRdArb;
+use crate::doorbell::Doorbell;
 use crate::exc_queue::ExcQueue;
+use crate::fifo::Fifo;
 use crate::fpdu_buffer::FpduBuffer;
 use crate::mpa_rx::MpaRx;
 use crate::rx_check::RxCheck;
@@ -38,6 +41,11 @@ use crate::rx_fifo::RxFifo;
 use crate::rx_parse::RxParse;
 use crate::rx_split::RxSplit;
 use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+use crate::tx_ack::TxAck;
+use crate::tx_framer::TxFramer;
+use crate::tx_sched::TxSched;
+use crate::tx_seg::TxSeg;
+use crate::wqe_fetch::WqeFetch;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock, Default)]
@@ -196,6 +204,75 @@ pub struct RnicCore {
     /// FPDU buffer occupancy (beats, records).
     pub ulp_buf_beats: Signal<Out, Bits<10>>,
     pub ulp_buf_recs: Signal<Out, Bits<5>>,
+    // ---- TX datapath: doorbell → TxSched → WqeFetch → TxSeg → TxFramer → mac_tx_*
+    /// Doorbell (temporary input until the BAR0 block drives it): a write of
+    /// `db_wr_value` to the `QP_SQ_PRODUCER` register of QP doorbell page
+    /// `db_wr_qpn` (`rnic_wire::abi::{csr, doorbell}`); pages >= 64 are
+    /// ignored and counted in `cnt_db_bad`.
+    pub db_wr_valid: Signal<In, Bit>,
+    pub db_wr_qpn: Signal<In, Bits<10>>,
+    pub db_wr_value: Signal<In, Bits<32>>,
+    /// DMA read (docs/rtl.md "Core interfaces"); tags 0x00–0x0F WQE fetch,
+    /// 0x40–0x4F receive-queue WQE fetch (reserved), 0x80–0x8F payload.
+    pub dma_rd_req_valid: Signal<Out, Bit>,
+    pub dma_rd_req_ready: Signal<In, Bit>,
+    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub dma_rd_cpl_valid: Signal<In, Bit>,
+    pub dma_rd_cpl_ready: Signal<Out, Bit>,
+    pub dma_rd_cpl_data: Signal<In, Bits<64>>,
+    pub dma_rd_cpl_keep: Signal<In, Bits<4>>,
+    pub dma_rd_cpl_last: Signal<In, Bit>,
+    pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
+    /// MAC TX: whole frames without FCS.
+    pub mac_tx_data: Signal<Out, Bits<64>>,
+    pub mac_tx_keep: Signal<Out, Bits<4>>,
+    pub mac_tx_last: Signal<Out, Bit>,
+    pub mac_tx_valid: Signal<Out, Bit>,
+    pub mac_tx_ready: Signal<In, Bit>,
+    /// Raw frames from the firmware, merged into `mac_tx_*` between frames.
+    pub fw_tx_data: Signal<In, Bits<64>>,
+    pub fw_tx_keep: Signal<In, Bits<4>>,
+    pub fw_tx_last: Signal<In, Bit>,
+    pub fw_tx_valid: Signal<In, Bit>,
+    pub fw_tx_ready: Signal<Out, Bit>,
+    /// QP context, TX fields (`QpContext`), written with `qp_wr_valid`: the
+    /// send queue of QP `qp_wr_qpn` (< 64) starts at index 0 of the ring
+    /// `sq_ring` (bus address, `2^sq_log2` WQEs) on connection `conn`, whose
+    /// context must be written before.
+    pub qp_wr_sq_ring: Signal<In, Bits<64>>,
+    pub qp_wr_sq_log2: Signal<In, Bits<8>>,
+    pub qp_wr_conn: Signal<In, Bits<32>>,
+    pub qp_wr_tx_send_msn: Signal<In, Bits<32>>,
+    pub qp_wr_tx_read_msn: Signal<In, Bits<32>>,
+    /// Connection context, TX fields (`ConnContext`), written with
+    /// `ct_wr_valid` (MACs: first octet on the wire in bits 47:40).
+    pub ct_wr_local_mac: Signal<In, Bits<48>>,
+    pub ct_wr_peer_mac: Signal<In, Bits<48>>,
+    pub ct_wr_mulpdu: Signal<In, Bits<16>>,
+    pub ct_wr_rcv_wscale: Signal<In, Bits<8>>,
+    pub ct_wr_tx_marker_ref: Signal<In, Bits<32>>,
+    /// Send completions: one record per signaled WQE once its last segment
+    /// is handed to the framer, one per refused WQE (`TxSeg` `cq_*`).
+    pub tx_cq_valid: Signal<Out, Bit>,
+    pub tx_cq_pop: Signal<In, Bit>,
+    pub tx_cq_qp: Signal<Out, Bits<6>>,
+    pub tx_cq_idx: Signal<Out, Bits<32>>,
+    pub tx_cq_wr_id: Signal<Out, Bits<64>>,
+    pub tx_cq_status: Signal<Out, Bits<8>>,
+    pub tx_cq_opcode: Signal<Out, Bits<8>>,
+    pub cnt_tx_frames: Signal<Out, Bits<32>>,
+    pub cnt_tx_desc_drop: Signal<Out, Bits<32>>,
+    pub cnt_tx_pay_err: Signal<Out, Bits<32>>,
+    pub cnt_tx_segs: Signal<Out, Bits<32>>,
+    pub cnt_tx_bad_wqe: Signal<Out, Bits<32>>,
+    pub cnt_tx_fetch: Signal<Out, Bits<32>>,
+    pub cnt_db: Signal<Out, Bits<32>>,
+    pub cnt_db_bad: Signal<Out, Bits<32>>,
+    pub cnt_dma_rd_cpl_bad: Signal<Out, Bits<32>>,
+    /// Pure ACK frames sent (`TxAck`).
+    pub cnt_tx_acks: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -225,6 +302,56 @@ pub struct RnicCore {
     sq_start: Signal<Local, Bit>,
     pay_ready: Signal<Local, Bit>,
     ddp_term_sel: Signal<Local, Bit>,
+    // ---- TX datapath
+    doorbell: Doorbell,
+    tx_sched: TxSched,
+    wqe_fetch: WqeFetch,
+    tx_seg: TxSeg,
+    tx_framer: TxFramer,
+    rd_arb: DmaRdArb,
+    /// Connection index of each TX QP.
+    tx_qpconn: RAM<Bits<8>, 6>,
+    /// Per connection, for the QP write: {crc[81], mk[80], mulpdu[79:64],
+    /// tx_marker_ref[63:32], snd_nxt[31:0]}.
+    tx_cfg: RAM<Bits<82>, 8>,
+    /// Per connection, for the framer: {window[207:192], peer_port[191:176],
+    /// local_port[175:160], peer_ip[159:128], local_ip[127:96],
+    /// local_mac[95:48], peer_mac[47:0]}.
+    tx_ctx: RAM<Bits<208>, 8>,
+    /// Per connection: the ACK number to send (rcv_nxt).
+    tx_ack: RAM<Bits<32>, 8>,
+    /// QP write, second clock: TxSeg's configuration with the connection's fields.
+    tq_v: DFF<Bit>,
+    tq_qp: DFF<Bits<6>>,
+    tq_msn_send: DFF<Bits<32>>,
+    tq_msn_rreq: DFF<Bits<32>>,
+    /// Clocks the descriptor on offer has been looked up (0..=2).
+    tx_dw: DFF<Bits<2>>,
+    /// MAC TX merge: `mx_lock` holds source `mx_own` until its last beat
+    /// (1 data, 2 firmware, 3 ACK); `mx_prev` the source of the last frame.
+    mx_lock: DFF<Bit>,
+    mx_own: DFF<Bits<2>>,
+    mx_prev: DFF<Bits<2>>,
+    mx_sel: Signal<Local, Bits<2>>,
+    tx_wsc: Signal<Local, Bits<4>>,
+    tx_wnd: Signal<Local, Bits<32>>,
+    tx_win16: Signal<Local, Bits<16>>,
+    tx_desc_ok: Signal<Local, Bit>,
+    /// Pure ACK frames for `ack_req_*`.
+    tx_ackgen: TxAck,
+    /// Per connection: the sequence number after the last data frame that
+    /// left on `mac_tx` (the `seq` of a pure ACK).
+    tx_wnxt: RAM<Bits<32>, 8>,
+    /// Connection of each descriptor handed to the framer, in frame order.
+    tx_cfifo: Fifo<Bits<8>, 5, 6>,
+    /// Data-frame beat count on `mac_tx` and the fields read from it.
+    mx_beat: DFF<Bits<8>>,
+    mx_tlen: DFF<Bits<16>>,
+    mx_seqhi: DFF<Bits<16>>,
+    mx_seqlo: DFF<Bits<16>>,
+    mx_data_end: Signal<Local, Bit>,
+    mx_block: Signal<Local, Bit>,
+    mx_data: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
@@ -232,9 +359,29 @@ impl Logic for RnicCore {
     fn update(&mut self) {
         clock!(
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
-            mpa_rx, fpdu_buf, ddp_rx, tpt
+            mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
+            rd_arb, tx_ackgen, tx_cfifo
         );
-        dff_setup!(self, clock, sq_state, sq_conn, sq_seq, sq_mpa);
+        dff_setup!(
+            self,
+            clock,
+            sq_state,
+            sq_conn,
+            sq_seq,
+            sq_mpa,
+            tq_v,
+            tq_qp,
+            tq_msn_send,
+            tq_msn_rreq,
+            tx_dw,
+            mx_lock,
+            mx_own,
+            mx_prev,
+            mx_beat,
+            mx_tlen,
+            mx_seqhi,
+            mx_seqlo
+        );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
         self.ddp_rx.reset.next = self.reset.val();
@@ -573,5 +720,360 @@ impl Logic for RnicCore {
         self.cnt_rx_fast.next = self.rx_split.cnt_fast.val();
         self.cnt_rx_exc.next = self.exc_queue.cnt_queued.val();
         self.cnt_rx_exc_full.next = self.exc_queue.cnt_full.val();
+
+        // ---- TX datapath ------------------------------------------------
+        self.doorbell.reset.next = self.reset.val();
+        self.tx_sched.reset.next = self.reset.val();
+        self.wqe_fetch.reset.next = self.reset.val();
+        self.tx_seg.reset.next = self.reset.val();
+        self.tx_framer.reset.next = self.reset.val();
+        self.rd_arb.reset.next = self.reset.val();
+        self.tx_qpconn.read_clock.next = self.clock.val();
+        self.tx_qpconn.write_clock.next = self.clock.val();
+        self.tx_cfg.read_clock.next = self.clock.val();
+        self.tx_cfg.write_clock.next = self.clock.val();
+        self.tx_ctx.read_clock.next = self.clock.val();
+        self.tx_ctx.write_clock.next = self.clock.val();
+        self.tx_ack.read_clock.next = self.clock.val();
+        self.tx_ack.write_clock.next = self.clock.val();
+
+        // Doorbell: the write to QP page n's QP_SQ_PRODUCER register, i.e.
+        // QP_DOORBELL_BASE (0x1_0000) + n * DOORBELL_PAGE_SIZE (0x1000) + 0.
+        self.doorbell.csr_valid.next = self.db_wr_valid.val();
+        self.doorbell.csr_write.next = true;
+        self.doorbell.csr_addr.next = (bit_cast::<24, 10>(self.db_wr_qpn.val()) << 12) + 0x1_0000;
+        self.doorbell.csr_wdata.next = self.db_wr_value.val();
+        self.doorbell.take_valid.next = self.wqe_fetch.take_valid.val();
+        self.doorbell.take_qp.next = self.wqe_fetch.take_qp.val();
+        self.wqe_fetch.take_prod.next = self.doorbell.take_prod.val();
+        self.doorbell.rearm_valid.next = self.wqe_fetch.rearm_valid.val();
+        self.doorbell.rearm_qp.next = self.wqe_fetch.rearm_qp.val();
+
+        // Scheduler → WQE fetch. Priority work (ACKs) is merged at the MAC
+        // (below), so the scheduler's priority input is unused here.
+        self.tx_sched.pending.next = self.doorbell.pending.val();
+        self.tx_sched.blocked.next = self.wqe_fetch.busy.val();
+        self.tx_sched.prio_valid.next = false;
+        self.wqe_fetch.grant_valid.next = self.tx_sched.grant_valid.val();
+        self.wqe_fetch.grant_qp.next = self.tx_sched.grant_qp.val();
+        self.tx_sched.grant_ready.next = self.wqe_fetch.grant_ready.val();
+
+        // QP write (TX part): ring configuration now, TxSeg's stream state
+        // one clock later with the connection's fields from tx_cfg.
+        // Defined answer for a QP >= 64, a connection index beyond the
+        // table (or NO_CONN) or sq_log2 > 31: the TX side is not configured.
+        self.wqe_fetch.cfg_valid.next = self.qp_wr_valid.val()
+            & !self.qp_wr_qpn.val().get_bits::<26>(6).any()
+            & !self.qp_wr_conn.val().get_bits::<24>(8).any()
+            & !self.qp_wr_sq_log2.val().get_bits::<3>(5).any();
+        self.wqe_fetch.cfg_qp.next = self.qp_wr_qpn.val().get_bits::<6>(0);
+        self.wqe_fetch.cfg_base.next = self.qp_wr_sq_ring.val();
+        self.wqe_fetch.cfg_log2.next = self.qp_wr_sq_log2.val().get_bits::<5>(0);
+        self.wqe_fetch.cfg_ci.next = 0.into();
+        self.tx_qpconn.write_enable.next = self.wqe_fetch.cfg_valid.val();
+        self.tx_qpconn.write_address.next = self.qp_wr_qpn.val().get_bits::<6>(0);
+        self.tx_qpconn.write_data.next = self.qp_wr_conn.val().get_bits::<8>(0);
+        self.tx_cfg.read_address.next = self.qp_wr_conn.val().get_bits::<8>(0);
+        self.tq_v.d.next = self.wqe_fetch.cfg_valid.val();
+        self.tq_qp.d.next = self.qp_wr_qpn.val().get_bits::<6>(0);
+        self.tq_msn_send.d.next = self.qp_wr_tx_send_msn.val();
+        self.tq_msn_rreq.d.next = self.qp_wr_tx_read_msn.val();
+        self.tx_seg.cfg_valid.next = self.tq_v.q.val();
+        self.tx_seg.cfg_qp.next = self.tq_qp.q.val();
+        self.tx_seg.cfg_seq.next = self.tx_cfg.read_data.val().get_bits::<32>(0);
+        self.tx_seg.cfg_seq_start.next = self.tx_cfg.read_data.val().get_bits::<32>(32);
+        self.tx_seg.cfg_mulpdu.next = self.tx_cfg.read_data.val().get_bits::<16>(64);
+        self.tx_seg.cfg_mk_en.next = self.tx_cfg.read_data.val().get_bit(80);
+        self.tx_seg.cfg_crc_en.next = self.tx_cfg.read_data.val().get_bit(81);
+        self.tx_seg.cfg_msn_send.next = self.tq_msn_send.q.val();
+        self.tx_seg.cfg_msn_rreq.next = self.tq_msn_rreq.q.val();
+
+        // Connection write (TX part). mpa_flags bit 0 MPA_CRC_TX, bit 2
+        // MPA_MARKERS_TX. The window field is rcv_wnd >> rcv_wscale (at most
+        // 14, RFC 7323 §2.3), clamped to 16 bits.
+        self.tx_cfg.write_enable.next = self.ct_wr_valid.val();
+        self.tx_cfg.write_address.next = self.ct_wr_idx.val();
+        self.tx_cfg.write_data.next = bit_cast::<82, 32>(self.ct_wr_snd_nxt.val())
+            | (bit_cast::<82, 32>(self.ct_wr_tx_marker_ref.val()) << 32)
+            | (bit_cast::<82, 16>(self.ct_wr_mulpdu.val()) << 64)
+            | (bit_cast::<82, 1>(self.ct_wr_mpa.val().get_bits::<1>(2)) << 80)
+            | (bit_cast::<82, 1>(self.ct_wr_mpa.val().get_bits::<1>(0)) << 81);
+        self.tx_wsc.next = self.ct_wr_rcv_wscale.val().get_bits::<4>(0);
+        if self.ct_wr_rcv_wscale.val() > 14 {
+            self.tx_wsc.next = 14.into();
+        }
+        self.tx_wnd.next = self.ct_wr_rcv_wnd.val() >> self.tx_wsc.val();
+        self.tx_win16.next = self.tx_wnd.val().get_bits::<16>(0);
+        if self.tx_wnd.val().get_bits::<16>(16).any() {
+            self.tx_win16.next = 0xFFFF.into();
+        }
+        self.tx_ctx.write_enable.next = self.ct_wr_valid.val();
+        self.tx_ctx.write_address.next = self.ct_wr_idx.val();
+        self.tx_ctx.write_data.next = bit_cast::<208, 48>(self.ct_wr_peer_mac.val())
+            | (bit_cast::<208, 48>(self.ct_wr_local_mac.val()) << 48)
+            | (bit_cast::<208, 32>(self.ct_wr_local_ip.val()) << 96)
+            | (bit_cast::<208, 32>(self.ct_wr_peer_ip.val()) << 128)
+            | (bit_cast::<208, 16>(self.ct_wr_local_port.val()) << 160)
+            | (bit_cast::<208, 16>(self.ct_wr_peer_port.val()) << 176)
+            | (bit_cast::<208, 16>(self.tx_win16.val()) << 192);
+        // rcv_nxt to acknowledge: the firmware's write, else the fast path's
+        // new rcv_nxt (ack_req).
+        self.tx_ack.write_enable.next = self.ct_wr_valid.val() | self.rx_split.ack_req_valid.val();
+        self.tx_ack.write_address.next = self.rx_split.ack_req_conn.val();
+        self.tx_ack.write_data.next = self.rx_split.ack_req_ack.val();
+        if self.ct_wr_valid.val() {
+            self.tx_ack.write_address.next = self.ct_wr_idx.val();
+            self.tx_ack.write_data.next = self.ct_wr_rcv_nxt.val();
+        }
+
+        // WQE fetch → TxSeg.
+        self.tx_seg.wqe_valid.next = self.wqe_fetch.wqe_valid.val();
+        self.wqe_fetch.wqe_ready.next = self.tx_seg.wqe_ready.val();
+        self.tx_seg.wqe_qp.next = self.wqe_fetch.wqe_qp.val();
+        self.tx_seg.wqe_idx.next = self.wqe_fetch.wqe_idx.val();
+        self.tx_seg.wqe_wr_id.next = self.wqe_fetch.wqe_wr_id.val();
+        self.tx_seg.wqe_opcode.next = self.wqe_fetch.wqe_opcode.val();
+        self.tx_seg.wqe_flags.next = self.wqe_fetch.wqe_flags.val();
+        self.tx_seg.wqe_num_sge.next = self.wqe_fetch.wqe_num_sge.val();
+        self.tx_seg.wqe_imm.next = self.wqe_fetch.wqe_imm.val();
+        self.tx_seg.wqe_roff.next = self.wqe_fetch.wqe_roff.val();
+        self.tx_seg.wqe_rstag.next = self.wqe_fetch.wqe_rstag.val();
+        self.tx_seg.wqe_sge0_addr.next = self.wqe_fetch.wqe_sge0_addr.val();
+        self.tx_seg.wqe_sge0_len.next = self.wqe_fetch.wqe_sge0_len.val();
+        self.tx_seg.wqe_sge0_lkey.next = self.wqe_fetch.wqe_sge0_lkey.val();
+        self.tx_seg.wqe_bad.next = self.wqe_fetch.wqe_bad.val();
+
+        // DMA read arbiter: client 0 WQE fetch, 1 receive-queue fetch (not
+        // yet built: idle), 2 payload.
+        self.rd_arb.c0_req_valid.next = self.wqe_fetch.dma_rd_req_valid.val();
+        self.wqe_fetch.dma_rd_req_ready.next = self.rd_arb.c0_req_ready.val();
+        self.rd_arb.c0_req_addr.next = self.wqe_fetch.dma_rd_req_addr.val();
+        self.rd_arb.c0_req_len.next = self.wqe_fetch.dma_rd_req_len.val();
+        self.rd_arb.c0_req_tag.next = self.wqe_fetch.dma_rd_req_tag.val();
+        self.wqe_fetch.dma_rd_cpl_valid.next = self.rd_arb.c0_cpl_valid.val();
+        self.rd_arb.c0_cpl_ready.next = self.wqe_fetch.dma_rd_cpl_ready.val();
+        self.wqe_fetch.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
+        self.wqe_fetch.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
+        self.wqe_fetch.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
+        self.rd_arb.c1_req_valid.next = false;
+        self.rd_arb.c1_req_addr.next = 0.into();
+        self.rd_arb.c1_req_len.next = 0.into();
+        self.rd_arb.c1_req_tag.next = 0.into();
+        self.rd_arb.c1_cpl_ready.next = true;
+        self.rd_arb.c2_req_valid.next = self.tx_seg.dma_rd_req_valid.val();
+        self.tx_seg.dma_rd_req_ready.next = self.rd_arb.c2_req_ready.val();
+        self.rd_arb.c2_req_addr.next = self.tx_seg.dma_rd_req_addr.val();
+        self.rd_arb.c2_req_len.next = self.tx_seg.dma_rd_req_len.val();
+        self.rd_arb.c2_req_tag.next = self.tx_seg.dma_rd_req_tag.val();
+        self.tx_seg.dma_rd_cpl_valid.next = self.rd_arb.c2_cpl_valid.val();
+        self.rd_arb.c2_cpl_ready.next = self.tx_seg.dma_rd_cpl_ready.val();
+        self.tx_seg.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
+        self.tx_seg.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
+        self.tx_seg.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
+        self.tx_seg.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
+        self.dma_rd_req_valid.next = self.rd_arb.dma_rd_req_valid.val();
+        self.rd_arb.dma_rd_req_ready.next = self.dma_rd_req_ready.val();
+        self.dma_rd_req_addr.next = self.rd_arb.dma_rd_req_addr.val();
+        self.dma_rd_req_len.next = self.rd_arb.dma_rd_req_len.val();
+        self.dma_rd_req_tag.next = self.rd_arb.dma_rd_req_tag.val();
+        self.rd_arb.dma_rd_cpl_valid.next = self.dma_rd_cpl_valid.val();
+        self.dma_rd_cpl_ready.next = self.rd_arb.dma_rd_cpl_ready.val();
+        self.rd_arb.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
+
+        // Descriptor lookup: QP → connection (tx_qpconn) → its addresses,
+        // ports, window and ACK number (tx_ctx, tx_ack); registered reads,
+        // so the descriptor goes to the framer 2 clocks after it appears.
+        self.tx_qpconn.read_address.next = self.tx_seg.desc_qp.val();
+        self.tx_ctx.read_address.next = self.tx_qpconn.read_data.val();
+        self.tx_ack.read_address.next = self.tx_qpconn.read_data.val();
+        self.tx_desc_ok.next =
+            self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() == 2) & !self.tx_cfifo.full.val();
+        if self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() != 2) {
+            self.tx_dw.d.next = self.tx_dw.q.val() + 1;
+        }
+        if self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() {
+            self.tx_dw.d.next = 0.into();
+        }
+        // The ACK builder reads the same tables (priority): the lookup
+        // starts again after its read.
+        if self.tx_ackgen.rd_valid.val() {
+            self.tx_ctx.read_address.next = self.tx_ackgen.rd_conn.val();
+            self.tx_ack.read_address.next = self.tx_ackgen.rd_conn.val();
+            self.tx_dw.d.next = 0.into();
+        }
+        self.tx_cfifo.write.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
+        self.tx_cfifo.data_in.next = self.tx_qpconn.read_data.val();
+        self.tx_framer.desc_valid.next = self.tx_desc_ok.val();
+        self.tx_seg.desc_ready.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
+        self.tx_framer.desc_dst_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(0);
+        self.tx_framer.desc_src_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(48);
+        self.tx_framer.desc_src_ip.next = self.tx_ctx.read_data.val().get_bits::<32>(96);
+        self.tx_framer.desc_dst_ip.next = self.tx_ctx.read_data.val().get_bits::<32>(128);
+        self.tx_framer.desc_src_port.next = self.tx_ctx.read_data.val().get_bits::<16>(160);
+        self.tx_framer.desc_dst_port.next = self.tx_ctx.read_data.val().get_bits::<16>(176);
+        self.tx_framer.desc_window.next = self.tx_ctx.read_data.val().get_bits::<16>(192);
+        self.tx_framer.desc_ack.next = self.tx_ack.read_data.val();
+        self.tx_framer.desc_seq.next = self.tx_seg.desc_seq.val();
+        self.tx_framer.desc_crc_en.next = self.tx_seg.desc_crc_en.val();
+        self.tx_framer.desc_mk_en.next = self.tx_seg.desc_mk_en.val();
+        self.tx_framer.desc_seq_start.next = self.tx_seg.desc_seq_start.val();
+        self.tx_framer.desc_opcode.next = self.tx_seg.desc_opcode.val();
+        self.tx_framer.desc_last.next = self.tx_seg.desc_last.val();
+        self.tx_framer.desc_stag.next = self.tx_seg.desc_stag.val();
+        self.tx_framer.desc_to.next = self.tx_seg.desc_to.val();
+        self.tx_framer.desc_qn.next = self.tx_seg.desc_qn.val();
+        self.tx_framer.desc_msn.next = self.tx_seg.desc_msn.val();
+        self.tx_framer.desc_mo.next = self.tx_seg.desc_mo.val();
+        self.tx_framer.desc_pay_len.next = self.tx_seg.desc_pay_len.val();
+        self.tx_framer.pay_data.next = self.tx_seg.pay_data.val();
+        self.tx_framer.pay_keep.next = self.tx_seg.pay_keep.val();
+        self.tx_framer.pay_last.next = self.tx_seg.pay_last.val();
+        self.tx_framer.pay_valid.next = self.tx_seg.pay_valid.val();
+        self.tx_seg.pay_ready.next = self.tx_framer.pay_ready.val();
+
+        // Send completions.
+        self.tx_cq_valid.next = self.tx_seg.cq_valid.val();
+        self.tx_seg.cq_ready.next = self.tx_cq_pop.val();
+        self.tx_cq_qp.next = self.tx_seg.cq_qp.val();
+        self.tx_cq_idx.next = self.tx_seg.cq_idx.val();
+        self.tx_cq_wr_id.next = self.tx_seg.cq_wr_id.val();
+        self.tx_cq_status.next = self.tx_seg.cq_status.val();
+        self.tx_cq_opcode.next = self.tx_seg.cq_opcode.val();
+
+        // Pure ACK frames: requested by the RX fast path, coalesced per
+        // connection in TxAck; seq = the connection's sequence number on the
+        // wire (tx_wnxt), so the ACK is in order behind its data frames.
+        self.tx_ackgen.reset.next = self.reset.val();
+        self.tx_cfifo.reset.next = self.reset.val();
+        self.tx_wnxt.read_clock.next = self.clock.val();
+        self.tx_wnxt.write_clock.next = self.clock.val();
+        self.tx_ackgen.req_valid.next = self.rx_split.ack_req_valid.val();
+        self.tx_ackgen.req_conn.next = self.rx_split.ack_req_conn.val();
+        self.tx_wnxt.read_address.next = self.tx_ackgen.rd_conn.val();
+        self.tx_ackgen.ctx_dst_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(0);
+        self.tx_ackgen.ctx_src_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(48);
+        self.tx_ackgen.ctx_src_ip.next = self.tx_ctx.read_data.val().get_bits::<32>(96);
+        self.tx_ackgen.ctx_dst_ip.next = self.tx_ctx.read_data.val().get_bits::<32>(128);
+        self.tx_ackgen.ctx_src_port.next = self.tx_ctx.read_data.val().get_bits::<16>(160);
+        self.tx_ackgen.ctx_dst_port.next = self.tx_ctx.read_data.val().get_bits::<16>(176);
+        self.tx_ackgen.ctx_window.next = self.tx_ctx.read_data.val().get_bits::<16>(192);
+        self.tx_ackgen.ctx_ack.next = self.tx_ack.read_data.val();
+        self.tx_ackgen.ctx_seq.next = self.tx_wnxt.read_data.val();
+        self.cnt_tx_acks.next = self.tx_ackgen.cnt_acks.val();
+
+        // MAC TX merge at frame boundaries: ACKs first unless the previous
+        // frame was an ACK, then firmware and data alternating, so none of
+        // the three waits for more than two frames of the others. The choice
+        // is held from the first beat on offer to the last beat taken. While
+        // an ACK is pending (and the last frame was not one) no new data
+        // frame starts: the ACK's seq must not be passed by data.
+        self.mx_block.next =
+            self.tx_ackgen.pend.val() & (self.mx_prev.q.val() != 3) & !self.mx_lock.q.val();
+        self.mx_data.next = self.tx_framer.tx_valid.val() & !self.mx_block.val();
+        self.mx_sel.next = 1.into();
+        if self.tx_ackgen.tx_valid.val() & (self.mx_prev.q.val() != 3) {
+            self.mx_sel.next = 3.into();
+        } else if self.fw_tx_valid.val() & (!self.mx_data.val() | (self.mx_prev.q.val() != 2)) {
+            self.mx_sel.next = 2.into();
+        } else if self.mx_data.val() {
+            self.mx_sel.next = 1.into();
+        } else if self.tx_ackgen.tx_valid.val() {
+            self.mx_sel.next = 3.into();
+        }
+        if self.mx_lock.q.val() {
+            self.mx_sel.next = self.mx_own.q.val();
+        }
+        self.tx_framer.tx_ready.next = false;
+        self.fw_tx_ready.next = false;
+        self.tx_ackgen.tx_ready.next = false;
+        self.mac_tx_data.next = self.tx_framer.tx_data.val();
+        self.mac_tx_keep.next = self.tx_framer.tx_keep.val();
+        self.mac_tx_last.next = self.tx_framer.tx_last.val();
+        self.mac_tx_valid.next = self.mx_data.val();
+        if self.mx_sel.val() == 1 {
+            self.tx_framer.tx_ready.next = self.mac_tx_ready.val() & !self.mx_block.val();
+        } else if self.mx_sel.val() == 2 {
+            self.mac_tx_data.next = self.fw_tx_data.val();
+            self.mac_tx_keep.next = self.fw_tx_keep.val();
+            self.mac_tx_last.next = self.fw_tx_last.val();
+            self.mac_tx_valid.next = self.fw_tx_valid.val();
+            self.fw_tx_ready.next = self.mac_tx_ready.val();
+        } else {
+            self.mac_tx_data.next = self.tx_ackgen.tx_data.val();
+            self.mac_tx_keep.next = self.tx_ackgen.tx_keep.val();
+            self.mac_tx_last.next = self.tx_ackgen.tx_last.val();
+            self.mac_tx_valid.next = self.tx_ackgen.tx_valid.val();
+            self.tx_ackgen.tx_ready.next = self.mac_tx_ready.val();
+        }
+        if self.mac_tx_valid.val() {
+            if self.mac_tx_ready.val() & self.mac_tx_last.val() {
+                self.mx_lock.d.next = false;
+                self.mx_prev.d.next = self.mx_sel.val();
+            } else {
+                self.mx_lock.d.next = true;
+                self.mx_own.d.next = self.mx_sel.val();
+            }
+        }
+
+        // no data frame on the MAC, locked or on offer
+        self.tx_ackgen.go.next = !(self.mx_lock.q.val() & (self.mx_own.q.val() == 1))
+            & !((self.mx_sel.val() == 1) & self.mac_tx_valid.val());
+        // Data frames leaving: IPv4 total length (octets 16-17, beat 2) and
+        // TCP sequence number (octets 38-41, beats 4-5), network order; at
+        // the last beat tx_wnxt[conn] = seq + total length - 40 (the IPv4 and
+        // TCP headers without options).
+        self.mx_data_end.next = false;
+        if (self.mx_sel.val() == 1) & self.mac_tx_valid.val() & self.mac_tx_ready.val() {
+            self.mx_beat.d.next = self.mx_beat.q.val() + 1;
+            if self.mx_beat.q.val() == 2 {
+                self.mx_tlen.d.next = (bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(0))
+                    << 8)
+                    | bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(8));
+            }
+            if self.mx_beat.q.val() == 4 {
+                self.mx_seqhi.d.next =
+                    (bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(48)) << 8)
+                        | bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(56));
+            }
+            if self.mx_beat.q.val() == 5 {
+                self.mx_seqlo.d.next = (bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(0))
+                    << 8)
+                    | bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(8));
+            }
+            if self.mac_tx_last.val() {
+                self.mx_beat.d.next = 0.into();
+                self.mx_data_end.next = true;
+            }
+        }
+        // (an empty FIFO here would be a framer that dropped a descriptor,
+        // which TxSeg never makes: then nothing is recorded)
+        self.mx_data_end.next = self.mx_data_end.val() & !self.tx_cfifo.empty.val();
+        self.tx_cfifo.read.next = self.mx_data_end.val();
+        self.tx_wnxt.write_enable.next = self.ct_wr_valid.val() | self.mx_data_end.val();
+        self.tx_wnxt.write_address.next = self.tx_cfifo.data_out.val();
+        self.tx_wnxt.write_data.next = ((bit_cast::<32, 16>(self.mx_seqhi.q.val()) << 16)
+            | bit_cast::<32, 16>(self.mx_seqlo.q.val()))
+            + bit_cast::<32, 16>(self.mx_tlen.q.val())
+            - 40;
+        if self.ct_wr_valid.val() {
+            self.tx_wnxt.write_address.next = self.ct_wr_idx.val();
+            self.tx_wnxt.write_data.next = self.ct_wr_snd_nxt.val();
+        }
+        self.cnt_tx_frames.next = self.tx_framer.cnt_tx_frames.val();
+        self.cnt_tx_desc_drop.next = self.tx_framer.cnt_desc_drop.val();
+        self.cnt_tx_pay_err.next = self.tx_framer.cnt_pay_err.val();
+        self.cnt_tx_segs.next = self.tx_seg.cnt_segs.val();
+        self.cnt_tx_bad_wqe.next = self.tx_seg.cnt_bad_wqe.val();
+        self.cnt_tx_fetch.next = self.wqe_fetch.cnt_fetch.val();
+        self.cnt_db.next = self.doorbell.cnt_db.val();
+        self.cnt_db_bad.next = self.doorbell.cnt_db_bad.val();
+        self.cnt_dma_rd_cpl_bad.next = self.rd_arb.cnt_cpl_bad.val();
+        if self.reset.val() {
+            self.tq_v.d.next = false;
+            self.tx_dw.d.next = 0.into();
+            self.mx_lock.d.next = false;
+            self.mx_prev.d.next = 0.into();
+            self.mx_beat.d.next = 0.into();
+        }
     }
 }

@@ -293,6 +293,35 @@ impl Logic for VersaTop {
         self.core.ut_ready.next = false;
         self.core.term_pop.next = false;
 
+        // The TX datapath stays idle until the host bridge serves doorbells and
+        // DMA reads: no doorbell, no DMA read completion, no QP/connection TX
+        // context; the MAC TX output is not connected (port 0 echoes rx_pay).
+        self.core.db_wr_valid.next = false;
+        self.core.db_wr_qpn.next = 0.into();
+        self.core.db_wr_value.next = 0.into();
+        self.core.dma_rd_req_ready.next = true;
+        self.core.dma_rd_cpl_valid.next = false;
+        self.core.dma_rd_cpl_data.next = 0.into();
+        self.core.dma_rd_cpl_keep.next = 0.into();
+        self.core.dma_rd_cpl_last.next = false;
+        self.core.dma_rd_cpl_tag.next = 0.into();
+        self.core.mac_tx_ready.next = true;
+        self.core.fw_tx_data.next = 0.into();
+        self.core.fw_tx_keep.next = 0.into();
+        self.core.fw_tx_last.next = false;
+        self.core.fw_tx_valid.next = false;
+        self.core.qp_wr_sq_ring.next = 0.into();
+        self.core.qp_wr_sq_log2.next = 0.into();
+        self.core.qp_wr_conn.next = 0.into();
+        self.core.qp_wr_tx_send_msn.next = 0.into();
+        self.core.qp_wr_tx_read_msn.next = 0.into();
+        self.core.ct_wr_local_mac.next = 0.into();
+        self.core.ct_wr_peer_mac.next = 0.into();
+        self.core.ct_wr_mulpdu.next = 0.into();
+        self.core.ct_wr_rcv_wscale.next = 0.into();
+        self.core.ct_wr_tx_marker_ref.next = 0.into();
+        self.core.tx_cq_pop.next = false;
+
         // The core's output: echoed on port 0 when switch 0 is on.
         self.tx0.in_data.next = self.core.rx_pay_data.val();
         self.tx0.in_keep.next = self.core.rx_pay_keep.val();
