@@ -150,7 +150,7 @@ pub struct FwPort {
     sh_addr: Signal<Local, Bits<8>>,
     ra_n: Signal<Local, Bits<8>>,
     tx_take: Signal<Local, Bit>,
-    tx_len: Signal<Local, Bits<12>>,
+    tx_len: Signal<Local, Bits<11>>,
     ovl: Signal<Local, Bits<512>>,
     tdsh: Signal<Local, Bits<512>>,
 }
@@ -429,7 +429,8 @@ impl Logic for FwPort {
             & self.fw_addr.val().get_bit(2);
         self.tx_take.next = self.tx_busy.q.val() & self.raw_tx_ready.val();
         self.ra_n.next = self.tx_ra.q.val();
-        self.tx_len.next = self.fw_wdata.val().get_bits::<12>(0) - 1;
+        // len - 1 for len in 1..=2048, modulo 2048
+        self.tx_len.next = self.fw_wdata.val().get_bits::<11>(0) - 1;
         if self.tx_take.val() {
             if self.tx_ra.q.val() == self.tx_lastb.q.val() {
                 self.tx_busy.d.next = false;

@@ -111,6 +111,7 @@ pub struct HostRegs {
     int_st: DFF<Bits<3>>,
     int_en: DFF<Bits<3>>,
     cyc: DFF<Bits<64>>,
+    cyc_lo: DFF<Bits<32>>,
     cyc_hi: DFF<Bits<32>>,
     eq_lo: DFF<Bits<32>>,
     eq_b: DFF<Bits<64>>,
@@ -203,6 +204,7 @@ impl HostRegs {
             int_st: Default::default(),
             int_en: Default::default(),
             cyc: Default::default(),
+            cyc_lo: Default::default(),
             cyc_hi: Default::default(),
             eq_lo: Default::default(),
             eq_b: Default::default(),
@@ -260,9 +262,9 @@ impl Logic for HostRegs {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ctrl_en, soft_rst, mac, ip, mask, gw, mtu, int_st, int_en, cyc, cyc_hi,
-            eq_lo, eq_b, eq_n, eq_c, mbusy, mop, mlen, mstatus, mseq, rd_pend, rd_addr, dq_v, dq_n,
-            dq_o, dq_d, dc_v, dc_n, dc_o, dc_d
+            self, clock, ctrl_en, soft_rst, mac, ip, mask, gw, mtu, int_st, int_en, cyc, cyc_lo,
+            cyc_hi, eq_lo, eq_b, eq_n, eq_c, mbusy, mop, mlen, mstatus, mseq, rd_pend, rd_addr,
+            dq_v, dq_n, dq_o, dq_d, dc_v, dc_n, dc_o, dc_d
         );
         self.mram_h.read_clock.next = self.clock.val();
         self.mram_h.write_clock.next = self.clock.val();
@@ -379,7 +381,8 @@ impl Logic for HostRegs {
             // QP doorbell pages 0x01_0000 .. 0x41_0000 (1024 pages of 4 KiB)
             if (self.csr_addr.val() >= 0x01_0000) & (self.csr_addr.val() < 0x41_0000) {
                 self.dq_v.d.next = true;
-                self.dq_n.d.next = (self.csr_addr.val() - 0x01_0000).get_bits::<10>(12);
+                // page number: (addr >> 12) - 16, modulo 1024 (exact in the area)
+                self.dq_n.d.next = self.csr_addr.val().get_bits::<10>(12) - 16;
                 self.dq_o.d.next = self.csr_addr.val().get_bits::<12>(0);
                 self.dq_d.d.next = self.csr_wdata.val();
             }
@@ -398,6 +401,7 @@ impl Logic for HostRegs {
             self.rd_addr.d.next = self.csr_addr.val();
             if self.csr_addr.val() == 0x48 {
                 // reading CYCLES_LO latches CYCLES_HI
+                self.cyc_lo.d.next = self.cyc.q.val().get_bits::<32>(0);
                 self.cyc_hi.d.next = self.cyc.q.val().get_bits::<32>(32);
             }
         }
@@ -461,7 +465,7 @@ impl Logic for HostRegs {
             }
             if self.rd_addr.q.val() == 0x48 {
                 // the counter as it was in the request clock
-                self.csr_rdata.next = (self.cyc.q.val() - 1).get_bits::<32>(0);
+                self.csr_rdata.next = self.cyc_lo.q.val();
             }
             if self.rd_addr.q.val() == 0x4C {
                 self.csr_rdata.next = self.cyc_hi.q.val();
