@@ -10,7 +10,7 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks);
+module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn);
 
     // Module arguments
     input wire  clock;
@@ -193,6 +193,41 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [31:0] cnt_db_bad;
     output reg  [31:0] cnt_dma_rd_cpl_bad;
     output reg  [31:0] cnt_tx_acks;
+    input wire  csr_valid;
+    input wire  csr_write;
+    input wire  [23:0] csr_addr;
+    input wire  [31:0] csr_wdata;
+    output reg  [31:0] csr_rdata;
+    output reg  csr_rvalid;
+    output reg  irq;
+    input wire  link_up;
+    output reg  db_qp_valid;
+    output reg  [9:0] db_qp_num;
+    output reg  [11:0] db_qp_off;
+    output reg  [31:0] db_qp_value;
+    output reg  db_cq_valid;
+    output reg  [9:0] db_cq_num;
+    output reg  [11:0] db_cq_off;
+    output reg  [31:0] db_cq_value;
+    input wire  fw_valid;
+    input wire  fw_write;
+    input wire  [23:0] fw_addr;
+    input wire  [31:0] fw_wdata;
+    output reg  [31:0] fw_rdata;
+    output reg  fw_rvalid;
+    output reg  [63:0] raw_tx_data;
+    output reg  [3:0] raw_tx_keep;
+    output reg  raw_tx_last;
+    output reg  raw_tx_valid;
+    input wire  raw_tx_ready;
+    output reg  ev_valid;
+    output reg  [511:0] ev_data;
+    input wire  ev_pop;
+    output reg  [63:0] eq_base;
+    output reg  [31:0] eq_entries;
+    output reg  [31:0] eq_consumer;
+    output reg  flush_valid;
+    output reg  [31:0] flush_qpn;
 
     // Stub signals
     reg  rx_check$clock;
@@ -902,6 +937,117 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [15:0] mx_seqlo$d;
     wire  [15:0] mx_seqlo$q;
     reg  mx_seqlo$clock;
+    reg  host_regs$clock;
+    reg  host_regs$reset;
+    reg  host_regs$csr_valid;
+    reg  host_regs$csr_write;
+    reg  [23:0] host_regs$csr_addr;
+    reg  [31:0] host_regs$csr_wdata;
+    wire  [31:0] host_regs$csr_rdata;
+    wire  host_regs$csr_rvalid;
+    wire  host_regs$irq;
+    reg  host_regs$link_up;
+    reg  host_regs$fw_ready;
+    // Unused on purpose: BAR0 CTRL_ENABLE and CTRL_RESET are held in host_regs but not yet wired to the datapath (docs/rtl.md, Host registers and firmware port).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  host_regs$cfg_enable;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: BAR0 CTRL_ENABLE and CTRL_RESET are held in host_regs but not yet wired to the datapath (docs/rtl.md, Host registers and firmware port).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  host_regs$cfg_soft_reset;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [47:0] host_regs$cfg_mac;
+    wire  [31:0] host_regs$cfg_ipv4;
+    wire  [31:0] host_regs$cfg_netmask;
+    wire  [31:0] host_regs$cfg_gateway;
+    wire  [31:0] host_regs$cfg_mtu;
+    wire  [63:0] host_regs$cycles;
+    wire  [63:0] host_regs$eq_base;
+    wire  [31:0] host_regs$eq_entries;
+    wire  [31:0] host_regs$eq_consumer;
+    reg  host_regs$int_event;
+    reg  host_regs$int_eq_overflow;
+    wire  host_regs$mb_busy;
+    wire  [15:0] host_regs$mb_opcode;
+    wire  [15:0] host_regs$mb_len;
+    reg  host_regs$mb_done;
+    reg  [31:0] host_regs$mb_done_status;
+    reg  [15:0] host_regs$mb_done_len;
+    reg  [7:0] host_regs$mb_fw_addr;
+    reg  host_regs$mb_fw_write;
+    reg  [31:0] host_regs$mb_fw_wdata;
+    wire  [31:0] host_regs$mb_fw_rdata;
+    wire  host_regs$db_qp_valid;
+    wire  [9:0] host_regs$db_qp_num;
+    wire  [11:0] host_regs$db_qp_off;
+    wire  [31:0] host_regs$db_qp_value;
+    wire  host_regs$db_cq_valid;
+    wire  [9:0] host_regs$db_cq_num;
+    wire  [11:0] host_regs$db_cq_off;
+    wire  [31:0] host_regs$db_cq_value;
+    reg  fw_port$clock;
+    reg  fw_port$reset;
+    reg  fw_port$fw_valid;
+    reg  fw_port$fw_write;
+    reg  [23:0] fw_port$fw_addr;
+    reg  [31:0] fw_port$fw_wdata;
+    wire  [31:0] fw_port$fw_rdata;
+    wire  fw_port$fw_rvalid;
+    wire  fw_port$tw_valid;
+    wire  [7:0] fw_port$tw_table;
+    wire  [23:0] fw_port$tw_index;
+    // Unused on purpose: the RX tables keep only part of a connection context: snd_wnd (octets 44..48), tx_marker_ref (52..56) and qpn (60..64) are for the TX path's connection fields.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [511:0] fw_port$tw_data;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  fw_port$ct_rd_sel;
+    wire  [7:0] fw_port$ct_rd_idx;
+    reg  [31:0] fw_port$ct_rd_rcv_nxt;
+    reg  [31:0] fw_port$ct_rd_snd_una;
+    reg  fw_port$exc_valid;
+    reg  [7:0] fw_port$exc_reason;
+    reg  [15:0] fw_port$exc_len;
+    reg  [31:0] fw_port$exc_conn;
+    wire  fw_port$exc_rd_sel;
+    wire  [8:0] fw_port$exc_rd_word;
+    reg  [31:0] fw_port$exc_rd_data;
+    wire  fw_port$exc_pop;
+    wire  [63:0] fw_port$raw_tx_data;
+    wire  [3:0] fw_port$raw_tx_keep;
+    wire  fw_port$raw_tx_last;
+    wire  fw_port$raw_tx_valid;
+    reg  fw_port$raw_tx_ready;
+    reg  fw_port$mb_busy;
+    reg  [15:0] fw_port$mb_opcode;
+    reg  [15:0] fw_port$mb_len;
+    wire  fw_port$mb_done;
+    wire  [31:0] fw_port$mb_done_status;
+    wire  [15:0] fw_port$mb_done_len;
+    wire  [7:0] fw_port$mb_fw_addr;
+    wire  fw_port$mb_fw_write;
+    wire  [31:0] fw_port$mb_fw_wdata;
+    reg  [31:0] fw_port$mb_fw_rdata;
+    wire  fw_port$ev_valid;
+    wire  [511:0] fw_port$ev_data;
+    reg  fw_port$ev_ready;
+    wire  fw_port$flush_valid;
+    wire  [31:0] fw_port$flush_qpn;
+    wire  fw_port$fw_ready;
+    reg  [47:0] fw_port$cfg_mac;
+    reg  [31:0] fw_port$cfg_ipv4;
+    reg  [31:0] fw_port$cfg_netmask;
+    reg  [31:0] fw_port$cfg_gateway;
+    reg  [31:0] fw_port$cfg_mtu;
+    reg  [63:0] fw_port$cycles;
+    reg  fwc_up_hit$d;
+    wire  fwc_up_hit$q;
+    reg  fwc_up_hit$clock;
+    reg  [31:0] fwc_up_rcv$d;
+    wire  [31:0] fwc_up_rcv$q;
+    reg  fwc_up_rcv$clock;
+    reg  [31:0] fwc_up_una$d;
+    wire  [31:0] fwc_up_una$q;
+    reg  fwc_up_una$clock;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -918,6 +1064,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  mx_data_end;
     reg  mx_block;
     reg  mx_data;
+    reg  fwc_conn;
+    reg  fwc_keep;
+    reg  fwc_mpa;
+    reg  fwq_v;
 
     // Sub module instances
     rnic_core$rx_check rx_check(
@@ -1675,6 +1825,118 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .q(mx_seqlo$q),
         .clock(mx_seqlo$clock)
     );
+    rnic_core$host_regs host_regs(
+        .clock(host_regs$clock),
+        .reset(host_regs$reset),
+        .csr_valid(host_regs$csr_valid),
+        .csr_write(host_regs$csr_write),
+        .csr_addr(host_regs$csr_addr),
+        .csr_wdata(host_regs$csr_wdata),
+        .csr_rdata(host_regs$csr_rdata),
+        .csr_rvalid(host_regs$csr_rvalid),
+        .irq(host_regs$irq),
+        .link_up(host_regs$link_up),
+        .fw_ready(host_regs$fw_ready),
+        .cfg_enable(host_regs$cfg_enable),
+        .cfg_soft_reset(host_regs$cfg_soft_reset),
+        .cfg_mac(host_regs$cfg_mac),
+        .cfg_ipv4(host_regs$cfg_ipv4),
+        .cfg_netmask(host_regs$cfg_netmask),
+        .cfg_gateway(host_regs$cfg_gateway),
+        .cfg_mtu(host_regs$cfg_mtu),
+        .cycles(host_regs$cycles),
+        .eq_base(host_regs$eq_base),
+        .eq_entries(host_regs$eq_entries),
+        .eq_consumer(host_regs$eq_consumer),
+        .int_event(host_regs$int_event),
+        .int_eq_overflow(host_regs$int_eq_overflow),
+        .mb_busy(host_regs$mb_busy),
+        .mb_opcode(host_regs$mb_opcode),
+        .mb_len(host_regs$mb_len),
+        .mb_done(host_regs$mb_done),
+        .mb_done_status(host_regs$mb_done_status),
+        .mb_done_len(host_regs$mb_done_len),
+        .mb_fw_addr(host_regs$mb_fw_addr),
+        .mb_fw_write(host_regs$mb_fw_write),
+        .mb_fw_wdata(host_regs$mb_fw_wdata),
+        .mb_fw_rdata(host_regs$mb_fw_rdata),
+        .db_qp_valid(host_regs$db_qp_valid),
+        .db_qp_num(host_regs$db_qp_num),
+        .db_qp_off(host_regs$db_qp_off),
+        .db_qp_value(host_regs$db_qp_value),
+        .db_cq_valid(host_regs$db_cq_valid),
+        .db_cq_num(host_regs$db_cq_num),
+        .db_cq_off(host_regs$db_cq_off),
+        .db_cq_value(host_regs$db_cq_value)
+    );
+    rnic_core$fw_port fw_port(
+        .clock(fw_port$clock),
+        .reset(fw_port$reset),
+        .fw_valid(fw_port$fw_valid),
+        .fw_write(fw_port$fw_write),
+        .fw_addr(fw_port$fw_addr),
+        .fw_wdata(fw_port$fw_wdata),
+        .fw_rdata(fw_port$fw_rdata),
+        .fw_rvalid(fw_port$fw_rvalid),
+        .tw_valid(fw_port$tw_valid),
+        .tw_table(fw_port$tw_table),
+        .tw_index(fw_port$tw_index),
+        .tw_data(fw_port$tw_data),
+        .ct_rd_sel(fw_port$ct_rd_sel),
+        .ct_rd_idx(fw_port$ct_rd_idx),
+        .ct_rd_rcv_nxt(fw_port$ct_rd_rcv_nxt),
+        .ct_rd_snd_una(fw_port$ct_rd_snd_una),
+        .exc_valid(fw_port$exc_valid),
+        .exc_reason(fw_port$exc_reason),
+        .exc_len(fw_port$exc_len),
+        .exc_conn(fw_port$exc_conn),
+        .exc_rd_sel(fw_port$exc_rd_sel),
+        .exc_rd_word(fw_port$exc_rd_word),
+        .exc_rd_data(fw_port$exc_rd_data),
+        .exc_pop(fw_port$exc_pop),
+        .raw_tx_data(fw_port$raw_tx_data),
+        .raw_tx_keep(fw_port$raw_tx_keep),
+        .raw_tx_last(fw_port$raw_tx_last),
+        .raw_tx_valid(fw_port$raw_tx_valid),
+        .raw_tx_ready(fw_port$raw_tx_ready),
+        .mb_busy(fw_port$mb_busy),
+        .mb_opcode(fw_port$mb_opcode),
+        .mb_len(fw_port$mb_len),
+        .mb_done(fw_port$mb_done),
+        .mb_done_status(fw_port$mb_done_status),
+        .mb_done_len(fw_port$mb_done_len),
+        .mb_fw_addr(fw_port$mb_fw_addr),
+        .mb_fw_write(fw_port$mb_fw_write),
+        .mb_fw_wdata(fw_port$mb_fw_wdata),
+        .mb_fw_rdata(fw_port$mb_fw_rdata),
+        .ev_valid(fw_port$ev_valid),
+        .ev_data(fw_port$ev_data),
+        .ev_ready(fw_port$ev_ready),
+        .flush_valid(fw_port$flush_valid),
+        .flush_qpn(fw_port$flush_qpn),
+        .fw_ready(fw_port$fw_ready),
+        .cfg_mac(fw_port$cfg_mac),
+        .cfg_ipv4(fw_port$cfg_ipv4),
+        .cfg_netmask(fw_port$cfg_netmask),
+        .cfg_gateway(fw_port$cfg_gateway),
+        .cfg_mtu(fw_port$cfg_mtu),
+        .cycles(fw_port$cycles)
+    );
+    rnic_core$fwc_up_hit fwc_up_hit(
+        .d(fwc_up_hit$d),
+        .q(fwc_up_hit$q),
+        .clock(fwc_up_hit$clock)
+    );
+    rnic_core$fwc_up_rcv fwc_up_rcv(
+        .d(fwc_up_rcv$d),
+        .q(fwc_up_rcv$q),
+        .clock(fwc_up_rcv$clock)
+    );
+    rnic_core$fwc_up_una fwc_up_una(
+        .d(fwc_up_una$d),
+        .q(fwc_up_una$q),
+        .clock(fwc_up_una$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -2009,6 +2271,134 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         cnt_ddp_len_err = ddp_rx$cnt_len_err;
         ulp_buf_beats = fpdu_buf$level_beats;
         ulp_buf_recs = fpdu_buf$level_recs;
+        host_regs$clock = clock;
+        fw_port$clock = clock;
+        fwc_up_hit$clock = clock;
+        fwc_up_rcv$clock = clock;
+        fwc_up_una$clock = clock;
+        host_regs$reset = reset;
+        fw_port$reset = reset;
+        host_regs$csr_valid = csr_valid;
+        host_regs$csr_write = csr_write;
+        host_regs$csr_addr = csr_addr;
+        host_regs$csr_wdata = csr_wdata;
+        csr_rdata = host_regs$csr_rdata;
+        csr_rvalid = host_regs$csr_rvalid;
+        irq = host_regs$irq;
+        host_regs$link_up = link_up;
+        host_regs$fw_ready = fw_port$fw_ready;
+        host_regs$int_event = fw_port$ev_valid & ev_pop;
+        host_regs$int_eq_overflow = 1'b0;
+        db_qp_valid = host_regs$db_qp_valid;
+        db_qp_num = host_regs$db_qp_num;
+        db_qp_off = host_regs$db_qp_off;
+        db_qp_value = host_regs$db_qp_value;
+        db_cq_valid = host_regs$db_cq_valid;
+        db_cq_num = host_regs$db_cq_num;
+        db_cq_off = host_regs$db_cq_off;
+        db_cq_value = host_regs$db_cq_value;
+        eq_base = host_regs$eq_base;
+        eq_entries = host_regs$eq_entries;
+        eq_consumer = host_regs$eq_consumer;
+        fw_port$mb_busy = host_regs$mb_busy;
+        fw_port$mb_opcode = host_regs$mb_opcode;
+        fw_port$mb_len = host_regs$mb_len;
+        host_regs$mb_done = fw_port$mb_done;
+        host_regs$mb_done_status = fw_port$mb_done_status;
+        host_regs$mb_done_len = fw_port$mb_done_len;
+        host_regs$mb_fw_addr = fw_port$mb_fw_addr;
+        host_regs$mb_fw_write = fw_port$mb_fw_write;
+        host_regs$mb_fw_wdata = fw_port$mb_fw_wdata;
+        fw_port$mb_fw_rdata = host_regs$mb_fw_rdata;
+        fw_port$cfg_mac = host_regs$cfg_mac;
+        fw_port$cfg_ipv4 = host_regs$cfg_ipv4;
+        fw_port$cfg_netmask = host_regs$cfg_netmask;
+        fw_port$cfg_gateway = host_regs$cfg_gateway;
+        fw_port$cfg_mtu = host_regs$cfg_mtu;
+        fw_port$cycles = host_regs$cycles;
+        fw_port$fw_valid = fw_valid;
+        fw_port$fw_write = fw_write;
+        fw_port$fw_addr = fw_addr;
+        fw_port$fw_wdata = fw_wdata;
+        fw_rdata = fw_port$fw_rdata;
+        fw_rvalid = fw_port$fw_rvalid;
+        raw_tx_data = fw_port$raw_tx_data;
+        raw_tx_keep = fw_port$raw_tx_keep;
+        raw_tx_last = fw_port$raw_tx_last;
+        raw_tx_valid = fw_port$raw_tx_valid;
+        fw_port$raw_tx_ready = raw_tx_ready;
+        ev_valid = fw_port$ev_valid;
+        ev_data = fw_port$ev_data;
+        fw_port$ev_ready = ev_pop;
+        flush_valid = fw_port$flush_valid;
+        flush_qpn = fw_port$flush_qpn;
+        fw_port$exc_valid = exc_queue$head_valid;
+        fw_port$exc_reason = exc_queue$head_reason;
+        fw_port$exc_len = exc_queue$head_len;
+        fw_port$exc_conn = exc_queue$head_conn;
+        fw_port$exc_rd_data = exc_queue$rd_data;
+        if (fw_port$exc_rd_sel) begin
+            exc_queue$rd_word = fw_port$exc_rd_word;
+        end
+        exc_queue$pop = exc_pop | fw_port$exc_pop;
+        fw_port$ct_rd_rcv_nxt = conn_table$rd_rcv_nxt;
+        fw_port$ct_rd_snd_una = conn_table$rd_snd_una;
+        if (fw_port$ct_rd_sel) begin
+            conn_table$rd_idx = fw_port$ct_rd_idx;
+        end
+        fwc_up_hit$d = fw_port$ct_rd_sel & rx_split$up_valid & conn_table$up_ready & (rx_split$up_idx == fw_port$ct_rd_idx);
+        fwc_up_rcv$d = rx_split$up_rcv_nxt;
+        fwc_up_una$d = rx_split$up_snd_una;
+        fwc_conn = fw_port$tw_valid & (fw_port$tw_table == 8'h0);
+        fwc_keep = conn_table$rd_used & (conn_table$rd_mode == 2'h2) & (fw_port$tw_data[(32'h0)+:(8)] == 8'h2);
+        fwc_mpa = (fw_port$tw_data[(32'h0)+:(8)] == 8'h2) & ~fwc_keep;
+        if (fwc_conn) begin
+            conn_table$wr_valid = 1'b1;
+            conn_table$wr_idx = fw_port$tw_index[(32'h0)+:(8)];
+            conn_table$wr_used = fw_port$tw_data[(32'h0)+:(8)] != 8'h0;
+            conn_table$wr_mode = fw_port$tw_data[(32'h0)+:(2)];
+            conn_table$wr_mpa = fw_port$tw_data[(32'h8)+:(4)];
+            conn_table$wr_local_ip = fw_port$tw_data[(32'h20)+:(32)];
+            conn_table$wr_peer_ip = fw_port$tw_data[(32'h40)+:(32)];
+            conn_table$wr_local_port = fw_port$tw_data[(32'h60)+:(16)];
+            conn_table$wr_peer_port = fw_port$tw_data[(32'h70)+:(16)];
+            conn_table$wr_rcv_nxt = fw_port$tw_data[(32'h100)+:(32)];
+            conn_table$wr_snd_nxt = fw_port$tw_data[(32'h120)+:(32)];
+            conn_table$wr_snd_una = fw_port$tw_data[(32'h140)+:(32)];
+            conn_table$wr_rcv_wnd = fw_port$tw_data[(32'h180)+:(32)];
+            if (fwc_keep) begin
+                conn_table$wr_rcv_nxt = conn_table$rd_rcv_nxt;
+                conn_table$wr_snd_una = conn_table$rd_snd_una;
+                if (fwc_up_hit$q) begin
+                    conn_table$wr_rcv_nxt = fwc_up_rcv$q;
+                    conn_table$wr_snd_una = fwc_up_una$q;
+                end
+            end
+            if (fwc_mpa) begin
+                mpa_ram$write_enable = 1'b1;
+                mpa_ram$write_address = fw_port$tw_index[(32'h0)+:(8)];
+                mpa_ram$write_data = {fw_port$tw_data[(32'h1c0)+:(32)], {56{1'b0}}, mpa_init};
+            end
+        end
+        fwq_v = fw_port$tw_valid & (fw_port$tw_table == 8'h1) & (fw_port$tw_data[(32'h128)+:(24)] == 24'h0);
+        if (fwq_v) begin
+            qp_ram$write_enable = 1'b1;
+            qp_ram$write_address = fw_port$tw_data[(32'h120)+:(8)];
+            qp_ram$write_data = {fw_port$tw_data[(32'h20)+:(32)], fw_port$tw_data[(32'h0)+:(8)], {8{1'b0}}, fw_port$tw_index};
+        end
+        if (fw_port$tw_valid & (fw_port$tw_table == 8'h3)) begin
+            tpt$tpt_wr_en = 1'b1;
+            tpt$tpt_wr_index = fw_port$tw_index;
+            tpt$tpt_wr_data = fw_port$tw_data[(32'h0)+:(256)];
+        end
+        if (fw_port$tw_valid & (fw_port$tw_table == 8'h4)) begin
+            tpt$pbl_wr_en = 1'b1;
+            tpt$pbl_wr_index = fw_port$tw_index;
+            tpt$pbl_wr_data = fw_port$tw_data[(32'h0)+:(64)];
+        end
+        if (reset) begin
+            fwc_up_hit$d = 1'b0;
+        end
         if (reset) begin
             sq_state$d = 3'h0;
         end
@@ -7415,6 +7805,2397 @@ module rnic_core$fpdu_buf$wlen(d,q,clock);
     end
 
 endmodule // rnic_core$fpdu_buf$wlen
+
+
+module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  fw_valid;
+    input wire  fw_write;
+    input wire  [23:0] fw_addr;
+    input wire  [31:0] fw_wdata;
+    output reg  [31:0] fw_rdata;
+    output reg  fw_rvalid;
+    output reg  tw_valid;
+    output reg  [7:0] tw_table;
+    output reg  [23:0] tw_index;
+    output reg  [511:0] tw_data;
+    output reg  ct_rd_sel;
+    output reg  [7:0] ct_rd_idx;
+    input wire  [31:0] ct_rd_rcv_nxt;
+    input wire  [31:0] ct_rd_snd_una;
+    input wire  exc_valid;
+    input wire  [7:0] exc_reason;
+    input wire  [15:0] exc_len;
+    input wire  [31:0] exc_conn;
+    output reg  exc_rd_sel;
+    output reg  [8:0] exc_rd_word;
+    input wire  [31:0] exc_rd_data;
+    output reg  exc_pop;
+    output reg  [63:0] raw_tx_data;
+    output reg  [3:0] raw_tx_keep;
+    output reg  raw_tx_last;
+    output reg  raw_tx_valid;
+    input wire  raw_tx_ready;
+    input wire  mb_busy;
+    input wire  [15:0] mb_opcode;
+    input wire  [15:0] mb_len;
+    output reg  mb_done;
+    output reg  [31:0] mb_done_status;
+    output reg  [15:0] mb_done_len;
+    output reg  [7:0] mb_fw_addr;
+    output reg  mb_fw_write;
+    output reg  [31:0] mb_fw_wdata;
+    input wire  [31:0] mb_fw_rdata;
+    output reg  ev_valid;
+    output reg  [511:0] ev_data;
+    input wire  ev_ready;
+    output reg  flush_valid;
+    output reg  [31:0] flush_qpn;
+    output reg  fw_ready;
+    input wire  [47:0] cfg_mac;
+    input wire  [31:0] cfg_ipv4;
+    input wire  [31:0] cfg_netmask;
+    input wire  [31:0] cfg_gateway;
+    input wire  [31:0] cfg_mtu;
+    input wire  [63:0] cycles;
+
+    // Constant declarations
+    localparam  k_n_conn = 24'h40;
+    localparam  k_n_qp = 24'h40;
+    localparam  k_n_cq = 24'h40;
+    localparam  k_n_tpt = 24'h100;
+    localparam  k_n_pbl = 24'h1000;
+    localparam  k_khz = 32'h2625a;
+    localparam  ones32 = 32'hffffffff;
+
+    // Stub signals
+    reg  [31:0] tsel$d;
+    wire  [31:0] tsel$q;
+    reg  tsel$clock;
+    reg  [511:0] stage$d;
+    wire  [511:0] stage$q;
+    reg  stage$clock;
+    reg  [1:0] tstate$d;
+    wire  [1:0] tstate$q;
+    reg  tstate$clock;
+    reg  terr$d;
+    wire  terr$q;
+    reg  terr$clock;
+    reg  [7:0] shadow$read_address;
+    reg  shadow$read_clock;
+    wire  [511:0] shadow$read_data;
+    reg  [7:0] shadow$write_address;
+    reg  shadow$write_clock;
+    reg  [511:0] shadow$write_data;
+    reg  shadow$write_enable;
+    reg  [511:0] evst$d;
+    wire  [511:0] evst$q;
+    reg  evst$clock;
+    reg  evp$d;
+    wire  evp$q;
+    reg  evp$clock;
+    reg  tx_busy$d;
+    wire  tx_busy$q;
+    reg  tx_busy$clock;
+    reg  [7:0] tx_ra$d;
+    wire  [7:0] tx_ra$q;
+    reg  tx_ra$clock;
+    reg  [7:0] tx_lastb$d;
+    wire  [7:0] tx_lastb$q;
+    reg  tx_lastb$clock;
+    reg  [3:0] tx_lkeep$d;
+    wire  [3:0] tx_lkeep$q;
+    reg  tx_lkeep$clock;
+    reg  [7:0] tx_lo$read_address;
+    reg  tx_lo$read_clock;
+    wire  [31:0] tx_lo$read_data;
+    reg  [7:0] tx_lo$write_address;
+    reg  tx_lo$write_clock;
+    reg  [31:0] tx_lo$write_data;
+    reg  tx_lo$write_enable;
+    reg  [7:0] tx_hi$read_address;
+    reg  tx_hi$read_clock;
+    wire  [31:0] tx_hi$read_data;
+    reg  [7:0] tx_hi$write_address;
+    reg  tx_hi$write_clock;
+    reg  [31:0] tx_hi$write_data;
+    reg  tx_hi$write_enable;
+    reg  [15:0] mres$d;
+    wire  [15:0] mres$q;
+    reg  mres$clock;
+    reg  rdy$d;
+    wire  rdy$q;
+    reg  rdy$clock;
+    reg  fl_v$d;
+    wire  fl_v$q;
+    reg  fl_v$clock;
+    reg  [31:0] fl_q$d;
+    wire  [31:0] fl_q$q;
+    reg  fl_q$clock;
+    reg  rd_pend$d;
+    wire  rd_pend$q;
+    reg  rd_pend$clock;
+    reg  [23:0] rd_addr$d;
+    wire  [23:0] rd_addr$q;
+    reg  rd_addr$clock;
+    reg  [31:0] cyc_hi$d;
+    wire  [31:0] cyc_hi$q;
+    reg  cyc_hi$clock;
+
+    // Local signals
+    reg  wr;
+    reg  rd;
+    reg  [7:0] tbl;
+    reg  [23:0] tidx;
+    reg  t_ok;
+    reg  t_rd_ok;
+    reg  [7:0] sh_addr;
+    reg  [7:0] ra_n;
+    reg  tx_take;
+    reg  [10:0] tx_len;
+    reg  [511:0] ovl;
+    // Unused on purpose: fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and taking its low 32 bits.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [511:0] tdsh;
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // Sub module instances
+    rnic_core$fw_port$tsel tsel(
+        .d(tsel$d),
+        .q(tsel$q),
+        .clock(tsel$clock)
+    );
+    rnic_core$fw_port$stage stage(
+        .d(stage$d),
+        .q(stage$q),
+        .clock(stage$clock)
+    );
+    rnic_core$fw_port$tstate tstate(
+        .d(tstate$d),
+        .q(tstate$q),
+        .clock(tstate$clock)
+    );
+    rnic_core$fw_port$terr terr(
+        .d(terr$d),
+        .q(terr$q),
+        .clock(terr$clock)
+    );
+    rnic_core$fw_port$shadow shadow(
+        .read_address(shadow$read_address),
+        .read_clock(shadow$read_clock),
+        .read_data(shadow$read_data),
+        .write_address(shadow$write_address),
+        .write_clock(shadow$write_clock),
+        .write_data(shadow$write_data),
+        .write_enable(shadow$write_enable)
+    );
+    rnic_core$fw_port$evst evst(
+        .d(evst$d),
+        .q(evst$q),
+        .clock(evst$clock)
+    );
+    rnic_core$fw_port$evp evp(
+        .d(evp$d),
+        .q(evp$q),
+        .clock(evp$clock)
+    );
+    rnic_core$fw_port$tx_busy tx_busy(
+        .d(tx_busy$d),
+        .q(tx_busy$q),
+        .clock(tx_busy$clock)
+    );
+    rnic_core$fw_port$tx_ra tx_ra(
+        .d(tx_ra$d),
+        .q(tx_ra$q),
+        .clock(tx_ra$clock)
+    );
+    rnic_core$fw_port$tx_lastb tx_lastb(
+        .d(tx_lastb$d),
+        .q(tx_lastb$q),
+        .clock(tx_lastb$clock)
+    );
+    rnic_core$fw_port$tx_lkeep tx_lkeep(
+        .d(tx_lkeep$d),
+        .q(tx_lkeep$q),
+        .clock(tx_lkeep$clock)
+    );
+    rnic_core$fw_port$tx_lo tx_lo(
+        .read_address(tx_lo$read_address),
+        .read_clock(tx_lo$read_clock),
+        .read_data(tx_lo$read_data),
+        .write_address(tx_lo$write_address),
+        .write_clock(tx_lo$write_clock),
+        .write_data(tx_lo$write_data),
+        .write_enable(tx_lo$write_enable)
+    );
+    rnic_core$fw_port$tx_hi tx_hi(
+        .read_address(tx_hi$read_address),
+        .read_clock(tx_hi$read_clock),
+        .read_data(tx_hi$read_data),
+        .write_address(tx_hi$write_address),
+        .write_clock(tx_hi$write_clock),
+        .write_data(tx_hi$write_data),
+        .write_enable(tx_hi$write_enable)
+    );
+    rnic_core$fw_port$mres mres(
+        .d(mres$d),
+        .q(mres$q),
+        .clock(mres$clock)
+    );
+    rnic_core$fw_port$rdy rdy(
+        .d(rdy$d),
+        .q(rdy$q),
+        .clock(rdy$clock)
+    );
+    rnic_core$fw_port$fl_v fl_v(
+        .d(fl_v$d),
+        .q(fl_v$q),
+        .clock(fl_v$clock)
+    );
+    rnic_core$fw_port$fl_q fl_q(
+        .d(fl_q$d),
+        .q(fl_q$q),
+        .clock(fl_q$clock)
+    );
+    rnic_core$fw_port$rd_pend rd_pend(
+        .d(rd_pend$d),
+        .q(rd_pend$q),
+        .clock(rd_pend$clock)
+    );
+    rnic_core$fw_port$rd_addr rd_addr(
+        .d(rd_addr$d),
+        .q(rd_addr$q),
+        .clock(rd_addr$clock)
+    );
+    rnic_core$fw_port$cyc_hi cyc_hi(
+        .d(cyc_hi$d),
+        .q(cyc_hi$q),
+        .clock(cyc_hi$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        tsel$clock = clock;
+        stage$clock = clock;
+        tstate$clock = clock;
+        terr$clock = clock;
+        evst$clock = clock;
+        evp$clock = clock;
+        tx_busy$clock = clock;
+        tx_ra$clock = clock;
+        tx_lastb$clock = clock;
+        tx_lkeep$clock = clock;
+        mres$clock = clock;
+        rdy$clock = clock;
+        fl_v$clock = clock;
+        fl_q$clock = clock;
+        rd_pend$clock = clock;
+        rd_addr$clock = clock;
+        cyc_hi$clock = clock;
+        tsel$d = tsel$q;
+        stage$d = stage$q;
+        tstate$d = tstate$q;
+        terr$d = terr$q;
+        evst$d = evst$q;
+        evp$d = evp$q;
+        tx_busy$d = tx_busy$q;
+        tx_ra$d = tx_ra$q;
+        tx_lastb$d = tx_lastb$q;
+        tx_lkeep$d = tx_lkeep$q;
+        mres$d = mres$q;
+        rdy$d = rdy$q;
+        fl_v$d = fl_v$q;
+        fl_q$d = fl_q$q;
+        rd_pend$d = rd_pend$q;
+        rd_addr$d = rd_addr$q;
+        cyc_hi$d = cyc_hi$q;
+        shadow$read_clock = clock;
+        shadow$write_clock = clock;
+        tx_lo$read_clock = clock;
+        tx_lo$write_clock = clock;
+        tx_hi$read_clock = clock;
+        tx_hi$write_clock = clock;
+        wr = fw_valid & fw_write;
+        rd = fw_valid & ~fw_write;
+        fl_v$d = 1'b0;
+        tbl = tsel$q[(32'h18)+:(8)];
+        tidx = tsel$q[(32'h0)+:(24)];
+        t_rd_ok = ((tbl == 8'h0) & (tidx < k_n_conn)) | ((tbl == 8'h1) & (tidx < k_n_qp)) | ((tbl == 8'h2) & (tidx < k_n_cq));
+        t_ok = t_rd_ok | ((tbl == 8'h3) & (tidx < k_n_tpt)) | ((tbl == 8'h4) & (tidx < k_n_pbl));
+        sh_addr = ({{6{1'b0}}, tbl[(32'h0)+:(2)]} << 32'h6) | {{2{1'b0}}, tidx[(32'h0)+:(6)]};
+        shadow$read_address = sh_addr;
+        shadow$write_address = sh_addr;
+        shadow$write_data = stage$q;
+        shadow$write_enable = 1'b0;
+        ct_rd_idx = tidx[(32'h0)+:(8)];
+        ct_rd_sel = 1'b0;
+        tw_valid = 1'b0;
+        tw_table = tbl;
+        tw_index = tidx;
+        tw_data = stage$q;
+        ovl = (shadow$read_data & ~({{480{1'b0}}, ones32} << 32'h100) & ~({{480{1'b0}}, ones32} << 32'h140)) | ({{480{1'b0}}, ct_rd_rcv_nxt} << 32'h100) | ({{480{1'b0}}, ct_rd_snd_una} << 32'h140);
+        if (tstate$q == 2'h1) begin
+            tstate$d = 2'h0;
+            if (tbl == 8'h0) begin
+                stage$d = ovl;
+            end
+            else begin
+                stage$d = shadow$read_data;
+            end
+        end
+        if (tstate$q == 2'h2) begin
+            tstate$d = 2'h0;
+            tw_valid = 1'b1;
+            shadow$write_enable = t_rd_ok;
+        end
+        if (wr & (tstate$q == 2'h0)) begin
+            if (fw_addr == 24'h0) begin
+                tsel$d = fw_wdata;
+            end
+            if (fw_addr == 24'h4) begin
+                if ((fw_wdata == 32'h1) & t_rd_ok) begin
+                    tstate$d = 2'h1;
+                    ct_rd_sel = tbl == 8'h0;
+                    terr$d = 1'b0;
+                end
+                else if ((fw_wdata == 32'h2) & t_ok) begin
+                    tstate$d = 2'h2;
+                    ct_rd_sel = tbl == 8'h0;
+                    terr$d = 1'b0;
+                end
+                else begin
+                    terr$d = 1'b1;
+                end
+            end
+            if (fw_addr[(32'h6)+:(18)] == 18'h4) begin
+                if (fw_addr[(32'h2)+:(4)] == 0) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 0))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 0));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 1) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 1))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 1));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 2) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 2))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 2));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 3) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 3))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 3));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 4) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 4))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 4));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 5) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 5))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 5));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 6) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 6))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 6));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 7) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 7))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 7));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 8) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 8))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 8));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 9) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 9))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 9));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 10) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 10))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 10));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 11) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 11))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 11));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 12) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 12))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 12));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 13) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 13))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 13));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 14) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 14))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 14));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 15) begin
+                    stage$d = (stage$q & ~({{480{1'b0}}, ones32} << (32'h20 * 15))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 15));
+                end
+            end
+        end
+        if (wr & ~evp$q) begin
+            if (fw_addr[(32'h6)+:(18)] == 18'h5) begin
+                if (fw_addr[(32'h2)+:(4)] == 0) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 0))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 0));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 1) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 1))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 1));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 2) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 2))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 2));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 3) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 3))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 3));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 4) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 4))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 4));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 5) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 5))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 5));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 6) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 6))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 6));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 7) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 7))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 7));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 8) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 8))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 8));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 9) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 9))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 9));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 10) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 10))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 10));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 11) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 11))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 11));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 12) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 12))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 12));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 13) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 13))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 13));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 14) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 14))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 14));
+                end
+                if (fw_addr[(32'h2)+:(4)] == 15) begin
+                    evst$d = (evst$q & ~({{480{1'b0}}, ones32} << (32'h20 * 15))) | ({{480{1'b0}}, fw_wdata} << (32'h20 * 15));
+                end
+            end
+            if ((fw_addr == 24'h3c) & fw_wdata[32'h0]) begin
+                evp$d = 1'b1;
+            end
+        end
+        if (evp$q & ev_ready) begin
+            evp$d = 1'b0;
+        end
+        ev_valid = evp$q;
+        ev_data = evst$q;
+        if (wr & (fw_addr == 24'h40)) begin
+            fl_v$d = 1'b1;
+            fl_q$d = fw_wdata;
+        end
+        flush_valid = fl_v$q;
+        flush_qpn = fl_q$q;
+        exc_pop = wr & (fw_addr == 24'h10) & fw_wdata[32'h0];
+        exc_rd_word = fw_addr[(32'h2)+:(9)];
+        exc_rd_sel = rd & (fw_addr[(32'hb)+:(13)] == 13'h1);
+        mb_fw_addr = fw_addr[(32'h2)+:(8)];
+        mb_fw_wdata = fw_wdata;
+        mb_fw_write = wr & (fw_addr[(32'ha)+:(14)] == 14'h1);
+        if (wr & (fw_addr == 24'h34)) begin
+            mres$d = fw_wdata[(32'h0)+:(16)];
+        end
+        mb_done = wr & (fw_addr == 24'h38);
+        mb_done_status = fw_wdata;
+        mb_done_len = mres$q;
+        if (rd & (fw_addr == 24'h30)) begin
+            rdy$d = 1'b1;
+        end
+        fw_ready = rdy$q;
+        tx_lo$write_address = fw_addr[(32'h3)+:(8)];
+        tx_hi$write_address = fw_addr[(32'h3)+:(8)];
+        tx_lo$write_data = fw_wdata;
+        tx_hi$write_data = fw_wdata;
+        tx_lo$write_enable = wr & ~tx_busy$q & (fw_addr[(32'hb)+:(13)] == 13'h2) & ~fw_addr[32'h2];
+        tx_hi$write_enable = wr & ~tx_busy$q & (fw_addr[(32'hb)+:(13)] == 13'h2) & fw_addr[32'h2];
+        tx_take = tx_busy$q & raw_tx_ready;
+        ra_n = tx_ra$q;
+        tx_len = fw_wdata[(32'h0)+:(11)] - 11'h1;
+        if (tx_take) begin
+            if (tx_ra$q == tx_lastb$q) begin
+                tx_busy$d = 1'b0;
+            end
+            else begin
+                ra_n = tx_ra$q + 8'h1;
+            end
+        end
+        if (wr & (fw_addr == 24'h14) & ~tx_busy$q & (fw_wdata >= 32'h1) & (fw_wdata <= 32'h800)) begin
+            tx_busy$d = 1'b1;
+            ra_n = 8'h0;
+            tx_lastb$d = tx_len[(32'h3)+:(8)];
+            tx_lkeep$d = {{1{1'b0}}, tx_len[(32'h0)+:(3)]} + 4'h1;
+        end
+        tx_ra$d = ra_n;
+        tx_lo$read_address = ra_n;
+        tx_hi$read_address = ra_n;
+        raw_tx_valid = tx_busy$q;
+        raw_tx_data = ({{32{1'b0}}, tx_hi$read_data} << 32'h20) | {{32{1'b0}}, tx_lo$read_data};
+        raw_tx_last = tx_ra$q == tx_lastb$q;
+        raw_tx_keep = 4'h8;
+        if (tx_ra$q == tx_lastb$q) begin
+            raw_tx_keep = tx_lkeep$q;
+        end
+        rd_pend$d = rd;
+        if (rd) begin
+            rd_addr$d = fw_addr;
+            if (fw_addr == 24'h20) begin
+                cyc_hi$d = cycles[(32'h20)+:(32)];
+            end
+        end
+        fw_rvalid = rd_pend$q;
+        tdsh = stage$q >> ({{6{1'b0}}, rd_addr$q[(32'h2)+:(4)]} << 32'h5);
+        fw_rdata = 32'h0;
+        if (rd_pend$q) begin
+            if (rd_addr$q == 24'h0) begin
+                fw_rdata = tsel$q;
+            end
+            if (rd_addr$q == 24'h4) begin
+                fw_rdata = ({{31{1'b0}}, (tstate$q != 2'h0)}) | ({{31{1'b0}}, terr$q} << 32'h1);
+            end
+            if (rd_addr$q == 24'h8) begin
+                fw_rdata = ({{31{1'b0}}, exc_valid} << 32'h1f) | ({{24{1'b0}}, exc_reason} << 32'h10) | {{16{1'b0}}, exc_len};
+            end
+            if (rd_addr$q == 24'hc) begin
+                fw_rdata = exc_conn;
+            end
+            if (rd_addr$q == 24'h14) begin
+                fw_rdata = {{31{1'b0}}, tx_busy$q} << 32'h1f;
+            end
+            if (rd_addr$q == 24'h20) begin
+                fw_rdata = cycles[(32'h0)+:(32)];
+            end
+            if (rd_addr$q == 24'h24) begin
+                fw_rdata = cyc_hi$q;
+            end
+            if (rd_addr$q == 24'h28) begin
+                fw_rdata = k_khz;
+            end
+            if (rd_addr$q == 24'h30) begin
+                fw_rdata = ({{31{1'b0}}, mb_busy} << 32'h1f) | {{16{1'b0}}, mb_opcode};
+            end
+            if (rd_addr$q == 24'h34) begin
+                fw_rdata = {{16{1'b0}}, mb_len};
+            end
+            if (rd_addr$q == 24'h3c) begin
+                fw_rdata = {{31{1'b0}}, evp$q};
+            end
+            if (rd_addr$q == 24'h50) begin
+                fw_rdata = cfg_mac[(32'h0)+:(32)];
+            end
+            if (rd_addr$q == 24'h54) begin
+                fw_rdata = {{16{1'b0}}, cfg_mac[(32'h20)+:(16)]};
+            end
+            if (rd_addr$q == 24'h58) begin
+                fw_rdata = cfg_ipv4;
+            end
+            if (rd_addr$q == 24'h5c) begin
+                fw_rdata = cfg_netmask;
+            end
+            if (rd_addr$q == 24'h60) begin
+                fw_rdata = cfg_gateway;
+            end
+            if (rd_addr$q == 24'h64) begin
+                fw_rdata = cfg_mtu;
+            end
+            if (rd_addr$q[(32'h6)+:(18)] == 18'h4) begin
+                fw_rdata = tdsh[(32'h0)+:(32)];
+            end
+            if (rd_addr$q[(32'ha)+:(14)] == 14'h1) begin
+                fw_rdata = mb_fw_rdata;
+            end
+            if (rd_addr$q[(32'hb)+:(13)] == 13'h1) begin
+                fw_rdata = exc_rd_data;
+            end
+        end
+        if (reset) begin
+            tstate$d = 2'h0;
+            terr$d = 1'b0;
+            evp$d = 1'b0;
+            tx_busy$d = 1'b0;
+            rdy$d = 1'b0;
+            fl_v$d = 1'b0;
+            rd_pend$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_core$fw_port
+
+
+module rnic_core$fw_port$cyc_hi(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$cyc_hi
+
+
+module rnic_core$fw_port$evp(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$evp
+
+
+module rnic_core$fw_port$evst(d,q,clock);
+
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$evst
+
+
+module rnic_core$fw_port$fl_q(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$fl_q
+
+
+module rnic_core$fw_port$fl_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$fl_v
+
+
+module rnic_core$fw_port$mres(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$mres
+
+
+module rnic_core$fw_port$rd_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$rd_addr
+
+
+module rnic_core$fw_port$rd_pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$rd_pend
+
+
+module rnic_core$fw_port$rdy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$rdy
+
+
+module rnic_core$fw_port$shadow(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [511:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [511:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[511:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$fw_port$shadow
+
+
+module rnic_core$fw_port$stage(d,q,clock);
+
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$stage
+
+
+module rnic_core$fw_port$terr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$terr
+
+
+module rnic_core$fw_port$tsel(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$tsel
+
+
+module rnic_core$fw_port$tstate(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$tstate
+
+
+module rnic_core$fw_port$tx_busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$tx_busy
+
+
+module rnic_core$fw_port$tx_hi(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$fw_port$tx_hi
+
+
+module rnic_core$fw_port$tx_lastb(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$tx_lastb
+
+
+module rnic_core$fw_port$tx_lkeep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$tx_lkeep
+
+
+module rnic_core$fw_port$tx_lo(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$fw_port$tx_lo
+
+
+module rnic_core$fw_port$tx_ra(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$tx_ra
+
+
+module rnic_core$fwc_up_hit(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fwc_up_hit
+
+
+module rnic_core$fwc_up_rcv(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fwc_up_rcv
+
+
+module rnic_core$fwc_up_una(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fwc_up_una
+
+
+module rnic_core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,fw_ready,cfg_enable,cfg_soft_reset,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,eq_base,eq_entries,eq_consumer,int_event,int_eq_overflow,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  csr_valid;
+    input wire  csr_write;
+    input wire  [23:0] csr_addr;
+    input wire  [31:0] csr_wdata;
+    output reg  [31:0] csr_rdata;
+    output reg  csr_rvalid;
+    output reg  irq;
+    input wire  link_up;
+    input wire  fw_ready;
+    output reg  cfg_enable;
+    output reg  cfg_soft_reset;
+    output reg  [47:0] cfg_mac;
+    output reg  [31:0] cfg_ipv4;
+    output reg  [31:0] cfg_netmask;
+    output reg  [31:0] cfg_gateway;
+    output reg  [31:0] cfg_mtu;
+    output reg  [63:0] cycles;
+    output reg  [63:0] eq_base;
+    output reg  [31:0] eq_entries;
+    output reg  [31:0] eq_consumer;
+    input wire  int_event;
+    input wire  int_eq_overflow;
+    output reg  mb_busy;
+    output reg  [15:0] mb_opcode;
+    output reg  [15:0] mb_len;
+    input wire  mb_done;
+    input wire  [31:0] mb_done_status;
+    input wire  [15:0] mb_done_len;
+    input wire  [7:0] mb_fw_addr;
+    input wire  mb_fw_write;
+    input wire  [31:0] mb_fw_wdata;
+    output reg  [31:0] mb_fw_rdata;
+    output reg  db_qp_valid;
+    output reg  [9:0] db_qp_num;
+    output reg  [11:0] db_qp_off;
+    output reg  [31:0] db_qp_value;
+    output reg  db_cq_valid;
+    output reg  [9:0] db_cq_num;
+    output reg  [11:0] db_cq_off;
+    output reg  [31:0] db_cq_value;
+
+    // Constant declarations
+    localparam  k_caps = 32'h20f;
+    localparam  k_max_qp = 32'h40;
+    localparam  k_max_cq = 32'h40;
+    localparam  k_max_tpt = 32'h100;
+    localparam  k_max_pbl = 32'h1000;
+    localparam  k_max_queue = 32'h1000;
+
+    // Stub signals
+    reg  ctrl_en$d;
+    wire  ctrl_en$q;
+    reg  ctrl_en$clock;
+    reg  soft_rst$d;
+    wire  soft_rst$q;
+    reg  soft_rst$clock;
+    reg  [47:0] mac$d;
+    wire  [47:0] mac$q;
+    reg  mac$clock;
+    reg  [31:0] ip$d;
+    wire  [31:0] ip$q;
+    reg  ip$clock;
+    reg  [31:0] mask$d;
+    wire  [31:0] mask$q;
+    reg  mask$clock;
+    reg  [31:0] gw$d;
+    wire  [31:0] gw$q;
+    reg  gw$clock;
+    reg  [31:0] mtu$d;
+    wire  [31:0] mtu$q;
+    reg  mtu$clock;
+    reg  [2:0] int_st$d;
+    wire  [2:0] int_st$q;
+    reg  int_st$clock;
+    reg  [2:0] int_en$d;
+    wire  [2:0] int_en$q;
+    reg  int_en$clock;
+    reg  [63:0] cyc$d;
+    wire  [63:0] cyc$q;
+    reg  cyc$clock;
+    reg  [31:0] cyc_lo$d;
+    wire  [31:0] cyc_lo$q;
+    reg  cyc_lo$clock;
+    reg  [31:0] cyc_hi$d;
+    wire  [31:0] cyc_hi$q;
+    reg  cyc_hi$clock;
+    reg  [31:0] eq_lo$d;
+    wire  [31:0] eq_lo$q;
+    reg  eq_lo$clock;
+    reg  [63:0] eq_b$d;
+    wire  [63:0] eq_b$q;
+    reg  eq_b$clock;
+    reg  [31:0] eq_n$d;
+    wire  [31:0] eq_n$q;
+    reg  eq_n$clock;
+    reg  [31:0] eq_c$d;
+    wire  [31:0] eq_c$q;
+    reg  eq_c$clock;
+    reg  mbusy$d;
+    wire  mbusy$q;
+    reg  mbusy$clock;
+    reg  [15:0] mop$d;
+    wire  [15:0] mop$q;
+    reg  mop$clock;
+    reg  [15:0] mlen$d;
+    wire  [15:0] mlen$q;
+    reg  mlen$clock;
+    reg  [31:0] mstatus$d;
+    wire  [31:0] mstatus$q;
+    reg  mstatus$clock;
+    reg  [31:0] mseq$d;
+    wire  [31:0] mseq$q;
+    reg  mseq$clock;
+    reg  rd_pend$d;
+    wire  rd_pend$q;
+    reg  rd_pend$clock;
+    reg  [23:0] rd_addr$d;
+    wire  [23:0] rd_addr$q;
+    reg  rd_addr$clock;
+    reg  dq_v$d;
+    wire  dq_v$q;
+    reg  dq_v$clock;
+    reg  [9:0] dq_n$d;
+    wire  [9:0] dq_n$q;
+    reg  dq_n$clock;
+    reg  [11:0] dq_o$d;
+    wire  [11:0] dq_o$q;
+    reg  dq_o$clock;
+    reg  [31:0] dq_d$d;
+    wire  [31:0] dq_d$q;
+    reg  dq_d$clock;
+    reg  dc_v$d;
+    wire  dc_v$q;
+    reg  dc_v$clock;
+    reg  [9:0] dc_n$d;
+    wire  [9:0] dc_n$q;
+    reg  dc_n$clock;
+    reg  [11:0] dc_o$d;
+    wire  [11:0] dc_o$q;
+    reg  dc_o$clock;
+    reg  [31:0] dc_d$d;
+    wire  [31:0] dc_d$q;
+    reg  dc_d$clock;
+    reg  [7:0] mram_h$read_address;
+    reg  mram_h$read_clock;
+    wire  [31:0] mram_h$read_data;
+    reg  [7:0] mram_h$write_address;
+    reg  mram_h$write_clock;
+    reg  [31:0] mram_h$write_data;
+    reg  mram_h$write_enable;
+    reg  [7:0] mram_f$read_address;
+    reg  mram_f$read_clock;
+    wire  [31:0] mram_f$read_data;
+    reg  [7:0] mram_f$write_address;
+    reg  mram_f$write_clock;
+    reg  [31:0] mram_f$write_data;
+    reg  mram_f$write_enable;
+
+    // Local signals
+    reg  wr;
+    reg  rd;
+    reg  [2:0] int_set;
+    reg  h_mwr;
+    reg  f_mwr;
+
+    // Sub module instances
+    rnic_core$host_regs$ctrl_en ctrl_en(
+        .d(ctrl_en$d),
+        .q(ctrl_en$q),
+        .clock(ctrl_en$clock)
+    );
+    rnic_core$host_regs$soft_rst soft_rst(
+        .d(soft_rst$d),
+        .q(soft_rst$q),
+        .clock(soft_rst$clock)
+    );
+    rnic_core$host_regs$mac mac(
+        .d(mac$d),
+        .q(mac$q),
+        .clock(mac$clock)
+    );
+    rnic_core$host_regs$ip ip(
+        .d(ip$d),
+        .q(ip$q),
+        .clock(ip$clock)
+    );
+    rnic_core$host_regs$mask mask(
+        .d(mask$d),
+        .q(mask$q),
+        .clock(mask$clock)
+    );
+    rnic_core$host_regs$gw gw(
+        .d(gw$d),
+        .q(gw$q),
+        .clock(gw$clock)
+    );
+    rnic_core$host_regs$mtu mtu(
+        .d(mtu$d),
+        .q(mtu$q),
+        .clock(mtu$clock)
+    );
+    rnic_core$host_regs$int_st int_st(
+        .d(int_st$d),
+        .q(int_st$q),
+        .clock(int_st$clock)
+    );
+    rnic_core$host_regs$int_en int_en(
+        .d(int_en$d),
+        .q(int_en$q),
+        .clock(int_en$clock)
+    );
+    rnic_core$host_regs$cyc cyc(
+        .d(cyc$d),
+        .q(cyc$q),
+        .clock(cyc$clock)
+    );
+    rnic_core$host_regs$cyc_lo cyc_lo(
+        .d(cyc_lo$d),
+        .q(cyc_lo$q),
+        .clock(cyc_lo$clock)
+    );
+    rnic_core$host_regs$cyc_hi cyc_hi(
+        .d(cyc_hi$d),
+        .q(cyc_hi$q),
+        .clock(cyc_hi$clock)
+    );
+    rnic_core$host_regs$eq_lo eq_lo(
+        .d(eq_lo$d),
+        .q(eq_lo$q),
+        .clock(eq_lo$clock)
+    );
+    rnic_core$host_regs$eq_b eq_b(
+        .d(eq_b$d),
+        .q(eq_b$q),
+        .clock(eq_b$clock)
+    );
+    rnic_core$host_regs$eq_n eq_n(
+        .d(eq_n$d),
+        .q(eq_n$q),
+        .clock(eq_n$clock)
+    );
+    rnic_core$host_regs$eq_c eq_c(
+        .d(eq_c$d),
+        .q(eq_c$q),
+        .clock(eq_c$clock)
+    );
+    rnic_core$host_regs$mbusy mbusy(
+        .d(mbusy$d),
+        .q(mbusy$q),
+        .clock(mbusy$clock)
+    );
+    rnic_core$host_regs$mop mop(
+        .d(mop$d),
+        .q(mop$q),
+        .clock(mop$clock)
+    );
+    rnic_core$host_regs$mlen mlen(
+        .d(mlen$d),
+        .q(mlen$q),
+        .clock(mlen$clock)
+    );
+    rnic_core$host_regs$mstatus mstatus(
+        .d(mstatus$d),
+        .q(mstatus$q),
+        .clock(mstatus$clock)
+    );
+    rnic_core$host_regs$mseq mseq(
+        .d(mseq$d),
+        .q(mseq$q),
+        .clock(mseq$clock)
+    );
+    rnic_core$host_regs$rd_pend rd_pend(
+        .d(rd_pend$d),
+        .q(rd_pend$q),
+        .clock(rd_pend$clock)
+    );
+    rnic_core$host_regs$rd_addr rd_addr(
+        .d(rd_addr$d),
+        .q(rd_addr$q),
+        .clock(rd_addr$clock)
+    );
+    rnic_core$host_regs$dq_v dq_v(
+        .d(dq_v$d),
+        .q(dq_v$q),
+        .clock(dq_v$clock)
+    );
+    rnic_core$host_regs$dq_n dq_n(
+        .d(dq_n$d),
+        .q(dq_n$q),
+        .clock(dq_n$clock)
+    );
+    rnic_core$host_regs$dq_o dq_o(
+        .d(dq_o$d),
+        .q(dq_o$q),
+        .clock(dq_o$clock)
+    );
+    rnic_core$host_regs$dq_d dq_d(
+        .d(dq_d$d),
+        .q(dq_d$q),
+        .clock(dq_d$clock)
+    );
+    rnic_core$host_regs$dc_v dc_v(
+        .d(dc_v$d),
+        .q(dc_v$q),
+        .clock(dc_v$clock)
+    );
+    rnic_core$host_regs$dc_n dc_n(
+        .d(dc_n$d),
+        .q(dc_n$q),
+        .clock(dc_n$clock)
+    );
+    rnic_core$host_regs$dc_o dc_o(
+        .d(dc_o$d),
+        .q(dc_o$q),
+        .clock(dc_o$clock)
+    );
+    rnic_core$host_regs$dc_d dc_d(
+        .d(dc_d$d),
+        .q(dc_d$q),
+        .clock(dc_d$clock)
+    );
+    rnic_core$host_regs$mram_h mram_h(
+        .read_address(mram_h$read_address),
+        .read_clock(mram_h$read_clock),
+        .read_data(mram_h$read_data),
+        .write_address(mram_h$write_address),
+        .write_clock(mram_h$write_clock),
+        .write_data(mram_h$write_data),
+        .write_enable(mram_h$write_enable)
+    );
+    rnic_core$host_regs$mram_f mram_f(
+        .read_address(mram_f$read_address),
+        .read_clock(mram_f$read_clock),
+        .read_data(mram_f$read_data),
+        .write_address(mram_f$write_address),
+        .write_clock(mram_f$write_clock),
+        .write_data(mram_f$write_data),
+        .write_enable(mram_f$write_enable)
+    );
+
+    // Update code
+    always @(*) begin
+        ctrl_en$clock = clock;
+        soft_rst$clock = clock;
+        mac$clock = clock;
+        ip$clock = clock;
+        mask$clock = clock;
+        gw$clock = clock;
+        mtu$clock = clock;
+        int_st$clock = clock;
+        int_en$clock = clock;
+        cyc$clock = clock;
+        cyc_lo$clock = clock;
+        cyc_hi$clock = clock;
+        eq_lo$clock = clock;
+        eq_b$clock = clock;
+        eq_n$clock = clock;
+        eq_c$clock = clock;
+        mbusy$clock = clock;
+        mop$clock = clock;
+        mlen$clock = clock;
+        mstatus$clock = clock;
+        mseq$clock = clock;
+        rd_pend$clock = clock;
+        rd_addr$clock = clock;
+        dq_v$clock = clock;
+        dq_n$clock = clock;
+        dq_o$clock = clock;
+        dq_d$clock = clock;
+        dc_v$clock = clock;
+        dc_n$clock = clock;
+        dc_o$clock = clock;
+        dc_d$clock = clock;
+        ctrl_en$d = ctrl_en$q;
+        soft_rst$d = soft_rst$q;
+        mac$d = mac$q;
+        ip$d = ip$q;
+        mask$d = mask$q;
+        gw$d = gw$q;
+        mtu$d = mtu$q;
+        int_st$d = int_st$q;
+        int_en$d = int_en$q;
+        cyc$d = cyc$q;
+        cyc_lo$d = cyc_lo$q;
+        cyc_hi$d = cyc_hi$q;
+        eq_lo$d = eq_lo$q;
+        eq_b$d = eq_b$q;
+        eq_n$d = eq_n$q;
+        eq_c$d = eq_c$q;
+        mbusy$d = mbusy$q;
+        mop$d = mop$q;
+        mlen$d = mlen$q;
+        mstatus$d = mstatus$q;
+        mseq$d = mseq$q;
+        rd_pend$d = rd_pend$q;
+        rd_addr$d = rd_addr$q;
+        dq_v$d = dq_v$q;
+        dq_n$d = dq_n$q;
+        dq_o$d = dq_o$q;
+        dq_d$d = dq_d$q;
+        dc_v$d = dc_v$q;
+        dc_n$d = dc_n$q;
+        dc_o$d = dc_o$q;
+        dc_d$d = dc_d$q;
+        mram_h$read_clock = clock;
+        mram_h$write_clock = clock;
+        mram_f$read_clock = clock;
+        mram_f$write_clock = clock;
+        wr = csr_valid & csr_write;
+        rd = csr_valid & ~csr_write;
+        cyc$d = cyc$q + 64'h1;
+        soft_rst$d = 1'b0;
+        dq_v$d = 1'b0;
+        dc_v$d = 1'b0;
+        int_set = 3'h0;
+        if (int_event) begin
+            int_set = int_set | 3'h1;
+        end
+        if (mb_done & mbusy$q) begin
+            int_set = int_set | 3'h2;
+        end
+        if (int_eq_overflow) begin
+            int_set = int_set | 3'h4;
+        end
+        int_st$d = int_st$q | int_set;
+        h_mwr = wr & (csr_addr[(32'ha)+:(14)] == 14'h1) & ~mbusy$q;
+        f_mwr = mb_fw_write & mbusy$q;
+        mram_h$write_enable = h_mwr | f_mwr;
+        mram_f$write_enable = h_mwr | f_mwr;
+        mram_h$write_address = mb_fw_addr;
+        mram_h$write_data = mb_fw_wdata;
+        if (h_mwr) begin
+            mram_h$write_address = csr_addr[(32'h2)+:(8)];
+            mram_h$write_data = csr_wdata;
+        end
+        mram_f$write_address = mram_h$write_address;
+        mram_f$write_data = mram_h$write_data;
+        mram_h$read_address = csr_addr[(32'h2)+:(8)];
+        mram_f$read_address = mb_fw_addr;
+        mb_fw_rdata = mram_f$read_data;
+        if (mb_done & mbusy$q) begin
+            mbusy$d = 1'b0;
+            mstatus$d = mb_done_status;
+            mlen$d = mb_done_len;
+            mseq$d = mseq$q + 32'h1;
+        end
+        if (wr) begin
+            if (csr_addr == 24'h20) begin
+                ctrl_en$d = csr_wdata[32'h0];
+                soft_rst$d = csr_wdata[32'h1];
+            end
+            if (csr_addr == 24'h28) begin
+                mac$d = (mac$q & 48'hffff00000000) | {{16{1'b0}}, csr_wdata};
+            end
+            if (csr_addr == 24'h2c) begin
+                mac$d = (mac$q & 48'hffffffff) | ({{32{1'b0}}, csr_wdata[(32'h0)+:(16)]} << 32'h20);
+            end
+            if (csr_addr == 24'h30) begin
+                ip$d = csr_wdata;
+            end
+            if (csr_addr == 24'h34) begin
+                mask$d = csr_wdata;
+            end
+            if (csr_addr == 24'h38) begin
+                gw$d = csr_wdata;
+            end
+            if (csr_addr == 24'h3c) begin
+                mtu$d = csr_wdata;
+            end
+            if (csr_addr == 24'h40) begin
+                int_st$d = (int_st$q & ~csr_wdata[(32'h0)+:(3)]) | int_set;
+            end
+            if (csr_addr == 24'h44) begin
+                int_en$d = csr_wdata[(32'h0)+:(3)];
+            end
+            if (csr_addr == 24'h60) begin
+                eq_lo$d = csr_wdata;
+            end
+            if (csr_addr == 24'h64) begin
+                eq_b$d = ({{32{1'b0}}, csr_wdata} << 32'h20) | {{32{1'b0}}, eq_lo$q};
+            end
+            if (csr_addr == 24'h68) begin
+                eq_n$d = csr_wdata;
+            end
+            if (csr_addr == 24'h6c) begin
+                eq_c$d = csr_wdata;
+            end
+            if ((csr_addr == 24'h100) & ~mbusy$q) begin
+                mbusy$d = 1'b1;
+                mop$d = csr_wdata[(32'h0)+:(16)];
+            end
+            if ((csr_addr == 24'h108) & ~mbusy$q) begin
+                mlen$d = csr_wdata[(32'h0)+:(16)];
+            end
+            if ((csr_addr >= 24'h10000) & (csr_addr < 24'h410000)) begin
+                dq_v$d = 1'b1;
+                dq_n$d = csr_addr[(32'hc)+:(10)] - 10'h10;
+                dq_o$d = csr_addr[(32'h0)+:(12)];
+                dq_d$d = csr_wdata;
+            end
+            if ((csr_addr >= 24'h800000) & (csr_addr < 24'hc00000)) begin
+                dc_v$d = 1'b1;
+                dc_n$d = csr_addr[(32'hc)+:(10)];
+                dc_o$d = csr_addr[(32'h0)+:(12)];
+                dc_d$d = csr_wdata;
+            end
+        end
+        rd_pend$d = rd;
+        if (rd) begin
+            rd_addr$d = csr_addr;
+            if (csr_addr == 24'h48) begin
+                cyc_lo$d = cyc$q[(32'h0)+:(32)];
+                cyc_hi$d = cyc$q[(32'h20)+:(32)];
+            end
+        end
+        csr_rvalid = rd_pend$q;
+        csr_rdata = 32'h0;
+        if (rd_pend$q) begin
+            if (rd_addr$q == 24'h0) begin
+                csr_rdata = 32'h524e4943;
+            end
+            if (rd_addr$q == 24'h4) begin
+                csr_rdata = 32'h10000;
+            end
+            if (rd_addr$q == 24'h8) begin
+                csr_rdata = k_caps;
+            end
+            if (rd_addr$q == 24'hc) begin
+                csr_rdata = k_max_qp;
+            end
+            if (rd_addr$q == 24'h10) begin
+                csr_rdata = k_max_cq;
+            end
+            if (rd_addr$q == 24'h14) begin
+                csr_rdata = k_max_tpt;
+            end
+            if (rd_addr$q == 24'h18) begin
+                csr_rdata = k_max_pbl;
+            end
+            if (rd_addr$q == 24'h1c) begin
+                csr_rdata = k_max_queue;
+            end
+            if (rd_addr$q == 24'h20) begin
+                csr_rdata = {{31{1'b0}}, ctrl_en$q};
+            end
+            if (rd_addr$q == 24'h24) begin
+                csr_rdata = {{31{1'b0}}, fw_ready} | ({{31{1'b0}}, link_up} << 32'h1);
+            end
+            if (rd_addr$q == 24'h28) begin
+                csr_rdata = mac$q[(32'h0)+:(32)];
+            end
+            if (rd_addr$q == 24'h2c) begin
+                csr_rdata = {{16{1'b0}}, mac$q[(32'h20)+:(16)]};
+            end
+            if (rd_addr$q == 24'h30) begin
+                csr_rdata = ip$q;
+            end
+            if (rd_addr$q == 24'h34) begin
+                csr_rdata = mask$q;
+            end
+            if (rd_addr$q == 24'h38) begin
+                csr_rdata = gw$q;
+            end
+            if (rd_addr$q == 24'h3c) begin
+                csr_rdata = mtu$q;
+            end
+            if (rd_addr$q == 24'h40) begin
+                csr_rdata = {{29{1'b0}}, int_st$q};
+            end
+            if (rd_addr$q == 24'h44) begin
+                csr_rdata = {{29{1'b0}}, int_en$q};
+            end
+            if (rd_addr$q == 24'h48) begin
+                csr_rdata = cyc_lo$q;
+            end
+            if (rd_addr$q == 24'h4c) begin
+                csr_rdata = cyc_hi$q;
+            end
+            if (rd_addr$q == 24'h60) begin
+                csr_rdata = eq_b$q[(32'h0)+:(32)];
+            end
+            if (rd_addr$q == 24'h64) begin
+                csr_rdata = eq_b$q[(32'h20)+:(32)];
+            end
+            if (rd_addr$q == 24'h68) begin
+                csr_rdata = eq_n$q;
+            end
+            if (rd_addr$q == 24'h6c) begin
+                csr_rdata = eq_c$q;
+            end
+            if (rd_addr$q == 24'h100) begin
+                csr_rdata = ({{31{1'b0}}, mbusy$q} << 32'h1f) | {{16{1'b0}}, mop$q};
+            end
+            if (rd_addr$q == 24'h104) begin
+                csr_rdata = mstatus$q;
+            end
+            if (rd_addr$q == 24'h108) begin
+                csr_rdata = {{16{1'b0}}, mlen$q};
+            end
+            if (rd_addr$q == 24'h10c) begin
+                csr_rdata = mseq$q;
+            end
+            if (rd_addr$q[(32'ha)+:(14)] == 14'h1) begin
+                csr_rdata = mram_h$read_data;
+            end
+        end
+        irq = |(int_st$q & int_en$q);
+        cfg_enable = ctrl_en$q;
+        cfg_soft_reset = soft_rst$q;
+        cfg_mac = mac$q;
+        cfg_ipv4 = ip$q;
+        cfg_netmask = mask$q;
+        cfg_gateway = gw$q;
+        cfg_mtu = mtu$q;
+        cycles = cyc$q;
+        eq_base = eq_b$q;
+        eq_entries = eq_n$q;
+        eq_consumer = eq_c$q;
+        mb_busy = mbusy$q;
+        mb_opcode = mop$q;
+        mb_len = mlen$q;
+        db_qp_valid = dq_v$q;
+        db_qp_num = dq_n$q;
+        db_qp_off = dq_o$q;
+        db_qp_value = dq_d$q;
+        db_cq_valid = dc_v$q;
+        db_cq_num = dc_n$q;
+        db_cq_off = dc_o$q;
+        db_cq_value = dc_d$q;
+        if (reset) begin
+            ctrl_en$d = 1'b0;
+            soft_rst$d = 1'b0;
+            mac$d = 48'h0;
+            ip$d = 32'h0;
+            mask$d = 32'h0;
+            gw$d = 32'h0;
+            mtu$d = 32'h5dc;
+            int_st$d = 3'h0;
+            int_en$d = 3'h0;
+            cyc$d = 64'h0;
+            eq_b$d = 64'h0;
+            eq_n$d = 32'h0;
+            eq_c$d = 32'h0;
+            mbusy$d = 1'b0;
+            mop$d = 16'h0;
+            mlen$d = 16'h0;
+            mstatus$d = 32'h0;
+            mseq$d = 32'h0;
+            rd_pend$d = 1'b0;
+            dq_v$d = 1'b0;
+            dc_v$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_core$host_regs
+
+
+module rnic_core$host_regs$ctrl_en(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$ctrl_en
+
+
+module rnic_core$host_regs$cyc(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$cyc
+
+
+module rnic_core$host_regs$cyc_hi(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$cyc_hi
+
+
+module rnic_core$host_regs$cyc_lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$cyc_lo
+
+
+module rnic_core$host_regs$dc_d(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$dc_d
+
+
+module rnic_core$host_regs$dc_n(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$dc_n
+
+
+module rnic_core$host_regs$dc_o(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$dc_o
+
+
+module rnic_core$host_regs$dc_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$dc_v
+
+
+module rnic_core$host_regs$dq_d(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$dq_d
+
+
+module rnic_core$host_regs$dq_n(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$dq_n
+
+
+module rnic_core$host_regs$dq_o(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$dq_o
+
+
+module rnic_core$host_regs$dq_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$dq_v
+
+
+module rnic_core$host_regs$eq_b(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$eq_b
+
+
+module rnic_core$host_regs$eq_c(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$eq_c
+
+
+module rnic_core$host_regs$eq_lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$eq_lo
+
+
+module rnic_core$host_regs$eq_n(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$eq_n
+
+
+module rnic_core$host_regs$gw(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$gw
+
+
+module rnic_core$host_regs$int_en(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$int_en
+
+
+module rnic_core$host_regs$int_st(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$int_st
+
+
+module rnic_core$host_regs$ip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$ip
+
+
+module rnic_core$host_regs$mac(d,q,clock);
+
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$mac
+
+
+module rnic_core$host_regs$mask(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$mask
+
+
+module rnic_core$host_regs$mbusy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$mbusy
+
+
+module rnic_core$host_regs$mlen(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$mlen
+
+
+module rnic_core$host_regs$mop(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$mop
+
+
+module rnic_core$host_regs$mram_f(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$host_regs$mram_f
+
+
+module rnic_core$host_regs$mram_h(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$host_regs$mram_h
+
+
+module rnic_core$host_regs$mseq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$mseq
+
+
+module rnic_core$host_regs$mstatus(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$mstatus
+
+
+module rnic_core$host_regs$mtu(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$mtu
+
+
+module rnic_core$host_regs$rd_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$rd_addr
+
+
+module rnic_core$host_regs$rd_pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$rd_pend
+
+
+module rnic_core$host_regs$soft_rst(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$host_regs$soft_rst
 
 
 module rnic_core$mpa_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

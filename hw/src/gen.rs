@@ -139,6 +139,13 @@ const NO_SEG_HDR: &str = "the echo path forwards the payload only; the segment h
 const NO_TX: &str = "the board has no TCP transmitter yet to send the requested ACKs";
 const NO_FW: &str = "the core's firmware side (connection table, exception queue) is tied \
      off until the host bridge on port 1 drives it (docs/fpga.md)";
+/// `rnic_core` alone and inside the board top.
+const CORE_MODULE: &[&str] = &["rnic_core", "rnic_versa5g$core"];
+const NO_HOST_BRIDGE: &str = "BAR0 and the firmware port are idle on the board until the host \
+     bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX \
+     frames, event records and flush strobes have no consumer yet";
+const CTRL_UNWIRED: &str = "BAR0 CTRL_ENABLE and CTRL_RESET are held in host_regs but not yet \
+     wired to the datapath (docs/rtl.md, Host registers and firmware port)";
 const UT_RAW: &str = "ddp_rx runs its untagged-buffer Placement as a raw stream \
      (cmd_hdr = 0): no DMA header beats, no page walk";
 const NO_ULP: &str = "the core's RX ULP path (rx_ulp_en) is off on the board until the \
@@ -284,6 +291,23 @@ const UNUSED_OK: &[Unused] = &[
         32,
         "only the low PN bits index the page-list table: a sum at or above the table size \
          is refused as BOUNDS in the same stage, and the index is then not used",
+    ),
+    // host_regs and fw_port (hw/src/host_regs.rs, hw/src/fw_port.rs) in rnic_core.
+    unused(
+        &["fw_port"],
+        "tdsh",
+        512,
+        "fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and \
+         taking its low 32 bits",
+    ),
+    unused(CORE_MODULE, "host_regs$cfg_enable", 1, CTRL_UNWIRED),
+    unused(CORE_MODULE, "host_regs$cfg_soft_reset", 1, CTRL_UNWIRED),
+    unused(
+        CORE_MODULE,
+        "fw_port$tw_data",
+        512,
+        "the RX tables keep only part of a connection context: snd_wnd (octets 44..48), \
+         tx_marker_ref (52..56) and qpn (60..64) are for the TX path's connection fields",
     ),
     // The board top.
     unused(BOARD_TOP, "core$rx_pay_crc", 32, NO_PAY_CRC),
@@ -526,6 +550,30 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "room in the WQE FIFO is reserved before each fetch is requested",
     ),
+    unused(BOARD_TOP, "core$csr_rdata", 32, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$csr_rvalid", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$irq", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$db_qp_valid", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$db_qp_num", 10, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$db_qp_off", 12, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$db_qp_value", 32, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$db_cq_valid", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$db_cq_num", 10, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$db_cq_off", 12, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$db_cq_value", 32, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$fw_rdata", 32, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$fw_rvalid", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$raw_tx_data", 64, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$raw_tx_keep", 4, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$raw_tx_last", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$raw_tx_valid", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$ev_valid", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$ev_data", 512, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$eq_base", 64, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$eq_entries", 32, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$eq_consumer", 32, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$flush_valid", 1, NO_HOST_BRIDGE),
+    unused(BOARD_TOP, "core$flush_qpn", 32, NO_HOST_BRIDGE),
 ];
 
 fn module_matches(module: &str, pats: &[&str]) -> bool {

@@ -35,6 +35,8 @@ use crate::doorbell::Doorbell;
 use crate::exc_queue::ExcQueue;
 use crate::fifo::Fifo;
 use crate::fpdu_buffer::FpduBuffer;
+use crate::fw_port::FwPort;
+use crate::host_regs::HostRegs;
 use crate::mpa_rx::MpaRx;
 use crate::rx_check::RxCheck;
 use crate::rx_fifo::RxFifo;
@@ -273,6 +275,54 @@ pub struct RnicCore {
     pub cnt_dma_rd_cpl_bad: Signal<Out, Bits<32>>,
     /// Pure ACK frames sent (`TxAck`).
     pub cnt_tx_acks: Signal<Out, Bits<32>>,
+    // ---- Host registers (BAR0) and firmware port (`host_regs`, `fw_port`;
+    // docs/rtl.md "Host registers and firmware port")
+    /// BAR0 access (docs/rtl.md "Core interfaces", Host MMIO); reads answer
+    /// one clock after the request.
+    pub csr_valid: Signal<In, Bit>,
+    pub csr_write: Signal<In, Bit>,
+    pub csr_addr: Signal<In, Bits<24>>,
+    pub csr_wdata: Signal<In, Bits<32>>,
+    pub csr_rdata: Signal<Out, Bits<32>>,
+    pub csr_rvalid: Signal<Out, Bit>,
+    /// Level interrupt: `INT_STATUS & INT_MASK` not zero.
+    pub irq: Signal<Out, Bit>,
+    /// Ethernet link state for BAR0 `STATUS_LINK_UP`.
+    pub link_up: Signal<In, Bit>,
+    /// QP doorbell page write: page (QP) number, offset in the page, value.
+    pub db_qp_valid: Signal<Out, Bit>,
+    pub db_qp_num: Signal<Out, Bits<10>>,
+    pub db_qp_off: Signal<Out, Bits<12>>,
+    pub db_qp_value: Signal<Out, Bits<32>>,
+    /// CQ doorbell page write.
+    pub db_cq_valid: Signal<Out, Bit>,
+    pub db_cq_num: Signal<Out, Bits<10>>,
+    pub db_cq_off: Signal<Out, Bits<12>>,
+    pub db_cq_value: Signal<Out, Bits<32>>,
+    /// Firmware port access (`rnic_wire::abi::context::port`), same shape.
+    pub fw_valid: Signal<In, Bit>,
+    pub fw_write: Signal<In, Bit>,
+    pub fw_addr: Signal<In, Bits<24>>,
+    pub fw_wdata: Signal<In, Bits<32>>,
+    pub fw_rdata: Signal<Out, Bits<32>>,
+    pub fw_rvalid: Signal<Out, Bit>,
+    /// The firmware's raw frames (`TX_SEND`), until they join the TX path.
+    pub raw_tx_data: Signal<Out, Bits<64>>,
+    pub raw_tx_keep: Signal<Out, Bits<4>>,
+    pub raw_tx_last: Signal<Out, Bit>,
+    pub raw_tx_valid: Signal<Out, Bit>,
+    pub raw_tx_ready: Signal<In, Bit>,
+    /// Event records (`EVENT_PUSH`, 64 octets) for the host's event queue at
+    /// `eq_base`; `ev_pop` takes one and raises `INT_EVENT`.
+    pub ev_valid: Signal<Out, Bit>,
+    pub ev_data: Signal<Out, Bits<512>>,
+    pub ev_pop: Signal<In, Bit>,
+    pub eq_base: Signal<Out, Bits<64>>,
+    pub eq_entries: Signal<Out, Bits<32>>,
+    pub eq_consumer: Signal<Out, Bits<32>>,
+    /// `FLUSH_QP`: one-clock strobe with the QP number.
+    pub flush_valid: Signal<Out, Bit>,
+    pub flush_qpn: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -352,6 +402,17 @@ pub struct RnicCore {
     mx_data_end: Signal<Local, Bit>,
     mx_block: Signal<Local, Bit>,
     mx_data: Signal<Local, Bit>,
+    host_regs: HostRegs,
+    fw_port: FwPort,
+    /// The fast path's connection update in the clock before a firmware
+    /// connection write: {hit, rcv_nxt, snd_una} (forwarded into the write).
+    fwc_up_hit: DFF<Bit>,
+    fwc_up_rcv: DFF<Bits<32>>,
+    fwc_up_una: DFF<Bits<32>>,
+    fwc_conn: Signal<Local, Bit>,
+    fwc_keep: Signal<Local, Bit>,
+    fwc_mpa: Signal<Local, Bit>,
+    fwq_v: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
@@ -706,6 +767,167 @@ impl Logic for RnicCore {
         self.cnt_ddp_len_err.next = self.ddp_rx.cnt_len_err.val();
         self.ulp_buf_beats.next = self.fpdu_buf.level_beats.val();
         self.ulp_buf_recs.next = self.fpdu_buf.level_recs.val();
+
+        // ---- Host registers (BAR0) and firmware port
+        self.host_regs.clock.next = self.clock.val();
+        self.fw_port.clock.next = self.clock.val();
+        self.fwc_up_hit.clock.next = self.clock.val();
+        self.fwc_up_rcv.clock.next = self.clock.val();
+        self.fwc_up_una.clock.next = self.clock.val();
+        self.host_regs.reset.next = self.reset.val();
+        self.fw_port.reset.next = self.reset.val();
+        self.host_regs.csr_valid.next = self.csr_valid.val();
+        self.host_regs.csr_write.next = self.csr_write.val();
+        self.host_regs.csr_addr.next = self.csr_addr.val();
+        self.host_regs.csr_wdata.next = self.csr_wdata.val();
+        self.csr_rdata.next = self.host_regs.csr_rdata.val();
+        self.csr_rvalid.next = self.host_regs.csr_rvalid.val();
+        self.irq.next = self.host_regs.irq.val();
+        self.host_regs.link_up.next = self.link_up.val();
+        self.host_regs.fw_ready.next = self.fw_port.fw_ready.val();
+        self.host_regs.int_event.next = self.fw_port.ev_valid.val() & self.ev_pop.val();
+        // INT_EQ_OVERFLOW belongs to the event queue writer (not built yet)
+        self.host_regs.int_eq_overflow.next = false;
+        self.db_qp_valid.next = self.host_regs.db_qp_valid.val();
+        self.db_qp_num.next = self.host_regs.db_qp_num.val();
+        self.db_qp_off.next = self.host_regs.db_qp_off.val();
+        self.db_qp_value.next = self.host_regs.db_qp_value.val();
+        self.db_cq_valid.next = self.host_regs.db_cq_valid.val();
+        self.db_cq_num.next = self.host_regs.db_cq_num.val();
+        self.db_cq_off.next = self.host_regs.db_cq_off.val();
+        self.db_cq_value.next = self.host_regs.db_cq_value.val();
+        self.eq_base.next = self.host_regs.eq_base.val();
+        self.eq_entries.next = self.host_regs.eq_entries.val();
+        self.eq_consumer.next = self.host_regs.eq_consumer.val();
+        // mailbox between the two sides, configuration mirror, time
+        self.fw_port.mb_busy.next = self.host_regs.mb_busy.val();
+        self.fw_port.mb_opcode.next = self.host_regs.mb_opcode.val();
+        self.fw_port.mb_len.next = self.host_regs.mb_len.val();
+        self.host_regs.mb_done.next = self.fw_port.mb_done.val();
+        self.host_regs.mb_done_status.next = self.fw_port.mb_done_status.val();
+        self.host_regs.mb_done_len.next = self.fw_port.mb_done_len.val();
+        self.host_regs.mb_fw_addr.next = self.fw_port.mb_fw_addr.val();
+        self.host_regs.mb_fw_write.next = self.fw_port.mb_fw_write.val();
+        self.host_regs.mb_fw_wdata.next = self.fw_port.mb_fw_wdata.val();
+        self.fw_port.mb_fw_rdata.next = self.host_regs.mb_fw_rdata.val();
+        self.fw_port.cfg_mac.next = self.host_regs.cfg_mac.val();
+        self.fw_port.cfg_ipv4.next = self.host_regs.cfg_ipv4.val();
+        self.fw_port.cfg_netmask.next = self.host_regs.cfg_netmask.val();
+        self.fw_port.cfg_gateway.next = self.host_regs.cfg_gateway.val();
+        self.fw_port.cfg_mtu.next = self.host_regs.cfg_mtu.val();
+        self.fw_port.cycles.next = self.host_regs.cycles.val();
+        // firmware port pins
+        self.fw_port.fw_valid.next = self.fw_valid.val();
+        self.fw_port.fw_write.next = self.fw_write.val();
+        self.fw_port.fw_addr.next = self.fw_addr.val();
+        self.fw_port.fw_wdata.next = self.fw_wdata.val();
+        self.fw_rdata.next = self.fw_port.fw_rdata.val();
+        self.fw_rvalid.next = self.fw_port.fw_rvalid.val();
+        self.raw_tx_data.next = self.fw_port.raw_tx_data.val();
+        self.raw_tx_keep.next = self.fw_port.raw_tx_keep.val();
+        self.raw_tx_last.next = self.fw_port.raw_tx_last.val();
+        self.raw_tx_valid.next = self.fw_port.raw_tx_valid.val();
+        self.fw_port.raw_tx_ready.next = self.raw_tx_ready.val();
+        self.ev_valid.next = self.fw_port.ev_valid.val();
+        self.ev_data.next = self.fw_port.ev_data.val();
+        self.fw_port.ev_ready.next = self.ev_pop.val();
+        self.flush_valid.next = self.fw_port.flush_valid.val();
+        self.flush_qpn.next = self.fw_port.flush_qpn.val();
+        // exception queue: the firmware port's reads and pops join the pins'
+        self.fw_port.exc_valid.next = self.exc_queue.head_valid.val();
+        self.fw_port.exc_reason.next = self.exc_queue.head_reason.val();
+        self.fw_port.exc_len.next = self.exc_queue.head_len.val();
+        self.fw_port.exc_conn.next = self.exc_queue.head_conn.val();
+        self.fw_port.exc_rd_data.next = self.exc_queue.rd_data.val();
+        if self.fw_port.exc_rd_sel.val() {
+            self.exc_queue.rd_word.next = self.fw_port.exc_rd_word.val();
+        }
+        self.exc_queue.pop.next = self.exc_pop.val() | self.fw_port.exc_pop.val();
+        // connection table read port: the firmware port's reads win
+        self.fw_port.ct_rd_rcv_nxt.next = self.conn_table.rd_rcv_nxt.val();
+        self.fw_port.ct_rd_snd_una.next = self.conn_table.rd_snd_una.val();
+        if self.fw_port.ct_rd_sel.val() {
+            self.conn_table.rd_idx.next = self.fw_port.ct_rd_idx.val();
+        }
+        // The fast path's update in the clock the firmware port addresses
+        // the entry it is about to write (its read port misses it).
+        self.fwc_up_hit.d.next = self.fw_port.ct_rd_sel.val()
+            & self.rx_split.up_valid.val()
+            & self.conn_table.up_ready.val()
+            & (self.rx_split.up_idx.val() == self.fw_port.ct_rd_idx.val());
+        self.fwc_up_rcv.d.next = self.rx_split.up_rcv_nxt.val();
+        self.fwc_up_una.d.next = self.rx_split.up_snd_una.val();
+
+        // Table writes of the firmware port, decoded into the tables'
+        // write ports (they win over the direct `*_wr_*` pins in the same
+        // clock). Layouts: rnic_wire::abi::context (octet i = bits 8i+7..8i).
+        // Connection (TableId 0): the key, mode, MPA flags and sequence state.
+        self.fwc_conn.next = self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 0);
+        // RDMA mode before and after: the device keeps rcv_nxt and snd_una
+        // (read one clock before, plus an update in that clock).
+        self.fwc_keep.next = self.conn_table.rd_used.val()
+            & (self.conn_table.rd_mode.val() == 2)
+            & (self.fw_port.tw_data.val().get_bits::<8>(0) == 2);
+        // entering RDMA mode: the MPA receive context starts at SeqStart =
+        // rx_marker_ref (RFC 5044 section 4.3), MpaRxState initial
+        self.fwc_mpa.next =
+            (self.fw_port.tw_data.val().get_bits::<8>(0) == 2) & !self.fwc_keep.val();
+        if self.fwc_conn.val() {
+            self.conn_table.wr_valid.next = true;
+            self.conn_table.wr_idx.next = self.fw_port.tw_index.val().get_bits::<8>(0);
+            self.conn_table.wr_used.next = self.fw_port.tw_data.val().get_bits::<8>(0) != 0;
+            self.conn_table.wr_mode.next = self.fw_port.tw_data.val().get_bits::<2>(0);
+            self.conn_table.wr_mpa.next = self.fw_port.tw_data.val().get_bits::<4>(8);
+            self.conn_table.wr_local_ip.next = self.fw_port.tw_data.val().get_bits::<32>(32);
+            self.conn_table.wr_peer_ip.next = self.fw_port.tw_data.val().get_bits::<32>(64);
+            self.conn_table.wr_local_port.next = self.fw_port.tw_data.val().get_bits::<16>(96);
+            self.conn_table.wr_peer_port.next = self.fw_port.tw_data.val().get_bits::<16>(112);
+            self.conn_table.wr_rcv_nxt.next = self.fw_port.tw_data.val().get_bits::<32>(256);
+            self.conn_table.wr_snd_nxt.next = self.fw_port.tw_data.val().get_bits::<32>(288);
+            self.conn_table.wr_snd_una.next = self.fw_port.tw_data.val().get_bits::<32>(320);
+            self.conn_table.wr_rcv_wnd.next = self.fw_port.tw_data.val().get_bits::<32>(384);
+            if self.fwc_keep.val() {
+                self.conn_table.wr_rcv_nxt.next = self.conn_table.rd_rcv_nxt.val();
+                self.conn_table.wr_snd_una.next = self.conn_table.rd_snd_una.val();
+                if self.fwc_up_hit.q.val() {
+                    self.conn_table.wr_rcv_nxt.next = self.fwc_up_rcv.q.val();
+                    self.conn_table.wr_snd_una.next = self.fwc_up_una.q.val();
+                }
+            }
+            if self.fwc_mpa.val() {
+                self.mpa_ram.write_enable.next = true;
+                self.mpa_ram.write_address.next = self.fw_port.tw_index.val().get_bits::<8>(0);
+                self.mpa_ram.write_data.next = bit_cast::<120, 32>(self.mpa_init.val())
+                    | (bit_cast::<120, 32>(self.fw_port.tw_data.val().get_bits::<32>(448)) << 88);
+            }
+        }
+        // QP (TableId 1): qp_ram is per connection, so the entry goes to the
+        // QP's `conn` (octets 36..40) when that is a connection index.
+        self.fwq_v.next = self.fw_port.tw_valid.val()
+            & (self.fw_port.tw_table.val() == 1)
+            & (self.fw_port.tw_data.val().get_bits::<24>(296) == 0);
+        if self.fwq_v.val() {
+            self.qp_ram.write_enable.next = true;
+            self.qp_ram.write_address.next = self.fw_port.tw_data.val().get_bits::<8>(288);
+            self.qp_ram.write_data.next = bit_cast::<72, 24>(self.fw_port.tw_index.val())
+                | (bit_cast::<72, 8>(self.fw_port.tw_data.val().get_bits::<8>(0)) << 32)
+                | (bit_cast::<72, 32>(self.fw_port.tw_data.val().get_bits::<32>(32)) << 40);
+        }
+        // TPT (TableId 3): the 32-octet entry; page list (TableId 4): a u64.
+        if self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 3) {
+            self.tpt.tpt_wr_en.next = true;
+            self.tpt.tpt_wr_index.next = self.fw_port.tw_index.val();
+            self.tpt.tpt_wr_data.next = self.fw_port.tw_data.val().get_bits::<256>(0);
+        }
+        if self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 4) {
+            self.tpt.pbl_wr_en.next = true;
+            self.tpt.pbl_wr_index.next = self.fw_port.tw_index.val();
+            self.tpt.pbl_wr_data.next = self.fw_port.tw_data.val().get_bits::<64>(0);
+        }
+        // CQ (TableId 2): no CQ table in the RTL yet; kept in the port's shadow.
+        if self.reset.val() {
+            self.fwc_up_hit.d.next = false;
+        }
         if self.reset.val() {
             self.sq_state.d.next = 0.into();
         }

@@ -9,6 +9,7 @@
 //! * [`mac_port`]: a model's MAC stream ports ↔ frames;
 //! * [`link`]: a link between two MAC ports (delay, rate, seeded faults, pcap);
 //! * [`external`]: a MAC port carried over a socket (QEMU stream framing);
+//! * [`fw_hal`]: the firmware's `Hal` over the model's firmware port, and BAR0 access;
 //! * [`sched`]: the single-threaded cycle scheduler over [`sched::Node`]s;
 //! * [`rng`]: the seeded generator behind every random choice;
 //! * [`pcap`]: pcap files of frames;
@@ -16,6 +17,7 @@
 
 pub mod dma;
 pub mod external;
+pub mod fw_hal;
 pub mod host_mem;
 pub mod link;
 pub mod mac_port;

@@ -292,6 +292,19 @@ impl Logic for VersaTop {
         self.core.placed_pop.next = false;
         self.core.ut_ready.next = false;
         self.core.term_pop.next = false;
+        // BAR0 and the firmware port stay idle until the host bridge on port 1
+        // and a soft CPU drive them (docs/rtl.md "Host registers and firmware port").
+        self.core.csr_valid.next = false;
+        self.core.csr_write.next = false;
+        self.core.csr_addr.next = 0.into();
+        self.core.csr_wdata.next = 0.into();
+        self.core.link_up.next = false;
+        self.core.fw_valid.next = false;
+        self.core.fw_write.next = false;
+        self.core.fw_addr.next = 0.into();
+        self.core.fw_wdata.next = 0.into();
+        self.core.raw_tx_ready.next = false;
+        self.core.ev_pop.next = false;
 
         // The TX datapath stays idle until the host bridge serves doorbells and
         // DMA reads: no doorbell, no DMA read completion, no QP/connection TX

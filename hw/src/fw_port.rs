@@ -1,0 +1,946 @@
+//! `fw_port`: the firmware's device port (`rnic_wire::abi::context::port`).
+//!
+//! Access: the shape of the host's BAR0 port with the `fw_` prefix
+//! (`fw_valid`, `fw_write`, `fw_addr[24]`, `fw_wdata[32]` in; `fw_rdata[32]`
+//! and `fw_rvalid` exactly **one clock** after a read request). Offsets at or
+//! above `port::SIZE` and the ones not listed read 0 and ignore writes.
+//!
+//! | offset | register | what the block does |
+//! |---|---|---|
+//! | 0x000 `TABLE_SEL` | RW | `table id << 24 \| index` |
+//! | 0x004 `TABLE_CMD` | W: 1 `TABLE_READ`, 2 `TABLE_WRITE`; R: bit 0 busy, bit 1 error of the last command | a write: 2 clocks, one `tw_*` strobe {table, index, 64 octets} in the second; a read: 2 clocks, the entry lands in `TABLE_DATA`. Error (nothing done): unknown table, index at or above the table's size, or a read of a table without read-back (TPT, page list). Commands while busy are ignored. |
+//! | 0x008 `EXC_STATUS` | R | `valid << 31 \| reason << 16 \| len` of the exception queue head |
+//! | 0x00C `EXC_CONN` | R | head's connection (0xFFFF_FFFF none) |
+//! | 0x010 `EXC_POP` | W 1 | `exc_pop` (same clock) |
+//! | 0x014 `TX_SEND` | W: length 1..=2048 sends `TX_DATA[..len]` on `raw_tx_*`; R: bit 31 busy | other lengths, or a send while busy, are ignored |
+//! | 0x018 `RX_INJECT` | — | not implemented in the RTL yet: reads 0, writes ignored |
+//! | 0x020/0x024 `CYCLES_LO/HI` | R | the cycle counter; reading `_LO` latches `_HI` |
+//! | 0x028 `CLOCK_KHZ` | R | parameter |
+//! | 0x030 `MBOX_CMD` | R | `waiting << 31 \| opcode`; the first read raises `fw_ready` (BAR0 `STATUS_READY`) |
+//! | 0x034 `MBOX_LEN` | R: parameter length; W: result length | |
+//! | 0x038 `MBOX_DONE` | W: status | finishes the command (`mb_done`) |
+//! | 0x03C `EVENT_PUSH` | W 1: push `EVENT_DATA` (ignored while full); R: bit 0 full | `ev_valid`/`ev_data` until `ev_ready` |
+//! | 0x040 `FLUSH_QP` | W: QP number | one-clock `flush_valid`/`flush_qpn` |
+//! | 0x050..0x064 `CFG_*` | R | BAR0's MAC low/high, IPv4, netmask, gateway, MTU |
+//! | 0x100..0x13F `TABLE_DATA` | RW | the staging entry (writes ignored while busy) |
+//! | 0x140..0x17F `EVENT_DATA` | W | the event staging entry (writes ignored while full); reads 0 |
+//! | 0x400..0x7FF `MBOX_DATA` | RW | the mailbox data RAM in `host_regs` (writes only while a command waits) |
+//! | 0x800..0xFFF `EXC_DATA` | R | the exception queue head's frame |
+//! | 0x1000..0x17FF `TX_DATA` | W | the raw TX frame buffer (writes ignored while sending); reads 0 |
+//!
+//! Table reads: the connection, QP and CQ tables are shadowed here (the
+//! last entry the firmware wrote, 64 entries each, one 512-bit RAM); a read
+//! of a connection entry overlays the fields the fast path updates,
+//! `rcv_nxt` and `snd_una`, from the connection table's read port
+//! (`ct_rd_idx`/`ct_rd_sel` out, `ct_rd_rcv_nxt`/`ct_rd_snd_una` in, one clock).
+//! During a write the port also points `ct_rd_idx` at the entry one clock
+//! before the `tw_*` strobe, so the core can keep the device's fields when a
+//! connection stays in RDMA mode (`rnic_wire::abi::context`).
+
+use rust_hdl::prelude::*;
+
+/// Sizes of the tables (entries) and the clock, as the port reports them.
+#[derive(Clone, Copy, Debug)]
+pub struct FwPortParams {
+    pub n_conn: u32,
+    pub n_qp: u32,
+    pub n_cq: u32,
+    pub n_tpt: u32,
+    pub n_pbl: u32,
+    pub clock_khz: u32,
+}
+
+/// Most entries of a shadowed table (connection, QP, CQ).
+pub const SHADOW_ENTRIES: u32 = 64;
+
+#[derive(LogicBlock)]
+pub struct FwPort {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub fw_valid: Signal<In, Bit>,
+    pub fw_write: Signal<In, Bit>,
+    pub fw_addr: Signal<In, Bits<24>>,
+    pub fw_wdata: Signal<In, Bits<32>>,
+    pub fw_rdata: Signal<Out, Bits<32>>,
+    pub fw_rvalid: Signal<Out, Bit>,
+    // table write strobe: the entry's octets, octet i in bits 8i+7..8i
+    pub tw_valid: Signal<Out, Bit>,
+    pub tw_table: Signal<Out, Bits<8>>,
+    pub tw_index: Signal<Out, Bits<24>>,
+    pub tw_data: Signal<Out, Bits<512>>,
+    // connection table read port
+    pub ct_rd_sel: Signal<Out, Bit>,
+    pub ct_rd_idx: Signal<Out, Bits<8>>,
+    pub ct_rd_rcv_nxt: Signal<In, Bits<32>>,
+    pub ct_rd_snd_una: Signal<In, Bits<32>>,
+    // exception queue
+    pub exc_valid: Signal<In, Bit>,
+    pub exc_reason: Signal<In, Bits<8>>,
+    pub exc_len: Signal<In, Bits<16>>,
+    pub exc_conn: Signal<In, Bits<32>>,
+    pub exc_rd_sel: Signal<Out, Bit>,
+    pub exc_rd_word: Signal<Out, Bits<9>>,
+    pub exc_rd_data: Signal<In, Bits<32>>,
+    pub exc_pop: Signal<Out, Bit>,
+    // raw TX frame stream
+    pub raw_tx_data: Signal<Out, Bits<64>>,
+    pub raw_tx_keep: Signal<Out, Bits<4>>,
+    pub raw_tx_last: Signal<Out, Bit>,
+    pub raw_tx_valid: Signal<Out, Bit>,
+    pub raw_tx_ready: Signal<In, Bit>,
+    // host mailbox (host_regs' firmware side)
+    pub mb_busy: Signal<In, Bit>,
+    pub mb_opcode: Signal<In, Bits<16>>,
+    pub mb_len: Signal<In, Bits<16>>,
+    pub mb_done: Signal<Out, Bit>,
+    pub mb_done_status: Signal<Out, Bits<32>>,
+    pub mb_done_len: Signal<Out, Bits<16>>,
+    pub mb_fw_addr: Signal<Out, Bits<8>>,
+    pub mb_fw_write: Signal<Out, Bit>,
+    pub mb_fw_wdata: Signal<Out, Bits<32>>,
+    pub mb_fw_rdata: Signal<In, Bits<32>>,
+    // event records (64 octets) for the host's event queue
+    pub ev_valid: Signal<Out, Bit>,
+    pub ev_data: Signal<Out, Bits<512>>,
+    pub ev_ready: Signal<In, Bit>,
+    pub flush_valid: Signal<Out, Bit>,
+    pub flush_qpn: Signal<Out, Bits<32>>,
+    pub fw_ready: Signal<Out, Bit>,
+    pub cfg_mac: Signal<In, Bits<48>>,
+    pub cfg_ipv4: Signal<In, Bits<32>>,
+    pub cfg_netmask: Signal<In, Bits<32>>,
+    pub cfg_gateway: Signal<In, Bits<32>>,
+    pub cfg_mtu: Signal<In, Bits<32>>,
+    pub cycles: Signal<In, Bits<64>>,
+    k_n_conn: Constant<Bits<24>>,
+    k_n_qp: Constant<Bits<24>>,
+    k_n_cq: Constant<Bits<24>>,
+    k_n_tpt: Constant<Bits<24>>,
+    k_n_pbl: Constant<Bits<24>>,
+    k_khz: Constant<Bits<32>>,
+    ones32: Constant<Bits<32>>,
+    tsel: DFF<Bits<32>>,
+    stage: DFF<Bits<512>>,
+    /// 0 idle, 1 read (shadow and read port addressed), 2 write (read port
+    /// addressed; the strobe goes out in this state).
+    tstate: DFF<Bits<2>>,
+    terr: DFF<Bit>,
+    shadow: RAM<Bits<512>, 8>,
+    evst: DFF<Bits<512>>,
+    evp: DFF<Bit>,
+    tx_busy: DFF<Bit>,
+    tx_ra: DFF<Bits<8>>,
+    tx_lastb: DFF<Bits<8>>,
+    tx_lkeep: DFF<Bits<4>>,
+    tx_lo: RAM<Bits<32>, 8>,
+    tx_hi: RAM<Bits<32>, 8>,
+    mres: DFF<Bits<16>>,
+    rdy: DFF<Bit>,
+    fl_v: DFF<Bit>,
+    fl_q: DFF<Bits<32>>,
+    rd_pend: DFF<Bit>,
+    rd_addr: DFF<Bits<24>>,
+    cyc_hi: DFF<Bits<32>>,
+    wr: Signal<Local, Bit>,
+    rd: Signal<Local, Bit>,
+    tbl: Signal<Local, Bits<8>>,
+    tidx: Signal<Local, Bits<24>>,
+    t_ok: Signal<Local, Bit>,
+    t_rd_ok: Signal<Local, Bit>,
+    sh_addr: Signal<Local, Bits<8>>,
+    ra_n: Signal<Local, Bits<8>>,
+    tx_take: Signal<Local, Bit>,
+    tx_len: Signal<Local, Bits<11>>,
+    ovl: Signal<Local, Bits<512>>,
+    tdsh: Signal<Local, Bits<512>>,
+}
+
+impl FwPort {
+    pub fn new(p: FwPortParams) -> Self {
+        assert!(p.n_conn <= SHADOW_ENTRIES && p.n_qp <= SHADOW_ENTRIES);
+        assert!(p.n_cq <= SHADOW_ENTRIES && p.n_tpt < 1 << 24 && p.n_pbl < 1 << 24);
+        let k24 = |v: u32| Constant::new((v as u64).into());
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            fw_valid: Default::default(),
+            fw_write: Default::default(),
+            fw_addr: Default::default(),
+            fw_wdata: Default::default(),
+            fw_rdata: Default::default(),
+            fw_rvalid: Default::default(),
+            tw_valid: Default::default(),
+            tw_table: Default::default(),
+            tw_index: Default::default(),
+            tw_data: Default::default(),
+            ct_rd_sel: Default::default(),
+            ct_rd_idx: Default::default(),
+            ct_rd_rcv_nxt: Default::default(),
+            ct_rd_snd_una: Default::default(),
+            exc_valid: Default::default(),
+            exc_reason: Default::default(),
+            exc_len: Default::default(),
+            exc_conn: Default::default(),
+            exc_rd_sel: Default::default(),
+            exc_rd_word: Default::default(),
+            exc_rd_data: Default::default(),
+            exc_pop: Default::default(),
+            raw_tx_data: Default::default(),
+            raw_tx_keep: Default::default(),
+            raw_tx_last: Default::default(),
+            raw_tx_valid: Default::default(),
+            raw_tx_ready: Default::default(),
+            mb_busy: Default::default(),
+            mb_opcode: Default::default(),
+            mb_len: Default::default(),
+            mb_done: Default::default(),
+            mb_done_status: Default::default(),
+            mb_done_len: Default::default(),
+            mb_fw_addr: Default::default(),
+            mb_fw_write: Default::default(),
+            mb_fw_wdata: Default::default(),
+            mb_fw_rdata: Default::default(),
+            ev_valid: Default::default(),
+            ev_data: Default::default(),
+            ev_ready: Default::default(),
+            flush_valid: Default::default(),
+            flush_qpn: Default::default(),
+            fw_ready: Default::default(),
+            cfg_mac: Default::default(),
+            cfg_ipv4: Default::default(),
+            cfg_netmask: Default::default(),
+            cfg_gateway: Default::default(),
+            cfg_mtu: Default::default(),
+            cycles: Default::default(),
+            k_n_conn: k24(p.n_conn),
+            k_n_qp: k24(p.n_qp),
+            k_n_cq: k24(p.n_cq),
+            k_n_tpt: k24(p.n_tpt),
+            k_n_pbl: k24(p.n_pbl),
+            k_khz: Constant::new((p.clock_khz as u64).into()),
+            ones32: Constant::new(0xFFFF_FFFFu64.into()),
+            tsel: Default::default(),
+            stage: Default::default(),
+            tstate: Default::default(),
+            terr: Default::default(),
+            shadow: Default::default(),
+            evst: Default::default(),
+            evp: Default::default(),
+            tx_busy: Default::default(),
+            tx_ra: Default::default(),
+            tx_lastb: Default::default(),
+            tx_lkeep: Default::default(),
+            tx_lo: Default::default(),
+            tx_hi: Default::default(),
+            mres: Default::default(),
+            rdy: Default::default(),
+            fl_v: Default::default(),
+            fl_q: Default::default(),
+            rd_pend: Default::default(),
+            rd_addr: Default::default(),
+            cyc_hi: Default::default(),
+            wr: Default::default(),
+            rd: Default::default(),
+            tbl: Default::default(),
+            tidx: Default::default(),
+            t_ok: Default::default(),
+            t_rd_ok: Default::default(),
+            sh_addr: Default::default(),
+            ra_n: Default::default(),
+            tx_take: Default::default(),
+            tx_len: Default::default(),
+            ovl: Default::default(),
+            tdsh: Default::default(),
+        }
+    }
+}
+
+/// The core's parameters: 64 connections (`conn_table`'s default), 64 QPs
+/// and CQs, the TPT and page list of `tpt`, the notional 156.25 MHz clock
+/// (DESIGN.md section 4).
+pub const CORE_PARAMS: FwPortParams = FwPortParams {
+    n_conn: 1 << crate::conn_table::DEFAULT_LOG2_CONNS,
+    n_qp: 64,
+    n_cq: 64,
+    n_tpt: 1 << crate::tpt::TPT_INDEX_BITS,
+    n_pbl: 1 << crate::tpt::PBL_INDEX_BITS,
+    clock_khz: 156_250,
+};
+
+impl Default for FwPort {
+    fn default() -> Self {
+        Self::new(CORE_PARAMS)
+    }
+}
+
+impl Logic for FwPort {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, tsel, stage, tstate, terr, evst, evp, tx_busy, tx_ra, tx_lastb, tx_lkeep,
+            mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi
+        );
+        self.shadow.read_clock.next = self.clock.val();
+        self.shadow.write_clock.next = self.clock.val();
+        self.tx_lo.read_clock.next = self.clock.val();
+        self.tx_lo.write_clock.next = self.clock.val();
+        self.tx_hi.read_clock.next = self.clock.val();
+        self.tx_hi.write_clock.next = self.clock.val();
+
+        self.wr.next = self.fw_valid.val() & self.fw_write.val();
+        self.rd.next = self.fw_valid.val() & !self.fw_write.val();
+        self.fl_v.d.next = false;
+
+        // ---- tables
+        self.tbl.next = self.tsel.q.val().get_bits::<8>(24);
+        self.tidx.next = self.tsel.q.val().get_bits::<24>(0);
+        // TableId: Conn 0, Qp 1, Cq 2, Tpt 3, Pbl 4 (rnic_wire::abi::context)
+        self.t_rd_ok.next = ((self.tbl.val() == 0) & (self.tidx.val() < self.k_n_conn.val()))
+            | ((self.tbl.val() == 1) & (self.tidx.val() < self.k_n_qp.val()))
+            | ((self.tbl.val() == 2) & (self.tidx.val() < self.k_n_cq.val()));
+        self.t_ok.next = self.t_rd_ok.val()
+            | ((self.tbl.val() == 3) & (self.tidx.val() < self.k_n_tpt.val()))
+            | ((self.tbl.val() == 4) & (self.tidx.val() < self.k_n_pbl.val()));
+        // shadow entry: {table[1:0], index[5:0]}
+        self.sh_addr.next = (bit_cast::<8, 2>(self.tbl.val().get_bits::<2>(0)) << 6)
+            | bit_cast::<8, 6>(self.tidx.val().get_bits::<6>(0));
+        self.shadow.read_address.next = self.sh_addr.val();
+        self.shadow.write_address.next = self.sh_addr.val();
+        self.shadow.write_data.next = self.stage.q.val();
+        self.shadow.write_enable.next = false;
+        self.ct_rd_idx.next = self.tidx.val().get_bits::<8>(0);
+        self.ct_rd_sel.next = false;
+        self.tw_valid.next = false;
+        self.tw_table.next = self.tbl.val();
+        self.tw_index.next = self.tidx.val();
+        self.tw_data.next = self.stage.q.val();
+        // rcv_nxt (octets 32..36) and snd_una (40..44) from the table itself
+        self.ovl.next = (self.shadow.read_data.val()
+            & !(bit_cast::<512, 32>(self.ones32.val()) << 256)
+            & !(bit_cast::<512, 32>(self.ones32.val()) << 320))
+            | (bit_cast::<512, 32>(self.ct_rd_rcv_nxt.val()) << 256)
+            | (bit_cast::<512, 32>(self.ct_rd_snd_una.val()) << 320);
+        if self.tstate.q.val() == 1 {
+            self.tstate.d.next = 0.into();
+            if self.tbl.val() == 0 {
+                self.stage.d.next = self.ovl.val();
+            } else {
+                self.stage.d.next = self.shadow.read_data.val();
+            }
+        }
+        if self.tstate.q.val() == 2 {
+            self.tstate.d.next = 0.into();
+            self.tw_valid.next = true;
+            self.shadow.write_enable.next = self.t_rd_ok.val();
+        }
+        if self.wr.val() & (self.tstate.q.val() == 0) {
+            if self.fw_addr.val() == 0x000 {
+                self.tsel.d.next = self.fw_wdata.val();
+            }
+            if self.fw_addr.val() == 0x004 {
+                // TABLE_READ 1, TABLE_WRITE 2
+                if (self.fw_wdata.val() == 1) & self.t_rd_ok.val() {
+                    self.tstate.d.next = 1.into();
+                    self.ct_rd_sel.next = self.tbl.val() == 0;
+                    self.terr.d.next = false;
+                } else if (self.fw_wdata.val() == 2) & self.t_ok.val() {
+                    self.tstate.d.next = 2.into();
+                    self.ct_rd_sel.next = self.tbl.val() == 0;
+                    self.terr.d.next = false;
+                } else {
+                    self.terr.d.next = true;
+                }
+            }
+            // TABLE_DATA 0x100..0x13F
+            if self.fw_addr.val().get_bits::<18>(6) == 4 {
+                for i in 0..16 {
+                    if self.fw_addr.val().get_bits::<4>(2) == i {
+                        self.stage.d.next = (self.stage.q.val()
+                            & !(bit_cast::<512, 32>(self.ones32.val()) << (32 * i)))
+                            | (bit_cast::<512, 32>(self.fw_wdata.val()) << (32 * i));
+                    }
+                }
+            }
+        }
+
+        // ---- events: EVENT_DATA 0x140..0x17F, EVENT_PUSH 0x03C
+        if self.wr.val() & !self.evp.q.val() {
+            if self.fw_addr.val().get_bits::<18>(6) == 5 {
+                for i in 0..16 {
+                    if self.fw_addr.val().get_bits::<4>(2) == i {
+                        self.evst.d.next = (self.evst.q.val()
+                            & !(bit_cast::<512, 32>(self.ones32.val()) << (32 * i)))
+                            | (bit_cast::<512, 32>(self.fw_wdata.val()) << (32 * i));
+                    }
+                }
+            }
+            if (self.fw_addr.val() == 0x03C) & self.fw_wdata.val().get_bit(0) {
+                self.evp.d.next = true;
+            }
+        }
+        if self.evp.q.val() & self.ev_ready.val() {
+            self.evp.d.next = false;
+        }
+        self.ev_valid.next = self.evp.q.val();
+        self.ev_data.next = self.evst.q.val();
+
+        // ---- flush
+        if self.wr.val() & (self.fw_addr.val() == 0x040) {
+            self.fl_v.d.next = true;
+            self.fl_q.d.next = self.fw_wdata.val();
+        }
+        self.flush_valid.next = self.fl_v.q.val();
+        self.flush_qpn.next = self.fl_q.q.val();
+
+        // ---- exception queue: EXC_POP 0x010, EXC_DATA 0x800..0xFFF
+        self.exc_pop.next =
+            self.wr.val() & (self.fw_addr.val() == 0x010) & self.fw_wdata.val().get_bit(0);
+        self.exc_rd_word.next = self.fw_addr.val().get_bits::<9>(2);
+        self.exc_rd_sel.next = self.rd.val() & (self.fw_addr.val().get_bits::<13>(11) == 1);
+
+        // ---- mailbox: MBOX_DATA 0x400..0x7FF, MBOX_LEN 0x034, MBOX_DONE 0x038
+        self.mb_fw_addr.next = self.fw_addr.val().get_bits::<8>(2);
+        self.mb_fw_wdata.next = self.fw_wdata.val();
+        self.mb_fw_write.next = self.wr.val() & (self.fw_addr.val().get_bits::<14>(10) == 1);
+        if self.wr.val() & (self.fw_addr.val() == 0x034) {
+            self.mres.d.next = self.fw_wdata.val().get_bits::<16>(0);
+        }
+        self.mb_done.next = self.wr.val() & (self.fw_addr.val() == 0x038);
+        self.mb_done_status.next = self.fw_wdata.val();
+        self.mb_done_len.next = self.mres.q.val();
+        if self.rd.val() & (self.fw_addr.val() == 0x030) {
+            self.rdy.d.next = true;
+        }
+        self.fw_ready.next = self.rdy.q.val();
+
+        // ---- raw TX: TX_DATA 0x1000..0x17FF (two 32-bit RAMs, one per half
+        // of a beat), TX_SEND 0x014
+        self.tx_lo.write_address.next = self.fw_addr.val().get_bits::<8>(3);
+        self.tx_hi.write_address.next = self.fw_addr.val().get_bits::<8>(3);
+        self.tx_lo.write_data.next = self.fw_wdata.val();
+        self.tx_hi.write_data.next = self.fw_wdata.val();
+        self.tx_lo.write_enable.next = self.wr.val()
+            & !self.tx_busy.q.val()
+            & (self.fw_addr.val().get_bits::<13>(11) == 2)
+            & !self.fw_addr.val().get_bit(2);
+        self.tx_hi.write_enable.next = self.wr.val()
+            & !self.tx_busy.q.val()
+            & (self.fw_addr.val().get_bits::<13>(11) == 2)
+            & self.fw_addr.val().get_bit(2);
+        self.tx_take.next = self.tx_busy.q.val() & self.raw_tx_ready.val();
+        self.ra_n.next = self.tx_ra.q.val();
+        // len - 1 for len in 1..=2048, modulo 2048
+        self.tx_len.next = self.fw_wdata.val().get_bits::<11>(0) - 1;
+        if self.tx_take.val() {
+            if self.tx_ra.q.val() == self.tx_lastb.q.val() {
+                self.tx_busy.d.next = false;
+            } else {
+                self.ra_n.next = self.tx_ra.q.val() + 1;
+            }
+        }
+        if self.wr.val()
+            & (self.fw_addr.val() == 0x014)
+            & !self.tx_busy.q.val()
+            & (self.fw_wdata.val() >= 1)
+            & (self.fw_wdata.val() <= 2048)
+        {
+            // FRAME_WINDOW
+            self.tx_busy.d.next = true;
+            self.ra_n.next = 0.into();
+            self.tx_lastb.d.next = self.tx_len.val().get_bits::<8>(3);
+            self.tx_lkeep.d.next = bit_cast::<4, 3>(self.tx_len.val().get_bits::<3>(0)) + 1;
+        }
+        self.tx_ra.d.next = self.ra_n.val();
+        // the RAMs always show the beat at tx_ra (read address = its next value)
+        self.tx_lo.read_address.next = self.ra_n.val();
+        self.tx_hi.read_address.next = self.ra_n.val();
+        self.raw_tx_valid.next = self.tx_busy.q.val();
+        self.raw_tx_data.next = (bit_cast::<64, 32>(self.tx_hi.read_data.val()) << 32)
+            | bit_cast::<64, 32>(self.tx_lo.read_data.val());
+        self.raw_tx_last.next = self.tx_ra.q.val() == self.tx_lastb.q.val();
+        self.raw_tx_keep.next = 8.into();
+        if self.tx_ra.q.val() == self.tx_lastb.q.val() {
+            self.raw_tx_keep.next = self.tx_lkeep.q.val();
+        }
+
+        // ---- reads: the address is registered, the answer muxed one clock later
+        self.rd_pend.d.next = self.rd.val();
+        if self.rd.val() {
+            self.rd_addr.d.next = self.fw_addr.val();
+            if self.fw_addr.val() == 0x020 {
+                self.cyc_hi.d.next = self.cycles.val().get_bits::<32>(32);
+            }
+        }
+        self.fw_rvalid.next = self.rd_pend.q.val();
+        // TABLE_DATA word: no variable part-select in rust-hdl, so shift
+        self.tdsh.next =
+            self.stage.q.val() >> (bit_cast::<10, 4>(self.rd_addr.q.val().get_bits::<4>(2)) << 5);
+        self.fw_rdata.next = 0.into();
+        if self.rd_pend.q.val() {
+            if self.rd_addr.q.val() == 0x000 {
+                self.fw_rdata.next = self.tsel.q.val();
+            }
+            if self.rd_addr.q.val() == 0x004 {
+                self.fw_rdata.next = bit_cast::<32, 1>((self.tstate.q.val() != 0).into())
+                    | (bit_cast::<32, 1>(self.terr.q.val().into()) << 1);
+            }
+            if self.rd_addr.q.val() == 0x008 {
+                self.fw_rdata.next = (bit_cast::<32, 1>(self.exc_valid.val().into()) << 31)
+                    | (bit_cast::<32, 8>(self.exc_reason.val()) << 16)
+                    | bit_cast::<32, 16>(self.exc_len.val());
+            }
+            if self.rd_addr.q.val() == 0x00C {
+                self.fw_rdata.next = self.exc_conn.val();
+            }
+            if self.rd_addr.q.val() == 0x014 {
+                self.fw_rdata.next = bit_cast::<32, 1>(self.tx_busy.q.val().into()) << 31;
+            }
+            if self.rd_addr.q.val() == 0x020 {
+                // the counter one clock after the request
+                self.fw_rdata.next = self.cycles.val().get_bits::<32>(0);
+            }
+            if self.rd_addr.q.val() == 0x024 {
+                self.fw_rdata.next = self.cyc_hi.q.val();
+            }
+            if self.rd_addr.q.val() == 0x028 {
+                self.fw_rdata.next = self.k_khz.val();
+            }
+            if self.rd_addr.q.val() == 0x030 {
+                self.fw_rdata.next = (bit_cast::<32, 1>(self.mb_busy.val().into()) << 31)
+                    | bit_cast::<32, 16>(self.mb_opcode.val());
+            }
+            if self.rd_addr.q.val() == 0x034 {
+                self.fw_rdata.next = bit_cast::<32, 16>(self.mb_len.val());
+            }
+            if self.rd_addr.q.val() == 0x03C {
+                self.fw_rdata.next = bit_cast::<32, 1>(self.evp.q.val().into());
+            }
+            if self.rd_addr.q.val() == 0x050 {
+                self.fw_rdata.next = self.cfg_mac.val().get_bits::<32>(0);
+            }
+            if self.rd_addr.q.val() == 0x054 {
+                self.fw_rdata.next = bit_cast::<32, 16>(self.cfg_mac.val().get_bits::<16>(32));
+            }
+            if self.rd_addr.q.val() == 0x058 {
+                self.fw_rdata.next = self.cfg_ipv4.val();
+            }
+            if self.rd_addr.q.val() == 0x05C {
+                self.fw_rdata.next = self.cfg_netmask.val();
+            }
+            if self.rd_addr.q.val() == 0x060 {
+                self.fw_rdata.next = self.cfg_gateway.val();
+            }
+            if self.rd_addr.q.val() == 0x064 {
+                self.fw_rdata.next = self.cfg_mtu.val();
+            }
+            if self.rd_addr.q.val().get_bits::<18>(6) == 4 {
+                self.fw_rdata.next = self.tdsh.val().get_bits::<32>(0);
+            }
+            if self.rd_addr.q.val().get_bits::<14>(10) == 1 {
+                self.fw_rdata.next = self.mb_fw_rdata.val();
+            }
+            if self.rd_addr.q.val().get_bits::<13>(11) == 1 {
+                self.fw_rdata.next = self.exc_rd_data.val();
+            }
+        }
+
+        if self.reset.val() {
+            self.tstate.d.next = 0.into();
+            self.terr.d.next = false;
+            self.evp.d.next = false;
+            self.tx_busy.d.next = false;
+            self.rdy.d.next = false;
+            self.fl_v.d.next = false;
+            self.rd_pend.d.next = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{tick, Rng};
+    use rnic_wire::abi::context::{port, ConnContext, ConnMode, TableId, CONN_CTX_SIZE};
+
+    struct Tb(FwPort);
+
+    fn words(b: &[u8]) -> Vec<u32> {
+        b.chunks(4)
+            .map(|c| {
+                let mut w = [0u8; 4];
+                w[..c.len()].copy_from_slice(c);
+                u32::from_le_bytes(w)
+            })
+            .collect()
+    }
+
+    fn to_bytes(b: &Bits<512>) -> Vec<u8> {
+        (0..64)
+            .map(|i| b.get_bits::<8>(8 * i).to_u64() as u8)
+            .collect()
+    }
+
+    impl Tb {
+        fn new() -> Self {
+            let mut u = FwPort::new(CORE_PARAMS);
+            u.clock.connect();
+            u.reset.connect();
+            u.fw_valid.connect();
+            u.fw_write.connect();
+            u.fw_addr.connect();
+            u.fw_wdata.connect();
+            u.ct_rd_rcv_nxt.connect();
+            u.ct_rd_snd_una.connect();
+            u.exc_valid.connect();
+            u.exc_reason.connect();
+            u.exc_len.connect();
+            u.exc_conn.connect();
+            u.exc_rd_data.connect();
+            u.raw_tx_ready.connect();
+            u.mb_busy.connect();
+            u.mb_opcode.connect();
+            u.mb_len.connect();
+            u.mb_fw_rdata.connect();
+            u.ev_ready.connect();
+            u.cfg_mac.connect();
+            u.cfg_ipv4.connect();
+            u.cfg_netmask.connect();
+            u.cfg_gateway.connect();
+            u.cfg_mtu.connect();
+            u.cycles.connect();
+            u.connect_all();
+            u.reset.next = true;
+            tick!(u);
+            tick!(u);
+            u.reset.next = false;
+            Tb(u)
+        }
+        fn set(&mut self, addr: u32, v: u32, write: bool) {
+            let u = &mut self.0;
+            u.fw_valid.next = true;
+            u.fw_write.next = write;
+            u.fw_addr.next = (addr as u64).into();
+            u.fw_wdata.next = (v as u64).into();
+        }
+        /// Settles combinational outputs after input changes (no edge).
+        fn settle(&mut self) {
+            assert!(rust_hdl::prelude::simulate(&mut self.0, 1000));
+        }
+        fn idle(&mut self) {
+            self.0.fw_valid.next = false;
+            self.0.fw_write.next = false;
+        }
+        fn write(&mut self, addr: u32, v: u32) {
+            self.set(addr, v, true);
+            tick!(self.0);
+            self.idle();
+        }
+        fn read(&mut self, addr: u32) -> u32 {
+            self.set(addr, 0, false);
+            tick!(self.0);
+            self.idle();
+            assert!(self.0.fw_rvalid.val());
+            self.0.fw_rdata.val().to_u64() as u32
+        }
+        /// Issues a table command; returns the strobes seen until not busy.
+        fn table_cmd(&mut self, table: u32, index: u32, cmd: u32) -> Vec<(u64, u64, Vec<u8>)> {
+            self.write(port::TABLE_SEL, table << 24 | index);
+            self.set(port::TABLE_CMD, cmd, true);
+            self.settle();
+            // the connection table's read port is addressed in the command clock
+            let sel = self.0.ct_rd_sel.val();
+            assert_eq!(
+                sel,
+                table == 0 && self.read_ok_hint(table, index, cmd),
+                "ct_rd_sel"
+            );
+            tick!(self.0);
+            self.idle();
+            let mut seen = Vec::new();
+            for _ in 0..4 {
+                if self.0.tw_valid.val() {
+                    seen.push((
+                        self.0.tw_table.val().to_u64(),
+                        self.0.tw_index.val().to_u64(),
+                        to_bytes(&self.0.tw_data.val()),
+                    ));
+                }
+                if self.read(port::TABLE_CMD) & 1 == 0 {
+                    break;
+                }
+            }
+            seen
+        }
+        fn read_ok_hint(&self, table: u32, index: u32, cmd: u32) -> bool {
+            let valid_cmd = cmd == port::TABLE_READ || cmd == port::TABLE_WRITE;
+            table == 0 && index < CORE_PARAMS.n_conn && valid_cmd
+        }
+    }
+
+    fn ctx(i: u32) -> ConnContext {
+        ConnContext {
+            mode: ConnMode::Rdma,
+            mpa_flags: 3,
+            snd_wscale: 2,
+            rcv_wscale: 7,
+            local_ip: 0x0A00_0001,
+            peer_ip: 0x0A00_0002 + i,
+            local_port: 7174,
+            peer_port: 40000 + i as u16,
+            local_mac: [2, 0, 0, 0, 0, 1],
+            peer_mac: [2, 0, 0, 0, 0, 2],
+            mss: 1460,
+            mulpdu: 1440,
+            rcv_nxt: 1000 + i,
+            snd_nxt: 2000,
+            snd_una: 3000,
+            snd_wnd: 65535,
+            rcv_wnd: 1 << 20,
+            tx_marker_ref: 4,
+            rx_marker_ref: 5,
+            qpn: i,
+        }
+    }
+
+    /// Table writes: one strobe with the staged octets; errors for unknown
+    /// tables and out-of-range indices; reads return the shadow with the
+    /// connection table's `rcv_nxt`/`snd_una`.
+    #[test]
+    fn tables() {
+        let mut t = Tb::new();
+        for i in [0u32, 5, 63] {
+            let mut b = [0u8; CONN_CTX_SIZE];
+            ctx(i).emit(&mut b).unwrap();
+            for (w, v) in words(&b).into_iter().enumerate() {
+                t.write(port::TABLE_DATA + 4 * w as u32, v);
+            }
+            let seen = t.table_cmd(TableId::Conn as u32, i, port::TABLE_WRITE);
+            assert_eq!(seen, vec![(0, i as u64, b.to_vec())]);
+            assert_eq!(t.read(port::TABLE_CMD), 0, "not busy, no error");
+        }
+        // clobber the staging entry, then read entry 5 back
+        for w in 0..16 {
+            t.write(port::TABLE_DATA + 4 * w, 0xFFFF_FFFF);
+        }
+        t.0.ct_rd_rcv_nxt.next = 0x1111_2222.into();
+        t.0.ct_rd_snd_una.next = 0x3333_4444.into();
+        assert!(t.table_cmd(0, 5, port::TABLE_READ).is_empty());
+        let got: Vec<u8> = (0..16)
+            .flat_map(|w| t.read(port::TABLE_DATA + 4 * w).to_le_bytes())
+            .collect();
+        let mut want = ctx(5);
+        want.rcv_nxt = 0x1111_2222;
+        want.snd_una = 0x3333_4444;
+        assert_eq!(ConnContext::parse(&got).unwrap(), want);
+        // TPT and page list: writes reach the strobe up to the table size
+        let tpt: Vec<u8> = (0..64).map(|i| i as u8).collect();
+        for (w, v) in words(&tpt).into_iter().enumerate() {
+            t.write(port::TABLE_DATA + 4 * w as u32, v);
+        }
+        let seen = t.table_cmd(TableId::Tpt as u32, 255, port::TABLE_WRITE);
+        assert_eq!(seen, vec![(3, 255, tpt.clone())]);
+        let seen = t.table_cmd(TableId::Pbl as u32, 4095, port::TABLE_WRITE);
+        assert_eq!(seen.len(), 1);
+        // errors: nothing happens, bit 1 set
+        for (table, index, cmd) in [
+            (0, 64, port::TABLE_WRITE),
+            (1, 64, port::TABLE_READ),
+            (2, 1000, port::TABLE_WRITE),
+            (3, 256, port::TABLE_WRITE),
+            (4, 4096, port::TABLE_WRITE),
+            (5, 0, port::TABLE_WRITE),
+            (255, 0, port::TABLE_READ),
+            (3, 0, port::TABLE_READ),
+            (0, 0, 3),
+        ] {
+            assert!(
+                t.table_cmd(table, index, cmd).is_empty(),
+                "{table} {index} {cmd}"
+            );
+            assert_eq!(t.read(port::TABLE_CMD), 2, "{table} {index} {cmd}");
+        }
+        // a QP entry round trip (no overlay)
+        let qp: Vec<u8> = (0..64).map(|i| (i * 7) as u8).collect();
+        for (w, v) in words(&qp).into_iter().enumerate() {
+            t.write(port::TABLE_DATA + 4 * w as u32, v);
+        }
+        assert_eq!(t.table_cmd(1, 9, port::TABLE_WRITE).len(), 1);
+        assert_eq!(t.table_cmd(2, 9, port::TABLE_WRITE).len(), 1);
+        for w in 0..16 {
+            t.write(port::TABLE_DATA + 4 * w, 0);
+        }
+        t.table_cmd(1, 9, port::TABLE_READ);
+        let got: Vec<u8> = (0..16)
+            .flat_map(|w| t.read(port::TABLE_DATA + 4 * w).to_le_bytes())
+            .collect();
+        assert_eq!(got, qp);
+        assert_eq!(t.read(port::TABLE_SEL), 1 << 24 | 9);
+    }
+
+    /// Raw TX: the frame comes out whole under random `ready`; sends while
+    /// busy, bad lengths and buffer writes while sending are ignored.
+    #[test]
+    fn raw_tx() {
+        let mut t = Tb::new();
+        let mut rng = Rng::new(7);
+        for len in [1usize, 7, 8, 9, 60, 77, 1514, 2048] {
+            let f = rng.bytes(len);
+            for (w, v) in words(&f).into_iter().enumerate() {
+                t.write(port::TX_DATA + 4 * w as u32, v);
+            }
+            t.write(port::TX_SEND, 0);
+            t.write(port::TX_SEND, 2049);
+            assert!(!t.0.raw_tx_valid.val(), "bad lengths are ignored");
+            t.write(port::TX_SEND, len as u32);
+            assert_eq!(t.read(port::TX_SEND), 1 << 31);
+            // ignored while busy
+            t.write(port::TX_DATA, 0xDEAD_BEEF);
+            t.write(port::TX_SEND, 3);
+            let mut got = Vec::new();
+            let mut cycles = 0;
+            loop {
+                let ready = rng.below(3) != 0;
+                t.0.raw_tx_ready.next = ready;
+                let (v, last) = (t.0.raw_tx_valid.val(), t.0.raw_tx_last.val());
+                if v && ready {
+                    let k = t.0.raw_tx_keep.val().to_u64() as usize;
+                    assert!(k == 8 || last);
+                    let d = t.0.raw_tx_data.val().to_u64().to_le_bytes();
+                    got.extend_from_slice(&d[..k]);
+                }
+                tick!(t.0);
+                cycles += 1;
+                assert!(cycles < 2000, "frame did not finish");
+                if v && ready && last {
+                    break;
+                }
+            }
+            t.0.raw_tx_ready.next = false;
+            assert_eq!(got, f, "len {len}");
+            assert!(!t.0.raw_tx_valid.val());
+            assert_eq!(t.read(port::TX_SEND), 0);
+        }
+        // back to back at full rate: one beat per clock
+        let f = rng.bytes(64);
+        for (w, v) in words(&f).into_iter().enumerate() {
+            t.write(port::TX_DATA + 4 * w as u32, v);
+        }
+        t.0.raw_tx_ready.next = true;
+        t.write(port::TX_SEND, 64);
+        let mut n = 0;
+        while t.0.raw_tx_valid.val() {
+            n += 1;
+            tick!(t.0);
+        }
+        assert_eq!(n, 8);
+    }
+
+    /// Exceptions, mailbox, events, flush, configuration and time.
+    #[test]
+    fn queues_and_registers() {
+        let mut t = Tb::new();
+        // exception head
+        t.0.exc_valid.next = true;
+        t.0.exc_reason.next = 4.into();
+        t.0.exc_len.next = 60.into();
+        t.0.exc_conn.next = 0xFFFF_FFFF_u64.into();
+        assert_eq!(t.read(port::EXC_STATUS), 1 << 31 | 4 << 16 | 60);
+        assert_eq!(t.read(port::EXC_CONN), 0xFFFF_FFFF);
+        t.set(port::EXC_DATA + 4 * 9, 0, false);
+        t.settle();
+        assert!(t.0.exc_rd_sel.val());
+        assert_eq!(t.0.exc_rd_word.val().to_u64(), 9);
+        tick!(t.0);
+        t.idle();
+        t.0.exc_rd_data.next = 0xCAFE.into();
+        t.settle();
+        // the queue answers one clock later: the port forwards it as rdata
+        assert!(t.0.fw_rvalid.val());
+        assert_eq!(t.0.fw_rdata.val().to_u64(), 0xCAFE);
+        t.set(port::EXC_POP, 1, true);
+        t.settle();
+        assert!(t.0.exc_pop.val());
+        tick!(t.0);
+        t.idle();
+        t.settle();
+        assert!(!t.0.exc_pop.val());
+        // mailbox
+        assert!(!t.0.fw_ready.val());
+        assert_eq!(t.read(port::MBOX_CMD), 0);
+        assert!(t.0.fw_ready.val());
+        t.0.mb_busy.next = true;
+        t.0.mb_opcode.next = 0x12.into();
+        t.0.mb_len.next = 44.into();
+        assert_eq!(t.read(port::MBOX_CMD), 1 << 31 | 0x12);
+        assert_eq!(t.read(port::MBOX_LEN), 44);
+        t.set(port::MBOX_DATA + 8, 0x55, true);
+        t.settle();
+        assert!(t.0.mb_fw_write.val());
+        assert_eq!(t.0.mb_fw_addr.val().to_u64(), 2);
+        tick!(t.0);
+        t.idle();
+        t.write(port::MBOX_LEN, 12);
+        t.set(port::MBOX_DONE, 7, true);
+        t.settle();
+        assert!(t.0.mb_done.val());
+        assert_eq!(t.0.mb_done_status.val().to_u64(), 7);
+        assert_eq!(t.0.mb_done_len.val().to_u64(), 12);
+        tick!(t.0);
+        t.idle();
+        t.settle();
+        assert!(!t.0.mb_done.val());
+        // events
+        let ev: Vec<u8> = (0..64).map(|i| (200 - i) as u8).collect();
+        for (w, v) in words(&ev).into_iter().enumerate() {
+            t.write(port::EVENT_DATA + 4 * w as u32, v);
+        }
+        assert_eq!(t.read(port::EVENT_PUSH), 0);
+        t.write(port::EVENT_PUSH, 1);
+        assert!(t.0.ev_valid.val());
+        assert_eq!(to_bytes(&t.0.ev_data.val()), ev);
+        assert_eq!(t.read(port::EVENT_PUSH), 1, "full");
+        t.write(port::EVENT_DATA, 0); // ignored while full
+        assert_eq!(to_bytes(&t.0.ev_data.val()), ev);
+        t.0.ev_ready.next = true;
+        tick!(t.0);
+        t.0.ev_ready.next = false;
+        assert!(!t.0.ev_valid.val());
+        assert_eq!(t.read(port::EVENT_PUSH), 0);
+        // flush
+        t.write(port::FLUSH_QP, 33);
+        assert!(t.0.flush_valid.val());
+        assert_eq!(t.0.flush_qpn.val().to_u64(), 33);
+        tick!(t.0);
+        assert!(!t.0.flush_valid.val());
+        // configuration mirror, clock, cycles
+        t.0.cfg_mac.next = 0x0605_0403_0201_u64.into();
+        t.0.cfg_ipv4.next = 0x0A00_0001.into();
+        t.0.cfg_netmask.next = 0xFFFF_FF00_u64.into();
+        t.0.cfg_gateway.next = 0x0A00_00FE.into();
+        t.0.cfg_mtu.next = 1500.into();
+        assert_eq!(t.read(port::CFG_MAC_LO), 0x0403_0201);
+        assert_eq!(t.read(port::CFG_MAC_HI), 0x0605);
+        assert_eq!(t.read(port::CFG_IPV4), 0x0A00_0001);
+        assert_eq!(t.read(port::CFG_NETMASK), 0xFFFF_FF00);
+        assert_eq!(t.read(port::CFG_GATEWAY), 0x0A00_00FE);
+        assert_eq!(t.read(port::CFG_MTU), 1500);
+        assert_eq!(t.read(port::CLOCK_KHZ), 156_250);
+        t.0.cycles.next = 0x0000_0007_0000_0010_u64.into();
+        assert_eq!(t.read(port::CYCLES_LO), 0x10);
+        t.0.cycles.next = 0x0000_0008_0000_0011_u64.into();
+        assert_eq!(t.read(port::CYCLES_HI), 7, "latched by the _LO read");
+        // unknown and write-only offsets read 0
+        for a in [
+            0x01C,
+            0x044,
+            0x068,
+            0x180,
+            port::TX_DATA,
+            port::EVENT_DATA,
+            port::RX_INJECT,
+            0x2000,
+        ] {
+            assert_eq!(t.read(a), 0, "{a:#x}");
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! The firmware's [`Hal`] over a Verilated `rnic_core`'s firmware port
+//! (`fw_*`, `rnic_wire::abi::context::port`), and the host's BAR0 (`csr_*`).
+//!
+//! [`FwNode`] owns the model and clocks it: every register access is one
+//! clock (`fw_valid` for one edge; a read's `fw_rdata` is there right after
+//! that edge), and each clock also drives the MAC receive port
+//! ([`FwNode::mac_rx`]), takes the raw TX frames (`raw_tx_*`, always ready)
+//! into [`FwNode::tx_frames`], the event records (`ev_*`) into
+//! [`FwNode::events`] and the flush strobes into [`FwNode::flushes`].
+//! [`CoSimHal`] and [`HostCsr`] are handles on one shared node, so the real
+//! firmware (`rnic_fw::Firmware`, polled between clocks) and a test acting
+//! as the host drive the same model.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
+use std::rc::Rc;
+
+use rnic_fw::hal::{Exception, Hal, HalError, IfConfig};
+use rnic_wire::abi::context::{port, ExceptionReason, TableId};
+use rnic_wire::abi::csr;
+use rnic_wire::abi::mailbox::{Event, MboxStatus, EVENT_SIZE};
+use verilator_sys::rnic_core::Model;
+
+use crate::mac_port::{MacRxPort, MacTxPort};
+
+/// The model, with the stream adapters' pin traits.
+pub struct Core(pub Model);
+impl Deref for Core {
+    type Target = Model;
+    fn deref(&self) -> &Model {
+        &self.0
+    }
+}
+impl DerefMut for Core {
+    fn deref_mut(&mut self) -> &mut Model {
+        &mut self.0
+    }
+}
+crate::impl_mac_rx_pins!(Core);
+crate::impl_mac_tx_pins!(Core; get_raw_tx_data, get_raw_tx_keep, get_raw_tx_last,
+    get_raw_tx_valid, set_raw_tx_ready);
+
+/// Polls of a busy bit before an access gives up (each poll is a clock).
+const BUSY_POLLS: u32 = 100_000;
+
+/// One `rnic_core` with its MAC receive feed and its firmware-side sinks.
+pub struct FwNode {
+    pub core: Core,
+    /// Frames fed into `mac_rx_*`, one beat per clock.
+    pub mac_rx: MacRxPort,
+    raw_tx: MacTxPort,
+    /// Frames the firmware sent (`TX_SEND` → `raw_tx_*`).
+    pub tx_frames: VecDeque<Vec<u8>>,
+    /// Event records the firmware pushed (`EVENT_PUSH` → `ev_*`).
+    pub events: VecDeque<[u8; EVENT_SIZE]>,
+    /// QP numbers of `FLUSH_QP` strobes.
+    pub flushes: Vec<u32>,
+    /// Firmware port accesses (reads, writes) and clocks spent in them.
+    pub fw_reads: u64,
+    pub fw_writes: u64,
+    pub fw_cycles: u64,
+}
+
+impl Default for FwNode {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FwNode {
+    /// A reset model with `link_up` high.
+    pub fn new() -> Self {
+        let mut core = Core(Model::new());
+        core.set_link_up(1);
+        // the fast path's payload stream is drained (rx_ulp_en = 0)
+        core.set_rx_pay_ready(1);
+        core.reset(4);
+        FwNode {
+            core,
+            mac_rx: MacRxPort::new(4),
+            raw_tx: MacTxPort::new(),
+            tx_frames: VecDeque::new(),
+            events: VecDeque::new(),
+            flushes: Vec::new(),
+            fw_reads: 0,
+            fw_writes: 0,
+            fw_cycles: 0,
+        }
+    }
+
+    /// A shared handle.
+    pub fn shared() -> Rc<RefCell<FwNode>> {
+        Rc::new(RefCell::new(FwNode::new()))
+    }
+
+    /// One clock: MAC receive beat, raw TX and event sinks, then the edge.
+    pub fn tick(&mut self) {
+        self.mac_rx.drive(&mut self.core);
+        self.raw_tx.drive_ready(&mut self.core, true);
+        let ev = self.core.get_ev_valid() != 0;
+        self.core.set_ev_pop(ev as u64);
+        self.core.eval();
+        if let Some(f) = self.raw_tx.sample(&self.core) {
+            self.tx_frames.push_back(f);
+        }
+        if ev {
+            let mut e = [0u8; EVENT_SIZE];
+            for (i, w) in self.core.get_ev_data().iter().enumerate() {
+                e[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            self.events.push_back(e);
+        }
+        if self.core.get_flush_valid() != 0 {
+            self.flushes.push(self.core.get_flush_qpn() as u32);
+        }
+        self.core.tick();
+    }
+
+    /// `n` clocks.
+    pub fn ticks(&mut self, n: u64) {
+        for _ in 0..n {
+            self.tick();
+        }
+    }
+
+    /// Clocks until the MAC receive queue is empty and then `extra` more.
+    pub fn drain_rx(&mut self, extra: u64) {
+        while self.mac_rx.pending() > 0 {
+            self.tick();
+        }
+        self.ticks(extra);
+    }
+
+    /// Firmware port write: one clock.
+    pub fn fw_write(&mut self, addr: u32, v: u32) {
+        self.core.set_fw_valid(1);
+        self.core.set_fw_write(1);
+        self.core.set_fw_addr(addr as u64);
+        self.core.set_fw_wdata(v as u64);
+        self.tick();
+        self.core.set_fw_valid(0);
+        self.core.set_fw_write(0);
+        self.fw_writes += 1;
+        self.fw_cycles += 1;
+    }
+
+    /// Firmware port read: one clock (`fw_rvalid` right after the edge).
+    pub fn fw_read(&mut self, addr: u32) -> u32 {
+        self.core.set_fw_valid(1);
+        self.core.set_fw_write(0);
+        self.core.set_fw_addr(addr as u64);
+        self.tick();
+        self.core.set_fw_valid(0);
+        self.fw_reads += 1;
+        self.fw_cycles += 1;
+        let mut n = 0;
+        while self.core.get_fw_rvalid() == 0 {
+            assert!(n < 16, "fw_rvalid never came for {addr:#x}");
+            self.tick();
+            self.fw_cycles += 1;
+            n += 1;
+        }
+        self.core.get_fw_rdata() as u32
+    }
+
+    /// BAR0 write: one clock.
+    pub fn csr_write(&mut self, addr: u32, v: u32) {
+        self.core.set_csr_valid(1);
+        self.core.set_csr_write(1);
+        self.core.set_csr_addr(addr as u64);
+        self.core.set_csr_wdata(v as u64);
+        self.tick();
+        self.core.set_csr_valid(0);
+        self.core.set_csr_write(0);
+    }
+
+    /// BAR0 read: one clock.
+    pub fn csr_read(&mut self, addr: u32) -> u32 {
+        self.core.set_csr_valid(1);
+        self.core.set_csr_write(0);
+        self.core.set_csr_addr(addr as u64);
+        self.tick();
+        self.core.set_csr_valid(0);
+        let mut n = 0;
+        while self.core.get_csr_rvalid() == 0 {
+            assert!(n < 16, "csr_rvalid never came for {addr:#x}");
+            self.tick();
+            n += 1;
+        }
+        self.core.get_csr_rdata() as u32
+    }
+
+    fn fw_write_bytes(&mut self, base: u32, b: &[u8]) {
+        for (i, c) in b.chunks(4).enumerate() {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            self.fw_write(base + 4 * i as u32, u32::from_le_bytes(w));
+        }
+    }
+
+    fn fw_read_bytes(&mut self, base: u32, out: &mut [u8]) {
+        for (i, c) in out.chunks_mut(4).enumerate() {
+            let w = self.fw_read(base + 4 * i as u32).to_le_bytes();
+            c.copy_from_slice(&w[..c.len()]);
+        }
+    }
+
+    /// Waits while `TABLE_CMD` is busy; `Err` if the command failed.
+    fn table_wait(&mut self) -> Result<(), HalError> {
+        for _ in 0..BUSY_POLLS {
+            let s = self.fw_read(port::TABLE_CMD);
+            if s & 1 == 0 {
+                // bit 1: unknown table, index out of range, no read-back
+                return if s & 2 != 0 {
+                    Err(HalError::BadIndex)
+                } else {
+                    Ok(())
+                };
+            }
+        }
+        panic!("TABLE_CMD stayed busy");
+    }
+}
+
+/// The firmware's [`Hal`] on a shared [`FwNode`].
+pub struct CoSimHal {
+    pub node: Rc<RefCell<FwNode>>,
+    khz: Option<u64>,
+}
+
+impl CoSimHal {
+    pub fn new(node: Rc<RefCell<FwNode>>) -> Self {
+        CoSimHal { node, khz: None }
+    }
+}
+
+impl Hal for CoSimHal {
+    fn config(&mut self) -> IfConfig {
+        let mut n = self.node.borrow_mut();
+        let lo = n.fw_read(port::CFG_MAC_LO).to_le_bytes();
+        let hi = n.fw_read(port::CFG_MAC_HI).to_le_bytes();
+        IfConfig {
+            mac: [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]],
+            ip: n.fw_read(port::CFG_IPV4),
+            netmask: n.fw_read(port::CFG_NETMASK),
+            gateway: n.fw_read(port::CFG_GATEWAY),
+            mtu: n.fw_read(port::CFG_MTU).min(u16::MAX as u32) as u16,
+        }
+    }
+
+    fn now_us(&mut self) -> u64 {
+        let mut n = self.node.borrow_mut();
+        let khz = *self
+            .khz
+            .get_or_insert_with(|| n.fw_read(port::CLOCK_KHZ).max(1) as u64);
+        let lo = n.fw_read(port::CYCLES_LO) as u64;
+        let hi = n.fw_read(port::CYCLES_HI) as u64;
+        (hi << 32 | lo) * 1000 / khz
+    }
+
+    fn read_table(&mut self, table: TableId, index: u32, buf: &mut [u8]) -> Result<(), HalError> {
+        let size = table.entry_size();
+        if buf.len() < size {
+            return Err(HalError::BadLength);
+        }
+        if index >= 1 << 24 {
+            return Err(HalError::BadIndex);
+        }
+        let mut n = self.node.borrow_mut();
+        n.fw_write(port::TABLE_SEL, (table as u32) << 24 | index);
+        n.fw_write(port::TABLE_CMD, port::TABLE_READ);
+        n.table_wait()?;
+        n.fw_read_bytes(port::TABLE_DATA, &mut buf[..size]);
+        Ok(())
+    }
+
+    fn write_table(&mut self, table: TableId, index: u32, data: &[u8]) -> Result<(), HalError> {
+        if data.len() != table.entry_size() {
+            return Err(HalError::BadLength);
+        }
+        if index >= 1 << 24 {
+            return Err(HalError::BadIndex);
+        }
+        let mut n = self.node.borrow_mut();
+        n.fw_write_bytes(port::TABLE_DATA, data);
+        n.fw_write(port::TABLE_SEL, (table as u32) << 24 | index);
+        n.fw_write(port::TABLE_CMD, port::TABLE_WRITE);
+        n.table_wait()
+    }
+
+    fn recv_exception(&mut self, buf: &mut [u8]) -> Option<Exception> {
+        let mut n = self.node.borrow_mut();
+        loop {
+            let st = n.fw_read(port::EXC_STATUS);
+            if st & 1 << 31 == 0 {
+                return None;
+            }
+            let len = (st & 0xFFFF) as usize;
+            let Ok(reason) = ExceptionReason::from_u8((st >> 16) as u8) else {
+                // a reason this firmware does not know: drop the entry
+                n.fw_write(port::EXC_POP, 1);
+                continue;
+            };
+            let conn = n.fw_read(port::EXC_CONN);
+            let take = len.min(buf.len()).min(port::FRAME_WINDOW as usize);
+            n.fw_read_bytes(port::EXC_DATA, &mut buf[..take]);
+            n.fw_write(port::EXC_POP, 1);
+            return Some(Exception {
+                reason,
+                conn: (conn != u32::MAX).then_some(conn),
+                len: take,
+            });
+        }
+    }
+
+    fn send_frame(&mut self, frame: &[u8]) -> Result<(), HalError> {
+        if frame.is_empty() || frame.len() > port::FRAME_WINDOW as usize {
+            return Err(HalError::BadLength);
+        }
+        let mut n = self.node.borrow_mut();
+        let mut polls = 0;
+        while n.fw_read(port::TX_SEND) & 1 << 31 != 0 {
+            polls += 1;
+            if polls == BUSY_POLLS {
+                return Err(HalError::Full);
+            }
+        }
+        n.fw_write_bytes(port::TX_DATA, frame);
+        n.fw_write(port::TX_SEND, frame.len() as u32);
+        Ok(())
+    }
+
+    /// `RX_INJECT` is not implemented in the RTL yet: always `Full`.
+    fn inject_rx(&mut self, _frame: &[u8]) -> Result<(), HalError> {
+        Err(HalError::Full)
+    }
+
+    fn mailbox_poll(&mut self, buf: &mut [u8]) -> Option<(u16, usize)> {
+        let mut n = self.node.borrow_mut();
+        let cmd = n.fw_read(port::MBOX_CMD);
+        if cmd & 1 << 31 == 0 {
+            return None;
+        }
+        let len = (n.fw_read(port::MBOX_LEN) as usize).min(csr::MBOX_DATA_SIZE as usize);
+        let take = len.min(buf.len());
+        n.fw_read_bytes(port::MBOX_DATA, &mut buf[..take]);
+        Some((cmd as u16, take))
+    }
+
+    fn mailbox_done(&mut self, status: MboxStatus, result: &[u8]) {
+        let mut n = self.node.borrow_mut();
+        let r = &result[..result.len().min(csr::MBOX_DATA_SIZE as usize)];
+        n.fw_write_bytes(port::MBOX_DATA, r);
+        n.fw_write(port::MBOX_LEN, r.len() as u32);
+        n.fw_write(port::MBOX_DONE, status as u32);
+    }
+
+    fn post_event(&mut self, event: &Event) -> Result<(), HalError> {
+        let mut b = [0u8; EVENT_SIZE];
+        event.emit(&mut b).map_err(|_| HalError::BadLength)?;
+        let mut n = self.node.borrow_mut();
+        if n.fw_read(port::EVENT_PUSH) & 1 != 0 {
+            return Err(HalError::Full);
+        }
+        n.fw_write_bytes(port::EVENT_DATA, &b);
+        n.fw_write(port::EVENT_PUSH, 1);
+        Ok(())
+    }
+
+    fn flush_qp(&mut self, qpn: u32) -> Result<(), HalError> {
+        self.node.borrow_mut().fw_write(port::FLUSH_QP, qpn);
+        Ok(())
+    }
+}
+
+/// The host's side of the same node: BAR0 reads and writes, and a mailbox
+/// command helper that polls the firmware between clocks.
+pub struct HostCsr {
+    pub node: Rc<RefCell<FwNode>>,
+}
+
+impl HostCsr {
+    pub fn read(&self, addr: u32) -> u32 {
+        self.node.borrow_mut().csr_read(addr)
+    }
+    pub fn write(&self, addr: u32, v: u32) {
+        self.node.borrow_mut().csr_write(addr, v)
+    }
+    /// Writes a command's parameters and opcode (`MBOX_DATA`, `MBOX_LEN`,
+    /// `MBOX_CTRL`).
+    pub fn mbox_start(&self, opcode: u16, params: &[u8]) {
+        let mut n = self.node.borrow_mut();
+        for (i, c) in params.chunks(4).enumerate() {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            n.csr_write(csr::MBOX_DATA + 4 * i as u32, u32::from_le_bytes(w));
+        }
+        n.csr_write(csr::MBOX_LEN, params.len() as u32);
+        n.csr_write(csr::MBOX_CTRL, opcode as u32);
+    }
+    /// The finished command's (status, result), or `None` while busy.
+    pub fn mbox_result(&self) -> Option<(u32, Vec<u8>)> {
+        let mut n = self.node.borrow_mut();
+        if n.csr_read(csr::MBOX_CTRL) & csr::MBOX_BUSY != 0 {
+            return None;
+        }
+        let status = n.csr_read(csr::MBOX_STATUS);
+        let len = (n.csr_read(csr::MBOX_LEN) as usize).min(csr::MBOX_DATA_SIZE as usize);
+        let mut out = vec![0u8; len];
+        for (i, c) in out.chunks_mut(4).enumerate() {
+            let w = n.csr_read(csr::MBOX_DATA + 4 * i as u32).to_le_bytes();
+            c.copy_from_slice(&w[..c.len()]);
+        }
+        Some((status, out))
+    }
+}
