@@ -166,7 +166,7 @@ pub struct CplWrite {
     used: Signal<Local, Bits<32>>,
     size: Signal<Local, Bits<32>>,
     slot: Signal<Local, Bits<32>>,
-    wrapped: Signal<Local, Bits<32>>,
+    wrapped: Signal<Local, Bit>,
     eq_mask: Signal<Local, Bits<32>>,
     eq_used: Signal<Local, Bits<32>>,
     fire: Signal<Local, Bit>,
@@ -308,7 +308,7 @@ impl Logic for CplWrite {
         self.mask.next = self.size.val() - 1;
         self.used.next = self.x_prod.val() - self.x_cons.val();
         self.slot.next = self.x_prod.val() & self.mask.val();
-        self.wrapped.next = self.x_prod.val() >> self.x_log2.val();
+        self.wrapped.next = (self.x_prod.val() & self.size.val()) != 0;
         self.eq_mask.next = self.eq_entries.val() - 1;
         self.eq_used.next = self.eqp.q.val() - self.eq_cons.val();
 
@@ -405,7 +405,7 @@ impl Logic for CplWrite {
                     self.n_prod.next = self.x_prod.val() + 1;
                     self.addr.d.next =
                         self.x_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 5);
-                    self.phase.d.next = !self.wrapped.val().get_bit(0);
+                    self.phase.d.next = !self.wrapped.val();
                     if (self.x_armed.val() == self.k_arm_next.val().get_bits::<2>(0))
                         | ((self.x_armed.val() == self.k_arm_sol.val().get_bits::<2>(0))
                             & (((self.r_flags.q.val() & self.k_sol.val()) != 0)

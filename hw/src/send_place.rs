@@ -209,7 +209,7 @@ pub struct SendPlace {
     paddr: DFF<Bits<64>>,
     pn: DFF<Bits<32>>,
     prem: DFF<Bits<32>>,
-    buf: DFF<Bits<128>>,
+    gbuf: DFF<Bits<128>>,
     cnt: DFF<Bits<5>>,
     in_done: DFF<Bit>,
     e_cause: DFF<Bits<16>>,
@@ -230,10 +230,10 @@ pub struct SendPlace {
     g_k: Signal<Local, Bits<5>>,
     pop: Signal<Local, Bits<5>>,
     cnt_after: Signal<Local, Bits<5>>,
-    buf_after: Signal<Local, Bits<128>>,
+    gbuf_after: Signal<Local, Bits<128>>,
     masked: Signal<Local, Bits<64>>,
     total: Signal<Local, Bits<34>>,
-    end: Signal<Local, Bits<34>>,
+    msg_end: Signal<Local, Bits<34>>,
     sel1: Signal<Local, Bit>,
     off: Signal<Local, Bits<32>>,
     avail: Signal<Local, Bits<32>>,
@@ -368,7 +368,7 @@ impl Default for SendPlace {
             paddr: Default::default(),
             pn: Default::default(),
             prem: Default::default(),
-            buf: Default::default(),
+            gbuf: Default::default(),
             cnt: Default::default(),
             in_done: Default::default(),
             e_cause: Default::default(),
@@ -388,10 +388,10 @@ impl Default for SendPlace {
             g_k: Default::default(),
             pop: Default::default(),
             cnt_after: Default::default(),
-            buf_after: Default::default(),
+            gbuf_after: Default::default(),
             masked: Default::default(),
             total: Default::default(),
-            end: Default::default(),
+            msg_end: Default::default(),
             sel1: Default::default(),
             off: Default::default(),
             avail: Default::default(),
@@ -412,7 +412,7 @@ impl Logic for SendPlace {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, opcode, ddp_last, qn, msn, mo, inv, len, conn, qpn, w_status,
-            w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, buf, cnt, in_done,
+            w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done,
             e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx, c_drop,
             c_rreq
         );
@@ -431,7 +431,7 @@ impl Logic for SendPlace {
         self.dma_wr_valid.next = false;
         self.dma_wr_hdr.next = false;
         self.dma_wr_len.next = self.pn.q.val().get_bits::<16>(0);
-        self.dma_wr_data.next = self.buf.q.val().get_bits::<64>(0);
+        self.dma_wr_data.next = self.gbuf.q.val().get_bits::<64>(0);
 
         self.cpl_cq.next = self.w_cq.q.val();
         self.cpl_wr_id.next = self.w_wr_id.q.val();
@@ -498,7 +498,8 @@ impl Logic for SendPlace {
 
         // ---- buffer arithmetic (Decide: the latched WQE)
         self.total.next = bit_cast::<34, 32>(self.l0.q.val()) + bit_cast::<34, 32>(self.l1.q.val());
-        self.end.next = bit_cast::<34, 32>(self.mo.q.val()) + bit_cast::<34, 16>(self.len.q.val());
+        self.msg_end.next =
+            bit_cast::<34, 32>(self.mo.q.val()) + bit_cast::<34, 16>(self.len.q.val());
         // ---- next piece (Calc): SGE 0 then SGE 1, at most to the SGE's
         // end and to the next 4 KiB bus boundary.
         self.sel1.next = self.m.q.val() >= self.l0.q.val();
@@ -520,7 +521,7 @@ impl Logic for SendPlace {
             self.n.next = self.to4k.val();
         }
 
-        // ---- realigner: `cnt` octets in `buf` from bit 0; input while it
+        // ---- realigner: `cnt` octets in `gbuf` from bit 0; input while it
         // holds at most 8; a data beat pops min(8, rest of the piece).
         self.gear_on.next = (self.state.q.val() == SpState::Calc)
             | (self.state.q.val() == SpState::PHdr)
@@ -543,7 +544,7 @@ impl Logic for SendPlace {
         if self.cnt.q.val() > self.pop.val() {
             self.cnt_after.next = self.cnt.q.val() - self.pop.val();
         }
-        self.buf_after.next = self.buf.q.val() >> (bit_cast::<8, 5>(self.pop.val()) << 3);
+        self.gbuf_after.next = self.gbuf.q.val() >> (bit_cast::<8, 5>(self.pop.val()) << 3);
         self.in_en.next = self.gear_on.val() & !self.in_done.q.val() & (self.cnt.q.val() <= 8);
         self.in_fire.next = false;
         self.masked.next = self.ut_data.val();
@@ -554,10 +555,10 @@ impl Logic for SendPlace {
         if self.gear_on.val() {
             self.ut_ready.next = self.in_en.val();
             self.in_fire.next = self.in_en.val() & self.ut_valid.val();
-            self.buf.d.next = self.buf_after.val();
+            self.gbuf.d.next = self.gbuf_after.val();
             self.cnt.d.next = self.cnt_after.val();
             if self.in_fire.val() {
-                self.buf.d.next = self.buf_after.val()
+                self.gbuf.d.next = self.gbuf_after.val()
                     | (bit_cast::<128, 64>(self.masked.val())
                         << (bit_cast::<8, 5>(self.cnt_after.val()) << 3));
                 self.cnt.d.next = self.cnt_after.val() + bit_cast::<5, 4>(self.ut_keep.val());
@@ -656,7 +657,7 @@ impl Logic for SendPlace {
                 } else if bit_cast::<34, 32>(self.mo.q.val()) > self.total.val() {
                     self.e_cause.d.next = self.k_c_mo.val();
                     self.e_cqe.d.next = true;
-                } else if self.end.val() > self.total.val() {
+                } else if self.msg_end.val() > self.total.val() {
                     self.e_cause.d.next = self.k_c_long.val();
                     self.e_cqe.d.next = true;
                 } else {
