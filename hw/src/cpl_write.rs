@@ -800,7 +800,7 @@ pub(crate) mod tests {
                             let e = Event::parse(&sink.read(a, EVENT_SIZE)).expect("event parses");
                             assert_eq!(e.kind, kind, "step {step}");
                             assert_eq!(e.handle, h as u32);
-                            assert_eq!(e.phase, (eq_prod / eq_entries) % 2 == 0);
+                            assert_eq!(e.phase, (eq_prod / eq_entries).is_multiple_of(2));
                             assert_eq!(*sink.reqs.last().unwrap(), (a, EVENT_SIZE));
                             eq_prod += 1;
                             n_ev += 1;

@@ -348,6 +348,7 @@ mod tests {
         qp_errs: Vec<u32>,
         irqs: usize,
         cycles: u64,
+        last_wr: u64,
     }
 
     impl Tb {
@@ -425,6 +426,7 @@ mod tests {
                 qp_errs: vec![],
                 irqs: 0,
                 cycles: 0,
+                last_wr: 0,
             };
             // CQ 2: 8 entries, armed for the next completion.
             tb.u.cq_cfg_valid.next = true;
@@ -532,6 +534,7 @@ mod tests {
                 self.rd.taken();
             }
             if u.dma_wr_valid.val() && wr {
+                self.last_wr = self.cycles;
                 self.wr.beat(
                     u.dma_wr_hdr.val(),
                     u.dma_wr_len.val().to_u64(),
@@ -714,7 +717,11 @@ mod tests {
         // One WQE read per message, not per segment.
         assert_eq!(u.cnt_fetch.val().to_u64(), 2);
         assert!(tb.terms.is_empty() && tb.qp_errs.is_empty());
-        println!("two messages, 4 segments: {} clocks", tb.cycles - t0);
+        println!(
+            "two messages (300 + 297 octets, 1 + 3 segments), a Read Request, 2 CQEs, 1 event: \
+             last DMA beat {} clocks after the first ut beat was offered",
+            tb.last_wr - t0
+        );
     }
 
     #[test]
