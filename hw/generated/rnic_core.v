@@ -3052,6 +3052,9 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     reg  hold_last$d;
     wire  hold_last$q;
     reg  hold_last$clock;
+    reg  [255:0] stopped$d;
+    wire  [255:0] stopped$q;
+    reg  stopped$clock;
     reg  [15:0] len$d;
     wire  [15:0] len$q;
     reg  len$clock;
@@ -3172,6 +3175,8 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     reg  [31:0] op_q;
     reg  [15:0] hdr_len;
     reg  short;
+    reg  [255:0] conn_bit;
+    reg  [255:0] stop_hit;
 
     // Sub module instances
     rnic_core$ddp_rx$dma_pl dma_pl(
@@ -3273,6 +3278,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
         .d(hold_last$d),
         .q(hold_last$q),
         .clock(hold_last$clock)
+    );
+    rnic_core$ddp_rx$stopped stopped(
+        .d(stopped$d),
+        .q(stopped$q),
+        .clock(stopped$clock)
     );
     rnic_core$ddp_rx$len len(
         .d(len$d),
@@ -3427,6 +3437,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
         early_end$clock = clock;
         seg_done$clock = clock;
         hold_last$clock = clock;
+        stopped$clock = clock;
         len$clock = clock;
         conn$clock = clock;
         qpn$clock = clock;
@@ -3463,6 +3474,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
         early_end$d = early_end$q;
         seg_done$d = seg_done$q;
         hold_last$d = hold_last$q;
+        stopped$d = stopped$q;
         len$d = len$q;
         conn$d = conn$q;
         qpn$d = qpn$q;
@@ -3590,6 +3602,8 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
             op_q = k_qn_term;
         end
         chk_pd = pd$q;
+        conn_bit = 256'h1 << conn$q[(32'h0)+:(8)];
+        stop_hit = stopped$q & conn_bit;
         plen_t = len$q - k_hdr_t;
         if (state$q == RxState$Decide) begin
             chk_stag = hdr[(32'h90)+:(32)];
@@ -3693,6 +3707,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     if ((qp_state$q != k_st_rts) & (qp_state$q != k_st_closing)) begin
                         d_err$d = 1'b0;
                         d_drop$d = 1'b1;
+                        stopped$d = stopped$q & ~conn_bit;
+                    end
+                    else if (|stop_hit) begin
+                        d_err$d = 1'b0;
+                        d_drop$d = 1'b1;
                     end
                     else if ((len$q == 16'h0) | (b0_keep$q == 4'h0)) begin
                         d_cause$d = k_c_short;
@@ -3726,6 +3745,9 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     end
                     else if (op_q == qn) begin
                         d_err$d = 1'b0;
+                        if (qn == k_qn_term) begin
+                            stopped$d = stopped$q | conn_bit;
+                        end
                         if (len$q == hdr_len) begin
                             state$d = RxState$UtEmpty;
                         end
@@ -3854,6 +3876,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
         end
         if (reset) begin
             state$d = RxState$B0;
+            stopped$d = 256'h0;
             c_tagged$d = 32'h0;
             c_untagged$d = 32'h0;
             c_term$d = 32'h0;
@@ -5223,6 +5246,25 @@ module rnic_core$ddp_rx$state(d,q,clock);
     end
 
 endmodule // rnic_core$ddp_rx$state
+
+
+module rnic_core$ddp_rx$stopped(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$ddp_rx$stopped
 
 
 module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,cmd_len,cmd_page_left,cmd_pbl_idx,cmd_page_shift,cmd_hold,cmd_off,cmd_hold_last,in_data,in_last,in_valid,in_ready,out_valid,out_ready,out_hdr,out_len,out_data,out_keep,out_last,walk_idx,walk_addr,cnt_short,cnt_long);

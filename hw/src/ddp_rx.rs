@@ -226,6 +226,8 @@ pub struct DdpRx<const PN: usize> {
     early_end: DFF<Bit>,
     seg_done: DFF<Bit>,
     hold_last: DFF<Bit>,
+    /// Connections (index mod 256) that received a Terminate.
+    stopped: DFF<Bits<256>>,
     len: DFF<Bits<16>>,
     conn: DFF<Bits<32>>,
     qpn: DFF<Bits<32>>,
@@ -273,6 +275,8 @@ pub struct DdpRx<const PN: usize> {
     op_q: Signal<Local, Bits<32>>,
     hdr_len: Signal<Local, Bits<16>>,
     short: Signal<Local, Bit>,
+    conn_bit: Signal<Local, Bits<256>>,
+    stop_hit: Signal<Local, Bits<256>>,
 }
 
 impl<const PN: usize> Default for DdpRx<PN> {
@@ -395,6 +399,7 @@ impl<const PN: usize> Default for DdpRx<PN> {
             early_end: Default::default(),
             seg_done: Default::default(),
             hold_last: Default::default(),
+            stopped: Default::default(),
             len: Default::default(),
             conn: Default::default(),
             qpn: Default::default(),
@@ -439,6 +444,8 @@ impl<const PN: usize> Default for DdpRx<PN> {
             op_q: Default::default(),
             hdr_len: Default::default(),
             short: Default::default(),
+            conn_bit: Default::default(),
+            stop_hit: Default::default(),
         }
     }
 }
@@ -448,10 +455,10 @@ impl<const PN: usize> Logic for DdpRx<PN> {
     fn update(&mut self) {
         clock!(self, clock, dma_pl, ut_pl);
         dff_setup!(
-            self, clock, state, b0, b1, b2, b0_keep, early_end, seg_done, hold_last, len, conn,
-            qpn, qp_state, pd, bcnt, e0, e1, e2, e3, e4, e5, d_err, d_drop, d_cause, d_opcode,
-            d_ddp_last, d_stag, d_to, d_qn, d_msn, d_mo, d_plen, d_need, c_tagged, c_untagged,
-            c_term, c_drop
+            self, clock, state, b0, b1, b2, b0_keep, early_end, seg_done, hold_last, stopped, len,
+            conn, qpn, qp_state, pd, bcnt, e0, e1, e2, e3, e4, e5, d_err, d_drop, d_cause,
+            d_opcode, d_ddp_last, d_stag, d_to, d_qn, d_msn, d_mo, d_plen, d_need, c_tagged,
+            c_untagged, c_term, c_drop
         );
         self.dma_pl.reset.next = self.reset.val();
         self.ut_pl.reset.next = self.reset.val();
@@ -605,6 +612,8 @@ impl<const PN: usize> Logic for DdpRx<PN> {
         }
 
         self.chk_pd.next = self.pd.q.val();
+        self.conn_bit.next = bits::<256>(1) << self.conn.q.val().get_bits::<8>(0);
+        self.stop_hit.next = self.stopped.q.val() & self.conn_bit.val();
         // The request leaves in Decide, straight from the header registers
         // (the TPT is idle then), or from the decoded copies in Chk.
         self.plen_t.next = self.len.q.val() - self.k_hdr_t.val();
@@ -708,7 +717,14 @@ impl<const PN: usize> Logic for DdpRx<PN> {
                 if (self.qp_state.q.val() != self.k_st_rts.val())
                     & (self.qp_state.q.val() != self.k_st_closing.val())
                 {
-                    // The QP is not receiving: drop quietly.
+                    // The QP is not receiving: drop quietly. The firmware has
+                    // taken it out of RTS, so a Terminate's stop is over.
+                    self.d_err.d.next = false;
+                    self.d_drop.d.next = true;
+                    self.stopped.d.next = self.stopped.q.val() & !self.conn_bit.val();
+                } else if self.stop_hit.val().any() {
+                    // RFC 5040 §5.1/§7: a Terminate was received on this
+                    // stream; nothing after it is placed.
                     self.d_err.d.next = false;
                     self.d_drop.d.next = true;
                 } else if (self.len.q.val() == 0) | (self.b0_keep.q.val() == 0) {
@@ -739,6 +755,11 @@ impl<const PN: usize> Logic for DdpRx<PN> {
                     }
                 } else if self.op_q.val() == self.qn.val() {
                     self.d_err.d.next = false;
+                    if self.qn.val() == self.k_qn_term.val() {
+                        // An incoming Terminate stops the stream (it still
+                        // goes out on ut_* for the firmware's record).
+                        self.stopped.d.next = self.stopped.q.val() | self.conn_bit.val();
+                    }
                     if self.len.q.val() == self.hdr_len.val() {
                         self.state.d.next = RxState::UtEmpty;
                     } else {
@@ -859,6 +880,7 @@ impl<const PN: usize> Logic for DdpRx<PN> {
 
         if self.reset.val() {
             self.state.d.next = RxState::B0;
+            self.stopped.d.next = 0.into();
             self.c_tagged.d.next = 0.into();
             self.c_untagged.d.next = 0.into();
             self.c_term.d.next = 0.into();
@@ -1640,10 +1662,80 @@ mod tests {
             }
             segs.push(s);
         }
+        let stops = apply_stops(&mut segs);
         let (o, b) = run(b, &segs, &mut rng, 80, 70);
         check(&segs, &o);
-        assert_eq!(b.rx.cnt_drop_state.val().to_u64(), drops);
+        assert_eq!(b.rx.cnt_drop_state.val().to_u64(), drops + stops);
         assert!(drops > 0);
+    }
+
+    /// The expected effect of incoming Terminates (RFC 5040 §5.1/§7): after
+    /// a good Terminate on a connection (index mod 256), its segments are
+    /// dropped until one arrives while its QP is not Rts/Closing. Returns
+    /// how many segments that drops.
+    fn apply_stops(segs: &mut [Seg]) -> u64 {
+        let mut stopped = std::collections::HashSet::new();
+        let mut n = 0;
+        for s in segs.iter_mut() {
+            let c = s.conn % 256;
+            let receiving =
+                s.qp_state == QpState::Rts as u8 || s.qp_state == QpState::Closing as u8;
+            if !receiving {
+                stopped.remove(&c);
+            } else if stopped.contains(&c) {
+                s.want = Want::Dropped;
+                n += 1;
+            } else if matches!(&s.want, Want::Untagged(u) if u.qn == 2) {
+                stopped.insert(c);
+            }
+        }
+        n
+    }
+
+    /// An incoming Terminate stops its connection: a later RDMA Write on it
+    /// is dropped (no DMA), other connections are not affected, and a
+    /// segment seen while the QP is out of RTS ends the stop.
+    #[test]
+    fn incoming_terminate_stops_the_stream() {
+        let mut rng = Rng::new(36);
+        let w = world(&mut rng);
+        let mut b = bench();
+        load(&mut b, &w);
+        let good = |rng: &mut Rng, conn: u32| {
+            let mut s;
+            loop {
+                let plen = 1 + rng.below(100);
+                s = tagged(rng, &w, Some(plen), false);
+                if matches!(s.want, Want::Placed { .. }) {
+                    break;
+                }
+            }
+            s.conn = conn;
+            s
+        };
+        let mut term = untagged(&mut rng);
+        while !matches!(&term.want, Want::Untagged(u) if u.qn == 2) {
+            term = untagged(&mut rng);
+        }
+        term.conn = 5 + 256; // same index as 5
+        let mut segs = vec![
+            good(&mut rng, 5),
+            term,
+            good(&mut rng, 5),
+            good(&mut rng, 6),
+        ];
+        let mut idle = good(&mut rng, 5);
+        idle.qp_state = QpState::Error as u8;
+        segs.push(idle);
+        segs.push(good(&mut rng, 5));
+        let n = apply_stops(&mut segs);
+        assert_eq!(n, 1);
+        assert!(matches!(segs[2].want, Want::Dropped));
+        segs[4].want = Want::Dropped;
+        let (o, b) = run(b, &segs, &mut rng, 90, 80);
+        check(&segs, &o);
+        assert_eq!(b.rx.cnt_drop_state.val().to_u64(), 2);
+        assert_eq!(b.rx.cnt_tagged.val().to_u64(), 3);
     }
 
     /// Each kind of malformed segment, for both buffer models, several

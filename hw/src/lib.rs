@@ -12,9 +12,11 @@
 
 pub mod board;
 pub mod conn_table;
+pub mod cpl_write;
 pub mod crc32c_x64;
 pub mod dma_rd_arb;
 pub mod ddp_rx;
+pub mod dma_wr_arb;
 pub mod doorbell;
 pub mod exc_queue;
 pub mod fifo;
@@ -25,11 +27,14 @@ pub mod host_regs;
 pub mod mpa_rx;
 pub mod mpa_rx_outq;
 pub mod placement;
+pub mod recv_wqe;
 pub mod rnic_core;
 pub mod rx_check;
 pub mod rx_fifo;
 pub mod rx_parse;
+pub mod rx_send;
 pub mod rx_split;
+pub mod send_place;
 pub mod tpt;
 pub mod tx_ack;
 pub mod tx_ddp_hdr;

@@ -1,0 +1,874 @@
+//! Receive WQE fetch: per-QP receive queues in host memory; on request
+//! (`req_*`, from `send_place`) returns the receive WQE at the QP's consumer
+//! index (`rnic_wire::abi::wqe::RecvWqe`, 64 octets), fetched by one DMA
+//! read, with the QP's expected MSN and receive CQ.
+//!
+//! * Per-QP record ([`QP_BITS`] = 6: 64 QPs, like `WqeFetch`) in one RAM,
+//!   `{state[2], cq[4], msn[32], prod[32], ci[32], log2[5], base[64]}`:
+//!   written whole by the firmware (`cfg_*`: the QP context's receive ring,
+//!   log2 entries, consumer index, the MSN expected on the next Send — 1 at
+//!   the start of the stream, RFC 5040 §5.1 — and the receive CQ); the
+//!   producer index by the host's RQ doorbell (`db_*`,
+//!   `abi::doorbell::QP_RQ_PRODUCER`); `adv_*` from `send_place` either
+//!   consumes the WQE (message complete: `ci + 1`, `msn + 1`) or moves the
+//!   QP to error. All through one state machine (priority cfg, doorbell,
+//!   advance, request), each port with its own `ready`.
+//! * Request: QP not configured or in error → [`RSP_QP_ERR`]; `ci == prod`
+//!   → [`RSP_EMPTY`] (no WQE posted); else the WQE at
+//!   `base + (ci mod 2^log2) * 64` (DMA read tag [`TAG`]), checked as
+//!   `RecvWqe::parse` does: reserved octets 8, 9, 11..32 zero and
+//!   `num_sge <= MAX_SGE_PER_WQE`; a refused WQE, or a completion of the
+//!   wrong length, answers [`RSP_BAD`] (with its `wr_id`). The last WQE read
+//!   is kept (key: QP and `ci`, cleared by `cfg`), so the segments of one
+//!   message after the first are answered without a DMA read.
+//! * One DMA read in flight at a time; `dma_rd_cpl_ready` is always 1 and
+//!   completion beats with another tag are ignored.
+//! * A producer index more than the ring size ahead (host bug): the block
+//!   fetches what the index says; stale slots are parsed and used or refused.
+
+use rnic_wire::abi::wqe::{MAX_SGE_PER_WQE, WQE_SIZE};
+use rust_hdl::prelude::*;
+
+/// QP index bits (64 QPs).
+pub const QP_BITS: usize = 6;
+/// Width of a per-QP record.
+pub const REC_BITS: usize = 171;
+/// DMA read tag (this block owns 0x40..=0x4F and uses one).
+pub const TAG: u64 = 0x40;
+/// `rsp_status`: the WQE is good.
+pub const RSP_OK: u64 = 0;
+/// `rsp_status`: no WQE posted.
+pub const RSP_EMPTY: u64 = 1;
+/// `rsp_status`: the WQE is malformed (`RecvWqe::parse` refuses it).
+pub const RSP_BAD: u64 = 2;
+/// `rsp_status`: the QP is not configured or is in error.
+pub const RSP_QP_ERR: u64 = 3;
+/// Record state: not configured.
+pub const QP_OFF: u64 = 0;
+/// Record state: receiving.
+pub const QP_ON: u64 = 1;
+/// Record state: error (set by `adv_err`).
+pub const QP_ERR: u64 = 2;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum RwState {
+    Idle,
+    Db,
+    Adv,
+    Chk,
+    Req,
+    Cpl,
+    Rsp,
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
+}
+
+#[derive(LogicBlock)]
+pub struct RecvWqeFetch {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    // ---- per-QP receive queue (firmware)
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_ready: Signal<Out, Bit>,
+    pub cfg_qp: Signal<In, Bits<QP_BITS>>,
+    pub cfg_base: Signal<In, Bits<64>>,
+    pub cfg_log2: Signal<In, Bits<5>>,
+    pub cfg_ci: Signal<In, Bits<32>>,
+    pub cfg_msn: Signal<In, Bits<32>>,
+    pub cfg_cq: Signal<In, Bits<4>>,
+    /// 1: receiving; 0: off.
+    pub cfg_on: Signal<In, Bit>,
+    // ---- RQ doorbell (host)
+    pub db_valid: Signal<In, Bit>,
+    pub db_ready: Signal<Out, Bit>,
+    pub db_qp: Signal<In, Bits<QP_BITS>>,
+    pub db_prod: Signal<In, Bits<32>>,
+    // ---- consume / error (send_place)
+    pub adv_valid: Signal<In, Bit>,
+    pub adv_ready: Signal<Out, Bit>,
+    pub adv_qp: Signal<In, Bits<QP_BITS>>,
+    pub adv_err: Signal<In, Bit>,
+    // ---- request / response (send_place)
+    pub req_valid: Signal<In, Bit>,
+    pub req_ready: Signal<Out, Bit>,
+    pub req_qp: Signal<In, Bits<QP_BITS>>,
+    pub rsp_valid: Signal<Out, Bit>,
+    pub rsp_ready: Signal<In, Bit>,
+    pub rsp_status: Signal<Out, Bits<2>>,
+    pub rsp_idx: Signal<Out, Bits<32>>,
+    pub rsp_msn: Signal<Out, Bits<32>>,
+    pub rsp_cq: Signal<Out, Bits<4>>,
+    pub rsp_wr_id: Signal<Out, Bits<64>>,
+    pub rsp_nsge: Signal<Out, Bits<2>>,
+    pub rsp_sge0_addr: Signal<Out, Bits<64>>,
+    pub rsp_sge0_len: Signal<Out, Bits<32>>,
+    pub rsp_sge0_lkey: Signal<Out, Bits<32>>,
+    pub rsp_sge1_addr: Signal<Out, Bits<64>>,
+    pub rsp_sge1_len: Signal<Out, Bits<32>>,
+    pub rsp_sge1_lkey: Signal<Out, Bits<32>>,
+    // ---- DMA read
+    pub dma_rd_req_valid: Signal<Out, Bit>,
+    pub dma_rd_req_ready: Signal<In, Bit>,
+    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub dma_rd_cpl_valid: Signal<In, Bit>,
+    pub dma_rd_cpl_ready: Signal<Out, Bit>,
+    pub dma_rd_cpl_data: Signal<In, Bits<64>>,
+    pub dma_rd_cpl_keep: Signal<In, Bits<4>>,
+    pub dma_rd_cpl_last: Signal<In, Bit>,
+    pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
+    // ---- counters
+    pub cnt_fetch: Signal<Out, Bits<32>>,
+    pub cnt_bad_wqe: Signal<Out, Bits<32>>,
+    // ---- constants
+    k_tag: Constant<Bits<8>>,
+    k_wqe: Constant<Bits<16>>,
+    k_max_sge: Constant<Bits<8>>,
+    k_on: Constant<Bits<2>>,
+    k_err: Constant<Bits<2>>,
+    k_rsv1: Constant<Bits<64>>,
+    // ---- state
+    ram: RAM<Bits<REC_BITS>, QP_BITS>,
+    state: DFF<RwState>,
+    qp: DFF<Bits<QP_BITS>>,
+    flag: DFF<Bit>,
+    pend: DFF<Bit>,
+    val: DFF<Bits<32>>,
+    addr: DFF<Bits<64>>,
+    beat: DFF<Bits<4>>,
+    status: DFF<Bits<2>>,
+    idx: DFF<Bits<32>>,
+    msn: DFF<Bits<32>>,
+    cq: DFF<Bits<4>>,
+    w0: DFF<Bits<64>>,
+    w1: DFF<Bits<64>>,
+    w23: DFF<Bit>,
+    w4: DFF<Bits<64>>,
+    w5: DFF<Bits<64>>,
+    w6: DFF<Bits<64>>,
+    w7: DFF<Bits<64>>,
+    c_valid: DFF<Bit>,
+    c_qp: DFF<Bits<QP_BITS>>,
+    c_ci: DFF<Bits<32>>,
+    c_bad: DFF<Bit>,
+    n_fetch: DFF<Bits<32>>,
+    n_bad: DFF<Bits<32>>,
+    // ---- temporaries
+    x_base: Signal<Local, Bits<64>>,
+    x_log2: Signal<Local, Bits<5>>,
+    x_ci: Signal<Local, Bits<32>>,
+    x_prod: Signal<Local, Bits<32>>,
+    x_msn: Signal<Local, Bits<32>>,
+    x_cq: Signal<Local, Bits<4>>,
+    x_state: Signal<Local, Bits<2>>,
+    n_ci: Signal<Local, Bits<32>>,
+    n_prod: Signal<Local, Bits<32>>,
+    n_msn: Signal<Local, Bits<32>>,
+    n_state: Signal<Local, Bits<2>>,
+    n_cq: Signal<Local, Bits<4>>,
+    n_log2: Signal<Local, Bits<5>>,
+    n_base: Signal<Local, Bits<64>>,
+    mask: Signal<Local, Bits<32>>,
+    bad_now: Signal<Local, Bit>,
+    cfg_st: Signal<Local, Bits<2>>,
+}
+
+impl Default for RecvWqeFetch {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            cfg_valid: Default::default(),
+            cfg_ready: Default::default(),
+            cfg_qp: Default::default(),
+            cfg_base: Default::default(),
+            cfg_log2: Default::default(),
+            cfg_ci: Default::default(),
+            cfg_msn: Default::default(),
+            cfg_cq: Default::default(),
+            cfg_on: Default::default(),
+            db_valid: Default::default(),
+            db_ready: Default::default(),
+            db_qp: Default::default(),
+            db_prod: Default::default(),
+            adv_valid: Default::default(),
+            adv_ready: Default::default(),
+            adv_qp: Default::default(),
+            adv_err: Default::default(),
+            req_valid: Default::default(),
+            req_ready: Default::default(),
+            req_qp: Default::default(),
+            rsp_valid: Default::default(),
+            rsp_ready: Default::default(),
+            rsp_status: Default::default(),
+            rsp_idx: Default::default(),
+            rsp_msn: Default::default(),
+            rsp_cq: Default::default(),
+            rsp_wr_id: Default::default(),
+            rsp_nsge: Default::default(),
+            rsp_sge0_addr: Default::default(),
+            rsp_sge0_len: Default::default(),
+            rsp_sge0_lkey: Default::default(),
+            rsp_sge1_addr: Default::default(),
+            rsp_sge1_len: Default::default(),
+            rsp_sge1_lkey: Default::default(),
+            dma_rd_req_valid: Default::default(),
+            dma_rd_req_ready: Default::default(),
+            dma_rd_req_addr: Default::default(),
+            dma_rd_req_len: Default::default(),
+            dma_rd_req_tag: Default::default(),
+            dma_rd_cpl_valid: Default::default(),
+            dma_rd_cpl_ready: Default::default(),
+            dma_rd_cpl_data: Default::default(),
+            dma_rd_cpl_keep: Default::default(),
+            dma_rd_cpl_last: Default::default(),
+            dma_rd_cpl_tag: Default::default(),
+            cnt_fetch: Default::default(),
+            cnt_bad_wqe: Default::default(),
+            k_tag: k(TAG),
+            k_wqe: k(WQE_SIZE as u64),
+            k_max_sge: k(MAX_SGE_PER_WQE as u64),
+            k_on: k(QP_ON),
+            k_err: k(QP_ERR),
+            // RecvWqe::parse: octets 8, 9 (opcode, flags) and 11..16 must
+            // be zero; octet 10 is num_sge.
+            k_rsv1: k(0xFFFF_FFFF_FF00_FFFF),
+            ram: Default::default(),
+            state: Default::default(),
+            qp: Default::default(),
+            flag: Default::default(),
+            pend: Default::default(),
+            val: Default::default(),
+            addr: Default::default(),
+            beat: Default::default(),
+            status: Default::default(),
+            idx: Default::default(),
+            msn: Default::default(),
+            cq: Default::default(),
+            w0: Default::default(),
+            w1: Default::default(),
+            w23: Default::default(),
+            w4: Default::default(),
+            w5: Default::default(),
+            w6: Default::default(),
+            w7: Default::default(),
+            c_valid: Default::default(),
+            c_qp: Default::default(),
+            c_ci: Default::default(),
+            c_bad: Default::default(),
+            n_fetch: Default::default(),
+            n_bad: Default::default(),
+            x_base: Default::default(),
+            x_log2: Default::default(),
+            x_ci: Default::default(),
+            x_prod: Default::default(),
+            x_msn: Default::default(),
+            x_cq: Default::default(),
+            x_state: Default::default(),
+            n_ci: Default::default(),
+            n_prod: Default::default(),
+            n_msn: Default::default(),
+            n_state: Default::default(),
+            n_cq: Default::default(),
+            n_log2: Default::default(),
+            n_base: Default::default(),
+            mask: Default::default(),
+            bad_now: Default::default(),
+            cfg_st: Default::default(),
+        }
+    }
+}
+
+impl Logic for RecvWqeFetch {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, qp, flag, pend, val, addr, beat, status, idx, msn, cq, w0, w1, w23,
+            w4, w5, w6, w7, c_valid, c_qp, c_ci, c_bad, n_fetch, n_bad
+        );
+        self.ram.read_clock.next = self.clock.val();
+        self.ram.write_clock.next = self.clock.val();
+
+        self.x_base.next = self.ram.read_data.val().get_bits::<64>(0);
+        self.x_log2.next = self.ram.read_data.val().get_bits::<5>(64);
+        self.x_ci.next = self.ram.read_data.val().get_bits::<32>(69);
+        self.x_prod.next = self.ram.read_data.val().get_bits::<32>(101);
+        self.x_msn.next = self.ram.read_data.val().get_bits::<32>(133);
+        self.x_cq.next = self.ram.read_data.val().get_bits::<4>(165);
+        self.x_state.next = self.ram.read_data.val().get_bits::<2>(169);
+        self.n_ci.next = self.x_ci.val();
+        self.n_prod.next = self.x_prod.val();
+        self.n_msn.next = self.x_msn.val();
+        self.n_state.next = self.x_state.val();
+        self.n_cq.next = self.x_cq.val();
+        self.n_log2.next = self.x_log2.val();
+        self.n_base.next = self.x_base.val();
+        self.mask.next = (bits::<32>(1) << self.x_log2.val()) - 1;
+        self.cfg_st.next = 0.into(); // QP_OFF
+        if self.cfg_on.val() {
+            self.cfg_st.next = 1.into(); // QP_ON
+        }
+
+        // ---- defaults
+        self.cfg_ready.next = false;
+        self.db_ready.next = false;
+        self.adv_ready.next = false;
+        self.req_ready.next = false;
+        self.rsp_valid.next = false;
+        self.ram.read_address.next = self.qp.q.val();
+        self.ram.write_enable.next = false;
+        self.ram.write_address.next = self.qp.q.val();
+        self.dma_rd_req_valid.next = false;
+        self.dma_rd_req_addr.next = self.addr.q.val();
+        self.dma_rd_req_len.next = self.k_wqe.val();
+        self.dma_rd_req_tag.next = self.k_tag.val();
+        self.dma_rd_cpl_ready.next = true;
+
+        self.rsp_status.next = self.status.q.val();
+        self.rsp_idx.next = self.idx.q.val();
+        self.rsp_msn.next = self.msn.q.val();
+        self.rsp_cq.next = self.cq.q.val();
+        self.rsp_wr_id.next = self.w0.q.val();
+        self.rsp_nsge.next = self.w1.q.val().get_bits::<2>(16);
+        self.rsp_sge0_addr.next = self.w4.q.val();
+        self.rsp_sge0_len.next = self.w5.q.val().get_bits::<32>(0);
+        self.rsp_sge0_lkey.next = self.w5.q.val().get_bits::<32>(32);
+        self.rsp_sge1_addr.next = self.w6.q.val();
+        self.rsp_sge1_len.next = self.w7.q.val().get_bits::<32>(0);
+        self.rsp_sge1_lkey.next = self.w7.q.val().get_bits::<32>(32);
+        self.cnt_fetch.next = self.n_fetch.q.val();
+        self.cnt_bad_wqe.next = self.n_bad.q.val();
+
+        // RecvWqe::parse's checks on the words read (w2, w3 folded in w23).
+        self.bad_now.next = ((self.w1.q.val() & self.k_rsv1.val()) != 0)
+            | (self.w1.q.val().get_bits::<8>(16) > self.k_max_sge.val())
+            | self.w23.q.val();
+
+        match self.state.q.val() {
+            RwState::Idle => {
+                if self.cfg_valid.val() {
+                    self.cfg_ready.next = true;
+                    self.c_valid.d.next = false;
+                    self.ram.write_enable.next = true;
+                    self.ram.write_address.next = self.cfg_qp.val();
+                    self.n_state.next = self.cfg_st.val();
+                    self.n_cq.next = self.cfg_cq.val();
+                    self.n_msn.next = self.cfg_msn.val();
+                    self.n_prod.next = self.cfg_ci.val();
+                    self.n_ci.next = self.cfg_ci.val();
+                    self.n_log2.next = self.cfg_log2.val();
+                    self.n_base.next = self.cfg_base.val();
+                } else if self.db_valid.val() {
+                    self.db_ready.next = true;
+                    self.ram.read_address.next = self.db_qp.val();
+                    self.qp.d.next = self.db_qp.val();
+                    self.val.d.next = self.db_prod.val();
+                    self.state.d.next = RwState::Db;
+                } else if self.adv_valid.val() {
+                    self.adv_ready.next = true;
+                    self.ram.read_address.next = self.adv_qp.val();
+                    self.qp.d.next = self.adv_qp.val();
+                    self.flag.d.next = self.adv_err.val();
+                    self.state.d.next = RwState::Adv;
+                } else if self.req_valid.val() {
+                    self.req_ready.next = true;
+                    self.ram.read_address.next = self.req_qp.val();
+                    self.qp.d.next = self.req_qp.val();
+                    self.state.d.next = RwState::Chk;
+                }
+            }
+            RwState::Db => {
+                self.ram.write_enable.next = true;
+                self.n_prod.next = self.val.q.val();
+                self.state.d.next = RwState::Idle;
+            }
+            RwState::Adv => {
+                self.ram.write_enable.next = true;
+                if self.flag.q.val() {
+                    self.n_state.next = self.k_err.val();
+                } else {
+                    self.n_ci.next = self.x_ci.val() + 1;
+                    self.n_msn.next = self.x_msn.val() + 1;
+                }
+                self.state.d.next = RwState::Idle;
+            }
+            RwState::Chk => {
+                self.idx.d.next = self.x_ci.val();
+                self.msn.d.next = self.x_msn.val();
+                self.cq.d.next = self.x_cq.val();
+                self.addr.d.next = self.x_base.val()
+                    + (bit_cast::<64, 32>(self.x_ci.val() & self.mask.val()) << 6);
+                self.state.d.next = RwState::Rsp;
+                if self.x_state.val() != self.k_on.val() {
+                    self.status.d.next = 3.into(); // RSP_QP_ERR
+                } else if self.x_ci.val() == self.x_prod.val() {
+                    self.status.d.next = 1.into(); // RSP_EMPTY
+                } else if self.c_valid.q.val()
+                    & (self.c_qp.q.val() == self.qp.q.val())
+                    & (self.c_ci.q.val() == self.x_ci.val())
+                {
+                    // The WQE read for this message's first segment.
+                    self.status.d.next = 0.into(); // RSP_OK
+                    if self.c_bad.q.val() {
+                        self.status.d.next = 2.into(); // RSP_BAD
+                    }
+                } else {
+                    self.state.d.next = RwState::Req;
+                }
+            }
+            RwState::Req => {
+                self.dma_rd_req_valid.next = true;
+                if self.dma_rd_req_ready.val() {
+                    self.beat.d.next = 0.into();
+                    self.w23.d.next = false;
+                    self.n_fetch.d.next = self.n_fetch.q.val() + 1;
+                    self.state.d.next = RwState::Cpl;
+                }
+            }
+            RwState::Cpl => {
+                if self.dma_rd_cpl_valid.val() & (self.dma_rd_cpl_tag.val() == self.k_tag.val()) {
+                    if self.beat.q.val() < 15 {
+                        self.beat.d.next = self.beat.q.val() + 1;
+                    }
+                    if self.beat.q.val() == 0 {
+                        self.w0.d.next = self.dma_rd_cpl_data.val();
+                    }
+                    if self.beat.q.val() == 1 {
+                        self.w1.d.next = self.dma_rd_cpl_data.val();
+                    }
+                    if (self.beat.q.val() == 2) | (self.beat.q.val() == 3) {
+                        self.w23.d.next = self.w23.q.val() | (self.dma_rd_cpl_data.val() != 0);
+                    }
+                    if self.beat.q.val() == 4 {
+                        self.w4.d.next = self.dma_rd_cpl_data.val();
+                    }
+                    if self.beat.q.val() == 5 {
+                        self.w5.d.next = self.dma_rd_cpl_data.val();
+                    }
+                    if self.beat.q.val() == 6 {
+                        self.w6.d.next = self.dma_rd_cpl_data.val();
+                    }
+                    if self.beat.q.val() == 7 {
+                        self.w7.d.next = self.dma_rd_cpl_data.val();
+                    }
+                    if self.dma_rd_cpl_last.val() {
+                        // A completion of the wrong length is a bad WQE.
+                        if (self.beat.q.val() != 7) | (self.dma_rd_cpl_keep.val() != 8) {
+                            self.w23.d.next = true;
+                        }
+                        self.state.d.next = RwState::Idle;
+                        self.pend.d.next = true;
+                    }
+                }
+            }
+            RwState::Rsp => {
+                self.rsp_valid.next = true;
+                if self.rsp_ready.val() {
+                    self.state.d.next = RwState::Idle;
+                }
+            }
+        }
+        // The record written (after every update of the n_* fields).
+        self.ram.write_data.next = (bit_cast::<171, 2>(self.n_state.val()) << 169)
+            | (bit_cast::<171, 4>(self.n_cq.val()) << 165)
+            | (bit_cast::<171, 32>(self.n_msn.val()) << 133)
+            | (bit_cast::<171, 32>(self.n_prod.val()) << 101)
+            | (bit_cast::<171, 32>(self.n_ci.val()) << 69)
+            | (bit_cast::<171, 5>(self.n_log2.val()) << 64)
+            | bit_cast::<171, 64>(self.n_base.val());
+        // The clock after the last completion beat: the checks see the
+        // registered words; the answer goes out from Rsp.
+        if (self.state.q.val() == RwState::Idle) & self.pend.q.val() {
+            self.pend.d.next = false;
+            self.cfg_ready.next = false;
+            self.db_ready.next = false;
+            self.adv_ready.next = false;
+            self.req_ready.next = false;
+            self.ram.write_enable.next = false;
+            self.state.d.next = RwState::Rsp;
+            self.c_valid.d.next = true;
+            self.c_qp.d.next = self.qp.q.val();
+            self.c_ci.d.next = self.idx.q.val();
+            self.c_bad.d.next = self.bad_now.val();
+            self.status.d.next = 0.into(); // RSP_OK
+            if self.bad_now.val() {
+                self.status.d.next = 2.into(); // RSP_BAD
+                self.n_bad.d.next = self.n_bad.q.val() + 1;
+            }
+        }
+
+        if self.reset.val() {
+            self.state.d.next = RwState::Idle;
+            self.pend.d.next = false;
+            self.c_valid.d.next = false;
+            self.n_fetch.d.next = 0.into();
+            self.n_bad.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::testutil::{tick, Rng};
+    use rnic_wire::abi::wqe::{RecvWqe, Sge, SgeList};
+    use std::collections::{HashMap, VecDeque};
+
+    /// Host memory behind the DMA read contract: answers requests after a
+    /// random latency, whole, in request order per tag.
+    #[derive(Default)]
+    pub(crate) struct DmaRdServer {
+        pub mem: HashMap<u64, u8>,
+        /// (ready at cycle, tag, octets)
+        q: VecDeque<(u64, u8, Vec<u8>)>,
+        cur: Option<(u8, Vec<u8>, usize)>,
+        pub reads: Vec<(u64, usize, u8)>,
+        pub now: u64,
+    }
+
+    impl DmaRdServer {
+        pub fn write(&mut self, a: u64, b: &[u8]) {
+            for (i, &x) in b.iter().enumerate() {
+                self.mem.insert(a + i as u64, x);
+            }
+        }
+        pub fn request(&mut self, a: u64, len: usize, tag: u8, rng: &mut Rng) {
+            assert!((1..=4096).contains(&len));
+            self.reads.push((a, len, tag));
+            let d = (0..len)
+                .map(|i| *self.mem.get(&(a + i as u64)).unwrap_or(&0))
+                .collect();
+            self.q
+                .push_back((self.now + 5 + rng.below(30) as u64, tag, d));
+        }
+        /// The beat on offer this clock: (data, keep, last, tag).
+        pub fn offer(&mut self) -> Option<(u64, u64, bool, u8)> {
+            if self.cur.is_none() && self.q.front().is_some_and(|x| x.0 <= self.now) {
+                let (_, t, d) = self.q.pop_front().unwrap();
+                self.cur = Some((t, d, 0));
+            }
+            let (t, d, off) = self.cur.as_ref()?;
+            let n = (d.len() - off).min(8);
+            let mut w = [0xA5u8; 8]; // garbage above keep
+            w[..n].copy_from_slice(&d[*off..off + n]);
+            Some((u64::from_le_bytes(w), n as u64, off + n == d.len(), *t))
+        }
+        pub fn taken(&mut self) {
+            let (_, d, off) = self.cur.as_mut().unwrap();
+            *off += 8;
+            if *off >= d.len() {
+                self.cur = None;
+            }
+        }
+    }
+
+    fn bench() -> RecvWqeFetch {
+        let mut b = RecvWqeFetch::default();
+        b.clock.connect();
+        b.reset.connect();
+        b.cfg_valid.connect();
+        b.cfg_qp.connect();
+        b.cfg_base.connect();
+        b.cfg_log2.connect();
+        b.cfg_ci.connect();
+        b.cfg_msn.connect();
+        b.cfg_cq.connect();
+        b.cfg_on.connect();
+        b.db_valid.connect();
+        b.db_qp.connect();
+        b.db_prod.connect();
+        b.adv_valid.connect();
+        b.adv_qp.connect();
+        b.adv_err.connect();
+        b.req_valid.connect();
+        b.req_qp.connect();
+        b.rsp_ready.connect();
+        b.dma_rd_req_ready.connect();
+        b.dma_rd_cpl_valid.connect();
+        b.dma_rd_cpl_data.connect();
+        b.dma_rd_cpl_keep.connect();
+        b.dma_rd_cpl_last.connect();
+        b.dma_rd_cpl_tag.connect();
+        b.connect_all();
+        b.reset.next = true;
+        tick!(b);
+        tick!(b);
+        b.reset.next = false;
+        b
+    }
+
+    /// One clock with the DMA server attached; returns the response taken
+    /// this clock, if any.
+    fn clock(b: &mut RecvWqeFetch, srv: &mut DmaRdServer, rng: &mut Rng) -> Option<Rsp> {
+        let rr = rng.below(100) < 60;
+        b.dma_rd_req_ready.next = rr;
+        let o = srv.offer().filter(|_| rng.below(100) < 80);
+        b.dma_rd_cpl_valid.next = o.is_some();
+        if let Some((d, k, l, t)) = o {
+            b.dma_rd_cpl_data.next = d.into();
+            b.dma_rd_cpl_keep.next = k.into();
+            b.dma_rd_cpl_last.next = l;
+            b.dma_rd_cpl_tag.next = (t as u64).into();
+        }
+        let ready = rng.below(100) < 70;
+        b.rsp_ready.next = ready;
+        assert!(simulate(b, 1000));
+        if b.dma_rd_req_valid.val() && rr {
+            srv.request(
+                b.dma_rd_req_addr.val().to_u64(),
+                b.dma_rd_req_len.val().to_u64() as usize,
+                b.dma_rd_req_tag.val().to_u64() as u8,
+                rng,
+            );
+        }
+        if o.is_some() && b.dma_rd_cpl_ready.val() {
+            srv.taken();
+        }
+        let r = (b.rsp_valid.val() && ready).then(|| Rsp {
+            status: b.rsp_status.val().to_u64(),
+            idx: b.rsp_idx.val().to_u64() as u32,
+            msn: b.rsp_msn.val().to_u64() as u32,
+            cq: b.rsp_cq.val().to_u64() as u8,
+            wr_id: b.rsp_wr_id.val().to_u64(),
+            sges: [
+                Sge {
+                    addr: b.rsp_sge0_addr.val().to_u64(),
+                    length: b.rsp_sge0_len.val().to_u64() as u32,
+                    lkey: b.rsp_sge0_lkey.val().to_u64() as u32,
+                },
+                Sge {
+                    addr: b.rsp_sge1_addr.val().to_u64(),
+                    length: b.rsp_sge1_len.val().to_u64() as u32,
+                    lkey: b.rsp_sge1_lkey.val().to_u64() as u32,
+                },
+            ],
+            nsge: b.rsp_nsge.val().to_u64() as usize,
+        });
+        tick!(*b);
+        srv.now += 1;
+        r
+    }
+
+    #[derive(Debug)]
+    struct Rsp {
+        status: u64,
+        idx: u32,
+        msn: u32,
+        cq: u8,
+        wr_id: u64,
+        sges: [Sge; 2],
+        nsge: usize,
+    }
+
+    /// Presents a request port's fields (set by the caller) until taken.
+    fn offer(
+        b: &mut RecvWqeFetch,
+        srv: &mut DmaRdServer,
+        rng: &mut Rng,
+        port: usize,
+    ) -> Option<Rsp> {
+        let mut got = None;
+        for _ in 0..200 {
+            assert!(simulate(b, 1000));
+            let t = [
+                b.cfg_ready.val(),
+                b.db_ready.val(),
+                b.adv_ready.val(),
+                b.req_ready.val(),
+            ];
+            let r = clock(b, srv, rng);
+            got = got.or(r);
+            if t[port] {
+                b.cfg_valid.next = false;
+                b.db_valid.next = false;
+                b.adv_valid.next = false;
+                b.req_valid.next = false;
+                return got;
+            }
+        }
+        panic!("port {port} stuck");
+    }
+
+    struct QpModel {
+        on: bool,
+        err: bool,
+        base: u64,
+        log2: u8,
+        ci: u32,
+        prod: u32,
+        msn: u32,
+        cq: u8,
+    }
+
+    #[test]
+    fn fetches_and_checks_like_recvwqe_parse() {
+        let mut rng = Rng::new(7);
+        let mut b = bench();
+        let mut srv = DmaRdServer::default();
+        let mut qps = HashMap::new();
+        for (qp, log2, ci, on) in [
+            (0usize, 2u8, 0u32, true),
+            (9, 3, u32::MAX - 4, true),
+            (63, 1, 100, true),
+            (5, 2, 0, false),
+        ] {
+            let m = QpModel {
+                on,
+                err: false,
+                base: 0x2_0000_0000 + qp as u64 * 0x10000,
+                log2,
+                ci,
+                prod: ci,
+                msn: rng.next() as u32,
+                cq: rng.below(16) as u8,
+            };
+            b.cfg_valid.next = true;
+            b.cfg_qp.next = (qp as u64).into();
+            b.cfg_base.next = m.base.into();
+            b.cfg_log2.next = (m.log2 as u64).into();
+            b.cfg_ci.next = (m.ci as u64).into();
+            b.cfg_msn.next = (m.msn as u64).into();
+            b.cfg_cq.next = (m.cq as u64).into();
+            b.cfg_on.next = on;
+            offer(&mut b, &mut srv, &mut rng, 0);
+            qps.insert(qp, m);
+        }
+        let ids = [0usize, 9, 63, 5];
+        let (mut n_ok, mut n_bad, mut n_empty, mut n_err) = (0, 0, 0, 0);
+        for step in 0..160 {
+            let qp = ids[rng.below(4)];
+            let m = qps.get_mut(&qp).unwrap();
+            if std::env::var("RW_DEBUG").is_ok() {
+                eprintln!(
+                    "step {step} qp {qp} ci {} prod {} err {}",
+                    m.ci, m.prod, m.err
+                );
+            }
+            match rng.below(10) {
+                0..=2 => {
+                    // Post up to the ring's free space; some WQEs malformed.
+                    let free = (1u32 << m.log2) - m.prod.wrapping_sub(m.ci);
+                    for _ in 0..rng.below(free as usize + 1) {
+                        let n = rng.below(3);
+                        let sges: Vec<Sge> = (0..n)
+                            .map(|_| Sge {
+                                addr: rng.next(),
+                                length: rng.next() as u32,
+                                lkey: rng.next() as u32,
+                            })
+                            .collect();
+                        let w = RecvWqe {
+                            wr_id: rng.next(),
+                            sges: SgeList::new(&sges).unwrap(),
+                        };
+                        let mut bytes = [0u8; WQE_SIZE];
+                        w.emit(&mut bytes).unwrap();
+                        // Stale SGE octets beyond num_sge are allowed.
+                        if n < 2 {
+                            bytes[48 + rng.below(16)] = rng.next() as u8;
+                        }
+                        match rng.below(8) {
+                            0 => {
+                                bytes[[8, 9, 11, 12, 16, 23, 24, 31][rng.below(8)]] ^=
+                                    1 << rng.below(8)
+                            }
+                            1 => bytes[10] = 3 + rng.below(250) as u8,
+                            _ => {}
+                        }
+                        let slot = m.prod & ((1 << m.log2) - 1);
+                        srv.write(m.base + slot as u64 * 64, &bytes);
+                        m.prod = m.prod.wrapping_add(1);
+                    }
+                    b.db_valid.next = true;
+                    b.db_qp.next = (qp as u64).into();
+                    b.db_prod.next = (m.prod as u64).into();
+                    offer(&mut b, &mut srv, &mut rng, 1);
+                }
+                3..=7 => {
+                    let reads = srv.reads.len();
+                    b.req_valid.next = true;
+                    b.req_qp.next = (qp as u64).into();
+                    let mut r = offer(&mut b, &mut srv, &mut rng, 3);
+                    while r.is_none() {
+                        r = clock(&mut b, &mut srv, &mut rng);
+                    }
+                    let r = r.unwrap();
+                    if !m.on || m.err {
+                        assert_eq!(r.status, RSP_QP_ERR, "step {step}");
+                        n_err += 1;
+                    } else if m.ci == m.prod {
+                        assert_eq!(r.status, RSP_EMPTY, "step {step}");
+                        n_empty += 1;
+                    } else {
+                        let slot = m.ci & ((1 << m.log2) - 1);
+                        let a = m.base + slot as u64 * 64;
+                        let bytes: Vec<u8> = (0..64).map(|i| srv.mem[&(a + i)]).collect();
+                        assert_eq!((r.idx, r.msn, r.cq), (m.ci, m.msn, m.cq), "step {step}");
+                        match RecvWqe::parse(&bytes) {
+                            Ok(w) => {
+                                assert_eq!(r.status, RSP_OK, "step {step}");
+                                assert_eq!(r.wr_id, w.wr_id);
+                                assert_eq!(r.nsge, w.sges.as_slice().len());
+                                assert_eq!(&r.sges[..r.nsge], w.sges.as_slice());
+                                n_ok += 1;
+                            }
+                            Err(_) => {
+                                assert_eq!(r.status, RSP_BAD, "step {step}");
+                                assert_eq!(
+                                    r.wr_id,
+                                    u64::from_le_bytes(bytes[..8].try_into().unwrap())
+                                );
+                                n_bad += 1;
+                            }
+                        }
+                        assert!(srv.reads.len() <= reads + 1);
+                        if let Some(&(ra, rl, rt)) = srv.reads.get(reads) {
+                            assert_eq!((ra, rl, rt as u64), (a, 64, TAG));
+                        }
+                    }
+                }
+                8 => {
+                    let err = rng.below(8) == 0;
+                    if err {
+                        m.err = true;
+                    } else if m.ci != m.prod {
+                        m.ci = m.ci.wrapping_add(1);
+                        m.msn = m.msn.wrapping_add(1);
+                    } else {
+                        continue;
+                    }
+                    b.adv_valid.next = true;
+                    b.adv_qp.next = (qp as u64).into();
+                    b.adv_err.next = err;
+                    offer(&mut b, &mut srv, &mut rng, 2);
+                }
+                _ => {
+                    for _ in 0..3 {
+                        clock(&mut b, &mut srv, &mut rng);
+                    }
+                }
+            }
+        }
+        assert!(
+            n_ok > 20 && n_bad > 3 && n_empty > 3 && n_err > 3,
+            "{n_ok} {n_bad} {n_empty} {n_err}"
+        );
+        assert_eq!(b.cnt_fetch.val().to_u64() as usize, srv.reads.len());
+        // The cache: fewer reads than answered WQEs (repeated requests).
+        assert!(srv.reads.len() < n_ok + n_bad, "cache unused");
+    }
+
+    #[test]
+    fn generates_verilog() {
+        let mut u = RecvWqeFetch::default();
+        u.connect_all();
+        let v = crate::gen::postprocess_as(&generate_verilog(&u), "recv_wqe");
+        assert!(v.contains("module recv_wqe("));
+        if let Ok(dir) = std::env::var("RX_SEND_VERILOG_DIR") {
+            std::fs::write(format!("{dir}/recv_wqe.v"), &v).unwrap();
+        }
+    }
+}

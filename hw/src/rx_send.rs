@@ -1,0 +1,854 @@
+//! Receive-side Send and completions, composed: `recv_wqe` (receive WQE
+//! fetch) + `send_place` (Send placement, checks, Terminates) + `cpl_write`
+//! (CQEs, events) + a `dma_wr_arb` that merges the Send data and the
+//! completion writes into one ordered DMA write stream. One DMA read client
+//! (receive WQEs, tag 0x40) and one DMA write stream; the lead merges the
+//! latter with `ddp_rx`'s tagged placement through another `DmaWrArb`.
+//! Ports: the sub-blocks' (see their files), prefixed `rq_cfg_`/`rq_db_`
+//! (recv_wqe `cfg_`/`db_`) and `cq_cfg_`/`cq_db_` (cpl_write `cfg_`/`db_`).
+
+use crate::cpl_write::CplWrite;
+use crate::dma_wr_arb::DmaWrArb;
+use crate::recv_wqe::RecvWqeFetch;
+use crate::send_place::SendPlace;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock, Default)]
+pub struct RxSend {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    // ---- untagged messages (ddp_rx ut_*)
+    pub ut_data: Signal<In, Bits<64>>,
+    pub ut_keep: Signal<In, Bits<4>>,
+    pub ut_last: Signal<In, Bit>,
+    pub ut_valid: Signal<In, Bit>,
+    pub ut_opcode: Signal<In, Bits<4>>,
+    pub ut_ddp_last: Signal<In, Bit>,
+    pub ut_qn: Signal<In, Bits<2>>,
+    pub ut_msn: Signal<In, Bits<32>>,
+    pub ut_mo: Signal<In, Bits<32>>,
+    pub ut_inv_stag: Signal<In, Bits<32>>,
+    pub ut_len: Signal<In, Bits<16>>,
+    pub ut_conn: Signal<In, Bits<32>>,
+    pub ut_qpn: Signal<In, Bits<32>>,
+    pub ut_ready: Signal<Out, Bit>,
+    // ---- receive queues (recv_wqe cfg_*, db_*)
+    pub rq_cfg_valid: Signal<In, Bit>,
+    pub rq_cfg_qp: Signal<In, Bits<6>>,
+    pub rq_cfg_base: Signal<In, Bits<64>>,
+    pub rq_cfg_log2: Signal<In, Bits<5>>,
+    pub rq_cfg_ci: Signal<In, Bits<32>>,
+    pub rq_cfg_msn: Signal<In, Bits<32>>,
+    pub rq_cfg_cq: Signal<In, Bits<4>>,
+    pub rq_cfg_on: Signal<In, Bit>,
+    pub rq_cfg_ready: Signal<Out, Bit>,
+    pub rq_db_valid: Signal<In, Bit>,
+    pub rq_db_qp: Signal<In, Bits<6>>,
+    pub rq_db_prod: Signal<In, Bits<32>>,
+    pub rq_db_ready: Signal<Out, Bit>,
+    // ---- completion queues and event queue (cpl_write cfg_*, db_*, eq_*)
+    pub cq_cfg_valid: Signal<In, Bit>,
+    pub cq_cfg_cq: Signal<In, Bits<4>>,
+    pub cq_cfg_state: Signal<In, Bits<2>>,
+    pub cq_cfg_base: Signal<In, Bits<64>>,
+    pub cq_cfg_log2: Signal<In, Bits<5>>,
+    pub cq_cfg_prod: Signal<In, Bits<32>>,
+    pub cq_cfg_cons: Signal<In, Bits<32>>,
+    pub cq_cfg_ready: Signal<Out, Bit>,
+    pub cq_db_valid: Signal<In, Bit>,
+    pub cq_db_cq: Signal<In, Bits<4>>,
+    pub cq_db_arm: Signal<In, Bit>,
+    pub cq_db_value: Signal<In, Bits<32>>,
+    pub cq_db_ready: Signal<Out, Bit>,
+    pub eq_base: Signal<In, Bits<64>>,
+    pub eq_entries: Signal<In, Bits<32>>,
+    pub eq_cons: Signal<In, Bits<32>>,
+    pub eq_prod: Signal<Out, Bits<32>>,
+    // ---- DMA read (receive WQEs)
+    pub dma_rd_req_ready: Signal<In, Bit>,
+    pub dma_rd_cpl_valid: Signal<In, Bit>,
+    pub dma_rd_cpl_data: Signal<In, Bits<64>>,
+    pub dma_rd_cpl_keep: Signal<In, Bits<4>>,
+    pub dma_rd_cpl_last: Signal<In, Bit>,
+    pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
+    pub dma_rd_req_valid: Signal<Out, Bit>,
+    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub dma_rd_cpl_ready: Signal<Out, Bit>,
+    // ---- DMA write (Send data, CQEs, events, in order)
+    pub dma_wr_ready: Signal<In, Bit>,
+    pub dma_wr_valid: Signal<Out, Bit>,
+    pub dma_wr_hdr: Signal<Out, Bit>,
+    pub dma_wr_len: Signal<Out, Bits<16>>,
+    pub dma_wr_data: Signal<Out, Bits<64>>,
+    pub dma_wr_keep: Signal<Out, Bits<4>>,
+    pub dma_wr_last: Signal<Out, Bit>,
+    // ---- Terminate requests, incoming Terminates, QP errors
+    pub term_ready: Signal<In, Bit>,
+    pub term_valid: Signal<Out, Bit>,
+    pub term_cause: Signal<Out, Bits<16>>,
+    pub term_hdr: Signal<Out, Bits<384>>,
+    pub term_seg_len: Signal<Out, Bits<16>>,
+    pub term_conn: Signal<Out, Bits<32>>,
+    pub term_qpn: Signal<Out, Bits<32>>,
+    pub rterm_ready: Signal<In, Bit>,
+    pub rterm_valid: Signal<Out, Bit>,
+    pub rterm_conn: Signal<Out, Bits<32>>,
+    pub rterm_qpn: Signal<Out, Bits<32>>,
+    pub rterm_len: Signal<Out, Bits<16>>,
+    pub rterm_data: Signal<Out, Bits<64>>,
+    pub qp_err_valid: Signal<Out, Bit>,
+    pub qp_err_qpn: Signal<Out, Bits<32>>,
+    pub qp_err_conn: Signal<Out, Bits<32>>,
+    // ---- interrupts, counters
+    pub irq_event: Signal<Out, Bit>,
+    pub irq_eq_overflow: Signal<Out, Bit>,
+    pub cnt_send: Signal<Out, Bits<32>>,
+    pub cnt_term_tx: Signal<Out, Bits<32>>,
+    pub cnt_term_rx: Signal<Out, Bits<32>>,
+    pub cnt_drop_qp: Signal<Out, Bits<32>>,
+    pub cnt_rreq: Signal<Out, Bits<32>>,
+    pub cnt_fetch: Signal<Out, Bits<32>>,
+    pub cnt_bad_wqe: Signal<Out, Bits<32>>,
+    pub cnt_cqe: Signal<Out, Bits<32>>,
+    pub cnt_event: Signal<Out, Bits<32>>,
+    pub cnt_cpl_drop: Signal<Out, Bits<32>>,
+    pub cnt_cq_overflow: Signal<Out, Bits<32>>,
+    pub cnt_eq_overflow: Signal<Out, Bits<32>>,
+    pub cnt_db_bad: Signal<Out, Bits<32>>,
+    rw: RecvWqeFetch,
+    sp: SendPlace,
+    cw: CplWrite,
+    arb: DmaWrArb,
+}
+
+impl Logic for RxSend {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, rw, sp, cw, arb);
+        self.rw.req_valid.next = self.sp.req_valid.val();
+        self.rw.req_qp.next = self.sp.req_qp.val();
+        self.sp.req_ready.next = self.rw.req_ready.val();
+        self.sp.rsp_valid.next = self.rw.rsp_valid.val();
+        self.sp.rsp_status.next = self.rw.rsp_status.val();
+        self.sp.rsp_msn.next = self.rw.rsp_msn.val();
+        self.sp.rsp_cq.next = self.rw.rsp_cq.val();
+        self.sp.rsp_wr_id.next = self.rw.rsp_wr_id.val();
+        self.sp.rsp_nsge.next = self.rw.rsp_nsge.val();
+        self.sp.rsp_sge0_addr.next = self.rw.rsp_sge0_addr.val();
+        self.sp.rsp_sge0_len.next = self.rw.rsp_sge0_len.val();
+        self.sp.rsp_sge1_addr.next = self.rw.rsp_sge1_addr.val();
+        self.sp.rsp_sge1_len.next = self.rw.rsp_sge1_len.val();
+        self.rw.rsp_ready.next = self.sp.rsp_ready.val();
+        self.rw.adv_valid.next = self.sp.adv_valid.val();
+        self.rw.adv_qp.next = self.sp.adv_qp.val();
+        self.rw.adv_err.next = self.sp.adv_err.val();
+        self.sp.adv_ready.next = self.rw.adv_ready.val();
+        self.arb.a_valid.next = self.sp.dma_wr_valid.val();
+        self.arb.b_valid.next = self.cw.dma_wr_valid.val();
+        self.arb.a_hdr.next = self.sp.dma_wr_hdr.val();
+        self.arb.b_hdr.next = self.cw.dma_wr_hdr.val();
+        self.arb.a_len.next = self.sp.dma_wr_len.val();
+        self.arb.b_len.next = self.cw.dma_wr_len.val();
+        self.arb.a_data.next = self.sp.dma_wr_data.val();
+        self.arb.b_data.next = self.cw.dma_wr_data.val();
+        self.arb.a_keep.next = self.sp.dma_wr_keep.val();
+        self.arb.b_keep.next = self.cw.dma_wr_keep.val();
+        self.arb.a_last.next = self.sp.dma_wr_last.val();
+        self.arb.b_last.next = self.cw.dma_wr_last.val();
+        self.sp.dma_wr_ready.next = self.arb.a_ready.val();
+        self.cw.dma_wr_ready.next = self.arb.b_ready.val();
+        self.cw.cpl_valid.next = self.sp.cpl_valid.val();
+        self.cw.cpl_cq.next = self.sp.cpl_cq.val();
+        self.cw.cpl_wr_id.next = self.sp.cpl_wr_id.val();
+        self.cw.cpl_byte_len.next = self.sp.cpl_byte_len.val();
+        self.cw.cpl_qpn.next = self.sp.cpl_qpn.val();
+        self.cw.cpl_opcode.next = self.sp.cpl_opcode.val();
+        self.cw.cpl_status.next = self.sp.cpl_status.val();
+        self.cw.cpl_flags.next = self.sp.cpl_flags.val();
+        self.cw.cpl_imm.next = self.sp.cpl_imm.val();
+        self.cw.cpl_term.next = self.sp.cpl_term.val();
+        self.sp.cpl_ready.next = self.cw.cpl_ready.val();
+        self.rw.reset.next = self.reset.val();
+        self.sp.reset.next = self.reset.val();
+        self.cw.reset.next = self.reset.val();
+        self.arb.reset.next = self.reset.val();
+        self.sp.ut_data.next = self.ut_data.val();
+        self.sp.ut_keep.next = self.ut_keep.val();
+        self.sp.ut_last.next = self.ut_last.val();
+        self.sp.ut_valid.next = self.ut_valid.val();
+        self.sp.ut_opcode.next = self.ut_opcode.val();
+        self.sp.ut_ddp_last.next = self.ut_ddp_last.val();
+        self.sp.ut_qn.next = self.ut_qn.val();
+        self.sp.ut_msn.next = self.ut_msn.val();
+        self.sp.ut_mo.next = self.ut_mo.val();
+        self.sp.ut_inv_stag.next = self.ut_inv_stag.val();
+        self.sp.ut_len.next = self.ut_len.val();
+        self.sp.ut_conn.next = self.ut_conn.val();
+        self.sp.ut_qpn.next = self.ut_qpn.val();
+        self.ut_ready.next = self.sp.ut_ready.val();
+        self.rw.cfg_valid.next = self.rq_cfg_valid.val();
+        self.rw.cfg_qp.next = self.rq_cfg_qp.val();
+        self.rw.cfg_base.next = self.rq_cfg_base.val();
+        self.rw.cfg_log2.next = self.rq_cfg_log2.val();
+        self.rw.cfg_ci.next = self.rq_cfg_ci.val();
+        self.rw.cfg_msn.next = self.rq_cfg_msn.val();
+        self.rw.cfg_cq.next = self.rq_cfg_cq.val();
+        self.rw.cfg_on.next = self.rq_cfg_on.val();
+        self.rq_cfg_ready.next = self.rw.cfg_ready.val();
+        self.rw.db_valid.next = self.rq_db_valid.val();
+        self.rw.db_qp.next = self.rq_db_qp.val();
+        self.rw.db_prod.next = self.rq_db_prod.val();
+        self.rq_db_ready.next = self.rw.db_ready.val();
+        self.cw.cfg_valid.next = self.cq_cfg_valid.val();
+        self.cw.cfg_cq.next = self.cq_cfg_cq.val();
+        self.cw.cfg_state.next = self.cq_cfg_state.val();
+        self.cw.cfg_base.next = self.cq_cfg_base.val();
+        self.cw.cfg_log2.next = self.cq_cfg_log2.val();
+        self.cw.cfg_prod.next = self.cq_cfg_prod.val();
+        self.cw.cfg_cons.next = self.cq_cfg_cons.val();
+        self.cq_cfg_ready.next = self.cw.cfg_ready.val();
+        self.cw.db_valid.next = self.cq_db_valid.val();
+        self.cw.db_cq.next = self.cq_db_cq.val();
+        self.cw.db_arm.next = self.cq_db_arm.val();
+        self.cw.db_value.next = self.cq_db_value.val();
+        self.cq_db_ready.next = self.cw.db_ready.val();
+        self.cw.eq_base.next = self.eq_base.val();
+        self.cw.eq_entries.next = self.eq_entries.val();
+        self.cw.eq_cons.next = self.eq_cons.val();
+        self.eq_prod.next = self.cw.eq_prod.val();
+        self.rw.dma_rd_req_ready.next = self.dma_rd_req_ready.val();
+        self.rw.dma_rd_cpl_valid.next = self.dma_rd_cpl_valid.val();
+        self.rw.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
+        self.rw.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
+        self.rw.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
+        self.rw.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
+        self.dma_rd_req_valid.next = self.rw.dma_rd_req_valid.val();
+        self.dma_rd_req_addr.next = self.rw.dma_rd_req_addr.val();
+        self.dma_rd_req_len.next = self.rw.dma_rd_req_len.val();
+        self.dma_rd_req_tag.next = self.rw.dma_rd_req_tag.val();
+        self.dma_rd_cpl_ready.next = self.rw.dma_rd_cpl_ready.val();
+        self.arb.dma_wr_ready.next = self.dma_wr_ready.val();
+        self.dma_wr_valid.next = self.arb.dma_wr_valid.val();
+        self.dma_wr_hdr.next = self.arb.dma_wr_hdr.val();
+        self.dma_wr_len.next = self.arb.dma_wr_len.val();
+        self.dma_wr_data.next = self.arb.dma_wr_data.val();
+        self.dma_wr_keep.next = self.arb.dma_wr_keep.val();
+        self.dma_wr_last.next = self.arb.dma_wr_last.val();
+        self.sp.term_ready.next = self.term_ready.val();
+        self.term_valid.next = self.sp.term_valid.val();
+        self.term_cause.next = self.sp.term_cause.val();
+        self.term_hdr.next = self.sp.term_hdr.val();
+        self.term_seg_len.next = self.sp.term_seg_len.val();
+        self.term_conn.next = self.sp.term_conn.val();
+        self.term_qpn.next = self.sp.term_qpn.val();
+        self.sp.rterm_ready.next = self.rterm_ready.val();
+        self.rterm_valid.next = self.sp.rterm_valid.val();
+        self.rterm_conn.next = self.sp.rterm_conn.val();
+        self.rterm_qpn.next = self.sp.rterm_qpn.val();
+        self.rterm_len.next = self.sp.rterm_len.val();
+        self.rterm_data.next = self.sp.rterm_data.val();
+        self.qp_err_valid.next = self.sp.qp_err_valid.val();
+        self.qp_err_qpn.next = self.sp.qp_err_qpn.val();
+        self.qp_err_conn.next = self.sp.qp_err_conn.val();
+        self.irq_event.next = self.cw.irq_event.val();
+        self.irq_eq_overflow.next = self.cw.irq_eq_overflow.val();
+        self.cnt_send.next = self.sp.cnt_send.val();
+        self.cnt_term_tx.next = self.sp.cnt_term_tx.val();
+        self.cnt_term_rx.next = self.sp.cnt_term_rx.val();
+        self.cnt_drop_qp.next = self.sp.cnt_drop_qp.val();
+        self.cnt_rreq.next = self.sp.cnt_rreq.val();
+        self.cnt_fetch.next = self.rw.cnt_fetch.val();
+        self.cnt_bad_wqe.next = self.rw.cnt_bad_wqe.val();
+        self.cnt_cqe.next = self.cw.cnt_cqe.val();
+        self.cnt_event.next = self.cw.cnt_event.val();
+        self.cnt_cpl_drop.next = self.cw.cnt_cpl_drop.val();
+        self.cnt_cq_overflow.next = self.cw.cnt_cq_overflow.val();
+        self.cnt_eq_overflow.next = self.cw.cnt_eq_overflow.val();
+        self.cnt_db_bad.next = self.cw.cnt_db_bad.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpl_write::tests::DmaWrSink;
+    use crate::recv_wqe::tests::DmaRdServer;
+    use crate::testutil::{beats, tick, Rng};
+    use rnic_wire::abi::context::CqState;
+    use rnic_wire::abi::cqe::{
+        decode_term_cause, Cqe, WcOpcode, WcStatus, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_INV,
+    };
+    use rnic_wire::abi::doorbell::CqArm;
+    use rnic_wire::abi::mailbox::{Event, EventKind};
+    use rnic_wire::abi::wqe::{RecvWqe, Sge, SgeList};
+    use rnic_wire::ddp::UNTAGGED_HEADER_LEN;
+    use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
+    use rnic_wire::terminate::{
+        RemoteOperationError, TerminateCause, TerminateRepr, UntaggedBufferError,
+    };
+    use std::collections::VecDeque;
+
+    const CQ: u64 = 2;
+    const CQ_BASE: u64 = 0x3000_0000;
+    const EQ_BASE: u64 = 0x5000_0000;
+
+    fn ring(qp: u64) -> u64 {
+        0x1000_0000 + qp * 0x1000
+    }
+
+    /// One ut_* beat: (data, keep, last, opcode, ddp_last, qn, msn, mo, inv, len, qpn)
+    type UtBeat = (u64, u64, bool, u64, bool, u64, u64, u64, u64, u64, u64);
+
+    /// The ut_* beats `ddp_rx` emits for this message segment: the octets
+    /// after the untagged DDP header, header fields on every beat.
+    fn ut_beats(r: &RdmapRepr, qpn: u64) -> Vec<UtBeat> {
+        let mut b = vec![0; r.buffer_len()];
+        r.emit(&mut b).unwrap();
+        let h = &b[..UNTAGGED_HEADER_LEN];
+        let be = |o: usize| u32::from_be_bytes(h[o..o + 4].try_into().unwrap()) as u64;
+        let pay = &b[UNTAGGED_HEADER_LEN..];
+        beats(pay)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (d, k))| {
+                (
+                    d,
+                    k as u64,
+                    8 * (i + 1) >= pay.len(),
+                    (h[1] & 0xf) as u64,
+                    h[0] & 0x40 != 0,
+                    be(6),
+                    be(10),
+                    be(14),
+                    be(2),
+                    pay.len() as u64,
+                    qpn,
+                )
+            })
+            .collect()
+    }
+
+    fn hdr_of(r: &RdmapRepr) -> Vec<u8> {
+        let mut b = vec![0; r.buffer_len()];
+        r.emit(&mut b).unwrap();
+        b.truncate(UNTAGGED_HEADER_LEN);
+        b
+    }
+
+    struct Tb {
+        u: RxSend,
+        rd: DmaRdServer,
+        wr: DmaWrSink,
+        rng: Rng,
+        ut: VecDeque<UtBeat>,
+        terms: Vec<(u16, Vec<u8>, u16, u32)>,
+        rterms: Vec<(u32, u64, u16)>,
+        qp_errs: Vec<u32>,
+        irqs: usize,
+        cycles: u64,
+        last_wr: u64,
+    }
+
+    impl Tb {
+        fn new(seed: u64) -> Tb {
+            let mut u = RxSend::default();
+            u.clock.connect();
+            u.reset.connect();
+            for s in [
+                &mut u.ut_last,
+                &mut u.ut_valid,
+                &mut u.ut_ddp_last,
+                &mut u.rq_cfg_valid,
+                &mut u.rq_cfg_on,
+                &mut u.rq_db_valid,
+                &mut u.cq_cfg_valid,
+                &mut u.cq_db_valid,
+                &mut u.cq_db_arm,
+                &mut u.dma_rd_req_ready,
+                &mut u.dma_rd_cpl_valid,
+                &mut u.dma_rd_cpl_last,
+                &mut u.dma_wr_ready,
+                &mut u.term_ready,
+                &mut u.rterm_ready,
+            ] {
+                s.connect();
+            }
+            u.ut_data.connect();
+            u.ut_keep.connect();
+            u.ut_opcode.connect();
+            u.ut_qn.connect();
+            u.ut_msn.connect();
+            u.ut_mo.connect();
+            u.ut_inv_stag.connect();
+            u.ut_len.connect();
+            u.ut_conn.connect();
+            u.ut_qpn.connect();
+            u.rq_cfg_qp.connect();
+            u.rq_cfg_base.connect();
+            u.rq_cfg_log2.connect();
+            u.rq_cfg_ci.connect();
+            u.rq_cfg_msn.connect();
+            u.rq_cfg_cq.connect();
+            u.rq_db_qp.connect();
+            u.rq_db_prod.connect();
+            u.cq_cfg_cq.connect();
+            u.cq_cfg_state.connect();
+            u.cq_cfg_base.connect();
+            u.cq_cfg_log2.connect();
+            u.cq_cfg_prod.connect();
+            u.cq_cfg_cons.connect();
+            u.cq_db_cq.connect();
+            u.cq_db_value.connect();
+            u.eq_base.connect();
+            u.eq_entries.connect();
+            u.eq_cons.connect();
+            u.dma_rd_cpl_data.connect();
+            u.dma_rd_cpl_keep.connect();
+            u.dma_rd_cpl_tag.connect();
+            u.connect_all();
+            u.reset.next = true;
+            tick!(u);
+            tick!(u);
+            u.reset.next = false;
+            u.eq_base.next = EQ_BASE.into();
+            u.eq_entries.next = 8.into();
+            u.eq_cons.next = 0.into();
+            let mut tb = Tb {
+                u,
+                rd: DmaRdServer::default(),
+                wr: DmaWrSink::default(),
+                rng: Rng::new(seed),
+                ut: VecDeque::new(),
+                terms: vec![],
+                rterms: vec![],
+                qp_errs: vec![],
+                irqs: 0,
+                cycles: 0,
+                last_wr: 0,
+            };
+            // CQ 2: 8 entries, armed for the next completion.
+            tb.u.cq_cfg_valid.next = true;
+            tb.u.cq_cfg_cq.next = CQ.into();
+            tb.u.cq_cfg_state.next = (CqState::Valid as u64).into();
+            tb.u.cq_cfg_base.next = CQ_BASE.into();
+            tb.u.cq_cfg_log2.next = 3.into();
+            tb.u.cq_cfg_prod.next = 0.into();
+            tb.u.cq_cfg_cons.next = 0.into();
+            tb.until(|u| u.cq_cfg_ready.val());
+            tb.u.cq_db_valid.next = true;
+            tb.u.cq_db_cq.next = CQ.into();
+            tb.u.cq_db_arm.next = true;
+            tb.u.cq_db_value.next = (CqArm::NextCompletion as u64).into();
+            tb.until(|u| u.cq_db_ready.val());
+            tb
+        }
+
+        /// Configures a QP's receive queue (8 WQEs, MSN 1, CQ 2) and posts
+        /// `wqes` (raw 64-octet images).
+        fn qp(&mut self, qp: u64, wqes: &[[u8; 64]]) {
+            self.u.rq_cfg_valid.next = true;
+            self.u.rq_cfg_qp.next = qp.into();
+            self.u.rq_cfg_base.next = ring(qp).into();
+            self.u.rq_cfg_log2.next = 3.into();
+            self.u.rq_cfg_ci.next = 0.into();
+            self.u.rq_cfg_msn.next = 1.into();
+            self.u.rq_cfg_cq.next = CQ.into();
+            self.u.rq_cfg_on.next = true;
+            self.until(|u| u.rq_cfg_ready.val());
+            for (i, w) in wqes.iter().enumerate() {
+                self.rd.write(ring(qp) + 64 * i as u64, w);
+            }
+            self.u.rq_db_valid.next = true;
+            self.u.rq_db_qp.next = qp.into();
+            self.u.rq_db_prod.next = (wqes.len() as u64).into();
+            self.until(|u| u.rq_db_ready.val());
+        }
+
+        /// Clocks until `taken` is true in a clock (then drops every
+        /// request valid the test drives).
+        fn until(&mut self, taken: impl Fn(&RxSend) -> bool) {
+            for _ in 0..100 {
+                assert!(simulate(&mut self.u, 1000));
+                let t = taken(&self.u);
+                self.clock();
+                if t {
+                    self.u.rq_cfg_valid.next = false;
+                    self.u.rq_db_valid.next = false;
+                    self.u.cq_cfg_valid.next = false;
+                    self.u.cq_db_valid.next = false;
+                    return;
+                }
+            }
+            panic!("not taken");
+        }
+
+        fn clock(&mut self) {
+            let rng = &mut self.rng;
+            let u = &mut self.u;
+            let present = !self.ut.is_empty() && rng.below(100) < 80;
+            u.ut_valid.next = present;
+            if let Some(&(d, k, l, op, dl, qn, msn, mo, inv, len, qpn)) = self.ut.front() {
+                u.ut_data.next = (d | if k < 8 { u64::MAX << (8 * k) } else { 0 }).into();
+                u.ut_keep.next = k.into();
+                u.ut_last.next = l;
+                u.ut_opcode.next = op.into();
+                u.ut_ddp_last.next = dl;
+                u.ut_qn.next = qn.into();
+                u.ut_msn.next = msn.into();
+                u.ut_mo.next = mo.into();
+                u.ut_inv_stag.next = inv.into();
+                u.ut_len.next = len.into();
+                u.ut_conn.next = (qpn + 100).into();
+                u.ut_qpn.next = qpn.into();
+            }
+            let rr = rng.below(100) < 70;
+            u.dma_rd_req_ready.next = rr;
+            let o = self.rd.offer().filter(|_| rng.below(100) < 80);
+            u.dma_rd_cpl_valid.next = o.is_some();
+            if let Some((d, k, l, t)) = o {
+                u.dma_rd_cpl_data.next = d.into();
+                u.dma_rd_cpl_keep.next = k.into();
+                u.dma_rd_cpl_last.next = l;
+                u.dma_rd_cpl_tag.next = (t as u64).into();
+            }
+            let wr = rng.below(100) < 75;
+            u.dma_wr_ready.next = wr;
+            let tr = rng.below(100) < 60;
+            u.term_ready.next = tr;
+            u.rterm_ready.next = tr;
+            assert!(simulate(u, 1000));
+            if present && u.ut_ready.val() {
+                self.ut.pop_front();
+            }
+            if u.dma_rd_req_valid.val() && rr {
+                self.rd.request(
+                    u.dma_rd_req_addr.val().to_u64(),
+                    u.dma_rd_req_len.val().to_u64() as usize,
+                    u.dma_rd_req_tag.val().to_u64() as u8,
+                    rng,
+                );
+            }
+            if o.is_some() && u.dma_rd_cpl_ready.val() {
+                self.rd.taken();
+            }
+            if u.dma_wr_valid.val() && wr {
+                self.last_wr = self.cycles;
+                self.wr.beat(
+                    u.dma_wr_hdr.val(),
+                    u.dma_wr_len.val().to_u64(),
+                    u.dma_wr_data.val().to_u64(),
+                    u.dma_wr_keep.val().to_u64(),
+                    u.dma_wr_last.val(),
+                );
+            }
+            if u.term_valid.val() && tr {
+                let h = u.term_hdr.val();
+                let hdr = (0..48)
+                    .map(|i| h.get_bits::<8>(8 * i).to_u64() as u8)
+                    .collect();
+                self.terms.push((
+                    u.term_cause.val().to_u64() as u16,
+                    hdr,
+                    u.term_seg_len.val().to_u64() as u16,
+                    u.term_qpn.val().to_u64() as u32,
+                ));
+                assert_eq!(u.term_conn.val().to_u64(), u.term_qpn.val().to_u64() + 100);
+            }
+            if u.rterm_valid.val() && tr {
+                self.rterms.push((
+                    u.rterm_qpn.val().to_u64() as u32,
+                    u.rterm_data.val().to_u64(),
+                    u.rterm_len.val().to_u64() as u16,
+                ));
+            }
+            if u.qp_err_valid.val() {
+                self.qp_errs.push(u.qp_err_qpn.val().to_u64() as u32);
+            }
+            self.irqs += u.irq_event.val() as usize;
+            tick!(*u);
+            self.rd.now += 1;
+            self.cycles += 1;
+        }
+
+        fn send(&mut self, r: &RdmapRepr, qpn: u64) {
+            self.ut.extend(ut_beats(r, qpn));
+        }
+
+        fn run(&mut self, n: usize) {
+            for _ in 0..n {
+                self.clock();
+            }
+            assert!(self.ut.is_empty(), "ut stream not drained");
+            assert!(self.wr.idle());
+        }
+    }
+
+    fn wqe(wr_id: u64, sges: &[Sge]) -> [u8; 64] {
+        let mut b = [0u8; 64];
+        RecvWqe {
+            wr_id,
+            sges: SgeList::new(sges).unwrap(),
+        }
+        .emit(&mut b)
+        .unwrap();
+        b
+    }
+
+    fn cqe(tb: &Tb, slot: u64) -> Cqe {
+        Cqe::parse(&tb.wr.read(CQ_BASE + 32 * slot, 32)).expect("CQE parses")
+    }
+
+    #[test]
+    fn send_into_posted_two_sge_wqe() {
+        let mut tb = Tb::new(1);
+        let mut rng = Rng::new(2);
+        // WQE 0: SGE 0 crosses a 4 KiB boundary, SGE 1 unaligned.
+        let s0 = Sge {
+            addr: 0x7000_0FF0,
+            length: 100,
+            lkey: 5,
+        };
+        let s1 = Sge {
+            addr: 0x8000_0003,
+            length: 500,
+            lkey: 6,
+        };
+        let s2 = Sge {
+            addr: 0x9000_0101,
+            length: 400,
+            lkey: 7,
+        };
+        tb.qp(3, &[wqe(0xAAAA, &[s0, s1]), wqe(0xBBBB, &[s2])]);
+        let p1 = rng.bytes(300);
+        let t0 = tb.cycles;
+        tb.send(
+            &RdmapRepr::Send {
+                solicited: true,
+                invalidate_stag: None,
+                last: true,
+                msn: 1,
+                mo: 0,
+                payload: &p1,
+            },
+            3,
+        );
+        // A Read Request in between is taken and counted.
+        tb.send(
+            &RdmapRepr::ReadRequest {
+                msn: 1,
+                request: ReadRequestRepr {
+                    sink_stag: 1,
+                    sink_to: 2,
+                    size: 3,
+                    src_stag: 4,
+                    src_to: 5,
+                },
+            },
+            3,
+        );
+        // Message 2: three segments, Send with Invalidate.
+        let p2 = rng.bytes(297);
+        for (mo, len) in [(0usize, 120usize), (120, 120), (240, 57)] {
+            tb.send(
+                &RdmapRepr::Send {
+                    solicited: false,
+                    invalidate_stag: Some(0x1234_5678),
+                    last: mo == 240,
+                    msn: 2,
+                    mo: mo as u32,
+                    payload: &p2[mo..mo + len],
+                },
+                3,
+            );
+        }
+        tb.run(900);
+        // Bytes land in the SGEs, nothing else but CQEs and events.
+        assert_eq!(tb.wr.read(s0.addr, 100), p1[..100]);
+        assert_eq!(tb.wr.read(s1.addr, 200), p1[100..]);
+        assert_eq!(tb.wr.read(s2.addr, 297), p2);
+        let data_octets = 300 + 297;
+        let cqe_ev = 2 * 32 + 64;
+        assert_eq!(tb.wr.mem.len(), data_octets + cqe_ev, "stray writes");
+        let c0 = cqe(&tb, 0);
+        assert_eq!(
+            c0,
+            Cqe {
+                wr_id: 0xAAAA,
+                byte_len: 300,
+                qpn: 3,
+                opcode: WcOpcode::Recv,
+                status: WcStatus::Success,
+                flags: CQE_FLAG_SOLICITED,
+                imm_or_inv: 0,
+                term_cause: 0,
+                phase: true,
+            }
+        );
+        let c1 = cqe(&tb, 1);
+        assert_eq!(
+            (c1.wr_id, c1.byte_len, c1.flags),
+            (0xBBBB, 297, CQE_FLAG_WITH_INV)
+        );
+        assert_eq!(
+            (c1.imm_or_inv, c1.phase, c1.status),
+            (0x1234_5678, true, WcStatus::Success)
+        );
+        // The CQE request comes after every data request of its message.
+        let pos = |a: u64| tb.wr.reqs.iter().position(|r| r.0 == a).unwrap();
+        let last_data_1 = tb.wr.reqs.iter().position(|r| r.0 == s1.addr).unwrap();
+        assert!(pos(CQ_BASE) > last_data_1);
+        assert!(pos(CQ_BASE + 32) > pos(s2.addr + 240));
+        // Armed for the next completion: exactly one event, after CQE 0.
+        let ev = Event::parse(&tb.wr.read(EQ_BASE, 64)).unwrap();
+        assert_eq!(
+            (ev.kind, ev.handle, ev.phase),
+            (EventKind::CqCompletion, CQ as u32, true)
+        );
+        assert!(pos(EQ_BASE) > pos(CQ_BASE));
+        assert_eq!(tb.irqs, 1);
+        // Requests never cross 4 KiB (checked by the sink): SGE 0 split.
+        assert!(tb.wr.reqs.contains(&(s0.addr, 16)));
+        let u = &tb.u;
+        assert_eq!(u.cnt_send.val().to_u64(), 2);
+        assert_eq!(u.cnt_rreq.val().to_u64(), 1);
+        assert_eq!(u.cnt_cqe.val().to_u64(), 2);
+        // One WQE read per message, not per segment.
+        assert_eq!(u.cnt_fetch.val().to_u64(), 2);
+        assert!(tb.terms.is_empty() && tb.qp_errs.is_empty());
+        println!(
+            "two messages (300 + 297 octets, 1 + 3 segments), a Read Request, 2 CQEs, 1 event: \
+             last DMA beat {} clocks after the first ut beat was offered",
+            tb.last_wr - t0
+        );
+    }
+
+    #[test]
+    fn send_without_wqe_and_bad_input_terminate_without_writes() {
+        let mut tb = Tb::new(5);
+        let mut rng = Rng::new(6);
+        let big = Sge {
+            addr: 0x7100_0000,
+            length: 64,
+            lkey: 0,
+        };
+        let mut bad = wqe(0xDEAD, &[big]);
+        bad[12] = 1; // a reserved octet
+        tb.qp(1, &[]); // nothing posted
+        tb.qp(4, &[wqe(0x44, &[big])]); // MSN mismatch
+        tb.qp(5, &[wqe(0x55, &[big, big])]); // too long: 129 > 128
+        tb.qp(6, &[bad]); // malformed WQE
+        tb.qp(7, &[wqe(0x77, &[big])]); // Terminate, then a Send
+        let pay = rng.bytes(129);
+        let send = |msn, payload| RdmapRepr::Send {
+            solicited: false,
+            invalidate_stag: None,
+            last: true,
+            msn,
+            mo: 0,
+            payload,
+        };
+        let term = RdmapRepr::Terminate {
+            msn: 1,
+            terminate: TerminateRepr {
+                cause: UntaggedBufferError::InvalidMsnNoBuffer.into(),
+                ddp: None,
+                rdma: None,
+            },
+        };
+        let cases: [(u64, RdmapRepr, Option<TerminateCause>); 5] = [
+            (
+                1,
+                send(1, &pay[..40]),
+                Some(UntaggedBufferError::InvalidMsnNoBuffer.into()),
+            ),
+            (
+                4,
+                send(3, &pay[..40]),
+                Some(UntaggedBufferError::InvalidMsnRange.into()),
+            ),
+            (
+                5,
+                send(1, &pay),
+                Some(UntaggedBufferError::MessageTooLong.into()),
+            ),
+            (
+                6,
+                send(1, &pay[..8]),
+                Some(RemoteOperationError::CatastrophicLocal.into()),
+            ),
+            (7, term, None),
+        ];
+        for (qp, r, _) in &cases {
+            tb.send(r, *qp);
+        }
+        // After the error every later Send of those QPs is dropped.
+        tb.send(&send(1, &pay[..20]), 1);
+        tb.send(&send(1, &pay[..20]), 7);
+        tb.run(700);
+        // Terminates: cause and the header echo, as RdmapRepr::emit writes it.
+        let want: Vec<_> = cases
+            .iter()
+            .filter_map(|(qp, r, c)| c.map(|c| (c.to_bits(), hdr_of(r), *qp as u32)))
+            .collect();
+        let got: Vec<_> = tb
+            .terms
+            .iter()
+            .map(|(c, h, _, q)| {
+                assert!(h[UNTAGGED_HEADER_LEN..].iter().all(|&x| x == 0));
+                (*c, h[..UNTAGGED_HEADER_LEN].to_vec(), *q)
+            })
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(tb.terms[2].2 as usize, UNTAGGED_HEADER_LEN + 129);
+        // The incoming Terminate: record with its first 8 octets.
+        let mut tbytes = vec![0; cases[4].1.buffer_len()];
+        cases[4].1.emit(&mut tbytes).unwrap();
+        let mut t8 = [0u8; 8];
+        let n = (tbytes.len() - 18).min(8);
+        t8[..n].copy_from_slice(&tbytes[18..18 + n]);
+        let first8 = u64::from_le_bytes(t8);
+        assert_eq!(tb.rterms, vec![(7, first8, (tbytes.len() - 18) as u16)]);
+        assert_eq!(tb.qp_errs, vec![1, 4, 5, 6, 7]);
+        // Error completions only where a WQE was involved (QPs 5, 6); the
+        // data of no Send was written anywhere.
+        let c0 = cqe(&tb, 0);
+        assert_eq!(
+            (c0.wr_id, c0.qpn, c0.status),
+            (0x55, 5, WcStatus::LocalLengthError)
+        );
+        assert_eq!(
+            decode_term_cause(c0.term_cause).unwrap(),
+            Some(UntaggedBufferError::MessageTooLong.into())
+        );
+        let c1 = cqe(&tb, 1);
+        assert_eq!(
+            (c1.wr_id, c1.status),
+            (0xDEAD, WcStatus::LocalQpOperationError)
+        );
+        let octets: Vec<u64> = tb.wr.mem.keys().copied().collect();
+        assert!(
+            octets
+                .iter()
+                .all(|&a| (CQ_BASE..CQ_BASE + 64).contains(&a)
+                    || (EQ_BASE..EQ_BASE + 64).contains(&a)),
+            "stray write"
+        );
+        assert_eq!(tb.u.cnt_drop_qp.val().to_u64(), 2);
+        assert_eq!(tb.u.cnt_term_tx.val().to_u64(), 4);
+        assert_eq!(tb.u.cnt_term_rx.val().to_u64(), 1);
+        assert_eq!(tb.u.cnt_send.val().to_u64(), 0);
+    }
+
+    #[test]
+    fn generates_verilog() {
+        let mut u = RxSend::default();
+        u.connect_all();
+        let v = crate::gen::postprocess_as(&generate_verilog(&u), "rx_send");
+        assert!(v.contains("module rx_send("));
+        if let Ok(dir) = std::env::var("RX_SEND_VERILOG_DIR") {
+            std::fs::write(format!("{dir}/rx_send.v"), &v).unwrap();
+        }
+    }
+}

@@ -1,0 +1,792 @@
+//! Send placement: consumes `ddp_rx`'s untagged messages (`ut_*`), places
+//! Send / Send with Invalidate / Send with SE / Send with SE and Invalidate
+//! (QN 0) into the receive WQE's SGE buffers by DMA write, completes the
+//! receive WQE (completion record for `cpl_write`) and consumes it; hands
+//! incoming Terminates (QN 2) to the firmware and moves their QP to error.
+//!
+//! Per segment (header fields on `ut_*` with the first beat, QP index =
+//! `ut_qpn` < 2^[`QP_BITS`]):
+//! 1. QN 1 (Read Request): consumed and counted (`cnt_rreq`); the Read
+//!    responder is not part of this block.
+//! 2. QN 2 (Terminate, RFC 5040 §5.1 / §7): its first 8 octets (Terminate
+//!    Control and the start of the echoed header) go out on `rterm_*`, the
+//!    QP moves to error (`adv_err` to `recv_wqe`, `qp_err_*` pulse): nothing
+//!    of this QP is placed after it.
+//! 3. QN 0: the receive WQE at the QP's consumer index (`req_*`/`rsp_*` of
+//!    `recv_wqe`). Checks, in order (RFC 5041 §5.3, §7.2; RFC 5040 §7):
+//!    QP off or in error → dropped quietly (`cnt_drop_qp`); no WQE posted →
+//!    DDP "Invalid MSN - no buffer available" (1/2/2); MSN != expected →
+//!    "Invalid MSN - MSN range is not valid" (1/2/3); malformed WQE → RDMAP
+//!    "Catastrophic error, localized to RDMAP Stream" (0/2/7) and an error
+//!    completion `LocalQpOperationError`; MO beyond the buffer (sum of the
+//!    SGE lengths) → "Invalid MO" (1/2/4), `LocalLengthError`; MO + length
+//!    beyond it → "DDP Message too long for available buffer" (1/2/5),
+//!    `LocalLengthError`. An error writes nothing of the segment, emits a
+//!    Terminate request (`term_*`, same shape as `ddp_rx`'s, with the
+//!    segment's DDP/RDMAP header rebuilt from the `ut_*` fields), the error
+//!    completion (with `TERM_CAUSE_PRESENT | cause`) when a WQE was
+//!    involved, and moves the QP to error.
+//! 4. Placement: message octets `[MO, MO + len)` map onto SGE 0 then SGE 1;
+//!    one DMA write request per piece, split at SGE ends and 4 KiB bus
+//!    boundaries, data packed from the request address through a 16-octet
+//!    realigner (one beat per clock; +2 clocks per request). On the segment
+//!    with DDP L = 1: completion record (opcode `Recv`, `byte_len` = MO +
+//!    len, `WITH_INV` + the STag for the Invalidate opcodes, `SOLICITED` for
+//!    the SE opcodes), then the WQE is consumed (`adv_*`: ci + 1, MSN + 1).
+//!    The completion record is raised only after the last data beat was
+//!    taken, so on an ordered DMA stream the CQE lands after the data.
+//!
+//! Limits: SGE addresses are used as bus addresses (no TPT lookup of the
+//! lkey; `rsp_sge*_lkey` is not checked); the STag of a Send with
+//! Invalidate is reported in the completion, not invalidated in the TPT.
+
+use crate::recv_wqe::QP_BITS;
+use rnic_wire::abi::cqe::{
+    WcOpcode, WcStatus, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_INV, TERM_CAUSE_PRESENT,
+};
+use rnic_wire::ddp::{QueueNumber, DDP_VERSION, UNTAGGED_HEADER_LEN};
+use rnic_wire::rdmap::{Opcode, RDMAP_VERSION};
+use rnic_wire::terminate::{RemoteOperationError, TerminateCause, UntaggedBufferError};
+use rust_hdl::prelude::*;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum SpState {
+    Idle,
+    Req,
+    Rsp,
+    Decide,
+    Calc,
+    PHdr,
+    PData,
+    End,
+    Cpl,
+    Adv,
+    Drain,
+    ErrDrain,
+    ErrTerm,
+    ErrCpl,
+    ErrAdv,
+    RtRun,
+    RtOut,
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
+}
+
+fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
+    Constant::new((c.into().to_bits() as u64).into())
+}
+
+#[derive(LogicBlock)]
+pub struct SendPlace {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    // ---- untagged messages from ddp_rx
+    pub ut_data: Signal<In, Bits<64>>,
+    pub ut_keep: Signal<In, Bits<4>>,
+    pub ut_last: Signal<In, Bit>,
+    pub ut_valid: Signal<In, Bit>,
+    pub ut_ready: Signal<Out, Bit>,
+    pub ut_opcode: Signal<In, Bits<4>>,
+    pub ut_ddp_last: Signal<In, Bit>,
+    pub ut_qn: Signal<In, Bits<2>>,
+    pub ut_msn: Signal<In, Bits<32>>,
+    pub ut_mo: Signal<In, Bits<32>>,
+    pub ut_inv_stag: Signal<In, Bits<32>>,
+    pub ut_len: Signal<In, Bits<16>>,
+    pub ut_conn: Signal<In, Bits<32>>,
+    pub ut_qpn: Signal<In, Bits<32>>,
+    // ---- recv_wqe
+    pub req_valid: Signal<Out, Bit>,
+    pub req_ready: Signal<In, Bit>,
+    pub req_qp: Signal<Out, Bits<QP_BITS>>,
+    pub rsp_valid: Signal<In, Bit>,
+    pub rsp_ready: Signal<Out, Bit>,
+    pub rsp_status: Signal<In, Bits<2>>,
+    pub rsp_msn: Signal<In, Bits<32>>,
+    pub rsp_cq: Signal<In, Bits<4>>,
+    pub rsp_wr_id: Signal<In, Bits<64>>,
+    pub rsp_nsge: Signal<In, Bits<2>>,
+    pub rsp_sge0_addr: Signal<In, Bits<64>>,
+    pub rsp_sge0_len: Signal<In, Bits<32>>,
+    pub rsp_sge1_addr: Signal<In, Bits<64>>,
+    pub rsp_sge1_len: Signal<In, Bits<32>>,
+    pub adv_valid: Signal<Out, Bit>,
+    pub adv_ready: Signal<In, Bit>,
+    pub adv_qp: Signal<Out, Bits<QP_BITS>>,
+    pub adv_err: Signal<Out, Bit>,
+    // ---- DMA write
+    pub dma_wr_valid: Signal<Out, Bit>,
+    pub dma_wr_ready: Signal<In, Bit>,
+    pub dma_wr_hdr: Signal<Out, Bit>,
+    pub dma_wr_len: Signal<Out, Bits<16>>,
+    pub dma_wr_data: Signal<Out, Bits<64>>,
+    pub dma_wr_keep: Signal<Out, Bits<4>>,
+    pub dma_wr_last: Signal<Out, Bit>,
+    // ---- completion records (to cpl_write)
+    pub cpl_valid: Signal<Out, Bit>,
+    pub cpl_ready: Signal<In, Bit>,
+    pub cpl_cq: Signal<Out, Bits<4>>,
+    pub cpl_wr_id: Signal<Out, Bits<64>>,
+    pub cpl_byte_len: Signal<Out, Bits<32>>,
+    pub cpl_qpn: Signal<Out, Bits<32>>,
+    pub cpl_opcode: Signal<Out, Bits<8>>,
+    pub cpl_status: Signal<Out, Bits<8>>,
+    pub cpl_flags: Signal<Out, Bits<8>>,
+    pub cpl_imm: Signal<Out, Bits<32>>,
+    pub cpl_term: Signal<Out, Bits<32>>,
+    // ---- Terminate requests (to TX, like ddp_rx's term_*)
+    pub term_valid: Signal<Out, Bit>,
+    pub term_ready: Signal<In, Bit>,
+    pub term_cause: Signal<Out, Bits<16>>,
+    pub term_hdr: Signal<Out, Bits<384>>,
+    pub term_seg_len: Signal<Out, Bits<16>>,
+    pub term_conn: Signal<Out, Bits<32>>,
+    pub term_qpn: Signal<Out, Bits<32>>,
+    // ---- incoming Terminates (to firmware)
+    pub rterm_valid: Signal<Out, Bit>,
+    pub rterm_ready: Signal<In, Bit>,
+    pub rterm_conn: Signal<Out, Bits<32>>,
+    pub rterm_qpn: Signal<Out, Bits<32>>,
+    pub rterm_len: Signal<Out, Bits<16>>,
+    /// The Terminate message's first 8 octets (octet i in bits 8i+7..8i):
+    /// Terminate Control (RFC 5040 §4.8) and the start of its echo.
+    pub rterm_data: Signal<Out, Bits<64>>,
+    // ---- QP moved to error (pulse)
+    pub qp_err_valid: Signal<Out, Bit>,
+    pub qp_err_qpn: Signal<Out, Bits<32>>,
+    pub qp_err_conn: Signal<Out, Bits<32>>,
+    // ---- counters
+    pub cnt_send: Signal<Out, Bits<32>>,
+    pub cnt_term_tx: Signal<Out, Bits<32>>,
+    pub cnt_term_rx: Signal<Out, Bits<32>>,
+    pub cnt_drop_qp: Signal<Out, Bits<32>>,
+    pub cnt_rreq: Signal<Out, Bits<32>>,
+    // ---- constants
+    k_qn_rreq: Constant<Bits<2>>,
+    k_qn_term: Constant<Bits<2>>,
+    k_op_send_inv: Constant<Bits<4>>,
+    k_op_send_se: Constant<Bits<4>>,
+    k_op_send_se_inv: Constant<Bits<4>>,
+    k_hdr_u: Constant<Bits<16>>,
+    k_wc_recv: Constant<Bits<8>>,
+    k_wc_len_err: Constant<Bits<8>>,
+    k_wc_qp_err: Constant<Bits<8>>,
+    k_f_sol: Constant<Bits<8>>,
+    k_f_inv: Constant<Bits<8>>,
+    k_term_present: Constant<Bits<32>>,
+    k_c_nobuf: Constant<Bits<16>>,
+    k_c_msn: Constant<Bits<16>>,
+    k_c_mo: Constant<Bits<16>>,
+    k_c_long: Constant<Bits<16>>,
+    k_c_wqe: Constant<Bits<16>>,
+    k_ctl0: Constant<Bits<8>>,
+    k_ctl1: Constant<Bits<8>>,
+    ones64: Constant<Bits<64>>,
+    k_4k: Constant<Bits<32>>,
+    // ---- state
+    state: DFF<SpState>,
+    opcode: DFF<Bits<4>>,
+    ddp_last: DFF<Bit>,
+    qn: DFF<Bits<2>>,
+    msn: DFF<Bits<32>>,
+    mo: DFF<Bits<32>>,
+    inv: DFF<Bits<32>>,
+    len: DFF<Bits<16>>,
+    conn: DFF<Bits<32>>,
+    qpn: DFF<Bits<32>>,
+    w_status: DFF<Bits<2>>,
+    w_msn: DFF<Bits<32>>,
+    w_cq: DFF<Bits<4>>,
+    w_wr_id: DFF<Bits<64>>,
+    a0: DFF<Bits<64>>,
+    l0: DFF<Bits<32>>,
+    a1: DFF<Bits<64>>,
+    l1: DFF<Bits<32>>,
+    m: DFF<Bits<32>>,
+    r: DFF<Bits<32>>,
+    paddr: DFF<Bits<64>>,
+    pn: DFF<Bits<32>>,
+    prem: DFF<Bits<32>>,
+    gbuf: DFF<Bits<128>>,
+    cnt: DFF<Bits<5>>,
+    in_done: DFF<Bit>,
+    e_cause: DFF<Bits<16>>,
+    e_cqe: DFF<Bit>,
+    e_status: DFF<Bits<8>>,
+    rt_data: DFF<Bits<64>>,
+    rt_first: DFF<Bit>,
+    c_send: DFF<Bits<32>>,
+    c_term_tx: DFF<Bits<32>>,
+    c_term_rx: DFF<Bits<32>>,
+    c_drop: DFF<Bits<32>>,
+    c_rreq: DFF<Bits<32>>,
+    // ---- temporaries
+    gear_on: Signal<Local, Bit>,
+    in_en: Signal<Local, Bit>,
+    in_fire: Signal<Local, Bit>,
+    out_fire: Signal<Local, Bit>,
+    g_k: Signal<Local, Bits<5>>,
+    pop: Signal<Local, Bits<5>>,
+    cnt_after: Signal<Local, Bits<5>>,
+    gbuf_after: Signal<Local, Bits<128>>,
+    masked: Signal<Local, Bits<64>>,
+    total: Signal<Local, Bits<34>>,
+    msg_end: Signal<Local, Bits<34>>,
+    sel1: Signal<Local, Bit>,
+    off: Signal<Local, Bits<32>>,
+    avail: Signal<Local, Bits<32>>,
+    addr: Signal<Local, Bits<64>>,
+    to4k: Signal<Local, Bits<32>>,
+    n: Signal<Local, Bits<32>>,
+    rs_inv: Signal<Local, Bits<32>>,
+    rs_qn: Signal<Local, Bits<32>>,
+    rs_msn: Signal<Local, Bits<32>>,
+    rs_mo: Signal<Local, Bits<32>>,
+    ctl0: Signal<Local, Bits<8>>,
+}
+
+impl Default for SendPlace {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            ut_data: Default::default(),
+            ut_keep: Default::default(),
+            ut_last: Default::default(),
+            ut_valid: Default::default(),
+            ut_ready: Default::default(),
+            ut_opcode: Default::default(),
+            ut_ddp_last: Default::default(),
+            ut_qn: Default::default(),
+            ut_msn: Default::default(),
+            ut_mo: Default::default(),
+            ut_inv_stag: Default::default(),
+            ut_len: Default::default(),
+            ut_conn: Default::default(),
+            ut_qpn: Default::default(),
+            req_valid: Default::default(),
+            req_ready: Default::default(),
+            req_qp: Default::default(),
+            rsp_valid: Default::default(),
+            rsp_ready: Default::default(),
+            rsp_status: Default::default(),
+            rsp_msn: Default::default(),
+            rsp_cq: Default::default(),
+            rsp_wr_id: Default::default(),
+            rsp_nsge: Default::default(),
+            rsp_sge0_addr: Default::default(),
+            rsp_sge0_len: Default::default(),
+            rsp_sge1_addr: Default::default(),
+            rsp_sge1_len: Default::default(),
+            adv_valid: Default::default(),
+            adv_ready: Default::default(),
+            adv_qp: Default::default(),
+            adv_err: Default::default(),
+            dma_wr_valid: Default::default(),
+            dma_wr_ready: Default::default(),
+            dma_wr_hdr: Default::default(),
+            dma_wr_len: Default::default(),
+            dma_wr_data: Default::default(),
+            dma_wr_keep: Default::default(),
+            dma_wr_last: Default::default(),
+            cpl_valid: Default::default(),
+            cpl_ready: Default::default(),
+            cpl_cq: Default::default(),
+            cpl_wr_id: Default::default(),
+            cpl_byte_len: Default::default(),
+            cpl_qpn: Default::default(),
+            cpl_opcode: Default::default(),
+            cpl_status: Default::default(),
+            cpl_flags: Default::default(),
+            cpl_imm: Default::default(),
+            cpl_term: Default::default(),
+            term_valid: Default::default(),
+            term_ready: Default::default(),
+            term_cause: Default::default(),
+            term_hdr: Default::default(),
+            term_seg_len: Default::default(),
+            term_conn: Default::default(),
+            term_qpn: Default::default(),
+            rterm_valid: Default::default(),
+            rterm_ready: Default::default(),
+            rterm_conn: Default::default(),
+            rterm_qpn: Default::default(),
+            rterm_len: Default::default(),
+            rterm_data: Default::default(),
+            qp_err_valid: Default::default(),
+            qp_err_qpn: Default::default(),
+            qp_err_conn: Default::default(),
+            cnt_send: Default::default(),
+            cnt_term_tx: Default::default(),
+            cnt_term_rx: Default::default(),
+            cnt_drop_qp: Default::default(),
+            cnt_rreq: Default::default(),
+            k_qn_rreq: k(QueueNumber::ReadRequest.value() as u64),
+            k_qn_term: k(QueueNumber::Terminate.value() as u64),
+            k_op_send_inv: k(Opcode::SendInvalidate.value() as u64),
+            k_op_send_se: k(Opcode::SendSe.value() as u64),
+            k_op_send_se_inv: k(Opcode::SendSeInvalidate.value() as u64),
+            k_hdr_u: k(UNTAGGED_HEADER_LEN as u64),
+            k_wc_recv: k(WcOpcode::Recv as u64),
+            k_wc_len_err: k(WcStatus::LocalLengthError as u64),
+            k_wc_qp_err: k(WcStatus::LocalQpOperationError as u64),
+            k_f_sol: k(CQE_FLAG_SOLICITED as u64),
+            k_f_inv: k(CQE_FLAG_WITH_INV as u64),
+            k_term_present: k(TERM_CAUSE_PRESENT as u64),
+            k_c_nobuf: cause(UntaggedBufferError::InvalidMsnNoBuffer),
+            k_c_msn: cause(UntaggedBufferError::InvalidMsnRange),
+            k_c_mo: cause(UntaggedBufferError::InvalidMo),
+            k_c_long: cause(UntaggedBufferError::MessageTooLong),
+            k_c_wqe: cause(RemoteOperationError::CatastrophicLocal),
+            // RFC 5041 §4.3 control octet (T = 0, DV) and RFC 5040 §4.1 RV.
+            k_ctl0: k(DDP_VERSION as u64),
+            k_ctl1: k((RDMAP_VERSION as u64) << 6),
+            ones64: k(u64::MAX),
+            k_4k: k(4096),
+            state: Default::default(),
+            opcode: Default::default(),
+            ddp_last: Default::default(),
+            qn: Default::default(),
+            msn: Default::default(),
+            mo: Default::default(),
+            inv: Default::default(),
+            len: Default::default(),
+            conn: Default::default(),
+            qpn: Default::default(),
+            w_status: Default::default(),
+            w_msn: Default::default(),
+            w_cq: Default::default(),
+            w_wr_id: Default::default(),
+            a0: Default::default(),
+            l0: Default::default(),
+            a1: Default::default(),
+            l1: Default::default(),
+            m: Default::default(),
+            r: Default::default(),
+            paddr: Default::default(),
+            pn: Default::default(),
+            prem: Default::default(),
+            gbuf: Default::default(),
+            cnt: Default::default(),
+            in_done: Default::default(),
+            e_cause: Default::default(),
+            e_cqe: Default::default(),
+            e_status: Default::default(),
+            rt_data: Default::default(),
+            rt_first: Default::default(),
+            c_send: Default::default(),
+            c_term_tx: Default::default(),
+            c_term_rx: Default::default(),
+            c_drop: Default::default(),
+            c_rreq: Default::default(),
+            gear_on: Default::default(),
+            in_en: Default::default(),
+            in_fire: Default::default(),
+            out_fire: Default::default(),
+            g_k: Default::default(),
+            pop: Default::default(),
+            cnt_after: Default::default(),
+            gbuf_after: Default::default(),
+            masked: Default::default(),
+            total: Default::default(),
+            msg_end: Default::default(),
+            sel1: Default::default(),
+            off: Default::default(),
+            avail: Default::default(),
+            addr: Default::default(),
+            to4k: Default::default(),
+            n: Default::default(),
+            rs_inv: Default::default(),
+            rs_qn: Default::default(),
+            rs_msn: Default::default(),
+            rs_mo: Default::default(),
+            ctl0: Default::default(),
+        }
+    }
+}
+
+impl Logic for SendPlace {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, opcode, ddp_last, qn, msn, mo, inv, len, conn, qpn, w_status,
+            w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done,
+            e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx, c_drop,
+            c_rreq
+        );
+
+        // ---- defaults
+        self.req_valid.next = false;
+        self.req_qp.next = self.qpn.q.val().get_bits::<6>(0);
+        self.rsp_ready.next = false;
+        self.adv_valid.next = false;
+        self.adv_qp.next = self.qpn.q.val().get_bits::<6>(0);
+        self.adv_err.next = false;
+        self.cpl_valid.next = false;
+        self.term_valid.next = false;
+        self.rterm_valid.next = false;
+        self.qp_err_valid.next = false;
+        self.dma_wr_valid.next = false;
+        self.dma_wr_hdr.next = false;
+        self.dma_wr_len.next = self.pn.q.val().get_bits::<16>(0);
+        self.dma_wr_data.next = self.gbuf.q.val().get_bits::<64>(0);
+
+        self.cpl_cq.next = self.w_cq.q.val();
+        self.cpl_wr_id.next = self.w_wr_id.q.val();
+        self.cpl_byte_len.next = self.mo.q.val() + bit_cast::<32, 16>(self.len.q.val());
+        self.cpl_qpn.next = self.qpn.q.val();
+        self.cpl_opcode.next = self.k_wc_recv.val();
+        self.cpl_status.next = 0.into();
+        self.cpl_flags.next = 0.into();
+        self.cpl_imm.next = 0.into();
+        self.cpl_term.next = 0.into();
+        if (self.opcode.q.val() == self.k_op_send_se.val())
+            | (self.opcode.q.val() == self.k_op_send_se_inv.val())
+        {
+            self.cpl_flags.next = self.k_f_sol.val();
+        }
+        if (self.opcode.q.val() == self.k_op_send_inv.val())
+            | (self.opcode.q.val() == self.k_op_send_se_inv.val())
+        {
+            self.cpl_flags.next = self.cpl_flags.val() | self.k_f_inv.val();
+            self.cpl_imm.next = self.inv.q.val();
+        }
+
+        // The Terminate's echo: the segment's untagged DDP header with the
+        // RDMAP control octet (RFC 5041 §4.3, RFC 5040 §4.1; big-endian).
+        self.rs_inv.next = (self.inv.q.val() << 24)
+            | ((self.inv.q.val() & 0xff00) << 8)
+            | ((self.inv.q.val() >> 8) & 0xff00)
+            | (self.inv.q.val() >> 24);
+        self.rs_qn.next = bit_cast::<32, 2>(self.qn.q.val()) << 24;
+        self.rs_msn.next = (self.msn.q.val() << 24)
+            | ((self.msn.q.val() & 0xff00) << 8)
+            | ((self.msn.q.val() >> 8) & 0xff00)
+            | (self.msn.q.val() >> 24);
+        self.rs_mo.next = (self.mo.q.val() << 24)
+            | ((self.mo.q.val() & 0xff00) << 8)
+            | ((self.mo.q.val() >> 8) & 0xff00)
+            | (self.mo.q.val() >> 24);
+        self.ctl0.next = self.k_ctl0.val();
+        if self.ddp_last.q.val() {
+            self.ctl0.next = self.k_ctl0.val() | 0x40;
+        }
+        self.term_cause.next = self.e_cause.q.val();
+        self.term_hdr.next = (bit_cast::<384, 32>(self.rs_mo.val()) << 112)
+            | (bit_cast::<384, 32>(self.rs_msn.val()) << 80)
+            | (bit_cast::<384, 32>(self.rs_qn.val()) << 48)
+            | (bit_cast::<384, 32>(self.rs_inv.val()) << 16)
+            | (bit_cast::<384, 8>(self.k_ctl1.val() | bit_cast::<8, 4>(self.opcode.q.val())) << 8)
+            | bit_cast::<384, 8>(self.ctl0.val());
+        self.term_seg_len.next = self.len.q.val() + self.k_hdr_u.val();
+        self.term_conn.next = self.conn.q.val();
+        self.term_qpn.next = self.qpn.q.val();
+        self.rterm_conn.next = self.conn.q.val();
+        self.rterm_qpn.next = self.qpn.q.val();
+        self.rterm_len.next = self.len.q.val();
+        self.rterm_data.next = self.rt_data.q.val();
+        self.qp_err_qpn.next = self.qpn.q.val();
+        self.qp_err_conn.next = self.conn.q.val();
+
+        self.cnt_send.next = self.c_send.q.val();
+        self.cnt_term_tx.next = self.c_term_tx.q.val();
+        self.cnt_term_rx.next = self.c_term_rx.q.val();
+        self.cnt_drop_qp.next = self.c_drop.q.val();
+        self.cnt_rreq.next = self.c_rreq.q.val();
+
+        // ---- buffer arithmetic (Decide: the latched WQE)
+        self.total.next = bit_cast::<34, 32>(self.l0.q.val()) + bit_cast::<34, 32>(self.l1.q.val());
+        self.msg_end.next =
+            bit_cast::<34, 32>(self.mo.q.val()) + bit_cast::<34, 16>(self.len.q.val());
+        // ---- next piece (Calc): SGE 0 then SGE 1, at most to the SGE's
+        // end and to the next 4 KiB bus boundary.
+        self.sel1.next = self.m.q.val() >= self.l0.q.val();
+        if self.sel1.val() {
+            self.off.next = self.m.q.val() - self.l0.q.val();
+            self.avail.next = self.l1.q.val() - self.off.val();
+            self.addr.next = self.a1.q.val() + bit_cast::<64, 32>(self.off.val());
+        } else {
+            self.off.next = self.m.q.val();
+            self.avail.next = self.l0.q.val() - self.off.val();
+            self.addr.next = self.a0.q.val() + bit_cast::<64, 32>(self.off.val());
+        }
+        self.to4k.next = self.k_4k.val() - bit_cast::<32, 12>(self.addr.val().get_bits::<12>(0));
+        self.n.next = self.r.q.val();
+        if self.avail.val() < self.n.val() {
+            self.n.next = self.avail.val();
+        }
+        if self.to4k.val() < self.n.val() {
+            self.n.next = self.to4k.val();
+        }
+
+        // ---- realigner: `cnt` octets in `gbuf` from bit 0; input while it
+        // holds at most 8; a data beat pops min(8, rest of the piece).
+        self.gear_on.next = (self.state.q.val() == SpState::Calc)
+            | (self.state.q.val() == SpState::PHdr)
+            | (self.state.q.val() == SpState::PData)
+            | (self.state.q.val() == SpState::End);
+        self.g_k.next = 8.into();
+        if self.prem.q.val() < 8 {
+            self.g_k.next = self.prem.q.val().get_bits::<5>(0);
+        }
+        self.dma_wr_keep.next = self.g_k.val().get_bits::<4>(0);
+        self.dma_wr_last.next = self.prem.q.val() <= 8;
+        self.out_fire.next = (self.state.q.val() == SpState::PData)
+            & self.dma_wr_ready.val()
+            & ((self.cnt.q.val() >= self.g_k.val()) | self.in_done.q.val());
+        self.pop.next = 0.into();
+        if self.out_fire.val() {
+            self.pop.next = self.g_k.val();
+        }
+        self.cnt_after.next = 0.into();
+        if self.cnt.q.val() > self.pop.val() {
+            self.cnt_after.next = self.cnt.q.val() - self.pop.val();
+        }
+        self.gbuf_after.next = self.gbuf.q.val() >> (bit_cast::<8, 5>(self.pop.val()) << 3);
+        self.in_en.next = self.gear_on.val() & !self.in_done.q.val() & (self.cnt.q.val() <= 8);
+        self.in_fire.next = false;
+        self.masked.next = self.ut_data.val();
+        if self.ut_keep.val() < 8 {
+            self.masked.next = self.ut_data.val()
+                & !(self.ones64.val() << (bit_cast::<8, 4>(self.ut_keep.val()) << 3));
+        }
+        if self.gear_on.val() {
+            self.ut_ready.next = self.in_en.val();
+            self.in_fire.next = self.in_en.val() & self.ut_valid.val();
+            self.gbuf.d.next = self.gbuf_after.val();
+            self.cnt.d.next = self.cnt_after.val();
+            if self.in_fire.val() {
+                self.gbuf.d.next = self.gbuf_after.val()
+                    | (bit_cast::<128, 64>(self.masked.val())
+                        << (bit_cast::<8, 5>(self.cnt_after.val()) << 3));
+                self.cnt.d.next = self.cnt_after.val() + bit_cast::<5, 4>(self.ut_keep.val());
+                self.in_done.d.next = self.ut_last.val();
+            }
+        } else {
+            // Drain states take beats (through `last`) without storing.
+            self.ut_ready.next = ((self.state.q.val() == SpState::Drain)
+                | (self.state.q.val() == SpState::ErrDrain)
+                | (self.state.q.val() == SpState::RtRun))
+                & !self.in_done.q.val();
+            if self.ut_ready.val() & self.ut_valid.val() {
+                self.in_done.d.next = self.ut_last.val();
+                self.rt_first.d.next = false;
+                if self.rt_first.q.val() {
+                    self.rt_data.d.next = self.masked.val();
+                }
+            }
+        }
+
+        match self.state.q.val() {
+            SpState::Idle => {
+                self.in_done.d.next = false;
+                self.cnt.d.next = 0.into();
+                self.rt_first.d.next = true;
+                self.rt_data.d.next = 0.into();
+                if self.ut_valid.val() {
+                    self.opcode.d.next = self.ut_opcode.val();
+                    self.ddp_last.d.next = self.ut_ddp_last.val();
+                    self.qn.d.next = self.ut_qn.val();
+                    self.msn.d.next = self.ut_msn.val();
+                    self.mo.d.next = self.ut_mo.val();
+                    self.inv.d.next = self.ut_inv_stag.val();
+                    self.len.d.next = self.ut_len.val();
+                    self.conn.d.next = self.ut_conn.val();
+                    self.qpn.d.next = self.ut_qpn.val();
+                    if self.ut_qn.val() == self.k_qn_term.val() {
+                        self.state.d.next = SpState::RtRun;
+                    } else if self.ut_qn.val() == self.k_qn_rreq.val() {
+                        self.c_rreq.d.next = self.c_rreq.q.val() + 1;
+                        self.state.d.next = SpState::Drain;
+                    } else if self.ut_qpn.val().get_bits::<26>(6) != 0 {
+                        self.c_drop.d.next = self.c_drop.q.val() + 1;
+                        self.state.d.next = SpState::Drain;
+                    } else {
+                        self.state.d.next = SpState::Req;
+                    }
+                }
+            }
+            SpState::Req => {
+                self.req_valid.next = true;
+                if self.req_ready.val() {
+                    self.state.d.next = SpState::Rsp;
+                }
+            }
+            SpState::Rsp => {
+                self.rsp_ready.next = true;
+                if self.rsp_valid.val() {
+                    self.w_status.d.next = self.rsp_status.val();
+                    self.w_msn.d.next = self.rsp_msn.val();
+                    self.w_cq.d.next = self.rsp_cq.val();
+                    self.w_wr_id.d.next = self.rsp_wr_id.val();
+                    self.a0.d.next = self.rsp_sge0_addr.val();
+                    self.a1.d.next = self.rsp_sge1_addr.val();
+                    self.l0.d.next = 0.into();
+                    self.l1.d.next = 0.into();
+                    if self.rsp_nsge.val() != 0 {
+                        self.l0.d.next = self.rsp_sge0_len.val();
+                    }
+                    if self.rsp_nsge.val() == 2 {
+                        self.l1.d.next = self.rsp_sge1_len.val();
+                    }
+                    self.state.d.next = SpState::Decide;
+                }
+            }
+            SpState::Decide => {
+                self.e_cqe.d.next = false;
+                self.e_status.d.next = self.k_wc_len_err.val();
+                self.m.d.next = self.mo.q.val();
+                self.r.d.next = bit_cast::<32, 16>(self.len.q.val());
+                self.state.d.next = SpState::ErrDrain;
+                if self.w_status.q.val() == 3 {
+                    // RSP_QP_ERR: the QP is stopped; nothing more is placed.
+                    self.c_drop.d.next = self.c_drop.q.val() + 1;
+                    self.state.d.next = SpState::Drain;
+                } else if self.w_status.q.val() == 1 {
+                    // RSP_EMPTY
+                    self.e_cause.d.next = self.k_c_nobuf.val();
+                } else if self.w_msn.q.val() != self.msn.q.val() {
+                    self.e_cause.d.next = self.k_c_msn.val();
+                } else if self.w_status.q.val() == 2 {
+                    // RSP_BAD
+                    self.e_cause.d.next = self.k_c_wqe.val();
+                    self.e_cqe.d.next = true;
+                    self.e_status.d.next = self.k_wc_qp_err.val();
+                } else if bit_cast::<34, 32>(self.mo.q.val()) > self.total.val() {
+                    self.e_cause.d.next = self.k_c_mo.val();
+                    self.e_cqe.d.next = true;
+                } else if self.msg_end.val() > self.total.val() {
+                    self.e_cause.d.next = self.k_c_long.val();
+                    self.e_cqe.d.next = true;
+                } else {
+                    self.state.d.next = SpState::Calc;
+                }
+            }
+            SpState::Calc => {
+                self.paddr.d.next = self.addr.val();
+                self.pn.d.next = self.n.val();
+                self.prem.d.next = self.n.val();
+                if self.n.val() == 0 {
+                    // All placed (an empty SGE cannot take octets: n = 0
+                    // with octets left only if the checks were bypassed).
+                    self.state.d.next = SpState::End;
+                } else {
+                    self.state.d.next = SpState::PHdr;
+                }
+            }
+            SpState::PHdr => {
+                self.dma_wr_valid.next = true;
+                self.dma_wr_hdr.next = true;
+                self.dma_wr_data.next = self.paddr.q.val();
+                if self.dma_wr_ready.val() {
+                    self.state.d.next = SpState::PData;
+                }
+            }
+            SpState::PData => {
+                self.dma_wr_valid.next =
+                    (self.cnt.q.val() >= self.g_k.val()) | self.in_done.q.val();
+                if self.out_fire.val() {
+                    self.prem.d.next = self.prem.q.val() - bit_cast::<32, 5>(self.g_k.val());
+                    if self.prem.q.val() <= 8 {
+                        self.m.d.next = self.m.q.val() + self.pn.q.val();
+                        self.r.d.next = self.r.q.val() - self.pn.q.val();
+                        self.state.d.next = SpState::Calc;
+                    }
+                }
+            }
+            SpState::End => {
+                // Extra beats (a stream longer than `ut_len`) are dropped.
+                self.cnt.d.next = 0.into();
+                if self.in_done.q.val() {
+                    if self.ddp_last.q.val() {
+                        self.state.d.next = SpState::Cpl;
+                    } else {
+                        self.state.d.next = SpState::Idle;
+                    }
+                }
+            }
+            SpState::Cpl => {
+                self.cpl_valid.next = true;
+                if self.cpl_ready.val() {
+                    self.c_send.d.next = self.c_send.q.val() + 1;
+                    self.state.d.next = SpState::Adv;
+                }
+            }
+            SpState::Adv => {
+                self.adv_valid.next = true;
+                if self.adv_ready.val() {
+                    self.state.d.next = SpState::Idle;
+                }
+            }
+            SpState::Drain => {
+                if self.in_done.q.val() {
+                    self.state.d.next = SpState::Idle;
+                }
+            }
+            SpState::ErrDrain => {
+                if self.in_done.q.val() {
+                    self.state.d.next = SpState::ErrTerm;
+                }
+            }
+            SpState::ErrTerm => {
+                self.term_valid.next = true;
+                if self.term_ready.val() {
+                    self.c_term_tx.d.next = self.c_term_tx.q.val() + 1;
+                    if self.e_cqe.q.val() {
+                        self.state.d.next = SpState::ErrCpl;
+                    } else {
+                        self.state.d.next = SpState::ErrAdv;
+                    }
+                }
+            }
+            SpState::ErrCpl => {
+                self.cpl_valid.next = true;
+                self.cpl_status.next = self.e_status.q.val();
+                self.cpl_byte_len.next = 0.into();
+                self.cpl_flags.next = 0.into();
+                self.cpl_imm.next = 0.into();
+                self.cpl_term.next =
+                    self.k_term_present.val() | bit_cast::<32, 16>(self.e_cause.q.val());
+                if self.cpl_ready.val() {
+                    self.state.d.next = SpState::ErrAdv;
+                }
+            }
+            SpState::ErrAdv => {
+                self.adv_valid.next = true;
+                self.adv_err.next = true;
+                if self.adv_ready.val() {
+                    self.qp_err_valid.next = true;
+                    self.state.d.next = SpState::Idle;
+                }
+            }
+            SpState::RtRun => {
+                if self.in_done.q.val() {
+                    self.state.d.next = SpState::RtOut;
+                }
+            }
+            SpState::RtOut => {
+                self.rterm_valid.next = true;
+                if self.rterm_ready.val() {
+                    self.c_term_rx.d.next = self.c_term_rx.q.val() + 1;
+                    if self.qpn.q.val().get_bits::<26>(6) == 0 {
+                        self.state.d.next = SpState::ErrAdv;
+                    } else {
+                        self.qp_err_valid.next = true;
+                        self.state.d.next = SpState::Idle;
+                    }
+                }
+            }
+        }
+
+        if self.reset.val() {
+            self.state.d.next = SpState::Idle;
+            self.c_send.d.next = 0.into();
+            self.c_term_tx.d.next = 0.into();
+            self.c_term_rx.d.next = 0.into();
+            self.c_drop.d.next = 0.into();
+            self.c_rreq.d.next = 0.into();
+        }
+    }
+}
