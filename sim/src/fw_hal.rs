@@ -22,6 +22,8 @@ use rnic_wire::abi::csr;
 use rnic_wire::abi::mailbox::{Event, MboxStatus, EVENT_SIZE};
 use verilator_sys::rnic_core::Model;
 
+use crate::dma::{DmaConfig, DmaServer};
+use crate::host_mem::HostMemory;
 use crate::mac_port::{MacRxPort, MacTxPort};
 
 /// The model, with the stream adapters' pin traits.
@@ -40,6 +42,13 @@ impl DerefMut for Core {
 crate::impl_mac_rx_pins!(Core);
 crate::impl_mac_tx_pins!(Core; get_raw_tx_data, get_raw_tx_keep, get_raw_tx_last,
     get_raw_tx_valid, set_raw_tx_ready);
+// On the model itself (not `Core`): the macro's `eval` must resolve to the
+// model's inherent method, not recurse into the trait's.
+crate::impl_dma_pins!(Model);
+
+/// Host memory of a node: where its allocator starts and ends.
+pub const HOST_MEM_BASE: u64 = 0x1_0000_0000;
+pub const HOST_MEM_LIMIT: u64 = 0x2_0000_0000;
 
 /// Polls of a busy bit before an access gives up (each poll is a clock).
 const BUSY_POLLS: u32 = 100_000;
@@ -56,6 +65,20 @@ pub struct FwNode {
     pub events: VecDeque<[u8; EVENT_SIZE]>,
     /// QP numbers of `FLUSH_QP` strobes.
     pub flushes: Vec<u32>,
+    /// The host's memory, served to the core's DMA ports by [`FwNode::dma`].
+    pub mem: HostMemory,
+    /// The DMA server (`dma_wr_*`, `dma_rd_*`), stepped every clock.
+    pub dma: DmaServer,
+    /// SIMULATOR STAND-IN for a missing RTL function (see
+    /// [`FwNode::eq_standin`]): when set, `ev_data` records are written into
+    /// the host's event queue instead of [`FwNode::events`].
+    pub eq_standin: bool,
+    /// Stand-in's producer index (free-running; reset when `eq_entries` is 0).
+    pub eq_prod: u32,
+    /// Records the stand-in wrote into host memory.
+    pub eq_written: u64,
+    /// Records the stand-in dropped because `eq_base` was not DMA-able.
+    pub eq_dropped: u64,
     /// Firmware port accesses (reads, writes) and clocks spent in them.
     pub fw_reads: u64,
     pub fw_writes: u64,
@@ -83,6 +106,15 @@ impl FwNode {
             tx_frames: VecDeque::new(),
             events: VecDeque::new(),
             flushes: Vec::new(),
+            mem: HostMemory::new(HOST_MEM_BASE, HOST_MEM_LIMIT),
+            dma: DmaServer::new(DmaConfig {
+                log: false,
+                ..DmaConfig::default()
+            }),
+            eq_standin: false,
+            eq_prod: 0,
+            eq_written: 0,
+            eq_dropped: 0,
             fw_reads: 0,
             fw_writes: 0,
             fw_cycles: 0,
@@ -94,13 +126,52 @@ impl FwNode {
         Rc::new(RefCell::new(FwNode::new()))
     }
 
-    /// One clock: MAC receive beat, raw TX and event sinks, then the edge.
+    /// Whether the event-queue stand-in can take a record this clock: the
+    /// queue is on (`eq_entries` != 0) and not full (producer − consumer <
+    /// entries). Also resets the producer while the queue is off.
+    fn eq_room(&mut self) -> bool {
+        let entries = self.core.get_eq_entries() as u32;
+        if entries == 0 {
+            self.eq_prod = 0;
+            return false;
+        }
+        let cons = self.core.get_eq_consumer() as u32;
+        self.eq_prod.wrapping_sub(cons) < entries
+    }
+
+    /// SIMULATOR STAND-IN, not the device: the core does not yet write its
+    /// event records into the host's event queue by DMA (docs/rtl.md,
+    /// "Events"), so the simulator does what that writer will do: the record
+    /// goes to `eq_base + (prod mod entries) * EVENT_SIZE`, with the owner
+    /// octet's phase bit set to `(prod / entries)` even → 1 (the ABI's phase
+    /// rule, `rnic_wire::abi::mailbox::Event`), written last.
+    fn eq_write(&mut self, mut rec: [u8; EVENT_SIZE]) {
+        let entries = self.core.get_eq_entries() as u32;
+        let base = self.core.get_eq_base();
+        let slot = (self.eq_prod % entries) as u64;
+        let phase = (self.eq_prod / entries).is_multiple_of(2);
+        let addr = base.wrapping_add(slot * EVENT_SIZE as u64);
+        if !self.mem.dma_ok(addr, EVENT_SIZE as u64) {
+            self.eq_dropped += 1;
+            return;
+        }
+        let own = EVENT_SIZE - 1;
+        rec[own] = (rec[own] & !1) | phase as u8;
+        self.mem.write(addr, &rec[..own]).expect("checked range");
+        self.mem.write(addr + own as u64, &rec[own..]).expect("checked range");
+        self.eq_prod = self.eq_prod.wrapping_add(1);
+        self.eq_written += 1;
+    }
+
+    /// One clock: MAC receive beat, raw TX, DMA and event sinks, then the edge.
     pub fn tick(&mut self) {
         self.mac_rx.drive(&mut self.core);
         self.raw_tx.drive_ready(&mut self.core, true);
-        let ev = self.core.get_ev_valid() != 0;
+        self.dma.drive(&mut self.core.0, &mut self.mem);
+        let ev = self.core.get_ev_valid() != 0 && (!self.eq_standin || self.eq_room());
         self.core.set_ev_pop(ev as u64);
         self.core.eval();
+        self.dma.sample(&self.core.0, &mut self.mem);
         if let Some(f) = self.raw_tx.sample(&self.core) {
             self.tx_frames.push_back(f);
         }
@@ -109,7 +180,11 @@ impl FwNode {
             for (i, w) in self.core.get_ev_data().iter().enumerate() {
                 e[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
             }
-            self.events.push_back(e);
+            if self.eq_standin {
+                self.eq_write(e);
+            } else {
+                self.events.push_back(e);
+            }
         }
         if self.core.get_flush_valid() != 0 {
             self.flushes.push(self.core.get_flush_qpn() as u32);
