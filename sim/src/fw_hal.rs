@@ -65,6 +65,11 @@ pub struct FwNode {
     pub events: VecDeque<[u8; EVENT_SIZE]>,
     /// QP numbers of `FLUSH_QP` strobes.
     pub flushes: Vec<u32>,
+    /// Placement records (`placed_*`: STag, tagged offset, length), popped
+    /// every clock.
+    pub placed: Vec<(u32, u64, u16)>,
+    /// Terminate requests (`term_*`: cause, connection), popped every clock.
+    pub terms: Vec<(u16, u32)>,
     /// The host's memory, served to the core's DMA ports by [`FwNode::dma`].
     pub mem: HostMemory,
     /// The DMA server (`dma_wr_*`, `dma_rd_*`), stepped every clock.
@@ -106,6 +111,8 @@ impl FwNode {
             tx_frames: VecDeque::new(),
             events: VecDeque::new(),
             flushes: Vec::new(),
+            placed: Vec::new(),
+            terms: Vec::new(),
             mem: HostMemory::new(HOST_MEM_BASE, HOST_MEM_LIMIT),
             dma: DmaServer::new(DmaConfig {
                 log: false,
@@ -124,6 +131,13 @@ impl FwNode {
     /// A shared handle.
     pub fn shared() -> Rc<RefCell<FwNode>> {
         Rc::new(RefCell::new(FwNode::new()))
+    }
+
+    /// Turns the RX ULP path on (`rx_ulp_en`): RDMA-mode payload is placed
+    /// by DMA into host memory; the untagged stream (`ut_*`) is drained.
+    pub fn set_ulp(&mut self, on: bool) {
+        self.core.set_rx_ulp_en(on as u64);
+        self.core.set_ut_ready(on as u64);
     }
 
     /// Whether the event-queue stand-in can take a record this clock: the
@@ -158,7 +172,9 @@ impl FwNode {
         let own = EVENT_SIZE - 1;
         rec[own] = (rec[own] & !1) | phase as u8;
         self.mem.write(addr, &rec[..own]).expect("checked range");
-        self.mem.write(addr + own as u64, &rec[own..]).expect("checked range");
+        self.mem
+            .write(addr + own as u64, &rec[own..])
+            .expect("checked range");
         self.eq_prod = self.eq_prod.wrapping_add(1);
         self.eq_written += 1;
     }
@@ -170,6 +186,23 @@ impl FwNode {
         self.dma.drive(&mut self.core.0, &mut self.mem);
         let ev = self.core.get_ev_valid() != 0 && (!self.eq_standin || self.eq_room());
         self.core.set_ev_pop(ev as u64);
+        let pv = self.core.get_placed_valid() != 0;
+        let tv = self.core.get_term_valid() != 0;
+        self.core.set_placed_pop(pv as u64);
+        self.core.set_term_pop(tv as u64);
+        if pv {
+            self.placed.push((
+                self.core.get_placed_stag() as u32,
+                self.core.get_placed_to(),
+                self.core.get_placed_len() as u16,
+            ));
+        }
+        if tv {
+            self.terms.push((
+                self.core.get_term_cause() as u16,
+                self.core.get_term_conn() as u32,
+            ));
+        }
         self.core.eval();
         self.dma.sample(&self.core.0, &mut self.mem);
         if let Some(f) = self.raw_tx.sample(&self.core) {

@@ -27,6 +27,9 @@ pub struct Node {
     pub fw: NodeFw,
     /// Firmware polls run so far.
     pub polls: u64,
+    /// Whether [`World::round`] polls this node's firmware (a test can stop
+    /// it to see the driver's mailbox timeout).
+    pub fw_running: bool,
 }
 
 impl Node {
@@ -36,7 +39,12 @@ impl Node {
         let hw = FwNode::shared();
         hw.borrow_mut().eq_standin = true;
         let fw = Firmware::new(CoSimHal::new(hw.clone()), Config::default());
-        Node { hw, fw, polls: 0 }
+        Node {
+            hw,
+            fw,
+            polls: 0,
+            fw_running: true,
+        }
     }
 
     /// The host's BAR0 on this node.
@@ -100,7 +108,7 @@ impl World {
     /// clocked up to the leader, and the link carries frames up to that
     /// cycle.
     pub fn round(&mut self) {
-        for n in &mut self.nodes {
+        for n in self.nodes.iter_mut().filter(|n| n.fw_running) {
             n.fw.poll();
             n.polls += 1;
         }
