@@ -45,6 +45,8 @@ crate::impl_mac_tx_pins!(Core; get_raw_tx_data, get_raw_tx_keep, get_raw_tx_last
 // On the model itself (not `Core`): the macro's `eval` must resolve to the
 // model's inherent method, not recurse into the trait's.
 crate::impl_dma_pins!(Model);
+// The MAC TX port (the TX engine's frames and fast-path ACKs), on the model.
+crate::impl_mac_tx_pins!(Model);
 
 /// Host memory of a node: where its allocator starts and ends.
 pub const HOST_MEM_BASE: u64 = 0x1_0000_0000;
@@ -59,8 +61,12 @@ pub struct FwNode {
     /// Frames fed into `mac_rx_*`, one beat per clock.
     pub mac_rx: MacRxPort,
     raw_tx: MacTxPort,
-    /// Frames the firmware sent (`TX_SEND` → `raw_tx_*`).
+    mac_tx: MacTxPort,
+    /// Frames the node sent: the firmware's (`TX_SEND` → `raw_tx_*`) and the
+    /// TX path's (`mac_tx_*`: ACKs, RDMA traffic), in the order they ended.
     pub tx_frames: VecDeque<Vec<u8>>,
+    /// How many of [`FwNode::tx_frames`] came from `mac_tx_*`.
+    pub mac_tx_frames: u64,
     /// Event records the firmware pushed (`EVENT_PUSH` → `ev_*`).
     pub events: VecDeque<[u8; EVENT_SIZE]>,
     /// QP numbers of `FLUSH_QP` strobes.
@@ -108,6 +114,8 @@ impl FwNode {
             core,
             mac_rx: MacRxPort::new(4),
             raw_tx: MacTxPort::new(),
+            mac_tx: MacTxPort::new(),
+            mac_tx_frames: 0,
             tx_frames: VecDeque::new(),
             events: VecDeque::new(),
             flushes: Vec::new(),
@@ -183,6 +191,7 @@ impl FwNode {
     pub fn tick(&mut self) {
         self.mac_rx.drive(&mut self.core);
         self.raw_tx.drive_ready(&mut self.core, true);
+        self.mac_tx.drive_ready(&mut self.core.0, true);
         self.dma.drive(&mut self.core.0, &mut self.mem);
         let ev = self.core.get_ev_valid() != 0 && (!self.eq_standin || self.eq_room());
         self.core.set_ev_pop(ev as u64);
@@ -207,6 +216,10 @@ impl FwNode {
         self.dma.sample(&self.core.0, &mut self.mem);
         if let Some(f) = self.raw_tx.sample(&self.core) {
             self.tx_frames.push_back(f);
+        }
+        if let Some(f) = self.mac_tx.sample(&self.core.0) {
+            self.tx_frames.push_back(f);
+            self.mac_tx_frames += 1;
         }
         if ev {
             let mut e = [0u8; EVENT_SIZE];
