@@ -286,6 +286,19 @@ fn driver_verbs_on_rtl() {
         matches!(r, Err(Error::Refused(Opcode::ModifyQp, _))),
         "{r:?}"
     );
+    let _l = ctx.listen(4000, 1).unwrap();
+    let r = ctx.listen(4000, 1).err();
+    println!("listen twice on one port: {r:?}");
+    assert!(
+        matches!(r, Some(Error::Refused(Opcode::Listen, _))),
+        "{r:?}"
+    );
+    let r = ctx.reject(0x00FF_0042, b"no").err();
+    println!("reject of an unknown connection: {r:?}");
+    assert!(
+        matches!(r, Some(Error::Refused(Opcode::Reject, _))),
+        "{r:?}"
+    );
     qp.modify(QpState::Error).unwrap();
     assert_eq!(qp.query().unwrap(), QpState::Error);
     let qctx = QpContext::parse(&read_table(bus, TableId::Qp, qp.qpn())).unwrap();

@@ -150,7 +150,13 @@ fn tshark(path: &PathBuf) {
 fn connect_accept_disconnect() {
     let (world, pcap) = pair("fw_two_node_connect.pcap");
     let a = Context::open_with(SimBus::new(world.clone(), 0), driver_options()).unwrap();
-    let b = Context::open_with(SimBus::new(world.clone(), 1), driver_options()).unwrap();
+    // B's event queue has 2 entries: its 3 events (request, established,
+    // closed) wrap it, so the stand-in's phase rule is exercised
+    let b_opts = rnic_driver::Options {
+        eq_entries: 2,
+        ..driver_options()
+    };
+    let b = Context::open_with(SimBus::new(world.clone(), 1), b_opts).unwrap();
     a.configure(&net(1, IP_A)).unwrap();
     b.configure(&net(2, IP_B)).unwrap();
     let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
@@ -251,6 +257,9 @@ fn connect_accept_disconnect() {
         "A's fast path is off after the close"
     );
     let c2 = world.borrow().cycle();
+    let written = world.borrow().nodes[1].hw.borrow().eq_written;
+    assert_eq!(written, 3, "B's events through a 2-entry queue");
+    assert_eq!(b.spurious_events(), 0);
     let secs = wall.elapsed().as_secs_f64();
     let rounds = world.borrow().rounds;
     println!(
