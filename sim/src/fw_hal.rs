@@ -22,6 +22,8 @@ use rnic_wire::abi::csr;
 use rnic_wire::abi::mailbox::{Event, MboxStatus, EVENT_SIZE};
 use verilator_sys::rnic_core::Model;
 
+use crate::dma::{DmaConfig, DmaServer};
+use crate::host_mem::HostMemory;
 use crate::mac_port::{MacRxPort, MacTxPort};
 
 /// The model, with the stream adapters' pin traits.
@@ -40,6 +42,15 @@ impl DerefMut for Core {
 crate::impl_mac_rx_pins!(Core);
 crate::impl_mac_tx_pins!(Core; get_raw_tx_data, get_raw_tx_keep, get_raw_tx_last,
     get_raw_tx_valid, set_raw_tx_ready);
+// On the model itself (not `Core`): the macro's `eval` must resolve to the
+// model's inherent method, not recurse into the trait's.
+crate::impl_dma_pins!(Model);
+// The MAC TX port (the TX engine's frames and fast-path ACKs), on the model.
+crate::impl_mac_tx_pins!(Model);
+
+/// Host memory of a node: where its allocator starts and ends.
+pub const HOST_MEM_BASE: u64 = 0x1_0000_0000;
+pub const HOST_MEM_LIMIT: u64 = 0x2_0000_0000;
 
 /// Polls of a busy bit before an access gives up (each poll is a clock).
 const BUSY_POLLS: u32 = 100_000;
@@ -50,12 +61,35 @@ pub struct FwNode {
     /// Frames fed into `mac_rx_*`, one beat per clock.
     pub mac_rx: MacRxPort,
     raw_tx: MacTxPort,
-    /// Frames the firmware sent (`TX_SEND` → `raw_tx_*`).
+    mac_tx: MacTxPort,
+    /// Frames the node sent: the firmware's (`TX_SEND` → `raw_tx_*`) and the
+    /// TX path's (`mac_tx_*`: ACKs, RDMA traffic), in the order they ended.
     pub tx_frames: VecDeque<Vec<u8>>,
+    /// How many of [`FwNode::tx_frames`] came from `mac_tx_*`.
+    pub mac_tx_frames: u64,
     /// Event records the firmware pushed (`EVENT_PUSH` → `ev_*`).
     pub events: VecDeque<[u8; EVENT_SIZE]>,
     /// QP numbers of `FLUSH_QP` strobes.
     pub flushes: Vec<u32>,
+    /// Placement records (`placed_*`: STag, tagged offset, length), popped
+    /// every clock.
+    pub placed: Vec<(u32, u64, u16)>,
+    /// Terminate requests (`term_*`: cause, connection), popped every clock.
+    pub terms: Vec<(u16, u32)>,
+    /// The host's memory, served to the core's DMA ports by [`FwNode::dma`].
+    pub mem: HostMemory,
+    /// The DMA server (`dma_wr_*`, `dma_rd_*`), stepped every clock.
+    pub dma: DmaServer,
+    /// SIMULATOR STAND-IN for a missing RTL function (see
+    /// [`FwNode::eq_standin`]): when set, `ev_data` records are written into
+    /// the host's event queue instead of [`FwNode::events`].
+    pub eq_standin: bool,
+    /// Stand-in's producer index (free-running; reset when `eq_entries` is 0).
+    pub eq_prod: u32,
+    /// Records the stand-in wrote into host memory.
+    pub eq_written: u64,
+    /// Records the stand-in dropped because `eq_base` was not DMA-able.
+    pub eq_dropped: u64,
     /// Firmware port accesses (reads, writes) and clocks spent in them.
     pub fw_reads: u64,
     pub fw_writes: u64,
@@ -80,9 +114,22 @@ impl FwNode {
             core,
             mac_rx: MacRxPort::new(4),
             raw_tx: MacTxPort::new(),
+            mac_tx: MacTxPort::new(),
+            mac_tx_frames: 0,
             tx_frames: VecDeque::new(),
             events: VecDeque::new(),
             flushes: Vec::new(),
+            placed: Vec::new(),
+            terms: Vec::new(),
+            mem: HostMemory::new(HOST_MEM_BASE, HOST_MEM_LIMIT),
+            dma: DmaServer::new(DmaConfig {
+                log: false,
+                ..DmaConfig::default()
+            }),
+            eq_standin: false,
+            eq_prod: 0,
+            eq_written: 0,
+            eq_dropped: 0,
             fw_reads: 0,
             fw_writes: 0,
             fw_cycles: 0,
@@ -94,22 +141,96 @@ impl FwNode {
         Rc::new(RefCell::new(FwNode::new()))
     }
 
-    /// One clock: MAC receive beat, raw TX and event sinks, then the edge.
+    /// Turns the RX ULP path on (`rx_ulp_en`): RDMA-mode payload is placed
+    /// by DMA into host memory; the untagged stream (`ut_*`) is drained.
+    pub fn set_ulp(&mut self, on: bool) {
+        self.core.set_rx_ulp_en(on as u64);
+        self.core.set_ut_ready(on as u64);
+    }
+
+    /// Whether the event-queue stand-in can take a record this clock: the
+    /// queue is on (`eq_entries` != 0) and not full (producer − consumer <
+    /// entries). Also resets the producer while the queue is off.
+    fn eq_room(&mut self) -> bool {
+        let entries = self.core.get_eq_entries() as u32;
+        if entries == 0 {
+            self.eq_prod = 0;
+            return false;
+        }
+        let cons = self.core.get_eq_consumer() as u32;
+        self.eq_prod.wrapping_sub(cons) < entries
+    }
+
+    /// SIMULATOR STAND-IN, not the device: the core does not yet write its
+    /// event records into the host's event queue by DMA (docs/rtl.md,
+    /// "Events"), so the simulator does what that writer will do: the record
+    /// goes to `eq_base + (prod mod entries) * EVENT_SIZE`, with the owner
+    /// octet's phase bit set to `(prod / entries)` even → 1 (the ABI's phase
+    /// rule, `rnic_wire::abi::mailbox::Event`), written last.
+    fn eq_write(&mut self, mut rec: [u8; EVENT_SIZE]) {
+        let entries = self.core.get_eq_entries() as u32;
+        let base = self.core.get_eq_base();
+        let slot = (self.eq_prod % entries) as u64;
+        let phase = (self.eq_prod / entries).is_multiple_of(2);
+        let addr = base.wrapping_add(slot * EVENT_SIZE as u64);
+        if !self.mem.dma_ok(addr, EVENT_SIZE as u64) {
+            self.eq_dropped += 1;
+            return;
+        }
+        let own = EVENT_SIZE - 1;
+        rec[own] = (rec[own] & !1) | phase as u8;
+        self.mem.write(addr, &rec[..own]).expect("checked range");
+        self.mem
+            .write(addr + own as u64, &rec[own..])
+            .expect("checked range");
+        self.eq_prod = self.eq_prod.wrapping_add(1);
+        self.eq_written += 1;
+    }
+
+    /// One clock: MAC receive beat, raw TX, DMA and event sinks, then the edge.
     pub fn tick(&mut self) {
         self.mac_rx.drive(&mut self.core);
         self.raw_tx.drive_ready(&mut self.core, true);
-        let ev = self.core.get_ev_valid() != 0;
+        self.mac_tx.drive_ready(&mut self.core.0, true);
+        self.dma.drive(&mut self.core.0, &mut self.mem);
+        let ev = self.core.get_ev_valid() != 0 && (!self.eq_standin || self.eq_room());
         self.core.set_ev_pop(ev as u64);
+        let pv = self.core.get_placed_valid() != 0;
+        let tv = self.core.get_term_valid() != 0;
+        self.core.set_placed_pop(pv as u64);
+        self.core.set_term_pop(tv as u64);
+        if pv {
+            self.placed.push((
+                self.core.get_placed_stag() as u32,
+                self.core.get_placed_to(),
+                self.core.get_placed_len() as u16,
+            ));
+        }
+        if tv {
+            self.terms.push((
+                self.core.get_term_cause() as u16,
+                self.core.get_term_conn() as u32,
+            ));
+        }
         self.core.eval();
+        self.dma.sample(&self.core.0, &mut self.mem);
         if let Some(f) = self.raw_tx.sample(&self.core) {
             self.tx_frames.push_back(f);
+        }
+        if let Some(f) = self.mac_tx.sample(&self.core.0) {
+            self.tx_frames.push_back(f);
+            self.mac_tx_frames += 1;
         }
         if ev {
             let mut e = [0u8; EVENT_SIZE];
             for (i, w) in self.core.get_ev_data().iter().enumerate() {
                 e[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
             }
-            self.events.push_back(e);
+            if self.eq_standin {
+                self.eq_write(e);
+            } else {
+                self.events.push_back(e);
+            }
         }
         if self.core.get_flush_valid() != 0 {
             self.flushes.push(self.core.get_flush_qpn() as u32);

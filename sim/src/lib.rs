@@ -10,6 +10,8 @@
 //! * [`link`]: a link between two MAC ports (delay, rate, seeded faults, pcap);
 //! * [`external`]: a MAC port carried over a socket (QEMU stream framing);
 //! * [`fw_hal`]: the firmware's `Hal` over the model's firmware port, and BAR0 access;
+//! * [`node`]: a node (model + memory + DMA + firmware) and the world of one or two;
+//! * [`sim_bus`]: the driver's `Bus` over a node;
 //! * [`sched`]: the single-threaded cycle scheduler over [`sched::Node`]s;
 //! * [`rng`]: the seeded generator behind every random choice;
 //! * [`pcap`]: pcap files of frames;
@@ -22,7 +24,9 @@ pub mod host_mem;
 pub mod link;
 pub mod mac_port;
 pub mod model_run;
+pub mod node;
 pub mod pcap;
 pub mod rng;
 pub mod sched;
+pub mod sim_bus;
 pub mod stream;

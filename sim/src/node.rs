@@ -1,0 +1,142 @@
+//! Nodes and the world they live in: each [`Node`] is a Verilated
+//! `rnic_core` ([`FwNode`], with its host memory and DMA server) and its own
+//! real firmware (`rnic_fw::Firmware` over [`CoSimHal`]); a [`World`] holds
+//! one or two nodes and, for two, the [`Link`] between their MACs.
+//!
+//! Time: the firmware's register accesses clock only its own node, so the
+//! nodes' clocks drift apart within a [`World::round`]; at the end of each
+//! round the lagging nodes are clocked idle up to the leader, and the link is
+//! stepped to the same cycle. Frames a node's firmware sends (`raw_tx_*`)
+//! enter the link at the round's end and are fed into the peer's `mac_rx_*`
+//! when they arrive; the timing is exact to a round (one firmware poll).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rnic_fw::fw::{Config, Firmware};
+
+use crate::fw_hal::{CoSimHal, FwNode, HostCsr};
+use crate::link::{Link, Side};
+
+/// The firmware type of a node.
+pub type NodeFw = Firmware<CoSimHal>;
+
+/// One device: model + host memory + DMA server + firmware.
+pub struct Node {
+    pub hw: Rc<RefCell<FwNode>>,
+    pub fw: NodeFw,
+    /// Firmware polls run so far.
+    pub polls: u64,
+    /// Whether [`World::round`] polls this node's firmware (a test can stop
+    /// it to see the driver's mailbox timeout).
+    pub fw_running: bool,
+}
+
+impl Node {
+    /// A reset model with the event-queue stand-in on, and its firmware
+    /// started.
+    pub fn new() -> Self {
+        let hw = FwNode::shared();
+        hw.borrow_mut().eq_standin = true;
+        let fw = Firmware::new(CoSimHal::new(hw.clone()), Config::default());
+        Node {
+            hw,
+            fw,
+            polls: 0,
+            fw_running: true,
+        }
+    }
+
+    /// The host's BAR0 on this node.
+    pub fn host(&self) -> HostCsr {
+        HostCsr {
+            node: self.hw.clone(),
+        }
+    }
+
+    /// The model's clock.
+    pub fn cycle(&self) -> u64 {
+        self.hw.borrow().core.cycle()
+    }
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One or two nodes and the link between them.
+pub struct World {
+    pub nodes: Vec<Node>,
+    pub link: Option<Link>,
+    /// Rounds run.
+    pub rounds: u64,
+}
+
+impl World {
+    /// One node, no link.
+    pub fn single() -> Self {
+        World {
+            nodes: vec![Node::new()],
+            link: None,
+            rounds: 0,
+        }
+    }
+
+    /// Two nodes (index 0 = link side A, 1 = side B) joined by `link`.
+    pub fn pair(link: Link) -> Self {
+        World {
+            nodes: vec![Node::new(), Node::new()],
+            link: Some(link),
+            rounds: 0,
+        }
+    }
+
+    /// A shared handle (what [`crate::sim_bus::SimBus`] holds).
+    pub fn shared(self) -> Rc<RefCell<World>> {
+        Rc::new(RefCell::new(self))
+    }
+
+    /// The leading node's clock.
+    pub fn cycle(&self) -> u64 {
+        self.nodes.iter().map(Node::cycle).max().unwrap_or(0)
+    }
+
+    /// One round: every node's firmware polls once (its register accesses
+    /// clock its model), at least one clock passes, the lagging nodes are
+    /// clocked up to the leader, and the link carries frames up to that
+    /// cycle.
+    pub fn round(&mut self) {
+        for n in self.nodes.iter_mut().filter(|n| n.fw_running) {
+            n.fw.poll();
+            n.polls += 1;
+        }
+        self.nodes[0].hw.borrow_mut().tick();
+        let t = self.cycle();
+        for n in &self.nodes {
+            let mut hw = n.hw.borrow_mut();
+            while hw.core.cycle() < t {
+                hw.tick();
+            }
+        }
+        if let Some(link) = &mut self.link {
+            for (n, side) in self.nodes.iter().zip([Side::A, Side::B]) {
+                let mut hw = n.hw.borrow_mut();
+                while let Some(f) = hw.tx_frames.pop_front() {
+                    link.send(side, f);
+                }
+            }
+            while link.cycle() < t {
+                link.step();
+            }
+            for (n, side) in self.nodes.iter().zip([Side::A, Side::B]) {
+                let mut hw = n.hw.borrow_mut();
+                while let Some(f) = link.recv(side) {
+                    hw.mac_rx.push(f.data, f.fcs_bad);
+                }
+            }
+        }
+        self.rounds += 1;
+    }
+}
