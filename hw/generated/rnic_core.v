@@ -872,6 +872,34 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] tq_msn_rreq$d;
     wire  [31:0] tq_msn_rreq$q;
     reg  tq_msn_rreq$clock;
+    reg  [5:0] tx_msn$read_address;
+    reg  tx_msn$read_clock;
+    wire  [63:0] tx_msn$read_data;
+    reg  [5:0] tx_msn$write_address;
+    reg  tx_msn$write_clock;
+    reg  [63:0] tx_msn$write_data;
+    reg  tx_msn$write_enable;
+    reg  tc_v$d;
+    wire  tc_v$q;
+    reg  tc_v$clock;
+    reg  [5:0] tc_qp$d;
+    wire  [5:0] tc_qp$q;
+    reg  tc_qp$clock;
+    reg  [31:0] tc_seq$d;
+    wire  [31:0] tc_seq$q;
+    reg  tc_seq$clock;
+    reg  [31:0] tc_ref$d;
+    wire  [31:0] tc_ref$q;
+    reg  tc_ref$clock;
+    reg  [15:0] tc_mulpdu$d;
+    wire  [15:0] tc_mulpdu$q;
+    reg  tc_mulpdu$clock;
+    reg  tc_mk$d;
+    wire  tc_mk$q;
+    reg  tc_mk$clock;
+    reg  tc_crc$d;
+    wire  tc_crc$q;
+    reg  tc_crc$clock;
     reg  [1:0] tx_dw$d;
     wire  [1:0] tx_dw$q;
     reg  tx_dw$clock;
@@ -997,7 +1025,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  fw_port$tw_valid;
     wire  [7:0] fw_port$tw_table;
     wire  [23:0] fw_port$tw_index;
-    // Unused on purpose: the core decodes only the context fields its tables keep: snd_wscale, mss, snd_wnd and qpn of a connection, and the QP's flags, rtr, CQ numbers, RQ ring, ird/ord, RX MSNs and term_cause are not used by the RTL yet.
+    // Unused on purpose: the core decodes only the context fields its tables keep: snd_wscale, mss, snd_wnd and the upper qpn bits of a connection, and the QP's flags, rtr, CQ numbers, RQ ring, ird/ord, RX MSNs and term_cause are not used by the RTL yet.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [511:0] fw_port$tw_data;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -1063,6 +1091,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  sq_start;
     reg  pay_ready;
     reg  ddp_term_sel;
+    reg  tc_go;
     reg  [1:0] mx_sel;
     reg  [3:0] tx_wsc;
     reg  [31:0] tx_wnd;
@@ -1782,6 +1811,50 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .q(tq_msn_rreq$q),
         .clock(tq_msn_rreq$clock)
     );
+    rnic_core$tx_msn tx_msn(
+        .read_address(tx_msn$read_address),
+        .read_clock(tx_msn$read_clock),
+        .read_data(tx_msn$read_data),
+        .write_address(tx_msn$write_address),
+        .write_clock(tx_msn$write_clock),
+        .write_data(tx_msn$write_data),
+        .write_enable(tx_msn$write_enable)
+    );
+    rnic_core$tc_v tc_v(
+        .d(tc_v$d),
+        .q(tc_v$q),
+        .clock(tc_v$clock)
+    );
+    rnic_core$tc_qp tc_qp(
+        .d(tc_qp$d),
+        .q(tc_qp$q),
+        .clock(tc_qp$clock)
+    );
+    rnic_core$tc_seq tc_seq(
+        .d(tc_seq$d),
+        .q(tc_seq$q),
+        .clock(tc_seq$clock)
+    );
+    rnic_core$tc_ref tc_ref(
+        .d(tc_ref$d),
+        .q(tc_ref$q),
+        .clock(tc_ref$clock)
+    );
+    rnic_core$tc_mulpdu tc_mulpdu(
+        .d(tc_mulpdu$d),
+        .q(tc_mulpdu$q),
+        .clock(tc_mulpdu$clock)
+    );
+    rnic_core$tc_mk tc_mk(
+        .d(tc_mk$d),
+        .q(tc_mk$q),
+        .clock(tc_mk$clock)
+    );
+    rnic_core$tc_crc tc_crc(
+        .d(tc_crc$d),
+        .q(tc_crc$q),
+        .clock(tc_crc$clock)
+    );
     rnic_core$tx_dw tx_dw(
         .d(tx_dw$d),
         .q(tx_dw$q),
@@ -2029,6 +2102,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mx_seqlo$clock = clock;
         fx_lock$clock = clock;
         fx_port$clock = clock;
+        tc_v$clock = clock;
+        tc_qp$clock = clock;
+        tc_seq$clock = clock;
+        tc_ref$clock = clock;
+        tc_mulpdu$clock = clock;
+        tc_mk$clock = clock;
+        tc_crc$clock = clock;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
         sq_seq$d = sq_seq$q;
@@ -2047,6 +2127,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mx_seqlo$d = mx_seqlo$q;
         fx_lock$d = fx_lock$q;
         fx_port$d = fx_port$q;
+        tc_v$d = tc_v$q;
+        tc_qp$d = tc_qp$q;
+        tc_seq$d = tc_seq$q;
+        tc_ref$d = tc_ref$q;
+        tc_mulpdu$d = tc_mulpdu$q;
+        tc_mk$d = tc_mk$q;
+        tc_crc$d = tc_crc$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -2565,6 +2652,31 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_seg$cfg_crc_en = tx_cfg$read_data[32'h51];
         tx_seg$cfg_msn_send = tq_msn_send$q;
         tx_seg$cfg_msn_rreq = tq_msn_rreq$q;
+        tx_msn$read_clock = clock;
+        tx_msn$write_clock = clock;
+        tx_msn$write_enable = wqe_fetch$cfg_valid;
+        tx_msn$write_address = ew_qp_qpn[(32'h0)+:(6)];
+        tx_msn$write_data = {{32{1'b0}}, ew_qp_tx_send_msn} | ({{32{1'b0}}, ew_qp_tx_read_msn} << 32'h20);
+        tc_go = fwc_conn & fwc_mpa & ~|fw_port$tw_data[(32'h1e6)+:(26)];
+        tx_msn$read_address = fw_port$tw_data[(32'h1e0)+:(6)];
+        tc_v$d = tc_go;
+        tc_qp$d = fw_port$tw_data[(32'h1e0)+:(6)];
+        tc_seq$d = ew_ct_snd_nxt;
+        tc_ref$d = ew_ct_tx_marker_ref;
+        tc_mulpdu$d = ew_ct_mulpdu;
+        tc_mk$d = ew_ct_mpa[32'h2];
+        tc_crc$d = ew_ct_mpa[32'h0];
+        if (tc_v$q & ~tq_v$q) begin
+            tx_seg$cfg_valid = 1'b1;
+            tx_seg$cfg_qp = tc_qp$q;
+            tx_seg$cfg_seq = tc_seq$q;
+            tx_seg$cfg_seq_start = tc_ref$q;
+            tx_seg$cfg_mulpdu = tc_mulpdu$q;
+            tx_seg$cfg_mk_en = tc_mk$q;
+            tx_seg$cfg_crc_en = tc_crc$q;
+            tx_seg$cfg_msn_send = tx_msn$read_data[(32'h0)+:(32)];
+            tx_seg$cfg_msn_rreq = tx_msn$read_data[(32'h20)+:(32)];
+        end
         tx_cfg$write_enable = ew_ct_valid;
         tx_cfg$write_address = ew_ct_idx;
         tx_cfg$write_data = {ew_ct_mpa[(32'h0)+:(1)], ew_ct_mpa[(32'h2)+:(1)], ew_ct_mulpdu, ew_ct_tx_marker_ref, ew_ct_snd_nxt};
@@ -2827,6 +2939,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             mx_prev$d = 2'h0;
             mx_beat$d = 8'h0;
             fx_lock$d = 1'b0;
+            tc_v$d = 1'b0;
         end
     end
 
@@ -18453,6 +18566,139 @@ module rnic_core$sq_state(d,q,clock);
 endmodule // rnic_core$sq_state
 
 
+module rnic_core$tc_crc(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tc_crc
+
+
+module rnic_core$tc_mk(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tc_mk
+
+
+module rnic_core$tc_mulpdu(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tc_mulpdu
+
+
+module rnic_core$tc_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tc_qp
+
+
+module rnic_core$tc_ref(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tc_ref
+
+
+module rnic_core$tc_seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tc_seq
+
+
+module rnic_core$tc_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tc_v
+
+
 module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr);
 
     // Module arguments
@@ -24562,6 +24808,35 @@ module rnic_core$tx_framer$rfifo$wr_ptr_d(d,q,clock);
     end
 
 endmodule // rnic_core$tx_framer$rfifo$wr_ptr_d
+
+
+module rnic_core$tx_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[63:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_msn
 
 
 module rnic_core$tx_qpconn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

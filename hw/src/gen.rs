@@ -307,8 +307,8 @@ const UNUSED_OK: &[Unused] = &[
         "fw_port$tw_data",
         512,
         "the core decodes only the context fields its tables keep: snd_wscale, mss, \
-         snd_wnd and qpn of a connection, and the QP's flags, rtr, CQ numbers, RQ ring, \
-         ird/ord, RX MSNs and term_cause are not used by the RTL yet",
+         snd_wnd and the upper qpn bits of a connection, and the QP's flags, rtr, CQ \
+         numbers, RQ ring, ird/ord, RX MSNs and term_cause are not used by the RTL yet",
     ),
     // The board top.
     unused(BOARD_TOP, "core$rx_pay_crc", 32, NO_PAY_CRC),

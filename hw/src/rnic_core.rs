@@ -382,6 +382,21 @@ pub struct RnicCore {
     tq_qp: DFF<Bits<6>>,
     tq_msn_send: DFF<Bits<32>>,
     tq_msn_rreq: DFF<Bits<32>>,
+    /// Per TX QP: the MSNs of its last QP write {read[63:32], send[31:0]}.
+    tx_msn: RAM<Bits<64>, 6>,
+    /// A firmware connection write entering RDMA mode, bound to QP
+    /// `ConnContext.qpn` < 64: TxSeg's stream state of that QP is loaded
+    /// again one clock later from the connection's fields (`tc_*`) and the
+    /// QP's MSNs (`tx_msn`), so the firmware's order "QP first, then the
+    /// connection" works as well as the other.
+    tc_go: Signal<Local, Bit>,
+    tc_v: DFF<Bit>,
+    tc_qp: DFF<Bits<6>>,
+    tc_seq: DFF<Bits<32>>,
+    tc_ref: DFF<Bits<32>>,
+    tc_mulpdu: DFF<Bits<16>>,
+    tc_mk: DFF<Bit>,
+    tc_crc: DFF<Bit>,
     /// Clocks the descriptor on offer has been looked up (0..=2).
     tx_dw: DFF<Bits<2>>,
     /// MAC TX merge: `mx_lock` holds source `mx_own` until its last beat
@@ -495,7 +510,14 @@ impl Logic for RnicCore {
             mx_seqhi,
             mx_seqlo,
             fx_lock,
-            fx_port
+            fx_port,
+            tc_v,
+            tc_qp,
+            tc_seq,
+            tc_ref,
+            tc_mulpdu,
+            tc_mk,
+            tc_crc
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -1138,6 +1160,39 @@ impl Logic for RnicCore {
         self.tx_seg.cfg_crc_en.next = self.tx_cfg.read_data.val().get_bit(81);
         self.tx_seg.cfg_msn_send.next = self.tq_msn_send.q.val();
         self.tx_seg.cfg_msn_rreq.next = self.tq_msn_rreq.q.val();
+        // The QP's MSNs, for a later connection write entering RDMA mode.
+        self.tx_msn.read_clock.next = self.clock.val();
+        self.tx_msn.write_clock.next = self.clock.val();
+        self.tx_msn.write_enable.next = self.wqe_fetch.cfg_valid.val();
+        self.tx_msn.write_address.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.tx_msn.write_data.next = bit_cast::<64, 32>(self.ew_qp_tx_send_msn.val())
+            | (bit_cast::<64, 32>(self.ew_qp_tx_read_msn.val()) << 32);
+        // Connection write entering RDMA mode (firmware), QP = octets 60..64
+        // of the ConnContext when < 64: reload that QP's stream state
+        // (SeqStart = tx_marker_ref, RFC 5044 §4.3) one clock later, unless
+        // a QP write's load is in that clock (it wins; it read tx_cfg).
+        self.tc_go.next = self.fwc_conn.val()
+            & self.fwc_mpa.val()
+            & !self.fw_port.tw_data.val().get_bits::<26>(486).any();
+        self.tx_msn.read_address.next = self.fw_port.tw_data.val().get_bits::<6>(480);
+        self.tc_v.d.next = self.tc_go.val();
+        self.tc_qp.d.next = self.fw_port.tw_data.val().get_bits::<6>(480);
+        self.tc_seq.d.next = self.ew_ct_snd_nxt.val();
+        self.tc_ref.d.next = self.ew_ct_tx_marker_ref.val();
+        self.tc_mulpdu.d.next = self.ew_ct_mulpdu.val();
+        self.tc_mk.d.next = self.ew_ct_mpa.val().get_bit(2);
+        self.tc_crc.d.next = self.ew_ct_mpa.val().get_bit(0);
+        if self.tc_v.q.val() & !self.tq_v.q.val() {
+            self.tx_seg.cfg_valid.next = true;
+            self.tx_seg.cfg_qp.next = self.tc_qp.q.val();
+            self.tx_seg.cfg_seq.next = self.tc_seq.q.val();
+            self.tx_seg.cfg_seq_start.next = self.tc_ref.q.val();
+            self.tx_seg.cfg_mulpdu.next = self.tc_mulpdu.q.val();
+            self.tx_seg.cfg_mk_en.next = self.tc_mk.q.val();
+            self.tx_seg.cfg_crc_en.next = self.tc_crc.q.val();
+            self.tx_seg.cfg_msn_send.next = self.tx_msn.read_data.val().get_bits::<32>(0);
+            self.tx_seg.cfg_msn_rreq.next = self.tx_msn.read_data.val().get_bits::<32>(32);
+        }
 
         // Connection write (TX part). mpa_flags bit 0 MPA_CRC_TX, bit 2
         // MPA_MARKERS_TX. The window field is rcv_wnd >> rcv_wscale (at most
@@ -1459,6 +1514,7 @@ impl Logic for RnicCore {
             self.mx_prev.d.next = 0.into();
             self.mx_beat.d.next = 0.into();
             self.fx_lock.d.next = false;
+            self.tc_v.d.next = false;
         }
     }
 }

@@ -175,9 +175,19 @@ impl Rig {
         }
     }
 
-    /// The firmware writes connection `conn` and then QP `qpn` bound to it
-    /// (the connection first: the QP write reads the connection's TX fields).
-    fn program(&mut self, qpn: u32, conn: u32, mpa: MpaSettings, emss: u16, log2: u32) {
+    /// The firmware writes connection `conn` and QP `qpn` bound to it: the
+    /// connection first (the QP write reads its TX fields), or with
+    /// `qp_first` the firmware's own order (the connection's write entering
+    /// RDMA mode then reloads the QP's stream state).
+    fn program(
+        &mut self,
+        qpn: u32,
+        conn: u32,
+        mpa: MpaSettings,
+        emss: u16,
+        log2: u32,
+        qp_first: bool,
+    ) {
         self.qpn = qpn;
         self.log2 = log2;
         self.local.port = 5000 + qpn as u16;
@@ -213,7 +223,18 @@ impl Rig {
             rx_marker_ref: self.rng.next_u32(),
             qpn,
         };
-        self.hal.write_conn(conn, &c).expect("connection write");
+        if !qp_first {
+            self.hal.write_conn(conn, &c).expect("connection write");
+        } else {
+            // as the firmware does: the connection in Firmware mode during
+            // the handshake (other sequence numbers), the QP, then RDMA mode
+            let mut f = c;
+            f.mode = ConnMode::Firmware;
+            f.mpa_flags = 0;
+            f.snd_nxt = self.rng.next_u32();
+            f.tx_marker_ref = self.rng.next_u32();
+            self.hal.write_conn(conn, &f).expect("connection write");
+        }
         self.ring = self.mem.alloc_dma((WQE_SIZE as u64) << log2, 4096).unwrap();
         let q = QpContext {
             state: QpState::Rts,
@@ -236,6 +257,9 @@ impl Rig {
             term_cause: 0,
         };
         self.hal.write_qp(qpn, &q).expect("QP write");
+        if qp_first {
+            self.hal.write_conn(conn, &c).expect("connection write");
+        }
         self.prod = 0;
     }
 
@@ -458,7 +482,7 @@ fn firmware_programmed_qp_sends_txstream_frames() {
             seq_start,
         };
         let (qpn, conn) = (3 + i as u32 * 20, 17 + i as u32 * 20);
-        r.program(qpn, conn, mpa, emss, 4);
+        r.program(qpn, conn, mpa, emss, 4, i == 1);
         r.ready_p = 0.8;
         let mut total = 0;
         for round in 0..3 {
@@ -503,7 +527,7 @@ fn firmware_programmed_qp_sends_txstream_frames() {
 #[test]
 fn other_doorbell_offsets_do_not_send() {
     let mut r = Rig::new(7);
-    r.program(5, 9, MPA_DEFAULT, 1460, 3);
+    r.program(5, 9, MPA_DEFAULT, 1460, 3, false);
     let data = r.rng.bytes(300);
     r.post(
         &Message::Send {
@@ -573,7 +597,7 @@ fn other_doorbell_offsets_do_not_send() {
 fn firmware_frames_between_data_frames() {
     let t0 = std::time::Instant::now();
     let mut r = Rig::new(99);
-    r.program(1, 2, MPA_DEFAULT, 1460, 4);
+    r.program(1, 2, MPA_DEFAULT, 1460, 4, true);
     // latency: BAR0 SQ doorbell write → first mac_tx beat, a 64-octet Write
     let data = r.rng.bytes(64);
     r.post(
