@@ -668,6 +668,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$flush_qpn;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  core$fw_raw_to_mac;
     reg  rx0$rxc;
     reg  [3:0] rx0$rxd;
     reg  rx0$rx_ctl;
@@ -1053,7 +1054,8 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .eq_entries(core$eq_entries),
         .eq_consumer(core$eq_consumer),
         .flush_valid(core$flush_valid),
-        .flush_qpn(core$flush_qpn)
+        .flush_qpn(core$flush_qpn),
+        .fw_raw_to_mac(core$fw_raw_to_mac)
     );
     rnic_versa5g$rx0 rx0(
         .rxc(rx0$rxc),
@@ -1278,6 +1280,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$fw_wdata = 32'h0;
         core$raw_tx_ready = 1'b0;
         core$ev_pop = 1'b0;
+        core$fw_raw_to_mac = 1'b1;
         core$db_wr_valid = 1'b0;
         core$db_wr_qpn = 10'h0;
         core$db_wr_value = 32'h0;
@@ -1611,7 +1614,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac);
 
     // Module arguments
     input wire  clock;
@@ -1829,6 +1832,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] eq_consumer;
     output reg  flush_valid;
     output reg  [31:0] flush_qpn;
+    input wire  fw_raw_to_mac;
 
     // Stub signals
     reg  rx_check$clock;
@@ -2472,6 +2476,34 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] tq_msn_rreq$d;
     wire  [31:0] tq_msn_rreq$q;
     reg  tq_msn_rreq$clock;
+    reg  [5:0] tx_msn$read_address;
+    reg  tx_msn$read_clock;
+    wire  [63:0] tx_msn$read_data;
+    reg  [5:0] tx_msn$write_address;
+    reg  tx_msn$write_clock;
+    reg  [63:0] tx_msn$write_data;
+    reg  tx_msn$write_enable;
+    reg  tc_v$d;
+    wire  tc_v$q;
+    reg  tc_v$clock;
+    reg  [5:0] tc_qp$d;
+    wire  [5:0] tc_qp$q;
+    reg  tc_qp$clock;
+    reg  [31:0] tc_seq$d;
+    wire  [31:0] tc_seq$q;
+    reg  tc_seq$clock;
+    reg  [31:0] tc_ref$d;
+    wire  [31:0] tc_ref$q;
+    reg  tc_ref$clock;
+    reg  [15:0] tc_mulpdu$d;
+    wire  [15:0] tc_mulpdu$q;
+    reg  tc_mulpdu$clock;
+    reg  tc_mk$d;
+    wire  tc_mk$q;
+    reg  tc_mk$clock;
+    reg  tc_crc$d;
+    wire  tc_crc$q;
+    reg  tc_crc$clock;
     reg  [1:0] tx_dw$d;
     wire  [1:0] tx_dw$q;
     reg  tx_dw$clock;
@@ -2597,7 +2629,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  fw_port$tw_valid;
     wire  [7:0] fw_port$tw_table;
     wire  [23:0] fw_port$tw_index;
-    // Unused on purpose: the RX tables keep only part of a connection context: snd_wnd (octets 44..48), tx_marker_ref (52..56) and qpn (60..64) are for the TX path's connection fields.
+    // Unused on purpose: the core decodes only the context fields its tables keep: snd_wscale, mss, snd_wnd and the upper qpn bits of a connection, and the QP's flags, rtr, CQ numbers, RQ ring, ird/ord, RX MSNs and term_cause are not used by the RTL yet.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [511:0] fw_port$tw_data;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -2649,6 +2681,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] fwc_up_una$d;
     wire  [31:0] fwc_up_una$q;
     reg  fwc_up_una$clock;
+    reg  fx_lock$d;
+    wire  fx_lock$q;
+    reg  fx_lock$clock;
+    reg  fx_port$d;
+    wire  fx_port$q;
+    reg  fx_port$clock;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -2657,6 +2695,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  sq_start;
     reg  pay_ready;
     reg  ddp_term_sel;
+    reg  tc_go;
     reg  [1:0] mx_sel;
     reg  [3:0] tx_wsc;
     reg  [31:0] tx_wnd;
@@ -2669,6 +2708,41 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  fwc_keep;
     reg  fwc_mpa;
     reg  fwq_v;
+    reg  ew_ct_valid;
+    reg  [7:0] ew_ct_idx;
+    reg  ew_ct_used;
+    reg  [31:0] ew_ct_local_ip;
+    reg  [31:0] ew_ct_peer_ip;
+    reg  [15:0] ew_ct_local_port;
+    reg  [15:0] ew_ct_peer_port;
+    reg  [1:0] ew_ct_mode;
+    reg  [3:0] ew_ct_mpa;
+    reg  [31:0] ew_ct_rcv_nxt;
+    reg  [31:0] ew_ct_rcv_wnd;
+    reg  [31:0] ew_ct_snd_una;
+    reg  [31:0] ew_ct_snd_nxt;
+    reg  [47:0] ew_ct_local_mac;
+    reg  [47:0] ew_ct_peer_mac;
+    reg  [15:0] ew_ct_mulpdu;
+    reg  [7:0] ew_ct_rcv_wscale;
+    reg  [31:0] ew_ct_tx_marker_ref;
+    reg  ew_qp_valid;
+    reg  ew_qp_rx;
+    reg  [7:0] ew_qp_idx;
+    reg  [31:0] ew_qp_qpn;
+    reg  [7:0] ew_qp_state;
+    reg  [31:0] ew_qp_pd;
+    reg  [63:0] ew_qp_sq_ring;
+    reg  [7:0] ew_qp_sq_log2;
+    reg  [31:0] ew_qp_conn;
+    reg  [31:0] ew_qp_tx_send_msn;
+    reg  [31:0] ew_qp_tx_read_msn;
+    reg  fm_port;
+    reg  fm_valid;
+    reg  fm_ready;
+    reg  [63:0] fm_data;
+    reg  [3:0] fm_keep;
+    reg  fm_last;
 
     // Sub module instances
     rnic_versa5g$core$rx_check rx_check(
@@ -3341,6 +3415,50 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(tq_msn_rreq$q),
         .clock(tq_msn_rreq$clock)
     );
+    rnic_versa5g$core$tx_msn tx_msn(
+        .read_address(tx_msn$read_address),
+        .read_clock(tx_msn$read_clock),
+        .read_data(tx_msn$read_data),
+        .write_address(tx_msn$write_address),
+        .write_clock(tx_msn$write_clock),
+        .write_data(tx_msn$write_data),
+        .write_enable(tx_msn$write_enable)
+    );
+    rnic_versa5g$core$tc_v tc_v(
+        .d(tc_v$d),
+        .q(tc_v$q),
+        .clock(tc_v$clock)
+    );
+    rnic_versa5g$core$tc_qp tc_qp(
+        .d(tc_qp$d),
+        .q(tc_qp$q),
+        .clock(tc_qp$clock)
+    );
+    rnic_versa5g$core$tc_seq tc_seq(
+        .d(tc_seq$d),
+        .q(tc_seq$q),
+        .clock(tc_seq$clock)
+    );
+    rnic_versa5g$core$tc_ref tc_ref(
+        .d(tc_ref$d),
+        .q(tc_ref$q),
+        .clock(tc_ref$clock)
+    );
+    rnic_versa5g$core$tc_mulpdu tc_mulpdu(
+        .d(tc_mulpdu$d),
+        .q(tc_mulpdu$q),
+        .clock(tc_mulpdu$clock)
+    );
+    rnic_versa5g$core$tc_mk tc_mk(
+        .d(tc_mk$d),
+        .q(tc_mk$q),
+        .clock(tc_mk$clock)
+    );
+    rnic_versa5g$core$tc_crc tc_crc(
+        .d(tc_crc$d),
+        .q(tc_crc$q),
+        .clock(tc_crc$clock)
+    );
     rnic_versa5g$core$tx_dw tx_dw(
         .d(tx_dw$d),
         .q(tx_dw$q),
@@ -3538,6 +3656,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(fwc_up_una$q),
         .clock(fwc_up_una$clock)
     );
+    rnic_versa5g$core$fx_lock fx_lock(
+        .d(fx_lock$d),
+        .q(fx_lock$q),
+        .clock(fx_lock$clock)
+    );
+    rnic_versa5g$core$fx_port fx_port(
+        .d(fx_port$d),
+        .q(fx_port$q),
+        .clock(fx_port$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -3576,6 +3704,15 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         mx_tlen$clock = clock;
         mx_seqhi$clock = clock;
         mx_seqlo$clock = clock;
+        fx_lock$clock = clock;
+        fx_port$clock = clock;
+        tc_v$clock = clock;
+        tc_qp$clock = clock;
+        tc_seq$clock = clock;
+        tc_ref$clock = clock;
+        tc_mulpdu$clock = clock;
+        tc_mk$clock = clock;
+        tc_crc$clock = clock;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
         sq_seq$d = sq_seq$q;
@@ -3592,6 +3729,15 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         mx_tlen$d = mx_tlen$q;
         mx_seqhi$d = mx_seqhi$q;
         mx_seqlo$d = mx_seqlo$q;
+        fx_lock$d = fx_lock$q;
+        fx_port$d = fx_port$q;
+        tc_v$d = tc_v$q;
+        tc_qp$d = tc_qp$q;
+        tc_seq$d = tc_seq$q;
+        tc_ref$d = tc_ref$q;
+        tc_mulpdu$d = tc_mulpdu$q;
+        tc_mk$d = tc_mk$q;
+        tc_crc$d = tc_crc$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -3657,19 +3803,93 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         conn_table$up_rcv_nxt = rx_split$up_rcv_nxt;
         conn_table$up_snd_una = rx_split$up_snd_una;
         rx_split$up_ready = conn_table$up_ready;
-        conn_table$wr_valid = ct_wr_valid;
-        conn_table$wr_idx = ct_wr_idx;
-        conn_table$wr_used = ct_wr_used;
-        conn_table$wr_local_ip = ct_wr_local_ip;
-        conn_table$wr_peer_ip = ct_wr_peer_ip;
-        conn_table$wr_local_port = ct_wr_local_port;
-        conn_table$wr_peer_port = ct_wr_peer_port;
-        conn_table$wr_mode = ct_wr_mode;
-        conn_table$wr_mpa = ct_wr_mpa;
-        conn_table$wr_rcv_nxt = ct_wr_rcv_nxt;
-        conn_table$wr_rcv_wnd = ct_wr_rcv_wnd;
-        conn_table$wr_snd_una = ct_wr_snd_una;
-        conn_table$wr_snd_nxt = ct_wr_snd_nxt;
+        ew_ct_valid = ct_wr_valid;
+        ew_ct_idx = ct_wr_idx;
+        ew_ct_used = ct_wr_used;
+        ew_ct_local_ip = ct_wr_local_ip;
+        ew_ct_peer_ip = ct_wr_peer_ip;
+        ew_ct_local_port = ct_wr_local_port;
+        ew_ct_peer_port = ct_wr_peer_port;
+        ew_ct_mode = ct_wr_mode;
+        ew_ct_mpa = ct_wr_mpa;
+        ew_ct_rcv_nxt = ct_wr_rcv_nxt;
+        ew_ct_rcv_wnd = ct_wr_rcv_wnd;
+        ew_ct_snd_una = ct_wr_snd_una;
+        ew_ct_snd_nxt = ct_wr_snd_nxt;
+        ew_ct_local_mac = ct_wr_local_mac;
+        ew_ct_peer_mac = ct_wr_peer_mac;
+        ew_ct_mulpdu = ct_wr_mulpdu;
+        ew_ct_rcv_wscale = ct_wr_rcv_wscale;
+        ew_ct_tx_marker_ref = ct_wr_tx_marker_ref;
+        fwc_conn = fw_port$tw_valid & (fw_port$tw_table == 8'h0);
+        fwc_keep = conn_table$rd_used & (conn_table$rd_mode == 2'h2) & (fw_port$tw_data[(32'h0)+:(8)] == 8'h2);
+        fwc_mpa = (fw_port$tw_data[(32'h0)+:(8)] == 8'h2) & ~fwc_keep;
+        if (fwc_conn) begin
+            ew_ct_valid = 1'b1;
+            ew_ct_idx = fw_port$tw_index[(32'h0)+:(8)];
+            ew_ct_used = fw_port$tw_data[(32'h0)+:(8)] != 8'h0;
+            ew_ct_mode = fw_port$tw_data[(32'h0)+:(2)];
+            ew_ct_mpa = fw_port$tw_data[(32'h8)+:(4)];
+            ew_ct_rcv_wscale = fw_port$tw_data[(32'h18)+:(8)];
+            ew_ct_local_ip = fw_port$tw_data[(32'h20)+:(32)];
+            ew_ct_peer_ip = fw_port$tw_data[(32'h40)+:(32)];
+            ew_ct_local_port = fw_port$tw_data[(32'h60)+:(16)];
+            ew_ct_peer_port = fw_port$tw_data[(32'h70)+:(16)];
+            ew_ct_local_mac = ({{40{1'b0}}, fw_port$tw_data[(32'h80)+:(8)]} << 32'h28) | ({{40{1'b0}}, fw_port$tw_data[(32'h88)+:(8)]} << 32'h20) | ({{40{1'b0}}, fw_port$tw_data[(32'h90)+:(8)]} << 32'h18) | ({{40{1'b0}}, fw_port$tw_data[(32'h98)+:(8)]} << 32'h10) | ({{40{1'b0}}, fw_port$tw_data[(32'ha0)+:(8)]} << 32'h8) | {{40{1'b0}}, fw_port$tw_data[(32'ha8)+:(8)]};
+            ew_ct_peer_mac = ({{40{1'b0}}, fw_port$tw_data[(32'hb0)+:(8)]} << 32'h28) | ({{40{1'b0}}, fw_port$tw_data[(32'hb8)+:(8)]} << 32'h20) | ({{40{1'b0}}, fw_port$tw_data[(32'hc0)+:(8)]} << 32'h18) | ({{40{1'b0}}, fw_port$tw_data[(32'hc8)+:(8)]} << 32'h10) | ({{40{1'b0}}, fw_port$tw_data[(32'hd0)+:(8)]} << 32'h8) | {{40{1'b0}}, fw_port$tw_data[(32'hd8)+:(8)]};
+            ew_ct_mulpdu = fw_port$tw_data[(32'hf0)+:(16)];
+            ew_ct_rcv_nxt = fw_port$tw_data[(32'h100)+:(32)];
+            ew_ct_snd_nxt = fw_port$tw_data[(32'h120)+:(32)];
+            ew_ct_snd_una = fw_port$tw_data[(32'h140)+:(32)];
+            ew_ct_rcv_wnd = fw_port$tw_data[(32'h180)+:(32)];
+            ew_ct_tx_marker_ref = fw_port$tw_data[(32'h1a0)+:(32)];
+            if (fwc_keep) begin
+                ew_ct_rcv_nxt = conn_table$rd_rcv_nxt;
+                ew_ct_snd_una = conn_table$rd_snd_una;
+                if (fwc_up_hit$q) begin
+                    ew_ct_rcv_nxt = fwc_up_rcv$q;
+                    ew_ct_snd_una = fwc_up_una$q;
+                end
+            end
+        end
+        ew_qp_valid = qp_wr_valid;
+        ew_qp_rx = qp_wr_valid;
+        ew_qp_idx = qp_wr_idx;
+        ew_qp_qpn = qp_wr_qpn;
+        ew_qp_state = qp_wr_state;
+        ew_qp_pd = qp_wr_pd;
+        ew_qp_sq_ring = qp_wr_sq_ring;
+        ew_qp_sq_log2 = qp_wr_sq_log2;
+        ew_qp_conn = qp_wr_conn;
+        ew_qp_tx_send_msn = qp_wr_tx_send_msn;
+        ew_qp_tx_read_msn = qp_wr_tx_read_msn;
+        fwq_v = fw_port$tw_valid & (fw_port$tw_table == 8'h1);
+        if (fwq_v) begin
+            ew_qp_valid = 1'b1;
+            ew_qp_rx = fw_port$tw_data[(32'h128)+:(24)] == 24'h0;
+            ew_qp_idx = fw_port$tw_data[(32'h120)+:(8)];
+            ew_qp_qpn = {{8{1'b0}}, fw_port$tw_index};
+            ew_qp_state = fw_port$tw_data[(32'h0)+:(8)];
+            ew_qp_pd = fw_port$tw_data[(32'h20)+:(32)];
+            ew_qp_sq_ring = fw_port$tw_data[(32'h80)+:(64)];
+            ew_qp_sq_log2 = fw_port$tw_data[(32'h18)+:(8)];
+            ew_qp_conn = fw_port$tw_data[(32'h120)+:(32)];
+            ew_qp_tx_send_msn = fw_port$tw_data[(32'h160)+:(32)];
+            ew_qp_tx_read_msn = fw_port$tw_data[(32'h180)+:(32)];
+        end
+        conn_table$wr_valid = ew_ct_valid;
+        conn_table$wr_idx = ew_ct_idx;
+        conn_table$wr_used = ew_ct_used;
+        conn_table$wr_local_ip = ew_ct_local_ip;
+        conn_table$wr_peer_ip = ew_ct_peer_ip;
+        conn_table$wr_local_port = ew_ct_local_port;
+        conn_table$wr_peer_port = ew_ct_peer_port;
+        conn_table$wr_mode = ew_ct_mode;
+        conn_table$wr_mpa = ew_ct_mpa;
+        conn_table$wr_rcv_nxt = ew_ct_rcv_nxt;
+        conn_table$wr_rcv_wnd = ew_ct_rcv_wnd;
+        conn_table$wr_snd_una = ew_ct_snd_una;
+        conn_table$wr_snd_nxt = ew_ct_snd_nxt;
         conn_table$rd_idx = ct_rd_idx;
         ct_rd_used = conn_table$rd_used;
         ct_rd_mode = conn_table$rd_mode;
@@ -3778,9 +3998,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fpdu_buf$in_length_bad = mpa_rx$out_length_bad;
         fpdu_buf$in_conn = sq_conn$q;
         qp_ram$read_address = fpdu_buf$out_conn;
-        qp_ram$write_address = qp_wr_idx;
-        qp_ram$write_enable = qp_wr_valid;
-        qp_ram$write_data = {{40{1'b0}}, qp_wr_qpn} | ({{64{1'b0}}, qp_wr_state} << 32'h20) | ({{40{1'b0}}, qp_wr_pd} << 32'h28);
+        qp_ram$write_address = ew_qp_idx;
+        qp_ram$write_enable = ew_qp_valid & ew_qp_rx;
+        qp_ram$write_data = {{40{1'b0}}, ew_qp_qpn} | ({{64{1'b0}}, ew_qp_state} << 32'h20) | ({{40{1'b0}}, ew_qp_pd} << 32'h28);
         fpdu_buf$in_qpn = qp_ram$read_data[(32'h0)+:(32)];
         ddp_rx$in_data = fpdu_buf$out_data;
         ddp_rx$in_keep = fpdu_buf$out_keep;
@@ -3950,42 +4170,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_up_hit$d = fw_port$ct_rd_sel & rx_split$up_valid & conn_table$up_ready & (rx_split$up_idx == fw_port$ct_rd_idx);
         fwc_up_rcv$d = rx_split$up_rcv_nxt;
         fwc_up_una$d = rx_split$up_snd_una;
-        fwc_conn = fw_port$tw_valid & (fw_port$tw_table == 8'h0);
-        fwc_keep = conn_table$rd_used & (conn_table$rd_mode == 2'h2) & (fw_port$tw_data[(32'h0)+:(8)] == 8'h2);
-        fwc_mpa = (fw_port$tw_data[(32'h0)+:(8)] == 8'h2) & ~fwc_keep;
-        if (fwc_conn) begin
-            conn_table$wr_valid = 1'b1;
-            conn_table$wr_idx = fw_port$tw_index[(32'h0)+:(8)];
-            conn_table$wr_used = fw_port$tw_data[(32'h0)+:(8)] != 8'h0;
-            conn_table$wr_mode = fw_port$tw_data[(32'h0)+:(2)];
-            conn_table$wr_mpa = fw_port$tw_data[(32'h8)+:(4)];
-            conn_table$wr_local_ip = fw_port$tw_data[(32'h20)+:(32)];
-            conn_table$wr_peer_ip = fw_port$tw_data[(32'h40)+:(32)];
-            conn_table$wr_local_port = fw_port$tw_data[(32'h60)+:(16)];
-            conn_table$wr_peer_port = fw_port$tw_data[(32'h70)+:(16)];
-            conn_table$wr_rcv_nxt = fw_port$tw_data[(32'h100)+:(32)];
-            conn_table$wr_snd_nxt = fw_port$tw_data[(32'h120)+:(32)];
-            conn_table$wr_snd_una = fw_port$tw_data[(32'h140)+:(32)];
-            conn_table$wr_rcv_wnd = fw_port$tw_data[(32'h180)+:(32)];
-            if (fwc_keep) begin
-                conn_table$wr_rcv_nxt = conn_table$rd_rcv_nxt;
-                conn_table$wr_snd_una = conn_table$rd_snd_una;
-                if (fwc_up_hit$q) begin
-                    conn_table$wr_rcv_nxt = fwc_up_rcv$q;
-                    conn_table$wr_snd_una = fwc_up_una$q;
-                end
-            end
-            if (fwc_mpa) begin
-                mpa_ram$write_enable = 1'b1;
-                mpa_ram$write_address = fw_port$tw_index[(32'h0)+:(8)];
-                mpa_ram$write_data = {{88{1'b0}}, mpa_init} | ({{88{1'b0}}, fw_port$tw_data[(32'h1c0)+:(32)]} << 32'h58);
-            end
-        end
-        fwq_v = fw_port$tw_valid & (fw_port$tw_table == 8'h1) & (fw_port$tw_data[(32'h128)+:(24)] == 24'h0);
-        if (fwq_v) begin
-            qp_ram$write_enable = 1'b1;
-            qp_ram$write_address = fw_port$tw_data[(32'h120)+:(8)];
-            qp_ram$write_data = {{48{1'b0}}, fw_port$tw_index} | ({{64{1'b0}}, fw_port$tw_data[(32'h0)+:(8)]} << 32'h20) | ({{40{1'b0}}, fw_port$tw_data[(32'h20)+:(32)]} << 32'h28);
+        if (fwc_conn & fwc_mpa) begin
+            mpa_ram$write_enable = 1'b1;
+            mpa_ram$write_address = fw_port$tw_index[(32'h0)+:(8)];
+            mpa_ram$write_data = {{88{1'b0}}, mpa_init} | ({{88{1'b0}}, fw_port$tw_data[(32'h1c0)+:(32)]} << 32'h58);
         end
         if (fw_port$tw_valid & (fw_port$tw_table == 8'h3)) begin
             tpt$tpt_wr_en = 1'b1;
@@ -4027,10 +4215,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_ctx$write_clock = clock;
         tx_ack$read_clock = clock;
         tx_ack$write_clock = clock;
-        doorbell$csr_valid = db_wr_valid;
+        doorbell$csr_valid = db_wr_valid | host_regs$db_qp_valid;
         doorbell$csr_write = 1'b1;
         doorbell$csr_addr = ({{14{1'b0}}, db_wr_qpn} << 32'hc) + 24'h10000;
         doorbell$csr_wdata = db_wr_value;
+        if (host_regs$db_qp_valid) begin
+            doorbell$csr_addr = ({{14{1'b0}}, host_regs$db_qp_num} << 32'hc) + 24'h10000 + {{12{1'b0}}, host_regs$db_qp_off};
+            doorbell$csr_wdata = host_regs$db_qp_value;
+        end
         doorbell$take_valid = wqe_fetch$take_valid;
         doorbell$take_qp = wqe_fetch$take_qp;
         wqe_fetch$take_prod = doorbell$take_prod;
@@ -4042,19 +4234,19 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         wqe_fetch$grant_valid = tx_sched$grant_valid;
         wqe_fetch$grant_qp = tx_sched$grant_qp;
         tx_sched$grant_ready = wqe_fetch$grant_ready;
-        wqe_fetch$cfg_valid = qp_wr_valid & ~|qp_wr_qpn[(32'h6)+:(26)] & ~|qp_wr_conn[(32'h8)+:(24)] & ~|qp_wr_sq_log2[(32'h5)+:(3)];
-        wqe_fetch$cfg_qp = qp_wr_qpn[(32'h0)+:(6)];
-        wqe_fetch$cfg_base = qp_wr_sq_ring;
-        wqe_fetch$cfg_log2 = qp_wr_sq_log2[(32'h0)+:(5)];
+        wqe_fetch$cfg_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)] & ~|ew_qp_conn[(32'h8)+:(24)] & ~|ew_qp_sq_log2[(32'h5)+:(3)];
+        wqe_fetch$cfg_qp = ew_qp_qpn[(32'h0)+:(6)];
+        wqe_fetch$cfg_base = ew_qp_sq_ring;
+        wqe_fetch$cfg_log2 = ew_qp_sq_log2[(32'h0)+:(5)];
         wqe_fetch$cfg_ci = 32'h0;
         tx_qpconn$write_enable = wqe_fetch$cfg_valid;
-        tx_qpconn$write_address = qp_wr_qpn[(32'h0)+:(6)];
-        tx_qpconn$write_data = qp_wr_conn[(32'h0)+:(8)];
-        tx_cfg$read_address = qp_wr_conn[(32'h0)+:(8)];
+        tx_qpconn$write_address = ew_qp_qpn[(32'h0)+:(6)];
+        tx_qpconn$write_data = ew_qp_conn[(32'h0)+:(8)];
+        tx_cfg$read_address = ew_qp_conn[(32'h0)+:(8)];
         tq_v$d = wqe_fetch$cfg_valid;
-        tq_qp$d = qp_wr_qpn[(32'h0)+:(6)];
-        tq_msn_send$d = qp_wr_tx_send_msn;
-        tq_msn_rreq$d = qp_wr_tx_read_msn;
+        tq_qp$d = ew_qp_qpn[(32'h0)+:(6)];
+        tq_msn_send$d = ew_qp_tx_send_msn;
+        tq_msn_rreq$d = ew_qp_tx_read_msn;
         tx_seg$cfg_valid = tq_v$q;
         tx_seg$cfg_qp = tq_qp$q;
         tx_seg$cfg_seq = tx_cfg$read_data[(32'h0)+:(32)];
@@ -4064,27 +4256,52 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$cfg_crc_en = tx_cfg$read_data[32'h51];
         tx_seg$cfg_msn_send = tq_msn_send$q;
         tx_seg$cfg_msn_rreq = tq_msn_rreq$q;
-        tx_cfg$write_enable = ct_wr_valid;
-        tx_cfg$write_address = ct_wr_idx;
-        tx_cfg$write_data = {{50{1'b0}}, ct_wr_snd_nxt} | ({{50{1'b0}}, ct_wr_tx_marker_ref} << 32'h20) | ({{66{1'b0}}, ct_wr_mulpdu} << 32'h40) | ({{81{1'b0}}, ct_wr_mpa[(32'h2)+:(1)]} << 32'h50) | ({{81{1'b0}}, ct_wr_mpa[(32'h0)+:(1)]} << 32'h51);
-        tx_wsc = ct_wr_rcv_wscale[(32'h0)+:(4)];
-        if (ct_wr_rcv_wscale > 8'he) begin
+        tx_msn$read_clock = clock;
+        tx_msn$write_clock = clock;
+        tx_msn$write_enable = wqe_fetch$cfg_valid;
+        tx_msn$write_address = ew_qp_qpn[(32'h0)+:(6)];
+        tx_msn$write_data = {{32{1'b0}}, ew_qp_tx_send_msn} | ({{32{1'b0}}, ew_qp_tx_read_msn} << 32'h20);
+        tc_go = fwc_conn & fwc_mpa & ~|fw_port$tw_data[(32'h1e6)+:(26)];
+        tx_msn$read_address = fw_port$tw_data[(32'h1e0)+:(6)];
+        tc_v$d = tc_go;
+        tc_qp$d = fw_port$tw_data[(32'h1e0)+:(6)];
+        tc_seq$d = ew_ct_snd_nxt;
+        tc_ref$d = ew_ct_tx_marker_ref;
+        tc_mulpdu$d = ew_ct_mulpdu;
+        tc_mk$d = ew_ct_mpa[32'h2];
+        tc_crc$d = ew_ct_mpa[32'h0];
+        if (tc_v$q & ~tq_v$q) begin
+            tx_seg$cfg_valid = 1'b1;
+            tx_seg$cfg_qp = tc_qp$q;
+            tx_seg$cfg_seq = tc_seq$q;
+            tx_seg$cfg_seq_start = tc_ref$q;
+            tx_seg$cfg_mulpdu = tc_mulpdu$q;
+            tx_seg$cfg_mk_en = tc_mk$q;
+            tx_seg$cfg_crc_en = tc_crc$q;
+            tx_seg$cfg_msn_send = tx_msn$read_data[(32'h0)+:(32)];
+            tx_seg$cfg_msn_rreq = tx_msn$read_data[(32'h20)+:(32)];
+        end
+        tx_cfg$write_enable = ew_ct_valid;
+        tx_cfg$write_address = ew_ct_idx;
+        tx_cfg$write_data = {{50{1'b0}}, ew_ct_snd_nxt} | ({{50{1'b0}}, ew_ct_tx_marker_ref} << 32'h20) | ({{66{1'b0}}, ew_ct_mulpdu} << 32'h40) | ({{81{1'b0}}, ew_ct_mpa[(32'h2)+:(1)]} << 32'h50) | ({{81{1'b0}}, ew_ct_mpa[(32'h0)+:(1)]} << 32'h51);
+        tx_wsc = ew_ct_rcv_wscale[(32'h0)+:(4)];
+        if (ew_ct_rcv_wscale > 8'he) begin
             tx_wsc = 4'he;
         end
-        tx_wnd = ct_wr_rcv_wnd >> tx_wsc;
+        tx_wnd = ew_ct_rcv_wnd >> tx_wsc;
         tx_win16 = tx_wnd[(32'h0)+:(16)];
         if (|tx_wnd[(32'h10)+:(16)]) begin
             tx_win16 = 16'hffff;
         end
-        tx_ctx$write_enable = ct_wr_valid;
-        tx_ctx$write_address = ct_wr_idx;
-        tx_ctx$write_data = {{160{1'b0}}, ct_wr_peer_mac} | ({{160{1'b0}}, ct_wr_local_mac} << 32'h30) | ({{176{1'b0}}, ct_wr_local_ip} << 32'h60) | ({{176{1'b0}}, ct_wr_peer_ip} << 32'h80) | ({{192{1'b0}}, ct_wr_local_port} << 32'ha0) | ({{192{1'b0}}, ct_wr_peer_port} << 32'hb0) | ({{192{1'b0}}, tx_win16} << 32'hc0);
-        tx_ack$write_enable = ct_wr_valid | rx_split$ack_req_valid;
+        tx_ctx$write_enable = ew_ct_valid;
+        tx_ctx$write_address = ew_ct_idx;
+        tx_ctx$write_data = {{160{1'b0}}, ew_ct_peer_mac} | ({{160{1'b0}}, ew_ct_local_mac} << 32'h30) | ({{176{1'b0}}, ew_ct_local_ip} << 32'h60) | ({{176{1'b0}}, ew_ct_peer_ip} << 32'h80) | ({{192{1'b0}}, ew_ct_local_port} << 32'ha0) | ({{192{1'b0}}, ew_ct_peer_port} << 32'hb0) | ({{192{1'b0}}, tx_win16} << 32'hc0);
+        tx_ack$write_enable = ew_ct_valid | rx_split$ack_req_valid;
         tx_ack$write_address = rx_split$ack_req_conn;
         tx_ack$write_data = rx_split$ack_req_ack;
-        if (ct_wr_valid) begin
-            tx_ack$write_address = ct_wr_idx;
-            tx_ack$write_data = ct_wr_rcv_nxt;
+        if (ew_ct_valid) begin
+            tx_ack$write_address = ew_ct_idx;
+            tx_ack$write_data = ew_ct_rcv_nxt;
         end
         tx_seg$wqe_valid = wqe_fetch$wqe_valid;
         wqe_fetch$wqe_ready = tx_seg$wqe_ready;
@@ -4203,13 +4420,27 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_ackgen$ctx_ack = tx_ack$read_data;
         tx_ackgen$ctx_seq = tx_wnxt$read_data;
         cnt_tx_acks = tx_ackgen$cnt_acks;
+        fm_port = fw_raw_to_mac & fw_port$raw_tx_valid;
+        if (fx_lock$q) begin
+            fm_port = fx_port$q;
+        end
+        fm_valid = fw_tx_valid;
+        fm_data = fw_tx_data;
+        fm_keep = fw_tx_keep;
+        fm_last = fw_tx_last;
+        if (fm_port) begin
+            fm_valid = fw_port$raw_tx_valid;
+            fm_data = fw_port$raw_tx_data;
+            fm_keep = fw_port$raw_tx_keep;
+            fm_last = fw_port$raw_tx_last;
+        end
         mx_block = tx_ackgen$pend & (mx_prev$q != 2'h3) & ~mx_lock$q;
         mx_data = tx_framer$tx_valid & ~mx_block;
         mx_sel = 2'h1;
         if (tx_ackgen$tx_valid & (mx_prev$q != 2'h3)) begin
             mx_sel = 2'h3;
         end
-        else if (fw_tx_valid & (~mx_data | (mx_prev$q != 2'h2))) begin
+        else if (fm_valid & (~mx_data | (mx_prev$q != 2'h2))) begin
             mx_sel = 2'h2;
         end
         else if (mx_data) begin
@@ -4222,7 +4453,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             mx_sel = mx_own$q;
         end
         tx_framer$tx_ready = 1'b0;
-        fw_tx_ready = 1'b0;
+        fm_ready = 1'b0;
         tx_ackgen$tx_ready = 1'b0;
         mac_tx_data = tx_framer$tx_data;
         mac_tx_keep = tx_framer$tx_keep;
@@ -4232,11 +4463,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             tx_framer$tx_ready = mac_tx_ready & ~mx_block;
         end
         else if (mx_sel == 2'h2) begin
-            mac_tx_data = fw_tx_data;
-            mac_tx_keep = fw_tx_keep;
-            mac_tx_last = fw_tx_last;
-            mac_tx_valid = fw_tx_valid;
-            fw_tx_ready = mac_tx_ready;
+            mac_tx_data = fm_data;
+            mac_tx_keep = fm_keep;
+            mac_tx_last = fm_last;
+            mac_tx_valid = fm_valid;
+            fm_ready = mac_tx_ready;
         end
         else begin
             mac_tx_data = tx_ackgen$tx_data;
@@ -4254,6 +4485,20 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 mx_lock$d = 1'b1;
                 mx_own$d = mx_sel;
             end
+        end
+        if (fm_valid) begin
+            if (fm_ready & fm_last) begin
+                fx_lock$d = 1'b0;
+            end
+            else begin
+                fx_lock$d = 1'b1;
+                fx_port$d = fm_port;
+            end
+        end
+        fw_tx_ready = fm_ready & ~fm_port;
+        if (fw_raw_to_mac) begin
+            fw_port$raw_tx_ready = fm_ready & fm_port;
+            raw_tx_valid = fw_port$raw_tx_valid & fm_ready & fm_port;
         end
         tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid);
         mx_data_end = 1'b0;
@@ -4275,12 +4520,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         end
         mx_data_end = mx_data_end & ~tx_cfifo$empty;
         tx_cfifo$read = mx_data_end;
-        tx_wnxt$write_enable = ct_wr_valid | mx_data_end;
+        tx_wnxt$write_enable = ew_ct_valid | mx_data_end;
         tx_wnxt$write_address = tx_cfifo$data_out;
         tx_wnxt$write_data = (({{16{1'b0}}, mx_seqhi$q} << 32'h10) | {{16{1'b0}}, mx_seqlo$q}) + {{16{1'b0}}, mx_tlen$q} - 32'h28;
-        if (ct_wr_valid) begin
-            tx_wnxt$write_address = ct_wr_idx;
-            tx_wnxt$write_data = ct_wr_snd_nxt;
+        if (ew_ct_valid) begin
+            tx_wnxt$write_address = ew_ct_idx;
+            tx_wnxt$write_data = ew_ct_snd_nxt;
         end
         cnt_tx_frames = tx_framer$cnt_tx_frames;
         cnt_tx_desc_drop = tx_framer$cnt_desc_drop;
@@ -4297,6 +4542,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             mx_lock$d = 1'b0;
             mx_prev$d = 2'h0;
             mx_beat$d = 8'h0;
+            fx_lock$d = 1'b0;
+            tc_v$d = 1'b0;
         end
     end
 
@@ -10531,6 +10778,44 @@ module rnic_versa5g$core$fwc_up_una(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fwc_up_una
+
+
+module rnic_versa5g$core$fx_lock(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fx_lock
+
+
+module rnic_versa5g$core$fx_port(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fx_port
 
 
 module rnic_versa5g$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,fw_ready,cfg_enable,cfg_soft_reset,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,eq_base,eq_entries,eq_consumer,int_event,int_eq_overflow,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value);
@@ -19886,6 +20171,139 @@ module rnic_versa5g$core$sq_state(d,q,clock);
 endmodule // rnic_versa5g$core$sq_state
 
 
+module rnic_versa5g$core$tc_crc(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tc_crc
+
+
+module rnic_versa5g$core$tc_mk(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tc_mk
+
+
+module rnic_versa5g$core$tc_mulpdu(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tc_mulpdu
+
+
+module rnic_versa5g$core$tc_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tc_qp
+
+
+module rnic_versa5g$core$tc_ref(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tc_ref
+
+
+module rnic_versa5g$core$tc_seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tc_seq
+
+
+module rnic_versa5g$core$tc_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tc_v
+
+
 module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr);
 
     // Module arguments
@@ -25995,6 +26413,35 @@ module rnic_versa5g$core$tx_framer$rfifo$wr_ptr_d(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_framer$rfifo$wr_ptr_d
+
+
+module rnic_versa5g$core$tx_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[63:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$tx_msn
 
 
 module rnic_versa5g$core$tx_qpconn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

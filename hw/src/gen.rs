@@ -306,8 +306,9 @@ const UNUSED_OK: &[Unused] = &[
         CORE_MODULE,
         "fw_port$tw_data",
         512,
-        "the RX tables keep only part of a connection context: snd_wnd (octets 44..48), \
-         tx_marker_ref (52..56) and qpn (60..64) are for the TX path's connection fields",
+        "the core decodes only the context fields its tables keep: snd_wscale, mss, \
+         snd_wnd and the upper qpn bits of a connection, and the QP's flags, rtr, CQ \
+         numbers, RQ ring, ird/ord, RX MSNs and term_cause are not used by the RTL yet",
     ),
     // The board top.
     unused(BOARD_TOP, "core$rx_pay_crc", 32, NO_PAY_CRC),

@@ -323,6 +323,13 @@ pub struct RnicCore {
     /// `FLUSH_QP`: one-clock strobe with the QP number.
     pub flush_valid: Signal<Out, Bit>,
     pub flush_qpn: Signal<Out, Bits<32>>,
+    // ---- Firmware raw frames into the MAC merge (docs/rtl.md "Core
+    // integration: one set of table writes, doorbells, firmware frames")
+    /// 1: the firmware's raw frames (`TX_SEND`) go into the MAC TX merge
+    /// (whole frames, between data/ACK frames), and `raw_tx_*` only shows
+    /// the beats the merge took (`raw_tx_ready` unused); 0: they leave on
+    /// `raw_tx_*` with `raw_tx_ready` as before. Static configuration.
+    pub fw_raw_to_mac: Signal<In, Bit>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -375,6 +382,21 @@ pub struct RnicCore {
     tq_qp: DFF<Bits<6>>,
     tq_msn_send: DFF<Bits<32>>,
     tq_msn_rreq: DFF<Bits<32>>,
+    /// Per TX QP: the MSNs of its last QP write {read[63:32], send[31:0]}.
+    tx_msn: RAM<Bits<64>, 6>,
+    /// A firmware connection write entering RDMA mode, bound to QP
+    /// `ConnContext.qpn` < 64: TxSeg's stream state of that QP is loaded
+    /// again one clock later from the connection's fields (`tc_*`) and the
+    /// QP's MSNs (`tx_msn`), so the firmware's order "QP first, then the
+    /// connection" works as well as the other.
+    tc_go: Signal<Local, Bit>,
+    tc_v: DFF<Bit>,
+    tc_qp: DFF<Bits<6>>,
+    tc_seq: DFF<Bits<32>>,
+    tc_ref: DFF<Bits<32>>,
+    tc_mulpdu: DFF<Bits<16>>,
+    tc_mk: DFF<Bit>,
+    tc_crc: DFF<Bit>,
     /// Clocks the descriptor on offer has been looked up (0..=2).
     tx_dw: DFF<Bits<2>>,
     /// MAC TX merge: `mx_lock` holds source `mx_own` until its last beat
@@ -413,6 +435,51 @@ pub struct RnicCore {
     fwc_keep: Signal<Local, Bit>,
     fwc_mpa: Signal<Local, Bit>,
     fwq_v: Signal<Local, Bit>,
+    // ---- Effective table writes: the firmware port's `tw_*` decode wins,
+    // else the direct `ct_wr_*`/`qp_wr_*` pins. EVERY consumer (RX tables
+    // and TX tables) reads these, so one write reaches both directions.
+    ew_ct_valid: Signal<Local, Bit>,
+    ew_ct_idx: Signal<Local, Bits<8>>,
+    ew_ct_used: Signal<Local, Bit>,
+    ew_ct_local_ip: Signal<Local, Bits<32>>,
+    ew_ct_peer_ip: Signal<Local, Bits<32>>,
+    ew_ct_local_port: Signal<Local, Bits<16>>,
+    ew_ct_peer_port: Signal<Local, Bits<16>>,
+    ew_ct_mode: Signal<Local, Bits<2>>,
+    ew_ct_mpa: Signal<Local, Bits<4>>,
+    ew_ct_rcv_nxt: Signal<Local, Bits<32>>,
+    ew_ct_rcv_wnd: Signal<Local, Bits<32>>,
+    ew_ct_snd_una: Signal<Local, Bits<32>>,
+    ew_ct_snd_nxt: Signal<Local, Bits<32>>,
+    ew_ct_local_mac: Signal<Local, Bits<48>>,
+    ew_ct_peer_mac: Signal<Local, Bits<48>>,
+    ew_ct_mulpdu: Signal<Local, Bits<16>>,
+    ew_ct_rcv_wscale: Signal<Local, Bits<8>>,
+    ew_ct_tx_marker_ref: Signal<Local, Bits<32>>,
+    /// QP write: `ew_qp_valid` for TX; `ew_qp_rx` = also write `qp_ram`
+    /// (the pins always; the firmware when `conn` is a connection index).
+    ew_qp_valid: Signal<Local, Bit>,
+    ew_qp_rx: Signal<Local, Bit>,
+    ew_qp_idx: Signal<Local, Bits<8>>,
+    ew_qp_qpn: Signal<Local, Bits<32>>,
+    ew_qp_state: Signal<Local, Bits<8>>,
+    ew_qp_pd: Signal<Local, Bits<32>>,
+    ew_qp_sq_ring: Signal<Local, Bits<64>>,
+    ew_qp_sq_log2: Signal<Local, Bits<8>>,
+    ew_qp_conn: Signal<Local, Bits<32>>,
+    ew_qp_tx_send_msn: Signal<Local, Bits<32>>,
+    ew_qp_tx_read_msn: Signal<Local, Bits<32>>,
+    /// Firmware frame source of the MAC merge: the port's raw frames
+    /// (`fw_raw_to_mac`) or the `fw_tx_*` pins, held from a frame's first
+    /// beat on offer to its last beat taken (`fx_lock`, `fx_port`).
+    fx_lock: DFF<Bit>,
+    fx_port: DFF<Bit>,
+    fm_port: Signal<Local, Bit>,
+    fm_valid: Signal<Local, Bit>,
+    fm_ready: Signal<Local, Bit>,
+    fm_data: Signal<Local, Bits<64>>,
+    fm_keep: Signal<Local, Bits<4>>,
+    fm_last: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
@@ -441,7 +508,16 @@ impl Logic for RnicCore {
             mx_beat,
             mx_tlen,
             mx_seqhi,
-            mx_seqlo
+            mx_seqlo,
+            fx_lock,
+            fx_port,
+            tc_v,
+            tc_qp,
+            tc_seq,
+            tc_ref,
+            tc_mulpdu,
+            tc_mk,
+            tc_crc
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -517,19 +593,129 @@ impl Logic for RnicCore {
         self.conn_table.up_rcv_nxt.next = self.rx_split.up_rcv_nxt.val();
         self.conn_table.up_snd_una.next = self.rx_split.up_snd_una.val();
         self.rx_split.up_ready.next = self.conn_table.up_ready.val();
-        self.conn_table.wr_valid.next = self.ct_wr_valid.val();
-        self.conn_table.wr_idx.next = self.ct_wr_idx.val();
-        self.conn_table.wr_used.next = self.ct_wr_used.val();
-        self.conn_table.wr_local_ip.next = self.ct_wr_local_ip.val();
-        self.conn_table.wr_peer_ip.next = self.ct_wr_peer_ip.val();
-        self.conn_table.wr_local_port.next = self.ct_wr_local_port.val();
-        self.conn_table.wr_peer_port.next = self.ct_wr_peer_port.val();
-        self.conn_table.wr_mode.next = self.ct_wr_mode.val();
-        self.conn_table.wr_mpa.next = self.ct_wr_mpa.val();
-        self.conn_table.wr_rcv_nxt.next = self.ct_wr_rcv_nxt.val();
-        self.conn_table.wr_rcv_wnd.next = self.ct_wr_rcv_wnd.val();
-        self.conn_table.wr_snd_una.next = self.ct_wr_snd_una.val();
-        self.conn_table.wr_snd_nxt.next = self.ct_wr_snd_nxt.val();
+
+        // ---- Effective table writes (one set for RX and TX). The pins
+        // first; a firmware table write (`fw_port` `tw_*`, the 64-octet
+        // entry in rnic_wire::abi::context layout, octet i = bits 8i+7..8i,
+        // integers little-endian) wins in the same clock.
+        self.ew_ct_valid.next = self.ct_wr_valid.val();
+        self.ew_ct_idx.next = self.ct_wr_idx.val();
+        self.ew_ct_used.next = self.ct_wr_used.val();
+        self.ew_ct_local_ip.next = self.ct_wr_local_ip.val();
+        self.ew_ct_peer_ip.next = self.ct_wr_peer_ip.val();
+        self.ew_ct_local_port.next = self.ct_wr_local_port.val();
+        self.ew_ct_peer_port.next = self.ct_wr_peer_port.val();
+        self.ew_ct_mode.next = self.ct_wr_mode.val();
+        self.ew_ct_mpa.next = self.ct_wr_mpa.val();
+        self.ew_ct_rcv_nxt.next = self.ct_wr_rcv_nxt.val();
+        self.ew_ct_rcv_wnd.next = self.ct_wr_rcv_wnd.val();
+        self.ew_ct_snd_una.next = self.ct_wr_snd_una.val();
+        self.ew_ct_snd_nxt.next = self.ct_wr_snd_nxt.val();
+        self.ew_ct_local_mac.next = self.ct_wr_local_mac.val();
+        self.ew_ct_peer_mac.next = self.ct_wr_peer_mac.val();
+        self.ew_ct_mulpdu.next = self.ct_wr_mulpdu.val();
+        self.ew_ct_rcv_wscale.next = self.ct_wr_rcv_wscale.val();
+        self.ew_ct_tx_marker_ref.next = self.ct_wr_tx_marker_ref.val();
+        // Connection (TableId 0).
+        self.fwc_conn.next = self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 0);
+        // RDMA mode before and after: the device keeps rcv_nxt and snd_una
+        // (read one clock before, plus an update in that clock).
+        self.fwc_keep.next = self.conn_table.rd_used.val()
+            & (self.conn_table.rd_mode.val() == 2)
+            & (self.fw_port.tw_data.val().get_bits::<8>(0) == 2);
+        // entering RDMA mode: the MPA receive context starts at SeqStart =
+        // rx_marker_ref (RFC 5044 section 4.3), MpaRxState initial
+        self.fwc_mpa.next =
+            (self.fw_port.tw_data.val().get_bits::<8>(0) == 2) & !self.fwc_keep.val();
+        if self.fwc_conn.val() {
+            self.ew_ct_valid.next = true;
+            self.ew_ct_idx.next = self.fw_port.tw_index.val().get_bits::<8>(0);
+            // mode (octet 0), mpa_flags (1), rcv_wscale (3), local_ip (4),
+            // peer_ip (8), local_port (12), peer_port (14), local_mac (16..22),
+            // peer_mac (22..28), mulpdu (30), rcv_nxt (32), snd_nxt (36),
+            // snd_una (40), rcv_wnd (48), tx_marker_ref (52)
+            self.ew_ct_used.next = self.fw_port.tw_data.val().get_bits::<8>(0) != 0;
+            self.ew_ct_mode.next = self.fw_port.tw_data.val().get_bits::<2>(0);
+            self.ew_ct_mpa.next = self.fw_port.tw_data.val().get_bits::<4>(8);
+            self.ew_ct_rcv_wscale.next = self.fw_port.tw_data.val().get_bits::<8>(24);
+            self.ew_ct_local_ip.next = self.fw_port.tw_data.val().get_bits::<32>(32);
+            self.ew_ct_peer_ip.next = self.fw_port.tw_data.val().get_bits::<32>(64);
+            self.ew_ct_local_port.next = self.fw_port.tw_data.val().get_bits::<16>(96);
+            self.ew_ct_peer_port.next = self.fw_port.tw_data.val().get_bits::<16>(112);
+            // MACs: the first octet on the wire goes to bits 47:40
+            self.ew_ct_local_mac.next =
+                (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(128)) << 40)
+                    | (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(136)) << 32)
+                    | (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(144)) << 24)
+                    | (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(152)) << 16)
+                    | (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(160)) << 8)
+                    | bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(168));
+            self.ew_ct_peer_mac.next =
+                (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(176)) << 40)
+                    | (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(184)) << 32)
+                    | (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(192)) << 24)
+                    | (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(200)) << 16)
+                    | (bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(208)) << 8)
+                    | bit_cast::<48, 8>(self.fw_port.tw_data.val().get_bits::<8>(216));
+            self.ew_ct_mulpdu.next = self.fw_port.tw_data.val().get_bits::<16>(240);
+            self.ew_ct_rcv_nxt.next = self.fw_port.tw_data.val().get_bits::<32>(256);
+            self.ew_ct_snd_nxt.next = self.fw_port.tw_data.val().get_bits::<32>(288);
+            self.ew_ct_snd_una.next = self.fw_port.tw_data.val().get_bits::<32>(320);
+            self.ew_ct_rcv_wnd.next = self.fw_port.tw_data.val().get_bits::<32>(384);
+            self.ew_ct_tx_marker_ref.next = self.fw_port.tw_data.val().get_bits::<32>(416);
+            if self.fwc_keep.val() {
+                self.ew_ct_rcv_nxt.next = self.conn_table.rd_rcv_nxt.val();
+                self.ew_ct_snd_una.next = self.conn_table.rd_snd_una.val();
+                if self.fwc_up_hit.q.val() {
+                    self.ew_ct_rcv_nxt.next = self.fwc_up_rcv.q.val();
+                    self.ew_ct_snd_una.next = self.fwc_up_una.q.val();
+                }
+            }
+        }
+        // QP (TableId 1). The pins: qp_ram entry qp_wr_idx. The firmware:
+        // qp_ram is per connection, so the entry goes to the QP's `conn`
+        // (octets 36..40) when that is a connection index (< 256; NO_CONN:
+        // no RX write); TX checks its own limits below.
+        self.ew_qp_valid.next = self.qp_wr_valid.val();
+        self.ew_qp_rx.next = self.qp_wr_valid.val();
+        self.ew_qp_idx.next = self.qp_wr_idx.val();
+        self.ew_qp_qpn.next = self.qp_wr_qpn.val();
+        self.ew_qp_state.next = self.qp_wr_state.val();
+        self.ew_qp_pd.next = self.qp_wr_pd.val();
+        self.ew_qp_sq_ring.next = self.qp_wr_sq_ring.val();
+        self.ew_qp_sq_log2.next = self.qp_wr_sq_log2.val();
+        self.ew_qp_conn.next = self.qp_wr_conn.val();
+        self.ew_qp_tx_send_msn.next = self.qp_wr_tx_send_msn.val();
+        self.ew_qp_tx_read_msn.next = self.qp_wr_tx_read_msn.val();
+        self.fwq_v.next = self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 1);
+        if self.fwq_v.val() {
+            // state (octet 0), sq_log2 (3), pd (4), sq_ring (16), conn (36),
+            // tx_send_msn (44), tx_read_msn (48); qpn = the entry index
+            self.ew_qp_valid.next = true;
+            self.ew_qp_rx.next = self.fw_port.tw_data.val().get_bits::<24>(296) == 0;
+            self.ew_qp_idx.next = self.fw_port.tw_data.val().get_bits::<8>(288);
+            self.ew_qp_qpn.next = bit_cast::<32, 24>(self.fw_port.tw_index.val());
+            self.ew_qp_state.next = self.fw_port.tw_data.val().get_bits::<8>(0);
+            self.ew_qp_pd.next = self.fw_port.tw_data.val().get_bits::<32>(32);
+            self.ew_qp_sq_ring.next = self.fw_port.tw_data.val().get_bits::<64>(128);
+            self.ew_qp_sq_log2.next = self.fw_port.tw_data.val().get_bits::<8>(24);
+            self.ew_qp_conn.next = self.fw_port.tw_data.val().get_bits::<32>(288);
+            self.ew_qp_tx_send_msn.next = self.fw_port.tw_data.val().get_bits::<32>(352);
+            self.ew_qp_tx_read_msn.next = self.fw_port.tw_data.val().get_bits::<32>(384);
+        }
+        self.conn_table.wr_valid.next = self.ew_ct_valid.val();
+        self.conn_table.wr_idx.next = self.ew_ct_idx.val();
+        self.conn_table.wr_used.next = self.ew_ct_used.val();
+        self.conn_table.wr_local_ip.next = self.ew_ct_local_ip.val();
+        self.conn_table.wr_peer_ip.next = self.ew_ct_peer_ip.val();
+        self.conn_table.wr_local_port.next = self.ew_ct_local_port.val();
+        self.conn_table.wr_peer_port.next = self.ew_ct_peer_port.val();
+        self.conn_table.wr_mode.next = self.ew_ct_mode.val();
+        self.conn_table.wr_mpa.next = self.ew_ct_mpa.val();
+        self.conn_table.wr_rcv_nxt.next = self.ew_ct_rcv_nxt.val();
+        self.conn_table.wr_rcv_wnd.next = self.ew_ct_rcv_wnd.val();
+        self.conn_table.wr_snd_una.next = self.ew_ct_snd_una.val();
+        self.conn_table.wr_snd_nxt.next = self.ew_ct_snd_nxt.val();
         self.conn_table.rd_idx.next = self.ct_rd_idx.val();
         self.ct_rd_used.next = self.conn_table.rd_used.val();
         self.ct_rd_mode.next = self.conn_table.rd_mode.val();
@@ -659,11 +845,11 @@ impl Logic for RnicCore {
 
         // QP table, looked up by the buffer's head record
         self.qp_ram.read_address.next = self.fpdu_buf.out_conn.val();
-        self.qp_ram.write_address.next = self.qp_wr_idx.val();
-        self.qp_ram.write_enable.next = self.qp_wr_valid.val();
-        self.qp_ram.write_data.next = bit_cast::<72, 32>(self.qp_wr_qpn.val())
-            | (bit_cast::<72, 8>(self.qp_wr_state.val()) << 32)
-            | (bit_cast::<72, 32>(self.qp_wr_pd.val()) << 40);
+        self.qp_ram.write_address.next = self.ew_qp_idx.val();
+        self.qp_ram.write_enable.next = self.ew_qp_valid.val() & self.ew_qp_rx.val();
+        self.qp_ram.write_data.next = bit_cast::<72, 32>(self.ew_qp_qpn.val())
+            | (bit_cast::<72, 8>(self.ew_qp_state.val()) << 32)
+            | (bit_cast::<72, 32>(self.ew_qp_pd.val()) << 40);
         self.fpdu_buf.in_qpn.next = self.qp_ram.read_data.val().get_bits::<32>(0);
 
         // fpdu_buf → ddp_rx
@@ -858,60 +1044,13 @@ impl Logic for RnicCore {
         self.fwc_up_rcv.d.next = self.rx_split.up_rcv_nxt.val();
         self.fwc_up_una.d.next = self.rx_split.up_snd_una.val();
 
-        // Table writes of the firmware port, decoded into the tables'
-        // write ports (they win over the direct `*_wr_*` pins in the same
-        // clock). Layouts: rnic_wire::abi::context (octet i = bits 8i+7..8i).
-        // Connection (TableId 0): the key, mode, MPA flags and sequence state.
-        self.fwc_conn.next = self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 0);
-        // RDMA mode before and after: the device keeps rcv_nxt and snd_una
-        // (read one clock before, plus an update in that clock).
-        self.fwc_keep.next = self.conn_table.rd_used.val()
-            & (self.conn_table.rd_mode.val() == 2)
-            & (self.fw_port.tw_data.val().get_bits::<8>(0) == 2);
-        // entering RDMA mode: the MPA receive context starts at SeqStart =
-        // rx_marker_ref (RFC 5044 section 4.3), MpaRxState initial
-        self.fwc_mpa.next =
-            (self.fw_port.tw_data.val().get_bits::<8>(0) == 2) & !self.fwc_keep.val();
-        if self.fwc_conn.val() {
-            self.conn_table.wr_valid.next = true;
-            self.conn_table.wr_idx.next = self.fw_port.tw_index.val().get_bits::<8>(0);
-            self.conn_table.wr_used.next = self.fw_port.tw_data.val().get_bits::<8>(0) != 0;
-            self.conn_table.wr_mode.next = self.fw_port.tw_data.val().get_bits::<2>(0);
-            self.conn_table.wr_mpa.next = self.fw_port.tw_data.val().get_bits::<4>(8);
-            self.conn_table.wr_local_ip.next = self.fw_port.tw_data.val().get_bits::<32>(32);
-            self.conn_table.wr_peer_ip.next = self.fw_port.tw_data.val().get_bits::<32>(64);
-            self.conn_table.wr_local_port.next = self.fw_port.tw_data.val().get_bits::<16>(96);
-            self.conn_table.wr_peer_port.next = self.fw_port.tw_data.val().get_bits::<16>(112);
-            self.conn_table.wr_rcv_nxt.next = self.fw_port.tw_data.val().get_bits::<32>(256);
-            self.conn_table.wr_snd_nxt.next = self.fw_port.tw_data.val().get_bits::<32>(288);
-            self.conn_table.wr_snd_una.next = self.fw_port.tw_data.val().get_bits::<32>(320);
-            self.conn_table.wr_rcv_wnd.next = self.fw_port.tw_data.val().get_bits::<32>(384);
-            if self.fwc_keep.val() {
-                self.conn_table.wr_rcv_nxt.next = self.conn_table.rd_rcv_nxt.val();
-                self.conn_table.wr_snd_una.next = self.conn_table.rd_snd_una.val();
-                if self.fwc_up_hit.q.val() {
-                    self.conn_table.wr_rcv_nxt.next = self.fwc_up_rcv.q.val();
-                    self.conn_table.wr_snd_una.next = self.fwc_up_una.q.val();
-                }
-            }
-            if self.fwc_mpa.val() {
-                self.mpa_ram.write_enable.next = true;
-                self.mpa_ram.write_address.next = self.fw_port.tw_index.val().get_bits::<8>(0);
-                self.mpa_ram.write_data.next = bit_cast::<120, 32>(self.mpa_init.val())
-                    | (bit_cast::<120, 32>(self.fw_port.tw_data.val().get_bits::<32>(448)) << 88);
-            }
-        }
-        // QP (TableId 1): qp_ram is per connection, so the entry goes to the
-        // QP's `conn` (octets 36..40) when that is a connection index.
-        self.fwq_v.next = self.fw_port.tw_valid.val()
-            & (self.fw_port.tw_table.val() == 1)
-            & (self.fw_port.tw_data.val().get_bits::<24>(296) == 0);
-        if self.fwq_v.val() {
-            self.qp_ram.write_enable.next = true;
-            self.qp_ram.write_address.next = self.fw_port.tw_data.val().get_bits::<8>(288);
-            self.qp_ram.write_data.next = bit_cast::<72, 24>(self.fw_port.tw_index.val())
-                | (bit_cast::<72, 8>(self.fw_port.tw_data.val().get_bits::<8>(0)) << 32)
-                | (bit_cast::<72, 32>(self.fw_port.tw_data.val().get_bits::<32>(32)) << 40);
+        // Firmware connection write entering RDMA mode (decoded above with
+        // the effective table writes): reset the MPA receive record.
+        if self.fwc_conn.val() & self.fwc_mpa.val() {
+            self.mpa_ram.write_enable.next = true;
+            self.mpa_ram.write_address.next = self.fw_port.tw_index.val().get_bits::<8>(0);
+            self.mpa_ram.write_data.next = bit_cast::<120, 32>(self.mpa_init.val())
+                | (bit_cast::<120, 32>(self.fw_port.tw_data.val().get_bits::<32>(448)) << 88);
         }
         // TPT (TableId 3): the 32-octet entry; page list (TableId 4): a u64.
         if self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 3) {
@@ -961,10 +1100,22 @@ impl Logic for RnicCore {
 
         // Doorbell: the write to QP page n's QP_SQ_PRODUCER register, i.e.
         // QP_DOORBELL_BASE (0x1_0000) + n * DOORBELL_PAGE_SIZE (0x1000) + 0.
-        self.doorbell.csr_valid.next = self.db_wr_valid.val();
+        self.doorbell.csr_valid.next = self.db_wr_valid.val() | self.host_regs.db_qp_valid.val();
         self.doorbell.csr_write.next = true;
         self.doorbell.csr_addr.next = (bit_cast::<24, 10>(self.db_wr_qpn.val()) << 12) + 0x1_0000;
         self.doorbell.csr_wdata.next = self.db_wr_value.val();
+        // The host's doorbell page writes through BAR0 (`host_regs`): page
+        // n, offset `db_qp_off` (Doorbell keeps QP_SQ_PRODUCER, passes
+        // QP_RQ_PRODUCER on as `rq_*`, counts any other offset in
+        // cnt_db_bad). They win over the db_wr_* pins in the same clock (the
+        // pins' write is then lost: the pins are for tests only).
+        if self.host_regs.db_qp_valid.val() {
+            self.doorbell.csr_addr.next = (bit_cast::<24, 10>(self.host_regs.db_qp_num.val())
+                << 12)
+                + 0x1_0000
+                + bit_cast::<24, 12>(self.host_regs.db_qp_off.val());
+            self.doorbell.csr_wdata.next = self.host_regs.db_qp_value.val();
+        }
         self.doorbell.take_valid.next = self.wqe_fetch.take_valid.val();
         self.doorbell.take_qp.next = self.wqe_fetch.take_qp.val();
         self.wqe_fetch.take_prod.next = self.doorbell.take_prod.val();
@@ -984,22 +1135,22 @@ impl Logic for RnicCore {
         // one clock later with the connection's fields from tx_cfg.
         // Defined answer for a QP >= 64, a connection index beyond the
         // table (or NO_CONN) or sq_log2 > 31: the TX side is not configured.
-        self.wqe_fetch.cfg_valid.next = self.qp_wr_valid.val()
-            & !self.qp_wr_qpn.val().get_bits::<26>(6).any()
-            & !self.qp_wr_conn.val().get_bits::<24>(8).any()
-            & !self.qp_wr_sq_log2.val().get_bits::<3>(5).any();
-        self.wqe_fetch.cfg_qp.next = self.qp_wr_qpn.val().get_bits::<6>(0);
-        self.wqe_fetch.cfg_base.next = self.qp_wr_sq_ring.val();
-        self.wqe_fetch.cfg_log2.next = self.qp_wr_sq_log2.val().get_bits::<5>(0);
+        self.wqe_fetch.cfg_valid.next = self.ew_qp_valid.val()
+            & !self.ew_qp_qpn.val().get_bits::<26>(6).any()
+            & !self.ew_qp_conn.val().get_bits::<24>(8).any()
+            & !self.ew_qp_sq_log2.val().get_bits::<3>(5).any();
+        self.wqe_fetch.cfg_qp.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.wqe_fetch.cfg_base.next = self.ew_qp_sq_ring.val();
+        self.wqe_fetch.cfg_log2.next = self.ew_qp_sq_log2.val().get_bits::<5>(0);
         self.wqe_fetch.cfg_ci.next = 0.into();
         self.tx_qpconn.write_enable.next = self.wqe_fetch.cfg_valid.val();
-        self.tx_qpconn.write_address.next = self.qp_wr_qpn.val().get_bits::<6>(0);
-        self.tx_qpconn.write_data.next = self.qp_wr_conn.val().get_bits::<8>(0);
-        self.tx_cfg.read_address.next = self.qp_wr_conn.val().get_bits::<8>(0);
+        self.tx_qpconn.write_address.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.tx_qpconn.write_data.next = self.ew_qp_conn.val().get_bits::<8>(0);
+        self.tx_cfg.read_address.next = self.ew_qp_conn.val().get_bits::<8>(0);
         self.tq_v.d.next = self.wqe_fetch.cfg_valid.val();
-        self.tq_qp.d.next = self.qp_wr_qpn.val().get_bits::<6>(0);
-        self.tq_msn_send.d.next = self.qp_wr_tx_send_msn.val();
-        self.tq_msn_rreq.d.next = self.qp_wr_tx_read_msn.val();
+        self.tq_qp.d.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.tq_msn_send.d.next = self.ew_qp_tx_send_msn.val();
+        self.tq_msn_rreq.d.next = self.ew_qp_tx_read_msn.val();
         self.tx_seg.cfg_valid.next = self.tq_v.q.val();
         self.tx_seg.cfg_qp.next = self.tq_qp.q.val();
         self.tx_seg.cfg_seq.next = self.tx_cfg.read_data.val().get_bits::<32>(0);
@@ -1009,43 +1160,76 @@ impl Logic for RnicCore {
         self.tx_seg.cfg_crc_en.next = self.tx_cfg.read_data.val().get_bit(81);
         self.tx_seg.cfg_msn_send.next = self.tq_msn_send.q.val();
         self.tx_seg.cfg_msn_rreq.next = self.tq_msn_rreq.q.val();
+        // The QP's MSNs, for a later connection write entering RDMA mode.
+        self.tx_msn.read_clock.next = self.clock.val();
+        self.tx_msn.write_clock.next = self.clock.val();
+        self.tx_msn.write_enable.next = self.wqe_fetch.cfg_valid.val();
+        self.tx_msn.write_address.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.tx_msn.write_data.next = bit_cast::<64, 32>(self.ew_qp_tx_send_msn.val())
+            | (bit_cast::<64, 32>(self.ew_qp_tx_read_msn.val()) << 32);
+        // Connection write entering RDMA mode (firmware), QP = octets 60..64
+        // of the ConnContext when < 64: reload that QP's stream state
+        // (SeqStart = tx_marker_ref, RFC 5044 §4.3) one clock later, unless
+        // a QP write's load is in that clock (it wins; it read tx_cfg).
+        self.tc_go.next = self.fwc_conn.val()
+            & self.fwc_mpa.val()
+            & !self.fw_port.tw_data.val().get_bits::<26>(486).any();
+        self.tx_msn.read_address.next = self.fw_port.tw_data.val().get_bits::<6>(480);
+        self.tc_v.d.next = self.tc_go.val();
+        self.tc_qp.d.next = self.fw_port.tw_data.val().get_bits::<6>(480);
+        self.tc_seq.d.next = self.ew_ct_snd_nxt.val();
+        self.tc_ref.d.next = self.ew_ct_tx_marker_ref.val();
+        self.tc_mulpdu.d.next = self.ew_ct_mulpdu.val();
+        self.tc_mk.d.next = self.ew_ct_mpa.val().get_bit(2);
+        self.tc_crc.d.next = self.ew_ct_mpa.val().get_bit(0);
+        if self.tc_v.q.val() & !self.tq_v.q.val() {
+            self.tx_seg.cfg_valid.next = true;
+            self.tx_seg.cfg_qp.next = self.tc_qp.q.val();
+            self.tx_seg.cfg_seq.next = self.tc_seq.q.val();
+            self.tx_seg.cfg_seq_start.next = self.tc_ref.q.val();
+            self.tx_seg.cfg_mulpdu.next = self.tc_mulpdu.q.val();
+            self.tx_seg.cfg_mk_en.next = self.tc_mk.q.val();
+            self.tx_seg.cfg_crc_en.next = self.tc_crc.q.val();
+            self.tx_seg.cfg_msn_send.next = self.tx_msn.read_data.val().get_bits::<32>(0);
+            self.tx_seg.cfg_msn_rreq.next = self.tx_msn.read_data.val().get_bits::<32>(32);
+        }
 
         // Connection write (TX part). mpa_flags bit 0 MPA_CRC_TX, bit 2
         // MPA_MARKERS_TX. The window field is rcv_wnd >> rcv_wscale (at most
         // 14, RFC 7323 §2.3), clamped to 16 bits.
-        self.tx_cfg.write_enable.next = self.ct_wr_valid.val();
-        self.tx_cfg.write_address.next = self.ct_wr_idx.val();
-        self.tx_cfg.write_data.next = bit_cast::<82, 32>(self.ct_wr_snd_nxt.val())
-            | (bit_cast::<82, 32>(self.ct_wr_tx_marker_ref.val()) << 32)
-            | (bit_cast::<82, 16>(self.ct_wr_mulpdu.val()) << 64)
-            | (bit_cast::<82, 1>(self.ct_wr_mpa.val().get_bits::<1>(2)) << 80)
-            | (bit_cast::<82, 1>(self.ct_wr_mpa.val().get_bits::<1>(0)) << 81);
-        self.tx_wsc.next = self.ct_wr_rcv_wscale.val().get_bits::<4>(0);
-        if self.ct_wr_rcv_wscale.val() > 14 {
+        self.tx_cfg.write_enable.next = self.ew_ct_valid.val();
+        self.tx_cfg.write_address.next = self.ew_ct_idx.val();
+        self.tx_cfg.write_data.next = bit_cast::<82, 32>(self.ew_ct_snd_nxt.val())
+            | (bit_cast::<82, 32>(self.ew_ct_tx_marker_ref.val()) << 32)
+            | (bit_cast::<82, 16>(self.ew_ct_mulpdu.val()) << 64)
+            | (bit_cast::<82, 1>(self.ew_ct_mpa.val().get_bits::<1>(2)) << 80)
+            | (bit_cast::<82, 1>(self.ew_ct_mpa.val().get_bits::<1>(0)) << 81);
+        self.tx_wsc.next = self.ew_ct_rcv_wscale.val().get_bits::<4>(0);
+        if self.ew_ct_rcv_wscale.val() > 14 {
             self.tx_wsc.next = 14.into();
         }
-        self.tx_wnd.next = self.ct_wr_rcv_wnd.val() >> self.tx_wsc.val();
+        self.tx_wnd.next = self.ew_ct_rcv_wnd.val() >> self.tx_wsc.val();
         self.tx_win16.next = self.tx_wnd.val().get_bits::<16>(0);
         if self.tx_wnd.val().get_bits::<16>(16).any() {
             self.tx_win16.next = 0xFFFF.into();
         }
-        self.tx_ctx.write_enable.next = self.ct_wr_valid.val();
-        self.tx_ctx.write_address.next = self.ct_wr_idx.val();
-        self.tx_ctx.write_data.next = bit_cast::<208, 48>(self.ct_wr_peer_mac.val())
-            | (bit_cast::<208, 48>(self.ct_wr_local_mac.val()) << 48)
-            | (bit_cast::<208, 32>(self.ct_wr_local_ip.val()) << 96)
-            | (bit_cast::<208, 32>(self.ct_wr_peer_ip.val()) << 128)
-            | (bit_cast::<208, 16>(self.ct_wr_local_port.val()) << 160)
-            | (bit_cast::<208, 16>(self.ct_wr_peer_port.val()) << 176)
+        self.tx_ctx.write_enable.next = self.ew_ct_valid.val();
+        self.tx_ctx.write_address.next = self.ew_ct_idx.val();
+        self.tx_ctx.write_data.next = bit_cast::<208, 48>(self.ew_ct_peer_mac.val())
+            | (bit_cast::<208, 48>(self.ew_ct_local_mac.val()) << 48)
+            | (bit_cast::<208, 32>(self.ew_ct_local_ip.val()) << 96)
+            | (bit_cast::<208, 32>(self.ew_ct_peer_ip.val()) << 128)
+            | (bit_cast::<208, 16>(self.ew_ct_local_port.val()) << 160)
+            | (bit_cast::<208, 16>(self.ew_ct_peer_port.val()) << 176)
             | (bit_cast::<208, 16>(self.tx_win16.val()) << 192);
         // rcv_nxt to acknowledge: the firmware's write, else the fast path's
         // new rcv_nxt (ack_req).
-        self.tx_ack.write_enable.next = self.ct_wr_valid.val() | self.rx_split.ack_req_valid.val();
+        self.tx_ack.write_enable.next = self.ew_ct_valid.val() | self.rx_split.ack_req_valid.val();
         self.tx_ack.write_address.next = self.rx_split.ack_req_conn.val();
         self.tx_ack.write_data.next = self.rx_split.ack_req_ack.val();
-        if self.ct_wr_valid.val() {
-            self.tx_ack.write_address.next = self.ct_wr_idx.val();
-            self.tx_ack.write_data.next = self.ct_wr_rcv_nxt.val();
+        if self.ew_ct_valid.val() {
+            self.tx_ack.write_address.next = self.ew_ct_idx.val();
+            self.tx_ack.write_data.next = self.ew_ct_rcv_nxt.val();
         }
 
         // WQE fetch → TxSeg.
@@ -1189,13 +1373,29 @@ impl Logic for RnicCore {
         // is held from the first beat on offer to the last beat taken. While
         // an ACK is pending (and the last frame was not one) no new data
         // frame starts: the ACK's seq must not be passed by data.
+        // Firmware source: the port's raw frames (when fw_raw_to_mac) before
+        // the fw_tx_* pins, whole frames.
+        self.fm_port.next = self.fw_raw_to_mac.val() & self.fw_port.raw_tx_valid.val();
+        if self.fx_lock.q.val() {
+            self.fm_port.next = self.fx_port.q.val();
+        }
+        self.fm_valid.next = self.fw_tx_valid.val();
+        self.fm_data.next = self.fw_tx_data.val();
+        self.fm_keep.next = self.fw_tx_keep.val();
+        self.fm_last.next = self.fw_tx_last.val();
+        if self.fm_port.val() {
+            self.fm_valid.next = self.fw_port.raw_tx_valid.val();
+            self.fm_data.next = self.fw_port.raw_tx_data.val();
+            self.fm_keep.next = self.fw_port.raw_tx_keep.val();
+            self.fm_last.next = self.fw_port.raw_tx_last.val();
+        }
         self.mx_block.next =
             self.tx_ackgen.pend.val() & (self.mx_prev.q.val() != 3) & !self.mx_lock.q.val();
         self.mx_data.next = self.tx_framer.tx_valid.val() & !self.mx_block.val();
         self.mx_sel.next = 1.into();
         if self.tx_ackgen.tx_valid.val() & (self.mx_prev.q.val() != 3) {
             self.mx_sel.next = 3.into();
-        } else if self.fw_tx_valid.val() & (!self.mx_data.val() | (self.mx_prev.q.val() != 2)) {
+        } else if self.fm_valid.val() & (!self.mx_data.val() | (self.mx_prev.q.val() != 2)) {
             self.mx_sel.next = 2.into();
         } else if self.mx_data.val() {
             self.mx_sel.next = 1.into();
@@ -1206,7 +1406,7 @@ impl Logic for RnicCore {
             self.mx_sel.next = self.mx_own.q.val();
         }
         self.tx_framer.tx_ready.next = false;
-        self.fw_tx_ready.next = false;
+        self.fm_ready.next = false;
         self.tx_ackgen.tx_ready.next = false;
         self.mac_tx_data.next = self.tx_framer.tx_data.val();
         self.mac_tx_keep.next = self.tx_framer.tx_keep.val();
@@ -1215,11 +1415,11 @@ impl Logic for RnicCore {
         if self.mx_sel.val() == 1 {
             self.tx_framer.tx_ready.next = self.mac_tx_ready.val() & !self.mx_block.val();
         } else if self.mx_sel.val() == 2 {
-            self.mac_tx_data.next = self.fw_tx_data.val();
-            self.mac_tx_keep.next = self.fw_tx_keep.val();
-            self.mac_tx_last.next = self.fw_tx_last.val();
-            self.mac_tx_valid.next = self.fw_tx_valid.val();
-            self.fw_tx_ready.next = self.mac_tx_ready.val();
+            self.mac_tx_data.next = self.fm_data.val();
+            self.mac_tx_keep.next = self.fm_keep.val();
+            self.mac_tx_last.next = self.fm_last.val();
+            self.mac_tx_valid.next = self.fm_valid.val();
+            self.fm_ready.next = self.mac_tx_ready.val();
         } else {
             self.mac_tx_data.next = self.tx_ackgen.tx_data.val();
             self.mac_tx_keep.next = self.tx_ackgen.tx_keep.val();
@@ -1235,6 +1435,23 @@ impl Logic for RnicCore {
                 self.mx_lock.d.next = true;
                 self.mx_own.d.next = self.mx_sel.val();
             }
+        }
+
+        // firmware source lock, and the handshakes of its two inputs
+        if self.fm_valid.val() {
+            if self.fm_ready.val() & self.fm_last.val() {
+                self.fx_lock.d.next = false;
+            } else {
+                self.fx_lock.d.next = true;
+                self.fx_port.d.next = self.fm_port.val();
+            }
+        }
+        self.fw_tx_ready.next = self.fm_ready.val() & !self.fm_port.val();
+        if self.fw_raw_to_mac.val() {
+            self.fw_port.raw_tx_ready.next = self.fm_ready.val() & self.fm_port.val();
+            // observation: exactly the beats the merge took
+            self.raw_tx_valid.next =
+                self.fw_port.raw_tx_valid.val() & self.fm_ready.val() & self.fm_port.val();
         }
 
         // no data frame on the MAC, locked or on offer
@@ -1271,15 +1488,15 @@ impl Logic for RnicCore {
         // which TxSeg never makes: then nothing is recorded)
         self.mx_data_end.next = self.mx_data_end.val() & !self.tx_cfifo.empty.val();
         self.tx_cfifo.read.next = self.mx_data_end.val();
-        self.tx_wnxt.write_enable.next = self.ct_wr_valid.val() | self.mx_data_end.val();
+        self.tx_wnxt.write_enable.next = self.ew_ct_valid.val() | self.mx_data_end.val();
         self.tx_wnxt.write_address.next = self.tx_cfifo.data_out.val();
         self.tx_wnxt.write_data.next = ((bit_cast::<32, 16>(self.mx_seqhi.q.val()) << 16)
             | bit_cast::<32, 16>(self.mx_seqlo.q.val()))
             + bit_cast::<32, 16>(self.mx_tlen.q.val())
             - 40;
-        if self.ct_wr_valid.val() {
-            self.tx_wnxt.write_address.next = self.ct_wr_idx.val();
-            self.tx_wnxt.write_data.next = self.ct_wr_snd_nxt.val();
+        if self.ew_ct_valid.val() {
+            self.tx_wnxt.write_address.next = self.ew_ct_idx.val();
+            self.tx_wnxt.write_data.next = self.ew_ct_snd_nxt.val();
         }
         self.cnt_tx_frames.next = self.tx_framer.cnt_tx_frames.val();
         self.cnt_tx_desc_drop.next = self.tx_framer.cnt_desc_drop.val();
@@ -1296,6 +1513,8 @@ impl Logic for RnicCore {
             self.mx_lock.d.next = false;
             self.mx_prev.d.next = 0.into();
             self.mx_beat.d.next = 0.into();
+            self.fx_lock.d.next = false;
+            self.tc_v.d.next = false;
         }
     }
 }

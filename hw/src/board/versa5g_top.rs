@@ -305,6 +305,8 @@ impl Logic for VersaTop {
         self.core.fw_wdata.next = 0.into();
         self.core.raw_tx_ready.next = false;
         self.core.ev_pop.next = false;
+        // the firmware's raw frames go into the MAC TX merge (the intended use)
+        self.core.fw_raw_to_mac.next = true;
 
         // The TX datapath stays idle until the host bridge serves doorbells and
         // DMA reads: no doorbell, no DMA read completion, no QP/connection TX
