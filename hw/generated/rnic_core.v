@@ -25695,6 +25695,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         pay_last = pbuf$read_data[32'h44];
         drained = 1'b0;
         pbuf$read_address = cur_addr$q;
+        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{1{1'b0}}, (rcnt$q & 10'h1ff)};
         if (ov$q & ~pay_ready) begin
             ov$d = 1'b1;
         end
@@ -25705,7 +25706,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
             rd_slot$d = rd_slot$q + 2'h1;
         end
         else if (head_ok) begin
-            raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{1{1'b0}}, (rcnt$q & 10'h1ff)};
             pbuf$read_address = raddr;
             cur_addr$d = raddr;
             rcnt$d = rcnt$q + 10'h1;

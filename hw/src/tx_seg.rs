@@ -533,6 +533,10 @@ impl Logic for TxSeg {
         self.pay_last.next = self.pbuf.read_data.val().get_bit(68);
         self.drained.next = false;
         self.pbuf.read_address.next = self.cur_addr.q.val();
+        // Assigned on every path: Yosys infers a latch otherwise (the
+        // simulators do not care, synthesis does).
+        self.raddr.next = (bit_cast::<11, 2>(self.rd_slot.q.val()) << 9)
+            | bit_cast::<11, 10>(self.rcnt.q.val() & 511);
         if self.ov.q.val() & !self.pay_ready.val() {
             // Hold the beat.
             self.ov.d.next = true;
@@ -543,8 +547,6 @@ impl Logic for TxSeg {
             self.rcnt.d.next = 0.into();
             self.rd_slot.d.next = self.rd_slot.q.val() + 1;
         } else if self.head_ok.val() {
-            self.raddr.next = (bit_cast::<11, 2>(self.rd_slot.q.val()) << 9)
-                | bit_cast::<11, 10>(self.rcnt.q.val() & 511);
             self.pbuf.read_address.next = self.raddr.val();
             self.cur_addr.d.next = self.raddr.val();
             self.rcnt.d.next = self.rcnt.q.val() + 1;
