@@ -67,6 +67,12 @@ pub struct FwNode {
     pub tx_frames: VecDeque<Vec<u8>>,
     /// How many of [`FwNode::tx_frames`] came from `mac_tx_*`.
     pub mac_tx_frames: u64,
+    /// Whether [`FwNode::tick`] also serves the core's host side: its DMA
+    /// (from [`FwNode::mem`]), `mac_tx_*`, and the placement/Terminate
+    /// records. On by default; a test that drives those ports with its own
+    /// DMA server and MAC sink turns it off, or two sinks would share (and
+    /// tear) the same beats.
+    pub serve_host_side: bool,
     /// Event records the firmware pushed (`EVENT_PUSH` → `ev_*`).
     pub events: VecDeque<[u8; EVENT_SIZE]>,
     /// QP numbers of `FLUSH_QP` strobes.
@@ -116,6 +122,7 @@ impl FwNode {
             raw_tx: MacTxPort::new(),
             mac_tx: MacTxPort::new(),
             mac_tx_frames: 0,
+            serve_host_side: true,
             tx_frames: VecDeque::new(),
             events: VecDeque::new(),
             flushes: Vec::new(),
@@ -191,14 +198,19 @@ impl FwNode {
     pub fn tick(&mut self) {
         self.mac_rx.drive(&mut self.core);
         self.raw_tx.drive_ready(&mut self.core, true);
-        self.mac_tx.drive_ready(&mut self.core.0, true);
-        self.dma.drive(&mut self.core.0, &mut self.mem);
+        let host = self.serve_host_side;
+        if host {
+            self.mac_tx.drive_ready(&mut self.core.0, true);
+            self.dma.drive(&mut self.core.0, &mut self.mem);
+        }
         let ev = self.core.get_ev_valid() != 0 && (!self.eq_standin || self.eq_room());
         self.core.set_ev_pop(ev as u64);
-        let pv = self.core.get_placed_valid() != 0;
-        let tv = self.core.get_term_valid() != 0;
-        self.core.set_placed_pop(pv as u64);
-        self.core.set_term_pop(tv as u64);
+        let pv = host && self.core.get_placed_valid() != 0;
+        let tv = host && self.core.get_term_valid() != 0;
+        if host {
+            self.core.set_placed_pop(pv as u64);
+            self.core.set_term_pop(tv as u64);
+        }
         if pv {
             self.placed.push((
                 self.core.get_placed_stag() as u32,
@@ -213,13 +225,17 @@ impl FwNode {
             ));
         }
         self.core.eval();
-        self.dma.sample(&self.core.0, &mut self.mem);
+        if host {
+            self.dma.sample(&self.core.0, &mut self.mem);
+        }
         if let Some(f) = self.raw_tx.sample(&self.core) {
             self.tx_frames.push_back(f);
         }
-        if let Some(f) = self.mac_tx.sample(&self.core.0) {
-            self.tx_frames.push_back(f);
-            self.mac_tx_frames += 1;
+        if host {
+            if let Some(f) = self.mac_tx.sample(&self.core.0) {
+                self.tx_frames.push_back(f);
+                self.mac_tx_frames += 1;
+            }
         }
         if ev {
             let mut e = [0u8; EVENT_SIZE];

@@ -135,6 +135,8 @@ impl Rig {
         let node = FwNode::shared();
         {
             let mut n = node.borrow_mut();
+            // This rig serves DMA and sinks mac_tx_* itself.
+            n.serve_host_side = false;
             n.core.set_fw_raw_to_mac(1);
             n.core.set_tx_cq_pop(1);
         }
