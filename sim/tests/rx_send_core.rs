@@ -357,8 +357,8 @@ fn sends_land_in_posted_wqes_with_cqes() {
     let prod = r.rq_prod;
     r.csr(qp_doorbell_page(QPN) + QP_RQ_PRODUCER, prod);
     let t0 = r.node.borrow().core.0.cycle();
-    for (d, se) in msgs[..3].to_vec() {
-        r.send(&d, se);
+    for (d, se) in &msgs[..3] {
+        r.send(d, *se);
     }
     let clocks = r.run(200_000);
     for (i, (d, se)) in msgs[..3].iter().enumerate() {
@@ -371,8 +371,8 @@ fn sends_land_in_posted_wqes_with_cqes() {
     r.post(&[4096]);
     let prod = r.rq_prod;
     r.csr(qp_doorbell_page(QPN) + QP_RQ_PRODUCER, prod);
-    for (d, se) in msgs[3..].to_vec() {
-        r.send(&d, se);
+    for (d, se) in &msgs[3..] {
+        r.send(d, *se);
     }
     r.run(200_000);
     for (i, (d, se)) in msgs.iter().enumerate().skip(3) {
