@@ -669,6 +669,98 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  [31:0] core$flush_qpn;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$fw_raw_to_mac;
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  core$rterm_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$rterm_conn;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$rterm_qpn;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] core$rterm_len;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [63:0] core$rterm_data;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  core$qp_err_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$qp_err_qpn;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$qp_err_conn;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$rxs_eq_prod;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_send;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_term_tx;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_term_rx;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_drop_qp;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_rreq;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_fetch;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_bad_wqe;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_cqe;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_event;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_cpl_drop;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_cq_overflow;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_eq_overflow;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_db_bad;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_lost;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  rx0$rxc;
     reg  [3:0] rx0$rxd;
     reg  rx0$rx_ctl;
@@ -1055,7 +1147,30 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .eq_consumer(core$eq_consumer),
         .flush_valid(core$flush_valid),
         .flush_qpn(core$flush_qpn),
-        .fw_raw_to_mac(core$fw_raw_to_mac)
+        .fw_raw_to_mac(core$fw_raw_to_mac),
+        .rterm_valid(core$rterm_valid),
+        .rterm_conn(core$rterm_conn),
+        .rterm_qpn(core$rterm_qpn),
+        .rterm_len(core$rterm_len),
+        .rterm_data(core$rterm_data),
+        .qp_err_valid(core$qp_err_valid),
+        .qp_err_qpn(core$qp_err_qpn),
+        .qp_err_conn(core$qp_err_conn),
+        .rxs_eq_prod(core$rxs_eq_prod),
+        .cnt_rxs_send(core$cnt_rxs_send),
+        .cnt_rxs_term_tx(core$cnt_rxs_term_tx),
+        .cnt_rxs_term_rx(core$cnt_rxs_term_rx),
+        .cnt_rxs_drop_qp(core$cnt_rxs_drop_qp),
+        .cnt_rxs_rreq(core$cnt_rxs_rreq),
+        .cnt_rxs_fetch(core$cnt_rxs_fetch),
+        .cnt_rxs_bad_wqe(core$cnt_rxs_bad_wqe),
+        .cnt_rxs_cqe(core$cnt_rxs_cqe),
+        .cnt_rxs_event(core$cnt_rxs_event),
+        .cnt_rxs_cpl_drop(core$cnt_rxs_cpl_drop),
+        .cnt_rxs_cq_overflow(core$cnt_rxs_cq_overflow),
+        .cnt_rxs_eq_overflow(core$cnt_rxs_eq_overflow),
+        .cnt_rxs_db_bad(core$cnt_rxs_db_bad),
+        .cnt_rxs_lost(core$cnt_rxs_lost)
     );
     rnic_versa5g$rx0 rx0(
         .rxc(rx0$rxc),
@@ -1614,7 +1729,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost);
 
     // Module arguments
     input wire  clock;
@@ -1719,7 +1834,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [3:0] ut_keep;
     output reg  ut_last;
     output reg  ut_valid;
+    // Unused on purpose: the untagged stream (ut_*) goes to rx_send inside the core; the ut_* outputs only observe it and the old ut_ready input is not used.
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire  ut_ready;
+    /* verilator lint_on UNUSEDSIGNAL */
     output reg  [3:0] ut_opcode;
     output reg  ut_ddp_last;
     output reg  [1:0] ut_qn;
@@ -1833,6 +1951,29 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  flush_valid;
     output reg  [31:0] flush_qpn;
     input wire  fw_raw_to_mac;
+    output reg  rterm_valid;
+    output reg  [31:0] rterm_conn;
+    output reg  [31:0] rterm_qpn;
+    output reg  [15:0] rterm_len;
+    output reg  [63:0] rterm_data;
+    output reg  qp_err_valid;
+    output reg  [31:0] qp_err_qpn;
+    output reg  [31:0] qp_err_conn;
+    output reg  [31:0] rxs_eq_prod;
+    output reg  [31:0] cnt_rxs_send;
+    output reg  [31:0] cnt_rxs_term_tx;
+    output reg  [31:0] cnt_rxs_term_rx;
+    output reg  [31:0] cnt_rxs_drop_qp;
+    output reg  [31:0] cnt_rxs_rreq;
+    output reg  [31:0] cnt_rxs_fetch;
+    output reg  [31:0] cnt_rxs_bad_wqe;
+    output reg  [31:0] cnt_rxs_cqe;
+    output reg  [31:0] cnt_rxs_event;
+    output reg  [31:0] cnt_rxs_cpl_drop;
+    output reg  [31:0] cnt_rxs_cq_overflow;
+    output reg  [31:0] cnt_rxs_eq_overflow;
+    output reg  [31:0] cnt_rxs_db_bad;
+    output reg  [31:0] cnt_rxs_lost;
 
     // Stub signals
     reg  rx_check$clock;
@@ -2211,18 +2352,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] doorbell$take_prod;
     reg  doorbell$rearm_valid;
     reg  [5:0] doorbell$rearm_qp;
-    // Unused on purpose: the temporary db_wr_* doorbell input writes only QP_SQ_PRODUCER; receive-queue doorbells come with the BAR0 block.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  doorbell$rq_valid;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the temporary db_wr_* doorbell input writes only QP_SQ_PRODUCER; receive-queue doorbells come with the BAR0 block.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] doorbell$rq_qp;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the temporary db_wr_* doorbell input writes only QP_SQ_PRODUCER; receive-queue doorbells come with the BAR0 block.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] doorbell$rq_prod;
-    /* verilator lint_on UNUSEDSIGNAL */
     wire  [31:0] doorbell$cnt_db;
     wire  [31:0] doorbell$cnt_db_bad;
     reg  tx_sched$clock;
@@ -2408,17 +2540,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  rd_arb$c0_cpl_valid;
     reg  rd_arb$c0_cpl_ready;
     reg  rd_arb$c1_req_valid;
-    // Unused on purpose: DMA read client 1 (tags 0x40-0x4F) is reserved for the receive-queue WQE fetch, not yet connected.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  rd_arb$c1_req_ready;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  [63:0] rd_arb$c1_req_addr;
     reg  [15:0] rd_arb$c1_req_len;
     reg  [7:0] rd_arb$c1_req_tag;
-    // Unused on purpose: DMA read client 1 (tags 0x40-0x4F) is reserved for the receive-queue WQE fetch, not yet connected.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  rd_arb$c1_cpl_valid;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  rd_arb$c1_cpl_ready;
     reg  rd_arb$c2_req_valid;
     wire  rd_arb$c2_req_ready;
@@ -2687,6 +2813,175 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  fx_port$d;
     wire  fx_port$q;
     reg  fx_port$clock;
+    reg  rx_send$clock;
+    reg  rx_send$reset;
+    reg  [63:0] rx_send$ut_data;
+    reg  [3:0] rx_send$ut_keep;
+    reg  rx_send$ut_last;
+    reg  rx_send$ut_valid;
+    reg  [3:0] rx_send$ut_opcode;
+    reg  rx_send$ut_ddp_last;
+    reg  [1:0] rx_send$ut_qn;
+    reg  [31:0] rx_send$ut_msn;
+    reg  [31:0] rx_send$ut_mo;
+    reg  [31:0] rx_send$ut_inv_stag;
+    reg  [15:0] rx_send$ut_len;
+    reg  [31:0] rx_send$ut_conn;
+    reg  [31:0] rx_send$ut_qpn;
+    wire  rx_send$ut_ready;
+    reg  rx_send$rq_cfg_valid;
+    reg  [5:0] rx_send$rq_cfg_qp;
+    reg  [63:0] rx_send$rq_cfg_base;
+    reg  [4:0] rx_send$rq_cfg_log2;
+    reg  [31:0] rx_send$rq_cfg_ci;
+    reg  [31:0] rx_send$rq_cfg_msn;
+    reg  [3:0] rx_send$rq_cfg_cq;
+    reg  rx_send$rq_cfg_on;
+    wire  rx_send$rq_cfg_ready;
+    reg  rx_send$rq_db_valid;
+    reg  [5:0] rx_send$rq_db_qp;
+    reg  [31:0] rx_send$rq_db_prod;
+    wire  rx_send$rq_db_ready;
+    reg  rx_send$cq_cfg_valid;
+    reg  [3:0] rx_send$cq_cfg_cq;
+    reg  [1:0] rx_send$cq_cfg_state;
+    reg  [63:0] rx_send$cq_cfg_base;
+    reg  [4:0] rx_send$cq_cfg_log2;
+    reg  [31:0] rx_send$cq_cfg_prod;
+    reg  [31:0] rx_send$cq_cfg_cons;
+    wire  rx_send$cq_cfg_ready;
+    reg  rx_send$cq_db_valid;
+    reg  [3:0] rx_send$cq_db_cq;
+    reg  rx_send$cq_db_arm;
+    reg  [31:0] rx_send$cq_db_value;
+    wire  rx_send$cq_db_ready;
+    reg  [63:0] rx_send$eq_base;
+    reg  [31:0] rx_send$eq_entries;
+    reg  [31:0] rx_send$eq_cons;
+    wire  [31:0] rx_send$eq_prod;
+    reg  rx_send$dma_rd_req_ready;
+    reg  rx_send$dma_rd_cpl_valid;
+    reg  [63:0] rx_send$dma_rd_cpl_data;
+    reg  [3:0] rx_send$dma_rd_cpl_keep;
+    reg  rx_send$dma_rd_cpl_last;
+    reg  [7:0] rx_send$dma_rd_cpl_tag;
+    wire  rx_send$dma_rd_req_valid;
+    wire  [63:0] rx_send$dma_rd_req_addr;
+    wire  [15:0] rx_send$dma_rd_req_len;
+    wire  [7:0] rx_send$dma_rd_req_tag;
+    wire  rx_send$dma_rd_cpl_ready;
+    reg  rx_send$dma_wr_ready;
+    wire  rx_send$dma_wr_valid;
+    wire  rx_send$dma_wr_hdr;
+    wire  [15:0] rx_send$dma_wr_len;
+    wire  [63:0] rx_send$dma_wr_data;
+    wire  [3:0] rx_send$dma_wr_keep;
+    wire  rx_send$dma_wr_last;
+    reg  rx_send$term_ready;
+    wire  rx_send$term_valid;
+    wire  [15:0] rx_send$term_cause;
+    wire  [383:0] rx_send$term_hdr;
+    wire  [15:0] rx_send$term_seg_len;
+    wire  [31:0] rx_send$term_conn;
+    wire  [31:0] rx_send$term_qpn;
+    reg  rx_send$rterm_ready;
+    wire  rx_send$rterm_valid;
+    wire  [31:0] rx_send$rterm_conn;
+    wire  [31:0] rx_send$rterm_qpn;
+    wire  [15:0] rx_send$rterm_len;
+    wire  [63:0] rx_send$rterm_data;
+    wire  rx_send$qp_err_valid;
+    wire  [31:0] rx_send$qp_err_qpn;
+    wire  [31:0] rx_send$qp_err_conn;
+    wire  rx_send$irq_event;
+    wire  rx_send$irq_eq_overflow;
+    wire  [31:0] rx_send$cnt_send;
+    wire  [31:0] rx_send$cnt_term_tx;
+    wire  [31:0] rx_send$cnt_term_rx;
+    wire  [31:0] rx_send$cnt_drop_qp;
+    wire  [31:0] rx_send$cnt_rreq;
+    wire  [31:0] rx_send$cnt_fetch;
+    wire  [31:0] rx_send$cnt_bad_wqe;
+    wire  [31:0] rx_send$cnt_cqe;
+    wire  [31:0] rx_send$cnt_event;
+    wire  [31:0] rx_send$cnt_cpl_drop;
+    wire  [31:0] rx_send$cnt_cq_overflow;
+    wire  [31:0] rx_send$cnt_eq_overflow;
+    wire  [31:0] rx_send$cnt_db_bad;
+    reg  wr_arb$clock;
+    reg  wr_arb$reset;
+    reg  wr_arb$a_valid;
+    wire  wr_arb$a_ready;
+    reg  wr_arb$a_hdr;
+    reg  [15:0] wr_arb$a_len;
+    reg  [63:0] wr_arb$a_data;
+    reg  [3:0] wr_arb$a_keep;
+    reg  wr_arb$a_last;
+    reg  wr_arb$b_valid;
+    wire  wr_arb$b_ready;
+    reg  wr_arb$b_hdr;
+    reg  [15:0] wr_arb$b_len;
+    reg  [63:0] wr_arb$b_data;
+    reg  [3:0] wr_arb$b_keep;
+    reg  wr_arb$b_last;
+    wire  wr_arb$dma_wr_valid;
+    reg  wr_arb$dma_wr_ready;
+    wire  wr_arb$dma_wr_hdr;
+    wire  [15:0] wr_arb$dma_wr_len;
+    wire  [63:0] wr_arb$dma_wr_data;
+    wire  [3:0] wr_arb$dma_wr_keep;
+    wire  wr_arb$dma_wr_last;
+    reg  rq_cfg_q$clock;
+    reg  rq_cfg_q$reset;
+    reg  rq_cfg_q$write;
+    reg  [111:0] rq_cfg_q$data_in;
+    wire  rq_cfg_q$full;
+    reg  rq_cfg_q$read;
+    wire  [111:0] rq_cfg_q$data_out;
+    wire  rq_cfg_q$empty;
+    // Unused on purpose: the queues in front of rx_send's configuration and doorbell ports need only their full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [2:0] rq_cfg_q$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  cq_cfg_q$clock;
+    reg  cq_cfg_q$reset;
+    reg  cq_cfg_q$write;
+    reg  [138:0] cq_cfg_q$data_in;
+    wire  cq_cfg_q$full;
+    reg  cq_cfg_q$read;
+    wire  [138:0] cq_cfg_q$data_out;
+    wire  cq_cfg_q$empty;
+    // Unused on purpose: the queues in front of rx_send's configuration and doorbell ports need only their full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [2:0] cq_cfg_q$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  rq_db_q$clock;
+    reg  rq_db_q$reset;
+    reg  rq_db_q$write;
+    reg  [37:0] rq_db_q$data_in;
+    wire  rq_db_q$full;
+    reg  rq_db_q$read;
+    wire  [37:0] rq_db_q$data_out;
+    wire  rq_db_q$empty;
+    // Unused on purpose: the queues in front of rx_send's configuration and doorbell ports need only their full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [3:0] rq_db_q$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  cq_db_q$clock;
+    reg  cq_db_q$reset;
+    reg  cq_db_q$write;
+    reg  [36:0] cq_db_q$data_in;
+    wire  cq_db_q$full;
+    reg  cq_db_q$read;
+    wire  [36:0] cq_db_q$data_out;
+    wire  cq_db_q$empty;
+    // Unused on purpose: the queues in front of rx_send's configuration and doorbell ports need only their full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [3:0] cq_db_q$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [31:0] rxs_lost$d;
+    wire  [31:0] rxs_lost$q;
+    reg  rxs_lost$clock;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -2743,6 +3038,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [63:0] fm_data;
     reg  [3:0] fm_keep;
     reg  fm_last;
+    reg  rxs_lost_now;
+    reg  rxs_term_sel;
+    reg  cq_db_ok;
+    reg  rq_on;
 
     // Sub module instances
     rnic_versa5g$core$rx_check rx_check(
@@ -3666,6 +3965,177 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(fx_port$q),
         .clock(fx_port$clock)
     );
+    rnic_versa5g$core$rx_send rx_send(
+        .clock(rx_send$clock),
+        .reset(rx_send$reset),
+        .ut_data(rx_send$ut_data),
+        .ut_keep(rx_send$ut_keep),
+        .ut_last(rx_send$ut_last),
+        .ut_valid(rx_send$ut_valid),
+        .ut_opcode(rx_send$ut_opcode),
+        .ut_ddp_last(rx_send$ut_ddp_last),
+        .ut_qn(rx_send$ut_qn),
+        .ut_msn(rx_send$ut_msn),
+        .ut_mo(rx_send$ut_mo),
+        .ut_inv_stag(rx_send$ut_inv_stag),
+        .ut_len(rx_send$ut_len),
+        .ut_conn(rx_send$ut_conn),
+        .ut_qpn(rx_send$ut_qpn),
+        .ut_ready(rx_send$ut_ready),
+        .rq_cfg_valid(rx_send$rq_cfg_valid),
+        .rq_cfg_qp(rx_send$rq_cfg_qp),
+        .rq_cfg_base(rx_send$rq_cfg_base),
+        .rq_cfg_log2(rx_send$rq_cfg_log2),
+        .rq_cfg_ci(rx_send$rq_cfg_ci),
+        .rq_cfg_msn(rx_send$rq_cfg_msn),
+        .rq_cfg_cq(rx_send$rq_cfg_cq),
+        .rq_cfg_on(rx_send$rq_cfg_on),
+        .rq_cfg_ready(rx_send$rq_cfg_ready),
+        .rq_db_valid(rx_send$rq_db_valid),
+        .rq_db_qp(rx_send$rq_db_qp),
+        .rq_db_prod(rx_send$rq_db_prod),
+        .rq_db_ready(rx_send$rq_db_ready),
+        .cq_cfg_valid(rx_send$cq_cfg_valid),
+        .cq_cfg_cq(rx_send$cq_cfg_cq),
+        .cq_cfg_state(rx_send$cq_cfg_state),
+        .cq_cfg_base(rx_send$cq_cfg_base),
+        .cq_cfg_log2(rx_send$cq_cfg_log2),
+        .cq_cfg_prod(rx_send$cq_cfg_prod),
+        .cq_cfg_cons(rx_send$cq_cfg_cons),
+        .cq_cfg_ready(rx_send$cq_cfg_ready),
+        .cq_db_valid(rx_send$cq_db_valid),
+        .cq_db_cq(rx_send$cq_db_cq),
+        .cq_db_arm(rx_send$cq_db_arm),
+        .cq_db_value(rx_send$cq_db_value),
+        .cq_db_ready(rx_send$cq_db_ready),
+        .eq_base(rx_send$eq_base),
+        .eq_entries(rx_send$eq_entries),
+        .eq_cons(rx_send$eq_cons),
+        .eq_prod(rx_send$eq_prod),
+        .dma_rd_req_ready(rx_send$dma_rd_req_ready),
+        .dma_rd_cpl_valid(rx_send$dma_rd_cpl_valid),
+        .dma_rd_cpl_data(rx_send$dma_rd_cpl_data),
+        .dma_rd_cpl_keep(rx_send$dma_rd_cpl_keep),
+        .dma_rd_cpl_last(rx_send$dma_rd_cpl_last),
+        .dma_rd_cpl_tag(rx_send$dma_rd_cpl_tag),
+        .dma_rd_req_valid(rx_send$dma_rd_req_valid),
+        .dma_rd_req_addr(rx_send$dma_rd_req_addr),
+        .dma_rd_req_len(rx_send$dma_rd_req_len),
+        .dma_rd_req_tag(rx_send$dma_rd_req_tag),
+        .dma_rd_cpl_ready(rx_send$dma_rd_cpl_ready),
+        .dma_wr_ready(rx_send$dma_wr_ready),
+        .dma_wr_valid(rx_send$dma_wr_valid),
+        .dma_wr_hdr(rx_send$dma_wr_hdr),
+        .dma_wr_len(rx_send$dma_wr_len),
+        .dma_wr_data(rx_send$dma_wr_data),
+        .dma_wr_keep(rx_send$dma_wr_keep),
+        .dma_wr_last(rx_send$dma_wr_last),
+        .term_ready(rx_send$term_ready),
+        .term_valid(rx_send$term_valid),
+        .term_cause(rx_send$term_cause),
+        .term_hdr(rx_send$term_hdr),
+        .term_seg_len(rx_send$term_seg_len),
+        .term_conn(rx_send$term_conn),
+        .term_qpn(rx_send$term_qpn),
+        .rterm_ready(rx_send$rterm_ready),
+        .rterm_valid(rx_send$rterm_valid),
+        .rterm_conn(rx_send$rterm_conn),
+        .rterm_qpn(rx_send$rterm_qpn),
+        .rterm_len(rx_send$rterm_len),
+        .rterm_data(rx_send$rterm_data),
+        .qp_err_valid(rx_send$qp_err_valid),
+        .qp_err_qpn(rx_send$qp_err_qpn),
+        .qp_err_conn(rx_send$qp_err_conn),
+        .irq_event(rx_send$irq_event),
+        .irq_eq_overflow(rx_send$irq_eq_overflow),
+        .cnt_send(rx_send$cnt_send),
+        .cnt_term_tx(rx_send$cnt_term_tx),
+        .cnt_term_rx(rx_send$cnt_term_rx),
+        .cnt_drop_qp(rx_send$cnt_drop_qp),
+        .cnt_rreq(rx_send$cnt_rreq),
+        .cnt_fetch(rx_send$cnt_fetch),
+        .cnt_bad_wqe(rx_send$cnt_bad_wqe),
+        .cnt_cqe(rx_send$cnt_cqe),
+        .cnt_event(rx_send$cnt_event),
+        .cnt_cpl_drop(rx_send$cnt_cpl_drop),
+        .cnt_cq_overflow(rx_send$cnt_cq_overflow),
+        .cnt_eq_overflow(rx_send$cnt_eq_overflow),
+        .cnt_db_bad(rx_send$cnt_db_bad)
+    );
+    rnic_versa5g$core$wr_arb wr_arb(
+        .clock(wr_arb$clock),
+        .reset(wr_arb$reset),
+        .a_valid(wr_arb$a_valid),
+        .a_ready(wr_arb$a_ready),
+        .a_hdr(wr_arb$a_hdr),
+        .a_len(wr_arb$a_len),
+        .a_data(wr_arb$a_data),
+        .a_keep(wr_arb$a_keep),
+        .a_last(wr_arb$a_last),
+        .b_valid(wr_arb$b_valid),
+        .b_ready(wr_arb$b_ready),
+        .b_hdr(wr_arb$b_hdr),
+        .b_len(wr_arb$b_len),
+        .b_data(wr_arb$b_data),
+        .b_keep(wr_arb$b_keep),
+        .b_last(wr_arb$b_last),
+        .dma_wr_valid(wr_arb$dma_wr_valid),
+        .dma_wr_ready(wr_arb$dma_wr_ready),
+        .dma_wr_hdr(wr_arb$dma_wr_hdr),
+        .dma_wr_len(wr_arb$dma_wr_len),
+        .dma_wr_data(wr_arb$dma_wr_data),
+        .dma_wr_keep(wr_arb$dma_wr_keep),
+        .dma_wr_last(wr_arb$dma_wr_last)
+    );
+    rnic_versa5g$core$rq_cfg_q rq_cfg_q(
+        .clock(rq_cfg_q$clock),
+        .reset(rq_cfg_q$reset),
+        .write(rq_cfg_q$write),
+        .data_in(rq_cfg_q$data_in),
+        .full(rq_cfg_q$full),
+        .read(rq_cfg_q$read),
+        .data_out(rq_cfg_q$data_out),
+        .empty(rq_cfg_q$empty),
+        .count(rq_cfg_q$count)
+    );
+    rnic_versa5g$core$cq_cfg_q cq_cfg_q(
+        .clock(cq_cfg_q$clock),
+        .reset(cq_cfg_q$reset),
+        .write(cq_cfg_q$write),
+        .data_in(cq_cfg_q$data_in),
+        .full(cq_cfg_q$full),
+        .read(cq_cfg_q$read),
+        .data_out(cq_cfg_q$data_out),
+        .empty(cq_cfg_q$empty),
+        .count(cq_cfg_q$count)
+    );
+    rnic_versa5g$core$rq_db_q rq_db_q(
+        .clock(rq_db_q$clock),
+        .reset(rq_db_q$reset),
+        .write(rq_db_q$write),
+        .data_in(rq_db_q$data_in),
+        .full(rq_db_q$full),
+        .read(rq_db_q$read),
+        .data_out(rq_db_q$data_out),
+        .empty(rq_db_q$empty),
+        .count(rq_db_q$count)
+    );
+    rnic_versa5g$core$cq_db_q cq_db_q(
+        .clock(cq_db_q$clock),
+        .reset(cq_db_q$reset),
+        .write(cq_db_q$write),
+        .data_in(cq_db_q$data_in),
+        .full(cq_db_q$full),
+        .read(cq_db_q$read),
+        .data_out(cq_db_q$data_out),
+        .empty(cq_db_q$empty),
+        .count(cq_db_q$count)
+    );
+    rnic_versa5g$core$rxs_lost rxs_lost(
+        .d(rxs_lost$d),
+        .q(rxs_lost$q),
+        .clock(rxs_lost$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -3688,6 +4158,13 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rd_arb$clock = clock;
         tx_ackgen$clock = clock;
         tx_cfifo$clock = clock;
+        rx_send$clock = clock;
+        wr_arb$clock = clock;
+        rq_cfg_q$clock = clock;
+        cq_cfg_q$clock = clock;
+        rq_db_q$clock = clock;
+        cq_db_q$clock = clock;
+        rxs_lost$clock = clock;
         sq_state$clock = clock;
         sq_conn$clock = clock;
         sq_seq$clock = clock;
@@ -3713,6 +4190,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tc_mulpdu$clock = clock;
         tc_mk$clock = clock;
         tc_crc$clock = clock;
+        rxs_lost$d = rxs_lost$q;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
         sq_seq$d = sq_seq$q;
@@ -4034,13 +4512,28 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ddp_rx$res_page_shift = tpt$res_page_shift;
         tpt$walk_idx = ddp_rx$walk_idx;
         ddp_rx$walk_addr = tpt$walk_addr;
-        dma_wr_valid = ddp_rx$dma_wr_valid;
-        ddp_rx$dma_wr_ready = dma_wr_ready;
-        dma_wr_hdr = ddp_rx$dma_wr_hdr;
-        dma_wr_len = ddp_rx$dma_wr_len;
-        dma_wr_data = ddp_rx$dma_wr_data;
-        dma_wr_keep = ddp_rx$dma_wr_keep;
-        dma_wr_last = ddp_rx$dma_wr_last;
+        wr_arb$reset = reset;
+        wr_arb$a_valid = ddp_rx$dma_wr_valid;
+        ddp_rx$dma_wr_ready = wr_arb$a_ready;
+        wr_arb$a_hdr = ddp_rx$dma_wr_hdr;
+        wr_arb$a_len = ddp_rx$dma_wr_len;
+        wr_arb$a_data = ddp_rx$dma_wr_data;
+        wr_arb$a_keep = ddp_rx$dma_wr_keep;
+        wr_arb$a_last = ddp_rx$dma_wr_last;
+        wr_arb$b_valid = rx_send$dma_wr_valid;
+        rx_send$dma_wr_ready = wr_arb$b_ready;
+        wr_arb$b_hdr = rx_send$dma_wr_hdr;
+        wr_arb$b_len = rx_send$dma_wr_len;
+        wr_arb$b_data = rx_send$dma_wr_data;
+        wr_arb$b_keep = rx_send$dma_wr_keep;
+        wr_arb$b_last = rx_send$dma_wr_last;
+        dma_wr_valid = wr_arb$dma_wr_valid;
+        wr_arb$dma_wr_ready = dma_wr_ready;
+        dma_wr_hdr = wr_arb$dma_wr_hdr;
+        dma_wr_len = wr_arb$dma_wr_len;
+        dma_wr_data = wr_arb$dma_wr_data;
+        dma_wr_keep = wr_arb$dma_wr_keep;
+        dma_wr_last = wr_arb$dma_wr_last;
         placed_valid = ddp_rx$tag_valid;
         ddp_rx$tag_ready = placed_pop;
         placed_opcode = ddp_rx$tag_opcode;
@@ -4054,7 +4547,20 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ut_keep = ddp_rx$ut_keep;
         ut_last = ddp_rx$ut_last;
         ut_valid = ddp_rx$ut_valid;
-        ddp_rx$ut_ready = ut_ready;
+        ddp_rx$ut_ready = rx_send$ut_ready;
+        rx_send$ut_data = ddp_rx$ut_data;
+        rx_send$ut_keep = ddp_rx$ut_keep;
+        rx_send$ut_last = ddp_rx$ut_last;
+        rx_send$ut_valid = ddp_rx$ut_valid;
+        rx_send$ut_opcode = ddp_rx$ut_opcode;
+        rx_send$ut_ddp_last = ddp_rx$ut_ddp_last;
+        rx_send$ut_qn = ddp_rx$ut_qn;
+        rx_send$ut_msn = ddp_rx$ut_msn;
+        rx_send$ut_mo = ddp_rx$ut_mo;
+        rx_send$ut_inv_stag = ddp_rx$ut_inv_stag;
+        rx_send$ut_len = ddp_rx$ut_len;
+        rx_send$ut_conn = ddp_rx$ut_conn;
+        rx_send$ut_qpn = ddp_rx$ut_qpn;
         ut_opcode = ddp_rx$ut_opcode;
         ut_ddp_last = ddp_rx$ut_ddp_last;
         ut_qn = ddp_rx$ut_qn;
@@ -4065,15 +4571,24 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ut_conn = ddp_rx$ut_conn;
         ut_qpn = ddp_rx$ut_qpn;
         ddp_term_sel = ddp_rx$term_valid;
-        term_valid = ddp_rx$term_valid | fpdu_buf$mterm_valid;
+        rxs_term_sel = ~ddp_rx$term_valid & rx_send$term_valid;
+        term_valid = ddp_rx$term_valid | rx_send$term_valid | fpdu_buf$mterm_valid;
         ddp_rx$term_ready = term_pop & ddp_term_sel;
-        fpdu_buf$mterm_pop = term_pop & ~ddp_term_sel;
+        rx_send$term_ready = term_pop & rxs_term_sel;
+        fpdu_buf$mterm_pop = term_pop & ~ddp_term_sel & ~rxs_term_sel;
         if (ddp_term_sel) begin
             term_cause = ddp_rx$term_cause;
             term_conn = ddp_rx$term_conn;
             term_qpn = ddp_rx$term_qpn;
             term_hdr = ddp_rx$term_hdr;
             term_seg_len = ddp_rx$term_seg_len;
+        end
+        else if (rxs_term_sel) begin
+            term_cause = rx_send$term_cause;
+            term_conn = rx_send$term_conn;
+            term_qpn = rx_send$term_qpn;
+            term_hdr = rx_send$term_hdr;
+            term_seg_len = rx_send$term_seg_len;
         end
         else begin
             term_cause = fpdu_buf$mterm_cause;
@@ -4108,8 +4623,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         irq = host_regs$irq;
         host_regs$link_up = link_up;
         host_regs$fw_ready = fw_port$fw_ready;
-        host_regs$int_event = fw_port$ev_valid & ev_pop;
-        host_regs$int_eq_overflow = 1'b0;
+        host_regs$int_event = (fw_port$ev_valid & ev_pop) | rx_send$irq_event;
+        host_regs$int_eq_overflow = rx_send$irq_eq_overflow;
         db_qp_valid = host_regs$db_qp_valid;
         db_qp_num = host_regs$db_qp_num;
         db_qp_off = host_regs$db_qp_off;
@@ -4328,11 +4843,17 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         wqe_fetch$dma_rd_cpl_data = dma_rd_cpl_data;
         wqe_fetch$dma_rd_cpl_last = dma_rd_cpl_last;
         wqe_fetch$dma_rd_cpl_tag = dma_rd_cpl_tag;
-        rd_arb$c1_req_valid = 1'b0;
-        rd_arb$c1_req_addr = 64'h0;
-        rd_arb$c1_req_len = 16'h0;
-        rd_arb$c1_req_tag = 8'h0;
-        rd_arb$c1_cpl_ready = 1'b1;
+        rd_arb$c1_req_valid = rx_send$dma_rd_req_valid;
+        rx_send$dma_rd_req_ready = rd_arb$c1_req_ready;
+        rd_arb$c1_req_addr = rx_send$dma_rd_req_addr;
+        rd_arb$c1_req_len = rx_send$dma_rd_req_len;
+        rd_arb$c1_req_tag = rx_send$dma_rd_req_tag;
+        rx_send$dma_rd_cpl_valid = rd_arb$c1_cpl_valid;
+        rd_arb$c1_cpl_ready = rx_send$dma_rd_cpl_ready;
+        rx_send$dma_rd_cpl_data = dma_rd_cpl_data;
+        rx_send$dma_rd_cpl_keep = dma_rd_cpl_keep;
+        rx_send$dma_rd_cpl_last = dma_rd_cpl_last;
+        rx_send$dma_rd_cpl_tag = dma_rd_cpl_tag;
         rd_arb$c2_req_valid = tx_seg$dma_rd_req_valid;
         tx_seg$dma_rd_req_ready = rd_arb$c2_req_ready;
         rd_arb$c2_req_addr = tx_seg$dma_rd_req_addr;
@@ -4535,6 +5056,102 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         cnt_tx_fetch = wqe_fetch$cnt_fetch;
         cnt_db = doorbell$cnt_db;
         cnt_db_bad = doorbell$cnt_db_bad;
+        rx_send$reset = reset;
+        rq_cfg_q$reset = reset;
+        cq_cfg_q$reset = reset;
+        rq_db_q$reset = reset;
+        cq_db_q$reset = reset;
+        rxs_lost_now = 1'b0;
+        rq_cfg_q$write = fwq_v & (fw_port$tw_index < 24'h40);
+        rq_on = 1'h0;
+        if ((fw_port$tw_data[(32'h0)+:(8)] == 8'h1) | (fw_port$tw_data[(32'h0)+:(8)] == 8'h2)) begin
+            rq_on = 1'h1;
+        end
+        rq_cfg_q$data_in = {{106{1'b0}}, fw_port$tw_index[(32'h0)+:(6)]} | ({{48{1'b0}}, fw_port$tw_data[(32'hc0)+:(64)]} << 32'h6) | ({{107{1'b0}}, fw_port$tw_data[(32'h100)+:(5)]} << 32'h46) | ({{80{1'b0}}, fw_port$tw_data[(32'h1a0)+:(32)]} << 32'h4b) | ({{108{1'b0}}, fw_port$tw_data[(32'h60)+:(4)]} << 32'h6b) | ({{111{1'b0}}, rq_on} << 32'h6f);
+        if (rq_cfg_q$write & rq_cfg_q$full) begin
+            rxs_lost_now = 1'b1;
+        end
+        rx_send$rq_cfg_valid = ~rq_cfg_q$empty;
+        rq_cfg_q$read = rx_send$rq_cfg_ready;
+        rx_send$rq_cfg_qp = rq_cfg_q$data_out[(32'h0)+:(6)];
+        rx_send$rq_cfg_base = rq_cfg_q$data_out[(32'h6)+:(64)];
+        rx_send$rq_cfg_log2 = rq_cfg_q$data_out[(32'h46)+:(5)];
+        rx_send$rq_cfg_ci = 32'h0;
+        rx_send$rq_cfg_msn = rq_cfg_q$data_out[(32'h4b)+:(32)];
+        rx_send$rq_cfg_cq = rq_cfg_q$data_out[(32'h6b)+:(4)];
+        rx_send$rq_cfg_on = rq_cfg_q$data_out[32'h6f];
+        cq_cfg_q$write = fw_port$tw_valid & (fw_port$tw_table == 8'h2) & (fw_port$tw_index < 24'h10);
+        if (fw_port$tw_valid & (fw_port$tw_table == 8'h2) & (fw_port$tw_index >= 24'h10)) begin
+            rxs_lost_now = 1'b1;
+        end
+        cq_cfg_q$data_in = {{135{1'b0}}, fw_port$tw_index[(32'h0)+:(4)]} | ({{137{1'b0}}, fw_port$tw_data[(32'h0)+:(2)]} << 32'h4) | ({{75{1'b0}}, fw_port$tw_data[(32'h40)+:(64)]} << 32'h6) | ({{134{1'b0}}, fw_port$tw_data[(32'h8)+:(5)]} << 32'h46) | ({{107{1'b0}}, fw_port$tw_data[(32'h80)+:(32)]} << 32'h4b) | ({{107{1'b0}}, fw_port$tw_data[(32'ha0)+:(32)]} << 32'h6b);
+        if (cq_cfg_q$write & cq_cfg_q$full) begin
+            rxs_lost_now = 1'b1;
+        end
+        rx_send$cq_cfg_valid = ~cq_cfg_q$empty;
+        cq_cfg_q$read = rx_send$cq_cfg_ready;
+        rx_send$cq_cfg_cq = cq_cfg_q$data_out[(32'h0)+:(4)];
+        rx_send$cq_cfg_state = cq_cfg_q$data_out[(32'h4)+:(2)];
+        rx_send$cq_cfg_base = cq_cfg_q$data_out[(32'h6)+:(64)];
+        rx_send$cq_cfg_log2 = cq_cfg_q$data_out[(32'h46)+:(5)];
+        rx_send$cq_cfg_prod = cq_cfg_q$data_out[(32'h4b)+:(32)];
+        rx_send$cq_cfg_cons = cq_cfg_q$data_out[(32'h6b)+:(32)];
+        rq_db_q$write = doorbell$rq_valid;
+        rq_db_q$data_in = {{32{1'b0}}, doorbell$rq_qp} | ({{6{1'b0}}, doorbell$rq_prod} << 32'h6);
+        if (doorbell$rq_valid & rq_db_q$full) begin
+            rxs_lost_now = 1'b1;
+        end
+        rx_send$rq_db_valid = ~rq_db_q$empty;
+        rq_db_q$read = rx_send$rq_db_ready;
+        rx_send$rq_db_qp = rq_db_q$data_out[(32'h0)+:(6)];
+        rx_send$rq_db_prod = rq_db_q$data_out[(32'h6)+:(32)];
+        cq_db_ok = (host_regs$db_cq_num < 10'h10) & ((host_regs$db_cq_off == 12'h0) | (host_regs$db_cq_off == 12'h4));
+        cq_db_q$write = host_regs$db_cq_valid & cq_db_ok;
+        if (host_regs$db_cq_valid & ~cq_db_ok) begin
+            rxs_lost_now = 1'b1;
+        end
+        cq_db_q$data_in = {{33{1'b0}}, host_regs$db_cq_num[(32'h0)+:(4)]} | ({{36{1'b0}}, host_regs$db_cq_off[(32'h2)+:(1)]} << 32'h4) | ({{5{1'b0}}, host_regs$db_cq_value} << 32'h5);
+        if (cq_db_q$write & cq_db_q$full) begin
+            rxs_lost_now = 1'b1;
+        end
+        rx_send$cq_db_valid = ~cq_db_q$empty;
+        cq_db_q$read = rx_send$cq_db_ready;
+        rx_send$cq_db_cq = cq_db_q$data_out[(32'h0)+:(4)];
+        rx_send$cq_db_arm = cq_db_q$data_out[32'h4];
+        rx_send$cq_db_value = cq_db_q$data_out[(32'h5)+:(32)];
+        if (rxs_lost_now) begin
+            rxs_lost$d = rxs_lost$q + 32'h1;
+        end
+        if (reset) begin
+            rxs_lost$d = 32'h0;
+        end
+        cnt_rxs_lost = rxs_lost$q;
+        rx_send$eq_base = host_regs$eq_base;
+        rx_send$eq_entries = host_regs$eq_entries;
+        rx_send$eq_cons = host_regs$eq_consumer;
+        rxs_eq_prod = rx_send$eq_prod;
+        rx_send$rterm_ready = 1'b1;
+        rterm_valid = rx_send$rterm_valid;
+        rterm_conn = rx_send$rterm_conn;
+        rterm_qpn = rx_send$rterm_qpn;
+        rterm_len = rx_send$rterm_len;
+        rterm_data = rx_send$rterm_data;
+        qp_err_valid = rx_send$qp_err_valid;
+        qp_err_qpn = rx_send$qp_err_qpn;
+        qp_err_conn = rx_send$qp_err_conn;
+        cnt_rxs_send = rx_send$cnt_send;
+        cnt_rxs_term_tx = rx_send$cnt_term_tx;
+        cnt_rxs_term_rx = rx_send$cnt_term_rx;
+        cnt_rxs_drop_qp = rx_send$cnt_drop_qp;
+        cnt_rxs_rreq = rx_send$cnt_rreq;
+        cnt_rxs_fetch = rx_send$cnt_fetch;
+        cnt_rxs_bad_wqe = rx_send$cnt_bad_wqe;
+        cnt_rxs_cqe = rx_send$cnt_cqe;
+        cnt_rxs_event = rx_send$cnt_event;
+        cnt_rxs_cpl_drop = rx_send$cnt_cpl_drop;
+        cnt_rxs_cq_overflow = rx_send$cnt_cq_overflow;
+        cnt_rxs_eq_overflow = rx_send$cnt_eq_overflow;
+        cnt_rxs_db_bad = rx_send$cnt_db_bad;
         cnt_dma_rd_cpl_bad = rd_arb$cnt_cpl_bad;
         if (reset) begin
             tq_v$d = 1'b0;
@@ -4681,6 +5298,382 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
         up_ready = ~wr_valid;
     end
 endmodule // rnic_versa5g$core$conn_table
+
+
+module rnic_versa5g$core$cq_cfg_q(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [138:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [138:0] data_out;
+    output reg  empty;
+    output reg  [2:0] count;
+
+    // Constant declarations
+    localparam  depth = 3'b100;
+
+    // Stub signals
+    reg  [1:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [138:0] ram$read_data;
+    reg  [1:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [138:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] wr_ptr$d;
+    wire  [2:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [2:0] wr_ptr_d$d;
+    wire  [2:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [2:0] rd_ptr$d;
+    wire  [2:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [2:0] rd_next;
+    reg  [2:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$cq_cfg_q$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$cq_cfg_q$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$cq_cfg_q$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$cq_cfg_q$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 3'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(2)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(2)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 3'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 3'h0;
+            wr_ptr_d$d = 3'h0;
+            rd_ptr$d = 3'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$cq_cfg_q
+
+
+module rnic_versa5g$core$cq_cfg_q$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [1:0] read_address;
+    input wire  read_clock;
+    output reg  [138:0] read_data;
+    input wire  [1:0] write_address;
+    input wire  write_clock;
+    input wire  [138:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[138:0] mem[3:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$cq_cfg_q$ram
+
+
+module rnic_versa5g$core$cq_cfg_q$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$cq_cfg_q$rd_ptr
+
+
+module rnic_versa5g$core$cq_cfg_q$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$cq_cfg_q$wr_ptr
+
+
+module rnic_versa5g$core$cq_cfg_q$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$cq_cfg_q$wr_ptr_d
+
+
+module rnic_versa5g$core$cq_db_q(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [36:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [36:0] data_out;
+    output reg  empty;
+    output reg  [3:0] count;
+
+    // Constant declarations
+    localparam  depth = 4'h8;
+
+    // Stub signals
+    reg  [2:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [36:0] ram$read_data;
+    reg  [2:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [36:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [3:0] wr_ptr$d;
+    wire  [3:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [3:0] wr_ptr_d$d;
+    wire  [3:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [3:0] rd_ptr$d;
+    wire  [3:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [3:0] rd_next;
+    reg  [3:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$cq_db_q$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$cq_db_q$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$cq_db_q$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$cq_db_q$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 4'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(3)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(3)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 4'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 4'h0;
+            wr_ptr_d$d = 4'h0;
+            rd_ptr$d = 4'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$cq_db_q
+
+
+module rnic_versa5g$core$cq_db_q$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [2:0] read_address;
+    input wire  read_clock;
+    output reg  [36:0] read_data;
+    input wire  [2:0] write_address;
+    input wire  write_clock;
+    input wire  [36:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[36:0] mem[7:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$cq_db_q$ram
+
+
+module rnic_versa5g$core$cq_db_q$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$cq_db_q$rd_ptr
+
+
+module rnic_versa5g$core$cq_db_q$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$cq_db_q$wr_ptr
+
+
+module rnic_versa5g$core$cq_db_q$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$cq_db_q$wr_ptr_d
 
 
 module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_len,in_conn,in_qpn,in_qp_state,in_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,tag_valid,tag_ready,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_tagged,cnt_untagged,cnt_term,cnt_drop_state,cnt_len_err);
@@ -15602,6 +16595,382 @@ module rnic_versa5g$core$rd_arb$n_bad(d,q,clock);
 endmodule // rnic_versa5g$core$rd_arb$n_bad
 
 
+module rnic_versa5g$core$rq_cfg_q(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [111:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [111:0] data_out;
+    output reg  empty;
+    output reg  [2:0] count;
+
+    // Constant declarations
+    localparam  depth = 3'b100;
+
+    // Stub signals
+    reg  [1:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [111:0] ram$read_data;
+    reg  [1:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [111:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] wr_ptr$d;
+    wire  [2:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [2:0] wr_ptr_d$d;
+    wire  [2:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [2:0] rd_ptr$d;
+    wire  [2:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [2:0] rd_next;
+    reg  [2:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$rq_cfg_q$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rq_cfg_q$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$rq_cfg_q$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$rq_cfg_q$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 3'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(2)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(2)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 3'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 3'h0;
+            wr_ptr_d$d = 3'h0;
+            rd_ptr$d = 3'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rq_cfg_q
+
+
+module rnic_versa5g$core$rq_cfg_q$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [1:0] read_address;
+    input wire  read_clock;
+    output reg  [111:0] read_data;
+    input wire  [1:0] write_address;
+    input wire  write_clock;
+    input wire  [111:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[111:0] mem[3:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$rq_cfg_q$ram
+
+
+module rnic_versa5g$core$rq_cfg_q$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rq_cfg_q$rd_ptr
+
+
+module rnic_versa5g$core$rq_cfg_q$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rq_cfg_q$wr_ptr
+
+
+module rnic_versa5g$core$rq_cfg_q$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rq_cfg_q$wr_ptr_d
+
+
+module rnic_versa5g$core$rq_db_q(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [37:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [37:0] data_out;
+    output reg  empty;
+    output reg  [3:0] count;
+
+    // Constant declarations
+    localparam  depth = 4'h8;
+
+    // Stub signals
+    reg  [2:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [37:0] ram$read_data;
+    reg  [2:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [37:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [3:0] wr_ptr$d;
+    wire  [3:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [3:0] wr_ptr_d$d;
+    wire  [3:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [3:0] rd_ptr$d;
+    wire  [3:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [3:0] rd_next;
+    reg  [3:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$rq_db_q$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rq_db_q$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$rq_db_q$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$rq_db_q$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 4'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(3)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(3)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 4'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 4'h0;
+            wr_ptr_d$d = 4'h0;
+            rd_ptr$d = 4'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rq_db_q
+
+
+module rnic_versa5g$core$rq_db_q$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [2:0] read_address;
+    input wire  read_clock;
+    output reg  [37:0] read_data;
+    input wire  [2:0] write_address;
+    input wire  write_clock;
+    input wire  [37:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[37:0] mem[7:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$rq_db_q$ram
+
+
+module rnic_versa5g$core$rq_db_q$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rq_db_q$rd_ptr
+
+
+module rnic_versa5g$core$rq_db_q$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rq_db_q$wr_ptr
+
+
+module rnic_versa5g$core$rq_db_q$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rq_db_q$wr_ptr_d
+
+
 module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,out_data,out_keep,out_last,out_valid,out_fcs_bad,out_tag);
 
     // Module arguments
@@ -19476,6 +20845,4506 @@ module rnic_versa5g$core$rx_parse$tv(d,q,clock);
 endmodule // rnic_versa5g$core$rx_parse$tv
 
 
+module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_ready,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] ut_data;
+    input wire  [3:0] ut_keep;
+    input wire  ut_last;
+    input wire  ut_valid;
+    input wire  [3:0] ut_opcode;
+    input wire  ut_ddp_last;
+    input wire  [1:0] ut_qn;
+    input wire  [31:0] ut_msn;
+    input wire  [31:0] ut_mo;
+    input wire  [31:0] ut_inv_stag;
+    input wire  [15:0] ut_len;
+    input wire  [31:0] ut_conn;
+    input wire  [31:0] ut_qpn;
+    output reg  ut_ready;
+    input wire  rq_cfg_valid;
+    input wire  [5:0] rq_cfg_qp;
+    input wire  [63:0] rq_cfg_base;
+    input wire  [4:0] rq_cfg_log2;
+    input wire  [31:0] rq_cfg_ci;
+    input wire  [31:0] rq_cfg_msn;
+    input wire  [3:0] rq_cfg_cq;
+    input wire  rq_cfg_on;
+    output reg  rq_cfg_ready;
+    input wire  rq_db_valid;
+    input wire  [5:0] rq_db_qp;
+    input wire  [31:0] rq_db_prod;
+    output reg  rq_db_ready;
+    input wire  cq_cfg_valid;
+    input wire  [3:0] cq_cfg_cq;
+    input wire  [1:0] cq_cfg_state;
+    input wire  [63:0] cq_cfg_base;
+    input wire  [4:0] cq_cfg_log2;
+    input wire  [31:0] cq_cfg_prod;
+    input wire  [31:0] cq_cfg_cons;
+    output reg  cq_cfg_ready;
+    input wire  cq_db_valid;
+    input wire  [3:0] cq_db_cq;
+    input wire  cq_db_arm;
+    input wire  [31:0] cq_db_value;
+    output reg  cq_db_ready;
+    input wire  [63:0] eq_base;
+    input wire  [31:0] eq_entries;
+    input wire  [31:0] eq_cons;
+    output reg  [31:0] eq_prod;
+    input wire  dma_rd_req_ready;
+    input wire  dma_rd_cpl_valid;
+    input wire  [63:0] dma_rd_cpl_data;
+    input wire  [3:0] dma_rd_cpl_keep;
+    input wire  dma_rd_cpl_last;
+    input wire  [7:0] dma_rd_cpl_tag;
+    output reg  dma_rd_req_valid;
+    output reg  [63:0] dma_rd_req_addr;
+    output reg  [15:0] dma_rd_req_len;
+    output reg  [7:0] dma_rd_req_tag;
+    output reg  dma_rd_cpl_ready;
+    input wire  dma_wr_ready;
+    output reg  dma_wr_valid;
+    output reg  dma_wr_hdr;
+    output reg  [15:0] dma_wr_len;
+    output reg  [63:0] dma_wr_data;
+    output reg  [3:0] dma_wr_keep;
+    output reg  dma_wr_last;
+    input wire  term_ready;
+    output reg  term_valid;
+    output reg  [15:0] term_cause;
+    output reg  [383:0] term_hdr;
+    output reg  [15:0] term_seg_len;
+    output reg  [31:0] term_conn;
+    output reg  [31:0] term_qpn;
+    input wire  rterm_ready;
+    output reg  rterm_valid;
+    output reg  [31:0] rterm_conn;
+    output reg  [31:0] rterm_qpn;
+    output reg  [15:0] rterm_len;
+    output reg  [63:0] rterm_data;
+    output reg  qp_err_valid;
+    output reg  [31:0] qp_err_qpn;
+    output reg  [31:0] qp_err_conn;
+    output reg  irq_event;
+    output reg  irq_eq_overflow;
+    output reg  [31:0] cnt_send;
+    output reg  [31:0] cnt_term_tx;
+    output reg  [31:0] cnt_term_rx;
+    output reg  [31:0] cnt_drop_qp;
+    output reg  [31:0] cnt_rreq;
+    output reg  [31:0] cnt_fetch;
+    output reg  [31:0] cnt_bad_wqe;
+    output reg  [31:0] cnt_cqe;
+    output reg  [31:0] cnt_event;
+    output reg  [31:0] cnt_cpl_drop;
+    output reg  [31:0] cnt_cq_overflow;
+    output reg  [31:0] cnt_eq_overflow;
+    output reg  [31:0] cnt_db_bad;
+
+    // Stub signals
+    reg  rw$clock;
+    reg  rw$reset;
+    reg  rw$cfg_valid;
+    wire  rw$cfg_ready;
+    reg  [5:0] rw$cfg_qp;
+    reg  [63:0] rw$cfg_base;
+    reg  [4:0] rw$cfg_log2;
+    reg  [31:0] rw$cfg_ci;
+    reg  [31:0] rw$cfg_msn;
+    reg  [3:0] rw$cfg_cq;
+    reg  rw$cfg_on;
+    reg  rw$db_valid;
+    wire  rw$db_ready;
+    reg  [5:0] rw$db_qp;
+    reg  [31:0] rw$db_prod;
+    reg  rw$adv_valid;
+    wire  rw$adv_ready;
+    reg  [5:0] rw$adv_qp;
+    reg  rw$adv_err;
+    reg  rw$req_valid;
+    wire  rw$req_ready;
+    reg  [5:0] rw$req_qp;
+    wire  rw$rsp_valid;
+    reg  rw$rsp_ready;
+    wire  [1:0] rw$rsp_status;
+    // Unused on purpose: rx_send uses SGE addresses as bus addresses (no TPT lookup of the lkey yet) and does not need the WQE index of the response.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] rw$rsp_idx;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [31:0] rw$rsp_msn;
+    wire  [3:0] rw$rsp_cq;
+    wire  [63:0] rw$rsp_wr_id;
+    wire  [1:0] rw$rsp_nsge;
+    wire  [63:0] rw$rsp_sge0_addr;
+    wire  [31:0] rw$rsp_sge0_len;
+    // Unused on purpose: rx_send uses SGE addresses as bus addresses (no TPT lookup of the lkey yet) and does not need the WQE index of the response.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] rw$rsp_sge0_lkey;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [63:0] rw$rsp_sge1_addr;
+    wire  [31:0] rw$rsp_sge1_len;
+    // Unused on purpose: rx_send uses SGE addresses as bus addresses (no TPT lookup of the lkey yet) and does not need the WQE index of the response.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] rw$rsp_sge1_lkey;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  rw$dma_rd_req_valid;
+    reg  rw$dma_rd_req_ready;
+    wire  [63:0] rw$dma_rd_req_addr;
+    wire  [15:0] rw$dma_rd_req_len;
+    wire  [7:0] rw$dma_rd_req_tag;
+    reg  rw$dma_rd_cpl_valid;
+    wire  rw$dma_rd_cpl_ready;
+    reg  [63:0] rw$dma_rd_cpl_data;
+    reg  [3:0] rw$dma_rd_cpl_keep;
+    reg  rw$dma_rd_cpl_last;
+    reg  [7:0] rw$dma_rd_cpl_tag;
+    wire  [31:0] rw$cnt_fetch;
+    wire  [31:0] rw$cnt_bad_wqe;
+    reg  sp$clock;
+    reg  sp$reset;
+    reg  [63:0] sp$ut_data;
+    reg  [3:0] sp$ut_keep;
+    reg  sp$ut_last;
+    reg  sp$ut_valid;
+    wire  sp$ut_ready;
+    reg  [3:0] sp$ut_opcode;
+    reg  sp$ut_ddp_last;
+    reg  [1:0] sp$ut_qn;
+    reg  [31:0] sp$ut_msn;
+    reg  [31:0] sp$ut_mo;
+    reg  [31:0] sp$ut_inv_stag;
+    reg  [15:0] sp$ut_len;
+    reg  [31:0] sp$ut_conn;
+    reg  [31:0] sp$ut_qpn;
+    wire  sp$req_valid;
+    reg  sp$req_ready;
+    wire  [5:0] sp$req_qp;
+    reg  sp$rsp_valid;
+    wire  sp$rsp_ready;
+    reg  [1:0] sp$rsp_status;
+    reg  [31:0] sp$rsp_msn;
+    reg  [3:0] sp$rsp_cq;
+    reg  [63:0] sp$rsp_wr_id;
+    reg  [1:0] sp$rsp_nsge;
+    reg  [63:0] sp$rsp_sge0_addr;
+    reg  [31:0] sp$rsp_sge0_len;
+    reg  [63:0] sp$rsp_sge1_addr;
+    reg  [31:0] sp$rsp_sge1_len;
+    wire  sp$adv_valid;
+    reg  sp$adv_ready;
+    wire  [5:0] sp$adv_qp;
+    wire  sp$adv_err;
+    wire  sp$dma_wr_valid;
+    reg  sp$dma_wr_ready;
+    wire  sp$dma_wr_hdr;
+    wire  [15:0] sp$dma_wr_len;
+    wire  [63:0] sp$dma_wr_data;
+    wire  [3:0] sp$dma_wr_keep;
+    wire  sp$dma_wr_last;
+    wire  sp$cpl_valid;
+    reg  sp$cpl_ready;
+    wire  [3:0] sp$cpl_cq;
+    wire  [63:0] sp$cpl_wr_id;
+    wire  [31:0] sp$cpl_byte_len;
+    wire  [31:0] sp$cpl_qpn;
+    wire  [7:0] sp$cpl_opcode;
+    wire  [7:0] sp$cpl_status;
+    wire  [7:0] sp$cpl_flags;
+    wire  [31:0] sp$cpl_imm;
+    wire  [31:0] sp$cpl_term;
+    wire  sp$term_valid;
+    reg  sp$term_ready;
+    wire  [15:0] sp$term_cause;
+    wire  [383:0] sp$term_hdr;
+    wire  [15:0] sp$term_seg_len;
+    wire  [31:0] sp$term_conn;
+    wire  [31:0] sp$term_qpn;
+    wire  sp$rterm_valid;
+    reg  sp$rterm_ready;
+    wire  [31:0] sp$rterm_conn;
+    wire  [31:0] sp$rterm_qpn;
+    wire  [15:0] sp$rterm_len;
+    wire  [63:0] sp$rterm_data;
+    wire  sp$qp_err_valid;
+    wire  [31:0] sp$qp_err_qpn;
+    wire  [31:0] sp$qp_err_conn;
+    wire  [31:0] sp$cnt_send;
+    wire  [31:0] sp$cnt_term_tx;
+    wire  [31:0] sp$cnt_term_rx;
+    wire  [31:0] sp$cnt_drop_qp;
+    wire  [31:0] sp$cnt_rreq;
+    reg  cw$clock;
+    reg  cw$reset;
+    reg  cw$cfg_valid;
+    wire  cw$cfg_ready;
+    reg  [3:0] cw$cfg_cq;
+    reg  [1:0] cw$cfg_state;
+    reg  [63:0] cw$cfg_base;
+    reg  [4:0] cw$cfg_log2;
+    reg  [31:0] cw$cfg_prod;
+    reg  [31:0] cw$cfg_cons;
+    reg  cw$db_valid;
+    wire  cw$db_ready;
+    reg  [3:0] cw$db_cq;
+    reg  cw$db_arm;
+    reg  [31:0] cw$db_value;
+    reg  [63:0] cw$eq_base;
+    reg  [31:0] cw$eq_entries;
+    reg  [31:0] cw$eq_cons;
+    wire  [31:0] cw$eq_prod;
+    reg  cw$cpl_valid;
+    wire  cw$cpl_ready;
+    reg  [3:0] cw$cpl_cq;
+    reg  [63:0] cw$cpl_wr_id;
+    reg  [31:0] cw$cpl_byte_len;
+    reg  [31:0] cw$cpl_qpn;
+    reg  [7:0] cw$cpl_opcode;
+    reg  [7:0] cw$cpl_status;
+    reg  [7:0] cw$cpl_flags;
+    reg  [31:0] cw$cpl_imm;
+    reg  [31:0] cw$cpl_term;
+    wire  cw$dma_wr_valid;
+    reg  cw$dma_wr_ready;
+    wire  cw$dma_wr_hdr;
+    wire  [15:0] cw$dma_wr_len;
+    wire  [63:0] cw$dma_wr_data;
+    wire  [3:0] cw$dma_wr_keep;
+    wire  cw$dma_wr_last;
+    wire  cw$irq_event;
+    wire  cw$irq_eq_overflow;
+    wire  [31:0] cw$cnt_cqe;
+    wire  [31:0] cw$cnt_event;
+    wire  [31:0] cw$cnt_cpl_drop;
+    wire  [31:0] cw$cnt_cq_overflow;
+    wire  [31:0] cw$cnt_eq_overflow;
+    wire  [31:0] cw$cnt_db_bad;
+    reg  arb$clock;
+    reg  arb$reset;
+    reg  arb$a_valid;
+    wire  arb$a_ready;
+    reg  arb$a_hdr;
+    reg  [15:0] arb$a_len;
+    reg  [63:0] arb$a_data;
+    reg  [3:0] arb$a_keep;
+    reg  arb$a_last;
+    reg  arb$b_valid;
+    wire  arb$b_ready;
+    reg  arb$b_hdr;
+    reg  [15:0] arb$b_len;
+    reg  [63:0] arb$b_data;
+    reg  [3:0] arb$b_keep;
+    reg  arb$b_last;
+    wire  arb$dma_wr_valid;
+    reg  arb$dma_wr_ready;
+    wire  arb$dma_wr_hdr;
+    wire  [15:0] arb$dma_wr_len;
+    wire  [63:0] arb$dma_wr_data;
+    wire  [3:0] arb$dma_wr_keep;
+    wire  arb$dma_wr_last;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$rw rw(
+        .clock(rw$clock),
+        .reset(rw$reset),
+        .cfg_valid(rw$cfg_valid),
+        .cfg_ready(rw$cfg_ready),
+        .cfg_qp(rw$cfg_qp),
+        .cfg_base(rw$cfg_base),
+        .cfg_log2(rw$cfg_log2),
+        .cfg_ci(rw$cfg_ci),
+        .cfg_msn(rw$cfg_msn),
+        .cfg_cq(rw$cfg_cq),
+        .cfg_on(rw$cfg_on),
+        .db_valid(rw$db_valid),
+        .db_ready(rw$db_ready),
+        .db_qp(rw$db_qp),
+        .db_prod(rw$db_prod),
+        .adv_valid(rw$adv_valid),
+        .adv_ready(rw$adv_ready),
+        .adv_qp(rw$adv_qp),
+        .adv_err(rw$adv_err),
+        .req_valid(rw$req_valid),
+        .req_ready(rw$req_ready),
+        .req_qp(rw$req_qp),
+        .rsp_valid(rw$rsp_valid),
+        .rsp_ready(rw$rsp_ready),
+        .rsp_status(rw$rsp_status),
+        .rsp_idx(rw$rsp_idx),
+        .rsp_msn(rw$rsp_msn),
+        .rsp_cq(rw$rsp_cq),
+        .rsp_wr_id(rw$rsp_wr_id),
+        .rsp_nsge(rw$rsp_nsge),
+        .rsp_sge0_addr(rw$rsp_sge0_addr),
+        .rsp_sge0_len(rw$rsp_sge0_len),
+        .rsp_sge0_lkey(rw$rsp_sge0_lkey),
+        .rsp_sge1_addr(rw$rsp_sge1_addr),
+        .rsp_sge1_len(rw$rsp_sge1_len),
+        .rsp_sge1_lkey(rw$rsp_sge1_lkey),
+        .dma_rd_req_valid(rw$dma_rd_req_valid),
+        .dma_rd_req_ready(rw$dma_rd_req_ready),
+        .dma_rd_req_addr(rw$dma_rd_req_addr),
+        .dma_rd_req_len(rw$dma_rd_req_len),
+        .dma_rd_req_tag(rw$dma_rd_req_tag),
+        .dma_rd_cpl_valid(rw$dma_rd_cpl_valid),
+        .dma_rd_cpl_ready(rw$dma_rd_cpl_ready),
+        .dma_rd_cpl_data(rw$dma_rd_cpl_data),
+        .dma_rd_cpl_keep(rw$dma_rd_cpl_keep),
+        .dma_rd_cpl_last(rw$dma_rd_cpl_last),
+        .dma_rd_cpl_tag(rw$dma_rd_cpl_tag),
+        .cnt_fetch(rw$cnt_fetch),
+        .cnt_bad_wqe(rw$cnt_bad_wqe)
+    );
+    rnic_versa5g$core$rx_send$sp sp(
+        .clock(sp$clock),
+        .reset(sp$reset),
+        .ut_data(sp$ut_data),
+        .ut_keep(sp$ut_keep),
+        .ut_last(sp$ut_last),
+        .ut_valid(sp$ut_valid),
+        .ut_ready(sp$ut_ready),
+        .ut_opcode(sp$ut_opcode),
+        .ut_ddp_last(sp$ut_ddp_last),
+        .ut_qn(sp$ut_qn),
+        .ut_msn(sp$ut_msn),
+        .ut_mo(sp$ut_mo),
+        .ut_inv_stag(sp$ut_inv_stag),
+        .ut_len(sp$ut_len),
+        .ut_conn(sp$ut_conn),
+        .ut_qpn(sp$ut_qpn),
+        .req_valid(sp$req_valid),
+        .req_ready(sp$req_ready),
+        .req_qp(sp$req_qp),
+        .rsp_valid(sp$rsp_valid),
+        .rsp_ready(sp$rsp_ready),
+        .rsp_status(sp$rsp_status),
+        .rsp_msn(sp$rsp_msn),
+        .rsp_cq(sp$rsp_cq),
+        .rsp_wr_id(sp$rsp_wr_id),
+        .rsp_nsge(sp$rsp_nsge),
+        .rsp_sge0_addr(sp$rsp_sge0_addr),
+        .rsp_sge0_len(sp$rsp_sge0_len),
+        .rsp_sge1_addr(sp$rsp_sge1_addr),
+        .rsp_sge1_len(sp$rsp_sge1_len),
+        .adv_valid(sp$adv_valid),
+        .adv_ready(sp$adv_ready),
+        .adv_qp(sp$adv_qp),
+        .adv_err(sp$adv_err),
+        .dma_wr_valid(sp$dma_wr_valid),
+        .dma_wr_ready(sp$dma_wr_ready),
+        .dma_wr_hdr(sp$dma_wr_hdr),
+        .dma_wr_len(sp$dma_wr_len),
+        .dma_wr_data(sp$dma_wr_data),
+        .dma_wr_keep(sp$dma_wr_keep),
+        .dma_wr_last(sp$dma_wr_last),
+        .cpl_valid(sp$cpl_valid),
+        .cpl_ready(sp$cpl_ready),
+        .cpl_cq(sp$cpl_cq),
+        .cpl_wr_id(sp$cpl_wr_id),
+        .cpl_byte_len(sp$cpl_byte_len),
+        .cpl_qpn(sp$cpl_qpn),
+        .cpl_opcode(sp$cpl_opcode),
+        .cpl_status(sp$cpl_status),
+        .cpl_flags(sp$cpl_flags),
+        .cpl_imm(sp$cpl_imm),
+        .cpl_term(sp$cpl_term),
+        .term_valid(sp$term_valid),
+        .term_ready(sp$term_ready),
+        .term_cause(sp$term_cause),
+        .term_hdr(sp$term_hdr),
+        .term_seg_len(sp$term_seg_len),
+        .term_conn(sp$term_conn),
+        .term_qpn(sp$term_qpn),
+        .rterm_valid(sp$rterm_valid),
+        .rterm_ready(sp$rterm_ready),
+        .rterm_conn(sp$rterm_conn),
+        .rterm_qpn(sp$rterm_qpn),
+        .rterm_len(sp$rterm_len),
+        .rterm_data(sp$rterm_data),
+        .qp_err_valid(sp$qp_err_valid),
+        .qp_err_qpn(sp$qp_err_qpn),
+        .qp_err_conn(sp$qp_err_conn),
+        .cnt_send(sp$cnt_send),
+        .cnt_term_tx(sp$cnt_term_tx),
+        .cnt_term_rx(sp$cnt_term_rx),
+        .cnt_drop_qp(sp$cnt_drop_qp),
+        .cnt_rreq(sp$cnt_rreq)
+    );
+    rnic_versa5g$core$rx_send$cw cw(
+        .clock(cw$clock),
+        .reset(cw$reset),
+        .cfg_valid(cw$cfg_valid),
+        .cfg_ready(cw$cfg_ready),
+        .cfg_cq(cw$cfg_cq),
+        .cfg_state(cw$cfg_state),
+        .cfg_base(cw$cfg_base),
+        .cfg_log2(cw$cfg_log2),
+        .cfg_prod(cw$cfg_prod),
+        .cfg_cons(cw$cfg_cons),
+        .db_valid(cw$db_valid),
+        .db_ready(cw$db_ready),
+        .db_cq(cw$db_cq),
+        .db_arm(cw$db_arm),
+        .db_value(cw$db_value),
+        .eq_base(cw$eq_base),
+        .eq_entries(cw$eq_entries),
+        .eq_cons(cw$eq_cons),
+        .eq_prod(cw$eq_prod),
+        .cpl_valid(cw$cpl_valid),
+        .cpl_ready(cw$cpl_ready),
+        .cpl_cq(cw$cpl_cq),
+        .cpl_wr_id(cw$cpl_wr_id),
+        .cpl_byte_len(cw$cpl_byte_len),
+        .cpl_qpn(cw$cpl_qpn),
+        .cpl_opcode(cw$cpl_opcode),
+        .cpl_status(cw$cpl_status),
+        .cpl_flags(cw$cpl_flags),
+        .cpl_imm(cw$cpl_imm),
+        .cpl_term(cw$cpl_term),
+        .dma_wr_valid(cw$dma_wr_valid),
+        .dma_wr_ready(cw$dma_wr_ready),
+        .dma_wr_hdr(cw$dma_wr_hdr),
+        .dma_wr_len(cw$dma_wr_len),
+        .dma_wr_data(cw$dma_wr_data),
+        .dma_wr_keep(cw$dma_wr_keep),
+        .dma_wr_last(cw$dma_wr_last),
+        .irq_event(cw$irq_event),
+        .irq_eq_overflow(cw$irq_eq_overflow),
+        .cnt_cqe(cw$cnt_cqe),
+        .cnt_event(cw$cnt_event),
+        .cnt_cpl_drop(cw$cnt_cpl_drop),
+        .cnt_cq_overflow(cw$cnt_cq_overflow),
+        .cnt_eq_overflow(cw$cnt_eq_overflow),
+        .cnt_db_bad(cw$cnt_db_bad)
+    );
+    rnic_versa5g$core$rx_send$arb arb(
+        .clock(arb$clock),
+        .reset(arb$reset),
+        .a_valid(arb$a_valid),
+        .a_ready(arb$a_ready),
+        .a_hdr(arb$a_hdr),
+        .a_len(arb$a_len),
+        .a_data(arb$a_data),
+        .a_keep(arb$a_keep),
+        .a_last(arb$a_last),
+        .b_valid(arb$b_valid),
+        .b_ready(arb$b_ready),
+        .b_hdr(arb$b_hdr),
+        .b_len(arb$b_len),
+        .b_data(arb$b_data),
+        .b_keep(arb$b_keep),
+        .b_last(arb$b_last),
+        .dma_wr_valid(arb$dma_wr_valid),
+        .dma_wr_ready(arb$dma_wr_ready),
+        .dma_wr_hdr(arb$dma_wr_hdr),
+        .dma_wr_len(arb$dma_wr_len),
+        .dma_wr_data(arb$dma_wr_data),
+        .dma_wr_keep(arb$dma_wr_keep),
+        .dma_wr_last(arb$dma_wr_last)
+    );
+
+    // Update code
+    always @(*) begin
+        rw$clock = clock;
+        sp$clock = clock;
+        cw$clock = clock;
+        arb$clock = clock;
+        rw$req_valid = sp$req_valid;
+        rw$req_qp = sp$req_qp;
+        sp$req_ready = rw$req_ready;
+        sp$rsp_valid = rw$rsp_valid;
+        sp$rsp_status = rw$rsp_status;
+        sp$rsp_msn = rw$rsp_msn;
+        sp$rsp_cq = rw$rsp_cq;
+        sp$rsp_wr_id = rw$rsp_wr_id;
+        sp$rsp_nsge = rw$rsp_nsge;
+        sp$rsp_sge0_addr = rw$rsp_sge0_addr;
+        sp$rsp_sge0_len = rw$rsp_sge0_len;
+        sp$rsp_sge1_addr = rw$rsp_sge1_addr;
+        sp$rsp_sge1_len = rw$rsp_sge1_len;
+        rw$rsp_ready = sp$rsp_ready;
+        rw$adv_valid = sp$adv_valid;
+        rw$adv_qp = sp$adv_qp;
+        rw$adv_err = sp$adv_err;
+        sp$adv_ready = rw$adv_ready;
+        arb$a_valid = sp$dma_wr_valid;
+        arb$b_valid = cw$dma_wr_valid;
+        arb$a_hdr = sp$dma_wr_hdr;
+        arb$b_hdr = cw$dma_wr_hdr;
+        arb$a_len = sp$dma_wr_len;
+        arb$b_len = cw$dma_wr_len;
+        arb$a_data = sp$dma_wr_data;
+        arb$b_data = cw$dma_wr_data;
+        arb$a_keep = sp$dma_wr_keep;
+        arb$b_keep = cw$dma_wr_keep;
+        arb$a_last = sp$dma_wr_last;
+        arb$b_last = cw$dma_wr_last;
+        sp$dma_wr_ready = arb$a_ready;
+        cw$dma_wr_ready = arb$b_ready;
+        cw$cpl_valid = sp$cpl_valid;
+        cw$cpl_cq = sp$cpl_cq;
+        cw$cpl_wr_id = sp$cpl_wr_id;
+        cw$cpl_byte_len = sp$cpl_byte_len;
+        cw$cpl_qpn = sp$cpl_qpn;
+        cw$cpl_opcode = sp$cpl_opcode;
+        cw$cpl_status = sp$cpl_status;
+        cw$cpl_flags = sp$cpl_flags;
+        cw$cpl_imm = sp$cpl_imm;
+        cw$cpl_term = sp$cpl_term;
+        sp$cpl_ready = cw$cpl_ready;
+        rw$reset = reset;
+        sp$reset = reset;
+        cw$reset = reset;
+        arb$reset = reset;
+        sp$ut_data = ut_data;
+        sp$ut_keep = ut_keep;
+        sp$ut_last = ut_last;
+        sp$ut_valid = ut_valid;
+        sp$ut_opcode = ut_opcode;
+        sp$ut_ddp_last = ut_ddp_last;
+        sp$ut_qn = ut_qn;
+        sp$ut_msn = ut_msn;
+        sp$ut_mo = ut_mo;
+        sp$ut_inv_stag = ut_inv_stag;
+        sp$ut_len = ut_len;
+        sp$ut_conn = ut_conn;
+        sp$ut_qpn = ut_qpn;
+        ut_ready = sp$ut_ready;
+        rw$cfg_valid = rq_cfg_valid;
+        rw$cfg_qp = rq_cfg_qp;
+        rw$cfg_base = rq_cfg_base;
+        rw$cfg_log2 = rq_cfg_log2;
+        rw$cfg_ci = rq_cfg_ci;
+        rw$cfg_msn = rq_cfg_msn;
+        rw$cfg_cq = rq_cfg_cq;
+        rw$cfg_on = rq_cfg_on;
+        rq_cfg_ready = rw$cfg_ready;
+        rw$db_valid = rq_db_valid;
+        rw$db_qp = rq_db_qp;
+        rw$db_prod = rq_db_prod;
+        rq_db_ready = rw$db_ready;
+        cw$cfg_valid = cq_cfg_valid;
+        cw$cfg_cq = cq_cfg_cq;
+        cw$cfg_state = cq_cfg_state;
+        cw$cfg_base = cq_cfg_base;
+        cw$cfg_log2 = cq_cfg_log2;
+        cw$cfg_prod = cq_cfg_prod;
+        cw$cfg_cons = cq_cfg_cons;
+        cq_cfg_ready = cw$cfg_ready;
+        cw$db_valid = cq_db_valid;
+        cw$db_cq = cq_db_cq;
+        cw$db_arm = cq_db_arm;
+        cw$db_value = cq_db_value;
+        cq_db_ready = cw$db_ready;
+        cw$eq_base = eq_base;
+        cw$eq_entries = eq_entries;
+        cw$eq_cons = eq_cons;
+        eq_prod = cw$eq_prod;
+        rw$dma_rd_req_ready = dma_rd_req_ready;
+        rw$dma_rd_cpl_valid = dma_rd_cpl_valid;
+        rw$dma_rd_cpl_data = dma_rd_cpl_data;
+        rw$dma_rd_cpl_keep = dma_rd_cpl_keep;
+        rw$dma_rd_cpl_last = dma_rd_cpl_last;
+        rw$dma_rd_cpl_tag = dma_rd_cpl_tag;
+        dma_rd_req_valid = rw$dma_rd_req_valid;
+        dma_rd_req_addr = rw$dma_rd_req_addr;
+        dma_rd_req_len = rw$dma_rd_req_len;
+        dma_rd_req_tag = rw$dma_rd_req_tag;
+        dma_rd_cpl_ready = rw$dma_rd_cpl_ready;
+        arb$dma_wr_ready = dma_wr_ready;
+        dma_wr_valid = arb$dma_wr_valid;
+        dma_wr_hdr = arb$dma_wr_hdr;
+        dma_wr_len = arb$dma_wr_len;
+        dma_wr_data = arb$dma_wr_data;
+        dma_wr_keep = arb$dma_wr_keep;
+        dma_wr_last = arb$dma_wr_last;
+        sp$term_ready = term_ready;
+        term_valid = sp$term_valid;
+        term_cause = sp$term_cause;
+        term_hdr = sp$term_hdr;
+        term_seg_len = sp$term_seg_len;
+        term_conn = sp$term_conn;
+        term_qpn = sp$term_qpn;
+        sp$rterm_ready = rterm_ready;
+        rterm_valid = sp$rterm_valid;
+        rterm_conn = sp$rterm_conn;
+        rterm_qpn = sp$rterm_qpn;
+        rterm_len = sp$rterm_len;
+        rterm_data = sp$rterm_data;
+        qp_err_valid = sp$qp_err_valid;
+        qp_err_qpn = sp$qp_err_qpn;
+        qp_err_conn = sp$qp_err_conn;
+        irq_event = cw$irq_event;
+        irq_eq_overflow = cw$irq_eq_overflow;
+        cnt_send = sp$cnt_send;
+        cnt_term_tx = sp$cnt_term_tx;
+        cnt_term_rx = sp$cnt_term_rx;
+        cnt_drop_qp = sp$cnt_drop_qp;
+        cnt_rreq = sp$cnt_rreq;
+        cnt_fetch = rw$cnt_fetch;
+        cnt_bad_wqe = rw$cnt_bad_wqe;
+        cnt_cqe = cw$cnt_cqe;
+        cnt_event = cw$cnt_event;
+        cnt_cpl_drop = cw$cnt_cpl_drop;
+        cnt_cq_overflow = cw$cnt_cq_overflow;
+        cnt_eq_overflow = cw$cnt_eq_overflow;
+        cnt_db_bad = cw$cnt_db_bad;
+    end
+
+endmodule // rnic_versa5g$core$rx_send
+
+
+module rnic_versa5g$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_last,b_valid,b_ready,b_hdr,b_len,b_data,b_keep,b_last,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  a_valid;
+    output reg  a_ready;
+    input wire  a_hdr;
+    input wire  [15:0] a_len;
+    input wire  [63:0] a_data;
+    input wire  [3:0] a_keep;
+    input wire  a_last;
+    input wire  b_valid;
+    output reg  b_ready;
+    input wire  b_hdr;
+    input wire  [15:0] b_len;
+    input wire  [63:0] b_data;
+    input wire  [3:0] b_keep;
+    input wire  b_last;
+    output reg  dma_wr_valid;
+    input wire  dma_wr_ready;
+    output reg  dma_wr_hdr;
+    output reg  [15:0] dma_wr_len;
+    output reg  [63:0] dma_wr_data;
+    output reg  [3:0] dma_wr_keep;
+    output reg  dma_wr_last;
+
+    // Stub signals
+    reg  locked$d;
+    wire  locked$q;
+    reg  locked$clock;
+    reg  sel$d;
+    wire  sel$q;
+    reg  sel$clock;
+
+    // Local signals
+    reg  pick_b;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$arb$locked locked(
+        .d(locked$d),
+        .q(locked$q),
+        .clock(locked$clock)
+    );
+    rnic_versa5g$core$rx_send$arb$sel sel(
+        .d(sel$d),
+        .q(sel$q),
+        .clock(sel$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        locked$clock = clock;
+        sel$clock = clock;
+        locked$d = locked$q;
+        sel$d = sel$q;
+        pick_b = sel$q;
+        if (~locked$q) begin
+            pick_b = b_valid & (sel$q | ~a_valid);
+        end
+        a_ready = 1'b0;
+        b_ready = 1'b0;
+        if (pick_b) begin
+            dma_wr_valid = b_valid;
+            dma_wr_hdr = b_hdr;
+            dma_wr_len = b_len;
+            dma_wr_data = b_data;
+            dma_wr_keep = b_keep;
+            dma_wr_last = b_last;
+            b_ready = dma_wr_ready;
+        end
+        else begin
+            dma_wr_valid = a_valid;
+            dma_wr_hdr = a_hdr;
+            dma_wr_len = a_len;
+            dma_wr_data = a_data;
+            dma_wr_keep = a_keep;
+            dma_wr_last = a_last;
+            a_ready = dma_wr_ready;
+        end
+        if (dma_wr_valid & dma_wr_ready) begin
+            if (dma_wr_last & ~dma_wr_hdr) begin
+                locked$d = 1'b0;
+                sel$d = ~pick_b;
+            end
+            else begin
+                locked$d = 1'b1;
+                sel$d = pick_b;
+            end
+        end
+        if (reset) begin
+            locked$d = 1'b0;
+            sel$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$arb
+
+
+module rnic_versa5g$core$rx_send$arb$locked(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$arb$locked
+
+
+module rnic_versa5g$core$rx_send$arb$sel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$arb$sel
+
+
+module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg_base,cfg_log2,cfg_prod,cfg_cons,db_valid,db_ready,db_cq,db_arm,db_value,eq_base,eq_entries,eq_cons,eq_prod,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,irq_event,irq_eq_overflow,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  cfg_valid;
+    output reg  cfg_ready;
+    input wire  [3:0] cfg_cq;
+    input wire  [1:0] cfg_state;
+    input wire  [63:0] cfg_base;
+    input wire  [4:0] cfg_log2;
+    input wire  [31:0] cfg_prod;
+    input wire  [31:0] cfg_cons;
+    input wire  db_valid;
+    output reg  db_ready;
+    input wire  [3:0] db_cq;
+    input wire  db_arm;
+    input wire  [31:0] db_value;
+    input wire  [63:0] eq_base;
+    input wire  [31:0] eq_entries;
+    input wire  [31:0] eq_cons;
+    output reg  [31:0] eq_prod;
+    input wire  cpl_valid;
+    output reg  cpl_ready;
+    input wire  [3:0] cpl_cq;
+    input wire  [63:0] cpl_wr_id;
+    input wire  [31:0] cpl_byte_len;
+    input wire  [31:0] cpl_qpn;
+    input wire  [7:0] cpl_opcode;
+    input wire  [7:0] cpl_status;
+    input wire  [7:0] cpl_flags;
+    input wire  [31:0] cpl_imm;
+    input wire  [31:0] cpl_term;
+    output reg  dma_wr_valid;
+    input wire  dma_wr_ready;
+    output reg  dma_wr_hdr;
+    output reg  [15:0] dma_wr_len;
+    output reg  [63:0] dma_wr_data;
+    output reg  [3:0] dma_wr_keep;
+    output reg  dma_wr_last;
+    output reg  irq_event;
+    output reg  irq_eq_overflow;
+    output reg  [31:0] cnt_cqe;
+    output reg  [31:0] cnt_event;
+    output reg  [31:0] cnt_cpl_drop;
+    output reg  [31:0] cnt_cq_overflow;
+    output reg  [31:0] cnt_eq_overflow;
+    output reg  [31:0] cnt_db_bad;
+
+    // Constant declarations
+    localparam  k_valid = 2'b1;
+    localparam  k_ovf = 2'b10;
+    localparam  k_arm_next = 32'h1;
+    localparam  k_arm_sol = 32'h2;
+    localparam  k_sol = 8'h4;
+    localparam  k_ev_cpl = 64'h1;
+    localparam  k_ev_ovf = 64'h9;
+    localparam  k_cqe_len = 16'h20;
+    localparam  k_ev_len = 16'h40;
+    localparam  k_owner = 64'h100000000000000;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam CplState$Idle = 0;
+    localparam CplState$DbLoad = 1;
+    localparam CplState$Load = 2;
+    localparam CplState$CqeHdr = 3;
+    localparam CplState$CqeData = 4;
+    localparam CplState$EvHdr = 5;
+    localparam CplState$EvData = 6;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [3:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [136:0] ram$read_data;
+    reg  [3:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [136:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] state$d;
+    wire  [2:0] state$q;
+    reg  state$clock;
+    reg  [2:0] beat$d;
+    wire  [2:0] beat$q;
+    reg  beat$clock;
+    reg  [3:0] cq$d;
+    wire  [3:0] cq$q;
+    reg  cq$clock;
+    reg  arm$d;
+    wire  arm$q;
+    reg  arm$clock;
+    reg  [31:0] dval$d;
+    wire  [31:0] dval$q;
+    reg  dval$clock;
+    reg  [63:0] r_wr_id$d;
+    wire  [63:0] r_wr_id$q;
+    reg  r_wr_id$clock;
+    reg  [31:0] r_byte_len$d;
+    wire  [31:0] r_byte_len$q;
+    reg  r_byte_len$clock;
+    reg  [31:0] r_qpn$d;
+    wire  [31:0] r_qpn$q;
+    reg  r_qpn$clock;
+    reg  [7:0] r_opcode$d;
+    wire  [7:0] r_opcode$q;
+    reg  r_opcode$clock;
+    reg  [7:0] r_status$d;
+    wire  [7:0] r_status$q;
+    reg  r_status$clock;
+    reg  [7:0] r_flags$d;
+    wire  [7:0] r_flags$q;
+    reg  r_flags$clock;
+    reg  [31:0] r_imm$d;
+    wire  [31:0] r_imm$q;
+    reg  r_imm$clock;
+    reg  [31:0] r_term$d;
+    wire  [31:0] r_term$q;
+    reg  r_term$clock;
+    reg  [63:0] addr$d;
+    wire  [63:0] addr$q;
+    reg  addr$clock;
+    reg  phase$d;
+    wire  phase$q;
+    reg  phase$clock;
+    reg  ev$d;
+    wire  ev$q;
+    reg  ev$clock;
+    reg  [63:0] ev_kind$d;
+    wire  [63:0] ev_kind$q;
+    reg  ev_kind$clock;
+    reg  [31:0] eqp$d;
+    wire  [31:0] eqp$q;
+    reg  eqp$clock;
+    reg  [31:0] c_cqe$d;
+    wire  [31:0] c_cqe$q;
+    reg  c_cqe$clock;
+    reg  [31:0] c_event$d;
+    wire  [31:0] c_event$q;
+    reg  c_event$clock;
+    reg  [31:0] c_drop$d;
+    wire  [31:0] c_drop$q;
+    reg  c_drop$clock;
+    reg  [31:0] c_cq_ovf$d;
+    wire  [31:0] c_cq_ovf$q;
+    reg  c_cq_ovf$clock;
+    reg  [31:0] c_eq_ovf$d;
+    wire  [31:0] c_eq_ovf$q;
+    reg  c_eq_ovf$clock;
+    reg  [31:0] c_db_bad$d;
+    wire  [31:0] c_db_bad$q;
+    reg  c_db_bad$clock;
+
+    // Local signals
+    reg  [1:0] x_state;
+    reg  [1:0] x_armed;
+    reg  [31:0] x_cons;
+    reg  [31:0] x_prod;
+    reg  [4:0] x_log2;
+    reg  [63:0] x_base;
+    reg  [1:0] n_state;
+    reg  [1:0] n_armed;
+    reg  [31:0] n_cons;
+    reg  [31:0] n_prod;
+    reg  [4:0] n_log2;
+    reg  [63:0] n_base;
+    reg  [31:0] mask;
+    reg  [31:0] used;
+    reg  [31:0] size;
+    reg  [31:0] slot;
+    reg  wrapped;
+    reg  [31:0] eq_mask;
+    reg  [31:0] eq_used;
+    reg  fire;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$cw$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rx_send$cw$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$beat beat(
+        .d(beat$d),
+        .q(beat$q),
+        .clock(beat$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$cq cq(
+        .d(cq$d),
+        .q(cq$q),
+        .clock(cq$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$arm arm(
+        .d(arm$d),
+        .q(arm$q),
+        .clock(arm$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$dval dval(
+        .d(dval$d),
+        .q(dval$q),
+        .clock(dval$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$r_wr_id r_wr_id(
+        .d(r_wr_id$d),
+        .q(r_wr_id$q),
+        .clock(r_wr_id$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$r_byte_len r_byte_len(
+        .d(r_byte_len$d),
+        .q(r_byte_len$q),
+        .clock(r_byte_len$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$r_qpn r_qpn(
+        .d(r_qpn$d),
+        .q(r_qpn$q),
+        .clock(r_qpn$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$r_opcode r_opcode(
+        .d(r_opcode$d),
+        .q(r_opcode$q),
+        .clock(r_opcode$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$r_status r_status(
+        .d(r_status$d),
+        .q(r_status$q),
+        .clock(r_status$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$r_flags r_flags(
+        .d(r_flags$d),
+        .q(r_flags$q),
+        .clock(r_flags$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$r_imm r_imm(
+        .d(r_imm$d),
+        .q(r_imm$q),
+        .clock(r_imm$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$r_term r_term(
+        .d(r_term$d),
+        .q(r_term$q),
+        .clock(r_term$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$addr addr(
+        .d(addr$d),
+        .q(addr$q),
+        .clock(addr$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$phase phase(
+        .d(phase$d),
+        .q(phase$q),
+        .clock(phase$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$ev ev(
+        .d(ev$d),
+        .q(ev$q),
+        .clock(ev$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$ev_kind ev_kind(
+        .d(ev_kind$d),
+        .q(ev_kind$q),
+        .clock(ev_kind$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$eqp eqp(
+        .d(eqp$d),
+        .q(eqp$q),
+        .clock(eqp$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$c_cqe c_cqe(
+        .d(c_cqe$d),
+        .q(c_cqe$q),
+        .clock(c_cqe$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$c_event c_event(
+        .d(c_event$d),
+        .q(c_event$q),
+        .clock(c_event$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$c_drop c_drop(
+        .d(c_drop$d),
+        .q(c_drop$q),
+        .clock(c_drop$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$c_cq_ovf c_cq_ovf(
+        .d(c_cq_ovf$d),
+        .q(c_cq_ovf$q),
+        .clock(c_cq_ovf$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$c_eq_ovf c_eq_ovf(
+        .d(c_eq_ovf$d),
+        .q(c_eq_ovf$q),
+        .clock(c_eq_ovf$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$c_db_bad c_db_bad(
+        .d(c_db_bad$d),
+        .q(c_db_bad$q),
+        .clock(c_db_bad$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        beat$clock = clock;
+        cq$clock = clock;
+        arm$clock = clock;
+        dval$clock = clock;
+        r_wr_id$clock = clock;
+        r_byte_len$clock = clock;
+        r_qpn$clock = clock;
+        r_opcode$clock = clock;
+        r_status$clock = clock;
+        r_flags$clock = clock;
+        r_imm$clock = clock;
+        r_term$clock = clock;
+        addr$clock = clock;
+        phase$clock = clock;
+        ev$clock = clock;
+        ev_kind$clock = clock;
+        eqp$clock = clock;
+        c_cqe$clock = clock;
+        c_event$clock = clock;
+        c_drop$clock = clock;
+        c_cq_ovf$clock = clock;
+        c_eq_ovf$clock = clock;
+        c_db_bad$clock = clock;
+        state$d = state$q;
+        beat$d = beat$q;
+        cq$d = cq$q;
+        arm$d = arm$q;
+        dval$d = dval$q;
+        r_wr_id$d = r_wr_id$q;
+        r_byte_len$d = r_byte_len$q;
+        r_qpn$d = r_qpn$q;
+        r_opcode$d = r_opcode$q;
+        r_status$d = r_status$q;
+        r_flags$d = r_flags$q;
+        r_imm$d = r_imm$q;
+        r_term$d = r_term$q;
+        addr$d = addr$q;
+        phase$d = phase$q;
+        ev$d = ev$q;
+        ev_kind$d = ev_kind$q;
+        eqp$d = eqp$q;
+        c_cqe$d = c_cqe$q;
+        c_event$d = c_event$q;
+        c_drop$d = c_drop$q;
+        c_cq_ovf$d = c_cq_ovf$q;
+        c_eq_ovf$d = c_eq_ovf$q;
+        c_db_bad$d = c_db_bad$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        x_base = ram$read_data[(32'h0)+:(64)];
+        x_log2 = ram$read_data[(32'h40)+:(5)];
+        x_prod = ram$read_data[(32'h45)+:(32)];
+        x_cons = ram$read_data[(32'h65)+:(32)];
+        x_armed = ram$read_data[(32'h85)+:(2)];
+        x_state = ram$read_data[(32'h87)+:(2)];
+        n_state = x_state;
+        n_armed = x_armed;
+        n_cons = x_cons;
+        n_prod = x_prod;
+        n_log2 = x_log2;
+        n_base = x_base;
+        size = 32'h1 << x_log2;
+        mask = size - 32'h1;
+        used = x_prod - x_cons;
+        slot = x_prod & mask;
+        wrapped = (x_prod & size) != 32'h0;
+        eq_mask = eq_entries - 32'h1;
+        eq_used = eqp$q - eq_cons;
+        cfg_ready = 1'b0;
+        db_ready = 1'b0;
+        cpl_ready = 1'b0;
+        irq_event = 1'b0;
+        irq_eq_overflow = 1'b0;
+        ram$read_address = cq$q;
+        ram$write_enable = 1'b0;
+        ram$write_address = cq$q;
+        dma_wr_valid = 1'b0;
+        dma_wr_hdr = 1'b0;
+        dma_wr_len = k_cqe_len;
+        dma_wr_data = addr$q;
+        dma_wr_keep = 4'h8;
+        dma_wr_last = 1'b0;
+        fire = 1'b0;
+        eq_prod = eqp$q;
+        cnt_cqe = c_cqe$q;
+        cnt_event = c_event$q;
+        cnt_cpl_drop = c_drop$q;
+        cnt_cq_overflow = c_cq_ovf$q;
+        cnt_eq_overflow = c_eq_ovf$q;
+        cnt_db_bad = c_db_bad$q;
+        case (state$q)
+            CplState$Idle:
+                begin
+                    if (cfg_valid) begin
+                        cfg_ready = 1'b1;
+                        ram$write_enable = 1'b1;
+                        ram$write_address = cfg_cq;
+                        n_state = cfg_state;
+                        n_armed = 2'h0;
+                        n_cons = cfg_cons;
+                        n_prod = cfg_prod;
+                        n_log2 = cfg_log2;
+                        n_base = cfg_base;
+                    end
+                    else if (db_valid) begin
+                        db_ready = 1'b1;
+                        ram$read_address = db_cq;
+                        cq$d = db_cq;
+                        arm$d = db_arm;
+                        dval$d = db_value;
+                        state$d = CplState$DbLoad;
+                    end
+                    else if (cpl_valid) begin
+                        cpl_ready = 1'b1;
+                        ram$read_address = cpl_cq;
+                        cq$d = cpl_cq;
+                        r_wr_id$d = cpl_wr_id;
+                        r_byte_len$d = cpl_byte_len;
+                        r_qpn$d = cpl_qpn;
+                        r_opcode$d = cpl_opcode;
+                        r_status$d = cpl_status;
+                        r_flags$d = cpl_flags;
+                        r_imm$d = cpl_imm;
+                        r_term$d = cpl_term;
+                        state$d = CplState$Load;
+                    end
+                end
+            CplState$DbLoad:
+                begin
+                    state$d = CplState$Idle;
+                    ram$write_enable = 1'b1;
+                    if (arm$q) begin
+                        if ((dval$q == k_arm_next) | (dval$q == k_arm_sol)) begin
+                            n_armed = dval$q[(32'h0)+:(2)];
+                        end
+                        else begin
+                            c_db_bad$d = c_db_bad$q + 32'h1;
+                        end
+                    end
+                    else begin
+                        n_cons = dval$q;
+                    end
+                end
+            CplState$Load:
+                begin
+                    ev_kind$d = k_ev_cpl;
+                    ev$d = 1'b0;
+                    if (x_state != k_valid) begin
+                        c_drop$d = c_drop$q + 32'h1;
+                        state$d = CplState$Idle;
+                    end
+                    else if (used >= size) begin
+                        ram$write_enable = 1'b1;
+                        n_state = k_ovf;
+                        c_cq_ovf$d = c_cq_ovf$q + 32'h1;
+                        ev_kind$d = k_ev_ovf;
+                        state$d = CplState$EvHdr;
+                    end
+                    else begin
+                        ram$write_enable = 1'b1;
+                        n_prod = x_prod + 32'h1;
+                        addr$d = x_base + ({{32{1'b0}}, slot} << 32'h5);
+                        phase$d = ~wrapped;
+                        if ((x_armed == k_arm_next[(32'h0)+:(2)]) | ((x_armed == k_arm_sol[(32'h0)+:(2)]) & (((r_flags$q & k_sol) != 8'h0) | (r_status$q != 8'h0)))) begin
+                            ev$d = 1'b1;
+                            n_armed = 2'h0;
+                        end
+                        state$d = CplState$CqeHdr;
+                    end
+                end
+            CplState$CqeHdr:
+                begin
+                    dma_wr_valid = 1'b1;
+                    dma_wr_hdr = 1'b1;
+                    if (dma_wr_ready) begin
+                        beat$d = 3'h0;
+                        state$d = CplState$CqeData;
+                    end
+                end
+            CplState$CqeData:
+                begin
+                    dma_wr_valid = 1'b1;
+                    if (beat$q == 3'h0) begin
+                        dma_wr_data = r_wr_id$q;
+                    end
+                    else if (beat$q == 3'h1) begin
+                        dma_wr_data = ({{32{1'b0}}, r_qpn$q} << 32'h20) | {{32{1'b0}}, r_byte_len$q};
+                    end
+                    else if (beat$q == 3'h2) begin
+                        dma_wr_data = ({{32{1'b0}}, r_imm$q} << 32'h20) | ({{56{1'b0}}, r_flags$q} << 32'h10) | ({{56{1'b0}}, r_status$q} << 32'h8) | {{56{1'b0}}, r_opcode$q};
+                    end
+                    else begin
+                        dma_wr_data = {{32{1'b0}}, r_term$q};
+                        if (phase$q) begin
+                            dma_wr_data = k_owner | {{32{1'b0}}, r_term$q};
+                        end
+                        dma_wr_last = 1'b1;
+                    end
+                    if (dma_wr_ready) begin
+                        beat$d = beat$q + 3'h1;
+                        if (beat$q == 3'h3) begin
+                            c_cqe$d = c_cqe$q + 32'h1;
+                            if (ev$q) begin
+                                state$d = CplState$EvHdr;
+                            end
+                            else begin
+                                state$d = CplState$Idle;
+                            end
+                        end
+                    end
+                end
+            CplState$EvHdr:
+                begin
+                    if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
+                        irq_eq_overflow = 1'b1;
+                        c_eq_ovf$d = c_eq_ovf$q + 32'h1;
+                        state$d = CplState$Idle;
+                    end
+                    else begin
+                        dma_wr_valid = 1'b1;
+                        dma_wr_hdr = 1'b1;
+                        dma_wr_len = k_ev_len;
+                        dma_wr_data = eq_base + ({{32{1'b0}}, (eqp$q & eq_mask)} << 32'h6);
+                        if (dma_wr_ready) begin
+                            beat$d = 3'h0;
+                            state$d = CplState$EvData;
+                        end
+                    end
+                end
+            CplState$EvData:
+                begin
+                    dma_wr_valid = 1'b1;
+                    dma_wr_data = 64'h0;
+                    if (beat$q == 3'h0) begin
+                        dma_wr_data = ({{60{1'b0}}, cq$q} << 32'h20) | ev_kind$q;
+                    end
+                    if (beat$q == 3'h7) begin
+                        dma_wr_last = 1'b1;
+                        fire = 1'b1;
+                    end
+                    if (dma_wr_ready) begin
+                        beat$d = beat$q + 3'h1;
+                        if (fire) begin
+                            eqp$d = eqp$q + 32'h1;
+                            c_event$d = c_event$q + 32'h1;
+                            irq_event = 1'b1;
+                            state$d = CplState$Idle;
+                        end
+                    end
+                end
+        endcase
+        ram$write_data = ({{135{1'b0}}, n_state} << 32'h87) | ({{135{1'b0}}, n_armed} << 32'h85) | ({{105{1'b0}}, n_cons} << 32'h65) | ({{105{1'b0}}, n_prod} << 32'h45) | ({{132{1'b0}}, n_log2} << 32'h40) | {{73{1'b0}}, n_base};
+        if ((state$q == CplState$EvData) & (beat$q == 3'h7) & ((eqp$q & eq_entries) == 32'h0)) begin
+            dma_wr_data = k_owner;
+        end
+        if (reset) begin
+            state$d = CplState$Idle;
+            eqp$d = 32'h0;
+            c_cqe$d = 32'h0;
+            c_event$d = 32'h0;
+            c_drop$d = 32'h0;
+            c_cq_ovf$d = 32'h0;
+            c_eq_ovf$d = 32'h0;
+            c_db_bad$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw
+
+
+module rnic_versa5g$core$rx_send$cw$addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$addr
+
+
+module rnic_versa5g$core$rx_send$cw$arm(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$arm
+
+
+module rnic_versa5g$core$rx_send$cw$beat(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$beat
+
+
+module rnic_versa5g$core$rx_send$cw$c_cq_ovf(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$c_cq_ovf
+
+
+module rnic_versa5g$core$rx_send$cw$c_cqe(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$c_cqe
+
+
+module rnic_versa5g$core$rx_send$cw$c_db_bad(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$c_db_bad
+
+
+module rnic_versa5g$core$rx_send$cw$c_drop(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$c_drop
+
+
+module rnic_versa5g$core$rx_send$cw$c_eq_ovf(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$c_eq_ovf
+
+
+module rnic_versa5g$core$rx_send$cw$c_event(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$c_event
+
+
+module rnic_versa5g$core$rx_send$cw$cq(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$cq
+
+
+module rnic_versa5g$core$rx_send$cw$dval(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$dval
+
+
+module rnic_versa5g$core$rx_send$cw$eqp(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$eqp
+
+
+module rnic_versa5g$core$rx_send$cw$ev(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$ev
+
+
+module rnic_versa5g$core$rx_send$cw$ev_kind(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$ev_kind
+
+
+module rnic_versa5g$core$rx_send$cw$phase(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$phase
+
+
+module rnic_versa5g$core$rx_send$cw$r_byte_len(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$r_byte_len
+
+
+module rnic_versa5g$core$rx_send$cw$r_flags(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$r_flags
+
+
+module rnic_versa5g$core$rx_send$cw$r_imm(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$r_imm
+
+
+module rnic_versa5g$core$rx_send$cw$r_opcode(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$r_opcode
+
+
+module rnic_versa5g$core$rx_send$cw$r_qpn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$r_qpn
+
+
+module rnic_versa5g$core$rx_send$cw$r_status(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$r_status
+
+
+module rnic_versa5g$core$rx_send$cw$r_term(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$r_term
+
+
+module rnic_versa5g$core$rx_send$cw$r_wr_id(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$r_wr_id
+
+
+module rnic_versa5g$core$rx_send$cw$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [3:0] read_address;
+    input wire  read_clock;
+    output reg  [136:0] read_data;
+    input wire  [3:0] write_address;
+    input wire  write_clock;
+    input wire  [136:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[136:0] mem[15:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$ram
+
+
+module rnic_versa5g$core$rx_send$cw$state(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam CplState$Idle = 0;
+    localparam CplState$DbLoad = 1;
+    localparam CplState$Load = 2;
+    localparam CplState$CqeHdr = 3;
+    localparam CplState$CqeData = 4;
+    localparam CplState$EvHdr = 5;
+    localparam CplState$EvData = 6;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$state
+
+
+module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_log2,cfg_ci,cfg_msn,cfg_cq,cfg_on,db_valid,db_ready,db_qp,db_prod,adv_valid,adv_ready,adv_qp,adv_err,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_idx,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge0_lkey,rsp_sge1_addr,rsp_sge1_len,rsp_sge1_lkey,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,cnt_fetch,cnt_bad_wqe);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  cfg_valid;
+    output reg  cfg_ready;
+    input wire  [5:0] cfg_qp;
+    input wire  [63:0] cfg_base;
+    input wire  [4:0] cfg_log2;
+    input wire  [31:0] cfg_ci;
+    input wire  [31:0] cfg_msn;
+    input wire  [3:0] cfg_cq;
+    input wire  cfg_on;
+    input wire  db_valid;
+    output reg  db_ready;
+    input wire  [5:0] db_qp;
+    input wire  [31:0] db_prod;
+    input wire  adv_valid;
+    output reg  adv_ready;
+    input wire  [5:0] adv_qp;
+    input wire  adv_err;
+    input wire  req_valid;
+    output reg  req_ready;
+    input wire  [5:0] req_qp;
+    output reg  rsp_valid;
+    input wire  rsp_ready;
+    output reg  [1:0] rsp_status;
+    output reg  [31:0] rsp_idx;
+    output reg  [31:0] rsp_msn;
+    output reg  [3:0] rsp_cq;
+    output reg  [63:0] rsp_wr_id;
+    output reg  [1:0] rsp_nsge;
+    output reg  [63:0] rsp_sge0_addr;
+    output reg  [31:0] rsp_sge0_len;
+    output reg  [31:0] rsp_sge0_lkey;
+    output reg  [63:0] rsp_sge1_addr;
+    output reg  [31:0] rsp_sge1_len;
+    output reg  [31:0] rsp_sge1_lkey;
+    output reg  dma_rd_req_valid;
+    input wire  dma_rd_req_ready;
+    output reg  [63:0] dma_rd_req_addr;
+    output reg  [15:0] dma_rd_req_len;
+    output reg  [7:0] dma_rd_req_tag;
+    input wire  dma_rd_cpl_valid;
+    output reg  dma_rd_cpl_ready;
+    input wire  [63:0] dma_rd_cpl_data;
+    input wire  [3:0] dma_rd_cpl_keep;
+    input wire  dma_rd_cpl_last;
+    input wire  [7:0] dma_rd_cpl_tag;
+    output reg  [31:0] cnt_fetch;
+    output reg  [31:0] cnt_bad_wqe;
+
+    // Constant declarations
+    localparam  k_tag = 8'h40;
+    localparam  k_wqe = 16'h40;
+    localparam  k_max_sge = 8'h2;
+    localparam  k_on = 2'b1;
+    localparam  k_err = 2'b10;
+    localparam  k_rsv1 = 64'hffffffffff00ffff;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RwState$Idle = 0;
+    localparam RwState$Db = 1;
+    localparam RwState$Adv = 2;
+    localparam RwState$Chk = 3;
+    localparam RwState$Req = 4;
+    localparam RwState$Cpl = 5;
+    localparam RwState$Rsp = 6;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [5:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [170:0] ram$read_data;
+    reg  [5:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [170:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] state$d;
+    wire  [2:0] state$q;
+    reg  state$clock;
+    reg  [5:0] qp$d;
+    wire  [5:0] qp$q;
+    reg  qp$clock;
+    reg  flag$d;
+    wire  flag$q;
+    reg  flag$clock;
+    reg  pend$d;
+    wire  pend$q;
+    reg  pend$clock;
+    reg  [31:0] val$d;
+    wire  [31:0] val$q;
+    reg  val$clock;
+    reg  [63:0] addr$d;
+    wire  [63:0] addr$q;
+    reg  addr$clock;
+    reg  [3:0] beat$d;
+    wire  [3:0] beat$q;
+    reg  beat$clock;
+    reg  [1:0] status$d;
+    wire  [1:0] status$q;
+    reg  status$clock;
+    reg  [31:0] idx$d;
+    wire  [31:0] idx$q;
+    reg  idx$clock;
+    reg  [31:0] msn$d;
+    wire  [31:0] msn$q;
+    reg  msn$clock;
+    reg  [3:0] cq$d;
+    wire  [3:0] cq$q;
+    reg  cq$clock;
+    reg  [63:0] w0$d;
+    wire  [63:0] w0$q;
+    reg  w0$clock;
+    reg  [63:0] w1$d;
+    wire  [63:0] w1$q;
+    reg  w1$clock;
+    reg  w23$d;
+    wire  w23$q;
+    reg  w23$clock;
+    reg  [63:0] w4$d;
+    wire  [63:0] w4$q;
+    reg  w4$clock;
+    reg  [63:0] w5$d;
+    wire  [63:0] w5$q;
+    reg  w5$clock;
+    reg  [63:0] w6$d;
+    wire  [63:0] w6$q;
+    reg  w6$clock;
+    reg  [63:0] w7$d;
+    wire  [63:0] w7$q;
+    reg  w7$clock;
+    reg  c_valid$d;
+    wire  c_valid$q;
+    reg  c_valid$clock;
+    reg  [5:0] c_qp$d;
+    wire  [5:0] c_qp$q;
+    reg  c_qp$clock;
+    reg  [31:0] c_ci$d;
+    wire  [31:0] c_ci$q;
+    reg  c_ci$clock;
+    reg  c_bad$d;
+    wire  c_bad$q;
+    reg  c_bad$clock;
+    reg  [31:0] n_fetch$d;
+    wire  [31:0] n_fetch$q;
+    reg  n_fetch$clock;
+    reg  [31:0] n_bad$d;
+    wire  [31:0] n_bad$q;
+    reg  n_bad$clock;
+
+    // Local signals
+    reg  [63:0] x_base;
+    reg  [4:0] x_log2;
+    reg  [31:0] x_ci;
+    reg  [31:0] x_prod;
+    reg  [31:0] x_msn;
+    reg  [3:0] x_cq;
+    reg  [1:0] x_state;
+    reg  [31:0] n_ci;
+    reg  [31:0] n_prod;
+    reg  [31:0] n_msn;
+    reg  [1:0] n_state;
+    reg  [3:0] n_cq;
+    reg  [4:0] n_log2;
+    reg  [63:0] n_base;
+    reg  [31:0] mask;
+    reg  bad_now;
+    reg  [1:0] cfg_st;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$rw$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rx_send$rw$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$qp qp(
+        .d(qp$d),
+        .q(qp$q),
+        .clock(qp$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$flag flag(
+        .d(flag$d),
+        .q(flag$q),
+        .clock(flag$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$val val(
+        .d(val$d),
+        .q(val$q),
+        .clock(val$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$addr addr(
+        .d(addr$d),
+        .q(addr$q),
+        .clock(addr$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$beat beat(
+        .d(beat$d),
+        .q(beat$q),
+        .clock(beat$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$status status(
+        .d(status$d),
+        .q(status$q),
+        .clock(status$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$idx idx(
+        .d(idx$d),
+        .q(idx$q),
+        .clock(idx$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$msn msn(
+        .d(msn$d),
+        .q(msn$q),
+        .clock(msn$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$cq cq(
+        .d(cq$d),
+        .q(cq$q),
+        .clock(cq$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$w0 w0(
+        .d(w0$d),
+        .q(w0$q),
+        .clock(w0$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$w1 w1(
+        .d(w1$d),
+        .q(w1$q),
+        .clock(w1$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$w23 w23(
+        .d(w23$d),
+        .q(w23$q),
+        .clock(w23$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$w4 w4(
+        .d(w4$d),
+        .q(w4$q),
+        .clock(w4$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$w5 w5(
+        .d(w5$d),
+        .q(w5$q),
+        .clock(w5$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$w6 w6(
+        .d(w6$d),
+        .q(w6$q),
+        .clock(w6$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$w7 w7(
+        .d(w7$d),
+        .q(w7$q),
+        .clock(w7$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$c_valid c_valid(
+        .d(c_valid$d),
+        .q(c_valid$q),
+        .clock(c_valid$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$c_qp c_qp(
+        .d(c_qp$d),
+        .q(c_qp$q),
+        .clock(c_qp$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$c_ci c_ci(
+        .d(c_ci$d),
+        .q(c_ci$q),
+        .clock(c_ci$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$c_bad c_bad(
+        .d(c_bad$d),
+        .q(c_bad$q),
+        .clock(c_bad$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$n_fetch n_fetch(
+        .d(n_fetch$d),
+        .q(n_fetch$q),
+        .clock(n_fetch$clock)
+    );
+    rnic_versa5g$core$rx_send$rw$n_bad n_bad(
+        .d(n_bad$d),
+        .q(n_bad$q),
+        .clock(n_bad$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        qp$clock = clock;
+        flag$clock = clock;
+        pend$clock = clock;
+        val$clock = clock;
+        addr$clock = clock;
+        beat$clock = clock;
+        status$clock = clock;
+        idx$clock = clock;
+        msn$clock = clock;
+        cq$clock = clock;
+        w0$clock = clock;
+        w1$clock = clock;
+        w23$clock = clock;
+        w4$clock = clock;
+        w5$clock = clock;
+        w6$clock = clock;
+        w7$clock = clock;
+        c_valid$clock = clock;
+        c_qp$clock = clock;
+        c_ci$clock = clock;
+        c_bad$clock = clock;
+        n_fetch$clock = clock;
+        n_bad$clock = clock;
+        state$d = state$q;
+        qp$d = qp$q;
+        flag$d = flag$q;
+        pend$d = pend$q;
+        val$d = val$q;
+        addr$d = addr$q;
+        beat$d = beat$q;
+        status$d = status$q;
+        idx$d = idx$q;
+        msn$d = msn$q;
+        cq$d = cq$q;
+        w0$d = w0$q;
+        w1$d = w1$q;
+        w23$d = w23$q;
+        w4$d = w4$q;
+        w5$d = w5$q;
+        w6$d = w6$q;
+        w7$d = w7$q;
+        c_valid$d = c_valid$q;
+        c_qp$d = c_qp$q;
+        c_ci$d = c_ci$q;
+        c_bad$d = c_bad$q;
+        n_fetch$d = n_fetch$q;
+        n_bad$d = n_bad$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        x_base = ram$read_data[(32'h0)+:(64)];
+        x_log2 = ram$read_data[(32'h40)+:(5)];
+        x_ci = ram$read_data[(32'h45)+:(32)];
+        x_prod = ram$read_data[(32'h65)+:(32)];
+        x_msn = ram$read_data[(32'h85)+:(32)];
+        x_cq = ram$read_data[(32'ha5)+:(4)];
+        x_state = ram$read_data[(32'ha9)+:(2)];
+        n_ci = x_ci;
+        n_prod = x_prod;
+        n_msn = x_msn;
+        n_state = x_state;
+        n_cq = x_cq;
+        n_log2 = x_log2;
+        n_base = x_base;
+        mask = (32'h1 << x_log2) - 32'h1;
+        cfg_st = 2'h0;
+        if (cfg_on) begin
+            cfg_st = 2'h1;
+        end
+        cfg_ready = 1'b0;
+        db_ready = 1'b0;
+        adv_ready = 1'b0;
+        req_ready = 1'b0;
+        rsp_valid = 1'b0;
+        ram$read_address = qp$q;
+        ram$write_enable = 1'b0;
+        ram$write_address = qp$q;
+        dma_rd_req_valid = 1'b0;
+        dma_rd_req_addr = addr$q;
+        dma_rd_req_len = k_wqe;
+        dma_rd_req_tag = k_tag;
+        dma_rd_cpl_ready = 1'b1;
+        rsp_status = status$q;
+        rsp_idx = idx$q;
+        rsp_msn = msn$q;
+        rsp_cq = cq$q;
+        rsp_wr_id = w0$q;
+        rsp_nsge = w1$q[(32'h10)+:(2)];
+        rsp_sge0_addr = w4$q;
+        rsp_sge0_len = w5$q[(32'h0)+:(32)];
+        rsp_sge0_lkey = w5$q[(32'h20)+:(32)];
+        rsp_sge1_addr = w6$q;
+        rsp_sge1_len = w7$q[(32'h0)+:(32)];
+        rsp_sge1_lkey = w7$q[(32'h20)+:(32)];
+        cnt_fetch = n_fetch$q;
+        cnt_bad_wqe = n_bad$q;
+        bad_now = ((w1$q & k_rsv1) != 64'h0) | (w1$q[(32'h10)+:(8)] > k_max_sge) | w23$q;
+        case (state$q)
+            RwState$Idle:
+                begin
+                    if (cfg_valid) begin
+                        cfg_ready = 1'b1;
+                        c_valid$d = 1'b0;
+                        ram$write_enable = 1'b1;
+                        ram$write_address = cfg_qp;
+                        n_state = cfg_st;
+                        n_cq = cfg_cq;
+                        n_msn = cfg_msn;
+                        n_prod = cfg_ci;
+                        n_ci = cfg_ci;
+                        n_log2 = cfg_log2;
+                        n_base = cfg_base;
+                    end
+                    else if (db_valid) begin
+                        db_ready = 1'b1;
+                        ram$read_address = db_qp;
+                        qp$d = db_qp;
+                        val$d = db_prod;
+                        state$d = RwState$Db;
+                    end
+                    else if (adv_valid) begin
+                        adv_ready = 1'b1;
+                        ram$read_address = adv_qp;
+                        qp$d = adv_qp;
+                        flag$d = adv_err;
+                        state$d = RwState$Adv;
+                    end
+                    else if (req_valid) begin
+                        req_ready = 1'b1;
+                        ram$read_address = req_qp;
+                        qp$d = req_qp;
+                        state$d = RwState$Chk;
+                    end
+                end
+            RwState$Db:
+                begin
+                    ram$write_enable = 1'b1;
+                    n_prod = val$q;
+                    state$d = RwState$Idle;
+                end
+            RwState$Adv:
+                begin
+                    ram$write_enable = 1'b1;
+                    if (flag$q) begin
+                        n_state = k_err;
+                    end
+                    else begin
+                        n_ci = x_ci + 32'h1;
+                        n_msn = x_msn + 32'h1;
+                    end
+                    state$d = RwState$Idle;
+                end
+            RwState$Chk:
+                begin
+                    idx$d = x_ci;
+                    msn$d = x_msn;
+                    cq$d = x_cq;
+                    addr$d = x_base + ({{32{1'b0}}, (x_ci & mask)} << 32'h6);
+                    state$d = RwState$Rsp;
+                    if (x_state != k_on) begin
+                        status$d = 2'h3;
+                    end
+                    else if (x_ci == x_prod) begin
+                        status$d = 2'h1;
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                        status$d = 2'h0;
+                        if (c_bad$q) begin
+                            status$d = 2'h2;
+                        end
+                    end
+                    else begin
+                        state$d = RwState$Req;
+                    end
+                end
+            RwState$Req:
+                begin
+                    dma_rd_req_valid = 1'b1;
+                    if (dma_rd_req_ready) begin
+                        beat$d = 4'h0;
+                        w23$d = 1'b0;
+                        n_fetch$d = n_fetch$q + 32'h1;
+                        state$d = RwState$Cpl;
+                    end
+                end
+            RwState$Cpl:
+                begin
+                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
+                        if (beat$q < 4'hf) begin
+                            beat$d = beat$q + 4'h1;
+                        end
+                        if (beat$q == 4'h0) begin
+                            w0$d = dma_rd_cpl_data;
+                        end
+                        if (beat$q == 4'h1) begin
+                            w1$d = dma_rd_cpl_data;
+                        end
+                        if ((beat$q == 4'h2) | (beat$q == 4'h3)) begin
+                            w23$d = w23$q | (dma_rd_cpl_data != 64'h0);
+                        end
+                        if (beat$q == 4'h4) begin
+                            w4$d = dma_rd_cpl_data;
+                        end
+                        if (beat$q == 4'h5) begin
+                            w5$d = dma_rd_cpl_data;
+                        end
+                        if (beat$q == 4'h6) begin
+                            w6$d = dma_rd_cpl_data;
+                        end
+                        if (beat$q == 4'h7) begin
+                            w7$d = dma_rd_cpl_data;
+                        end
+                        if (dma_rd_cpl_last) begin
+                            if ((beat$q != 4'h7) | (dma_rd_cpl_keep != 4'h8)) begin
+                                w23$d = 1'b1;
+                            end
+                            state$d = RwState$Idle;
+                            pend$d = 1'b1;
+                        end
+                    end
+                end
+            RwState$Rsp:
+                begin
+                    rsp_valid = 1'b1;
+                    if (rsp_ready) begin
+                        state$d = RwState$Idle;
+                    end
+                end
+        endcase
+        ram$write_data = ({{169{1'b0}}, n_state} << 32'ha9) | ({{167{1'b0}}, n_cq} << 32'ha5) | ({{139{1'b0}}, n_msn} << 32'h85) | ({{139{1'b0}}, n_prod} << 32'h65) | ({{139{1'b0}}, n_ci} << 32'h45) | ({{166{1'b0}}, n_log2} << 32'h40) | {{107{1'b0}}, n_base};
+        if ((state$q == RwState$Idle) & pend$q) begin
+            pend$d = 1'b0;
+            cfg_ready = 1'b0;
+            db_ready = 1'b0;
+            adv_ready = 1'b0;
+            req_ready = 1'b0;
+            ram$write_enable = 1'b0;
+            state$d = RwState$Rsp;
+            c_valid$d = 1'b1;
+            c_qp$d = qp$q;
+            c_ci$d = idx$q;
+            c_bad$d = bad_now;
+            status$d = 2'h0;
+            if (bad_now) begin
+                status$d = 2'h2;
+                n_bad$d = n_bad$q + 32'h1;
+            end
+        end
+        if (reset) begin
+            state$d = RwState$Idle;
+            pend$d = 1'b0;
+            c_valid$d = 1'b0;
+            n_fetch$d = 32'h0;
+            n_bad$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw
+
+
+module rnic_versa5g$core$rx_send$rw$addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$addr
+
+
+module rnic_versa5g$core$rx_send$rw$beat(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$beat
+
+
+module rnic_versa5g$core$rx_send$rw$c_bad(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$c_bad
+
+
+module rnic_versa5g$core$rx_send$rw$c_ci(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$c_ci
+
+
+module rnic_versa5g$core$rx_send$rw$c_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$c_qp
+
+
+module rnic_versa5g$core$rx_send$rw$c_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$c_valid
+
+
+module rnic_versa5g$core$rx_send$rw$cq(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$cq
+
+
+module rnic_versa5g$core$rx_send$rw$flag(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$flag
+
+
+module rnic_versa5g$core$rx_send$rw$idx(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$idx
+
+
+module rnic_versa5g$core$rx_send$rw$msn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$msn
+
+
+module rnic_versa5g$core$rx_send$rw$n_bad(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$n_bad
+
+
+module rnic_versa5g$core$rx_send$rw$n_fetch(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$n_fetch
+
+
+module rnic_versa5g$core$rx_send$rw$pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$pend
+
+
+module rnic_versa5g$core$rx_send$rw$qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$qp
+
+
+module rnic_versa5g$core$rx_send$rw$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [170:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [170:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[170:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$ram
+
+
+module rnic_versa5g$core$rx_send$rw$state(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RwState$Idle = 0;
+    localparam RwState$Db = 1;
+    localparam RwState$Adv = 2;
+    localparam RwState$Chk = 3;
+    localparam RwState$Req = 4;
+    localparam RwState$Cpl = 5;
+    localparam RwState$Rsp = 6;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$state
+
+
+module rnic_versa5g$core$rx_send$rw$status(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$status
+
+
+module rnic_versa5g$core$rx_send$rw$val(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$val
+
+
+module rnic_versa5g$core$rx_send$rw$w0(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$w0
+
+
+module rnic_versa5g$core$rx_send$rw$w1(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$w1
+
+
+module rnic_versa5g$core$rx_send$rw$w23(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$w23
+
+
+module rnic_versa5g$core$rx_send$rw$w4(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$w4
+
+
+module rnic_versa5g$core$rx_send$rw$w5(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$w5
+
+
+module rnic_versa5g$core$rx_send$rw$w6(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$w6
+
+
+module rnic_versa5g$core$rx_send$rw$w7(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$w7
+
+
+module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge1_addr,rsp_sge1_len,adv_valid,adv_ready,adv_qp,adv_err,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_valid,rterm_ready,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] ut_data;
+    input wire  [3:0] ut_keep;
+    input wire  ut_last;
+    input wire  ut_valid;
+    output reg  ut_ready;
+    input wire  [3:0] ut_opcode;
+    input wire  ut_ddp_last;
+    input wire  [1:0] ut_qn;
+    input wire  [31:0] ut_msn;
+    input wire  [31:0] ut_mo;
+    input wire  [31:0] ut_inv_stag;
+    input wire  [15:0] ut_len;
+    input wire  [31:0] ut_conn;
+    input wire  [31:0] ut_qpn;
+    output reg  req_valid;
+    input wire  req_ready;
+    output reg  [5:0] req_qp;
+    input wire  rsp_valid;
+    output reg  rsp_ready;
+    input wire  [1:0] rsp_status;
+    input wire  [31:0] rsp_msn;
+    input wire  [3:0] rsp_cq;
+    input wire  [63:0] rsp_wr_id;
+    input wire  [1:0] rsp_nsge;
+    input wire  [63:0] rsp_sge0_addr;
+    input wire  [31:0] rsp_sge0_len;
+    input wire  [63:0] rsp_sge1_addr;
+    input wire  [31:0] rsp_sge1_len;
+    output reg  adv_valid;
+    input wire  adv_ready;
+    output reg  [5:0] adv_qp;
+    output reg  adv_err;
+    output reg  dma_wr_valid;
+    input wire  dma_wr_ready;
+    output reg  dma_wr_hdr;
+    output reg  [15:0] dma_wr_len;
+    output reg  [63:0] dma_wr_data;
+    output reg  [3:0] dma_wr_keep;
+    output reg  dma_wr_last;
+    output reg  cpl_valid;
+    input wire  cpl_ready;
+    output reg  [3:0] cpl_cq;
+    output reg  [63:0] cpl_wr_id;
+    output reg  [31:0] cpl_byte_len;
+    output reg  [31:0] cpl_qpn;
+    output reg  [7:0] cpl_opcode;
+    output reg  [7:0] cpl_status;
+    output reg  [7:0] cpl_flags;
+    output reg  [31:0] cpl_imm;
+    output reg  [31:0] cpl_term;
+    output reg  term_valid;
+    input wire  term_ready;
+    output reg  [15:0] term_cause;
+    output reg  [383:0] term_hdr;
+    output reg  [15:0] term_seg_len;
+    output reg  [31:0] term_conn;
+    output reg  [31:0] term_qpn;
+    output reg  rterm_valid;
+    input wire  rterm_ready;
+    output reg  [31:0] rterm_conn;
+    output reg  [31:0] rterm_qpn;
+    output reg  [15:0] rterm_len;
+    output reg  [63:0] rterm_data;
+    output reg  qp_err_valid;
+    output reg  [31:0] qp_err_qpn;
+    output reg  [31:0] qp_err_conn;
+    output reg  [31:0] cnt_send;
+    output reg  [31:0] cnt_term_tx;
+    output reg  [31:0] cnt_term_rx;
+    output reg  [31:0] cnt_drop_qp;
+    output reg  [31:0] cnt_rreq;
+
+    // Constant declarations
+    localparam  k_qn_rreq = 2'b1;
+    localparam  k_qn_term = 2'b10;
+    localparam  k_op_send_inv = 4'h4;
+    localparam  k_op_send_se = 4'h5;
+    localparam  k_op_send_se_inv = 4'h6;
+    localparam  k_hdr_u = 16'h12;
+    localparam  k_wc_recv = 8'h80;
+    localparam  k_wc_len_err = 8'h1;
+    localparam  k_wc_qp_err = 8'h2;
+    localparam  k_f_sol = 8'h4;
+    localparam  k_f_inv = 8'h2;
+    localparam  k_term_present = 32'h80000000;
+    localparam  k_c_nobuf = 16'h1202;
+    localparam  k_c_msn = 16'h1203;
+    localparam  k_c_mo = 16'h1204;
+    localparam  k_c_long = 16'h1205;
+    localparam  k_c_wqe = 16'h207;
+    localparam  k_ctl0 = 8'h1;
+    localparam  k_ctl1 = 8'h40;
+    localparam  ones64 = 64'hffffffffffffffff;
+    localparam  k_4k = 32'h1000;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SpState$Idle = 0;
+    localparam SpState$Req = 1;
+    localparam SpState$Rsp = 2;
+    localparam SpState$Decide = 3;
+    localparam SpState$Calc = 4;
+    localparam SpState$PHdr = 5;
+    localparam SpState$PData = 6;
+    localparam SpState$End = 7;
+    localparam SpState$Cpl = 8;
+    localparam SpState$Adv = 9;
+    localparam SpState$Drain = 10;
+    localparam SpState$ErrDrain = 11;
+    localparam SpState$ErrTerm = 12;
+    localparam SpState$ErrCpl = 13;
+    localparam SpState$ErrAdv = 14;
+    localparam SpState$RtRun = 15;
+    localparam SpState$RtOut = 16;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [4:0] state$d;
+    wire  [4:0] state$q;
+    reg  state$clock;
+    reg  [3:0] opcode$d;
+    wire  [3:0] opcode$q;
+    reg  opcode$clock;
+    reg  ddp_last$d;
+    wire  ddp_last$q;
+    reg  ddp_last$clock;
+    reg  [1:0] qn$d;
+    wire  [1:0] qn$q;
+    reg  qn$clock;
+    reg  [31:0] msn$d;
+    wire  [31:0] msn$q;
+    reg  msn$clock;
+    reg  [31:0] mo$d;
+    wire  [31:0] mo$q;
+    reg  mo$clock;
+    reg  [31:0] inv$d;
+    wire  [31:0] inv$q;
+    reg  inv$clock;
+    reg  [15:0] len$d;
+    wire  [15:0] len$q;
+    reg  len$clock;
+    reg  [31:0] conn$d;
+    wire  [31:0] conn$q;
+    reg  conn$clock;
+    reg  [31:0] qpn$d;
+    wire  [31:0] qpn$q;
+    reg  qpn$clock;
+    reg  [1:0] w_status$d;
+    wire  [1:0] w_status$q;
+    reg  w_status$clock;
+    reg  [31:0] w_msn$d;
+    wire  [31:0] w_msn$q;
+    reg  w_msn$clock;
+    reg  [3:0] w_cq$d;
+    wire  [3:0] w_cq$q;
+    reg  w_cq$clock;
+    reg  [63:0] w_wr_id$d;
+    wire  [63:0] w_wr_id$q;
+    reg  w_wr_id$clock;
+    reg  [63:0] a0$d;
+    wire  [63:0] a0$q;
+    reg  a0$clock;
+    reg  [31:0] l0$d;
+    wire  [31:0] l0$q;
+    reg  l0$clock;
+    reg  [63:0] a1$d;
+    wire  [63:0] a1$q;
+    reg  a1$clock;
+    reg  [31:0] l1$d;
+    wire  [31:0] l1$q;
+    reg  l1$clock;
+    reg  [31:0] m$d;
+    wire  [31:0] m$q;
+    reg  m$clock;
+    reg  [31:0] r$d;
+    wire  [31:0] r$q;
+    reg  r$clock;
+    reg  [63:0] paddr$d;
+    wire  [63:0] paddr$q;
+    reg  paddr$clock;
+    reg  [31:0] pn$d;
+    wire  [31:0] pn$q;
+    reg  pn$clock;
+    reg  [31:0] prem$d;
+    wire  [31:0] prem$q;
+    reg  prem$clock;
+    reg  [127:0] gbuf$d;
+    wire  [127:0] gbuf$q;
+    reg  gbuf$clock;
+    reg  [4:0] cnt$d;
+    wire  [4:0] cnt$q;
+    reg  cnt$clock;
+    reg  in_done$d;
+    wire  in_done$q;
+    reg  in_done$clock;
+    reg  [15:0] e_cause$d;
+    wire  [15:0] e_cause$q;
+    reg  e_cause$clock;
+    reg  e_cqe$d;
+    wire  e_cqe$q;
+    reg  e_cqe$clock;
+    reg  [7:0] e_status$d;
+    wire  [7:0] e_status$q;
+    reg  e_status$clock;
+    reg  [63:0] rt_data$d;
+    wire  [63:0] rt_data$q;
+    reg  rt_data$clock;
+    reg  rt_first$d;
+    wire  rt_first$q;
+    reg  rt_first$clock;
+    reg  [31:0] c_send$d;
+    wire  [31:0] c_send$q;
+    reg  c_send$clock;
+    reg  [31:0] c_term_tx$d;
+    wire  [31:0] c_term_tx$q;
+    reg  c_term_tx$clock;
+    reg  [31:0] c_term_rx$d;
+    wire  [31:0] c_term_rx$q;
+    reg  c_term_rx$clock;
+    reg  [31:0] c_drop$d;
+    wire  [31:0] c_drop$q;
+    reg  c_drop$clock;
+    reg  [31:0] c_rreq$d;
+    wire  [31:0] c_rreq$q;
+    reg  c_rreq$clock;
+
+    // Local signals
+    reg  gear_on;
+    reg  in_en;
+    reg  in_fire;
+    reg  out_fire;
+    reg  [4:0] g_k;
+    reg  [4:0] pop;
+    reg  [4:0] cnt_after;
+    reg  [127:0] gbuf_after;
+    reg  [63:0] masked;
+    reg  [33:0] total;
+    reg  [33:0] msg_end;
+    reg  sel1;
+    reg  [31:0] off;
+    reg  [31:0] avail;
+    reg  [63:0] addr;
+    reg  [31:0] to4k;
+    reg  [31:0] n;
+    reg  [31:0] rs_inv;
+    reg  [31:0] rs_qn;
+    reg  [31:0] rs_msn;
+    reg  [31:0] rs_mo;
+    reg  [7:0] ctl0;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$sp$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$opcode opcode(
+        .d(opcode$d),
+        .q(opcode$q),
+        .clock(opcode$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$ddp_last ddp_last(
+        .d(ddp_last$d),
+        .q(ddp_last$q),
+        .clock(ddp_last$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$qn qn(
+        .d(qn$d),
+        .q(qn$q),
+        .clock(qn$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$msn msn(
+        .d(msn$d),
+        .q(msn$q),
+        .clock(msn$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$mo mo(
+        .d(mo$d),
+        .q(mo$q),
+        .clock(mo$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$inv inv(
+        .d(inv$d),
+        .q(inv$q),
+        .clock(inv$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$len len(
+        .d(len$d),
+        .q(len$q),
+        .clock(len$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$conn conn(
+        .d(conn$d),
+        .q(conn$q),
+        .clock(conn$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$qpn qpn(
+        .d(qpn$d),
+        .q(qpn$q),
+        .clock(qpn$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$w_status w_status(
+        .d(w_status$d),
+        .q(w_status$q),
+        .clock(w_status$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$w_msn w_msn(
+        .d(w_msn$d),
+        .q(w_msn$q),
+        .clock(w_msn$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$w_cq w_cq(
+        .d(w_cq$d),
+        .q(w_cq$q),
+        .clock(w_cq$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$w_wr_id w_wr_id(
+        .d(w_wr_id$d),
+        .q(w_wr_id$q),
+        .clock(w_wr_id$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$a0 a0(
+        .d(a0$d),
+        .q(a0$q),
+        .clock(a0$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$l0 l0(
+        .d(l0$d),
+        .q(l0$q),
+        .clock(l0$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$a1 a1(
+        .d(a1$d),
+        .q(a1$q),
+        .clock(a1$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$l1 l1(
+        .d(l1$d),
+        .q(l1$q),
+        .clock(l1$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$m m(
+        .d(m$d),
+        .q(m$q),
+        .clock(m$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$r r(
+        .d(r$d),
+        .q(r$q),
+        .clock(r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$paddr paddr(
+        .d(paddr$d),
+        .q(paddr$q),
+        .clock(paddr$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$pn pn(
+        .d(pn$d),
+        .q(pn$q),
+        .clock(pn$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$prem prem(
+        .d(prem$d),
+        .q(prem$q),
+        .clock(prem$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$gbuf gbuf(
+        .d(gbuf$d),
+        .q(gbuf$q),
+        .clock(gbuf$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$cnt cnt(
+        .d(cnt$d),
+        .q(cnt$q),
+        .clock(cnt$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$in_done in_done(
+        .d(in_done$d),
+        .q(in_done$q),
+        .clock(in_done$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$e_cause e_cause(
+        .d(e_cause$d),
+        .q(e_cause$q),
+        .clock(e_cause$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$e_cqe e_cqe(
+        .d(e_cqe$d),
+        .q(e_cqe$q),
+        .clock(e_cqe$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$e_status e_status(
+        .d(e_status$d),
+        .q(e_status$q),
+        .clock(e_status$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$rt_data rt_data(
+        .d(rt_data$d),
+        .q(rt_data$q),
+        .clock(rt_data$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$rt_first rt_first(
+        .d(rt_first$d),
+        .q(rt_first$q),
+        .clock(rt_first$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$c_send c_send(
+        .d(c_send$d),
+        .q(c_send$q),
+        .clock(c_send$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$c_term_tx c_term_tx(
+        .d(c_term_tx$d),
+        .q(c_term_tx$q),
+        .clock(c_term_tx$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$c_term_rx c_term_rx(
+        .d(c_term_rx$d),
+        .q(c_term_rx$q),
+        .clock(c_term_rx$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$c_drop c_drop(
+        .d(c_drop$d),
+        .q(c_drop$q),
+        .clock(c_drop$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$c_rreq c_rreq(
+        .d(c_rreq$d),
+        .q(c_rreq$q),
+        .clock(c_rreq$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        opcode$clock = clock;
+        ddp_last$clock = clock;
+        qn$clock = clock;
+        msn$clock = clock;
+        mo$clock = clock;
+        inv$clock = clock;
+        len$clock = clock;
+        conn$clock = clock;
+        qpn$clock = clock;
+        w_status$clock = clock;
+        w_msn$clock = clock;
+        w_cq$clock = clock;
+        w_wr_id$clock = clock;
+        a0$clock = clock;
+        l0$clock = clock;
+        a1$clock = clock;
+        l1$clock = clock;
+        m$clock = clock;
+        r$clock = clock;
+        paddr$clock = clock;
+        pn$clock = clock;
+        prem$clock = clock;
+        gbuf$clock = clock;
+        cnt$clock = clock;
+        in_done$clock = clock;
+        e_cause$clock = clock;
+        e_cqe$clock = clock;
+        e_status$clock = clock;
+        rt_data$clock = clock;
+        rt_first$clock = clock;
+        c_send$clock = clock;
+        c_term_tx$clock = clock;
+        c_term_rx$clock = clock;
+        c_drop$clock = clock;
+        c_rreq$clock = clock;
+        state$d = state$q;
+        opcode$d = opcode$q;
+        ddp_last$d = ddp_last$q;
+        qn$d = qn$q;
+        msn$d = msn$q;
+        mo$d = mo$q;
+        inv$d = inv$q;
+        len$d = len$q;
+        conn$d = conn$q;
+        qpn$d = qpn$q;
+        w_status$d = w_status$q;
+        w_msn$d = w_msn$q;
+        w_cq$d = w_cq$q;
+        w_wr_id$d = w_wr_id$q;
+        a0$d = a0$q;
+        l0$d = l0$q;
+        a1$d = a1$q;
+        l1$d = l1$q;
+        m$d = m$q;
+        r$d = r$q;
+        paddr$d = paddr$q;
+        pn$d = pn$q;
+        prem$d = prem$q;
+        gbuf$d = gbuf$q;
+        cnt$d = cnt$q;
+        in_done$d = in_done$q;
+        e_cause$d = e_cause$q;
+        e_cqe$d = e_cqe$q;
+        e_status$d = e_status$q;
+        rt_data$d = rt_data$q;
+        rt_first$d = rt_first$q;
+        c_send$d = c_send$q;
+        c_term_tx$d = c_term_tx$q;
+        c_term_rx$d = c_term_rx$q;
+        c_drop$d = c_drop$q;
+        c_rreq$d = c_rreq$q;
+        req_valid = 1'b0;
+        req_qp = qpn$q[(32'h0)+:(6)];
+        rsp_ready = 1'b0;
+        adv_valid = 1'b0;
+        adv_qp = qpn$q[(32'h0)+:(6)];
+        adv_err = 1'b0;
+        cpl_valid = 1'b0;
+        term_valid = 1'b0;
+        rterm_valid = 1'b0;
+        qp_err_valid = 1'b0;
+        dma_wr_valid = 1'b0;
+        dma_wr_hdr = 1'b0;
+        dma_wr_len = pn$q[(32'h0)+:(16)];
+        dma_wr_data = gbuf$q[(32'h0)+:(64)];
+        cpl_cq = w_cq$q;
+        cpl_wr_id = w_wr_id$q;
+        cpl_byte_len = mo$q + {{16{1'b0}}, len$q};
+        cpl_qpn = qpn$q;
+        cpl_opcode = k_wc_recv;
+        cpl_status = 8'h0;
+        cpl_flags = 8'h0;
+        cpl_imm = 32'h0;
+        cpl_term = 32'h0;
+        if ((opcode$q == k_op_send_se) | (opcode$q == k_op_send_se_inv)) begin
+            cpl_flags = k_f_sol;
+        end
+        if ((opcode$q == k_op_send_inv) | (opcode$q == k_op_send_se_inv)) begin
+            cpl_flags = cpl_flags | k_f_inv;
+            cpl_imm = inv$q;
+        end
+        rs_inv = (inv$q << 32'h18) | ((inv$q & 32'hff00) << 32'h8) | ((inv$q >> 32'h8) & 32'hff00) | (inv$q >> 32'h18);
+        rs_qn = {{30{1'b0}}, qn$q} << 32'h18;
+        rs_msn = (msn$q << 32'h18) | ((msn$q & 32'hff00) << 32'h8) | ((msn$q >> 32'h8) & 32'hff00) | (msn$q >> 32'h18);
+        rs_mo = (mo$q << 32'h18) | ((mo$q & 32'hff00) << 32'h8) | ((mo$q >> 32'h8) & 32'hff00) | (mo$q >> 32'h18);
+        ctl0 = k_ctl0;
+        if (ddp_last$q) begin
+            ctl0 = k_ctl0 | 8'h40;
+        end
+        term_cause = e_cause$q;
+        term_hdr = ({{352{1'b0}}, rs_mo} << 32'h70) | ({{352{1'b0}}, rs_msn} << 32'h50) | ({{352{1'b0}}, rs_qn} << 32'h30) | ({{352{1'b0}}, rs_inv} << 32'h10) | ({{376{1'b0}}, (k_ctl1 | {{4{1'b0}}, opcode$q})} << 32'h8) | {{376{1'b0}}, ctl0};
+        term_seg_len = len$q + k_hdr_u;
+        term_conn = conn$q;
+        term_qpn = qpn$q;
+        rterm_conn = conn$q;
+        rterm_qpn = qpn$q;
+        rterm_len = len$q;
+        rterm_data = rt_data$q;
+        qp_err_qpn = qpn$q;
+        qp_err_conn = conn$q;
+        cnt_send = c_send$q;
+        cnt_term_tx = c_term_tx$q;
+        cnt_term_rx = c_term_rx$q;
+        cnt_drop_qp = c_drop$q;
+        cnt_rreq = c_rreq$q;
+        total = {{2{1'b0}}, l0$q} + {{2{1'b0}}, l1$q};
+        msg_end = {{2{1'b0}}, mo$q} + {{18{1'b0}}, len$q};
+        sel1 = m$q >= l0$q;
+        if (sel1) begin
+            off = m$q - l0$q;
+            avail = l1$q - off;
+            addr = a1$q + {{32{1'b0}}, off};
+        end
+        else begin
+            off = m$q;
+            avail = l0$q - off;
+            addr = a0$q + {{32{1'b0}}, off};
+        end
+        to4k = k_4k - {{20{1'b0}}, addr[(32'h0)+:(12)]};
+        n = r$q;
+        if (avail < n) begin
+            n = avail;
+        end
+        if (to4k < n) begin
+            n = to4k;
+        end
+        gear_on = (state$q == SpState$Calc) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
+        g_k = 5'h8;
+        if (prem$q < 32'h8) begin
+            g_k = prem$q[(32'h0)+:(5)];
+        end
+        dma_wr_keep = g_k[(32'h0)+:(4)];
+        dma_wr_last = prem$q <= 32'h8;
+        out_fire = (state$q == SpState$PData) & dma_wr_ready & ((cnt$q >= g_k) | in_done$q);
+        pop = 5'h0;
+        if (out_fire) begin
+            pop = g_k;
+        end
+        cnt_after = 5'h0;
+        if (cnt$q > pop) begin
+            cnt_after = cnt$q - pop;
+        end
+        gbuf_after = gbuf$q >> ({{3{1'b0}}, pop} << 32'h3);
+        in_en = gear_on & ~in_done$q & (cnt$q <= 5'h8);
+        in_fire = 1'b0;
+        masked = ut_data;
+        if (ut_keep < 4'h8) begin
+            masked = ut_data & ~(ones64 << ({{4{1'b0}}, ut_keep} << 32'h3));
+        end
+        if (gear_on) begin
+            ut_ready = in_en;
+            in_fire = in_en & ut_valid;
+            gbuf$d = gbuf_after;
+            cnt$d = cnt_after;
+            if (in_fire) begin
+                gbuf$d = gbuf_after | ({{64{1'b0}}, masked} << ({{3{1'b0}}, cnt_after} << 32'h3));
+                cnt$d = cnt_after + {{1{1'b0}}, ut_keep};
+                in_done$d = ut_last;
+            end
+        end
+        else begin
+            ut_ready = ((state$q == SpState$Drain) | (state$q == SpState$ErrDrain) | (state$q == SpState$RtRun)) & ~in_done$q;
+            if (ut_ready & ut_valid) begin
+                in_done$d = ut_last;
+                rt_first$d = 1'b0;
+                if (rt_first$q) begin
+                    rt_data$d = masked;
+                end
+            end
+        end
+        case (state$q)
+            SpState$Idle:
+                begin
+                    in_done$d = 1'b0;
+                    cnt$d = 5'h0;
+                    rt_first$d = 1'b1;
+                    rt_data$d = 64'h0;
+                    if (ut_valid) begin
+                        opcode$d = ut_opcode;
+                        ddp_last$d = ut_ddp_last;
+                        qn$d = ut_qn;
+                        msn$d = ut_msn;
+                        mo$d = ut_mo;
+                        inv$d = ut_inv_stag;
+                        len$d = ut_len;
+                        conn$d = ut_conn;
+                        qpn$d = ut_qpn;
+                        if (ut_qn == k_qn_term) begin
+                            state$d = SpState$RtRun;
+                        end
+                        else if (ut_qn == k_qn_rreq) begin
+                            c_rreq$d = c_rreq$q + 32'h1;
+                            state$d = SpState$Drain;
+                        end
+                        else if (ut_qpn[(32'h6)+:(26)] != 26'h0) begin
+                            c_drop$d = c_drop$q + 32'h1;
+                            state$d = SpState$Drain;
+                        end
+                        else begin
+                            state$d = SpState$Req;
+                        end
+                    end
+                end
+            SpState$Req:
+                begin
+                    req_valid = 1'b1;
+                    if (req_ready) begin
+                        state$d = SpState$Rsp;
+                    end
+                end
+            SpState$Rsp:
+                begin
+                    rsp_ready = 1'b1;
+                    if (rsp_valid) begin
+                        w_status$d = rsp_status;
+                        w_msn$d = rsp_msn;
+                        w_cq$d = rsp_cq;
+                        w_wr_id$d = rsp_wr_id;
+                        a0$d = rsp_sge0_addr;
+                        a1$d = rsp_sge1_addr;
+                        l0$d = 32'h0;
+                        l1$d = 32'h0;
+                        if (rsp_nsge != 2'h0) begin
+                            l0$d = rsp_sge0_len;
+                        end
+                        if (rsp_nsge == 2'h2) begin
+                            l1$d = rsp_sge1_len;
+                        end
+                        state$d = SpState$Decide;
+                    end
+                end
+            SpState$Decide:
+                begin
+                    e_cqe$d = 1'b0;
+                    e_status$d = k_wc_len_err;
+                    m$d = mo$q;
+                    r$d = {{16{1'b0}}, len$q};
+                    state$d = SpState$ErrDrain;
+                    if (w_status$q == 2'h3) begin
+                        c_drop$d = c_drop$q + 32'h1;
+                        state$d = SpState$Drain;
+                    end
+                    else if (w_status$q == 2'h1) begin
+                        e_cause$d = k_c_nobuf;
+                    end
+                    else if (w_msn$q != msn$q) begin
+                        e_cause$d = k_c_msn;
+                    end
+                    else if (w_status$q == 2'h2) begin
+                        e_cause$d = k_c_wqe;
+                        e_cqe$d = 1'b1;
+                        e_status$d = k_wc_qp_err;
+                    end
+                    else if ({{2{1'b0}}, mo$q} > total) begin
+                        e_cause$d = k_c_mo;
+                        e_cqe$d = 1'b1;
+                    end
+                    else if (msg_end > total) begin
+                        e_cause$d = k_c_long;
+                        e_cqe$d = 1'b1;
+                    end
+                    else begin
+                        state$d = SpState$Calc;
+                    end
+                end
+            SpState$Calc:
+                begin
+                    paddr$d = addr;
+                    pn$d = n;
+                    prem$d = n;
+                    if (n == 32'h0) begin
+                        state$d = SpState$End;
+                    end
+                    else begin
+                        state$d = SpState$PHdr;
+                    end
+                end
+            SpState$PHdr:
+                begin
+                    dma_wr_valid = 1'b1;
+                    dma_wr_hdr = 1'b1;
+                    dma_wr_data = paddr$q;
+                    if (dma_wr_ready) begin
+                        state$d = SpState$PData;
+                    end
+                end
+            SpState$PData:
+                begin
+                    dma_wr_valid = (cnt$q >= g_k) | in_done$q;
+                    if (out_fire) begin
+                        prem$d = prem$q - {{27{1'b0}}, g_k};
+                        if (prem$q <= 32'h8) begin
+                            m$d = m$q + pn$q;
+                            r$d = r$q - pn$q;
+                            state$d = SpState$Calc;
+                        end
+                    end
+                end
+            SpState$End:
+                begin
+                    cnt$d = 5'h0;
+                    if (in_done$q) begin
+                        if (ddp_last$q) begin
+                            state$d = SpState$Cpl;
+                        end
+                        else begin
+                            state$d = SpState$Idle;
+                        end
+                    end
+                end
+            SpState$Cpl:
+                begin
+                    cpl_valid = 1'b1;
+                    if (cpl_ready) begin
+                        c_send$d = c_send$q + 32'h1;
+                        state$d = SpState$Adv;
+                    end
+                end
+            SpState$Adv:
+                begin
+                    adv_valid = 1'b1;
+                    if (adv_ready) begin
+                        state$d = SpState$Idle;
+                    end
+                end
+            SpState$Drain:
+                begin
+                    if (in_done$q) begin
+                        state$d = SpState$Idle;
+                    end
+                end
+            SpState$ErrDrain:
+                begin
+                    if (in_done$q) begin
+                        state$d = SpState$ErrTerm;
+                    end
+                end
+            SpState$ErrTerm:
+                begin
+                    term_valid = 1'b1;
+                    if (term_ready) begin
+                        c_term_tx$d = c_term_tx$q + 32'h1;
+                        if (e_cqe$q) begin
+                            state$d = SpState$ErrCpl;
+                        end
+                        else begin
+                            state$d = SpState$ErrAdv;
+                        end
+                    end
+                end
+            SpState$ErrCpl:
+                begin
+                    cpl_valid = 1'b1;
+                    cpl_status = e_status$q;
+                    cpl_byte_len = 32'h0;
+                    cpl_flags = 8'h0;
+                    cpl_imm = 32'h0;
+                    cpl_term = k_term_present | {{16{1'b0}}, e_cause$q};
+                    if (cpl_ready) begin
+                        state$d = SpState$ErrAdv;
+                    end
+                end
+            SpState$ErrAdv:
+                begin
+                    adv_valid = 1'b1;
+                    adv_err = 1'b1;
+                    if (adv_ready) begin
+                        qp_err_valid = 1'b1;
+                        state$d = SpState$Idle;
+                    end
+                end
+            SpState$RtRun:
+                begin
+                    if (in_done$q) begin
+                        state$d = SpState$RtOut;
+                    end
+                end
+            SpState$RtOut:
+                begin
+                    rterm_valid = 1'b1;
+                    if (rterm_ready) begin
+                        c_term_rx$d = c_term_rx$q + 32'h1;
+                        if (qpn$q[(32'h6)+:(26)] == 26'h0) begin
+                            state$d = SpState$ErrAdv;
+                        end
+                        else begin
+                            qp_err_valid = 1'b1;
+                            state$d = SpState$Idle;
+                        end
+                    end
+                end
+        endcase
+        if (reset) begin
+            state$d = SpState$Idle;
+            c_send$d = 32'h0;
+            c_term_tx$d = 32'h0;
+            c_term_rx$d = 32'h0;
+            c_drop$d = 32'h0;
+            c_rreq$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp
+
+
+module rnic_versa5g$core$rx_send$sp$a0(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$a0
+
+
+module rnic_versa5g$core$rx_send$sp$a1(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$a1
+
+
+module rnic_versa5g$core$rx_send$sp$c_drop(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$c_drop
+
+
+module rnic_versa5g$core$rx_send$sp$c_rreq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$c_rreq
+
+
+module rnic_versa5g$core$rx_send$sp$c_send(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$c_send
+
+
+module rnic_versa5g$core$rx_send$sp$c_term_rx(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$c_term_rx
+
+
+module rnic_versa5g$core$rx_send$sp$c_term_tx(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$c_term_tx
+
+
+module rnic_versa5g$core$rx_send$sp$cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$cnt
+
+
+module rnic_versa5g$core$rx_send$sp$conn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$conn
+
+
+module rnic_versa5g$core$rx_send$sp$ddp_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$ddp_last
+
+
+module rnic_versa5g$core$rx_send$sp$e_cause(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$e_cause
+
+
+module rnic_versa5g$core$rx_send$sp$e_cqe(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$e_cqe
+
+
+module rnic_versa5g$core$rx_send$sp$e_status(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$e_status
+
+
+module rnic_versa5g$core$rx_send$sp$gbuf(d,q,clock);
+
+    // Module arguments
+    input wire  [127:0] d;
+    output reg  [127:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 128'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$gbuf
+
+
+module rnic_versa5g$core$rx_send$sp$in_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$in_done
+
+
+module rnic_versa5g$core$rx_send$sp$inv(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$inv
+
+
+module rnic_versa5g$core$rx_send$sp$l0(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$l0
+
+
+module rnic_versa5g$core$rx_send$sp$l1(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$l1
+
+
+module rnic_versa5g$core$rx_send$sp$len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$len
+
+
+module rnic_versa5g$core$rx_send$sp$m(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$m
+
+
+module rnic_versa5g$core$rx_send$sp$mo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$mo
+
+
+module rnic_versa5g$core$rx_send$sp$msn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$msn
+
+
+module rnic_versa5g$core$rx_send$sp$opcode(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$opcode
+
+
+module rnic_versa5g$core$rx_send$sp$paddr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$paddr
+
+
+module rnic_versa5g$core$rx_send$sp$pn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$pn
+
+
+module rnic_versa5g$core$rx_send$sp$prem(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$prem
+
+
+module rnic_versa5g$core$rx_send$sp$qn(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$qn
+
+
+module rnic_versa5g$core$rx_send$sp$qpn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$qpn
+
+
+module rnic_versa5g$core$rx_send$sp$r(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$r
+
+
+module rnic_versa5g$core$rx_send$sp$rt_data(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$rt_data
+
+
+module rnic_versa5g$core$rx_send$sp$rt_first(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$rt_first
+
+
+module rnic_versa5g$core$rx_send$sp$state(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SpState$Idle = 0;
+    localparam SpState$Req = 1;
+    localparam SpState$Rsp = 2;
+    localparam SpState$Decide = 3;
+    localparam SpState$Calc = 4;
+    localparam SpState$PHdr = 5;
+    localparam SpState$PData = 6;
+    localparam SpState$End = 7;
+    localparam SpState$Cpl = 8;
+    localparam SpState$Adv = 9;
+    localparam SpState$Drain = 10;
+    localparam SpState$ErrDrain = 11;
+    localparam SpState$ErrTerm = 12;
+    localparam SpState$ErrCpl = 13;
+    localparam SpState$ErrAdv = 14;
+    localparam SpState$RtRun = 15;
+    localparam SpState$RtOut = 16;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$state
+
+
+module rnic_versa5g$core$rx_send$sp$w_cq(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$w_cq
+
+
+module rnic_versa5g$core$rx_send$sp$w_msn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$w_msn
+
+
+module rnic_versa5g$core$rx_send$sp$w_status(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$w_status
+
+
+module rnic_versa5g$core$rx_send$sp$w_wr_id(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$w_wr_id
+
+
 module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_valid,seq,ack,fin,syn,rst,ack_flag,pay_len,hdr_valid,done,dec_valid,dec_fast,dec_reason,dec_conn,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,ack_req_valid,ack_req_conn,ack_req_ack,seg_conn,seg_mpa,cnt_fast);
 
     // Module arguments
@@ -20093,6 +25962,25 @@ module rnic_versa5g$core$rx_split$snd_una(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_split$snd_una
+
+
+module rnic_versa5g$core$rxs_lost(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rxs_lost
 
 
 module rnic_versa5g$core$sq_conn(d,q,clock);
@@ -29585,6 +35473,143 @@ module rnic_versa5g$core$wqe_fetch$wcount(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wqe_fetch$wcount
+
+
+module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_last,b_valid,b_ready,b_hdr,b_len,b_data,b_keep,b_last,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  a_valid;
+    output reg  a_ready;
+    input wire  a_hdr;
+    input wire  [15:0] a_len;
+    input wire  [63:0] a_data;
+    input wire  [3:0] a_keep;
+    input wire  a_last;
+    input wire  b_valid;
+    output reg  b_ready;
+    input wire  b_hdr;
+    input wire  [15:0] b_len;
+    input wire  [63:0] b_data;
+    input wire  [3:0] b_keep;
+    input wire  b_last;
+    output reg  dma_wr_valid;
+    input wire  dma_wr_ready;
+    output reg  dma_wr_hdr;
+    output reg  [15:0] dma_wr_len;
+    output reg  [63:0] dma_wr_data;
+    output reg  [3:0] dma_wr_keep;
+    output reg  dma_wr_last;
+
+    // Stub signals
+    reg  locked$d;
+    wire  locked$q;
+    reg  locked$clock;
+    reg  sel$d;
+    wire  sel$q;
+    reg  sel$clock;
+
+    // Local signals
+    reg  pick_b;
+
+    // Sub module instances
+    rnic_versa5g$core$wr_arb$locked locked(
+        .d(locked$d),
+        .q(locked$q),
+        .clock(locked$clock)
+    );
+    rnic_versa5g$core$wr_arb$sel sel(
+        .d(sel$d),
+        .q(sel$q),
+        .clock(sel$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        locked$clock = clock;
+        sel$clock = clock;
+        locked$d = locked$q;
+        sel$d = sel$q;
+        pick_b = sel$q;
+        if (~locked$q) begin
+            pick_b = b_valid & (sel$q | ~a_valid);
+        end
+        a_ready = 1'b0;
+        b_ready = 1'b0;
+        if (pick_b) begin
+            dma_wr_valid = b_valid;
+            dma_wr_hdr = b_hdr;
+            dma_wr_len = b_len;
+            dma_wr_data = b_data;
+            dma_wr_keep = b_keep;
+            dma_wr_last = b_last;
+            b_ready = dma_wr_ready;
+        end
+        else begin
+            dma_wr_valid = a_valid;
+            dma_wr_hdr = a_hdr;
+            dma_wr_len = a_len;
+            dma_wr_data = a_data;
+            dma_wr_keep = a_keep;
+            dma_wr_last = a_last;
+            a_ready = dma_wr_ready;
+        end
+        if (dma_wr_valid & dma_wr_ready) begin
+            if (dma_wr_last & ~dma_wr_hdr) begin
+                locked$d = 1'b0;
+                sel$d = ~pick_b;
+            end
+            else begin
+                locked$d = 1'b1;
+                sel$d = pick_b;
+            end
+        end
+        if (reset) begin
+            locked$d = 1'b0;
+            sel$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$wr_arb
+
+
+module rnic_versa5g$core$wr_arb$locked(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_arb$locked
+
+
+module rnic_versa5g$core$wr_arb$sel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_arb$sel
 
 
 module rnic_versa5g$err(d,q,clock);

@@ -157,11 +157,15 @@ const TX1_IDLE: &str =
     "port 1's transmitter is idle (its input tied off) until it carries the host bridge";
 const NO_TX_PATH: &str = "the core's TX datapath is idle on the board (no doorbell, DMA read or \
      TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer";
-const TX_RQ_DB: &str = "the temporary db_wr_* doorbell input writes only QP_SQ_PRODUCER; \
-     receive-queue doorbells come with the BAR0 block";
 const TX_ONE_SGE: &str = "TxSeg sends one SGE per WQE (two-SGE WQEs are refused)";
-const TX_RQ_FETCH: &str = "DMA read client 1 (tags 0x40-0x4F) is reserved for the \
-     receive-queue WQE fetch, not yet connected";
+const RXS_LKEY: &str = "rx_send uses SGE addresses as bus addresses (no TPT lookup of the \
+     lkey yet) and does not need the WQE index of the response";
+const RXS_UT_OBS: &str = "the untagged stream (ut_*) goes to rx_send inside the core; the \
+     ut_* outputs only observe it and the old ut_ready input is not used";
+const RXS_QCOUNT: &str = "the queues in front of rx_send's configuration and doorbell ports \
+     need only their full and empty flags";
+const RXS_OBS: &str = "rx_send's incoming-Terminate records, QP-error pulses, EQ producer and \
+     counters are observation outputs with no consumer on the board yet";
 const CDC_STATUS: &str = "RxCdc uses only the FIFO's full and empty flags: it reads only \
      when not empty and detects overflow as full during a write";
 
@@ -480,15 +484,44 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_db_bad", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_dma_rd_cpl_bad", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_tx_acks", 32, NO_REGS),
+    // Receive-side Send path in rnic_core (rx_send).
+    unused(&["rx_send"], "rw$rsp_idx", 32, RXS_LKEY),
+    unused(&["rx_send"], "rw$rsp_sge0_lkey", 32, RXS_LKEY),
+    unused(&["rx_send"], "rw$rsp_sge1_lkey", 32, RXS_LKEY),
+    unused(&["rnic_core", "core"], "ut_ready", 1, RXS_UT_OBS),
+    unused(&["rnic_core", "core"], "rq_cfg_q$count", 3, RXS_QCOUNT),
+    unused(&["rnic_core", "core"], "cq_cfg_q$count", 3, RXS_QCOUNT),
+    unused(&["rnic_core", "core"], "rq_db_q$count", 4, RXS_QCOUNT),
+    unused(&["rnic_core", "core"], "cq_db_q$count", 4, RXS_QCOUNT),
+    unused(BOARD_TOP, "core$rterm_valid", 1, RXS_OBS),
+    unused(BOARD_TOP, "core$rterm_conn", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$rterm_qpn", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$rterm_len", 16, RXS_OBS),
+    unused(BOARD_TOP, "core$rterm_data", 64, RXS_OBS),
+    unused(BOARD_TOP, "core$qp_err_valid", 1, RXS_OBS),
+    unused(BOARD_TOP, "core$qp_err_qpn", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$qp_err_conn", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$rxs_eq_prod", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_send", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_term_tx", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_term_rx", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_drop_qp", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_rreq", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_fetch", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_bad_wqe", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_cqe", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_event", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_cpl_drop", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_cq_overflow", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_eq_overflow", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_db_bad", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_lost", 32, RXS_OBS),
     unused(
         &["rnic_core", "core"],
         "doorbell$take_ack",
         1,
         "WqeFetch reads take_prod one clock after its take by design; the ack is not needed",
     ),
-    unused(&["rnic_core", "core"], "doorbell$rq_valid", 1, TX_RQ_DB),
-    unused(&["rnic_core", "core"], "doorbell$rq_qp", 6, TX_RQ_DB),
-    unused(&["rnic_core", "core"], "doorbell$rq_prod", 32, TX_RQ_DB),
     unused(
         &["rnic_core", "core"],
         "tx_sched$grant_prio",
@@ -523,8 +556,6 @@ const UNUSED_OK: &[Unused] = &[
         9,
         "TxAck's queue needs only its empty flag",
     ),
-    unused(&["rnic_core", "core"], "rd_arb$c1_req_ready", 1, TX_RQ_FETCH),
-    unused(&["rnic_core", "core"], "rd_arb$c1_cpl_valid", 1, TX_RQ_FETCH),
     unused(
         &["dma_rd_arb", "rd_arb"],
         "dma_rd_cpl_tag",

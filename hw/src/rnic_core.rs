@@ -31,6 +31,7 @@ use crate::conn_table::ConnTable;
 use crate::crc32c_x64::Crc32cX64;
 use crate::ddp_rx::DdpRx;
 use crate::dma_rd_arb::DmaRdArb;
+use crate::dma_wr_arb::DmaWrArb;
 use crate::doorbell::Doorbell;
 use crate::exc_queue::ExcQueue;
 use crate::fifo::Fifo;
@@ -41,6 +42,7 @@ use crate::mpa_rx::MpaRx;
 use crate::rx_check::RxCheck;
 use crate::rx_fifo::RxFifo;
 use crate::rx_parse::RxParse;
+use crate::rx_send::RxSend;
 use crate::rx_split::RxSplit;
 use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
 use crate::tx_ack::TxAck;
@@ -330,6 +332,36 @@ pub struct RnicCore {
     /// the beats the merge took (`raw_tx_ready` unused); 0: they leave on
     /// `raw_tx_*` with `raw_tx_ready` as before. Static configuration.
     pub fw_raw_to_mac: Signal<In, Bit>,
+    // ---- Receive-side Send path (`rx_send`, docs/rtl.md "rx_send in the
+    // core"): observation outputs. `rterm_*`: an incoming Terminate's
+    // record, valid for the one clock it is taken; `qp_err_*`: the QP moved
+    // to error (pulse).
+    pub rterm_valid: Signal<Out, Bit>,
+    pub rterm_conn: Signal<Out, Bits<32>>,
+    pub rterm_qpn: Signal<Out, Bits<32>>,
+    pub rterm_len: Signal<Out, Bits<16>>,
+    pub rterm_data: Signal<Out, Bits<64>>,
+    pub qp_err_valid: Signal<Out, Bit>,
+    pub qp_err_qpn: Signal<Out, Bits<32>>,
+    pub qp_err_conn: Signal<Out, Bits<32>>,
+    pub rxs_eq_prod: Signal<Out, Bits<32>>,
+    pub cnt_rxs_send: Signal<Out, Bits<32>>,
+    pub cnt_rxs_term_tx: Signal<Out, Bits<32>>,
+    pub cnt_rxs_term_rx: Signal<Out, Bits<32>>,
+    pub cnt_rxs_drop_qp: Signal<Out, Bits<32>>,
+    pub cnt_rxs_rreq: Signal<Out, Bits<32>>,
+    pub cnt_rxs_fetch: Signal<Out, Bits<32>>,
+    pub cnt_rxs_bad_wqe: Signal<Out, Bits<32>>,
+    pub cnt_rxs_cqe: Signal<Out, Bits<32>>,
+    pub cnt_rxs_event: Signal<Out, Bits<32>>,
+    pub cnt_rxs_cpl_drop: Signal<Out, Bits<32>>,
+    pub cnt_rxs_cq_overflow: Signal<Out, Bits<32>>,
+    pub cnt_rxs_eq_overflow: Signal<Out, Bits<32>>,
+    pub cnt_rxs_db_bad: Signal<Out, Bits<32>>,
+    /// Configuration writes and doorbells of the receive side refused: CQ
+    /// doorbell at a CQ number >= 16 or an unknown offset, CQ table entry
+    /// >= 16, or one of the four queues below full.
+    pub cnt_rxs_lost: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -480,6 +512,25 @@ pub struct RnicCore {
     fm_data: Signal<Local, Bits<64>>,
     fm_keep: Signal<Local, Bits<4>>,
     fm_last: Signal<Local, Bit>,
+    // ---- Receive-side Send path
+    rx_send: RxSend,
+    /// ddp_rx's tagged placement (a) and rx_send's writes (b) → dma_wr_*.
+    wr_arb: DmaWrArb,
+    /// Queues in front of rx_send's configuration and doorbell ports (their
+    /// `ready` is low while a WQE fetch or a CQE write is under way):
+    /// RQ configuration {on 111, cq 110:107, msn 106:75, log2 74:70,
+    /// base 69:6, qp 5:0}; CQ configuration {cons 138:107, prod 106:75,
+    /// log2 74:70, base 69:6, state 5:4, cq 3:0}; RQ doorbell {prod 37:6,
+    /// qp 5:0}; CQ doorbell {value 36:5, arm 4, cq 3:0}.
+    rq_cfg_q: Fifo<Bits<112>, 2, 3>,
+    cq_cfg_q: Fifo<Bits<139>, 2, 3>,
+    rq_db_q: Fifo<Bits<38>, 3, 4>,
+    cq_db_q: Fifo<Bits<37>, 3, 4>,
+    rxs_lost: DFF<Bits<32>>,
+    rxs_lost_now: Signal<Local, Bit>,
+    rxs_term_sel: Signal<Local, Bit>,
+    cq_db_ok: Signal<Local, Bit>,
+    rq_on: Signal<Local, Bits<1>>,
 }
 
 impl Logic for RnicCore {
@@ -488,11 +539,12 @@ impl Logic for RnicCore {
         clock!(
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
-            rd_arb, tx_ackgen, tx_cfifo
+            rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, rq_cfg_q, cq_cfg_q, rq_db_q, cq_db_q
         );
         dff_setup!(
             self,
             clock,
+            rxs_lost,
             sq_state,
             sq_conn,
             sq_seq,
@@ -889,13 +941,30 @@ impl Logic for RnicCore {
         self.ddp_rx.walk_addr.next = self.tpt.walk_addr.val();
 
         // DMA write
-        self.dma_wr_valid.next = self.ddp_rx.dma_wr_valid.val();
-        self.ddp_rx.dma_wr_ready.next = self.dma_wr_ready.val();
-        self.dma_wr_hdr.next = self.ddp_rx.dma_wr_hdr.val();
-        self.dma_wr_len.next = self.ddp_rx.dma_wr_len.val();
-        self.dma_wr_data.next = self.ddp_rx.dma_wr_data.val();
-        self.dma_wr_keep.next = self.ddp_rx.dma_wr_keep.val();
-        self.dma_wr_last.next = self.ddp_rx.dma_wr_last.val();
+        // DMA write: ddp_rx's tagged placement and rx_send's Send data,
+        // CQEs and events, merged at request boundaries (DmaWrArb)
+        self.wr_arb.reset.next = self.reset.val();
+        self.wr_arb.a_valid.next = self.ddp_rx.dma_wr_valid.val();
+        self.ddp_rx.dma_wr_ready.next = self.wr_arb.a_ready.val();
+        self.wr_arb.a_hdr.next = self.ddp_rx.dma_wr_hdr.val();
+        self.wr_arb.a_len.next = self.ddp_rx.dma_wr_len.val();
+        self.wr_arb.a_data.next = self.ddp_rx.dma_wr_data.val();
+        self.wr_arb.a_keep.next = self.ddp_rx.dma_wr_keep.val();
+        self.wr_arb.a_last.next = self.ddp_rx.dma_wr_last.val();
+        self.wr_arb.b_valid.next = self.rx_send.dma_wr_valid.val();
+        self.rx_send.dma_wr_ready.next = self.wr_arb.b_ready.val();
+        self.wr_arb.b_hdr.next = self.rx_send.dma_wr_hdr.val();
+        self.wr_arb.b_len.next = self.rx_send.dma_wr_len.val();
+        self.wr_arb.b_data.next = self.rx_send.dma_wr_data.val();
+        self.wr_arb.b_keep.next = self.rx_send.dma_wr_keep.val();
+        self.wr_arb.b_last.next = self.rx_send.dma_wr_last.val();
+        self.dma_wr_valid.next = self.wr_arb.dma_wr_valid.val();
+        self.wr_arb.dma_wr_ready.next = self.dma_wr_ready.val();
+        self.dma_wr_hdr.next = self.wr_arb.dma_wr_hdr.val();
+        self.dma_wr_len.next = self.wr_arb.dma_wr_len.val();
+        self.dma_wr_data.next = self.wr_arb.dma_wr_data.val();
+        self.dma_wr_keep.next = self.wr_arb.dma_wr_keep.val();
+        self.dma_wr_last.next = self.wr_arb.dma_wr_last.val();
 
         // placed-segment records
         self.placed_valid.next = self.ddp_rx.tag_valid.val();
@@ -913,7 +982,22 @@ impl Logic for RnicCore {
         self.ut_keep.next = self.ddp_rx.ut_keep.val();
         self.ut_last.next = self.ddp_rx.ut_last.val();
         self.ut_valid.next = self.ddp_rx.ut_valid.val();
-        self.ddp_rx.ut_ready.next = self.ut_ready.val();
+        // the untagged stream goes to rx_send; the ut_* outputs only
+        // observe it (a beat is taken when ut_valid and rx_send is ready)
+        self.ddp_rx.ut_ready.next = self.rx_send.ut_ready.val();
+        self.rx_send.ut_data.next = self.ddp_rx.ut_data.val();
+        self.rx_send.ut_keep.next = self.ddp_rx.ut_keep.val();
+        self.rx_send.ut_last.next = self.ddp_rx.ut_last.val();
+        self.rx_send.ut_valid.next = self.ddp_rx.ut_valid.val();
+        self.rx_send.ut_opcode.next = self.ddp_rx.ut_opcode.val();
+        self.rx_send.ut_ddp_last.next = self.ddp_rx.ut_ddp_last.val();
+        self.rx_send.ut_qn.next = self.ddp_rx.ut_qn.val();
+        self.rx_send.ut_msn.next = self.ddp_rx.ut_msn.val();
+        self.rx_send.ut_mo.next = self.ddp_rx.ut_mo.val();
+        self.rx_send.ut_inv_stag.next = self.ddp_rx.ut_inv_stag.val();
+        self.rx_send.ut_len.next = self.ddp_rx.ut_len.val();
+        self.rx_send.ut_conn.next = self.ddp_rx.ut_conn.val();
+        self.rx_send.ut_qpn.next = self.ddp_rx.ut_qpn.val();
         self.ut_opcode.next = self.ddp_rx.ut_opcode.val();
         self.ut_ddp_last.next = self.ddp_rx.ut_ddp_last.val();
         self.ut_qn.next = self.ddp_rx.ut_qn.val();
@@ -924,17 +1008,29 @@ impl Logic for RnicCore {
         self.ut_conn.next = self.ddp_rx.ut_conn.val();
         self.ut_qpn.next = self.ddp_rx.ut_qpn.val();
 
-        // Terminate requests: ddp_rx's first, then the MPA one
+        // Terminate requests: ddp_rx's first, then rx_send's, then the MPA
+        // one; each source holds its record until popped, none is lost
         self.ddp_term_sel.next = self.ddp_rx.term_valid.val();
-        self.term_valid.next = self.ddp_rx.term_valid.val() | self.fpdu_buf.mterm_valid.val();
+        self.rxs_term_sel.next = !self.ddp_rx.term_valid.val() & self.rx_send.term_valid.val();
+        self.term_valid.next = self.ddp_rx.term_valid.val()
+            | self.rx_send.term_valid.val()
+            | self.fpdu_buf.mterm_valid.val();
         self.ddp_rx.term_ready.next = self.term_pop.val() & self.ddp_term_sel.val();
-        self.fpdu_buf.mterm_pop.next = self.term_pop.val() & !self.ddp_term_sel.val();
+        self.rx_send.term_ready.next = self.term_pop.val() & self.rxs_term_sel.val();
+        self.fpdu_buf.mterm_pop.next =
+            self.term_pop.val() & !self.ddp_term_sel.val() & !self.rxs_term_sel.val();
         if self.ddp_term_sel.val() {
             self.term_cause.next = self.ddp_rx.term_cause.val();
             self.term_conn.next = self.ddp_rx.term_conn.val();
             self.term_qpn.next = self.ddp_rx.term_qpn.val();
             self.term_hdr.next = self.ddp_rx.term_hdr.val();
             self.term_seg_len.next = self.ddp_rx.term_seg_len.val();
+        } else if self.rxs_term_sel.val() {
+            self.term_cause.next = self.rx_send.term_cause.val();
+            self.term_conn.next = self.rx_send.term_conn.val();
+            self.term_qpn.next = self.rx_send.term_qpn.val();
+            self.term_hdr.next = self.rx_send.term_hdr.val();
+            self.term_seg_len.next = self.rx_send.term_seg_len.val();
         } else {
             // an LLP error: no DDP header to echo (RFC 5040 §4.8)
             self.term_cause.next = self.fpdu_buf.mterm_cause.val();
@@ -971,9 +1067,10 @@ impl Logic for RnicCore {
         self.irq.next = self.host_regs.irq.val();
         self.host_regs.link_up.next = self.link_up.val();
         self.host_regs.fw_ready.next = self.fw_port.fw_ready.val();
-        self.host_regs.int_event.next = self.fw_port.ev_valid.val() & self.ev_pop.val();
-        // INT_EQ_OVERFLOW belongs to the event queue writer (not built yet)
-        self.host_regs.int_eq_overflow.next = false;
+        self.host_regs.int_event.next =
+            (self.fw_port.ev_valid.val() & self.ev_pop.val()) | self.rx_send.irq_event.val();
+        // INT_EQ_OVERFLOW: rx_send's event writer (cpl_write) found the EQ full or off
+        self.host_regs.int_eq_overflow.next = self.rx_send.irq_eq_overflow.val();
         self.db_qp_valid.next = self.host_regs.db_qp_valid.val();
         self.db_qp_num.next = self.host_regs.db_qp_num.val();
         self.db_qp_off.next = self.host_regs.db_qp_off.val();
@@ -1261,11 +1358,18 @@ impl Logic for RnicCore {
         self.wqe_fetch.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
         self.wqe_fetch.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
         self.wqe_fetch.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
-        self.rd_arb.c1_req_valid.next = false;
-        self.rd_arb.c1_req_addr.next = 0.into();
-        self.rd_arb.c1_req_len.next = 0.into();
-        self.rd_arb.c1_req_tag.next = 0.into();
-        self.rd_arb.c1_cpl_ready.next = true;
+        // client 1: rx_send's receive WQE fetch (tag 0x40)
+        self.rd_arb.c1_req_valid.next = self.rx_send.dma_rd_req_valid.val();
+        self.rx_send.dma_rd_req_ready.next = self.rd_arb.c1_req_ready.val();
+        self.rd_arb.c1_req_addr.next = self.rx_send.dma_rd_req_addr.val();
+        self.rd_arb.c1_req_len.next = self.rx_send.dma_rd_req_len.val();
+        self.rd_arb.c1_req_tag.next = self.rx_send.dma_rd_req_tag.val();
+        self.rx_send.dma_rd_cpl_valid.next = self.rd_arb.c1_cpl_valid.val();
+        self.rd_arb.c1_cpl_ready.next = self.rx_send.dma_rd_cpl_ready.val();
+        self.rx_send.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
+        self.rx_send.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
+        self.rx_send.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
+        self.rx_send.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
         self.rd_arb.c2_req_valid.next = self.tx_seg.dma_rd_req_valid.val();
         self.tx_seg.dma_rd_req_ready.next = self.rd_arb.c2_req_ready.val();
         self.rd_arb.c2_req_addr.next = self.tx_seg.dma_rd_req_addr.val();
@@ -1506,6 +1610,141 @@ impl Logic for RnicCore {
         self.cnt_tx_fetch.next = self.wqe_fetch.cnt_fetch.val();
         self.cnt_db.next = self.doorbell.cnt_db.val();
         self.cnt_db_bad.next = self.doorbell.cnt_db_bad.val();
+
+        // ---- Receive-side Send path (rx_send): configuration from the
+        // firmware's table writes, doorbells from BAR0, each through a
+        // queue (rx_send's ports are not ready while it serves a WQE fetch
+        // or a CQE); a write into a full queue is counted in cnt_rxs_lost.
+        self.rx_send.reset.next = self.reset.val();
+        self.rq_cfg_q.reset.next = self.reset.val();
+        self.cq_cfg_q.reset.next = self.reset.val();
+        self.rq_db_q.reset.next = self.reset.val();
+        self.cq_db_q.reset.next = self.reset.val();
+        self.rxs_lost_now.next = false;
+        // QpContext (TableId 1) write for qpn < 64: the RQ ring (octet 24),
+        // rq_log2 (32), recv_cqn (12), rx_send_msn (52), on in Rts (1) or
+        // Closing (2); the ring restarts at consumer = producer = 0
+        self.rq_cfg_q.write.next = self.fwq_v.val() & (self.fw_port.tw_index.val() < 64);
+        self.rq_on.next = 0.into();
+        if (self.fw_port.tw_data.val().get_bits::<8>(0) == 1)
+            | (self.fw_port.tw_data.val().get_bits::<8>(0) == 2)
+        {
+            self.rq_on.next = 1.into();
+        }
+        self.rq_cfg_q.data_in.next =
+            bit_cast::<112, 6>(self.fw_port.tw_index.val().get_bits::<6>(0))
+                | (bit_cast::<112, 64>(self.fw_port.tw_data.val().get_bits::<64>(192)) << 6)
+                | (bit_cast::<112, 5>(self.fw_port.tw_data.val().get_bits::<5>(256)) << 70)
+                | (bit_cast::<112, 32>(self.fw_port.tw_data.val().get_bits::<32>(416)) << 75)
+                | (bit_cast::<112, 4>(self.fw_port.tw_data.val().get_bits::<4>(96)) << 107)
+                | (bit_cast::<112, 1>(self.rq_on.val()) << 111);
+        if self.rq_cfg_q.write.val() & self.rq_cfg_q.full.val() {
+            self.rxs_lost_now.next = true;
+        }
+        self.rx_send.rq_cfg_valid.next = !self.rq_cfg_q.empty.val();
+        self.rq_cfg_q.read.next = self.rx_send.rq_cfg_ready.val();
+        self.rx_send.rq_cfg_qp.next = self.rq_cfg_q.data_out.val().get_bits::<6>(0);
+        self.rx_send.rq_cfg_base.next = self.rq_cfg_q.data_out.val().get_bits::<64>(6);
+        self.rx_send.rq_cfg_log2.next = self.rq_cfg_q.data_out.val().get_bits::<5>(70);
+        self.rx_send.rq_cfg_ci.next = 0.into();
+        self.rx_send.rq_cfg_msn.next = self.rq_cfg_q.data_out.val().get_bits::<32>(75);
+        self.rx_send.rq_cfg_cq.next = self.rq_cfg_q.data_out.val().get_bits::<4>(107);
+        self.rx_send.rq_cfg_on.next = self.rq_cfg_q.data_out.val().get_bit(111);
+        // CqContext (TableId 2): state (octet 0), log2_entries (1), ring
+        // (8), producer (16), consumer (20); CQ numbers >= 16 refused
+        self.cq_cfg_q.write.next = self.fw_port.tw_valid.val()
+            & (self.fw_port.tw_table.val() == 2)
+            & (self.fw_port.tw_index.val() < 16);
+        if self.fw_port.tw_valid.val()
+            & (self.fw_port.tw_table.val() == 2)
+            & (self.fw_port.tw_index.val() >= 16)
+        {
+            self.rxs_lost_now.next = true;
+        }
+        self.cq_cfg_q.data_in.next =
+            bit_cast::<139, 4>(self.fw_port.tw_index.val().get_bits::<4>(0))
+                | (bit_cast::<139, 2>(self.fw_port.tw_data.val().get_bits::<2>(0)) << 4)
+                | (bit_cast::<139, 64>(self.fw_port.tw_data.val().get_bits::<64>(64)) << 6)
+                | (bit_cast::<139, 5>(self.fw_port.tw_data.val().get_bits::<5>(8)) << 70)
+                | (bit_cast::<139, 32>(self.fw_port.tw_data.val().get_bits::<32>(128)) << 75)
+                | (bit_cast::<139, 32>(self.fw_port.tw_data.val().get_bits::<32>(160)) << 107);
+        if self.cq_cfg_q.write.val() & self.cq_cfg_q.full.val() {
+            self.rxs_lost_now.next = true;
+        }
+        self.rx_send.cq_cfg_valid.next = !self.cq_cfg_q.empty.val();
+        self.cq_cfg_q.read.next = self.rx_send.cq_cfg_ready.val();
+        self.rx_send.cq_cfg_cq.next = self.cq_cfg_q.data_out.val().get_bits::<4>(0);
+        self.rx_send.cq_cfg_state.next = self.cq_cfg_q.data_out.val().get_bits::<2>(4);
+        self.rx_send.cq_cfg_base.next = self.cq_cfg_q.data_out.val().get_bits::<64>(6);
+        self.rx_send.cq_cfg_log2.next = self.cq_cfg_q.data_out.val().get_bits::<5>(70);
+        self.rx_send.cq_cfg_prod.next = self.cq_cfg_q.data_out.val().get_bits::<32>(75);
+        self.rx_send.cq_cfg_cons.next = self.cq_cfg_q.data_out.val().get_bits::<32>(107);
+        // RQ producer doorbell: BAR0 QP page at QP_RQ_PRODUCER (Doorbell's rq_*)
+        self.rq_db_q.write.next = self.doorbell.rq_valid.val();
+        self.rq_db_q.data_in.next = bit_cast::<38, 6>(self.doorbell.rq_qp.val())
+            | (bit_cast::<38, 32>(self.doorbell.rq_prod.val()) << 6);
+        if self.doorbell.rq_valid.val() & self.rq_db_q.full.val() {
+            self.rxs_lost_now.next = true;
+        }
+        self.rx_send.rq_db_valid.next = !self.rq_db_q.empty.val();
+        self.rq_db_q.read.next = self.rx_send.rq_db_ready.val();
+        self.rx_send.rq_db_qp.next = self.rq_db_q.data_out.val().get_bits::<6>(0);
+        self.rx_send.rq_db_prod.next = self.rq_db_q.data_out.val().get_bits::<32>(6);
+        // CQ doorbell: BAR0 CQ page < 16 (abi::csr::MAX_CQ), offset
+        // CQ_CONSUMER (0, consumer index) or CQ_ARM (4, arm value)
+        self.cq_db_ok.next = (self.host_regs.db_cq_num.val() < 16)
+            & ((self.host_regs.db_cq_off.val() == 0) | (self.host_regs.db_cq_off.val() == 4));
+        self.cq_db_q.write.next = self.host_regs.db_cq_valid.val() & self.cq_db_ok.val();
+        if self.host_regs.db_cq_valid.val() & !self.cq_db_ok.val() {
+            self.rxs_lost_now.next = true;
+        }
+        self.cq_db_q.data_in.next =
+            bit_cast::<37, 4>(self.host_regs.db_cq_num.val().get_bits::<4>(0))
+                | (bit_cast::<37, 1>(self.host_regs.db_cq_off.val().get_bits::<1>(2)) << 4)
+                | (bit_cast::<37, 32>(self.host_regs.db_cq_value.val()) << 5);
+        if self.cq_db_q.write.val() & self.cq_db_q.full.val() {
+            self.rxs_lost_now.next = true;
+        }
+        self.rx_send.cq_db_valid.next = !self.cq_db_q.empty.val();
+        self.cq_db_q.read.next = self.rx_send.cq_db_ready.val();
+        self.rx_send.cq_db_cq.next = self.cq_db_q.data_out.val().get_bits::<4>(0);
+        self.rx_send.cq_db_arm.next = self.cq_db_q.data_out.val().get_bit(4);
+        self.rx_send.cq_db_value.next = self.cq_db_q.data_out.val().get_bits::<32>(5);
+        if self.rxs_lost_now.val() {
+            self.rxs_lost.d.next = self.rxs_lost.q.val() + 1;
+        }
+        if self.reset.val() {
+            self.rxs_lost.d.next = 0.into();
+        }
+        self.cnt_rxs_lost.next = self.rxs_lost.q.val();
+        // event queue from BAR0
+        self.rx_send.eq_base.next = self.host_regs.eq_base.val();
+        self.rx_send.eq_entries.next = self.host_regs.eq_entries.val();
+        self.rx_send.eq_cons.next = self.host_regs.eq_consumer.val();
+        self.rxs_eq_prod.next = self.rx_send.eq_prod.val();
+        // incoming Terminates and QP errors: observed (no consumer yet)
+        self.rx_send.rterm_ready.next = true;
+        self.rterm_valid.next = self.rx_send.rterm_valid.val();
+        self.rterm_conn.next = self.rx_send.rterm_conn.val();
+        self.rterm_qpn.next = self.rx_send.rterm_qpn.val();
+        self.rterm_len.next = self.rx_send.rterm_len.val();
+        self.rterm_data.next = self.rx_send.rterm_data.val();
+        self.qp_err_valid.next = self.rx_send.qp_err_valid.val();
+        self.qp_err_qpn.next = self.rx_send.qp_err_qpn.val();
+        self.qp_err_conn.next = self.rx_send.qp_err_conn.val();
+        self.cnt_rxs_send.next = self.rx_send.cnt_send.val();
+        self.cnt_rxs_term_tx.next = self.rx_send.cnt_term_tx.val();
+        self.cnt_rxs_term_rx.next = self.rx_send.cnt_term_rx.val();
+        self.cnt_rxs_drop_qp.next = self.rx_send.cnt_drop_qp.val();
+        self.cnt_rxs_rreq.next = self.rx_send.cnt_rreq.val();
+        self.cnt_rxs_fetch.next = self.rx_send.cnt_fetch.val();
+        self.cnt_rxs_bad_wqe.next = self.rx_send.cnt_bad_wqe.val();
+        self.cnt_rxs_cqe.next = self.rx_send.cnt_cqe.val();
+        self.cnt_rxs_event.next = self.rx_send.cnt_event.val();
+        self.cnt_rxs_cpl_drop.next = self.rx_send.cnt_cpl_drop.val();
+        self.cnt_rxs_cq_overflow.next = self.rx_send.cnt_cq_overflow.val();
+        self.cnt_rxs_eq_overflow.next = self.rx_send.cnt_eq_overflow.val();
+        self.cnt_rxs_db_bad.next = self.rx_send.cnt_db_bad.val();
         self.cnt_dma_rd_cpl_bad.next = self.rd_arb.cnt_cpl_bad.val();
         if self.reset.val() {
             self.tq_v.d.next = false;
