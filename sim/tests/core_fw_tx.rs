@@ -15,12 +15,11 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use rnic_fw::hal::{Hal, HalExt};
-use rnic_sim::dma::{CplBeat, DmaConfig, DmaPins, DmaServer, RdReq, WrBeat};
+use rnic_sim::dma::{DmaConfig, DmaServer};
 use rnic_sim::fw_hal::{CoSimHal, FwNode, HostCsr};
 use rnic_sim::host_mem::HostMemory;
-use rnic_sim::mac_port::{MacTxPins, MacTxPort};
+use rnic_sim::mac_port::MacTxPort;
 use rnic_sim::rng::Rng;
-use rnic_sim::stream::Beat;
 use rnic_wire::abi::context::{
     ConnContext, ConnMode, QpContext, RtrKind, MPA_CRC_RX, MPA_CRC_TX, MPA_MARKERS_TX, NO_CONN,
 };
@@ -29,7 +28,6 @@ use rnic_wire::abi::doorbell::{QP_RQ_PRODUCER, QP_SQ_PRODUCER};
 use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED, WQE_SIZE};
 use rnic_wire::model::{parse_frame, Endpoint, Message, MpaSettings, Segment, TxStream};
-use verilator_sys::rnic_core::Model;
 
 /// CRC on, markers off, SeqStart 1000.
 const MPA_DEFAULT: MpaSettings = MpaSettings {
@@ -40,62 +38,6 @@ const MPA_DEFAULT: MpaSettings = MpaSettings {
 
 /// The window we offer (octets); its field as sent (no scaling).
 const RCV_WND: u32 = 0xFFFF;
-
-/// The model's DMA and MAC TX pins (the node's `Core` wraps the same model).
-struct Pins<'a>(&'a mut Model);
-
-impl MacTxPins for Pins<'_> {
-    fn mac_tx(&self) -> Option<Beat> {
-        (self.0.get_mac_tx_valid() != 0).then(|| Beat {
-            data: self.0.get_mac_tx_data(),
-            keep: self.0.get_mac_tx_keep() as u8,
-            last: self.0.get_mac_tx_last() != 0,
-        })
-    }
-    fn set_mac_tx_ready(&mut self, ready: bool) {
-        self.0.set_mac_tx_ready(ready as u64)
-    }
-}
-
-impl DmaPins for Pins<'_> {
-    fn wr(&self) -> WrBeat {
-        WrBeat {
-            valid: self.0.get_dma_wr_valid() != 0,
-            hdr: self.0.get_dma_wr_hdr() != 0,
-            len: self.0.get_dma_wr_len() as u16,
-            data: self.0.get_dma_wr_data(),
-            keep: self.0.get_dma_wr_keep() as u8,
-            last: self.0.get_dma_wr_last() != 0,
-        }
-    }
-    fn set_wr_ready(&mut self, ready: bool) {
-        self.0.set_dma_wr_ready(ready as u64)
-    }
-    fn rd_req(&self) -> RdReq {
-        RdReq {
-            valid: self.0.get_dma_rd_req_valid() != 0,
-            addr: self.0.get_dma_rd_req_addr(),
-            len: self.0.get_dma_rd_req_len() as u16,
-            tag: self.0.get_dma_rd_req_tag() as u8,
-        }
-    }
-    fn set_rd_req_ready(&mut self, ready: bool) {
-        self.0.set_dma_rd_req_ready(ready as u64)
-    }
-    fn set_cpl(&mut self, b: CplBeat) {
-        self.0.set_dma_rd_cpl_valid(b.valid as u64);
-        self.0.set_dma_rd_cpl_data(b.data);
-        self.0.set_dma_rd_cpl_keep(b.keep as u64);
-        self.0.set_dma_rd_cpl_last(b.last as u64);
-        self.0.set_dma_rd_cpl_tag(b.tag as u64);
-    }
-    fn cpl_ready(&self) -> bool {
-        self.0.get_dma_rd_cpl_ready() != 0
-    }
-    fn eval(&mut self) {
-        self.0.eval()
-    }
-}
 
 /// What left on `mac_tx_*`, in order.
 #[derive(Debug, PartialEq)]
@@ -329,27 +271,27 @@ impl Rig {
     fn cycle(&mut self) -> bool {
         let ready = self.ready_p >= 1.0 || self.rng.chance(self.ready_p);
         let mut n = self.node.borrow_mut();
-        let mut p = Pins(&mut n.core.0);
-        self.mac.drive_ready(&mut p, ready);
-        self.dma.drive(&mut p, &mut self.mem);
-        p.0.eval();
-        let mut busy = !self.dma.idle() || p.0.get_mac_tx_valid() != 0;
-        if ready && p.0.get_mac_tx_valid() != 0 && self.first_beat.is_none() {
-            self.first_beat = Some(p.0.cycle());
+        let p = &mut n.core.0;
+        self.mac.drive_ready(p, ready);
+        self.dma.drive(p, &mut self.mem);
+        p.eval();
+        let mut busy = !self.dma.idle() || p.get_mac_tx_valid() != 0;
+        if ready && p.get_mac_tx_valid() != 0 && self.first_beat.is_none() {
+            self.first_beat = Some(p.cycle());
         }
-        if p.0.get_tx_cq_valid() != 0 {
+        if p.get_tx_cq_valid() != 0 {
             busy = true;
             let want = self.cq_expect.pop_front().expect("an expected completion");
             assert_eq!(
-                (p.0.get_tx_cq_idx() as u32, p.0.get_tx_cq_wr_id()),
+                (p.get_tx_cq_idx() as u32, p.get_tx_cq_wr_id()),
                 want,
                 "send completion"
             );
-            assert_eq!(p.0.get_tx_cq_status(), 0, "completion status");
+            assert_eq!(p.get_tx_cq_status(), 0, "completion status");
         }
-        let f = self.mac.sample(&p);
-        self.dma.sample(&p, &mut self.mem);
-        p.0.tick();
+        let f = self.mac.sample(&*p);
+        self.dma.sample(&*p, &mut self.mem);
+        p.tick();
         drop(n);
         if let Some(f) = f {
             self.check_frame(&f);

@@ -13,7 +13,7 @@
 //! its pass over the ring.
 
 use rnic_fw::hal::HalExt;
-use rnic_sim::dma::{CplBeat, DmaConfig, DmaPins, DmaServer, RdReq, WrBeat};
+use rnic_sim::dma::{DmaConfig, DmaServer};
 use rnic_sim::fw_hal::{CoSimHal, FwNode, HostCsr};
 use rnic_sim::host_mem::HostMemory;
 use rnic_sim::rng::Rng;
@@ -29,7 +29,6 @@ use rnic_wire::model::net::data_frame;
 use rnic_wire::model::{Endpoint, Message, MpaSettings, TxStream};
 use std::cell::RefCell;
 use std::rc::Rc;
-use verilator_sys::rnic_core::Model;
 
 const CONN: u32 = 3;
 const QPN: u32 = 5;
@@ -38,48 +37,6 @@ const RQ_LOG2: u32 = 3;
 const CQ_LOG2: u32 = 2;
 /// Fill of host memory around the receive buffers: must stay.
 const FILL: u8 = 0xEE;
-
-struct Pins<'a>(&'a mut Model);
-
-impl DmaPins for Pins<'_> {
-    fn wr(&self) -> WrBeat {
-        WrBeat {
-            valid: self.0.get_dma_wr_valid() != 0,
-            hdr: self.0.get_dma_wr_hdr() != 0,
-            len: self.0.get_dma_wr_len() as u16,
-            data: self.0.get_dma_wr_data(),
-            keep: self.0.get_dma_wr_keep() as u8,
-            last: self.0.get_dma_wr_last() != 0,
-        }
-    }
-    fn set_wr_ready(&mut self, ready: bool) {
-        self.0.set_dma_wr_ready(ready as u64)
-    }
-    fn rd_req(&self) -> RdReq {
-        RdReq {
-            valid: self.0.get_dma_rd_req_valid() != 0,
-            addr: self.0.get_dma_rd_req_addr(),
-            len: self.0.get_dma_rd_req_len() as u16,
-            tag: self.0.get_dma_rd_req_tag() as u8,
-        }
-    }
-    fn set_rd_req_ready(&mut self, ready: bool) {
-        self.0.set_dma_rd_req_ready(ready as u64)
-    }
-    fn set_cpl(&mut self, b: CplBeat) {
-        self.0.set_dma_rd_cpl_valid(b.valid as u64);
-        self.0.set_dma_rd_cpl_data(b.data);
-        self.0.set_dma_rd_cpl_keep(b.keep as u64);
-        self.0.set_dma_rd_cpl_last(b.last as u64);
-        self.0.set_dma_rd_cpl_tag(b.tag as u64);
-    }
-    fn cpl_ready(&self) -> bool {
-        self.0.get_dma_rd_cpl_ready() != 0
-    }
-    fn eval(&mut self) {
-        self.0.eval()
-    }
-}
 
 /// A posted receive: its wr_id and buffers (bus address, length).
 struct Posted {
@@ -274,18 +231,18 @@ impl Rig {
             let n = &mut *self.node.borrow_mut();
             let sending = n.mac_rx.pending() > 0;
             n.mac_rx.drive(&mut n.core);
-            let mut p = Pins(&mut n.core.0);
-            self.dma.drive(&mut p, &mut self.mem);
-            p.0.eval();
-            let tv = p.0.get_term_valid() != 0;
-            p.0.set_term_pop(tv as u64);
+            let p = &mut n.core.0;
+            self.dma.drive(p, &mut self.mem);
+            p.eval();
+            let tv = p.get_term_valid() != 0;
+            p.set_term_pop(tv as u64);
             if tv {
                 self.terms += 1;
             }
-            p.0.eval();
-            let busy = sending || !self.dma.idle() || p.0.get_dma_wr_valid() != 0;
-            self.dma.sample(&p, &mut self.mem);
-            p.0.tick();
+            p.eval();
+            let busy = sending || !self.dma.idle() || p.get_dma_wr_valid() != 0;
+            self.dma.sample(&*p, &mut self.mem);
+            p.tick();
             quiet = if busy { 0 } else { quiet + 1 };
         }
         // clocks until the last busy one
