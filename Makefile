@@ -31,8 +31,10 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+## Test threads get 64 MiB of stack: tests that elaborate the whole rust-hdl core
+## (and the board top holding another) overflow libtest's 2 MiB in debug builds.
 unit:
-	$(CARGO) test --workspace
+	RUST_MIN_STACK=67108864 $(CARGO) test --workspace
 
 ## tshark's iWARP dissectors decode a session rnic-wire wrote (shown, not hidden:
 ## each test prints what tshark reported, or "skipped" without tshark).
