@@ -32,6 +32,7 @@
 //!   (`abi::csr::INT_EQ_OVERFLOW`), `cnt_eq_overflow` + 1.
 //! * Arm values other than 1 and 2 are ignored (`cnt_db_bad`).
 
+use crate::k;
 use rnic_wire::abi::context::CqState;
 use rnic_wire::abi::cqe::{CQE_FLAG_SOLICITED, CQE_SIZE};
 use rnic_wire::abi::doorbell::CqArm;
@@ -52,10 +53,6 @@ pub enum CplState {
     CqeData,
     EvHdr,
     EvData,
-}
-
-fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
-    Constant::new(v.into())
 }
 
 #[derive(LogicBlock)]

@@ -58,6 +58,7 @@
 //! TPT result, then streams at one beat per clock plus one clock per DMA
 //! request (measured in the tests: see `docs/rtl.md`).
 
+use crate::k;
 use crate::placement::Placement;
 use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
@@ -91,10 +92,6 @@ pub enum RxState {
 
 fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
     Constant::new((c.into().to_bits() as u64).into())
-}
-
-fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
-    Constant::new(v.into())
 }
 
 #[derive(LogicBlock)]

@@ -47,3 +47,9 @@ pub mod wqe_fetch;
 
 #[cfg(test)]
 mod testutil;
+
+/// A width-`N` constant for a block's named constant fields (rust-hdl wants
+/// constants as fields, built in the block's constructor).
+pub(crate) fn k<const N: usize>(v: u64) -> rust_hdl::prelude::Constant<rust_hdl::prelude::Bits<N>> {
+    rust_hdl::prelude::Constant::new(v.into())
+}

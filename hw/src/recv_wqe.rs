@@ -26,6 +26,7 @@
 //! * A producer index more than the ring size ahead (host bug): the block
 //!   fetches what the index says; stale slots are parsed and used or refused.
 
+use crate::k;
 use rnic_wire::abi::wqe::{MAX_SGE_PER_WQE, WQE_SIZE};
 use rust_hdl::prelude::*;
 
@@ -59,10 +60,6 @@ pub enum RwState {
     Req,
     Cpl,
     Rsp,
-}
-
-fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
-    Constant::new(v.into())
 }
 
 #[derive(LogicBlock)]

@@ -40,6 +40,7 @@
 //! lkey; `rsp_sge*_lkey` is not checked); the STag of a Send with
 //! Invalidate is reported in the completion, not invalidated in the TPT.
 
+use crate::k;
 use crate::recv_wqe::QP_BITS;
 use rnic_wire::abi::cqe::{
     WcOpcode, WcStatus, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_INV, TERM_CAUSE_PRESENT,
@@ -68,10 +69,6 @@ pub enum SpState {
     ErrAdv,
     RtRun,
     RtOut,
-}
-
-fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
-    Constant::new(v.into())
 }
 
 fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
