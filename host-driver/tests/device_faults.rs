@@ -3,27 +3,13 @@
 
 mod common;
 
-use common::{FakeBus, MboxMode};
+use common::{cqe, FakeBus, MboxMode};
 use core::time::Duration;
 use proptest::prelude::*;
 use rnic_driver::*;
-use rnic_wire::abi::cqe::{Cqe, CQE_SIZE};
+use rnic_wire::abi::cqe::CQE_SIZE;
 use rnic_wire::abi::csr::*;
 use rnic_wire::abi::mailbox::{Event, MboxStatus, Opcode};
-
-fn cqe(wr_id: u64, qpn: u32, opcode: WcOpcode, status: WcStatus, byte_len: u32) -> Cqe {
-    Cqe {
-        wr_id,
-        byte_len,
-        qpn,
-        opcode,
-        status,
-        flags: 0,
-        imm_or_inv: 0,
-        term_cause: 0,
-        phase: false,
-    }
-}
 
 fn event(kind: EventKind, handle: u32) -> Event {
     Event {

@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::FakeBus;
+use common::{cqe, FakeBus};
 use core::time::Duration;
 use rnic_driver::*;
-use rnic_wire::abi::cqe::{Cqe, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_IMM, CQE_FLAG_WITH_INV};
+use rnic_wire::abi::cqe::{CQE_FLAG_SOLICITED, CQE_FLAG_WITH_IMM, CQE_FLAG_WITH_INV};
 use rnic_wire::abi::csr::*;
 use rnic_wire::abi::doorbell::{CqArm, CQ_CONSUMER, QP_RQ_PRODUCER, QP_SQ_PRODUCER};
 use rnic_wire::abi::mailbox::{Command, Event, Opcode};
@@ -17,20 +17,6 @@ use rnic_wire::abi::wqe::{
 use std::net::Ipv4Addr;
 
 const MS: Duration = Duration::from_millis(1);
-
-pub fn cqe(wr_id: u64, qpn: u32, opcode: WcOpcode, status: WcStatus, byte_len: u32) -> Cqe {
-    Cqe {
-        wr_id,
-        byte_len,
-        qpn,
-        opcode,
-        status,
-        flags: 0,
-        imm_or_inv: 0,
-        term_cause: 0,
-        phase: false,
-    }
-}
 
 pub fn event(kind: EventKind, handle: u32) -> Event {
     Event {

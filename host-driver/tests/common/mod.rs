@@ -660,3 +660,25 @@ impl Bus for FakeBus {
         self.0.borrow().now
     }
 }
+
+/// A successful-shape CQE with no flags, immediate or Terminate cause; the
+/// fake device fills in the phase when it writes it.
+pub fn cqe(
+    wr_id: u64,
+    qpn: u32,
+    opcode: rnic_wire::abi::cqe::WcOpcode,
+    status: rnic_wire::abi::cqe::WcStatus,
+    byte_len: u32,
+) -> Cqe {
+    Cqe {
+        wr_id,
+        byte_len,
+        qpn,
+        opcode,
+        status,
+        flags: 0,
+        imm_or_inv: 0,
+        term_cause: 0,
+        phase: false,
+    }
+}
