@@ -696,7 +696,13 @@ impl<
         let rx = c.tcb.on_segment(&t.tcp, now, &mut tx);
         match rx.event {
             Some(TcpEvent::Reset) => {
-                let ev = (c.phase != Phase::Closing).then_some(EventKind::ConnectionLost);
+                // A RST that answers our own SYN is a refusal (RFC 9293
+                // §3.10.7.3); the host can tell it from a lost connection.
+                let ev = match c.phase {
+                    Phase::Closing => None,
+                    Phase::Handshake if c.active => Some(EventKind::Refused),
+                    _ => Some(EventKind::ConnectionLost),
+                };
                 self.fail(i, ev, QpEvent::Lost);
                 return;
             }

@@ -996,3 +996,58 @@ fn host_terminate_before_rdma_mode_aborts() {
         );
     }
 }
+
+/// A RST answering our SYN (nothing listens there, or a filter denies it) is
+/// a refusal, told apart from a lost connection (RFC 9293 §3.10.7.3).
+#[test]
+fn rst_in_syn_sent_is_refused() {
+    let mut fw = new_fw();
+    let qpn = make_qp(&mut fw);
+    cmd(
+        &mut fw,
+        Command::RouteUpdate {
+            ip: PEER_IP,
+            mac: PEER_MAC,
+        },
+    );
+    let (s, _) = cmd(
+        &mut fw,
+        Command::Connect {
+            qpn,
+            peer_ip: PEER_IP,
+            peer_port: LPORT,
+            local_port: 0,
+            ird: 1,
+            ord: 1,
+            mpa: mpa_opts(2, false),
+            private_data: &[],
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    fw.poll();
+    let syn = sent_tcp(&mut fw.hal).pop().expect("SYN sent");
+    assert_eq!(syn.ctl, TcpControl::Syn);
+    // A RST whose ACK does not acknowledge our SYN is not acceptable in
+    // SYN-SENT and is ignored.
+    rx(
+        &mut fw,
+        Seg::new(LPORT, syn.src_port, TcpControl::Rst, 0, Some(syn.seq)).frame(),
+    );
+    assert!(fw.hal.events.is_empty(), "{:?}", fw.hal.events);
+    rx(
+        &mut fw,
+        Seg::new(
+            LPORT,
+            syn.src_port,
+            TcpControl::Rst,
+            0,
+            Some(syn.seq.wrapping_add(1)),
+        )
+        .frame(),
+    );
+    assert_eq!(fw.hal.events.pop().unwrap().kind, EventKind::Refused);
+    assert_eq!(fw.conn_count(), 0);
+    // Never connected: the QP stays Idle and may connect again.
+    assert_eq!(fw.qps().get(qpn).unwrap().state, QpState::Idle);
+    assert_eq!(fw.qps().get(qpn).unwrap().conn, None);
+}

@@ -344,9 +344,9 @@ fn filtered_port_refused() {
             break ev;
         }
     };
-    // B answered the SYN with a RST (DenyReset); the firmware reports a RST
-    // in SYN-SENT (RFC 9293 §3.10.7.3: "connection reset") as ConnectionLost
-    assert_eq!(ev.kind, EventKind::ConnectionLost, "{ev:?}");
+    // B answered the SYN with a RST (DenyReset): a refusal (RFC 9293
+    // §3.10.7.3, RST in SYN-SENT), not a lost connection
+    assert_eq!(ev.kind, EventKind::Refused, "{ev:?}");
     assert_ne!(qp_a.query().unwrap(), QpState::Rts);
     assert!(conn_contexts(&world, 1).is_empty(), "no context on B");
     assert!(b.filter_stats(0).unwrap() >= 1, "the rule counted the SYN");
