@@ -457,10 +457,26 @@ fn host_disconnect_and_terminate() {
     let mut f = Seg::new(PPORT, LPORT, TcpControl::Fin, rcv, Some(snd + 1));
     f.payload = vec![];
     rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, f.frame());
-    fw.hal.now += 10 * S;
+    // Closed for the host at once; TIME-WAIT keeps only the 4-tuple.
     fw.poll();
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Idle);
     assert_eq!(fw.hal.events.pop().unwrap().kind, EventKind::Closed);
+    assert_eq!(fw.qps().get(qpn).unwrap().conn, None);
+    assert_eq!(fw.conn_count(), 1, "in TIME-WAIT");
+    sent_tcp(&mut fw.hal);
+    // A retransmitted FIN is still acknowledged (RFC 9293 §3.10.7.4).
+    rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, f.frame());
+    let ack = sent_tcp(&mut fw.hal).pop().expect("ACK of the FIN");
+    assert_eq!((ack.ctl, ack.ack), (TcpControl::None, Some(rcv + 1)));
+    fw.hal.now += 10 * S;
+    fw.poll();
+    assert_eq!(fw.conn_count(), 0, "TIME-WAIT over");
+    assert!(
+        fw.hal.events.is_empty(),
+        "one Closed only: {:?}",
+        fw.hal.events
+    );
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Idle);
 
     // Terminate: a new connection, then the device reports a Terminate.
     let mut fw = new_fw();

@@ -218,9 +218,11 @@ fn connect_accept_disconnect() {
     // graceful disconnect from A
     qp_a.disconnect(false).unwrap();
     // B (passive close) gets Closed once its FIN is acked; A (active close)
-    // is then in TIME-WAIT, and would post Closed after the firmware's
-    // 2 s TIME_WAIT (RFC 9293 §3.6.1: 2 MSL), too long to simulate here.
+    // gets Closed when it enters TIME-WAIT, whose 2 s (RFC 9293 §3.6: 2 MSL)
+    // then keep only the 4-tuple in A's firmware.
     expect_event(&b, EventKind::Closed, "B");
+    expect_event(&a, EventKind::Closed, "A");
+    assert_eq!(qp_a.query().unwrap(), QpState::Idle);
     let mut rounds = 0;
     loop {
         let state = {
