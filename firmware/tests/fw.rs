@@ -1067,3 +1067,35 @@ fn rst_in_syn_sent_is_refused() {
     assert_eq!(fw.qps().get(qpn).unwrap().state, QpState::Idle);
     assert_eq!(fw.qps().get(qpn).unwrap().conn, None);
 }
+
+/// A device that cannot take the FPDU that came with the MPA frame back
+/// into its receive pipeline (`inject_rx` answers `Full`) loses nothing:
+/// the firmware does not acknowledge those octets, the fast path waits at
+/// their first octet, and an out-of-order segment after them draws a
+/// duplicate ACK, so the peer resends them (RFC 9293 §3.10.7.4, RFC 5681
+/// §3.2) and the fast path takes the resent copy in order.
+#[test]
+fn fpdu_with_the_mpa_frame_is_not_acked_when_inject_is_full() {
+    let mut fw = new_fw();
+    fw.hal.inject_full = true;
+    let (_qpn, rcv, snd) = passive_rdma(&mut fw);
+    let ctx = fw.hal.conn(0).unwrap();
+    assert_eq!((ctx.mode, ctx.rcv_nxt), (ConnMode::Rdma, rcv));
+    assert!(fw.hal.injected.is_empty());
+    assert!(
+        sent_tcp(&mut fw.hal)
+            .iter()
+            .all(|o| o.ack.is_none_or(|a| a == rcv)),
+        "nothing past the MPA frame acknowledged"
+    );
+    // The next FPDU arrives out of order (the fast path hands it over).
+    let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv + 20, Some(snd));
+    d.payload = vec![0; 20];
+    rx_as(&mut fw, ExceptionReason::OutOfWindow, 0, d.frame());
+    let out = sent_tcp(&mut fw.hal);
+    assert!(
+        out.iter().any(|o| o.ctl == TcpControl::None && o.ack == Some(rcv)),
+        "duplicate ACK for the missing octets: {out:?}"
+    );
+    assert_eq!(fw.hal.conn(0).unwrap().rcv_nxt, rcv);
+}
