@@ -1094,7 +1094,8 @@ fn fpdu_with_the_mpa_frame_is_not_acked_when_inject_is_full() {
     rx_as(&mut fw, ExceptionReason::OutOfWindow, 0, d.frame());
     let out = sent_tcp(&mut fw.hal);
     assert!(
-        out.iter().any(|o| o.ctl == TcpControl::None && o.ack == Some(rcv)),
+        out.iter()
+            .any(|o| o.ctl == TcpControl::None && o.ack == Some(rcv)),
         "duplicate ACK for the missing octets: {out:?}"
     );
     assert_eq!(fw.hal.conn(0).unwrap().rcv_nxt, rcv);
