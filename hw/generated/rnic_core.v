@@ -143,7 +143,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [31:0] cnt_ddp_term;
     output reg  [31:0] cnt_ddp_drop_state;
     output reg  [31:0] cnt_ddp_len_err;
-    output reg  [9:0] ulp_buf_beats;
+    output reg  [15:0] ulp_buf_beats;
     output reg  [4:0] ulp_buf_recs;
     input wire  db_wr_valid;
     input wire  [9:0] db_wr_qpn;
@@ -495,7 +495,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  [31:0] fpdu_buf$cnt_pass;
     wire  [31:0] fpdu_buf$cnt_span;
     wire  [31:0] fpdu_buf$cnt_err;
-    wire  [9:0] fpdu_buf$level_beats;
+    wire  [15:0] fpdu_buf$level_beats;
     wire  [4:0] fpdu_buf$level_recs;
     reg  ddp_rx$clock;
     reg  ddp_rx$reset;
@@ -8045,7 +8045,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     output reg  [31:0] cnt_pass;
     output reg  [31:0] cnt_span;
     output reg  [31:0] cnt_err;
-    output reg  [9:0] level_beats;
+    output reg  [15:0] level_beats;
     output reg  [4:0] level_recs;
 
     // Stub signals
@@ -8330,10 +8330,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         cnt_pass = c_pass$q;
         cnt_span = c_span$q;
         cnt_err = c_err$q;
-        level_beats = dfifo$count[9:0];
-        if (dfifo$count > 12'h3ff) begin
-            level_beats = 10'h3ff;
-        end
+        level_beats = {{4{1'b0}}, dfifo$count};
         level_recs = rfifo$count;
         if (reset) begin
             mid$d = 1'b0;

@@ -455,7 +455,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_ddp_term", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_ddp_drop_state", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_ddp_len_err", 32, NO_REGS),
-    unused(BOARD_TOP, "core$ulp_buf_beats", 10, NO_REGS),
+    unused(BOARD_TOP, "core$ulp_buf_beats", 16, NO_REGS),
     unused(BOARD_TOP, "core$ulp_buf_recs", 5, NO_REGS),
     // TX datapath in rnic_core (hw/src/rnic_core.rs TX section).
     unused(BOARD_TOP, "core$dma_rd_req_valid", 1, NO_TX_PATH),

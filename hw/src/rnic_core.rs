@@ -206,7 +206,7 @@ pub struct RnicCore {
     pub cnt_ddp_drop_state: Signal<Out, Bits<32>>,
     pub cnt_ddp_len_err: Signal<Out, Bits<32>>,
     /// FPDU buffer occupancy (beats, records).
-    pub ulp_buf_beats: Signal<Out, Bits<10>>,
+    pub ulp_buf_beats: Signal<Out, Bits<16>>,
     pub ulp_buf_recs: Signal<Out, Bits<5>>,
     // ---- TX datapath: doorbell → TxSched → WqeFetch → TxSeg → TxFramer → mac_tx_*
     /// Doorbell (temporary input until the BAR0 block drives it): a write of
