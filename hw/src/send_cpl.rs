@@ -290,7 +290,7 @@ mod tests {
         let cq_of = |q: u64| -> Option<u64> {
             if q >= 40 {
                 None
-            } else if q % 7 == 0 {
+            } else if q.is_multiple_of(7) {
                 Some(16 + q)
             } else {
                 Some(q % 5)
@@ -397,8 +397,8 @@ mod tests {
                 if rd_on {
                     pass_rd += 1;
                 }
-            } else if tx_gap > 0 {
-                tx_gap -= 1;
+            } else {
+                tx_gap = tx_gap.saturating_sub(1);
             }
             if rt {
                 rdq.pop_front();
@@ -407,8 +407,8 @@ mod tests {
                 if tx_on {
                     pass_tx += 1;
                 }
-            } else if rd_gap > 0 {
-                rd_gap -= 1;
+            } else {
+                rd_gap = rd_gap.saturating_sub(1);
             }
             assert!(pass_tx <= 1 && pass_rd <= 1, "a source passed over twice");
             tick!(u);
