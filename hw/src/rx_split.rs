@@ -24,7 +24,16 @@
 //!   TX keeps a per-connection "ACK due" bit, so requests may coalesce);
 //! * with ACK set and SND.UNA < SEG.ACK =< SND.NXT (modulo 2^32), sets
 //!   `snd_una` to SEG.ACK (RFC 9293 §3.10.7.4, "fifth, check the ACK field");
-//!   pure ACKs (no payload) are fast-path segments like any other.
+//!   pure ACKs (no payload) are fast-path segments like any other;
+//! * with ACK set and SND.UNA =< SEG.ACK =< SND.NXT, sets `snd_wnd` to
+//!   SEG.WND << the peer's window scale (`snd_wscale` from the connection,
+//!   at most 14; RFC 7323 §2.3) (RFC 9293 §3.10.7.4, "fifth": "If SND.UNA =<
+//!   SEG.ACK =< SND.NXT, the send window should be updated"). The SND.WL1 /
+//!   SND.WL2 test that guards against old segments is not kept: a fast-path
+//!   segment has SEG.SEQ = RCV.NXT, which is never below the SEQ of an
+//!   earlier fast-path segment (SND.WL1), and SEG.ACK >= SND.UNA >= every
+//!   earlier accepted SEG.ACK (SND.WL2), so the test always holds here;
+//!   segments out of order go to the firmware.
 //!
 //! The decision (`dec_*`) is held until `rx_parse` signals `done`. The
 //! context write (`up_*`) is issued with the decision, so a following
@@ -102,6 +111,13 @@ pub struct RxSplit {
     pub seg_conn: Signal<Out, Bits<8>>,
     pub seg_mpa: Signal<Out, Bits<4>>,
     pub cnt_fast: Signal<Out, Bits<32>>,
+    /// SEG.WND (the TCP header's window field) with `hdr_valid`.
+    pub window: Signal<In, Bits<16>>,
+    /// The peer's window scale from the lookup (`snd_wscale`).
+    pub res_snd_wscale: Signal<In, Bits<4>>,
+    /// With `up_valid`: also write `snd_wnd = up_snd_wnd`.
+    pub up_wnd_valid: Signal<Out, Bit>,
+    pub up_snd_wnd: Signal<Out, Bits<32>>,
     // state
     looked: DFF<Bit>,
     have: DFF<Bit>,
@@ -118,6 +134,7 @@ pub struct RxSplit {
     dreason: DFF<Bits<8>>,
     dconn: DFF<Bits<32>>,
     c_fast: DFF<Bits<32>>,
+    wsc: DFF<Bits<4>>,
     // temporaries
     c_have: Signal<Local, Bit>,
     c_hit: Signal<Local, Bit>,
@@ -137,6 +154,8 @@ pub struct RxSplit {
     d_una: Signal<Local, Bits<32>>,
     d_nxt: Signal<Local, Bits<32>>,
     ack_ok: Signal<Local, Bit>,
+    wnd_ok: Signal<Local, Bit>,
+    c_wsc: Signal<Local, Bits<4>>,
 }
 
 impl Logic for RxSplit {
@@ -144,7 +163,7 @@ impl Logic for RxSplit {
     fn update(&mut self) {
         dff_setup!(
             self, clock, looked, have, hit, idx, mode, mpa, rcv_nxt, rcv_wnd, snd_una, snd_nxt, dv,
-            dfast, dreason, dconn, c_fast
+            dfast, dreason, dconn, c_fast, wsc
         );
         // ---- lookup, once per segment
         self.lk_valid.next = self.tuple_valid.val() & !self.looked.q.val();
@@ -165,6 +184,7 @@ impl Logic for RxSplit {
             self.rcv_wnd.d.next = self.res_rcv_wnd.val();
             self.snd_una.d.next = self.res_snd_una.val();
             self.snd_nxt.d.next = self.res_snd_nxt.val();
+            self.wsc.d.next = self.res_snd_wscale.val();
         }
 
         // ---- the context: this clock's lookup result, or the held one
@@ -176,6 +196,7 @@ impl Logic for RxSplit {
         self.c_rcv_wnd.next = self.rcv_wnd.q.val();
         self.c_snd_una.next = self.snd_una.q.val();
         self.c_snd_nxt.next = self.snd_nxt.q.val();
+        self.c_wsc.next = self.wsc.q.val();
         if self.res_valid.val() {
             self.c_hit.next = self.res_hit.val() & (self.res_mode.val() != 0); // MODE_FREE
             self.c_idx.next = self.res_idx.val();
@@ -184,6 +205,11 @@ impl Logic for RxSplit {
             self.c_rcv_wnd.next = self.res_rcv_wnd.val();
             self.c_snd_una.next = self.res_snd_una.val();
             self.c_snd_nxt.next = self.res_snd_nxt.val();
+            self.c_wsc.next = self.res_snd_wscale.val();
+        }
+        // RFC 7323 §2.3: a shift count above 14 is used as 14.
+        if self.c_wsc.val() > 14 {
+            self.c_wsc.next = 14.into();
         }
 
         // ---- decision
@@ -196,6 +222,9 @@ impl Logic for RxSplit {
             & (self.d_una.val() != 0)
             & ((self.d_una.val() >> 31) == 0)
             & ((self.d_nxt.val() >> 31) == 0);
+        // SND.UNA =< SEG.ACK =< SND.NXT: the window may be updated
+        self.wnd_ok.next =
+            self.ack_flag.val() & ((self.d_una.val() >> 31) == 0) & ((self.d_nxt.val() >> 31) == 0);
         self.fast.next = false;
         self.reason.next = 5.into(); // REASON_OUT_OF_WINDOW
         if !self.c_hit.val() {
@@ -225,6 +254,8 @@ impl Logic for RxSplit {
         if self.ack_ok.val() {
             self.up_snd_una.next = self.ack.val();
         }
+        self.up_wnd_valid.next = self.wnd_ok.val();
+        self.up_snd_wnd.next = bit_cast::<32, 16>(self.window.val()) << self.c_wsc.val();
         self.ack_req_valid.next = false;
         self.ack_req_conn.next = self.c_idx.val();
         self.ack_req_ack.next = self.new_nxt.val();
