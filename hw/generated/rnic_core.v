@@ -3605,7 +3605,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             fw_port$raw_tx_ready = fm_ready & fm_port;
             raw_tx_valid = fw_port$raw_tx_valid & fm_ready & fm_port;
         end
-        tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid);
+        tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid) & ~se_v$q & ~sh_v$q;
         mx_data_end = 1'b0;
         if ((mx_sel == 2'h1) & mac_tx_valid & mac_tx_ready) begin
             mx_beat$d = mx_beat$q + 8'h1;
@@ -32161,7 +32161,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
             adv = {{16{1'b0}}, (flen + (k << 32'h2))};
         end
         send_end = seq$q + adv;
-        fits = ~win_en | ((((win_end - send_end) >> 32'h1f) == 32'h0));
+        fits = ~win_en | (((win_end - send_end) >> 32'h1f) == 32'h0);
         wgo = fits | desc_done$q | req_done$q;
         if ((st$q == SegState$Seg) & ~wgo) begin
             n_wnd_wait$d = n_wnd_wait$q + 32'h1;

@@ -1752,8 +1752,12 @@ impl Logic for RnicCore {
         }
 
         // no data frame on the MAC, locked or on offer
+        // and no data frame's SND.NXT still on its way into tx_wnxt (se_*,
+        // or held in sh_*), so the ACK's seq is the one on the wire
         self.tx_ackgen.go.next = !(self.mx_lock.q.val() & (self.mx_own.q.val() == 1))
-            & !((self.mx_sel.val() == 1) & self.mac_tx_valid.val());
+            & !((self.mx_sel.val() == 1) & self.mac_tx_valid.val())
+            & !self.se_v.q.val()
+            & !self.sh_v.q.val();
         // Data frames leaving: IPv4 total length (octets 16-17, beat 2) and
         // TCP sequence number (octets 38-41, beats 4-5), network order; at
         // the last beat tx_wnxt[conn] = seq + total length - 40 (the IPv4 and
