@@ -507,7 +507,7 @@ mod tests {
             u.tx_ready.next = rng.below(3) != 0;
             // Table read data (one clock after rd_valid).
             let k = rd.unwrap_or(0);
-            let (s, d, seq, ack) = conns[k].clone();
+            let (s, d, seq, ack) = conns[k];
             let mac = |m: [u8; 6]| m.iter().fold(0u64, |a, &b| a << 8 | b as u64);
             u.ctx_src_mac.next = mac(s.mac).into();
             u.ctx_dst_mac.next = mac(d.mac).into();

@@ -209,7 +209,7 @@ impl Rig {
         c.set_ct_wr_snd_wscale(0);
         c.set_ct_wr_local_mac(mac48(local.mac));
         c.set_ct_wr_peer_mac(mac48(peer.mac));
-        c.set_ct_wr_mulpdu(mulpdu.unwrap_or(tx.mulpdu() as u16) as u64);
+        c.set_ct_wr_mulpdu(mulpdu.unwrap_or(tx.mulpdu()) as u64);
         c.set_ct_wr_tx_marker_ref(seq_start as u64);
         c.tick();
         c.set_ct_wr_valid(0);
