@@ -296,3 +296,134 @@ impl Logic for RxSplit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{tick, Rng};
+
+    /// RFC 9293 §3.4: `a` =< `b` in sequence space.
+    fn seq_le(a: u32, b: u32) -> bool {
+        (b.wrapping_sub(a) as i32) >= 0
+    }
+
+    /// Random in-order segments against a model of RFC 9293 §3.10.7.4
+    /// ("fifth, check the ACK field"): SND.UNA moves to SEG.ACK only when
+    /// SND.UNA < SEG.ACK =< SND.NXT; SND.WND takes SEG.WND << min(scale, 14)
+    /// (RFC 7323 §2.3) when SND.UNA =< SEG.ACK =< SND.NXT; RCV.NXT moves by
+    /// the payload; an ACK request only with payload.
+    #[test]
+    fn ack_and_window_update_match_rfc() {
+        let mut u = RxSplit::default();
+        u.clock.connect();
+        u.reset.connect();
+        u.ip_src.connect();
+        u.ip_dst.connect();
+        u.sport.connect();
+        u.dport.connect();
+        u.tuple_valid.connect();
+        u.seq.connect();
+        u.ack.connect();
+        u.fin.connect();
+        u.syn.connect();
+        u.rst.connect();
+        u.ack_flag.connect();
+        u.pay_len.connect();
+        u.hdr_valid.connect();
+        u.done.connect();
+        u.res_valid.connect();
+        u.res_hit.connect();
+        u.res_idx.connect();
+        u.res_mode.connect();
+        u.res_mpa.connect();
+        u.res_rcv_nxt.connect();
+        u.res_rcv_wnd.connect();
+        u.res_snd_una.connect();
+        u.res_snd_nxt.connect();
+        u.up_ready.connect();
+        u.window.connect();
+        u.res_snd_wscale.connect();
+        u.connect_all();
+        u.reset.next = true;
+        tick!(u);
+        tick!(u);
+        u.reset.next = false;
+        u.up_ready.next = true;
+        let mut rng = Rng::new(5);
+        let (mut una_moves, mut wnd_moves) = (0, 0);
+        for _ in 0..300 {
+            let una = rng.next() as u32;
+            let nxt = una.wrapping_add(rng.below(100_000) as u32);
+            let rcv = rng.next() as u32;
+            let ack = match rng.below(6) {
+                0 => una,
+                1 => nxt,
+                2 => nxt.wrapping_add(1),
+                3 => una.wrapping_sub(1 + rng.below(1000) as u32),
+                _ => una.wrapping_add(rng.below(100_001) as u32),
+            };
+            let ack_flag = rng.below(8) != 0;
+            let len = rng.below(1500) as u32;
+            let win = rng.next() as u16;
+            let wsc = rng.below(16) as u32;
+            u.tuple_valid.next = true;
+            u.hdr_valid.next = true;
+            u.seq.next = (rcv as u64).into();
+            u.ack.next = (ack as u64).into();
+            u.ack_flag.next = ack_flag;
+            u.pay_len.next = (len as u64).into();
+            u.window.next = (win as u64).into();
+            let mut up = None;
+            for n in 0..12 {
+                // the connection table answers 2 clocks after the lookup
+                u.res_valid.next = n == 2;
+                u.res_hit.next = true;
+                u.res_idx.next = 9.into();
+                u.res_mode.next = 2.into();
+                u.res_rcv_nxt.next = (rcv as u64).into();
+                u.res_rcv_wnd.next = 0x10000.into();
+                u.res_snd_una.next = (una as u64).into();
+                u.res_snd_nxt.next = (nxt as u64).into();
+                u.res_snd_wscale.next = (wsc as u64).into();
+                assert!(simulate(&mut u, 100));
+                if u.up_valid.val() {
+                    assert!(up.is_none(), "one update per segment");
+                    up = Some((
+                        u.up_snd_una.val().to_u64() as u32,
+                        u.up_rcv_nxt.val().to_u64() as u32,
+                        u.up_wnd_valid.val(),
+                        u.up_snd_wnd.val().to_u64() as u32,
+                        u.ack_req_valid.val(),
+                    ));
+                }
+                tick!(u);
+            }
+            let (g_una, g_rcv, g_wv, g_wnd, g_req) = up.expect("fast path");
+            assert!(u.dec_valid.val() && u.dec_fast.val());
+            let acc = ack_flag && seq_le(una, ack) && seq_le(ack, nxt);
+            let want_una = if acc && ack != una { ack } else { una };
+            assert_eq!(
+                g_una, want_una,
+                "SND.UNA: una {una:#x} ack {ack:#x} nxt {nxt:#x}"
+            );
+            assert_eq!(g_rcv, rcv.wrapping_add(len));
+            assert_eq!(
+                g_wv, acc,
+                "window update: una {una:#x} ack {ack:#x} nxt {nxt:#x}"
+            );
+            if acc {
+                assert_eq!(g_wnd, (win as u32) << wsc.min(14));
+            }
+            assert_eq!(g_req, len != 0);
+            una_moves += (want_una != una) as usize;
+            wnd_moves += acc as usize;
+            u.tuple_valid.next = false;
+            u.hdr_valid.next = false;
+            u.done.next = true;
+            tick!(u);
+            u.done.next = false;
+            tick!(u);
+        }
+        assert!(una_moves > 50 && wnd_moves > 100, "{una_moves} {wnd_moves}");
+    }
+}
