@@ -765,6 +765,29 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_scq_no_cq;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  core$tx_wnd_en;
+    reg  [31:0] core$ct_wr_snd_wnd;
+    reg  [7:0] core$ct_wr_snd_wscale;
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$ct_rd_snd_nxt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$ct_rd_snd_wnd;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_tx_wnd_wait;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_tx_mulpdu_bad;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_tx_ack_piggy;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  rx0$rxc;
     reg  [3:0] rx0$rxd;
     reg  rx0$rx_ctl;
@@ -1175,7 +1198,15 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .cnt_rxs_eq_overflow(core$cnt_rxs_eq_overflow),
         .cnt_rxs_db_bad(core$cnt_rxs_db_bad),
         .cnt_rxs_lost(core$cnt_rxs_lost),
-        .cnt_scq_no_cq(core$cnt_scq_no_cq)
+        .cnt_scq_no_cq(core$cnt_scq_no_cq),
+        .tx_wnd_en(core$tx_wnd_en),
+        .ct_wr_snd_wnd(core$ct_wr_snd_wnd),
+        .ct_wr_snd_wscale(core$ct_wr_snd_wscale),
+        .ct_rd_snd_nxt(core$ct_rd_snd_nxt),
+        .ct_rd_snd_wnd(core$ct_rd_snd_wnd),
+        .cnt_tx_wnd_wait(core$cnt_tx_wnd_wait),
+        .cnt_tx_mulpdu_bad(core$cnt_tx_mulpdu_bad),
+        .cnt_tx_ack_piggy(core$cnt_tx_ack_piggy)
     );
     rnic_versa5g$rx0 rx0(
         .rxc(rx0$rxc),
@@ -1426,6 +1457,9 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$ct_wr_rcv_wscale = 8'h0;
         core$ct_wr_tx_marker_ref = 32'h0;
         core$tx_cq_pop = 1'b0;
+        core$tx_wnd_en = 1'b1;
+        core$ct_wr_snd_wnd = 32'h0;
+        core$ct_wr_snd_wscale = 8'h0;
         tx0$in_data = core$rx_pay_data;
         tx0$in_keep = core$rx_pay_keep;
         tx0$in_last = core$rx_pay_last;
@@ -1734,7 +1768,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_scq_no_cq);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy);
 
     // Module arguments
     input wire  clock;
@@ -1986,6 +2020,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_rxs_db_bad;
     output reg  [31:0] cnt_rxs_lost;
     output reg  [31:0] cnt_scq_no_cq;
+    input wire  tx_wnd_en;
+    input wire  [31:0] ct_wr_snd_wnd;
+    input wire  [7:0] ct_wr_snd_wscale;
+    output reg  [31:0] ct_rd_snd_nxt;
+    output reg  [31:0] ct_rd_snd_wnd;
+    output reg  [31:0] cnt_tx_wnd_wait;
+    output reg  [31:0] cnt_tx_mulpdu_bad;
+    output reg  [31:0] cnt_tx_ack_piggy;
 
     // Stub signals
     reg  rx_check$clock;
@@ -2106,6 +2148,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [7:0] rx_split$seg_conn;
     wire  [3:0] rx_split$seg_mpa;
     wire  [31:0] rx_split$cnt_fast;
+    reg  [15:0] rx_split$window;
+    reg  [3:0] rx_split$res_snd_wscale;
+    wire  rx_split$up_wnd_valid;
+    wire  [31:0] rx_split$up_snd_wnd;
     reg  conn_table$clock;
     reg  conn_table$reset;
     reg  conn_table$wr_valid;
@@ -2145,6 +2191,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [1:0] conn_table$rd_mode;
     wire  [31:0] conn_table$rd_rcv_nxt;
     wire  [31:0] conn_table$rd_snd_una;
+    reg  [3:0] conn_table$wr_snd_wscale;
+    reg  [31:0] conn_table$wr_snd_wnd;
+    wire  [3:0] conn_table$res_snd_wscale;
+    reg  conn_table$up_wnd_valid;
+    reg  [31:0] conn_table$up_snd_wnd;
+    reg  conn_table$sn_valid;
+    reg  [7:0] conn_table$sn_idx;
+    reg  [31:0] conn_table$sn_snd_nxt;
+    wire  [31:0] conn_table$rd_snd_nxt;
+    wire  [31:0] conn_table$rd_snd_wnd;
     reg  exc_queue$clock;
     reg  exc_queue$reset;
     reg  [63:0] exc_queue$in_data;
@@ -2505,6 +2561,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [7:0] tx_seg$cq_opcode;
     wire  [31:0] tx_seg$cnt_segs;
     wire  [31:0] tx_seg$cnt_bad_wqe;
+    reg  tx_seg$win_en;
+    reg  [31:0] tx_seg$win_end;
+    wire  [31:0] tx_seg$cnt_wnd_wait;
+    wire  [31:0] tx_seg$cnt_mulpdu_bad;
     reg  tx_framer$clock;
     reg  tx_framer$reset;
     reg  tx_framer$desc_valid;
@@ -2671,6 +2731,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [15:0] tx_ackgen$ctx_window;
     reg  [31:0] tx_ackgen$ctx_seq;
     reg  [31:0] tx_ackgen$ctx_ack;
+    reg  [31:0] tx_ackgen$ctx_acked;
+    wire  tx_ackgen$sent_valid;
+    wire  [7:0] tx_ackgen$sent_conn;
+    wire  [31:0] tx_ackgen$sent_ack;
+    wire  [31:0] tx_ackgen$cnt_piggy;
     wire  [63:0] tx_ackgen$tx_data;
     wire  [3:0] tx_ackgen$tx_keep;
     wire  tx_ackgen$tx_last;
@@ -2775,6 +2840,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [7:0] fw_port$ct_rd_idx;
     reg  [31:0] fw_port$ct_rd_rcv_nxt;
     reg  [31:0] fw_port$ct_rd_snd_una;
+    reg  [31:0] fw_port$ct_rd_snd_nxt;
+    reg  [31:0] fw_port$ct_rd_snd_wnd;
     reg  fw_port$exc_valid;
     reg  [7:0] fw_port$exc_reason;
     reg  [15:0] fw_port$exc_len;
@@ -3033,6 +3100,50 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [7:0] send_cpl$cpl_opcode;
     wire  [7:0] send_cpl$cpl_status;
     wire  [31:0] send_cpl$cnt_no_cq;
+    reg  se_v$d;
+    wire  se_v$q;
+    reg  se_v$clock;
+    reg  [7:0] se_idx$d;
+    wire  [7:0] se_idx$q;
+    reg  se_idx$clock;
+    reg  [31:0] se_val$d;
+    wire  [31:0] se_val$q;
+    reg  se_val$clock;
+    reg  sh_v$d;
+    wire  sh_v$q;
+    reg  sh_v$clock;
+    reg  [7:0] sh_idx$d;
+    wire  [7:0] sh_idx$q;
+    reg  sh_idx$clock;
+    reg  [31:0] sh_val$d;
+    wire  [31:0] sh_val$q;
+    reg  sh_val$clock;
+    reg  fwc_sn_hit$d;
+    wire  fwc_sn_hit$q;
+    reg  fwc_sn_hit$clock;
+    reg  [31:0] fwc_sn_val$d;
+    wire  [31:0] fwc_sn_val$q;
+    reg  fwc_sn_val$clock;
+    reg  fwc_up_wv$d;
+    wire  fwc_up_wv$q;
+    reg  fwc_up_wv$clock;
+    reg  [31:0] fwc_up_wnd$d;
+    wire  [31:0] fwc_up_wnd$q;
+    reg  fwc_up_wnd$clock;
+    reg  [7:0] tx_wend$read_address;
+    reg  tx_wend$read_clock;
+    wire  [31:0] tx_wend$read_data;
+    reg  [7:0] tx_wend$write_address;
+    reg  tx_wend$write_clock;
+    reg  [31:0] tx_wend$write_data;
+    reg  tx_wend$write_enable;
+    reg  [7:0] tx_acked$read_address;
+    reg  tx_acked$read_clock;
+    wire  [31:0] tx_acked$read_data;
+    reg  [7:0] tx_acked$write_address;
+    reg  tx_acked$write_clock;
+    reg  [31:0] tx_acked$write_data;
+    reg  tx_acked$write_enable;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -3103,6 +3214,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  rd_cpl_ready;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  [1:0] cq_armed;
+    reg  [31:0] ew_ct_snd_wnd;
+    reg  [7:0] ew_ct_snd_wscale;
+    reg  sn_cand_v;
+    reg  [7:0] sn_cand_idx;
+    reg  [31:0] sn_cand_val;
+    reg  sn_out_v;
+    reg  [7:0] sn_out_idx;
+    reg  [31:0] sn_out_val;
 
     // Sub module instances
     rnic_versa5g$core$rx_check rx_check(
@@ -3229,7 +3348,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .ack_req_ack(rx_split$ack_req_ack),
         .seg_conn(rx_split$seg_conn),
         .seg_mpa(rx_split$seg_mpa),
-        .cnt_fast(rx_split$cnt_fast)
+        .cnt_fast(rx_split$cnt_fast),
+        .window(rx_split$window),
+        .res_snd_wscale(rx_split$res_snd_wscale),
+        .up_wnd_valid(rx_split$up_wnd_valid),
+        .up_snd_wnd(rx_split$up_snd_wnd)
     );
     rnic_versa5g$core$conn_table conn_table(
         .clock(conn_table$clock),
@@ -3270,7 +3393,17 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .rd_used(conn_table$rd_used),
         .rd_mode(conn_table$rd_mode),
         .rd_rcv_nxt(conn_table$rd_rcv_nxt),
-        .rd_snd_una(conn_table$rd_snd_una)
+        .rd_snd_una(conn_table$rd_snd_una),
+        .wr_snd_wscale(conn_table$wr_snd_wscale),
+        .wr_snd_wnd(conn_table$wr_snd_wnd),
+        .res_snd_wscale(conn_table$res_snd_wscale),
+        .up_wnd_valid(conn_table$up_wnd_valid),
+        .up_snd_wnd(conn_table$up_snd_wnd),
+        .sn_valid(conn_table$sn_valid),
+        .sn_idx(conn_table$sn_idx),
+        .sn_snd_nxt(conn_table$sn_snd_nxt),
+        .rd_snd_nxt(conn_table$rd_snd_nxt),
+        .rd_snd_wnd(conn_table$rd_snd_wnd)
     );
     rnic_versa5g$core$exc_queue exc_queue(
         .clock(exc_queue$clock),
@@ -3644,7 +3777,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cq_status(tx_seg$cq_status),
         .cq_opcode(tx_seg$cq_opcode),
         .cnt_segs(tx_seg$cnt_segs),
-        .cnt_bad_wqe(tx_seg$cnt_bad_wqe)
+        .cnt_bad_wqe(tx_seg$cnt_bad_wqe),
+        .win_en(tx_seg$win_en),
+        .win_end(tx_seg$win_end),
+        .cnt_wnd_wait(tx_seg$cnt_wnd_wait),
+        .cnt_mulpdu_bad(tx_seg$cnt_mulpdu_bad)
     );
     rnic_versa5g$core$tx_framer tx_framer(
         .clock(tx_framer$clock),
@@ -3857,6 +3994,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .ctx_window(tx_ackgen$ctx_window),
         .ctx_seq(tx_ackgen$ctx_seq),
         .ctx_ack(tx_ackgen$ctx_ack),
+        .ctx_acked(tx_ackgen$ctx_acked),
+        .sent_valid(tx_ackgen$sent_valid),
+        .sent_conn(tx_ackgen$sent_conn),
+        .sent_ack(tx_ackgen$sent_ack),
+        .cnt_piggy(tx_ackgen$cnt_piggy),
         .tx_data(tx_ackgen$tx_data),
         .tx_keep(tx_ackgen$tx_keep),
         .tx_last(tx_ackgen$tx_last),
@@ -3965,6 +4107,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .ct_rd_idx(fw_port$ct_rd_idx),
         .ct_rd_rcv_nxt(fw_port$ct_rd_rcv_nxt),
         .ct_rd_snd_una(fw_port$ct_rd_snd_una),
+        .ct_rd_snd_nxt(fw_port$ct_rd_snd_nxt),
+        .ct_rd_snd_wnd(fw_port$ct_rd_snd_wnd),
         .exc_valid(fw_port$exc_valid),
         .exc_reason(fw_port$exc_reason),
         .exc_len(fw_port$exc_len),
@@ -4238,6 +4382,74 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cpl_status(send_cpl$cpl_status),
         .cnt_no_cq(send_cpl$cnt_no_cq)
     );
+    rnic_versa5g$core$se_v se_v(
+        .d(se_v$d),
+        .q(se_v$q),
+        .clock(se_v$clock)
+    );
+    rnic_versa5g$core$se_idx se_idx(
+        .d(se_idx$d),
+        .q(se_idx$q),
+        .clock(se_idx$clock)
+    );
+    rnic_versa5g$core$se_val se_val(
+        .d(se_val$d),
+        .q(se_val$q),
+        .clock(se_val$clock)
+    );
+    rnic_versa5g$core$sh_v sh_v(
+        .d(sh_v$d),
+        .q(sh_v$q),
+        .clock(sh_v$clock)
+    );
+    rnic_versa5g$core$sh_idx sh_idx(
+        .d(sh_idx$d),
+        .q(sh_idx$q),
+        .clock(sh_idx$clock)
+    );
+    rnic_versa5g$core$sh_val sh_val(
+        .d(sh_val$d),
+        .q(sh_val$q),
+        .clock(sh_val$clock)
+    );
+    rnic_versa5g$core$fwc_sn_hit fwc_sn_hit(
+        .d(fwc_sn_hit$d),
+        .q(fwc_sn_hit$q),
+        .clock(fwc_sn_hit$clock)
+    );
+    rnic_versa5g$core$fwc_sn_val fwc_sn_val(
+        .d(fwc_sn_val$d),
+        .q(fwc_sn_val$q),
+        .clock(fwc_sn_val$clock)
+    );
+    rnic_versa5g$core$fwc_up_wv fwc_up_wv(
+        .d(fwc_up_wv$d),
+        .q(fwc_up_wv$q),
+        .clock(fwc_up_wv$clock)
+    );
+    rnic_versa5g$core$fwc_up_wnd fwc_up_wnd(
+        .d(fwc_up_wnd$d),
+        .q(fwc_up_wnd$q),
+        .clock(fwc_up_wnd$clock)
+    );
+    rnic_versa5g$core$tx_wend tx_wend(
+        .read_address(tx_wend$read_address),
+        .read_clock(tx_wend$read_clock),
+        .read_data(tx_wend$read_data),
+        .write_address(tx_wend$write_address),
+        .write_clock(tx_wend$write_clock),
+        .write_data(tx_wend$write_data),
+        .write_enable(tx_wend$write_enable)
+    );
+    rnic_versa5g$core$tx_acked tx_acked(
+        .read_address(tx_acked$read_address),
+        .read_clock(tx_acked$read_clock),
+        .read_data(tx_acked$read_data),
+        .write_address(tx_acked$write_address),
+        .write_clock(tx_acked$write_clock),
+        .write_data(tx_acked$write_data),
+        .write_enable(tx_acked$write_enable)
+    );
 
     // Update code
     always @(*) begin
@@ -4293,6 +4505,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tc_mulpdu$clock = clock;
         tc_mk$clock = clock;
         tc_crc$clock = clock;
+        se_v$clock = clock;
+        se_idx$clock = clock;
+        se_val$clock = clock;
+        sh_v$clock = clock;
+        sh_idx$clock = clock;
+        sh_val$clock = clock;
+        fwc_sn_hit$clock = clock;
+        fwc_sn_val$clock = clock;
+        fwc_up_wv$clock = clock;
+        fwc_up_wnd$clock = clock;
         rxs_lost$d = rxs_lost$q;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
@@ -4319,6 +4541,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tc_mulpdu$d = tc_mulpdu$q;
         tc_mk$d = tc_mk$q;
         tc_crc$d = tc_crc$q;
+        se_v$d = se_v$q;
+        se_idx$d = se_idx$q;
+        se_val$d = se_val$q;
+        sh_v$d = sh_v$q;
+        sh_idx$d = sh_idx$q;
+        sh_val$d = sh_val$q;
+        fwc_sn_hit$d = fwc_sn_hit$q;
+        fwc_sn_val$d = fwc_sn_val$q;
+        fwc_up_wv$d = fwc_up_wv$q;
+        fwc_up_wnd$d = fwc_up_wnd$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -4361,6 +4593,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rx_split$pay_len = rx_parse$pay_len;
         rx_split$hdr_valid = rx_parse$hdr_valid;
         rx_split$done = rx_parse$done;
+        rx_split$window = rx_parse$window;
         rx_parse$dec_valid = rx_split$dec_valid;
         rx_parse$dec_fast = rx_split$dec_fast;
         rx_parse$dec_reason = rx_split$dec_reason;
@@ -4384,6 +4617,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         conn_table$up_rcv_nxt = rx_split$up_rcv_nxt;
         conn_table$up_snd_una = rx_split$up_snd_una;
         rx_split$up_ready = conn_table$up_ready;
+        rx_split$res_snd_wscale = conn_table$res_snd_wscale;
+        conn_table$up_wnd_valid = rx_split$up_wnd_valid;
+        conn_table$up_snd_wnd = rx_split$up_snd_wnd;
         ew_ct_valid = ct_wr_valid;
         ew_ct_idx = ct_wr_idx;
         ew_ct_used = ct_wr_used;
@@ -4402,6 +4638,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ew_ct_mulpdu = ct_wr_mulpdu;
         ew_ct_rcv_wscale = ct_wr_rcv_wscale;
         ew_ct_tx_marker_ref = ct_wr_tx_marker_ref;
+        ew_ct_snd_wnd = ct_wr_snd_wnd;
+        ew_ct_snd_wscale = ct_wr_snd_wscale;
         fwc_conn = fw_port$tw_valid & (fw_port$tw_table == 8'h0);
         fwc_keep = conn_table$rd_used & (conn_table$rd_mode == 2'h2) & (fw_port$tw_data[(32'h0)+:(8)] == 8'h2);
         fwc_mpa = (fw_port$tw_data[(32'h0)+:(8)] == 8'h2) & ~fwc_keep;
@@ -4424,6 +4662,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             ew_ct_snd_una = fw_port$tw_data[(32'h140)+:(32)];
             ew_ct_rcv_wnd = fw_port$tw_data[(32'h180)+:(32)];
             ew_ct_tx_marker_ref = fw_port$tw_data[(32'h1a0)+:(32)];
+            ew_ct_snd_wscale = fw_port$tw_data[(32'h10)+:(8)];
+            ew_ct_snd_wnd = fw_port$tw_data[(32'h160)+:(32)];
             if (fwc_keep) begin
                 ew_ct_rcv_nxt = conn_table$rd_rcv_nxt;
                 ew_ct_snd_una = conn_table$rd_snd_una;
@@ -4457,6 +4697,78 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             ew_qp_conn = fw_port$tw_data[(32'h120)+:(32)];
             ew_qp_tx_send_msn = fw_port$tw_data[(32'h160)+:(32)];
             ew_qp_tx_read_msn = fw_port$tw_data[(32'h180)+:(32)];
+        end
+        sn_cand_v = se_v$q | sh_v$q;
+        sn_cand_idx = sh_idx$q;
+        sn_cand_val = sh_val$q;
+        if (se_v$q) begin
+            sn_cand_idx = se_idx$q;
+            sn_cand_val = se_val$q;
+        end
+        sn_out_v = 1'b0;
+        sn_out_idx = sh_idx$q;
+        sn_out_val = sh_val$q;
+        sh_v$d = 1'b0;
+        if (ew_ct_valid) begin
+            if (sn_cand_v & (sn_cand_idx != ew_ct_idx)) begin
+                sh_v$d = 1'b1;
+                sh_idx$d = sn_cand_idx;
+                sh_val$d = sn_cand_val;
+            end
+        end
+        else if (sh_v$q) begin
+            sn_out_v = 1'b1;
+            if (se_v$q) begin
+                if (se_idx$q == sh_idx$q) begin
+                    sn_out_val = se_val$q;
+                end
+                else begin
+                    sh_v$d = 1'b1;
+                    sh_idx$d = se_idx$q;
+                    sh_val$d = se_val$q;
+                end
+            end
+        end
+        else if (se_v$q) begin
+            sn_out_v = 1'b1;
+            sn_out_idx = se_idx$q;
+            sn_out_val = se_val$q;
+        end
+        if (fwc_conn & fwc_keep) begin
+            ew_ct_snd_nxt = conn_table$rd_snd_nxt;
+            if (fwc_sn_hit$q) begin
+                ew_ct_snd_nxt = fwc_sn_val$q;
+            end
+            if (sn_cand_v & (sn_cand_idx == ew_ct_idx)) begin
+                ew_ct_snd_nxt = sn_cand_val;
+            end
+            ew_ct_snd_wnd = conn_table$rd_snd_wnd;
+            if (fwc_up_wv$q) begin
+                ew_ct_snd_wnd = fwc_up_wnd$q;
+            end
+        end
+        fwc_sn_hit$d = fw_port$ct_rd_sel & sn_out_v & (sn_out_idx == fw_port$ct_rd_idx);
+        fwc_sn_val$d = sn_out_val;
+        fwc_up_wv$d = fw_port$ct_rd_sel & rx_split$up_valid & rx_split$up_wnd_valid & conn_table$up_ready & (rx_split$up_idx == fw_port$ct_rd_idx);
+        fwc_up_wnd$d = rx_split$up_snd_wnd;
+        conn_table$sn_valid = sn_out_v;
+        conn_table$sn_idx = sn_out_idx;
+        conn_table$sn_snd_nxt = sn_out_val;
+        conn_table$wr_snd_wnd = ew_ct_snd_wnd;
+        conn_table$wr_snd_wscale = ew_ct_snd_wscale[(32'h0)+:(4)];
+        if (ew_ct_snd_wscale > 8'he) begin
+            conn_table$wr_snd_wscale = 4'he;
+        end
+        ct_rd_snd_nxt = conn_table$rd_snd_nxt;
+        ct_rd_snd_wnd = conn_table$rd_snd_wnd;
+        tx_wend$read_clock = clock;
+        tx_wend$write_clock = clock;
+        tx_wend$write_enable = ew_ct_valid | (rx_split$up_valid & rx_split$up_wnd_valid);
+        tx_wend$write_address = rx_split$up_idx;
+        tx_wend$write_data = rx_split$up_snd_una + rx_split$up_snd_wnd;
+        if (ew_ct_valid) begin
+            tx_wend$write_address = ew_ct_idx;
+            tx_wend$write_data = ew_ct_snd_una + ew_ct_snd_wnd;
         end
         conn_table$wr_valid = ew_ct_valid;
         conn_table$wr_idx = ew_ct_idx;
@@ -4784,6 +5096,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         exc_queue$pop = exc_pop | fw_port$exc_pop;
         fw_port$ct_rd_rcv_nxt = conn_table$rd_rcv_nxt;
         fw_port$ct_rd_snd_una = conn_table$rd_snd_una;
+        fw_port$ct_rd_snd_nxt = conn_table$rd_snd_nxt;
+        fw_port$ct_rd_snd_wnd = conn_table$rd_snd_wnd;
         if (fw_port$ct_rd_sel) begin
             conn_table$rd_idx = fw_port$ct_rd_idx;
         end
@@ -4981,6 +5295,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_qpconn$read_address = tx_seg$desc_qp;
         tx_ctx$read_address = tx_qpconn$read_data;
         tx_ack$read_address = tx_qpconn$read_data;
+        tx_wend$read_address = tx_qpconn$read_data;
+        tx_seg$win_en = tx_wnd_en;
+        tx_seg$win_end = tx_wend$read_data;
+        cnt_tx_wnd_wait = tx_seg$cnt_wnd_wait;
+        cnt_tx_mulpdu_bad = tx_seg$cnt_mulpdu_bad;
         tx_desc_ok = tx_seg$desc_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full;
         if (tx_seg$desc_valid & (tx_dw$q != 2'h2)) begin
             tx_dw$d = tx_dw$q + 2'h1;
@@ -5046,6 +5365,24 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_ackgen$ctx_ack = tx_ack$read_data;
         tx_ackgen$ctx_seq = tx_wnxt$read_data;
         cnt_tx_acks = tx_ackgen$cnt_acks;
+        tx_acked$read_clock = clock;
+        tx_acked$write_clock = clock;
+        tx_acked$read_address = tx_ackgen$rd_conn;
+        tx_ackgen$ctx_acked = tx_acked$read_data;
+        tx_acked$write_enable = tx_cfifo$write;
+        tx_acked$write_address = tx_qpconn$read_data;
+        tx_acked$write_data = tx_ack$read_data;
+        if (tx_ackgen$sent_valid) begin
+            tx_acked$write_enable = 1'b1;
+            tx_acked$write_address = tx_ackgen$sent_conn;
+            tx_acked$write_data = tx_ackgen$sent_ack;
+        end
+        if (ew_ct_valid & ~(fwc_conn & fwc_keep)) begin
+            tx_acked$write_enable = 1'b1;
+            tx_acked$write_address = ew_ct_idx;
+            tx_acked$write_data = ew_ct_rcv_nxt ^ (32'h1 << 32'h1f);
+        end
+        cnt_tx_ack_piggy = tx_ackgen$cnt_piggy;
         fm_port = fw_raw_to_mac & fw_port$raw_tx_valid;
         if (fx_lock$q) begin
             fm_port = fx_port$q;
@@ -5126,7 +5463,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             fw_port$raw_tx_ready = fm_ready & fm_port;
             raw_tx_valid = fw_port$raw_tx_valid & fm_ready & fm_port;
         end
-        tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid);
+        tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid) & ~se_v$q & ~sh_v$q;
         mx_data_end = 1'b0;
         if ((mx_sel == 2'h1) & mac_tx_valid & mac_tx_ready) begin
             mx_beat$d = mx_beat$q + 8'h1;
@@ -5146,9 +5483,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         end
         mx_data_end = mx_data_end & ~tx_cfifo$empty;
         tx_cfifo$read = mx_data_end;
-        tx_wnxt$write_enable = ew_ct_valid | mx_data_end;
-        tx_wnxt$write_address = tx_cfifo$data_out;
-        tx_wnxt$write_data = (({{16{1'b0}}, mx_seqhi$q} << 32'h10) | {{16{1'b0}}, mx_seqlo$q}) + {{16{1'b0}}, mx_tlen$q} - 32'h28;
+        se_v$d = mx_data_end;
+        se_idx$d = tx_cfifo$data_out;
+        se_val$d = (({{16{1'b0}}, mx_seqhi$q} << 32'h10) | {{16{1'b0}}, mx_seqlo$q}) + {{16{1'b0}}, mx_tlen$q} - 32'h28;
+        tx_wnxt$write_enable = ew_ct_valid | sn_out_v;
+        tx_wnxt$write_address = sn_out_idx;
+        tx_wnxt$write_data = sn_out_val;
         if (ew_ct_valid) begin
             tx_wnxt$write_address = ew_ct_idx;
             tx_wnxt$write_data = ew_ct_snd_nxt;
@@ -5304,13 +5644,17 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             mx_beat$d = 8'h0;
             fx_lock$d = 1'b0;
             tc_v$d = 1'b0;
+            se_v$d = 1'b0;
+            sh_v$d = 1'b0;
+            fwc_sn_hit$d = 1'b0;
+            fwc_up_wv$d = 1'b0;
         end
     end
 
 endmodule // rnic_versa5g$core
 
 
-module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una);
+module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una,wr_snd_wscale,wr_snd_wnd,res_snd_wscale,up_wnd_valid,up_snd_wnd,sn_valid,sn_idx,sn_snd_nxt,rd_snd_nxt,rd_snd_wnd);
 
     // Module arguments
     input wire  clock;
@@ -5352,6 +5696,16 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     output reg  [1:0] rd_mode;
     output reg  [31:0] rd_rcv_nxt;
     output reg  [31:0] rd_snd_una;
+    input wire  [3:0] wr_snd_wscale;
+    input wire  [31:0] wr_snd_wnd;
+    output reg  [3:0] res_snd_wscale;
+    input wire  up_wnd_valid;
+    input wire  [31:0] up_snd_wnd;
+    input wire  sn_valid;
+    input wire  [7:0] sn_idx;
+    input wire  [31:0] sn_snd_nxt;
+    output reg  [31:0] rd_snd_nxt;
+    output reg  [31:0] rd_snd_wnd;
 
     // Update code (custom)
     // 64 entries: key = {local ip, peer ip, local port, peer port}.
@@ -5363,6 +5717,8 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     reg [31:0] rcv_wnd [0:63];
     reg [31:0] snd_una [0:63];
     reg [31:0] snd_nxt [0:63];
+    reg [31:0] snd_wnd [0:63];
+    reg [3:0] snd_wsc [0:63];
     reg lk1;
     reg [63:0] hitv;
     reg [5:0] enc;
@@ -5405,6 +5761,7 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
         res_rcv_wnd <= rcv_wnd[enc];
         res_snd_una <= snd_una[enc];
         res_snd_nxt <= snd_nxt[enc];
+        res_snd_wscale <= snd_wsc[enc];
     end
 
     // Read port for the device-updated fields.
@@ -5413,6 +5770,8 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
         rd_mode <= (rd_idx[7:6] == 2'd0) ? mode[rd_idx[5:0]] : 2'd0;
         rd_rcv_nxt <= (rd_idx[7:6] == 2'd0) ? rcv_nxt[rd_idx[5:0]] : 32'd0;
         rd_snd_una <= (rd_idx[7:6] == 2'd0) ? snd_una[rd_idx[5:0]] : 32'd0;
+        rd_snd_nxt <= (rd_idx[7:6] == 2'd0) ? snd_nxt[rd_idx[5:0]] : 32'd0;
+        rd_snd_wnd <= (rd_idx[7:6] == 2'd0) ? snd_wnd[rd_idx[5:0]] : 32'd0;
     end
 
     // Writes: the firmware's whole-entry write wins over the fast path's update.
@@ -5427,10 +5786,23 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
                 rcv_wnd[wr_idx[5:0]] <= wr_rcv_wnd;
                 snd_una[wr_idx[5:0]] <= wr_snd_una;
                 snd_nxt[wr_idx[5:0]] <= wr_snd_nxt;
+                snd_wnd[wr_idx[5:0]] <= wr_snd_wnd;
+                snd_wsc[wr_idx[5:0]] <= wr_snd_wscale;
             end
-        end else if (up_valid & (up_idx[7:6] == 2'd0)) begin
-            rcv_nxt[up_idx[5:0]] <= up_rcv_nxt;
-            snd_una[up_idx[5:0]] <= up_snd_una;
+        end else begin
+            if (up_valid & (up_idx[7:6] == 2'd0)) begin
+                rcv_nxt[up_idx[5:0]] <= up_rcv_nxt;
+                snd_una[up_idx[5:0]] <= up_snd_una;
+                if (up_wnd_valid) begin
+                    snd_wnd[up_idx[5:0]] <= up_snd_wnd;
+                end
+            end
+            // TX's snd_nxt: its own array, so it never collides with the fast
+            // path's update; a firmware write in the same clock wins (the core
+            // holds the TX update and offers it again in the next clock).
+            if (sn_valid & (sn_idx[7:6] == 2'd0)) begin
+                snd_nxt[sn_idx[5:0]] <= sn_snd_nxt;
+            end
         end
         if (reset) begin
             used <= 64'd0;
@@ -10831,7 +11203,7 @@ module rnic_versa5g$core$fpdu_buf$wlen(d,q,clock);
 endmodule // rnic_versa5g$core$fpdu_buf$wlen
 
 
-module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles);
+module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles);
 
     // Module arguments
     input wire  clock;
@@ -10850,6 +11222,8 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     output reg  [7:0] ct_rd_idx;
     input wire  [31:0] ct_rd_rcv_nxt;
     input wire  [31:0] ct_rd_snd_una;
+    input wire  [31:0] ct_rd_snd_nxt;
+    input wire  [31:0] ct_rd_snd_wnd;
     input wire  exc_valid;
     input wire  [7:0] exc_reason;
     input wire  [15:0] exc_len;
@@ -11160,7 +11534,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         tw_table = tbl;
         tw_index = tidx;
         tw_data = stage$q;
-        ovl = (shadow$read_data & ~({{480{1'b0}}, ones32} << 32'h100) & ~({{480{1'b0}}, ones32} << 32'h140)) | ({{480{1'b0}}, ct_rd_rcv_nxt} << 32'h100) | ({{480{1'b0}}, ct_rd_snd_una} << 32'h140);
+        ovl = (shadow$read_data & ~({{480{1'b0}}, ones32} << 32'h100) & ~({{480{1'b0}}, ones32} << 32'h140) & ~({{480{1'b0}}, ones32} << 32'h120) & ~({{480{1'b0}}, ones32} << 32'h160)) | ({{480{1'b0}}, ct_rd_rcv_nxt} << 32'h100) | ({{480{1'b0}}, ct_rd_snd_una} << 32'h140) | ({{480{1'b0}}, ct_rd_snd_nxt} << 32'h120) | ({{480{1'b0}}, ct_rd_snd_wnd} << 32'h160);
         if (tstate$q == 2'h1) begin
             tstate$d = 2'h0;
             if (tbl == 8'h0) begin
@@ -11856,6 +12230,44 @@ module rnic_versa5g$core$fw_port$tx_ra(d,q,clock);
 endmodule // rnic_versa5g$core$fw_port$tx_ra
 
 
+module rnic_versa5g$core$fwc_sn_hit(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fwc_sn_hit
+
+
+module rnic_versa5g$core$fwc_sn_val(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fwc_sn_val
+
+
 module rnic_versa5g$core$fwc_up_hit(d,q,clock);
 
     // Module arguments
@@ -11911,6 +12323,44 @@ module rnic_versa5g$core$fwc_up_una(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fwc_up_una
+
+
+module rnic_versa5g$core$fwc_up_wnd(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fwc_up_wnd
+
+
+module rnic_versa5g$core$fwc_up_wv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fwc_up_wv
 
 
 module rnic_versa5g$core$fx_lock(d,q,clock);
@@ -25699,7 +26149,7 @@ module rnic_versa5g$core$rx_send$sp$w_wr_id(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$w_wr_id
 
 
-module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_valid,seq,ack,fin,syn,rst,ack_flag,pay_len,hdr_valid,done,dec_valid,dec_fast,dec_reason,dec_conn,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,ack_req_valid,ack_req_conn,ack_req_ack,seg_conn,seg_mpa,cnt_fast);
+module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_valid,seq,ack,fin,syn,rst,ack_flag,pay_len,hdr_valid,done,dec_valid,dec_fast,dec_reason,dec_conn,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,ack_req_valid,ack_req_conn,ack_req_ack,seg_conn,seg_mpa,cnt_fast,window,res_snd_wscale,up_wnd_valid,up_snd_wnd);
 
     // Module arguments
     input wire  clock;
@@ -25747,6 +26197,10 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
     output reg  [7:0] seg_conn;
     output reg  [3:0] seg_mpa;
     output reg  [31:0] cnt_fast;
+    input wire  [15:0] window;
+    input wire  [3:0] res_snd_wscale;
+    output reg  up_wnd_valid;
+    output reg  [31:0] up_snd_wnd;
 
     // Stub signals
     reg  looked$d;
@@ -25794,6 +26248,9 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
     reg  [31:0] c_fast$d;
     wire  [31:0] c_fast$q;
     reg  c_fast$clock;
+    reg  [3:0] wsc$d;
+    wire  [3:0] wsc$q;
+    reg  wsc$clock;
 
     // Local signals
     reg  c_have;
@@ -25812,6 +26269,8 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
     reg  [31:0] d_una;
     reg  [31:0] d_nxt;
     reg  ack_ok;
+    reg  wnd_ok;
+    reg  [3:0] c_wsc;
 
     // Sub module instances
     rnic_versa5g$core$rx_split$looked looked(
@@ -25889,6 +26348,11 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
         .q(c_fast$q),
         .clock(c_fast$clock)
     );
+    rnic_versa5g$core$rx_split$wsc wsc(
+        .d(wsc$d),
+        .q(wsc$q),
+        .clock(wsc$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -25907,6 +26371,7 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
         dreason$clock = clock;
         dconn$clock = clock;
         c_fast$clock = clock;
+        wsc$clock = clock;
         looked$d = looked$q;
         have$d = have$q;
         hit$d = hit$q;
@@ -25922,6 +26387,7 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
         dreason$d = dreason$q;
         dconn$d = dconn$q;
         c_fast$d = c_fast$q;
+        wsc$d = wsc$q;
         lk_valid = tuple_valid & ~looked$q;
         lk_local_ip = ip_dst;
         lk_peer_ip = ip_src;
@@ -25940,6 +26406,7 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
             rcv_wnd$d = res_rcv_wnd;
             snd_una$d = res_snd_una;
             snd_nxt$d = res_snd_nxt;
+            wsc$d = res_snd_wscale;
         end
         c_have = have$q | res_valid;
         c_hit = hit$q;
@@ -25949,6 +26416,7 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
         c_rcv_wnd = rcv_wnd$q;
         c_snd_una = snd_una$q;
         c_snd_nxt = snd_nxt$q;
+        c_wsc = wsc$q;
         if (res_valid) begin
             c_hit = res_hit & (res_mode != 2'h0);
             c_idx = res_idx;
@@ -25957,12 +26425,17 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
             c_rcv_wnd = res_rcv_wnd;
             c_snd_una = res_snd_una;
             c_snd_nxt = res_snd_nxt;
+            c_wsc = res_snd_wscale;
+        end
+        if (c_wsc > 4'he) begin
+            c_wsc = 4'he;
         end
         zero32 = 32'h0;
         new_nxt = c_rcv_nxt + {{16{1'b0}}, pay_len};
         d_una = ack - c_snd_una;
         d_nxt = c_snd_nxt - ack;
         ack_ok = ack_flag & (d_una != 32'h0) & ((d_una >> 32'h1f) == 32'h0) & ((d_nxt >> 32'h1f) == 32'h0);
+        wnd_ok = ack_flag & ((d_una >> 32'h1f) == 32'h0) & ((d_nxt >> 32'h1f) == 32'h0);
         fast = 1'b0;
         reason = 8'h5;
         if (~c_hit) begin
@@ -25991,6 +26464,8 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
         if (ack_ok) begin
             up_snd_una = ack;
         end
+        up_wnd_valid = wnd_ok;
+        up_snd_wnd = {{16{1'b0}}, window} << c_wsc;
         ack_req_valid = 1'b0;
         ack_req_conn = c_idx;
         ack_req_ack = new_nxt;
@@ -26318,6 +26793,25 @@ module rnic_versa5g$core$rx_split$snd_una(d,q,clock);
 endmodule // rnic_versa5g$core$rx_split$snd_una
 
 
+module rnic_versa5g$core$rx_split$wsc(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_split$wsc
+
+
 module rnic_versa5g$core$rxs_lost(d,q,clock);
 
     // Module arguments
@@ -26335,6 +26829,63 @@ module rnic_versa5g$core$rxs_lost(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rxs_lost
+
+
+module rnic_versa5g$core$se_idx(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$se_idx
+
+
+module rnic_versa5g$core$se_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$se_v
+
+
+module rnic_versa5g$core$se_val(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$se_val
 
 
 module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,tx_ready,tx_qp,tx_wr_id,tx_status,tx_opcode,tx_len,rd_valid,rd_ready,rd_qp,rd_wr_id,rd_status,rd_len,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cnt_no_cq);
@@ -26651,6 +27202,63 @@ module rnic_versa5g$core$send_cpl$tab(read_address,read_clock,read_data,write_ad
     end
 
 endmodule // rnic_versa5g$core$send_cpl$tab
+
+
+module rnic_versa5g$core$sh_idx(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$sh_idx
+
+
+module rnic_versa5g$core$sh_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$sh_v
+
+
+module rnic_versa5g$core$sh_val(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$sh_val
 
 
 module rnic_versa5g$core$sq_conn(d,q,clock);
@@ -28421,7 +29029,36 @@ module rnic_versa5g$core$tx_ack(read_address,read_clock,read_data,write_address,
 endmodule // rnic_versa5g$core$tx_ack
 
 
-module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_conn,ctx_dst_mac,ctx_src_mac,ctx_src_ip,ctx_dst_ip,ctx_src_port,ctx_dst_port,ctx_window,ctx_seq,ctx_ack,tx_data,tx_keep,tx_last,tx_valid,tx_ready,cnt_acks);
+module rnic_versa5g$core$tx_acked(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$tx_acked
+
+
+module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_conn,ctx_dst_mac,ctx_src_mac,ctx_src_ip,ctx_dst_ip,ctx_src_port,ctx_dst_port,ctx_window,ctx_seq,ctx_ack,ctx_acked,sent_valid,sent_conn,sent_ack,cnt_piggy,tx_data,tx_keep,tx_last,tx_valid,tx_ready,cnt_acks);
 
     // Module arguments
     input wire  clock;
@@ -28441,6 +29078,11 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
     input wire  [15:0] ctx_window;
     input wire  [31:0] ctx_seq;
     input wire  [31:0] ctx_ack;
+    input wire  [31:0] ctx_acked;
+    output reg  sent_valid;
+    output reg  [7:0] sent_conn;
+    output reg  [31:0] sent_ack;
+    output reg  [31:0] cnt_piggy;
     output reg  [63:0] tx_data;
     output reg  [3:0] tx_keep;
     output reg  tx_last;
@@ -28450,26 +29092,39 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
 
     // Constant declarations
     localparam  c_frm = 432'h105000000000000000000000000000000000000000000000064000400000280000450008000000000000000000000000;
+    localparam  c_delay = 16'h800;
 
     // Stub signals
     reg  [255:0] queued$d;
     wire  [255:0] queued$q;
     reg  queued$clock;
+    reg  [255:0] second$d;
+    wire  [255:0] second$q;
+    reg  second$clock;
     reg  fifo$clock;
     reg  fifo$reset;
     reg  fifo$write;
-    reg  [7:0] fifo$data_in;
+    reg  [23:0] fifo$data_in;
     // Unused on purpose: each connection is in TxAck's 256-deep queue at most once, so it never fills.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$full;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$read;
-    wire  [7:0] fifo$data_out;
+    wire  [23:0] fifo$data_out;
     wire  fifo$empty;
     // Unused on purpose: TxAck's queue needs only its empty flag.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [8:0] fifo$count;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  [15:0] now$d;
+    wire  [15:0] now$q;
+    reg  now$clock;
+    reg  [7:0] rconn$d;
+    wire  [7:0] rconn$q;
+    reg  rconn$clock;
+    reg  [31:0] n_piggy$d;
+    wire  [31:0] n_piggy$q;
+    reg  n_piggy$clock;
     reg  [2:0] st$d;
     wire  [2:0] st$q;
     reg  st$clock;
@@ -28520,6 +29175,9 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
     reg  n_acks$clock;
 
     // Local signals
+    reg  [255:0] snext;
+    reg  [7:0] head;
+    reg  due;
     reg  [255:0] one;
     reg  [255:0] qnext;
     reg  [23:0] f1;
@@ -28532,6 +29190,11 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         .q(queued$q),
         .clock(queued$clock)
     );
+    rnic_versa5g$core$tx_ackgen$second second(
+        .d(second$d),
+        .q(second$q),
+        .clock(second$clock)
+    );
     rnic_versa5g$core$tx_ackgen$fifo fifo(
         .clock(fifo$clock),
         .reset(fifo$reset),
@@ -28542,6 +29205,21 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         .data_out(fifo$data_out),
         .empty(fifo$empty),
         .count(fifo$count)
+    );
+    rnic_versa5g$core$tx_ackgen$now now(
+        .d(now$d),
+        .q(now$q),
+        .clock(now$clock)
+    );
+    rnic_versa5g$core$tx_ackgen$rconn rconn(
+        .d(rconn$d),
+        .q(rconn$q),
+        .clock(rconn$clock)
+    );
+    rnic_versa5g$core$tx_ackgen$n_piggy n_piggy(
+        .d(n_piggy$d),
+        .q(n_piggy$q),
+        .clock(n_piggy$clock)
     );
     rnic_versa5g$core$tx_ackgen$st st(
         .d(st$d),
@@ -28644,6 +29322,10 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         ipcs$clock = clock;
         tcpcs$clock = clock;
         n_acks$clock = clock;
+        second$clock = clock;
+        now$clock = clock;
+        rconn$clock = clock;
+        n_piggy$clock = clock;
         queued$d = queued$q;
         st$d = st$q;
         beat$d = beat$q;
@@ -28661,27 +29343,51 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         ipcs$d = ipcs$q;
         tcpcs$d = tcpcs$q;
         n_acks$d = n_acks$q;
+        second$d = second$q;
+        now$d = now$q;
+        rconn$d = rconn$q;
+        n_piggy$d = n_piggy$q;
         fifo$reset = reset;
         one = 256'h1;
+        now$d = now$q + 16'h1;
         qnext = queued$q;
+        snext = second$q;
         fifo$write = 1'b0;
-        fifo$data_in = req_conn;
+        fifo$data_in = ({{8{1'b0}}, now$q} << 32'h8) | {{16{1'b0}}, req_conn};
         fifo$read = 1'b0;
+        head = fifo$data_out[(32'h0)+:(8)];
         rd_valid = 1'b0;
-        rd_conn = fifo$data_out;
-        pend = ~fifo$empty | (st$q != 3'h0);
-        if ((st$q == 3'h0) & ~fifo$empty & go) begin
+        rd_conn = head;
+        due = ~fifo$empty & (|(second$q & (one << head)) | ((now$q - fifo$data_out[(32'h8)+:(16)]) >= c_delay));
+        pend = due | (st$q != 3'h0);
+        if ((st$q == 3'h0) & due & go) begin
             rd_valid = 1'b1;
             fifo$read = 1'b1;
-            qnext = qnext & ~(one << fifo$data_out);
+            rconn$d = head;
+            qnext = qnext & ~(one << head);
+            snext = snext & ~(one << head);
             st$d = 3'h1;
         end
-        if (req_valid & ~|(qnext & (one << req_conn))) begin
-            fifo$write = 1'b1;
-            qnext = qnext | (one << req_conn);
+        if (req_valid) begin
+            if (|(qnext & (one << req_conn))) begin
+                snext = snext | (one << req_conn);
+            end
+            else begin
+                fifo$write = 1'b1;
+                qnext = qnext | (one << req_conn);
+            end
         end
         queued$d = qnext;
-        if (st$q == 3'h1) begin
+        second$d = snext;
+        sent_valid = 1'b0;
+        sent_conn = rconn$q;
+        sent_ack = ctx_ack;
+        if ((st$q == 3'h1) & (ctx_ack == ctx_acked)) begin
+            st$d = 3'h0;
+            n_piggy$d = n_piggy$q + 32'h1;
+        end
+        else if (st$q == 3'h1) begin
+            sent_valid = 1'b1;
             dmac$d = ctx_dst_mac;
             smac$d = ctx_src_mac;
             sip$d = ctx_src_ip;
@@ -28777,8 +29483,11 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
             end
         end
         cnt_acks = n_acks$q;
+        cnt_piggy = n_piggy$q;
         if (reset) begin
             queued$d = 256'h0;
+            second$d = 256'h0;
+            n_piggy$d = 32'h0;
             st$d = 3'h0;
             n_acks$d = 32'h0;
         end
@@ -28888,10 +29597,10 @@ module rnic_versa5g$core$tx_ackgen$fifo(clock,reset,write,data_in,full,read,data
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [7:0] data_in;
+    input wire  [23:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [7:0] data_out;
+    output reg  [23:0] data_out;
     output reg  empty;
     output reg  [8:0] count;
 
@@ -28901,10 +29610,10 @@ module rnic_versa5g$core$tx_ackgen$fifo(clock,reset,write,data_in,full,read,data
     // Stub signals
     reg  [7:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [7:0] ram$read_data;
+    wire  [23:0] ram$read_data;
     reg  [7:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [7:0] ram$write_data;
+    reg  [23:0] ram$write_data;
     reg  ram$write_enable;
     reg  [8:0] wr_ptr$d;
     wire  [8:0] wr_ptr$q;
@@ -28989,14 +29698,14 @@ module rnic_versa5g$core$tx_ackgen$fifo$ram(read_address,read_clock,read_data,wr
     // Module arguments
     input wire  [7:0] read_address;
     input wire  read_clock;
-    output reg  [7:0] read_data;
+    output reg  [23:0] read_data;
     input wire  [7:0] write_address;
     input wire  write_clock;
-    input wire  [7:0] write_data;
+    input wire  [23:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[7:0] mem[255:0];
+    reg[23:0] mem[255:0];
 
 
 
@@ -29108,6 +29817,44 @@ module rnic_versa5g$core$tx_ackgen$n_acks(d,q,clock);
 endmodule // rnic_versa5g$core$tx_ackgen$n_acks
 
 
+module rnic_versa5g$core$tx_ackgen$n_piggy(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_ackgen$n_piggy
+
+
+module rnic_versa5g$core$tx_ackgen$now(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_ackgen$now
+
+
 module rnic_versa5g$core$tx_ackgen$queued(d,q,clock);
 
     // Module arguments
@@ -29125,6 +29872,25 @@ module rnic_versa5g$core$tx_ackgen$queued(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_ackgen$queued
+
+
+module rnic_versa5g$core$tx_ackgen$rconn(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_ackgen$rconn
 
 
 module rnic_versa5g$core$tx_ackgen$s_ip(d,q,clock);
@@ -29163,6 +29929,25 @@ module rnic_versa5g$core$tx_ackgen$s_tcp(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_ackgen$s_tcp
+
+
+module rnic_versa5g$core$tx_ackgen$second(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_ackgen$second
 
 
 module rnic_versa5g$core$tx_ackgen$seq(d,q,clock);
@@ -33172,7 +33957,7 @@ module rnic_versa5g$core$tx_sched$ptr(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$ptr
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad);
 
     // Module arguments
     input wire  clock;
@@ -33247,8 +34032,13 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     output reg  [7:0] cq_opcode;
     output reg  [31:0] cnt_segs;
     output reg  [31:0] cnt_bad_wqe;
+    input wire  win_en;
+    input wire  [31:0] win_end;
+    output reg  [31:0] cnt_wnd_wait;
+    output reg  [31:0] cnt_mulpdu_bad;
 
     // Constant declarations
+    localparam  c_max_mulpdu = 16'hf8e;
     localparam  c_pay_tag = 8'h80;
     localparam  c_min_mulpdu = 16'h40;
     localparam  c_qp_op_err = 8'h2;
@@ -33266,6 +34056,12 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
+    reg  [31:0] n_wnd_wait$d;
+    wire  [31:0] n_wnd_wait$q;
+    reg  n_wnd_wait$clock;
+    reg  [31:0] n_mulpdu_bad$d;
+    wire  [31:0] n_mulpdu_bad$q;
+    reg  n_mulpdu_bad$clock;
     reg  [5:0] state_ram$read_address;
     reg  state_ram$read_clock;
     wire  [145:0] state_ram$read_data;
@@ -33396,6 +34192,9 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     reg  n_bad$clock;
 
     // Local signals
+    reg  fits;
+    reg  wgo;
+    reg  [31:0] send_end;
     reg  [15:0] hdr;
     reg  [31:0] plen;
     reg  seg_last;
@@ -33428,6 +34227,16 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     reg  sol;
 
     // Sub module instances
+    rnic_versa5g$core$tx_seg$n_wnd_wait n_wnd_wait(
+        .d(n_wnd_wait$d),
+        .q(n_wnd_wait$q),
+        .clock(n_wnd_wait$clock)
+    );
+    rnic_versa5g$core$tx_seg$n_mulpdu_bad n_mulpdu_bad(
+        .d(n_mulpdu_bad$d),
+        .q(n_mulpdu_bad$q),
+        .clock(n_mulpdu_bad$clock)
+    );
     rnic_versa5g$core$tx_seg$state_ram state_ram(
         .read_address(state_ram$read_address),
         .read_clock(state_ram$read_clock),
@@ -33677,6 +34486,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         cur_addr$clock = clock;
         n_segs$clock = clock;
         n_bad$clock = clock;
+        n_wnd_wait$clock = clock;
+        n_mulpdu_bad$clock = clock;
         st$d = st$q;
         seq$d = seq$q;
         msn0$d = msn0$q;
@@ -33715,6 +34526,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         cur_addr$d = cur_addr$q;
         n_segs$d = n_segs$q;
         n_bad$d = n_bad$q;
+        n_wnd_wait$d = n_wnd_wait$q;
+        n_mulpdu_bad$d = n_mulpdu_bad$q;
         state_ram$read_clock = clock;
         state_ram$write_clock = clock;
         state_ram$read_address = wqe_qp;
@@ -33771,7 +34584,13 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         if (mk$q) begin
             adv = {{16{1'b0}}, (flen + (k << 32'h2))};
         end
-        desc_valid = (st$q == SegState$Seg) & ~desc_done$q;
+        send_end = seq$q + adv;
+        fits = ~win_en | (((win_end - send_end) >> 32'h1f) == 32'h0);
+        wgo = fits | desc_done$q | req_done$q;
+        if ((st$q == SegState$Seg) & ~wgo) begin
+            n_wnd_wait$d = n_wnd_wait$q + 32'h1;
+        end
+        desc_valid = (st$q == SegState$Seg) & ~desc_done$q & wgo;
         desc_qp = wqe_qp;
         desc_seq = seq$q;
         desc_crc_en = crc$q;
@@ -33787,7 +34606,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         desc_pay_len = plen[(32'h0)+:(16)];
         need_req = ~is_rr$q & |plen;
         can_issue = ~rr_pending$q & (outst$q < 3'h4) & ((plen <= c_short) | (unst$q == 3'h0));
-        dma_rd_req_valid = (st$q == SegState$Seg) & need_req & ~req_done$q & can_issue;
+        dma_rd_req_valid = (st$q == SegState$Seg) & wgo & need_req & ~req_done$q & can_issue;
         dma_rd_req_addr = addr$q;
         dma_rd_req_len = plen[(32'h0)+:(16)];
         dma_rd_req_tag = c_pay_tag | {{6{1'b0}}, wr_slot$q};
@@ -33983,7 +34802,10 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         msn1$d = state_ram$read_data[(32'h40)+:(32)] + 32'h1;
                         rr$d = rr_in;
                     end
-                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | (wqe_num_sge > 8'h1) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu)) begin
+                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | (wqe_num_sge > 8'h1) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu) | (state_ram$read_data[(32'h80)+:(16)] > c_max_mulpdu)) begin
+                        if (state_ram$read_data[(32'h80)+:(16)] > c_max_mulpdu) begin
+                            n_mulpdu_bad$d = n_mulpdu_bad$q + 32'h1;
+                        end
                         status$d = c_qp_op_err;
                         n_bad$d = n_bad$q + 32'h1;
                         st$d = SegState$Cpl;
@@ -34046,6 +34868,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         endcase
         cnt_segs = n_segs$q;
         cnt_bad_wqe = n_bad$q;
+        cnt_wnd_wait = n_wnd_wait$q;
+        cnt_mulpdu_bad = n_mulpdu_bad$q;
         if (reset) begin
             st$d = SegState$Idle;
             rr_pending$d = 1'b0;
@@ -34059,6 +34883,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
             req_done$d = 1'b0;
             n_segs$d = 32'h0;
             n_bad$d = 32'h0;
+            n_wnd_wait$d = 32'h0;
+            n_mulpdu_bad$d = 32'h0;
         end
     end
 
@@ -34312,6 +35138,25 @@ module rnic_versa5g$core$tx_seg$n_bad(d,q,clock);
 endmodule // rnic_versa5g$core$tx_seg$n_bad
 
 
+module rnic_versa5g$core$tx_seg$n_mulpdu_bad(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$n_mulpdu_bad
+
+
 module rnic_versa5g$core$tx_seg$n_segs(d,q,clock);
 
     // Module arguments
@@ -34329,6 +35174,25 @@ module rnic_versa5g$core$tx_seg$n_segs(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_seg$n_segs
+
+
+module rnic_versa5g$core$tx_seg$n_wnd_wait(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$n_wnd_wait
 
 
 module rnic_versa5g$core$tx_seg$outst(d,q,clock);
@@ -34854,6 +35718,35 @@ module rnic_versa5g$core$tx_seg$wr_slot(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_seg$wr_slot
+
+
+module rnic_versa5g$core$tx_wend(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$tx_wend
 
 
 module rnic_versa5g$core$tx_wnxt(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -17,11 +17,19 @@
 //! * `lk_*` → `res_*`: lookup. `res_valid` pulses **2 clocks** after
 //!   `lk_valid` (clock 1: parallel compare into a match register; clock 2:
 //!   priority encode and context read). Lookups can be issued every clock.
-//! * `up_*` (the fast path): writes `rcv_nxt` and `snd_una` of one entry;
-//!   taken only while `up_ready` (= no `wr_valid` in the same clock, the
-//!   firmware write wins).
-//! * `rd_idx` → `rd_*`: a read port for the device-updated fields (1 clock),
-//!   for tests and the firmware port.
+//! * `up_*` (the fast path): writes `rcv_nxt` and `snd_una` of one entry,
+//!   and `snd_wnd` with `up_wnd_valid`; taken only while `up_ready` (= no
+//!   `wr_valid` in the same clock, the firmware write wins).
+//! * `sn_*` (TX): writes `snd_nxt` (the sequence number after the last data
+//!   frame on the wire). It has its own array, so it and `up_*` never
+//!   collide; in a clock with `wr_valid` it is ignored, and the integrator
+//!   offers it again one clock later (`rnic_core`: nothing is lost).
+//!   Priority: `wr` > {`up`, `sn`}.
+//! * `rd_idx` → `rd_*`: a read port for the device-updated fields
+//!   (`rcv_nxt`, `snd_una`, `snd_nxt`, `snd_wnd`; 1 clock), for tests and the
+//!   firmware port.
+//! * `snd_wscale` (the peer's window scale) is read with a lookup
+//!   (`res_snd_wscale`) so `rx_split` can scale SEG.WND.
 //!
 //! `reset` clears every `used` bit. Custom Verilog (arrays, loops); the Rust
 //! `update` is the same behaviour for rust-hdl's simulator.
@@ -41,6 +49,8 @@ struct Entry {
     rcv_wnd: u64,
     snd_una: u64,
     snd_nxt: u64,
+    snd_wnd: u64,
+    snd_wsc: u64,
 }
 
 #[derive(Clone, Default)]
@@ -91,6 +101,21 @@ pub struct ConnTable {
     pub rd_mode: Signal<Out, Bits<2>>,
     pub rd_rcv_nxt: Signal<Out, Bits<32>>,
     pub rd_snd_una: Signal<Out, Bits<32>>,
+    /// The peer's window scale (`ConnContext.snd_wscale`, RFC 7323 §2.3)
+    /// and window in octets (`snd_wnd`, already scaled), with `wr_*`.
+    pub wr_snd_wscale: Signal<In, Bits<4>>,
+    pub wr_snd_wnd: Signal<In, Bits<32>>,
+    pub res_snd_wscale: Signal<Out, Bits<4>>,
+    /// With `up_valid` (and `up_ready`): also write `snd_wnd`.
+    pub up_wnd_valid: Signal<In, Bit>,
+    pub up_snd_wnd: Signal<In, Bits<32>>,
+    /// TX: the connection's SND.NXT after a data frame (RFC 9293 §3.3.1).
+    /// Ignored in a clock with `wr_valid` (the integrator holds it one clock).
+    pub sn_valid: Signal<In, Bit>,
+    pub sn_idx: Signal<In, Bits<8>>,
+    pub sn_snd_nxt: Signal<In, Bits<32>>,
+    pub rd_snd_nxt: Signal<Out, Bits<32>>,
+    pub rd_snd_wnd: Signal<Out, Bits<32>>,
     _log2: usize,
     _m: Box<Model>,
 }
@@ -139,6 +164,16 @@ impl ConnTable {
             rd_mode: Default::default(),
             rd_rcv_nxt: Default::default(),
             rd_snd_una: Default::default(),
+            wr_snd_wscale: Default::default(),
+            wr_snd_wnd: Default::default(),
+            res_snd_wscale: Default::default(),
+            up_wnd_valid: Default::default(),
+            up_snd_wnd: Default::default(),
+            sn_valid: Default::default(),
+            sn_idx: Default::default(),
+            sn_snd_nxt: Default::default(),
+            rd_snd_nxt: Default::default(),
+            rd_snd_wnd: Default::default(),
             _log2: log2,
             _m: Box::new(Model {
                 e: vec![Entry::default(); 1 << log2],
@@ -181,6 +216,7 @@ impl Logic for ConnTable {
         self.res_rcv_wnd.next = e.rcv_wnd.into();
         self.res_snd_una.next = e.snd_una.into();
         self.res_snd_nxt.next = e.snd_nxt.into();
+        self.res_snd_wscale.next = e.snd_wsc.into();
         // Read port.
         let r = self
             .index(self.rd_idx.val().to_u64())
@@ -190,6 +226,8 @@ impl Logic for ConnTable {
         self.rd_mode.next = r.mode.into();
         self.rd_rcv_nxt.next = r.rcv_nxt.into();
         self.rd_snd_una.next = r.snd_una.into();
+        self.rd_snd_nxt.next = r.snd_nxt.into();
+        self.rd_snd_wnd.next = r.snd_wnd.into();
         // Clock 1: compare.
         let k = key(
             self.lk_local_ip.val().to_u64(),
@@ -219,7 +257,12 @@ impl Logic for ConnTable {
             rcv_wnd: self.wr_rcv_wnd.val().to_u64(),
             snd_una: self.wr_snd_una.val().to_u64(),
             snd_nxt: self.wr_snd_nxt.val().to_u64(),
+            snd_wnd: self.wr_snd_wnd.val().to_u64(),
+            snd_wsc: self.wr_snd_wscale.val().to_u64(),
         };
+        let (upw, up_wnd) = (self.up_wnd_valid.val(), self.up_snd_wnd.val().to_u64());
+        let si = self.index(self.sn_idx.val().to_u64());
+        let (sn, sn_nxt) = (self.sn_valid.val(), self.sn_snd_nxt.val().to_u64());
         let (up, up_rcv, up_una) = (
             self.up_valid.val(),
             self.up_rcv_nxt.val().to_u64(),
@@ -238,6 +281,14 @@ impl Logic for ConnTable {
             if let Some(i) = ui {
                 m.e[i].rcv_nxt = up_rcv;
                 m.e[i].snd_una = up_una;
+                if upw {
+                    m.e[i].snd_wnd = up_wnd;
+                }
+            }
+        }
+        if !wr && sn {
+            if let Some(i) = si {
+                m.e[i].snd_nxt = sn_nxt;
             }
         }
         if reset {
@@ -262,6 +313,9 @@ impl Logic for ConnTable {
         self.rd_mode.connect();
         self.rd_rcv_nxt.connect();
         self.rd_snd_una.connect();
+        self.res_snd_wscale.connect();
+        self.rd_snd_nxt.connect();
+        self.rd_snd_wnd.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -279,6 +333,7 @@ impl Logic for ConnTable {
         let wr_ok = in_range("wr_idx");
         let up_ok = in_range("up_idx");
         let rd_ok = in_range("rd_idx");
+        let sn_ok = in_range("sn_idx");
         Verilog::Custom(format!(
             "\
 // {e} entries: key = {{local ip, peer ip, local port, peer port}}.
@@ -290,6 +345,8 @@ reg [31:0] rcv_nxt [0:{em1}];
 reg [31:0] rcv_wnd [0:{em1}];
 reg [31:0] snd_una [0:{em1}];
 reg [31:0] snd_nxt [0:{em1}];
+reg [31:0] snd_wnd [0:{em1}];
+reg [3:0] snd_wsc [0:{em1}];
 reg lk1;
 reg [{em1}:0] hitv;
 reg [{hi}:0] enc;
@@ -332,6 +389,7 @@ always @(posedge clock) begin
     res_rcv_wnd <= rcv_wnd[enc];
     res_snd_una <= snd_una[enc];
     res_snd_nxt <= snd_nxt[enc];
+    res_snd_wscale <= snd_wsc[enc];
 end
 
 // Read port for the device-updated fields.
@@ -340,6 +398,8 @@ always @(posedge clock) begin
     rd_mode <= {rd_ok} ? mode[rd_idx[{hi}:0]] : 2'd0;
     rd_rcv_nxt <= {rd_ok} ? rcv_nxt[rd_idx[{hi}:0]] : 32'd0;
     rd_snd_una <= {rd_ok} ? snd_una[rd_idx[{hi}:0]] : 32'd0;
+    rd_snd_nxt <= {rd_ok} ? snd_nxt[rd_idx[{hi}:0]] : 32'd0;
+    rd_snd_wnd <= {rd_ok} ? snd_wnd[rd_idx[{hi}:0]] : 32'd0;
 end
 
 // Writes: the firmware's whole-entry write wins over the fast path's update.
@@ -354,10 +414,23 @@ always @(posedge clock) begin
             rcv_wnd[wr_idx[{hi}:0]] <= wr_rcv_wnd;
             snd_una[wr_idx[{hi}:0]] <= wr_snd_una;
             snd_nxt[wr_idx[{hi}:0]] <= wr_snd_nxt;
+            snd_wnd[wr_idx[{hi}:0]] <= wr_snd_wnd;
+            snd_wsc[wr_idx[{hi}:0]] <= wr_snd_wscale;
         end
-    end else if (up_valid & {up_ok}) begin
-        rcv_nxt[up_idx[{hi}:0]] <= up_rcv_nxt;
-        snd_una[up_idx[{hi}:0]] <= up_snd_una;
+    end else begin
+        if (up_valid & {up_ok}) begin
+            rcv_nxt[up_idx[{hi}:0]] <= up_rcv_nxt;
+            snd_una[up_idx[{hi}:0]] <= up_snd_una;
+            if (up_wnd_valid) begin
+                snd_wnd[up_idx[{hi}:0]] <= up_snd_wnd;
+            end
+        end
+        // TX's snd_nxt: its own array, so it never collides with the fast
+        // path's update; a firmware write in the same clock wins (the core
+        // holds the TX update and offers it again in the next clock).
+        if (sn_valid & {sn_ok}) begin
+            snd_nxt[sn_idx[{hi}:0]] <= sn_snd_nxt;
+        end
     end
     if (reset) begin
         used <= {e}'d0;
@@ -410,6 +483,13 @@ mod tests {
         u.up_rcv_nxt.connect();
         u.up_snd_una.connect();
         u.rd_idx.connect();
+        u.wr_snd_wscale.connect();
+        u.wr_snd_wnd.connect();
+        u.up_wnd_valid.connect();
+        u.up_snd_wnd.connect();
+        u.sn_valid.connect();
+        u.sn_idx.connect();
+        u.sn_snd_nxt.connect();
         u.connect_all();
         u
     }
@@ -480,6 +560,49 @@ mod tests {
         tick!(u);
         assert!(u.rd_used.val());
         assert_eq!(u.rd_rcv_nxt.val().to_u64(), 12);
+        // TX snd_nxt and the fast path's window in the same clock: both land
+        u.up_valid.next = true;
+        u.up_idx.next = 3.into();
+        u.up_rcv_nxt.next = 12.into();
+        u.up_snd_una.next = 7.into();
+        u.up_wnd_valid.next = true;
+        u.up_snd_wnd.next = 4096.into();
+        u.sn_valid.next = true;
+        u.sn_idx.next = 3.into();
+        u.sn_snd_nxt.next = 1234.into();
+        tick!(u);
+        u.up_valid.next = false;
+        u.sn_valid.next = false;
+        tick!(u);
+        assert_eq!(u.rd_snd_una.val().to_u64(), 7);
+        assert_eq!(u.rd_snd_nxt.val().to_u64(), 1234);
+        assert_eq!(u.rd_snd_wnd.val().to_u64(), 4096);
+        // up without the window flag keeps the window; sn is ignored while
+        // a firmware write is in the same clock
+        u.up_valid.next = true;
+        u.up_wnd_valid.next = false;
+        u.up_snd_wnd.next = 1.into();
+        tick!(u);
+        u.up_valid.next = false;
+        tick!(u);
+        assert_eq!(u.rd_snd_wnd.val().to_u64(), 4096);
+        u.sn_valid.next = true;
+        u.sn_idx.next = 5.into();
+        u.sn_snd_nxt.next = 999.into();
+        write(&mut u, 3, 100, 12);
+        u.sn_valid.next = false;
+        u.rd_idx.next = 5.into();
+        tick!(u);
+        tick!(u);
+        assert_ne!(u.rd_snd_nxt.val().to_u64(), 999);
+        u.rd_idx.next = 3.into();
+        tick!(u);
+        tick!(u);
+        assert_eq!(
+            u.rd_snd_wnd.val().to_u64(),
+            0,
+            "firmware write sets the window"
+        );
         // reset forgets every entry
         u.reset.next = true;
         tick!(u);

@@ -31,8 +31,10 @@
 //! Table reads: the connection, QP and CQ tables are shadowed here (the
 //! last entry the firmware wrote, 64 entries each, one 512-bit RAM); a read
 //! of a connection entry overlays the fields the fast path updates,
-//! `rcv_nxt` and `snd_una`, from the connection table's read port
-//! (`ct_rd_idx`/`ct_rd_sel` out, `ct_rd_rcv_nxt`/`ct_rd_snd_una` in, one clock).
+//! `rcv_nxt` and `snd_una` — and the TX side's `snd_nxt` and the peer's
+//! `snd_wnd` — from the connection table's read port (`ct_rd_idx`/
+//! `ct_rd_sel` out, `ct_rd_rcv_nxt`/`ct_rd_snd_una`/`ct_rd_snd_nxt`/
+//! `ct_rd_snd_wnd` in, one clock).
 //! During a write the port also points `ct_rd_idx` at the entry one clock
 //! before the `tw_*` strobe, so the core can keep the device's fields when a
 //! connection stays in RDMA mode (`rnic_wire::abi::context`).
@@ -73,6 +75,9 @@ pub struct FwPort {
     pub ct_rd_idx: Signal<Out, Bits<8>>,
     pub ct_rd_rcv_nxt: Signal<In, Bits<32>>,
     pub ct_rd_snd_una: Signal<In, Bits<32>>,
+    /// snd_nxt (octets 36..40) and snd_wnd (44..48) as the device keeps them.
+    pub ct_rd_snd_nxt: Signal<In, Bits<32>>,
+    pub ct_rd_snd_wnd: Signal<In, Bits<32>>,
     // exception queue
     pub exc_valid: Signal<In, Bit>,
     pub exc_reason: Signal<In, Bits<8>>,
@@ -177,6 +182,8 @@ impl FwPort {
             ct_rd_idx: Default::default(),
             ct_rd_rcv_nxt: Default::default(),
             ct_rd_snd_una: Default::default(),
+            ct_rd_snd_nxt: Default::default(),
+            ct_rd_snd_wnd: Default::default(),
             exc_valid: Default::default(),
             exc_reason: Default::default(),
             exc_len: Default::default(),
@@ -317,9 +324,13 @@ impl Logic for FwPort {
         // rcv_nxt (octets 32..36) and snd_una (40..44) from the table itself
         self.ovl.next = (self.shadow.read_data.val()
             & !(bit_cast::<512, 32>(self.ones32.val()) << 256)
-            & !(bit_cast::<512, 32>(self.ones32.val()) << 320))
+            & !(bit_cast::<512, 32>(self.ones32.val()) << 320)
+            & !(bit_cast::<512, 32>(self.ones32.val()) << 288)
+            & !(bit_cast::<512, 32>(self.ones32.val()) << 352))
             | (bit_cast::<512, 32>(self.ct_rd_rcv_nxt.val()) << 256)
-            | (bit_cast::<512, 32>(self.ct_rd_snd_una.val()) << 320);
+            | (bit_cast::<512, 32>(self.ct_rd_snd_una.val()) << 320)
+            | (bit_cast::<512, 32>(self.ct_rd_snd_nxt.val()) << 288)
+            | (bit_cast::<512, 32>(self.ct_rd_snd_wnd.val()) << 352);
         if self.tstate.q.val() == 1 {
             self.tstate.d.next = 0.into();
             if self.tbl.val() == 0 {
@@ -591,6 +602,8 @@ mod tests {
             u.fw_wdata.connect();
             u.ct_rd_rcv_nxt.connect();
             u.ct_rd_snd_una.connect();
+            u.ct_rd_snd_nxt.connect();
+            u.ct_rd_snd_wnd.connect();
             u.exc_valid.connect();
             u.exc_reason.connect();
             u.exc_len.connect();
@@ -724,6 +737,8 @@ mod tests {
         }
         t.0.ct_rd_rcv_nxt.next = 0x1111_2222.into();
         t.0.ct_rd_snd_una.next = 0x3333_4444.into();
+        t.0.ct_rd_snd_nxt.next = 0x5555_6666.into();
+        t.0.ct_rd_snd_wnd.next = 0x0007_8000.into();
         assert!(t.table_cmd(0, 5, port::TABLE_READ).is_empty());
         let got: Vec<u8> = (0..16)
             .flat_map(|w| t.read(port::TABLE_DATA + 4 * w).to_le_bytes())
@@ -731,6 +746,8 @@ mod tests {
         let mut want = ctx(5);
         want.rcv_nxt = 0x1111_2222;
         want.snd_una = 0x3333_4444;
+        want.snd_nxt = 0x5555_6666;
+        want.snd_wnd = 0x0007_8000;
         assert_eq!(ConnContext::parse(&got).unwrap(), want);
         // TPT and page list: writes reach the strobe up to the table size
         let tpt: Vec<u8> = (0..64).map(|i| i as u8).collect();

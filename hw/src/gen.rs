@@ -623,6 +623,12 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$eq_consumer", 32, NO_HOST_BRIDGE),
     unused(BOARD_TOP, "core$flush_valid", 1, NO_HOST_BRIDGE),
     unused(BOARD_TOP, "core$flush_qpn", 32, NO_HOST_BRIDGE),
+    // TX send state (txflow): observation outputs with no consumer on the board.
+    unused(BOARD_TOP, "core$ct_rd_snd_nxt", 32, NO_FW),
+    unused(BOARD_TOP, "core$ct_rd_snd_wnd", 32, NO_FW),
+    unused(BOARD_TOP, "core$cnt_tx_wnd_wait", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_mulpdu_bad", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_ack_piggy", 32, NO_REGS),
 ];
 
 fn module_matches(module: &str, pats: &[&str]) -> bool {

@@ -367,6 +367,26 @@ pub struct RnicCore {
     /// Send-side completions (TxSeg, Read requester) dropped because their
     /// QP has no send CQ (`QpContext.send_cqn` never written or >= 16).
     pub cnt_scq_no_cq: Signal<Out, Bits<32>>,
+    // ---- TX send state (docs/rtl.md "TX send state: SND.NXT, the peer's
+    // window, ACK coalescing, MULPDU limit")
+    /// 1: TX starts no FPDU whose end would pass SND.UNA + SND.WND (RFC 9293
+    /// §3.8.6). 0: the window is not enforced (the reset value of a model's
+    /// inputs; tests whose peer sends no ACKs). Static configuration.
+    pub tx_wnd_en: Signal<In, Bit>,
+    /// `ConnContext` fields with `ct_wr_valid`: the peer's window in octets
+    /// (already scaled) and its window scale (RFC 7323 §2.3).
+    pub ct_wr_snd_wnd: Signal<In, Bits<32>>,
+    pub ct_wr_snd_wscale: Signal<In, Bits<8>>,
+    /// Read port (with `ct_rd_idx`): SND.NXT as TX sent it and SND.WND as
+    /// the last acceptable ACK set it.
+    pub ct_rd_snd_nxt: Signal<Out, Bits<32>>,
+    pub ct_rd_snd_wnd: Signal<Out, Bits<32>>,
+    /// Clocks a segment waited for the peer's window; WQEs refused for a
+    /// MULPDU above the framer's limit; pure ACKs not sent because a data
+    /// frame already carried the ACK number (piggybacked).
+    pub cnt_tx_wnd_wait: Signal<Out, Bits<32>>,
+    pub cnt_tx_mulpdu_bad: Signal<Out, Bits<32>>,
+    pub cnt_tx_ack_piggy: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -551,6 +571,36 @@ pub struct RnicCore {
     rd_cpl_len: Signal<Local, Bits<32>>,
     rd_cpl_ready: Signal<Local, Bit>,
     cq_armed: Signal<Local, Bits<2>>,
+    // ---- TX send state
+    ew_ct_snd_wnd: Signal<Local, Bits<32>>,
+    ew_ct_snd_wscale: Signal<Local, Bits<8>>,
+    /// A data frame's last beat left (registered): the connection's SND.NXT
+    /// on the wire, for `conn_table` and `tx_wnxt`.
+    se_v: DFF<Bit>,
+    se_idx: DFF<Bits<8>>,
+    se_val: DFF<Bits<32>>,
+    /// That update held for one clock because a table write had the port.
+    sh_v: DFF<Bit>,
+    sh_idx: DFF<Bits<8>>,
+    sh_val: DFF<Bits<32>>,
+    sn_cand_v: Signal<Local, Bit>,
+    sn_cand_idx: Signal<Local, Bits<8>>,
+    sn_cand_val: Signal<Local, Bits<32>>,
+    sn_out_v: Signal<Local, Bit>,
+    sn_out_idx: Signal<Local, Bits<8>>,
+    sn_out_val: Signal<Local, Bits<32>>,
+    /// The TX / window updates in the clock before a firmware connection
+    /// write (forwarded into a write that keeps RDMA mode).
+    fwc_sn_hit: DFF<Bit>,
+    fwc_sn_val: DFF<Bits<32>>,
+    fwc_up_wv: DFF<Bit>,
+    fwc_up_wnd: DFF<Bits<32>>,
+    /// Per connection: SND.UNA + SND.WND, the end of the peer's window.
+    tx_wend: RAM<Bits<32>, 8>,
+    /// Per connection: the ACK number of the last frame (data or pure ACK)
+    /// built for it; a pure ACK whose number a data frame already carried is
+    /// not sent (piggyback).
+    tx_acked: RAM<Bits<32>, 8>,
 }
 
 impl Logic for RnicCore {
@@ -590,7 +640,17 @@ impl Logic for RnicCore {
             tc_ref,
             tc_mulpdu,
             tc_mk,
-            tc_crc
+            tc_crc,
+            se_v,
+            se_idx,
+            se_val,
+            sh_v,
+            sh_idx,
+            sh_val,
+            fwc_sn_hit,
+            fwc_sn_val,
+            fwc_up_wv,
+            fwc_up_wnd
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -641,6 +701,7 @@ impl Logic for RnicCore {
         self.rx_split.pay_len.next = self.rx_parse.pay_len.val();
         self.rx_split.hdr_valid.next = self.rx_parse.hdr_valid.val();
         self.rx_split.done.next = self.rx_parse.done.val();
+        self.rx_split.window.next = self.rx_parse.window.val();
         self.rx_parse.dec_valid.next = self.rx_split.dec_valid.val();
         self.rx_parse.dec_fast.next = self.rx_split.dec_fast.val();
         self.rx_parse.dec_reason.next = self.rx_split.dec_reason.val();
@@ -666,6 +727,9 @@ impl Logic for RnicCore {
         self.conn_table.up_rcv_nxt.next = self.rx_split.up_rcv_nxt.val();
         self.conn_table.up_snd_una.next = self.rx_split.up_snd_una.val();
         self.rx_split.up_ready.next = self.conn_table.up_ready.val();
+        self.rx_split.res_snd_wscale.next = self.conn_table.res_snd_wscale.val();
+        self.conn_table.up_wnd_valid.next = self.rx_split.up_wnd_valid.val();
+        self.conn_table.up_snd_wnd.next = self.rx_split.up_snd_wnd.val();
 
         // ---- Effective table writes (one set for RX and TX). The pins
         // first; a firmware table write (`fw_port` `tw_*`, the 64-octet
@@ -689,6 +753,8 @@ impl Logic for RnicCore {
         self.ew_ct_mulpdu.next = self.ct_wr_mulpdu.val();
         self.ew_ct_rcv_wscale.next = self.ct_wr_rcv_wscale.val();
         self.ew_ct_tx_marker_ref.next = self.ct_wr_tx_marker_ref.val();
+        self.ew_ct_snd_wnd.next = self.ct_wr_snd_wnd.val();
+        self.ew_ct_snd_wscale.next = self.ct_wr_snd_wscale.val();
         // Connection (TableId 0).
         self.fwc_conn.next = self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 0);
         // RDMA mode before and after: the device keeps rcv_nxt and snd_una
@@ -736,6 +802,9 @@ impl Logic for RnicCore {
             self.ew_ct_snd_una.next = self.fw_port.tw_data.val().get_bits::<32>(320);
             self.ew_ct_rcv_wnd.next = self.fw_port.tw_data.val().get_bits::<32>(384);
             self.ew_ct_tx_marker_ref.next = self.fw_port.tw_data.val().get_bits::<32>(416);
+            // snd_wscale (octet 2), snd_wnd (44)
+            self.ew_ct_snd_wscale.next = self.fw_port.tw_data.val().get_bits::<8>(16);
+            self.ew_ct_snd_wnd.next = self.fw_port.tw_data.val().get_bits::<32>(352);
             if self.fwc_keep.val() {
                 self.ew_ct_rcv_nxt.next = self.conn_table.rd_rcv_nxt.val();
                 self.ew_ct_snd_una.next = self.conn_table.rd_snd_una.val();
@@ -775,6 +844,95 @@ impl Logic for RnicCore {
             self.ew_qp_conn.next = self.fw_port.tw_data.val().get_bits::<32>(288);
             self.ew_qp_tx_send_msn.next = self.fw_port.tw_data.val().get_bits::<32>(352);
             self.ew_qp_tx_read_msn.next = self.fw_port.tw_data.val().get_bits::<32>(384);
+        }
+        // ---- TX's SND.NXT into the connection table (and tx_wnxt): the
+        // data frame's end (se_*, registered) or the one held from the
+        // clock before. A table write has the port: the update is held one
+        // clock, unless it is for the entry being written (the firmware's
+        // entry wins; a write that keeps RDMA mode took the device's value,
+        // forwarded below). Frames end at least 7 clocks apart, so one held
+        // update is enough unless table writes come 7 clocks in a row.
+        self.sn_cand_v.next = self.se_v.q.val() | self.sh_v.q.val();
+        self.sn_cand_idx.next = self.sh_idx.q.val();
+        self.sn_cand_val.next = self.sh_val.q.val();
+        if self.se_v.q.val() {
+            self.sn_cand_idx.next = self.se_idx.q.val();
+            self.sn_cand_val.next = self.se_val.q.val();
+        }
+        self.sn_out_v.next = false;
+        self.sn_out_idx.next = self.sh_idx.q.val();
+        self.sn_out_val.next = self.sh_val.q.val();
+        self.sh_v.d.next = false;
+        if self.ew_ct_valid.val() {
+            if self.sn_cand_v.val() & (self.sn_cand_idx.val() != self.ew_ct_idx.val()) {
+                self.sh_v.d.next = true;
+                self.sh_idx.d.next = self.sn_cand_idx.val();
+                self.sh_val.d.next = self.sn_cand_val.val();
+            }
+        } else if self.sh_v.q.val() {
+            self.sn_out_v.next = true;
+            if self.se_v.q.val() {
+                if self.se_idx.q.val() == self.sh_idx.q.val() {
+                    self.sn_out_val.next = self.se_val.q.val();
+                } else {
+                    self.sh_v.d.next = true;
+                    self.sh_idx.d.next = self.se_idx.q.val();
+                    self.sh_val.d.next = self.se_val.q.val();
+                }
+            }
+        } else if self.se_v.q.val() {
+            self.sn_out_v.next = true;
+            self.sn_out_idx.next = self.se_idx.q.val();
+            self.sn_out_val.next = self.se_val.q.val();
+        }
+        // A firmware write that keeps RDMA mode keeps the device's SND.NXT
+        // and SND.WND too (as rcv_nxt and snd_una above): the read port's
+        // value, an update the read missed (clock before), this clock's.
+        if self.fwc_conn.val() & self.fwc_keep.val() {
+            self.ew_ct_snd_nxt.next = self.conn_table.rd_snd_nxt.val();
+            if self.fwc_sn_hit.q.val() {
+                self.ew_ct_snd_nxt.next = self.fwc_sn_val.q.val();
+            }
+            if self.sn_cand_v.val() & (self.sn_cand_idx.val() == self.ew_ct_idx.val()) {
+                self.ew_ct_snd_nxt.next = self.sn_cand_val.val();
+            }
+            self.ew_ct_snd_wnd.next = self.conn_table.rd_snd_wnd.val();
+            if self.fwc_up_wv.q.val() {
+                self.ew_ct_snd_wnd.next = self.fwc_up_wnd.q.val();
+            }
+        }
+        self.fwc_sn_hit.d.next = self.fw_port.ct_rd_sel.val()
+            & self.sn_out_v.val()
+            & (self.sn_out_idx.val() == self.fw_port.ct_rd_idx.val());
+        self.fwc_sn_val.d.next = self.sn_out_val.val();
+        self.fwc_up_wv.d.next = self.fw_port.ct_rd_sel.val()
+            & self.rx_split.up_valid.val()
+            & self.rx_split.up_wnd_valid.val()
+            & self.conn_table.up_ready.val()
+            & (self.rx_split.up_idx.val() == self.fw_port.ct_rd_idx.val());
+        self.fwc_up_wnd.d.next = self.rx_split.up_snd_wnd.val();
+        self.conn_table.sn_valid.next = self.sn_out_v.val();
+        self.conn_table.sn_idx.next = self.sn_out_idx.val();
+        self.conn_table.sn_snd_nxt.next = self.sn_out_val.val();
+        self.conn_table.wr_snd_wnd.next = self.ew_ct_snd_wnd.val();
+        self.conn_table.wr_snd_wscale.next = self.ew_ct_snd_wscale.val().get_bits::<4>(0);
+        if self.ew_ct_snd_wscale.val() > 14 {
+            // RFC 7323 §2.3: at most 14
+            self.conn_table.wr_snd_wscale.next = 14.into();
+        }
+        self.ct_rd_snd_nxt.next = self.conn_table.rd_snd_nxt.val();
+        self.ct_rd_snd_wnd.next = self.conn_table.rd_snd_wnd.val();
+        // The end of the peer's window per connection, for TxSeg.
+        self.tx_wend.read_clock.next = self.clock.val();
+        self.tx_wend.write_clock.next = self.clock.val();
+        self.tx_wend.write_enable.next = self.ew_ct_valid.val()
+            | (self.rx_split.up_valid.val() & self.rx_split.up_wnd_valid.val());
+        self.tx_wend.write_address.next = self.rx_split.up_idx.val();
+        self.tx_wend.write_data.next =
+            self.rx_split.up_snd_una.val() + self.rx_split.up_snd_wnd.val();
+        if self.ew_ct_valid.val() {
+            self.tx_wend.write_address.next = self.ew_ct_idx.val();
+            self.tx_wend.write_data.next = self.ew_ct_snd_una.val() + self.ew_ct_snd_wnd.val();
         }
         self.conn_table.wr_valid.next = self.ew_ct_valid.val();
         self.conn_table.wr_idx.next = self.ew_ct_idx.val();
@@ -1155,6 +1313,8 @@ impl Logic for RnicCore {
         // connection table read port: the firmware port's reads win
         self.fw_port.ct_rd_rcv_nxt.next = self.conn_table.rd_rcv_nxt.val();
         self.fw_port.ct_rd_snd_una.next = self.conn_table.rd_snd_una.val();
+        self.fw_port.ct_rd_snd_nxt.next = self.conn_table.rd_snd_nxt.val();
+        self.fw_port.ct_rd_snd_wnd.next = self.conn_table.rd_snd_wnd.val();
         if self.fw_port.ct_rd_sel.val() {
             self.conn_table.rd_idx.next = self.fw_port.ct_rd_idx.val();
         }
@@ -1422,6 +1582,13 @@ impl Logic for RnicCore {
         self.tx_qpconn.read_address.next = self.tx_seg.desc_qp.val();
         self.tx_ctx.read_address.next = self.tx_qpconn.read_data.val();
         self.tx_ack.read_address.next = self.tx_qpconn.read_data.val();
+        // the current WQE's connection's window end (TxSeg's desc_qp is the
+        // WQE's QP, so this read follows the same lookup)
+        self.tx_wend.read_address.next = self.tx_qpconn.read_data.val();
+        self.tx_seg.win_en.next = self.tx_wnd_en.val();
+        self.tx_seg.win_end.next = self.tx_wend.read_data.val();
+        self.cnt_tx_wnd_wait.next = self.tx_seg.cnt_wnd_wait.val();
+        self.cnt_tx_mulpdu_bad.next = self.tx_seg.cnt_mulpdu_bad.val();
         self.tx_desc_ok.next =
             self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() == 2) & !self.tx_cfifo.full.val();
         if self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() != 2) {
@@ -1499,6 +1666,32 @@ impl Logic for RnicCore {
         self.tx_ackgen.ctx_ack.next = self.tx_ack.read_data.val();
         self.tx_ackgen.ctx_seq.next = self.tx_wnxt.read_data.val();
         self.cnt_tx_acks.next = self.tx_ackgen.cnt_acks.val();
+        // The ACK number of the last frame built per connection: a data
+        // descriptor taken (its ACK number is tx_ack's, read with it) or a
+        // pure ACK built (they never fall in one clock: the ACK builder's
+        // read restarts the descriptor lookup). A connection write that
+        // does not keep RDMA mode sets it half the sequence space away
+        // from rcv_nxt (no ACK due soon equals it). A hint only: a write
+        // lost to a table write in the same clock costs at most one
+        // redundant pure ACK.
+        self.tx_acked.read_clock.next = self.clock.val();
+        self.tx_acked.write_clock.next = self.clock.val();
+        self.tx_acked.read_address.next = self.tx_ackgen.rd_conn.val();
+        self.tx_ackgen.ctx_acked.next = self.tx_acked.read_data.val();
+        self.tx_acked.write_enable.next = self.tx_cfifo.write.val();
+        self.tx_acked.write_address.next = self.tx_qpconn.read_data.val();
+        self.tx_acked.write_data.next = self.tx_ack.read_data.val();
+        if self.tx_ackgen.sent_valid.val() {
+            self.tx_acked.write_enable.next = true;
+            self.tx_acked.write_address.next = self.tx_ackgen.sent_conn.val();
+            self.tx_acked.write_data.next = self.tx_ackgen.sent_ack.val();
+        }
+        if self.ew_ct_valid.val() & !(self.fwc_conn.val() & self.fwc_keep.val()) {
+            self.tx_acked.write_enable.next = true;
+            self.tx_acked.write_address.next = self.ew_ct_idx.val();
+            self.tx_acked.write_data.next = self.ew_ct_rcv_nxt.val() ^ (bits::<32>(1) << 31);
+        }
+        self.cnt_tx_ack_piggy.next = self.tx_ackgen.cnt_piggy.val();
 
         // MAC TX merge at frame boundaries: ACKs first unless the previous
         // frame was an ACK, then firmware and data alternating, so none of
@@ -1588,8 +1781,12 @@ impl Logic for RnicCore {
         }
 
         // no data frame on the MAC, locked or on offer
+        // and no data frame's SND.NXT still on its way into tx_wnxt (se_*,
+        // or held in sh_*), so the ACK's seq is the one on the wire
         self.tx_ackgen.go.next = !(self.mx_lock.q.val() & (self.mx_own.q.val() == 1))
-            & !((self.mx_sel.val() == 1) & self.mac_tx_valid.val());
+            & !((self.mx_sel.val() == 1) & self.mac_tx_valid.val())
+            & !self.se_v.q.val()
+            & !self.sh_v.q.val();
         // Data frames leaving: IPv4 total length (octets 16-17, beat 2) and
         // TCP sequence number (octets 38-41, beats 4-5), network order; at
         // the last beat tx_wnxt[conn] = seq + total length - 40 (the IPv4 and
@@ -1621,12 +1818,16 @@ impl Logic for RnicCore {
         // which TxSeg never makes: then nothing is recorded)
         self.mx_data_end.next = self.mx_data_end.val() & !self.tx_cfifo.empty.val();
         self.tx_cfifo.read.next = self.mx_data_end.val();
-        self.tx_wnxt.write_enable.next = self.ew_ct_valid.val() | self.mx_data_end.val();
-        self.tx_wnxt.write_address.next = self.tx_cfifo.data_out.val();
-        self.tx_wnxt.write_data.next = ((bit_cast::<32, 16>(self.mx_seqhi.q.val()) << 16)
+        self.se_v.d.next = self.mx_data_end.val();
+        self.se_idx.d.next = self.tx_cfifo.data_out.val();
+        self.se_val.d.next = ((bit_cast::<32, 16>(self.mx_seqhi.q.val()) << 16)
             | bit_cast::<32, 16>(self.mx_seqlo.q.val()))
             + bit_cast::<32, 16>(self.mx_tlen.q.val())
             - 40;
+        // tx_wnxt follows the same (held) updates as conn_table's snd_nxt.
+        self.tx_wnxt.write_enable.next = self.ew_ct_valid.val() | self.sn_out_v.val();
+        self.tx_wnxt.write_address.next = self.sn_out_idx.val();
+        self.tx_wnxt.write_data.next = self.sn_out_val.val();
         if self.ew_ct_valid.val() {
             self.tx_wnxt.write_address.next = self.ew_ct_idx.val();
             self.tx_wnxt.write_data.next = self.ew_ct_snd_nxt.val();
@@ -1832,6 +2033,10 @@ impl Logic for RnicCore {
             self.mx_beat.d.next = 0.into();
             self.fx_lock.d.next = false;
             self.tc_v.d.next = false;
+            self.se_v.d.next = false;
+            self.sh_v.d.next = false;
+            self.fwc_sn_hit.d.next = false;
+            self.fwc_up_wv.d.next = false;
         }
     }
 }

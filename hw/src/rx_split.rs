@@ -24,7 +24,16 @@
 //!   TX keeps a per-connection "ACK due" bit, so requests may coalesce);
 //! * with ACK set and SND.UNA < SEG.ACK =< SND.NXT (modulo 2^32), sets
 //!   `snd_una` to SEG.ACK (RFC 9293 §3.10.7.4, "fifth, check the ACK field");
-//!   pure ACKs (no payload) are fast-path segments like any other.
+//!   pure ACKs (no payload) are fast-path segments like any other;
+//! * with ACK set and SND.UNA =< SEG.ACK =< SND.NXT, sets `snd_wnd` to
+//!   SEG.WND << the peer's window scale (`snd_wscale` from the connection,
+//!   at most 14; RFC 7323 §2.3) (RFC 9293 §3.10.7.4, "fifth": "If SND.UNA =<
+//!   SEG.ACK =< SND.NXT, the send window should be updated"). The SND.WL1 /
+//!   SND.WL2 test that guards against old segments is not kept: a fast-path
+//!   segment has SEG.SEQ = RCV.NXT, which is never below the SEQ of an
+//!   earlier fast-path segment (SND.WL1), and SEG.ACK >= SND.UNA >= every
+//!   earlier accepted SEG.ACK (SND.WL2), so the test always holds here;
+//!   segments out of order go to the firmware.
 //!
 //! The decision (`dec_*`) is held until `rx_parse` signals `done`. The
 //! context write (`up_*`) is issued with the decision, so a following
@@ -102,6 +111,13 @@ pub struct RxSplit {
     pub seg_conn: Signal<Out, Bits<8>>,
     pub seg_mpa: Signal<Out, Bits<4>>,
     pub cnt_fast: Signal<Out, Bits<32>>,
+    /// SEG.WND (the TCP header's window field) with `hdr_valid`.
+    pub window: Signal<In, Bits<16>>,
+    /// The peer's window scale from the lookup (`snd_wscale`).
+    pub res_snd_wscale: Signal<In, Bits<4>>,
+    /// With `up_valid`: also write `snd_wnd = up_snd_wnd`.
+    pub up_wnd_valid: Signal<Out, Bit>,
+    pub up_snd_wnd: Signal<Out, Bits<32>>,
     // state
     looked: DFF<Bit>,
     have: DFF<Bit>,
@@ -118,6 +134,7 @@ pub struct RxSplit {
     dreason: DFF<Bits<8>>,
     dconn: DFF<Bits<32>>,
     c_fast: DFF<Bits<32>>,
+    wsc: DFF<Bits<4>>,
     // temporaries
     c_have: Signal<Local, Bit>,
     c_hit: Signal<Local, Bit>,
@@ -137,6 +154,8 @@ pub struct RxSplit {
     d_una: Signal<Local, Bits<32>>,
     d_nxt: Signal<Local, Bits<32>>,
     ack_ok: Signal<Local, Bit>,
+    wnd_ok: Signal<Local, Bit>,
+    c_wsc: Signal<Local, Bits<4>>,
 }
 
 impl Logic for RxSplit {
@@ -144,7 +163,7 @@ impl Logic for RxSplit {
     fn update(&mut self) {
         dff_setup!(
             self, clock, looked, have, hit, idx, mode, mpa, rcv_nxt, rcv_wnd, snd_una, snd_nxt, dv,
-            dfast, dreason, dconn, c_fast
+            dfast, dreason, dconn, c_fast, wsc
         );
         // ---- lookup, once per segment
         self.lk_valid.next = self.tuple_valid.val() & !self.looked.q.val();
@@ -165,6 +184,7 @@ impl Logic for RxSplit {
             self.rcv_wnd.d.next = self.res_rcv_wnd.val();
             self.snd_una.d.next = self.res_snd_una.val();
             self.snd_nxt.d.next = self.res_snd_nxt.val();
+            self.wsc.d.next = self.res_snd_wscale.val();
         }
 
         // ---- the context: this clock's lookup result, or the held one
@@ -176,6 +196,7 @@ impl Logic for RxSplit {
         self.c_rcv_wnd.next = self.rcv_wnd.q.val();
         self.c_snd_una.next = self.snd_una.q.val();
         self.c_snd_nxt.next = self.snd_nxt.q.val();
+        self.c_wsc.next = self.wsc.q.val();
         if self.res_valid.val() {
             self.c_hit.next = self.res_hit.val() & (self.res_mode.val() != 0); // MODE_FREE
             self.c_idx.next = self.res_idx.val();
@@ -184,6 +205,11 @@ impl Logic for RxSplit {
             self.c_rcv_wnd.next = self.res_rcv_wnd.val();
             self.c_snd_una.next = self.res_snd_una.val();
             self.c_snd_nxt.next = self.res_snd_nxt.val();
+            self.c_wsc.next = self.res_snd_wscale.val();
+        }
+        // RFC 7323 §2.3: a shift count above 14 is used as 14.
+        if self.c_wsc.val() > 14 {
+            self.c_wsc.next = 14.into();
         }
 
         // ---- decision
@@ -196,6 +222,9 @@ impl Logic for RxSplit {
             & (self.d_una.val() != 0)
             & ((self.d_una.val() >> 31) == 0)
             & ((self.d_nxt.val() >> 31) == 0);
+        // SND.UNA =< SEG.ACK =< SND.NXT: the window may be updated
+        self.wnd_ok.next =
+            self.ack_flag.val() & ((self.d_una.val() >> 31) == 0) & ((self.d_nxt.val() >> 31) == 0);
         self.fast.next = false;
         self.reason.next = 5.into(); // REASON_OUT_OF_WINDOW
         if !self.c_hit.val() {
@@ -225,6 +254,8 @@ impl Logic for RxSplit {
         if self.ack_ok.val() {
             self.up_snd_una.next = self.ack.val();
         }
+        self.up_wnd_valid.next = self.wnd_ok.val();
+        self.up_snd_wnd.next = bit_cast::<32, 16>(self.window.val()) << self.c_wsc.val();
         self.ack_req_valid.next = false;
         self.ack_req_conn.next = self.c_idx.val();
         self.ack_req_ack.next = self.new_nxt.val();
@@ -263,5 +294,136 @@ impl Logic for RxSplit {
             self.dv.d.next = false;
             self.c_fast.d.next = 0.into();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{tick, Rng};
+
+    /// RFC 9293 §3.4: `a` =< `b` in sequence space.
+    fn seq_le(a: u32, b: u32) -> bool {
+        (b.wrapping_sub(a) as i32) >= 0
+    }
+
+    /// Random in-order segments against a model of RFC 9293 §3.10.7.4
+    /// ("fifth, check the ACK field"): SND.UNA moves to SEG.ACK only when
+    /// SND.UNA < SEG.ACK =< SND.NXT; SND.WND takes SEG.WND << min(scale, 14)
+    /// (RFC 7323 §2.3) when SND.UNA =< SEG.ACK =< SND.NXT; RCV.NXT moves by
+    /// the payload; an ACK request only with payload.
+    #[test]
+    fn ack_and_window_update_match_rfc() {
+        let mut u = RxSplit::default();
+        u.clock.connect();
+        u.reset.connect();
+        u.ip_src.connect();
+        u.ip_dst.connect();
+        u.sport.connect();
+        u.dport.connect();
+        u.tuple_valid.connect();
+        u.seq.connect();
+        u.ack.connect();
+        u.fin.connect();
+        u.syn.connect();
+        u.rst.connect();
+        u.ack_flag.connect();
+        u.pay_len.connect();
+        u.hdr_valid.connect();
+        u.done.connect();
+        u.res_valid.connect();
+        u.res_hit.connect();
+        u.res_idx.connect();
+        u.res_mode.connect();
+        u.res_mpa.connect();
+        u.res_rcv_nxt.connect();
+        u.res_rcv_wnd.connect();
+        u.res_snd_una.connect();
+        u.res_snd_nxt.connect();
+        u.up_ready.connect();
+        u.window.connect();
+        u.res_snd_wscale.connect();
+        u.connect_all();
+        u.reset.next = true;
+        tick!(u);
+        tick!(u);
+        u.reset.next = false;
+        u.up_ready.next = true;
+        let mut rng = Rng::new(5);
+        let (mut una_moves, mut wnd_moves) = (0, 0);
+        for _ in 0..300 {
+            let una = rng.next() as u32;
+            let nxt = una.wrapping_add(rng.below(100_000) as u32);
+            let rcv = rng.next() as u32;
+            let ack = match rng.below(6) {
+                0 => una,
+                1 => nxt,
+                2 => nxt.wrapping_add(1),
+                3 => una.wrapping_sub(1 + rng.below(1000) as u32),
+                _ => una.wrapping_add(rng.below(100_001) as u32),
+            };
+            let ack_flag = rng.below(8) != 0;
+            let len = rng.below(1500) as u32;
+            let win = rng.next() as u16;
+            let wsc = rng.below(16) as u32;
+            u.tuple_valid.next = true;
+            u.hdr_valid.next = true;
+            u.seq.next = (rcv as u64).into();
+            u.ack.next = (ack as u64).into();
+            u.ack_flag.next = ack_flag;
+            u.pay_len.next = (len as u64).into();
+            u.window.next = (win as u64).into();
+            let mut up = None;
+            for n in 0..12 {
+                // the connection table answers 2 clocks after the lookup
+                u.res_valid.next = n == 2;
+                u.res_hit.next = true;
+                u.res_idx.next = 9.into();
+                u.res_mode.next = 2.into();
+                u.res_rcv_nxt.next = (rcv as u64).into();
+                u.res_rcv_wnd.next = 0x10000.into();
+                u.res_snd_una.next = (una as u64).into();
+                u.res_snd_nxt.next = (nxt as u64).into();
+                u.res_snd_wscale.next = (wsc as u64).into();
+                assert!(simulate(&mut u, 100));
+                if u.up_valid.val() {
+                    assert!(up.is_none(), "one update per segment");
+                    up = Some((
+                        u.up_snd_una.val().to_u64() as u32,
+                        u.up_rcv_nxt.val().to_u64() as u32,
+                        u.up_wnd_valid.val(),
+                        u.up_snd_wnd.val().to_u64() as u32,
+                        u.ack_req_valid.val(),
+                    ));
+                }
+                tick!(u);
+            }
+            let (g_una, g_rcv, g_wv, g_wnd, g_req) = up.expect("fast path");
+            assert!(u.dec_valid.val() && u.dec_fast.val());
+            let acc = ack_flag && seq_le(una, ack) && seq_le(ack, nxt);
+            let want_una = if acc && ack != una { ack } else { una };
+            assert_eq!(
+                g_una, want_una,
+                "SND.UNA: una {una:#x} ack {ack:#x} nxt {nxt:#x}"
+            );
+            assert_eq!(g_rcv, rcv.wrapping_add(len));
+            assert_eq!(
+                g_wv, acc,
+                "window update: una {una:#x} ack {ack:#x} nxt {nxt:#x}"
+            );
+            if acc {
+                assert_eq!(g_wnd, (win as u32) << wsc.min(14));
+            }
+            assert_eq!(g_req, len != 0);
+            una_moves += (want_una != una) as usize;
+            wnd_moves += acc as usize;
+            u.tuple_valid.next = false;
+            u.hdr_valid.next = false;
+            u.done.next = true;
+            tick!(u);
+            u.done.next = false;
+            tick!(u);
+        }
+        assert!(una_moves > 50 && wnd_moves > 100, "{una_moves} {wnd_moves}");
     }
 }

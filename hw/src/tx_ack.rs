@@ -2,12 +2,22 @@
 //! the connections the RX fast path asks to acknowledge (`ack_req_*`).
 //!
 //! * Coalescing: a request sets the connection's `queued` bit and, if it was
-//!   clear, puts the connection into a FIFO (256 deep: each connection is in
-//!   it at most once, so it never overflows). Requests for a queued
-//!   connection merge: the ACK carries the connection's ACK number (rcv_nxt)
-//!   as it is when the frame is built, so it covers every segment accepted
-//!   before. Bound: at most one ACK per connection waits, and each is built
-//!   as soon as it reaches the FIFO head.
+//!   clear, puts the connection with the time into a FIFO (256 deep: each
+//!   connection is in it at most once, so it never overflows). Requests for
+//!   a queued connection merge: the ACK carries the connection's ACK number
+//!   (rcv_nxt) as it is when the frame is built, so it covers every segment
+//!   accepted before.
+//! * Delayed ACK with a bound (RFC 9293 §3.8.6.3, RFC 1122 §4.2.3.2: an ACK
+//!   for at least every second full-sized segment, and the delay bounded):
+//!   the head connection's ACK is *due* once [`ACK_EVERY_SEGS`] (2) requests
+//!   merged in it (a second in-order segment with payload arrived) or
+//!   [`ACK_DELAY_CLOCKS`] clocks after its first request. Entries behind the
+//!   head wait for it (head of line): an ACK is delayed at most
+//!   `ACK_DELAY_CLOCKS` times its place in the FIFO, and a due ACK waits
+//!   behind at most one ACK that is not due.
+//! * Piggyback: `ctx_acked` is the ACK number of the last frame built for
+//!   the connection (data frames included, kept by the core). A due ACK
+//!   whose ACK number a frame already carried is not sent (`cnt_piggy`).
 //! * Building: the head connection is looked up in the core's per-connection
 //!   tables (`rd_valid`/`rd_conn`, data one clock later on `ctx_*`), the
 //!   `queued` bit is cleared, the IPv4 and TCP checksums are summed in two
@@ -24,6 +34,14 @@ use rust_hdl::prelude::*;
 
 /// Octets of a pure ACK frame (14 + 20 + 20).
 pub const ACK_FRAME_LEN: usize = 54;
+/// An ACK is sent at once for every second in-order segment with payload
+/// (RFC 1122 §4.2.3.2: "at least every second full-sized segment"). The
+/// block counts to two with one bit per connection, so this is fixed.
+pub const ACK_EVERY_SEGS: usize = 2;
+/// Longest delay of a lone segment's ACK at the FIFO head, in clocks
+/// (2048 clocks = 13.1 us at 156.25 MHz; RFC 9293 §3.8.6.3 allows up to
+/// 500 ms, RFC 1122 §4.2.3.2 "MUST be less than 0.5 seconds").
+pub const ACK_DELAY_CLOCKS: u64 = 2048;
 
 fn const_frame() -> Bits<432> {
     let mut f = [0u8; ACK_FRAME_LEN];
@@ -70,6 +88,15 @@ pub struct TxAck {
     pub ctx_window: Signal<In, Bits<16>>,
     pub ctx_seq: Signal<In, Bits<32>>,
     pub ctx_ack: Signal<In, Bits<32>>,
+    /// The ACK number of the last frame built for the connection.
+    pub ctx_acked: Signal<In, Bits<32>>,
+    /// A pure ACK was built (pulse): the core records `sent_ack` as the
+    /// connection's last ACK number (`ctx_acked`).
+    pub sent_valid: Signal<Out, Bit>,
+    pub sent_conn: Signal<Out, Bits<8>>,
+    pub sent_ack: Signal<Out, Bits<32>>,
+    /// Due ACKs not sent because a frame already carried their number.
+    pub cnt_piggy: Signal<Out, Bits<32>>,
     /// Frame out (54 octets, no FCS).
     pub tx_data: Signal<Out, Bits<64>>,
     pub tx_keep: Signal<Out, Bits<4>>,
@@ -80,7 +107,17 @@ pub struct TxAck {
     pub cnt_acks: Signal<Out, Bits<32>>,
     c_frm: Constant<Bits<432>>,
     queued: DFF<Bits<256>>,
-    fifo: Fifo<Bits<8>, 8, 9>,
+    /// A second request merged into the queued ACK (one bit per connection).
+    second: DFF<Bits<256>>,
+    /// {time of the first request [23:8], connection [7:0]}.
+    fifo: Fifo<Bits<24>, 8, 9>,
+    now: DFF<Bits<16>>,
+    rconn: DFF<Bits<8>>,
+    n_piggy: DFF<Bits<32>>,
+    c_delay: Constant<Bits<16>>,
+    snext: Signal<Local, Bits<256>>,
+    head: Signal<Local, Bits<8>>,
+    due: Signal<Local, Bit>,
     /// 0 idle, 1 read, 2 latch, 3 sum, 4 fold, 5 send.
     st: DFF<Bits<3>>,
     beat: DFF<Bits<3>>,
@@ -125,6 +162,11 @@ impl Default for TxAck {
             ctx_window: Default::default(),
             ctx_seq: Default::default(),
             ctx_ack: Default::default(),
+            ctx_acked: Default::default(),
+            sent_valid: Default::default(),
+            sent_conn: Default::default(),
+            sent_ack: Default::default(),
+            cnt_piggy: Default::default(),
             tx_data: Default::default(),
             tx_keep: Default::default(),
             tx_last: Default::default(),
@@ -133,7 +175,15 @@ impl Default for TxAck {
             cnt_acks: Default::default(),
             c_frm: Constant::new(const_frame()),
             queued: Default::default(),
+            second: Default::default(),
             fifo: Default::default(),
+            now: Default::default(),
+            rconn: Default::default(),
+            n_piggy: Default::default(),
+            c_delay: Constant::new(ACK_DELAY_CLOCKS.into()),
+            snext: Default::default(),
+            head: Default::default(),
+            due: Default::default(),
             st: Default::default(),
             beat: Default::default(),
             dmac: Default::default(),
@@ -165,34 +215,57 @@ impl Logic for TxAck {
         clock!(self, clock, fifo);
         dff_setup!(
             self, clock, queued, st, beat, dmac, smac, sip, dip, sport, dport, win, seq, ack, s_ip,
-            s_tcp, ipcs, tcpcs, n_acks
+            s_tcp, ipcs, tcpcs, n_acks, second, now, rconn, n_piggy
         );
         self.fifo.reset.next = self.reset.val();
         self.one.next = 1.into();
         // Coalescing queue.
+        self.now.d.next = self.now.q.val() + 1;
         self.qnext.next = self.queued.q.val();
+        self.snext.next = self.second.q.val();
         self.fifo.write.next = false;
-        self.fifo.data_in.next = self.req_conn.val();
+        self.fifo.data_in.next =
+            (bit_cast::<24, 16>(self.now.q.val()) << 8) | bit_cast::<24, 8>(self.req_conn.val());
         self.fifo.read.next = false;
+        self.head.next = self.fifo.data_out.val().get_bits::<8>(0);
         self.rd_valid.next = false;
-        self.rd_conn.next = self.fifo.data_out.val();
-        self.pend.next = !self.fifo.empty.val() | (self.st.q.val() != 0);
-        if (self.st.q.val() == 0) & !self.fifo.empty.val() & self.go.val() {
+        self.rd_conn.next = self.head.val();
+        // The head's ACK is due: a second segment merged in, or it waited
+        // ACK_DELAY_CLOCKS since its first request (16-bit time, mod 2^16).
+        self.due.next = !self.fifo.empty.val()
+            & ((self.second.q.val() & (self.one.val() << self.head.val())).any()
+                | ((self.now.q.val() - self.fifo.data_out.val().get_bits::<16>(8))
+                    >= self.c_delay.val()));
+        self.pend.next = self.due.val() | (self.st.q.val() != 0);
+        if (self.st.q.val() == 0) & self.due.val() & self.go.val() {
             // read the head connection's entry; later requests queue it again
             self.rd_valid.next = true;
             self.fifo.read.next = true;
-            self.qnext.next = self.qnext.val() & !(self.one.val() << self.fifo.data_out.val());
+            self.rconn.d.next = self.head.val();
+            self.qnext.next = self.qnext.val() & !(self.one.val() << self.head.val());
+            self.snext.next = self.snext.val() & !(self.one.val() << self.head.val());
             self.st.d.next = 1.into();
         }
-        if self.req_valid.val()
-            & !(self.qnext.val() & (self.one.val() << self.req_conn.val())).any()
-        {
-            self.fifo.write.next = true;
-            self.qnext.next = self.qnext.val() | (self.one.val() << self.req_conn.val());
+        if self.req_valid.val() {
+            if (self.qnext.val() & (self.one.val() << self.req_conn.val())).any() {
+                self.snext.next = self.snext.val() | (self.one.val() << self.req_conn.val());
+            } else {
+                self.fifo.write.next = true;
+                self.qnext.next = self.qnext.val() | (self.one.val() << self.req_conn.val());
+            }
         }
         self.queued.d.next = self.qnext.val();
+        self.second.d.next = self.snext.val();
+        self.sent_valid.next = false;
+        self.sent_conn.next = self.rconn.q.val();
+        self.sent_ack.next = self.ctx_ack.val();
 
-        if self.st.q.val() == 1 {
+        if (self.st.q.val() == 1) & (self.ctx_ack.val() == self.ctx_acked.val()) {
+            // a frame already carried this ACK number: nothing to send
+            self.st.d.next = 0.into();
+            self.n_piggy.d.next = self.n_piggy.q.val() + 1;
+        } else if self.st.q.val() == 1 {
+            self.sent_valid.next = true;
             self.dmac.d.next = self.ctx_dst_mac.val();
             self.smac.d.next = self.ctx_src_mac.val();
             self.sip.d.next = self.ctx_src_ip.val();
@@ -347,8 +420,11 @@ impl Logic for TxAck {
             }
         }
         self.cnt_acks.next = self.n_acks.q.val();
+        self.cnt_piggy.next = self.n_piggy.q.val();
         if self.reset.val() {
             self.queued.d.next = 0.into();
+            self.second.d.next = 0.into();
+            self.n_piggy.d.next = 0.into();
             self.st.d.next = 0.into();
             self.n_acks.d.next = 0.into();
         }
@@ -377,6 +453,7 @@ mod tests {
         u.ctx_window.connect();
         u.ctx_seq.connect();
         u.ctx_ack.connect();
+        u.ctx_acked.connect();
         u.tx_ready.connect();
         u.connect_all();
         u
@@ -392,9 +469,12 @@ mod tests {
     }
 
     /// Random connections (table model), bursts of requests with repeats,
-    /// random `go` and `tx_ready`: every frame equals `ack_frame` for its
+    /// random `go` and `tx_ready`, data frames that carry a connection's
+    /// ACK number at random times: every frame equals `ack_frame` for its
     /// connection with the table's seq/ack at build time; requests for a
-    /// queued connection merge; each connection requested gets an ACK.
+    /// queued connection merge; the head is read only when due (a second
+    /// request merged, or ACK_DELAY_CLOCKS since the first); an ACK whose
+    /// number was already carried is not sent; every request is answered.
     #[test]
     fn frames_match_ack_frame_and_coalesce() {
         let mut u = uut();
@@ -403,21 +483,23 @@ mod tests {
         tick!(u);
         u.reset.next = false;
         let mut rng = Rng::new(21);
-        let conns: Vec<(Endpoint, Endpoint, u32, u32)> = (0..8)
+        let mut conns: Vec<(Endpoint, Endpoint, u32, u32)> = (0..8)
             .map(|_| {
                 let (a, b) = (ep(&mut rng), ep(&mut rng));
                 (a, b, rng.next() as u32, rng.next() as u32)
             })
             .collect();
+        let mut acked: Vec<u32> = conns.iter().map(|c| c.3.wrapping_sub(1)).collect();
         let mut rd: Option<usize> = None;
         let mut cur = Vec::new();
-        let mut frames = 0;
-        let mut reqs = 0;
+        let (mut frames, mut reqs, mut skips, mut seconds) = (0, 0, 0, 0);
         let mut want: std::collections::VecDeque<Vec<u8>> = Default::default();
         let mut queued = [false; 8];
-        let mut order: std::collections::VecDeque<usize> = Default::default();
-        for cycle in 0..6000 {
-            let req = cycle < 4000 && rng.below(6) == 0;
+        let mut second = [false; 8];
+        let mut order: std::collections::VecDeque<(usize, u64)> = Default::default();
+        let delay = ACK_DELAY_CLOCKS;
+        for cycle in 0..12000u64 {
+            let req = cycle < 8000 && rng.below(10) == 0;
             let c = rng.below(8);
             u.req_valid.next = req;
             u.req_conn.next = (c as u64).into();
@@ -425,7 +507,7 @@ mod tests {
             u.tx_ready.next = rng.below(3) != 0;
             // Table read data (one clock after rd_valid).
             let k = rd.unwrap_or(0);
-            let (s, d, seq, ack) = &conns[k];
+            let (s, d, seq, ack) = conns[k];
             let mac = |m: [u8; 6]| m.iter().fold(0u64, |a, &b| a << 8 | b as u64);
             u.ctx_src_mac.next = mac(s.mac).into();
             u.ctx_dst_mac.next = mac(d.mac).into();
@@ -434,25 +516,51 @@ mod tests {
             u.ctx_src_port.next = (s.port as u64).into();
             u.ctx_dst_port.next = (d.port as u64).into();
             u.ctx_window.next = 65535.into();
-            u.ctx_seq.next = (*seq as u64).into();
-            u.ctx_ack.next = (*ack as u64).into();
+            u.ctx_seq.next = (seq as u64).into();
+            u.ctx_ack.next = (ack as u64).into();
+            u.ctx_acked.next = (acked[k] as u64).into();
             assert!(simulate(&mut u, 1000));
+            if rd.is_some() {
+                if acked[k] == ack {
+                    assert!(!u.sent_valid.val(), "carried ACK must not be sent");
+                    skips += 1;
+                } else {
+                    assert!(u.sent_valid.val());
+                    assert_eq!(u.sent_conn.val().index(), k);
+                    assert_eq!(u.sent_ack.val().to_u64() as u32, ack);
+                    acked[k] = ack;
+                    // rnic_wire::model::net::WINDOW is 65535, as driven here
+                    want.push_back(ack_frame(&s, &d, seq, ack));
+                }
+            } else {
+                assert!(!u.sent_valid.val());
+            }
             rd = None;
             if u.rd_valid.val() {
                 let k = u.rd_conn.val().index();
-                assert_eq!(order.pop_front(), Some(k), "FIFO order");
+                let (h, t0) = order.pop_front().expect("a queued connection");
+                assert_eq!(h, k, "FIFO order");
+                assert!(second[k] || cycle - t0 >= delay, "read before due");
+                seconds += second[k] as usize;
                 queued[k] = false;
+                second[k] = false;
                 rd = Some(k);
-                let (s, d, seq, ack) = &conns[k];
-                // rnic_wire::model::net::WINDOW is 65535, as driven here
-                want.push_back(ack_frame(s, d, *seq, *ack));
             }
             if req {
                 reqs += 1;
-                if !queued[c] {
+                // the segment advanced rcv_nxt
+                conns[c].3 = conns[c].3.wrapping_add(100);
+                if queued[c] {
+                    second[c] = true;
+                } else {
                     queued[c] = true;
-                    order.push_back(c);
+                    order.push_back((c, cycle));
                 }
+            }
+            // a data frame carried conn x's current ACK number
+            if rng.below(50) == 0 {
+                let x = rng.below(8);
+                acked[x] = conns[x].3;
             }
             if u.tx_valid.val() && u.tx_ready.val() {
                 let n = u.tx_keep.val().index();
@@ -467,9 +575,10 @@ mod tests {
         }
         assert!(want.is_empty() && order.is_empty());
         assert!(
-            frames > 20 && frames < reqs,
-            "{frames} ACKs for {reqs} requests"
+            frames > 20 && frames < reqs && skips > 0 && seconds > 0,
+            "{frames} ACKs, {skips} piggybacked, {seconds} on a second segment, {reqs} requests"
         );
         assert_eq!(u.cnt_acks.val().index(), frames);
+        assert_eq!(u.cnt_piggy.val().index(), skips);
     }
 }

@@ -55,6 +55,14 @@ pub const STATUS_LOCAL_QP_OP_ERR: u64 = WcStatus::LocalQpOperationError as u64;
 pub const SHORT_READ: u64 = 512;
 /// Smallest MULPDU the block segments for (every header fits).
 pub const MIN_MULPDU: u64 = 64;
+/// DDP header of a tagged segment (RFC 5041 §4.2: 14 octets), the smallest.
+pub const TAGGED_HDR: u64 = 14;
+/// Largest MULPDU the block segments for: the framer takes at most
+/// `tx_mpa::MAX_PAY_LEN` (3968) octets after the DDP header, so a tagged
+/// ULPDU may be `MAX_PAY_LEN + TAGGED_HDR` octets. A QP whose MULPDU is
+/// larger (e.g. one derived from a jumbo EMSS, RFC 5044 §8) gets error
+/// completions, never a truncated frame.
+pub const MAX_MULPDU: u64 = crate::tx_mpa::MAX_PAY_LEN as u64 + TAGGED_HDR;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum SegState {
@@ -134,6 +142,22 @@ pub struct TxSeg {
     pub cq_opcode: Signal<Out, Bits<8>>,
     pub cnt_segs: Signal<Out, Bits<32>>,
     pub cnt_bad_wqe: Signal<Out, Bits<32>>,
+    /// Peer window (RFC 9293 §3.8.6): with `win_en`, an FPDU is not started
+    /// while its end (its sequence number + wire length) would pass
+    /// `win_end` = SND.UNA + SND.WND of the current WQE's connection (the
+    /// integrator looks it up from `wqe_qp`, 2 clocks).
+    pub win_en: Signal<In, Bit>,
+    pub win_end: Signal<In, Bits<32>>,
+    /// Clocks a segment waited for the peer's window.
+    pub cnt_wnd_wait: Signal<Out, Bits<32>>,
+    /// Refused WQEs because the QP's MULPDU is above [`MAX_MULPDU`].
+    pub cnt_mulpdu_bad: Signal<Out, Bits<32>>,
+    c_max_mulpdu: Constant<Bits<16>>,
+    n_wnd_wait: DFF<Bits<32>>,
+    n_mulpdu_bad: DFF<Bits<32>>,
+    fits: Signal<Local, Bit>,
+    wgo: Signal<Local, Bit>,
+    send_end: Signal<Local, Bits<32>>,
     c_pay_tag: Constant<Bits<8>>,
     c_min_mulpdu: Constant<Bits<16>>,
     c_qp_op_err: Constant<Bits<8>>,
@@ -276,6 +300,16 @@ impl Default for TxSeg {
             cq_opcode: Default::default(),
             cnt_segs: Default::default(),
             cnt_bad_wqe: Default::default(),
+            win_en: Default::default(),
+            win_end: Default::default(),
+            cnt_wnd_wait: Default::default(),
+            cnt_mulpdu_bad: Default::default(),
+            c_max_mulpdu: Constant::new(MAX_MULPDU.into()),
+            n_wnd_wait: Default::default(),
+            n_mulpdu_bad: Default::default(),
+            fits: Default::default(),
+            wgo: Default::default(),
+            send_end: Default::default(),
             c_pay_tag: Constant::new(PAY_TAG.into()),
             c_min_mulpdu: Constant::new(MIN_MULPDU.into()),
             c_qp_op_err: Constant::new(STATUS_LOCAL_QP_OP_ERR.into()),
@@ -355,10 +389,48 @@ impl Logic for TxSeg {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, seq, msn0, msn1, seq_start, mulpdu, mk, crc, is_tagged, rop, qn, stag,
-            to, mo, msn, rem, room, addr, is_rr, status, desc_done, req_done, rr, rr_pending,
-            pbeat, outst, unst, wr_slot, rd_slot, wc0, wc1, wc2, wc3, rcnt, ov, cur_addr, n_segs,
-            n_bad
+            self,
+            clock,
+            st,
+            seq,
+            msn0,
+            msn1,
+            seq_start,
+            mulpdu,
+            mk,
+            crc,
+            is_tagged,
+            rop,
+            qn,
+            stag,
+            to,
+            mo,
+            msn,
+            rem,
+            room,
+            addr,
+            is_rr,
+            status,
+            desc_done,
+            req_done,
+            rr,
+            rr_pending,
+            pbeat,
+            outst,
+            unst,
+            wr_slot,
+            rd_slot,
+            wc0,
+            wc1,
+            wc2,
+            wc3,
+            rcnt,
+            ov,
+            cur_addr,
+            n_segs,
+            n_bad,
+            n_wnd_wait,
+            n_mulpdu_bad
         );
         self.state_ram.read_clock.next = self.clock.val();
         self.state_ram.write_clock.next = self.clock.val();
@@ -424,8 +496,20 @@ impl Logic for TxSeg {
             self.adv.next = bit_cast::<32, 16>(self.flen.val() + (self.k.val() << 2));
         }
 
+        // Peer window (RFC 9293 §3.8.6): the FPDU [seq, seq + adv) must end
+        // at or before SND.UNA + SND.WND (sequence space, RFC 9293 §3.4).
+        // Once its descriptor or read has gone, the segment is finished.
+        self.send_end.next = self.seq.q.val() + self.adv.val();
+        self.fits.next =
+            !self.win_en.val() | (((self.win_end.val() - self.send_end.val()) >> 31) == 0);
+        self.wgo.next = self.fits.val() | self.desc_done.q.val() | self.req_done.q.val();
+        if (self.st.q.val() == SegState::Seg) & !self.wgo.val() {
+            self.n_wnd_wait.d.next = self.n_wnd_wait.q.val() + 1;
+        }
+
         // Descriptor (valid in Seg until taken).
-        self.desc_valid.next = (self.st.q.val() == SegState::Seg) & !self.desc_done.q.val();
+        self.desc_valid.next =
+            (self.st.q.val() == SegState::Seg) & !self.desc_done.q.val() & self.wgo.val();
         self.desc_qp.next = self.wqe_qp.val();
         self.desc_seq.next = self.seq.q.val();
         self.desc_crc_en.next = self.crc.q.val();
@@ -450,6 +534,7 @@ impl Logic for TxSeg {
             & (self.outst.q.val() < 4)
             & ((self.plen.val() <= self.c_short.val()) | (self.unst.q.val() == 0));
         self.dma_rd_req_valid.next = (self.st.q.val() == SegState::Seg)
+            & self.wgo.val()
             & self.need_req.val()
             & !self.req_done.q.val()
             & self.can_issue.val();
@@ -700,7 +785,12 @@ impl Logic for TxSeg {
                     | (self.wqe_num_sge.val() > 1)
                     | ((self.wqe_opcode.val() == 4) & (self.wqe_num_sge.val() != 1))
                     | (self.state_ram.read_data.val().get_bits::<16>(128) < self.c_min_mulpdu.val())
+                    | (self.state_ram.read_data.val().get_bits::<16>(128) > self.c_max_mulpdu.val())
                 {
+                    if self.state_ram.read_data.val().get_bits::<16>(128) > self.c_max_mulpdu.val()
+                    {
+                        self.n_mulpdu_bad.d.next = self.n_mulpdu_bad.q.val() + 1;
+                    }
                     self.status.d.next = self.c_qp_op_err.val();
                     self.n_bad.d.next = self.n_bad.q.val() + 1;
                     self.st.d.next = SegState::Cpl;
@@ -766,6 +856,8 @@ impl Logic for TxSeg {
         }
         self.cnt_segs.next = self.n_segs.q.val();
         self.cnt_bad_wqe.next = self.n_bad.q.val();
+        self.cnt_wnd_wait.next = self.n_wnd_wait.q.val();
+        self.cnt_mulpdu_bad.next = self.n_mulpdu_bad.q.val();
 
         if self.reset.val() {
             self.st.d.next = SegState::Idle;
@@ -780,6 +872,8 @@ impl Logic for TxSeg {
             self.req_done.d.next = false;
             self.n_segs.d.next = 0.into();
             self.n_bad.d.next = 0.into();
+            self.n_wnd_wait.d.next = 0.into();
+            self.n_mulpdu_bad.d.next = 0.into();
         }
     }
 }
@@ -867,6 +961,8 @@ mod tests {
         u.fetch.dma_rd_cpl_last.connect();
         u.fetch.dma_rd_cpl_tag.connect();
         u.seg.cfg_valid.connect();
+        u.seg.win_en.connect();
+        u.seg.win_end.connect();
         u.seg.cfg_qp.connect();
         u.seg.cfg_seq.connect();
         u.seg.cfg_msn_send.connect();

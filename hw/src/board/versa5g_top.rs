@@ -336,6 +336,11 @@ impl Logic for VersaTop {
         self.core.ct_wr_rcv_wscale.next = 0.into();
         self.core.ct_wr_tx_marker_ref.next = 0.into();
         self.core.tx_cq_pop.next = false;
+        // TX send state: the peer's window is enforced (the intended use);
+        // no connection context from the pins
+        self.core.tx_wnd_en.next = true;
+        self.core.ct_wr_snd_wnd.next = 0.into();
+        self.core.ct_wr_snd_wscale.next = 0.into();
 
         // The core's output: echoed on port 0 when switch 0 is on.
         self.tx0.in_data.next = self.core.rx_pay_data.val();
