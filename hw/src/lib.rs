@@ -29,6 +29,7 @@ pub mod mpa_rx_outq;
 pub mod placement;
 pub mod recv_wqe;
 pub mod rnic_core;
+pub mod rreq_queue;
 pub mod rx_check;
 pub mod rx_fifo;
 pub mod rx_parse;
