@@ -71,9 +71,10 @@ fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
     Constant::new((c.into().to_bits() as u64).into())
 }
 
-/// A queued request: {src_to[229:166], src_stag[165:134], len[133:102],
-/// sink_to[101:38], sink_stag[37:6], qp[5:0]}.
-pub type RreqWord = Bits<230>;
+/// A queued request: {conn[269:262], msn[261:230], src_to[229:166],
+/// src_stag[165:134], len[133:102], sink_to[101:38], sink_stag[37:6],
+/// qp[5:0]}.
+pub type RreqWord = Bits<270>;
 
 #[derive(LogicBlock)]
 pub struct RreqQueue {
@@ -104,6 +105,8 @@ pub struct RreqQueue {
     pub q_valid: Signal<Out, Bit>,
     pub q_ready: Signal<In, Bit>,
     pub q_qp: Signal<Out, Bits<6>>,
+    pub q_conn: Signal<Out, Bits<8>>,
+    pub q_msn: Signal<Out, Bits<32>>,
     pub q_sink_stag: Signal<Out, Bits<32>>,
     pub q_sink_to: Signal<Out, Bits<64>>,
     pub q_len: Signal<Out, Bits<32>>,
@@ -214,6 +217,8 @@ impl Default for RreqQueue {
             q_valid: Default::default(),
             q_ready: Default::default(),
             q_qp: Default::default(),
+            q_conn: Default::default(),
+            q_msn: Default::default(),
             q_sink_stag: Default::default(),
             q_sink_to: Default::default(),
             q_len: Default::default(),
@@ -349,12 +354,14 @@ impl Logic for RreqQueue {
             (bit_cast::<64, 32>(self.r2.val().get_bits::<32>(0)) << 32) | (self.r3.val() >> 32);
 
         // ---- queue
-        self.fifo.data_in.next = (bit_cast::<230, 64>(self.f_src_to.val()) << 166)
-            | (bit_cast::<230, 32>(self.f_src_stag.val()) << 134)
-            | (bit_cast::<230, 32>(self.f_len.val()) << 102)
-            | (bit_cast::<230, 64>(self.f_sink_to.val()) << 38)
-            | (bit_cast::<230, 32>(self.f_sink_stag.val()) << 6)
-            | bit_cast::<230, 6>(self.qpn.q.val().get_bits::<6>(0));
+        self.fifo.data_in.next = (bit_cast::<270, 8>(self.conn.q.val().get_bits::<8>(0)) << 262)
+            | (bit_cast::<270, 32>(self.msn.q.val()) << 230)
+            | (bit_cast::<270, 64>(self.f_src_to.val()) << 166)
+            | (bit_cast::<270, 32>(self.f_src_stag.val()) << 134)
+            | (bit_cast::<270, 32>(self.f_len.val()) << 102)
+            | (bit_cast::<270, 64>(self.f_sink_to.val()) << 38)
+            | (bit_cast::<270, 32>(self.f_sink_stag.val()) << 6)
+            | bit_cast::<270, 6>(self.qpn.q.val().get_bits::<6>(0));
         self.fifo.write.next = false;
         self.fifo.read.next = self.q_ready.val();
         self.q_valid.next = !self.fifo.empty.val();
@@ -364,6 +371,8 @@ impl Logic for RreqQueue {
         self.q_len.next = self.fifo.data_out.val().get_bits::<32>(102);
         self.q_src_stag.next = self.fifo.data_out.val().get_bits::<32>(134);
         self.q_src_to.next = self.fifo.data_out.val().get_bits::<64>(166);
+        self.q_msn.next = self.fifo.data_out.val().get_bits::<32>(230);
+        self.q_conn.next = self.fifo.data_out.val().get_bits::<8>(262);
 
         // ---- per-QP context RAM: read at the request's QP; written by the
         // context write (priority) or with the advanced MSN.
