@@ -443,6 +443,7 @@ mod tests {
     }
 
     /// A placed tagged segment's record (the core holds them while busy).
+    #[allow(clippy::too_many_arguments)]
     fn tag(
         u: &mut RdTrack,
         qp: u64,
@@ -487,13 +488,13 @@ mod tests {
         tag(&mut u, 2, Opcode::RdmaWrite, true, 1, 0, 64, &mut ev);
         assert!(ev.is_empty());
         tag(&mut u, 2, Opcode::ReadResponse, true, 1, 0, 36, &mut ev);
-        assert_eq!(ev.drain(..).collect::<Vec<_>>(), vec![Ev::Cpl(2, 0xA, 100)]);
+        assert_eq!(std::mem::take(&mut ev), vec![Ev::Cpl(2, 0xA, 100)]);
         tag(&mut u, 2, Opcode::ReadResponse, true, 1, 0, 36, &mut ev);
         assert!(ev.is_empty(), "B is unsignaled");
         tag(&mut u, 40, Opcode::ReadResponse, true, 1, 0, 36, &mut ev);
         tag(&mut u, 2, Opcode::ReadResponse, true, 1, 0, 36, &mut ev);
         assert_eq!(
-            ev.drain(..).collect::<Vec<_>>(),
+            std::mem::take(&mut ev),
             vec![Ev::Cpl(40, 0x40_00, 7), Ev::Cpl(2, 0xC, 300)]
         );
         // nothing outstanding: Terminate, the tagged header echoed
@@ -520,7 +521,7 @@ mod tests {
         let mut echo = seg[..14].to_vec();
         echo.resize(48, 0);
         assert_eq!(
-            ev.drain(..).collect::<Vec<_>>(),
+            std::mem::take(&mut ev),
             vec![Ev::Term(
                 TerminateCause::from(RemoteOperationError::UnexpectedOpcode).to_bits(),
                 echo,
@@ -536,7 +537,7 @@ mod tests {
             for i in 0..8u64 {
                 tag(&mut u, 40, Opcode::ReadResponse, true, 1, 0, 8, &mut ev);
                 assert_eq!(
-                    ev.drain(..).collect::<Vec<_>>(),
+                    std::mem::take(&mut ev),
                     vec![Ev::Cpl(40, round * 100 + i, i as u32)]
                 );
             }
@@ -545,10 +546,7 @@ mod tests {
         sent(&mut u, 40, 5, true, 5, &mut ev);
         cfg(&mut u, 40, 4, &mut ev);
         tag(&mut u, 40, Opcode::ReadResponse, true, 1, 0, 8, &mut ev);
-        assert!(matches!(
-            ev.drain(..).collect::<Vec<_>>()[..],
-            [Ev::Term(..)]
-        ));
+        assert!(matches!(std::mem::take(&mut ev)[..], [Ev::Term(..)]));
         assert_eq!(u.cnt_cpl.val().index(), 19);
         assert_eq!(u.cnt_term.val().index(), 2);
     }

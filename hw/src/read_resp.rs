@@ -859,7 +859,7 @@ mod tests {
         tick!(b);
         b.rr.reset.next = false;
         let (table, pbl) = regions();
-        for i in 0..pbl.len() {
+        for (i, &page) in pbl.iter().enumerate() {
             b.tpt.tpt_wr_en.next = i < table.len();
             if let Some(e) = table.get(i) {
                 b.tpt.tpt_wr_index.next = (i as u64).into();
@@ -867,7 +867,7 @@ mod tests {
             }
             b.tpt.pbl_wr_en.next = true;
             b.tpt.pbl_wr_index.next = (i as u64).into();
-            b.tpt.pbl_wr_data.next = pbl[i].into();
+            b.tpt.pbl_wr_data.next = page.into();
             tick!(b);
         }
         b.tpt.tpt_wr_en.next = false;
