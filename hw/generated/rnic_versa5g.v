@@ -2565,6 +2565,54 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] tx_seg$win_end;
     wire  [31:0] tx_seg$cnt_wnd_wait;
     wire  [31:0] tx_seg$cnt_mulpdu_bad;
+    reg  tx_seg$xs_req;
+    reg  [5:0] tx_seg$xs_qp;
+    reg  tx_seg$xs_done;
+    reg  [31:0] tx_seg$xs_seq_new;
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  tx_seg$xs_gnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] tx_seg$xs_seq;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] tx_seg$xs_seq_start;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] tx_seg$xs_mulpdu;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  tx_seg$xs_mk_en;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  tx_seg$xs_crc_en;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  tx_seg$rd_sent_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [5:0] tx_seg$rd_sent_qp;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [63:0] tx_seg$rd_sent_wr_id;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  tx_seg$rd_sent_signaled;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] tx_seg$rd_sent_len;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  tx_framer$clock;
     reg  tx_framer$reset;
     reg  tx_framer$desc_valid;
@@ -3781,7 +3829,22 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .win_en(tx_seg$win_en),
         .win_end(tx_seg$win_end),
         .cnt_wnd_wait(tx_seg$cnt_wnd_wait),
-        .cnt_mulpdu_bad(tx_seg$cnt_mulpdu_bad)
+        .cnt_mulpdu_bad(tx_seg$cnt_mulpdu_bad),
+        .xs_req(tx_seg$xs_req),
+        .xs_qp(tx_seg$xs_qp),
+        .xs_done(tx_seg$xs_done),
+        .xs_seq_new(tx_seg$xs_seq_new),
+        .xs_gnt(tx_seg$xs_gnt),
+        .xs_seq(tx_seg$xs_seq),
+        .xs_seq_start(tx_seg$xs_seq_start),
+        .xs_mulpdu(tx_seg$xs_mulpdu),
+        .xs_mk_en(tx_seg$xs_mk_en),
+        .xs_crc_en(tx_seg$xs_crc_en),
+        .rd_sent_valid(tx_seg$rd_sent_valid),
+        .rd_sent_qp(tx_seg$rd_sent_qp),
+        .rd_sent_wr_id(tx_seg$rd_sent_wr_id),
+        .rd_sent_signaled(tx_seg$rd_sent_signaled),
+        .rd_sent_len(tx_seg$rd_sent_len)
     );
     rnic_versa5g$core$tx_framer tx_framer(
         .clock(tx_framer$clock),
@@ -5252,6 +5315,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$wqe_sge0_len = wqe_fetch$wqe_sge0_len;
         tx_seg$wqe_sge0_lkey = wqe_fetch$wqe_sge0_lkey;
         tx_seg$wqe_bad = wqe_fetch$wqe_bad;
+        tx_seg$xs_req = 1'b0;
+        tx_seg$xs_qp = 6'h0;
+        tx_seg$xs_done = 1'b0;
+        tx_seg$xs_seq_new = 32'h0;
         rd_arb$c0_req_valid = wqe_fetch$dma_rd_req_valid;
         wqe_fetch$dma_rd_req_ready = rd_arb$c0_req_ready;
         rd_arb$c0_req_addr = wqe_fetch$dma_rd_req_addr;
@@ -33957,7 +34024,7 @@ module rnic_versa5g$core$tx_sched$ptr(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$ptr
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
 
     // Module arguments
     input wire  clock;
@@ -34036,6 +34103,21 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  [31:0] win_end;
     output reg  [31:0] cnt_wnd_wait;
     output reg  [31:0] cnt_mulpdu_bad;
+    input wire  xs_req;
+    input wire  [5:0] xs_qp;
+    input wire  xs_done;
+    input wire  [31:0] xs_seq_new;
+    output reg  xs_gnt;
+    output reg  [31:0] xs_seq;
+    output reg  [31:0] xs_seq_start;
+    output reg  [15:0] xs_mulpdu;
+    output reg  xs_mk_en;
+    output reg  xs_crc_en;
+    output reg  rd_sent_valid;
+    output reg  [5:0] rd_sent_qp;
+    output reg  [63:0] rd_sent_wr_id;
+    output reg  rd_sent_signaled;
+    output reg  [31:0] rd_sent_len;
 
     // Constant declarations
     localparam  c_max_mulpdu = 16'hf8e;
@@ -34053,6 +34135,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     localparam SegState$Fin = 3;
     localparam SegState$Cpl = 4;
     localparam SegState$Pop = 5;
+    localparam SegState$XLoad = 6;
+    localparam SegState$Ext = 7;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -34741,11 +34825,48 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
             len = wqe_sge0_len;
         end
         sol = wqe_flags[32'h1];
+        xs_gnt = st$q == SegState$Ext;
+        xs_seq = seq$q;
+        xs_seq_start = seq_start$q;
+        xs_mulpdu = mulpdu$q;
+        xs_mk_en = mk$q;
+        xs_crc_en = crc$q;
+        rd_sent_valid = (st$q == SegState$Fin) & is_rr$q;
+        rd_sent_qp = wqe_qp;
+        rd_sent_wr_id = wqe_wr_id;
+        rd_sent_signaled = wqe_flags[32'h0];
+        rd_sent_len = len;
         case (st$q)
             SegState$Idle:
                 begin
-                    if (wqe_valid & ~rr_pending$q) begin
+                    if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
+                        state_ram$read_address = xs_qp;
+                        st$d = SegState$XLoad;
+                    end
+                    else if (wqe_valid & ~rr_pending$q) begin
                         st$d = SegState$Load;
+                    end
+                end
+            SegState$XLoad:
+                begin
+                    seq$d = state_ram$read_data[(32'h0)+:(32)];
+                    msn0$d = state_ram$read_data[(32'h20)+:(32)];
+                    msn1$d = state_ram$read_data[(32'h40)+:(32)];
+                    seq_start$d = state_ram$read_data[(32'h60)+:(32)];
+                    mulpdu$d = state_ram$read_data[(32'h80)+:(16)];
+                    mk$d = state_ram$read_data[32'h90];
+                    crc$d = state_ram$read_data[32'h91];
+                    st$d = SegState$Ext;
+                end
+            SegState$Ext:
+                begin
+                    if (xs_done) begin
+                        if (~cfg_valid) begin
+                            state_ram$write_enable = 1'b1;
+                            state_ram$write_address = xs_qp;
+                            state_ram$write_data = ({{145{1'b0}}, crc$q} << 32'h91) | ({{145{1'b0}}, mk$q} << 32'h90) | ({{130{1'b0}}, mulpdu$q} << 32'h80) | ({{114{1'b0}}, seq_start$q} << 32'h60) | ({{114{1'b0}}, msn1$q} << 32'h40) | ({{114{1'b0}}, msn0$q} << 32'h20) | {{114{1'b0}}, xs_seq_new};
+                        end
+                        st$d = SegState$Idle;
                     end
                 end
             SegState$Load:
@@ -34845,7 +34966,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         state_ram$write_data = ({{145{1'b0}}, crc$q} << 32'h91) | ({{145{1'b0}}, mk$q} << 32'h90) | ({{130{1'b0}}, mulpdu$q} << 32'h80) | ({{114{1'b0}}, seq_start$q} << 32'h60) | ({{114{1'b0}}, msn1$q} << 32'h40) | ({{114{1'b0}}, msn0$q} << 32'h20) | {{114{1'b0}}, seq$q};
                     end
                     st$d = SegState$Pop;
-                    if (wqe_flags[32'h0]) begin
+                    if (wqe_flags[32'h0] & ~is_rr$q) begin
                         st$d = SegState$Cpl;
                     end
                 end
@@ -35506,6 +35627,8 @@ module rnic_versa5g$core$tx_seg$st(d,q,clock);
     localparam SegState$Fin = 3;
     localparam SegState$Cpl = 4;
     localparam SegState$Pop = 5;
+    localparam SegState$XLoad = 6;
+    localparam SegState$Ext = 7;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)

@@ -173,9 +173,23 @@ const SCQ_OBS: &str = "TxSeg's completion records go into the QP's send CQ insid
 const CDC_STATUS: &str = "RxCdc uses only the FIFO's full and empty flags: it reads only \
      when not empty and detects overflow as full during a write";
 
+const NO_READ_PATH: &str = "tx_seg's Read hook (xs_* stream hand-over to read_resp, \
+     rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core";
+
 /// Declarations that are unused on purpose, with the reason, waived one by
 /// one (module, name and width must all match).
 const UNUSED_OK: &[Unused] = &[
+    unused(&[], "tx_seg$xs_gnt", 1, NO_READ_PATH),
+    unused(&[], "tx_seg$xs_seq", 32, NO_READ_PATH),
+    unused(&[], "tx_seg$xs_seq_start", 32, NO_READ_PATH),
+    unused(&[], "tx_seg$xs_mulpdu", 16, NO_READ_PATH),
+    unused(&[], "tx_seg$xs_mk_en", 1, NO_READ_PATH),
+    unused(&[], "tx_seg$xs_crc_en", 1, NO_READ_PATH),
+    unused(&[], "tx_seg$rd_sent_valid", 1, NO_READ_PATH),
+    unused(&[], "tx_seg$rd_sent_qp", 6, NO_READ_PATH),
+    unused(&[], "tx_seg$rd_sent_wr_id", 64, NO_READ_PATH),
+    unused(&[], "tx_seg$rd_sent_signaled", 1, NO_READ_PATH),
+    unused(&[], "tx_seg$rd_sent_len", 32, NO_READ_PATH),
     unused(
         &["rx_fifo"],
         "lfifo$count",

@@ -1531,6 +1531,11 @@ impl Logic for RnicCore {
         self.tx_seg.wqe_sge0_len.next = self.wqe_fetch.wqe_sge0_len.val();
         self.tx_seg.wqe_sge0_lkey.next = self.wqe_fetch.wqe_sge0_lkey.val();
         self.tx_seg.wqe_bad.next = self.wqe_fetch.wqe_bad.val();
+        // Read responder hook (read_resp, not yet in the core): idle.
+        self.tx_seg.xs_req.next = false;
+        self.tx_seg.xs_qp.next = 0.into();
+        self.tx_seg.xs_done.next = false;
+        self.tx_seg.xs_seq_new.next = 0.into();
 
         // DMA read arbiter: client 0 WQE fetch, 1 receive-queue fetch (not
         // yet built: idle), 2 payload.

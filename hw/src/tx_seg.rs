@@ -72,6 +72,8 @@ pub enum SegState {
     Fin,
     Cpl,
     Pop,
+    XLoad,
+    Ext,
 }
 
 #[derive(LogicBlock)]
@@ -158,6 +160,23 @@ pub struct TxSeg {
     fits: Signal<Local, Bit>,
     wgo: Signal<Local, Bit>,
     send_end: Signal<Local, Bits<32>>,
+    // ---- Read responder hook (read_resp): the QP's stream between WQEs
+    pub xs_req: Signal<In, Bit>,
+    pub xs_qp: Signal<In, Bits<6>>,
+    pub xs_done: Signal<In, Bit>,
+    pub xs_seq_new: Signal<In, Bits<32>>,
+    pub xs_gnt: Signal<Out, Bit>,
+    pub xs_seq: Signal<Out, Bits<32>>,
+    pub xs_seq_start: Signal<Out, Bits<32>>,
+    pub xs_mulpdu: Signal<Out, Bits<16>>,
+    pub xs_mk_en: Signal<Out, Bit>,
+    pub xs_crc_en: Signal<Out, Bit>,
+    /// Pulse: a Read Request went to the framer (its WQE's last descriptor).
+    pub rd_sent_valid: Signal<Out, Bit>,
+    pub rd_sent_qp: Signal<Out, Bits<6>>,
+    pub rd_sent_wr_id: Signal<Out, Bits<64>>,
+    pub rd_sent_signaled: Signal<Out, Bit>,
+    pub rd_sent_len: Signal<Out, Bits<32>>,
     c_pay_tag: Constant<Bits<8>>,
     c_min_mulpdu: Constant<Bits<16>>,
     c_qp_op_err: Constant<Bits<8>>,
@@ -310,6 +329,21 @@ impl Default for TxSeg {
             fits: Default::default(),
             wgo: Default::default(),
             send_end: Default::default(),
+            xs_req: Default::default(),
+            xs_qp: Default::default(),
+            xs_done: Default::default(),
+            xs_seq_new: Default::default(),
+            xs_gnt: Default::default(),
+            xs_seq: Default::default(),
+            xs_seq_start: Default::default(),
+            xs_mulpdu: Default::default(),
+            xs_mk_en: Default::default(),
+            xs_crc_en: Default::default(),
+            rd_sent_valid: Default::default(),
+            rd_sent_qp: Default::default(),
+            rd_sent_wr_id: Default::default(),
+            rd_sent_signaled: Default::default(),
+            rd_sent_len: Default::default(),
             c_pay_tag: Constant::new(PAY_TAG.into()),
             c_min_mulpdu: Constant::new(MIN_MULPDU.into()),
             c_qp_op_err: Constant::new(STATUS_LOCAL_QP_OP_ERR.into()),
@@ -717,11 +751,59 @@ impl Logic for TxSeg {
         }
         self.sol.next = self.wqe_flags.val().get_bit(1);
 
+        // Read responder hook: outputs, and the completion-free Read.
+        self.xs_gnt.next = self.st.q.val() == SegState::Ext;
+        self.xs_seq.next = self.seq.q.val();
+        self.xs_seq_start.next = self.seq_start.q.val();
+        self.xs_mulpdu.next = self.mulpdu.q.val();
+        self.xs_mk_en.next = self.mk.q.val();
+        self.xs_crc_en.next = self.crc.q.val();
+        self.rd_sent_valid.next = (self.st.q.val() == SegState::Fin) & self.is_rr.q.val();
+        self.rd_sent_qp.next = self.wqe_qp.val();
+        self.rd_sent_wr_id.next = self.wqe_wr_id.val();
+        self.rd_sent_signaled.next = self.wqe_flags.val().get_bit(0);
+        self.rd_sent_len.next = self.len.val();
+
         match self.st.q.val() {
             SegState::Idle => {
                 // The Read Request header register holds until its payload went.
-                if self.wqe_valid.val() & !self.rr_pending.q.val() {
+                if self.xs_req.val() & (self.outst.q.val() == 0) & !self.rr_pending.q.val() {
+                    // read_resp takes the QP's stream once every payload of
+                    // ours has gone to the framer (descriptor order = payload
+                    // order at the framer)
+                    self.state_ram.read_address.next = self.xs_qp.val();
+                    self.st.d.next = SegState::XLoad;
+                } else if self.wqe_valid.val() & !self.rr_pending.q.val() {
                     self.st.d.next = SegState::Load;
+                }
+            }
+            SegState::XLoad => {
+                self.seq.d.next = self.state_ram.read_data.val().get_bits::<32>(0);
+                self.msn0.d.next = self.state_ram.read_data.val().get_bits::<32>(32);
+                self.msn1.d.next = self.state_ram.read_data.val().get_bits::<32>(64);
+                self.seq_start.d.next = self.state_ram.read_data.val().get_bits::<32>(96);
+                self.mulpdu.d.next = self.state_ram.read_data.val().get_bits::<16>(128);
+                self.mk.d.next = self.state_ram.read_data.val().get_bit(144);
+                self.crc.d.next = self.state_ram.read_data.val().get_bit(145);
+                self.st.d.next = SegState::Ext;
+            }
+            SegState::Ext => {
+                if self.xs_done.val() {
+                    // snd_nxt after the Read Response FPDUs (a cfg write in
+                    // the same clock wins)
+                    if !self.cfg_valid.val() {
+                        self.state_ram.write_enable.next = true;
+                        self.state_ram.write_address.next = self.xs_qp.val();
+                        self.state_ram.write_data.next =
+                            (bit_cast::<146, 1>(self.crc.q.val().into()) << 145)
+                                | (bit_cast::<146, 1>(self.mk.q.val().into()) << 144)
+                                | (bit_cast::<146, 16>(self.mulpdu.q.val()) << 128)
+                                | (bit_cast::<146, 32>(self.seq_start.q.val()) << 96)
+                                | (bit_cast::<146, 32>(self.msn1.q.val()) << 64)
+                                | (bit_cast::<146, 32>(self.msn0.q.val()) << 32)
+                                | bit_cast::<146, 32>(self.xs_seq_new.val());
+                    }
+                    self.st.d.next = SegState::Idle;
                 }
             }
             SegState::Load => {
@@ -836,7 +918,9 @@ impl Logic for TxSeg {
                         | bit_cast::<146, 32>(self.seq.q.val());
                 }
                 self.st.d.next = SegState::Pop;
-                if self.wqe_flags.val().get_bit(0) {
+                // A Read completes when its last Read Response is placed
+                // (rd_sent_* → the requester), not here.
+                if self.wqe_flags.val().get_bit(0) & !self.is_rr.q.val() {
                     self.st.d.next = SegState::Cpl;
                 }
             }
@@ -939,6 +1023,10 @@ mod tests {
             self.seg.wqe_sge0_len.next = self.fetch.wqe_sge0_len.val();
             self.seg.wqe_sge0_lkey.next = self.fetch.wqe_sge0_lkey.val();
             self.seg.wqe_bad.next = self.fetch.wqe_bad.val();
+            self.seg.xs_req.next = false;
+            self.seg.xs_qp.next = 0.into();
+            self.seg.xs_done.next = false;
+            self.seg.xs_seq_new.next = 0.into();
         }
     }
 
@@ -1514,7 +1602,7 @@ mod tests {
             for s in stream.send(&msg).unwrap() {
                 r.segs.push_back((s.seq, s.payload));
             }
-            if signaled {
+            if signaled && !matches!(msg, Message::ReadRequest(_)) {
                 r.cqs.push_back((idx, w.wr_id, 0));
             }
         }

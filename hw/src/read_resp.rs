@@ -1,0 +1,1199 @@
+//! Read responder TX: answers the Read Requests `rreq_queue` hands over, in
+//! order (RFC 5040 §5.3), with RDMA Read Response messages (tagged, RDMAP
+//! opcode Read Response, RFC 5040 §4.5) on the same stream as the QP's
+//! other messages.
+//!
+//! Per request:
+//! 1. The QP's PD (`cfg_*`, from the QP context) and one TPT check of the
+//!    whole Data Source `[SrcTO, SrcTO + RDMARDSZ)` with the remote read
+//!    right (`chk_*`/`res_*` of [`crate::tpt::Tpt`], shared with `ddp_rx`
+//!    by the integrator). A fault sends nothing: one Terminate request
+//!    (`term_*`, RDMAP Remote Protection, RFC 5040 §7: invalid STag 0/1/0,
+//!    base or bounds 0/1/1, access rights 0/1/2, STag not associated with
+//!    the stream (PD) 0/1/3, TO wrap 0/1/4) whose echo is the Read Request
+//!    segment (DDP header and RDMA Read Request header, RFC 5040 §4.8),
+//!    rebuilt from the queued fields; the QP stops here (its later requests
+//!    are dropped, counted) until its context is written again.
+//! 2. The QP's TX stream (`xs_*`, the hook in `tx_seg`): `xs_req` until
+//!    `xs_gnt`, which `tx_seg` gives between its own messages once its
+//!    payload has gone, with the QP's `snd_nxt`, SeqStart, MULPDU, CRC and
+//!    marker settings. While granted `tx_seg` sends nothing; at the end
+//!    `xs_done` hands the advanced `snd_nxt` back. So Read Responses are
+//!    interleaved with the QP's own messages at message boundaries.
+//! 3. Segments (RFC 5041 §5.2, RFC 5044 §4.5): payload at most MULPDU - 14
+//!    octets, also cut at every page end of the region and every 4 KiB
+//!    bus-address boundary, so that each segment is ONE DMA read at the
+//!    address a per-segment TPT lookup gives (`res_addr`, `res_page_left`).
+//!    STag = SinkSTag, TO = SinkTO + octets before (RFC 5041 §4.2), L on the
+//!    last; a zero-length Read gets one empty Read Response with L = 1.
+//!    Each segment: a `TxFramer` descriptor and one DMA read (tag
+//!    [`RR_TAG`]), whose completion beats go straight to `pay_*` (one read
+//!    in flight; `dma_rd_cpl_ready` = `pay_ready`). `snd_nxt` advances by the
+//!    FPDU's wire length (RFC 5044 §4.3 markers included), as `tx_seg` does.
+//! 4. `done_*` tells `rreq_queue` the request is over (its IRD slot frees).
+
+use crate::k;
+use rnic_wire::abi::tpt::ACCESS_REMOTE_READ;
+use rnic_wire::ddp::TAGGED_HEADER_LEN;
+use rnic_wire::rdmap::Opcode;
+use rnic_wire::terminate::{RemoteProtectionError, TerminateCause};
+use rust_hdl::prelude::*;
+
+/// DMA read tag of the responder's payload reads (client range 0xC0-0xCF).
+pub const RR_TAG: u64 = 0xC0;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum RrState {
+    Idle,
+    Pd,
+    Chk,
+    Res,
+    Term,
+    Grant,
+    SChk,
+    SRes,
+    Issue,
+    Adv,
+    Fin,
+}
+
+fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
+    Constant::new((c.into().to_bits() as u64).into())
+}
+
+#[derive(LogicBlock)]
+pub struct ReadResp {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    // ---- requests (rreq_queue)
+    pub q_valid: Signal<In, Bit>,
+    pub q_ready: Signal<Out, Bit>,
+    pub q_qp: Signal<In, Bits<6>>,
+    pub q_conn: Signal<In, Bits<8>>,
+    pub q_msn: Signal<In, Bits<32>>,
+    pub q_sink_stag: Signal<In, Bits<32>>,
+    pub q_sink_to: Signal<In, Bits<64>>,
+    pub q_len: Signal<In, Bits<32>>,
+    pub q_src_stag: Signal<In, Bits<32>>,
+    pub q_src_to: Signal<In, Bits<64>>,
+    // ---- QP context write: the QP's PD
+    pub cfg_valid: Signal<In, Bit>,
+    pub cfg_qp: Signal<In, Bits<6>>,
+    pub cfg_pd: Signal<In, Bits<32>>,
+    // ---- TPT check client
+    pub chk_valid: Signal<Out, Bit>,
+    pub chk_ready: Signal<In, Bit>,
+    pub chk_stag: Signal<Out, Bits<32>>,
+    pub chk_pd: Signal<Out, Bits<32>>,
+    pub chk_need: Signal<Out, Bits<3>>,
+    pub chk_to: Signal<Out, Bits<64>>,
+    pub chk_len: Signal<Out, Bits<32>>,
+    pub res_valid: Signal<In, Bit>,
+    pub res_ready: Signal<Out, Bit>,
+    pub res_fault: Signal<In, Bits<3>>,
+    pub res_addr: Signal<In, Bits<64>>,
+    pub res_page_left: Signal<In, Bits<32>>,
+    // ---- the QP's TX stream (tx_seg hook)
+    pub xs_req: Signal<Out, Bit>,
+    pub xs_qp: Signal<Out, Bits<6>>,
+    pub xs_gnt: Signal<In, Bit>,
+    pub xs_seq: Signal<In, Bits<32>>,
+    pub xs_seq_start: Signal<In, Bits<32>>,
+    pub xs_mulpdu: Signal<In, Bits<16>>,
+    pub xs_mk_en: Signal<In, Bit>,
+    pub xs_crc_en: Signal<In, Bit>,
+    pub xs_done: Signal<Out, Bit>,
+    pub xs_seq_new: Signal<Out, Bits<32>>,
+    // ---- TxFramer descriptor (addresses from the QP's connection)
+    pub desc_valid: Signal<Out, Bit>,
+    pub desc_ready: Signal<In, Bit>,
+    pub desc_qp: Signal<Out, Bits<6>>,
+    pub desc_seq: Signal<Out, Bits<32>>,
+    pub desc_crc_en: Signal<Out, Bit>,
+    pub desc_mk_en: Signal<Out, Bit>,
+    pub desc_seq_start: Signal<Out, Bits<32>>,
+    pub desc_opcode: Signal<Out, Bits<4>>,
+    pub desc_last: Signal<Out, Bit>,
+    pub desc_stag: Signal<Out, Bits<32>>,
+    pub desc_to: Signal<Out, Bits<64>>,
+    pub desc_pay_len: Signal<Out, Bits<16>>,
+    // ---- DMA read
+    pub dma_rd_req_valid: Signal<Out, Bit>,
+    pub dma_rd_req_ready: Signal<In, Bit>,
+    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub dma_rd_cpl_valid: Signal<In, Bit>,
+    pub dma_rd_cpl_ready: Signal<Out, Bit>,
+    pub dma_rd_cpl_data: Signal<In, Bits<64>>,
+    pub dma_rd_cpl_keep: Signal<In, Bits<4>>,
+    pub dma_rd_cpl_last: Signal<In, Bit>,
+    // ---- payload to the framer
+    pub pay_valid: Signal<Out, Bit>,
+    pub pay_ready: Signal<In, Bit>,
+    pub pay_data: Signal<Out, Bits<64>>,
+    pub pay_keep: Signal<Out, Bits<4>>,
+    pub pay_last: Signal<Out, Bit>,
+    // ---- request over (to rreq_queue)
+    pub done_valid: Signal<Out, Bit>,
+    pub done_qp: Signal<Out, Bits<6>>,
+    // ---- Terminate requests
+    pub term_valid: Signal<Out, Bit>,
+    pub term_ready: Signal<In, Bit>,
+    pub term_cause: Signal<Out, Bits<16>>,
+    pub term_hdr: Signal<Out, Bits<384>>,
+    pub term_seg_len: Signal<Out, Bits<16>>,
+    pub term_conn: Signal<Out, Bits<32>>,
+    pub term_qpn: Signal<Out, Bits<32>>,
+    // ---- counters
+    pub cnt_resp: Signal<Out, Bits<32>>,
+    pub cnt_segs: Signal<Out, Bits<32>>,
+    pub cnt_term: Signal<Out, Bits<32>>,
+    pub cnt_drop: Signal<Out, Bits<32>>,
+    // ---- tables and constants
+    pd_ram: RAM<Bits<32>, 6>,
+    k_need: Constant<Bits<3>>,
+    k_hdr_t: Constant<Bits<16>>,
+    k_op_rresp: Constant<Bits<4>>,
+    k_tag: Constant<Bits<8>>,
+    k_c_stag: Constant<Bits<16>>,
+    k_c_pd: Constant<Bits<16>>,
+    k_c_rights: Constant<Bits<16>>,
+    k_c_bounds: Constant<Bits<16>>,
+    k_c_wrap: Constant<Bits<16>>,
+    m1: Constant<Bits<64>>,
+    m2: Constant<Bits<64>>,
+    m3: Constant<Bits<64>>,
+    // ---- state
+    state: DFF<RrState>,
+    qp: DFF<Bits<6>>,
+    conn: DFF<Bits<8>>,
+    msn: DFF<Bits<32>>,
+    sink_stag: DFF<Bits<32>>,
+    sink_to: DFF<Bits<64>>,
+    len: DFF<Bits<32>>,
+    src_stag: DFF<Bits<32>>,
+    src_to: DFF<Bits<64>>,
+    pd: DFF<Bits<32>>,
+    cur_to: DFF<Bits<64>>,
+    rest: DFF<Bits<32>>,
+    seg: DFF<Bits<16>>,
+    seg_last: DFF<Bit>,
+    addr: DFF<Bits<64>>,
+    seq: DFF<Bits<32>>,
+    seq_start: DFF<Bits<32>>,
+    room: DFF<Bits<16>>,
+    mk: DFF<Bit>,
+    crc: DFF<Bit>,
+    desc_done: DFF<Bit>,
+    req_done: DFF<Bit>,
+    pay_done: DFF<Bit>,
+    cause_r: DFF<Bits<16>>,
+    stopped: DFF<Bits<64>>,
+    c_resp: DFF<Bits<32>>,
+    c_segs: DFF<Bits<32>>,
+    c_term: DFF<Bits<32>>,
+    c_drop: DFF<Bits<32>>,
+    // ---- temporaries
+    cand: Signal<Local, Bits<32>>,
+    seg_v: Signal<Local, Bits<32>>,
+    to4k: Signal<Local, Bits<32>>,
+    flen: Signal<Local, Bits<16>>,
+    sdiff: Signal<Local, Bits<32>>,
+    d0: Signal<Local, Bits<16>>,
+    mrest: Signal<Local, Bits<16>>,
+    kk: Signal<Local, Bits<16>>,
+    adv: Signal<Local, Bits<32>>,
+    streaming: Signal<Local, Bit>,
+    pay_take: Signal<Local, Bit>,
+    r_msn: Signal<Local, Bits<32>>,
+    r_sstag: Signal<Local, Bits<32>>,
+    r_len: Signal<Local, Bits<32>>,
+    r_rstag: Signal<Local, Bits<32>>,
+    r_sto: Signal<Local, Bits<64>>,
+    r_rto: Signal<Local, Bits<64>>,
+}
+
+impl Default for ReadResp {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            q_valid: Default::default(),
+            q_ready: Default::default(),
+            q_qp: Default::default(),
+            q_conn: Default::default(),
+            q_msn: Default::default(),
+            q_sink_stag: Default::default(),
+            q_sink_to: Default::default(),
+            q_len: Default::default(),
+            q_src_stag: Default::default(),
+            q_src_to: Default::default(),
+            cfg_valid: Default::default(),
+            cfg_qp: Default::default(),
+            cfg_pd: Default::default(),
+            chk_valid: Default::default(),
+            chk_ready: Default::default(),
+            chk_stag: Default::default(),
+            chk_pd: Default::default(),
+            chk_need: Default::default(),
+            chk_to: Default::default(),
+            chk_len: Default::default(),
+            res_valid: Default::default(),
+            res_ready: Default::default(),
+            res_fault: Default::default(),
+            res_addr: Default::default(),
+            res_page_left: Default::default(),
+            xs_req: Default::default(),
+            xs_qp: Default::default(),
+            xs_gnt: Default::default(),
+            xs_seq: Default::default(),
+            xs_seq_start: Default::default(),
+            xs_mulpdu: Default::default(),
+            xs_mk_en: Default::default(),
+            xs_crc_en: Default::default(),
+            xs_done: Default::default(),
+            xs_seq_new: Default::default(),
+            desc_valid: Default::default(),
+            desc_ready: Default::default(),
+            desc_qp: Default::default(),
+            desc_seq: Default::default(),
+            desc_crc_en: Default::default(),
+            desc_mk_en: Default::default(),
+            desc_seq_start: Default::default(),
+            desc_opcode: Default::default(),
+            desc_last: Default::default(),
+            desc_stag: Default::default(),
+            desc_to: Default::default(),
+            desc_pay_len: Default::default(),
+            dma_rd_req_valid: Default::default(),
+            dma_rd_req_ready: Default::default(),
+            dma_rd_req_addr: Default::default(),
+            dma_rd_req_len: Default::default(),
+            dma_rd_req_tag: Default::default(),
+            dma_rd_cpl_valid: Default::default(),
+            dma_rd_cpl_ready: Default::default(),
+            dma_rd_cpl_data: Default::default(),
+            dma_rd_cpl_keep: Default::default(),
+            dma_rd_cpl_last: Default::default(),
+            pay_valid: Default::default(),
+            pay_ready: Default::default(),
+            pay_data: Default::default(),
+            pay_keep: Default::default(),
+            pay_last: Default::default(),
+            done_valid: Default::default(),
+            done_qp: Default::default(),
+            term_valid: Default::default(),
+            term_ready: Default::default(),
+            term_cause: Default::default(),
+            term_hdr: Default::default(),
+            term_seg_len: Default::default(),
+            term_conn: Default::default(),
+            term_qpn: Default::default(),
+            cnt_resp: Default::default(),
+            cnt_segs: Default::default(),
+            cnt_term: Default::default(),
+            cnt_drop: Default::default(),
+            pd_ram: Default::default(),
+            k_need: k(ACCESS_REMOTE_READ as u64),
+            k_hdr_t: k(TAGGED_HEADER_LEN as u64),
+            k_op_rresp: k(Opcode::ReadResponse.value() as u64),
+            k_tag: k(RR_TAG),
+            k_c_stag: cause(RemoteProtectionError::InvalidStag),
+            k_c_pd: cause(RemoteProtectionError::StagNotAssociated),
+            k_c_rights: cause(RemoteProtectionError::AccessRightsViolation),
+            k_c_bounds: cause(RemoteProtectionError::BaseOrBoundsViolation),
+            k_c_wrap: cause(RemoteProtectionError::ToWrap),
+            m1: k(0xff00),
+            m2: k(0xff_0000),
+            m3: k(0xff00_0000),
+            state: Default::default(),
+            qp: Default::default(),
+            conn: Default::default(),
+            msn: Default::default(),
+            sink_stag: Default::default(),
+            sink_to: Default::default(),
+            len: Default::default(),
+            src_stag: Default::default(),
+            src_to: Default::default(),
+            pd: Default::default(),
+            cur_to: Default::default(),
+            rest: Default::default(),
+            seg: Default::default(),
+            seg_last: Default::default(),
+            addr: Default::default(),
+            seq: Default::default(),
+            seq_start: Default::default(),
+            room: Default::default(),
+            mk: Default::default(),
+            crc: Default::default(),
+            desc_done: Default::default(),
+            req_done: Default::default(),
+            pay_done: Default::default(),
+            cause_r: Default::default(),
+            stopped: Default::default(),
+            c_resp: Default::default(),
+            c_segs: Default::default(),
+            c_term: Default::default(),
+            c_drop: Default::default(),
+            cand: Default::default(),
+            seg_v: Default::default(),
+            to4k: Default::default(),
+            flen: Default::default(),
+            sdiff: Default::default(),
+            d0: Default::default(),
+            mrest: Default::default(),
+            kk: Default::default(),
+            adv: Default::default(),
+            streaming: Default::default(),
+            pay_take: Default::default(),
+            r_msn: Default::default(),
+            r_sstag: Default::default(),
+            r_len: Default::default(),
+            r_rstag: Default::default(),
+            r_sto: Default::default(),
+            r_rto: Default::default(),
+        }
+    }
+}
+
+impl Logic for ReadResp {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, qp, conn, msn, sink_stag, sink_to, len, src_stag, src_to, pd,
+            cur_to, rest, seg, seg_last, addr, seq, seq_start, room, mk, crc, desc_done, req_done,
+            pay_done, cause_r, stopped, c_resp, c_segs, c_term, c_drop
+        );
+        self.pd_ram.read_clock.next = self.clock.val();
+        self.pd_ram.write_clock.next = self.clock.val();
+        self.pd_ram.read_address.next = self.q_qp.val();
+        self.pd_ram.write_address.next = self.cfg_qp.val();
+        self.pd_ram.write_enable.next = self.cfg_valid.val();
+        self.pd_ram.write_data.next = self.cfg_pd.val();
+
+        // ---- defaults
+        self.q_ready.next = false;
+        self.chk_valid.next = false;
+        self.res_ready.next = false;
+        self.xs_req.next = false;
+        self.xs_done.next = false;
+        self.done_valid.next = false;
+        self.term_valid.next = false;
+        self.xs_qp.next = self.qp.q.val();
+        self.xs_seq_new.next = self.seq.q.val();
+        self.done_qp.next = self.qp.q.val();
+        self.chk_pd.next = self.pd.q.val();
+        self.chk_need.next = self.k_need.val();
+        self.chk_stag.next = self.src_stag.q.val();
+        self.chk_to.next = self.src_to.q.val();
+        self.chk_len.next = self.len.q.val();
+
+        // ---- segment arithmetic
+        self.cand.next = self.rest.q.val();
+        if self.rest.q.val() > bit_cast::<32, 16>(self.room.q.val()) {
+            self.cand.next = bit_cast::<32, 16>(self.room.q.val());
+        }
+        self.seg_v.next = self.cand.val();
+        if self.res_page_left.val() < self.seg_v.val() {
+            self.seg_v.next = self.res_page_left.val();
+        }
+        if (self.state.q.val() == RrState::SChk) | (self.state.q.val() == RrState::SRes) {
+            self.chk_to.next = self.cur_to.q.val();
+            self.chk_len.next = self.cand.val();
+        }
+        // octets to the next 4 KiB bus boundary (1..=4096)
+        self.to4k.next =
+            bits::<32>(4096) - bit_cast::<32, 12>(self.res_addr.val().get_bits::<12>(0));
+        if self.to4k.val() < self.seg_v.val() {
+            self.seg_v.next = self.to4k.val();
+        }
+        // FPDU wire length (RFC 5044 §4: length field, ULPDU, pad, CRC) and
+        // the markers inside it (RFC 5044 §4.3; none after the CRC).
+        self.flen.next = ((self.k_hdr_t.val() + self.seg.q.val() + 5) & 0xFFFC) + 4;
+        self.sdiff.next = self.seq.q.val() - self.seq_start.q.val();
+        self.d0.next = bit_cast::<16, 9>(bits::<9>(0) - self.sdiff.val().get_bits::<9>(0));
+        self.kk.next = 0.into();
+        self.mrest.next = 0.into();
+        if self.flen.val() > self.d0.val() {
+            self.mrest.next = self.flen.val() - self.d0.val();
+            self.kk.next = 1.into();
+        }
+        if self.mrest.val() > 508 {
+            self.kk.next = self.kk.val() + 1;
+        }
+        if self.mrest.val() > 1016 {
+            self.kk.next = self.kk.val() + 1;
+        }
+        if self.mrest.val() > 1524 {
+            self.kk.next = self.kk.val() + 1;
+        }
+        if self.mrest.val() > 2032 {
+            self.kk.next = self.kk.val() + 1;
+        }
+        if self.mrest.val() > 2540 {
+            self.kk.next = self.kk.val() + 1;
+        }
+        if self.mrest.val() > 3048 {
+            self.kk.next = self.kk.val() + 1;
+        }
+        if self.mrest.val() > 3556 {
+            self.kk.next = self.kk.val() + 1;
+        }
+        if self.mrest.val() > 4064 {
+            self.kk.next = self.kk.val() + 1;
+        }
+        self.adv.next = bit_cast::<32, 16>(self.flen.val());
+        if self.mk.q.val() {
+            self.adv.next = bit_cast::<32, 16>(self.flen.val() + (self.kk.val() << 2));
+        }
+
+        // ---- descriptor, DMA request, payload
+        self.desc_valid.next = (self.state.q.val() == RrState::Issue) & !self.desc_done.q.val();
+        self.desc_qp.next = self.qp.q.val();
+        self.desc_seq.next = self.seq.q.val();
+        self.desc_crc_en.next = self.crc.q.val();
+        self.desc_mk_en.next = self.mk.q.val();
+        self.desc_seq_start.next = self.seq_start.q.val();
+        self.desc_opcode.next = self.k_op_rresp.val();
+        self.desc_last.next = self.seg_last.q.val();
+        self.desc_stag.next = self.sink_stag.q.val();
+        self.desc_to.next = self.sink_to.q.val();
+        self.desc_pay_len.next = self.seg.q.val();
+        self.dma_rd_req_valid.next = (self.state.q.val() == RrState::Issue)
+            & !self.req_done.q.val()
+            & self.seg.q.val().any();
+        self.dma_rd_req_addr.next = self.addr.q.val();
+        self.dma_rd_req_len.next = self.seg.q.val();
+        self.dma_rd_req_tag.next = self.k_tag.val();
+        // One read in flight: its completion goes straight to the framer.
+        self.streaming.next = (self.state.q.val() == RrState::Issue) & !self.pay_done.q.val();
+        self.pay_valid.next = self.dma_rd_cpl_valid.val() & self.streaming.val();
+        self.pay_data.next = self.dma_rd_cpl_data.val();
+        self.pay_keep.next = self.dma_rd_cpl_keep.val();
+        self.pay_last.next = self.dma_rd_cpl_last.val();
+        self.dma_rd_cpl_ready.next = self.pay_ready.val() & self.streaming.val();
+        self.pay_take.next = self.pay_valid.val() & self.pay_ready.val();
+
+        match self.state.q.val() {
+            RrState::Idle => {
+                if self.q_valid.val() {
+                    self.qp.d.next = self.q_qp.val();
+                    self.conn.d.next = self.q_conn.val();
+                    self.msn.d.next = self.q_msn.val();
+                    self.sink_stag.d.next = self.q_sink_stag.val();
+                    self.sink_to.d.next = self.q_sink_to.val();
+                    self.len.d.next = self.q_len.val();
+                    self.src_stag.d.next = self.q_src_stag.val();
+                    self.src_to.d.next = self.q_src_to.val();
+                    self.cur_to.d.next = self.q_src_to.val();
+                    self.rest.d.next = self.q_len.val();
+                    self.q_ready.next = true;
+                    if (self.stopped.q.val() & (bits::<64>(1) << self.q_qp.val())).any() {
+                        // RFC 5040 §5.1: nothing after a Terminate.
+                        self.c_drop.d.next = self.c_drop.q.val() + 1;
+                        self.done_valid.next = true;
+                        self.done_qp.next = self.q_qp.val();
+                    } else {
+                        self.state.d.next = RrState::Pd;
+                    }
+                }
+            }
+            RrState::Pd => {
+                self.pd.d.next = self.pd_ram.read_data.val();
+                self.state.d.next = RrState::Chk;
+            }
+            RrState::Chk => {
+                self.chk_valid.next = true;
+                if self.chk_ready.val() {
+                    self.state.d.next = RrState::Res;
+                }
+            }
+            RrState::Res => {
+                self.res_ready.next = true;
+                if self.res_valid.val() {
+                    if self.res_fault.val() == 0 {
+                        self.state.d.next = RrState::Grant;
+                    } else {
+                        self.state.d.next = RrState::Term;
+                        if self.res_fault.val() == 1 {
+                            self.cause_r.d.next = self.k_c_stag.val();
+                        } else if self.res_fault.val() == 2 {
+                            self.cause_r.d.next = self.k_c_pd.val();
+                        } else if self.res_fault.val() == 3 {
+                            self.cause_r.d.next = self.k_c_rights.val();
+                        } else if self.res_fault.val() == 4 {
+                            self.cause_r.d.next = self.k_c_bounds.val();
+                        } else {
+                            self.cause_r.d.next = self.k_c_wrap.val();
+                        }
+                    }
+                }
+            }
+            RrState::Term => {
+                self.term_valid.next = true;
+                if self.term_ready.val() {
+                    self.c_term.d.next = self.c_term.q.val() + 1;
+                    self.stopped.d.next = self.stopped.q.val() | (bits::<64>(1) << self.qp.q.val());
+                    self.done_valid.next = true;
+                    self.state.d.next = RrState::Idle;
+                }
+            }
+            RrState::Grant => {
+                self.xs_req.next = true;
+                if self.xs_gnt.val() {
+                    self.seq.d.next = self.xs_seq.val();
+                    self.seq_start.d.next = self.xs_seq_start.val();
+                    self.room.d.next = self.xs_mulpdu.val() - self.k_hdr_t.val();
+                    self.mk.d.next = self.xs_mk_en.val();
+                    self.crc.d.next = self.xs_crc_en.val();
+                    self.state.d.next = RrState::SChk;
+                }
+            }
+            RrState::SChk => {
+                self.xs_req.next = true;
+                if self.rest.q.val() == 0 {
+                    // zero-length Read: one empty Read Response, L = 1
+                    self.seg.d.next = 0.into();
+                    self.seg_last.d.next = true;
+                    self.desc_done.d.next = false;
+                    self.req_done.d.next = true;
+                    self.pay_done.d.next = true;
+                    self.state.d.next = RrState::Issue;
+                } else {
+                    self.chk_valid.next = true;
+                    if self.chk_ready.val() {
+                        self.state.d.next = RrState::SRes;
+                    }
+                }
+            }
+            RrState::SRes => {
+                self.xs_req.next = true;
+                self.res_ready.next = true;
+                if self.res_valid.val() {
+                    // inside the range checked whole: no fault possible
+                    self.seg.d.next = self.seg_v.val().get_bits::<16>(0);
+                    self.seg_last.d.next = self.seg_v.val() == self.rest.q.val();
+                    self.addr.d.next = self.res_addr.val();
+                    self.desc_done.d.next = false;
+                    self.req_done.d.next = false;
+                    self.pay_done.d.next = false;
+                    self.state.d.next = RrState::Issue;
+                }
+            }
+            RrState::Issue => {
+                self.xs_req.next = true;
+                if self.desc_valid.val() & self.desc_ready.val() {
+                    self.desc_done.d.next = true;
+                }
+                if self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val() {
+                    self.req_done.d.next = true;
+                }
+                if self.pay_take.val() & self.dma_rd_cpl_last.val() {
+                    self.pay_done.d.next = true;
+                }
+                if self.desc_done.q.val() & self.req_done.q.val() & self.pay_done.q.val() {
+                    self.state.d.next = RrState::Adv;
+                }
+            }
+            RrState::Adv => {
+                self.xs_req.next = true;
+                self.c_segs.d.next = self.c_segs.q.val() + 1;
+                self.seq.d.next = self.seq.q.val() + self.adv.val();
+                self.cur_to.d.next = self.cur_to.q.val() + bit_cast::<64, 16>(self.seg.q.val());
+                self.sink_to.d.next = self.sink_to.q.val() + bit_cast::<64, 16>(self.seg.q.val());
+                self.rest.d.next = self.rest.q.val() - bit_cast::<32, 16>(self.seg.q.val());
+                self.state.d.next = RrState::SChk;
+                if self.seg_last.q.val() {
+                    self.state.d.next = RrState::Fin;
+                }
+            }
+            RrState::Fin => {
+                self.xs_req.next = true;
+                self.xs_done.next = true;
+                self.done_valid.next = true;
+                self.c_resp.d.next = self.c_resp.q.val() + 1;
+                self.state.d.next = RrState::Idle;
+            }
+        }
+        if self.cfg_valid.val() {
+            self.stopped.d.next = self.stopped.q.val() & !(bits::<64>(1) << self.cfg_qp.val());
+        }
+
+        // ---- Terminate record: the Read Request segment rebuilt (RFC 5041
+        // §4.3 untagged header, QN 1, MO 0, L; RFC 5040 §4.4 header).
+        self.r_msn.next = (self.msn.q.val() << 24)
+            | ((self.msn.q.val() & 0xff00) << 8)
+            | ((self.msn.q.val() >> 8) & 0xff00)
+            | (self.msn.q.val() >> 24);
+        self.r_sstag.next = (self.sink_stag.q.val() << 24)
+            | ((self.sink_stag.q.val() & 0xff00) << 8)
+            | ((self.sink_stag.q.val() >> 8) & 0xff00)
+            | (self.sink_stag.q.val() >> 24);
+        self.r_len.next = (self.len.q.val() << 24)
+            | ((self.len.q.val() & 0xff00) << 8)
+            | ((self.len.q.val() >> 8) & 0xff00)
+            | (self.len.q.val() >> 24);
+        self.r_rstag.next = (self.src_stag.q.val() << 24)
+            | ((self.src_stag.q.val() & 0xff00) << 8)
+            | ((self.src_stag.q.val() >> 8) & 0xff00)
+            | (self.src_stag.q.val() >> 24);
+        self.r_sto.next = (self.sink_to.q.val() << 56)
+            | ((self.sink_to.q.val() & self.m1.val()) << 40)
+            | ((self.sink_to.q.val() & self.m2.val()) << 24)
+            | ((self.sink_to.q.val() & self.m3.val()) << 8)
+            | ((self.sink_to.q.val() >> 8) & self.m3.val())
+            | ((self.sink_to.q.val() >> 24) & self.m2.val())
+            | ((self.sink_to.q.val() >> 40) & self.m1.val())
+            | (self.sink_to.q.val() >> 56);
+        self.r_rto.next = (self.src_to.q.val() << 56)
+            | ((self.src_to.q.val() & self.m1.val()) << 40)
+            | ((self.src_to.q.val() & self.m2.val()) << 24)
+            | ((self.src_to.q.val() & self.m3.val()) << 8)
+            | ((self.src_to.q.val() >> 8) & self.m3.val())
+            | ((self.src_to.q.val() >> 24) & self.m2.val())
+            | ((self.src_to.q.val() >> 40) & self.m1.val())
+            | (self.src_to.q.val() >> 56);
+        self.term_cause.next = self.cause_r.q.val();
+        self.term_hdr.next = (bit_cast::<384, 64>(self.r_rto.val()) << 304)
+            | (bit_cast::<384, 32>(self.r_rstag.val()) << 272)
+            | (bit_cast::<384, 32>(self.r_len.val()) << 240)
+            | (bit_cast::<384, 64>(self.r_sto.val()) << 176)
+            | (bit_cast::<384, 32>(self.r_sstag.val()) << 144)
+            | (bit_cast::<384, 32>(self.r_msn.val()) << 80)
+            | (bits::<384>(0x01) << 72)
+            | (bits::<384>(0x41) << 8)
+            | bits::<384>(0x41);
+        self.term_seg_len.next = 46.into();
+        self.term_conn.next = bit_cast::<32, 8>(self.conn.q.val());
+        self.term_qpn.next = bit_cast::<32, 6>(self.qp.q.val());
+        self.cnt_resp.next = self.c_resp.q.val();
+        self.cnt_segs.next = self.c_segs.q.val();
+        self.cnt_term.next = self.c_term.q.val();
+        self.cnt_drop.next = self.c_drop.q.val();
+
+        if self.reset.val() {
+            self.state.d.next = RrState::Idle;
+            self.stopped.d.next = 0.into();
+            self.c_resp.d.next = 0.into();
+            self.c_segs.d.next = 0.into();
+            self.c_term.d.next = 0.into();
+            self.c_drop.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{tick, Rng};
+    use crate::tpt::tests::entry_bits;
+    use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+    use rnic_wire::abi::tpt::{
+        Stag, TptEntry, TptState, ACCESS_ALL, ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE,
+    };
+    use rnic_wire::model::tx::frame_ulpdu;
+    use rnic_wire::model::MpaSettings;
+    use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
+
+    #[derive(LogicBlock, Default)]
+    struct Bench {
+        clock: Signal<In, Clock>,
+        tpt: Tpt<TPT_INDEX_BITS, PBL_INDEX_BITS>,
+        rr: ReadResp,
+    }
+
+    impl Logic for Bench {
+        #[hdl_gen]
+        fn update(&mut self) {
+            clock!(self, clock, tpt, rr);
+            self.tpt.reset.next = self.rr.reset.val();
+            self.tpt.chk_valid.next = self.rr.chk_valid.val();
+            self.rr.chk_ready.next = self.tpt.chk_ready.val();
+            self.tpt.chk_stag.next = self.rr.chk_stag.val();
+            self.tpt.chk_pd.next = self.rr.chk_pd.val();
+            self.tpt.chk_need.next = self.rr.chk_need.val();
+            self.tpt.chk_to.next = self.rr.chk_to.val();
+            self.tpt.chk_len.next = self.rr.chk_len.val();
+            self.rr.res_valid.next = self.tpt.res_valid.val();
+            self.tpt.res_ready.next = self.rr.res_ready.val();
+            self.rr.res_fault.next = self.tpt.res_fault.val();
+            self.rr.res_addr.next = self.tpt.res_addr.val();
+            self.rr.res_page_left.next = self.tpt.res_page_left.val();
+            self.tpt.walk_idx.next = 0.into();
+        }
+    }
+
+    /// Host memory: the octet at a bus address (no storage needed).
+    fn mem(addr: u64) -> u8 {
+        (addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+    }
+
+    const PD: u32 = 7;
+
+    fn regions() -> (Vec<TptEntry>, Vec<u64>) {
+        let e = |state, key, access, page_shift, pd, va, length, pbl_base, npages| TptEntry {
+            state,
+            key,
+            access,
+            page_shift,
+            pd,
+            va,
+            length,
+            pbl_base,
+            npages,
+        };
+        let table = vec![
+            e(TptState::Free, 0, 0, 12, 0, 0, 0, 0, 0),
+            // 4 KiB pages, unaligned start
+            e(
+                TptState::Valid,
+                0x11,
+                ACCESS_ALL,
+                12,
+                PD,
+                0x1000_0123,
+                300_000,
+                0,
+                75,
+            ),
+            // 8 KiB pages, remote read only
+            e(
+                TptState::Valid,
+                0x22,
+                ACCESS_REMOTE_READ,
+                13,
+                PD,
+                0x7_0000_1ff9,
+                40_000,
+                80,
+                6,
+            ),
+            // wrong PD
+            e(
+                TptState::Valid,
+                0x33,
+                ACCESS_ALL,
+                12,
+                PD + 2,
+                0x2000,
+                8192,
+                0,
+                2,
+            ),
+            // no remote read right
+            e(
+                TptState::Valid,
+                0x44,
+                ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE,
+                12,
+                PD,
+                0x2000,
+                8192,
+                0,
+                2,
+            ),
+            // invalidated
+            e(
+                TptState::Invalid,
+                0x55,
+                ACCESS_ALL,
+                12,
+                PD,
+                0x2000,
+                8192,
+                0,
+                2,
+            ),
+        ];
+        // scattered 4 KiB-aligned pages (8 KiB-aligned for region 2)
+        let pbl = (0..100u64)
+            .map(|i| 0x40_0000_0000 + ((i * 7919) % 100) * 0x4000)
+            .collect();
+        (table, pbl)
+    }
+
+    fn bench() -> Bench {
+        let mut b = Bench::default();
+        b.clock.connect();
+        b.rr.reset.connect();
+        for s in [
+            &mut b.rr.q_valid,
+            &mut b.rr.cfg_valid,
+            &mut b.rr.xs_gnt,
+            &mut b.rr.xs_mk_en,
+            &mut b.rr.xs_crc_en,
+            &mut b.rr.desc_ready,
+            &mut b.rr.dma_rd_req_ready,
+            &mut b.rr.dma_rd_cpl_valid,
+            &mut b.rr.dma_rd_cpl_last,
+            &mut b.rr.pay_ready,
+            &mut b.rr.term_ready,
+            &mut b.tpt.tpt_wr_en,
+            &mut b.tpt.pbl_wr_en,
+        ] {
+            s.connect();
+        }
+        b.rr.q_qp.connect();
+        b.rr.q_conn.connect();
+        b.rr.q_msn.connect();
+        b.rr.q_sink_stag.connect();
+        b.rr.q_sink_to.connect();
+        b.rr.q_len.connect();
+        b.rr.q_src_stag.connect();
+        b.rr.q_src_to.connect();
+        b.rr.cfg_qp.connect();
+        b.rr.cfg_pd.connect();
+        b.rr.xs_seq.connect();
+        b.rr.xs_seq_start.connect();
+        b.rr.xs_mulpdu.connect();
+        b.rr.dma_rd_cpl_data.connect();
+        b.rr.dma_rd_cpl_keep.connect();
+        b.tpt.tpt_wr_index.connect();
+        b.tpt.tpt_wr_data.connect();
+        b.tpt.pbl_wr_index.connect();
+        b.tpt.pbl_wr_data.connect();
+        b.connect_all();
+        b.rr.reset.next = true;
+        tick!(b);
+        tick!(b);
+        b.rr.reset.next = false;
+        let (table, pbl) = regions();
+        for (i, &page) in pbl.iter().enumerate() {
+            b.tpt.tpt_wr_en.next = i < table.len();
+            if let Some(e) = table.get(i) {
+                b.tpt.tpt_wr_index.next = (i as u64).into();
+                b.tpt.tpt_wr_data.next = entry_bits(e);
+            }
+            b.tpt.pbl_wr_en.next = true;
+            b.tpt.pbl_wr_index.next = (i as u64).into();
+            b.tpt.pbl_wr_data.next = page.into();
+            tick!(b);
+        }
+        b.tpt.tpt_wr_en.next = false;
+        b.tpt.pbl_wr_en.next = false;
+        b
+    }
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Desc {
+        seq: u32,
+        last: bool,
+        stag: u32,
+        to: u64,
+        len: u16,
+        opcode: u8,
+    }
+
+    struct Out {
+        descs: Vec<Desc>,
+        pays: Vec<Vec<u8>>,
+        reads: Vec<(u64, u16)>,
+        terms: Vec<(u16, Vec<u8>, u32)>,
+        seq_back: Option<u32>,
+        clocks: u64,
+    }
+
+    struct Stream {
+        seq: u32,
+        mulpdu: u16,
+        mpa: MpaSettings,
+    }
+
+    /// Runs one request through the block with random back-pressure and DMA
+    /// latency; returns everything it produced.
+    fn run(b: &mut Bench, rng: &mut Rng, r: &ReadRequestRepr, msn: u32, st: &Stream) -> Out {
+        let mut o = Out {
+            descs: vec![],
+            pays: vec![],
+            reads: vec![],
+            terms: vec![],
+            seq_back: None,
+            clocks: 0,
+        };
+        let mut queued = true;
+        let mut cur: Vec<u8> = vec![];
+        // active read: (addr, len, due clock, octets sent)
+        let mut active: Option<(u64, u16, u64, usize)> = None;
+        let mut done = false;
+        let mut t = 0u64;
+        while !done {
+            t += 1;
+            assert!(t < 200_000, "stuck");
+            b.rr.q_valid.next = queued;
+            b.rr.q_qp.next = 3.into();
+            b.rr.q_conn.next = 9.into();
+            b.rr.q_msn.next = (msn as u64).into();
+            b.rr.q_sink_stag.next = (r.sink_stag as u64).into();
+            b.rr.q_sink_to.next = r.sink_to.into();
+            b.rr.q_len.next = (r.size as u64).into();
+            b.rr.q_src_stag.next = (r.src_stag as u64).into();
+            b.rr.q_src_to.next = r.src_to.into();
+            b.rr.xs_gnt.next =
+                b.rr.xs_req.val() && rng.below(3) != 0 || b.rr.xs_gnt.val() && b.rr.xs_req.val();
+            b.rr.xs_seq.next = (st.seq as u64).into();
+            b.rr.xs_seq_start.next = (st.mpa.seq_start as u64).into();
+            b.rr.xs_mulpdu.next = (st.mulpdu as u64).into();
+            b.rr.xs_mk_en.next = st.mpa.markers;
+            b.rr.xs_crc_en.next = st.mpa.crc;
+            b.rr.desc_ready.next = rng.below(3) != 0;
+            b.rr.dma_rd_req_ready.next = active.is_none() && rng.below(2) == 0;
+            b.rr.pay_ready.next = rng.below(4) != 0;
+            b.rr.term_ready.next = rng.below(2) == 0;
+            // DMA completion beat
+            b.rr.dma_rd_cpl_valid.next = false;
+            if let Some((a, l, due, sent)) = active {
+                if t >= due && rng.below(5) != 0 {
+                    let n = (l as usize - sent).min(8);
+                    let mut w = rng.next().to_le_bytes();
+                    for (i, x) in w.iter_mut().enumerate().take(n) {
+                        *x = mem(a + (sent + i) as u64);
+                    }
+                    b.rr.dma_rd_cpl_valid.next = true;
+                    b.rr.dma_rd_cpl_data.next = u64::from_le_bytes(w).into();
+                    b.rr.dma_rd_cpl_keep.next = (n as u64).into();
+                    b.rr.dma_rd_cpl_last.next = sent + n == l as usize;
+                }
+            }
+            // settle the combinational outputs for these inputs
+            b.clock.next = false.into();
+            assert!(simulate(b, 1000));
+            if b.rr.q_valid.val() && b.rr.q_ready.val() {
+                queued = false;
+            }
+            if b.rr.desc_valid.val() && b.rr.desc_ready.val() {
+                o.descs.push(Desc {
+                    seq: b.rr.desc_seq.val().index() as u32,
+                    last: b.rr.desc_last.val(),
+                    stag: b.rr.desc_stag.val().index() as u32,
+                    to: b.rr.desc_to.val().to_u64(),
+                    len: b.rr.desc_pay_len.val().index() as u16,
+                    opcode: b.rr.desc_opcode.val().index() as u8,
+                });
+                assert_eq!(b.rr.desc_qp.val().index(), 3);
+                assert_eq!(b.rr.desc_crc_en.val(), st.mpa.crc);
+                assert_eq!(b.rr.desc_mk_en.val(), st.mpa.markers);
+                assert_eq!(b.rr.desc_seq_start.val().index() as u32, st.mpa.seq_start);
+            }
+            if b.rr.dma_rd_req_valid.val() && b.rr.dma_rd_req_ready.val() {
+                let a = b.rr.dma_rd_req_addr.val().to_u64();
+                let l = b.rr.dma_rd_req_len.val().index() as u16;
+                assert_eq!(b.rr.dma_rd_req_tag.val().index() as u64, RR_TAG);
+                o.reads.push((a, l));
+                active = Some((a, l, t + 3 + rng.below(30) as u64, 0));
+            }
+            if b.rr.dma_rd_cpl_valid.val() && b.rr.dma_rd_cpl_ready.val() {
+                let (a, l, due, sent) = active.unwrap();
+                let n = b.rr.dma_rd_cpl_keep.val().index();
+                active = if sent + n == l as usize {
+                    None
+                } else {
+                    Some((a, l, due, sent + n))
+                };
+            }
+            if b.rr.pay_valid.val() && b.rr.pay_ready.val() {
+                let d = b.rr.pay_data.val().to_u64().to_le_bytes();
+                cur.extend_from_slice(&d[..b.rr.pay_keep.val().index()]);
+                if b.rr.pay_last.val() {
+                    o.pays.push(std::mem::take(&mut cur));
+                }
+            }
+            if b.rr.term_valid.val() && b.rr.term_ready.val() {
+                let h = b.rr.term_hdr.val();
+                let hdr: Vec<u8> = (0..48)
+                    .map(|i| h.get_bits::<8>(8 * i).index() as u8)
+                    .collect();
+                assert_eq!(b.rr.term_seg_len.val().index(), 46);
+                assert_eq!(b.rr.term_conn.val().index(), 9);
+                o.terms.push((
+                    b.rr.term_cause.val().index() as u16,
+                    hdr,
+                    b.rr.term_qpn.val().index() as u32,
+                ));
+            }
+            if b.rr.xs_done.val() {
+                assert!(b.rr.xs_gnt.val());
+                o.seq_back = Some(b.rr.xs_seq_new.val().index() as u32);
+            }
+            if b.rr.done_valid.val() {
+                assert_eq!(b.rr.done_qp.val().index(), 3);
+                done = true;
+            }
+            b.clock.next = true.into();
+            assert!(simulate(b, 1000));
+        }
+        for _ in 0..5 {
+            tick!(*b);
+            assert!(
+                !b.rr.desc_valid.val() && !b.rr.dma_rd_req_valid.val() && !b.rr.term_valid.val()
+            );
+        }
+        o.clocks = t;
+        o
+    }
+
+    /// What the octets of `[to, to + len)` of an entry are in host memory.
+    fn source(e: &TptEntry, pbl: &[u64], to: u64, len: u32) -> Vec<u8> {
+        (0..len as u64)
+            .map(|i| {
+                let (p, off) = e.page_of(to + i).unwrap();
+                mem(pbl[p as usize] + off)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn responses_match_reference_and_faults_terminate() {
+        let mut rng = Rng::new(5);
+        let mut b = bench();
+        let (table, pbl) = regions();
+        b.rr.cfg_valid.next = true;
+        b.rr.cfg_qp.next = 3.into();
+        b.rr.cfg_pd.next = (PD as u64).into();
+        tick!(b);
+        b.rr.cfg_valid.next = false;
+        let mut msn = 1u32;
+        let mut seq = 0xFFFF_F000u32;
+        for round in 0..24 {
+            let mpa = MpaSettings {
+                crc: rng.below(2) == 0,
+                markers: rng.below(2) == 0,
+                seq_start: seq.wrapping_sub(4 * rng.below(300) as u32),
+            };
+            let st = Stream {
+                seq,
+                mulpdu: [128u16, 700, 1452, 1460][rng.below(4)],
+                mpa,
+            };
+            let idx = match round {
+                18 => 3,
+                19 => 4,
+                20 => 1,
+                21 => 2,
+                22 => 5,
+                _ => 1 + rng.below(2),
+            };
+            let e = &table[idx];
+            let len = match rng.below(5) {
+                0 => 0,
+                1 => 1 + rng.below(16) as u32,
+                _ => rng.below(if idx == 1 { 20000 } else { 9000 }) as u32,
+            };
+            let mut src_to =
+                e.va + rng.below((e.length as usize).saturating_sub(len as usize).max(1)) as u64;
+            let mut want_fault: Option<RemoteProtectionError> = None;
+            if (18..=22).contains(&round) {
+                want_fault = Some(match idx {
+                    3 => RemoteProtectionError::StagNotAssociated,
+                    4 => RemoteProtectionError::AccessRightsViolation,
+                    _ => RemoteProtectionError::InvalidStag,
+                });
+            }
+            let mut key = e.key;
+            if round == 20 {
+                key ^= 1; // wrong key on a valid region
+                want_fault = Some(RemoteProtectionError::InvalidStag);
+            }
+            if round == 21 {
+                src_to = e.va + e.length - 3; // runs past the end
+                want_fault = Some(RemoteProtectionError::BaseOrBoundsViolation);
+            }
+            let len = if round == 21 { 100 } else { len };
+            let r = ReadRequestRepr {
+                sink_stag: rng.next() as u32,
+                sink_to: rng.next(),
+                size: len,
+                src_stag: Stag::new(idx as u32, key).unwrap().0,
+                src_to,
+            };
+            let o = run(&mut b, &mut rng, &r, msn, &st);
+            if let Some(f) = want_fault {
+                assert!(
+                    o.descs.is_empty() && o.reads.is_empty() && o.pays.is_empty(),
+                    "round {round}"
+                );
+                assert_eq!(o.terms.len(), 1);
+                assert_eq!(
+                    o.terms[0].0,
+                    TerminateCause::from(f).to_bits(),
+                    "round {round}"
+                );
+                let repr = RdmapRepr::ReadRequest { msn, request: r };
+                let mut seg = vec![0u8; 48];
+                repr.emit(&mut seg).unwrap();
+                assert_eq!(o.terms[0].1, seg, "echo, round {round}");
+                // the QP is stopped: its next request is dropped, quietly
+                let o2 = run(&mut b, &mut rng, &r, msn + 1, &st);
+                assert!(o2.descs.is_empty() && o2.terms.is_empty() && o2.reads.is_empty());
+                b.rr.cfg_valid.next = true;
+                tick!(b);
+                b.rr.cfg_valid.next = false;
+                msn += 1;
+                continue;
+            }
+            assert!(o.terms.is_empty(), "round {round}: {:?}", o.terms);
+            let want = source(e, &pbl, src_to, len);
+            assert_eq!(
+                o.descs.len(),
+                o.pays.iter().filter(|p| !p.is_empty()).count().max(1)
+            );
+            let mut off = 0usize;
+            let mut s = seq;
+            let mut pays = o.pays.iter();
+            for (i, d) in o.descs.iter().enumerate() {
+                assert_eq!(d.opcode, Opcode::ReadResponse.value());
+                assert_eq!(d.stag, r.sink_stag);
+                assert_eq!(d.to, r.sink_to.wrapping_add(off as u64));
+                assert_eq!(d.last, i + 1 == o.descs.len());
+                assert!(d.len as usize <= st.mulpdu as usize - 14);
+                assert_eq!(d.seq, s, "seq of segment {i}");
+                let p: &[u8] = if d.len == 0 {
+                    &[]
+                } else {
+                    pays.next().unwrap()
+                };
+                assert_eq!(p.len(), d.len as usize);
+                assert_eq!(
+                    p,
+                    &want[off..off + p.len()],
+                    "payload of segment {i}, round {round}"
+                );
+                let repr = RdmapRepr::ReadResponse {
+                    last: d.last,
+                    stag: d.stag,
+                    to: d.to,
+                    payload: p,
+                };
+                let mut ulpdu = vec![0u8; repr.buffer_len()];
+                repr.emit(&mut ulpdu).unwrap();
+                s = s.wrapping_add(frame_ulpdu(&st.mpa, s, &ulpdu).unwrap().len() as u32);
+                off += p.len();
+            }
+            assert_eq!(off, len as usize);
+            assert_eq!(o.seq_back, Some(s));
+            for &(a, l) in &o.reads {
+                assert!(
+                    l >= 1 && (a & 0xfff) + l as u64 <= 4096,
+                    "read crosses 4 KiB"
+                );
+            }
+            if round == 3 {
+                println!(
+                    "read of {len} octets: {} segments, {} clocks",
+                    o.descs.len(),
+                    o.clocks
+                );
+            }
+            seq = s;
+            msn += 1;
+        }
+    }
+
+    #[test]
+    fn generates_verilog() {
+        let mut b = ReadResp::default();
+        b.connect_all();
+        let v = generate_verilog(&b);
+        assert!(v.contains("module top"));
+    }
+}
