@@ -20,6 +20,8 @@ pub mod mr;
 pub mod pd;
 pub mod qp;
 pub mod ring;
+#[cfg(feature = "udp")]
+pub mod udp_bus;
 
 pub use bus::{Bus, BusError, DmaMem};
 pub use cm::{CmEvent, ConnectParams, Listener};

@@ -151,10 +151,9 @@ const UT_RAW: &str = "ddp_rx runs its untagged-buffer Placement as a raw stream 
 const NO_ULP: &str = "the core's RX ULP path (rx_ulp_en) is off on the board until the \
      host bridge serves DMA and completions: its DMA, placed, untagged and Terminate \
      outputs have no consumer yet";
-const RX1_WATCHED: &str = "port 1's receive stream is only watched for activity (LED 6) \
-     until it carries the host bridge";
-const TX1_IDLE: &str =
-    "port 1's transmitter is idle (its input tied off) until it carries the host bridge";
+const BRIDGE_NO_REGS: &str = "the host bridge's and port 1's counters have no register \
+     interface on the board yet (the bridge frames an underrun-free store-and-forward \
+     stream, so port 1 never underruns)";
 const NO_TX_PATH: &str = "the core's TX datapath is idle on the board (no doorbell, DMA read or \
      TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer";
 const TX_ONE_SGE: &str = "TxSeg sends one SGE per WQE (two-SGE WQEs are refused)";
@@ -373,18 +372,65 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$exc_conn", 32, NO_FW),
     unused(BOARD_TOP, "core$exc_rd_data", 32, NO_FW),
     unused(BOARD_TOP, "core$exc_count", 3, NO_FW),
-    unused(BOARD_TOP, "rx1$out_data", 64, RX1_WATCHED),
-    unused(BOARD_TOP, "rx1$out_keep", 4, RX1_WATCHED),
-    unused(BOARD_TOP, "rx1$out_fcs_bad", 1, RX1_WATCHED),
     unused(
         BOARD_TOP,
         "tx0$cnt_frames",
         32,
         "of port 0's transmit counters only the underrun count is used (error LED)",
     ),
-    unused(BOARD_TOP, "tx1$in_ready", 1, TX1_IDLE),
-    unused(BOARD_TOP, "tx1$cnt_frames", 32, TX1_IDLE),
-    unused(BOARD_TOP, "tx1$cnt_underrun", 32, TX1_IDLE),
+    unused(BOARD_TOP, "tx1$cnt_frames", 32, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$host_known", 1, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$cnt_rx_ok", 32, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$cnt_rx_drop", 32, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$cnt_nak", 32, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$cnt_dup", 32, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$cnt_cpl_drop", 32, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$cnt_rd_retry", 32, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$cnt_trunc", 32, BRIDGE_NO_REGS),
+    unused(BOARD_TOP, "bridge$cnt_tx_frames", 32, BRIDGE_NO_REGS),
+    unused(
+        &["bridge"],
+        "dma_wr_keep",
+        4,
+        "the bridge cuts a DMA write into messages by the header beat's length \
+         (docs/bridge.md), so each beat's byte count and the last flag follow from it",
+    ),
+    unused(
+        &["bridge"],
+        "dma_wr_last",
+        1,
+        "the bridge cuts a DMA write into messages by the header beat's length \
+         (docs/bridge.md), so each beat's byte count and the last flag follow from it",
+    ),
+    unused(
+        &["bridge"],
+        "rxq$out_tag",
+        4,
+        "the bridge's receive FIFO carries no rx_check verdict (in_tag is 0)",
+    ),
+    unused(&["bridge"], "rxq$cnt_ok", 32, BRIDGE_NO_REGS),
+    unused(&["bridge"], "rxq$cnt_bad_fcs", 32, BRIDGE_NO_REGS),
+    unused(&["bridge"], "rxq$cnt_overflow", 32, BRIDGE_NO_REGS),
+    unused(&["bridge"], "rxq$cnt_oversize", 32, BRIDGE_NO_REGS),
+    unused(
+        &["bridge"],
+        "txq$count",
+        10,
+        "the bridge writes its frame FIFO on the full flag and reads it by a frame count",
+    ),
+    unused(
+        &["rxq"],
+        "lfifo$count",
+        7,
+        "rx_fifo's frame-record FIFO does not need its occupancy output",
+    ),
+    unused(
+        &["rxq"],
+        "dfifo$count",
+        12,
+        "rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy",
+    ),
+    unused(BOARD_TOP, "tx1$cnt_underrun", 32, BRIDGE_NO_REGS),
     unused(
         BOARD_TOP,
         "mdio0$init_done",
@@ -433,12 +479,6 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe",
     ),
-    unused(BOARD_TOP, "core$dma_wr_valid", 1, NO_ULP),
-    unused(BOARD_TOP, "core$dma_wr_hdr", 1, NO_ULP),
-    unused(BOARD_TOP, "core$dma_wr_len", 16, NO_ULP),
-    unused(BOARD_TOP, "core$dma_wr_data", 64, NO_ULP),
-    unused(BOARD_TOP, "core$dma_wr_keep", 4, NO_ULP),
-    unused(BOARD_TOP, "core$dma_wr_last", 1, NO_ULP),
     unused(BOARD_TOP, "core$placed_valid", 1, NO_ULP),
     unused(BOARD_TOP, "core$placed_opcode", 4, NO_ULP),
     unused(BOARD_TOP, "core$placed_last", 1, NO_ULP),
@@ -477,11 +517,6 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$ulp_buf_beats", 16, NO_REGS),
     unused(BOARD_TOP, "core$ulp_buf_recs", 5, NO_REGS),
     // TX datapath in rnic_core (hw/src/rnic_core.rs TX section).
-    unused(BOARD_TOP, "core$dma_rd_req_valid", 1, NO_TX_PATH),
-    unused(BOARD_TOP, "core$dma_rd_req_addr", 64, NO_TX_PATH),
-    unused(BOARD_TOP, "core$dma_rd_req_len", 16, NO_TX_PATH),
-    unused(BOARD_TOP, "core$dma_rd_req_tag", 8, NO_TX_PATH),
-    unused(BOARD_TOP, "core$dma_rd_cpl_ready", 1, NO_TX_PATH),
     unused(BOARD_TOP, "core$mac_tx_data", 64, NO_TX_PATH),
     unused(BOARD_TOP, "core$mac_tx_keep", 4, NO_TX_PATH),
     unused(BOARD_TOP, "core$mac_tx_last", 1, NO_TX_PATH),
@@ -613,9 +648,6 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "room in the WQE FIFO is reserved before each fetch is requested",
     ),
-    unused(BOARD_TOP, "core$csr_rdata", 32, NO_HOST_BRIDGE),
-    unused(BOARD_TOP, "core$csr_rvalid", 1, NO_HOST_BRIDGE),
-    unused(BOARD_TOP, "core$irq", 1, NO_HOST_BRIDGE),
     unused(BOARD_TOP, "core$db_qp_valid", 1, NO_HOST_BRIDGE),
     unused(BOARD_TOP, "core$db_qp_num", 10, NO_HOST_BRIDGE),
     unused(BOARD_TOP, "core$db_qp_off", 12, NO_HOST_BRIDGE),

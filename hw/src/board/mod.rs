@@ -18,4 +18,5 @@ pub mod mac_tx;
 pub mod mdio;
 pub mod rgmii;
 pub mod rx_cdc;
+pub mod udp_bridge;
 pub mod versa5g_top;

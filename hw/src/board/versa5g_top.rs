@@ -14,8 +14,12 @@
 //!   `exc_pop`) is tied off until the host bridge drives it: no connection
 //!   is programmed, so every good frame goes to the exception queue, which
 //!   is never popped; `rx_pay_*` stays idle.
-//! * Port 1 (PHY 1): RGMII → MAC RX → CDC, watched for activity; its TX is
-//!   idle. It will carry the UDP host bridge (docs/fpga.md).
+//! * Port 1 (PHY 1): the UDP host bridge (`udp_bridge`, docs/bridge.md):
+//!   RGMII → MAC RX → CDC → `UdpBridge` → MAC TX. The bridge drives the
+//!   core's BAR0 (`csr_*`), serves its DMA reads and writes (`dma_rd_*`,
+//!   `dma_wr_*`) from the host program's memory and reports `irq`. Board
+//!   MAC 02:52:42:00:00:xx and IPv4 10.0.0.xx with xx = 2 + DIP switches
+//!   7..4.
 //! * MDIO: one `PhyManager` per PHY (address 0), which sets the RGMII delays
 //!   and polls link status.
 //! * LEDs (active low on the board; 1 below = lit): 0 heartbeat (PLL locked,
@@ -29,6 +33,7 @@ use super::mac_tx::MacTx;
 use super::mdio::PhyManager;
 use super::rgmii::{RgmiiRx, RgmiiTx};
 use super::rx_cdc::RxCdc;
+use super::udp_bridge::UdpBridge;
 use crate::rnic_core::RnicCore;
 use rust_hdl::prelude::*;
 
@@ -148,6 +153,7 @@ pub struct VersaTop {
     mdio1: PhyManager,
     mdio0_buf: TristateBuffer<Bit>,
     mdio1_buf: TristateBuffer<Bit>,
+    bridge: UdpBridge,
     act0: Stretch,
     bad0: Stretch,
     act1: Stretch,
@@ -202,6 +208,7 @@ impl Default for VersaTop {
             mdio1: mdio(),
             mdio0_buf: Default::default(),
             mdio1_buf: Default::default(),
+            bridge: Default::default(),
             act0: Default::default(),
             bad0: Default::default(),
             act1: Default::default(),
@@ -218,7 +225,7 @@ impl Logic for VersaTop {
         Signal::<InOut, Bit>::link(&mut self.phy1_mdio, &mut self.mdio1_buf.bus);
         self.pll.clkin.next = self.clk100.val();
         self.clock.next = self.pll.clk0.val();
-        clock!(self, clock, core, tx0, tx1, mdio0, mdio1, act0, bad0, act1);
+        clock!(self, clock, core, tx0, tx1, mdio0, mdio1, bridge, act0, bad0, act1);
         dff_setup!(self, clock, por, reset, sw_sync, sw_q, heartbeat, err);
 
         // Reset: power-on counter, button, PLL lock.
@@ -237,6 +244,7 @@ impl Logic for VersaTop {
         self.tx1.reset.next = self.reset.q.val();
         self.mdio0.reset.next = self.reset.q.val();
         self.mdio1.reset.next = self.reset.q.val();
+        self.bridge.reset.next = self.reset.q.val();
 
         // Port 0 receive into the core.
         self.rx0.rxc.next = self.rgmii0_rxc.val();
@@ -288,16 +296,12 @@ impl Logic for VersaTop {
         self.core.pbl_wr_en.next = false;
         self.core.pbl_wr_index.next = 0.into();
         self.core.pbl_wr_data.next = 0.into();
-        self.core.dma_wr_ready.next = false;
         self.core.placed_pop.next = false;
         self.core.ut_ready.next = false;
         self.core.term_pop.next = false;
-        // BAR0 and the firmware port stay idle until the host bridge on port 1
-        // and a soft CPU drive them (docs/rtl.md "Host registers and firmware port").
-        self.core.csr_valid.next = false;
-        self.core.csr_write.next = false;
-        self.core.csr_addr.next = 0.into();
-        self.core.csr_wdata.next = 0.into();
+        // BAR0 is driven by the host bridge on port 1 (below); the firmware
+        // port stays idle until a soft CPU drives it (docs/rtl.md "Host
+        // registers and firmware port").
         self.core.link_up.next = false;
         self.core.fw_valid.next = false;
         self.core.fw_write.next = false;
@@ -314,12 +318,6 @@ impl Logic for VersaTop {
         self.core.db_wr_valid.next = false;
         self.core.db_wr_qpn.next = 0.into();
         self.core.db_wr_value.next = 0.into();
-        self.core.dma_rd_req_ready.next = true;
-        self.core.dma_rd_cpl_valid.next = false;
-        self.core.dma_rd_cpl_data.next = 0.into();
-        self.core.dma_rd_cpl_keep.next = 0.into();
-        self.core.dma_rd_cpl_last.next = false;
-        self.core.dma_rd_cpl_tag.next = 0.into();
         self.core.mac_tx_ready.next = true;
         self.core.fw_tx_data.next = 0.into();
         self.core.fw_tx_keep.next = 0.into();
@@ -360,16 +358,53 @@ impl Logic for VersaTop {
         self.rgmii0_tx_ctl.next = self.pins0.tx_ctl.val();
         self.rgmii0_txd.next = self.pins0.txd.val();
 
-        // Port 1: receive watched, transmit idle (host bridge to come).
+        // Port 1: the UDP host bridge (docs/bridge.md) between the PHY and
+        // the core's host interface.
         self.rx1.rxc.next = self.rgmii1_rxc.val();
         self.rx1.rxd.next = self.rgmii1_rxd.val();
         self.rx1.rx_ctl.next = self.rgmii1_rx_ctl.val();
         self.rx1.core_clock.next = self.pll.clk0.val();
         self.rx1.core_reset.next = self.reset.q.val();
-        self.tx1.in_data.next = 0.into();
-        self.tx1.in_keep.next = 0.into();
-        self.tx1.in_last.next = false;
-        self.tx1.in_valid.next = false;
+        // 02:52:42:00:00:xx / 10.0.0.xx, xx = 2 + DIP switches 7..4.
+        self.bridge.board_mac.next = bits::<48>(0x0252_4200_0002_u64)
+            + bit_cast::<48, 4>(self.sw_q.q.val().get_bits::<4>(4));
+        self.bridge.board_ip.next =
+            bits::<32>(0x0A00_0002) + bit_cast::<32, 4>(self.sw_q.q.val().get_bits::<4>(4));
+        self.bridge.rx_data.next = self.rx1.out_data.val();
+        self.bridge.rx_keep.next = self.rx1.out_keep.val();
+        self.bridge.rx_last.next = self.rx1.out_last.val();
+        self.bridge.rx_valid.next = self.rx1.out_valid.val();
+        self.bridge.rx_fcs_bad.next = self.rx1.out_fcs_bad.val();
+        self.tx1.in_data.next = self.bridge.tx_data.val();
+        self.tx1.in_keep.next = self.bridge.tx_keep.val();
+        self.tx1.in_last.next = self.bridge.tx_last.val();
+        self.tx1.in_valid.next = self.bridge.tx_valid.val();
+        self.bridge.tx_ready.next = self.tx1.in_ready.val();
+        self.core.csr_valid.next = self.bridge.csr_valid.val();
+        self.core.csr_write.next = self.bridge.csr_write.val();
+        self.core.csr_addr.next = self.bridge.csr_addr.val();
+        self.core.csr_wdata.next = self.bridge.csr_wdata.val();
+        self.bridge.csr_rdata.next = self.core.csr_rdata.val();
+        self.bridge.csr_rvalid.next = self.core.csr_rvalid.val();
+        self.bridge.dma_rd_req_valid.next = self.core.dma_rd_req_valid.val();
+        self.core.dma_rd_req_ready.next = self.bridge.dma_rd_req_ready.val();
+        self.bridge.dma_rd_req_addr.next = self.core.dma_rd_req_addr.val();
+        self.bridge.dma_rd_req_len.next = self.core.dma_rd_req_len.val();
+        self.bridge.dma_rd_req_tag.next = self.core.dma_rd_req_tag.val();
+        self.core.dma_rd_cpl_valid.next = self.bridge.dma_rd_cpl_valid.val();
+        self.bridge.dma_rd_cpl_ready.next = self.core.dma_rd_cpl_ready.val();
+        self.core.dma_rd_cpl_data.next = self.bridge.dma_rd_cpl_data.val();
+        self.core.dma_rd_cpl_keep.next = self.bridge.dma_rd_cpl_keep.val();
+        self.core.dma_rd_cpl_last.next = self.bridge.dma_rd_cpl_last.val();
+        self.core.dma_rd_cpl_tag.next = self.bridge.dma_rd_cpl_tag.val();
+        self.bridge.dma_wr_valid.next = self.core.dma_wr_valid.val();
+        self.core.dma_wr_ready.next = self.bridge.dma_wr_ready.val();
+        self.bridge.dma_wr_hdr.next = self.core.dma_wr_hdr.val();
+        self.bridge.dma_wr_len.next = self.core.dma_wr_len.val();
+        self.bridge.dma_wr_data.next = self.core.dma_wr_data.val();
+        self.bridge.dma_wr_keep.next = self.core.dma_wr_keep.val();
+        self.bridge.dma_wr_last.next = self.core.dma_wr_last.val();
+        self.bridge.irq.next = self.core.irq.val();
         self.pins1.clock.next = self.pll.clk0.val();
         self.pins1.clock90.next = self.pll.clk90.val();
         self.pins1.tx_en.next = self.tx1.tx_en.val();

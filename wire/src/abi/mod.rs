@@ -3,6 +3,7 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | [`bridge`] | the board's UDP host bridge (MMIO, DMA and interrupts over Ethernet, `docs/bridge.md`) |
 //! | [`csr`] | BAR0 register map: identification, configuration, interrupts, event queue, mailbox, doorbell pages |
 //! | [`doorbell`] | the per-QP and per-CQ doorbell pages (4 KiB apart, mappable into one process) |
 //! | [`wqe`] | send and receive work queue entries (rings in host memory) |
@@ -14,6 +15,7 @@
 //! `emit(&mut [u8])`; their field offsets are named constants, and each
 //! record asserts at compile time that its last field ends at `SIZE`.
 
+pub mod bridge;
 pub mod context;
 pub mod cqe;
 pub mod csr;
