@@ -32,7 +32,9 @@ use rnic_driver::{
 use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
 use rnic_wire::ddp::{TAGGED_HEADER_LEN, UNTAGGED_HEADER_LEN};
-use rnic_wire::mpa::{MPA_ALIGNMENT, MPA_FPDU_OVERHEAD, MPA_MARKER_INTERVAL, MPA_MARKER_LEN};
+use rnic_wire::mpa::{
+    MPA_ALIGNMENT, MPA_CRC_LEN, MPA_MARKER_INTERVAL, MPA_MARKER_LEN, MPA_ULPDU_LENGTH_LEN,
+};
 
 use crate::link::{cycle_time, Link, LinkConfig, Side, CYCLE_PS};
 use crate::model_run::{ETHERNET_WIRE_OVERHEAD, IPV4_TCP_HEADERS, LINE_RATE_GBPS};
@@ -262,8 +264,10 @@ pub struct RtlReport {
     pub disconnect_cycles: u64,
     /// Whole run, clocks of the leading node.
     pub total_cycles: u64,
-    /// Frames A → B and B → A, and their octets (without FCS).
+    /// Frames A → B and B → A, and their octets (without FCS), whole run.
     pub frames: [u64; 2],
+    /// Frames A → B and B → A up to the end of the data phase.
+    pub data_frames: [u64; 2],
     pub frame_octets: [u64; 2],
     /// Wall time and model clocks per second (both nodes counted once:
     /// clocks of the pair per second).
@@ -278,13 +282,13 @@ pub struct RtlReport {
 
 /// Payload octets per frame and wire octets per frame of a full FPDU with a
 /// DDP header of `ddp_header` octets (tagged 14, untagged 18).
-pub fn wire_limit(mss: u16, mulpdu: u16, markers: bool, ddp_header: usize) -> (f64, f64) {
+pub fn wire_limit(mulpdu: u16, markers: bool, ddp_header: usize) -> (f64, f64) {
     let mulpdu = mulpdu as usize;
     let payload = mulpdu - ddp_header;
-    // RFC 5044 §4.2: ULPDU length (2) + ULPDU + pad to 4 + CRC (4, present
-    // also when CRC is not negotiated: zero then).
-    let fpdu =
-        MPA_FPDU_OVERHEAD + mulpdu + (MPA_ALIGNMENT - mulpdu % MPA_ALIGNMENT) % MPA_ALIGNMENT;
+    // RFC 5044 §4.1: ULPDU length (2) + ULPDU, padded to a multiple of 4,
+    // + CRC (4, present also when CRC is not negotiated: zero then).
+    let unpadded = MPA_ULPDU_LENGTH_LEN + mulpdu;
+    let fpdu = unpadded + (MPA_ALIGNMENT - unpadded % MPA_ALIGNMENT) % MPA_ALIGNMENT + MPA_CRC_LEN;
     // RFC 5044 §4.3: a marker every 512 octets of the TCP stream
     let seg = if markers {
         let s = fpdu as f64;
@@ -292,7 +296,6 @@ pub fn wire_limit(mss: u16, mulpdu: u16, markers: bool, ddp_header: usize) -> (f
     } else {
         fpdu as f64
     };
-    let _ = mss;
     let frame = ETHERNET_HEADER as f64 + IPV4_TCP_HEADERS as f64 + seg;
     (payload as f64, frame + ETHERNET_WIRE_OVERHEAD as f64)
 }
@@ -323,7 +326,7 @@ impl RtlReport {
             RtlOp::Write | RtlOp::Read => TAGGED_HEADER_LEN,
             RtlOp::Send => UNTAGGED_HEADER_LEN,
         };
-        let (p, w) = wire_limit(self.mss, self.mulpdu, self.config.markers, hdr);
+        let (p, w) = wire_limit(self.mulpdu, self.config.markers, hdr);
         LINE_RATE_GBPS * p / w
     }
 
@@ -451,9 +454,12 @@ impl RtlReport {
         );
         let _ = writeln!(
             o,
-            "simulated: {} clocks = {:.3} ms at 156.25 MHz (6.4 ns); frames A→B {} ({} octets), B→A {} ({} octets); B Terminates {}",
+            "simulated: {} clocks = {:.3} ms at 156.25 MHz (6.4 ns); frames up to the end of the data phase A→B {}, B→A {}; \
+             whole run A→B {} ({} octets), B→A {} ({} octets); B Terminates {}",
             self.total_cycles,
             cycle_time(self.total_cycles).as_secs_f64() * 1e3,
+            self.data_frames[0],
+            self.data_frames[1],
             self.frames[0],
             self.frame_octets[0],
             self.frames[1],
@@ -494,7 +500,7 @@ impl RtlReport {
             "{{\"backend\":\"rtl\",\"mtu\":{},\"crc\":{},\"markers\":{},\"seed\":{},\"ops\":{},\"max_size\":{},\
              \"mss\":{},\"mulpdu\":{},\"cycle_ns\":6.4,\"write_limit_gbps\":{:.4},\"send_limit_gbps\":{:.4},\
              \"connect_cycles\":{},\"data_cycles\":{},\"disconnect_cycles\":{},\"total_cycles\":{},\
-             \"frames_a_to_b\":{},\"frames_b_to_a\":{},\"octets_a_to_b\":{},\"octets_b_to_a\":{},\"terminates\":{},\
+             \"data_frames_a_to_b\":{},\"data_frames_b_to_a\":{},\"frames_a_to_b\":{},\"frames_b_to_a\":{},\"octets_a_to_b\":{},\"octets_b_to_a\":{},\"terminates\":{},\
              \"wall_s\":{:.3},\"cycles_per_s\":{:.0},\"read\":{},\"disconnect\":{},\"pcap\":{},\"rows\":[{}]}}\n",
             c.mtu,
             c.crc,
@@ -510,6 +516,8 @@ impl RtlReport {
             self.data_cycles,
             self.disconnect_cycles,
             self.total_cycles,
+            self.data_frames[0],
+            self.data_frames[1],
             self.frames[0],
             self.frames[1],
             self.frame_octets[0],
@@ -915,6 +923,11 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         });
     }
     let data_cycles = world.borrow().cycle() - d0;
+    let data_frames = {
+        let w = world.borrow();
+        let link = w.link.as_ref().expect("a pair has a link");
+        [link.stats(Side::A).sent, link.stats(Side::B).sent]
+    };
     let read_note = (!READ_IN_RTL).then(|| {
         "the RDMA Read responder and the Read completion at the requester are not in the RTL yet \
          (branch rdresp)"
@@ -958,10 +971,40 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         disconnect_cycles,
         total_cycles,
         frames,
+        data_frames,
         frame_octets,
         wall: wall.elapsed(),
         terminates,
         read_note,
         disconnect_note,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MTU 1500, no markers: a 1538-octet wire frame (1500 IP + 14
+    /// Ethernet + 24 preamble/FCS/gap) carries MULPDU 1454 less the DDP
+    /// header (the reference model's efficiency test has the same figures).
+    #[test]
+    fn wire_limit_mtu_1500() {
+        let m = rnic_wire::mpa::mulpdu(1460, false);
+        assert_eq!(m, 1454);
+        assert_eq!(wire_limit(m, false, 14), (1440.0, 1538.0));
+        assert_eq!(wire_limit(m, false, 18), (1436.0, 1538.0));
+        // markers: MULPDU shrinks by 3 markers' room; the segment stays
+        // within the MSS
+        let m = rnic_wire::mpa::mulpdu(1460, true);
+        let (_, w) = wire_limit(m, true, 14);
+        assert!(w <= 1538.0 && w > 1530.0, "{w}");
+    }
+
+    #[test]
+    fn percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 0.5), 51);
+        assert_eq!(percentile(&v, 0.99), 99);
+        assert_eq!(percentile(&[], 0.5), 0);
+    }
 }
