@@ -495,3 +495,24 @@ fn disconnect_after_data() {
         assert!(closed.is_ok(), "B's connection still open");
     });
 }
+
+/// The default scenario with 1 MiB messages (seed 1, 2 ops per size) must
+/// run through.
+#[test]
+#[ignore = "RTL gap: the 256 KiB Send #0 of this run loses 3 segments in B's receive FIFO \
+            (cnt_rx_overflow 3) while A's TX sends 1514-octet frames back to back at line \
+            rate; nothing retransmits them (no TX retransmission, no window), B's firmware \
+            answers the out-of-order segments with duplicate ACKs (cnt_rx_exc 23) and the \
+            Send never completes; about 1.5 M clocks (minutes in the test profile)"]
+fn default_scenario_up_to_1_mib() {
+    let cfg = rnic_sim::rtl_run::RtlConfig {
+        max_size: 1 << 20,
+        ops: 2,
+        seed: 1,
+        ..Default::default()
+    };
+    match rnic_sim::rtl_run::run(&cfg) {
+        Ok(r) => print!("{}", r.render()),
+        Err(e) => panic!("{e}"),
+    }
+}
