@@ -14,6 +14,11 @@ use rnic_sim::rtl_run::{self, RtlConfig};
 
 /// Largest message of `rnic-sim run` unless `--max-size` says otherwise.
 const RTL_DEFAULT_MAX_SIZE: u64 = 128 << 10;
+/// The TX framer's payload buffer (docs/rtl.md, TX datapath), octets.
+const TX_FRAMER_MAX_PAYLOAD: u16 = 3968;
+/// Largest MTU whose full FPDU fits the framer: the TCP payload (MTU − 40)
+/// must fit [`TX_FRAMER_MAX_PAYLOAD`].
+const RTL_MAX_MTU: u16 = TX_FRAMER_MAX_PAYLOAD + 40;
 
 #[derive(Parser)]
 #[command(
@@ -154,6 +159,16 @@ fn main() -> ExitCode {
                      firmware does yet: a lost data segment would stall the session. Run the \
                      faults on the reference model (`rnic-sim model`) or the link tests \
                      (sim/tests/link.rs)."
+                );
+                return ExitCode::from(2);
+            }
+            if c.mtu > RTL_MAX_MTU {
+                eprintln!(
+                    "rnic-sim: REFUSED: --mtu {} gives FPDUs larger than the TX framer's \
+                     {TX_FRAMER_MAX_PAYLOAD}-octet payload buffer; the RTL does not refuse such a \
+                     MULPDU at the QP write and its TX stalls on the first full FPDU \
+                     (docs/rtl.md, TX datapath, \"Not done\"). Use --mtu {RTL_MAX_MTU} or less.",
+                    c.mtu
                 );
                 return ExitCode::from(2);
             }

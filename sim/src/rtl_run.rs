@@ -29,6 +29,7 @@ use rnic_driver::{
     AccessFlags, CmEvent, ConnectParams, Context, DmaMem, EventKind, MpaOptions, NetConfig, Qp,
     RecvWr, RemoteAddr, SendOp, SendWr, WorkCompletion,
 };
+use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_RX, MPA_MARKERS_TX};
 use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
 use rnic_wire::ddp::{TAGGED_HEADER_LEN, UNTAGGED_HEADER_LEN};
@@ -255,9 +256,11 @@ impl Row {
 #[derive(Debug, Clone)]
 pub struct RtlReport {
     pub config: RtlConfig,
-    /// MSS and MULPDU of A's connection (read back from A's RTL context).
+    /// MSS, MULPDU and MPA flags (`MPA_CRC_TX`, `MPA_MARKERS_TX`, …) of
+    /// A's connection, read back from A's RTL context: what A → B uses.
     pub mss: u16,
     pub mulpdu: u16,
+    pub mpa_flags: u8,
     pub rows: Vec<Row>,
     /// Clocks: connect (listen → Established at A), data phase, disconnect.
     pub connect_cycles: u64,
@@ -327,7 +330,7 @@ impl RtlReport {
             RtlOp::Write | RtlOp::Read => TAGGED_HEADER_LEN,
             RtlOp::Send => UNTAGGED_HEADER_LEN,
         };
-        let (p, w) = wire_limit(self.mulpdu, self.config.markers, hdr);
+        let (p, w) = wire_limit(self.mulpdu, self.markers_tx(), hdr);
         LINE_RATE_GBPS * p / w
     }
 
@@ -342,6 +345,12 @@ impl RtlReport {
         (n, o, c)
     }
 
+    /// Markers on A → B (as negotiated, RFC 5044 §7.1.2: each side asks
+    /// for markers on what it receives).
+    pub fn markers_tx(&self) -> bool {
+        self.mpa_flags & MPA_MARKERS_TX != 0
+    }
+
     /// Clocks per second of the pair (wall).
     pub fn cycles_per_sec(&self) -> f64 {
         self.total_cycles as f64 / self.wall.as_secs_f64().max(1e-9)
@@ -353,11 +362,14 @@ impl RtlReport {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "MTU {} (MSS {}), MPA CRC {}, markers {}, MULPDU {}, seed {}, {} op(s) per size, sizes 1 B .. {}",
+            "MTU {} (MSS {}), MPA CRC {} (A→B {}), markers asked {} (A→B {}, B→A {}), MULPDU {}, seed {}, {} op(s) per size, sizes 1 B .. {}",
             c.mtu,
             self.mss,
             on_off(c.crc),
+            on_off(self.mpa_flags & MPA_CRC_TX != 0),
             on_off(c.markers),
+            on_off(self.markers_tx()),
+            on_off(self.mpa_flags & MPA_MARKERS_RX != 0),
             self.mulpdu,
             c.seed,
             c.ops,
@@ -499,7 +511,7 @@ impl RtlReport {
         }
         format!(
             "{{\"backend\":\"rtl\",\"mtu\":{},\"crc\":{},\"markers\":{},\"seed\":{},\"ops\":{},\"max_size\":{},\
-             \"mss\":{},\"mulpdu\":{},\"cycle_ns\":6.4,\"write_limit_gbps\":{:.4},\"send_limit_gbps\":{:.4},\
+             \"mss\":{},\"mulpdu\":{},\"markers_a_to_b\":{},\"cycle_ns\":6.4,\"write_limit_gbps\":{:.4},\"send_limit_gbps\":{:.4},\
              \"connect_cycles\":{},\"data_cycles\":{},\"disconnect_cycles\":{},\"total_cycles\":{},\
              \"data_frames_a_to_b\":{},\"data_frames_b_to_a\":{},\"frames_a_to_b\":{},\"frames_b_to_a\":{},\"octets_a_to_b\":{},\"octets_b_to_a\":{},\"terminates\":{},\
              \"wall_s\":{:.3},\"cycles_per_s\":{:.0},\"read\":{},\"disconnect\":{},\"pcap\":{},\"rows\":[{}]}}\n",
@@ -511,6 +523,7 @@ impl RtlReport {
             c.max_size,
             self.mss,
             self.mulpdu,
+            self.markers_tx(),
             self.limit(RtlOp::Write),
             self.limit(RtlOp::Send),
             self.connect_cycles,
@@ -718,7 +731,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         return Err(format!("CRC negotiated {} (asked {})", est.crc, cfg.crc));
     }
     let connect_cycles = world.borrow().cycle() - c0;
-    let (mss, mulpdu) = {
+    let (mss, mulpdu, mpa_flags) = {
         use rnic_fw::hal::HalExt;
         let mut w = world.borrow_mut();
         let fw = &mut w.nodes[0].fw;
@@ -729,7 +742,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             .hal
             .read_conn(slot as u32)
             .map_err(|e| format!("read A's context: {e:?}"))?;
-        (c.mss, c.mulpdu)
+        (c.mss, c.mulpdu, c.mpa_flags)
     };
 
     // memory: A's source (also a Read sink: local write), B's Write target
@@ -971,6 +984,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         config: cfg.clone(),
         mss,
         mulpdu,
+        mpa_flags,
         rows,
         connect_cycles,
         data_cycles,
