@@ -26,7 +26,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rnic_driver::{
-    AccessFlags, CmEvent, ConnectParams, Context, DmaMem, EventKind, MpaOptions, NetConfig, Qp,
+    AccessFlags, CmEvent, ConnectParams, Context, Cq, DmaMem, EventKind, MpaOptions, NetConfig, Qp,
     RecvWr, RemoteAddr, SendOp, SendWr, WorkCompletion,
 };
 use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_RX, MPA_MARKERS_TX};
@@ -647,6 +647,38 @@ fn diff(got: &[u8], want: &[u8], region: (usize, usize)) -> Option<String> {
     ))
 }
 
+/// Waits for the next completion on A's send CQ, which must be `wr_id`'s:
+/// `opcode`, Success.
+fn wait_send_cqe(
+    world: &Rc<RefCell<World>>,
+    cq: &Cq<'_, SimBus>,
+    budget: u64,
+    wr_id: u64,
+    opcode: WcOpcode,
+    what: &str,
+) -> Result<(), String> {
+    let mut wc = [WorkCompletion::default()];
+    let mut polled: Result<usize, rnic_driver::Error> = Ok(0);
+    run_until(world, budget, |_| {
+        polled = cq.poll(&mut wc);
+        !matches!(polled, Ok(0))
+    })
+    .map_err(|c| {
+        format!(
+            "STALL: {what} wr_id {wr_id}: no completion on A's send CQ within {c} clocks; last seen: {}",
+            last_seen(&world.borrow(), 0, 0)
+        )
+    })?;
+    polled.map_err(|e| format!("A: poll send CQ: {e:?}"))?;
+    let c = wc[0];
+    if c.wr_id != wr_id || c.status != WcStatus::Success || c.opcode != opcode {
+        return Err(format!(
+            "{what}: send completion {c:?} (want wr_id {wr_id}, Success, {opcode:?})"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the scenario.
 pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     let wall = Instant::now();
@@ -672,7 +704,8 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         .take_while(|&s| s <= cfg.max_size)
         .collect();
     // without send CQEs nothing retires A's send queue: it must hold every WR
-    let wrs = 2 * sizes.len() * cfg.ops;
+    let kinds = if READ_IN_RTL { 3 } else { 2 };
+    let wrs = kinds * sizes.len() * cfg.ops;
     let max_q = a.caps().max_queue_entries;
     let sq = if SEND_CQE_IN_RTL {
         64
@@ -773,6 +806,8 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     // shadows of B's buffers: what they must hold
     let mut shadow_w = rng.bytes(max + 2 * GUARD);
     let mut shadow_r = rng.bytes(max + 2 * GUARD);
+    let mut shadow_a = rng.bytes(max + 2 * GUARD);
+    buf_a.write(0, &shadow_a).map_err(|e| format!("{e:?}"))?;
     buf_bw.write(0, &shadow_w).map_err(|e| format!("{e:?}"))?;
     buf_br.write(0, &shadow_r).map_err(|e| format!("{e:?}"))?;
     let mut got = vec![0u8; max + 2 * GUARD];
@@ -781,7 +816,10 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         on: cfg.progress,
         start: Instant::now(),
         last: Instant::now(),
-        total: sizes.iter().map(|&s| s as u64 * cfg.ops as u64 * 2).sum(),
+        total: sizes
+            .iter()
+            .map(|&s| s as u64 * cfg.ops as u64 * kinds as u64)
+            .sum(),
     };
     let mut moved = 0u64;
     let mut rows = Vec::new();
@@ -791,6 +829,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         let budget = cfg.budget_base + size as u64;
         let mut wl = Vec::new();
         let mut sl = Vec::new();
+        let mut rl = Vec::new();
         for k in 0..cfg.ops {
             // --- RDMA Write A → B
             let data = rng.bytes(size);
@@ -799,6 +838,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             buf_a
                 .write(GUARD + src, &data)
                 .map_err(|e| format!("{e:?}"))?;
+            shadow_a[GUARD + src..GUARD + src + size].copy_from_slice(&data);
             let sge = [mr_a.sge(src as u64, size as u32).map_err(err("A: sge"))?];
             wr_id += 1;
             let placed_from = world.borrow().nodes[1].hw.borrow().placed.len();
@@ -816,7 +856,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             }])
             .map_err(err("A: post_send Write"))?;
             let stag = mr_bw.rkey();
-            let lat = run_until(&world, budget, |w| {
+            run_until(&world, budget, |w| {
                 let b = w.nodes[1].hw.borrow();
                 let placed: usize = b.placed[placed_from..]
                     .iter()
@@ -848,7 +888,17 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                     "MISMATCH after RDMA Write #{k} of {size} octets: {d}"
                 ));
             }
-            wl.push(lat);
+            if SEND_CQE_IN_RTL {
+                wait_send_cqe(
+                    &world,
+                    &scq_a,
+                    budget,
+                    wr_id,
+                    WcOpcode::RdmaWrite,
+                    "RDMA Write",
+                )?;
+            }
+            wl.push(world.borrow().cycle() - t0);
             moved += size as u64;
             progress.tick(
                 moved,
@@ -862,6 +912,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             buf_a
                 .write(GUARD + src, &data)
                 .map_err(|e| format!("{e:?}"))?;
+            shadow_a[GUARD + src..GUARD + src + size].copy_from_slice(&data);
             let rsge = [mr_br.sge(dst as u64, size as u32).map_err(err("B: sge"))?];
             wr_id += 1;
             let rid = wr_id;
@@ -872,7 +923,6 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             .map_err(err("B: post_recv"))?;
             wr_id += 1;
             let t0s = world.borrow().cycle();
-            let _ = t0;
             qp_a.post_send(&[SendWr {
                 wr_id,
                 op: SendOp::Send,
@@ -884,7 +934,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             .map_err(err("A: post_send Send"))?;
             let mut wc = [WorkCompletion::default(); 1];
             let mut polled: Result<usize, rnic_driver::Error> = Ok(0);
-            let lat = run_until(&world, budget, |w| {
+            run_until(&world, budget, |w| {
                 if !w.nodes[1].hw.borrow().terms.is_empty() {
                     return true;
                 }
@@ -921,14 +971,60 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             if let Some(d) = diff(&got, &shadow_r, (GUARD + dst, GUARD + dst + size)) {
                 return Err(format!("MISMATCH after Send #{k} of {size} octets: {d}"));
             }
-            let _ = t0s;
-            sl.push(lat);
+            if SEND_CQE_IN_RTL {
+                wait_send_cqe(&world, &scq_a, budget, wr_id, WcOpcode::Send, "Send")?;
+            }
+            sl.push(world.borrow().cycle() - t0s);
             moved += size as u64;
             progress.tick(
                 moved,
                 &format!("Send {}", human(size)),
                 world.borrow().cycle(),
             );
+
+            // --- RDMA Read by A of B's Write region (remote read granted)
+            if READ_IN_RTL {
+                let from = rng.below((max - size + 1) as u64) as usize;
+                let into = rng.below((max - size + 1) as u64) as usize;
+                let sge = [mr_a.sge(into as u64, size as u32).map_err(err("A: sge"))?];
+                wr_id += 1;
+                let t0r = world.borrow().cycle();
+                qp_a.post_send(&[SendWr {
+                    wr_id,
+                    op: SendOp::RdmaRead(RemoteAddr {
+                        addr: mr_bw.va() + from as u64,
+                        rkey: mr_bw.rkey(),
+                    }),
+                    sges: &sge,
+                    signaled: true,
+                    solicited: false,
+                    fence: false,
+                }])
+                .map_err(err("A: post_send Read"))?;
+                wait_send_cqe(
+                    &world,
+                    &scq_a,
+                    budget,
+                    wr_id,
+                    WcOpcode::RdmaRead,
+                    "RDMA Read",
+                )?;
+                rl.push(world.borrow().cycle() - t0r);
+                shadow_a[GUARD + into..GUARD + into + size]
+                    .copy_from_slice(&shadow_w[GUARD + from..GUARD + from + size]);
+                buf_a.read(0, &mut got).map_err(|e| format!("{e:?}"))?;
+                if let Some(d) = diff(&got, &shadow_a, (GUARD + into, GUARD + into + size)) {
+                    return Err(format!(
+                        "MISMATCH in A's memory after RDMA Read #{k} of {size} octets: {d}"
+                    ));
+                }
+                moved += size as u64;
+                progress.tick(
+                    moved,
+                    &format!("Read {}", human(size)),
+                    world.borrow().cycle(),
+                );
+            }
         }
         rows.push(Row {
             op: RtlOp::Write,
@@ -940,6 +1036,13 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             size,
             latencies: sl,
         });
+        if READ_IN_RTL {
+            rows.push(Row {
+                op: RtlOp::Read,
+                size,
+                latencies: rl,
+            });
+        }
     }
     let data_cycles = world.borrow().cycle() - d0;
     let data_frames = {
