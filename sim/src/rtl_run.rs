@@ -276,6 +276,9 @@ pub struct RtlReport {
     /// Wall time and model clocks per second (both nodes counted once:
     /// clocks of the pair per second).
     pub wall: Duration,
+    /// CPU time of this process (user + system, from `/proc/self/stat`),
+    /// if readable: on a loaded machine the honest speed measure.
+    pub cpu: Option<Duration>,
     /// Terminates B asked for (should be none).
     pub terminates: usize,
     /// Why Read did not run, if it did not.
@@ -302,6 +305,18 @@ pub fn wire_limit(mulpdu: u16, markers: bool, ddp_header: usize) -> (f64, f64) {
     };
     let frame = ETHERNET_HEADER as f64 + IPV4_TCP_HEADERS as f64 + seg;
     (payload as f64, frame + ETHERNET_WIRE_OVERHEAD as f64)
+}
+
+/// User + system CPU time of this process (Linux `/proc/self/stat`,
+/// fields 14 and 15 in clock ticks of 100 Hz).
+fn cpu_time() -> Option<Duration> {
+    const TICKS_PER_SEC: u64 = 100;
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // the command name (field 2) is in parentheses and may hold spaces
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let (u, s): (u64, u64) = (f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?);
+    Some(Duration::from_millis((u + s) * 1000 / TICKS_PER_SEC))
 }
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {
@@ -485,6 +500,14 @@ impl RtlReport {
             self.wall.as_secs_f64(),
             self.cycles_per_sec()
         );
+        if let Some(cpu) = self.cpu {
+            let _ = writeln!(
+                o,
+                "CPU {:.1} s: {:.0} clocks per CPU-second (the wall rate is lower when other jobs share the cores)",
+                cpu.as_secs_f64(),
+                self.total_cycles as f64 / cpu.as_secs_f64().max(1e-9)
+            );
+        }
         o
     }
 
@@ -514,7 +537,7 @@ impl RtlReport {
              \"mss\":{},\"mulpdu\":{},\"markers_a_to_b\":{},\"cycle_ns\":6.4,\"write_limit_gbps\":{:.4},\"send_limit_gbps\":{:.4},\
              \"connect_cycles\":{},\"data_cycles\":{},\"disconnect_cycles\":{},\"total_cycles\":{},\
              \"data_frames_a_to_b\":{},\"data_frames_b_to_a\":{},\"frames_a_to_b\":{},\"frames_b_to_a\":{},\"octets_a_to_b\":{},\"octets_b_to_a\":{},\"terminates\":{},\
-             \"wall_s\":{:.3},\"cycles_per_s\":{:.0},\"read\":{},\"disconnect\":{},\"pcap\":{},\"rows\":[{}]}}\n",
+             \"wall_s\":{:.3},\"cycles_per_s\":{:.0},\"cpu_s\":{},\"read\":{},\"disconnect\":{},\"pcap\":{},\"rows\":[{}]}}\n",
             c.mtu,
             c.crc,
             c.markers,
@@ -539,6 +562,8 @@ impl RtlReport {
             self.terminates,
             self.wall.as_secs_f64(),
             self.cycles_per_sec(),
+            self.cpu
+                .map_or("null".to_string(), |c| format!("{:.2}", c.as_secs_f64())),
             match &self.read_note {
                 None => "\"run\"".to_string(),
                 Some(n) => format!("{:?}", format!("not run: {n}")),
@@ -1097,6 +1122,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         data_frames,
         frame_octets,
         wall: wall.elapsed(),
+        cpu: cpu_time(),
         terminates,
         read_note,
         disconnect_note,
