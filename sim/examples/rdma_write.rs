@@ -2,16 +2,19 @@
 //!
 //! B registers a buffer for remote write and tells A its address and rkey
 //! (here: by reading them off B's `Mr`, as an out-of-band exchange would);
-//! A writes a message into it with one `post_send`. The RTL has no send
-//! CQEs yet, so A's completion is stood in for by watching B's memory.
+//! A writes a message into it with one `post_send` and polls its CQ for
+//! the completion — or, while the RTL has no send CQEs
+//! (`SEND_CQE_IN_RTL`), watches B's memory instead.
 //!
 //! `cargo run -p rnic-sim --example rdma_write`
 
 use std::process::ExitCode;
 
-use rnic_driver::{AccessFlags, DmaMem, MpaOptions, RemoteAddr, SendOp, SendWr};
+use rnic_driver::{
+    AccessFlags, DmaMem, MpaOptions, RemoteAddr, SendOp, SendWr, WcOpcode, WcStatus, WorkCompletion,
+};
 use rnic_sim::link::{cycle_time, LinkConfig};
-use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair};
+use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair, SEND_CQE_IN_RTL};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
 
 fn main() -> ExitCode {
@@ -64,16 +67,31 @@ fn run() -> Result<(), String> {
             rkey: mr_b.rkey(),
         }),
         sges: &sge,
-        signaled: false, // no send CQEs in the RTL yet
+        signaled: SEND_CQE_IN_RTL,
         solicited: false,
         fence: false,
     }])
     .map_err(e)?;
     let mut got = vec![0u8; msg.len()];
-    let clocks = run_until(&world, 100_000, |_| {
-        dst.read(100, &mut got).is_ok() && got == msg
-    })
-    .map_err(|c| format!("the write did not land in {c} clocks"))?;
+    let clocks = if SEND_CQE_IN_RTL {
+        let mut wc = [WorkCompletion::default()];
+        let c = run_until(&world, 100_000, |_| cq_a.poll(&mut wc) == Ok(1))
+            .map_err(|c| format!("no completion in {c} clocks"))?;
+        let w = wc[0];
+        if w.wr_id != 1 || w.status != WcStatus::Success || w.opcode != WcOpcode::RdmaWrite {
+            return Err(format!("completion {w:?}"));
+        }
+        dst.read(100, &mut got).map_err(|x| format!("{x:?}"))?;
+        c
+    } else {
+        run_until(&world, 100_000, |_| {
+            dst.read(100, &mut got).is_ok() && got == msg
+        })
+        .map_err(|c| format!("the write did not land in {c} clocks"))?
+    };
+    if got != msg {
+        return Err(format!("B holds {:?}", String::from_utf8_lossy(&got)));
+    }
     println!(
         "B's memory at +100 after {clocks} clocks ({:?}): {:?}",
         cycle_time(clocks),
