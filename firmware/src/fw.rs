@@ -696,7 +696,13 @@ impl<
         let rx = c.tcb.on_segment(&t.tcp, now, &mut tx);
         match rx.event {
             Some(TcpEvent::Reset) => {
-                let ev = (c.phase != Phase::Closing).then_some(EventKind::ConnectionLost);
+                // A RST that answers our own SYN is a refusal (RFC 9293
+                // §3.10.7.3); the host can tell it from a lost connection.
+                let ev = match c.phase {
+                    Phase::Closing => None,
+                    Phase::Handshake if c.active => Some(EventKind::Refused),
+                    _ => Some(EventKind::ConnectionLost),
+                };
                 self.fail(i, ev, QpEvent::Lost);
                 return;
             }
@@ -728,6 +734,30 @@ impl<
             }
         }
         self.release(i);
+    }
+
+    /// Both FINs are exchanged and ours is acknowledged: the connection is
+    /// closed for the host now. TIME-WAIT (RFC 9293 §3.6: 2 MSL, to answer a
+    /// retransmitted FIN) only keeps the 4-tuple; the QP leaves it at once,
+    /// so the active closer's `Closed` does not wait out 2 MSL.
+    fn closed_in_time_wait(&mut self, i: usize) {
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        let Some(qpn) = c.qpn.take() else {
+            return;
+        };
+        let report = !c.rejected;
+        let was = self.qps.get(qpn).map(|q| q.state);
+        self.qps.apply(&mut self.hal, qpn, QpEvent::Closed);
+        if report && was.is_some() {
+            self.post(event(EventKind::Closed, qpn));
+        }
+        if let Some(q) = self.qps.get_mut(qpn) {
+            if q.conn == Some(i as u32) {
+                q.conn = None;
+            }
+        }
     }
 
     fn send_request(&mut self, i: usize, now: Micros) {
@@ -1296,6 +1326,12 @@ impl<
             });
         }
         for i in 0..C {
+            let time_wait = self.conns[i]
+                .as_ref()
+                .is_some_and(|c| c.tcb.state == TcpState::TimeWait && c.qpn.is_some());
+            if time_wait {
+                self.closed_in_time_wait(i);
+            }
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };

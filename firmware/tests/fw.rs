@@ -457,10 +457,26 @@ fn host_disconnect_and_terminate() {
     let mut f = Seg::new(PPORT, LPORT, TcpControl::Fin, rcv, Some(snd + 1));
     f.payload = vec![];
     rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, f.frame());
-    fw.hal.now += 10 * S;
+    // Closed for the host at once; TIME-WAIT keeps only the 4-tuple.
     fw.poll();
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Idle);
     assert_eq!(fw.hal.events.pop().unwrap().kind, EventKind::Closed);
+    assert_eq!(fw.qps().get(qpn).unwrap().conn, None);
+    assert_eq!(fw.conn_count(), 1, "in TIME-WAIT");
+    sent_tcp(&mut fw.hal);
+    // A retransmitted FIN is still acknowledged (RFC 9293 §3.10.7.4).
+    rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, f.frame());
+    let ack = sent_tcp(&mut fw.hal).pop().expect("ACK of the FIN");
+    assert_eq!((ack.ctl, ack.ack), (TcpControl::None, Some(rcv + 1)));
+    fw.hal.now += 10 * S;
+    fw.poll();
+    assert_eq!(fw.conn_count(), 0, "TIME-WAIT over");
+    assert!(
+        fw.hal.events.is_empty(),
+        "one Closed only: {:?}",
+        fw.hal.events
+    );
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Idle);
 
     // Terminate: a new connection, then the device reports a Terminate.
     let mut fw = new_fw();
@@ -995,4 +1011,92 @@ fn host_terminate_before_rdma_mode_aborts() {
             o.payload
         );
     }
+}
+
+/// A RST answering our SYN (nothing listens there, or a filter denies it) is
+/// a refusal, told apart from a lost connection (RFC 9293 §3.10.7.3).
+#[test]
+fn rst_in_syn_sent_is_refused() {
+    let mut fw = new_fw();
+    let qpn = make_qp(&mut fw);
+    cmd(
+        &mut fw,
+        Command::RouteUpdate {
+            ip: PEER_IP,
+            mac: PEER_MAC,
+        },
+    );
+    let (s, _) = cmd(
+        &mut fw,
+        Command::Connect {
+            qpn,
+            peer_ip: PEER_IP,
+            peer_port: LPORT,
+            local_port: 0,
+            ird: 1,
+            ord: 1,
+            mpa: mpa_opts(2, false),
+            private_data: &[],
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    fw.poll();
+    let syn = sent_tcp(&mut fw.hal).pop().expect("SYN sent");
+    assert_eq!(syn.ctl, TcpControl::Syn);
+    // A RST whose ACK does not acknowledge our SYN is not acceptable in
+    // SYN-SENT and is ignored.
+    rx(
+        &mut fw,
+        Seg::new(LPORT, syn.src_port, TcpControl::Rst, 0, Some(syn.seq)).frame(),
+    );
+    assert!(fw.hal.events.is_empty(), "{:?}", fw.hal.events);
+    rx(
+        &mut fw,
+        Seg::new(
+            LPORT,
+            syn.src_port,
+            TcpControl::Rst,
+            0,
+            Some(syn.seq.wrapping_add(1)),
+        )
+        .frame(),
+    );
+    assert_eq!(fw.hal.events.pop().unwrap().kind, EventKind::Refused);
+    assert_eq!(fw.conn_count(), 0);
+    // Never connected: the QP stays Idle and may connect again.
+    assert_eq!(fw.qps().get(qpn).unwrap().state, QpState::Idle);
+    assert_eq!(fw.qps().get(qpn).unwrap().conn, None);
+}
+
+/// A device that cannot take the FPDU that came with the MPA frame back
+/// into its receive pipeline (`inject_rx` answers `Full`) loses nothing:
+/// the firmware does not acknowledge those octets, the fast path waits at
+/// their first octet, and an out-of-order segment after them draws a
+/// duplicate ACK, so the peer resends them (RFC 9293 §3.10.7.4, RFC 5681
+/// §3.2) and the fast path takes the resent copy in order.
+#[test]
+fn fpdu_with_the_mpa_frame_is_not_acked_when_inject_is_full() {
+    let mut fw = new_fw();
+    fw.hal.inject_full = true;
+    let (_qpn, rcv, snd) = passive_rdma(&mut fw);
+    let ctx = fw.hal.conn(0).unwrap();
+    assert_eq!((ctx.mode, ctx.rcv_nxt), (ConnMode::Rdma, rcv));
+    assert!(fw.hal.injected.is_empty());
+    assert!(
+        sent_tcp(&mut fw.hal)
+            .iter()
+            .all(|o| o.ack.is_none_or(|a| a == rcv)),
+        "nothing past the MPA frame acknowledged"
+    );
+    // The next FPDU arrives out of order (the fast path hands it over).
+    let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv + 20, Some(snd));
+    d.payload = vec![0; 20];
+    rx_as(&mut fw, ExceptionReason::OutOfWindow, 0, d.frame());
+    let out = sent_tcp(&mut fw.hal);
+    assert!(
+        out.iter()
+            .any(|o| o.ctl == TcpControl::None && o.ack == Some(rcv)),
+        "duplicate ACK for the missing octets: {out:?}"
+    );
+    assert_eq!(fw.hal.conn(0).unwrap().rcv_nxt, rcv);
 }

@@ -263,7 +263,7 @@ impl<B: Bus> Context<B> {
 
 impl<B: Bus> Qp<'_, B> {
     /// Connects this Idle QP (active side) with `private_data`; returns the
-    /// connection id. `Established` or `Rejected`/`Unreachable` follows.
+    /// connection id. `Established` or `Rejected`/`Refused`/`Unreachable` follows.
     pub fn connect(&self, p: &ConnectParams, private_data: &[u8]) -> Result<u32> {
         check_private_data(private_data)?;
         if p.peer_port == 0 || p.peer_ip.is_unspecified() {

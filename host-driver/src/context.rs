@@ -348,9 +348,10 @@ impl<B: Bus> Context<B> {
                 let new_state = match k {
                     EventKind::Established => Some(QpState::Rts),
                     EventKind::Closed => Some(QpState::Idle),
-                    EventKind::ConnectionLost | EventKind::Unreachable | EventKind::QpError => {
-                        Some(QpState::Error)
-                    }
+                    // Raised only before Established: the device leaves the
+                    // QP Idle, so the host may connect it again.
+                    EventKind::Unreachable | EventKind::Refused => Some(QpState::Idle),
+                    EventKind::ConnectionLost | EventKind::QpError => Some(QpState::Error),
                     _ => None,
                 };
                 let known = match reg.qps.get(&ev.handle) {

@@ -472,6 +472,12 @@ fn every_verb() {
         EventKind::ConnectionLost
     );
     assert_eq!(qp2.state(), QpState::Error);
+    // A refused connect (RST in SYN-SENT) leaves the QP Idle, as the device
+    // does, so it can connect again.
+    let qp3 = pd.create_qp(&scq, &rcq, 4, 4).unwrap();
+    bus.push_event(event(EventKind::Refused, qp3.qpn()));
+    assert_eq!(ctx.get_cm_event(MS).unwrap().kind, EventKind::Refused);
+    assert_eq!(qp3.state(), QpState::Idle);
 
     // Filter rules and route updates.
     let rule = FilterRule {
@@ -507,6 +513,7 @@ fn every_verb() {
     assert_eq!(bus.cmds_since(bus.ncmds() - 1)[0].opcode, Opcode::Unlisten);
     qp.destroy().unwrap();
     qp2.destroy().unwrap();
+    qp3.destroy().unwrap();
     mr.dereg().unwrap();
     scq.destroy().unwrap();
     rcq.destroy().unwrap();

@@ -426,7 +426,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
     /* verilator lint_off UNUSEDSIGNAL */
-    wire  [9:0] core$ulp_buf_beats;
+    wire  [15:0] core$ulp_buf_beats;
     /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
     /* verilator lint_off UNUSEDSIGNAL */
@@ -760,6 +760,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rxs_lost;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_scq_no_cq;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  rx0$rxc;
     reg  [3:0] rx0$rxd;
@@ -1170,7 +1174,8 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .cnt_rxs_cq_overflow(core$cnt_rxs_cq_overflow),
         .cnt_rxs_eq_overflow(core$cnt_rxs_eq_overflow),
         .cnt_rxs_db_bad(core$cnt_rxs_db_bad),
-        .cnt_rxs_lost(core$cnt_rxs_lost)
+        .cnt_rxs_lost(core$cnt_rxs_lost),
+        .cnt_scq_no_cq(core$cnt_scq_no_cq)
     );
     rnic_versa5g$rx0 rx0(
         .rxc(rx0$rxc),
@@ -1729,7 +1734,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_scq_no_cq);
 
     // Module arguments
     input wire  clock;
@@ -1862,7 +1867,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_ddp_term;
     output reg  [31:0] cnt_ddp_drop_state;
     output reg  [31:0] cnt_ddp_len_err;
-    output reg  [9:0] ulp_buf_beats;
+    output reg  [15:0] ulp_buf_beats;
     output reg  [4:0] ulp_buf_recs;
     input wire  db_wr_valid;
     input wire  [9:0] db_wr_qpn;
@@ -1899,7 +1904,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     input wire  [7:0] ct_wr_rcv_wscale;
     input wire  [31:0] ct_wr_tx_marker_ref;
     output reg  tx_cq_valid;
+    // Unused on purpose: TxSeg's completion records go into the QP's send CQ inside the core; tx_cq_* only observe them (tx_cq_valid pulses when one is taken).
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire  tx_cq_pop;
+    /* verilator lint_on UNUSEDSIGNAL */
     output reg  [5:0] tx_cq_qp;
     output reg  [31:0] tx_cq_idx;
     output reg  [63:0] tx_cq_wr_id;
@@ -1944,7 +1952,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     input wire  raw_tx_ready;
     output reg  ev_valid;
     output reg  [511:0] ev_data;
+    // Unused on purpose: the core's completion writer writes the firmware's event records into the host event queue and pops them itself; ev_* are observation outputs.
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire  ev_pop;
+    /* verilator lint_on UNUSEDSIGNAL */
     output reg  [63:0] eq_base;
     output reg  [31:0] eq_entries;
     output reg  [31:0] eq_consumer;
@@ -1974,6 +1985,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_rxs_eq_overflow;
     output reg  [31:0] cnt_rxs_db_bad;
     output reg  [31:0] cnt_rxs_lost;
+    output reg  [31:0] cnt_scq_no_cq;
 
     // Stub signals
     reg  rx_check$clock;
@@ -2214,7 +2226,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] fpdu_buf$cnt_pass;
     wire  [31:0] fpdu_buf$cnt_span;
     wire  [31:0] fpdu_buf$cnt_err;
-    wire  [9:0] fpdu_buf$level_beats;
+    wire  [15:0] fpdu_buf$level_beats;
     wire  [4:0] fpdu_buf$level_recs;
     reg  ddp_rx$clock;
     reg  ddp_rx$reset;
@@ -2755,7 +2767,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  fw_port$tw_valid;
     wire  [7:0] fw_port$tw_table;
     wire  [23:0] fw_port$tw_index;
-    // Unused on purpose: the core decodes only the context fields its tables keep: snd_wscale, mss, snd_wnd and the upper qpn bits of a connection, and the QP's flags, rtr, CQ numbers, RQ ring, ird/ord, RX MSNs and term_cause are not used by the RTL yet.
+    // Unused on purpose: the core decodes only the context fields its tables keep: snd_wscale, mss, snd_wnd and the upper qpn bits of a connection, the QP's flags, rtr, upper CQ number bits, ird/ord, RX read MSN and term_cause, and a CQ's reserved octets are not used by the RTL yet.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [511:0] fw_port$tw_data;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -2908,6 +2920,18 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] rx_send$cnt_cq_overflow;
     wire  [31:0] rx_send$cnt_eq_overflow;
     wire  [31:0] rx_send$cnt_db_bad;
+    reg  rx_send$cp2_valid;
+    wire  rx_send$cp2_ready;
+    reg  [3:0] rx_send$cp2_cq;
+    reg  [63:0] rx_send$cp2_wr_id;
+    reg  [31:0] rx_send$cp2_byte_len;
+    reg  [31:0] rx_send$cp2_qpn;
+    reg  [7:0] rx_send$cp2_opcode;
+    reg  [7:0] rx_send$cp2_status;
+    reg  rx_send$fev_valid;
+    wire  rx_send$fev_ready;
+    reg  [511:0] rx_send$fev_data;
+    reg  [1:0] rx_send$cq_cfg_armed;
     reg  wr_arb$clock;
     reg  wr_arb$reset;
     reg  wr_arb$a_valid;
@@ -2946,10 +2970,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  cq_cfg_q$clock;
     reg  cq_cfg_q$reset;
     reg  cq_cfg_q$write;
-    reg  [138:0] cq_cfg_q$data_in;
+    reg  [140:0] cq_cfg_q$data_in;
     wire  cq_cfg_q$full;
     reg  cq_cfg_q$read;
-    wire  [138:0] cq_cfg_q$data_out;
+    wire  [140:0] cq_cfg_q$data_out;
     wire  cq_cfg_q$empty;
     // Unused on purpose: the queues in front of rx_send's configuration and doorbell ports need only their full and empty flags.
     /* verilator lint_off UNUSEDSIGNAL */
@@ -2982,6 +3006,33 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] rxs_lost$d;
     wire  [31:0] rxs_lost$q;
     reg  rxs_lost$clock;
+    reg  send_cpl$clock;
+    reg  send_cpl$reset;
+    reg  send_cpl$cfg_valid;
+    reg  [5:0] send_cpl$cfg_qp;
+    reg  [31:0] send_cpl$cfg_cq;
+    reg  send_cpl$tx_valid;
+    wire  send_cpl$tx_ready;
+    reg  [5:0] send_cpl$tx_qp;
+    reg  [63:0] send_cpl$tx_wr_id;
+    reg  [7:0] send_cpl$tx_status;
+    reg  [7:0] send_cpl$tx_opcode;
+    reg  [31:0] send_cpl$tx_len;
+    reg  send_cpl$rd_valid;
+    wire  send_cpl$rd_ready;
+    reg  [5:0] send_cpl$rd_qp;
+    reg  [63:0] send_cpl$rd_wr_id;
+    reg  [7:0] send_cpl$rd_status;
+    reg  [31:0] send_cpl$rd_len;
+    wire  send_cpl$cpl_valid;
+    reg  send_cpl$cpl_ready;
+    wire  [3:0] send_cpl$cpl_cq;
+    wire  [63:0] send_cpl$cpl_wr_id;
+    wire  [31:0] send_cpl$cpl_byte_len;
+    wire  [31:0] send_cpl$cpl_qpn;
+    wire  [7:0] send_cpl$cpl_opcode;
+    wire  [7:0] send_cpl$cpl_status;
+    wire  [31:0] send_cpl$cnt_no_cq;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -3042,6 +3093,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  rxs_term_sel;
     reg  cq_db_ok;
     reg  rq_on;
+    reg  rd_cpl_valid;
+    reg  [5:0] rd_cpl_qp;
+    reg  [63:0] rd_cpl_wr_id;
+    reg  [7:0] rd_cpl_status;
+    reg  [31:0] rd_cpl_len;
+    // Unused on purpose: the RDMA Read requester that takes it (branch rdresp) has not joined: rd_cpl_* are tied to zero.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  rd_cpl_ready;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [1:0] cq_armed;
 
     // Sub module instances
     rnic_versa5g$core$rx_check rx_check(
@@ -4060,7 +4121,19 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cnt_cpl_drop(rx_send$cnt_cpl_drop),
         .cnt_cq_overflow(rx_send$cnt_cq_overflow),
         .cnt_eq_overflow(rx_send$cnt_eq_overflow),
-        .cnt_db_bad(rx_send$cnt_db_bad)
+        .cnt_db_bad(rx_send$cnt_db_bad),
+        .cp2_valid(rx_send$cp2_valid),
+        .cp2_ready(rx_send$cp2_ready),
+        .cp2_cq(rx_send$cp2_cq),
+        .cp2_wr_id(rx_send$cp2_wr_id),
+        .cp2_byte_len(rx_send$cp2_byte_len),
+        .cp2_qpn(rx_send$cp2_qpn),
+        .cp2_opcode(rx_send$cp2_opcode),
+        .cp2_status(rx_send$cp2_status),
+        .fev_valid(rx_send$fev_valid),
+        .fev_ready(rx_send$fev_ready),
+        .fev_data(rx_send$fev_data),
+        .cq_cfg_armed(rx_send$cq_cfg_armed)
     );
     rnic_versa5g$core$wr_arb wr_arb(
         .clock(wr_arb$clock),
@@ -4136,6 +4209,35 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(rxs_lost$q),
         .clock(rxs_lost$clock)
     );
+    rnic_versa5g$core$send_cpl send_cpl(
+        .clock(send_cpl$clock),
+        .reset(send_cpl$reset),
+        .cfg_valid(send_cpl$cfg_valid),
+        .cfg_qp(send_cpl$cfg_qp),
+        .cfg_cq(send_cpl$cfg_cq),
+        .tx_valid(send_cpl$tx_valid),
+        .tx_ready(send_cpl$tx_ready),
+        .tx_qp(send_cpl$tx_qp),
+        .tx_wr_id(send_cpl$tx_wr_id),
+        .tx_status(send_cpl$tx_status),
+        .tx_opcode(send_cpl$tx_opcode),
+        .tx_len(send_cpl$tx_len),
+        .rd_valid(send_cpl$rd_valid),
+        .rd_ready(send_cpl$rd_ready),
+        .rd_qp(send_cpl$rd_qp),
+        .rd_wr_id(send_cpl$rd_wr_id),
+        .rd_status(send_cpl$rd_status),
+        .rd_len(send_cpl$rd_len),
+        .cpl_valid(send_cpl$cpl_valid),
+        .cpl_ready(send_cpl$cpl_ready),
+        .cpl_cq(send_cpl$cpl_cq),
+        .cpl_wr_id(send_cpl$cpl_wr_id),
+        .cpl_byte_len(send_cpl$cpl_byte_len),
+        .cpl_qpn(send_cpl$cpl_qpn),
+        .cpl_opcode(send_cpl$cpl_opcode),
+        .cpl_status(send_cpl$cpl_status),
+        .cnt_no_cq(send_cpl$cnt_no_cq)
+    );
 
     // Update code
     always @(*) begin
@@ -4164,6 +4266,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         cq_cfg_q$clock = clock;
         rq_db_q$clock = clock;
         cq_db_q$clock = clock;
+        send_cpl$clock = clock;
         rxs_lost$clock = clock;
         sq_state$clock = clock;
         sq_conn$clock = clock;
@@ -4623,7 +4726,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         irq = host_regs$irq;
         host_regs$link_up = link_up;
         host_regs$fw_ready = fw_port$fw_ready;
-        host_regs$int_event = (fw_port$ev_valid & ev_pop) | rx_send$irq_event;
+        host_regs$int_event = rx_send$irq_event;
         host_regs$int_eq_overflow = rx_send$irq_eq_overflow;
         db_qp_valid = host_regs$db_qp_valid;
         db_qp_num = host_regs$db_qp_num;
@@ -4665,7 +4768,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fw_port$raw_tx_ready = raw_tx_ready;
         ev_valid = fw_port$ev_valid;
         ev_data = fw_port$ev_data;
-        fw_port$ev_ready = ev_pop;
+        fw_port$ev_ready = rx_send$fev_ready;
+        rx_send$fev_valid = fw_port$ev_valid;
+        rx_send$fev_data = fw_port$ev_data;
         flush_valid = fw_port$flush_valid;
         flush_qpn = fw_port$flush_qpn;
         fw_port$exc_valid = exc_queue$head_valid;
@@ -4917,8 +5022,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_framer$pay_last = tx_seg$pay_last;
         tx_framer$pay_valid = tx_seg$pay_valid;
         tx_seg$pay_ready = tx_framer$pay_ready;
-        tx_cq_valid = tx_seg$cq_valid;
-        tx_seg$cq_ready = tx_cq_pop;
+        tx_cq_valid = tx_seg$cq_valid & send_cpl$tx_ready;
+        tx_seg$cq_ready = send_cpl$tx_ready;
         tx_cq_qp = tx_seg$cq_qp;
         tx_cq_idx = tx_seg$cq_idx;
         tx_cq_wr_id = tx_seg$cq_wr_id;
@@ -5084,7 +5189,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         if (fw_port$tw_valid & (fw_port$tw_table == 8'h2) & (fw_port$tw_index >= 24'h10)) begin
             rxs_lost_now = 1'b1;
         end
-        cq_cfg_q$data_in = {{135{1'b0}}, fw_port$tw_index[(32'h0)+:(4)]} | ({{137{1'b0}}, fw_port$tw_data[(32'h0)+:(2)]} << 32'h4) | ({{75{1'b0}}, fw_port$tw_data[(32'h40)+:(64)]} << 32'h6) | ({{134{1'b0}}, fw_port$tw_data[(32'h8)+:(5)]} << 32'h46) | ({{107{1'b0}}, fw_port$tw_data[(32'h80)+:(32)]} << 32'h4b) | ({{107{1'b0}}, fw_port$tw_data[(32'ha0)+:(32)]} << 32'h6b);
+        cq_armed = 2'h0;
+        if ((fw_port$tw_data[(32'hc0)+:(32)] == 32'h1) | (fw_port$tw_data[(32'hc0)+:(32)] == 32'h2)) begin
+            cq_armed = fw_port$tw_data[(32'hc0)+:(2)];
+        end
+        cq_cfg_q$data_in = {{137{1'b0}}, fw_port$tw_index[(32'h0)+:(4)]} | ({{139{1'b0}}, fw_port$tw_data[(32'h0)+:(2)]} << 32'h4) | ({{77{1'b0}}, fw_port$tw_data[(32'h40)+:(64)]} << 32'h6) | ({{136{1'b0}}, fw_port$tw_data[(32'h8)+:(5)]} << 32'h46) | ({{109{1'b0}}, fw_port$tw_data[(32'h80)+:(32)]} << 32'h4b) | ({{109{1'b0}}, fw_port$tw_data[(32'ha0)+:(32)]} << 32'h6b) | ({{139{1'b0}}, cq_armed} << 32'h8b);
         if (cq_cfg_q$write & cq_cfg_q$full) begin
             rxs_lost_now = 1'b1;
         end
@@ -5096,6 +5205,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rx_send$cq_cfg_log2 = cq_cfg_q$data_out[(32'h46)+:(5)];
         rx_send$cq_cfg_prod = cq_cfg_q$data_out[(32'h4b)+:(32)];
         rx_send$cq_cfg_cons = cq_cfg_q$data_out[(32'h6b)+:(32)];
+        rx_send$cq_cfg_armed = cq_cfg_q$data_out[(32'h8b)+:(2)];
         rq_db_q$write = doorbell$rq_valid;
         rq_db_q$data_in = {{32{1'b0}}, doorbell$rq_qp} | ({{6{1'b0}}, doorbell$rq_prod} << 32'h6);
         if (doorbell$rq_valid & rq_db_q$full) begin
@@ -5152,6 +5262,39 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         cnt_rxs_cq_overflow = rx_send$cnt_cq_overflow;
         cnt_rxs_eq_overflow = rx_send$cnt_eq_overflow;
         cnt_rxs_db_bad = rx_send$cnt_db_bad;
+        send_cpl$reset = reset;
+        send_cpl$cfg_valid = fwq_v & (fw_port$tw_index < 24'h40);
+        send_cpl$cfg_qp = fw_port$tw_index[(32'h0)+:(6)];
+        send_cpl$cfg_cq = fw_port$tw_data[(32'h40)+:(32)];
+        send_cpl$tx_valid = tx_seg$cq_valid;
+        send_cpl$tx_qp = tx_seg$cq_qp;
+        send_cpl$tx_wr_id = tx_seg$cq_wr_id;
+        send_cpl$tx_status = tx_seg$cq_status;
+        send_cpl$tx_opcode = tx_seg$cq_opcode;
+        send_cpl$tx_len = 32'h0;
+        if (|wqe_fetch$wqe_num_sge) begin
+            send_cpl$tx_len = wqe_fetch$wqe_sge0_len;
+        end
+        rd_cpl_valid = 1'b0;
+        rd_cpl_qp = 6'h0;
+        rd_cpl_wr_id = 64'h0;
+        rd_cpl_status = 8'h0;
+        rd_cpl_len = 32'h0;
+        send_cpl$rd_valid = rd_cpl_valid;
+        send_cpl$rd_qp = rd_cpl_qp;
+        send_cpl$rd_wr_id = rd_cpl_wr_id;
+        send_cpl$rd_status = rd_cpl_status;
+        send_cpl$rd_len = rd_cpl_len;
+        rd_cpl_ready = send_cpl$rd_ready;
+        rx_send$cp2_valid = send_cpl$cpl_valid;
+        send_cpl$cpl_ready = rx_send$cp2_ready;
+        rx_send$cp2_cq = send_cpl$cpl_cq;
+        rx_send$cp2_wr_id = send_cpl$cpl_wr_id;
+        rx_send$cp2_byte_len = send_cpl$cpl_byte_len;
+        rx_send$cp2_qpn = send_cpl$cpl_qpn;
+        rx_send$cp2_opcode = send_cpl$cpl_opcode;
+        rx_send$cp2_status = send_cpl$cpl_status;
+        cnt_scq_no_cq = send_cpl$cnt_no_cq;
         cnt_dma_rd_cpl_bad = rd_arb$cnt_cpl_bad;
         if (reset) begin
             tq_v$d = 1'b0;
@@ -5306,10 +5449,10 @@ module rnic_versa5g$core$cq_cfg_q(clock,reset,write,data_in,full,read,data_out,e
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [138:0] data_in;
+    input wire  [140:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [138:0] data_out;
+    output reg  [140:0] data_out;
     output reg  empty;
     output reg  [2:0] count;
 
@@ -5319,10 +5462,10 @@ module rnic_versa5g$core$cq_cfg_q(clock,reset,write,data_in,full,read,data_out,e
     // Stub signals
     reg  [1:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [138:0] ram$read_data;
+    wire  [140:0] ram$read_data;
     reg  [1:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [138:0] ram$write_data;
+    reg  [140:0] ram$write_data;
     reg  ram$write_enable;
     reg  [2:0] wr_ptr$d;
     wire  [2:0] wr_ptr$q;
@@ -5407,14 +5550,14 @@ module rnic_versa5g$core$cq_cfg_q$ram(read_address,read_clock,read_data,write_ad
     // Module arguments
     input wire  [1:0] read_address;
     input wire  read_clock;
-    output reg  [138:0] read_data;
+    output reg  [140:0] read_data;
     input wire  [1:0] write_address;
     input wire  write_clock;
-    input wire  [138:0] write_data;
+    input wire  [140:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[138:0] mem[3:0];
+    reg[140:0] mem[3:0];
 
 
 
@@ -9765,7 +9908,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     output reg  [31:0] cnt_pass;
     output reg  [31:0] cnt_span;
     output reg  [31:0] cnt_err;
-    output reg  [9:0] level_beats;
+    output reg  [15:0] level_beats;
     output reg  [4:0] level_recs;
 
     // Stub signals
@@ -10050,10 +10193,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         cnt_pass = c_pass$q;
         cnt_span = c_span$q;
         cnt_err = c_err$q;
-        level_beats = dfifo$count[9:0];
-        if (dfifo$count > 12'h3ff) begin
-            level_beats = 10'h3ff;
-        end
+        level_beats = {{4{1'b0}}, dfifo$count};
         level_recs = rfifo$count;
         if (reset) begin
             mid$d = 1'b0;
@@ -20845,7 +20985,7 @@ module rnic_versa5g$core$rx_parse$tv(d,q,clock);
 endmodule // rnic_versa5g$core$rx_parse$tv
 
 
-module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_ready,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad);
+module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_ready,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cq_cfg_armed);
 
     // Module arguments
     input wire  clock;
@@ -20943,6 +21083,18 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     output reg  [31:0] cnt_cq_overflow;
     output reg  [31:0] cnt_eq_overflow;
     output reg  [31:0] cnt_db_bad;
+    input wire  cp2_valid;
+    output reg  cp2_ready;
+    input wire  [3:0] cp2_cq;
+    input wire  [63:0] cp2_wr_id;
+    input wire  [31:0] cp2_byte_len;
+    input wire  [31:0] cp2_qpn;
+    input wire  [7:0] cp2_opcode;
+    input wire  [7:0] cp2_status;
+    input wire  fev_valid;
+    output reg  fev_ready;
+    input wire  [511:0] fev_data;
+    input wire  [1:0] cq_cfg_armed;
 
     // Stub signals
     reg  rw$clock;
@@ -21106,6 +21258,18 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     reg  [7:0] cw$cpl_flags;
     reg  [31:0] cw$cpl_imm;
     reg  [31:0] cw$cpl_term;
+    reg  cw$cp2_valid;
+    wire  cw$cp2_ready;
+    reg  [3:0] cw$cp2_cq;
+    reg  [63:0] cw$cp2_wr_id;
+    reg  [31:0] cw$cp2_byte_len;
+    reg  [31:0] cw$cp2_qpn;
+    reg  [7:0] cw$cp2_opcode;
+    reg  [7:0] cw$cp2_status;
+    reg  cw$fev_valid;
+    wire  cw$fev_ready;
+    reg  [511:0] cw$fev_data;
+    reg  [1:0] cw$cfg_armed;
     wire  cw$dma_wr_valid;
     reg  cw$dma_wr_ready;
     wire  cw$dma_wr_hdr;
@@ -21303,6 +21467,18 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         .cpl_flags(cw$cpl_flags),
         .cpl_imm(cw$cpl_imm),
         .cpl_term(cw$cpl_term),
+        .cp2_valid(cw$cp2_valid),
+        .cp2_ready(cw$cp2_ready),
+        .cp2_cq(cw$cp2_cq),
+        .cp2_wr_id(cw$cp2_wr_id),
+        .cp2_byte_len(cw$cp2_byte_len),
+        .cp2_qpn(cw$cp2_qpn),
+        .cp2_opcode(cw$cp2_opcode),
+        .cp2_status(cw$cp2_status),
+        .fev_valid(cw$fev_valid),
+        .fev_ready(cw$fev_ready),
+        .fev_data(cw$fev_data),
+        .cfg_armed(cw$cfg_armed),
         .dma_wr_valid(cw$dma_wr_valid),
         .dma_wr_ready(cw$dma_wr_ready),
         .dma_wr_hdr(cw$dma_wr_hdr),
@@ -21491,6 +21667,18 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         cnt_cq_overflow = cw$cnt_cq_overflow;
         cnt_eq_overflow = cw$cnt_eq_overflow;
         cnt_db_bad = cw$cnt_db_bad;
+        cw$cp2_valid = cp2_valid;
+        cp2_ready = cw$cp2_ready;
+        cw$cp2_cq = cp2_cq;
+        cw$cp2_wr_id = cp2_wr_id;
+        cw$cp2_byte_len = cp2_byte_len;
+        cw$cp2_qpn = cp2_qpn;
+        cw$cp2_opcode = cp2_opcode;
+        cw$cp2_status = cp2_status;
+        cw$fev_valid = fev_valid;
+        fev_ready = cw$fev_ready;
+        cw$fev_data = fev_data;
+        cw$cfg_armed = cq_cfg_armed;
     end
 
 endmodule // rnic_versa5g$core$rx_send
@@ -21633,7 +21821,7 @@ module rnic_versa5g$core$rx_send$arb$sel(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$arb$sel
 
 
-module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg_base,cfg_log2,cfg_prod,cfg_cons,db_valid,db_ready,db_cq,db_arm,db_value,eq_base,eq_entries,eq_cons,eq_prod,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,irq_event,irq_eq_overflow,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad);
+module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg_base,cfg_log2,cfg_prod,cfg_cons,db_valid,db_ready,db_cq,db_arm,db_value,eq_base,eq_entries,eq_cons,eq_prod,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cfg_armed,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,irq_event,irq_eq_overflow,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad);
 
     // Module arguments
     input wire  clock;
@@ -21666,6 +21854,18 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     input wire  [7:0] cpl_flags;
     input wire  [31:0] cpl_imm;
     input wire  [31:0] cpl_term;
+    input wire  cp2_valid;
+    output reg  cp2_ready;
+    input wire  [3:0] cp2_cq;
+    input wire  [63:0] cp2_wr_id;
+    input wire  [31:0] cp2_byte_len;
+    input wire  [31:0] cp2_qpn;
+    input wire  [7:0] cp2_opcode;
+    input wire  [7:0] cp2_status;
+    input wire  fev_valid;
+    output reg  fev_ready;
+    input wire  [511:0] fev_data;
+    input wire  [1:0] cfg_armed;
     output reg  dma_wr_valid;
     input wire  dma_wr_ready;
     output reg  dma_wr_hdr;
@@ -21693,6 +21893,7 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     localparam  k_cqe_len = 16'h20;
     localparam  k_ev_len = 16'h40;
     localparam  k_owner = 64'h100000000000000;
+    localparam  k_low56 = 64'hffffffffffffff;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -21786,6 +21987,12 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     reg  [31:0] c_db_bad$d;
     wire  [31:0] c_db_bad$q;
     reg  c_db_bad$clock;
+    reg  [1:0] turn$d;
+    wire  [1:0] turn$q;
+    reg  turn$clock;
+    reg  fw$d;
+    wire  fw$q;
+    reg  fw$clock;
 
     // Local signals
     reg  [1:0] x_state;
@@ -21808,6 +22015,9 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     reg  [31:0] eq_mask;
     reg  [31:0] eq_used;
     reg  fire;
+    reg  pick_a;
+    reg  pick_b;
+    reg  pick_e;
 
     // Sub module instances
     rnic_versa5g$core$rx_send$cw$ram ram(
@@ -21939,6 +22149,16 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         .q(c_db_bad$q),
         .clock(c_db_bad$clock)
     );
+    rnic_versa5g$core$rx_send$cw$turn turn(
+        .d(turn$d),
+        .q(turn$q),
+        .clock(turn$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$fw fw(
+        .d(fw$d),
+        .q(fw$q),
+        .clock(fw$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -21966,6 +22186,8 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         c_cq_ovf$clock = clock;
         c_eq_ovf$clock = clock;
         c_db_bad$clock = clock;
+        turn$clock = clock;
+        fw$clock = clock;
         state$d = state$q;
         beat$d = beat$q;
         cq$d = cq$q;
@@ -21990,6 +22212,8 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         c_cq_ovf$d = c_cq_ovf$q;
         c_eq_ovf$d = c_eq_ovf$q;
         c_db_bad$d = c_db_bad$q;
+        turn$d = turn$q;
+        fw$d = fw$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         x_base = ram$read_data[(32'h0)+:(64)];
@@ -22014,6 +22238,8 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         cfg_ready = 1'b0;
         db_ready = 1'b0;
         cpl_ready = 1'b0;
+        cp2_ready = 1'b0;
+        fev_ready = 1'b0;
         irq_event = 1'b0;
         irq_eq_overflow = 1'b0;
         ram$read_address = cq$q;
@@ -22033,6 +22259,40 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         cnt_cq_overflow = c_cq_ovf$q;
         cnt_eq_overflow = c_eq_ovf$q;
         cnt_db_bad = c_db_bad$q;
+        pick_a = 1'b0;
+        pick_b = 1'b0;
+        pick_e = 1'b0;
+        if (turn$q == 2'h0) begin
+            if (cpl_valid) begin
+                pick_a = 1'b1;
+            end
+            else if (cp2_valid) begin
+                pick_b = 1'b1;
+            end
+            else if (fev_valid) begin
+                pick_e = 1'b1;
+            end
+        end
+        else if (turn$q == 2'h1) begin
+            if (cp2_valid) begin
+                pick_b = 1'b1;
+            end
+            else if (fev_valid) begin
+                pick_e = 1'b1;
+            end
+            else if (cpl_valid) begin
+                pick_a = 1'b1;
+            end
+        end
+        else if (fev_valid) begin
+            pick_e = 1'b1;
+        end
+        else if (cpl_valid) begin
+            pick_a = 1'b1;
+        end
+        else if (cp2_valid) begin
+            pick_b = 1'b1;
+        end
         case (state$q)
             CplState$Idle:
                 begin
@@ -22042,6 +22302,9 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         ram$write_address = cfg_cq;
                         n_state = cfg_state;
                         n_armed = 2'h0;
+                        if ((cfg_armed == k_arm_next[(32'h0)+:(2)]) | (cfg_armed == k_arm_sol[(32'h0)+:(2)])) begin
+                            n_armed = cfg_armed;
+                        end
                         n_cons = cfg_cons;
                         n_prod = cfg_prod;
                         n_log2 = cfg_log2;
@@ -22055,8 +22318,10 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         dval$d = db_value;
                         state$d = CplState$DbLoad;
                     end
-                    else if (cpl_valid) begin
+                    else if (pick_a) begin
                         cpl_ready = 1'b1;
+                        turn$d = 2'h1;
+                        fw$d = 1'b0;
                         ram$read_address = cpl_cq;
                         cq$d = cpl_cq;
                         r_wr_id$d = cpl_wr_id;
@@ -22068,6 +22333,27 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         r_imm$d = cpl_imm;
                         r_term$d = cpl_term;
                         state$d = CplState$Load;
+                    end
+                    else if (pick_b) begin
+                        cp2_ready = 1'b1;
+                        turn$d = 2'h2;
+                        fw$d = 1'b0;
+                        ram$read_address = cp2_cq;
+                        cq$d = cp2_cq;
+                        r_wr_id$d = cp2_wr_id;
+                        r_byte_len$d = cp2_byte_len;
+                        r_qpn$d = cp2_qpn;
+                        r_opcode$d = cp2_opcode;
+                        r_status$d = cp2_status;
+                        r_flags$d = 8'h0;
+                        r_imm$d = 32'h0;
+                        r_term$d = 32'h0;
+                        state$d = CplState$Load;
+                    end
+                    else if (pick_e) begin
+                        turn$d = 2'h0;
+                        fw$d = 1'b1;
+                        state$d = CplState$EvHdr;
                     end
                 end
             CplState$DbLoad:
@@ -22159,6 +22445,7 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         irq_eq_overflow = 1'b1;
                         c_eq_ovf$d = c_eq_ovf$q + 32'h1;
+                        fev_ready = fw$q;
                         state$d = CplState$Idle;
                     end
                     else begin
@@ -22176,7 +22463,33 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                 begin
                     dma_wr_valid = 1'b1;
                     dma_wr_data = 64'h0;
-                    if (beat$q == 3'h0) begin
+                    if (fw$q) begin
+                        if (beat$q == 3'h0) begin
+                            dma_wr_data = fev_data[(32'h0)+:(64)];
+                        end
+                        else if (beat$q == 3'h1) begin
+                            dma_wr_data = fev_data[(32'h40)+:(64)];
+                        end
+                        else if (beat$q == 3'h2) begin
+                            dma_wr_data = fev_data[(32'h80)+:(64)];
+                        end
+                        else if (beat$q == 3'h3) begin
+                            dma_wr_data = fev_data[(32'hc0)+:(64)];
+                        end
+                        else if (beat$q == 3'h4) begin
+                            dma_wr_data = fev_data[(32'h100)+:(64)];
+                        end
+                        else if (beat$q == 3'h5) begin
+                            dma_wr_data = fev_data[(32'h140)+:(64)];
+                        end
+                        else if (beat$q == 3'h6) begin
+                            dma_wr_data = fev_data[(32'h180)+:(64)];
+                        end
+                        else begin
+                            dma_wr_data = fev_data[(32'h1c0)+:(64)] & k_low56;
+                        end
+                    end
+                    else if (beat$q == 3'h0) begin
                         dma_wr_data = ({{60{1'b0}}, cq$q} << 32'h20) | ev_kind$q;
                     end
                     if (beat$q == 3'h7) begin
@@ -22189,6 +22502,7 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                             eqp$d = eqp$q + 32'h1;
                             c_event$d = c_event$q + 32'h1;
                             irq_event = 1'b1;
+                            fev_ready = fw$q;
                             state$d = CplState$Idle;
                         end
                     end
@@ -22196,10 +22510,12 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         endcase
         ram$write_data = ({{135{1'b0}}, n_state} << 32'h87) | ({{135{1'b0}}, n_armed} << 32'h85) | ({{105{1'b0}}, n_cons} << 32'h65) | ({{105{1'b0}}, n_prod} << 32'h45) | ({{132{1'b0}}, n_log2} << 32'h40) | {{73{1'b0}}, n_base};
         if ((state$q == CplState$EvData) & (beat$q == 3'h7) & ((eqp$q & eq_entries) == 32'h0)) begin
-            dma_wr_data = k_owner;
+            dma_wr_data = dma_wr_data | k_owner;
         end
         if (reset) begin
             state$d = CplState$Idle;
+            turn$d = 2'h0;
+            fw$d = 1'b0;
             eqp$d = 32'h0;
             c_cqe$d = 32'h0;
             c_event$d = 32'h0;
@@ -22479,6 +22795,25 @@ module rnic_versa5g$core$rx_send$cw$ev_kind(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$cw$ev_kind
 
 
+module rnic_versa5g$core$rx_send$cw$fw(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$fw
+
+
 module rnic_versa5g$core$rx_send$cw$phase(d,q,clock);
 
     // Module arguments
@@ -22708,6 +23043,25 @@ module rnic_versa5g$core$rx_send$cw$state(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$cw$state
+
+
+module rnic_versa5g$core$rx_send$cw$turn(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$turn
 
 
 module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_log2,cfg_ci,cfg_msn,cfg_cq,cfg_on,db_valid,db_ready,db_qp,db_prod,adv_valid,adv_ready,adv_qp,adv_err,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_idx,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge0_lkey,rsp_sge1_addr,rsp_sge1_len,rsp_sge1_lkey,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,cnt_fetch,cnt_bad_wqe);
@@ -25981,6 +26335,322 @@ module rnic_versa5g$core$rxs_lost(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rxs_lost
+
+
+module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,tx_ready,tx_qp,tx_wr_id,tx_status,tx_opcode,tx_len,rd_valid,rd_ready,rd_qp,rd_wr_id,rd_status,rd_len,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cnt_no_cq);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  cfg_valid;
+    input wire  [5:0] cfg_qp;
+    input wire  [31:0] cfg_cq;
+    input wire  tx_valid;
+    output reg  tx_ready;
+    input wire  [5:0] tx_qp;
+    input wire  [63:0] tx_wr_id;
+    input wire  [7:0] tx_status;
+    input wire  [7:0] tx_opcode;
+    input wire  [31:0] tx_len;
+    input wire  rd_valid;
+    output reg  rd_ready;
+    input wire  [5:0] rd_qp;
+    input wire  [63:0] rd_wr_id;
+    input wire  [7:0] rd_status;
+    input wire  [31:0] rd_len;
+    output reg  cpl_valid;
+    input wire  cpl_ready;
+    output reg  [3:0] cpl_cq;
+    output reg  [63:0] cpl_wr_id;
+    output reg  [31:0] cpl_byte_len;
+    output reg  [31:0] cpl_qpn;
+    output reg  [7:0] cpl_opcode;
+    output reg  [7:0] cpl_status;
+    output reg  [31:0] cnt_no_cq;
+
+    // Constant declarations
+    localparam  k_op_write = 8'h0;
+    localparam  k_op_write_imm = 8'h1;
+    localparam  k_op_read = 8'h4;
+    localparam  k_wc_send = 8'h0;
+    localparam  k_wc_write = 8'h1;
+    localparam  k_wc_read = 8'h2;
+    localparam  k_ncq = 32'h10;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SendCplState$Idle = 0;
+    localparam SendCplState$Look = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [5:0] tab$read_address;
+    reg  tab$read_clock;
+    wire  [4:0] tab$read_data;
+    reg  [5:0] tab$write_address;
+    reg  tab$write_clock;
+    reg  [4:0] tab$write_data;
+    reg  tab$write_enable;
+    reg  state$d;
+    wire  state$q;
+    reg  state$clock;
+    reg  src$d;
+    wire  src$q;
+    reg  src$clock;
+    reg  last$d;
+    wire  last$q;
+    reg  last$clock;
+    reg  [31:0] c_no_cq$d;
+    wire  [31:0] c_no_cq$q;
+    reg  c_no_cq$clock;
+
+    // Local signals
+    reg  skip;
+
+    // Sub module instances
+    rnic_versa5g$core$send_cpl$tab tab(
+        .read_address(tab$read_address),
+        .read_clock(tab$read_clock),
+        .read_data(tab$read_data),
+        .write_address(tab$write_address),
+        .write_clock(tab$write_clock),
+        .write_data(tab$write_data),
+        .write_enable(tab$write_enable)
+    );
+    rnic_versa5g$core$send_cpl$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$core$send_cpl$src src(
+        .d(src$d),
+        .q(src$q),
+        .clock(src$clock)
+    );
+    rnic_versa5g$core$send_cpl$last last(
+        .d(last$d),
+        .q(last$q),
+        .clock(last$clock)
+    );
+    rnic_versa5g$core$send_cpl$c_no_cq c_no_cq(
+        .d(c_no_cq$d),
+        .q(c_no_cq$q),
+        .clock(c_no_cq$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        src$clock = clock;
+        last$clock = clock;
+        c_no_cq$clock = clock;
+        state$d = state$q;
+        src$d = src$q;
+        last$d = last$q;
+        c_no_cq$d = c_no_cq$q;
+        tab$read_clock = clock;
+        tab$write_clock = clock;
+        tab$write_enable = cfg_valid;
+        tab$write_address = cfg_qp;
+        tab$write_data = {{1{1'b0}}, cfg_cq[(32'h0)+:(4)]};
+        if (cfg_valid & (cfg_cq < k_ncq)) begin
+            tab$write_data = {{1{1'b0}}, cfg_cq[(32'h0)+:(4)]} | 5'h10;
+        end
+        tab$read_address = tx_qp;
+        cpl_cq = tab$read_data[(32'h0)+:(4)];
+        cpl_wr_id = tx_wr_id;
+        cpl_qpn = {{26{1'b0}}, tx_qp};
+        cpl_status = tx_status;
+        cpl_byte_len = 32'h0;
+        if (tx_status == 8'h0) begin
+            cpl_byte_len = tx_len;
+        end
+        cpl_opcode = k_wc_send;
+        if ((tx_opcode == k_op_write) | (tx_opcode == k_op_write_imm)) begin
+            cpl_opcode = k_wc_write;
+        end
+        else if (tx_opcode == k_op_read) begin
+            cpl_opcode = k_wc_read;
+        end
+        skip = (tx_opcode == k_op_read) & (tx_status == 8'h0);
+        if (src$q) begin
+            cpl_wr_id = rd_wr_id;
+            cpl_qpn = {{26{1'b0}}, rd_qp};
+            cpl_status = rd_status;
+            cpl_byte_len = rd_len;
+            cpl_opcode = k_wc_read;
+            skip = 1'b0;
+        end
+        tx_ready = 1'b0;
+        rd_ready = 1'b0;
+        cpl_valid = 1'b0;
+        case (state$q)
+            SendCplState$Idle:
+                begin
+                    if (rd_valid & (~tx_valid | ~last$q)) begin
+                        tab$read_address = rd_qp;
+                        src$d = 1'b1;
+                        state$d = SendCplState$Look;
+                    end
+                    else if (tx_valid) begin
+                        src$d = 1'b0;
+                        state$d = SendCplState$Look;
+                    end
+                end
+            SendCplState$Look:
+                begin
+                    if (src$q) begin
+                        tab$read_address = rd_qp;
+                    end
+                    if (skip) begin
+                        tx_ready = 1'b1;
+                        last$d = 1'b0;
+                        state$d = SendCplState$Idle;
+                    end
+                    else if (~tab$read_data[32'h4]) begin
+                        tx_ready = ~src$q;
+                        rd_ready = src$q;
+                        last$d = src$q;
+                        c_no_cq$d = c_no_cq$q + 32'h1;
+                        state$d = SendCplState$Idle;
+                    end
+                    else begin
+                        cpl_valid = 1'b1;
+                        if (cpl_ready) begin
+                            tx_ready = ~src$q;
+                            rd_ready = src$q;
+                            last$d = src$q;
+                            state$d = SendCplState$Idle;
+                        end
+                    end
+                end
+            default:
+                begin
+                    state$d = SendCplState$Idle;
+                end
+        endcase
+        cnt_no_cq = c_no_cq$q;
+        if (reset) begin
+            state$d = SendCplState$Idle;
+            last$d = 1'b0;
+            c_no_cq$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$send_cpl
+
+
+module rnic_versa5g$core$send_cpl$c_no_cq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$c_no_cq
+
+
+module rnic_versa5g$core$send_cpl$last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$last
+
+
+module rnic_versa5g$core$send_cpl$src(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$src
+
+
+module rnic_versa5g$core$send_cpl$state(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SendCplState$Idle = 0;
+    localparam SendCplState$Look = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$state
+
+
+module rnic_versa5g$core$send_cpl$tab(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [4:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [4:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[4:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$tab
 
 
 module rnic_versa5g$core$sq_conn(d,q,clock);

@@ -92,6 +92,25 @@ pub struct CplWrite {
     pub cpl_flags: Signal<In, Bits<8>>,
     pub cpl_imm: Signal<In, Bits<32>>,
     pub cpl_term: Signal<In, Bits<32>>,
+    // ---- second completion record input (send side: `SendCpl`, i.e.
+    // TxSeg's and the Read requester's records); flags, imm and term_cause
+    // are 0 for these
+    pub cp2_valid: Signal<In, Bit>,
+    pub cp2_ready: Signal<Out, Bit>,
+    pub cp2_cq: Signal<In, Bits<CQ_BITS>>,
+    pub cp2_wr_id: Signal<In, Bits<64>>,
+    pub cp2_byte_len: Signal<In, Bits<32>>,
+    pub cp2_qpn: Signal<In, Bits<32>>,
+    pub cp2_opcode: Signal<In, Bits<8>>,
+    pub cp2_status: Signal<In, Bits<8>>,
+    // ---- firmware event records (fw_port ev_*): the 64-octet entry as the
+    // firmware emitted it, held until `fev_ready` (one clock: written or
+    // dropped on an EQ overflow)
+    pub fev_valid: Signal<In, Bit>,
+    pub fev_ready: Signal<Out, Bit>,
+    pub fev_data: Signal<In, Bits<512>>,
+    /// `CqContext.armed` of a `cfg_*` write (1, 2; 0 and 3: not armed).
+    pub cfg_armed: Signal<In, Bits<2>>,
     // ---- DMA write
     pub dma_wr_valid: Signal<Out, Bit>,
     pub dma_wr_ready: Signal<In, Bit>,
@@ -120,6 +139,7 @@ pub struct CplWrite {
     k_cqe_len: Constant<Bits<16>>,
     k_ev_len: Constant<Bits<16>>,
     k_owner: Constant<Bits<64>>,
+    k_low56: Constant<Bits<64>>,
     // ---- state
     ram: RAM<Bits<CTX_BITS>, CQ_BITS>,
     state: DFF<CplState>,
@@ -146,6 +166,11 @@ pub struct CplWrite {
     c_cq_ovf: DFF<Bits<32>>,
     c_eq_ovf: DFF<Bits<32>>,
     c_db_bad: DFF<Bits<32>>,
+    /// Round robin over the three sources (0: receive records, 1: send-side
+    /// records, 2: firmware events): the one to look at first.
+    turn: DFF<Bits<2>>,
+    /// The event being written is the firmware's (`fev_data`), not a CQ's.
+    fw: DFF<Bit>,
     // ---- temporaries
     x_state: Signal<Local, Bits<2>>,
     x_armed: Signal<Local, Bits<2>>,
@@ -167,6 +192,9 @@ pub struct CplWrite {
     eq_mask: Signal<Local, Bits<32>>,
     eq_used: Signal<Local, Bits<32>>,
     fire: Signal<Local, Bit>,
+    pick_a: Signal<Local, Bit>,
+    pick_b: Signal<Local, Bit>,
+    pick_e: Signal<Local, Bit>,
 }
 
 impl Default for CplWrite {
@@ -202,6 +230,18 @@ impl Default for CplWrite {
             cpl_flags: Default::default(),
             cpl_imm: Default::default(),
             cpl_term: Default::default(),
+            cp2_valid: Default::default(),
+            cp2_ready: Default::default(),
+            cp2_cq: Default::default(),
+            cp2_wr_id: Default::default(),
+            cp2_byte_len: Default::default(),
+            cp2_qpn: Default::default(),
+            cp2_opcode: Default::default(),
+            cp2_status: Default::default(),
+            fev_valid: Default::default(),
+            fev_ready: Default::default(),
+            fev_data: Default::default(),
+            cfg_armed: Default::default(),
             dma_wr_valid: Default::default(),
             dma_wr_ready: Default::default(),
             dma_wr_hdr: Default::default(),
@@ -228,6 +268,8 @@ impl Default for CplWrite {
             k_ev_len: k(EVENT_SIZE as u64),
             // Bit 0 of the last octet (CQE octet 31, event octet 63).
             k_owner: k(1 << 56),
+            // The event's octets 56..62 (beat 7 without the owner octet).
+            k_low56: k((1 << 56) - 1),
             ram: Default::default(),
             state: Default::default(),
             beat: Default::default(),
@@ -253,6 +295,8 @@ impl Default for CplWrite {
             c_cq_ovf: Default::default(),
             c_eq_ovf: Default::default(),
             c_db_bad: Default::default(),
+            turn: Default::default(),
+            fw: Default::default(),
             x_state: Default::default(),
             x_armed: Default::default(),
             x_cons: Default::default(),
@@ -273,6 +317,9 @@ impl Default for CplWrite {
             eq_mask: Default::default(),
             eq_used: Default::default(),
             fire: Default::default(),
+            pick_a: Default::default(),
+            pick_b: Default::default(),
+            pick_e: Default::default(),
         }
     }
 }
@@ -283,7 +330,7 @@ impl Logic for CplWrite {
         dff_setup!(
             self, clock, state, beat, cq, arm, dval, r_wr_id, r_byte_len, r_qpn, r_opcode,
             r_status, r_flags, r_imm, r_term, addr, phase, ev, ev_kind, eqp, c_cqe, c_event,
-            c_drop, c_cq_ovf, c_eq_ovf, c_db_bad
+            c_drop, c_cq_ovf, c_eq_ovf, c_db_bad, turn, fw
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -313,6 +360,8 @@ impl Logic for CplWrite {
         self.cfg_ready.next = false;
         self.db_ready.next = false;
         self.cpl_ready.next = false;
+        self.cp2_ready.next = false;
+        self.fev_ready.next = false;
         self.irq_event.next = false;
         self.irq_eq_overflow.next = false;
         self.ram.read_address.next = self.cq.q.val();
@@ -334,6 +383,35 @@ impl Logic for CplWrite {
         self.cnt_eq_overflow.next = self.c_eq_ovf.q.val();
         self.cnt_db_bad.next = self.c_db_bad.q.val();
 
+        // Round robin over receive records (a), send-side records (b) and
+        // firmware events (e), starting at `turn`.
+        self.pick_a.next = false;
+        self.pick_b.next = false;
+        self.pick_e.next = false;
+        if self.turn.q.val() == 0 {
+            if self.cpl_valid.val() {
+                self.pick_a.next = true;
+            } else if self.cp2_valid.val() {
+                self.pick_b.next = true;
+            } else if self.fev_valid.val() {
+                self.pick_e.next = true;
+            }
+        } else if self.turn.q.val() == 1 {
+            if self.cp2_valid.val() {
+                self.pick_b.next = true;
+            } else if self.fev_valid.val() {
+                self.pick_e.next = true;
+            } else if self.cpl_valid.val() {
+                self.pick_a.next = true;
+            }
+        } else if self.fev_valid.val() {
+            self.pick_e.next = true;
+        } else if self.cpl_valid.val() {
+            self.pick_a.next = true;
+        } else if self.cp2_valid.val() {
+            self.pick_b.next = true;
+        }
+
         match self.state.q.val() {
             CplState::Idle => {
                 if self.cfg_valid.val() {
@@ -343,6 +421,11 @@ impl Logic for CplWrite {
                     self.ram.write_address.next = self.cfg_cq.val();
                     self.n_state.next = self.cfg_state.val();
                     self.n_armed.next = 0.into();
+                    if (self.cfg_armed.val() == self.k_arm_next.val().get_bits::<2>(0))
+                        | (self.cfg_armed.val() == self.k_arm_sol.val().get_bits::<2>(0))
+                    {
+                        self.n_armed.next = self.cfg_armed.val();
+                    }
                     self.n_cons.next = self.cfg_cons.val();
                     self.n_prod.next = self.cfg_prod.val();
                     self.n_log2.next = self.cfg_log2.val();
@@ -354,8 +437,10 @@ impl Logic for CplWrite {
                     self.arm.d.next = self.db_arm.val();
                     self.dval.d.next = self.db_value.val();
                     self.state.d.next = CplState::DbLoad;
-                } else if self.cpl_valid.val() {
+                } else if self.pick_a.val() {
                     self.cpl_ready.next = true;
+                    self.turn.d.next = 1.into();
+                    self.fw.d.next = false;
                     self.ram.read_address.next = self.cpl_cq.val();
                     self.cq.d.next = self.cpl_cq.val();
                     self.r_wr_id.d.next = self.cpl_wr_id.val();
@@ -367,6 +452,27 @@ impl Logic for CplWrite {
                     self.r_imm.d.next = self.cpl_imm.val();
                     self.r_term.d.next = self.cpl_term.val();
                     self.state.d.next = CplState::Load;
+                } else if self.pick_b.val() {
+                    self.cp2_ready.next = true;
+                    self.turn.d.next = 2.into();
+                    self.fw.d.next = false;
+                    self.ram.read_address.next = self.cp2_cq.val();
+                    self.cq.d.next = self.cp2_cq.val();
+                    self.r_wr_id.d.next = self.cp2_wr_id.val();
+                    self.r_byte_len.d.next = self.cp2_byte_len.val();
+                    self.r_qpn.d.next = self.cp2_qpn.val();
+                    self.r_opcode.d.next = self.cp2_opcode.val();
+                    self.r_status.d.next = self.cp2_status.val();
+                    self.r_flags.d.next = 0.into();
+                    self.r_imm.d.next = 0.into();
+                    self.r_term.d.next = 0.into();
+                    self.state.d.next = CplState::Load;
+                } else if self.pick_e.val() {
+                    // A firmware event: no CQ involved; popped once written
+                    // (or dropped on an EQ overflow).
+                    self.turn.d.next = 0.into();
+                    self.fw.d.next = true;
+                    self.state.d.next = CplState::EvHdr;
                 }
             }
             CplState::DbLoad => {
@@ -460,6 +566,7 @@ impl Logic for CplWrite {
                 if (self.eq_entries.val() == 0) | (self.eq_used.val() >= self.eq_entries.val()) {
                     self.irq_eq_overflow.next = true;
                     self.c_eq_ovf.d.next = self.c_eq_ovf.q.val() + 1;
+                    self.fev_ready.next = self.fw.q.val();
                     self.state.d.next = CplState::Idle;
                 } else {
                     self.dma_wr_valid.next = true;
@@ -477,7 +584,28 @@ impl Logic for CplWrite {
                 self.dma_wr_valid.next = true;
                 // abi::mailbox::Event: kind at 0, handle at 4, owner at 63.
                 self.dma_wr_data.next = 0.into();
-                if self.beat.q.val() == 0 {
+                if self.fw.q.val() {
+                    // The firmware's entry, octet i in bits 8i+7..8i.
+                    if self.beat.q.val() == 0 {
+                        self.dma_wr_data.next = self.fev_data.val().get_bits::<64>(0);
+                    } else if self.beat.q.val() == 1 {
+                        self.dma_wr_data.next = self.fev_data.val().get_bits::<64>(64);
+                    } else if self.beat.q.val() == 2 {
+                        self.dma_wr_data.next = self.fev_data.val().get_bits::<64>(128);
+                    } else if self.beat.q.val() == 3 {
+                        self.dma_wr_data.next = self.fev_data.val().get_bits::<64>(192);
+                    } else if self.beat.q.val() == 4 {
+                        self.dma_wr_data.next = self.fev_data.val().get_bits::<64>(256);
+                    } else if self.beat.q.val() == 5 {
+                        self.dma_wr_data.next = self.fev_data.val().get_bits::<64>(320);
+                    } else if self.beat.q.val() == 6 {
+                        self.dma_wr_data.next = self.fev_data.val().get_bits::<64>(384);
+                    } else {
+                        // the owner octet is the device's (below)
+                        self.dma_wr_data.next =
+                            self.fev_data.val().get_bits::<64>(448) & self.k_low56.val();
+                    }
+                } else if self.beat.q.val() == 0 {
                     self.dma_wr_data.next =
                         (bit_cast::<64, 4>(self.cq.q.val()) << 32) | self.ev_kind.q.val();
                 }
@@ -491,6 +619,7 @@ impl Logic for CplWrite {
                         self.eqp.d.next = self.eqp.q.val() + 1;
                         self.c_event.d.next = self.c_event.q.val() + 1;
                         self.irq_event.next = true;
+                        self.fev_ready.next = self.fw.q.val();
                         self.state.d.next = CplState::Idle;
                     }
                 }
@@ -509,11 +638,13 @@ impl Logic for CplWrite {
             & (self.beat.q.val() == 7)
             & ((self.eqp.q.val() & self.eq_entries.val()) == 0)
         {
-            self.dma_wr_data.next = self.k_owner.val();
+            self.dma_wr_data.next = self.dma_wr_data.val() | self.k_owner.val();
         }
 
         if self.reset.val() {
             self.state.d.next = CplState::Idle;
+            self.turn.d.next = 0.into();
+            self.fw.d.next = false;
             self.eqp.d.next = 0.into();
             self.c_cqe.d.next = 0.into();
             self.c_event.d.next = 0.into();
@@ -604,6 +735,16 @@ pub(crate) mod tests {
         b.cpl_flags.connect();
         b.cpl_imm.connect();
         b.cpl_term.connect();
+        b.cp2_valid.connect();
+        b.cp2_cq.connect();
+        b.cp2_wr_id.connect();
+        b.cp2_byte_len.connect();
+        b.cp2_qpn.connect();
+        b.cp2_opcode.connect();
+        b.cp2_status.connect();
+        b.fev_valid.connect();
+        b.fev_data.connect();
+        b.cfg_armed.connect();
         b.dma_wr_ready.connect();
         b.connect_all();
         b.reset.next = true;
@@ -636,19 +777,29 @@ pub(crate) mod tests {
             b.cfg_valid.next = false;
             b.db_valid.next = false;
             b.cpl_valid.next = false;
+            b.cp2_valid.next = false;
+            b.fev_valid.next = false;
         }
         (ev, ovf)
     }
 
     /// Presents one request (the caller set its fields and `*_valid`) until
     /// the block takes it.
-    fn offer(b: &mut CplWrite, sink: &mut DmaWrSink, rng: &mut Rng, which: usize) {
+    fn offer(
+        b: &mut CplWrite,
+        sink: &mut DmaWrSink,
+        rng: &mut Rng,
+        which: usize,
+    ) -> (usize, usize) {
+        let (mut ev, mut ovf) = (0, 0);
         for _ in 0..100 {
             assert!(simulate(b, 1000));
             let taken = match which {
                 0 => b.cfg_ready.val(),
                 1 => b.db_ready.val(),
-                _ => b.cpl_ready.val(),
+                2 => b.cpl_ready.val(),
+                3 => b.cp2_ready.val(),
+                _ => b.fev_ready.val(),
             };
             let r = rng.below(100) < 70;
             b.dma_wr_ready.next = r;
@@ -662,12 +813,16 @@ pub(crate) mod tests {
                     b.dma_wr_last.val(),
                 );
             }
+            ev += b.irq_event.val() as usize;
+            ovf += b.irq_eq_overflow.val() as usize;
             tick!(*b);
             if taken {
                 b.cfg_valid.next = false;
                 b.db_valid.next = false;
                 b.cpl_valid.next = false;
-                return;
+                b.cp2_valid.next = false;
+                b.fev_valid.next = false;
+                return (ev, ovf);
             }
         }
         panic!("request {which} not taken");
@@ -721,11 +876,15 @@ pub(crate) mod tests {
         let (mut n_cqe, mut n_ev, mut n_drop, mut n_ovf, mut n_eq_ovf, mut n_bad) =
             (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
         let mut seen_ovf = false;
-        for step in 0..300 {
+        let mut n_fw_ev = 0;
+        for step in 0..400 {
             let cq = [0usize, 0, 1, 1, 1, 5, 3][rng.below(7)];
-            match rng.below(10) {
+            match rng.below(12) {
                 0..=4 => {
-                    let rec = Cqe {
+                    // Port a (receive records) or b (send side: no flags,
+                    // immediate or Terminate cause).
+                    let port_b = rng.below(2) == 0;
+                    let mut rec = Cqe {
                         wr_id: rng.next(),
                         byte_len: rng.next() as u32,
                         qpn: rng.below(64) as u32,
@@ -740,7 +899,21 @@ pub(crate) mod tests {
                         term_cause: rng.next() as u32 & 0x8000_ffff,
                         phase: false,
                     };
-                    b.cpl_valid.next = true;
+                    if port_b {
+                        rec.opcode =
+                            [WcOpcode::Send, WcOpcode::RdmaWrite, WcOpcode::RdmaRead][rng.below(3)];
+                        rec.flags = 0;
+                        rec.imm_or_inv = 0;
+                        rec.term_cause = 0;
+                        b.cp2_valid.next = true;
+                        b.cp2_cq.next = (cq as u64).into();
+                        b.cp2_wr_id.next = rec.wr_id.into();
+                        b.cp2_byte_len.next = (rec.byte_len as u64).into();
+                        b.cp2_qpn.next = (rec.qpn as u64).into();
+                        b.cp2_opcode.next = (rec.opcode as u64).into();
+                        b.cp2_status.next = (rec.status as u64).into();
+                    }
+                    b.cpl_valid.next = !port_b;
                     b.cpl_cq.next = (cq as u64).into();
                     b.cpl_wr_id.next = rec.wr_id.into();
                     b.cpl_byte_len.next = (rec.byte_len as u64).into();
@@ -752,7 +925,7 @@ pub(crate) mod tests {
                     b.cpl_term.next = (rec.term_cause as u64).into();
                     let nreq = sink.reqs.len();
                     let n_drop_before = n_drop;
-                    offer(&mut b, &mut sink, &mut rng, 2);
+                    offer(&mut b, &mut sink, &mut rng, 2 + port_b as usize);
                     let (ev, eqo) = run(&mut b, &mut sink, &mut rng, 40);
                     assert!(sink.idle());
                     let m = &mut cqs[cq];
@@ -816,7 +989,10 @@ pub(crate) mod tests {
                     if m.valid && m.overflow {
                         m.overflow = false;
                         m.cons = m.prod;
-                        m.armed = 0;
+                        // CqContext.armed as written (3 is not a CqArm: 0)
+                        let armed = rng.below(4) as u32;
+                        m.armed = if armed == 3 { 0 } else { armed };
+                        b.cfg_armed.next = (armed as u64).into();
                         b.cfg_valid.next = true;
                         b.cfg_cq.next = (cq as u64).into();
                         b.cfg_state.next = (CqState::Valid as u64).into();
@@ -849,6 +1025,62 @@ pub(crate) mod tests {
                     b.db_value.next = (v as u64).into();
                     offer(&mut b, &mut sink, &mut rng, 1);
                 }
+                10 | 11 => {
+                    // A firmware event (e.g. a CM event), through the same
+                    // EQ producer index.
+                    let e = Event {
+                        kind: [
+                            EventKind::ConnectRequest,
+                            EventKind::Established,
+                            EventKind::Closed,
+                        ][rng.below(3)],
+                        handle: rng.next() as u32,
+                        status: rng.next() as u32,
+                        peer_ip: rng.next() as u32,
+                        peer_port: rng.next() as u16,
+                        local_port: rng.next() as u16,
+                        ird: rng.next() as u16,
+                        ord: rng.next() as u16,
+                        private_data_len: rng.below(513) as u16,
+                        mpa_revision: 1,
+                        crc: rng.below(2) == 0,
+                        markers: rng.below(2) == 0,
+                        listen_id: rng.next() as u32,
+                        // the firmware's phase is not the device's: overwritten
+                        phase: rng.below(2) == 0,
+                    };
+                    let mut raw = [0u8; EVENT_SIZE];
+                    e.emit(&mut raw).unwrap();
+                    // stray bits in the owner octet are cleared too
+                    raw[EVENT_SIZE - 1] |= 0xF0;
+                    let mut v = Bits::<512>::default();
+                    for (i, &o) in raw.iter().enumerate() {
+                        v = v | (bit_cast::<512, 8>((o as u64).into()) << (8 * i as u64));
+                    }
+                    b.fev_valid.next = true;
+                    b.fev_data.next = v;
+                    let nreq = sink.reqs.len();
+                    let (ev, eqo) = offer(&mut b, &mut sink, &mut rng, 4);
+                    let (ev2, eqo2) = run(&mut b, &mut sink, &mut rng, 4);
+                    assert!(sink.idle());
+                    if eq_prod.wrapping_sub(eq_cons) >= eq_entries {
+                        n_eq_ovf += 1;
+                        assert_eq!((ev + ev2, eqo + eqo2), (0, 1), "step {step}: EQ overflow");
+                        assert_eq!(sink.reqs.len(), nreq, "step {step}: dropped event written");
+                    } else {
+                        let a = eq_base + ((eq_prod % eq_entries) as u64) * 64;
+                        assert_eq!(sink.reqs[nreq..], [(a, EVENT_SIZE)], "step {step}");
+                        let got = sink.read(a, EVENT_SIZE);
+                        let phase = (eq_prod / eq_entries).is_multiple_of(2);
+                        assert_eq!(Event::parse(&got).unwrap(), Event { phase, ..e });
+                        assert_eq!(got[..63], raw[..63], "step {step}: octets as emitted");
+                        assert_eq!(got[63], phase as u8, "step {step}: owner octet");
+                        eq_prod += 1;
+                        n_ev += 1;
+                        n_fw_ev += 1;
+                        assert_eq!((ev + ev2, eqo + eqo2), (1, 0), "step {step}: event pulse");
+                    }
+                }
                 _ => {
                     // The host consumes events, now and then.
                     if rng.below(3) == 0 {
@@ -860,8 +1092,8 @@ pub(crate) mod tests {
             run(&mut b, &mut sink, &mut rng, 2);
         }
         assert!(
-            seen_ovf && n_ev > 5 && n_eq_ovf > 0 && n_cqe > 50,
-            "coverage: {seen_ovf} {n_ev} {n_eq_ovf} {n_cqe} {n_drop}"
+            seen_ovf && n_ev > 5 && n_eq_ovf > 0 && n_cqe > 50 && n_fw_ev > 5,
+            "coverage: {seen_ovf} {n_ev} {n_eq_ovf} {n_cqe} {n_drop} {n_fw_ev}"
         );
         assert_eq!(b.cnt_cqe.val().to_u64(), n_cqe);
         assert_eq!(b.cnt_event.val().to_u64(), n_ev);

@@ -108,9 +108,9 @@ pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     pub cnt_pass: Signal<Out, Bits<32>>,
     pub cnt_span: Signal<Out, Bits<32>>,
     pub cnt_err: Signal<Out, Bits<32>>,
-    /// Occupancy: beats held (saturating at 1023, the width of the core's
-    /// port) and records held.
-    pub level_beats: Signal<Out, Bits<10>>,
+    /// Occupancy: beats held (16 bits: any buffer size up to 2^15 beats,
+    /// never saturating) and records held.
+    pub level_beats: Signal<Out, Bits<16>>,
     pub level_recs: Signal<Out, Bits<5>>,
     dfifo: Fifo<Bits<68>, N, NP1>,
     rfifo: Fifo<Bits<RW>, 4, 5>,
@@ -263,10 +263,7 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
         self.cnt_pass.next = self.c_pass.q.val();
         self.cnt_span.next = self.c_span.q.val();
         self.cnt_err.next = self.c_err.q.val();
-        self.level_beats.next = bit_cast::<10, NP1>(self.dfifo.count.val());
-        if self.dfifo.count.val() > 1023 {
-            self.level_beats.next = 1023.into();
-        }
+        self.level_beats.next = bit_cast::<16, NP1>(self.dfifo.count.val());
         self.level_recs.next = self.rfifo.count.val();
 
         if self.reset.val() {

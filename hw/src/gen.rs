@@ -166,6 +166,10 @@ const RXS_QCOUNT: &str = "the queues in front of rx_send's configuration and doo
      need only their full and empty flags";
 const RXS_OBS: &str = "rx_send's incoming-Terminate records, QP-error pulses, EQ producer and \
      counters are observation outputs with no consumer on the board yet";
+const EQ_BY_RTL: &str = "the core's completion writer writes the firmware's event records \
+     into the host event queue and pops them itself; ev_* are observation outputs";
+const SCQ_OBS: &str = "TxSeg's completion records go into the QP's send CQ inside the core; \
+     tx_cq_* only observe them (tx_cq_valid pulses when one is taken)";
 const CDC_STATUS: &str = "RxCdc uses only the FIFO's full and empty flags: it reads only \
      when not empty and detects overflow as full during a write";
 
@@ -311,8 +315,9 @@ const UNUSED_OK: &[Unused] = &[
         "fw_port$tw_data",
         512,
         "the core decodes only the context fields its tables keep: snd_wscale, mss, \
-         snd_wnd and the upper qpn bits of a connection, and the QP's flags, rtr, CQ \
-         numbers, RQ ring, ird/ord, RX MSNs and term_cause are not used by the RTL yet",
+         snd_wnd and the upper qpn bits of a connection, the QP's flags, rtr, upper CQ \
+         number bits, ird/ord, RX read MSN and term_cause, and a CQ's reserved octets are \
+         not used by the RTL yet",
     ),
     // The board top.
     unused(BOARD_TOP, "core$rx_pay_crc", 32, NO_PAY_CRC),
@@ -455,7 +460,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_ddp_term", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_ddp_drop_state", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_ddp_len_err", 32, NO_REGS),
-    unused(BOARD_TOP, "core$ulp_buf_beats", 10, NO_REGS),
+    unused(BOARD_TOP, "core$ulp_buf_beats", 16, NO_REGS),
     unused(BOARD_TOP, "core$ulp_buf_recs", 5, NO_REGS),
     // TX datapath in rnic_core (hw/src/rnic_core.rs TX section).
     unused(BOARD_TOP, "core$dma_rd_req_valid", 1, NO_TX_PATH),
@@ -516,6 +521,18 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_rxs_eq_overflow", 32, RXS_OBS),
     unused(BOARD_TOP, "core$cnt_rxs_db_bad", 32, RXS_OBS),
     unused(BOARD_TOP, "core$cnt_rxs_lost", 32, RXS_OBS),
+    // Send-side completions and the one EQ writer (docs/rtl.md "Send-side
+    // CQEs and one event-queue writer").
+    unused(&["rnic_core", "core"], "ev_pop", 1, EQ_BY_RTL),
+    unused(&["rnic_core", "core"], "tx_cq_pop", 1, SCQ_OBS),
+    unused(
+        &["rnic_core", "core"],
+        "rd_cpl_ready",
+        1,
+        "the RDMA Read requester that takes it (branch rdresp) has not joined: rd_cpl_* \
+         are tied to zero",
+    ),
+    unused(BOARD_TOP, "core$cnt_scq_no_cq", 32, RXS_OBS),
     unused(
         &["rnic_core", "core"],
         "doorbell$take_ack",

@@ -34,6 +34,7 @@ pub mod rx_fifo;
 pub mod rx_parse;
 pub mod rx_send;
 pub mod rx_split;
+pub mod send_cpl;
 pub mod send_place;
 pub mod tpt;
 pub mod tx_ack;

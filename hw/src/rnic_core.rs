@@ -44,6 +44,7 @@ use crate::rx_fifo::RxFifo;
 use crate::rx_parse::RxParse;
 use crate::rx_send::RxSend;
 use crate::rx_split::RxSplit;
+use crate::send_cpl::SendCpl;
 use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
 use crate::tx_ack::TxAck;
 use crate::tx_framer::TxFramer;
@@ -206,7 +207,7 @@ pub struct RnicCore {
     pub cnt_ddp_drop_state: Signal<Out, Bits<32>>,
     pub cnt_ddp_len_err: Signal<Out, Bits<32>>,
     /// FPDU buffer occupancy (beats, records).
-    pub ulp_buf_beats: Signal<Out, Bits<10>>,
+    pub ulp_buf_beats: Signal<Out, Bits<16>>,
     pub ulp_buf_recs: Signal<Out, Bits<5>>,
     // ---- TX datapath: doorbell → TxSched → WqeFetch → TxSeg → TxFramer → mac_tx_*
     /// Doorbell (temporary input until the BAR0 block drives it): a write of
@@ -314,8 +315,9 @@ pub struct RnicCore {
     pub raw_tx_last: Signal<Out, Bit>,
     pub raw_tx_valid: Signal<Out, Bit>,
     pub raw_tx_ready: Signal<In, Bit>,
-    /// Event records (`EVENT_PUSH`, 64 octets) for the host's event queue at
-    /// `eq_base`; `ev_pop` takes one and raises `INT_EVENT`.
+    /// Event records (`EVENT_PUSH`, 64 octets), observation only: the core's
+    /// completion writer (`rx_send`'s `cpl_write`) writes each into the
+    /// host's event queue at `eq_base` and pops it; `ev_pop` is not used.
     pub ev_valid: Signal<Out, Bit>,
     pub ev_data: Signal<Out, Bits<512>>,
     pub ev_pop: Signal<In, Bit>,
@@ -362,6 +364,9 @@ pub struct RnicCore {
     /// doorbell at a CQ number >= 16 or an unknown offset, CQ table entry
     /// >= 16, or one of the four queues below full.
     pub cnt_rxs_lost: Signal<Out, Bits<32>>,
+    /// Send-side completions (TxSeg, Read requester) dropped because their
+    /// QP has no send CQ (`QpContext.send_cqn` never written or >= 16).
+    pub cnt_scq_no_cq: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -520,10 +525,11 @@ pub struct RnicCore {
     /// `ready` is low while a WQE fetch or a CQE write is under way):
     /// RQ configuration {on 111, cq 110:107, msn 106:75, log2 74:70,
     /// base 69:6, qp 5:0}; CQ configuration {cons 138:107, prod 106:75,
-    /// log2 74:70, base 69:6, state 5:4, cq 3:0}; RQ doorbell {prod 37:6,
+    /// log2 74:70, base 69:6, state 5:4, cq 3:0, armed 140:139}; RQ
+    /// doorbell {prod 37:6,
     /// qp 5:0}; CQ doorbell {value 36:5, arm 4, cq 3:0}.
     rq_cfg_q: Fifo<Bits<112>, 2, 3>,
-    cq_cfg_q: Fifo<Bits<139>, 2, 3>,
+    cq_cfg_q: Fifo<Bits<141>, 2, 3>,
     rq_db_q: Fifo<Bits<38>, 3, 4>,
     cq_db_q: Fifo<Bits<37>, 3, 4>,
     rxs_lost: DFF<Bits<32>>,
@@ -531,6 +537,20 @@ pub struct RnicCore {
     rxs_term_sel: Signal<Local, Bit>,
     cq_db_ok: Signal<Local, Bit>,
     rq_on: Signal<Local, Bits<1>>,
+    /// Send-side completions: TxSeg's records and the Read requester's into
+    /// the QP's send CQ, through rx_send's completion writer.
+    send_cpl: SendCpl,
+    /// RDMA Read completions at the requester, one per completed Read WQE:
+    /// DRIVEN BY THE READ REQUESTER (branch rdresp); tied to zero until it
+    /// joins. `rd_cpl_ready` takes the record (SendCpl's round robin with
+    /// TxSeg's records).
+    rd_cpl_valid: Signal<Local, Bit>,
+    rd_cpl_qp: Signal<Local, Bits<6>>,
+    rd_cpl_wr_id: Signal<Local, Bits<64>>,
+    rd_cpl_status: Signal<Local, Bits<8>>,
+    rd_cpl_len: Signal<Local, Bits<32>>,
+    rd_cpl_ready: Signal<Local, Bit>,
+    cq_armed: Signal<Local, Bits<2>>,
 }
 
 impl Logic for RnicCore {
@@ -539,7 +559,8 @@ impl Logic for RnicCore {
         clock!(
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
-            rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, rq_cfg_q, cq_cfg_q, rq_db_q, cq_db_q
+            rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, rq_cfg_q, cq_cfg_q, rq_db_q, cq_db_q,
+            send_cpl
         );
         dff_setup!(
             self,
@@ -1067,8 +1088,9 @@ impl Logic for RnicCore {
         self.irq.next = self.host_regs.irq.val();
         self.host_regs.link_up.next = self.link_up.val();
         self.host_regs.fw_ready.next = self.fw_port.fw_ready.val();
-        self.host_regs.int_event.next =
-            (self.fw_port.ev_valid.val() & self.ev_pop.val()) | self.rx_send.irq_event.val();
+        // INT_EVENT: an EQ entry was written (a CQ's or the firmware's, by
+        // rx_send's completion writer)
+        self.host_regs.int_event.next = self.rx_send.irq_event.val();
         // INT_EQ_OVERFLOW: rx_send's event writer (cpl_write) found the EQ full or off
         self.host_regs.int_eq_overflow.next = self.rx_send.irq_eq_overflow.val();
         self.db_qp_valid.next = self.host_regs.db_qp_valid.val();
@@ -1113,7 +1135,11 @@ impl Logic for RnicCore {
         self.fw_port.raw_tx_ready.next = self.raw_tx_ready.val();
         self.ev_valid.next = self.fw_port.ev_valid.val();
         self.ev_data.next = self.fw_port.ev_data.val();
-        self.fw_port.ev_ready.next = self.ev_pop.val();
+        // the firmware's events go into the EQ through rx_send's completion
+        // writer (one producer index with the CQ events); ev_* observe them
+        self.fw_port.ev_ready.next = self.rx_send.fev_ready.val();
+        self.rx_send.fev_valid.next = self.fw_port.ev_valid.val();
+        self.rx_send.fev_data.next = self.fw_port.ev_data.val();
         self.flush_valid.next = self.fw_port.flush_valid.val();
         self.flush_qpn.next = self.fw_port.flush_qpn.val();
         // exception queue: the firmware port's reads and pops join the pins'
@@ -1442,8 +1468,11 @@ impl Logic for RnicCore {
         self.tx_seg.pay_ready.next = self.tx_framer.pay_ready.val();
 
         // Send completions.
-        self.tx_cq_valid.next = self.tx_seg.cq_valid.val();
-        self.tx_seg.cq_ready.next = self.tx_cq_pop.val();
+        // TxSeg's completion records go to SendCpl (the QP's send CQ);
+        // tx_cq_* observe them: tx_cq_valid pulses when one is taken (the
+        // tx_cq_pop input is not used)
+        self.tx_cq_valid.next = self.tx_seg.cq_valid.val() & self.send_cpl.tx_ready.val();
+        self.tx_seg.cq_ready.next = self.send_cpl.tx_ready.val();
         self.tx_cq_qp.next = self.tx_seg.cq_qp.val();
         self.tx_cq_idx.next = self.tx_seg.cq_idx.val();
         self.tx_cq_wr_id.next = self.tx_seg.cq_wr_id.val();
@@ -1661,13 +1690,22 @@ impl Logic for RnicCore {
         {
             self.rxs_lost_now.next = true;
         }
+        // armed (octet 24): a CqArm value (1, 2) arms the CQ, anything else
+        // leaves it unarmed
+        self.cq_armed.next = 0.into();
+        if (self.fw_port.tw_data.val().get_bits::<32>(192) == 1)
+            | (self.fw_port.tw_data.val().get_bits::<32>(192) == 2)
+        {
+            self.cq_armed.next = self.fw_port.tw_data.val().get_bits::<2>(192);
+        }
         self.cq_cfg_q.data_in.next =
-            bit_cast::<139, 4>(self.fw_port.tw_index.val().get_bits::<4>(0))
-                | (bit_cast::<139, 2>(self.fw_port.tw_data.val().get_bits::<2>(0)) << 4)
-                | (bit_cast::<139, 64>(self.fw_port.tw_data.val().get_bits::<64>(64)) << 6)
-                | (bit_cast::<139, 5>(self.fw_port.tw_data.val().get_bits::<5>(8)) << 70)
-                | (bit_cast::<139, 32>(self.fw_port.tw_data.val().get_bits::<32>(128)) << 75)
-                | (bit_cast::<139, 32>(self.fw_port.tw_data.val().get_bits::<32>(160)) << 107);
+            bit_cast::<141, 4>(self.fw_port.tw_index.val().get_bits::<4>(0))
+                | (bit_cast::<141, 2>(self.fw_port.tw_data.val().get_bits::<2>(0)) << 4)
+                | (bit_cast::<141, 64>(self.fw_port.tw_data.val().get_bits::<64>(64)) << 6)
+                | (bit_cast::<141, 5>(self.fw_port.tw_data.val().get_bits::<5>(8)) << 70)
+                | (bit_cast::<141, 32>(self.fw_port.tw_data.val().get_bits::<32>(128)) << 75)
+                | (bit_cast::<141, 32>(self.fw_port.tw_data.val().get_bits::<32>(160)) << 107)
+                | (bit_cast::<141, 2>(self.cq_armed.val()) << 139);
         if self.cq_cfg_q.write.val() & self.cq_cfg_q.full.val() {
             self.rxs_lost_now.next = true;
         }
@@ -1679,6 +1717,7 @@ impl Logic for RnicCore {
         self.rx_send.cq_cfg_log2.next = self.cq_cfg_q.data_out.val().get_bits::<5>(70);
         self.rx_send.cq_cfg_prod.next = self.cq_cfg_q.data_out.val().get_bits::<32>(75);
         self.rx_send.cq_cfg_cons.next = self.cq_cfg_q.data_out.val().get_bits::<32>(107);
+        self.rx_send.cq_cfg_armed.next = self.cq_cfg_q.data_out.val().get_bits::<2>(139);
         // RQ producer doorbell: BAR0 QP page at QP_RQ_PRODUCER (Doorbell's rq_*)
         self.rq_db_q.write.next = self.doorbell.rq_valid.val();
         self.rq_db_q.data_in.next = bit_cast::<38, 6>(self.doorbell.rq_qp.val())
@@ -1745,6 +1784,45 @@ impl Logic for RnicCore {
         self.cnt_rxs_cq_overflow.next = self.rx_send.cnt_cq_overflow.val();
         self.cnt_rxs_eq_overflow.next = self.rx_send.cnt_eq_overflow.val();
         self.cnt_rxs_db_bad.next = self.rx_send.cnt_db_bad.val();
+        // ---- Send-side completions (SendCpl → rx_send's cpl_write cp2_*):
+        // the QP's send CQ from the firmware's QpContext write (send_cqn,
+        // octet 8) for qpn < 64
+        self.send_cpl.reset.next = self.reset.val();
+        self.send_cpl.cfg_valid.next = self.fwq_v.val() & (self.fw_port.tw_index.val() < 64);
+        self.send_cpl.cfg_qp.next = self.fw_port.tw_index.val().get_bits::<6>(0);
+        self.send_cpl.cfg_cq.next = self.fw_port.tw_data.val().get_bits::<32>(64);
+        self.send_cpl.tx_valid.next = self.tx_seg.cq_valid.val();
+        self.send_cpl.tx_qp.next = self.tx_seg.cq_qp.val();
+        self.send_cpl.tx_wr_id.next = self.tx_seg.cq_wr_id.val();
+        self.send_cpl.tx_status.next = self.tx_seg.cq_status.val();
+        self.send_cpl.tx_opcode.next = self.tx_seg.cq_opcode.val();
+        // the WQE is still on offer to TxSeg while its record is (TxSeg pops
+        // it after the record): its length = SGE 0's (TxSeg sends one SGE)
+        self.send_cpl.tx_len.next = 0.into();
+        if self.wqe_fetch.wqe_num_sge.val().any() {
+            self.send_cpl.tx_len.next = self.wqe_fetch.wqe_sge0_len.val();
+        }
+        // RDMA Read completions: driven by the Read requester (rdresp)
+        self.rd_cpl_valid.next = false;
+        self.rd_cpl_qp.next = 0.into();
+        self.rd_cpl_wr_id.next = 0.into();
+        self.rd_cpl_status.next = 0.into();
+        self.rd_cpl_len.next = 0.into();
+        self.send_cpl.rd_valid.next = self.rd_cpl_valid.val();
+        self.send_cpl.rd_qp.next = self.rd_cpl_qp.val();
+        self.send_cpl.rd_wr_id.next = self.rd_cpl_wr_id.val();
+        self.send_cpl.rd_status.next = self.rd_cpl_status.val();
+        self.send_cpl.rd_len.next = self.rd_cpl_len.val();
+        self.rd_cpl_ready.next = self.send_cpl.rd_ready.val();
+        self.rx_send.cp2_valid.next = self.send_cpl.cpl_valid.val();
+        self.send_cpl.cpl_ready.next = self.rx_send.cp2_ready.val();
+        self.rx_send.cp2_cq.next = self.send_cpl.cpl_cq.val();
+        self.rx_send.cp2_wr_id.next = self.send_cpl.cpl_wr_id.val();
+        self.rx_send.cp2_byte_len.next = self.send_cpl.cpl_byte_len.val();
+        self.rx_send.cp2_qpn.next = self.send_cpl.cpl_qpn.val();
+        self.rx_send.cp2_opcode.next = self.send_cpl.cpl_opcode.val();
+        self.rx_send.cp2_status.next = self.send_cpl.cpl_status.val();
+        self.cnt_scq_no_cq.next = self.send_cpl.cnt_no_cq.val();
         self.cnt_dma_rd_cpl_bad.next = self.rd_arb.cnt_cpl_bad.val();
         if self.reset.val() {
             self.tq_v.d.next = false;

@@ -117,6 +117,20 @@ pub struct RxSend {
     pub cnt_cq_overflow: Signal<Out, Bits<32>>,
     pub cnt_eq_overflow: Signal<Out, Bits<32>>,
     pub cnt_db_bad: Signal<Out, Bits<32>>,
+    // ---- send-side completion records (cpl_write cp2_*), firmware events
+    // (cpl_write fev_*), CqContext.armed (cpl_write cfg_armed)
+    pub cp2_valid: Signal<In, Bit>,
+    pub cp2_ready: Signal<Out, Bit>,
+    pub cp2_cq: Signal<In, Bits<4>>,
+    pub cp2_wr_id: Signal<In, Bits<64>>,
+    pub cp2_byte_len: Signal<In, Bits<32>>,
+    pub cp2_qpn: Signal<In, Bits<32>>,
+    pub cp2_opcode: Signal<In, Bits<8>>,
+    pub cp2_status: Signal<In, Bits<8>>,
+    pub fev_valid: Signal<In, Bit>,
+    pub fev_ready: Signal<Out, Bit>,
+    pub fev_data: Signal<In, Bits<512>>,
+    pub cq_cfg_armed: Signal<In, Bits<2>>,
     rw: RecvWqeFetch,
     sp: SendPlace,
     cw: CplWrite,
@@ -267,6 +281,18 @@ impl Logic for RxSend {
         self.cnt_cq_overflow.next = self.cw.cnt_cq_overflow.val();
         self.cnt_eq_overflow.next = self.cw.cnt_eq_overflow.val();
         self.cnt_db_bad.next = self.cw.cnt_db_bad.val();
+        self.cw.cp2_valid.next = self.cp2_valid.val();
+        self.cp2_ready.next = self.cw.cp2_ready.val();
+        self.cw.cp2_cq.next = self.cp2_cq.val();
+        self.cw.cp2_wr_id.next = self.cp2_wr_id.val();
+        self.cw.cp2_byte_len.next = self.cp2_byte_len.val();
+        self.cw.cp2_qpn.next = self.cp2_qpn.val();
+        self.cw.cp2_opcode.next = self.cp2_opcode.val();
+        self.cw.cp2_status.next = self.cp2_status.val();
+        self.cw.fev_valid.next = self.fev_valid.val();
+        self.fev_ready.next = self.cw.fev_ready.val();
+        self.cw.fev_data.next = self.fev_data.val();
+        self.cw.cfg_armed.next = self.cq_cfg_armed.val();
     }
 }
 
@@ -407,6 +433,16 @@ mod tests {
             u.dma_rd_cpl_data.connect();
             u.dma_rd_cpl_keep.connect();
             u.dma_rd_cpl_tag.connect();
+            u.cp2_valid.connect();
+            u.cp2_cq.connect();
+            u.cp2_wr_id.connect();
+            u.cp2_byte_len.connect();
+            u.cp2_qpn.connect();
+            u.cp2_opcode.connect();
+            u.cp2_status.connect();
+            u.fev_valid.connect();
+            u.fev_data.connect();
+            u.cq_cfg_armed.connect();
             u.connect_all();
             u.reset.next = true;
             tick!(u);

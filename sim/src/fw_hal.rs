@@ -5,8 +5,9 @@
 //! clock (`fw_valid` for one edge; a read's `fw_rdata` is there right after
 //! that edge), and each clock also drives the MAC receive port
 //! ([`FwNode::mac_rx`]), takes the raw TX frames (`raw_tx_*`, always ready)
-//! into [`FwNode::tx_frames`], the event records (`ev_*`) into
-//! [`FwNode::events`] and the flush strobes into [`FwNode::flushes`].
+//! into [`FwNode::tx_frames`], a copy of each event record (`ev_*`) into
+//! [`FwNode::events`] (the core itself writes them into the host's event
+//! queue) and the flush strobes into [`FwNode::flushes`].
 //! [`CoSimHal`] and [`HostCsr`] are handles on one shared node, so the real
 //! firmware (`rnic_fw::Firmware`, polled between clocks) and a test acting
 //! as the host drive the same model.
@@ -73,8 +74,11 @@ pub struct FwNode {
     /// DMA server and MAC sink turns it off, or two sinks would share (and
     /// tear) the same beats.
     pub serve_host_side: bool,
-    /// Event records the firmware pushed (`EVENT_PUSH` → `ev_*`).
+    /// Event records the firmware pushed (`EVENT_PUSH` → `ev_*`), copied
+    /// when they appear; the core's completion writer writes them into the
+    /// host's event queue by DMA and pops them.
     pub events: VecDeque<[u8; EVENT_SIZE]>,
+    ev_prev: bool,
     /// QP numbers of `FLUSH_QP` strobes.
     pub flushes: Vec<u32>,
     /// Placement records (`placed_*`: STag, tagged offset, length), popped
@@ -86,16 +90,10 @@ pub struct FwNode {
     pub mem: HostMemory,
     /// The DMA server (`dma_wr_*`, `dma_rd_*`), stepped every clock.
     pub dma: DmaServer,
-    /// SIMULATOR STAND-IN for a missing RTL function (see
-    /// [`FwNode::eq_standin`]): when set, `ev_data` records are written into
-    /// the host's event queue instead of [`FwNode::events`].
+    /// No effect (kept for callers): the event-queue stand-in is gone, the
+    /// RTL writes the event queue (docs/rtl.md, "Send-side CQEs and one
+    /// event-queue writer").
     pub eq_standin: bool,
-    /// Stand-in's producer index (free-running; reset when `eq_entries` is 0).
-    pub eq_prod: u32,
-    /// Records the stand-in wrote into host memory.
-    pub eq_written: u64,
-    /// Records the stand-in dropped because `eq_base` was not DMA-able.
-    pub eq_dropped: u64,
     /// Firmware port accesses (reads, writes) and clocks spent in them.
     pub fw_reads: u64,
     pub fw_writes: u64,
@@ -125,6 +123,7 @@ impl FwNode {
             serve_host_side: true,
             tx_frames: VecDeque::new(),
             events: VecDeque::new(),
+            ev_prev: false,
             flushes: Vec::new(),
             placed: Vec::new(),
             terms: Vec::new(),
@@ -134,9 +133,6 @@ impl FwNode {
                 ..DmaConfig::default()
             }),
             eq_standin: false,
-            eq_prod: 0,
-            eq_written: 0,
-            eq_dropped: 0,
             fw_reads: 0,
             fw_writes: 0,
             fw_cycles: 0,
@@ -155,45 +151,6 @@ impl FwNode {
         self.core.set_ut_ready(on as u64);
     }
 
-    /// Whether the event-queue stand-in can take a record this clock: the
-    /// queue is on (`eq_entries` != 0) and not full (producer − consumer <
-    /// entries). Also resets the producer while the queue is off.
-    fn eq_room(&mut self) -> bool {
-        let entries = self.core.get_eq_entries() as u32;
-        if entries == 0 {
-            self.eq_prod = 0;
-            return false;
-        }
-        let cons = self.core.get_eq_consumer() as u32;
-        self.eq_prod.wrapping_sub(cons) < entries
-    }
-
-    /// SIMULATOR STAND-IN, not the device: the core does not yet write its
-    /// event records into the host's event queue by DMA (docs/rtl.md,
-    /// "Events"), so the simulator does what that writer will do: the record
-    /// goes to `eq_base + (prod mod entries) * EVENT_SIZE`, with the owner
-    /// octet's phase bit set to `(prod / entries)` even → 1 (the ABI's phase
-    /// rule, `rnic_wire::abi::mailbox::Event`), written last.
-    fn eq_write(&mut self, mut rec: [u8; EVENT_SIZE]) {
-        let entries = self.core.get_eq_entries() as u32;
-        let base = self.core.get_eq_base();
-        let slot = (self.eq_prod % entries) as u64;
-        let phase = (self.eq_prod / entries).is_multiple_of(2);
-        let addr = base.wrapping_add(slot * EVENT_SIZE as u64);
-        if !self.mem.dma_ok(addr, EVENT_SIZE as u64) {
-            self.eq_dropped += 1;
-            return;
-        }
-        let own = EVENT_SIZE - 1;
-        rec[own] = (rec[own] & !1) | phase as u8;
-        self.mem.write(addr, &rec[..own]).expect("checked range");
-        self.mem
-            .write(addr + own as u64, &rec[own..])
-            .expect("checked range");
-        self.eq_prod = self.eq_prod.wrapping_add(1);
-        self.eq_written += 1;
-    }
-
     /// One clock: MAC receive beat, raw TX, DMA and event sinks, then the edge.
     pub fn tick(&mut self) {
         self.mac_rx.drive(&mut self.core);
@@ -203,8 +160,6 @@ impl FwNode {
             self.mac_tx.drive_ready(&mut self.core.0, true);
             self.dma.drive(&mut self.core.0, &mut self.mem);
         }
-        let ev = self.core.get_ev_valid() != 0 && (!self.eq_standin || self.eq_room());
-        self.core.set_ev_pop(ev as u64);
         let pv = host && self.core.get_placed_valid() != 0;
         let tv = host && self.core.get_term_valid() != 0;
         if host {
@@ -237,17 +192,15 @@ impl FwNode {
                 self.mac_tx_frames += 1;
             }
         }
-        if ev {
+        let ev = self.core.get_ev_valid() != 0;
+        if ev && !self.ev_prev {
             let mut e = [0u8; EVENT_SIZE];
             for (i, w) in self.core.get_ev_data().iter().enumerate() {
                 e[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
             }
-            if self.eq_standin {
-                self.eq_write(e);
-            } else {
-                self.events.push_back(e);
-            }
+            self.events.push_back(e);
         }
+        self.ev_prev = ev;
         if self.core.get_flush_valid() != 0 {
             self.flushes.push(self.core.get_flush_qpn() as u32);
         }

@@ -151,7 +151,7 @@ fn connect_accept_disconnect() {
     let (world, pcap) = pair("fw_two_node_connect.pcap");
     let a = Context::open_with(SimBus::new(world.clone(), 0), driver_options()).unwrap();
     // B's event queue has 2 entries: its 3 events (request, established,
-    // closed) wrap it, so the stand-in's phase rule is exercised
+    // closed) wrap it, so the RTL EQ writer's phase rule is exercised
     let b_opts = rnic_driver::Options {
         eq_entries: 2,
         ..driver_options()
@@ -218,9 +218,11 @@ fn connect_accept_disconnect() {
     // graceful disconnect from A
     qp_a.disconnect(false).unwrap();
     // B (passive close) gets Closed once its FIN is acked; A (active close)
-    // is then in TIME-WAIT, and would post Closed after the firmware's
-    // 2 s TIME_WAIT (RFC 9293 §3.6.1: 2 MSL), too long to simulate here.
+    // gets Closed when it enters TIME-WAIT, whose 2 s (RFC 9293 §3.6: 2 MSL)
+    // then keep only the 4-tuple in A's firmware.
     expect_event(&b, EventKind::Closed, "B");
+    expect_event(&a, EventKind::Closed, "A");
+    assert_eq!(qp_a.query().unwrap(), QpState::Idle);
     let mut rounds = 0;
     loop {
         let state = {
@@ -257,8 +259,20 @@ fn connect_accept_disconnect() {
         "A's fast path is off after the close"
     );
     let c2 = world.borrow().cycle();
-    let written = world.borrow().nodes[1].hw.borrow().eq_written;
-    assert_eq!(written, 3, "B's events through a 2-entry queue");
+    // written by the RTL's one EQ writer (cpl_write), none lost
+    let (written, lost) = {
+        let w = world.borrow();
+        let hw = w.nodes[1].hw.borrow();
+        (
+            hw.core.get_cnt_rxs_event(),
+            hw.core.get_cnt_rxs_eq_overflow(),
+        )
+    };
+    assert_eq!(
+        (written, lost),
+        (3, 0),
+        "B's events through a 2-entry queue"
+    );
     assert_eq!(b.spurious_events(), 0);
     let secs = wall.elapsed().as_secs_f64();
     let rounds = world.borrow().rounds;
@@ -344,9 +358,9 @@ fn filtered_port_refused() {
             break ev;
         }
     };
-    // B answered the SYN with a RST (DenyReset); the firmware reports a RST
-    // in SYN-SENT (RFC 9293 §3.10.7.3: "connection reset") as ConnectionLost
-    assert_eq!(ev.kind, EventKind::ConnectionLost, "{ev:?}");
+    // B answered the SYN with a RST (DenyReset): a refusal (RFC 9293
+    // §3.10.7.3, RST in SYN-SENT), not a lost connection
+    assert_eq!(ev.kind, EventKind::Refused, "{ev:?}");
     assert_ne!(qp_a.query().unwrap(), QpState::Rts);
     assert!(conn_contexts(&world, 1).is_empty(), "no context on B");
     assert!(b.filter_stats(0).unwrap() >= 1, "the rule counted the SYN");

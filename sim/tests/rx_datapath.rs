@@ -75,6 +75,12 @@ fn tpt_violations_terminate_and_write_nothing() {
     let good = rig.region(9, 0x44, pd, ACCESS_REMOTE_WRITE, va, len);
     let ro = rig.region(10, 0x45, pd, ACCESS_LOCAL_WRITE, va, len);
     let other_pd = rig.region(11, 0x46, pd ^ 1, ACCESS_REMOTE_WRITE, va, len);
+    // registered, then invalidated (RFC 5040 §5.2 Send with Invalidate, or a
+    // local invalidate): the entry's state is Invalid
+    let invalidated = rig.region(12, 0x47, pd, ACCESS_REMOTE_WRITE, va, len);
+    let mut e = invalidated.entry;
+    e.state = TptState::Invalid;
+    rig.write_tpt(12, &e);
     let data = rig.rng.bytes(700);
     let cases: Vec<(u32, u64, TerminateCause)> = vec![
         // no entry at index 200
@@ -86,6 +92,12 @@ fn tpt_violations_terminate_and_write_nothing() {
         // wrong key
         (
             Stag::new(9, 0x99).unwrap().0,
+            va,
+            TerminateCause::Ddp(DdpError::TaggedBuffer(TaggedBufferError::InvalidStag)),
+        ),
+        // invalidated STag (RFC 5041 §7.2: invalid STag)
+        (
+            invalidated.stag,
             va,
             TerminateCause::Ddp(DdpError::TaggedBuffer(TaggedBufferError::InvalidStag)),
         ),

@@ -39,6 +39,8 @@ pub struct MockHal {
     pub exceptions: VecDeque<(ExceptionReason, Option<u32>, Vec<u8>)>,
     pub sent: Vec<Vec<u8>>,
     pub injected: Vec<Vec<u8>>,
+    /// `inject_rx` answers `Full` (a device without RX_INJECT).
+    pub inject_full: bool,
     pub mbox: Option<(u16, Vec<u8>)>,
     pub done: Vec<(MboxStatus, Vec<u8>)>,
     pub events: Vec<Event>,
@@ -133,6 +135,9 @@ impl Hal for MockHal {
         Ok(())
     }
     fn inject_rx(&mut self, frame: &[u8]) -> core::result::Result<(), HalError> {
+        if self.inject_full {
+            return Err(HalError::Full);
+        }
         self.injected.push(frame.to_vec());
         Ok(())
     }

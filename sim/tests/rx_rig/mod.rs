@@ -122,6 +122,8 @@ pub struct Rig {
     /// Largest Ethernet frame (without FCS) the test may send: 1536 for
     /// `rx_fifo`'s old limit, the jumbo size for MTU 9000.
     pub max_frame: usize,
+    /// Most beats `fpdu_buffer` held at once (core port `ulp_buf_beats`).
+    pub max_buf_beats: u64,
 }
 
 pub const CONN: u64 = 3;
@@ -219,6 +221,7 @@ impl Rig {
             first_mac: None,
             expect: BTreeMap::new(),
             max_frame: 1536,
+            max_buf_beats: 0,
         }
     }
 
@@ -354,6 +357,7 @@ impl Rig {
             if w.valid && self.core.get_dma_wr_ready() != 0 && !w.hdr {
                 self.last_dma = self.core.cycle();
             }
+            self.max_buf_beats = self.max_buf_beats.max(self.core.get_ulp_buf_beats());
             let busy = sending
                 || w.valid
                 || tv

@@ -792,6 +792,10 @@ pub enum EventKind {
     QpError = 8,
     /// A CQ overflowed (`handle` = cqn).
     CqOverflow = 9,
+    /// The peer refused our connection: it answered our SYN with a RST
+    /// (RFC 9293 §3.10.7.3, SYN-SENT: "connection reset"), e.g. nothing
+    /// listens on the port or a filter denies it (`handle` = qpn).
+    Refused = 10,
 }
 
 impl EventKind {
@@ -808,6 +812,7 @@ impl EventKind {
             7 => Unreachable,
             8 => QpError,
             9 => CqOverflow,
+            10 => Refused,
             _ => return Err(Error::BadOpcode),
         })
     }
