@@ -26,8 +26,8 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rnic_driver::{
-    AccessFlags, CmEvent, ConnectParams, Context, Cq, DmaMem, EventKind, MpaOptions, NetConfig, Qp,
-    RecvWr, RemoteAddr, SendOp, SendWr, WorkCompletion,
+    AccessFlags, Bus, CmEvent, ConnectParams, Context, Cq, DmaMem, EventKind, MpaOptions,
+    NetConfig, Qp, RecvWr, RemoteAddr, SendOp, SendWr, WorkCompletion,
 };
 use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_RX, MPA_MARKERS_TX};
 use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
@@ -47,7 +47,7 @@ use crate::sim_bus::{driver_options, SimBus};
 /// completion). False until branch `rdresp` is merged.
 pub const READ_IN_RTL: bool = false;
 /// Whether the RTL writes send-side CQEs. False until branch `cqe` is merged.
-pub const SEND_CQE_IN_RTL: bool = false;
+pub const SEND_CQE_IN_RTL: bool = true;
 
 /// Ethernet II header (no VLAN), octets.
 pub const ETHERNET_HEADER: usize = 14;
@@ -61,6 +61,8 @@ pub const PORT: u16 = 7174;
 pub const READ_DEPTH: u16 = 4;
 /// How long a CM event may take (simulated).
 pub const CM_WAIT: Duration = Duration::from_millis(20);
+/// The driver's wait per call while waiting for a CM event.
+pub const CM_SLICE: Duration = Duration::from_micros(20);
 /// How long B may take to see the graceful close (simulated): the FIN
 /// exchange takes a few µs.
 pub const CLOSE_WAIT: Duration = Duration::from_micros(200);
@@ -106,10 +108,15 @@ pub fn open_node(
 /// Waits for the next CM event of `kind` on `ctx` (completion notices are
 /// skipped; any other kind is an error).
 pub fn expect_event(ctx: &Context<SimBus>, kind: EventKind, who: &str) -> Result<CmEvent, String> {
+    let start = ctx.bus().now();
     loop {
-        let ev = ctx
-            .get_cm_event(CM_WAIT)
-            .map_err(|e| format!("{who}: no {kind:?} event: {e:?}"))?;
+        // short slices: an event whose interrupt does not come is still
+        // found on the next slice, not after the whole CM_WAIT
+        let ev = match ctx.get_cm_event(CM_SLICE) {
+            Ok(ev) => ev,
+            Err(rnic_driver::Error::Timeout) if ctx.bus().now() - start < CM_WAIT => continue,
+            Err(e) => return Err(format!("{who}: no {kind:?} event: {e:?}")),
+        };
         if ev.kind == kind {
             return Ok(ev);
         }
