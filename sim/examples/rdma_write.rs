@@ -81,8 +81,14 @@ fn run() -> Result<(), String> {
         if w.wr_id != 1 || w.status != WcStatus::Success || w.opcode != WcOpcode::RdmaWrite {
             return Err(format!("completion {w:?}"));
         }
-        dst.read(100, &mut got).map_err(|x| format!("{x:?}"))?;
-        c
+        println!("A's Write completion after {c} clocks (the last segment left A)");
+        // a requester's completion says the data left, not that it landed
+        // at B (the RTL completes a Write when its last segment is framed)
+        run_until(&world, 100_000, |_| {
+            dst.read(100, &mut got).is_ok() && got == msg
+        })
+        .map_err(|c| format!("the write did not land in {c} more clocks"))?
+            + c
     } else {
         run_until(&world, 100_000, |_| {
             dst.read(100, &mut got).is_ok() && got == msg
