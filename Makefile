@@ -11,7 +11,10 @@ SIM_ARGS   ?=
 
 all: test
 
-## The main job: a two-node co-simulated RDMA session with a report.
+## The main job: a two-node RDMA session over the RTL (two Verilated cores, their
+## firmware and drivers) with a report (also as JSON in target/sim/).
+## `make sim SIM_ARGS="--max-size 65536"` for options; `rnic-sim model` runs the
+## reference model instead.
 sim: deps
 	$(CARGO) run --release -p rnic-sim -- run $(SIM_ARGS)
 
@@ -69,8 +72,8 @@ flash: deps-fpga
 bench: deps
 	@mkdir -p target/bench
 	$(CARGO) test --release -p rnic-sim --test bench -- --ignored --nocapture --test-threads 1 2>&1 | tee target/bench/sim-speed.txt
-	$(CARGO) run --release -p rnic-sim -- run --ops 4 --pcap target/bench/model-1500.pcap | tee target/bench/model-efficiency-mtu1500.txt
-	$(CARGO) run --release -p rnic-sim -- run --ops 4 --mtu 9000 --pcap target/bench/model-9000.pcap | tee target/bench/model-efficiency-mtu9000.txt
+	$(CARGO) run --release -p rnic-sim -- model --ops 4 --pcap target/bench/model-1500.pcap | tee target/bench/model-efficiency-mtu1500.txt
+	$(CARGO) run --release -p rnic-sim -- model --ops 4 --mtu 9000 --pcap target/bench/model-9000.pcap | tee target/bench/model-efficiency-mtu9000.txt
 	@echo "bench: results in target/bench/"
 
 soak: deps

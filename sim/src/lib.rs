@@ -15,7 +15,8 @@
 //! * [`sched`]: the single-threaded cycle scheduler over [`sched::Node`]s;
 //! * [`rng`]: the seeded generator behind every random choice;
 //! * [`pcap`]: pcap files of frames;
-//! * [`model_run`]: the default scenario on the reference model alone.
+//! * [`rtl_run`]: the default scenario over the RTL (two nodes, drivers);
+//! * [`model_run`]: the same scenario on the reference model alone.
 
 pub mod dma;
 pub mod external;
@@ -27,6 +28,7 @@ pub mod model_run;
 pub mod node;
 pub mod pcap;
 pub mod rng;
+pub mod rtl_run;
 pub mod sched;
 pub mod sim_bus;
 pub mod stream;

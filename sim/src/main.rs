@@ -1,10 +1,24 @@
 //! `rnic-sim`: the co-simulator's command line.
+//!
+//! * `rnic-sim run`: the default scenario over the RTL — two Verilated
+//!   cores with their firmware and drivers (`rnic_sim::rtl_run`);
+//! * `rnic-sim run --model` or `rnic-sim model`: the same scenario on
+//!   rnic-wire's software reference model alone (`rnic_sim::model_run`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use rnic_sim::model_run::{self, RunConfig};
+use rnic_sim::rtl_run::{self, RtlConfig};
+
+/// Largest message of `rnic-sim run` unless `--max-size` says otherwise.
+const RTL_DEFAULT_MAX_SIZE: u64 = 128 << 10;
+/// The TX framer's payload buffer (docs/rtl.md, TX datapath), octets.
+const TX_FRAMER_MAX_PAYLOAD: u16 = 3968;
+/// Largest MTU whose full FPDU fits the framer: the TCP payload (MTU − 40)
+/// must fit [`TX_FRAMER_MAX_PAYLOAD`].
+const RTL_MAX_MTU: u16 = TX_FRAMER_MAX_PAYLOAD + 40;
 
 #[derive(Parser)]
 #[command(
@@ -16,73 +30,207 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Args, Clone)]
+struct Common {
+    /// IP MTU of the link (1500 or jumbo up to 9000).
+    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u16).range(576..=9000))]
+    mtu: u16,
+    /// MPA CRC32c on (`--crc false` for off, as Linux siw defaults to).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    crc: bool,
+    /// MPA markers in both directions.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    markers: bool,
+    /// Seed of data, offsets and initial sequence numbers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Operations of each kind per size.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    ops: u64,
+    /// Largest message in octets; sizes double from 1 up to it (default:
+    /// 128 KiB over the RTL, 1 MiB on the model).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(16 << 20)))]
+    max_size: Option<u64>,
+    /// Where to write the packet capture.
+    #[arg(long, default_value = "target/sim/rnic-sim.pcap")]
+    pcap: PathBuf,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// The default scenario: connect, register memory, RDMA Write / Read /
-    /// Send over a size sweep, verify byte-exact, report.
+    /// The default scenario over the RTL: two nodes connect through the
+    /// driver's CM, register memory, RDMA Write / Send (/ Read) over a size
+    /// sweep, verify byte-exact, report.
     Run {
-        /// IP MTU of the link (1500 or jumbo up to 9000).
-        #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u16).range(576..=9000))]
-        mtu: u16,
-        /// MPA CRC32c on (`--crc false` for off, as Linux siw defaults to).
-        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
-        crc: bool,
-        /// MPA markers in both directions.
-        #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
-        markers: bool,
-        /// Seed of data, offsets and initial sequence numbers.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Operations of each kind per size.
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
-        ops: u64,
-        /// Largest message in octets; sizes double from 1 up to it.
-        #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(16 << 20)))]
-        max_size: u64,
-        /// Where to write the packet capture.
-        #[arg(long, default_value = "target/sim/rnic-sim.pcap")]
-        pcap: PathBuf,
+        #[command(flatten)]
+        common: Common,
+        /// Run the software reference model instead of the RTL.
+        #[arg(long)]
+        model: bool,
+        /// Verilator VCD trace of node A (slow: about 5× fewer clocks/s).
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+        /// Where to write the JSON report.
+        #[arg(long, default_value = "target/sim/rnic-sim-report.json")]
+        json: PathBuf,
+        /// Link frame loss rate (0..1).
+        #[arg(long, default_value_t = 0.0)]
+        loss: f64,
+        /// Link frame corruption rate (0..1).
+        #[arg(long, default_value_t = 0.0)]
+        corrupt: f64,
+        /// Link frame duplication rate (0..1).
+        #[arg(long, default_value_t = 0.0)]
+        duplicate: f64,
+        /// Link frame reordering rate (0..1).
+        #[arg(long, default_value_t = 0.0)]
+        reorder: f64,
+        /// Cycle budget per operation: this + 1 clock per octet.
+        #[arg(long, default_value_t = 200_000)]
+        budget: u64,
+        /// No progress lines.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// The scenario on rnic-wire's software reference model alone (protocol
+    /// efficiency, no cycles).
+    Model {
+        #[command(flatten)]
+        common: Common,
     },
 }
 
-fn main() -> ExitCode {
-    let Command::Run {
-        mtu,
-        crc,
-        markers,
-        seed,
-        ops,
-        max_size,
-        pcap,
-    } = Cli::parse().command;
-    println!("rnic-sim run: two endpoints, TCP + MPA rev 2 (RFC 6581) setup, then RDMA Write, RDMA Read and Send/Recv");
+fn model(c: Common) -> ExitCode {
+    println!("rnic-sim: SOFTWARE REFERENCE MODEL run (rnic-wire), not the RTL: two endpoints, TCP + MPA rev 2 (RFC 6581) setup, then RDMA Write, RDMA Read and Send/Recv");
     println!(
-        "NOTE: the RTL co-simulation is not assembled yet: this run exercises rnic-wire's software reference model \
-         (the protocol behaviour the RTL, firmware and driver are checked against), not the RTL, firmware or driver, \
-         and so reports protocol efficiency, not cycles or latency.\n"
+        "NOTE: this exercises rnic-wire's protocol model (what the RTL, firmware and driver are \
+         checked against) and reports protocol efficiency, not cycles or latency.\n"
     );
     let cfg = RunConfig {
-        mtu,
-        crc,
-        markers,
-        seed,
-        ops: ops as usize,
-        max_size: max_size as usize,
-        pcap: Some(pcap.clone()),
+        mtu: c.mtu,
+        crc: c.crc,
+        markers: c.markers,
+        seed: c.seed,
+        ops: c.ops as usize,
+        max_size: c.max_size.unwrap_or(1 << 20) as usize,
+        pcap: Some(c.pcap.clone()),
     };
     match model_run::run(&cfg) {
         Ok(report) => {
             print!("{}", report.render());
             println!(
                 "pcap: {} (tshark -r {} --disable-protocol rpcordma)",
-                pcap.display(),
-                pcap.display()
+                c.pcap.display(),
+                c.pcap.display()
             );
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("rnic-sim: FAILED: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Model { common } => model(common),
+        Command::Run {
+            common,
+            model: true,
+            ..
+        } => model(common),
+        Command::Run {
+            common: c,
+            model: false,
+            vcd,
+            json,
+            loss,
+            corrupt,
+            duplicate,
+            reorder,
+            budget,
+            quiet,
+        } => {
+            if loss > 0.0 || corrupt > 0.0 || duplicate > 0.0 || reorder > 0.0 {
+                eprintln!(
+                    "rnic-sim: REFUSED: link faults (--loss/--corrupt/--duplicate/--reorder) need \
+                     retransmission of RDMA-mode data, which neither the RTL fast path nor the \
+                     firmware does yet: a lost data segment would stall the session. Run the \
+                     faults on the reference model (`rnic-sim model`) or the link tests \
+                     (sim/tests/link.rs)."
+                );
+                return ExitCode::from(2);
+            }
+            if c.mtu > RTL_MAX_MTU {
+                eprintln!(
+                    "rnic-sim: REFUSED: --mtu {} gives FPDUs larger than the TX framer's \
+                     {TX_FRAMER_MAX_PAYLOAD}-octet payload buffer; the RTL does not refuse such a \
+                     MULPDU at the QP write and its TX stalls on the first full FPDU \
+                     (docs/rtl.md, TX datapath, \"Not done\"). Use --mtu {RTL_MAX_MTU} or less.",
+                    c.mtu
+                );
+                return ExitCode::from(2);
+            }
+            let max_size = c.max_size.unwrap_or(RTL_DEFAULT_MAX_SIZE);
+            println!(
+                "rnic-sim run: RTL CO-SIMULATION — two Verilated rnic_core models, each with its \
+                 firmware (rnic-fw) and driver (rnic-driver), over the link model"
+            );
+            println!(
+                "scenario: B listens, A connects (TCP + MPA rev 2, private data both ways), \
+                 reg_mr on both, RDMA Write and Send/Recv over sizes 1 B .. {} B × {} each, \
+                 every message checked byte-exact in B's memory with the octets around it \
+                 unchanged; then disconnect\n",
+                max_size, c.ops
+            );
+            if c.max_size.is_none() {
+                println!(
+                    "(default --max-size {RTL_DEFAULT_MAX_SIZE}: with seed 1 a 256 KiB Send \
+                     overflows B's receive FIFO — cnt_rx_overflow — and nothing retransmits the \
+                     dropped segments yet; see docs/sim.md)\n"
+                );
+            }
+            let cfg = RtlConfig {
+                mtu: c.mtu,
+                crc: c.crc,
+                markers: c.markers,
+                seed: c.seed,
+                ops: c.ops as usize,
+                max_size: max_size as usize,
+                pcap: Some(c.pcap.clone()),
+                vcd: vcd.clone(),
+                progress: !quiet,
+                budget_base: budget,
+            };
+            match rtl_run::run(&cfg) {
+                Ok(report) => {
+                    print!("{}", report.render());
+                    println!(
+                        "pcap: {} (tshark -r {} --disable-protocol rpcordma)",
+                        c.pcap.display(),
+                        c.pcap.display()
+                    );
+                    if let Some(v) = &vcd {
+                        println!("vcd (node A): {}", v.display());
+                    }
+                    if let Some(dir) = json.parent() {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
+                    match std::fs::write(&json, report.json()) {
+                        Ok(()) => println!("json: {}", json.display()),
+                        Err(e) => {
+                            eprintln!("rnic-sim: json {}: {e}", json.display());
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rnic-sim: FAILED: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
 }

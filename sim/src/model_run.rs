@@ -3,9 +3,10 @@
 //! Read and Send/Receive over a size sweep, each verified byte-exact, with
 //! every frame written to a pcap.
 //!
-//! This is what `rnic-sim run` does until the RTL co-simulation of DESIGN.md
-//! §7 exists: it exercises the protocol model (the reference the RTL,
-//! firmware and driver are checked against), not the RTL. It measures what
+//! `rnic-sim model` (or `rnic-sim run --model`) runs it; `rnic-sim run` runs
+//! the same scenario over the RTL (`crate::rtl_run`). It exercises the
+//! protocol model (the reference the RTL, firmware and driver are checked
+//! against), not the RTL. It measures what
 //! a model can: frames, octets on the wire and the protocol efficiency
 //! (payload octets per wire octet) — not cycles or latency.
 

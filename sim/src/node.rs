@@ -33,11 +33,11 @@ pub struct Node {
 }
 
 impl Node {
-    /// A reset model with the event-queue stand-in on, and its firmware
-    /// started.
+    /// A reset model with the RX ULP path on (`rx_ulp_en`: RDMA-mode
+    /// payload is placed into host memory), and its firmware started.
     pub fn new() -> Self {
         let hw = FwNode::shared();
-        hw.borrow_mut().eq_standin = true;
+        hw.borrow_mut().set_ulp(true);
         let fw = Firmware::new(CoSimHal::new(hw.clone()), Config::default());
         Node {
             hw,

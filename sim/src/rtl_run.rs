@@ -1,0 +1,1166 @@
+//! The default scenario over the RTL (DESIGN.md §7): two co-simulated nodes
+//! ([`World::pair`]: each a Verilated `rnic_core` with its real firmware,
+//! host memory and DMA server, joined by the link model), each driven only
+//! through the host driver (`rnic_driver` over [`SimBus`]). B listens, A
+//! connects (TCP + MPA rev 2, private data both ways), both register
+//! memory, then over a size sweep A does RDMA Writes into B's region and
+//! Sends into receives B posted; each one is verified byte-exact in B's host
+//! memory with every octet around the target (the rest of the buffer the
+//! region lies in) unchanged. Then A disconnects.
+//!
+//! What the RTL does not have yet is said, not skipped:
+//! * send-side CQEs (branch `cqe`): Writes are unsignaled and complete when
+//!   B's placement records cover the whole message and B's DMA is idle
+//!   (latency = post → last octet placed); Sends complete at B's receive CQ;
+//! * the RDMA Read responder (branch `rdresp`): Read is reported as not in
+//!   the RTL ([`READ_IN_RTL`]).
+//!
+//! Every wait has a cycle budget: a stall ends the run with an error that
+//! names the operation and what was last seen, never a hang.
+
+use std::cell::RefCell;
+use std::fmt::Write as _;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rnic_driver::{
+    AccessFlags, Bus, CmEvent, ConnectParams, Context, Cq, DmaMem, EventKind, MpaOptions,
+    NetConfig, Qp, RecvWr, RemoteAddr, SendOp, SendWr, WorkCompletion,
+};
+use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_RX, MPA_MARKERS_TX};
+use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
+use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
+use rnic_wire::ddp::{TAGGED_HEADER_LEN, UNTAGGED_HEADER_LEN};
+use rnic_wire::mpa::{
+    MPA_ALIGNMENT, MPA_CRC_LEN, MPA_MARKER_INTERVAL, MPA_MARKER_LEN, MPA_ULPDU_LENGTH_LEN,
+};
+
+use crate::link::{cycle_time, Link, LinkConfig, Side, CYCLE_PS};
+use crate::model_run::{ETHERNET_WIRE_OVERHEAD, IPV4_TCP_HEADERS, LINE_RATE_GBPS};
+use crate::node::World;
+use crate::rng::Rng;
+use crate::sim_bus::{driver_options, SimBus};
+
+/// Whether the RTL answers RDMA Read Requests (responder + requester
+/// completion). False until branch `rdresp` is merged.
+pub const READ_IN_RTL: bool = false;
+/// Whether the RTL writes send-side CQEs. False until branch `cqe` is merged.
+pub const SEND_CQE_IN_RTL: bool = true;
+
+/// Ethernet II header (no VLAN), octets.
+pub const ETHERNET_HEADER: usize = 14;
+/// The octets of the 64-bit datapath per clock: 10 Gb/s at 156.25 MHz.
+pub const OCTETS_PER_CYCLE: f64 = 8.0;
+/// Guard octets around every target region, checked unchanged.
+pub const GUARD: usize = 4096;
+/// The port B listens on.
+pub const PORT: u16 = 7174;
+/// IRD/ORD both sides offer (RFC 6581).
+pub const READ_DEPTH: u16 = 4;
+/// How long a CM event may take (simulated).
+pub const CM_WAIT: Duration = Duration::from_millis(20);
+/// The driver's wait per call while waiting for a CM event.
+pub const CM_SLICE: Duration = Duration::from_micros(20);
+/// How long B may take to see the graceful close (simulated): the FIN
+/// exchange takes a few µs.
+pub const CLOSE_WAIT: Duration = Duration::from_micros(200);
+
+/// The node's interface configuration: MAC 02:00:00:00:00:0i, IP 10.0.0.i.
+pub fn net_config(i: u8, mtu: u16) -> NetConfig {
+    NetConfig {
+        mac: [0x02, 0, 0, 0, 0, i],
+        ip: Ipv4Addr::new(10, 0, 0, i),
+        netmask: Ipv4Addr::new(255, 255, 255, 0),
+        gateway: None,
+        mtu,
+    }
+}
+
+/// Two nodes over a link (optionally captured to `pcap`).
+pub fn world_pair(link: LinkConfig, pcap: Option<&Path>) -> Result<Rc<RefCell<World>>, String> {
+    let mut link = Link::new(link);
+    if let Some(p) = pcap {
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        link.pcap_to(p)
+            .map_err(|e| format!("pcap {}: {e}", p.display()))?;
+    }
+    Ok(World::pair(link).shared())
+}
+
+/// Opens the driver on node `idx` and configures it as
+/// [`net_config`]`(idx + 1, mtu)`.
+pub fn open_node(
+    world: &Rc<RefCell<World>>,
+    idx: usize,
+    mtu: u16,
+) -> Result<Context<SimBus>, String> {
+    let ctx = Context::open_with(SimBus::new(world.clone(), idx), driver_options())
+        .map_err(|e| format!("node {idx}: open: {e:?}"))?;
+    ctx.configure(&net_config(idx as u8 + 1, mtu))
+        .map_err(|e| format!("node {idx}: configure: {e:?}"))?;
+    Ok(ctx)
+}
+
+/// Waits for the next CM event of `kind` on `ctx` (completion notices are
+/// skipped; any other kind is an error).
+pub fn expect_event(ctx: &Context<SimBus>, kind: EventKind, who: &str) -> Result<CmEvent, String> {
+    let start = ctx.bus().now();
+    loop {
+        // short slices: an event whose interrupt does not come is still
+        // found on the next slice, not after the whole CM_WAIT
+        let ev = match ctx.get_cm_event(CM_SLICE) {
+            Ok(ev) => ev,
+            Err(rnic_driver::Error::Timeout) if ctx.bus().now() - start < CM_WAIT => continue,
+            Err(e) => return Err(format!("{who}: no {kind:?} event: {e:?}")),
+        };
+        if ev.kind == kind {
+            return Ok(ev);
+        }
+        if ev.kind != EventKind::CqCompletion {
+            return Err(format!(
+                "{who}: {:?} (status {:#x}) while waiting for {kind:?}",
+                ev.kind, ev.status
+            ));
+        }
+    }
+}
+
+/// B listens on [`PORT`], A's `qp_a` connects with `req` as private data,
+/// B accepts onto `qp_b` with `rep`; both Established. Returns (B's
+/// ConnectRequest, A's Established).
+pub fn connect_pair(
+    a: &Context<SimBus>,
+    qp_a: &Qp<'_, SimBus>,
+    b: &Context<SimBus>,
+    qp_b: &Qp<'_, SimBus>,
+    mpa: MpaOptions,
+    req: &[u8],
+    rep: &[u8],
+) -> Result<(CmEvent, CmEvent), String> {
+    let _l = b.listen(PORT, 4).map_err(|e| format!("B: listen: {e:?}"))?;
+    let params = ConnectParams {
+        peer_ip: net_config(2, 1500).ip,
+        peer_port: PORT,
+        local_port: 0,
+        ird: READ_DEPTH,
+        ord: READ_DEPTH,
+        mpa,
+    };
+    qp_a.connect(&params, req)
+        .map_err(|e| format!("A: connect: {e:?}"))?;
+    let creq = expect_event(b, EventKind::ConnectRequest, "B")?;
+    b.accept(creq.handle, qp_b, READ_DEPTH, READ_DEPTH, rep)
+        .map_err(|e| format!("B: accept: {e:?}"))?;
+    expect_event(b, EventKind::Established, "B")?;
+    let est = expect_event(a, EventKind::Established, "A")?;
+    Ok((creq, est))
+}
+
+/// Runs `world` round by round until `done` or `budget` clocks passed;
+/// `Err(last seen)` on a stall.
+pub fn run_until(
+    world: &Rc<RefCell<World>>,
+    budget: u64,
+    mut done: impl FnMut(&World) -> bool,
+) -> Result<u64, u64> {
+    let start = world.borrow().cycle();
+    loop {
+        if done(&world.borrow()) {
+            return Ok(world.borrow().cycle() - start);
+        }
+        let now = world.borrow().cycle();
+        if now - start > budget {
+            return Err(now - start);
+        }
+        world.borrow_mut().round();
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RtlConfig {
+    /// IP MTU of both interfaces.
+    pub mtu: u16,
+    /// Ask for MPA CRC32c.
+    pub crc: bool,
+    /// Ask for MPA markers.
+    pub markers: bool,
+    /// Seed of data, offsets and the link's faults.
+    pub seed: u64,
+    /// Operations of each kind per size.
+    pub ops: usize,
+    /// Largest message; sizes double from 1.
+    pub max_size: usize,
+    /// Packet capture of the link.
+    pub pcap: Option<PathBuf>,
+    /// Verilator VCD trace of node A.
+    pub vcd: Option<PathBuf>,
+    /// Progress lines on stderr.
+    pub progress: bool,
+    /// Cycle budget per operation: `budget_base + size` clocks (the link
+    /// carries at most 8 octets per clock).
+    pub budget_base: u64,
+}
+
+impl Default for RtlConfig {
+    fn default() -> Self {
+        RtlConfig {
+            mtu: 1500,
+            crc: true,
+            markers: false,
+            seed: 1,
+            ops: 2,
+            max_size: 1 << 20,
+            pcap: None,
+            vcd: None,
+            progress: false,
+            budget_base: 200_000,
+        }
+    }
+}
+
+/// The scenario's operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtlOp {
+    Write,
+    Send,
+    Read,
+}
+
+impl RtlOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            RtlOp::Write => "RDMA Write",
+            RtlOp::Send => "Send/Recv",
+            RtlOp::Read => "RDMA Read",
+        }
+    }
+}
+
+/// One operation kind at one size.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub op: RtlOp,
+    pub size: usize,
+    /// Per message: clocks from post to completion.
+    pub latencies: Vec<u64>,
+}
+
+impl Row {
+    fn octets(&self) -> u64 {
+        (self.size * self.latencies.len()) as u64
+    }
+    fn cycles(&self) -> u64 {
+        self.latencies.iter().sum()
+    }
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone)]
+pub struct RtlReport {
+    pub config: RtlConfig,
+    /// MSS, MULPDU and MPA flags (`MPA_CRC_TX`, `MPA_MARKERS_TX`, …) of
+    /// A's connection, read back from A's RTL context: what A → B uses.
+    pub mss: u16,
+    pub mulpdu: u16,
+    pub mpa_flags: u8,
+    pub rows: Vec<Row>,
+    /// Clocks: connect (listen → Established at A), data phase, disconnect.
+    pub connect_cycles: u64,
+    pub data_cycles: u64,
+    pub disconnect_cycles: u64,
+    /// Whole run, clocks of the leading node.
+    pub total_cycles: u64,
+    /// Frames A → B and B → A, and their octets (without FCS), whole run.
+    pub frames: [u64; 2],
+    /// Frames A → B and B → A up to the end of the data phase.
+    pub data_frames: [u64; 2],
+    pub frame_octets: [u64; 2],
+    /// Wall time and model clocks per second (both nodes counted once:
+    /// clocks of the pair per second).
+    pub wall: Duration,
+    /// CPU time of this process (user + system, from `/proc/self/stat`),
+    /// if readable: on a loaded machine the honest speed measure.
+    pub cpu: Option<Duration>,
+    /// Terminates B asked for (should be none).
+    pub terminates: usize,
+    /// Why Read did not run, if it did not.
+    pub read_note: Option<String>,
+    /// Why the disconnect did not end in B's Closed, if it did not.
+    pub disconnect_note: Option<String>,
+}
+
+/// Payload octets per frame and wire octets per frame of a full FPDU with a
+/// DDP header of `ddp_header` octets (tagged 14, untagged 18).
+pub fn wire_limit(mulpdu: u16, markers: bool, ddp_header: usize) -> (f64, f64) {
+    let mulpdu = mulpdu as usize;
+    let payload = mulpdu - ddp_header;
+    // RFC 5044 §4.1: ULPDU length (2) + ULPDU, padded to a multiple of 4,
+    // + CRC (4, present also when CRC is not negotiated: zero then).
+    let unpadded = MPA_ULPDU_LENGTH_LEN + mulpdu;
+    let fpdu = unpadded + (MPA_ALIGNMENT - unpadded % MPA_ALIGNMENT) % MPA_ALIGNMENT + MPA_CRC_LEN;
+    // RFC 5044 §4.3: a marker every 512 octets of the TCP stream
+    let seg = if markers {
+        let s = fpdu as f64;
+        s + s * MPA_MARKER_LEN as f64 / (MPA_MARKER_INTERVAL - MPA_MARKER_LEN) as f64
+    } else {
+        fpdu as f64
+    };
+    let frame = ETHERNET_HEADER as f64 + IPV4_TCP_HEADERS as f64 + seg;
+    (payload as f64, frame + ETHERNET_WIRE_OVERHEAD as f64)
+}
+
+/// User + system CPU time of this process (Linux `/proc/self/stat`,
+/// fields 14 and 15 in clock ticks of 100 Hz).
+fn cpu_time() -> Option<Duration> {
+    const TICKS_PER_SEC: u64 = 100;
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // the command name (field 2) is in parentheses and may hold spaces
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let (u, s): (u64, u64) = (f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?);
+    Some(Duration::from_millis((u + s) * 1000 / TICKS_PER_SEC))
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+fn gbps(octets: u64, cycles: u64) -> f64 {
+    if cycles == 0 {
+        0.0
+    } else {
+        octets as f64 * 8.0 / (cycles as f64 * CYCLE_PS as f64 / 1000.0)
+    }
+}
+
+fn us(cycles: u64) -> f64 {
+    cycles as f64 * CYCLE_PS as f64 / 1e6
+}
+
+impl RtlReport {
+    fn limit(&self, op: RtlOp) -> f64 {
+        let hdr = match op {
+            RtlOp::Write | RtlOp::Read => TAGGED_HEADER_LEN,
+            RtlOp::Send => UNTAGGED_HEADER_LEN,
+        };
+        let (p, w) = wire_limit(self.mulpdu, self.markers_tx(), hdr);
+        LINE_RATE_GBPS * p / w
+    }
+
+    fn totals(&self, op: RtlOp) -> (u64, u64, u64) {
+        let rows = self.rows.iter().filter(|r| r.op == op);
+        let (mut n, mut o, mut c) = (0, 0, 0);
+        for r in rows {
+            n += r.latencies.len() as u64;
+            o += r.octets();
+            c += r.cycles();
+        }
+        (n, o, c)
+    }
+
+    /// Markers on A → B (as negotiated, RFC 5044 §7.1.2: each side asks
+    /// for markers on what it receives).
+    pub fn markers_tx(&self) -> bool {
+        self.mpa_flags & MPA_MARKERS_TX != 0
+    }
+
+    /// Clocks per second of the pair (wall).
+    pub fn cycles_per_sec(&self) -> f64 {
+        self.total_cycles as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// The human-readable report.
+    pub fn render(&self) -> String {
+        let c = &self.config;
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "MTU {} (MSS {}), MPA CRC {} (A→B {}), markers asked {} (A→B {}, B→A {}), MULPDU {}, seed {}, {} op(s) per size, sizes 1 B .. {}",
+            c.mtu,
+            self.mss,
+            on_off(c.crc),
+            on_off(self.mpa_flags & MPA_CRC_TX != 0),
+            on_off(c.markers),
+            on_off(self.markers_tx()),
+            on_off(self.mpa_flags & MPA_MARKERS_RX != 0),
+            self.mulpdu,
+            c.seed,
+            c.ops,
+            human(c.max_size)
+        );
+        let _ = writeln!(
+            o,
+            "\n{:<11} {:>9} {:>5} {:>10} {:>9} {:>9} {:>8}",
+            "operation", "size", "msgs", "clocks/op", "µs/op", "Gb/s", "% limit"
+        );
+        for r in &self.rows {
+            let n = r.latencies.len() as u64;
+            let g = gbps(r.octets(), r.cycles());
+            let _ = writeln!(
+                o,
+                "{:<11} {:>9} {:>5} {:>10} {:>9.2} {:>9.3} {:>7.1}%",
+                r.op.name(),
+                human(r.size),
+                n,
+                r.cycles() / n.max(1),
+                us(r.cycles()) / n.max(1) as f64,
+                g,
+                100.0 * g / self.limit(r.op)
+            );
+        }
+        let _ = writeln!(o);
+        for op in [RtlOp::Write, RtlOp::Send] {
+            let (n, octets, cycles) = self.totals(op);
+            let mut lat: Vec<u64> = self
+                .rows
+                .iter()
+                .filter(|r| r.op == op && r.size <= 64)
+                .flat_map(|r| r.latencies.iter().copied())
+                .collect();
+            lat.sort_unstable();
+            let big = self
+                .rows
+                .iter()
+                .filter(|r| r.op == op)
+                .max_by_key(|r| r.size);
+            let _ = writeln!(
+                o,
+                "{}: {n} messages, {octets} octets, {cycles} clocks ({:.1} µs); goodput {:.3} Gb/s over the sweep",
+                op.name(),
+                us(cycles),
+                gbps(octets, cycles)
+            );
+            if let Some(b) = big {
+                let g = gbps(b.octets(), b.cycles());
+                let _ = writeln!(
+                    o,
+                    "  largest ({}): {:.3} Gb/s = {:.1}% of the wire limit {:.3} Gb/s (10 Gb/s × payload/wire octets per full frame)",
+                    human(b.size),
+                    g,
+                    100.0 * g / self.limit(op),
+                    self.limit(op)
+                );
+            }
+            let _ = writeln!(
+                o,
+                "  latency of messages ≤ 64 B, {} ({} samples): p50 {} clk ({:.2} µs), p90 {} clk ({:.2} µs), p99 {} clk ({:.2} µs), max {} clk",
+                match op {
+                    RtlOp::Write => "post → last octet placed in B's memory",
+                    _ => "post → receive completion polled at B",
+                },
+                lat.len(),
+                percentile(&lat, 0.5),
+                us(percentile(&lat, 0.5)),
+                percentile(&lat, 0.9),
+                us(percentile(&lat, 0.9)),
+                percentile(&lat, 0.99),
+                us(percentile(&lat, 0.99)),
+                lat.last().copied().unwrap_or(0)
+            );
+        }
+        if let Some(n) = &self.read_note {
+            let _ = writeln!(o, "RDMA Read: NOT RUN — {n}");
+        }
+        match &self.disconnect_note {
+            None => {
+                let _ = writeln!(o, "disconnect: A closed gracefully, B got Closed");
+            }
+            Some(n) => {
+                let _ = writeln!(o, "disconnect: NOT CLEAN — {n}");
+            }
+        }
+        let _ = writeln!(
+            o,
+            "\nconnect (ARP + TCP + MPA rev 2) {} clk ({:.2} µs); data phase {} clk ({:.1} µs); disconnect {} clk",
+            self.connect_cycles,
+            us(self.connect_cycles),
+            self.data_cycles,
+            us(self.data_cycles),
+            self.disconnect_cycles
+        );
+        let _ = writeln!(
+            o,
+            "simulated: {} clocks = {:.3} ms at 156.25 MHz (6.4 ns); frames up to the end of the data phase A→B {}, B→A {}; \
+             whole run A→B {} ({} octets), B→A {} ({} octets); B Terminates {}",
+            self.total_cycles,
+            cycle_time(self.total_cycles).as_secs_f64() * 1e3,
+            self.data_frames[0],
+            self.data_frames[1],
+            self.frames[0],
+            self.frame_octets[0],
+            self.frames[1],
+            self.frame_octets[1],
+            self.terminates
+        );
+        let _ = writeln!(
+            o,
+            "wall {:.1} s: {:.0} clocks/s of the two-node world (each clock = both Verilated cores + firmware polls + link)",
+            self.wall.as_secs_f64(),
+            self.cycles_per_sec()
+        );
+        if let Some(cpu) = self.cpu {
+            let _ = writeln!(
+                o,
+                "CPU {:.1} s: {:.0} clocks per CPU-second (the wall rate is lower when other jobs share the cores)",
+                cpu.as_secs_f64(),
+                self.total_cycles as f64 / cpu.as_secs_f64().max(1e-9)
+            );
+        }
+        o
+    }
+
+    /// The report as JSON.
+    pub fn json(&self) -> String {
+        let c = &self.config;
+        let mut rows = Vec::new();
+        for r in &self.rows {
+            let mut lat = r.latencies.clone();
+            lat.sort_unstable();
+            let g = gbps(r.octets(), r.cycles());
+            rows.push(format!(
+                "{{\"op\":\"{}\",\"size\":{},\"messages\":{},\"octets\":{},\"cycles\":{},\"gbps\":{:.4},\"pct_of_limit\":{:.2},\"lat_p50\":{},\"lat_max\":{}}}",
+                r.op.name(),
+                r.size,
+                r.latencies.len(),
+                r.octets(),
+                r.cycles(),
+                g,
+                100.0 * g / self.limit(r.op),
+                percentile(&lat, 0.5),
+                lat.last().copied().unwrap_or(0)
+            ));
+        }
+        format!(
+            "{{\"backend\":\"rtl\",\"mtu\":{},\"crc\":{},\"markers\":{},\"seed\":{},\"ops\":{},\"max_size\":{},\
+             \"mss\":{},\"mulpdu\":{},\"markers_a_to_b\":{},\"cycle_ns\":6.4,\"write_limit_gbps\":{:.4},\"send_limit_gbps\":{:.4},\
+             \"connect_cycles\":{},\"data_cycles\":{},\"disconnect_cycles\":{},\"total_cycles\":{},\
+             \"data_frames_a_to_b\":{},\"data_frames_b_to_a\":{},\"frames_a_to_b\":{},\"frames_b_to_a\":{},\"octets_a_to_b\":{},\"octets_b_to_a\":{},\"terminates\":{},\
+             \"wall_s\":{:.3},\"cycles_per_s\":{:.0},\"cpu_s\":{},\"read\":{},\"disconnect\":{},\"pcap\":{},\"rows\":[{}]}}\n",
+            c.mtu,
+            c.crc,
+            c.markers,
+            c.seed,
+            c.ops,
+            c.max_size,
+            self.mss,
+            self.mulpdu,
+            self.markers_tx(),
+            self.limit(RtlOp::Write),
+            self.limit(RtlOp::Send),
+            self.connect_cycles,
+            self.data_cycles,
+            self.disconnect_cycles,
+            self.total_cycles,
+            self.data_frames[0],
+            self.data_frames[1],
+            self.frames[0],
+            self.frames[1],
+            self.frame_octets[0],
+            self.frame_octets[1],
+            self.terminates,
+            self.wall.as_secs_f64(),
+            self.cycles_per_sec(),
+            self.cpu
+                .map_or("null".to_string(), |c| format!("{:.2}", c.as_secs_f64())),
+            match &self.read_note {
+                None => "\"run\"".to_string(),
+                Some(n) => format!("{:?}", format!("not run: {n}")),
+            },
+            match &self.disconnect_note {
+                None => "\"clean\"".to_string(),
+                Some(n) => format!("{:?}", format!("not clean: {n}")),
+            },
+            match &c.pcap {
+                None => "null".to_string(),
+                Some(p) => format!("{:?}", p.display().to_string()),
+            },
+            rows.join(",")
+        )
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// `n` octets with a binary unit when exact.
+pub fn human(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} B"),
+    }
+}
+
+/// Progress lines on stderr, at most one per 2 s of wall time.
+struct Progress {
+    on: bool,
+    start: Instant,
+    last: Instant,
+    total: u64,
+}
+
+impl Progress {
+    fn tick(&mut self, done: u64, what: &str, cycles: u64) {
+        if !self.on || self.last.elapsed() < Duration::from_secs(2) {
+            return;
+        }
+        self.last = Instant::now();
+        let secs = self.start.elapsed().as_secs_f64();
+        let frac = done as f64 / self.total.max(1) as f64;
+        let bar = (frac * 30.0) as usize;
+        eprintln!(
+            "[{}{}] {:>3.0}% {what}: {cycles} clocks simulated, {:.0} clocks/s, {:.0} s",
+            "#".repeat(bar),
+            " ".repeat(30 - bar.min(30)),
+            frac * 100.0,
+            cycles as f64 / secs,
+            secs
+        );
+    }
+}
+
+/// What B's core shows, for a stall message.
+fn last_seen(world: &World, stag: u32, placed_from: usize) -> String {
+    let a = world.nodes[0].hw.borrow();
+    let b = world.nodes[1].hw.borrow();
+    let placed: u64 = b.placed[placed_from.min(b.placed.len())..]
+        .iter()
+        .filter(|p| p.0 == stag)
+        .map(|p| p.2 as u64)
+        .sum();
+    format!(
+        "A: {} frames on mac_tx, cnt_tx_frames {}, cnt_tx_bad_wqe {}, DMA faults {}; \
+         B: {placed} octets placed for STag {stag:#x} ({} records), Terminates {:?}, \
+         cnt_rxs_send {}, cnt_rxs_cqe {}, cnt_rxs_drop_qp {}, DMA faults {}, \
+         cnt_rx_fast {}, cnt_rx_exc {}, cnt_rx_overflow {}, cnt_rx_exc_full {}",
+        a.mac_tx_frames,
+        a.core.get_cnt_tx_frames(),
+        a.core.get_cnt_tx_bad_wqe(),
+        a.dma.faults().len(),
+        b.placed.len() - placed_from.min(b.placed.len()),
+        b.terms,
+        b.core.get_cnt_rxs_send(),
+        b.core.get_cnt_rxs_cqe(),
+        b.core.get_cnt_rxs_drop_qp(),
+        b.dma.faults().len(),
+        b.core.get_cnt_rx_fast(),
+        b.core.get_cnt_rx_exc(),
+        b.core.get_cnt_rx_overflow(),
+        b.core.get_cnt_rx_exc_full()
+    )
+}
+
+/// The first octet where `got` and `want` differ, described.
+fn diff(got: &[u8], want: &[u8], region: (usize, usize)) -> Option<String> {
+    let i = got.iter().zip(want).position(|(g, w)| g != w)?;
+    let n = got.iter().zip(want).filter(|(g, w)| g != w).count();
+    let place = if i < region.0 || i >= region.1 {
+        "OUTSIDE the target"
+    } else {
+        "inside the target"
+    };
+    Some(format!(
+        "{n} octet(s) differ, first at buffer offset {i} ({place} {}..{}): got {:#04x}, want {:#04x}",
+        region.0, region.1, got[i], want[i]
+    ))
+}
+
+/// Waits for the next completion on A's send CQ, which must be `wr_id`'s:
+/// `opcode`, Success.
+fn wait_send_cqe(
+    world: &Rc<RefCell<World>>,
+    cq: &Cq<'_, SimBus>,
+    budget: u64,
+    wr_id: u64,
+    opcode: WcOpcode,
+    what: &str,
+) -> Result<(), String> {
+    let mut wc = [WorkCompletion::default()];
+    let mut polled: Result<usize, rnic_driver::Error> = Ok(0);
+    run_until(world, budget, |_| {
+        polled = cq.poll(&mut wc);
+        !matches!(polled, Ok(0))
+    })
+    .map_err(|c| {
+        format!(
+            "STALL: {what} wr_id {wr_id}: no completion on A's send CQ within {c} clocks; last seen: {}",
+            last_seen(&world.borrow(), 0, 0)
+        )
+    })?;
+    polled.map_err(|e| format!("A: poll send CQ: {e:?}"))?;
+    let c = wc[0];
+    if c.wr_id != wr_id || c.status != WcStatus::Success || c.opcode != opcode {
+        return Err(format!(
+            "{what}: send completion {c:?} (want wr_id {wr_id}, Success, {opcode:?})"
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the scenario.
+pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
+    let wall = Instant::now();
+    let mut rng = Rng::new(cfg.seed);
+    let world = world_pair(
+        LinkConfig {
+            seed: cfg.seed,
+            ..LinkConfig::default()
+        },
+        cfg.pcap.as_deref(),
+    )?;
+    if let Some(v) = &cfg.vcd {
+        world.borrow().nodes[0]
+            .hw
+            .borrow_mut()
+            .core
+            .trace_vcd(v)
+            .map_err(|e| format!("vcd {}: {e}", v.display()))?;
+    }
+    let a = open_node(&world, 0, cfg.mtu)?;
+    let b = open_node(&world, 1, cfg.mtu)?;
+    let sizes: Vec<usize> = std::iter::successors(Some(1usize), |s| s.checked_mul(2))
+        .take_while(|&s| s <= cfg.max_size)
+        .collect();
+    // without send CQEs nothing retires A's send queue: it must hold every WR
+    let kinds = if READ_IN_RTL { 3 } else { 2 };
+    let wrs = kinds * sizes.len() * cfg.ops;
+    let max_q = a.caps().max_queue_entries;
+    let sq = if SEND_CQE_IN_RTL {
+        64
+    } else {
+        wrs.next_power_of_two() as u32
+    };
+    if sq > max_q {
+        return Err(format!(
+            "{wrs} work requests need a send queue of {sq} entries (no send CQEs retire it yet), \
+             the device allows {max_q}: lower --ops or --max-size"
+        ));
+    }
+    let err = |who: &str| {
+        let who = who.to_string();
+        move |e: rnic_driver::Error| format!("{who}: {e:?}")
+    };
+    let (pd_a, pd_b) = (
+        a.alloc_pd().map_err(err("A: alloc_pd"))?,
+        b.alloc_pd().map_err(err("B: alloc_pd"))?,
+    );
+    let scq_a = a.create_cq(64).map_err(err("A: create_cq"))?;
+    let rcq_a = a.create_cq(16).map_err(err("A: create_cq"))?;
+    let scq_b = b.create_cq(16).map_err(err("B: create_cq"))?;
+    let rcq_b = b.create_cq(64).map_err(err("B: create_cq"))?;
+    let qp_a = pd_a
+        .create_qp(&scq_a, &rcq_a, sq, 4)
+        .map_err(err("A: create_qp"))?;
+    let qp_b = pd_b
+        .create_qp(&scq_b, &rcq_b, 4, 16)
+        .map_err(err("B: create_qp"))?;
+
+    let c0 = world.borrow().cycle();
+    let mpa = MpaOptions {
+        revision: 2,
+        crc: cfg.crc,
+        markers: cfg.markers,
+    };
+    let (creq, est) = connect_pair(
+        &a,
+        &qp_a,
+        &b,
+        &qp_b,
+        mpa,
+        b"rnic-sim: hello from A",
+        b"rnic-sim: welcome, A",
+    )?;
+    if creq.private_data != b"rnic-sim: hello from A" || est.private_data != b"rnic-sim: welcome, A"
+    {
+        return Err(format!(
+            "private data: B saw {:?}, A saw {:?}",
+            String::from_utf8_lossy(&creq.private_data),
+            String::from_utf8_lossy(&est.private_data)
+        ));
+    }
+    if est.crc != cfg.crc {
+        return Err(format!("CRC negotiated {} (asked {})", est.crc, cfg.crc));
+    }
+    let connect_cycles = world.borrow().cycle() - c0;
+    let (mss, mulpdu, mpa_flags) = {
+        use rnic_fw::hal::HalExt;
+        let mut w = world.borrow_mut();
+        let fw = &mut w.nodes[0].fw;
+        let slot = (0..64)
+            .find(|&i| fw.conn(i).is_some())
+            .ok_or("A has no connection after Established")?;
+        let c = fw
+            .hal
+            .read_conn(slot as u32)
+            .map_err(|e| format!("read A's context: {e:?}"))?;
+        (c.mss, c.mulpdu, c.mpa_flags)
+    };
+
+    // memory: A's source (also a Read sink: local write), B's Write target
+    // (remote write) and receive buffers (local write), each with guards
+    let max = cfg.max_size;
+    let dma = |ctx: &Context<SimBus>, len: usize, who: &str| {
+        ctx.alloc_dma(len)
+            .map_err(|e| format!("{who}: alloc_dma: {e:?}"))
+    };
+    let buf_a = dma(&a, max + 2 * GUARD, "A")?;
+    let buf_bw = dma(&b, max + 2 * GUARD, "B")?;
+    let buf_br = dma(&b, max + 2 * GUARD, "B")?;
+    let acc = |bits| AccessFlags::from_bits(bits).expect("valid access bits");
+    let mr_a = pd_a
+        .reg_mr(&buf_a, GUARD, max, acc(ACCESS_LOCAL_WRITE))
+        .map_err(err("A: reg_mr"))?;
+    let mr_bw = pd_b
+        .reg_mr(
+            &buf_bw,
+            GUARD,
+            max,
+            acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ),
+        )
+        .map_err(err("B: reg_mr"))?;
+    let mr_br = pd_b
+        .reg_mr(&buf_br, GUARD, max, acc(ACCESS_LOCAL_WRITE))
+        .map_err(err("B: reg_mr"))?;
+    // shadows of B's buffers: what they must hold
+    let mut shadow_w = rng.bytes(max + 2 * GUARD);
+    let mut shadow_r = rng.bytes(max + 2 * GUARD);
+    let mut shadow_a = rng.bytes(max + 2 * GUARD);
+    buf_a.write(0, &shadow_a).map_err(|e| format!("{e:?}"))?;
+    buf_bw.write(0, &shadow_w).map_err(|e| format!("{e:?}"))?;
+    buf_br.write(0, &shadow_r).map_err(|e| format!("{e:?}"))?;
+    let mut got = vec![0u8; max + 2 * GUARD];
+
+    let mut progress = Progress {
+        on: cfg.progress,
+        start: Instant::now(),
+        last: Instant::now(),
+        total: sizes
+            .iter()
+            .map(|&s| s as u64 * cfg.ops as u64 * kinds as u64)
+            .sum(),
+    };
+    let mut moved = 0u64;
+    let mut rows = Vec::new();
+    let d0 = world.borrow().cycle();
+    let mut wr_id = 0u64;
+    for &size in &sizes {
+        let budget = cfg.budget_base + size as u64;
+        let mut wl = Vec::new();
+        let mut sl = Vec::new();
+        let mut rl = Vec::new();
+        for k in 0..cfg.ops {
+            // --- RDMA Write A → B
+            let data = rng.bytes(size);
+            let src = rng.below((max - size + 1) as u64) as usize;
+            let dst = rng.below((max - size + 1) as u64) as usize;
+            buf_a
+                .write(GUARD + src, &data)
+                .map_err(|e| format!("{e:?}"))?;
+            shadow_a[GUARD + src..GUARD + src + size].copy_from_slice(&data);
+            let sge = [mr_a.sge(src as u64, size as u32).map_err(err("A: sge"))?];
+            wr_id += 1;
+            let placed_from = world.borrow().nodes[1].hw.borrow().placed.len();
+            let t0 = world.borrow().cycle();
+            qp_a.post_send(&[SendWr {
+                wr_id,
+                op: SendOp::RdmaWrite(RemoteAddr {
+                    addr: mr_bw.va() + dst as u64,
+                    rkey: mr_bw.rkey(),
+                }),
+                sges: &sge,
+                signaled: SEND_CQE_IN_RTL,
+                solicited: false,
+                fence: false,
+            }])
+            .map_err(err("A: post_send Write"))?;
+            let stag = mr_bw.rkey();
+            run_until(&world, budget, |w| {
+                let b = w.nodes[1].hw.borrow();
+                let placed: usize = b.placed[placed_from..]
+                    .iter()
+                    .filter(|p| p.0 == stag)
+                    .map(|p| p.2 as usize)
+                    .sum();
+                (placed >= size && b.dma.idle()) || !b.terms.is_empty()
+            })
+            .map_err(|c| {
+                format!(
+                    "STALL: RDMA Write #{k} of {size} octets not placed within {c} clocks; last seen: {}",
+                    last_seen(&world.borrow(), stag, placed_from)
+                )
+            })?;
+            {
+                let w = world.borrow();
+                let b = w.nodes[1].hw.borrow();
+                if !b.terms.is_empty() {
+                    return Err(format!(
+                        "RDMA Write #{k} of {size} octets: B asked for Terminate(s) {:?}",
+                        b.terms
+                    ));
+                }
+            }
+            shadow_w[GUARD + dst..GUARD + dst + size].copy_from_slice(&data);
+            buf_bw.read(0, &mut got).map_err(|e| format!("{e:?}"))?;
+            if let Some(d) = diff(&got, &shadow_w, (GUARD + dst, GUARD + dst + size)) {
+                return Err(format!(
+                    "MISMATCH after RDMA Write #{k} of {size} octets: {d}"
+                ));
+            }
+            if SEND_CQE_IN_RTL {
+                wait_send_cqe(
+                    &world,
+                    &scq_a,
+                    budget,
+                    wr_id,
+                    WcOpcode::RdmaWrite,
+                    "RDMA Write",
+                )?;
+            }
+            wl.push(world.borrow().cycle() - t0);
+            moved += size as u64;
+            progress.tick(
+                moved,
+                &format!("Write {}", human(size)),
+                world.borrow().cycle(),
+            );
+
+            // --- Send A → B into a receive B posted
+            let data = rng.bytes(size);
+            let dst = rng.below((max - size + 1) as u64) as usize;
+            buf_a
+                .write(GUARD + src, &data)
+                .map_err(|e| format!("{e:?}"))?;
+            shadow_a[GUARD + src..GUARD + src + size].copy_from_slice(&data);
+            let rsge = [mr_br.sge(dst as u64, size as u32).map_err(err("B: sge"))?];
+            wr_id += 1;
+            let rid = wr_id;
+            qp_b.post_recv(&[RecvWr {
+                wr_id: rid,
+                sges: &rsge,
+            }])
+            .map_err(err("B: post_recv"))?;
+            wr_id += 1;
+            let t0s = world.borrow().cycle();
+            qp_a.post_send(&[SendWr {
+                wr_id,
+                op: SendOp::Send,
+                sges: &sge,
+                signaled: SEND_CQE_IN_RTL,
+                solicited: false,
+                fence: false,
+            }])
+            .map_err(err("A: post_send Send"))?;
+            let mut wc = [WorkCompletion::default(); 1];
+            let mut polled: Result<usize, rnic_driver::Error> = Ok(0);
+            run_until(&world, budget, |w| {
+                if !w.nodes[1].hw.borrow().terms.is_empty() {
+                    return true;
+                }
+                polled = rcq_b.poll(&mut wc);
+                !matches!(polled, Ok(0))
+            })
+            .map_err(|c| {
+                format!(
+                    "STALL: Send #{k} of {size} octets: no receive completion at B within {c} clocks; last seen: {}",
+                    last_seen(&world.borrow(), 0, 0)
+                )
+            })?;
+            let n = polled.map_err(err("B: poll receive CQ"))?;
+            if n == 0 {
+                return Err(format!(
+                    "Send #{k} of {size} octets: B asked for Terminate(s) {:?}",
+                    world.borrow().nodes[1].hw.borrow().terms
+                ));
+            }
+            let c = wc[0];
+            if c.wr_id != rid
+                || c.status != WcStatus::Success
+                || c.opcode != WcOpcode::Recv
+                || c.byte_len as usize != size
+                || c.qp_num != qp_b.qpn()
+            {
+                return Err(format!(
+                    "Send #{k} of {size} octets: receive completion {c:?} (want wr_id {rid}, Success, Recv, byte_len {size}, qp {})",
+                    qp_b.qpn()
+                ));
+            }
+            shadow_r[GUARD + dst..GUARD + dst + size].copy_from_slice(&data);
+            buf_br.read(0, &mut got).map_err(|e| format!("{e:?}"))?;
+            if let Some(d) = diff(&got, &shadow_r, (GUARD + dst, GUARD + dst + size)) {
+                return Err(format!("MISMATCH after Send #{k} of {size} octets: {d}"));
+            }
+            if SEND_CQE_IN_RTL {
+                wait_send_cqe(&world, &scq_a, budget, wr_id, WcOpcode::Send, "Send")?;
+            }
+            sl.push(world.borrow().cycle() - t0s);
+            moved += size as u64;
+            progress.tick(
+                moved,
+                &format!("Send {}", human(size)),
+                world.borrow().cycle(),
+            );
+
+            // --- RDMA Read by A of B's Write region (remote read granted)
+            if READ_IN_RTL {
+                let from = rng.below((max - size + 1) as u64) as usize;
+                let into = rng.below((max - size + 1) as u64) as usize;
+                let sge = [mr_a.sge(into as u64, size as u32).map_err(err("A: sge"))?];
+                wr_id += 1;
+                let t0r = world.borrow().cycle();
+                qp_a.post_send(&[SendWr {
+                    wr_id,
+                    op: SendOp::RdmaRead(RemoteAddr {
+                        addr: mr_bw.va() + from as u64,
+                        rkey: mr_bw.rkey(),
+                    }),
+                    sges: &sge,
+                    signaled: true,
+                    solicited: false,
+                    fence: false,
+                }])
+                .map_err(err("A: post_send Read"))?;
+                wait_send_cqe(
+                    &world,
+                    &scq_a,
+                    budget,
+                    wr_id,
+                    WcOpcode::RdmaRead,
+                    "RDMA Read",
+                )?;
+                rl.push(world.borrow().cycle() - t0r);
+                shadow_a[GUARD + into..GUARD + into + size]
+                    .copy_from_slice(&shadow_w[GUARD + from..GUARD + from + size]);
+                buf_a.read(0, &mut got).map_err(|e| format!("{e:?}"))?;
+                if let Some(d) = diff(&got, &shadow_a, (GUARD + into, GUARD + into + size)) {
+                    return Err(format!(
+                        "MISMATCH in A's memory after RDMA Read #{k} of {size} octets: {d}"
+                    ));
+                }
+                moved += size as u64;
+                progress.tick(
+                    moved,
+                    &format!("Read {}", human(size)),
+                    world.borrow().cycle(),
+                );
+            }
+        }
+        rows.push(Row {
+            op: RtlOp::Write,
+            size,
+            latencies: wl,
+        });
+        rows.push(Row {
+            op: RtlOp::Send,
+            size,
+            latencies: sl,
+        });
+        if READ_IN_RTL {
+            rows.push(Row {
+                op: RtlOp::Read,
+                size,
+                latencies: rl,
+            });
+        }
+    }
+    let data_cycles = world.borrow().cycle() - d0;
+    let data_frames = {
+        let w = world.borrow();
+        let link = w.link.as_ref().expect("a pair has a link");
+        [link.stats(Side::A).sent, link.stats(Side::B).sent]
+    };
+    let read_note = (!READ_IN_RTL).then(|| {
+        "the RDMA Read responder and the Read completion at the requester are not in the RTL yet \
+         (branch rdresp)"
+            .to_string()
+    });
+
+    // graceful disconnect from A: B sees Closed
+    let x0 = world.borrow().cycle();
+    qp_a.disconnect(false).map_err(err("A: disconnect"))?;
+    let disconnect_note = match b.get_cm_event(CLOSE_WAIT) {
+        Ok(ev) if ev.kind == EventKind::Closed => None,
+        other => Some(format!(
+            "B saw {:?} within {CLOSE_WAIT:?} instead of Closed. Known gap: A's firmware sends its \
+             FIN at the sequence number its TCB had at Established, because the TX fast path's \
+             snd_nxt is not fed back to the firmware (docs/rtl.md, TX datapath, \"Not done: \
+             snd_una from ACKs\"); B's fast path has moved on, so the FIN is out of window and the \
+             two firmwares trade ACKs",
+            other.map(|e| e.kind)
+        )),
+    };
+    let disconnect_cycles = world.borrow().cycle() - x0;
+    let terminates = world.borrow().nodes[1].hw.borrow().terms.len();
+    let (frames, frame_octets) = {
+        let mut w = world.borrow_mut();
+        let link = w.link.as_mut().expect("a pair has a link");
+        link.flush_pcap().map_err(|e| format!("pcap: {e}"))?;
+        let (sa, sb) = (link.stats(Side::A), link.stats(Side::B));
+        ([sa.sent, sb.sent], [sa.octets_sent, sb.octets_sent])
+    };
+    if cfg.vcd.is_some() {
+        world.borrow().nodes[0].hw.borrow_mut().core.close_vcd();
+    }
+    let total_cycles = world.borrow().cycle();
+    Ok(RtlReport {
+        config: cfg.clone(),
+        mss,
+        mulpdu,
+        mpa_flags,
+        rows,
+        connect_cycles,
+        data_cycles,
+        disconnect_cycles,
+        total_cycles,
+        frames,
+        data_frames,
+        frame_octets,
+        wall: wall.elapsed(),
+        cpu: cpu_time(),
+        terminates,
+        read_note,
+        disconnect_note,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MTU 1500, no markers: a 1538-octet wire frame (1500 IP + 14
+    /// Ethernet + 24 preamble/FCS/gap) carries MULPDU 1454 less the DDP
+    /// header (the reference model's efficiency test has the same figures).
+    #[test]
+    fn wire_limit_mtu_1500() {
+        let m = rnic_wire::mpa::mulpdu(1460, false);
+        assert_eq!(m, 1454);
+        assert_eq!(wire_limit(m, false, 14), (1440.0, 1538.0));
+        assert_eq!(wire_limit(m, false, 18), (1436.0, 1538.0));
+        // markers: MULPDU shrinks by 3 markers' room; the segment stays
+        // within the MSS
+        let m = rnic_wire::mpa::mulpdu(1460, true);
+        let (_, w) = wire_limit(m, true, 14);
+        assert!(w <= 1538.0 && w > 1530.0, "{w}");
+    }
+
+    #[test]
+    fn percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 0.5), 51);
+        assert_eq!(percentile(&v, 0.99), 99);
+        assert_eq!(percentile(&[], 0.5), 0);
+    }
+}

@@ -1,0 +1,518 @@
+//! Verbs between two co-simulated nodes, through the driver only: each node
+//! is a Verilated `rnic_core` with its firmware and host memory, driven by
+//! `rnic_driver` over `SimBus`; B listens, A connects through the CM.
+//!
+//! References, independent of the RTL: the data the test wrote (and a
+//! shadow of every octet of B's buffers), the driver's typed errors and
+//! completions, `rnic_wire::terminate` for Terminate causes and frames, and
+//! `rnic_wire::model::parse_frame` (smoltcp) for the pcap.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Instant;
+
+use rnic_driver::{
+    AccessFlags, Cq, DmaMem, Error, MpaOptions, Mr, Qp, QpState, RecvWr, RemoteAddr, SendOp,
+    SendWr, WcOpcode, WcStatus, WorkCompletion,
+};
+use rnic_sim::link::LinkConfig;
+use rnic_sim::node::World;
+use rnic_sim::rng::Rng;
+use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair, GUARD};
+use rnic_sim::sim_bus::{SimBus, SimDma};
+use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
+use rnic_wire::terminate::{
+    DdpError, RdmapError, RemoteProtectionError, TaggedBufferError, TerminateCause, TerminateRepr,
+    UntaggedBufferError,
+};
+
+/// Region size on each side.
+const REGION: usize = 8192;
+/// Clocks any one small operation may take.
+const BUDGET: u64 = 50_000;
+
+/// Octets of placement records.
+fn placed_in(p: &[(u32, u64, u16)]) -> usize {
+    p.iter().map(|p| p.2 as usize).sum()
+}
+
+/// The two connected nodes and what the tests use of them.
+struct S<'a> {
+    world: &'a Rc<RefCell<World>>,
+    pcap: &'a PathBuf,
+    qp_a: &'a Qp<'a, SimBus>,
+    qp_b: &'a Qp<'a, SimBus>,
+    rcq_b: &'a Cq<'a, SimBus>,
+    mr_a: &'a Mr<'a, SimBus>,
+    buf_a: &'a SimDma,
+    /// B's Write target (remote write) and receive buffer (local write).
+    mr_bw: &'a Mr<'a, SimBus>,
+    buf_bw: &'a SimDma,
+    mr_br: &'a Mr<'a, SimBus>,
+    buf_br: &'a SimDma,
+    /// What B's two buffers must hold.
+    shadow_w: RefCell<Vec<u8>>,
+    shadow_r: RefCell<Vec<u8>>,
+    rng: RefCell<Rng>,
+}
+
+/// Connects two nodes (pcap `name`), registers memory, runs `f`; prints
+/// the simulated clocks and wall time.
+fn with_pair(name: &str, f: impl FnOnce(&S)) {
+    let wall = Instant::now();
+    let pcap = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.pcap"));
+    let world = world_pair(LinkConfig::default(), Some(&pcap)).unwrap();
+    let a = open_node(&world, 0, 1500).unwrap();
+    let b = open_node(&world, 1, 1500).unwrap();
+    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
+    let (scq_a, rcq_a) = (a.create_cq(16).unwrap(), a.create_cq(16).unwrap());
+    let (scq_b, rcq_b) = (b.create_cq(16).unwrap(), b.create_cq(16).unwrap());
+    let qp_a = pd_a.create_qp(&scq_a, &rcq_a, 32, 4).unwrap();
+    let qp_b = pd_b.create_qp(&scq_b, &rcq_b, 4, 16).unwrap();
+    let mpa = MpaOptions {
+        revision: 2,
+        crc: true,
+        markers: false,
+    };
+    connect_pair(&a, &qp_a, &b, &qp_b, mpa, b"A", b"B").unwrap();
+    let acc = |b| AccessFlags::from_bits(b).unwrap();
+    let buf_a = a.alloc_dma(REGION + 2 * GUARD).unwrap();
+    let buf_bw = b.alloc_dma(REGION + 2 * GUARD).unwrap();
+    let buf_br = b.alloc_dma(REGION + 2 * GUARD).unwrap();
+    let mr_a = pd_a
+        .reg_mr(&buf_a, GUARD, REGION, acc(ACCESS_LOCAL_WRITE))
+        .unwrap();
+    let mr_bw = pd_b
+        .reg_mr(
+            &buf_bw,
+            GUARD,
+            REGION,
+            acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE),
+        )
+        .unwrap();
+    let mr_br = pd_b
+        .reg_mr(&buf_br, GUARD, REGION, acc(ACCESS_LOCAL_WRITE))
+        .unwrap();
+    let mut rng = Rng::new(0x5eed);
+    let shadow_w = rng.bytes(REGION + 2 * GUARD);
+    let shadow_r = rng.bytes(REGION + 2 * GUARD);
+    buf_bw.write(0, &shadow_w).unwrap();
+    buf_br.write(0, &shadow_r).unwrap();
+    let c0 = world.borrow().cycle();
+    let s = S {
+        world: &world,
+        pcap: &pcap,
+        qp_a: &qp_a,
+        qp_b: &qp_b,
+        rcq_b: &rcq_b,
+        mr_a: &mr_a,
+        buf_a: &buf_a,
+        mr_bw: &mr_bw,
+        buf_bw: &buf_bw,
+        mr_br: &mr_br,
+        buf_br: &buf_br,
+        shadow_w: RefCell::new(shadow_w),
+        shadow_r: RefCell::new(shadow_r),
+        rng: RefCell::new(rng),
+    };
+    f(&s);
+    let c1 = world.borrow().cycle();
+    println!(
+        "{name}: setup + connect {c0} clocks, test body {} clocks, wall {:.2} s",
+        c1 - c0,
+        wall.elapsed().as_secs_f64()
+    );
+}
+
+impl S<'_> {
+    /// B's buffers equal their shadows (every octet, guards included).
+    fn check_b(&self, what: &str) {
+        for (buf, shadow, name) in [
+            (self.buf_bw, &self.shadow_w, "Write target"),
+            (self.buf_br, &self.shadow_r, "receive buffer"),
+        ] {
+            let mut got = vec![0u8; REGION + 2 * GUARD];
+            buf.read(0, &mut got).unwrap();
+            let want = shadow.borrow();
+            if let Some(i) = got.iter().zip(want.iter()).position(|(g, w)| g != w) {
+                panic!(
+                    "{what}: B's {name} differs at offset {i} (region {GUARD}..{}): got {:#04x} want {:#04x}",
+                    GUARD + REGION,
+                    got[i],
+                    want[i]
+                );
+            }
+        }
+    }
+
+    /// A's source octets at region offset `off`.
+    fn source(&self, off: usize, len: usize) -> Vec<u8> {
+        let data = self.rng.borrow_mut().bytes(len);
+        self.buf_a.write(GUARD + off, &data).unwrap();
+        data
+    }
+
+    fn placed_bytes(&self, from: usize) -> usize {
+        let w = self.world.borrow();
+        let b = w.nodes[1].hw.borrow();
+        placed_in(&b.placed[from..])
+    }
+
+    fn terms_b(&self) -> Vec<(u16, u32)> {
+        self.world.borrow().nodes[1].hw.borrow().terms.clone()
+    }
+
+    /// RDMA Write of `len` octets to B's region offset `dst` (unsignaled:
+    /// the RTL has no send CQEs yet); waits until B placed them.
+    fn write(&self, dst: usize, len: usize) {
+        let data = self.source(0, len);
+        let sges = [self.mr_a.sge(0, len as u32).unwrap()];
+        let from = self.world.borrow().nodes[1].hw.borrow().placed.len();
+        self.qp_a
+            .post_send(&[SendWr {
+                wr_id: len as u64,
+                op: SendOp::RdmaWrite(RemoteAddr {
+                    addr: self.mr_bw.va() + dst as u64,
+                    rkey: self.mr_bw.rkey(),
+                }),
+                sges: if len == 0 { &[] } else { &sges },
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }])
+            .unwrap();
+        if len == 0 {
+            // nothing to place: let the frame cross and be taken
+            self.idle(3000);
+        } else {
+            let c = run_until(self.world, BUDGET, |w| {
+                let b = w.nodes[1].hw.borrow();
+                placed_in(&b.placed[from..]) >= len && b.dma.idle()
+            })
+            .unwrap_or_else(|c| {
+                panic!(
+                    "Write of {len}: {} of {len} octets placed after {c} clocks",
+                    self.placed_bytes(from)
+                )
+            });
+            println!("RDMA Write {len:>5} octets: placed in {c} clocks");
+        }
+        self.shadow_w.borrow_mut()[GUARD + dst..GUARD + dst + len].copy_from_slice(&data);
+        self.check_b(&format!("after a Write of {len}"));
+        assert!(self.terms_b().is_empty(), "{:?}", self.terms_b());
+    }
+
+    /// B posts a receive of `cap` octets at `dst`, A sends `len`; B's
+    /// receive CQ gives the completion.
+    fn send(&self, dst: usize, cap: usize, len: usize) -> WorkCompletion {
+        let rsge = [self.mr_br.sge(dst as u64, cap as u32).unwrap()];
+        let rid = 1000 + len as u64;
+        self.qp_b
+            .post_recv(&[RecvWr {
+                wr_id: rid,
+                sges: if cap == 0 { &[] } else { &rsge },
+            }])
+            .unwrap();
+        let data = self.source(0, len);
+        let sges = [self.mr_a.sge(0, len as u32).unwrap()];
+        self.qp_a
+            .post_send(&[SendWr {
+                wr_id: 2000 + len as u64,
+                op: SendOp::Send,
+                sges: if len == 0 { &[] } else { &sges },
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }])
+            .unwrap();
+        let mut wc = [WorkCompletion::default()];
+        let c = run_until(self.world, BUDGET, |_| {
+            self.rcq_b.poll(&mut wc).unwrap() == 1
+        })
+        .unwrap_or_else(|c| panic!("Send of {len}: no receive completion in {c} clocks"));
+        println!("Send {len:>5} octets: receive completion in {c} clocks");
+        let wc = wc[0];
+        assert_eq!(wc.wr_id, rid);
+        assert_eq!(wc.status, WcStatus::Success, "{wc:?}");
+        assert_eq!(wc.opcode, WcOpcode::Recv);
+        assert_eq!(wc.byte_len as usize, len);
+        assert_eq!(wc.qp_num, self.qp_b.qpn());
+        self.shadow_r.borrow_mut()[GUARD + dst..GUARD + dst + len].copy_from_slice(&data);
+        self.check_b(&format!("after a Send of {len}"));
+        wc
+    }
+
+    /// Runs the world `n` clocks.
+    fn idle(&self, n: u64) {
+        let _ = run_until(self.world, n, |_| false);
+    }
+
+    /// Every Terminate FPDU B sent to A, from the pcap: MPA (RFC 5044 §4.1,
+    /// no markers) → untagged DDP header (RFC 5041 §4.3, 18 octets) with
+    /// RDMAP opcode Terminate (RFC 5040 §4.8, 0x7) → the Terminate header
+    /// parsed by `rnic_wire::terminate`.
+    fn terminate_frames_b_to_a(&self) -> Vec<TerminateRepr> {
+        const MPA_LEN: usize = 2;
+        const DDP_UNTAGGED: usize = 18;
+        const RDMAP_TERMINATE: u8 = 0x7;
+        self.world
+            .borrow_mut()
+            .link
+            .as_mut()
+            .unwrap()
+            .flush_pcap()
+            .unwrap();
+        let f = std::fs::File::open(self.pcap).unwrap();
+        let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
+        let mut out = Vec::new();
+        while let Some(p) = r.next_packet() {
+            let p = p.unwrap();
+            let Ok(seg) = rnic_wire::model::parse_frame(&p.data) else {
+                continue;
+            };
+            let pl = seg.payload;
+            if seg.src_mac != [2, 0, 0, 0, 0, 2] || pl.len() < MPA_LEN + DDP_UNTAGGED {
+                continue;
+            }
+            let (ddp_ctrl, rdmap_ctrl) = (pl[MPA_LEN], pl[MPA_LEN + 1]);
+            let tagged = ddp_ctrl & 0x80 != 0;
+            if !tagged && rdmap_ctrl & 0x0F == RDMAP_TERMINATE {
+                out.push(TerminateRepr::parse_bytes(&pl[MPA_LEN + DDP_UNTAGGED..]).unwrap());
+            }
+        }
+        out
+    }
+}
+
+/// Writes and Sends of small sizes land byte-exact, nothing around them
+/// changes.
+#[test]
+fn write_and_send_small_sizes() {
+    with_pair("verbs_small", |s| {
+        for (i, len) in [1usize, 3, 8, 100, 1000, 1460, 3000, 8192]
+            .into_iter()
+            .enumerate()
+        {
+            let dst = (i * 37) % (REGION - len + 1);
+            s.write(dst, len);
+            s.send(dst, len, len);
+        }
+        assert!(s.terms_b().is_empty());
+    });
+}
+
+/// Zero-length RDMA Write and Send are legal (RFC 5040 §4.3, §5.1: a
+/// zero-length message is one DDP segment with no payload): no Terminate,
+/// nothing placed, and the Send completes at B with byte_len 0; data after
+/// them still lands.
+#[test]
+fn zero_length_write_and_send() {
+    with_pair("verbs_zero", |s| {
+        s.write(100, 0);
+        let wc = s.send(200, 0, 0);
+        assert_eq!(wc.byte_len, 0);
+        // a zero-length Send into a receive with a buffer: byte_len 0 too
+        let wc = s.send(300, 64, 0);
+        assert_eq!(wc.byte_len, 0);
+        s.write(400, 5);
+        s.send(500, 5, 5);
+    });
+}
+
+/// Posting to a QP in the wrong state is the driver's typed error, and
+/// nothing reaches the device.
+#[test]
+fn wrong_state_posts_are_typed_errors() {
+    let world = world_pair(LinkConfig::default(), None).unwrap();
+    let a = open_node(&world, 0, 1500).unwrap();
+    let pd = a.alloc_pd().unwrap();
+    let cq = a.create_cq(16).unwrap();
+    let qp = pd.create_qp(&cq, &cq, 4, 4).unwrap();
+    let buf = a.alloc_dma(4096).unwrap();
+    let mr = pd
+        .reg_mr(
+            &buf,
+            0,
+            4096,
+            AccessFlags::from_bits(ACCESS_LOCAL_WRITE).unwrap(),
+        )
+        .unwrap();
+    let sges = [mr.sge(0, 16).unwrap()];
+    let wr = SendWr {
+        wr_id: 1,
+        op: SendOp::Send,
+        sges: &sges,
+        signaled: true,
+        solicited: false,
+        fence: false,
+    };
+    let db0 = world.borrow().nodes[0].hw.borrow().core.get_cnt_db();
+    // Idle: post_send needs RTS
+    assert_eq!(qp.post_send(&[wr]), Err(Error::WrongState(QpState::Idle)));
+    // Error: neither send nor receive
+    qp.modify(QpState::Error).unwrap();
+    assert_eq!(qp.post_send(&[wr]), Err(Error::WrongState(QpState::Error)));
+    let r = qp.post_recv(&[RecvWr {
+        wr_id: 2,
+        sges: &sges,
+    }]);
+    assert_eq!(r, Err(Error::WrongState(QpState::Error)));
+    let db1 = world.borrow().nodes[0].hw.borrow().core.get_cnt_db();
+    assert_eq!(db0, db1, "no doorbell rang");
+    println!("post_send in Idle / Error, post_recv in Error: WrongState; no doorbell");
+}
+
+/// A Send with no receive posted at B: B's RTL asks for a Terminate with
+/// DDP Untagged Buffer Error "Invalid MSN - no buffer available" (RFC 5041
+/// §7.2, 0x02) and writes nothing into B's memory.
+#[test]
+fn send_without_receive_terminates_at_b() {
+    with_pair("verbs_norecv", |s| {
+        s.source(0, 256);
+        let sges = [s.mr_a.sge(0, 256).unwrap()];
+        s.qp_a
+            .post_send(&[SendWr {
+                wr_id: 9,
+                op: SendOp::Send,
+                sges: &sges,
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }])
+            .unwrap();
+        let c = run_until(s.world, BUDGET, |w| {
+            !w.nodes[1].hw.borrow().terms.is_empty()
+        })
+        .expect("B asks for a Terminate");
+        let terms = s.terms_b();
+        let cause = TerminateCause::from_bits(terms[0].0).unwrap();
+        println!(
+            "B: Terminate request after {c} clocks: {cause:?} (conn {})",
+            terms[0].1
+        );
+        assert_eq!(
+            cause,
+            TerminateCause::Ddp(DdpError::UntaggedBuffer(
+                UntaggedBufferError::InvalidMsnNoBuffer
+            ))
+        );
+        s.idle(2000);
+        s.check_b("after a Send with no receive");
+        let mut wc = [WorkCompletion::default()];
+        assert_eq!(s.rcq_b.poll(&mut wc).unwrap(), 0, "no receive completion");
+    });
+}
+
+/// A Write with a wrong key: B's RTL asks for a Terminate for an invalid
+/// STag (RFC 5041 §7.2 tagged buffer error / RFC 5040 §7 remote protection
+/// error) and not one octet of B's memory changes.
+#[test]
+fn write_to_bad_stag_terminates_at_b() {
+    with_pair("verbs_badstag", |s| {
+        s.source(0, 512);
+        let sges = [s.mr_a.sge(0, 512).unwrap()];
+        s.qp_a
+            .post_send(&[SendWr {
+                wr_id: 7,
+                op: SendOp::RdmaWrite(RemoteAddr {
+                    addr: s.mr_bw.va(),
+                    rkey: s.mr_bw.rkey() ^ 0x5A,
+                }),
+                sges: &sges,
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }])
+            .unwrap();
+        let c = run_until(s.world, BUDGET, |w| {
+            !w.nodes[1].hw.borrow().terms.is_empty()
+        })
+        .expect("B asks for a Terminate");
+        s.idle(2000);
+        let terms = s.terms_b();
+        let cause = TerminateCause::from_bits(terms[0].0).unwrap();
+        println!("B: Terminate request after {c} clocks: {cause:?}");
+        assert!(
+            matches!(
+                cause,
+                TerminateCause::Ddp(DdpError::TaggedBuffer(TaggedBufferError::InvalidStag))
+                    | TerminateCause::Rdmap(RdmapError::RemoteProtection(
+                        RemoteProtectionError::InvalidStag
+                    ))
+            ),
+            "{cause:?}"
+        );
+        s.check_b("after a Write with a bad STag");
+        assert_eq!(s.placed_bytes(0), 0, "no placement record");
+    });
+}
+
+/// The Terminate must also go on the wire to A (RFC 5040 §5.3: the
+/// Terminate is sent to the peer before the stream is closed).
+#[test]
+#[ignore = "RTL gap: no Terminate TX — term_* requests reach no transmitter (README status, \
+            'Not yet: … Terminate TX'); B sends no Terminate FPDU"]
+fn terminate_frame_on_the_wire() {
+    with_pair("verbs_term_wire", |s| {
+        s.source(0, 64);
+        let sges = [s.mr_a.sge(0, 64).unwrap()];
+        s.qp_a
+            .post_send(&[SendWr {
+                wr_id: 1,
+                op: SendOp::Send,
+                sges: &sges,
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }])
+            .unwrap();
+        s.idle(20_000);
+        let t = s.terminate_frames_b_to_a();
+        assert_eq!(t.len(), 1, "one Terminate B → A: {t:?}");
+        assert_eq!(
+            t[0].cause,
+            TerminateCause::Ddp(DdpError::UntaggedBuffer(
+                UntaggedBufferError::InvalidMsnNoBuffer
+            ))
+        );
+    });
+}
+
+/// A graceful disconnect after data: B gets Closed.
+#[test]
+#[ignore = "RTL/firmware gap: A's FIN carries the sequence number of Established (the TX \
+            fast path's snd_nxt is not fed back to the firmware, docs/rtl.md TX datapath \
+            'Not done: snd_una from ACKs'), B drops it as out of window and the firmwares \
+            trade ACKs; B never sees Closed"]
+fn disconnect_after_data() {
+    with_pair("verbs_disconnect", |s| {
+        s.write(0, 100);
+        s.qp_a.disconnect(false).unwrap();
+        let closed = run_until(s.world, 100_000, |w| {
+            w.nodes[1].fw.conn(0).is_none() && (0..64).all(|i| w.nodes[1].fw.conn(i).is_none())
+        });
+        assert!(closed.is_ok(), "B's connection still open");
+    });
+}
+
+/// The default scenario with 1 MiB messages (seed 1, 2 ops per size) must
+/// run through.
+#[test]
+#[ignore = "RTL gap: the 256 KiB Send #0 of this run loses 3 segments in B's receive FIFO \
+            (cnt_rx_overflow 3) while A's TX sends 1514-octet frames back to back at line \
+            rate; nothing retransmits them (no TX retransmission, no window), B's firmware \
+            answers the out-of-order segments with duplicate ACKs (cnt_rx_exc 23) and the \
+            Send never completes; about 1.5 M clocks (minutes in the test profile)"]
+fn default_scenario_up_to_1_mib() {
+    let cfg = rnic_sim::rtl_run::RtlConfig {
+        max_size: 1 << 20,
+        ops: 2,
+        seed: 1,
+        ..Default::default()
+    };
+    match rnic_sim::rtl_run::run(&cfg) {
+        Ok(r) => print!("{}", r.render()),
+        Err(e) => panic!("{e}"),
+    }
+}
