@@ -369,6 +369,11 @@ impl DmaServer {
         self.stats
     }
 
+    /// A write is being received or waits to land in host memory.
+    pub fn writes_pending(&self) -> bool {
+        !matches!(self.wr, WrState::Idle) || !self.writes.is_empty()
+    }
+
     /// Nothing in flight: no write being received or waiting to land, no
     /// read outstanding.
     pub fn idle(&self) -> bool {

@@ -123,6 +123,13 @@ impl Bus for SimBus {
         loop {
             self.world.borrow_mut().round();
             if self.hw.borrow().core.get_irq() != 0 {
+                // An interrupt is a posted write ordered behind the device's
+                // earlier DMA writes (PCIe ordering), so the host never sees
+                // it before the EQ entry or CQE that caused it: let those
+                // land (the DMA server's write latency) before returning.
+                while self.hw.borrow().dma.writes_pending() {
+                    self.world.borrow_mut().round();
+                }
                 return true;
             }
             if self.now() >= end {
