@@ -13,7 +13,7 @@ use rnic_sim::model_run::{self, RunConfig};
 use rnic_sim::rtl_run::{self, RtlConfig};
 
 /// Largest message of `rnic-sim run` unless `--max-size` says otherwise.
-const RTL_DEFAULT_MAX_SIZE: u64 = 128 << 10;
+const RTL_DEFAULT_MAX_SIZE: u64 = 1 << 20;
 /// The TX framer's payload buffer (docs/rtl.md, TX datapath), octets.
 const TX_FRAMER_MAX_PAYLOAD: u16 = 3968;
 /// Largest MTU whose full FPDU fits the framer: the TCP payload (MTU − 40)
@@ -47,8 +47,8 @@ struct Common {
     /// Operations of each kind per size.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
     ops: u64,
-    /// Largest message in octets; sizes double from 1 up to it (default:
-    /// 128 KiB over the RTL, 1 MiB on the model).
+    /// Largest message in octets; sizes double from 1 up to it (default
+    /// 1 MiB).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(16 << 20)))]
     max_size: Option<u64>,
     /// Where to write the packet capture.

@@ -34,10 +34,13 @@ pub struct Node {
 
 impl Node {
     /// A reset model with the RX ULP path on (`rx_ulp_en`: RDMA-mode
-    /// payload is placed into host memory), and its firmware started.
+    /// payload is placed into host memory), the peer's window enforced on
+    /// TX (`tx_wnd_en`), and its firmware started.
     pub fn new() -> Self {
         let hw = FwNode::shared();
         hw.borrow_mut().set_ulp(true);
+        // TX respects the peer's window (RFC 9293 §3.8.6), as the board does.
+        hw.borrow_mut().core.set_tx_wnd_en(1);
         let fw = Firmware::new(CoSimHal::new(hw.clone()), Config::default());
         Node {
             hw,
