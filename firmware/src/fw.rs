@@ -80,7 +80,6 @@ fn terminate_fpdu(ctx: &ConnContext, seq: u32, out: &mut [u8]) -> rnic_wire::Res
 /// First ephemeral port.
 pub const EPHEMERAL_FIRST: u16 = 49152;
 
-/// Tunables.
 /// The receive window the device can honour without drops: `rx_fifo` holds
 /// 2048 beats (16 KiB of frame octets, about 11 full 1514-octet frames of
 /// 1460 payload octets); 12 KiB of payload leaves room for headers and one
@@ -88,6 +87,7 @@ pub const EPHEMERAL_FIRST: u16 = 49152;
 /// window B's `rx_fifo` overflowed while A sent at line rate.
 pub const DEVICE_RX_WINDOW: u32 = 12 << 10;
 
+/// Tunables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// Receive window we offer (octets). In RDMA mode the device acknowledges
