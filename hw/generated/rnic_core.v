@@ -19855,6 +19855,14 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
     input wire  [1:0] cq_cfg_armed;
 
     // Stub signals
+    reg  sk$clock;
+    reg  sk$reset;
+    reg  sk$in_valid;
+    reg  [251:0] sk$in_data;
+    wire  sk$in_ready;
+    wire  sk$out_valid;
+    wire  [251:0] sk$out_data;
+    reg  sk$out_ready;
     reg  rw$clock;
     reg  rw$reset;
     reg  rw$cfg_valid;
@@ -20067,7 +20075,20 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
     wire  [3:0] arb$dma_wr_keep;
     wire  arb$dma_wr_last;
 
+    // Local signals
+    reg  [251:0] ut_in;
+
     // Sub module instances
+    rnic_core$rx_send$sk sk(
+        .clock(sk$clock),
+        .reset(sk$reset),
+        .in_valid(sk$in_valid),
+        .in_data(sk$in_data),
+        .in_ready(sk$in_ready),
+        .out_valid(sk$out_valid),
+        .out_data(sk$out_data),
+        .out_ready(sk$out_ready)
+    );
     rnic_core$rx_send$rw rw(
         .clock(rw$clock),
         .reset(rw$reset),
@@ -20281,6 +20302,7 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
 
     // Update code
     always @(*) begin
+        sk$clock = clock;
         rw$clock = clock;
         sp$clock = clock;
         cw$clock = clock;
@@ -20332,20 +20354,27 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
         sp$reset = reset;
         cw$reset = reset;
         arb$reset = reset;
-        sp$ut_data = ut_data;
-        sp$ut_keep = ut_keep;
-        sp$ut_last = ut_last;
-        sp$ut_valid = ut_valid;
-        sp$ut_opcode = ut_opcode;
-        sp$ut_ddp_last = ut_ddp_last;
-        sp$ut_qn = ut_qn;
-        sp$ut_msn = ut_msn;
-        sp$ut_mo = ut_mo;
-        sp$ut_inv_stag = ut_inv_stag;
-        sp$ut_len = ut_len;
-        sp$ut_conn = ut_conn;
-        sp$ut_qpn = ut_qpn;
-        ut_ready = sp$ut_ready;
+        sk$reset = reset;
+        sk$in_valid = ut_valid;
+        ut_in = {ut_qpn, ut_conn, ut_len, ut_inv_stag, ut_mo, ut_msn, ut_qn, {1{1'b0}}, ut_opcode, {1{1'b0}}, ut_keep, ut_data};
+        ut_in = {ut_in[251:69], ut_last, ut_in[67:0]};
+        ut_in = {ut_in[251:74], ut_ddp_last, ut_in[72:0]};
+        sk$in_data = ut_in;
+        ut_ready = sk$in_ready;
+        sp$ut_valid = sk$out_valid;
+        sp$ut_data = sk$out_data[(32'h0)+:(64)];
+        sp$ut_keep = sk$out_data[(32'h40)+:(4)];
+        sp$ut_last = sk$out_data[32'h44];
+        sp$ut_opcode = sk$out_data[(32'h45)+:(4)];
+        sp$ut_ddp_last = sk$out_data[32'h49];
+        sp$ut_qn = sk$out_data[(32'h4a)+:(2)];
+        sp$ut_msn = sk$out_data[(32'h4c)+:(32)];
+        sp$ut_mo = sk$out_data[(32'h6c)+:(32)];
+        sp$ut_inv_stag = sk$out_data[(32'h8c)+:(32)];
+        sp$ut_len = sk$out_data[(32'hac)+:(16)];
+        sp$ut_conn = sk$out_data[(32'hbc)+:(32)];
+        sp$ut_qpn = sk$out_data[(32'hdc)+:(32)];
+        sk$out_ready = sp$ut_ready;
         rw$cfg_valid = rq_cfg_valid;
         rw$cfg_qp = rq_cfg_qp;
         rw$cfg_base = rq_cfg_base;
@@ -22883,6 +22912,167 @@ module rnic_core$rx_send$rw$w7(d,q,clock);
     end
 
 endmodule // rnic_core$rx_send$rw$w7
+
+
+module rnic_core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [251:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [251:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [251:0] a_d$d;
+    wire  [251:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [251:0] b_d$d;
+    wire  [251:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_core$rx_send$sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_core$rx_send$sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_core$rx_send$sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_core$rx_send$sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_core$rx_send$sk
+
+
+module rnic_core$rx_send$sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [251:0] d;
+    output reg  [251:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 252'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sk$a_d
+
+
+module rnic_core$rx_send$sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sk$a_v
+
+
+module rnic_core$rx_send$sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [251:0] d;
+    output reg  [251:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 252'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sk$b_d
+
+
+module rnic_core$rx_send$sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sk$b_v
 
 
 module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge1_addr,rsp_sge1_len,adv_valid,adv_ready,adv_qp,adv_err,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_valid,rterm_ready,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq);

@@ -39,6 +39,7 @@ pub mod rx_send;
 pub mod rx_split;
 pub mod send_cpl;
 pub mod send_place;
+pub mod skid;
 pub mod tpt;
 pub mod tx_ack;
 pub mod tx_ddp_hdr;

@@ -11,7 +11,14 @@ use crate::cpl_write::CplWrite;
 use crate::dma_wr_arb::DmaWrArb;
 use crate::recv_wqe::RecvWqeFetch;
 use crate::send_place::SendPlace;
+use crate::skid::Skid;
 use rust_hdl::prelude::*;
+
+/// Width of one `ut_*` beat in the register slice in front of
+/// `send_place`: data 0, keep 64, last 68, opcode 69, ddp_last 73, qn 74,
+/// msn 76, mo 108, inv_stag 140, len 172, conn 188, qpn 220 (LSB
+/// positions).
+pub const UT_W: usize = 252;
 
 #[derive(LogicBlock, Default)]
 pub struct RxSend {
@@ -131,6 +138,8 @@ pub struct RxSend {
     pub fev_ready: Signal<Out, Bit>,
     pub fev_data: Signal<In, Bits<512>>,
     pub cq_cfg_armed: Signal<In, Bits<2>>,
+    ut_in: Signal<Local, Bits<UT_W>>,
+    sk: Skid<Bits<UT_W>>,
     rw: RecvWqeFetch,
     sp: SendPlace,
     cw: CplWrite,
@@ -140,7 +149,7 @@ pub struct RxSend {
 impl Logic for RxSend {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, rw, sp, cw, arb);
+        clock!(self, clock, sk, rw, sp, cw, arb);
         self.rw.req_valid.next = self.sp.req_valid.val();
         self.rw.req_qp.next = self.sp.req_qp.val();
         self.sp.req_ready.next = self.rw.req_ready.val();
@@ -188,20 +197,38 @@ impl Logic for RxSend {
         self.sp.reset.next = self.reset.val();
         self.cw.reset.next = self.reset.val();
         self.arb.reset.next = self.reset.val();
-        self.sp.ut_data.next = self.ut_data.val();
-        self.sp.ut_keep.next = self.ut_keep.val();
-        self.sp.ut_last.next = self.ut_last.val();
-        self.sp.ut_valid.next = self.ut_valid.val();
-        self.sp.ut_opcode.next = self.ut_opcode.val();
-        self.sp.ut_ddp_last.next = self.ut_ddp_last.val();
-        self.sp.ut_qn.next = self.ut_qn.val();
-        self.sp.ut_msn.next = self.ut_msn.val();
-        self.sp.ut_mo.next = self.ut_mo.val();
-        self.sp.ut_inv_stag.next = self.ut_inv_stag.val();
-        self.sp.ut_len.next = self.ut_len.val();
-        self.sp.ut_conn.next = self.ut_conn.val();
-        self.sp.ut_qpn.next = self.ut_qpn.val();
-        self.ut_ready.next = self.sp.ut_ready.val();
+        // ut_* through the register slice (timing: cuts fpdu_buffer/ddp_rx
+        // -> send_place in both directions; +1 clock, full rate).
+        self.sk.reset.next = self.reset.val();
+        self.sk.in_valid.next = self.ut_valid.val();
+        self.ut_in.next = bit_cast::<252, 64>(self.ut_data.val())
+            | (bit_cast::<252, 4>(self.ut_keep.val()) << 64)
+            | (bit_cast::<252, 4>(self.ut_opcode.val()) << 69)
+            | (bit_cast::<252, 2>(self.ut_qn.val()) << 74)
+            | (bit_cast::<252, 32>(self.ut_msn.val()) << 76)
+            | (bit_cast::<252, 32>(self.ut_mo.val()) << 108)
+            | (bit_cast::<252, 32>(self.ut_inv_stag.val()) << 140)
+            | (bit_cast::<252, 16>(self.ut_len.val()) << 172)
+            | (bit_cast::<252, 32>(self.ut_conn.val()) << 188)
+            | (bit_cast::<252, 32>(self.ut_qpn.val()) << 220);
+        self.ut_in.next = self.ut_in.val().replace_bit(68, self.ut_last.val());
+        self.ut_in.next = self.ut_in.val().replace_bit(73, self.ut_ddp_last.val());
+        self.sk.in_data.next = self.ut_in.val();
+        self.ut_ready.next = self.sk.in_ready.val();
+        self.sp.ut_valid.next = self.sk.out_valid.val();
+        self.sp.ut_data.next = self.sk.out_data.val().get_bits::<64>(0);
+        self.sp.ut_keep.next = self.sk.out_data.val().get_bits::<4>(64);
+        self.sp.ut_last.next = self.sk.out_data.val().get_bit(68);
+        self.sp.ut_opcode.next = self.sk.out_data.val().get_bits::<4>(69);
+        self.sp.ut_ddp_last.next = self.sk.out_data.val().get_bit(73);
+        self.sp.ut_qn.next = self.sk.out_data.val().get_bits::<2>(74);
+        self.sp.ut_msn.next = self.sk.out_data.val().get_bits::<32>(76);
+        self.sp.ut_mo.next = self.sk.out_data.val().get_bits::<32>(108);
+        self.sp.ut_inv_stag.next = self.sk.out_data.val().get_bits::<32>(140);
+        self.sp.ut_len.next = self.sk.out_data.val().get_bits::<16>(172);
+        self.sp.ut_conn.next = self.sk.out_data.val().get_bits::<32>(188);
+        self.sp.ut_qpn.next = self.sk.out_data.val().get_bits::<32>(220);
+        self.sk.out_ready.next = self.sp.ut_ready.val();
         self.rw.cfg_valid.next = self.rq_cfg_valid.val();
         self.rw.cfg_qp.next = self.rq_cfg_qp.val();
         self.rw.cfg_base.next = self.rq_cfg_base.val();
