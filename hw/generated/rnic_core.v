@@ -10,7 +10,7 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy);
+module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term);
 
     // Module arguments
     input wire  clock;
@@ -270,6 +270,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [31:0] cnt_tx_wnd_wait;
     output reg  [31:0] cnt_tx_mulpdu_bad;
     output reg  [31:0] cnt_tx_ack_piggy;
+    output reg  [31:0] cnt_rd_cpl;
+    output reg  [31:0] cnt_rd_ord_over;
+    output reg  [31:0] cnt_rd_term;
 
     // Stub signals
     reg  rx_check$clock;
@@ -811,50 +814,35 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [5:0] tx_seg$xs_qp;
     reg  tx_seg$xs_done;
     reg  [31:0] tx_seg$xs_seq_new;
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    // Unused on purpose: tx_seg's Read responder hook (xs_* stream hand-over to read_resp) has no consumer until the responder joins the core.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$xs_gnt;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    // Unused on purpose: tx_seg's Read responder hook (xs_* stream hand-over to read_resp) has no consumer until the responder joins the core.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx_seg$xs_seq;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    // Unused on purpose: tx_seg's Read responder hook (xs_* stream hand-over to read_resp) has no consumer until the responder joins the core.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx_seg$xs_seq_start;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    // Unused on purpose: tx_seg's Read responder hook (xs_* stream hand-over to read_resp) has no consumer until the responder joins the core.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] tx_seg$xs_mulpdu;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    // Unused on purpose: tx_seg's Read responder hook (xs_* stream hand-over to read_resp) has no consumer until the responder joins the core.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$xs_mk_en;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
+    // Unused on purpose: tx_seg's Read responder hook (xs_* stream hand-over to read_resp) has no consumer until the responder joins the core.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$xs_crc_en;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$rd_sent_valid;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] tx_seg$rd_sent_qp;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] tx_seg$rd_sent_wr_id;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$rd_sent_signaled;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx_seg$rd_sent_len;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  tx_framer$clock;
     reg  tx_framer$reset;
     reg  tx_framer$desc_valid;
@@ -1434,6 +1422,41 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  tx_acked$write_clock;
     reg  [31:0] tx_acked$write_data;
     reg  tx_acked$write_enable;
+    reg  rd_track$clock;
+    reg  rd_track$reset;
+    reg  rd_track$sent_valid;
+    reg  [5:0] rd_track$sent_qp;
+    reg  [63:0] rd_track$sent_wr_id;
+    reg  rd_track$sent_signaled;
+    reg  [31:0] rd_track$sent_len;
+    reg  rd_track$cfg_valid;
+    reg  [5:0] rd_track$cfg_qp;
+    reg  [15:0] rd_track$cfg_ord;
+    reg  rd_track$tag_valid;
+    wire  rd_track$busy;
+    reg  [3:0] rd_track$tag_opcode;
+    reg  rd_track$tag_ddp_last;
+    reg  [31:0] rd_track$tag_stag;
+    reg  [63:0] rd_track$tag_to;
+    reg  [15:0] rd_track$tag_len;
+    reg  [31:0] rd_track$tag_conn;
+    reg  [31:0] rd_track$tag_qpn;
+    wire  rd_track$cpl_valid;
+    reg  rd_track$cpl_ready;
+    wire  [5:0] rd_track$cpl_qp;
+    wire  [63:0] rd_track$cpl_wr_id;
+    wire  [7:0] rd_track$cpl_status;
+    wire  [31:0] rd_track$cpl_len;
+    wire  rd_track$term_valid;
+    reg  rd_track$term_ready;
+    wire  [15:0] rd_track$term_cause;
+    wire  [383:0] rd_track$term_hdr;
+    wire  [15:0] rd_track$term_seg_len;
+    wire  [31:0] rd_track$term_conn;
+    wire  [31:0] rd_track$term_qpn;
+    wire  [31:0] rd_track$cnt_cpl;
+    wire  [31:0] rd_track$cnt_ord_over;
+    wire  [31:0] rd_track$cnt_term;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -1512,6 +1535,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  sn_out_v;
     reg  [7:0] sn_out_idx;
     reg  [31:0] sn_out_val;
+    reg  rdt_take;
+    reg  rdt_term_sel;
+    reg  [15:0] ew_qp_ord;
 
     // Sub module instances
     rnic_core$rx_check rx_check(
@@ -2755,6 +2781,43 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .write_data(tx_acked$write_data),
         .write_enable(tx_acked$write_enable)
     );
+    rnic_core$rd_track rd_track(
+        .clock(rd_track$clock),
+        .reset(rd_track$reset),
+        .sent_valid(rd_track$sent_valid),
+        .sent_qp(rd_track$sent_qp),
+        .sent_wr_id(rd_track$sent_wr_id),
+        .sent_signaled(rd_track$sent_signaled),
+        .sent_len(rd_track$sent_len),
+        .cfg_valid(rd_track$cfg_valid),
+        .cfg_qp(rd_track$cfg_qp),
+        .cfg_ord(rd_track$cfg_ord),
+        .tag_valid(rd_track$tag_valid),
+        .busy(rd_track$busy),
+        .tag_opcode(rd_track$tag_opcode),
+        .tag_ddp_last(rd_track$tag_ddp_last),
+        .tag_stag(rd_track$tag_stag),
+        .tag_to(rd_track$tag_to),
+        .tag_len(rd_track$tag_len),
+        .tag_conn(rd_track$tag_conn),
+        .tag_qpn(rd_track$tag_qpn),
+        .cpl_valid(rd_track$cpl_valid),
+        .cpl_ready(rd_track$cpl_ready),
+        .cpl_qp(rd_track$cpl_qp),
+        .cpl_wr_id(rd_track$cpl_wr_id),
+        .cpl_status(rd_track$cpl_status),
+        .cpl_len(rd_track$cpl_len),
+        .term_valid(rd_track$term_valid),
+        .term_ready(rd_track$term_ready),
+        .term_cause(rd_track$term_cause),
+        .term_hdr(rd_track$term_hdr),
+        .term_seg_len(rd_track$term_seg_len),
+        .term_conn(rd_track$term_conn),
+        .term_qpn(rd_track$term_qpn),
+        .cnt_cpl(rd_track$cnt_cpl),
+        .cnt_ord_over(rd_track$cnt_ord_over),
+        .cnt_term(rd_track$cnt_term)
+    );
 
     // Update code
     always @(*) begin
@@ -2784,6 +2847,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         rq_db_q$clock = clock;
         cq_db_q$clock = clock;
         send_cpl$clock = clock;
+        rd_track$clock = clock;
         rxs_lost$clock = clock;
         sq_state$clock = clock;
         sq_conn$clock = clock;
@@ -2989,6 +3053,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         ew_qp_conn = qp_wr_conn;
         ew_qp_tx_send_msn = qp_wr_tx_send_msn;
         ew_qp_tx_read_msn = qp_wr_tx_read_msn;
+        ew_qp_ord = 16'h8;
         fwq_v = fw_port$tw_valid & (fw_port$tw_table == 8'h1);
         if (fwq_v) begin
             ew_qp_valid = 1'b1;
@@ -3002,6 +3067,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             ew_qp_conn = fw_port$tw_data[(32'h120)+:(32)];
             ew_qp_tx_send_msn = fw_port$tw_data[(32'h160)+:(32)];
             ew_qp_tx_read_msn = fw_port$tw_data[(32'h180)+:(32)];
+            ew_qp_ord = fw_port$tw_data[(32'h150)+:(16)];
         end
         sn_cand_v = se_v$q | sh_v$q;
         sn_cand_idx = sh_idx$q;
@@ -3254,8 +3320,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         dma_wr_data = wr_arb$dma_wr_data;
         dma_wr_keep = wr_arb$dma_wr_keep;
         dma_wr_last = wr_arb$dma_wr_last;
-        placed_valid = ddp_rx$tag_valid;
-        ddp_rx$tag_ready = placed_pop;
+        placed_valid = ddp_rx$tag_valid & ~rd_track$busy;
+        rdt_take = placed_pop & ~rd_track$busy;
+        ddp_rx$tag_ready = rdt_take;
         placed_opcode = ddp_rx$tag_opcode;
         placed_last = ddp_rx$tag_ddp_last;
         placed_stag = ddp_rx$tag_stag;
@@ -3292,10 +3359,12 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         ut_qpn = ddp_rx$ut_qpn;
         ddp_term_sel = ddp_rx$term_valid;
         rxs_term_sel = ~ddp_rx$term_valid & rx_send$term_valid;
-        term_valid = ddp_rx$term_valid | rx_send$term_valid | fpdu_buf$mterm_valid;
+        rdt_term_sel = ~ddp_rx$term_valid & ~rx_send$term_valid & rd_track$term_valid;
+        term_valid = ddp_rx$term_valid | rx_send$term_valid | rd_track$term_valid | fpdu_buf$mterm_valid;
         ddp_rx$term_ready = term_pop & ddp_term_sel;
         rx_send$term_ready = term_pop & rxs_term_sel;
-        fpdu_buf$mterm_pop = term_pop & ~ddp_term_sel & ~rxs_term_sel;
+        rd_track$term_ready = term_pop & rdt_term_sel;
+        fpdu_buf$mterm_pop = term_pop & ~ddp_term_sel & ~rxs_term_sel & ~rdt_term_sel;
         if (ddp_term_sel) begin
             term_cause = ddp_rx$term_cause;
             term_conn = ddp_rx$term_conn;
@@ -3309,6 +3378,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             term_qpn = rx_send$term_qpn;
             term_hdr = rx_send$term_hdr;
             term_seg_len = rx_send$term_seg_len;
+        end
+        else if (rdt_term_sel) begin
+            term_cause = rd_track$term_cause;
+            term_conn = rd_track$term_conn;
+            term_qpn = rd_track$term_qpn;
+            term_hdr = rd_track$term_hdr;
+            term_seg_len = rd_track$term_seg_len;
         end
         else begin
             term_cause = fpdu_buf$mterm_cause;
@@ -3924,11 +4000,32 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         if (|wqe_fetch$wqe_num_sge) begin
             send_cpl$tx_len = wqe_fetch$wqe_sge0_len;
         end
-        rd_cpl_valid = 1'b0;
-        rd_cpl_qp = 6'h0;
-        rd_cpl_wr_id = 64'h0;
-        rd_cpl_status = 8'h0;
-        rd_cpl_len = 32'h0;
+        rd_track$reset = reset;
+        rd_track$sent_valid = tx_seg$rd_sent_valid;
+        rd_track$sent_qp = tx_seg$rd_sent_qp;
+        rd_track$sent_wr_id = tx_seg$rd_sent_wr_id;
+        rd_track$sent_signaled = tx_seg$rd_sent_signaled;
+        rd_track$sent_len = tx_seg$rd_sent_len;
+        rd_track$cfg_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)];
+        rd_track$cfg_qp = ew_qp_qpn[(32'h0)+:(6)];
+        rd_track$cfg_ord = ew_qp_ord;
+        rd_track$tag_valid = ddp_rx$tag_valid & rdt_take;
+        rd_track$tag_opcode = ddp_rx$tag_opcode;
+        rd_track$tag_ddp_last = ddp_rx$tag_ddp_last;
+        rd_track$tag_stag = ddp_rx$tag_stag;
+        rd_track$tag_to = ddp_rx$tag_to;
+        rd_track$tag_len = ddp_rx$tag_len;
+        rd_track$tag_conn = ddp_rx$tag_conn;
+        rd_track$tag_qpn = ddp_rx$tag_qpn;
+        rd_cpl_valid = rd_track$cpl_valid;
+        rd_cpl_qp = rd_track$cpl_qp;
+        rd_cpl_wr_id = rd_track$cpl_wr_id;
+        rd_cpl_status = rd_track$cpl_status;
+        rd_cpl_len = rd_track$cpl_len;
+        rd_track$cpl_ready = send_cpl$rd_ready;
+        cnt_rd_cpl = rd_track$cnt_cpl;
+        cnt_rd_ord_over = rd_track$cnt_ord_over;
+        cnt_rd_term = rd_track$cnt_term;
         send_cpl$rd_valid = rd_cpl_valid;
         send_cpl$rd_qp = rd_cpl_qp;
         send_cpl$rd_wr_id = rd_cpl_wr_id;
@@ -15491,6 +15588,727 @@ module rnic_core$rd_arb$n_bad(d,q,clock);
     end
 
 endmodule // rnic_core$rd_arb$n_bad
+
+
+module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  sent_valid;
+    input wire  [5:0] sent_qp;
+    input wire  [63:0] sent_wr_id;
+    input wire  sent_signaled;
+    input wire  [31:0] sent_len;
+    input wire  cfg_valid;
+    input wire  [5:0] cfg_qp;
+    input wire  [15:0] cfg_ord;
+    input wire  tag_valid;
+    output reg  busy;
+    input wire  [3:0] tag_opcode;
+    input wire  tag_ddp_last;
+    input wire  [31:0] tag_stag;
+    input wire  [63:0] tag_to;
+    input wire  [15:0] tag_len;
+    input wire  [31:0] tag_conn;
+    input wire  [31:0] tag_qpn;
+    output reg  cpl_valid;
+    input wire  cpl_ready;
+    output reg  [5:0] cpl_qp;
+    output reg  [63:0] cpl_wr_id;
+    output reg  [7:0] cpl_status;
+    output reg  [31:0] cpl_len;
+    output reg  term_valid;
+    input wire  term_ready;
+    output reg  [15:0] term_cause;
+    output reg  [383:0] term_hdr;
+    output reg  [15:0] term_seg_len;
+    output reg  [31:0] term_conn;
+    output reg  [31:0] term_qpn;
+    output reg  [31:0] cnt_cpl;
+    output reg  [31:0] cnt_ord_over;
+    output reg  [31:0] cnt_term;
+
+    // Constant declarations
+    localparam  k_op_rresp = 4'h2;
+    localparam  k_ord_max = 16'h8;
+    localparam  k_c_unexp = 16'h206;
+    localparam  m1 = 64'hff00;
+    localparam  m2 = 64'hff0000;
+    localparam  m3 = 64'hff000000;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RtState$Idle = 0;
+    localparam RtState$Look = 1;
+    localparam RtState$Rd = 2;
+    localparam RtState$Cpl = 3;
+    localparam RtState$Term = 4;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [96:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [96:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] state$d;
+    wire  [2:0] state$q;
+    reg  state$clock;
+    reg  [5:0] qp$d;
+    wire  [5:0] qp$q;
+    reg  qp$clock;
+    reg  [31:0] conn$d;
+    wire  [31:0] conn$q;
+    reg  conn$clock;
+    reg  [31:0] qpn$d;
+    wire  [31:0] qpn$q;
+    reg  qpn$clock;
+    reg  [31:0] stag$d;
+    wire  [31:0] stag$q;
+    reg  stag$clock;
+    reg  [63:0] to$d;
+    wire  [63:0] to$q;
+    reg  to$clock;
+    reg  [15:0] len$d;
+    wire  [15:0] len$q;
+    reg  len$clock;
+    reg  [63:0] c_wr_id$d;
+    wire  [63:0] c_wr_id$q;
+    reg  c_wr_id$clock;
+    reg  [31:0] c_len$d;
+    wire  [31:0] c_len$q;
+    reg  c_len$clock;
+    reg  [255:0] ord$d;
+    wire  [255:0] ord$q;
+    reg  ord$clock;
+    reg  [255:0] cnt$d;
+    wire  [255:0] cnt$q;
+    reg  cnt$clock;
+    reg  [191:0] head$d;
+    wire  [191:0] head$q;
+    reg  head$clock;
+    reg  [31:0] c_cpl$d;
+    wire  [31:0] c_cpl$q;
+    reg  c_cpl$clock;
+    reg  [31:0] c_over$d;
+    wire  [31:0] c_over$q;
+    reg  c_over$clock;
+    reg  [31:0] c_term$d;
+    wire  [31:0] c_term$q;
+    reg  c_term$clock;
+
+    // Local signals
+    reg  [255:0] cnt_v;
+    reg  [191:0] head_v;
+    reg  [7:0] s4;
+    reg  [7:0] s3;
+    reg  [7:0] q4;
+    reg  [7:0] q3;
+    reg  [7:0] c4;
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_s_cnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_s_ord;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [191:0] sh_s_head;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_q_cnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [191:0] sh_q_head;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [3:0] s_cnt;
+    reg  [2:0] s_head;
+    reg  [3:0] s_ord;
+    reg  [3:0] q_cnt;
+    reg  [2:0] q_head;
+    reg  [3:0] ord_v;
+    reg  push;
+    reg  pop;
+    reg  [31:0] r_stag;
+    reg  [63:0] r_to;
+
+    // Sub module instances
+    rnic_core$rd_track$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_core$rd_track$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_core$rd_track$qp qp(
+        .d(qp$d),
+        .q(qp$q),
+        .clock(qp$clock)
+    );
+    rnic_core$rd_track$conn conn(
+        .d(conn$d),
+        .q(conn$q),
+        .clock(conn$clock)
+    );
+    rnic_core$rd_track$qpn qpn(
+        .d(qpn$d),
+        .q(qpn$q),
+        .clock(qpn$clock)
+    );
+    rnic_core$rd_track$stag stag(
+        .d(stag$d),
+        .q(stag$q),
+        .clock(stag$clock)
+    );
+    rnic_core$rd_track$to to(
+        .d(to$d),
+        .q(to$q),
+        .clock(to$clock)
+    );
+    rnic_core$rd_track$len len(
+        .d(len$d),
+        .q(len$q),
+        .clock(len$clock)
+    );
+    rnic_core$rd_track$c_wr_id c_wr_id(
+        .d(c_wr_id$d),
+        .q(c_wr_id$q),
+        .clock(c_wr_id$clock)
+    );
+    rnic_core$rd_track$c_len c_len(
+        .d(c_len$d),
+        .q(c_len$q),
+        .clock(c_len$clock)
+    );
+    rnic_core$rd_track$ord ord(
+        .d(ord$d),
+        .q(ord$q),
+        .clock(ord$clock)
+    );
+    rnic_core$rd_track$cnt cnt(
+        .d(cnt$d),
+        .q(cnt$q),
+        .clock(cnt$clock)
+    );
+    rnic_core$rd_track$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_core$rd_track$c_cpl c_cpl(
+        .d(c_cpl$d),
+        .q(c_cpl$q),
+        .clock(c_cpl$clock)
+    );
+    rnic_core$rd_track$c_over c_over(
+        .d(c_over$d),
+        .q(c_over$q),
+        .clock(c_over$clock)
+    );
+    rnic_core$rd_track$c_term c_term(
+        .d(c_term$d),
+        .q(c_term$q),
+        .clock(c_term$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        qp$clock = clock;
+        conn$clock = clock;
+        qpn$clock = clock;
+        stag$clock = clock;
+        to$clock = clock;
+        len$clock = clock;
+        c_wr_id$clock = clock;
+        c_len$clock = clock;
+        ord$clock = clock;
+        cnt$clock = clock;
+        head$clock = clock;
+        c_cpl$clock = clock;
+        c_over$clock = clock;
+        c_term$clock = clock;
+        state$d = state$q;
+        qp$d = qp$q;
+        conn$d = conn$q;
+        qpn$d = qpn$q;
+        stag$d = stag$q;
+        to$d = to$q;
+        len$d = len$q;
+        c_wr_id$d = c_wr_id$q;
+        c_len$d = c_len$q;
+        ord$d = ord$q;
+        cnt$d = cnt$q;
+        head$d = head$q;
+        c_cpl$d = c_cpl$q;
+        c_over$d = c_over$q;
+        c_term$d = c_term$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        s4 = {{2{1'b0}}, sent_qp} << 32'h2;
+        s3 = ({{2{1'b0}}, sent_qp} << 32'h1) + {{2{1'b0}}, sent_qp};
+        q4 = {{2{1'b0}}, qp$q} << 32'h2;
+        q3 = ({{2{1'b0}}, qp$q} << 32'h1) + {{2{1'b0}}, qp$q};
+        c4 = {{2{1'b0}}, cfg_qp} << 32'h2;
+        sh_s_cnt = cnt$q >> s4;
+        sh_s_ord = ord$q >> s4;
+        sh_s_head = head$q >> s3;
+        sh_q_cnt = cnt$q >> q4;
+        sh_q_head = head$q >> q3;
+        s_cnt = sh_s_cnt[(32'h0)+:(4)];
+        s_ord = sh_s_ord[(32'h0)+:(4)];
+        s_head = sh_s_head[(32'h0)+:(3)];
+        q_cnt = sh_q_cnt[(32'h0)+:(4)];
+        q_head = sh_q_head[(32'h0)+:(3)];
+        push = 1'b0;
+        ram$write_enable = 1'b0;
+        ram$write_address = ({{3{1'b0}}, sent_qp} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
+        ram$write_data = {sent_signaled, sent_len, sent_wr_id};
+        if (sent_valid) begin
+            if (s_cnt < s_ord) begin
+                push = 1'b1;
+                ram$write_enable = 1'b1;
+            end
+            else begin
+                c_over$d = c_over$q + 32'h1;
+            end
+        end
+        ram$read_address = ({{3{1'b0}}, qp$q} << 32'h3) | {{6{1'b0}}, q_head};
+        busy = state$q != RtState$Idle;
+        cpl_valid = 1'b0;
+        term_valid = 1'b0;
+        pop = 1'b0;
+        cpl_qp = qp$q;
+        cpl_wr_id = c_wr_id$q;
+        cpl_len = c_len$q;
+        cpl_status = 8'h0;
+        case (state$q)
+            RtState$Idle:
+                begin
+                    if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & ~|tag_qpn[(32'h6)+:(26)]) begin
+                        qp$d = tag_qpn[(32'h0)+:(6)];
+                        qpn$d = tag_qpn;
+                        conn$d = tag_conn;
+                        stag$d = tag_stag;
+                        to$d = tag_to;
+                        len$d = tag_len;
+                        state$d = RtState$Look;
+                    end
+                end
+            RtState$Look:
+                begin
+                    state$d = RtState$Rd;
+                    if (q_cnt == 4'h0) begin
+                        state$d = RtState$Term;
+                    end
+                end
+            RtState$Rd:
+                begin
+                    pop = 1'b1;
+                    c_wr_id$d = ram$read_data[(32'h0)+:(64)];
+                    c_len$d = ram$read_data[(32'h40)+:(32)];
+                    state$d = RtState$Idle;
+                    if (ram$read_data[32'h60]) begin
+                        state$d = RtState$Cpl;
+                    end
+                end
+            RtState$Cpl:
+                begin
+                    cpl_valid = 1'b1;
+                    if (cpl_ready) begin
+                        c_cpl$d = c_cpl$q + 32'h1;
+                        state$d = RtState$Idle;
+                    end
+                end
+            RtState$Term:
+                begin
+                    term_valid = 1'b1;
+                    if (term_ready) begin
+                        c_term$d = c_term$q + 32'h1;
+                        state$d = RtState$Idle;
+                    end
+                end
+        endcase
+        cnt_v = cnt$q;
+        head_v = head$q;
+        if (pop) begin
+            cnt_v = cnt_v - (256'h1 << q4);
+            head_v = (head_v & ~(192'h7 << q3)) | ({{189{1'b0}}, (q_head + 3'h1)} << q3);
+        end
+        if (push) begin
+            cnt_v = cnt_v + (256'h1 << s4);
+        end
+        ord_v = cfg_ord[(32'h0)+:(4)];
+        if (cfg_ord > k_ord_max) begin
+            ord_v = k_ord_max[(32'h0)+:(4)];
+        end
+        if (cfg_valid) begin
+            cnt_v = cnt_v & ~(256'hf << c4);
+            ord$d = (ord$q & ~(256'hf << c4)) | ({{252{1'b0}}, ord_v} << c4);
+        end
+        cnt$d = cnt_v;
+        head$d = head_v;
+        r_stag = (stag$q << 32'h18) | ((stag$q & 32'hff00) << 32'h8) | ((stag$q >> 32'h8) & 32'hff00) | (stag$q >> 32'h18);
+        r_to = (to$q << 32'h38) | ((to$q & m1) << 32'h28) | ((to$q & m2) << 32'h18) | ((to$q & m3) << 32'h8) | ((to$q >> 32'h8) & m3) | ((to$q >> 32'h18) & m2) | ((to$q >> 32'h28) & m1) | (to$q >> 32'h38);
+        term_cause = k_c_unexp;
+        term_hdr = {{272{1'b0}}, r_to, r_stag, {1{1'b0}}, 7'h42, 8'hc1};
+        term_seg_len = len$q + 16'he;
+        term_conn = conn$q;
+        term_qpn = qpn$q;
+        cnt_cpl = c_cpl$q;
+        cnt_ord_over = c_over$q;
+        cnt_term = c_term$q;
+        if (reset) begin
+            state$d = RtState$Idle;
+            cnt$d = 256'h0;
+            head$d = 192'h0;
+            ord$d = 256'h0;
+            c_cpl$d = 32'h0;
+            c_over$d = 32'h0;
+            c_term$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_core$rd_track
+
+
+module rnic_core$rd_track$c_cpl(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$c_cpl
+
+
+module rnic_core$rd_track$c_len(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$c_len
+
+
+module rnic_core$rd_track$c_over(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$c_over
+
+
+module rnic_core$rd_track$c_term(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$c_term
+
+
+module rnic_core$rd_track$c_wr_id(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$c_wr_id
+
+
+module rnic_core$rd_track$cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$cnt
+
+
+module rnic_core$rd_track$conn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$conn
+
+
+module rnic_core$rd_track$head(d,q,clock);
+
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$head
+
+
+module rnic_core$rd_track$len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$len
+
+
+module rnic_core$rd_track$ord(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$ord
+
+
+module rnic_core$rd_track$qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$qp
+
+
+module rnic_core$rd_track$qpn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$qpn
+
+
+module rnic_core$rd_track$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [96:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [96:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[96:0] mem[511:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$rd_track$ram
+
+
+module rnic_core$rd_track$stag(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$stag
+
+
+module rnic_core$rd_track$state(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RtState$Idle = 0;
+    localparam RtState$Look = 1;
+    localparam RtState$Rd = 2;
+    localparam RtState$Cpl = 3;
+    localparam RtState$Term = 4;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$state
+
+
+module rnic_core$rd_track$to(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rd_track$to
 
 
 module rnic_core$rq_cfg_q(clock,reset,write,data_in,full,read,data_out,empty,count);

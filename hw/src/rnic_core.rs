@@ -39,6 +39,7 @@ use crate::fpdu_buffer::FpduBuffer;
 use crate::fw_port::FwPort;
 use crate::host_regs::HostRegs;
 use crate::mpa_rx::MpaRx;
+use crate::rd_track::RdTrack;
 use crate::rx_check::RxCheck;
 use crate::rx_fifo::RxFifo;
 use crate::rx_parse::RxParse;
@@ -387,6 +388,13 @@ pub struct RnicCore {
     pub cnt_tx_wnd_wait: Signal<Out, Bits<32>>,
     pub cnt_tx_mulpdu_bad: Signal<Out, Bits<32>>,
     pub cnt_tx_ack_piggy: Signal<Out, Bits<32>>,
+    // ---- RDMA Read requester (`rd_track`, docs/rtl.md "RDMA Read in the
+    // core"): signaled Reads completed (records to the send CQ), Read
+    // Requests sent beyond the QP's ORD (not recorded), stray Read
+    // Responses (Terminate 0/2/6).
+    pub cnt_rd_cpl: Signal<Out, Bits<32>>,
+    pub cnt_rd_ord_over: Signal<Out, Bits<32>>,
+    pub cnt_rd_term: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -560,10 +568,9 @@ pub struct RnicCore {
     /// Send-side completions: TxSeg's records and the Read requester's into
     /// the QP's send CQ, through rx_send's completion writer.
     send_cpl: SendCpl,
-    /// RDMA Read completions at the requester, one per completed Read WQE:
-    /// DRIVEN BY THE READ REQUESTER (branch rdresp); tied to zero until it
-    /// joins. `rd_cpl_ready` takes the record (SendCpl's round robin with
-    /// TxSeg's records).
+    /// RDMA Read completions at the requester, one per completed signaled
+    /// Read WQE (`rd_track`'s `cpl_*`). `rd_cpl_ready` takes the record
+    /// (SendCpl's round robin with TxSeg's records).
     rd_cpl_valid: Signal<Local, Bit>,
     rd_cpl_qp: Signal<Local, Bits<6>>,
     rd_cpl_wr_id: Signal<Local, Bits<64>>,
@@ -601,6 +608,16 @@ pub struct RnicCore {
     /// built for it; a pure ACK whose number a data frame already carried is
     /// not sent (piggyback).
     tx_acked: RAM<Bits<32>, 8>,
+    // ---- RDMA Read requester
+    /// Outstanding Reads per QP; completes them from the placed records.
+    rd_track: RdTrack,
+    /// A placed record is taken this clock (by `placed_pop`, while
+    /// `rd_track` is not busy): `rd_track` sees it in the same clock.
+    rdt_take: Signal<Local, Bit>,
+    rdt_term_sel: Signal<Local, Bit>,
+    /// The QP write's ORD (firmware: `QpContext.ord`; the pins carry none:
+    /// `rd_track::ORD_MAX`).
+    ew_qp_ord: Signal<Local, Bits<16>>,
 }
 
 impl Logic for RnicCore {
@@ -610,7 +627,7 @@ impl Logic for RnicCore {
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
             rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, rq_cfg_q, cq_cfg_q, rq_db_q, cq_db_q,
-            send_cpl
+            send_cpl, rd_track
         );
         dff_setup!(
             self,
@@ -829,6 +846,7 @@ impl Logic for RnicCore {
         self.ew_qp_conn.next = self.qp_wr_conn.val();
         self.ew_qp_tx_send_msn.next = self.qp_wr_tx_send_msn.val();
         self.ew_qp_tx_read_msn.next = self.qp_wr_tx_read_msn.val();
+        self.ew_qp_ord.next = 8.into(); // rd_track::ORD_MAX
         self.fwq_v.next = self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 1);
         if self.fwq_v.val() {
             // state (octet 0), sq_log2 (3), pd (4), sq_ring (16), conn (36),
@@ -844,6 +862,8 @@ impl Logic for RnicCore {
             self.ew_qp_conn.next = self.fw_port.tw_data.val().get_bits::<32>(288);
             self.ew_qp_tx_send_msn.next = self.fw_port.tw_data.val().get_bits::<32>(352);
             self.ew_qp_tx_read_msn.next = self.fw_port.tw_data.val().get_bits::<32>(384);
+            // ord (octet 42)
+            self.ew_qp_ord.next = self.fw_port.tw_data.val().get_bits::<16>(336);
         }
         // ---- TX's SND.NXT into the connection table (and tx_wnxt): the
         // data frame's end (se_*, registered) or the one held from the
@@ -1145,9 +1165,11 @@ impl Logic for RnicCore {
         self.dma_wr_keep.next = self.wr_arb.dma_wr_keep.val();
         self.dma_wr_last.next = self.wr_arb.dma_wr_last.val();
 
-        // placed-segment records
-        self.placed_valid.next = self.ddp_rx.tag_valid.val();
-        self.ddp_rx.tag_ready.next = self.placed_pop.val();
+        // placed-segment records: shown (and taken by placed_pop) only
+        // while the Read requester can see the record in the same clock
+        self.placed_valid.next = self.ddp_rx.tag_valid.val() & !self.rd_track.busy.val();
+        self.rdt_take.next = self.placed_pop.val() & !self.rd_track.busy.val();
+        self.ddp_rx.tag_ready.next = self.rdt_take.val();
         self.placed_opcode.next = self.ddp_rx.tag_opcode.val();
         self.placed_last.next = self.ddp_rx.tag_ddp_last.val();
         self.placed_stag.next = self.ddp_rx.tag_stag.val();
@@ -1187,17 +1209,25 @@ impl Logic for RnicCore {
         self.ut_conn.next = self.ddp_rx.ut_conn.val();
         self.ut_qpn.next = self.ddp_rx.ut_qpn.val();
 
-        // Terminate requests: ddp_rx's first, then rx_send's, then the MPA
-        // one; each source holds its record until popped, none is lost
+        // Terminate requests: ddp_rx's first, then rx_send's, then the
+        // Read requester's, then the MPA one; each source holds its record
+        // until popped, none is lost
         self.ddp_term_sel.next = self.ddp_rx.term_valid.val();
         self.rxs_term_sel.next = !self.ddp_rx.term_valid.val() & self.rx_send.term_valid.val();
+        self.rdt_term_sel.next = !self.ddp_rx.term_valid.val()
+            & !self.rx_send.term_valid.val()
+            & self.rd_track.term_valid.val();
         self.term_valid.next = self.ddp_rx.term_valid.val()
             | self.rx_send.term_valid.val()
+            | self.rd_track.term_valid.val()
             | self.fpdu_buf.mterm_valid.val();
         self.ddp_rx.term_ready.next = self.term_pop.val() & self.ddp_term_sel.val();
         self.rx_send.term_ready.next = self.term_pop.val() & self.rxs_term_sel.val();
-        self.fpdu_buf.mterm_pop.next =
-            self.term_pop.val() & !self.ddp_term_sel.val() & !self.rxs_term_sel.val();
+        self.rd_track.term_ready.next = self.term_pop.val() & self.rdt_term_sel.val();
+        self.fpdu_buf.mterm_pop.next = self.term_pop.val()
+            & !self.ddp_term_sel.val()
+            & !self.rxs_term_sel.val()
+            & !self.rdt_term_sel.val();
         if self.ddp_term_sel.val() {
             self.term_cause.next = self.ddp_rx.term_cause.val();
             self.term_conn.next = self.ddp_rx.term_conn.val();
@@ -1210,6 +1240,12 @@ impl Logic for RnicCore {
             self.term_qpn.next = self.rx_send.term_qpn.val();
             self.term_hdr.next = self.rx_send.term_hdr.val();
             self.term_seg_len.next = self.rx_send.term_seg_len.val();
+        } else if self.rdt_term_sel.val() {
+            self.term_cause.next = self.rd_track.term_cause.val();
+            self.term_conn.next = self.rd_track.term_conn.val();
+            self.term_qpn.next = self.rd_track.term_qpn.val();
+            self.term_hdr.next = self.rd_track.term_hdr.val();
+            self.term_seg_len.next = self.rd_track.term_seg_len.val();
         } else {
             // an LLP error: no DDP header to echo (RFC 5040 §4.8)
             self.term_cause.next = self.fpdu_buf.mterm_cause.val();
@@ -2008,12 +2044,38 @@ impl Logic for RnicCore {
         if self.wqe_fetch.wqe_num_sge.val().any() {
             self.send_cpl.tx_len.next = self.wqe_fetch.wqe_sge0_len.val();
         }
-        // RDMA Read completions: driven by the Read requester (rdresp)
-        self.rd_cpl_valid.next = false;
-        self.rd_cpl_qp.next = 0.into();
-        self.rd_cpl_wr_id.next = 0.into();
-        self.rd_cpl_status.next = 0.into();
-        self.rd_cpl_len.next = 0.into();
+        // ---- RDMA Read requester (RdTrack): a Read Request sent (TxSeg's
+        // rd_sent_* pulse) is recorded for its QP; the placed record of a
+        // Read Response with L = 1 completes the QP's oldest Read (RFC 5040
+        // §5.3: Read Responses come back in request order) → rd_cpl_* →
+        // SendCpl → the QP's send CQ. ORD from the QP write (qpn < 64).
+        self.rd_track.reset.next = self.reset.val();
+        self.rd_track.sent_valid.next = self.tx_seg.rd_sent_valid.val();
+        self.rd_track.sent_qp.next = self.tx_seg.rd_sent_qp.val();
+        self.rd_track.sent_wr_id.next = self.tx_seg.rd_sent_wr_id.val();
+        self.rd_track.sent_signaled.next = self.tx_seg.rd_sent_signaled.val();
+        self.rd_track.sent_len.next = self.tx_seg.rd_sent_len.val();
+        self.rd_track.cfg_valid.next =
+            self.ew_qp_valid.val() & !self.ew_qp_qpn.val().get_bits::<26>(6).any();
+        self.rd_track.cfg_qp.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.rd_track.cfg_ord.next = self.ew_qp_ord.val();
+        self.rd_track.tag_valid.next = self.ddp_rx.tag_valid.val() & self.rdt_take.val();
+        self.rd_track.tag_opcode.next = self.ddp_rx.tag_opcode.val();
+        self.rd_track.tag_ddp_last.next = self.ddp_rx.tag_ddp_last.val();
+        self.rd_track.tag_stag.next = self.ddp_rx.tag_stag.val();
+        self.rd_track.tag_to.next = self.ddp_rx.tag_to.val();
+        self.rd_track.tag_len.next = self.ddp_rx.tag_len.val();
+        self.rd_track.tag_conn.next = self.ddp_rx.tag_conn.val();
+        self.rd_track.tag_qpn.next = self.ddp_rx.tag_qpn.val();
+        self.rd_cpl_valid.next = self.rd_track.cpl_valid.val();
+        self.rd_cpl_qp.next = self.rd_track.cpl_qp.val();
+        self.rd_cpl_wr_id.next = self.rd_track.cpl_wr_id.val();
+        self.rd_cpl_status.next = self.rd_track.cpl_status.val();
+        self.rd_cpl_len.next = self.rd_track.cpl_len.val();
+        self.rd_track.cpl_ready.next = self.send_cpl.rd_ready.val();
+        self.cnt_rd_cpl.next = self.rd_track.cnt_cpl.val();
+        self.cnt_rd_ord_over.next = self.rd_track.cnt_ord_over.val();
+        self.cnt_rd_term.next = self.rd_track.cnt_term.val();
         self.send_cpl.rd_valid.next = self.rd_cpl_valid.val();
         self.send_cpl.rd_qp.next = self.rd_cpl_qp.val();
         self.send_cpl.rd_wr_id.next = self.rd_cpl_wr_id.val();
