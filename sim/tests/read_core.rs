@@ -380,6 +380,19 @@ fn responses_byte_exact(markers: bool, seed: u64) {
     let va_page = 0x0000_5000_0000_0000;
     let src = r.region(5, 0x77, ACCESS_REMOTE_READ, va_page, 0x1a3, 4);
     let base = r.regions[0].0.va;
+    // latency: one 64-octet Read alone, last Read Request beat in → first
+    // Read Response beat out (TPT check, stream grant, DMA read, framer)
+    let sink = Stag::new(39, 0x0f).unwrap().0;
+    let rr = r.request(sink, src, base + 8, 64, true);
+    r.run(200_000);
+    assert_eq!(r.sink(sink), r.source(0, base + 8, 64));
+    eprintln!(
+        "read_core (markers {markers}): 64-octet Read: last request beat in -> first response beat out {} clocks (DMA read latency included)",
+        r.first_tx.unwrap() - r.last_rx
+    );
+    let _ = rr;
+    r.first_tx = None;
+    r.frames = 0;
     // sizes: one octet, one segment, several (MULPDU), across pages
     let cases: [(u64, u32); 4] = [(0, 1), (17, 100), (500, 3000), (2000, 12000)];
     let mut reqs = Vec::new();
@@ -390,7 +403,7 @@ fn responses_byte_exact(markers: bool, seed: u64) {
     }
     r.run(2_000_000);
     assert!(r.terms.is_empty(), "no Terminate: {:x?}", r.terms);
-    assert_eq!(r.completed(), cases.len(), "Read Responses completed");
+    assert_eq!(r.completed(), cases.len() + 1, "Read Responses completed");
     for (rr, off) in &reqs {
         let want = r.source(0, base + off, rr.size as usize);
         assert_eq!(
@@ -401,10 +414,10 @@ fn responses_byte_exact(markers: bool, seed: u64) {
         );
     }
     let c = r.cnt();
-    assert_eq!(c[0], 4, "requests queued");
-    assert_eq!(c[3], 4, "responses");
+    assert_eq!(c[0], 5, "requests queued");
+    assert_eq!(c[3], 5, "responses");
     assert_eq!((c[1], c[2], c[5], c[6]), (0, 0, 0, 0));
-    assert_eq!(c[4] as usize, r.frames, "one segment per frame");
+    assert_eq!(c[4] as usize, r.frames + 1, "one segment per frame");
     let n = r.node.borrow();
     assert_eq!(n.core.get_cnt_dma_rd_cpl_bad(), 0);
     assert_eq!(n.core.get_cnt_tx_desc_drop(), 0);

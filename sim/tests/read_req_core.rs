@@ -502,6 +502,10 @@ fn read_requests_out_responses_placed_cqe_and_stray_terminates() {
         r.last_wr > r.last_mac_rx,
         "the CQE comes after the last response frame"
     );
+    eprintln!(
+        "read_req_core: last Read Response beat on mac_rx -> last beat of the Read's CQE written {} clocks",
+        r.last_wr - r.last_mac_rx
+    );
 
     // Read C (signaled, 1 octet): completes as well; index 1
     let (wc, rc) = r.post_read(sink0 + 9000, 1, 0x0102_0304, 77, true);
