@@ -746,6 +746,46 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_ack_piggy;
     /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rd_cpl;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rd_ord_over;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rd_term;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rrq_req;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rrq_drop;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rrq_term;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rresp;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rresp_segs;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rresp_term;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rresp_drop;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  rx0$rxc;
     reg  [3:0] rx0$rxd;
     reg  rx0$rx_ctl;
@@ -1227,7 +1267,17 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .ct_rd_snd_wnd(core$ct_rd_snd_wnd),
         .cnt_tx_wnd_wait(core$cnt_tx_wnd_wait),
         .cnt_tx_mulpdu_bad(core$cnt_tx_mulpdu_bad),
-        .cnt_tx_ack_piggy(core$cnt_tx_ack_piggy)
+        .cnt_tx_ack_piggy(core$cnt_tx_ack_piggy),
+        .cnt_rd_cpl(core$cnt_rd_cpl),
+        .cnt_rd_ord_over(core$cnt_rd_ord_over),
+        .cnt_rd_term(core$cnt_rd_term),
+        .cnt_rrq_req(core$cnt_rrq_req),
+        .cnt_rrq_drop(core$cnt_rrq_drop),
+        .cnt_rrq_term(core$cnt_rrq_term),
+        .cnt_rresp(core$cnt_rresp),
+        .cnt_rresp_segs(core$cnt_rresp_segs),
+        .cnt_rresp_term(core$cnt_rresp_term),
+        .cnt_rresp_drop(core$cnt_rresp_drop)
     );
     rnic_versa5g$rx0 rx0(
         .rxc(rx0$rxc),
@@ -6420,7 +6470,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -6680,6 +6730,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_tx_wnd_wait;
     output reg  [31:0] cnt_tx_mulpdu_bad;
     output reg  [31:0] cnt_tx_ack_piggy;
+    output reg  [31:0] cnt_rd_cpl;
+    output reg  [31:0] cnt_rd_ord_over;
+    output reg  [31:0] cnt_rd_term;
+    output reg  [31:0] cnt_rrq_req;
+    output reg  [31:0] cnt_rrq_drop;
+    output reg  [31:0] cnt_rrq_term;
+    output reg  [31:0] cnt_rresp;
+    output reg  [31:0] cnt_rresp_segs;
+    output reg  [31:0] cnt_rresp_term;
+    output reg  [31:0] cnt_rresp_drop;
 
     // Stub signals
     reg  rx_check$clock;
@@ -6964,6 +7024,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [4:0] ddp_rx$res_page_shift;
     wire  [11:0] ddp_rx$walk_idx;
     reg  [63:0] ddp_rx$walk_addr;
+    wire  ddp_rx$placing;
     wire  ddp_rx$dma_wr_valid;
     reg  ddp_rx$dma_wr_ready;
     wire  ddp_rx$dma_wr_hdr;
@@ -7221,50 +7282,17 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [5:0] tx_seg$xs_qp;
     reg  tx_seg$xs_done;
     reg  [31:0] tx_seg$xs_seq_new;
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$xs_gnt;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx_seg$xs_seq;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx_seg$xs_seq_start;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] tx_seg$xs_mulpdu;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$xs_mk_en;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$xs_crc_en;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$rd_sent_valid;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] tx_seg$rd_sent_qp;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] tx_seg$rd_sent_wr_id;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  tx_seg$rd_sent_signaled;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: tx_seg's Read hook (xs_* stream hand-over to read_resp, rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx_seg$rd_sent_len;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  tx_framer$clock;
     reg  tx_framer$reset;
     reg  tx_framer$desc_valid;
@@ -7325,6 +7353,13 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [7:0] rd_arb$c2_req_tag;
     wire  rd_arb$c2_cpl_valid;
     reg  rd_arb$c2_cpl_ready;
+    reg  rd_arb$c3_req_valid;
+    wire  rd_arb$c3_req_ready;
+    reg  [63:0] rd_arb$c3_req_addr;
+    reg  [15:0] rd_arb$c3_req_len;
+    reg  [7:0] rd_arb$c3_req_tag;
+    wire  rd_arb$c3_cpl_valid;
+    reg  rd_arb$c3_cpl_ready;
     wire  rd_arb$dma_rd_req_valid;
     reg  rd_arb$dma_rd_req_ready;
     wire  [63:0] rd_arb$dma_rd_req_addr;
@@ -7844,6 +7879,161 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tx_acked$write_clock;
     reg  [31:0] tx_acked$write_data;
     reg  tx_acked$write_enable;
+    reg  rd_track$clock;
+    reg  rd_track$reset;
+    reg  rd_track$sent_valid;
+    reg  [5:0] rd_track$sent_qp;
+    reg  [63:0] rd_track$sent_wr_id;
+    reg  rd_track$sent_signaled;
+    reg  [31:0] rd_track$sent_len;
+    reg  rd_track$cfg_valid;
+    reg  [5:0] rd_track$cfg_qp;
+    reg  [15:0] rd_track$cfg_ord;
+    reg  rd_track$tag_valid;
+    wire  rd_track$busy;
+    reg  [3:0] rd_track$tag_opcode;
+    reg  rd_track$tag_ddp_last;
+    reg  [31:0] rd_track$tag_stag;
+    reg  [63:0] rd_track$tag_to;
+    reg  [15:0] rd_track$tag_len;
+    reg  [31:0] rd_track$tag_conn;
+    reg  [31:0] rd_track$tag_qpn;
+    wire  rd_track$cpl_valid;
+    reg  rd_track$cpl_ready;
+    wire  [5:0] rd_track$cpl_qp;
+    wire  [63:0] rd_track$cpl_wr_id;
+    wire  [7:0] rd_track$cpl_status;
+    wire  [31:0] rd_track$cpl_len;
+    wire  rd_track$term_valid;
+    reg  rd_track$term_ready;
+    wire  [15:0] rd_track$term_cause;
+    wire  [383:0] rd_track$term_hdr;
+    wire  [15:0] rd_track$term_seg_len;
+    wire  [31:0] rd_track$term_conn;
+    wire  [31:0] rd_track$term_qpn;
+    wire  [31:0] rd_track$cnt_cpl;
+    wire  [31:0] rd_track$cnt_ord_over;
+    wire  [31:0] rd_track$cnt_term;
+    reg  rreq_q$clock;
+    reg  rreq_q$reset;
+    reg  [63:0] rreq_q$ut_data;
+    reg  [3:0] rreq_q$ut_keep;
+    reg  rreq_q$ut_last;
+    reg  rreq_q$ut_valid;
+    wire  rreq_q$ut_ready;
+    reg  rreq_q$ut_ddp_last;
+    reg  [1:0] rreq_q$ut_qn;
+    reg  [31:0] rreq_q$ut_msn;
+    reg  [31:0] rreq_q$ut_mo;
+    reg  [15:0] rreq_q$ut_len;
+    reg  [31:0] rreq_q$ut_conn;
+    reg  [31:0] rreq_q$ut_qpn;
+    reg  rreq_q$cfg_valid;
+    reg  [5:0] rreq_q$cfg_qp;
+    reg  [15:0] rreq_q$cfg_ird;
+    reg  [31:0] rreq_q$cfg_msn;
+    reg  rreq_q$done_valid;
+    reg  [5:0] rreq_q$done_qp;
+    wire  rreq_q$q_valid;
+    reg  rreq_q$q_ready;
+    wire  [5:0] rreq_q$q_qp;
+    wire  [7:0] rreq_q$q_conn;
+    wire  [31:0] rreq_q$q_msn;
+    wire  [31:0] rreq_q$q_sink_stag;
+    wire  [63:0] rreq_q$q_sink_to;
+    wire  [31:0] rreq_q$q_len;
+    wire  [31:0] rreq_q$q_src_stag;
+    wire  [63:0] rreq_q$q_src_to;
+    wire  rreq_q$term_valid;
+    reg  rreq_q$term_ready;
+    wire  [15:0] rreq_q$term_cause;
+    wire  [383:0] rreq_q$term_hdr;
+    wire  [15:0] rreq_q$term_seg_len;
+    wire  [31:0] rreq_q$term_conn;
+    wire  [31:0] rreq_q$term_qpn;
+    wire  [31:0] rreq_q$cnt_rreq;
+    wire  [31:0] rreq_q$cnt_drop;
+    wire  [31:0] rreq_q$cnt_term;
+    reg  read_resp$clock;
+    reg  read_resp$reset;
+    reg  read_resp$q_valid;
+    wire  read_resp$q_ready;
+    reg  [5:0] read_resp$q_qp;
+    reg  [7:0] read_resp$q_conn;
+    reg  [31:0] read_resp$q_msn;
+    reg  [31:0] read_resp$q_sink_stag;
+    reg  [63:0] read_resp$q_sink_to;
+    reg  [31:0] read_resp$q_len;
+    reg  [31:0] read_resp$q_src_stag;
+    reg  [63:0] read_resp$q_src_to;
+    reg  read_resp$cfg_valid;
+    reg  [5:0] read_resp$cfg_qp;
+    reg  [31:0] read_resp$cfg_pd;
+    wire  read_resp$chk_valid;
+    reg  read_resp$chk_ready;
+    wire  [31:0] read_resp$chk_stag;
+    wire  [31:0] read_resp$chk_pd;
+    wire  [2:0] read_resp$chk_need;
+    wire  [63:0] read_resp$chk_to;
+    wire  [31:0] read_resp$chk_len;
+    reg  read_resp$res_valid;
+    wire  read_resp$res_ready;
+    reg  [2:0] read_resp$res_fault;
+    reg  [63:0] read_resp$res_addr;
+    reg  [31:0] read_resp$res_page_left;
+    wire  read_resp$xs_req;
+    wire  [5:0] read_resp$xs_qp;
+    reg  read_resp$xs_gnt;
+    reg  [31:0] read_resp$xs_seq;
+    reg  [31:0] read_resp$xs_seq_start;
+    reg  [15:0] read_resp$xs_mulpdu;
+    reg  read_resp$xs_mk_en;
+    reg  read_resp$xs_crc_en;
+    wire  read_resp$xs_done;
+    wire  [31:0] read_resp$xs_seq_new;
+    wire  read_resp$desc_valid;
+    reg  read_resp$desc_ready;
+    wire  [5:0] read_resp$desc_qp;
+    wire  [31:0] read_resp$desc_seq;
+    wire  read_resp$desc_crc_en;
+    wire  read_resp$desc_mk_en;
+    wire  [31:0] read_resp$desc_seq_start;
+    wire  [3:0] read_resp$desc_opcode;
+    wire  read_resp$desc_last;
+    wire  [31:0] read_resp$desc_stag;
+    wire  [63:0] read_resp$desc_to;
+    wire  [15:0] read_resp$desc_pay_len;
+    wire  read_resp$dma_rd_req_valid;
+    reg  read_resp$dma_rd_req_ready;
+    wire  [63:0] read_resp$dma_rd_req_addr;
+    wire  [15:0] read_resp$dma_rd_req_len;
+    wire  [7:0] read_resp$dma_rd_req_tag;
+    reg  read_resp$dma_rd_cpl_valid;
+    wire  read_resp$dma_rd_cpl_ready;
+    reg  [63:0] read_resp$dma_rd_cpl_data;
+    reg  [3:0] read_resp$dma_rd_cpl_keep;
+    reg  read_resp$dma_rd_cpl_last;
+    wire  read_resp$pay_valid;
+    reg  read_resp$pay_ready;
+    wire  [63:0] read_resp$pay_data;
+    wire  [3:0] read_resp$pay_keep;
+    wire  read_resp$pay_last;
+    wire  read_resp$done_valid;
+    wire  [5:0] read_resp$done_qp;
+    wire  read_resp$term_valid;
+    reg  read_resp$term_ready;
+    wire  [15:0] read_resp$term_cause;
+    wire  [383:0] read_resp$term_hdr;
+    wire  [15:0] read_resp$term_seg_len;
+    wire  [31:0] read_resp$term_conn;
+    wire  [31:0] read_resp$term_qpn;
+    wire  [31:0] read_resp$cnt_resp;
+    wire  [31:0] read_resp$cnt_segs;
+    wire  [31:0] read_resp$cnt_term;
+    wire  [31:0] read_resp$cnt_drop;
+    reg  tp_own$d;
+    wire  tp_own$q;
+    reg  tp_own$clock;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -7922,6 +8112,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  sn_out_v;
     reg  [7:0] sn_out_idx;
     reg  [31:0] sn_out_val;
+    reg  rdt_take;
+    reg  rdt_term_sel;
+    reg  [15:0] ew_qp_ord;
+    reg  [15:0] ew_qp_ird;
+    reg  [31:0] ew_qp_rx_read_msn;
+    reg  tp_rr;
+    reg  rr_tx;
+    reg  td_valid;
+    reg  [5:0] td_qp;
+    reg  [2:0] term_src;
 
     // Sub module instances
     rnic_versa5g$core$rx_check rx_check(
@@ -8225,6 +8425,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .res_page_shift(ddp_rx$res_page_shift),
         .walk_idx(ddp_rx$walk_idx),
         .walk_addr(ddp_rx$walk_addr),
+        .placing(ddp_rx$placing),
         .dma_wr_valid(ddp_rx$dma_wr_valid),
         .dma_wr_ready(ddp_rx$dma_wr_ready),
         .dma_wr_hdr(ddp_rx$dma_wr_hdr),
@@ -8561,6 +8762,13 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .c2_req_tag(rd_arb$c2_req_tag),
         .c2_cpl_valid(rd_arb$c2_cpl_valid),
         .c2_cpl_ready(rd_arb$c2_cpl_ready),
+        .c3_req_valid(rd_arb$c3_req_valid),
+        .c3_req_ready(rd_arb$c3_req_ready),
+        .c3_req_addr(rd_arb$c3_req_addr),
+        .c3_req_len(rd_arb$c3_req_len),
+        .c3_req_tag(rd_arb$c3_req_tag),
+        .c3_cpl_valid(rd_arb$c3_cpl_valid),
+        .c3_cpl_ready(rd_arb$c3_cpl_ready),
         .dma_rd_req_valid(rd_arb$dma_rd_req_valid),
         .dma_rd_req_ready(rd_arb$dma_rd_req_ready),
         .dma_rd_req_addr(rd_arb$dma_rd_req_addr),
@@ -9165,6 +9373,169 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .write_data(tx_acked$write_data),
         .write_enable(tx_acked$write_enable)
     );
+    rnic_versa5g$core$rd_track rd_track(
+        .clock(rd_track$clock),
+        .reset(rd_track$reset),
+        .sent_valid(rd_track$sent_valid),
+        .sent_qp(rd_track$sent_qp),
+        .sent_wr_id(rd_track$sent_wr_id),
+        .sent_signaled(rd_track$sent_signaled),
+        .sent_len(rd_track$sent_len),
+        .cfg_valid(rd_track$cfg_valid),
+        .cfg_qp(rd_track$cfg_qp),
+        .cfg_ord(rd_track$cfg_ord),
+        .tag_valid(rd_track$tag_valid),
+        .busy(rd_track$busy),
+        .tag_opcode(rd_track$tag_opcode),
+        .tag_ddp_last(rd_track$tag_ddp_last),
+        .tag_stag(rd_track$tag_stag),
+        .tag_to(rd_track$tag_to),
+        .tag_len(rd_track$tag_len),
+        .tag_conn(rd_track$tag_conn),
+        .tag_qpn(rd_track$tag_qpn),
+        .cpl_valid(rd_track$cpl_valid),
+        .cpl_ready(rd_track$cpl_ready),
+        .cpl_qp(rd_track$cpl_qp),
+        .cpl_wr_id(rd_track$cpl_wr_id),
+        .cpl_status(rd_track$cpl_status),
+        .cpl_len(rd_track$cpl_len),
+        .term_valid(rd_track$term_valid),
+        .term_ready(rd_track$term_ready),
+        .term_cause(rd_track$term_cause),
+        .term_hdr(rd_track$term_hdr),
+        .term_seg_len(rd_track$term_seg_len),
+        .term_conn(rd_track$term_conn),
+        .term_qpn(rd_track$term_qpn),
+        .cnt_cpl(rd_track$cnt_cpl),
+        .cnt_ord_over(rd_track$cnt_ord_over),
+        .cnt_term(rd_track$cnt_term)
+    );
+    rnic_versa5g$core$rreq_q rreq_q(
+        .clock(rreq_q$clock),
+        .reset(rreq_q$reset),
+        .ut_data(rreq_q$ut_data),
+        .ut_keep(rreq_q$ut_keep),
+        .ut_last(rreq_q$ut_last),
+        .ut_valid(rreq_q$ut_valid),
+        .ut_ready(rreq_q$ut_ready),
+        .ut_ddp_last(rreq_q$ut_ddp_last),
+        .ut_qn(rreq_q$ut_qn),
+        .ut_msn(rreq_q$ut_msn),
+        .ut_mo(rreq_q$ut_mo),
+        .ut_len(rreq_q$ut_len),
+        .ut_conn(rreq_q$ut_conn),
+        .ut_qpn(rreq_q$ut_qpn),
+        .cfg_valid(rreq_q$cfg_valid),
+        .cfg_qp(rreq_q$cfg_qp),
+        .cfg_ird(rreq_q$cfg_ird),
+        .cfg_msn(rreq_q$cfg_msn),
+        .done_valid(rreq_q$done_valid),
+        .done_qp(rreq_q$done_qp),
+        .q_valid(rreq_q$q_valid),
+        .q_ready(rreq_q$q_ready),
+        .q_qp(rreq_q$q_qp),
+        .q_conn(rreq_q$q_conn),
+        .q_msn(rreq_q$q_msn),
+        .q_sink_stag(rreq_q$q_sink_stag),
+        .q_sink_to(rreq_q$q_sink_to),
+        .q_len(rreq_q$q_len),
+        .q_src_stag(rreq_q$q_src_stag),
+        .q_src_to(rreq_q$q_src_to),
+        .term_valid(rreq_q$term_valid),
+        .term_ready(rreq_q$term_ready),
+        .term_cause(rreq_q$term_cause),
+        .term_hdr(rreq_q$term_hdr),
+        .term_seg_len(rreq_q$term_seg_len),
+        .term_conn(rreq_q$term_conn),
+        .term_qpn(rreq_q$term_qpn),
+        .cnt_rreq(rreq_q$cnt_rreq),
+        .cnt_drop(rreq_q$cnt_drop),
+        .cnt_term(rreq_q$cnt_term)
+    );
+    rnic_versa5g$core$read_resp read_resp(
+        .clock(read_resp$clock),
+        .reset(read_resp$reset),
+        .q_valid(read_resp$q_valid),
+        .q_ready(read_resp$q_ready),
+        .q_qp(read_resp$q_qp),
+        .q_conn(read_resp$q_conn),
+        .q_msn(read_resp$q_msn),
+        .q_sink_stag(read_resp$q_sink_stag),
+        .q_sink_to(read_resp$q_sink_to),
+        .q_len(read_resp$q_len),
+        .q_src_stag(read_resp$q_src_stag),
+        .q_src_to(read_resp$q_src_to),
+        .cfg_valid(read_resp$cfg_valid),
+        .cfg_qp(read_resp$cfg_qp),
+        .cfg_pd(read_resp$cfg_pd),
+        .chk_valid(read_resp$chk_valid),
+        .chk_ready(read_resp$chk_ready),
+        .chk_stag(read_resp$chk_stag),
+        .chk_pd(read_resp$chk_pd),
+        .chk_need(read_resp$chk_need),
+        .chk_to(read_resp$chk_to),
+        .chk_len(read_resp$chk_len),
+        .res_valid(read_resp$res_valid),
+        .res_ready(read_resp$res_ready),
+        .res_fault(read_resp$res_fault),
+        .res_addr(read_resp$res_addr),
+        .res_page_left(read_resp$res_page_left),
+        .xs_req(read_resp$xs_req),
+        .xs_qp(read_resp$xs_qp),
+        .xs_gnt(read_resp$xs_gnt),
+        .xs_seq(read_resp$xs_seq),
+        .xs_seq_start(read_resp$xs_seq_start),
+        .xs_mulpdu(read_resp$xs_mulpdu),
+        .xs_mk_en(read_resp$xs_mk_en),
+        .xs_crc_en(read_resp$xs_crc_en),
+        .xs_done(read_resp$xs_done),
+        .xs_seq_new(read_resp$xs_seq_new),
+        .desc_valid(read_resp$desc_valid),
+        .desc_ready(read_resp$desc_ready),
+        .desc_qp(read_resp$desc_qp),
+        .desc_seq(read_resp$desc_seq),
+        .desc_crc_en(read_resp$desc_crc_en),
+        .desc_mk_en(read_resp$desc_mk_en),
+        .desc_seq_start(read_resp$desc_seq_start),
+        .desc_opcode(read_resp$desc_opcode),
+        .desc_last(read_resp$desc_last),
+        .desc_stag(read_resp$desc_stag),
+        .desc_to(read_resp$desc_to),
+        .desc_pay_len(read_resp$desc_pay_len),
+        .dma_rd_req_valid(read_resp$dma_rd_req_valid),
+        .dma_rd_req_ready(read_resp$dma_rd_req_ready),
+        .dma_rd_req_addr(read_resp$dma_rd_req_addr),
+        .dma_rd_req_len(read_resp$dma_rd_req_len),
+        .dma_rd_req_tag(read_resp$dma_rd_req_tag),
+        .dma_rd_cpl_valid(read_resp$dma_rd_cpl_valid),
+        .dma_rd_cpl_ready(read_resp$dma_rd_cpl_ready),
+        .dma_rd_cpl_data(read_resp$dma_rd_cpl_data),
+        .dma_rd_cpl_keep(read_resp$dma_rd_cpl_keep),
+        .dma_rd_cpl_last(read_resp$dma_rd_cpl_last),
+        .pay_valid(read_resp$pay_valid),
+        .pay_ready(read_resp$pay_ready),
+        .pay_data(read_resp$pay_data),
+        .pay_keep(read_resp$pay_keep),
+        .pay_last(read_resp$pay_last),
+        .done_valid(read_resp$done_valid),
+        .done_qp(read_resp$done_qp),
+        .term_valid(read_resp$term_valid),
+        .term_ready(read_resp$term_ready),
+        .term_cause(read_resp$term_cause),
+        .term_hdr(read_resp$term_hdr),
+        .term_seg_len(read_resp$term_seg_len),
+        .term_conn(read_resp$term_conn),
+        .term_qpn(read_resp$term_qpn),
+        .cnt_resp(read_resp$cnt_resp),
+        .cnt_segs(read_resp$cnt_segs),
+        .cnt_term(read_resp$cnt_term),
+        .cnt_drop(read_resp$cnt_drop)
+    );
+    rnic_versa5g$core$tp_own tp_own(
+        .d(tp_own$d),
+        .q(tp_own$q),
+        .clock(tp_own$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -9194,6 +9565,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rq_db_q$clock = clock;
         cq_db_q$clock = clock;
         send_cpl$clock = clock;
+        rd_track$clock = clock;
+        rreq_q$clock = clock;
+        read_resp$clock = clock;
         rxs_lost$clock = clock;
         sq_state$clock = clock;
         sq_conn$clock = clock;
@@ -9230,6 +9604,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_sn_val$clock = clock;
         fwc_up_wv$clock = clock;
         fwc_up_wnd$clock = clock;
+        tp_own$clock = clock;
         rxs_lost$d = rxs_lost$q;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
@@ -9266,6 +9641,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_sn_val$d = fwc_sn_val$q;
         fwc_up_wv$d = fwc_up_wv$q;
         fwc_up_wnd$d = fwc_up_wnd$q;
+        tp_own$d = tp_own$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -9399,6 +9775,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ew_qp_conn = qp_wr_conn;
         ew_qp_tx_send_msn = qp_wr_tx_send_msn;
         ew_qp_tx_read_msn = qp_wr_tx_read_msn;
+        ew_qp_ord = 16'h8;
+        ew_qp_ird = 16'h10;
+        ew_qp_rx_read_msn = 32'h1;
         fwq_v = fw_port$tw_valid & (fw_port$tw_table == 8'h1);
         if (fwq_v) begin
             ew_qp_valid = 1'b1;
@@ -9412,6 +9791,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             ew_qp_conn = fw_port$tw_data[(32'h120)+:(32)];
             ew_qp_tx_send_msn = fw_port$tw_data[(32'h160)+:(32)];
             ew_qp_tx_read_msn = fw_port$tw_data[(32'h180)+:(32)];
+            ew_qp_ord = fw_port$tw_data[(32'h150)+:(16)];
+            ew_qp_ird = fw_port$tw_data[(32'h140)+:(16)];
+            ew_qp_rx_read_msn = fw_port$tw_data[(32'h1c0)+:(32)];
         end
         sn_cand_v = se_v$q | sh_v$q;
         sn_cand_idx = sh_idx$q;
@@ -9626,15 +10008,40 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tpt$pbl_wr_en = pbl_wr_en;
         tpt$pbl_wr_index = pbl_wr_index;
         tpt$pbl_wr_data = pbl_wr_data;
+        tp_rr = read_resp$chk_valid & ~ddp_rx$chk_valid & ~ddp_rx$placing & ~tp_own$q;
         tpt$chk_valid = ddp_rx$chk_valid;
-        ddp_rx$chk_ready = tpt$chk_ready;
+        ddp_rx$chk_ready = tpt$chk_ready & ~tp_own$q;
+        read_resp$chk_ready = 1'b0;
         tpt$chk_stag = ddp_rx$chk_stag;
         tpt$chk_pd = ddp_rx$chk_pd;
         tpt$chk_need = ddp_rx$chk_need;
         tpt$chk_to = ddp_rx$chk_to;
         tpt$chk_len = ddp_rx$chk_len;
-        ddp_rx$res_valid = tpt$res_valid;
+        if (tp_rr) begin
+            tpt$chk_valid = 1'b1;
+            ddp_rx$chk_ready = 1'b0;
+            read_resp$chk_ready = tpt$chk_ready;
+            tpt$chk_stag = read_resp$chk_stag;
+            tpt$chk_pd = read_resp$chk_pd;
+            tpt$chk_need = read_resp$chk_need;
+            tpt$chk_to = read_resp$chk_to;
+            tpt$chk_len = read_resp$chk_len;
+            if (tpt$chk_ready) begin
+                tp_own$d = 1'b1;
+            end
+        end
+        ddp_rx$res_valid = tpt$res_valid & ~tp_own$q;
+        read_resp$res_valid = tpt$res_valid & tp_own$q;
         tpt$res_ready = ddp_rx$res_ready;
+        if (tp_own$q) begin
+            tpt$res_ready = read_resp$res_ready;
+            if (tpt$res_valid & read_resp$res_ready) begin
+                tp_own$d = 1'b0;
+            end
+        end
+        read_resp$res_fault = tpt$res_fault;
+        read_resp$res_addr = tpt$res_addr;
+        read_resp$res_page_left = tpt$res_page_left;
         ddp_rx$res_fault = tpt$res_fault;
         ddp_rx$res_addr = tpt$res_addr;
         ddp_rx$res_page_left = tpt$res_page_left;
@@ -9664,8 +10071,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         dma_wr_data = wr_arb$dma_wr_data;
         dma_wr_keep = wr_arb$dma_wr_keep;
         dma_wr_last = wr_arb$dma_wr_last;
-        placed_valid = ddp_rx$tag_valid;
-        ddp_rx$tag_ready = placed_pop;
+        placed_valid = ddp_rx$tag_valid & ~rd_track$busy;
+        rdt_take = placed_pop & ~rd_track$busy;
+        ddp_rx$tag_ready = rdt_take;
         placed_opcode = ddp_rx$tag_opcode;
         placed_last = ddp_rx$tag_ddp_last;
         placed_stag = ddp_rx$tag_stag;
@@ -9677,11 +10085,22 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ut_keep = ddp_rx$ut_keep;
         ut_last = ddp_rx$ut_last;
         ut_valid = ddp_rx$ut_valid;
-        ddp_rx$ut_ready = rx_send$ut_ready;
+        ddp_rx$ut_ready = rx_send$ut_ready & rreq_q$ut_ready;
         rx_send$ut_data = ddp_rx$ut_data;
         rx_send$ut_keep = ddp_rx$ut_keep;
         rx_send$ut_last = ddp_rx$ut_last;
-        rx_send$ut_valid = ddp_rx$ut_valid;
+        rx_send$ut_valid = ddp_rx$ut_valid & rreq_q$ut_ready;
+        rreq_q$ut_valid = ddp_rx$ut_valid & rx_send$ut_ready;
+        rreq_q$ut_data = ddp_rx$ut_data;
+        rreq_q$ut_keep = ddp_rx$ut_keep;
+        rreq_q$ut_last = ddp_rx$ut_last;
+        rreq_q$ut_ddp_last = ddp_rx$ut_ddp_last;
+        rreq_q$ut_qn = ddp_rx$ut_qn;
+        rreq_q$ut_msn = ddp_rx$ut_msn;
+        rreq_q$ut_mo = ddp_rx$ut_mo;
+        rreq_q$ut_len = ddp_rx$ut_len;
+        rreq_q$ut_conn = ddp_rx$ut_conn;
+        rreq_q$ut_qpn = ddp_rx$ut_qpn;
         rx_send$ut_opcode = ddp_rx$ut_opcode;
         rx_send$ut_ddp_last = ddp_rx$ut_ddp_last;
         rx_send$ut_qn = ddp_rx$ut_qn;
@@ -9700,12 +10119,32 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ut_len = ddp_rx$ut_len;
         ut_conn = ddp_rx$ut_conn;
         ut_qpn = ddp_rx$ut_qpn;
-        ddp_term_sel = ddp_rx$term_valid;
-        rxs_term_sel = ~ddp_rx$term_valid & rx_send$term_valid;
-        term_valid = ddp_rx$term_valid | rx_send$term_valid | fpdu_buf$mterm_valid;
+        term_src = 3'h7;
+        if (ddp_rx$term_valid) begin
+            term_src = 3'h0;
+        end
+        else if (rx_send$term_valid) begin
+            term_src = 3'h1;
+        end
+        else if (rd_track$term_valid) begin
+            term_src = 3'h2;
+        end
+        else if (rreq_q$term_valid) begin
+            term_src = 3'h3;
+        end
+        else if (read_resp$term_valid) begin
+            term_src = 3'h4;
+        end
+        ddp_term_sel = term_src == 3'h0;
+        rxs_term_sel = term_src == 3'h1;
+        rdt_term_sel = term_src == 3'h2;
+        term_valid = ddp_rx$term_valid | rx_send$term_valid | rd_track$term_valid | rreq_q$term_valid | read_resp$term_valid | fpdu_buf$mterm_valid;
         ddp_rx$term_ready = term_pop & ddp_term_sel;
         rx_send$term_ready = term_pop & rxs_term_sel;
-        fpdu_buf$mterm_pop = term_pop & ~ddp_term_sel & ~rxs_term_sel;
+        rd_track$term_ready = term_pop & rdt_term_sel;
+        rreq_q$term_ready = term_pop & (term_src == 3'h3);
+        read_resp$term_ready = term_pop & (term_src == 3'h4);
+        fpdu_buf$mterm_pop = term_pop & (term_src == 3'h7);
         if (ddp_term_sel) begin
             term_cause = ddp_rx$term_cause;
             term_conn = ddp_rx$term_conn;
@@ -9719,6 +10158,27 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             term_qpn = rx_send$term_qpn;
             term_hdr = rx_send$term_hdr;
             term_seg_len = rx_send$term_seg_len;
+        end
+        else if (rdt_term_sel) begin
+            term_cause = rd_track$term_cause;
+            term_conn = rd_track$term_conn;
+            term_qpn = rd_track$term_qpn;
+            term_hdr = rd_track$term_hdr;
+            term_seg_len = rd_track$term_seg_len;
+        end
+        else if (term_src == 3'h3) begin
+            term_cause = rreq_q$term_cause;
+            term_conn = rreq_q$term_conn;
+            term_qpn = rreq_q$term_qpn;
+            term_hdr = rreq_q$term_hdr;
+            term_seg_len = rreq_q$term_seg_len;
+        end
+        else if (term_src == 3'h4) begin
+            term_cause = read_resp$term_cause;
+            term_conn = read_resp$term_conn;
+            term_qpn = read_resp$term_qpn;
+            term_hdr = read_resp$term_hdr;
+            term_seg_len = read_resp$term_seg_len;
         end
         else begin
             term_cause = fpdu_buf$mterm_cause;
@@ -9967,10 +10427,17 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$wqe_sge0_len = wqe_fetch$wqe_sge0_len;
         tx_seg$wqe_sge0_lkey = wqe_fetch$wqe_sge0_lkey;
         tx_seg$wqe_bad = wqe_fetch$wqe_bad;
-        tx_seg$xs_req = 1'b0;
-        tx_seg$xs_qp = 6'h0;
-        tx_seg$xs_done = 1'b0;
-        tx_seg$xs_seq_new = 32'h0;
+        tx_seg$xs_req = read_resp$xs_req;
+        tx_seg$xs_qp = read_resp$xs_qp;
+        tx_seg$xs_done = read_resp$xs_done;
+        tx_seg$xs_seq_new = read_resp$xs_seq_new;
+        read_resp$xs_gnt = tx_seg$xs_gnt;
+        read_resp$xs_seq = tx_seg$xs_seq;
+        read_resp$xs_seq_start = tx_seg$xs_seq_start;
+        read_resp$xs_mulpdu = tx_seg$xs_mulpdu;
+        read_resp$xs_mk_en = tx_seg$xs_mk_en;
+        read_resp$xs_crc_en = tx_seg$xs_crc_en;
+        rr_tx = tx_seg$xs_gnt;
         rd_arb$c0_req_valid = wqe_fetch$dma_rd_req_valid;
         wqe_fetch$dma_rd_req_ready = rd_arb$c0_req_ready;
         rd_arb$c0_req_addr = wqe_fetch$dma_rd_req_addr;
@@ -10003,6 +10470,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$dma_rd_cpl_keep = dma_rd_cpl_keep;
         tx_seg$dma_rd_cpl_last = dma_rd_cpl_last;
         tx_seg$dma_rd_cpl_tag = dma_rd_cpl_tag;
+        rd_arb$c3_req_valid = read_resp$dma_rd_req_valid;
+        read_resp$dma_rd_req_ready = rd_arb$c3_req_ready;
+        rd_arb$c3_req_addr = read_resp$dma_rd_req_addr;
+        rd_arb$c3_req_len = read_resp$dma_rd_req_len;
+        rd_arb$c3_req_tag = read_resp$dma_rd_req_tag;
+        read_resp$dma_rd_cpl_valid = rd_arb$c3_cpl_valid;
+        rd_arb$c3_cpl_ready = read_resp$dma_rd_cpl_ready;
+        read_resp$dma_rd_cpl_data = dma_rd_cpl_data;
+        read_resp$dma_rd_cpl_keep = dma_rd_cpl_keep;
+        read_resp$dma_rd_cpl_last = dma_rd_cpl_last;
         dma_rd_req_valid = rd_arb$dma_rd_req_valid;
         rd_arb$dma_rd_req_ready = dma_rd_req_ready;
         dma_rd_req_addr = rd_arb$dma_rd_req_addr;
@@ -10011,7 +10488,13 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rd_arb$dma_rd_cpl_valid = dma_rd_cpl_valid;
         dma_rd_cpl_ready = rd_arb$dma_rd_cpl_ready;
         rd_arb$dma_rd_cpl_tag = dma_rd_cpl_tag;
-        tx_qpconn$read_address = tx_seg$desc_qp;
+        td_valid = tx_seg$desc_valid;
+        td_qp = tx_seg$desc_qp;
+        if (rr_tx) begin
+            td_valid = read_resp$desc_valid;
+            td_qp = read_resp$desc_qp;
+        end
+        tx_qpconn$read_address = td_qp;
         tx_ctx$read_address = tx_qpconn$read_data;
         tx_ack$read_address = tx_qpconn$read_data;
         tx_wend$read_address = tx_qpconn$read_data;
@@ -10019,8 +10502,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$win_end = tx_wend$read_data;
         cnt_tx_wnd_wait = tx_seg$cnt_wnd_wait;
         cnt_tx_mulpdu_bad = tx_seg$cnt_mulpdu_bad;
-        tx_desc_ok = tx_seg$desc_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full;
-        if (tx_seg$desc_valid & (tx_dw$q != 2'h2)) begin
+        tx_desc_ok = td_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full;
+        if (td_valid & (tx_dw$q != 2'h2)) begin
             tx_dw$d = tx_dw$q + 2'h1;
         end
         if (tx_desc_ok & tx_framer$desc_ready) begin
@@ -10034,7 +10517,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_cfifo$write = tx_desc_ok & tx_framer$desc_ready;
         tx_cfifo$data_in = tx_qpconn$read_data;
         tx_framer$desc_valid = tx_desc_ok;
-        tx_seg$desc_ready = tx_desc_ok & tx_framer$desc_ready;
+        tx_seg$desc_ready = tx_desc_ok & tx_framer$desc_ready & ~rr_tx;
+        read_resp$desc_ready = tx_desc_ok & tx_framer$desc_ready & rr_tx;
         tx_framer$desc_dst_mac = tx_ctx$read_data[(32'h0)+:(48)];
         tx_framer$desc_src_mac = tx_ctx$read_data[(32'h30)+:(48)];
         tx_framer$desc_src_ip = tx_ctx$read_data[(32'h60)+:(32)];
@@ -10059,7 +10543,26 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_framer$pay_keep = tx_seg$pay_keep;
         tx_framer$pay_last = tx_seg$pay_last;
         tx_framer$pay_valid = tx_seg$pay_valid;
-        tx_seg$pay_ready = tx_framer$pay_ready;
+        tx_seg$pay_ready = tx_framer$pay_ready & ~rr_tx;
+        read_resp$pay_ready = tx_framer$pay_ready & rr_tx;
+        if (rr_tx) begin
+            tx_framer$desc_seq = read_resp$desc_seq;
+            tx_framer$desc_crc_en = read_resp$desc_crc_en;
+            tx_framer$desc_mk_en = read_resp$desc_mk_en;
+            tx_framer$desc_seq_start = read_resp$desc_seq_start;
+            tx_framer$desc_opcode = read_resp$desc_opcode;
+            tx_framer$desc_last = read_resp$desc_last;
+            tx_framer$desc_stag = read_resp$desc_stag;
+            tx_framer$desc_to = read_resp$desc_to;
+            tx_framer$desc_qn = 32'h0;
+            tx_framer$desc_msn = 32'h0;
+            tx_framer$desc_mo = 32'h0;
+            tx_framer$desc_pay_len = read_resp$desc_pay_len;
+            tx_framer$pay_data = read_resp$pay_data;
+            tx_framer$pay_keep = read_resp$pay_keep;
+            tx_framer$pay_last = read_resp$pay_last;
+            tx_framer$pay_valid = read_resp$pay_valid;
+        end
         tx_cq_valid = tx_seg$cq_valid & send_cpl$tx_ready;
         tx_seg$cq_ready = send_cpl$tx_ready;
         tx_cq_qp = tx_seg$cq_qp;
@@ -10334,11 +10837,60 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         if (|wqe_fetch$wqe_num_sge) begin
             send_cpl$tx_len = wqe_fetch$wqe_sge0_len;
         end
-        rd_cpl_valid = 1'b0;
-        rd_cpl_qp = 6'h0;
-        rd_cpl_wr_id = 64'h0;
-        rd_cpl_status = 8'h0;
-        rd_cpl_len = 32'h0;
+        rd_track$reset = reset;
+        rd_track$sent_valid = tx_seg$rd_sent_valid;
+        rd_track$sent_qp = tx_seg$rd_sent_qp;
+        rd_track$sent_wr_id = tx_seg$rd_sent_wr_id;
+        rd_track$sent_signaled = tx_seg$rd_sent_signaled;
+        rd_track$sent_len = tx_seg$rd_sent_len;
+        rd_track$cfg_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)];
+        rd_track$cfg_qp = ew_qp_qpn[(32'h0)+:(6)];
+        rd_track$cfg_ord = ew_qp_ord;
+        rd_track$tag_valid = ddp_rx$tag_valid & rdt_take;
+        rd_track$tag_opcode = ddp_rx$tag_opcode;
+        rd_track$tag_ddp_last = ddp_rx$tag_ddp_last;
+        rd_track$tag_stag = ddp_rx$tag_stag;
+        rd_track$tag_to = ddp_rx$tag_to;
+        rd_track$tag_len = ddp_rx$tag_len;
+        rd_track$tag_conn = ddp_rx$tag_conn;
+        rd_track$tag_qpn = ddp_rx$tag_qpn;
+        rd_cpl_valid = rd_track$cpl_valid;
+        rd_cpl_qp = rd_track$cpl_qp;
+        rd_cpl_wr_id = rd_track$cpl_wr_id;
+        rd_cpl_status = rd_track$cpl_status;
+        rd_cpl_len = rd_track$cpl_len;
+        rd_track$cpl_ready = send_cpl$rd_ready;
+        cnt_rd_cpl = rd_track$cnt_cpl;
+        cnt_rd_ord_over = rd_track$cnt_ord_over;
+        cnt_rd_term = rd_track$cnt_term;
+        rreq_q$reset = reset;
+        read_resp$reset = reset;
+        rreq_q$cfg_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)];
+        rreq_q$cfg_qp = ew_qp_qpn[(32'h0)+:(6)];
+        rreq_q$cfg_ird = ew_qp_ird;
+        rreq_q$cfg_msn = ew_qp_rx_read_msn;
+        read_resp$cfg_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)];
+        read_resp$cfg_qp = ew_qp_qpn[(32'h0)+:(6)];
+        read_resp$cfg_pd = ew_qp_pd;
+        read_resp$q_valid = rreq_q$q_valid;
+        rreq_q$q_ready = read_resp$q_ready;
+        read_resp$q_qp = rreq_q$q_qp;
+        read_resp$q_conn = rreq_q$q_conn;
+        read_resp$q_msn = rreq_q$q_msn;
+        read_resp$q_sink_stag = rreq_q$q_sink_stag;
+        read_resp$q_sink_to = rreq_q$q_sink_to;
+        read_resp$q_len = rreq_q$q_len;
+        read_resp$q_src_stag = rreq_q$q_src_stag;
+        read_resp$q_src_to = rreq_q$q_src_to;
+        rreq_q$done_valid = read_resp$done_valid;
+        rreq_q$done_qp = read_resp$done_qp;
+        cnt_rrq_req = rreq_q$cnt_rreq;
+        cnt_rrq_drop = rreq_q$cnt_drop;
+        cnt_rrq_term = rreq_q$cnt_term;
+        cnt_rresp = read_resp$cnt_resp;
+        cnt_rresp_segs = read_resp$cnt_segs;
+        cnt_rresp_term = read_resp$cnt_term;
+        cnt_rresp_drop = read_resp$cnt_drop;
         send_cpl$rd_valid = rd_cpl_valid;
         send_cpl$rd_qp = rd_cpl_qp;
         send_cpl$rd_wr_id = rd_cpl_wr_id;
@@ -10367,6 +10919,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             sh_v$d = 1'b0;
             fwc_sn_hit$d = 1'b0;
             fwc_up_wv$d = 1'b0;
+            tp_own$d = 1'b0;
         end
     end
 
@@ -10910,7 +11463,7 @@ module rnic_versa5g$core$cq_db_q$wr_ptr_d(d,q,clock);
 endmodule // rnic_versa5g$core$cq_db_q$wr_ptr_d
 
 
-module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_len,in_conn,in_qpn,in_qp_state,in_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,tag_valid,tag_ready,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_tagged,cnt_untagged,cnt_term,cnt_drop_state,cnt_len_err);
+module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_len,in_conn,in_qpn,in_qp_state,in_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr,placing,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,tag_valid,tag_ready,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_tagged,cnt_untagged,cnt_term,cnt_drop_state,cnt_len_err);
 
     // Module arguments
     input wire  clock;
@@ -10941,6 +11494,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     input wire  [4:0] res_page_shift;
     output reg  [11:0] walk_idx;
     input wire  [63:0] walk_addr;
+    output reg  placing;
     output reg  dma_wr_valid;
     input wire  dma_wr_ready;
     output reg  dma_wr_hdr;
@@ -11605,6 +12159,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
         dma_pl$out_ready = dma_wr_ready;
         dma_pl$walk_addr = walk_addr;
         walk_idx = dma_pl$walk_idx;
+        placing = (state$q == RxState$Res) | (state$q == RxState$Place);
         ut_pl$cmd_valid = 1'b0;
         ut_pl$cmd_hdr = 1'b0;
         ut_pl$cmd_addr = 64'h0;
@@ -21634,7 +22189,7 @@ module rnic_versa5g$core$qp_ram(read_address,read_clock,read_data,write_address,
 endmodule // rnic_versa5g$core$qp_ram
 
 
-module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req_len,c0_req_tag,c0_cpl_valid,c0_cpl_ready,c1_req_valid,c1_req_ready,c1_req_addr,c1_req_len,c1_req_tag,c1_cpl_valid,c1_cpl_ready,c2_req_valid,c2_req_ready,c2_req_addr,c2_req_len,c2_req_tag,c2_cpl_valid,c2_cpl_ready,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_tag,cnt_cpl_bad);
+module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req_len,c0_req_tag,c0_cpl_valid,c0_cpl_ready,c1_req_valid,c1_req_ready,c1_req_addr,c1_req_len,c1_req_tag,c1_cpl_valid,c1_cpl_ready,c2_req_valid,c2_req_ready,c2_req_addr,c2_req_len,c2_req_tag,c2_cpl_valid,c2_cpl_ready,c3_req_valid,c3_req_ready,c3_req_addr,c3_req_len,c3_req_tag,c3_cpl_valid,c3_cpl_ready,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_tag,cnt_cpl_bad);
 
     // Module arguments
     input wire  clock;
@@ -21660,6 +22215,13 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
     input wire  [7:0] c2_req_tag;
     output reg  c2_cpl_valid;
     input wire  c2_cpl_ready;
+    input wire  c3_req_valid;
+    output reg  c3_req_ready;
+    input wire  [63:0] c3_req_addr;
+    input wire  [15:0] c3_req_len;
+    input wire  [7:0] c3_req_tag;
+    output reg  c3_cpl_valid;
+    input wire  c3_cpl_ready;
     output reg  dma_rd_req_valid;
     input wire  dma_rd_req_ready;
     output reg  [63:0] dma_rd_req_addr;
@@ -21724,13 +22286,15 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         hold$d = hold$q;
         hsel$d = hsel$q;
         n_bad$d = n_bad$q;
-        sel = 2'h0;
         if (last$q == 2'h0) begin
             if (c1_req_valid) begin
                 sel = 2'h1;
             end
             else if (c2_req_valid) begin
                 sel = 2'h2;
+            end
+            else if (c3_req_valid) begin
+                sel = 2'h3;
             end
             else begin
                 sel = 2'h0;
@@ -21740,11 +22304,28 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
             if (c2_req_valid) begin
                 sel = 2'h2;
             end
+            else if (c3_req_valid) begin
+                sel = 2'h3;
+            end
             else if (c0_req_valid) begin
                 sel = 2'h0;
             end
             else begin
                 sel = 2'h1;
+            end
+        end
+        else if (last$q == 2'h2) begin
+            if (c3_req_valid) begin
+                sel = 2'h3;
+            end
+            else if (c0_req_valid) begin
+                sel = 2'h0;
+            end
+            else if (c1_req_valid) begin
+                sel = 2'h1;
+            end
+            else begin
+                sel = 2'h2;
             end
         end
         else if (c0_req_valid) begin
@@ -21753,8 +22334,11 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         else if (c1_req_valid) begin
             sel = 2'h1;
         end
-        else begin
+        else if (c2_req_valid) begin
             sel = 2'h2;
+        end
+        else begin
+            sel = 2'h3;
         end
         if (hold$q) begin
             sel = hsel$q;
@@ -21762,6 +22346,7 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         c0_req_ready = 1'b0;
         c1_req_ready = 1'b0;
         c2_req_ready = 1'b0;
+        c3_req_ready = 1'b0;
         dma_rd_req_valid = 1'b0;
         dma_rd_req_addr = c0_req_addr;
         dma_rd_req_len = c0_req_len;
@@ -21779,13 +22364,21 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
             tag_lo = c1_req_tag & 8'hf;
             dma_rd_req_tag = tag_lo | 8'h40;
         end
-        else begin
+        else if (sel == 2'h2) begin
             dma_rd_req_valid = c2_req_valid;
             c2_req_ready = dma_rd_req_ready;
             dma_rd_req_addr = c2_req_addr;
             dma_rd_req_len = c2_req_len;
             tag_lo = c2_req_tag & 8'hf;
             dma_rd_req_tag = tag_lo | 8'h80;
+        end
+        else begin
+            dma_rd_req_valid = c3_req_valid;
+            c3_req_ready = dma_rd_req_ready;
+            dma_rd_req_addr = c3_req_addr;
+            dma_rd_req_len = c3_req_len;
+            tag_lo = c3_req_tag & 8'hf;
+            dma_rd_req_tag = tag_lo | 8'hc0;
         end
         if (dma_rd_req_valid) begin
             if (dma_rd_req_ready) begin
@@ -21801,6 +22394,7 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         c0_cpl_valid = 1'b0;
         c1_cpl_valid = 1'b0;
         c2_cpl_valid = 1'b0;
+        c3_cpl_valid = 1'b0;
         dma_rd_cpl_ready = 1'b1;
         if (cpl_hi == 4'h0) begin
             c0_cpl_valid = dma_rd_cpl_valid;
@@ -21814,12 +22408,16 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
             c2_cpl_valid = dma_rd_cpl_valid;
             dma_rd_cpl_ready = c2_cpl_ready;
         end
+        else if (cpl_hi == 4'hc) begin
+            c3_cpl_valid = dma_rd_cpl_valid;
+            dma_rd_cpl_ready = c3_cpl_ready;
+        end
         else if (dma_rd_cpl_valid) begin
             n_bad$d = n_bad$q + 32'h1;
         end
         cnt_cpl_bad = n_bad$q;
         if (reset) begin
-            last$d = 2'h2;
+            last$d = 2'h3;
             hold$d = 1'b0;
             n_bad$d = 32'h0;
         end
@@ -21902,6 +22500,2048 @@ module rnic_versa5g$core$rd_arb$n_bad(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rd_arb$n_bad
+
+
+module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  sent_valid;
+    input wire  [5:0] sent_qp;
+    input wire  [63:0] sent_wr_id;
+    input wire  sent_signaled;
+    input wire  [31:0] sent_len;
+    input wire  cfg_valid;
+    input wire  [5:0] cfg_qp;
+    input wire  [15:0] cfg_ord;
+    input wire  tag_valid;
+    output reg  busy;
+    input wire  [3:0] tag_opcode;
+    input wire  tag_ddp_last;
+    input wire  [31:0] tag_stag;
+    input wire  [63:0] tag_to;
+    input wire  [15:0] tag_len;
+    input wire  [31:0] tag_conn;
+    input wire  [31:0] tag_qpn;
+    output reg  cpl_valid;
+    input wire  cpl_ready;
+    output reg  [5:0] cpl_qp;
+    output reg  [63:0] cpl_wr_id;
+    output reg  [7:0] cpl_status;
+    output reg  [31:0] cpl_len;
+    output reg  term_valid;
+    input wire  term_ready;
+    output reg  [15:0] term_cause;
+    output reg  [383:0] term_hdr;
+    output reg  [15:0] term_seg_len;
+    output reg  [31:0] term_conn;
+    output reg  [31:0] term_qpn;
+    output reg  [31:0] cnt_cpl;
+    output reg  [31:0] cnt_ord_over;
+    output reg  [31:0] cnt_term;
+
+    // Constant declarations
+    localparam  k_op_rresp = 4'h2;
+    localparam  k_ord_max = 16'h8;
+    localparam  k_c_unexp = 16'h206;
+    localparam  m1 = 64'hff00;
+    localparam  m2 = 64'hff0000;
+    localparam  m3 = 64'hff000000;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RtState$Idle = 0;
+    localparam RtState$Look = 1;
+    localparam RtState$Rd = 2;
+    localparam RtState$Cpl = 3;
+    localparam RtState$Term = 4;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [96:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [96:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] state$d;
+    wire  [2:0] state$q;
+    reg  state$clock;
+    reg  [5:0] qp$d;
+    wire  [5:0] qp$q;
+    reg  qp$clock;
+    reg  [31:0] conn$d;
+    wire  [31:0] conn$q;
+    reg  conn$clock;
+    reg  [31:0] qpn$d;
+    wire  [31:0] qpn$q;
+    reg  qpn$clock;
+    reg  [31:0] stag$d;
+    wire  [31:0] stag$q;
+    reg  stag$clock;
+    reg  [63:0] to$d;
+    wire  [63:0] to$q;
+    reg  to$clock;
+    reg  [15:0] len$d;
+    wire  [15:0] len$q;
+    reg  len$clock;
+    reg  [63:0] c_wr_id$d;
+    wire  [63:0] c_wr_id$q;
+    reg  c_wr_id$clock;
+    reg  [31:0] c_len$d;
+    wire  [31:0] c_len$q;
+    reg  c_len$clock;
+    reg  [255:0] ord$d;
+    wire  [255:0] ord$q;
+    reg  ord$clock;
+    reg  [255:0] cnt$d;
+    wire  [255:0] cnt$q;
+    reg  cnt$clock;
+    reg  [191:0] head$d;
+    wire  [191:0] head$q;
+    reg  head$clock;
+    reg  [31:0] c_cpl$d;
+    wire  [31:0] c_cpl$q;
+    reg  c_cpl$clock;
+    reg  [31:0] c_over$d;
+    wire  [31:0] c_over$q;
+    reg  c_over$clock;
+    reg  [31:0] c_term$d;
+    wire  [31:0] c_term$q;
+    reg  c_term$clock;
+
+    // Local signals
+    reg  [255:0] cnt_v;
+    reg  [191:0] head_v;
+    reg  [7:0] s4;
+    reg  [7:0] s3;
+    reg  [7:0] q4;
+    reg  [7:0] q3;
+    reg  [7:0] c4;
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_s_cnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_s_ord;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [191:0] sh_s_head;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_q_cnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [191:0] sh_q_head;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [3:0] s_cnt;
+    reg  [2:0] s_head;
+    reg  [3:0] s_ord;
+    reg  [3:0] q_cnt;
+    reg  [2:0] q_head;
+    reg  [3:0] ord_v;
+    reg  push;
+    reg  pop;
+    reg  [31:0] r_stag;
+    reg  [63:0] r_to;
+
+    // Sub module instances
+    rnic_versa5g$core$rd_track$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rd_track$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$core$rd_track$qp qp(
+        .d(qp$d),
+        .q(qp$q),
+        .clock(qp$clock)
+    );
+    rnic_versa5g$core$rd_track$conn conn(
+        .d(conn$d),
+        .q(conn$q),
+        .clock(conn$clock)
+    );
+    rnic_versa5g$core$rd_track$qpn qpn(
+        .d(qpn$d),
+        .q(qpn$q),
+        .clock(qpn$clock)
+    );
+    rnic_versa5g$core$rd_track$stag stag(
+        .d(stag$d),
+        .q(stag$q),
+        .clock(stag$clock)
+    );
+    rnic_versa5g$core$rd_track$to to(
+        .d(to$d),
+        .q(to$q),
+        .clock(to$clock)
+    );
+    rnic_versa5g$core$rd_track$len len(
+        .d(len$d),
+        .q(len$q),
+        .clock(len$clock)
+    );
+    rnic_versa5g$core$rd_track$c_wr_id c_wr_id(
+        .d(c_wr_id$d),
+        .q(c_wr_id$q),
+        .clock(c_wr_id$clock)
+    );
+    rnic_versa5g$core$rd_track$c_len c_len(
+        .d(c_len$d),
+        .q(c_len$q),
+        .clock(c_len$clock)
+    );
+    rnic_versa5g$core$rd_track$ord ord(
+        .d(ord$d),
+        .q(ord$q),
+        .clock(ord$clock)
+    );
+    rnic_versa5g$core$rd_track$cnt cnt(
+        .d(cnt$d),
+        .q(cnt$q),
+        .clock(cnt$clock)
+    );
+    rnic_versa5g$core$rd_track$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_versa5g$core$rd_track$c_cpl c_cpl(
+        .d(c_cpl$d),
+        .q(c_cpl$q),
+        .clock(c_cpl$clock)
+    );
+    rnic_versa5g$core$rd_track$c_over c_over(
+        .d(c_over$d),
+        .q(c_over$q),
+        .clock(c_over$clock)
+    );
+    rnic_versa5g$core$rd_track$c_term c_term(
+        .d(c_term$d),
+        .q(c_term$q),
+        .clock(c_term$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        qp$clock = clock;
+        conn$clock = clock;
+        qpn$clock = clock;
+        stag$clock = clock;
+        to$clock = clock;
+        len$clock = clock;
+        c_wr_id$clock = clock;
+        c_len$clock = clock;
+        ord$clock = clock;
+        cnt$clock = clock;
+        head$clock = clock;
+        c_cpl$clock = clock;
+        c_over$clock = clock;
+        c_term$clock = clock;
+        state$d = state$q;
+        qp$d = qp$q;
+        conn$d = conn$q;
+        qpn$d = qpn$q;
+        stag$d = stag$q;
+        to$d = to$q;
+        len$d = len$q;
+        c_wr_id$d = c_wr_id$q;
+        c_len$d = c_len$q;
+        ord$d = ord$q;
+        cnt$d = cnt$q;
+        head$d = head$q;
+        c_cpl$d = c_cpl$q;
+        c_over$d = c_over$q;
+        c_term$d = c_term$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        s4 = {{2{1'b0}}, sent_qp} << 32'h2;
+        s3 = ({{2{1'b0}}, sent_qp} << 32'h1) + {{2{1'b0}}, sent_qp};
+        q4 = {{2{1'b0}}, qp$q} << 32'h2;
+        q3 = ({{2{1'b0}}, qp$q} << 32'h1) + {{2{1'b0}}, qp$q};
+        c4 = {{2{1'b0}}, cfg_qp} << 32'h2;
+        sh_s_cnt = cnt$q >> s4;
+        sh_s_ord = ord$q >> s4;
+        sh_s_head = head$q >> s3;
+        sh_q_cnt = cnt$q >> q4;
+        sh_q_head = head$q >> q3;
+        s_cnt = sh_s_cnt[(32'h0)+:(4)];
+        s_ord = sh_s_ord[(32'h0)+:(4)];
+        s_head = sh_s_head[(32'h0)+:(3)];
+        q_cnt = sh_q_cnt[(32'h0)+:(4)];
+        q_head = sh_q_head[(32'h0)+:(3)];
+        push = 1'b0;
+        ram$write_enable = 1'b0;
+        ram$write_address = ({{3{1'b0}}, sent_qp} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
+        ram$write_data = ({{96{1'b0}}, sent_signaled} << 32'h60) | ({{65{1'b0}}, sent_len} << 32'h40) | {{33{1'b0}}, sent_wr_id};
+        if (sent_valid) begin
+            if (s_cnt < s_ord) begin
+                push = 1'b1;
+                ram$write_enable = 1'b1;
+            end
+            else begin
+                c_over$d = c_over$q + 32'h1;
+            end
+        end
+        ram$read_address = ({{3{1'b0}}, qp$q} << 32'h3) | {{6{1'b0}}, q_head};
+        busy = state$q != RtState$Idle;
+        cpl_valid = 1'b0;
+        term_valid = 1'b0;
+        pop = 1'b0;
+        cpl_qp = qp$q;
+        cpl_wr_id = c_wr_id$q;
+        cpl_len = c_len$q;
+        cpl_status = 8'h0;
+        case (state$q)
+            RtState$Idle:
+                begin
+                    if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & ~|tag_qpn[(32'h6)+:(26)]) begin
+                        qp$d = tag_qpn[(32'h0)+:(6)];
+                        qpn$d = tag_qpn;
+                        conn$d = tag_conn;
+                        stag$d = tag_stag;
+                        to$d = tag_to;
+                        len$d = tag_len;
+                        state$d = RtState$Look;
+                    end
+                end
+            RtState$Look:
+                begin
+                    state$d = RtState$Rd;
+                    if (q_cnt == 4'h0) begin
+                        state$d = RtState$Term;
+                    end
+                end
+            RtState$Rd:
+                begin
+                    pop = 1'b1;
+                    c_wr_id$d = ram$read_data[(32'h0)+:(64)];
+                    c_len$d = ram$read_data[(32'h40)+:(32)];
+                    state$d = RtState$Idle;
+                    if (ram$read_data[32'h60]) begin
+                        state$d = RtState$Cpl;
+                    end
+                end
+            RtState$Cpl:
+                begin
+                    cpl_valid = 1'b1;
+                    if (cpl_ready) begin
+                        c_cpl$d = c_cpl$q + 32'h1;
+                        state$d = RtState$Idle;
+                    end
+                end
+            RtState$Term:
+                begin
+                    term_valid = 1'b1;
+                    if (term_ready) begin
+                        c_term$d = c_term$q + 32'h1;
+                        state$d = RtState$Idle;
+                    end
+                end
+        endcase
+        cnt_v = cnt$q;
+        head_v = head$q;
+        if (pop) begin
+            cnt_v = cnt_v - (256'h1 << q4);
+            head_v = (head_v & ~(192'h7 << q3)) | ({{189{1'b0}}, (q_head + 3'h1)} << q3);
+        end
+        if (push) begin
+            cnt_v = cnt_v + (256'h1 << s4);
+        end
+        ord_v = cfg_ord[(32'h0)+:(4)];
+        if (cfg_ord > k_ord_max) begin
+            ord_v = k_ord_max[(32'h0)+:(4)];
+        end
+        if (cfg_valid) begin
+            cnt_v = cnt_v & ~(256'hf << c4);
+            ord$d = (ord$q & ~(256'hf << c4)) | ({{252{1'b0}}, ord_v} << c4);
+        end
+        cnt$d = cnt_v;
+        head$d = head_v;
+        r_stag = (stag$q << 32'h18) | ((stag$q & 32'hff00) << 32'h8) | ((stag$q >> 32'h8) & 32'hff00) | (stag$q >> 32'h18);
+        r_to = (to$q << 32'h38) | ((to$q & m1) << 32'h28) | ((to$q & m2) << 32'h18) | ((to$q & m3) << 32'h8) | ((to$q >> 32'h8) & m3) | ((to$q >> 32'h18) & m2) | ((to$q >> 32'h28) & m1) | (to$q >> 32'h38);
+        term_cause = k_c_unexp;
+        term_hdr = ({{320{1'b0}}, r_to} << 32'h30) | ({{352{1'b0}}, r_stag} << 32'h10) | (384'h42 << 32'h8) | 384'hc1;
+        term_seg_len = len$q + 16'he;
+        term_conn = conn$q;
+        term_qpn = qpn$q;
+        cnt_cpl = c_cpl$q;
+        cnt_ord_over = c_over$q;
+        cnt_term = c_term$q;
+        if (reset) begin
+            state$d = RtState$Idle;
+            cnt$d = 256'h0;
+            head$d = 192'h0;
+            ord$d = 256'h0;
+            c_cpl$d = 32'h0;
+            c_over$d = 32'h0;
+            c_term$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rd_track
+
+
+module rnic_versa5g$core$rd_track$c_cpl(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$c_cpl
+
+
+module rnic_versa5g$core$rd_track$c_len(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$c_len
+
+
+module rnic_versa5g$core$rd_track$c_over(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$c_over
+
+
+module rnic_versa5g$core$rd_track$c_term(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$c_term
+
+
+module rnic_versa5g$core$rd_track$c_wr_id(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$c_wr_id
+
+
+module rnic_versa5g$core$rd_track$cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$cnt
+
+
+module rnic_versa5g$core$rd_track$conn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$conn
+
+
+module rnic_versa5g$core$rd_track$head(d,q,clock);
+
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$head
+
+
+module rnic_versa5g$core$rd_track$len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$len
+
+
+module rnic_versa5g$core$rd_track$ord(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$ord
+
+
+module rnic_versa5g$core$rd_track$qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$qp
+
+
+module rnic_versa5g$core$rd_track$qpn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$qpn
+
+
+module rnic_versa5g$core$rd_track$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [96:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [96:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[96:0] mem[511:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$rd_track$ram
+
+
+module rnic_versa5g$core$rd_track$stag(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$stag
+
+
+module rnic_versa5g$core$rd_track$state(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RtState$Idle = 0;
+    localparam RtState$Look = 1;
+    localparam RtState$Rd = 2;
+    localparam RtState$Cpl = 3;
+    localparam RtState$Term = 4;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$state
+
+
+module rnic_versa5g$core$rd_track$to(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rd_track$to
+
+
+module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  q_valid;
+    output reg  q_ready;
+    input wire  [5:0] q_qp;
+    input wire  [7:0] q_conn;
+    input wire  [31:0] q_msn;
+    input wire  [31:0] q_sink_stag;
+    input wire  [63:0] q_sink_to;
+    input wire  [31:0] q_len;
+    input wire  [31:0] q_src_stag;
+    input wire  [63:0] q_src_to;
+    input wire  cfg_valid;
+    input wire  [5:0] cfg_qp;
+    input wire  [31:0] cfg_pd;
+    output reg  chk_valid;
+    input wire  chk_ready;
+    output reg  [31:0] chk_stag;
+    output reg  [31:0] chk_pd;
+    output reg  [2:0] chk_need;
+    output reg  [63:0] chk_to;
+    output reg  [31:0] chk_len;
+    input wire  res_valid;
+    output reg  res_ready;
+    input wire  [2:0] res_fault;
+    input wire  [63:0] res_addr;
+    input wire  [31:0] res_page_left;
+    output reg  xs_req;
+    output reg  [5:0] xs_qp;
+    input wire  xs_gnt;
+    input wire  [31:0] xs_seq;
+    input wire  [31:0] xs_seq_start;
+    input wire  [15:0] xs_mulpdu;
+    input wire  xs_mk_en;
+    input wire  xs_crc_en;
+    output reg  xs_done;
+    output reg  [31:0] xs_seq_new;
+    output reg  desc_valid;
+    input wire  desc_ready;
+    output reg  [5:0] desc_qp;
+    output reg  [31:0] desc_seq;
+    output reg  desc_crc_en;
+    output reg  desc_mk_en;
+    output reg  [31:0] desc_seq_start;
+    output reg  [3:0] desc_opcode;
+    output reg  desc_last;
+    output reg  [31:0] desc_stag;
+    output reg  [63:0] desc_to;
+    output reg  [15:0] desc_pay_len;
+    output reg  dma_rd_req_valid;
+    input wire  dma_rd_req_ready;
+    output reg  [63:0] dma_rd_req_addr;
+    output reg  [15:0] dma_rd_req_len;
+    output reg  [7:0] dma_rd_req_tag;
+    input wire  dma_rd_cpl_valid;
+    output reg  dma_rd_cpl_ready;
+    input wire  [63:0] dma_rd_cpl_data;
+    input wire  [3:0] dma_rd_cpl_keep;
+    input wire  dma_rd_cpl_last;
+    output reg  pay_valid;
+    input wire  pay_ready;
+    output reg  [63:0] pay_data;
+    output reg  [3:0] pay_keep;
+    output reg  pay_last;
+    output reg  done_valid;
+    output reg  [5:0] done_qp;
+    output reg  term_valid;
+    input wire  term_ready;
+    output reg  [15:0] term_cause;
+    output reg  [383:0] term_hdr;
+    output reg  [15:0] term_seg_len;
+    output reg  [31:0] term_conn;
+    output reg  [31:0] term_qpn;
+    output reg  [31:0] cnt_resp;
+    output reg  [31:0] cnt_segs;
+    output reg  [31:0] cnt_term;
+    output reg  [31:0] cnt_drop;
+
+    // Constant declarations
+    localparam  k_need = 3'b100;
+    localparam  k_hdr_t = 16'he;
+    localparam  k_op_rresp = 4'h2;
+    localparam  k_tag = 8'hc0;
+    localparam  k_c_stag = 16'h100;
+    localparam  k_c_pd = 16'h103;
+    localparam  k_c_rights = 16'h102;
+    localparam  k_c_bounds = 16'h101;
+    localparam  k_c_wrap = 16'h104;
+    localparam  m1 = 64'hff00;
+    localparam  m2 = 64'hff0000;
+    localparam  m3 = 64'hff000000;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RrState$Idle = 0;
+    localparam RrState$Pd = 1;
+    localparam RrState$Chk = 2;
+    localparam RrState$Res = 3;
+    localparam RrState$Term = 4;
+    localparam RrState$Grant = 5;
+    localparam RrState$SChk = 6;
+    localparam RrState$SRes = 7;
+    localparam RrState$Issue = 8;
+    localparam RrState$Adv = 9;
+    localparam RrState$Fin = 10;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [5:0] pd_ram$read_address;
+    reg  pd_ram$read_clock;
+    wire  [31:0] pd_ram$read_data;
+    reg  [5:0] pd_ram$write_address;
+    reg  pd_ram$write_clock;
+    reg  [31:0] pd_ram$write_data;
+    reg  pd_ram$write_enable;
+    reg  [3:0] state$d;
+    wire  [3:0] state$q;
+    reg  state$clock;
+    reg  [5:0] qp$d;
+    wire  [5:0] qp$q;
+    reg  qp$clock;
+    reg  [7:0] conn$d;
+    wire  [7:0] conn$q;
+    reg  conn$clock;
+    reg  [31:0] msn$d;
+    wire  [31:0] msn$q;
+    reg  msn$clock;
+    reg  [31:0] sink_stag$d;
+    wire  [31:0] sink_stag$q;
+    reg  sink_stag$clock;
+    reg  [63:0] sink_to$d;
+    wire  [63:0] sink_to$q;
+    reg  sink_to$clock;
+    reg  [31:0] len$d;
+    wire  [31:0] len$q;
+    reg  len$clock;
+    reg  [31:0] src_stag$d;
+    wire  [31:0] src_stag$q;
+    reg  src_stag$clock;
+    reg  [63:0] src_to$d;
+    wire  [63:0] src_to$q;
+    reg  src_to$clock;
+    reg  [31:0] pd$d;
+    wire  [31:0] pd$q;
+    reg  pd$clock;
+    reg  [63:0] cur_to$d;
+    wire  [63:0] cur_to$q;
+    reg  cur_to$clock;
+    reg  [31:0] rest$d;
+    wire  [31:0] rest$q;
+    reg  rest$clock;
+    reg  [15:0] seg$d;
+    wire  [15:0] seg$q;
+    reg  seg$clock;
+    reg  seg_last$d;
+    wire  seg_last$q;
+    reg  seg_last$clock;
+    reg  [63:0] addr$d;
+    wire  [63:0] addr$q;
+    reg  addr$clock;
+    reg  [31:0] seq$d;
+    wire  [31:0] seq$q;
+    reg  seq$clock;
+    reg  [31:0] seq_start$d;
+    wire  [31:0] seq_start$q;
+    reg  seq_start$clock;
+    reg  [15:0] room$d;
+    wire  [15:0] room$q;
+    reg  room$clock;
+    reg  mk$d;
+    wire  mk$q;
+    reg  mk$clock;
+    reg  crc$d;
+    wire  crc$q;
+    reg  crc$clock;
+    reg  desc_done$d;
+    wire  desc_done$q;
+    reg  desc_done$clock;
+    reg  req_done$d;
+    wire  req_done$q;
+    reg  req_done$clock;
+    reg  pay_done$d;
+    wire  pay_done$q;
+    reg  pay_done$clock;
+    reg  [15:0] cause_r$d;
+    wire  [15:0] cause_r$q;
+    reg  cause_r$clock;
+    reg  [63:0] stopped$d;
+    wire  [63:0] stopped$q;
+    reg  stopped$clock;
+    reg  [31:0] c_resp$d;
+    wire  [31:0] c_resp$q;
+    reg  c_resp$clock;
+    reg  [31:0] c_segs$d;
+    wire  [31:0] c_segs$q;
+    reg  c_segs$clock;
+    reg  [31:0] c_term$d;
+    wire  [31:0] c_term$q;
+    reg  c_term$clock;
+    reg  [31:0] c_drop$d;
+    wire  [31:0] c_drop$q;
+    reg  c_drop$clock;
+
+    // Local signals
+    reg  [31:0] cand;
+    reg  [31:0] seg_v;
+    reg  [31:0] to4k;
+    reg  [15:0] flen;
+    reg  [8:0] sdiff;
+    reg  [15:0] d0;
+    reg  [15:0] mrest;
+    reg  [15:0] kk;
+    reg  [31:0] adv;
+    reg  streaming;
+    reg  pay_take;
+    reg  [31:0] r_msn;
+    reg  [31:0] r_sstag;
+    reg  [31:0] r_len;
+    reg  [31:0] r_rstag;
+    reg  [63:0] r_sto;
+    reg  [63:0] r_rto;
+
+    // Sub module instances
+    rnic_versa5g$core$read_resp$pd_ram pd_ram(
+        .read_address(pd_ram$read_address),
+        .read_clock(pd_ram$read_clock),
+        .read_data(pd_ram$read_data),
+        .write_address(pd_ram$write_address),
+        .write_clock(pd_ram$write_clock),
+        .write_data(pd_ram$write_data),
+        .write_enable(pd_ram$write_enable)
+    );
+    rnic_versa5g$core$read_resp$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$core$read_resp$qp qp(
+        .d(qp$d),
+        .q(qp$q),
+        .clock(qp$clock)
+    );
+    rnic_versa5g$core$read_resp$conn conn(
+        .d(conn$d),
+        .q(conn$q),
+        .clock(conn$clock)
+    );
+    rnic_versa5g$core$read_resp$msn msn(
+        .d(msn$d),
+        .q(msn$q),
+        .clock(msn$clock)
+    );
+    rnic_versa5g$core$read_resp$sink_stag sink_stag(
+        .d(sink_stag$d),
+        .q(sink_stag$q),
+        .clock(sink_stag$clock)
+    );
+    rnic_versa5g$core$read_resp$sink_to sink_to(
+        .d(sink_to$d),
+        .q(sink_to$q),
+        .clock(sink_to$clock)
+    );
+    rnic_versa5g$core$read_resp$len len(
+        .d(len$d),
+        .q(len$q),
+        .clock(len$clock)
+    );
+    rnic_versa5g$core$read_resp$src_stag src_stag(
+        .d(src_stag$d),
+        .q(src_stag$q),
+        .clock(src_stag$clock)
+    );
+    rnic_versa5g$core$read_resp$src_to src_to(
+        .d(src_to$d),
+        .q(src_to$q),
+        .clock(src_to$clock)
+    );
+    rnic_versa5g$core$read_resp$pd pd(
+        .d(pd$d),
+        .q(pd$q),
+        .clock(pd$clock)
+    );
+    rnic_versa5g$core$read_resp$cur_to cur_to(
+        .d(cur_to$d),
+        .q(cur_to$q),
+        .clock(cur_to$clock)
+    );
+    rnic_versa5g$core$read_resp$rest rest(
+        .d(rest$d),
+        .q(rest$q),
+        .clock(rest$clock)
+    );
+    rnic_versa5g$core$read_resp$seg seg(
+        .d(seg$d),
+        .q(seg$q),
+        .clock(seg$clock)
+    );
+    rnic_versa5g$core$read_resp$seg_last seg_last(
+        .d(seg_last$d),
+        .q(seg_last$q),
+        .clock(seg_last$clock)
+    );
+    rnic_versa5g$core$read_resp$addr addr(
+        .d(addr$d),
+        .q(addr$q),
+        .clock(addr$clock)
+    );
+    rnic_versa5g$core$read_resp$seq seq(
+        .d(seq$d),
+        .q(seq$q),
+        .clock(seq$clock)
+    );
+    rnic_versa5g$core$read_resp$seq_start seq_start(
+        .d(seq_start$d),
+        .q(seq_start$q),
+        .clock(seq_start$clock)
+    );
+    rnic_versa5g$core$read_resp$room room(
+        .d(room$d),
+        .q(room$q),
+        .clock(room$clock)
+    );
+    rnic_versa5g$core$read_resp$mk mk(
+        .d(mk$d),
+        .q(mk$q),
+        .clock(mk$clock)
+    );
+    rnic_versa5g$core$read_resp$crc crc(
+        .d(crc$d),
+        .q(crc$q),
+        .clock(crc$clock)
+    );
+    rnic_versa5g$core$read_resp$desc_done desc_done(
+        .d(desc_done$d),
+        .q(desc_done$q),
+        .clock(desc_done$clock)
+    );
+    rnic_versa5g$core$read_resp$req_done req_done(
+        .d(req_done$d),
+        .q(req_done$q),
+        .clock(req_done$clock)
+    );
+    rnic_versa5g$core$read_resp$pay_done pay_done(
+        .d(pay_done$d),
+        .q(pay_done$q),
+        .clock(pay_done$clock)
+    );
+    rnic_versa5g$core$read_resp$cause_r cause_r(
+        .d(cause_r$d),
+        .q(cause_r$q),
+        .clock(cause_r$clock)
+    );
+    rnic_versa5g$core$read_resp$stopped stopped(
+        .d(stopped$d),
+        .q(stopped$q),
+        .clock(stopped$clock)
+    );
+    rnic_versa5g$core$read_resp$c_resp c_resp(
+        .d(c_resp$d),
+        .q(c_resp$q),
+        .clock(c_resp$clock)
+    );
+    rnic_versa5g$core$read_resp$c_segs c_segs(
+        .d(c_segs$d),
+        .q(c_segs$q),
+        .clock(c_segs$clock)
+    );
+    rnic_versa5g$core$read_resp$c_term c_term(
+        .d(c_term$d),
+        .q(c_term$q),
+        .clock(c_term$clock)
+    );
+    rnic_versa5g$core$read_resp$c_drop c_drop(
+        .d(c_drop$d),
+        .q(c_drop$q),
+        .clock(c_drop$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        qp$clock = clock;
+        conn$clock = clock;
+        msn$clock = clock;
+        sink_stag$clock = clock;
+        sink_to$clock = clock;
+        len$clock = clock;
+        src_stag$clock = clock;
+        src_to$clock = clock;
+        pd$clock = clock;
+        cur_to$clock = clock;
+        rest$clock = clock;
+        seg$clock = clock;
+        seg_last$clock = clock;
+        addr$clock = clock;
+        seq$clock = clock;
+        seq_start$clock = clock;
+        room$clock = clock;
+        mk$clock = clock;
+        crc$clock = clock;
+        desc_done$clock = clock;
+        req_done$clock = clock;
+        pay_done$clock = clock;
+        cause_r$clock = clock;
+        stopped$clock = clock;
+        c_resp$clock = clock;
+        c_segs$clock = clock;
+        c_term$clock = clock;
+        c_drop$clock = clock;
+        state$d = state$q;
+        qp$d = qp$q;
+        conn$d = conn$q;
+        msn$d = msn$q;
+        sink_stag$d = sink_stag$q;
+        sink_to$d = sink_to$q;
+        len$d = len$q;
+        src_stag$d = src_stag$q;
+        src_to$d = src_to$q;
+        pd$d = pd$q;
+        cur_to$d = cur_to$q;
+        rest$d = rest$q;
+        seg$d = seg$q;
+        seg_last$d = seg_last$q;
+        addr$d = addr$q;
+        seq$d = seq$q;
+        seq_start$d = seq_start$q;
+        room$d = room$q;
+        mk$d = mk$q;
+        crc$d = crc$q;
+        desc_done$d = desc_done$q;
+        req_done$d = req_done$q;
+        pay_done$d = pay_done$q;
+        cause_r$d = cause_r$q;
+        stopped$d = stopped$q;
+        c_resp$d = c_resp$q;
+        c_segs$d = c_segs$q;
+        c_term$d = c_term$q;
+        c_drop$d = c_drop$q;
+        pd_ram$read_clock = clock;
+        pd_ram$write_clock = clock;
+        pd_ram$read_address = q_qp;
+        pd_ram$write_address = cfg_qp;
+        pd_ram$write_enable = cfg_valid;
+        pd_ram$write_data = cfg_pd;
+        q_ready = 1'b0;
+        chk_valid = 1'b0;
+        res_ready = 1'b0;
+        xs_req = 1'b0;
+        xs_done = 1'b0;
+        done_valid = 1'b0;
+        term_valid = 1'b0;
+        xs_qp = qp$q;
+        xs_seq_new = seq$q;
+        done_qp = qp$q;
+        chk_pd = pd$q;
+        chk_need = k_need;
+        chk_stag = src_stag$q;
+        chk_to = src_to$q;
+        chk_len = len$q;
+        cand = rest$q;
+        if (rest$q > {{16{1'b0}}, room$q}) begin
+            cand = {{16{1'b0}}, room$q};
+        end
+        seg_v = cand;
+        if (res_page_left < seg_v) begin
+            seg_v = res_page_left;
+        end
+        if ((state$q == RrState$SChk) | (state$q == RrState$SRes)) begin
+            chk_to = cur_to$q;
+            chk_len = cand;
+        end
+        to4k = 32'h1000 - {{20{1'b0}}, res_addr[(32'h0)+:(12)]};
+        if (to4k < seg_v) begin
+            seg_v = to4k;
+        end
+        flen = ((k_hdr_t + seg$q + 16'h5) & 16'hfffc) + 16'h4;
+        sdiff = seq$q[(32'h0)+:(9)] - seq_start$q[(32'h0)+:(9)];
+        d0 = {{7{1'b0}}, (9'h0 - sdiff)};
+        kk = 16'h0;
+        mrest = 16'h0;
+        if (flen > d0) begin
+            mrest = flen - d0;
+            kk = 16'h1;
+        end
+        if (mrest > 16'h1fc) begin
+            kk = kk + 16'h1;
+        end
+        if (mrest > 16'h3f8) begin
+            kk = kk + 16'h1;
+        end
+        if (mrest > 16'h5f4) begin
+            kk = kk + 16'h1;
+        end
+        if (mrest > 16'h7f0) begin
+            kk = kk + 16'h1;
+        end
+        if (mrest > 16'h9ec) begin
+            kk = kk + 16'h1;
+        end
+        if (mrest > 16'hbe8) begin
+            kk = kk + 16'h1;
+        end
+        if (mrest > 16'hde4) begin
+            kk = kk + 16'h1;
+        end
+        if (mrest > 16'hfe0) begin
+            kk = kk + 16'h1;
+        end
+        adv = {{16{1'b0}}, flen};
+        if (mk$q) begin
+            adv = {{16{1'b0}}, (flen + (kk << 32'h2))};
+        end
+        desc_valid = (state$q == RrState$Issue) & ~desc_done$q;
+        desc_qp = qp$q;
+        desc_seq = seq$q;
+        desc_crc_en = crc$q;
+        desc_mk_en = mk$q;
+        desc_seq_start = seq_start$q;
+        desc_opcode = k_op_rresp;
+        desc_last = seg_last$q;
+        desc_stag = sink_stag$q;
+        desc_to = sink_to$q;
+        desc_pay_len = seg$q;
+        dma_rd_req_valid = (state$q == RrState$Issue) & ~req_done$q & |seg$q;
+        dma_rd_req_addr = addr$q;
+        dma_rd_req_len = seg$q;
+        dma_rd_req_tag = k_tag;
+        streaming = (state$q == RrState$Issue) & ~pay_done$q;
+        pay_valid = dma_rd_cpl_valid & streaming;
+        pay_data = dma_rd_cpl_data;
+        pay_keep = dma_rd_cpl_keep;
+        pay_last = dma_rd_cpl_last;
+        dma_rd_cpl_ready = pay_ready & streaming;
+        pay_take = pay_valid & pay_ready;
+        case (state$q)
+            RrState$Idle:
+                begin
+                    if (q_valid) begin
+                        qp$d = q_qp;
+                        conn$d = q_conn;
+                        msn$d = q_msn;
+                        sink_stag$d = q_sink_stag;
+                        sink_to$d = q_sink_to;
+                        len$d = q_len;
+                        src_stag$d = q_src_stag;
+                        src_to$d = q_src_to;
+                        cur_to$d = q_src_to;
+                        rest$d = q_len;
+                        q_ready = 1'b1;
+                        if (|(stopped$q & (64'h1 << q_qp))) begin
+                            c_drop$d = c_drop$q + 32'h1;
+                            done_valid = 1'b1;
+                            done_qp = q_qp;
+                        end
+                        else begin
+                            state$d = RrState$Pd;
+                        end
+                    end
+                end
+            RrState$Pd:
+                begin
+                    pd$d = pd_ram$read_data;
+                    state$d = RrState$Chk;
+                end
+            RrState$Chk:
+                begin
+                    chk_valid = 1'b1;
+                    if (chk_ready) begin
+                        state$d = RrState$Res;
+                    end
+                end
+            RrState$Res:
+                begin
+                    res_ready = 1'b1;
+                    if (res_valid) begin
+                        if (res_fault == 3'h0) begin
+                            state$d = RrState$Grant;
+                        end
+                        else begin
+                            state$d = RrState$Term;
+                            if (res_fault == 3'h1) begin
+                                cause_r$d = k_c_stag;
+                            end
+                            else if (res_fault == 3'h2) begin
+                                cause_r$d = k_c_pd;
+                            end
+                            else if (res_fault == 3'h3) begin
+                                cause_r$d = k_c_rights;
+                            end
+                            else if (res_fault == 3'h4) begin
+                                cause_r$d = k_c_bounds;
+                            end
+                            else begin
+                                cause_r$d = k_c_wrap;
+                            end
+                        end
+                    end
+                end
+            RrState$Term:
+                begin
+                    term_valid = 1'b1;
+                    if (term_ready) begin
+                        c_term$d = c_term$q + 32'h1;
+                        stopped$d = stopped$q | (64'h1 << qp$q);
+                        done_valid = 1'b1;
+                        state$d = RrState$Idle;
+                    end
+                end
+            RrState$Grant:
+                begin
+                    xs_req = 1'b1;
+                    if (xs_gnt) begin
+                        seq$d = xs_seq;
+                        seq_start$d = xs_seq_start;
+                        room$d = xs_mulpdu - k_hdr_t;
+                        mk$d = xs_mk_en;
+                        crc$d = xs_crc_en;
+                        state$d = RrState$SChk;
+                    end
+                end
+            RrState$SChk:
+                begin
+                    xs_req = 1'b1;
+                    if (rest$q == 32'h0) begin
+                        seg$d = 16'h0;
+                        seg_last$d = 1'b1;
+                        desc_done$d = 1'b0;
+                        req_done$d = 1'b1;
+                        pay_done$d = 1'b1;
+                        state$d = RrState$Issue;
+                    end
+                    else begin
+                        chk_valid = 1'b1;
+                        if (chk_ready) begin
+                            state$d = RrState$SRes;
+                        end
+                    end
+                end
+            RrState$SRes:
+                begin
+                    xs_req = 1'b1;
+                    res_ready = 1'b1;
+                    if (res_valid) begin
+                        seg$d = seg_v[(32'h0)+:(16)];
+                        seg_last$d = seg_v == rest$q;
+                        addr$d = res_addr;
+                        desc_done$d = 1'b0;
+                        req_done$d = 1'b0;
+                        pay_done$d = 1'b0;
+                        state$d = RrState$Issue;
+                    end
+                end
+            RrState$Issue:
+                begin
+                    xs_req = 1'b1;
+                    if (desc_valid & desc_ready) begin
+                        desc_done$d = 1'b1;
+                    end
+                    if (dma_rd_req_valid & dma_rd_req_ready) begin
+                        req_done$d = 1'b1;
+                    end
+                    if (pay_take & dma_rd_cpl_last) begin
+                        pay_done$d = 1'b1;
+                    end
+                    if (desc_done$q & req_done$q & pay_done$q) begin
+                        state$d = RrState$Adv;
+                    end
+                end
+            RrState$Adv:
+                begin
+                    xs_req = 1'b1;
+                    c_segs$d = c_segs$q + 32'h1;
+                    seq$d = seq$q + adv;
+                    cur_to$d = cur_to$q + {{48{1'b0}}, seg$q};
+                    sink_to$d = sink_to$q + {{48{1'b0}}, seg$q};
+                    rest$d = rest$q - {{16{1'b0}}, seg$q};
+                    state$d = RrState$SChk;
+                    if (seg_last$q) begin
+                        state$d = RrState$Fin;
+                    end
+                end
+            RrState$Fin:
+                begin
+                    xs_req = 1'b1;
+                    xs_done = 1'b1;
+                    done_valid = 1'b1;
+                    c_resp$d = c_resp$q + 32'h1;
+                    state$d = RrState$Idle;
+                end
+        endcase
+        if (cfg_valid) begin
+            stopped$d = stopped$q & ~(64'h1 << cfg_qp);
+        end
+        r_msn = (msn$q << 32'h18) | ((msn$q & 32'hff00) << 32'h8) | ((msn$q >> 32'h8) & 32'hff00) | (msn$q >> 32'h18);
+        r_sstag = (sink_stag$q << 32'h18) | ((sink_stag$q & 32'hff00) << 32'h8) | ((sink_stag$q >> 32'h8) & 32'hff00) | (sink_stag$q >> 32'h18);
+        r_len = (len$q << 32'h18) | ((len$q & 32'hff00) << 32'h8) | ((len$q >> 32'h8) & 32'hff00) | (len$q >> 32'h18);
+        r_rstag = (src_stag$q << 32'h18) | ((src_stag$q & 32'hff00) << 32'h8) | ((src_stag$q >> 32'h8) & 32'hff00) | (src_stag$q >> 32'h18);
+        r_sto = (sink_to$q << 32'h38) | ((sink_to$q & m1) << 32'h28) | ((sink_to$q & m2) << 32'h18) | ((sink_to$q & m3) << 32'h8) | ((sink_to$q >> 32'h8) & m3) | ((sink_to$q >> 32'h18) & m2) | ((sink_to$q >> 32'h28) & m1) | (sink_to$q >> 32'h38);
+        r_rto = (src_to$q << 32'h38) | ((src_to$q & m1) << 32'h28) | ((src_to$q & m2) << 32'h18) | ((src_to$q & m3) << 32'h8) | ((src_to$q >> 32'h8) & m3) | ((src_to$q >> 32'h18) & m2) | ((src_to$q >> 32'h28) & m1) | (src_to$q >> 32'h38);
+        term_cause = cause_r$q;
+        term_hdr = ({{320{1'b0}}, r_rto} << 32'h130) | ({{352{1'b0}}, r_rstag} << 32'h110) | ({{352{1'b0}}, r_len} << 32'hf0) | ({{320{1'b0}}, r_sto} << 32'hb0) | ({{352{1'b0}}, r_sstag} << 32'h90) | ({{352{1'b0}}, r_msn} << 32'h50) | (384'h1 << 32'h48) | (384'h41 << 32'h8) | 384'h41;
+        term_seg_len = 16'h2e;
+        term_conn = {{24{1'b0}}, conn$q};
+        term_qpn = {{26{1'b0}}, qp$q};
+        cnt_resp = c_resp$q;
+        cnt_segs = c_segs$q;
+        cnt_term = c_term$q;
+        cnt_drop = c_drop$q;
+        if (reset) begin
+            state$d = RrState$Idle;
+            stopped$d = 64'h0;
+            c_resp$d = 32'h0;
+            c_segs$d = 32'h0;
+            c_term$d = 32'h0;
+            c_drop$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$read_resp
+
+
+module rnic_versa5g$core$read_resp$addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$addr
+
+
+module rnic_versa5g$core$read_resp$c_drop(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$c_drop
+
+
+module rnic_versa5g$core$read_resp$c_resp(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$c_resp
+
+
+module rnic_versa5g$core$read_resp$c_segs(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$c_segs
+
+
+module rnic_versa5g$core$read_resp$c_term(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$c_term
+
+
+module rnic_versa5g$core$read_resp$cause_r(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$cause_r
+
+
+module rnic_versa5g$core$read_resp$conn(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$conn
+
+
+module rnic_versa5g$core$read_resp$crc(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$crc
+
+
+module rnic_versa5g$core$read_resp$cur_to(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$cur_to
+
+
+module rnic_versa5g$core$read_resp$desc_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$desc_done
+
+
+module rnic_versa5g$core$read_resp$len(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$len
+
+
+module rnic_versa5g$core$read_resp$mk(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$mk
+
+
+module rnic_versa5g$core$read_resp$msn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$msn
+
+
+module rnic_versa5g$core$read_resp$pay_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$pay_done
+
+
+module rnic_versa5g$core$read_resp$pd(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$pd
+
+
+module rnic_versa5g$core$read_resp$pd_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$read_resp$pd_ram
+
+
+module rnic_versa5g$core$read_resp$qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$qp
+
+
+module rnic_versa5g$core$read_resp$req_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$req_done
+
+
+module rnic_versa5g$core$read_resp$rest(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$rest
+
+
+module rnic_versa5g$core$read_resp$room(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$room
+
+
+module rnic_versa5g$core$read_resp$seg(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$seg
+
+
+module rnic_versa5g$core$read_resp$seg_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$seg_last
+
+
+module rnic_versa5g$core$read_resp$seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$seq
+
+
+module rnic_versa5g$core$read_resp$seq_start(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$seq_start
+
+
+module rnic_versa5g$core$read_resp$sink_stag(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$sink_stag
+
+
+module rnic_versa5g$core$read_resp$sink_to(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$sink_to
+
+
+module rnic_versa5g$core$read_resp$src_stag(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$src_stag
+
+
+module rnic_versa5g$core$read_resp$src_to(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$src_to
+
+
+module rnic_versa5g$core$read_resp$state(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RrState$Idle = 0;
+    localparam RrState$Pd = 1;
+    localparam RrState$Chk = 2;
+    localparam RrState$Res = 3;
+    localparam RrState$Term = 4;
+    localparam RrState$Grant = 5;
+    localparam RrState$SChk = 6;
+    localparam RrState$SRes = 7;
+    localparam RrState$Issue = 8;
+    localparam RrState$Adv = 9;
+    localparam RrState$Fin = 10;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$state
+
+
+module rnic_versa5g$core$read_resp$stopped(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$stopped
 
 
 module rnic_versa5g$core$rq_cfg_q(clock,reset,write,data_in,full,read,data_out,empty,count);
@@ -22278,6 +24918,1106 @@ module rnic_versa5g$core$rq_db_q$wr_ptr_d(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rq_db_q$wr_ptr_d
+
+
+module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_len,ut_conn,ut_qpn,cfg_valid,cfg_qp,cfg_ird,cfg_msn,done_valid,done_qp,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_rreq,cnt_drop,cnt_term);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] ut_data;
+    input wire  [3:0] ut_keep;
+    input wire  ut_last;
+    input wire  ut_valid;
+    output reg  ut_ready;
+    input wire  ut_ddp_last;
+    input wire  [1:0] ut_qn;
+    input wire  [31:0] ut_msn;
+    input wire  [31:0] ut_mo;
+    input wire  [15:0] ut_len;
+    input wire  [31:0] ut_conn;
+    input wire  [31:0] ut_qpn;
+    input wire  cfg_valid;
+    input wire  [5:0] cfg_qp;
+    input wire  [15:0] cfg_ird;
+    input wire  [31:0] cfg_msn;
+    input wire  done_valid;
+    input wire  [5:0] done_qp;
+    output reg  q_valid;
+    input wire  q_ready;
+    output reg  [5:0] q_qp;
+    output reg  [7:0] q_conn;
+    output reg  [31:0] q_msn;
+    output reg  [31:0] q_sink_stag;
+    output reg  [63:0] q_sink_to;
+    output reg  [31:0] q_len;
+    output reg  [31:0] q_src_stag;
+    output reg  [63:0] q_src_to;
+    output reg  term_valid;
+    input wire  term_ready;
+    output reg  [15:0] term_cause;
+    output reg  [383:0] term_hdr;
+    output reg  [15:0] term_seg_len;
+    output reg  [31:0] term_conn;
+    output reg  [31:0] term_qpn;
+    output reg  [31:0] cnt_rreq;
+    output reg  [31:0] cnt_drop;
+    output reg  [31:0] cnt_term;
+
+    // Constant declarations
+    localparam  k_qn_rreq = 2'b1;
+    localparam  k_hdr_len = 16'h1c;
+    localparam  k_ird_max = 16'h10;
+    localparam  k_c_msn = 16'h1203;
+    localparam  k_c_mo = 16'h1204;
+    localparam  k_c_short = 16'h207;
+    localparam  k_c_long = 16'h1205;
+    localparam  k_c_ird = 16'h1202;
+    localparam  k_hdr_u = 16'h12;
+    localparam  ones64 = 64'hffffffffffffffff;
+    localparam  m1 = 64'hff00;
+    localparam  m2 = 64'hff0000;
+    localparam  m3 = 64'hff000000;
+    localparam  m_ird = 37'h1f00000000;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RqState$Collect = 0;
+    localparam RqState$Look = 1;
+    localparam RqState$Decide = 2;
+    localparam RqState$Term = 3;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  fifo$clock;
+    reg  fifo$reset;
+    reg  fifo$write;
+    reg  [269:0] fifo$data_in;
+    wire  fifo$full;
+    reg  fifo$read;
+    wire  [269:0] fifo$data_out;
+    wire  fifo$empty;
+    // Unused on purpose: rreq_queue's request FIFO needs only its full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [4:0] fifo$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [5:0] ctx$read_address;
+    reg  ctx$read_clock;
+    wire  [36:0] ctx$read_data;
+    reg  [5:0] ctx$write_address;
+    reg  ctx$write_clock;
+    reg  [36:0] ctx$write_data;
+    reg  ctx$write_enable;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  mid$d;
+    wire  mid$q;
+    reg  mid$clock;
+    reg  [2:0] bcnt$d;
+    wire  [2:0] bcnt$q;
+    reg  bcnt$clock;
+    reg  [63:0] h0$d;
+    wire  [63:0] h0$q;
+    reg  h0$clock;
+    reg  [63:0] h1$d;
+    wire  [63:0] h1$q;
+    reg  h1$clock;
+    reg  [63:0] h2$d;
+    wire  [63:0] h2$q;
+    reg  h2$clock;
+    reg  [63:0] h3$d;
+    wire  [63:0] h3$q;
+    reg  h3$clock;
+    reg  [31:0] qpn$d;
+    wire  [31:0] qpn$q;
+    reg  qpn$clock;
+    reg  [31:0] conn$d;
+    wire  [31:0] conn$q;
+    reg  conn$clock;
+    reg  [31:0] msn$d;
+    wire  [31:0] msn$q;
+    reg  msn$clock;
+    reg  [31:0] mo$d;
+    wire  [31:0] mo$q;
+    reg  mo$clock;
+    reg  [15:0] len$d;
+    wire  [15:0] len$q;
+    reg  len$clock;
+    reg  ddp_last$d;
+    wire  ddp_last$q;
+    reg  ddp_last$clock;
+    reg  [15:0] cause_r$d;
+    wire  [15:0] cause_r$q;
+    reg  cause_r$clock;
+    reg  [319:0] cnt$d;
+    wire  [319:0] cnt$q;
+    reg  cnt$clock;
+    reg  [63:0] stopped$d;
+    wire  [63:0] stopped$q;
+    reg  stopped$clock;
+    reg  [31:0] c_rreq$d;
+    wire  [31:0] c_rreq$q;
+    reg  c_rreq$clock;
+    reg  [31:0] c_drop$d;
+    wire  [31:0] c_drop$q;
+    reg  c_drop$clock;
+    reg  [31:0] c_term$d;
+    wire  [31:0] c_term$q;
+    reg  c_term$clock;
+
+    // Local signals
+    reg  [5:0] qp6;
+    reg  [63:0] qbit;
+    reg  [8:0] sh;
+    reg  [8:0] dsh;
+    reg  [8:0] csh;
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [319:0] sh_cnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [319:0] sh_dcnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [4:0] cur;
+    reg  [4:0] dcur;
+    reg  [319:0] cnt_v;
+    reg  inc;
+    reg  [4:0] ird_v;
+    reg  [63:0] beat_mask;
+    reg  [63:0] masked;
+    reg  [63:0] r0;
+    reg  [63:0] r1;
+    reg  [63:0] r2;
+    reg  [63:0] r3;
+    reg  [31:0] f_sink_stag;
+    reg  [63:0] f_sink_to;
+    reg  [31:0] f_len;
+    reg  [31:0] f_src_stag;
+    reg  [63:0] f_src_to;
+    reg  [31:0] rs_msn;
+    reg  [31:0] rs_mo;
+    reg  [7:0] ctl0;
+
+    // Sub module instances
+    rnic_versa5g$core$rreq_q$fifo fifo(
+        .clock(fifo$clock),
+        .reset(fifo$reset),
+        .write(fifo$write),
+        .data_in(fifo$data_in),
+        .full(fifo$full),
+        .read(fifo$read),
+        .data_out(fifo$data_out),
+        .empty(fifo$empty),
+        .count(fifo$count)
+    );
+    rnic_versa5g$core$rreq_q$ctx ctx(
+        .read_address(ctx$read_address),
+        .read_clock(ctx$read_clock),
+        .read_data(ctx$read_data),
+        .write_address(ctx$write_address),
+        .write_clock(ctx$write_clock),
+        .write_data(ctx$write_data),
+        .write_enable(ctx$write_enable)
+    );
+    rnic_versa5g$core$rreq_q$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$core$rreq_q$mid mid(
+        .d(mid$d),
+        .q(mid$q),
+        .clock(mid$clock)
+    );
+    rnic_versa5g$core$rreq_q$bcnt bcnt(
+        .d(bcnt$d),
+        .q(bcnt$q),
+        .clock(bcnt$clock)
+    );
+    rnic_versa5g$core$rreq_q$h0 h0(
+        .d(h0$d),
+        .q(h0$q),
+        .clock(h0$clock)
+    );
+    rnic_versa5g$core$rreq_q$h1 h1(
+        .d(h1$d),
+        .q(h1$q),
+        .clock(h1$clock)
+    );
+    rnic_versa5g$core$rreq_q$h2 h2(
+        .d(h2$d),
+        .q(h2$q),
+        .clock(h2$clock)
+    );
+    rnic_versa5g$core$rreq_q$h3 h3(
+        .d(h3$d),
+        .q(h3$q),
+        .clock(h3$clock)
+    );
+    rnic_versa5g$core$rreq_q$qpn qpn(
+        .d(qpn$d),
+        .q(qpn$q),
+        .clock(qpn$clock)
+    );
+    rnic_versa5g$core$rreq_q$conn conn(
+        .d(conn$d),
+        .q(conn$q),
+        .clock(conn$clock)
+    );
+    rnic_versa5g$core$rreq_q$msn msn(
+        .d(msn$d),
+        .q(msn$q),
+        .clock(msn$clock)
+    );
+    rnic_versa5g$core$rreq_q$mo mo(
+        .d(mo$d),
+        .q(mo$q),
+        .clock(mo$clock)
+    );
+    rnic_versa5g$core$rreq_q$len len(
+        .d(len$d),
+        .q(len$q),
+        .clock(len$clock)
+    );
+    rnic_versa5g$core$rreq_q$ddp_last ddp_last(
+        .d(ddp_last$d),
+        .q(ddp_last$q),
+        .clock(ddp_last$clock)
+    );
+    rnic_versa5g$core$rreq_q$cause_r cause_r(
+        .d(cause_r$d),
+        .q(cause_r$q),
+        .clock(cause_r$clock)
+    );
+    rnic_versa5g$core$rreq_q$cnt cnt(
+        .d(cnt$d),
+        .q(cnt$q),
+        .clock(cnt$clock)
+    );
+    rnic_versa5g$core$rreq_q$stopped stopped(
+        .d(stopped$d),
+        .q(stopped$q),
+        .clock(stopped$clock)
+    );
+    rnic_versa5g$core$rreq_q$c_rreq c_rreq(
+        .d(c_rreq$d),
+        .q(c_rreq$q),
+        .clock(c_rreq$clock)
+    );
+    rnic_versa5g$core$rreq_q$c_drop c_drop(
+        .d(c_drop$d),
+        .q(c_drop$q),
+        .clock(c_drop$clock)
+    );
+    rnic_versa5g$core$rreq_q$c_term c_term(
+        .d(c_term$d),
+        .q(c_term$q),
+        .clock(c_term$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        fifo$clock = clock;
+        state$clock = clock;
+        mid$clock = clock;
+        bcnt$clock = clock;
+        h0$clock = clock;
+        h1$clock = clock;
+        h2$clock = clock;
+        h3$clock = clock;
+        qpn$clock = clock;
+        conn$clock = clock;
+        msn$clock = clock;
+        mo$clock = clock;
+        len$clock = clock;
+        ddp_last$clock = clock;
+        cause_r$clock = clock;
+        cnt$clock = clock;
+        stopped$clock = clock;
+        c_rreq$clock = clock;
+        c_drop$clock = clock;
+        c_term$clock = clock;
+        state$d = state$q;
+        mid$d = mid$q;
+        bcnt$d = bcnt$q;
+        h0$d = h0$q;
+        h1$d = h1$q;
+        h2$d = h2$q;
+        h3$d = h3$q;
+        qpn$d = qpn$q;
+        conn$d = conn$q;
+        msn$d = msn$q;
+        mo$d = mo$q;
+        len$d = len$q;
+        ddp_last$d = ddp_last$q;
+        cause_r$d = cause_r$q;
+        cnt$d = cnt$q;
+        stopped$d = stopped$q;
+        c_rreq$d = c_rreq$q;
+        c_drop$d = c_drop$q;
+        c_term$d = c_term$q;
+        ctx$read_clock = clock;
+        ctx$write_clock = clock;
+        fifo$reset = reset;
+        r0 = (h0$q << 32'h38) | ((h0$q & m1) << 32'h28) | ((h0$q & m2) << 32'h18) | ((h0$q & m3) << 32'h8) | ((h0$q >> 32'h8) & m3) | ((h0$q >> 32'h18) & m2) | ((h0$q >> 32'h28) & m1) | (h0$q >> 32'h38);
+        r1 = (h1$q << 32'h38) | ((h1$q & m1) << 32'h28) | ((h1$q & m2) << 32'h18) | ((h1$q & m3) << 32'h8) | ((h1$q >> 32'h8) & m3) | ((h1$q >> 32'h18) & m2) | ((h1$q >> 32'h28) & m1) | (h1$q >> 32'h38);
+        r2 = (h2$q << 32'h38) | ((h2$q & m1) << 32'h28) | ((h2$q & m2) << 32'h18) | ((h2$q & m3) << 32'h8) | ((h2$q >> 32'h8) & m3) | ((h2$q >> 32'h18) & m2) | ((h2$q >> 32'h28) & m1) | (h2$q >> 32'h38);
+        r3 = (h3$q << 32'h38) | ((h3$q & m1) << 32'h28) | ((h3$q & m2) << 32'h18) | ((h3$q & m3) << 32'h8) | ((h3$q >> 32'h8) & m3) | ((h3$q >> 32'h18) & m2) | ((h3$q >> 32'h28) & m1) | (h3$q >> 32'h38);
+        f_sink_stag = r0[(32'h20)+:(32)];
+        f_sink_to = ({{32{1'b0}}, r0[(32'h0)+:(32)]} << 32'h20) | (r1 >> 32'h20);
+        f_len = r1[(32'h0)+:(32)];
+        f_src_stag = r2[(32'h20)+:(32)];
+        f_src_to = ({{32{1'b0}}, r2[(32'h0)+:(32)]} << 32'h20) | (r3 >> 32'h20);
+        fifo$data_in = ({{262{1'b0}}, conn$q[(32'h0)+:(8)]} << 32'h106) | ({{238{1'b0}}, msn$q} << 32'he6) | ({{206{1'b0}}, f_src_to} << 32'ha6) | ({{238{1'b0}}, f_src_stag} << 32'h86) | ({{238{1'b0}}, f_len} << 32'h66) | ({{206{1'b0}}, f_sink_to} << 32'h26) | ({{238{1'b0}}, f_sink_stag} << 32'h6) | {{264{1'b0}}, qpn$q[(32'h0)+:(6)]};
+        fifo$write = 1'b0;
+        fifo$read = q_ready;
+        q_valid = ~fifo$empty;
+        q_qp = fifo$data_out[(32'h0)+:(6)];
+        q_sink_stag = fifo$data_out[(32'h6)+:(32)];
+        q_sink_to = fifo$data_out[(32'h26)+:(64)];
+        q_len = fifo$data_out[(32'h66)+:(32)];
+        q_src_stag = fifo$data_out[(32'h86)+:(32)];
+        q_src_to = fifo$data_out[(32'ha6)+:(64)];
+        q_msn = fifo$data_out[(32'he6)+:(32)];
+        q_conn = fifo$data_out[(32'h106)+:(8)];
+        qp6 = qpn$q[(32'h0)+:(6)];
+        ctx$read_address = qp6;
+        ctx$write_address = qp6;
+        ctx$write_enable = 1'b0;
+        ctx$write_data = (ctx$read_data & m_ird) | {{5{1'b0}}, (msn$q + 32'h1)};
+        ird_v = cfg_ird[(32'h0)+:(5)];
+        if (cfg_ird > k_ird_max) begin
+            ird_v = k_ird_max[(32'h0)+:(5)];
+        end
+        qbit = 64'h1 << qp6;
+        sh = ({{3{1'b0}}, qp6} << 32'h2) + {{3{1'b0}}, qp6};
+        dsh = ({{3{1'b0}}, done_qp} << 32'h2) + {{3{1'b0}}, done_qp};
+        csh = ({{3{1'b0}}, cfg_qp} << 32'h2) + {{3{1'b0}}, cfg_qp};
+        sh_cnt = cnt$q >> sh;
+        sh_dcnt = cnt$q >> dsh;
+        cur = sh_cnt[(32'h0)+:(5)];
+        dcur = sh_dcnt[(32'h0)+:(5)];
+        inc = 1'b0;
+        beat_mask = ones64;
+        if (ut_keep < 4'h8) begin
+            beat_mask = ~(ones64 << ({{3{1'b0}}, ut_keep} << 32'h3));
+        end
+        masked = ut_data & beat_mask;
+        ut_ready = 1'b0;
+        term_valid = 1'b0;
+        case (state$q)
+            RqState$Collect:
+                begin
+                    ut_ready = ~fifo$full;
+                    if (ut_valid & ~fifo$full & (ut_qn == k_qn_rreq)) begin
+                        if (~mid$q) begin
+                            qpn$d = ut_qpn;
+                            conn$d = ut_conn;
+                            msn$d = ut_msn;
+                            mo$d = ut_mo;
+                            len$d = ut_len;
+                            ddp_last$d = ut_ddp_last;
+                            h0$d = masked;
+                            h1$d = 64'h0;
+                            h2$d = 64'h0;
+                            h3$d = 64'h0;
+                            bcnt$d = 3'h1;
+                        end
+                        else begin
+                            if (bcnt$q < 3'h4) begin
+                                bcnt$d = bcnt$q + 3'h1;
+                            end
+                            if (bcnt$q == 3'h1) begin
+                                h1$d = masked;
+                            end
+                            if (bcnt$q == 3'h2) begin
+                                h2$d = masked;
+                            end
+                            if (bcnt$q == 3'h3) begin
+                                h3$d = masked;
+                            end
+                        end
+                        mid$d = ~ut_last;
+                        if (ut_last) begin
+                            state$d = RqState$Look;
+                        end
+                    end
+                end
+            RqState$Look:
+                begin
+                    state$d = RqState$Decide;
+                end
+            RqState$Decide:
+                begin
+                    state$d = RqState$Term;
+                    if (|qpn$q[(32'h6)+:(26)] | |(stopped$q & qbit)) begin
+                        c_drop$d = c_drop$q + 32'h1;
+                        state$d = RqState$Collect;
+                    end
+                    else if (msn$q != ctx$read_data[(32'h0)+:(32)]) begin
+                        cause_r$d = k_c_msn;
+                    end
+                    else if (mo$q != 32'h0) begin
+                        cause_r$d = k_c_mo;
+                    end
+                    else if (~ddp_last$q | (len$q < k_hdr_len)) begin
+                        cause_r$d = k_c_short;
+                    end
+                    else if (len$q > k_hdr_len) begin
+                        cause_r$d = k_c_long;
+                    end
+                    else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
+                        cause_r$d = k_c_ird;
+                    end
+                    else begin
+                        fifo$write = 1'b1;
+                        inc = 1'b1;
+                        ctx$write_enable = 1'b1;
+                        c_rreq$d = c_rreq$q + 32'h1;
+                        state$d = RqState$Collect;
+                    end
+                end
+            RqState$Term:
+                begin
+                    term_valid = 1'b1;
+                    if (term_ready) begin
+                        c_term$d = c_term$q + 32'h1;
+                        stopped$d = stopped$q | qbit;
+                        state$d = RqState$Collect;
+                    end
+                end
+        endcase
+        cnt_v = cnt$q;
+        if (done_valid & (dcur != 5'h0)) begin
+            cnt_v = cnt_v - (320'h1 << dsh);
+        end
+        if (inc) begin
+            cnt_v = cnt_v + (320'h1 << sh);
+        end
+        if (cfg_valid) begin
+            cnt_v = cnt_v & ~(320'h1f << csh);
+            stopped$d = stopped$q & ~(64'h1 << cfg_qp);
+            ctx$write_enable = 1'b1;
+            ctx$write_address = cfg_qp;
+            ctx$write_data = ({{32{1'b0}}, ird_v} << 32'h20) | {{5{1'b0}}, cfg_msn};
+        end
+        cnt$d = cnt_v;
+        rs_msn = (msn$q << 32'h18) | ((msn$q & 32'hff00) << 32'h8) | ((msn$q >> 32'h8) & 32'hff00) | (msn$q >> 32'h18);
+        rs_mo = (mo$q << 32'h18) | ((mo$q & 32'hff00) << 32'h8) | ((mo$q >> 32'h8) & 32'hff00) | (mo$q >> 32'h18);
+        ctl0 = 8'h1;
+        if (ddp_last$q) begin
+            ctl0 = 8'h41;
+        end
+        term_cause = cause_r$q;
+        term_hdr = ({{320{1'b0}}, h3$q} << 32'h150) | ({{320{1'b0}}, h2$q} << 32'h110) | ({{320{1'b0}}, h1$q} << 32'hd0) | ({{320{1'b0}}, h0$q} << 32'h90) | ({{352{1'b0}}, rs_mo} << 32'h70) | ({{352{1'b0}}, rs_msn} << 32'h50) | (384'h1 << 32'h48) | (384'h41 << 32'h8) | {{376{1'b0}}, ctl0};
+        term_seg_len = len$q + k_hdr_u;
+        term_conn = conn$q;
+        term_qpn = qpn$q;
+        cnt_rreq = c_rreq$q;
+        cnt_drop = c_drop$q;
+        cnt_term = c_term$q;
+        if (reset) begin
+            state$d = RqState$Collect;
+            mid$d = 1'b0;
+            cnt$d = 320'h0;
+            stopped$d = 64'h0;
+            c_rreq$d = 32'h0;
+            c_drop$d = 32'h0;
+            c_term$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rreq_q
+
+
+module rnic_versa5g$core$rreq_q$bcnt(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$bcnt
+
+
+module rnic_versa5g$core$rreq_q$c_drop(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$c_drop
+
+
+module rnic_versa5g$core$rreq_q$c_rreq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$c_rreq
+
+
+module rnic_versa5g$core$rreq_q$c_term(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$c_term
+
+
+module rnic_versa5g$core$rreq_q$cause_r(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$cause_r
+
+
+module rnic_versa5g$core$rreq_q$cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [319:0] d;
+    output reg  [319:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 320'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$cnt
+
+
+module rnic_versa5g$core$rreq_q$conn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$conn
+
+
+module rnic_versa5g$core$rreq_q$ctx(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [36:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [36:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[36:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$ctx
+
+
+module rnic_versa5g$core$rreq_q$ddp_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$ddp_last
+
+
+module rnic_versa5g$core$rreq_q$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [269:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [269:0] data_out;
+    output reg  empty;
+    output reg  [4:0] count;
+
+    // Constant declarations
+    localparam  depth = 5'b10000;
+
+    // Stub signals
+    reg  [3:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [269:0] ram$read_data;
+    reg  [3:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [269:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [4:0] wr_ptr$d;
+    wire  [4:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [4:0] wr_ptr_d$d;
+    wire  [4:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [4:0] rd_ptr$d;
+    wire  [4:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [4:0] rd_next;
+    reg  [4:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$rreq_q$fifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rreq_q$fifo$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$rreq_q$fifo$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$rreq_q$fifo$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 5'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(4)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(4)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 5'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 5'h0;
+            wr_ptr_d$d = 5'h0;
+            rd_ptr$d = 5'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$fifo
+
+
+module rnic_versa5g$core$rreq_q$fifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [3:0] read_address;
+    input wire  read_clock;
+    output reg  [269:0] read_data;
+    input wire  [3:0] write_address;
+    input wire  write_clock;
+    input wire  [269:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[269:0] mem[15:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$fifo$ram
+
+
+module rnic_versa5g$core$rreq_q$fifo$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$fifo$rd_ptr
+
+
+module rnic_versa5g$core$rreq_q$fifo$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$fifo$wr_ptr
+
+
+module rnic_versa5g$core$rreq_q$fifo$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$fifo$wr_ptr_d
+
+
+module rnic_versa5g$core$rreq_q$h0(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$h0
+
+
+module rnic_versa5g$core$rreq_q$h1(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$h1
+
+
+module rnic_versa5g$core$rreq_q$h2(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$h2
+
+
+module rnic_versa5g$core$rreq_q$h3(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$h3
+
+
+module rnic_versa5g$core$rreq_q$len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$len
+
+
+module rnic_versa5g$core$rreq_q$mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$mid
+
+
+module rnic_versa5g$core$rreq_q$mo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$mo
+
+
+module rnic_versa5g$core$rreq_q$msn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$msn
+
+
+module rnic_versa5g$core$rreq_q$qpn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$qpn
+
+
+module rnic_versa5g$core$rreq_q$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam RqState$Collect = 0;
+    localparam RqState$Look = 1;
+    localparam RqState$Decide = 2;
+    localparam RqState$Term = 3;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$state
+
+
+module rnic_versa5g$core$rreq_q$stopped(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$stopped
 
 
 module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,out_data,out_keep,out_last,out_valid,out_fcs_bad,out_tag);
@@ -32377,6 +36117,25 @@ module rnic_versa5g$core$tc_v(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tc_v
+
+
+module rnic_versa5g$core$tp_own(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tp_own
 
 
 module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr);

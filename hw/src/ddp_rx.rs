@@ -126,6 +126,10 @@ pub struct DdpRx<const PN: usize> {
     pub res_page_shift: Signal<In, Bits<5>>,
     pub walk_idx: Signal<Out, Bits<PN>>,
     pub walk_addr: Signal<In, Bits<64>>,
+    /// A tagged segment's check result is taken or it is being placed: the
+    /// page walk may use the TPT's page-list read port (a core sharing the
+    /// check unit must not start another check meanwhile).
+    pub placing: Signal<Out, Bit>,
     // ---- DMA write
     pub dma_wr_valid: Signal<Out, Bit>,
     pub dma_wr_ready: Signal<In, Bit>,
@@ -307,6 +311,7 @@ impl<const PN: usize> Default for DdpRx<PN> {
             res_page_shift: Default::default(),
             walk_idx: Default::default(),
             walk_addr: Default::default(),
+            placing: Default::default(),
             dma_wr_valid: Default::default(),
             dma_wr_ready: Default::default(),
             dma_wr_hdr: Default::default(),
@@ -488,6 +493,8 @@ impl<const PN: usize> Logic for DdpRx<PN> {
         self.dma_pl.out_ready.next = self.dma_wr_ready.val();
         self.dma_pl.walk_addr.next = self.walk_addr.val();
         self.walk_idx.next = self.dma_pl.walk_idx.val();
+        self.placing.next =
+            (self.state.q.val() == RxState::Res) | (self.state.q.val() == RxState::Place);
         self.ut_pl.cmd_valid.next = false;
         self.ut_pl.cmd_hdr.next = false;
         self.ut_pl.cmd_addr.next = 0.into();

@@ -1,4 +1,4 @@
-//! DMA read arbiter: three requesters share the core's one DMA read port
+//! DMA read arbiter: four requesters share the core's one DMA read port
 //! (docs/rtl.md "Core interfaces", DMA read).
 //!
 //! * Requests: round robin per request. The client after the last granted
@@ -8,7 +8,8 @@
 //! * Tags: client `N` owns the tag range `TAG_BASE[N] ..= TAG_BASE[N] + 15`:
 //!   the outgoing tag is `TAG_BASE[N] | (cN_req_tag & 0x0F)` — client 0
 //!   (WQE fetch) 0x00–0x0F, client 1 (receive-queue WQE fetch) 0x40–0x4F,
-//!   client 2 (payload reads, `TxSeg`) 0x80–0x8F.
+//!   client 2 (payload reads, `TxSeg`) 0x80–0x8F, client 3 (Read Response
+//!   payload, `ReadResp`) 0xC0–0xCF.
 //! * Completions: routed by tag range to the owning client (`cN_cpl_valid`,
 //!   the shared `cpl_*` beat, its `cN_cpl_ready`). A completion whose tag is in
 //!   no range is consumed and dropped, counted per beat in `cnt_cpl_bad`.
@@ -16,7 +17,7 @@
 use rust_hdl::prelude::*;
 
 /// Tag range bases (upper nibble of the tag), per client.
-pub const TAG_BASE: [u8; 3] = [0x00, 0x40, 0x80];
+pub const TAG_BASE: [u8; 4] = [0x00, 0x40, 0x80, 0xC0];
 
 #[derive(LogicBlock, Default)]
 pub struct DmaRdArb {
@@ -46,6 +47,14 @@ pub struct DmaRdArb {
     pub c2_req_tag: Signal<In, Bits<8>>,
     pub c2_cpl_valid: Signal<Out, Bit>,
     pub c2_cpl_ready: Signal<In, Bit>,
+    // Client 3: Read Response payload reads (tags 0xC0–0xCF).
+    pub c3_req_valid: Signal<In, Bit>,
+    pub c3_req_ready: Signal<Out, Bit>,
+    pub c3_req_addr: Signal<In, Bits<64>>,
+    pub c3_req_len: Signal<In, Bits<16>>,
+    pub c3_req_tag: Signal<In, Bits<8>>,
+    pub c3_cpl_valid: Signal<Out, Bit>,
+    pub c3_cpl_ready: Signal<In, Bit>,
     // The core's DMA read port.
     pub dma_rd_req_valid: Signal<Out, Bit>,
     pub dma_rd_req_ready: Signal<In, Bit>,
@@ -57,7 +66,7 @@ pub struct DmaRdArb {
     pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
     /// Completion beats with a tag in no client's range (dropped).
     pub cnt_cpl_bad: Signal<Out, Bits<32>>,
-    /// Last granted client (0..=2).
+    /// Last granted client (0..=3).
     last: DFF<Bits<2>>,
     /// A request is on offer and not taken: `hsel` stays chosen.
     hold: DFF<Bit>,
@@ -72,30 +81,45 @@ impl Logic for DmaRdArb {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, last, hold, hsel, n_bad);
-        // Round robin: preference order last+1, last+2, last.
-        self.sel.next = 0.into();
+        // Round robin: preference order last+1, last+2, last+3, last.
         if self.last.q.val() == 0 {
             if self.c1_req_valid.val() {
                 self.sel.next = 1.into();
             } else if self.c2_req_valid.val() {
                 self.sel.next = 2.into();
+            } else if self.c3_req_valid.val() {
+                self.sel.next = 3.into();
             } else {
                 self.sel.next = 0.into();
             }
         } else if self.last.q.val() == 1 {
             if self.c2_req_valid.val() {
                 self.sel.next = 2.into();
+            } else if self.c3_req_valid.val() {
+                self.sel.next = 3.into();
             } else if self.c0_req_valid.val() {
                 self.sel.next = 0.into();
             } else {
                 self.sel.next = 1.into();
             }
+        } else if self.last.q.val() == 2 {
+            if self.c3_req_valid.val() {
+                self.sel.next = 3.into();
+            } else if self.c0_req_valid.val() {
+                self.sel.next = 0.into();
+            } else if self.c1_req_valid.val() {
+                self.sel.next = 1.into();
+            } else {
+                self.sel.next = 2.into();
+            }
         } else if self.c0_req_valid.val() {
             self.sel.next = 0.into();
         } else if self.c1_req_valid.val() {
             self.sel.next = 1.into();
-        } else {
+        } else if self.c2_req_valid.val() {
             self.sel.next = 2.into();
+        } else {
+            self.sel.next = 3.into();
         }
         if self.hold.q.val() {
             self.sel.next = self.hsel.q.val();
@@ -103,6 +127,7 @@ impl Logic for DmaRdArb {
         self.c0_req_ready.next = false;
         self.c1_req_ready.next = false;
         self.c2_req_ready.next = false;
+        self.c3_req_ready.next = false;
         self.dma_rd_req_valid.next = false;
         self.dma_rd_req_addr.next = self.c0_req_addr.val();
         self.dma_rd_req_len.next = self.c0_req_len.val();
@@ -119,13 +144,20 @@ impl Logic for DmaRdArb {
             self.dma_rd_req_len.next = self.c1_req_len.val();
             self.tag_lo.next = self.c1_req_tag.val() & 0x0F;
             self.dma_rd_req_tag.next = self.tag_lo.val() | 0x40;
-        } else {
+        } else if self.sel.val() == 2 {
             self.dma_rd_req_valid.next = self.c2_req_valid.val();
             self.c2_req_ready.next = self.dma_rd_req_ready.val();
             self.dma_rd_req_addr.next = self.c2_req_addr.val();
             self.dma_rd_req_len.next = self.c2_req_len.val();
             self.tag_lo.next = self.c2_req_tag.val() & 0x0F;
             self.dma_rd_req_tag.next = self.tag_lo.val() | 0x80;
+        } else {
+            self.dma_rd_req_valid.next = self.c3_req_valid.val();
+            self.c3_req_ready.next = self.dma_rd_req_ready.val();
+            self.dma_rd_req_addr.next = self.c3_req_addr.val();
+            self.dma_rd_req_len.next = self.c3_req_len.val();
+            self.tag_lo.next = self.c3_req_tag.val() & 0x0F;
+            self.dma_rd_req_tag.next = self.tag_lo.val() | 0xC0;
         }
         if self.dma_rd_req_valid.val() {
             if self.dma_rd_req_ready.val() {
@@ -141,6 +173,7 @@ impl Logic for DmaRdArb {
         self.c0_cpl_valid.next = false;
         self.c1_cpl_valid.next = false;
         self.c2_cpl_valid.next = false;
+        self.c3_cpl_valid.next = false;
         self.dma_rd_cpl_ready.next = true;
         if self.cpl_hi.val() == 0x0 {
             self.c0_cpl_valid.next = self.dma_rd_cpl_valid.val();
@@ -151,12 +184,15 @@ impl Logic for DmaRdArb {
         } else if self.cpl_hi.val() == 0x8 {
             self.c2_cpl_valid.next = self.dma_rd_cpl_valid.val();
             self.dma_rd_cpl_ready.next = self.c2_cpl_ready.val();
+        } else if self.cpl_hi.val() == 0xC {
+            self.c3_cpl_valid.next = self.dma_rd_cpl_valid.val();
+            self.dma_rd_cpl_ready.next = self.c3_cpl_ready.val();
         } else if self.dma_rd_cpl_valid.val() {
             self.n_bad.d.next = self.n_bad.q.val() + 1;
         }
         self.cnt_cpl_bad.next = self.n_bad.q.val();
         if self.reset.val() {
-            self.last.d.next = 2.into();
+            self.last.d.next = 3.into();
             self.hold.d.next = false;
             self.n_bad.d.next = 0.into();
         }
@@ -188,6 +224,11 @@ mod tests {
         u.c2_req_len.connect();
         u.c2_req_tag.connect();
         u.c2_cpl_ready.connect();
+        u.c3_req_valid.connect();
+        u.c3_req_addr.connect();
+        u.c3_req_len.connect();
+        u.c3_req_tag.connect();
+        u.c3_cpl_ready.connect();
         u.dma_rd_req_ready.connect();
         u.dma_rd_cpl_valid.connect();
         u.dma_rd_cpl_tag.connect();
@@ -198,7 +239,7 @@ mod tests {
     /// Random request streams from the three clients and a random host:
     /// every request reaches the host exactly once, unchanged but for the
     /// tag range, in per-client order; an offered request never changes
-    /// before it is taken; no client waits for more than two grants of the
+    /// before it is taken; no client waits for more than three grants of the
     /// others; completions reach exactly the owner of their tag, with its
     /// back-pressure; tags in no range are dropped and counted.
     #[test]
@@ -210,11 +251,11 @@ mod tests {
         u.reset.next = false;
         let mut rng = Rng::new(11);
         // Per client: queue of (addr, len, tag) still to issue.
-        let mut q: [VecDeque<(u64, u64, u64)>; 3] = Default::default();
-        let mut seen: [Vec<(u64, u64, u64)>; 3] = Default::default();
-        let mut want: [Vec<(u64, u64, u64)>; 3] = Default::default();
+        let mut q: [VecDeque<(u64, u64, u64)>; 4] = Default::default();
+        let mut seen: [Vec<(u64, u64, u64)>; 4] = Default::default();
+        let mut want: [Vec<(u64, u64, u64)>; 4] = Default::default();
         let mut offered: Option<(u64, u64, u64)> = None;
-        let mut waited = [0u32; 3];
+        let mut waited = [0u32; 4];
         let mut max_wait = 0;
         let mut bad_sent = 0u32;
         for cycle in 0..4000 {
@@ -229,6 +270,7 @@ mod tests {
             u.c0_req_valid.next = heads[0].is_some();
             u.c1_req_valid.next = heads[1].is_some();
             u.c2_req_valid.next = heads[2].is_some();
+            u.c3_req_valid.next = heads[3].is_some();
             let h = |i: usize| heads[i].unwrap_or((0, 0, 0));
             u.c0_req_addr.next = h(0).0.into();
             u.c0_req_len.next = h(0).1.into();
@@ -239,17 +281,26 @@ mod tests {
             u.c2_req_addr.next = h(2).0.into();
             u.c2_req_len.next = h(2).1.into();
             u.c2_req_tag.next = h(2).2.into();
+            u.c3_req_addr.next = h(3).0.into();
+            u.c3_req_len.next = h(3).1.into();
+            u.c3_req_tag.next = h(3).2.into();
             let ready = rng.below(3) != 0;
             u.dma_rd_req_ready.next = ready;
             // Completion side: random tag, random client readiness.
             let ctag = rng.next() & 0xFF;
             let cvalid = rng.below(2) == 0;
-            let crdy = [rng.below(2) == 0, rng.below(2) == 0, rng.below(2) == 0];
+            let crdy = [
+                rng.below(2) == 0,
+                rng.below(2) == 0,
+                rng.below(2) == 0,
+                rng.below(2) == 0,
+            ];
             u.dma_rd_cpl_valid.next = cvalid;
             u.dma_rd_cpl_tag.next = ctag.into();
             u.c0_cpl_ready.next = crdy[0];
             u.c1_cpl_ready.next = crdy[1];
             u.c2_cpl_ready.next = crdy[2];
+            u.c3_cpl_ready.next = crdy[3];
             assert!(simulate(&mut u, 1000));
             // Completion routing.
             let owner = TAG_BASE.iter().position(|&b| (ctag & 0xF0) as u8 == b);
@@ -257,6 +308,7 @@ mod tests {
                 u.c0_cpl_valid.val(),
                 u.c1_cpl_valid.val(),
                 u.c2_cpl_valid.val(),
+                u.c3_cpl_valid.val(),
             ];
             for (c, &v) in valids.iter().enumerate() {
                 assert_eq!(v, cvalid && owner == Some(c), "cycle {cycle}");
@@ -288,6 +340,7 @@ mod tests {
                     u.c0_req_ready.val(),
                     u.c1_req_ready.val(),
                     u.c2_req_ready.val(),
+                    u.c3_req_ready.val(),
                 ];
                 for (i, &rd) in readies.iter().enumerate() {
                     assert_eq!(rd, i == c && ready);
@@ -296,7 +349,7 @@ mod tests {
                     q[c].pop_front();
                     seen[c].push(r);
                     offered = None;
-                    for i in 0..3 {
+                    for i in 0..4 {
                         if i != c && heads[i].is_some() {
                             waited[i] += 1;
                             max_wait = max_wait.max(waited[i]);
@@ -309,11 +362,11 @@ mod tests {
             }
             tick!(u);
         }
-        for c in 0..3 {
+        for c in 0..4 {
             assert!(q[c].is_empty());
             assert_eq!(seen[c], want[c], "client {c}");
         }
-        assert!(max_wait <= 2, "a client waited {max_wait} grants");
+        assert!(max_wait <= 3, "a client waited {max_wait} grants");
         assert_eq!(u.cnt_cpl_bad.val().index() as u32, bad_sent);
         assert!(bad_sent > 0);
     }

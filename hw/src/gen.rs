@@ -172,23 +172,27 @@ const SCQ_OBS: &str = "TxSeg's completion records go into the QP's send CQ insid
 const CDC_STATUS: &str = "RxCdc uses only the FIFO's full and empty flags: it reads only \
      when not empty and detects overflow as full during a write";
 
-const NO_READ_PATH: &str = "tx_seg's Read hook (xs_* stream hand-over to read_resp, \
-     rd_sent_* pulse to the requester record) has no consumer until the Read blocks join the core";
+const RDT_SHIFT: &str =
+    "rd_track and rreq_queue select a QP's field by shifting the packed per-QP \
+     vector and taking its low bits (rust-hdl has no variable part-select)";
 
 /// Declarations that are unused on purpose, with the reason, waived one by
 /// one (module, name and width must all match).
 const UNUSED_OK: &[Unused] = &[
-    unused(&[], "tx_seg$xs_gnt", 1, NO_READ_PATH),
-    unused(&[], "tx_seg$xs_seq", 32, NO_READ_PATH),
-    unused(&[], "tx_seg$xs_seq_start", 32, NO_READ_PATH),
-    unused(&[], "tx_seg$xs_mulpdu", 16, NO_READ_PATH),
-    unused(&[], "tx_seg$xs_mk_en", 1, NO_READ_PATH),
-    unused(&[], "tx_seg$xs_crc_en", 1, NO_READ_PATH),
-    unused(&[], "tx_seg$rd_sent_valid", 1, NO_READ_PATH),
-    unused(&[], "tx_seg$rd_sent_qp", 6, NO_READ_PATH),
-    unused(&[], "tx_seg$rd_sent_wr_id", 64, NO_READ_PATH),
-    unused(&[], "tx_seg$rd_sent_signaled", 1, NO_READ_PATH),
-    unused(&[], "tx_seg$rd_sent_len", 32, NO_READ_PATH),
+    // rd_track (hw/src/rd_track.rs): per-QP fields of packed vectors.
+    unused(&["rd_track"], "sh_s_cnt", 256, RDT_SHIFT),
+    unused(&["rd_track"], "sh_s_ord", 256, RDT_SHIFT),
+    unused(&["rd_track"], "sh_s_head", 192, RDT_SHIFT),
+    unused(&["rd_track"], "sh_q_cnt", 256, RDT_SHIFT),
+    unused(&["rd_track"], "sh_q_head", 192, RDT_SHIFT),
+    unused(&["rreq_q"], "sh_cnt", 320, RDT_SHIFT),
+    unused(&["rreq_q"], "sh_dcnt", 320, RDT_SHIFT),
+    unused(
+        &["rreq_q"],
+        "fifo$count",
+        5,
+        "rreq_queue's request FIFO needs only its full and empty flags",
+    ),
     unused(
         &["rx_fifo"],
         "lfifo$count",
@@ -675,6 +679,17 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_tx_wnd_wait", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_tx_mulpdu_bad", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_tx_ack_piggy", 32, NO_REGS),
+    // RDMA Read requester counters.
+    unused(BOARD_TOP, "core$cnt_rd_cpl", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rd_ord_over", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rd_term", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rrq_req", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rrq_drop", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rrq_term", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rresp", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rresp_segs", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rresp_term", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rresp_drop", 32, NO_REGS),
 ];
 
 fn module_matches(module: &str, pats: &[&str]) -> bool {

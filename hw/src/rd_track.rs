@@ -92,6 +92,10 @@ pub struct RdTrack {
     stag: DFF<Bits<32>>,
     to: DFF<Bits<64>>,
     len: DFF<Bits<16>>,
+    /// The completion record, taken from the RAM in `Rd` (the RAM's read
+    /// address moves on with the head after the pop).
+    c_wr_id: DFF<Bits<64>>,
+    c_len: DFF<Bits<32>>,
     /// Per QP: ORD (4 bits), count (4 bits), head slot (3 bits).
     ord: DFF<Bits<256>>,
     cnt: DFF<Bits<256>>,
@@ -106,12 +110,19 @@ pub struct RdTrack {
     q4: Signal<Local, Bits<8>>,
     q3: Signal<Local, Bits<8>>,
     c4: Signal<Local, Bits<8>>,
+    /// Per-QP vectors shifted down to a QP's field (rust-hdl has no
+    /// variable part-select; only the low bits are used).
+    sh_s_cnt: Signal<Local, Bits<256>>,
+    sh_s_ord: Signal<Local, Bits<256>>,
+    sh_s_head: Signal<Local, Bits<192>>,
+    sh_q_cnt: Signal<Local, Bits<256>>,
+    sh_q_head: Signal<Local, Bits<192>>,
     s_cnt: Signal<Local, Bits<4>>,
     s_head: Signal<Local, Bits<3>>,
     s_ord: Signal<Local, Bits<4>>,
     q_cnt: Signal<Local, Bits<4>>,
     q_head: Signal<Local, Bits<3>>,
-    ord_v: Signal<Local, Bits<16>>,
+    ord_v: Signal<Local, Bits<4>>,
     push: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     r_stag: Signal<Local, Bits<32>>,
@@ -173,6 +184,8 @@ impl Default for RdTrack {
             stag: Default::default(),
             to: Default::default(),
             len: Default::default(),
+            c_wr_id: Default::default(),
+            c_len: Default::default(),
             ord: Default::default(),
             cnt: Default::default(),
             head: Default::default(),
@@ -186,6 +199,11 @@ impl Default for RdTrack {
             q4: Default::default(),
             q3: Default::default(),
             c4: Default::default(),
+            sh_s_cnt: Default::default(),
+            sh_s_ord: Default::default(),
+            sh_s_head: Default::default(),
+            sh_q_cnt: Default::default(),
+            sh_q_head: Default::default(),
             s_cnt: Default::default(),
             s_head: Default::default(),
             s_ord: Default::default(),
@@ -204,7 +222,8 @@ impl Logic for RdTrack {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, qp, conn, qpn, stag, to, len, ord, cnt, head, c_cpl, c_over, c_term
+            self, clock, state, qp, conn, qpn, stag, to, len, c_wr_id, c_len, ord, cnt, head,
+            c_cpl, c_over, c_term
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -216,11 +235,16 @@ impl Logic for RdTrack {
         self.q4.next = bit_cast::<8, 6>(self.qp.q.val()) << 2;
         self.q3.next = (bit_cast::<8, 6>(self.qp.q.val()) << 1) + bit_cast::<8, 6>(self.qp.q.val());
         self.c4.next = bit_cast::<8, 6>(self.cfg_qp.val()) << 2;
-        self.s_cnt.next = (self.cnt.q.val() >> self.s4.val()).get_bits::<4>(0);
-        self.s_ord.next = (self.ord.q.val() >> self.s4.val()).get_bits::<4>(0);
-        self.s_head.next = (self.head.q.val() >> self.s3.val()).get_bits::<3>(0);
-        self.q_cnt.next = (self.cnt.q.val() >> self.q4.val()).get_bits::<4>(0);
-        self.q_head.next = (self.head.q.val() >> self.q3.val()).get_bits::<3>(0);
+        self.sh_s_cnt.next = self.cnt.q.val() >> self.s4.val();
+        self.sh_s_ord.next = self.ord.q.val() >> self.s4.val();
+        self.sh_s_head.next = self.head.q.val() >> self.s3.val();
+        self.sh_q_cnt.next = self.cnt.q.val() >> self.q4.val();
+        self.sh_q_head.next = self.head.q.val() >> self.q3.val();
+        self.s_cnt.next = self.sh_s_cnt.val().get_bits::<4>(0);
+        self.s_ord.next = self.sh_s_ord.val().get_bits::<4>(0);
+        self.s_head.next = self.sh_s_head.val().get_bits::<3>(0);
+        self.q_cnt.next = self.sh_q_cnt.val().get_bits::<4>(0);
+        self.q_head.next = self.sh_q_head.val().get_bits::<3>(0);
 
         // push: the Read Request went out
         self.push.next = false;
@@ -246,8 +270,8 @@ impl Logic for RdTrack {
         self.term_valid.next = false;
         self.pop.next = false;
         self.cpl_qp.next = self.qp.q.val();
-        self.cpl_wr_id.next = self.ram.read_data.val().get_bits::<64>(0);
-        self.cpl_len.next = self.ram.read_data.val().get_bits::<32>(64);
+        self.cpl_wr_id.next = self.c_wr_id.q.val();
+        self.cpl_len.next = self.c_len.q.val();
         self.cpl_status.next = 0.into();
 
         match self.state.q.val() {
@@ -275,6 +299,8 @@ impl Logic for RdTrack {
             }
             RtState::Rd => {
                 self.pop.next = true;
+                self.c_wr_id.d.next = self.ram.read_data.val().get_bits::<64>(0);
+                self.c_len.d.next = self.ram.read_data.val().get_bits::<32>(64);
                 self.state.d.next = RtState::Idle;
                 if self.ram.read_data.val().get_bit(96) {
                     self.state.d.next = RtState::Cpl;
@@ -307,14 +333,14 @@ impl Logic for RdTrack {
         if self.push.val() {
             self.cnt_v.next = self.cnt_v.val() + (bits::<256>(1) << self.s4.val());
         }
-        self.ord_v.next = self.cfg_ord.val();
+        self.ord_v.next = self.cfg_ord.val().get_bits::<4>(0);
         if self.cfg_ord.val() > self.k_ord_max.val() {
-            self.ord_v.next = self.k_ord_max.val();
+            self.ord_v.next = self.k_ord_max.val().get_bits::<4>(0);
         }
         if self.cfg_valid.val() {
             self.cnt_v.next = self.cnt_v.val() & !(bits::<256>(15) << self.c4.val());
             self.ord.d.next = (self.ord.q.val() & !(bits::<256>(15) << self.c4.val()))
-                | (bit_cast::<256, 4>(self.ord_v.val().get_bits::<4>(0)) << self.c4.val());
+                | (bit_cast::<256, 4>(self.ord_v.val()) << self.c4.val());
         }
         self.cnt.d.next = self.cnt_v.val();
         self.head.d.next = self.head_v.val();
@@ -400,9 +426,16 @@ mod tests {
     }
 
     fn step(u: &mut RdTrack, ev: &mut Vec<Ev>) {
-        u.cpl_ready.next = u.cpl_valid.val();
-        u.term_ready.next = u.term_valid.val();
-        if u.cpl_valid.val() {
+        // the consumer takes a record in one clock of three: a record must
+        // hold while it waits (the core's SendCpl is not always ready)
+        thread_local!(static N: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
+        let take = N.with(|n| {
+            n.set(n.get() + 1);
+            n.get() % 3 == 0
+        });
+        u.cpl_ready.next = u.cpl_valid.val() && take;
+        u.term_ready.next = u.term_valid.val() && take;
+        if u.cpl_valid.val() && take {
             assert_eq!(u.cpl_status.val().index(), 0);
             ev.push(Ev::Cpl(
                 u.cpl_qp.val().index() as u32,
@@ -410,7 +443,7 @@ mod tests {
                 u.cpl_len.val().index() as u32,
             ));
         }
-        if u.term_valid.val() {
+        if u.term_valid.val() && take {
             let h = u.term_hdr.val();
             ev.push(Ev::Term(
                 u.term_cause.val().index() as u16,

@@ -199,7 +199,8 @@ pub struct ReadResp {
     seg_v: Signal<Local, Bits<32>>,
     to4k: Signal<Local, Bits<32>>,
     flen: Signal<Local, Bits<16>>,
-    sdiff: Signal<Local, Bits<32>>,
+    /// `seq - SeqStart` mod 512 (the marker phase, RFC 5044 §4.3).
+    sdiff: Signal<Local, Bits<9>>,
     d0: Signal<Local, Bits<16>>,
     mrest: Signal<Local, Bits<16>>,
     kk: Signal<Local, Bits<16>>,
@@ -411,8 +412,9 @@ impl Logic for ReadResp {
         // FPDU wire length (RFC 5044 §4: length field, ULPDU, pad, CRC) and
         // the markers inside it (RFC 5044 §4.3; none after the CRC).
         self.flen.next = ((self.k_hdr_t.val() + self.seg.q.val() + 5) & 0xFFFC) + 4;
-        self.sdiff.next = self.seq.q.val() - self.seq_start.q.val();
-        self.d0.next = bit_cast::<16, 9>(bits::<9>(0) - self.sdiff.val().get_bits::<9>(0));
+        self.sdiff.next =
+            self.seq.q.val().get_bits::<9>(0) - self.seq_start.q.val().get_bits::<9>(0);
+        self.d0.next = bit_cast::<16, 9>(bits::<9>(0) - self.sdiff.val());
         self.kk.next = 0.into();
         self.mrest.next = 0.into();
         if self.flen.val() > self.d0.val() {

@@ -39,6 +39,9 @@ use crate::fpdu_buffer::FpduBuffer;
 use crate::fw_port::FwPort;
 use crate::host_regs::HostRegs;
 use crate::mpa_rx::MpaRx;
+use crate::rd_track::RdTrack;
+use crate::read_resp::ReadResp;
+use crate::rreq_queue::RreqQueue;
 use crate::rx_check::RxCheck;
 use crate::rx_fifo::RxFifo;
 use crate::rx_parse::RxParse;
@@ -387,6 +390,24 @@ pub struct RnicCore {
     pub cnt_tx_wnd_wait: Signal<Out, Bits<32>>,
     pub cnt_tx_mulpdu_bad: Signal<Out, Bits<32>>,
     pub cnt_tx_ack_piggy: Signal<Out, Bits<32>>,
+    // ---- RDMA Read requester (`rd_track`, docs/rtl.md "RDMA Read in the
+    // core"): signaled Reads completed (records to the send CQ), Read
+    // Requests sent beyond the QP's ORD (not recorded), stray Read
+    // Responses (Terminate 0/2/6).
+    pub cnt_rd_cpl: Signal<Out, Bits<32>>,
+    pub cnt_rd_ord_over: Signal<Out, Bits<32>>,
+    pub cnt_rd_term: Signal<Out, Bits<32>>,
+    // ---- RDMA Read responder (`rreq_queue`, `read_resp`): Read Requests
+    // queued, dropped (QP >= 64 or stopped), refused with a Terminate; Read
+    // Responses completed, their segments, TPT faults (Terminate), requests
+    // dropped for a stopped QP.
+    pub cnt_rrq_req: Signal<Out, Bits<32>>,
+    pub cnt_rrq_drop: Signal<Out, Bits<32>>,
+    pub cnt_rrq_term: Signal<Out, Bits<32>>,
+    pub cnt_rresp: Signal<Out, Bits<32>>,
+    pub cnt_rresp_segs: Signal<Out, Bits<32>>,
+    pub cnt_rresp_term: Signal<Out, Bits<32>>,
+    pub cnt_rresp_drop: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
     rx_fifo: RxFifo,
     rx_parse: RxParse,
@@ -560,10 +581,9 @@ pub struct RnicCore {
     /// Send-side completions: TxSeg's records and the Read requester's into
     /// the QP's send CQ, through rx_send's completion writer.
     send_cpl: SendCpl,
-    /// RDMA Read completions at the requester, one per completed Read WQE:
-    /// DRIVEN BY THE READ REQUESTER (branch rdresp); tied to zero until it
-    /// joins. `rd_cpl_ready` takes the record (SendCpl's round robin with
-    /// TxSeg's records).
+    /// RDMA Read completions at the requester, one per completed signaled
+    /// Read WQE (`rd_track`'s `cpl_*`). `rd_cpl_ready` takes the record
+    /// (SendCpl's round robin with TxSeg's records).
     rd_cpl_valid: Signal<Local, Bit>,
     rd_cpl_qp: Signal<Local, Bits<6>>,
     rd_cpl_wr_id: Signal<Local, Bits<64>>,
@@ -601,6 +621,35 @@ pub struct RnicCore {
     /// built for it; a pure ACK whose number a data frame already carried is
     /// not sent (piggyback).
     tx_acked: RAM<Bits<32>, 8>,
+    // ---- RDMA Read requester
+    /// Outstanding Reads per QP; completes them from the placed records.
+    rd_track: RdTrack,
+    /// A placed record is taken this clock (by `placed_pop`, while
+    /// `rd_track` is not busy): `rd_track` sees it in the same clock.
+    rdt_take: Signal<Local, Bit>,
+    rdt_term_sel: Signal<Local, Bit>,
+    /// The QP write's ORD (firmware: `QpContext.ord`; the pins carry none:
+    /// `rd_track::ORD_MAX`).
+    ew_qp_ord: Signal<Local, Bits<16>>,
+    // ---- RDMA Read responder
+    rreq_q: RreqQueue,
+    read_resp: ReadResp,
+    /// The QP write's IRD and expected QN 1 MSN (firmware: `QpContext.ird`,
+    /// `rx_read_msn`; the pins carry none: `rreq_queue::IRD_MAX`, 1).
+    ew_qp_ird: Signal<Local, Bits<16>>,
+    ew_qp_rx_read_msn: Signal<Local, Bits<32>>,
+    /// `read_resp` owns the TPT check unit (its check is in flight).
+    tp_own: DFF<Bit>,
+    /// `read_resp`'s check goes to the TPT this clock.
+    tp_rr: Signal<Local, Bit>,
+    /// `tx_seg` has handed the QP's stream to `read_resp` (`xs_gnt`): the
+    /// framer's descriptors and payload come from `read_resp`.
+    rr_tx: Signal<Local, Bit>,
+    td_valid: Signal<Local, Bit>,
+    td_qp: Signal<Local, Bits<6>>,
+    /// Terminate source: 0 ddp_rx, 1 rx_send, 2 rd_track, 3 rreq_queue,
+    /// 4 read_resp, 7 the MPA one.
+    term_src: Signal<Local, Bits<3>>,
 }
 
 impl Logic for RnicCore {
@@ -610,7 +659,7 @@ impl Logic for RnicCore {
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
             rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, rq_cfg_q, cq_cfg_q, rq_db_q, cq_db_q,
-            send_cpl
+            send_cpl, rd_track, rreq_q, read_resp
         );
         dff_setup!(
             self,
@@ -650,7 +699,8 @@ impl Logic for RnicCore {
             fwc_sn_hit,
             fwc_sn_val,
             fwc_up_wv,
-            fwc_up_wnd
+            fwc_up_wnd,
+            tp_own
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -829,6 +879,9 @@ impl Logic for RnicCore {
         self.ew_qp_conn.next = self.qp_wr_conn.val();
         self.ew_qp_tx_send_msn.next = self.qp_wr_tx_send_msn.val();
         self.ew_qp_tx_read_msn.next = self.qp_wr_tx_read_msn.val();
+        self.ew_qp_ord.next = 8.into(); // rd_track::ORD_MAX
+        self.ew_qp_ird.next = 16.into(); // rreq_queue::IRD_MAX
+        self.ew_qp_rx_read_msn.next = 1.into();
         self.fwq_v.next = self.fw_port.tw_valid.val() & (self.fw_port.tw_table.val() == 1);
         if self.fwq_v.val() {
             // state (octet 0), sq_log2 (3), pd (4), sq_ring (16), conn (36),
@@ -844,6 +897,11 @@ impl Logic for RnicCore {
             self.ew_qp_conn.next = self.fw_port.tw_data.val().get_bits::<32>(288);
             self.ew_qp_tx_send_msn.next = self.fw_port.tw_data.val().get_bits::<32>(352);
             self.ew_qp_tx_read_msn.next = self.fw_port.tw_data.val().get_bits::<32>(384);
+            // ord (octet 42)
+            self.ew_qp_ord.next = self.fw_port.tw_data.val().get_bits::<16>(336);
+            // ird (octet 40), rx_read_msn (56)
+            self.ew_qp_ird.next = self.fw_port.tw_data.val().get_bits::<16>(320);
+            self.ew_qp_rx_read_msn.next = self.fw_port.tw_data.val().get_bits::<32>(448);
         }
         // ---- TX's SND.NXT into the connection table (and tx_wnxt): the
         // data frame's end (se_*, registered) or the one held from the
@@ -1102,15 +1160,47 @@ impl Logic for RnicCore {
         self.tpt.pbl_wr_en.next = self.pbl_wr_en.val();
         self.tpt.pbl_wr_index.next = self.pbl_wr_index.val();
         self.tpt.pbl_wr_data.next = self.pbl_wr_data.val();
+        // The check unit is shared with the Read responder: ddp_rx first;
+        // read_resp's check only while ddp_rx neither asks nor places (its
+        // page walk uses the page-list read port the check unit uses), and
+        // then it owns the unit until it has taken its result.
+        self.tp_rr.next = self.read_resp.chk_valid.val()
+            & !self.ddp_rx.chk_valid.val()
+            & !self.ddp_rx.placing.val()
+            & !self.tp_own.q.val();
         self.tpt.chk_valid.next = self.ddp_rx.chk_valid.val();
-        self.ddp_rx.chk_ready.next = self.tpt.chk_ready.val();
+        self.ddp_rx.chk_ready.next = self.tpt.chk_ready.val() & !self.tp_own.q.val();
+        self.read_resp.chk_ready.next = false;
         self.tpt.chk_stag.next = self.ddp_rx.chk_stag.val();
         self.tpt.chk_pd.next = self.ddp_rx.chk_pd.val();
         self.tpt.chk_need.next = self.ddp_rx.chk_need.val();
         self.tpt.chk_to.next = self.ddp_rx.chk_to.val();
         self.tpt.chk_len.next = self.ddp_rx.chk_len.val();
-        self.ddp_rx.res_valid.next = self.tpt.res_valid.val();
+        if self.tp_rr.val() {
+            self.tpt.chk_valid.next = true;
+            self.ddp_rx.chk_ready.next = false;
+            self.read_resp.chk_ready.next = self.tpt.chk_ready.val();
+            self.tpt.chk_stag.next = self.read_resp.chk_stag.val();
+            self.tpt.chk_pd.next = self.read_resp.chk_pd.val();
+            self.tpt.chk_need.next = self.read_resp.chk_need.val();
+            self.tpt.chk_to.next = self.read_resp.chk_to.val();
+            self.tpt.chk_len.next = self.read_resp.chk_len.val();
+            if self.tpt.chk_ready.val() {
+                self.tp_own.d.next = true;
+            }
+        }
+        self.ddp_rx.res_valid.next = self.tpt.res_valid.val() & !self.tp_own.q.val();
+        self.read_resp.res_valid.next = self.tpt.res_valid.val() & self.tp_own.q.val();
         self.tpt.res_ready.next = self.ddp_rx.res_ready.val();
+        if self.tp_own.q.val() {
+            self.tpt.res_ready.next = self.read_resp.res_ready.val();
+            if self.tpt.res_valid.val() & self.read_resp.res_ready.val() {
+                self.tp_own.d.next = false;
+            }
+        }
+        self.read_resp.res_fault.next = self.tpt.res_fault.val();
+        self.read_resp.res_addr.next = self.tpt.res_addr.val();
+        self.read_resp.res_page_left.next = self.tpt.res_page_left.val();
         self.ddp_rx.res_fault.next = self.tpt.res_fault.val();
         self.ddp_rx.res_addr.next = self.tpt.res_addr.val();
         self.ddp_rx.res_page_left.next = self.tpt.res_page_left.val();
@@ -1145,9 +1235,11 @@ impl Logic for RnicCore {
         self.dma_wr_keep.next = self.wr_arb.dma_wr_keep.val();
         self.dma_wr_last.next = self.wr_arb.dma_wr_last.val();
 
-        // placed-segment records
-        self.placed_valid.next = self.ddp_rx.tag_valid.val();
-        self.ddp_rx.tag_ready.next = self.placed_pop.val();
+        // placed-segment records: shown (and taken by placed_pop) only
+        // while the Read requester can see the record in the same clock
+        self.placed_valid.next = self.ddp_rx.tag_valid.val() & !self.rd_track.busy.val();
+        self.rdt_take.next = self.placed_pop.val() & !self.rd_track.busy.val();
+        self.ddp_rx.tag_ready.next = self.rdt_take.val();
         self.placed_opcode.next = self.ddp_rx.tag_opcode.val();
         self.placed_last.next = self.ddp_rx.tag_ddp_last.val();
         self.placed_stag.next = self.ddp_rx.tag_stag.val();
@@ -1163,11 +1255,25 @@ impl Logic for RnicCore {
         self.ut_valid.next = self.ddp_rx.ut_valid.val();
         // the untagged stream goes to rx_send; the ut_* outputs only
         // observe it (a beat is taken when ut_valid and rx_send is ready)
-        self.ddp_rx.ut_ready.next = self.rx_send.ut_ready.val();
+        // rreq_queue observes the same beats (Read Requests on QN 1): a
+        // beat is shown to each consumer only when the other takes it too
+        // (rreq_queue's ut_ready depends on its registered state only)
+        self.ddp_rx.ut_ready.next = self.rx_send.ut_ready.val() & self.rreq_q.ut_ready.val();
         self.rx_send.ut_data.next = self.ddp_rx.ut_data.val();
         self.rx_send.ut_keep.next = self.ddp_rx.ut_keep.val();
         self.rx_send.ut_last.next = self.ddp_rx.ut_last.val();
-        self.rx_send.ut_valid.next = self.ddp_rx.ut_valid.val();
+        self.rx_send.ut_valid.next = self.ddp_rx.ut_valid.val() & self.rreq_q.ut_ready.val();
+        self.rreq_q.ut_valid.next = self.ddp_rx.ut_valid.val() & self.rx_send.ut_ready.val();
+        self.rreq_q.ut_data.next = self.ddp_rx.ut_data.val();
+        self.rreq_q.ut_keep.next = self.ddp_rx.ut_keep.val();
+        self.rreq_q.ut_last.next = self.ddp_rx.ut_last.val();
+        self.rreq_q.ut_ddp_last.next = self.ddp_rx.ut_ddp_last.val();
+        self.rreq_q.ut_qn.next = self.ddp_rx.ut_qn.val();
+        self.rreq_q.ut_msn.next = self.ddp_rx.ut_msn.val();
+        self.rreq_q.ut_mo.next = self.ddp_rx.ut_mo.val();
+        self.rreq_q.ut_len.next = self.ddp_rx.ut_len.val();
+        self.rreq_q.ut_conn.next = self.ddp_rx.ut_conn.val();
+        self.rreq_q.ut_qpn.next = self.ddp_rx.ut_qpn.val();
         self.rx_send.ut_opcode.next = self.ddp_rx.ut_opcode.val();
         self.rx_send.ut_ddp_last.next = self.ddp_rx.ut_ddp_last.val();
         self.rx_send.ut_qn.next = self.ddp_rx.ut_qn.val();
@@ -1187,17 +1293,37 @@ impl Logic for RnicCore {
         self.ut_conn.next = self.ddp_rx.ut_conn.val();
         self.ut_qpn.next = self.ddp_rx.ut_qpn.val();
 
-        // Terminate requests: ddp_rx's first, then rx_send's, then the MPA
-        // one; each source holds its record until popped, none is lost
-        self.ddp_term_sel.next = self.ddp_rx.term_valid.val();
-        self.rxs_term_sel.next = !self.ddp_rx.term_valid.val() & self.rx_send.term_valid.val();
+        // Terminate requests, in this priority: ddp_rx, rx_send, the Read
+        // requester (rd_track), the Read Request queue, the Read responder,
+        // then the MPA one; each source holds its record until popped, none
+        // is lost
+        self.term_src.next = 7.into();
+        if self.ddp_rx.term_valid.val() {
+            self.term_src.next = 0.into();
+        } else if self.rx_send.term_valid.val() {
+            self.term_src.next = 1.into();
+        } else if self.rd_track.term_valid.val() {
+            self.term_src.next = 2.into();
+        } else if self.rreq_q.term_valid.val() {
+            self.term_src.next = 3.into();
+        } else if self.read_resp.term_valid.val() {
+            self.term_src.next = 4.into();
+        }
+        self.ddp_term_sel.next = self.term_src.val() == 0;
+        self.rxs_term_sel.next = self.term_src.val() == 1;
+        self.rdt_term_sel.next = self.term_src.val() == 2;
         self.term_valid.next = self.ddp_rx.term_valid.val()
             | self.rx_send.term_valid.val()
+            | self.rd_track.term_valid.val()
+            | self.rreq_q.term_valid.val()
+            | self.read_resp.term_valid.val()
             | self.fpdu_buf.mterm_valid.val();
         self.ddp_rx.term_ready.next = self.term_pop.val() & self.ddp_term_sel.val();
         self.rx_send.term_ready.next = self.term_pop.val() & self.rxs_term_sel.val();
-        self.fpdu_buf.mterm_pop.next =
-            self.term_pop.val() & !self.ddp_term_sel.val() & !self.rxs_term_sel.val();
+        self.rd_track.term_ready.next = self.term_pop.val() & self.rdt_term_sel.val();
+        self.rreq_q.term_ready.next = self.term_pop.val() & (self.term_src.val() == 3);
+        self.read_resp.term_ready.next = self.term_pop.val() & (self.term_src.val() == 4);
+        self.fpdu_buf.mterm_pop.next = self.term_pop.val() & (self.term_src.val() == 7);
         if self.ddp_term_sel.val() {
             self.term_cause.next = self.ddp_rx.term_cause.val();
             self.term_conn.next = self.ddp_rx.term_conn.val();
@@ -1210,6 +1336,24 @@ impl Logic for RnicCore {
             self.term_qpn.next = self.rx_send.term_qpn.val();
             self.term_hdr.next = self.rx_send.term_hdr.val();
             self.term_seg_len.next = self.rx_send.term_seg_len.val();
+        } else if self.rdt_term_sel.val() {
+            self.term_cause.next = self.rd_track.term_cause.val();
+            self.term_conn.next = self.rd_track.term_conn.val();
+            self.term_qpn.next = self.rd_track.term_qpn.val();
+            self.term_hdr.next = self.rd_track.term_hdr.val();
+            self.term_seg_len.next = self.rd_track.term_seg_len.val();
+        } else if self.term_src.val() == 3 {
+            self.term_cause.next = self.rreq_q.term_cause.val();
+            self.term_conn.next = self.rreq_q.term_conn.val();
+            self.term_qpn.next = self.rreq_q.term_qpn.val();
+            self.term_hdr.next = self.rreq_q.term_hdr.val();
+            self.term_seg_len.next = self.rreq_q.term_seg_len.val();
+        } else if self.term_src.val() == 4 {
+            self.term_cause.next = self.read_resp.term_cause.val();
+            self.term_conn.next = self.read_resp.term_conn.val();
+            self.term_qpn.next = self.read_resp.term_qpn.val();
+            self.term_hdr.next = self.read_resp.term_hdr.val();
+            self.term_seg_len.next = self.read_resp.term_seg_len.val();
         } else {
             // an LLP error: no DDP header to echo (RFC 5040 §4.8)
             self.term_cause.next = self.fpdu_buf.mterm_cause.val();
@@ -1531,11 +1675,19 @@ impl Logic for RnicCore {
         self.tx_seg.wqe_sge0_len.next = self.wqe_fetch.wqe_sge0_len.val();
         self.tx_seg.wqe_sge0_lkey.next = self.wqe_fetch.wqe_sge0_lkey.val();
         self.tx_seg.wqe_bad.next = self.wqe_fetch.wqe_bad.val();
-        // Read responder hook (read_resp, not yet in the core): idle.
-        self.tx_seg.xs_req.next = false;
-        self.tx_seg.xs_qp.next = 0.into();
-        self.tx_seg.xs_done.next = false;
-        self.tx_seg.xs_seq_new.next = 0.into();
+        // Read responder hook: read_resp takes the QP's TX stream from
+        // TxSeg between its messages (xs_gnt) and hands snd_nxt back.
+        self.tx_seg.xs_req.next = self.read_resp.xs_req.val();
+        self.tx_seg.xs_qp.next = self.read_resp.xs_qp.val();
+        self.tx_seg.xs_done.next = self.read_resp.xs_done.val();
+        self.tx_seg.xs_seq_new.next = self.read_resp.xs_seq_new.val();
+        self.read_resp.xs_gnt.next = self.tx_seg.xs_gnt.val();
+        self.read_resp.xs_seq.next = self.tx_seg.xs_seq.val();
+        self.read_resp.xs_seq_start.next = self.tx_seg.xs_seq_start.val();
+        self.read_resp.xs_mulpdu.next = self.tx_seg.xs_mulpdu.val();
+        self.read_resp.xs_mk_en.next = self.tx_seg.xs_mk_en.val();
+        self.read_resp.xs_crc_en.next = self.tx_seg.xs_crc_en.val();
+        self.rr_tx.next = self.tx_seg.xs_gnt.val();
 
         // DMA read arbiter: client 0 WQE fetch, 1 receive-queue fetch (not
         // yet built: idle), 2 payload.
@@ -1572,6 +1724,17 @@ impl Logic for RnicCore {
         self.tx_seg.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
         self.tx_seg.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
         self.tx_seg.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
+        // client 3: read_resp's Read Response payload (tags 0xC0..)
+        self.rd_arb.c3_req_valid.next = self.read_resp.dma_rd_req_valid.val();
+        self.read_resp.dma_rd_req_ready.next = self.rd_arb.c3_req_ready.val();
+        self.rd_arb.c3_req_addr.next = self.read_resp.dma_rd_req_addr.val();
+        self.rd_arb.c3_req_len.next = self.read_resp.dma_rd_req_len.val();
+        self.rd_arb.c3_req_tag.next = self.read_resp.dma_rd_req_tag.val();
+        self.read_resp.dma_rd_cpl_valid.next = self.rd_arb.c3_cpl_valid.val();
+        self.rd_arb.c3_cpl_ready.next = self.read_resp.dma_rd_cpl_ready.val();
+        self.read_resp.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
+        self.read_resp.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
+        self.read_resp.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
         self.dma_rd_req_valid.next = self.rd_arb.dma_rd_req_valid.val();
         self.rd_arb.dma_rd_req_ready.next = self.dma_rd_req_ready.val();
         self.dma_rd_req_addr.next = self.rd_arb.dma_rd_req_addr.val();
@@ -1584,7 +1747,14 @@ impl Logic for RnicCore {
         // Descriptor lookup: QP → connection (tx_qpconn) → its addresses,
         // ports, window and ACK number (tx_ctx, tx_ack); registered reads,
         // so the descriptor goes to the framer 2 clocks after it appears.
-        self.tx_qpconn.read_address.next = self.tx_seg.desc_qp.val();
+        // (TxSeg's descriptors, or read_resp's while it has the stream)
+        self.td_valid.next = self.tx_seg.desc_valid.val();
+        self.td_qp.next = self.tx_seg.desc_qp.val();
+        if self.rr_tx.val() {
+            self.td_valid.next = self.read_resp.desc_valid.val();
+            self.td_qp.next = self.read_resp.desc_qp.val();
+        }
+        self.tx_qpconn.read_address.next = self.td_qp.val();
         self.tx_ctx.read_address.next = self.tx_qpconn.read_data.val();
         self.tx_ack.read_address.next = self.tx_qpconn.read_data.val();
         // the current WQE's connection's window end (TxSeg's desc_qp is the
@@ -1595,8 +1765,8 @@ impl Logic for RnicCore {
         self.cnt_tx_wnd_wait.next = self.tx_seg.cnt_wnd_wait.val();
         self.cnt_tx_mulpdu_bad.next = self.tx_seg.cnt_mulpdu_bad.val();
         self.tx_desc_ok.next =
-            self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() == 2) & !self.tx_cfifo.full.val();
-        if self.tx_seg.desc_valid.val() & (self.tx_dw.q.val() != 2) {
+            self.td_valid.val() & (self.tx_dw.q.val() == 2) & !self.tx_cfifo.full.val();
+        if self.td_valid.val() & (self.tx_dw.q.val() != 2) {
             self.tx_dw.d.next = self.tx_dw.q.val() + 1;
         }
         if self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() {
@@ -1612,7 +1782,10 @@ impl Logic for RnicCore {
         self.tx_cfifo.write.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
         self.tx_cfifo.data_in.next = self.tx_qpconn.read_data.val();
         self.tx_framer.desc_valid.next = self.tx_desc_ok.val();
-        self.tx_seg.desc_ready.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
+        self.tx_seg.desc_ready.next =
+            self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() & !self.rr_tx.val();
+        self.read_resp.desc_ready.next =
+            self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() & self.rr_tx.val();
         self.tx_framer.desc_dst_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(0);
         self.tx_framer.desc_src_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(48);
         self.tx_framer.desc_src_ip.next = self.tx_ctx.read_data.val().get_bits::<32>(96);
@@ -1637,7 +1810,30 @@ impl Logic for RnicCore {
         self.tx_framer.pay_keep.next = self.tx_seg.pay_keep.val();
         self.tx_framer.pay_last.next = self.tx_seg.pay_last.val();
         self.tx_framer.pay_valid.next = self.tx_seg.pay_valid.val();
-        self.tx_seg.pay_ready.next = self.tx_framer.pay_ready.val();
+        self.tx_seg.pay_ready.next = self.tx_framer.pay_ready.val() & !self.rr_tx.val();
+        self.read_resp.pay_ready.next = self.tx_framer.pay_ready.val() & self.rr_tx.val();
+        // read_resp's Read Responses (tagged, RFC 5040 §4.5) while it has
+        // the stream: TxSeg then has no payload outstanding and sends no
+        // descriptor, so the framer sees each source's descriptors and
+        // payloads in order
+        if self.rr_tx.val() {
+            self.tx_framer.desc_seq.next = self.read_resp.desc_seq.val();
+            self.tx_framer.desc_crc_en.next = self.read_resp.desc_crc_en.val();
+            self.tx_framer.desc_mk_en.next = self.read_resp.desc_mk_en.val();
+            self.tx_framer.desc_seq_start.next = self.read_resp.desc_seq_start.val();
+            self.tx_framer.desc_opcode.next = self.read_resp.desc_opcode.val();
+            self.tx_framer.desc_last.next = self.read_resp.desc_last.val();
+            self.tx_framer.desc_stag.next = self.read_resp.desc_stag.val();
+            self.tx_framer.desc_to.next = self.read_resp.desc_to.val();
+            self.tx_framer.desc_qn.next = 0.into();
+            self.tx_framer.desc_msn.next = 0.into();
+            self.tx_framer.desc_mo.next = 0.into();
+            self.tx_framer.desc_pay_len.next = self.read_resp.desc_pay_len.val();
+            self.tx_framer.pay_data.next = self.read_resp.pay_data.val();
+            self.tx_framer.pay_keep.next = self.read_resp.pay_keep.val();
+            self.tx_framer.pay_last.next = self.read_resp.pay_last.val();
+            self.tx_framer.pay_valid.next = self.read_resp.pay_valid.val();
+        }
 
         // Send completions.
         // TxSeg's completion records go to SendCpl (the QP's send CQ);
@@ -2008,12 +2204,71 @@ impl Logic for RnicCore {
         if self.wqe_fetch.wqe_num_sge.val().any() {
             self.send_cpl.tx_len.next = self.wqe_fetch.wqe_sge0_len.val();
         }
-        // RDMA Read completions: driven by the Read requester (rdresp)
-        self.rd_cpl_valid.next = false;
-        self.rd_cpl_qp.next = 0.into();
-        self.rd_cpl_wr_id.next = 0.into();
-        self.rd_cpl_status.next = 0.into();
-        self.rd_cpl_len.next = 0.into();
+        // ---- RDMA Read requester (RdTrack): a Read Request sent (TxSeg's
+        // rd_sent_* pulse) is recorded for its QP; the placed record of a
+        // Read Response with L = 1 completes the QP's oldest Read (RFC 5040
+        // §5.3: Read Responses come back in request order) → rd_cpl_* →
+        // SendCpl → the QP's send CQ. ORD from the QP write (qpn < 64).
+        self.rd_track.reset.next = self.reset.val();
+        self.rd_track.sent_valid.next = self.tx_seg.rd_sent_valid.val();
+        self.rd_track.sent_qp.next = self.tx_seg.rd_sent_qp.val();
+        self.rd_track.sent_wr_id.next = self.tx_seg.rd_sent_wr_id.val();
+        self.rd_track.sent_signaled.next = self.tx_seg.rd_sent_signaled.val();
+        self.rd_track.sent_len.next = self.tx_seg.rd_sent_len.val();
+        self.rd_track.cfg_valid.next =
+            self.ew_qp_valid.val() & !self.ew_qp_qpn.val().get_bits::<26>(6).any();
+        self.rd_track.cfg_qp.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.rd_track.cfg_ord.next = self.ew_qp_ord.val();
+        self.rd_track.tag_valid.next = self.ddp_rx.tag_valid.val() & self.rdt_take.val();
+        self.rd_track.tag_opcode.next = self.ddp_rx.tag_opcode.val();
+        self.rd_track.tag_ddp_last.next = self.ddp_rx.tag_ddp_last.val();
+        self.rd_track.tag_stag.next = self.ddp_rx.tag_stag.val();
+        self.rd_track.tag_to.next = self.ddp_rx.tag_to.val();
+        self.rd_track.tag_len.next = self.ddp_rx.tag_len.val();
+        self.rd_track.tag_conn.next = self.ddp_rx.tag_conn.val();
+        self.rd_track.tag_qpn.next = self.ddp_rx.tag_qpn.val();
+        self.rd_cpl_valid.next = self.rd_track.cpl_valid.val();
+        self.rd_cpl_qp.next = self.rd_track.cpl_qp.val();
+        self.rd_cpl_wr_id.next = self.rd_track.cpl_wr_id.val();
+        self.rd_cpl_status.next = self.rd_track.cpl_status.val();
+        self.rd_cpl_len.next = self.rd_track.cpl_len.val();
+        self.rd_track.cpl_ready.next = self.send_cpl.rd_ready.val();
+        self.cnt_rd_cpl.next = self.rd_track.cnt_cpl.val();
+        self.cnt_rd_ord_over.next = self.rd_track.cnt_ord_over.val();
+        self.cnt_rd_term.next = self.rd_track.cnt_term.val();
+        // ---- RDMA Read responder: RreqQueue (IRD, expected QN 1 MSN) and
+        // ReadResp (PD) from the QP write (qpn < 64); requests in arrival
+        // order (RFC 5040 §5.3), done_* frees the IRD slot.
+        self.rreq_q.reset.next = self.reset.val();
+        self.read_resp.reset.next = self.reset.val();
+        self.rreq_q.cfg_valid.next =
+            self.ew_qp_valid.val() & !self.ew_qp_qpn.val().get_bits::<26>(6).any();
+        self.rreq_q.cfg_qp.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.rreq_q.cfg_ird.next = self.ew_qp_ird.val();
+        self.rreq_q.cfg_msn.next = self.ew_qp_rx_read_msn.val();
+        self.read_resp.cfg_valid.next =
+            self.ew_qp_valid.val() & !self.ew_qp_qpn.val().get_bits::<26>(6).any();
+        self.read_resp.cfg_qp.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.read_resp.cfg_pd.next = self.ew_qp_pd.val();
+        self.read_resp.q_valid.next = self.rreq_q.q_valid.val();
+        self.rreq_q.q_ready.next = self.read_resp.q_ready.val();
+        self.read_resp.q_qp.next = self.rreq_q.q_qp.val();
+        self.read_resp.q_conn.next = self.rreq_q.q_conn.val();
+        self.read_resp.q_msn.next = self.rreq_q.q_msn.val();
+        self.read_resp.q_sink_stag.next = self.rreq_q.q_sink_stag.val();
+        self.read_resp.q_sink_to.next = self.rreq_q.q_sink_to.val();
+        self.read_resp.q_len.next = self.rreq_q.q_len.val();
+        self.read_resp.q_src_stag.next = self.rreq_q.q_src_stag.val();
+        self.read_resp.q_src_to.next = self.rreq_q.q_src_to.val();
+        self.rreq_q.done_valid.next = self.read_resp.done_valid.val();
+        self.rreq_q.done_qp.next = self.read_resp.done_qp.val();
+        self.cnt_rrq_req.next = self.rreq_q.cnt_rreq.val();
+        self.cnt_rrq_drop.next = self.rreq_q.cnt_drop.val();
+        self.cnt_rrq_term.next = self.rreq_q.cnt_term.val();
+        self.cnt_rresp.next = self.read_resp.cnt_resp.val();
+        self.cnt_rresp_segs.next = self.read_resp.cnt_segs.val();
+        self.cnt_rresp_term.next = self.read_resp.cnt_term.val();
+        self.cnt_rresp_drop.next = self.read_resp.cnt_drop.val();
         self.send_cpl.rd_valid.next = self.rd_cpl_valid.val();
         self.send_cpl.rd_qp.next = self.rd_cpl_qp.val();
         self.send_cpl.rd_wr_id.next = self.rd_cpl_wr_id.val();
@@ -2042,6 +2297,7 @@ impl Logic for RnicCore {
             self.sh_v.d.next = false;
             self.fwc_sn_hit.d.next = false;
             self.fwc_up_wv.d.next = false;
+            self.tp_own.d.next = false;
         }
     }
 }

@@ -170,11 +170,15 @@ pub struct RreqQueue {
     sh: Signal<Local, Bits<9>>,
     dsh: Signal<Local, Bits<9>>,
     csh: Signal<Local, Bits<9>>,
+    /// The count vector shifted down to a QP's field (rust-hdl has no
+    /// variable part-select; only the low 5 bits are used).
+    sh_cnt: Signal<Local, Bits<320>>,
+    sh_dcnt: Signal<Local, Bits<320>>,
     cur: Signal<Local, Bits<5>>,
     dcur: Signal<Local, Bits<5>>,
     cnt_v: Signal<Local, Bits<320>>,
     inc: Signal<Local, Bit>,
-    ird_v: Signal<Local, Bits<16>>,
+    ird_v: Signal<Local, Bits<5>>,
     beat_mask: Signal<Local, Bits<64>>,
     masked: Signal<Local, Bits<64>>,
     r0: Signal<Local, Bits<64>>,
@@ -274,6 +278,8 @@ impl Default for RreqQueue {
             sh: Default::default(),
             dsh: Default::default(),
             csh: Default::default(),
+            sh_cnt: Default::default(),
+            sh_dcnt: Default::default(),
             cur: Default::default(),
             dcur: Default::default(),
             cnt_v: Default::default(),
@@ -382,9 +388,9 @@ impl Logic for RreqQueue {
         self.ctx.write_enable.next = false;
         self.ctx.write_data.next = (self.ctx.read_data.val() & self.m_ird.val())
             | bit_cast::<37, 32>(self.msn.q.val() + 1);
-        self.ird_v.next = self.cfg_ird.val();
+        self.ird_v.next = self.cfg_ird.val().get_bits::<5>(0);
         if self.cfg_ird.val() > self.k_ird_max.val() {
-            self.ird_v.next = self.k_ird_max.val();
+            self.ird_v.next = self.k_ird_max.val().get_bits::<5>(0);
         }
         self.qbit.next = bits::<64>(1) << self.qp6.val();
 
@@ -395,8 +401,10 @@ impl Logic for RreqQueue {
             (bit_cast::<9, 6>(self.done_qp.val()) << 2) + bit_cast::<9, 6>(self.done_qp.val());
         self.csh.next =
             (bit_cast::<9, 6>(self.cfg_qp.val()) << 2) + bit_cast::<9, 6>(self.cfg_qp.val());
-        self.cur.next = (self.cnt.q.val() >> self.sh.val()).get_bits::<5>(0);
-        self.dcur.next = (self.cnt.q.val() >> self.dsh.val()).get_bits::<5>(0);
+        self.sh_cnt.next = self.cnt.q.val() >> self.sh.val();
+        self.sh_dcnt.next = self.cnt.q.val() >> self.dsh.val();
+        self.cur.next = self.sh_cnt.val().get_bits::<5>(0);
+        self.dcur.next = self.sh_dcnt.val().get_bits::<5>(0);
         self.inc.next = false;
 
         // ---- stream: keep the first 4 beats of a QN 1 message
@@ -499,7 +507,7 @@ impl Logic for RreqQueue {
             self.stopped.d.next = self.stopped.q.val() & !(bits::<64>(1) << self.cfg_qp.val());
             self.ctx.write_enable.next = true;
             self.ctx.write_address.next = self.cfg_qp.val();
-            self.ctx.write_data.next = (bit_cast::<37, 5>(self.ird_v.val().get_bits::<5>(0)) << 32)
+            self.ctx.write_data.next = (bit_cast::<37, 5>(self.ird_v.val()) << 32)
                 | bit_cast::<37, 32>(self.cfg_msn.val());
         }
         self.cnt.d.next = self.cnt_v.val();

@@ -2,9 +2,9 @@
 //! buffer into its own with one `post_send` (RFC 5040 §4.4) and polls its
 //! send CQ for the Read completion.
 //!
-//! Not in the RTL yet: the Read responder and the requester's Read
-//! completion come with branch `rdresp`. Until then this example says so
-//! and exits non-zero.
+//! The Read responder and the requester's Read completion are in the RTL
+//! since branch `readwire` ([`READ_IN_RTL`]); without them this example
+//! says so and exits non-zero.
 //!
 //! `cargo run -p rnic-sim --example rdma_read`
 

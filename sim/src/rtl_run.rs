@@ -12,8 +12,9 @@
 //! * send-side CQEs (branch `cqe`): Writes are unsignaled and complete when
 //!   B's placement records cover the whole message and B's DMA is idle
 //!   (latency = post → last octet placed); Sends complete at B's receive CQ;
-//! * the RDMA Read responder (branch `rdresp`): Read is reported as not in
-//!   the RTL ([`READ_IN_RTL`]).
+//! * RDMA Read (responder `rreq_queue`/`read_resp`, requester `rd_track`,
+//!   branch `readwire`) is in the RTL ([`READ_IN_RTL`]): A reads B's Write
+//!   region into its own and polls its send CQ for the `RdmaRead` CQE.
 //!
 //! Every wait has a cycle budget: a stall ends the run with an error that
 //! names the operation and what was last seen, never a hang.
@@ -44,8 +45,8 @@ use crate::rng::Rng;
 use crate::sim_bus::{driver_options, SimBus};
 
 /// Whether the RTL answers RDMA Read Requests (responder + requester
-/// completion). False until branch `rdresp` is merged.
-pub const READ_IN_RTL: bool = false;
+/// completion): true since branch `readwire`.
+pub const READ_IN_RTL: bool = true;
 /// Whether the RTL writes send-side CQEs. False until branch `cqe` is merged.
 pub const SEND_CQE_IN_RTL: bool = true;
 

@@ -1,0 +1,581 @@
+//! The RDMA Read requester inside `rnic_core` (Verilator): the firmware
+//! programs a connection in RDMA mode, a QP (ORD 2, `send_cqn`) and its send
+//! CQ, and registers the Data Sink region (TPT entry + a scattered page
+//! list) through `fw_*` (`rnic_fw::hal::Hal`); the host writes RDMA Read
+//! WQEs (`SendWqe::emit`) and rings the SQ doorbell through BAR0.
+//!
+//! Checked against independent references:
+//! * each Read Request frame parses with smoltcp (`rnic_wire::model::
+//!   parse_frame`, checksums checked) and its TCP payload equals, octet for
+//!   octet, what `rnic_wire::model::TxStream` emits for
+//!   `Message::ReadRequest` (SinkSTag = SGE lkey, SinkTO = SGE address,
+//!   RDMARDSZ = SGE length, SrcSTag/SrcTO = the WQE's remote fields,
+//!   MSN on QN 1);
+//! * the peer's Read Responses are built with `TxStream`
+//!   (`Message::ReadResponse`, L only on the last segment, RFC 5040 §4.5)
+//!   and `model::net::data_frame`; the data lands byte-exact at the page the
+//!   ABI's `TptEntry::page_of` names, nothing else in the sink pages moves;
+//! * one CQE per SIGNALED Read, written after its last Read Response was
+//!   placed (RFC 5040 §5.3, Reads complete in order), parses with
+//!   `Cqe::parse`: opcode `RdmaRead`, wr_id, `Success`, byte_len, QP, phase;
+//!   no CQE for the unsignaled one;
+//! * a Read Response with no Read outstanding → one Terminate record with
+//!   RDMAP Remote Operation "Unexpected OpCode" (0/2/6, RFC 5040 §7) from
+//!   `rnic_wire::terminate`, and no CQE.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rnic_fw::hal::{Hal, HalExt};
+use rnic_sim::dma::{DmaConfig, DmaServer};
+use rnic_sim::fw_hal::{CoSimHal, FwNode, HostCsr};
+use rnic_sim::host_mem::HostMemory;
+use rnic_sim::mac_port::MacTxPort;
+use rnic_sim::rng::Rng;
+use rnic_wire::abi::context::{
+    ConnContext, ConnMode, CqContext, CqState, QpContext, RtrKind, TableId, MPA_CRC_RX, MPA_CRC_TX,
+};
+use rnic_wire::abi::cqe::{Cqe, WcOpcode, WcStatus, CQE_SIZE};
+use rnic_wire::abi::csr::qp_doorbell_page;
+use rnic_wire::abi::doorbell::QP_SQ_PRODUCER;
+use rnic_wire::abi::mailbox::QpState;
+use rnic_wire::abi::tpt::{Stag, TptEntry, TptState, ACCESS_LOCAL_WRITE, TPT_ENTRY_SIZE};
+use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED, WQE_SIZE};
+use rnic_wire::model::net::data_frame;
+use rnic_wire::model::{parse_frame, Endpoint, Message, MpaSettings, TxStream};
+use rnic_wire::rdmap::ReadRequestRepr;
+use rnic_wire::terminate::{RemoteOperationError, TerminateCause};
+
+const CONN: u32 = 4;
+const QPN: u32 = 9;
+const CQN: u32 = 3;
+const CQ_LOG2: u32 = 2;
+const SQ_LOG2: u32 = 4;
+const PD: u32 = 1;
+/// Our initial send sequence number = TX SeqStart (RFC 5044 §4.3).
+const ISS: u32 = 1000;
+const PAGE: u64 = 4096;
+/// Fill of the sink pages before the test: what is not placed must stay.
+const FILL: u8 = 0xEE;
+
+struct Rig {
+    node: Rc<RefCell<FwNode>>,
+    hal: CoSimHal,
+    host: HostCsr,
+    dma: DmaServer,
+    mem: HostMemory,
+    mac: MacTxPort,
+    rng: Rng,
+    local: Endpoint,
+    peer: Endpoint,
+    /// Reference of our TX stream (the Read Requests we must send).
+    our_tx: TxStream,
+    /// The peer's TX stream (its Read Responses).
+    peer_tx: TxStream,
+    sq: u64,
+    sq_prod: u32,
+    cq: u64,
+    /// Sink region: entry, STag, its pages' bus addresses (PBL order).
+    sink: TptEntry,
+    sink_stag: u32,
+    pages: Vec<u64>,
+    /// Expected content of every sink page.
+    image: Vec<Vec<u8>>,
+    /// TCP payloads of our data frames, in order (pure ACKs skipped).
+    sent: Vec<(u32, Vec<u8>)>,
+    terms: Vec<(u16, u32, u32)>,
+    placed: Vec<(u32, u64, u16)>,
+    last_mac_rx: u64,
+    last_wr: u64,
+}
+
+impl Rig {
+    fn new(seed: u64) -> Rig {
+        let node = FwNode::shared();
+        {
+            let mut n = node.borrow_mut();
+            n.serve_host_side = false;
+            n.set_ulp(true);
+            n.core.set_fw_raw_to_mac(1);
+        }
+        let mut rng = Rng::new(seed);
+        let peer_iss = rng.next_u32();
+        let mpa_ours = MpaSettings {
+            crc: true,
+            markers: false,
+            seq_start: ISS,
+        };
+        let mpa_peer = MpaSettings {
+            crc: true,
+            markers: false,
+            seq_start: peer_iss,
+        };
+        let mut r = Rig {
+            hal: CoSimHal::new(node.clone()),
+            host: HostCsr { node: node.clone() },
+            node,
+            dma: DmaServer::new(DmaConfig {
+                read_jitter: 20,
+                seed,
+                ..DmaConfig::default()
+            }),
+            mem: HostMemory::new(0x1_0000_0000, 0x2_0000_0000),
+            mac: MacTxPort::new(),
+            rng,
+            local: Endpoint {
+                mac: [2, 0, 0, 0, 0, 1],
+                ip: [10, 0, 0, 1],
+                port: 7000,
+            },
+            peer: Endpoint {
+                mac: [2, 0, 0, 0, 0, 2],
+                ip: [10, 0, 0, 2],
+                port: 40000,
+            },
+            our_tx: TxStream::new(mpa_ours, 1460),
+            peer_tx: TxStream::new(mpa_peer, 1460),
+            sq: 0,
+            sq_prod: 0,
+            cq: 0,
+            sink: TptEntry {
+                state: TptState::Free,
+                key: 0,
+                access: 0,
+                page_shift: 12,
+                pd: PD,
+                va: 0,
+                length: 0,
+                pbl_base: 0,
+                npages: 0,
+            },
+            sink_stag: 0,
+            pages: Vec::new(),
+            image: Vec::new(),
+            sent: Vec::new(),
+            terms: Vec::new(),
+            placed: Vec::new(),
+            last_mac_rx: 0,
+            last_wr: 0,
+        };
+        r.sq = r.mem.alloc_dma((WQE_SIZE as u64) << SQ_LOG2, 4096).unwrap();
+        r.cq = r.mem.alloc_dma((CQE_SIZE as u64) << CQ_LOG2, 4096).unwrap();
+        let cq = CqContext {
+            state: CqState::Valid,
+            log2_entries: CQ_LOG2 as u8,
+            ring: r.cq,
+            producer: 0,
+            consumer: 0,
+            armed: 0,
+        };
+        r.hal.write_cq(CQN, &cq).expect("CQ write");
+        let q = QpContext {
+            state: QpState::Rts,
+            flags: 0,
+            rtr: RtrKind::None,
+            sq_log2: SQ_LOG2 as u8,
+            pd: PD,
+            send_cqn: CQN,
+            recv_cqn: 0,
+            sq_ring: r.sq,
+            rq_ring: 0,
+            rq_log2: 0,
+            conn: CONN,
+            ird: 1,
+            ord: 2,
+            tx_send_msn: 1,
+            tx_read_msn: 1,
+            rx_send_msn: 1,
+            rx_read_msn: 1,
+            term_cause: 0,
+        };
+        r.hal.write_qp(QPN, &q).expect("QP write");
+        let c = ConnContext {
+            mode: ConnMode::Rdma,
+            mpa_flags: MPA_CRC_RX | MPA_CRC_TX,
+            snd_wscale: 0,
+            rcv_wscale: 0,
+            local_ip: u32::from_be_bytes(r.local.ip),
+            peer_ip: u32::from_be_bytes(r.peer.ip),
+            local_port: r.local.port,
+            peer_port: r.peer.port,
+            local_mac: r.local.mac,
+            peer_mac: r.peer.mac,
+            mss: 1460,
+            mulpdu: 1440,
+            rcv_nxt: peer_iss,
+            snd_nxt: ISS,
+            snd_una: ISS,
+            snd_wnd: 0x10000,
+            rcv_wnd: 1 << 20,
+            tx_marker_ref: ISS,
+            rx_marker_ref: peer_iss,
+            qpn: QPN,
+        };
+        r.hal.write_conn(CONN, &c).expect("connection write");
+        r
+    }
+
+    /// Registers the Data Sink region (`ACCESS_LOCAL_WRITE`: what `ddp_rx`
+    /// checks for a Read Response) over `npages` scattered 4 KiB pages,
+    /// starting `first_off` octets into the first one.
+    fn register_sink(&mut self, index: u32, key: u8, va_page: u64, first_off: u64, npages: u32) {
+        for _ in 0..npages {
+            // a gap page between each, and the page list in shuffled order
+            let a = self.mem.alloc_dma(2 * PAGE, PAGE).unwrap();
+            self.pages.push(a);
+        }
+        for i in (1..self.pages.len()).rev() {
+            let j = self.rng.below(i as u64 + 1) as usize;
+            self.pages.swap(i, j);
+        }
+        for (i, &a) in self.pages.iter().enumerate() {
+            self.mem.write(a, &[FILL; PAGE as usize]).unwrap();
+            self.image.push(vec![FILL; PAGE as usize]);
+            self.hal
+                .write_table(TableId::Pbl, i as u32, &a.to_le_bytes())
+                .expect("PBL write");
+        }
+        self.sink = TptEntry {
+            state: TptState::Valid,
+            key,
+            access: ACCESS_LOCAL_WRITE,
+            page_shift: 12,
+            pd: PD,
+            va: va_page + first_off,
+            length: npages as u64 * PAGE - first_off,
+            pbl_base: 0,
+            npages,
+        };
+        let mut b = [0u8; TPT_ENTRY_SIZE];
+        self.sink.emit(&mut b).unwrap();
+        self.hal
+            .write_table(TableId::Tpt, index, &b)
+            .expect("TPT write");
+        self.sink_stag = Stag::new(index, key).unwrap().0;
+    }
+
+    /// Writes an RDMA Read WQE (sink: `len` octets at VA `sink_va`; source:
+    /// the peer's `src_stag`/`src_to`); returns its wr_id and the Read
+    /// Request it must produce.
+    fn post_read(
+        &mut self,
+        sink_va: u64,
+        len: u32,
+        src_stag: u32,
+        src_to: u64,
+        signaled: bool,
+    ) -> (u64, ReadRequestRepr) {
+        let wr_id = self.rng.next_u64();
+        let wqe = SendWqe {
+            wr_id,
+            opcode: SendOpcode::RdmaRead,
+            flags: if signaled { WQE_FLAG_SIGNALED } else { 0 },
+            imm_or_inv: 0,
+            remote_offset: src_to,
+            remote_stag: src_stag,
+            sges: SgeList::new(&[Sge {
+                addr: sink_va,
+                length: len,
+                lkey: self.sink_stag,
+            }])
+            .unwrap(),
+        };
+        let mut b = [0u8; WQE_SIZE];
+        wqe.emit(&mut b).unwrap();
+        let slot = (self.sq_prod & ((1 << SQ_LOG2) - 1)) as u64;
+        self.mem
+            .write(self.sq + slot * WQE_SIZE as u64, &b)
+            .unwrap();
+        self.sq_prod = self.sq_prod.wrapping_add(1);
+        (
+            wr_id,
+            ReadRequestRepr {
+                sink_stag: self.sink_stag,
+                sink_to: sink_va,
+                size: len,
+                src_stag,
+                src_to,
+            },
+        )
+    }
+
+    fn doorbell(&mut self) {
+        {
+            let mut n = self.node.borrow_mut();
+            let m = &mut n.core.0;
+            m.set_mac_tx_ready(0);
+            m.set_dma_rd_req_ready(0);
+            m.set_dma_rd_cpl_valid(0);
+            m.set_dma_wr_ready(0);
+        }
+        let p = self.sq_prod;
+        self.host.write(qp_doorbell_page(QPN) + QP_SQ_PRODUCER, p);
+    }
+
+    /// The peer answers `rr` with `data`: its Read Response segments into
+    /// mac_rx; the expected sink image follows `TptEntry::page_of`.
+    fn respond(&mut self, rr: &ReadRequestRepr, data: &[u8], expect_placed: bool) {
+        let segs = self
+            .peer_tx
+            .send(&Message::ReadResponse {
+                stag: rr.sink_stag,
+                to: rr.sink_to,
+                data,
+            })
+            .unwrap();
+        let mut n = self.node.borrow_mut();
+        for s in segs {
+            let f = data_frame(&self.peer, &self.local, s.seq, ISS, &s.payload);
+            n.mac_rx.push(f, false);
+        }
+        if expect_placed {
+            for (i, &b) in data.iter().enumerate() {
+                let (pg, off) = self.sink.page_of(rr.sink_to + i as u64).unwrap();
+                self.image[pg as usize][off as usize] = b;
+            }
+        }
+    }
+
+    /// Clocks until the MAC input is sent and the core is quiet; pops every
+    /// placed and Terminate record; collects our data frames.
+    fn run(&mut self, limit: u64) {
+        let mut quiet = 0;
+        let mut c = 0;
+        while quiet < 600 {
+            c += 1;
+            assert!(c < limit, "hung");
+            let n = &mut *self.node.borrow_mut();
+            let sending = n.mac_rx.pending() > 0;
+            n.mac_rx.drive(&mut n.core);
+            let p = &mut n.core.0;
+            self.mac.drive_ready(p, true);
+            self.dma.drive(p, &mut self.mem);
+            p.eval();
+            let tv = p.get_term_valid() != 0;
+            let pv = p.get_placed_valid() != 0;
+            p.set_term_pop(tv as u64);
+            p.set_placed_pop(pv as u64);
+            if tv {
+                self.terms.push((
+                    p.get_term_cause() as u16,
+                    p.get_term_conn() as u32,
+                    p.get_term_qpn() as u32,
+                ));
+            }
+            if pv {
+                self.placed.push((
+                    p.get_placed_stag() as u32,
+                    p.get_placed_to(),
+                    p.get_placed_len() as u16,
+                ));
+            }
+            p.eval();
+            if sending {
+                self.last_mac_rx = p.cycle();
+            }
+            let mut busy = sending
+                || !self.dma.idle()
+                || p.get_mac_tx_valid() != 0
+                || p.get_dma_wr_valid() != 0;
+            if p.get_dma_wr_valid() != 0 && p.get_dma_wr_ready() != 0 {
+                self.last_wr = p.cycle();
+                busy = true;
+            }
+            let f = self.mac.sample(&*p);
+            self.dma.sample(&*p, &mut self.mem);
+            p.tick();
+            if let Some(f) = f {
+                let v = parse_frame(&f).expect("frame parses with smoltcp, checksums good");
+                assert_eq!(v.src_mac, self.local.mac);
+                assert_eq!(v.dst_mac, self.peer.mac);
+                assert_eq!(v.tuple.src_port, self.local.port);
+                assert_eq!(v.tuple.dst_port, self.peer.port);
+                if !v.payload.is_empty() {
+                    self.sent.push((v.seq, v.payload.to_vec()));
+                }
+            }
+            quiet = if busy { 0 } else { quiet + 1 };
+        }
+        assert!(
+            self.dma.faults().is_empty(),
+            "DMA faults {:?}",
+            self.dma.faults()
+        );
+    }
+
+    /// The next Read Request we must have sent (reference: TxStream).
+    fn expect_request(&mut self, k: usize, rr: &ReadRequestRepr) {
+        let want = self.our_tx.send(&Message::ReadRequest(*rr)).unwrap();
+        assert_eq!(want.len(), 1);
+        let (seq, pay) = &self.sent[k];
+        assert_eq!(*seq, want[0].seq, "Read Request {k} sequence number");
+        assert_eq!(pay, &want[0].payload, "Read Request {k} FPDU octets");
+    }
+
+    fn sink_matches(&self) {
+        for (i, &a) in self.pages.iter().enumerate() {
+            let mut got = vec![0u8; PAGE as usize];
+            self.mem.read(a, &mut got).unwrap();
+            if let Some(d) = got.iter().zip(&self.image[i]).position(|(x, y)| x != y) {
+                panic!(
+                    "sink page {i} differs at octet {d}: got {:#x} want {:#x}",
+                    got[d], self.image[i][d]
+                );
+            }
+            // the gap page after it: never written
+            let mut gap = vec![0u8; PAGE as usize];
+            self.mem.read(a + PAGE, &mut gap).unwrap();
+            assert!(gap.iter().all(|&b| b == 0), "gap after sink page {i}");
+        }
+    }
+
+    fn cqe(&self, idx: u32) -> Vec<u8> {
+        let slot = (idx & ((1 << CQ_LOG2) - 1)) as u64;
+        let mut b = vec![0; CQE_SIZE];
+        self.mem
+            .read(self.cq + slot * CQE_SIZE as u64, &mut b)
+            .unwrap();
+        b
+    }
+
+    fn cnt(&self) -> (u64, u64, u64, u64) {
+        let n = self.node.borrow();
+        (
+            n.core.get_cnt_rxs_cqe(),
+            n.core.get_cnt_rd_cpl(),
+            n.core.get_cnt_rd_ord_over(),
+            n.core.get_cnt_rd_term(),
+        )
+    }
+}
+
+#[test]
+fn read_requests_out_responses_placed_cqe_and_stray_terminates() {
+    let t0 = std::time::Instant::now();
+    let mut r = Rig::new(0xead);
+    let va_page = 0x7f00_1234_5000;
+    r.register_sink(6, 0x5a, va_page, 0x321, 3);
+    let sink0 = r.sink.va;
+    // Read A: unsignaled, 100 octets; Read B: signaled, 5000 octets across
+    // page boundaries (4 Read Response segments with MULPDU 1440 - L on the last)
+    let (_wa, ra) = r.post_read(sink0 + 7, 100, 0x1111_2233, 0xdead_beef_0000_0010, false);
+    let (wb, rb) = r.post_read(sink0 + 3000, 5000, 0x4455_6677, 0x0000_0001_0000_0003, true);
+    r.doorbell();
+    r.run(200_000);
+    assert_eq!(r.sent.len(), 2, "two Read Request frames");
+    r.expect_request(0, &ra);
+    r.expect_request(1, &rb);
+    assert_eq!(r.cnt(), (0, 0, 0, 0), "no completion before the response");
+
+    // the responses, in order (RFC 5040 §5.3)
+    let da = r.rng.bytes(100);
+    let db = r.rng.bytes(5000);
+    r.respond(&ra, &da, true);
+    r.respond(&rb, &db, true);
+    r.run(400_000);
+    r.sink_matches();
+    assert!(r.terms.is_empty(), "no Terminate: {:x?}", r.terms);
+    let placed: usize = r.placed.iter().map(|p| p.2 as usize).sum();
+    assert_eq!(placed, 5100, "placed records cover both responses");
+    assert!(r.placed.iter().all(|p| p.0 == r.sink_stag));
+    assert_eq!(r.cnt(), (1, 1, 0, 0), "one CQE (B): A completed silently");
+    let c = Cqe::parse(&r.cqe(0)).expect("CQE parses");
+    assert_eq!(
+        c,
+        Cqe {
+            wr_id: wb,
+            byte_len: 5000,
+            qpn: QPN,
+            opcode: WcOpcode::RdmaRead,
+            status: WcStatus::Success,
+            flags: 0,
+            imm_or_inv: 0,
+            term_cause: 0,
+            phase: true,
+        }
+    );
+    assert!(
+        !Cqe::phase_of(&r.cqe(1)).unwrap(),
+        "nothing written for the unsignaled Read"
+    );
+    assert!(
+        r.last_wr > r.last_mac_rx,
+        "the CQE comes after the last response frame"
+    );
+    eprintln!(
+        "read_req_core: last Read Response beat on mac_rx -> last beat of the Read's CQE written {} clocks",
+        r.last_wr - r.last_mac_rx
+    );
+
+    // Read C (signaled, 1 octet): completes as well; index 1
+    let (wc, rc) = r.post_read(sink0 + 9000, 1, 0x0102_0304, 77, true);
+    r.doorbell();
+    r.run(200_000);
+    assert_eq!(r.sent.len(), 3);
+    r.expect_request(2, &rc);
+    let dc = r.rng.bytes(1);
+    r.respond(&rc, &dc, true);
+    r.run(200_000);
+    r.sink_matches();
+    let c = Cqe::parse(&r.cqe(1)).expect("CQE parses");
+    assert_eq!(
+        (c.wr_id, c.byte_len, c.opcode, c.status, c.qpn, c.phase),
+        (wc, 1, WcOpcode::RdmaRead, WcStatus::Success, QPN, true)
+    );
+    assert_eq!(r.cnt(), (2, 2, 0, 0));
+
+    // a stray Read Response (nothing outstanding): placed (its STag passed
+    // the TPT check) but refused: Terminate 0/2/6, no CQE
+    let stray = ReadRequestRepr {
+        sink_stag: r.sink_stag,
+        sink_to: sink0 + 100,
+        size: 40,
+        src_stag: 0,
+        src_to: 0,
+    };
+    let ds = r.rng.bytes(40);
+    r.respond(&stray, &ds, true);
+    r.run(200_000);
+    let want = TerminateCause::from(RemoteOperationError::UnexpectedOpcode).to_bits();
+    assert_eq!(r.terms, vec![(want, CONN, QPN)], "stray Read Response");
+    assert_eq!(r.cnt(), (2, 2, 0, 1));
+    assert!(!Cqe::phase_of(&r.cqe(2)).unwrap(), "no CQE for the stray");
+    r.sink_matches();
+    let n = r.node.borrow();
+    assert_eq!(n.core.get_cnt_scq_no_cq(), 0);
+    assert_eq!(n.core.get_cnt_tx_desc_drop(), 0);
+    assert_eq!(n.core.get_cnt_ddp_term(), 0);
+    let cyc = n.core.cycle();
+    eprintln!(
+        "read_req_core: {cyc} clocks in {:.2} s ({:.0} clocks/s)",
+        t0.elapsed().as_secs_f64(),
+        cyc as f64 / t0.elapsed().as_secs_f64()
+    );
+}
+
+/// ORD 1: a second Read sent while one is outstanding is not recorded
+/// (counted); its response is then a stray → Terminate.
+#[test]
+fn read_beyond_ord_is_counted() {
+    let mut r = Rig::new(0x0d);
+    let mut q = r.hal.read_qp(QPN).expect("QP read back");
+    q.ord = 1;
+    r.hal.write_qp(QPN, &q).expect("QP write");
+    r.register_sink(2, 0x11, 0x4000_0000, 0, 1);
+    let s = r.sink.va;
+    let (_, ra) = r.post_read(s, 10, 5, 0, true);
+    let (_, rb) = r.post_read(s + 100, 10, 5, 100, true);
+    r.doorbell();
+    r.run(200_000);
+    assert_eq!(r.sent.len(), 2);
+    assert_eq!(r.cnt(), (0, 0, 1, 0), "the second Read is over the ORD");
+    let d = r.rng.bytes(10);
+    r.respond(&ra, &d, true);
+    let d = r.rng.bytes(10);
+    r.respond(&rb, &d, true);
+    r.run(200_000);
+    r.sink_matches();
+    let want = TerminateCause::from(RemoteOperationError::UnexpectedOpcode).to_bits();
+    assert_eq!(r.terms, vec![(want, CONN, QPN)]);
+    assert_eq!(r.cnt(), (1, 1, 1, 1));
+}
