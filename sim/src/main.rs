@@ -179,7 +179,7 @@ fn main() -> ExitCode {
             );
             println!(
                 "scenario: B listens, A connects (TCP + MPA rev 2, private data both ways), \
-                 reg_mr on both, RDMA Write and Send/Recv over sizes 1 B .. {} B × {} each, \
+                 reg_mr on both, RDMA Write, Send/Recv and RDMA Read over sizes 1 B .. {} B × {} each, \
                  every message checked byte-exact in B's memory with the octets around it \
                  unchanged; then disconnect\n",
                 max_size, c.ops

@@ -419,7 +419,12 @@ impl RtlReport {
             );
         }
         let _ = writeln!(o);
-        for op in [RtlOp::Write, RtlOp::Send] {
+        let ops: &[RtlOp] = if self.read_note.is_none() {
+            &[RtlOp::Write, RtlOp::Send, RtlOp::Read]
+        } else {
+            &[RtlOp::Write, RtlOp::Send]
+        };
+        for &op in ops {
             let (n, octets, cycles) = self.totals(op);
             let mut lat: Vec<u64> = self
                 .rows
@@ -456,7 +461,8 @@ impl RtlReport {
                 "  latency of messages ≤ 64 B, {} ({} samples): p50 {} clk ({:.2} µs), p90 {} clk ({:.2} µs), p99 {} clk ({:.2} µs), max {} clk",
                 match op {
                     RtlOp::Write => "post → last octet placed in B's memory",
-                    _ => "post → receive completion polled at B",
+                    RtlOp::Send => "post → receive completion polled at B",
+                    RtlOp::Read => "post → Read completion polled at A",
                 },
                 lat.len(),
                 percentile(&lat, 0.5),
