@@ -10,14 +10,12 @@
 //! segmentation, MPA markers and CRC32c, sequence numbers).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::ops::{Deref, DerefMut};
 use std::time::Instant;
 
-use rnic_sim::dma::{CplBeat, DmaConfig, DmaPins, DmaServer, RdReq, WrBeat};
+use rnic_sim::dma::{DmaConfig, DmaServer};
 use rnic_sim::host_mem::HostMemory;
-use rnic_sim::mac_port::{MacRxPort, MacTxPins, MacTxPort};
+use rnic_sim::mac_port::{MacRxPort, MacTxPort};
 use rnic_sim::rng::Rng;
-use rnic_sim::stream::Beat;
 use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_TX};
 use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::wqe::{
@@ -33,72 +31,9 @@ const MODE_RDMA: u64 = 2;
 /// The window we offer (octets) and its field as sent (no scaling).
 const RCV_WND: u32 = 0xFFFF;
 
-struct Core(Model);
-impl Deref for Core {
-    type Target = Model;
-    fn deref(&self) -> &Model {
-        &self.0
-    }
-}
-impl DerefMut for Core {
-    fn deref_mut(&mut self) -> &mut Model {
-        &mut self.0
-    }
-}
-impl MacTxPins for Core {
-    fn mac_tx(&self) -> Option<Beat> {
-        (self.get_mac_tx_valid() != 0).then(|| Beat {
-            data: self.get_mac_tx_data(),
-            keep: self.get_mac_tx_keep() as u8,
-            last: self.get_mac_tx_last() != 0,
-        })
-    }
-    fn set_mac_tx_ready(&mut self, ready: bool) {
-        self.0.set_mac_tx_ready(ready as u64)
-    }
-}
-
-rnic_sim::impl_mac_rx_pins!(Core);
-
-impl DmaPins for Core {
-    fn wr(&self) -> WrBeat {
-        WrBeat {
-            valid: self.get_dma_wr_valid() != 0,
-            hdr: self.get_dma_wr_hdr() != 0,
-            len: self.get_dma_wr_len() as u16,
-            data: self.get_dma_wr_data(),
-            keep: self.get_dma_wr_keep() as u8,
-            last: self.get_dma_wr_last() != 0,
-        }
-    }
-    fn set_wr_ready(&mut self, ready: bool) {
-        self.set_dma_wr_ready(ready as u64)
-    }
-    fn rd_req(&self) -> RdReq {
-        RdReq {
-            valid: self.get_dma_rd_req_valid() != 0,
-            addr: self.get_dma_rd_req_addr(),
-            len: self.get_dma_rd_req_len() as u16,
-            tag: self.get_dma_rd_req_tag() as u8,
-        }
-    }
-    fn set_rd_req_ready(&mut self, ready: bool) {
-        self.set_dma_rd_req_ready(ready as u64)
-    }
-    fn set_cpl(&mut self, b: CplBeat) {
-        self.set_dma_rd_cpl_valid(b.valid as u64);
-        self.set_dma_rd_cpl_data(b.data);
-        self.set_dma_rd_cpl_keep(b.keep as u64);
-        self.set_dma_rd_cpl_last(b.last as u64);
-        self.set_dma_rd_cpl_tag(b.tag as u64);
-    }
-    fn cpl_ready(&self) -> bool {
-        self.get_dma_rd_cpl_ready() != 0
-    }
-    fn eval(&mut self) {
-        self.0.eval()
-    }
-}
+/// The core model: the sim crate implements `MacRxPins`, `MacTxPins` and
+/// `DmaPins` on it.
+type Core = Model;
 
 /// One work request as the test posts it.
 #[derive(Clone)]
@@ -161,7 +96,7 @@ struct Rig {
 
 impl Rig {
     fn new(seed: u64, dma: DmaConfig) -> Rig {
-        let mut core = Core(Model::new());
+        let mut core = Model::new();
         core.reset(4);
         core.set_tx_cq_pop(1);
         Rig {
