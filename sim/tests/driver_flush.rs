@@ -114,10 +114,11 @@ fn modify_error_flushes_every_outstanding_wr() {
 /// The device side of (1): after ModifyQp(Error) A's RTL sends no more
 /// RDMA segments of the QP and writes no CQE for it.
 #[test]
-#[ignore = "RTL gap: the TX path does not check the QP state — TxSeg finishes the WQE in \
-            progress and WqeFetch keeps fetching and sending the QP's later WQEs after the \
-            firmware wrote the QP context as Error and freed the connection (RST sent), and \
-            SendCpl writes their CQEs (the driver drops them: Cq::late_cqes)"]
+#[ignore = "RTL gap: the TX path (WqeFetch, TxSeg, SendCpl) does not look at the QP state — \
+            after the firmware wrote the QP context as Error and reset the connection (RST), \
+            TxSeg finished the WQE in progress and started the next fetched one (3 RDMA \
+            segments after the RST, until the peer's window closed) and SendCpl wrote its CQE \
+            (1 late CQE, dropped by the driver: Cq::late_cqes)"]
 fn modify_error_stops_the_device_tx() {
     flush_scenario("driver_flush_strict", true);
 }
@@ -544,8 +545,9 @@ fn bad_read_terminate_reaches_a_and_flushes() {
 #[test]
 #[ignore = "RTL/firmware gap: A's RTL takes an incoming Terminate (send_place QN 2: rterm_*, \
             QP to error) but rterm_* has no consumer (docs/rtl.md 'rx_send in the core'), so \
-            A's firmware never learns of it and posts no QpError event; switch on when rterm_* \
-            reaches the firmware (exception TerminateRx → QpError with the cause)"]
+            A's firmware never learns of it and posts no QpError event (and the event's cause \
+            comes from QpContext.term_cause, which no RTL block writes); switch on when \
+            rterm_* reaches the firmware (exception TerminateRx → QpError with the cause)"]
 fn bad_read_completes_with_remote_access_error() {
     with_read_pair(|p| {
         let (cause, _) = p.bad_read();
