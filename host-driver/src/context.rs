@@ -359,12 +359,15 @@ impl<B: Bus> Context<B> {
                 let known = match reg.qps.get(&ev.handle) {
                     Some(qp) => {
                         if new_state == Some(QpState::Error) {
-                            // The device stopped the QP before the firmware
-                            // raised this event, and the event went through
-                            // the same completion writer as the QP's CQEs,
-                            // after them (docs/driver.md "QP error flush"):
-                            // every device CQE of this QP is already in its
-                            // CQ ring, ahead of the flush completions.
+                            // The firmware raises this event after the device
+                            // stopped the QP's receive side, and the event goes
+                            // through the same completion writer as every CQE
+                            // (`cpl_write`, one ordered DMA write stream), so
+                            // each CQE it took before the event is already in
+                            // its CQ ring: `Cq::poll` returns those first and
+                            // flushes after. A CQE the device writes later for
+                            // a flushed WR (its TX side is not stopped) is
+                            // dropped as late (docs/driver.md "QP error flush").
                             let cause = match k {
                                 EventKind::QpError => decode_term_cause(ev.status).ok().flatten(),
                                 _ => None,
