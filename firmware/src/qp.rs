@@ -6,9 +6,13 @@
 //!    │                   └──RST, timeout, host Error──────────────────────────► Error
 //!    └────────────────────── host ModifyQp(Idle) from Error (no connection) ◄──┘
 //! ```
-//! Every entry into Error writes the QP context and then asks the device to
-//! flush the QP ([`crate::hal::Hal::flush_qp`]): every outstanding send and
-//! receive WR completes with `WcStatus::WrFlushError`. The transition
+//! Every entry into Error writes the QP context (the device stops the QP:
+//! no receive WQE fetch, no placement) and then strobes
+//! [`crate::hal::Hal::flush_qp`] (`FLUSH_QP`, no consumer in the RTL). The
+//! outstanding send and receive WRs are completed with
+//! `WcStatus::WrFlushError` by the host driver when it learns of the error
+//! (the mailbox answer to ModifyQp/DestroyQp, or the QpError /
+//! ConnectionLost event): docs/driver.md "QP error flush". The transition
 //! function is pure ([`next_state`]); [`QpTable`] applies it and keeps the
 //! device's QP context in step.
 

@@ -12,10 +12,12 @@ use crate::pd::Pd;
 use crate::qp::QpShared;
 use crate::ring::CompletionRing;
 use core::time::Duration;
+use rnic_wire::abi::cqe::decode_term_cause;
 use rnic_wire::abi::csr::*;
 use rnic_wire::abi::mailbox::{Command, CommandResult, Event, EventKind, QpState, EVENT_SIZE};
 use rnic_wire::abi::wqe::MAX_SGE_PER_WQE;
 use rnic_wire::abi::{abi_major, ABI_VERSION as DRIVER_ABI};
+use rnic_wire::terminate::TerminateCause;
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -356,7 +358,22 @@ impl<B: Bus> Context<B> {
                 };
                 let known = match reg.qps.get(&ev.handle) {
                     Some(qp) => {
-                        if let Some(s) = new_state {
+                        if new_state == Some(QpState::Error) {
+                            // The firmware raises this event after the device
+                            // stopped the QP's receive side, and the event goes
+                            // through the same completion writer as every CQE
+                            // (`cpl_write`, one ordered DMA write stream), so
+                            // each CQE it took before the event is already in
+                            // its CQ ring: `Cq::poll` returns those first and
+                            // flushes after. A CQE the device writes later for
+                            // a flushed WR (its TX side is not stopped) is
+                            // dropped as late (docs/driver.md "QP error flush").
+                            let cause = match k {
+                                EventKind::QpError => decode_term_cause(ev.status).ok().flatten(),
+                                _ => None,
+                            };
+                            flush_qp_in(&reg, qp, cause);
+                        } else if let Some(s) = new_state {
                             qp.set_state(s);
                         }
                         true
@@ -370,6 +387,12 @@ impl<B: Bus> Context<B> {
                 known
             }
         }
+    }
+
+    /// The driver learnt that `qp` is in Error: its outstanding WRs are to be
+    /// flushed by the CQs it uses (after their rings' device CQEs).
+    pub(crate) fn flush_qp(&self, qp: &Arc<QpShared>, cause: Option<TerminateCause>) {
+        flush_qp_in(&lock(&self.reg), qp, cause);
     }
 
     /// Waits for an interrupt until `deadline`; `Err(Timeout)` once it passed.
@@ -387,6 +410,16 @@ impl<B: Bus> Context<B> {
     /// The deadline `timeout` from now.
     pub(crate) fn deadline(&self, timeout: Duration) -> Duration {
         self.bus.now().saturating_add(timeout)
+    }
+}
+
+/// [`Context::flush_qp`] with the registry already locked.
+fn flush_qp_in(reg: &Registry, qp: &Arc<QpShared>, cause: Option<TerminateCause>) {
+    qp.request_flush(cause);
+    for cqn in [qp.send_cqn, qp.recv_cqn] {
+        if let Some(cq) = reg.cqs.get(&cqn) {
+            cq.add_flush(qp);
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 use crate::bus::{Bus, DmaMem};
 use crate::context::{lock, Context};
 use crate::error::{DeviceError, InputError, Result};
+use crate::qp::QpShared;
 use crate::ring::CompletionRing;
 use core::time::Duration;
 use rnic_wire::abi::cqe::{
@@ -22,9 +23,10 @@ use rnic_wire::abi::cqe::{
 };
 use rnic_wire::abi::csr::{cq_doorbell_page, CQ_DOORBELL_PAGES};
 use rnic_wire::abi::doorbell::{CqArm, CQ_ARM, CQ_CONSUMER};
-use rnic_wire::abi::mailbox::{Command, Opcode, QpState};
+use rnic_wire::abi::mailbox::{Command, Opcode};
 use rnic_wire::terminate::TerminateCause;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A completion as the application sees it (libibverbs' `ibv_wc`).
@@ -66,14 +68,104 @@ impl Default for WorkCompletion {
     }
 }
 
+/// QPs of this CQ in Error whose outstanding WRs the driver completes.
+#[derive(Debug, Default)]
+struct FlushBook {
+    /// QPs waiting for the ring to be drained, in the order the driver
+    /// learnt of their error.
+    waiting: Vec<Arc<QpShared>>,
+    /// Flush completions made, not yet returned by `poll`.
+    ready: VecDeque<WorkCompletion>,
+    /// QP numbers flushed lately (destroyed ones included), so that a late
+    /// device CQE naming one is dropped rather than reported as an error.
+    recent: VecDeque<u32>,
+}
+
+/// How many flushed QP numbers a CQ remembers for late CQEs.
+const RECENT_FLUSHED: usize = 64;
+
 /// The part of a CQ the event queue reaches.
 #[derive(Debug)]
 pub(crate) struct CqShared {
     notified: AtomicBool,
     overflow: AtomicBool,
+    /// `flush.waiting` is not empty (checked without the lock on every poll).
+    flush_waiting: AtomicBool,
+    flush: Mutex<FlushBook>,
+    late: AtomicU64,
 }
 
 impl CqShared {
+    fn new() -> Self {
+        CqShared {
+            notified: AtomicBool::new(false),
+            overflow: AtomicBool::new(false),
+            flush_waiting: AtomicBool::new(false),
+            flush: Mutex::new(FlushBook::default()),
+            late: AtomicU64::new(0),
+        }
+    }
+
+    /// `qp` is in Error: flush its queues that use this CQ at the next poll
+    /// that finds the ring drained.
+    pub(crate) fn add_flush(&self, qp: &Arc<QpShared>) {
+        let mut f = lock(&self.flush);
+        if !f.waiting.iter().any(|q| Arc::ptr_eq(q, qp)) {
+            f.waiting.push(qp.clone());
+        }
+        self.flush_waiting.store(true, Ordering::Release);
+    }
+
+    /// Called with the ring drained: makes the flush completions of every
+    /// waiting QP (its queues on CQ `cqn`), in the order the QPs went to
+    /// Error and each queue in posting order. Returns whether any QP waited.
+    fn make_flushes(&self, cqn: u32) -> bool {
+        if !self.flush_waiting.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut f = lock(&self.flush);
+        self.flush_waiting.store(false, Ordering::Release);
+        let waiting = core::mem::take(&mut f.waiting);
+        for qp in &waiting {
+            if qp.send_cqn == cqn {
+                qp.take_send_flush(&mut f.ready);
+            }
+            if qp.recv_cqn == cqn {
+                qp.take_recv_flush(&mut f.ready);
+            }
+            if !f.recent.contains(&qp.qpn) {
+                if f.recent.len() == RECENT_FLUSHED {
+                    f.recent.pop_front();
+                }
+                f.recent.push_back(qp.qpn);
+            }
+        }
+        !waiting.is_empty()
+    }
+
+    /// Moves ready flush completions into `out`; returns how many.
+    fn take_ready(&self, out: &mut [WorkCompletion]) -> usize {
+        let mut f = lock(&self.flush);
+        let n = f.ready.len().min(out.len());
+        for (o, wc) in out.iter_mut().zip(f.ready.drain(..n)) {
+            *o = wc;
+        }
+        n
+    }
+
+    /// A QP waiting for its flush on this CQ (a destroyed one is only here).
+    fn waiting_qp(&self, qpn: u32) -> Option<Arc<QpShared>> {
+        lock(&self.flush)
+            .waiting
+            .iter()
+            .find(|q| q.qpn == qpn)
+            .cloned()
+    }
+
+    fn recently_flushed(&self, qpn: u32) -> bool {
+        lock(&self.flush).recent.contains(&qpn)
+    }
+
     pub(crate) fn notify(&self) {
         self.notified.store(true, Ordering::Release);
     }
@@ -118,10 +210,7 @@ impl<B: Bus> Context<B> {
             }
             return Err(DeviceError::MailboxResult(Opcode::CreateCq).into());
         }
-        let shared = Arc::new(CqShared {
-            notified: AtomicBool::new(false),
-            overflow: AtomicBool::new(false),
-        });
+        let shared = Arc::new(CqShared::new());
         lock(&self.reg).cqs.insert(cqn, shared.clone());
         Ok(Cq {
             ctx: self,
@@ -154,14 +243,25 @@ impl<'a, B: Bus> Cq<'a, B> {
         self.ctx
     }
 
+    /// Device CQEs dropped because they named a WR the driver had already
+    /// flushed (written by the device after the driver learnt of the error).
+    pub fn late_cqes(&self) -> u64 {
+        self.shared.late.load(Ordering::Relaxed)
+    }
+
     /// Polls up to `out.len()` completions into `out`; returns how many.
     /// Touches host memory and (if it consumed any) the CQ's doorbell page.
     /// A bad entry is consumed and returned as an error when it is the
     /// first one looked at; otherwise the good entries before it are
     /// returned and the next call reports it.
+    ///
+    /// Flush completions (QP in Error, docs/driver.md "QP error flush") are
+    /// made when the ring is found drained, so each QP's device CQEs come
+    /// before its flush completions; flush completions made by an earlier
+    /// call come before the ring's newer entries.
     pub fn poll(&self, out: &mut [WorkCompletion]) -> Result<usize> {
         let mut ring = lock(&self.ring);
-        let mut n = 0;
+        let mut n = self.shared.take_ready(out);
         let mut consumed = 0u32;
         let mut err = None;
         while n < out.len() {
@@ -169,14 +269,23 @@ impl<'a, B: Bus> Cq<'a, B> {
             let mut owner = [0u8; 1];
             self.mem.read(off + OFF_OWNER, &mut owner)?;
             if !ring.is_new(owner[0] & 1 != 0) {
+                if self.shared.make_flushes(self.cqn) {
+                    n += self.shared.take_ready(&mut out[n..]);
+                    continue;
+                }
                 break;
             }
             let mut b = [0u8; CQE_SIZE];
             self.mem.read(off, &mut b)?;
             match self.complete(&b) {
-                Ok(wc) => {
+                Ok(Some(wc)) => {
                     out[n] = wc;
                     n += 1;
+                    ring.advance();
+                    consumed += 1;
+                }
+                Ok(None) => {
+                    self.shared.late.fetch_add(1, Ordering::Relaxed);
                     ring.advance();
                     consumed += 1;
                 }
@@ -202,15 +311,16 @@ impl<'a, B: Bus> Cq<'a, B> {
     }
 
     /// Checks one CQE against the driver's records and retires the work
-    /// requests it completes.
-    fn complete(&self, b: &[u8]) -> Result<WorkCompletion> {
+    /// requests it completes; `None`: a late CQE of a flushed WR (dropped).
+    fn complete(&self, b: &[u8]) -> Result<Option<WorkCompletion>> {
         let c = Cqe::parse(b).map_err(|_| DeviceError::CqeFormat)?;
         let term_cause = decode_term_cause(c.term_cause).map_err(|_| DeviceError::CqeFormat)?;
-        let qp = lock(&self.ctx.reg)
-            .qps
-            .get(&c.qpn)
-            .cloned()
-            .ok_or(DeviceError::CqeQp(c.qpn))?;
+        let found = lock(&self.ctx.reg).qps.get(&c.qpn).cloned();
+        let qp = match found.or_else(|| self.shared.waiting_qp(c.qpn)) {
+            Some(qp) => qp,
+            None if self.shared.recently_flushed(c.qpn) => return Ok(None),
+            None => return Err(DeviceError::CqeQp(c.qpn).into()),
+        };
         let recv = matches!(c.opcode, WcOpcode::Recv | WcOpcode::RecvRdmaWithImm);
         let my_cq = if recv { qp.recv_cqn } else { qp.send_cqn };
         if my_cq != self.cqn {
@@ -221,7 +331,7 @@ impl<'a, B: Bus> Cq<'a, B> {
             qpn: c.qpn,
             wr_id: c.wr_id,
         };
-        if recv {
+        let retired = if recv {
             qp.retire_recv(c.wr_id, ok.then_some(c.byte_len))
                 .map_err(|len_bad| {
                     if len_bad {
@@ -229,15 +339,25 @@ impl<'a, B: Bus> Cq<'a, B> {
                     } else {
                         order
                     }
-                })?;
+                })
         } else {
-            qp.retire_send(c.wr_id, c.opcode, ok).map_err(|_| order)?;
+            qp.retire_send(c.wr_id, c.opcode, ok).map_err(|_| order)
+        };
+        if let Err(e) = retired {
+            if matches!(e, DeviceError::CqeOrder { .. }) && qp.flushed(recv) {
+                // The WR was flushed already: the device wrote this CQE
+                // after the driver learnt of the error (modify(Error) does
+                // not wait for CQE records still inside the device).
+                return Ok(None);
+            }
+            return Err(e.into());
         }
         if !ok {
-            // An error completion means the QP is in Error (verbs): posting stops.
-            qp.set_state(QpState::Error);
+            // An error completion means the QP is in Error (verbs): posting
+            // stops and the WRs the device does not complete are flushed.
+            self.ctx.flush_qp(&qp, None);
         }
-        Ok(WorkCompletion {
+        Ok(Some(WorkCompletion {
             wr_id: c.wr_id,
             status: c.status,
             opcode: c.opcode,
@@ -247,7 +367,7 @@ impl<'a, B: Bus> Cq<'a, B> {
             invalidated_rkey: (c.flags & CQE_FLAG_WITH_INV != 0).then_some(c.imm_or_inv),
             solicited: c.flags & CQE_FLAG_SOLICITED != 0,
             term_cause,
-        })
+        }))
     }
 
     /// Arms the CQ: the next completion (or, with `solicited_only`, the next

@@ -13,11 +13,11 @@
 
 use crate::bus::{Bus, DmaMem};
 use crate::context::{lock, Context};
-use crate::cq::Cq;
+use crate::cq::{Cq, WorkCompletion};
 use crate::error::{DeviceError, Error, InputError, Result, WrError};
 use crate::pd::Pd;
 use crate::ring::WorkRing;
-use rnic_wire::abi::cqe::WcOpcode;
+use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
 use rnic_wire::abi::csr::{qp_doorbell_page, QP_DOORBELL_PAGES};
 use rnic_wire::abi::doorbell::{QP_RQ_PRODUCER, QP_SQ_PRODUCER};
 use rnic_wire::abi::mailbox::{Command, Opcode, QpState};
@@ -26,6 +26,7 @@ use rnic_wire::abi::wqe::{
     RecvWqe, SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_FENCE, WQE_FLAG_SIGNALED,
     WQE_FLAG_SOLICITED, WQE_SIZE,
 };
+use rnic_wire::terminate::{RdmapError, TerminateCause};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -83,17 +84,32 @@ pub struct RecvWr<'s> {
 
 /// A WR on the send queue, waiting for its completion (or for a later
 /// signaled WR's completion, which retires it too).
-#[derive(Debug, Clone, Copy)]
-struct SqEntry {
-    wr_id: u64,
-    kind: WcOpcode,
-    signaled: bool,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SqEntry {
+    pub wr_id: u64,
+    pub kind: WcOpcode,
+    pub signaled: bool,
+}
+
+/// A queue's flush bookkeeping (the driver completes the WRs the device
+/// will not: docs/driver.md "QP error flush").
+#[derive(Debug, Clone, Copy, Default)]
+struct Flush {
+    /// The driver learnt the QP is in Error; the queue's outstanding WRs
+    /// complete once the CQ ring has been drained up to that point.
+    requested: bool,
+    /// A flush ran: a later device CQE for a WR no longer outstanding is
+    /// one the device wrote after the stop was asked for, and is dropped.
+    done: bool,
+    /// The Terminate the QpError event carried (send queue only).
+    cause: Option<TerminateCause>,
 }
 
 #[derive(Debug)]
 struct SqBook {
     ring: WorkRing,
     pending: VecDeque<SqEntry>,
+    flush: Flush,
 }
 
 #[derive(Debug)]
@@ -101,6 +117,61 @@ struct RqBook {
     ring: WorkRing,
     /// (wr_id, octets the buffers hold).
     pending: VecDeque<(u64, u64)>,
+    flush: Flush,
+}
+
+/// The status an RDMA Read WR completes with when the peer answered its
+/// Read Request with this Terminate (RFC 5040 §7.2, layer 0 RDMAP: error
+/// type 1 Remote Protection, 2 Remote Operation), or `None` when the cause
+/// does not name the requester's Read.
+pub(crate) fn read_error_status(cause: Option<TerminateCause>) -> Option<WcStatus> {
+    match cause? {
+        TerminateCause::Rdmap(RdmapError::RemoteProtection(_)) => Some(WcStatus::RemoteAccessError),
+        TerminateCause::Rdmap(RdmapError::RemoteOperation(_)) => {
+            Some(WcStatus::RemoteOperationError)
+        }
+        _ => None,
+    }
+}
+
+/// What the send queue's outstanding WRs complete with when the QP went to
+/// Error (pure, in posting order): every WR is flushed (`WrFlushError`,
+/// signaled or not: verbs completes flushed WRs always), except when the
+/// QpError event carried an RDMAP remote protection/operation Terminate
+/// (the responder's answer to a bad Read Request, RFC 5040 §7.2): then the
+/// first outstanding RDMA Read completes with [`read_error_status`] and the
+/// cause, unsignaled WRs before it are retired silently (a later
+/// completion implies them, as on success), signaled ones before it are
+/// flushed (no device completion says they succeeded).
+pub(crate) fn send_flush_plan(
+    pending: &[SqEntry],
+    cause: Option<TerminateCause>,
+) -> Vec<(SqEntry, WcStatus, Option<TerminateCause>)> {
+    let read_err = read_error_status(cause).and_then(|st| {
+        pending
+            .iter()
+            .position(|e| e.kind == WcOpcode::RdmaRead)
+            .map(|i| (i, st))
+    });
+    let mut out = Vec::with_capacity(pending.len());
+    for (i, e) in pending.iter().enumerate() {
+        match read_err {
+            Some((r, st)) if i == r => out.push((*e, st, cause)),
+            Some((r, _)) if i < r && !e.signaled => {}
+            _ => out.push((*e, WcStatus::WrFlushError, None)),
+        }
+    }
+    out
+}
+
+fn flush_wc(qpn: u32, wr_id: u64, opcode: WcOpcode, status: WcStatus) -> WorkCompletion {
+    WorkCompletion {
+        wr_id,
+        status,
+        opcode,
+        qp_num: qpn,
+        ..WorkCompletion::default()
+    }
 }
 
 /// The part of a QP that CQ polling and the event queue reach.
@@ -122,6 +193,68 @@ impl QpShared {
 
     pub(crate) fn state(&self) -> QpState {
         *lock(&self.state)
+    }
+
+    /// Records that the QP is in Error: both queues' outstanding WRs are to
+    /// be flushed (by [`Cq::poll`], after the ring's device CQEs). `cause`:
+    /// the Terminate the QpError event carried, if any (the first one wins).
+    pub(crate) fn request_flush(&self, cause: Option<TerminateCause>) {
+        self.set_state(QpState::Error);
+        let mut sq = lock(&self.sq);
+        sq.flush.requested = true;
+        if sq.flush.cause.is_none() {
+            sq.flush.cause = cause;
+        }
+        drop(sq);
+        lock(&self.rq).flush.requested = true;
+    }
+
+    /// If a flush of the send queue is requested: appends its completions
+    /// ([`send_flush_plan`]) to `out` and retires every outstanding WR.
+    pub(crate) fn take_send_flush(&self, out: &mut VecDeque<WorkCompletion>) {
+        let mut sq = lock(&self.sq);
+        if !sq.flush.requested {
+            return;
+        }
+        let pending: Vec<SqEntry> = sq.pending.drain(..).collect();
+        for (e, st, cause) in send_flush_plan(&pending, sq.flush.cause.take()) {
+            let mut wc = flush_wc(self.qpn, e.wr_id, e.kind, st);
+            wc.term_cause = cause;
+            out.push_back(wc);
+        }
+        sq.ring.retire(pending.len() as u32);
+        sq.flush.requested = false;
+        sq.flush.done = true;
+    }
+
+    /// Like [`Self::take_send_flush`] for the receive queue (every WR flushed).
+    pub(crate) fn take_recv_flush(&self, out: &mut VecDeque<WorkCompletion>) {
+        let mut rq = lock(&self.rq);
+        if !rq.flush.requested {
+            return;
+        }
+        let n = rq.pending.len() as u32;
+        for (wr_id, _) in rq.pending.drain(..) {
+            out.push_back(flush_wc(
+                self.qpn,
+                wr_id,
+                WcOpcode::Recv,
+                WcStatus::WrFlushError,
+            ));
+        }
+        rq.ring.retire(n);
+        rq.flush.requested = false;
+        rq.flush.done = true;
+    }
+
+    /// Whether a device CQE that matches no outstanding WR of the queue is
+    /// a late one for a flushed WR (dropped) rather than a broken device.
+    pub(crate) fn flushed(&self, recv: bool) -> bool {
+        if recv {
+            lock(&self.rq).flush.done
+        } else {
+            lock(&self.sq).flush.done
+        }
     }
 
     /// Retires send WRs up to the one this CQE completes. A success must be
@@ -242,10 +375,12 @@ impl<'a, B: Bus> Pd<'a, B> {
             sq: Mutex::new(SqBook {
                 ring: ring(sq_n)?,
                 pending: VecDeque::with_capacity(sq_n as usize),
+                flush: Flush::default(),
             }),
             rq: Mutex::new(RqBook {
                 ring: ring(rq_n)?,
                 pending: VecDeque::with_capacity(rq_n as usize),
+                flush: Flush::default(),
             }),
         });
         lock(&ctx.reg).qps.insert(qpn, shared.clone());
@@ -285,8 +420,11 @@ impl<'a, B: Bus> Qp<'a, B> {
         self.pd.ctx
     }
 
-    /// Moves the QP to `state` (`ModifyQp`): Error flushes its work requests,
-    /// Closing starts a graceful close, Idle recycles an Error QP.
+    /// Moves the QP to `state` (`ModifyQp`): Error flushes its work requests
+    /// (each outstanding WR, send and receive, signaled or not, completes
+    /// with `WrFlushError` from [`Cq::poll`], in posting order, after the
+    /// device's own CQEs), Closing starts a graceful close, Idle recycles an
+    /// Error QP.
     pub fn modify(&self, state: QpState) -> Result<()> {
         self.ctx().command(
             &Command::ModifyQp {
@@ -295,7 +433,14 @@ impl<'a, B: Bus> Qp<'a, B> {
             },
             &mut [],
         )?;
-        self.shared.set_state(state);
+        if state == QpState::Error {
+            // The firmware wrote the device's QP context as Error before it
+            // answered: the device fetches no more WQEs and writes no more
+            // CQEs for this QP (docs/driver.md "QP error flush").
+            self.ctx().flush_qp(&self.shared, None);
+        } else {
+            self.shared.set_state(state);
+        }
         Ok(())
     }
 
@@ -531,9 +676,14 @@ impl<'a, B: Bus> Qp<'a, B> {
         }
         self.live = false;
         let ctx = self.ctx();
+        let r = ctx
+            .command(&Command::DestroyQp { qpn: self.qpn() }, &mut [])
+            .map(|_| ());
+        // Destroy flushes too: the CQs keep the QP's books until its
+        // outstanding WRs have been completed (after the device's CQEs).
+        ctx.flush_qp(&self.shared, None);
         lock(&ctx.reg).qps.remove(&self.qpn());
-        ctx.command(&Command::DestroyQp { qpn: self.qpn() }, &mut [])
-            .map(|_| ())
+        r
     }
 }
 
@@ -549,5 +699,81 @@ impl<B: Bus> core::fmt::Debug for Qp<'_, B> {
             .field("qpn", &self.qpn())
             .field("state", &self.state())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rnic_wire::terminate::{
+        DdpError, RemoteOperationError, RemoteProtectionError, TaggedBufferError,
+    };
+
+    fn e(wr_id: u64, kind: WcOpcode, signaled: bool) -> SqEntry {
+        SqEntry {
+            wr_id,
+            kind,
+            signaled,
+        }
+    }
+
+    fn plan(p: &[SqEntry], cause: Option<TerminateCause>) -> Vec<(u64, WcStatus)> {
+        send_flush_plan(p, cause)
+            .into_iter()
+            .map(|(e, s, _)| (e.wr_id, s))
+            .collect()
+    }
+
+    const W: WcOpcode = WcOpcode::RdmaWrite;
+    const R: WcOpcode = WcOpcode::RdmaRead;
+    const F: WcStatus = WcStatus::WrFlushError;
+
+    #[test]
+    fn plain_flush_completes_every_wr_in_order() {
+        let p = [e(1, W, false), e(2, R, true), e(3, WcOpcode::Send, false)];
+        assert_eq!(plan(&p, None), vec![(1, F), (2, F), (3, F)]);
+        // A DDP tagged-buffer Terminate (a Write's bad STag) names no Read.
+        let ddp = TerminateCause::Ddp(DdpError::TaggedBuffer(TaggedBufferError::InvalidStag));
+        assert_eq!(plan(&p, Some(ddp)), vec![(1, F), (2, F), (3, F)]);
+        assert!(plan(&[], None).is_empty());
+    }
+
+    #[test]
+    fn remote_protection_terminate_fails_the_first_read() {
+        let cause = TerminateCause::Rdmap(RdmapError::RemoteProtection(
+            RemoteProtectionError::InvalidStag,
+        ));
+        let p = [
+            e(1, W, false),
+            e(2, W, true),
+            e(3, R, false),
+            e(4, R, true),
+            e(5, W, false),
+        ];
+        let got = send_flush_plan(&p, Some(cause));
+        let ids: Vec<(u64, WcStatus)> = got.iter().map(|(e, s, _)| (e.wr_id, *s)).collect();
+        assert_eq!(
+            ids,
+            vec![(2, F), (3, WcStatus::RemoteAccessError), (4, F), (5, F)],
+            "unsignaled 1 retired silently, signaled 2 flushed, Read 3 fails, the rest flush"
+        );
+        assert_eq!(got[1].2, Some(cause));
+        assert!(got.iter().filter(|g| g.0.wr_id != 3).all(|g| g.2.is_none()));
+    }
+
+    #[test]
+    fn remote_operation_terminate_and_no_read_outstanding() {
+        let cause = TerminateCause::Rdmap(RdmapError::RemoteOperation(
+            RemoteOperationError::InvalidRdmapVersion,
+        ));
+        assert_eq!(
+            plan(&[e(7, R, true)], Some(cause)),
+            vec![(7, WcStatus::RemoteOperationError)]
+        );
+        // No Read outstanding: nothing to blame, all flushed.
+        assert_eq!(
+            plan(&[e(8, W, false), e(9, W, true)], Some(cause)),
+            vec![(8, F), (9, F)]
+        );
     }
 }
