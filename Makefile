@@ -74,6 +74,7 @@ bench: deps
 	$(CARGO) test --release -p rnic-sim --test bench -- --ignored --nocapture --test-threads 1 2>&1 | tee target/bench/sim-speed.txt
 	$(CARGO) run --release -p rnic-sim -- model --ops 4 --pcap target/bench/model-1500.pcap | tee target/bench/model-efficiency-mtu1500.txt
 	$(CARGO) run --release -p rnic-sim -- model --ops 4 --mtu 9000 --pcap target/bench/model-9000.pcap | tee target/bench/model-efficiency-mtu9000.txt
+	$(CARGO) test --release -p rnic-sim --test driver_op_counts -- --nocapture 2>&1 | tee target/bench/driver-op-counts.txt
 	@echo "bench: results in target/bench/"
 
 soak: deps

@@ -337,6 +337,7 @@ impl<B: Bus> Context<B> {
                 if let Some(cq) = reg.cqs.get(&ev.handle) {
                     cq.set_overflow();
                 }
+                cq_overrun_fails_qps(&reg, ev.handle);
                 drop(reg);
                 lock(&self.cm).push(*ev);
                 true
@@ -427,5 +428,17 @@ impl<B: Bus> Drop for Context<B> {
     fn drop(&mut self) {
         // Stop the device writing events into memory about to be freed.
         self.bus.write32(EQ_ENTRIES, 0);
+    }
+}
+
+/// Verbs: a CQ overrun (IBV_EVENT_CQ_ERR) is an error of every QP that
+/// completes into the CQ — their completions can no longer be delivered —
+/// so they move to Error and post calls fail with `WrongState(Error)`.
+/// (Branch drv; the device side of the QP is moved by `Qp::modify`.)
+fn cq_overrun_fails_qps(reg: &Registry, cqn: u32) {
+    for qp in reg.qps.values() {
+        if qp.send_cqn == cqn || qp.recv_cqn == cqn {
+            qp.set_state(QpState::Error);
+        }
     }
 }

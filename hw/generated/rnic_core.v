@@ -1331,7 +1331,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  rq_db_q$empty;
     // Unused on purpose: the queues in front of rx_send's configuration and doorbell ports need only their full and empty flags.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire  [3:0] rq_db_q$count;
+    wire  [6:0] rq_db_q$count;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  cq_db_q$clock;
     reg  cq_db_q$reset;
@@ -18282,32 +18282,32 @@ module rnic_core$rq_db_q(clock,reset,write,data_in,full,read,data_out,empty,coun
     input wire  read;
     output reg  [37:0] data_out;
     output reg  empty;
-    output reg  [3:0] count;
+    output reg  [6:0] count;
 
     // Constant declarations
-    localparam  depth = 4'h8;
+    localparam  depth = 7'b1000000;
 
     // Stub signals
-    reg  [2:0] ram$read_address;
+    reg  [5:0] ram$read_address;
     reg  ram$read_clock;
     wire  [37:0] ram$read_data;
-    reg  [2:0] ram$write_address;
+    reg  [5:0] ram$write_address;
     reg  ram$write_clock;
     reg  [37:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [3:0] wr_ptr$d;
-    wire  [3:0] wr_ptr$q;
+    reg  [6:0] wr_ptr$d;
+    wire  [6:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [3:0] wr_ptr_d$d;
-    wire  [3:0] wr_ptr_d$q;
+    reg  [6:0] wr_ptr_d$d;
+    wire  [6:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [3:0] rd_ptr$d;
-    wire  [3:0] rd_ptr$q;
+    reg  [6:0] rd_ptr$d;
+    wire  [6:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [3:0] rd_next;
-    reg  [3:0] used;
+    reg  [6:0] rd_next;
+    reg  [6:0] used;
 
     // Sub module instances
     rnic_core$rq_db_q$ram ram(
@@ -18351,22 +18351,22 @@ module rnic_core$rq_db_q(clock,reset,write,data_in,full,read,data_out,empty,coun
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 4'h1;
+            rd_next = rd_ptr$q + 7'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(3)];
+        ram$read_address = rd_next[(32'h0)+:(6)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(3)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(6)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 4'h1;
+            wr_ptr$d = wr_ptr$q + 7'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 4'h0;
-            wr_ptr_d$d = 4'h0;
-            rd_ptr$d = 4'h0;
+            wr_ptr$d = 7'h0;
+            wr_ptr_d$d = 7'h0;
+            rd_ptr$d = 7'h0;
         end
     end
 
@@ -18376,16 +18376,16 @@ endmodule // rnic_core$rq_db_q
 module rnic_core$rq_db_q$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [2:0] read_address;
+    input wire  [5:0] read_address;
     input wire  read_clock;
     output reg  [37:0] read_data;
-    input wire  [2:0] write_address;
+    input wire  [5:0] write_address;
     input wire  write_clock;
     input wire  [37:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[37:0] mem[7:0];
+    reg[37:0] mem[63:0];
 
 
 
@@ -18405,13 +18405,13 @@ endmodule // rnic_core$rq_db_q$ram
 module rnic_core$rq_db_q$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 7'h0;
     end
 
     always @(posedge clock) begin
@@ -18424,13 +18424,13 @@ endmodule // rnic_core$rq_db_q$rd_ptr
 module rnic_core$rq_db_q$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 7'h0;
     end
 
     always @(posedge clock) begin
@@ -18443,13 +18443,13 @@ endmodule // rnic_core$rq_db_q$wr_ptr
 module rnic_core$rq_db_q$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [6:0] d;
+    output reg  [6:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 7'h0;
     end
 
     always @(posedge clock) begin

@@ -571,7 +571,11 @@ pub struct RnicCore {
     /// qp 5:0}; CQ doorbell {value 36:5, arm 4, cq 3:0}.
     rq_cfg_q: Fifo<Bits<112>, 2, 3>,
     cq_cfg_q: Fifo<Bits<141>, 2, 3>,
-    rq_db_q: Fifo<Bits<38>, 3, 4>,
+    /// 64 deep (one RQ doorbell per QP, `abi::csr::MAX_QP`): `recv_wqe`
+    /// takes one every 2-3 clocks and BAR0 writes may come every clock, so
+    /// 64 QPs posting back to back overflowed the 8 it had (measured: 25 of
+    /// 64 lost, sim/tests/driver_many_qps.rs).
+    rq_db_q: Fifo<Bits<38>, 6, 7>,
     cq_db_q: Fifo<Bits<37>, 3, 4>,
     rxs_lost: DFF<Bits<32>>,
     rxs_lost_now: Signal<Local, Bit>,

@@ -18,8 +18,18 @@ use rnic_fw::fw::{Config, Firmware};
 use crate::fw_hal::{CoSimHal, FwNode, HostCsr};
 use crate::link::{Link, Side};
 
-/// The firmware type of a node.
-pub type NodeFw = Firmware<CoSimHal>;
+/// Connections the co-simulated firmware holds: as many as the core's
+/// connection table (`conn_table::DEFAULT_LOG2_CONNS` = 6) and QP table
+/// (`abi::csr::MAX_QP` = 64), so the driver can run 64 QPs concurrently
+/// (`sim/tests/driver_many_qps.rs`). The board image (`firmware/src/bin`)
+/// keeps fewer: its connection state lives in 64 KiB of data memory.
+pub const FW_CONNS: usize = 64;
+/// QPs the co-simulated firmware tracks (the core's `qp_ram` has 64).
+pub const FW_QPS: usize = 64;
+
+/// The firmware type of a node (capacities [`FW_CONNS`], [`FW_QPS`], the
+/// rest `Firmware`'s defaults).
+pub type NodeFw = Firmware<CoSimHal, FW_CONNS, FW_QPS>;
 
 /// One device: model + host memory + DMA server + firmware.
 pub struct Node {
@@ -41,7 +51,7 @@ impl Node {
         hw.borrow_mut().set_ulp(true);
         // TX respects the peer's window (RFC 9293 §3.8.6), as the board does.
         hw.borrow_mut().core.set_tx_wnd_en(1);
-        let fw = Firmware::new(CoSimHal::new(hw.clone()), Config::default());
+        let fw = NodeFw::new(CoSimHal::new(hw.clone()), Config::default());
         Node {
             hw,
             fw,

@@ -18,6 +18,8 @@
 //! Terminate record with RDMAP Remote Protection "Access rights violation"
 //! (0/1/2, RFC 5040 §7) and no Read Response.
 
+mod core_rig;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -286,39 +288,21 @@ impl Rig {
     }
 
     fn run(&mut self, limit: u64) {
-        let mut quiet = 0;
-        let mut c = 0;
-        while quiet < 800 {
-            c += 1;
-            assert!(c < limit, "hung");
-            let n = &mut *self.node.borrow_mut();
-            let sending = n.mac_rx.pending() > 0;
-            n.mac_rx.drive(&mut n.core);
-            let p = &mut n.core.0;
-            self.mac.drive_ready(p, true);
-            self.dma.drive(p, &mut self.mem);
-            p.eval();
-            let tv = p.get_term_valid() != 0;
-            let pv = p.get_placed_valid() != 0;
-            p.set_term_pop(tv as u64);
-            p.set_placed_pop(pv as u64);
-            if tv {
-                self.terms.push((
-                    p.get_term_cause() as u16,
-                    p.get_term_conn() as u32,
-                    p.get_term_qpn() as u32,
-                ));
+        core_rig::until_quiet(limit, 800, || {
+            let s = core_rig::clock(
+                &self.node,
+                &mut self.mac,
+                &mut self.dma,
+                &mut self.mem,
+                &mut self.terms,
+                None,
+            );
+            if s.sending {
+                self.last_rx = s.cycle;
             }
-            p.eval();
-            if sending {
-                self.last_rx = p.cycle();
-            }
-            let busy = sending || !self.dma.idle() || p.get_mac_tx_valid() != 0;
-            let f = self.mac.sample(&*p);
-            self.dma.sample(&*p, &mut self.mem);
-            let cyc = p.cycle();
-            p.tick();
-            if let Some(f) = f {
+            let busy = s.sending || s.dma_busy || s.mac_tx;
+            let cyc = s.cycle;
+            if let Some(f) = s.frame {
                 let v = parse_frame(&f).expect("frame parses with smoltcp, checksums good");
                 assert_eq!(v.tuple.src_port, self.local.port);
                 assert_eq!(v.tuple.dst_port, self.peer.port);
@@ -340,8 +324,8 @@ impl Rig {
                     self.events.extend(ev);
                 }
             }
-            quiet = if busy { 0 } else { quiet + 1 };
-        }
+            busy
+        });
         assert!(
             self.dma.faults().is_empty(),
             "DMA faults {:?}",

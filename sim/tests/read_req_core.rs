@@ -23,6 +23,8 @@
 //!   RDMAP Remote Operation "Unexpected OpCode" (0/2/6, RFC 5040 §7) from
 //!   `rnic_wire::terminate`, and no CQE.
 
+mod core_rig;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -32,13 +34,10 @@ use rnic_sim::fw_hal::{CoSimHal, FwNode, HostCsr};
 use rnic_sim::host_mem::HostMemory;
 use rnic_sim::mac_port::MacTxPort;
 use rnic_sim::rng::Rng;
-use rnic_wire::abi::context::{
-    ConnContext, ConnMode, CqContext, CqState, QpContext, RtrKind, TableId, MPA_CRC_RX, MPA_CRC_TX,
-};
+use rnic_wire::abi::context::TableId;
 use rnic_wire::abi::cqe::{Cqe, WcOpcode, WcStatus, CQE_SIZE};
 use rnic_wire::abi::csr::qp_doorbell_page;
 use rnic_wire::abi::doorbell::QP_SQ_PRODUCER;
-use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::tpt::{Stag, TptEntry, TptState, ACCESS_LOCAL_WRITE, TPT_ENTRY_SIZE};
 use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED, WQE_SIZE};
 use rnic_wire::model::net::data_frame;
@@ -159,59 +158,20 @@ impl Rig {
         };
         r.sq = r.mem.alloc_dma((WQE_SIZE as u64) << SQ_LOG2, 4096).unwrap();
         r.cq = r.mem.alloc_dma((CQE_SIZE as u64) << CQ_LOG2, 4096).unwrap();
-        let cq = CqContext {
-            state: CqState::Valid,
-            log2_entries: CQ_LOG2 as u8,
-            ring: r.cq,
-            producer: 0,
-            consumer: 0,
-            armed: 0,
-        };
-        r.hal.write_cq(CQN, &cq).expect("CQ write");
-        let q = QpContext {
-            state: QpState::Rts,
-            flags: 0,
-            rtr: RtrKind::None,
-            sq_log2: SQ_LOG2 as u8,
-            pd: PD,
-            send_cqn: CQN,
-            recv_cqn: 0,
-            sq_ring: r.sq,
-            rq_ring: 0,
-            rq_log2: 0,
-            conn: CONN,
-            ird: 1,
-            ord: 2,
-            tx_send_msn: 1,
-            tx_read_msn: 1,
-            rx_send_msn: 1,
-            rx_read_msn: 1,
-            term_cause: 0,
-        };
-        r.hal.write_qp(QPN, &q).expect("QP write");
-        let c = ConnContext {
-            mode: ConnMode::Rdma,
-            mpa_flags: MPA_CRC_RX | MPA_CRC_TX,
-            snd_wscale: 0,
-            rcv_wscale: 0,
-            local_ip: u32::from_be_bytes(r.local.ip),
-            peer_ip: u32::from_be_bytes(r.peer.ip),
-            local_port: r.local.port,
-            peer_port: r.peer.port,
-            local_mac: r.local.mac,
-            peer_mac: r.peer.mac,
-            mss: 1460,
-            mulpdu: 1440,
-            rcv_nxt: peer_iss,
-            snd_nxt: ISS,
-            snd_una: ISS,
-            snd_wnd: 0x10000,
-            rcv_wnd: 1 << 20,
-            tx_marker_ref: ISS,
-            rx_marker_ref: peer_iss,
+        let q = core_rig::FwQp {
+            cqn: CQN,
+            cq_ring: r.cq,
+            cq_log2: CQ_LOG2,
+            cq_armed: 0,
             qpn: QPN,
+            sq_ring: r.sq,
+            sq_log2: SQ_LOG2,
+            pd: PD,
+            ord: 2,
+            conn: CONN,
         };
-        r.hal.write_conn(CONN, &c).expect("connection write");
+        let c = core_rig::rdma_conn(&r.local, &r.peer, ISS, peer_iss, 1 << 20, QPN);
+        core_rig::setup_fw_qp(&mut r.hal, &q, &c);
         r
     }
 
@@ -339,52 +299,24 @@ impl Rig {
     /// Clocks until the MAC input is sent and the core is quiet; pops every
     /// placed and Terminate record; collects our data frames.
     fn run(&mut self, limit: u64) {
-        let mut quiet = 0;
-        let mut c = 0;
-        while quiet < 600 {
-            c += 1;
-            assert!(c < limit, "hung");
-            let n = &mut *self.node.borrow_mut();
-            let sending = n.mac_rx.pending() > 0;
-            n.mac_rx.drive(&mut n.core);
-            let p = &mut n.core.0;
-            self.mac.drive_ready(p, true);
-            self.dma.drive(p, &mut self.mem);
-            p.eval();
-            let tv = p.get_term_valid() != 0;
-            let pv = p.get_placed_valid() != 0;
-            p.set_term_pop(tv as u64);
-            p.set_placed_pop(pv as u64);
-            if tv {
-                self.terms.push((
-                    p.get_term_cause() as u16,
-                    p.get_term_conn() as u32,
-                    p.get_term_qpn() as u32,
-                ));
+        core_rig::until_quiet(limit, 600, || {
+            let s = core_rig::clock(
+                &self.node,
+                &mut self.mac,
+                &mut self.dma,
+                &mut self.mem,
+                &mut self.terms,
+                Some(&mut self.placed),
+            );
+            if s.sending {
+                self.last_mac_rx = s.cycle;
             }
-            if pv {
-                self.placed.push((
-                    p.get_placed_stag() as u32,
-                    p.get_placed_to(),
-                    p.get_placed_len() as u16,
-                ));
-            }
-            p.eval();
-            if sending {
-                self.last_mac_rx = p.cycle();
-            }
-            let mut busy = sending
-                || !self.dma.idle()
-                || p.get_mac_tx_valid() != 0
-                || p.get_dma_wr_valid() != 0;
-            if p.get_dma_wr_valid() != 0 && p.get_dma_wr_ready() != 0 {
-                self.last_wr = p.cycle();
+            let mut busy = s.sending || s.dma_busy || s.mac_tx || s.dma_wr_valid;
+            if s.dma_wr_fire {
+                self.last_wr = s.cycle;
                 busy = true;
             }
-            let f = self.mac.sample(&*p);
-            self.dma.sample(&*p, &mut self.mem);
-            p.tick();
-            if let Some(f) = f {
+            if let Some(f) = s.frame {
                 let v = parse_frame(&f).expect("frame parses with smoltcp, checksums good");
                 assert_eq!(v.src_mac, self.local.mac);
                 assert_eq!(v.dst_mac, self.peer.mac);
@@ -394,8 +326,8 @@ impl Rig {
                     self.sent.push((v.seq, v.payload.to_vec()));
                 }
             }
-            quiet = if busy { 0 } else { quiet + 1 };
-        }
+            busy
+        });
         assert!(
             self.dma.faults().is_empty(),
             "DMA faults {:?}",

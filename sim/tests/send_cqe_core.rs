@@ -13,6 +13,8 @@
 //! own events (`Hal::post_event`) through the one EQ writer, with the
 //! phase bit, `INT_EVENT`/`INT_EQ_OVERFLOW` and `irq`.
 
+mod core_rig;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -22,15 +24,13 @@ use rnic_sim::fw_hal::{CoSimHal, FwNode, HostCsr};
 use rnic_sim::host_mem::HostMemory;
 use rnic_sim::mac_port::MacTxPort;
 use rnic_sim::rng::Rng;
-use rnic_wire::abi::context::{
-    port, ConnContext, ConnMode, CqContext, CqState, QpContext, RtrKind, MPA_CRC_RX, MPA_CRC_TX,
-};
+use rnic_wire::abi::context::port;
 use rnic_wire::abi::cqe::{Cqe, WcOpcode, WcStatus, CQE_SIZE};
 use rnic_wire::abi::csr::{self, cq_doorbell_page, qp_doorbell_page};
 use rnic_wire::abi::doorbell::{CqArm, CQ_ARM, CQ_CONSUMER, QP_SQ_PRODUCER};
-use rnic_wire::abi::mailbox::{Event, EventKind, QpState, EVENT_SIZE};
+use rnic_wire::abi::mailbox::{Event, EventKind, EVENT_SIZE};
 use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED, WQE_SIZE};
-use rnic_wire::model::parse_frame;
+use rnic_wire::model::{parse_frame, Endpoint};
 
 const CONN: u32 = 4;
 const QPN: u32 = 9;
@@ -123,59 +123,30 @@ impl Rig {
         r.host
             .write(csr::INT_MASK, csr::INT_EVENT | csr::INT_EQ_OVERFLOW);
         // firmware: CQ, QP (send CQ), connection in RDMA mode
-        let cq = CqContext {
-            state: CqState::Valid,
-            log2_entries: CQ_LOG2 as u8,
-            ring: r.cq,
-            producer: 0,
-            consumer: 0,
-            armed: cq_armed,
-        };
-        r.hal.write_cq(CQN, &cq).expect("CQ write");
-        let q = QpContext {
-            state: QpState::Rts,
-            flags: 0,
-            rtr: RtrKind::None,
-            sq_log2: SQ_LOG2 as u8,
-            pd: 1,
-            send_cqn: CQN,
-            recv_cqn: 0,
-            sq_ring: r.sq,
-            rq_ring: 0,
-            rq_log2: 0,
-            conn: CONN,
-            ird: 1,
-            ord: 1,
-            tx_send_msn: 1,
-            tx_read_msn: 1,
-            rx_send_msn: 1,
-            rx_read_msn: 1,
-            term_cause: 0,
-        };
-        r.hal.write_qp(QPN, &q).expect("QP write");
-        let c = ConnContext {
-            mode: ConnMode::Rdma,
-            mpa_flags: MPA_CRC_RX | MPA_CRC_TX,
-            snd_wscale: 0,
-            rcv_wscale: 0,
-            local_ip: 0x0A00_0001,
-            peer_ip: 0x0A00_0002,
-            local_port: 7000,
-            peer_port: 40000,
-            local_mac: [2, 0, 0, 0, 0, 1],
-            peer_mac: [2, 0, 0, 0, 0, 2],
-            mss: 1460,
-            mulpdu: 1440,
-            rcv_nxt: 5000,
-            snd_nxt: 1000,
-            snd_una: 1000,
-            snd_wnd: 0x10000,
-            rcv_wnd: 0xFFFF,
-            tx_marker_ref: 1000,
-            rx_marker_ref: 5000,
+        let q = core_rig::FwQp {
+            cqn: CQN,
+            cq_ring: r.cq,
+            cq_log2: CQ_LOG2,
+            cq_armed,
             qpn: QPN,
+            sq_ring: r.sq,
+            sq_log2: SQ_LOG2,
+            pd: 1,
+            ord: 1,
+            conn: CONN,
         };
-        r.hal.write_conn(CONN, &c).expect("connection write");
+        let local = Endpoint {
+            mac: [2, 0, 0, 0, 0, 1],
+            ip: [10, 0, 0, 1],
+            port: 7000,
+        };
+        let peer = Endpoint {
+            mac: [2, 0, 0, 0, 0, 2],
+            ip: [10, 0, 0, 2],
+            port: 40000,
+        };
+        let c = core_rig::rdma_conn(&local, &peer, 1000, 5000, 0xFFFF, QPN);
+        core_rig::setup_fw_qp(&mut r.hal, &q, &c);
         r
     }
 

@@ -9,6 +9,8 @@
 //! `rnic_wire::model::TxStream` sends for the same work requests (DDP/RDMAP
 //! segmentation, MPA markers and CRC32c, sequence numbers).
 
+mod core_rig;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
@@ -17,7 +19,6 @@ use rnic_sim::host_mem::HostMemory;
 use rnic_sim::mac_port::{MacRxPort, MacTxPort};
 use rnic_sim::rng::Rng;
 use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_TX};
-use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::wqe::{
     SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED, WQE_FLAG_SOLICITED, WQE_SIZE,
 };
@@ -26,8 +27,6 @@ use rnic_wire::model::{parse_frame, Endpoint, Message, MpaSettings, Segment, TxS
 use rnic_wire::rdmap::ReadRequestRepr;
 use verilator_sys::rnic_core::Model;
 
-/// `ConnMode::Rdma`.
-const MODE_RDMA: u64 = 2;
 /// The window we offer (octets) and its field as sent (no scaling).
 const RCV_WND: u32 = 0xFFFF;
 
@@ -137,43 +136,23 @@ impl Rig {
         if mpa.markers {
             flags |= MPA_MARKERS_TX as u64;
         }
-        let mac48 = |m: [u8; 6]| m.iter().fold(0u64, |a, &b| a << 8 | b as u64);
-        let c = &mut self.core;
-        c.set_ct_wr_valid(1);
-        c.set_ct_wr_idx(conn as u64);
-        c.set_ct_wr_used(1);
-        c.set_ct_wr_local_ip(u32::from_be_bytes(local.ip) as u64);
-        c.set_ct_wr_peer_ip(u32::from_be_bytes(peer.ip) as u64);
-        c.set_ct_wr_local_port(local.port as u64);
-        c.set_ct_wr_peer_port(peer.port as u64);
-        c.set_ct_wr_mode(MODE_RDMA);
-        c.set_ct_wr_mpa(flags);
-        c.set_ct_wr_rcv_nxt(ack as u64);
-        c.set_ct_wr_rcv_wnd(RCV_WND as u64);
-        c.set_ct_wr_rcv_wscale(0);
-        c.set_ct_wr_snd_una(mpa.seq_start as u64);
-        c.set_ct_wr_snd_nxt(mpa.seq_start as u64);
-        c.set_ct_wr_local_mac(mac48(local.mac));
-        c.set_ct_wr_peer_mac(mac48(peer.mac));
-        c.set_ct_wr_mulpdu(tx.mulpdu() as u64);
-        c.set_ct_wr_tx_marker_ref(mpa.seq_start as u64);
-        c.tick();
-        c.set_ct_wr_valid(0);
-        let ring = self.mem.alloc_dma((WQE_SIZE as u64) << log2, 4096).unwrap();
-        let c = &mut self.core;
-        c.set_qp_wr_valid(1);
-        c.set_qp_wr_idx(conn as u64);
-        c.set_qp_wr_qpn(qpn as u64);
-        c.set_qp_wr_state(QpState::Rts as u64);
-        c.set_qp_wr_pd(1);
-        c.set_qp_wr_sq_ring(ring);
-        c.set_qp_wr_sq_log2(log2 as u64);
-        c.set_qp_wr_conn(conn as u64);
-        c.set_qp_wr_tx_send_msn(1);
-        c.set_qp_wr_tx_read_msn(1);
-        c.tick();
-        c.set_qp_wr_valid(0);
-        c.tick();
+        let ring = core_rig::write_ct_qp(
+            &mut self.core,
+            &mut self.mem,
+            &core_rig::CtQp {
+                qpn,
+                conn,
+                local: &local,
+                peer: &peer,
+                mpa_flags: flags,
+                rcv_nxt: ack,
+                rcv_wnd: RCV_WND,
+                seq_start: mpa.seq_start,
+                snd_wnd: None,
+                mulpdu: tx.mulpdu(),
+                log2,
+            },
+        );
         self.by_port.insert(local.port, self.qps.len());
         self.qps.push(Qp {
             qpn,

@@ -10,6 +10,8 @@
 //! is checked on every data frame: its end never passes the right edge
 //! (SEG.ACK + SEG.WND) of the newest ACK the peer sent (RFC 9293 §3.8.6).
 
+mod core_rig;
+
 use std::collections::VecDeque;
 
 use rnic_sim::dma::{DmaConfig, DmaServer};
@@ -18,15 +20,12 @@ use rnic_sim::mac_port::{MacRxPort, MacTxPort};
 use rnic_sim::rng::Rng;
 use rnic_wire::abi::context::MPA_CRC_TX;
 use rnic_wire::abi::cqe::WcStatus;
-use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED, WQE_SIZE};
 use rnic_wire::model::net::{ack_frame, data_frame, tcp_frame};
 use rnic_wire::model::{parse_frame, Endpoint, Message, MpaSettings, Segment, TxStream};
 use rnic_wire::net::{TcpControl, TcpRepr, TcpSeqNumber};
 use verilator_sys::rnic_core::Model;
 
-/// `ConnMode::Rdma`.
-const MODE_RDMA: u64 = 2;
 /// The window we offer (octets, no scaling).
 const RCV_WND: u32 = 0xFFFF;
 /// `tx_ack::ACK_DELAY_CLOCKS`: a lone segment's ACK waits at most this long.
@@ -124,46 +123,24 @@ impl Rig {
         };
         let tx = TxStream::new(mpa, emss);
         let ack = self.rng.next_u32();
-        let mac48 = |m: [u8; 6]| m.iter().fold(0u64, |a, &b| a << 8 | b as u64);
-        let c = &mut self.core;
-        c.set_ct_wr_valid(1);
-        c.set_ct_wr_idx(conn as u64);
-        c.set_ct_wr_used(1);
-        c.set_ct_wr_local_ip(u32::from_be_bytes(local.ip) as u64);
-        c.set_ct_wr_peer_ip(u32::from_be_bytes(peer.ip) as u64);
-        c.set_ct_wr_local_port(local.port as u64);
-        c.set_ct_wr_peer_port(peer.port as u64);
-        c.set_ct_wr_mode(MODE_RDMA);
-        c.set_ct_wr_mpa(MPA_CRC_TX as u64);
-        c.set_ct_wr_rcv_nxt(ack as u64);
-        c.set_ct_wr_rcv_wnd(RCV_WND as u64);
-        c.set_ct_wr_rcv_wscale(0);
-        c.set_ct_wr_snd_una(seq_start as u64);
-        c.set_ct_wr_snd_nxt(seq_start as u64);
-        c.set_ct_wr_snd_wnd(snd_wnd as u64);
-        c.set_ct_wr_snd_wscale(0);
-        c.set_ct_wr_local_mac(mac48(local.mac));
-        c.set_ct_wr_peer_mac(mac48(peer.mac));
-        c.set_ct_wr_mulpdu(mulpdu.unwrap_or(tx.mulpdu()) as u64);
-        c.set_ct_wr_tx_marker_ref(seq_start as u64);
-        c.tick();
-        c.set_ct_wr_valid(0);
         let log2 = 6;
-        let ring = self.mem.alloc_dma((WQE_SIZE as u64) << log2, 4096).unwrap();
-        let c = &mut self.core;
-        c.set_qp_wr_valid(1);
-        c.set_qp_wr_idx(conn as u64);
-        c.set_qp_wr_qpn(qpn as u64);
-        c.set_qp_wr_state(QpState::Rts as u64);
-        c.set_qp_wr_pd(1);
-        c.set_qp_wr_sq_ring(ring);
-        c.set_qp_wr_sq_log2(log2 as u64);
-        c.set_qp_wr_conn(conn as u64);
-        c.set_qp_wr_tx_send_msn(1);
-        c.set_qp_wr_tx_read_msn(1);
-        c.tick();
-        c.set_qp_wr_valid(0);
-        c.tick();
+        let ring = core_rig::write_ct_qp(
+            &mut self.core,
+            &mut self.mem,
+            &core_rig::CtQp {
+                qpn,
+                conn,
+                local: &local,
+                peer: &peer,
+                mpa_flags: MPA_CRC_TX as u64,
+                rcv_nxt: ack,
+                rcv_wnd: RCV_WND,
+                seq_start,
+                snd_wnd: Some(snd_wnd),
+                mulpdu: mulpdu.unwrap_or(tx.mulpdu()),
+                log2,
+            },
+        );
         self.qps.push(Qp {
             qpn,
             local,
