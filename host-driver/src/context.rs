@@ -438,7 +438,10 @@ impl<B: Bus> Drop for Context<B> {
 fn cq_overrun_fails_qps(reg: &Registry, cqn: u32) {
     for qp in reg.qps.values() {
         if qp.send_cqn == cqn || qp.recv_cqn == cqn {
-            qp.set_state(QpState::Error);
+            // Error, and its outstanding WRs flushed (the device's CQEs
+            // for them were lost to the overrun; verbs: CQ overrun is a
+            // QP error, every outstanding WR completes with a flush status).
+            flush_qp_in(reg, qp, None);
         }
     }
 }

@@ -10,15 +10,12 @@
 //!   `rnic_wire::abi::cqe::Cqe`, not the driver) and not one octet of host
 //!   memory around the ring changed (a page before and after, compared with
 //!   a snapshot);
-//! * `poll` returns those 4 in order and then nothing;
+//! * `poll` returns those 4 in order, then the 4 WRs whose CQEs were lost
+//!   to the overrun with `WrFlushError` (the QP is in Error), then nothing;
 //! * verbs: the QPs completing into the CQ are in Error (the driver moves
 //!   them on the event), `post_send` is refused with `WrongState(Error)`,
 //!   and `modify(Error)` moves the QP in the core; a QP on other CQs is
 //!   untouched.
-//!
-//! Not checked here (see docs/driver.md, "CQ full"): that the QP's
-//! outstanding WRs complete with flush status — the QP flush is being built
-//! on branch `flush`.
 
 use std::time::Duration;
 
@@ -166,13 +163,29 @@ fn cq_overrun_gives_event_and_keeps_ring() {
     let ctx2 = CqContext::parse(&b64[..TableId::Cq.entry_size()]).unwrap();
     println!("A's CQ context in the firmware shadow after the overrun: {ctx2:?}");
 
-    // The driver returns the 4 completions in order, then nothing.
+    // The driver returns the 4 device completions in order, then (the QP is
+    // in Error since the overrun) the 4 WRs whose CQEs the overrun lost,
+    // flushed, in posting order; then nothing.
+    let mut all = Vec::new();
     let mut wc = [WorkCompletion::default(); WRITES];
-    let n = scq_a.poll(&mut wc).unwrap();
-    let ids: Vec<u64> = wc[..n].iter().map(|w| w.wr_id).collect();
-    assert_eq!(ids, (100..100 + CQ_ENTRIES as u64).collect::<Vec<_>>());
+    for _ in 0..4 {
+        let n = scq_a.poll(&mut wc).unwrap();
+        all.extend(wc[..n].iter().map(|w| (w.wr_id, w.status)));
+        let _ = run_until(&world, 1_000, |_| false);
+    }
+    let want: Vec<(u64, WcStatus)> = (0..WRITES as u64)
+        .map(|i| {
+            let st = if i < CQ_ENTRIES as u64 {
+                WcStatus::Success
+            } else {
+                WcStatus::WrFlushError
+            };
+            (100 + i, st)
+        })
+        .collect();
+    assert_eq!(all, want, "4 device CQEs, then 4 flushed WRs, each once");
     let _ = run_until(&world, 5_000, |_| false);
-    assert_eq!(scq_a.poll(&mut wc).unwrap(), 0, "nothing after the overrun");
+    assert_eq!(scq_a.poll(&mut wc).unwrap(), 0, "nothing after the flush");
     mem_a().borrow().mem.read(lo, &mut after).unwrap();
     assert_eq!(&after[..a_], &before[..a_]);
     assert_eq!(&after[r_..], &before[r_..]);
