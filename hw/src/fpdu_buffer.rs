@@ -202,8 +202,7 @@ pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     rp: DFF<Bits<SPAN_WP>>,
     // realigner (STORE)
     ksh: Signal<Local, Bits<7>>,
-    ones: Signal<Local, Bits<128>>,
-    kmask_w: Signal<Local, Bits<128>>,
+    ones: Signal<Local, Bits<64>>,
     dm: Signal<Local, Bits<64>>,
     rsh: Signal<Local, Bits<7>>,
     comb: Signal<Local, Bits<128>>,
@@ -214,7 +213,7 @@ pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     n_rc: Signal<Local, Bits<3>>,
     n_bad: Signal<Local, Bit>,
     nb: Signal<Local, Bits<SPAN_WP>>,
-    rp_n: Signal<Local, Bits<SPAN_WP>>,
+    rp_n: Signal<Local, Bits<SPAN_BEAT_BITS>>,
     mt_raise: Signal<Local, Bit>,
     mt_new_cause: Signal<Local, Bits<16>>,
     s_clear: Signal<Local, Bit>,
@@ -339,27 +338,27 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
         self.meta.write_address.next = self.c_sel.q.val();
         self.meta.write_enable.next = false;
         self.sram.write_enable.next = false;
-        self.sram.write_data.next = self.comb.val().get_bits::<64>(0);
         self.sram.write_address.next =
             (bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_SLOT_BITS>(self.c_sel.q.val())
                 << 11)
                 | bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_BEAT_BITS>(
                     self.c_wp.q.val().get_bits::<SPAN_BEAT_BITS>(0),
                 );
-        self.rp_n.next = self.rp.q.val();
+        self.rp_n.next = self.rp.q.val().get_bits::<SPAN_BEAT_BITS>(0);
 
         // Realigner: append this beat's `keep` octets after the slot's
         // residue (`c_rc` octets in `c_res`); a full 8 octets go to `sram`.
         self.ksh.next = bit_cast::<7, 4>(self.dfifo.data_out.val().get_bits::<4>(64)) << 3;
         self.ones.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
-        self.kmask_w.next = self.ones.val() << self.ksh.val();
+        // octets beyond `keep` cleared (a shift by 64 gives 0: keep = 8)
         self.dm.next =
-            self.dfifo.data_out.val().get_bits::<64>(0) & !self.kmask_w.val().get_bits::<64>(0);
+            self.dfifo.data_out.val().get_bits::<64>(0) & !(self.ones.val() << self.ksh.val());
         self.rsh.next = bit_cast::<7, 3>(self.c_rc.q.val()) << 3;
         self.comb.next = bit_cast::<128, 64>(self.c_res.q.val())
             | (bit_cast::<128, 64>(self.dm.val()) << self.rsh.val());
         self.tot.next = bit_cast::<4, 3>(self.c_rc.q.val())
             + bit_cast::<4, 4>(self.dfifo.data_out.val().get_bits::<4>(64));
+        self.sram.write_data.next = self.comb.val().get_bits::<64>(0);
         self.n_wp.next = self.c_wp.q.val();
         self.n_bad.next = self.c_bad.q.val();
         self.n_rc.next = self.tot.val().get_bits::<3>(0);
@@ -517,7 +516,7 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
                 self.out_keep.next = bit_cast::<4, 3>(self.c_rc.q.val());
             }
             if self.out_ready.val() {
-                self.rp_n.next = self.rp.q.val() + 1;
+                self.rp_n.next = self.rp.q.val().get_bits::<SPAN_BEAT_BITS>(0) + 1;
                 self.rp.d.next = self.rp.q.val() + 1;
                 if self.out_last.val() {
                     self.s_clear.next = true;
@@ -530,10 +529,9 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
         self.sram.read_address.next =
             (bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_SLOT_BITS>(self.c_sel.q.val())
                 << 11)
-                | bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_BEAT_BITS>(
-                    self.rp_n.val().get_bits::<SPAN_BEAT_BITS>(0),
-                );
+                | bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_BEAT_BITS>(self.rp_n.val());
         // Slot allocation on a first piece; freeing.
+        self.sc.next = self.s_conn.q.val();
         if (self.rstate.q.val() == 1)
             & (self.head.val().get_bits::<2>(24) == 1)
             & self.head.val().get_bit(27)
@@ -545,7 +543,6 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
                 .q
                 .val()
                 .replace_bit(self.free_idx.val().index(), true);
-            self.sc.next = self.s_conn.q.val();
             for i in 0..SPAN_SLOTS {
                 if self.free_idx.val().index() == i {
                     for j in 0..8 {
