@@ -302,3 +302,56 @@ fn split_fpdu_with_bad_crc_places_nothing() {
     check_placed(&rig.placed, r.stag, &[(va, 3000)]);
     assert_eq!(rig.core.get_cnt_mpa_err(), 1);
 }
+
+/// Measured cost of a split FPDU: one 1400-octet Write (one FPDU) sent
+/// whole, then the same size cut in two segments in the middle; clocks
+/// from the last MAC beat to the last DMA data beat. Asserts only that both
+/// land and that the split one is not more than 2 x its beats + 40 slower.
+#[test]
+fn split_fpdu_latency() {
+    let mut rig = Rig::new(306, true, false, 1460);
+    let pd = rig.pd;
+    let va = 0x2000_0000;
+    let r = rig.region(4, 0x21, pd, ACCESS_REMOTE_WRITE, va, 4 * PAGE);
+    let mut lat = Vec::new();
+    for (k, cut) in [None, Some(700usize)].into_iter().enumerate() {
+        let to = va + 2000 * k as u64;
+        let data = rig.rng.bytes(1400);
+        let mut segs = rig
+            .tx
+            .send(&Message::Write {
+                stag: r.stag,
+                to,
+                data: &data,
+            })
+            .unwrap();
+        assert_eq!(segs.len(), 1);
+        let s = segs.pop().unwrap();
+        let cuts = match cut {
+            None => vec![0, s.payload.len()],
+            Some(c) => vec![0, c, s.payload.len()],
+        };
+        for w in cuts.windows(2) {
+            let f = frame(
+                &rig.peer,
+                &rig.local,
+                s.seq.wrapping_add(w[0] as u32),
+                &s.payload[w[0]..w[1]],
+            );
+            rig.send(vec![f]);
+        }
+        for (i, &b) in data.iter().enumerate() {
+            let a = r.addr(to + i as u64);
+            rig.expect.get_mut(&(a & !(PAGE - 1))).unwrap()[(a % PAGE) as usize] = b;
+        }
+        rig.run(1_000_000);
+        lat.push(rig.last_dma - rig.last_mac);
+    }
+    rig.check_memory();
+    assert!(rig.terms.is_empty());
+    eprintln!(
+        "1400-octet Write, last MAC beat -> last DMA beat: whole {} clocks, split in two {} clocks",
+        lat[0], lat[1]
+    );
+    assert!(lat[1] <= lat[0] + 2 * 1400 / 8 + 40, "{lat:?}");
+}
