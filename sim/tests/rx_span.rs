@@ -355,3 +355,115 @@ fn split_fpdu_latency() {
     );
     assert!(lat[1] <= lat[0] + 2 * 1400 / 8 + 40, "{lat:?}");
 }
+
+/// Three connections each leave an FPDU open at once with two span slots:
+/// the third is refused with a Terminate DDP Local Catastrophic (RFC 5041
+/// §7.2, layer 1 / type 0 / code 0) on its connection and QP, its
+/// continuation is dropped and counted, nothing of it is written; the two
+/// others complete and land byte-exact.
+#[test]
+fn third_open_fpdu_is_refused_with_a_terminate() {
+    let mut rig = Rig::new(307, true, false, 1460);
+    let pd = rig.pd;
+    let mut flows = Vec::new();
+    let mut tx_a = Some(std::mem::replace(
+        &mut rig.tx,
+        TxStream::new(
+            MpaSettings {
+                crc: true,
+                markers: false,
+                seq_start: 0,
+            },
+            1460,
+        ),
+    ));
+    for (i, (idx, port)) in [(CONN, 0u16), (CONN2, PORT2), (9, 40009)]
+        .into_iter()
+        .enumerate()
+    {
+        let va = 0x4400_0000 + 0x10_0000 * i as u64;
+        let region = rig.region(
+            20 + i as u32,
+            0x10 + i as u8,
+            pd,
+            ACCESS_REMOTE_WRITE,
+            va,
+            PAGE,
+        );
+        let (tx, peer) = if idx == CONN {
+            (tx_a.take().unwrap(), rig.peer)
+        } else {
+            let peer = Endpoint {
+                mac: [2, 0, 0, 0, 0, 3 + i as u8],
+                ip: [10, 0, 0, 3 + i as u8],
+                port,
+            };
+            (add_conn(&mut rig, idx, &peer, true, false), peer)
+        };
+        flows.push(Flow {
+            tx,
+            peer,
+            region,
+            msgs: Vec::new(),
+            whole: false,
+        });
+    }
+    // one 1000-octet Write per connection, each cut in two at octet 500
+    let mut halves = Vec::new();
+    for f in flows.iter_mut() {
+        let data = rig.rng.bytes(1000);
+        let to = f.region.entry.va;
+        let s =
+            f.tx.send(&Message::Write {
+                stag: f.region.stag,
+                to,
+                data: &data,
+            })
+            .unwrap()
+            .pop()
+            .unwrap();
+        let local = rig.local;
+        halves.push((
+            frame(&f.peer, &local, s.seq, &s.payload[..500]),
+            frame(&f.peer, &local, s.seq.wrapping_add(500), &s.payload[500..]),
+        ));
+        f.msgs.push((to, data.len()));
+        if f.peer.port != 40009 {
+            for (i, &b) in data.iter().enumerate() {
+                let a = f.region.addr(to + i as u64);
+                rig.expect.get_mut(&(a & !(PAGE - 1))).unwrap()[(a % PAGE) as usize] = b;
+            }
+        }
+    }
+    for h in &halves {
+        rig.send(vec![h.0.clone()]);
+    }
+    for h in &halves {
+        rig.send(vec![h.1.clone()]);
+    }
+    rig.run(1_000_000);
+    rig.check_memory();
+    assert_eq!(
+        rig.terms,
+        vec![Term {
+            cause: TerminateCause::Ddp(DdpError::LocalCatastrophic).to_bits(),
+            conn: 9,
+            qpn: rig.qpn + 9,
+        }]
+    );
+    for f in &flows[..2] {
+        let p: Vec<_> = rig
+            .placed
+            .iter()
+            .copied()
+            .filter(|p| p.0 == f.region.stag)
+            .collect();
+        check_placed(&p, f.region.stag, &f.msgs);
+    }
+    assert!(rig.placed.iter().all(|p| p.0 != flows[2].region.stag));
+    assert_eq!(
+        rig.core.get_cnt_mpa_span(),
+        2,
+        "refused first piece and its continuation"
+    );
+}
