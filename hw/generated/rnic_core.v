@@ -9109,10 +9109,10 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  rfifo$clock;
     reg  rfifo$reset;
     reg  rfifo$write;
-    reg  [38:0] rfifo$data_in;
+    reg  [40:0] rfifo$data_in;
     wire  rfifo$full;
     reg  rfifo$read;
-    wire  [38:0] rfifo$data_out;
+    wire  [40:0] rfifo$data_out;
     wire  rfifo$empty;
     wire  [4:0] rfifo$count;
     reg  mid$d;
@@ -9127,12 +9127,56 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  [15:0] wlen$d;
     wire  [15:0] wlen$q;
     reg  wlen$clock;
-    reg  [1:0] rstate$d;
-    wire  [1:0] rstate$q;
+    reg  [2:0] rstate$d;
+    wire  [2:0] rstate$q;
     reg  rstate$clock;
     reg  [11:0] rcount$d;
     wire  [11:0] rcount$q;
     reg  rcount$clock;
+    reg  [11:0] sram$read_address;
+    reg  sram$read_clock;
+    wire  [63:0] sram$read_data;
+    reg  [11:0] sram$write_address;
+    reg  sram$write_clock;
+    reg  [63:0] sram$write_data;
+    reg  sram$write_enable;
+    reg  meta$read_address;
+    reg  meta$read_clock;
+    wire  [95:0] meta$read_data;
+    reg  meta$write_address;
+    reg  meta$write_clock;
+    reg  [95:0] meta$write_data;
+    reg  meta$write_enable;
+    reg  [1:0] s_busy$d;
+    wire  [1:0] s_busy$q;
+    reg  s_busy$clock;
+    reg  [15:0] s_conn$d;
+    wire  [15:0] s_conn$q;
+    reg  s_conn$clock;
+    reg  c_sel$d;
+    wire  c_sel$q;
+    reg  c_sel$clock;
+    reg  [11:0] c_wp$d;
+    wire  [11:0] c_wp$q;
+    reg  c_wp$clock;
+    reg  [15:0] c_len$d;
+    wire  [15:0] c_len$q;
+    reg  c_len$clock;
+    reg  [63:0] c_res$d;
+    wire  [63:0] c_res$q;
+    reg  c_res$clock;
+    reg  [2:0] c_rc$d;
+    wire  [2:0] c_rc$q;
+    reg  c_rc$clock;
+    reg  c_bad$d;
+    wire  c_bad$q;
+    reg  c_bad$clock;
+    reg  c_end$d;
+    wire  c_end$q;
+    reg  c_end$clock;
+    reg  [11:0] rp$d;
+    wire  [11:0] rp$q;
+    reg  rp$clock;
     reg  mt_valid$d;
     wire  mt_valid$q;
     reg  mt_valid$clock;
@@ -9161,8 +9205,31 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  [15:0] n_len;
     reg  n_start;
     reg  [1:0] kind;
-    reg  [38:0] head;
+    reg  [40:0] head;
     reg  take_out;
+    reg  hit;
+    reg  hit_idx;
+    reg  free;
+    reg  free_idx;
+    reg  ci;
+    reg  [15:0] sc;
+    reg  [6:0] ksh;
+    reg  [63:0] ones;
+    reg  [63:0] dm;
+    reg  [6:0] rsh;
+    reg  [127:0] comb;
+    reg  [3:0] tot;
+    reg  [11:0] n_wp;
+    reg  [15:0] n_slen;
+    reg  [63:0] n_res;
+    reg  [2:0] n_rc;
+    reg  n_bad;
+    reg  [11:0] nb;
+    reg  [10:0] rp_n;
+    reg  mt_raise;
+    reg  [15:0] mt_new_cause;
+    reg  s_clear;
+    reg  s_clear_idx;
 
     // Sub module instances
     rnic_core$fpdu_buf$dfifo dfifo(
@@ -9217,6 +9284,74 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         .q(rcount$q),
         .clock(rcount$clock)
     );
+    rnic_core$fpdu_buf$sram sram(
+        .read_address(sram$read_address),
+        .read_clock(sram$read_clock),
+        .read_data(sram$read_data),
+        .write_address(sram$write_address),
+        .write_clock(sram$write_clock),
+        .write_data(sram$write_data),
+        .write_enable(sram$write_enable)
+    );
+    rnic_core$fpdu_buf$meta meta(
+        .read_address(meta$read_address),
+        .read_clock(meta$read_clock),
+        .read_data(meta$read_data),
+        .write_address(meta$write_address),
+        .write_clock(meta$write_clock),
+        .write_data(meta$write_data),
+        .write_enable(meta$write_enable)
+    );
+    rnic_core$fpdu_buf$s_busy s_busy(
+        .d(s_busy$d),
+        .q(s_busy$q),
+        .clock(s_busy$clock)
+    );
+    rnic_core$fpdu_buf$s_conn s_conn(
+        .d(s_conn$d),
+        .q(s_conn$q),
+        .clock(s_conn$clock)
+    );
+    rnic_core$fpdu_buf$c_sel c_sel(
+        .d(c_sel$d),
+        .q(c_sel$q),
+        .clock(c_sel$clock)
+    );
+    rnic_core$fpdu_buf$c_wp c_wp(
+        .d(c_wp$d),
+        .q(c_wp$q),
+        .clock(c_wp$clock)
+    );
+    rnic_core$fpdu_buf$c_len c_len(
+        .d(c_len$d),
+        .q(c_len$q),
+        .clock(c_len$clock)
+    );
+    rnic_core$fpdu_buf$c_res c_res(
+        .d(c_res$d),
+        .q(c_res$q),
+        .clock(c_res$clock)
+    );
+    rnic_core$fpdu_buf$c_rc c_rc(
+        .d(c_rc$d),
+        .q(c_rc$q),
+        .clock(c_rc$clock)
+    );
+    rnic_core$fpdu_buf$c_bad c_bad(
+        .d(c_bad$d),
+        .q(c_bad$q),
+        .clock(c_bad$clock)
+    );
+    rnic_core$fpdu_buf$c_end c_end(
+        .d(c_end$d),
+        .q(c_end$q),
+        .clock(c_end$clock)
+    );
+    rnic_core$fpdu_buf$rp rp(
+        .d(rp$d),
+        .q(rp$q),
+        .clock(rp$clock)
+    );
     rnic_core$fpdu_buf$mt_valid mt_valid(
         .d(mt_valid$d),
         .q(mt_valid$q),
@@ -9270,6 +9405,16 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         c_pass$clock = clock;
         c_span$clock = clock;
         c_err$clock = clock;
+        s_busy$clock = clock;
+        s_conn$clock = clock;
+        c_sel$clock = clock;
+        c_wp$clock = clock;
+        c_len$clock = clock;
+        c_res$clock = clock;
+        c_rc$clock = clock;
+        c_bad$clock = clock;
+        c_end$clock = clock;
+        rp$clock = clock;
         mid$d = mid$q;
         sflag$d = sflag$q;
         wbeats$d = wbeats$q;
@@ -9283,6 +9428,16 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         c_pass$d = c_pass$q;
         c_span$d = c_span$q;
         c_err$d = c_err$q;
+        s_busy$d = s_busy$q;
+        s_conn$d = s_conn$q;
+        c_sel$d = c_sel$q;
+        c_wp$d = c_wp$q;
+        c_len$d = c_len$q;
+        c_res$d = c_res$q;
+        c_rc$d = c_rc$q;
+        c_bad$d = c_bad$q;
+        c_end$d = c_end$q;
+        rp$d = rp$q;
         dfifo$reset = reset;
         rfifo$reset = reset;
         in_ready = ~dfifo$full & ~rfifo$full;
@@ -9304,7 +9459,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         end
         dfifo$data_in = {in_keep, in_data};
         dfifo$write = take_in;
-        rfifo$data_in = {{23{1'b0}}, n_len} | ({{31{1'b0}}, in_conn} << 32'h10) | ({{37{1'b0}}, kind} << 32'h18) | (({{38{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h1a) | ({{27{1'b0}}, n_beats} << 32'h1b);
+        rfifo$data_in = {{25{1'b0}}, n_len} | ({{33{1'b0}}, in_conn} << 32'h10) | ({{39{1'b0}}, kind} << 32'h18) | (({{40{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h1a) | ({{40{1'b0}}, n_start} << 32'h1b) | ({{40{1'b0}}, in_fpdu_end} << 32'h1c) | ({{29{1'b0}}, n_beats} << 32'h1d);
         rfifo$write = take_in & in_last;
         if (take_in) begin
             mid$d = ~in_last;
@@ -9322,48 +9477,250 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         dfifo$read = 1'b0;
         rfifo$read = 1'b0;
         take_out = 1'b0;
-        if (rstate$q == 2'h0) begin
-            if (~rfifo$empty) begin
-                rstate$d = 2'h1;
+        mt_raise = 1'b0;
+        mt_new_cause = 16'h1000;
+        s_clear = 1'b0;
+        s_clear_idx = c_sel$q;
+        hit = 1'b0;
+        hit_idx = 1'h0;
+        free = 1'b0;
+        free_idx = 1'h0;
+        ci = 1'h0;
+        if (s_busy$q[0] & (s_conn$q[(32'h8 * 0)+:(8)] == head[(32'h10)+:(8)])) begin
+            hit = 1'b1;
+            hit_idx = ci;
+        end
+        if (~s_busy$q[0] & ~free) begin
+            free = 1'b1;
+            free_idx = ci;
+        end
+        ci = ci + 1'h1;
+        if (s_busy$q[1] & (s_conn$q[(32'h8 * 1)+:(8)] == head[(32'h10)+:(8)])) begin
+            hit = 1'b1;
+            hit_idx = ci;
+        end
+        if (~s_busy$q[1] & ~free) begin
+            free = 1'b1;
+            free_idx = ci;
+        end
+        ci = ci + 1'h1;
+        sram$read_clock = clock;
+        sram$write_clock = clock;
+        meta$read_clock = clock;
+        meta$write_clock = clock;
+        meta$read_address = c_sel$q;
+        meta$write_address = c_sel$q;
+        meta$write_enable = 1'b0;
+        sram$write_enable = 1'b0;
+        sram$write_address = ({{11{1'b0}}, c_sel$q} << 32'hb) | {{1{1'b0}}, c_wp$q[(32'h0)+:(11)]};
+        rp_n = rp$q[(32'h0)+:(11)];
+        ksh = {{3{1'b0}}, dfifo$data_out[(32'h40)+:(4)]} << 32'h3;
+        ones = 64'hffffffffffffffff;
+        dm = dfifo$data_out[(32'h0)+:(64)] & ~(ones << ksh);
+        rsh = {{4{1'b0}}, c_rc$q} << 32'h3;
+        comb = {{64{1'b0}}, c_res$q} | ({{64{1'b0}}, dm} << rsh);
+        tot = {{1{1'b0}}, c_rc$q} + dfifo$data_out[(32'h40)+:(4)];
+        sram$write_data = comb[(32'h0)+:(64)];
+        n_wp = c_wp$q;
+        n_bad = c_bad$q;
+        n_rc = tot[(32'h0)+:(3)];
+        n_res = comb[(32'h0)+:(64)];
+        n_slen = c_len$q + {{12{1'b0}}, dfifo$data_out[(32'h40)+:(4)]};
+        if (tot[32'h3]) begin
+            n_res = comb[(32'h40)+:(64)];
+            if (c_wp$q[32'hb]) begin
+                n_bad = 1'b1;
+            end
+            else begin
+                n_wp = c_wp$q + 12'h1;
             end
         end
-        else if (rstate$q == 2'h1) begin
-            rcount$d = head[(32'h1b)+:(12)];
+        meta$write_data = {n_res, n_bad, n_rc, n_slen, n_wp};
+        nb = c_wp$q;
+        if (c_rc$q != 3'h0) begin
+            nb = c_wp$q + 12'h1;
+        end
+        if (rstate$q == 3'h0) begin
+            if (~rfifo$empty) begin
+                rstate$d = 3'h1;
+            end
+        end
+        else if (rstate$q == 3'h1) begin
+            rcount$d = head[(32'h1d)+:(12)];
+            c_end$d = head[32'h1c];
+            meta$read_address = hit_idx;
             if (head[(32'h18)+:(2)] == 2'h0) begin
-                rstate$d = 2'h2;
+                if (hit) begin
+                    s_clear = 1'b1;
+                    s_clear_idx = hit_idx;
+                    c_span$d = c_span$q + 32'h1;
+                end
+                rstate$d = 3'h2;
             end
             else if (head[(32'h18)+:(2)] == 2'h1) begin
-                c_span$d = c_span$q + 32'h1;
-                rstate$d = 2'h3;
-            end
-            else if (~mt_valid$q) begin
-                mt_valid$d = 1'b1;
-                mt_conn$d = head[(32'h10)+:(8)];
-                mt_qpn$d = in_qpn;
-                if (head[32'h1a]) begin
-                    mt_cause$d = 16'h2003;
+                if (head[32'h1b]) begin
+                    if (hit | free) begin
+                        c_sel$d = free_idx;
+                        if (hit) begin
+                            c_sel$d = hit_idx;
+                            c_span$d = c_span$q + 32'h1;
+                        end
+                        c_wp$d = 12'h0;
+                        c_len$d = 16'h0;
+                        c_res$d = 64'h0;
+                        c_rc$d = 3'h0;
+                        c_bad$d = 1'b0;
+                        rstate$d = 3'h5;
+                    end
+                    else if (~mt_valid$q) begin
+                        mt_raise = 1'b1;
+                        c_span$d = c_span$q + 32'h1;
+                        rstate$d = 3'h3;
+                    end
+                end
+                else if (hit) begin
+                    c_sel$d = hit_idx;
+                    rstate$d = 3'h4;
                 end
                 else begin
-                    mt_cause$d = 16'h2002;
+                    c_span$d = c_span$q + 32'h1;
+                    rstate$d = 3'h3;
+                end
+            end
+            else if (~mt_valid$q) begin
+                mt_raise = 1'b1;
+                if (head[32'h1a]) begin
+                    mt_new_cause = 16'h2003;
+                end
+                else begin
+                    mt_new_cause = 16'h2002;
                 end
                 c_err$d = c_err$q + 32'h1;
-                rstate$d = 2'h3;
+                if (hit) begin
+                    s_clear = 1'b1;
+                    s_clear_idx = hit_idx;
+                end
+                rstate$d = 3'h3;
             end
         end
-        else if (rstate$q == 2'h2) begin
+        else if (rstate$q == 3'h2) begin
             out_valid = ~dfifo$empty;
             take_out = ~dfifo$empty & out_ready;
         end
-        else begin
+        else if (rstate$q == 3'h3) begin
             take_out = ~dfifo$empty;
+        end
+        else if (rstate$q == 3'h4) begin
+            c_wp$d = meta$read_data[(32'h0)+:(12)];
+            c_len$d = meta$read_data[(32'hc)+:(16)];
+            c_rc$d = meta$read_data[(32'h1c)+:(3)];
+            c_bad$d = meta$read_data[32'h1f];
+            c_res$d = meta$read_data[(32'h20)+:(64)];
+            rstate$d = 3'h5;
+        end
+        else if (rstate$q == 3'h5) begin
+            if (~dfifo$empty) begin
+                dfifo$read = 1'b1;
+                rcount$d = rcount$q - 12'h1;
+                sram$write_enable = tot[32'h3] & ~c_wp$q[32'hb];
+                c_wp$d = n_wp;
+                c_len$d = n_slen;
+                c_res$d = n_res;
+                c_rc$d = n_rc;
+                c_bad$d = n_bad;
+                if (rcount$q == 12'h1) begin
+                    if (c_end$q) begin
+                        rstate$d = 3'h6;
+                    end
+                    else begin
+                        meta$write_enable = 1'b1;
+                        rfifo$read = 1'b1;
+                        rstate$d = 3'h0;
+                    end
+                end
+            end
+        end
+        else if (rstate$q == 3'h6) begin
+            rp$d = 12'h0;
+            rp_n = 11'h0;
+            if (c_bad$q) begin
+                if (~mt_valid$q) begin
+                    mt_raise = 1'b1;
+                    c_span$d = c_span$q + 32'h1;
+                    s_clear = 1'b1;
+                    rfifo$read = 1'b1;
+                    rstate$d = 3'h0;
+                end
+            end
+            else begin
+                rstate$d = 3'h7;
+            end
+        end
+        else begin
+            out_len = c_len$q;
+            out_valid = 1'b1;
+            out_last = (rp$q + 12'h1) == nb;
+            if (rp$q != c_wp$q) begin
+                out_data = sram$read_data;
+                out_keep = 4'h8;
+            end
+            else begin
+                out_data = c_res$q;
+                out_keep = {{1{1'b0}}, c_rc$q};
+            end
+            if (out_ready) begin
+                rp_n = rp$q[(32'h0)+:(11)] + 11'h1;
+                rp$d = rp$q + 12'h1;
+                if (out_last) begin
+                    s_clear = 1'b1;
+                    rfifo$read = 1'b1;
+                    c_pass$d = c_pass$q + 32'h1;
+                    rstate$d = 3'h0;
+                end
+            end
+        end
+        sram$read_address = ({{11{1'b0}}, c_sel$q} << 32'hb) | {{1{1'b0}}, rp_n};
+        sc = s_conn$q;
+        if ((rstate$q == 3'h1) & (head[(32'h18)+:(2)] == 2'h1) & head[32'h1b] & ~hit & free) begin
+            s_busy$d = (s_busy$q & ~({{1{1'b0}}, 1'b1} << (free_idx)) | ({{1{1'b0}}, 1'b1} << (free_idx)));
+            if (free_idx == 0) begin
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 0 + 0)) | ({{15{1'b0}}, head[32'h10 + 0]} << (32'h8 * 0 + 0)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 0 + 1)) | ({{15{1'b0}}, head[32'h10 + 1]} << (32'h8 * 0 + 1)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 0 + 2)) | ({{15{1'b0}}, head[32'h10 + 2]} << (32'h8 * 0 + 2)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 0 + 3)) | ({{15{1'b0}}, head[32'h10 + 3]} << (32'h8 * 0 + 3)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 0 + 4)) | ({{15{1'b0}}, head[32'h10 + 4]} << (32'h8 * 0 + 4)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 0 + 5)) | ({{15{1'b0}}, head[32'h10 + 5]} << (32'h8 * 0 + 5)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 0 + 6)) | ({{15{1'b0}}, head[32'h10 + 6]} << (32'h8 * 0 + 6)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 0 + 7)) | ({{15{1'b0}}, head[32'h10 + 7]} << (32'h8 * 0 + 7)));
+            end
+            if (free_idx == 1) begin
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 1 + 0)) | ({{15{1'b0}}, head[32'h10 + 0]} << (32'h8 * 1 + 0)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 1 + 1)) | ({{15{1'b0}}, head[32'h10 + 1]} << (32'h8 * 1 + 1)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 1 + 2)) | ({{15{1'b0}}, head[32'h10 + 2]} << (32'h8 * 1 + 2)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 1 + 3)) | ({{15{1'b0}}, head[32'h10 + 3]} << (32'h8 * 1 + 3)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 1 + 4)) | ({{15{1'b0}}, head[32'h10 + 4]} << (32'h8 * 1 + 4)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 1 + 5)) | ({{15{1'b0}}, head[32'h10 + 5]} << (32'h8 * 1 + 5)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 1 + 6)) | ({{15{1'b0}}, head[32'h10 + 6]} << (32'h8 * 1 + 6)));
+                sc = (sc & ~({{15{1'b0}}, 1'b1} << (32'h8 * 1 + 7)) | ({{15{1'b0}}, head[32'h10 + 7]} << (32'h8 * 1 + 7)));
+            end
+            s_conn$d = sc;
+        end
+        if (s_clear) begin
+            s_busy$d = (s_busy$q & ~({{1{1'b0}}, 1'b1} << (s_clear_idx)) | ({{1{1'b0}}, 1'b0} << (s_clear_idx)));
+        end
+        if (mt_raise) begin
+            mt_valid$d = 1'b1;
+            mt_conn$d = head[(32'h10)+:(8)];
+            mt_qpn$d = in_qpn;
+            mt_cause$d = mt_new_cause;
         end
         if (take_out) begin
             dfifo$read = 1'b1;
             rcount$d = rcount$q - 12'h1;
             if (rcount$q == 12'h1) begin
                 rfifo$read = 1'b1;
-                rstate$d = 2'h0;
-                if (rstate$q == 2'h2) begin
+                rstate$d = 3'h0;
+                if (rstate$q == 3'h2) begin
                     c_pass$d = c_pass$q + 32'h1;
                 end
             end
@@ -9382,15 +9739,54 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         level_recs = rfifo$count;
         if (reset) begin
             mid$d = 1'b0;
-            rstate$d = 2'h0;
+            rstate$d = 3'h0;
             mt_valid$d = 1'b0;
             c_pass$d = 32'h0;
             c_span$d = 32'h0;
             c_err$d = 32'h0;
+            s_busy$d = 2'h0;
         end
     end
 
 endmodule // rnic_core$fpdu_buf
+
+
+module rnic_core$fpdu_buf$c_bad(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$c_bad
+
+
+module rnic_core$fpdu_buf$c_end(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$c_end
 
 
 module rnic_core$fpdu_buf$c_err(d,q,clock);
@@ -9412,6 +9808,25 @@ module rnic_core$fpdu_buf$c_err(d,q,clock);
 endmodule // rnic_core$fpdu_buf$c_err
 
 
+module rnic_core$fpdu_buf$c_len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$c_len
+
+
 module rnic_core$fpdu_buf$c_pass(d,q,clock);
 
     // Module arguments
@@ -9431,6 +9846,63 @@ module rnic_core$fpdu_buf$c_pass(d,q,clock);
 endmodule // rnic_core$fpdu_buf$c_pass
 
 
+module rnic_core$fpdu_buf$c_rc(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$c_rc
+
+
+module rnic_core$fpdu_buf$c_res(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$c_res
+
+
+module rnic_core$fpdu_buf$c_sel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$c_sel
+
+
 module rnic_core$fpdu_buf$c_span(d,q,clock);
 
     // Module arguments
@@ -9448,6 +9920,25 @@ module rnic_core$fpdu_buf$c_span(d,q,clock);
     end
 
 endmodule // rnic_core$fpdu_buf$c_span
+
+
+module rnic_core$fpdu_buf$c_wp(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$c_wp
 
 
 module rnic_core$fpdu_buf$dfifo(clock,reset,write,data_in,full,read,data_out,empty,count);
@@ -9638,6 +10129,35 @@ module rnic_core$fpdu_buf$dfifo$wr_ptr_d(d,q,clock);
 endmodule // rnic_core$fpdu_buf$dfifo$wr_ptr_d
 
 
+module rnic_core$fpdu_buf$meta(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  read_address;
+    input wire  read_clock;
+    output reg  [95:0] read_data;
+    input wire  write_address;
+    input wire  write_clock;
+    input wire  [95:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[95:0] mem[1:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$fpdu_buf$meta
+
+
 module rnic_core$fpdu_buf$mid(d,q,clock);
 
     // Module arguments
@@ -9758,10 +10278,10 @@ module rnic_core$fpdu_buf$rfifo(clock,reset,write,data_in,full,read,data_out,emp
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [38:0] data_in;
+    input wire  [40:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [38:0] data_out;
+    output reg  [40:0] data_out;
     output reg  empty;
     output reg  [4:0] count;
 
@@ -9771,10 +10291,10 @@ module rnic_core$fpdu_buf$rfifo(clock,reset,write,data_in,full,read,data_out,emp
     // Stub signals
     reg  [3:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [38:0] ram$read_data;
+    wire  [40:0] ram$read_data;
     reg  [3:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [38:0] ram$write_data;
+    reg  [40:0] ram$write_data;
     reg  ram$write_enable;
     reg  [4:0] wr_ptr$d;
     wire  [4:0] wr_ptr$q;
@@ -9859,14 +10379,14 @@ module rnic_core$fpdu_buf$rfifo$ram(read_address,read_clock,read_data,write_addr
     // Module arguments
     input wire  [3:0] read_address;
     input wire  read_clock;
-    output reg  [38:0] read_data;
+    output reg  [40:0] read_data;
     input wire  [3:0] write_address;
     input wire  write_clock;
-    input wire  [38:0] write_data;
+    input wire  [40:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[38:0] mem[15:0];
+    reg[40:0] mem[15:0];
 
 
 
@@ -9940,7 +10460,45 @@ module rnic_core$fpdu_buf$rfifo$wr_ptr_d(d,q,clock);
 endmodule // rnic_core$fpdu_buf$rfifo$wr_ptr_d
 
 
+module rnic_core$fpdu_buf$rp(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$rp
+
+
 module rnic_core$fpdu_buf$rstate(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$rstate
+
+
+module rnic_core$fpdu_buf$s_busy(d,q,clock);
 
     // Module arguments
     input wire  [1:0] d;
@@ -9956,7 +10514,26 @@ module rnic_core$fpdu_buf$rstate(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_core$fpdu_buf$rstate
+endmodule // rnic_core$fpdu_buf$s_busy
+
+
+module rnic_core$fpdu_buf$s_conn(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$s_conn
 
 
 module rnic_core$fpdu_buf$sflag(d,q,clock);
@@ -9976,6 +10553,35 @@ module rnic_core$fpdu_buf$sflag(d,q,clock);
     end
 
 endmodule // rnic_core$fpdu_buf$sflag
+
+
+module rnic_core$fpdu_buf$sram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [11:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [11:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[63:0] mem[4095:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$fpdu_buf$sram
 
 
 module rnic_core$fpdu_buf$wbeats(d,q,clock);

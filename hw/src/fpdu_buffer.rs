@@ -12,12 +12,12 @@
 //! * **pass** (the piece is a whole FPDU — `ulpdu_start` on its first beat,
 //!   `fpdu_end` and `crc_ok` on its last): presented on `out_*` with
 //!   `out_len`/`out_conn` held on every beat;
-//! * **span** (an FPDU that spans TCP segments, `ulpdu_start = 0` or
-//!   `fpdu_end = 0`): its beats are discarded and counted in `cnt_span`.
-//!   RFC 5044 §8 forbids placing octets of an FPDU before its CRC is
-//!   checked, and the whole FPDU is never in one place here; the peers we
-//!   talk to send one FPDU per segment (RFC 5044 §5 recommendation, our TX,
-//!   Linux siw). Handing such FPDUs to the firmware is not built;
+//! * **span** (a piece of an FPDU that spans TCP segments, `ulpdu_start = 0`
+//!   or `fpdu_end = 0`): reassembled in a **span slot** (below) and released
+//!   as one whole FPDU once its last piece (`fpdu_end & crc_ok`) is in.
+//!   RFC 5044 §8: nothing of an FPDU is placed before its CRC is checked;
+//!   RFC 5044 §5 only *recommends* one FPDU per segment, a peer's TCP may
+//!   resegment (retransmission, smaller path MTU);
 //! * **error** (`fpdu_end` with `crc_ok = 0`: CRC mismatch, bad marker or
 //!   impossible ULPDU_LENGTH): the beats are discarded and a Terminate
 //!   request is raised on `mterm_*` (held until `mterm_pop`) with the LLP
@@ -26,6 +26,36 @@
 //!   for a bad marker or length. While a Terminate is pending, the next
 //!   error record waits (so none is lost; `mpa_rx` stops a connection at its
 //!   first error, RFC 5044 §8).
+//!
+//! # Span slots (FPDUs that span TCP segments)
+//! [`SPAN_SLOTS`] slots (default 2: that many connections may have a split
+//! FPDU pending at once), each `2^SPAN_BEAT_BITS` beats (16 KiB, above the
+//! ~9 KB MULPDU of a 9000-MTU peer) of one BRAM `sram` addressed
+//! {slot, beat}, plus a per-slot record in `meta` {write pointer, octets,
+//! residue octets and count} and a busy bit and connection per slot (a
+//! small CAM). A piece is moved out of the data FIFO into its slot (`STORE`,
+//! one beat per clock, byte-realigned so that the slot holds the ULPDU
+//! packed from octet 0 whatever the pieces' lengths), so other connections'
+//! pieces behind it keep flowing (no head-of-line blocking). The first piece
+//! (`ulpdu_start`, no `fpdu_end`) takes a free slot; middle pieces append;
+//! the last piece (`fpdu_end & crc_ok`) appends and then the slot is
+//! replayed on `out_*` as one FPDU (`PRIME`, `REPLAY`: 1 + beats clocks,
+//! `out_len` = the whole ULPDU) and freed. Defined answers:
+//! * last piece with an MPA error: the slot is freed, nothing placed, the
+//!   MPA Terminate above (RFC 5044 §8);
+//! * no free slot for a first piece, a continuation with no slot (its first
+//!   piece was refused), or an FPDU longer than a slot: its pieces are
+//!   dropped and counted in `cnt_span`, and a Terminate request with the
+//!   DDP Local Catastrophic cause ([`CAUSE_DDP_LOCAL_CATASTROPHIC`], RFC
+//!   5041 §7.2: the error is local to this DDP stream's resources) is raised
+//!   once, on the first piece refused (or at the end of a too-long FPDU).
+//!   The segment was already acknowledged at parse time (`rx_split`
+//!   advances `rcv_nxt` before MPA framing is known), so it cannot be
+//!   handed back to TCP for retransmission; the connection is terminated
+//!   instead of losing the message silently;
+//! * a whole or first piece on a connection whose slot is still open (the
+//!   firmware re-initialised the connection mid-FPDU): the stale slot is
+//!   freed (counted in `cnt_span`).
 //!
 //! A piece must fit the data FIFO: the pieces are at most one TCP payload,
 //! and `rx_fifo` limits the frame size. The default holds the payload of a
@@ -50,18 +80,39 @@ pub const KIND_ERROR: u64 = 2;
 pub const CAUSE_MPA_CRC: u64 = 0x2002;
 /// Code 3 = marker and ULPDU_LENGTH disagree (RFC 5044 §8).
 pub const CAUSE_MPA_MARKER: u64 = 0x2003;
+/// DDP layer 1, error type 0 Local Catastrophic, code 0 (RFC 5041 §7.2): a
+/// spanning FPDU this device cannot hold (no free span slot, or longer than
+/// a slot).
+pub const CAUSE_DDP_LOCAL_CATASTROPHIC: u64 = 0x1000;
+
+/// Span slots: `2^SPAN_SLOT_BITS` connections may have an FPDU that spans
+/// segments pending at once.
+pub const SPAN_SLOT_BITS: usize = 1;
+/// Number of span slots.
+pub const SPAN_SLOTS: usize = 1 << SPAN_SLOT_BITS;
+/// Beats per span slot: `2^SPAN_BEAT_BITS` (2048 beats = 16 KiB per slot).
+pub const SPAN_BEAT_BITS: usize = 11;
+/// Write pointer width (one more bit: a full slot is distinguishable).
+const SPAN_WP: usize = SPAN_BEAT_BITS + 1;
+/// `meta` record: write pointer [11:0], octets [27:12], residue count
+/// [30:28], too-long [31], residue octets [95:32].
+const META_W: usize = 96;
 
 const S_IDLE: u64 = 0;
 const S_LOAD: u64 = 1;
 const S_PASS: u64 = 2;
 const S_DROP: u64 = 3;
+const S_META: u64 = 4;
+const S_STORE: u64 = 5;
+const S_PRIME: u64 = 6;
+const S_REPLAY: u64 = 7;
 
 /// Default data FIFO address bits: 2^11 = 2048 beats (16 KiB), enough for
 /// the FPDU of a 9000-MTU segment (8960 octets of TCP payload).
 pub const FPDU_BUF_N: usize = 11;
 /// Record bits besides the beat count: octets 16, connection 8, kind 2,
-/// marker/length cause 1.
-pub const REC_FIXED: usize = 27;
+/// marker/length cause 1, `ulpdu_start` 1, `fpdu_end` 1.
+pub const REC_FIXED: usize = 29;
 
 /// `fpdu_buffer` with the default size (see [`FPDU_BUF_N`]).
 pub type FpduBuffer = FpduBufferN<FPDU_BUF_N, { FPDU_BUF_N + 1 }, { FPDU_BUF_N + 1 + REC_FIXED }>;
@@ -125,10 +176,48 @@ pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     n_start: Signal<Local, Bit>,
     kind: Signal<Local, Bits<2>>,
     // read side
-    rstate: DFF<Bits<2>>,
+    rstate: DFF<Bits<3>>,
     rcount: DFF<Bits<NP1>>,
     head: Signal<Local, Bits<RW>>,
     take_out: Signal<Local, Bit>,
+    // span slots
+    sram: RAM<Bits<64>, { SPAN_SLOT_BITS + SPAN_BEAT_BITS }>,
+    meta: RAM<Bits<META_W>, SPAN_SLOT_BITS>,
+    s_busy: DFF<Bits<SPAN_SLOTS>>,
+    s_conn: DFF<Bits<{ 8 * SPAN_SLOTS }>>,
+    hit: Signal<Local, Bit>,
+    hit_idx: Signal<Local, Bits<SPAN_SLOT_BITS>>,
+    free: Signal<Local, Bit>,
+    free_idx: Signal<Local, Bits<SPAN_SLOT_BITS>>,
+    ci: Signal<Local, Bits<SPAN_SLOT_BITS>>,
+    sc: Signal<Local, Bits<{ 8 * SPAN_SLOTS }>>,
+    // the slot being written / replayed
+    c_sel: DFF<Bits<SPAN_SLOT_BITS>>,
+    c_wp: DFF<Bits<SPAN_WP>>,
+    c_len: DFF<Bits<16>>,
+    c_res: DFF<Bits<64>>,
+    c_rc: DFF<Bits<3>>,
+    c_bad: DFF<Bit>,
+    c_end: DFF<Bit>,
+    rp: DFF<Bits<SPAN_WP>>,
+    // realigner (STORE)
+    ksh: Signal<Local, Bits<7>>,
+    ones: Signal<Local, Bits<64>>,
+    dm: Signal<Local, Bits<64>>,
+    rsh: Signal<Local, Bits<7>>,
+    comb: Signal<Local, Bits<128>>,
+    tot: Signal<Local, Bits<4>>,
+    n_wp: Signal<Local, Bits<SPAN_WP>>,
+    n_slen: Signal<Local, Bits<16>>,
+    n_res: Signal<Local, Bits<64>>,
+    n_rc: Signal<Local, Bits<3>>,
+    n_bad: Signal<Local, Bit>,
+    nb: Signal<Local, Bits<SPAN_WP>>,
+    rp_n: Signal<Local, Bits<SPAN_BEAT_BITS>>,
+    mt_raise: Signal<Local, Bit>,
+    mt_new_cause: Signal<Local, Bits<16>>,
+    s_clear: Signal<Local, Bit>,
+    s_clear_idx: Signal<Local, Bits<SPAN_SLOT_BITS>>,
     mt_valid: DFF<Bit>,
     mt_cause: DFF<Bits<16>>,
     mt_conn: DFF<Bits<8>>,
@@ -154,7 +243,8 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
         clock!(self, clock, dfifo, rfifo);
         dff_setup!(
             self, clock, mid, sflag, wbeats, wlen, rstate, rcount, mt_valid, mt_cause, mt_conn,
-            mt_qpn, c_pass, c_span, c_err
+            mt_qpn, c_pass, c_span, c_err, s_busy, s_conn, c_sel, c_wp, c_len, c_res, c_rc, c_bad,
+            c_end, rp
         );
         self.dfifo.reset.next = self.reset.val();
         self.rfifo.reset.next = self.reset.val();
@@ -182,13 +272,16 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
             bit_cast::<68, 64>(self.in_data.val()) | (bit_cast::<68, 4>(self.in_keep.val()) << 64);
         self.dfifo.write.next = self.take_in.val();
         // Record: octets 15:0, connection 23:16, kind 25:24, marker/length
-        // cause 26, beats from 27 (the one field whose width is `NP1`).
+        // cause 26, ulpdu_start 27, fpdu_end 28, beats from 29 (the one
+        // field whose width is `NP1`).
         self.rfifo.data_in.next = bit_cast::<RW, 16>(self.n_len.val())
             | (bit_cast::<RW, 8>(self.in_conn.val()) << 16)
             | (bit_cast::<RW, 2>(self.kind.val()) << 24)
             | (bit_cast::<RW, 1>((self.in_marker_bad.val() | self.in_length_bad.val()).into())
                 << 26)
-            | (bit_cast::<RW, NP1>(self.n_beats.val()) << 27);
+            | (bit_cast::<RW, 1>(self.n_start.val().into()) << 27)
+            | (bit_cast::<RW, 1>(self.in_fpdu_end.val().into()) << 28)
+            | (bit_cast::<RW, NP1>(self.n_beats.val()) << 29);
         self.rfifo.write.next = self.take_in.val() & self.in_last.val();
         if self.take_in.val() {
             self.mid.d.next = !self.in_last.val();
@@ -208,6 +301,90 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
         self.dfifo.read.next = false;
         self.rfifo.read.next = false;
         self.take_out.next = false;
+        self.mt_raise.next = false;
+        // CAUSE_DDP_LOCAL_CATASTROPHIC unless set below
+        self.mt_new_cause.next = 0x1000.into();
+        self.s_clear.next = false;
+        self.s_clear_idx.next = self.c_sel.q.val();
+
+        // Span slot lookup (CAM): the head record's connection's slot, and
+        // the first free slot.
+        self.hit.next = false;
+        self.hit_idx.next = 0.into();
+        self.free.next = false;
+        self.free_idx.next = 0.into();
+        self.ci.next = 0.into();
+        for i in 0..SPAN_SLOTS {
+            if self.s_busy.q.val().get_bit(i)
+                & (self.s_conn.q.val().get_bits::<8>(8 * i) == self.head.val().get_bits::<8>(16))
+            {
+                self.hit.next = true;
+                self.hit_idx.next = self.ci.val();
+            }
+            if !self.s_busy.q.val().get_bit(i) & !self.free.val() {
+                self.free.next = true;
+                self.free_idx.next = self.ci.val();
+            }
+            self.ci.next = self.ci.val() + 1;
+        }
+
+        // Span RAMs: `sram` {slot, beat} (address bit 11 up = slot, the
+        // low SPAN_BEAT_BITS = 11 = beat), `meta` per slot.
+        self.sram.read_clock.next = self.clock.val();
+        self.sram.write_clock.next = self.clock.val();
+        self.meta.read_clock.next = self.clock.val();
+        self.meta.write_clock.next = self.clock.val();
+        self.meta.read_address.next = self.c_sel.q.val();
+        self.meta.write_address.next = self.c_sel.q.val();
+        self.meta.write_enable.next = false;
+        self.sram.write_enable.next = false;
+        self.sram.write_address.next =
+            (bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_SLOT_BITS>(self.c_sel.q.val())
+                << 11)
+                | bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_BEAT_BITS>(
+                    self.c_wp.q.val().get_bits::<SPAN_BEAT_BITS>(0),
+                );
+        self.rp_n.next = self.rp.q.val().get_bits::<SPAN_BEAT_BITS>(0);
+
+        // Realigner: append this beat's `keep` octets after the slot's
+        // residue (`c_rc` octets in `c_res`); a full 8 octets go to `sram`.
+        self.ksh.next = bit_cast::<7, 4>(self.dfifo.data_out.val().get_bits::<4>(64)) << 3;
+        self.ones.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
+        // octets beyond `keep` cleared (a shift by 64 gives 0: keep = 8)
+        self.dm.next =
+            self.dfifo.data_out.val().get_bits::<64>(0) & !(self.ones.val() << self.ksh.val());
+        self.rsh.next = bit_cast::<7, 3>(self.c_rc.q.val()) << 3;
+        self.comb.next = bit_cast::<128, 64>(self.c_res.q.val())
+            | (bit_cast::<128, 64>(self.dm.val()) << self.rsh.val());
+        self.tot.next = bit_cast::<4, 3>(self.c_rc.q.val())
+            + bit_cast::<4, 4>(self.dfifo.data_out.val().get_bits::<4>(64));
+        self.sram.write_data.next = self.comb.val().get_bits::<64>(0);
+        self.n_wp.next = self.c_wp.q.val();
+        self.n_bad.next = self.c_bad.q.val();
+        self.n_rc.next = self.tot.val().get_bits::<3>(0);
+        self.n_res.next = self.comb.val().get_bits::<64>(0);
+        self.n_slen.next =
+            self.c_len.q.val() + bit_cast::<16, 4>(self.dfifo.data_out.val().get_bits::<4>(64));
+        if self.tot.val().get_bit(3) {
+            self.n_res.next = self.comb.val().get_bits::<64>(64);
+            if self.c_wp.q.val().get_bit(11) {
+                // the slot is full: an FPDU longer than a slot
+                self.n_bad.next = true;
+            } else {
+                self.n_wp.next = self.c_wp.q.val() + 1;
+            }
+        }
+        self.meta.write_data.next = bit_cast::<META_W, SPAN_WP>(self.n_wp.val())
+            | (bit_cast::<META_W, 16>(self.n_slen.val()) << 12)
+            | (bit_cast::<META_W, 3>(self.n_rc.val()) << 28)
+            | (bit_cast::<META_W, 1>(self.n_bad.val().into()) << 31)
+            | (bit_cast::<META_W, 64>(self.n_res.val()) << 32);
+        // Replay: whole beats from `sram`, then the residue beat.
+        self.nb.next = self.c_wp.q.val();
+        if self.c_rc.q.val() != 0 {
+            self.nb.next = self.c_wp.q.val() + 1;
+        }
+
         if self.rstate.q.val() == 0 {
             // S_IDLE
             if !self.rfifo.empty.val() {
@@ -215,32 +392,181 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
             }
         } else if self.rstate.q.val() == 1 {
             // S_LOAD: the record is stable; the QP lookup has its result.
-            self.rcount.d.next = self.head.val().get_bits::<NP1>(27);
+            self.rcount.d.next = self.head.val().get_bits::<NP1>(29);
+            self.c_end.d.next = self.head.val().get_bit(28);
+            self.meta.read_address.next = self.hit_idx.val();
             if self.head.val().get_bits::<2>(24) == 0 {
+                // a whole FPDU; a slot still open on its connection is stale
+                if self.hit.val() {
+                    self.s_clear.next = true;
+                    self.s_clear_idx.next = self.hit_idx.val();
+                    self.c_span.d.next = self.c_span.q.val() + 1;
+                }
                 self.rstate.d.next = 2.into();
             } else if self.head.val().get_bits::<2>(24) == 1 {
-                self.c_span.d.next = self.c_span.q.val() + 1;
-                self.rstate.d.next = 3.into();
+                // a piece of an FPDU that spans segments
+                if self.head.val().get_bit(27) {
+                    // first piece: a fresh slot (the stale one if open)
+                    if self.hit.val() | self.free.val() {
+                        self.c_sel.d.next = self.free_idx.val();
+                        if self.hit.val() {
+                            self.c_sel.d.next = self.hit_idx.val();
+                            self.c_span.d.next = self.c_span.q.val() + 1;
+                        }
+                        self.c_wp.d.next = 0.into();
+                        self.c_len.d.next = 0.into();
+                        self.c_res.d.next = 0.into();
+                        self.c_rc.d.next = 0.into();
+                        self.c_bad.d.next = false;
+                        self.rstate.d.next = 5.into();
+                    } else if !self.mt_valid.q.val() {
+                        // no free slot: drop, count, Terminate
+                        self.mt_raise.next = true;
+                        self.c_span.d.next = self.c_span.q.val() + 1;
+                        self.rstate.d.next = 3.into();
+                    }
+                } else if self.hit.val() {
+                    // a continuation: its slot's record next clock
+                    self.c_sel.d.next = self.hit_idx.val();
+                    self.rstate.d.next = 4.into();
+                } else {
+                    // a continuation whose first piece was refused
+                    self.c_span.d.next = self.c_span.q.val() + 1;
+                    self.rstate.d.next = 3.into();
+                }
             } else if !self.mt_valid.q.val() {
-                self.mt_valid.d.next = true;
-                self.mt_conn.d.next = self.head.val().get_bits::<8>(16);
-                self.mt_qpn.d.next = self.in_qpn.val();
+                self.mt_raise.next = true;
                 // CAUSE_MPA_MARKER / CAUSE_MPA_CRC
                 if self.head.val().get_bit(26) {
-                    self.mt_cause.d.next = 0x2003.into();
+                    self.mt_new_cause.next = 0x2003.into();
                 } else {
-                    self.mt_cause.d.next = 0x2002.into();
+                    self.mt_new_cause.next = 0x2002.into();
                 }
                 self.c_err.d.next = self.c_err.q.val() + 1;
+                // nothing of the FPDU's earlier pieces is placed
+                if self.hit.val() {
+                    self.s_clear.next = true;
+                    self.s_clear_idx.next = self.hit_idx.val();
+                }
                 self.rstate.d.next = 3.into();
             }
         } else if self.rstate.q.val() == 2 {
             // S_PASS
             self.out_valid.next = !self.dfifo.empty.val();
             self.take_out.next = !self.dfifo.empty.val() & self.out_ready.val();
-        } else {
+        } else if self.rstate.q.val() == 3 {
             // S_DROP
             self.take_out.next = !self.dfifo.empty.val();
+        } else if self.rstate.q.val() == 4 {
+            // S_META: the slot's record from `meta`
+            self.c_wp.d.next = self.meta.read_data.val().get_bits::<SPAN_WP>(0);
+            self.c_len.d.next = self.meta.read_data.val().get_bits::<16>(12);
+            self.c_rc.d.next = self.meta.read_data.val().get_bits::<3>(28);
+            self.c_bad.d.next = self.meta.read_data.val().get_bit(31);
+            self.c_res.d.next = self.meta.read_data.val().get_bits::<64>(32);
+            self.rstate.d.next = 5.into();
+        } else if self.rstate.q.val() == 5 {
+            // S_STORE: the piece's beats into the slot
+            if !self.dfifo.empty.val() {
+                self.dfifo.read.next = true;
+                self.rcount.d.next = self.rcount.q.val() - 1;
+                self.sram.write_enable.next =
+                    self.tot.val().get_bit(3) & !self.c_wp.q.val().get_bit(11);
+                self.c_wp.d.next = self.n_wp.val();
+                self.c_len.d.next = self.n_slen.val();
+                self.c_res.d.next = self.n_res.val();
+                self.c_rc.d.next = self.n_rc.val();
+                self.c_bad.d.next = self.n_bad.val();
+                if self.rcount.q.val() == 1 {
+                    if self.c_end.q.val() {
+                        self.rstate.d.next = 6.into();
+                    } else {
+                        self.meta.write_enable.next = true;
+                        self.rfifo.read.next = true;
+                        self.rstate.d.next = 0.into();
+                    }
+                }
+            }
+        } else if self.rstate.q.val() == 6 {
+            // S_PRIME: the last piece is in; the first beat is read
+            self.rp.d.next = 0.into();
+            self.rp_n.next = 0.into();
+            if self.c_bad.q.val() {
+                // longer than a slot: drop, count, Terminate
+                if !self.mt_valid.q.val() {
+                    self.mt_raise.next = true;
+                    self.c_span.d.next = self.c_span.q.val() + 1;
+                    self.s_clear.next = true;
+                    self.rfifo.read.next = true;
+                    self.rstate.d.next = 0.into();
+                }
+            } else {
+                self.rstate.d.next = 7.into();
+            }
+        } else {
+            // S_REPLAY: the whole FPDU, `out_len` = its ULPDU octets
+            self.out_len.next = self.c_len.q.val();
+            self.out_valid.next = true;
+            self.out_last.next = (self.rp.q.val() + 1) == self.nb.val();
+            if self.rp.q.val() != self.c_wp.q.val() {
+                self.out_data.next = self.sram.read_data.val();
+                self.out_keep.next = 8.into();
+            } else {
+                self.out_data.next = self.c_res.q.val();
+                self.out_keep.next = bit_cast::<4, 3>(self.c_rc.q.val());
+            }
+            if self.out_ready.val() {
+                self.rp_n.next = self.rp.q.val().get_bits::<SPAN_BEAT_BITS>(0) + 1;
+                self.rp.d.next = self.rp.q.val() + 1;
+                if self.out_last.val() {
+                    self.s_clear.next = true;
+                    self.rfifo.read.next = true;
+                    self.c_pass.d.next = self.c_pass.q.val() + 1;
+                    self.rstate.d.next = 0.into();
+                }
+            }
+        }
+        self.sram.read_address.next =
+            (bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_SLOT_BITS>(self.c_sel.q.val())
+                << 11)
+                | bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_BEAT_BITS>(self.rp_n.val());
+        // Slot allocation on a first piece; freeing.
+        self.sc.next = self.s_conn.q.val();
+        if (self.rstate.q.val() == 1)
+            & (self.head.val().get_bits::<2>(24) == 1)
+            & self.head.val().get_bit(27)
+            & !self.hit.val()
+            & self.free.val()
+        {
+            self.s_busy.d.next = self
+                .s_busy
+                .q
+                .val()
+                .replace_bit(self.free_idx.val().index(), true);
+            for i in 0..SPAN_SLOTS {
+                if self.free_idx.val().index() == i {
+                    for j in 0..8 {
+                        self.sc.next = self
+                            .sc
+                            .val()
+                            .replace_bit(8 * i + j, self.head.val().get_bit(16 + j));
+                    }
+                }
+            }
+            self.s_conn.d.next = self.sc.val();
+        }
+        if self.s_clear.val() {
+            self.s_busy.d.next = self
+                .s_busy
+                .q
+                .val()
+                .replace_bit(self.s_clear_idx.val().index(), false);
+        }
+        if self.mt_raise.val() {
+            self.mt_valid.d.next = true;
+            self.mt_conn.d.next = self.head.val().get_bits::<8>(16);
+            self.mt_qpn.d.next = self.in_qpn.val();
+            self.mt_cause.d.next = self.mt_new_cause.val();
         }
         if self.take_out.val() {
             self.dfifo.read.next = true;
@@ -273,13 +599,16 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
             self.c_pass.d.next = 0.into();
             self.c_span.d.next = 0.into();
             self.c_err.d.next = 0.into();
+            self.s_busy.d.next = 0.into();
         }
     }
 }
 
 /// Documented names of the states and kinds above (rust-hdl cannot use
 /// Rust constants inside `hdl_gen`); kept for the tests.
-pub const STATES: [u64; 4] = [S_IDLE, S_LOAD, S_PASS, S_DROP];
+pub const STATES: [u64; 8] = [
+    S_IDLE, S_LOAD, S_PASS, S_DROP, S_META, S_STORE, S_PRIME, S_REPLAY,
+];
 
 #[cfg(test)]
 mod tests {
@@ -327,7 +656,7 @@ mod tests {
             TerminateCause::from(MpaError::MarkerMismatch).to_bits() as u64,
             CAUSE_MPA_MARKER
         );
-        assert_eq!(STATES.len(), 4);
+        assert_eq!(STATES.len(), 8);
         let _ = (KIND_PASS, KIND_SPAN, KIND_ERROR);
         let mut rng = Rng::new(11);
         let pieces = random_pieces(&mut rng, 40);
@@ -339,7 +668,7 @@ mod tests {
     fn a_smaller_buffer_works_the_same() {
         let mut rng = Rng::new(12);
         let pieces = random_pieces(&mut rng, 30);
-        run(FpduBufferN::<9, 10, 37>::new(), &pieces, &mut rng, 16000);
+        run(FpduBufferN::<9, 10, 39>::new(), &pieces, &mut rng, 16000);
     }
 
     /// MTU 9000 (issue 3): FPDUs of a whole 9000-MTU segment's payload
@@ -371,6 +700,161 @@ mod tests {
         run(uut, &pieces, &mut rng, 14000);
     }
 
+    /// What the block must do with `pieces` (RFC 5044 §8, the span slots
+    /// of the module doc): the whole good FPDUs in the order their last
+    /// piece arrives, and the Terminate causes in order.
+    #[allow(clippy::type_complexity)]
+    fn reference(pieces: &[Piece]) -> (Vec<(Vec<u8>, u8)>, Vec<(u64, u8)>) {
+        use std::collections::BTreeMap;
+        let cap = 8 << SPAN_BEAT_BITS;
+        let mut open: BTreeMap<u8, Vec<u8>> = BTreeMap::new();
+        let mut expect = Vec::new();
+        let mut terms = Vec::new();
+        for p in pieces {
+            if p.end && (!p.crc_ok || p.marker_bad) {
+                let cause = if p.marker_bad {
+                    CAUSE_MPA_MARKER
+                } else {
+                    CAUSE_MPA_CRC
+                };
+                terms.push((cause, p.conn));
+                open.remove(&p.conn);
+            } else if p.start && p.end {
+                open.remove(&p.conn);
+                expect.push((p.data.clone(), p.conn));
+            } else if p.start {
+                if open.contains_key(&p.conn) || open.len() < SPAN_SLOTS {
+                    open.insert(p.conn, p.data.clone());
+                } else {
+                    terms.push((CAUSE_DDP_LOCAL_CATASTROPHIC, p.conn));
+                }
+            } else if let Some(mut whole) = open.remove(&p.conn) {
+                whole.extend_from_slice(&p.data);
+                if !p.end {
+                    open.insert(p.conn, whole);
+                } else if whole.len() / 8 > cap / 8 {
+                    terms.push((CAUSE_DDP_LOCAL_CATASTROPHIC, p.conn));
+                } else {
+                    expect.push((whole, p.conn));
+                }
+            }
+        }
+        (expect, terms)
+    }
+
+    /// FPDUs cut into pieces at random octet positions (empty pieces
+    /// included: a segment that carries only an FPDU's CRC), the pieces of
+    /// two splitting connections interleaved with whole FPDUs of others,
+    /// some with a CRC error on the last piece.
+    fn split_stream(rng: &mut Rng, n: usize, split_conns: &[u8], max_len: usize) -> Vec<Piece> {
+        let mut queues: Vec<Vec<Piece>> = Vec::new();
+        for &c in split_conns {
+            let mut q = Vec::new();
+            for _ in 0..n {
+                let len = 14 + rng.below(max_len);
+                let ulpdu = rng.bytes(len);
+                let crc_ok = rng.below(8) != 0;
+                let mut cuts: Vec<usize> =
+                    (0..1 + rng.below(3)).map(|_| rng.below(len + 1)).collect();
+                cuts.sort();
+                let mut at = 0;
+                let np = cuts.len() + 1;
+                for (i, &cut) in cuts.iter().chain([len].iter()).enumerate() {
+                    q.push(Piece {
+                        data: ulpdu[at..cut].to_vec(),
+                        start: i == 0,
+                        end: i + 1 == np,
+                        crc_ok: i + 1 < np || crc_ok,
+                        marker_bad: false,
+                        conn: c,
+                    });
+                    at = cut;
+                }
+            }
+            q.reverse();
+            queues.push(q);
+        }
+        let mut out = Vec::new();
+        while queues.iter().any(|q| !q.is_empty()) {
+            let k = rng.below(queues.len() + 1);
+            if k == queues.len() {
+                let len = 14 + rng.below(80);
+                out.push(Piece {
+                    data: rng.bytes(len),
+                    start: true,
+                    end: true,
+                    crc_ok: true,
+                    marker_bad: false,
+                    conn: 8 + rng.below(4) as u8,
+                });
+            } else if let Some(p) = queues[k].pop() {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Issue 3: FPDUs that span segments, cut at random octets, two
+    /// connections at once (the default slot count) interleaved with
+    /// other connections' whole FPDUs: each comes out whole, in order,
+    /// `out_len` the whole ULPDU; a CRC error on the last piece places
+    /// nothing and raises the MPA CRC Terminate.
+    #[test]
+    fn reassembles_fpdus_split_across_segments() {
+        let mut rng = Rng::new(21);
+        let pieces = split_stream(&mut rng, 8, &[3, 5], 300);
+        let (expect, terms) = reference(&pieces);
+        assert!(expect.len() > 12 && !terms.is_empty());
+        assert!(pieces.iter().any(|p| p.data.is_empty()));
+        let uut = FpduBuffer::new();
+        let (_, span) = run(uut, &pieces, &mut rng, 30000);
+        assert_eq!(span, 0, "nothing refused with two slots");
+    }
+
+    /// Three connections splitting at once with two slots: the third's
+    /// first piece is refused with the DDP Local Catastrophic Terminate
+    /// and its continuation dropped (counted); the other two still pass.
+    /// An FPDU longer than a slot (16 KiB) is refused the same way at its
+    /// end.
+    #[test]
+    fn refuses_when_slots_are_busy_or_fpdu_too_long() {
+        let mut rng = Rng::new(22);
+        let piece = |rng: &mut Rng, c: u8, len: usize, start: bool, end: bool| Piece {
+            data: rng.bytes(len),
+            start,
+            end,
+            crc_ok: true,
+            marker_bad: false,
+            conn: c,
+        };
+        let big = 8 << SPAN_BEAT_BITS;
+        let pieces = vec![
+            piece(&mut rng, 1, 30, true, false),
+            piece(&mut rng, 2, 31, true, false),
+            piece(&mut rng, 3, 32, true, false),
+            piece(&mut rng, 9, 40, true, true),
+            piece(&mut rng, 3, 33, false, true),
+            piece(&mut rng, 2, 34, false, true),
+            piece(&mut rng, 1, 35, false, true),
+            piece(&mut rng, 4, big - 100, true, false),
+            piece(&mut rng, 4, 120, false, true),
+            piece(&mut rng, 6, big - 100, true, false),
+            piece(&mut rng, 6, 107, false, true),
+            piece(&mut rng, 9, 20, true, true),
+        ];
+        let (expect, terms) = reference(&pieces);
+        assert_eq!(expect.len(), 5);
+        assert_eq!(
+            terms,
+            vec![
+                (CAUSE_DDP_LOCAL_CATASTROPHIC, 3),
+                (CAUSE_DDP_LOCAL_CATASTROPHIC, 4)
+            ]
+        );
+        let (_, span) = run(FpduBuffer::new(), &pieces, &mut rng, 40000);
+        assert_eq!(span, 3, "refused first, its continuation, too long");
+    }
+
     /// Feeds `pieces` through `uut` with random input gaps and output stalls
     /// for `cycles` clocks and checks the output against the pieces.
     fn run<const N: usize, const NP1: usize, const RW: usize>(
@@ -378,7 +862,7 @@ mod tests {
         pieces: &[Piece],
         rng: &mut Rng,
         cycles: usize,
-    ) {
+    ) -> (usize, usize) {
         uut.clock.connect();
         uut.reset.connect();
         uut.in_data.connect();
@@ -395,23 +879,7 @@ mod tests {
         uut.out_ready.connect();
         uut.mterm_pop.connect();
         uut.connect_all();
-        let mut expect: Vec<(Vec<u8>, u8)> = Vec::new();
-        let mut terms = Vec::new();
-        for p in pieces {
-            let good = p.start && p.end && p.crc_ok && !p.marker_bad;
-            if good {
-                expect.push((p.data.clone(), p.conn));
-            } else if p.end && (!p.crc_ok || p.marker_bad) {
-                terms.push((
-                    if p.marker_bad {
-                        CAUSE_MPA_MARKER
-                    } else {
-                        CAUSE_MPA_CRC
-                    },
-                    p.conn,
-                ));
-            }
-        }
+        let (expect, terms) = reference(pieces);
         let mut beats: Vec<(u64, u64, bool, usize)> = Vec::new();
         for (pi, p) in pieces.iter().enumerate() {
             let bs = crate::testutil::beats(&p.data);
@@ -472,10 +940,22 @@ mod tests {
             tick!(uut);
         }
         assert_eq!(bi, beats.len(), "all input taken");
-        assert_eq!(got.len(), expect.len());
-        assert_eq!(got, expect);
+        let brief = |v: &[(Vec<u8>, u8)]| -> Vec<(usize, u8, u32)> {
+            v.iter()
+                .map(|(d, c)| (d.len(), *c, crc32c::crc32c(d)))
+                .collect()
+        };
+        assert_eq!(brief(&got), brief(&expect), "(octets, conn, crc32c)");
         assert_eq!(got_terms, terms);
         assert_eq!(uut.cnt_pass.val().to_u64() as usize, expect.len());
-        assert_eq!(uut.cnt_err.val().to_u64() as usize, terms.len());
+        let mpa_terms = terms
+            .iter()
+            .filter(|t| t.0 != CAUSE_DDP_LOCAL_CATASTROPHIC)
+            .count();
+        assert_eq!(uut.cnt_err.val().to_u64() as usize, mpa_terms);
+        (
+            uut.cnt_pass.val().to_u64() as usize,
+            uut.cnt_span.val().to_u64() as usize,
+        )
     }
 }
