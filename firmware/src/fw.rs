@@ -428,6 +428,10 @@ impl<
                 .map(|c| c as usize)
                 .filter(|&i| i < C && self.conns[i].is_some())
             {
+                if reason == ExceptionReason::TerminateRx {
+                    self.terminate_rx(i, f, now);
+                    return;
+                }
                 self.rdma_exception(i, reason, now);
                 return;
             }
@@ -1134,6 +1138,34 @@ impl<
                     c.tcb.close(now, &mut tx);
                 }
             }
+        }
+    }
+
+    /// The device received a Terminate on connection `i` (exception
+    /// `TerminateRx`, frame = the Terminate message's first octets, its
+    /// Terminate Control first, RFC 5040 §7.1; the device has stopped the
+    /// QP's receive side). The QP goes to Terminate (its send side stops),
+    /// the host gets QpError with the cause (`abi::cqe::encode_term_cause`,
+    /// 0 if the control is unreadable) and the stream is closed: RFC 5040
+    /// §5.3, after a Terminate nothing more is sent on the stream; Error
+    /// follows when it is closed.
+    fn terminate_rx(&mut self, i: usize, f: &[u8], now: Micros) {
+        use rnic_wire::terminate::{TerminateHeader, TERMINATE_CONTROL_LEN};
+        let Some(qpn) = self.conns[i].as_ref().map(|c| c.qpn) else {
+            return;
+        };
+        let cause = (f.len() >= TERMINATE_CONTROL_LEN)
+            .then(|| TerminateHeader::new_unchecked(f).cause().ok())
+            .flatten();
+        if let Some(qpn) = qpn {
+            self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
+            let mut ev = event(EventKind::QpError, qpn);
+            ev.status = rnic_wire::abi::cqe::encode_term_cause(cause);
+            self.post(ev);
+        }
+        self.take_back(i);
+        if let Some((c, mut tx)) = self.sink(i) {
+            c.tcb.close(now, &mut tx);
         }
     }
 

@@ -114,11 +114,6 @@ fn modify_error_flushes_every_outstanding_wr() {
 /// The device side of (1): after ModifyQp(Error) A's RTL sends no more
 /// RDMA segments of the QP and writes no CQE for it.
 #[test]
-#[ignore = "RTL gap: the TX path (WqeFetch, TxSeg, SendCpl) does not look at the QP state — \
-            after the firmware wrote the QP context as Error and reset the connection (RST), \
-            TxSeg finished the WQE in progress and started the next fetched one (3 RDMA \
-            segments after the RST, until the peer's window closed) and SendCpl wrote its CQE \
-            (1 late CQE, dropped by the driver: Cq::late_cqes)"]
 fn modify_error_stops_the_device_tx() {
     flush_scenario("driver_flush_strict", true);
 }
@@ -543,11 +538,6 @@ fn bad_read_terminate_reaches_a_and_flushes() {
 /// `RemoteAccessError` and the Terminate's cause (RFC 5040 §7.2); the
 /// unsignaled Write before it is implied, the Write after it is flushed.
 #[test]
-#[ignore = "RTL/firmware gap: A's RTL takes an incoming Terminate (send_place QN 2: rterm_*, \
-            QP to error) but rterm_* has no consumer (docs/rtl.md 'rx_send in the core'), so \
-            A's firmware never learns of it and posts no QpError event (and the event's cause \
-            comes from QpContext.term_cause, which no RTL block writes); switch on when \
-            rterm_* reaches the firmware (exception TerminateRx → QpError with the cause)"]
 fn bad_read_completes_with_remote_access_error() {
     with_read_pair(|p| {
         let (cause, _) = p.bad_read();
