@@ -1209,6 +1209,12 @@ impl<
     pub(crate) fn disconnect(&mut self, i: usize, abortive: bool, now: Micros) {
         let qpn = self.conns[i].as_ref().and_then(|c| c.qpn);
         if abortive {
+            // QP first, so the device starts no more RDMA segments before
+            // the RST (RFC 5040 §5.3: nothing follows on a dead stream).
+            if let Some(qpn) = qpn {
+                self.qps
+                    .apply(&mut self.hal, qpn, QpEvent::Modify(QpState::Error));
+            }
             if let Some(c) = self.conns[i].as_mut() {
                 if c.phase == Phase::Rdma {
                     if let Ok(ctx) = self.hal.read_conn(i as u32) {
