@@ -6954,7 +6954,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  exc_arb$out_commit;
     wire  [7:0] exc_arb$out_reason;
     wire  [31:0] exc_arb$out_conn;
+    // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] exc_arb$cnt_term;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  pay_crc$clock;
     reg  pay_crc$reset;
     reg  [63:0] pay_crc$data;
@@ -7237,8 +7240,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  wqe_fetch$wqe_hold;
     wire  wqe_fetch$wqe_off;
     wire  [31:0] wqe_fetch$cnt_fetch;
+    // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] wqe_fetch$cnt_wqe_drop;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] wqe_fetch$cnt_skip;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  tx_seg$clock;
     reg  tx_seg$reset;
     reg  tx_seg$wqe_valid;
@@ -7869,7 +7878,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [7:0] send_cpl$cpl_opcode;
     wire  [7:0] send_cpl$cpl_status;
     wire  [31:0] send_cpl$cnt_no_cq;
+    // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] send_cpl$cnt_off;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  se_v$d;
     wire  se_v$q;
     reg  se_v$clock;
