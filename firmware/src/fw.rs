@@ -428,6 +428,10 @@ impl<
                 .map(|c| c as usize)
                 .filter(|&i| i < C && self.conns[i].is_some())
             {
+                if reason == ExceptionReason::TerminateRx {
+                    self.terminate_rx(i, f, now);
+                    return;
+                }
                 self.rdma_exception(i, reason, now);
                 return;
             }
@@ -1137,6 +1141,34 @@ impl<
         }
     }
 
+    /// The device received a Terminate on connection `i` (exception
+    /// `TerminateRx`, frame = the Terminate message's first octets, its
+    /// Terminate Control first, RFC 5040 §7.1; the device has stopped the
+    /// QP's receive side). The QP goes to Terminate (its send side stops),
+    /// the host gets QpError with the cause (`abi::cqe::encode_term_cause`,
+    /// 0 if the control is unreadable) and the stream is closed: RFC 5040
+    /// §5.3, after a Terminate nothing more is sent on the stream; Error
+    /// follows when it is closed.
+    fn terminate_rx(&mut self, i: usize, f: &[u8], now: Micros) {
+        use rnic_wire::terminate::{TerminateHeader, TERMINATE_CONTROL_LEN};
+        let Some(qpn) = self.conns[i].as_ref().map(|c| c.qpn) else {
+            return;
+        };
+        let cause = (f.len() >= TERMINATE_CONTROL_LEN)
+            .then(|| TerminateHeader::new_unchecked(f).cause().ok())
+            .flatten();
+        if let Some(qpn) = qpn {
+            self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
+            let mut ev = event(EventKind::QpError, qpn);
+            ev.status = rnic_wire::abi::cqe::encode_term_cause(cause);
+            self.post(ev);
+        }
+        self.take_back(i);
+        if let Some((c, mut tx)) = self.sink(i) {
+            c.tcb.close(now, &mut tx);
+        }
+    }
+
     /// The host moved an RTS QP to Terminate (Modify QP): the QP stops, a
     /// Terminate message goes to the peer on the stream, and the stream is
     /// closed (RFC 5040 §5.1, §7: a Terminate is the last message sent on
@@ -1177,6 +1209,12 @@ impl<
     pub(crate) fn disconnect(&mut self, i: usize, abortive: bool, now: Micros) {
         let qpn = self.conns[i].as_ref().and_then(|c| c.qpn);
         if abortive {
+            // QP first, so the device starts no more RDMA segments before
+            // the RST (RFC 5040 §5.3: nothing follows on a dead stream).
+            if let Some(qpn) = qpn {
+                self.qps
+                    .apply(&mut self.hal, qpn, QpEvent::Modify(QpState::Error));
+            }
             if let Some(c) = self.conns[i].as_mut() {
                 if c.phase == Phase::Rdma {
                     if let Ok(ctx) = self.hal.read_conn(i as u32) {

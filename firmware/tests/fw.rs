@@ -478,7 +478,13 @@ fn host_disconnect_and_terminate() {
     );
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Idle);
 
-    // Terminate: a new connection, then the device reports a Terminate.
+    // Terminate: a new connection, then the device reports a received
+    // Terminate (exception TerminateRx, frame = the Terminate message's
+    // first 8 octets, as the RTL's ExcArb queues it): the cause comes from
+    // the frame (RFC 5040 §7.1), not from the QP context.
+    use rnic_wire::abi::cqe::encode_term_cause;
+    use rnic_wire::rdmap::ReadRequestRepr;
+    use rnic_wire::terminate::{RdmapError, RemoteProtectionError, TerminateCause, TerminateRepr};
     let mut fw = new_fw();
     let (qpn, _, _) = passive_rdma(&mut fw);
     fw.hal.events.clear();
@@ -487,9 +493,28 @@ fn host_disconnect_and_terminate() {
     let mut b = [0u8; 64];
     q.emit(&mut b).unwrap();
     fw.hal.tables.insert((TableId::Qp as u8, qpn), b.to_vec());
-    rx_as(&mut fw, ExceptionReason::TerminateRx, 0, vec![]);
+    let cause = TerminateCause::Rdmap(RdmapError::RemoteProtection(
+        RemoteProtectionError::from_value(1).unwrap(),
+    ));
+    let t = TerminateRepr {
+        cause,
+        ddp: None,
+        rdma: Some(ReadRequestRepr {
+            sink_stag: 1,
+            sink_to: 2,
+            size: 3,
+            src_stag: 4,
+            src_to: 5,
+        }),
+    };
+    let mut tb = vec![0u8; t.buffer_len()];
+    t.emit(&mut tb).unwrap();
+    rx_as(&mut fw, ExceptionReason::TerminateRx, 0, tb[..8].to_vec());
     let ev = fw.hal.events.pop().unwrap();
-    assert_eq!((ev.kind, ev.status), (EventKind::QpError, 0x0001_0203));
+    assert_eq!(
+        (ev.kind, ev.status),
+        (EventKind::QpError, encode_term_cause(Some(cause)))
+    );
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
     assert_eq!(sent_tcp(&mut fw.hal).pop().unwrap().ctl, TcpControl::Fin);
     // The peer never answers: the close times out, the QP goes to Error and is flushed.

@@ -384,6 +384,10 @@ impl<'a, B: Bus> Pd<'a, B> {
             }),
         });
         lock(&ctx.reg).qps.insert(qpn, shared.clone());
+        // A new send ring starts at producer index 0: tell the device, whose
+        // fetch index follows the doorbell while the QP is not RTS (docs/rtl.md
+        // "QP send stop and Terminate receive"; a QP number may be reused).
+        ctx.bus().write32(qp_doorbell_page(qpn) + QP_SQ_PRODUCER, 0);
         Ok(Qp {
             pd: self,
             shared,

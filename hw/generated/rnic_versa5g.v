@@ -6932,6 +6932,32 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [2:0] exc_queue$count;
     wire  [31:0] exc_queue$cnt_queued;
     wire  [31:0] exc_queue$cnt_full;
+    reg  exc_arb$clock;
+    reg  exc_arb$reset;
+    reg  [63:0] exc_arb$raw_data;
+    reg  [3:0] exc_arb$raw_keep;
+    reg  exc_arb$raw_last;
+    reg  exc_arb$raw_valid;
+    reg  exc_arb$raw_commit;
+    reg  [7:0] exc_arb$raw_reason;
+    reg  [31:0] exc_arb$raw_conn;
+    reg  exc_arb$rt_valid;
+    wire  exc_arb$rt_ready;
+    reg  [31:0] exc_arb$rt_conn;
+    reg  [15:0] exc_arb$rt_len;
+    reg  [63:0] exc_arb$rt_data;
+    reg  [2:0] exc_arb$q_count;
+    wire  [63:0] exc_arb$out_data;
+    wire  [3:0] exc_arb$out_keep;
+    wire  exc_arb$out_last;
+    wire  exc_arb$out_valid;
+    wire  exc_arb$out_commit;
+    wire  [7:0] exc_arb$out_reason;
+    wire  [31:0] exc_arb$out_conn;
+    // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] exc_arb$cnt_term;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  pay_crc$clock;
     reg  pay_crc$reset;
     reg  [63:0] pay_crc$data;
@@ -7156,7 +7182,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [5:0] wqe_fetch$cfg_qp;
     reg  [63:0] wqe_fetch$cfg_base;
     reg  [4:0] wqe_fetch$cfg_log2;
+    reg  wqe_fetch$cfg_ci_load;
     reg  [31:0] wqe_fetch$cfg_ci;
+    reg  wqe_fetch$en_valid;
+    reg  [5:0] wqe_fetch$en_qp;
+    reg  wqe_fetch$en_on;
     reg  wqe_fetch$grant_valid;
     reg  [5:0] wqe_fetch$grant_qp;
     wire  wqe_fetch$grant_ready;
@@ -7207,7 +7237,17 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [2:0] wqe_fetch$wqe_reason;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  wqe_fetch$wqe_hold;
+    wire  wqe_fetch$wqe_off;
     wire  [31:0] wqe_fetch$cnt_fetch;
+    // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] wqe_fetch$cnt_wqe_drop;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] wqe_fetch$cnt_skip;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  tx_seg$clock;
     reg  tx_seg$reset;
     reg  tx_seg$wqe_valid;
@@ -7242,6 +7282,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tx_seg$dma_rd_cpl_last;
     reg  tx_seg$pay_ready;
     reg  tx_seg$cq_ready;
+    reg  tx_seg$stop;
+    wire  tx_seg$idle;
     wire  tx_seg$wqe_ready;
     wire  tx_seg$desc_valid;
     wire  [5:0] tx_seg$desc_qp;
@@ -7813,6 +7855,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  send_cpl$cfg_valid;
     reg  [5:0] send_cpl$cfg_qp;
     reg  [31:0] send_cpl$cfg_cq;
+    reg  send_cpl$cfg_on;
     reg  send_cpl$tx_valid;
     wire  send_cpl$tx_ready;
     reg  [5:0] send_cpl$tx_qp;
@@ -7835,6 +7878,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [7:0] send_cpl$cpl_opcode;
     wire  [7:0] send_cpl$cpl_status;
     wire  [31:0] send_cpl$cnt_no_cq;
+    // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] send_cpl$cnt_off;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  se_v$d;
     wire  se_v$q;
     reg  se_v$clock;
@@ -8326,6 +8373,31 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cnt_queued(exc_queue$cnt_queued),
         .cnt_full(exc_queue$cnt_full)
     );
+    rnic_versa5g$core$exc_arb exc_arb(
+        .clock(exc_arb$clock),
+        .reset(exc_arb$reset),
+        .raw_data(exc_arb$raw_data),
+        .raw_keep(exc_arb$raw_keep),
+        .raw_last(exc_arb$raw_last),
+        .raw_valid(exc_arb$raw_valid),
+        .raw_commit(exc_arb$raw_commit),
+        .raw_reason(exc_arb$raw_reason),
+        .raw_conn(exc_arb$raw_conn),
+        .rt_valid(exc_arb$rt_valid),
+        .rt_ready(exc_arb$rt_ready),
+        .rt_conn(exc_arb$rt_conn),
+        .rt_len(exc_arb$rt_len),
+        .rt_data(exc_arb$rt_data),
+        .q_count(exc_arb$q_count),
+        .out_data(exc_arb$out_data),
+        .out_keep(exc_arb$out_keep),
+        .out_last(exc_arb$out_last),
+        .out_valid(exc_arb$out_valid),
+        .out_commit(exc_arb$out_commit),
+        .out_reason(exc_arb$out_reason),
+        .out_conn(exc_arb$out_conn),
+        .cnt_term(exc_arb$cnt_term)
+    );
     rnic_versa5g$core$pay_crc pay_crc(
         .clock(pay_crc$clock),
         .reset(pay_crc$reset),
@@ -8571,7 +8643,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cfg_qp(wqe_fetch$cfg_qp),
         .cfg_base(wqe_fetch$cfg_base),
         .cfg_log2(wqe_fetch$cfg_log2),
+        .cfg_ci_load(wqe_fetch$cfg_ci_load),
         .cfg_ci(wqe_fetch$cfg_ci),
+        .en_valid(wqe_fetch$en_valid),
+        .en_qp(wqe_fetch$en_qp),
+        .en_on(wqe_fetch$en_on),
         .grant_valid(wqe_fetch$grant_valid),
         .grant_qp(wqe_fetch$grant_qp),
         .grant_ready(wqe_fetch$grant_ready),
@@ -8610,7 +8686,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .wqe_sge1_lkey(wqe_fetch$wqe_sge1_lkey),
         .wqe_bad(wqe_fetch$wqe_bad),
         .wqe_reason(wqe_fetch$wqe_reason),
-        .cnt_fetch(wqe_fetch$cnt_fetch)
+        .wqe_hold(wqe_fetch$wqe_hold),
+        .wqe_off(wqe_fetch$wqe_off),
+        .cnt_fetch(wqe_fetch$cnt_fetch),
+        .cnt_wqe_drop(wqe_fetch$cnt_wqe_drop),
+        .cnt_skip(wqe_fetch$cnt_skip)
     );
     rnic_versa5g$core$tx_seg tx_seg(
         .clock(tx_seg$clock),
@@ -8647,6 +8727,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .dma_rd_cpl_last(tx_seg$dma_rd_cpl_last),
         .pay_ready(tx_seg$pay_ready),
         .cq_ready(tx_seg$cq_ready),
+        .stop(tx_seg$stop),
+        .idle(tx_seg$idle),
         .wqe_ready(tx_seg$wqe_ready),
         .desc_valid(tx_seg$desc_valid),
         .desc_qp(tx_seg$desc_qp),
@@ -9282,6 +9364,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cfg_valid(send_cpl$cfg_valid),
         .cfg_qp(send_cpl$cfg_qp),
         .cfg_cq(send_cpl$cfg_cq),
+        .cfg_on(send_cpl$cfg_on),
         .tx_valid(send_cpl$tx_valid),
         .tx_ready(send_cpl$tx_ready),
         .tx_qp(send_cpl$tx_qp),
@@ -9303,7 +9386,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cpl_qpn(send_cpl$cpl_qpn),
         .cpl_opcode(send_cpl$cpl_opcode),
         .cpl_status(send_cpl$cpl_status),
-        .cnt_no_cq(send_cpl$cnt_no_cq)
+        .cnt_no_cq(send_cpl$cnt_no_cq),
+        .cnt_off(send_cpl$cnt_off)
     );
     rnic_versa5g$core$se_v se_v(
         .d(se_v$d),
@@ -9918,13 +10002,23 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         pay_crc$valid = pay_take;
         rx_pay_crc = pay_crc$crc;
         rx_pay_crc_valid = pay_crc$crc_valid;
-        exc_queue$in_data = rx_parse$raw_data;
-        exc_queue$in_keep = rx_parse$raw_keep;
-        exc_queue$in_last = rx_parse$raw_last;
-        exc_queue$in_valid = rx_parse$raw_valid;
-        exc_queue$in_commit = rx_parse$raw_commit;
-        exc_queue$in_reason = rx_parse$raw_reason;
-        exc_queue$in_conn = rx_parse$raw_conn;
+        exc_arb$clock = clock;
+        exc_arb$reset = reset;
+        exc_arb$raw_data = rx_parse$raw_data;
+        exc_arb$raw_keep = rx_parse$raw_keep;
+        exc_arb$raw_last = rx_parse$raw_last;
+        exc_arb$raw_valid = rx_parse$raw_valid;
+        exc_arb$raw_commit = rx_parse$raw_commit;
+        exc_arb$raw_reason = rx_parse$raw_reason;
+        exc_arb$raw_conn = rx_parse$raw_conn;
+        exc_arb$q_count = exc_queue$count;
+        exc_queue$in_data = exc_arb$out_data;
+        exc_queue$in_keep = exc_arb$out_keep;
+        exc_queue$in_last = exc_arb$out_last;
+        exc_queue$in_valid = exc_arb$out_valid;
+        exc_queue$in_commit = exc_arb$out_commit;
+        exc_queue$in_reason = exc_arb$out_reason;
+        exc_queue$in_conn = exc_arb$out_conn;
         exc_valid = exc_queue$head_valid;
         exc_reason = exc_queue$head_reason;
         exc_len = exc_queue$head_len;
@@ -10348,6 +10442,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         wqe_fetch$cfg_base = ew_qp_sq_ring;
         wqe_fetch$cfg_log2 = ew_qp_sq_log2[(32'h0)+:(5)];
         wqe_fetch$cfg_ci = 32'h0;
+        wqe_fetch$cfg_ci_load = 1'b0;
+        wqe_fetch$en_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)];
+        wqe_fetch$en_qp = ew_qp_qpn[(32'h0)+:(6)];
+        wqe_fetch$en_on = wqe_fetch$cfg_valid & ((ew_qp_state == 8'h1) | (ew_qp_state == 8'h2));
+        tx_seg$stop = wqe_fetch$wqe_off;
+        wqe_fetch$wqe_hold = ~tx_seg$idle;
         tx_qpconn$write_enable = wqe_fetch$cfg_valid;
         tx_qpconn$write_address = ew_qp_qpn[(32'h0)+:(6)];
         tx_qpconn$write_data = ew_qp_conn[(32'h0)+:(8)];
@@ -10802,8 +10902,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rx_send$eq_entries = host_regs$eq_entries;
         rx_send$eq_cons = host_regs$eq_consumer;
         rxs_eq_prod = rx_send$eq_prod;
-        rx_send$rterm_ready = 1'b1;
-        rterm_valid = rx_send$rterm_valid;
+        exc_arb$rt_valid = rx_send$rterm_valid;
+        exc_arb$rt_conn = rx_send$rterm_conn;
+        exc_arb$rt_len = rx_send$rterm_len;
+        exc_arb$rt_data = rx_send$rterm_data;
+        rx_send$rterm_ready = exc_arb$rt_ready;
+        rterm_valid = rx_send$rterm_valid & exc_arb$rt_ready;
         rterm_conn = rx_send$rterm_conn;
         rterm_qpn = rx_send$rterm_qpn;
         rterm_len = rx_send$rterm_len;
@@ -10828,6 +10932,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         send_cpl$cfg_valid = fwq_v & (fw_port$tw_index < 24'h40);
         send_cpl$cfg_qp = fw_port$tw_index[(32'h0)+:(6)];
         send_cpl$cfg_cq = fw_port$tw_data[(32'h40)+:(32)];
+        send_cpl$cfg_on = (ew_qp_state == 8'h1) | (ew_qp_state == 8'h2);
         send_cpl$tx_valid = tx_seg$cq_valid;
         send_cpl$tx_qp = tx_seg$cq_qp;
         send_cpl$tx_wr_id = tx_seg$cq_wr_id;
@@ -14901,6 +15006,140 @@ module rnic_versa5g$core$doorbell$rqv(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$doorbell$rqv
+
+
+module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_valid,raw_commit,raw_reason,raw_conn,rt_valid,rt_ready,rt_conn,rt_len,rt_data,q_count,out_data,out_keep,out_last,out_valid,out_commit,out_reason,out_conn,cnt_term);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  [63:0] raw_data;
+    input wire  [3:0] raw_keep;
+    input wire  raw_last;
+    input wire  raw_valid;
+    input wire  raw_commit;
+    input wire  [7:0] raw_reason;
+    input wire  [31:0] raw_conn;
+    input wire  rt_valid;
+    output reg  rt_ready;
+    input wire  [31:0] rt_conn;
+    input wire  [15:0] rt_len;
+    input wire  [63:0] rt_data;
+    input wire  [2:0] q_count;
+    output reg  [63:0] out_data;
+    output reg  [3:0] out_keep;
+    output reg  out_last;
+    output reg  out_valid;
+    output reg  out_commit;
+    output reg  [7:0] out_reason;
+    output reg  [31:0] out_conn;
+    output reg  [31:0] cnt_term;
+
+    // Constant declarations
+    localparam  k_reason = 8'h6;
+    localparam  k_slots = 3'b100;
+    localparam  k_oct = 16'h8;
+
+    // Stub signals
+    reg  mid$d;
+    wire  mid$q;
+    reg  mid$clock;
+    reg  [31:0] n_term$d;
+    wire  [31:0] n_term$q;
+    reg  n_term$clock;
+
+    // Local signals
+    reg  take;
+
+    // Sub module instances
+    rnic_versa5g$core$exc_arb$mid mid(
+        .d(mid$d),
+        .q(mid$q),
+        .clock(mid$clock)
+    );
+    rnic_versa5g$core$exc_arb$n_term n_term(
+        .d(n_term$d),
+        .q(n_term$q),
+        .clock(n_term$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        mid$clock = clock;
+        n_term$clock = clock;
+        mid$d = mid$q;
+        n_term$d = n_term$q;
+        if (raw_valid) begin
+            mid$d = ~raw_last;
+        end
+        take = rt_valid & ~raw_valid & ~mid$q & (q_count < k_slots);
+        rt_ready = take;
+        out_data = raw_data;
+        out_keep = raw_keep;
+        out_last = raw_last;
+        out_valid = raw_valid;
+        out_commit = raw_commit;
+        out_reason = raw_reason;
+        out_conn = raw_conn;
+        if (take) begin
+            out_data = rt_data;
+            out_keep = k_oct[(32'h0)+:(4)];
+            if (rt_len < k_oct) begin
+                out_keep = rt_len[(32'h0)+:(4)];
+            end
+            out_last = 1'b1;
+            out_valid = 1'b1;
+            out_commit = 1'b1;
+            out_reason = k_reason;
+            out_conn = rt_conn;
+            n_term$d = n_term$q + 32'h1;
+        end
+        cnt_term = n_term$q;
+        if (reset) begin
+            mid$d = 1'b0;
+            n_term$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$exc_arb
+
+
+module rnic_versa5g$core$exc_arb$mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_arb$mid
+
+
+module rnic_versa5g$core$exc_arb$n_term(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$exc_arb$n_term
 
 
 module rnic_versa5g$core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,in_commit,in_reason,in_conn,head_valid,head_reason,head_len,head_conn,rd_word,rd_data,pop,count,cnt_queued,cnt_full);
@@ -36143,7 +36382,7 @@ module rnic_versa5g$core$se_val(d,q,clock);
 endmodule // rnic_versa5g$core$se_val
 
 
-module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,tx_ready,tx_qp,tx_wr_id,tx_status,tx_opcode,tx_len,rd_valid,rd_ready,rd_qp,rd_wr_id,rd_status,rd_len,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cnt_no_cq);
+module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_valid,tx_ready,tx_qp,tx_wr_id,tx_status,tx_opcode,tx_len,rd_valid,rd_ready,rd_qp,rd_wr_id,rd_status,rd_len,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cnt_no_cq,cnt_off);
 
     // Module arguments
     input wire  clock;
@@ -36151,6 +36390,7 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,t
     input wire  cfg_valid;
     input wire  [5:0] cfg_qp;
     input wire  [31:0] cfg_cq;
+    input wire  cfg_on;
     input wire  tx_valid;
     output reg  tx_ready;
     input wire  [5:0] tx_qp;
@@ -36173,6 +36413,7 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,t
     output reg  [7:0] cpl_opcode;
     output reg  [7:0] cpl_status;
     output reg  [31:0] cnt_no_cq;
+    output reg  [31:0] cnt_off;
 
     // Constant declarations
     localparam  k_op_write = 8'h0;
@@ -36193,10 +36434,10 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,t
     // Stub signals
     reg  [5:0] tab$read_address;
     reg  tab$read_clock;
-    wire  [4:0] tab$read_data;
+    wire  [5:0] tab$read_data;
     reg  [5:0] tab$write_address;
     reg  tab$write_clock;
-    reg  [4:0] tab$write_data;
+    reg  [5:0] tab$write_data;
     reg  tab$write_enable;
     reg  state$d;
     wire  state$q;
@@ -36210,9 +36451,13 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,t
     reg  [31:0] c_no_cq$d;
     wire  [31:0] c_no_cq$q;
     reg  c_no_cq$clock;
+    reg  [31:0] c_off$d;
+    wire  [31:0] c_off$q;
+    reg  c_off$clock;
 
     // Local signals
     reg  skip;
+    reg  [5:0] tw;
 
     // Sub module instances
     rnic_versa5g$core$send_cpl$tab tab(
@@ -36244,6 +36489,11 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,t
         .q(c_no_cq$q),
         .clock(c_no_cq$clock)
     );
+    rnic_versa5g$core$send_cpl$c_off c_off(
+        .d(c_off$d),
+        .q(c_off$q),
+        .clock(c_off$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -36251,18 +36501,24 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,t
         src$clock = clock;
         last$clock = clock;
         c_no_cq$clock = clock;
+        c_off$clock = clock;
         state$d = state$q;
         src$d = src$q;
         last$d = last$q;
         c_no_cq$d = c_no_cq$q;
+        c_off$d = c_off$q;
         tab$read_clock = clock;
         tab$write_clock = clock;
         tab$write_enable = cfg_valid;
         tab$write_address = cfg_qp;
-        tab$write_data = {{1{1'b0}}, cfg_cq[(32'h0)+:(4)]};
+        tw = {{2{1'b0}}, cfg_cq[(32'h0)+:(4)]};
         if (cfg_valid & (cfg_cq < k_ncq)) begin
-            tab$write_data = {{1{1'b0}}, cfg_cq[(32'h0)+:(4)]} | 5'h10;
+            tw = tw | 6'h10;
         end
+        if (~cfg_on) begin
+            tw = tw | 6'h20;
+        end
+        tab$write_data = tw;
         tab$read_address = tx_qp;
         cpl_cq = tab$read_data[(32'h0)+:(4)];
         cpl_wr_id = tx_wr_id;
@@ -36314,6 +36570,13 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,t
                         last$d = 1'b0;
                         state$d = SendCplState$Idle;
                     end
+                    else if (tab$read_data[32'h5]) begin
+                        tx_ready = ~src$q;
+                        rd_ready = src$q;
+                        last$d = src$q;
+                        c_off$d = c_off$q + 32'h1;
+                        state$d = SendCplState$Idle;
+                    end
                     else if (~tab$read_data[32'h4]) begin
                         tx_ready = ~src$q;
                         rd_ready = src$q;
@@ -36337,10 +36600,12 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,tx_valid,t
                 end
         endcase
         cnt_no_cq = c_no_cq$q;
+        cnt_off = c_off$q;
         if (reset) begin
             state$d = SendCplState$Idle;
             last$d = 1'b0;
             c_no_cq$d = 32'h0;
+            c_off$d = 32'h0;
         end
     end
 
@@ -36364,6 +36629,25 @@ module rnic_versa5g$core$send_cpl$c_no_cq(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$send_cpl$c_no_cq
+
+
+module rnic_versa5g$core$send_cpl$c_off(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$c_off
 
 
 module rnic_versa5g$core$send_cpl$last(d,q,clock);
@@ -36435,14 +36719,14 @@ module rnic_versa5g$core$send_cpl$tab(read_address,read_clock,read_data,write_ad
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [4:0] read_data;
+    output reg  [5:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [4:0] write_data;
+    input wire  [5:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[4:0] mem[63:0];
+    reg[5:0] mem[63:0];
 
 
 
@@ -43231,7 +43515,7 @@ module rnic_versa5g$core$tx_sched$ptr(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$ptr
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
 
     // Module arguments
     input wire  clock;
@@ -43274,6 +43558,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  dma_rd_cpl_last;
     input wire  pay_ready;
     input wire  cq_ready;
+    input wire  stop;
+    output reg  idle;
     output reg  wqe_ready;
     output reg  desc_valid;
     output reg  [5:0] desc_qp;
@@ -43876,7 +44162,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
             adv = {{16{1'b0}}, (flen + (k << 32'h2))};
         end
         send_end = seq$q + adv;
-        fits = ~win_en | (((win_end - send_end) >> 32'h1f) == 32'h0);
+        fits = (~win_en | (((win_end - send_end) >> 32'h1f) == 32'h0)) & ~stop;
         wgo = fits | desc_done$q | req_done$q;
         if ((st$q == SegState$Seg) & ~wgo) begin
             n_wnd_wait$d = n_wnd_wait$q + 32'h1;
@@ -44020,6 +44306,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         end
         unst$d = unst_next;
         rr_in = ({{248{1'b0}}, wqe_sge0_lkey[(32'h18)+:(8)]} << 32'h0) | ({{248{1'b0}}, wqe_sge0_lkey[(32'h10)+:(8)]} << 32'h8) | ({{248{1'b0}}, wqe_sge0_lkey[(32'h8)+:(8)]} << 32'h10) | ({{248{1'b0}}, wqe_sge0_lkey[(32'h0)+:(8)]} << 32'h18) | ({{248{1'b0}}, wqe_sge0_addr[(32'h38)+:(8)]} << 32'h20) | ({{248{1'b0}}, wqe_sge0_addr[(32'h30)+:(8)]} << 32'h28) | ({{248{1'b0}}, wqe_sge0_addr[(32'h28)+:(8)]} << 32'h30) | ({{248{1'b0}}, wqe_sge0_addr[(32'h20)+:(8)]} << 32'h38) | ({{248{1'b0}}, wqe_sge0_addr[(32'h18)+:(8)]} << 32'h40) | ({{248{1'b0}}, wqe_sge0_addr[(32'h10)+:(8)]} << 32'h48) | ({{248{1'b0}}, wqe_sge0_addr[(32'h8)+:(8)]} << 32'h50) | ({{248{1'b0}}, wqe_sge0_addr[(32'h0)+:(8)]} << 32'h58) | ({{248{1'b0}}, wqe_sge0_len[(32'h18)+:(8)]} << 32'h60) | ({{248{1'b0}}, wqe_sge0_len[(32'h10)+:(8)]} << 32'h68) | ({{248{1'b0}}, wqe_sge0_len[(32'h8)+:(8)]} << 32'h70) | ({{248{1'b0}}, wqe_sge0_len[(32'h0)+:(8)]} << 32'h78) | ({{248{1'b0}}, wqe_rstag[(32'h18)+:(8)]} << 32'h80) | ({{248{1'b0}}, wqe_rstag[(32'h10)+:(8)]} << 32'h88) | ({{248{1'b0}}, wqe_rstag[(32'h8)+:(8)]} << 32'h90) | ({{248{1'b0}}, wqe_rstag[(32'h0)+:(8)]} << 32'h98) | ({{248{1'b0}}, wqe_roff[(32'h38)+:(8)]} << 32'ha0) | ({{248{1'b0}}, wqe_roff[(32'h30)+:(8)]} << 32'ha8) | ({{248{1'b0}}, wqe_roff[(32'h28)+:(8)]} << 32'hb0) | ({{248{1'b0}}, wqe_roff[(32'h20)+:(8)]} << 32'hb8) | ({{248{1'b0}}, wqe_roff[(32'h18)+:(8)]} << 32'hc0) | ({{248{1'b0}}, wqe_roff[(32'h10)+:(8)]} << 32'hc8) | ({{248{1'b0}}, wqe_roff[(32'h8)+:(8)]} << 32'hd0) | ({{248{1'b0}}, wqe_roff[(32'h0)+:(8)]} << 32'hd8);
+        idle = st$q == SegState$Idle;
         wqe_ready = 1'b0;
         cq_valid = 1'b0;
         cq_qp = wqe_qp;
@@ -44141,6 +44428,9 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                 end
             SegState$Seg:
                 begin
+                    if (stop & ~desc_done$q & ~req_done$q) begin
+                        st$d = SegState$Pop;
+                    end
                     if (desc_valid & desc_ready) begin
                         desc_done$d = 1'b1;
                     end
@@ -45108,7 +45398,7 @@ module rnic_versa5g$core$tx_wnxt(read_address,read_clock,read_data,write_address
 endmodule // rnic_versa5g$core$tx_wnxt
 
 
-module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,cnt_fetch);
+module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip);
 
     // Module arguments
     input wire  clock;
@@ -45117,7 +45407,11 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     input wire  [5:0] cfg_qp;
     input wire  [63:0] cfg_base;
     input wire  [4:0] cfg_log2;
+    input wire  cfg_ci_load;
     input wire  [31:0] cfg_ci;
+    input wire  en_valid;
+    input wire  [5:0] en_qp;
+    input wire  en_on;
     input wire  grant_valid;
     input wire  [5:0] grant_qp;
     output reg  grant_ready;
@@ -45159,7 +45453,11 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     output reg  [31:0] wqe_sge1_lkey;
     output reg  wqe_bad;
     output reg  [2:0] wqe_reason;
+    input wire  wqe_hold;
+    output reg  wqe_off;
     output reg  [31:0] cnt_fetch;
+    output reg  [31:0] cnt_wqe_drop;
+    output reg  [31:0] cnt_skip;
 
     // Constant declarations
     localparam  c_prefetch = 32'h8;
@@ -45269,8 +45567,19 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  [31:0] n_fetch$d;
     wire  [31:0] n_fetch$q;
     reg  n_fetch$clock;
+    reg  [63:0] off$d;
+    wire  [63:0] off$q;
+    reg  off$clock;
+    reg  [31:0] n_drop$d;
+    wire  [31:0] n_drop$q;
+    reg  n_drop$clock;
+    reg  [31:0] n_skip$d;
+    wire  [31:0] n_skip$q;
+    reg  n_skip$clock;
 
     // Local signals
+    reg  head_off;
+    reg  drop;
     reg  [31:0] avail;
     reg  [31:0] mask;
     reg  [31:0] slot;
@@ -45434,6 +45743,21 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         .q(n_fetch$q),
         .clock(n_fetch$clock)
     );
+    rnic_versa5g$core$wqe_fetch$off off(
+        .d(off$d),
+        .q(off$q),
+        .clock(off$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$n_drop n_drop(
+        .d(n_drop$d),
+        .q(n_drop$q),
+        .clock(n_drop$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$n_skip n_skip(
+        .d(n_skip$d),
+        .q(n_skip$q),
+        .clock(n_skip$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -45459,6 +45783,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         beat$clock = clock;
         wcount$clock = clock;
         n_fetch$clock = clock;
+        off$clock = clock;
+        n_drop$clock = clock;
+        n_skip$clock = clock;
         state$d = state$q;
         qp$d = qp$q;
         n$d = n$q;
@@ -45481,6 +45808,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         beat$d = beat$q;
         wcount$d = wcount$q;
         n_fetch$d = n_fetch$q;
+        off$d = off$q;
+        n_drop$d = n_drop$q;
+        n_skip$d = n_skip$q;
         fifo$clock = clock;
         fifo$reset = reset;
         ring$read_clock = clock;
@@ -45492,9 +45822,20 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         ring$write_data = ({{64{1'b0}}, cfg_log2} << 32'h40) | {{5{1'b0}}, cfg_base};
         ring$read_address = grant_qp;
         cis$read_address = grant_qp;
-        cis$write_enable = cfg_valid;
-        cis$write_address = cfg_qp;
-        cis$write_data = cfg_ci;
+        cis$write_enable = 1'b0;
+        cis$write_address = qp$q;
+        cis$write_data = ci$q + {{28{1'b0}}, n$q};
+        if (cfg_valid & cfg_ci_load) begin
+            cis$write_enable = 1'b1;
+            cis$write_address = cfg_qp;
+            cis$write_data = cfg_ci;
+        end
+        if (en_valid) begin
+            off$d = off$q & ~(64'h1 << en_qp);
+            if (~en_on) begin
+                off$d = off$q | (64'h1 << en_qp);
+            end
+        end
         any_free = |free$q;
         tag = 2'h3;
         if (free$q[32'h2]) begin
@@ -45545,7 +45886,15 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
                     more$d = avail != nn;
                     ci$d = cis$read_data;
                     addr$d = ring$read_data[(32'h0)+:(64)] + ({{32{1'b0}}, slot} << 32'h6);
-                    if (nn == 32'h0) begin
+                    if (|(off$q & (64'h1 << qp$q))) begin
+                        cis$write_enable = 1'b1;
+                        cis$write_address = qp$q;
+                        cis$write_data = take_prod;
+                        n_skip$d = n_skip$q + 32'h1;
+                        busy_next = busy_next & ~(64'h1 << qp$q);
+                        state$d = FetchState$Idle;
+                    end
+                    else if (nn == 32'h0) begin
                         busy_next = busy_next & ~(64'h1 << qp$q);
                         state$d = FetchState$Idle;
                     end
@@ -45566,7 +45915,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
                     state$d = FetchState$Idle;
                 end
         endcase
-        if (issued & ~cfg_valid) begin
+        if (issued & ~(cfg_valid & cfg_ci_load)) begin
             cis$write_enable = 1'b1;
             cis$write_address = qp$q;
             cis$write_data = ci$q + {{28{1'b0}}, n$q};
@@ -45647,8 +45996,16 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         busy_r$d = busy_next;
         busy = busy_r$q;
         cnt_fetch = n_fetch$q;
-        fifo$read = wqe_ready;
-        wqe_valid = ~fifo$empty;
+        head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h200)+:(6)]));
+        drop = head_off & ~wqe_hold;
+        fifo$read = wqe_ready | drop;
+        if (drop) begin
+            n_drop$d = n_drop$q + 32'h1;
+        end
+        wqe_off = head_off;
+        wqe_valid = ~fifo$empty & ~head_off;
+        cnt_wqe_drop = n_drop$q;
+        cnt_skip = n_skip$q;
         raw = fifo$data_out[(32'h0)+:(512)];
         wqe_qp = fifo$data_out[(32'h200)+:(6)];
         wqe_idx = fifo$data_out[(32'h206)+:(32)];
@@ -45690,6 +46047,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             beat$d = 3'h0;
             wcount$d = 4'h0;
             n_fetch$d = 32'h0;
+            off$d = 64'h0;
+            n_drop$d = 32'h0;
+            n_skip$d = 32'h0;
         end
     end
 
@@ -46236,6 +46596,25 @@ module rnic_versa5g$core$wqe_fetch$n(d,q,clock);
 endmodule // rnic_versa5g$core$wqe_fetch$n
 
 
+module rnic_versa5g$core$wqe_fetch$n_drop(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$n_drop
+
+
 module rnic_versa5g$core$wqe_fetch$n_fetch(d,q,clock);
 
     // Module arguments
@@ -46253,6 +46632,44 @@ module rnic_versa5g$core$wqe_fetch$n_fetch(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wqe_fetch$n_fetch
+
+
+module rnic_versa5g$core$wqe_fetch$n_skip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$n_skip
+
+
+module rnic_versa5g$core$wqe_fetch$off(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$off
 
 
 module rnic_versa5g$core$wqe_fetch$qp(d,q,clock);

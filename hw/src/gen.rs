@@ -692,7 +692,13 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_rresp_drop", 32, NO_REGS),
     // rq_db_q is 64 deep (branch drv: one RQ doorbell per QP, MAX_QP)
     unused(&["rnic_core", "core"], "rq_db_q$count", 7, RXS_QCOUNT),
+    unused(CORE_MODULE, "exc_arb$cnt_term", 32, QPSTOP_CNT),
+    unused(CORE_MODULE, "wqe_fetch$cnt_wqe_drop", 32, QPSTOP_CNT),
+    unused(CORE_MODULE, "wqe_fetch$cnt_skip", 32, QPSTOP_CNT),
+    unused(CORE_MODULE, "send_cpl$cnt_off", 32, QPSTOP_CNT),
 ];
+const QPSTOP_CNT: &str = "QP send stop / Terminate receive diagnostic counter (block tests read \
+     it); not yet a core counter output (cnt_rx_exc counts the Terminates queued)";
 
 fn module_matches(module: &str, pats: &[&str]) -> bool {
     pats.is_empty()

@@ -18,6 +18,7 @@ pub mod ddp_rx;
 pub mod dma_rd_arb;
 pub mod dma_wr_arb;
 pub mod doorbell;
+pub mod exc_arb;
 pub mod exc_queue;
 pub mod fifo;
 pub mod fpdu_buffer;

@@ -33,6 +33,7 @@ use crate::ddp_rx::DdpRx;
 use crate::dma_rd_arb::DmaRdArb;
 use crate::dma_wr_arb::DmaWrArb;
 use crate::doorbell::Doorbell;
+use crate::exc_arb::ExcArb;
 use crate::exc_queue::ExcQueue;
 use crate::fifo::Fifo;
 use crate::fpdu_buffer::FpduBuffer;
@@ -414,6 +415,9 @@ pub struct RnicCore {
     rx_split: RxSplit,
     conn_table: ConnTable,
     exc_queue: ExcQueue,
+    /// Received Terminate records into the exception queue (docs/rtl.md
+    /// "QP send stop and Terminate receive").
+    exc_arb: ExcArb,
     pay_crc: Crc32cX64,
     mpa_rx: MpaRx,
     fpdu_buf: FpduBuffer,
@@ -1052,13 +1056,25 @@ impl Logic for RnicCore {
         self.rx_pay_crc_valid.next = self.pay_crc.crc_valid.val();
 
         // exceptions
-        self.exc_queue.in_data.next = self.rx_parse.raw_data.val();
-        self.exc_queue.in_keep.next = self.rx_parse.raw_keep.val();
-        self.exc_queue.in_last.next = self.rx_parse.raw_last.val();
-        self.exc_queue.in_valid.next = self.rx_parse.raw_valid.val();
-        self.exc_queue.in_commit.next = self.rx_parse.raw_commit.val();
-        self.exc_queue.in_reason.next = self.rx_parse.raw_reason.val();
-        self.exc_queue.in_conn.next = self.rx_parse.raw_conn.val();
+        // rx_parse's frames and received Terminate records (ExcArb) into
+        // the exception queue.
+        self.exc_arb.clock.next = self.clock.val();
+        self.exc_arb.reset.next = self.reset.val();
+        self.exc_arb.raw_data.next = self.rx_parse.raw_data.val();
+        self.exc_arb.raw_keep.next = self.rx_parse.raw_keep.val();
+        self.exc_arb.raw_last.next = self.rx_parse.raw_last.val();
+        self.exc_arb.raw_valid.next = self.rx_parse.raw_valid.val();
+        self.exc_arb.raw_commit.next = self.rx_parse.raw_commit.val();
+        self.exc_arb.raw_reason.next = self.rx_parse.raw_reason.val();
+        self.exc_arb.raw_conn.next = self.rx_parse.raw_conn.val();
+        self.exc_arb.q_count.next = self.exc_queue.count.val();
+        self.exc_queue.in_data.next = self.exc_arb.out_data.val();
+        self.exc_queue.in_keep.next = self.exc_arb.out_keep.val();
+        self.exc_queue.in_last.next = self.exc_arb.out_last.val();
+        self.exc_queue.in_valid.next = self.exc_arb.out_valid.val();
+        self.exc_queue.in_commit.next = self.exc_arb.out_commit.val();
+        self.exc_queue.in_reason.next = self.exc_arb.out_reason.val();
+        self.exc_queue.in_conn.next = self.exc_arb.out_conn.val();
         self.exc_valid.next = self.exc_queue.head_valid.val();
         self.exc_reason.next = self.exc_queue.head_reason.val();
         self.exc_len.next = self.exc_queue.head_len.val();
@@ -1574,6 +1590,16 @@ impl Logic for RnicCore {
         self.wqe_fetch.cfg_base.next = self.ew_qp_sq_ring.val();
         self.wqe_fetch.cfg_log2.next = self.ew_qp_sq_log2.val().get_bits::<5>(0);
         self.wqe_fetch.cfg_ci.next = 0.into();
+        self.wqe_fetch.cfg_ci_load.next = false;
+        // Send side on/off from every QP write (qpn < 64): on in RTS (1) and
+        // Closing (2) (abi::mailbox::QpState) with a configured ring.
+        self.wqe_fetch.en_valid.next =
+            self.ew_qp_valid.val() & !self.ew_qp_qpn.val().get_bits::<26>(6).any();
+        self.wqe_fetch.en_qp.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.wqe_fetch.en_on.next = self.wqe_fetch.cfg_valid.val()
+            & ((self.ew_qp_state.val() == 1) | (self.ew_qp_state.val() == 2));
+        self.tx_seg.stop.next = self.wqe_fetch.wqe_off.val();
+        self.wqe_fetch.wqe_hold.next = !self.tx_seg.idle.val();
         self.tx_qpconn.write_enable.next = self.wqe_fetch.cfg_valid.val();
         self.tx_qpconn.write_address.next = self.ew_qp_qpn.val().get_bits::<6>(0);
         self.tx_qpconn.write_data.next = self.ew_qp_conn.val().get_bits::<8>(0);
@@ -2167,9 +2193,14 @@ impl Logic for RnicCore {
         self.rx_send.eq_entries.next = self.host_regs.eq_entries.val();
         self.rx_send.eq_cons.next = self.host_regs.eq_consumer.val();
         self.rxs_eq_prod.next = self.rx_send.eq_prod.val();
-        // incoming Terminates and QP errors: observed (no consumer yet)
-        self.rx_send.rterm_ready.next = true;
-        self.rterm_valid.next = self.rx_send.rterm_valid.val();
+        // incoming Terminates: into the exception queue (ExcArb, held
+        // until taken); observed here in the clock they are taken
+        self.exc_arb.rt_valid.next = self.rx_send.rterm_valid.val();
+        self.exc_arb.rt_conn.next = self.rx_send.rterm_conn.val();
+        self.exc_arb.rt_len.next = self.rx_send.rterm_len.val();
+        self.exc_arb.rt_data.next = self.rx_send.rterm_data.val();
+        self.rx_send.rterm_ready.next = self.exc_arb.rt_ready.val();
+        self.rterm_valid.next = self.rx_send.rterm_valid.val() & self.exc_arb.rt_ready.val();
         self.rterm_conn.next = self.rx_send.rterm_conn.val();
         self.rterm_qpn.next = self.rx_send.rterm_qpn.val();
         self.rterm_len.next = self.rx_send.rterm_len.val();
@@ -2197,6 +2228,8 @@ impl Logic for RnicCore {
         self.send_cpl.cfg_valid.next = self.fwq_v.val() & (self.fw_port.tw_index.val() < 64);
         self.send_cpl.cfg_qp.next = self.fw_port.tw_index.val().get_bits::<6>(0);
         self.send_cpl.cfg_cq.next = self.fw_port.tw_data.val().get_bits::<32>(64);
+        // send side on in RTS (1) and Closing (2) (abi::mailbox::QpState)
+        self.send_cpl.cfg_on.next = (self.ew_qp_state.val() == 1) | (self.ew_qp_state.val() == 2);
         self.send_cpl.tx_valid.next = self.tx_seg.cq_valid.val();
         self.send_cpl.tx_qp.next = self.tx_seg.cq_qp.val();
         self.send_cpl.tx_wr_id.next = self.tx_seg.cq_wr_id.val();

@@ -21,6 +21,12 @@
 //!   CQE: the Read requester's record completes it. A refused Read WQE
 //!   (status not 0) completes here.
 //!
+//! * A record of a QP whose send side is off (its last `QpContext` write
+//!   was not RTS or Closing: `cfg_on` low) writes no CQE: taken and dropped,
+//!   `cnt_off` + 1. The host flushes that QP's work requests itself
+//!   (docs/driver.md "QP error flush"), so a late device CQE would be a
+//!   second completion of one WR.
+//!
 //! Defined answers: a record for a QP without a send CQ (never configured, or
 //! a `send_cqn` >= 16) is taken and dropped, `cnt_no_cq` + 1. A CQ that is
 //! not valid, full or overflowed is `CplWrite`'s (dropped and counted /
@@ -46,6 +52,8 @@ pub struct SendCpl {
     pub cfg_valid: Signal<In, Bit>,
     pub cfg_qp: Signal<In, Bits<6>>,
     pub cfg_cq: Signal<In, Bits<32>>,
+    /// The QP's send side is on (state RTS or Closing).
+    pub cfg_on: Signal<In, Bit>,
     // ---- TxSeg completion records (cq_*) + the WQE's length
     pub tx_valid: Signal<In, Bit>,
     pub tx_ready: Signal<Out, Bit>,
@@ -72,6 +80,8 @@ pub struct SendCpl {
     pub cpl_opcode: Signal<Out, Bits<8>>,
     pub cpl_status: Signal<Out, Bits<8>>,
     pub cnt_no_cq: Signal<Out, Bits<32>>,
+    /// Records dropped because their QP was off.
+    pub cnt_off: Signal<Out, Bits<32>>,
     // ---- constants
     k_op_write: Constant<Bits<8>>,
     k_op_write_imm: Constant<Bits<8>>,
@@ -81,16 +91,18 @@ pub struct SendCpl {
     k_wc_read: Constant<Bits<8>>,
     k_ncq: Constant<Bits<32>>,
     // ---- state
-    /// Per QP: {has a send CQ, CQ number}.
-    tab: RAM<Bits<5>, 6>,
+    /// Per QP: {off, has a send CQ, CQ number} (all 0 after power-up: on).
+    tab: RAM<Bits<6>, 6>,
     state: DFF<SendCplState>,
     /// The source being served: 1 = Read requester, 0 = TxSeg.
     src: DFF<Bit>,
     /// The source served last (round robin).
     last: DFF<Bit>,
     c_no_cq: DFF<Bits<32>>,
+    c_off: DFF<Bits<32>>,
     // ---- temporaries
     skip: Signal<Local, Bit>,
+    tw: Signal<Local, Bits<6>>,
 }
 
 impl Default for SendCpl {
@@ -101,6 +113,7 @@ impl Default for SendCpl {
             cfg_valid: Default::default(),
             cfg_qp: Default::default(),
             cfg_cq: Default::default(),
+            cfg_on: Default::default(),
             tx_valid: Default::default(),
             tx_ready: Default::default(),
             tx_qp: Default::default(),
@@ -123,6 +136,7 @@ impl Default for SendCpl {
             cpl_opcode: Default::default(),
             cpl_status: Default::default(),
             cnt_no_cq: Default::default(),
+            cnt_off: Default::default(),
             k_op_write: k(SendOpcode::RdmaWrite as u64),
             k_op_write_imm: k(SendOpcode::RdmaWriteWithImm as u64),
             k_op_read: k(SendOpcode::RdmaRead as u64),
@@ -135,7 +149,9 @@ impl Default for SendCpl {
             src: Default::default(),
             last: Default::default(),
             c_no_cq: Default::default(),
+            c_off: Default::default(),
             skip: Default::default(),
+            tw: Default::default(),
         }
     }
 }
@@ -143,15 +159,19 @@ impl Default for SendCpl {
 impl Logic for SendCpl {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, src, last, c_no_cq);
+        dff_setup!(self, clock, state, src, last, c_no_cq, c_off);
         self.tab.read_clock.next = self.clock.val();
         self.tab.write_clock.next = self.clock.val();
         self.tab.write_enable.next = self.cfg_valid.val();
         self.tab.write_address.next = self.cfg_qp.val();
-        self.tab.write_data.next = bit_cast::<5, 4>(self.cfg_cq.val().get_bits::<4>(0));
+        self.tw.next = bit_cast::<6, 4>(self.cfg_cq.val().get_bits::<4>(0));
         if self.cfg_valid.val() & (self.cfg_cq.val() < self.k_ncq.val()) {
-            self.tab.write_data.next = bit_cast::<5, 4>(self.cfg_cq.val().get_bits::<4>(0)) | 16;
+            self.tw.next = self.tw.val() | 16;
         }
+        if !self.cfg_on.val() {
+            self.tw.next = self.tw.val() | 32;
+        }
+        self.tab.write_data.next = self.tw.val();
         self.tab.read_address.next = self.tx_qp.val();
 
         // The record of the source being served (held by it until ready).
@@ -207,6 +227,13 @@ impl Logic for SendCpl {
                     self.tx_ready.next = true;
                     self.last.d.next = false;
                     self.state.d.next = SendCplState::Idle;
+                } else if self.tab.read_data.val().get_bit(5) {
+                    // QP off: the host flushes its WRs (module doc).
+                    self.tx_ready.next = !self.src.q.val();
+                    self.rd_ready.next = self.src.q.val();
+                    self.last.d.next = self.src.q.val();
+                    self.c_off.d.next = self.c_off.q.val() + 1;
+                    self.state.d.next = SendCplState::Idle;
                 } else if !self.tab.read_data.val().get_bit(4) {
                     self.tx_ready.next = !self.src.q.val();
                     self.rd_ready.next = self.src.q.val();
@@ -228,10 +255,12 @@ impl Logic for SendCpl {
             }
         }
         self.cnt_no_cq.next = self.c_no_cq.q.val();
+        self.cnt_off.next = self.c_off.q.val();
         if self.reset.val() {
             self.state.d.next = SendCplState::Idle;
             self.last.d.next = false;
             self.c_no_cq.d.next = 0.into();
+            self.c_off.d.next = 0.into();
         }
     }
 }
@@ -253,6 +282,7 @@ mod tests {
         u.cfg_valid.connect();
         u.cfg_qp.connect();
         u.cfg_cq.connect();
+        u.cfg_on.connect();
         u.tx_valid.connect();
         u.tx_qp.connect();
         u.tx_wr_id.connect();
@@ -300,6 +330,7 @@ mod tests {
             u.cfg_valid.next = true;
             u.cfg_qp.next = q.into();
             u.cfg_cq.next = cq_of(q).unwrap().into();
+            u.cfg_on.next = true;
             tick!(u);
         }
         u.cfg_valid.next = false;
@@ -420,6 +451,74 @@ mod tests {
         );
         assert_eq!(u.cnt_no_cq.val().to_u64(), n_drop as u64);
         assert!(n_drop > 20);
+    }
+
+    /// A QP whose last context write was not RTS/Closing gets no CQE from
+    /// either source (counted in `cnt_off`); on again, it does.
+    #[test]
+    fn off_qp_writes_no_cqe() {
+        let mut u = bench();
+        let cfg = |u: &mut SendCpl, q: u64, on: bool| {
+            u.cfg_valid.next = true;
+            u.cfg_qp.next = q.into();
+            u.cfg_cq.next = 3.into();
+            u.cfg_on.next = on;
+            tick!(*u);
+            u.cfg_valid.next = false;
+        };
+        for q in 0..8 {
+            cfg(&mut u, q, true);
+        }
+        cfg(&mut u, 2, false);
+        cfg(&mut u, 5, false);
+        // (qp, from the Read requester) → the wr_ids written, in order.
+        let run = |u: &mut SendCpl, recs: &[(u64, bool)]| -> Vec<u64> {
+            let mut out = Vec::new();
+            for (i, &(q, rd)) in recs.iter().enumerate() {
+                let id = 100 * q + i as u64;
+                u.tx_valid.next = !rd;
+                u.rd_valid.next = rd;
+                u.tx_qp.next = q.into();
+                u.rd_qp.next = q.into();
+                u.tx_wr_id.next = id.into();
+                u.rd_wr_id.next = id.into();
+                u.tx_status.next = 0.into();
+                u.rd_status.next = 0.into();
+                u.tx_opcode.next = (SendOpcode::RdmaWrite as u64).into();
+                u.cpl_ready.next = true;
+                let mut taken = false;
+                for _ in 0..10 {
+                    assert!(simulate(u, 1000));
+                    if u.cpl_valid.val() {
+                        assert_eq!(u.cpl_cq.val().to_u64(), 3);
+                        out.push(u.cpl_wr_id.val().to_u64());
+                    }
+                    taken = u.tx_ready.val() || u.rd_ready.val();
+                    tick!(*u);
+                    if taken {
+                        break;
+                    }
+                }
+                assert!(taken, "record {i} not taken");
+                u.tx_valid.next = false;
+                u.rd_valid.next = false;
+                tick!(*u);
+            }
+            out
+        };
+        let recs: Vec<(u64, bool)> = (0..8).flat_map(|q| [(q, false), (q, true)]).collect();
+        let want: Vec<u64> = recs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.0 != 2 && r.0 != 5)
+            .map(|(i, r)| 100 * r.0 + i as u64)
+            .collect();
+        assert_eq!(run(&mut u, &recs), want);
+        assert_eq!(u.cnt_off.val().to_u64(), 4);
+        assert_eq!(u.cnt_no_cq.val().to_u64(), 0);
+        cfg(&mut u, 2, true);
+        assert_eq!(run(&mut u, &[(2, false), (5, true)]), vec![200]);
+        assert_eq!(u.cnt_off.val().to_u64(), 5);
     }
 
     #[test]

@@ -112,6 +112,11 @@ pub struct TxSeg {
     pub dma_rd_cpl_last: Signal<In, Bit>,
     pub pay_ready: Signal<In, Bit>,
     pub cq_ready: Signal<In, Bit>,
+    /// The WQE's QP is off (`WqeFetch::wqe_off`): no further segment starts,
+    /// the WQE is popped without a completion (docs/rtl.md "QP send stop").
+    pub stop: Signal<In, Bit>,
+    /// Idle: no WQE started (`WqeFetch::wqe_hold` = !idle).
+    pub idle: Signal<Out, Bit>,
     pub wqe_ready: Signal<Out, Bit>,
     pub desc_valid: Signal<Out, Bit>,
     pub desc_qp: Signal<Out, Bits<6>>,
@@ -287,6 +292,8 @@ impl Default for TxSeg {
             dma_rd_cpl_last: Default::default(),
             pay_ready: Default::default(),
             cq_ready: Default::default(),
+            stop: Default::default(),
+            idle: Default::default(),
             wqe_ready: Default::default(),
             desc_valid: Default::default(),
             desc_qp: Default::default(),
@@ -534,8 +541,9 @@ impl Logic for TxSeg {
         // at or before SND.UNA + SND.WND (sequence space, RFC 9293 §3.4).
         // Once its descriptor or read has gone, the segment is finished.
         self.send_end.next = self.seq.q.val() + self.adv.val();
-        self.fits.next =
-            !self.win_en.val() | (((self.win_end.val() - self.send_end.val()) >> 31) == 0);
+        self.fits.next = (!self.win_en.val()
+            | (((self.win_end.val() - self.send_end.val()) >> 31) == 0))
+            & !self.stop.val();
         self.wgo.next = self.fits.val() | self.desc_done.q.val() | self.req_done.q.val();
         if (self.st.q.val() == SegState::Seg) & !self.wgo.val() {
             self.n_wnd_wait.d.next = self.n_wnd_wait.q.val() + 1;
@@ -738,6 +746,7 @@ impl Logic for TxSeg {
             | (bit_cast::<256, 8>(self.wqe_roff.val().get_bits::<8>(0)) << 216);
 
         // Defaults.
+        self.idle.next = self.st.q.val() == SegState::Idle;
         self.wqe_ready.next = false;
         self.cq_valid.next = false;
         self.cq_qp.next = self.wqe_qp.val();
@@ -879,6 +888,10 @@ impl Logic for TxSeg {
                 }
             }
             SegState::Seg => {
+                // QP off between segments: stop (no completion, module doc).
+                if self.stop.val() & !self.desc_done.q.val() & !self.req_done.q.val() {
+                    self.st.d.next = SegState::Pop;
+                }
                 if self.desc_valid.val() & self.desc_ready.val() {
                     self.desc_done.d.next = true;
                 }
@@ -1043,6 +1056,12 @@ mod tests {
         u.fetch.cfg_base.connect();
         u.fetch.cfg_log2.connect();
         u.fetch.cfg_ci.connect();
+        u.fetch.cfg_ci_load.connect();
+        u.fetch.en_valid.connect();
+        u.fetch.en_qp.connect();
+        u.fetch.en_on.connect();
+        u.fetch.wqe_hold.connect();
+        u.seg.stop.connect();
         u.fetch.dma_rd_req_ready.connect();
         u.fetch.dma_rd_cpl_valid.connect();
         u.fetch.dma_rd_cpl_data.connect();
@@ -1217,6 +1236,7 @@ mod tests {
             u.fetch.cfg_base.next = base.into();
             u.fetch.cfg_log2.next = (s.log2 as u64).into();
             u.fetch.cfg_ci.next = (s.ci0 as u64).into();
+            u.fetch.cfg_ci_load.next = true;
             u.seg.cfg_valid.next = true;
             u.seg.cfg_qp.next = (q as u64).into();
             u.seg.cfg_seq.next = (s.seq_start as u64).into();

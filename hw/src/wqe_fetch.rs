@@ -5,9 +5,22 @@
 //!
 //! * Per-QP ring configuration (`cfg_*`, written by the firmware when the QP
 //!   goes to RTS, never while the QP is scheduled): ring bus address
-//!   `cfg_base`, `cfg_log2` (ring of `2^log2` WQEs), and the fetch index
-//!   `cfg_ci` (the free-running index of the next WQE to fetch). Rings are
-//!   physically contiguous (the simplified path; no TPT for rings).
+//!   `cfg_base`, `cfg_log2` (ring of `2^log2` WQEs). Rings are physically
+//!   contiguous (the simplified path; no TPT for rings).
+//! * Per-QP send side on/off (`en_*`, from every QP context write: on in
+//!   RTS and Closing, off otherwise; all on after reset). The fetch index
+//!   (the free-running index of the next WQE to fetch, `cis`) is not touched
+//!   by context writes: it follows the host's producer index. While a QP is
+//!   off, a grant fetches nothing and sets the fetch index to the producer
+//!   index it took (the host flushes those WQEs itself, docs/rtl.md "QP send
+//!   stop"), so when the QP is on again (Error → Idle → RTS) fetching
+//!   starts at the host's next WQE. A QP created anew starts its producer
+//!   index at 0 and the host writes it to the doorbell while the QP is off.
+//! * Fetched WQEs of an off QP are not offered (`wqe_valid` low): the one at
+//!   the head is dropped (`cnt_wqe_drop` + 1) unless the consumer holds it
+//!   (`wqe_hold`: TxSeg has started it; `wqe_off` tells TxSeg to stop it at
+//!   its next segment boundary, RFC 5040 §5.3: no new message starts after
+//!   the stream is terminated).
 //! * A grant (`grant_valid`/`grant_qp`, handshake `grant_ready`) takes the
 //!   QP's producer index from `Doorbell` (`take_*`, which clears its pending
 //!   bit), then asks for `n = min(producer - ci, PREFETCH, WQEs to the ring
@@ -32,6 +45,13 @@
 
 use crate::fifo::Fifo;
 use rust_hdl::prelude::*;
+
+// The core turns a QP's send side on for these QP context states
+// (`abi::mailbox::QpState`), compared as literals there.
+const _: () = assert!(
+    rnic_wire::abi::mailbox::QpState::Rts as u8 == 1
+        && rnic_wire::abi::mailbox::QpState::Closing as u8 == 2
+);
 
 /// Most WQEs fetched by one DMA read.
 pub const PREFETCH: u64 = 8;
@@ -62,7 +82,14 @@ pub struct WqeFetch {
     pub cfg_qp: Signal<In, Bits<6>>,
     pub cfg_base: Signal<In, Bits<64>>,
     pub cfg_log2: Signal<In, Bits<5>>,
+    /// Load the fetch index with `cfg_ci` at this ring write (test benches
+    /// that start a ring mid-way; the core ties it low).
+    pub cfg_ci_load: Signal<In, Bit>,
     pub cfg_ci: Signal<In, Bits<32>>,
+    // Send side on/off (QP context state).
+    pub en_valid: Signal<In, Bit>,
+    pub en_qp: Signal<In, Bits<6>>,
+    pub en_on: Signal<In, Bit>,
     // Scheduler.
     pub grant_valid: Signal<In, Bit>,
     pub grant_qp: Signal<In, Bits<6>>,
@@ -105,7 +132,15 @@ pub struct WqeFetch {
     pub wqe_sge1_lkey: Signal<Out, Bits<32>>,
     pub wqe_bad: Signal<Out, Bit>,
     pub wqe_reason: Signal<Out, Bits<3>>,
+    /// The consumer has started the head WQE (do not drop it).
+    pub wqe_hold: Signal<In, Bit>,
+    /// The head WQE's QP is off (its consumer stops it).
+    pub wqe_off: Signal<Out, Bit>,
     pub cnt_fetch: Signal<Out, Bits<32>>,
+    /// WQEs dropped because their QP went off after the fetch.
+    pub cnt_wqe_drop: Signal<Out, Bits<32>>,
+    /// Grants of an off QP (nothing fetched, fetch index = producer).
+    pub cnt_skip: Signal<Out, Bits<32>>,
     // Per-QP state.
     c_prefetch: Constant<Bits<32>>,
     c_rsv: Constant<Bits<3>>,
@@ -137,7 +172,13 @@ pub struct WqeFetch {
     beat: DFF<Bits<3>>,
     wcount: DFF<Bits<4>>,
     n_fetch: DFF<Bits<32>>,
+    /// Per QP: the send side is off.
+    off: DFF<Bits<64>>,
+    n_drop: DFF<Bits<32>>,
+    n_skip: DFF<Bits<32>>,
     // Temporaries.
+    head_off: Signal<Local, Bit>,
+    drop: Signal<Local, Bit>,
     avail: Signal<Local, Bits<32>>,
     mask: Signal<Local, Bits<32>>,
     slot: Signal<Local, Bits<32>>,
@@ -171,7 +212,11 @@ impl Default for WqeFetch {
             cfg_qp: Default::default(),
             cfg_base: Default::default(),
             cfg_log2: Default::default(),
+            cfg_ci_load: Default::default(),
             cfg_ci: Default::default(),
+            en_valid: Default::default(),
+            en_qp: Default::default(),
+            en_on: Default::default(),
             grant_valid: Default::default(),
             grant_qp: Default::default(),
             grant_ready: Default::default(),
@@ -210,7 +255,11 @@ impl Default for WqeFetch {
             wqe_sge1_lkey: Default::default(),
             wqe_bad: Default::default(),
             wqe_reason: Default::default(),
+            wqe_hold: Default::default(),
+            wqe_off: Default::default(),
             cnt_fetch: Default::default(),
+            cnt_wqe_drop: Default::default(),
+            cnt_skip: Default::default(),
             c_prefetch: Constant::new(PREFETCH.into()),
             c_rsv: Constant::new(REASON_RESERVED.into()),
             c_op: Constant::new(REASON_OPCODE.into()),
@@ -241,6 +290,11 @@ impl Default for WqeFetch {
             beat: Default::default(),
             wcount: Default::default(),
             n_fetch: Default::default(),
+            off: Default::default(),
+            n_drop: Default::default(),
+            n_skip: Default::default(),
+            head_off: Default::default(),
+            drop: Default::default(),
             avail: Default::default(),
             mask: Default::default(),
             slot: Default::default(),
@@ -272,7 +326,8 @@ impl Logic for WqeFetch {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, qp, n, more, ci, addr, busy_r, free, ifl, e0_qp, e1_qp, e2_qp,
-            e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, wbuf, beat, wcount, n_fetch
+            e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, wbuf, beat, wcount, n_fetch, off, n_drop,
+            n_skip
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -280,16 +335,29 @@ impl Logic for WqeFetch {
         self.ring.write_clock.next = self.clock.val();
         self.cis.read_clock.next = self.clock.val();
         self.cis.write_clock.next = self.clock.val();
-        // Ring config RAM: {log2, base}; fetch index RAM (cfg write wins).
+        // Ring config RAM: {log2, base}; fetch index RAM (written by fetches
+        // and skips only).
         self.ring.write_enable.next = self.cfg_valid.val();
         self.ring.write_address.next = self.cfg_qp.val();
         self.ring.write_data.next = (bit_cast::<69, 5>(self.cfg_log2.val()) << 64)
             | bit_cast::<69, 64>(self.cfg_base.val());
         self.ring.read_address.next = self.grant_qp.val();
         self.cis.read_address.next = self.grant_qp.val();
-        self.cis.write_enable.next = self.cfg_valid.val();
-        self.cis.write_address.next = self.cfg_qp.val();
-        self.cis.write_data.next = self.cfg_ci.val();
+        self.cis.write_enable.next = false;
+        self.cis.write_address.next = self.qp.q.val();
+        self.cis.write_data.next = self.ci.q.val() + bit_cast::<32, 4>(self.n.q.val());
+        if self.cfg_valid.val() & self.cfg_ci_load.val() {
+            self.cis.write_enable.next = true;
+            self.cis.write_address.next = self.cfg_qp.val();
+            self.cis.write_data.next = self.cfg_ci.val();
+        }
+        // Send side on/off.
+        if self.en_valid.val() {
+            self.off.d.next = self.off.q.val() & !(bits::<64>(1) << self.en_qp.val());
+            if !self.en_on.val() {
+                self.off.d.next = self.off.q.val() | (bits::<64>(1) << self.en_qp.val());
+            }
+        }
 
         // Free tag: the lowest.
         self.any_free.next = self.free.q.val().any();
@@ -352,7 +420,17 @@ impl Logic for WqeFetch {
                 self.ci.d.next = self.cis.read_data.val();
                 self.addr.d.next = self.ring.read_data.val().get_bits::<64>(0)
                     + (bit_cast::<64, 32>(self.slot.val()) << 6);
-                if self.nn.val() == 0 {
+                if (self.off.q.val() & (bits::<64>(1) << self.qp.q.val())).any() {
+                    // QP off: nothing fetched, the fetch index follows the
+                    // producer index (the host flushes those WQEs).
+                    self.cis.write_enable.next = true;
+                    self.cis.write_address.next = self.qp.q.val();
+                    self.cis.write_data.next = self.take_prod.val();
+                    self.n_skip.d.next = self.n_skip.q.val() + 1;
+                    self.busy_next.next =
+                        self.busy_next.val() & !(bits::<64>(1) << self.qp.q.val());
+                    self.state.d.next = FetchState::Idle;
+                } else if self.nn.val() == 0 {
                     // Stale pending bit: nothing to fetch.
                     self.busy_next.next =
                         self.busy_next.val() & !(bits::<64>(1) << self.qp.q.val());
@@ -372,8 +450,9 @@ impl Logic for WqeFetch {
                 self.state.d.next = FetchState::Idle;
             }
         }
-        // The fetch index moves on at the request (cfg writes win).
-        if self.issued.val() & !self.cfg_valid.val() {
+        // The fetch index moves on at the request (a load wins: benches
+        // load while the QP is not scheduled).
+        if self.issued.val() & !(self.cfg_valid.val() & self.cfg_ci_load.val()) {
             self.cis.write_enable.next = true;
             self.cis.write_address.next = self.qp.q.val();
             self.cis.write_data.next = self.ci.q.val() + bit_cast::<32, 4>(self.n.q.val());
@@ -467,8 +546,20 @@ impl Logic for WqeFetch {
         self.cnt_fetch.next = self.n_fetch.q.val();
 
         // Output side: parse the WQE at the FIFO head (`SendWqe::parse`).
-        self.fifo.read.next = self.wqe_ready.val();
-        self.wqe_valid.next = !self.fifo.empty.val();
+        // A WQE of an off QP is not offered; dropped unless the consumer
+        // has started it.
+        self.head_off.next = !self.fifo.empty.val()
+            & (self.off.q.val() & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(512)))
+                .any();
+        self.drop.next = self.head_off.val() & !self.wqe_hold.val();
+        self.fifo.read.next = self.wqe_ready.val() | self.drop.val();
+        if self.drop.val() {
+            self.n_drop.d.next = self.n_drop.q.val() + 1;
+        }
+        self.wqe_off.next = self.head_off.val();
+        self.wqe_valid.next = !self.fifo.empty.val() & !self.head_off.val();
+        self.cnt_wqe_drop.next = self.n_drop.q.val();
+        self.cnt_skip.next = self.n_skip.q.val();
         self.raw.next = self.fifo.data_out.val().get_bits::<512>(0);
         self.wqe_qp.next = self.fifo.data_out.val().get_bits::<6>(512);
         self.wqe_idx.next = self.fifo.data_out.val().get_bits::<32>(518);
@@ -516,6 +607,259 @@ impl Logic for WqeFetch {
             self.beat.d.next = 0.into();
             self.wcount.d.next = 0.into();
             self.n_fetch.d.next = 0.into();
+            self.off.d.next = 0.into();
+            self.n_drop.d.next = 0.into();
+            self.n_skip.d.next = 0.into();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::tick;
+    use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_SIZE};
+    use std::collections::VecDeque;
+
+    const LOG2: u64 = 3;
+    fn base(qp: u64) -> u64 {
+        0x10_0000 * (qp + 1)
+    }
+    fn wr_id(qp: u64, idx: u64) -> u64 {
+        (qp << 32) | idx
+    }
+
+    /// The fetch unit with a doorbell model (producer per QP, `take_prod`
+    /// one clock after the take) and a host memory serving DMA reads of
+    /// WQEs written by `rnic_wire`'s `SendWqe::emit`.
+    struct Bench {
+        u: WqeFetch,
+        prod: [u64; 64],
+        take: Option<u64>,
+        reqs: Vec<(u64, u64)>,
+        cpl: VecDeque<(u64, bool, u64)>,
+        /// (qp, idx, wr_id) offered and taken by the consumer
+        got: Vec<(u64, u64, u64)>,
+    }
+
+    impl Bench {
+        fn new() -> Self {
+            let mut u = WqeFetch::default();
+            u.clock.connect();
+            u.reset.connect();
+            u.cfg_valid.connect();
+            u.cfg_qp.connect();
+            u.cfg_base.connect();
+            u.cfg_log2.connect();
+            u.cfg_ci_load.connect();
+            u.cfg_ci.connect();
+            u.en_valid.connect();
+            u.en_qp.connect();
+            u.en_on.connect();
+            u.grant_valid.connect();
+            u.grant_qp.connect();
+            u.take_prod.connect();
+            u.dma_rd_req_ready.connect();
+            u.dma_rd_cpl_valid.connect();
+            u.dma_rd_cpl_data.connect();
+            u.dma_rd_cpl_last.connect();
+            u.dma_rd_cpl_tag.connect();
+            u.wqe_ready.connect();
+            u.wqe_hold.connect();
+            u.connect_all();
+            u.reset.next = true;
+            tick!(u);
+            u.reset.next = false;
+            Bench {
+                u,
+                prod: [0; 64],
+                take: None,
+                reqs: vec![],
+                cpl: VecDeque::new(),
+                got: vec![],
+            }
+        }
+
+        /// The WQE at `idx` of `qp`'s ring (slot idx mod 8), as the host
+        /// writes it.
+        fn wqe(qp: u64, idx: u64) -> [u8; WQE_SIZE] {
+            let sge = Sge {
+                addr: 0x5000 + idx,
+                length: 64,
+                lkey: 7,
+            };
+            let w = SendWqe {
+                wr_id: wr_id(qp, idx),
+                opcode: SendOpcode::RdmaWrite,
+                flags: 0,
+                imm_or_inv: 0,
+                remote_offset: 0,
+                remote_stag: 9,
+                sges: SgeList::new(&[sge]).unwrap(),
+            };
+            let mut b = [0u8; WQE_SIZE];
+            w.emit(&mut b).unwrap();
+            b
+        }
+
+        /// One clock: the doorbell, DMA and consumer models; `consume`: the
+        /// consumer takes an offered WQE.
+        fn clock(&mut self, consume: bool, hold: bool) {
+            let u = &mut self.u;
+            if let Some(q) = self.take.take() {
+                u.take_prod.next = self.prod[q as usize].into();
+            }
+            u.dma_rd_req_ready.next = true;
+            u.dma_rd_cpl_valid.next = false;
+            if let Some(&(d, last, tag)) = self.cpl.front() {
+                u.dma_rd_cpl_valid.next = true;
+                u.dma_rd_cpl_data.next = d.into();
+                u.dma_rd_cpl_last.next = last;
+                u.dma_rd_cpl_tag.next = tag.into();
+            }
+            u.wqe_ready.next = false;
+            u.wqe_hold.next = hold;
+            assert!(simulate(u, 1000));
+            if u.wqe_valid.val() && consume {
+                u.wqe_ready.next = true;
+                assert!(simulate(u, 1000));
+                self.got.push((
+                    u.wqe_qp.val().to_u64(),
+                    u.wqe_idx.val().to_u64(),
+                    u.wqe_wr_id.val().to_u64(),
+                ));
+            }
+            if u.take_valid.val() {
+                self.take = Some(u.take_qp.val().to_u64());
+            }
+            if u.dma_rd_cpl_valid.val() {
+                self.cpl.pop_front();
+            }
+            if u.dma_rd_req_valid.val() {
+                let (a, n) = (
+                    u.dma_rd_req_addr.val().to_u64(),
+                    u.dma_rd_req_len.val().to_u64(),
+                );
+                let tag = u.dma_rd_req_tag.val().to_u64();
+                self.reqs.push((a, n));
+                let mut bytes = Vec::new();
+                for k in 0..n / 64 {
+                    let a = a + k * 64;
+                    let q = (a >> 20) - 1;
+                    let slot = (a - base(q)) / 64;
+                    // host memory: the slot holds the newest WQE posted there
+                    let mut idx = slot;
+                    while idx + 8 < self.prod[q as usize] {
+                        idx += 8;
+                    }
+                    bytes.extend_from_slice(&Self::wqe(q, idx));
+                }
+                let beats = bytes.len() / 8;
+                for (b, c) in bytes.chunks(8).enumerate() {
+                    self.cpl.push_back((
+                        u64::from_le_bytes(c.try_into().unwrap()),
+                        b + 1 == beats,
+                        tag,
+                    ));
+                }
+            }
+            tick!(*u);
+        }
+
+        fn cfg(&mut self, qp: u64, on: bool) {
+            let u = &mut self.u;
+            u.cfg_valid.next = true;
+            u.cfg_qp.next = qp.into();
+            u.cfg_base.next = base(qp).into();
+            u.cfg_log2.next = LOG2.into();
+            u.en_valid.next = true;
+            u.en_qp.next = qp.into();
+            u.en_on.next = on;
+            tick!(*u);
+            u.cfg_valid.next = false;
+            u.en_valid.next = false;
+        }
+
+        /// Grants `qp` once (the scheduler's part) and runs `n` clocks.
+        fn grant(&mut self, qp: u64, n: usize, consume: bool, hold: bool) {
+            self.u.grant_valid.next = true;
+            self.u.grant_qp.next = qp.into();
+            loop {
+                assert!(simulate(&mut self.u, 1000));
+                let done = self.u.grant_ready.val();
+                self.clock(consume, hold);
+                if done {
+                    break;
+                }
+            }
+            self.u.grant_valid.next = false;
+            for _ in 0..n {
+                self.clock(consume, hold);
+            }
+        }
+    }
+
+    /// Send side on/off: WQEs of an off QP are not offered and are dropped
+    /// unless held; an off QP's grant fetches nothing and moves the fetch
+    /// index to the producer index; QP context writes do not touch the
+    /// fetch index, so after Error → RTS fetching resumes at the host's
+    /// next WQE (the driver's producer index, never reset).
+    #[test]
+    fn stop_drop_skip_and_resume_at_the_producer() {
+        let mut b = Bench::new();
+        b.cfg(1, true);
+        b.cfg(2, true);
+        // 1. QP 1: three WQEs fetched and offered.
+        b.prod[1] = 3;
+        b.grant(1, 60, true, false);
+        assert_eq!(
+            b.got,
+            (0..3).map(|i| (1, i, wr_id(1, i))).collect::<Vec<_>>()
+        );
+        assert_eq!(b.reqs, vec![(base(1), 3 * 64)]);
+        // 2. QP 2: four fetched, the consumer holds the head, QP 2 goes off
+        // (Error): nothing offered, the held one stays until popped, the
+        // other three are dropped.
+        b.got.clear();
+        b.prod[2] = 4;
+        b.grant(2, 60, false, true);
+        assert!(b.u.wqe_valid.val() && !b.u.wqe_off.val());
+        b.cfg(2, false);
+        assert!(!b.u.wqe_valid.val() && b.u.wqe_off.val());
+        for _ in 0..5 {
+            b.clock(false, true);
+        }
+        assert_eq!(b.u.cnt_wqe_drop.val().to_u64(), 0, "held: not dropped");
+        assert_eq!(b.u.wqe_idx.val().to_u64(), 0);
+        // the consumer stops it and pops it (TxSeg's Pop)
+        b.u.wqe_ready.next = true;
+        tick!(b.u);
+        b.u.wqe_ready.next = false;
+        for _ in 0..5 {
+            b.clock(true, false);
+        }
+        assert_eq!(b.u.cnt_wqe_drop.val().to_u64(), 3);
+        assert!(b.got.is_empty(), "an off QP's WQE was offered: {:?}", b.got);
+        // 3. Off: WQEs posted before the host saw the Error are never
+        // fetched; the grant moves the fetch index to the producer.
+        let nreq = b.reqs.len();
+        b.prod[2] = 6;
+        b.grant(2, 20, true, false);
+        assert_eq!(b.reqs.len(), nreq, "an off QP fetched");
+        assert_eq!(b.u.cnt_skip.val().to_u64(), 1);
+        // 4. Error → Idle → RTS (context writes) and one new WQE at the
+        // host's producer index 6: exactly that one is fetched.
+        b.cfg(2, false);
+        b.cfg(2, true);
+        b.prod[2] = 7;
+        b.grant(2, 60, true, false);
+        assert_eq!(b.reqs[nreq..], [(base(2) + 6 * 64, 64)]);
+        assert_eq!(b.got, vec![(2, 6, wr_id(2, 6))]);
+        // QP 1 was never touched: its next WQE is index 3.
+        b.got.clear();
+        b.prod[1] = 4;
+        b.grant(1, 60, true, false);
+        assert_eq!(b.got, vec![(1, 3, wr_id(1, 3))]);
+        assert_eq!(b.u.cnt_fetch.val().to_u64(), 4);
     }
 }
