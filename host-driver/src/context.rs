@@ -366,9 +366,10 @@ impl<B: Bus> Context<B> {
                             // (`cpl_write`, one ordered DMA write stream), so
                             // each CQE it took before the event is already in
                             // its CQ ring: `Cq::poll` returns those first and
-                            // flushes after. A CQE the device writes later for
-                            // a flushed WR (its TX side is not stopped) is
-                            // dropped as late (docs/driver.md "QP error flush").
+                            // flushes after. The device stops the QP's send
+                            // side too, but a CQE it might still write for a
+                            // flushed WR is dropped as late (docs/driver.md
+                            // "QP error flush").
                             let cause = match k {
                                 EventKind::QpError => decode_term_cause(ev.status).ok().flatten(),
                                 _ => None,
