@@ -33359,18 +33359,21 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     localparam SpState$Rsp = 2;
     localparam SpState$Decide = 3;
     localparam SpState$Calc = 4;
-    localparam SpState$PHdr = 5;
-    localparam SpState$PData = 6;
-    localparam SpState$End = 7;
-    localparam SpState$Cpl = 8;
-    localparam SpState$Adv = 9;
-    localparam SpState$Drain = 10;
-    localparam SpState$ErrDrain = 11;
-    localparam SpState$ErrTerm = 12;
-    localparam SpState$ErrCpl = 13;
-    localparam SpState$ErrAdv = 14;
-    localparam SpState$RtRun = 15;
-    localparam SpState$RtOut = 16;
+    localparam SpState$Sum = 5;
+    localparam SpState$CalcA = 6;
+    localparam SpState$CalcB = 7;
+    localparam SpState$PHdr = 8;
+    localparam SpState$PData = 9;
+    localparam SpState$End = 10;
+    localparam SpState$Cpl = 11;
+    localparam SpState$Adv = 12;
+    localparam SpState$Drain = 13;
+    localparam SpState$ErrDrain = 14;
+    localparam SpState$ErrTerm = 15;
+    localparam SpState$ErrCpl = 16;
+    localparam SpState$ErrAdv = 17;
+    localparam SpState$RtRun = 18;
+    localparam SpState$RtOut = 19;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -33482,8 +33485,34 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  [31:0] c_rreq$d;
     wire  [31:0] c_rreq$q;
     reg  c_rreq$clock;
+    reg  [33:0] total_r$d;
+    wire  [33:0] total_r$q;
+    reg  total_r$clock;
+    reg  [33:0] msg_end_r$d;
+    wire  [33:0] msg_end_r$q;
+    reg  msg_end_r$clock;
+    reg  [31:0] off_r$d;
+    wire  [31:0] off_r$q;
+    reg  off_r$clock;
+    reg  [31:0] lsel_r$d;
+    wire  [31:0] lsel_r$q;
+    reg  lsel_r$clock;
+    reg  [63:0] base_r$d;
+    wire  [63:0] base_r$q;
+    reg  base_r$clock;
+    reg  [31:0] avail_r$d;
+    wire  [31:0] avail_r$q;
+    reg  avail_r$clock;
+    reg  [63:0] addr_r$d;
+    wire  [63:0] addr_r$q;
+    reg  addr_r$clock;
 
     // Local signals
+    reg  [31:0] lsel;
+    reg  [63:0] base;
+    reg  c_ar;
+    reg  c_tr;
+    reg  c_ta;
     reg  gear_on;
     reg  in_en;
     reg  in_fire;
@@ -33688,6 +33717,41 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         .q(c_rreq$q),
         .clock(c_rreq$clock)
     );
+    rnic_versa5g$core$rx_send$sp$total_r total_r(
+        .d(total_r$d),
+        .q(total_r$q),
+        .clock(total_r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$msg_end_r msg_end_r(
+        .d(msg_end_r$d),
+        .q(msg_end_r$q),
+        .clock(msg_end_r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$off_r off_r(
+        .d(off_r$d),
+        .q(off_r$q),
+        .clock(off_r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$lsel_r lsel_r(
+        .d(lsel_r$d),
+        .q(lsel_r$q),
+        .clock(lsel_r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$base_r base_r(
+        .d(base_r$d),
+        .q(base_r$q),
+        .clock(base_r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$avail_r avail_r(
+        .d(avail_r$d),
+        .q(avail_r$q),
+        .clock(avail_r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$addr_r addr_r(
+        .d(addr_r$d),
+        .q(addr_r$q),
+        .clock(addr_r$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -33727,6 +33791,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         c_term_rx$clock = clock;
         c_drop$clock = clock;
         c_rreq$clock = clock;
+        total_r$clock = clock;
+        msg_end_r$clock = clock;
+        off_r$clock = clock;
+        lsel_r$clock = clock;
+        base_r$clock = clock;
+        avail_r$clock = clock;
+        addr_r$clock = clock;
         state$d = state$q;
         opcode$d = opcode$q;
         ddp_last$d = ddp_last$q;
@@ -33763,6 +33834,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         c_term_rx$d = c_term_rx$q;
         c_drop$d = c_drop$q;
         c_rreq$d = c_rreq$q;
+        total_r$d = total_r$q;
+        msg_end_r$d = msg_end_r$q;
+        off_r$d = off_r$q;
+        lsel_r$d = lsel_r$q;
+        base_r$d = base_r$q;
+        avail_r$d = avail_r$q;
+        addr_r$d = addr_r$q;
         req_valid = 1'b0;
         req_qp = qpn$q[(32'h0)+:(6)];
         rsp_ready = 1'b0;
@@ -33819,26 +33897,36 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         cnt_rreq = c_rreq$q;
         total = {{2{1'b0}}, l0$q} + {{2{1'b0}}, l1$q};
         msg_end = {{2{1'b0}}, mo$q} + {{18{1'b0}}, len$q};
+        total_r$d = total;
+        msg_end_r$d = msg_end;
         sel1 = m$q >= l0$q;
+        off = m$q;
+        lsel = l0$q;
+        base = a0$q;
         if (sel1) begin
             off = m$q - l0$q;
-            avail = l1$q - off;
-            addr = a1$q + {{32{1'b0}}, off};
+            lsel = l1$q;
+            base = a1$q;
         end
-        else begin
-            off = m$q;
-            avail = l0$q - off;
-            addr = a0$q + {{32{1'b0}}, off};
-        end
+        off_r$d = off;
+        lsel_r$d = lsel;
+        base_r$d = base;
+        avail_r$d = lsel_r$q - off_r$q;
+        addr_r$d = base_r$q + {{32{1'b0}}, off_r$q};
+        avail = avail_r$q;
+        addr = addr_r$q;
         to4k = k_4k - {{20{1'b0}}, addr[(32'h0)+:(12)]};
+        c_ar = avail < r$q;
+        c_tr = to4k < r$q;
+        c_ta = to4k < avail;
         n = r$q;
-        if (avail < n) begin
+        if (c_ar) begin
             n = avail;
         end
-        if (to4k < n) begin
+        if ((c_ar & c_ta) | (~c_ar & c_tr)) begin
             n = to4k;
         end
-        gear_on = (state$q == SpState$Calc) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
+        gear_on = (state$q == SpState$Calc) | (state$q == SpState$CalcA) | (state$q == SpState$CalcB) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
         g_k = 5'h8;
         if (prem$q < 32'h8) begin
             g_k = prem$q[(32'h0)+:(5)];
@@ -33940,8 +34028,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         if (rsp_nsge == 2'h2) begin
                             l1$d = rsp_sge1_len;
                         end
-                        state$d = SpState$Decide;
+                        state$d = SpState$Sum;
                     end
+                end
+            SpState$Sum:
+                begin
+                    state$d = SpState$Decide;
                 end
             SpState$Decide:
                 begin
@@ -33965,17 +34057,25 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         e_cqe$d = 1'b1;
                         e_status$d = k_wc_qp_err;
                     end
-                    else if ({{2{1'b0}}, mo$q} > total) begin
+                    else if ({{2{1'b0}}, mo$q} > total_r$q) begin
                         e_cause$d = k_c_mo;
                         e_cqe$d = 1'b1;
                     end
-                    else if (msg_end > total) begin
+                    else if (msg_end_r$q > total_r$q) begin
                         e_cause$d = k_c_long;
                         e_cqe$d = 1'b1;
                     end
                     else begin
-                        state$d = SpState$Calc;
+                        state$d = SpState$CalcA;
                     end
+                end
+            SpState$CalcA:
+                begin
+                    state$d = SpState$CalcB;
+                end
+            SpState$CalcB:
+                begin
+                    state$d = SpState$Calc;
                 end
             SpState$Calc:
                 begin
@@ -34006,7 +34106,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         if (prem$q <= 32'h8) begin
                             m$d = m$q + pn$q;
                             r$d = r$q - pn$q;
-                            state$d = SpState$Calc;
+                            state$d = SpState$CalcA;
                         end
                     end
                 end
@@ -34153,6 +34253,63 @@ module rnic_versa5g$core$rx_send$sp$a1(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$a1
+
+
+module rnic_versa5g$core$rx_send$sp$addr_r(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$addr_r
+
+
+module rnic_versa5g$core$rx_send$sp$avail_r(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$avail_r
+
+
+module rnic_versa5g$core$rx_send$sp$base_r(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$base_r
 
 
 module rnic_versa5g$core$rx_send$sp$c_drop(d,q,clock);
@@ -34478,6 +34635,25 @@ module rnic_versa5g$core$rx_send$sp$len(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$len
 
 
+module rnic_versa5g$core$rx_send$sp$lsel_r(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$lsel_r
+
+
 module rnic_versa5g$core$rx_send$sp$m(d,q,clock);
 
     // Module arguments
@@ -34516,6 +34692,25 @@ module rnic_versa5g$core$rx_send$sp$mo(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$mo
 
 
+module rnic_versa5g$core$rx_send$sp$msg_end_r(d,q,clock);
+
+    // Module arguments
+    input wire  [33:0] d;
+    output reg  [33:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 34'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$msg_end_r
+
+
 module rnic_versa5g$core$rx_send$sp$msn(d,q,clock);
 
     // Module arguments
@@ -34533,6 +34728,25 @@ module rnic_versa5g$core$rx_send$sp$msn(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$msn
+
+
+module rnic_versa5g$core$rx_send$sp$off_r(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$off_r
 
 
 module rnic_versa5g$core$rx_send$sp$opcode(d,q,clock);
@@ -34721,18 +34935,21 @@ module rnic_versa5g$core$rx_send$sp$state(d,q,clock);
     localparam SpState$Rsp = 2;
     localparam SpState$Decide = 3;
     localparam SpState$Calc = 4;
-    localparam SpState$PHdr = 5;
-    localparam SpState$PData = 6;
-    localparam SpState$End = 7;
-    localparam SpState$Cpl = 8;
-    localparam SpState$Adv = 9;
-    localparam SpState$Drain = 10;
-    localparam SpState$ErrDrain = 11;
-    localparam SpState$ErrTerm = 12;
-    localparam SpState$ErrCpl = 13;
-    localparam SpState$ErrAdv = 14;
-    localparam SpState$RtRun = 15;
-    localparam SpState$RtOut = 16;
+    localparam SpState$Sum = 5;
+    localparam SpState$CalcA = 6;
+    localparam SpState$CalcB = 7;
+    localparam SpState$PHdr = 8;
+    localparam SpState$PData = 9;
+    localparam SpState$End = 10;
+    localparam SpState$Cpl = 11;
+    localparam SpState$Adv = 12;
+    localparam SpState$Drain = 13;
+    localparam SpState$ErrDrain = 14;
+    localparam SpState$ErrTerm = 15;
+    localparam SpState$ErrCpl = 16;
+    localparam SpState$ErrAdv = 17;
+    localparam SpState$RtRun = 18;
+    localparam SpState$RtOut = 19;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
@@ -34745,6 +34962,25 @@ module rnic_versa5g$core$rx_send$sp$state(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$state
+
+
+module rnic_versa5g$core$rx_send$sp$total_r(d,q,clock);
+
+    // Module arguments
+    input wire  [33:0] d;
+    output reg  [33:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 34'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$total_r
 
 
 module rnic_versa5g$core$rx_send$sp$w_cq(d,q,clock);
