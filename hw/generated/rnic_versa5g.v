@@ -7765,6 +7765,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  wr_sk$out_valid;
     wire  [85:0] wr_sk$out_data;
     reg  wr_sk$out_ready;
+    reg  wr_b_sk$clock;
+    reg  wr_b_sk$reset;
+    reg  wr_b_sk$in_valid;
+    reg  [85:0] wr_b_sk$in_data;
+    wire  wr_b_sk$in_ready;
+    wire  wr_b_sk$out_valid;
+    wire  [85:0] wr_b_sk$out_data;
+    reg  wr_b_sk$out_ready;
     reg  rq_cfg_q$clock;
     reg  rq_cfg_q$reset;
     reg  rq_cfg_q$write;
@@ -8099,6 +8107,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [3:0] fm_keep;
     reg  fm_last;
     reg  [85:0] wr_sk_in;
+    reg  [85:0] wr_b_in;
     reg  rxs_lost_now;
     reg  rxs_term_sel;
     reg  cq_db_ok;
@@ -9246,6 +9255,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .out_data(wr_sk$out_data),
         .out_ready(wr_sk$out_ready)
     );
+    rnic_versa5g$core$wr_b_sk wr_b_sk(
+        .clock(wr_b_sk$clock),
+        .reset(wr_b_sk$reset),
+        .in_valid(wr_b_sk$in_valid),
+        .in_data(wr_b_sk$in_data),
+        .in_ready(wr_b_sk$in_ready),
+        .out_valid(wr_b_sk$out_valid),
+        .out_data(wr_b_sk$out_data),
+        .out_ready(wr_b_sk$out_ready)
+    );
     rnic_versa5g$core$rq_cfg_q rq_cfg_q(
         .clock(rq_cfg_q$clock),
         .reset(rq_cfg_q$reset),
@@ -10076,13 +10095,19 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         wr_arb$a_data = ddp_rx$dma_wr_data;
         wr_arb$a_keep = ddp_rx$dma_wr_keep;
         wr_arb$a_last = ddp_rx$dma_wr_last;
-        wr_arb$b_valid = rx_send$dma_wr_valid;
-        rx_send$dma_wr_ready = wr_arb$b_ready;
-        wr_arb$b_hdr = rx_send$dma_wr_hdr;
-        wr_arb$b_len = rx_send$dma_wr_len;
-        wr_arb$b_data = rx_send$dma_wr_data;
-        wr_arb$b_keep = rx_send$dma_wr_keep;
-        wr_arb$b_last = rx_send$dma_wr_last;
+        wr_b_sk$clock = clock;
+        wr_b_sk$reset = reset;
+        wr_b_sk$in_valid = rx_send$dma_wr_valid;
+        rx_send$dma_wr_ready = wr_b_sk$in_ready;
+        wr_b_in = ({{85{1'b0}}, rx_send$dma_wr_last} << 32'h55) | ({{82{1'b0}}, rx_send$dma_wr_keep} << 32'h51) | ({{22{1'b0}}, rx_send$dma_wr_data} << 32'h11) | ({{70{1'b0}}, rx_send$dma_wr_len} << 32'h1) | {{85{1'b0}}, rx_send$dma_wr_hdr};
+        wr_b_sk$in_data = wr_b_in;
+        wr_arb$b_valid = wr_b_sk$out_valid;
+        wr_b_sk$out_ready = wr_arb$b_ready;
+        wr_arb$b_hdr = wr_b_sk$out_data[32'h0];
+        wr_arb$b_len = wr_b_sk$out_data[(32'h1)+:(16)];
+        wr_arb$b_data = wr_b_sk$out_data[(32'h11)+:(64)];
+        wr_arb$b_keep = wr_b_sk$out_data[(32'h51)+:(4)];
+        wr_arb$b_last = wr_b_sk$out_data[32'h55];
         wr_sk$clock = clock;
         wr_sk$reset = reset;
         wr_sk$in_valid = wr_arb$dma_wr_valid;
@@ -46442,6 +46467,167 @@ module rnic_versa5g$core$wr_arb$sel(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wr_arb$sel
+
+
+module rnic_versa5g$core$wr_b_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [85:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [85:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [85:0] a_d$d;
+    wire  [85:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [85:0] b_d$d;
+    wire  [85:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_versa5g$core$wr_b_sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_versa5g$core$wr_b_sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_versa5g$core$wr_b_sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_versa5g$core$wr_b_sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk
+
+
+module rnic_versa5g$core$wr_b_sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [85:0] d;
+    output reg  [85:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 86'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk$a_d
+
+
+module rnic_versa5g$core$wr_b_sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk$a_v
+
+
+module rnic_versa5g$core$wr_b_sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [85:0] d;
+    output reg  [85:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 86'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk$b_d
+
+
+module rnic_versa5g$core$wr_b_sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk$b_v
 
 
 module rnic_versa5g$core$wr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);

@@ -570,6 +570,9 @@ pub struct RnicCore {
     /// {last 85, keep 84:81, data 80:17, len 16:1, hdr 0}.
     wr_sk: Skid<Bits<86>>,
     wr_sk_in: Signal<Local, Bits<86>>,
+    /// Register slice on `wr_arb`'s `b` input (`rx_send`), same layout.
+    wr_b_sk: Skid<Bits<86>>,
+    wr_b_in: Signal<Local, Bits<86>>,
     /// Queues in front of rx_send's configuration and doorbell ports (their
     /// `ready` is low while a WQE fetch or a CQE write is under way):
     /// RQ configuration {on 111, cq 110:107, msn 106:75, log2 74:70,
@@ -1228,13 +1231,27 @@ impl Logic for RnicCore {
         self.wr_arb.a_data.next = self.ddp_rx.dma_wr_data.val();
         self.wr_arb.a_keep.next = self.ddp_rx.dma_wr_keep.val();
         self.wr_arb.a_last.next = self.ddp_rx.dma_wr_last.val();
-        self.wr_arb.b_valid.next = self.rx_send.dma_wr_valid.val();
-        self.rx_send.dma_wr_ready.next = self.wr_arb.b_ready.val();
-        self.wr_arb.b_hdr.next = self.rx_send.dma_wr_hdr.val();
-        self.wr_arb.b_len.next = self.rx_send.dma_wr_len.val();
-        self.wr_arb.b_data.next = self.rx_send.dma_wr_data.val();
-        self.wr_arb.b_keep.next = self.rx_send.dma_wr_keep.val();
-        self.wr_arb.b_last.next = self.rx_send.dma_wr_last.val();
+        // rx_send → wr_b_sk → wr_arb.b (FPGA timing: wr_arb's grant no
+        // longer reaches send_place's realigner). Safe for the write order:
+        // `b` carries rx_send's data and all CQEs; holding them back never
+        // lets a CQE pass the data it reports (`a` has no CQEs).
+        self.wr_b_sk.clock.next = self.clock.val();
+        self.wr_b_sk.reset.next = self.reset.val();
+        self.wr_b_sk.in_valid.next = self.rx_send.dma_wr_valid.val();
+        self.rx_send.dma_wr_ready.next = self.wr_b_sk.in_ready.val();
+        self.wr_b_in.next = (bit_cast::<86, 1>(self.rx_send.dma_wr_last.val().into()) << 85)
+            | (bit_cast::<86, 4>(self.rx_send.dma_wr_keep.val()) << 81)
+            | (bit_cast::<86, 64>(self.rx_send.dma_wr_data.val()) << 17)
+            | (bit_cast::<86, 16>(self.rx_send.dma_wr_len.val()) << 1)
+            | bit_cast::<86, 1>(self.rx_send.dma_wr_hdr.val().into());
+        self.wr_b_sk.in_data.next = self.wr_b_in.val();
+        self.wr_arb.b_valid.next = self.wr_b_sk.out_valid.val();
+        self.wr_b_sk.out_ready.next = self.wr_arb.b_ready.val();
+        self.wr_arb.b_hdr.next = self.wr_b_sk.out_data.val().get_bit(0);
+        self.wr_arb.b_len.next = self.wr_b_sk.out_data.val().get_bits::<16>(1);
+        self.wr_arb.b_data.next = self.wr_b_sk.out_data.val().get_bits::<64>(17);
+        self.wr_arb.b_keep.next = self.wr_b_sk.out_data.val().get_bits::<4>(81);
+        self.wr_arb.b_last.next = self.wr_b_sk.out_data.val().get_bit(85);
         self.wr_sk.clock.next = self.clock.val();
         self.wr_sk.reset.next = self.reset.val();
         self.wr_sk.in_valid.next = self.wr_arb.dma_wr_valid.val();
