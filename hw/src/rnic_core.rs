@@ -49,6 +49,7 @@ use crate::rx_parse::RxParse;
 use crate::rx_send::RxSend;
 use crate::rx_split::RxSplit;
 use crate::send_cpl::SendCpl;
+use crate::skid::Skid;
 use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
 use crate::tx_ack::TxAck;
 use crate::tx_framer::TxFramer;
@@ -566,6 +567,16 @@ pub struct RnicCore {
     rx_send: RxSend,
     /// ddp_rx's tagged placement (a) and rx_send's writes (b) → dma_wr_*.
     wr_arb: DmaWrArb,
+    /// Register slice between `wr_arb` and the `dma_wr_*` ports (FPGA
+    /// timing: the board's `ready` ran combinationally through both write
+    /// arbiters and `ddp_rx` into the FPDU buffer's pop). After the arbiter,
+    /// so the order of writes (CQEs after their data) is kept.
+    /// {last 85, keep 84:81, data 80:17, len 16:1, hdr 0}.
+    wr_sk: Skid<Bits<86>>,
+    wr_sk_in: Signal<Local, Bits<86>>,
+    /// Register slice on `wr_arb`'s `b` input (`rx_send`), same layout.
+    wr_b_sk: Skid<Bits<86>>,
+    wr_b_in: Signal<Local, Bits<86>>,
     /// Queues in front of rx_send's configuration and doorbell ports (their
     /// `ready` is low while a WQE fetch or a CQE write is under way):
     /// RQ configuration {on 111, cq 110:107, msn 106:75, log2 74:70,
@@ -1240,20 +1251,44 @@ impl Logic for RnicCore {
         self.wr_arb.a_data.next = self.ddp_rx.dma_wr_data.val();
         self.wr_arb.a_keep.next = self.ddp_rx.dma_wr_keep.val();
         self.wr_arb.a_last.next = self.ddp_rx.dma_wr_last.val();
-        self.wr_arb.b_valid.next = self.rx_send.dma_wr_valid.val();
-        self.rx_send.dma_wr_ready.next = self.wr_arb.b_ready.val();
-        self.wr_arb.b_hdr.next = self.rx_send.dma_wr_hdr.val();
-        self.wr_arb.b_len.next = self.rx_send.dma_wr_len.val();
-        self.wr_arb.b_data.next = self.rx_send.dma_wr_data.val();
-        self.wr_arb.b_keep.next = self.rx_send.dma_wr_keep.val();
-        self.wr_arb.b_last.next = self.rx_send.dma_wr_last.val();
-        self.dma_wr_valid.next = self.wr_arb.dma_wr_valid.val();
-        self.wr_arb.dma_wr_ready.next = self.dma_wr_ready.val();
-        self.dma_wr_hdr.next = self.wr_arb.dma_wr_hdr.val();
-        self.dma_wr_len.next = self.wr_arb.dma_wr_len.val();
-        self.dma_wr_data.next = self.wr_arb.dma_wr_data.val();
-        self.dma_wr_keep.next = self.wr_arb.dma_wr_keep.val();
-        self.dma_wr_last.next = self.wr_arb.dma_wr_last.val();
+        // rx_send → wr_b_sk → wr_arb.b (FPGA timing: wr_arb's grant no
+        // longer reaches send_place's realigner). Safe for the write order:
+        // `b` carries rx_send's data and all CQEs; holding them back never
+        // lets a CQE pass the data it reports (`a` has no CQEs).
+        self.wr_b_sk.clock.next = self.clock.val();
+        self.wr_b_sk.reset.next = self.reset.val();
+        self.wr_b_sk.in_valid.next = self.rx_send.dma_wr_valid.val();
+        self.rx_send.dma_wr_ready.next = self.wr_b_sk.in_ready.val();
+        self.wr_b_in.next = (bit_cast::<86, 1>(self.rx_send.dma_wr_last.val().into()) << 85)
+            | (bit_cast::<86, 4>(self.rx_send.dma_wr_keep.val()) << 81)
+            | (bit_cast::<86, 64>(self.rx_send.dma_wr_data.val()) << 17)
+            | (bit_cast::<86, 16>(self.rx_send.dma_wr_len.val()) << 1)
+            | bit_cast::<86, 1>(self.rx_send.dma_wr_hdr.val().into());
+        self.wr_b_sk.in_data.next = self.wr_b_in.val();
+        self.wr_arb.b_valid.next = self.wr_b_sk.out_valid.val();
+        self.wr_b_sk.out_ready.next = self.wr_arb.b_ready.val();
+        self.wr_arb.b_hdr.next = self.wr_b_sk.out_data.val().get_bit(0);
+        self.wr_arb.b_len.next = self.wr_b_sk.out_data.val().get_bits::<16>(1);
+        self.wr_arb.b_data.next = self.wr_b_sk.out_data.val().get_bits::<64>(17);
+        self.wr_arb.b_keep.next = self.wr_b_sk.out_data.val().get_bits::<4>(81);
+        self.wr_arb.b_last.next = self.wr_b_sk.out_data.val().get_bit(85);
+        self.wr_sk.clock.next = self.clock.val();
+        self.wr_sk.reset.next = self.reset.val();
+        self.wr_sk.in_valid.next = self.wr_arb.dma_wr_valid.val();
+        self.wr_arb.dma_wr_ready.next = self.wr_sk.in_ready.val();
+        self.wr_sk_in.next = (bit_cast::<86, 1>(self.wr_arb.dma_wr_last.val().into()) << 85)
+            | (bit_cast::<86, 4>(self.wr_arb.dma_wr_keep.val()) << 81)
+            | (bit_cast::<86, 64>(self.wr_arb.dma_wr_data.val()) << 17)
+            | (bit_cast::<86, 16>(self.wr_arb.dma_wr_len.val()) << 1)
+            | bit_cast::<86, 1>(self.wr_arb.dma_wr_hdr.val().into());
+        self.wr_sk.in_data.next = self.wr_sk_in.val();
+        self.dma_wr_valid.next = self.wr_sk.out_valid.val();
+        self.wr_sk.out_ready.next = self.dma_wr_ready.val();
+        self.dma_wr_hdr.next = self.wr_sk.out_data.val().get_bit(0);
+        self.dma_wr_len.next = self.wr_sk.out_data.val().get_bits::<16>(1);
+        self.dma_wr_data.next = self.wr_sk.out_data.val().get_bits::<64>(17);
+        self.dma_wr_keep.next = self.wr_sk.out_data.val().get_bits::<4>(81);
+        self.dma_wr_last.next = self.wr_sk.out_data.val().get_bit(85);
 
         // placed-segment records: shown (and taken by placed_pop) only
         // while the Read requester can see the record in the same clock

@@ -29,7 +29,8 @@
 //! 4. Placement: message octets `[MO, MO + len)` map onto SGE 0 then SGE 1;
 //!    one DMA write request per piece, split at SGE ends and 4 KiB bus
 //!    boundaries, data packed from the request address through a 16-octet
-//!    realigner (one beat per clock; +2 clocks per request). On the segment
+//!    realigner (one beat per clock; +4 clocks per request: `CalcA`, `CalcB`,
+//!    `Calc`, `PHdr`; +1 per segment for `Sum`). On the segment
 //!    with DDP L = 1: completion record (opcode `Recv`, `byte_len` = MO +
 //!    len, `WITH_INV` + the STag for the Invalidate opcodes, `SOLICITED` for
 //!    the SE opcodes), then the WQE is consumed (`adv_*`: ci + 1, MSN + 1).
@@ -57,6 +58,12 @@ pub enum SpState {
     Rsp,
     Decide,
     Calc,
+    /// One clock between `Rsp` and `Decide`: the buffer sums get registered.
+    Sum,
+    /// Two clocks before `Calc`: the piece's SGE and offset, then its
+    /// address and room, get registered (FPGA timing).
+    CalcA,
+    CalcB,
     PHdr,
     PData,
     End,
@@ -219,7 +226,20 @@ pub struct SendPlace {
     c_term_rx: DFF<Bits<32>>,
     c_drop: DFF<Bits<32>>,
     c_rreq: DFF<Bits<32>>,
+    // ---- registered arithmetic (Sum, CalcA, CalcB)
+    total_r: DFF<Bits<34>>,
+    msg_end_r: DFF<Bits<34>>,
+    off_r: DFF<Bits<32>>,
+    lsel_r: DFF<Bits<32>>,
+    base_r: DFF<Bits<64>>,
+    avail_r: DFF<Bits<32>>,
+    addr_r: DFF<Bits<64>>,
     // ---- temporaries
+    lsel: Signal<Local, Bits<32>>,
+    base: Signal<Local, Bits<64>>,
+    c_ar: Signal<Local, Bit>,
+    c_tr: Signal<Local, Bit>,
+    c_ta: Signal<Local, Bit>,
     gear_on: Signal<Local, Bit>,
     in_en: Signal<Local, Bit>,
     in_fire: Signal<Local, Bit>,
@@ -378,6 +398,18 @@ impl Default for SendPlace {
             c_term_rx: Default::default(),
             c_drop: Default::default(),
             c_rreq: Default::default(),
+            total_r: Default::default(),
+            msg_end_r: Default::default(),
+            off_r: Default::default(),
+            lsel_r: Default::default(),
+            base_r: Default::default(),
+            avail_r: Default::default(),
+            addr_r: Default::default(),
+            lsel: Default::default(),
+            base: Default::default(),
+            c_ar: Default::default(),
+            c_tr: Default::default(),
+            c_ta: Default::default(),
             gear_on: Default::default(),
             in_en: Default::default(),
             in_fire: Default::default(),
@@ -411,7 +443,7 @@ impl Logic for SendPlace {
             self, clock, state, opcode, ddp_last, qn, msn, mo, inv, len, conn, qpn, w_status,
             w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done,
             e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx, c_drop,
-            c_rreq
+            c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r
         );
 
         // ---- defaults
@@ -493,34 +525,53 @@ impl Logic for SendPlace {
         self.cnt_drop_qp.next = self.c_drop.q.val();
         self.cnt_rreq.next = self.c_rreq.q.val();
 
-        // ---- buffer arithmetic (Decide: the latched WQE)
+        // ---- buffer arithmetic (Decide: the latched WQE), registered
+        // every clock; `Sum` waits one clock after the WQE is latched so
+        // `Decide` sees the sums of the current WQE and segment.
         self.total.next = bit_cast::<34, 32>(self.l0.q.val()) + bit_cast::<34, 32>(self.l1.q.val());
         self.msg_end.next =
             bit_cast::<34, 32>(self.mo.q.val()) + bit_cast::<34, 16>(self.len.q.val());
-        // ---- next piece (Calc): SGE 0 then SGE 1, at most to the SGE's
-        // end and to the next 4 KiB bus boundary.
+        self.total_r.d.next = self.total.val();
+        self.msg_end_r.d.next = self.msg_end.val();
+        // ---- next piece: SGE 0 then SGE 1, at most to the SGE's end and to
+        // the next 4 KiB bus boundary, over three clocks (FPGA timing; each
+        // stage registered every clock from the one before):
+        // CalcA: the SGE holding message octet `m` and the offset in it.
         self.sel1.next = self.m.q.val() >= self.l0.q.val();
+        self.off.next = self.m.q.val();
+        self.lsel.next = self.l0.q.val();
+        self.base.next = self.a0.q.val();
         if self.sel1.val() {
             self.off.next = self.m.q.val() - self.l0.q.val();
-            self.avail.next = self.l1.q.val() - self.off.val();
-            self.addr.next = self.a1.q.val() + bit_cast::<64, 32>(self.off.val());
-        } else {
-            self.off.next = self.m.q.val();
-            self.avail.next = self.l0.q.val() - self.off.val();
-            self.addr.next = self.a0.q.val() + bit_cast::<64, 32>(self.off.val());
+            self.lsel.next = self.l1.q.val();
+            self.base.next = self.a1.q.val();
         }
+        self.off_r.d.next = self.off.val();
+        self.lsel_r.d.next = self.lsel.val();
+        self.base_r.d.next = self.base.val();
+        // CalcB: octets left in that SGE, and the bus address.
+        self.avail_r.d.next = self.lsel_r.q.val() - self.off_r.q.val();
+        self.addr_r.d.next = self.base_r.q.val() + bit_cast::<64, 32>(self.off_r.q.val());
+        self.avail.next = self.avail_r.q.val();
+        self.addr.next = self.addr_r.q.val();
+        // Calc: n = min(r, avail, to4k) with the three compares in parallel.
         self.to4k.next = self.k_4k.val() - bit_cast::<32, 12>(self.addr.val().get_bits::<12>(0));
+        self.c_ar.next = self.avail.val() < self.r.q.val();
+        self.c_tr.next = self.to4k.val() < self.r.q.val();
+        self.c_ta.next = self.to4k.val() < self.avail.val();
         self.n.next = self.r.q.val();
-        if self.avail.val() < self.n.val() {
+        if self.c_ar.val() {
             self.n.next = self.avail.val();
         }
-        if self.to4k.val() < self.n.val() {
+        if (self.c_ar.val() & self.c_ta.val()) | (!self.c_ar.val() & self.c_tr.val()) {
             self.n.next = self.to4k.val();
         }
 
         // ---- realigner: `cnt` octets in `gbuf` from bit 0; input while it
         // holds at most 8; a data beat pops min(8, rest of the piece).
         self.gear_on.next = (self.state.q.val() == SpState::Calc)
+            | (self.state.q.val() == SpState::CalcA)
+            | (self.state.q.val() == SpState::CalcB)
             | (self.state.q.val() == SpState::PHdr)
             | (self.state.q.val() == SpState::PData)
             | (self.state.q.val() == SpState::End);
@@ -628,8 +679,11 @@ impl Logic for SendPlace {
                     if self.rsp_nsge.val() == 2 {
                         self.l1.d.next = self.rsp_sge1_len.val();
                     }
-                    self.state.d.next = SpState::Decide;
+                    self.state.d.next = SpState::Sum;
                 }
+            }
+            SpState::Sum => {
+                self.state.d.next = SpState::Decide;
             }
             SpState::Decide => {
                 self.e_cqe.d.next = false;
@@ -651,15 +705,21 @@ impl Logic for SendPlace {
                     self.e_cause.d.next = self.k_c_wqe.val();
                     self.e_cqe.d.next = true;
                     self.e_status.d.next = self.k_wc_qp_err.val();
-                } else if bit_cast::<34, 32>(self.mo.q.val()) > self.total.val() {
+                } else if bit_cast::<34, 32>(self.mo.q.val()) > self.total_r.q.val() {
                     self.e_cause.d.next = self.k_c_mo.val();
                     self.e_cqe.d.next = true;
-                } else if self.msg_end.val() > self.total.val() {
+                } else if self.msg_end_r.q.val() > self.total_r.q.val() {
                     self.e_cause.d.next = self.k_c_long.val();
                     self.e_cqe.d.next = true;
                 } else {
-                    self.state.d.next = SpState::Calc;
+                    self.state.d.next = SpState::CalcA;
                 }
+            }
+            SpState::CalcA => {
+                self.state.d.next = SpState::CalcB;
+            }
+            SpState::CalcB => {
+                self.state.d.next = SpState::Calc;
             }
             SpState::Calc => {
                 self.paddr.d.next = self.addr.val();
@@ -689,7 +749,7 @@ impl Logic for SendPlace {
                     if self.prem.q.val() <= 8 {
                         self.m.d.next = self.m.q.val() + self.pn.q.val();
                         self.r.d.next = self.r.q.val() - self.pn.q.val();
-                        self.state.d.next = SpState::Calc;
+                        self.state.d.next = SpState::CalcA;
                     }
                 }
             }
