@@ -1152,6 +1152,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] fw_port$cfg_gateway;
     reg  [31:0] fw_port$cfg_mtu;
     reg  [63:0] fw_port$cycles;
+    reg  fw_port$term_valid;
+    reg  [15:0] fw_port$term_cause;
+    reg  [31:0] fw_port$term_conn;
+    reg  [31:0] fw_port$term_qpn;
+    reg  [15:0] fw_port$term_seg_len;
+    reg  [383:0] fw_port$term_hdr;
+    wire  fw_port$term_pop;
     reg  fwc_up_hit$d;
     wire  fwc_up_hit$q;
     reg  fwc_up_hit$clock;
@@ -1662,6 +1669,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  td_valid;
     reg  [5:0] td_qp;
     reg  [2:0] term_src;
+    reg  term_pop_any;
 
     // Sub module instances
     rnic_core$rx_check rx_check(
@@ -2606,7 +2614,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .cfg_netmask(fw_port$cfg_netmask),
         .cfg_gateway(fw_port$cfg_gateway),
         .cfg_mtu(fw_port$cfg_mtu),
-        .cycles(fw_port$cycles)
+        .cycles(fw_port$cycles),
+        .term_valid(fw_port$term_valid),
+        .term_cause(fw_port$term_cause),
+        .term_conn(fw_port$term_conn),
+        .term_qpn(fw_port$term_qpn),
+        .term_seg_len(fw_port$term_seg_len),
+        .term_hdr(fw_port$term_hdr),
+        .term_pop(fw_port$term_pop)
     );
     rnic_core$fwc_up_hit fwc_up_hit(
         .d(fwc_up_hit$d),
@@ -3679,12 +3694,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         rxs_term_sel = term_src == 3'h1;
         rdt_term_sel = term_src == 3'h2;
         term_valid = ddp_rx$term_valid | rx_send$term_valid | rd_track$term_valid | rreq_q$term_valid | read_resp$term_valid | fpdu_buf$mterm_valid;
-        ddp_rx$term_ready = term_pop & ddp_term_sel;
-        rx_send$term_ready = term_pop & rxs_term_sel;
-        rd_track$term_ready = term_pop & rdt_term_sel;
-        rreq_q$term_ready = term_pop & (term_src == 3'h3);
-        read_resp$term_ready = term_pop & (term_src == 3'h4);
-        fpdu_buf$mterm_pop = term_pop & (term_src == 3'h7);
+        term_pop_any = term_pop | fw_port$term_pop;
+        ddp_rx$term_ready = term_pop_any & ddp_term_sel;
+        rx_send$term_ready = term_pop_any & rxs_term_sel;
+        rd_track$term_ready = term_pop_any & rdt_term_sel;
+        rreq_q$term_ready = term_pop_any & (term_src == 3'h3);
+        read_resp$term_ready = term_pop_any & (term_src == 3'h4);
+        fpdu_buf$mterm_pop = term_pop_any & (term_src == 3'h7);
         if (ddp_term_sel) begin
             term_cause = ddp_rx$term_cause;
             term_conn = ddp_rx$term_conn;
@@ -3766,6 +3782,12 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         eq_base = host_regs$eq_base;
         eq_entries = host_regs$eq_entries;
         eq_consumer = host_regs$eq_consumer;
+        fw_port$term_valid = term_valid;
+        fw_port$term_cause = term_cause;
+        fw_port$term_conn = term_conn;
+        fw_port$term_qpn = term_qpn;
+        fw_port$term_seg_len = term_seg_len;
+        fw_port$term_hdr = term_hdr;
         fw_port$mb_busy = host_regs$mb_busy;
         fw_port$mb_opcode = host_regs$mb_opcode;
         fw_port$mb_len = host_regs$mb_len;
@@ -10016,7 +10038,7 @@ module rnic_core$fpdu_buf$wlen(d,q,clock);
 endmodule // rnic_core$fpdu_buf$wlen
 
 
-module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles);
+module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop);
 
     // Module arguments
     input wire  clock;
@@ -10072,6 +10094,13 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     input wire  [31:0] cfg_gateway;
     input wire  [31:0] cfg_mtu;
     input wire  [63:0] cycles;
+    input wire  term_valid;
+    input wire  [15:0] term_cause;
+    input wire  [31:0] term_conn;
+    input wire  [31:0] term_qpn;
+    input wire  [15:0] term_seg_len;
+    input wire  [383:0] term_hdr;
+    output reg  term_pop;
 
     // Constant declarations
     localparam  k_n_conn = 24'h40;
@@ -10501,6 +10530,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
         exc_pop = wr & (fw_addr == 24'h10) & fw_wdata[32'h0];
         exc_rd_word = fw_addr[(32'h2)+:(9)];
         exc_rd_sel = rd & (fw_addr[(32'hb)+:(13)] == 13'h1);
+        term_pop = wr & (fw_addr == 24'h80) & fw_wdata[32'h0];
         mb_fw_addr = fw_addr[(32'h2)+:(8)];
         mb_fw_wdata = fw_wdata;
         mb_fw_write = wr & (fw_addr[(32'ha)+:(14)] == 14'h1);
@@ -10608,6 +10638,56 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
             end
             if (rd_addr$q == 24'h64) begin
                 fw_rdata = cfg_mtu;
+            end
+            if (rd_addr$q == 24'h70) begin
+                fw_rdata = ({{31{1'b0}}, term_valid} << 32'h1f) | {{16{1'b0}}, term_cause};
+            end
+            if (rd_addr$q == 24'h74) begin
+                fw_rdata = term_conn;
+            end
+            if (rd_addr$q == 24'h78) begin
+                fw_rdata = term_qpn;
+            end
+            if (rd_addr$q == 24'h7c) begin
+                fw_rdata = {{16{1'b0}}, term_seg_len};
+            end
+            if (rd_addr$q[(32'h6)+:(18)] == 18'h3) begin
+                if (rd_addr$q[(32'h2)+:(4)] == 0) begin
+                    fw_rdata = term_hdr[(32'h20 * 0)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 1) begin
+                    fw_rdata = term_hdr[(32'h20 * 1)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 2) begin
+                    fw_rdata = term_hdr[(32'h20 * 2)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 3) begin
+                    fw_rdata = term_hdr[(32'h20 * 3)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 4) begin
+                    fw_rdata = term_hdr[(32'h20 * 4)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 5) begin
+                    fw_rdata = term_hdr[(32'h20 * 5)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 6) begin
+                    fw_rdata = term_hdr[(32'h20 * 6)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 7) begin
+                    fw_rdata = term_hdr[(32'h20 * 7)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 8) begin
+                    fw_rdata = term_hdr[(32'h20 * 8)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 9) begin
+                    fw_rdata = term_hdr[(32'h20 * 9)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 10) begin
+                    fw_rdata = term_hdr[(32'h20 * 10)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 11) begin
+                    fw_rdata = term_hdr[(32'h20 * 11)+:(32)];
+                end
             end
             if (rd_addr$q[(32'h6)+:(18)] == 18'h4) begin
                 fw_rdata = tdsh[(32'h0)+:(32)];

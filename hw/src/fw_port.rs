@@ -22,6 +22,10 @@
 //! | 0x03C `EVENT_PUSH` | W 1: push `EVENT_DATA` (ignored while full); R: bit 0 full | `ev_valid`/`ev_data` until `ev_ready` |
 //! | 0x040 `FLUSH_QP` | W: QP number | one-clock `flush_valid`/`flush_qpn` |
 //! | 0x050..0x064 `CFG_*` | R | BAR0's MAC low/high, IPv4, netmask, gateway, MTU |
+//! | 0x070 `TERM_STATUS` | R | `valid << 31 \| cause` of the Terminate request shown on `term_*` (`TerminateCause::to_bits`) |
+//! | 0x074/0x078/0x07C `TERM_CONN`/`TERM_QPN`/`TERM_SEG_LEN` | R | its connection, QP, echoed DDP segment length (0: nothing echoed) |
+//! | 0x080 `TERM_POP` | W 1 | `term_pop` (same clock): the next request shows |
+//! | 0x0C0..0x0EF `TERM_HDR` | R | the echo: the erroneous segment's first 48 octets (DDP header, then a Read Request's RDMAP header), octet i in byte i % 4 of word i / 4 |
 //! | 0x100..0x13F `TABLE_DATA` | RW | the staging entry (writes ignored while busy) |
 //! | 0x140..0x17F `EVENT_DATA` | W | the event staging entry (writes ignored while full); reads 0 |
 //! | 0x400..0x7FF `MBOX_DATA` | RW | the mailbox data RAM in `host_regs` (writes only while a command waits) |
@@ -117,6 +121,15 @@ pub struct FwPort {
     pub cfg_gateway: Signal<In, Bits<32>>,
     pub cfg_mtu: Signal<In, Bits<32>>,
     pub cycles: Signal<In, Bits<64>>,
+    // Terminate requests (the core's `term_*`; docs/rtl.md "Terminate
+    // transmit through the firmware port")
+    pub term_valid: Signal<In, Bit>,
+    pub term_cause: Signal<In, Bits<16>>,
+    pub term_conn: Signal<In, Bits<32>>,
+    pub term_qpn: Signal<In, Bits<32>>,
+    pub term_seg_len: Signal<In, Bits<16>>,
+    pub term_hdr: Signal<In, Bits<384>>,
+    pub term_pop: Signal<Out, Bit>,
     k_n_conn: Constant<Bits<24>>,
     k_n_qp: Constant<Bits<24>>,
     k_n_cq: Constant<Bits<24>>,
@@ -219,6 +232,13 @@ impl FwPort {
             cfg_gateway: Default::default(),
             cfg_mtu: Default::default(),
             cycles: Default::default(),
+            term_valid: Default::default(),
+            term_cause: Default::default(),
+            term_conn: Default::default(),
+            term_qpn: Default::default(),
+            term_seg_len: Default::default(),
+            term_hdr: Default::default(),
+            term_pop: Default::default(),
             k_n_conn: k24(p.n_conn),
             k_n_qp: k24(p.n_qp),
             k_n_cq: k24(p.n_cq),
@@ -409,6 +429,10 @@ impl Logic for FwPort {
         self.exc_rd_word.next = self.fw_addr.val().get_bits::<9>(2);
         self.exc_rd_sel.next = self.rd.val() & (self.fw_addr.val().get_bits::<13>(11) == 1);
 
+        // ---- Terminate requests: TERM_POP 0x080
+        self.term_pop.next =
+            self.wr.val() & (self.fw_addr.val() == 0x080) & self.fw_wdata.val().get_bit(0);
+
         // ---- mailbox: MBOX_DATA 0x400..0x7FF, MBOX_LEN 0x034, MBOX_DONE 0x038
         self.mb_fw_addr.next = self.fw_addr.val().get_bits::<8>(2);
         self.mb_fw_wdata.next = self.fw_wdata.val();
@@ -544,6 +568,27 @@ impl Logic for FwPort {
             if self.rd_addr.q.val() == 0x064 {
                 self.fw_rdata.next = self.cfg_mtu.val();
             }
+            if self.rd_addr.q.val() == 0x070 {
+                self.fw_rdata.next = (bit_cast::<32, 1>(self.term_valid.val().into()) << 31)
+                    | bit_cast::<32, 16>(self.term_cause.val());
+            }
+            if self.rd_addr.q.val() == 0x074 {
+                self.fw_rdata.next = self.term_conn.val();
+            }
+            if self.rd_addr.q.val() == 0x078 {
+                self.fw_rdata.next = self.term_qpn.val();
+            }
+            if self.rd_addr.q.val() == 0x07C {
+                self.fw_rdata.next = bit_cast::<32, 16>(self.term_seg_len.val());
+            }
+            // TERM_HDR 0x0C0..0x0EF: 12 words of the echo
+            if self.rd_addr.q.val().get_bits::<18>(6) == 3 {
+                for i in 0..12 {
+                    if self.rd_addr.q.val().get_bits::<4>(2).index() == i {
+                        self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(32 * i);
+                    }
+                }
+            }
             if self.rd_addr.q.val().get_bits::<18>(6) == 4 {
                 self.fw_rdata.next = self.tdsh.val().get_bits::<32>(0);
             }
@@ -621,6 +666,12 @@ mod tests {
             u.cfg_gateway.connect();
             u.cfg_mtu.connect();
             u.cycles.connect();
+            u.term_valid.connect();
+            u.term_cause.connect();
+            u.term_conn.connect();
+            u.term_qpn.connect();
+            u.term_seg_len.connect();
+            u.term_hdr.connect();
             u.connect_all();
             u.reset.next = true;
             tick!(u);
@@ -959,5 +1010,71 @@ mod tests {
         ] {
             assert_eq!(t.read(a), 0, "{a:#x}");
         }
+    }
+
+    /// Terminate requests: the head's fields and its 48-octet echo read
+    /// through `TERM_*`, `TERM_POP` pops it in the same clock (and only a
+    /// write of 1 there does). Reference: the cause bits of
+    /// `rnic_wire::terminate` and the octets of a DDP header emitted by
+    /// `rnic_wire::ddp`.
+    #[test]
+    fn terminate_requests() {
+        use rnic_wire::ddp::DdpRepr;
+        use rnic_wire::terminate::{TaggedBufferError, TerminateCause};
+        let mut t = Tb::new();
+        assert_eq!(t.read(port::TERM_STATUS), 0, "nothing to send");
+        let cause = TerminateCause::from(TaggedBufferError::InvalidStag).to_bits();
+        let ddp = DdpRepr::Untagged {
+            last: true,
+            rsvd_ulp: 0x41,
+            rsvd_ulp_ext: 0,
+            qn: 0,
+            msn: 0x0102_0304,
+            mo: 0x0A0B_0C0D,
+        };
+        let mut echo = [0u8; port::TERM_HDR_LEN];
+        ddp.emit(&mut echo).unwrap();
+        for (i, b) in echo.iter_mut().enumerate().skip(18) {
+            *b = 0x80 | i as u8;
+        }
+        let mut hdr = Bits::<384>::default();
+        for (i, b) in echo.iter().enumerate() {
+            hdr = hdr | (bit_cast::<384, 8>((*b as u64).into()) << (8 * i as u64));
+        }
+        t.0.term_valid.next = true;
+        t.0.term_cause.next = (cause as u64).into();
+        t.0.term_conn.next = 7.into();
+        t.0.term_qpn.next = 0x21.into();
+        t.0.term_seg_len.next = 274.into();
+        t.0.term_hdr.next = hdr;
+        assert_eq!(t.read(port::TERM_STATUS), 1 << 31 | cause as u32);
+        assert_eq!(t.read(port::TERM_CONN), 7);
+        assert_eq!(t.read(port::TERM_QPN), 0x21);
+        assert_eq!(t.read(port::TERM_SEG_LEN), 274);
+        let got: Vec<u8> = (0..12)
+            .flat_map(|w| t.read(port::TERM_HDR + 4 * w).to_le_bytes())
+            .collect();
+        assert_eq!(got, echo);
+        // only a write of 1 to TERM_POP pops, in the clock of the write
+        for (addr, v) in [
+            (port::TERM_POP, 0),
+            (port::TERM_STATUS, 1),
+            (port::EXC_POP, 1),
+        ] {
+            t.set(addr, v, true);
+            t.settle();
+            assert!(!t.0.term_pop.val(), "{addr:#x} {v}");
+            tick!(t.0);
+            t.idle();
+        }
+        t.set(port::TERM_POP, 1, true);
+        t.settle();
+        assert!(t.0.term_pop.val());
+        tick!(t.0);
+        t.idle();
+        t.settle();
+        assert!(!t.0.term_pop.val());
+        t.0.term_valid.next = false;
+        assert_eq!(t.read(port::TERM_STATUS) >> 31, 0);
     }
 }
