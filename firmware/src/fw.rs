@@ -367,6 +367,9 @@ impl<
             };
             self.on_terminate_request(&t);
         }
+        if let Some(t) = self.hal.pop_terminate_rx() {
+            self.on_terminate_rx(&t);
+        }
         self.poll_mailbox();
         self.timers();
     }
@@ -1151,6 +1154,31 @@ impl<
             self.post(ev);
         }
         self.send_terminate(i, &terminate_repr(t), now);
+    }
+
+    /// The peer's Terminate arrived (the device stopped the QP): the QP
+    /// goes to Terminate, the host gets QpError with the peer's cause, and
+    /// the stream is closed without a Terminate of ours (RFC 5040 §5.3: a
+    /// Terminate is never answered with one).
+    pub fn on_terminate_rx(&mut self, t: &crate::hal::TermRx) {
+        let i = t.conn as usize;
+        let Some(c) = self.conns.get(i).and_then(|c| c.as_ref()) else {
+            return;
+        };
+        if c.phase != Phase::Rdma {
+            return;
+        }
+        let now = self.hal.now_us();
+        if let Some(qpn) = c.qpn {
+            self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
+            let mut ev = event(EventKind::QpError, qpn);
+            ev.status = t.cause as u32;
+            self.post(ev);
+        }
+        self.take_back(i);
+        if let Some((c, mut tx)) = self.sink(i) {
+            c.tcb.close(now, &mut tx);
+        }
     }
 
     /// Takes connection `i` back from the fast path, sends `term` at the
