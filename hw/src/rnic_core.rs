@@ -2177,6 +2177,11 @@ impl Logic for RnicCore {
         self.rxs_eq_prod.next = self.rx_send.eq_prod.val();
         // incoming Terminates and QP errors: observed (no consumer yet)
         self.rx_send.rterm_ready.next = true;
+        // and latched for the firmware (RTERM_* registers)
+        self.fw_port.rterm_valid.next = self.rx_send.rterm_valid.val();
+        self.fw_port.rterm_conn.next = self.rx_send.rterm_conn.val();
+        self.fw_port.rterm_qpn.next = self.rx_send.rterm_qpn.val();
+        self.fw_port.rterm_data.next = self.rx_send.rterm_data.val().get_bits::<16>(0);
         self.rterm_valid.next = self.rx_send.rterm_valid.val();
         self.rterm_conn.next = self.rx_send.rterm_conn.val();
         self.rterm_qpn.next = self.rx_send.rterm_qpn.val();

@@ -279,8 +279,10 @@ impl S<'_> {
     }
 
     /// After B's Terminate: B's host has a QpError event with `cause`,
-    /// A's core counted the incoming Terminate, B's firmware connection
-    /// left RDMA mode, and a good Write and Send from A place nothing at B.
+    /// A's core counted the incoming Terminate and A's firmware took it
+    /// (QpError with the same cause for A's host), both firmware
+    /// connections left RDMA mode, and a good Write and Send from A place
+    /// nothing at B.
     fn after_terminate(&self, cause: TerminateCause) {
         {
             let w = self.world.borrow();
@@ -323,6 +325,30 @@ impl S<'_> {
             (evs[0].handle, evs[0].status),
             (self.qp_b.qpn(), cause.to_bits() as u32)
         );
+        // A's firmware took the incoming Terminate (RTERM_*): QpError with
+        // B's cause for A's host, and A's connection left RDMA mode
+        let evs: Vec<Event> = self.world.borrow().nodes[0]
+            .hw
+            .borrow()
+            .events
+            .iter()
+            .map(|e| Event::parse(e).unwrap())
+            .filter(|e| e.kind == EventKind::QpError)
+            .collect();
+        assert_eq!(evs.len(), 1, "A: {evs:?}");
+        assert_eq!(
+            (evs[0].handle, evs[0].status),
+            (self.qp_a.qpn(), cause.to_bits() as u32)
+        );
+        let w = self.world.borrow();
+        let rdma_a = (0..64).any(|i| {
+            w.nodes[0]
+                .fw
+                .conn(i)
+                .is_some_and(|c| c.phase == rnic_fw::fw::Phase::Rdma)
+        });
+        assert!(!rdma_a, "A's connection left RDMA mode");
+        drop(w);
         let placed = self.world.borrow().nodes[1].hw.borrow().placed.len();
         self.source(0, 128);
         let sges = [self.mr_a.sge(0, 128).unwrap()];
