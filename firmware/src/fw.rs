@@ -33,6 +33,9 @@ use crate::mpa::{self, Agreement, Assembler, MpaError, Offer};
 use crate::qp::{QpEvent, QpTable};
 use crate::resources::Resources;
 use crate::tcp::{Backlog, Params, Pending, SegSink, Tcb, TcpEvent, TcpState, Tuple};
+use crate::terminate::{
+    terminate_fpdu, terminate_repr, LOCAL_CATASTROPHIC_CODE, TERMINATE_FPDU_MAX,
+};
 use crate::{Micros, MS};
 use rnic_wire::abi::context::{
     ConnContext, ConnMode, ExceptionReason, QP_FLAG_RTR_RX, QP_FLAG_RTR_TX,
@@ -42,41 +45,6 @@ use rnic_wire::net::{TcpControl, TcpRepr};
 
 /// Send buffer of a connection: the largest MPA Request/Reply.
 pub const TXBUF: usize = mpa::MAX_FRAME;
-/// Room for our Terminate FPDU: MPA length, untagged DDP header, Terminate
-/// control, pad, CRC, and the markers that can fall in it.
-const TERMINATE_FPDU_MAX: usize = 64;
-
-/// Builds the FPDU of a host-requested Terminate (no echoed headers; QN 2,
-/// MSN 1: the only message ever sent on that queue, RFC 5040 §5.1) at
-/// stream position `seq`, with the connection's transmit CRC and markers
-/// (RFC 5044 §4.3, §4.4). Returns its wire length.
-fn terminate_fpdu(ctx: &ConnContext, seq: u32, out: &mut [u8]) -> rnic_wire::Result<usize> {
-    use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_TX};
-    use rnic_wire::mpa::{emit_fpdu_with_markers, Fpdu, FpduRepr};
-    use rnic_wire::rdmap::RdmapRepr;
-    use rnic_wire::terminate::{RdmapError, TerminateCause, TerminateRepr};
-    let term = RdmapRepr::Terminate {
-        msn: 1,
-        terminate: TerminateRepr {
-            cause: TerminateCause::Rdmap(RdmapError::LocalCatastrophic { code: 0xFF }),
-            ddp: None,
-            rdma: None,
-        },
-    };
-    let mut ulpdu = [0u8; TERMINATE_FPDU_MAX];
-    let n = term.emit(&mut ulpdu)?;
-    let crc = ctx.mpa_flags & MPA_CRC_TX != 0;
-    if ctx.mpa_flags & MPA_MARKERS_TX != 0 {
-        emit_fpdu_with_markers(&ulpdu[..n], crc, ctx.tx_marker_ref, seq, out)
-    } else {
-        let repr = FpduRepr { ulpdu: &ulpdu[..n] };
-        let len = repr.buffer_len();
-        let buf = out.get_mut(..len).ok_or(rnic_wire::Error::BufferTooSmall)?;
-        repr.emit(&mut Fpdu::new_unchecked(buf), crc)?;
-        Ok(len)
-    }
-}
-
 /// First ephemeral port.
 pub const EPHEMERAL_FIRST: u16 = 49152;
 
@@ -382,7 +350,8 @@ impl<
         (i < C && self.gens[i] as u32 == conn_id >> 16 && self.conns[i].is_some()).then_some(i)
     }
 
-    /// One pass of the main loop: exceptions, one mailbox command, timers.
+    /// One pass of the main loop: exceptions, the device's Terminate
+    /// requests, one mailbox command, timers.
     pub fn poll(&mut self) {
         let mut buf = [0u8; frame::MAX_FRAME];
         for _ in 0..32 {
@@ -391,6 +360,15 @@ impl<
             };
             let n = exc.len.min(buf.len());
             self.on_exception(exc.reason, exc.conn, &buf[..n]);
+        }
+        for _ in 0..8 {
+            let Some(t) = self.hal.pop_terminate() else {
+                break;
+            };
+            self.on_terminate_request(&t);
+        }
+        if let Some(t) = self.hal.pop_terminate_rx() {
+            self.on_terminate_rx(&t);
         }
         self.poll_mailbox();
         self.timers();
@@ -1144,20 +1122,82 @@ impl<
     /// The device received a Terminate on connection `i` (exception
     /// `TerminateRx`, frame = the Terminate message's first octets, its
     /// Terminate Control first, RFC 5040 §7.1; the device has stopped the
-    /// QP's receive side). The QP goes to Terminate (its send side stops),
-    /// the host gets QpError with the cause (`abi::cqe::encode_term_cause`,
-    /// 0 if the control is unreadable) and the stream is closed: RFC 5040
-    /// §5.3, after a Terminate nothing more is sent on the stream; Error
-    /// follows when it is closed.
-    fn terminate_rx(&mut self, i: usize, f: &[u8], now: Micros) {
+    /// QP's receive side). The cause is 0 if the control is unreadable.
+    fn terminate_rx(&mut self, i: usize, f: &[u8], _now: Micros) {
         use rnic_wire::terminate::{TerminateHeader, TERMINATE_CONTROL_LEN};
-        let Some(qpn) = self.conns[i].as_ref().map(|c| c.qpn) else {
-            return;
-        };
         let cause = (f.len() >= TERMINATE_CONTROL_LEN)
             .then(|| TerminateHeader::new_unchecked(f).cause().ok())
             .flatten();
+        self.peer_terminated(i, cause);
+    }
+
+    /// A Terminate request of the device (its RX path found an error and
+    /// stopped the QP): the Terminate goes to the peer as the last message
+    /// on the stream (RFC 5040 §5.3, §6.1), after everything the fast path
+    /// sent (at its SND.NXT), with the connection's CRC and markers; then
+    /// the stream is closed, the QP goes to Terminate (Error once closed)
+    /// and the host gets a QpError event with the cause as its status. A
+    /// request for a connection not in RDMA mode (already terminating or
+    /// closing, or gone) is dropped: only one Terminate per stream.
+    pub fn on_terminate_request(&mut self, t: &crate::hal::TermRequest) {
+        let i = t.conn as usize;
+        let Some(c) = self.conns.get(i).and_then(|c| c.as_ref()) else {
+            log!(warn, "Terminate request for unknown connection {}", t.conn);
+            return;
+        };
+        if c.phase != Phase::Rdma {
+            log!(
+                info,
+                "Terminate request on connection {} dropped: not in RDMA mode",
+                i
+            );
+            return;
+        }
+        let qpn = c.qpn;
+        if qpn != Some(t.qpn) {
+            log!(
+                warn,
+                "Terminate request: QP {} is not connection {}'s",
+                t.qpn,
+                i
+            );
+        }
+        let now = self.hal.now_us();
         if let Some(qpn) = qpn {
+            self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
+            let mut ev = event(EventKind::QpError, qpn);
+            ev.status = rnic_wire::abi::cqe::encode_term_cause(
+                rnic_wire::terminate::TerminateCause::from_bits(t.cause).ok(),
+            );
+            self.post(ev);
+        }
+        self.send_terminate(i, &terminate_repr(t), now);
+    }
+
+    /// The peer's Terminate as latched by the device (`RTERM_*`). The same
+    /// Terminate also comes through the exception queue (`terminate_rx`,
+    /// which loses none); whichever the firmware sees first acts, the other
+    /// finds the stream out of RDMA mode and does nothing.
+    pub fn on_terminate_rx(&mut self, t: &crate::hal::TermRx) {
+        let cause = rnic_wire::terminate::TerminateCause::from_bits(t.cause).ok();
+        self.peer_terminated(t.conn as usize, cause);
+    }
+
+    /// The peer's Terminate arrived (the device stopped the QP): the QP
+    /// goes to Terminate (its send side stops), the host gets QpError with
+    /// the peer's cause (`abi::cqe::encode_term_cause`), and the stream is
+    /// closed without a Terminate of ours (RFC 5040 §5.3: after a Terminate
+    /// nothing more is sent, and a Terminate is never answered with one);
+    /// Error follows when the stream is closed.
+    fn peer_terminated(&mut self, i: usize, cause: Option<rnic_wire::terminate::TerminateCause>) {
+        let Some(c) = self.conns.get(i).and_then(|c| c.as_ref()) else {
+            return;
+        };
+        if c.phase != Phase::Rdma {
+            return;
+        }
+        let now = self.hal.now_us();
+        if let Some(qpn) = c.qpn {
             self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
             let mut ev = event(EventKind::QpError, qpn);
             ev.status = rnic_wire::abi::cqe::encode_term_cause(cause);
@@ -1167,6 +1207,29 @@ impl<
         if let Some((c, mut tx)) = self.sink(i) {
             c.tcb.close(now, &mut tx);
         }
+    }
+
+    /// Takes connection `i` back from the fast path, sends `term` at the
+    /// device's SND.NXT and closes the stream.
+    fn send_terminate(
+        &mut self,
+        i: usize,
+        term: &rnic_wire::terminate::TerminateRepr,
+        now: Micros,
+    ) {
+        let ctx = self.hal.read_conn(i as u32).ok();
+        self.take_back(i);
+        let Some((c, mut tx)) = self.sink(i) else {
+            return;
+        };
+        if let Some(ctx) = ctx {
+            let mut fpdu = [0u8; TERMINATE_FPDU_MAX];
+            if let Ok(n) = terminate_fpdu(&ctx, c.tcb.write_seq(), term, &mut fpdu) {
+                c.tcb.write(&fpdu[..n], now, &mut tx);
+            }
+        }
+        c.tcb.close(now, &mut tx);
+        c.phase = Phase::Closing;
     }
 
     /// The host moved an RTS QP to Terminate (Modify QP): the QP stops, a
@@ -1190,19 +1253,11 @@ impl<
         if let Some(qpn) = qpn {
             self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
         }
-        let ctx = self.hal.read_conn(i as u32).ok();
-        self.take_back(i);
-        let Some((c, mut tx)) = self.sink(i) else {
-            return;
-        };
-        if let Some(ctx) = ctx {
-            let mut fpdu = [0u8; TERMINATE_FPDU_MAX];
-            if let Ok(n) = terminate_fpdu(&ctx, c.tcb.write_seq(), &mut fpdu) {
-                c.tcb.write(&fpdu[..n], now, &mut tx);
-            }
-        }
-        c.tcb.close(now, &mut tx);
-        c.phase = Phase::Closing;
+        use rnic_wire::terminate::{RdmapError, TerminateCause, TerminateRepr};
+        let term = TerminateRepr::new(TerminateCause::Rdmap(RdmapError::LocalCatastrophic {
+            code: LOCAL_CATASTROPHIC_CODE,
+        }));
+        self.send_terminate(i, &term, now);
     }
 
     /// Starts a graceful (`abortive == false`) or abortive close of QP `qpn`'s connection.

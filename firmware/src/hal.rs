@@ -14,10 +14,14 @@
 //! * [`Hal::inject_rx`] feeds a frame into the receive pipeline after the
 //!   exception split, as if it had just arrived; the firmware uses it to hand
 //!   the fast path the FPDUs that came in the same segment as the MPA
-//!   Request or Reply (see [`crate::mpa`]).
+//!   Request or Reply (see [`crate::mpa`]);
+//! * [`Hal::pop_terminate`] hands over the Terminate requests the device
+//!   built: by then the device has stopped the QP and places nothing more
+//!   for it; sending the Terminate is the firmware's job
+//!   ([`crate::terminate`]).
 
 use rnic_wire::abi::context::{
-    ConnContext, CqContext, ExceptionReason, QpContext, TableId, MAX_ENTRY_SIZE,
+    port, ConnContext, CqContext, ExceptionReason, QpContext, TableId, MAX_ENTRY_SIZE,
 };
 use rnic_wire::abi::mailbox::{Event, MboxStatus};
 
@@ -71,6 +75,39 @@ pub struct Exception {
     pub len: usize,
 }
 
+/// A Terminate request from the device (`port::TERM_*`): the RX path found
+/// a DDP/RDMAP/MPA error on a connection in RDMA mode, stopped the QP and
+/// recorded what the Terminate must say (RFC 5040 §4.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermRequest {
+    /// Layer, error type and code (`rnic_wire::terminate::TerminateCause::to_bits`).
+    pub cause: u16,
+    /// The connection context index.
+    pub conn: u32,
+    /// The QP.
+    pub qpn: u32,
+    /// The erroneous DDP segment's length (DDP header included); 0 when
+    /// there is nothing to echo (an LLP error).
+    pub seg_len: u16,
+    /// The segment's first octets: its DDP header, then (for an RDMA Read
+    /// Request) the RDMAP header; zero for an LLP error.
+    pub hdr: [u8; port::TERM_HDR_LEN],
+}
+
+/// An incoming Terminate the device took (`port::RTERM_*`): it stopped
+/// the QP; the firmware ends the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermRx {
+    /// The connection context index.
+    pub conn: u32,
+    /// The QP.
+    pub qpn: u32,
+    /// The peer's cause (Terminate Control's first 16 bits).
+    pub cause: u16,
+    /// Another incoming Terminate was lost while this one waited.
+    pub lost: bool,
+}
+
 /// Why a device access failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HalError {
@@ -110,6 +147,17 @@ pub trait Hal {
     /// Asks the device to complete every outstanding WR of `qpn` with
     /// `WrFlushError`.
     fn flush_qp(&mut self, qpn: u32) -> Result<(), HalError>;
+    /// Takes the head of the device's Terminate request queue (`TERM_*`
+    /// registers, then `TERM_POP`). The default is for a device without
+    /// one: nothing, ever.
+    fn pop_terminate(&mut self) -> Option<TermRequest> {
+        None
+    }
+    /// Takes the incoming Terminate the device latched (`RTERM_*`, then
+    /// `RTERM_POP`). The default is for a device without the latch.
+    fn pop_terminate_rx(&mut self) -> Option<TermRx> {
+        None
+    }
 }
 
 /// Typed table access over any [`Hal`].

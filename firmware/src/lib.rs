@@ -31,9 +31,10 @@ pub mod qp;
 pub mod resources;
 pub mod route;
 pub mod tcp;
+pub mod terminate;
 
 pub use fw::{Config, Firmware};
-pub use hal::{Exception, Hal, HalError, IfConfig};
+pub use hal::{Exception, Hal, HalError, IfConfig, TermRequest, TermRx};
 
 /// Time in microseconds (from [`Hal::now_us`]).
 pub type Micros = u64;

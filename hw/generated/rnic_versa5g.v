@@ -7654,6 +7654,17 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] fw_port$cfg_gateway;
     reg  [31:0] fw_port$cfg_mtu;
     reg  [63:0] fw_port$cycles;
+    reg  fw_port$term_valid;
+    reg  [15:0] fw_port$term_cause;
+    reg  [31:0] fw_port$term_conn;
+    reg  [31:0] fw_port$term_qpn;
+    reg  [15:0] fw_port$term_seg_len;
+    reg  [383:0] fw_port$term_hdr;
+    wire  fw_port$term_pop;
+    reg  fw_port$rterm_valid;
+    reg  [31:0] fw_port$rterm_conn;
+    reg  [31:0] fw_port$rterm_qpn;
+    reg  [15:0] fw_port$rterm_data;
     reg  fwc_up_hit$d;
     wire  fwc_up_hit$q;
     reg  fwc_up_hit$clock;
@@ -8187,6 +8198,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  td_valid;
     reg  [5:0] td_qp;
     reg  [2:0] term_src;
+    reg  term_pop_any;
 
     // Sub module instances
     rnic_versa5g$core$rx_check rx_check(
@@ -9166,7 +9178,18 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cfg_netmask(fw_port$cfg_netmask),
         .cfg_gateway(fw_port$cfg_gateway),
         .cfg_mtu(fw_port$cfg_mtu),
-        .cycles(fw_port$cycles)
+        .cycles(fw_port$cycles),
+        .term_valid(fw_port$term_valid),
+        .term_cause(fw_port$term_cause),
+        .term_conn(fw_port$term_conn),
+        .term_qpn(fw_port$term_qpn),
+        .term_seg_len(fw_port$term_seg_len),
+        .term_hdr(fw_port$term_hdr),
+        .term_pop(fw_port$term_pop),
+        .rterm_valid(fw_port$rterm_valid),
+        .rterm_conn(fw_port$rterm_conn),
+        .rterm_qpn(fw_port$rterm_qpn),
+        .rterm_data(fw_port$rterm_data)
     );
     rnic_versa5g$core$fwc_up_hit fwc_up_hit(
         .d(fwc_up_hit$d),
@@ -10283,12 +10306,13 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rxs_term_sel = term_src == 3'h1;
         rdt_term_sel = term_src == 3'h2;
         term_valid = ddp_rx$term_valid | rx_send$term_valid | rd_track$term_valid | rreq_q$term_valid | read_resp$term_valid | fpdu_buf$mterm_valid;
-        ddp_rx$term_ready = term_pop & ddp_term_sel;
-        rx_send$term_ready = term_pop & rxs_term_sel;
-        rd_track$term_ready = term_pop & rdt_term_sel;
-        rreq_q$term_ready = term_pop & (term_src == 3'h3);
-        read_resp$term_ready = term_pop & (term_src == 3'h4);
-        fpdu_buf$mterm_pop = term_pop & (term_src == 3'h7);
+        term_pop_any = term_pop | fw_port$term_pop;
+        ddp_rx$term_ready = term_pop_any & ddp_term_sel;
+        rx_send$term_ready = term_pop_any & rxs_term_sel;
+        rd_track$term_ready = term_pop_any & rdt_term_sel;
+        rreq_q$term_ready = term_pop_any & (term_src == 3'h3);
+        read_resp$term_ready = term_pop_any & (term_src == 3'h4);
+        fpdu_buf$mterm_pop = term_pop_any & (term_src == 3'h7);
         if (ddp_term_sel) begin
             term_cause = ddp_rx$term_cause;
             term_conn = ddp_rx$term_conn;
@@ -10370,6 +10394,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         eq_base = host_regs$eq_base;
         eq_entries = host_regs$eq_entries;
         eq_consumer = host_regs$eq_consumer;
+        fw_port$term_valid = term_valid;
+        fw_port$term_cause = term_cause;
+        fw_port$term_conn = term_conn;
+        fw_port$term_qpn = term_qpn;
+        fw_port$term_seg_len = term_seg_len;
+        fw_port$term_hdr = term_hdr;
         fw_port$mb_busy = host_regs$mb_busy;
         fw_port$mb_opcode = host_regs$mb_opcode;
         fw_port$mb_len = host_regs$mb_len;
@@ -10958,6 +10988,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         exc_arb$rt_data = rx_send$rterm_data;
         rx_send$rterm_ready = exc_arb$rt_ready;
         rterm_valid = rx_send$rterm_valid & exc_arb$rt_ready;
+        fw_port$rterm_valid = rx_send$rterm_valid & exc_arb$rt_ready;
+        fw_port$rterm_conn = rx_send$rterm_conn;
+        fw_port$rterm_qpn = rx_send$rterm_qpn;
+        fw_port$rterm_data = rx_send$rterm_data[(32'h0)+:(16)];
         rterm_conn = rx_send$rterm_conn;
         rterm_qpn = rx_send$rterm_qpn;
         rterm_len = rx_send$rterm_len;
@@ -17372,7 +17406,7 @@ module rnic_versa5g$core$fpdu_buf$wlen(d,q,clock);
 endmodule // rnic_versa5g$core$fpdu_buf$wlen
 
 
-module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles);
+module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,rterm_valid,rterm_conn,rterm_qpn,rterm_data);
 
     // Module arguments
     input wire  clock;
@@ -17428,6 +17462,17 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     input wire  [31:0] cfg_gateway;
     input wire  [31:0] cfg_mtu;
     input wire  [63:0] cycles;
+    input wire  term_valid;
+    input wire  [15:0] term_cause;
+    input wire  [31:0] term_conn;
+    input wire  [31:0] term_qpn;
+    input wire  [15:0] term_seg_len;
+    input wire  [383:0] term_hdr;
+    output reg  term_pop;
+    input wire  rterm_valid;
+    input wire  [31:0] rterm_conn;
+    input wire  [31:0] rterm_qpn;
+    input wire  [15:0] rterm_data;
 
     // Constant declarations
     localparam  k_n_conn = 24'h40;
@@ -17439,6 +17484,21 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     localparam  ones32 = 32'hffffffff;
 
     // Stub signals
+    reg  rt_v$d;
+    wire  rt_v$q;
+    reg  rt_v$clock;
+    reg  rt_lost$d;
+    wire  rt_lost$q;
+    reg  rt_lost$clock;
+    reg  [31:0] rt_conn$d;
+    wire  [31:0] rt_conn$q;
+    reg  rt_conn$clock;
+    reg  [31:0] rt_qpn$d;
+    wire  [31:0] rt_qpn$q;
+    reg  rt_qpn$clock;
+    reg  [15:0] rt_cause$d;
+    wire  [15:0] rt_cause$q;
+    reg  rt_cause$clock;
     reg  [31:0] tsel$d;
     wire  [31:0] tsel$q;
     reg  tsel$clock;
@@ -17513,6 +17573,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  cyc_hi$clock;
 
     // Local signals
+    reg  rt_pop;
     reg  wr;
     reg  rd;
     reg  [7:0] tbl;
@@ -17530,6 +17591,31 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     /* verilator lint_on UNUSEDSIGNAL */
 
     // Sub module instances
+    rnic_versa5g$core$fw_port$rt_v rt_v(
+        .d(rt_v$d),
+        .q(rt_v$q),
+        .clock(rt_v$clock)
+    );
+    rnic_versa5g$core$fw_port$rt_lost rt_lost(
+        .d(rt_lost$d),
+        .q(rt_lost$q),
+        .clock(rt_lost$clock)
+    );
+    rnic_versa5g$core$fw_port$rt_conn rt_conn(
+        .d(rt_conn$d),
+        .q(rt_conn$q),
+        .clock(rt_conn$clock)
+    );
+    rnic_versa5g$core$fw_port$rt_qpn rt_qpn(
+        .d(rt_qpn$d),
+        .q(rt_qpn$q),
+        .clock(rt_qpn$clock)
+    );
+    rnic_versa5g$core$fw_port$rt_cause rt_cause(
+        .d(rt_cause$d),
+        .q(rt_cause$q),
+        .clock(rt_cause$clock)
+    );
     rnic_versa5g$core$fw_port$tsel tsel(
         .d(tsel$d),
         .q(tsel$q),
@@ -17662,6 +17748,11 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         rd_pend$clock = clock;
         rd_addr$clock = clock;
         cyc_hi$clock = clock;
+        rt_v$clock = clock;
+        rt_lost$clock = clock;
+        rt_conn$clock = clock;
+        rt_qpn$clock = clock;
+        rt_cause$clock = clock;
         tsel$d = tsel$q;
         stage$d = stage$q;
         tstate$d = tstate$q;
@@ -17679,6 +17770,11 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         rd_pend$d = rd_pend$q;
         rd_addr$d = rd_addr$q;
         cyc_hi$d = cyc_hi$q;
+        rt_v$d = rt_v$q;
+        rt_lost$d = rt_lost$q;
+        rt_conn$d = rt_conn$q;
+        rt_qpn$d = rt_qpn$q;
+        rt_cause$d = rt_cause$q;
         shadow$read_clock = clock;
         shadow$write_clock = clock;
         tx_lo$read_clock = clock;
@@ -17857,6 +17953,23 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         exc_pop = wr & (fw_addr == 24'h10) & fw_wdata[32'h0];
         exc_rd_word = fw_addr[(32'h2)+:(9)];
         exc_rd_sel = rd & (fw_addr[(32'hb)+:(13)] == 13'h1);
+        term_pop = wr & (fw_addr == 24'h80) & fw_wdata[32'h0];
+        rt_pop = wr & (fw_addr == 24'h90) & fw_wdata[32'h0];
+        if (rt_pop) begin
+            rt_v$d = 1'b0;
+            rt_lost$d = 1'b0;
+        end
+        if (rterm_valid) begin
+            if (rt_v$q & ~rt_pop) begin
+                rt_lost$d = 1'b1;
+            end
+            else begin
+                rt_v$d = 1'b1;
+                rt_conn$d = rterm_conn;
+                rt_qpn$d = rterm_qpn;
+                rt_cause$d = ({{8{1'b0}}, rterm_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, rterm_data[(32'h8)+:(8)]};
+            end
+        end
         mb_fw_addr = fw_addr[(32'h2)+:(8)];
         mb_fw_wdata = fw_wdata;
         mb_fw_write = wr & (fw_addr[(32'ha)+:(14)] == 14'h1);
@@ -17965,6 +18078,65 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             if (rd_addr$q == 24'h64) begin
                 fw_rdata = cfg_mtu;
             end
+            if (rd_addr$q == 24'h70) begin
+                fw_rdata = ({{31{1'b0}}, term_valid} << 32'h1f) | {{16{1'b0}}, term_cause};
+            end
+            if (rd_addr$q == 24'h74) begin
+                fw_rdata = term_conn;
+            end
+            if (rd_addr$q == 24'h78) begin
+                fw_rdata = term_qpn;
+            end
+            if (rd_addr$q == 24'h7c) begin
+                fw_rdata = {{16{1'b0}}, term_seg_len};
+            end
+            if (rd_addr$q == 24'h84) begin
+                fw_rdata = ({{31{1'b0}}, rt_v$q} << 32'h1f) | ({{31{1'b0}}, rt_lost$q} << 32'h1e) | {{16{1'b0}}, rt_cause$q};
+            end
+            if (rd_addr$q == 24'h88) begin
+                fw_rdata = rt_conn$q;
+            end
+            if (rd_addr$q == 24'h8c) begin
+                fw_rdata = rt_qpn$q;
+            end
+            if (rd_addr$q[(32'h6)+:(18)] == 18'h3) begin
+                if (rd_addr$q[(32'h2)+:(4)] == 0) begin
+                    fw_rdata = term_hdr[(32'h20 * 0)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 1) begin
+                    fw_rdata = term_hdr[(32'h20 * 1)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 2) begin
+                    fw_rdata = term_hdr[(32'h20 * 2)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 3) begin
+                    fw_rdata = term_hdr[(32'h20 * 3)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 4) begin
+                    fw_rdata = term_hdr[(32'h20 * 4)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 5) begin
+                    fw_rdata = term_hdr[(32'h20 * 5)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 6) begin
+                    fw_rdata = term_hdr[(32'h20 * 6)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 7) begin
+                    fw_rdata = term_hdr[(32'h20 * 7)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 8) begin
+                    fw_rdata = term_hdr[(32'h20 * 8)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 9) begin
+                    fw_rdata = term_hdr[(32'h20 * 9)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 10) begin
+                    fw_rdata = term_hdr[(32'h20 * 10)+:(32)];
+                end
+                if (rd_addr$q[(32'h2)+:(4)] == 11) begin
+                    fw_rdata = term_hdr[(32'h20 * 11)+:(32)];
+                end
+            end
             if (rd_addr$q[(32'h6)+:(18)] == 18'h4) begin
                 fw_rdata = tdsh[(32'h0)+:(32)];
             end
@@ -17983,6 +18155,8 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             rdy$d = 1'b0;
             fl_v$d = 1'b0;
             rd_pend$d = 1'b0;
+            rt_v$d = 1'b0;
+            rt_lost$d = 1'b0;
         end
     end
 
@@ -18158,6 +18332,101 @@ module rnic_versa5g$core$fw_port$rdy(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fw_port$rdy
+
+
+module rnic_versa5g$core$fw_port$rt_cause(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fw_port$rt_cause
+
+
+module rnic_versa5g$core$fw_port$rt_conn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fw_port$rt_conn
+
+
+module rnic_versa5g$core$fw_port$rt_lost(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fw_port$rt_lost
+
+
+module rnic_versa5g$core$fw_port$rt_qpn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fw_port$rt_qpn
+
+
+module rnic_versa5g$core$fw_port$rt_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fw_port$rt_v
 
 
 module rnic_versa5g$core$fw_port$shadow(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -22,6 +22,13 @@
 //! | 0x03C `EVENT_PUSH` | W 1: push `EVENT_DATA` (ignored while full); R: bit 0 full | `ev_valid`/`ev_data` until `ev_ready` |
 //! | 0x040 `FLUSH_QP` | W: QP number | one-clock `flush_valid`/`flush_qpn` |
 //! | 0x050..0x064 `CFG_*` | R | BAR0's MAC low/high, IPv4, netmask, gateway, MTU |
+//! | 0x070 `TERM_STATUS` | R | `valid << 31 \| cause` of the Terminate request shown on `term_*` (`TerminateCause::to_bits`) |
+//! | 0x074/0x078/0x07C `TERM_CONN`/`TERM_QPN`/`TERM_SEG_LEN` | R | its connection, QP, echoed DDP segment length (0: nothing echoed) |
+//! | 0x080 `TERM_POP` | W 1 | `term_pop` (same clock): the next request shows |
+//! | 0x084 `RTERM_STATUS` | R | `valid << 31 \| lost << 30 \| cause` of the last incoming Terminate (`rterm_*`, latched; `lost`: another came while one waited and was dropped) |
+//! | 0x088/0x08C `RTERM_CONN`/`RTERM_QPN` | R | its connection and QP |
+//! | 0x090 `RTERM_POP` | W 1 | clears the latch (and `lost`) |
+//! | 0x0C0..0x0EF `TERM_HDR` | R | the echo: the erroneous segment's first 48 octets (DDP header, then a Read Request's RDMAP header), octet i in byte i % 4 of word i / 4 |
 //! | 0x100..0x13F `TABLE_DATA` | RW | the staging entry (writes ignored while busy) |
 //! | 0x140..0x17F `EVENT_DATA` | W | the event staging entry (writes ignored while full); reads 0 |
 //! | 0x400..0x7FF `MBOX_DATA` | RW | the mailbox data RAM in `host_regs` (writes only while a command waits) |
@@ -117,6 +124,27 @@ pub struct FwPort {
     pub cfg_gateway: Signal<In, Bits<32>>,
     pub cfg_mtu: Signal<In, Bits<32>>,
     pub cycles: Signal<In, Bits<64>>,
+    // Terminate requests (the core's `term_*`; docs/rtl.md "Terminate
+    // transmit through the firmware port")
+    pub term_valid: Signal<In, Bit>,
+    pub term_cause: Signal<In, Bits<16>>,
+    pub term_conn: Signal<In, Bits<32>>,
+    pub term_qpn: Signal<In, Bits<32>>,
+    pub term_seg_len: Signal<In, Bits<16>>,
+    pub term_hdr: Signal<In, Bits<384>>,
+    pub term_pop: Signal<Out, Bit>,
+    // incoming Terminates (`rx_send`'s `rterm_*`: one clock, no back-pressure)
+    pub rterm_valid: Signal<In, Bit>,
+    pub rterm_conn: Signal<In, Bits<32>>,
+    pub rterm_qpn: Signal<In, Bits<32>>,
+    /// Terminate Control's first two octets (octet 0 in bits 7..0).
+    pub rterm_data: Signal<In, Bits<16>>,
+    rt_v: DFF<Bit>,
+    rt_lost: DFF<Bit>,
+    rt_conn: DFF<Bits<32>>,
+    rt_qpn: DFF<Bits<32>>,
+    rt_cause: DFF<Bits<16>>,
+    rt_pop: Signal<Local, Bit>,
     k_n_conn: Constant<Bits<24>>,
     k_n_qp: Constant<Bits<24>>,
     k_n_cq: Constant<Bits<24>>,
@@ -219,6 +247,23 @@ impl FwPort {
             cfg_gateway: Default::default(),
             cfg_mtu: Default::default(),
             cycles: Default::default(),
+            term_valid: Default::default(),
+            term_cause: Default::default(),
+            term_conn: Default::default(),
+            term_qpn: Default::default(),
+            term_seg_len: Default::default(),
+            term_hdr: Default::default(),
+            term_pop: Default::default(),
+            rterm_valid: Default::default(),
+            rterm_conn: Default::default(),
+            rterm_qpn: Default::default(),
+            rterm_data: Default::default(),
+            rt_v: Default::default(),
+            rt_lost: Default::default(),
+            rt_conn: Default::default(),
+            rt_qpn: Default::default(),
+            rt_cause: Default::default(),
+            rt_pop: Default::default(),
             k_n_conn: k24(p.n_conn),
             k_n_qp: k24(p.n_qp),
             k_n_cq: k24(p.n_cq),
@@ -285,7 +330,8 @@ impl Logic for FwPort {
     fn update(&mut self) {
         dff_setup!(
             self, clock, tsel, stage, tstate, terr, evst, evp, tx_busy, tx_ra, tx_lastb, tx_lkeep,
-            mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi
+            mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi, rt_v, rt_lost, rt_conn, rt_qpn,
+            rt_cause
         );
         self.shadow.read_clock.next = self.clock.val();
         self.shadow.write_clock.next = self.clock.val();
@@ -408,6 +454,32 @@ impl Logic for FwPort {
             self.wr.val() & (self.fw_addr.val() == 0x010) & self.fw_wdata.val().get_bit(0);
         self.exc_rd_word.next = self.fw_addr.val().get_bits::<9>(2);
         self.exc_rd_sel.next = self.rd.val() & (self.fw_addr.val().get_bits::<13>(11) == 1);
+
+        // ---- Terminate requests: TERM_POP 0x080
+        self.term_pop.next =
+            self.wr.val() & (self.fw_addr.val() == 0x080) & self.fw_wdata.val().get_bit(0);
+
+        // ---- incoming Terminates: latch one, RTERM_POP 0x090 clears it.
+        // The cause is the first 16 bits of Terminate Control (RFC 5040
+        // §4.8): octet 0 (layer, etype) and octet 1 (code) of rterm_data.
+        self.rt_pop.next =
+            self.wr.val() & (self.fw_addr.val() == 0x090) & self.fw_wdata.val().get_bit(0);
+        if self.rt_pop.val() {
+            self.rt_v.d.next = false;
+            self.rt_lost.d.next = false;
+        }
+        if self.rterm_valid.val() {
+            if self.rt_v.q.val() & !self.rt_pop.val() {
+                self.rt_lost.d.next = true;
+            } else {
+                self.rt_v.d.next = true;
+                self.rt_conn.d.next = self.rterm_conn.val();
+                self.rt_qpn.d.next = self.rterm_qpn.val();
+                self.rt_cause.d.next = (bit_cast::<16, 8>(self.rterm_data.val().get_bits::<8>(0))
+                    << 8)
+                    | bit_cast::<16, 8>(self.rterm_data.val().get_bits::<8>(8));
+            }
+        }
 
         // ---- mailbox: MBOX_DATA 0x400..0x7FF, MBOX_LEN 0x034, MBOX_DONE 0x038
         self.mb_fw_addr.next = self.fw_addr.val().get_bits::<8>(2);
@@ -544,6 +616,38 @@ impl Logic for FwPort {
             if self.rd_addr.q.val() == 0x064 {
                 self.fw_rdata.next = self.cfg_mtu.val();
             }
+            if self.rd_addr.q.val() == 0x070 {
+                self.fw_rdata.next = (bit_cast::<32, 1>(self.term_valid.val().into()) << 31)
+                    | bit_cast::<32, 16>(self.term_cause.val());
+            }
+            if self.rd_addr.q.val() == 0x074 {
+                self.fw_rdata.next = self.term_conn.val();
+            }
+            if self.rd_addr.q.val() == 0x078 {
+                self.fw_rdata.next = self.term_qpn.val();
+            }
+            if self.rd_addr.q.val() == 0x07C {
+                self.fw_rdata.next = bit_cast::<32, 16>(self.term_seg_len.val());
+            }
+            if self.rd_addr.q.val() == 0x084 {
+                self.fw_rdata.next = (bit_cast::<32, 1>(self.rt_v.q.val().into()) << 31)
+                    | (bit_cast::<32, 1>(self.rt_lost.q.val().into()) << 30)
+                    | bit_cast::<32, 16>(self.rt_cause.q.val());
+            }
+            if self.rd_addr.q.val() == 0x088 {
+                self.fw_rdata.next = self.rt_conn.q.val();
+            }
+            if self.rd_addr.q.val() == 0x08C {
+                self.fw_rdata.next = self.rt_qpn.q.val();
+            }
+            // TERM_HDR 0x0C0..0x0EF: 12 words of the echo
+            if self.rd_addr.q.val().get_bits::<18>(6) == 3 {
+                for i in 0..12 {
+                    if self.rd_addr.q.val().get_bits::<4>(2).index() == i {
+                        self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(32 * i);
+                    }
+                }
+            }
             if self.rd_addr.q.val().get_bits::<18>(6) == 4 {
                 self.fw_rdata.next = self.tdsh.val().get_bits::<32>(0);
             }
@@ -563,6 +667,8 @@ impl Logic for FwPort {
             self.rdy.d.next = false;
             self.fl_v.d.next = false;
             self.rd_pend.d.next = false;
+            self.rt_v.d.next = false;
+            self.rt_lost.d.next = false;
         }
     }
 }
@@ -621,6 +727,16 @@ mod tests {
             u.cfg_gateway.connect();
             u.cfg_mtu.connect();
             u.cycles.connect();
+            u.term_valid.connect();
+            u.term_cause.connect();
+            u.term_conn.connect();
+            u.term_qpn.connect();
+            u.term_seg_len.connect();
+            u.term_hdr.connect();
+            u.rterm_valid.connect();
+            u.rterm_conn.connect();
+            u.rterm_qpn.connect();
+            u.rterm_data.connect();
             u.connect_all();
             u.reset.next = true;
             tick!(u);
@@ -959,5 +1075,112 @@ mod tests {
         ] {
             assert_eq!(t.read(a), 0, "{a:#x}");
         }
+    }
+
+    /// Terminate requests: the head's fields and its 48-octet echo read
+    /// through `TERM_*`, `TERM_POP` pops it in the same clock (and only a
+    /// write of 1 there does). Reference: the cause bits of
+    /// `rnic_wire::terminate` and the octets of a DDP header emitted by
+    /// `rnic_wire::ddp`.
+    #[test]
+    fn terminate_requests() {
+        use rnic_wire::ddp::DdpRepr;
+        use rnic_wire::terminate::{TaggedBufferError, TerminateCause};
+        let mut t = Tb::new();
+        assert_eq!(t.read(port::TERM_STATUS), 0, "nothing to send");
+        let cause = TerminateCause::from(TaggedBufferError::InvalidStag).to_bits();
+        let ddp = DdpRepr::Untagged {
+            last: true,
+            rsvd_ulp: 0x41,
+            rsvd_ulp_ext: 0,
+            qn: 0,
+            msn: 0x0102_0304,
+            mo: 0x0A0B_0C0D,
+        };
+        let mut echo = [0u8; port::TERM_HDR_LEN];
+        ddp.emit(&mut echo).unwrap();
+        for (i, b) in echo.iter_mut().enumerate().skip(18) {
+            *b = 0x80 | i as u8;
+        }
+        let mut hdr = Bits::<384>::default();
+        for (i, b) in echo.iter().enumerate() {
+            hdr = hdr | (bit_cast::<384, 8>((*b as u64).into()) << (8 * i as u64));
+        }
+        t.0.term_valid.next = true;
+        t.0.term_cause.next = (cause as u64).into();
+        t.0.term_conn.next = 7.into();
+        t.0.term_qpn.next = 0x21.into();
+        t.0.term_seg_len.next = 274.into();
+        t.0.term_hdr.next = hdr;
+        assert_eq!(t.read(port::TERM_STATUS), 1 << 31 | cause as u32);
+        assert_eq!(t.read(port::TERM_CONN), 7);
+        assert_eq!(t.read(port::TERM_QPN), 0x21);
+        assert_eq!(t.read(port::TERM_SEG_LEN), 274);
+        let got: Vec<u8> = (0..12)
+            .flat_map(|w| t.read(port::TERM_HDR + 4 * w).to_le_bytes())
+            .collect();
+        assert_eq!(got, echo);
+        // only a write of 1 to TERM_POP pops, in the clock of the write
+        for (addr, v) in [
+            (port::TERM_POP, 0),
+            (port::TERM_STATUS, 1),
+            (port::EXC_POP, 1),
+        ] {
+            t.set(addr, v, true);
+            t.settle();
+            assert!(!t.0.term_pop.val(), "{addr:#x} {v}");
+            tick!(t.0);
+            t.idle();
+        }
+        t.set(port::TERM_POP, 1, true);
+        t.settle();
+        assert!(t.0.term_pop.val());
+        tick!(t.0);
+        t.idle();
+        t.settle();
+        assert!(!t.0.term_pop.val());
+        t.0.term_valid.next = false;
+        assert_eq!(t.read(port::TERM_STATUS) >> 31, 0);
+    }
+
+    /// Incoming Terminates: one latched with the cause from Terminate
+    /// Control's first two octets (`rnic_wire::terminate` emits them); a
+    /// second one while it waits sets `lost` and is dropped; `RTERM_POP`
+    /// clears both; a pulse in the clock of the pop is taken.
+    #[test]
+    fn incoming_terminates() {
+        use rnic_wire::terminate::{TerminateCause, TerminateRepr, UntaggedBufferError};
+        let mut t = Tb::new();
+        assert_eq!(t.read(port::RTERM_STATUS), 0);
+        let cause = TerminateCause::from(UntaggedBufferError::InvalidMsnNoBuffer);
+        let mut b = [0u8; 8];
+        TerminateRepr::new(cause).emit(&mut b).unwrap();
+        let pulse = |t: &mut Tb, conn: u64, qpn: u64, data: u64| {
+            t.0.rterm_valid.next = true;
+            t.0.rterm_conn.next = conn.into();
+            t.0.rterm_qpn.next = qpn.into();
+            t.0.rterm_data.next = data.into();
+            tick!(t.0);
+            t.0.rterm_valid.next = false;
+        };
+        pulse(&mut t, 3, 17, u16::from_le_bytes([b[0], b[1]]) as u64);
+        assert_eq!(t.read(port::RTERM_STATUS), 1 << 31 | cause.to_bits() as u32);
+        assert_eq!(t.read(port::RTERM_CONN), 3);
+        assert_eq!(t.read(port::RTERM_QPN), 17);
+        pulse(&mut t, 4, 18, 0xFFFF);
+        assert_eq!(t.read(port::RTERM_STATUS), 3 << 30 | cause.to_bits() as u32);
+        assert_eq!(t.read(port::RTERM_CONN), 3, "the first is kept");
+        t.write(port::RTERM_POP, 1);
+        assert_eq!(
+            t.read(port::RTERM_STATUS) >> 30,
+            0,
+            "neither valid nor lost"
+        );
+        // a pulse in the clock of the pop is the new head
+        t.set(port::RTERM_POP, 1, true);
+        pulse(&mut t, 5, 19, 0x0201);
+        t.idle();
+        assert_eq!(t.read(port::RTERM_STATUS), 1 << 31 | 0x0102);
+        assert_eq!(t.read(port::RTERM_QPN), 19);
     }
 }

@@ -669,6 +669,8 @@ pub struct RnicCore {
     /// Terminate source: 0 ddp_rx, 1 rx_send, 2 rd_track, 3 rreq_queue,
     /// 4 read_resp, 7 the MPA one.
     term_src: Signal<Local, Bits<3>>,
+    /// `term_pop` pin OR the firmware port's `TERM_POP`.
+    term_pop_any: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
@@ -1373,12 +1375,15 @@ impl Logic for RnicCore {
             | self.rreq_q.term_valid.val()
             | self.read_resp.term_valid.val()
             | self.fpdu_buf.mterm_valid.val();
-        self.ddp_rx.term_ready.next = self.term_pop.val() & self.ddp_term_sel.val();
-        self.rx_send.term_ready.next = self.term_pop.val() & self.rxs_term_sel.val();
-        self.rd_track.term_ready.next = self.term_pop.val() & self.rdt_term_sel.val();
-        self.rreq_q.term_ready.next = self.term_pop.val() & (self.term_src.val() == 3);
-        self.read_resp.term_ready.next = self.term_pop.val() & (self.term_src.val() == 4);
-        self.fpdu_buf.mterm_pop.next = self.term_pop.val() & (self.term_src.val() == 7);
+        // the Terminate request is popped by the pin (test rigs) or by the
+        // firmware through its port (docs/rtl.md "Terminate transmit")
+        self.term_pop_any.next = self.term_pop.val() | self.fw_port.term_pop.val();
+        self.ddp_rx.term_ready.next = self.term_pop_any.val() & self.ddp_term_sel.val();
+        self.rx_send.term_ready.next = self.term_pop_any.val() & self.rxs_term_sel.val();
+        self.rd_track.term_ready.next = self.term_pop_any.val() & self.rdt_term_sel.val();
+        self.rreq_q.term_ready.next = self.term_pop_any.val() & (self.term_src.val() == 3);
+        self.read_resp.term_ready.next = self.term_pop_any.val() & (self.term_src.val() == 4);
+        self.fpdu_buf.mterm_pop.next = self.term_pop_any.val() & (self.term_src.val() == 7);
         if self.ddp_term_sel.val() {
             self.term_cause.next = self.ddp_rx.term_cause.val();
             self.term_conn.next = self.ddp_rx.term_conn.val();
@@ -1462,6 +1467,13 @@ impl Logic for RnicCore {
         self.eq_entries.next = self.host_regs.eq_entries.val();
         self.eq_consumer.next = self.host_regs.eq_consumer.val();
         // mailbox between the two sides, configuration mirror, time
+        // Terminate requests, readable by the firmware (TERM_* registers)
+        self.fw_port.term_valid.next = self.term_valid.val();
+        self.fw_port.term_cause.next = self.term_cause.val();
+        self.fw_port.term_conn.next = self.term_conn.val();
+        self.fw_port.term_qpn.next = self.term_qpn.val();
+        self.fw_port.term_seg_len.next = self.term_seg_len.val();
+        self.fw_port.term_hdr.next = self.term_hdr.val();
         self.fw_port.mb_busy.next = self.host_regs.mb_busy.val();
         self.fw_port.mb_opcode.next = self.host_regs.mb_opcode.val();
         self.fw_port.mb_len.next = self.host_regs.mb_len.val();
@@ -2236,6 +2248,13 @@ impl Logic for RnicCore {
         self.exc_arb.rt_data.next = self.rx_send.rterm_data.val();
         self.rx_send.rterm_ready.next = self.exc_arb.rt_ready.val();
         self.rterm_valid.next = self.rx_send.rterm_valid.val() & self.exc_arb.rt_ready.val();
+        // and latched for the firmware (RTERM_* registers, a fast look at
+        // the same record; the exception queue entry is the lossless copy)
+        self.fw_port.rterm_valid.next =
+            self.rx_send.rterm_valid.val() & self.exc_arb.rt_ready.val();
+        self.fw_port.rterm_conn.next = self.rx_send.rterm_conn.val();
+        self.fw_port.rterm_qpn.next = self.rx_send.rterm_qpn.val();
+        self.fw_port.rterm_data.next = self.rx_send.rterm_data.val().get_bits::<16>(0);
         self.rterm_conn.next = self.rx_send.rterm_conn.val();
         self.rterm_qpn.next = self.rx_send.rterm_qpn.val();
         self.rterm_len.next = self.rx_send.rterm_len.val();

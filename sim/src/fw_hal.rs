@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::rc::Rc;
 
-use rnic_fw::hal::{Exception, Hal, HalError, IfConfig};
+use rnic_fw::hal::{Exception, Hal, HalError, IfConfig, TermRequest, TermRx};
 use rnic_wire::abi::context::{port, ExceptionReason, TableId};
 use rnic_wire::abi::csr;
 use rnic_wire::abi::mailbox::{Event, MboxStatus, EVENT_SIZE};
@@ -84,8 +84,17 @@ pub struct FwNode {
     /// Placement records (`placed_*`: STag, tagged offset, length), popped
     /// every clock.
     pub placed: Vec<(u32, u64, u16)>,
-    /// Terminate requests (`term_*`: cause, connection), popped every clock.
+    /// Terminate requests the core raised (`term_*`: cause, connection),
+    /// each once, when it shows: popped from the pins every clock, or —
+    /// with [`FwNode::fw_terms`] — left for the firmware, which pops them
+    /// through `TERM_POP` when it polls ([`CoSimHal`]).
     pub terms: Vec<(u16, u32)>,
+    /// The request on `term_*` is already in `terms` (until it is popped).
+    term_seen: bool,
+    /// The firmware takes the Terminate requests through its port (and
+    /// sends them); [`FwNode::tick`] leaves the `term_*` pins alone. Set by
+    /// [`CoSimHal::new`].
+    pub fw_terms: bool,
     /// The host's memory, served to the core's DMA ports by [`FwNode::dma`].
     pub mem: HostMemory,
     /// The DMA server (`dma_wr_*`, `dma_rd_*`), stepped every clock.
@@ -127,6 +136,8 @@ impl FwNode {
             flushes: Vec::new(),
             placed: Vec::new(),
             terms: Vec::new(),
+            fw_terms: false,
+            term_seen: false,
             mem: HostMemory::new(HOST_MEM_BASE, HOST_MEM_LIMIT),
             dma: DmaServer::new(DmaConfig {
                 log: false,
@@ -161,7 +172,7 @@ impl FwNode {
             self.dma.drive(&mut self.core.0, &mut self.mem);
         }
         let pv = host && self.core.get_placed_valid() != 0;
-        let tv = host && self.core.get_term_valid() != 0;
+        let tv = host && !self.fw_terms && self.core.get_term_valid() != 0;
         if host {
             self.core.set_placed_pop(pv as u64);
             self.core.set_term_pop(tv as u64);
@@ -174,6 +185,14 @@ impl FwNode {
             ));
         }
         if tv {
+            self.terms.push((
+                self.core.get_term_cause() as u16,
+                self.core.get_term_conn() as u32,
+            ));
+        }
+        if self.fw_terms && !self.term_seen && self.core.get_term_valid() != 0 {
+            // observed, not popped: the firmware takes it
+            self.term_seen = true;
             self.terms.push((
                 self.core.get_term_cause() as u16,
                 self.core.get_term_conn() as u32,
@@ -320,7 +339,10 @@ pub struct CoSimHal {
 }
 
 impl CoSimHal {
+    /// The firmware's handle on `node`; from now on the firmware takes the
+    /// node's Terminate requests ([`FwNode::fw_terms`]).
     pub fn new(node: Rc<RefCell<FwNode>>) -> Self {
+        node.borrow_mut().fw_terms = true;
         CoSimHal { node, khz: None }
     }
 }
@@ -461,6 +483,50 @@ impl Hal for CoSimHal {
     fn flush_qp(&mut self, qpn: u32) -> Result<(), HalError> {
         self.node.borrow_mut().fw_write(port::FLUSH_QP, qpn);
         Ok(())
+    }
+
+    /// `TERM_STATUS`; if valid, `TERM_CONN`/`QPN`/`SEG_LEN`, the 48-octet
+    /// `TERM_HDR`, then `TERM_POP` (17 clocks; 1 when there is none). The
+    /// node recorded the request in [`FwNode::terms`] when it showed.
+    fn pop_terminate(&mut self) -> Option<TermRequest> {
+        let mut n = self.node.borrow_mut();
+        let st = n.fw_read(port::TERM_STATUS);
+        if st & 1 << 31 == 0 {
+            return None;
+        }
+        let conn = n.fw_read(port::TERM_CONN);
+        let qpn = n.fw_read(port::TERM_QPN);
+        let seg_len = n.fw_read(port::TERM_SEG_LEN) as u16;
+        let mut hdr = [0u8; port::TERM_HDR_LEN];
+        n.fw_read_bytes(port::TERM_HDR, &mut hdr);
+        n.fw_write(port::TERM_POP, 1);
+        // the next request (if any) shows now: record it on the next clock
+        n.term_seen = false;
+        Some(TermRequest {
+            cause: st as u16,
+            conn,
+            qpn,
+            seg_len,
+            hdr,
+        })
+    }
+
+    /// `RTERM_STATUS`; if valid, `RTERM_CONN`/`QPN`, then `RTERM_POP`.
+    fn pop_terminate_rx(&mut self) -> Option<TermRx> {
+        let mut n = self.node.borrow_mut();
+        let st = n.fw_read(port::RTERM_STATUS);
+        if st & 1 << 31 == 0 {
+            return None;
+        }
+        let conn = n.fw_read(port::RTERM_CONN);
+        let qpn = n.fw_read(port::RTERM_QPN);
+        n.fw_write(port::RTERM_POP, 1);
+        Some(TermRx {
+            conn,
+            qpn,
+            cause: st as u16,
+            lost: st & 1 << 30 != 0,
+        })
     }
 }
 

@@ -21,11 +21,41 @@ use rnic_sim::node::World;
 use rnic_sim::rng::Rng;
 use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair, GUARD};
 use rnic_sim::sim_bus::{SimBus, SimDma};
+use rnic_wire::abi::mailbox::{Event, EventKind};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
 use rnic_wire::terminate::{
     DdpError, RdmapError, RemoteProtectionError, TaggedBufferError, TerminateCause, TerminateRepr,
     UntaggedBufferError,
 };
+
+/// Node B's MAC (`world_pair`).
+const MAC_B: [u8; 6] = [2, 0, 0, 0, 0, 2];
+/// Node A's MAC.
+const MAC_A: [u8; 6] = [2, 0, 0, 0, 0, 1];
+
+/// tshark (when installed) decodes the pcap: `n` RDMAP Terminates, no
+/// malformed packet.
+fn tshark_terminate(pcap: &PathBuf, n: usize) {
+    let run = |filter: &str| {
+        std::process::Command::new("tshark")
+            .arg("-r")
+            .arg(pcap)
+            .args(["--disable-protocol", "rpcordma", "-Y", filter])
+            .output()
+    };
+    match run("_ws.malformed || _ws.expert.severity >= error") {
+        Ok(o) if o.status.success() => {
+            let bad = String::from_utf8_lossy(&o.stdout).to_string();
+            assert!(bad.trim().is_empty(), "tshark: malformed packets:\n{bad}");
+            let o = run("iwarp_rdma.terminate").unwrap();
+            let t = String::from_utf8_lossy(&o.stdout).to_string();
+            println!("tshark: Terminate frames:\n{t}");
+            assert_eq!(t.lines().count(), n, "tshark decodes the Terminates");
+        }
+        Ok(o) => println!("tshark failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => println!("tshark not run: {e}"),
+    }
+}
 
 /// Region size on each side.
 const REGION: usize = 8192;
@@ -248,6 +278,181 @@ impl S<'_> {
         let _ = run_until(self.world, n, |_| false);
     }
 
+    /// After B's Terminate: B's host has a QpError event with `cause`,
+    /// A's core counted the incoming Terminate and A's firmware took it
+    /// (QpError with the same cause for A's host), both firmware
+    /// connections left RDMA mode, and a good Write and Send from A place
+    /// nothing at B.
+    fn after_terminate(&self, cause: TerminateCause) {
+        {
+            let w = self.world.borrow();
+            let a = w.nodes[0].hw.borrow();
+            assert_eq!(
+                a.core.get_cnt_rxs_term_rx(),
+                1,
+                "A's core took one Terminate"
+            );
+            assert_eq!(
+                w.nodes[1]
+                    .hw
+                    .borrow()
+                    .terms
+                    .iter()
+                    .map(|t| t.0)
+                    .collect::<Vec<_>>(),
+                vec![cause.to_bits()],
+                "B's one Terminate request, taken by its firmware"
+            );
+            let rdma = (0..64).any(|i| {
+                w.nodes[1]
+                    .fw
+                    .conn(i)
+                    .is_some_and(|c| c.phase == rnic_fw::fw::Phase::Rdma)
+            });
+            assert!(!rdma, "B's connection left RDMA mode");
+        }
+        // the event record B's firmware pushed for its host (`ev_*`)
+        let evs: Vec<Event> = self.world.borrow().nodes[1]
+            .hw
+            .borrow()
+            .events
+            .iter()
+            .map(|e| Event::parse(e).unwrap())
+            .filter(|e| e.kind == EventKind::QpError)
+            .collect();
+        assert_eq!(evs.len(), 1, "{evs:?}");
+        assert_eq!(
+            (evs[0].handle, evs[0].status),
+            (
+                self.qp_b.qpn(),
+                rnic_wire::abi::cqe::encode_term_cause(Some(cause))
+            )
+        );
+        // A's firmware took the incoming Terminate (RTERM_*): QpError with
+        // B's cause for A's host, and A's connection left RDMA mode
+        let evs: Vec<Event> = self.world.borrow().nodes[0]
+            .hw
+            .borrow()
+            .events
+            .iter()
+            .map(|e| Event::parse(e).unwrap())
+            .filter(|e| e.kind == EventKind::QpError)
+            .collect();
+        assert_eq!(evs.len(), 1, "A: {evs:?}");
+        assert_eq!(
+            (evs[0].handle, evs[0].status),
+            (
+                self.qp_a.qpn(),
+                rnic_wire::abi::cqe::encode_term_cause(Some(cause))
+            )
+        );
+        let w = self.world.borrow();
+        let rdma_a = (0..64).any(|i| {
+            w.nodes[0]
+                .fw
+                .conn(i)
+                .is_some_and(|c| c.phase == rnic_fw::fw::Phase::Rdma)
+        });
+        assert!(!rdma_a, "A's connection left RDMA mode");
+        drop(w);
+        let placed = self.world.borrow().nodes[1].hw.borrow().placed.len();
+        self.source(0, 128);
+        let sges = [self.mr_a.sge(0, 128).unwrap()];
+        for op in [
+            SendOp::RdmaWrite(RemoteAddr {
+                addr: self.mr_bw.va(),
+                rkey: self.mr_bw.rkey(),
+            }),
+            SendOp::Send,
+        ] {
+            // A's QP may already refuse (its core stopped it on the
+            // Terminate); either way nothing may reach B's memory
+            let _ = self.qp_a.post_send(&[SendWr {
+                wr_id: 99,
+                op,
+                sges: &sges,
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }]);
+        }
+        self.idle(20_000);
+        assert_eq!(
+            self.world.borrow().nodes[1].hw.borrow().placed.len(),
+            placed,
+            "nothing placed at B after the Terminate"
+        );
+        self.check_b("after the Terminate");
+    }
+
+    /// Every TCP segment in the pcap from `src_mac`: (seq, FIN, payload),
+    /// parsed by `rnic_wire::model::parse_frame` (smoltcp, checksums).
+    fn pcap_segments(&self, src_mac: [u8; 6]) -> Vec<(u32, bool, Vec<u8>)> {
+        self.world
+            .borrow_mut()
+            .link
+            .as_mut()
+            .unwrap()
+            .flush_pcap()
+            .unwrap();
+        let f = std::fs::File::open(self.pcap).unwrap();
+        let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
+        let mut out = Vec::new();
+        while let Some(p) = r.next_packet() {
+            let p = p.unwrap();
+            if let Ok(seg) = rnic_wire::model::parse_frame(&p.data) {
+                if seg.src_mac == src_mac {
+                    out.push((seg.seq, seg.fin, seg.payload.to_vec()));
+                }
+            }
+        }
+        out
+    }
+
+    /// B's Terminate on the wire: exactly one, at B's SND.NXT (after every
+    /// octet B sent before), followed by B's FIN right after it; tshark
+    /// (when installed) decodes it as an iWARP Terminate with nothing
+    /// malformed. Returns it parsed.
+    fn b_terminate_on_the_wire(&self) -> TerminateRepr {
+        let t = self.terminate_frames_b_to_a();
+        assert!(!t.is_empty(), "no Terminate B → A");
+        assert!(
+            t.iter().all(|x| *x == t[0]),
+            "one Terminate (or its retransmissions): {t:?}"
+        );
+        let segs = self.pcap_segments(MAC_B);
+        let at = segs
+            .iter()
+            .position(|(_, _, p)| p.len() >= 20 && p[2] & 0x80 == 0 && p[3] & 0x0F == 0x7)
+            .unwrap();
+        let (seq, _, ref pl) = segs[at];
+        // before it, B sent only the MPA Reply and ACKs: the Terminate
+        // starts where they end (one-octet SYN accounted by the ACKs' seq)
+        let end_before = segs[..at]
+            .iter()
+            .map(|(s, _, p)| s.wrapping_add(p.len() as u32))
+            .max()
+            .unwrap();
+        assert_eq!(seq, end_before, "Terminate at B's SND.NXT");
+        let fin = segs[at + 1..]
+            .iter()
+            .find(|(_, f, _)| *f)
+            .expect("B's FIN after the Terminate");
+        assert_eq!(
+            fin.0,
+            seq.wrapping_add(pl.len() as u32),
+            "FIN right after it"
+        );
+        assert!(
+            segs[at + 1..]
+                .iter()
+                .all(|(_, _, p)| p.is_empty() || p == pl),
+            "nothing but retransmissions of the Terminate after it"
+        );
+        tshark_terminate(self.pcap, t.len());
+        t[0]
+    }
+
     /// Every Terminate FPDU B sent to A, from the pcap: MPA (RFC 5044 §4.1,
     /// no markers) → untagged DDP header (RFC 5041 §4.3, 18 octets) with
     /// RDMAP opcode Terminate (RFC 5040 §4.8, 0x7) → the Terminate header
@@ -272,7 +477,7 @@ impl S<'_> {
                 continue;
             };
             let pl = seg.payload;
-            if seg.src_mac != [2, 0, 0, 0, 0, 2] || pl.len() < MPA_LEN + DDP_UNTAGGED {
+            if seg.src_mac != MAC_B || pl.len() < MPA_LEN + DDP_UNTAGGED {
                 continue;
             }
             let (ddp_ctrl, rdmap_ctrl) = (pl[MPA_LEN], pl[MPA_LEN + 1]);
@@ -448,11 +653,13 @@ fn write_to_bad_stag_terminates_at_b() {
     });
 }
 
-/// The Terminate must also go on the wire to A (RFC 5040 §5.3: the
-/// Terminate is sent to the peer before the stream is closed).
+/// The Terminate goes on the wire to A (RFC 5040 §5.3: the Terminate is
+/// sent to the peer before the stream is closed): B's firmware takes the
+/// request from the core's port, sends it at B's SND.NXT with the echoed
+/// DDP header of A's Send (RFC 5040 §4.8: D and M, the segment length) and
+/// closes. A's core counts the incoming Terminate, B's host gets QpError
+/// with the cause, and nothing more of the QP's data lands at B.
 #[test]
-#[ignore = "RTL gap: no Terminate TX — term_* requests reach no transmitter (README status, \
-            'Not yet: … Terminate TX'); B sends no Terminate FPDU"]
 fn terminate_frame_on_the_wire() {
     with_pair("verbs_term_wire", |s| {
         s.source(0, 64);
@@ -467,15 +674,98 @@ fn terminate_frame_on_the_wire() {
                 fence: false,
             }])
             .unwrap();
-        s.idle(20_000);
-        let t = s.terminate_frames_b_to_a();
-        assert_eq!(t.len(), 1, "one Terminate B → A: {t:?}");
-        assert_eq!(
-            t[0].cause,
-            TerminateCause::Ddp(DdpError::UntaggedBuffer(
-                UntaggedBufferError::InvalidMsnNoBuffer
-            ))
+        // measured: Send posted → B's core raised the request → A's core
+        // took the Terminate (B's firmware sent it in between)
+        let c1 = run_until(s.world, BUDGET, |w| {
+            !w.nodes[1].hw.borrow().terms.is_empty()
+        })
+        .expect("B's core raises a Terminate request");
+        let c2 = run_until(s.world, BUDGET, |w| {
+            w.nodes[0].hw.borrow().core.get_cnt_rxs_term_rx() == 1
+        })
+        .expect("the Terminate reaches A's core");
+        println!(
+            "Send posted → B's core raised the request: {c1} clocks; → A's core took the \
+             Terminate: {c2} clocks more"
         );
+        s.idle(20_000);
+        let t = s.b_terminate_on_the_wire();
+        let cause = TerminateCause::Ddp(DdpError::UntaggedBuffer(
+            UntaggedBufferError::InvalidMsnNoBuffer,
+        ));
+        assert_eq!(t.cause, cause);
+        // the echo: A's Send segment as it crossed the wire
+        let send = s
+            .pcap_segments(MAC_A)
+            .into_iter()
+            .find(|(_, _, p)| p.len() >= 20 && p[2] & 0x80 == 0 && p[3] & 0x0F == 0x3)
+            .expect("A's Send on the wire")
+            .2;
+        let d = t.ddp.expect("DDP header echoed");
+        assert_eq!(
+            d.header.as_bytes(),
+            &send[2..20],
+            "echoed untagged DDP header"
+        );
+        assert!(d.segment_length_valid);
+        assert_eq!(
+            d.segment_length as usize,
+            u16::from_be_bytes([send[0], send[1]]) as usize,
+            "DDP segment length = the FPDU's ULPDU length"
+        );
+        assert!(t.rdma.is_none());
+        s.after_terminate(cause);
+    });
+}
+
+/// A Write with a bad STag: B's Terminate on the wire says DDP tagged
+/// buffer error Invalid STag (RFC 5041 §7.2, 0x00) and echoes the
+/// offending tagged segment's 14-octet DDP header; nothing lands at B.
+#[test]
+fn bad_stag_terminate_frame_on_the_wire() {
+    with_pair("verbs_badstag_wire", |s| {
+        s.source(0, 512);
+        let sges = [s.mr_a.sge(0, 512).unwrap()];
+        let bad = s.mr_bw.rkey() ^ 0x5A;
+        s.qp_a
+            .post_send(&[SendWr {
+                wr_id: 7,
+                op: SendOp::RdmaWrite(RemoteAddr {
+                    addr: s.mr_bw.va() + 64,
+                    rkey: bad,
+                }),
+                sges: &sges,
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }])
+            .unwrap();
+        s.idle(20_000);
+        let t = s.b_terminate_on_the_wire();
+        let cause = TerminateCause::Ddp(DdpError::TaggedBuffer(TaggedBufferError::InvalidStag));
+        assert_eq!(t.cause, cause);
+        let write = s
+            .pcap_segments(MAC_A)
+            .into_iter()
+            .find(|(_, _, p)| p.len() >= 16 && p[2] & 0x80 != 0)
+            .expect("A's Write on the wire")
+            .2;
+        assert_eq!(
+            u32::from_be_bytes(write[4..8].try_into().unwrap()),
+            bad,
+            "the offending segment"
+        );
+        let d = t.ddp.expect("DDP header echoed");
+        assert_eq!(
+            d.header.as_bytes(),
+            &write[2..16],
+            "echoed tagged DDP header"
+        );
+        assert_eq!(
+            d.segment_length as usize,
+            u16::from_be_bytes([write[0], write[1]]) as usize
+        );
+        s.after_terminate(cause);
     });
 }
 

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::vec::Vec;
 
-use rnic_fw::hal::{Exception, Hal, HalError, IfConfig};
+use rnic_fw::hal::{Exception, Hal, HalError, IfConfig, TermRequest, TermRx};
 use rnic_wire::abi::context::{ConnContext, ExceptionReason, QpContext, TableId};
 use rnic_wire::abi::mailbox::{Event, MboxStatus};
 use rnic_wire::net::*;
@@ -45,6 +45,10 @@ pub struct MockHal {
     pub done: Vec<(MboxStatus, Vec<u8>)>,
     pub events: Vec<Event>,
     pub flushed: Vec<u32>,
+    /// The device's Terminate requests, taken by `pop_terminate`.
+    pub terms: VecDeque<TermRequest>,
+    /// Incoming Terminates, taken by `pop_terminate_rx`.
+    pub terms_rx: VecDeque<TermRx>,
 }
 
 impl MockHal {
@@ -157,6 +161,12 @@ impl Hal for MockHal {
     fn flush_qp(&mut self, qpn: u32) -> core::result::Result<(), HalError> {
         self.flushed.push(qpn);
         Ok(())
+    }
+    fn pop_terminate(&mut self) -> Option<TermRequest> {
+        self.terms.pop_front()
+    }
+    fn pop_terminate_rx(&mut self) -> Option<TermRx> {
+        self.terms_rx.pop_front()
     }
 }
 

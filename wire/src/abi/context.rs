@@ -683,6 +683,37 @@ pub mod port {
     /// Size of the port's MMIO window.
     pub const SIZE: u32 = 0x2000;
 
+    /// Terminate request head (the device detected an error, stopped the
+    /// QP and built the record; the firmware sends the Terminate): bit 31
+    /// valid, bits 15:0 the cause (`terminate::TerminateCause::to_bits`).
+    pub const TERM_STATUS: u32 = 0x070;
+    /// Terminate request head: connection index.
+    pub const TERM_CONN: u32 = 0x074;
+    /// Terminate request head: QP number.
+    pub const TERM_QPN: u32 = 0x078;
+    /// Terminate request head: the echoed DDP segment length (RFC 5040
+    /// §4.8; 0 when nothing is echoed, e.g. an LLP error).
+    pub const TERM_SEG_LEN: u32 = 0x07C;
+    /// Write 1: pop the Terminate request head.
+    pub const TERM_POP: u32 = 0x080;
+    /// The last incoming Terminate (the device stopped the QP): bit 31
+    /// valid, bit 30 another was lost while this one waited, bits 15:0 its
+    /// cause (Terminate Control's first 16 bits).
+    pub const RTERM_STATUS: u32 = 0x084;
+    /// Incoming Terminate: connection index.
+    pub const RTERM_CONN: u32 = 0x088;
+    /// Incoming Terminate: QP number.
+    pub const RTERM_QPN: u32 = 0x08C;
+    /// Write 1: clear the incoming Terminate (and the lost bit).
+    pub const RTERM_POP: u32 = 0x090;
+    /// Terminate request head: the erroneous segment's first
+    /// [`TERM_HDR_LEN`] octets (DDP header, then an RDMAP Read Request
+    /// header if any), little-endian words; zero for an LLP error.
+    pub const TERM_HDR: u32 = 0x0C0;
+    /// Octets in the `TERM_HDR` window.
+    pub const TERM_HDR_LEN: usize = 48;
+
+    const _: () = assert!(TERM_HDR + TERM_HDR_LEN as u32 <= TABLE_DATA);
     const _: () = assert!(TABLE_DATA + super::MAX_ENTRY_SIZE as u32 <= EVENT_DATA);
     const _: () = assert!(EVENT_DATA + 64 <= MBOX_DATA);
     const _: () = assert!(MBOX_DATA + 0x400 <= EXC_DATA);

@@ -1,0 +1,214 @@
+//! Terminate transmit for the device's requests (`Hal::pop_terminate`),
+//! against the scripted Hal: the frame the firmware sends is decoded by
+//! smoltcp (checksums) and rnic-wire (MPA CRC, RDMAP, Terminate header),
+//! never by the firmware's own code.
+mod common;
+use common::*;
+use rnic_fw::hal::TermRequest;
+use rnic_wire::abi::context::port::TERM_HDR_LEN;
+use rnic_wire::abi::context::{ConnMode, ExceptionReason, TableId, MPA_CRC_RX, MPA_CRC_TX};
+use rnic_wire::abi::mailbox::{Command, EventKind, MboxStatus, QpState};
+use rnic_wire::ddp::DdpRepr;
+use rnic_wire::net::TcpControl;
+use rnic_wire::rdmap::RdmapRepr;
+use rnic_wire::terminate::{TaggedBufferError, TerminateCause, UntaggedBufferError};
+
+const S: u64 = 1_000_000;
+
+/// Passive open with siw's P2P request into RDMA mode (as in tests/fw.rs);
+/// returns (qpn, rcv_nxt, snd_nxt).
+fn passive_rdma(fw: &mut Fw) -> (u32, u32, u32) {
+    let qpn = make_qp(fw);
+    let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
+    let (iss, conn_id) = passive_to_request(fw, &req);
+    let (s, _) = cmd(
+        fw,
+        Command::Accept {
+            conn_id,
+            qpn,
+            ird: 1,
+            ord: 1,
+            private_data: b"ok",
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    let out = sent_tcp(&mut fw.hal);
+    let reply_len = out[0].payload.len() as u32;
+    let rcv = 101 + req.len() as u32;
+    let snd = iss + 1 + reply_len;
+    let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
+    d.payload = vec![
+        0, 14, 0xC0, 0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0, 0, 0,
+    ];
+    rx(fw, d.frame());
+    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Rdma);
+    (qpn, rcv, snd)
+}
+
+/// The device's send state in connection context 0, with MPA CRC on.
+fn device_sent(fw: &mut Fw, snd_una: u32, snd_nxt: u32) {
+    let mut c = fw.hal.conn(0).unwrap();
+    c.snd_una = snd_una;
+    c.snd_nxt = snd_nxt;
+    c.mpa_flags = MPA_CRC_TX | MPA_CRC_RX;
+    let mut b = [0u8; 64];
+    c.emit(&mut b).unwrap();
+    fw.hal.tables.insert((TableId::Conn as u8, 0), b.to_vec());
+}
+
+fn request(cause: TerminateCause, qpn: u32, ddp: &DdpRepr, seg_len: u16) -> TermRequest {
+    let mut hdr = [0u8; TERM_HDR_LEN];
+    ddp.emit(&mut hdr).unwrap();
+    TermRequest {
+        cause: cause.to_bits(),
+        conn: 0,
+        qpn,
+        seg_len,
+        hdr,
+    }
+}
+
+/// A Send without a posted receive at this node: the device asks for a
+/// Terminate (DDP untagged, Invalid MSN - no buffer, RFC 5041 §7.2). The
+/// firmware sends it at the device's SND.NXT, CRC checked, echoing the
+/// Send's DDP header and segment length (RFC 5040 §4.8), then the FIN;
+/// the QP goes to Terminate and the host gets QpError with the cause; a
+/// second request on the same stream sends nothing (a Terminate is the
+/// last message, RFC 5040 §5.3).
+#[test]
+fn device_request_sends_terminate_then_fin() {
+    let mut fw = new_fw();
+    let (qpn, rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    let _ = sent_tcp(&mut fw.hal);
+    device_sent(&mut fw, snd + 100, snd + 2000);
+    let send = DdpRepr::Untagged {
+        last: true,
+        rsvd_ulp: 0x43,
+        rsvd_ulp_ext: 0,
+        qn: 0,
+        msn: 1,
+        mo: 0,
+    };
+    let cause = TerminateCause::from(UntaggedBufferError::InvalidMsnNoBuffer);
+    fw.hal.terms.push_back(request(cause, qpn, &send, 18 + 64));
+    fw.poll();
+    assert!(fw.hal.terms.is_empty(), "taken");
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
+    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Firmware);
+    let ev = fw.hal.events.pop().expect("QpError event");
+    assert_eq!(
+        (ev.kind, ev.handle, ev.status),
+        (
+            EventKind::QpError,
+            qpn,
+            rnic_wire::abi::cqe::encode_term_cause(Some(cause))
+        )
+    );
+    let out = sent_tcp(&mut fw.hal);
+    assert_eq!(
+        out.len(),
+        2,
+        "{:?}",
+        out.iter().map(|o| o.ctl).collect::<Vec<_>>()
+    );
+    assert_eq!((out[0].seq, out[0].ack), (snd + 2000, Some(rcv)));
+    let f = rnic_wire::mpa::Fpdu::new_checked(&out[0].payload[..]).unwrap();
+    assert_eq!(f.total_len(), out[0].payload.len());
+    let ulpdu = rnic_wire::mpa::FpduRepr::parse(&f, true)
+        .expect("MPA CRC")
+        .ulpdu;
+    match RdmapRepr::from_bytes(ulpdu).unwrap() {
+        RdmapRepr::Terminate { msn, terminate } => {
+            assert_eq!(msn, 1);
+            assert_eq!(terminate.cause, cause);
+            let d = terminate.ddp.expect("DDP header echoed");
+            assert!(d.segment_length_valid);
+            assert_eq!(d.segment_length, 18 + 64);
+            assert_eq!(d.header.to_repr().unwrap(), send);
+            assert!(terminate.rdma.is_none());
+        }
+        o => panic!("not a Terminate: {o:?}"),
+    }
+    let fin_seq = snd + 2000 + out[0].payload.len() as u32;
+    assert_eq!((out[1].ctl, out[1].seq), (TcpControl::Fin, fin_seq));
+    // one Terminate per stream
+    let tag = DdpRepr::Tagged {
+        last: true,
+        rsvd_ulp: 0x40,
+        stag: 5,
+        to: 0,
+    };
+    let c2 = TerminateCause::from(TaggedBufferError::InvalidStag);
+    fw.hal.terms.push_back(request(c2, qpn, &tag, 14 + 8));
+    fw.poll();
+    assert!(
+        sent_tcp(&mut fw.hal).is_empty(),
+        "nothing after the Terminate"
+    );
+    assert!(fw.hal.events.is_empty());
+    // The peer acks and closes: the QP ends in Error.
+    let mut f = Seg::new(PPORT, LPORT, TcpControl::Fin, rcv, Some(fin_seq + 1));
+    f.payload = vec![];
+    rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, f.frame());
+    fw.hal.now += 10 * S;
+    fw.poll();
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Error);
+}
+
+/// Requests for a connection the firmware does not have are dropped with
+/// nothing sent.
+#[test]
+fn request_for_unknown_connection_is_dropped() {
+    let mut fw = new_fw();
+    let tag = DdpRepr::Tagged {
+        last: true,
+        rsvd_ulp: 0x40,
+        stag: 5,
+        to: 0,
+    };
+    let cause = TerminateCause::from(TaggedBufferError::InvalidStag);
+    for conn in [0, 7, 1000, u32::MAX] {
+        let mut t = request(cause, 0, &tag, 22);
+        t.conn = conn;
+        fw.hal.terms.push_back(t);
+    }
+    fw.poll();
+    assert!(fw.hal.terms.is_empty());
+    assert!(fw.hal.take_sent().is_empty());
+    assert!(fw.hal.events.is_empty());
+}
+
+/// The peer's Terminate (the device latched it): QP → Terminate, QpError
+/// with the peer's cause, FIN at the device's SND.NXT and no Terminate of
+/// ours (RFC 5040 §5.3).
+#[test]
+fn incoming_terminate_closes_without_answering() {
+    use rnic_fw::hal::TermRx;
+    let mut fw = new_fw();
+    let (qpn, _rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    let _ = sent_tcp(&mut fw.hal);
+    device_sent(&mut fw, snd, snd + 500);
+    let cause = TerminateCause::from(TaggedBufferError::InvalidStag);
+    fw.hal.terms_rx.push_back(TermRx {
+        conn: 0,
+        qpn,
+        cause: cause.to_bits(),
+        lost: false,
+    });
+    fw.poll();
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
+    let ev = fw.hal.events.pop().expect("QpError");
+    assert_eq!(
+        (ev.kind, ev.status),
+        (
+            EventKind::QpError,
+            rnic_wire::abi::cqe::encode_term_cause(Some(cause))
+        )
+    );
+    let out = sent_tcp(&mut fw.hal);
+    assert_eq!(out.len(), 1, "only the FIN");
+    assert_eq!((out[0].ctl, out[0].seq), (TcpControl::Fin, snd + 500));
+    assert!(out[0].payload.is_empty());
+}
