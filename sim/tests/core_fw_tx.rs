@@ -467,7 +467,8 @@ fn firmware_programmed_qp_sends_txstream_frames() {
 
 /// Doorbell writes at other offsets of the page do not start the send
 /// queue: QP_RQ_PRODUCER goes to the receive side, an unknown offset is
-/// counted in cnt_db_bad; a QP written with conn = NO_CONN has no TX side.
+/// counted in cnt_db_bad; a QP written with conn = NO_CONN has no TX side
+/// (its send side is off: a later doorbell sends nothing).
 #[test]
 fn other_doorbell_offsets_do_not_send() {
     let mut r = Rig::new(7);
@@ -493,7 +494,7 @@ fn other_doorbell_offsets_do_not_send() {
         1,
         "unknown offset counted"
     );
-    // a QP rewritten with NO_CONN: TX not configured (ring stays as it was)
+    // a QP rewritten with NO_CONN: no TX side
     r.quiesce();
     r.doorbell();
     r.run(100_000);
@@ -531,8 +532,17 @@ fn other_doorbell_offsets_do_not_send() {
     );
     r.quiesce();
     r.doorbell();
-    r.run(100_000);
-    assert_eq!(r.out, vec![Out::Data, Out::Data]);
+    for _ in 0..5000 {
+        r.cycle();
+    }
+    // Since the QP send stop (docs/rtl.md "QP send stop"), a QP context
+    // without a connection has its send side off: the WQE is skipped, not
+    // sent (before, the old ring configuration kept sending).
+    assert_eq!(
+        r.out,
+        vec![Out::Data],
+        "nothing sent for a QP with no connection"
+    );
 }
 
 /// Frames the firmware sends leave whole and unchanged between data frames
