@@ -1193,19 +1193,30 @@ impl<
         let Some(c) = self.conns.get(i).and_then(|c| c.as_ref()) else {
             return;
         };
-        if c.phase != Phase::Rdma {
+        let (qpn, phase) = (c.qpn, c.phase);
+        // The peer's FIN follows its Terminate (RFC 5040 §5.3) and may be
+        // taken first (raw frames overtake the Terminate record in the
+        // device's exception arbiter): a Closing stream still gets the event.
+        if !matches!(phase, Phase::Rdma | Phase::Closing) {
             return;
         }
         let now = self.hal.now_us();
-        if let Some(qpn) = c.qpn {
+        if let Some(qpn) = qpn {
+            // Once per QP: the same Terminate also comes by the RTERM latch.
+            let state = self.qps.get(qpn).map(|q| q.state);
+            if matches!(state, None | Some(QpState::Terminate | QpState::Error)) {
+                return;
+            }
             self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
             let mut ev = event(EventKind::QpError, qpn);
             ev.status = rnic_wire::abi::cqe::encode_term_cause(cause);
             self.post(ev);
         }
-        self.take_back(i);
-        if let Some((c, mut tx)) = self.sink(i) {
-            c.tcb.close(now, &mut tx);
+        if phase == Phase::Rdma {
+            self.take_back(i);
+            if let Some((c, mut tx)) = self.sink(i) {
+                c.tcb.close(now, &mut tx);
+            }
         }
     }
 

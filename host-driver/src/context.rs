@@ -376,7 +376,11 @@ impl<B: Bus> Context<B> {
                             };
                             flush_qp_in(&reg, qp, cause);
                         } else if let Some(s) = new_state {
-                            qp.set_state(s);
+                            // Error is left only by the user's modify (verbs);
+                            // the stream's Closed after a Terminate keeps it.
+                            if qp.state() != QpState::Error {
+                                qp.set_state(s);
+                            }
                         }
                         true
                     }
