@@ -246,7 +246,8 @@ pub const CORE_PARAMS: HostRegsParams = HostRegsParams {
         | rnic_wire::abi::csr::CAP_ENHANCED
         | ((rnic_wire::abi::wqe::MAX_SGE_PER_WQE as u32) << rnic_wire::abi::csr::CAP_MAX_SGE_SHIFT),
     max_qp: 64,
-    max_cq: 64,
+    // The completion writer's CQ context RAM (cpl_write::CQ_BITS), not more.
+    max_cq: 1 << crate::cpl_write::CQ_BITS,
     max_tpt: 1 << crate::tpt::TPT_INDEX_BITS,
     max_pbl: 1 << crate::tpt::PBL_INDEX_BITS,
     max_queue_entries: 4096,
