@@ -79,6 +79,21 @@ fn ids(w: &[WorkCompletion]) -> Vec<(u32, u64, WcStatus)> {
 
 use WcStatus::{Success as OK, WrFlushError as FL};
 
+/// A fake device, a context, a PD, one CQ of 8 and an 8/8 QP on it, the
+/// QP connected (Established processed). A macro, not a function: `Pd`
+/// borrows the context and `Qp` the PD.
+macro_rules! connected_qp {
+    ($bus:ident, $ctx:ident, $pd:ident, $cq:ident, $qp:ident) => {
+        let $bus = FakeBus::new();
+        let $ctx = Context::open($bus.clone()).unwrap();
+        let $pd = $ctx.alloc_pd().unwrap();
+        let $cq = $ctx.create_cq(8).unwrap();
+        let $qp = $pd.create_qp(&$cq, &$cq, 8, 8).unwrap();
+        $bus.push_event(event(EventKind::Established, $qp.qpn(), 0));
+        $ctx.process_events().unwrap();
+    };
+}
+
 /// modify(Error): the ring's device CQEs first (QP 1's success and QP 2's),
 /// then QP 1's outstanding WRs flushed in posting order, send queue then
 /// receive queue; QP 2 on the same CQ keeps its WRs and completes later.
@@ -189,13 +204,7 @@ fn separate_cqs_and_short_polls() {
 /// before the event come first.
 #[test]
 fn qp_error_event_fails_the_read_with_remote_access_error() {
-    let bus = FakeBus::new();
-    let ctx = Context::open(bus.clone()).unwrap();
-    let pd = ctx.alloc_pd().unwrap();
-    let cq = ctx.create_cq(8).unwrap();
-    let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
-    bus.push_event(event(EventKind::Established, qp.qpn(), 0));
-    ctx.process_events().unwrap();
+    connected_qp!(bus, ctx, pd, cq, qp);
     let q = qp.qpn();
     qp.post_recv(&[recv(10)]).unwrap();
     qp.post_send(&[
@@ -260,13 +269,7 @@ fn other_causes() {
         (None, EventKind::ConnectionLost, FL),
     ];
     for (cause, kind, read_status) in cases {
-        let bus = FakeBus::new();
-        let ctx = Context::open(bus.clone()).unwrap();
-        let pd = ctx.alloc_pd().unwrap();
-        let cq = ctx.create_cq(8).unwrap();
-        let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
-        bus.push_event(event(EventKind::Established, qp.qpn(), 0));
-        ctx.process_events().unwrap();
+        connected_qp!(bus, ctx, pd, cq, qp);
         qp.post_send(&[send(1, READ, true), send(2, WRITE, false)])
             .unwrap();
         bus.push_event(event(kind, qp.qpn(), encode_term_cause(cause)));
@@ -284,13 +287,7 @@ fn other_causes() {
 /// its device CQEs) and drops late CQEs naming it.
 #[test]
 fn destroy_flushes() {
-    let bus = FakeBus::new();
-    let ctx = Context::open(bus.clone()).unwrap();
-    let pd = ctx.alloc_pd().unwrap();
-    let cq = ctx.create_cq(8).unwrap();
-    let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
-    bus.push_event(event(EventKind::Established, qp.qpn(), 0));
-    ctx.process_events().unwrap();
+    connected_qp!(bus, ctx, pd, cq, qp);
     let q = qp.qpn();
     qp.post_send(&[send(1, WRITE, true), send(2, WRITE, true)])
         .unwrap();
@@ -310,13 +307,7 @@ fn destroy_flushes() {
 /// not complete are flushed by the driver.
 #[test]
 fn error_cqe_flushes_the_rest() {
-    let bus = FakeBus::new();
-    let ctx = Context::open(bus.clone()).unwrap();
-    let pd = ctx.alloc_pd().unwrap();
-    let cq = ctx.create_cq(8).unwrap();
-    let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
-    bus.push_event(event(EventKind::Established, qp.qpn(), 0));
-    ctx.process_events().unwrap();
+    connected_qp!(bus, ctx, pd, cq, qp);
     let q = qp.qpn();
     qp.post_recv(&[recv(10), recv(11)]).unwrap();
     qp.post_send(&[send(1, WRITE, true)]).unwrap();

@@ -278,6 +278,18 @@ impl S<'_> {
         let _ = run_until(self.world, n, |_| false);
     }
 
+    /// The QpError event records node `node`'s firmware pushed for its host.
+    fn qp_error_events(&self, node: usize) -> Vec<Event> {
+        self.world.borrow().nodes[node]
+            .hw
+            .borrow()
+            .events
+            .iter()
+            .map(|e| Event::parse(e).unwrap())
+            .filter(|e| e.kind == EventKind::QpError)
+            .collect()
+    }
+
     /// After B's Terminate: B's host has a QpError event with `cause`,
     /// A's core counted the incoming Terminate and A's firmware took it
     /// (QpError with the same cause for A's host), both firmware
@@ -312,14 +324,7 @@ impl S<'_> {
             assert!(!rdma, "B's connection left RDMA mode");
         }
         // the event record B's firmware pushed for its host (`ev_*`)
-        let evs: Vec<Event> = self.world.borrow().nodes[1]
-            .hw
-            .borrow()
-            .events
-            .iter()
-            .map(|e| Event::parse(e).unwrap())
-            .filter(|e| e.kind == EventKind::QpError)
-            .collect();
+        let evs = self.qp_error_events(1);
         assert_eq!(evs.len(), 1, "{evs:?}");
         assert_eq!(
             (evs[0].handle, evs[0].status),
@@ -328,16 +333,9 @@ impl S<'_> {
                 rnic_wire::abi::cqe::encode_term_cause(Some(cause))
             )
         );
-        // A's firmware took the incoming Terminate (RTERM_*): QpError with
+        // A's firmware took the incoming Terminate (exception queue or RTERM_*): QpError with
         // B's cause for A's host, and A's connection left RDMA mode
-        let evs: Vec<Event> = self.world.borrow().nodes[0]
-            .hw
-            .borrow()
-            .events
-            .iter()
-            .map(|e| Event::parse(e).unwrap())
-            .filter(|e| e.kind == EventKind::QpError)
-            .collect();
+        let evs = self.qp_error_events(0);
         assert_eq!(evs.len(), 1, "A: {evs:?}");
         assert_eq!(
             (evs[0].handle, evs[0].status),
