@@ -11,43 +11,6 @@ use rnic_wire::net::{ArpOperation, TcpControl};
 
 const S: u64 = 1_000_000;
 
-/// Passive open with siw's P2P request (CRC, IRD 1, ORD 1, Write+Read RTR),
-/// then an FPDU in the segment that acknowledges our Reply.
-fn passive_rdma(fw: &mut Fw) -> (u32, u32, u32) {
-    let qpn = make_qp(fw);
-    let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
-    let (iss, conn_id) = passive_to_request(fw, &req);
-    let (s, _) = cmd(
-        fw,
-        Command::Accept {
-            conn_id,
-            qpn,
-            ird: 1,
-            ord: 1,
-            private_data: b"ok",
-        },
-    );
-    assert_eq!(s, MboxStatus::Ok);
-    let out = sent_tcp(&mut fw.hal);
-    assert_eq!(out.len(), 1);
-    let reply = mpa_frame(true, 0x50, 2, &[0x80, 0x01, 0x80, 0x01, b'o', b'k']);
-    assert_eq!(
-        out[0].payload, reply,
-        "siw's reply: P2P, IRD 1, ORD 1, Write RTR"
-    );
-    assert_eq!(out[0].seq, iss + 1);
-    // Not in RDMA mode until the Reply is acknowledged.
-    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Firmware);
-    let rcv = 101 + req.len() as u32;
-    let snd = iss + 1 + reply.len() as u32;
-    let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
-    d.payload = vec![
-        0, 14, 0xC0, 0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0, 0, 0,
-    ];
-    rx(fw, d.frame());
-    (qpn, rcv, snd)
-}
-
 #[test]
 fn passive_open_mpa_responder_into_rdma_mode() {
     let mut fw = new_fw();

@@ -7,43 +7,13 @@ use common::*;
 use rnic_fw::hal::TermRequest;
 use rnic_wire::abi::context::port::TERM_HDR_LEN;
 use rnic_wire::abi::context::{ConnMode, ExceptionReason, TableId, MPA_CRC_RX, MPA_CRC_TX};
-use rnic_wire::abi::mailbox::{Command, EventKind, MboxStatus, QpState};
+use rnic_wire::abi::mailbox::{EventKind, QpState};
 use rnic_wire::ddp::DdpRepr;
 use rnic_wire::net::TcpControl;
 use rnic_wire::rdmap::RdmapRepr;
 use rnic_wire::terminate::{TaggedBufferError, TerminateCause, UntaggedBufferError};
 
 const S: u64 = 1_000_000;
-
-/// Passive open with siw's P2P request into RDMA mode (as in tests/fw.rs);
-/// returns (qpn, rcv_nxt, snd_nxt).
-fn passive_rdma(fw: &mut Fw) -> (u32, u32, u32) {
-    let qpn = make_qp(fw);
-    let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
-    let (iss, conn_id) = passive_to_request(fw, &req);
-    let (s, _) = cmd(
-        fw,
-        Command::Accept {
-            conn_id,
-            qpn,
-            ird: 1,
-            ord: 1,
-            private_data: b"ok",
-        },
-    );
-    assert_eq!(s, MboxStatus::Ok);
-    let out = sent_tcp(&mut fw.hal);
-    let reply_len = out[0].payload.len() as u32;
-    let rcv = 101 + req.len() as u32;
-    let snd = iss + 1 + reply_len;
-    let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
-    d.payload = vec![
-        0, 14, 0xC0, 0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0, 0, 0,
-    ];
-    rx(fw, d.frame());
-    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Rdma);
-    (qpn, rcv, snd)
-}
 
 /// The device's send state in connection context 0, with MPA CRC on.
 fn device_sent(fw: &mut Fw, snd_una: u32, snd_nxt: u32) {
