@@ -459,32 +459,18 @@ impl S<'_> {
         const MPA_LEN: usize = 2;
         const DDP_UNTAGGED: usize = 18;
         const RDMAP_TERMINATE: u8 = 0x7;
-        self.world
-            .borrow_mut()
-            .link
-            .as_mut()
-            .unwrap()
-            .flush_pcap()
-            .unwrap();
-        let f = std::fs::File::open(self.pcap).unwrap();
-        let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
-        let mut out = Vec::new();
-        while let Some(p) = r.next_packet() {
-            let p = p.unwrap();
-            let Ok(seg) = rnic_wire::model::parse_frame(&p.data) else {
-                continue;
-            };
-            let pl = seg.payload;
-            if seg.src_mac != MAC_B || pl.len() < MPA_LEN + DDP_UNTAGGED {
-                continue;
-            }
-            let (ddp_ctrl, rdmap_ctrl) = (pl[MPA_LEN], pl[MPA_LEN + 1]);
-            let tagged = ddp_ctrl & 0x80 != 0;
-            if !tagged && rdmap_ctrl & 0x0F == RDMAP_TERMINATE {
-                out.push(TerminateRepr::parse_bytes(&pl[MPA_LEN + DDP_UNTAGGED..]).unwrap());
-            }
-        }
-        out
+        self.pcap_segments(MAC_B)
+            .into_iter()
+            .filter_map(|(_, _, pl)| {
+                if pl.len() < MPA_LEN + DDP_UNTAGGED {
+                    return None;
+                }
+                let (ddp_ctrl, rdmap_ctrl) = (pl[MPA_LEN], pl[MPA_LEN + 1]);
+                let tagged = ddp_ctrl & 0x80 != 0;
+                (!tagged && rdmap_ctrl & 0x0F == RDMAP_TERMINATE)
+                    .then(|| TerminateRepr::parse_bytes(&pl[MPA_LEN + DDP_UNTAGGED..]).unwrap())
+            })
+            .collect()
     }
 }
 
