@@ -823,6 +823,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  tx_seg$pay_ready;
     reg  tx_seg$cq_ready;
     reg  tx_seg$stop;
+    reg  tx_seg$rd_full;
     wire  tx_seg$idle;
     wire  tx_seg$wqe_ready;
     wire  tx_seg$desc_valid;
@@ -1503,6 +1504,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  rd_track$cfg_valid;
     reg  [5:0] rd_track$cfg_qp;
     reg  [15:0] rd_track$cfg_ord;
+    reg  [5:0] rd_track$hq_qp;
+    wire  rd_track$hq_full;
     reg  rd_track$tag_valid;
     wire  rd_track$busy;
     reg  [3:0] rd_track$tag_opcode;
@@ -2298,6 +2301,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .pay_ready(tx_seg$pay_ready),
         .cq_ready(tx_seg$cq_ready),
         .stop(tx_seg$stop),
+        .rd_full(tx_seg$rd_full),
         .idle(tx_seg$idle),
         .wqe_ready(tx_seg$wqe_ready),
         .desc_valid(tx_seg$desc_valid),
@@ -3069,6 +3073,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .cfg_valid(rd_track$cfg_valid),
         .cfg_qp(rd_track$cfg_qp),
         .cfg_ord(rd_track$cfg_ord),
+        .hq_qp(rd_track$hq_qp),
+        .hq_full(rd_track$hq_full),
         .tag_valid(rd_track$tag_valid),
         .busy(rd_track$busy),
         .tag_opcode(rd_track$tag_opcode),
@@ -4067,6 +4073,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         wqe_fetch$en_qp = ew_qp_qpn[(32'h0)+:(6)];
         wqe_fetch$en_on = wqe_fetch$cfg_valid & ((ew_qp_state == 8'h1) | (ew_qp_state == 8'h2));
         tx_seg$stop = wqe_fetch$wqe_off;
+        rd_track$hq_qp = wqe_fetch$wqe_qp;
+        tx_seg$rd_full = rd_track$hq_full;
         wqe_fetch$wqe_hold = ~tx_seg$idle;
         tx_qpconn$write_enable = wqe_fetch$cfg_valid;
         tx_qpconn$write_address = ew_qp_qpn[(32'h0)+:(6)];
@@ -17205,7 +17213,7 @@ module rnic_core$rd_arb$n_bad(d,q,clock);
 endmodule // rnic_core$rd_arb$n_bad
 
 
-module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
+module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,hq_qp,hq_full,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
 
     // Module arguments
     input wire  clock;
@@ -17218,6 +17226,8 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     input wire  cfg_valid;
     input wire  [5:0] cfg_qp;
     input wire  [15:0] cfg_ord;
+    input wire  [5:0] hq_qp;
+    output reg  hq_full;
     input wire  tag_valid;
     output reg  busy;
     input wire  [3:0] tag_opcode;
@@ -17324,6 +17334,17 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     reg  [7:0] q4;
     reg  [7:0] q3;
     reg  [7:0] c4;
+    reg  [7:0] h4;
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_h_cnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_h_ord;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [3:0] h_cnt;
+    reg  [3:0] h_ord;
     // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [255:0] sh_s_cnt;
@@ -17490,6 +17511,12 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         s_head = sh_s_head[(32'h0)+:(3)];
         q_cnt = sh_q_cnt[(32'h0)+:(4)];
         q_head = sh_q_head[(32'h0)+:(3)];
+        h4 = {{2{1'b0}}, hq_qp} << 32'h2;
+        sh_h_cnt = cnt$q >> h4;
+        sh_h_ord = ord$q >> h4;
+        h_cnt = sh_h_cnt[(32'h0)+:(4)];
+        h_ord = sh_h_ord[(32'h0)+:(4)];
+        hq_full = |h_ord & (h_cnt >= h_ord);
         push = 1'b0;
         ram$write_enable = 1'b0;
         ram$write_address = ({{3{1'b0}}, sent_qp} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
@@ -37609,7 +37636,7 @@ module rnic_core$tx_sched$ptr(d,q,clock);
 endmodule // rnic_core$tx_sched$ptr
 
 
-module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
+module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
 
     // Module arguments
     input wire  clock;
@@ -37653,6 +37680,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     input wire  pay_ready;
     input wire  cq_ready;
     input wire  stop;
+    input wire  rd_full;
     output reg  idle;
     output reg  wqe_ready;
     output reg  desc_valid;
@@ -38543,7 +38571,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                         state_ram$read_address = xs_qp;
                         st$d = SegState$XLoad;
                     end
-                    else if (wqe_valid & ~rr_pending$q) begin
+                    else if (wqe_valid & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4))) begin
                         st$d = SegState$Load;
                     end
                 end
