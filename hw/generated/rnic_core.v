@@ -1608,6 +1608,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  read_resp$xs_crc_en;
     wire  read_resp$xs_done;
     wire  [31:0] read_resp$xs_seq_new;
+    reg  read_resp$win_en;
+    reg  [31:0] read_resp$win_end;
     wire  read_resp$desc_valid;
     reg  read_resp$desc_ready;
     wire  [5:0] read_resp$desc_qp;
@@ -3181,6 +3183,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .xs_crc_en(read_resp$xs_crc_en),
         .xs_done(read_resp$xs_done),
         .xs_seq_new(read_resp$xs_seq_new),
+        .win_en(read_resp$win_en),
+        .win_end(read_resp$win_end),
         .desc_valid(read_resp$desc_valid),
         .desc_ready(read_resp$desc_ready),
         .desc_qp(read_resp$desc_qp),
@@ -4228,6 +4232,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_wend$read_address = tx_qpconn$read_data;
         tx_seg$win_en = tx_wnd_en;
         tx_seg$win_end = tx_wend$read_data;
+        read_resp$win_en = tx_wnd_en;
+        read_resp$win_end = tx_wend$read_data;
         cnt_tx_wnd_wait = tx_seg$cnt_wnd_wait;
         cnt_tx_mulpdu_bad = tx_seg$cnt_mulpdu_bad;
         tx_desc_ok = td_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full;
@@ -17953,7 +17959,7 @@ module rnic_core$rd_track$to(d,q,clock);
 endmodule // rnic_core$rd_track$to
 
 
-module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
+module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,win_en,win_end,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
 
     // Module arguments
     input wire  clock;
@@ -17993,6 +17999,8 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     input wire  xs_crc_en;
     output reg  xs_done;
     output reg  [31:0] xs_seq_new;
+    input wire  win_en;
+    input wire  [31:0] win_end;
     output reg  desc_valid;
     input wire  desc_ready;
     output reg  [5:0] desc_qp;
@@ -18141,6 +18149,15 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     reg  pay_done$d;
     wire  pay_done$q;
     reg  pay_done$clock;
+    reg  fits_r$d;
+    wire  fits_r$q;
+    reg  fits_r$clock;
+    reg  iss1$d;
+    wire  iss1$q;
+    reg  iss1$clock;
+    reg  wok$d;
+    wire  wok$q;
+    reg  wok$clock;
     reg  [15:0] cause_r$d;
     wire  [15:0] cause_r$q;
     reg  cause_r$clock;
@@ -18304,6 +18321,21 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         .q(pay_done$q),
         .clock(pay_done$clock)
     );
+    rnic_core$read_resp$fits_r fits_r(
+        .d(fits_r$d),
+        .q(fits_r$q),
+        .clock(fits_r$clock)
+    );
+    rnic_core$read_resp$iss1 iss1(
+        .d(iss1$d),
+        .q(iss1$q),
+        .clock(iss1$clock)
+    );
+    rnic_core$read_resp$wok wok(
+        .d(wok$d),
+        .q(wok$q),
+        .clock(wok$clock)
+    );
     rnic_core$read_resp$cause_r cause_r(
         .d(cause_r$d),
         .q(cause_r$q),
@@ -18360,6 +18392,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_done$clock = clock;
         req_done$clock = clock;
         pay_done$clock = clock;
+        fits_r$clock = clock;
+        iss1$clock = clock;
+        wok$clock = clock;
         cause_r$clock = clock;
         stopped$clock = clock;
         c_resp$clock = clock;
@@ -18389,6 +18424,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_done$d = desc_done$q;
         req_done$d = req_done$q;
         pay_done$d = pay_done$q;
+        fits_r$d = fits_r$q;
+        iss1$d = iss1$q;
+        wok$d = wok$q;
         cause_r$d = cause_r$q;
         stopped$d = stopped$q;
         c_resp$d = c_resp$q;
@@ -18469,7 +18507,13 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         if (mk$q) begin
             adv = {{16{1'b0}}, (flen + (kk << 32'h2))};
         end
-        desc_valid = (state$q == RrState$Issue) & ~desc_done$q;
+        fits_r$d = ~win_en | (((win_end - (seq$q + adv)) >> 32'h1f) == 32'h0);
+        iss1$d = state$q == RrState$Issue;
+        wok$d = 1'b0;
+        if (state$q == RrState$Issue) begin
+            wok$d = wok$q | (iss1$q & fits_r$q);
+        end
+        desc_valid = (state$q == RrState$Issue) & ~desc_done$q & wok$q;
         desc_qp = qp$q;
         desc_seq = seq$q;
         desc_crc_en = crc$q;
@@ -18480,7 +18524,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_stag = sink_stag$q;
         desc_to = sink_to$q;
         desc_pay_len = seg$q;
-        dma_rd_req_valid = (state$q == RrState$Issue) & ~req_done$q & |seg$q;
+        dma_rd_req_valid = (state$q == RrState$Issue) & wok$q & ~req_done$q & |seg$q;
         dma_rd_req_addr = addr$q;
         dma_rd_req_len = seg$q;
         dma_rd_req_tag = k_tag;
@@ -18866,6 +18910,44 @@ module rnic_core$read_resp$desc_done(d,q,clock);
     end
 
 endmodule // rnic_core$read_resp$desc_done
+
+
+module rnic_core$read_resp$fits_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$fits_r
+
+
+module rnic_core$read_resp$iss1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$iss1
 
 
 module rnic_core$read_resp$len(d,q,clock);
@@ -19272,6 +19354,25 @@ module rnic_core$read_resp$stopped(d,q,clock);
     end
 
 endmodule // rnic_core$read_resp$stopped
+
+
+module rnic_core$read_resp$wok(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$wok
 
 
 module rnic_core$rq_cfg_q(clock,reset,write,data_in,full,read,data_out,empty,count);

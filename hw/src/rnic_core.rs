@@ -1843,6 +1843,10 @@ impl Logic for RnicCore {
         self.tx_wend.read_address.next = self.tx_qpconn.read_data.val();
         self.tx_seg.win_en.next = self.tx_wnd_en.val();
         self.tx_seg.win_end.next = self.tx_wend.read_data.val();
+        // read_resp's segments wait for the same window (td_qp is its QP
+        // while it has the stream, so tx_wend follows its connection)
+        self.read_resp.win_en.next = self.tx_wnd_en.val();
+        self.read_resp.win_end.next = self.tx_wend.read_data.val();
         self.cnt_tx_wnd_wait.next = self.tx_seg.cnt_wnd_wait.val();
         self.cnt_tx_mulpdu_bad.next = self.tx_seg.cnt_mulpdu_bad.val();
         self.tx_desc_ok.next =
