@@ -106,9 +106,10 @@ pub struct ReadResp {
     pub xs_seq_new: Signal<Out, Bits<32>>,
     /// Peer window (RFC 9293 §3.8.6), as `tx_seg`'s: with `win_en` a segment
     /// is not started (no descriptor, no DMA read) while its FPDU's end
-    /// (`seq` + wire length, markers included) would pass `win_end` = SND.UNA
-    /// + SND.WND of the QP's connection (the integrator's lookup from
-    /// `desc_qp`, valid 2 clocks after the grant). It waits, never drops.
+    /// (`seq` plus the wire length, markers included) would pass `win_end`,
+    /// i.e. SND.UNA plus SND.WND of the QP's connection (the integrator's
+    /// lookup from `desc_qp`, valid 2 clocks after the grant). It waits,
+    /// never drops.
     pub win_en: Signal<In, Bit>,
     pub win_end: Signal<In, Bits<32>>,
     // ---- TxFramer descriptor (addresses from the QP's connection)

@@ -28,7 +28,7 @@ mod core_rig;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rnic_fw::hal::{Hal, HalExt};
+use rnic_fw::hal::Hal;
 use rnic_sim::dma::{DmaConfig, DmaServer};
 use rnic_sim::fw_hal::{CoSimHal, FwNode, HostCsr};
 use rnic_sim::host_mem::HostMemory;
