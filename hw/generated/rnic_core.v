@@ -823,6 +823,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  tx_seg$pay_ready;
     reg  tx_seg$cq_ready;
     reg  tx_seg$stop;
+    reg  tx_seg$rd_full;
     wire  tx_seg$idle;
     wire  tx_seg$wqe_ready;
     wire  tx_seg$desc_valid;
@@ -1503,6 +1504,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  rd_track$cfg_valid;
     reg  [5:0] rd_track$cfg_qp;
     reg  [15:0] rd_track$cfg_ord;
+    reg  [5:0] rd_track$hq_qp;
+    wire  rd_track$hq_full;
     reg  rd_track$tag_valid;
     wire  rd_track$busy;
     reg  [3:0] rd_track$tag_opcode;
@@ -1605,6 +1608,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  read_resp$xs_crc_en;
     wire  read_resp$xs_done;
     wire  [31:0] read_resp$xs_seq_new;
+    reg  read_resp$win_en;
+    reg  [31:0] read_resp$win_end;
     wire  read_resp$desc_valid;
     reg  read_resp$desc_ready;
     wire  [5:0] read_resp$desc_qp;
@@ -2298,6 +2303,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .pay_ready(tx_seg$pay_ready),
         .cq_ready(tx_seg$cq_ready),
         .stop(tx_seg$stop),
+        .rd_full(tx_seg$rd_full),
         .idle(tx_seg$idle),
         .wqe_ready(tx_seg$wqe_ready),
         .desc_valid(tx_seg$desc_valid),
@@ -3069,6 +3075,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .cfg_valid(rd_track$cfg_valid),
         .cfg_qp(rd_track$cfg_qp),
         .cfg_ord(rd_track$cfg_ord),
+        .hq_qp(rd_track$hq_qp),
+        .hq_full(rd_track$hq_full),
         .tag_valid(rd_track$tag_valid),
         .busy(rd_track$busy),
         .tag_opcode(rd_track$tag_opcode),
@@ -3175,6 +3183,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .xs_crc_en(read_resp$xs_crc_en),
         .xs_done(read_resp$xs_done),
         .xs_seq_new(read_resp$xs_seq_new),
+        .win_en(read_resp$win_en),
+        .win_end(read_resp$win_end),
         .desc_valid(read_resp$desc_valid),
         .desc_ready(read_resp$desc_ready),
         .desc_qp(read_resp$desc_qp),
@@ -4067,6 +4077,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         wqe_fetch$en_qp = ew_qp_qpn[(32'h0)+:(6)];
         wqe_fetch$en_on = wqe_fetch$cfg_valid & ((ew_qp_state == 8'h1) | (ew_qp_state == 8'h2));
         tx_seg$stop = wqe_fetch$wqe_off;
+        rd_track$hq_qp = wqe_fetch$wqe_qp;
+        tx_seg$rd_full = rd_track$hq_full;
         wqe_fetch$wqe_hold = ~tx_seg$idle;
         tx_qpconn$write_enable = wqe_fetch$cfg_valid;
         tx_qpconn$write_address = ew_qp_qpn[(32'h0)+:(6)];
@@ -4220,6 +4232,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_wend$read_address = tx_qpconn$read_data;
         tx_seg$win_en = tx_wnd_en;
         tx_seg$win_end = tx_wend$read_data;
+        read_resp$win_en = tx_wnd_en;
+        read_resp$win_end = tx_wend$read_data;
         cnt_tx_wnd_wait = tx_seg$cnt_wnd_wait;
         cnt_tx_mulpdu_bad = tx_seg$cnt_mulpdu_bad;
         tx_desc_ok = td_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full;
@@ -17205,7 +17219,7 @@ module rnic_core$rd_arb$n_bad(d,q,clock);
 endmodule // rnic_core$rd_arb$n_bad
 
 
-module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
+module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,hq_qp,hq_full,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
 
     // Module arguments
     input wire  clock;
@@ -17218,6 +17232,8 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     input wire  cfg_valid;
     input wire  [5:0] cfg_qp;
     input wire  [15:0] cfg_ord;
+    input wire  [5:0] hq_qp;
+    output reg  hq_full;
     input wire  tag_valid;
     output reg  busy;
     input wire  [3:0] tag_opcode;
@@ -17324,6 +17340,17 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     reg  [7:0] q4;
     reg  [7:0] q3;
     reg  [7:0] c4;
+    reg  [7:0] h4;
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_h_cnt;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] sh_h_ord;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [3:0] h_cnt;
+    reg  [3:0] h_ord;
     // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [255:0] sh_s_cnt;
@@ -17490,6 +17517,12 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         s_head = sh_s_head[(32'h0)+:(3)];
         q_cnt = sh_q_cnt[(32'h0)+:(4)];
         q_head = sh_q_head[(32'h0)+:(3)];
+        h4 = {{2{1'b0}}, hq_qp} << 32'h2;
+        sh_h_cnt = cnt$q >> h4;
+        sh_h_ord = ord$q >> h4;
+        h_cnt = sh_h_cnt[(32'h0)+:(4)];
+        h_ord = sh_h_ord[(32'h0)+:(4)];
+        hq_full = |h_ord & (h_cnt >= h_ord);
         push = 1'b0;
         ram$write_enable = 1'b0;
         ram$write_address = ({{3{1'b0}}, sent_qp} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
@@ -17926,7 +17959,7 @@ module rnic_core$rd_track$to(d,q,clock);
 endmodule // rnic_core$rd_track$to
 
 
-module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
+module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,win_en,win_end,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
 
     // Module arguments
     input wire  clock;
@@ -17966,6 +17999,8 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     input wire  xs_crc_en;
     output reg  xs_done;
     output reg  [31:0] xs_seq_new;
+    input wire  win_en;
+    input wire  [31:0] win_end;
     output reg  desc_valid;
     input wire  desc_ready;
     output reg  [5:0] desc_qp;
@@ -18114,6 +18149,15 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     reg  pay_done$d;
     wire  pay_done$q;
     reg  pay_done$clock;
+    reg  fits_r$d;
+    wire  fits_r$q;
+    reg  fits_r$clock;
+    reg  iss1$d;
+    wire  iss1$q;
+    reg  iss1$clock;
+    reg  wok$d;
+    wire  wok$q;
+    reg  wok$clock;
     reg  [15:0] cause_r$d;
     wire  [15:0] cause_r$q;
     reg  cause_r$clock;
@@ -18277,6 +18321,21 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         .q(pay_done$q),
         .clock(pay_done$clock)
     );
+    rnic_core$read_resp$fits_r fits_r(
+        .d(fits_r$d),
+        .q(fits_r$q),
+        .clock(fits_r$clock)
+    );
+    rnic_core$read_resp$iss1 iss1(
+        .d(iss1$d),
+        .q(iss1$q),
+        .clock(iss1$clock)
+    );
+    rnic_core$read_resp$wok wok(
+        .d(wok$d),
+        .q(wok$q),
+        .clock(wok$clock)
+    );
     rnic_core$read_resp$cause_r cause_r(
         .d(cause_r$d),
         .q(cause_r$q),
@@ -18333,6 +18392,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_done$clock = clock;
         req_done$clock = clock;
         pay_done$clock = clock;
+        fits_r$clock = clock;
+        iss1$clock = clock;
+        wok$clock = clock;
         cause_r$clock = clock;
         stopped$clock = clock;
         c_resp$clock = clock;
@@ -18362,6 +18424,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_done$d = desc_done$q;
         req_done$d = req_done$q;
         pay_done$d = pay_done$q;
+        fits_r$d = fits_r$q;
+        iss1$d = iss1$q;
+        wok$d = wok$q;
         cause_r$d = cause_r$q;
         stopped$d = stopped$q;
         c_resp$d = c_resp$q;
@@ -18442,7 +18507,13 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         if (mk$q) begin
             adv = {{16{1'b0}}, (flen + (kk << 32'h2))};
         end
-        desc_valid = (state$q == RrState$Issue) & ~desc_done$q;
+        fits_r$d = ~win_en | (((win_end - (seq$q + adv)) >> 32'h1f) == 32'h0);
+        iss1$d = state$q == RrState$Issue;
+        wok$d = 1'b0;
+        if (state$q == RrState$Issue) begin
+            wok$d = wok$q | (iss1$q & fits_r$q);
+        end
+        desc_valid = (state$q == RrState$Issue) & ~desc_done$q & wok$q;
         desc_qp = qp$q;
         desc_seq = seq$q;
         desc_crc_en = crc$q;
@@ -18453,7 +18524,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_stag = sink_stag$q;
         desc_to = sink_to$q;
         desc_pay_len = seg$q;
-        dma_rd_req_valid = (state$q == RrState$Issue) & ~req_done$q & |seg$q;
+        dma_rd_req_valid = (state$q == RrState$Issue) & wok$q & ~req_done$q & |seg$q;
         dma_rd_req_addr = addr$q;
         dma_rd_req_len = seg$q;
         dma_rd_req_tag = k_tag;
@@ -18839,6 +18910,44 @@ module rnic_core$read_resp$desc_done(d,q,clock);
     end
 
 endmodule // rnic_core$read_resp$desc_done
+
+
+module rnic_core$read_resp$fits_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$fits_r
+
+
+module rnic_core$read_resp$iss1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$iss1
 
 
 module rnic_core$read_resp$len(d,q,clock);
@@ -19245,6 +19354,25 @@ module rnic_core$read_resp$stopped(d,q,clock);
     end
 
 endmodule // rnic_core$read_resp$stopped
+
+
+module rnic_core$read_resp$wok(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$wok
 
 
 module rnic_core$rq_cfg_q(clock,reset,write,data_in,full,read,data_out,empty,count);
@@ -37609,7 +37737,7 @@ module rnic_core$tx_sched$ptr(d,q,clock);
 endmodule // rnic_core$tx_sched$ptr
 
 
-module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
+module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
 
     // Module arguments
     input wire  clock;
@@ -37653,6 +37781,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     input wire  pay_ready;
     input wire  cq_ready;
     input wire  stop;
+    input wire  rd_full;
     output reg  idle;
     output reg  wqe_ready;
     output reg  desc_valid;
@@ -38543,7 +38672,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                         state_ram$read_address = xs_qp;
                         st$d = SegState$XLoad;
                     end
-                    else if (wqe_valid & ~rr_pending$q) begin
+                    else if (wqe_valid & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4))) begin
                         st$d = SegState$Load;
                     end
                 end

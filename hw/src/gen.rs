@@ -185,6 +185,8 @@ const UNUSED_OK: &[Unused] = &[
     unused(&["rd_track"], "sh_s_head", 192, RDT_SHIFT),
     unused(&["rd_track"], "sh_q_cnt", 256, RDT_SHIFT),
     unused(&["rd_track"], "sh_q_head", 192, RDT_SHIFT),
+    unused(&["rd_track"], "sh_h_cnt", 256, RDT_SHIFT),
+    unused(&["rd_track"], "sh_h_ord", 256, RDT_SHIFT),
     unused(&["rreq_q"], "sh_cnt", 320, RDT_SHIFT),
     unused(&["rreq_q"], "sh_dcnt", 320, RDT_SHIFT),
     unused(

@@ -7,9 +7,10 @@
 //! * `sent_*`: `tx_seg`'s pulse when an RDMA Read WQE's Read Request went to
 //!   the framer: {wr_id, signaled, sink length} is appended to the QP's
 //!   record (64 QPs x [`ORD_MAX`] entries in a RAM, FIFO per QP: Read
-//!   Responses come back in request order, RFC 5040 §5.3). A Read beyond the
-//!   QP's ORD (`tx_seg` does not hold Read WQEs at the ORD yet) is not
-//!   recorded: counted in `cnt_ord_over` (documented limit).
+//!   Responses come back in request order, RFC 5040 §5.3). `hq_*` tells
+//!   `tx_seg` when a QP has ORD Reads outstanding, so it holds the next Read
+//!   WQE; a Read beyond the ORD that still arrives (ORD 0, or the ORD
+//!   lowered by a context write) is not recorded: counted in `cnt_ord_over`.
 //! * `tag_*`: `ddp_rx`'s record of a placed tagged segment, presented as
 //!   `tag_valid` in the clock it is taken (`busy` asks the core to hold the
 //!   records while one is being handled). A Read Response with L = 1 for a
@@ -52,6 +53,12 @@ pub struct RdTrack {
     pub cfg_valid: Signal<In, Bit>,
     pub cfg_qp: Signal<In, Bits<6>>,
     pub cfg_ord: Signal<In, Bits<16>>,
+    /// ORD query for `tx_seg` (RFC 5040 §6.2 / RFC 6581: the requester
+    /// issues no more than ORD Read Requests at a time): `hq_full` = QP
+    /// `hq_qp` has ORD Reads outstanding (ORD 0 never reads as full).
+    /// Combinational from registered state.
+    pub hq_qp: Signal<In, Bits<6>>,
+    pub hq_full: Signal<Out, Bit>,
     pub tag_valid: Signal<In, Bit>,
     pub busy: Signal<Out, Bit>,
     pub tag_opcode: Signal<In, Bits<4>>,
@@ -110,6 +117,11 @@ pub struct RdTrack {
     q4: Signal<Local, Bits<8>>,
     q3: Signal<Local, Bits<8>>,
     c4: Signal<Local, Bits<8>>,
+    h4: Signal<Local, Bits<8>>,
+    sh_h_cnt: Signal<Local, Bits<256>>,
+    sh_h_ord: Signal<Local, Bits<256>>,
+    h_cnt: Signal<Local, Bits<4>>,
+    h_ord: Signal<Local, Bits<4>>,
     /// Per-QP vectors shifted down to a QP's field (rust-hdl has no
     /// variable part-select; only the low bits are used).
     sh_s_cnt: Signal<Local, Bits<256>>,
@@ -142,6 +154,8 @@ impl Default for RdTrack {
             cfg_valid: Default::default(),
             cfg_qp: Default::default(),
             cfg_ord: Default::default(),
+            hq_qp: Default::default(),
+            hq_full: Default::default(),
             tag_valid: Default::default(),
             busy: Default::default(),
             tag_opcode: Default::default(),
@@ -199,6 +213,11 @@ impl Default for RdTrack {
             q4: Default::default(),
             q3: Default::default(),
             c4: Default::default(),
+            h4: Default::default(),
+            sh_h_cnt: Default::default(),
+            sh_h_ord: Default::default(),
+            h_cnt: Default::default(),
+            h_ord: Default::default(),
             sh_s_cnt: Default::default(),
             sh_s_ord: Default::default(),
             sh_s_head: Default::default(),
@@ -245,6 +264,13 @@ impl Logic for RdTrack {
         self.s_head.next = self.sh_s_head.val().get_bits::<3>(0);
         self.q_cnt.next = self.sh_q_cnt.val().get_bits::<4>(0);
         self.q_head.next = self.sh_q_head.val().get_bits::<3>(0);
+        // ORD reached for the queried QP (tx_seg holds a Read WQE on it)
+        self.h4.next = bit_cast::<8, 6>(self.hq_qp.val()) << 2;
+        self.sh_h_cnt.next = self.cnt.q.val() >> self.h4.val();
+        self.sh_h_ord.next = self.ord.q.val() >> self.h4.val();
+        self.h_cnt.next = self.sh_h_cnt.val().get_bits::<4>(0);
+        self.h_ord.next = self.sh_h_ord.val().get_bits::<4>(0);
+        self.hq_full.next = self.h_ord.val().any() & (self.h_cnt.val() >= self.h_ord.val());
 
         // push: the Read Request went out
         self.push.next = false;

@@ -104,6 +104,14 @@ pub struct ReadResp {
     pub xs_crc_en: Signal<In, Bit>,
     pub xs_done: Signal<Out, Bit>,
     pub xs_seq_new: Signal<Out, Bits<32>>,
+    /// Peer window (RFC 9293 §3.8.6), as `tx_seg`'s: with `win_en` a segment
+    /// is not started (no descriptor, no DMA read) while its FPDU's end
+    /// (`seq` plus the wire length, markers included) would pass `win_end`,
+    /// i.e. SND.UNA plus SND.WND of the QP's connection (the integrator's
+    /// lookup from `desc_qp`, valid 2 clocks after the grant). It waits,
+    /// never drops.
+    pub win_en: Signal<In, Bit>,
+    pub win_end: Signal<In, Bits<32>>,
     // ---- TxFramer descriptor (addresses from the QP's connection)
     pub desc_valid: Signal<Out, Bit>,
     pub desc_ready: Signal<In, Bit>,
@@ -188,6 +196,13 @@ pub struct ReadResp {
     desc_done: DFF<Bit>,
     req_done: DFF<Bit>,
     pay_done: DFF<Bit>,
+    /// Window check of the segment in `Issue`: `fits_r` registered from the
+    /// current `seq`/`adv`/`win_end`; `iss1` = the previous clock was
+    /// already `Issue` (so `fits_r` saw this segment); `wok` = it fitted
+    /// once (then the segment goes on whatever the window does).
+    fits_r: DFF<Bit>,
+    iss1: DFF<Bit>,
+    wok: DFF<Bit>,
     cause_r: DFF<Bits<16>>,
     stopped: DFF<Bits<64>>,
     c_resp: DFF<Bits<32>>,
@@ -329,6 +344,11 @@ impl Default for ReadResp {
             mk: Default::default(),
             crc: Default::default(),
             desc_done: Default::default(),
+            fits_r: Default::default(),
+            iss1: Default::default(),
+            wok: Default::default(),
+            win_en: Default::default(),
+            win_end: Default::default(),
             req_done: Default::default(),
             pay_done: Default::default(),
             cause_r: Default::default(),
@@ -364,7 +384,7 @@ impl Logic for ReadResp {
         dff_setup!(
             self, clock, state, qp, conn, msn, sink_stag, sink_to, len, src_stag, src_to, pd,
             cur_to, rest, seg, seg_last, addr, seq, seq_start, room, mk, crc, desc_done, req_done,
-            pay_done, cause_r, stopped, c_resp, c_segs, c_term, c_drop
+            pay_done, fits_r, iss1, wok, cause_r, stopped, c_resp, c_segs, c_term, c_drop
         );
         self.pd_ram.read_clock.next = self.clock.val();
         self.pd_ram.write_clock.next = self.clock.val();
@@ -450,8 +470,20 @@ impl Logic for ReadResp {
             self.adv.next = bit_cast::<32, 16>(self.flen.val() + (self.kk.val() << 2));
         }
 
+        // ---- peer window (RFC 9293 §3.8.6): the FPDU [seq, seq + adv) must
+        // end at or before SND.UNA + SND.WND, compared in sequence space
+        // (RFC 9293 §3.4) as tx_seg does. Registered, one clock late.
+        self.fits_r.d.next = !self.win_en.val()
+            | (((self.win_end.val() - (self.seq.q.val() + self.adv.val())) >> 31) == 0);
+        self.iss1.d.next = self.state.q.val() == RrState::Issue;
+        self.wok.d.next = false;
+        if self.state.q.val() == RrState::Issue {
+            self.wok.d.next = self.wok.q.val() | (self.iss1.q.val() & self.fits_r.q.val());
+        }
+
         // ---- descriptor, DMA request, payload
-        self.desc_valid.next = (self.state.q.val() == RrState::Issue) & !self.desc_done.q.val();
+        self.desc_valid.next =
+            (self.state.q.val() == RrState::Issue) & !self.desc_done.q.val() & self.wok.q.val();
         self.desc_qp.next = self.qp.q.val();
         self.desc_seq.next = self.seq.q.val();
         self.desc_crc_en.next = self.crc.q.val();
@@ -463,6 +495,7 @@ impl Logic for ReadResp {
         self.desc_to.next = self.sink_to.q.val();
         self.desc_pay_len.next = self.seg.q.val();
         self.dma_rd_req_valid.next = (self.state.q.val() == RrState::Issue)
+            & self.wok.q.val()
             & !self.req_done.q.val()
             & self.seg.q.val().any();
         self.dma_rd_req_addr.next = self.addr.q.val();
@@ -847,6 +880,8 @@ mod tests {
         b.rr.cfg_qp.connect();
         b.rr.cfg_pd.connect();
         b.rr.xs_seq.connect();
+        b.rr.win_en.connect();
+        b.rr.win_end.connect();
         b.rr.xs_seq_start.connect();
         b.rr.xs_mulpdu.connect();
         b.rr.dma_rd_cpl_data.connect();
@@ -885,6 +920,8 @@ mod tests {
         to: u64,
         len: u16,
         opcode: u8,
+        /// The peer's window end when the descriptor was taken.
+        wend: u32,
     }
 
     struct Out {
@@ -900,6 +937,9 @@ mod tests {
         seq: u32,
         mulpdu: u16,
         mpa: MpaSettings,
+        /// Peer window: `Some((end0, step, every))` = SND.UNA + SND.WND
+        /// starts at `end0` and grows by `step` every `every` clocks.
+        win: Option<(u32, u32, u64)>,
     }
 
     /// Runs one request through the block with random back-pressure and DMA
@@ -938,6 +978,12 @@ mod tests {
             b.rr.xs_mulpdu.next = (st.mulpdu as u64).into();
             b.rr.xs_mk_en.next = st.mpa.markers;
             b.rr.xs_crc_en.next = st.mpa.crc;
+            let wend = st
+                .win
+                .map(|(e0, step, every)| e0.wrapping_add(step.wrapping_mul((t / every) as u32)))
+                .unwrap_or(0);
+            b.rr.win_en.next = st.win.is_some();
+            b.rr.win_end.next = (wend as u64).into();
             b.rr.desc_ready.next = rng.below(3) != 0;
             b.rr.dma_rd_req_ready.next = active.is_none() && rng.below(2) == 0;
             b.rr.pay_ready.next = rng.below(4) != 0;
@@ -971,6 +1017,7 @@ mod tests {
                     to: b.rr.desc_to.val().to_u64(),
                     len: b.rr.desc_pay_len.val().index() as u16,
                     opcode: b.rr.desc_opcode.val().index() as u8,
+                    wend,
                 });
                 assert_eq!(b.rr.desc_qp.val().index(), 3);
                 assert_eq!(b.rr.desc_crc_en.val(), st.mpa.crc);
@@ -1066,6 +1113,7 @@ mod tests {
                 seq,
                 mulpdu: [128u16, 700, 1452, 1460][rng.below(4)],
                 mpa,
+                win: None,
             };
             let idx = match round {
                 18 => 3,
@@ -1197,5 +1245,89 @@ mod tests {
         b.connect_all();
         let v = generate_verilog(&b);
         assert!(v.contains("module top"));
+    }
+    /// RFC 9293 §3.8.6: Read Response segments wait for the peer's window.
+    /// The window end starts closed (at SND.NXT, or less than 20 octets
+    /// past it: short of any FPDU's end) and opens by a few hundred octets every 40..200 clocks
+    /// (ACKs arriving); SND.NXT near the 2^32 wrap. Every FPDU, whose wire
+    /// length comes from `frame_ulpdu`, must end at or before the window end
+    /// of the clock its descriptor was taken (sequence-space compare), and
+    /// the whole response still arrives byte-exact (a wait, never a drop).
+    #[test]
+    fn responses_wait_for_peer_window() {
+        let mut rng = Rng::new(77);
+        let mut b = bench();
+        let (table, pbl) = regions();
+        b.rr.cfg_valid.next = true;
+        b.rr.cfg_qp.next = 3.into();
+        b.rr.cfg_pd.next = (PD as u64).into();
+        tick!(b);
+        b.rr.cfg_valid.next = false;
+        let mut seq = 0xFFFF_F800u32;
+        let mut waited = 0u64;
+        for round in 0..6 {
+            let mpa = MpaSettings {
+                crc: true,
+                markers: round % 2 == 1,
+                seq_start: seq.wrapping_sub(4 * rng.below(300) as u32),
+            };
+            let e = &table[1];
+            let len = [0u32, 1, 3000, 9000, 5000, 700][round];
+            let src_to = e.va + rng.below(100_000) as u64;
+            let r = ReadRequestRepr {
+                sink_stag: rng.next() as u32,
+                sink_to: rng.next(),
+                size: len,
+                src_stag: Stag::new(1, e.key).unwrap().0,
+                src_to,
+            };
+            // short of any FPDU's end (an empty Read Response is 20 octets)
+            let closed = if round < 2 { 0 } else { rng.below(20) as u32 };
+            let every = 40 + rng.below(160) as u64;
+            let st = Stream {
+                seq,
+                mulpdu: [700u16, 1460][round % 2],
+                mpa,
+                win: Some((seq.wrapping_add(closed), 100 + rng.below(300) as u32, every)),
+            };
+            let o = run(&mut b, &mut rng, &r, 1 + round as u32, &st);
+            assert!(o.terms.is_empty());
+            let want = source(e, &pbl, src_to, len);
+            let mut off = 0usize;
+            let mut s = seq;
+            let mut pays = o.pays.iter();
+            for (i, d) in o.descs.iter().enumerate() {
+                let p: &[u8] = if d.len == 0 {
+                    &[]
+                } else {
+                    pays.next().unwrap()
+                };
+                assert_eq!(p, &want[off..off + p.len()], "segment {i}, round {round}");
+                assert_eq!(d.seq, s);
+                let repr = RdmapRepr::ReadResponse {
+                    last: d.last,
+                    stag: d.stag,
+                    to: d.to,
+                    payload: p,
+                };
+                let mut ulpdu = vec![0u8; repr.buffer_len()];
+                repr.emit(&mut ulpdu).unwrap();
+                s = s.wrapping_add(frame_ulpdu(&st.mpa, s, &ulpdu).unwrap().len() as u32);
+                assert!(
+                    (d.wend.wrapping_sub(s) as i32) >= 0,
+                    "round {round} segment {i}: FPDU ends at {s:#x}, window end {:#x}",
+                    d.wend
+                );
+                off += p.len();
+            }
+            assert_eq!(off, len as usize);
+            assert!(o.descs.last().unwrap().last);
+            assert_eq!(o.seq_back, Some(s));
+            // it had to wait for the window at least for the first FPDU
+            waited += o.clocks;
+            assert!(o.clocks >= every, "round {round}: {} clocks", o.clocks);
+            seq = s;
+        }
+        println!("window test: 6 responses in {waited} clocks");
     }
 }

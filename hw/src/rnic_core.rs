@@ -1646,6 +1646,10 @@ impl Logic for RnicCore {
         self.wqe_fetch.en_on.next = self.wqe_fetch.cfg_valid.val()
             & ((self.ew_qp_state.val() == 1) | (self.ew_qp_state.val() == 2));
         self.tx_seg.stop.next = self.wqe_fetch.wqe_off.val();
+        // ORD hold: an RDMA Read WQE waits while its QP has ORD Read
+        // Requests outstanding (RFC 5040 §6.2, RFC 6581).
+        self.rd_track.hq_qp.next = self.wqe_fetch.wqe_qp.val();
+        self.tx_seg.rd_full.next = self.rd_track.hq_full.val();
         self.wqe_fetch.wqe_hold.next = !self.tx_seg.idle.val();
         self.tx_qpconn.write_enable.next = self.wqe_fetch.cfg_valid.val();
         self.tx_qpconn.write_address.next = self.ew_qp_qpn.val().get_bits::<6>(0);
@@ -1839,6 +1843,10 @@ impl Logic for RnicCore {
         self.tx_wend.read_address.next = self.tx_qpconn.read_data.val();
         self.tx_seg.win_en.next = self.tx_wnd_en.val();
         self.tx_seg.win_end.next = self.tx_wend.read_data.val();
+        // read_resp's segments wait for the same window (td_qp is its QP
+        // while it has the stream, so tx_wend follows its connection)
+        self.read_resp.win_en.next = self.tx_wnd_en.val();
+        self.read_resp.win_end.next = self.tx_wend.read_data.val();
         self.cnt_tx_wnd_wait.next = self.tx_seg.cnt_wnd_wait.val();
         self.cnt_tx_mulpdu_bad.next = self.tx_seg.cnt_mulpdu_bad.val();
         self.tx_desc_ok.next =

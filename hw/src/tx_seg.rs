@@ -115,6 +115,10 @@ pub struct TxSeg {
     /// The WQE's QP is off (`WqeFetch::wqe_off`): no further segment starts,
     /// the WQE is popped without a completion (docs/rtl.md "QP send stop").
     pub stop: Signal<In, Bit>,
+    /// The presented WQE's QP has ORD Read Requests outstanding
+    /// (`RdTrack::hq_full`): an RDMA Read WQE waits in `Idle` before its
+    /// Read Request is issued (RFC 5040 §6.2, RFC 6581: at most ORD).
+    pub rd_full: Signal<In, Bit>,
     /// Idle: no WQE started (`WqeFetch::wqe_hold` = !idle).
     pub idle: Signal<Out, Bit>,
     pub wqe_ready: Signal<Out, Bit>,
@@ -306,6 +310,7 @@ impl Default for TxSeg {
             pay_ready: Default::default(),
             cq_ready: Default::default(),
             stop: Default::default(),
+            rd_full: Default::default(),
             idle: Default::default(),
             wqe_ready: Default::default(),
             desc_valid: Default::default(),
@@ -858,7 +863,11 @@ impl Logic for TxSeg {
                     // order at the framer)
                     self.state_ram.read_address.next = self.xs_qp.val();
                     self.st.d.next = SegState::XLoad;
-                } else if self.wqe_valid.val() & !self.rr_pending.q.val() {
+                } else if self.wqe_valid.val()
+                    & !self.rr_pending.q.val()
+                    & !(self.rd_full.val() & (self.wqe_opcode.val() == 4))
+                {
+                    // an RDMA Read (opcode 4) waits while its QP is at ORD
                     self.st.d.next = SegState::Load;
                 }
             }
@@ -1057,6 +1066,7 @@ impl Logic for TxSeg {
 mod tests {
     use super::*;
     use crate::doorbell::Doorbell;
+    use crate::rd_track::RdTrack;
     use crate::testutil::{tick, Rng};
     use crate::tx_sched::TxSched;
     use crate::wqe_fetch::WqeFetch;
@@ -1077,12 +1087,23 @@ mod tests {
         sched: TxSched,
         fetch: WqeFetch,
         seg: TxSeg,
+        rdt: RdTrack,
     }
 
     impl Logic for Tb {
         #[hdl_gen]
         fn update(&mut self) {
-            clock!(self, clock, db, sched, fetch, seg);
+            clock!(self, clock, db, sched, fetch, seg, rdt);
+            self.rdt.reset.next = self.reset.val();
+            // The requester's record, as in rnic_core (ORD 0 unless a test
+            // configures it: never full).
+            self.rdt.sent_valid.next = self.seg.rd_sent_valid.val();
+            self.rdt.sent_qp.next = self.seg.rd_sent_qp.val();
+            self.rdt.sent_wr_id.next = self.seg.rd_sent_wr_id.val();
+            self.rdt.sent_signaled.next = self.seg.rd_sent_signaled.val();
+            self.rdt.sent_len.next = self.seg.rd_sent_len.val();
+            self.rdt.hq_qp.next = self.fetch.wqe_qp.val();
+            self.seg.rd_full.next = self.rdt.hq_full.val();
             self.db.reset.next = self.reset.val();
             self.sched.reset.next = self.reset.val();
             self.fetch.reset.next = self.reset.val();
@@ -1140,6 +1161,19 @@ mod tests {
         u.fetch.en_on.connect();
         u.fetch.wqe_hold.connect();
         u.seg.stop.connect();
+        u.rdt.cfg_valid.connect();
+        u.rdt.cfg_qp.connect();
+        u.rdt.cfg_ord.connect();
+        u.rdt.tag_valid.connect();
+        u.rdt.tag_opcode.connect();
+        u.rdt.tag_ddp_last.connect();
+        u.rdt.tag_stag.connect();
+        u.rdt.tag_to.connect();
+        u.rdt.tag_len.connect();
+        u.rdt.tag_conn.connect();
+        u.rdt.tag_qpn.connect();
+        u.rdt.cpl_ready.connect();
+        u.rdt.term_ready.connect();
         u.fetch.dma_rd_req_ready.connect();
         u.fetch.dma_rd_cpl_valid.connect();
         u.fetch.dma_rd_cpl_data.connect();
@@ -1993,5 +2027,178 @@ mod tests {
                 std::fs::write(format!("{dir}/{name}.v"), &v).unwrap();
             }
         }
+    }
+    /// ORD hold (RFC 5040 §6.2, RFC 6581): QP 0 with ORD 1 and QP 1 with
+    /// ORD 2, 6 Read WQEs each (`SendWqe::emit`) posted at once; each Read
+    /// Request's Read Response (L = 1) is delivered to `RdTrack` 150..400
+    /// clocks after the request went out. The number of Read Requests on the
+    /// wire without their response never exceeds the QP's ORD, the ORD is
+    /// reached (so the hold was exercised), every signaled Read completes in
+    /// order and no Read is counted beyond the ORD.
+    #[test]
+    fn read_wqes_wait_at_ord() {
+        let mut rng = Rng::new(0x04D5);
+        let ords = [1usize, 2];
+        let n = 6usize;
+        let mut mem = vec![0u8; 1 << 20];
+        let mut u = tb();
+        u.reset.next = true;
+        tick!(*u);
+        tick!(*u);
+        u.reset.next = false;
+        let mut wqes: Vec<Vec<[u8; WQE_SIZE]>> = vec![];
+        let mut want_cpl: Vec<VecDeque<(u64, u64)>> = vec![VecDeque::new(), VecDeque::new()];
+        for (q, &ord) in ords.iter().enumerate() {
+            u.fetch.cfg_valid.next = true;
+            u.fetch.cfg_qp.next = (q as u64).into();
+            u.fetch.cfg_base.next = ring_base(q).into();
+            u.fetch.cfg_log2.next = 4.into();
+            u.fetch.cfg_ci.next = 0.into();
+            u.fetch.cfg_ci_load.next = true;
+            u.seg.cfg_valid.next = true;
+            u.seg.cfg_qp.next = (q as u64).into();
+            u.seg.cfg_seq.next = 1000.into();
+            u.seg.cfg_msn_send.next = 1.into();
+            u.seg.cfg_msn_rreq.next = 1.into();
+            u.seg.cfg_seq_start.next = 1000.into();
+            u.seg.cfg_mulpdu.next = 1448.into();
+            u.seg.cfg_mk_en.next = false;
+            u.seg.cfg_crc_en.next = true;
+            u.rdt.cfg_valid.next = true;
+            u.rdt.cfg_qp.next = (q as u64).into();
+            u.rdt.cfg_ord.next = (ord as u64).into();
+            tick!(*u);
+            let mut v = vec![];
+            for k in 0..n {
+                let len = 1 + rng.below(9000) as u32;
+                let w = SendWqe {
+                    wr_id: rng.next(),
+                    opcode: SendOpcode::RdmaRead,
+                    flags: if k % 3 == 2 { 0 } else { WQE_FLAG_SIGNALED },
+                    imm_or_inv: 0,
+                    remote_offset: rng.next(),
+                    remote_stag: rng.next() as u32,
+                    sges: SgeList::new(&[Sge {
+                        addr: 0x1000 * (k as u64 + 1),
+                        length: len,
+                        lkey: 7,
+                    }])
+                    .unwrap(),
+                };
+                if k % 3 != 2 {
+                    want_cpl[q].push_back((w.wr_id, len as u64));
+                }
+                let mut b = [0u8; WQE_SIZE];
+                w.emit(&mut b).unwrap();
+                let a = ring_base(q) as usize + k * WQE_SIZE;
+                mem[a..a + WQE_SIZE].copy_from_slice(&b);
+                v.push(b);
+            }
+            wqes.push(v);
+        }
+        u.fetch.cfg_valid.next = false;
+        u.seg.cfg_valid.next = false;
+        u.rdt.cfg_valid.next = false;
+        let mut fdma = DmaPort::new(20, 10, false);
+        let mut outst = [0usize; 2];
+        let mut max_outst = [0usize; 2];
+        let mut sent = [0usize; 2];
+        // (due clock, qp) of each Read Response still to be delivered
+        let mut resp: Vec<(u64, usize)> = vec![];
+        let mut got_cpl = 0usize;
+        let total_cpl: usize = want_cpl.iter().map(|c| c.len()).sum();
+        let mut now = 0u64;
+        let mut rang = 0usize;
+        while got_cpl < total_cpl || outst.iter().any(|&o| o > 0) {
+            assert!(now < 20_000, "hang: sent {sent:?}, outstanding {outst:?}");
+            u.db.csr_valid.next = false;
+            if rang < 2 {
+                u.db.csr_valid.next = true;
+                u.db.csr_write.next = true;
+                u.db.csr_addr.next =
+                    ((QP_DOORBELL_BASE + rang as u32 * DOORBELL_PAGE_SIZE) as u64).into();
+                u.db.csr_wdata.next = (n as u64).into();
+                rang += 1;
+            }
+            u.fetch.dma_rd_req_ready.next = true;
+            u.seg.dma_rd_req_ready.next = true;
+            let fb = fdma.beat(now, &mut rng);
+            u.fetch.dma_rd_cpl_valid.next = fb.is_some();
+            if let Some((tag, d, _, last)) = fb {
+                u.fetch.dma_rd_cpl_tag.next = tag.into();
+                u.fetch.dma_rd_cpl_data.next = d.into();
+                u.fetch.dma_rd_cpl_last.next = last;
+            }
+            u.seg.dma_rd_cpl_valid.next = false;
+            u.seg.desc_ready.next = true;
+            u.seg.pay_ready.next = true;
+            u.seg.cq_ready.next = true;
+            u.rdt.cpl_ready.next = rng.below(2) == 0;
+            u.rdt.term_ready.next = true;
+            // a due Read Response (L = 1) placed, while RdTrack takes one
+            let due = resp.iter().position(|&(t, _)| t <= now);
+            u.rdt.tag_valid.next = false;
+            if let Some(i) = due {
+                if !u.rdt.busy.val() {
+                    let q = resp[i].1;
+                    u.rdt.tag_valid.next = true;
+                    u.rdt.tag_opcode.next = 2.into(); // Read Response
+                    u.rdt.tag_ddp_last.next = true;
+                    u.rdt.tag_qpn.next = (q as u64).into();
+                    u.rdt.tag_conn.next = (q as u64).into();
+                    u.rdt.tag_len.next = 100.into();
+                    resp.remove(i);
+                    outst[q] -= 1;
+                }
+            }
+            assert!(simulate(&mut *u, 1000));
+            if u.fetch.dma_rd_req_valid.val() {
+                fdma.request(
+                    now,
+                    &mem,
+                    u.fetch.dma_rd_req_addr.val().to_u64(),
+                    u.fetch.dma_rd_req_len.val().to_u64(),
+                    u.fetch.dma_rd_req_tag.val().to_u64(),
+                    &mut rng,
+                );
+            }
+            if fb.is_some() && u.fetch.dma_rd_cpl_ready.val() {
+                fdma.pop();
+            }
+            assert!(!u.seg.dma_rd_req_valid.val(), "a Read reads no payload");
+            assert!(!u.seg.cq_valid.val(), "a Read completes in RdTrack");
+            if u.seg.desc_valid.val() {
+                assert_eq!(u.seg.desc_opcode.val().to_u64(), 1, "Read Request");
+                let q = u.seg.desc_qp.val().to_u64() as usize;
+                sent[q] += 1;
+                outst[q] += 1;
+                max_outst[q] = max_outst[q].max(outst[q]);
+                assert!(
+                    outst[q] <= ords[q],
+                    "QP {q}: {} Read Requests outstanding, ORD {}",
+                    outst[q],
+                    ords[q]
+                );
+                resp.push((now + 150 + rng.below(250) as u64, q));
+            }
+            if u.rdt.cpl_valid.val() && u.rdt.cpl_ready.val() {
+                let q = u.rdt.cpl_qp.val().to_u64() as usize;
+                let w = want_cpl[q].pop_front().expect("unexpected completion");
+                assert_eq!(
+                    (u.rdt.cpl_wr_id.val().to_u64(), u.rdt.cpl_len.val().to_u64()),
+                    w
+                );
+                assert_eq!(u.rdt.cpl_status.val().to_u64(), 0);
+                got_cpl += 1;
+            }
+            assert!(!u.rdt.term_valid.val(), "no stray Read Response");
+            tick!(*u);
+            now += 1;
+        }
+        assert_eq!(sent, [n, n]);
+        assert_eq!(max_outst, [1, 2], "the ORD was reached");
+        assert_eq!(u.rdt.cnt_ord_over.val().to_u64(), 0);
+        assert_eq!(u.rdt.cnt_cpl.val().to_u64(), total_cpl as u64);
+        eprintln!("ORD hold: {n} + {n} Reads in {now} clocks");
     }
 }

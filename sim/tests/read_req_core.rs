@@ -28,7 +28,7 @@ mod core_rig;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rnic_fw::hal::{Hal, HalExt};
+use rnic_fw::hal::Hal;
 use rnic_sim::dma::{DmaConfig, DmaServer};
 use rnic_sim::fw_hal::{CoSimHal, FwNode, HostCsr};
 use rnic_sim::host_mem::HostMemory;
@@ -485,29 +485,77 @@ fn read_requests_out_responses_placed_cqe_and_stray_terminates() {
     );
 }
 
-/// ORD 1: a second Read sent while one is outstanding is not recorded
-/// (counted); its response is then a stray → Terminate.
+/// ORD hold (RFC 5040 §6.2, RFC 6581: the requester keeps at most ORD Read
+/// Requests outstanding, the responder's IRD): ORD 2, ORD + 3 = 5 Reads on
+/// one doorbell. Read Requests on the wire minus Read Responses fed back
+/// never exceed the ORD; each response lets exactly one more Request go
+/// (octets equal `TxStream`'s); all five complete (3 signaled → 3 CQEs in
+/// order), none counted over the ORD, no Terminate.
 #[test]
-fn read_beyond_ord_is_counted() {
+fn reads_beyond_ord_wait_for_a_response() {
+    const ORD: usize = 2;
     let mut r = Rig::new(0x0d);
-    let mut q = r.hal.read_qp(QPN).expect("QP read back");
-    q.ord = 1;
-    r.hal.write_qp(QPN, &q).expect("QP write");
     r.register_sink(2, 0x11, 0x4000_0000, 0, 1);
     let s = r.sink.va;
-    let (_, ra) = r.post_read(s, 10, 5, 0, true);
-    let (_, rb) = r.post_read(s + 100, 10, 5, 100, true);
+    let mut reads = vec![];
+    for k in 0..ORD + 3 {
+        let signaled = k % 2 == 0;
+        let len = 10 + 7 * k as u32;
+        let (wr_id, rr) = r.post_read(s + 200 * k as u64, len, 5, 300 * k as u64, signaled);
+        reads.push((wr_id, rr, signaled));
+    }
     r.doorbell();
     r.run(200_000);
-    assert_eq!(r.sent.len(), 2);
-    assert_eq!(r.cnt(), (0, 0, 1, 0), "the second Read is over the ORD");
-    let d = r.rng.bytes(10);
-    r.respond(&ra, &d, true);
-    let d = r.rng.bytes(10);
-    r.respond(&rb, &d, true);
-    r.run(200_000);
+    assert_eq!(
+        r.sent.len(),
+        ORD,
+        "only ORD Read Requests before a response"
+    );
+    let mut responded = 0usize;
+    let mut ncqe = 0u32;
+    while responded < reads.len() {
+        let (wr_id, rr, signaled) = reads[responded];
+        let d = r.rng.bytes(rr.size as usize);
+        r.respond(&rr, &d, true);
+        responded += 1;
+        r.run(200_000);
+        let outstanding = r.sent.len() - responded;
+        assert!(
+            outstanding <= ORD,
+            "{} Read Requests sent, {responded} answered: over ORD {ORD}",
+            r.sent.len()
+        );
+        assert_eq!(r.sent.len(), (responded + ORD).min(reads.len()));
+        if signaled {
+            let c = Cqe::parse(&r.cqe(ncqe)).expect("CQE parses");
+            assert_eq!(
+                c,
+                Cqe {
+                    wr_id,
+                    byte_len: rr.size,
+                    qpn: QPN,
+                    opcode: WcOpcode::RdmaRead,
+                    status: WcStatus::Success,
+                    flags: 0,
+                    imm_or_inv: 0,
+                    term_cause: 0,
+                    phase: true,
+                },
+                "CQE of Read {}",
+                responded - 1
+            );
+            ncqe += 1;
+        }
+    }
+    for (k, (_, rr, _)) in reads.iter().enumerate() {
+        r.expect_request(k, rr);
+    }
     r.sink_matches();
-    let want = TerminateCause::from(RemoteOperationError::UnexpectedOpcode).to_bits();
-    assert_eq!(r.terms, vec![(want, CONN, QPN)]);
-    assert_eq!(r.cnt(), (1, 1, 1, 1));
+    assert!(r.terms.is_empty(), "no Terminate: {:?}", r.terms);
+    assert_eq!(
+        r.cnt(),
+        (3, 3, 0, 0),
+        "3 CQEs written, 3 Reads done, none over the ORD"
+    );
+    assert!(!Cqe::phase_of(&r.cqe(3)).unwrap(), "no 4th CQE");
 }
