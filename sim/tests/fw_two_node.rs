@@ -371,3 +371,72 @@ fn filtered_port_refused() {
     ));
     println!("filter rule 0 hits on B: {}", b.filter_stats(0).unwrap());
 }
+
+/// A DenyDrop rule on B: A's SYN is dropped in silence. B creates no
+/// context, answers nothing (no SYN-ACK, no RST), raises no connection
+/// request, and the rule counts the SYN; A hears nothing back (its SYN
+/// retransmissions run out only after seconds of simulated time — that part
+/// is covered by the firmware's host tests, `firmware/tests/fw.rs`).
+#[test]
+fn filtered_peer_dropped_in_silence() {
+    use rnic_sim::link::Side;
+    let (world, _) = pair("fw_two_node_filter_drop.pcap");
+    let a = Context::open_with(SimBus::new(world.clone(), 0), driver_options()).unwrap();
+    let b = Context::open_with(SimBus::new(world.clone(), 1), driver_options()).unwrap();
+    a.configure(&net(1, IP_A)).unwrap();
+    b.configure(&net(2, IP_B)).unwrap();
+    let _l = b.listen(DENIED_PORT, 4).unwrap();
+    b.filter_set(
+        0,
+        FilterRule {
+            peer_prefix: u32::from_be_bytes(IP_A),
+            prefix_len: 32,
+            local_ports: (0, u16::MAX),
+            peer_ports: (0, u16::MAX),
+            action: FilterAction::DenyDrop,
+        },
+    )
+    .unwrap();
+    let sent_by_b = |w: &std::rc::Rc<std::cell::RefCell<World>>| {
+        w.borrow().link.as_ref().unwrap().stats(Side::B).sent
+    };
+    let b_before = sent_by_b(&world);
+    let pd_a = a.alloc_pd().unwrap();
+    let cq_a = a.create_cq(16).unwrap();
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
+    let params = ConnectParams {
+        peer_ip: Ipv4Addr::from(IP_B),
+        peer_port: DENIED_PORT,
+        local_port: 0,
+        ird: 1,
+        ord: 1,
+        mpa: MpaOptions {
+            revision: 2,
+            crc: true,
+            markers: false,
+        },
+    };
+    qp_a.connect(&params, b"let me in").unwrap();
+    // 300 us of simulated time: ARP (about 2 us over this link) and the SYN
+    // are long done; a SYN-ACK or RST would have arrived within 20 us.
+    loop {
+        match a.get_cm_event(Duration::from_micros(300)) {
+            Err(Error::Timeout) => break,
+            Ok(ev) if ev.kind == EventKind::CqCompletion => continue,
+            other => panic!("A must hear nothing back, got {other:?}"),
+        }
+    }
+    let a_sent = world.borrow().link.as_ref().unwrap().stats(Side::A).sent;
+    let b_sent = sent_by_b(&world) - b_before;
+    println!("A sent {a_sent} frames, B sent {b_sent} since the rule");
+    assert!(a_sent >= 2, "A sent its ARP request and SYN ({a_sent})");
+    // B's only frame is its ARP reply: ARP is below the TCP filter
+    assert!(b_sent <= 1, "B answered the SYN ({b_sent} frames)");
+    assert!(conn_contexts(&world, 1).is_empty(), "no context on B");
+    assert!(b.filter_stats(0).unwrap() >= 1, "the rule counted the SYN");
+    assert!(matches!(
+        b.get_cm_event(Duration::from_micros(50)),
+        Err(Error::Timeout)
+    ));
+    assert_ne!(qp_a.query().unwrap(), QpState::Rts);
+}
