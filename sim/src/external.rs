@@ -230,9 +230,15 @@ impl ExternalPort {
     fn read_some(&mut self) -> io::Result<()> {
         let conn = self.conn.as_mut().expect("connected");
         let mut chunk = [0u8; 16384];
+        // A peer that sends its last frames and closes: the frames read
+        // before the end of the stream are delivered, then it is dropped.
+        let mut eof = false;
         loop {
             match conn.read(&mut chunk) {
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
                 Ok(n) => self.rx_buf.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -258,6 +264,9 @@ impl ExternalPort {
             at += 4 + len;
         }
         self.rx_buf.drain(..at);
+        if eof {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
         Ok(())
     }
 

@@ -189,3 +189,26 @@ fn oversize_length_closes_the_connection() {
     });
     assert_eq!(got.unwrap(), vec![1, 2, 3]);
 }
+
+/// A peer that sends its last frames and closes at once: the frames that
+/// arrived before the end of the stream are delivered, then the port waits
+/// for the next peer.
+#[test]
+fn last_frames_before_close_are_delivered() {
+    let mut port = ExternalPort::listen_tcp("127.0.0.1:0").unwrap();
+    let addr = port.local_addr().unwrap();
+    let mut c = TcpStream::connect(addr).unwrap();
+    poll_until(&mut port, |p| p.connected());
+    let frames = [vec![1u8; 60], vec![2u8; 1514]];
+    let mut bytes = framed(&frames[0]);
+    bytes.extend(framed(&frames[1]));
+    c.write_all(&bytes).unwrap();
+    drop(c);
+    // the data and the end of the stream arrive together
+    std::thread::sleep(Duration::from_millis(20));
+    poll_until(&mut port, |p| !p.connected());
+    assert_eq!(port.recv(), Some(frames[0].clone()));
+    assert_eq!(port.recv(), Some(frames[1].clone()));
+    assert_eq!(port.recv(), None);
+    assert_eq!(port.stats().frames_in, 2);
+}
