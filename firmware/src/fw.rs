@@ -983,30 +983,9 @@ impl<
         };
         c.phase = Phase::Rdma;
         if !rest.is_empty() {
-            let seg = TcpRepr {
-                src_port: t.tcp.src_port,
-                dst_port: t.tcp.dst_port,
-                control: if rx.fin {
-                    TcpControl::Fin
-                } else {
-                    TcpControl::Psh
-                },
-                seq_number: rnic_wire::net::TcpSeqNumber(c.tcb.rcv_nxt as i32),
-                ack_number: t.tcp.ack_number,
-                window_len: t.tcp.window_len,
-                window_scale: None,
-                max_seg_size: None,
-                sack_permitted: false,
-                sack_ranges: [None; 3],
-                timestamp: None,
-                payload: rest,
-            };
-            let mut b = [0u8; frame::MAX_FRAME];
-            if let Some(n) =
-                frame::build_tcp(&mut b, t.src_mac, self.ifc.mac, t.src_ip, t.dst_ip, &seg)
-            {
-                let _ = self.hal.inject_rx(&b[..n]);
-            }
+            let seq = c.tcb.rcv_nxt;
+            // Not taken: left unacknowledged, the peer resends it.
+            let _ = self.reinject(t, seq, rest, rx.fin);
         } else if rx.fin {
             // A FIN right after the MPA frame: the fast path will report it.
         }
@@ -1027,6 +1006,37 @@ impl<
         ev.crc = a.crc;
         ev.markers = a.markers_tx || a.markers_rx;
         self.post(ev);
+    }
+
+    /// Hands `payload` (and a FIN after it) of segment `t`, starting at
+    /// sequence number `seq`, to the fast path: the same segment rebuilt
+    /// and fed into the device's receive path (`Hal::inject_rx`), to be
+    /// checked and placed as if it had just arrived.
+    /// Returns whether the device took it (`false`: no room, or a device
+    /// without `RX_INJECT`; the octets stay unacknowledged and the peer
+    /// resends them).
+    fn reinject(&mut self, t: &TcpRx, seq: u32, payload: &[u8], fin: bool) -> bool {
+        let seg = TcpRepr {
+            src_port: t.tcp.src_port,
+            dst_port: t.tcp.dst_port,
+            control: if fin {
+                TcpControl::Fin
+            } else {
+                TcpControl::Psh
+            },
+            seq_number: rnic_wire::net::TcpSeqNumber(seq as i32),
+            ack_number: t.tcp.ack_number,
+            window_len: t.tcp.window_len,
+            window_scale: None,
+            max_seg_size: None,
+            sack_permitted: false,
+            sack_ranges: [None; 3],
+            timestamp: None,
+            payload,
+        };
+        let mut b = [0u8; frame::MAX_FRAME];
+        frame::build_tcp(&mut b, t.src_mac, self.ifc.mac, t.src_ip, t.dst_ip, &seg)
+            .is_some_and(|n| self.hal.inject_rx(&b[..n]).is_ok())
     }
 
     /// Takes slot `i` back from the fast path: syncs the TCB from the
@@ -1057,6 +1067,28 @@ impl<
             c.tcb
                 .sync(ctx.rcv_nxt, ctx.snd_nxt, ctx.snd_una, ctx.snd_wnd);
         }
+        // A segment classified before the switch to RDMA mode: the peer
+        // may send its first FPDUs right behind its ACK of our MPA Reply
+        // (RFC 5044 §7.1.2: the initiator may send FPDUs as soon as it has
+        // the Reply), and they can be in the device's receive pipeline
+        // while the context is written. In-order data goes to the fast
+        // path again rather than being lost; older or later segments take
+        // the TCP path below (ACK, or duplicate ACK).
+        // Without RX_INJECT in the device the peer's retransmission brings
+        // the octets into the fast path (`sim/tests/siw_external.rs`).
+        if reason == ExceptionReason::FirmwareMode
+            && !t.tcp.payload.is_empty()
+            && t.tcp.seq_number.0 as u32 == c.tcb.rcv_nxt
+        {
+            let fin = t.tcp.control == TcpControl::Fin;
+            if self.reinject(t, t.tcp.seq_number.0 as u32, t.tcp.payload, fin) {
+                return;
+            }
+            // Not taken: unacknowledged below, the peer resends it.
+        }
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
         let mut seg = t.tcp;
         if reason == ExceptionReason::Fin && seg.control == TcpControl::Fin {
             // The fast path placed the payload; the FIN sits at rcv_nxt.

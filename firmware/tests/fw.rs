@@ -1088,3 +1088,68 @@ fn fpdu_with_the_mpa_frame_is_not_acked_when_inject_is_full() {
     );
     assert_eq!(fw.hal.conn(0).unwrap().rcv_nxt, rcv);
 }
+
+/// The peer's first FPDU right behind its pure ACK of the MPA Reply: the
+/// ACK moves the connection to RDMA mode, but the FPDU was classified
+/// before the context was written (exception `FirmwareMode`). The firmware
+/// hands it back to the fast path (`inject_rx`) unchanged instead of
+/// dropping it; a device that cannot take it leaves it unacknowledged for
+/// the peer to resend.
+#[test]
+fn fpdu_classified_before_rdma_mode_goes_back_to_the_fast_path() {
+    for full in [false, true] {
+        let mut fw = new_fw();
+        fw.hal.inject_full = full;
+        let qpn = make_qp(&mut fw);
+        let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
+        let (iss, conn_id) = passive_to_request(&mut fw, &req);
+        let (s, _) = cmd(
+            &mut fw,
+            Command::Accept {
+                conn_id,
+                qpn,
+                ird: 1,
+                ord: 1,
+                private_data: b"",
+            },
+        );
+        assert_eq!(s, MboxStatus::Ok);
+        let reply = sent_tcp(&mut fw.hal).pop().expect("MPA Reply");
+        let rcv = 101 + req.len() as u32;
+        let snd = iss + 1 + reply.payload.len() as u32;
+        // the pure ACK of the Reply: RDMA mode
+        rx_as(
+            &mut fw,
+            ExceptionReason::FirmwareMode,
+            0,
+            Seg::new(PPORT, LPORT, TcpControl::None, rcv, Some(snd)).frame(),
+        );
+        assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Rdma);
+        assert!(fw.hal.injected.is_empty());
+        // the FPDU behind it, still classified for the firmware
+        let fpdu = vec![
+            0, 14, 0xC0, 0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0, 0, 0,
+        ];
+        let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
+        d.payload = fpdu.clone();
+        rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, d.frame());
+        let out = sent_tcp(&mut fw.hal);
+        assert!(
+            out.iter().all(|o| o.ack.is_none_or(|a| a == rcv)),
+            "nothing past the FPDU's start acknowledged by the firmware: {out:?}"
+        );
+        if full {
+            assert!(fw.hal.injected.is_empty());
+        } else {
+            assert_eq!(fw.hal.injected.len(), 1, "handed back once");
+            let back = parse_tcp(&fw.hal.injected[0]).expect("a TCP frame");
+            assert_eq!((back.seq, back.payload.clone()), (rcv, fpdu));
+            assert_eq!((back.src_port, back.dst_port), (PPORT, LPORT));
+        }
+        assert_eq!(
+            fw.hal.conn(0).unwrap().rcv_nxt,
+            rcv,
+            "the fast path places it"
+        );
+    }
+}
