@@ -15,6 +15,7 @@ use std::rc::Rc;
 
 use rnic_fw::fw::{Config, Firmware};
 
+use crate::external::ExternalPort;
 use crate::fw_hal::{CoSimHal, FwNode, HostCsr};
 use crate::link::{Link, Side};
 
@@ -83,6 +84,10 @@ impl Default for Node {
 pub struct World {
     pub nodes: Vec<Node>,
     pub link: Option<Link>,
+    /// Node 0's MAC on a socket instead of a link ([`World::external`]):
+    /// a VM or another process (a Linux siw host, a test's scripted peer)
+    /// is its peer.
+    pub external: Option<ExternalPort>,
     /// Rounds run.
     pub rounds: u64,
 }
@@ -93,6 +98,19 @@ impl World {
         World {
             nodes: vec![Node::new()],
             link: None,
+            external: None,
+            rounds: 0,
+        }
+    }
+
+    /// One node whose MAC is the external port `port` (QEMU stream
+    /// framing, `crate::external`): every frame the node sends goes to the
+    /// socket, every frame from the socket enters its `mac_rx`.
+    pub fn external(port: ExternalPort) -> Self {
+        World {
+            nodes: vec![Node::new()],
+            link: None,
+            external: Some(port),
             rounds: 0,
         }
     }
@@ -102,6 +120,7 @@ impl World {
         World {
             nodes: vec![Node::new(), Node::new()],
             link: Some(link),
+            external: None,
             rounds: 0,
         }
     }
@@ -148,6 +167,18 @@ impl World {
                 while let Some(f) = link.recv(side) {
                     hw.mac_rx.push(f.data, f.fcs_bad);
                 }
+            }
+        }
+        if let Some(ext) = &mut self.external {
+            let mut hw = self.nodes[0].hw.borrow_mut();
+            while let Some(f) = hw.tx_frames.pop_front() {
+                ext.send(&f);
+            }
+            // A socket error leaves the port unplugged (counted there);
+            // the node sees a silent cable, as on real hardware.
+            let _ = ext.poll();
+            while let Some(f) = ext.recv() {
+                hw.mac_rx.push(f, false);
             }
         }
         self.rounds += 1;
