@@ -1482,6 +1482,13 @@ impl<
             if time_wait {
                 self.closed_in_time_wait(i);
             }
+            // A closing stream's device octets (RFC 6298 timer, crate::retx).
+            let closing = self.conns[i]
+                .as_ref()
+                .is_some_and(|c| c.phase == Phase::Closing);
+            if closing && !self.retx_poll(i, now) {
+                continue;
+            }
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
@@ -1519,11 +1526,6 @@ impl<
                 Phase::Rdma => {
                     self.retx_poll(i, now);
                     continue;
-                }
-                Phase::Closing => {
-                    if !self.retx_poll(i, now) {
-                        continue;
-                    }
                 }
                 _ => {}
             }
