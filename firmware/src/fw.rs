@@ -1586,7 +1586,13 @@ impl<
         let Some(c) = self.conns[i].as_mut() else {
             return false;
         };
-        match c.retx.sample(now, una, nxt, &cfg) {
+        let action = c.retx.sample(now, una, nxt, &cfg);
+        if c.retx.armed() {
+            self.stats.retx.outstanding += 1;
+        }
+        let stall = c.retx.stalled(now);
+        self.stats.retx.longest_stall = self.stats.retx.longest_stall.max(stall);
+        match action {
             RetxAction::None => {}
             RetxAction::Retransmit => match self.hal.retransmit(i as u32) {
                 Ok(()) => {

@@ -87,6 +87,8 @@ pub enum RetxAction {
 pub struct RetxStats {
     /// Samples of SND.UNA taken (in RDMA mode each is one context read).
     pub samples: u64,
+    /// Samples that found data outstanding (SND.UNA != SND.NXT).
+    pub outstanding: u64,
     /// Retransmissions the device took (`RETX_CONN` writes).
     pub retransmits: u64,
     /// Retransmission requests the device could not take yet (`Full`).
@@ -98,6 +100,10 @@ pub struct RetxStats {
     pub give_ups: u64,
     /// Connection-context writes of SND.UNA in a closing stream.
     pub una_writes: u64,
+    /// The longest time a sample found SND.UNA standing still with data
+    /// outstanding (since the last progress or retransmission), µs: how
+    /// close a loss-free run came to the RTO.
+    pub longest_stall: Micros,
 }
 
 /// The timer state of one connection.
@@ -148,6 +154,16 @@ impl RetxTimer {
     /// Retransmissions since SND.UNA last moved.
     pub fn retries(&self) -> u8 {
         self.retries
+    }
+
+    /// How long SND.UNA has stood still with data outstanding, as of the
+    /// last sample (0 when nothing is outstanding).
+    pub fn stalled(&self, now: Micros) -> Micros {
+        if self.armed {
+            now.saturating_sub(self.since)
+        } else {
+            0
+        }
     }
 
     /// Whether data was outstanding at the last sample.
