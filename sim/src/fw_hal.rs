@@ -108,8 +108,8 @@ pub struct FwNode {
     pub fw_writes: u64,
     pub fw_cycles: u64,
     /// Connection indices the firmware wrote into `RETX_CONN` (its
-    /// retransmission timer fired), in order.
-    pub retx_writes: Vec<u32>,
+    /// retransmission timer fired), in order, with the clock of the write.
+    pub retx_writes: Vec<(u32, u64)>,
 }
 
 impl Default for FwNode {
@@ -523,8 +523,9 @@ impl Hal for CoSimHal {
         if n.fw_read(port::RETX_STATUS) & 1 != 0 {
             return Err(HalError::Full);
         }
+        let at = n.core.cycle();
         n.fw_write(port::RETX_CONN, conn);
-        n.retx_writes.push(conn);
+        n.retx_writes.push((conn, at));
         Ok(())
     }
 
