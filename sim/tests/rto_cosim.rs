@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rnic_driver::{AccessFlags, DmaMem, MpaOptions, RemoteAddr, SendOp, SendWr};
+use rnic_fw::hal::HalExt;
 use rnic_fw::retx::RetxConfig;
 use rnic_sim::link::{LinkConfig, Side};
 use rnic_sim::node::{World, COSIM_RDMA_RETX};
@@ -136,6 +137,21 @@ fn lost_data_frame_fires_retx_conn_after_the_rto() {
         .find(|&i| world.borrow().nodes[0].fw.conn(i).is_some())
         .unwrap() as u32;
 
+    // What one sample costs in RDMA mode: a connection-context read.
+    let cost = {
+        let mut w = world.borrow_mut();
+        let n = &mut w.nodes[0];
+        let before = n.hw.borrow().fw_cycles;
+        let ctx = n.fw.hal.read_conn(conn_a).unwrap();
+        assert_eq!(ctx.mode, rnic_wire::abi::context::ConnMode::Rdma);
+        let cost = n.hw.borrow().fw_cycles - before;
+        cost
+    };
+    println!(
+        "one sample (context read): {cost} firmware-port clocks per RTO/4 = {} clocks",
+        rto / 4 * CLOCKS_PER_US
+    );
+    assert!(cost <= 40, "{cost} clocks");
     let sges = [mr_a.sge(0, LEN as u32).unwrap()];
     qp_a.post_send(&[SendWr {
         wr_id: 1,
