@@ -28,10 +28,11 @@
 use crate::arp::{ArpCache, Resolve};
 use crate::filter::Filter;
 use crate::frame::{self, TcpRx};
-use crate::hal::{Hal, HalExt, IfConfig};
+use crate::hal::{Hal, HalError, HalExt, IfConfig};
 use crate::mpa::{self, Agreement, Assembler, MpaError, Offer};
 use crate::qp::{QpEvent, QpTable};
 use crate::resources::Resources;
+use crate::retx::{RetxAction, RetxConfig, RetxStats, RetxTimer};
 use crate::tcp::{Backlog, Params, Pending, SegSink, Tcb, TcpEvent, TcpState, Tuple};
 use crate::terminate::{
     terminate_fpdu, terminate_repr, LOCAL_CATASTROPHIC_CODE, TERMINATE_FPDU_MAX,
@@ -85,6 +86,9 @@ pub struct Config {
     pub p2p: bool,
     /// Page-list entries of the device.
     pub pbl_size: u32,
+    /// The retransmission timer of the device's data (RDMA mode, and a
+    /// closing stream's device octets): [`crate::retx`].
+    pub rdma_retx: RetxConfig,
 }
 
 impl Default for Config {
@@ -101,6 +105,7 @@ impl Default for Config {
             markers: false,
             p2p: true,
             pbl_size: 4096,
+            rdma_retx: RetxConfig::default(),
         }
     }
 }
@@ -155,6 +160,15 @@ pub struct Conn {
     pub ctx: bool,
     /// The host rejected the request: just close.
     pub rejected: bool,
+    /// Retransmission timer of the device's data ([`crate::retx`]).
+    pub retx: RetxTimer,
+}
+
+/// The firmware's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// The RDMA-mode retransmission timer.
+    pub retx: RetxStats,
 }
 
 /// A listener.
@@ -198,6 +212,9 @@ pub struct Firmware<
     pub(crate) qps: QpTable<Q>,
     pub(crate) res: Resources<NCQ, NTPT, E>,
     pub(crate) events: heapless::Deque<Event, EV>,
+    stats: Stats,
+    /// The device has no `RETX_CONN`: RDMA-mode connections are not timed.
+    retx_off: bool,
     next_listen_id: u32,
     next_port: u16,
     secret: u32,
@@ -288,6 +305,8 @@ impl<
             qps: QpTable::new(),
             res: Resources::new(config.pbl_size),
             events: heapless::Deque::new(),
+            stats: Stats::default(),
+            retx_off: false,
             next_listen_id: 1,
             next_port: EPHEMERAL_FIRST,
             secret,
@@ -332,6 +351,11 @@ impl<
     /// The QPs.
     pub fn qps(&self) -> &QpTable<Q> {
         &self.qps
+    }
+
+    /// The firmware's counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
     }
 
     /// The listeners.
@@ -574,6 +598,7 @@ impl<
             private_data: heapless::Vec::new(),
             ctx: false,
             rejected: false,
+            retx: RetxTimer::new(now, &self.config.rdma_retx),
         };
         self.conns[i] = Some(conn);
         self.write_ctx(i, ConnMode::Firmware);
@@ -687,7 +712,14 @@ impl<
         let Some((c, mut tx)) = self.sink(i) else {
             return;
         };
+        let dev = c.tcb.dev_pending();
         let rx = c.tcb.on_segment(&t.tcp, now, &mut tx);
+        if c.phase == Phase::Closing && c.tcb.dev_pending() < dev {
+            self.write_dev_una(i);
+        }
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
         match rx.event {
             Some(TcpEvent::Reset) => {
                 // A RST that answers our own SYN is a refusal (RFC 9293
@@ -932,7 +964,7 @@ impl<
         t: &TcpRx,
         rest_off: usize,
         rx: crate::tcp::Rx,
-        _now: Micros,
+        now: Micros,
     ) {
         let conn_id = self.conn_id(i);
         let Some(c) = self.conns[i].as_mut() else {
@@ -982,6 +1014,7 @@ impl<
             return;
         };
         c.phase = Phase::Rdma;
+        c.retx = RetxTimer::new(now, &self.config.rdma_retx);
         if !rest.is_empty() {
             let seq = c.tcb.rcv_nxt;
             // Not taken: left unacknowledged, the peer resends it.
@@ -1428,6 +1461,7 @@ impl<
             private_data: pd,
             ctx: false,
             rejected: false,
+            retx: RetxTimer::new(now, &self.config.rdma_retx),
         });
         if let Some(q) = self.qps.get_mut(qpn) {
             q.conn = Some(i as u32);
@@ -1480,6 +1514,13 @@ impl<
             if time_wait {
                 self.closed_in_time_wait(i);
             }
+            // A closing stream's device octets (RFC 6298 timer, crate::retx).
+            let closing = self.conns[i]
+                .as_ref()
+                .is_some_and(|c| c.phase == Phase::Closing);
+            if closing && !self.retx_poll(i, now) {
+                continue;
+            }
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
@@ -1514,7 +1555,10 @@ impl<
                     self.abort(i, kind, QpEvent::Lost);
                     continue;
                 }
-                Phase::Rdma => continue,
+                Phase::Rdma => {
+                    self.retx_poll(i, now);
+                    continue;
+                }
                 _ => {}
             }
             let Some((c, mut tx)) = self.sink(i) else {
@@ -1546,6 +1590,106 @@ impl<
         self.flush_events();
     }
 
+    /// Runs slot `i`'s retransmission timer of the device's data
+    /// ([`crate::retx`]) if a sample is due: in RDMA mode SND.UNA/SND.NXT
+    /// come from the connection context (one table read), in `Closing`
+    /// from the TCB (`snd_una` and the device's unacknowledged octets, no
+    /// device access). Returns whether the slot is still live.
+    fn retx_poll(&mut self, i: usize, now: Micros) -> bool {
+        let cfg = self.config.rdma_retx;
+        let Some(c) = self.conns[i].as_ref() else {
+            return false;
+        };
+        if self.retx_off || !c.retx.due(now) {
+            return true;
+        }
+        let (una, nxt) = match c.phase {
+            Phase::Rdma => match self.hal.read_conn(i as u32) {
+                Ok(ctx) => (ctx.snd_una, ctx.snd_nxt),
+                Err(_) => return true,
+            },
+            Phase::Closing => {
+                let una = c.tcb.snd_una;
+                (una, una.wrapping_add(c.tcb.dev_pending()))
+            }
+            _ => return true,
+        };
+        self.stats.retx.samples += 1;
+        let Some(c) = self.conns[i].as_mut() else {
+            return false;
+        };
+        let action = c.retx.sample(now, una, nxt, &cfg);
+        if c.retx.armed() {
+            self.stats.retx.outstanding += 1;
+        }
+        let stall = c.retx.stalled(now);
+        self.stats.retx.longest_stall = self.stats.retx.longest_stall.max(stall);
+        match action {
+            RetxAction::None => {}
+            RetxAction::Retransmit => match self.hal.retransmit(i as u32) {
+                Ok(()) => {
+                    c.retx.fired(now, &cfg);
+                    self.stats.retx.retransmits += 1;
+                    log!(
+                        info,
+                        "retx: connection {} from {} (retry {})",
+                        i,
+                        una,
+                        c.retx.retries()
+                    );
+                }
+                // A replay is still running: sample again next period.
+                Err(HalError::Full) => self.stats.retx.busy += 1,
+                Err(_) => {
+                    // No RETX_CONN: as before, the device's own timeout
+                    // (exception RetransmitTimeout) is all there is.
+                    self.stats.retx.unsupported += 1;
+                    self.retx_off = true;
+                    log!(warn, "retx: the device cannot retransmit; timer off");
+                }
+            },
+            RetxAction::GiveUp => {
+                // RFC 9293 §3.8.3 (R2): give up on the connection, as on the
+                // device's RetransmitTimeout.
+                self.stats.retx.give_ups += 1;
+                log!(warn, "retx: connection {} lost after retries", i);
+                if c.phase == Phase::Rdma {
+                    self.rdma_exception(i, ExceptionReason::RetransmitTimeout, now);
+                } else {
+                    self.abort(i, Some(EventKind::ConnectionLost), QpEvent::Lost);
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// A closing stream's device octets were acknowledged (the firmware's
+    /// TCB took the ACK; the fast path no longer updates the context):
+    /// the context's SND.UNA follows, up to the device's SND.NXT, so the
+    /// device's FPDU log retires them and a replay starts after them.
+    fn write_dev_una(&mut self, i: usize) {
+        let Some(c) = self.conns[i].as_ref() else {
+            return;
+        };
+        let una = c.tcb.snd_una;
+        let Ok(mut ctx) = self.hal.read_conn(i as u32) else {
+            return;
+        };
+        let una = if crate::tcp::seq_lt(ctx.snd_nxt, una) {
+            ctx.snd_nxt
+        } else {
+            una
+        };
+        if !crate::tcp::seq_lt(ctx.snd_una, una) {
+            return;
+        }
+        ctx.snd_una = una;
+        if self.hal.write_conn(i as u32, &ctx).is_ok() {
+            self.stats.retx.una_writes += 1;
+        }
+    }
+
     pub(crate) fn next_listen_id(&mut self) -> u32 {
         let id = self.next_listen_id;
         self.next_listen_id = self.next_listen_id.wrapping_add(1).max(1);
@@ -1561,6 +1705,13 @@ impl<
                 }
                 Phase::ArpWait(s) => Some(s + 1000 * MS),
                 _ => None,
+            };
+            let timed = !self.retx_off
+                && (c.phase == Phase::Rdma
+                    || (c.phase == Phase::Closing && c.tcb.dev_pending() > 0));
+            let d = match (d, timed.then(|| c.retx.deadline())) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
             };
             match (d, c.tcb.deadline()) {
                 (Some(a), Some(b)) => Some(a.min(b)),

@@ -15,6 +15,10 @@
 //!   exception split, as if it had just arrived; the firmware uses it to hand
 //!   the fast path the FPDUs that came in the same segment as the MPA
 //!   Request or Reply (see [`crate::mpa`]);
+//! * [`Hal::retransmit`] makes the device replay a connection's
+//!   unacknowledged FPDUs from its log (the firmware's retransmission timer
+//!   for RDMA mode, [`crate::retx`]); the data lives in host memory, so only
+//!   the device can resend it;
 //! * [`Hal::pop_terminate`] hands over the Terminate requests the device
 //!   built: by then the device has stopped the QP and places nothing more
 //!   for it; sending the Terminate is the firmware's job
@@ -115,8 +119,11 @@ pub enum HalError {
     BadIndex,
     /// A buffer is the wrong size for the entry or frame.
     BadLength,
-    /// A queue is full (raw TX, inject, event queue); try later.
+    /// A queue is full (raw TX, inject, event queue) or the device is busy
+    /// (a retransmission running); try later.
     Full,
+    /// The device has no such function (e.g. no `RETX_CONN` register).
+    Unsupported,
 }
 
 /// The device as the firmware sees it.
@@ -157,6 +164,15 @@ pub trait Hal {
     /// `RTERM_POP`). The default is for a device without the latch.
     fn pop_terminate_rx(&mut self) -> Option<TermRx> {
         None
+    }
+    /// Asks the device to re-send, in order, every FPDU of connection
+    /// `conn` that is not yet wholly acknowledged (go-back-N from SND.UNA;
+    /// `port::RETX_CONN`). `Full` while a replay is still running
+    /// (`port::RETX_STATUS` bit 0). The default is for a device without the
+    /// register: [`HalError::Unsupported`], always.
+    fn retransmit(&mut self, conn: u32) -> Result<(), HalError> {
+        let _ = conn;
+        Err(HalError::Unsupported)
     }
 }
 

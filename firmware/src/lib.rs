@@ -29,6 +29,7 @@ pub mod mailbox;
 pub mod mpa;
 pub mod qp;
 pub mod resources;
+pub mod retx;
 pub mod route;
 pub mod tcp;
 pub mod terminate;

@@ -331,6 +331,12 @@ impl<const TX: usize> Tcb<TX> {
         self.deadline
     }
 
+    /// The device's octets not yet acknowledged: `[snd_una, snd_una + dev)`
+    /// (set by [`Tcb::sync`], shrunk by ACKs).
+    pub fn dev_pending(&self) -> u32 {
+        self.dev
+    }
+
     /// Octets waiting in the send buffer (unacknowledged or unsent).
     pub fn tx_pending(&self) -> usize {
         self.tx.len()

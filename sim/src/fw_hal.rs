@@ -107,6 +107,9 @@ pub struct FwNode {
     pub fw_reads: u64,
     pub fw_writes: u64,
     pub fw_cycles: u64,
+    /// Connection indices the firmware wrote into `RETX_CONN` (its
+    /// retransmission timer fired), in order, with the clock of the write.
+    pub retx_writes: Vec<(u32, u64)>,
 }
 
 impl Default for FwNode {
@@ -147,6 +150,7 @@ impl FwNode {
             fw_reads: 0,
             fw_writes: 0,
             fw_cycles: 0,
+            retx_writes: Vec::new(),
         }
     }
 
@@ -509,6 +513,20 @@ impl Hal for CoSimHal {
             seg_len,
             hdr,
         })
+    }
+
+    /// `RETX_STATUS` (bit 0 busy: `Full`), then the connection index into
+    /// `RETX_CONN`: the device replays the connection's unacknowledged
+    /// FPDUs (2 clocks). A core without the registers ignores the write.
+    fn retransmit(&mut self, conn: u32) -> Result<(), HalError> {
+        let mut n = self.node.borrow_mut();
+        if n.fw_read(port::RETX_STATUS) & 1 != 0 {
+            return Err(HalError::Full);
+        }
+        let at = n.core.cycle();
+        n.fw_write(port::RETX_CONN, conn);
+        n.retx_writes.push((conn, at));
+        Ok(())
     }
 
     /// `RTERM_STATUS`; if valid, `RTERM_CONN`/`QPN`, then `RTERM_POP`.

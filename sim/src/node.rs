@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rnic_fw::fw::{Config, Firmware};
+use rnic_fw::retx::{RetxConfig, RDMA_MAX_RETRIES};
 
 use crate::external::ExternalPort;
 use crate::fw_hal::{CoSimHal, FwNode, HostCsr};
@@ -27,6 +28,25 @@ use crate::link::{Link, Side};
 pub const FW_CONNS: usize = 64;
 /// QPs the co-simulated firmware tracks (the core's `qp_ram` has 64).
 pub const FW_QPS: usize = 64;
+
+/// The RDMA-mode retransmission timer of the co-simulated firmware
+/// (`rnic_fw::retx`): the same doubling and retries as the board, from an
+/// RTO scaled to what a co-simulation runs (a few ms of simulated time per
+/// test). Loss-free runs must never reach it: see `RetxStats::longest_stall`
+/// (fw_two_node checks it).
+pub const COSIM_RDMA_RETX: RetxConfig = RetxConfig {
+    rto: 50,
+    rto_max: 2_000,
+    max_retries: RDMA_MAX_RETRIES,
+};
+
+/// The firmware configuration of a co-simulated node.
+pub fn fw_config() -> Config {
+    Config {
+        rdma_retx: COSIM_RDMA_RETX,
+        ..Config::default()
+    }
+}
 
 /// The firmware type of a node (capacities [`FW_CONNS`], [`FW_QPS`], the
 /// rest `Firmware`'s defaults).
@@ -52,7 +72,7 @@ impl Node {
         hw.borrow_mut().set_ulp(true);
         // TX respects the peer's window (RFC 9293 §3.8.6), as the board does.
         hw.borrow_mut().core.set_tx_wnd_en(1);
-        let fw = NodeFw::new(CoSimHal::new(hw.clone()), Config::default());
+        let fw = NodeFw::new(CoSimHal::new(hw.clone()), fw_config());
         Node {
             hw,
             fw,

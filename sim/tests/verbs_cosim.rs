@@ -148,6 +148,13 @@ fn with_pair(name: &str, f: impl FnOnce(&S)) {
     };
     f(&s);
     let c1 = world.borrow().cycle();
+    // No loss on this link: the firmware's RDMA-mode retransmission timer
+    // (rnic_fw::retx) must never fire.
+    for (n, who) in [(0, "A"), (1, "B")] {
+        let st = world.borrow().nodes[n].fw.stats().retx;
+        println!("{name}: {who}'s retransmission timer: {st:?}");
+        assert_eq!(st.retransmits, 0, "{who} retransmitted without loss");
+    }
     println!(
         "{name}: setup + connect {c0} clocks, test body {} clocks, wall {:.2} s",
         c1 - c0,
@@ -786,4 +793,60 @@ fn default_scenario_up_to_1_mib() {
         Ok(r) => print!("{}", r.render()),
         Err(e) => panic!("{e}"),
     }
+}
+
+/// Back-to-back RDMA Writes (A's SQ full, window-limited at line rate, no
+/// loss): SND.UNA keeps moving, so the firmware's RDMA-mode retransmission
+/// timer (rnic_fw::retx, co-sim RTO `COSIM_RDMA_RETX`) never fires; the
+/// longest stall a sample saw is printed and must stay under half the RTO.
+#[test]
+fn back_to_back_writes_never_fire_the_retransmission_timer() {
+    use rnic_sim::node::COSIM_RDMA_RETX;
+    with_pair("verbs_retx_quiet", |s| {
+        const N: usize = 24;
+        let len = REGION;
+        let data = s.source(0, len);
+        let sges = [s.mr_a.sge(0, len as u32).unwrap()];
+        let from = s.world.borrow().nodes[1].hw.borrow().placed.len();
+        let c0 = s.world.borrow().cycle();
+        for k in 0..N {
+            s.qp_a
+                .post_send(&[SendWr {
+                    wr_id: k as u64,
+                    op: SendOp::RdmaWrite(RemoteAddr {
+                        addr: s.mr_bw.va(),
+                        rkey: s.mr_bw.rkey(),
+                    }),
+                    sges: &sges,
+                    signaled: false,
+                    solicited: false,
+                    fence: false,
+                }])
+                .unwrap();
+        }
+        let c = run_until(s.world, 40 * BUDGET, |w| {
+            let b = w.nodes[1].hw.borrow();
+            placed_in(&b.placed[from..]) >= N * len && b.dma.idle()
+        })
+        .unwrap_or_else(|c| panic!("{N} Writes of {len}: not placed after {c} clocks"));
+        s.idle(20_000);
+        println!(
+            "{N} × {len}-octet Writes placed in {c} clocks ({} clocks since the first post)",
+            s.world.borrow().cycle() - c0
+        );
+        s.shadow_w.borrow_mut()[GUARD..GUARD + len].copy_from_slice(&data);
+        s.check_b("after back-to-back Writes");
+        let st = s.world.borrow().nodes[0].fw.stats().retx;
+        println!("A's retransmission timer: {st:?}, RTO {COSIM_RDMA_RETX:?}");
+        assert!(
+            st.outstanding > 0,
+            "the timer sampled A's connection with data in flight"
+        );
+        assert_eq!((st.retransmits, st.give_ups), (0, 0));
+        assert!(
+            st.longest_stall < COSIM_RDMA_RETX.rto / 2,
+            "SND.UNA stood still {} µs without loss",
+            st.longest_stall
+        );
+    });
 }

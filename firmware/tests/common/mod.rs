@@ -49,6 +49,12 @@ pub struct MockHal {
     pub terms: VecDeque<TermRequest>,
     /// Incoming Terminates, taken by `pop_terminate_rx`.
     pub terms_rx: VecDeque<TermRx>,
+    /// Connections `retransmit` was asked to replay, with the time.
+    pub retx: Vec<(u32, u64)>,
+    /// `retransmit` answers `Unsupported` (a device without `RETX_CONN`).
+    pub retx_unsupported: bool,
+    /// `retransmit` answers `Full` (a replay running) this many more times.
+    pub retx_busy: u32,
 }
 
 impl MockHal {
@@ -167,6 +173,17 @@ impl Hal for MockHal {
     }
     fn pop_terminate_rx(&mut self) -> Option<TermRx> {
         self.terms_rx.pop_front()
+    }
+    fn retransmit(&mut self, conn: u32) -> core::result::Result<(), HalError> {
+        if self.retx_unsupported {
+            return Err(HalError::Unsupported);
+        }
+        if self.retx_busy > 0 {
+            self.retx_busy -= 1;
+            return Err(HalError::Full);
+        }
+        self.retx.push((conn, self.now));
+        Ok(())
     }
 }
 

@@ -713,6 +713,13 @@ pub mod port {
     /// Octets in the `TERM_HDR` window.
     pub const TERM_HDR_LEN: usize = 48;
 
+    /// Write a connection index: the device re-sends, in order, every FPDU
+    /// of that connection not yet wholly acknowledged (go-back-N from
+    /// SND.UNA).
+    pub const RETX_CONN: u32 = 0x094;
+    /// Retransmission status: bit 0 busy (a `RETX_CONN` replay is running).
+    pub const RETX_STATUS: u32 = 0x098;
+
     const _: () = assert!(TERM_HDR + TERM_HDR_LEN as u32 <= TABLE_DATA);
     const _: () = assert!(TABLE_DATA + super::MAX_ENTRY_SIZE as u32 <= EVENT_DATA);
     const _: () = assert!(EVENT_DATA + 64 <= MBOX_DATA);

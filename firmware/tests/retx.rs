@@ -1,0 +1,329 @@
+//! The RDMA-mode retransmission timer against the scripted Hal: when the
+//! device's SND.UNA is stuck the firmware asks the device to replay
+//! (`Hal::retransmit`), backs off, and gives up after its retries; a
+//! closing stream's acknowledged device octets reach the context; and the
+//! receive side answers out-of-order and old segments with an ACK only.
+mod common;
+use common::*;
+use rnic_fw::retx::RetxConfig;
+use rnic_fw::Config;
+use rnic_wire::abi::context::{ConnContext, ConnMode, ExceptionReason, TableId};
+use rnic_wire::abi::mailbox::{Command, EventKind, MboxStatus, QpState};
+use rnic_wire::net::TcpControl;
+
+/// RTO 1 ms, cap 4 ms, 4 retries: expiries 1, 2, 4, 4 ms after the last
+/// progress, then the 5th gives up.
+const RETX: RetxConfig = RetxConfig {
+    rto: 1000,
+    rto_max: 4000,
+    max_retries: 4,
+};
+
+fn fw_with_timer() -> Fw {
+    Fw::new(
+        MockHal::new(),
+        Config {
+            rdma_retx: RETX,
+            ..Config::default()
+        },
+    )
+}
+
+/// Sets the device's send state in the mock's connection context 0.
+fn device_sent(fw: &mut Fw, snd_una: u32, snd_nxt: u32) {
+    let mut c = fw.hal.conn(0).unwrap();
+    c.snd_una = snd_una;
+    c.snd_nxt = snd_nxt;
+    let mut b = [0u8; ConnContext::SIZE];
+    c.emit(&mut b).unwrap();
+    fw.hal.tables.insert((TableId::Conn as u8, 0), b.to_vec());
+}
+
+/// Polls every `step` µs until `until` (absolute); returns the times of the
+/// retransmission requests made meanwhile.
+fn run_until(fw: &mut Fw, until: u64, step: u64) -> Vec<u64> {
+    let before = fw.hal.retx.len();
+    while fw.hal.now < until {
+        fw.hal.now += step;
+        fw.poll();
+    }
+    fw.hal.retx[before..]
+        .iter()
+        .map(|&(c, t)| {
+            assert_eq!(c, 0, "connection 0 only");
+            t
+        })
+        .collect()
+}
+
+#[test]
+fn stuck_una_fires_once_per_rto_backs_off_to_the_cap_then_aborts() {
+    let mut fw = fw_with_timer();
+    let (qpn, _rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    let _ = sent_tcp(&mut fw.hal);
+    let t0 = fw.hal.now;
+    device_sent(&mut fw, snd, snd + 3000);
+    fw.poll(); // the sample that sees the data outstanding
+    let fires = run_until(&mut fw, t0 + 10_990, 10);
+    let rel: Vec<u64> = fires.iter().map(|t| t - t0).collect();
+    // Exactly once per period: 1, 1+2, 3+4, 7+4 (capped) ms.
+    assert_eq!(rel, vec![1000, 3000, 7000]);
+    assert_eq!(fw.stats().retx.retransmits, 3);
+    let fires = run_until(&mut fw, t0 + 11_000, 10);
+    assert_eq!(fires, vec![t0 + 11_000]);
+    assert_eq!(fw.stats().retx.retransmits, 4);
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Rts, "not yet");
+    assert!(fw.hal.events.is_empty());
+    let _ = sent_tcp(&mut fw.hal);
+    // The 5th expiry (4 ms later) gives up: RST, ConnectionLost, QP Error
+    // and flushed, the slot freed (as the device's RetransmitTimeout).
+    let fires = run_until(&mut fw, t0 + 14_990, 10);
+    assert!(fires.is_empty());
+    assert_eq!(fw.conn_count(), 1);
+    run_until(&mut fw, t0 + 15_000, 10);
+    assert_eq!(fw.stats().retx.give_ups, 1);
+    assert_eq!(fw.conn_count(), 0);
+    let ev = fw.hal.events.pop().expect("an event");
+    assert_eq!((ev.kind, ev.handle), (EventKind::ConnectionLost, qpn));
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Error);
+    assert_eq!(fw.hal.flushed, vec![qpn]);
+    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Free);
+    let rst = sent_tcp(&mut fw.hal);
+    assert_eq!(rst.len(), 1);
+    assert_eq!(
+        (rst[0].ctl, rst[0].seq),
+        (TcpControl::Rst, snd + 3000),
+        "RST at the device's SND.NXT"
+    );
+    // Cost: one context read per sample, a sample per RTO/4 (250 µs) at
+    // most, and one at each expiry.
+    let samples = fw.stats().retx.samples;
+    assert!((60..=66).contains(&samples), "{samples} samples in 15 ms");
+}
+
+#[test]
+fn moving_una_resets_the_backoff() {
+    let mut fw = fw_with_timer();
+    let (_qpn, _rcv, snd) = passive_rdma(&mut fw);
+    let t0 = fw.hal.now;
+    device_sent(&mut fw, snd, snd + 3000);
+    fw.poll();
+    // Two expiries: the RTO is 4 ms now.
+    assert_eq!(
+        run_until(&mut fw, t0 + 3000, 10),
+        vec![t0 + 1000, t0 + 3000]
+    );
+    // The peer acknowledges part of it at t0 + 3500.
+    run_until(&mut fw, t0 + 3500, 10);
+    device_sent(&mut fw, snd + 1000, snd + 3000);
+    // Seen at the next sample (within RTO/4), then 1 ms again, not 4.
+    let fires = run_until(&mut fw, t0 + 6000, 10);
+    assert_eq!(fires.len(), 1, "{fires:?}");
+    assert!(
+        (t0 + 4500..=t0 + 4750).contains(&fires[0]),
+        "{}",
+        fires[0] - t0
+    );
+    // Everything acknowledged: the timer stops (RFC 6298 §5.2).
+    device_sent(&mut fw, snd + 3000, snd + 3000);
+    assert!(run_until(&mut fw, t0 + 100_000, 50).is_empty());
+    assert_eq!(fw.conn_count(), 1);
+}
+
+#[test]
+fn idle_connection_never_fires() {
+    let mut fw = fw_with_timer();
+    let (qpn, _rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    let t0 = fw.hal.now;
+    // Data flows: SND.UNA moves at every sample, the timer never expires.
+    for k in 1..200u32 {
+        device_sent(&mut fw, snd + 100 * k, snd + 100 * k + 1000);
+        fw.hal.now += 500;
+        fw.poll();
+    }
+    // Then idle for 10 s.
+    device_sent(&mut fw, snd + 50_000, snd + 50_000);
+    assert!(run_until(&mut fw, t0 + 10_000_000, 1000).is_empty());
+    assert!(fw.hal.retx.is_empty());
+    assert_eq!(fw.stats().retx.retransmits, 0);
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Rts);
+    assert!(fw.hal.events.is_empty());
+}
+
+#[test]
+fn device_without_retx_keeps_the_old_behaviour() {
+    let mut fw = fw_with_timer();
+    fw.hal.retx_unsupported = true;
+    let (qpn, _rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    let t0 = fw.hal.now;
+    device_sent(&mut fw, snd, snd + 3000);
+    run_until(&mut fw, t0 + 1100, 10);
+    assert_eq!(fw.stats().retx.unsupported, 1);
+    let samples = fw.stats().retx.samples;
+    // Stuck for a minute: no abort, no further context reads.
+    run_until(&mut fw, t0 + 60_000_000, 10_000);
+    assert_eq!(fw.stats().retx.samples, samples);
+    assert_eq!(fw.stats().retx.unsupported, 1);
+    assert_eq!(fw.conn_count(), 1);
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Rts);
+    assert!(fw.hal.events.is_empty());
+    // The device's own timeout still ends it.
+    rx_as(&mut fw, ExceptionReason::RetransmitTimeout, 0, vec![]);
+    assert_eq!(fw.hal.events.pop().unwrap().kind, EventKind::ConnectionLost);
+    assert_eq!(fw.conn_count(), 0);
+}
+
+#[test]
+fn busy_device_is_asked_again_without_backoff() {
+    let mut fw = fw_with_timer();
+    let (_qpn, _rcv, snd) = passive_rdma(&mut fw);
+    let t0 = fw.hal.now;
+    device_sent(&mut fw, snd, snd + 3000);
+    fw.poll();
+    fw.hal.retx_busy = 2;
+    // Busy at 1000 and 1250, taken at the next sample (RTO/4 later).
+    let fires = run_until(&mut fw, t0 + 2000, 10);
+    assert_eq!(fires, vec![t0 + 1500]);
+    assert_eq!(fw.stats().retx.busy, 2);
+    // Backed off once only: the next expiry 2 ms after the one taken.
+    assert_eq!(run_until(&mut fw, t0 + 3500, 10), vec![t0 + 3500]);
+}
+
+#[test]
+fn closing_stream_writes_acknowledged_device_una_and_replays() {
+    let mut fw = fw_with_timer();
+    let (qpn, rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    let _ = sent_tcp(&mut fw.hal);
+    // The device sent 3000 octets, 1000 acknowledged; the host disconnects.
+    device_sent(&mut fw, snd + 1000, snd + 3000);
+    assert_eq!(
+        cmd(
+            &mut fw,
+            Command::Disconnect {
+                qpn,
+                abortive: false
+            }
+        )
+        .0,
+        MboxStatus::Ok
+    );
+    let ctx = fw.hal.conn(0).unwrap();
+    assert_eq!(ctx.mode, ConnMode::Firmware);
+    let fin = sent_tcp(&mut fw.hal).pop().unwrap();
+    assert_eq!((fin.ctl, fin.seq), (TcpControl::Fin, snd + 3000));
+    // The peer acknowledges 1000 more device octets (a firmware-mode segment
+    // now): the context's SND.UNA follows.
+    let ack = Seg::new(PPORT, LPORT, TcpControl::None, rcv, Some(snd + 2000));
+    let writes = fw.hal.writes.len();
+    rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, ack.frame());
+    let ctx = fw.hal.conn(0).unwrap();
+    assert_eq!((ctx.snd_una, ctx.snd_nxt), (snd + 2000, snd + 3000));
+    assert_eq!(ctx.mode, ConnMode::Firmware);
+    assert_eq!(fw.hal.writes.len(), writes + 1, "one context write");
+    assert_eq!(fw.stats().retx.una_writes, 1);
+    // A duplicate ACK moves nothing and writes nothing.
+    rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, ack.frame());
+    assert_eq!(fw.hal.writes.len(), writes + 1);
+    // The rest stays unacknowledged: the device replays it (same RETX_CONN).
+    let t1 = fw.hal.now;
+    let fires = run_until(&mut fw, t1 + 1250, 10);
+    assert_eq!(fires.len(), 1, "{fires:?}");
+    assert!((t1 + 1000..=t1 + 1250).contains(&fires[0]));
+    // Everything acknowledged, our FIN too (clamped to the device's
+    // SND.NXT in the context), and the peer closes.
+    let mut f = Seg::new(PPORT, LPORT, TcpControl::Fin, rcv, Some(snd + 3001));
+    f.payload = vec![];
+    rx_as(&mut fw, ExceptionReason::FirmwareMode, 0, f.frame());
+    assert_eq!(fw.stats().retx.una_writes, 2);
+    let mut b = fw
+        .hal
+        .writes
+        .iter()
+        .rev()
+        .filter(|w| w.0 == TableId::Conn && w.1 == 0)
+        .map(|w| ConnContext::parse(&w.2).unwrap());
+    // The last write frees the slot; the one before it moved SND.UNA.
+    let last = b.next().unwrap();
+    let una = if last.mode == ConnMode::Free {
+        b.next().unwrap()
+    } else {
+        last
+    };
+    assert_eq!((una.snd_una, una.snd_nxt), (snd + 3000, snd + 3000));
+    // No more replays once the device's octets are acknowledged.
+    let n = fw.hal.retx.len();
+    let until = fw.hal.now + 20_000;
+    run_until(&mut fw, until, 100);
+    assert_eq!(fw.hal.retx.len(), n);
+}
+
+#[test]
+fn closing_stream_gives_up_after_retries() {
+    let mut fw = fw_with_timer();
+    let (qpn, _rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    device_sent(&mut fw, snd, snd + 3000);
+    assert_eq!(
+        cmd(
+            &mut fw,
+            Command::Disconnect {
+                qpn,
+                abortive: false
+            }
+        )
+        .0,
+        MboxStatus::Ok
+    );
+    let t0 = fw.hal.now;
+    run_until(&mut fw, t0 + 20_000, 10);
+    assert_eq!(fw.stats().retx.retransmits, 4);
+    assert_eq!(fw.stats().retx.give_ups, 1);
+    assert_eq!(fw.conn_count(), 0);
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Error);
+    assert!(fw
+        .hal
+        .events
+        .iter()
+        .any(|e| e.kind == EventKind::ConnectionLost && e.handle == qpn));
+}
+
+/// RFC 9293 §3.10.7.4: a segment that is not the next in order is not
+/// accepted; an out-of-order one in the window and an old duplicate are
+/// both answered with an ACK for RCV.NXT. In RDMA mode the device hands
+/// them to the firmware (`OutOfWindow`): neither may move RCV.NXT nor be
+/// placed (injected).
+#[test]
+fn out_of_order_and_old_segments_get_an_ack_only() {
+    let mut fw = fw_with_timer();
+    let (_qpn, rcv, snd) = passive_rdma(&mut fw);
+    let _ = sent_tcp(&mut fw.hal);
+    // The fast path took 20 + 2000 octets meanwhile.
+    let mut c = fw.hal.conn(0).unwrap();
+    c.rcv_nxt = rcv + 2020;
+    let mut b = [0u8; ConnContext::SIZE];
+    c.emit(&mut b).unwrap();
+    fw.hal.tables.insert((TableId::Conn as u8, 0), b.to_vec());
+    let injected = fw.hal.injected.len();
+    let writes = fw.hal.writes.len();
+    let rn = rcv + 2020;
+    for (seq, what) in [(rn + 1460, "out of order"), (rn - 1460, "old duplicate")] {
+        let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, seq, Some(snd));
+        d.payload = vec![0x5A; 1460];
+        rx_as(&mut fw, ExceptionReason::OutOfWindow, 0, d.frame());
+        let out = sent_tcp(&mut fw.hal);
+        assert_eq!(out.len(), 1, "{what}: one ACK");
+        assert_eq!(
+            (out[0].ctl, out[0].seq, out[0].ack, out[0].payload.len()),
+            (TcpControl::None, snd, Some(rn), 0),
+            "{what}: ACK of RCV.NXT"
+        );
+    }
+    assert_eq!(fw.hal.injected.len(), injected, "nothing placed");
+    assert_eq!(fw.hal.writes.len(), writes, "no context write");
+    assert_eq!(fw.hal.conn(0).unwrap().rcv_nxt, rn);
+    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Rdma);
+}

@@ -1,0 +1,276 @@
+//! The firmware's RDMA-mode retransmission timer (`rnic_fw::retx`) in
+//! co-simulation: two Verilated cores with their firmware and drivers, one
+//! RDMA Write A → B, and the link drops one of its data frames.
+//!
+//! What must happen (RFC 6298 §5 with the co-sim RTO,
+//! `rnic_sim::node::COSIM_RDMA_RETX`): B's fast path hands the segments
+//! after the hole to its firmware (`OutOfWindow`), which answers each with a
+//! duplicate ACK of RCV.NXT and places nothing (RFC 9293 §3.10.7.4); A's
+//! SND.UNA stops at the hole, and A's firmware writes the connection index
+//! into `RETX_CONN` one RTO (± a sampling period) after the last progress.
+//! With a core that replays (the retx RTL) the Write then completes
+//! byte-exact; with one that ignores `RETX_CONN` the timer backs off
+//! (2 × RTO) and, after its retries, aborts: A's host gets ConnectionLost.
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rnic_driver::{AccessFlags, DmaMem, MpaOptions, RemoteAddr, SendOp, SendWr};
+use rnic_fw::hal::HalExt;
+use rnic_fw::retx::RetxConfig;
+use rnic_sim::link::{LinkConfig, Side};
+use rnic_sim::node::{World, COSIM_RDMA_RETX};
+use rnic_sim::rtl_run::{connect_pair, expect_event, open_node, world_pair, GUARD};
+use rnic_wire::abi::mailbox::EventKind;
+use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
+use rnic_wire::net::{EthernetFrame, EthernetProtocol, Ipv4Packet, TcpPacket};
+
+/// Clocks per µs (`port::CLOCK_KHZ` = 156 250).
+const CLOCKS_PER_US: u64 = 156;
+const LEN: usize = 8192;
+
+/// A frame's TCP (seq, ack, payload length), if it is a TCP segment.
+fn tcp_of(f: &[u8]) -> Option<(u32, u32, usize)> {
+    let eth = EthernetFrame::new_checked(f).ok()?;
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return None;
+    }
+    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
+    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
+    Some((
+        tcp.seq_number().0 as u32,
+        tcp.ack_number().0 as u32,
+        tcp.payload().len(),
+    ))
+}
+
+/// One `World::round`, except that A's frames for which `drop` says so do
+/// not enter the link, and B's frames are recorded in `b_sent`.
+fn round_dropping(
+    w: &mut World,
+    drop: &mut impl FnMut(&[u8]) -> bool,
+    b_sent: &mut Vec<(u64, Vec<u8>)>,
+) {
+    for n in w.nodes.iter_mut().filter(|n| n.fw_running) {
+        n.fw.poll();
+        n.polls += 1;
+    }
+    w.nodes[0].hw.borrow_mut().tick();
+    let t = w.cycle();
+    for n in &w.nodes {
+        let mut hw = n.hw.borrow_mut();
+        while hw.core.cycle() < t {
+            hw.tick();
+        }
+    }
+    let link = w.link.as_mut().unwrap();
+    for (n, side) in w.nodes.iter().zip([Side::A, Side::B]) {
+        let mut hw = n.hw.borrow_mut();
+        while let Some(f) = hw.tx_frames.pop_front() {
+            if side == Side::A && drop(&f) {
+                continue;
+            }
+            if side == Side::B {
+                b_sent.push((t, f.clone()));
+            }
+            link.send(side, f);
+        }
+    }
+    while link.cycle() < t {
+        link.step();
+    }
+    for (n, side) in w.nodes.iter().zip([Side::A, Side::B]) {
+        let mut hw = n.hw.borrow_mut();
+        while let Some(f) = link.recv(side) {
+            hw.mac_rx.push(f.data, f.fcs_bad);
+        }
+    }
+    w.rounds += 1;
+}
+
+fn placed(w: &World) -> usize {
+    let b = w.nodes[1].hw.borrow();
+    b.placed.iter().map(|p| p.2 as usize).sum()
+}
+
+#[test]
+fn lost_data_frame_fires_retx_conn_after_the_rto() {
+    let rto = COSIM_RDMA_RETX.rto;
+    let pcap = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rto_cosim.pcap");
+    let world: Rc<RefCell<World>> = world_pair(LinkConfig::default(), Some(&pcap)).unwrap();
+    let a = open_node(&world, 0, 1500).unwrap();
+    let b = open_node(&world, 1, 1500).unwrap();
+    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
+    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 4).unwrap();
+    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 4, 8).unwrap();
+    let mpa = MpaOptions {
+        revision: 2,
+        crc: true,
+        markers: false,
+    };
+    connect_pair(&a, &qp_a, &b, &qp_b, mpa, b"A", b"B").unwrap();
+    let acc = |b| AccessFlags::from_bits(b).unwrap();
+    let buf_a = a.alloc_dma(LEN + 2 * GUARD).unwrap();
+    let buf_b = b.alloc_dma(LEN + 2 * GUARD).unwrap();
+    let mr_a = pd_a
+        .reg_mr(&buf_a, GUARD, LEN, acc(ACCESS_LOCAL_WRITE))
+        .unwrap();
+    let mr_b = pd_b
+        .reg_mr(
+            &buf_b,
+            GUARD,
+            LEN,
+            acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE),
+        )
+        .unwrap();
+    let data: Vec<u8> = (0..LEN).map(|i| (i * 7 + 3) as u8).collect();
+    buf_a.write(GUARD, &data).unwrap();
+    buf_b.write(0, &vec![0xEE; LEN + 2 * GUARD]).unwrap();
+    // A short give-up for the core without replay (50, 100, 200, 200 µs,
+    // then abort): the cap and retries only; the RTO is the co-sim one.
+    world.borrow_mut().nodes[0].fw.config.rdma_retx = RetxConfig {
+        rto,
+        rto_max: 4 * rto,
+        max_retries: 3,
+    };
+    let conn_a = (0..64)
+        .find(|&i| world.borrow().nodes[0].fw.conn(i).is_some())
+        .unwrap() as u32;
+
+    // What one sample costs in RDMA mode: a connection-context read.
+    let cost = {
+        let mut w = world.borrow_mut();
+        let n = &mut w.nodes[0];
+        let before = n.hw.borrow().fw_cycles;
+        let ctx = n.fw.hal.read_conn(conn_a).unwrap();
+        assert_eq!(ctx.mode, rnic_wire::abi::context::ConnMode::Rdma);
+        let cost = n.hw.borrow().fw_cycles - before;
+        cost
+    };
+    println!(
+        "one sample (context read): {cost} firmware-port clocks per RTO/4 = {} clocks",
+        rto / 4 * CLOCKS_PER_US
+    );
+    assert!(cost <= 40, "{cost} clocks");
+    let sges = [mr_a.sge(0, LEN as u32).unwrap()];
+    qp_a.post_send(&[SendWr {
+        wr_id: 1,
+        op: SendOp::RdmaWrite(RemoteAddr {
+            addr: mr_b.va(),
+            rkey: mr_b.rkey(),
+        }),
+        sges: &sges,
+        signaled: false,
+        solicited: false,
+        fence: false,
+    }])
+    .unwrap();
+
+    // Drop A's 2nd data segment; run until A's firmware asks for a replay
+    // twice or B has placed the whole Write.
+    let mut data_segs = 0;
+    let mut dropped: Option<(u64, u32)> = None;
+    let mut b_sent = Vec::new();
+    let budget = 20 * rto * CLOCKS_PER_US;
+    let start = world.borrow().cycle();
+    loop {
+        let mut w = world.borrow_mut();
+        let now = w.cycle();
+        let mut lose = |f: &[u8]| match tcp_of(f) {
+            Some((seq, _, n)) if n > 0 => {
+                data_segs += 1;
+                if data_segs == 2 {
+                    dropped = Some((now, seq));
+                    return true;
+                }
+                false
+            }
+            _ => false,
+        };
+        round_dropping(&mut w, &mut lose, &mut b_sent);
+        let writes = w.nodes[0].hw.borrow().retx_writes.len();
+        if writes >= 2 || placed(&w) >= LEN || w.cycle() - start > budget {
+            break;
+        }
+    }
+    let (t_drop, hole) = dropped.expect("a data segment was dropped");
+    println!("A's data segments: {data_segs}; dropped the one at seq {hole}");
+    assert!(data_segs >= 4, "the Write spans several segments");
+
+    // B: every segment after the hole came to its firmware and got a
+    // duplicate ACK of the hole, nothing past it was placed.
+    let dup_acks: Vec<u64> = b_sent
+        .iter()
+        .filter_map(|(t, f)| tcp_of(f).map(|(_, ack, n)| (*t, ack, n)))
+        .filter(|&(t, ack, n)| t > t_drop && ack == hole && n == 0)
+        .map(|(t, ..)| t)
+        .collect();
+    println!("B's duplicate ACKs of {hole}: {}", dup_acks.len());
+    assert!(
+        dup_acks.len() >= data_segs - 2,
+        "one duplicate ACK per out-of-order segment: {} for {} segments",
+        dup_acks.len(),
+        data_segs - 2
+    );
+
+    let w = world.borrow();
+    let writes = w.nodes[0].hw.borrow().retx_writes.clone();
+    let stats = w.nodes[0].fw.stats().retx;
+    println!("A's RETX_CONN writes: {writes:?}; timer: {stats:?}");
+    assert!(!writes.is_empty(), "A's firmware asked for a replay");
+    assert!(
+        writes.iter().all(|&(c, _)| c == conn_a),
+        "A's connection {conn_a}"
+    );
+    assert_eq!(stats.retransmits as usize, writes.len());
+    assert_eq!(
+        w.nodes[1].fw.stats().retx.retransmits,
+        0,
+        "B has nothing to resend"
+    );
+    // The first expiry: an RTO after SND.UNA last moved (that ACK came
+    // after the drop), at most a sampling period (RTO/4) and a firmware
+    // poll later.
+    let first = writes[0].1;
+    let since_drop = (first - t_drop) / CLOCKS_PER_US;
+    println!("first RETX_CONN {since_drop} µs after the drop (RTO {rto} µs)");
+    assert!(
+        (rto..=rto + rto / 4 + 20).contains(&since_drop),
+        "RETX_CONN {since_drop} µs after the drop"
+    );
+    drop(w);
+
+    if placed(&world.borrow()) >= LEN {
+        // A core that replays: the Write is complete and exact.
+        let mut got = vec![0u8; LEN + 2 * GUARD];
+        buf_b.read(0, &mut got).unwrap();
+        assert_eq!(&got[GUARD..GUARD + LEN], &data[..], "replayed Write placed");
+        assert!(got[..GUARD]
+            .iter()
+            .chain(&got[GUARD + LEN..])
+            .all(|&x| x == 0xEE));
+        println!(
+            "the core replayed: Write complete after {} RETX_CONN",
+            writes.len()
+        );
+        return;
+    }
+    // A core without replay (RETX_CONN ignored): the second request came
+    // after the doubled RTO, then the retries run out: A aborts.
+    assert_eq!(writes.len(), 2);
+    let gap = (writes[1].1 - writes[0].1) / CLOCKS_PER_US;
+    println!("no replay in this core: second RETX_CONN {gap} µs after the first");
+    assert!(
+        (2 * rto..=2 * rto + rto / 4 + 20).contains(&gap),
+        "backoff: {gap} µs"
+    );
+    let ev = expect_event(&a, EventKind::ConnectionLost, "A").unwrap();
+    println!(
+        "A: {:?} after {} retransmissions",
+        ev.kind,
+        world.borrow().nodes[0].fw.stats().retx.retransmits
+    );
+    let w = world.borrow();
+    let st = w.nodes[0].fw.stats().retx;
+    assert_eq!((st.retransmits, st.give_ups), (3, 1));
+}
