@@ -90,13 +90,23 @@ fn main() {
         fs::create_dir_all(&mdir).unwrap();
         let status = Command::new(&verilator)
             .args(VERILATOR_ARGS)
-            .args(["--top-module", TOP, "--prefix", &format!("V{TOP}"), "--Mdir"])
+            .args([
+                "--top-module",
+                TOP,
+                "--prefix",
+                &format!("V{TOP}"),
+                "--Mdir",
+            ])
             .arg(&mdir)
             .arg(&vlt)
             .arg(&verilog)
             .status()
             .expect("`verilator` could not be run");
-        assert!(status.success(), "verilator failed on {}", verilog.display());
+        assert!(
+            status.success(),
+            "verilator failed on {}",
+            verilog.display()
+        );
         let mut files: Vec<PathBuf> = fs::read_dir(&mdir)
             .unwrap()
             .map(|e| e.unwrap().path())

@@ -419,7 +419,7 @@ impl Phy {
         } else if self.rx_on {
             self.rx_on = false;
             let w = std::mem::take(&mut self.rx_buf);
-            let pre = w.len() >= PREAMBLE_LEN + 1
+            let pre = w.len() > PREAMBLE_LEN
                 && w[..PREAMBLE_LEN].iter().all(|&b| b == PREAMBLE)
                 && w[PREAMBLE_LEN] == SFD;
             let body = if pre { &w[PREAMBLE_LEN + 1..] } else { &w[..] };
@@ -478,10 +478,7 @@ impl Rig {
         board.eval();
         let phy = [Phy::new(ppm[0]), Phy::new(ppm[1])];
         // The PHYs' clocks start at an arbitrary phase against the core's.
-        let phy_next = [
-            CORE_HALF_FS * 3 / 8 + 1_234,
-            CORE_HALF_FS * 5 / 8 + 4_321,
-        ];
+        let phy_next = [CORE_HALF_FS * 3 / 8 + 1_234, CORE_HALF_FS * 5 / 8 + 4_321];
         let mut r = Rig {
             board,
             phy,
@@ -633,8 +630,20 @@ impl Rig {
 
     fn collect_streams(&mut self) {
         let sigs = [
-            (Sig::Rx0Valid, Sig::Rx0Data, Sig::Rx0Keep, Sig::Rx0Last, Sig::Rx0FcsBad),
-            (Sig::Rx1Valid, Sig::Rx1Data, Sig::Rx1Keep, Sig::Rx1Last, Sig::Rx1FcsBad),
+            (
+                Sig::Rx0Valid,
+                Sig::Rx0Data,
+                Sig::Rx0Keep,
+                Sig::Rx0Last,
+                Sig::Rx0FcsBad,
+            ),
+            (
+                Sig::Rx1Valid,
+                Sig::Rx1Data,
+                Sig::Rx1Keep,
+                Sig::Rx1Last,
+                Sig::Rx1FcsBad,
+            ),
         ];
         for (p, (v, d, k, l, f)) in sigs.into_iter().enumerate() {
             if self.board.get(v) == 0 {

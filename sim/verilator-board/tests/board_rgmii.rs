@@ -50,7 +50,9 @@ fn port0_frames_from_the_pins_reach_the_core_and_bad_fcs_is_flagged() {
     let mut rng = Rng(0x5eed_1234_5678_9abc);
     // Frame lengths without FCS: the minimum (60), around beat boundaries,
     // and the maximum untagged frame (1514).
-    let sizes = [60usize, 61, 63, 64, 65, 71, 72, 100, 257, 512, 1000, 1513, 1514];
+    let sizes = [
+        60usize, 61, 63, 64, 65, 71, 72, 100, 257, 512, 1000, 1513, 1514,
+    ];
     // (frame, bit flipped on rxd or None)
     let mut sent: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
     for (i, &n) in sizes.iter().enumerate() {
@@ -90,7 +92,11 @@ fn port0_frames_from_the_pins_reach_the_core_and_bad_fcs_is_flagged() {
     for (i, ((f, flip), (got, fcs_bad))) in sent.iter().zip(&rig.rx_stream[0]).enumerate() {
         if flip.is_some() {
             bad += 1;
-            assert!(*fcs_bad, "frame {i} ({} octets) with a flipped bit not flagged", f.len());
+            assert!(
+                *fcs_bad,
+                "frame {i} ({} octets) with a flipped bit not flagged",
+                f.len()
+            );
             assert_eq!(got.len(), f.len(), "frame {i}: length");
         } else {
             assert!(!fcs_bad, "frame {i} ({} octets) flagged bad", f.len());
@@ -172,7 +178,11 @@ fn port1_arp_through_the_pins_is_answered_once_per_good_request() {
     });
     rig.run_core_cycles(500);
     assert!(ok, "{} of {good} ARP replies", rig.phy[1].received.len());
-    assert_eq!(rig.phy[1].received.len(), good, "one reply per good request");
+    assert_eq!(
+        rig.phy[1].received.len(),
+        good,
+        "one reply per good request"
+    );
     for r in &rig.phy[1].received {
         assert!(r.ok, "reply with a bad preamble/SFD/FCS: {:02x?}", r.data);
         assert!(!r.er, "TX_ER set");

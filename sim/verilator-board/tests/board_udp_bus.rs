@@ -24,13 +24,17 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use rnic_driver::bus::{Bus, BusError};
+use rnic_driver::bus::{Bus, BusError, DmaMem};
 use rnic_driver::udp_bus::{UdpBus, UdpBusConfig, UdpDma};
 use rnic_driver::{Context, DeviceError, Error};
+use rnic_wire::abi::bridge::Repr;
 use rnic_wire::abi::bridge::BRIDGE_PORT;
-use rnic_wire::abi::context::port;
+use rnic_wire::abi::context::{port, QpContext, TableId, QP_CTX_SIZE};
 use rnic_wire::abi::csr;
+use rnic_wire::abi::doorbell::QP_SQ_PRODUCER;
+use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::mailbox::{Event, EventKind, EVENT_SIZE};
+use rnic_wire::abi::wqe::WQE_SIZE;
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{
     EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress, IpProtocol,
@@ -121,6 +125,12 @@ fn from_board(f: &[u8]) -> Result<Vec<u8>, String> {
 enum Fw {
     /// Push this event entry (EVENT_DATA + EVENT_PUSH).
     PushEvent([u8; EVENT_SIZE]),
+    /// Write this QP context (TABLE_DATA, TABLE_SEL, TABLE_CMD) and answer
+    /// when the table write is done.
+    WriteQp(u32, [u8; QP_CTX_SIZE], mpsc::Sender<()>),
+    /// Answer once the board asked for a DMA read at this bus address and
+    /// the simulated host's completion went back to the board.
+    AwaitRead(u64, mpsc::Sender<(u16, Vec<u8>)>),
 }
 
 /// A bus that reports a different ABI major version: `Context::open` must
@@ -232,7 +242,62 @@ fn worker(board: SocketAddr, fw: mpsc::Sender<Fw>) -> Report {
         n = ctx.process_events().expect("event queue");
     }
     assert_eq!(n, 1, "one event");
-    assert_eq!(ctx.spurious_events(), 1, "for a CQ the driver does not know");
+    assert_eq!(
+        ctx.spurious_events(),
+        1,
+        "for a CQ the driver does not know"
+    );
+
+    // Device DMA read: the firmware programs QP 1's send ring (a DMA
+    // buffer of UdpBus) in the QP table, the driver rings QP 1's doorbell
+    // over the bridge, and the core fetches the WQE: a DMA_RD_REQ for the
+    // ring's first entry, served by UdpBus from its host memory.
+    const QPN: u32 = 1;
+    let sq = ctx.alloc_dma(16 * WQE_SIZE).unwrap();
+    let wqe: Vec<u8> = (0..WQE_SIZE).map(|i| (i * 7 + 3) as u8).collect();
+    sq.write(0, &wqe).unwrap();
+    let mut qp = [0u8; QP_CTX_SIZE];
+    QpContext {
+        state: QpState::Rts,
+        flags: 0,
+        rtr: rnic_wire::abi::context::RtrKind::None,
+        sq_log2: 4,
+        pd: 1,
+        send_cqn: 0,
+        recv_cqn: 0,
+        sq_ring: sq.bus_addr(),
+        rq_ring: 0,
+        rq_log2: 0,
+        conn: 0,
+        ird: 1,
+        ord: 1,
+        tx_send_msn: 1,
+        tx_read_msn: 1,
+        rx_send_msn: 1,
+        rx_read_msn: 1,
+        term_cause: 0,
+    }
+    .emit(&mut qp)
+    .unwrap();
+    let (done_tx, done_rx) = mpsc::channel();
+    fw.send(Fw::WriteQp(QPN, qp, done_tx)).unwrap();
+    done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("QP table write");
+    let (rd_tx, rd_rx) = mpsc::channel();
+    fw.send(Fw::AwaitRead(sq.bus_addr(), rd_tx)).unwrap();
+    ctx.bus()
+        .mmio_write(csr::qp_doorbell_page(QPN) + QP_SQ_PRODUCER, 1)
+        .unwrap();
+    let (len, served) = rd_rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("no DMA read of the send ring after the doorbell");
+    assert!(
+        len as usize >= WQE_SIZE && len as usize % WQE_SIZE == 0,
+        "WQE fetch of {len} octets"
+    );
+    assert_eq!(&served[..WQE_SIZE], &wqe[..], "the WQE as UdpBus served it");
+
     let errors = ctx.bus().take_errors();
     assert!(errors.is_empty(), "UdpBus errors: {errors:?}");
     Report { caps }
@@ -264,8 +329,16 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
     let mut rtts: Vec<u64> = Vec::new();
     let (mut to_board_n, mut to_host_n) = (0u32, 0u32);
     let sim_start = rig.core_cycles;
+    // DMA reads the board asked for: addr -> (len, octets served so far).
+    let mut reads: Vec<(u64, u16, Vec<u8>)> = Vec::new();
+    let mut await_read: Option<(u64, mpsc::Sender<(u16, Vec<u8>)>)> = None;
     loop {
         while let Ok((n, from)) = sock.recv_from(&mut buf) {
+            if let Ok(Repr::DmaRdCpl { addr, data, .. }) = Repr::parse(&buf[..n]) {
+                if let Some(r) = reads.iter_mut().find(|r| addr == r.0 + r.2.len() as u64) {
+                    r.2.extend_from_slice(data);
+                }
+            }
             host = Some(from);
             rig.phy[1].send(&to_board(&buf[..n]));
             to_board_n += 1;
@@ -274,6 +347,9 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
         while let Some(f) = rig.phy[1].received.pop_front() {
             assert!(f.ok, "bad FCS/preamble from the board: {:02x?}", f.data);
             let p = from_board(&f.data).unwrap_or_else(|e| panic!("frame from the board: {e}"));
+            if let Ok(Repr::DmaRdReq { addr, len, .. }) = Repr::parse(&p) {
+                reads.push((addr, len, Vec::new()));
+            }
             sock.send_to(&p, host.expect("a host")).unwrap();
             to_host_n += 1;
             if let Some(t) = pending.take() {
@@ -289,6 +365,31 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
                     }
                     rig.fw_write(port::EVENT_PUSH, 1);
                 }
+                Fw::WriteQp(qpn, ctx, done) => {
+                    for (i, w) in ctx.chunks(4).enumerate() {
+                        let v = u32::from_le_bytes(w.try_into().unwrap());
+                        rig.fw_write(port::TABLE_DATA + 4 * i as u32, v);
+                    }
+                    rig.fw_write(port::TABLE_SEL, (TableId::Qp as u32) << 24 | qpn);
+                    rig.fw_write(port::TABLE_CMD, port::TABLE_WRITE);
+                    let mut busy = 16;
+                    while rig.fw_read(port::TABLE_CMD) & 1 != 0 {
+                        busy -= 1;
+                        assert!(busy > 0, "TABLE_CMD stays busy");
+                    }
+                    assert_eq!(rig.fw_read(port::TABLE_CMD) & 2, 0, "table write error");
+                    done.send(()).unwrap();
+                }
+                Fw::AwaitRead(addr, reply) => await_read = Some((addr, reply)),
+            }
+        }
+        if let Some((addr, _)) = &await_read {
+            if let Some(r) = reads
+                .iter()
+                .find(|r| r.0 == *addr && r.2.len() >= r.1 as usize)
+            {
+                let (len, data) = (r.1, r.2.clone());
+                await_read.take().unwrap().1.send((len, data)).unwrap();
             }
         }
         if w.is_finished() {
@@ -309,6 +410,11 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
         Err(p) => std::panic::resume_unwind(p),
     };
     assert_eq!(rig.board.get(Sig::BridgeCntNak), 0);
+    assert_eq!(
+        rig.board.get(Sig::BridgeCntCplDrop),
+        0,
+        "every DMA_RD_CPL taken"
+    );
     assert_eq!(rig.board.get(Sig::BridgeCntRxDrop), 0);
     assert_eq!(rig.board.get(Sig::BridgeHostKnown), 1);
     let secs = t_start.elapsed().as_secs_f64();
