@@ -130,8 +130,12 @@ enum Fw {
     WriteQp(u32, [u8; QP_CTX_SIZE], mpsc::Sender<()>),
     /// Answer once the board asked for a DMA read at this bus address and
     /// the simulated host's completion went back to the board.
-    AwaitRead(u64, mpsc::Sender<(u16, Vec<u8>)>),
+    AwaitRead(u64, ReadReply),
 }
+
+/// The answer to [`Fw::AwaitRead`]: the request's length and the octets the
+/// host sent back.
+type ReadReply = mpsc::Sender<(u16, Vec<u8>)>;
 
 /// A bus that reports a different ABI major version: `Context::open` must
 /// refuse the board through it (the check can fail).
@@ -293,7 +297,7 @@ fn worker(board: SocketAddr, fw: mpsc::Sender<Fw>) -> Report {
         .recv_timeout(Duration::from_secs(120))
         .expect("no DMA read of the send ring after the doorbell");
     assert!(
-        len as usize >= WQE_SIZE && len as usize % WQE_SIZE == 0,
+        len as usize >= WQE_SIZE && (len as usize).is_multiple_of(WQE_SIZE),
         "WQE fetch of {len} octets"
     );
     assert_eq!(&served[..WQE_SIZE], &wqe[..], "the WQE as UdpBus served it");
@@ -331,7 +335,7 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
     let sim_start = rig.core_cycles;
     // DMA reads the board asked for: addr -> (len, octets served so far).
     let mut reads: Vec<(u64, u16, Vec<u8>)> = Vec::new();
-    let mut await_read: Option<(u64, mpsc::Sender<(u16, Vec<u8>)>)> = None;
+    let mut await_read: Option<(u64, ReadReply)> = None;
     loop {
         while let Ok((n, from)) = sock.recv_from(&mut buf) {
             if let Ok(Repr::DmaRdCpl { addr, data, .. }) = Repr::parse(&buf[..n]) {
