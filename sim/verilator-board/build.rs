@@ -4,8 +4,9 @@
 //! runtime is not built here: `verilator-sys` builds it once and links it.
 //!
 //! Rebuilt only when the Verilog, the shim, `csrc/public.vlt`, the
-//! Verilator version or the flags change (a hash stamp in `OUT_DIR`), so a
-//! crate that does not depend on this one never pays for the board model.
+//! Verilator version or the flags change (the model is cached under their
+//! hash, shared by the dev and test profiles), and only by crates that
+//! depend on this one.
 
 use std::env;
 use std::fs;
@@ -81,12 +82,25 @@ fn main() {
             CXX_FLAGS_DESC.as_bytes(),
         ])
     );
-    let mdir = out.join("vobj");
-    let stamp = out.join("stamp");
-    let lib = out.join(format!("libvm_{TOP}.a"));
-    if fs::read_to_string(&stamp).ok().as_deref() != Some(key.as_str()) || !lib.exists() {
-        let _ = fs::remove_file(&stamp);
-        let _ = fs::remove_dir_all(&mdir);
+    // The model does not depend on the Rust profile (fixed C++ flags), so it
+    // is cached next to the profile directories' build outputs, keyed by the
+    // hash: `cargo clippy` (dev profile) and `cargo test` (test profile) share
+    // one build instead of compiling the board twice. OUT_DIR is
+    // <target>/<dir>/build/<pkg>-<hash>/out; the cache is <target>/<dir>/
+    // verilator-board/<key>.
+    let cache = out
+        .ancestors()
+        .nth(3)
+        .map(|p| p.join("verilator-board"))
+        .unwrap_or_else(|| out.clone());
+    let dir = cache.join(&key);
+    let lib = dir.join(format!("libvm_{TOP}.a"));
+    if !lib.exists() {
+        // Build in a private directory, then rename it into place, so two
+        // build scripts running at once never see a half-built model.
+        let tmp = cache.join(format!("tmp-{key}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        let mdir = tmp.join("vobj");
         fs::create_dir_all(&mdir).unwrap();
         let status = Command::new(&verilator)
             .args(VERILATOR_ARGS)
@@ -120,7 +134,7 @@ fn main() {
             .debug(false)
             .warnings(false)
             .cargo_metadata(false)
-            .out_dir(&out)
+            .out_dir(&tmp)
             .flag_if_supported("-Wno-unused-parameter")
             .flag_if_supported("-Wno-sign-compare")
             .define("VM_TRACE", "1")
@@ -132,10 +146,22 @@ fn main() {
             .file(&shim)
             .try_compile(&format!("vm_{TOP}"))
             .unwrap_or_else(|e| panic!("compiling the {TOP} model: {e}"));
-        fs::write(&stamp, key).unwrap();
+        if fs::rename(&tmp, &dir).is_err() {
+            // Another build script finished the same model first.
+            let _ = fs::remove_dir_all(&tmp);
+        }
+        assert!(lib.exists(), "{} missing after the build", lib.display());
+        // Older models (other keys) are no longer needed.
+        for e in fs::read_dir(&cache).unwrap().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().to_string();
+            if p != dir && !name.starts_with("tmp-") {
+                let _ = fs::remove_dir_all(&p);
+            }
+        }
         eprintln!("verilator-board: built model {TOP}");
     }
-    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-search=native={}", dir.display());
     println!("cargo:rustc-link-lib=static=vm_{TOP}");
     println!("cargo:rustc-link-lib=stdc++");
 }
