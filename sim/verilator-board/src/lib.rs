@@ -290,10 +290,11 @@ pub struct Phy {
     pub idle_stop: Option<u64>,
     /// Octets to put on the wire, the IPG included (`None` = idle).
     tx: VecDeque<Option<u8>>,
-    /// The current octet (`None` = idle) and its position (0: low nibble
-    /// before the rising edge, 1: high nibble before the falling edge).
+    /// The octet on the wire in this clock period (`None` = idle): its low
+    /// nibble before the rising edge, its high nibble before the falling one.
     cur: Option<u8>,
-    sent: u64,
+    /// Octets sent so far (preamble, SFD, frame, FCS; not the gap).
+    pub octets_sent: u64,
     idle_periods: u64,
     stopped: bool,
     /// Board → PHY decoder state.
@@ -319,7 +320,7 @@ impl Phy {
             idle_stop: None,
             tx: VecDeque::new(),
             cur: None,
-            sent: 0,
+            octets_sent: 0,
             idle_periods: 0,
             stopped: false,
             rx_buf: Vec::new(),
@@ -371,7 +372,7 @@ impl Phy {
         self.cur = self.tx.pop_front().flatten();
         match self.cur {
             Some(b) => {
-                self.sent += 1;
+                self.octets_sent += 1;
                 self.idle_periods = 0;
                 (u64::from(b & 0xF), 1)
             }
