@@ -173,11 +173,13 @@ struct Report {
 fn worker(board: SocketAddr, fw: mpsc::Sender<Fw>) -> Report {
     let mut cfg = UdpBusConfig::new(board);
     cfg.local = "127.0.0.1:0".parse().unwrap();
-    // The model runs at ~1/1000 of real time or slower on a loaded
-    // machine: a generous wait per try (a resend is answered from the
-    // board's cache, so it cannot act twice).
-    cfg.timeout = Duration::from_secs(5);
-    cfg.tries = 3;
+    // A round trip takes ~210 board clocks, 2-4 ms at the model's speed
+    // (tens of ms on a heavily loaded machine): 300 ms per try leaves a wide
+    // margin, and a resend is answered from the board's cache anyway, so a
+    // late answer cannot make a request act twice. The test drops one
+    // request and one answer, so two tries are needed there.
+    cfg.timeout = Duration::from_millis(300);
+    cfg.tries = 5;
     let bus = UdpBus::connect(cfg).expect("HELLO answered by the simulated board");
 
     // A wrong ABI version is refused (before anything is written).
@@ -338,6 +340,7 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
     // DMA reads the board asked for: addr -> (len, octets served so far).
     let mut reads: Vec<(u64, u16, Vec<u8>)> = Vec::new();
     let mut await_read: Option<(u64, ReadReply)> = None;
+    let (mut dropped_req, mut dropped_ack) = (false, false);
     // Board clock of the last datagram or firmware request: after 20 k
     // quiet clocks the loop sleeps 1 ms per 16 clocks, so a worker that is
     // slow to be scheduled (a loaded machine) does not use up the budget
@@ -352,6 +355,13 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
                 }
             }
             host = Some(from);
+            // Loss: the fourth datagram to the board is dropped; UdpBus
+            // sends it again after its timeout (same seq).
+            if to_board_n == 3 && !dropped_req {
+                dropped_req = true;
+                to_board_n += 1;
+                continue;
+            }
             rig.phy[1].send(&to_board(&buf[..n]));
             to_board_n += 1;
             pending.get_or_insert(rig.core_cycles);
@@ -361,6 +371,14 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
             let p = from_board(&f.data).unwrap_or_else(|e| panic!("frame from the board: {e}"));
             if let Ok(Repr::DmaRdReq { addr, len, .. }) = Repr::parse(&p) {
                 reads.push((addr, len, Vec::new()));
+            }
+            // Loss: the first MMIO write acknowledgement is dropped; UdpBus
+            // resends the write with the same seq and the board answers it
+            // from its answer cache without writing again (cnt_dup).
+            if !dropped_ack && matches!(Repr::parse(&p), Ok(Repr::MmioWriteAck { .. })) {
+                dropped_ack = true;
+                pending = None;
+                continue;
             }
             sock.send_to(&p, host.expect("a host")).unwrap();
             to_host_n += 1;
@@ -429,6 +447,11 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
         Ok(r) => r,
         Err(p) => std::panic::resume_unwind(p),
     };
+    assert!(dropped_req && dropped_ack);
+    assert!(
+        rig.board.get(Sig::BridgeCntDup) >= 1,
+        "the resent write was answered from the cache"
+    );
     assert_eq!(rig.board.get(Sig::BridgeCntNak), 0);
     assert_eq!(
         rig.board.get(Sig::BridgeCntCplDrop),
@@ -441,10 +464,12 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
     let cycles = rig.core_cycles - sim_start;
     rtts.sort_unstable();
     eprintln!(
-        "UdpBus co-sim: caps {}; {to_board_n} datagrams to the board, {to_host_n} back; \
+        "UdpBus co-sim: caps {}; {to_board_n} datagrams from UdpBus (1 dropped), \
+         {to_host_n} forwarded back (+1 dropped), {} answered from the cache; \
          {cycles} board clocks in {secs:.1} s ({:.0} clocks/s, {} evaluations); \
          request → first answer: min {} median {} max {} board clocks",
         report.caps,
+        rig.board.get(Sig::BridgeCntDup),
         cycles as f64 / secs,
         rig.evals,
         rtts.first().copied().unwrap_or(0),
