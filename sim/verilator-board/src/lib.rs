@@ -461,8 +461,10 @@ pub struct Rig {
     /// collected on the core clock from the public internal signals.
     pub rx_stream: [VecDeque<(Vec<u8>, bool)>; 2],
     stream_buf: [Vec<u8>; 2],
-    /// Write a VCD step at every evaluation (after [`Board::trace_vcd`]).
+    /// Write a VCD step at every evaluation (see [`Rig::trace_vcd`]).
     pub vcd: bool,
+    /// Time (ps) of the last VCD step.
+    vcd_last: Option<u64>,
     core_q: u8,
     core_next: u64,
     phy_q: [u8; 2],
@@ -489,6 +491,7 @@ impl Rig {
             rx_stream: [VecDeque::new(), VecDeque::new()],
             stream_buf: [Vec::new(), Vec::new()],
             vcd: false,
+            vcd_last: None,
             core_q: 0,
             core_next: CORE_HALF_FS / 2,
             phy_q: [0, 0],
@@ -529,7 +532,36 @@ impl Rig {
         self.board.eval();
         self.evals += 1;
         if self.vcd {
-            self.board.dump(self.now / 1000);
+            // Time unit 1 ps; two evaluations in the same picosecond (a PHY
+            // edge and a core edge that coincide) get consecutive steps, as
+            // a VCD needs increasing times.
+            let t = match self.vcd_last {
+                Some(l) if self.now / 1000 <= l => l + 1,
+                _ => self.now / 1000,
+            };
+            self.vcd_last = Some(t);
+            self.board.dump(t);
+        }
+    }
+
+    /// Starts a VCD of every signal at `path` (one step per evaluation,
+    /// time unit 1 ps).
+    pub fn trace_vcd(&mut self, path: &std::path::Path) -> std::io::Result<()> {
+        self.board.trace_vcd(path)?;
+        self.vcd = true;
+        Ok(())
+    }
+
+    /// [`Rig::trace_vcd`] to `$BOARD_VCD/<name>.vcd` when the environment
+    /// variable `BOARD_VCD` names a directory (for debugging a test);
+    /// nothing otherwise.
+    pub fn trace_from_env(&mut self, name: &str) {
+        if let Some(dir) = std::env::var_os("BOARD_VCD") {
+            let path = std::path::Path::new(&dir).join(format!("{name}.vcd"));
+            match self.trace_vcd(&path) {
+                Ok(()) => eprintln!("VCD: {}", path.display()),
+                Err(e) => eprintln!("VCD not written: {e}"),
+            }
         }
     }
 

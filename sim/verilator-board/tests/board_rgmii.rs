@@ -47,6 +47,7 @@ fn port0_frames_from_the_pins_reach_the_core_and_bad_fcs_is_flagged() {
     let t0 = std::time::Instant::now();
     // PHY 0 100 ppm slower than nominal, PHY 1 100 ppm faster.
     let mut rig = Rig::new(0, [100, -100]);
+    rig.trace_from_env("port0_rgmii");
     let mut rng = Rng(0x5eed_1234_5678_9abc);
     // Frame lengths without FCS: the minimum (60), around beat boundaries,
     // and the maximum untagged frame (1514).
@@ -154,6 +155,7 @@ fn arp_request(target: [u8; 4], pad_to: usize) -> Vec<u8> {
 fn port1_arp_through_the_pins_is_answered_once_per_good_request() {
     let t0 = std::time::Instant::now();
     let mut rig = Rig::new(0, [-100, 100]);
+    rig.trace_from_env("port1_arp");
     // (pad to, flipped bit)
     let reqs: [(usize, Option<usize>); 6] = [
         (60, None),

@@ -313,6 +313,7 @@ fn worker(board: SocketAddr, fw: mpsc::Sender<Fw>) -> Report {
 fn context_opens_over_udp_bus_against_the_simulated_board() {
     let t_start = Instant::now();
     let mut rig = Rig::new(0, [0, 100]);
+    rig.trace_from_env("udp_bus");
     // Port 0 is unused here: its receive clock stays stopped. Port 1's
     // stops after 256 idle periods (the CDC has long drained by then).
     rig.phy[0].idle_stop = Some(0);
