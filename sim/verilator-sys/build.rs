@@ -7,7 +7,9 @@
 //!   files of one model compile in parallel through `cc`'s jobserver).
 //! * Each model is rebuilt only when its key changes (hash of its `.v`,
 //!   `.ports`, `csrc/vmodel.h`, the Verilator version and the flags); the
-//!   runtime only when the Verilator version or the flags change.
+//!   runtime only when the Verilator version or the flags change. Both are
+//!   kept in `<target>/<profile dir>/verilator-sys/`, shared by the dev and
+//!   test profiles (clippy and the tests build each model once).
 //! * The script reruns when anything in `hw/generated/`, `fixtures/` or
 //!   `csrc/` changes (a new model appears by adding its two files).
 
@@ -494,10 +496,23 @@ fn main() {
     };
     let vmodel_h = fs::read(csrc.join("vmodel.h")).expect("csrc/vmodel.h");
 
-    let rt_dir = out.join("runtime");
+    // The models and the runtime do not depend on the Rust profile (fixed
+    // C++ flags, keyed stamps), so they live next to the profile directory's
+    // build outputs instead of in OUT_DIR: `cargo clippy` (dev profile) and
+    // `cargo test` (test profile) then share one build of each model instead
+    // of compiling every model twice. OUT_DIR is
+    // <target>/<dir>/build/<pkg>-<hash>/out; the cache is
+    // <target>/<dir>/verilator-sys/. Cargo holds the build directory's lock
+    // while a build script runs, so two build scripts never share it at once.
+    let cache = out
+        .ancestors()
+        .nth(3)
+        .map(|p| p.join("verilator-sys"))
+        .unwrap_or_else(|| out.clone());
+    let rt_dir = cache.join("runtime");
     let model_dirs: Vec<PathBuf> = tops
         .iter()
-        .map(|t| out.join("models").join(&t.name))
+        .map(|t| cache.join("models").join(&t.name))
         .collect();
     for d in model_dirs.iter().chain([&rt_dir]) {
         fs::create_dir_all(d).unwrap();
