@@ -30,18 +30,21 @@
 //!   segment carries the same whole FPDUs, so each FPDU is re-sent as it
 //!   was): `rq_valid`/`rq_conn` (the firmware's `RETX_CONN` write) starts a
 //!   replay; a request while one is pending or running is ignored and
-//!   counted (`cnt_busy`). The block asks for the TX stream (`xs_req`,
-//!   `tx_seg`'s responder hook: granted once `tx_seg` has none of its
-//!   payload outstanding; `read_resp` is held by the same grant), then scans
+//!   counted (`cnt_busy`). The block asks the integrator to hold the
+//!   sources (`xs_req`: `tx_seg` and `read_resp` start no further segment)
+//!   and waits for `xs_gnt` (both quiet: no segment half issued, none of
+//!   their payload outstanding, so the framer's input is free), then scans
 //!   head → the tail seen at the grant and re-issues, in order, every entry
 //!   of that connection not wholly acknowledged: its descriptor on `desc_*`
 //!   and its payload on `pay_*`, DMA-read again at the recorded address
 //!   (`dma_rd_*`, tag [`RETX_TAG`], one read in flight, the completion goes
 //!   straight to `pay_*`) or, for a Read Request, the recorded 28 octets.
-//!   Then `xs_done` hands the stream back (`xs_seq_new` = the `xs_seq` it
-//!   was given; `xs_nowb` asks `tx_seg` not to write it back at all). A
-//!   replay that finds nothing to send counts `cnt_empty`. Retire pauses
-//!   while a replay runs. Only recorded addresses are ever read.
+//!   Then `xs_req` drops and the sources go on. Holding at a segment
+//!   boundary, rather than between messages, matters: a source waiting for
+//!   the peer's window (which the lost segment keeps closed) is held too,
+//!   so the replay cannot deadlock behind it. A replay that finds nothing
+//!   to send counts `cnt_empty`. Retire pauses while a replay runs. Only
+//!   recorded addresses are ever read.
 //! * `busy` = a replay pending or running; `used` = entries in the log;
 //!   `cnt_sent` = FPDUs re-sent.
 //!
@@ -117,17 +120,14 @@ pub struct TxLog<const AW: usize, const CW: usize> {
     pub rq_valid: Signal<In, Bit>,
     pub rq_conn: Signal<In, Bits<8>>,
     pub busy: Signal<Out, Bit>,
-    // ---- the TX stream (tx_seg's responder hook)
+    // ---- the framer's input: `xs_req` holds the sources (they start no
+    // further segment); `xs_gnt` = they are quiet (nothing half issued,
+    // no payload outstanding), held as long as `xs_req`
     pub xs_req: Signal<Out, Bit>,
     pub xs_gnt: Signal<In, Bit>,
-    pub xs_seq: Signal<In, Bits<32>>,
-    pub xs_done: Signal<Out, Bit>,
-    pub xs_seq_new: Signal<Out, Bits<32>>,
-    pub xs_nowb: Signal<Out, Bit>,
     // ---- replayed descriptor (TxFramer fields), qp for the lookup
     pub desc_valid: Signal<Out, Bit>,
     pub desc_ready: Signal<In, Bit>,
-    pub desc_conn: Signal<Out, Bits<8>>,
     pub desc_qp: Signal<Out, Bits<6>>,
     pub desc_seq: Signal<Out, Bits<32>>,
     pub desc_crc_en: Signal<Out, Bit>,
@@ -160,7 +160,6 @@ pub struct TxLog<const AW: usize, const CW: usize> {
     pub pay_last: Signal<Out, Bit>,
     // ---- counters
     pub cnt_sent: Signal<Out, Bits<32>>,
-    pub cnt_req: Signal<Out, Bits<32>>,
     pub cnt_busy: Signal<Out, Bits<32>>,
     pub cnt_empty: Signal<Out, Bits<32>>,
     pub cnt_full: Signal<Out, Bits<32>>,
@@ -177,7 +176,6 @@ pub struct TxLog<const AW: usize, const CW: usize> {
     xend: DFF<Bits<CW>>,
     pend: DFF<Bit>,
     rc: DFF<Bits<8>>,
-    xseq: DFF<Bits<32>>,
     e: DFF<Bits<ENTRY_W>>,
     nsent: DFF<Bit>,
     desc_done: DFF<Bit>,
@@ -194,7 +192,6 @@ pub struct TxLog<const AW: usize, const CW: usize> {
     full: Signal<Local, Bit>,
     wdata: Signal<Local, Bits<ENTRY_W>>,
     u_in: Signal<Local, Bits<256>>,
-    rd_end: Signal<Local, Bits<32>>,
     e_end: Signal<Local, Bits<32>>,
     e_u: Signal<Local, Bits<256>>,
     e_rr: Signal<Local, Bit>,
@@ -237,13 +234,8 @@ impl<const AW: usize, const CW: usize> Default for TxLog<AW, CW> {
             busy: Default::default(),
             xs_req: Default::default(),
             xs_gnt: Default::default(),
-            xs_seq: Default::default(),
-            xs_done: Default::default(),
-            xs_seq_new: Default::default(),
-            xs_nowb: Default::default(),
             desc_valid: Default::default(),
             desc_ready: Default::default(),
-            desc_conn: Default::default(),
             desc_qp: Default::default(),
             desc_seq: Default::default(),
             desc_crc_en: Default::default(),
@@ -273,7 +265,6 @@ impl<const AW: usize, const CW: usize> Default for TxLog<AW, CW> {
             pay_keep: Default::default(),
             pay_last: Default::default(),
             cnt_sent: Default::default(),
-            cnt_req: Default::default(),
             cnt_busy: Default::default(),
             cnt_empty: Default::default(),
             cnt_full: Default::default(),
@@ -289,7 +280,6 @@ impl<const AW: usize, const CW: usize> Default for TxLog<AW, CW> {
             xend: Default::default(),
             pend: Default::default(),
             rc: Default::default(),
-            xseq: Default::default(),
             e: Default::default(),
             nsent: Default::default(),
             desc_done: Default::default(),
@@ -306,7 +296,6 @@ impl<const AW: usize, const CW: usize> Default for TxLog<AW, CW> {
             full: Default::default(),
             wdata: Default::default(),
             u_in: Default::default(),
-            rd_end: Default::default(),
             e_end: Default::default(),
             e_u: Default::default(),
             e_rr: Default::default(),
@@ -321,7 +310,7 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, head, tail, rp, xend, pend, rc, xseq, e, nsent, desc_done, req_done,
+            self, clock, st, head, tail, rp, xend, pend, rc, e, nsent, desc_done, req_done,
             pay_done, beat, c_sent, c_req, c_busy, c_empty, c_full, c_lost
         );
         self.ram.read_clock.next = self.clock.val();
@@ -383,8 +372,6 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
         // ---- the entry on the read port (head or scan pointer), and the
         // latched entry being replayed
         self.ram.read_address.next = self.head.q.val().get_bits::<AW>(0);
-        self.rd_end.next = self.ram.read_data.val().get_bits::<32>(14)
-            + bit_cast::<32, 16>(self.ram.read_data.val().get_bits::<16>(101));
         self.e_end.next = self.e.q.val().get_bits::<32>(14)
             + bit_cast::<32, 16>(self.e.q.val().get_bits::<16>(101));
         self.e_u.next = self.e.q.val().get_bits::<256>(117);
@@ -396,7 +383,6 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
 
         // ---- replayed descriptor
         self.desc_valid.next = (self.st.q.val() == LogState::XEmit) & !self.desc_done.q.val();
-        self.desc_conn.next = self.e.q.val().get_bits::<8>(0);
         self.desc_qp.next = self.e.q.val().get_bits::<6>(8);
         self.desc_seq.next = self.e.q.val().get_bits::<32>(14);
         self.desc_crc_en.next = self.e.q.val().get_bit(46);
@@ -459,9 +445,6 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
 
         // ---- the TX stream
         self.xs_req.next = false;
-        self.xs_done.next = false;
-        self.xs_seq_new.next = self.xseq.q.val();
-        self.xs_nowb.next = true;
 
         match self.st.q.val() {
             LogState::Idle => {
@@ -492,7 +475,6 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
                 self.xs_req.next = true;
                 if self.xs_gnt.val() {
                     // the sources are held: the scan ends at this tail
-                    self.xseq.d.next = self.xs_seq.val();
                     self.xend.d.next = self.tail.q.val();
                     self.rp.d.next = self.head.q.val();
                     self.nsent.d.next = false;
@@ -548,8 +530,6 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
                 }
             }
             LogState::XFin => {
-                self.xs_req.next = true;
-                self.xs_done.next = true;
                 if !self.nsent.q.val() {
                     self.c_empty.d.next = self.c_empty.q.val() + 1;
                 }
@@ -559,7 +539,6 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
         }
 
         self.cnt_sent.next = self.c_sent.q.val();
-        self.cnt_req.next = self.c_req.q.val();
         self.cnt_busy.next = self.c_busy.q.val();
         self.cnt_empty.next = self.c_empty.q.val();
         self.cnt_full.next = self.c_full.q.val();
@@ -679,7 +658,6 @@ mod tests {
         u.rq_valid.connect();
         u.rq_conn.connect();
         u.xs_gnt.connect();
-        u.xs_seq.connect();
         u.desc_ready.connect();
         u.dma_rd_req_ready.connect();
         u.dma_rd_cpl_valid.connect();
@@ -719,7 +697,7 @@ mod tests {
 
     fn get_desc(u: &Log) -> Fpdu {
         Fpdu {
-            conn: u.desc_conn.val().to_u64(),
+            conn: u.rc.q.val().to_u64(),
             qp: u.desc_qp.val().to_u64(),
             seq: u.desc_seq.val().to_u64() as u32,
             crc: u.desc_crc_en.val(),
@@ -803,7 +781,6 @@ mod tests {
                 }
             }
             u.xs_gnt.next = gnt;
-            u.xs_seq.next = 0x1234_5678u64.into();
             let holding = gnt;
             if offer.is_none() && !draining && rng.below(3) == 0 {
                 let c = rng.below(CONNS) as u64;
@@ -914,7 +891,6 @@ mod tests {
                 "descriptor without the stream"
             );
             let ask = u.una_conn.val().to_u64() as usize;
-            let xs_done = u.xs_done.val();
             let f_desc = get_desc(&u);
             let pay = (
                 u.pay_data.val().to_u64(),
@@ -978,7 +954,8 @@ mod tests {
                     cur_pay.clear();
                 }
             }
-            if xs_done {
+            if gnt && !u.xs_req.val() {
+                // the replay ended (XFin, then Idle): the sources go on
                 gnt = false;
                 let (c, list) = want.take().expect("xs_done without a replay");
                 assert_eq!(got.len(), list.len(), "replay of conn {c}: FPDU count");
@@ -1023,7 +1000,7 @@ mod tests {
         assert_eq!(u.cnt_sent.val().to_u64(), replayed);
         assert_eq!(u.cnt_empty.val().to_u64(), empties);
         assert_eq!(u.cnt_busy.val().to_u64(), busies);
-        assert_eq!(u.cnt_req.val().to_u64(), replays as u64);
+        assert_eq!(u.c_req.q.val().to_u64(), replays as u64);
         assert_eq!(u.cnt_full.val().to_u64(), full_clocks);
         assert_eq!(u.cnt_lost.val().to_u64(), 0);
         assert!(replays >= 20, "only {replays} replays");
