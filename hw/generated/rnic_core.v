@@ -1693,6 +1693,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [15:0] tx_log$in_adv;
     reg  [63:0] tx_log$in_addr;
     reg  [223:0] tx_log$in_rr;
+    reg  tx_log$evict;
     wire  tx_log$room;
     wire  [15:0] tx_log$used;
     wire  [7:0] tx_log$una_conn;
@@ -3358,6 +3359,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .in_adv(tx_log$in_adv),
         .in_addr(tx_log$in_addr),
         .in_rr(tx_log$in_rr),
+        .evict(tx_log$evict),
         .room(tx_log$room),
         .used(tx_log$used),
         .una_conn(tx_log$una_conn),
@@ -4515,6 +4517,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             tx_framer$pay_valid = tx_log$pay_valid;
         end
         tx_log$reset = reset;
+        tx_log$evict = ~tx_wnd_en;
         tx_log$in_valid = tx_desc_ok & tx_framer$desc_ready & ~rt_tx;
         tx_log$in_conn = tx_qpconn$read_data;
         tx_log$in_qp = tx_seg$desc_qp;
@@ -37850,7 +37853,7 @@ module rnic_core$tx_framer$rfifo$wr_ptr_d(d,q,clock);
 endmodule // rnic_core$tx_framer$rfifo$wr_ptr_d
 
 
-module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_mk_en,in_seq_start,in_opcode,in_last,in_stag,in_to,in_qn,in_msn,in_mo,in_pay_len,in_adv,in_addr,in_rr,room,used,una_conn,una_mode,una_snd_una,rq_valid,rq_conn,busy,xs_req,xs_gnt,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,cnt_sent,cnt_busy,cnt_empty,cnt_full,cnt_lost);
+module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_mk_en,in_seq_start,in_opcode,in_last,in_stag,in_to,in_qn,in_msn,in_mo,in_pay_len,in_adv,in_addr,in_rr,evict,room,used,una_conn,una_mode,una_snd_una,rq_valid,rq_conn,busy,xs_req,xs_gnt,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,cnt_sent,cnt_busy,cnt_empty,cnt_full,cnt_lost);
 
     // Module arguments
     input wire  clock;
@@ -37873,6 +37876,7 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
     input wire  [15:0] in_adv;
     input wire  [63:0] in_addr;
     input wire  [223:0] in_rr;
+    input wire  evict;
     output reg  room;
     output reg  [15:0] used;
     output reg  [7:0] una_conn;
@@ -38166,7 +38170,7 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
         ram$write_clock = clock;
         count = tail$q - head$q;
         full = count == k_depth;
-        room = ~full;
+        room = ~full | evict;
         used = {{6{1'b0}}, count};
         if (full) begin
             c_full$d = c_full$q + 32'h1;
@@ -38180,12 +38184,18 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
         ram$write_address = tail$q[(32'h0)+:(9)];
         ram$write_enable = 1'b0;
         if (in_valid) begin
-            if (full) begin
+            if (~full) begin
+                ram$write_enable = 1'b1;
+                tail$d = tail$q + 10'h1;
+            end
+            else if (evict) begin
+                ram$write_enable = 1'b1;
+                tail$d = tail$q + 10'h1;
+                head$d = head$q + 10'h1;
                 c_lost$d = c_lost$q + 32'h1;
             end
             else begin
-                ram$write_enable = 1'b1;
-                tail$d = tail$q + 10'h1;
+                c_lost$d = c_lost$q + 32'h1;
             end
         end
         busy = pend$q;
@@ -38276,10 +38286,13 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                 begin
                     e$d = ram$read_data;
                     st$d = LogState$RDec;
+                    if (in_valid & full) begin
+                        st$d = LogState$Idle;
+                    end
                 end
             LogState$RDec:
                 begin
-                    if ((una_mode == 2'h0) | (((una_snd_una - e_end) >> 32'h1f) == 32'h0)) begin
+                    if (((una_mode == 2'h0) | (((una_snd_una - e_end) >> 32'h1f) == 32'h0)) & ~(in_valid & full)) begin
                         head$d = head$q + 10'h1;
                     end
                     st$d = LogState$Idle;

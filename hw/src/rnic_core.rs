@@ -1991,6 +1991,9 @@ impl Logic for RnicCore {
         // its payload source (tx_seg: SGE address + offset or the Read
         // Request octets; read_resp: the translated address)
         self.tx_log.reset.next = self.reset.val();
+        // without window enforcement (tests whose peer never ACKs) a full
+        // log drops its oldest entry rather than holding TX forever
+        self.tx_log.evict.next = !self.tx_wnd_en.val();
         self.tx_log.in_valid.next =
             self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() & !self.rt_tx.val();
         self.tx_log.in_conn.next = self.tx_qpconn.read_data.val();

@@ -109,7 +109,12 @@ pub struct TxLog<const AW: usize, const CW: usize> {
     pub in_addr: Signal<In, Bits<64>>,
     /// A Read Request's 28-octet payload, little-endian lanes (opcode 1).
     pub in_rr: Signal<In, Bits<224>>,
-    /// Not full: the integrator hands no descriptor to the framer without it.
+    /// A full log drops its oldest entry for a new one instead of holding
+    /// the sources (the core: window enforcement off, `tx_wnd_en` = 0, for
+    /// tests whose peer never acknowledges).
+    pub evict: Signal<In, Bit>,
+    /// Not full (or `evict`): the integrator hands no descriptor to the
+    /// framer without it.
     pub room: Signal<Out, Bit>,
     pub used: Signal<Out, Bits<16>>,
     // ---- {mode, SND.UNA} of `una_conn`, one clock later
@@ -224,6 +229,7 @@ impl<const AW: usize, const CW: usize> Default for TxLog<AW, CW> {
             in_adv: Default::default(),
             in_addr: Default::default(),
             in_rr: Default::default(),
+            evict: Default::default(),
             room: Default::default(),
             used: Default::default(),
             una_conn: Default::default(),
@@ -319,7 +325,7 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
         // ---- log: push at the tail
         self.count.next = self.tail.q.val() - self.head.q.val();
         self.full.next = self.count.val() == self.k_depth.val();
-        self.room.next = !self.full.val();
+        self.room.next = !self.full.val() | self.evict.val();
         self.used.next = bit_cast::<16, CW>(self.count.val());
         if self.full.val() {
             self.c_full.d.next = self.c_full.q.val() + 1;
@@ -349,11 +355,18 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
         self.ram.write_address.next = self.tail.q.val().get_bits::<AW>(0);
         self.ram.write_enable.next = false;
         if self.in_valid.val() {
-            if self.full.val() {
-                self.c_lost.d.next = self.c_lost.q.val() + 1;
-            } else {
+            if !self.full.val() {
                 self.ram.write_enable.next = true;
                 self.tail.d.next = self.tail.q.val() + 1;
+            } else if self.evict.val() {
+                // the oldest entry makes room (counted); a retire decision
+                // in progress was about it: start that again
+                self.ram.write_enable.next = true;
+                self.tail.d.next = self.tail.q.val() + 1;
+                self.head.d.next = self.head.q.val() + 1;
+                self.c_lost.d.next = self.c_lost.q.val() + 1;
+            } else {
+                self.c_lost.d.next = self.c_lost.q.val() + 1;
             }
         }
 
@@ -460,12 +473,18 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
                 // connection)
                 self.e.d.next = self.ram.read_data.val();
                 self.st.d.next = LogState::RDec;
+                if self.in_valid.val() & self.full.val() {
+                    // evicted at this edge: read the new head
+                    self.st.d.next = LogState::Idle;
+                }
             }
             LogState::RDec => {
                 // una_* answer for e's connection. Wholly acknowledged
-                // (end =< SND.UNA, sequence space) or connection Free: drop.
-                if (self.una_mode.val() == 0)
-                    | (((self.una_snd_una.val() - self.e_end.val()) >> 31) == 0)
+                // (end =< SND.UNA, sequence space) or connection Free: drop
+                // (unless an eviction just dropped it).
+                if ((self.una_mode.val() == 0)
+                    | (((self.una_snd_una.val() - self.e_end.val()) >> 31) == 0))
+                    & !(self.in_valid.val() & self.full.val())
                 {
                     self.head.d.next = self.head.q.val() + 1;
                 }
@@ -653,6 +672,7 @@ mod tests {
         u.in_adv.connect();
         u.in_addr.connect();
         u.in_rr.connect();
+        u.evict.connect();
         u.una_mode.connect();
         u.una_snd_una.connect();
         u.rq_valid.connect();
@@ -1023,6 +1043,52 @@ mod tests {
         crate::testutil::tick!(u);
         assert_eq!(u.used.val().to_u64(), 0);
         assert!(u.room.val());
+    }
+
+    /// With `evict` (window enforcement off) a full log keeps the newest
+    /// FPDUs: 40 unacknowledged zero-length FPDUs into a log of 16 → 24
+    /// evicted (counted), a replay re-sends exactly the 16 newest, in order.
+    #[test]
+    fn evict_keeps_newest() {
+        let mut u = new_log();
+        u.reset.next = true;
+        crate::testutil::tick!(u);
+        crate::testutil::tick!(u);
+        u.reset.next = false;
+        u.evict.next = true;
+        u.una_mode.next = 2.into();
+        u.una_snd_una.next = 1000.into();
+        for i in 0..40u64 {
+            assert!(u.room.val());
+            u.in_valid.next = true;
+            u.in_conn.next = 1.into();
+            u.in_opcode.next = 0.into();
+            u.in_seq.next = (1000 + 20 * i).into();
+            u.in_adv.next = 20.into();
+            u.in_pay_len.next = 0.into();
+            crate::testutil::tick!(u);
+        }
+        u.in_valid.next = false;
+        assert_eq!(u.used.val().to_u64(), 16);
+        assert_eq!(u.cnt_lost.val().to_u64(), 24);
+        u.rq_valid.next = true;
+        u.rq_conn.next = 1.into();
+        crate::testutil::tick!(u);
+        u.rq_valid.next = false;
+        u.desc_ready.next = true;
+        u.pay_ready.next = true;
+        let mut seqs = vec![];
+        for _ in 0..400 {
+            u.xs_gnt.next = u.xs_req.val();
+            if u.desc_valid.val() {
+                seqs.push(u.desc_seq.val().to_u64());
+            }
+            crate::testutil::tick!(u);
+        }
+        assert!(!u.busy.val());
+        let want: Vec<u64> = (24..40).map(|i| 1000 + 20 * i).collect();
+        assert_eq!(seqs, want);
+        assert_eq!(u.cnt_sent.val().to_u64(), 16);
     }
 
     fn cur_rc(u: &Log) -> u64 {

@@ -733,8 +733,10 @@ pub mod port {
     pub const RETX_EMPTY: u32 = 0x0A4;
     /// `RETX_CONN` writes ignored while busy (RO, wraps).
     pub const RETX_BUSY: u32 = 0x0A8;
-    /// Descriptors not logged because the log was full (RO; the device
-    /// holds TX instead, so this stays 0).
+    /// FPDUs dropped from a full log (RO, wraps): only when the device
+    /// does not enforce the peer's window (core input `tx_wnd_en` = 0, a
+    /// test mode for peers that never ACK); otherwise a full log holds TX
+    /// and this stays 0.
     pub const RETX_LOST: u32 = 0x0AC;
     /// `RETX_STATUS` bit 0: a replay is pending or running.
     pub const RETX_STATUS_BUSY: u32 = 1;
