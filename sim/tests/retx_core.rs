@@ -506,7 +506,11 @@ fn measure_replay_rate_64k() {
     // every frame re-sent first; then the FPDUs the window held back go
     let rep: Vec<usize> = (n0..rig.log.len()).filter(|&i| rig.log[i].1).collect();
     assert_eq!(rep.len(), n0, "every frame re-sent");
-    assert_eq!(rep, (n0..2 * n0).collect::<Vec<_>>(), "replayed frames first");
+    assert_eq!(
+        rep,
+        (n0..2 * n0).collect::<Vec<_>>(),
+        "replayed frames first"
+    );
     let n = rep.len();
     let first = rig.cur_start[n0];
     let last = rig.log[2 * n0 - 1].2;
@@ -521,4 +525,256 @@ fn measure_replay_rate_64k() {
     rig.run_quiet(200, 10_000);
     assert_eq!(rig.status(), (false, 0));
     rig.check_clean();
+}
+
+/// Read Response replay (the core as responder): the peer's Read Request
+/// for 12000 octets of a region of 4 shuffled 4 KiB pages; the 3rd Read
+/// Response frame is dropped, the peer (go-back-N) acknowledges only up to
+/// it. `RETX_CONN` re-sends the responses from the hole on, byte-identical
+/// (same translated addresses re-read); fed in order to the wire model's
+/// `Receiver`, the sink equals the source octets (`TptEntry::page_of`).
+#[test]
+fn dropped_read_response_is_replayed() {
+    use rnic_fw::hal::{Hal, HalExt};
+    use rnic_sim::fw_hal::{CoSimHal, FwNode};
+    use rnic_wire::abi::context::{ConnContext, ConnMode, QpContext, RtrKind, TableId, MPA_CRC_RX};
+    use rnic_wire::abi::mailbox::QpState;
+    use rnic_wire::abi::tpt::{
+        Stag, TptEntry, TptState, ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, TPT_ENTRY_SIZE,
+    };
+    use rnic_wire::model::net::data_frame;
+    use rnic_wire::model::{Event, Receiver, RxConfig, Tpt};
+
+    const ISS: u32 = 0xFFFF_F800;
+    const PD: u32 = 3;
+    let node = FwNode::shared();
+    {
+        let mut n = node.borrow_mut();
+        n.serve_host_side = false;
+        n.set_ulp(true);
+        n.core.set_fw_raw_to_mac(1);
+        n.core.set_tx_wnd_en(1);
+    }
+    let mut hal = CoSimHal::new(node.clone());
+    let mut dma = DmaServer::new(DmaConfig {
+        seed: 9,
+        ..DmaConfig::default()
+    });
+    let mut mem = HostMemory::new(0x1_0000_0000, 0x2_0000_0000);
+    let mut mac = MacTxPort::new();
+    let mut rng = Rng::new(9);
+    let local = Endpoint {
+        mac: [2, 0, 0, 0, 0, 1],
+        ip: [10, 0, 0, 1],
+        port: 7100,
+    };
+    let peer = Endpoint {
+        mac: [2, 0, 0, 0, 0, 2],
+        ip: [10, 0, 0, 2],
+        port: 40100,
+    };
+    let peer_iss = rng.next_u32();
+    let mut peer_tx = TxStream::new(
+        MpaSettings {
+            crc: true,
+            markers: false,
+            seq_start: peer_iss,
+        },
+        1460,
+    );
+    let mut peer_rx = Receiver::new(
+        RxConfig {
+            mpa: MpaSettings {
+                crc: true,
+                markers: false,
+                seq_start: ISS,
+            },
+            pd: 9,
+            ird: 0,
+        },
+        Tpt::new(),
+    );
+    let qp = QpContext {
+        state: QpState::Rts,
+        flags: 0,
+        rtr: RtrKind::None,
+        sq_log2: 2,
+        pd: PD,
+        send_cqn: 0,
+        recv_cqn: 0,
+        sq_ring: 0x1_0000_0000,
+        rq_ring: 0,
+        rq_log2: 0,
+        conn: CONN,
+        ird: 4,
+        ord: 1,
+        tx_send_msn: 1,
+        tx_read_msn: 1,
+        rx_send_msn: 1,
+        rx_read_msn: 1,
+        term_cause: 0,
+    };
+    hal.write_qp(QPN, &qp).expect("QP write");
+    let c = ConnContext {
+        mode: ConnMode::Rdma,
+        mpa_flags: MPA_CRC_RX | MPA_CRC_TX,
+        snd_wscale: 0,
+        rcv_wscale: 0,
+        local_ip: u32::from_be_bytes(local.ip),
+        peer_ip: u32::from_be_bytes(peer.ip),
+        local_port: local.port,
+        peer_port: peer.port,
+        local_mac: local.mac,
+        peer_mac: peer.mac,
+        mss: 1460,
+        mulpdu: 1440,
+        rcv_nxt: peer_iss,
+        snd_nxt: ISS,
+        snd_una: ISS,
+        snd_wnd: 0xFFFF,
+        rcv_wnd: 1 << 20,
+        tx_marker_ref: ISS,
+        rx_marker_ref: peer_iss,
+        qpn: QPN,
+    };
+    hal.write_conn(CONN, &c).expect("connection write");
+    // the source region: 4 shuffled pages
+    let mut pages = Vec::new();
+    for _ in 0..4 {
+        let a = mem.alloc_dma(8192, 4096).unwrap();
+        mem.write(a, &rng.bytes(4096)).unwrap();
+        pages.push(a);
+    }
+    pages.swap(0, 2);
+    for (i, &a) in pages.iter().enumerate() {
+        hal.write_table(TableId::Pbl, i as u32, &a.to_le_bytes())
+            .expect("PBL write");
+    }
+    let e = TptEntry {
+        state: TptState::Valid,
+        key: 0x77,
+        access: ACCESS_REMOTE_READ,
+        page_shift: 12,
+        pd: PD,
+        va: 0x5000_0000_0000 + 0x1a3,
+        length: 4 * 4096 - 0x1a3,
+        pbl_base: 0,
+        npages: 4,
+    };
+    let mut b = [0u8; TPT_ENTRY_SIZE];
+    e.emit(&mut b).unwrap();
+    hal.write_table(TableId::Tpt, 5, &b).expect("TPT write");
+    let src = Stag::new(5, 0x77).unwrap().0;
+    let len = 12000u32;
+    let source: Vec<u8> = (0..len as u64)
+        .map(|i| {
+            let (pg, off) = e.page_of(e.va + 8 + i).unwrap();
+            let mut o = [0u8];
+            mem.read(pages[pg as usize] + off, &mut o).unwrap();
+            o[0]
+        })
+        .collect();
+    // the peer's Read Request
+    let sink = Stag::new(40, 0x10).unwrap().0;
+    let rr = ReadRequestRepr {
+        sink_stag: sink,
+        sink_to: 0x9000_0000_0000,
+        size: len,
+        src_stag: src,
+        src_to: e.va + 8,
+    };
+    peer_rx.tpt_mut().register(
+        sink,
+        9,
+        ACCESS_LOCAL_WRITE,
+        rr.sink_to,
+        vec![0; len as usize],
+    );
+    peer_rx.expect_read_response(rr);
+    for s in peer_tx.send(&Message::ReadRequest(rr)).unwrap() {
+        let f = data_frame(&peer, &local, s.seq, ISS, &s.payload);
+        node.borrow_mut().mac_rx.push(f, false);
+    }
+    let peer_seq = peer_tx.seq();
+    // run: a go-back-N peer dropping the 3rd response frame
+    let mut orig: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+    let (mut hi, mut rcv) = (ISS, ISS);
+    let mut n_new = 0u32;
+    let mut replayed = 0u32;
+    let mut events = Vec::new();
+    let mut terms = Vec::new();
+    macro_rules! run {
+        () => {
+            core_rig::until_quiet(400_000, 800, || {
+                let s = core_rig::clock(&node, &mut mac, &mut dma, &mut mem, &mut terms, None);
+                let busy = s.sending || s.dma_busy || s.mac_tx;
+                if let Some(f) = s.frame {
+                    let v = parse_frame(&f).expect("frame parses with smoltcp");
+                    if v.payload.is_empty() {
+                        return busy;
+                    }
+                    let end = v.seq.wrapping_add(v.payload.len() as u32);
+                    let is_replay = !seq_le(hi, v.seq);
+                    if is_replay {
+                        let o = orig.get(&v.seq).expect("replayed seq was sent");
+                        assert_eq!(masked(&f), masked(o), "replayed response at {:#x}", v.seq);
+                        replayed += 1;
+                    } else {
+                        orig.insert(v.seq, f.clone());
+                        hi = end;
+                        n_new += 1;
+                    }
+                    if is_replay || n_new != 3 {
+                        if v.seq == rcv {
+                            events.extend(peer_rx.receive(v.seq, v.payload).expect("in order"));
+                            rcv = end;
+                        }
+                        let tcp = TcpRepr {
+                            src_port: peer.port,
+                            dst_port: local.port,
+                            control: TcpControl::None,
+                            seq_number: TcpSeqNumber(peer_seq as i32),
+                            ack_number: Some(TcpSeqNumber(rcv as i32)),
+                            window_len: 0xFFFF,
+                            window_scale: None,
+                            max_seg_size: None,
+                            sack_permitted: false,
+                            sack_ranges: [None; 3],
+                            timestamp: None,
+                            payload: &[],
+                        };
+                        node.borrow_mut()
+                            .mac_rx
+                            .push(tcp_frame(&peer, &local, &tcp), false);
+                    }
+                }
+                busy
+            })
+        };
+    }
+    run!();
+    let first = n_new;
+    assert!(first >= 9, "{first} response frames");
+    assert_ne!(rcv, hi, "the hole holds the peer's ACK");
+    node.borrow_mut().fw_write(port::RETX_CONN, CONN);
+    run!();
+    assert_eq!(replayed, first - 2, "responses 3.. re-sent");
+    assert_eq!(rcv, hi, "the peer has every response");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ReadResponseCompleted { .. })),
+        "the Read completed at the peer"
+    );
+    assert_eq!(
+        peer_rx.tpt().region(sink).unwrap().bytes,
+        source,
+        "sink = source"
+    );
+    assert!(terms.is_empty(), "{terms:x?}");
+    assert!(dma.faults().is_empty(), "{:?}", dma.faults());
+    let mut n = node.borrow_mut();
+    assert_eq!(n.fw_read(port::RETX_COUNT), replayed);
+    assert_eq!(n.fw_read(port::RETX_STATUS), 0, "idle, log empty");
+    eprintln!("Read Response replay: {first} response frames, hole at 3, {replayed} re-sent");
 }
