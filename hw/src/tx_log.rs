@@ -15,9 +15,11 @@
 //!   28-octet payload `tx_seg` generates) the payload itself (`in_rr`).
 //!   A circular RAM of `2^AW` entries x [`ENTRY_W`] bits. `room` is low when
 //!   it is full: the integrator then holds the sources' descriptors (they
-//!   wait, nothing is dropped); clocks full are counted (`cnt_full`). A
-//!   descriptor offered anyway while full is not logged and counted
-//!   (`cnt_lost`; the core never does it).
+//!   wait, nothing is dropped); clocks full are counted (`cnt_full`). With
+//!   `evict` (the core: window enforcement off, a test mode for peers that
+//!   never ACK) a full log instead drops its oldest entry for the new one,
+//!   counted in `cnt_lost`; without `evict`, a descriptor offered anyway
+//!   while full is not logged and counted there (the core never does it).
 //! * **Retire** at the head: the head entry is dropped once its FPDU is
 //!   wholly acknowledged — `seq + adv =< SND.UNA` of its connection in
 //!   sequence space (RFC 9293 §3.4, §3.10.7.4) — or its connection is Free
