@@ -6913,6 +6913,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] conn_table$sn_snd_nxt;
     wire  [31:0] conn_table$rd_snd_nxt;
     wire  [31:0] conn_table$rd_snd_wnd;
+    reg  [7:0] conn_table$r2_idx;
+    wire  [1:0] conn_table$r2_mode;
+    wire  [31:0] conn_table$r2_snd_una;
     reg  exc_queue$clock;
     reg  exc_queue$reset;
     reg  [63:0] exc_queue$in_data;
@@ -7300,6 +7303,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] tx_seg$desc_msn;
     wire  [31:0] tx_seg$desc_mo;
     wire  [15:0] tx_seg$desc_pay_len;
+    wire  [63:0] tx_seg$desc_addr;
+    wire  [15:0] tx_seg$desc_adv;
+    wire  [223:0] tx_seg$desc_rr;
     wire  tx_seg$dma_rd_req_valid;
     wire  [63:0] tx_seg$dma_rd_req_addr;
     wire  [15:0] tx_seg$dma_rd_req_len;
@@ -7325,6 +7331,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [5:0] tx_seg$xs_qp;
     reg  tx_seg$xs_done;
     reg  [31:0] tx_seg$xs_seq_new;
+    reg  tx_seg$hold;
+    wire  tx_seg$quiet;
     wire  tx_seg$xs_gnt;
     wire  [31:0] tx_seg$xs_seq;
     wire  [31:0] tx_seg$xs_seq_start;
@@ -7530,10 +7538,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tx_cfifo$clock;
     reg  tx_cfifo$reset;
     reg  tx_cfifo$write;
-    reg  [7:0] tx_cfifo$data_in;
+    reg  [8:0] tx_cfifo$data_in;
     wire  tx_cfifo$full;
     reg  tx_cfifo$read;
-    wire  [7:0] tx_cfifo$data_out;
+    wire  [8:0] tx_cfifo$data_out;
     wire  tx_cfifo$empty;
     // Unused on purpose: the descriptor-connection FIFO needs only its full and empty flags.
     /* verilator lint_off UNUSEDSIGNAL */
@@ -7666,6 +7674,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] fw_port$rterm_conn;
     reg  [31:0] fw_port$rterm_qpn;
     reg  [15:0] fw_port$rterm_data;
+    wire  fw_port$retx_valid;
+    wire  [7:0] fw_port$retx_conn;
+    reg  [31:0] fw_port$retx_status;
+    reg  [31:0] fw_port$retx_count;
+    reg  [31:0] fw_port$retx_full;
+    reg  [31:0] fw_port$retx_empty;
+    reg  [31:0] fw_port$retx_busy;
+    reg  [31:0] fw_port$retx_lost;
     reg  fwc_up_hit$d;
     wire  fwc_up_hit$q;
     reg  fwc_up_hit$clock;
@@ -8082,6 +8098,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] read_resp$desc_stag;
     wire  [63:0] read_resp$desc_to;
     wire  [15:0] read_resp$desc_pay_len;
+    wire  [63:0] read_resp$desc_addr;
+    wire  [15:0] read_resp$desc_adv;
+    reg  read_resp$hold;
+    wire  read_resp$quiet;
     wire  read_resp$dma_rd_req_valid;
     reg  read_resp$dma_rd_req_ready;
     wire  [63:0] read_resp$dma_rd_req_addr;
@@ -8113,6 +8133,72 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tp_own$d;
     wire  tp_own$q;
     reg  tp_own$clock;
+    reg  tx_log$clock;
+    reg  tx_log$reset;
+    reg  tx_log$in_valid;
+    reg  [7:0] tx_log$in_conn;
+    reg  [5:0] tx_log$in_qp;
+    reg  [31:0] tx_log$in_seq;
+    reg  tx_log$in_crc_en;
+    reg  tx_log$in_mk_en;
+    reg  [31:0] tx_log$in_seq_start;
+    reg  [3:0] tx_log$in_opcode;
+    reg  tx_log$in_last;
+    reg  [31:0] tx_log$in_stag;
+    reg  [63:0] tx_log$in_to;
+    reg  [31:0] tx_log$in_qn;
+    reg  [31:0] tx_log$in_msn;
+    reg  [31:0] tx_log$in_mo;
+    reg  [15:0] tx_log$in_pay_len;
+    reg  [15:0] tx_log$in_adv;
+    reg  [63:0] tx_log$in_addr;
+    reg  [223:0] tx_log$in_rr;
+    reg  tx_log$evict;
+    wire  tx_log$room;
+    wire  [15:0] tx_log$used;
+    wire  [7:0] tx_log$una_conn;
+    reg  [1:0] tx_log$una_mode;
+    reg  [31:0] tx_log$una_snd_una;
+    reg  tx_log$rq_valid;
+    reg  [7:0] tx_log$rq_conn;
+    wire  tx_log$busy;
+    wire  tx_log$xs_req;
+    reg  tx_log$xs_gnt;
+    wire  tx_log$desc_valid;
+    reg  tx_log$desc_ready;
+    wire  [5:0] tx_log$desc_qp;
+    wire  [31:0] tx_log$desc_seq;
+    wire  tx_log$desc_crc_en;
+    wire  tx_log$desc_mk_en;
+    wire  [31:0] tx_log$desc_seq_start;
+    wire  [3:0] tx_log$desc_opcode;
+    wire  tx_log$desc_last;
+    wire  [31:0] tx_log$desc_stag;
+    wire  [63:0] tx_log$desc_to;
+    wire  [31:0] tx_log$desc_qn;
+    wire  [31:0] tx_log$desc_msn;
+    wire  [31:0] tx_log$desc_mo;
+    wire  [15:0] tx_log$desc_pay_len;
+    wire  tx_log$dma_rd_req_valid;
+    reg  tx_log$dma_rd_req_ready;
+    wire  [63:0] tx_log$dma_rd_req_addr;
+    wire  [15:0] tx_log$dma_rd_req_len;
+    wire  [7:0] tx_log$dma_rd_req_tag;
+    reg  tx_log$dma_rd_cpl_valid;
+    wire  tx_log$dma_rd_cpl_ready;
+    reg  [63:0] tx_log$dma_rd_cpl_data;
+    reg  [3:0] tx_log$dma_rd_cpl_keep;
+    reg  tx_log$dma_rd_cpl_last;
+    wire  tx_log$pay_valid;
+    reg  tx_log$pay_ready;
+    wire  [63:0] tx_log$pay_data;
+    wire  [3:0] tx_log$pay_keep;
+    wire  tx_log$pay_last;
+    wire  [31:0] tx_log$cnt_sent;
+    wire  [31:0] tx_log$cnt_busy;
+    wire  [31:0] tx_log$cnt_empty;
+    wire  [31:0] tx_log$cnt_full;
+    wire  [31:0] tx_log$cnt_lost;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -8204,6 +8290,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [5:0] td_qp;
     reg  [2:0] term_src;
     reg  term_pop_any;
+    reg  rt_tx;
 
     // Sub module instances
     rnic_versa5g$core$rx_check rx_check(
@@ -8385,7 +8472,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .sn_idx(conn_table$sn_idx),
         .sn_snd_nxt(conn_table$sn_snd_nxt),
         .rd_snd_nxt(conn_table$rd_snd_nxt),
-        .rd_snd_wnd(conn_table$rd_snd_wnd)
+        .rd_snd_wnd(conn_table$rd_snd_wnd),
+        .r2_idx(conn_table$r2_idx),
+        .r2_mode(conn_table$r2_mode),
+        .r2_snd_una(conn_table$r2_snd_una)
     );
     rnic_versa5g$core$exc_queue exc_queue(
         .clock(exc_queue$clock),
@@ -8780,6 +8870,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .desc_msn(tx_seg$desc_msn),
         .desc_mo(tx_seg$desc_mo),
         .desc_pay_len(tx_seg$desc_pay_len),
+        .desc_addr(tx_seg$desc_addr),
+        .desc_adv(tx_seg$desc_adv),
+        .desc_rr(tx_seg$desc_rr),
         .dma_rd_req_valid(tx_seg$dma_rd_req_valid),
         .dma_rd_req_addr(tx_seg$dma_rd_req_addr),
         .dma_rd_req_len(tx_seg$dma_rd_req_len),
@@ -8805,6 +8898,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .xs_qp(tx_seg$xs_qp),
         .xs_done(tx_seg$xs_done),
         .xs_seq_new(tx_seg$xs_seq_new),
+        .hold(tx_seg$hold),
+        .quiet(tx_seg$quiet),
         .xs_gnt(tx_seg$xs_gnt),
         .xs_seq(tx_seg$xs_seq),
         .xs_seq_start(tx_seg$xs_seq_start),
@@ -9195,7 +9290,15 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .rterm_valid(fw_port$rterm_valid),
         .rterm_conn(fw_port$rterm_conn),
         .rterm_qpn(fw_port$rterm_qpn),
-        .rterm_data(fw_port$rterm_data)
+        .rterm_data(fw_port$rterm_data),
+        .retx_valid(fw_port$retx_valid),
+        .retx_conn(fw_port$retx_conn),
+        .retx_status(fw_port$retx_status),
+        .retx_count(fw_port$retx_count),
+        .retx_full(fw_port$retx_full),
+        .retx_empty(fw_port$retx_empty),
+        .retx_busy(fw_port$retx_busy),
+        .retx_lost(fw_port$retx_lost)
     );
     rnic_versa5g$core$fwc_up_hit fwc_up_hit(
         .d(fwc_up_hit$d),
@@ -9657,6 +9760,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .desc_stag(read_resp$desc_stag),
         .desc_to(read_resp$desc_to),
         .desc_pay_len(read_resp$desc_pay_len),
+        .desc_addr(read_resp$desc_addr),
+        .desc_adv(read_resp$desc_adv),
+        .hold(read_resp$hold),
+        .quiet(read_resp$quiet),
         .dma_rd_req_valid(read_resp$dma_rd_req_valid),
         .dma_rd_req_ready(read_resp$dma_rd_req_ready),
         .dma_rd_req_addr(read_resp$dma_rd_req_addr),
@@ -9691,6 +9798,74 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(tp_own$q),
         .clock(tp_own$clock)
     );
+    rnic_versa5g$core$tx_log tx_log(
+        .clock(tx_log$clock),
+        .reset(tx_log$reset),
+        .in_valid(tx_log$in_valid),
+        .in_conn(tx_log$in_conn),
+        .in_qp(tx_log$in_qp),
+        .in_seq(tx_log$in_seq),
+        .in_crc_en(tx_log$in_crc_en),
+        .in_mk_en(tx_log$in_mk_en),
+        .in_seq_start(tx_log$in_seq_start),
+        .in_opcode(tx_log$in_opcode),
+        .in_last(tx_log$in_last),
+        .in_stag(tx_log$in_stag),
+        .in_to(tx_log$in_to),
+        .in_qn(tx_log$in_qn),
+        .in_msn(tx_log$in_msn),
+        .in_mo(tx_log$in_mo),
+        .in_pay_len(tx_log$in_pay_len),
+        .in_adv(tx_log$in_adv),
+        .in_addr(tx_log$in_addr),
+        .in_rr(tx_log$in_rr),
+        .evict(tx_log$evict),
+        .room(tx_log$room),
+        .used(tx_log$used),
+        .una_conn(tx_log$una_conn),
+        .una_mode(tx_log$una_mode),
+        .una_snd_una(tx_log$una_snd_una),
+        .rq_valid(tx_log$rq_valid),
+        .rq_conn(tx_log$rq_conn),
+        .busy(tx_log$busy),
+        .xs_req(tx_log$xs_req),
+        .xs_gnt(tx_log$xs_gnt),
+        .desc_valid(tx_log$desc_valid),
+        .desc_ready(tx_log$desc_ready),
+        .desc_qp(tx_log$desc_qp),
+        .desc_seq(tx_log$desc_seq),
+        .desc_crc_en(tx_log$desc_crc_en),
+        .desc_mk_en(tx_log$desc_mk_en),
+        .desc_seq_start(tx_log$desc_seq_start),
+        .desc_opcode(tx_log$desc_opcode),
+        .desc_last(tx_log$desc_last),
+        .desc_stag(tx_log$desc_stag),
+        .desc_to(tx_log$desc_to),
+        .desc_qn(tx_log$desc_qn),
+        .desc_msn(tx_log$desc_msn),
+        .desc_mo(tx_log$desc_mo),
+        .desc_pay_len(tx_log$desc_pay_len),
+        .dma_rd_req_valid(tx_log$dma_rd_req_valid),
+        .dma_rd_req_ready(tx_log$dma_rd_req_ready),
+        .dma_rd_req_addr(tx_log$dma_rd_req_addr),
+        .dma_rd_req_len(tx_log$dma_rd_req_len),
+        .dma_rd_req_tag(tx_log$dma_rd_req_tag),
+        .dma_rd_cpl_valid(tx_log$dma_rd_cpl_valid),
+        .dma_rd_cpl_ready(tx_log$dma_rd_cpl_ready),
+        .dma_rd_cpl_data(tx_log$dma_rd_cpl_data),
+        .dma_rd_cpl_keep(tx_log$dma_rd_cpl_keep),
+        .dma_rd_cpl_last(tx_log$dma_rd_cpl_last),
+        .pay_valid(tx_log$pay_valid),
+        .pay_ready(tx_log$pay_ready),
+        .pay_data(tx_log$pay_data),
+        .pay_keep(tx_log$pay_keep),
+        .pay_last(tx_log$pay_last),
+        .cnt_sent(tx_log$cnt_sent),
+        .cnt_busy(tx_log$cnt_busy),
+        .cnt_empty(tx_log$cnt_empty),
+        .cnt_full(tx_log$cnt_full),
+        .cnt_lost(tx_log$cnt_lost)
+    );
 
     // Update code
     always @(*) begin
@@ -9723,6 +9898,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rd_track$clock = clock;
         rreq_q$clock = clock;
         read_resp$clock = clock;
+        tx_log$clock = clock;
         rxs_lost$clock = clock;
         sq_state$clock = clock;
         sq_conn$clock = clock;
@@ -10629,7 +10805,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         read_resp$xs_mulpdu = tx_seg$xs_mulpdu;
         read_resp$xs_mk_en = tx_seg$xs_mk_en;
         read_resp$xs_crc_en = tx_seg$xs_crc_en;
-        rr_tx = tx_seg$xs_gnt;
+        tx_seg$hold = tx_log$xs_req;
+        read_resp$hold = tx_log$xs_req;
+        rt_tx = tx_log$xs_req & tx_seg$quiet & read_resp$quiet;
+        tx_log$xs_gnt = rt_tx;
+        rr_tx = tx_seg$xs_gnt & ~rt_tx;
         rd_arb$c0_req_valid = wqe_fetch$dma_rd_req_valid;
         wqe_fetch$dma_rd_req_ready = rd_arb$c0_req_ready;
         rd_arb$c0_req_addr = wqe_fetch$dma_rd_req_addr;
@@ -10663,12 +10843,24 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$dma_rd_cpl_last = dma_rd_cpl_last;
         tx_seg$dma_rd_cpl_tag = dma_rd_cpl_tag;
         rd_arb$c3_req_valid = read_resp$dma_rd_req_valid;
-        read_resp$dma_rd_req_ready = rd_arb$c3_req_ready;
+        read_resp$dma_rd_req_ready = rd_arb$c3_req_ready & ~rt_tx;
         rd_arb$c3_req_addr = read_resp$dma_rd_req_addr;
         rd_arb$c3_req_len = read_resp$dma_rd_req_len;
         rd_arb$c3_req_tag = read_resp$dma_rd_req_tag;
-        read_resp$dma_rd_cpl_valid = rd_arb$c3_cpl_valid;
+        read_resp$dma_rd_cpl_valid = rd_arb$c3_cpl_valid & ~rt_tx;
         rd_arb$c3_cpl_ready = read_resp$dma_rd_cpl_ready;
+        tx_log$dma_rd_req_ready = rd_arb$c3_req_ready & rt_tx;
+        tx_log$dma_rd_cpl_valid = rd_arb$c3_cpl_valid & rt_tx;
+        tx_log$dma_rd_cpl_data = dma_rd_cpl_data;
+        tx_log$dma_rd_cpl_keep = dma_rd_cpl_keep;
+        tx_log$dma_rd_cpl_last = dma_rd_cpl_last;
+        if (rt_tx) begin
+            rd_arb$c3_req_valid = tx_log$dma_rd_req_valid;
+            rd_arb$c3_req_addr = tx_log$dma_rd_req_addr;
+            rd_arb$c3_req_len = tx_log$dma_rd_req_len;
+            rd_arb$c3_req_tag = tx_log$dma_rd_req_tag;
+            rd_arb$c3_cpl_ready = tx_log$dma_rd_cpl_ready;
+        end
         read_resp$dma_rd_cpl_data = dma_rd_cpl_data;
         read_resp$dma_rd_cpl_keep = dma_rd_cpl_keep;
         read_resp$dma_rd_cpl_last = dma_rd_cpl_last;
@@ -10686,6 +10878,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             td_valid = read_resp$desc_valid;
             td_qp = read_resp$desc_qp;
         end
+        if (rt_tx) begin
+            td_valid = tx_log$desc_valid;
+            td_qp = tx_log$desc_qp;
+        end
         tx_qpconn$read_address = td_qp;
         tx_ctx$read_address = tx_qpconn$read_data;
         tx_ack$read_address = tx_qpconn$read_data;
@@ -10696,11 +10892,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         read_resp$win_end = tx_wend$read_data;
         cnt_tx_wnd_wait = tx_seg$cnt_wnd_wait;
         cnt_tx_mulpdu_bad = tx_seg$cnt_mulpdu_bad;
-        tx_desc_ok = td_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full;
+        tx_desc_ok = td_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full & (tx_log$room | rt_tx);
         if (td_valid & (tx_dw$q != 2'h2)) begin
             tx_dw$d = tx_dw$q + 2'h1;
         end
         if (tx_desc_ok & tx_framer$desc_ready) begin
+            tx_dw$d = 2'h0;
+        end
+        if (~td_valid) begin
             tx_dw$d = 2'h0;
         end
         if (tx_ackgen$rd_valid) begin
@@ -10709,9 +10908,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             tx_dw$d = 2'h0;
         end
         tx_cfifo$write = tx_desc_ok & tx_framer$desc_ready;
-        tx_cfifo$data_in = tx_qpconn$read_data;
+        tx_cfifo$data_in = ({{8{1'b0}}, rt_tx} << 32'h8) | {{1{1'b0}}, tx_qpconn$read_data};
         tx_framer$desc_valid = tx_desc_ok;
-        tx_seg$desc_ready = tx_desc_ok & tx_framer$desc_ready & ~rr_tx;
+        tx_seg$desc_ready = tx_desc_ok & tx_framer$desc_ready & ~rr_tx & ~rt_tx;
+        tx_log$desc_ready = tx_desc_ok & tx_framer$desc_ready & rt_tx;
         read_resp$desc_ready = tx_desc_ok & tx_framer$desc_ready & rr_tx;
         tx_framer$desc_dst_mac = tx_ctx$read_data[(32'h0)+:(48)];
         tx_framer$desc_src_mac = tx_ctx$read_data[(32'h30)+:(48)];
@@ -10737,7 +10937,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_framer$pay_keep = tx_seg$pay_keep;
         tx_framer$pay_last = tx_seg$pay_last;
         tx_framer$pay_valid = tx_seg$pay_valid;
-        tx_seg$pay_ready = tx_framer$pay_ready & ~rr_tx;
+        tx_seg$pay_ready = tx_framer$pay_ready & ~rr_tx & ~rt_tx;
+        tx_log$pay_ready = tx_framer$pay_ready & rt_tx;
         read_resp$pay_ready = tx_framer$pay_ready & rr_tx;
         if (rr_tx) begin
             tx_framer$desc_seq = read_resp$desc_seq;
@@ -10757,6 +10958,72 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             tx_framer$pay_last = read_resp$pay_last;
             tx_framer$pay_valid = read_resp$pay_valid;
         end
+        if (rt_tx) begin
+            tx_framer$desc_seq = tx_log$desc_seq;
+            tx_framer$desc_crc_en = tx_log$desc_crc_en;
+            tx_framer$desc_mk_en = tx_log$desc_mk_en;
+            tx_framer$desc_seq_start = tx_log$desc_seq_start;
+            tx_framer$desc_opcode = tx_log$desc_opcode;
+            tx_framer$desc_last = tx_log$desc_last;
+            tx_framer$desc_stag = tx_log$desc_stag;
+            tx_framer$desc_to = tx_log$desc_to;
+            tx_framer$desc_qn = tx_log$desc_qn;
+            tx_framer$desc_msn = tx_log$desc_msn;
+            tx_framer$desc_mo = tx_log$desc_mo;
+            tx_framer$desc_pay_len = tx_log$desc_pay_len;
+            tx_framer$pay_data = tx_log$pay_data;
+            tx_framer$pay_keep = tx_log$pay_keep;
+            tx_framer$pay_last = tx_log$pay_last;
+            tx_framer$pay_valid = tx_log$pay_valid;
+        end
+        tx_log$reset = reset;
+        tx_log$evict = ~tx_wnd_en;
+        tx_log$in_valid = tx_desc_ok & tx_framer$desc_ready & ~rt_tx;
+        tx_log$in_conn = tx_qpconn$read_data;
+        tx_log$in_qp = tx_seg$desc_qp;
+        tx_log$in_seq = tx_seg$desc_seq;
+        tx_log$in_crc_en = tx_seg$desc_crc_en;
+        tx_log$in_mk_en = tx_seg$desc_mk_en;
+        tx_log$in_seq_start = tx_seg$desc_seq_start;
+        tx_log$in_opcode = tx_seg$desc_opcode;
+        tx_log$in_last = tx_seg$desc_last;
+        tx_log$in_stag = tx_seg$desc_stag;
+        tx_log$in_to = tx_seg$desc_to;
+        tx_log$in_qn = tx_seg$desc_qn;
+        tx_log$in_msn = tx_seg$desc_msn;
+        tx_log$in_mo = tx_seg$desc_mo;
+        tx_log$in_pay_len = tx_seg$desc_pay_len;
+        tx_log$in_adv = tx_seg$desc_adv;
+        tx_log$in_addr = tx_seg$desc_addr;
+        tx_log$in_rr = tx_seg$desc_rr;
+        if (rr_tx) begin
+            tx_log$in_qp = read_resp$desc_qp;
+            tx_log$in_seq = read_resp$desc_seq;
+            tx_log$in_crc_en = read_resp$desc_crc_en;
+            tx_log$in_mk_en = read_resp$desc_mk_en;
+            tx_log$in_seq_start = read_resp$desc_seq_start;
+            tx_log$in_opcode = read_resp$desc_opcode;
+            tx_log$in_last = read_resp$desc_last;
+            tx_log$in_stag = read_resp$desc_stag;
+            tx_log$in_to = read_resp$desc_to;
+            tx_log$in_qn = 32'h0;
+            tx_log$in_msn = 32'h0;
+            tx_log$in_mo = 32'h0;
+            tx_log$in_pay_len = read_resp$desc_pay_len;
+            tx_log$in_adv = read_resp$desc_adv;
+            tx_log$in_addr = read_resp$desc_addr;
+        end
+        conn_table$r2_idx = tx_log$una_conn;
+        tx_log$una_mode = conn_table$r2_mode;
+        tx_log$una_snd_una = conn_table$r2_snd_una;
+        tx_log$rq_valid = fw_port$retx_valid;
+        tx_log$rq_conn = fw_port$retx_conn;
+        fw_port$retx_status = ({{16{1'b0}}, tx_log$used} << 32'h10) | {{31{1'b0}}, tx_log$busy};
+        fw_port$retx_count = tx_log$cnt_sent;
+        fw_port$retx_full = tx_log$cnt_full;
+        fw_port$retx_empty = tx_log$cnt_empty;
+        fw_port$retx_busy = tx_log$cnt_busy;
+        fw_port$retx_lost = tx_log$cnt_lost;
         tx_cq_valid = tx_seg$cq_valid & send_cpl$tx_ready;
         tx_seg$cq_ready = send_cpl$tx_ready;
         tx_cq_qp = tx_seg$cq_qp;
@@ -10899,8 +11166,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         end
         mx_data_end = mx_data_end & ~tx_cfifo$empty;
         tx_cfifo$read = mx_data_end;
-        se_v$d = mx_data_end;
-        se_idx$d = tx_cfifo$data_out;
+        se_v$d = mx_data_end & ~tx_cfifo$data_out[32'h8];
+        se_idx$d = tx_cfifo$data_out[(32'h0)+:(8)];
         se_val$d = (({{16{1'b0}}, mx_seqhi$q} << 32'h10) | {{16{1'b0}}, mx_seqlo$q}) + {{16{1'b0}}, mx_tlen$q} - 32'h28;
         tx_wnxt$write_enable = ew_ct_valid | sn_out_v;
         tx_wnxt$write_address = sn_out_idx;
@@ -11129,7 +11396,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
 endmodule // rnic_versa5g$core
 
 
-module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una,wr_snd_wscale,wr_snd_wnd,res_snd_wscale,up_wnd_valid,up_snd_wnd,sn_valid,sn_idx,sn_snd_nxt,rd_snd_nxt,rd_snd_wnd);
+module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una,wr_snd_wscale,wr_snd_wnd,res_snd_wscale,up_wnd_valid,up_snd_wnd,sn_valid,sn_idx,sn_snd_nxt,rd_snd_nxt,rd_snd_wnd,r2_idx,r2_mode,r2_snd_una);
 
     // Module arguments
     input wire  clock;
@@ -11181,6 +11448,9 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     input wire  [31:0] sn_snd_nxt;
     output reg  [31:0] rd_snd_nxt;
     output reg  [31:0] rd_snd_wnd;
+    input wire  [7:0] r2_idx;
+    output reg  [1:0] r2_mode;
+    output reg  [31:0] r2_snd_una;
 
     // Update code (custom)
     // 64 entries: key = {local ip, peer ip, local port, peer port}.
@@ -11195,6 +11465,8 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     reg [31:0] snd_wnd [0:63];
     reg [3:0] snd_wsc [0:63];
     reg lk1;
+    // TX's SND.NXT minus the stored one: bit 31 clear = not behind
+    wire [31:0] sn_ahead = sn_snd_nxt - snd_nxt[sn_idx[5:0]];
     reg [63:0] hitv;
     reg [5:0] enc;
     reg any;
@@ -11249,6 +11521,12 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
         rd_snd_wnd <= (rd_idx[7:6] == 2'd0) ? snd_wnd[rd_idx[5:0]] : 32'd0;
     end
 
+    // Second read port (the TX log: mode and SND.UNA).
+    always @(posedge clock) begin
+        r2_mode <= (r2_idx[7:6] == 2'd0) ? mode[r2_idx[5:0]] : 2'd0;
+        r2_snd_una <= (r2_idx[7:6] == 2'd0) ? snd_una[r2_idx[5:0]] : 32'd0;
+    end
+
     // Writes: the firmware's whole-entry write wins over the fast path's update.
     always @(posedge clock) begin
         if (wr_valid) begin
@@ -11275,7 +11553,9 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
             // TX's snd_nxt: its own array, so it never collides with the fast
             // path's update; a firmware write in the same clock wins (the core
             // holds the TX update and offers it again in the next clock).
-            if (sn_valid & (sn_idx[7:6] == 2'd0)) begin
+            // Advance only: a replayed (retransmitted) frame's end is behind
+            // SND.NXT and must not move it back (RFC 9293 §3.8.1, §3.4).
+            if (sn_valid & (sn_idx[7:6] == 2'd0) & (sn_ahead != 32'd0) & ~sn_ahead[31]) begin
                 snd_nxt[sn_idx[5:0]] <= sn_snd_nxt;
             end
         end
@@ -17420,7 +17700,7 @@ module rnic_versa5g$core$fpdu_buf$wlen(d,q,clock);
 endmodule // rnic_versa5g$core$fpdu_buf$wlen
 
 
-module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,rterm_valid,rterm_conn,rterm_qpn,rterm_data);
+module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,rterm_valid,rterm_conn,rterm_qpn,rterm_data,retx_valid,retx_conn,retx_status,retx_count,retx_full,retx_empty,retx_busy,retx_lost);
 
     // Module arguments
     input wire  clock;
@@ -17487,6 +17767,14 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     input wire  [31:0] rterm_conn;
     input wire  [31:0] rterm_qpn;
     input wire  [15:0] rterm_data;
+    output reg  retx_valid;
+    output reg  [7:0] retx_conn;
+    input wire  [31:0] retx_status;
+    input wire  [31:0] retx_count;
+    input wire  [31:0] retx_full;
+    input wire  [31:0] retx_empty;
+    input wire  [31:0] retx_busy;
+    input wire  [31:0] retx_lost;
 
     // Constant declarations
     localparam  k_n_conn = 24'h40;
@@ -17984,6 +18272,8 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
                 rt_cause$d = ({{8{1'b0}}, rterm_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, rterm_data[(32'h8)+:(8)]};
             end
         end
+        retx_valid = wr & (fw_addr == 24'h94) & ~|fw_wdata[(32'h8)+:(24)];
+        retx_conn = fw_wdata[(32'h0)+:(8)];
         mb_fw_addr = fw_addr[(32'h2)+:(8)];
         mb_fw_wdata = fw_wdata;
         mb_fw_write = wr & (fw_addr[(32'ha)+:(14)] == 14'h1);
@@ -18112,6 +18402,24 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             end
             if (rd_addr$q == 24'h8c) begin
                 fw_rdata = rt_qpn$q;
+            end
+            if (rd_addr$q == 24'h98) begin
+                fw_rdata = retx_status;
+            end
+            if (rd_addr$q == 24'h9c) begin
+                fw_rdata = retx_count;
+            end
+            if (rd_addr$q == 24'ha0) begin
+                fw_rdata = retx_full;
+            end
+            if (rd_addr$q == 24'ha4) begin
+                fw_rdata = retx_empty;
+            end
+            if (rd_addr$q == 24'ha8) begin
+                fw_rdata = retx_busy;
+            end
+            if (rd_addr$q == 24'hac) begin
+                fw_rdata = retx_lost;
             end
             if (rd_addr$q[(32'h6)+:(18)] == 18'h3) begin
                 if (rd_addr$q[(32'h2)+:(4)] == 0) begin
@@ -24420,7 +24728,7 @@ module rnic_versa5g$core$rd_track$to(d,q,clock);
 endmodule // rnic_versa5g$core$rd_track$to
 
 
-module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,win_en,win_end,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
+module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,win_en,win_end,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,desc_addr,desc_adv,hold,quiet,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
 
     // Module arguments
     input wire  clock;
@@ -24474,6 +24782,10 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     output reg  [31:0] desc_stag;
     output reg  [63:0] desc_to;
     output reg  [15:0] desc_pay_len;
+    output reg  [63:0] desc_addr;
+    output reg  [15:0] desc_adv;
+    input wire  hold;
+    output reg  quiet;
     output reg  dma_rd_req_valid;
     input wire  dma_rd_req_ready;
     output reg  [63:0] dma_rd_req_addr;
@@ -24972,7 +25284,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         iss1$d = state$q == RrState$Issue;
         wok$d = 1'b0;
         if (state$q == RrState$Issue) begin
-            wok$d = wok$q | (iss1$q & fits_r$q);
+            wok$d = wok$q | (iss1$q & fits_r$q & ~hold);
         end
         desc_valid = (state$q == RrState$Issue) & ~desc_done$q & wok$q;
         desc_qp = qp$q;
@@ -24985,6 +25297,9 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         desc_stag = sink_stag$q;
         desc_to = sink_to$q;
         desc_pay_len = seg$q;
+        desc_addr = addr$q;
+        quiet = ~((state$q == RrState$Issue) & wok$q);
+        desc_adv = adv[(32'h0)+:(16)];
         dma_rd_req_valid = (state$q == RrState$Issue) & wok$q & ~req_done$q & |seg$q;
         dma_rd_req_addr = addr$q;
         dma_rd_req_len = seg$q;
@@ -40359,10 +40674,10 @@ module rnic_versa5g$core$tx_cfifo(clock,reset,write,data_in,full,read,data_out,e
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [7:0] data_in;
+    input wire  [8:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [7:0] data_out;
+    output reg  [8:0] data_out;
     output reg  empty;
     output reg  [5:0] count;
 
@@ -40372,10 +40687,10 @@ module rnic_versa5g$core$tx_cfifo(clock,reset,write,data_in,full,read,data_out,e
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [7:0] ram$read_data;
+    wire  [8:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [7:0] ram$write_data;
+    reg  [8:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -40460,14 +40775,14 @@ module rnic_versa5g$core$tx_cfifo$ram(read_address,read_clock,read_data,write_ad
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [7:0] read_data;
+    output reg  [8:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [7:0] write_data;
+    input wire  [8:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[7:0] mem[31:0];
+    reg[8:0] mem[31:0];
 
 
 
@@ -43999,6 +44314,944 @@ module rnic_versa5g$core$tx_framer$rfifo$wr_ptr_d(d,q,clock);
 endmodule // rnic_versa5g$core$tx_framer$rfifo$wr_ptr_d
 
 
+module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_mk_en,in_seq_start,in_opcode,in_last,in_stag,in_to,in_qn,in_msn,in_mo,in_pay_len,in_adv,in_addr,in_rr,evict,room,used,una_conn,una_mode,una_snd_una,rq_valid,rq_conn,busy,xs_req,xs_gnt,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,cnt_sent,cnt_busy,cnt_empty,cnt_full,cnt_lost);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [7:0] in_conn;
+    input wire  [5:0] in_qp;
+    input wire  [31:0] in_seq;
+    input wire  in_crc_en;
+    input wire  in_mk_en;
+    input wire  [31:0] in_seq_start;
+    input wire  [3:0] in_opcode;
+    input wire  in_last;
+    input wire  [31:0] in_stag;
+    input wire  [63:0] in_to;
+    input wire  [31:0] in_qn;
+    input wire  [31:0] in_msn;
+    input wire  [31:0] in_mo;
+    input wire  [15:0] in_pay_len;
+    input wire  [15:0] in_adv;
+    input wire  [63:0] in_addr;
+    input wire  [223:0] in_rr;
+    input wire  evict;
+    output reg  room;
+    output reg  [15:0] used;
+    output reg  [7:0] una_conn;
+    input wire  [1:0] una_mode;
+    input wire  [31:0] una_snd_una;
+    input wire  rq_valid;
+    input wire  [7:0] rq_conn;
+    output reg  busy;
+    output reg  xs_req;
+    input wire  xs_gnt;
+    output reg  desc_valid;
+    input wire  desc_ready;
+    output reg  [5:0] desc_qp;
+    output reg  [31:0] desc_seq;
+    output reg  desc_crc_en;
+    output reg  desc_mk_en;
+    output reg  [31:0] desc_seq_start;
+    output reg  [3:0] desc_opcode;
+    output reg  desc_last;
+    output reg  [31:0] desc_stag;
+    output reg  [63:0] desc_to;
+    output reg  [31:0] desc_qn;
+    output reg  [31:0] desc_msn;
+    output reg  [31:0] desc_mo;
+    output reg  [15:0] desc_pay_len;
+    output reg  dma_rd_req_valid;
+    input wire  dma_rd_req_ready;
+    output reg  [63:0] dma_rd_req_addr;
+    output reg  [15:0] dma_rd_req_len;
+    output reg  [7:0] dma_rd_req_tag;
+    input wire  dma_rd_cpl_valid;
+    output reg  dma_rd_cpl_ready;
+    input wire  [63:0] dma_rd_cpl_data;
+    input wire  [3:0] dma_rd_cpl_keep;
+    input wire  dma_rd_cpl_last;
+    output reg  pay_valid;
+    input wire  pay_ready;
+    output reg  [63:0] pay_data;
+    output reg  [3:0] pay_keep;
+    output reg  pay_last;
+    output reg  [31:0] cnt_sent;
+    output reg  [31:0] cnt_busy;
+    output reg  [31:0] cnt_empty;
+    output reg  [31:0] cnt_full;
+    output reg  [31:0] cnt_lost;
+
+    // Constant declarations
+    localparam  k_depth = 10'b1000000000;
+    localparam  k_tag = 8'h1;
+    localparam  k_op_rr = 4'h1;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam LogState$Idle = 0;
+    localparam LogState$RHead = 1;
+    localparam LogState$RDec = 2;
+    localparam LogState$XReq = 3;
+    localparam LogState$XScan = 4;
+    localparam LogState$XRead = 5;
+    localparam LogState$XChk = 6;
+    localparam LogState$XEmit = 7;
+    localparam LogState$XFin = 8;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [372:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [372:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [3:0] st$d;
+    wire  [3:0] st$q;
+    reg  st$clock;
+    reg  [9:0] head$d;
+    wire  [9:0] head$q;
+    reg  head$clock;
+    reg  [9:0] tail$d;
+    wire  [9:0] tail$q;
+    reg  tail$clock;
+    reg  [9:0] rp$d;
+    wire  [9:0] rp$q;
+    reg  rp$clock;
+    reg  [9:0] xend$d;
+    wire  [9:0] xend$q;
+    reg  xend$clock;
+    reg  pend$d;
+    wire  pend$q;
+    reg  pend$clock;
+    reg  [7:0] rc$d;
+    wire  [7:0] rc$q;
+    reg  rc$clock;
+    reg  [372:0] e$d;
+    wire  [372:0] e$q;
+    reg  e$clock;
+    reg  nsent$d;
+    wire  nsent$q;
+    reg  nsent$clock;
+    reg  desc_done$d;
+    wire  desc_done$q;
+    reg  desc_done$clock;
+    reg  req_done$d;
+    wire  req_done$q;
+    reg  req_done$clock;
+    reg  pay_done$d;
+    wire  pay_done$q;
+    reg  pay_done$clock;
+    reg  [1:0] beat$d;
+    wire  [1:0] beat$q;
+    reg  beat$clock;
+    reg  [31:0] c_sent$d;
+    wire  [31:0] c_sent$q;
+    reg  c_sent$clock;
+    reg  [31:0] c_req$d;
+    wire  [31:0] c_req$q;
+    reg  c_req$clock;
+    reg  [31:0] c_busy$d;
+    wire  [31:0] c_busy$q;
+    reg  c_busy$clock;
+    reg  [31:0] c_empty$d;
+    wire  [31:0] c_empty$q;
+    reg  c_empty$clock;
+    reg  [31:0] c_full$d;
+    wire  [31:0] c_full$q;
+    reg  c_full$clock;
+    reg  [31:0] c_lost$d;
+    wire  [31:0] c_lost$q;
+    reg  c_lost$clock;
+
+    // Local signals
+    reg  [9:0] count;
+    reg  full;
+    reg  [372:0] wdata;
+    reg  [255:0] u_in;
+    reg  [31:0] e_end;
+    reg  [255:0] e_u;
+    reg  e_rr;
+    reg  [15:0] e_plen;
+    reg  [63:0] rr_word;
+    reg  take;
+
+    // Sub module instances
+    rnic_versa5g$core$tx_log$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$tx_log$st st(
+        .d(st$d),
+        .q(st$q),
+        .clock(st$clock)
+    );
+    rnic_versa5g$core$tx_log$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
+    );
+    rnic_versa5g$core$tx_log$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    rnic_versa5g$core$tx_log$rp rp(
+        .d(rp$d),
+        .q(rp$q),
+        .clock(rp$clock)
+    );
+    rnic_versa5g$core$tx_log$xend xend(
+        .d(xend$d),
+        .q(xend$q),
+        .clock(xend$clock)
+    );
+    rnic_versa5g$core$tx_log$pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    rnic_versa5g$core$tx_log$rc rc(
+        .d(rc$d),
+        .q(rc$q),
+        .clock(rc$clock)
+    );
+    rnic_versa5g$core$tx_log$e e(
+        .d(e$d),
+        .q(e$q),
+        .clock(e$clock)
+    );
+    rnic_versa5g$core$tx_log$nsent nsent(
+        .d(nsent$d),
+        .q(nsent$q),
+        .clock(nsent$clock)
+    );
+    rnic_versa5g$core$tx_log$desc_done desc_done(
+        .d(desc_done$d),
+        .q(desc_done$q),
+        .clock(desc_done$clock)
+    );
+    rnic_versa5g$core$tx_log$req_done req_done(
+        .d(req_done$d),
+        .q(req_done$q),
+        .clock(req_done$clock)
+    );
+    rnic_versa5g$core$tx_log$pay_done pay_done(
+        .d(pay_done$d),
+        .q(pay_done$q),
+        .clock(pay_done$clock)
+    );
+    rnic_versa5g$core$tx_log$beat beat(
+        .d(beat$d),
+        .q(beat$q),
+        .clock(beat$clock)
+    );
+    rnic_versa5g$core$tx_log$c_sent c_sent(
+        .d(c_sent$d),
+        .q(c_sent$q),
+        .clock(c_sent$clock)
+    );
+    rnic_versa5g$core$tx_log$c_req c_req(
+        .d(c_req$d),
+        .q(c_req$q),
+        .clock(c_req$clock)
+    );
+    rnic_versa5g$core$tx_log$c_busy c_busy(
+        .d(c_busy$d),
+        .q(c_busy$q),
+        .clock(c_busy$clock)
+    );
+    rnic_versa5g$core$tx_log$c_empty c_empty(
+        .d(c_empty$d),
+        .q(c_empty$q),
+        .clock(c_empty$clock)
+    );
+    rnic_versa5g$core$tx_log$c_full c_full(
+        .d(c_full$d),
+        .q(c_full$q),
+        .clock(c_full$clock)
+    );
+    rnic_versa5g$core$tx_log$c_lost c_lost(
+        .d(c_lost$d),
+        .q(c_lost$q),
+        .clock(c_lost$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        st$clock = clock;
+        head$clock = clock;
+        tail$clock = clock;
+        rp$clock = clock;
+        xend$clock = clock;
+        pend$clock = clock;
+        rc$clock = clock;
+        e$clock = clock;
+        nsent$clock = clock;
+        desc_done$clock = clock;
+        req_done$clock = clock;
+        pay_done$clock = clock;
+        beat$clock = clock;
+        c_sent$clock = clock;
+        c_req$clock = clock;
+        c_busy$clock = clock;
+        c_empty$clock = clock;
+        c_full$clock = clock;
+        c_lost$clock = clock;
+        st$d = st$q;
+        head$d = head$q;
+        tail$d = tail$q;
+        rp$d = rp$q;
+        xend$d = xend$q;
+        pend$d = pend$q;
+        rc$d = rc$q;
+        e$d = e$q;
+        nsent$d = nsent$q;
+        desc_done$d = desc_done$q;
+        req_done$d = req_done$q;
+        pay_done$d = pay_done$q;
+        beat$d = beat$q;
+        c_sent$d = c_sent$q;
+        c_req$d = c_req$q;
+        c_busy$d = c_busy$q;
+        c_empty$d = c_empty$q;
+        c_full$d = c_full$q;
+        c_lost$d = c_lost$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        count = tail$q - head$q;
+        full = count == k_depth;
+        room = ~full | evict;
+        used = {{6{1'b0}}, count};
+        if (full) begin
+            c_full$d = c_full$q + 32'h1;
+        end
+        u_in = ({{224{1'b0}}, in_mo} << 32'he0) | ({{224{1'b0}}, in_msn} << 32'hc0) | ({{224{1'b0}}, in_qn} << 32'ha0) | ({{192{1'b0}}, in_to} << 32'h60) | ({{224{1'b0}}, in_stag} << 32'h40) | {{192{1'b0}}, in_addr};
+        if (in_opcode == k_op_rr) begin
+            u_in = ({{224{1'b0}}, in_msn} << 32'he0) | {{32{1'b0}}, in_rr};
+        end
+        wdata = ({{117{1'b0}}, u_in} << 32'h75) | ({{357{1'b0}}, in_adv} << 32'h65) | ({{357{1'b0}}, in_pay_len} << 32'h55) | ({{372{1'b0}}, in_last} << 32'h54) | ({{369{1'b0}}, in_opcode} << 32'h50) | ({{341{1'b0}}, in_seq_start} << 32'h30) | ({{372{1'b0}}, in_mk_en} << 32'h2f) | ({{372{1'b0}}, in_crc_en} << 32'h2e) | ({{341{1'b0}}, in_seq} << 32'he) | ({{367{1'b0}}, in_qp} << 32'h8) | {{365{1'b0}}, in_conn};
+        ram$write_data = wdata;
+        ram$write_address = tail$q[(32'h0)+:(9)];
+        ram$write_enable = 1'b0;
+        if (in_valid) begin
+            if (~full) begin
+                ram$write_enable = 1'b1;
+                tail$d = tail$q + 10'h1;
+            end
+            else if (evict) begin
+                ram$write_enable = 1'b1;
+                tail$d = tail$q + 10'h1;
+                head$d = head$q + 10'h1;
+                c_lost$d = c_lost$q + 32'h1;
+            end
+            else begin
+                c_lost$d = c_lost$q + 32'h1;
+            end
+        end
+        busy = pend$q;
+        if (rq_valid) begin
+            if (pend$q) begin
+                c_busy$d = c_busy$q + 32'h1;
+            end
+            else begin
+                pend$d = 1'b1;
+                rc$d = rq_conn;
+                c_req$d = c_req$q + 32'h1;
+            end
+        end
+        ram$read_address = head$q[(32'h0)+:(9)];
+        e_end = e$q[(32'he)+:(32)] + {{16{1'b0}}, e$q[(32'h65)+:(16)]};
+        e_u = e$q[(32'h75)+:(256)];
+        e_rr = e$q[(32'h50)+:(4)] == k_op_rr;
+        e_plen = e$q[(32'h55)+:(16)];
+        una_conn = ram$read_data[(32'h0)+:(8)];
+        desc_valid = (st$q == LogState$XEmit) & ~desc_done$q;
+        desc_qp = e$q[(32'h8)+:(6)];
+        desc_seq = e$q[(32'he)+:(32)];
+        desc_crc_en = e$q[32'h2e];
+        desc_mk_en = e$q[32'h2f];
+        desc_seq_start = e$q[(32'h30)+:(32)];
+        desc_opcode = e$q[(32'h50)+:(4)];
+        desc_last = e$q[32'h54];
+        desc_pay_len = e_plen;
+        desc_stag = e_u[(32'h40)+:(32)];
+        desc_to = e_u[(32'h60)+:(64)];
+        desc_qn = e_u[(32'ha0)+:(32)];
+        desc_msn = e_u[(32'hc0)+:(32)];
+        desc_mo = e_u[(32'he0)+:(32)];
+        if (e_rr) begin
+            desc_stag = 32'h0;
+            desc_to = 64'h0;
+            desc_qn = 32'h1;
+            desc_msn = e_u[(32'he0)+:(32)];
+            desc_mo = 32'h0;
+        end
+        dma_rd_req_valid = (st$q == LogState$XEmit) & ~req_done$q;
+        dma_rd_req_addr = e_u[(32'h0)+:(64)];
+        dma_rd_req_len = e_plen;
+        dma_rd_req_tag = k_tag;
+        rr_word = e_u[(32'h0)+:(64)];
+        if (beat$q == 2'h1) begin
+            rr_word = e_u[(32'h40)+:(64)];
+        end
+        if (beat$q == 2'h2) begin
+            rr_word = e_u[(32'h80)+:(64)];
+        end
+        if (beat$q == 2'h3) begin
+            rr_word = {{32{1'b0}}, e_u[(32'hc0)+:(32)]};
+        end
+        pay_valid = 1'b0;
+        pay_data = dma_rd_cpl_data;
+        pay_keep = dma_rd_cpl_keep;
+        pay_last = dma_rd_cpl_last;
+        dma_rd_cpl_ready = 1'b0;
+        if ((st$q == LogState$XEmit) & desc_done$q & ~pay_done$q) begin
+            if (e_rr) begin
+                pay_valid = 1'b1;
+                pay_data = rr_word;
+                pay_keep = 4'h8;
+                pay_last = beat$q == 2'h3;
+                if (beat$q == 2'h3) begin
+                    pay_keep = 4'h4;
+                end
+            end
+            else begin
+                pay_valid = dma_rd_cpl_valid;
+                dma_rd_cpl_ready = pay_ready;
+            end
+        end
+        take = pay_valid & pay_ready;
+        xs_req = 1'b0;
+        case (st$q)
+            LogState$Idle:
+                begin
+                    if (pend$q) begin
+                        st$d = LogState$XReq;
+                    end
+                    else if (|count) begin
+                        st$d = LogState$RHead;
+                    end
+                end
+            LogState$RHead:
+                begin
+                    e$d = ram$read_data;
+                    st$d = LogState$RDec;
+                    if (in_valid & full) begin
+                        st$d = LogState$Idle;
+                    end
+                end
+            LogState$RDec:
+                begin
+                    if (((una_mode == 2'h0) | (((una_snd_una - e_end) >> 32'h1f) == 32'h0)) & ~(in_valid & full)) begin
+                        head$d = head$q + 10'h1;
+                    end
+                    st$d = LogState$Idle;
+                end
+            LogState$XReq:
+                begin
+                    xs_req = 1'b1;
+                    if (xs_gnt) begin
+                        xend$d = tail$q;
+                        rp$d = head$q;
+                        nsent$d = 1'b0;
+                        st$d = LogState$XScan;
+                    end
+                end
+            LogState$XScan:
+                begin
+                    xs_req = 1'b1;
+                    ram$read_address = rp$q[(32'h0)+:(9)];
+                    st$d = LogState$XRead;
+                    if (rp$q == xend$q) begin
+                        st$d = LogState$XFin;
+                    end
+                end
+            LogState$XRead:
+                begin
+                    xs_req = 1'b1;
+                    e$d = ram$read_data;
+                    st$d = LogState$XChk;
+                end
+            LogState$XChk:
+                begin
+                    xs_req = 1'b1;
+                    rp$d = rp$q + 10'h1;
+                    st$d = LogState$XScan;
+                    if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
+                        desc_done$d = 1'b0;
+                        req_done$d = e_rr | ~|e_plen;
+                        pay_done$d = ~e_rr & ~|e_plen;
+                        beat$d = 2'h0;
+                        st$d = LogState$XEmit;
+                    end
+                end
+            LogState$XEmit:
+                begin
+                    xs_req = 1'b1;
+                    if (desc_valid & desc_ready) begin
+                        desc_done$d = 1'b1;
+                    end
+                    if (dma_rd_req_valid & dma_rd_req_ready) begin
+                        req_done$d = 1'b1;
+                    end
+                    if (take) begin
+                        beat$d = beat$q + 2'h1;
+                        if (pay_last) begin
+                            pay_done$d = 1'b1;
+                        end
+                    end
+                    if (desc_done$q & req_done$q & pay_done$q) begin
+                        c_sent$d = c_sent$q + 32'h1;
+                        nsent$d = 1'b1;
+                        st$d = LogState$XScan;
+                    end
+                end
+            LogState$XFin:
+                begin
+                    if (~nsent$q) begin
+                        c_empty$d = c_empty$q + 32'h1;
+                    end
+                    pend$d = 1'b0;
+                    st$d = LogState$Idle;
+                end
+        endcase
+        cnt_sent = c_sent$q;
+        cnt_busy = c_busy$q;
+        cnt_empty = c_empty$q;
+        cnt_full = c_full$q;
+        cnt_lost = c_lost$q;
+        if (reset) begin
+            st$d = LogState$Idle;
+            head$d = 10'h0;
+            tail$d = 10'h0;
+            pend$d = 1'b0;
+            c_sent$d = 32'h0;
+            c_req$d = 32'h0;
+            c_busy$d = 32'h0;
+            c_empty$d = 32'h0;
+            c_full$d = 32'h0;
+            c_lost$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$tx_log
+
+
+module rnic_versa5g$core$tx_log$beat(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$beat
+
+
+module rnic_versa5g$core$tx_log$c_busy(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$c_busy
+
+
+module rnic_versa5g$core$tx_log$c_empty(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$c_empty
+
+
+module rnic_versa5g$core$tx_log$c_full(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$c_full
+
+
+module rnic_versa5g$core$tx_log$c_lost(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$c_lost
+
+
+module rnic_versa5g$core$tx_log$c_req(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$c_req
+
+
+module rnic_versa5g$core$tx_log$c_sent(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$c_sent
+
+
+module rnic_versa5g$core$tx_log$desc_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$desc_done
+
+
+module rnic_versa5g$core$tx_log$e(d,q,clock);
+
+    // Module arguments
+    input wire  [372:0] d;
+    output reg  [372:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 373'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$e
+
+
+module rnic_versa5g$core$tx_log$head(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$head
+
+
+module rnic_versa5g$core$tx_log$nsent(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$nsent
+
+
+module rnic_versa5g$core$tx_log$pay_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$pay_done
+
+
+module rnic_versa5g$core$tx_log$pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$pend
+
+
+module rnic_versa5g$core$tx_log$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [372:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [372:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[372:0] mem[511:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$tx_log$ram
+
+
+module rnic_versa5g$core$tx_log$rc(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$rc
+
+
+module rnic_versa5g$core$tx_log$req_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$req_done
+
+
+module rnic_versa5g$core$tx_log$rp(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$rp
+
+
+module rnic_versa5g$core$tx_log$st(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam LogState$Idle = 0;
+    localparam LogState$RHead = 1;
+    localparam LogState$RDec = 2;
+    localparam LogState$XReq = 3;
+    localparam LogState$XScan = 4;
+    localparam LogState$XRead = 5;
+    localparam LogState$XChk = 6;
+    localparam LogState$XEmit = 7;
+    localparam LogState$XFin = 8;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$st
+
+
+module rnic_versa5g$core$tx_log$tail(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$tail
+
+
+module rnic_versa5g$core$tx_log$xend(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$xend
+
+
 module rnic_versa5g$core$tx_msn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
@@ -44198,7 +45451,7 @@ module rnic_versa5g$core$tx_sched$ptr(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$ptr
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
 
     // Module arguments
     input wire  clock;
@@ -44259,6 +45512,9 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     output reg  [31:0] desc_msn;
     output reg  [31:0] desc_mo;
     output reg  [15:0] desc_pay_len;
+    output reg  [63:0] desc_addr;
+    output reg  [15:0] desc_adv;
+    output reg  [223:0] desc_rr;
     output reg  dma_rd_req_valid;
     output reg  [63:0] dma_rd_req_addr;
     output reg  [15:0] dma_rd_req_len;
@@ -44284,6 +45540,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  [5:0] xs_qp;
     input wire  xs_done;
     input wire  [31:0] xs_seq_new;
+    input wire  hold;
+    output reg  quiet;
     output reg  xs_gnt;
     output reg  [31:0] xs_seq;
     output reg  [31:0] xs_seq_start;
@@ -44950,7 +46208,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         adv = adv_r$q;
         send_end = send_end_r$q;
         fits_r$d = ~win_en | (((win_end - send_end) >> 32'h1f) == 32'h0);
-        fits = fits_r$q & ~stop;
+        fits = fits_r$q & ~stop & ~hold;
+        quiet = (outst$q == 3'h0) & ~rr_pending$q & ~((st$q == SegState$Seg) & (desc_done$q | req_done$q));
         go = (st$q == SegState$Seg) & (ph$q == 3'h5);
         ph$d = 3'h0;
         if ((st$q == SegState$Seg) & (ph$q != 3'h5)) begin
@@ -44977,6 +46236,9 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         desc_msn = msn$q;
         desc_mo = mo$q;
         desc_pay_len = plen[(32'h0)+:(16)];
+        desc_addr = addr$q;
+        desc_adv = adv[(32'h0)+:(16)];
+        desc_rr = rr$q[(32'h0)+:(224)];
         need_req = ~is_rr$q & |plen;
         can_issue = ~rr_pending$q & (outst$q < 3'h4) & ((plen <= c_short) | (unst$q == 3'h0));
         dma_rd_req_valid = (st$q == SegState$Seg) & wgo & need_req & ~req_done$q & can_issue;

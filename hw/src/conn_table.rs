@@ -25,6 +25,13 @@
 //!   collide; in a clock with `wr_valid` it is ignored, and the integrator
 //!   offers it again one clock later (`rnic_core`: nothing is lost).
 //!   Priority: `wr` > {`up`, `sn`}.
+//! * **SND.NXT never moves back** (RFC 9293 §3.3.1: SND.NXT is the next
+//!   sequence number to send; a retransmission, RFC 9293 §3.8.1, re-sends
+//!   below it and leaves it): an `sn_*` write only takes effect when it is
+//!   ahead of the stored value in sequence space (RFC 9293 §3.4). A
+//!   firmware `wr_*` sets any value.
+//! * `r2_idx` → `r2_mode`, `r2_snd_una` (1 clock): a second read port, for
+//!   the TX log's retire and replay checks (`tx_log`).
 //! * `rd_idx` → `rd_*`: a read port for the device-updated fields
 //!   (`rcv_nxt`, `snd_una`, `snd_nxt`, `snd_wnd`; 1 clock), for tests and the
 //!   firmware port.
@@ -116,6 +123,9 @@ pub struct ConnTable {
     pub sn_snd_nxt: Signal<In, Bits<32>>,
     pub rd_snd_nxt: Signal<Out, Bits<32>>,
     pub rd_snd_wnd: Signal<Out, Bits<32>>,
+    pub r2_idx: Signal<In, Bits<8>>,
+    pub r2_mode: Signal<Out, Bits<2>>,
+    pub r2_snd_una: Signal<Out, Bits<32>>,
     _log2: usize,
     _m: Box<Model>,
 }
@@ -174,6 +184,9 @@ impl ConnTable {
             sn_snd_nxt: Default::default(),
             rd_snd_nxt: Default::default(),
             rd_snd_wnd: Default::default(),
+            r2_idx: Default::default(),
+            r2_mode: Default::default(),
+            r2_snd_una: Default::default(),
             _log2: log2,
             _m: Box::new(Model {
                 e: vec![Entry::default(); 1 << log2],
@@ -228,6 +241,12 @@ impl Logic for ConnTable {
         self.rd_snd_una.next = r.snd_una.into();
         self.rd_snd_nxt.next = r.snd_nxt.into();
         self.rd_snd_wnd.next = r.snd_wnd.into();
+        let r2 = self
+            .index(self.r2_idx.val().to_u64())
+            .map(|i| m.e[i].clone())
+            .unwrap_or_default();
+        self.r2_mode.next = r2.mode.into();
+        self.r2_snd_una.next = r2.snd_una.into();
         // Clock 1: compare.
         let k = key(
             self.lk_local_ip.val().to_u64(),
@@ -288,7 +307,10 @@ impl Logic for ConnTable {
         }
         if !wr && sn {
             if let Some(i) = si {
-                m.e[i].snd_nxt = sn_nxt;
+                // advance only (sequence space)
+                if ((sn_nxt as u32).wrapping_sub(m.e[i].snd_nxt as u32) as i32) > 0 {
+                    m.e[i].snd_nxt = sn_nxt;
+                }
             }
         }
         if reset {
@@ -316,6 +338,8 @@ impl Logic for ConnTable {
         self.res_snd_wscale.connect();
         self.rd_snd_nxt.connect();
         self.rd_snd_wnd.connect();
+        self.r2_mode.connect();
+        self.r2_snd_una.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -334,6 +358,7 @@ impl Logic for ConnTable {
         let up_ok = in_range("up_idx");
         let rd_ok = in_range("rd_idx");
         let sn_ok = in_range("sn_idx");
+        let r2_ok = in_range("r2_idx");
         Verilog::Custom(format!(
             "\
 // {e} entries: key = {{local ip, peer ip, local port, peer port}}.
@@ -348,6 +373,8 @@ reg [31:0] snd_nxt [0:{em1}];
 reg [31:0] snd_wnd [0:{em1}];
 reg [3:0] snd_wsc [0:{em1}];
 reg lk1;
+// TX's SND.NXT minus the stored one: bit 31 clear = not behind
+wire [31:0] sn_ahead = sn_snd_nxt - snd_nxt[sn_idx[{hi}:0]];
 reg [{em1}:0] hitv;
 reg [{hi}:0] enc;
 reg any;
@@ -402,6 +429,12 @@ always @(posedge clock) begin
     rd_snd_wnd <= {rd_ok} ? snd_wnd[rd_idx[{hi}:0]] : 32'd0;
 end
 
+// Second read port (the TX log: mode and SND.UNA).
+always @(posedge clock) begin
+    r2_mode <= {r2_ok} ? mode[r2_idx[{hi}:0]] : 2'd0;
+    r2_snd_una <= {r2_ok} ? snd_una[r2_idx[{hi}:0]] : 32'd0;
+end
+
 // Writes: the firmware's whole-entry write wins over the fast path's update.
 always @(posedge clock) begin
     if (wr_valid) begin
@@ -428,7 +461,9 @@ always @(posedge clock) begin
         // TX's snd_nxt: its own array, so it never collides with the fast
         // path's update; a firmware write in the same clock wins (the core
         // holds the TX update and offers it again in the next clock).
-        if (sn_valid & {sn_ok}) begin
+        // Advance only: a replayed (retransmitted) frame's end is behind
+        // SND.NXT and must not move it back (RFC 9293 §3.8.1, §3.4).
+        if (sn_valid & {sn_ok} & (sn_ahead != 32'd0) & ~sn_ahead[31]) begin
             snd_nxt[sn_idx[{hi}:0]] <= sn_snd_nxt;
         end
     end
@@ -483,6 +518,7 @@ mod tests {
         u.up_rcv_nxt.connect();
         u.up_snd_una.connect();
         u.rd_idx.connect();
+        u.r2_idx.connect();
         u.wr_snd_wscale.connect();
         u.wr_snd_wnd.connect();
         u.up_wnd_valid.connect();
@@ -577,6 +613,29 @@ mod tests {
         assert_eq!(u.rd_snd_una.val().to_u64(), 7);
         assert_eq!(u.rd_snd_nxt.val().to_u64(), 1234);
         assert_eq!(u.rd_snd_wnd.val().to_u64(), 4096);
+        // SND.NXT advances only (a replayed frame's end is behind it)
+        for (v, want) in [
+            (1000u64, 1234u64),
+            (1234, 1234),
+            (1300, 1300),
+            (0x8000_1300, 1300),
+        ] {
+            u.sn_valid.next = true;
+            u.sn_idx.next = 3.into();
+            u.sn_snd_nxt.next = v.into();
+            tick!(u);
+            u.sn_valid.next = false;
+            tick!(u);
+            assert_eq!(u.rd_snd_nxt.val().to_u64(), want, "sn {v:#x}");
+        }
+        // second read port: mode and SND.UNA
+        u.r2_idx.next = 3.into();
+        tick!(u);
+        assert_eq!(u.r2_snd_una.val().to_u64(), 7);
+        assert_eq!(u.r2_mode.val().to_u64(), u.rd_mode.val().to_u64());
+        u.r2_idx.next = 9.into();
+        tick!(u);
+        assert_eq!(u.r2_mode.val().to_u64(), 0, "out of range reads Free");
         // up without the window flag keeps the window; sn is ignored while
         // a firmware write is in the same clock
         u.up_valid.next = true;

@@ -28,6 +28,9 @@
 //! | 0x084 `RTERM_STATUS` | R | `valid << 31 \| lost << 30 \| cause` of the last incoming Terminate (`rterm_*`, latched; `lost`: another came while one waited and was dropped) |
 //! | 0x088/0x08C `RTERM_CONN`/`RTERM_QPN` | R | its connection and QP |
 //! | 0x090 `RTERM_POP` | W 1 | clears the latch (and `lost`) |
+//! | 0x094 `RETX_CONN` | W: connection index | one-clock `retx_valid`/`retx_conn` (the TX log's replay request, `tx_log`); indices >= 256 are ignored |
+//! | 0x098 `RETX_STATUS` | R | `retx_status`: bit 0 busy, bits 31:16 log entries in use |
+//! | 0x09C..0x0AC `RETX_COUNT`, `RETX_FULL`, `RETX_EMPTY`, `RETX_BUSY`, `RETX_LOST` | R | `retx_count`, `retx_full`, `retx_empty`, `retx_busy`, `retx_lost`: FPDUs re-sent, clocks the log was full, replays that found nothing, requests ignored while busy, descriptors not logged |
 //! | 0x0C0..0x0EF `TERM_HDR` | R | the echo: the erroneous segment's first 48 octets (DDP header, then a Read Request's RDMAP header), octet i in byte i % 4 of word i / 4 |
 //! | 0x100..0x13F `TABLE_DATA` | RW | the staging entry (writes ignored while busy) |
 //! | 0x140..0x17F `EVENT_DATA` | W | the event staging entry (writes ignored while full); reads 0 |
@@ -139,6 +142,15 @@ pub struct FwPort {
     pub rterm_qpn: Signal<In, Bits<32>>,
     /// Terminate Control's first two octets (octet 0 in bits 7..0).
     pub rterm_data: Signal<In, Bits<16>>,
+    // TX log (`tx_log`): replay request and its status / counters
+    pub retx_valid: Signal<Out, Bit>,
+    pub retx_conn: Signal<Out, Bits<8>>,
+    pub retx_status: Signal<In, Bits<32>>,
+    pub retx_count: Signal<In, Bits<32>>,
+    pub retx_full: Signal<In, Bits<32>>,
+    pub retx_empty: Signal<In, Bits<32>>,
+    pub retx_busy: Signal<In, Bits<32>>,
+    pub retx_lost: Signal<In, Bits<32>>,
     rt_v: DFF<Bit>,
     rt_lost: DFF<Bit>,
     rt_conn: DFF<Bits<32>>,
@@ -258,6 +270,14 @@ impl FwPort {
             rterm_conn: Default::default(),
             rterm_qpn: Default::default(),
             rterm_data: Default::default(),
+            retx_valid: Default::default(),
+            retx_conn: Default::default(),
+            retx_status: Default::default(),
+            retx_count: Default::default(),
+            retx_full: Default::default(),
+            retx_empty: Default::default(),
+            retx_busy: Default::default(),
+            retx_lost: Default::default(),
             rt_v: Default::default(),
             rt_lost: Default::default(),
             rt_conn: Default::default(),
@@ -481,6 +501,12 @@ impl Logic for FwPort {
             }
         }
 
+        // ---- TX log replay: RETX_CONN 0x094 (connection < 256)
+        self.retx_valid.next = self.wr.val()
+            & (self.fw_addr.val() == 0x094)
+            & !self.fw_wdata.val().get_bits::<24>(8).any();
+        self.retx_conn.next = self.fw_wdata.val().get_bits::<8>(0);
+
         // ---- mailbox: MBOX_DATA 0x400..0x7FF, MBOX_LEN 0x034, MBOX_DONE 0x038
         self.mb_fw_addr.next = self.fw_addr.val().get_bits::<8>(2);
         self.mb_fw_wdata.next = self.fw_wdata.val();
@@ -640,6 +666,25 @@ impl Logic for FwPort {
             if self.rd_addr.q.val() == 0x08C {
                 self.fw_rdata.next = self.rt_qpn.q.val();
             }
+            // RETX_STATUS .. RETX_LOST 0x098..0x0AC
+            if self.rd_addr.q.val() == 0x098 {
+                self.fw_rdata.next = self.retx_status.val();
+            }
+            if self.rd_addr.q.val() == 0x09C {
+                self.fw_rdata.next = self.retx_count.val();
+            }
+            if self.rd_addr.q.val() == 0x0A0 {
+                self.fw_rdata.next = self.retx_full.val();
+            }
+            if self.rd_addr.q.val() == 0x0A4 {
+                self.fw_rdata.next = self.retx_empty.val();
+            }
+            if self.rd_addr.q.val() == 0x0A8 {
+                self.fw_rdata.next = self.retx_busy.val();
+            }
+            if self.rd_addr.q.val() == 0x0AC {
+                self.fw_rdata.next = self.retx_lost.val();
+            }
             // TERM_HDR 0x0C0..0x0EF: 12 words of the echo
             if self.rd_addr.q.val().get_bits::<18>(6) == 3 {
                 for i in 0..12 {
@@ -737,6 +782,12 @@ mod tests {
             u.rterm_conn.connect();
             u.rterm_qpn.connect();
             u.rterm_data.connect();
+            u.retx_status.connect();
+            u.retx_count.connect();
+            u.retx_full.connect();
+            u.retx_empty.connect();
+            u.retx_busy.connect();
+            u.retx_lost.connect();
             u.connect_all();
             u.reset.next = true;
             tick!(u);
@@ -997,6 +1048,32 @@ mod tests {
         t.idle();
         t.settle();
         assert!(!t.0.exc_pop.val());
+        // TX log replay request and status registers
+        t.set(port::RETX_CONN, 37, true);
+        t.settle();
+        assert!(t.0.retx_valid.val());
+        assert_eq!(t.0.retx_conn.val().to_u64(), 37);
+        tick!(t.0);
+        t.idle();
+        t.settle();
+        assert!(!t.0.retx_valid.val());
+        t.set(port::RETX_CONN, 256, true);
+        t.settle();
+        assert!(!t.0.retx_valid.val(), "connection >= 256 ignored");
+        tick!(t.0);
+        t.idle();
+        t.0.retx_status.next = 0x0003_0001.into();
+        t.0.retx_count.next = 11.into();
+        t.0.retx_full.next = 12.into();
+        t.0.retx_empty.next = 13.into();
+        t.0.retx_busy.next = 14.into();
+        t.0.retx_lost.next = 15.into();
+        assert_eq!(t.read(port::RETX_STATUS), 0x0003_0001);
+        assert_eq!(t.read(port::RETX_COUNT), 11);
+        assert_eq!(t.read(port::RETX_FULL), 12);
+        assert_eq!(t.read(port::RETX_EMPTY), 13);
+        assert_eq!(t.read(port::RETX_BUSY), 14);
+        assert_eq!(t.read(port::RETX_LOST), 15);
         // mailbox
         assert!(!t.0.fw_ready.val());
         assert_eq!(t.read(port::MBOX_CMD), 0);

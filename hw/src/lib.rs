@@ -45,6 +45,7 @@ pub mod tpt;
 pub mod tx_ack;
 pub mod tx_ddp_hdr;
 pub mod tx_framer;
+pub mod tx_log;
 pub mod tx_mpa;
 pub mod tx_sched;
 pub mod tx_seg;

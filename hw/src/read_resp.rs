@@ -125,6 +125,15 @@ pub struct ReadResp {
     pub desc_stag: Signal<Out, Bits<32>>,
     pub desc_to: Signal<Out, Bits<64>>,
     pub desc_pay_len: Signal<Out, Bits<16>>,
+    /// For the TX log (`tx_log`): the segment's translated payload address
+    /// (one DMA read per segment, cut at page ends) and its length in
+    /// sequence space (markers included).
+    pub desc_addr: Signal<Out, Bits<64>>,
+    pub desc_adv: Signal<Out, Bits<16>>,
+    /// The TX log's replay (`tx_log`): `hold` starts no further segment;
+    /// `quiet` = no segment in flight (descriptor, DMA read or payload).
+    pub hold: Signal<In, Bit>,
+    pub quiet: Signal<Out, Bit>,
     // ---- DMA read
     pub dma_rd_req_valid: Signal<Out, Bit>,
     pub dma_rd_req_ready: Signal<In, Bit>,
@@ -282,6 +291,10 @@ impl Default for ReadResp {
             desc_stag: Default::default(),
             desc_to: Default::default(),
             desc_pay_len: Default::default(),
+            desc_addr: Default::default(),
+            desc_adv: Default::default(),
+            hold: Default::default(),
+            quiet: Default::default(),
             dma_rd_req_valid: Default::default(),
             dma_rd_req_ready: Default::default(),
             dma_rd_req_addr: Default::default(),
@@ -478,7 +491,8 @@ impl Logic for ReadResp {
         self.iss1.d.next = self.state.q.val() == RrState::Issue;
         self.wok.d.next = false;
         if self.state.q.val() == RrState::Issue {
-            self.wok.d.next = self.wok.q.val() | (self.iss1.q.val() & self.fits_r.q.val());
+            self.wok.d.next =
+                self.wok.q.val() | (self.iss1.q.val() & self.fits_r.q.val() & !self.hold.val());
         }
 
         // ---- descriptor, DMA request, payload
@@ -494,6 +508,9 @@ impl Logic for ReadResp {
         self.desc_stag.next = self.sink_stag.q.val();
         self.desc_to.next = self.sink_to.q.val();
         self.desc_pay_len.next = self.seg.q.val();
+        self.desc_addr.next = self.addr.q.val();
+        self.quiet.next = !((self.state.q.val() == RrState::Issue) & self.wok.q.val());
+        self.desc_adv.next = self.adv.val().get_bits::<16>(0);
         self.dma_rd_req_valid.next = (self.state.q.val() == RrState::Issue)
             & self.wok.q.val()
             & !self.req_done.q.val()
@@ -882,6 +899,7 @@ mod tests {
         b.rr.xs_seq.connect();
         b.rr.win_en.connect();
         b.rr.win_end.connect();
+        b.rr.hold.connect();
         b.rr.xs_seq_start.connect();
         b.rr.xs_mulpdu.connect();
         b.rr.dma_rd_cpl_data.connect();

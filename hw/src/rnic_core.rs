@@ -53,6 +53,7 @@ use crate::skid::Skid;
 use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
 use crate::tx_ack::TxAck;
 use crate::tx_framer::TxFramer;
+use crate::tx_log::TxLog512;
 use crate::tx_sched::TxSched;
 use crate::tx_seg::TxSeg;
 use crate::wqe_fetch::WqeFetch;
@@ -498,7 +499,8 @@ pub struct RnicCore {
     /// left on `mac_tx` (the `seq` of a pure ACK).
     tx_wnxt: RAM<Bits<32>, 8>,
     /// Connection of each descriptor handed to the framer, in frame order.
-    tx_cfifo: Fifo<Bits<8>, 5, 6>,
+    /// {replayed frame (tx_log), connection} per descriptor taken.
+    tx_cfifo: Fifo<Bits<9>, 5, 6>,
     /// Data-frame beat count on `mac_tx` and the fields read from it.
     mx_beat: DFF<Bits<8>>,
     mx_tlen: DFF<Bits<16>>,
@@ -671,6 +673,11 @@ pub struct RnicCore {
     term_src: Signal<Local, Bits<3>>,
     /// `term_pop` pin OR the firmware port's `TERM_POP`.
     term_pop_any: Signal<Local, Bit>,
+    // ---- TX FPDU log and go-back-N replay (`tx_log`, docs/rtl.md
+    // "Retransmission of RDMA-mode data")
+    tx_log: TxLog512,
+    /// The replay has the stream: descriptors and payload from `tx_log`.
+    rt_tx: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
@@ -680,7 +687,7 @@ impl Logic for RnicCore {
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
             rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, rq_cfg_q, cq_cfg_q, rq_db_q, cq_db_q,
-            send_cpl, rd_track, rreq_q, read_resp
+            send_cpl, rd_track, rreq_q, read_resp, tx_log
         );
         dff_setup!(
             self,
@@ -1768,7 +1775,15 @@ impl Logic for RnicCore {
         self.read_resp.xs_mulpdu.next = self.tx_seg.xs_mulpdu.val();
         self.read_resp.xs_mk_en.next = self.tx_seg.xs_mk_en.val();
         self.read_resp.xs_crc_en.next = self.tx_seg.xs_crc_en.val();
-        self.rr_tx.next = self.tx_seg.xs_gnt.val();
+        // The TX log's replay holds both sources at a segment boundary and
+        // has the framer's input once both are quiet (rt_tx; it stays so
+        // while held: nothing new starts).
+        self.tx_seg.hold.next = self.tx_log.xs_req.val();
+        self.read_resp.hold.next = self.tx_log.xs_req.val();
+        self.rt_tx.next =
+            self.tx_log.xs_req.val() & self.tx_seg.quiet.val() & self.read_resp.quiet.val();
+        self.tx_log.xs_gnt.next = self.rt_tx.val();
+        self.rr_tx.next = self.tx_seg.xs_gnt.val() & !self.rt_tx.val();
 
         // DMA read arbiter: client 0 WQE fetch, 1 receive-queue fetch (not
         // yet built: idle), 2 payload.
@@ -1806,13 +1821,27 @@ impl Logic for RnicCore {
         self.tx_seg.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
         self.tx_seg.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
         // client 3: read_resp's Read Response payload (tags 0xC0..)
+        // shared with the TX log's replay while it has the framer's input
+        // (read_resp is quiet then: no read in flight)
         self.rd_arb.c3_req_valid.next = self.read_resp.dma_rd_req_valid.val();
-        self.read_resp.dma_rd_req_ready.next = self.rd_arb.c3_req_ready.val();
+        self.read_resp.dma_rd_req_ready.next = self.rd_arb.c3_req_ready.val() & !self.rt_tx.val();
         self.rd_arb.c3_req_addr.next = self.read_resp.dma_rd_req_addr.val();
         self.rd_arb.c3_req_len.next = self.read_resp.dma_rd_req_len.val();
         self.rd_arb.c3_req_tag.next = self.read_resp.dma_rd_req_tag.val();
-        self.read_resp.dma_rd_cpl_valid.next = self.rd_arb.c3_cpl_valid.val();
+        self.read_resp.dma_rd_cpl_valid.next = self.rd_arb.c3_cpl_valid.val() & !self.rt_tx.val();
         self.rd_arb.c3_cpl_ready.next = self.read_resp.dma_rd_cpl_ready.val();
+        self.tx_log.dma_rd_req_ready.next = self.rd_arb.c3_req_ready.val() & self.rt_tx.val();
+        self.tx_log.dma_rd_cpl_valid.next = self.rd_arb.c3_cpl_valid.val() & self.rt_tx.val();
+        self.tx_log.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
+        self.tx_log.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
+        self.tx_log.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
+        if self.rt_tx.val() {
+            self.rd_arb.c3_req_valid.next = self.tx_log.dma_rd_req_valid.val();
+            self.rd_arb.c3_req_addr.next = self.tx_log.dma_rd_req_addr.val();
+            self.rd_arb.c3_req_len.next = self.tx_log.dma_rd_req_len.val();
+            self.rd_arb.c3_req_tag.next = self.tx_log.dma_rd_req_tag.val();
+            self.rd_arb.c3_cpl_ready.next = self.tx_log.dma_rd_cpl_ready.val();
+        }
         self.read_resp.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
         self.read_resp.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
         self.read_resp.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
@@ -1835,6 +1864,10 @@ impl Logic for RnicCore {
             self.td_valid.next = self.read_resp.desc_valid.val();
             self.td_qp.next = self.read_resp.desc_qp.val();
         }
+        if self.rt_tx.val() {
+            self.td_valid.next = self.tx_log.desc_valid.val();
+            self.td_qp.next = self.tx_log.desc_qp.val();
+        }
         self.tx_qpconn.read_address.next = self.td_qp.val();
         self.tx_ctx.read_address.next = self.tx_qpconn.read_data.val();
         self.tx_ack.read_address.next = self.tx_qpconn.read_data.val();
@@ -1849,12 +1882,20 @@ impl Logic for RnicCore {
         self.read_resp.win_end.next = self.tx_wend.read_data.val();
         self.cnt_tx_wnd_wait.next = self.tx_seg.cnt_wnd_wait.val();
         self.cnt_tx_mulpdu_bad.next = self.tx_seg.cnt_mulpdu_bad.val();
-        self.tx_desc_ok.next =
-            self.td_valid.val() & (self.tx_dw.q.val() == 2) & !self.tx_cfifo.full.val();
+        // a source's descriptor also needs room in the TX log (it waits)
+        self.tx_desc_ok.next = self.td_valid.val()
+            & (self.tx_dw.q.val() == 2)
+            & !self.tx_cfifo.full.val()
+            & (self.tx_log.room.val() | self.rt_tx.val());
         if self.td_valid.val() & (self.tx_dw.q.val() != 2) {
             self.tx_dw.d.next = self.tx_dw.q.val() + 1;
         }
         if self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() {
+            self.tx_dw.d.next = 0.into();
+        }
+        // a descriptor withdrawn (a source held by the replay before its
+        // descriptor was taken): the lookup starts again with the next one
+        if !self.td_valid.val() {
             self.tx_dw.d.next = 0.into();
         }
         // The ACK builder reads the same tables (priority): the lookup
@@ -1865,10 +1906,15 @@ impl Logic for RnicCore {
             self.tx_dw.d.next = 0.into();
         }
         self.tx_cfifo.write.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
-        self.tx_cfifo.data_in.next = self.tx_qpconn.read_data.val();
+        self.tx_cfifo.data_in.next = (bit_cast::<9, 1>(self.rt_tx.val().into()) << 8)
+            | bit_cast::<9, 8>(self.tx_qpconn.read_data.val());
         self.tx_framer.desc_valid.next = self.tx_desc_ok.val();
-        self.tx_seg.desc_ready.next =
-            self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() & !self.rr_tx.val();
+        self.tx_seg.desc_ready.next = self.tx_desc_ok.val()
+            & self.tx_framer.desc_ready.val()
+            & !self.rr_tx.val()
+            & !self.rt_tx.val();
+        self.tx_log.desc_ready.next =
+            self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() & self.rt_tx.val();
         self.read_resp.desc_ready.next =
             self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() & self.rr_tx.val();
         self.tx_framer.desc_dst_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(0);
@@ -1895,7 +1941,9 @@ impl Logic for RnicCore {
         self.tx_framer.pay_keep.next = self.tx_seg.pay_keep.val();
         self.tx_framer.pay_last.next = self.tx_seg.pay_last.val();
         self.tx_framer.pay_valid.next = self.tx_seg.pay_valid.val();
-        self.tx_seg.pay_ready.next = self.tx_framer.pay_ready.val() & !self.rr_tx.val();
+        self.tx_seg.pay_ready.next =
+            self.tx_framer.pay_ready.val() & !self.rr_tx.val() & !self.rt_tx.val();
+        self.tx_log.pay_ready.next = self.tx_framer.pay_ready.val() & self.rt_tx.val();
         self.read_resp.pay_ready.next = self.tx_framer.pay_ready.val() & self.rr_tx.val();
         // read_resp's Read Responses (tagged, RFC 5040 §4.5) while it has
         // the stream: TxSeg then has no payload outstanding and sends no
@@ -1919,6 +1967,83 @@ impl Logic for RnicCore {
             self.tx_framer.pay_last.next = self.read_resp.pay_last.val();
             self.tx_framer.pay_valid.next = self.read_resp.pay_valid.val();
         }
+        // the TX log's replayed FPDUs while it has the stream (tx_seg and
+        // read_resp are held: nothing interleaves)
+        if self.rt_tx.val() {
+            self.tx_framer.desc_seq.next = self.tx_log.desc_seq.val();
+            self.tx_framer.desc_crc_en.next = self.tx_log.desc_crc_en.val();
+            self.tx_framer.desc_mk_en.next = self.tx_log.desc_mk_en.val();
+            self.tx_framer.desc_seq_start.next = self.tx_log.desc_seq_start.val();
+            self.tx_framer.desc_opcode.next = self.tx_log.desc_opcode.val();
+            self.tx_framer.desc_last.next = self.tx_log.desc_last.val();
+            self.tx_framer.desc_stag.next = self.tx_log.desc_stag.val();
+            self.tx_framer.desc_to.next = self.tx_log.desc_to.val();
+            self.tx_framer.desc_qn.next = self.tx_log.desc_qn.val();
+            self.tx_framer.desc_msn.next = self.tx_log.desc_msn.val();
+            self.tx_framer.desc_mo.next = self.tx_log.desc_mo.val();
+            self.tx_framer.desc_pay_len.next = self.tx_log.desc_pay_len.val();
+            self.tx_framer.pay_data.next = self.tx_log.pay_data.val();
+            self.tx_framer.pay_keep.next = self.tx_log.pay_keep.val();
+            self.tx_framer.pay_last.next = self.tx_log.pay_last.val();
+            self.tx_framer.pay_valid.next = self.tx_log.pay_valid.val();
+        }
+        // ---- TX log: every descriptor a source hands to the framer, with
+        // its payload source (tx_seg: SGE address + offset or the Read
+        // Request octets; read_resp: the translated address)
+        self.tx_log.reset.next = self.reset.val();
+        // without window enforcement (tests whose peer never ACKs) a full
+        // log drops its oldest entry rather than holding TX forever
+        self.tx_log.evict.next = !self.tx_wnd_en.val();
+        self.tx_log.in_valid.next =
+            self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() & !self.rt_tx.val();
+        self.tx_log.in_conn.next = self.tx_qpconn.read_data.val();
+        self.tx_log.in_qp.next = self.tx_seg.desc_qp.val();
+        self.tx_log.in_seq.next = self.tx_seg.desc_seq.val();
+        self.tx_log.in_crc_en.next = self.tx_seg.desc_crc_en.val();
+        self.tx_log.in_mk_en.next = self.tx_seg.desc_mk_en.val();
+        self.tx_log.in_seq_start.next = self.tx_seg.desc_seq_start.val();
+        self.tx_log.in_opcode.next = self.tx_seg.desc_opcode.val();
+        self.tx_log.in_last.next = self.tx_seg.desc_last.val();
+        self.tx_log.in_stag.next = self.tx_seg.desc_stag.val();
+        self.tx_log.in_to.next = self.tx_seg.desc_to.val();
+        self.tx_log.in_qn.next = self.tx_seg.desc_qn.val();
+        self.tx_log.in_msn.next = self.tx_seg.desc_msn.val();
+        self.tx_log.in_mo.next = self.tx_seg.desc_mo.val();
+        self.tx_log.in_pay_len.next = self.tx_seg.desc_pay_len.val();
+        self.tx_log.in_adv.next = self.tx_seg.desc_adv.val();
+        self.tx_log.in_addr.next = self.tx_seg.desc_addr.val();
+        self.tx_log.in_rr.next = self.tx_seg.desc_rr.val();
+        if self.rr_tx.val() {
+            self.tx_log.in_qp.next = self.read_resp.desc_qp.val();
+            self.tx_log.in_seq.next = self.read_resp.desc_seq.val();
+            self.tx_log.in_crc_en.next = self.read_resp.desc_crc_en.val();
+            self.tx_log.in_mk_en.next = self.read_resp.desc_mk_en.val();
+            self.tx_log.in_seq_start.next = self.read_resp.desc_seq_start.val();
+            self.tx_log.in_opcode.next = self.read_resp.desc_opcode.val();
+            self.tx_log.in_last.next = self.read_resp.desc_last.val();
+            self.tx_log.in_stag.next = self.read_resp.desc_stag.val();
+            self.tx_log.in_to.next = self.read_resp.desc_to.val();
+            self.tx_log.in_qn.next = 0.into();
+            self.tx_log.in_msn.next = 0.into();
+            self.tx_log.in_mo.next = 0.into();
+            self.tx_log.in_pay_len.next = self.read_resp.desc_pay_len.val();
+            self.tx_log.in_adv.next = self.read_resp.desc_adv.val();
+            self.tx_log.in_addr.next = self.read_resp.desc_addr.val();
+        }
+        // retire / replay checks: mode and SND.UNA of a connection
+        self.conn_table.r2_idx.next = self.tx_log.una_conn.val();
+        self.tx_log.una_mode.next = self.conn_table.r2_mode.val();
+        self.tx_log.una_snd_una.next = self.conn_table.r2_snd_una.val();
+        // RETX_CONN and the RETX_* registers
+        self.tx_log.rq_valid.next = self.fw_port.retx_valid.val();
+        self.tx_log.rq_conn.next = self.fw_port.retx_conn.val();
+        self.fw_port.retx_status.next = (bit_cast::<32, 16>(self.tx_log.used.val()) << 16)
+            | bit_cast::<32, 1>(self.tx_log.busy.val().into());
+        self.fw_port.retx_count.next = self.tx_log.cnt_sent.val();
+        self.fw_port.retx_full.next = self.tx_log.cnt_full.val();
+        self.fw_port.retx_empty.next = self.tx_log.cnt_empty.val();
+        self.fw_port.retx_busy.next = self.tx_log.cnt_busy.val();
+        self.fw_port.retx_lost.next = self.tx_log.cnt_lost.val();
 
         // Send completions.
         // TxSeg's completion records go to SendCpl (the QP's send CQ);
@@ -2104,8 +2229,12 @@ impl Logic for RnicCore {
         // which TxSeg never makes: then nothing is recorded)
         self.mx_data_end.next = self.mx_data_end.val() & !self.tx_cfifo.empty.val();
         self.tx_cfifo.read.next = self.mx_data_end.val();
-        self.se_v.d.next = self.mx_data_end.val();
-        self.se_idx.d.next = self.tx_cfifo.data_out.val();
+        // A replayed frame (tx_log) re-sends sequence space below SND.NXT:
+        // it updates neither SND.NXT nor tx_wnxt (RFC 9293 §3.8.1: a
+        // retransmission does not move SND.NXT; conn_table also takes only
+        // advancing values).
+        self.se_v.d.next = self.mx_data_end.val() & !self.tx_cfifo.data_out.val().get_bit(8);
+        self.se_idx.d.next = self.tx_cfifo.data_out.val().get_bits::<8>(0);
         self.se_val.d.next = ((bit_cast::<32, 16>(self.mx_seqhi.q.val()) << 16)
             | bit_cast::<32, 16>(self.mx_seqlo.q.val()))
             + bit_cast::<32, 16>(self.mx_tlen.q.val())

@@ -136,6 +136,12 @@ pub struct TxSeg {
     pub desc_msn: Signal<Out, Bits<32>>,
     pub desc_mo: Signal<Out, Bits<32>>,
     pub desc_pay_len: Signal<Out, Bits<16>>,
+    /// For the TX log (`tx_log`), beside the descriptor: the bus address
+    /// of the segment's payload read, the segment's length in sequence
+    /// space (markers included), a Read Request's 28-octet payload.
+    pub desc_addr: Signal<Out, Bits<64>>,
+    pub desc_adv: Signal<Out, Bits<16>>,
+    pub desc_rr: Signal<Out, Bits<224>>,
     pub dma_rd_req_valid: Signal<Out, Bit>,
     pub dma_rd_req_addr: Signal<Out, Bits<64>>,
     pub dma_rd_req_len: Signal<Out, Bits<16>>,
@@ -187,6 +193,11 @@ pub struct TxSeg {
     pub xs_qp: Signal<In, Bits<6>>,
     pub xs_done: Signal<In, Bit>,
     pub xs_seq_new: Signal<In, Bits<32>>,
+    /// The TX log's replay (`tx_log`): `hold` starts no further segment
+    /// (as `stop`, for every QP); `quiet` = no segment half issued and none
+    /// of our payload outstanding, so the framer's input is free.
+    pub hold: Signal<In, Bit>,
+    pub quiet: Signal<Out, Bit>,
     pub xs_gnt: Signal<Out, Bit>,
     pub xs_seq: Signal<Out, Bits<32>>,
     pub xs_seq_start: Signal<Out, Bits<32>>,
@@ -327,6 +338,9 @@ impl Default for TxSeg {
             desc_msn: Default::default(),
             desc_mo: Default::default(),
             desc_pay_len: Default::default(),
+            desc_addr: Default::default(),
+            desc_adv: Default::default(),
+            desc_rr: Default::default(),
             dma_rd_req_valid: Default::default(),
             dma_rd_req_addr: Default::default(),
             dma_rd_req_len: Default::default(),
@@ -370,6 +384,8 @@ impl Default for TxSeg {
             xs_qp: Default::default(),
             xs_done: Default::default(),
             xs_seq_new: Default::default(),
+            hold: Default::default(),
+            quiet: Default::default(),
             xs_gnt: Default::default(),
             xs_seq: Default::default(),
             xs_seq_start: Default::default(),
@@ -615,7 +631,11 @@ impl Logic for TxSeg {
         self.fits_r.d.next =
             !self.win_en.val() | (((self.win_end.val() - self.send_end.val()) >> 31) == 0);
         // A stopped QP (branch qpstop) starts no further segment.
-        self.fits.next = self.fits_r.q.val() & !self.stop.val();
+        self.fits.next = self.fits_r.q.val() & !self.stop.val() & !self.hold.val();
+        self.quiet.next = (self.outst.q.val() == 0)
+            & !self.rr_pending.q.val()
+            & !((self.st.q.val() == SegState::Seg)
+                & (self.desc_done.q.val() | self.req_done.q.val()));
         self.go.next = (self.st.q.val() == SegState::Seg) & (self.ph.q.val() == 5);
         self.ph.d.next = 0.into();
         if (self.st.q.val() == SegState::Seg) & (self.ph.q.val() != 5) {
@@ -646,6 +666,9 @@ impl Logic for TxSeg {
         self.desc_msn.next = self.msn.q.val();
         self.desc_mo.next = self.mo.q.val();
         self.desc_pay_len.next = self.plen.val().get_bits::<16>(0);
+        self.desc_addr.next = self.addr.q.val();
+        self.desc_adv.next = self.adv.val().get_bits::<16>(0);
+        self.desc_rr.next = self.rr.q.val().get_bits::<224>(0);
 
         // Payload DMA reads: up to 4 in flight, one reorder slot each (tag
         // PAY_TAG | slot), issued and drained in slot order.
@@ -1139,6 +1162,7 @@ mod tests {
             self.seg.xs_qp.next = 0.into();
             self.seg.xs_done.next = false;
             self.seg.xs_seq_new.next = 0.into();
+            self.seg.hold.next = false;
         }
     }
 

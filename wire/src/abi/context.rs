@@ -713,12 +713,35 @@ pub mod port {
     /// Octets in the `TERM_HDR` window.
     pub const TERM_HDR_LEN: usize = 48;
 
-    /// Write a connection index: the device re-sends, in order, every FPDU
-    /// of that connection not yet wholly acknowledged (go-back-N from
-    /// SND.UNA).
+    /// Write a connection index (< 256): the device re-sends, in order,
+    /// every data FPDU of that connection it has logged and not seen
+    /// wholly acknowledged (go-back-N from SND.UNA, RFC 9293 §3.8.1 / RFC
+    /// 6298 §5), re-reading the payload from host memory. A write while a
+    /// replay is pending or running is ignored and counted in
+    /// [`RETX_BUSY`]; one with nothing logged sends nothing
+    /// ([`RETX_EMPTY`]). Only RDMA-mode data FPDUs are logged: the firmware
+    /// retransmits its own frames (Terminate, FIN) itself.
     pub const RETX_CONN: u32 = 0x094;
-    /// Retransmission status: bit 0 busy (a `RETX_CONN` replay is running).
+    /// Replay status (RO): bit 0 busy (a `RETX_CONN` replay pending or
+    /// running), bits 31:16 FPDU log entries in use.
     pub const RETX_STATUS: u32 = 0x098;
+    /// FPDUs re-sent by replays (RO, wraps).
+    pub const RETX_COUNT: u32 = 0x09C;
+    /// Clocks the FPDU log was full, TX held (RO, wraps).
+    pub const RETX_FULL: u32 = 0x0A0;
+    /// `RETX_CONN` writes that found nothing to re-send (RO, wraps).
+    pub const RETX_EMPTY: u32 = 0x0A4;
+    /// `RETX_CONN` writes ignored while busy (RO, wraps).
+    pub const RETX_BUSY: u32 = 0x0A8;
+    /// FPDUs dropped from a full log (RO, wraps): only when the device
+    /// does not enforce the peer's window (core input `tx_wnd_en` = 0, a
+    /// test mode for peers that never ACK); otherwise a full log holds TX
+    /// and this stays 0.
+    pub const RETX_LOST: u32 = 0x0AC;
+    /// `RETX_STATUS` bit 0: a replay is pending or running.
+    pub const RETX_STATUS_BUSY: u32 = 1;
+
+    const _: () = assert!(RETX_LOST < TERM_HDR);
 
     const _: () = assert!(TERM_HDR + TERM_HDR_LEN as u32 <= TABLE_DATA);
     const _: () = assert!(TABLE_DATA + super::MAX_ENTRY_SIZE as u32 <= EVENT_DATA);
