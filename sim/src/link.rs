@@ -201,6 +201,16 @@ impl Link {
         &self.cfg
     }
 
+    /// Changes the fault rates from now on (frames already on the link keep
+    /// their fate): a run can set up its connections on a clean link and
+    /// then turn the faults on for the data phase.
+    pub fn set_faults(&mut self, loss: f64, corrupt: f64, duplicate: f64, reorder: f64) {
+        self.cfg.loss = loss;
+        self.cfg.corrupt = corrupt;
+        self.cfg.duplicate = duplicate;
+        self.cfg.reorder = reorder;
+    }
+
     /// The link's cycle count.
     pub fn cycle(&self) -> u64 {
         self.now

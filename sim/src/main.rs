@@ -152,16 +152,6 @@ fn main() -> ExitCode {
             budget,
             quiet,
         } => {
-            if loss > 0.0 || corrupt > 0.0 || duplicate > 0.0 || reorder > 0.0 {
-                eprintln!(
-                    "rnic-sim: REFUSED: link faults (--loss/--corrupt/--duplicate/--reorder) need \
-                     retransmission of RDMA-mode data, which neither the RTL fast path nor the \
-                     firmware does yet: a lost data segment would stall the session. Run the \
-                     faults on the reference model (`rnic-sim model`) or the link tests \
-                     (sim/tests/link.rs)."
-                );
-                return ExitCode::from(2);
-            }
             if c.mtu > RTL_MAX_MTU {
                 eprintln!(
                     "rnic-sim: REFUSED: --mtu {} gives FPDUs larger than the TX framer's \
@@ -184,13 +174,6 @@ fn main() -> ExitCode {
                  unchanged; then disconnect\n",
                 max_size, c.ops
             );
-            if c.max_size.is_none() {
-                println!(
-                    "(default --max-size {RTL_DEFAULT_MAX_SIZE}: with seed 1 a 256 KiB Send \
-                     overflows B's receive FIFO — cnt_rx_overflow — and nothing retransmits the \
-                     dropped segments yet; see docs/sim.md)\n"
-                );
-            }
             let cfg = RtlConfig {
                 mtu: c.mtu,
                 crc: c.crc,
@@ -202,6 +185,10 @@ fn main() -> ExitCode {
                 vcd: vcd.clone(),
                 progress: !quiet,
                 budget_base: budget,
+                loss,
+                corrupt,
+                duplicate,
+                reorder,
             };
             match rtl_run::run(&cfg) {
                 Ok(report) => {

@@ -205,6 +205,22 @@ pub struct RtlConfig {
     /// Cycle budget per operation: `budget_base + size` clocks (the link
     /// carries at most 8 octets per clock).
     pub budget_base: u64,
+    /// Link faults during the data phase (per frame, each direction):
+    /// loss, corruption (bad FCS: dropped at the MAC), duplication,
+    /// reordering. The connection is set up on a clean link (the firmware's
+    /// SYN/MPA retransmission starts at 1 s, RFC 6298 §2); lost RDMA-mode
+    /// data is recovered by the firmware's RTO and the RTL's replay.
+    pub loss: f64,
+    pub corrupt: f64,
+    pub duplicate: f64,
+    pub reorder: f64,
+}
+
+impl RtlConfig {
+    /// Whether any link fault is on.
+    pub fn faults(&self) -> bool {
+        self.loss > 0.0 || self.corrupt > 0.0 || self.duplicate > 0.0 || self.reorder > 0.0
+    }
 }
 
 impl Default for RtlConfig {
@@ -220,6 +236,10 @@ impl Default for RtlConfig {
             vcd: None,
             progress: false,
             budget_base: 200_000,
+            loss: 0.0,
+            corrupt: 0.0,
+            duplicate: 0.0,
+            reorder: 0.0,
         }
     }
 }
@@ -293,6 +313,13 @@ pub struct RtlReport {
     pub read_note: Option<String>,
     /// Why the disconnect did not end in B's Closed, if it did not.
     pub disconnect_note: Option<String>,
+    /// Link faults injected in the data phase (A→B + B→A): lost,
+    /// corrupted, duplicated, reordered frames.
+    pub faults: [u64; 4],
+    /// Recovery: replays the firmwares asked for (`RETX_CONN` writes, A +
+    /// B) and FPDUs the RTL re-sent (`RETX_COUNT`, A + B).
+    pub retx_requests: u64,
+    pub retx_fpdus: u64,
 }
 
 /// Payload octets per frame and wire octets per frame of a full FPDU with a
@@ -477,6 +504,24 @@ impl RtlReport {
         if let Some(n) = &self.read_note {
             let _ = writeln!(o, "RDMA Read: NOT RUN — {n}");
         }
+        if self.config.faults() {
+            let _ = writeln!(
+                o,
+                "link faults in the data phase (loss {}, corrupt {}, duplicate {}, reorder {}): \
+                 {} lost, {} corrupted, {} duplicated, {} reordered frames; recovered by {} \
+                 replays (RETX_CONN) re-sending {} FPDUs",
+                self.config.loss,
+                self.config.corrupt,
+                self.config.duplicate,
+                self.config.reorder,
+                self.faults[0],
+                self.faults[1],
+                self.faults[2],
+                self.faults[3],
+                self.retx_requests,
+                self.retx_fpdus
+            );
+        }
         match &self.disconnect_note {
             None => {
                 let _ = writeln!(o, "disconnect: A closed gracefully, B got Closed");
@@ -551,6 +596,7 @@ impl RtlReport {
              \"mss\":{},\"mulpdu\":{},\"markers_a_to_b\":{},\"cycle_ns\":6.4,\"write_limit_gbps\":{:.4},\"send_limit_gbps\":{:.4},\
              \"connect_cycles\":{},\"data_cycles\":{},\"disconnect_cycles\":{},\"total_cycles\":{},\
              \"data_frames_a_to_b\":{},\"data_frames_b_to_a\":{},\"frames_a_to_b\":{},\"frames_b_to_a\":{},\"octets_a_to_b\":{},\"octets_b_to_a\":{},\"terminates\":{},\
+             \"faults\":{{\"loss\":{},\"corrupt\":{},\"duplicate\":{},\"reorder\":{},\"lost\":{},\"corrupted\":{},\"duplicated\":{},\"reordered\":{},\"retx_requests\":{},\"retx_fpdus\":{}}},\
              \"wall_s\":{:.3},\"cycles_per_s\":{:.0},\"cpu_s\":{},\"read\":{},\"disconnect\":{},\"pcap\":{},\"rows\":[{}]}}\n",
             c.mtu,
             c.crc,
@@ -574,6 +620,16 @@ impl RtlReport {
             self.frame_octets[0],
             self.frame_octets[1],
             self.terminates,
+            c.loss,
+            c.corrupt,
+            c.duplicate,
+            c.reorder,
+            self.faults[0],
+            self.faults[1],
+            self.faults[2],
+            self.faults[3],
+            self.retx_requests,
+            self.retx_fpdus,
             self.wall.as_secs_f64(),
             self.cycles_per_sec(),
             self.cpu
@@ -803,6 +859,11 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         return Err(format!("CRC negotiated {} (asked {})", est.crc, cfg.crc));
     }
     let connect_cycles = world.borrow().cycle() - c0;
+    if cfg.faults() {
+        let mut w = world.borrow_mut();
+        let link = w.link.as_mut().expect("a pair has a link");
+        link.set_faults(cfg.loss, cfg.corrupt, cfg.duplicate, cfg.reorder);
+    }
     let (mss, mulpdu, mpa_flags) = {
         use rnic_fw::hal::HalExt;
         let mut w = world.borrow_mut();
@@ -1084,6 +1145,29 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         }
     }
     let data_cycles = world.borrow().cycle() - d0;
+    let faults = {
+        let mut w = world.borrow_mut();
+        let link = w.link.as_mut().expect("a pair has a link");
+        let (sa, sb) = (link.stats(Side::A), link.stats(Side::B));
+        link.set_faults(0.0, 0.0, 0.0, 0.0);
+        [
+            sa.lost + sb.lost,
+            sa.corrupted + sb.corrupted,
+            sa.duplicated + sb.duplicated,
+            sa.reordered + sb.reordered,
+        ]
+    };
+    let (retx_requests, retx_fpdus) = {
+        let w = world.borrow();
+        let mut req = 0;
+        let mut fpdus = 0;
+        for n in &w.nodes {
+            let mut hw = n.hw.borrow_mut();
+            req += hw.retx_writes.len() as u64;
+            fpdus += hw.fw_read(rnic_wire::abi::context::port::RETX_COUNT) as u64;
+        }
+        (req, fpdus)
+    };
     let data_frames = {
         let w = world.borrow();
         let link = w.link.as_ref().expect("a pair has a link");
@@ -1140,6 +1224,9 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         terminates,
         read_note,
         disconnect_note,
+        faults,
+        retx_requests,
+        retx_fpdus,
     })
 }
 
