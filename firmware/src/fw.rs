@@ -32,7 +32,7 @@ use crate::hal::{Hal, HalError, HalExt, IfConfig};
 use crate::mpa::{self, Agreement, Assembler, MpaError, Offer};
 use crate::qp::{QpEvent, QpTable};
 use crate::resources::Resources;
-use crate::retx::{RetxAction, RetxConfig, RetxStats, RetxTimer};
+use crate::retx::{PersistTimer, RetxAction, RetxConfig, RetxStats, RetxTimer, FPDU_OVERHEAD};
 use crate::tcp::{Backlog, Params, Pending, SegSink, Tcb, TcpEvent, TcpState, Tuple};
 use crate::terminate::{
     terminate_fpdu, terminate_repr, LOCAL_CATASTROPHIC_CODE, TERMINATE_FPDU_MAX,
@@ -162,6 +162,8 @@ pub struct Conn {
     pub rejected: bool,
     /// Retransmission timer of the device's data ([`crate::retx`]).
     pub retx: RetxTimer,
+    /// Zero-window probing of the device's data ([`PersistTimer`]).
+    pub persist: PersistTimer,
 }
 
 /// The firmware's counters.
@@ -599,6 +601,7 @@ impl<
             ctx: false,
             rejected: false,
             retx: RetxTimer::new(now, &self.config.rdma_retx),
+            persist: PersistTimer::default(),
         };
         self.conns[i] = Some(conn);
         self.write_ctx(i, ConnMode::Firmware);
@@ -1015,6 +1018,7 @@ impl<
         };
         c.phase = Phase::Rdma;
         c.retx = RetxTimer::new(now, &self.config.rdma_retx);
+        c.persist = PersistTimer::default();
         if !rest.is_empty() {
             let seq = c.tcb.rcv_nxt;
             // Not taken: left unacknowledged, the peer resends it.
@@ -1462,6 +1466,7 @@ impl<
             ctx: false,
             rejected: false,
             retx: RetxTimer::new(now, &self.config.rdma_retx),
+            persist: PersistTimer::default(),
         });
         if let Some(q) = self.qps.get_mut(qpn) {
             q.conn = Some(i as u32);
@@ -1603,9 +1608,13 @@ impl<
         if self.retx_off || !c.retx.due(now) {
             return true;
         }
+        let mut rdma_ctx = None;
         let (una, nxt) = match c.phase {
             Phase::Rdma => match self.hal.read_conn(i as u32) {
-                Ok(ctx) => (ctx.snd_una, ctx.snd_nxt),
+                Ok(ctx) => {
+                    rdma_ctx = Some(ctx);
+                    (ctx.snd_una, ctx.snd_nxt)
+                }
                 Err(_) => return true,
             },
             Phase::Closing => {
@@ -1615,6 +1624,22 @@ impl<
             _ => return true,
         };
         self.stats.retx.samples += 1;
+        let Some(c) = self.conns[i].as_mut() else {
+            return false;
+        };
+        if let Some(ctx) = rdma_ctx {
+            let fpdu = ctx.mulpdu as u32 + FPDU_OVERHEAD;
+            if c.persist.sample(now, una, nxt, ctx.snd_wnd, fpdu, &cfg) {
+                // The TCB follows the device's state (as for any RDMA-mode
+                // segment the firmware handles), then probes.
+                c.tcb
+                    .sync(ctx.rcv_nxt, ctx.snd_nxt, ctx.snd_una, ctx.snd_wnd);
+                self.stats.retx.probes += 1;
+                if let Some((c, mut tx)) = self.sink(i) {
+                    c.tcb.send_window_probe(&mut tx);
+                }
+            }
+        }
         let Some(c) = self.conns[i].as_mut() else {
             return false;
         };

@@ -104,6 +104,8 @@ pub struct RetxStats {
     /// outstanding (since the last progress or retransmission), µs: how
     /// close a loss-free run came to the RTO.
     pub longest_stall: Micros,
+    /// Zero-window probes sent ([`PersistTimer`]).
+    pub probes: u64,
 }
 
 /// The timer state of one connection.
@@ -299,5 +301,99 @@ mod tests {
         assert_eq!(t.sample(0, 100, 200, &CFG), RetxAction::None);
         assert_eq!(t.sample(50, 90, 200, &CFG), RetxAction::None);
         assert_eq!(t.sample(100, 100, 200, &CFG), RetxAction::Retransmit);
+    }
+}
+
+/// Octets an FPDU adds to its ULPDU on the wire at most, markers aside:
+/// ULPDU_LENGTH (2), pad (up to 3) and CRC (4) (RFC 5044 §4.1).
+pub const FPDU_OVERHEAD: u32 = 2 + 3 + 4;
+
+/// Zero-window probing (the persist timer, RFC 9293 §3.8.6.1, RFC 1122
+/// §4.2.2.17) of a connection whose data the device sends. The device
+/// starts no FPDU that does not fit the peer's window and never splits one
+/// (docs/rtl.md, "The peer's window"); with nothing in flight no ACK will
+/// come to reopen the window if the peer's window update was lost. So
+/// while nothing is outstanding (SND.UNA = SND.NXT) and the window is
+/// smaller than the connection's largest FPDU, the firmware sends a probe
+/// every RTO, backing off to the cap like the retransmission timer: a
+/// segment with no data and SEG.SEQ = SND.UNA − 1, which the peer must
+/// answer with an ACK carrying its current window (RFC 9293 §3.10.7.4,
+/// "not acceptable"; Linux probes the same way). The ACK reaches the fast
+/// path, which updates SND.WND. Probing goes on as long as the window stays
+/// closed (§3.8.6.1: the connection is kept while the peer answers). The
+/// firmware does not see whether the send queue has work, so an idle
+/// connection whose peer offers a window below one FPDU is probed too (one
+/// small segment per backed-off RTO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PersistTimer {
+    deadline: Option<Micros>,
+    backoff: Micros,
+}
+
+impl PersistTimer {
+    /// One sample: `wnd` the peer's window (octets), `fpdu` the largest FPDU
+    /// the connection sends (MULPDU + [`FPDU_OVERHEAD`]). Returns whether to
+    /// send a probe now.
+    pub fn sample(
+        &mut self,
+        now: Micros,
+        una: u32,
+        nxt: u32,
+        wnd: u32,
+        fpdu: u32,
+        cfg: &RetxConfig,
+    ) -> bool {
+        if una != nxt || wnd >= fpdu {
+            *self = PersistTimer::default();
+            return false;
+        }
+        if self.backoff == 0 {
+            self.backoff = cfg.rto;
+        }
+        match self.deadline {
+            None => {
+                self.deadline = Some(now + self.backoff);
+                false
+            }
+            Some(d) if now >= d => {
+                self.backoff = (self.backoff * 2).min(cfg.rto_max);
+                self.deadline = Some(now + self.backoff);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// When the next probe is due, if the window is closed.
+    pub fn deadline(&self) -> Option<Micros> {
+        self.deadline
+    }
+}
+
+#[cfg(test)]
+mod persist_tests {
+    use super::*;
+
+    const CFG: RetxConfig = RetxConfig {
+        rto: 100,
+        rto_max: 400,
+        max_retries: 3,
+    };
+
+    #[test]
+    fn probes_back_off_while_closed_and_stop_when_open() {
+        let mut p = PersistTimer::default();
+        let probe_times: std::vec::Vec<u64> = (0..=1500)
+            .step_by(10)
+            .filter(|&t| p.sample(t, 5, 5, 0, 1462, &CFG))
+            .collect();
+        // armed at 0: 100, then 200, 400, 400 (capped) apart
+        assert_eq!(probe_times, [100, 300, 700, 1100, 1500]);
+        // a window of a full FPDU: no probe, timer reset
+        assert!(!p.sample(1600, 5, 5, 1462, 1462, &CFG));
+        assert_eq!(p.deadline(), None);
+        // data in flight: the retransmission timer's case, not a probe
+        assert!(!p.sample(1700, 5, 9, 0, 1462, &CFG));
+        assert_eq!(p.deadline(), None);
     }
 }

@@ -388,6 +388,12 @@ impl<const TX: usize> Tcb<TX> {
         sink.send(&self.repr(TcpControl::None, self.snd_nxt, true, &[]));
     }
 
+    /// A zero-window probe: no data, SEG.SEQ = SND.UNA − 1, so the peer
+    /// answers with an ACK of its current window (RFC 9293 §3.10.7.4).
+    pub fn send_window_probe(&self, sink: &mut impl SegSink) {
+        sink.send(&self.repr(TcpControl::None, self.snd_una.wrapping_sub(1), true, &[]));
+    }
+
     fn challenge_ack(&mut self, now: Micros, sink: &mut impl SegSink) {
         if now.saturating_sub(self.chal_start) >= 1000 * MS {
             self.chal_start = now;

@@ -327,3 +327,60 @@ fn out_of_order_and_old_segments_get_an_ack_only() {
     assert_eq!(fw.hal.conn(0).unwrap().rcv_nxt, rn);
     assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Rdma);
 }
+
+/// The peer's window closed with nothing in flight (RFC 9293 §3.8.6.1): the
+/// firmware probes with SEG.SEQ = SND.UNA − 1 and no data, each RTO and
+/// backing off to the cap, and stops once the window holds an FPDU again.
+#[test]
+fn closed_window_is_probed_with_backoff_until_it_opens() {
+    let mut fw = fw_with_timer();
+    let (_qpn, rcv, snd) = passive_rdma(&mut fw);
+    let _ = sent_tcp(&mut fw.hal);
+    let set_wnd = |fw: &mut Fw, wnd: u32| {
+        let mut c = fw.hal.conn(0).unwrap();
+        c.snd_una = snd;
+        c.snd_nxt = snd;
+        c.snd_wnd = wnd;
+        let mut b = [0u8; ConnContext::SIZE];
+        c.emit(&mut b).unwrap();
+        fw.hal.tables.insert((TableId::Conn as u8, 0), b.to_vec());
+    };
+    let mulpdu = fw.hal.conn(0).unwrap().mulpdu as u32;
+    assert!(mulpdu > 0);
+    let t0 = fw.hal.now;
+    set_wnd(&mut fw, mulpdu - 1);
+    fw.poll();
+    let mut probes = vec![];
+    while fw.hal.now < t0 + 11_000 {
+        fw.hal.now += 10;
+        fw.poll();
+        for o in sent_tcp(&mut fw.hal) {
+            assert_eq!(
+                (o.ctl, o.seq, o.ack, o.payload.len()),
+                (TcpControl::None, snd.wrapping_sub(1), Some(rcv), 0),
+                "a probe: SND.UNA - 1, no data, ACK of RCV.NXT"
+            );
+            probes.push(fw.hal.now - t0);
+        }
+    }
+    // armed at the first sample, then 1, 2, 4, 4 ms (capped) apart; within
+    // a sampling period (RTO/4) of each deadline
+    assert_eq!(probes.len(), 4, "{probes:?}");
+    for (p, want) in probes.iter().zip([1000u64, 3000, 7000, 11000]) {
+        assert!(
+            (want..=want + 260).contains(p),
+            "probe at {p} µs, due {want}"
+        );
+    }
+    assert_eq!(fw.stats().retx.probes, 4);
+    assert_eq!(fw.stats().retx.retransmits, 0, "nothing to replay");
+    // the window opens: no more probes
+    set_wnd(&mut fw, 65535);
+    let end = fw.hal.now + 20_000;
+    while fw.hal.now < end {
+        fw.hal.now += 10;
+        fw.poll();
+    }
+    assert!(sent_tcp(&mut fw.hal).is_empty());
+    assert_eq!(fw.stats().retx.probes, 4);
+}
