@@ -369,6 +369,8 @@ pub struct RnicCore {
     /// doorbell at a CQ number >= 16 or an unknown offset, CQ table entry
     /// >= 16, or one of the four queues below full.
     pub cnt_rxs_lost: Signal<Out, Bits<32>>,
+    /// Sends refused by the receive SGE check (TPT fault on an lkey).
+    pub cnt_rxs_prot: Signal<Out, Bits<32>>,
     /// Send-side completions (TxSeg, Read requester) dropped because their
     /// QP has no send CQ (`QpContext.send_cqn` never written or >= 16).
     pub cnt_scq_no_cq: Signal<Out, Bits<32>>,
@@ -2326,6 +2328,7 @@ impl Logic for RnicCore {
         self.cnt_rxs_cq_overflow.next = self.rx_send.cnt_cq_overflow.val();
         self.cnt_rxs_eq_overflow.next = self.rx_send.cnt_eq_overflow.val();
         self.cnt_rxs_db_bad.next = self.rx_send.cnt_db_bad.val();
+        self.cnt_rxs_prot.next = self.rx_send.cnt_prot.val();
         // ---- Send-side completions (SendCpl → rx_send's cpl_write cp2_*):
         // the QP's send CQ from the firmware's QpContext write (send_cqn,
         // octet 8) for qpn < 64

@@ -37,9 +37,22 @@
 //!    The completion record is raised only after the last data beat was
 //!    taken, so on an ordered DMA stream the CQE lands after the data.
 //!
-//! Limits: SGE addresses are used as bus addresses (no TPT lookup of the
-//! lkey; `rsp_sge*_lkey` is not checked); the STag of a Send with
-//! Invalidate is reported in the completion, not invalidated in the TPT.
+//! 5. Receive SGEs are checked and translated through the TPT (`chk_*` /
+//!    `res_*`, one `Tpt` check port shared in the core). After the length
+//!    checks, each SGE with octets is checked whole (`SChk`/`SRes`): the
+//!    lkey's entry valid with the key, the region's PD = the QP's
+//!    (`ut_pd`), LOCAL_WRITE, `[addr, addr + length)` inside the region and
+//!    its page list, no wrap. A refusal: DDP "Local Catastrophic" Terminate
+//!    (1/0/0; RFC 5041 §7.2 has no untagged-buffer code for a local buffer
+//!    fault, and Linux siw answers a failed receive SGE check this way), the
+//!    error completion `LocalProtectionError`, QP to error, nothing of the
+//!    segment taken or written. Every segment of a message re-checks the
+//!    whole buffer, so a refused Send writes nothing. Then every piece's
+//!    virtual address is translated (`XChk`/`XRes`: bus address and octets
+//!    left in its page), and pieces also end at page ends.
+//!
+//! Limits: the STag of a Send with Invalidate is reported in the
+//! completion, not invalidated in the TPT.
 
 use crate::k;
 use crate::recv_wqe::QP_BITS;
