@@ -35465,7 +35465,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         if ((c_ar & c_ta) | (~c_ar & c_tr)) begin
             n = to4k;
         end
-        gear_on = (state$q == SpState$Calc) | (state$q == SpState$CalcA) | (state$q == SpState$CalcB) | (state$q == SpState$XChk) | (state$q == SpState$XRes) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
+        gear_on = (state$q == SpState$Calc) | (state$q == SpState$CalcA) | (state$q == SpState$CalcB) | (state$q == SpState$XChk) | (state$q == SpState$XRes) | (state$q == SpState$SChk) | (state$q == SpState$SRes) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
         g_k = 5'h8;
         if (prem$q < 32'h8) begin
             g_k = prem$q[(32'h0)+:(5)];
@@ -35514,6 +35514,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 begin
                     in_done$d = 1'b0;
                     cnt$d = 5'h0;
+                    gbuf$d = 128'h0;
                     rt_first$d = 1'b1;
                     rt_data$d = 64'h0;
                     if (ut_valid) begin
@@ -35607,9 +35608,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         e_cause$d = k_c_long;
                         e_cqe$d = 1'b1;
                     end
-                    else begin
+                    else if (mo$q == 32'h0) begin
                         csel$d = 1'b0;
                         state$d = SpState$SChk;
+                    end
+                    else begin
+                        state$d = SpState$CalcA;
                     end
                 end
             SpState$SChk:
@@ -35650,8 +35654,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             SpState$XChk:
                 begin
                     if (x_len == 32'h0) begin
-                        t_avail$d = 32'h0;
-                        state$d = SpState$Calc;
+                        state$d = SpState$End;
                     end
                     else begin
                         chk_valid = 1'b1;

@@ -1310,6 +1310,79 @@ mod tests {
         );
     }
 
+    /// Every segment is checked, not only the first: a region invalidated
+    /// after a message's first segment stops its second one at the piece
+    /// check (before any of its octets is written) with the protection
+    /// error; the first segment's octets stay where they landed.
+    #[test]
+    fn region_invalidated_mid_message_stops_the_next_segment() {
+        let mut tb = Tb::new(31);
+        let mut rng = Rng::new(32);
+        let e = TptEntry {
+            state: TptState::Valid,
+            key: 0x42,
+            access: ACCESS_LOCAL_WRITE,
+            page_shift: 12,
+            pd: PD,
+            va: 0x2_0000_0100,
+            length: 8000,
+            pbl_base: 8,
+            npages: 3,
+        };
+        tb.tpt.pbl.resize(11, 0);
+        tb.tpt.pbl[8] = 0x6000_5000;
+        tb.tpt.pbl[9] = 0x6000_1000;
+        tb.tpt.pbl[10] = 0x6000_9000;
+        tb.tpt.entries.insert(7, e);
+        let lkey = Stag::new(7, 0x42).unwrap().0;
+        tb.qp(
+            2,
+            &[wqe(
+                0x22,
+                &[Sge {
+                    addr: e.va,
+                    length: 8000,
+                    lkey,
+                }],
+            )],
+        );
+        let p = rng.bytes(900);
+        let seg = |mo: usize, len: usize, last: bool| RdmapRepr::Send {
+            solicited: false,
+            invalidate_stag: None,
+            last,
+            msn: 1,
+            mo: mo as u32,
+            payload: &p[mo..mo + len],
+        };
+        tb.send(&seg(0, 300, false), 2);
+        tb.run(400);
+        let first: Vec<u64> = tb.tpt.bus(lkey, e.va, 300);
+        for (i, a) in first.iter().enumerate() {
+            assert_eq!(tb.wr.mem.get(a), Some(&p[i]));
+        }
+        tb.tpt.entries.get_mut(&7).unwrap().state = TptState::Invalid;
+        tb.send(&seg(300, 300, false), 2);
+        tb.send(&seg(600, 300, true), 2);
+        tb.run(600);
+        let c = cqe(&tb, 0);
+        assert_eq!((c.wr_id, c.status), (0x22, WcStatus::LocalProtectionError));
+        let prot: TerminateCause = DdpError::LocalCatastrophic.into();
+        assert_eq!(
+            tb.terms.iter().map(|t| t.0).collect::<Vec<_>>(),
+            vec![prot.to_bits()]
+        );
+        assert_eq!(tb.qp_errs, vec![2]);
+        // the first segment, the CQE and its event (the CQ is armed); the
+        // third segment was dropped
+        assert_eq!(
+            tb.wr.mem.len(),
+            300 + 32 + 64,
+            "nothing of the second segment"
+        );
+        assert_eq!(tb.u.cnt_drop_qp.val().to_u64(), 1);
+    }
+
     #[test]
     fn generates_verilog() {
         let mut u = RxSend::default();

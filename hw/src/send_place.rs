@@ -46,10 +46,11 @@
 //!    (1/0/0; RFC 5041 §7.2 has no untagged-buffer code for a local buffer
 //!    fault, and Linux siw answers a failed receive SGE check this way), the
 //!    error completion `LocalProtectionError`, QP to error, nothing of the
-//!    segment taken or written. Every segment of a message re-checks the
-//!    whole buffer, so a refused Send writes nothing. Then every piece's
-//!    virtual address is translated (`XChk`/`XRes`: bus address and octets
-//!    left in its page), and pieces also end at page ends.
+//!    segment written. This runs on the message's first segment (MO = 0),
+//!    so a Send into a bad buffer writes nothing. Then, on every segment,
+//!    every piece is translated (`XChk`/`XRes`): a full TPT check of the
+//!    octets the piece writes, giving the bus address and the octets left
+//!    in its page (pieces also end at page ends).
 //!
 //! Limits: the STag of a Send with Invalidate is reported in the
 //! completion, not invalidated in the TPT.
@@ -691,6 +692,8 @@ impl Logic for SendPlace {
             | (self.state.q.val() == SpState::CalcB)
             | (self.state.q.val() == SpState::XChk)
             | (self.state.q.val() == SpState::XRes)
+            | (self.state.q.val() == SpState::SChk)
+            | (self.state.q.val() == SpState::SRes)
             | (self.state.q.val() == SpState::PHdr)
             | (self.state.q.val() == SpState::PData)
             | (self.state.q.val() == SpState::End);
@@ -750,6 +753,9 @@ impl Logic for SendPlace {
             SpState::Idle => {
                 self.in_done.d.next = false;
                 self.cnt.d.next = 0.into();
+                // Octets a refused segment left in the realigner must not
+                // leak into the next one (new octets are ORed in above cnt).
+                self.gbuf.d.next = 0.into();
                 self.rt_first.d.next = true;
                 self.rt_data.d.next = 0.into();
                 if self.ut_valid.val() {
@@ -833,9 +839,14 @@ impl Logic for SendPlace {
                 } else if self.msg_end_r.q.val() > self.total_r.q.val() {
                     self.e_cause.d.next = self.k_c_long.val();
                     self.e_cqe.d.next = true;
-                } else {
+                } else if self.mo.q.val() == 0 {
+                    // The message's first segment: check its whole buffer.
                     self.csel.d.next = false;
                     self.state.d.next = SpState::SChk;
+                } else {
+                    // Later segments: each piece's translation is a full
+                    // check of the octets it writes (XChk).
+                    self.state.d.next = SpState::CalcA;
                 }
             }
             // Local check of each SGE with octets (RFC 5040 §7 / issue 3:
@@ -876,8 +887,8 @@ impl Logic for SendPlace {
             // the region's page list (bus address, octets left in the page).
             SpState::XChk => {
                 if self.x_len.val() == 0 {
-                    self.t_avail.d.next = 0.into();
-                    self.state.d.next = SpState::Calc;
+                    // Nothing left to place (Calc would find n = 0).
+                    self.state.d.next = SpState::End;
                 } else {
                     self.chk_valid.next = true;
                     if self.chk_ready.val() {
