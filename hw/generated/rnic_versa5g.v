@@ -721,6 +721,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
     /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_rxs_prot;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_scq_no_cq;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$tx_wnd_en;
@@ -1259,6 +1263,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .cnt_rxs_eq_overflow(core$cnt_rxs_eq_overflow),
         .cnt_rxs_db_bad(core$cnt_rxs_db_bad),
         .cnt_rxs_lost(core$cnt_rxs_lost),
+        .cnt_rxs_prot(core$cnt_rxs_prot),
         .cnt_scq_no_cq(core$cnt_scq_no_cq),
         .tx_wnd_en(core$tx_wnd_en),
         .ct_wr_snd_wnd(core$ct_wr_snd_wnd),
@@ -6470,7 +6475,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -6721,6 +6726,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_rxs_eq_overflow;
     output reg  [31:0] cnt_rxs_db_bad;
     output reg  [31:0] cnt_rxs_lost;
+    output reg  [31:0] cnt_rxs_prot;
     output reg  [31:0] cnt_scq_no_cq;
     input wire  tx_wnd_en;
     input wire  [31:0] ct_wr_snd_wnd;
@@ -7084,6 +7090,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [15:0] ddp_rx$ut_len;
     wire  [31:0] ddp_rx$ut_conn;
     wire  [31:0] ddp_rx$ut_qpn;
+    wire  [31:0] ddp_rx$ut_pd;
     wire  ddp_rx$term_valid;
     reg  ddp_rx$term_ready;
     wire  [15:0] ddp_rx$term_cause;
@@ -7712,7 +7719,21 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [15:0] rx_send$ut_len;
     reg  [31:0] rx_send$ut_conn;
     reg  [31:0] rx_send$ut_qpn;
+    reg  [31:0] rx_send$ut_pd;
     wire  rx_send$ut_ready;
+    wire  rx_send$chk_valid;
+    reg  rx_send$chk_ready;
+    wire  [31:0] rx_send$chk_stag;
+    wire  [31:0] rx_send$chk_pd;
+    wire  [2:0] rx_send$chk_need;
+    wire  [63:0] rx_send$chk_to;
+    wire  [31:0] rx_send$chk_len;
+    reg  rx_send$res_valid;
+    wire  rx_send$res_ready;
+    reg  [2:0] rx_send$res_fault;
+    reg  [63:0] rx_send$res_addr;
+    reg  [31:0] rx_send$res_page_left;
+    wire  [31:0] rx_send$cnt_prot;
     reg  rx_send$rq_cfg_valid;
     reg  [5:0] rx_send$rq_cfg_qp;
     reg  [63:0] rx_send$rq_cfg_base;
@@ -8133,6 +8154,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tp_own$d;
     wire  tp_own$q;
     reg  tp_own$clock;
+    reg  tp_rs_own$d;
+    wire  tp_rs_own$q;
+    reg  tp_rs_own$clock;
     reg  tx_log$clock;
     reg  tx_log$reset;
     reg  tx_log$in_valid;
@@ -8285,6 +8309,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [15:0] ew_qp_ird;
     reg  [31:0] ew_qp_rx_read_msn;
     reg  tp_rr;
+    reg  tp_rs;
     reg  rr_tx;
     reg  td_valid;
     reg  [5:0] td_qp;
@@ -8653,6 +8678,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .ut_len(ddp_rx$ut_len),
         .ut_conn(ddp_rx$ut_conn),
         .ut_qpn(ddp_rx$ut_qpn),
+        .ut_pd(ddp_rx$ut_pd),
         .term_valid(ddp_rx$term_valid),
         .term_ready(ddp_rx$term_ready),
         .term_cause(ddp_rx$term_cause),
@@ -9341,7 +9367,21 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .ut_len(rx_send$ut_len),
         .ut_conn(rx_send$ut_conn),
         .ut_qpn(rx_send$ut_qpn),
+        .ut_pd(rx_send$ut_pd),
         .ut_ready(rx_send$ut_ready),
+        .chk_valid(rx_send$chk_valid),
+        .chk_ready(rx_send$chk_ready),
+        .chk_stag(rx_send$chk_stag),
+        .chk_pd(rx_send$chk_pd),
+        .chk_need(rx_send$chk_need),
+        .chk_to(rx_send$chk_to),
+        .chk_len(rx_send$chk_len),
+        .res_valid(rx_send$res_valid),
+        .res_ready(rx_send$res_ready),
+        .res_fault(rx_send$res_fault),
+        .res_addr(rx_send$res_addr),
+        .res_page_left(rx_send$res_page_left),
+        .cnt_prot(rx_send$cnt_prot),
         .rq_cfg_valid(rx_send$rq_cfg_valid),
         .rq_cfg_qp(rx_send$rq_cfg_qp),
         .rq_cfg_base(rx_send$rq_cfg_base),
@@ -9798,6 +9838,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(tp_own$q),
         .clock(tp_own$clock)
     );
+    rnic_versa5g$core$tp_rs_own tp_rs_own(
+        .d(tp_rs_own$d),
+        .q(tp_rs_own$q),
+        .clock(tp_rs_own$clock)
+    );
     rnic_versa5g$core$tx_log tx_log(
         .clock(tx_log$clock),
         .reset(tx_log$reset),
@@ -9936,6 +9981,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_up_wv$clock = clock;
         fwc_up_wnd$clock = clock;
         tp_own$clock = clock;
+        tp_rs_own$clock = clock;
         rxs_lost$d = rxs_lost$q;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
@@ -9973,6 +10019,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_up_wv$d = fwc_up_wv$q;
         fwc_up_wnd$d = fwc_up_wnd$q;
         tp_own$d = tp_own$q;
+        tp_rs_own$d = tp_rs_own$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -10349,9 +10396,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tpt$pbl_wr_en = pbl_wr_en;
         tpt$pbl_wr_index = pbl_wr_index;
         tpt$pbl_wr_data = pbl_wr_data;
-        tp_rr = read_resp$chk_valid & ~ddp_rx$chk_valid & ~ddp_rx$placing & ~tp_own$q;
+        tp_rr = read_resp$chk_valid & ~ddp_rx$chk_valid & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q & ~rx_send$chk_valid;
         tpt$chk_valid = ddp_rx$chk_valid;
-        ddp_rx$chk_ready = tpt$chk_ready & ~tp_own$q;
+        ddp_rx$chk_ready = tpt$chk_ready & ~tp_own$q & ~tp_rs_own$q;
         read_resp$chk_ready = 1'b0;
         tpt$chk_stag = ddp_rx$chk_stag;
         tpt$chk_pd = ddp_rx$chk_pd;
@@ -10371,7 +10418,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 tp_own$d = 1'b1;
             end
         end
-        ddp_rx$res_valid = tpt$res_valid & ~tp_own$q;
+        ddp_rx$res_valid = tpt$res_valid & ~tp_own$q & ~tp_rs_own$q;
         read_resp$res_valid = tpt$res_valid & tp_own$q;
         tpt$res_ready = ddp_rx$res_ready;
         if (tp_own$q) begin
@@ -10390,6 +10437,32 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ddp_rx$res_page_shift = tpt$res_page_shift;
         tpt$walk_idx = ddp_rx$walk_idx;
         ddp_rx$walk_addr = tpt$walk_addr;
+        tp_rs = rx_send$chk_valid & ~ddp_rx$chk_valid & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q;
+        rx_send$chk_ready = 1'b0;
+        if (tp_rs) begin
+            tpt$chk_valid = 1'b1;
+            ddp_rx$chk_ready = 1'b0;
+            read_resp$chk_ready = 1'b0;
+            rx_send$chk_ready = tpt$chk_ready;
+            tpt$chk_stag = rx_send$chk_stag;
+            tpt$chk_pd = rx_send$chk_pd;
+            tpt$chk_need = rx_send$chk_need;
+            tpt$chk_to = rx_send$chk_to;
+            tpt$chk_len = rx_send$chk_len;
+            if (tpt$chk_ready) begin
+                tp_rs_own$d = 1'b1;
+            end
+        end
+        rx_send$res_valid = tpt$res_valid & tp_rs_own$q;
+        if (tp_rs_own$q) begin
+            tpt$res_ready = rx_send$res_ready;
+            if (tpt$res_valid & rx_send$res_ready) begin
+                tp_rs_own$d = 1'b0;
+            end
+        end
+        rx_send$res_fault = tpt$res_fault;
+        rx_send$res_addr = tpt$res_addr;
+        rx_send$res_page_left = tpt$res_page_left;
         wr_arb$reset = reset;
         wr_arb$a_valid = ddp_rx$dma_wr_valid;
         ddp_rx$dma_wr_ready = wr_arb$a_ready;
@@ -10463,6 +10536,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rx_send$ut_len = ddp_rx$ut_len;
         rx_send$ut_conn = ddp_rx$ut_conn;
         rx_send$ut_qpn = ddp_rx$ut_qpn;
+        rx_send$ut_pd = ddp_rx$ut_pd;
         ut_opcode = ddp_rx$ut_opcode;
         ut_ddp_last = ddp_rx$ut_ddp_last;
         ut_qn = ddp_rx$ut_qn;
@@ -11293,6 +11367,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         cnt_rxs_cq_overflow = rx_send$cnt_cq_overflow;
         cnt_rxs_eq_overflow = rx_send$cnt_eq_overflow;
         cnt_rxs_db_bad = rx_send$cnt_db_bad;
+        cnt_rxs_prot = rx_send$cnt_prot;
         send_cpl$reset = reset;
         send_cpl$cfg_valid = fwq_v & (fw_port$tw_index < 24'h40);
         send_cpl$cfg_qp = fw_port$tw_index[(32'h0)+:(6)];
@@ -11390,6 +11465,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             fwc_sn_hit$d = 1'b0;
             fwc_up_wv$d = 1'b0;
             tp_own$d = 1'b0;
+            tp_rs_own$d = 1'b0;
         end
     end
 
@@ -11946,7 +12022,7 @@ module rnic_versa5g$core$cq_db_q$wr_ptr_d(d,q,clock);
 endmodule // rnic_versa5g$core$cq_db_q$wr_ptr_d
 
 
-module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_len,in_conn,in_qpn,in_qp_state,in_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr,placing,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,tag_valid,tag_ready,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_tagged,cnt_untagged,cnt_term,cnt_drop_state,cnt_len_err);
+module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_len,in_conn,in_qpn,in_qp_state,in_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr,placing,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,tag_valid,tag_ready,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_tagged,cnt_untagged,cnt_term,cnt_drop_state,cnt_len_err);
 
     // Module arguments
     input wire  clock;
@@ -12008,6 +12084,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     output reg  [15:0] ut_len;
     output reg  [31:0] ut_conn;
     output reg  [31:0] ut_qpn;
+    output reg  [31:0] ut_pd;
     output reg  term_valid;
     input wire  term_ready;
     output reg  [15:0] term_cause;
@@ -12674,6 +12751,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
         ut_len = d_plen$q;
         ut_conn = conn$q;
         ut_qpn = qpn$q;
+        ut_pd = pd$q;
         tag_opcode = d_opcode$q;
         tag_ddp_last = d_ddp_last$q;
         tag_stag = d_stag$q;
@@ -31501,7 +31579,7 @@ module rnic_versa5g$core$rx_parse$tv(d,q,clock);
 endmodule // rnic_versa5g$core$rx_parse$tv
 
 
-module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_ready,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cq_cfg_armed);
+module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,ut_ready,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,cnt_prot,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cq_cfg_armed);
 
     // Module arguments
     input wire  clock;
@@ -31519,7 +31597,21 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     input wire  [15:0] ut_len;
     input wire  [31:0] ut_conn;
     input wire  [31:0] ut_qpn;
+    input wire  [31:0] ut_pd;
     output reg  ut_ready;
+    output reg  chk_valid;
+    input wire  chk_ready;
+    output reg  [31:0] chk_stag;
+    output reg  [31:0] chk_pd;
+    output reg  [2:0] chk_need;
+    output reg  [63:0] chk_to;
+    output reg  [31:0] chk_len;
+    input wire  res_valid;
+    output reg  res_ready;
+    input wire  [2:0] res_fault;
+    input wire  [63:0] res_addr;
+    input wire  [31:0] res_page_left;
+    output reg  [31:0] cnt_prot;
     input wire  rq_cfg_valid;
     input wire  [5:0] rq_cfg_qp;
     input wire  [63:0] rq_cfg_base;
@@ -31616,10 +31708,10 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     reg  sk$clock;
     reg  sk$reset;
     reg  sk$in_valid;
-    reg  [251:0] sk$in_data;
+    reg  [283:0] sk$in_data;
     wire  sk$in_ready;
     wire  sk$out_valid;
-    wire  [251:0] sk$out_data;
+    wire  [283:0] sk$out_data;
     reg  sk$out_ready;
     reg  rw$clock;
     reg  rw$reset;
@@ -31695,6 +31787,7 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     reg  [15:0] sp$ut_len;
     reg  [31:0] sp$ut_conn;
     reg  [31:0] sp$ut_qpn;
+    reg  [31:0] sp$ut_pd;
     wire  sp$req_valid;
     reg  sp$req_ready;
     wire  [5:0] sp$req_qp;
@@ -31709,6 +31802,20 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     reg  [31:0] sp$rsp_sge0_len;
     reg  [63:0] sp$rsp_sge1_addr;
     reg  [31:0] sp$rsp_sge1_len;
+    reg  [31:0] sp$rsp_sge0_lkey;
+    reg  [31:0] sp$rsp_sge1_lkey;
+    wire  sp$chk_valid;
+    reg  sp$chk_ready;
+    wire  [31:0] sp$chk_stag;
+    wire  [31:0] sp$chk_pd;
+    wire  [2:0] sp$chk_need;
+    wire  [63:0] sp$chk_to;
+    wire  [31:0] sp$chk_len;
+    reg  sp$res_valid;
+    wire  sp$res_ready;
+    reg  [2:0] sp$res_fault;
+    reg  [63:0] sp$res_addr;
+    reg  [31:0] sp$res_page_left;
     wire  sp$adv_valid;
     reg  sp$adv_ready;
     wire  [5:0] sp$adv_qp;
@@ -31752,6 +31859,7 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     wire  [31:0] sp$cnt_term_rx;
     wire  [31:0] sp$cnt_drop_qp;
     wire  [31:0] sp$cnt_rreq;
+    wire  [31:0] sp$cnt_prot;
     reg  cw$clock;
     reg  cw$reset;
     reg  cw$cfg_valid;
@@ -31834,7 +31942,7 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     wire  arb$dma_wr_last;
 
     // Local signals
-    reg  [251:0] ut_in;
+    reg  [283:0] ut_in;
 
     // Sub module instances
     rnic_versa5g$core$rx_send$sk sk(
@@ -31915,6 +32023,7 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         .ut_len(sp$ut_len),
         .ut_conn(sp$ut_conn),
         .ut_qpn(sp$ut_qpn),
+        .ut_pd(sp$ut_pd),
         .req_valid(sp$req_valid),
         .req_ready(sp$req_ready),
         .req_qp(sp$req_qp),
@@ -31929,6 +32038,20 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         .rsp_sge0_len(sp$rsp_sge0_len),
         .rsp_sge1_addr(sp$rsp_sge1_addr),
         .rsp_sge1_len(sp$rsp_sge1_len),
+        .rsp_sge0_lkey(sp$rsp_sge0_lkey),
+        .rsp_sge1_lkey(sp$rsp_sge1_lkey),
+        .chk_valid(sp$chk_valid),
+        .chk_ready(sp$chk_ready),
+        .chk_stag(sp$chk_stag),
+        .chk_pd(sp$chk_pd),
+        .chk_need(sp$chk_need),
+        .chk_to(sp$chk_to),
+        .chk_len(sp$chk_len),
+        .res_valid(sp$res_valid),
+        .res_ready(sp$res_ready),
+        .res_fault(sp$res_fault),
+        .res_addr(sp$res_addr),
+        .res_page_left(sp$res_page_left),
         .adv_valid(sp$adv_valid),
         .adv_ready(sp$adv_ready),
         .adv_qp(sp$adv_qp),
@@ -31971,7 +32094,8 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         .cnt_term_tx(sp$cnt_term_tx),
         .cnt_term_rx(sp$cnt_term_rx),
         .cnt_drop_qp(sp$cnt_drop_qp),
-        .cnt_rreq(sp$cnt_rreq)
+        .cnt_rreq(sp$cnt_rreq),
+        .cnt_prot(sp$cnt_prot)
     );
     rnic_versa5g$core$rx_send$cw cw(
         .clock(cw$clock),
@@ -32078,6 +32202,21 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         sp$rsp_sge0_len = rw$rsp_sge0_len;
         sp$rsp_sge1_addr = rw$rsp_sge1_addr;
         sp$rsp_sge1_len = rw$rsp_sge1_len;
+        sp$rsp_sge0_lkey = rw$rsp_sge0_lkey;
+        sp$rsp_sge1_lkey = rw$rsp_sge1_lkey;
+        chk_valid = sp$chk_valid;
+        sp$chk_ready = chk_ready;
+        chk_stag = sp$chk_stag;
+        chk_pd = sp$chk_pd;
+        chk_need = sp$chk_need;
+        chk_to = sp$chk_to;
+        chk_len = sp$chk_len;
+        sp$res_valid = res_valid;
+        res_ready = sp$res_ready;
+        sp$res_fault = res_fault;
+        sp$res_addr = res_addr;
+        sp$res_page_left = res_page_left;
+        cnt_prot = sp$cnt_prot;
         rw$rsp_ready = sp$rsp_ready;
         rw$adv_valid = sp$adv_valid;
         rw$adv_qp = sp$adv_qp;
@@ -32114,9 +32253,9 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         arb$reset = reset;
         sk$reset = reset;
         sk$in_valid = ut_valid;
-        ut_in = {{188{1'b0}}, ut_data} | ({{248{1'b0}}, ut_keep} << 32'h40) | ({{248{1'b0}}, ut_opcode} << 32'h45) | ({{250{1'b0}}, ut_qn} << 32'h4a) | ({{220{1'b0}}, ut_msn} << 32'h4c) | ({{220{1'b0}}, ut_mo} << 32'h6c) | ({{220{1'b0}}, ut_inv_stag} << 32'h8c) | ({{236{1'b0}}, ut_len} << 32'hac) | ({{220{1'b0}}, ut_conn} << 32'hbc) | ({{220{1'b0}}, ut_qpn} << 32'hdc);
-        ut_in = {ut_in[251:69], ut_last, ut_in[67:0]};
-        ut_in = {ut_in[251:74], ut_ddp_last, ut_in[72:0]};
+        ut_in = {{220{1'b0}}, ut_data} | ({{280{1'b0}}, ut_keep} << 32'h40) | ({{280{1'b0}}, ut_opcode} << 32'h45) | ({{282{1'b0}}, ut_qn} << 32'h4a) | ({{252{1'b0}}, ut_msn} << 32'h4c) | ({{252{1'b0}}, ut_mo} << 32'h6c) | ({{252{1'b0}}, ut_inv_stag} << 32'h8c) | ({{268{1'b0}}, ut_len} << 32'hac) | ({{252{1'b0}}, ut_conn} << 32'hbc) | ({{252{1'b0}}, ut_qpn} << 32'hdc) | ({{252{1'b0}}, ut_pd} << 32'hfc);
+        ut_in = {ut_in[283:69], ut_last, ut_in[67:0]};
+        ut_in = {ut_in[283:74], ut_ddp_last, ut_in[72:0]};
         sk$in_data = ut_in;
         ut_ready = sk$in_ready;
         sp$ut_valid = sk$out_valid;
@@ -32132,6 +32271,7 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         sp$ut_len = sk$out_data[(32'hac)+:(16)];
         sp$ut_conn = sk$out_data[(32'hbc)+:(32)];
         sp$ut_qpn = sk$out_data[(32'hdc)+:(32)];
+        sp$ut_pd = sk$out_data[(32'hfc)+:(32)];
         sk$out_ready = sp$ut_ready;
         rw$cfg_valid = rq_cfg_valid;
         rw$cfg_qp = rq_cfg_qp;
@@ -34678,24 +34818,24 @@ module rnic_versa5g$core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_va
     input wire  clock;
     input wire  reset;
     input wire  in_valid;
-    input wire  [251:0] in_data;
+    input wire  [283:0] in_data;
     output reg  in_ready;
     output reg  out_valid;
-    output reg  [251:0] out_data;
+    output reg  [283:0] out_data;
     input wire  out_ready;
 
     // Stub signals
     reg  a_v$d;
     wire  a_v$q;
     reg  a_v$clock;
-    reg  [251:0] a_d$d;
-    wire  [251:0] a_d$q;
+    reg  [283:0] a_d$d;
+    wire  [283:0] a_d$q;
     reg  a_d$clock;
     reg  b_v$d;
     wire  b_v$q;
     reg  b_v$clock;
-    reg  [251:0] b_d$d;
-    wire  [251:0] b_d$q;
+    reg  [283:0] b_d$d;
+    wire  [283:0] b_d$q;
     reg  b_d$clock;
 
     // Sub module instances
@@ -34760,13 +34900,13 @@ endmodule // rnic_versa5g$core$rx_send$sk
 module rnic_versa5g$core$rx_send$sk$a_d(d,q,clock);
 
     // Module arguments
-    input wire  [251:0] d;
-    output reg  [251:0] q;
+    input wire  [283:0] d;
+    output reg  [283:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 252'h0;
+       q = 284'h0;
     end
 
     always @(posedge clock) begin
@@ -34798,13 +34938,13 @@ endmodule // rnic_versa5g$core$rx_send$sk$a_v
 module rnic_versa5g$core$rx_send$sk$b_d(d,q,clock);
 
     // Module arguments
-    input wire  [251:0] d;
-    output reg  [251:0] q;
+    input wire  [283:0] d;
+    output reg  [283:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 252'h0;
+       q = 284'h0;
     end
 
     always @(posedge clock) begin
@@ -34833,7 +34973,7 @@ module rnic_versa5g$core$rx_send$sk$b_v(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sk$b_v
 
 
-module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge1_addr,rsp_sge1_len,adv_valid,adv_ready,adv_qp,adv_err,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_valid,rterm_ready,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq);
+module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge1_addr,rsp_sge1_len,rsp_sge0_lkey,rsp_sge1_lkey,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,adv_valid,adv_ready,adv_qp,adv_err,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_valid,rterm_ready,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_prot);
 
     // Module arguments
     input wire  clock;
@@ -34852,6 +34992,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     input wire  [15:0] ut_len;
     input wire  [31:0] ut_conn;
     input wire  [31:0] ut_qpn;
+    input wire  [31:0] ut_pd;
     output reg  req_valid;
     input wire  req_ready;
     output reg  [5:0] req_qp;
@@ -34866,6 +35007,20 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     input wire  [31:0] rsp_sge0_len;
     input wire  [63:0] rsp_sge1_addr;
     input wire  [31:0] rsp_sge1_len;
+    input wire  [31:0] rsp_sge0_lkey;
+    input wire  [31:0] rsp_sge1_lkey;
+    output reg  chk_valid;
+    input wire  chk_ready;
+    output reg  [31:0] chk_stag;
+    output reg  [31:0] chk_pd;
+    output reg  [2:0] chk_need;
+    output reg  [63:0] chk_to;
+    output reg  [31:0] chk_len;
+    input wire  res_valid;
+    output reg  res_ready;
+    input wire  [2:0] res_fault;
+    input wire  [63:0] res_addr;
+    input wire  [31:0] res_page_left;
     output reg  adv_valid;
     input wire  adv_ready;
     output reg  [5:0] adv_qp;
@@ -34909,6 +35064,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     output reg  [31:0] cnt_term_rx;
     output reg  [31:0] cnt_drop_qp;
     output reg  [31:0] cnt_rreq;
+    output reg  [31:0] cnt_prot;
 
     // Constant declarations
     localparam  k_qn_rreq = 2'b1;
@@ -34928,6 +35084,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     localparam  k_c_mo = 16'h1204;
     localparam  k_c_long = 16'h1205;
     localparam  k_c_wqe = 16'h207;
+    localparam  k_c_prot = 16'h1000;
+    localparam  k_wc_prot = 8'h4;
+    localparam  k_need_lw = 3'b1;
     localparam  k_ctl0 = 8'h1;
     localparam  k_ctl1 = 8'h40;
     localparam  ones64 = 64'hffffffffffffffff;
@@ -34956,6 +35115,10 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     localparam SpState$ErrAdv = 17;
     localparam SpState$RtRun = 18;
     localparam SpState$RtOut = 19;
+    localparam SpState$SChk = 20;
+    localparam SpState$SRes = 21;
+    localparam SpState$XChk = 22;
+    localparam SpState$XRes = 23;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -35067,6 +35230,30 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  [31:0] c_rreq$d;
     wire  [31:0] c_rreq$q;
     reg  c_rreq$clock;
+    reg  [31:0] c_prot$d;
+    wire  [31:0] c_prot$q;
+    reg  c_prot$clock;
+    reg  [31:0] pd$d;
+    wire  [31:0] pd$q;
+    reg  pd$clock;
+    reg  [31:0] k0$d;
+    wire  [31:0] k0$q;
+    reg  k0$clock;
+    reg  [31:0] k1$d;
+    wire  [31:0] k1$q;
+    reg  k1$clock;
+    reg  csel$d;
+    wire  csel$q;
+    reg  csel$clock;
+    reg  [31:0] key_r$d;
+    wire  [31:0] key_r$q;
+    reg  key_r$clock;
+    reg  [63:0] t_addr$d;
+    wire  [63:0] t_addr$q;
+    reg  t_addr$clock;
+    reg  [31:0] t_avail$d;
+    wire  [31:0] t_avail$q;
+    reg  t_avail$clock;
     reg  [33:0] total_r$d;
     wire  [33:0] total_r$q;
     reg  total_r$clock;
@@ -35117,6 +35304,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  [31:0] rs_msn;
     reg  [31:0] rs_mo;
     reg  [7:0] ctl0;
+    reg  [31:0] s_len;
+    reg  [31:0] x_len;
 
     // Sub module instances
     rnic_versa5g$core$rx_send$sp$state state(
@@ -35299,6 +35488,46 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         .q(c_rreq$q),
         .clock(c_rreq$clock)
     );
+    rnic_versa5g$core$rx_send$sp$c_prot c_prot(
+        .d(c_prot$d),
+        .q(c_prot$q),
+        .clock(c_prot$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$pd pd(
+        .d(pd$d),
+        .q(pd$q),
+        .clock(pd$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$k0 k0(
+        .d(k0$d),
+        .q(k0$q),
+        .clock(k0$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$k1 k1(
+        .d(k1$d),
+        .q(k1$q),
+        .clock(k1$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$csel csel(
+        .d(csel$d),
+        .q(csel$q),
+        .clock(csel$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$key_r key_r(
+        .d(key_r$d),
+        .q(key_r$q),
+        .clock(key_r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$t_addr t_addr(
+        .d(t_addr$d),
+        .q(t_addr$q),
+        .clock(t_addr$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$t_avail t_avail(
+        .d(t_avail$d),
+        .q(t_avail$q),
+        .clock(t_avail$clock)
+    );
     rnic_versa5g$core$rx_send$sp$total_r total_r(
         .d(total_r$d),
         .q(total_r$q),
@@ -35380,6 +35609,14 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         base_r$clock = clock;
         avail_r$clock = clock;
         addr_r$clock = clock;
+        c_prot$clock = clock;
+        pd$clock = clock;
+        k0$clock = clock;
+        k1$clock = clock;
+        csel$clock = clock;
+        key_r$clock = clock;
+        t_addr$clock = clock;
+        t_avail$clock = clock;
         state$d = state$q;
         opcode$d = opcode$q;
         ddp_last$d = ddp_last$q;
@@ -35423,6 +35660,14 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         base_r$d = base_r$q;
         avail_r$d = avail_r$q;
         addr_r$d = addr_r$q;
+        c_prot$d = c_prot$q;
+        pd$d = pd$q;
+        k0$d = k0$q;
+        k1$d = k1$q;
+        csel$d = csel$q;
+        key_r$d = key_r$q;
+        t_addr$d = t_addr$q;
+        t_avail$d = t_avail$q;
         req_valid = 1'b0;
         req_qp = qpn$q[(32'h0)+:(6)];
         rsp_ready = 1'b0;
@@ -35477,6 +35722,29 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         cnt_term_rx = c_term_rx$q;
         cnt_drop_qp = c_drop$q;
         cnt_rreq = c_rreq$q;
+        cnt_prot = c_prot$q;
+        chk_valid = 1'b0;
+        res_ready = 1'b0;
+        chk_pd = pd$q;
+        chk_need = k_need_lw;
+        s_len = l0$q;
+        chk_stag = k0$q;
+        chk_to = a0$q;
+        if (csel$q) begin
+            s_len = l1$q;
+            chk_stag = k1$q;
+            chk_to = a1$q;
+        end
+        chk_len = s_len;
+        x_len = r$q;
+        if (avail_r$q < r$q) begin
+            x_len = avail_r$q;
+        end
+        if (state$q == SpState$XChk) begin
+            chk_stag = key_r$q;
+            chk_to = addr_r$q;
+            chk_len = x_len;
+        end
         total = {{2{1'b0}}, l0$q} + {{2{1'b0}}, l1$q};
         msg_end = {{2{1'b0}}, mo$q} + {{18{1'b0}}, len$q};
         total_r$d = total;
@@ -35493,10 +35761,14 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         off_r$d = off;
         lsel_r$d = lsel;
         base_r$d = base;
+        key_r$d = k0$q;
+        if (sel1) begin
+            key_r$d = k1$q;
+        end
         avail_r$d = lsel_r$q - off_r$q;
         addr_r$d = base_r$q + {{32{1'b0}}, off_r$q};
-        avail = avail_r$q;
-        addr = addr_r$q;
+        avail = t_avail$q;
+        addr = t_addr$q;
         to4k = k_4k - {{20{1'b0}}, addr[(32'h0)+:(12)]};
         c_ar = avail < r$q;
         c_tr = to4k < r$q;
@@ -35508,7 +35780,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         if ((c_ar & c_ta) | (~c_ar & c_tr)) begin
             n = to4k;
         end
-        gear_on = (state$q == SpState$Calc) | (state$q == SpState$CalcA) | (state$q == SpState$CalcB) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
+        gear_on = (state$q == SpState$Calc) | (state$q == SpState$CalcA) | (state$q == SpState$CalcB) | (state$q == SpState$XChk) | (state$q == SpState$XRes) | (state$q == SpState$SChk) | (state$q == SpState$SRes) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
         g_k = 5'h8;
         if (prem$q < 32'h8) begin
             g_k = prem$q[(32'h0)+:(5)];
@@ -35557,6 +35829,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 begin
                     in_done$d = 1'b0;
                     cnt$d = 5'h0;
+                    gbuf$d = 128'h0;
                     rt_first$d = 1'b1;
                     rt_data$d = 64'h0;
                     if (ut_valid) begin
@@ -35569,6 +35842,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         len$d = ut_len;
                         conn$d = ut_conn;
                         qpn$d = ut_qpn;
+                        pd$d = ut_pd;
                         if (ut_qn == k_qn_term) begin
                             state$d = SpState$RtRun;
                         end
@@ -35602,6 +35876,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         w_wr_id$d = rsp_wr_id;
                         a0$d = rsp_sge0_addr;
                         a1$d = rsp_sge1_addr;
+                        k0$d = rsp_sge0_lkey;
+                        k1$d = rsp_sge1_lkey;
                         l0$d = 32'h0;
                         l1$d = 32'h0;
                         if (rsp_nsge != 2'h0) begin
@@ -35647,8 +35923,78 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         e_cause$d = k_c_long;
                         e_cqe$d = 1'b1;
                     end
+                    else if (mo$q == 32'h0) begin
+                        csel$d = 1'b0;
+                        state$d = SpState$SChk;
+                    end
                     else begin
                         state$d = SpState$CalcA;
+                    end
+                end
+            SpState$SChk:
+                begin
+                    if (s_len == 32'h0) begin
+                        csel$d = 1'b1;
+                        if (csel$q) begin
+                            state$d = SpState$CalcA;
+                        end
+                    end
+                    else begin
+                        chk_valid = 1'b1;
+                        if (chk_ready) begin
+                            state$d = SpState$SRes;
+                        end
+                    end
+                end
+            SpState$SRes:
+                begin
+                    res_ready = 1'b1;
+                    if (res_valid) begin
+                        if (res_fault != 3'h0) begin
+                            c_prot$d = c_prot$q + 32'h1;
+                            e_cause$d = k_c_prot;
+                            e_cqe$d = 1'b1;
+                            e_status$d = k_wc_prot;
+                            state$d = SpState$ErrDrain;
+                        end
+                        else if (csel$q) begin
+                            state$d = SpState$CalcA;
+                        end
+                        else begin
+                            csel$d = 1'b1;
+                            state$d = SpState$SChk;
+                        end
+                    end
+                end
+            SpState$XChk:
+                begin
+                    if (x_len == 32'h0) begin
+                        state$d = SpState$End;
+                    end
+                    else begin
+                        chk_valid = 1'b1;
+                        if (chk_ready) begin
+                            state$d = SpState$XRes;
+                        end
+                    end
+                end
+            SpState$XRes:
+                begin
+                    res_ready = 1'b1;
+                    if (res_valid) begin
+                        t_addr$d = res_addr;
+                        t_avail$d = avail_r$q;
+                        if (res_page_left < avail_r$q) begin
+                            t_avail$d = res_page_left;
+                        end
+                        state$d = SpState$Calc;
+                        if (res_fault != 3'h0) begin
+                            c_prot$d = c_prot$q + 32'h1;
+                            e_cause$d = k_c_prot;
+                            e_cqe$d = 1'b1;
+                            e_status$d = k_wc_prot;
+                            state$d = SpState$ErrDrain;
+                        end
                     end
                 end
             SpState$CalcA:
@@ -35657,7 +36003,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$CalcB:
                 begin
-                    state$d = SpState$Calc;
+                    state$d = SpState$XChk;
                 end
             SpState$Calc:
                 begin
@@ -35793,6 +36139,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             c_term_rx$d = 32'h0;
             c_drop$d = 32'h0;
             c_rreq$d = 32'h0;
+            c_prot$d = 32'h0;
         end
     end
 
@@ -35913,6 +36260,25 @@ module rnic_versa5g$core$rx_send$sp$c_drop(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$c_drop
 
 
+module rnic_versa5g$core$rx_send$sp$c_prot(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$c_prot
+
+
 module rnic_versa5g$core$rx_send$sp$c_rreq(d,q,clock);
 
     // Module arguments
@@ -36025,6 +36391,25 @@ module rnic_versa5g$core$rx_send$sp$conn(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$conn
+
+
+module rnic_versa5g$core$rx_send$sp$csel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$csel
 
 
 module rnic_versa5g$core$rx_send$sp$ddp_last(d,q,clock);
@@ -36158,6 +36543,63 @@ module rnic_versa5g$core$rx_send$sp$inv(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$inv
+
+
+module rnic_versa5g$core$rx_send$sp$k0(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$k0
+
+
+module rnic_versa5g$core$rx_send$sp$k1(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$k1
+
+
+module rnic_versa5g$core$rx_send$sp$key_r(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$key_r
 
 
 module rnic_versa5g$core$rx_send$sp$l0(d,q,clock);
@@ -36369,6 +36811,25 @@ module rnic_versa5g$core$rx_send$sp$paddr(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$paddr
 
 
+module rnic_versa5g$core$rx_send$sp$pd(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$pd
+
+
 module rnic_versa5g$core$rx_send$sp$pn(d,q,clock);
 
     // Module arguments
@@ -36532,6 +36993,10 @@ module rnic_versa5g$core$rx_send$sp$state(d,q,clock);
     localparam SpState$ErrAdv = 17;
     localparam SpState$RtRun = 18;
     localparam SpState$RtOut = 19;
+    localparam SpState$SChk = 20;
+    localparam SpState$SRes = 21;
+    localparam SpState$XChk = 22;
+    localparam SpState$XRes = 23;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
@@ -36544,6 +37009,44 @@ module rnic_versa5g$core$rx_send$sp$state(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$state
+
+
+module rnic_versa5g$core$rx_send$sp$t_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$t_addr
+
+
+module rnic_versa5g$core$rx_send$sp$t_avail(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$t_avail
 
 
 module rnic_versa5g$core$rx_send$sp$total_r(d,q,clock);
@@ -38024,6 +38527,25 @@ module rnic_versa5g$core$tp_own(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tp_own
+
+
+module rnic_versa5g$core$tp_rs_own(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tp_rs_own
 
 
 module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr);

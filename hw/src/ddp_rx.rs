@@ -163,6 +163,9 @@ pub struct DdpRx<const PN: usize> {
     pub ut_len: Signal<Out, Bits<16>>,
     pub ut_conn: Signal<Out, Bits<32>>,
     pub ut_qpn: Signal<Out, Bits<32>>,
+    /// The QP's protection domain (`in_pd` of the segment), for the local
+    /// checks of receive SGEs.
+    pub ut_pd: Signal<Out, Bits<32>>,
     // ---- Terminate requests
     pub term_valid: Signal<Out, Bit>,
     pub term_ready: Signal<In, Bit>,
@@ -342,6 +345,7 @@ impl<const PN: usize> Default for DdpRx<PN> {
             ut_len: Default::default(),
             ut_conn: Default::default(),
             ut_qpn: Default::default(),
+            ut_pd: Default::default(),
             term_valid: Default::default(),
             term_ready: Default::default(),
             term_cause: Default::default(),
@@ -528,6 +532,7 @@ impl<const PN: usize> Logic for DdpRx<PN> {
         self.ut_len.next = self.d_plen.q.val();
         self.ut_conn.next = self.conn.q.val();
         self.ut_qpn.next = self.qpn.q.val();
+        self.ut_pd.next = self.pd.q.val();
 
         self.tag_opcode.next = self.d_opcode.q.val();
         self.tag_ddp_last.next = self.d_ddp_last.q.val();

@@ -370,6 +370,8 @@ pub struct RnicCore {
     /// doorbell at a CQ number >= 16 or an unknown offset, CQ table entry
     /// >= 16, or one of the four queues below full.
     pub cnt_rxs_lost: Signal<Out, Bits<32>>,
+    /// Sends refused by the receive SGE check (TPT fault on an lkey).
+    pub cnt_rxs_prot: Signal<Out, Bits<32>>,
     /// Send-side completions (TxSeg, Read requester) dropped because their
     /// QP has no send CQ (`QpContext.send_cqn` never written or >= 16).
     pub cnt_scq_no_cq: Signal<Out, Bits<32>>,
@@ -663,6 +665,10 @@ pub struct RnicCore {
     tp_own: DFF<Bit>,
     /// `read_resp`'s check goes to the TPT this clock.
     tp_rr: Signal<Local, Bit>,
+    /// `rx_send` owns the TPT check unit (a receive SGE check in flight).
+    tp_rs_own: DFF<Bit>,
+    /// `rx_send`'s check goes to the TPT this clock.
+    tp_rs: Signal<Local, Bit>,
     /// `tx_seg` has handed the QP's stream to `read_resp` (`xs_gnt`): the
     /// framer's descriptors and payload come from `read_resp`.
     rr_tx: Signal<Local, Bit>,
@@ -728,7 +734,8 @@ impl Logic for RnicCore {
             fwc_sn_val,
             fwc_up_wv,
             fwc_up_wnd,
-            tp_own
+            tp_own,
+            tp_rs_own
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -1207,9 +1214,12 @@ impl Logic for RnicCore {
         self.tp_rr.next = self.read_resp.chk_valid.val()
             & !self.ddp_rx.chk_valid.val()
             & !self.ddp_rx.placing.val()
-            & !self.tp_own.q.val();
+            & !self.tp_own.q.val()
+            & !self.tp_rs_own.q.val()
+            & !self.rx_send.chk_valid.val();
         self.tpt.chk_valid.next = self.ddp_rx.chk_valid.val();
-        self.ddp_rx.chk_ready.next = self.tpt.chk_ready.val() & !self.tp_own.q.val();
+        self.ddp_rx.chk_ready.next =
+            self.tpt.chk_ready.val() & !self.tp_own.q.val() & !self.tp_rs_own.q.val();
         self.read_resp.chk_ready.next = false;
         self.tpt.chk_stag.next = self.ddp_rx.chk_stag.val();
         self.tpt.chk_pd.next = self.ddp_rx.chk_pd.val();
@@ -1229,7 +1239,8 @@ impl Logic for RnicCore {
                 self.tp_own.d.next = true;
             }
         }
-        self.ddp_rx.res_valid.next = self.tpt.res_valid.val() & !self.tp_own.q.val();
+        self.ddp_rx.res_valid.next =
+            self.tpt.res_valid.val() & !self.tp_own.q.val() & !self.tp_rs_own.q.val();
         self.read_resp.res_valid.next = self.tpt.res_valid.val() & self.tp_own.q.val();
         self.tpt.res_ready.next = self.ddp_rx.res_ready.val();
         if self.tp_own.q.val() {
@@ -1248,6 +1259,39 @@ impl Logic for RnicCore {
         self.ddp_rx.res_page_shift.next = self.tpt.res_page_shift.val();
         self.tpt.walk_idx.next = self.ddp_rx.walk_idx.val();
         self.ddp_rx.walk_addr.next = self.tpt.walk_addr.val();
+        // rx_send's receive SGE checks and translations share the unit on
+        // the read responder's terms (never while ddp_rx asks or places),
+        // ahead of read_resp; it owns the unit until it took its result.
+        self.tp_rs.next = self.rx_send.chk_valid.val()
+            & !self.ddp_rx.chk_valid.val()
+            & !self.ddp_rx.placing.val()
+            & !self.tp_own.q.val()
+            & !self.tp_rs_own.q.val();
+        self.rx_send.chk_ready.next = false;
+        if self.tp_rs.val() {
+            self.tpt.chk_valid.next = true;
+            self.ddp_rx.chk_ready.next = false;
+            self.read_resp.chk_ready.next = false;
+            self.rx_send.chk_ready.next = self.tpt.chk_ready.val();
+            self.tpt.chk_stag.next = self.rx_send.chk_stag.val();
+            self.tpt.chk_pd.next = self.rx_send.chk_pd.val();
+            self.tpt.chk_need.next = self.rx_send.chk_need.val();
+            self.tpt.chk_to.next = self.rx_send.chk_to.val();
+            self.tpt.chk_len.next = self.rx_send.chk_len.val();
+            if self.tpt.chk_ready.val() {
+                self.tp_rs_own.d.next = true;
+            }
+        }
+        self.rx_send.res_valid.next = self.tpt.res_valid.val() & self.tp_rs_own.q.val();
+        if self.tp_rs_own.q.val() {
+            self.tpt.res_ready.next = self.rx_send.res_ready.val();
+            if self.tpt.res_valid.val() & self.rx_send.res_ready.val() {
+                self.tp_rs_own.d.next = false;
+            }
+        }
+        self.rx_send.res_fault.next = self.tpt.res_fault.val();
+        self.rx_send.res_addr.next = self.tpt.res_addr.val();
+        self.rx_send.res_page_left.next = self.tpt.res_page_left.val();
 
         // DMA write
         // DMA write: ddp_rx's tagged placement and rx_send's Send data,
@@ -1347,6 +1391,7 @@ impl Logic for RnicCore {
         self.rx_send.ut_len.next = self.ddp_rx.ut_len.val();
         self.rx_send.ut_conn.next = self.ddp_rx.ut_conn.val();
         self.rx_send.ut_qpn.next = self.ddp_rx.ut_qpn.val();
+        self.rx_send.ut_pd.next = self.ddp_rx.ut_pd.val();
         self.ut_opcode.next = self.ddp_rx.ut_opcode.val();
         self.ut_ddp_last.next = self.ddp_rx.ut_ddp_last.val();
         self.ut_qn.next = self.ddp_rx.ut_qn.val();
@@ -2412,6 +2457,7 @@ impl Logic for RnicCore {
         self.cnt_rxs_cq_overflow.next = self.rx_send.cnt_cq_overflow.val();
         self.cnt_rxs_eq_overflow.next = self.rx_send.cnt_eq_overflow.val();
         self.cnt_rxs_db_bad.next = self.rx_send.cnt_db_bad.val();
+        self.cnt_rxs_prot.next = self.rx_send.cnt_prot.val();
         // ---- Send-side completions (SendCpl → rx_send's cpl_write cp2_*):
         // the QP's send CQ from the firmware's QpContext write (send_cqn,
         // octet 8) for qpn < 64
@@ -2526,6 +2572,7 @@ impl Logic for RnicCore {
             self.fwc_sn_hit.d.next = false;
             self.fwc_up_wv.d.next = false;
             self.tp_own.d.next = false;
+            self.tp_rs_own.d.next = false;
         }
     }
 }

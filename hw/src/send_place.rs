@@ -37,18 +37,33 @@
 //!    The completion record is raised only after the last data beat was
 //!    taken, so on an ordered DMA stream the CQE lands after the data.
 //!
-//! Limits: SGE addresses are used as bus addresses (no TPT lookup of the
-//! lkey; `rsp_sge*_lkey` is not checked); the STag of a Send with
-//! Invalidate is reported in the completion, not invalidated in the TPT.
+//! 5. Receive SGEs are checked and translated through the TPT (`chk_*` /
+//!    `res_*`, one `Tpt` check port shared in the core). After the length
+//!    checks, each SGE with octets is checked whole (`SChk`/`SRes`): the
+//!    lkey's entry valid with the key, the region's PD = the QP's
+//!    (`ut_pd`), LOCAL_WRITE, `[addr, addr + length)` inside the region and
+//!    its page list, no wrap. A refusal: DDP "Local Catastrophic" Terminate
+//!    (1/0/0; RFC 5041 §7.2 has no untagged-buffer code for a local buffer
+//!    fault, and Linux siw answers a failed receive SGE check this way), the
+//!    error completion `LocalProtectionError`, QP to error, nothing of the
+//!    segment written. This runs on the message's first segment (MO = 0),
+//!    so a Send into a bad buffer writes nothing. Then, on every segment,
+//!    every piece is translated (`XChk`/`XRes`): a full TPT check of the
+//!    octets the piece writes, giving the bus address and the octets left
+//!    in its page (pieces also end at page ends).
+//!
+//! Limits: the STag of a Send with Invalidate is reported in the
+//! completion, not invalidated in the TPT.
 
 use crate::k;
 use crate::recv_wqe::QP_BITS;
 use rnic_wire::abi::cqe::{
     WcOpcode, WcStatus, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_INV, TERM_CAUSE_PRESENT,
 };
+use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rnic_wire::ddp::{QueueNumber, DDP_VERSION, UNTAGGED_HEADER_LEN};
 use rnic_wire::rdmap::{Opcode, RDMAP_VERSION};
-use rnic_wire::terminate::{RemoteOperationError, TerminateCause, UntaggedBufferError};
+use rnic_wire::terminate::{DdpError, RemoteOperationError, TerminateCause, UntaggedBufferError};
 use rust_hdl::prelude::*;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -76,6 +91,12 @@ pub enum SpState {
     ErrAdv,
     RtRun,
     RtOut,
+    /// Local check of the receive WQE's SGE `csel` (whole SGE, TPT).
+    SChk,
+    SRes,
+    /// Translation of the next piece's virtual address (TPT).
+    XChk,
+    XRes,
 }
 
 fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
@@ -101,6 +122,8 @@ pub struct SendPlace {
     pub ut_len: Signal<In, Bits<16>>,
     pub ut_conn: Signal<In, Bits<32>>,
     pub ut_qpn: Signal<In, Bits<32>>,
+    /// The QP's protection domain (from `ddp_rx`, with the first beat).
+    pub ut_pd: Signal<In, Bits<32>>,
     // ---- recv_wqe
     pub req_valid: Signal<Out, Bit>,
     pub req_ready: Signal<In, Bit>,
@@ -116,6 +139,21 @@ pub struct SendPlace {
     pub rsp_sge0_len: Signal<In, Bits<32>>,
     pub rsp_sge1_addr: Signal<In, Bits<64>>,
     pub rsp_sge1_len: Signal<In, Bits<32>>,
+    pub rsp_sge0_lkey: Signal<In, Bits<32>>,
+    pub rsp_sge1_lkey: Signal<In, Bits<32>>,
+    // ---- TPT check client (a `Tpt` check port, shared in the core)
+    pub chk_valid: Signal<Out, Bit>,
+    pub chk_ready: Signal<In, Bit>,
+    pub chk_stag: Signal<Out, Bits<32>>,
+    pub chk_pd: Signal<Out, Bits<32>>,
+    pub chk_need: Signal<Out, Bits<3>>,
+    pub chk_to: Signal<Out, Bits<64>>,
+    pub chk_len: Signal<Out, Bits<32>>,
+    pub res_valid: Signal<In, Bit>,
+    pub res_ready: Signal<Out, Bit>,
+    pub res_fault: Signal<In, Bits<3>>,
+    pub res_addr: Signal<In, Bits<64>>,
+    pub res_page_left: Signal<In, Bits<32>>,
     pub adv_valid: Signal<Out, Bit>,
     pub adv_ready: Signal<In, Bit>,
     pub adv_qp: Signal<Out, Bits<QP_BITS>>,
@@ -167,6 +205,8 @@ pub struct SendPlace {
     pub cnt_term_rx: Signal<Out, Bits<32>>,
     pub cnt_drop_qp: Signal<Out, Bits<32>>,
     pub cnt_rreq: Signal<Out, Bits<32>>,
+    /// Sends refused by the local SGE check (TPT fault).
+    pub cnt_prot: Signal<Out, Bits<32>>,
     // ---- constants
     k_qn_rreq: Constant<Bits<2>>,
     k_qn_term: Constant<Bits<2>>,
@@ -185,6 +225,9 @@ pub struct SendPlace {
     k_c_mo: Constant<Bits<16>>,
     k_c_long: Constant<Bits<16>>,
     k_c_wqe: Constant<Bits<16>>,
+    k_c_prot: Constant<Bits<16>>,
+    k_wc_prot: Constant<Bits<8>>,
+    k_need_lw: Constant<Bits<3>>,
     k_ctl0: Constant<Bits<8>>,
     k_ctl1: Constant<Bits<8>>,
     ones64: Constant<Bits<64>>,
@@ -226,6 +269,15 @@ pub struct SendPlace {
     c_term_rx: DFF<Bits<32>>,
     c_drop: DFF<Bits<32>>,
     c_rreq: DFF<Bits<32>>,
+    c_prot: DFF<Bits<32>>,
+    // ---- local SGE check and translation
+    pd: DFF<Bits<32>>,
+    k0: DFF<Bits<32>>,
+    k1: DFF<Bits<32>>,
+    csel: DFF<Bit>,
+    key_r: DFF<Bits<32>>,
+    t_addr: DFF<Bits<64>>,
+    t_avail: DFF<Bits<32>>,
     // ---- registered arithmetic (Sum, CalcA, CalcB)
     total_r: DFF<Bits<34>>,
     msg_end_r: DFF<Bits<34>>,
@@ -262,6 +314,8 @@ pub struct SendPlace {
     rs_msn: Signal<Local, Bits<32>>,
     rs_mo: Signal<Local, Bits<32>>,
     ctl0: Signal<Local, Bits<8>>,
+    s_len: Signal<Local, Bits<32>>,
+    x_len: Signal<Local, Bits<32>>,
 }
 
 impl Default for SendPlace {
@@ -283,6 +337,7 @@ impl Default for SendPlace {
             ut_len: Default::default(),
             ut_conn: Default::default(),
             ut_qpn: Default::default(),
+            ut_pd: Default::default(),
             req_valid: Default::default(),
             req_ready: Default::default(),
             req_qp: Default::default(),
@@ -297,6 +352,20 @@ impl Default for SendPlace {
             rsp_sge0_len: Default::default(),
             rsp_sge1_addr: Default::default(),
             rsp_sge1_len: Default::default(),
+            rsp_sge0_lkey: Default::default(),
+            rsp_sge1_lkey: Default::default(),
+            chk_valid: Default::default(),
+            chk_ready: Default::default(),
+            chk_stag: Default::default(),
+            chk_pd: Default::default(),
+            chk_need: Default::default(),
+            chk_to: Default::default(),
+            chk_len: Default::default(),
+            res_valid: Default::default(),
+            res_ready: Default::default(),
+            res_fault: Default::default(),
+            res_addr: Default::default(),
+            res_page_left: Default::default(),
             adv_valid: Default::default(),
             adv_ready: Default::default(),
             adv_qp: Default::default(),
@@ -340,6 +409,7 @@ impl Default for SendPlace {
             cnt_term_rx: Default::default(),
             cnt_drop_qp: Default::default(),
             cnt_rreq: Default::default(),
+            cnt_prot: Default::default(),
             k_qn_rreq: k(QueueNumber::ReadRequest.value() as u64),
             k_qn_term: k(QueueNumber::Terminate.value() as u64),
             k_op_send_inv: k(Opcode::SendInvalidate.value() as u64),
@@ -357,6 +427,12 @@ impl Default for SendPlace {
             k_c_mo: cause(UntaggedBufferError::InvalidMo),
             k_c_long: cause(UntaggedBufferError::MessageTooLong),
             k_c_wqe: cause(RemoteOperationError::CatastrophicLocal),
+            // A receive SGE refused by its local check: the peer did nothing
+            // wrong and RFC 5041 §7.2 has no untagged-buffer code for it, so
+            // DDP Local Catastrophic (1/0/0), as Linux siw answers.
+            k_c_prot: cause(DdpError::LocalCatastrophic),
+            k_wc_prot: k(WcStatus::LocalProtectionError as u64),
+            k_need_lw: k(ACCESS_LOCAL_WRITE as u64),
             // RFC 5041 §4.3 control octet (T = 0, DV) and RFC 5040 §4.1 RV.
             k_ctl0: k(DDP_VERSION as u64),
             k_ctl1: k((RDMAP_VERSION as u64) << 6),
@@ -398,6 +474,14 @@ impl Default for SendPlace {
             c_term_rx: Default::default(),
             c_drop: Default::default(),
             c_rreq: Default::default(),
+            c_prot: Default::default(),
+            pd: Default::default(),
+            k0: Default::default(),
+            k1: Default::default(),
+            csel: Default::default(),
+            key_r: Default::default(),
+            t_addr: Default::default(),
+            t_avail: Default::default(),
             total_r: Default::default(),
             msg_end_r: Default::default(),
             off_r: Default::default(),
@@ -432,6 +516,8 @@ impl Default for SendPlace {
             rs_msn: Default::default(),
             rs_mo: Default::default(),
             ctl0: Default::default(),
+            s_len: Default::default(),
+            x_len: Default::default(),
         }
     }
 }
@@ -443,7 +529,8 @@ impl Logic for SendPlace {
             self, clock, state, opcode, ddp_last, qn, msn, mo, inv, len, conn, qpn, w_status,
             w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done,
             e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx, c_drop,
-            c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r
+            c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r, c_prot, pd, k0, k1,
+            csel, key_r, t_addr, t_avail
         );
 
         // ---- defaults
@@ -524,6 +611,31 @@ impl Logic for SendPlace {
         self.cnt_term_rx.next = self.c_term_rx.q.val();
         self.cnt_drop_qp.next = self.c_drop.q.val();
         self.cnt_rreq.next = self.c_rreq.q.val();
+        self.cnt_prot.next = self.c_prot.q.val();
+
+        // ---- TPT client: SGE checks (SChk) and piece translation (XChk)
+        self.chk_valid.next = false;
+        self.res_ready.next = false;
+        self.chk_pd.next = self.pd.q.val();
+        self.chk_need.next = self.k_need_lw.val();
+        self.s_len.next = self.l0.q.val();
+        self.chk_stag.next = self.k0.q.val();
+        self.chk_to.next = self.a0.q.val();
+        if self.csel.q.val() {
+            self.s_len.next = self.l1.q.val();
+            self.chk_stag.next = self.k1.q.val();
+            self.chk_to.next = self.a1.q.val();
+        }
+        self.chk_len.next = self.s_len.val();
+        self.x_len.next = self.r.q.val();
+        if self.avail_r.q.val() < self.r.q.val() {
+            self.x_len.next = self.avail_r.q.val();
+        }
+        if self.state.q.val() == SpState::XChk {
+            self.chk_stag.next = self.key_r.q.val();
+            self.chk_to.next = self.addr_r.q.val();
+            self.chk_len.next = self.x_len.val();
+        }
 
         // ---- buffer arithmetic (Decide: the latched WQE), registered
         // every clock; `Sum` waits one clock after the WQE is latched so
@@ -549,11 +661,17 @@ impl Logic for SendPlace {
         self.off_r.d.next = self.off.val();
         self.lsel_r.d.next = self.lsel.val();
         self.base_r.d.next = self.base.val();
+        self.key_r.d.next = self.k0.q.val();
+        if self.sel1.val() {
+            self.key_r.d.next = self.k1.q.val();
+        }
         // CalcB: octets left in that SGE, and the bus address.
         self.avail_r.d.next = self.lsel_r.q.val() - self.off_r.q.val();
         self.addr_r.d.next = self.base_r.q.val() + bit_cast::<64, 32>(self.off_r.q.val());
-        self.avail.next = self.avail_r.q.val();
-        self.addr.next = self.addr_r.q.val();
+        // Calc works on the translated piece (XRes): bus address, and the
+        // octets left in the SGE capped at the end of the region's page.
+        self.avail.next = self.t_avail.q.val();
+        self.addr.next = self.t_addr.q.val();
         // Calc: n = min(r, avail, to4k) with the three compares in parallel.
         self.to4k.next = self.k_4k.val() - bit_cast::<32, 12>(self.addr.val().get_bits::<12>(0));
         self.c_ar.next = self.avail.val() < self.r.q.val();
@@ -572,6 +690,10 @@ impl Logic for SendPlace {
         self.gear_on.next = (self.state.q.val() == SpState::Calc)
             | (self.state.q.val() == SpState::CalcA)
             | (self.state.q.val() == SpState::CalcB)
+            | (self.state.q.val() == SpState::XChk)
+            | (self.state.q.val() == SpState::XRes)
+            | (self.state.q.val() == SpState::SChk)
+            | (self.state.q.val() == SpState::SRes)
             | (self.state.q.val() == SpState::PHdr)
             | (self.state.q.val() == SpState::PData)
             | (self.state.q.val() == SpState::End);
@@ -631,6 +753,9 @@ impl Logic for SendPlace {
             SpState::Idle => {
                 self.in_done.d.next = false;
                 self.cnt.d.next = 0.into();
+                // Octets a refused segment left in the realigner must not
+                // leak into the next one (new octets are ORed in above cnt).
+                self.gbuf.d.next = 0.into();
                 self.rt_first.d.next = true;
                 self.rt_data.d.next = 0.into();
                 if self.ut_valid.val() {
@@ -643,6 +768,7 @@ impl Logic for SendPlace {
                     self.len.d.next = self.ut_len.val();
                     self.conn.d.next = self.ut_conn.val();
                     self.qpn.d.next = self.ut_qpn.val();
+                    self.pd.d.next = self.ut_pd.val();
                     if self.ut_qn.val() == self.k_qn_term.val() {
                         self.state.d.next = SpState::RtRun;
                     } else if self.ut_qn.val() == self.k_qn_rreq.val() {
@@ -671,6 +797,8 @@ impl Logic for SendPlace {
                     self.w_wr_id.d.next = self.rsp_wr_id.val();
                     self.a0.d.next = self.rsp_sge0_addr.val();
                     self.a1.d.next = self.rsp_sge1_addr.val();
+                    self.k0.d.next = self.rsp_sge0_lkey.val();
+                    self.k1.d.next = self.rsp_sge1_lkey.val();
                     self.l0.d.next = 0.into();
                     self.l1.d.next = 0.into();
                     if self.rsp_nsge.val() != 0 {
@@ -711,15 +839,88 @@ impl Logic for SendPlace {
                 } else if self.msg_end_r.q.val() > self.total_r.q.val() {
                     self.e_cause.d.next = self.k_c_long.val();
                     self.e_cqe.d.next = true;
+                } else if self.mo.q.val() == 0 {
+                    // The message's first segment: check its whole buffer.
+                    self.csel.d.next = false;
+                    self.state.d.next = SpState::SChk;
                 } else {
+                    // Later segments: each piece's translation is a full
+                    // check of the octets it writes (XChk).
                     self.state.d.next = SpState::CalcA;
+                }
+            }
+            // Local check of each SGE with octets (RFC 5040 §7 / issue 3:
+            // lkey → TPT entry valid, key, the QP's PD, LOCAL_WRITE, the
+            // whole SGE inside the region), before any octet of the segment
+            // is taken: a refused Send writes nothing.
+            SpState::SChk => {
+                if self.s_len.val() == 0 {
+                    self.csel.d.next = true;
+                    if self.csel.q.val() {
+                        self.state.d.next = SpState::CalcA;
+                    }
+                } else {
+                    self.chk_valid.next = true;
+                    if self.chk_ready.val() {
+                        self.state.d.next = SpState::SRes;
+                    }
+                }
+            }
+            SpState::SRes => {
+                self.res_ready.next = true;
+                if self.res_valid.val() {
+                    if self.res_fault.val() != 0 {
+                        self.c_prot.d.next = self.c_prot.q.val() + 1;
+                        self.e_cause.d.next = self.k_c_prot.val();
+                        self.e_cqe.d.next = true;
+                        self.e_status.d.next = self.k_wc_prot.val();
+                        self.state.d.next = SpState::ErrDrain;
+                    } else if self.csel.q.val() {
+                        self.state.d.next = SpState::CalcA;
+                    } else {
+                        self.csel.d.next = true;
+                        self.state.d.next = SpState::SChk;
+                    }
+                }
+            }
+            // Translation of the piece at message octet `m`: the TPT walks
+            // the region's page list (bus address, octets left in the page).
+            SpState::XChk => {
+                if self.x_len.val() == 0 {
+                    // Nothing left to place (Calc would find n = 0).
+                    self.state.d.next = SpState::End;
+                } else {
+                    self.chk_valid.next = true;
+                    if self.chk_ready.val() {
+                        self.state.d.next = SpState::XRes;
+                    }
+                }
+            }
+            SpState::XRes => {
+                self.res_ready.next = true;
+                if self.res_valid.val() {
+                    self.t_addr.d.next = self.res_addr.val();
+                    self.t_avail.d.next = self.avail_r.q.val();
+                    if self.res_page_left.val() < self.avail_r.q.val() {
+                        self.t_avail.d.next = self.res_page_left.val();
+                    }
+                    self.state.d.next = SpState::Calc;
+                    if self.res_fault.val() != 0 {
+                        // Only if the entry changed since SChk (the firmware
+                        // rewrote it mid-segment): stop here.
+                        self.c_prot.d.next = self.c_prot.q.val() + 1;
+                        self.e_cause.d.next = self.k_c_prot.val();
+                        self.e_cqe.d.next = true;
+                        self.e_status.d.next = self.k_wc_prot.val();
+                        self.state.d.next = SpState::ErrDrain;
+                    }
                 }
             }
             SpState::CalcA => {
                 self.state.d.next = SpState::CalcB;
             }
             SpState::CalcB => {
-                self.state.d.next = SpState::Calc;
+                self.state.d.next = SpState::XChk;
             }
             SpState::Calc => {
                 self.paddr.d.next = self.addr.val();
@@ -844,6 +1045,7 @@ impl Logic for SendPlace {
             self.c_term_rx.d.next = 0.into();
             self.c_drop.d.next = 0.into();
             self.c_rreq.d.next = 0.into();
+            self.c_prot.d.next = 0.into();
         }
     }
 }

@@ -12,302 +12,10 @@
 //! length, opcode `Recv`, the solicited flag, the QP and the phase bit of
 //! its pass over the ring.
 
-use rnic_fw::hal::HalExt;
-use rnic_sim::dma::{DmaConfig, DmaServer};
-use rnic_sim::fw_hal::{CoSimHal, FwNode, HostCsr};
-use rnic_sim::host_mem::HostMemory;
-use rnic_sim::rng::Rng;
-use rnic_wire::abi::context::{
-    ConnContext, ConnMode, CqContext, CqState, QpContext, RtrKind, MPA_CRC_RX, MPA_CRC_TX,
-};
-use rnic_wire::abi::cqe::{Cqe, WcOpcode, WcStatus, CQE_FLAG_SOLICITED, CQE_SIZE};
+mod rxs_rig;
 use rnic_wire::abi::csr::{cq_doorbell_page, qp_doorbell_page};
 use rnic_wire::abi::doorbell::{CQ_CONSUMER, QP_RQ_PRODUCER};
-use rnic_wire::abi::mailbox::QpState;
-use rnic_wire::abi::wqe::{RecvWqe, Sge, SgeList, WQE_SIZE};
-use rnic_wire::model::net::data_frame;
-use rnic_wire::model::{Endpoint, Message, MpaSettings, TxStream};
-use std::cell::RefCell;
-use std::rc::Rc;
-
-const CONN: u32 = 3;
-const QPN: u32 = 5;
-const CQN: u32 = 2;
-const RQ_LOG2: u32 = 3;
-const CQ_LOG2: u32 = 2;
-/// Fill of host memory around the receive buffers: must stay.
-const FILL: u8 = 0xEE;
-
-/// A posted receive: its wr_id and buffers (bus address, length).
-struct Posted {
-    wr_id: u64,
-    bufs: Vec<(u64, u32)>,
-}
-
-struct Rig {
-    node: Rc<RefCell<FwNode>>,
-    hal: CoSimHal,
-    host: HostCsr,
-    dma: DmaServer,
-    mem: HostMemory,
-    rng: Rng,
-    peer: Endpoint,
-    local: Endpoint,
-    tx: TxStream,
-    rq: u64,
-    rq_prod: u32,
-    cq: u64,
-    posted: Vec<Posted>,
-    terms: usize,
-    /// Cycle of the last MAC beat driven and of the last DMA write beat
-    /// taken in the latest `run`.
-    last_mac: u64,
-    last_wr: u64,
-}
-
-impl Rig {
-    fn new(seed: u64) -> Rig {
-        let node = FwNode::shared();
-        node.borrow_mut().set_ulp(true);
-        let mut rng = Rng::new(seed);
-        let seq_start = rng.next_u32();
-        let mut r = Rig {
-            hal: CoSimHal::new(node.clone()),
-            host: HostCsr { node: node.clone() },
-            node,
-            dma: DmaServer::new(DmaConfig {
-                read_jitter: 30,
-                seed,
-                ..DmaConfig::default()
-            }),
-            mem: HostMemory::new(0x1_0000_0000, 0x2_0000_0000),
-            rng,
-            peer: Endpoint {
-                mac: [2, 0, 0, 0, 0, 2],
-                ip: [10, 0, 0, 2],
-                port: 40001,
-            },
-            local: Endpoint {
-                mac: [2, 0, 0, 0, 0, 1],
-                ip: [10, 0, 0, 1],
-                port: 7174,
-            },
-            tx: TxStream::new(
-                MpaSettings {
-                    crc: true,
-                    markers: false,
-                    seq_start,
-                },
-                1460,
-            ),
-            rq: 0,
-            rq_prod: 0,
-            cq: 0,
-            posted: Vec::new(),
-            terms: 0,
-            last_mac: 0,
-            last_wr: 0,
-        };
-        r.rq = r.mem.alloc_dma((WQE_SIZE as u64) << RQ_LOG2, 4096).unwrap();
-        r.cq = r.mem.alloc_dma((CQE_SIZE as u64) << CQ_LOG2, 4096).unwrap();
-        let c = ConnContext {
-            mode: ConnMode::Rdma,
-            mpa_flags: MPA_CRC_RX | MPA_CRC_TX,
-            snd_wscale: 0,
-            rcv_wscale: 0,
-            local_ip: u32::from_be_bytes(r.local.ip),
-            peer_ip: u32::from_be_bytes(r.peer.ip),
-            local_port: r.local.port,
-            peer_port: r.peer.port,
-            local_mac: r.local.mac,
-            peer_mac: r.peer.mac,
-            mss: 1460,
-            mulpdu: 1460,
-            rcv_nxt: seq_start,
-            snd_nxt: 1000,
-            snd_una: 1000,
-            snd_wnd: 0x10000,
-            rcv_wnd: 1 << 30,
-            tx_marker_ref: 1000,
-            rx_marker_ref: seq_start,
-            qpn: QPN,
-        };
-        let q = QpContext {
-            state: QpState::Rts,
-            flags: 0,
-            rtr: RtrKind::None,
-            sq_log2: 2,
-            pd: 1,
-            send_cqn: 0,
-            recv_cqn: CQN,
-            sq_ring: 0x1_0000_0000,
-            rq_ring: r.rq,
-            rq_log2: RQ_LOG2 as u8,
-            conn: CONN,
-            ird: 1,
-            ord: 1,
-            tx_send_msn: 1,
-            tx_read_msn: 1,
-            rx_send_msn: 1,
-            rx_read_msn: 1,
-            term_cause: 0,
-        };
-        let cq = CqContext {
-            state: CqState::Valid,
-            log2_entries: CQ_LOG2 as u8,
-            ring: r.cq,
-            producer: 0,
-            consumer: 0,
-            armed: 0,
-        };
-        r.hal.write_cq(CQN, &cq).expect("CQ write");
-        r.hal.write_qp(QPN, &q).expect("QP write");
-        r.hal.write_conn(CONN, &c).expect("connection write");
-        r
-    }
-
-    /// Writes a receive WQE with buffers of `lens` octets (each in fresh
-    /// memory at an odd offset, surrounded by FILL); no doorbell.
-    fn post(&mut self, lens: &[u32]) {
-        let mut sges = Vec::new();
-        let mut bufs = Vec::new();
-        for &l in lens {
-            let a = self.mem.alloc_dma(l as u64 + 64, 8).unwrap();
-            self.mem.write(a, &vec![FILL; l as usize + 64]).unwrap();
-            let a = a + 16 + self.rng.below(8);
-            sges.push(Sge {
-                addr: a,
-                length: l,
-                lkey: 0x1234,
-            });
-            bufs.push((a, l));
-        }
-        let wr_id = self.rng.next_u64();
-        let w = RecvWqe {
-            wr_id,
-            sges: SgeList::new(&sges).unwrap(),
-        };
-        let mut b = [0u8; WQE_SIZE];
-        w.emit(&mut b).unwrap();
-        let slot = (self.rq_prod & ((1 << RQ_LOG2) - 1)) as u64;
-        self.mem
-            .write(self.rq + slot * WQE_SIZE as u64, &b)
-            .unwrap();
-        self.rq_prod = self.rq_prod.wrapping_add(1);
-        self.posted.push(Posted { wr_id, bufs });
-    }
-
-    fn quiesce(&mut self) {
-        let mut n = self.node.borrow_mut();
-        let m = &mut n.core.0;
-        m.set_dma_rd_req_ready(0);
-        m.set_dma_rd_cpl_valid(0);
-        m.set_dma_wr_ready(0);
-    }
-
-    fn csr(&mut self, addr: u32, v: u32) {
-        self.quiesce();
-        self.host.write(addr, v);
-    }
-
-    /// The peer's Send: frames into mac_rx.
-    fn send(&mut self, data: &[u8], solicited: bool) {
-        let segs = self
-            .tx
-            .send(&Message::Send {
-                data,
-                solicited,
-                invalidate: None,
-            })
-            .unwrap();
-        let mut n = self.node.borrow_mut();
-        for s in segs {
-            let f = data_frame(&self.peer, &self.local, s.seq, 1000, &s.payload);
-            n.mac_rx.push(f, false);
-        }
-    }
-
-    /// Clocks until the MAC input is sent and the core is quiet.
-    fn run(&mut self, limit: u64) -> u64 {
-        let mut quiet = 0;
-        let mut c = 0;
-        while quiet < 600 {
-            c += 1;
-            assert!(c < limit, "hung");
-            let n = &mut *self.node.borrow_mut();
-            let sending = n.mac_rx.pending() > 0;
-            n.mac_rx.drive(&mut n.core);
-            let p = &mut n.core.0;
-            self.dma.drive(p, &mut self.mem);
-            p.eval();
-            let tv = p.get_term_valid() != 0;
-            p.set_term_pop(tv as u64);
-            if tv {
-                self.terms += 1;
-            }
-            p.eval();
-            if sending {
-                self.last_mac = p.cycle();
-            }
-            if p.get_dma_wr_valid() != 0 && p.get_dma_wr_ready() != 0 {
-                self.last_wr = p.cycle();
-            }
-            let busy = sending || !self.dma.idle() || p.get_dma_wr_valid() != 0;
-            self.dma.sample(&*p, &mut self.mem);
-            p.tick();
-            quiet = if busy { 0 } else { quiet + 1 };
-        }
-        // clocks until the last busy one
-        c - 600
-    }
-
-    fn rd(&self, a: u64, n: usize) -> Vec<u8> {
-        let mut b = vec![0u8; n];
-        self.mem.read(a, &mut b).unwrap();
-        b
-    }
-
-    /// Checks message `i` (the i-th WQE posted) against `data` and its CQE
-    /// at CQ index `ci`.
-    fn check(&self, i: usize, ci: u32, data: &[u8], solicited: bool) {
-        let p = &self.posted[i];
-        let mut off = 0;
-        for &(a, l) in &p.bufs {
-            let take = (data.len() - off).min(l as usize);
-            let got = self.rd(a - 16, l as usize + 48);
-            assert!(
-                got[..16].iter().all(|&b| b == FILL),
-                "octets before buffer {i}"
-            );
-            assert_eq!(
-                &got[16..16 + take],
-                &data[off..off + take],
-                "message {i} payload"
-            );
-            assert!(
-                got[16 + take..].iter().all(|&b| b == FILL),
-                "octets after the data of message {i}"
-            );
-            off += take;
-        }
-        assert_eq!(off, data.len(), "message {i} fits");
-        let slot = (ci & ((1 << CQ_LOG2) - 1)) as u64;
-        let raw = self.rd(self.cq + slot * CQE_SIZE as u64, CQE_SIZE);
-        let c = Cqe::parse(&raw).expect("CQE parses");
-        assert_eq!(c.wr_id, p.wr_id, "CQE {ci} wr_id");
-        assert_eq!(c.byte_len, data.len() as u32, "CQE {ci} byte_len");
-        assert_eq!(c.opcode, WcOpcode::Recv, "CQE {ci} opcode");
-        assert_eq!(c.status, WcStatus::Success, "CQE {ci} status");
-        assert_eq!(c.qpn, QPN, "CQE {ci} qpn");
-        assert_eq!(
-            c.flags & CQE_FLAG_SOLICITED != 0,
-            solicited,
-            "CQE {ci} solicited"
-        );
-        // owner bit: 1 on the first pass over the ring, 0 on the second
-        assert_eq!(c.phase, (ci >> CQ_LOG2) & 1 == 0, "CQE {ci} phase");
-    }
-}
+use rxs_rig::*;
 
 #[test]
 fn sends_land_in_posted_wqes_with_cqes() {
@@ -414,4 +122,27 @@ fn cqe_latency_after_the_last_beat() {
     for &(n, c) in &lat {
         assert!(c < 300 + 3 * n as u64 / 8, "{n} octets: {c} clocks");
     }
+}
+
+/// Measurement: one 64 KiB Send (45 segments of 1460 octets) into one
+/// contiguous buffer; clocks from the first MAC beat to the last DMA write.
+#[test]
+fn throughput_64k_send() {
+    let mut r = Rig::new(0x64c);
+    r.post(&[65536]);
+    let prod = r.rq_prod;
+    r.csr(qp_doorbell_page(QPN) + QP_RQ_PRODUCER, prod);
+    r.run(100_000);
+    let d = r.rng.bytes(65536);
+    let t0 = r.node.borrow().core.0.cycle();
+    r.send(&d, false);
+    r.run(2_000_000);
+    r.check(0, 0, &d, false);
+    let clocks = r.last_wr - t0;
+    println!(
+        "rx_send_core: 64 KiB Send (45 segments) into one buffer: {clocks} clocks first MAC \
+         beat -> last DMA write, {:.1} clocks/segment, {:.2} octets/clock",
+        clocks as f64 / 45.0,
+        65536.0 / clocks as f64
+    );
 }
