@@ -388,6 +388,10 @@ impl<'a, B: Bus> Pd<'a, B> {
         // fetch index follows the doorbell while the QP is not RTS (docs/rtl.md
         // "QP send stop and Terminate receive"; a QP number may be reused).
         ctx.bus().write32(qp_doorbell_page(qpn) + QP_SQ_PRODUCER, 0);
+        // The receive ring too: the device keeps the RQ producer index
+        // across QP-context writes (receives may be posted before RTS), so
+        // a reused QP number must not inherit the old one.
+        ctx.bus().write32(qp_doorbell_page(qpn) + QP_RQ_PRODUCER, 0);
         Ok(Qp {
             pd: self,
             shared,

@@ -33814,12 +33814,13 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     // rust-hdl emits every enum variant as a localparam, used or not:
     /* verilator lint_off UNUSEDPARAM */
     localparam RwState$Idle = 0;
-    localparam RwState$Db = 1;
-    localparam RwState$Adv = 2;
-    localparam RwState$Chk = 3;
-    localparam RwState$Req = 4;
-    localparam RwState$Cpl = 5;
-    localparam RwState$Rsp = 6;
+    localparam RwState$Cfg = 1;
+    localparam RwState$Db = 2;
+    localparam RwState$Adv = 3;
+    localparam RwState$Chk = 4;
+    localparam RwState$Req = 5;
+    localparam RwState$Cpl = 6;
+    localparam RwState$Rsp = 7;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -34156,17 +34157,9 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
             RwState$Idle:
                 begin
                     if (cfg_valid) begin
-                        cfg_ready = 1'b1;
-                        c_valid$d = 1'b0;
-                        ram$write_enable = 1'b1;
-                        ram$write_address = cfg_qp;
-                        n_state = cfg_st;
-                        n_cq = cfg_cq;
-                        n_msn = cfg_msn;
-                        n_prod = cfg_ci;
-                        n_ci = cfg_ci;
-                        n_log2 = cfg_log2;
-                        n_base = cfg_base;
+                        ram$read_address = cfg_qp;
+                        qp$d = cfg_qp;
+                        state$d = RwState$Cfg;
                     end
                     else if (db_valid) begin
                         db_ready = 1'b1;
@@ -34188,6 +34181,21 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                         qp$d = req_qp;
                         state$d = RwState$Chk;
                     end
+                end
+            RwState$Cfg:
+                begin
+                    cfg_ready = 1'b1;
+                    c_valid$d = 1'b0;
+                    ram$write_enable = 1'b1;
+                    n_state = cfg_st;
+                    n_cq = cfg_cq;
+                    n_log2 = cfg_log2;
+                    n_base = cfg_base;
+                    if (~(cfg_on & (x_state == k_on))) begin
+                        n_ci = cfg_ci;
+                        n_msn = cfg_msn;
+                    end
+                    state$d = RwState$Idle;
                 end
             RwState$Db:
                 begin
@@ -34621,12 +34629,13 @@ module rnic_versa5g$core$rx_send$rw$state(d,q,clock);
     // rust-hdl emits every enum variant as a localparam, used or not:
     /* verilator lint_off UNUSEDPARAM */
     localparam RwState$Idle = 0;
-    localparam RwState$Db = 1;
-    localparam RwState$Adv = 2;
-    localparam RwState$Chk = 3;
-    localparam RwState$Req = 4;
-    localparam RwState$Cpl = 5;
-    localparam RwState$Rsp = 6;
+    localparam RwState$Cfg = 1;
+    localparam RwState$Db = 2;
+    localparam RwState$Adv = 3;
+    localparam RwState$Chk = 4;
+    localparam RwState$Req = 5;
+    localparam RwState$Cpl = 6;
+    localparam RwState$Rsp = 7;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)

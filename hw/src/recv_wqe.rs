@@ -5,10 +5,12 @@
 //!
 //! * Per-QP record ([`QP_BITS`] = 6: 64 QPs, like `WqeFetch`) in one RAM,
 //!   `{state[2], cq[4], msn[32], prod[32], ci[32], log2[5], base[64]}`:
-//!   written whole by the firmware (`cfg_*`: the QP context's receive ring,
-//!   log2 entries, consumer index, the MSN expected on the next Send — 1 at
-//!   the start of the stream, RFC 5040 §5.1 — and the receive CQ); the
-//!   producer index by the host's RQ doorbell (`db_*`,
+//!   written by the firmware (`cfg_*`, each QP-context write: the receive
+//!   ring, log2 entries, consumer index, the MSN expected on the next Send —
+//!   1 at the start of the stream, RFC 5040 §5.1 — and the receive CQ; read
+//!   first, so the producer index is kept, and a QP that was receiving and
+//!   stays on keeps its consumer index and MSN); the producer index by the
+//!   host's RQ doorbell only (`db_*`,
 //!   `abi::doorbell::QP_RQ_PRODUCER`); `adv_*` from `send_place` either
 //!   consumes the WQE (message complete: `ci + 1`, `msn + 1`) or moves the
 //!   QP to error. All through one state machine (priority cfg, doorbell,
@@ -54,6 +56,7 @@ pub const QP_ERR: u64 = 2;
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum RwState {
     Idle,
+    Cfg,
     Db,
     Adv,
     Chk,
@@ -347,17 +350,11 @@ impl Logic for RecvWqeFetch {
         match self.state.q.val() {
             RwState::Idle => {
                 if self.cfg_valid.val() {
-                    self.cfg_ready.next = true;
-                    self.c_valid.d.next = false;
-                    self.ram.write_enable.next = true;
-                    self.ram.write_address.next = self.cfg_qp.val();
-                    self.n_state.next = self.cfg_st.val();
-                    self.n_cq.next = self.cfg_cq.val();
-                    self.n_msn.next = self.cfg_msn.val();
-                    self.n_prod.next = self.cfg_ci.val();
-                    self.n_ci.next = self.cfg_ci.val();
-                    self.n_log2.next = self.cfg_log2.val();
-                    self.n_base.next = self.cfg_base.val();
+                    // read the record first: the producer index is the
+                    // host's (its doorbell) and survives the rewrite
+                    self.ram.read_address.next = self.cfg_qp.val();
+                    self.qp.d.next = self.cfg_qp.val();
+                    self.state.d.next = RwState::Cfg;
                 } else if self.db_valid.val() {
                     self.db_ready.next = true;
                     self.ram.read_address.next = self.db_qp.val();
@@ -376,6 +373,30 @@ impl Logic for RecvWqeFetch {
                     self.qp.d.next = self.req_qp.val();
                     self.state.d.next = RwState::Chk;
                 }
+            }
+            RwState::Cfg => {
+                // The firmware's QP-context write (cfg_* still at the head
+                // of its queue). The producer index is kept: receives the
+                // host posted while the QP was Idle are not lost (verbs
+                // allow ibv_post_recv before RTS; rping posts them before
+                // it accepts). A QP that was receiving and stays on (RTS →
+                // Closing) keeps its consumer index and expected MSN too;
+                // one that starts (Idle → RTS) or stops takes the
+                // firmware's (ci 0, MSN 1 at the start of a stream, RFC
+                // 5040 §5.1). A new QP starts at producer 0 because the
+                // driver rings 0 when it creates it.
+                self.cfg_ready.next = true;
+                self.c_valid.d.next = false;
+                self.ram.write_enable.next = true;
+                self.n_state.next = self.cfg_st.val();
+                self.n_cq.next = self.cfg_cq.val();
+                self.n_log2.next = self.cfg_log2.val();
+                self.n_base.next = self.cfg_base.val();
+                if !(self.cfg_on.val() & (self.x_state.val() == self.k_on.val())) {
+                    self.n_ci.next = self.cfg_ci.val();
+                    self.n_msn.next = self.cfg_msn.val();
+                }
+                self.state.d.next = RwState::Idle;
             }
             RwState::Db => {
                 self.ram.write_enable.next = true;
@@ -731,8 +752,15 @@ pub(crate) mod tests {
             b.cfg_cq.next = (m.cq as u64).into();
             b.cfg_on.next = on;
             offer(&mut b, &mut srv, &mut rng, 0);
+            // The host's producer index (a new ring: the driver rings its
+            // start); a QP-context write keeps it.
+            b.db_valid.next = true;
+            b.db_qp.next = (qp as u64).into();
+            b.db_prod.next = (m.prod as u64).into();
+            offer(&mut b, &mut srv, &mut rng, 1);
             qps.insert(qp, m);
         }
+        let mut n_recfg = 0;
         let ids = [0usize, 9, 63, 5];
         let (mut n_ok, mut n_bad, mut n_empty, mut n_err) = (0, 0, 0, 0);
         for step in 0..160 {
@@ -842,6 +870,32 @@ pub(crate) mod tests {
                     b.adv_err.next = err;
                     offer(&mut b, &mut srv, &mut rng, 2);
                 }
+                _ if rng.below(2) == 0 => {
+                    // The firmware rewrites the QP context (e.g. RTS →
+                    // Closing, Idle → RTS, → Error/off): the producer index
+                    // is always kept; a receiving QP that stays on keeps its
+                    // consumer index and MSN (the cfg values are ignored),
+                    // otherwise they are the firmware's.
+                    let on = rng.below(4) != 0;
+                    let stays = on && m.on && !m.err;
+                    let cfg_msn = rng.next() as u32;
+                    let cfg_ci = if stays { rng.next() as u32 } else { m.ci };
+                    if !stays {
+                        m.msn = cfg_msn;
+                    }
+                    m.on = on;
+                    m.err = false;
+                    b.cfg_valid.next = true;
+                    b.cfg_qp.next = (qp as u64).into();
+                    b.cfg_base.next = m.base.into();
+                    b.cfg_log2.next = (m.log2 as u64).into();
+                    b.cfg_ci.next = (cfg_ci as u64).into();
+                    b.cfg_msn.next = (cfg_msn as u64).into();
+                    b.cfg_cq.next = (m.cq as u64).into();
+                    b.cfg_on.next = on;
+                    offer(&mut b, &mut srv, &mut rng, 0);
+                    n_recfg += 1;
+                }
                 _ => {
                     for _ in 0..3 {
                         clock(&mut b, &mut srv, &mut rng);
@@ -850,8 +904,8 @@ pub(crate) mod tests {
             }
         }
         assert!(
-            n_ok > 20 && n_bad > 3 && n_empty > 3 && n_err > 3,
-            "{n_ok} {n_bad} {n_empty} {n_err}"
+            n_ok > 20 && n_bad > 3 && n_empty > 3 && n_err > 3 && n_recfg > 3,
+            "{n_ok} {n_bad} {n_empty} {n_err} {n_recfg}"
         );
         assert_eq!(b.cnt_fetch.val().to_u64() as usize, srv.reads.len());
         // The cache: fewer reads than answered WQEs (repeated requests).

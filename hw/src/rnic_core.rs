@@ -2313,7 +2313,9 @@ impl Logic for RnicCore {
         self.rxs_lost_now.next = false;
         // QpContext (TableId 1) write for qpn < 64: the RQ ring (octet 24),
         // rq_log2 (32), recv_cqn (12), rx_send_msn (52), on in Rts (1) or
-        // Closing (2); the ring restarts at consumer = producer = 0
+        // Closing (2); recv_wqe keeps the host's producer index (receives
+        // posted before RTS count) and, for a QP that stays on, its consumer
+        // index and MSN
         self.rq_cfg_q.write.next = self.fwq_v.val() & (self.fw_port.tw_index.val() < 64);
         self.rq_on.next = 0.into();
         if (self.fw_port.tw_data.val().get_bits::<8>(0) == 1)

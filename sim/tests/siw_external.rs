@@ -873,6 +873,9 @@ fn rping_server_against_siw_client_over_the_external_port() {
         }])
         .unwrap();
     };
+    // as rping: the receives are posted while the QP is still Idle
+    post_recv(0);
+    post_recv(1);
     go_tx.send(()).unwrap();
 
     let req = expect_event(&ctx, EventKind::ConnectRequest, "node").unwrap_or_else(|e| fail(&e));
@@ -888,12 +891,6 @@ fn rping_server_against_siw_client_over_the_external_port() {
         .unwrap();
     expect_event(&ctx, EventKind::Established, "node").unwrap_or_else(|e| fail(&e));
     assert_eq!(qp.query().unwrap(), QpState::Rts);
-    // rping posts its receives before it accepts; here they are posted in
-    // RTS because receive doorbells rung while the QP is Idle are lost (the
-    // device loads the receive ring when the QP enters RTS and resets the
-    // producer index with it) — to be fixed in `recv_wqe`.
-    post_recv(0);
-    post_recv(1);
 
     let wait_cqe = |cq: &rnic_driver::Cq<'_, SimBus>, what: &str| -> Option<WorkCompletion> {
         let mut wc = [WorkCompletion::default()];
@@ -1344,6 +1341,17 @@ fn rping_client_against_siw_server_over_the_external_port() {
     let mr_send = pd
         .reg_mr(&mem, 3 * MAX_BUF, MAX_BUF, acc(ACCESS_LOCAL_WRITE))
         .unwrap();
+    // as rping's client: receives posted before it connects
+    let post_recv = |slot: u64| {
+        let sge = [mr_recv.sge(slot * 64, 64).unwrap()];
+        qp.post_recv(&[RecvWr {
+            wr_id: slot,
+            sges: &sge,
+        }])
+        .unwrap();
+    };
+    post_recv(0);
+    post_recv(1);
     go_tx.send(()).unwrap();
     qp.connect(
         &rnic_driver::ConnectParams {
@@ -1367,17 +1375,6 @@ fn rping_client_against_siw_server_over_the_external_port() {
         est.ird, est.ord, est.mpa_revision, est.crc
     );
     assert_eq!((est.mpa_revision, est.crc), (2, false));
-    // (after RTS: see the server test for receives rung while Idle)
-    let post_recv = |slot: u64| {
-        let sge = [mr_recv.sge(slot * 64, 64).unwrap()];
-        qp.post_recv(&[RecvWr {
-            wr_id: slot,
-            sges: &sge,
-        }])
-        .unwrap();
-    };
-    post_recv(0);
-    post_recv(1);
 
     let wait_cqe = |cq: &rnic_driver::Cq<'_, SimBus>| -> Option<WorkCompletion> {
         let mut wc = [WorkCompletion::default()];
