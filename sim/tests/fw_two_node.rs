@@ -314,6 +314,22 @@ fn connect_accept_disconnect() {
     );
 }
 
+/// A's connect to B's filtered port (MPA rev 2, CRC, IRD/ORD 1).
+fn to_denied_port() -> ConnectParams {
+    ConnectParams {
+        peer_ip: Ipv4Addr::from(IP_B),
+        peer_port: DENIED_PORT,
+        local_port: 0,
+        ird: 1,
+        ord: 1,
+        mpa: MpaOptions {
+            revision: 2,
+            crc: true,
+            markers: false,
+        },
+    }
+}
+
 /// A filter rule on B denies a port: no context on B, A's connect fails
 /// with a clear error.
 #[test]
@@ -338,19 +354,7 @@ fn filtered_port_refused() {
     let pd_a = a.alloc_pd().unwrap();
     let cq_a = a.create_cq(16).unwrap();
     let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
-    let params = ConnectParams {
-        peer_ip: Ipv4Addr::from(IP_B),
-        peer_port: DENIED_PORT,
-        local_port: 0,
-        ird: 1,
-        ord: 1,
-        mpa: MpaOptions {
-            revision: 2,
-            crc: true,
-            markers: false,
-        },
-    };
-    qp_a.connect(&params, b"let me in").unwrap();
+    qp_a.connect(&to_denied_port(), b"let me in").unwrap();
     let ev = loop {
         let ev = a.get_cm_event(WAIT).expect("A gets an answer");
         println!("A: {:?} status {}", ev.kind, ev.status);
@@ -404,19 +408,7 @@ fn filtered_peer_dropped_in_silence() {
     let pd_a = a.alloc_pd().unwrap();
     let cq_a = a.create_cq(16).unwrap();
     let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
-    let params = ConnectParams {
-        peer_ip: Ipv4Addr::from(IP_B),
-        peer_port: DENIED_PORT,
-        local_port: 0,
-        ird: 1,
-        ord: 1,
-        mpa: MpaOptions {
-            revision: 2,
-            crc: true,
-            markers: false,
-        },
-    };
-    qp_a.connect(&params, b"let me in").unwrap();
+    qp_a.connect(&to_denied_port(), b"let me in").unwrap();
     // 300 us of simulated time: ARP (about 2 us over this link) and the SYN
     // are long done; a SYN-ACK or RST would have arrived within 20 us.
     loop {

@@ -336,6 +336,33 @@ impl Peer {
         f(RdmapRepr::parse(&seg).map_err(|e| format!("node RDMAP: {e:?}"))?)
     }
 
+    /// A whole Send message (one FPDU) with MSN `msn` (RFC 5040 §4.1).
+    fn send_message(&mut self, msn: u32, payload: &[u8]) {
+        self.send_fpdu(&RdmapRepr::Send {
+            solicited: false,
+            invalidate_stag: None,
+            last: true,
+            msn,
+            mo: 0,
+            payload,
+        });
+    }
+
+    /// The node's next FPDU must be a whole Send of an rping advertisement.
+    fn expect_rping_info(&mut self) -> Result<RpingInfo, String> {
+        self.expect_rdmap(|m| match m {
+            RdmapRepr::Send {
+                payload,
+                last: true,
+                mo: 0,
+                ..
+            } if payload.len() == RPING_INFO_LEN => Ok(RpingInfo::parse(payload)),
+            other => Err(format!(
+                "expected an rping advertisement Send, got {other:?}"
+            )),
+        })
+    }
+
     fn send_frame(&mut self, f: &[u8]) {
         self.sock
             .write_all(&(f.len() as u32).to_be_bytes())
@@ -664,30 +691,21 @@ fn run_peer(
     let mut msn_send = 1u32;
     while let Some(CapFpdu::Send(start)) = client.next() {
         let start_info = RpingInfo::parse(start);
-        p.send_fpdu(&RdmapRepr::Send {
-            solicited: false,
-            invalidate_stag: None,
-            last: true,
-            msn: msn_send,
-            mo: 0,
-            payload: start,
-        });
+        p.send_message(msn_send, start);
         msn_send += 1;
         // The node's Read Request names exactly the advertised buffer.
-        let m = p.recv_fpdu()?;
-        let seg = DdpSegment::new_checked(&m[..]).map_err(|e| format!("{e:?}"))?;
-        let req = match RdmapRepr::parse(&seg).map_err(|e| format!("node RDMAP: {e:?}"))? {
-            RdmapRepr::ReadRequest { request, .. } => request,
-            other => return Err(format!("expected a Read Request, got {other:?}")),
-        };
+        let req = p.expect_rdmap(|m| match m {
+            RdmapRepr::ReadRequest { request, .. }
+                if (request.src_stag, request.src_to, request.size)
+                    == (start_info.rkey, start_info.buf, start_info.size) =>
+            {
+                Ok(request)
+            }
+            other => Err(format!(
+                "expected a Read Request of the advertised {start_info:?}, got {other:?}"
+            )),
+        })?;
         rep.node_kinds.push("ReadRequest");
-        if (req.src_stag, req.src_to, req.size)
-            != (start_info.rkey, start_info.buf, start_info.size)
-        {
-            return Err(format!(
-                "Read Request {req:?} for advertised {start_info:?}"
-            ));
-        }
         let Some(CapFpdu::ReadResponse(data)) = client.next() else {
             return Err("capture: no Read Response".into());
         };
@@ -705,54 +723,28 @@ fn run_peer(
             payload: data,
         });
         // The node's "go ahead" Send: its own buffer advertisement.
-        let m = p.recv_fpdu()?;
-        let seg = DdpSegment::new_checked(&m[..]).map_err(|e| format!("{e:?}"))?;
-        match RdmapRepr::parse(&seg).map_err(|e| format!("node RDMAP: {e:?}"))? {
-            RdmapRepr::Send {
-                payload,
-                last: true,
-                mo: 0,
-                ..
-            } if payload.len() == RPING_INFO_LEN => {}
-            other => return Err(format!("expected a Send, got {other:?}")),
-        }
+        p.expect_rping_info()?;
         rep.node_kinds.push("Send");
         let Some(CapFpdu::Send(rdma)) = client.next() else {
             return Err("capture: no second Send".into());
         };
         let rdma_info = RpingInfo::parse(rdma);
-        p.send_fpdu(&RdmapRepr::Send {
-            solicited: false,
-            invalidate_stag: None,
-            last: true,
-            msn: msn_send,
-            mo: 0,
-            payload: rdma,
-        });
+        p.send_message(msn_send, rdma);
         msn_send += 1;
         // The node's Write: what it read, into the second buffer.
-        let m = p.recv_fpdu()?;
-        let seg = DdpSegment::new_checked(&m[..]).map_err(|e| format!("{e:?}"))?;
-        match RdmapRepr::parse(&seg).map_err(|e| format!("node RDMAP: {e:?}"))? {
+        p.expect_rdmap(|m| match m {
             RdmapRepr::RdmaWrite {
                 stag,
                 to,
                 payload,
                 last: true,
-            } if stag == rdma_info.rkey && to == rdma_info.buf && payload == &data[..] => {}
-            other => {
-                return Err(format!(
-                    "expected the Write of the read data to {rdma_info:?}, got {other:?}"
-                ))
-            }
-        }
+            } if stag == rdma_info.rkey && to == rdma_info.buf && payload == &data[..] => Ok(()),
+            other => Err(format!(
+                "expected the Write of the read data to {rdma_info:?}, got {other:?}"
+            )),
+        })?;
         rep.node_kinds.push("Write");
-        let m = p.recv_fpdu()?;
-        let seg = DdpSegment::new_checked(&m[..]).map_err(|e| format!("{e:?}"))?;
-        match RdmapRepr::parse(&seg).map_err(|e| format!("node RDMAP: {e:?}"))? {
-            RdmapRepr::Send { payload, .. } if payload.len() == RPING_INFO_LEN => {}
-            other => return Err(format!("expected a Send, got {other:?}")),
-        }
+        p.expect_rping_info()?;
         rep.node_kinds.push("Send");
         rep.iterations += 1;
     }
@@ -782,67 +774,130 @@ fn run_peer(
     Ok(rep)
 }
 
-#[test]
-fn rping_server_against_siw_client_over_the_external_port() {
-    let Some(s) = script() else {
-        println!("skipped: {CAPTURE} not found");
-        return;
-    };
-    let iterations = s
-        .client
-        .iter()
-        .filter(|f| matches!(f, CapFpdu::ReadResponse(_)))
-        .count();
-    assert_eq!(iterations, 5, "rping -C 5 in the capture");
-    let server_writes: Vec<Vec<u8>> = s
-        .server
-        .iter()
-        .filter_map(|f| match f {
-            CapFpdu::Write(d) => Some(d.clone()),
-            _ => None,
-        })
-        .collect();
-    let read_sizes: Vec<u32> = s
-        .server
-        .iter()
-        .filter_map(|f| match f {
-            CapFpdu::ReadRequest { size, .. } => Some(*size),
-            _ => None,
-        })
-        .collect();
+/// The payloads of `list`'s FPDUs that `pick` selects.
+fn payloads<T>(list: &[CapFpdu], pick: impl Fn(&CapFpdu) -> Option<T>) -> Vec<T> {
+    list.iter().filter_map(pick).collect()
+}
 
-    let port = ExternalPort::listen_tcp("127.0.0.1:0").unwrap();
-    let addr = port.local_addr().unwrap();
-    let world = World::external(port).shared();
-    let pcap = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("siw_external.pcap");
-    let (go_tx, go_rx) = mpsc::channel();
-    let peer = {
-        let pcap = pcap.clone();
+/// One node on the external port and the scripted siw host on the other
+/// end of its socket, in its own thread (waiting for `go`).
+struct Session {
+    world: std::rc::Rc<std::cell::RefCell<World>>,
+    peer: std::cell::RefCell<Option<std::thread::JoinHandle<Result<PeerReport, String>>>>,
+    pcap: PathBuf,
+    go: mpsc::Sender<()>,
+}
+
+type PeerFn = fn(Script, TcpStream, PathBuf, mpsc::Receiver<()>) -> Result<PeerReport, String>;
+
+impl Session {
+    fn start(s: Script, pcap: &str, peer: PeerFn) -> Session {
+        let port = ExternalPort::listen_tcp("127.0.0.1:0").unwrap();
+        let addr = port.local_addr().unwrap();
+        let world = World::external(port).shared();
+        let pcap = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(pcap);
+        let (go, go_rx) = mpsc::channel();
         let sock = TcpStream::connect(addr).unwrap();
-        std::cell::RefCell::new(Some(std::thread::spawn(move || {
-            run_peer(s, sock, pcap, go_rx)
-        })))
-    };
-    let fail = |what: &str| -> ! {
-        let peer = peer.borrow_mut().take().unwrap();
+        let path = pcap.clone();
+        let handle = std::thread::spawn(move || peer(s, sock, path, go_rx));
+        Session {
+            world,
+            peer: std::cell::RefCell::new(Some(handle)),
+            pcap,
+            go,
+        }
+    }
+
+    /// Fails the test with the node's side of the story and the peer's.
+    fn fail(&self, what: &str) -> ! {
+        let peer = self.peer.borrow_mut().take().unwrap();
         let why = if peer.is_finished() {
             format!("{:?}", peer.join().unwrap())
         } else {
             "peer still waiting".into()
         };
         panic!("{what}; peer: {why}")
+    }
+
+    /// The node's driver, configured with the capture's address.
+    fn open(&self, mac: [u8; 6], ip: [u8; 4]) -> Context<SimBus> {
+        let ctx = Context::open_with(SimBus::new(self.world.clone(), 0), driver_options()).unwrap();
+        ctx.configure(&NetConfig {
+            mac,
+            ip: ip.into(),
+            netmask: [255, 255, 255, 0].into(),
+            gateway: None,
+            mtu: 1500,
+        })
+        .unwrap();
+        ctx
+    }
+
+    /// The next completion on `cq`, within [`STEP_BUDGET`] clocks.
+    fn cqe(&self, cq: &rnic_driver::Cq<'_, SimBus>, what: &str) -> WorkCompletion {
+        let mut wc = [WorkCompletion::default()];
+        match run_until(&self.world, STEP_BUDGET, |_| cq.poll(&mut wc).unwrap() == 1) {
+            Ok(_) => wc[0],
+            Err(_) => self.fail(&format!("node: no {what} completion")),
+        }
+    }
+
+    /// The peer's report once it is done.
+    fn finish(&self, node_event: impl std::fmt::Debug) -> PeerReport {
+        match self.peer.borrow_mut().take().unwrap().join().unwrap() {
+            Ok(r) => r,
+            Err(e) => panic!("peer: {e}; node event {node_event:?}"),
+        }
+    }
+}
+
+/// Posts receive slot `slot` (64 octets of `mr`, wr_id = slot) for an rping
+/// advertisement.
+fn post_info_recv(qp: &rnic_driver::Qp<'_, SimBus>, mr: &rnic_driver::Mr<'_, SimBus>, slot: u64) {
+    let sge = [mr.sge(slot * 64, 64).unwrap()];
+    let wr = RecvWr {
+        wr_id: slot,
+        sges: &sge,
     };
+    qp.post_recv(&[wr]).unwrap();
+}
+
+/// A signaled Send of `sge`.
+fn send_wr(wr_id: u64, sge: &[rnic_driver::Sge]) -> SendWr<'_> {
+    SendWr {
+        wr_id,
+        op: SendOp::Send,
+        sges: sge,
+        signaled: true,
+        solicited: false,
+        fence: false,
+    }
+}
+
+#[test]
+fn rping_server_against_siw_client_over_the_external_port() {
+    let Some(s) = script() else {
+        println!("skipped: {CAPTURE} not found");
+        return;
+    };
+    let server_writes = payloads(&s.server, |f| match f {
+        CapFpdu::Write(d) => Some(d.clone()),
+        _ => None,
+    });
+    let read_sizes = payloads(&s.server, |f| match f {
+        CapFpdu::ReadRequest { size, .. } => Some(*size),
+        _ => None,
+    });
+    let iterations = server_writes.len();
+    assert_eq!(
+        (iterations, read_sizes.len()),
+        (5, 5),
+        "rping -C 5 in the capture"
+    );
+    let t = Session::start(s, "siw_external.pcap", run_peer);
 
     // The node: rping's server on the driver.
-    let ctx = Context::open_with(SimBus::new(world.clone(), 0), driver_options()).unwrap();
-    ctx.configure(&NetConfig {
-        mac: SERVER_MAC,
-        ip: SERVER_IP.into(),
-        netmask: [255, 255, 255, 0].into(),
-        gateway: None,
-        mtu: 1500,
-    })
-    .unwrap();
+    let ctx = t.open(SERVER_MAC, SERVER_IP);
     let _l = ctx.listen(SERVER_PORT, 4).unwrap();
     let pd = ctx.alloc_pd().unwrap();
     let (scq, rcq) = (ctx.create_cq(16).unwrap(), ctx.create_cq(16).unwrap());
@@ -851,34 +906,18 @@ fn rping_server_against_siw_client_over_the_external_port() {
     // recv: two rping infos; read: the buffer the Read fills (and the
     // Write sends back, as rping's server does); send: the node's info.
     let mem = ctx.alloc_dma(3 * MAX_BUF).unwrap();
-    let mr_recv = pd
-        .reg_mr(&mem, 0, MAX_BUF, acc(ACCESS_LOCAL_WRITE))
-        .unwrap();
-    let mr_read = pd
-        .reg_mr(
-            &mem,
-            MAX_BUF,
-            MAX_BUF,
-            acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_WRITE),
-        )
-        .unwrap();
-    let mr_send = pd
-        .reg_mr(&mem, 2 * MAX_BUF, MAX_BUF, acc(ACCESS_LOCAL_WRITE))
-        .unwrap();
-    let post_recv = |slot: u64| {
-        let sge = [mr_recv.sge(slot * 64, 64).unwrap()];
-        qp.post_recv(&[RecvWr {
-            wr_id: slot,
-            sges: &sge,
-        }])
-        .unwrap();
-    };
+    let local = acc(ACCESS_LOCAL_WRITE);
+    let mr_recv = pd.reg_mr(&mem, 0, MAX_BUF, local).unwrap();
+    let remote = acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_WRITE);
+    let mr_read = pd.reg_mr(&mem, MAX_BUF, MAX_BUF, remote).unwrap();
+    let mr_send = pd.reg_mr(&mem, 2 * MAX_BUF, MAX_BUF, local).unwrap();
+    let post_recv = |slot: u64| post_info_recv(&qp, &mr_recv, slot);
     // as rping: the receives are posted while the QP is still Idle
     post_recv(0);
     post_recv(1);
-    go_tx.send(()).unwrap();
+    t.go.send(()).unwrap();
 
-    let req = expect_event(&ctx, EventKind::ConnectRequest, "node").unwrap_or_else(|e| fail(&e));
+    let req = expect_event(&ctx, EventKind::ConnectRequest, "node").unwrap_or_else(|e| t.fail(&e));
     println!(
         "node: connect request from {}:{} ird/ord {}/{} rev {} crc {}",
         req.peer_ip, req.peer_port, req.ird, req.ord, req.mpa_revision, req.crc
@@ -889,56 +928,43 @@ fn rping_server_against_siw_client_over_the_external_port() {
     );
     ctx.accept(req.handle, &qp, RPING_DEPTH, RPING_DEPTH, b"")
         .unwrap();
-    expect_event(&ctx, EventKind::Established, "node").unwrap_or_else(|e| fail(&e));
+    expect_event(&ctx, EventKind::Established, "node").unwrap_or_else(|e| t.fail(&e));
     assert_eq!(qp.query().unwrap(), QpState::Rts);
 
-    let wait_cqe = |cq: &rnic_driver::Cq<'_, SimBus>, what: &str| -> Option<WorkCompletion> {
-        let mut wc = [WorkCompletion::default()];
-        run_until(&world, STEP_BUDGET, |_| cq.poll(&mut wc).unwrap() == 1)
-            .ok()
-            .map(|_| wc[0])
-            .or_else(|| {
-                println!("node: no {what} completion");
-                None
-            })
-    };
+    let info_sge = [mr_send.sge(0, RPING_INFO_LEN as u32).unwrap()];
     let mut recv_slot = 0u64;
-    for i in 0..iterations {
-        // the client's start-buffer advertisement
-        let Some(wc) = wait_cqe(&rcq, "receive") else {
-            fail("no Send from siw")
-        };
+    // the next rping advertisement received (and its slot posted again)
+    let mut next_info = || {
+        let wc = t.cqe(&rcq, "receive");
         assert_eq!(
             (wc.status, wc.opcode, wc.byte_len),
             (WcStatus::Success, WcOpcode::Recv, 16)
         );
         let mut b = [0u8; RPING_INFO_LEN];
         mem.read(wc.wr_id as usize * 64, &mut b).unwrap();
-        let start = RpingInfo::parse(&b);
+        post_recv(recv_slot);
+        recv_slot ^= 1;
+        RpingInfo::parse(&b)
+    };
+    for i in 0..iterations {
+        // the client's start-buffer advertisement
+        let start = next_info();
         assert_eq!(
             start.size, read_sizes[i],
             "siw advertised the capture's size"
         );
-        post_recv(recv_slot);
-        recv_slot ^= 1;
         let size = start.size as usize;
         assert!(size <= MAX_BUF);
         let sge = [mr_read.sge(0, start.size).unwrap()];
-        qp.post_send(&[SendWr {
-            wr_id: 100 + i as u64,
+        let read = SendWr {
             op: SendOp::RdmaRead(RemoteAddr {
                 addr: start.buf,
                 rkey: start.rkey,
             }),
-            sges: &sge,
-            signaled: true,
-            solicited: false,
-            fence: false,
-        }])
-        .unwrap();
-        let Some(wc) = wait_cqe(&scq, "Read") else {
-            fail("Read did not complete")
+            ..send_wr(100 + i as u64, &sge)
         };
+        qp.post_send(&[read]).unwrap();
+        let wc = t.cqe(&scq, "Read");
         assert_eq!(
             (wc.status, wc.opcode),
             (WcStatus::Success, WcOpcode::RdmaRead),
@@ -957,64 +983,31 @@ fn rping_server_against_siw_client_over_the_external_port() {
             size: start.size,
         };
         mem.write(2 * MAX_BUF, &info.emit()).unwrap();
-        let sge = [mr_send.sge(0, RPING_INFO_LEN as u32).unwrap()];
-        let send = |wr_id| SendWr {
-            wr_id,
-            op: SendOp::Send,
-            sges: &sge,
-            signaled: true,
-            solicited: false,
-            fence: false,
-        };
-        qp.post_send(&[send(200 + i as u64)]).unwrap();
-        let Some(wc) = wait_cqe(&scq, "Send") else {
-            fail("Send did not complete")
-        };
-        assert_eq!(wc.status, WcStatus::Success);
+        qp.post_send(&[send_wr(200 + i as u64, &info_sge)]).unwrap();
+        assert_eq!(t.cqe(&scq, "Send").status, WcStatus::Success);
         // the client's rdma-buffer advertisement, then Write + Send
-        let Some(wc) = wait_cqe(&rcq, "receive") else {
-            fail("no second Send from siw")
+        let rdma = next_info();
+        let write = SendWr {
+            op: SendOp::RdmaWrite(RemoteAddr {
+                addr: rdma.buf,
+                rkey: rdma.rkey,
+            }),
+            ..send_wr(300 + i as u64, &sge)
         };
-        assert_eq!((wc.status, wc.byte_len), (WcStatus::Success, 16));
-        mem.read(wc.wr_id as usize * 64, &mut b).unwrap();
-        let rdma = RpingInfo::parse(&b);
-        post_recv(recv_slot);
-        recv_slot ^= 1;
-        let wsge = [mr_read.sge(0, start.size).unwrap()];
-        qp.post_send(&[
-            SendWr {
-                wr_id: 300 + i as u64,
-                op: SendOp::RdmaWrite(RemoteAddr {
-                    addr: rdma.buf,
-                    rkey: rdma.rkey,
-                }),
-                sges: &wsge,
-                signaled: true,
-                solicited: false,
-                fence: false,
-            },
-            send(400 + i as u64),
-        ])
-        .unwrap();
+        qp.post_send(&[write, send_wr(400 + i as u64, &info_sge)])
+            .unwrap();
         for what in ["Write", "Send"] {
-            let Some(wc) = wait_cqe(&scq, what) else {
-                fail(what)
-            };
-            assert_eq!(wc.status, WcStatus::Success, "{what}: {wc:?}");
+            assert_eq!(t.cqe(&scq, what).status, WcStatus::Success, "{what}");
         }
     }
     // the client closes; the node sees the peer's FIN
     let ev = expect_event(&ctx, EventKind::Closed, "node");
-    let rep = match peer.into_inner().unwrap().join().unwrap() {
-        Ok(r) => r,
-        Err(e) => panic!("peer: {e}; node event {ev:?}"),
-    };
+    let rep = t.finish(&ev);
     ev.unwrap();
     println!("peer: {rep:#?}");
     assert_eq!(rep.iterations, iterations);
     assert_eq!(rep.node_kinds.len(), 4 * iterations);
-
-    tshark_clean(&pcap, 7 * iterations);
+    tshark_clean(&t.pcap, 7 * iterations);
 }
 
 /// Parses a node frame as TCP (checksums verified) and gives the whole
@@ -1143,15 +1136,7 @@ fn run_siw_server(
         .collect();
     let (mut msn_send, mut msn_read) = (1u32, 1u32);
     for (i, read_data) in client_reads.iter().enumerate() {
-        let start = p.expect_rdmap(|m| match m {
-            RdmapRepr::Send {
-                payload,
-                last: true,
-                mo: 0,
-                ..
-            } if payload.len() == RPING_INFO_LEN => Ok(RpingInfo::parse(payload)),
-            other => Err(format!("expected the start Send, got {other:?}")),
-        })?;
+        let start = p.expect_rping_info()?;
         rep.node_kinds.push("Send");
         let Some(CapFpdu::ReadRequest {
             sink_stag, sink_to, ..
@@ -1186,21 +1171,9 @@ fn run_siw_server(
         let Some(CapFpdu::Send(go1)) = server.next() else {
             return Err("capture: no server Send".into());
         };
-        p.send_fpdu(&RdmapRepr::Send {
-            solicited: false,
-            invalidate_stag: None,
-            last: true,
-            msn: msn_send,
-            mo: 0,
-            payload: go1,
-        });
+        p.send_message(msn_send, go1);
         msn_send += 1;
-        let sink = p.expect_rdmap(|m| match m {
-            RdmapRepr::Send { payload, .. } if payload.len() == RPING_INFO_LEN => {
-                Ok(RpingInfo::parse(payload))
-            }
-            other => Err(format!("expected the sink Send, got {other:?}")),
-        })?;
+        let sink = p.expect_rping_info()?;
         rep.node_kinds.push("Send");
         let Some(CapFpdu::Write(data)) = server.next() else {
             return Err("capture: no Write".into());
@@ -1221,14 +1194,7 @@ fn run_siw_server(
         let Some(CapFpdu::Send(go2)) = server.next() else {
             return Err("capture: no second server Send".into());
         };
-        p.send_fpdu(&RdmapRepr::Send {
-            solicited: false,
-            invalidate_stag: None,
-            last: true,
-            msn: msn_send,
-            mo: 0,
-            payload: go2,
-        });
+        p.send_message(msn_send, go2);
         msn_send += 1;
         rep.iterations += 1;
     }
@@ -1263,55 +1229,18 @@ fn rping_client_against_siw_server_over_the_external_port() {
     };
     assert_eq!(s.client_mac, CLIENT_MAC, "capture's client");
     let client_port = s.client_port;
-    let reads: Vec<Vec<u8>> = s
-        .client
-        .iter()
-        .filter_map(|f| match f {
-            CapFpdu::ReadResponse(d) => Some(d.clone()),
-            _ => None,
-        })
-        .collect();
-    let writes: Vec<Vec<u8>> = s
-        .server
-        .iter()
-        .filter_map(|f| match f {
-            CapFpdu::Write(d) => Some(d.clone()),
-            _ => None,
-        })
-        .collect();
+    let reads = payloads(&s.client, |f| match f {
+        CapFpdu::ReadResponse(d) => Some(d.clone()),
+        _ => None,
+    });
+    let writes = payloads(&s.server, |f| match f {
+        CapFpdu::Write(d) => Some(d.clone()),
+        _ => None,
+    });
     assert_eq!((reads.len(), writes.len()), (5, 5), "rping -C 5");
+    let t = Session::start(s, "siw_external_client.pcap", run_siw_server);
 
-    let port = ExternalPort::listen_tcp("127.0.0.1:0").unwrap();
-    let addr = port.local_addr().unwrap();
-    let world = World::external(port).shared();
-    let pcap = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("siw_external_client.pcap");
-    let (go_tx, go_rx) = mpsc::channel();
-    let peer = {
-        let pcap = pcap.clone();
-        let sock = TcpStream::connect(addr).unwrap();
-        std::cell::RefCell::new(Some(std::thread::spawn(move || {
-            run_siw_server(s, sock, pcap, go_rx)
-        })))
-    };
-    let fail = |what: &str| -> ! {
-        let peer = peer.borrow_mut().take().unwrap();
-        let why = if peer.is_finished() {
-            format!("{:?}", peer.join().unwrap())
-        } else {
-            "peer still waiting".into()
-        };
-        panic!("{what}; peer: {why}")
-    };
-
-    let ctx = Context::open_with(SimBus::new(world.clone(), 0), driver_options()).unwrap();
-    ctx.configure(&NetConfig {
-        mac: CLIENT_MAC,
-        ip: CLIENT_IP.into(),
-        netmask: [255, 255, 255, 0].into(),
-        gateway: None,
-        mtu: 1500,
-    })
-    .unwrap();
+    let ctx = t.open(CLIENT_MAC, CLIENT_IP);
     let pd = ctx.alloc_pd().unwrap();
     let (scq, rcq) = (ctx.create_cq(16).unwrap(), ctx.create_cq(16).unwrap());
     let qp = pd.create_qp(&scq, &rcq, 8, 8).unwrap();
@@ -1319,141 +1248,78 @@ fn rping_client_against_siw_server_over_the_external_port() {
     // recv: the server's "go" Sends; start: what the server Reads; sink:
     // what it Writes; send: our advertisements.
     let mem = ctx.alloc_dma(4 * MAX_BUF).unwrap();
-    let mr_recv = pd
-        .reg_mr(&mem, 0, MAX_BUF, acc(ACCESS_LOCAL_WRITE))
-        .unwrap();
-    let mr_start = pd
-        .reg_mr(
-            &mem,
-            MAX_BUF,
-            MAX_BUF,
-            acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_READ),
-        )
-        .unwrap();
-    let mr_sink = pd
-        .reg_mr(
-            &mem,
-            2 * MAX_BUF,
-            MAX_BUF,
-            acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE),
-        )
-        .unwrap();
-    let mr_send = pd
-        .reg_mr(&mem, 3 * MAX_BUF, MAX_BUF, acc(ACCESS_LOCAL_WRITE))
-        .unwrap();
+    let local = acc(ACCESS_LOCAL_WRITE);
+    let mr_recv = pd.reg_mr(&mem, 0, MAX_BUF, local).unwrap();
+    let readable = acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_READ);
+    let mr_start = pd.reg_mr(&mem, MAX_BUF, MAX_BUF, readable).unwrap();
+    let writable = acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
+    let mr_sink = pd.reg_mr(&mem, 2 * MAX_BUF, MAX_BUF, writable).unwrap();
+    let mr_send = pd.reg_mr(&mem, 3 * MAX_BUF, MAX_BUF, local).unwrap();
     // as rping's client: receives posted before it connects
-    let post_recv = |slot: u64| {
-        let sge = [mr_recv.sge(slot * 64, 64).unwrap()];
-        qp.post_recv(&[RecvWr {
-            wr_id: slot,
-            sges: &sge,
-        }])
-        .unwrap();
-    };
+    let post_recv = |slot: u64| post_info_recv(&qp, &mr_recv, slot);
     post_recv(0);
     post_recv(1);
-    go_tx.send(()).unwrap();
-    qp.connect(
-        &rnic_driver::ConnectParams {
-            peer_ip: SERVER_IP.into(),
-            peer_port: SERVER_PORT,
-            local_port: client_port,
-            ird: RPING_DEPTH,
-            ord: RPING_DEPTH,
-            mpa: rnic_driver::MpaOptions {
-                revision: 2,
-                crc: false,
-                markers: false,
-            },
+    t.go.send(()).unwrap();
+    let params = rnic_driver::ConnectParams {
+        peer_ip: SERVER_IP.into(),
+        peer_port: SERVER_PORT,
+        local_port: client_port,
+        ird: RPING_DEPTH,
+        ord: RPING_DEPTH,
+        mpa: rnic_driver::MpaOptions {
+            revision: 2,
+            crc: false,
+            markers: false,
         },
-        b"",
-    )
-    .unwrap();
-    let est = expect_event(&ctx, EventKind::Established, "node").unwrap_or_else(|e| fail(&e));
+    };
+    qp.connect(&params, b"").unwrap();
+    let est = expect_event(&ctx, EventKind::Established, "node").unwrap_or_else(|e| t.fail(&e));
     println!(
         "node: established, peer IRD/ORD {}/{} rev {} crc {}",
         est.ird, est.ord, est.mpa_revision, est.crc
     );
     assert_eq!((est.mpa_revision, est.crc), (2, false));
 
-    let wait_cqe = |cq: &rnic_driver::Cq<'_, SimBus>| -> Option<WorkCompletion> {
-        let mut wc = [WorkCompletion::default()];
-        run_until(&world, STEP_BUDGET, |_| cq.poll(&mut wc).unwrap() == 1)
-            .ok()
-            .map(|_| wc[0])
-    };
     let sge = [mr_send.sge(0, RPING_INFO_LEN as u32).unwrap()];
-    let advertise = |info: RpingInfo, wr_id: u64| {
-        mem.write(3 * MAX_BUF, &info.emit()).unwrap();
-        qp.post_send(&[SendWr {
-            wr_id,
-            op: SendOp::Send,
-            sges: &sge,
-            signaled: true,
-            solicited: false,
-            fence: false,
-        }])
-        .unwrap();
-    };
+    // advertises `mr`'s first `size` octets, waits for the Send's CQE and
+    // for the server's "go" (its slot posted again)
     let mut slot = 0u64;
+    let mut advertise_and_wait = |mr: &rnic_driver::Mr<'_, SimBus>, size: usize, wr_id: u64| {
+        let info = RpingInfo {
+            buf: mr.va(),
+            rkey: mr.rkey(),
+            size: size as u32,
+        };
+        mem.write(3 * MAX_BUF, &info.emit()).unwrap();
+        qp.post_send(&[send_wr(wr_id, &sge)]).unwrap();
+        assert_eq!(t.cqe(&scq, "advertisement Send").status, WcStatus::Success);
+        let wc = t.cqe(&rcq, "go-ahead receive");
+        assert_eq!((wc.status, wc.byte_len), (WcStatus::Success, 16));
+        post_recv(slot);
+        slot ^= 1;
+    };
     for i in 0..reads.len() {
         let size = reads[i].len();
         mem.write(MAX_BUF, &reads[i]).unwrap();
         mem.write(2 * MAX_BUF, &vec![0u8; size]).unwrap();
-        advertise(
-            RpingInfo {
-                buf: mr_start.va(),
-                rkey: mr_start.rkey(),
-                size: size as u32,
-            },
-            10 + i as u64,
-        );
-        let Some(wc) = wait_cqe(&scq) else {
-            fail("start Send")
-        };
-        assert_eq!(wc.status, WcStatus::Success);
         // the server Reads the start buffer (the RTL answers), then "go"
-        let Some(wc) = wait_cqe(&rcq) else {
-            fail("no go-ahead after the Read")
-        };
-        assert_eq!((wc.status, wc.byte_len), (WcStatus::Success, 16));
-        post_recv(slot);
-        slot ^= 1;
-        advertise(
-            RpingInfo {
-                buf: mr_sink.va(),
-                rkey: mr_sink.rkey(),
-                size: size as u32,
-            },
-            20 + i as u64,
-        );
-        let Some(wc) = wait_cqe(&scq) else {
-            fail("sink Send")
-        };
-        assert_eq!(wc.status, WcStatus::Success);
-        let Some(wc) = wait_cqe(&rcq) else {
-            fail("no go-ahead after the Write")
-        };
-        assert_eq!(wc.status, WcStatus::Success);
-        post_recv(slot);
-        slot ^= 1;
+        advertise_and_wait(&mr_start, size, 10 + i as u64);
+        // the server Writes the sink buffer, then "go"
+        advertise_and_wait(&mr_sink, size, 20 + i as u64);
         let mut got = vec![0u8; size];
         mem.read(2 * MAX_BUF, &mut got).unwrap();
         assert_eq!(got, writes[i], "siw's Write placed (iteration {i})");
     }
     qp.disconnect(false).unwrap();
     let closed = expect_event(&ctx, EventKind::Closed, "node");
-    let rep = match peer.into_inner().unwrap().join().unwrap() {
-        Ok(r) => r,
-        Err(e) => panic!("peer: {e}; node event {closed:?}"),
-    };
+    let rep = t.finish(&closed);
     closed.unwrap();
     println!("peer: {rep:#?}");
     assert_eq!(rep.iterations, reads.len());
     assert_eq!(rep.node_kinds.len(), 3 * reads.len());
     // per iteration: the node's 2 Sends and Read Response, siw's Read
     // Request, 2 Sends and Write
-    tshark_clean(&pcap, 7 * reads.len());
+    tshark_clean(&t.pcap, 7 * reads.len());
 }
 
 /// tshark (when installed) decodes the peer's capture with no malformed or
