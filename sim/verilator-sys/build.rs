@@ -118,11 +118,11 @@ fn discover(dir: &Path) -> Vec<Top> {
         }
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let manifest = path.with_extension("ports");
+        // A `.v` without a manifest is not a model of this crate: the board
+        // top (`rnic_versa5g.v`) is built by `sim/verilator-board` with its
+        // own shim. Skipped without a cargo warning, which would show on
+        // every build of every crate that depends on this one.
         let Ok(manifest_text) = fs::read_to_string(&manifest) else {
-            println!(
-                "cargo:warning={} has no {name}.ports manifest: not built",
-                path.display()
-            );
             continue;
         };
         if !is_ident(&name) {
