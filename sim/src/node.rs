@@ -108,6 +108,10 @@ pub struct World {
     /// a VM or another process (a Linux siw host, a test's scripted peer)
     /// is its peer.
     pub external: Option<ExternalPort>,
+    /// A test's look at every frame a node hands to the link, before it
+    /// goes: `(side, cycle, frame)`; `false` drops it (a chosen loss).
+    #[allow(clippy::type_complexity)]
+    pub tx_hook: Option<Box<dyn FnMut(Side, u64, &[u8]) -> bool>>,
     /// Rounds run.
     pub rounds: u64,
 }
@@ -119,6 +123,7 @@ impl World {
             nodes: vec![Node::new()],
             link: None,
             external: None,
+            tx_hook: None,
             rounds: 0,
         }
     }
@@ -131,6 +136,7 @@ impl World {
             nodes: vec![Node::new()],
             link: None,
             external: Some(port),
+            tx_hook: None,
             rounds: 0,
         }
     }
@@ -141,6 +147,7 @@ impl World {
             nodes: vec![Node::new(), Node::new()],
             link: Some(link),
             external: None,
+            tx_hook: None,
             rounds: 0,
         }
     }
@@ -176,6 +183,11 @@ impl World {
             for (n, side) in self.nodes.iter().zip([Side::A, Side::B]) {
                 let mut hw = n.hw.borrow_mut();
                 while let Some(f) = hw.tx_frames.pop_front() {
+                    if let Some(hook) = &mut self.tx_hook {
+                        if !hook(side, t, &f) {
+                            continue;
+                        }
+                    }
                     link.send(side, f);
                 }
             }

@@ -43,50 +43,6 @@ fn tcp_of(f: &[u8]) -> Option<(u32, u32, usize)> {
     ))
 }
 
-/// One `World::round`, except that A's frames for which `drop` says so do
-/// not enter the link, and B's frames are recorded in `b_sent`.
-fn round_dropping(
-    w: &mut World,
-    drop: &mut impl FnMut(&[u8]) -> bool,
-    b_sent: &mut Vec<(u64, Vec<u8>)>,
-) {
-    for n in w.nodes.iter_mut().filter(|n| n.fw_running) {
-        n.fw.poll();
-        n.polls += 1;
-    }
-    w.nodes[0].hw.borrow_mut().tick();
-    let t = w.cycle();
-    for n in &w.nodes {
-        let mut hw = n.hw.borrow_mut();
-        while hw.core.cycle() < t {
-            hw.tick();
-        }
-    }
-    let link = w.link.as_mut().unwrap();
-    for (n, side) in w.nodes.iter().zip([Side::A, Side::B]) {
-        let mut hw = n.hw.borrow_mut();
-        while let Some(f) = hw.tx_frames.pop_front() {
-            if side == Side::A && drop(&f) {
-                continue;
-            }
-            if side == Side::B {
-                b_sent.push((t, f.clone()));
-            }
-            link.send(side, f);
-        }
-    }
-    while link.cycle() < t {
-        link.step();
-    }
-    for (n, side) in w.nodes.iter().zip([Side::A, Side::B]) {
-        let mut hw = n.hw.borrow_mut();
-        while let Some(f) = link.recv(side) {
-            hw.mac_rx.push(f.data, f.fcs_bad);
-        }
-    }
-    w.rounds += 1;
-}
-
 /// Octets B's RTL placed, counted once its DMA writes have all reached
 /// host memory (0 while any is in flight).
 fn placed(w: &World) -> usize {
@@ -173,34 +129,52 @@ fn lost_data_frame_fires_retx_conn_after_the_rto() {
 
     // Drop A's 2nd data segment; run until A's firmware asks for a replay
     // twice or B has placed the whole Write.
-    let mut data_segs = 0;
     // distinct sequence numbers: a replaying core sends some twice
-    let mut seqs = std::collections::BTreeSet::new();
-    let mut dropped: Option<(u64, u32)> = None;
-    let mut b_sent = Vec::new();
+    #[derive(Default)]
+    struct Seen {
+        data_segs: usize,
+        seqs: std::collections::BTreeSet<u32>,
+        dropped: Option<(u64, u32)>,
+        b_sent: Vec<(u64, Vec<u8>)>,
+    }
+    let seen = Rc::new(RefCell::new(Seen::default()));
+    let hook_seen = seen.clone();
+    world.borrow_mut().tx_hook = Some(Box::new(move |side, now, f| {
+        let mut s = hook_seen.borrow_mut();
+        if side == Side::B {
+            s.b_sent.push((now, f.to_vec()));
+            return true;
+        }
+        match tcp_of(f) {
+            Some((seq, _, n)) if n > 0 => {
+                s.data_segs += 1;
+                s.seqs.insert(seq);
+                if s.data_segs == 2 {
+                    s.dropped = Some((now, seq));
+                    return false;
+                }
+                true
+            }
+            _ => true,
+        }
+    }));
     let budget = 20 * rto * CLOCKS_PER_US;
     let start = world.borrow().cycle();
     loop {
-        let mut w = world.borrow_mut();
-        let now = w.cycle();
-        let mut lose = |f: &[u8]| match tcp_of(f) {
-            Some((seq, _, n)) if n > 0 => {
-                data_segs += 1;
-                seqs.insert(seq);
-                if data_segs == 2 {
-                    dropped = Some((now, seq));
-                    return true;
-                }
-                false
-            }
-            _ => false,
-        };
-        round_dropping(&mut w, &mut lose, &mut b_sent);
+        world.borrow_mut().round();
+        let w = world.borrow();
         let writes = w.nodes[0].hw.borrow().retx_writes.len();
         if writes >= 2 || placed(&w) >= LEN || w.cycle() - start > budget {
             break;
         }
     }
+    world.borrow_mut().tx_hook = None;
+    let Seen {
+        data_segs,
+        seqs,
+        dropped,
+        b_sent,
+    } = std::mem::take(&mut *seen.borrow_mut());
     let (t_drop, hole) = dropped.expect("a data segment was dropped");
     let originals = seqs.len();
     println!(
