@@ -393,9 +393,6 @@ impl<
             };
             self.on_terminate_request(&t);
         }
-        if let Some(t) = self.hal.pop_terminate_rx() {
-            self.on_terminate_rx(&t);
-        }
         self.poll_mailbox();
         self.timers();
     }
@@ -1243,15 +1240,6 @@ impl<
         self.send_terminate(i, &terminate_repr(t), now);
     }
 
-    /// The peer's Terminate as latched by the device (`RTERM_*`). The same
-    /// Terminate also comes through the exception queue (`terminate_rx`,
-    /// which loses none); whichever the firmware sees first acts, the other
-    /// finds the stream out of RDMA mode and does nothing.
-    pub fn on_terminate_rx(&mut self, t: &crate::hal::TermRx) {
-        let cause = rnic_wire::terminate::TerminateCause::from_bits(t.cause).ok();
-        self.peer_terminated(t.conn as usize, cause);
-    }
-
     /// The peer's Terminate arrived (the device stopped the QP): the QP
     /// goes to Terminate (its send side stops), the host gets QpError with
     /// the peer's cause (`abi::cqe::encode_term_cause`), and the stream is
@@ -1271,7 +1259,7 @@ impl<
         }
         let now = self.hal.now_us();
         if let Some(qpn) = qpn {
-            // Once per QP: the same Terminate also comes by the RTERM latch.
+            // Once per QP: a Terminate for a QP already stopped changes nothing.
             let state = self.qps.get(qpn).map(|q| q.state);
             if matches!(state, None | Some(QpState::Terminate | QpState::Error)) {
                 return;

@@ -98,20 +98,6 @@ pub struct TermRequest {
     pub hdr: [u8; port::TERM_HDR_LEN],
 }
 
-/// An incoming Terminate the device took (`port::RTERM_*`): it stopped
-/// the QP; the firmware ends the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TermRx {
-    /// The connection context index.
-    pub conn: u32,
-    /// The QP.
-    pub qpn: u32,
-    /// The peer's cause (Terminate Control's first 16 bits).
-    pub cause: u16,
-    /// Another incoming Terminate was lost while this one waited.
-    pub lost: bool,
-}
-
 /// Why a device access failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HalError {
@@ -158,11 +144,6 @@ pub trait Hal {
     /// registers, then `TERM_POP`). The default is for a device without
     /// one: nothing, ever.
     fn pop_terminate(&mut self) -> Option<TermRequest> {
-        None
-    }
-    /// Takes the incoming Terminate the device latched (`RTERM_*`, then
-    /// `RTERM_POP`). The default is for a device without the latch.
-    fn pop_terminate_rx(&mut self) -> Option<TermRx> {
         None
     }
     /// Asks the device to re-send, in order, every FPDU of connection

@@ -35,7 +35,7 @@ pub mod tcp;
 pub mod terminate;
 
 pub use fw::{Config, Firmware};
-pub use hal::{Exception, Hal, HalError, IfConfig, TermRequest, TermRx};
+pub use hal::{Exception, Hal, HalError, IfConfig, TermRequest};
 
 /// Time in microseconds (from [`Hal::now_us`]).
 pub type Micros = u64;

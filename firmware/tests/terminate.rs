@@ -149,24 +149,22 @@ fn request_for_unknown_connection_is_dropped() {
     assert!(fw.hal.events.is_empty());
 }
 
-/// The peer's Terminate (the device latched it): QP → Terminate, QpError
-/// with the peer's cause, FIN at the device's SND.NXT and no Terminate of
-/// ours (RFC 5040 §5.3).
+/// The peer's Terminate (the device queued it as exception `TerminateRx`,
+/// frame = the Terminate message's first 8 octets): QP → Terminate,
+/// QpError with the peer's cause, FIN at the device's SND.NXT and no
+/// Terminate of ours (RFC 5040 §5.3). A second copy changes nothing.
 #[test]
 fn incoming_terminate_closes_without_answering() {
-    use rnic_fw::hal::TermRx;
+    use rnic_wire::terminate::TerminateRepr;
     let mut fw = new_fw();
     let (qpn, _rcv, snd) = passive_rdma(&mut fw);
     fw.hal.events.clear();
     let _ = sent_tcp(&mut fw.hal);
     device_sent(&mut fw, snd, snd + 500);
     let cause = TerminateCause::from(TaggedBufferError::InvalidStag);
-    fw.hal.terms_rx.push_back(TermRx {
-        conn: 0,
-        qpn,
-        cause: cause.to_bits(),
-        lost: false,
-    });
+    let mut tb = [0u8; 8];
+    TerminateRepr::new(cause).emit(&mut tb).unwrap();
+    rx_as(&mut fw, ExceptionReason::TerminateRx, 0, tb.to_vec());
     fw.poll();
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
     let ev = fw.hal.events.pop().expect("QpError");
@@ -181,4 +179,8 @@ fn incoming_terminate_closes_without_answering() {
     assert_eq!(out.len(), 1, "only the FIN");
     assert_eq!((out[0].ctl, out[0].seq), (TcpControl::Fin, snd + 500));
     assert!(out[0].payload.is_empty());
+    rx_as(&mut fw, ExceptionReason::TerminateRx, 0, tb.to_vec());
+    fw.poll();
+    assert!(fw.hal.events.is_empty(), "{:?}", fw.hal.events);
+    assert!(sent_tcp(&mut fw.hal).is_empty());
 }

@@ -7677,10 +7677,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [15:0] fw_port$term_seg_len;
     reg  [383:0] fw_port$term_hdr;
     wire  fw_port$term_pop;
-    reg  fw_port$rterm_valid;
-    reg  [31:0] fw_port$rterm_conn;
-    reg  [31:0] fw_port$rterm_qpn;
-    reg  [15:0] fw_port$rterm_data;
     wire  fw_port$retx_valid;
     wire  [7:0] fw_port$retx_conn;
     reg  [31:0] fw_port$retx_status;
@@ -9313,10 +9309,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .term_seg_len(fw_port$term_seg_len),
         .term_hdr(fw_port$term_hdr),
         .term_pop(fw_port$term_pop),
-        .rterm_valid(fw_port$rterm_valid),
-        .rterm_conn(fw_port$rterm_conn),
-        .rterm_qpn(fw_port$rterm_qpn),
-        .rterm_data(fw_port$rterm_data),
         .retx_valid(fw_port$retx_valid),
         .retx_conn(fw_port$retx_conn),
         .retx_status(fw_port$retx_status),
@@ -11343,10 +11335,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         exc_arb$rt_data = rx_send$rterm_data;
         rx_send$rterm_ready = exc_arb$rt_ready;
         rterm_valid = rx_send$rterm_valid & exc_arb$rt_ready;
-        fw_port$rterm_valid = rx_send$rterm_valid & exc_arb$rt_ready;
-        fw_port$rterm_conn = rx_send$rterm_conn;
-        fw_port$rterm_qpn = rx_send$rterm_qpn;
-        fw_port$rterm_data = rx_send$rterm_data[(32'h0)+:(16)];
         rterm_conn = rx_send$rterm_conn;
         rterm_qpn = rx_send$rterm_qpn;
         rterm_len = rx_send$rterm_len;
@@ -17778,7 +17766,7 @@ module rnic_versa5g$core$fpdu_buf$wlen(d,q,clock);
 endmodule // rnic_versa5g$core$fpdu_buf$wlen
 
 
-module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,rterm_valid,rterm_conn,rterm_qpn,rterm_data,retx_valid,retx_conn,retx_status,retx_count,retx_full,retx_empty,retx_busy,retx_lost);
+module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,retx_valid,retx_conn,retx_status,retx_count,retx_full,retx_empty,retx_busy,retx_lost);
 
     // Module arguments
     input wire  clock;
@@ -17841,10 +17829,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     input wire  [15:0] term_seg_len;
     input wire  [383:0] term_hdr;
     output reg  term_pop;
-    input wire  rterm_valid;
-    input wire  [31:0] rterm_conn;
-    input wire  [31:0] rterm_qpn;
-    input wire  [15:0] rterm_data;
     output reg  retx_valid;
     output reg  [7:0] retx_conn;
     input wire  [31:0] retx_status;
@@ -17864,21 +17848,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     localparam  ones32 = 32'hffffffff;
 
     // Stub signals
-    reg  rt_v$d;
-    wire  rt_v$q;
-    reg  rt_v$clock;
-    reg  rt_lost$d;
-    wire  rt_lost$q;
-    reg  rt_lost$clock;
-    reg  [31:0] rt_conn$d;
-    wire  [31:0] rt_conn$q;
-    reg  rt_conn$clock;
-    reg  [31:0] rt_qpn$d;
-    wire  [31:0] rt_qpn$q;
-    reg  rt_qpn$clock;
-    reg  [15:0] rt_cause$d;
-    wire  [15:0] rt_cause$q;
-    reg  rt_cause$clock;
     reg  [31:0] tsel$d;
     wire  [31:0] tsel$q;
     reg  tsel$clock;
@@ -17953,7 +17922,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  cyc_hi$clock;
 
     // Local signals
-    reg  rt_pop;
     reg  wr;
     reg  rd;
     reg  [7:0] tbl;
@@ -17971,31 +17939,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     /* verilator lint_on UNUSEDSIGNAL */
 
     // Sub module instances
-    rnic_versa5g$core$fw_port$rt_v rt_v(
-        .d(rt_v$d),
-        .q(rt_v$q),
-        .clock(rt_v$clock)
-    );
-    rnic_versa5g$core$fw_port$rt_lost rt_lost(
-        .d(rt_lost$d),
-        .q(rt_lost$q),
-        .clock(rt_lost$clock)
-    );
-    rnic_versa5g$core$fw_port$rt_conn rt_conn(
-        .d(rt_conn$d),
-        .q(rt_conn$q),
-        .clock(rt_conn$clock)
-    );
-    rnic_versa5g$core$fw_port$rt_qpn rt_qpn(
-        .d(rt_qpn$d),
-        .q(rt_qpn$q),
-        .clock(rt_qpn$clock)
-    );
-    rnic_versa5g$core$fw_port$rt_cause rt_cause(
-        .d(rt_cause$d),
-        .q(rt_cause$q),
-        .clock(rt_cause$clock)
-    );
     rnic_versa5g$core$fw_port$tsel tsel(
         .d(tsel$d),
         .q(tsel$q),
@@ -18128,11 +18071,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         rd_pend$clock = clock;
         rd_addr$clock = clock;
         cyc_hi$clock = clock;
-        rt_v$clock = clock;
-        rt_lost$clock = clock;
-        rt_conn$clock = clock;
-        rt_qpn$clock = clock;
-        rt_cause$clock = clock;
         tsel$d = tsel$q;
         stage$d = stage$q;
         tstate$d = tstate$q;
@@ -18150,11 +18088,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         rd_pend$d = rd_pend$q;
         rd_addr$d = rd_addr$q;
         cyc_hi$d = cyc_hi$q;
-        rt_v$d = rt_v$q;
-        rt_lost$d = rt_lost$q;
-        rt_conn$d = rt_conn$q;
-        rt_qpn$d = rt_qpn$q;
-        rt_cause$d = rt_cause$q;
         shadow$read_clock = clock;
         shadow$write_clock = clock;
         tx_lo$read_clock = clock;
@@ -18334,22 +18267,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         exc_rd_word = fw_addr[(32'h2)+:(9)];
         exc_rd_sel = rd & (fw_addr[(32'hb)+:(13)] == 13'h1);
         term_pop = wr & (fw_addr == 24'h80) & fw_wdata[32'h0];
-        rt_pop = wr & (fw_addr == 24'h90) & fw_wdata[32'h0];
-        if (rt_pop) begin
-            rt_v$d = 1'b0;
-            rt_lost$d = 1'b0;
-        end
-        if (rterm_valid) begin
-            if (rt_v$q & ~rt_pop) begin
-                rt_lost$d = 1'b1;
-            end
-            else begin
-                rt_v$d = 1'b1;
-                rt_conn$d = rterm_conn;
-                rt_qpn$d = rterm_qpn;
-                rt_cause$d = ({{8{1'b0}}, rterm_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, rterm_data[(32'h8)+:(8)]};
-            end
-        end
         retx_valid = wr & (fw_addr == 24'h94) & ~|fw_wdata[(32'h8)+:(24)];
         retx_conn = fw_wdata[(32'h0)+:(8)];
         mb_fw_addr = fw_addr[(32'h2)+:(8)];
@@ -18472,15 +18389,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             if (rd_addr$q == 24'h7c) begin
                 fw_rdata = {{16{1'b0}}, term_seg_len};
             end
-            if (rd_addr$q == 24'h84) begin
-                fw_rdata = ({{31{1'b0}}, rt_v$q} << 32'h1f) | ({{31{1'b0}}, rt_lost$q} << 32'h1e) | {{16{1'b0}}, rt_cause$q};
-            end
-            if (rd_addr$q == 24'h88) begin
-                fw_rdata = rt_conn$q;
-            end
-            if (rd_addr$q == 24'h8c) begin
-                fw_rdata = rt_qpn$q;
-            end
             if (rd_addr$q == 24'h98) begin
                 fw_rdata = retx_status;
             end
@@ -18555,8 +18463,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             rdy$d = 1'b0;
             fl_v$d = 1'b0;
             rd_pend$d = 1'b0;
-            rt_v$d = 1'b0;
-            rt_lost$d = 1'b0;
         end
     end
 
@@ -18732,101 +18638,6 @@ module rnic_versa5g$core$fw_port$rdy(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fw_port$rdy
-
-
-module rnic_versa5g$core$fw_port$rt_cause(d,q,clock);
-
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$fw_port$rt_cause
-
-
-module rnic_versa5g$core$fw_port$rt_conn(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$fw_port$rt_conn
-
-
-module rnic_versa5g$core$fw_port$rt_lost(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$fw_port$rt_lost
-
-
-module rnic_versa5g$core$fw_port$rt_qpn(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$fw_port$rt_qpn
-
-
-module rnic_versa5g$core$fw_port$rt_v(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$fw_port$rt_v
 
 
 module rnic_versa5g$core$fw_port$shadow(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

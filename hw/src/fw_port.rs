@@ -25,9 +25,7 @@
 //! | 0x070 `TERM_STATUS` | R | `valid << 31 \| cause` of the Terminate request shown on `term_*` (`TerminateCause::to_bits`) |
 //! | 0x074/0x078/0x07C `TERM_CONN`/`TERM_QPN`/`TERM_SEG_LEN` | R | its connection, QP, echoed DDP segment length (0: nothing echoed) |
 //! | 0x080 `TERM_POP` | W 1 | `term_pop` (same clock): the next request shows |
-//! | 0x084 `RTERM_STATUS` | R | `valid << 31 \| lost << 30 \| cause` of the last incoming Terminate (`rterm_*`, latched; `lost`: another came while one waited and was dropped) |
-//! | 0x088/0x08C `RTERM_CONN`/`RTERM_QPN` | R | its connection and QP |
-//! | 0x090 `RTERM_POP` | W 1 | clears the latch (and `lost`) |
+//! | 0x084..0x090 | — | reserved (an incoming-Terminate latch once; the exception queue's `TerminateRx` carries every incoming Terminate, losslessly) |
 //! | 0x094 `RETX_CONN` | W: connection index | one-clock `retx_valid`/`retx_conn` (the TX log's replay request, `tx_log`); indices >= 256 are ignored |
 //! | 0x098 `RETX_STATUS` | R | `retx_status`: bit 0 busy, bits 31:16 log entries in use |
 //! | 0x09C..0x0AC `RETX_COUNT`, `RETX_FULL`, `RETX_EMPTY`, `RETX_BUSY`, `RETX_LOST` | R | `retx_count`, `retx_full`, `retx_empty`, `retx_busy`, `retx_lost`: FPDUs re-sent, clocks the log was full, replays that found nothing, requests ignored while busy, descriptors not logged |
@@ -136,12 +134,6 @@ pub struct FwPort {
     pub term_seg_len: Signal<In, Bits<16>>,
     pub term_hdr: Signal<In, Bits<384>>,
     pub term_pop: Signal<Out, Bit>,
-    // incoming Terminates (`rx_send`'s `rterm_*`: one clock, no back-pressure)
-    pub rterm_valid: Signal<In, Bit>,
-    pub rterm_conn: Signal<In, Bits<32>>,
-    pub rterm_qpn: Signal<In, Bits<32>>,
-    /// Terminate Control's first two octets (octet 0 in bits 7..0).
-    pub rterm_data: Signal<In, Bits<16>>,
     // TX log (`tx_log`): replay request and its status / counters
     pub retx_valid: Signal<Out, Bit>,
     pub retx_conn: Signal<Out, Bits<8>>,
@@ -151,12 +143,6 @@ pub struct FwPort {
     pub retx_empty: Signal<In, Bits<32>>,
     pub retx_busy: Signal<In, Bits<32>>,
     pub retx_lost: Signal<In, Bits<32>>,
-    rt_v: DFF<Bit>,
-    rt_lost: DFF<Bit>,
-    rt_conn: DFF<Bits<32>>,
-    rt_qpn: DFF<Bits<32>>,
-    rt_cause: DFF<Bits<16>>,
-    rt_pop: Signal<Local, Bit>,
     k_n_conn: Constant<Bits<24>>,
     k_n_qp: Constant<Bits<24>>,
     k_n_cq: Constant<Bits<24>>,
@@ -266,10 +252,6 @@ impl FwPort {
             term_seg_len: Default::default(),
             term_hdr: Default::default(),
             term_pop: Default::default(),
-            rterm_valid: Default::default(),
-            rterm_conn: Default::default(),
-            rterm_qpn: Default::default(),
-            rterm_data: Default::default(),
             retx_valid: Default::default(),
             retx_conn: Default::default(),
             retx_status: Default::default(),
@@ -278,12 +260,6 @@ impl FwPort {
             retx_empty: Default::default(),
             retx_busy: Default::default(),
             retx_lost: Default::default(),
-            rt_v: Default::default(),
-            rt_lost: Default::default(),
-            rt_conn: Default::default(),
-            rt_qpn: Default::default(),
-            rt_cause: Default::default(),
-            rt_pop: Default::default(),
             k_n_conn: k24(p.n_conn),
             k_n_qp: k24(p.n_qp),
             k_n_cq: k24(p.n_cq),
@@ -350,8 +326,7 @@ impl Logic for FwPort {
     fn update(&mut self) {
         dff_setup!(
             self, clock, tsel, stage, tstate, terr, evst, evp, tx_busy, tx_ra, tx_lastb, tx_lkeep,
-            mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi, rt_v, rt_lost, rt_conn, rt_qpn,
-            rt_cause
+            mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi
         );
         self.shadow.read_clock.next = self.clock.val();
         self.shadow.write_clock.next = self.clock.val();
@@ -478,28 +453,6 @@ impl Logic for FwPort {
         // ---- Terminate requests: TERM_POP 0x080
         self.term_pop.next =
             self.wr.val() & (self.fw_addr.val() == 0x080) & self.fw_wdata.val().get_bit(0);
-
-        // ---- incoming Terminates: latch one, RTERM_POP 0x090 clears it.
-        // The cause is the first 16 bits of Terminate Control (RFC 5040
-        // §4.8): octet 0 (layer, etype) and octet 1 (code) of rterm_data.
-        self.rt_pop.next =
-            self.wr.val() & (self.fw_addr.val() == 0x090) & self.fw_wdata.val().get_bit(0);
-        if self.rt_pop.val() {
-            self.rt_v.d.next = false;
-            self.rt_lost.d.next = false;
-        }
-        if self.rterm_valid.val() {
-            if self.rt_v.q.val() & !self.rt_pop.val() {
-                self.rt_lost.d.next = true;
-            } else {
-                self.rt_v.d.next = true;
-                self.rt_conn.d.next = self.rterm_conn.val();
-                self.rt_qpn.d.next = self.rterm_qpn.val();
-                self.rt_cause.d.next = (bit_cast::<16, 8>(self.rterm_data.val().get_bits::<8>(0))
-                    << 8)
-                    | bit_cast::<16, 8>(self.rterm_data.val().get_bits::<8>(8));
-            }
-        }
 
         // ---- TX log replay: RETX_CONN 0x094 (connection < 256)
         self.retx_valid.next = self.wr.val()
@@ -655,17 +608,6 @@ impl Logic for FwPort {
             if self.rd_addr.q.val() == 0x07C {
                 self.fw_rdata.next = bit_cast::<32, 16>(self.term_seg_len.val());
             }
-            if self.rd_addr.q.val() == 0x084 {
-                self.fw_rdata.next = (bit_cast::<32, 1>(self.rt_v.q.val().into()) << 31)
-                    | (bit_cast::<32, 1>(self.rt_lost.q.val().into()) << 30)
-                    | bit_cast::<32, 16>(self.rt_cause.q.val());
-            }
-            if self.rd_addr.q.val() == 0x088 {
-                self.fw_rdata.next = self.rt_conn.q.val();
-            }
-            if self.rd_addr.q.val() == 0x08C {
-                self.fw_rdata.next = self.rt_qpn.q.val();
-            }
             // RETX_STATUS .. RETX_LOST 0x098..0x0AC
             if self.rd_addr.q.val() == 0x098 {
                 self.fw_rdata.next = self.retx_status.val();
@@ -712,8 +654,6 @@ impl Logic for FwPort {
             self.rdy.d.next = false;
             self.fl_v.d.next = false;
             self.rd_pend.d.next = false;
-            self.rt_v.d.next = false;
-            self.rt_lost.d.next = false;
         }
     }
 }
@@ -778,10 +718,6 @@ mod tests {
             u.term_qpn.connect();
             u.term_seg_len.connect();
             u.term_hdr.connect();
-            u.rterm_valid.connect();
-            u.rterm_conn.connect();
-            u.rterm_qpn.connect();
-            u.rterm_data.connect();
             u.retx_status.connect();
             u.retx_count.connect();
             u.retx_full.connect();
@@ -1218,46 +1154,5 @@ mod tests {
         assert!(!t.0.term_pop.val());
         t.0.term_valid.next = false;
         assert_eq!(t.read(port::TERM_STATUS) >> 31, 0);
-    }
-
-    /// Incoming Terminates: one latched with the cause from Terminate
-    /// Control's first two octets (`rnic_wire::terminate` emits them); a
-    /// second one while it waits sets `lost` and is dropped; `RTERM_POP`
-    /// clears both; a pulse in the clock of the pop is taken.
-    #[test]
-    fn incoming_terminates() {
-        use rnic_wire::terminate::{TerminateCause, TerminateRepr, UntaggedBufferError};
-        let mut t = Tb::new();
-        assert_eq!(t.read(port::RTERM_STATUS), 0);
-        let cause = TerminateCause::from(UntaggedBufferError::InvalidMsnNoBuffer);
-        let mut b = [0u8; 8];
-        TerminateRepr::new(cause).emit(&mut b).unwrap();
-        let pulse = |t: &mut Tb, conn: u64, qpn: u64, data: u64| {
-            t.0.rterm_valid.next = true;
-            t.0.rterm_conn.next = conn.into();
-            t.0.rterm_qpn.next = qpn.into();
-            t.0.rterm_data.next = data.into();
-            tick!(t.0);
-            t.0.rterm_valid.next = false;
-        };
-        pulse(&mut t, 3, 17, u16::from_le_bytes([b[0], b[1]]) as u64);
-        assert_eq!(t.read(port::RTERM_STATUS), 1 << 31 | cause.to_bits() as u32);
-        assert_eq!(t.read(port::RTERM_CONN), 3);
-        assert_eq!(t.read(port::RTERM_QPN), 17);
-        pulse(&mut t, 4, 18, 0xFFFF);
-        assert_eq!(t.read(port::RTERM_STATUS), 3 << 30 | cause.to_bits() as u32);
-        assert_eq!(t.read(port::RTERM_CONN), 3, "the first is kept");
-        t.write(port::RTERM_POP, 1);
-        assert_eq!(
-            t.read(port::RTERM_STATUS) >> 30,
-            0,
-            "neither valid nor lost"
-        );
-        // a pulse in the clock of the pop is the new head
-        t.set(port::RTERM_POP, 1, true);
-        pulse(&mut t, 5, 19, 0x0201);
-        t.idle();
-        assert_eq!(t.read(port::RTERM_STATUS), 1 << 31 | 0x0102);
-        assert_eq!(t.read(port::RTERM_QPN), 19);
     }
 }

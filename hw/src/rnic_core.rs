@@ -2432,13 +2432,8 @@ impl Logic for RnicCore {
         self.exc_arb.rt_data.next = self.rx_send.rterm_data.val();
         self.rx_send.rterm_ready.next = self.exc_arb.rt_ready.val();
         self.rterm_valid.next = self.rx_send.rterm_valid.val() & self.exc_arb.rt_ready.val();
-        // and latched for the firmware (RTERM_* registers, a fast look at
-        // the same record; the exception queue entry is the lossless copy)
-        self.fw_port.rterm_valid.next =
-            self.rx_send.rterm_valid.val() & self.exc_arb.rt_ready.val();
-        self.fw_port.rterm_conn.next = self.rx_send.rterm_conn.val();
-        self.fw_port.rterm_qpn.next = self.rx_send.rterm_qpn.val();
-        self.fw_port.rterm_data.next = self.rx_send.rterm_data.val().get_bits::<16>(0);
+        // (the record on the observation outputs; the firmware takes it
+        // from the exception queue only)
         self.rterm_conn.next = self.rx_send.rterm_conn.val();
         self.rterm_qpn.next = self.rx_send.rterm_qpn.val();
         self.rterm_len.next = self.rx_send.rterm_len.val();

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::rc::Rc;
 
-use rnic_fw::hal::{Exception, Hal, HalError, IfConfig, TermRequest, TermRx};
+use rnic_fw::hal::{Exception, Hal, HalError, IfConfig, TermRequest};
 use rnic_wire::abi::context::{port, ExceptionReason, TableId};
 use rnic_wire::abi::csr;
 use rnic_wire::abi::mailbox::{Event, MboxStatus, EVENT_SIZE};
@@ -527,24 +527,6 @@ impl Hal for CoSimHal {
         n.fw_write(port::RETX_CONN, conn);
         n.retx_writes.push((conn, at));
         Ok(())
-    }
-
-    /// `RTERM_STATUS`; if valid, `RTERM_CONN`/`QPN`, then `RTERM_POP`.
-    fn pop_terminate_rx(&mut self) -> Option<TermRx> {
-        let mut n = self.node.borrow_mut();
-        let st = n.fw_read(port::RTERM_STATUS);
-        if st & 1 << 31 == 0 {
-            return None;
-        }
-        let conn = n.fw_read(port::RTERM_CONN);
-        let qpn = n.fw_read(port::RTERM_QPN);
-        n.fw_write(port::RTERM_POP, 1);
-        Some(TermRx {
-            conn,
-            qpn,
-            cause: st as u16,
-            lost: st & 1 << 30 != 0,
-        })
     }
 }
 

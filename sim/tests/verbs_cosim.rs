@@ -340,7 +340,7 @@ impl S<'_> {
                 rnic_wire::abi::cqe::encode_term_cause(Some(cause))
             )
         );
-        // A's firmware took the incoming Terminate (exception queue or RTERM_*): QpError with
+        // A's firmware took the incoming Terminate (exception queue): QpError with
         // B's cause for A's host, and A's connection left RDMA mode
         let evs = self.qp_error_events(0);
         assert_eq!(evs.len(), 1, "A: {evs:?}");

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::vec::Vec;
 
-use rnic_fw::hal::{Exception, Hal, HalError, IfConfig, TermRequest, TermRx};
+use rnic_fw::hal::{Exception, Hal, HalError, IfConfig, TermRequest};
 use rnic_wire::abi::context::{ConnContext, ExceptionReason, QpContext, TableId};
 use rnic_wire::abi::mailbox::{Event, MboxStatus};
 use rnic_wire::net::*;
@@ -47,8 +47,6 @@ pub struct MockHal {
     pub flushed: Vec<u32>,
     /// The device's Terminate requests, taken by `pop_terminate`.
     pub terms: VecDeque<TermRequest>,
-    /// Incoming Terminates, taken by `pop_terminate_rx`.
-    pub terms_rx: VecDeque<TermRx>,
     /// Connections `retransmit` was asked to replay, with the time.
     pub retx: Vec<(u32, u64)>,
     /// `retransmit` answers `Unsupported` (a device without `RETX_CONN`).
@@ -170,9 +168,6 @@ impl Hal for MockHal {
     }
     fn pop_terminate(&mut self) -> Option<TermRequest> {
         self.terms.pop_front()
-    }
-    fn pop_terminate_rx(&mut self) -> Option<TermRx> {
-        self.terms_rx.pop_front()
     }
     fn retransmit(&mut self, conn: u32) -> core::result::Result<(), HalError> {
         if self.retx_unsupported {

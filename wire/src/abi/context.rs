@@ -696,16 +696,9 @@ pub mod port {
     pub const TERM_SEG_LEN: u32 = 0x07C;
     /// Write 1: pop the Terminate request head.
     pub const TERM_POP: u32 = 0x080;
-    /// The last incoming Terminate (the device stopped the QP): bit 31
-    /// valid, bit 30 another was lost while this one waited, bits 15:0 its
-    /// cause (Terminate Control's first 16 bits).
-    pub const RTERM_STATUS: u32 = 0x084;
-    /// Incoming Terminate: connection index.
-    pub const RTERM_CONN: u32 = 0x088;
-    /// Incoming Terminate: QP number.
-    pub const RTERM_QPN: u32 = 0x08C;
-    /// Write 1: clear the incoming Terminate (and the lost bit).
-    pub const RTERM_POP: u32 = 0x090;
+    // 0x084..=0x090: reserved. They held a one-deep latch of incoming
+    // Terminates, a second copy of what the exception queue's `TerminateRx`
+    // entry carries losslessly; the firmware takes it from there only.
     /// Terminate request head: the erroneous segment's first
     /// [`TERM_HDR_LEN`] octets (DDP header, then an RDMAP Read Request
     /// header if any), little-endian words; zero for an LLP error.
