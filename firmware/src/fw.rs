@@ -1108,8 +1108,9 @@ impl<
         // while the context is written. In-order data goes to the fast
         // path again rather than being lost; older or later segments take
         // the TCP path below (ACK, or duplicate ACK).
-        // Without RX_INJECT in the device the peer's retransmission brings
-        // the octets into the fast path (`sim/tests/siw_external.rs`).
+        // The device puts the rebuilt segment in front of its parser
+        // (`RX_INJECT`, `sim/tests/siw_external.rs`); a device that cannot
+        // take it leaves the octets to the peer's retransmission.
         if reason == ExceptionReason::FirmwareMode
             && !t.tcp.payload.is_empty()
             && t.tcp.seq_number.0 as u32 == c.tcb.rcv_nxt

@@ -11,8 +11,8 @@
 //! * [`Hal::flush_qp`] completes every outstanding WR of the QP (send and
 //!   receive) with `WcStatus::WrFlushError`; the firmware calls it each time
 //!   a QP enters `Error`, after it has written the QP context;
-//! * [`Hal::inject_rx`] feeds a frame into the receive pipeline after the
-//!   exception split, as if it had just arrived; the firmware uses it to hand
+//! * [`Hal::inject_rx`] feeds a frame into the receive pipeline (in front
+//!   of the parser), as if it had just arrived; the firmware uses it to hand
 //!   the fast path the FPDUs that came in the same segment as the MPA
 //!   Request or Reply (see [`crate::mpa`]);
 //! * [`Hal::retransmit`] makes the device replay a connection's
@@ -128,7 +128,7 @@ pub trait Hal {
     fn recv_exception(&mut self, buf: &mut [u8]) -> Option<Exception>;
     /// Sends a raw Ethernet frame (without FCS).
     fn send_frame(&mut self, frame: &[u8]) -> Result<(), HalError>;
-    /// Puts a frame into the receive pipeline after the exception split.
+    /// Puts a frame into the receive pipeline in front of the parser (`RX_INJECT`).
     fn inject_rx(&mut self, frame: &[u8]) -> Result<(), HalError>;
     /// The waiting host command, if any: its opcode, with its parameters
     /// copied into `buf`; returns the parameter length.

@@ -7648,6 +7648,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  fw_port$raw_tx_last;
     wire  fw_port$raw_tx_valid;
     reg  fw_port$raw_tx_ready;
+    wire  [63:0] fw_port$inj_data;
+    wire  [3:0] fw_port$inj_keep;
+    wire  fw_port$inj_last;
+    wire  fw_port$inj_valid;
+    reg  fw_port$inj_ready;
     reg  fw_port$mb_busy;
     reg  [15:0] fw_port$mb_opcode;
     reg  [15:0] fw_port$mb_len;
@@ -8219,6 +8224,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] tx_log$cnt_empty;
     wire  [31:0] tx_log$cnt_full;
     wire  [31:0] tx_log$cnt_lost;
+    reg  rxi_fifo_mid$d;
+    wire  rxi_fifo_mid$q;
+    reg  rxi_fifo_mid$clock;
+    reg  rxi_inj_mid$d;
+    wire  rxi_inj_mid$q;
+    reg  rxi_inj_mid$clock;
 
     // Local signals
     reg  [31:0] mpa_init;
@@ -8312,6 +8323,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [2:0] term_src;
     reg  term_pop_any;
     reg  rt_tx;
+    reg  rxi_sel;
 
     // Sub module instances
     rnic_versa5g$core$rx_check rx_check(
@@ -9280,6 +9292,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .raw_tx_last(fw_port$raw_tx_last),
         .raw_tx_valid(fw_port$raw_tx_valid),
         .raw_tx_ready(fw_port$raw_tx_ready),
+        .inj_data(fw_port$inj_data),
+        .inj_keep(fw_port$inj_keep),
+        .inj_last(fw_port$inj_last),
+        .inj_valid(fw_port$inj_valid),
+        .inj_ready(fw_port$inj_ready),
         .mb_busy(fw_port$mb_busy),
         .mb_opcode(fw_port$mb_opcode),
         .mb_len(fw_port$mb_len),
@@ -9903,6 +9920,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cnt_full(tx_log$cnt_full),
         .cnt_lost(tx_log$cnt_lost)
     );
+    rnic_versa5g$core$rxi_fifo_mid rxi_fifo_mid(
+        .d(rxi_fifo_mid$d),
+        .q(rxi_fifo_mid$q),
+        .clock(rxi_fifo_mid$clock)
+    );
+    rnic_versa5g$core$rxi_inj_mid rxi_inj_mid(
+        .d(rxi_inj_mid$d),
+        .q(rxi_inj_mid$q),
+        .clock(rxi_inj_mid$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -9974,6 +10001,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_up_wnd$clock = clock;
         tp_own$clock = clock;
         tp_rs_own$clock = clock;
+        rxi_fifo_mid$clock = clock;
+        rxi_inj_mid$clock = clock;
         rxs_lost$d = rxs_lost$q;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
@@ -10012,6 +10041,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_up_wnd$d = fwc_up_wnd$q;
         tp_own$d = tp_own$q;
         tp_rs_own$d = tp_rs_own$q;
+        rxi_fifo_mid$d = rxi_fifo_mid$q;
+        rxi_inj_mid$d = rxi_inj_mid$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -10034,12 +10065,31 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rx_fifo$in_valid = rx_check$out_valid;
         rx_fifo$in_fcs_bad = rx_check$out_fcs_bad;
         rx_fifo$in_tag = rx_check$out_tag;
+        rxi_sel = rxi_inj_mid$q | (~rxi_fifo_mid$q & fw_port$inj_valid);
         rx_parse$in_data = rx_fifo$out_data;
         rx_parse$in_keep = rx_fifo$out_keep;
         rx_parse$in_last = rx_fifo$out_last;
         rx_parse$in_valid = rx_fifo$out_valid;
         rx_parse$in_tag = rx_fifo$out_tag;
-        rx_fifo$out_ready = rx_parse$in_ready;
+        rx_fifo$out_ready = rx_parse$in_ready & ~rxi_sel;
+        fw_port$inj_ready = rx_parse$in_ready & rxi_sel;
+        if (rxi_sel) begin
+            rx_parse$in_data = fw_port$inj_data;
+            rx_parse$in_keep = fw_port$inj_keep;
+            rx_parse$in_last = fw_port$inj_last;
+            rx_parse$in_valid = fw_port$inj_valid;
+            rx_parse$in_tag = 4'h0;
+        end
+        if (rx_parse$in_ready & ~rxi_sel & rx_fifo$out_valid) begin
+            rxi_fifo_mid$d = ~rx_fifo$out_last;
+        end
+        if (rx_parse$in_ready & rxi_sel & fw_port$inj_valid) begin
+            rxi_inj_mid$d = ~fw_port$inj_last;
+        end
+        if (reset) begin
+            rxi_fifo_mid$d = 1'b0;
+            rxi_inj_mid$d = 1'b0;
+        end
         rx_split$ip_src = rx_parse$ip_src;
         rx_split$ip_dst = rx_parse$ip_dst;
         rx_split$sport = rx_parse$sport;
@@ -17766,7 +17816,7 @@ module rnic_versa5g$core$fpdu_buf$wlen(d,q,clock);
 endmodule // rnic_versa5g$core$fpdu_buf$wlen
 
 
-module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,retx_valid,retx_conn,retx_status,retx_count,retx_full,retx_empty,retx_busy,retx_lost);
+module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,inj_data,inj_keep,inj_last,inj_valid,inj_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,retx_valid,retx_conn,retx_status,retx_count,retx_full,retx_empty,retx_busy,retx_lost);
 
     // Module arguments
     input wire  clock;
@@ -17800,6 +17850,11 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     output reg  raw_tx_last;
     output reg  raw_tx_valid;
     input wire  raw_tx_ready;
+    output reg  [63:0] inj_data;
+    output reg  [3:0] inj_keep;
+    output reg  inj_last;
+    output reg  inj_valid;
+    input wire  inj_ready;
     input wire  mb_busy;
     input wire  [15:0] mb_opcode;
     input wire  [15:0] mb_len;
@@ -17876,6 +17931,9 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  tx_busy$d;
     wire  tx_busy$q;
     reg  tx_busy$clock;
+    reg  tx_inj$d;
+    wire  tx_inj$q;
+    reg  tx_inj$clock;
     reg  [7:0] tx_ra$d;
     wire  [7:0] tx_ra$q;
     reg  tx_ra$clock;
@@ -17983,6 +18041,11 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         .q(tx_busy$q),
         .clock(tx_busy$clock)
     );
+    rnic_versa5g$core$fw_port$tx_inj tx_inj(
+        .d(tx_inj$d),
+        .q(tx_inj$q),
+        .clock(tx_inj$clock)
+    );
     rnic_versa5g$core$fw_port$tx_ra tx_ra(
         .d(tx_ra$d),
         .q(tx_ra$q),
@@ -18061,6 +18124,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         evst$clock = clock;
         evp$clock = clock;
         tx_busy$clock = clock;
+        tx_inj$clock = clock;
         tx_ra$clock = clock;
         tx_lastb$clock = clock;
         tx_lkeep$clock = clock;
@@ -18078,6 +18142,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         evst$d = evst$q;
         evp$d = evp$q;
         tx_busy$d = tx_busy$q;
+        tx_inj$d = tx_inj$q;
         tx_ra$d = tx_ra$q;
         tx_lastb$d = tx_lastb$q;
         tx_lkeep$d = tx_lkeep$q;
@@ -18288,7 +18353,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         tx_hi$write_data = fw_wdata;
         tx_lo$write_enable = wr & ~tx_busy$q & (fw_addr[(32'hb)+:(13)] == 13'h2) & ~fw_addr[32'h2];
         tx_hi$write_enable = wr & ~tx_busy$q & (fw_addr[(32'hb)+:(13)] == 13'h2) & fw_addr[32'h2];
-        tx_take = tx_busy$q & raw_tx_ready;
+        tx_take = tx_busy$q & ((~tx_inj$q & raw_tx_ready) | (tx_inj$q & inj_ready));
         ra_n = tx_ra$q;
         tx_len = fw_wdata[(32'h0)+:(11)] - 11'h1;
         if (tx_take) begin
@@ -18299,8 +18364,9 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
                 ra_n = tx_ra$q + 8'h1;
             end
         end
-        if (wr & (fw_addr == 24'h14) & ~tx_busy$q & (fw_wdata >= 32'h1) & (fw_wdata <= 32'h800)) begin
+        if (wr & ((fw_addr == 24'h14) | (fw_addr == 24'h18)) & ~tx_busy$q & (fw_wdata >= 32'h1) & (fw_wdata <= 32'h800)) begin
             tx_busy$d = 1'b1;
+            tx_inj$d = fw_addr == 24'h18;
             ra_n = 8'h0;
             tx_lastb$d = tx_len[(32'h3)+:(8)];
             tx_lkeep$d = {{1{1'b0}}, tx_len[(32'h0)+:(3)]} + 4'h1;
@@ -18308,12 +18374,19 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         tx_ra$d = ra_n;
         tx_lo$read_address = ra_n;
         tx_hi$read_address = ra_n;
-        raw_tx_valid = tx_busy$q;
+        raw_tx_valid = tx_busy$q & ~tx_inj$q;
+        inj_valid = tx_busy$q & tx_inj$q;
         raw_tx_data = ({{32{1'b0}}, tx_hi$read_data} << 32'h20) | {{32{1'b0}}, tx_lo$read_data};
         raw_tx_last = tx_ra$q == tx_lastb$q;
         raw_tx_keep = 4'h8;
         if (tx_ra$q == tx_lastb$q) begin
             raw_tx_keep = tx_lkeep$q;
+        end
+        inj_data = ({{32{1'b0}}, tx_hi$read_data} << 32'h20) | {{32{1'b0}}, tx_lo$read_data};
+        inj_last = tx_ra$q == tx_lastb$q;
+        inj_keep = 4'h8;
+        if (tx_ra$q == tx_lastb$q) begin
+            inj_keep = tx_lkeep$q;
         end
         rd_pend$d = rd;
         if (rd) begin
@@ -18338,7 +18411,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             if (rd_addr$q == 24'hc) begin
                 fw_rdata = exc_conn;
             end
-            if (rd_addr$q == 24'h14) begin
+            if ((rd_addr$q == 24'h14) | (rd_addr$q == 24'h18)) begin
                 fw_rdata = {{31{1'b0}}, tx_busy$q} << 32'h1f;
             end
             if (rd_addr$q == 24'h20) begin
@@ -18460,6 +18533,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             terr$d = 1'b0;
             evp$d = 1'b0;
             tx_busy$d = 1'b0;
+            tx_inj$d = 1'b0;
             rdy$d = 1'b0;
             fl_v$d = 1'b0;
             rd_pend$d = 1'b0;
@@ -18791,6 +18865,25 @@ module rnic_versa5g$core$fw_port$tx_hi(read_address,read_clock,read_data,write_a
     end
 
 endmodule // rnic_versa5g$core$fw_port$tx_hi
+
+
+module rnic_versa5g$core$fw_port$tx_inj(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fw_port$tx_inj
 
 
 module rnic_versa5g$core$fw_port$tx_lastb(d,q,clock);
@@ -37625,6 +37718,44 @@ module rnic_versa5g$core$rx_split$wsc(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_split$wsc
+
+
+module rnic_versa5g$core$rxi_fifo_mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rxi_fifo_mid
+
+
+module rnic_versa5g$core$rxi_inj_mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rxi_inj_mid
 
 
 module rnic_versa5g$core$rxs_lost(d,q,clock);

@@ -13,7 +13,7 @@
 //! | 0x00C `EXC_CONN` | R | head's connection (0xFFFF_FFFF none) |
 //! | 0x010 `EXC_POP` | W 1 | `exc_pop` (same clock) |
 //! | 0x014 `TX_SEND` | W: length 1..=2048 sends `TX_DATA[..len]` on `raw_tx_*`; R: bit 31 busy | other lengths, or a send while busy, are ignored |
-//! | 0x018 `RX_INJECT` | — | not implemented in the RTL yet: reads 0, writes ignored |
+//! | 0x018 `RX_INJECT` | W: length 1..=2048 puts `TX_DATA[..len]` on `inj_*`, the receive pipeline's second input (in front of the parser, as if it had arrived, verdict "checksums good"); R: bit 31 busy | shares `TX_DATA` and the busy bit with `TX_SEND`: other lengths, or a write while busy, are ignored |
 //! | 0x020/0x024 `CYCLES_LO/HI` | R | the cycle counter; reading `_LO` latches `_HI` |
 //! | 0x028 `CLOCK_KHZ` | R | parameter |
 //! | 0x030 `MBOX_CMD` | R | `waiting << 31 \| opcode`; the first read raises `fw_ready` (BAR0 `STATUS_READY`) |
@@ -101,6 +101,13 @@ pub struct FwPort {
     pub raw_tx_last: Signal<Out, Bit>,
     pub raw_tx_valid: Signal<Out, Bit>,
     pub raw_tx_ready: Signal<In, Bit>,
+    // the same buffer into the receive pipeline (`RX_INJECT`): one frame,
+    // 64-bit beats, `keep` = octet count, `last`; held until `inj_ready`
+    pub inj_data: Signal<Out, Bits<64>>,
+    pub inj_keep: Signal<Out, Bits<4>>,
+    pub inj_last: Signal<Out, Bit>,
+    pub inj_valid: Signal<Out, Bit>,
+    pub inj_ready: Signal<In, Bit>,
     // host mailbox (host_regs' firmware side)
     pub mb_busy: Signal<In, Bit>,
     pub mb_opcode: Signal<In, Bits<16>>,
@@ -160,6 +167,8 @@ pub struct FwPort {
     evst: DFF<Bits<512>>,
     evp: DFF<Bit>,
     tx_busy: DFF<Bit>,
+    /// The buffer goes to `inj_*` (`RX_INJECT`), not to `raw_tx_*`.
+    tx_inj: DFF<Bit>,
     tx_ra: DFF<Bits<8>>,
     tx_lastb: DFF<Bits<8>>,
     tx_lkeep: DFF<Bits<4>>,
@@ -223,6 +232,11 @@ impl FwPort {
             raw_tx_last: Default::default(),
             raw_tx_valid: Default::default(),
             raw_tx_ready: Default::default(),
+            inj_data: Default::default(),
+            inj_keep: Default::default(),
+            inj_last: Default::default(),
+            inj_valid: Default::default(),
+            inj_ready: Default::default(),
             mb_busy: Default::default(),
             mb_opcode: Default::default(),
             mb_len: Default::default(),
@@ -275,6 +289,7 @@ impl FwPort {
             evst: Default::default(),
             evp: Default::default(),
             tx_busy: Default::default(),
+            tx_inj: Default::default(),
             tx_ra: Default::default(),
             tx_lastb: Default::default(),
             tx_lkeep: Default::default(),
@@ -325,8 +340,8 @@ impl Logic for FwPort {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, tsel, stage, tstate, terr, evst, evp, tx_busy, tx_ra, tx_lastb, tx_lkeep,
-            mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi
+            self, clock, tsel, stage, tstate, terr, evst, evp, tx_busy, tx_inj, tx_ra, tx_lastb,
+            tx_lkeep, mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi
         );
         self.shadow.read_clock.next = self.clock.val();
         self.shadow.write_clock.next = self.clock.val();
@@ -476,7 +491,8 @@ impl Logic for FwPort {
         self.fw_ready.next = self.rdy.q.val();
 
         // ---- raw TX: TX_DATA 0x1000..0x17FF (two 32-bit RAMs, one per half
-        // of a beat), TX_SEND 0x014
+        // of a beat), TX_SEND 0x014 out on raw_tx_*, RX_INJECT 0x018 into
+        // the receive pipeline on inj_*
         self.tx_lo.write_address.next = self.fw_addr.val().get_bits::<8>(3);
         self.tx_hi.write_address.next = self.fw_addr.val().get_bits::<8>(3);
         self.tx_lo.write_data.next = self.fw_wdata.val();
@@ -489,7 +505,9 @@ impl Logic for FwPort {
             & !self.tx_busy.q.val()
             & (self.fw_addr.val().get_bits::<13>(11) == 2)
             & self.fw_addr.val().get_bit(2);
-        self.tx_take.next = self.tx_busy.q.val() & self.raw_tx_ready.val();
+        self.tx_take.next = self.tx_busy.q.val()
+            & ((!self.tx_inj.q.val() & self.raw_tx_ready.val())
+                | (self.tx_inj.q.val() & self.inj_ready.val()));
         self.ra_n.next = self.tx_ra.q.val();
         // len - 1 for len in 1..=2048, modulo 2048
         self.tx_len.next = self.fw_wdata.val().get_bits::<11>(0) - 1;
@@ -501,13 +519,14 @@ impl Logic for FwPort {
             }
         }
         if self.wr.val()
-            & (self.fw_addr.val() == 0x014)
+            & ((self.fw_addr.val() == 0x014) | (self.fw_addr.val() == 0x018))
             & !self.tx_busy.q.val()
             & (self.fw_wdata.val() >= 1)
             & (self.fw_wdata.val() <= 2048)
         {
             // FRAME_WINDOW
             self.tx_busy.d.next = true;
+            self.tx_inj.d.next = self.fw_addr.val() == 0x018;
             self.ra_n.next = 0.into();
             self.tx_lastb.d.next = self.tx_len.val().get_bits::<8>(3);
             self.tx_lkeep.d.next = bit_cast::<4, 3>(self.tx_len.val().get_bits::<3>(0)) + 1;
@@ -516,13 +535,22 @@ impl Logic for FwPort {
         // the RAMs always show the beat at tx_ra (read address = its next value)
         self.tx_lo.read_address.next = self.ra_n.val();
         self.tx_hi.read_address.next = self.ra_n.val();
-        self.raw_tx_valid.next = self.tx_busy.q.val();
+        self.raw_tx_valid.next = self.tx_busy.q.val() & !self.tx_inj.q.val();
+        self.inj_valid.next = self.tx_busy.q.val() & self.tx_inj.q.val();
         self.raw_tx_data.next = (bit_cast::<64, 32>(self.tx_hi.read_data.val()) << 32)
             | bit_cast::<64, 32>(self.tx_lo.read_data.val());
         self.raw_tx_last.next = self.tx_ra.q.val() == self.tx_lastb.q.val();
         self.raw_tx_keep.next = 8.into();
         if self.tx_ra.q.val() == self.tx_lastb.q.val() {
             self.raw_tx_keep.next = self.tx_lkeep.q.val();
+        }
+        // the same beat on inj_* (only one of the two is valid)
+        self.inj_data.next = (bit_cast::<64, 32>(self.tx_hi.read_data.val()) << 32)
+            | bit_cast::<64, 32>(self.tx_lo.read_data.val());
+        self.inj_last.next = self.tx_ra.q.val() == self.tx_lastb.q.val();
+        self.inj_keep.next = 8.into();
+        if self.tx_ra.q.val() == self.tx_lastb.q.val() {
+            self.inj_keep.next = self.tx_lkeep.q.val();
         }
 
         // ---- reads: the address is registered, the answer muxed one clock later
@@ -554,7 +582,7 @@ impl Logic for FwPort {
             if self.rd_addr.q.val() == 0x00C {
                 self.fw_rdata.next = self.exc_conn.val();
             }
-            if self.rd_addr.q.val() == 0x014 {
+            if (self.rd_addr.q.val() == 0x014) | (self.rd_addr.q.val() == 0x018) {
                 self.fw_rdata.next = bit_cast::<32, 1>(self.tx_busy.q.val().into()) << 31;
             }
             if self.rd_addr.q.val() == 0x020 {
@@ -651,6 +679,7 @@ impl Logic for FwPort {
             self.terr.d.next = false;
             self.evp.d.next = false;
             self.tx_busy.d.next = false;
+            self.tx_inj.d.next = false;
             self.rdy.d.next = false;
             self.fl_v.d.next = false;
             self.rd_pend.d.next = false;
@@ -701,6 +730,7 @@ mod tests {
             u.exc_conn.connect();
             u.exc_rd_data.connect();
             u.raw_tx_ready.connect();
+            u.inj_ready.connect();
             u.mb_busy.connect();
             u.mb_opcode.connect();
             u.mb_len.connect();
@@ -953,6 +983,56 @@ mod tests {
             tick!(t.0);
         }
         assert_eq!(n, 8);
+    }
+
+    /// `RX_INJECT`: the buffer comes out whole on `inj_*` under random
+    /// `inj_ready`, never on `raw_tx_*`; a `TX_SEND` while it runs is
+    /// ignored (one buffer, one busy bit); the next `TX_SEND` goes out on
+    /// `raw_tx_*` again, not on `inj_*`.
+    #[test]
+    fn rx_inject() {
+        let mut t = Tb::new();
+        let mut rng = Rng::new(11);
+        for len in [1usize, 60, 77, 1514] {
+            let f = rng.bytes(len);
+            for (w, v) in words(&f).into_iter().enumerate() {
+                t.write(port::TX_DATA + 4 * w as u32, v);
+            }
+            t.write(port::RX_INJECT, 2049);
+            assert!(!t.0.inj_valid.val(), "bad lengths are ignored");
+            t.write(port::RX_INJECT, len as u32);
+            assert_eq!(t.read(port::RX_INJECT), 1 << 31);
+            assert_eq!(t.read(port::TX_SEND), 1 << 31, "one busy bit");
+            t.write(port::TX_SEND, 8);
+            let mut got = Vec::new();
+            let mut cycles = 0;
+            loop {
+                let ready = rng.below(3) != 0;
+                t.0.inj_ready.next = ready;
+                t.0.raw_tx_ready.next = true;
+                assert!(!t.0.raw_tx_valid.val(), "nothing on raw_tx");
+                let (v, last) = (t.0.inj_valid.val(), t.0.inj_last.val());
+                if v && ready {
+                    let k = t.0.inj_keep.val().to_u64() as usize;
+                    assert!(k == 8 || last);
+                    let d = t.0.inj_data.val().to_u64().to_le_bytes();
+                    got.extend_from_slice(&d[..k]);
+                }
+                tick!(t.0);
+                cycles += 1;
+                assert!(cycles < 1000, "frame did not finish");
+                if v && ready && last {
+                    break;
+                }
+            }
+            t.0.inj_ready.next = false;
+            assert_eq!(got, f, "len {len}");
+            assert!(!t.0.inj_valid.val() && !t.0.raw_tx_valid.val());
+            assert_eq!(t.read(port::RX_INJECT), 0);
+        }
+        // a send after an injection leaves on raw_tx_*
+        t.write(port::TX_SEND, 16);
+        assert!(t.0.raw_tx_valid.val() && !t.0.inj_valid.val());
     }
 
     /// Exceptions, mailbox, events, flush, configuration and time.

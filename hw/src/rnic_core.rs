@@ -684,6 +684,14 @@ pub struct RnicCore {
     tx_log: TxLog512,
     /// The replay has the stream: descriptors and payload from `tx_log`.
     rt_tx: Signal<Local, Bit>,
+    // ---- the parser's two inputs: `rx_fifo` (the MAC) and the firmware's
+    // `RX_INJECT` frame (`fw_port.inj_*`), switched at frame boundaries
+    /// A frame from `rx_fifo` is half taken (its next beat must follow).
+    rxi_fifo_mid: DFF<Bit>,
+    /// An injected frame is half taken.
+    rxi_inj_mid: DFF<Bit>,
+    /// The parser takes from `fw_port.inj_*` this clock.
+    rxi_sel: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
@@ -735,7 +743,9 @@ impl Logic for RnicCore {
             fwc_up_wv,
             fwc_up_wnd,
             tp_own,
-            tp_rs_own
+            tp_rs_own,
+            rxi_fifo_mid,
+            rxi_inj_mid
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -762,13 +772,38 @@ impl Logic for RnicCore {
         self.rx_fifo.in_fcs_bad.next = self.rx_check.out_fcs_bad.val();
         self.rx_fifo.in_tag.next = self.rx_check.out_tag.val();
 
-        // rx_fifo → rx_parse
+        // rx_fifo → rx_parse, or the firmware's RX_INJECT frame: it goes
+        // in between two frames of rx_fifo (a frame is never cut), and
+        // first when both wait (it is rare: an FPDU that arrived just before
+        // its connection entered RDMA mode). Its verdict is 0 (TAG_OK): the
+        // firmware built it with correct checksums. rx_fifo's beat is only
+        // taken when selected, so switching before it is taken loses nothing.
+        self.rxi_sel.next =
+            self.rxi_inj_mid.q.val() | (!self.rxi_fifo_mid.q.val() & self.fw_port.inj_valid.val());
         self.rx_parse.in_data.next = self.rx_fifo.out_data.val();
         self.rx_parse.in_keep.next = self.rx_fifo.out_keep.val();
         self.rx_parse.in_last.next = self.rx_fifo.out_last.val();
         self.rx_parse.in_valid.next = self.rx_fifo.out_valid.val();
         self.rx_parse.in_tag.next = self.rx_fifo.out_tag.val();
-        self.rx_fifo.out_ready.next = self.rx_parse.in_ready.val();
+        self.rx_fifo.out_ready.next = self.rx_parse.in_ready.val() & !self.rxi_sel.val();
+        self.fw_port.inj_ready.next = self.rx_parse.in_ready.val() & self.rxi_sel.val();
+        if self.rxi_sel.val() {
+            self.rx_parse.in_data.next = self.fw_port.inj_data.val();
+            self.rx_parse.in_keep.next = self.fw_port.inj_keep.val();
+            self.rx_parse.in_last.next = self.fw_port.inj_last.val();
+            self.rx_parse.in_valid.next = self.fw_port.inj_valid.val();
+            self.rx_parse.in_tag.next = 0.into();
+        }
+        if self.rx_parse.in_ready.val() & !self.rxi_sel.val() & self.rx_fifo.out_valid.val() {
+            self.rxi_fifo_mid.d.next = !self.rx_fifo.out_last.val();
+        }
+        if self.rx_parse.in_ready.val() & self.rxi_sel.val() & self.fw_port.inj_valid.val() {
+            self.rxi_inj_mid.d.next = !self.fw_port.inj_last.val();
+        }
+        if self.reset.val() {
+            self.rxi_fifo_mid.d.next = false;
+            self.rxi_inj_mid.d.next = false;
+        }
 
         // rx_parse ↔ rx_split
         self.rx_split.ip_src.next = self.rx_parse.ip_src.val();

@@ -110,6 +110,9 @@ pub struct FwNode {
     /// Connection indices the firmware wrote into `RETX_CONN` (its
     /// retransmission timer fired), in order, with the clock of the write.
     pub retx_writes: Vec<(u32, u64)>,
+    /// Frames the firmware put into the receive pipeline (`RX_INJECT`):
+    /// (cycle of the write, length).
+    pub rx_injects: Vec<(u64, usize)>,
 }
 
 impl Default for FwNode {
@@ -151,6 +154,7 @@ impl FwNode {
             fw_writes: 0,
             fw_cycles: 0,
             retx_writes: Vec::new(),
+            rx_injects: Vec::new(),
         }
     }
 
@@ -447,9 +451,25 @@ impl Hal for CoSimHal {
         Ok(())
     }
 
-    /// `RX_INJECT` is not implemented in the RTL yet: always `Full`.
-    fn inject_rx(&mut self, _frame: &[u8]) -> Result<(), HalError> {
-        Err(HalError::Full)
+    /// Like `send_frame`, with `RX_INJECT`: the frame goes into the core's
+    /// receive pipeline (in front of the parser) instead of onto the wire.
+    fn inject_rx(&mut self, frame: &[u8]) -> Result<(), HalError> {
+        if frame.is_empty() || frame.len() > port::FRAME_WINDOW as usize {
+            return Err(HalError::BadLength);
+        }
+        let mut n = self.node.borrow_mut();
+        let mut polls = 0;
+        while n.fw_read(port::RX_INJECT) & 1 << 31 != 0 {
+            polls += 1;
+            if polls == BUSY_POLLS {
+                return Err(HalError::Full);
+            }
+        }
+        n.fw_write_bytes(port::TX_DATA, frame);
+        let at = n.core.cycle();
+        n.fw_write(port::RX_INJECT, frame.len() as u32);
+        n.rx_injects.push((at, frame.len()));
+        Ok(())
     }
 
     fn mailbox_poll(&mut self, buf: &mut [u8]) -> Option<(u16, usize)> {

@@ -635,8 +635,11 @@ pub mod port {
     pub const EXC_POP: u32 = 0x010;
     /// Write a length: send `TX_DATA[..len]` as a raw frame.
     pub const TX_SEND: u32 = 0x014;
-    /// Write a length: put `TX_DATA[..len]` into the receive pipeline after
-    /// the exception split, as if it had arrived (see [`super::ConnMode::Rdma`]).
+    /// Write a length (1..=[`FRAME_WINDOW`]): put `TX_DATA[..len]`, a whole
+    /// Ethernet frame with correct checksums, into the receive pipeline in
+    /// front of the parser, as if it had arrived (e.g. an FPDU that came
+    /// just before its connection entered [`super::ConnMode::Rdma`]). Shares
+    /// `TX_DATA` and the busy bit (read: bit 31) with [`TX_SEND`].
     pub const RX_INJECT: u32 = 0x018;
     /// Free-running cycle counter, low half (latches the high half).
     pub const CYCLES_LO: u32 = 0x020;
