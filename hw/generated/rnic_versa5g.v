@@ -11265,7 +11265,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid) & ~se_v$q & ~sh_v$q;
         mx_data_end = 1'b0;
         if ((mx_sel == 2'h1) & mac_tx_valid & mac_tx_ready) begin
-            mx_beat$d = mx_beat$q + 8'h1;
+            if (mx_beat$q != 8'hff) begin
+                mx_beat$d = mx_beat$q + 8'h1;
+            end
             if (mx_beat$q == 8'h2) begin
                 mx_tlen$d = ({{8{1'b0}}, mac_tx_data[(32'h0)+:(8)]} << 32'h8) | {{8{1'b0}}, mac_tx_data[(32'h8)+:(8)]};
             end

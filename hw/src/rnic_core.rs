@@ -2284,7 +2284,12 @@ impl Logic for RnicCore {
         // TCP headers without options).
         self.mx_data_end.next = false;
         if (self.mx_sel.val() == 1) & self.mac_tx_valid.val() & self.mac_tx_ready.val() {
-            self.mx_beat.d.next = self.mx_beat.q.val() + 1;
+            // Saturating: a frame of more than 256 beats (over 2 KiB, MTU
+            // above 2 KiB) must not wrap it back to beats 2..5 and take
+            // payload octets for the length and sequence number.
+            if self.mx_beat.q.val() != 255 {
+                self.mx_beat.d.next = self.mx_beat.q.val() + 1;
+            }
             if self.mx_beat.q.val() == 2 {
                 self.mx_tlen.d.next = (bit_cast::<16, 8>(self.mac_tx_data.val().get_bits::<8>(0))
                     << 8)
