@@ -483,11 +483,6 @@ fn dma_cfg(seed: u64, jitter: u64) -> DmaConfig {
     }
 }
 
-/// Random Writes, Sends (SE, Invalidate), Reads and zero-length messages on
-/// one QP, for CRC on/off × markers on/off, SeqStart just below 2^32 so the
-/// stream wraps, a ring of 16 that wraps, random MAC back-pressure: every
-/// frame equals the reference's segment.
-
 /// The largest FPDUs the device sends: EMSS chosen so that
 /// `mpa::mulpdu(emss, markers)` is exactly `caps::MAX_MULPDU` (4110: 4116
 /// without markers, 4152 with), CRC on/off × markers on/off, random
@@ -548,6 +543,9 @@ fn max_mulpdu_frames_match_txstream() {
             rig.frames, rig.longest
         );
         assert!(rig.frames > posted as u64);
-        assert!(rig.longest > 4096 + 54, "a frame longer than the old data FIFO");
+        assert!(
+            rig.longest > 4096 + 54,
+            "a frame longer than the old data FIFO"
+        );
     }
 }
