@@ -73,8 +73,8 @@ pub const MARKER_WORDS: u16 = MPA_MARKER_INTERVAL as u16 / WORD_LEN;
 /// Markers that can fall inside [`MAX_TCP_WORDS`] wire words: one in front
 /// of the FPDU and one per 128 words after it, ceil(2240 / 128) = 18.
 pub const MAX_MARKERS: u16 = MAX_TCP_WORDS.div_ceil(MARKER_WORDS);
-/// Largest FPDU, in non-marker words (header words + payload words with pad
-/// + the CRC word), that the framer takes: markers off, 2240 (8960 octets);
+/// Largest FPDU, in non-marker words (header words, payload words with pad,
+/// the CRC word), that the framer takes: markers off, 2240 (8960 octets);
 /// markers on, 2240 − 18 = 2222 (8888 octets: the FPDU of
 /// `mpa::mulpdu(8960, true)` = 8882, the RFC 5044 §8 formula), so with
 /// its markers at any phase the TCP payload is at most 8960 octets.
@@ -84,8 +84,8 @@ pub const MAX_FPDU_WORDS_MK: u16 = MAX_TCP_WORDS - MAX_MARKERS;
 // The literals in `update` (the descriptor check).
 const _: () = assert!(MAX_FPDU_WORDS == 2240 && MAX_FPDU_WORDS_MK == 2222);
 /// Largest `d_pay_len` the framer takes (tagged header, markers off): FPDU =
-/// 2 (ULPDU_LENGTH) + 14 (tagged DDP/RDMAP header) + 8940 (payload) + 0 (pad)
-/// + 4 (CRC) = 8960 octets = the TCP payload of a 9000-octet MTU frame.
+/// 2 (ULPDU_LENGTH) + 14 (tagged DDP/RDMAP header) + 8940 (payload) + 0
+/// (pad) + 4 (CRC) = 8960 octets = the TCP payload of a 9000-octet MTU frame.
 /// Untagged (18-octet header): 8936; markers on: 8868 tagged, 8864
 /// untagged. A longer descriptor is dropped (`cnt_drop`), never truncated.
 /// The whole FPDU fits the data FIFO of `tx_framer` (2048 beats; at most
@@ -555,7 +555,7 @@ mod tests {
             fpdu_words(rnic_wire::mpa::mulpdu(caps::TX_MAX_TCP_PAYLOAD, false) as usize),
             MAX_FPDU_WORDS as usize
         );
-        assert!(MAX_PAY_LEN <= caps::TX_MAX_SEG_READ);
+        const { assert!(MAX_PAY_LEN <= caps::TX_MAX_SEG_READ) };
     }
 
     #[test]
