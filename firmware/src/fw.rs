@@ -613,11 +613,7 @@ impl<
         let (flags, mss, mulpdu) = match c.agreement {
             Some(a) => {
                 let mss = c.tcb.peer_mss.min(c.tcb.our_mss);
-                (
-                    a.ctx_flags(),
-                    mss,
-                    rnic_wire::mpa::mulpdu(mss, a.markers_tx),
-                )
+                (a.ctx_flags(), mss, a.mulpdu(mss))
             }
             None => (0, c.tcb.peer_mss.min(c.tcb.our_mss), 0),
         };

@@ -20,6 +20,7 @@
 //!   (`QP_FLAG_RTR_TX`/`QP_FLAG_RTR_RX` in the QP context).
 //! * Private data: at most 512 octets with the IRD/ORD block (so 508 after it).
 
+use rnic_wire::abi::caps::MAX_MULPDU;
 use rnic_wire::abi::context::{RtrKind, MPA_CRC_RX, MPA_CRC_TX, MPA_MARKERS_RX, MPA_MARKERS_TX};
 use rnic_wire::mpa::{
     IrdOrd, MpaFrameKind, MpaRequestReply, MpaRequestReplyRepr, ReadDepth, Revision, RtrTypes,
@@ -102,6 +103,16 @@ impl Agreement {
             f |= MPA_MARKERS_RX;
         }
         f
+    }
+
+    /// The MULPDU we send with on a connection of this EMSS: the RFC 5044
+    /// §4.5 formula (`rnic_wire::mpa::mulpdu`), capped at the largest
+    /// MULPDU the device transmits (`abi::caps::MAX_MULPDU`). MULPDU is the
+    /// sender's choice bounded by EMSS (RFC 5044 §4.5, §8), so a smaller one
+    /// is always legal; without the cap a jumbo peer (MSS 8960) would give
+    /// a MULPDU the device refuses (every WQE an error completion).
+    pub fn mulpdu(&self, emss: u16) -> u16 {
+        rnic_wire::mpa::mulpdu(emss, self.markers_tx).min(MAX_MULPDU)
     }
 }
 

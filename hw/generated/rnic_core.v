@@ -34996,7 +34996,7 @@ module rnic_core$tx_framer(clock,reset,desc_valid,desc_ready,desc_dst_mac,desc_s
     wire  dfifo$empty;
     // Unused on purpose: tx_framer's data FIFO needs only its full flag: tx_mpa stalls on o_full.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire  [9:0] dfifo$count;
+    wire  [11:0] dfifo$count;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  rfifo$clock;
     reg  rfifo$reset;
@@ -35164,32 +35164,32 @@ module rnic_core$tx_framer$dfifo(clock,reset,write,data_in,full,read,data_out,em
     input wire  read;
     output reg  [64:0] data_out;
     output reg  empty;
-    output reg  [9:0] count;
+    output reg  [11:0] count;
 
     // Constant declarations
-    localparam  depth = 10'b1000000000;
+    localparam  depth = 12'h800;
 
     // Stub signals
-    reg  [8:0] ram$read_address;
+    reg  [10:0] ram$read_address;
     reg  ram$read_clock;
     wire  [64:0] ram$read_data;
-    reg  [8:0] ram$write_address;
+    reg  [10:0] ram$write_address;
     reg  ram$write_clock;
     reg  [64:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [9:0] wr_ptr$d;
-    wire  [9:0] wr_ptr$q;
+    reg  [11:0] wr_ptr$d;
+    wire  [11:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [9:0] wr_ptr_d$d;
-    wire  [9:0] wr_ptr_d$q;
+    reg  [11:0] wr_ptr_d$d;
+    wire  [11:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [9:0] rd_ptr$d;
-    wire  [9:0] rd_ptr$q;
+    reg  [11:0] rd_ptr$d;
+    wire  [11:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [9:0] rd_next;
-    reg  [9:0] used;
+    reg  [11:0] rd_next;
+    reg  [11:0] used;
 
     // Sub module instances
     rnic_core$tx_framer$dfifo$ram ram(
@@ -35233,22 +35233,22 @@ module rnic_core$tx_framer$dfifo(clock,reset,write,data_in,full,read,data_out,em
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 10'h1;
+            rd_next = rd_ptr$q + 12'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(9)];
+        ram$read_address = rd_next[(32'h0)+:(11)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 10'h1;
+            wr_ptr$d = wr_ptr$q + 12'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 10'h0;
-            wr_ptr_d$d = 10'h0;
-            rd_ptr$d = 10'h0;
+            wr_ptr$d = 12'h0;
+            wr_ptr_d$d = 12'h0;
+            rd_ptr$d = 12'h0;
         end
     end
 
@@ -35258,16 +35258,16 @@ endmodule // rnic_core$tx_framer$dfifo
 module rnic_core$tx_framer$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [8:0] read_address;
+    input wire  [10:0] read_address;
     input wire  read_clock;
     output reg  [64:0] read_data;
-    input wire  [8:0] write_address;
+    input wire  [10:0] write_address;
     input wire  write_clock;
     input wire  [64:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[64:0] mem[511:0];
+    reg[64:0] mem[2047:0];
 
 
 
@@ -35287,13 +35287,13 @@ endmodule // rnic_core$tx_framer$dfifo$ram
 module rnic_core$tx_framer$dfifo$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -35306,13 +35306,13 @@ endmodule // rnic_core$tx_framer$dfifo$rd_ptr
 module rnic_core$tx_framer$dfifo$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -35325,13 +35325,13 @@ endmodule // rnic_core$tx_framer$dfifo$wr_ptr
 module rnic_core$tx_framer$dfifo$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 10'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -36262,7 +36262,10 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
     reg  adv;
     reg  [31:0] diff;
     reg  bad;
-    // Unused on purpose: tx_mpa uses only the low 12 bits of the payload word count: pay_len <= MAX_PAY_LEN (3968) octets, i.e. at most 992 words, larger descriptors are refused.
+    reg  [2:0] d_hw;
+    reg  [17:0] d_fw;
+    reg  too_long;
+    // Unused on purpose: tx_mpa uses only the low 12 bits of the payload word count: pay_len <= FRAMER_MAX_PAY_LEN (8940) octets, i.e. at most 2235 words, larger descriptors are refused.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [15:0] plw;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -36612,7 +36615,16 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         end
         d_ready = (st$q == 2'h0) & (({{1{1'b0}}, r_count} + {{4{1'b0}}, p_v$q}) < 5'h8);
         diff = d_seq - d_seq_start;
-        bad = (d_mk_en & ((diff & 32'h3) != 32'h0)) | (d_pay_len > 16'hf80);
+        d_hw = 3'h5;
+        if ((d_opcode == 4'h0) | (d_opcode == 4'h2)) begin
+            d_hw = 3'h4;
+        end
+        d_fw = ({{2{1'b0}}, d_pay_len} + 18'h3 + ({{15{1'b0}}, d_hw} << 32'h2) + 18'h4) >> 32'h2;
+        too_long = d_fw > 18'h8c0;
+        if (d_mk_en) begin
+            too_long = d_fw > 18'h8ae;
+        end
+        bad = (d_mk_en & ((diff & 32'h3) != 32'h0)) | too_long;
         m0 = mk_en$q & (wph$q == 7'h0);
         h0 = ~m0 & (fw$q < hwords);
         c0 = ~m0 & (fw$q == fw_crc);
@@ -39564,7 +39576,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     output reg  [31:0] rd_sent_len;
 
     // Constant declarations
-    localparam  c_max_mulpdu = 16'hf8e;
+    localparam  c_max_mulpdu = 16'h100e;
     localparam  c_pay_tag = 8'h80;
     localparam  c_min_mulpdu = 16'h40;
     localparam  c_qp_op_err = 8'h2;

@@ -3,7 +3,7 @@
 //! beat per clock. Contract in `docs/rtl.md` ("TX framer").
 //!
 //! ```text
-//! desc_* ──► TxMpa ──beats──► data FIFO (512 x 65) ──► TxTcpHdr ──► tx_*
+//! desc_* ──► TxMpa ──beats──► data FIFO (2048 x 65) ──► TxTcpHdr ──► tx_*
 //! pay_*  ──►   │                                          ▲
 //!              └──record (side band, T, psum, CRC)──► record FIFO (8)
 //! ```
@@ -13,6 +13,11 @@
 //! `TxTcpHdr` (`tx_tcp_hdr`) sends the 54-octet header with both checksums,
 //! then the payload with the CRC in place. Store-and-forward per segment:
 //! a frame starts once its payload is whole in the data FIFO.
+//!
+//! Jumbo frames: the framer takes FPDUs up to the TCP payload of a
+//! 9000-octet IP MTU (8960 octets, markers included; `tx_mpa::MAX_FPDU_WORDS`,
+//! `abi::caps::TX_MAX_TCP_PAYLOAD`), i.e. 1120 beats, so the data FIFO is
+//! 2048 beats deep (the next power of two; 1.8 such segments).
 
 use crate::fifo::Fifo;
 use crate::tx_mpa::{TxMpa, REC_W};
@@ -64,7 +69,8 @@ pub struct TxFramer {
     pub cnt_desc_drop: Signal<Out, Bits<32>>,
     pub cnt_pay_err: Signal<Out, Bits<32>>,
     mpa: TxMpa,
-    dfifo: Fifo<Bits<65>, 9, 10>,
+    /// 2048 beats: a whole 8960-octet FPDU (1120 beats) fits.
+    dfifo: Fifo<Bits<65>, 11, 12>,
     rfifo: Fifo<Bits<REC_W>, 3, 4>,
     hdr: TxTcpHdr,
 }
@@ -672,7 +678,7 @@ pub(crate) mod tests {
 
     /// Bad input gets a defined answer and the next segment is framed
     /// right: a descriptor with markers on and a sequence number not
-    /// 4-aligned to them, and one longer than `MAX_PAY_LEN`, are dropped
+    /// 4-aligned to them, and one longer than `FRAMER_MAX_PAY_LEN`, are dropped
     /// with their payload; a payload stream that ends early is sent
     /// zero-filled, one that is too long is cut, and a wrong `keep` on
     /// the last beat is counted.
@@ -699,8 +705,8 @@ pub(crate) mod tests {
         bad.seq = bad.seq.wrapping_add(2);
         s.push(beat_list(&d40));
         descs.push(bad);
-        // 2. too long for the data FIFO: dropped.
-        let big = rng.bytes(crate::tx_mpa::MAX_PAY_LEN as usize + 1);
+        // 2. too long for a 9000-octet MTU frame: dropped.
+        let big = rng.bytes(crate::tx_mpa::FRAMER_MAX_PAY_LEN as usize + 1);
         s.push(beat_list(&big));
         descs.push(c.desc(0, true, &big));
         // 3. stream ends after 16 of 40 octets: zeros for the rest.
@@ -747,6 +753,80 @@ pub(crate) mod tests {
         assert_eq!(h.uut.cnt_desc_drop.val().to_u64(), 2);
         assert_eq!(h.uut.cnt_pay_err.val().to_u64(), 3);
         assert_eq!(h.uut.cnt_tx_frames.val().to_u64(), 4);
+    }
+
+    /// MTU 9000: the largest FPDUs a 9000-octet IP MTU frame carries, with
+    /// the connection's EMSS 8960 (`abi::caps::TX_MAX_TCP_PAYLOAD`) and the
+    /// test's segmenter at `mpa::mulpdu(8960, markers)`:
+    /// 1. a tagged one at SeqStart (with markers on, a marker in front and 17
+    ///    more: 18 in all), which must be a 9014-octet frame (14 + 9000);
+    /// 2. one payload octet more (one FPDU word over the limit): dropped and
+    ///    counted, its payload consumed, nothing sent (never truncated);
+    /// 3. the largest untagged one (Send) at the sequence number after 1.
+    ///
+    /// Frames byte for byte against `TxStream::send` + `net::data_frame`,
+    /// and smoltcp's IPv4/TCP parsers with both checksums verified.
+    fn jumbo(seed: u64, crc: bool, markers: bool) {
+        let mut rng = Rng::new(seed);
+        let mut h = Harness::new();
+        let seq_start = (rng.next() as u32) & !3;
+        let emss = rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD;
+        let mut c = Conn::new(&mut rng, crc, markers, seq_start, emss);
+        let tagged_max = c.mulpdu - 14;
+        let max = crate::tx_mpa::FRAMER_MAX_PAY_LEN as usize;
+        assert_eq!(tagged_max, if markers { max - 72 } else { max });
+        let data = rng.bytes(max + 1);
+        let mut descs = Vec::new();
+        let mut s = Vec::new();
+        let mut expect = Vec::new();
+        let (d, f) = c.send(&Message::Write {
+            stag: 0x1234_5678,
+            to: rng.next() >> 1,
+            data: &data[..tagged_max],
+        });
+        assert_eq!(d.len(), 1);
+        assert_eq!(f[0].len(), 14 + 9000, "the largest frame of MTU 9000");
+        s.extend(streams(&d));
+        descs.extend(d);
+        expect.extend(f);
+        let over = c.desc(0, true, &data[..tagged_max + 1]);
+        s.extend(streams(std::slice::from_ref(&over)));
+        descs.push(over);
+        let (d, f) = c.send(&Message::Send {
+            data: &data[..c.mulpdu - 18],
+            solicited: false,
+            invalidate: None,
+        });
+        assert_eq!(d.len(), 1);
+        assert!(f[0].len() <= 14 + 9000);
+        s.extend(streams(&d));
+        descs.extend(d);
+        expect.extend(f);
+        let run = h.run(&mut rng, &descs, &s, expect.len(), 90, 90, 90, 10_000);
+        check_frames(&run, &expect);
+        assert_eq!(h.uut.cnt_tx_frames.val().to_u64(), 2);
+        assert_eq!(h.uut.cnt_desc_drop.val().to_u64(), 1);
+        assert_eq!(h.uut.cnt_pay_err.val().to_u64(), 0);
+    }
+
+    #[test]
+    fn jumbo_max_crc_markers() {
+        jumbo(111, true, true);
+    }
+
+    #[test]
+    fn jumbo_max_crc_only() {
+        jumbo(112, true, false);
+    }
+
+    #[test]
+    fn jumbo_max_markers_only() {
+        jumbo(113, false, true);
+    }
+
+    #[test]
+    fn jumbo_max_plain() {
+        jumbo(114, false, false);
     }
 
     /// Back-to-back 1514-octet frames with an always-ready MAC: cycles per

@@ -41,8 +41,10 @@
 //! * Bad descriptors are dropped whole (`cnt_drop`, payload consumed up to
 //!   `last`, nothing sent): markers on and `seq - SeqStart` not a multiple
 //!   of 4 (an FPDU must start 4-aligned to the markers, RFC 5044 §4.3), or
-//!   `d_pay_len > MAX_PAY_LEN` (the segment must fit the data FIFO for
-//!   store-and-forward).
+//!   an FPDU longer than a 9000-octet MTU frame carries: more than
+//!   [`MAX_FPDU_WORDS`] non-marker words, [`MAX_FPDU_WORDS_MK`] with markers
+//!   on (`d_pay_len` up to [`FRAMER_MAX_PAY_LEN`] = 8940 tagged without
+//!   markers).
 //! * `o_*`: beats for the data FIFO (`o_write` when `!o_full`); `o_last` on
 //!   the segment's last beat, which holds 4 or 8 octets (the TCP payload is
 //!   a multiple of 4).
@@ -54,12 +56,50 @@ use crate::crc32c_x64::Crc32cX64;
 use crate::mpa_rx::LaneMask;
 use crate::tx_ddp_hdr::TxDdpHdr;
 use crate::tx_tcp_hdr::SIDE_W;
+use rnic_wire::abi::caps;
+use rnic_wire::ddp::TAGGED_HEADER_LEN;
+use rnic_wire::mpa::{MPA_CRC_LEN, MPA_MARKER_INTERVAL, MPA_ULPDU_LENGTH_LEN};
 use rust_hdl::prelude::*;
 
-/// Largest `d_pay_len`: the FPDU with header, pad, CRC and markers then
-/// takes at most 4031 octets (504 beats), so a segment fits the 512-beat data
-/// FIFO of `tx_framer` whole (store-and-forward).
-pub const MAX_PAY_LEN: u16 = 3968;
+/// Octets of an FPDU word: ULPDU_LENGTH + ULPDU + pad is a multiple of 4
+/// (RFC 5044 §4.1), and markers are 4 octets, 4-aligned (RFC 5044 §4.3).
+pub const WORD_LEN: u16 = 4;
+/// Largest TCP payload of a frame, in words: the EMSS of a 9000-octet IP MTU
+/// without TCP options, `abi::caps::TX_MAX_TCP_PAYLOAD` = 9000 − 20 (IPv4)
+/// − 20 (TCP) = 8960 octets = 2240 words.
+pub const MAX_TCP_WORDS: u16 = caps::TX_MAX_TCP_PAYLOAD / WORD_LEN;
+/// Words of sequence space between markers: 512 / 4 (RFC 5044 §4.3).
+pub const MARKER_WORDS: u16 = MPA_MARKER_INTERVAL as u16 / WORD_LEN;
+/// Markers that can fall inside [`MAX_TCP_WORDS`] wire words: one in front
+/// of the FPDU and one per 128 words after it, ceil(2240 / 128) = 18.
+pub const MAX_MARKERS: u16 = MAX_TCP_WORDS.div_ceil(MARKER_WORDS);
+/// Largest FPDU, in non-marker words (header words, payload words with pad,
+/// the CRC word), that the framer takes: markers off, 2240 (8960 octets);
+/// markers on, 2240 − 18 = 2222 (8888 octets: the FPDU of
+/// `mpa::mulpdu(8960, true)` = 8882, the RFC 5044 §8 formula), so with
+/// its markers at any phase the TCP payload is at most 8960 octets.
+pub const MAX_FPDU_WORDS: u16 = MAX_TCP_WORDS;
+/// [`MAX_FPDU_WORDS`] with markers on.
+pub const MAX_FPDU_WORDS_MK: u16 = MAX_TCP_WORDS - MAX_MARKERS;
+// The literals in `update` (the descriptor check).
+const _: () = assert!(MAX_FPDU_WORDS == 2240 && MAX_FPDU_WORDS_MK == 2222);
+/// Largest `d_pay_len` the framer takes (tagged header, markers off): FPDU =
+/// 2 (ULPDU_LENGTH) + 14 (tagged DDP/RDMAP header) + 8940 (payload) + 0
+/// (pad) + 4 (CRC) = 8960 octets = the TCP payload of a 9000-octet MTU frame.
+/// Untagged (18-octet header): 8936; markers on: 8868 tagged, 8864
+/// untagged. A longer descriptor is dropped (`cnt_drop`), never truncated.
+/// The whole FPDU fits the data FIFO of `tx_framer` (2048 beats; at most
+/// 8960 / 8 = 1120 beats) for store-and-forward.
+pub const FRAMER_MAX_PAY_LEN: u16 = caps::TX_MAX_TCP_PAYLOAD
+    - MPA_ULPDU_LENGTH_LEN as u16
+    - TAGGED_HEADER_LEN as u16
+    - MPA_CRC_LEN as u16;
+/// Largest payload per segment the TX engine hands the framer: the device's
+/// MULPDU limit (`abi::caps::MAX_MULPDU` = 4110, bounded by `tx_seg`'s one
+/// 4096-octet DMA read per segment) less the 14-octet tagged header = 4096.
+/// `tx_seg::MAX_MULPDU` is derived from it. The framer itself takes up to
+/// [`FRAMER_MAX_PAY_LEN`].
+pub const MAX_PAY_LEN: u16 = caps::MAX_MULPDU - TAGGED_HEADER_LEN as u16;
 /// Depth of the record FIFO `r_count` refers to.
 pub const REC_DEPTH: usize = 8;
 /// Record: `[31:0]` CRC32c value (0 when CRC is off), `[63:32]` `psum`,
@@ -153,6 +193,9 @@ pub struct TxMpa {
     adv: Signal<Local, Bit>,
     diff: Signal<Local, Bits<32>>,
     bad: Signal<Local, Bit>,
+    d_hw: Signal<Local, Bits<3>>,
+    d_fw: Signal<Local, Bits<18>>,
+    too_long: Signal<Local, Bit>,
     plw: Signal<Local, Bits<16>>,
     fw_crc: Signal<Local, Bits<12>>,
     hwords: Signal<Local, Bits<12>>,
@@ -265,8 +308,24 @@ impl Logic for TxMpa {
             & ((bit_cast::<5, 4>(self.r_count.val()) + bit_cast::<5, 1>(self.p_v.q.val().into()))
                 < 8);
         self.diff.next = self.d_seq.val() - self.d_seq_start.val();
-        self.bad.next =
-            (self.d_mk_en.val() & ((self.diff.val() & 3) != 0)) | (self.d_pay_len.val() > 3968);
+        // The descriptor's FPDU in non-marker words: ULPDU_LENGTH + header
+        // (4 words tagged, 5 untagged, as `tx_ddp_hdr`), payload + pad, CRC.
+        self.d_hw.next = 5.into();
+        if (self.d_opcode.val() == 0) | (self.d_opcode.val() == 2) {
+            self.d_hw.next = 4.into();
+        }
+        self.d_fw.next = (bit_cast::<18, 16>(self.d_pay_len.val())
+            + 3
+            + (bit_cast::<18, 3>(self.d_hw.val()) << 2)
+            + 4)
+            >> 2;
+        // The FPDU with its markers must fit a 9000-octet MTU frame:
+        // MAX_FPDU_WORDS (2240), MAX_FPDU_WORDS_MK (2222) with markers.
+        self.too_long.next = self.d_fw.val() > 2240;
+        if self.d_mk_en.val() {
+            self.too_long.next = self.d_fw.val() > 2222;
+        }
+        self.bad.next = (self.d_mk_en.val() & ((self.diff.val() & 3) != 0)) | self.too_long.val();
 
         // ---- word slots of this beat
         self.m0.next = self.mk_en.q.val() & (self.wph.q.val() == 0);
@@ -478,8 +537,78 @@ mod tests {
     /// and its record must carry that CRC (0 when off), the payload length,
     /// the sum of the 16-bit lanes and the side band; with a data FIFO that
     /// is often full.
+    /// The device's MULPDU limit in the ABI is what the RTL transmits:
+    /// `tx_seg` refuses above exactly it, and it is within the framer's own
+    /// limits (markers on and off) and one DMA read of `tx_seg`.
+    #[test]
+    fn abi_mulpdu_limit_matches_rtl() {
+        assert_eq!(crate::tx_seg::MAX_MULPDU, caps::MAX_MULPDU as u64);
+        assert_eq!(MAX_PAY_LEN, 4096);
+        assert_eq!(FRAMER_MAX_PAY_LEN, 8940);
+        let fpdu_words = |ulpdu: usize| rnic_wire::mpa::fpdu_len(ulpdu) / 4;
+        assert!(fpdu_words(caps::MAX_MULPDU as usize) <= MAX_FPDU_WORDS_MK as usize);
+        assert_eq!(
+            fpdu_words(rnic_wire::mpa::mulpdu(caps::TX_MAX_TCP_PAYLOAD, true) as usize),
+            MAX_FPDU_WORDS_MK as usize
+        );
+        assert_eq!(
+            fpdu_words(rnic_wire::mpa::mulpdu(caps::TX_MAX_TCP_PAYLOAD, false) as usize),
+            MAX_FPDU_WORDS as usize
+        );
+        const { assert!(MAX_PAY_LEN <= caps::TX_MAX_SEG_READ) };
+    }
+
     #[test]
     fn payload_and_record_match_txstream() {
+        let mut rng = Rng::new(31);
+        let data = rng.bytes(1500);
+        let mut descs = Vec::new();
+        for (crc, mk) in [(true, true), (false, true), (true, false), (false, false)] {
+            let ss = (rng.next() as u32) & !3;
+            let mut c = Conn::new(&mut rng, crc, mk, ss, 400);
+            for _ in 0..4 {
+                let msg = random_message(&mut rng, &data, 700);
+                descs.extend(c.send(&msg).0);
+            }
+        }
+        run(&mut rng, &descs, 60_000);
+    }
+
+    /// MTU 9000: per CRC on/off × markers on/off, the largest tagged FPDU
+    /// (at SeqStart: with markers, 18 of them) and the largest untagged one
+    /// of an EMSS-8960 connection (`mpa::mulpdu(8960, markers)`), each a
+    /// TCP payload of at most 8960 octets; checked as above against
+    /// `TxStream::send` and the `crc32c` crate.
+    #[test]
+    fn max_fpdus_match_txstream() {
+        let mut rng = Rng::new(32);
+        let data = rng.bytes(FRAMER_MAX_PAY_LEN as usize);
+        let mut descs = Vec::new();
+        for (crc, mk) in [(true, true), (false, true), (true, false), (false, false)] {
+            let ss = (rng.next() as u32) & !3;
+            let emss = caps::TX_MAX_TCP_PAYLOAD;
+            let mut c = Conn::new(&mut rng, crc, mk, ss, emss);
+            let (d, f) = c.send(&rnic_wire::model::Message::Write {
+                stag: 7,
+                to: 0,
+                data: &data[..c.mulpdu - 14],
+            });
+            assert_eq!(f[0].len(), 54 + caps::TX_MAX_TCP_PAYLOAD as usize);
+            descs.extend(d);
+            let (d, f) = c.send(&rnic_wire::model::Message::Send {
+                data: &data[..c.mulpdu - 18],
+                solicited: true,
+                invalidate: None,
+            });
+            assert!(f[0].len() <= 54 + caps::TX_MAX_TCP_PAYLOAD as usize);
+            descs.extend(d);
+        }
+        assert_eq!(descs.len(), 8);
+        assert_eq!(descs[4].pay.len(), FRAMER_MAX_PAY_LEN as usize);
+        run(&mut rng, &descs, 40_000);
+    }
+
+    fn run(rng: &mut Rng, descs: &[crate::tx_framer::tests::Desc], max_cycles: usize) {
         let mut uut = TxMpa::default();
         uut.clock.connect();
         uut.reset.connect();
@@ -504,18 +633,7 @@ mod tests {
         uut.o_full.connect();
         uut.r_count.connect();
         uut.connect_all();
-        let mut rng = Rng::new(31);
-        let data = rng.bytes(1500);
-        let mut descs = Vec::new();
-        for (crc, mk) in [(true, true), (false, true), (true, false), (false, false)] {
-            let ss = (rng.next() as u32) & !3;
-            let mut c = Conn::new(&mut rng, crc, mk, ss, 400);
-            for _ in 0..4 {
-                let msg = random_message(&mut rng, &data, 700);
-                descs.extend(c.send(&msg).0);
-            }
-        }
-        let s = streams(&descs);
+        let s = streams(descs);
         let mut dq: VecDeque<_> = descs.iter().collect();
         let mut sides: VecDeque<Bits<SIDE_W>> = VecDeque::new();
         let mut pq: VecDeque<(u64, u8, bool)> = s.iter().flatten().copied().collect();
@@ -527,7 +645,7 @@ mod tests {
         let mut cur = Vec::new();
         let mut payloads: VecDeque<Vec<u8>> = VecDeque::new();
         let mut n = 0;
-        for _ in 0..60_000 {
+        for _ in 0..max_cycles {
             if n == descs.len() {
                 break;
             }

@@ -14,11 +14,11 @@ use rnic_sim::rtl_run::{self, RtlConfig};
 
 /// Largest message of `rnic-sim run` unless `--max-size` says otherwise.
 const RTL_DEFAULT_MAX_SIZE: u64 = 1 << 20;
-/// The TX framer's payload buffer (docs/rtl.md, TX datapath), octets.
-const TX_FRAMER_MAX_PAYLOAD: u16 = 3968;
-/// Largest MTU whose full FPDU fits the framer: the TCP payload (MTU − 40)
-/// must fit [`TX_FRAMER_MAX_PAYLOAD`].
-const RTL_MAX_MTU: u16 = TX_FRAMER_MAX_PAYLOAD + 40;
+/// Largest MTU the RTL carries: the TX framer takes a whole FPDU of a
+/// 9000-octet IP MTU frame and the RX side 9018-octet Ethernet frames; the
+/// firmware caps MULPDU at the device limit (`abi::caps::MAX_MULPDU`), so
+/// every MTU up to this one is safe.
+const RTL_MAX_MTU: u16 = rnic_wire::abi::caps::TX_MAX_MTU;
 
 #[derive(Parser)]
 #[command(
@@ -154,10 +154,8 @@ fn main() -> ExitCode {
         } => {
             if c.mtu > RTL_MAX_MTU {
                 eprintln!(
-                    "rnic-sim: REFUSED: --mtu {} gives FPDUs larger than the TX framer's \
-                     {TX_FRAMER_MAX_PAYLOAD}-octet payload buffer; the RTL does not refuse such a \
-                     MULPDU at the QP write and its TX stalls on the first full FPDU \
-                     (docs/rtl.md, TX datapath, \"Not done\"). Use --mtu {RTL_MAX_MTU} or less.",
+                    "rnic-sim: REFUSED: --mtu {} is larger than the RTL's frames carry (TX framer \
+                     and RX FIFO: IP MTU {RTL_MAX_MTU}). Use --mtu {RTL_MAX_MTU} or less.",
                     c.mtu
                 );
                 return ExitCode::from(2);

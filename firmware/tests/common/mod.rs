@@ -448,6 +448,12 @@ pub const PPORT: u16 = 40000;
 
 /// Runs a passive open up to the ConnectRequest event; returns (our ISS, conn_id).
 pub fn passive_to_request(fw: &mut Fw, request: &[u8]) -> (u32, u32) {
+    passive_to_request_mss(fw, request, 1460)
+}
+
+/// [`passive_to_request`] with the peer's SYN carrying MSS `mss`; our
+/// SYN-ACK must carry the MSS of our MTU.
+pub fn passive_to_request_mss(fw: &mut Fw, request: &[u8], mss: u16) -> (u32, u32) {
     let (s, _) = cmd(
         fw,
         Command::Listen {
@@ -457,7 +463,7 @@ pub fn passive_to_request(fw: &mut Fw, request: &[u8]) -> (u32, u32) {
     );
     assert_eq!(s, MboxStatus::Ok);
     let mut syn = Seg::new(PPORT, LPORT, TcpControl::Syn, 100, None);
-    syn.mss = Some(1460);
+    syn.mss = Some(mss);
     syn.ws = Some(7);
     syn.sack = true;
     syn.ts = true;
@@ -468,7 +474,7 @@ pub fn passive_to_request(fw: &mut Fw, request: &[u8]) -> (u32, u32) {
     assert_eq!(sa.ctl, TcpControl::Syn);
     assert_eq!(sa.ack, Some(101));
     assert_eq!(sa.ws, Some(7));
-    assert_eq!(sa.mss, Some(1460));
+    assert_eq!(sa.mss, Some(fw.hal.cfg.mtu - 40));
     assert!(!sa.ts && !sa.sack);
     assert_eq!(sa.dst_mac, PEER_MAC);
     let iss = sa.seq;
@@ -496,9 +502,14 @@ pub fn passive_to_request(fw: &mut Fw, request: &[u8]) -> (u32, u32) {
 /// then an FPDU in the segment that acknowledges our Reply: connection 0 in
 /// RDMA mode; returns (qpn, rcv_nxt, snd_nxt).
 pub fn passive_rdma(fw: &mut Fw) -> (u32, u32, u32) {
+    passive_rdma_mss(fw, 1460)
+}
+
+/// [`passive_rdma`] with the peer's SYN carrying MSS `mss`.
+pub fn passive_rdma_mss(fw: &mut Fw, mss: u16) -> (u32, u32, u32) {
     let qpn = make_qp(fw);
     let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
-    let (iss, conn_id) = passive_to_request(fw, &req);
+    let (iss, conn_id) = passive_to_request_mss(fw, &req, mss);
     let (s, _) = cmd(
         fw,
         Command::Accept {

@@ -10,12 +10,14 @@
 //! | [`cqe`] | completion queue entries and the verbs status codes |
 //! | [`tpt`] | STags and Translation and Protection Table entries |
 //! | [`mailbox`] | firmware commands, their parameters and results, and event queue entries |
+//! | [`caps`] | device limits: the largest MTU and MULPDU the device transmits |
 //!
 //! Fixed-size records are plain structs with `SIZE`, `parse(&[u8])` and
 //! `emit(&mut [u8])`; their field offsets are named constants, and each
 //! record asserts at compile time that its last field ends at `SIZE`.
 
 pub mod bridge;
+pub mod caps;
 pub mod context;
 pub mod cqe;
 pub mod csr;
