@@ -1132,11 +1132,21 @@ mod tests {
         let other_pd = Stag::new(0x22, 0x13).unwrap().0;
         let invalid = Stag::new(0x23, 0x14).unwrap().0;
         let bystander = Stag::new(0x24, 0x15).unwrap().0;
-        tb.tpt.entries.insert(0x20, region(0x11, PD, TptState::Valid));
-        tb.tpt.entries.insert(0x21, region(0x12, PD, TptState::Valid));
-        tb.tpt.entries.insert(0x22, region(0x13, PD + 1, TptState::Valid));
-        tb.tpt.entries.insert(0x23, region(0x14, PD, TptState::Invalid));
-        tb.tpt.entries.insert(0x24, region(0x15, PD, TptState::Valid));
+        tb.tpt
+            .entries
+            .insert(0x20, region(0x11, PD, TptState::Valid));
+        tb.tpt
+            .entries
+            .insert(0x21, region(0x12, PD, TptState::Valid));
+        tb.tpt
+            .entries
+            .insert(0x22, region(0x13, PD + 1, TptState::Valid));
+        tb.tpt
+            .entries
+            .insert(0x23, region(0x14, PD, TptState::Invalid));
+        tb.tpt
+            .entries
+            .insert(0x24, region(0x15, PD, TptState::Valid));
         let before = tb.tpt.entries.clone();
         let bad_key = Stag::new(0x24, 0x99).unwrap().0;
         let bad_index = Stag::new(0x30, 0x01).unwrap().0;
@@ -1148,9 +1158,18 @@ mod tests {
         // QP 1: two good ones (Send Inv in 2 segments, Send SE Inv).
         tb.qp(1, &[wqe(0x100, &[buf(0)]), wqe(0x101, &[buf(1)])]);
         // QPs 2..6: one bad Invalidate STag each.
-        let bads = [(2u64, bad_index), (3, bad_key), (4, other_pd), (5, invalid), (6, good1)];
+        let bads = [
+            (2u64, bad_index),
+            (3, bad_key),
+            (4, other_pd),
+            (5, invalid),
+            (6, good1),
+        ];
         for (qp, _) in bads {
-            tb.qp(qp, &[wqe(0x200 + qp, &[buf(qp)]), wqe(0x300 + qp, &[buf(qp + 8)])]);
+            tb.qp(
+                qp,
+                &[wqe(0x200 + qp, &[buf(qp)]), wqe(0x300 + qp, &[buf(qp + 8)])],
+            );
         }
         let inv_send = |se, stag, last, mo: u32, payload| RdmapRepr::Send {
             solicited: se,
@@ -1225,7 +1244,13 @@ mod tests {
             let c = cqe(&tb, 2 + i as u64);
             assert_eq!(
                 (c.wr_id, c.qpn, c.status, c.flags, c.imm_or_inv),
-                (0x200 + qp, *qp as u32, WcStatus::RemoteInvalidRequestError, 0, 0)
+                (
+                    0x200 + qp,
+                    *qp as u32,
+                    WcStatus::RemoteInvalidRequestError,
+                    0,
+                    0
+                )
             );
             assert_eq!(decode_term_cause(c.term_cause).unwrap(), Some(cause));
             // The data was placed before the check; nothing of the second
@@ -1233,7 +1258,12 @@ mod tests {
             assert_eq!(tb.wr.read(buf(*qp).addr, 50), pb);
         }
         // Nothing else written: only those buffers, the CQEs (and events).
-        for (&a, _) in tb.wr.mem.iter().filter(|(a, _)| !mem_before.contains_key(a)) {
+        for (&a, _) in tb
+            .wr
+            .mem
+            .iter()
+            .filter(|(a, _)| !mem_before.contains_key(a))
+        {
             let in_buf = bads
                 .iter()
                 .any(|(qp, _)| (buf(*qp).addr..buf(*qp).addr + 50).contains(&a));

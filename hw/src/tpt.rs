@@ -461,9 +461,7 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
         // invalidation took effect at the read and the firmware's write
         // came after it, so neither is lost. The result waits for this.
         self.inv_try.next = self.inv_pend.q.val()
-            | (self.v1.q.val()
-                & self.r_inv.q.val()
-                & (self.pre1.val() == self.f_ok.val()));
+            | (self.v1.q.val() & self.r_inv.q.val() & (self.pre1.val() == self.f_ok.val()));
         if self.inv_try.val() {
             self.inv_pend.d.next = false;
             if !(self.w_hit.q.val() | self.hit_now.val()) {
@@ -472,8 +470,7 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
                 } else {
                     self.tpt.write_enable.next = true;
                     self.tpt.write_address.next = self.r_index.q.val();
-                    self.tpt.write_data.next = (self.tpt.read_data.val()
-                        & self.state_mask.val())
+                    self.tpt.write_data.next = (self.tpt.read_data.val() & self.state_mask.val())
                         | self.state_invalid.val();
                 }
             }
@@ -987,7 +984,10 @@ pub(crate) mod tests {
         assert_eq!(f, fault::OK);
         assert_eq!(model[0].state, TptState::Invalid);
         let (_, clocks_chk) = request(&mut uut, &mut model, st(1), 5, false, &mut |_| None);
-        assert_eq!(clocks_inv, clocks_chk, "no clock added when the port is free");
+        assert_eq!(
+            clocks_inv, clocks_chk,
+            "no clock added when the port is free"
+        );
         // entry 0 now refused (invalid STag), a second invalidation too.
         assert_eq!(
             request(&mut uut, &mut model, st(0), 5, false, &mut |_| None).0,
@@ -1083,7 +1083,10 @@ pub(crate) mod tests {
         }
         assert!(kinds.iter().all(|&k| k > 10), "mix {kinds:?}");
         check_all_entries(&mut uut, &mut model);
-        let invalid = model.iter().filter(|e| e.state == TptState::Invalid).count();
+        let invalid = model
+            .iter()
+            .filter(|e| e.state == TptState::Invalid)
+            .count();
         assert!(invalid > 30, "{invalid} entries invalid at the end");
     }
 }
