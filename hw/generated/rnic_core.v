@@ -10,7 +10,7 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -262,6 +262,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [31:0] cnt_rxs_db_bad;
     output reg  [31:0] cnt_rxs_lost;
     output reg  [31:0] cnt_rxs_prot;
+    output reg  [31:0] cnt_rxs_inv;
+    output reg  [31:0] cnt_rxs_inv_err;
     output reg  [31:0] cnt_scq_no_cq;
     input wire  tx_wnd_en;
     input wire  [31:0] ct_wr_snd_wnd;
@@ -653,6 +655,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [2:0] tpt$chk_need;
     reg  [63:0] tpt$chk_to;
     reg  [31:0] tpt$chk_len;
+    reg  tpt$chk_inv;
     wire  tpt$res_valid;
     reg  tpt$res_ready;
     wire  [2:0] tpt$res_fault;
@@ -1270,6 +1273,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [63:0] rx_send$res_addr;
     reg  [31:0] rx_send$res_page_left;
     wire  [31:0] rx_send$cnt_prot;
+    wire  rx_send$chk_inv;
+    wire  rx_send$inv_hold;
+    wire  [31:0] rx_send$cnt_inv;
+    wire  [31:0] rx_send$cnt_inv_err;
     reg  rx_send$rq_cfg_valid;
     reg  [5:0] rx_send$rq_cfg_qp;
     reg  [63:0] rx_send$rq_cfg_base;
@@ -1852,6 +1859,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] ew_qp_rx_read_msn;
     reg  tp_rr;
     reg  tp_rs;
+    reg  tp_dv;
     reg  rr_tx;
     reg  td_valid;
     reg  [5:0] td_qp;
@@ -2251,6 +2259,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .chk_need(tpt$chk_need),
         .chk_to(tpt$chk_to),
         .chk_len(tpt$chk_len),
+        .chk_inv(tpt$chk_inv),
         .res_valid(tpt$res_valid),
         .res_ready(tpt$res_ready),
         .res_fault(tpt$res_fault),
@@ -2926,6 +2935,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .res_addr(rx_send$res_addr),
         .res_page_left(rx_send$res_page_left),
         .cnt_prot(rx_send$cnt_prot),
+        .chk_inv(rx_send$chk_inv),
+        .inv_hold(rx_send$inv_hold),
+        .cnt_inv(rx_send$cnt_inv),
+        .cnt_inv_err(rx_send$cnt_inv_err),
         .rq_cfg_valid(rx_send$rq_cfg_valid),
         .rq_cfg_qp(rx_send$rq_cfg_qp),
         .rq_cfg_base(rx_send$rq_cfg_base),
@@ -3973,9 +3986,11 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tpt$pbl_wr_en = pbl_wr_en;
         tpt$pbl_wr_index = pbl_wr_index;
         tpt$pbl_wr_data = pbl_wr_data;
-        tp_rr = read_resp$chk_valid & ~ddp_rx$chk_valid & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q & ~rx_send$chk_valid;
-        tpt$chk_valid = ddp_rx$chk_valid;
-        ddp_rx$chk_ready = tpt$chk_ready & ~tp_own$q & ~tp_rs_own$q;
+        tp_dv = ddp_rx$chk_valid & ~rx_send$inv_hold;
+        tp_rr = read_resp$chk_valid & ~tp_dv & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q & ~rx_send$chk_valid & ~rx_send$inv_hold;
+        tpt$chk_valid = tp_dv;
+        tpt$chk_inv = 1'b0;
+        ddp_rx$chk_ready = tpt$chk_ready & ~tp_own$q & ~tp_rs_own$q & ~rx_send$inv_hold;
         read_resp$chk_ready = 1'b0;
         tpt$chk_stag = ddp_rx$chk_stag;
         tpt$chk_pd = ddp_rx$chk_pd;
@@ -4014,7 +4029,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         ddp_rx$res_page_shift = tpt$res_page_shift;
         tpt$walk_idx = ddp_rx$walk_idx;
         ddp_rx$walk_addr = tpt$walk_addr;
-        tp_rs = rx_send$chk_valid & ~ddp_rx$chk_valid & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q;
+        tp_rs = rx_send$chk_valid & ~tp_dv & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q;
         rx_send$chk_ready = 1'b0;
         if (tp_rs) begin
             tpt$chk_valid = 1'b1;
@@ -4026,6 +4041,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             tpt$chk_need = rx_send$chk_need;
             tpt$chk_to = rx_send$chk_to;
             tpt$chk_len = rx_send$chk_len;
+            tpt$chk_inv = rx_send$chk_inv;
             if (tpt$chk_ready) begin
                 tp_rs_own$d = 1'b1;
             end
@@ -4943,6 +4959,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         cnt_rxs_eq_overflow = rx_send$cnt_eq_overflow;
         cnt_rxs_db_bad = rx_send$cnt_db_bad;
         cnt_rxs_prot = rx_send$cnt_prot;
+        cnt_rxs_inv = rx_send$cnt_inv;
+        cnt_rxs_inv_err = rx_send$cnt_inv_err;
         send_cpl$reset = reset;
         send_cpl$cfg_valid = fwq_v & (fw_port$tw_index < 24'h40);
         send_cpl$cfg_qp = fw_port$tw_index[(32'h0)+:(6)];
@@ -25019,7 +25037,7 @@ module rnic_core$rx_parse$tv(d,q,clock);
 endmodule // rnic_core$rx_parse$tv
 
 
-module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,ut_ready,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,cnt_prot,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cq_cfg_armed);
+module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,ut_ready,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,cnt_prot,chk_inv,inv_hold,cnt_inv,cnt_inv_err,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cq_cfg_armed);
 
     // Module arguments
     input wire  clock;
@@ -25052,6 +25070,10 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
     input wire  [63:0] res_addr;
     input wire  [31:0] res_page_left;
     output reg  [31:0] cnt_prot;
+    output reg  chk_inv;
+    output reg  inv_hold;
+    output reg  [31:0] cnt_inv;
+    output reg  [31:0] cnt_inv_err;
     input wire  rq_cfg_valid;
     input wire  [5:0] rq_cfg_qp;
     input wire  [63:0] rq_cfg_base;
@@ -25256,6 +25278,8 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
     reg  [2:0] sp$res_fault;
     reg  [63:0] sp$res_addr;
     reg  [31:0] sp$res_page_left;
+    wire  sp$chk_inv;
+    wire  sp$inv_hold;
     wire  sp$adv_valid;
     reg  sp$adv_ready;
     wire  [5:0] sp$adv_qp;
@@ -25300,6 +25324,8 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
     wire  [31:0] sp$cnt_drop_qp;
     wire  [31:0] sp$cnt_rreq;
     wire  [31:0] sp$cnt_prot;
+    wire  [31:0] sp$cnt_inv;
+    wire  [31:0] sp$cnt_inv_err;
     reg  cw$clock;
     reg  cw$reset;
     reg  cw$cfg_valid;
@@ -25492,6 +25518,8 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
         .res_fault(sp$res_fault),
         .res_addr(sp$res_addr),
         .res_page_left(sp$res_page_left),
+        .chk_inv(sp$chk_inv),
+        .inv_hold(sp$inv_hold),
         .adv_valid(sp$adv_valid),
         .adv_ready(sp$adv_ready),
         .adv_qp(sp$adv_qp),
@@ -25535,7 +25563,9 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
         .cnt_term_rx(sp$cnt_term_rx),
         .cnt_drop_qp(sp$cnt_drop_qp),
         .cnt_rreq(sp$cnt_rreq),
-        .cnt_prot(sp$cnt_prot)
+        .cnt_prot(sp$cnt_prot),
+        .cnt_inv(sp$cnt_inv),
+        .cnt_inv_err(sp$cnt_inv_err)
     );
     rnic_core$rx_send$cw cw(
         .clock(cw$clock),
@@ -25657,6 +25687,10 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
         sp$res_addr = res_addr;
         sp$res_page_left = res_page_left;
         cnt_prot = sp$cnt_prot;
+        chk_inv = sp$chk_inv;
+        inv_hold = sp$inv_hold;
+        cnt_inv = sp$cnt_inv;
+        cnt_inv_err = sp$cnt_inv_err;
         rw$rsp_ready = sp$rsp_ready;
         rw$adv_valid = sp$adv_valid;
         rw$adv_qp = sp$adv_qp;
@@ -28422,7 +28456,7 @@ module rnic_core$rx_send$sk$b_v(d,q,clock);
 endmodule // rnic_core$rx_send$sk$b_v
 
 
-module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge1_addr,rsp_sge1_len,rsp_sge0_lkey,rsp_sge1_lkey,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,adv_valid,adv_ready,adv_qp,adv_err,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_valid,rterm_ready,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_prot);
+module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge1_addr,rsp_sge1_len,rsp_sge0_lkey,rsp_sge1_lkey,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,chk_inv,inv_hold,adv_valid,adv_ready,adv_qp,adv_err,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_valid,rterm_ready,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_prot,cnt_inv,cnt_inv_err);
 
     // Module arguments
     input wire  clock;
@@ -28470,6 +28504,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     input wire  [2:0] res_fault;
     input wire  [63:0] res_addr;
     input wire  [31:0] res_page_left;
+    output reg  chk_inv;
+    output reg  inv_hold;
     output reg  adv_valid;
     input wire  adv_ready;
     output reg  [5:0] adv_qp;
@@ -28514,6 +28550,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     output reg  [31:0] cnt_drop_qp;
     output reg  [31:0] cnt_rreq;
     output reg  [31:0] cnt_prot;
+    output reg  [31:0] cnt_inv;
+    output reg  [31:0] cnt_inv_err;
 
     // Constant declarations
     localparam  k_qn_rreq = 2'b1;
@@ -28535,6 +28573,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     localparam  k_c_wqe = 16'h207;
     localparam  k_c_prot = 16'h1000;
     localparam  k_wc_prot = 8'h4;
+    localparam  k_c_inv = 16'h109;
+    localparam  k_wc_inv = 8'h9;
     localparam  k_need_lw = 3'b1;
     localparam  k_ctl0 = 8'h1;
     localparam  k_ctl1 = 8'h40;
@@ -28568,6 +28608,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     localparam SpState$SRes = 21;
     localparam SpState$XChk = 22;
     localparam SpState$XRes = 23;
+    localparam SpState$IChk = 24;
+    localparam SpState$IRes = 25;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -28682,6 +28724,12 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     reg  [31:0] c_prot$d;
     wire  [31:0] c_prot$q;
     reg  c_prot$clock;
+    reg  [31:0] c_inv$d;
+    wire  [31:0] c_inv$q;
+    reg  c_inv$clock;
+    reg  [31:0] c_inv_err$d;
+    wire  [31:0] c_inv_err$q;
+    reg  c_inv_err$clock;
     reg  [31:0] pd$d;
     wire  [31:0] pd$q;
     reg  pd$clock;
@@ -28755,6 +28803,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     reg  [7:0] ctl0;
     reg  [31:0] s_len;
     reg  [31:0] x_len;
+    reg  is_inv;
 
     // Sub module instances
     rnic_core$rx_send$sp$state state(
@@ -28942,6 +28991,16 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         .q(c_prot$q),
         .clock(c_prot$clock)
     );
+    rnic_core$rx_send$sp$c_inv c_inv(
+        .d(c_inv$d),
+        .q(c_inv$q),
+        .clock(c_inv$clock)
+    );
+    rnic_core$rx_send$sp$c_inv_err c_inv_err(
+        .d(c_inv_err$d),
+        .q(c_inv_err$q),
+        .clock(c_inv_err$clock)
+    );
     rnic_core$rx_send$sp$pd pd(
         .d(pd$d),
         .q(pd$q),
@@ -29066,6 +29125,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         key_r$clock = clock;
         t_addr$clock = clock;
         t_avail$clock = clock;
+        c_inv$clock = clock;
+        c_inv_err$clock = clock;
         state$d = state$q;
         opcode$d = opcode$q;
         ddp_last$d = ddp_last$q;
@@ -29117,6 +29178,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         key_r$d = key_r$q;
         t_addr$d = t_addr$q;
         t_avail$d = t_avail$q;
+        c_inv$d = c_inv$q;
+        c_inv_err$d = c_inv_err$q;
         req_valid = 1'b0;
         req_qp = qpn$q[(32'h0)+:(6)];
         rsp_ready = 1'b0;
@@ -29143,7 +29206,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         if ((opcode$q == k_op_send_se) | (opcode$q == k_op_send_se_inv)) begin
             cpl_flags = k_f_sol;
         end
-        if ((opcode$q == k_op_send_inv) | (opcode$q == k_op_send_se_inv)) begin
+        is_inv = (opcode$q == k_op_send_inv) | (opcode$q == k_op_send_se_inv);
+        if (is_inv) begin
             cpl_flags = cpl_flags | k_f_inv;
             cpl_imm = inv$q;
         end
@@ -29172,6 +29236,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         cnt_drop_qp = c_drop$q;
         cnt_rreq = c_rreq$q;
         cnt_prot = c_prot$q;
+        cnt_inv = c_inv$q;
+        cnt_inv_err = c_inv_err$q;
         chk_valid = 1'b0;
         res_ready = 1'b0;
         chk_pd = pd$q;
@@ -29194,6 +29260,15 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             chk_to = addr_r$q;
             chk_len = x_len;
         end
+        chk_inv = 1'b0;
+        if (state$q == SpState$IChk) begin
+            chk_inv = 1'b1;
+            chk_stag = inv$q;
+            chk_need = 3'h0;
+            chk_to = 64'h0;
+            chk_len = 32'h0;
+        end
+        inv_hold = is_inv & ddp_last$q & (qn$q == 2'h0) & (state$q != SpState$Idle) & (state$q != SpState$Cpl) & (state$q != SpState$Adv) & (state$q != SpState$ErrTerm) & (state$q != SpState$ErrCpl) & (state$q != SpState$ErrAdv);
         total = {{2{1'b0}}, l0$q} + {{2{1'b0}}, l1$q};
         msg_end = {{2{1'b0}}, mo$q} + {{18{1'b0}}, len$q};
         total_r$d = total;
@@ -29491,11 +29566,38 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 begin
                     cnt$d = 5'h0;
                     if (in_done$q) begin
-                        if (ddp_last$q) begin
+                        if (ddp_last$q & is_inv) begin
+                            state$d = SpState$IChk;
+                        end
+                        else if (ddp_last$q) begin
                             state$d = SpState$Cpl;
                         end
                         else begin
                             state$d = SpState$Idle;
+                        end
+                    end
+                end
+            SpState$IChk:
+                begin
+                    chk_valid = 1'b1;
+                    if (chk_ready) begin
+                        state$d = SpState$IRes;
+                    end
+                end
+            SpState$IRes:
+                begin
+                    res_ready = 1'b1;
+                    if (res_valid) begin
+                        if (res_fault == 3'h0) begin
+                            c_inv$d = c_inv$q + 32'h1;
+                            state$d = SpState$Cpl;
+                        end
+                        else begin
+                            c_inv_err$d = c_inv_err$q + 32'h1;
+                            e_cause$d = k_c_inv;
+                            e_cqe$d = 1'b1;
+                            e_status$d = k_wc_inv;
+                            state$d = SpState$ErrTerm;
                         end
                     end
                 end
@@ -29589,6 +29691,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             c_drop$d = 32'h0;
             c_rreq$d = 32'h0;
             c_prot$d = 32'h0;
+            c_inv$d = 32'h0;
+            c_inv_err$d = 32'h0;
         end
     end
 
@@ -29707,6 +29811,44 @@ module rnic_core$rx_send$sp$c_drop(d,q,clock);
     end
 
 endmodule // rnic_core$rx_send$sp$c_drop
+
+
+module rnic_core$rx_send$sp$c_inv(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$c_inv
+
+
+module rnic_core$rx_send$sp$c_inv_err(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$c_inv_err
 
 
 module rnic_core$rx_send$sp$c_prot(d,q,clock);
@@ -30446,6 +30588,8 @@ module rnic_core$rx_send$sp$state(d,q,clock);
     localparam SpState$SRes = 21;
     localparam SpState$XChk = 22;
     localparam SpState$XRes = 23;
+    localparam SpState$IChk = 24;
+    localparam SpState$IRes = 25;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
@@ -32035,7 +32179,7 @@ module rnic_core$tp_rs_own(d,q,clock);
 endmodule // rnic_core$tp_rs_own
 
 
-module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr);
+module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,chk_inv,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr);
 
     // Module arguments
     input wire  clock;
@@ -32053,6 +32197,7 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
     input wire  [2:0] chk_need;
     input wire  [63:0] chk_to;
     input wire  [31:0] chk_len;
+    input wire  chk_inv;
     output reg  res_valid;
     input wire  res_ready;
     output reg  [2:0] res_fault;
@@ -32077,6 +32222,8 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
     localparam  f_access_rights = 3'b11;
     localparam  f_bounds = 3'b100;
     localparam  f_offset_wrap = 3'b101;
+    localparam  state_mask = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff00;
+    localparam  state_invalid = 256'h2;
 
     // Stub signals
     reg  [7:0] tpt$read_address;
@@ -32129,6 +32276,15 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
     reg  [31:0] r_len$d;
     wire  [31:0] r_len$q;
     reg  r_len$clock;
+    reg  r_inv$d;
+    wire  r_inv$q;
+    reg  r_inv$clock;
+    reg  w_hit$d;
+    wire  w_hit$q;
+    reg  w_hit$clock;
+    reg  inv_pend$d;
+    wire  inv_pend$q;
+    reg  inv_pend$clock;
     reg  [2:0] s2_pre$d;
     wire  [2:0] s2_pre$q;
     reg  s2_pre$clock;
@@ -32242,6 +32398,10 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
     reg  [31:0] pbl_idx_full;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  [2:0] fault3;
+    reg  wr_ok;
+    reg  [2:0] pre1;
+    reg  hit_now;
+    reg  inv_try;
 
     // Sub module instances
     rnic_core$tpt$tpt tpt(
@@ -32321,6 +32481,21 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
         .d(r_len$d),
         .q(r_len$q),
         .clock(r_len$clock)
+    );
+    rnic_core$tpt$r_inv r_inv(
+        .d(r_inv$d),
+        .q(r_inv$q),
+        .clock(r_inv$clock)
+    );
+    rnic_core$tpt$w_hit w_hit(
+        .d(w_hit$d),
+        .q(w_hit$q),
+        .clock(w_hit$clock)
+    );
+    rnic_core$tpt$inv_pend inv_pend(
+        .d(inv_pend$d),
+        .q(inv_pend$q),
+        .clock(inv_pend$clock)
     );
     rnic_core$tpt$s2_pre s2_pre(
         .d(s2_pre$d),
@@ -32477,6 +32652,9 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
         r_need$clock = clock;
         r_to$clock = clock;
         r_len$clock = clock;
+        r_inv$clock = clock;
+        w_hit$clock = clock;
+        inv_pend$clock = clock;
         s2_pre$clock = clock;
         s2_len0$clock = clock;
         s2_wrap$clock = clock;
@@ -32517,6 +32695,9 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
         r_need$d = r_need$q;
         r_to$d = r_to$q;
         r_len$d = r_len$q;
+        r_inv$d = r_inv$q;
+        w_hit$d = w_hit$q;
+        inv_pend$d = inv_pend$q;
         s2_pre$d = s2_pre$q;
         s2_len0$d = s2_len0$q;
         s2_wrap$d = s2_wrap$q;
@@ -32551,7 +32732,8 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
         pbl$write_clock = clock;
         tpt$write_address = tpt_wr_index[(32'h0)+:(8)];
         tpt$write_data = tpt_wr_data;
-        tpt$write_enable = tpt_wr_en & (tpt_wr_index < tpt_size);
+        wr_ok = tpt_wr_en & (tpt_wr_index < tpt_size);
+        tpt$write_enable = wr_ok;
         pbl$write_address = pbl_wr_index[(32'h0)+:(12)];
         pbl$write_data = pbl_wr_data;
         pbl$write_enable = pbl_wr_en & ({{10{1'b0}}, pbl_wr_index} < pbl_size);
@@ -32571,6 +32753,14 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
             r_need$d = chk_need;
             r_to$d = chk_to;
             r_len$d = chk_len;
+            r_inv$d = chk_inv;
+        end
+        hit_now = wr_ok & (tpt_wr_index[(32'h0)+:(8)] == r_index$q);
+        if (take) begin
+            w_hit$d = wr_ok & (tpt_wr_index[(32'h0)+:(8)] == chk_stag[(32'h8)+:(8)]);
+        end
+        else if (busy$q & hit_now) begin
+            w_hit$d = 1'b1;
         end
         e_state = tpt$read_data[(32'h0)+:(8)];
         e_key = tpt$read_data[(32'h8)+:(8)];
@@ -32580,15 +32770,30 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
         e_va = tpt$read_data[(32'h40)+:(64)];
         e_length = tpt$read_data[(32'h80)+:(64)];
         e_invalid = r_oob$q | (e_state != state_valid) | (e_key != r_key$q) | (e_ps < ps_min) | (e_ps > ps_max) | (tpt$read_data[(32'h13)+:(5)] != 5'h0);
-        s2_pre$d = f_ok;
+        pre1 = f_ok;
         if (e_invalid) begin
-            s2_pre$d = f_invalid_stag;
+            pre1 = f_invalid_stag;
         end
         else if (e_pd != r_pd$q) begin
-            s2_pre$d = f_wrong_pd;
+            pre1 = f_wrong_pd;
         end
         else if ((e_access & r_need$q) != r_need$q) begin
-            s2_pre$d = f_access_rights;
+            pre1 = f_access_rights;
+        end
+        s2_pre$d = pre1;
+        inv_try = inv_pend$q | (v1$q & r_inv$q & (pre1 == f_ok));
+        if (inv_try) begin
+            inv_pend$d = 1'b0;
+            if (~(w_hit$q | hit_now)) begin
+                if (wr_ok) begin
+                    inv_pend$d = 1'b1;
+                end
+                else begin
+                    tpt$write_enable = 1'b1;
+                    tpt$write_address = r_index$q;
+                    tpt$write_data = (tpt$read_data & state_mask) | state_invalid;
+                end
+            end
         end
         end65 = {{1{1'b0}}, r_to$q} + {{33{1'b0}}, r_len$q};
         re65 = {{1{1'b0}}, e_va} + {{1{1'b0}}, e_length};
@@ -32655,7 +32860,7 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
         res_page_left = o_page_left$q;
         res_pbl_idx = o_pbl_idx$q;
         res_page_shift = o_ps$q;
-        res_valid = busy$q & ~v1$q & ~v2$q & ~v3$q & ~v4$q;
+        res_valid = busy$q & ~v1$q & ~v2$q & ~v3$q & ~v4$q & ~inv_pend$q;
         if (res_valid & res_ready) begin
             busy$d = 1'b0;
         end
@@ -32665,6 +32870,7 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
             v2$d = 1'b0;
             v3$d = 1'b0;
             v4$d = 1'b0;
+            inv_pend$d = 1'b0;
         end
     end
 
@@ -32688,6 +32894,25 @@ module rnic_core$tpt$busy(d,q,clock);
     end
 
 endmodule // rnic_core$tpt$busy
+
+
+module rnic_core$tpt$inv_pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tpt$inv_pend
 
 
 module rnic_core$tpt$o_addr(d,q,clock);
@@ -32831,6 +33056,25 @@ module rnic_core$tpt$r_index(d,q,clock);
     end
 
 endmodule // rnic_core$tpt$r_index
+
+
+module rnic_core$tpt$r_inv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tpt$r_inv
 
 
 module rnic_core$tpt$r_key(d,q,clock);
@@ -33487,6 +33731,25 @@ module rnic_core$tpt$v4(d,q,clock);
     end
 
 endmodule // rnic_core$tpt$v4
+
+
+module rnic_core$tpt$w_hit(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tpt$w_hit
 
 
 module rnic_core$tq_msn_rreq(d,q,clock);

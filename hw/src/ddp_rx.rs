@@ -931,6 +931,7 @@ mod tests {
             self.tpt.chk_need.next = self.rx.chk_need.val();
             self.tpt.chk_to.next = self.rx.chk_to.val();
             self.tpt.chk_len.next = self.rx.chk_len.val();
+            self.tpt.chk_inv.next = false;
             self.rx.res_valid.next = self.tpt.res_valid.val();
             self.tpt.res_ready.next = self.rx.res_ready.val();
             self.rx.res_fault.next = self.tpt.res_fault.val();

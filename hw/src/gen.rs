@@ -577,6 +577,8 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_rxs_db_bad", 32, RXS_OBS),
     unused(BOARD_TOP, "core$cnt_rxs_lost", 32, RXS_OBS),
     unused(BOARD_TOP, "core$cnt_rxs_prot", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_inv", 32, RXS_OBS),
+    unused(BOARD_TOP, "core$cnt_rxs_inv_err", 32, RXS_OBS),
     // Send-side completions and the one EQ writer (docs/rtl.md "Send-side
     // CQEs and one event-queue writer").
     unused(&["rnic_core", "core"], "ev_pop", 1, EQ_BY_RTL),

@@ -767,6 +767,7 @@ mod tests {
             self.tpt.chk_need.next = self.rr.chk_need.val();
             self.tpt.chk_to.next = self.rr.chk_to.val();
             self.tpt.chk_len.next = self.rr.chk_len.val();
+            self.tpt.chk_inv.next = false;
             self.rr.res_valid.next = self.tpt.res_valid.val();
             self.tpt.res_ready.next = self.rr.res_ready.val();
             self.rr.res_fault.next = self.tpt.res_fault.val();

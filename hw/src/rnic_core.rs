@@ -372,6 +372,11 @@ pub struct RnicCore {
     pub cnt_rxs_lost: Signal<Out, Bits<32>>,
     /// Sends refused by the receive SGE check (TPT fault on an lkey).
     pub cnt_rxs_prot: Signal<Out, Bits<32>>,
+    /// STags invalidated by a received Send with Invalidate (RFC 5040 §5.3).
+    pub cnt_rxs_inv: Signal<Out, Bits<32>>,
+    /// Received Sends with Invalidate whose STag could not be invalidated
+    /// (Terminate 0/1/9, error CQE).
+    pub cnt_rxs_inv_err: Signal<Out, Bits<32>>,
     /// Send-side completions (TxSeg, Read requester) dropped because their
     /// QP has no send CQ (`QpContext.send_cqn` never written or >= 16).
     pub cnt_scq_no_cq: Signal<Out, Bits<32>>,
@@ -669,6 +674,9 @@ pub struct RnicCore {
     tp_rs_own: DFF<Bit>,
     /// `rx_send`'s check goes to the TPT this clock.
     tp_rs: Signal<Local, Bit>,
+    /// `ddp_rx`'s check request, held back while a Send with Invalidate
+    /// waits for its invalidation (`rx_send.inv_hold`).
+    tp_dv: Signal<Local, Bit>,
     /// `tx_seg` has handed the QP's stream to `read_resp` (`xs_gnt`): the
     /// framer's descriptors and payload come from `read_resp`.
     rr_tx: Signal<Local, Bit>,
@@ -1246,15 +1254,24 @@ impl Logic for RnicCore {
         // read_resp's check only while ddp_rx neither asks nor places (its
         // page walk uses the page-list read port the check unit uses), and
         // then it owns the unit until it has taken its result.
+        // Send with Invalidate (RFC 5040 §5.3, §6.10): from the header of its
+        // last segment until its STag is invalidated only rx_send checks, so
+        // every FPDU behind it (a Write, a Read Request through that STag)
+        // is checked after the invalidation (`tp_dv`, `inv_hold` below).
+        self.tp_dv.next = self.ddp_rx.chk_valid.val() & !self.rx_send.inv_hold.val();
         self.tp_rr.next = self.read_resp.chk_valid.val()
-            & !self.ddp_rx.chk_valid.val()
+            & !self.tp_dv.val()
             & !self.ddp_rx.placing.val()
             & !self.tp_own.q.val()
             & !self.tp_rs_own.q.val()
-            & !self.rx_send.chk_valid.val();
-        self.tpt.chk_valid.next = self.ddp_rx.chk_valid.val();
-        self.ddp_rx.chk_ready.next =
-            self.tpt.chk_ready.val() & !self.tp_own.q.val() & !self.tp_rs_own.q.val();
+            & !self.rx_send.chk_valid.val()
+            & !self.rx_send.inv_hold.val();
+        self.tpt.chk_valid.next = self.tp_dv.val();
+        self.tpt.chk_inv.next = false;
+        self.ddp_rx.chk_ready.next = self.tpt.chk_ready.val()
+            & !self.tp_own.q.val()
+            & !self.tp_rs_own.q.val()
+            & !self.rx_send.inv_hold.val();
         self.read_resp.chk_ready.next = false;
         self.tpt.chk_stag.next = self.ddp_rx.chk_stag.val();
         self.tpt.chk_pd.next = self.ddp_rx.chk_pd.val();
@@ -1298,7 +1315,7 @@ impl Logic for RnicCore {
         // the read responder's terms (never while ddp_rx asks or places),
         // ahead of read_resp; it owns the unit until it took its result.
         self.tp_rs.next = self.rx_send.chk_valid.val()
-            & !self.ddp_rx.chk_valid.val()
+            & !self.tp_dv.val()
             & !self.ddp_rx.placing.val()
             & !self.tp_own.q.val()
             & !self.tp_rs_own.q.val();
@@ -1313,6 +1330,7 @@ impl Logic for RnicCore {
             self.tpt.chk_need.next = self.rx_send.chk_need.val();
             self.tpt.chk_to.next = self.rx_send.chk_to.val();
             self.tpt.chk_len.next = self.rx_send.chk_len.val();
+            self.tpt.chk_inv.next = self.rx_send.chk_inv.val();
             if self.tpt.chk_ready.val() {
                 self.tp_rs_own.d.next = true;
             }
@@ -2495,6 +2513,8 @@ impl Logic for RnicCore {
         self.cnt_rxs_eq_overflow.next = self.rx_send.cnt_eq_overflow.val();
         self.cnt_rxs_db_bad.next = self.rx_send.cnt_db_bad.val();
         self.cnt_rxs_prot.next = self.rx_send.cnt_prot.val();
+        self.cnt_rxs_inv.next = self.rx_send.cnt_inv.val();
+        self.cnt_rxs_inv_err.next = self.rx_send.cnt_inv_err.val();
         // ---- Send-side completions (SendCpl → rx_send's cpl_write cp2_*):
         // the QP's send CQ from the firmware's QpContext write (send_cqn,
         // octet 8) for qpn < 64

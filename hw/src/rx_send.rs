@@ -56,6 +56,14 @@ pub struct RxSend {
     pub res_page_left: Signal<In, Bits<32>>,
     /// Sends refused by the local SGE check.
     pub cnt_prot: Signal<Out, Bits<32>>,
+    /// The `chk_*` request is an invalidation (Send with Invalidate).
+    pub chk_inv: Signal<Out, Bit>,
+    /// A Send with Invalidate's last segment waits for its invalidation:
+    /// no other TPT client may check meanwhile (`SendPlace::inv_hold`).
+    pub inv_hold: Signal<Out, Bit>,
+    /// STags invalidated / Invalidate STags refused.
+    pub cnt_inv: Signal<Out, Bits<32>>,
+    pub cnt_inv_err: Signal<Out, Bits<32>>,
     // ---- receive queues (recv_wqe cfg_*, db_*)
     pub rq_cfg_valid: Signal<In, Bit>,
     pub rq_cfg_qp: Signal<In, Bits<6>>,
@@ -195,6 +203,10 @@ impl Logic for RxSend {
         self.sp.res_addr.next = self.res_addr.val();
         self.sp.res_page_left.next = self.res_page_left.val();
         self.cnt_prot.next = self.sp.cnt_prot.val();
+        self.chk_inv.next = self.sp.chk_inv.val();
+        self.inv_hold.next = self.sp.inv_hold.val();
+        self.cnt_inv.next = self.sp.cnt_inv.val();
+        self.cnt_inv_err.next = self.sp.cnt_inv_err.val();
         self.rw.rsp_ready.next = self.sp.rsp_ready.val();
         self.rw.adv_valid.next = self.sp.adv_valid.val();
         self.rw.adv_qp.next = self.sp.adv_qp.val();
@@ -376,7 +388,8 @@ mod tests {
     use rnic_wire::ddp::UNTAGGED_HEADER_LEN;
     use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
     use rnic_wire::terminate::{
-        DdpError, RemoteOperationError, TerminateCause, TerminateRepr, UntaggedBufferError,
+        DdpError, RemoteOperationError, RemoteProtectionError, TerminateCause, TerminateRepr,
+        UntaggedBufferError,
     };
     use std::collections::{HashMap, VecDeque};
 
@@ -500,6 +513,7 @@ mod tests {
         /// A check result waiting: (ready at cycle, fault, addr, page_left).
         chk: Option<(u64, u64, u64, u64)>,
         n_chk: usize,
+        n_inv: usize,
     }
 
     impl Tb {
@@ -597,6 +611,7 @@ mod tests {
                 tpt: TptModel::default(),
                 chk: None,
                 n_chk: 0,
+                n_inv: 0,
             };
             tb.tpt.pbl = (0..4).map(|i| i << 30).collect();
             tb.tpt.entries.insert(
@@ -727,7 +742,19 @@ mod tests {
                     u.chk_to.val().to_u64(),
                     u.chk_len.val().to_u64(),
                 );
-                assert_eq!(u.chk_need.val().to_u64(), ACCESS_LOCAL_WRITE as u64);
+                if u.chk_inv.val() {
+                    // An invalidation: STag and PD only (Tpt::chk_inv).
+                    assert_eq!(u.chk_need.val().to_u64(), 0);
+                    assert_eq!(u.chk_len.val().to_u64(), 0);
+                    assert!(u.inv_hold.val());
+                    if f == 0 {
+                        let idx = Stag(u.chk_stag.val().to_u64() as u32).index();
+                        self.tpt.entries.get_mut(&idx).unwrap().state = TptState::Invalid;
+                    }
+                    self.n_inv += 1;
+                } else {
+                    assert_eq!(u.chk_need.val().to_u64(), ACCESS_LOCAL_WRITE as u64);
+                }
                 self.chk = Some((self.cycles + 4 + rng.below(5) as u64, f, a, l));
                 self.n_chk += 1;
             }
@@ -857,7 +884,20 @@ mod tests {
             },
             3,
         );
-        // Message 2: three segments, Send with Invalidate.
+        // Message 2: three segments, Send with Invalidate of a valid STag
+        // of the QP's PD (RFC 5040 §5.3): invalidated before its CQE.
+        let inv_entry = TptEntry {
+            state: TptState::Valid,
+            key: 0x78,
+            access: ACCESS_ALL,
+            page_shift: 12,
+            pd: PD,
+            va: 0x5000,
+            length: 0x1000,
+            pbl_base: 0,
+            npages: 1,
+        };
+        tb.tpt.entries.insert(Stag(0x1234_5678).index(), inv_entry);
         let p2 = rng.bytes(297);
         for (mo, len) in [(0usize, 120usize), (120, 120), (240, 57)] {
             tb.send(
@@ -904,6 +944,17 @@ mod tests {
             (c1.imm_or_inv, c1.phase, c1.status),
             (0x1234_5678, true, WcStatus::Success)
         );
+        // Exactly that entry was invalidated, once.
+        assert_eq!(tb.n_inv, 1);
+        assert_eq!(
+            tb.tpt.entries[&Stag(0x1234_5678).index()],
+            TptEntry {
+                state: TptState::Invalid,
+                ..inv_entry
+            }
+        );
+        assert_eq!(tb.tpt.entries[&Stag(IDENT).index()].state, TptState::Valid);
+        assert_eq!(tb.u.cnt_inv.val().to_u64(), 1);
         // The CQE request comes after every data request of its message.
         let pos = |a: u64| tb.wr.reqs.iter().position(|r| r.0 == a).unwrap();
         let last_data_1 = tb.wr.reqs.iter().position(|r| r.0 == s1.addr).unwrap();
@@ -1048,6 +1099,184 @@ mod tests {
         assert_eq!(tb.u.cnt_term_tx.val().to_u64(), 4);
         assert_eq!(tb.u.cnt_term_rx.val().to_u64(), 1);
         assert_eq!(tb.u.cnt_send.val().to_u64(), 0);
+    }
+
+    /// Send with Invalidate / Send with SE and Invalidate (RFC 5040 §5.3,
+    /// §6.10): after the last segment is placed the Invalidate STag is
+    /// invalidated through the TPT port (`chk_inv`, the model built from
+    /// `rnic_wire::abi::tpt` answers), exactly that entry, before the CQE
+    /// (WITH_INV + STag). An STag that is not a valid STag of the QP's PD
+    /// (bad index, bad key, wrong PD, already invalid) → RDMAP Remote
+    /// Protection "STag cannot be Invalidated" Terminate with the segment's
+    /// header echo, the error CQE `RemoteInvalidRequestError`, QP to error;
+    /// the data is placed (untagged, before the check) and nothing else is
+    /// written; no entry changes.
+    #[test]
+    fn send_with_invalidate_invalidates_or_terminates() {
+        let mut tb = Tb::new(31);
+        let mut rng = Rng::new(32);
+        let region = |key: u8, pd: u32, state| TptEntry {
+            state,
+            key,
+            access: ACCESS_ALL,
+            page_shift: 12,
+            pd,
+            va: 0x10_0000,
+            length: 0x2000,
+            pbl_base: 0,
+            npages: 2,
+        };
+        // Entries 0x20.. (index): valid of PD, valid of another PD, invalid.
+        let good1 = Stag::new(0x20, 0x11).unwrap().0;
+        let good2 = Stag::new(0x21, 0x12).unwrap().0;
+        let other_pd = Stag::new(0x22, 0x13).unwrap().0;
+        let invalid = Stag::new(0x23, 0x14).unwrap().0;
+        let bystander = Stag::new(0x24, 0x15).unwrap().0;
+        tb.tpt
+            .entries
+            .insert(0x20, region(0x11, PD, TptState::Valid));
+        tb.tpt
+            .entries
+            .insert(0x21, region(0x12, PD, TptState::Valid));
+        tb.tpt
+            .entries
+            .insert(0x22, region(0x13, PD + 1, TptState::Valid));
+        tb.tpt
+            .entries
+            .insert(0x23, region(0x14, PD, TptState::Invalid));
+        tb.tpt
+            .entries
+            .insert(0x24, region(0x15, PD, TptState::Valid));
+        let before = tb.tpt.entries.clone();
+        let bad_key = Stag::new(0x24, 0x99).unwrap().0;
+        let bad_index = Stag::new(0x30, 0x01).unwrap().0;
+        let buf = |i: u64| Sge {
+            addr: 0x7200_0000 + 0x1000 * i,
+            length: 700,
+            lkey: IDENT,
+        };
+        // QP 1: two good ones (Send Inv in 2 segments, Send SE Inv).
+        tb.qp(1, &[wqe(0x100, &[buf(0)]), wqe(0x101, &[buf(1)])]);
+        // QPs 2..6: one bad Invalidate STag each.
+        let bads = [
+            (2u64, bad_index),
+            (3, bad_key),
+            (4, other_pd),
+            (5, invalid),
+            (6, good1),
+        ];
+        for (qp, _) in bads {
+            tb.qp(
+                qp,
+                &[wqe(0x200 + qp, &[buf(qp)]), wqe(0x300 + qp, &[buf(qp + 8)])],
+            );
+        }
+        let inv_send = |se, stag, last, mo: u32, payload| RdmapRepr::Send {
+            solicited: se,
+            invalidate_stag: Some(stag),
+            last,
+            msn: 1,
+            mo,
+            payload,
+        };
+        let p0 = rng.bytes(600);
+        let p1 = rng.bytes(33);
+        tb.send(&inv_send(false, good1, false, 0, &p0[..400]), 1);
+        tb.send(&inv_send(false, good1, true, 400, &p0[400..]), 1);
+        let mut p1_msg = inv_send(true, good2, true, 0, &p1[..]);
+        if let RdmapRepr::Send { msn, .. } = &mut p1_msg {
+            *msn = 2;
+        }
+        tb.send(&p1_msg, 1);
+        tb.run(900);
+        let c0 = cqe(&tb, 0);
+        assert_eq!(
+            (c0.wr_id, c0.byte_len, c0.status, c0.flags, c0.imm_or_inv),
+            (0x100, 600, WcStatus::Success, CQE_FLAG_WITH_INV, good1)
+        );
+        let c1 = cqe(&tb, 1);
+        assert_eq!(
+            (c1.wr_id, c1.byte_len, c1.status, c1.flags, c1.imm_or_inv),
+            (
+                0x101,
+                33,
+                WcStatus::Success,
+                CQE_FLAG_WITH_INV | CQE_FLAG_SOLICITED,
+                good2
+            )
+        );
+        assert_eq!(tb.wr.read(buf(0).addr, 600), p0);
+        assert_eq!(tb.wr.read(buf(1).addr, 33), p1);
+        // Exactly the two entries changed, to Invalid.
+        let mut want = before.clone();
+        want.get_mut(&0x20).unwrap().state = TptState::Invalid;
+        want.get_mut(&0x21).unwrap().state = TptState::Invalid;
+        assert_eq!(tb.tpt.entries, want);
+        assert_eq!(tb.n_inv, 2);
+        assert!(tb.terms.is_empty() && tb.qp_errs.is_empty());
+
+        // The bad ones (good1 is invalid by now: "already invalid" twice).
+        let mem_before = tb.wr.mem.clone();
+        let pb = rng.bytes(50);
+        let msgs: Vec<_> = bads
+            .iter()
+            .map(|&(qp, stag)| (qp, inv_send(qp == 3, stag, true, 0, &pb[..])))
+            .collect();
+        for (qp, m) in &msgs {
+            tb.send(m, *qp);
+            // A later Send of the QP is dropped (QP in error).
+            tb.send(&inv_send(false, bystander, true, 0, &pb[..10]), *qp);
+        }
+        tb.run(1500);
+        let cause: TerminateCause = RemoteProtectionError::StagCannotBeInvalidated.into();
+        let got: Vec<_> = tb
+            .terms
+            .iter()
+            .map(|(c, h, _, q)| (*c, h[..UNTAGGED_HEADER_LEN].to_vec(), *q))
+            .collect();
+        let want_terms: Vec<_> = msgs
+            .iter()
+            .map(|(qp, m)| (cause.to_bits(), hdr_of(m), *qp as u32))
+            .collect();
+        assert_eq!(got, want_terms);
+        assert_eq!(tb.qp_errs, vec![2, 3, 4, 5, 6]);
+        for (i, (qp, _)) in bads.iter().enumerate() {
+            let c = cqe(&tb, 2 + i as u64);
+            assert_eq!(
+                (c.wr_id, c.qpn, c.status, c.flags, c.imm_or_inv),
+                (
+                    0x200 + qp,
+                    *qp as u32,
+                    WcStatus::RemoteInvalidRequestError,
+                    0,
+                    0
+                )
+            );
+            assert_eq!(decode_term_cause(c.term_cause).unwrap(), Some(cause));
+            // The data was placed before the check; nothing of the second
+            // WQE's buffer.
+            assert_eq!(tb.wr.read(buf(*qp).addr, 50), pb);
+        }
+        // Nothing else written: only those buffers, the CQEs (and events).
+        for (&a, _) in tb
+            .wr
+            .mem
+            .iter()
+            .filter(|(a, _)| !mem_before.contains_key(a))
+        {
+            let in_buf = bads
+                .iter()
+                .any(|(qp, _)| (buf(*qp).addr..buf(*qp).addr + 50).contains(&a));
+            let in_cq = (CQ_BASE..CQ_BASE + 8 * 32).contains(&a);
+            let in_eq = (EQ_BASE..EQ_BASE + 8 * 64).contains(&a);
+            assert!(in_buf || in_cq || in_eq, "stray write at {a:#x}");
+        }
+        // No entry changed.
+        assert_eq!(tb.tpt.entries, want);
+        assert_eq!(tb.n_inv, 2 + bads.len());
+        assert_eq!(tb.u.cnt_inv.val().to_u64(), 2);
+        assert_eq!(tb.u.cnt_inv_err.val().to_u64(), bads.len() as u64);
+        assert_eq!(tb.u.cnt_drop_qp.val().to_u64(), bads.len() as u64);
     }
 
     /// Receive WQE SGEs go through the TPT (the `rnic_wire::abi::tpt`

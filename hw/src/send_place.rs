@@ -52,8 +52,15 @@
 //!    octets the piece writes, giving the bus address and the octets left
 //!    in its page (pieces also end at page ends).
 //!
-//! Limits: the STag of a Send with Invalidate is reported in the
-//! completion, not invalidated in the TPT.
+//! 6. Send with Invalidate / Send with SE and Invalidate (RFC 5040 §5.3,
+//!    §6.10): after the message's last segment is placed, its Invalidate
+//!    STag goes to the TPT as an invalidation (`IChk`/`IRes`, `chk_inv`):
+//!    a valid STag (index, key) of the QP's PD becomes `Invalid` there,
+//!    then the completion (`WITH_INV` + STag) is written. Otherwise RDMAP
+//!    Remote Protection "STag cannot be Invalidated" (0/1/9), the error
+//!    completion `RemoteInvalidRequestError`, QP to error (the data is
+//!    placed already). `inv_hold` keeps the TPT from the other clients
+//!    from the header of such a segment until then.
 
 use crate::k;
 use crate::recv_wqe::QP_BITS;
@@ -63,7 +70,9 @@ use rnic_wire::abi::cqe::{
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rnic_wire::ddp::{QueueNumber, DDP_VERSION, UNTAGGED_HEADER_LEN};
 use rnic_wire::rdmap::{Opcode, RDMAP_VERSION};
-use rnic_wire::terminate::{DdpError, RemoteOperationError, TerminateCause, UntaggedBufferError};
+use rnic_wire::terminate::{
+    DdpError, RemoteOperationError, RemoteProtectionError, TerminateCause, UntaggedBufferError,
+};
 use rust_hdl::prelude::*;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -97,6 +106,9 @@ pub enum SpState {
     /// Translation of the next piece's virtual address (TPT).
     XChk,
     XRes,
+    /// Send with Invalidate, last segment placed: invalidate its STag (TPT).
+    IChk,
+    IRes,
 }
 
 fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
@@ -154,6 +166,13 @@ pub struct SendPlace {
     pub res_fault: Signal<In, Bits<3>>,
     pub res_addr: Signal<In, Bits<64>>,
     pub res_page_left: Signal<In, Bits<32>>,
+    /// The request on `chk_*` is an invalidation (`Tpt::chk_inv`).
+    pub chk_inv: Signal<Out, Bit>,
+    /// A Send with Invalidate's last segment is in progress here, from its
+    /// header until its STag is invalidated (or the message failed): the
+    /// core gives the TPT to no other client meanwhile, so the FPDUs behind
+    /// it are checked after the invalidation (RFC 5040 §5.3 / §6.10).
+    pub inv_hold: Signal<Out, Bit>,
     pub adv_valid: Signal<Out, Bit>,
     pub adv_ready: Signal<In, Bit>,
     pub adv_qp: Signal<Out, Bits<QP_BITS>>,
@@ -207,6 +226,10 @@ pub struct SendPlace {
     pub cnt_rreq: Signal<Out, Bits<32>>,
     /// Sends refused by the local SGE check (TPT fault).
     pub cnt_prot: Signal<Out, Bits<32>>,
+    /// STags invalidated by a Send with Invalidate.
+    pub cnt_inv: Signal<Out, Bits<32>>,
+    /// Send with Invalidate whose STag could not be invalidated.
+    pub cnt_inv_err: Signal<Out, Bits<32>>,
     // ---- constants
     k_qn_rreq: Constant<Bits<2>>,
     k_qn_term: Constant<Bits<2>>,
@@ -227,6 +250,8 @@ pub struct SendPlace {
     k_c_wqe: Constant<Bits<16>>,
     k_c_prot: Constant<Bits<16>>,
     k_wc_prot: Constant<Bits<8>>,
+    k_c_inv: Constant<Bits<16>>,
+    k_wc_inv: Constant<Bits<8>>,
     k_need_lw: Constant<Bits<3>>,
     k_ctl0: Constant<Bits<8>>,
     k_ctl1: Constant<Bits<8>>,
@@ -270,6 +295,8 @@ pub struct SendPlace {
     c_drop: DFF<Bits<32>>,
     c_rreq: DFF<Bits<32>>,
     c_prot: DFF<Bits<32>>,
+    c_inv: DFF<Bits<32>>,
+    c_inv_err: DFF<Bits<32>>,
     // ---- local SGE check and translation
     pd: DFF<Bits<32>>,
     k0: DFF<Bits<32>>,
@@ -316,6 +343,7 @@ pub struct SendPlace {
     ctl0: Signal<Local, Bits<8>>,
     s_len: Signal<Local, Bits<32>>,
     x_len: Signal<Local, Bits<32>>,
+    is_inv: Signal<Local, Bit>,
 }
 
 impl Default for SendPlace {
@@ -366,6 +394,8 @@ impl Default for SendPlace {
             res_fault: Default::default(),
             res_addr: Default::default(),
             res_page_left: Default::default(),
+            chk_inv: Default::default(),
+            inv_hold: Default::default(),
             adv_valid: Default::default(),
             adv_ready: Default::default(),
             adv_qp: Default::default(),
@@ -410,6 +440,8 @@ impl Default for SendPlace {
             cnt_drop_qp: Default::default(),
             cnt_rreq: Default::default(),
             cnt_prot: Default::default(),
+            cnt_inv: Default::default(),
+            cnt_inv_err: Default::default(),
             k_qn_rreq: k(QueueNumber::ReadRequest.value() as u64),
             k_qn_term: k(QueueNumber::Terminate.value() as u64),
             k_op_send_inv: k(Opcode::SendInvalidate.value() as u64),
@@ -432,6 +464,14 @@ impl Default for SendPlace {
             // DDP Local Catastrophic (1/0/0), as Linux siw answers.
             k_c_prot: cause(DdpError::LocalCatastrophic),
             k_wc_prot: k(WcStatus::LocalProtectionError as u64),
+            // The Invalidate STag of a Send with Invalidate that is not a
+            // valid STag of this QP's PD: RDMAP Remote Protection Error
+            // "STag cannot be Invalidated" (0/1/9, RFC 5040 §4.8, §5.3), as
+            // rnic-wire's reference model answers (Linux siw: the same for a
+            // PD mismatch); the receive completes with "remote invalid
+            // request" (siw: SIW_WC_REM_INV_REQ_ERR).
+            k_c_inv: cause(RemoteProtectionError::StagCannotBeInvalidated),
+            k_wc_inv: k(WcStatus::RemoteInvalidRequestError as u64),
             k_need_lw: k(ACCESS_LOCAL_WRITE as u64),
             // RFC 5041 §4.3 control octet (T = 0, DV) and RFC 5040 §4.1 RV.
             k_ctl0: k(DDP_VERSION as u64),
@@ -475,6 +515,8 @@ impl Default for SendPlace {
             c_drop: Default::default(),
             c_rreq: Default::default(),
             c_prot: Default::default(),
+            c_inv: Default::default(),
+            c_inv_err: Default::default(),
             pd: Default::default(),
             k0: Default::default(),
             k1: Default::default(),
@@ -518,6 +560,7 @@ impl Default for SendPlace {
             ctl0: Default::default(),
             s_len: Default::default(),
             x_len: Default::default(),
+            is_inv: Default::default(),
         }
     }
 }
@@ -530,7 +573,7 @@ impl Logic for SendPlace {
             w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done,
             e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx, c_drop,
             c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r, c_prot, pd, k0, k1,
-            csel, key_r, t_addr, t_avail
+            csel, key_r, t_addr, t_avail, c_inv, c_inv_err
         );
 
         // ---- defaults
@@ -563,9 +606,9 @@ impl Logic for SendPlace {
         {
             self.cpl_flags.next = self.k_f_sol.val();
         }
-        if (self.opcode.q.val() == self.k_op_send_inv.val())
-            | (self.opcode.q.val() == self.k_op_send_se_inv.val())
-        {
+        self.is_inv.next = (self.opcode.q.val() == self.k_op_send_inv.val())
+            | (self.opcode.q.val() == self.k_op_send_se_inv.val());
+        if self.is_inv.val() {
             self.cpl_flags.next = self.cpl_flags.val() | self.k_f_inv.val();
             self.cpl_imm.next = self.inv.q.val();
         }
@@ -612,6 +655,8 @@ impl Logic for SendPlace {
         self.cnt_drop_qp.next = self.c_drop.q.val();
         self.cnt_rreq.next = self.c_rreq.q.val();
         self.cnt_prot.next = self.c_prot.q.val();
+        self.cnt_inv.next = self.c_inv.q.val();
+        self.cnt_inv_err.next = self.c_inv_err.q.val();
 
         // ---- TPT client: SGE checks (SChk) and piece translation (XChk)
         self.chk_valid.next = false;
@@ -636,6 +681,24 @@ impl Logic for SendPlace {
             self.chk_to.next = self.addr_r.q.val();
             self.chk_len.next = self.x_len.val();
         }
+        // Invalidation: the Invalidate STag, the QP's PD, no right, no range.
+        self.chk_inv.next = false;
+        if self.state.q.val() == SpState::IChk {
+            self.chk_inv.next = true;
+            self.chk_stag.next = self.inv.q.val();
+            self.chk_need.next = 0.into();
+            self.chk_to.next = 0.into();
+            self.chk_len.next = 0.into();
+        }
+        self.inv_hold.next = self.is_inv.val()
+            & self.ddp_last.q.val()
+            & (self.qn.q.val() == 0)
+            & (self.state.q.val() != SpState::Idle)
+            & (self.state.q.val() != SpState::Cpl)
+            & (self.state.q.val() != SpState::Adv)
+            & (self.state.q.val() != SpState::ErrTerm)
+            & (self.state.q.val() != SpState::ErrCpl)
+            & (self.state.q.val() != SpState::ErrAdv);
 
         // ---- buffer arithmetic (Decide: the latched WQE), registered
         // every clock; `Sum` waits one clock after the WQE is latched so
@@ -958,10 +1021,38 @@ impl Logic for SendPlace {
                 // Extra beats (a stream longer than `ut_len`) are dropped.
                 self.cnt.d.next = 0.into();
                 if self.in_done.q.val() {
-                    if self.ddp_last.q.val() {
+                    if self.ddp_last.q.val() & self.is_inv.val() {
+                        self.state.d.next = SpState::IChk;
+                    } else if self.ddp_last.q.val() {
                         self.state.d.next = SpState::Cpl;
                     } else {
                         self.state.d.next = SpState::Idle;
+                    }
+                }
+            }
+            // Send with Invalidate (RFC 5040 §5.3, §6.10): the message is
+            // placed and checked; its Invalidate STag is invalidated before
+            // the completion is written. The STag must be a valid STag (index,
+            // key) of the QP's PD, else "STag cannot be Invalidated": the
+            // Terminate, an error completion, the QP to error.
+            SpState::IChk => {
+                self.chk_valid.next = true;
+                if self.chk_ready.val() {
+                    self.state.d.next = SpState::IRes;
+                }
+            }
+            SpState::IRes => {
+                self.res_ready.next = true;
+                if self.res_valid.val() {
+                    if self.res_fault.val() == 0 {
+                        self.c_inv.d.next = self.c_inv.q.val() + 1;
+                        self.state.d.next = SpState::Cpl;
+                    } else {
+                        self.c_inv_err.d.next = self.c_inv_err.q.val() + 1;
+                        self.e_cause.d.next = self.k_c_inv.val();
+                        self.e_cqe.d.next = true;
+                        self.e_status.d.next = self.k_wc_inv.val();
+                        self.state.d.next = SpState::ErrTerm;
                     }
                 }
             }
@@ -1046,6 +1137,8 @@ impl Logic for SendPlace {
             self.c_drop.d.next = 0.into();
             self.c_rreq.d.next = 0.into();
             self.c_prot.d.next = 0.into();
+            self.c_inv.d.next = 0.into();
+            self.c_inv_err.d.next = 0.into();
         }
     }
 }

@@ -90,6 +90,10 @@ pub struct Tpt<const TN: usize, const PN: usize> {
     pub chk_need: Signal<In, Bits<3>>,
     pub chk_to: Signal<In, Bits<64>>,
     pub chk_len: Signal<In, Bits<32>>,
+    /// The request is an invalidation (Send with Invalidate, RFC 5040
+    /// §5.3 / §6.10; send `chk_need` 0 and `chk_len` 0): on fault 0 the entry
+    /// is marked `Invalid` (its state octet rewritten) before `res_valid`.
+    pub chk_inv: Signal<In, Bit>,
     // ---- check result
     pub res_valid: Signal<Out, Bit>,
     pub res_ready: Signal<In, Bit>,
@@ -122,6 +126,8 @@ pub struct Tpt<const TN: usize, const PN: usize> {
     f_access_rights: Constant<Bits<3>>,
     f_bounds: Constant<Bits<3>>,
     f_offset_wrap: Constant<Bits<3>>,
+    state_mask: Constant<Bits<256>>,
+    state_invalid: Constant<Bits<256>>,
     // ---- pipeline
     busy: DFF<Bit>,
     v1: DFF<Bit>,
@@ -136,6 +142,15 @@ pub struct Tpt<const TN: usize, const PN: usize> {
     r_need: DFF<Bits<3>>,
     r_to: DFF<Bits<64>>,
     r_len: DFF<Bits<32>>,
+    /// The request is an invalidation.
+    r_inv: DFF<Bit>,
+    /// The firmware wrote the requested entry since (and including) the
+    /// clock the request was taken: the entry read is stale, the
+    /// invalidation is not written back (the firmware's write comes after).
+    w_hit: DFF<Bit>,
+    /// An invalidation waits for the write port (a firmware write to
+    /// another entry had it this clock).
+    inv_pend: DFF<Bit>,
     // stage 2
     s2_pre: DFF<Bits<3>>,
     s2_len0: DFF<Bit>,
@@ -190,6 +205,10 @@ pub struct Tpt<const TN: usize, const PN: usize> {
     last_sum: Signal<Local, Bits<34>>,
     pbl_idx_full: Signal<Local, Bits<32>>,
     fault3: Signal<Local, Bits<3>>,
+    wr_ok: Signal<Local, Bit>,
+    pre1: Signal<Local, Bits<3>>,
+    hit_now: Signal<Local, Bit>,
+    inv_try: Signal<Local, Bit>,
 }
 
 impl<const TN: usize, const PN: usize> Default for Tpt<TN, PN> {
@@ -211,6 +230,7 @@ impl<const TN: usize, const PN: usize> Default for Tpt<TN, PN> {
             chk_need: Default::default(),
             chk_to: Default::default(),
             chk_len: Default::default(),
+            chk_inv: Default::default(),
             res_valid: Default::default(),
             res_ready: Default::default(),
             res_fault: Default::default(),
@@ -235,6 +255,8 @@ impl<const TN: usize, const PN: usize> Default for Tpt<TN, PN> {
             f_access_rights: Constant::new(fault::ACCESS_RIGHTS.into()),
             f_bounds: Constant::new(fault::BOUNDS.into()),
             f_offset_wrap: Constant::new(fault::OFFSET_WRAP.into()),
+            state_mask: Constant::new(!Bits::<256>::from(0xffu64)),
+            state_invalid: Constant::new((TptState::Invalid as u64).into()),
             busy: Default::default(),
             v1: Default::default(),
             v2: Default::default(),
@@ -247,6 +269,9 @@ impl<const TN: usize, const PN: usize> Default for Tpt<TN, PN> {
             r_need: Default::default(),
             r_to: Default::default(),
             r_len: Default::default(),
+            r_inv: Default::default(),
+            w_hit: Default::default(),
+            inv_pend: Default::default(),
             s2_pre: Default::default(),
             s2_len0: Default::default(),
             s2_wrap: Default::default(),
@@ -296,6 +321,10 @@ impl<const TN: usize, const PN: usize> Default for Tpt<TN, PN> {
             last_sum: Default::default(),
             pbl_idx_full: Default::default(),
             fault3: Default::default(),
+            wr_ok: Default::default(),
+            pre1: Default::default(),
+            hit_now: Default::default(),
+            inv_try: Default::default(),
         }
     }
 }
@@ -318,6 +347,9 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
             r_need,
             r_to,
             r_len,
+            r_inv,
+            w_hit,
+            inv_pend,
             s2_pre,
             s2_len0,
             s2_wrap,
@@ -355,8 +387,8 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
         // ---- firmware writes (an index beyond the table is ignored)
         self.tpt.write_address.next = self.tpt_wr_index.val().get_bits::<TN>(0);
         self.tpt.write_data.next = self.tpt_wr_data.val();
-        self.tpt.write_enable.next =
-            self.tpt_wr_en.val() & (self.tpt_wr_index.val() < self.tpt_size.val());
+        self.wr_ok.next = self.tpt_wr_en.val() & (self.tpt_wr_index.val() < self.tpt_size.val());
+        self.tpt.write_enable.next = self.wr_ok.val();
         self.pbl.write_address.next = self.pbl_wr_index.val().get_bits::<PN>(0);
         self.pbl.write_data.next = self.pbl_wr_data.val();
         self.pbl.write_enable.next = self.pbl_wr_en.val()
@@ -381,6 +413,18 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
             self.r_need.d.next = self.chk_need.val();
             self.r_to.d.next = self.chk_to.val();
             self.r_len.d.next = self.chk_len.val();
+            self.r_inv.d.next = self.chk_inv.val();
+        }
+        // Firmware writes to the entry of the request in flight (a write in
+        // the clock the request is taken counts: the read sees old data).
+        self.hit_now.next =
+            self.wr_ok.val() & (self.tpt_wr_index.val().get_bits::<TN>(0) == self.r_index.q.val());
+        if self.take.val() {
+            self.w_hit.d.next = self.wr_ok.val()
+                & (self.tpt_wr_index.val().get_bits::<TN>(0)
+                    == self.chk_stag.val().get_bits::<TN>(8));
+        } else if self.busy.q.val() & self.hit_now.val() {
+            self.w_hit.d.next = true;
         }
 
         // ---- stage 1 (entry from the TPT): STag, PD, rights; sums
@@ -399,13 +443,37 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
             // Access bits beyond the defined three make the entry invalid
             // (TptEntry::parse refuses them).
             | (self.tpt.read_data.val().get_bits::<5>(19) != 0);
-        self.s2_pre.d.next = self.f_ok.val();
+        self.pre1.next = self.f_ok.val();
         if self.e_invalid.val() {
-            self.s2_pre.d.next = self.f_invalid_stag.val();
+            self.pre1.next = self.f_invalid_stag.val();
         } else if self.e_pd.val() != self.r_pd.q.val() {
-            self.s2_pre.d.next = self.f_wrong_pd.val();
+            self.pre1.next = self.f_wrong_pd.val();
         } else if (self.e_access.val() & self.r_need.q.val()) != self.r_need.q.val() {
-            self.s2_pre.d.next = self.f_access_rights.val();
+            self.pre1.next = self.f_access_rights.val();
+        }
+        self.s2_pre.d.next = self.pre1.val();
+        // ---- invalidation (RFC 5040 §5.3 / §6.10): the entry passed the
+        // STag/PD checks → its state octet becomes `Invalid`, written back
+        // through the table's one write port. A firmware write has the port
+        // first: to another entry → wait a clock (`inv_pend`, the entry read
+        // stays current: the read address is held); to this entry (now or
+        // since the request was taken, `w_hit`) → not written back: the
+        // invalidation took effect at the read and the firmware's write
+        // came after it, so neither is lost. The result waits for this.
+        self.inv_try.next = self.inv_pend.q.val()
+            | (self.v1.q.val() & self.r_inv.q.val() & (self.pre1.val() == self.f_ok.val()));
+        if self.inv_try.val() {
+            self.inv_pend.d.next = false;
+            if !(self.w_hit.q.val() | self.hit_now.val()) {
+                if self.wr_ok.val() {
+                    self.inv_pend.d.next = true;
+                } else {
+                    self.tpt.write_enable.next = true;
+                    self.tpt.write_address.next = self.r_index.q.val();
+                    self.tpt.write_data.next = (self.tpt.read_data.val() & self.state_mask.val())
+                        | self.state_invalid.val();
+                }
+            }
         }
         self.end65.next =
             bit_cast::<65, 64>(self.r_to.q.val()) + bit_cast::<65, 32>(self.r_len.q.val());
@@ -493,7 +561,8 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
             & !self.v1.q.val()
             & !self.v2.q.val()
             & !self.v3.q.val()
-            & !self.v4.q.val();
+            & !self.v4.q.val()
+            & !self.inv_pend.q.val();
         if self.res_valid.val() & self.res_ready.val() {
             self.busy.d.next = false;
         }
@@ -504,6 +573,7 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
             self.v2.d.next = false;
             self.v3.d.next = false;
             self.v4.d.next = false;
+            self.inv_pend.d.next = false;
         }
     }
 }
@@ -666,6 +736,7 @@ pub(crate) mod tests {
         uut.chk_need.connect();
         uut.chk_to.connect();
         uut.chk_len.connect();
+        uut.chk_inv.connect();
         uut.res_ready.connect();
         uut.walk_idx.connect();
         uut.connect_all();
@@ -777,5 +848,245 @@ pub(crate) mod tests {
             tick!(uut);
             assert_eq!(uut.walk_addr.val().to_u64(), pbl[i]);
         }
+    }
+    fn new_uut() -> TptDefault {
+        let mut uut = TptDefault::default();
+        uut.clock.connect();
+        uut.reset.connect();
+        uut.tpt_wr_en.connect();
+        uut.tpt_wr_index.connect();
+        uut.tpt_wr_data.connect();
+        uut.pbl_wr_en.connect();
+        uut.pbl_wr_index.connect();
+        uut.pbl_wr_data.connect();
+        uut.chk_valid.connect();
+        uut.chk_stag.connect();
+        uut.chk_pd.connect();
+        uut.chk_need.connect();
+        uut.chk_to.connect();
+        uut.chk_len.connect();
+        uut.chk_inv.connect();
+        uut.res_ready.connect();
+        uut.walk_idx.connect();
+        uut.connect_all();
+        uut.reset.next = true;
+        tick!(uut);
+        tick!(uut);
+        uut.reset.next = false;
+        uut
+    }
+
+    /// One request (`inv`: an invalidation with need 0, len 0; else a
+    /// zero-length check with need 0), firmware TPT writes from `writes`
+    /// (clock 0 = the clock the request is taken) applied to `model` the way
+    /// the hardware orders them: the request reads the table as it was
+    /// before clock 0's write, an invalidation takes effect there, writes
+    /// from clock 0 on come after it. Returns the fault and clocks taken.
+    fn request(
+        uut: &mut TptDefault,
+        model: &mut [TptEntry],
+        stag: u32,
+        pd: u32,
+        inv: bool,
+        writes: &mut dyn FnMut(usize) -> Option<(u32, TptEntry)>,
+    ) -> (u64, usize) {
+        let want = reference(model, &[], stag, pd, 0, 0, 0).0;
+        if inv && want == fault::OK {
+            model[Stag(stag).index() as usize].state = TptState::Invalid;
+        }
+        uut.chk_valid.next = true;
+        uut.chk_stag.next = (stag as u64).into();
+        uut.chk_pd.next = (pd as u64).into();
+        uut.chk_need.next = 0.into();
+        uut.chk_to.next = 0.into();
+        uut.chk_len.next = 0.into();
+        uut.chk_inv.next = inv;
+        uut.res_ready.next = false;
+        assert!(uut.chk_ready.val());
+        let mut clk = 0;
+        loop {
+            let w = writes(clk);
+            set_tables(uut, w.map(|(i, e)| (i, entry_bits(&e))), None);
+            if let Some((i, e)) = w {
+                if let Some(m) = model.get_mut(i as usize) {
+                    *m = e;
+                }
+            }
+            tick!(*uut);
+            uut.chk_valid.next = false;
+            uut.chk_inv.next = false;
+            clk += 1;
+            if uut.res_valid.val() {
+                break;
+            }
+            assert!(clk < 40, "no result");
+        }
+        set_tables(uut, None, None);
+        let got = uut.res_fault.val().to_u64();
+        assert_eq!(got, want, "stag {stag:#x} pd {pd} inv {inv}");
+        uut.res_ready.next = true;
+        tick!(*uut);
+        uut.res_ready.next = false;
+        (got, clk)
+    }
+
+    /// Every entry answers a zero-length check as the model says.
+    fn check_all_entries(uut: &mut TptDefault, model: &mut [TptEntry]) {
+        for i in 0..model.len() {
+            let e = model[i];
+            let stag = Stag::new(i as u32, e.key).unwrap().0;
+            request(uut, model, stag, e.pd, false, &mut |_| None);
+        }
+    }
+
+    /// Send with Invalidate (RFC 5040 §5.3 / §6.10): an invalidation of a
+    /// valid entry of the PD marks exactly that entry `Invalid`; bad index,
+    /// bad key, wrong PD, already invalid → its fault and nothing changed;
+    /// firmware writes in the same clocks (same entry, other entries) are
+    /// neither lost nor undone. Checked against `TptEntry::check` on a model
+    /// table built from `rnic_wire::abi::tpt`.
+    #[test]
+    fn invalidate_marks_exactly_that_entry() {
+        let mut uut = new_uut();
+        let mut rng = Rng::new(77);
+        let n = 1 << TPT_INDEX_BITS;
+        let mut pbl_next = 0;
+        let mut model: Vec<TptEntry> = (0..n)
+            .map(|_| random_entry(&mut rng, &mut pbl_next))
+            .collect();
+        for (t, p) in table_writes(&model, &[]) {
+            set_tables(&mut uut, t, p);
+            tick!(uut);
+        }
+        set_tables(&mut uut, None, None);
+
+        // Deterministic cases on valid entries of known shape.
+        let good = |key: u8, pd: u32| TptEntry {
+            state: TptState::Valid,
+            key,
+            access: ACCESS_REMOTE_WRITE,
+            page_shift: 12,
+            pd,
+            va: 0x1000,
+            length: 0x1000,
+            pbl_base: 0,
+            npages: 1,
+        };
+        for i in 0..8u32 {
+            model[i as usize] = good(0x40 + i as u8, 5);
+            set_tables(&mut uut, Some((i, entry_bits(&model[i as usize]))), None);
+            tick!(uut);
+        }
+        set_tables(&mut uut, None, None);
+        let st = |i: u32| Stag::new(i, 0x40 + i as u8).unwrap().0;
+        // good → OK, one clock longer than a check (the write-back).
+        let (f, clocks_inv) = request(&mut uut, &mut model, st(0), 5, true, &mut |_| None);
+        assert_eq!(f, fault::OK);
+        assert_eq!(model[0].state, TptState::Invalid);
+        let (_, clocks_chk) = request(&mut uut, &mut model, st(1), 5, false, &mut |_| None);
+        assert_eq!(
+            clocks_inv, clocks_chk,
+            "no clock added when the port is free"
+        );
+        // entry 0 now refused (invalid STag), a second invalidation too.
+        assert_eq!(
+            request(&mut uut, &mut model, st(0), 5, false, &mut |_| None).0,
+            fault::INVALID_STAG
+        );
+        assert_eq!(
+            request(&mut uut, &mut model, st(0), 5, true, &mut |_| None).0,
+            fault::INVALID_STAG
+        );
+        // bad key, wrong PD, index beyond the table: refused, entry kept.
+        let bad_key = Stag::new(1, 0x99).unwrap().0;
+        assert_eq!(
+            request(&mut uut, &mut model, bad_key, 5, true, &mut |_| None).0,
+            fault::INVALID_STAG
+        );
+        assert_eq!(
+            request(&mut uut, &mut model, st(1), 6, true, &mut |_| None).0,
+            fault::WRONG_PD
+        );
+        let oob = Stag::new(n as u32 + 1, 0x41).unwrap().0;
+        assert_eq!(
+            request(&mut uut, &mut model, oob, 5, true, &mut |_| None).0,
+            fault::INVALID_STAG
+        );
+        assert_eq!(model[1].state, TptState::Valid);
+        // A firmware write to the same entry in the clock the invalidation
+        // is taken: the invalidation reads the old entry (OK), the new entry
+        // stays (written after it).
+        let fresh = good(0x77, 5);
+        let (f, _) = request(&mut uut, &mut model, st(2), 5, true, &mut |c| {
+            (c == 0).then_some((2, fresh))
+        });
+        assert_eq!(f, fault::OK);
+        assert_eq!(model[2], fresh);
+        // ... one clock later (during the read): the same.
+        let (f, _) = request(&mut uut, &mut model, st(3), 5, true, &mut |c| {
+            (c == 1).then_some((3, fresh))
+        });
+        assert_eq!(f, fault::OK);
+        assert_eq!(model[3], fresh);
+        // A firmware write to another entry in the write-back clock: the
+        // invalidation waits one clock; both land.
+        let other = good(0x55, 9);
+        let (f, clocks) = request(&mut uut, &mut model, st(4), 5, true, &mut |c| {
+            (c == 1).then_some((100, other))
+        });
+        assert_eq!(f, fault::OK);
+        assert_eq!(clocks, clocks_inv);
+        // Firmware writes to other entries in every clock for a while: the
+        // invalidation waits until the port is free.
+        let (f, clocks) = request(&mut uut, &mut model, st(5), 5, true, &mut |c| {
+            (c < 8).then_some((101 + c as u32, other))
+        });
+        assert_eq!(f, fault::OK);
+        assert!(clocks > clocks_inv, "waited for the write port");
+        check_all_entries(&mut uut, &mut model);
+
+        // Random: invalidations and checks, firmware writes at random clocks
+        // (a third of them to the requested entry).
+        let mut kinds = [0usize; 3];
+        for _ in 0..300 {
+            let idx = if rng.below(30) == 0 {
+                n as u32 + rng.below(100) as u32
+            } else {
+                rng.below(n) as u32
+            };
+            let e = model.get(idx as usize).copied().unwrap_or(model[0]);
+            let key = if rng.below(8) == 0 {
+                rng.next() as u8
+            } else {
+                e.key
+            };
+            let pd = if rng.below(8) == 0 { 7 } else { e.pd };
+            let stag = Stag::new(idx, key).unwrap().0;
+            let inv = rng.below(3) != 0;
+            let wclk = rng.below(6);
+            let wr = if rng.below(2) == 0 {
+                let target = if rng.below(3) == 0 {
+                    idx.min(n as u32 - 1)
+                } else {
+                    rng.below(n) as u32
+                };
+                Some((target, random_entry(&mut rng, &mut pbl_next)))
+            } else {
+                None
+            };
+            let (f, _) = request(&mut uut, &mut model, stag, pd, inv, &mut |c| {
+                wr.filter(|_| c == wclk)
+            });
+            if inv {
+                kinds[(f != fault::OK) as usize + (wr.is_some() as usize)] += 1;
+            }
+        }
+        assert!(kinds.iter().all(|&k| k > 10), "mix {kinds:?}");
+        check_all_entries(&mut uut, &mut model);
+        let invalid = model
+            .iter()
+            .filter(|e| e.state == TptState::Invalid)
+            .count();
+        assert!(invalid > 30, "{invalid} entries invalid at the end");
     }
 }

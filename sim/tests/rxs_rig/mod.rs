@@ -379,6 +379,9 @@ impl Rig {
             p.eval();
             let tv = p.get_term_valid() != 0;
             p.set_term_pop(tv as u64);
+            // placed tagged segments (RDMA Writes): records taken at once
+            let pv = p.get_placed_valid();
+            p.set_placed_pop(pv);
             if tv {
                 self.terms += 1;
                 self.term_causes.push(p.get_term_cause() as u16);
