@@ -21,11 +21,23 @@
 //!   `(seq - SeqStart) mod 512 == 0`, also in front of the FPDU, never
 //!   after its CRC).
 //!
-//! Simplified paths (documented limits): an SGE's address is taken as a bus
-//! address (no TPT translation, `lkey` is not checked); one SGE per WQE
-//! (two SGEs with data, RDMA Read with `num_sge != 1`, and the immediate-data
-//! opcodes get an error completion with `LocalQpOperationError`, as do WQEs
-//! `WqeFetch` marks bad and a QP whose MULPDU is below 64).
+//! Send-side SGE checks (docs/rtl.md "Send-side SGE checks and
+//! translation"): an SGE with octets is checked through the TPT check unit
+//! (`chk_*`/`res_*`) before any octet is read — `{lkey, the QP's PD
+//! (pd_wr_*), addr, length}`, the whole SGE (`TptEntry::check`: entry
+//! valid, key, PD, bounds without wrap); a data SGE needs no access bit
+//! (local read is implied by registration), an RDMA Read's sink SGE needs
+//! LOCAL_WRITE. Payload reads go to the translated bus address, and a
+//! segment is cut at every page end of the region (one read and one
+//! `tx_log` address per FPDU; RFC 5041 §5.2 bounds a segment only by
+//! MULPDU); the next page is translated (and checked) when a segment ends
+//! at a page end. A refused SGE: completion `LocalProtectionError`, nothing
+//! read or sent, then the QP's send side off (`off_*`).
+//!
+//! Simplified paths (documented limits): one SGE per WQE (two SGEs with
+//! data, RDMA Read with `num_sge != 1`, and the immediate-data opcodes get
+//! an error completion with `LocalQpOperationError`, as do WQEs `WqeFetch`
+//! marks bad and a QP whose MULPDU is below 64).
 //!
 //! Per-QP state (`cfg_*`, written by the firmware at connection setup; a
 //! `cfg` write wins over the block's own write-back): `seq` (snd_nxt),
@@ -40,7 +52,8 @@
 //!
 //! Completion records (`cq_*`): one per signaled WQE after its last
 //! descriptor (status 0), one per refused WQE (status
-//! `LocalQpOperationError`, nothing sent, no state change).
+//! `LocalQpOperationError`, nothing sent, no state change; or
+//! `LocalProtectionError` for a refused SGE, above).
 
 use rnic_wire::abi::cqe::WcStatus;
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
@@ -1258,10 +1271,10 @@ mod tests {
     use crate::tx_sched::TxSched;
     use crate::wqe_fetch::WqeFetch;
     use rnic_wire::abi::csr::{DOORBELL_PAGE_SIZE, QP_DOORBELL_BASE};
+    use rnic_wire::abi::tpt::{Stag, TptEntry, TptFault, TptState, ACCESS_ALL};
     use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED};
     use rnic_wire::abi::wqe::{WQE_FLAG_SOLICITED, WQE_SIZE};
     use rnic_wire::model::{frame_ulpdu, Message, MpaSettings, TxStream};
-    use rnic_wire::abi::tpt::{Stag, TptEntry, TptFault, TptState, ACCESS_ALL};
     use rnic_wire::rdmap::{RdmapRepr, ReadRequestHeader, ReadRequestRepr};
     use std::collections::{HashMap, VecDeque};
 
@@ -1487,6 +1500,9 @@ mod tests {
         busy: bool,
         /// Requests seen: (stag, pd, need, to, len).
         log: Vec<(u32, u32, u64, u64, u64)>,
+        /// (TPT index, n): the entry becomes `Invalid` right after its
+        /// n-th request was answered (a region invalidated mid-message).
+        inval_after: Option<(u32, usize)>,
     }
 
     impl TptModel {
@@ -1546,6 +1562,14 @@ mod tests {
                 );
                 self.log.push(q);
                 let (f, a, l) = self.answer(q.0, q.1, q.2, q.3, q.4);
+                if let Some((idx, n)) = self.inval_after {
+                    let seen = self.log.iter().filter(|r| Stag(r.0).index() == idx).count();
+                    if seen == n {
+                        if let Some((ents, _)) = &mut self.regions {
+                            ents.get_mut(&idx).unwrap().state = TptState::Invalid;
+                        }
+                    }
+                }
                 self.pend = Some((now + 4 + rng.below(5) as u64, f, a, l));
                 self.busy = true;
             }
@@ -1615,7 +1639,16 @@ mod tests {
     ) -> Run {
         let mut tpm = TptModel::default();
         run_with(
-            setups, refs, mem, latency, jitter, stress, seed, max_cycles, &mut tpm, &[],
+            setups,
+            refs,
+            mem,
+            latency,
+            jitter,
+            stress,
+            seed,
+            max_cycles,
+            &mut tpm,
+            &[],
         )
     }
 
@@ -1819,7 +1852,10 @@ mod tests {
                     u.seg.cq_wr_id.val().to_u64(),
                     u.seg.cq_status.val().to_u64(),
                 );
-                let want = refs[q].cqs.pop_front().unwrap_or_else(|| panic!("unexpected completion {got:?} of QP {q}"));
+                let want = refs[q]
+                    .cqs
+                    .pop_front()
+                    .unwrap_or_else(|| panic!("unexpected completion {got:?} of QP {q}"));
                 if got != want {
                     let k = got.0.wrapping_sub(setups[q].ci0) as usize;
                     eprintln!("WQE {k}: {:?}", SendWqe::parse(&setups[q].wqes[k]));
@@ -2687,12 +2723,67 @@ mod tests {
         };
         const PD: u32 = 5;
         let va_a = 0x7f00_1234_5000 + 0x123;
-        let (sa, ea) = region(&mut m, 3, 0x5a, PD, ACCESS_ALL, 12, va_a, 6 * 4096 - 0x123 - 77, TptState::Valid, &mut rng);
+        let (sa, ea) = region(
+            &mut m,
+            3,
+            0x5a,
+            PD,
+            ACCESS_ALL,
+            12,
+            va_a,
+            6 * 4096 - 0x123 - 77,
+            TptState::Valid,
+            &mut rng,
+        );
         let va_b = 0x5555_0000_0000 + 0x1f00;
-        let (sb, eb) = region(&mut m, 9, 0x11, PD, ACCESS_ALL, 13, va_b, 3 * 8192 - 0x1f00, TptState::Valid, &mut rng);
-        let (sc, ec) = region(&mut m, 4, 0x22, PD, ACCESS_ALL, 12, 0x1000_0000, 8192, TptState::Invalid, &mut rng);
-        let (sd, ed) = region(&mut m, 5, 0x33, PD + 1, ACCESS_ALL, 12, 0x2000_0000, 8192, TptState::Valid, &mut rng);
-        let (se, ee) = region(&mut m, 6, 0x44, PD, rnic_wire::abi::tpt::ACCESS_REMOTE_READ, 12, 0x3000_0100, 8000, TptState::Valid, &mut rng);
+        let (sb, eb) = region(
+            &mut m,
+            9,
+            0x11,
+            PD,
+            ACCESS_ALL,
+            13,
+            va_b,
+            3 * 8192 - 0x1f00,
+            TptState::Valid,
+            &mut rng,
+        );
+        let (sc, ec) = region(
+            &mut m,
+            4,
+            0x22,
+            PD,
+            ACCESS_ALL,
+            12,
+            0x1000_0000,
+            8192,
+            TptState::Invalid,
+            &mut rng,
+        );
+        let (sd, ed) = region(
+            &mut m,
+            5,
+            0x33,
+            PD + 1,
+            ACCESS_ALL,
+            12,
+            0x2000_0000,
+            8192,
+            TptState::Valid,
+            &mut rng,
+        );
+        let (se, ee) = region(
+            &mut m,
+            6,
+            0x44,
+            PD,
+            rnic_wire::abi::tpt::ACCESS_REMOTE_READ,
+            12,
+            0x3000_0100,
+            8000,
+            TptState::Valid,
+            &mut rng,
+        );
         // The octets of a region at a virtual address (through the page list).
         let bytes_at = |m: &[u8], e: &TptEntry, va: u64, len: usize| -> Vec<u8> {
             (0..len as u64)
@@ -2731,7 +2822,10 @@ mod tests {
                 .into_iter()
                 .map(|s| (s.seq, s.payload))
                 .collect();
-            assert_eq!(PagedTx::new(mpa, emss).send(&msg, 0x100, &huge, &p0).0, want);
+            assert_eq!(
+                PagedTx::new(mpa, emss).send(&msg, 0x100, &huge, &p0).0,
+                want
+            );
         }
         let mut setups = vec![];
         let mut refs = vec![];
@@ -2739,18 +2833,18 @@ mod tests {
         // A WQE and its reference.
         #[allow(clippy::too_many_arguments)]
         let post = |wqes: &mut Vec<[u8; WQE_SIZE]>,
-                        r: &mut QpRef,
-                        reads: &mut Vec<(u64, u64)>,
-                        tx: &mut PagedTx,
-                        rng: &mut Rng,
-                        m: &[u8],
-                        opcode: SendOpcode,
-                        lkey: u32,
-                        e: Option<&TptEntry>,
-                        va: u64,
-                        len: usize,
-                        idx: u32,
-                        expect: Option<u64>| {
+                    r: &mut QpRef,
+                    reads: &mut Vec<(u64, u64)>,
+                    tx: &mut PagedTx,
+                    rng: &mut Rng,
+                    m: &[u8],
+                    opcode: SendOpcode,
+                    lkey: u32,
+                    e: Option<&TptEntry>,
+                    va: u64,
+                    len: usize,
+                    idx: u32,
+                    expect: Option<u64>| {
             let signaled = expect.is_some() || rng.below(3) != 0;
             let mut flags = if signaled { WQE_FLAG_SIGNALED } else { 0 };
             if opcode.is_send() && rng.below(2) == 0 {
@@ -2798,8 +2892,7 @@ mod tests {
                         _ => Message::Send {
                             data: &data,
                             solicited: flags & WQE_FLAG_SOLICITED != 0,
-                            invalidate: (opcode == SendOpcode::SendWithInv)
-                                .then_some(w.imm_or_inv),
+                            invalidate: (opcode == SendOpcode::SendWithInv).then_some(w.imm_or_inv),
                         },
                     };
                     let (segs, rd) = tx.send(&msg, va, e, &pbl);
@@ -2838,7 +2931,21 @@ mod tests {
                     rng.below(9000.min(e.length as usize) + 1)
                 };
                 let va = e.va + rng.below(e.length as usize - len + 1) as u64;
-                post(&mut wqes, &mut r, &mut reads, &mut tx, &mut rng, &m, opcode, lkey, Some(e), va, len, k, None);
+                post(
+                    &mut wqes,
+                    &mut r,
+                    &mut reads,
+                    &mut tx,
+                    &mut rng,
+                    &m,
+                    opcode,
+                    lkey,
+                    Some(e),
+                    va,
+                    len,
+                    k,
+                    None,
+                );
             }
             setups.push(QpSetup {
                 log2: 4,
@@ -2854,11 +2961,23 @@ mod tests {
         // QPs 1..=8: a good Write, one refused WQE, a Send never sent.
         let prot = STATUS_LOCAL_PROT_ERR;
         let bad: [(SendOpcode, u32, u64, usize, Option<&TptEntry>); 8] = [
-            (SendOpcode::Send, Stag::new(200, 1).unwrap().0, va_a, 100, None),
+            (
+                SendOpcode::Send,
+                Stag::new(200, 1).unwrap().0,
+                va_a,
+                100,
+                None,
+            ),
             (SendOpcode::RdmaWrite, sa ^ 0xFF, va_a, 100, Some(&ea)),
             (SendOpcode::Send, sd, ed.va, 100, Some(&ed)),
             (SendOpcode::RdmaWrite, sa, va_a - 1, 100, Some(&ea)),
-            (SendOpcode::SendWithInv, sa, va_a + ea.length - 50, 100, Some(&ea)),
+            (
+                SendOpcode::SendWithInv,
+                sa,
+                va_a + ea.length - 50,
+                100,
+                Some(&ea),
+            ),
             (SendOpcode::RdmaWrite, sa, u64::MAX - 10, 100, Some(&ea)),
             (SendOpcode::Send, sc, ec.va, 100, Some(&ec)),
             (SendOpcode::RdmaRead, se, ee.va, 100, Some(&ee)),
@@ -2870,7 +2989,10 @@ mod tests {
                 0
             };
             if let Some(e) = e {
-                assert!(e.check(Stag(lkey), PD, need, va, len as u64).is_err(), "kind {q}");
+                assert!(
+                    e.check(Stag(lkey), PD, need, va, len as u64).is_err(),
+                    "kind {q}"
+                );
             }
             let mut tx = PagedTx::new(mpa, emss);
             let mut r = QpRef {
@@ -2878,10 +3000,52 @@ mod tests {
                 ..Default::default()
             };
             let (mut wqes, mut reads) = (vec![], vec![]);
-            post(&mut wqes, &mut r, &mut reads, &mut tx, &mut rng, &m, SendOpcode::RdmaWrite, sa, Some(&ea), va_a + 4000, 300, 0, None);
-            post(&mut wqes, &mut r, &mut reads, &mut tx, &mut rng, &m, op, lkey, None, va, len, 1, Some(prot));
+            post(
+                &mut wqes,
+                &mut r,
+                &mut reads,
+                &mut tx,
+                &mut rng,
+                &m,
+                SendOpcode::RdmaWrite,
+                sa,
+                Some(&ea),
+                va_a + 4000,
+                300,
+                0,
+                None,
+            );
+            post(
+                &mut wqes,
+                &mut r,
+                &mut reads,
+                &mut tx,
+                &mut rng,
+                &m,
+                op,
+                lkey,
+                None,
+                va,
+                len,
+                1,
+                Some(prot),
+            );
             let mut r2 = QpRef::default();
-            post(&mut wqes, &mut r2, &mut vec![], &mut tx, &mut rng, &m, SendOpcode::Send, sa, Some(&ea), va_a, 64, 2, None);
+            post(
+                &mut wqes,
+                &mut r2,
+                &mut vec![],
+                &mut tx,
+                &mut rng,
+                &m,
+                SendOpcode::Send,
+                sa,
+                Some(&ea),
+                va_a,
+                64,
+                2,
+                None,
+            );
             setups.push(QpSetup {
                 log2: 4,
                 ci0: 0,
@@ -2898,7 +3062,9 @@ mod tests {
             ..Default::default()
         };
         let pds = vec![PD; setups.len()];
-        let res = run_with(&setups, &mut refs, &mut m, 78, 40, true, 9, 300_000, &mut tpm, &pds);
+        let res = run_with(
+            &setups, &mut refs, &mut m, 78, 40, true, 9, 300_000, &mut tpm, &pds,
+        );
         assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
         for (q, want) in want_reads.iter().enumerate() {
             let got: Vec<(u64, u64)> = res
@@ -2923,5 +3089,135 @@ mod tests {
             tpm.log.len(),
             res.cycles
         );
+    }
+
+    /// A region invalidated after a message's first (whole-SGE) check: the
+    /// segments inside the first page go out, the translation of the next
+    /// page is refused, no further segment or read, the WQE completes with
+    /// `LocalProtectionError` and the QP's next WQE is never sent.
+    #[test]
+    fn region_invalidated_mid_message_stops_at_the_next_page() {
+        let mut rng = Rng::new(0x1d);
+        let mut m = mem();
+        let pages: Vec<u64> = vec![0x23_0000, 0x11_0000, 0x31_7000];
+        for &p in &pages {
+            let d = rng.bytes(4096);
+            m[p as usize..p as usize + 4096].copy_from_slice(&d);
+        }
+        let e = TptEntry {
+            state: TptState::Valid,
+            key: 0x5a,
+            access: ACCESS_ALL,
+            page_shift: 12,
+            pd: 3,
+            va: 0x7f00_0000_0123,
+            length: 3 * 4096 - 0x123,
+            pbl_base: 40,
+            npages: 3,
+        };
+        let pbl: HashMap<u32, u64> = (0..3).map(|i| (40 + i, pages[i as usize])).collect();
+        let lkey = Stag::new(3, 0x5a).unwrap().0;
+        let mpa = MpaSettings {
+            crc: true,
+            markers: false,
+            seq_start: 77,
+        };
+        let emss = 1460u16;
+        let data: Vec<u8> = (0..9000u64)
+            .map(|i| {
+                let (p, o) = e.page_of(e.va + i).unwrap();
+                m[(pbl[&p] + o) as usize]
+            })
+            .collect();
+        let w = SendWqe {
+            wr_id: 0xabc,
+            opcode: SendOpcode::RdmaWrite,
+            flags: 0,
+            imm_or_inv: 0,
+            remote_offset: 0x5000,
+            remote_stag: 0x99,
+            sges: SgeList::new(&[Sge {
+                addr: e.va,
+                length: 9000,
+                lkey,
+            }])
+            .unwrap(),
+        };
+        let later = SendWqe {
+            wr_id: 0xdef,
+            opcode: SendOpcode::Send,
+            flags: WQE_FLAG_SIGNALED,
+            sges: SgeList::new(&[Sge {
+                addr: e.va,
+                length: 10,
+                lkey,
+            }])
+            .unwrap(),
+            ..w
+        };
+        let mut wqes = vec![];
+        for x in [&w, &later] {
+            let mut b = [0u8; WQE_SIZE];
+            x.emit(&mut b).unwrap();
+            wqes.push(b);
+        }
+        let (segs, reads) = PagedTx::new(mpa, emss).send(
+            &Message::Write {
+                stag: 0x99,
+                to: 0x5000,
+                data: &data,
+            },
+            e.va,
+            &e,
+            &pbl,
+        );
+        // Only the first page's segments.
+        let first = 4096 - 0x123u64;
+        let mut k = 0;
+        let mut sum = 0;
+        while sum < first {
+            sum += reads[k].1;
+            k += 1;
+        }
+        assert_eq!(sum, first);
+        let mut r = QpRef {
+            mpa: Some(mpa),
+            ..Default::default()
+        };
+        r.segs.extend(segs[..k].iter().cloned());
+        r.cqs.push_back((0, 0xabc, STATUS_LOCAL_PROT_ERR));
+        let setups = vec![QpSetup {
+            log2: 3,
+            ci0: 0,
+            seq_start: mpa.seq_start,
+            emss,
+            mpa,
+            wqes,
+        }];
+        let mut refs = vec![r];
+        let mut tpm = TptModel {
+            regions: Some(([(3, e)].into(), pbl.clone())),
+            inval_after: Some((3, 1)),
+            ..Default::default()
+        };
+        let res = run_with(
+            &setups,
+            &mut refs,
+            &mut m,
+            78,
+            20,
+            false,
+            4,
+            100_000,
+            &mut tpm,
+            &[3],
+        );
+        assert!(refs[0].segs.is_empty() && refs[0].cqs.is_empty());
+        let got: Vec<(u64, u64)> = res.reads.iter().map(|r| (r.1, r.2)).collect();
+        assert_eq!(got, reads[..k].to_vec());
+        assert_eq!(res.cnt_prot, 1);
+        // The whole-SGE check, then the refused translation of page 2.
+        assert_eq!(tpm.log.len(), 2);
+        assert_eq!((tpm.log[1].3, tpm.log[1].4), (e.va + first, 9000 - first));
     }
 }
