@@ -889,6 +889,28 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  [63:0] tx_seg$rd_sent_wr_id;
     wire  tx_seg$rd_sent_signaled;
     wire  [31:0] tx_seg$rd_sent_len;
+    reg  tx_seg$pd_wr_valid;
+    reg  [5:0] tx_seg$pd_wr_qp;
+    reg  [31:0] tx_seg$pd_wr_pd;
+    wire  tx_seg$chk_valid;
+    reg  tx_seg$chk_ready;
+    wire  [31:0] tx_seg$chk_stag;
+    wire  [31:0] tx_seg$chk_pd;
+    wire  [2:0] tx_seg$chk_need;
+    wire  [63:0] tx_seg$chk_to;
+    wire  [31:0] tx_seg$chk_len;
+    reg  tx_seg$res_valid;
+    wire  tx_seg$res_ready;
+    reg  [2:0] tx_seg$res_fault;
+    reg  [63:0] tx_seg$res_addr;
+    reg  [31:0] tx_seg$res_page_left;
+    wire  tx_seg$off_valid;
+    wire  [5:0] tx_seg$off_qp;
+    reg  tx_seg$off_ready;
+    // Unused on purpose: send WQEs refused by the SGE check are seen in their LocalProtectionError CQEs; the count is for the block tests.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] tx_seg$cnt_prot;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  tx_framer$clock;
     reg  tx_framer$reset;
     reg  tx_framer$desc_valid;
@@ -1700,6 +1722,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  tp_rs_own$d;
     wire  tp_rs_own$q;
     reg  tp_rs_own$clock;
+    reg  tp_ts_own$d;
+    wire  tp_ts_own$q;
+    reg  tp_ts_own$clock;
     reg  tx_log$clock;
     reg  tx_log$reset;
     reg  tx_log$in_valid;
@@ -1860,6 +1885,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  tp_rr;
     reg  tp_rs;
     reg  tp_dv;
+    reg  tp_ts;
+    reg  tx_en_ew;
     reg  rr_tx;
     reg  td_valid;
     reg  [5:0] td_qp;
@@ -2488,7 +2515,26 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .rd_sent_qp(tx_seg$rd_sent_qp),
         .rd_sent_wr_id(tx_seg$rd_sent_wr_id),
         .rd_sent_signaled(tx_seg$rd_sent_signaled),
-        .rd_sent_len(tx_seg$rd_sent_len)
+        .rd_sent_len(tx_seg$rd_sent_len),
+        .pd_wr_valid(tx_seg$pd_wr_valid),
+        .pd_wr_qp(tx_seg$pd_wr_qp),
+        .pd_wr_pd(tx_seg$pd_wr_pd),
+        .chk_valid(tx_seg$chk_valid),
+        .chk_ready(tx_seg$chk_ready),
+        .chk_stag(tx_seg$chk_stag),
+        .chk_pd(tx_seg$chk_pd),
+        .chk_need(tx_seg$chk_need),
+        .chk_to(tx_seg$chk_to),
+        .chk_len(tx_seg$chk_len),
+        .res_valid(tx_seg$res_valid),
+        .res_ready(tx_seg$res_ready),
+        .res_fault(tx_seg$res_fault),
+        .res_addr(tx_seg$res_addr),
+        .res_page_left(tx_seg$res_page_left),
+        .off_valid(tx_seg$off_valid),
+        .off_qp(tx_seg$off_qp),
+        .off_ready(tx_seg$off_ready),
+        .cnt_prot(tx_seg$cnt_prot)
     );
     rnic_core$tx_framer tx_framer(
         .clock(tx_framer$clock),
@@ -3400,6 +3446,11 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .q(tp_rs_own$q),
         .clock(tp_rs_own$clock)
     );
+    rnic_core$tp_ts_own tp_ts_own(
+        .d(tp_ts_own$d),
+        .q(tp_ts_own$q),
+        .clock(tp_ts_own$clock)
+    );
     rnic_core$tx_log tx_log(
         .clock(tx_log$clock),
         .reset(tx_log$reset),
@@ -3551,6 +3602,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tp_rs_own$clock = clock;
         rxi_fifo_mid$clock = clock;
         rxi_inj_mid$clock = clock;
+        tp_ts_own$clock = clock;
         rxs_lost$d = rxs_lost$q;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
@@ -3591,6 +3643,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tp_rs_own$d = tp_rs_own$q;
         rxi_fifo_mid$d = rxi_fifo_mid$q;
         rxi_inj_mid$d = rxi_inj_mid$q;
+        tp_ts_own$d = tp_ts_own$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -4056,6 +4109,32 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         rx_send$res_fault = tpt$res_fault;
         rx_send$res_addr = tpt$res_addr;
         rx_send$res_page_left = tpt$res_page_left;
+        tp_ts = tx_seg$chk_valid & ~ddp_rx$chk_valid & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q & ~tp_ts_own$q & ~rx_send$chk_valid & ~read_resp$chk_valid;
+        tx_seg$chk_ready = 1'b0;
+        if (tp_ts) begin
+            tpt$chk_valid = 1'b1;
+            ddp_rx$chk_ready = 1'b0;
+            tx_seg$chk_ready = tpt$chk_ready;
+            tpt$chk_stag = tx_seg$chk_stag;
+            tpt$chk_pd = tx_seg$chk_pd;
+            tpt$chk_need = tx_seg$chk_need;
+            tpt$chk_to = tx_seg$chk_to;
+            tpt$chk_len = tx_seg$chk_len;
+            if (tpt$chk_ready) begin
+                tp_ts_own$d = 1'b1;
+            end
+        end
+        tx_seg$res_valid = tpt$res_valid & tp_ts_own$q;
+        if (tp_ts_own$q) begin
+            ddp_rx$res_valid = 1'b0;
+            tpt$res_ready = tx_seg$res_ready;
+            if (tpt$res_valid & tx_seg$res_ready) begin
+                tp_ts_own$d = 1'b0;
+            end
+        end
+        tx_seg$res_fault = tpt$res_fault;
+        tx_seg$res_addr = tpt$res_addr;
+        tx_seg$res_page_left = tpt$res_page_left;
         wr_arb$reset = reset;
         wr_arb$a_valid = ddp_rx$dma_wr_valid;
         ddp_rx$dma_wr_ready = wr_arb$a_ready;
@@ -4380,6 +4459,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         wqe_fetch$en_qp = ew_qp_qpn[(32'h0)+:(6)];
         wqe_fetch$en_on = wqe_fetch$cfg_valid & ((ew_qp_state == 8'h1) | (ew_qp_state == 8'h2));
         tx_seg$stop = wqe_fetch$wqe_off;
+        tx_en_ew = wqe_fetch$en_valid;
+        tx_seg$off_ready = ~tx_en_ew;
+        if (tx_seg$off_valid & ~tx_en_ew) begin
+            wqe_fetch$en_valid = 1'b1;
+            wqe_fetch$en_qp = tx_seg$off_qp;
+            wqe_fetch$en_on = 1'b0;
+        end
+        tx_seg$pd_wr_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)];
+        tx_seg$pd_wr_qp = ew_qp_qpn[(32'h0)+:(6)];
+        tx_seg$pd_wr_pd = ew_qp_pd;
         rd_track$hq_qp = wqe_fetch$wqe_qp;
         tx_seg$rd_full = rd_track$hq_full;
         wqe_fetch$wqe_hold = ~tx_seg$idle;
@@ -5059,6 +5148,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             fwc_up_wv$d = 1'b0;
             tp_own$d = 1'b0;
             tp_rs_own$d = 1'b0;
+            tp_ts_own$d = 1'b0;
         end
     end
 
@@ -32179,6 +32269,25 @@ module rnic_core$tp_rs_own(d,q,clock);
 endmodule // rnic_core$tp_rs_own
 
 
+module rnic_core$tp_ts_own(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tp_ts_own
+
+
 module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,chk_inv,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr);
 
     // Module arguments
@@ -39735,7 +39844,7 @@ module rnic_core$tx_sched$ptr(d,q,clock);
 endmodule // rnic_core$tx_sched$ptr
 
 
-module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len);
+module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot);
 
     // Module arguments
     input wire  clock;
@@ -39837,9 +39946,30 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     output reg  [63:0] rd_sent_wr_id;
     output reg  rd_sent_signaled;
     output reg  [31:0] rd_sent_len;
+    input wire  pd_wr_valid;
+    input wire  [5:0] pd_wr_qp;
+    input wire  [31:0] pd_wr_pd;
+    output reg  chk_valid;
+    input wire  chk_ready;
+    output reg  [31:0] chk_stag;
+    output reg  [31:0] chk_pd;
+    output reg  [2:0] chk_need;
+    output reg  [63:0] chk_to;
+    output reg  [31:0] chk_len;
+    input wire  res_valid;
+    output reg  res_ready;
+    input wire  [2:0] res_fault;
+    input wire  [63:0] res_addr;
+    input wire  [31:0] res_page_left;
+    output reg  off_valid;
+    output reg  [5:0] off_qp;
+    input wire  off_ready;
+    output reg  [31:0] cnt_prot;
 
     // Constant declarations
     localparam  c_max_mulpdu = 16'h100e;
+    localparam  c_prot_err = 8'h4;
+    localparam  c_local_write = 3'b1;
     localparam  c_pay_tag = 8'h80;
     localparam  c_min_mulpdu = 16'h40;
     localparam  c_qp_op_err = 8'h2;
@@ -39856,6 +39986,9 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     localparam SegState$Pop = 5;
     localparam SegState$XLoad = 6;
     localparam SegState$Ext = 7;
+    localparam SegState$Chk = 8;
+    localparam SegState$Res = 9;
+    localparam SegState$Off = 10;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -39892,6 +40025,34 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  fits_r$d;
     wire  fits_r$q;
     reg  fits_r$clock;
+    reg  [5:0] pd_ram$read_address;
+    reg  pd_ram$read_clock;
+    wire  [31:0] pd_ram$read_data;
+    reg  [5:0] pd_ram$write_address;
+    reg  pd_ram$write_clock;
+    reg  [31:0] pd_ram$write_data;
+    reg  pd_ram$write_enable;
+    reg  [31:0] cpd$d;
+    wire  [31:0] cpd$q;
+    reg  cpd$clock;
+    reg  [63:0] xaddr$d;
+    wire  [63:0] xaddr$q;
+    reg  xaddr$clock;
+    reg  [31:0] xleft$d;
+    wire  [31:0] xleft$q;
+    reg  xleft$clock;
+    reg  [31:0] lim_r$d;
+    wire  [31:0] lim_r$q;
+    reg  lim_r$clock;
+    reg  sent$d;
+    wire  sent$q;
+    reg  sent$clock;
+    reg  [5:0] oqp$d;
+    wire  [5:0] oqp$q;
+    reg  oqp$clock;
+    reg  [31:0] n_prot$d;
+    wire  [31:0] n_prot$q;
+    reg  n_prot$clock;
     reg  [5:0] state_ram$read_address;
     reg  state_ram$read_clock;
     wire  [145:0] state_ram$read_data;
@@ -39899,8 +40060,8 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  state_ram$write_clock;
     reg  [145:0] state_ram$write_data;
     reg  state_ram$write_enable;
-    reg  [2:0] st$d;
-    wire  [2:0] st$q;
+    reg  [3:0] st$d;
+    wire  [3:0] st$q;
     reg  st$clock;
     reg  [31:0] seq$d;
     wire  [31:0] seq$q;
@@ -40114,6 +40275,50 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         .d(fits_r$d),
         .q(fits_r$q),
         .clock(fits_r$clock)
+    );
+    rnic_core$tx_seg$pd_ram pd_ram(
+        .read_address(pd_ram$read_address),
+        .read_clock(pd_ram$read_clock),
+        .read_data(pd_ram$read_data),
+        .write_address(pd_ram$write_address),
+        .write_clock(pd_ram$write_clock),
+        .write_data(pd_ram$write_data),
+        .write_enable(pd_ram$write_enable)
+    );
+    rnic_core$tx_seg$cpd cpd(
+        .d(cpd$d),
+        .q(cpd$q),
+        .clock(cpd$clock)
+    );
+    rnic_core$tx_seg$xaddr xaddr(
+        .d(xaddr$d),
+        .q(xaddr$q),
+        .clock(xaddr$clock)
+    );
+    rnic_core$tx_seg$xleft xleft(
+        .d(xleft$d),
+        .q(xleft$q),
+        .clock(xleft$clock)
+    );
+    rnic_core$tx_seg$lim_r lim_r(
+        .d(lim_r$d),
+        .q(lim_r$q),
+        .clock(lim_r$clock)
+    );
+    rnic_core$tx_seg$sent sent(
+        .d(sent$d),
+        .q(sent$q),
+        .clock(sent$clock)
+    );
+    rnic_core$tx_seg$oqp oqp(
+        .d(oqp$d),
+        .q(oqp$q),
+        .clock(oqp$clock)
+    );
+    rnic_core$tx_seg$n_prot n_prot(
+        .d(n_prot$d),
+        .q(n_prot$q),
+        .clock(n_prot$clock)
     );
     rnic_core$tx_seg$state_ram state_ram(
         .read_address(state_ram$read_address),
@@ -40375,6 +40580,13 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         adv_r$clock = clock;
         send_end_r$clock = clock;
         fits_r$clock = clock;
+        cpd$clock = clock;
+        xaddr$clock = clock;
+        xleft$clock = clock;
+        lim_r$clock = clock;
+        sent$clock = clock;
+        oqp$clock = clock;
+        n_prot$clock = clock;
         st$d = st$q;
         seq$d = seq$q;
         msn0$d = msn0$q;
@@ -40424,16 +40636,33 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         adv_r$d = adv_r$q;
         send_end_r$d = send_end_r$q;
         fits_r$d = fits_r$q;
+        cpd$d = cpd$q;
+        xaddr$d = xaddr$q;
+        xleft$d = xleft$q;
+        lim_r$d = lim_r$q;
+        sent$d = sent$q;
+        oqp$d = oqp$q;
+        n_prot$d = n_prot$q;
+        pd_ram$read_clock = clock;
+        pd_ram$write_clock = clock;
+        pd_ram$read_address = wqe_qp;
+        pd_ram$write_enable = pd_wr_valid;
+        pd_ram$write_address = pd_wr_qp;
+        pd_ram$write_data = pd_wr_pd;
         state_ram$read_clock = clock;
         state_ram$write_clock = clock;
         state_ram$read_address = wqe_qp;
         state_ram$write_enable = cfg_valid;
         state_ram$write_address = cfg_qp;
         state_ram$write_data = {cfg_crc_en, cfg_mk_en, cfg_mulpdu, cfg_seq_start, cfg_msn_rreq, cfg_msn_send, cfg_seq};
+        lim_r$d = {{16{1'b0}}, room$q};
+        if (~is_rr$q & (xleft$q < {{16{1'b0}}, room$q})) begin
+            lim_r$d = xleft$q;
+        end
         plen_c = rem$q;
         last_c = 1'b1;
-        if (rem$q > {{16{1'b0}}, room$q}) begin
-            plen_c = {{16{1'b0}}, room$q};
+        if (rem$q > lim_r$q) begin
+            plen_c = lim_r$q;
             last_c = 1'b0;
         end
         plen_r$d = plen_c;
@@ -40494,13 +40723,13 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         fits_r$d = ~win_en | (((win_end - send_end) >> 32'h1f) == 32'h0);
         fits = fits_r$q & ~stop & ~hold;
         quiet = (outst$q == 3'h0) & ~rr_pending$q & ~((st$q == SegState$Seg) & (desc_done$q | req_done$q));
-        go = (st$q == SegState$Seg) & (ph$q == 3'h5);
+        go = (st$q == SegState$Seg) & (ph$q == 3'h6);
         ph$d = 3'h0;
-        if ((st$q == SegState$Seg) & (ph$q != 3'h5)) begin
+        if ((st$q == SegState$Seg) & (ph$q != 3'h6)) begin
             ph$d = ph$q + 3'h1;
         end
         if (go) begin
-            ph$d = 3'h5;
+            ph$d = 3'h6;
         end
         wgo = go & (fits | desc_done$q | req_done$q);
         if (go & ~wgo) begin
@@ -40520,13 +40749,13 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         desc_msn = msn$q;
         desc_mo = mo$q;
         desc_pay_len = plen[(32'h0)+:(16)];
-        desc_addr = addr$q;
+        desc_addr = xaddr$q;
         desc_adv = adv[(32'h0)+:(16)];
         desc_rr = rr$q[(32'h0)+:(224)];
         need_req = ~is_rr$q & |plen;
         can_issue = ~rr_pending$q & (outst$q < 3'h4) & ((plen <= c_short) | (unst$q == 3'h0));
         dma_rd_req_valid = (st$q == SegState$Seg) & wgo & need_req & ~req_done$q & can_issue;
-        dma_rd_req_addr = addr$q;
+        dma_rd_req_addr = xaddr$q;
         dma_rd_req_len = plen[(32'h0)+:(16)];
         dma_rd_req_tag = c_pay_tag | {{6{1'b0}}, wr_slot$q};
         req_fire = dma_rd_req_valid & dma_rd_req_ready;
@@ -40661,6 +40890,20 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
             len = wqe_sge0_len;
         end
         sol = wqe_flags[32'h1];
+        chk_valid = st$q == SegState$Chk;
+        chk_stag = wqe_sge0_lkey;
+        chk_pd = cpd$q;
+        chk_need = 3'h0;
+        chk_len = rem$q;
+        if (is_rr$q) begin
+            chk_need = c_local_write;
+            chk_len = len;
+        end
+        chk_to = addr$q;
+        res_ready = st$q == SegState$Res;
+        off_valid = st$q == SegState$Off;
+        off_qp = oqp$q;
+        cnt_prot = n_prot$q;
         xs_gnt = st$q == SegState$Ext;
         xs_seq = seq$q;
         xs_seq_start = seq_start$q;
@@ -40727,7 +40970,14 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     req_done$d = 1'b0;
                     status$d = 8'h0;
                     room$d = state_ram$read_data[(32'h80)+:(16)] - 16'h12;
+                    cpd$d = pd_ram$read_data;
+                    xaddr$d = wqe_sge0_addr;
+                    xleft$d = 32'hffffffff;
+                    sent$d = 1'b0;
                     st$d = SegState$Seg;
+                    if (|len) begin
+                        st$d = SegState$Chk;
+                    end
                     if (wqe_opcode == 8'h0) begin
                         is_tagged$d = 1'b1;
                         rop$d = 4'h0;
@@ -40788,7 +41038,13 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                         to$d = to$q + {{32{1'b0}}, plen};
                         mo$d = mo$q + plen;
                         addr$d = addr$q + {{32{1'b0}}, plen};
+                        xaddr$d = xaddr$q + {{32{1'b0}}, plen};
+                        xleft$d = xleft$q - plen;
+                        sent$d = 1'b1;
                         n_segs$d = n_segs$q + 32'h1;
+                        if (~is_rr$q & (xleft$q == plen)) begin
+                            st$d = SegState$Chk;
+                        end
                         if (is_rr$q) begin
                             rr_pending$d = 1'b1;
                             pbeat$d = 2'h0;
@@ -40809,6 +41065,9 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     if (wqe_flags[32'h0] & ~is_rr$q) begin
                         st$d = SegState$Cpl;
                     end
+                    if (|status$q) begin
+                        st$d = SegState$Cpl;
+                    end
                 end
             SegState$Cpl:
                 begin
@@ -40821,6 +41080,40 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                 begin
                     wqe_ready = 1'b1;
                     st$d = SegState$Idle;
+                    oqp$d = wqe_qp;
+                    if (status$q == c_prot_err) begin
+                        st$d = SegState$Off;
+                    end
+                end
+            SegState$Chk:
+                begin
+                    if (chk_ready) begin
+                        st$d = SegState$Res;
+                    end
+                end
+            SegState$Res:
+                begin
+                    if (res_valid) begin
+                        if (|res_fault) begin
+                            status$d = c_prot_err;
+                            n_prot$d = n_prot$q + 32'h1;
+                            st$d = SegState$Cpl;
+                            if (sent$q) begin
+                                st$d = SegState$Fin;
+                            end
+                        end
+                        else begin
+                            xaddr$d = res_addr;
+                            xleft$d = res_page_left;
+                            st$d = SegState$Seg;
+                        end
+                    end
+                end
+            SegState$Off:
+                begin
+                    if (off_ready) begin
+                        st$d = SegState$Idle;
+                    end
                 end
             default:
                 begin
@@ -40846,6 +41139,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
             n_bad$d = 32'h0;
             n_wnd_wait$d = 32'h0;
             n_mulpdu_bad$d = 32'h0;
+            n_prot$d = 32'h0;
         end
     end
 
@@ -40888,6 +41182,25 @@ module rnic_core$tx_seg$adv_r(d,q,clock);
     end
 
 endmodule // rnic_core$tx_seg$adv_r
+
+
+module rnic_core$tx_seg$cpd(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$cpd
 
 
 module rnic_core$tx_seg$crc(d,q,clock);
@@ -41080,6 +41393,25 @@ module rnic_core$tx_seg$last_r(d,q,clock);
 endmodule // rnic_core$tx_seg$last_r
 
 
+module rnic_core$tx_seg$lim_r(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$lim_r
+
+
 module rnic_core$tx_seg$mk(d,q,clock);
 
     // Module arguments
@@ -41232,6 +41564,25 @@ module rnic_core$tx_seg$n_mulpdu_bad(d,q,clock);
 endmodule // rnic_core$tx_seg$n_mulpdu_bad
 
 
+module rnic_core$tx_seg$n_prot(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$n_prot
+
+
 module rnic_core$tx_seg$n_segs(d,q,clock);
 
     // Module arguments
@@ -41268,6 +41619,25 @@ module rnic_core$tx_seg$n_wnd_wait(d,q,clock);
     end
 
 endmodule // rnic_core$tx_seg$n_wnd_wait
+
+
+module rnic_core$tx_seg$oqp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$oqp
 
 
 module rnic_core$tx_seg$outst(d,q,clock);
@@ -41354,6 +41724,35 @@ module rnic_core$tx_seg$pbuf(read_address,read_clock,read_data,write_address,wri
     end
 
 endmodule // rnic_core$tx_seg$pbuf
+
+
+module rnic_core$tx_seg$pd_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_seg$pd_ram
 
 
 module rnic_core$tx_seg$ph(d,q,clock);
@@ -41584,6 +41983,25 @@ module rnic_core$tx_seg$send_end_r(d,q,clock);
 endmodule // rnic_core$tx_seg$send_end_r
 
 
+module rnic_core$tx_seg$sent(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$sent
+
+
 module rnic_core$tx_seg$seq(d,q,clock);
 
     // Module arguments
@@ -41625,8 +42043,8 @@ endmodule // rnic_core$tx_seg$seq_start
 module rnic_core$tx_seg$st(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Enums
@@ -41640,11 +42058,14 @@ module rnic_core$tx_seg$st(d,q,clock);
     localparam SegState$Pop = 5;
     localparam SegState$XLoad = 6;
     localparam SegState$Ext = 7;
+    localparam SegState$Chk = 8;
+    localparam SegState$Res = 9;
+    localparam SegState$Off = 10;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -41852,6 +42273,44 @@ module rnic_core$tx_seg$wr_slot(d,q,clock);
     end
 
 endmodule // rnic_core$tx_seg$wr_slot
+
+
+module rnic_core$tx_seg$xaddr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$xaddr
+
+
+module rnic_core$tx_seg$xleft(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$xleft
 
 
 module rnic_core$tx_wend(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

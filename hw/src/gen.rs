@@ -701,6 +701,13 @@ const UNUSED_OK: &[Unused] = &[
     unused(CORE_MODULE, "wqe_fetch$cnt_wqe_drop", 32, QPSTOP_CNT),
     unused(CORE_MODULE, "wqe_fetch$cnt_skip", 32, QPSTOP_CNT),
     unused(CORE_MODULE, "send_cpl$cnt_off", 32, QPSTOP_CNT),
+    unused(
+        CORE_MODULE,
+        "tx_seg$cnt_prot",
+        32,
+        "send WQEs refused by the SGE check are seen in their LocalProtectionError CQEs; \
+         the count is for the block tests",
+    ),
 ];
 const QPSTOP_CNT: &str = "QP send stop / Terminate receive diagnostic counter (block tests read \
      it); not yet a core counter output (cnt_rx_exc counts the Terminates queued)";

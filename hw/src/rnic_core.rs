@@ -677,6 +677,13 @@ pub struct RnicCore {
     /// `ddp_rx`'s check request, held back while a Send with Invalidate
     /// waits for its invalidation (`rx_send.inv_hold`).
     tp_dv: Signal<Local, Bit>,
+    /// `tx_seg` owns the TPT check unit (a send SGE check in flight).
+    tp_ts_own: DFF<Bit>,
+    /// `tx_seg`'s check goes to the TPT this clock.
+    tp_ts: Signal<Local, Bit>,
+    /// A QP context write sets a send side on/off this clock (`tx_seg`'s
+    /// off request waits).
+    tx_en_ew: Signal<Local, Bit>,
     /// `tx_seg` has handed the QP's stream to `read_resp` (`xs_gnt`): the
     /// framer's descriptors and payload come from `read_resp`.
     rr_tx: Signal<Local, Bit>,
@@ -753,7 +760,8 @@ impl Logic for RnicCore {
             tp_own,
             tp_rs_own,
             rxi_fifo_mid,
-            rxi_inj_mid
+            rxi_inj_mid,
+            tp_ts_own
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -1345,6 +1353,44 @@ impl Logic for RnicCore {
         self.rx_send.res_fault.next = self.tpt.res_fault.val();
         self.rx_send.res_addr.next = self.tpt.res_addr.val();
         self.rx_send.res_page_left.next = self.tpt.res_page_left.val();
+        // tx_seg's send SGE checks and translations (branch txsge): last in
+        // line, on rx_send's terms (never while ddp_rx asks or places, nor
+        // while rx_send or read_resp asks); it owns the unit until it took
+        // its result. The unit's chk_ready is low while any check is in
+        // flight, so the others' requests wait for that without a term here.
+        self.tp_ts.next = self.tx_seg.chk_valid.val()
+            & !self.ddp_rx.chk_valid.val()
+            & !self.ddp_rx.placing.val()
+            & !self.tp_own.q.val()
+            & !self.tp_rs_own.q.val()
+            & !self.tp_ts_own.q.val()
+            & !self.rx_send.chk_valid.val()
+            & !self.read_resp.chk_valid.val();
+        self.tx_seg.chk_ready.next = false;
+        if self.tp_ts.val() {
+            self.tpt.chk_valid.next = true;
+            self.ddp_rx.chk_ready.next = false;
+            self.tx_seg.chk_ready.next = self.tpt.chk_ready.val();
+            self.tpt.chk_stag.next = self.tx_seg.chk_stag.val();
+            self.tpt.chk_pd.next = self.tx_seg.chk_pd.val();
+            self.tpt.chk_need.next = self.tx_seg.chk_need.val();
+            self.tpt.chk_to.next = self.tx_seg.chk_to.val();
+            self.tpt.chk_len.next = self.tx_seg.chk_len.val();
+            if self.tpt.chk_ready.val() {
+                self.tp_ts_own.d.next = true;
+            }
+        }
+        self.tx_seg.res_valid.next = self.tpt.res_valid.val() & self.tp_ts_own.q.val();
+        if self.tp_ts_own.q.val() {
+            self.ddp_rx.res_valid.next = false;
+            self.tpt.res_ready.next = self.tx_seg.res_ready.val();
+            if self.tpt.res_valid.val() & self.tx_seg.res_ready.val() {
+                self.tp_ts_own.d.next = false;
+            }
+        }
+        self.tx_seg.res_fault.next = self.tpt.res_fault.val();
+        self.tx_seg.res_addr.next = self.tpt.res_addr.val();
+        self.tx_seg.res_page_left.next = self.tpt.res_page_left.val();
 
         // DMA write
         // DMA write: ddp_rx's tagged placement and rx_send's Send data,
@@ -1751,6 +1797,20 @@ impl Logic for RnicCore {
         self.wqe_fetch.en_on.next = self.wqe_fetch.cfg_valid.val()
             & ((self.ew_qp_state.val() == 1) | (self.ew_qp_state.val() == 2));
         self.tx_seg.stop.next = self.wqe_fetch.wqe_off.val();
+        // A refused send SGE turns its QP's send side off (branch txsge),
+        // when no QP context write sets one this clock.
+        self.tx_en_ew.next = self.wqe_fetch.en_valid.val();
+        self.tx_seg.off_ready.next = !self.tx_en_ew.val();
+        if self.tx_seg.off_valid.val() & !self.tx_en_ew.val() {
+            self.wqe_fetch.en_valid.next = true;
+            self.wqe_fetch.en_qp.next = self.tx_seg.off_qp.val();
+            self.wqe_fetch.en_on.next = false;
+        }
+        // The QP's PD for the send SGE checks (as read_resp's).
+        self.tx_seg.pd_wr_valid.next =
+            self.ew_qp_valid.val() & !self.ew_qp_qpn.val().get_bits::<26>(6).any();
+        self.tx_seg.pd_wr_qp.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.tx_seg.pd_wr_pd.next = self.ew_qp_pd.val();
         // ORD hold: an RDMA Read WQE waits while its QP has ORD Read
         // Requests outstanding (RFC 5040 §6.2, RFC 6581).
         self.rd_track.hq_qp.next = self.wqe_fetch.wqe_qp.val();
@@ -2630,6 +2690,7 @@ impl Logic for RnicCore {
             self.fwc_up_wv.d.next = false;
             self.tp_own.d.next = false;
             self.tp_rs_own.d.next = false;
+            self.tp_ts_own.d.next = false;
         }
     }
 }

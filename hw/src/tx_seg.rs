@@ -21,11 +21,23 @@
 //!   `(seq - SeqStart) mod 512 == 0`, also in front of the FPDU, never
 //!   after its CRC).
 //!
-//! Simplified paths (documented limits): an SGE's address is taken as a bus
-//! address (no TPT translation, `lkey` is not checked); one SGE per WQE
-//! (two SGEs with data, RDMA Read with `num_sge != 1`, and the immediate-data
-//! opcodes get an error completion with `LocalQpOperationError`, as do WQEs
-//! `WqeFetch` marks bad and a QP whose MULPDU is below 64).
+//! Send-side SGE checks (docs/rtl.md "Send-side SGE checks and
+//! translation"): an SGE with octets is checked through the TPT check unit
+//! (`chk_*`/`res_*`) before any octet is read — `{lkey, the QP's PD
+//! (pd_wr_*), addr, length}`, the whole SGE (`TptEntry::check`: entry
+//! valid, key, PD, bounds without wrap); a data SGE needs no access bit
+//! (local read is implied by registration), an RDMA Read's sink SGE needs
+//! LOCAL_WRITE. Payload reads go to the translated bus address, and a
+//! segment is cut at every page end of the region (one read and one
+//! `tx_log` address per FPDU; RFC 5041 §5.2 bounds a segment only by
+//! MULPDU); the next page is translated (and checked) when a segment ends
+//! at a page end. A refused SGE: completion `LocalProtectionError`, nothing
+//! read or sent, then the QP's send side off (`off_*`).
+//!
+//! Simplified paths (documented limits): one SGE per WQE (two SGEs with
+//! data, RDMA Read with `num_sge != 1`, and the immediate-data opcodes get
+//! an error completion with `LocalQpOperationError`, as do WQEs `WqeFetch`
+//! marks bad and a QP whose MULPDU is below 64).
 //!
 //! Per-QP state (`cfg_*`, written by the firmware at connection setup; a
 //! `cfg` write wins over the block's own write-back): `seq` (snd_nxt),
@@ -40,15 +52,20 @@
 //!
 //! Completion records (`cq_*`): one per signaled WQE after its last
 //! descriptor (status 0), one per refused WQE (status
-//! `LocalQpOperationError`, nothing sent, no state change).
+//! `LocalQpOperationError`, nothing sent, no state change; or
+//! `LocalProtectionError` for a refused SGE, above).
 
 use rnic_wire::abi::cqe::WcStatus;
+use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rust_hdl::prelude::*;
 
 /// DMA read tags of payload requests: `PAY_TAG | slot`, slot 0..=3.
 pub const PAY_TAG: u64 = 0x80;
 /// `cq_status` of a refused WQE: `WcStatus::LocalQpOperationError`.
 pub const STATUS_LOCAL_QP_OP_ERR: u64 = WcStatus::LocalQpOperationError as u64;
+/// `cq_status` of a WQE whose SGE the TPT refused:
+/// `WcStatus::LocalProtectionError` (module doc, "Send-side SGE checks").
+pub const STATUS_LOCAL_PROT_ERR: u64 = WcStatus::LocalProtectionError as u64;
 /// Payload reads up to this many octets are issued while earlier ones are
 /// still unanswered (4 reorder slots); longer ones wait until every earlier
 /// completion has started.
@@ -74,6 +91,9 @@ pub enum SegState {
     Pop,
     XLoad,
     Ext,
+    Chk,
+    Res,
+    Off,
 }
 
 #[derive(LogicBlock)]
@@ -210,6 +230,41 @@ pub struct TxSeg {
     pub rd_sent_wr_id: Signal<Out, Bits<64>>,
     pub rd_sent_signaled: Signal<Out, Bit>,
     pub rd_sent_len: Signal<Out, Bits<32>>,
+    // ---- Send-side SGE checks (module doc): the QP's PD, the TPT check
+    // client, the QP's send side off after a refused SGE.
+    /// QP context write: the QP's protection domain.
+    pub pd_wr_valid: Signal<In, Bit>,
+    pub pd_wr_qp: Signal<In, Bits<6>>,
+    pub pd_wr_pd: Signal<In, Bits<32>>,
+    pub chk_valid: Signal<Out, Bit>,
+    pub chk_ready: Signal<In, Bit>,
+    pub chk_stag: Signal<Out, Bits<32>>,
+    pub chk_pd: Signal<Out, Bits<32>>,
+    pub chk_need: Signal<Out, Bits<3>>,
+    pub chk_to: Signal<Out, Bits<64>>,
+    pub chk_len: Signal<Out, Bits<32>>,
+    pub res_valid: Signal<In, Bit>,
+    pub res_ready: Signal<Out, Bit>,
+    pub res_fault: Signal<In, Bits<3>>,
+    pub res_addr: Signal<In, Bits<64>>,
+    pub res_page_left: Signal<In, Bits<32>>,
+    /// After a refused SGE's completion: turn the QP's send side off
+    /// (`WqeFetch::en_*` with `en_on` low), held until `off_ready`.
+    pub off_valid: Signal<Out, Bit>,
+    pub off_qp: Signal<Out, Bits<6>>,
+    pub off_ready: Signal<In, Bit>,
+    /// WQEs refused by the SGE check.
+    pub cnt_prot: Signal<Out, Bits<32>>,
+    pd_ram: RAM<Bits<32>, 6>,
+    cpd: DFF<Bits<32>>,
+    xaddr: DFF<Bits<64>>,
+    xleft: DFF<Bits<32>>,
+    lim_r: DFF<Bits<32>>,
+    sent: DFF<Bit>,
+    oqp: DFF<Bits<6>>,
+    n_prot: DFF<Bits<32>>,
+    c_prot_err: Constant<Bits<8>>,
+    c_local_write: Constant<Bits<3>>,
     c_pay_tag: Constant<Bits<8>>,
     c_min_mulpdu: Constant<Bits<16>>,
     c_qp_op_err: Constant<Bits<8>>,
@@ -397,6 +452,35 @@ impl Default for TxSeg {
             rd_sent_wr_id: Default::default(),
             rd_sent_signaled: Default::default(),
             rd_sent_len: Default::default(),
+            pd_wr_valid: Default::default(),
+            pd_wr_qp: Default::default(),
+            pd_wr_pd: Default::default(),
+            chk_valid: Default::default(),
+            chk_ready: Default::default(),
+            chk_stag: Default::default(),
+            chk_pd: Default::default(),
+            chk_need: Default::default(),
+            chk_to: Default::default(),
+            chk_len: Default::default(),
+            res_valid: Default::default(),
+            res_ready: Default::default(),
+            res_fault: Default::default(),
+            res_addr: Default::default(),
+            res_page_left: Default::default(),
+            off_valid: Default::default(),
+            off_qp: Default::default(),
+            off_ready: Default::default(),
+            cnt_prot: Default::default(),
+            pd_ram: Default::default(),
+            cpd: Default::default(),
+            xaddr: Default::default(),
+            xleft: Default::default(),
+            lim_r: Default::default(),
+            sent: Default::default(),
+            oqp: Default::default(),
+            n_prot: Default::default(),
+            c_prot_err: Constant::new(STATUS_LOCAL_PROT_ERR.into()),
+            c_local_write: Constant::new((ACCESS_LOCAL_WRITE as u64).into()),
             c_pay_tag: Constant::new(PAY_TAG.into()),
             c_min_mulpdu: Constant::new(MIN_MULPDU.into()),
             c_qp_op_err: Constant::new(STATUS_LOCAL_QP_OP_ERR.into()),
@@ -526,8 +610,21 @@ impl Logic for TxSeg {
             k_r,
             adv_r,
             send_end_r,
-            fits_r
+            fits_r,
+            cpd,
+            xaddr,
+            xleft,
+            lim_r,
+            sent,
+            oqp,
+            n_prot
         );
+        self.pd_ram.read_clock.next = self.clock.val();
+        self.pd_ram.write_clock.next = self.clock.val();
+        self.pd_ram.read_address.next = self.wqe_qp.val();
+        self.pd_ram.write_enable.next = self.pd_wr_valid.val();
+        self.pd_ram.write_address.next = self.pd_wr_qp.val();
+        self.pd_ram.write_data.next = self.pd_wr_pd.val();
         self.state_ram.read_clock.next = self.clock.val();
         self.state_ram.write_clock.next = self.clock.val();
         self.state_ram.read_address.next = self.wqe_qp.val();
@@ -550,11 +647,18 @@ impl Logic for TxSeg {
         // holds values of the current inputs. Cost: 5 clocks per segment,
         // hidden behind the payload DMA read and the framer's drain except
         // for tiny messages (measured in docs/fpga.md).
+        // Stage 0: the segment's limit, min(room, octets left in the
+        // translated page) (a segment never crosses a page end of the
+        // region: one translated address per FPDU, module doc).
+        self.lim_r.d.next = bit_cast::<32, 16>(self.room.q.val());
+        if !self.is_rr.q.val() & (self.xleft.q.val() < bit_cast::<32, 16>(self.room.q.val())) {
+            self.lim_r.d.next = self.xleft.q.val();
+        }
         // Stage 1: payload length of this segment and marker phase.
         self.plen_c.next = self.rem.q.val();
         self.last_c.next = true;
-        if self.rem.q.val() > bit_cast::<32, 16>(self.room.q.val()) {
-            self.plen_c.next = bit_cast::<32, 16>(self.room.q.val());
+        if self.rem.q.val() > self.lim_r.q.val() {
+            self.plen_c.next = self.lim_r.q.val();
             self.last_c.next = false;
         }
         self.plen_r.d.next = self.plen_c.val();
@@ -636,13 +740,13 @@ impl Logic for TxSeg {
             & !self.rr_pending.q.val()
             & !((self.st.q.val() == SegState::Seg)
                 & (self.desc_done.q.val() | self.req_done.q.val()));
-        self.go.next = (self.st.q.val() == SegState::Seg) & (self.ph.q.val() == 5);
+        self.go.next = (self.st.q.val() == SegState::Seg) & (self.ph.q.val() == 6);
         self.ph.d.next = 0.into();
-        if (self.st.q.val() == SegState::Seg) & (self.ph.q.val() != 5) {
+        if (self.st.q.val() == SegState::Seg) & (self.ph.q.val() != 6) {
             self.ph.d.next = self.ph.q.val() + 1;
         }
         if self.go.val() {
-            self.ph.d.next = 5.into();
+            self.ph.d.next = 6.into();
         }
         self.wgo.next =
             self.go.val() & (self.fits.val() | self.desc_done.q.val() | self.req_done.q.val());
@@ -666,7 +770,7 @@ impl Logic for TxSeg {
         self.desc_msn.next = self.msn.q.val();
         self.desc_mo.next = self.mo.q.val();
         self.desc_pay_len.next = self.plen.val().get_bits::<16>(0);
-        self.desc_addr.next = self.addr.q.val();
+        self.desc_addr.next = self.xaddr.q.val();
         self.desc_adv.next = self.adv.val().get_bits::<16>(0);
         self.desc_rr.next = self.rr.q.val().get_bits::<224>(0);
 
@@ -684,7 +788,7 @@ impl Logic for TxSeg {
             & self.need_req.val()
             & !self.req_done.q.val()
             & self.can_issue.val();
-        self.dma_rd_req_addr.next = self.addr.q.val();
+        self.dma_rd_req_addr.next = self.xaddr.q.val();
         self.dma_rd_req_len.next = self.plen.val().get_bits::<16>(0);
         self.dma_rd_req_tag.next = self.c_pay_tag.val() | bit_cast::<8, 2>(self.wr_slot.q.val());
         self.req_fire.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
@@ -864,6 +968,24 @@ impl Logic for TxSeg {
         }
         self.sol.next = self.wqe_flags.val().get_bit(1);
 
+        // TPT check client: the SGE's region (lkey, the QP's PD, VA, octets
+        // left); an RDMA Read's sink SGE needs LOCAL_WRITE, a data SGE no
+        // right beyond the registration (module doc).
+        self.chk_valid.next = self.st.q.val() == SegState::Chk;
+        self.chk_stag.next = self.wqe_sge0_lkey.val();
+        self.chk_pd.next = self.cpd.q.val();
+        self.chk_need.next = 0.into();
+        self.chk_len.next = self.rem.q.val();
+        if self.is_rr.q.val() {
+            self.chk_need.next = self.c_local_write.val();
+            self.chk_len.next = self.len.val();
+        }
+        self.chk_to.next = self.addr.q.val();
+        self.res_ready.next = self.st.q.val() == SegState::Res;
+        self.off_valid.next = self.st.q.val() == SegState::Off;
+        self.off_qp.next = self.oqp.q.val();
+        self.cnt_prot.next = self.n_prot.q.val();
+
         // Read responder hook: outputs, and the completion-free Read.
         self.xs_gnt.next = self.st.q.val() == SegState::Ext;
         self.xs_seq.next = self.seq.q.val();
@@ -945,7 +1067,15 @@ impl Logic for TxSeg {
                 self.req_done.d.next = false;
                 self.status.d.next = 0.into();
                 self.room.d.next = self.state_ram.read_data.val().get_bits::<16>(128) - 18;
+                self.cpd.d.next = self.pd_ram.read_data.val();
+                self.xaddr.d.next = self.wqe_sge0_addr.val();
+                self.xleft.d.next = 0xFFFF_FFFF_u64.into();
+                self.sent.d.next = false;
                 self.st.d.next = SegState::Seg;
+                // An SGE with octets is checked (and translated) first.
+                if self.len.val().any() {
+                    self.st.d.next = SegState::Chk;
+                }
                 if self.wqe_opcode.val() == 0 {
                     // RDMA Write.
                     self.is_tagged.d.next = true;
@@ -1016,7 +1146,14 @@ impl Logic for TxSeg {
                     self.to.d.next = self.to.q.val() + bit_cast::<64, 32>(self.plen.val());
                     self.mo.d.next = self.mo.q.val() + self.plen.val();
                     self.addr.d.next = self.addr.q.val() + bit_cast::<64, 32>(self.plen.val());
+                    self.xaddr.d.next = self.xaddr.q.val() + bit_cast::<64, 32>(self.plen.val());
+                    self.xleft.d.next = self.xleft.q.val() - self.plen.val();
+                    self.sent.d.next = true;
                     self.n_segs.d.next = self.n_segs.q.val() + 1;
+                    // The page is used up: translate the next one first.
+                    if !self.is_rr.q.val() & (self.xleft.q.val() == self.plen.val()) {
+                        self.st.d.next = SegState::Chk;
+                    }
                     if self.is_rr.q.val() {
                         self.rr_pending.d.next = true;
                         self.pbeat.d.next = 0.into();
@@ -1046,6 +1183,10 @@ impl Logic for TxSeg {
                 if self.wqe_flags.val().get_bit(0) & !self.is_rr.q.val() {
                     self.st.d.next = SegState::Cpl;
                 }
+                // A message stopped by a refused translation completes.
+                if self.status.q.val().any() {
+                    self.st.d.next = SegState::Cpl;
+                }
             }
             SegState::Cpl => {
                 self.cq_valid.next = true;
@@ -1056,6 +1197,41 @@ impl Logic for TxSeg {
             SegState::Pop => {
                 self.wqe_ready.next = true;
                 self.st.d.next = SegState::Idle;
+                // (the QP: after the pop, wqe_qp is the next WQE's)
+                self.oqp.d.next = self.wqe_qp.val();
+                if self.status.q.val() == self.c_prot_err.val() {
+                    self.st.d.next = SegState::Off;
+                }
+            }
+            SegState::Chk => {
+                if self.chk_ready.val() {
+                    self.st.d.next = SegState::Res;
+                }
+            }
+            SegState::Res => {
+                if self.res_valid.val() {
+                    if self.res_fault.val().any() {
+                        // Refused: nothing (more) is read or sent; the WQE
+                        // completes with LocalProtectionError. A message
+                        // cut after its first segment (its region changed
+                        // in between) writes its stream state back first.
+                        self.status.d.next = self.c_prot_err.val();
+                        self.n_prot.d.next = self.n_prot.q.val() + 1;
+                        self.st.d.next = SegState::Cpl;
+                        if self.sent.q.val() {
+                            self.st.d.next = SegState::Fin;
+                        }
+                    } else {
+                        self.xaddr.d.next = self.res_addr.val();
+                        self.xleft.d.next = self.res_page_left.val();
+                        self.st.d.next = SegState::Seg;
+                    }
+                }
+            }
+            SegState::Off => {
+                if self.off_ready.val() {
+                    self.st.d.next = SegState::Idle;
+                }
             }
             _ => {
                 self.st.d.next = SegState::Idle;
@@ -1081,6 +1257,7 @@ impl Logic for TxSeg {
             self.n_bad.d.next = 0.into();
             self.n_wnd_wait.d.next = 0.into();
             self.n_mulpdu_bad.d.next = 0.into();
+            self.n_prot.d.next = 0.into();
         }
     }
 }
@@ -1094,11 +1271,12 @@ mod tests {
     use crate::tx_sched::TxSched;
     use crate::wqe_fetch::WqeFetch;
     use rnic_wire::abi::csr::{DOORBELL_PAGE_SIZE, QP_DOORBELL_BASE};
+    use rnic_wire::abi::tpt::{Stag, TptEntry, TptFault, TptState, ACCESS_ALL};
     use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED};
     use rnic_wire::abi::wqe::{WQE_FLAG_SOLICITED, WQE_SIZE};
     use rnic_wire::model::{frame_ulpdu, Message, MpaSettings, TxStream};
     use rnic_wire::rdmap::{RdmapRepr, ReadRequestHeader, ReadRequestRepr};
-    use std::collections::VecDeque;
+    use std::collections::{HashMap, VecDeque};
 
     /// The TX engine as it is meant to be wired: doorbell → scheduler →
     /// WQE fetch → segmentation (priority requester idle).
@@ -1163,6 +1341,11 @@ mod tests {
             self.seg.xs_done.next = false;
             self.seg.xs_seq_new.next = 0.into();
             self.seg.hold.next = false;
+            // A refused SGE turns the QP's send side off (as in rnic_core).
+            self.fetch.en_valid.next = self.seg.off_valid.val();
+            self.fetch.en_qp.next = self.seg.off_qp.val();
+            self.fetch.en_on.next = false;
+            self.seg.off_ready.next = true;
         }
     }
 
@@ -1180,9 +1363,14 @@ mod tests {
         u.fetch.cfg_log2.connect();
         u.fetch.cfg_ci.connect();
         u.fetch.cfg_ci_load.connect();
-        u.fetch.en_valid.connect();
-        u.fetch.en_qp.connect();
-        u.fetch.en_on.connect();
+        u.seg.pd_wr_valid.connect();
+        u.seg.pd_wr_qp.connect();
+        u.seg.pd_wr_pd.connect();
+        u.seg.chk_ready.connect();
+        u.seg.res_valid.connect();
+        u.seg.res_fault.connect();
+        u.seg.res_addr.connect();
+        u.seg.res_page_left.connect();
         u.fetch.wqe_hold.connect();
         u.seg.stop.connect();
         u.rdt.cfg_valid.connect();
@@ -1300,6 +1488,94 @@ mod tests {
         }
     }
 
+    /// The TPT check unit as the test bench's model, built from
+    /// `rnic_wire::abi::tpt` (`TptEntry::check`, `page_of`, a page list),
+    /// answering `chk_*` 4..8 clocks later. `regions: None` = every access
+    /// granted at its own address (the tests written before the SGE
+    /// checks; their buffers lie inside one 1 GiB page, so no page cut).
+    #[derive(Default)]
+    struct TptModel {
+        regions: Option<(HashMap<u32, TptEntry>, HashMap<u32, u64>)>,
+        pend: Option<(u64, u64, u64, u64)>,
+        busy: bool,
+        /// Requests seen: (stag, pd, need, to, len).
+        log: Vec<(u32, u32, u64, u64, u64)>,
+        /// (TPT index, n): the entry becomes `Invalid` right after its
+        /// n-th request was answered (a region invalidated mid-message).
+        inval_after: Option<(u32, usize)>,
+    }
+
+    impl TptModel {
+        fn answer(&self, stag: u32, pd: u32, need: u64, to: u64, len: u64) -> (u64, u64, u64) {
+            let Some((ents, pbl)) = &self.regions else {
+                return (0, to, (1 << 30) - (to & ((1 << 30) - 1)));
+            };
+            let code = |f: TptFault| match f {
+                TptFault::InvalidStag => crate::tpt::fault::INVALID_STAG,
+                TptFault::WrongPd => crate::tpt::fault::WRONG_PD,
+                TptFault::AccessRights => crate::tpt::fault::ACCESS_RIGHTS,
+                TptFault::Bounds => crate::tpt::fault::BOUNDS,
+                TptFault::OffsetWrap => crate::tpt::fault::OFFSET_WRAP,
+            };
+            let st = Stag(stag);
+            let Some(e) = ents.get(&st.index()) else {
+                return (crate::tpt::fault::INVALID_STAG, 0, 0);
+            };
+            if let Err(f) = e.check(st, pd, need as u8, to, len) {
+                return (code(f), 0, 0);
+            }
+            if len == 0 {
+                return (0, 0, 0);
+            }
+            let (Some((i, off)), Some((j, _))) = (e.page_of(to), e.page_of(to + len - 1)) else {
+                return (crate::tpt::fault::BOUNDS, 0, 0);
+            };
+            if !pbl.contains_key(&j) {
+                return (crate::tpt::fault::BOUNDS, 0, 0);
+            }
+            (0, pbl[&i] + off, (1u64 << e.page_shift) - off)
+        }
+        /// Before the clock's evaluation.
+        fn drive(&self, u: &mut Tb, now: u64) {
+            u.seg.chk_ready.next = !self.busy;
+            let r = self.pend.filter(|p| p.0 <= now);
+            u.seg.res_valid.next = r.is_some();
+            let (_, f, a, l) = r.unwrap_or_default();
+            u.seg.res_fault.next = f.into();
+            u.seg.res_addr.next = a.into();
+            u.seg.res_page_left.next = l.into();
+        }
+        /// After it, before the edge: the handshakes.
+        fn sample(&mut self, u: &Tb, now: u64, rng: &mut Rng) {
+            if u.seg.res_valid.val() && u.seg.res_ready.val() {
+                self.pend = None;
+                self.busy = false;
+            }
+            if u.seg.chk_valid.val() && u.seg.chk_ready.val() {
+                let s = &u.seg;
+                let q = (
+                    s.chk_stag.val().to_u64() as u32,
+                    s.chk_pd.val().to_u64() as u32,
+                    s.chk_need.val().to_u64(),
+                    s.chk_to.val().to_u64(),
+                    s.chk_len.val().to_u64(),
+                );
+                self.log.push(q);
+                let (f, a, l) = self.answer(q.0, q.1, q.2, q.3, q.4);
+                if let Some((idx, n)) = self.inval_after {
+                    let seen = self.log.iter().filter(|r| Stag(r.0).index() == idx).count();
+                    if seen == n {
+                        if let Some((ents, _)) = &mut self.regions {
+                            ents.get_mut(&idx).unwrap().state = TptState::Invalid;
+                        }
+                    }
+                }
+                self.pend = Some((now + 4 + rng.below(5) as u64, f, a, l));
+                self.busy = true;
+            }
+        }
+    }
+
     #[derive(Clone, Debug)]
     struct Desc {
         qp: usize,
@@ -1342,6 +1618,9 @@ mod tests {
         desc_qps: Vec<usize>,
         pay_cycles: Vec<u64>,
         qp_done: Vec<u64>,
+        /// Payload DMA reads: (QP, bus address, octets).
+        reads: Vec<(usize, u64, u64)>,
+        cnt_prot: u64,
     }
 
     /// Posts every QP's WQEs (in random batches with doorbells interleaved
@@ -1357,6 +1636,35 @@ mod tests {
         stress: bool,
         seed: u64,
         max_cycles: u64,
+    ) -> Run {
+        let mut tpm = TptModel::default();
+        run_with(
+            setups,
+            refs,
+            mem,
+            latency,
+            jitter,
+            stress,
+            seed,
+            max_cycles,
+            &mut tpm,
+            &[],
+        )
+    }
+
+    /// [`run`] with a TPT model and the QPs' PDs (`pds[q]`, 0 beyond).
+    #[allow(clippy::too_many_arguments)]
+    fn run_with(
+        setups: &[QpSetup],
+        refs: &mut [QpRef],
+        mem: &mut [u8],
+        latency: u64,
+        jitter: u64,
+        stress: bool,
+        seed: u64,
+        max_cycles: u64,
+        tpm: &mut TptModel,
+        pds: &[u32],
     ) -> Run {
         let mut rng = Rng::new(seed);
         let mut u = tb();
@@ -1382,10 +1690,14 @@ mod tests {
             u.seg.cfg_mulpdu.next = (rnic_wire::mpa::mulpdu(s.emss, s.mpa.markers) as u64).into();
             u.seg.cfg_mk_en.next = s.mpa.markers;
             u.seg.cfg_crc_en.next = s.mpa.crc;
+            u.seg.pd_wr_valid.next = true;
+            u.seg.pd_wr_qp.next = (q as u64).into();
+            u.seg.pd_wr_pd.next = (pds.get(q).copied().unwrap_or(0) as u64).into();
             tick!(*u);
         }
         u.fetch.cfg_valid.next = false;
         u.seg.cfg_valid.next = false;
+        u.seg.pd_wr_valid.next = false;
         // Doorbell plan: per QP, batch boundaries.
         let mut posted = vec![0usize; setups.len()];
         let mut fdma = DmaPort::new(latency, jitter, stress);
@@ -1399,13 +1711,19 @@ mod tests {
             desc_qps: vec![],
             pay_cycles: vec![],
             qp_done: vec![0; setups.len()],
+            reads: vec![],
+            cnt_prot: 0,
         };
         let mut first_db: Option<u64> = None;
         let total_segs: usize = refs.iter().map(|r| r.segs.len()).sum();
         let total_cqs: usize = refs.iter().map(|r| r.cqs.len()).sum();
         let (mut got_segs, mut got_cqs) = (0usize, 0usize);
         let mut now = 0u64;
-        while got_segs < total_segs || got_cqs < total_cqs || !cur_desc.is_empty() {
+        while got_segs < total_segs
+            || got_cqs < total_cqs
+            || !cur_desc.is_empty()
+            || (0..setups.len()).any(|q| posted[q] < setups[q].wqes.len())
+        {
             assert!(now < max_cycles, "hang: {got_segs}/{total_segs} segments, {got_cqs}/{total_cqs} completions after {now} clocks");
             // Host: a doorbell now and then (a storm when stress).
             u.db.csr_valid.next = false;
@@ -1454,7 +1772,9 @@ mod tests {
             u.seg.desc_ready.next = !stress || rng.below(4) != 0;
             u.seg.pay_ready.next = !stress || rng.below(4) != 0;
             u.seg.cq_ready.next = !stress || rng.below(2) != 0;
+            tpm.drive(&mut u, now);
             assert!(simulate(&mut *u, 1000));
+            tpm.sample(&u, now, &mut rng);
             // Sample handshakes before the edge.
             if u.fetch.dma_rd_req_valid.val() && rdy {
                 fdma.request(
@@ -1467,6 +1787,11 @@ mod tests {
                 );
             }
             if u.seg.dma_rd_req_valid.val() && u.seg.dma_rd_req_ready.val() {
+                res.reads.push((
+                    u.seg.desc_qp.val().to_u64() as usize,
+                    u.seg.dma_rd_req_addr.val().to_u64(),
+                    u.seg.dma_rd_req_len.val().to_u64(),
+                ));
                 sdma.request(
                     now,
                     mem,
@@ -1527,7 +1852,10 @@ mod tests {
                     u.seg.cq_wr_id.val().to_u64(),
                     u.seg.cq_status.val().to_u64(),
                 );
-                let want = refs[q].cqs.pop_front().expect("unexpected completion");
+                let want = refs[q]
+                    .cqs
+                    .pop_front()
+                    .unwrap_or_else(|| panic!("unexpected completion {got:?} of QP {q}"));
                 if got != want {
                     let k = got.0.wrapping_sub(setups[q].ci0) as usize;
                     eprintln!("WQE {k}: {:?}", SendWqe::parse(&setups[q].wqes[k]));
@@ -1573,6 +1901,7 @@ mod tests {
             assert!(!u.fetch.dma_rd_req_valid.val());
         }
         assert_eq!(u.db.pending.val().to_u64(), 0);
+        res.cnt_prot = u.seg.cnt_prot.val().to_u64();
         res.cycles = now;
         res
     }
@@ -2133,6 +2462,8 @@ mod tests {
         let total_cpl: usize = want_cpl.iter().map(|c| c.len()).sum();
         let mut now = 0u64;
         let mut rang = 0usize;
+        let mut tpm = TptModel::default();
+        let mut trng = Rng::new(5);
         while got_cpl < total_cpl || outst.iter().any(|&o| o > 0) {
             assert!(now < 20_000, "hang: sent {sent:?}, outstanding {outst:?}");
             u.db.csr_valid.next = false;
@@ -2175,7 +2506,9 @@ mod tests {
                     outst[q] -= 1;
                 }
             }
+            tpm.drive(&mut u, now);
             assert!(simulate(&mut *u, 1000));
+            tpm.sample(&u, now, &mut trng);
             if u.fetch.dma_rd_req_valid.val() {
                 fdma.request(
                     now,
@@ -2224,5 +2557,667 @@ mod tests {
         assert_eq!(u.rdt.cnt_ord_over.val().to_u64(), 0);
         assert_eq!(u.rdt.cnt_cpl.val().to_u64(), total_cpl as u64);
         eprintln!("ORD hold: {n} + {n} Reads in {now} clocks");
+    }
+
+    /// The reference for send-side translation: `TxStream::send`'s
+    /// segmentation with one more cut, at every page end of the region
+    /// (docs/rtl.md "Send-side SGE checks"), built from the same
+    /// `rnic-wire` emitters; checked against `TxStream::send` itself where
+    /// no page end falls inside a segment.
+    struct PagedTx {
+        mpa: MpaSettings,
+        mulpdu: usize,
+        seq: u32,
+        msn: [u32; 2],
+    }
+
+    impl PagedTx {
+        fn new(mpa: MpaSettings, emss: u16) -> Self {
+            PagedTx {
+                mpa,
+                mulpdu: rnic_wire::mpa::mulpdu(emss, mpa.markers) as usize,
+                seq: mpa.seq_start,
+                msn: [1, 1],
+            }
+        }
+        /// Segments (seq, FPDU) and payload reads (bus address, octets) of
+        /// `msg`, whose data starts at `va` in region `e`.
+        #[allow(clippy::type_complexity)]
+        fn send<'a>(
+            &mut self,
+            msg: &Message<'a>,
+            va: u64,
+            e: &TptEntry,
+            pbl: &HashMap<u32, u64>,
+        ) -> (Vec<(u32, Vec<u8>)>, Vec<(u64, u64)>) {
+            let mut reprs: Vec<RdmapRepr<'a>> = vec![];
+            let mut reads = vec![];
+            if let Message::ReadRequest(request) = *msg {
+                reprs.push(RdmapRepr::ReadRequest {
+                    msn: self.msn[1],
+                    request,
+                });
+                self.msn[1] += 1;
+            } else {
+                let (data, room) = match *msg {
+                    Message::Write { data, .. } => (data, self.mulpdu - 14),
+                    Message::Send { data, .. } => (data, self.mulpdu - 18),
+                    _ => unreachable!(),
+                };
+                let msn = self.msn[0];
+                if matches!(msg, Message::Send { .. }) {
+                    self.msn[0] += 1;
+                }
+                let mut off = 0usize;
+                loop {
+                    let rem = data.len() - off;
+                    let mut n = rem.min(room);
+                    if rem > 0 {
+                        let (i, po) = e.page_of(va + off as u64).unwrap();
+                        n = n.min((1usize << e.page_shift) - po as usize);
+                        reads.push((pbl[&i] + po, n as u64));
+                    }
+                    let last = off + n == data.len();
+                    let payload = &data[off..off + n];
+                    reprs.push(match *msg {
+                        Message::Write { stag, to, .. } => RdmapRepr::RdmaWrite {
+                            last,
+                            stag,
+                            to: to + off as u64,
+                            payload,
+                        },
+                        Message::Send {
+                            solicited,
+                            invalidate,
+                            ..
+                        } => RdmapRepr::Send {
+                            solicited,
+                            invalidate_stag: invalidate,
+                            last,
+                            msn,
+                            mo: off as u32,
+                            payload,
+                        },
+                        _ => unreachable!(),
+                    });
+                    off += n;
+                    if last {
+                        break;
+                    }
+                }
+            }
+            let mut segs = vec![];
+            for r in &reprs {
+                let mut u = vec![0u8; r.buffer_len()];
+                r.emit(&mut u).unwrap();
+                let f = frame_ulpdu(&self.mpa, self.seq, &u).unwrap();
+                let next = self.seq.wrapping_add(f.len() as u32);
+                segs.push((self.seq, f));
+                self.seq = next;
+            }
+            (segs, reads)
+        }
+    }
+
+    /// Send-side SGE checks and translation: random Writes, Sends (with SE,
+    /// with Invalidate) and Reads from regions of scattered, shuffled 4 KiB
+    /// and 8 KiB pages at unaligned virtual addresses, under a TPT model
+    /// built from `rnic_wire::abi::tpt`: every segment and payload read
+    /// equals the page-cut reference (`PagedTx`, itself equal to
+    /// `TxStream::send` when no page end falls inside a segment); and one
+    /// QP per violation kind (bad index, bad key, wrong PD, below / beyond
+    /// the region, length wrap, invalidated entry, a Read's sink without
+    /// LOCAL_WRITE), each refused by `TptEntry::check` too: the WQE
+    /// completes with `LocalProtectionError`, no DMA read and no segment
+    /// for it, the QP's later WQE is neither sent nor completed (its send
+    /// side is off), and every payload read lies in registered pages.
+    #[test]
+    fn send_sges_are_checked_and_translated() {
+        let mut rng = Rng::new(0x5e9);
+        let mut m = mem();
+        let mut ents: HashMap<u32, TptEntry> = HashMap::new();
+        let mut pbl: HashMap<u32, u64> = HashMap::new();
+        let mut pages4: Vec<u64> = (0x100..0x200u64).map(|p| p << 12).collect();
+        let mut pages8: Vec<u64> = (0x100..0x180u64).map(|p| p << 13).collect();
+        for v in [&mut pages4, &mut pages8] {
+            for i in (1..v.len()).rev() {
+                v.swap(i, rng.below(i + 1));
+            }
+        }
+        let mut owned: Vec<(u64, u64)> = vec![];
+        let mut next_pbl = 16u32;
+        #[allow(clippy::too_many_arguments)]
+        let mut region = |m: &mut [u8],
+                          index: u32,
+                          key: u8,
+                          pd: u32,
+                          access: u8,
+                          ps: u8,
+                          va: u64,
+                          length: u64,
+                          state: TptState,
+                          rng: &mut Rng| {
+            let first = va & !((1u64 << ps) - 1);
+            let npages = (va + length - first).div_ceil(1 << ps) as u32;
+            for k in 0..npages {
+                let b = if ps == 12 { pages4.pop() } else { pages8.pop() }.unwrap();
+                let n = 1usize << ps;
+                m[b as usize..b as usize + n].copy_from_slice(&rng.bytes(n));
+                pbl.insert(next_pbl + k, b);
+                owned.push((b, n as u64));
+            }
+            let e = TptEntry {
+                state,
+                key,
+                access,
+                page_shift: ps,
+                pd,
+                va,
+                length,
+                pbl_base: next_pbl,
+                npages,
+            };
+            next_pbl += npages + 3;
+            ents.insert(index, e);
+            (Stag::new(index, key).unwrap().0, e)
+        };
+        const PD: u32 = 5;
+        let va_a = 0x7f00_1234_5000 + 0x123;
+        let (sa, ea) = region(
+            &mut m,
+            3,
+            0x5a,
+            PD,
+            ACCESS_ALL,
+            12,
+            va_a,
+            6 * 4096 - 0x123 - 77,
+            TptState::Valid,
+            &mut rng,
+        );
+        let va_b = 0x5555_0000_0000 + 0x1f00;
+        let (sb, eb) = region(
+            &mut m,
+            9,
+            0x11,
+            PD,
+            ACCESS_ALL,
+            13,
+            va_b,
+            3 * 8192 - 0x1f00,
+            TptState::Valid,
+            &mut rng,
+        );
+        let (sc, ec) = region(
+            &mut m,
+            4,
+            0x22,
+            PD,
+            ACCESS_ALL,
+            12,
+            0x1000_0000,
+            8192,
+            TptState::Invalid,
+            &mut rng,
+        );
+        let (sd, ed) = region(
+            &mut m,
+            5,
+            0x33,
+            PD + 1,
+            ACCESS_ALL,
+            12,
+            0x2000_0000,
+            8192,
+            TptState::Valid,
+            &mut rng,
+        );
+        let (se, ee) = region(
+            &mut m,
+            6,
+            0x44,
+            PD,
+            rnic_wire::abi::tpt::ACCESS_REMOTE_READ,
+            12,
+            0x3000_0100,
+            8000,
+            TptState::Valid,
+            &mut rng,
+        );
+        // The octets of a region at a virtual address (through the page list).
+        let bytes_at = |m: &[u8], e: &TptEntry, va: u64, len: usize| -> Vec<u8> {
+            (0..len as u64)
+                .map(|i| {
+                    let (p, o) = e.page_of(va + i).unwrap();
+                    m[(pbl[&p] + o) as usize]
+                })
+                .collect()
+        };
+        let mpa = MpaSettings {
+            crc: true,
+            markers: true,
+            seq_start: 0xFFFF_F123,
+        };
+        let emss = 1460u16;
+        // The reference itself: where no page end cuts, it is TxStream's.
+        {
+            let data = rng.bytes(3000);
+            let msg = Message::Send {
+                data: &data,
+                solicited: false,
+                invalidate: None,
+            };
+            let huge = TptEntry {
+                page_shift: 30,
+                va: 0,
+                length: 1 << 30,
+                npages: 1,
+                pbl_base: 0,
+                ..ea
+            };
+            let p0: HashMap<u32, u64> = [(0, 0)].into();
+            let want: Vec<(u32, Vec<u8>)> = TxStream::new(mpa, emss)
+                .send(&msg)
+                .unwrap()
+                .into_iter()
+                .map(|s| (s.seq, s.payload))
+                .collect();
+            assert_eq!(
+                PagedTx::new(mpa, emss).send(&msg, 0x100, &huge, &p0).0,
+                want
+            );
+        }
+        let mut setups = vec![];
+        let mut refs = vec![];
+        let mut want_reads: Vec<Vec<(u64, u64)>> = vec![];
+        // A WQE and its reference.
+        #[allow(clippy::too_many_arguments)]
+        let post = |wqes: &mut Vec<[u8; WQE_SIZE]>,
+                    r: &mut QpRef,
+                    reads: &mut Vec<(u64, u64)>,
+                    tx: &mut PagedTx,
+                    rng: &mut Rng,
+                    m: &[u8],
+                    opcode: SendOpcode,
+                    lkey: u32,
+                    e: Option<&TptEntry>,
+                    va: u64,
+                    len: usize,
+                    idx: u32,
+                    expect: Option<u64>| {
+            let signaled = expect.is_some() || rng.below(3) != 0;
+            let mut flags = if signaled { WQE_FLAG_SIGNALED } else { 0 };
+            if opcode.is_send() && rng.below(2) == 0 {
+                flags |= WQE_FLAG_SOLICITED;
+            }
+            let w = SendWqe {
+                wr_id: rng.next(),
+                opcode,
+                flags,
+                imm_or_inv: rng.next() as u32,
+                remote_offset: rng.next() >> 20,
+                remote_stag: rng.next() as u32,
+                sges: SgeList::new(&[Sge {
+                    addr: va,
+                    length: len as u32,
+                    lkey,
+                }])
+                .unwrap(),
+            };
+            let mut b = [0u8; WQE_SIZE];
+            w.emit(&mut b).unwrap();
+            wqes.push(b);
+            match expect {
+                Some(st) => r.cqs.push_back((idx, w.wr_id, st)),
+                None => {
+                    let e = e.unwrap();
+                    let data = if opcode == SendOpcode::RdmaRead {
+                        vec![]
+                    } else {
+                        bytes_at(m, e, va, len)
+                    };
+                    let msg = match opcode {
+                        SendOpcode::RdmaWrite => Message::Write {
+                            stag: w.remote_stag,
+                            to: w.remote_offset,
+                            data: &data,
+                        },
+                        SendOpcode::RdmaRead => Message::ReadRequest(ReadRequestRepr {
+                            sink_stag: lkey,
+                            sink_to: va,
+                            size: len as u32,
+                            src_stag: w.remote_stag,
+                            src_to: w.remote_offset,
+                        }),
+                        _ => Message::Send {
+                            data: &data,
+                            solicited: flags & WQE_FLAG_SOLICITED != 0,
+                            invalidate: (opcode == SendOpcode::SendWithInv).then_some(w.imm_or_inv),
+                        },
+                    };
+                    let (segs, rd) = tx.send(&msg, va, e, &pbl);
+                    r.segs.extend(segs);
+                    reads.extend(rd);
+                    if signaled && opcode != SendOpcode::RdmaRead {
+                        r.cqs.push_back((idx, w.wr_id, 0));
+                    }
+                }
+            }
+        };
+        // QP 0: good WQEs only.
+        {
+            let mut tx = PagedTx::new(mpa, emss);
+            let mut r = QpRef {
+                mpa: Some(mpa),
+                ..Default::default()
+            };
+            let (mut wqes, mut reads) = (vec![], vec![]);
+            for k in 0..14u32 {
+                let opcode = [
+                    SendOpcode::RdmaWrite,
+                    SendOpcode::Send,
+                    SendOpcode::SendWithInv,
+                    SendOpcode::RdmaRead,
+                ][rng.below(4)];
+                let (lkey, e) = match rng.below(3) {
+                    0 => (sa, &ea),
+                    1 => (sb, &eb),
+                    _ if opcode != SendOpcode::RdmaRead => (se, &ee),
+                    _ => (sa, &ea),
+                };
+                let len = if rng.below(8) == 0 {
+                    0
+                } else {
+                    rng.below(9000.min(e.length as usize) + 1)
+                };
+                let va = e.va + rng.below(e.length as usize - len + 1) as u64;
+                post(
+                    &mut wqes,
+                    &mut r,
+                    &mut reads,
+                    &mut tx,
+                    &mut rng,
+                    &m,
+                    opcode,
+                    lkey,
+                    Some(e),
+                    va,
+                    len,
+                    k,
+                    None,
+                );
+            }
+            setups.push(QpSetup {
+                log2: 4,
+                ci0: 0,
+                seq_start: mpa.seq_start,
+                emss,
+                mpa,
+                wqes,
+            });
+            refs.push(r);
+            want_reads.push(reads);
+        }
+        // QPs 1..=8: a good Write, one refused WQE, a Send never sent.
+        let prot = STATUS_LOCAL_PROT_ERR;
+        let bad: [(SendOpcode, u32, u64, usize, Option<&TptEntry>); 8] = [
+            (
+                SendOpcode::Send,
+                Stag::new(200, 1).unwrap().0,
+                va_a,
+                100,
+                None,
+            ),
+            (SendOpcode::RdmaWrite, sa ^ 0xFF, va_a, 100, Some(&ea)),
+            (SendOpcode::Send, sd, ed.va, 100, Some(&ed)),
+            (SendOpcode::RdmaWrite, sa, va_a - 1, 100, Some(&ea)),
+            (
+                SendOpcode::SendWithInv,
+                sa,
+                va_a + ea.length - 50,
+                100,
+                Some(&ea),
+            ),
+            (SendOpcode::RdmaWrite, sa, u64::MAX - 10, 100, Some(&ea)),
+            (SendOpcode::Send, sc, ec.va, 100, Some(&ec)),
+            (SendOpcode::RdmaRead, se, ee.va, 100, Some(&ee)),
+        ];
+        for (q, &(op, lkey, va, len, e)) in bad.iter().enumerate() {
+            let need = if op == SendOpcode::RdmaRead {
+                rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE
+            } else {
+                0
+            };
+            if let Some(e) = e {
+                assert!(
+                    e.check(Stag(lkey), PD, need, va, len as u64).is_err(),
+                    "kind {q}"
+                );
+            }
+            let mut tx = PagedTx::new(mpa, emss);
+            let mut r = QpRef {
+                mpa: Some(mpa),
+                ..Default::default()
+            };
+            let (mut wqes, mut reads) = (vec![], vec![]);
+            post(
+                &mut wqes,
+                &mut r,
+                &mut reads,
+                &mut tx,
+                &mut rng,
+                &m,
+                SendOpcode::RdmaWrite,
+                sa,
+                Some(&ea),
+                va_a + 4000,
+                300,
+                0,
+                None,
+            );
+            post(
+                &mut wqes,
+                &mut r,
+                &mut reads,
+                &mut tx,
+                &mut rng,
+                &m,
+                op,
+                lkey,
+                None,
+                va,
+                len,
+                1,
+                Some(prot),
+            );
+            let mut r2 = QpRef::default();
+            post(
+                &mut wqes,
+                &mut r2,
+                &mut vec![],
+                &mut tx,
+                &mut rng,
+                &m,
+                SendOpcode::Send,
+                sa,
+                Some(&ea),
+                va_a,
+                64,
+                2,
+                None,
+            );
+            setups.push(QpSetup {
+                log2: 4,
+                ci0: 0,
+                seq_start: mpa.seq_start,
+                emss,
+                mpa,
+                wqes,
+            });
+            refs.push(r);
+            want_reads.push(reads);
+        }
+        let mut tpm = TptModel {
+            regions: Some((ents, pbl.clone())),
+            ..Default::default()
+        };
+        let pds = vec![PD; setups.len()];
+        let res = run_with(
+            &setups, &mut refs, &mut m, 78, 40, true, 9, 300_000, &mut tpm, &pds,
+        );
+        assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
+        for (q, want) in want_reads.iter().enumerate() {
+            let got: Vec<(u64, u64)> = res
+                .reads
+                .iter()
+                .filter(|r| r.0 == q)
+                .map(|r| (r.1, r.2))
+                .collect();
+            assert_eq!(&got, want, "payload reads of QP {q}");
+        }
+        for &(_, a, n) in &res.reads {
+            assert!(
+                owned.iter().any(|&(b, s)| a >= b && a + n <= b + s),
+                "read {a:#x}+{n} outside the registered pages"
+            );
+        }
+        assert_eq!(res.cnt_prot, 8);
+        eprintln!(
+            "send SGE checks: {} segments, {} payload reads, {} TPT checks in {} clocks",
+            res.desc_cycles.len(),
+            res.reads.len(),
+            tpm.log.len(),
+            res.cycles
+        );
+    }
+
+    /// A region invalidated after a message's first (whole-SGE) check: the
+    /// segments inside the first page go out, the translation of the next
+    /// page is refused, no further segment or read, the WQE completes with
+    /// `LocalProtectionError` and the QP's next WQE is never sent.
+    #[test]
+    fn region_invalidated_mid_message_stops_at_the_next_page() {
+        let mut rng = Rng::new(0x1d);
+        let mut m = mem();
+        let pages: Vec<u64> = vec![0x23_0000, 0x11_0000, 0x31_7000];
+        for &p in &pages {
+            let d = rng.bytes(4096);
+            m[p as usize..p as usize + 4096].copy_from_slice(&d);
+        }
+        let e = TptEntry {
+            state: TptState::Valid,
+            key: 0x5a,
+            access: ACCESS_ALL,
+            page_shift: 12,
+            pd: 3,
+            va: 0x7f00_0000_0123,
+            length: 3 * 4096 - 0x123,
+            pbl_base: 40,
+            npages: 3,
+        };
+        let pbl: HashMap<u32, u64> = (0..3).map(|i| (40 + i, pages[i as usize])).collect();
+        let lkey = Stag::new(3, 0x5a).unwrap().0;
+        let mpa = MpaSettings {
+            crc: true,
+            markers: false,
+            seq_start: 77,
+        };
+        let emss = 1460u16;
+        let data: Vec<u8> = (0..9000u64)
+            .map(|i| {
+                let (p, o) = e.page_of(e.va + i).unwrap();
+                m[(pbl[&p] + o) as usize]
+            })
+            .collect();
+        let w = SendWqe {
+            wr_id: 0xabc,
+            opcode: SendOpcode::RdmaWrite,
+            flags: 0,
+            imm_or_inv: 0,
+            remote_offset: 0x5000,
+            remote_stag: 0x99,
+            sges: SgeList::new(&[Sge {
+                addr: e.va,
+                length: 9000,
+                lkey,
+            }])
+            .unwrap(),
+        };
+        let later = SendWqe {
+            wr_id: 0xdef,
+            opcode: SendOpcode::Send,
+            flags: WQE_FLAG_SIGNALED,
+            sges: SgeList::new(&[Sge {
+                addr: e.va,
+                length: 10,
+                lkey,
+            }])
+            .unwrap(),
+            ..w
+        };
+        let mut wqes = vec![];
+        for x in [&w, &later] {
+            let mut b = [0u8; WQE_SIZE];
+            x.emit(&mut b).unwrap();
+            wqes.push(b);
+        }
+        let (segs, reads) = PagedTx::new(mpa, emss).send(
+            &Message::Write {
+                stag: 0x99,
+                to: 0x5000,
+                data: &data,
+            },
+            e.va,
+            &e,
+            &pbl,
+        );
+        // Only the first page's segments.
+        let first = 4096 - 0x123u64;
+        let mut k = 0;
+        let mut sum = 0;
+        while sum < first {
+            sum += reads[k].1;
+            k += 1;
+        }
+        assert_eq!(sum, first);
+        let mut r = QpRef {
+            mpa: Some(mpa),
+            ..Default::default()
+        };
+        r.segs.extend(segs[..k].iter().cloned());
+        r.cqs.push_back((0, 0xabc, STATUS_LOCAL_PROT_ERR));
+        let setups = vec![QpSetup {
+            log2: 3,
+            ci0: 0,
+            seq_start: mpa.seq_start,
+            emss,
+            mpa,
+            wqes,
+        }];
+        let mut refs = vec![r];
+        let mut tpm = TptModel {
+            regions: Some(([(3, e)].into(), pbl.clone())),
+            inval_after: Some((3, 1)),
+            ..Default::default()
+        };
+        let res = run_with(
+            &setups,
+            &mut refs,
+            &mut m,
+            78,
+            20,
+            false,
+            4,
+            100_000,
+            &mut tpm,
+            &[3],
+        );
+        assert!(refs[0].segs.is_empty() && refs[0].cqs.is_empty());
+        let got: Vec<(u64, u64)> = res.reads.iter().map(|r| (r.1, r.2)).collect();
+        assert_eq!(got, reads[..k].to_vec());
+        assert_eq!(res.cnt_prot, 1);
+        // The whole-SGE check, then the refused translation of page 2.
+        assert_eq!(tpm.log.len(), 2);
+        assert_eq!((tpm.log[1].3, tpm.log[1].4), (e.va + first, 9000 - first));
     }
 }

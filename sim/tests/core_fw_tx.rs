@@ -10,6 +10,8 @@
 //! frame the firmware sends with `Hal::send_frame` must leave whole, octet
 //! for octet, between data frames.
 
+mod core_rig;
+
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -201,6 +203,7 @@ impl Rig {
             term_cause: 0,
         };
         self.hal.write_qp(qpn, &q).expect("QP write");
+        core_rig::register_identity_fw(&mut self.hal, q.pd);
         if qp_first {
             self.hal.write_conn(conn, &c).expect("connection write");
         }

@@ -209,8 +209,10 @@ impl Rig {
     /// An unsignaled RDMA Read (its Read Request FPDU is what goes out).
     fn post_read(&mut self, len: u32) {
         let r = ReadRequestRepr {
-            sink_stag: self.rng.next_u32(),
-            sink_to: self.rng.next_u64(),
+            // The sink SGE is checked at post time (LOCAL_WRITE): inside
+            // the rig's identity region.
+            sink_stag: core_rig::IDENT_LKEY,
+            sink_to: core_rig::IDENT_VA + self.rng.below(1 << 30),
             size: len,
             src_stag: self.rng.next_u32(),
             src_to: self.rng.next_u64(),

@@ -187,6 +187,7 @@ pub fn setup_fw_qp(hal: &mut CoSimHal, q: &FwQp, c: &ConnContext) {
     };
     hal.write_qp(q.qpn, &qp).expect("QP write");
     hal.write_conn(q.conn, c).expect("connection write");
+    register_identity_fw(hal, q.pd);
 }
 
 /// A connection on the core's `ct_wr_*` pins and a QP bound to it on
@@ -204,6 +205,82 @@ pub struct CtQp<'a> {
     pub snd_wnd: Option<u32>,
     pub mulpdu: u16,
     pub log2: u32,
+}
+
+/// The lkey of the identity region [`register_identity`] writes: TPT index
+/// 0, key 0x77 (the lkey the raw-WQE tests have always used).
+pub const IDENT_LKEY: u32 = 0x77;
+/// The rigs' host memory, `HostMemory::new(IDENT_VA, IDENT_VA + IDENT_LEN)`.
+pub const IDENT_VA: u64 = 0x1_0000_0000;
+pub const IDENT_LEN: u64 = 0x1_0000_0000;
+/// Page-list entries of the identity region (the table's last four).
+pub const IDENT_PBL: u32 = 4092;
+
+/// The identity region of a raw-WQE rig: lkey [`IDENT_LKEY`], every
+/// access right, PD `pd`, `va` = bus address over the whole rig memory in
+/// four 1 GiB pages, written on the core's `tpt_wr_*`/`pbl_wr_*` pins.
+/// Send WQEs are checked through the TPT (docs/rtl.md "Send-side SGE
+/// checks"); with 1 GiB pages no page end cuts a segment, so the tests'
+/// `TxStream` references are unchanged.
+pub fn register_identity(core: &mut Model, pd: u32) {
+    use rnic_wire::abi::tpt::{Stag, TptEntry, TptState, ACCESS_ALL, TPT_ENTRY_SIZE};
+    let e = TptEntry {
+        state: TptState::Valid,
+        key: Stag(IDENT_LKEY).key(),
+        access: ACCESS_ALL,
+        page_shift: 30,
+        pd,
+        va: IDENT_VA,
+        length: IDENT_LEN,
+        pbl_base: IDENT_PBL,
+        npages: 4,
+    };
+    for i in 0..4u32 {
+        core.set_pbl_wr_en(1);
+        core.set_pbl_wr_index((IDENT_PBL + i) as u64);
+        core.set_pbl_wr_data(IDENT_VA + ((i as u64) << 30));
+        core.tick();
+    }
+    core.set_pbl_wr_en(0);
+    let mut b = [0u8; TPT_ENTRY_SIZE];
+    e.emit(&mut b).unwrap();
+    let mut w = [0u32; 8];
+    for (i, c) in b.chunks(4).enumerate() {
+        w[i] = u32::from_le_bytes(c.try_into().unwrap());
+    }
+    core.set_tpt_wr_en(1);
+    core.set_tpt_wr_index(Stag(IDENT_LKEY).index() as u64);
+    core.set_tpt_wr_data(&w);
+    core.tick();
+    core.set_tpt_wr_en(0);
+    core.tick();
+}
+
+/// [`register_identity`] through the firmware port (`TableId::Tpt`/`Pbl`).
+pub fn register_identity_fw(hal: &mut CoSimHal, pd: u32) {
+    use rnic_fw::hal::Hal;
+    use rnic_wire::abi::context::TableId;
+    use rnic_wire::abi::tpt::{Stag, TptEntry, TptState, ACCESS_ALL, TPT_ENTRY_SIZE};
+    let e = TptEntry {
+        state: TptState::Valid,
+        key: Stag(IDENT_LKEY).key(),
+        access: ACCESS_ALL,
+        page_shift: 30,
+        pd,
+        va: IDENT_VA,
+        length: IDENT_LEN,
+        pbl_base: IDENT_PBL,
+        npages: 4,
+    };
+    for i in 0..4u32 {
+        let a = IDENT_VA + ((i as u64) << 30);
+        hal.write_table(TableId::Pbl, IDENT_PBL + i, &a.to_le_bytes())
+            .expect("page-list write");
+    }
+    let mut b = [0u8; TPT_ENTRY_SIZE];
+    e.emit(&mut b).unwrap();
+    hal.write_table(TableId::Tpt, Stag(IDENT_LKEY).index(), &b)
+        .expect("TPT write");
 }
 
 pub fn write_ct_qp(core: &mut Model, mem: &mut HostMemory, q: &CtQp<'_>) -> u64 {
@@ -247,5 +324,6 @@ pub fn write_ct_qp(core: &mut Model, mem: &mut HostMemory, q: &CtQp<'_>) -> u64 
     c.tick();
     c.set_qp_wr_valid(0);
     c.tick();
+    register_identity(c, 1);
     ring
 }
