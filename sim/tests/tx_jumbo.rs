@@ -464,8 +464,10 @@ fn random_wr(rng: &mut Rng, max_len: u64) -> Wr {
         },
         _ => Wr::Read {
             rr: ReadRequestRepr {
-                sink_stag: rng.next_u32(),
-                sink_to: rng.next_u64(),
+                // The sink SGE is checked at post time (LOCAL_WRITE):
+                // inside the rig's identity region.
+                sink_stag: core_rig::IDENT_LKEY,
+                sink_to: core_rig::IDENT_VA + rng.below(1 << 30),
                 size: 1 + rng.below(1 << 20) as u32,
                 src_stag: rng.next_u32(),
                 src_to: rng.next_u64(),
