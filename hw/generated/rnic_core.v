@@ -1429,6 +1429,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  wr_b_sk$out_valid;
     wire  [85:0] wr_b_sk$out_data;
     reg  wr_b_sk$out_ready;
+    reg  fr_sk$clock;
+    reg  fr_sk$reset;
+    reg  fr_sk$in_valid;
+    reg  [68:0] fr_sk$in_data;
+    wire  fr_sk$in_ready;
+    wire  fr_sk$out_valid;
+    wire  [68:0] fr_sk$out_data;
+    reg  fr_sk$out_ready;
     reg  rq_cfg_q$clock;
     reg  rq_cfg_q$reset;
     reg  rq_cfg_q$write;
@@ -1855,6 +1863,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  fm_last;
     reg  [85:0] wr_sk_in;
     reg  [85:0] wr_b_in;
+    reg  [68:0] fr_in;
+    reg  fr_valid;
+    reg  fr_last;
     reg  rxs_lost_now;
     reg  rxs_term_sel;
     reg  cq_db_ok;
@@ -3121,6 +3132,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .out_valid(wr_b_sk$out_valid),
         .out_data(wr_b_sk$out_data),
         .out_ready(wr_b_sk$out_ready)
+    );
+    rnic_core$fr_sk fr_sk(
+        .clock(fr_sk$clock),
+        .reset(fr_sk$reset),
+        .in_valid(fr_sk$in_valid),
+        .in_data(fr_sk$in_data),
+        .in_ready(fr_sk$in_ready),
+        .out_valid(fr_sk$out_valid),
+        .out_data(fr_sk$out_data),
+        .out_ready(fr_sk$out_ready)
     );
     rnic_core$rq_cfg_q rq_cfg_q(
         .clock(rq_cfg_q$clock),
@@ -4836,8 +4857,17 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             fm_keep = fw_port$raw_tx_keep;
             fm_last = fw_port$raw_tx_last;
         end
+        fr_sk$clock = clock;
+        fr_sk$reset = reset;
+        fr_sk$in_valid = tx_framer$tx_valid;
+        tx_framer$tx_ready = fr_sk$in_ready;
+        fr_in = {tx_framer$tx_last, tx_framer$tx_keep, tx_framer$tx_data};
+        fr_sk$in_data = fr_in;
+        fr_valid = fr_sk$out_valid;
+        fr_last = fr_sk$out_data[32'h44];
+        fr_sk$out_ready = 1'b0;
         mx_block = tx_ackgen$pend & (mx_prev$q != 2'h3) & ~mx_lock$q;
-        mx_data = tx_framer$tx_valid & ~mx_block;
+        mx_data = fr_valid & ~mx_block;
         mx_sel = 2'h1;
         if (tx_ackgen$tx_valid & (mx_prev$q != 2'h3)) begin
             mx_sel = 2'h3;
@@ -4854,15 +4884,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         if (mx_lock$q) begin
             mx_sel = mx_own$q;
         end
-        tx_framer$tx_ready = 1'b0;
         fm_ready = 1'b0;
         tx_ackgen$tx_ready = 1'b0;
-        mac_tx_data = tx_framer$tx_data;
-        mac_tx_keep = tx_framer$tx_keep;
-        mac_tx_last = tx_framer$tx_last;
+        mac_tx_data = fr_sk$out_data[(32'h0)+:(64)];
+        mac_tx_keep = fr_sk$out_data[(32'h40)+:(4)];
+        mac_tx_last = fr_last;
         mac_tx_valid = mx_data;
         if (mx_sel == 2'h1) begin
-            tx_framer$tx_ready = mac_tx_ready & ~mx_block;
+            fr_sk$out_ready = mac_tx_ready & ~mx_block;
         end
         else if (mx_sel == 2'h2) begin
             mac_tx_data = fm_data;
@@ -4902,7 +4931,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             fw_port$raw_tx_ready = fm_ready & fm_port;
             raw_tx_valid = fw_port$raw_tx_valid & fm_ready & fm_port;
         end
-        tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid) & ~se_v$q & ~sh_v$q;
+        tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid) & ~(tx_framer$tx_valid & ~mx_block) & ~se_v$q & ~sh_v$q;
         mx_data_end = 1'b0;
         if ((mx_sel == 2'h1) & mac_tx_valid & mac_tx_ready) begin
             if (mx_beat$q != 8'hff) begin
@@ -11458,6 +11487,167 @@ module rnic_core$fpdu_buf$wlen(d,q,clock);
     end
 
 endmodule // rnic_core$fpdu_buf$wlen
+
+
+module rnic_core$fr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [68:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [68:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [68:0] a_d$d;
+    wire  [68:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [68:0] b_d$d;
+    wire  [68:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_core$fr_sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_core$fr_sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_core$fr_sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_core$fr_sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_core$fr_sk
+
+
+module rnic_core$fr_sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [68:0] d;
+    output reg  [68:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 69'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fr_sk$a_d
+
+
+module rnic_core$fr_sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fr_sk$a_v
+
+
+module rnic_core$fr_sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [68:0] d;
+    output reg  [68:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 69'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fr_sk$b_d
+
+
+module rnic_core$fr_sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fr_sk$b_v
 
 
 module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,inj_data,inj_keep,inj_last,inj_valid,inj_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,retx_valid,retx_conn,retx_status,retx_count,retx_full,retx_empty,retx_busy,retx_lost);
@@ -28874,9 +29064,16 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     reg  in_fire;
     reg  out_fire;
     reg  [4:0] g_k;
-    reg  [4:0] pop;
     reg  [4:0] cnt_after;
     reg  [127:0] gbuf_after;
+    reg  [4:0] cnt_pop;
+    reg  [127:0] gbuf_pop;
+    reg  [127:0] ins;
+    reg  [127:0] ins_pop;
+    reg  [127:0] ins_keep;
+    reg  [4:0] cnt_in;
+    reg  [4:0] cnt_in_pop;
+    reg  [4:0] cnt_in_keep;
     reg  [63:0] masked;
     reg  [33:0] total;
     reg  [33:0] msg_end;
@@ -29402,20 +29599,30 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         dma_wr_keep = g_k[(32'h0)+:(4)];
         dma_wr_last = prem$q <= 32'h8;
         out_fire = (state$q == SpState$PData) & dma_wr_ready & ((cnt$q >= g_k) | in_done$q);
-        pop = 5'h0;
-        if (out_fire) begin
-            pop = g_k;
+        cnt_pop = 5'h0;
+        if (cnt$q > g_k) begin
+            cnt_pop = cnt$q - g_k;
         end
-        cnt_after = 5'h0;
-        if (cnt$q > pop) begin
-            cnt_after = cnt$q - pop;
-        end
-        gbuf_after = gbuf$q >> ({{3{1'b0}}, pop} << 32'h3);
+        gbuf_pop = gbuf$q >> ({{3{1'b0}}, g_k} << 32'h3);
         in_en = gear_on & ~in_done$q & (cnt$q <= 5'h8);
         in_fire = 1'b0;
         masked = ut_data;
         if (ut_keep < 4'h8) begin
             masked = ut_data & ~(ones64 << ({{4{1'b0}}, ut_keep} << 32'h3));
+        end
+        ins_pop = {{64{1'b0}}, masked} << ({{3{1'b0}}, cnt_pop} << 32'h3);
+        ins_keep = {{64{1'b0}}, masked} << ({{3{1'b0}}, cnt$q} << 32'h3);
+        cnt_in_pop = cnt_pop + {{1{1'b0}}, ut_keep};
+        cnt_in_keep = cnt$q + {{1{1'b0}}, ut_keep};
+        gbuf_after = gbuf$q;
+        cnt_after = cnt$q;
+        ins = ins_keep;
+        cnt_in = cnt_in_keep;
+        if (out_fire) begin
+            gbuf_after = gbuf_pop;
+            cnt_after = cnt_pop;
+            ins = ins_pop;
+            cnt_in = cnt_in_pop;
         end
         if (gear_on) begin
             ut_ready = in_en;
@@ -29423,8 +29630,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             gbuf$d = gbuf_after;
             cnt$d = cnt_after;
             if (in_fire) begin
-                gbuf$d = gbuf_after | ({{64{1'b0}}, masked} << ({{3{1'b0}}, cnt_after} << 32'h3));
-                cnt$d = cnt_after + {{1{1'b0}}, ut_keep};
+                gbuf$d = gbuf_after | ins;
+                cnt$d = cnt_in;
                 in_done$d = ut_last;
             end
         end
@@ -39731,8 +39938,19 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     reg  last_prio$d;
     wire  last_prio$q;
     reg  last_prio$clock;
+    reg  g_v$d;
+    wire  g_v$q;
+    reg  g_v$clock;
+    reg  g_prio$d;
+    wire  g_prio$q;
+    reg  g_prio$clock;
+    reg  [5:0] g_qp$d;
+    wire  [5:0] g_qp$q;
+    reg  g_qp$clock;
 
     // Local signals
+    reg  c_valid;
+    reg  fire;
     reg  [63:0] elig;
     reg  [127:0] dbl;
     reg  [127:0] dsh;
@@ -39754,13 +39972,34 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         .q(last_prio$q),
         .clock(last_prio$clock)
     );
+    rnic_core$tx_sched$g_v g_v(
+        .d(g_v$d),
+        .q(g_v$q),
+        .clock(g_v$clock)
+    );
+    rnic_core$tx_sched$g_prio g_prio(
+        .d(g_prio$d),
+        .q(g_prio$q),
+        .clock(g_prio$clock)
+    );
+    rnic_core$tx_sched$g_qp g_qp(
+        .d(g_qp$d),
+        .q(g_qp$q),
+        .clock(g_qp$clock)
+    );
 
     // Update code
     always @(*) begin
         ptr$clock = clock;
         last_prio$clock = clock;
+        g_v$clock = clock;
+        g_prio$clock = clock;
+        g_qp$clock = clock;
         ptr$d = ptr$q;
         last_prio$d = last_prio$q;
+        g_v$d = g_v$q;
+        g_prio$d = g_prio$q;
+        g_qp$d = g_qp$q;
         elig = pending & ~blocked;
         dbl = {elig, elig};
         dsh = dbl >> ptr$q;
@@ -39788,22 +40027,85 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         end
         qp = ptr$q + idx;
         take_prio = prio_valid & (~found | ~last_prio$q);
-        grant_valid = found | prio_valid;
-        grant_prio = take_prio;
-        grant_qp = qp;
-        if (grant_valid & grant_ready) begin
-            last_prio$d = take_prio;
-            if (~take_prio) begin
-                ptr$d = qp + 6'h1;
+        c_valid = found | prio_valid;
+        grant_valid = g_v$q;
+        grant_prio = g_prio$q;
+        grant_qp = g_qp$q;
+        fire = g_v$q & grant_ready;
+        g_v$d = c_valid & ~fire;
+        g_prio$d = take_prio;
+        g_qp$d = qp;
+        if (fire) begin
+            last_prio$d = g_prio$q;
+            if (~g_prio$q) begin
+                ptr$d = g_qp$q + 6'h1;
             end
         end
         if (reset) begin
             ptr$d = 6'h0;
             last_prio$d = 1'b0;
+            g_v$d = 1'b0;
         end
     end
 
 endmodule // rnic_core$tx_sched
+
+
+module rnic_core$tx_sched$g_prio(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$g_prio
+
+
+module rnic_core$tx_sched$g_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$g_qp
+
+
+module rnic_core$tx_sched$g_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$g_v
 
 
 module rnic_core$tx_sched$last_prio(d,q,clock);

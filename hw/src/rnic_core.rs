@@ -586,6 +586,11 @@ pub struct RnicCore {
     /// Register slice on `wr_arb`'s `b` input (`rx_send`), same layout.
     wr_b_sk: Skid<Bits<86>>,
     wr_b_in: Signal<Local, Bits<86>>,
+    /// tx_framer → this slice → the MAC TX merge (FPGA timing).
+    fr_sk: Skid<Bits<69>>,
+    fr_in: Signal<Local, Bits<69>>,
+    fr_valid: Signal<Local, Bit>,
+    fr_last: Signal<Local, Bit>,
     /// Queues in front of rx_send's configuration and doorbell ports (their
     /// `ready` is low while a WQE fetch or a CQE write is under way):
     /// RQ configuration {on 111, cq 110:107, msn 106:75, log2 74:70,
@@ -2284,9 +2289,23 @@ impl Logic for RnicCore {
             self.fm_keep.next = self.fw_port.raw_tx_keep.val();
             self.fm_last.next = self.fw_port.raw_tx_last.val();
         }
+        // tx_framer → fr_sk → the merge (FPGA timing: the merge's choice,
+        // which follows the ACK FIFO's block RAM output, no longer runs into
+        // the framer's FIFO pops; +1 clock per data frame).
+        self.fr_sk.clock.next = self.clock.val();
+        self.fr_sk.reset.next = self.reset.val();
+        self.fr_sk.in_valid.next = self.tx_framer.tx_valid.val();
+        self.tx_framer.tx_ready.next = self.fr_sk.in_ready.val();
+        self.fr_in.next = (bit_cast::<69, 1>(self.tx_framer.tx_last.val().into()) << 68)
+            | (bit_cast::<69, 4>(self.tx_framer.tx_keep.val()) << 64)
+            | bit_cast::<69, 64>(self.tx_framer.tx_data.val());
+        self.fr_sk.in_data.next = self.fr_in.val();
+        self.fr_valid.next = self.fr_sk.out_valid.val();
+        self.fr_last.next = self.fr_sk.out_data.val().get_bit(68);
+        self.fr_sk.out_ready.next = false;
         self.mx_block.next =
             self.tx_ackgen.pend.val() & (self.mx_prev.q.val() != 3) & !self.mx_lock.q.val();
-        self.mx_data.next = self.tx_framer.tx_valid.val() & !self.mx_block.val();
+        self.mx_data.next = self.fr_valid.val() & !self.mx_block.val();
         self.mx_sel.next = 1.into();
         if self.tx_ackgen.tx_valid.val() & (self.mx_prev.q.val() != 3) {
             self.mx_sel.next = 3.into();
@@ -2300,15 +2319,14 @@ impl Logic for RnicCore {
         if self.mx_lock.q.val() {
             self.mx_sel.next = self.mx_own.q.val();
         }
-        self.tx_framer.tx_ready.next = false;
         self.fm_ready.next = false;
         self.tx_ackgen.tx_ready.next = false;
-        self.mac_tx_data.next = self.tx_framer.tx_data.val();
-        self.mac_tx_keep.next = self.tx_framer.tx_keep.val();
-        self.mac_tx_last.next = self.tx_framer.tx_last.val();
+        self.mac_tx_data.next = self.fr_sk.out_data.val().get_bits::<64>(0);
+        self.mac_tx_keep.next = self.fr_sk.out_data.val().get_bits::<4>(64);
+        self.mac_tx_last.next = self.fr_last.val();
         self.mac_tx_valid.next = self.mx_data.val();
         if self.mx_sel.val() == 1 {
-            self.tx_framer.tx_ready.next = self.mac_tx_ready.val() & !self.mx_block.val();
+            self.fr_sk.out_ready.next = self.mac_tx_ready.val() & !self.mx_block.val();
         } else if self.mx_sel.val() == 2 {
             self.mac_tx_data.next = self.fm_data.val();
             self.mac_tx_keep.next = self.fm_keep.val();
@@ -2352,8 +2370,11 @@ impl Logic for RnicCore {
         // no data frame on the MAC, locked or on offer
         // and no data frame's SND.NXT still on its way into tx_wnxt (se_*,
         // or held in sh_*), so the ACK's seq is the one on the wire
+        // (a frame entering `fr_sk` counts as on offer, unless the pending
+        // ACK holds it anyway)
         self.tx_ackgen.go.next = !(self.mx_lock.q.val() & (self.mx_own.q.val() == 1))
             & !((self.mx_sel.val() == 1) & self.mac_tx_valid.val())
+            & !(self.tx_framer.tx_valid.val() & !self.mx_block.val())
             & !self.se_v.q.val()
             & !self.sh_v.q.val();
         // Data frames leaving: IPv4 total length (octets 16-17, beat 2) and

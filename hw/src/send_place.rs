@@ -324,9 +324,16 @@ pub struct SendPlace {
     in_fire: Signal<Local, Bit>,
     out_fire: Signal<Local, Bit>,
     g_k: Signal<Local, Bits<5>>,
-    pop: Signal<Local, Bits<5>>,
     cnt_after: Signal<Local, Bits<5>>,
     gbuf_after: Signal<Local, Bits<128>>,
+    cnt_pop: Signal<Local, Bits<5>>,
+    gbuf_pop: Signal<Local, Bits<128>>,
+    ins: Signal<Local, Bits<128>>,
+    ins_pop: Signal<Local, Bits<128>>,
+    ins_keep: Signal<Local, Bits<128>>,
+    cnt_in: Signal<Local, Bits<5>>,
+    cnt_in_pop: Signal<Local, Bits<5>>,
+    cnt_in_keep: Signal<Local, Bits<5>>,
     masked: Signal<Local, Bits<64>>,
     total: Signal<Local, Bits<34>>,
     msg_end: Signal<Local, Bits<34>>,
@@ -541,9 +548,16 @@ impl Default for SendPlace {
             in_fire: Default::default(),
             out_fire: Default::default(),
             g_k: Default::default(),
-            pop: Default::default(),
             cnt_after: Default::default(),
             gbuf_after: Default::default(),
+            cnt_pop: Default::default(),
+            gbuf_pop: Default::default(),
+            ins: Default::default(),
+            ins_pop: Default::default(),
+            ins_keep: Default::default(),
+            cnt_in: Default::default(),
+            cnt_in_pop: Default::default(),
+            cnt_in_keep: Default::default(),
             masked: Default::default(),
             total: Default::default(),
             msg_end: Default::default(),
@@ -769,15 +783,16 @@ impl Logic for SendPlace {
         self.out_fire.next = (self.state.q.val() == SpState::PData)
             & self.dma_wr_ready.val()
             & ((self.cnt.q.val() >= self.g_k.val()) | self.in_done.q.val());
-        self.pop.next = 0.into();
-        if self.out_fire.val() {
-            self.pop.next = self.g_k.val();
+        // FPGA timing: `out_fire` ends in the DMA write `ready`, which comes
+        // through the write arbiters late in the clock. The shifts are done
+        // for both outcomes from registers (popped: `*_pop`; not: `*_keep`)
+        // and `out_fire` only selects between them (2:1 muxes), instead of
+        // steering a 128-bit shift by a pop count that depends on it.
+        self.cnt_pop.next = 0.into();
+        if self.cnt.q.val() > self.g_k.val() {
+            self.cnt_pop.next = self.cnt.q.val() - self.g_k.val();
         }
-        self.cnt_after.next = 0.into();
-        if self.cnt.q.val() > self.pop.val() {
-            self.cnt_after.next = self.cnt.q.val() - self.pop.val();
-        }
-        self.gbuf_after.next = self.gbuf.q.val() >> (bit_cast::<8, 5>(self.pop.val()) << 3);
+        self.gbuf_pop.next = self.gbuf.q.val() >> (bit_cast::<8, 5>(self.g_k.val()) << 3);
         self.in_en.next = self.gear_on.val() & !self.in_done.q.val() & (self.cnt.q.val() <= 8);
         self.in_fire.next = false;
         self.masked.next = self.ut_data.val();
@@ -785,16 +800,30 @@ impl Logic for SendPlace {
             self.masked.next = self.ut_data.val()
                 & !(self.ones64.val() << (bit_cast::<8, 4>(self.ut_keep.val()) << 3));
         }
+        self.ins_pop.next =
+            bit_cast::<128, 64>(self.masked.val()) << (bit_cast::<8, 5>(self.cnt_pop.val()) << 3);
+        self.ins_keep.next =
+            bit_cast::<128, 64>(self.masked.val()) << (bit_cast::<8, 5>(self.cnt.q.val()) << 3);
+        self.cnt_in_pop.next = self.cnt_pop.val() + bit_cast::<5, 4>(self.ut_keep.val());
+        self.cnt_in_keep.next = self.cnt.q.val() + bit_cast::<5, 4>(self.ut_keep.val());
+        self.gbuf_after.next = self.gbuf.q.val();
+        self.cnt_after.next = self.cnt.q.val();
+        self.ins.next = self.ins_keep.val();
+        self.cnt_in.next = self.cnt_in_keep.val();
+        if self.out_fire.val() {
+            self.gbuf_after.next = self.gbuf_pop.val();
+            self.cnt_after.next = self.cnt_pop.val();
+            self.ins.next = self.ins_pop.val();
+            self.cnt_in.next = self.cnt_in_pop.val();
+        }
         if self.gear_on.val() {
             self.ut_ready.next = self.in_en.val();
             self.in_fire.next = self.in_en.val() & self.ut_valid.val();
             self.gbuf.d.next = self.gbuf_after.val();
             self.cnt.d.next = self.cnt_after.val();
             if self.in_fire.val() {
-                self.gbuf.d.next = self.gbuf_after.val()
-                    | (bit_cast::<128, 64>(self.masked.val())
-                        << (bit_cast::<8, 5>(self.cnt_after.val()) << 3));
-                self.cnt.d.next = self.cnt_after.val() + bit_cast::<5, 4>(self.ut_keep.val());
+                self.gbuf.d.next = self.gbuf_after.val() | self.ins.val();
+                self.cnt.d.next = self.cnt_in.val();
                 self.in_done.d.next = self.ut_last.val();
             }
         } else {

@@ -11,9 +11,16 @@
 //!   priority grant. So priority work waits at most one QP grant, and QP work
 //!   gets at least every other grant.
 //! * Output `grant_valid`, `grant_prio` (1: the priority requester, 0: QP
-//!   `grant_qp`), handshake `grant_ready`. Combinational from `pending`,
-//!   `prio_valid` and the registered `ptr`; `ptr` and the alternation bit
-//!   change only on a handshake.
+//!   `grant_qp`), handshake `grant_ready`. Registered (FPGA timing: the
+//!   rotate / lowest-set-bit / index chain used to run in one clock from
+//!   `WqeFetch`'s busy register back into it): the grant on offer was
+//!   chosen one clock earlier from `pending`, `blocked`, `prio_valid`, `ptr`
+//!   and the alternation bit, and is re-chosen every clock. After a
+//!   handshake the offer is withdrawn for one clock, so the next grant is
+//!   chosen from the `ptr`, `pending` and `blocked` that the handshake
+//!   updated. Cost: one clock per grant (a grant every other clock at
+//!   most), one clock of latency from `pending` to the grant. `prio_valid`
+//!   must stay up until granted (it is; it is the requester's valid).
 
 use rust_hdl::prelude::*;
 
@@ -40,6 +47,11 @@ pub struct TxSched {
     pub grant_ready: Signal<In, Bit>,
     ptr: DFF<Bits<6>>,
     last_prio: DFF<Bit>,
+    g_v: DFF<Bit>,
+    g_prio: DFF<Bit>,
+    g_qp: DFF<Bits<6>>,
+    c_valid: Signal<Local, Bit>,
+    fire: Signal<Local, Bit>,
     elig: Signal<Local, Bits<64>>,
     dbl: Signal<Local, Bits<128>>,
     dsh: Signal<Local, Bits<128>>,
@@ -71,6 +83,11 @@ impl Default for TxSched {
             grant_ready: Default::default(),
             ptr: Default::default(),
             last_prio: Default::default(),
+            g_v: Default::default(),
+            g_prio: Default::default(),
+            g_qp: Default::default(),
+            c_valid: Default::default(),
+            fire: Default::default(),
             elig: Default::default(),
             dbl: Default::default(),
             dsh: Default::default(),
@@ -93,7 +110,7 @@ impl Default for TxSched {
 impl Logic for TxSched {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ptr, last_prio);
+        dff_setup!(self, clock, ptr, last_prio, g_v, g_prio, g_qp);
         // Rotate so that bit 0 is QP `ptr`, then find the lowest set bit.
         self.elig.next = self.pending.val() & !self.blocked.val();
         self.dbl.next =
@@ -125,18 +142,25 @@ impl Logic for TxSched {
         }
         self.qp.next = self.ptr.q.val() + self.idx.val();
         self.take_prio.next = self.prio_valid.val() & (!self.found.val() | !self.last_prio.q.val());
-        self.grant_valid.next = self.found.val() | self.prio_valid.val();
-        self.grant_prio.next = self.take_prio.val();
-        self.grant_qp.next = self.qp.val();
-        if self.grant_valid.val() & self.grant_ready.val() {
-            self.last_prio.d.next = self.take_prio.val();
-            if !self.take_prio.val() {
-                self.ptr.d.next = self.qp.val() + 1;
+        self.c_valid.next = self.found.val() | self.prio_valid.val();
+        // The offer (registered); withdrawn for the clock after a handshake.
+        self.grant_valid.next = self.g_v.q.val();
+        self.grant_prio.next = self.g_prio.q.val();
+        self.grant_qp.next = self.g_qp.q.val();
+        self.fire.next = self.g_v.q.val() & self.grant_ready.val();
+        self.g_v.d.next = self.c_valid.val() & !self.fire.val();
+        self.g_prio.d.next = self.take_prio.val();
+        self.g_qp.d.next = self.qp.val();
+        if self.fire.val() {
+            self.last_prio.d.next = self.g_prio.q.val();
+            if !self.g_prio.q.val() {
+                self.ptr.d.next = self.g_qp.q.val() + 1;
             }
         }
         if self.reset.val() {
             self.ptr.d.next = 0.into();
             self.last_prio.d.next = false;
+            self.g_v.d.next = false;
         }
     }
 }
@@ -179,6 +203,8 @@ mod tests {
         let mut max_gap = [0u32; 64]; // QP grants between two of one QP's
         let mut since = [0u32; 64];
         let mut qp_grants = 0u32;
+        let mut offer: (Option<usize>, bool, bool) = (None, false, false);
+        let mut handshakes = 0u32;
         for cycle in 0..3000 {
             if cycle % 40 == 0 {
                 for w in work.iter_mut() {
@@ -196,11 +222,12 @@ mod tests {
             let ready = rng.below(4) != 0;
             u.grant_ready.next = ready;
             assert!(simulate(&mut u, 1000));
-            // Reference.
-            let next = (0..64).map(|k| (ptr + k) % 64).find(|&q| work[q] > 0);
-            let want_prio = prio_left > 0 && (next.is_none() || !last_prio);
-            assert_eq!(u.grant_valid.val(), next.is_some() || prio_left > 0);
-            if u.grant_valid.val() {
+            // Reference: the offer is the choice made one clock earlier
+            // (from the state then), none in the clock after a handshake.
+            let (c_ptr, c_work, c_prio_left, c_last_prio) = (ptr, work, prio_left, last_prio);
+            let (next, want_prio, offered) = offer;
+            assert_eq!(u.grant_valid.val(), offered, "cycle {cycle}");
+            if offered {
                 assert_eq!(u.grant_prio.val(), want_prio, "cycle {cycle}");
                 if !want_prio {
                     assert_eq!(u.grant_qp.val().to_u64() as usize, next.unwrap());
@@ -209,7 +236,8 @@ mod tests {
             if prio_left > 0 {
                 prio_wait += 1;
             }
-            if u.grant_valid.val() && ready {
+            let fired = offered && ready;
+            if fired {
                 last_prio = want_prio;
                 if want_prio {
                     prio_left -= 1;
@@ -230,11 +258,21 @@ mod tests {
                     ptr = (q + 1) % 64;
                 }
             }
+            // The choice registered at this edge, from the state of this
+            // clock (before the handshake's updates).
+            let c_next = (0..64).map(|k| (c_ptr + k) % 64).find(|&q| c_work[q] > 0);
+            let c_prio = c_prio_left > 0 && (c_next.is_none() || !c_last_prio);
+            offer = (
+                c_next,
+                c_prio,
+                (c_next.is_some() || c_prio_left > 0) && !fired,
+            );
             tick!(u);
+            handshakes += fired as u32;
         }
         let busiest = *max_gap.iter().max().unwrap();
         eprintln!(
-            "tx_sched: {qp_grants} QP grants, max QP grants between two grants of one waiting QP {busiest} (<= 63), max priority wait {max_prio_wait} clocks"
+            "tx_sched: {handshakes} grants in 3000 clocks ({qp_grants} QP grants), max QP grants between two grants of one waiting QP {busiest} (<= 63), max priority wait {max_prio_wait} clocks"
         );
         assert!(
             busiest <= 63,
