@@ -75,7 +75,8 @@ pub const MIN_MULPDU: u64 = 64;
 /// DDP header of a tagged segment (RFC 5041 §4.2: 14 octets), the smallest.
 pub const TAGGED_HDR: u64 = 14;
 /// Largest MULPDU the block segments for: the framer takes at most
-/// `tx_mpa::MAX_PAY_LEN` (3968) octets after the DDP header, so a tagged
+/// `tx_mpa::MAX_PAY_LEN` (4096: one payload read of at most a 512-beat
+/// reorder slot; the framer itself takes 8940) octets after the DDP header, so a tagged
 /// ULPDU may be `MAX_PAY_LEN + TAGGED_HDR` octets. A QP whose MULPDU is
 /// larger (e.g. one derived from a jumbo EMSS, RFC 5044 §8) gets error
 /// completions, never a truncated frame.

@@ -555,7 +555,7 @@ fn oversized_mulpdu_refused() {
     assert_eq!(rig.qps[0].data_frames, 0);
     assert_eq!(rig.core.get_cnt_tx_mulpdu_bad(), 2);
     assert_eq!(rig.core.get_cnt_tx_frames(), 0);
-    // EMSS 3988 gives MULPDU 3982 (RFC 5044 §8 formula): the largest allowed.
+    // EMSS 3988 gives MULPDU 3982 (RFC 5044 §8 formula), below the limit.
     assert_eq!(rig.qps[1].tx.mulpdu(), 3982);
     rig.post_write(1, 10000, false);
     rig.doorbell(1);
