@@ -721,30 +721,8 @@ pub(crate) mod tests {
     /// Random entries and queries against `TptEntry::check`/`page_of`.
     #[test]
     fn check_matches_reference() {
-        let mut uut = TptDefault::default();
-        uut.clock.connect();
-        uut.reset.connect();
-        uut.tpt_wr_en.connect();
-        uut.tpt_wr_index.connect();
-        uut.tpt_wr_data.connect();
-        uut.pbl_wr_en.connect();
-        uut.pbl_wr_index.connect();
-        uut.pbl_wr_data.connect();
-        uut.chk_valid.connect();
-        uut.chk_stag.connect();
-        uut.chk_pd.connect();
-        uut.chk_need.connect();
-        uut.chk_to.connect();
-        uut.chk_len.connect();
-        uut.chk_inv.connect();
-        uut.res_ready.connect();
-        uut.walk_idx.connect();
-        uut.connect_all();
+        let mut uut = new_uut();
         let mut rng = Rng::new(21);
-        uut.reset.next = true;
-        tick!(uut);
-        tick!(uut);
-        uut.reset.next = false;
         let mut pbl_next = 0;
         let n = 1 << TPT_INDEX_BITS;
         let table: Vec<TptEntry> = (0..n)
