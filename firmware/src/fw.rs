@@ -419,6 +419,14 @@ impl<
     /// Handles one exception-queue entry.
     pub fn on_exception(&mut self, reason: ExceptionReason, conn: Option<u32>, f: &[u8]) {
         let now = self.hal.now_us();
+        if reason == ExceptionReason::SendQueueError {
+            // Frame: the QPN (u32 LE), the completion status, 3 zero octets.
+            if let Some(q) = f.get(..4) {
+                let qpn = u32::from_le_bytes([q[0], q[1], q[2], q[3]]);
+                self.send_queue_error(qpn, now);
+            }
+            return;
+        }
         if matches!(
             reason,
             ExceptionReason::RetransmitTimeout
@@ -1323,6 +1331,53 @@ impl<
             code: LOCAL_CATASTROPHIC_CODE,
         }));
         self.send_terminate(i, &term, now);
+    }
+
+    /// The device refused a send WQE of QP `qpn` (an SGE the TPT refused:
+    /// completion `LocalProtectionError`, exception `SendQueueError`) and
+    /// turned its send side off. The QP cannot go on (the verbs' local
+    /// protection error moves it to Error), so, as for a host request to
+    /// terminate: a Terminate goes to the peer as the last message on the
+    /// stream and the stream is closed (RFC 5040 §5.3, §7.1), with the
+    /// cause RDMAP Local Catastrophic (RFC 5040 §7.2: the error is local,
+    /// not the peer's; Linux siw sends a Remote Protection cause here
+    /// instead). The host gets a `QpError` event with that cause; the
+    /// QP's remaining WRs are flushed when it reaches Error. Without a
+    /// connection the QP goes to Error at once.
+    pub(crate) fn send_queue_error(&mut self, qpn: u32, now: Micros) {
+        use rnic_wire::terminate::{RdmapError, TerminateCause};
+        let cause = TerminateCause::Rdmap(RdmapError::LocalCatastrophic {
+            code: LOCAL_CATASTROPHIC_CODE,
+        });
+        let mut ev = event(EventKind::QpError, qpn);
+        ev.status = rnic_wire::abi::cqe::encode_term_cause(Some(cause));
+        let conn = self
+            .conns
+            .iter()
+            .position(|c| c.as_ref().is_some_and(|c| c.qpn == Some(qpn)));
+        match conn {
+            // Only a stream in RDMA mode is terminated; one already closing
+            // (our or the peer's Terminate, a FIN) is left alone.
+            Some(i) => {
+                if self.conns[i]
+                    .as_ref()
+                    .is_some_and(|c| c.phase == Phase::Rdma)
+                {
+                    log!(warn, "QP {}: send WQE refused, terminating", qpn);
+                    self.post(ev);
+                    self.host_terminate(i, now);
+                }
+            }
+            None => {
+                if self
+                    .qps
+                    .apply(&mut self.hal, qpn, QpEvent::Modify(QpState::Error))
+                    .is_some()
+                {
+                    self.post(ev);
+                }
+            }
+        }
     }
 
     /// Starts a graceful (`abortive == false`) or abortive close of QP `qpn`'s connection.

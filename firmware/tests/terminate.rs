@@ -184,3 +184,65 @@ fn incoming_terminate_closes_without_answering() {
     assert!(fw.hal.events.is_empty(), "{:?}", fw.hal.events);
     assert!(sent_tcp(&mut fw.hal).is_empty());
 }
+
+/// The device refused a send WQE's SGE and turned the QP's send side off
+/// (exception `SendQueueError`, frame {QPN LE, status, 0, 0, 0}): the QP
+/// goes to Terminate, the host gets QpError with RDMAP Local Catastrophic,
+/// and a Terminate with that cause (no echoed header: RFC 5040 §7.1) goes
+/// out at the device's SND.NXT, CRC checked, then the FIN. A record for a
+/// QP without a connection sends nothing; a second record changes nothing.
+#[test]
+fn refused_send_wqe_terminates_the_stream() {
+    use rnic_wire::terminate::RdmapError;
+    let mut fw = new_fw();
+    let (qpn, rcv, snd) = passive_rdma(&mut fw);
+    fw.hal.events.clear();
+    let _ = sent_tcp(&mut fw.hal);
+    device_sent(&mut fw, snd, snd + 300);
+    let status = rnic_wire::abi::cqe::WcStatus::LocalProtectionError as u8;
+    let mut rec = qpn.to_le_bytes().to_vec();
+    rec.extend_from_slice(&[status, 0, 0, 0]);
+    rx_as(&mut fw, ExceptionReason::SendQueueError, qpn, rec.clone());
+    fw.poll();
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
+    let cause = TerminateCause::Rdmap(RdmapError::LocalCatastrophic { code: 0xFF });
+    let ev = fw.hal.events.pop().expect("QpError event");
+    assert_eq!(
+        (ev.kind, ev.handle, ev.status),
+        (
+            EventKind::QpError,
+            qpn,
+            rnic_wire::abi::cqe::encode_term_cause(Some(cause))
+        )
+    );
+    let out = sent_tcp(&mut fw.hal);
+    assert_eq!(
+        out.len(),
+        2,
+        "{:?}",
+        out.iter().map(|o| o.ctl).collect::<Vec<_>>()
+    );
+    assert_eq!((out[0].seq, out[0].ack), (snd + 300, Some(rcv)));
+    let f = rnic_wire::mpa::Fpdu::new_checked(&out[0].payload[..]).unwrap();
+    let ulpdu = rnic_wire::mpa::FpduRepr::parse(&f, true)
+        .expect("MPA CRC")
+        .ulpdu;
+    match RdmapRepr::from_bytes(ulpdu).unwrap() {
+        RdmapRepr::Terminate { msn, terminate } => {
+            assert_eq!(msn, 1);
+            assert_eq!(terminate.cause, cause);
+            assert!(terminate.ddp.is_none() && terminate.rdma.is_none());
+        }
+        o => panic!("not a Terminate: {o:?}"),
+    }
+    let fin_seq = snd + 300 + out[0].payload.len() as u32;
+    assert_eq!((out[1].ctl, out[1].seq), (TcpControl::Fin, fin_seq));
+    // again, and for a QP number nobody has: nothing
+    rx_as(&mut fw, ExceptionReason::SendQueueError, qpn, rec);
+    let mut other = 63u32.to_le_bytes().to_vec();
+    other.extend_from_slice(&[status, 0, 0, 0]);
+    rx_as(&mut fw, ExceptionReason::SendQueueError, 63, other);
+    fw.poll();
+    assert!(sent_tcp(&mut fw.hal).is_empty());
+    assert!(fw.hal.events.is_empty(), "{:?}", fw.hal.events);
+}

@@ -414,6 +414,15 @@ impl<'a, B: Bus> Qp<'a, B> {
         self.shared.state()
     }
 
+    /// The send queue's ring in host memory (`WQE_SIZE`-octet slots, slot
+    /// = WQE index mod ring size), as user space maps it to post without a
+    /// system call. Whatever is written here directly bypasses this
+    /// driver's checks of [`Qp::post_send`]; the device checks every SGE
+    /// again (docs/rtl.md, "Send-side SGE checks and translation").
+    pub fn sq_ring(&self) -> &B::Dma {
+        &self.sq_mem
+    }
+
     /// Free send queue slots.
     pub fn sq_free(&self) -> u32 {
         lock(&self.shared.sq).ring.free()

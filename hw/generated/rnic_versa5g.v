@@ -6967,6 +6967,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] exc_arb$rt_conn;
     reg  [15:0] exc_arb$rt_len;
     reg  [63:0] exc_arb$rt_data;
+    reg  exc_arb$sq_valid;
+    wire  exc_arb$sq_ready;
+    reg  [31:0] exc_arb$sq_qpn;
     reg  [2:0] exc_arb$q_count;
     wire  [63:0] exc_arb$out_data;
     wire  [3:0] exc_arb$out_keep;
@@ -8208,6 +8211,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tp_ts_own$d;
     wire  tp_ts_own$q;
     reg  tp_ts_own$clock;
+    reg  sqe_v$d;
+    wire  sqe_v$q;
+    reg  sqe_v$clock;
+    reg  [5:0] sqe_qp$d;
+    wire  [5:0] sqe_qp$q;
+    reg  sqe_qp$clock;
     reg  tx_log$clock;
     reg  tx_log$reset;
     reg  tx_log$in_valid;
@@ -8602,6 +8611,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .rt_conn(exc_arb$rt_conn),
         .rt_len(exc_arb$rt_len),
         .rt_data(exc_arb$rt_data),
+        .sq_valid(exc_arb$sq_valid),
+        .sq_ready(exc_arb$sq_ready),
+        .sq_qpn(exc_arb$sq_qpn),
         .q_count(exc_arb$q_count),
         .out_data(exc_arb$out_data),
         .out_keep(exc_arb$out_keep),
@@ -9947,6 +9959,16 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(tp_ts_own$q),
         .clock(tp_ts_own$clock)
     );
+    rnic_versa5g$core$sqe_v sqe_v(
+        .d(sqe_v$d),
+        .q(sqe_v$q),
+        .clock(sqe_v$clock)
+    );
+    rnic_versa5g$core$sqe_qp sqe_qp(
+        .d(sqe_qp$d),
+        .q(sqe_qp$q),
+        .clock(sqe_qp$clock)
+    );
     rnic_versa5g$core$tx_log tx_log(
         .clock(tx_log$clock),
         .reset(tx_log$reset),
@@ -10099,6 +10121,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rxi_fifo_mid$clock = clock;
         rxi_inj_mid$clock = clock;
         tp_ts_own$clock = clock;
+        sqe_v$clock = clock;
+        sqe_qp$clock = clock;
         rxs_lost$d = rxs_lost$q;
         sq_state$d = sq_state$q;
         sq_conn$d = sq_conn$q;
@@ -10140,6 +10164,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rxi_fifo_mid$d = rxi_fifo_mid$q;
         rxi_inj_mid$d = rxi_inj_mid$q;
         tp_ts_own$d = tp_ts_own$q;
+        sqe_v$d = sqe_v$q;
+        sqe_qp$d = sqe_qp$q;
         mpa_rx$reset = reset;
         fpdu_buf$reset = reset;
         ddp_rx$reset = reset;
@@ -10956,8 +10982,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         wqe_fetch$en_on = wqe_fetch$cfg_valid & ((ew_qp_state == 8'h1) | (ew_qp_state == 8'h2));
         tx_seg$stop = wqe_fetch$wqe_off;
         tx_en_ew = wqe_fetch$en_valid;
-        tx_seg$off_ready = ~tx_en_ew;
-        if (tx_seg$off_valid & ~tx_en_ew) begin
+        tx_seg$off_ready = ~tx_en_ew & ~sqe_v$q;
+        if (tx_seg$off_valid & ~tx_en_ew & ~sqe_v$q) begin
+            sqe_v$d = 1'b1;
+            sqe_qp$d = tx_seg$off_qp;
             wqe_fetch$en_valid = 1'b1;
             wqe_fetch$en_qp = tx_seg$off_qp;
             wqe_fetch$en_on = 1'b0;
@@ -11530,6 +11558,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         exc_arb$rt_len = rx_send$rterm_len;
         exc_arb$rt_data = rx_send$rterm_data;
         rx_send$rterm_ready = exc_arb$rt_ready;
+        exc_arb$sq_valid = sqe_v$q;
+        exc_arb$sq_qpn = {{26{1'b0}}, sqe_qp$q};
+        if (exc_arb$sq_ready) begin
+            sqe_v$d = 1'b0;
+        end
         rterm_valid = rx_send$rterm_valid & exc_arb$rt_ready;
         rterm_conn = rx_send$rterm_conn;
         rterm_qpn = rx_send$rterm_qpn;
@@ -11653,6 +11686,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             tp_own$d = 1'b0;
             tp_rs_own$d = 1'b0;
             tp_ts_own$d = 1'b0;
+            sqe_v$d = 1'b0;
         end
     end
 
@@ -15651,7 +15685,7 @@ module rnic_versa5g$core$doorbell$rqv(d,q,clock);
 endmodule // rnic_versa5g$core$doorbell$rqv
 
 
-module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_valid,raw_commit,raw_reason,raw_conn,rt_valid,rt_ready,rt_conn,rt_len,rt_data,q_count,out_data,out_keep,out_last,out_valid,out_commit,out_reason,out_conn,cnt_term);
+module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_valid,raw_commit,raw_reason,raw_conn,rt_valid,rt_ready,rt_conn,rt_len,rt_data,sq_valid,sq_ready,sq_qpn,q_count,out_data,out_keep,out_last,out_valid,out_commit,out_reason,out_conn,cnt_term);
 
     // Module arguments
     input wire  clock;
@@ -15668,6 +15702,9 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
     input wire  [31:0] rt_conn;
     input wire  [15:0] rt_len;
     input wire  [63:0] rt_data;
+    input wire  sq_valid;
+    output reg  sq_ready;
+    input wire  [31:0] sq_qpn;
     input wire  [2:0] q_count;
     output reg  [63:0] out_data;
     output reg  [3:0] out_keep;
@@ -15680,6 +15717,8 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
 
     // Constant declarations
     localparam  k_reason = 8'h6;
+    localparam  k_reason_sq = 8'h9;
+    localparam  k_sq_status = 8'h4;
     localparam  k_slots = 3'b100;
     localparam  k_oct = 16'h8;
 
@@ -15693,6 +15732,7 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
 
     // Local signals
     reg  take;
+    reg  take_sq;
 
     // Sub module instances
     rnic_versa5g$core$exc_arb$mid mid(
@@ -15717,6 +15757,8 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
         end
         take = rt_valid & ~raw_valid & ~mid$q & (q_count < k_slots);
         rt_ready = take;
+        take_sq = sq_valid & ~rt_valid & ~raw_valid & ~mid$q & (q_count < k_slots);
+        sq_ready = take_sq;
         out_data = raw_data;
         out_keep = raw_keep;
         out_last = raw_last;
@@ -15736,6 +15778,15 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
             out_reason = k_reason;
             out_conn = rt_conn;
             n_term$d = n_term$q + 32'h1;
+        end
+        if (take_sq) begin
+            out_data = ({{56{1'b0}}, k_sq_status} << 32'h20) | {{32{1'b0}}, sq_qpn};
+            out_keep = k_oct[(32'h0)+:(4)];
+            out_last = 1'b1;
+            out_valid = 1'b1;
+            out_commit = 1'b1;
+            out_reason = k_reason_sq;
+            out_conn = sq_qpn;
         end
         cnt_term = n_term$q;
         if (reset) begin
@@ -38779,6 +38830,44 @@ module rnic_versa5g$core$sq_state(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$sq_state
+
+
+module rnic_versa5g$core$sqe_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$sqe_qp
+
+
+module rnic_versa5g$core$sqe_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$sqe_v
 
 
 module rnic_versa5g$core$tc_crc(d,q,clock);

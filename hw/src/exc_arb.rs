@@ -13,6 +13,14 @@
 //!   first octets (`rt_data`, octet 0 in bits 7:0: Terminate Control and the
 //!   start of the echoed header, RFC 5040 §7.1), `min(rt_len, 8)` of them,
 //!   reason `TerminateRx`, connection `rt_conn`, committed.
+//! * A send-queue error record (`sq_valid`, held until `sq_ready`; from the
+//!   core when `tx_seg` turned a QP's send side off for a refused SGE) is
+//!   taken under the same conditions, after a waiting Terminate record. It
+//!   becomes a one-beat, 8-octet frame {QPN as u32 LE, the completion's
+//!   status (`WcStatus::LocalProtectionError`, the only reason `tx_seg`
+//!   turns a send side off), 3 zero octets}, reason `SendQueueError`,
+//!   connection field = the QPN (the core does not look the connection
+//!   up; the firmware maps QP to connection).
 
 use crate::exc_queue::SLOTS;
 use crate::k;
@@ -40,6 +48,10 @@ pub struct ExcArb {
     pub rt_conn: Signal<In, Bits<32>>,
     pub rt_len: Signal<In, Bits<16>>,
     pub rt_data: Signal<In, Bits<64>>,
+    // ---- send-queue error records
+    pub sq_valid: Signal<In, Bit>,
+    pub sq_ready: Signal<Out, Bit>,
+    pub sq_qpn: Signal<In, Bits<32>>,
     // ---- exception queue
     pub q_count: Signal<In, Bits<3>>,
     pub out_data: Signal<Out, Bits<64>>,
@@ -52,12 +64,15 @@ pub struct ExcArb {
     /// Terminate records queued.
     pub cnt_term: Signal<Out, Bits<32>>,
     k_reason: Constant<Bits<8>>,
+    k_reason_sq: Constant<Bits<8>>,
+    k_sq_status: Constant<Bits<8>>,
     k_slots: Constant<Bits<3>>,
     k_oct: Constant<Bits<16>>,
     /// Inside a raw frame (a beat without `last` was seen).
     mid: DFF<Bit>,
     n_term: DFF<Bits<32>>,
     take: Signal<Local, Bit>,
+    take_sq: Signal<Local, Bit>,
 }
 
 impl Default for ExcArb {
@@ -77,6 +92,9 @@ impl Default for ExcArb {
             rt_conn: Default::default(),
             rt_len: Default::default(),
             rt_data: Default::default(),
+            sq_valid: Default::default(),
+            sq_ready: Default::default(),
+            sq_qpn: Default::default(),
             q_count: Default::default(),
             out_data: Default::default(),
             out_keep: Default::default(),
@@ -87,11 +105,14 @@ impl Default for ExcArb {
             out_conn: Default::default(),
             cnt_term: Default::default(),
             k_reason: k(ExceptionReason::TerminateRx as u64),
+            k_reason_sq: k(ExceptionReason::SendQueueError as u64),
+            k_sq_status: k(crate::tx_seg::STATUS_LOCAL_PROT_ERR),
             k_slots: k(SLOTS),
             k_oct: k(RT_OCTETS),
             mid: Default::default(),
             n_term: Default::default(),
             take: Default::default(),
+            take_sq: Default::default(),
         }
     }
 }
@@ -108,6 +129,12 @@ impl Logic for ExcArb {
             & !self.mid.q.val()
             & (self.q_count.val() < self.k_slots.val());
         self.rt_ready.next = self.take.val();
+        self.take_sq.next = self.sq_valid.val()
+            & !self.rt_valid.val()
+            & !self.raw_valid.val()
+            & !self.mid.q.val()
+            & (self.q_count.val() < self.k_slots.val());
+        self.sq_ready.next = self.take_sq.val();
         self.out_data.next = self.raw_data.val();
         self.out_keep.next = self.raw_keep.val();
         self.out_last.next = self.raw_last.val();
@@ -127,6 +154,16 @@ impl Logic for ExcArb {
             self.out_reason.next = self.k_reason.val();
             self.out_conn.next = self.rt_conn.val();
             self.n_term.d.next = self.n_term.q.val() + 1;
+        }
+        if self.take_sq.val() {
+            self.out_data.next = (bit_cast::<64, 8>(self.k_sq_status.val()) << 32)
+                | bit_cast::<64, 32>(self.sq_qpn.val());
+            self.out_keep.next = self.k_oct.val().get_bits::<4>(0);
+            self.out_last.next = true;
+            self.out_valid.next = true;
+            self.out_commit.next = true;
+            self.out_reason.next = self.k_reason_sq.val();
+            self.out_conn.next = self.sq_qpn.val();
         }
         self.cnt_term.next = self.n_term.q.val();
         if self.reset.val() {
@@ -192,7 +229,10 @@ mod tests {
     /// records (the octets `rnic_wire` emits for a Terminate, records held
     /// until taken) with a firmware that drains slowly: every committed raw
     /// frame arrives whole and in order, every Terminate record arrives
-    /// once, in order, as its first 8 octets with reason TerminateRx; a
+    /// once, in order, as its first 8 octets with reason TerminateRx; every
+    /// send-queue error record (held until taken, competing with the
+    /// Terminates) arrives once, in order, as {QPN LE, LocalProtectionError,
+    /// 0, 0, 0} with reason SendQueueError and the QPN as connection; a
     /// record is never taken into a full queue (no `cnt_full` from them).
     #[test]
     fn terminates_join_raw_frames_none_lost() {
@@ -210,6 +250,8 @@ mod tests {
         u.arb.rt_conn.connect();
         u.arb.rt_len.connect();
         u.arb.rt_data.connect();
+        u.arb.sq_valid.connect();
+        u.arb.sq_qpn.connect();
         u.q.rd_word.connect();
         u.q.pop.connect();
         u.connect_all();
@@ -248,10 +290,15 @@ mod tests {
         let mut want_raw: Vec<Vec<u8>> = Vec::new();
         let mut got_raw = Vec::new();
         let mut got_rt = Vec::new();
+        let sqs: Vec<u64> = (0..10u64).map(|i| 3 * i + 1).collect();
+        let mut got_sq = Vec::new();
+        let mut si = 0usize;
         let (mut fi, mut bi, mut ti) = (0usize, 0usize, 0usize);
         let mut gap = 0;
         let mut cycle = 0;
-        while (fi < frames.len() || ti < terms.len() || u.q.head_valid.val()) && cycle < 20000 {
+        while (fi < frames.len() || ti < terms.len() || si < sqs.len() || u.q.head_valid.val())
+            && cycle < 20000
+        {
             cycle += 1;
             // raw source
             u.arb.raw_valid.next = false;
@@ -288,19 +335,32 @@ mod tests {
                 u.arb.rt_len.next = (t.len() as u64).into();
                 u.arb.rt_conn.next = (*conn).into();
             }
+            // send-queue error source: holds its record until taken
+            u.arb.sq_valid.next = si < sqs.len();
+            if let Some(&q) = sqs.get(si) {
+                u.arb.sq_qpn.next = q.into();
+            }
             assert!(simulate(&mut u, 1000));
+            assert!(!(u.arb.rt_ready.val() && u.arb.sq_ready.val()));
             if u.arb.rt_ready.val() {
                 assert!(u.q.count.val().to_u64() < SLOTS);
                 ti += 1;
+            }
+            if u.arb.sq_ready.val() {
+                assert!(u.q.count.val().to_u64() < SLOTS);
+                si += 1;
             }
             tick!(u);
             // a slow firmware: drains between raw frames now and then
             if bi == 0 && u.q.head_valid.val() && rng.below(8) == 0 {
                 u.arb.raw_valid.next = false;
                 u.arb.rt_valid.next = false;
+                u.arb.sq_valid.next = false;
                 let (reason, conn, f) = pop(&mut u);
                 if reason == ExceptionReason::TerminateRx as u64 {
                     got_rt.push((conn, f));
+                } else if reason == ExceptionReason::SendQueueError as u64 {
+                    got_sq.push((conn, f));
                 } else {
                     assert_eq!(reason, 5);
                     got_raw.push(f);
@@ -311,6 +371,17 @@ mod tests {
         let want_rt: Vec<(u64, Vec<u8>)> =
             terms.iter().map(|(c, t)| (*c, t[..8].to_vec())).collect();
         assert_eq!(got_rt, want_rt);
+        assert_eq!(si, sqs.len(), "send-queue records left");
+        let status = rnic_wire::abi::cqe::WcStatus::LocalProtectionError as u8;
+        let want_sq: Vec<(u64, Vec<u8>)> = sqs
+            .iter()
+            .map(|&q| {
+                let mut f = (q as u32).to_le_bytes().to_vec();
+                f.extend_from_slice(&[status, 0, 0, 0]);
+                (q, f)
+            })
+            .collect();
+        assert_eq!(got_sq, want_sq);
         assert_eq!(got_raw, want_raw);
         assert_eq!(u.arb.cnt_term.val().to_u64(), terms.len() as u64);
         // every loss is a raw frame's (started while full)

@@ -689,6 +689,12 @@ pub struct RnicCore {
     /// A QP context write sets a send side on/off this clock (`tx_seg`'s
     /// off request waits).
     tx_en_ew: Signal<Local, Bit>,
+    /// A send side turned off for a refused SGE waits here until the
+    /// exception queue takes its `SendQueueError` record (`exc_arb.sq_*`),
+    /// so the firmware terminates the stream (RFC 5040 §5.3, §7); the next
+    /// off request waits meanwhile.
+    sqe_v: DFF<Bit>,
+    sqe_qp: DFF<Bits<6>>,
     /// `tx_seg` has handed the QP's stream to `read_resp` (`xs_gnt`): the
     /// framer's descriptors and payload come from `read_resp`.
     rr_tx: Signal<Local, Bit>,
@@ -766,7 +772,9 @@ impl Logic for RnicCore {
             tp_rs_own,
             rxi_fifo_mid,
             rxi_inj_mid,
-            tp_ts_own
+            tp_ts_own,
+            sqe_v,
+            sqe_qp
         );
         self.mpa_rx.reset.next = self.reset.val();
         self.fpdu_buf.reset.next = self.reset.val();
@@ -1805,8 +1813,10 @@ impl Logic for RnicCore {
         // A refused send SGE turns its QP's send side off (branch txsge),
         // when no QP context write sets one this clock.
         self.tx_en_ew.next = self.wqe_fetch.en_valid.val();
-        self.tx_seg.off_ready.next = !self.tx_en_ew.val();
-        if self.tx_seg.off_valid.val() & !self.tx_en_ew.val() {
+        self.tx_seg.off_ready.next = !self.tx_en_ew.val() & !self.sqe_v.q.val();
+        if self.tx_seg.off_valid.val() & !self.tx_en_ew.val() & !self.sqe_v.q.val() {
+            self.sqe_v.d.next = true;
+            self.sqe_qp.d.next = self.tx_seg.off_qp.val();
             self.wqe_fetch.en_valid.next = true;
             self.wqe_fetch.en_qp.next = self.tx_seg.off_qp.val();
             self.wqe_fetch.en_on.next = false;
@@ -2570,6 +2580,12 @@ impl Logic for RnicCore {
         self.exc_arb.rt_len.next = self.rx_send.rterm_len.val();
         self.exc_arb.rt_data.next = self.rx_send.rterm_data.val();
         self.rx_send.rterm_ready.next = self.exc_arb.rt_ready.val();
+        // refused send SGEs (`sqe_*`, above): a SendQueueError record each
+        self.exc_arb.sq_valid.next = self.sqe_v.q.val();
+        self.exc_arb.sq_qpn.next = bit_cast::<32, 6>(self.sqe_qp.q.val());
+        if self.exc_arb.sq_ready.val() {
+            self.sqe_v.d.next = false;
+        }
         self.rterm_valid.next = self.rx_send.rterm_valid.val() & self.exc_arb.rt_ready.val();
         // (the record on the observation outputs; the firmware takes it
         // from the exception queue only)
@@ -2712,6 +2728,7 @@ impl Logic for RnicCore {
             self.tp_own.d.next = false;
             self.tp_rs_own.d.next = false;
             self.tp_ts_own.d.next = false;
+            self.sqe_v.d.next = false;
         }
     }
 }

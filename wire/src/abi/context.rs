@@ -593,6 +593,12 @@ pub enum ExceptionReason {
     TerminateTx = 7,
     /// The fast path's retransmissions ran out (frame empty).
     RetransmitTimeout = 8,
+    /// The device refused a send WQE's SGE (completion
+    /// `LocalProtectionError`) and turned the QP's send side off; the
+    /// firmware terminates the stream. Frame: 8 octets, the QPN (u32 LE),
+    /// the completion status (a `WcStatus`), 3 zero octets; the connection
+    /// field carries the QPN too.
+    SendQueueError = 9,
 }
 
 impl ExceptionReason {
@@ -609,6 +615,7 @@ impl ExceptionReason {
             6 => TerminateRx,
             7 => TerminateTx,
             8 => RetransmitTimeout,
+            9 => SendQueueError,
             _ => return Err(Error::BadOpcode),
         })
     }
