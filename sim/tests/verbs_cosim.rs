@@ -13,16 +13,18 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use rnic_driver::{
-    AccessFlags, Cq, DmaMem, Error, MpaOptions, Mr, Qp, QpState, RecvWr, RemoteAddr, SendOp,
-    SendWr, WcOpcode, WcStatus, WorkCompletion,
+    AccessFlags, Context, Cq, DmaMem, Error, MpaOptions, Mr, Qp, QpState, RecvWr, RemoteAddr,
+    SendOp, SendWr, WcOpcode, WcStatus, WorkCompletion,
 };
 use rnic_sim::link::LinkConfig;
 use rnic_sim::node::World;
 use rnic_sim::rng::Rng;
 use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair, GUARD};
 use rnic_sim::sim_bus::{SimBus, SimDma};
+use rnic_wire::abi::cqe::decode_term_cause;
 use rnic_wire::abi::mailbox::{Event, EventKind};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
+use rnic_wire::abi::wqe::{SendWqe, SgeList};
 use rnic_wire::terminate::{
     DdpError, RdmapError, RemoteProtectionError, TaggedBufferError, TerminateCause, TerminateRepr,
     UntaggedBufferError,
@@ -73,6 +75,9 @@ struct S<'a> {
     pcap: &'a PathBuf,
     qp_a: &'a Qp<'a, SimBus>,
     qp_b: &'a Qp<'a, SimBus>,
+    /// B's driver context (its event processing).
+    b: &'a Context<SimBus>,
+    scq_a: &'a Cq<'a, SimBus>,
     rcq_b: &'a Cq<'a, SimBus>,
     mr_a: &'a Mr<'a, SimBus>,
     buf_a: &'a SimDma,
@@ -135,6 +140,8 @@ fn with_pair(name: &str, f: impl FnOnce(&S)) {
         pcap: &pcap,
         qp_a: &qp_a,
         qp_b: &qp_b,
+        b: &b,
+        scq_a: &scq_a,
         rcq_b: &rcq_b,
         mr_a: &mr_a,
         buf_a: &buf_a,
@@ -846,4 +853,116 @@ fn back_to_back_writes_never_fire_the_retransmission_timer() {
             st.longest_stall
         );
     });
+}
+
+/// A send WQE whose SGE the device refuses (RFC 5040 §5.3, §7.2): A posts
+/// an RDMA Write and a Send through the driver (which checks their SGEs),
+/// then rewrites the Write's WQE in its mapped send ring with a wrong lkey,
+/// as user space writing the ring directly could. A's device completes the
+/// Write with `LocalProtectionError` without reading or sending an octet of
+/// it, turns the send side off and queues exception `SendQueueError`; A's
+/// firmware terminates the stream: B receives a Terminate with RDMAP Local
+/// Catastrophic, both hosts get `QpError` with that cause, the Send and
+/// B's receive are flushed, and no octet of B's buffers changes.
+#[test]
+fn refused_send_sge_terminates_the_stream() {
+    with_pair("verbs_sq_error", |s| {
+        s.qp_b
+            .post_recv(&[RecvWr {
+                wr_id: 90,
+                sges: &[s.mr_br.sge(0, 1000).unwrap()],
+            }])
+            .unwrap();
+        // A posts a Write and a Send through the driver (which checks their
+        // SGEs), then, before the device runs, rewrites the Write's WQE in the
+        // mapped send ring as a buggy or hostile user-space process could: its
+        // SGE now names A's region with a wrong key (the low 8 bits of the
+        // STag, RFC 5040 §2.1).
+        s.qp_a
+            .post_send(&[
+                SendWr {
+                    wr_id: 1,
+                    op: SendOp::RdmaWrite(RemoteAddr {
+                        addr: s.mr_bw.va(),
+                        rkey: s.mr_bw.rkey(),
+                    }),
+                    sges: &[s.mr_a.sge(0, 512).unwrap()],
+                    signaled: true,
+                    solicited: false,
+                    fence: false,
+                },
+                SendWr {
+                    wr_id: 2,
+                    op: SendOp::Send,
+                    sges: &[s.mr_a.sge(0, 200).unwrap()],
+                    signaled: true,
+                    solicited: false,
+                    fence: false,
+                },
+            ])
+            .unwrap();
+        let mut slot = [0u8; SendWqe::SIZE];
+        s.qp_a.sq_ring().read(0, &mut slot).unwrap();
+        let mut wqe = SendWqe::parse(&slot).unwrap();
+        assert_eq!((wqe.wr_id, wqe.sges.as_slice()[0].lkey), (1, s.mr_a.lkey()));
+        let mut sges = wqe.sges.as_slice().to_vec();
+        sges[0].lkey ^= 0x5a;
+        wqe.sges = SgeList::new(&sges).unwrap();
+        wqe.emit(&mut slot).unwrap();
+        s.qp_a.sq_ring().write(0, &slot).unwrap();
+
+        let mut wcs = Vec::new();
+        let c = run_until(s.world, BUDGET, |_| {
+            let mut wc = [WorkCompletion::default(); 4];
+            let n = s.scq_a.poll(&mut wc).unwrap();
+            wcs.extend_from_slice(&wc[..n]);
+            wcs.len() >= 2
+        })
+        .unwrap_or_else(|c| panic!("A's two send completions not there in {c} clocks: {wcs:?}"));
+        println!("A's send completions after {c} clocks: {wcs:?}");
+        assert_eq!(
+            (wcs[0].wr_id, wcs[0].status),
+            (1, WcStatus::LocalProtectionError)
+        );
+        assert_eq!((wcs[1].wr_id, wcs[1].status), (2, WcStatus::WrFlushError));
+
+        // Both hosts learn of it, with our Terminate's cause.
+        let cause = TerminateCause::Rdmap(RdmapError::LocalCatastrophic { code: 0xFF });
+        let both = |w: &World| qp_error_cause(w, 0).is_some() && qp_error_cause(w, 1).is_some();
+        let c = run_until(s.world, BUDGET, both).expect("QpError at both nodes");
+        println!("QpError at both nodes after {c} more clocks");
+        {
+            let w = s.world.borrow();
+            assert_eq!(qp_error_cause(&w, 0), Some(Some(cause)), "A's event");
+            assert_eq!(
+                qp_error_cause(&w, 1),
+                Some(Some(cause)),
+                "B's event: the Terminate it received"
+            );
+        }
+        // Nothing of either WR reached B: its regions are unchanged, and its
+        // receive is flushed (by B's driver when it processes the QpError
+        // event), not completed with data.
+        let mut wc = [WorkCompletion::default()];
+        run_until(s.world, BUDGET, |_| {
+            s.b.process_events().unwrap();
+            s.rcq_b.poll(&mut wc).unwrap() == 1
+        })
+        .expect("B's receive flushed");
+        assert_eq!((wc[0].wr_id, wc[0].status), (90, WcStatus::WrFlushError));
+        s.check_b("after the refused Write");
+        assert!(s.world.borrow().nodes[1].hw.borrow().placed.is_empty());
+    });
+}
+
+/// The Terminate cause of node `n`'s first QpError event, if it has one.
+fn qp_error_cause(w: &World, n: usize) -> Option<Option<TerminateCause>> {
+    w.nodes[n]
+        .hw
+        .borrow()
+        .events
+        .iter()
+        .map(|e| Event::parse(e).unwrap())
+        .find(|e| e.kind == EventKind::QpError)
+        .map(|e| decode_term_cause(e.status).unwrap())
 }
