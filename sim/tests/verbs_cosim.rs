@@ -13,7 +13,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use rnic_driver::{
-    AccessFlags, Context, Cq, DmaMem, Error, MpaOptions, Mr, Qp, QpState, RecvWr, RemoteAddr,
+    AccessFlags, Context, Cq, DmaMem, Error, MpaOptions, Mr, Pd, Qp, QpState, RecvWr, RemoteAddr,
     SendOp, SendWr, WcOpcode, WcStatus, WorkCompletion,
 };
 use rnic_sim::link::LinkConfig;
@@ -75,8 +75,9 @@ struct S<'a> {
     pcap: &'a PathBuf,
     qp_a: &'a Qp<'a, SimBus>,
     qp_b: &'a Qp<'a, SimBus>,
-    /// B's driver context (its event processing).
+    /// B's driver context (its event processing) and protection domain.
     b: &'a Context<SimBus>,
+    pd_b: &'a Pd<'a, SimBus>,
     scq_a: &'a Cq<'a, SimBus>,
     rcq_b: &'a Cq<'a, SimBus>,
     mr_a: &'a Mr<'a, SimBus>,
@@ -141,6 +142,7 @@ fn with_pair(name: &str, f: impl FnOnce(&S)) {
         qp_a: &qp_a,
         qp_b: &qp_b,
         b: &b,
+        pd_b: &pd_b,
         scq_a: &scq_a,
         rcq_b: &rcq_b,
         mr_a: &mr_a,
@@ -965,4 +967,117 @@ fn qp_error_cause(w: &World, n: usize) -> Option<Option<TerminateCause>> {
         .map(|e| Event::parse(e).unwrap())
         .find(|e| e.kind == EventKind::QpError)
         .map(|e| decode_term_cause(e.status).unwrap())
+}
+/// Send with Invalidate through the driver only (RFC 5040 §5.3, §6.10): A's `SendOp::SendWithInv` names B's
+/// region; B's receive completes with `invalidated_rkey`; an RDMA Write
+/// from A through that STag afterwards is refused at B with a Terminate
+/// (DDP "Invalid STag") and not one octet of B's region changes; B's QP
+/// goes to error; B deregisters the remotely invalidated region cleanly.
+///
+/// References: the driver's completions, `rnic_wire::terminate` for the
+/// Terminate cause, `rnic_wire::abi::mailbox::Event` for B's QpError, and
+/// the data the test wrote (B's buffers compared octet by octet).
+#[test]
+fn send_with_invalidate_then_write_fails_through_the_driver() {
+    with_pair("verbs_send_inv", |s| {
+        // B's region to invalidate, registered here so it can be
+        // deregistered at the end (`Mr::dereg` consumes it).
+        let acc = |x| AccessFlags::from_bits(x).unwrap();
+        let buf_inv = s.b.alloc_dma(REGION + 2 * GUARD).unwrap();
+        let mr_inv = s
+            .pd_b
+            .reg_mr(
+                &buf_inv,
+                GUARD,
+                REGION,
+                acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE),
+            )
+            .unwrap();
+        let rng = &s.rng;
+        let shadow_inv = rng.borrow_mut().bytes(REGION + 2 * GUARD);
+        buf_inv.write(0, &shadow_inv).unwrap();
+        let rkey = mr_inv.rkey();
+
+        // B posts a receive; A sends 300 octets with Invalidate of B's rkey.
+        let data = rng.borrow_mut().bytes(300);
+        s.buf_a.write(GUARD, &data).unwrap();
+        s.qp_b
+            .post_recv(&[RecvWr {
+                wr_id: 77,
+                sges: &[s.mr_br.sge(0, 1000).unwrap()],
+            }])
+            .unwrap();
+        s.qp_a
+            .post_send(&[SendWr {
+                wr_id: 1,
+                op: SendOp::SendWithInv(rkey),
+                sges: &[s.mr_a.sge(0, 300).unwrap()],
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }])
+            .unwrap();
+        let mut wc = [WorkCompletion::default()];
+        let c = run_until(s.world, BUDGET, |_| s.rcq_b.poll(&mut wc).unwrap() == 1)
+            .unwrap_or_else(|c| panic!("no receive completion at B in {c} clocks"));
+        let wc = wc[0];
+        println!("Send with Invalidate: B's completion after {c} clocks: {wc:?}");
+        assert_eq!(
+            (wc.wr_id, wc.status, wc.opcode, wc.byte_len as usize),
+            (77, WcStatus::Success, WcOpcode::Recv, data.len())
+        );
+        assert_eq!(wc.invalidated_rkey, Some(rkey));
+        let mut got = vec![0u8; 300];
+        s.buf_br.read(GUARD, &mut got).unwrap();
+        assert_eq!(got, data);
+
+        // A Writes through the invalidated STag: refused at B, nothing lands.
+        let w = rng.borrow_mut().bytes(512);
+        s.buf_a.write(GUARD, &w).unwrap();
+        s.qp_a
+            .post_send(&[SendWr {
+                wr_id: 2,
+                op: SendOp::RdmaWrite(RemoteAddr {
+                    addr: mr_inv.va(),
+                    rkey,
+                }),
+                sges: &[s.mr_a.sge(0, 512).unwrap()],
+                signaled: false,
+                solicited: false,
+                fence: false,
+            }])
+            .unwrap();
+        let c = run_until(s.world, BUDGET, |w| {
+            !w.nodes[1].hw.borrow().terms.is_empty()
+        })
+        .expect("B asks for a Terminate");
+        let _ = run_until(s.world, 3000, |_| false);
+        let terms = s.world.borrow().nodes[1].hw.borrow().terms.clone();
+        let cause = TerminateCause::from_bits(terms[0].0).unwrap();
+        println!("Write through the invalidated STag: B's Terminate after {c} clocks: {cause:?}");
+        assert_eq!(
+            cause,
+            TerminateCause::Ddp(DdpError::TaggedBuffer(TaggedBufferError::InvalidStag))
+        );
+        let mut now = vec![0u8; REGION + 2 * GUARD];
+        buf_inv.read(0, &mut now).unwrap();
+        assert!(now == shadow_inv, "B's region changed");
+        assert!(s.world.borrow().nodes[1].hw.borrow().placed.is_empty());
+        {
+            let w = s.world.borrow();
+            let b = w.nodes[1].hw.borrow();
+            assert_eq!(b.core.get_cnt_rxs_inv(), 1);
+            assert_eq!(b.core.get_cnt_rxs_inv_err(), 0);
+        }
+
+        // B's QP goes to error (its firmware took the Terminate request).
+        let qp_err = |w: &World| qp_error_cause(w, 1).is_some();
+        run_until(s.world, BUDGET, qp_err).expect("B's host gets QpError");
+
+        // The remotely invalidated region deregisters cleanly.
+        mr_inv
+            .dereg()
+            .expect("dereg of a remotely invalidated region");
+        println!("B deregistered the invalidated region");
+    });
 }
