@@ -758,6 +758,19 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_ack_piggy;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  core$fast_retx_en;
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_fretx_dup;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_fretx_req;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_fretx_skip;
+    /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rd_cpl;
@@ -1283,6 +1296,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .cnt_tx_wnd_wait(core$cnt_tx_wnd_wait),
         .cnt_tx_mulpdu_bad(core$cnt_tx_mulpdu_bad),
         .cnt_tx_ack_piggy(core$cnt_tx_ack_piggy),
+        .fast_retx_en(core$fast_retx_en),
+        .cnt_fretx_dup(core$cnt_fretx_dup),
+        .cnt_fretx_req(core$cnt_fretx_req),
+        .cnt_fretx_skip(core$cnt_fretx_skip),
         .cnt_rd_cpl(core$cnt_rd_cpl),
         .cnt_rd_ord_over(core$cnt_rd_ord_over),
         .cnt_rd_term(core$cnt_rd_term),
@@ -1585,6 +1602,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$ct_wr_tx_marker_ref = 32'h0;
         core$tx_cq_pop = 1'b0;
         core$tx_wnd_en = 1'b1;
+        core$fast_retx_en = 1'b1;
         core$ct_wr_snd_wnd = 32'h0;
         core$ct_wr_snd_wscale = 8'h0;
         tx0$in_data = core$rx_pay_data;
@@ -6485,7 +6503,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -6748,6 +6766,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_tx_wnd_wait;
     output reg  [31:0] cnt_tx_mulpdu_bad;
     output reg  [31:0] cnt_tx_ack_piggy;
+    input wire  fast_retx_en;
+    output reg  [31:0] cnt_fretx_dup;
+    output reg  [31:0] cnt_fretx_req;
+    output reg  [31:0] cnt_fretx_skip;
     output reg  [31:0] cnt_rd_cpl;
     output reg  [31:0] cnt_rd_ord_over;
     output reg  [31:0] cnt_rd_term;
@@ -6882,6 +6904,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [3:0] rx_split$res_snd_wscale;
     wire  rx_split$up_wnd_valid;
     wire  [31:0] rx_split$up_snd_wnd;
+    wire  rx_split$dup_valid;
+    wire  [7:0] rx_split$dup_conn;
+    wire  rx_split$dup_ack;
+    wire  [15:0] rx_split$dup_wnd;
     reg  conn_table$clock;
     reg  conn_table$reset;
     reg  conn_table$wr_valid;
@@ -8035,6 +8061,19 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tx_wend$write_clock;
     reg  [31:0] tx_wend$write_data;
     reg  tx_wend$write_enable;
+    reg  fast_retx$clock;
+    reg  fast_retx$reset;
+    reg  fast_retx$en;
+    reg  fast_retx$ev_valid;
+    reg  [7:0] fast_retx$ev_conn;
+    reg  fast_retx$ev_dup;
+    reg  [15:0] fast_retx$ev_wnd;
+    reg  fast_retx$busy;
+    wire  fast_retx$rq_valid;
+    wire  [7:0] fast_retx$rq_conn;
+    wire  [31:0] fast_retx$cnt_dup;
+    wire  [31:0] fast_retx$cnt_req;
+    wire  [31:0] fast_retx$cnt_skip;
     reg  [7:0] tx_acked$read_address;
     reg  tx_acked$read_clock;
     wire  [31:0] tx_acked$read_data;
@@ -8519,7 +8558,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .window(rx_split$window),
         .res_snd_wscale(rx_split$res_snd_wscale),
         .up_wnd_valid(rx_split$up_wnd_valid),
-        .up_snd_wnd(rx_split$up_snd_wnd)
+        .up_snd_wnd(rx_split$up_snd_wnd),
+        .dup_valid(rx_split$dup_valid),
+        .dup_conn(rx_split$dup_conn),
+        .dup_ack(rx_split$dup_ack),
+        .dup_wnd(rx_split$dup_wnd)
     );
     rnic_versa5g$core$conn_table conn_table(
         .clock(conn_table$clock),
@@ -9769,6 +9812,21 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .write_data(tx_wend$write_data),
         .write_enable(tx_wend$write_enable)
     );
+    rnic_versa5g$core$fast_retx fast_retx(
+        .clock(fast_retx$clock),
+        .reset(fast_retx$reset),
+        .en(fast_retx$en),
+        .ev_valid(fast_retx$ev_valid),
+        .ev_conn(fast_retx$ev_conn),
+        .ev_dup(fast_retx$ev_dup),
+        .ev_wnd(fast_retx$ev_wnd),
+        .busy(fast_retx$busy),
+        .rq_valid(fast_retx$rq_valid),
+        .rq_conn(fast_retx$rq_conn),
+        .cnt_dup(fast_retx$cnt_dup),
+        .cnt_req(fast_retx$cnt_req),
+        .cnt_skip(fast_retx$cnt_skip)
+    );
     rnic_versa5g$core$tx_acked tx_acked(
         .read_address(tx_acked$read_address),
         .read_clock(tx_acked$read_clock),
@@ -10080,6 +10138,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rreq_q$clock = clock;
         read_resp$clock = clock;
         tx_log$clock = clock;
+        fast_retx$clock = clock;
         rxs_lost$clock = clock;
         sq_state$clock = clock;
         sq_conn$clock = clock;
@@ -11296,8 +11355,21 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         conn_table$r2_idx = tx_log$una_conn;
         tx_log$una_mode = conn_table$r2_mode;
         tx_log$una_snd_una = conn_table$r2_snd_una;
-        tx_log$rq_valid = fw_port$retx_valid;
+        fast_retx$reset = reset;
+        fast_retx$en = fast_retx_en;
+        fast_retx$ev_valid = rx_split$dup_valid;
+        fast_retx$ev_conn = rx_split$dup_conn;
+        fast_retx$ev_dup = rx_split$dup_ack;
+        fast_retx$ev_wnd = rx_split$dup_wnd;
+        fast_retx$busy = tx_log$busy | fw_port$retx_valid;
+        cnt_fretx_dup = fast_retx$cnt_dup;
+        cnt_fretx_req = fast_retx$cnt_req;
+        cnt_fretx_skip = fast_retx$cnt_skip;
+        tx_log$rq_valid = fw_port$retx_valid | fast_retx$rq_valid;
         tx_log$rq_conn = fw_port$retx_conn;
+        if (~fw_port$retx_valid) begin
+            tx_log$rq_conn = fast_retx$rq_conn;
+        end
         fw_port$retx_status = ({{16{1'b0}}, tx_log$used} << 32'h10) | {{31{1'b0}}, tx_log$busy};
         fw_port$retx_count = tx_log$cnt_sent;
         fw_port$retx_full = tx_log$cnt_full;
@@ -16453,6 +16525,335 @@ module rnic_versa5g$core$exc_queue$wslot(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$exc_queue$wslot
+
+
+module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq_valid,rq_conn,cnt_dup,cnt_req,cnt_skip);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  en;
+    input wire  ev_valid;
+    input wire  [7:0] ev_conn;
+    input wire  ev_dup;
+    input wire  [15:0] ev_wnd;
+    input wire  busy;
+    output reg  rq_valid;
+    output reg  [7:0] rq_conn;
+    output reg  [31:0] cnt_dup;
+    output reg  [31:0] cnt_req;
+    output reg  [31:0] cnt_skip;
+
+    // Constant declarations
+    localparam  k_thr = 2'b11;
+
+    // Stub signals
+    reg  [7:0] st$read_address;
+    reg  st$read_clock;
+    wire  [17:0] st$read_data;
+    reg  [7:0] st$write_address;
+    reg  st$write_clock;
+    reg  [17:0] st$write_data;
+    reg  st$write_enable;
+    reg  v1$d;
+    wire  v1$q;
+    reg  v1$clock;
+    reg  [7:0] conn1$d;
+    wire  [7:0] conn1$q;
+    reg  conn1$clock;
+    reg  dup1$d;
+    wire  dup1$q;
+    reg  dup1$clock;
+    reg  [15:0] wnd1$d;
+    wire  [15:0] wnd1$q;
+    reg  wnd1$clock;
+    reg  [31:0] n_dup$d;
+    wire  [31:0] n_dup$q;
+    reg  n_dup$clock;
+    reg  [31:0] n_req$d;
+    wire  [31:0] n_req$q;
+    reg  n_req$clock;
+    reg  [31:0] n_skip$d;
+    wire  [31:0] n_skip$q;
+    reg  n_skip$clock;
+
+    // Local signals
+    reg  [1:0] cnt;
+    reg  [1:0] new_cnt;
+    reg  third;
+
+    // Sub module instances
+    rnic_versa5g$core$fast_retx$st st(
+        .read_address(st$read_address),
+        .read_clock(st$read_clock),
+        .read_data(st$read_data),
+        .write_address(st$write_address),
+        .write_clock(st$write_clock),
+        .write_data(st$write_data),
+        .write_enable(st$write_enable)
+    );
+    rnic_versa5g$core$fast_retx$v1 v1(
+        .d(v1$d),
+        .q(v1$q),
+        .clock(v1$clock)
+    );
+    rnic_versa5g$core$fast_retx$conn1 conn1(
+        .d(conn1$d),
+        .q(conn1$q),
+        .clock(conn1$clock)
+    );
+    rnic_versa5g$core$fast_retx$dup1 dup1(
+        .d(dup1$d),
+        .q(dup1$q),
+        .clock(dup1$clock)
+    );
+    rnic_versa5g$core$fast_retx$wnd1 wnd1(
+        .d(wnd1$d),
+        .q(wnd1$q),
+        .clock(wnd1$clock)
+    );
+    rnic_versa5g$core$fast_retx$n_dup n_dup(
+        .d(n_dup$d),
+        .q(n_dup$q),
+        .clock(n_dup$clock)
+    );
+    rnic_versa5g$core$fast_retx$n_req n_req(
+        .d(n_req$d),
+        .q(n_req$q),
+        .clock(n_req$clock)
+    );
+    rnic_versa5g$core$fast_retx$n_skip n_skip(
+        .d(n_skip$d),
+        .q(n_skip$q),
+        .clock(n_skip$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        v1$clock = clock;
+        conn1$clock = clock;
+        dup1$clock = clock;
+        wnd1$clock = clock;
+        n_dup$clock = clock;
+        n_req$clock = clock;
+        n_skip$clock = clock;
+        v1$d = v1$q;
+        conn1$d = conn1$q;
+        dup1$d = dup1$q;
+        wnd1$d = wnd1$q;
+        n_dup$d = n_dup$q;
+        n_req$d = n_req$q;
+        n_skip$d = n_skip$q;
+        st$read_clock = clock;
+        st$write_clock = clock;
+        st$read_address = ev_conn;
+        v1$d = ev_valid;
+        conn1$d = ev_conn;
+        dup1$d = ev_dup;
+        wnd1$d = ev_wnd;
+        cnt = st$read_data[(32'h10)+:(2)];
+        new_cnt = 2'h0;
+        third = 1'b0;
+        if (dup1$q & (st$read_data[(32'h0)+:(16)] == wnd1$q)) begin
+            if (cnt == k_thr) begin
+                new_cnt = cnt;
+            end
+            else begin
+                new_cnt = cnt + 2'h1;
+                third = (cnt + 2'h1) == k_thr;
+            end
+        end
+        st$write_enable = v1$q;
+        st$write_address = conn1$q;
+        st$write_data = ({{16{1'b0}}, new_cnt} << 32'h10) | {{2{1'b0}}, wnd1$q};
+        rq_valid = 1'b0;
+        rq_conn = conn1$q;
+        if (v1$q & dup1$q) begin
+            n_dup$d = n_dup$q + 32'h1;
+        end
+        if (v1$q & third) begin
+            if (en & ~busy) begin
+                rq_valid = 1'b1;
+                n_req$d = n_req$q + 32'h1;
+            end
+            else begin
+                n_skip$d = n_skip$q + 32'h1;
+            end
+        end
+        cnt_dup = n_dup$q;
+        cnt_req = n_req$q;
+        cnt_skip = n_skip$q;
+        if (reset) begin
+            v1$d = 1'b0;
+            n_dup$d = 32'h0;
+            n_req$d = 32'h0;
+            n_skip$d = 32'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$fast_retx
+
+
+module rnic_versa5g$core$fast_retx$conn1(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$conn1
+
+
+module rnic_versa5g$core$fast_retx$dup1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$dup1
+
+
+module rnic_versa5g$core$fast_retx$n_dup(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$n_dup
+
+
+module rnic_versa5g$core$fast_retx$n_req(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$n_req
+
+
+module rnic_versa5g$core$fast_retx$n_skip(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$n_skip
+
+
+module rnic_versa5g$core$fast_retx$st(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [17:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [17:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[17:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$st
+
+
+module rnic_versa5g$core$fast_retx$v1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$v1
+
+
+module rnic_versa5g$core$fast_retx$wnd1(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$wnd1
 
 
 module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_ulpdu_start,in_fpdu_end,in_crc_ok,in_marker_bad,in_length_bad,in_conn,in_qpn,out_data,out_keep,out_last,out_valid,out_ready,out_len,out_conn,mterm_valid,mterm_cause,mterm_conn,mterm_qpn,mterm_pop,cnt_pass,cnt_span,cnt_err,level_beats,level_recs);
@@ -37561,7 +37962,7 @@ module rnic_versa5g$core$rx_send$sp$w_wr_id(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$w_wr_id
 
 
-module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_valid,seq,ack,fin,syn,rst,ack_flag,pay_len,hdr_valid,done,dec_valid,dec_fast,dec_reason,dec_conn,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,ack_req_valid,ack_req_conn,ack_req_ack,seg_conn,seg_mpa,cnt_fast,window,res_snd_wscale,up_wnd_valid,up_snd_wnd);
+module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_valid,seq,ack,fin,syn,rst,ack_flag,pay_len,hdr_valid,done,dec_valid,dec_fast,dec_reason,dec_conn,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,ack_req_valid,ack_req_conn,ack_req_ack,seg_conn,seg_mpa,cnt_fast,window,res_snd_wscale,up_wnd_valid,up_snd_wnd,dup_valid,dup_conn,dup_ack,dup_wnd);
 
     // Module arguments
     input wire  clock;
@@ -37613,6 +38014,10 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
     input wire  [3:0] res_snd_wscale;
     output reg  up_wnd_valid;
     output reg  [31:0] up_snd_wnd;
+    output reg  dup_valid;
+    output reg  [7:0] dup_conn;
+    output reg  dup_ack;
+    output reg  [15:0] dup_wnd;
 
     // Stub signals
     reg  looked$d;
@@ -37878,6 +38283,10 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
         end
         up_wnd_valid = wnd_ok;
         up_snd_wnd = {{16{1'b0}}, window} << c_wsc;
+        dup_valid = 1'b0;
+        dup_conn = c_idx;
+        dup_wnd = window;
+        dup_ack = ack_flag & (pay_len == 16'h0) & (d_una == 32'h0) & (c_snd_nxt != c_snd_una);
         ack_req_valid = 1'b0;
         ack_req_conn = c_idx;
         ack_req_ack = new_nxt;
@@ -37893,6 +38302,7 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
             end
             if (fast) begin
                 up_valid = 1'b1;
+                dup_valid = 1'b1;
                 ack_req_valid = pay_len != 16'h0;
                 c_fast$d = c_fast$q + 32'h1;
             end

@@ -695,6 +695,9 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_rresp_segs", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rresp_term", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rresp_drop", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_fretx_dup", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_fretx_req", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_fretx_skip", 32, NO_REGS),
     // rq_db_q is 64 deep (branch drv: one RQ doorbell per QP, MAX_QP)
     unused(&["rnic_core", "core"], "rq_db_q$count", 7, RXS_QCOUNT),
     unused(CORE_MODULE, "exc_arb$cnt_term", 32, QPSTOP_CNT),

@@ -20,6 +20,7 @@ pub mod dma_wr_arb;
 pub mod doorbell;
 pub mod exc_arb;
 pub mod exc_queue;
+pub mod fast_retx;
 pub mod fifo;
 pub mod fpdu_buffer;
 pub mod fw_port;

@@ -400,6 +400,17 @@ pub struct RnicCore {
     pub cnt_tx_wnd_wait: Signal<Out, Bits<32>>,
     pub cnt_tx_mulpdu_bad: Signal<Out, Bits<32>>,
     pub cnt_tx_ack_piggy: Signal<Out, Bits<32>>,
+    /// 1: the third duplicate ACK of a connection replays it from the TX
+    /// log at once (fast retransmit, RFC 5681 §3.2; `fast_retx`), as a
+    /// firmware `RETX_CONN` write would. 0: only the firmware's timer
+    /// replays (the reset value of a model's inputs). Static configuration.
+    pub fast_retx_en: Signal<In, Bit>,
+    /// Fast retransmit: duplicate ACKs seen, replays asked for, third
+    /// duplicates that asked for nothing (a replay already under way, or
+    /// `fast_retx_en` low).
+    pub cnt_fretx_dup: Signal<Out, Bits<32>>,
+    pub cnt_fretx_req: Signal<Out, Bits<32>>,
+    pub cnt_fretx_skip: Signal<Out, Bits<32>>,
     // ---- RDMA Read requester (`rd_track`, docs/rtl.md "RDMA Read in the
     // core"): signaled Reads completed (records to the send CQ), Read
     // Requests sent beyond the QP's ORD (not recorded), stray Read
@@ -650,6 +661,7 @@ pub struct RnicCore {
     fwc_up_wnd: DFF<Bits<32>>,
     /// Per connection: SND.UNA + SND.WND, the end of the peer's window.
     tx_wend: RAM<Bits<32>, 8>,
+    fast_retx: crate::fast_retx::FastRetx,
     /// Per connection: the ACK number of the last frame (data or pure ACK)
     /// built for it; a pure ACK whose number a data frame already carried is
     /// not sent (piggyback).
@@ -727,7 +739,7 @@ impl Logic for RnicCore {
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
             rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, rq_cfg_q, cq_cfg_q, rq_db_q, cq_db_q,
-            send_cpl, rd_track, rreq_q, read_resp, tx_log
+            send_cpl, rd_track, rreq_q, read_resp, tx_log, fast_retx
         );
         dff_setup!(
             self,
@@ -2208,8 +2220,24 @@ impl Logic for RnicCore {
         self.tx_log.una_mode.next = self.conn_table.r2_mode.val();
         self.tx_log.una_snd_una.next = self.conn_table.r2_snd_una.val();
         // RETX_CONN and the RETX_* registers
-        self.tx_log.rq_valid.next = self.fw_port.retx_valid.val();
+        // Fast retransmit (RFC 5681 §3.2) asks like the firmware; the
+        // firmware's request wins a shared clock (the fast one is counted
+        // as skipped: the replay under way covers it, else the timer).
+        self.fast_retx.reset.next = self.reset.val();
+        self.fast_retx.en.next = self.fast_retx_en.val();
+        self.fast_retx.ev_valid.next = self.rx_split.dup_valid.val();
+        self.fast_retx.ev_conn.next = self.rx_split.dup_conn.val();
+        self.fast_retx.ev_dup.next = self.rx_split.dup_ack.val();
+        self.fast_retx.ev_wnd.next = self.rx_split.dup_wnd.val();
+        self.fast_retx.busy.next = self.tx_log.busy.val() | self.fw_port.retx_valid.val();
+        self.cnt_fretx_dup.next = self.fast_retx.cnt_dup.val();
+        self.cnt_fretx_req.next = self.fast_retx.cnt_req.val();
+        self.cnt_fretx_skip.next = self.fast_retx.cnt_skip.val();
+        self.tx_log.rq_valid.next = self.fw_port.retx_valid.val() | self.fast_retx.rq_valid.val();
         self.tx_log.rq_conn.next = self.fw_port.retx_conn.val();
+        if !self.fw_port.retx_valid.val() {
+            self.tx_log.rq_conn.next = self.fast_retx.rq_conn.val();
+        }
         self.fw_port.retx_status.next = (bit_cast::<32, 16>(self.tx_log.used.val()) << 16)
             | bit_cast::<32, 1>(self.tx_log.busy.val().into());
         self.fw_port.retx_count.next = self.tx_log.cnt_sent.val();

@@ -118,6 +118,15 @@ pub struct RxSplit {
     /// With `up_valid`: also write `snd_wnd = up_snd_wnd`.
     pub up_wnd_valid: Signal<Out, Bit>,
     pub up_snd_wnd: Signal<Out, Bits<32>>,
+    /// For fast retransmit (`fast_retx`), with every fast-path decision
+    /// (`dup_valid` = `up_valid`): the connection, SEG.WND (raw) and
+    /// whether the segment is a duplicate ACK (RFC 5681 §2: ACK set, data
+    /// outstanding (SND.NXT != SND.UNA), no payload, SEG.ACK == SND.UNA;
+    /// SYN/FIN are never fast path; the window test is `fast_retx`'s).
+    pub dup_valid: Signal<Out, Bit>,
+    pub dup_conn: Signal<Out, Bits<8>>,
+    pub dup_ack: Signal<Out, Bit>,
+    pub dup_wnd: Signal<Out, Bits<16>>,
     // state
     looked: DFF<Bit>,
     have: DFF<Bit>,
@@ -256,6 +265,13 @@ impl Logic for RxSplit {
         }
         self.up_wnd_valid.next = self.wnd_ok.val();
         self.up_snd_wnd.next = bit_cast::<32, 16>(self.window.val()) << self.c_wsc.val();
+        self.dup_valid.next = false;
+        self.dup_conn.next = self.c_idx.val();
+        self.dup_wnd.next = self.window.val();
+        self.dup_ack.next = self.ack_flag.val()
+            & (self.pay_len.val() == 0)
+            & (self.d_una.val() == 0)
+            & (self.c_snd_nxt.val() != self.c_snd_una.val());
         self.ack_req_valid.next = false;
         self.ack_req_conn.next = self.c_idx.val();
         self.ack_req_ack.next = self.new_nxt.val();
@@ -270,6 +286,7 @@ impl Logic for RxSplit {
             }
             if self.fast.val() {
                 self.up_valid.next = true;
+                self.dup_valid.next = true;
                 self.ack_req_valid.next = self.pay_len.val() != 0;
                 self.c_fast.d.next = self.c_fast.q.val() + 1;
             }
@@ -350,10 +367,11 @@ mod tests {
         u.reset.next = false;
         u.up_ready.next = true;
         let mut rng = Rng::new(5);
-        let (mut una_moves, mut wnd_moves) = (0, 0);
+        let (mut una_moves, mut wnd_moves, mut dups) = (0, 0, 0);
         for _ in 0..300 {
             let una = rng.next() as u32;
-            let nxt = una.wrapping_add(rng.below(100_000) as u32);
+            // sometimes nothing outstanding (SND.NXT == SND.UNA)
+            let nxt = una.wrapping_add(rng.below(100_000) as u32 * (rng.below(6) != 0) as u32);
             let rcv = rng.next() as u32;
             let ack = match rng.below(6) {
                 0 => una,
@@ -363,7 +381,8 @@ mod tests {
                 _ => una.wrapping_add(rng.below(100_001) as u32),
             };
             let ack_flag = rng.below(8) != 0;
-            let len = rng.below(1500) as u32;
+            // pure ACKs (no payload) often
+            let len = rng.below(1500) as u32 * (rng.below(3) != 0) as u32;
             let win = rng.next() as u16;
             let wsc = rng.below(16) as u32;
             u.tuple_valid.next = true;
@@ -395,6 +414,19 @@ mod tests {
                         u.up_snd_wnd.val().to_u64() as u32,
                         u.ack_req_valid.val(),
                     ));
+                    assert!(u.dup_valid.val());
+                    assert_eq!(u.dup_conn.val().to_u64(), 9);
+                    assert_eq!(u.dup_wnd.val().to_u64(), win as u64);
+                    // RFC 5681 §2 (a), (b), (d)
+                    let want_dup = ack_flag && len == 0 && ack == una && nxt != una;
+                    assert_eq!(
+                        u.dup_ack.val(),
+                        want_dup,
+                        "una {una:#x} ack {ack:#x} nxt {nxt:#x} len {len}"
+                    );
+                    dups += want_dup as usize;
+                } else {
+                    assert!(!u.dup_valid.val());
                 }
                 tick!(u);
             }
@@ -424,6 +456,9 @@ mod tests {
             u.done.next = false;
             tick!(u);
         }
-        assert!(una_moves > 50 && wnd_moves > 100, "{una_moves} {wnd_moves}");
+        assert!(
+            una_moves > 50 && wnd_moves > 100 && dups > 10,
+            "{una_moves} {wnd_moves} {dups}"
+        );
     }
 }

@@ -72,6 +72,9 @@ impl Node {
         hw.borrow_mut().set_ulp(true);
         // TX respects the peer's window (RFC 9293 §3.8.6), as the board does.
         hw.borrow_mut().core.set_tx_wnd_en(1);
+        // Fast retransmit on the third duplicate ACK (RFC 5681 §3.2), as
+        // the board does.
+        hw.borrow_mut().core.set_fast_retx_en(1);
         let fw = NodeFw::new(CoSimHal::new(hw.clone()), fw_config());
         Node {
             hw,

@@ -320,6 +320,9 @@ pub struct RtlReport {
     /// B) and FPDUs the RTL re-sent (`RETX_COUNT`, A + B).
     pub retx_requests: u64,
     pub retx_fpdus: u64,
+    /// Replays the RTL's fast retransmit asked for (third duplicate ACK,
+    /// RFC 5681 §3.2; `cnt_fretx_req`, A + B).
+    pub fast_retx: u64,
 }
 
 /// Payload octets per frame and wire octets per frame of a full FPDU with a
@@ -509,7 +512,7 @@ impl RtlReport {
                 o,
                 "link faults in the data phase (loss {}, corrupt {}, duplicate {}, reorder {}): \
                  {} lost, {} corrupted, {} duplicated, {} reordered frames; recovered by {} \
-                 replays (RETX_CONN) re-sending {} FPDUs",
+                 timer replays (RETX_CONN) and {} fast retransmits, re-sending {} FPDUs",
                 self.config.loss,
                 self.config.corrupt,
                 self.config.duplicate,
@@ -519,6 +522,7 @@ impl RtlReport {
                 self.faults[2],
                 self.faults[3],
                 self.retx_requests,
+                self.fast_retx,
                 self.retx_fpdus
             );
         }
@@ -596,7 +600,7 @@ impl RtlReport {
              \"mss\":{},\"mulpdu\":{},\"markers_a_to_b\":{},\"cycle_ns\":6.4,\"write_limit_gbps\":{:.4},\"send_limit_gbps\":{:.4},\
              \"connect_cycles\":{},\"data_cycles\":{},\"disconnect_cycles\":{},\"total_cycles\":{},\
              \"data_frames_a_to_b\":{},\"data_frames_b_to_a\":{},\"frames_a_to_b\":{},\"frames_b_to_a\":{},\"octets_a_to_b\":{},\"octets_b_to_a\":{},\"terminates\":{},\
-             \"faults\":{{\"loss\":{},\"corrupt\":{},\"duplicate\":{},\"reorder\":{},\"lost\":{},\"corrupted\":{},\"duplicated\":{},\"reordered\":{},\"retx_requests\":{},\"retx_fpdus\":{}}},\
+             \"faults\":{{\"loss\":{},\"corrupt\":{},\"duplicate\":{},\"reorder\":{},\"lost\":{},\"corrupted\":{},\"duplicated\":{},\"reordered\":{},\"retx_requests\":{},\"fast_retx\":{},\"retx_fpdus\":{}}},\
              \"wall_s\":{:.3},\"cycles_per_s\":{:.0},\"cpu_s\":{},\"read\":{},\"disconnect\":{},\"pcap\":{},\"rows\":[{}]}}\n",
             c.mtu,
             c.crc,
@@ -629,6 +633,7 @@ impl RtlReport {
             self.faults[2],
             self.faults[3],
             self.retx_requests,
+            self.fast_retx,
             self.retx_fpdus,
             self.wall.as_secs_f64(),
             self.cycles_per_sec(),
@@ -1157,16 +1162,16 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             sa.reordered + sb.reordered,
         ]
     };
-    let (retx_requests, retx_fpdus) = {
+    let (retx_requests, retx_fpdus, fast_retx) = {
         let w = world.borrow();
-        let mut req = 0;
-        let mut fpdus = 0;
+        let (mut req, mut fpdus, mut fast) = (0, 0, 0);
         for n in &w.nodes {
             let mut hw = n.hw.borrow_mut();
             req += hw.retx_writes.len() as u64;
             fpdus += hw.fw_read(rnic_wire::abi::context::port::RETX_COUNT) as u64;
+            fast += hw.core.get_cnt_fretx_req();
         }
-        (req, fpdus)
+        (req, fpdus, fast)
     };
     let data_frames = {
         let w = world.borrow();
@@ -1226,6 +1231,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         disconnect_note,
         faults,
         retx_requests,
+        fast_retx,
         retx_fpdus,
     })
 }

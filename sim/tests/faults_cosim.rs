@@ -24,14 +24,18 @@ fn faulty(seed: u64, loss: f64, corrupt: f64, duplicate: f64, reorder: f64) {
     let [lost, corrupted, duplicated, reordered] = r.faults;
     println!(
         "seed {seed}: {lost} lost, {corrupted} corrupted, {duplicated} duplicated, {reordered} \
-         reordered; {} replays re-sent {} FPDUs; data phase {} clocks",
-        r.retx_requests, r.retx_fpdus, r.data_cycles
+         reordered; {} timer replays and {} fast retransmits re-sent {} FPDUs; data phase {} \
+         clocks",
+        r.retx_requests, r.fast_retx, r.retx_fpdus, r.data_cycles
     );
     assert_eq!(r.terminates, 0, "no Terminate");
     assert_eq!(r.disconnect_note, None, "clean disconnect");
     // the faults really happened and the device really resent
     assert!(lost + corrupted + reordered > 0, "faults injected");
-    assert!(r.retx_requests > 0 && r.retx_fpdus > 0, "data was replayed");
+    assert!(
+        r.retx_requests + r.fast_retx > 0 && r.retx_fpdus > 0,
+        "data was replayed"
+    );
 }
 
 #[test]

@@ -53,10 +53,29 @@ fn placed(w: &World) -> usize {
     b.placed.iter().map(|p| p.2 as usize).sum()
 }
 
+/// The timer's path: fast retransmit off at A.
 #[test]
 fn lost_data_frame_fires_retx_conn_after_the_rto() {
+    lost_data_frame(false);
+}
+
+/// Fast retransmit (RFC 5681 §3.2, the core's `fast_retx`) on at A: B's
+/// third duplicate ACK makes A's core replay the connection at once; the
+/// Write completes byte-exact well before one RTO, with no `RETX_CONN`
+/// write from A's firmware. With the RTL's fast retransmit removed this
+/// test fails (the Write waits for the RTO).
+#[test]
+fn lost_data_frame_is_fast_retransmitted() {
+    lost_data_frame(true);
+}
+
+fn lost_data_frame(fast: bool) {
     let rto = COSIM_RDMA_RETX.rto;
-    let pcap = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rto_cosim.pcap");
+    let pcap = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(if fast {
+        "rto_cosim_fast.pcap"
+    } else {
+        "rto_cosim.pcap"
+    });
     let world: Rc<RefCell<World>> = world_pair(LinkConfig::default(), Some(&pcap)).unwrap();
     let a = open_node(&world, 0, 1500).unwrap();
     let b = open_node(&world, 1, 1500).unwrap();
@@ -70,6 +89,11 @@ fn lost_data_frame_fires_retx_conn_after_the_rto() {
         markers: false,
     };
     connect_pair(&a, &qp_a, &b, &qp_b, mpa, b"A", b"B").unwrap();
+    world.borrow().nodes[0]
+        .hw
+        .borrow_mut()
+        .core
+        .set_fast_retx_en(fast as _);
     let acc = |b| AccessFlags::from_bits(b).unwrap();
     let buf_a = a.alloc_dma(LEN + 2 * GUARD).unwrap();
     let buf_b = b.alloc_dma(LEN + 2 * GUARD).unwrap();
@@ -160,9 +184,13 @@ fn lost_data_frame_fires_retx_conn_after_the_rto() {
     }));
     let budget = 20 * rto * CLOCKS_PER_US;
     let start = world.borrow().cycle();
+    let mut fast_at = None;
     loop {
         world.borrow_mut().round();
         let w = world.borrow();
+        if fast_at.is_none() && w.nodes[0].hw.borrow().core.get_cnt_fretx_req() > 0 {
+            fast_at = Some(w.cycle());
+        }
         let writes = w.nodes[0].hw.borrow().retx_writes.len();
         if writes >= 2 || placed(&w) >= LEN || w.cycle() - start > budget {
             break;
@@ -190,7 +218,12 @@ fn lost_data_frame_fires_retx_conn_after_the_rto() {
         .filter(|&(t, ack, n)| t > t_drop && ack == hole && n == 0)
         .map(|(t, ..)| t)
         .collect();
-    println!("B's duplicate ACKs of {hole}: {}", dup_acks.len());
+    println!(
+        "B's duplicate ACKs of {hole}: {} at {:?} clocks after the drop; fast retransmit asked at {:?}",
+        dup_acks.len(),
+        dup_acks.iter().map(|t| t - t_drop).collect::<Vec<_>>(),
+        fast_at.map(|t| t - t_drop)
+    );
     assert!(
         dup_acks.len() >= originals - 2,
         "one duplicate ACK per out-of-order segment: {} for {} segments",
@@ -202,6 +235,50 @@ fn lost_data_frame_fires_retx_conn_after_the_rto() {
     let writes = w.nodes[0].hw.borrow().retx_writes.clone();
     let stats = w.nodes[0].fw.stats().retx;
     println!("A's RETX_CONN writes: {writes:?}; timer: {stats:?}");
+    let (f_dup, f_req, f_skip) = {
+        let c = &w.nodes[0].hw.borrow().core;
+        (
+            c.get_cnt_fretx_dup(),
+            c.get_cnt_fretx_req(),
+            c.get_cnt_fretx_skip(),
+        )
+    };
+    println!("A's fast retransmit: {f_dup} duplicate ACKs, {f_req} replays, {f_skip} skipped");
+    if fast {
+        // Replayed by the core on the third duplicate ACK: complete,
+        // exact, long before the RTO, without the firmware.
+        assert_eq!(placed(&w), LEN, "the Write completed");
+        let done = (w.cycle() - t_drop) / CLOCKS_PER_US;
+        println!("fast retransmit: Write complete {done} µs after the drop (RTO {rto} µs)");
+        assert!(done < rto, "complete {done} µs after the drop");
+        // asked as soon as B's third duplicate ACK crossed the link (its
+        // delay, then rx_split's decision and fast_retx's two clocks)
+        let third = dup_acks[2] - t_drop;
+        let asked = fast_at.expect("fast retransmit asked") - t_drop;
+        let delay = LinkConfig::default().delay;
+        println!(
+            "asked {} clocks after B sent its third duplicate ACK",
+            asked - third
+        );
+        assert!(
+            asked > third && asked - third <= delay + 100,
+            "asked at {asked}, third duplicate ACK sent at {third}"
+        );
+        assert_eq!((f_req, f_skip), (1, 0));
+        assert!(f_dup >= 3);
+        assert!(writes.is_empty(), "no RETX_CONN from A's firmware");
+        assert_eq!(stats.retransmits, 0);
+        let mut got = vec![0u8; LEN + 2 * GUARD];
+        drop(w);
+        buf_b.read(0, &mut got).unwrap();
+        let bad = (0..LEN).find(|&i| got[GUARD + i] != data[i]);
+        assert_eq!(
+            bad, None,
+            "fast-retransmitted Write placed: first wrong octet"
+        );
+        return;
+    }
+    assert_eq!(f_req, 0, "fast retransmit is off");
     assert!(!writes.is_empty(), "A's firmware asked for a replay");
     assert!(
         writes.iter().all(|&(c, _)| c == conn_a),

@@ -337,6 +337,7 @@ impl Logic for VersaTop {
         // TX send state: the peer's window is enforced (the intended use);
         // no connection context from the pins
         self.core.tx_wnd_en.next = true;
+        self.core.fast_retx_en.next = true;
         self.core.ct_wr_snd_wnd.next = 0.into();
         self.core.ct_wr_snd_wscale.next = 0.into();
 
