@@ -175,6 +175,12 @@ pub struct UdpBus {
     sock: UdpSocket,
     cfg: UdpBusConfig,
     seq: Mutex<u32>,
+    /// FIFO turns for requests (next ticket, ticket being served): threads
+    /// sharing the bus (the driver's BAR0 accesses, the host-side
+    /// firmware's port accesses) take turns in arrival order, so a thread
+    /// that requests back to back cannot starve the others.
+    turn: Mutex<(u64, u64)>,
+    turn_cv: Condvar,
     next_dma: Mutex<u64>,
     start: Instant,
     thread: Option<JoinHandle<()>>,
@@ -204,6 +210,8 @@ impl UdpBus {
             next_dma: Mutex::new(cfg.dma_base),
             cfg,
             seq: Mutex::new(1),
+            turn: Mutex::new((0, 0)),
+            turn_cv: Condvar::new(),
             start: Instant::now(),
             thread: Some(thread),
         };
@@ -278,6 +286,28 @@ impl UdpBus {
 
     /// One request, stop and wait, resent with the same `seq`.
     fn request(&self, make: impl Fn(u32) -> Repr<'static>) -> Result<(u32, Answer), UdpBusError> {
+        let ticket = {
+            let mut t = self.turn.lock().unwrap();
+            let ticket = t.0;
+            t.0 += 1;
+            while t.1 != ticket {
+                t = self.turn_cv.wait(t).unwrap();
+            }
+            ticket
+        };
+        let r = self.request_in_turn(make);
+        let mut t = self.turn.lock().unwrap();
+        debug_assert_eq!(t.1, ticket);
+        t.1 += 1;
+        self.turn_cv.notify_all();
+        r
+    }
+
+    /// [`UdpBus::request`] once it is this thread's turn.
+    fn request_in_turn(
+        &self,
+        make: impl Fn(u32) -> Repr<'static>,
+    ) -> Result<(u32, Answer), UdpBusError> {
         let mut seq_guard = self.seq.lock().unwrap();
         let seq = *seq_guard;
         *seq_guard = seq.wrapping_add(1);
