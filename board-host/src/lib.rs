@@ -167,3 +167,19 @@ pub fn run_firmware(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The firmware's state, as a soft CPU would hold it in data memory
+    /// (docs/firmware.md "Departure from DESIGN"): it must fit the RISC-V
+    /// image's 64 KiB DMEM (`firmware/rnic-fw.x`) with room for the stack
+    /// (on this 64-bit host; the rv32 build is a little smaller).
+    #[test]
+    fn firmware_state_fits_the_images_data_memory() {
+        let n = core::mem::size_of::<HostFirmware>();
+        eprintln!("Firmware state: {n} octets");
+        assert!(n > 1024 && n < 48 * 1024, "{n} octets");
+    }
+}
