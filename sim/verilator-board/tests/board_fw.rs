@@ -27,11 +27,12 @@ use rnic_driver::udp_bus::{UdpBus, UdpBusConfig};
 use rnic_driver::{ConnectParams, Context, MpaOptions, Options};
 use rnic_wire::abi::bridge::Repr;
 use rnic_wire::abi::csr;
+use rnic_wire::mpa::{MpaKey, MpaRequestReply, MPA_REQ_REP_HEADER_LEN};
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{
     ArpOperation, ArpPacket, ArpRepr, EthernetAddress, EthernetFrame, EthernetProtocol,
     EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket,
-    TcpRepr,
+    TcpRepr, TcpSeqNumber,
 };
 use verilator_board::{Rig, Sig};
 
@@ -59,7 +60,8 @@ struct Report {
     wall_open: Duration,
     wall_cmds: Duration,
     wall_connect: Duration,
-    /// Firmware-port accesses from the Connect command to the SYN seen.
+    /// Firmware-port accesses from the Connect command to the MPA Request
+    /// seen (the SYN-ACK's turnaround in the test thread included).
     connect_accesses: u64,
 }
 
@@ -172,7 +174,7 @@ fn worker(board: SocketAddr, syn_seen: mpsc::Receiver<()>) -> Report {
     let _ = conn;
     syn_seen
         .recv_timeout(Duration::from_secs(300))
-        .expect("no SYN on port 0 after the connect");
+        .expect("no SYN, handshake and MPA Request on port 0 after the connect");
     let wall_connect = t2.elapsed();
     let connect_accesses = stats.accesses.load(Ordering::Relaxed) - a2;
     // Tear down while the firmware still runs (DestroyQp aborts the
@@ -219,13 +221,68 @@ fn arp_reply() -> Vec<u8> {
     f
 }
 
+/// The scripted peer's ISS.
+const PEER_ISS: u32 = 0x1234_5678;
+
+/// The peer's SYN-ACK to the firmware's SYN (smoltcp; RFC 9293 §3.5).
+fn syn_ack(fw_port: u16, fw_iss: u32) -> Vec<u8> {
+    let caps = ChecksumCapabilities::default();
+    let (src, dst) = (Ipv4Address::from(PEER_IP), Ipv4Address::from(FW_IP));
+    let t = TcpRepr {
+        src_port: PEER_PORT,
+        dst_port: fw_port,
+        control: TcpControl::Syn,
+        seq_number: TcpSeqNumber(PEER_ISS as i32),
+        ack_number: Some(TcpSeqNumber(fw_iss.wrapping_add(1) as i32)),
+        window_len: 64_000,
+        window_scale: None,
+        max_seg_size: Some(1460),
+        sack_permitted: false,
+        sack_ranges: [None; 3],
+        timestamp: None,
+        payload: &[],
+    };
+    let ip = Ipv4Repr {
+        src_addr: src,
+        dst_addr: dst,
+        next_header: IpProtocol::Tcp,
+        payload_len: t.buffer_len(),
+        hop_limit: 64,
+    };
+    let mut f = vec![0u8; (14 + 20 + t.buffer_len()).max(60)];
+    let mut e = EthernetFrame::new_unchecked(&mut f[..]);
+    EthernetRepr {
+        src_addr: EthernetAddress(PEER_MAC),
+        dst_addr: EthernetAddress(FW_MAC),
+        ethertype: EthernetProtocol::Ipv4,
+    }
+    .emit(&mut e);
+    let mut i = Ipv4Packet::new_unchecked(e.payload_mut());
+    ip.emit(&mut i, &caps);
+    t.emit(
+        &mut TcpPacket::new_unchecked(i.payload_mut()),
+        &IpAddress::Ipv4(src),
+        &IpAddress::Ipv4(dst),
+        &caps,
+    );
+    f
+}
+
 /// What the peer on port 0 saw.
 enum Port0 {
     ArpRequest,
-    Syn,
-    /// Another TCP segment from the firmware to the peer (after the SYN:
-    /// the RST of the teardown, SYN retransmissions are `Syn`).
-    OtherTcp,
+    /// The SYN (checked), the firmware's port and ISS.
+    Syn {
+        port: u16,
+        iss: u32,
+    },
+    /// Another TCP segment to the peer: control, SEQ, ACK, payload.
+    OtherTcp {
+        control: TcpControl,
+        seq: u32,
+        ack: Option<u32>,
+        payload: Vec<u8>,
+    },
 }
 
 /// A frame from port 0, read with smoltcp: an ARP request for the peer, or
@@ -277,8 +334,16 @@ fn port0_frame(f: &[u8]) -> Result<Port0, String> {
                 &caps,
             )
             .map_err(|e| format!("tcp header/checksum: {e}"))?;
+            if tr.dst_port != PEER_PORT {
+                return Err(format!("to port {}", tr.dst_port));
+            }
             if tr.control != TcpControl::Syn {
-                return Ok(Port0::OtherTcp);
+                return Ok(Port0::OtherTcp {
+                    control: tr.control,
+                    seq: tr.seq_number.0 as u32,
+                    ack: tr.ack_number.map(|a| a.0 as u32),
+                    payload: tr.payload.to_vec(),
+                });
             }
             if tr.ack_number.is_some() {
                 return Err(format!("SYN with ACK: {tr:?}"));
@@ -292,7 +357,10 @@ fn port0_frame(f: &[u8]) -> Result<Port0, String> {
             if !tr.payload.is_empty() {
                 return Err("SYN with payload".into());
             }
-            Ok(Port0::Syn)
+            Ok(Port0::Syn {
+                port: tr.src_port,
+                iss: tr.seq_number.0 as u32,
+            })
         }
         t => Err(format!("ethertype {t}")),
     }
@@ -320,6 +388,11 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
     // Round trips in board clocks: (opcode, clocks).
     let mut rtts: Vec<(u8, u64)> = Vec::new();
     let (mut arps, mut syns, mut others) = (0u32, 0u32, 0u32);
+    // The firmware's (port, ISS); its stream from ISS + 1; progress.
+    let mut fw_tcp: Option<(u16, u32)> = None;
+    let mut stream: Vec<u8> = Vec::new();
+    let (mut acked, mut mpa_seen) = (false, false);
+    let (mut syn_at, mut mpa_at): (Option<u64>, Option<u64>) = (None, None);
     let sim_start = rig.core_cycles;
     loop {
         while let Ok((n, from)) = sock.recv_from(&mut buf) {
@@ -359,13 +432,47 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
                     arps += 1;
                     rig.phy[0].send(&arp_reply());
                 }
-                Ok(Port0::Syn) => {
+                Ok(Port0::Syn { port, iss }) => {
                     syns += 1;
-                    let _ = syn_tx.send(());
+                    if let Some((p, i)) = fw_tcp {
+                        assert_eq!((p, i), (port, iss), "a retransmitted SYN differs");
+                    }
+                    fw_tcp = Some((port, iss));
+                    syn_at.get_or_insert(rig.core_cycles);
+                    // The peer answers every SYN (a retransmission too).
+                    rig.phy[0].send(&syn_ack(port, iss));
                 }
-                Ok(Port0::OtherTcp) => {
-                    assert!(syns > 0, "a TCP segment before the SYN");
+                Ok(Port0::OtherTcp {
+                    control,
+                    seq,
+                    ack,
+                    payload,
+                }) => {
+                    let (_, iss) = fw_tcp.expect("a TCP segment before the SYN");
                     others += 1;
+                    if control == TcpControl::Rst {
+                        continue;
+                    }
+                    // RFC 9293 §3.5: the third segment acknowledges our SYN.
+                    assert_eq!(ack, Some(PEER_ISS.wrapping_add(1)), "ACK of the SYN-ACK");
+                    acked = true;
+                    // The MPA Request (RFC 5044 §7.1) follows from ISS + 1.
+                    let off = seq.wrapping_sub(iss.wrapping_add(1)) as usize;
+                    if !payload.is_empty() && off == stream.len() {
+                        stream.extend_from_slice(&payload);
+                    }
+                    if !mpa_seen && stream.len() >= MPA_REQ_REP_HEADER_LEN {
+                        let m = MpaRequestReply::new_checked(&stream[..])
+                            .unwrap_or_else(|e| panic!("MPA Request: {e:?}: {stream:02x?}"));
+                        assert_eq!(m.key_kind(), Ok(MpaKey::Request));
+                        assert_eq!(m.revision(), 1, "MPA revision asked for");
+                        assert!(m.crc(), "CRC asked for");
+                        assert!(!m.markers() && !m.reject());
+                        assert_eq!(m.pd_len(), 0, "no private data");
+                        mpa_seen = true;
+                        mpa_at = Some(rig.core_cycles);
+                        let _ = syn_tx.send(());
+                    }
                 }
                 Err(e) => panic!("frame on port 0: {e}: {:02x?}", f.data),
             }
@@ -389,6 +496,10 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
     };
     assert!(arps >= 1, "the firmware resolved the peer with ARP");
     assert!(syns >= 1);
+    assert!(
+        acked && mpa_seen,
+        "handshake completed and MPA Request seen"
+    );
     assert_eq!(r.failed, 0, "failed firmware-port accesses");
     assert_eq!(rig.board.get(Sig::BridgeCntNak), 0);
     assert_eq!(rig.board.get(Sig::BridgeCntRxDrop), 0);
@@ -408,8 +519,9 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
         "board_fw: {cycles} board clocks in {secs:.1} s ({:.0} clocks/s); firmware: {} polls, \
          {} port accesses, idle {} accesses in {} polls ({:.1} per poll); \
          FW_READ/FW_WRITE request -> answer: min {} median {} p90 {} max {} board clocks \
-         ({} samples); {arps} ARP, {syns} SYN, {others} other TCP; wall: open {:.1} s, \
-         Nop+CreateCq+CreateQp {:.1} s, connect -> SYN {:.1} s, {} port accesses",
+         ({} samples); {arps} ARP, {syns} SYN, {others} other TCP; SYN -> MPA Request {} \
+         board clocks; wall: open {:.1} s, Nop+CreateCq+CreateQp {:.1} s, connect -> \
+         MPA Request {:.1} s, {} port accesses",
         cycles as f64 / secs,
         r.polls,
         r.accesses,
@@ -421,6 +533,7 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
         pct(&fw, 90),
         fw.last().copied().unwrap_or(0),
         fw.len(),
+        mpa_at.unwrap_or(0) - syn_at.unwrap_or(0),
         r.wall_open.as_secs_f64(),
         r.wall_cmds.as_secs_f64(),
         r.wall_connect.as_secs_f64(),
