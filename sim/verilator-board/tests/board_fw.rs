@@ -180,7 +180,6 @@ fn worker(board: SocketAddr, syn_seen: mpsc::Receiver<()>) -> Report {
     // Tear down while the firmware still runs (DestroyQp aborts the
     // half-open connection: an RST to the peer, which the peer accepts).
     drop(qp);
-    drop(pd);
     drop(cq);
     drop(ctx);
     stop.store(true, Ordering::Relaxed);
