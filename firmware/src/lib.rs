@@ -27,6 +27,7 @@ pub mod fw;
 pub mod hal;
 pub mod mailbox;
 pub mod mpa;
+pub mod port_hal;
 pub mod qp;
 pub mod resources;
 pub mod retx;

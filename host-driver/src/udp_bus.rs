@@ -136,6 +136,10 @@ enum Answer {
     Ack,
     Hello(u32),
     Nak(u8, NakReason),
+    /// `FW_READ_RSP`.
+    FwValue(u32),
+    /// `FW_WRITE_ACK`.
+    FwAck,
 }
 
 #[derive(Default)]
@@ -171,6 +175,12 @@ pub struct UdpBus {
     sock: UdpSocket,
     cfg: UdpBusConfig,
     seq: Mutex<u32>,
+    /// FIFO turns for requests (next ticket, ticket being served): threads
+    /// sharing the bus (the driver's BAR0 accesses, the host-side
+    /// firmware's port accesses) take turns in arrival order, so a thread
+    /// that requests back to back cannot starve the others.
+    turn: Mutex<(u64, u64)>,
+    turn_cv: Condvar,
     next_dma: Mutex<u64>,
     start: Instant,
     thread: Option<JoinHandle<()>>,
@@ -200,6 +210,8 @@ impl UdpBus {
             next_dma: Mutex::new(cfg.dma_base),
             cfg,
             seq: Mutex::new(1),
+            turn: Mutex::new((0, 0)),
+            turn_cv: Condvar::new(),
             start: Instant::now(),
             thread: Some(thread),
         };
@@ -246,8 +258,56 @@ impl UdpBus {
         }
     }
 
+    /// Reads the firmware-port register at `offset`
+    /// (`rnic_wire::abi::context::port`; docs/bridge.md "Firmware window").
+    /// Stop and wait like BAR0: a resend is answered from the board's cache,
+    /// so a read never acts twice.
+    pub fn fw_read32(&self, offset: u32) -> Result<u32, UdpBusError> {
+        match self.request(|seq| Repr::FwRead { seq, offset })? {
+            (_, Answer::FwValue(v)) => Ok(v),
+            (seq, _) => Err(UdpBusError::UnexpectedAnswer { seq }),
+        }
+    }
+
+    /// Writes the firmware-port register at `offset`; returns once the
+    /// board acknowledged it (the write took effect).
+    pub fn fw_write32(&self, offset: u32, value: u32) -> Result<(), UdpBusError> {
+        match self.request(|seq| Repr::FwWrite { seq, offset, value })? {
+            (_, Answer::FwAck) => Ok(()),
+            (seq, _) => Err(UdpBusError::UnexpectedAnswer { seq }),
+        }
+    }
+
+    /// Requests sent so far (each stop-and-wait request once, however often
+    /// it was resent): the access count for measurements.
+    pub fn requests(&self) -> u32 {
+        self.seq.lock().unwrap().wrapping_sub(1)
+    }
+
     /// One request, stop and wait, resent with the same `seq`.
     fn request(&self, make: impl Fn(u32) -> Repr<'static>) -> Result<(u32, Answer), UdpBusError> {
+        let ticket = {
+            let mut t = self.turn.lock().unwrap();
+            let ticket = t.0;
+            t.0 += 1;
+            while t.1 != ticket {
+                t = self.turn_cv.wait(t).unwrap();
+            }
+            ticket
+        };
+        let r = self.request_in_turn(make);
+        let mut t = self.turn.lock().unwrap();
+        debug_assert_eq!(t.1, ticket);
+        t.1 += 1;
+        self.turn_cv.notify_all();
+        r
+    }
+
+    /// [`UdpBus::request`] once it is this thread's turn.
+    fn request_in_turn(
+        &self,
+        make: impl Fn(u32) -> Repr<'static>,
+    ) -> Result<(u32, Answer), UdpBusError> {
         let mut seq_guard = self.seq.lock().unwrap();
         let seq = *seq_guard;
         *seq_guard = seq.wrapping_add(1);
@@ -338,6 +398,8 @@ fn serve(sock: UdpSocket, sh: Arc<Shared>) {
         let answer = match msg {
             Repr::MmioReadRsp { seq, value } => Some((seq, Answer::Value(value))),
             Repr::MmioWriteAck { seq } => Some((seq, Answer::Ack)),
+            Repr::FwReadRsp { seq, value } => Some((seq, Answer::FwValue(value))),
+            Repr::FwWriteAck { seq } => Some((seq, Answer::FwAck)),
             Repr::HelloAck { seq, next_dev_seq } => Some((seq, Answer::Hello(next_dev_seq))),
             Repr::Nak {
                 seq,

@@ -428,22 +428,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  [3:0] core$dma_rd_cpl_keep;
     reg  core$dma_rd_cpl_last;
     reg  [7:0] core$dma_rd_cpl_tag;
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] core$mac_tx_data;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [3:0] core$mac_tx_keep;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  core$mac_tx_last;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  core$mac_tx_valid;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  core$mac_tx_ready;
     reg  [63:0] core$fw_tx_data;
     reg  [3:0] core$fw_tx_keep;
@@ -572,14 +560,8 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  core$fw_write;
     reg  [23:0] core$fw_addr;
     reg  [31:0] core$fw_wdata;
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$fw_rdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  core$fw_rvalid;
-    /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] core$raw_tx_data;
@@ -935,6 +917,12 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  [31:0] bridge$csr_wdata;
     reg  [31:0] bridge$csr_rdata;
     reg  bridge$csr_rvalid;
+    wire  bridge$fw_valid;
+    wire  bridge$fw_write;
+    wire  [23:0] bridge$fw_addr;
+    wire  [31:0] bridge$fw_wdata;
+    reg  [31:0] bridge$fw_rdata;
+    reg  bridge$fw_rvalid;
     reg  bridge$dma_rd_req_valid;
     wire  bridge$dma_rd_req_ready;
     reg  [63:0] bridge$dma_rd_req_addr;
@@ -1440,6 +1428,12 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .csr_wdata(bridge$csr_wdata),
         .csr_rdata(bridge$csr_rdata),
         .csr_rvalid(bridge$csr_rvalid),
+        .fw_valid(bridge$fw_valid),
+        .fw_write(bridge$fw_write),
+        .fw_addr(bridge$fw_addr),
+        .fw_wdata(bridge$fw_wdata),
+        .fw_rdata(bridge$fw_rdata),
+        .fw_rvalid(bridge$fw_rvalid),
         .dma_rd_req_valid(bridge$dma_rd_req_valid),
         .dma_rd_req_ready(bridge$dma_rd_req_ready),
         .dma_rd_req_addr(bridge$dma_rd_req_addr),
@@ -1575,17 +1569,12 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$ut_ready = 1'b0;
         core$term_pop = 1'b0;
         core$link_up = 1'b0;
-        core$fw_valid = 1'b0;
-        core$fw_write = 1'b0;
-        core$fw_addr = 24'h0;
-        core$fw_wdata = 32'h0;
         core$raw_tx_ready = 1'b0;
         core$ev_pop = 1'b0;
         core$fw_raw_to_mac = 1'b1;
         core$db_wr_valid = 1'b0;
         core$db_wr_qpn = 10'h0;
         core$db_wr_value = 32'h0;
-        core$mac_tx_ready = 1'b1;
         core$fw_tx_data = 64'h0;
         core$fw_tx_keep = 4'h0;
         core$fw_tx_last = 1'b0;
@@ -1605,13 +1594,19 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$fast_retx_en = 1'b1;
         core$ct_wr_snd_wnd = 32'h0;
         core$ct_wr_snd_wscale = 8'h0;
-        tx0$in_data = core$rx_pay_data;
-        tx0$in_keep = core$rx_pay_keep;
-        tx0$in_last = core$rx_pay_last;
-        tx0$in_valid = core$rx_pay_valid & sw_q$q[32'h0];
+        tx0$in_data = core$mac_tx_data;
+        tx0$in_keep = core$mac_tx_keep;
+        tx0$in_last = core$mac_tx_last;
+        tx0$in_valid = core$mac_tx_valid;
+        core$mac_tx_ready = tx0$in_ready;
         core$rx_pay_ready = 1'b1;
         if (sw_q$q[32'h0]) begin
+            tx0$in_data = core$rx_pay_data;
+            tx0$in_keep = core$rx_pay_keep;
+            tx0$in_last = core$rx_pay_last;
+            tx0$in_valid = core$rx_pay_valid;
             core$rx_pay_ready = tx0$in_ready;
+            core$mac_tx_ready = 1'b1;
         end
         pins0$clock = pll$clk0;
         pins0$clock90 = pll$clk90;
@@ -1644,6 +1639,12 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$csr_wdata = bridge$csr_wdata;
         bridge$csr_rdata = core$csr_rdata;
         bridge$csr_rvalid = core$csr_rvalid;
+        core$fw_valid = bridge$fw_valid;
+        core$fw_write = bridge$fw_write;
+        core$fw_addr = bridge$fw_addr;
+        core$fw_wdata = bridge$fw_wdata;
+        bridge$fw_rdata = core$fw_rdata;
+        bridge$fw_rvalid = core$fw_rvalid;
         bridge$dma_rd_req_valid = core$dma_rd_req_valid;
         core$dma_rd_req_ready = bridge$dma_rd_req_ready;
         bridge$dma_rd_req_addr = core$dma_rd_req_addr;
@@ -1867,7 +1868,7 @@ module rnic_versa5g$bad0$cnt(d,q,clock);
 endmodule // rnic_versa5g$bad0$cnt
 
 
-module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last,rx_valid,rx_fcs_bad,tx_data,tx_keep,tx_last,tx_valid,tx_ready,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,irq,host_known,cnt_rx_ok,cnt_rx_drop,cnt_nak,cnt_dup,cnt_cpl_drop,cnt_rd_retry,cnt_trunc,cnt_tx_frames);
+module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last,rx_valid,rx_fcs_bad,tx_data,tx_keep,tx_last,tx_valid,tx_ready,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,irq,host_known,cnt_rx_ok,cnt_rx_drop,cnt_nak,cnt_dup,cnt_cpl_drop,cnt_rd_retry,cnt_trunc,cnt_tx_frames);
 
     // Module arguments
     input wire  clock;
@@ -1890,6 +1891,12 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
     output reg  [31:0] csr_wdata;
     input wire  [31:0] csr_rdata;
     input wire  csr_rvalid;
+    output reg  fw_valid;
+    output reg  fw_write;
+    output reg  [23:0] fw_addr;
+    output reg  [31:0] fw_wdata;
+    input wire  [31:0] fw_rdata;
+    input wire  fw_rvalid;
     input wire  dma_rd_req_valid;
     output reg  dma_rd_req_ready;
     input wire  [63:0] dma_rd_req_addr;
@@ -2248,6 +2255,8 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
     reg  in_valid;
     reg  in_last;
     reg  [7:0] h_op;
+    reg  h_fw;
+    reg  h_wr;
     reg  [15:0] h_len;
     reg  [63:0] h_addr;
     reg  [15:0] ip_tot;
@@ -2902,6 +2911,10 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
         csr_write = 1'b0;
         csr_addr = hdr$q[(32'h190)+:(24)];
         csr_wdata = rx_value$q;
+        fw_valid = 1'b0;
+        fw_write = 1'b0;
+        fw_addr = hdr$q[(32'h190)+:(24)];
+        fw_wdata = rx_value$q;
         dma_rd_cpl_valid = 1'b0;
         dma_rd_cpl_data = in_data;
         dma_rd_cpl_keep = 4'h8;
@@ -2911,6 +2924,8 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
         dma_rd_cpl_last = cpl_final$q & (cpl_rem$q <= 11'h8);
         dma_rd_cpl_tag = r_tag$q;
         h_op = hdr$q[(32'h168)+:(8)];
+        h_fw = (h_op == 8'h5) | (h_op == 8'h6);
+        h_wr = (h_op == 8'h2) | (h_op == 8'h6);
         h_len = hdr$q[(32'h1d0)+:(16)];
         h_addr = hdr$q[(32'h190)+:(64)];
         ip_tot = ({{8{1'b0}}, hdr$q[(32'h80)+:(8)]} << 32'h8) | {{8{1'b0}}, hdr$q[(32'h88)+:(8)]};
@@ -2984,7 +2999,7 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         end
                     end
                     else if (c_eth_us$q & c_ipv4$q & c_udp_us$q & (rs2 == 16'hffff) & ~c_short$q) begin
-                        if ((h_op != 8'h1) & (h_op != 8'h2) & (h_op != 8'h3) & (h_op != 8'h13)) begin
+                        if ((h_op != 8'h1) & (h_op != 8'h2) & (h_op != 8'h3) & (h_op != 8'h13) & ~h_fw) begin
                             d_act$d = 3'h2;
                             d_reason$d = 8'h1;
                         end
@@ -2992,11 +3007,15 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             d_act$d = 3'h2;
                             d_reason$d = 8'h4;
                         end
-                        else if (({{1{1'b0}}, udp_len} < plen_need) | (((h_op == 8'h1) | (h_op == 8'h3)) & (h_len != 16'h0)) | ((h_op == 8'h2) & (h_len != 16'h4)) | ((h_op == 8'h13) & ((h_len == 16'h0) | (h_len > 16'h400)))) begin
+                        else if (({{1{1'b0}}, udp_len} < plen_need) | (((h_op == 8'h1) | (h_op == 8'h3) | (h_op == 8'h5)) & (h_len != 16'h0)) | (h_wr & (h_len != 16'h4)) | ((h_op == 8'h13) & ((h_len == 16'h0) | (h_len > 16'h400)))) begin
                             d_act$d = 3'h2;
                             d_reason$d = 8'h2;
                         end
                         else if (((h_op == 8'h1) | (h_op == 8'h2)) & ((h_addr[(32'h0)+:(2)] != 2'h0) | (h_addr[(32'h18)+:(40)] != 40'h0))) begin
+                            d_act$d = 3'h2;
+                            d_reason$d = 8'h3;
+                        end
+                        else if (h_fw & ((h_addr[(32'h0)+:(2)] != 2'h0) | (h_addr[(32'hd)+:(51)] != 51'h0))) begin
                             d_act$d = 3'h2;
                             d_reason$d = 8'h3;
                         end
@@ -3086,7 +3105,7 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             n_ok$d = n_ok$q + 32'h1;
                             rs$d = RxState$Drain;
                         end
-                        else if (h_op == 8'h2) begin
+                        else if (h_wr) begin
                             if (ended$q) begin
                                 n_trunc$d = n_trunc$q + 32'h1;
                                 rs$d = RxState$Drain;
@@ -3119,14 +3138,16 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                 end
             RxState$Mmio:
                 begin
-                    csr_valid = 1'b1;
-                    csr_write = h_op == 8'h2;
+                    csr_valid = ~h_fw;
+                    csr_write = h_wr;
+                    fw_valid = h_fw;
+                    fw_write = h_wr;
                     mmio_wait$d = 8'h0;
                     k_valid$d = 1'b1;
                     k_seq$d = hdr$q[(32'h170)+:(32)];
                     k_op$d = h_op;
                     n_ok$d = n_ok$q + 32'h1;
-                    if (h_op == 8'h2) begin
+                    if (h_wr) begin
                         k_value$d = 32'h0;
                         a_value$d = 32'h0;
                         a_pend$d = 1'b1;
@@ -3139,9 +3160,15 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
             RxState$MmioWait:
                 begin
                     mmio_wait$d = mmio_wait$q + 8'h1;
-                    if (csr_rvalid) begin
+                    if (csr_rvalid & ~h_fw) begin
                         k_value$d = csr_rdata;
                         a_value$d = csr_rdata;
+                        a_pend$d = 1'b1;
+                        rs$d = RxState$Drain;
+                    end
+                    else if (fw_rvalid & h_fw) begin
+                        k_value$d = fw_rdata;
+                        a_value$d = fw_rdata;
                         a_pend$d = 1'b1;
                         rs$d = RxState$Drain;
                     end
@@ -3268,7 +3295,7 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             t_tag$d = a_tag$q;
                             t_status$d = a_status$q;
                         end
-                        else if (a_op$q == 8'h81) begin
+                        else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
                             t_plen$d = 11'h4;
                             t_len$d = 16'h4;
                         end

@@ -9,10 +9,8 @@
 #[cfg(target_os = "none")]
 mod image {
     use core::ptr::{read_volatile, write_volatile};
-    use rnic_fw::hal::{Exception, Hal, HalError, IfConfig};
+    use rnic_fw::port_hal::{FwRegs, PortHal};
     use rnic_fw::{Config, Firmware};
-    use rnic_wire::abi::context::{port, ExceptionReason, TableId};
-    use rnic_wire::abi::mailbox::{Event, MboxStatus};
 
     core::arch::global_asm!(
         ".section .text.start, \"ax\"",
@@ -46,136 +44,20 @@ mod image {
         static FW_PORT: u8;
     }
 
-    /// The firmware port over MMIO.
+    /// The firmware port over MMIO; the port protocol is
+    /// [`rnic_fw::port_hal::PortHal`]'s.
     struct Mmio {
         base: usize,
-        khz: u32,
     }
 
-    impl Mmio {
-        fn rd(&self, off: u32) -> u32 {
+    impl FwRegs for Mmio {
+        fn read32(&mut self, off: u32) -> u32 {
             // SAFETY: `base + off` is a register of the firmware port.
             unsafe { read_volatile((self.base + off as usize) as *const u32) }
         }
-        fn wr(&self, off: u32, v: u32) {
+        fn write32(&mut self, off: u32, v: u32) {
             // SAFETY: as above.
             unsafe { write_volatile((self.base + off as usize) as *mut u32, v) }
-        }
-        fn copy_in(&self, off: u32, buf: &mut [u8]) {
-            for (k, chunk) in buf.chunks_mut(4).enumerate() {
-                let w = self.rd(off + 4 * k as u32).to_le_bytes();
-                chunk.copy_from_slice(&w[..chunk.len()]);
-            }
-        }
-        fn copy_out(&self, off: u32, data: &[u8]) {
-            for (k, chunk) in data.chunks(4).enumerate() {
-                let mut w = [0u8; 4];
-                w[..chunk.len()].copy_from_slice(chunk);
-                self.wr(off + 4 * k as u32, u32::from_le_bytes(w));
-            }
-        }
-    }
-
-    impl Hal for Mmio {
-        fn config(&mut self) -> IfConfig {
-            let lo = self.rd(port::CFG_MAC_LO).to_le_bytes();
-            let hi = self.rd(port::CFG_MAC_HI).to_le_bytes();
-            IfConfig {
-                mac: [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]],
-                ip: self.rd(port::CFG_IPV4),
-                netmask: self.rd(port::CFG_NETMASK),
-                gateway: self.rd(port::CFG_GATEWAY),
-                mtu: self.rd(port::CFG_MTU) as u16,
-            }
-        }
-        fn now_us(&mut self) -> u64 {
-            let lo = self.rd(port::CYCLES_LO) as u64;
-            let hi = self.rd(port::CYCLES_HI) as u64;
-            // cycles / (kHz / 1000) = microseconds
-            ((hi << 32) | lo) * 1000 / self.khz.max(1) as u64
-        }
-        fn read_table(&mut self, t: TableId, index: u32, buf: &mut [u8]) -> Result<(), HalError> {
-            if buf.len() != t.entry_size() || index >= 1 << 24 {
-                return Err(HalError::BadLength);
-            }
-            self.wr(port::TABLE_SEL, (t as u32) << 24 | index);
-            self.wr(port::TABLE_CMD, port::TABLE_READ);
-            while self.rd(port::TABLE_CMD) & 1 != 0 {}
-            self.copy_in(port::TABLE_DATA, buf);
-            Ok(())
-        }
-        fn write_table(&mut self, t: TableId, index: u32, data: &[u8]) -> Result<(), HalError> {
-            if data.len() != t.entry_size() || index >= 1 << 24 {
-                return Err(HalError::BadLength);
-            }
-            self.copy_out(port::TABLE_DATA, data);
-            self.wr(port::TABLE_SEL, (t as u32) << 24 | index);
-            self.wr(port::TABLE_CMD, port::TABLE_WRITE);
-            while self.rd(port::TABLE_CMD) & 1 != 0 {}
-            Ok(())
-        }
-        fn recv_exception(&mut self, buf: &mut [u8]) -> Option<Exception> {
-            let s = self.rd(port::EXC_STATUS);
-            if s & (1 << 31) == 0 {
-                return None;
-            }
-            let len = ((s & 0xFFFF) as usize)
-                .min(buf.len())
-                .min(port::FRAME_WINDOW as usize);
-            let reason =
-                ExceptionReason::from_u8((s >> 16) as u8).unwrap_or(ExceptionReason::NoMatch);
-            let conn = self.rd(port::EXC_CONN);
-            self.copy_in(port::EXC_DATA, &mut buf[..len]);
-            self.wr(port::EXC_POP, 1);
-            Some(Exception {
-                reason,
-                conn: (conn != u32::MAX).then_some(conn),
-                len,
-            })
-        }
-        fn send_frame(&mut self, frame: &[u8]) -> Result<(), HalError> {
-            if frame.len() > port::FRAME_WINDOW as usize {
-                return Err(HalError::BadLength);
-            }
-            self.copy_out(port::TX_DATA, frame);
-            self.wr(port::TX_SEND, frame.len() as u32);
-            Ok(())
-        }
-        fn inject_rx(&mut self, frame: &[u8]) -> Result<(), HalError> {
-            if frame.len() > port::FRAME_WINDOW as usize {
-                return Err(HalError::BadLength);
-            }
-            self.copy_out(port::TX_DATA, frame);
-            self.wr(port::RX_INJECT, frame.len() as u32);
-            Ok(())
-        }
-        fn mailbox_poll(&mut self, buf: &mut [u8]) -> Option<(u16, usize)> {
-            let c = self.rd(port::MBOX_CMD);
-            if c & (1 << 31) == 0 {
-                return None;
-            }
-            let len = (self.rd(port::MBOX_LEN) as usize).min(buf.len());
-            self.copy_in(port::MBOX_DATA, &mut buf[..len]);
-            Some((c as u16, len))
-        }
-        fn mailbox_done(&mut self, status: MboxStatus, result: &[u8]) {
-            self.copy_out(port::MBOX_DATA, result);
-            self.wr(port::MBOX_LEN, result.len() as u32);
-            self.wr(port::MBOX_DONE, status as u32);
-        }
-        fn post_event(&mut self, event: &Event) -> Result<(), HalError> {
-            if self.rd(port::EVENT_PUSH) & 1 != 0 {
-                return Err(HalError::Full);
-            }
-            let mut b = [0u8; Event::SIZE];
-            event.emit(&mut b).map_err(|_| HalError::BadLength)?;
-            self.copy_out(port::EVENT_DATA, &b);
-            self.wr(port::EVENT_PUSH, 1);
-            Ok(())
-        }
-        fn flush_qp(&mut self, qpn: u32) -> Result<(), HalError> {
-            self.wr(port::FLUSH_QP, qpn);
-            Ok(())
         }
     }
 
@@ -183,9 +65,8 @@ mod image {
     extern "C" fn fw_main() -> ! {
         // Only the address of the linker symbol is taken.
         let base = core::ptr::addr_of!(FW_PORT) as usize;
-        let mut hal = Mmio { base, khz: 0 };
-        hal.khz = hal.rd(port::CLOCK_KHZ);
-        let mut fw: Firmware<Mmio, 8, 16, 4, 8, 8, 8, 16, 64, 8, 8> =
+        let hal = PortHal::new(Mmio { base });
+        let mut fw: Firmware<PortHal<Mmio>, 8, 16, 4, 8, 8, 8, 16, 64, 8, 8> =
             Firmware::new(hal, Config::default());
         loop {
             fw.poll();

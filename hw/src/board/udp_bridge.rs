@@ -95,6 +95,14 @@ pub struct UdpBridge {
     pub csr_wdata: Signal<Out, Bits<32>>,
     pub csr_rdata: Signal<In, Bits<32>>,
     pub csr_rvalid: Signal<In, Bit>,
+    /// The firmware port (docs/bridge.md "Firmware window"): the same shape
+    /// as `csr_*`, over `rnic_wire::abi::context::port`.
+    pub fw_valid: Signal<Out, Bit>,
+    pub fw_write: Signal<Out, Bit>,
+    pub fw_addr: Signal<Out, Bits<24>>,
+    pub fw_wdata: Signal<Out, Bits<32>>,
+    pub fw_rdata: Signal<In, Bits<32>>,
+    pub fw_rvalid: Signal<In, Bit>,
     pub dma_rd_req_valid: Signal<In, Bit>,
     pub dma_rd_req_ready: Signal<Out, Bit>,
     pub dma_rd_req_addr: Signal<In, Bits<64>>,
@@ -233,6 +241,10 @@ pub struct UdpBridge {
     in_valid: Signal<Local, Bit>,
     in_last: Signal<Local, Bit>,
     h_op: Signal<Local, Bits<8>>,
+    /// The request is for the firmware port (`FW_READ`/`FW_WRITE`).
+    h_fw: Signal<Local, Bit>,
+    /// The request writes (`MMIO_WRITE`/`FW_WRITE`).
+    h_wr: Signal<Local, Bit>,
     h_len: Signal<Local, Bits<16>>,
     h_addr: Signal<Local, Bits<64>>,
     ip_tot: Signal<Local, Bits<16>>,
@@ -281,6 +293,12 @@ impl UdpBridge {
             csr_wdata: Default::default(),
             csr_rdata: Default::default(),
             csr_rvalid: Default::default(),
+            fw_valid: Default::default(),
+            fw_write: Default::default(),
+            fw_addr: Default::default(),
+            fw_wdata: Default::default(),
+            fw_rdata: Default::default(),
+            fw_rvalid: Default::default(),
             dma_rd_req_valid: Default::default(),
             dma_rd_req_ready: Default::default(),
             dma_rd_req_addr: Default::default(),
@@ -400,6 +418,8 @@ impl UdpBridge {
             in_valid: Default::default(),
             in_last: Default::default(),
             h_op: Default::default(),
+            h_fw: Default::default(),
+            h_wr: Default::default(),
             h_len: Default::default(),
             h_addr: Default::default(),
             ip_tot: Default::default(),
@@ -436,7 +456,7 @@ impl Logic for UdpBridge {
     // 0x45; protocol 17 (UDP); BRIDGE_PORT 0x5242 in network order = 0x4252;
     // MAGIC 0x5242; VERSION 1. Opcodes: 0x01 MMIO_READ, 0x02 MMIO_WRITE,
     // 0x03 HELLO, 0x13 DMA_RD_CPL, 0x10 DMA_RD_REQ, 0x11 DMA_WR, 0x12 IRQ,
-    // 0x7F NAK, answers = request | 0x80. NAK reasons: 1 BAD_OPCODE,
+    // 0x7F NAK, 0x05 FW_READ, 0x06 FW_WRITE, answers = request | 0x80. NAK reasons: 1 BAD_OPCODE,
     // 2 BAD_LENGTH, 3 BAD_ADDRESS, 4 BAD_FIELD. Flags: 1 LAST, 2 IRQ.
     // MAX_PAYLOAD 1024.
     #[hdl_gen]
@@ -484,6 +504,10 @@ impl Logic for UdpBridge {
         self.csr_write.next = false;
         self.csr_addr.next = self.hdr.q.val().get_bits::<24>(400);
         self.csr_wdata.next = self.rx_value.q.val();
+        self.fw_valid.next = false;
+        self.fw_write.next = false;
+        self.fw_addr.next = self.hdr.q.val().get_bits::<24>(400);
+        self.fw_wdata.next = self.rx_value.q.val();
         self.dma_rd_cpl_valid.next = false;
         self.dma_rd_cpl_data.next = self.in_data.val();
         self.dma_rd_cpl_keep.next = 8.into();
@@ -495,6 +519,8 @@ impl Logic for UdpBridge {
 
         // Header fields of the frame in `hdr`.
         self.h_op.next = self.hdr.q.val().get_bits::<8>(360);
+        self.h_fw.next = (self.h_op.val() == 0x05) | (self.h_op.val() == 0x06);
+        self.h_wr.next = (self.h_op.val() == 0x02) | (self.h_op.val() == 0x06);
         self.h_len.next = self.hdr.q.val().get_bits::<16>(464);
         self.h_addr.next = self.hdr.q.val().get_bits::<64>(400);
         self.ip_tot.next = (bit_cast::<16, 8>(self.hdr.q.val().get_bits::<8>(128)) << 8)
@@ -626,6 +652,7 @@ impl Logic for UdpBridge {
                         & (self.h_op.val() != 0x02)
                         & (self.h_op.val() != 0x03)
                         & (self.h_op.val() != 0x13)
+                        & !self.h_fw.val()
                     {
                         self.d_act.d.next = 2.into();
                         self.d_reason.d.next = 1.into();
@@ -635,9 +662,11 @@ impl Logic for UdpBridge {
                         self.d_act.d.next = 2.into();
                         self.d_reason.d.next = 4.into();
                     } else if (bit_cast::<17, 16>(self.udp_len.val()) < self.plen_need.val())
-                        | (((self.h_op.val() == 0x01) | (self.h_op.val() == 0x03))
+                        | (((self.h_op.val() == 0x01)
+                            | (self.h_op.val() == 0x03)
+                            | (self.h_op.val() == 0x05))
                             & (self.h_len.val() != 0))
-                        | ((self.h_op.val() == 0x02) & (self.h_len.val() != 4))
+                        | (self.h_wr.val() & (self.h_len.val() != 4))
                         | ((self.h_op.val() == 0x13)
                             & ((self.h_len.val() == 0) | (self.h_len.val() > 1024)))
                     {
@@ -649,6 +678,14 @@ impl Logic for UdpBridge {
                         & ((self.h_addr.val().get_bits::<2>(0) != 0)
                             | (self.h_addr.val().get_bits::<40>(24) != 0))
                     {
+                        self.d_act.d.next = 2.into();
+                        self.d_reason.d.next = 3.into();
+                    } else if self.h_fw.val()
+                        & ((self.h_addr.val().get_bits::<2>(0) != 0)
+                            | (self.h_addr.val().get_bits::<51>(13) != 0))
+                    {
+                        // Firmware port: 4-aligned, below port::SIZE
+                        // (0x2000 = FW_LIMIT).
                         self.d_act.d.next = 2.into();
                         self.d_reason.d.next = 3.into();
                     } else if self.h_op.val() == 0x13 {
@@ -738,7 +775,7 @@ impl Logic for UdpBridge {
                         self.a_pend.d.next = true;
                         self.n_ok.d.next = self.n_ok.q.val() + 1;
                         self.rs.d.next = RxState::Drain;
-                    } else if self.h_op.val() == 0x02 {
+                    } else if self.h_wr.val() {
                         if self.ended.q.val() {
                             // No value beat: shorter than its lengths.
                             self.n_trunc.d.next = self.n_trunc.q.val() + 1;
@@ -767,14 +804,17 @@ impl Logic for UdpBridge {
                 }
             }
             RxState::Mmio => {
-                self.csr_valid.next = true;
-                self.csr_write.next = self.h_op.val() == 0x02;
+                // One access on BAR0 or on the firmware port.
+                self.csr_valid.next = !self.h_fw.val();
+                self.csr_write.next = self.h_wr.val();
+                self.fw_valid.next = self.h_fw.val();
+                self.fw_write.next = self.h_wr.val();
                 self.mmio_wait.d.next = 0.into();
                 self.k_valid.d.next = true;
                 self.k_seq.d.next = self.hdr.q.val().get_bits::<32>(368);
                 self.k_op.d.next = self.h_op.val();
                 self.n_ok.d.next = self.n_ok.q.val() + 1;
-                if self.h_op.val() == 0x02 {
+                if self.h_wr.val() {
                     self.k_value.d.next = 0.into();
                     self.a_value.d.next = 0.into();
                     self.a_pend.d.next = true;
@@ -785,9 +825,14 @@ impl Logic for UdpBridge {
             }
             RxState::MmioWait => {
                 self.mmio_wait.d.next = self.mmio_wait.q.val() + 1;
-                if self.csr_rvalid.val() {
+                if self.csr_rvalid.val() & !self.h_fw.val() {
                     self.k_value.d.next = self.csr_rdata.val();
                     self.a_value.d.next = self.csr_rdata.val();
+                    self.a_pend.d.next = true;
+                    self.rs.d.next = RxState::Drain;
+                } else if self.fw_rvalid.val() & self.h_fw.val() {
+                    self.k_value.d.next = self.fw_rdata.val();
+                    self.a_value.d.next = self.fw_rdata.val();
                     self.a_pend.d.next = true;
                     self.rs.d.next = RxState::Drain;
                 } else if self.mmio_wait.q.val() == 255 {
@@ -911,7 +956,7 @@ impl Logic for UdpBridge {
                         self.t_addr.d.next = self.a_addr.q.val();
                         self.t_tag.d.next = self.a_tag.q.val();
                         self.t_status.d.next = self.a_status.q.val();
-                    } else if self.a_op.q.val() == 0x81 {
+                    } else if (self.a_op.q.val() == 0x81) | (self.a_op.q.val() == 0x85) {
                         self.t_plen.d.next = 4.into();
                         self.t_len.d.next = 4.into();
                     } else if self.a_op.q.val() == 0x83 {
@@ -1163,7 +1208,8 @@ mod tests {
     use super::*;
     use crate::testutil::{beats, tick, Rng};
     use rnic_wire::abi::bridge::{
-        NakReason, Refusal, Repr as Msg, BRIDGE_PORT, FRAME_PAYLOAD_OFFSET, MAX_PAYLOAD,
+        NakReason, Packet, Refusal, Repr as Msg, BRIDGE_PORT, FRAME_PAYLOAD_OFFSET, HEADER_LEN,
+        MAGIC, MAX_PAYLOAD, VERSION,
     };
     use smoltcp::phy::ChecksumCapabilities;
     use smoltcp::wire::{
@@ -1178,6 +1224,11 @@ mod tests {
     const HOST_IP: [u8; 4] = [10, 0, 0, 1];
     const HOST_PORT: u16 = 40000;
     const RETRY: u64 = 400;
+    // The firmware-port model's queue registers (port::EXC_STATUS,
+    // port::EXC_POP, and an offset that pops on read).
+    const FW_QUEUE_HEAD: u32 = 0x008;
+    const FW_QUEUE_POP: u32 = 0x010;
+    const FW_READ_POPS: u32 = 0x1FFC;
 
     /// A UDP datagram from the host to the board, built by smoltcp.
     fn udp_frame(dst_ip: [u8; 4], dst_port: u16, payload: &[u8]) -> Vec<u8> {
@@ -1261,6 +1312,17 @@ mod tests {
         csr_reads: Vec<u32>,
         csr_writes: Vec<(u32, u32)>,
         read_pending: Option<u32>,
+        /// A model of the firmware port: registers, plus a queue whose head
+        /// `FW_QUEUE_HEAD` shows and a write of `FW_QUEUE_POP` pops (as
+        /// `EXC_POP`/`TERM_POP` do), and a read of `FW_READ_POPS` that pops
+        /// too (a read with a side effect).
+        fw_regs: HashMap<u32, u32>,
+        fw_queue: VecDeque<u32>,
+        fw_reads: Vec<u32>,
+        fw_writes: Vec<(u32, u32)>,
+        fw_pending: Option<u32>,
+        /// Clocks in which both `csr_valid` and `fw_valid` were high.
+        both_valid: u32,
         /// Core DMA read request to offer (addr, len, tag).
         rd_req: Option<(u64, u16, u8)>,
         cpl: Vec<(u64, u8, bool, u8)>,
@@ -1286,6 +1348,8 @@ mod tests {
             u.tx_ready.connect();
             u.csr_rdata.connect();
             u.csr_rvalid.connect();
+            u.fw_rdata.connect();
+            u.fw_rvalid.connect();
             u.dma_rd_req_valid.connect();
             u.dma_rd_req_addr.connect();
             u.dma_rd_req_len.connect();
@@ -1317,6 +1381,12 @@ mod tests {
                 csr_reads: vec![],
                 csr_writes: vec![],
                 read_pending: None,
+                fw_regs: HashMap::new(),
+                fw_queue: VecDeque::new(),
+                fw_reads: vec![],
+                fw_writes: vec![],
+                fw_pending: None,
+                both_valid: 0,
                 rd_req: None,
                 cpl: vec![],
                 wr: VecDeque::new(),
@@ -1360,6 +1430,17 @@ mod tests {
                 u.csr_rvalid.next = true;
                 u.csr_rdata.next = (*self.regs.get(&a).unwrap_or(&0) as u64).into();
             }
+            // Firmware port: likewise one clock.
+            u.fw_rvalid.next = false;
+            if let Some(a) = self.fw_pending.take() {
+                u.fw_rvalid.next = true;
+                let v = match a {
+                    FW_QUEUE_HEAD => *self.fw_queue.front().unwrap_or(&0),
+                    FW_READ_POPS => self.fw_queue.pop_front().unwrap_or(0),
+                    _ => *self.fw_regs.get(&a).unwrap_or(&0),
+                };
+                u.fw_rdata.next = (v as u64).into();
+            }
             let tx_ready = self.rng.below(100) < self.tx_ready_pct;
             u.tx_ready.next = tx_ready;
             let cpl_ready = self.rng.below(100) < self.cpl_ready_pct;
@@ -1387,6 +1468,10 @@ mod tests {
             let csr_w = u.csr_write.val();
             let csr_a = u.csr_addr.val().to_u64() as u32;
             let csr_d = u.csr_wdata.val().to_u64() as u32;
+            let fw_v = u.fw_valid.val();
+            let fw_w = u.fw_write.val();
+            let fw_a = u.fw_addr.val().to_u64() as u32;
+            let fw_d = u.fw_wdata.val().to_u64() as u32;
             let tv = u.tx_valid.val();
             let td = u.tx_data.val().to_u64();
             let tk = u.tx_keep.val().to_u64() as usize;
@@ -1408,6 +1493,22 @@ mod tests {
                 } else {
                     self.csr_reads.push(csr_a);
                     self.read_pending = Some(csr_a);
+                }
+            }
+            if csr_v && fw_v {
+                self.both_valid += 1;
+            }
+            if fw_v {
+                if fw_w {
+                    if fw_a == FW_QUEUE_POP {
+                        self.fw_queue.pop_front();
+                    } else {
+                        self.fw_regs.insert(fw_a, fw_d);
+                    }
+                    self.fw_writes.push((fw_a, fw_d));
+                } else {
+                    self.fw_reads.push(fw_a);
+                    self.fw_pending = Some(fw_a);
                 }
             }
             if tv && tx_ready {
@@ -1455,6 +1556,130 @@ mod tests {
             self.run(n);
             assert!(self.tx.is_empty(), "unexpected frame {:02x?}", self.tx[0]);
         }
+    }
+
+    /// The firmware window (`FW_READ`/`FW_WRITE`): executed on `fw_*` only,
+    /// once; a resent request (same `seq` and opcode) answered from the
+    /// cache, so a pop (by write or by read) happens once; bad addresses and
+    /// lengths refused with a NAK and no access. The answers are parsed with
+    /// `rnic_wire`'s `Repr` (the independent reference).
+    #[test]
+    fn firmware_window_once_and_from_the_cache() {
+        let mut t = Tb::new();
+        t.tx_ready_pct = 70;
+        t.answer(&Msg::Hello { seq: 1 });
+        t.fw_regs.insert(0x30, 0x8000_0007);
+        t.regs.insert(0x30, 0x5555_5555);
+        t.fw_queue.extend([0xA1, 0xA2, 0xA3, 0xA4]);
+        let a = t.answer(&Msg::FwRead {
+            seq: 2,
+            offset: 0x30,
+        });
+        assert_eq!(
+            Msg::parse(&a),
+            Ok(Msg::FwReadRsp {
+                seq: 2,
+                value: 0x8000_0007
+            })
+        );
+        let a = t.answer(&Msg::FwWrite {
+            seq: 3,
+            offset: 0x1FFC - 4,
+            value: 0xDEAD_BEEF,
+        });
+        assert_eq!(Msg::parse(&a), Ok(Msg::FwWriteAck { seq: 3 }));
+        assert_eq!(t.fw_writes, vec![(0x1FF8, 0xDEAD_BEEF)]);
+        // A pop by write, sent three times: popped once.
+        for _ in 0..3 {
+            let a = t.answer(&Msg::FwWrite {
+                seq: 4,
+                offset: FW_QUEUE_POP,
+                value: 1,
+            });
+            assert_eq!(Msg::parse(&a), Ok(Msg::FwWriteAck { seq: 4 }));
+        }
+        assert_eq!(t.fw_queue, [0xA2, 0xA3, 0xA4]);
+        // A read that pops, sent three times: one pop, the same value.
+        for _ in 0..3 {
+            let a = t.answer(&Msg::FwRead {
+                seq: 5,
+                offset: FW_READ_POPS,
+            });
+            assert_eq!(
+                Msg::parse(&a),
+                Ok(Msg::FwReadRsp {
+                    seq: 5,
+                    value: 0xA2
+                })
+            );
+        }
+        assert_eq!(t.fw_queue, [0xA3, 0xA4]);
+        let a = t.answer(&Msg::FwRead {
+            seq: 6,
+            offset: FW_QUEUE_HEAD,
+        });
+        assert_eq!(
+            Msg::parse(&a),
+            Ok(Msg::FwReadRsp {
+                seq: 6,
+                value: 0xA3
+            })
+        );
+        // Same seq, the BAR0 opcode: a different request, executed on BAR0.
+        let a = t.answer(&Msg::MmioRead {
+            seq: 6,
+            offset: 0x30,
+        });
+        assert_eq!(
+            Msg::parse(&a),
+            Ok(Msg::MmioReadRsp {
+                seq: 6,
+                value: 0x5555_5555
+            })
+        );
+        assert_eq!(t.fw_reads, vec![0x30, FW_READ_POPS, FW_QUEUE_HEAD]);
+        assert_eq!(t.csr_reads, vec![0x30]);
+        assert!(t.csr_writes.is_empty());
+        assert_eq!(t.u.cnt_dup.val().to_u64(), 4);
+        // Refused: misaligned, at/after port::SIZE, bad lengths.
+        let hdr = |op: u8, addr: u64, len: u16, extra: usize| {
+            let mut b = vec![0u8; HEADER_LEN + extra];
+            let mut p = Packet::new_unchecked(&mut b[..]);
+            p.set_magic(MAGIC);
+            p.set_version(VERSION);
+            p.set_opcode_raw(op);
+            p.set_seq(7);
+            p.set_addr(addr);
+            p.set_len(len);
+            b
+        };
+        let cases = [
+            (hdr(0x05, 0x32, 0, 0), NakReason::BadAddress),
+            (hdr(0x06, 0x2000, 4, 4), NakReason::BadAddress),
+            (hdr(0x05, 0x1_0000_0000, 0, 0), NakReason::BadAddress),
+            (hdr(0x05, 0x30, 4, 4), NakReason::BadLength),
+            (hdr(0x06, 0x30, 2, 4), NakReason::BadLength),
+            (hdr(0x06, 0x30, 4, 2), NakReason::BadLength),
+        ];
+        for (b, reason) in cases.iter() {
+            // The reference agrees with the board.
+            assert_eq!(Msg::classify(b), Err(Refusal::Nak(*reason)));
+            t.send(&udp_frame(BOARD_IP, BRIDGE_PORT, b));
+            let f = t.next_frame(600);
+            assert_eq!(
+                Msg::parse(&parse_udp(&f)),
+                Ok(Msg::Nak {
+                    seq: 7,
+                    opcode: b[3],
+                    addr: Packet::new_unchecked(&b[..]).addr(),
+                    reason: *reason
+                })
+            );
+        }
+        t.quiet(200);
+        assert_eq!(t.fw_reads.len(), 3);
+        assert_eq!(t.fw_writes.len(), 2);
+        assert_eq!(t.both_valid, 0);
     }
 
     #[test]

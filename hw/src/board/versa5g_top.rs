@@ -5,15 +5,13 @@
 //! * Reset: power-on (16 clocks), the `rst_n` button and PLL lock, combined
 //!   and synchronised into each clock domain.
 //! * Port 0 (PHY 0): RGMII → MAC RX (in `rgmii0_rxc`) → CDC FIFO →
-//!   `rnic_core` `mac_rx_*`. The core's `rx_pay_*` output (the TCP payload
-//!   of fast-path segments) is sent back out of port 0 by the MAC TX when
-//!   DIP switch 0 is on (an echo for bring-up), otherwise consumed and
-//!   dropped. When the core gains a TX stream, it takes the place of the
-//!   echo.
-//! * The core's firmware side (`ct_wr_*`, `ct_rd_idx`, `exc_rd_word`,
-//!   `exc_pop`) is tied off until the host bridge drives it: no connection
-//!   is programmed, so every good frame goes to the exception queue, which
-//!   is never popped; `rx_pay_*` stays idle.
+//!   `rnic_core` `mac_rx_*`. Port 0's MAC TX sends the core's `mac_tx_*`
+//!   stream (the firmware's raw frames through the core's MAC merge, and
+//!   the TX datapath); with DIP switch 0 on it echoes the core's `rx_pay_*`
+//!   output instead (bring-up; `mac_tx_*` is then dropped).
+//! * The core's firmware port (`fw_*`) is driven by the host bridge: the
+//!   firmware runs on the host (docs/bridge.md "Firmware window"). The
+//!   direct firmware-side pins (`ct_wr_*`, `exc_pop`, ...) stay tied off.
 //! * Port 1 (PHY 1): the UDP host bridge (`udp_bridge`, docs/bridge.md):
 //!   RGMII → MAC RX → CDC → `UdpBridge` → MAC TX. The bridge drives the
 //!   core's BAR0 (`csr_*`), serves its DMA reads and writes (`dma_rd_*`,
@@ -299,14 +297,10 @@ impl Logic for VersaTop {
         self.core.placed_pop.next = false;
         self.core.ut_ready.next = false;
         self.core.term_pop.next = false;
-        // BAR0 is driven by the host bridge on port 1 (below); the firmware
-        // port stays idle until a soft CPU drives it (docs/rtl.md "Host
-        // registers and firmware port").
+        // BAR0 and the firmware port are driven by the host bridge on port 1
+        // (below): the firmware runs on the host (docs/bridge.md "Firmware
+        // window").
         self.core.link_up.next = false;
-        self.core.fw_valid.next = false;
-        self.core.fw_write.next = false;
-        self.core.fw_addr.next = 0.into();
-        self.core.fw_wdata.next = 0.into();
         self.core.raw_tx_ready.next = false;
         self.core.ev_pop.next = false;
         // the firmware's raw frames go into the MAC TX merge (the intended use)
@@ -318,7 +312,6 @@ impl Logic for VersaTop {
         self.core.db_wr_valid.next = false;
         self.core.db_wr_qpn.next = 0.into();
         self.core.db_wr_value.next = 0.into();
-        self.core.mac_tx_ready.next = true;
         self.core.fw_tx_data.next = 0.into();
         self.core.fw_tx_keep.next = 0.into();
         self.core.fw_tx_last.next = false;
@@ -341,14 +334,22 @@ impl Logic for VersaTop {
         self.core.ct_wr_snd_wnd.next = 0.into();
         self.core.ct_wr_snd_wscale.next = 0.into();
 
-        // The core's output: echoed on port 0 when switch 0 is on.
-        self.tx0.in_data.next = self.core.rx_pay_data.val();
-        self.tx0.in_keep.next = self.core.rx_pay_keep.val();
-        self.tx0.in_last.next = self.core.rx_pay_last.val();
-        self.tx0.in_valid.next = self.core.rx_pay_valid.val() & self.sw_q.q.val().get_bit(0);
+        // Port 0 transmits the core's MAC TX stream (the firmware's raw
+        // frames through the MAC merge: ARP, the TCP handshake, MPA); with
+        // switch 0 on it echoes the received payload instead (bring-up).
+        self.tx0.in_data.next = self.core.mac_tx_data.val();
+        self.tx0.in_keep.next = self.core.mac_tx_keep.val();
+        self.tx0.in_last.next = self.core.mac_tx_last.val();
+        self.tx0.in_valid.next = self.core.mac_tx_valid.val();
+        self.core.mac_tx_ready.next = self.tx0.in_ready.val();
         self.core.rx_pay_ready.next = true;
         if self.sw_q.q.val().get_bit(0) {
+            self.tx0.in_data.next = self.core.rx_pay_data.val();
+            self.tx0.in_keep.next = self.core.rx_pay_keep.val();
+            self.tx0.in_last.next = self.core.rx_pay_last.val();
+            self.tx0.in_valid.next = self.core.rx_pay_valid.val();
             self.core.rx_pay_ready.next = self.tx0.in_ready.val();
+            self.core.mac_tx_ready.next = true;
         }
         self.pins0.clock.next = self.pll.clk0.val();
         self.pins0.clock90.next = self.pll.clk90.val();
@@ -387,6 +388,12 @@ impl Logic for VersaTop {
         self.core.csr_wdata.next = self.bridge.csr_wdata.val();
         self.bridge.csr_rdata.next = self.core.csr_rdata.val();
         self.bridge.csr_rvalid.next = self.core.csr_rvalid.val();
+        self.core.fw_valid.next = self.bridge.fw_valid.val();
+        self.core.fw_write.next = self.bridge.fw_write.val();
+        self.core.fw_addr.next = self.bridge.fw_addr.val();
+        self.core.fw_wdata.next = self.bridge.fw_wdata.val();
+        self.bridge.fw_rdata.next = self.core.fw_rdata.val();
+        self.bridge.fw_rvalid.next = self.core.fw_rvalid.val();
         self.bridge.dma_rd_req_valid.next = self.core.dma_rd_req_valid.val();
         self.core.dma_rd_req_ready.next = self.bridge.dma_rd_req_ready.val();
         self.bridge.dma_rd_req_addr.next = self.core.dma_rd_req_addr.val();

@@ -13,12 +13,12 @@
 //! every wait has a budget in board clocks and fails with a message.
 //!
 //! Firmware: `STATUS_READY` is the firmware's (it rises on its first read
-//! of `MBOX_CMD`), and the board has no CPU yet, so the test plays
-//! firmware through the core's firmware port, which the Verilator build
-//! makes forceable (`csrc/public.vlt`; the bitstream is unchanged). It
-//! also pushes one event through it, which the core writes into the
-//! driver's event queue by DMA (a `DMA_WR` served by `UdpBus` into its host
-//! memory) and signals with `irq` (an `IRQ` message).
+//! of `MBOX_CMD`); the test plays firmware itself through the bridge's
+//! firmware window (`UdpBus::fw_read32`/`fw_write32`, docs/bridge.md
+//! "Firmware window"; the real firmware over it is `board_fw.rs`). It
+//! pushes one event, which the core writes into the driver's event queue
+//! by DMA (a `DMA_WR` served by `UdpBus` into its host memory) and signals
+//! with `irq` (an `IRQ` message), and programs one QP context.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::mpsc;
@@ -28,106 +28,19 @@ use rnic_driver::bus::{Bus, BusError, DmaMem};
 use rnic_driver::udp_bus::{UdpBus, UdpBusConfig, UdpDma};
 use rnic_driver::{Context, DeviceError, Error};
 use rnic_wire::abi::bridge::Repr;
-use rnic_wire::abi::bridge::BRIDGE_PORT;
 use rnic_wire::abi::context::{port, QpContext, TableId, QP_CTX_SIZE};
 use rnic_wire::abi::csr;
 use rnic_wire::abi::doorbell::QP_SQ_PRODUCER;
 use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::mailbox::{Event, EventKind, EVENT_SIZE};
 use rnic_wire::abi::wqe::WQE_SIZE;
-use smoltcp::phy::ChecksumCapabilities;
-use smoltcp::wire::{
-    EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress, IpProtocol,
-    Ipv4Address, Ipv4Packet, Ipv4Repr, UdpPacket, UdpRepr,
-};
 use verilator_board::{Rig, Sig};
 
-const BOARD_MAC: [u8; 6] = [0x02, 0x52, 0x42, 0x00, 0x00, 0x02];
-const BOARD_IP: [u8; 4] = [10, 0, 0, 2];
-const HOST_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];
-const HOST_IP: [u8; 4] = [10, 0, 0, 1];
-/// The simulated host's UDP port (the real socket's port is not used on
-/// the simulated wire).
-const HOST_PORT: u16 = 40_000;
+mod bridge_rig;
+use bridge_rig::{from_board, to_board};
 
-/// A datagram from the host to the board as an Ethernet frame (smoltcp).
-fn to_board(payload: &[u8]) -> Vec<u8> {
-    let caps = ChecksumCapabilities::default();
-    let (s, d) = (Ipv4Address::from(HOST_IP), Ipv4Address::from(BOARD_IP));
-    let mut f = vec![0u8; 14 + 20 + 8 + payload.len()];
-    let mut e = EthernetFrame::new_unchecked(&mut f[..]);
-    EthernetRepr {
-        src_addr: EthernetAddress(HOST_MAC),
-        dst_addr: EthernetAddress(BOARD_MAC),
-        ethertype: EthernetProtocol::Ipv4,
-    }
-    .emit(&mut e);
-    let mut i = Ipv4Packet::new_unchecked(e.payload_mut());
-    Ipv4Repr {
-        src_addr: s,
-        dst_addr: d,
-        next_header: IpProtocol::Udp,
-        payload_len: 8 + payload.len(),
-        hop_limit: 64,
-    }
-    .emit(&mut i, &caps);
-    let mut u = UdpPacket::new_unchecked(i.payload_mut());
-    UdpRepr {
-        src_port: HOST_PORT,
-        dst_port: BRIDGE_PORT,
-    }
-    .emit(
-        &mut u,
-        &IpAddress::Ipv4(s),
-        &IpAddress::Ipv4(d),
-        payload.len(),
-        |p| p.copy_from_slice(payload),
-        &caps,
-    );
-    f
-}
-
-/// A frame from the board, read by smoltcp: Ethernet board → host, IPv4
-/// (header checksum verified), UDP from `BRIDGE_PORT` to the host's port.
-/// Returns the UDP payload.
-fn from_board(f: &[u8]) -> Result<Vec<u8>, String> {
-    let e = EthernetFrame::new_checked(f).map_err(|e| format!("ethernet: {e}"))?;
-    if e.dst_addr().0 != HOST_MAC || e.src_addr().0 != BOARD_MAC {
-        return Err(format!("addresses {} -> {}", e.src_addr(), e.dst_addr()));
-    }
-    if e.ethertype() != EthernetProtocol::Ipv4 {
-        return Err(format!("ethertype {}", e.ethertype()));
-    }
-    let caps = ChecksumCapabilities::default();
-    let i = Ipv4Packet::new_checked(e.payload()).map_err(|e| format!("ipv4: {e}"))?;
-    let ir = Ipv4Repr::parse(&i, &caps).map_err(|e| format!("ipv4 header: {e}"))?;
-    if ir.src_addr != Ipv4Address::from(BOARD_IP)
-        || ir.dst_addr != Ipv4Address::from(HOST_IP)
-        || ir.next_header != IpProtocol::Udp
-    {
-        return Err(format!("ipv4 {ir:?}"));
-    }
-    let u = UdpPacket::new_checked(i.payload()).map_err(|e| format!("udp: {e}"))?;
-    let ur = UdpRepr::parse(
-        &u,
-        &IpAddress::Ipv4(ir.src_addr),
-        &IpAddress::Ipv4(ir.dst_addr),
-        &caps,
-    )
-    .map_err(|e| format!("udp header: {e}"))?;
-    if ur.src_port != BRIDGE_PORT || ur.dst_port != HOST_PORT {
-        return Err(format!("udp ports {ur:?}"));
-    }
-    Ok(u.payload().to_vec())
-}
-
-/// Requests from the worker to the test thread, which plays firmware.
+/// Requests from the worker to the test thread.
 enum Fw {
-    /// Push this event entry (EVENT_DATA + EVENT_PUSH).
-    PushEvent([u8; EVENT_SIZE]),
-    /// Write this QP context (TABLE_DATA, TABLE_SEL, TABLE_CMD) and answer
-    /// when the table write is done.
-    WriteQp(u32, [u8; QP_CTX_SIZE], mpsc::Sender<()>),
     /// Answer once the board asked for a DMA read at this bus address and
     /// the simulated host's completion went back to the board.
     AwaitRead(u64, ReadReply),
@@ -181,6 +94,9 @@ fn worker(board: SocketAddr, fw: mpsc::Sender<Fw>) -> Report {
     cfg.timeout = Duration::from_millis(300);
     cfg.tries = 5;
     let bus = UdpBus::connect(cfg).expect("HELLO answered by the simulated board");
+    // Play firmware: the first MBOX_CMD read raises STATUS_READY.
+    assert_eq!(bus.mmio_read(csr::STATUS).unwrap() & csr::STATUS_READY, 0);
+    let _ = bus.fw_read32(port::MBOX_CMD).expect("FW_READ of MBOX_CMD");
 
     // A wrong ABI version is refused (before anything is written).
     match Context::open(WrongAbi(&bus)) {
@@ -236,7 +152,14 @@ fn worker(board: SocketAddr, fw: mpsc::Sender<Fw>) -> Report {
     }
     .emit(&mut ev)
     .unwrap();
-    fw.send(Fw::PushEvent(ev)).unwrap();
+    // EVENT_DATA + EVENT_PUSH through the firmware window.
+    for (i, w) in ev.chunks(4).enumerate() {
+        let v = u32::from_le_bytes(w.try_into().unwrap());
+        ctx.bus()
+            .fw_write32(port::EVENT_DATA + 4 * i as u32, v)
+            .unwrap();
+    }
+    ctx.bus().fw_write32(port::EVENT_PUSH, 1).unwrap();
     let t0 = Instant::now();
     let mut n = 0;
     while n == 0 {
@@ -285,11 +208,25 @@ fn worker(board: SocketAddr, fw: mpsc::Sender<Fw>) -> Report {
     }
     .emit(&mut qp)
     .unwrap();
-    let (done_tx, done_rx) = mpsc::channel();
-    fw.send(Fw::WriteQp(QPN, qp, done_tx)).unwrap();
-    done_rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("QP table write");
+    // TABLE_DATA, TABLE_SEL, TABLE_CMD through the firmware window.
+    let b = ctx.bus();
+    for (i, w) in qp.chunks(4).enumerate() {
+        let v = u32::from_le_bytes(w.try_into().unwrap());
+        b.fw_write32(port::TABLE_DATA + 4 * i as u32, v).unwrap();
+    }
+    b.fw_write32(port::TABLE_SEL, (TableId::Qp as u32) << 24 | QPN)
+        .unwrap();
+    b.fw_write32(port::TABLE_CMD, port::TABLE_WRITE).unwrap();
+    let mut busy = 16;
+    while b.fw_read32(port::TABLE_CMD).unwrap() & 1 != 0 {
+        busy -= 1;
+        assert!(busy > 0, "TABLE_CMD stays busy");
+    }
+    assert_eq!(
+        b.fw_read32(port::TABLE_CMD).unwrap() & 2,
+        0,
+        "table write error"
+    );
     let (rd_tx, rd_rx) = mpsc::channel();
     fw.send(Fw::AwaitRead(sq.bus_addr(), rd_tx)).unwrap();
     ctx.bus()
@@ -318,8 +255,6 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
     // stops after 256 idle periods (the CDC has long drained by then).
     rig.phy[0].idle_stop = Some(0);
     rig.phy[1].idle_stop = Some(256);
-    // Play firmware: the first MBOX_CMD read raises STATUS_READY.
-    let _ = rig.fw_read(port::MBOX_CMD);
 
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_nonblocking(true).unwrap();
@@ -389,30 +324,6 @@ fn context_opens_over_udp_bus_against_the_simulated_board() {
         }
         while let Ok(req) = fw_rx.try_recv() {
             match req {
-                Fw::PushEvent(ev) => {
-                    last_activity = rig.core_cycles;
-                    for (i, w) in ev.chunks(4).enumerate() {
-                        let v = u32::from_le_bytes(w.try_into().unwrap());
-                        rig.fw_write(port::EVENT_DATA + 4 * i as u32, v);
-                    }
-                    rig.fw_write(port::EVENT_PUSH, 1);
-                }
-                Fw::WriteQp(qpn, ctx, done) => {
-                    last_activity = rig.core_cycles;
-                    for (i, w) in ctx.chunks(4).enumerate() {
-                        let v = u32::from_le_bytes(w.try_into().unwrap());
-                        rig.fw_write(port::TABLE_DATA + 4 * i as u32, v);
-                    }
-                    rig.fw_write(port::TABLE_SEL, (TableId::Qp as u32) << 24 | qpn);
-                    rig.fw_write(port::TABLE_CMD, port::TABLE_WRITE);
-                    let mut busy = 16;
-                    while rig.fw_read(port::TABLE_CMD) & 1 != 0 {
-                        busy -= 1;
-                        assert!(busy > 0, "TABLE_CMD stays busy");
-                    }
-                    assert_eq!(rig.fw_read(port::TABLE_CMD) & 2, 0, "table write error");
-                    done.send(()).unwrap();
-                }
                 Fw::AwaitRead(addr, reply) => await_read = Some((addr, reply)),
             }
         }

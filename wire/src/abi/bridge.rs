@@ -47,6 +47,9 @@ const _: () = assert!(FRAME_PAYLOAD_OFFSET & 7 == 0);
 pub const RD_RETRY_CLOCKS: u64 = 1 << 20;
 /// BAR0 offsets must be below this (the core's `csr_addr` is 24 bits).
 pub const MMIO_LIMIT: u64 = 1 << 24;
+/// Firmware-port offsets (`FW_READ`/`FW_WRITE`) must be below this: the
+/// port's register map, `context::port::SIZE`.
+pub const FW_LIMIT: u64 = super::context::port::SIZE as u64;
 
 /// `flags` bit 0: the last chunk of a DMA request.
 pub const FLAG_LAST: u8 = 1 << 0;
@@ -93,6 +96,16 @@ pub enum Opcode {
     MmioWriteAck = 0x82,
     /// Answer to `Hello`.
     HelloAck = 0x83,
+    /// Host → board: read the firmware-port register at `addr`
+    /// (`context::port`; the firmware runs on the host, docs/bridge.md
+    /// "Firmware window").
+    FwRead = 0x05,
+    /// Host → board: write the 4-octet payload to the firmware port at `addr`.
+    FwWrite = 0x06,
+    /// Answer to `FwRead`: the value in the payload.
+    FwReadRsp = 0x85,
+    /// Answer to `FwWrite`.
+    FwWriteAck = 0x86,
 }
 
 impl Opcode {
@@ -110,6 +123,10 @@ impl Opcode {
             0x81 => Opcode::MmioReadRsp,
             0x82 => Opcode::MmioWriteAck,
             0x83 => Opcode::HelloAck,
+            0x05 => Opcode::FwRead,
+            0x06 => Opcode::FwWrite,
+            0x85 => Opcode::FwReadRsp,
+            0x86 => Opcode::FwWriteAck,
             _ => return Err(Error::BadOpcode),
         })
     }
@@ -123,7 +140,8 @@ pub enum NakReason {
     BadOpcode = 1,
     /// `len` is not what the opcode requires, or the datagram is short.
     BadLength = 2,
-    /// MMIO offset not 4-aligned or at/above [`MMIO_LIMIT`].
+    /// MMIO offset not 4-aligned or at/above [`MMIO_LIMIT`] (firmware port:
+    /// [`FW_LIMIT`]).
     BadAddress = 3,
     /// `reserved` not zero or undefined `flags` bits set.
     BadField = 4,
@@ -324,6 +342,22 @@ pub enum Repr<'a> {
         seq: u32,
         next_dev_seq: u32,
     },
+    FwRead {
+        seq: u32,
+        offset: u32,
+    },
+    FwWrite {
+        seq: u32,
+        offset: u32,
+        value: u32,
+    },
+    FwReadRsp {
+        seq: u32,
+        value: u32,
+    },
+    FwWriteAck {
+        seq: u32,
+    },
 }
 
 /// The chunk length of a DMA request of `len` octets at request offset
@@ -417,6 +451,14 @@ impl<'a> Repr<'a> {
                 Ok(a as u32)
             }
         };
+        let fw = || {
+            let a = p.addr();
+            if a & 3 != 0 || a >= FW_LIMIT {
+                Err(nak(BadAddress))
+            } else {
+                Ok(a as u32)
+            }
+        };
         let last = p.flags() & FLAG_LAST != 0;
         let data = &buf[HEADER_LEN..HEADER_LEN + p.payload_len()];
         Ok(match op {
@@ -503,6 +545,29 @@ impl<'a> Repr<'a> {
                     next_dev_seq: p.addr() as u32,
                 }
             }
+            Opcode::FwRead => {
+                need(0)?;
+                Repr::FwRead { seq, offset: fw()? }
+            }
+            Opcode::FwWrite => {
+                need(4)?;
+                Repr::FwWrite {
+                    seq,
+                    offset: fw()?,
+                    value: u32_at(data, 0),
+                }
+            }
+            Opcode::FwReadRsp => {
+                need(4)?;
+                Repr::FwReadRsp {
+                    seq,
+                    value: u32_at(data, 0),
+                }
+            }
+            Opcode::FwWriteAck => {
+                need(0)?;
+                Repr::FwWriteAck { seq }
+            }
         })
     }
 
@@ -519,7 +584,11 @@ impl<'a> Repr<'a> {
             | Repr::Nak { seq, .. }
             | Repr::MmioReadRsp { seq, .. }
             | Repr::MmioWriteAck { seq }
-            | Repr::HelloAck { seq, .. } => seq,
+            | Repr::HelloAck { seq, .. }
+            | Repr::FwRead { seq, .. }
+            | Repr::FwWrite { seq, .. }
+            | Repr::FwReadRsp { seq, .. }
+            | Repr::FwWriteAck { seq } => seq,
         }
     }
 
@@ -527,7 +596,10 @@ impl<'a> Repr<'a> {
     pub fn buffer_len(&self) -> usize {
         HEADER_LEN
             + match self {
-                Repr::MmioWrite { .. } | Repr::MmioReadRsp { .. } => 4,
+                Repr::MmioWrite { .. }
+                | Repr::MmioReadRsp { .. }
+                | Repr::FwWrite { .. }
+                | Repr::FwReadRsp { .. } => 4,
                 Repr::DmaRdCpl { data, .. } | Repr::DmaWr { data, .. } => data.len(),
                 _ => 0,
             }
@@ -543,6 +615,13 @@ impl<'a> Repr<'a> {
         super::check_out(buf, n)?;
         let mmio_ok = |o: u32| {
             if o & 3 != 0 || o as u64 >= MMIO_LIMIT {
+                Err(Error::BadField)
+            } else {
+                Ok(())
+            }
+        };
+        let fw_ok = |o: u32| {
+            if o & 3 != 0 || o as u64 >= FW_LIMIT {
                 Err(Error::BadField)
             } else {
                 Ok(())
@@ -600,6 +679,16 @@ impl<'a> Repr<'a> {
             Repr::HelloAck { next_dev_seq, .. } => {
                 (Opcode::HelloAck, next_dev_seq as u64, 0, 0, 0, 0)
             }
+            Repr::FwRead { offset, .. } => {
+                fw_ok(offset)?;
+                (Opcode::FwRead, offset as u64, 0, 0, 0, 0)
+            }
+            Repr::FwWrite { offset, .. } => {
+                fw_ok(offset)?;
+                (Opcode::FwWrite, offset as u64, 4, 0, 0, 0)
+            }
+            Repr::FwReadRsp { .. } => (Opcode::FwReadRsp, 0, 4, 0, 0, 0),
+            Repr::FwWriteAck { .. } => (Opcode::FwWriteAck, 0, 0, 0, 0, 0),
         };
         let mut p = Packet::new_unchecked(&mut buf[..n]);
         p.set_magic(MAGIC);
@@ -613,9 +702,10 @@ impl<'a> Repr<'a> {
         p.set_status(status);
         p.set_reserved(0);
         match *self {
-            Repr::MmioWrite { value, .. } | Repr::MmioReadRsp { value, .. } => {
-                put_u32(p.payload_mut(), 0, value)
-            }
+            Repr::MmioWrite { value, .. }
+            | Repr::MmioReadRsp { value, .. }
+            | Repr::FwWrite { value, .. }
+            | Repr::FwReadRsp { value, .. } => put_u32(p.payload_mut(), 0, value),
             Repr::DmaRdCpl { data, .. } | Repr::DmaWr { data, .. } => {
                 p.payload_mut().copy_from_slice(data)
             }
@@ -790,6 +880,64 @@ mod tests {
         );
     }
 
+    /// The firmware window: octets, and the refusals of its own address
+    /// range (docs/bridge.md "Firmware window").
+    #[test]
+    fn firmware_window() {
+        let b = emit_vec(&Repr::FwWrite {
+            seq: 0x0403_0201,
+            offset: 0x1004,
+            value: 0xDDCC_BBAA,
+        });
+        assert_eq!(
+            b,
+            [
+                0x42, 0x52, 1, 0x06, 1, 2, 3, 4, 0x04, 0x10, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0,
+                0xAA, 0xBB, 0xCC, 0xDD
+            ]
+        );
+        let rd = emit_vec(&Repr::FwRead {
+            seq: 9,
+            offset: 0x30,
+        });
+        assert_eq!(rd[3], 0x05);
+        assert_eq!(rd.len(), HEADER_LEN);
+        // Misaligned, at the end of the port, far beyond it.
+        for a in [2u64, FW_LIMIT, FW_LIMIT + 4, 0x100_0000] {
+            for base in [&b, &rd] {
+                let mut x = base.clone();
+                x[8..16].copy_from_slice(&a.to_le_bytes());
+                assert_eq!(nak(&x), Err(Refusal::Nak(NakReason::BadAddress)), "{a:#x}");
+            }
+        }
+        // Lengths: a read carries nothing, a write exactly 4.
+        let mut x = rd.clone();
+        x[16] = 4;
+        x.extend_from_slice(&[0; 4]);
+        assert_eq!(nak(&x), Err(Refusal::Nak(NakReason::BadLength)));
+        let mut x = b.clone();
+        x[16] = 2;
+        assert_eq!(nak(&x), Err(Refusal::Nak(NakReason::BadLength)));
+        let mut buf = [0u8; 64];
+        assert_eq!(
+            Repr::FwRead {
+                seq: 0,
+                offset: FW_LIMIT as u32
+            }
+            .emit(&mut buf),
+            Err(Error::BadField)
+        );
+        assert_eq!(
+            Repr::FwWrite {
+                seq: 0,
+                offset: 1,
+                value: 0
+            }
+            .emit(&mut buf),
+            Err(Error::BadField)
+        );
+    }
+
     #[test]
     fn chunking() {
         assert_eq!(chunk_len(4096, 3072), 1024);
@@ -797,7 +945,7 @@ mod tests {
         assert_eq!(chunk_len(1, 0), 1);
     }
 
-    /// Builds one message of kind `k % 11` from random fields.
+    /// Builds one message of kind `k % 15` from random fields.
     #[allow(clippy::too_many_arguments)]
     fn make(k: u8, seq: u32, v: u32, addr: u64, tag: u8, b: bool, l: u16, data: &[u8]) -> Repr<'_> {
         let reasons = [
@@ -808,7 +956,8 @@ mod tests {
         ];
         let offset = (v % (1 << 22)) * 4;
         let n = 1 + l as usize % data.len();
-        match k % 11 {
+        let fw_offset = (v % (FW_LIMIT as u32 / 4)) * 4;
+        match k % 15 {
             0 => Repr::MmioRead { seq, offset },
             1 => Repr::MmioWrite {
                 seq,
@@ -844,10 +993,21 @@ mod tests {
             },
             8 => Repr::MmioReadRsp { seq, value: v },
             9 => Repr::MmioWriteAck { seq },
-            _ => Repr::HelloAck {
+            10 => Repr::HelloAck {
                 seq,
                 next_dev_seq: v,
             },
+            11 => Repr::FwRead {
+                seq,
+                offset: fw_offset,
+            },
+            12 => Repr::FwWrite {
+                seq,
+                offset: fw_offset,
+                value: v.rotate_left(3),
+            },
+            13 => Repr::FwReadRsp { seq, value: v },
+            _ => Repr::FwWriteAck { seq },
         }
     }
 
