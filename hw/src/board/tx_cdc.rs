@@ -172,7 +172,9 @@ mod tests {
     /// TxCdc → MacTx with the write (core) clock at 16 ns and the read
     /// (transmit) clock at 8 ns × (1 + ppm/1e6), independent phases; the
     /// source offers the frames' beats back to back, pausing inside frames
-    /// at random when `pauses`. Returns the GMII bursts (one per `tx_en`
+    /// at random when `pauses` (after 1 in 32 beats, for 50–299 core
+    /// clocks: far longer than the 4 core clocks the MAC takes per beat, so
+    /// a FIFO that let the MAC start early would underrun). Returns the GMII bursts (one per `tx_en`
     /// run), the idle clocks before each and the MAC's underrun count.
     fn run(
         frames: &[Vec<u8>],
@@ -220,13 +222,22 @@ mod tests {
         let mut cur: Option<Vec<u8>> = None;
         let mut idle = 0usize;
         let mut in_frame_src = false;
-        let total_rd: u64 = frames
+        let mut pause_left = 0usize;
+        let mut total_rd: u64 = frames
             .iter()
             .map(|f| f.len().max(60) as u64 + 24)
             .sum::<u64>()
             * 3
             / 2
             + 2_000;
+        if pauses {
+            // At most one pause per 32 beats, each under 300 core clocks =
+            // 600 transmit clocks.
+            total_rd += frames
+                .iter()
+                .map(|f| f.len() as u64 / 256 * 600 + 600)
+                .sum::<u64>();
+        }
         cdc.wr_reset.next = true;
         cdc.rd_reset.next = true;
         mac.reset.next = true;
@@ -248,7 +259,11 @@ mod tests {
                         cdc.wr_reset.next = false;
                     }
                     // Next offer (after the edge).
-                    let pause = pauses && in_frame_src && rng.below(4) == 0;
+                    if pause_left == 0 && pauses && in_frame_src && rng.below(32) == 0 {
+                        pause_left = 50 + rng.below(250);
+                    }
+                    let pause = pause_left > 0;
+                    pause_left = pause_left.saturating_sub(1);
                     match queue.front() {
                         Some(&(d, k, l)) if !pause => {
                             cdc.in_data.next = d.into();
