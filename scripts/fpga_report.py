@@ -3,13 +3,15 @@
 report: a readable summary on stdout and a machine-readable JSON file.
 
 Exit status: 0 when every constrained clock meets its constraint, 1 when one
-misses it (or nothing was reported), 2 on bad input.
+misses it (or nothing was reported, or a frequency named by --require-mhz is
+not the constraint of any reported clock), 2 on bad input.
 
 report.json (schema "rnic-fpga-report/1"):
   top, device, tool times in seconds (synth_s, pnr_s, pack_s),
   utilisation {LUT4, FF, BRAM (DP16KD), DSP (MULT18X18D), IO, PLL, ...}
     each {"used": n, "available": m},
-  clocks [{"name", "constraint_mhz", "fmax_mhz", "met"}],
+  clocks [{"name", "constraint_mhz", "fmax_mhz", "met", "role"}],
+  required_mhz (the --require-mhz values), missing_mhz (those no clock has),
   timing_met (bool), critical_paths [{"from", "to", "delay_ns", "worst_nets"}],
   synth_cells (Yosys `stat` cell counts), bitstream (path, when written).
 """
@@ -39,6 +41,22 @@ def clock_name(raw):
     n = re.sub(r"^\$glbnet\$", "", n)
     n = re.sub(r"\$TRELLIS_IO_IN$", "", n)
     return n
+
+
+def clock_role(c):
+    """What a clock of the board top is, from its net name and constraint
+    (the names nextpnr reports depend on Yosys' net naming)."""
+    n = c["net"]
+    if "rxc" in n:
+        return "RGMII receive"
+    if "clk100" in n:
+        return "board oscillator"
+    f = c["constraint_mhz"]
+    if f is not None and abs(f - 62.5) < 0.01:
+        return "core (PLL CLKOS2)"
+    if f is not None and abs(f - 125.0) < 0.01:
+        return "RGMII transmit (PLL)"
+    return "other"
 
 
 def parse_stat(path):
@@ -95,6 +113,13 @@ def main():
     ap.add_argument("--synth-only", action="store_true")
     ap.add_argument("--amend", help="add pack time / bitstream to an existing report")
     ap.add_argument("--bitstream")
+    ap.add_argument(
+        "--require-mhz",
+        type=float,
+        action="append",
+        default=[],
+        help="a clock constrained to this frequency must be reported (repeatable)",
+    )
     a = ap.parse_args()
 
     if a.amend:
@@ -150,8 +175,22 @@ def main():
         }
         c["met"] = c["constraint_mhz"] is None or c["fmax_mhz"] >= c["constraint_mhz"]
         clocks.append(c)
+    for c in clocks:
+        c["role"] = clock_role(c)
     report["clocks"] = clocks
-    report["timing_met"] = bool(clocks) and all(c["met"] for c in clocks)
+    missing = [
+        f
+        for f in a.require_mhz
+        if not any(
+            c["constraint_mhz"] is not None and abs(c["constraint_mhz"] - f) < 0.01
+            for c in clocks
+        )
+    ]
+    report["required_mhz"] = a.require_mhz
+    report["missing_mhz"] = missing
+    report["timing_met"] = (
+        bool(clocks) and all(c["met"] for c in clocks) and not missing
+    )
 
     paths = []
     for p in pnr.get("critical_paths", []):
@@ -181,9 +220,11 @@ def main():
     for c in clocks:
         verdict = "met" if c["met"] else "FAILED"
         print(
-            f"    {c['name']:<40} Fmax {c['fmax_mhz']:8.2f} MHz  "
-            f"(constraint {c['constraint_mhz']} MHz)  {verdict}"
+            f"    {c['name']:<40} {c['role']:<22} Fmax {c['fmax_mhz']:8.2f} MHz  "
+            f"(required {c['constraint_mhz']} MHz)  {verdict}"
         )
+    for f in missing:
+        print(f"  no clock is constrained to {f} MHz: FAILED", file=sys.stderr)
     for p in paths:
         if p["from"] == p["to"]:
             print(

@@ -38,7 +38,45 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  pll$clkin;
     wire  pll$clk0;
     wire  pll$clk90;
+    wire  pll$clk62;
     wire  pll$locked;
+    reg  tx_rst$sig_in;
+    wire  tx_rst$sig_out;
+    reg  tx_rst$clock;
+    reg  txq0$wr_clock;
+    reg  txq0$wr_reset;
+    reg  [63:0] txq0$in_data;
+    reg  [3:0] txq0$in_keep;
+    reg  txq0$in_last;
+    reg  txq0$in_valid;
+    wire  txq0$in_ready;
+    reg  txq0$rd_clock;
+    reg  txq0$rd_reset;
+    wire  [63:0] txq0$out_data;
+    wire  [3:0] txq0$out_keep;
+    wire  txq0$out_last;
+    wire  txq0$out_valid;
+    reg  txq0$out_ready;
+    reg  txq1$wr_clock;
+    reg  txq1$wr_reset;
+    reg  [63:0] txq1$in_data;
+    reg  [3:0] txq1$in_keep;
+    reg  txq1$in_last;
+    reg  txq1$in_valid;
+    wire  txq1$in_ready;
+    reg  txq1$rd_clock;
+    reg  txq1$rd_reset;
+    wire  [63:0] txq1$out_data;
+    wire  [3:0] txq1$out_keep;
+    wire  txq1$out_last;
+    wire  txq1$out_valid;
+    reg  txq1$out_ready;
+    reg  tx_err$d;
+    wire  tx_err$q;
+    reg  tx_err$clock;
+    reg  tx_err_sync$sig_in;
+    wire  tx_err_sync$sig_out;
+    reg  tx_err_sync$clock;
     reg  button$sig_in;
     wire  button$sig_out;
     reg  button$clock;
@@ -54,8 +92,8 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  [7:0] sw_q$d;
     wire  [7:0] sw_q$q;
     reg  sw_q$clock;
-    reg  [26:0] heartbeat$d;
-    wire  [26:0] heartbeat$q;
+    reg  [25:0] heartbeat$d;
+    wire  [25:0] heartbeat$q;
     reg  heartbeat$clock;
     reg  core$clock;
     reg  core$reset;
@@ -993,6 +1031,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
 
     // Local signals
     reg  clock;
+    reg  tx_clock;
     reg  [7:0] leds;
 
     // Sub module instances
@@ -1000,7 +1039,55 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .clkin(pll$clkin),
         .clk0(pll$clk0),
         .clk90(pll$clk90),
+        .clk62(pll$clk62),
         .locked(pll$locked)
+    );
+    rnic_versa5g$tx_rst tx_rst(
+        .sig_in(tx_rst$sig_in),
+        .sig_out(tx_rst$sig_out),
+        .clock(tx_rst$clock)
+    );
+    rnic_versa5g$txq0 txq0(
+        .wr_clock(txq0$wr_clock),
+        .wr_reset(txq0$wr_reset),
+        .in_data(txq0$in_data),
+        .in_keep(txq0$in_keep),
+        .in_last(txq0$in_last),
+        .in_valid(txq0$in_valid),
+        .in_ready(txq0$in_ready),
+        .rd_clock(txq0$rd_clock),
+        .rd_reset(txq0$rd_reset),
+        .out_data(txq0$out_data),
+        .out_keep(txq0$out_keep),
+        .out_last(txq0$out_last),
+        .out_valid(txq0$out_valid),
+        .out_ready(txq0$out_ready)
+    );
+    rnic_versa5g$txq1 txq1(
+        .wr_clock(txq1$wr_clock),
+        .wr_reset(txq1$wr_reset),
+        .in_data(txq1$in_data),
+        .in_keep(txq1$in_keep),
+        .in_last(txq1$in_last),
+        .in_valid(txq1$in_valid),
+        .in_ready(txq1$in_ready),
+        .rd_clock(txq1$rd_clock),
+        .rd_reset(txq1$rd_reset),
+        .out_data(txq1$out_data),
+        .out_keep(txq1$out_keep),
+        .out_last(txq1$out_last),
+        .out_valid(txq1$out_valid),
+        .out_ready(txq1$out_ready)
+    );
+    rnic_versa5g$tx_err tx_err(
+        .d(tx_err$d),
+        .q(tx_err$q),
+        .clock(tx_err$clock)
+    );
+    rnic_versa5g$tx_err_sync tx_err_sync(
+        .sig_in(tx_err_sync$sig_in),
+        .sig_out(tx_err_sync$sig_out),
+        .clock(tx_err_sync$clock)
     );
     rnic_versa5g$button button(
         .sig_in(button$sig_in),
@@ -1487,16 +1574,17 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     // Update code
     always @(*) begin
         pll$clkin = clk100;
-        clock = pll$clk0;
+        clock = pll$clk62;
+        tx_clock = pll$clk0;
         core$clock = clock;
-        tx0$clock = clock;
-        tx1$clock = clock;
         mdio0$clock = clock;
         mdio1$clock = clock;
         bridge$clock = clock;
         act0$clock = clock;
         bad0$clock = clock;
         act1$clock = clock;
+        tx0$clock = tx_clock;
+        tx1$clock = tx_clock;
         por$clock = clock;
         reset$clock = clock;
         sw_sync$clock = clock;
@@ -1509,7 +1597,9 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         sw_q$d = sw_q$q;
         heartbeat$d = heartbeat$q;
         err$d = err$q;
-        button$clock = pll$clk0;
+        tx_err$clock = tx_clock;
+        tx_err$d = tx_err$q;
+        button$clock = pll$clk62;
         button$sig_in = ~rst_n | ~pll$locked;
         if (por$q != 4'hf) begin
             por$d = por$q + 4'h1;
@@ -1517,17 +1607,27 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         reset$d = (por$q != 4'hf) | button$sig_out;
         sw_sync$d = sw;
         sw_q$d = sw_sync$q;
-        heartbeat$d = heartbeat$q + 27'h1;
+        heartbeat$d = heartbeat$q + 26'h1;
         core$reset = reset$q;
-        tx0$reset = reset$q;
-        tx1$reset = reset$q;
+        tx_rst$clock = pll$clk0;
+        tx_rst$sig_in = reset$q;
+        tx0$reset = tx_rst$sig_out;
+        tx1$reset = tx_rst$sig_out;
+        txq0$wr_clock = pll$clk62;
+        txq0$wr_reset = reset$q;
+        txq0$rd_clock = pll$clk0;
+        txq0$rd_reset = tx_rst$sig_out;
+        txq1$wr_clock = pll$clk62;
+        txq1$wr_reset = reset$q;
+        txq1$rd_clock = pll$clk0;
+        txq1$rd_reset = tx_rst$sig_out;
         mdio0$reset = reset$q;
         mdio1$reset = reset$q;
         bridge$reset = reset$q;
         rx0$rxc = rgmii0_rxc;
         rx0$rxd = rgmii0_rxd;
         rx0$rx_ctl = rgmii0_rx_ctl;
-        rx0$core_clock = pll$clk0;
+        rx0$core_clock = pll$clk62;
         rx0$core_reset = reset$q;
         core$mac_rx_data = rx0$out_data;
         core$mac_rx_keep = rx0$out_keep;
@@ -1594,20 +1694,25 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$fast_retx_en = 1'b1;
         core$ct_wr_snd_wnd = 32'h0;
         core$ct_wr_snd_wscale = 8'h0;
-        tx0$in_data = core$mac_tx_data;
-        tx0$in_keep = core$mac_tx_keep;
-        tx0$in_last = core$mac_tx_last;
-        tx0$in_valid = core$mac_tx_valid;
-        core$mac_tx_ready = tx0$in_ready;
+        txq0$in_data = core$mac_tx_data;
+        txq0$in_keep = core$mac_tx_keep;
+        txq0$in_last = core$mac_tx_last;
+        txq0$in_valid = core$mac_tx_valid;
+        core$mac_tx_ready = txq0$in_ready;
         core$rx_pay_ready = 1'b1;
         if (sw_q$q[32'h0]) begin
-            tx0$in_data = core$rx_pay_data;
-            tx0$in_keep = core$rx_pay_keep;
-            tx0$in_last = core$rx_pay_last;
-            tx0$in_valid = core$rx_pay_valid;
-            core$rx_pay_ready = tx0$in_ready;
+            txq0$in_data = core$rx_pay_data;
+            txq0$in_keep = core$rx_pay_keep;
+            txq0$in_last = core$rx_pay_last;
+            txq0$in_valid = core$rx_pay_valid;
+            core$rx_pay_ready = txq0$in_ready;
             core$mac_tx_ready = 1'b1;
         end
+        tx0$in_data = txq0$out_data;
+        tx0$in_keep = txq0$out_keep;
+        tx0$in_last = txq0$out_last;
+        tx0$in_valid = txq0$out_valid;
+        txq0$out_ready = tx0$in_ready;
         pins0$clock = pll$clk0;
         pins0$clock90 = pll$clk90;
         pins0$tx_en = tx0$tx_en;
@@ -1619,7 +1724,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         rx1$rxc = rgmii1_rxc;
         rx1$rxd = rgmii1_rxd;
         rx1$rx_ctl = rgmii1_rx_ctl;
-        rx1$core_clock = pll$clk0;
+        rx1$core_clock = pll$clk62;
         rx1$core_reset = reset$q;
         bridge$board_mac = 48'h25242000002 + {{44{1'b0}}, sw_q$q[(32'h4)+:(4)]};
         bridge$board_ip = 32'ha000002 + {{28{1'b0}}, sw_q$q[(32'h4)+:(4)]};
@@ -1628,11 +1733,16 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         bridge$rx_last = rx1$out_last;
         bridge$rx_valid = rx1$out_valid;
         bridge$rx_fcs_bad = rx1$out_fcs_bad;
-        tx1$in_data = bridge$tx_data;
-        tx1$in_keep = bridge$tx_keep;
-        tx1$in_last = bridge$tx_last;
-        tx1$in_valid = bridge$tx_valid;
-        bridge$tx_ready = tx1$in_ready;
+        txq1$in_data = bridge$tx_data;
+        txq1$in_keep = bridge$tx_keep;
+        txq1$in_last = bridge$tx_last;
+        txq1$in_valid = bridge$tx_valid;
+        bridge$tx_ready = txq1$in_ready;
+        tx1$in_data = txq1$out_data;
+        tx1$in_keep = txq1$out_keep;
+        tx1$in_last = txq1$out_last;
+        tx1$in_valid = txq1$out_valid;
+        txq1$out_ready = tx1$in_ready;
         core$csr_valid = bridge$csr_valid;
         core$csr_write = bridge$csr_write;
         core$csr_addr = bridge$csr_addr;
@@ -1685,14 +1795,22 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         act0$trig = rx0$out_valid & rx0$out_last;
         bad0$trig = rx0$out_valid & rx0$out_last & rx0$out_fcs_bad;
         act1$trig = rx1$out_valid & rx1$out_last;
-        if (rx0$overflow | rx1$overflow | (tx0$cnt_underrun != 32'h0)) begin
+        if ((tx0$cnt_underrun != 32'h0) | (tx1$cnt_underrun != 32'h0)) begin
+            tx_err$d = 1'b1;
+        end
+        if (tx_rst$sig_out) begin
+            tx_err$d = 1'b0;
+        end
+        tx_err_sync$clock = pll$clk62;
+        tx_err_sync$sig_in = tx_err$q;
+        if (rx0$overflow | rx1$overflow | tx_err_sync$sig_out) begin
             err$d = 1'b1;
         end
         if (reset$q) begin
             err$d = 1'b0;
         end
         leds = 8'h0;
-        leds = {leds[7:1], heartbeat$q[32'h1a] & ~reset$q};
+        leds = {leds[7:1], heartbeat$q[32'h19] & ~reset$q};
         leds = {leds[7:2], mdio0$link, leds[0]};
         leds = {leds[7:3], mdio0$speed == 2'h2, leds[1:0]};
         leds = {leds[7:4], act0$active, leds[2:0]};
@@ -51543,13 +51661,13 @@ endmodule // rnic_versa5g$err
 module rnic_versa5g$heartbeat(d,q,clock);
 
     // Module arguments
-    input wire  [26:0] d;
-    output reg  [26:0] q;
+    input wire  [25:0] d;
+    output reg  [25:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 27'h0;
+       q = 26'h0;
     end
 
     always @(posedge clock) begin
@@ -51576,7 +51694,7 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
     // Constant declarations
     localparam  phy_addr = 5'b0;
     localparam  interval = 24'hfffff;
-    localparam  half = 8'h20;
+    localparam  half = 8'h10;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -52183,7 +52301,7 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
     // Constant declarations
     localparam  phy_addr = 5'b0;
     localparam  interval = 24'hfffff;
-    localparam  half = 8'h20;
+    localparam  half = 8'h10;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -52961,18 +53079,20 @@ endmodule // rnic_versa5g$pins1$oddr
 // v-- Setting output parameters to net type for wrapped code.
 
 
-module rnic_versa5g$pll(clkin,clk0,clk90,locked);
+module rnic_versa5g$pll(clkin,clk0,clk90,clk62,locked);
 
     // Module arguments
     input wire  clkin;
     output wire  clk0;
     output wire  clk90;
+    output wire  clk62;
     output wire  locked;
 
     // Update code (wrapper)
     (* FREQUENCY_PIN_CLKI="100" *)
     (* FREQUENCY_PIN_CLKOP="125" *)
     (* FREQUENCY_PIN_CLKOS="125" *)
+    (* FREQUENCY_PIN_CLKOS2="62.5" *)
     (* ICP_CURRENT="12" *) (* LPF_RESISTOR="8" *) (* MFG_ENABLE_FILTEROPAMP="1" *) (* MFG_GMCREF_SEL="2" *)
     EHXPLLL #(
         .PLLRST_ENA("DISABLED"), .INTFB_WAKE("DISABLED"), .STDBY_ENABLE("DISABLED"),
@@ -52980,9 +53100,11 @@ module rnic_versa5g$pll(clkin,clk0,clk90,locked);
         .OUTDIVIDER_MUXC("DIVC"), .OUTDIVIDER_MUXD("DIVD"),
         .CLKI_DIV(4), .CLKFB_DIV(5), .FEEDBK_PATH("CLKOP"),
         .CLKOP_ENABLE("ENABLED"), .CLKOP_DIV(5), .CLKOP_CPHASE(2), .CLKOP_FPHASE(0),
-        .CLKOS_ENABLE("ENABLED"), .CLKOS_DIV(5), .CLKOS_CPHASE(3), .CLKOS_FPHASE(2)
+        .CLKOS_ENABLE("ENABLED"), .CLKOS_DIV(5), .CLKOS_CPHASE(3), .CLKOS_FPHASE(2),
+        .CLKOS2_ENABLE("ENABLED"), .CLKOS2_DIV(10), .CLKOS2_CPHASE(2), .CLKOS2_FPHASE(0)
     ) pll_i (
-        .RST(1'b0), .STDBY(1'b0), .CLKI(clkin), .CLKOP(clk0), .CLKOS(clk90), .CLKFB(clk0),
+        .RST(1'b0), .STDBY(1'b0), .CLKI(clkin), .CLKOP(clk0), .CLKOS(clk90), .CLKOS2(clk62),
+        .CLKFB(clk0),
         .PHASESEL0(1'b0), .PHASESEL1(1'b0), .PHASEDIR(1'b1), .PHASESTEP(1'b1),
         .PHASELOADREG(1'b1), .PLLWAKESYNC(1'b0), .ENCLKOP(1'b0), .LOCK(locked)
     );
@@ -59787,6 +59909,5081 @@ module rnic_versa5g$tx1$underruns(d,q,clock);
     end
 
 endmodule // rnic_versa5g$tx1$underruns
+
+
+module rnic_versa5g$tx_err(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$tx_err
+
+
+module rnic_versa5g$tx_err_sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$tx_err_sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$tx_err_sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$tx_err_sync
+
+
+module rnic_versa5g$tx_err_sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$tx_err_sync$dff0
+
+
+module rnic_versa5g$tx_err_sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$tx_err_sync$dff1
+
+
+module rnic_versa5g$tx_rst(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$tx_rst$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$tx_rst$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$tx_rst
+
+
+module rnic_versa5g$tx_rst$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$tx_rst$dff0
+
+
+module rnic_versa5g$tx_rst$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$tx_rst$dff1
+
+
+module rnic_versa5g$txq0(wr_clock,wr_reset,in_data,in_keep,in_last,in_valid,in_ready,rd_clock,rd_reset,out_data,out_keep,out_last,out_valid,out_ready);
+
+    // Module arguments
+    input wire  wr_clock;
+    input wire  wr_reset;
+    input wire  [63:0] in_data;
+    input wire  [3:0] in_keep;
+    input wire  in_last;
+    input wire  in_valid;
+    output reg  in_ready;
+    input wire  rd_clock;
+    input wire  rd_reset;
+    output reg  [63:0] out_data;
+    output reg  [3:0] out_keep;
+    output reg  out_last;
+    output reg  out_valid;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  fifo$read;
+    wire  [68:0] fifo$data_out;
+    wire  fifo$empty;
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$almost_empty;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$underflow;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$read_clock;
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [9:0] fifo$read_fill;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$write;
+    reg  [68:0] fifo$data_in;
+    wire  fifo$full;
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$almost_full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$overflow;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$write_clock;
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [9:0] fifo$write_fill;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [15:0] tokens$d;
+    wire  [15:0] tokens$q;
+    reg  tokens$clock;
+    reg  [9:0] wbeats$d;
+    wire  [9:0] wbeats$q;
+    reg  wbeats$clock;
+    reg  wtok$d;
+    wire  wtok$q;
+    reg  wtok$clock;
+    reg  drain_seen$sig_in;
+    wire  drain_seen$sig_out;
+    reg  drain_seen$clock;
+    reg  tok_sync$clock_in;
+    reg  [15:0] tok_sync$sig_in;
+    wire  tok_sync$busy;
+    reg  tok_sync$send;
+    reg  tok_sync$clock_out;
+    wire  [15:0] tok_sync$sig_out;
+    // Unused on purpose: TxCdc compares the synchronised token count every clock; it needs no update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  tok_sync$update;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [15:0] started$d;
+    wire  [15:0] started$q;
+    reg  started$clock;
+    reg  in_frame$d;
+    wire  in_frame$q;
+    reg  in_frame$clock;
+    reg  draining$d;
+    wire  draining$q;
+    reg  draining$clock;
+
+    // Local signals
+    reg  [68:0] word;
+    reg  wr_ok;
+    reg  push;
+    reg  pop;
+    reg  may_start;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo fifo(
+        .read(fifo$read),
+        .data_out(fifo$data_out),
+        .empty(fifo$empty),
+        .almost_empty(fifo$almost_empty),
+        .underflow(fifo$underflow),
+        .read_clock(fifo$read_clock),
+        .read_fill(fifo$read_fill),
+        .write(fifo$write),
+        .data_in(fifo$data_in),
+        .full(fifo$full),
+        .almost_full(fifo$almost_full),
+        .overflow(fifo$overflow),
+        .write_clock(fifo$write_clock),
+        .write_fill(fifo$write_fill)
+    );
+    rnic_versa5g$txq0$tokens tokens(
+        .d(tokens$d),
+        .q(tokens$q),
+        .clock(tokens$clock)
+    );
+    rnic_versa5g$txq0$wbeats wbeats(
+        .d(wbeats$d),
+        .q(wbeats$q),
+        .clock(wbeats$clock)
+    );
+    rnic_versa5g$txq0$wtok wtok(
+        .d(wtok$d),
+        .q(wtok$q),
+        .clock(wtok$clock)
+    );
+    rnic_versa5g$txq0$drain_seen drain_seen(
+        .sig_in(drain_seen$sig_in),
+        .sig_out(drain_seen$sig_out),
+        .clock(drain_seen$clock)
+    );
+    rnic_versa5g$txq0$tok_sync tok_sync(
+        .clock_in(tok_sync$clock_in),
+        .sig_in(tok_sync$sig_in),
+        .busy(tok_sync$busy),
+        .send(tok_sync$send),
+        .clock_out(tok_sync$clock_out),
+        .sig_out(tok_sync$sig_out),
+        .update(tok_sync$update)
+    );
+    rnic_versa5g$txq0$started started(
+        .d(started$d),
+        .q(started$q),
+        .clock(started$clock)
+    );
+    rnic_versa5g$txq0$in_frame in_frame(
+        .d(in_frame$d),
+        .q(in_frame$q),
+        .clock(in_frame$clock)
+    );
+    rnic_versa5g$txq0$draining draining(
+        .d(draining$d),
+        .q(draining$q),
+        .clock(draining$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        tokens$clock = wr_clock;
+        wbeats$clock = wr_clock;
+        wtok$clock = wr_clock;
+        tokens$d = tokens$q;
+        wbeats$d = wbeats$q;
+        wtok$d = wtok$q;
+        started$clock = rd_clock;
+        in_frame$clock = rd_clock;
+        draining$clock = rd_clock;
+        started$d = started$q;
+        in_frame$d = in_frame$q;
+        draining$d = draining$q;
+        fifo$write_clock = wr_clock;
+        fifo$read_clock = rd_clock;
+        drain_seen$clock = wr_clock;
+        tok_sync$clock_in = wr_clock;
+        tok_sync$clock_out = rd_clock;
+        word = {{5{1'b0}}, in_data} | ({{65{1'b0}}, in_keep} << 32'h40);
+        word = {in_last, word[67:0]};
+        fifo$data_in = word;
+        drain_seen$sig_in = draining$q;
+        wr_ok = ~wr_reset & ~drain_seen$sig_out;
+        in_ready = wr_ok & ~fifo$full;
+        push = in_valid & in_ready;
+        fifo$write = push;
+        if (push) begin
+            if (in_last) begin
+                wbeats$d = 10'h0;
+                wtok$d = 1'b0;
+                if (~wtok$q) begin
+                    tokens$d = tokens$q + 16'h1;
+                end
+            end
+            else begin
+                if (wbeats$q != 10'h180) begin
+                    wbeats$d = wbeats$q + 10'h1;
+                end
+                if ((wbeats$q == 10'h17f) & ~wtok$q) begin
+                    tokens$d = tokens$q + 16'h1;
+                    wtok$d = 1'b1;
+                end
+            end
+        end
+        if (wr_reset) begin
+            tokens$d = 16'h0;
+            wbeats$d = 10'h0;
+            wtok$d = 1'b0;
+        end
+        tok_sync$sig_in = tokens$q;
+        tok_sync$send = ~tok_sync$busy;
+        out_data = fifo$data_out[(32'h0)+:(64)];
+        out_keep = fifo$data_out[(32'h40)+:(4)];
+        out_last = fifo$data_out[32'h44];
+        may_start = tok_sync$sig_out != started$q;
+        out_valid = ~fifo$empty & (in_frame$q | may_start) & ~draining$q;
+        pop = out_valid & out_ready;
+        if (pop) begin
+            if (~in_frame$q) begin
+                started$d = started$q + 16'h1;
+            end
+            in_frame$d = ~fifo$data_out[32'h44];
+        end
+        if (draining$q) begin
+            pop = ~fifo$empty;
+            if (~rd_reset & fifo$empty) begin
+                draining$d = 1'b0;
+            end
+        end
+        fifo$read = pop;
+        if (rd_reset) begin
+            draining$d = 1'b1;
+            started$d = 16'h0;
+            in_frame$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_versa5g$txq0
+
+
+module rnic_versa5g$txq0$drain_seen(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$drain_seen$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq0$drain_seen$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq0$drain_seen
+
+
+module rnic_versa5g$txq0$drain_seen$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$drain_seen$dff0
+
+
+module rnic_versa5g$txq0$drain_seen$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$drain_seen$dff1
+
+
+module rnic_versa5g$txq0$draining(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$draining
+
+
+module rnic_versa5g$txq0$fifo(read,data_out,empty,almost_empty,underflow,read_clock,read_fill,write,data_in,full,almost_full,overflow,write_clock,write_fill);
+
+    // Module arguments
+    input wire  read;
+    output reg  [68:0] data_out;
+    output reg  empty;
+    output reg  almost_empty;
+    output reg  underflow;
+    input wire  read_clock;
+    output reg  [9:0] read_fill;
+    input wire  write;
+    input wire  [68:0] data_in;
+    output reg  full;
+    output reg  almost_full;
+    output reg  overflow;
+    input wire  write_clock;
+    output reg  [9:0] write_fill;
+
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [68:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [68:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  read_logic$clock;
+    reg  read_logic$read;
+    wire  [68:0] read_logic$data_out;
+    wire  read_logic$empty;
+    wire  read_logic$almost_empty;
+    wire  read_logic$underflow;
+    reg  [9:0] read_logic$write_address_delayed;
+    wire  [8:0] read_logic$ram_read_address;
+    reg  [68:0] read_logic$ram_read_data;
+    wire  read_logic$ram_read_clock;
+    wire  [9:0] read_logic$read_address_out;
+    wire  [9:0] read_logic$fill_level;
+    reg  write_logic$write;
+    reg  [68:0] write_logic$data_in;
+    wire  write_logic$full;
+    wire  write_logic$almost_full;
+    wire  write_logic$overflow;
+    reg  write_logic$clock;
+    wire  [8:0] write_logic$ram_write_address;
+    wire  write_logic$ram_write_clock;
+    wire  [68:0] write_logic$ram_write_data;
+    wire  write_logic$ram_write_enable;
+    reg  [9:0] write_logic$read_address;
+    wire  [9:0] write_logic$write_address_delayed;
+    wire  [9:0] write_logic$fill_level;
+    reg  write_to_read$clock_in;
+    reg  [9:0] write_to_read$sig_in;
+    wire  write_to_read$busy;
+    reg  write_to_read$send;
+    reg  write_to_read$clock_out;
+    wire  [9:0] write_to_read$sig_out;
+    // Unused on purpose: inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  write_to_read$update;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  read_to_write$clock_in;
+    reg  [9:0] read_to_write$sig_in;
+    wire  read_to_write$busy;
+    reg  read_to_write$send;
+    reg  read_to_write$clock_out;
+    wire  [9:0] read_to_write$sig_out;
+    // Unused on purpose: inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  read_to_write$update;
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$txq0$fifo$read_logic read_logic(
+        .clock(read_logic$clock),
+        .read(read_logic$read),
+        .data_out(read_logic$data_out),
+        .empty(read_logic$empty),
+        .almost_empty(read_logic$almost_empty),
+        .underflow(read_logic$underflow),
+        .write_address_delayed(read_logic$write_address_delayed),
+        .ram_read_address(read_logic$ram_read_address),
+        .ram_read_data(read_logic$ram_read_data),
+        .ram_read_clock(read_logic$ram_read_clock),
+        .read_address_out(read_logic$read_address_out),
+        .fill_level(read_logic$fill_level)
+    );
+    rnic_versa5g$txq0$fifo$write_logic write_logic(
+        .write(write_logic$write),
+        .data_in(write_logic$data_in),
+        .full(write_logic$full),
+        .almost_full(write_logic$almost_full),
+        .overflow(write_logic$overflow),
+        .clock(write_logic$clock),
+        .ram_write_address(write_logic$ram_write_address),
+        .ram_write_clock(write_logic$ram_write_clock),
+        .ram_write_data(write_logic$ram_write_data),
+        .ram_write_enable(write_logic$ram_write_enable),
+        .read_address(write_logic$read_address),
+        .write_address_delayed(write_logic$write_address_delayed),
+        .fill_level(write_logic$fill_level)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read write_to_read(
+        .clock_in(write_to_read$clock_in),
+        .sig_in(write_to_read$sig_in),
+        .busy(write_to_read$busy),
+        .send(write_to_read$send),
+        .clock_out(write_to_read$clock_out),
+        .sig_out(write_to_read$sig_out),
+        .update(write_to_read$update)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write read_to_write(
+        .clock_in(read_to_write$clock_in),
+        .sig_in(read_to_write$sig_in),
+        .busy(read_to_write$busy),
+        .send(read_to_write$send),
+        .clock_out(read_to_write$clock_out),
+        .sig_out(read_to_write$sig_out),
+        .update(read_to_write$update)
+    );
+
+    // Update code
+    always @(*) begin
+        read_logic$clock = read_clock;
+        read_logic$read = read;
+        empty = read_logic$empty;
+        almost_empty = read_logic$almost_empty;
+        data_out = read_logic$data_out;
+        underflow = read_logic$underflow;
+        write_logic$clock = write_clock;
+        overflow = write_logic$overflow;
+        almost_full = write_logic$almost_full;
+        full = write_logic$full;
+        write_logic$write = write;
+        write_logic$data_in = data_in;
+        ram$write_clock = write_logic$ram_write_clock;
+        ram$write_enable = write_logic$ram_write_enable;
+        ram$write_address = write_logic$ram_write_address;
+        ram$write_data = write_logic$ram_write_data;
+        ram$read_clock = read_logic$ram_read_clock;
+        ram$read_address = read_logic$ram_read_address;
+        read_logic$ram_read_data = ram$read_data;
+        read_to_write$clock_in = read_clock;
+        read_to_write$clock_out = write_clock;
+        read_to_write$sig_in = read_logic$read_address_out;
+        write_logic$read_address = read_to_write$sig_out;
+        read_to_write$send = ~read_to_write$busy;
+        write_to_read$clock_in = write_clock;
+        write_to_read$clock_out = read_clock;
+        write_to_read$sig_in = write_logic$write_address_delayed;
+        read_logic$write_address_delayed = write_to_read$sig_out;
+        write_to_read$send = ~write_to_read$busy;
+        write_fill = write_logic$fill_level;
+        read_fill = read_logic$fill_level;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo
+
+
+module rnic_versa5g$txq0$fifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [68:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [68:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[68:0] mem[511:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$ram
+
+
+module rnic_versa5g$txq0$fifo$read_logic(clock,read,data_out,empty,almost_empty,underflow,write_address_delayed,ram_read_address,ram_read_data,ram_read_clock,read_address_out,fill_level);
+
+    // Module arguments
+    input wire  clock;
+    input wire  read;
+    output reg  [68:0] data_out;
+    output reg  empty;
+    output reg  almost_empty;
+    output reg  underflow;
+    input wire  [9:0] write_address_delayed;
+    output reg  [8:0] ram_read_address;
+    input wire  [68:0] ram_read_data;
+    output reg  ram_read_clock;
+    output reg  [9:0] read_address_out;
+    output reg  [9:0] fill_level;
+
+    // Constant declarations
+    localparam  fifo_address_mask = 10'b111111111;
+    localparam  fifo_size = 10'b1000000000;
+    localparam  block_size = 10'b1;
+
+    // Stub signals
+    reg  [9:0] read_address$d;
+    wire  [9:0] read_address$q;
+    reg  read_address$clock;
+    reg  dff_underflow$d;
+    wire  dff_underflow$q;
+    reg  dff_underflow$clock;
+
+    // Local signals
+    reg  is_empty;
+    reg  is_full;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$read_logic$read_address read_address(
+        .d(read_address$d),
+        .q(read_address$q),
+        .clock(read_address$clock)
+    );
+    rnic_versa5g$txq0$fifo$read_logic$dff_underflow dff_underflow(
+        .d(dff_underflow$d),
+        .q(dff_underflow$q),
+        .clock(dff_underflow$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        read_address$clock = clock;
+        dff_underflow$clock = clock;
+        read_address$d = read_address$q;
+        dff_underflow$d = dff_underflow$q;
+        ram_read_clock = clock;
+        is_empty = (read_address$q == write_address_delayed);
+        is_full = ~is_empty & ((read_address$q & fifo_address_mask) == (write_address_delayed & fifo_address_mask));
+        fill_level = ((write_address_delayed & fifo_address_mask) + fifo_size - (read_address$q & fifo_address_mask)) & fifo_address_mask;
+        if (is_full) begin
+            fill_level = fifo_size;
+        end
+        almost_empty = (fill_level < block_size);
+        empty = is_empty;
+        ram_read_address = (read_address$q[8:0] & fifo_address_mask[8:0]);
+        data_out = ram_read_data;
+        if (read & ~is_empty) begin
+            read_address$d = read_address$q + 10'h1;
+            ram_read_address = ((read_address$q[8:0] + 9'h1) & fifo_address_mask[8:0]);
+        end
+        else begin
+            read_address$d = read_address$q;
+        end
+        dff_underflow$d = dff_underflow$q | (is_empty & read);
+        underflow = dff_underflow$q;
+        read_address_out = read_address$q;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_logic
+
+
+module rnic_versa5g$txq0$fifo$read_logic$dff_underflow(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_logic$dff_underflow
+
+
+module rnic_versa5g$txq0$fifo$read_logic$read_address(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_logic$read_address
+
+
+module rnic_versa5g$txq0$fifo$read_to_write(clock_in,sig_in,busy,send,clock_out,sig_out,update);
+
+    // Module arguments
+    input wire  clock_in;
+    input wire  [9:0] sig_in;
+    output reg  busy;
+    input wire  send;
+    input wire  clock_out;
+    output reg  [9:0] sig_out;
+    output reg  update;
+
+    // Stub signals
+    reg  [9:0] sender$sig_in;
+    reg  sender$clock;
+    wire  [9:0] sender$sig_cross;
+    wire  sender$flag_out;
+    reg  sender$ack_in;
+    wire  sender$busy;
+    reg  sender$send;
+    wire  [9:0] recv$sig_out;
+    reg  recv$clock;
+    reg  [9:0] recv$sig_cross;
+    reg  recv$flag_in;
+    wire  recv$ack_out;
+    wire  recv$update;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$read_to_write$sender sender(
+        .sig_in(sender$sig_in),
+        .clock(sender$clock),
+        .sig_cross(sender$sig_cross),
+        .flag_out(sender$flag_out),
+        .ack_in(sender$ack_in),
+        .busy(sender$busy),
+        .send(sender$send)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write$recv recv(
+        .sig_out(recv$sig_out),
+        .clock(recv$clock),
+        .sig_cross(recv$sig_cross),
+        .flag_in(recv$flag_in),
+        .ack_out(recv$ack_out),
+        .update(recv$update)
+    );
+
+    // Update code
+    always @(*) begin
+        sender$clock = clock_in;
+        recv$clock = clock_out;
+        sender$sig_in = sig_in;
+        busy = sender$busy;
+        sender$send = send;
+        sig_out = recv$sig_out;
+        update = recv$update;
+        recv$sig_cross = sender$sig_cross;
+        recv$flag_in = sender$flag_out;
+        sender$ack_in = recv$ack_out;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in,ack_out,update);
+
+    // Module arguments
+    output reg  [9:0] sig_out;
+    input wire  clock;
+    input wire  [9:0] sig_cross;
+    input wire  flag_in;
+    output reg  ack_out;
+    output reg  update;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [9:0] hold$d;
+    wire  [9:0] hold$q;
+    reg  hold$clock;
+    reg  update_delay$d;
+    wire  update_delay$q;
+    reg  update_delay$clock;
+    reg  state$d;
+    wire  state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$read_to_write$recv$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write$recv$update_delay update_delay(
+        .d(update_delay$d),
+        .q(update_delay$q),
+        .clock(update_delay$clock)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write$recv$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write$recv$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        update_delay$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        update_delay$d = update_delay$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_out = hold$q;
+        ack_out = 1'b0;
+        sync$sig_in = flag_in;
+        update = update_delay$q;
+        update_delay$d = 1'b0;
+        case (state$q)
+            SyncReceiverState$WaitSteady:
+                begin
+                    if (sync$sig_out) begin
+                        ack_out = 1'b1;
+                        state$d = SyncReceiverState$WaitDone;
+                    end
+                end
+            SyncReceiverState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        ack_out = 1'b0;
+                        update_delay$d = 1'b1;
+                        hold$d = sig_cross;
+                        state$d = SyncReceiverState$WaitSteady;
+                    end
+                    else begin
+                        ack_out = 1'b1;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncReceiverState$WaitSteady;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$recv
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$recv$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$recv$hold
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$recv$state(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$recv$state
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$recv$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$read_to_write$recv$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write$recv$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$recv$sync
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$recv$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$recv$sync$dff0
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$recv$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$recv$sync$dff1
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$recv$update_delay(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$recv$update_delay
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$sender(sig_in,clock,sig_cross,flag_out,ack_in,busy,send);
+
+    // Module arguments
+    input wire  [9:0] sig_in;
+    input wire  clock;
+    output reg  [9:0] sig_cross;
+    output reg  flag_out;
+    input wire  ack_in;
+    output reg  busy;
+    input wire  send;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [9:0] hold$d;
+    wire  [9:0] hold$q;
+    reg  hold$clock;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$read_to_write$sender$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write$sender$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write$sender$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_cross = hold$q;
+        flag_out = 1'b0;
+        sync$sig_in = ack_in;
+        busy = 1'b1;
+        case (state$q)
+            SyncSenderState$Idle:
+                begin
+                    busy = 1'b0;
+                    if (send) begin
+                        hold$d = sig_in;
+                        state$d = SyncSenderState$WaitAck;
+                        flag_out = 1'b1;
+                    end
+                end
+            SyncSenderState$WaitAck:
+                begin
+                    flag_out = 1'b1;
+                    if (sync$sig_out) begin
+                        state$d = SyncSenderState$WaitDone;
+                        flag_out = 1'b0;
+                    end
+                end
+            SyncSenderState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        hold$d = sig_in;
+                        flag_out = 1'b1;
+                        state$d = SyncSenderState$Idle;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncSenderState$Idle;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$sender
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$sender$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$sender$hold
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$sender$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$sender$state
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$sender$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$read_to_write$sender$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq0$fifo$read_to_write$sender$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$sender$sync
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$sender$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$sender$sync$dff0
+
+
+module rnic_versa5g$txq0$fifo$read_to_write$sender$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$read_to_write$sender$sync$dff1
+
+
+module rnic_versa5g$txq0$fifo$write_logic(write,data_in,full,almost_full,overflow,clock,ram_write_address,ram_write_clock,ram_write_data,ram_write_enable,read_address,write_address_delayed,fill_level);
+
+    // Module arguments
+    input wire  write;
+    input wire  [68:0] data_in;
+    output reg  full;
+    output reg  almost_full;
+    output reg  overflow;
+    input wire  clock;
+    output reg  [8:0] ram_write_address;
+    output reg  ram_write_clock;
+    output reg  [68:0] ram_write_data;
+    output reg  ram_write_enable;
+    input wire  [9:0] read_address;
+    output reg  [9:0] write_address_delayed;
+    output reg  [9:0] fill_level;
+
+    // Constant declarations
+    localparam  fifo_address_mask = 10'b111111111;
+    localparam  fifo_size = 10'b1000000000;
+    localparam  almost_full_level = 10'b111111111;
+
+    // Stub signals
+    reg  [9:0] write_address$d;
+    wire  [9:0] write_address$q;
+    reg  write_address$clock;
+    reg  [9:0] dff_write_address_delay$d;
+    wire  [9:0] dff_write_address_delay$q;
+    reg  dff_write_address_delay$clock;
+    reg  dff_overflow$d;
+    wire  dff_overflow$q;
+    reg  dff_overflow$clock;
+
+    // Local signals
+    reg  is_empty;
+    reg  is_full;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$write_logic$write_address write_address(
+        .d(write_address$d),
+        .q(write_address$q),
+        .clock(write_address$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_logic$dff_write_address_delay dff_write_address_delay(
+        .d(dff_write_address_delay$d),
+        .q(dff_write_address_delay$q),
+        .clock(dff_write_address_delay$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_logic$dff_overflow dff_overflow(
+        .d(dff_overflow$d),
+        .q(dff_overflow$q),
+        .clock(dff_overflow$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff_overflow$clock = clock;
+        write_address$clock = clock;
+        dff_write_address_delay$clock = clock;
+        dff_overflow$d = dff_overflow$q;
+        write_address$d = write_address$q;
+        dff_write_address_delay$d = dff_write_address_delay$q;
+        ram_write_clock = clock;
+        dff_write_address_delay$d = write_address$q;
+        write_address_delayed = dff_write_address_delay$q;
+        ram_write_enable = 1'b0;
+        is_empty = (read_address == dff_write_address_delay$q);
+        is_full = ~is_empty & ((read_address & fifo_address_mask) == (write_address$q & fifo_address_mask));
+        fill_level = ((dff_write_address_delay$q & fifo_address_mask) + fifo_size - (read_address & fifo_address_mask)) & fifo_address_mask;
+        if (is_full) begin
+            fill_level = fifo_size;
+        end
+        almost_full = (fill_level >= almost_full_level);
+        full = is_full;
+        ram_write_address = (write_address$q[8:0] & fifo_address_mask[8:0]);
+        ram_write_data = data_in;
+        if (write & ~is_full) begin
+            write_address$d = write_address$q + 10'h1;
+            ram_write_enable = 1'b1;
+        end
+        else begin
+            write_address$d = write_address$q;
+            ram_write_enable = 1'b0;
+        end
+        dff_overflow$d = dff_overflow$q | (is_full & write);
+        overflow = dff_overflow$q;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_logic
+
+
+module rnic_versa5g$txq0$fifo$write_logic$dff_overflow(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_logic$dff_overflow
+
+
+module rnic_versa5g$txq0$fifo$write_logic$dff_write_address_delay(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_logic$dff_write_address_delay
+
+
+module rnic_versa5g$txq0$fifo$write_logic$write_address(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_logic$write_address
+
+
+module rnic_versa5g$txq0$fifo$write_to_read(clock_in,sig_in,busy,send,clock_out,sig_out,update);
+
+    // Module arguments
+    input wire  clock_in;
+    input wire  [9:0] sig_in;
+    output reg  busy;
+    input wire  send;
+    input wire  clock_out;
+    output reg  [9:0] sig_out;
+    output reg  update;
+
+    // Stub signals
+    reg  [9:0] sender$sig_in;
+    reg  sender$clock;
+    wire  [9:0] sender$sig_cross;
+    wire  sender$flag_out;
+    reg  sender$ack_in;
+    wire  sender$busy;
+    reg  sender$send;
+    wire  [9:0] recv$sig_out;
+    reg  recv$clock;
+    reg  [9:0] recv$sig_cross;
+    reg  recv$flag_in;
+    wire  recv$ack_out;
+    wire  recv$update;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$write_to_read$sender sender(
+        .sig_in(sender$sig_in),
+        .clock(sender$clock),
+        .sig_cross(sender$sig_cross),
+        .flag_out(sender$flag_out),
+        .ack_in(sender$ack_in),
+        .busy(sender$busy),
+        .send(sender$send)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read$recv recv(
+        .sig_out(recv$sig_out),
+        .clock(recv$clock),
+        .sig_cross(recv$sig_cross),
+        .flag_in(recv$flag_in),
+        .ack_out(recv$ack_out),
+        .update(recv$update)
+    );
+
+    // Update code
+    always @(*) begin
+        sender$clock = clock_in;
+        recv$clock = clock_out;
+        sender$sig_in = sig_in;
+        busy = sender$busy;
+        sender$send = send;
+        sig_out = recv$sig_out;
+        update = recv$update;
+        recv$sig_cross = sender$sig_cross;
+        recv$flag_in = sender$flag_out;
+        sender$ack_in = recv$ack_out;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in,ack_out,update);
+
+    // Module arguments
+    output reg  [9:0] sig_out;
+    input wire  clock;
+    input wire  [9:0] sig_cross;
+    input wire  flag_in;
+    output reg  ack_out;
+    output reg  update;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [9:0] hold$d;
+    wire  [9:0] hold$q;
+    reg  hold$clock;
+    reg  update_delay$d;
+    wire  update_delay$q;
+    reg  update_delay$clock;
+    reg  state$d;
+    wire  state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$write_to_read$recv$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read$recv$update_delay update_delay(
+        .d(update_delay$d),
+        .q(update_delay$q),
+        .clock(update_delay$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read$recv$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read$recv$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        update_delay$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        update_delay$d = update_delay$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_out = hold$q;
+        ack_out = 1'b0;
+        sync$sig_in = flag_in;
+        update = update_delay$q;
+        update_delay$d = 1'b0;
+        case (state$q)
+            SyncReceiverState$WaitSteady:
+                begin
+                    if (sync$sig_out) begin
+                        ack_out = 1'b1;
+                        state$d = SyncReceiverState$WaitDone;
+                    end
+                end
+            SyncReceiverState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        ack_out = 1'b0;
+                        update_delay$d = 1'b1;
+                        hold$d = sig_cross;
+                        state$d = SyncReceiverState$WaitSteady;
+                    end
+                    else begin
+                        ack_out = 1'b1;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncReceiverState$WaitSteady;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$recv
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$recv$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$recv$hold
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$recv$state(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$recv$state
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$recv$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$write_to_read$recv$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read$recv$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$recv$sync
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$recv$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$recv$sync$dff0
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$recv$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$recv$sync$dff1
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$recv$update_delay(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$recv$update_delay
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$sender(sig_in,clock,sig_cross,flag_out,ack_in,busy,send);
+
+    // Module arguments
+    input wire  [9:0] sig_in;
+    input wire  clock;
+    output reg  [9:0] sig_cross;
+    output reg  flag_out;
+    input wire  ack_in;
+    output reg  busy;
+    input wire  send;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [9:0] hold$d;
+    wire  [9:0] hold$q;
+    reg  hold$clock;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$write_to_read$sender$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read$sender$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read$sender$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_cross = hold$q;
+        flag_out = 1'b0;
+        sync$sig_in = ack_in;
+        busy = 1'b1;
+        case (state$q)
+            SyncSenderState$Idle:
+                begin
+                    busy = 1'b0;
+                    if (send) begin
+                        hold$d = sig_in;
+                        state$d = SyncSenderState$WaitAck;
+                        flag_out = 1'b1;
+                    end
+                end
+            SyncSenderState$WaitAck:
+                begin
+                    flag_out = 1'b1;
+                    if (sync$sig_out) begin
+                        state$d = SyncSenderState$WaitDone;
+                        flag_out = 1'b0;
+                    end
+                end
+            SyncSenderState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        hold$d = sig_in;
+                        flag_out = 1'b1;
+                        state$d = SyncSenderState$Idle;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncSenderState$Idle;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$sender
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$sender$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$sender$hold
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$sender$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$sender$state
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$sender$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$fifo$write_to_read$sender$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq0$fifo$write_to_read$sender$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$sender$sync
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$sender$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$sender$sync$dff0
+
+
+module rnic_versa5g$txq0$fifo$write_to_read$sender$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$fifo$write_to_read$sender$sync$dff1
+
+
+module rnic_versa5g$txq0$in_frame(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$in_frame
+
+
+module rnic_versa5g$txq0$started(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$started
+
+
+module rnic_versa5g$txq0$tok_sync(clock_in,sig_in,busy,send,clock_out,sig_out,update);
+
+    // Module arguments
+    input wire  clock_in;
+    input wire  [15:0] sig_in;
+    output reg  busy;
+    input wire  send;
+    input wire  clock_out;
+    output reg  [15:0] sig_out;
+    output reg  update;
+
+    // Stub signals
+    reg  [15:0] sender$sig_in;
+    reg  sender$clock;
+    wire  [15:0] sender$sig_cross;
+    wire  sender$flag_out;
+    reg  sender$ack_in;
+    wire  sender$busy;
+    reg  sender$send;
+    wire  [15:0] recv$sig_out;
+    reg  recv$clock;
+    reg  [15:0] recv$sig_cross;
+    reg  recv$flag_in;
+    wire  recv$ack_out;
+    wire  recv$update;
+
+    // Sub module instances
+    rnic_versa5g$txq0$tok_sync$sender sender(
+        .sig_in(sender$sig_in),
+        .clock(sender$clock),
+        .sig_cross(sender$sig_cross),
+        .flag_out(sender$flag_out),
+        .ack_in(sender$ack_in),
+        .busy(sender$busy),
+        .send(sender$send)
+    );
+    rnic_versa5g$txq0$tok_sync$recv recv(
+        .sig_out(recv$sig_out),
+        .clock(recv$clock),
+        .sig_cross(recv$sig_cross),
+        .flag_in(recv$flag_in),
+        .ack_out(recv$ack_out),
+        .update(recv$update)
+    );
+
+    // Update code
+    always @(*) begin
+        sender$clock = clock_in;
+        recv$clock = clock_out;
+        sender$sig_in = sig_in;
+        busy = sender$busy;
+        sender$send = send;
+        sig_out = recv$sig_out;
+        update = recv$update;
+        recv$sig_cross = sender$sig_cross;
+        recv$flag_in = sender$flag_out;
+        sender$ack_in = recv$ack_out;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync
+
+
+module rnic_versa5g$txq0$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,update);
+
+    // Module arguments
+    output reg  [15:0] sig_out;
+    input wire  clock;
+    input wire  [15:0] sig_cross;
+    input wire  flag_in;
+    output reg  ack_out;
+    output reg  update;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [15:0] hold$d;
+    wire  [15:0] hold$q;
+    reg  hold$clock;
+    reg  update_delay$d;
+    wire  update_delay$q;
+    reg  update_delay$clock;
+    reg  state$d;
+    wire  state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$tok_sync$recv$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq0$tok_sync$recv$update_delay update_delay(
+        .d(update_delay$d),
+        .q(update_delay$q),
+        .clock(update_delay$clock)
+    );
+    rnic_versa5g$txq0$tok_sync$recv$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq0$tok_sync$recv$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        update_delay$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        update_delay$d = update_delay$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_out = hold$q;
+        ack_out = 1'b0;
+        sync$sig_in = flag_in;
+        update = update_delay$q;
+        update_delay$d = 1'b0;
+        case (state$q)
+            SyncReceiverState$WaitSteady:
+                begin
+                    if (sync$sig_out) begin
+                        ack_out = 1'b1;
+                        state$d = SyncReceiverState$WaitDone;
+                    end
+                end
+            SyncReceiverState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        ack_out = 1'b0;
+                        update_delay$d = 1'b1;
+                        hold$d = sig_cross;
+                        state$d = SyncReceiverState$WaitSteady;
+                    end
+                    else begin
+                        ack_out = 1'b1;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncReceiverState$WaitSteady;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$recv
+
+
+module rnic_versa5g$txq0$tok_sync$recv$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$recv$hold
+
+
+module rnic_versa5g$txq0$tok_sync$recv$state(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$recv$state
+
+
+module rnic_versa5g$txq0$tok_sync$recv$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$tok_sync$recv$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq0$tok_sync$recv$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$recv$sync
+
+
+module rnic_versa5g$txq0$tok_sync$recv$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$recv$sync$dff0
+
+
+module rnic_versa5g$txq0$tok_sync$recv$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$recv$sync$dff1
+
+
+module rnic_versa5g$txq0$tok_sync$recv$update_delay(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$recv$update_delay
+
+
+module rnic_versa5g$txq0$tok_sync$sender(sig_in,clock,sig_cross,flag_out,ack_in,busy,send);
+
+    // Module arguments
+    input wire  [15:0] sig_in;
+    input wire  clock;
+    output reg  [15:0] sig_cross;
+    output reg  flag_out;
+    input wire  ack_in;
+    output reg  busy;
+    input wire  send;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [15:0] hold$d;
+    wire  [15:0] hold$q;
+    reg  hold$clock;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$tok_sync$sender$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq0$tok_sync$sender$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq0$tok_sync$sender$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_cross = hold$q;
+        flag_out = 1'b0;
+        sync$sig_in = ack_in;
+        busy = 1'b1;
+        case (state$q)
+            SyncSenderState$Idle:
+                begin
+                    busy = 1'b0;
+                    if (send) begin
+                        hold$d = sig_in;
+                        state$d = SyncSenderState$WaitAck;
+                        flag_out = 1'b1;
+                    end
+                end
+            SyncSenderState$WaitAck:
+                begin
+                    flag_out = 1'b1;
+                    if (sync$sig_out) begin
+                        state$d = SyncSenderState$WaitDone;
+                        flag_out = 1'b0;
+                    end
+                end
+            SyncSenderState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        hold$d = sig_in;
+                        flag_out = 1'b1;
+                        state$d = SyncSenderState$Idle;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncSenderState$Idle;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$sender
+
+
+module rnic_versa5g$txq0$tok_sync$sender$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$sender$hold
+
+
+module rnic_versa5g$txq0$tok_sync$sender$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$sender$state
+
+
+module rnic_versa5g$txq0$tok_sync$sender$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq0$tok_sync$sender$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq0$tok_sync$sender$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$sender$sync
+
+
+module rnic_versa5g$txq0$tok_sync$sender$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$sender$sync$dff0
+
+
+module rnic_versa5g$txq0$tok_sync$sender$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tok_sync$sender$sync$dff1
+
+
+module rnic_versa5g$txq0$tokens(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$tokens
+
+
+module rnic_versa5g$txq0$wbeats(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$wbeats
+
+
+module rnic_versa5g$txq0$wtok(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq0$wtok
+
+
+module rnic_versa5g$txq1(wr_clock,wr_reset,in_data,in_keep,in_last,in_valid,in_ready,rd_clock,rd_reset,out_data,out_keep,out_last,out_valid,out_ready);
+
+    // Module arguments
+    input wire  wr_clock;
+    input wire  wr_reset;
+    input wire  [63:0] in_data;
+    input wire  [3:0] in_keep;
+    input wire  in_last;
+    input wire  in_valid;
+    output reg  in_ready;
+    input wire  rd_clock;
+    input wire  rd_reset;
+    output reg  [63:0] out_data;
+    output reg  [3:0] out_keep;
+    output reg  out_last;
+    output reg  out_valid;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  fifo$read;
+    wire  [68:0] fifo$data_out;
+    wire  fifo$empty;
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$almost_empty;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$underflow;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$read_clock;
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [9:0] fifo$read_fill;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$write;
+    reg  [68:0] fifo$data_in;
+    wire  fifo$full;
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$almost_full;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  fifo$overflow;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fifo$write_clock;
+    // Unused on purpose: TxCdc uses only the FIFO's full and empty flags: it writes only when not full (in_ready) and reads only when not empty.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [9:0] fifo$write_fill;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [15:0] tokens$d;
+    wire  [15:0] tokens$q;
+    reg  tokens$clock;
+    reg  [9:0] wbeats$d;
+    wire  [9:0] wbeats$q;
+    reg  wbeats$clock;
+    reg  wtok$d;
+    wire  wtok$q;
+    reg  wtok$clock;
+    reg  drain_seen$sig_in;
+    wire  drain_seen$sig_out;
+    reg  drain_seen$clock;
+    reg  tok_sync$clock_in;
+    reg  [15:0] tok_sync$sig_in;
+    wire  tok_sync$busy;
+    reg  tok_sync$send;
+    reg  tok_sync$clock_out;
+    wire  [15:0] tok_sync$sig_out;
+    // Unused on purpose: TxCdc compares the synchronised token count every clock; it needs no update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  tok_sync$update;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [15:0] started$d;
+    wire  [15:0] started$q;
+    reg  started$clock;
+    reg  in_frame$d;
+    wire  in_frame$q;
+    reg  in_frame$clock;
+    reg  draining$d;
+    wire  draining$q;
+    reg  draining$clock;
+
+    // Local signals
+    reg  [68:0] word;
+    reg  wr_ok;
+    reg  push;
+    reg  pop;
+    reg  may_start;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo fifo(
+        .read(fifo$read),
+        .data_out(fifo$data_out),
+        .empty(fifo$empty),
+        .almost_empty(fifo$almost_empty),
+        .underflow(fifo$underflow),
+        .read_clock(fifo$read_clock),
+        .read_fill(fifo$read_fill),
+        .write(fifo$write),
+        .data_in(fifo$data_in),
+        .full(fifo$full),
+        .almost_full(fifo$almost_full),
+        .overflow(fifo$overflow),
+        .write_clock(fifo$write_clock),
+        .write_fill(fifo$write_fill)
+    );
+    rnic_versa5g$txq1$tokens tokens(
+        .d(tokens$d),
+        .q(tokens$q),
+        .clock(tokens$clock)
+    );
+    rnic_versa5g$txq1$wbeats wbeats(
+        .d(wbeats$d),
+        .q(wbeats$q),
+        .clock(wbeats$clock)
+    );
+    rnic_versa5g$txq1$wtok wtok(
+        .d(wtok$d),
+        .q(wtok$q),
+        .clock(wtok$clock)
+    );
+    rnic_versa5g$txq1$drain_seen drain_seen(
+        .sig_in(drain_seen$sig_in),
+        .sig_out(drain_seen$sig_out),
+        .clock(drain_seen$clock)
+    );
+    rnic_versa5g$txq1$tok_sync tok_sync(
+        .clock_in(tok_sync$clock_in),
+        .sig_in(tok_sync$sig_in),
+        .busy(tok_sync$busy),
+        .send(tok_sync$send),
+        .clock_out(tok_sync$clock_out),
+        .sig_out(tok_sync$sig_out),
+        .update(tok_sync$update)
+    );
+    rnic_versa5g$txq1$started started(
+        .d(started$d),
+        .q(started$q),
+        .clock(started$clock)
+    );
+    rnic_versa5g$txq1$in_frame in_frame(
+        .d(in_frame$d),
+        .q(in_frame$q),
+        .clock(in_frame$clock)
+    );
+    rnic_versa5g$txq1$draining draining(
+        .d(draining$d),
+        .q(draining$q),
+        .clock(draining$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        tokens$clock = wr_clock;
+        wbeats$clock = wr_clock;
+        wtok$clock = wr_clock;
+        tokens$d = tokens$q;
+        wbeats$d = wbeats$q;
+        wtok$d = wtok$q;
+        started$clock = rd_clock;
+        in_frame$clock = rd_clock;
+        draining$clock = rd_clock;
+        started$d = started$q;
+        in_frame$d = in_frame$q;
+        draining$d = draining$q;
+        fifo$write_clock = wr_clock;
+        fifo$read_clock = rd_clock;
+        drain_seen$clock = wr_clock;
+        tok_sync$clock_in = wr_clock;
+        tok_sync$clock_out = rd_clock;
+        word = {{5{1'b0}}, in_data} | ({{65{1'b0}}, in_keep} << 32'h40);
+        word = {in_last, word[67:0]};
+        fifo$data_in = word;
+        drain_seen$sig_in = draining$q;
+        wr_ok = ~wr_reset & ~drain_seen$sig_out;
+        in_ready = wr_ok & ~fifo$full;
+        push = in_valid & in_ready;
+        fifo$write = push;
+        if (push) begin
+            if (in_last) begin
+                wbeats$d = 10'h0;
+                wtok$d = 1'b0;
+                if (~wtok$q) begin
+                    tokens$d = tokens$q + 16'h1;
+                end
+            end
+            else begin
+                if (wbeats$q != 10'h180) begin
+                    wbeats$d = wbeats$q + 10'h1;
+                end
+                if ((wbeats$q == 10'h17f) & ~wtok$q) begin
+                    tokens$d = tokens$q + 16'h1;
+                    wtok$d = 1'b1;
+                end
+            end
+        end
+        if (wr_reset) begin
+            tokens$d = 16'h0;
+            wbeats$d = 10'h0;
+            wtok$d = 1'b0;
+        end
+        tok_sync$sig_in = tokens$q;
+        tok_sync$send = ~tok_sync$busy;
+        out_data = fifo$data_out[(32'h0)+:(64)];
+        out_keep = fifo$data_out[(32'h40)+:(4)];
+        out_last = fifo$data_out[32'h44];
+        may_start = tok_sync$sig_out != started$q;
+        out_valid = ~fifo$empty & (in_frame$q | may_start) & ~draining$q;
+        pop = out_valid & out_ready;
+        if (pop) begin
+            if (~in_frame$q) begin
+                started$d = started$q + 16'h1;
+            end
+            in_frame$d = ~fifo$data_out[32'h44];
+        end
+        if (draining$q) begin
+            pop = ~fifo$empty;
+            if (~rd_reset & fifo$empty) begin
+                draining$d = 1'b0;
+            end
+        end
+        fifo$read = pop;
+        if (rd_reset) begin
+            draining$d = 1'b1;
+            started$d = 16'h0;
+            in_frame$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_versa5g$txq1
+
+
+module rnic_versa5g$txq1$drain_seen(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$drain_seen$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq1$drain_seen$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq1$drain_seen
+
+
+module rnic_versa5g$txq1$drain_seen$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$drain_seen$dff0
+
+
+module rnic_versa5g$txq1$drain_seen$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$drain_seen$dff1
+
+
+module rnic_versa5g$txq1$draining(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$draining
+
+
+module rnic_versa5g$txq1$fifo(read,data_out,empty,almost_empty,underflow,read_clock,read_fill,write,data_in,full,almost_full,overflow,write_clock,write_fill);
+
+    // Module arguments
+    input wire  read;
+    output reg  [68:0] data_out;
+    output reg  empty;
+    output reg  almost_empty;
+    output reg  underflow;
+    input wire  read_clock;
+    output reg  [9:0] read_fill;
+    input wire  write;
+    input wire  [68:0] data_in;
+    output reg  full;
+    output reg  almost_full;
+    output reg  overflow;
+    input wire  write_clock;
+    output reg  [9:0] write_fill;
+
+    // Stub signals
+    reg  [8:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [68:0] ram$read_data;
+    reg  [8:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [68:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  read_logic$clock;
+    reg  read_logic$read;
+    wire  [68:0] read_logic$data_out;
+    wire  read_logic$empty;
+    wire  read_logic$almost_empty;
+    wire  read_logic$underflow;
+    reg  [9:0] read_logic$write_address_delayed;
+    wire  [8:0] read_logic$ram_read_address;
+    reg  [68:0] read_logic$ram_read_data;
+    wire  read_logic$ram_read_clock;
+    wire  [9:0] read_logic$read_address_out;
+    wire  [9:0] read_logic$fill_level;
+    reg  write_logic$write;
+    reg  [68:0] write_logic$data_in;
+    wire  write_logic$full;
+    wire  write_logic$almost_full;
+    wire  write_logic$overflow;
+    reg  write_logic$clock;
+    wire  [8:0] write_logic$ram_write_address;
+    wire  write_logic$ram_write_clock;
+    wire  [68:0] write_logic$ram_write_data;
+    wire  write_logic$ram_write_enable;
+    reg  [9:0] write_logic$read_address;
+    wire  [9:0] write_logic$write_address_delayed;
+    wire  [9:0] write_logic$fill_level;
+    reg  write_to_read$clock_in;
+    reg  [9:0] write_to_read$sig_in;
+    wire  write_to_read$busy;
+    reg  write_to_read$send;
+    reg  write_to_read$clock_out;
+    wire  [9:0] write_to_read$sig_out;
+    // Unused on purpose: inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  write_to_read$update;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  read_to_write$clock_in;
+    reg  [9:0] read_to_write$sig_in;
+    wire  read_to_write$busy;
+    reg  read_to_write$send;
+    reg  read_to_write$clock_out;
+    wire  [9:0] read_to_write$sig_out;
+    // Unused on purpose: inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  read_to_write$update;
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$txq1$fifo$read_logic read_logic(
+        .clock(read_logic$clock),
+        .read(read_logic$read),
+        .data_out(read_logic$data_out),
+        .empty(read_logic$empty),
+        .almost_empty(read_logic$almost_empty),
+        .underflow(read_logic$underflow),
+        .write_address_delayed(read_logic$write_address_delayed),
+        .ram_read_address(read_logic$ram_read_address),
+        .ram_read_data(read_logic$ram_read_data),
+        .ram_read_clock(read_logic$ram_read_clock),
+        .read_address_out(read_logic$read_address_out),
+        .fill_level(read_logic$fill_level)
+    );
+    rnic_versa5g$txq1$fifo$write_logic write_logic(
+        .write(write_logic$write),
+        .data_in(write_logic$data_in),
+        .full(write_logic$full),
+        .almost_full(write_logic$almost_full),
+        .overflow(write_logic$overflow),
+        .clock(write_logic$clock),
+        .ram_write_address(write_logic$ram_write_address),
+        .ram_write_clock(write_logic$ram_write_clock),
+        .ram_write_data(write_logic$ram_write_data),
+        .ram_write_enable(write_logic$ram_write_enable),
+        .read_address(write_logic$read_address),
+        .write_address_delayed(write_logic$write_address_delayed),
+        .fill_level(write_logic$fill_level)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read write_to_read(
+        .clock_in(write_to_read$clock_in),
+        .sig_in(write_to_read$sig_in),
+        .busy(write_to_read$busy),
+        .send(write_to_read$send),
+        .clock_out(write_to_read$clock_out),
+        .sig_out(write_to_read$sig_out),
+        .update(write_to_read$update)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write read_to_write(
+        .clock_in(read_to_write$clock_in),
+        .sig_in(read_to_write$sig_in),
+        .busy(read_to_write$busy),
+        .send(read_to_write$send),
+        .clock_out(read_to_write$clock_out),
+        .sig_out(read_to_write$sig_out),
+        .update(read_to_write$update)
+    );
+
+    // Update code
+    always @(*) begin
+        read_logic$clock = read_clock;
+        read_logic$read = read;
+        empty = read_logic$empty;
+        almost_empty = read_logic$almost_empty;
+        data_out = read_logic$data_out;
+        underflow = read_logic$underflow;
+        write_logic$clock = write_clock;
+        overflow = write_logic$overflow;
+        almost_full = write_logic$almost_full;
+        full = write_logic$full;
+        write_logic$write = write;
+        write_logic$data_in = data_in;
+        ram$write_clock = write_logic$ram_write_clock;
+        ram$write_enable = write_logic$ram_write_enable;
+        ram$write_address = write_logic$ram_write_address;
+        ram$write_data = write_logic$ram_write_data;
+        ram$read_clock = read_logic$ram_read_clock;
+        ram$read_address = read_logic$ram_read_address;
+        read_logic$ram_read_data = ram$read_data;
+        read_to_write$clock_in = read_clock;
+        read_to_write$clock_out = write_clock;
+        read_to_write$sig_in = read_logic$read_address_out;
+        write_logic$read_address = read_to_write$sig_out;
+        read_to_write$send = ~read_to_write$busy;
+        write_to_read$clock_in = write_clock;
+        write_to_read$clock_out = read_clock;
+        write_to_read$sig_in = write_logic$write_address_delayed;
+        read_logic$write_address_delayed = write_to_read$sig_out;
+        write_to_read$send = ~write_to_read$busy;
+        write_fill = write_logic$fill_level;
+        read_fill = read_logic$fill_level;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo
+
+
+module rnic_versa5g$txq1$fifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [8:0] read_address;
+    input wire  read_clock;
+    output reg  [68:0] read_data;
+    input wire  [8:0] write_address;
+    input wire  write_clock;
+    input wire  [68:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[68:0] mem[511:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$ram
+
+
+module rnic_versa5g$txq1$fifo$read_logic(clock,read,data_out,empty,almost_empty,underflow,write_address_delayed,ram_read_address,ram_read_data,ram_read_clock,read_address_out,fill_level);
+
+    // Module arguments
+    input wire  clock;
+    input wire  read;
+    output reg  [68:0] data_out;
+    output reg  empty;
+    output reg  almost_empty;
+    output reg  underflow;
+    input wire  [9:0] write_address_delayed;
+    output reg  [8:0] ram_read_address;
+    input wire  [68:0] ram_read_data;
+    output reg  ram_read_clock;
+    output reg  [9:0] read_address_out;
+    output reg  [9:0] fill_level;
+
+    // Constant declarations
+    localparam  fifo_address_mask = 10'b111111111;
+    localparam  fifo_size = 10'b1000000000;
+    localparam  block_size = 10'b1;
+
+    // Stub signals
+    reg  [9:0] read_address$d;
+    wire  [9:0] read_address$q;
+    reg  read_address$clock;
+    reg  dff_underflow$d;
+    wire  dff_underflow$q;
+    reg  dff_underflow$clock;
+
+    // Local signals
+    reg  is_empty;
+    reg  is_full;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$read_logic$read_address read_address(
+        .d(read_address$d),
+        .q(read_address$q),
+        .clock(read_address$clock)
+    );
+    rnic_versa5g$txq1$fifo$read_logic$dff_underflow dff_underflow(
+        .d(dff_underflow$d),
+        .q(dff_underflow$q),
+        .clock(dff_underflow$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        read_address$clock = clock;
+        dff_underflow$clock = clock;
+        read_address$d = read_address$q;
+        dff_underflow$d = dff_underflow$q;
+        ram_read_clock = clock;
+        is_empty = (read_address$q == write_address_delayed);
+        is_full = ~is_empty & ((read_address$q & fifo_address_mask) == (write_address_delayed & fifo_address_mask));
+        fill_level = ((write_address_delayed & fifo_address_mask) + fifo_size - (read_address$q & fifo_address_mask)) & fifo_address_mask;
+        if (is_full) begin
+            fill_level = fifo_size;
+        end
+        almost_empty = (fill_level < block_size);
+        empty = is_empty;
+        ram_read_address = (read_address$q[8:0] & fifo_address_mask[8:0]);
+        data_out = ram_read_data;
+        if (read & ~is_empty) begin
+            read_address$d = read_address$q + 10'h1;
+            ram_read_address = ((read_address$q[8:0] + 9'h1) & fifo_address_mask[8:0]);
+        end
+        else begin
+            read_address$d = read_address$q;
+        end
+        dff_underflow$d = dff_underflow$q | (is_empty & read);
+        underflow = dff_underflow$q;
+        read_address_out = read_address$q;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_logic
+
+
+module rnic_versa5g$txq1$fifo$read_logic$dff_underflow(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_logic$dff_underflow
+
+
+module rnic_versa5g$txq1$fifo$read_logic$read_address(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_logic$read_address
+
+
+module rnic_versa5g$txq1$fifo$read_to_write(clock_in,sig_in,busy,send,clock_out,sig_out,update);
+
+    // Module arguments
+    input wire  clock_in;
+    input wire  [9:0] sig_in;
+    output reg  busy;
+    input wire  send;
+    input wire  clock_out;
+    output reg  [9:0] sig_out;
+    output reg  update;
+
+    // Stub signals
+    reg  [9:0] sender$sig_in;
+    reg  sender$clock;
+    wire  [9:0] sender$sig_cross;
+    wire  sender$flag_out;
+    reg  sender$ack_in;
+    wire  sender$busy;
+    reg  sender$send;
+    wire  [9:0] recv$sig_out;
+    reg  recv$clock;
+    reg  [9:0] recv$sig_cross;
+    reg  recv$flag_in;
+    wire  recv$ack_out;
+    wire  recv$update;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$read_to_write$sender sender(
+        .sig_in(sender$sig_in),
+        .clock(sender$clock),
+        .sig_cross(sender$sig_cross),
+        .flag_out(sender$flag_out),
+        .ack_in(sender$ack_in),
+        .busy(sender$busy),
+        .send(sender$send)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write$recv recv(
+        .sig_out(recv$sig_out),
+        .clock(recv$clock),
+        .sig_cross(recv$sig_cross),
+        .flag_in(recv$flag_in),
+        .ack_out(recv$ack_out),
+        .update(recv$update)
+    );
+
+    // Update code
+    always @(*) begin
+        sender$clock = clock_in;
+        recv$clock = clock_out;
+        sender$sig_in = sig_in;
+        busy = sender$busy;
+        sender$send = send;
+        sig_out = recv$sig_out;
+        update = recv$update;
+        recv$sig_cross = sender$sig_cross;
+        recv$flag_in = sender$flag_out;
+        sender$ack_in = recv$ack_out;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in,ack_out,update);
+
+    // Module arguments
+    output reg  [9:0] sig_out;
+    input wire  clock;
+    input wire  [9:0] sig_cross;
+    input wire  flag_in;
+    output reg  ack_out;
+    output reg  update;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [9:0] hold$d;
+    wire  [9:0] hold$q;
+    reg  hold$clock;
+    reg  update_delay$d;
+    wire  update_delay$q;
+    reg  update_delay$clock;
+    reg  state$d;
+    wire  state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$read_to_write$recv$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write$recv$update_delay update_delay(
+        .d(update_delay$d),
+        .q(update_delay$q),
+        .clock(update_delay$clock)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write$recv$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write$recv$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        update_delay$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        update_delay$d = update_delay$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_out = hold$q;
+        ack_out = 1'b0;
+        sync$sig_in = flag_in;
+        update = update_delay$q;
+        update_delay$d = 1'b0;
+        case (state$q)
+            SyncReceiverState$WaitSteady:
+                begin
+                    if (sync$sig_out) begin
+                        ack_out = 1'b1;
+                        state$d = SyncReceiverState$WaitDone;
+                    end
+                end
+            SyncReceiverState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        ack_out = 1'b0;
+                        update_delay$d = 1'b1;
+                        hold$d = sig_cross;
+                        state$d = SyncReceiverState$WaitSteady;
+                    end
+                    else begin
+                        ack_out = 1'b1;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncReceiverState$WaitSteady;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$recv
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$recv$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$recv$hold
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$recv$state(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$recv$state
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$recv$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$read_to_write$recv$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write$recv$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$recv$sync
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$recv$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$recv$sync$dff0
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$recv$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$recv$sync$dff1
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$recv$update_delay(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$recv$update_delay
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$sender(sig_in,clock,sig_cross,flag_out,ack_in,busy,send);
+
+    // Module arguments
+    input wire  [9:0] sig_in;
+    input wire  clock;
+    output reg  [9:0] sig_cross;
+    output reg  flag_out;
+    input wire  ack_in;
+    output reg  busy;
+    input wire  send;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [9:0] hold$d;
+    wire  [9:0] hold$q;
+    reg  hold$clock;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$read_to_write$sender$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write$sender$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write$sender$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_cross = hold$q;
+        flag_out = 1'b0;
+        sync$sig_in = ack_in;
+        busy = 1'b1;
+        case (state$q)
+            SyncSenderState$Idle:
+                begin
+                    busy = 1'b0;
+                    if (send) begin
+                        hold$d = sig_in;
+                        state$d = SyncSenderState$WaitAck;
+                        flag_out = 1'b1;
+                    end
+                end
+            SyncSenderState$WaitAck:
+                begin
+                    flag_out = 1'b1;
+                    if (sync$sig_out) begin
+                        state$d = SyncSenderState$WaitDone;
+                        flag_out = 1'b0;
+                    end
+                end
+            SyncSenderState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        hold$d = sig_in;
+                        flag_out = 1'b1;
+                        state$d = SyncSenderState$Idle;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncSenderState$Idle;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$sender
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$sender$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$sender$hold
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$sender$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$sender$state
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$sender$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$read_to_write$sender$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq1$fifo$read_to_write$sender$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$sender$sync
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$sender$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$sender$sync$dff0
+
+
+module rnic_versa5g$txq1$fifo$read_to_write$sender$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$read_to_write$sender$sync$dff1
+
+
+module rnic_versa5g$txq1$fifo$write_logic(write,data_in,full,almost_full,overflow,clock,ram_write_address,ram_write_clock,ram_write_data,ram_write_enable,read_address,write_address_delayed,fill_level);
+
+    // Module arguments
+    input wire  write;
+    input wire  [68:0] data_in;
+    output reg  full;
+    output reg  almost_full;
+    output reg  overflow;
+    input wire  clock;
+    output reg  [8:0] ram_write_address;
+    output reg  ram_write_clock;
+    output reg  [68:0] ram_write_data;
+    output reg  ram_write_enable;
+    input wire  [9:0] read_address;
+    output reg  [9:0] write_address_delayed;
+    output reg  [9:0] fill_level;
+
+    // Constant declarations
+    localparam  fifo_address_mask = 10'b111111111;
+    localparam  fifo_size = 10'b1000000000;
+    localparam  almost_full_level = 10'b111111111;
+
+    // Stub signals
+    reg  [9:0] write_address$d;
+    wire  [9:0] write_address$q;
+    reg  write_address$clock;
+    reg  [9:0] dff_write_address_delay$d;
+    wire  [9:0] dff_write_address_delay$q;
+    reg  dff_write_address_delay$clock;
+    reg  dff_overflow$d;
+    wire  dff_overflow$q;
+    reg  dff_overflow$clock;
+
+    // Local signals
+    reg  is_empty;
+    reg  is_full;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$write_logic$write_address write_address(
+        .d(write_address$d),
+        .q(write_address$q),
+        .clock(write_address$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_logic$dff_write_address_delay dff_write_address_delay(
+        .d(dff_write_address_delay$d),
+        .q(dff_write_address_delay$q),
+        .clock(dff_write_address_delay$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_logic$dff_overflow dff_overflow(
+        .d(dff_overflow$d),
+        .q(dff_overflow$q),
+        .clock(dff_overflow$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff_overflow$clock = clock;
+        write_address$clock = clock;
+        dff_write_address_delay$clock = clock;
+        dff_overflow$d = dff_overflow$q;
+        write_address$d = write_address$q;
+        dff_write_address_delay$d = dff_write_address_delay$q;
+        ram_write_clock = clock;
+        dff_write_address_delay$d = write_address$q;
+        write_address_delayed = dff_write_address_delay$q;
+        ram_write_enable = 1'b0;
+        is_empty = (read_address == dff_write_address_delay$q);
+        is_full = ~is_empty & ((read_address & fifo_address_mask) == (write_address$q & fifo_address_mask));
+        fill_level = ((dff_write_address_delay$q & fifo_address_mask) + fifo_size - (read_address & fifo_address_mask)) & fifo_address_mask;
+        if (is_full) begin
+            fill_level = fifo_size;
+        end
+        almost_full = (fill_level >= almost_full_level);
+        full = is_full;
+        ram_write_address = (write_address$q[8:0] & fifo_address_mask[8:0]);
+        ram_write_data = data_in;
+        if (write & ~is_full) begin
+            write_address$d = write_address$q + 10'h1;
+            ram_write_enable = 1'b1;
+        end
+        else begin
+            write_address$d = write_address$q;
+            ram_write_enable = 1'b0;
+        end
+        dff_overflow$d = dff_overflow$q | (is_full & write);
+        overflow = dff_overflow$q;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_logic
+
+
+module rnic_versa5g$txq1$fifo$write_logic$dff_overflow(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_logic$dff_overflow
+
+
+module rnic_versa5g$txq1$fifo$write_logic$dff_write_address_delay(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_logic$dff_write_address_delay
+
+
+module rnic_versa5g$txq1$fifo$write_logic$write_address(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_logic$write_address
+
+
+module rnic_versa5g$txq1$fifo$write_to_read(clock_in,sig_in,busy,send,clock_out,sig_out,update);
+
+    // Module arguments
+    input wire  clock_in;
+    input wire  [9:0] sig_in;
+    output reg  busy;
+    input wire  send;
+    input wire  clock_out;
+    output reg  [9:0] sig_out;
+    output reg  update;
+
+    // Stub signals
+    reg  [9:0] sender$sig_in;
+    reg  sender$clock;
+    wire  [9:0] sender$sig_cross;
+    wire  sender$flag_out;
+    reg  sender$ack_in;
+    wire  sender$busy;
+    reg  sender$send;
+    wire  [9:0] recv$sig_out;
+    reg  recv$clock;
+    reg  [9:0] recv$sig_cross;
+    reg  recv$flag_in;
+    wire  recv$ack_out;
+    wire  recv$update;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$write_to_read$sender sender(
+        .sig_in(sender$sig_in),
+        .clock(sender$clock),
+        .sig_cross(sender$sig_cross),
+        .flag_out(sender$flag_out),
+        .ack_in(sender$ack_in),
+        .busy(sender$busy),
+        .send(sender$send)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read$recv recv(
+        .sig_out(recv$sig_out),
+        .clock(recv$clock),
+        .sig_cross(recv$sig_cross),
+        .flag_in(recv$flag_in),
+        .ack_out(recv$ack_out),
+        .update(recv$update)
+    );
+
+    // Update code
+    always @(*) begin
+        sender$clock = clock_in;
+        recv$clock = clock_out;
+        sender$sig_in = sig_in;
+        busy = sender$busy;
+        sender$send = send;
+        sig_out = recv$sig_out;
+        update = recv$update;
+        recv$sig_cross = sender$sig_cross;
+        recv$flag_in = sender$flag_out;
+        sender$ack_in = recv$ack_out;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in,ack_out,update);
+
+    // Module arguments
+    output reg  [9:0] sig_out;
+    input wire  clock;
+    input wire  [9:0] sig_cross;
+    input wire  flag_in;
+    output reg  ack_out;
+    output reg  update;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [9:0] hold$d;
+    wire  [9:0] hold$q;
+    reg  hold$clock;
+    reg  update_delay$d;
+    wire  update_delay$q;
+    reg  update_delay$clock;
+    reg  state$d;
+    wire  state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$write_to_read$recv$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read$recv$update_delay update_delay(
+        .d(update_delay$d),
+        .q(update_delay$q),
+        .clock(update_delay$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read$recv$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read$recv$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        update_delay$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        update_delay$d = update_delay$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_out = hold$q;
+        ack_out = 1'b0;
+        sync$sig_in = flag_in;
+        update = update_delay$q;
+        update_delay$d = 1'b0;
+        case (state$q)
+            SyncReceiverState$WaitSteady:
+                begin
+                    if (sync$sig_out) begin
+                        ack_out = 1'b1;
+                        state$d = SyncReceiverState$WaitDone;
+                    end
+                end
+            SyncReceiverState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        ack_out = 1'b0;
+                        update_delay$d = 1'b1;
+                        hold$d = sig_cross;
+                        state$d = SyncReceiverState$WaitSteady;
+                    end
+                    else begin
+                        ack_out = 1'b1;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncReceiverState$WaitSteady;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$recv
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$recv$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$recv$hold
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$recv$state(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$recv$state
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$recv$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$write_to_read$recv$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read$recv$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$recv$sync
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$recv$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$recv$sync$dff0
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$recv$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$recv$sync$dff1
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$recv$update_delay(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$recv$update_delay
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$sender(sig_in,clock,sig_cross,flag_out,ack_in,busy,send);
+
+    // Module arguments
+    input wire  [9:0] sig_in;
+    input wire  clock;
+    output reg  [9:0] sig_cross;
+    output reg  flag_out;
+    input wire  ack_in;
+    output reg  busy;
+    input wire  send;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [9:0] hold$d;
+    wire  [9:0] hold$q;
+    reg  hold$clock;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$write_to_read$sender$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read$sender$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read$sender$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_cross = hold$q;
+        flag_out = 1'b0;
+        sync$sig_in = ack_in;
+        busy = 1'b1;
+        case (state$q)
+            SyncSenderState$Idle:
+                begin
+                    busy = 1'b0;
+                    if (send) begin
+                        hold$d = sig_in;
+                        state$d = SyncSenderState$WaitAck;
+                        flag_out = 1'b1;
+                    end
+                end
+            SyncSenderState$WaitAck:
+                begin
+                    flag_out = 1'b1;
+                    if (sync$sig_out) begin
+                        state$d = SyncSenderState$WaitDone;
+                        flag_out = 1'b0;
+                    end
+                end
+            SyncSenderState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        hold$d = sig_in;
+                        flag_out = 1'b1;
+                        state$d = SyncSenderState$Idle;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncSenderState$Idle;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$sender
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$sender$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$sender$hold
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$sender$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$sender$state
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$sender$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$fifo$write_to_read$sender$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq1$fifo$write_to_read$sender$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$sender$sync
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$sender$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$sender$sync$dff0
+
+
+module rnic_versa5g$txq1$fifo$write_to_read$sender$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$fifo$write_to_read$sender$sync$dff1
+
+
+module rnic_versa5g$txq1$in_frame(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$in_frame
+
+
+module rnic_versa5g$txq1$started(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$started
+
+
+module rnic_versa5g$txq1$tok_sync(clock_in,sig_in,busy,send,clock_out,sig_out,update);
+
+    // Module arguments
+    input wire  clock_in;
+    input wire  [15:0] sig_in;
+    output reg  busy;
+    input wire  send;
+    input wire  clock_out;
+    output reg  [15:0] sig_out;
+    output reg  update;
+
+    // Stub signals
+    reg  [15:0] sender$sig_in;
+    reg  sender$clock;
+    wire  [15:0] sender$sig_cross;
+    wire  sender$flag_out;
+    reg  sender$ack_in;
+    wire  sender$busy;
+    reg  sender$send;
+    wire  [15:0] recv$sig_out;
+    reg  recv$clock;
+    reg  [15:0] recv$sig_cross;
+    reg  recv$flag_in;
+    wire  recv$ack_out;
+    wire  recv$update;
+
+    // Sub module instances
+    rnic_versa5g$txq1$tok_sync$sender sender(
+        .sig_in(sender$sig_in),
+        .clock(sender$clock),
+        .sig_cross(sender$sig_cross),
+        .flag_out(sender$flag_out),
+        .ack_in(sender$ack_in),
+        .busy(sender$busy),
+        .send(sender$send)
+    );
+    rnic_versa5g$txq1$tok_sync$recv recv(
+        .sig_out(recv$sig_out),
+        .clock(recv$clock),
+        .sig_cross(recv$sig_cross),
+        .flag_in(recv$flag_in),
+        .ack_out(recv$ack_out),
+        .update(recv$update)
+    );
+
+    // Update code
+    always @(*) begin
+        sender$clock = clock_in;
+        recv$clock = clock_out;
+        sender$sig_in = sig_in;
+        busy = sender$busy;
+        sender$send = send;
+        sig_out = recv$sig_out;
+        update = recv$update;
+        recv$sig_cross = sender$sig_cross;
+        recv$flag_in = sender$flag_out;
+        sender$ack_in = recv$ack_out;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync
+
+
+module rnic_versa5g$txq1$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,update);
+
+    // Module arguments
+    output reg  [15:0] sig_out;
+    input wire  clock;
+    input wire  [15:0] sig_cross;
+    input wire  flag_in;
+    output reg  ack_out;
+    output reg  update;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [15:0] hold$d;
+    wire  [15:0] hold$q;
+    reg  hold$clock;
+    reg  update_delay$d;
+    wire  update_delay$q;
+    reg  update_delay$clock;
+    reg  state$d;
+    wire  state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$tok_sync$recv$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq1$tok_sync$recv$update_delay update_delay(
+        .d(update_delay$d),
+        .q(update_delay$q),
+        .clock(update_delay$clock)
+    );
+    rnic_versa5g$txq1$tok_sync$recv$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq1$tok_sync$recv$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        update_delay$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        update_delay$d = update_delay$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_out = hold$q;
+        ack_out = 1'b0;
+        sync$sig_in = flag_in;
+        update = update_delay$q;
+        update_delay$d = 1'b0;
+        case (state$q)
+            SyncReceiverState$WaitSteady:
+                begin
+                    if (sync$sig_out) begin
+                        ack_out = 1'b1;
+                        state$d = SyncReceiverState$WaitDone;
+                    end
+                end
+            SyncReceiverState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        ack_out = 1'b0;
+                        update_delay$d = 1'b1;
+                        hold$d = sig_cross;
+                        state$d = SyncReceiverState$WaitSteady;
+                    end
+                    else begin
+                        ack_out = 1'b1;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncReceiverState$WaitSteady;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$recv
+
+
+module rnic_versa5g$txq1$tok_sync$recv$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$recv$hold
+
+
+module rnic_versa5g$txq1$tok_sync$recv$state(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncReceiverState$WaitSteady = 0;
+    localparam SyncReceiverState$WaitDone = 1;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$recv$state
+
+
+module rnic_versa5g$txq1$tok_sync$recv$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$tok_sync$recv$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq1$tok_sync$recv$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$recv$sync
+
+
+module rnic_versa5g$txq1$tok_sync$recv$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$recv$sync$dff0
+
+
+module rnic_versa5g$txq1$tok_sync$recv$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$recv$sync$dff1
+
+
+module rnic_versa5g$txq1$tok_sync$recv$update_delay(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$recv$update_delay
+
+
+module rnic_versa5g$txq1$tok_sync$sender(sig_in,clock,sig_cross,flag_out,ack_in,busy,send);
+
+    // Module arguments
+    input wire  [15:0] sig_in;
+    input wire  clock;
+    output reg  [15:0] sig_cross;
+    output reg  flag_out;
+    input wire  ack_in;
+    output reg  busy;
+    input wire  send;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [15:0] hold$d;
+    wire  [15:0] hold$q;
+    reg  hold$clock;
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+    reg  sync$sig_in;
+    wire  sync$sig_out;
+    reg  sync$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$tok_sync$sender$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_versa5g$txq1$tok_sync$sender$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_versa5g$txq1$tok_sync$sender$sync sync(
+        .sig_in(sync$sig_in),
+        .sig_out(sync$sig_out),
+        .clock(sync$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        state$clock = clock;
+        hold$d = hold$q;
+        state$d = state$q;
+        sync$clock = clock;
+        sig_cross = hold$q;
+        flag_out = 1'b0;
+        sync$sig_in = ack_in;
+        busy = 1'b1;
+        case (state$q)
+            SyncSenderState$Idle:
+                begin
+                    busy = 1'b0;
+                    if (send) begin
+                        hold$d = sig_in;
+                        state$d = SyncSenderState$WaitAck;
+                        flag_out = 1'b1;
+                    end
+                end
+            SyncSenderState$WaitAck:
+                begin
+                    flag_out = 1'b1;
+                    if (sync$sig_out) begin
+                        state$d = SyncSenderState$WaitDone;
+                        flag_out = 1'b0;
+                    end
+                end
+            SyncSenderState$WaitDone:
+                begin
+                    if (~sync$sig_out) begin
+                        hold$d = sig_in;
+                        flag_out = 1'b1;
+                        state$d = SyncSenderState$Idle;
+                    end
+                end
+            default:
+                begin
+                    state$d = SyncSenderState$Idle;
+                end
+        endcase
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$sender
+
+
+module rnic_versa5g$txq1$tok_sync$sender$hold(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$sender$hold
+
+
+module rnic_versa5g$txq1$tok_sync$sender$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam SyncSenderState$Idle = 0;
+    localparam SyncSenderState$WaitAck = 1;
+    localparam SyncSenderState$WaitDone = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$sender$state
+
+
+module rnic_versa5g$txq1$tok_sync$sender$sync(sig_in,sig_out,clock);
+
+    // Module arguments
+    input wire  sig_in;
+    output reg  sig_out;
+    input wire  clock;
+
+    // Stub signals
+    reg  dff0$d;
+    wire  dff0$q;
+    reg  dff0$clock;
+    reg  dff1$d;
+    wire  dff1$q;
+    reg  dff1$clock;
+
+    // Sub module instances
+    rnic_versa5g$txq1$tok_sync$sender$sync$dff0 dff0(
+        .d(dff0$d),
+        .q(dff0$q),
+        .clock(dff0$clock)
+    );
+    rnic_versa5g$txq1$tok_sync$sender$sync$dff1 dff1(
+        .d(dff1$d),
+        .q(dff1$q),
+        .clock(dff1$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        dff0$clock = clock;
+        dff1$clock = clock;
+        dff0$d = dff0$q;
+        dff1$d = dff1$q;
+        dff0$d = sig_in;
+        dff1$d = dff0$q;
+        sig_out = dff1$q;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$sender$sync
+
+
+module rnic_versa5g$txq1$tok_sync$sender$sync$dff0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$sender$sync$dff0
+
+
+module rnic_versa5g$txq1$tok_sync$sender$sync$dff1(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tok_sync$sender$sync$dff1
+
+
+module rnic_versa5g$txq1$tokens(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$tokens
+
+
+module rnic_versa5g$txq1$wbeats(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$wbeats
+
+
+module rnic_versa5g$txq1$wtok(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$txq1$wtok
 `ifdef VERILATOR
 // Models of ECP5 primitives for Verilator lint and simulation only; Yosys
 // (which does not define VERILATOR) uses its own ECP5 cell library.
@@ -59823,16 +65020,24 @@ module EHXPLLL #(
     parameter CLKOP_ENABLE = "ENABLED", parameter integer CLKOP_DIV = 8,
     parameter integer CLKOP_CPHASE = 0, parameter integer CLKOP_FPHASE = 0,
     parameter CLKOS_ENABLE = "DISABLED", parameter integer CLKOS_DIV = 8,
-    parameter integer CLKOS_CPHASE = 0, parameter integer CLKOS_FPHASE = 0
+    parameter integer CLKOS_CPHASE = 0, parameter integer CLKOS_FPHASE = 0,
+    parameter CLKOS2_ENABLE = "DISABLED", parameter integer CLKOS2_DIV = 8,
+    parameter integer CLKOS2_CPHASE = 0, parameter integer CLKOS2_FPHASE = 0
 ) (
     input RST, input STDBY, input CLKI, input CLKFB,
     input PHASESEL0, input PHASESEL1, input PHASEDIR, input PHASESTEP,
     input PHASELOADREG, input PLLWAKESYNC, input ENCLKOP,
-    output CLKOP, output CLKOS, output LOCK
+    output CLKOP, output CLKOS, output CLKOS2, output LOCK
 );
-    // Frequency and phase are not modelled: both outputs follow CLKI.
+    // Phase is not modelled: CLKOP and CLKOS follow CLKI (the testbench
+    // drives CLKI at CLKOP's frequency); CLKOS2 is CLKI divided by two (the
+    // board's 62.5 MHz core clock, CLKOS2_DIV = 2 * CLKOP_DIV), rising on
+    // the 1st, 3rd, ... rising edge of CLKI.
+    reg div2 = 1'b0;
+    always @(posedge CLKI) div2 <= ~div2;
     assign CLKOP = CLKI;
     assign CLKOS = CLKI;
+    assign CLKOS2 = div2;
     assign LOCK = 1'b1;
 endmodule
 /* verilator lint_on MULTIDRIVEN */

@@ -705,7 +705,34 @@ const UNUSED_OK: &[Unused] = &[
         "send WQEs refused by the SGE check are seen in their LocalProtectionError CQEs; \
          the count is for the block tests",
     ),
+    // clock62: the board's transmit FIFOs (hw/src/board/tx_cdc.rs).
+    unused(&["txq0", "txq1"], "fifo$almost_empty", 1, TXCDC_STATUS),
+    unused(&["txq0", "txq1"], "fifo$underflow", 1, TXCDC_STATUS),
+    unused(&["txq0", "txq1"], "fifo$read_fill", 10, TXCDC_STATUS),
+    unused(&["txq0", "txq1"], "fifo$almost_full", 1, TXCDC_STATUS),
+    unused(&["txq0", "txq1"], "fifo$overflow", 1, TXCDC_STATUS),
+    unused(&["txq0", "txq1"], "fifo$write_fill", 10, TXCDC_STATUS),
+    unused(
+        &["txq0", "txq1"],
+        "tok_sync$update",
+        1,
+        "TxCdc compares the synchronised token count every clock; it needs no update strobe",
+    ),
+    unused(
+        &["txq0$fifo", "txq1$fifo"],
+        "write_to_read$update",
+        1,
+        "inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe",
+    ),
+    unused(
+        &["txq0$fifo", "txq1$fifo"],
+        "read_to_write$update",
+        1,
+        "inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe",
+    ),
 ];
+const TXCDC_STATUS: &str = "TxCdc uses only the FIFO's full and empty flags: it writes only when \
+     not full (in_ready) and reads only when not empty";
 const QPSTOP_CNT: &str = "QP send stop / Terminate receive diagnostic counter (block tests read \
      it); not yet a core counter output (cnt_rx_exc counts the Terminates queued)";
 

@@ -2,7 +2,8 @@
 //! with a Rust model for rust-hdl's simulator:
 //! * [`IddrBus`]: `N` × `IDDRX1F` (input DDR register);
 //! * [`OddrBus`]: `N` × `ODDRX1F` (output DDR register);
-//! * [`Pll`]: one `EHXPLLL`, 100 MHz in, 125 MHz at 0° and at 90° out.
+//! * [`Pll`]: one `EHXPLLL`, 100 MHz in, 125 MHz at 0° and at 90° and
+//!   62.5 MHz at 0° out.
 //!
 //! Yosys maps the primitives to the ECP5 IO logic and PLL. For Verilator
 //! (lint and simulation) [`SIM_MODELS`] gives behavioural models of the
@@ -105,28 +106,48 @@ impl<const N: usize> Logic for OddrBus<N> {
     }
 }
 
-/// EHXPLLL: `clkin` 100 MHz → `clk0` 125 MHz at 0°, `clk90` 125 MHz at 90°.
-/// Dividers from `ecppll -i 100 -o 125 --clkout1 125 --phase1 90`
+/// EHXPLLL: `clkin` 100 MHz → `clk0` 125 MHz at 0°, `clk90` 125 MHz at 90°,
+/// `clk62` 62.5 MHz at 0° (the core clock). Dividers from
+/// `ecppll -i 100 -o 125 --clkout1 125 --phase1 90 --clkout2 62.5`
 /// (VCO 625 MHz: CLKI_DIV 4, CLKFB_DIV 5, CLKOP/CLKOS_DIV 5, CLKOS phase
-/// 3 + 2/8 VCO cycles past CLKOP's 2). The simulation model passes `clkin`
-/// through to both outputs and reports lock (rust-hdl cannot shift phase).
+/// 3 + 2/8 VCO cycles past CLKOP's 2; CLKOS2_DIV 10, CPHASE 2 like CLKOP,
+/// so each rising edge of `clk62` coincides with one of `clk0`). All three
+/// outputs come from the one VCO, so they are frequency-locked; the board
+/// still crosses between them only through asynchronous FIFOs.
+///
+/// The simulation model passes `clkin` through to `clk0` and `clk90` (rust-hdl
+/// cannot shift phase), divides it by two for `clk62` (toggling on each
+/// rising edge of `clkin`, starting low, so `clk62` rises on the 1st, 3rd, …
+/// rising edge) and reports lock. The Verilator model in [`SIM_MODELS`]
+/// does the same, so a co-simulation drives one clock (`clk100`, at the
+/// 125 MHz of `clk0`).
 #[derive(LogicBlock, Default)]
 pub struct Pll {
     pub clkin: Signal<In, Clock>,
     pub clk0: Signal<Out, Clock>,
     pub clk90: Signal<Out, Clock>,
+    pub clk62: Signal<Out, Clock>,
     pub locked: Signal<Out, Bit>,
+    half: Signal<Local, Bit>,
 }
 
 impl Logic for Pll {
     fn update(&mut self) {
         self.clk0.next = self.clkin.val();
         self.clk90.next = self.clkin.val();
+        if self.clkin.pos_edge() {
+            self.half.next = !self.half.val();
+        }
+        self.clk62.next = Clock {
+            clk: self.half.val(),
+        };
         self.locked.next = true;
     }
     fn connect(&mut self) {
         self.clk0.connect();
         self.clk90.connect();
+        self.clk62.connect();
+        self.half.connect();
         self.locked.connect();
     }
     fn hdl(&self) -> Verilog {
@@ -140,6 +161,7 @@ impl Logic for Pll {
 const PLL_CODE: &str = r#"(* FREQUENCY_PIN_CLKI="100" *)
 (* FREQUENCY_PIN_CLKOP="125" *)
 (* FREQUENCY_PIN_CLKOS="125" *)
+(* FREQUENCY_PIN_CLKOS2="62.5" *)
 (* ICP_CURRENT="12" *) (* LPF_RESISTOR="8" *) (* MFG_ENABLE_FILTEROPAMP="1" *) (* MFG_GMCREF_SEL="2" *)
 EHXPLLL #(
     .PLLRST_ENA("DISABLED"), .INTFB_WAKE("DISABLED"), .STDBY_ENABLE("DISABLED"),
@@ -147,9 +169,11 @@ EHXPLLL #(
     .OUTDIVIDER_MUXC("DIVC"), .OUTDIVIDER_MUXD("DIVD"),
     .CLKI_DIV(4), .CLKFB_DIV(5), .FEEDBK_PATH("CLKOP"),
     .CLKOP_ENABLE("ENABLED"), .CLKOP_DIV(5), .CLKOP_CPHASE(2), .CLKOP_FPHASE(0),
-    .CLKOS_ENABLE("ENABLED"), .CLKOS_DIV(5), .CLKOS_CPHASE(3), .CLKOS_FPHASE(2)
+    .CLKOS_ENABLE("ENABLED"), .CLKOS_DIV(5), .CLKOS_CPHASE(3), .CLKOS_FPHASE(2),
+    .CLKOS2_ENABLE("ENABLED"), .CLKOS2_DIV(10), .CLKOS2_CPHASE(2), .CLKOS2_FPHASE(0)
 ) pll_i (
-    .RST(1'b0), .STDBY(1'b0), .CLKI(clkin), .CLKOP(clk0), .CLKOS(clk90), .CLKFB(clk0),
+    .RST(1'b0), .STDBY(1'b0), .CLKI(clkin), .CLKOP(clk0), .CLKOS(clk90), .CLKOS2(clk62),
+    .CLKFB(clk0),
     .PHASESEL0(1'b0), .PHASESEL1(1'b0), .PHASEDIR(1'b1), .PHASESTEP(1'b1),
     .PHASELOADREG(1'b1), .PLLWAKESYNC(1'b0), .ENCLKOP(1'b0), .LOCK(locked)
 );"#;
@@ -192,16 +216,24 @@ module EHXPLLL #(
     parameter CLKOP_ENABLE = "ENABLED", parameter integer CLKOP_DIV = 8,
     parameter integer CLKOP_CPHASE = 0, parameter integer CLKOP_FPHASE = 0,
     parameter CLKOS_ENABLE = "DISABLED", parameter integer CLKOS_DIV = 8,
-    parameter integer CLKOS_CPHASE = 0, parameter integer CLKOS_FPHASE = 0
+    parameter integer CLKOS_CPHASE = 0, parameter integer CLKOS_FPHASE = 0,
+    parameter CLKOS2_ENABLE = "DISABLED", parameter integer CLKOS2_DIV = 8,
+    parameter integer CLKOS2_CPHASE = 0, parameter integer CLKOS2_FPHASE = 0
 ) (
     input RST, input STDBY, input CLKI, input CLKFB,
     input PHASESEL0, input PHASESEL1, input PHASEDIR, input PHASESTEP,
     input PHASELOADREG, input PLLWAKESYNC, input ENCLKOP,
-    output CLKOP, output CLKOS, output LOCK
+    output CLKOP, output CLKOS, output CLKOS2, output LOCK
 );
-    // Frequency and phase are not modelled: both outputs follow CLKI.
+    // Phase is not modelled: CLKOP and CLKOS follow CLKI (the testbench
+    // drives CLKI at CLKOP's frequency); CLKOS2 is CLKI divided by two (the
+    // board's 62.5 MHz core clock, CLKOS2_DIV = 2 * CLKOP_DIV), rising on
+    // the 1st, 3rd, ... rising edge of CLKI.
+    reg div2 = 1'b0;
+    always @(posedge CLKI) div2 <= ~div2;
     assign CLKOP = CLKI;
     assign CLKOS = CLKI;
+    assign CLKOS2 = div2;
     assign LOCK = 1'b1;
 endmodule
 /* verilator lint_on MULTIDRIVEN */

@@ -4,11 +4,16 @@
 //! `scripts/bitstream.sh` turns it into a bitstream (see `docs/fpga.md`).
 //!
 //! Clock domains of the board top:
-//! * `core` — 125 MHz from the PLL: `rnic_core`, both MAC transmitters, MDIO.
+//! * `core` — 62.5 MHz from the PLL (CLKOS2): `rnic_core`, the UDP bridge,
+//!   MDIO, LEDs.
+//! * `tx` — 125 MHz from the PLL (CLKOP): both MAC transmitters and the RGMII
+//!   output registers, behind an asynchronous FIFO per port from the core
+//!   clock (`tx_cdc`).
 //! * `rgmii0_rxc`, `rgmii1_rxc` — each PHY's 125 MHz receive clock: the
 //!   RGMII input registers and the MAC receivers, up to an asynchronous FIFO
-//!   per port into the core clock.
-//! * the PLL's 90° copy of the core clock, used only to clock the `TXC` pin.
+//!   per port into the core clock (`rx_cdc`).
+//! * the PLL's 90° copy of the transmit clock (CLKOS), used only to clock
+//!   the `TXC` pin.
 
 pub mod crc32;
 pub mod ecp5;
@@ -18,5 +23,6 @@ pub mod mac_tx;
 pub mod mdio;
 pub mod rgmii;
 pub mod rx_cdc;
+pub mod tx_cdc;
 pub mod udp_bridge;
 pub mod versa5g_top;

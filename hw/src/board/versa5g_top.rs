@@ -1,9 +1,15 @@
 //! `rnic_versa5g`: the board top for the ECP5 Versa-5G. Port names match
 //! `constraints/versa5g.lpf`.
 //!
-//! * PLL: `clk100` → 125 MHz core clock (+ a 90° copy for the RGMII `txc`).
+//! * PLL: `clk100` → 62.5 MHz core clock (core, UDP bridge, MDIO, LEDs) and
+//!   the 125 MHz transmit clock (both MAC transmitters and the RGMII output
+//!   registers) with a 90° copy for the RGMII `txc` (docs/fpga.md "Clock
+//!   domains").
 //! * Reset: power-on (16 clocks), the `rst_n` button and PLL lock, combined
 //!   and synchronised into each clock domain.
+//! * Transmit, per port: the core-clock stream → `TxCdc` (asynchronous FIFO,
+//!   store-and-forward per frame up to 3 KiB, `tx_cdc.rs`) → `MacTx` in the
+//!   125 MHz transmit clock → `RgmiiTx`.
 //! * Port 0 (PHY 0): RGMII → MAC RX (in `rgmii0_rxc`) → CDC FIFO →
 //!   `rnic_core` `mac_rx_*`. Port 0's MAC TX sends the core's `mac_tx_*`
 //!   stream (the firmware's raw frames through the core's MAC merge, and
@@ -20,7 +26,7 @@
 //!   7..4.
 //! * MDIO: one `PhyManager` per PHY (address 0), which sets the RGMII delays
 //!   and polls link status.
-//! * LEDs (active low on the board; 1 below = lit): 0 heartbeat (PLL locked,
+//! * LEDs (active low on the board; 1 below = lit): 0 heartbeat (~0.9 Hz; PLL locked,
 //!   out of reset), 1 PHY 0 link, 2 PHY 0 at 1000 Mb/s, 3 port 0 RX
 //!   activity, 4 port 0 bad frame seen (recently), 5 PHY 1 link, 6 port 1 RX
 //!   activity, 7 error latch (CDC overflow or TX underrun since reset).
@@ -31,11 +37,12 @@ use super::mac_tx::MacTx;
 use super::mdio::PhyManager;
 use super::rgmii::{RgmiiRx, RgmiiTx};
 use super::rx_cdc::RxCdc;
+use super::tx_cdc::TxCdc;
 use super::udp_bridge::UdpBridge;
 use crate::rnic_core::RnicCore;
 use rust_hdl::prelude::*;
 
-/// Holds `active` for 2^22 clocks (34 ms at 125 MHz) after each `trig`.
+/// Holds `active` for 2^22 clocks (67 ms at 62.5 MHz) after each `trig`.
 #[derive(LogicBlock, Default)]
 pub struct Stretch {
     pub clock: Signal<In, Clock>,
@@ -132,14 +139,25 @@ pub struct VersaTop {
     pub phy1_mdio: Signal<InOut, Bit>,
     pub phy1_rst_n: Signal<Out, Bit>,
     pll: Pll,
-    /// The core clock (the PLL's 0° output).
+    /// The core clock (the PLL's 62.5 MHz output).
     clock: Signal<Local, Clock>,
+    /// The transmit clock (the PLL's 125 MHz 0° output): MAC TX and RGMII.
+    tx_clock: Signal<Local, Clock>,
+    /// The core reset synchronised into the transmit clock.
+    tx_rst: BitSynchronizer,
+    /// Core clock → transmit clock FIFOs in front of each MAC TX.
+    txq0: TxCdc,
+    txq1: TxCdc,
+    /// Sticky: a MAC TX underran since reset (transmit clock) ...
+    tx_err: DFF<Bit>,
+    /// ... and synchronised into the core clock for the error LED.
+    tx_err_sync: BitSynchronizer,
     button: BitSynchronizer,
     por: DFF<Bits<4>>,
     reset: DFF<Bit>,
     sw_sync: DFF<Bits<8>>,
     sw_q: DFF<Bits<8>>,
-    heartbeat: DFF<Bits<27>>,
+    heartbeat: DFF<Bits<26>>,
     core: RnicCore,
     rx0: RxPort,
     rx1: RxPort,
@@ -161,9 +179,9 @@ pub struct VersaTop {
 
 impl Default for VersaTop {
     fn default() -> Self {
-        // PHY address 0; 2^20 clocks (8.4 ms) of reset and between polls;
-        // MDC = 125 MHz / 64 ≈ 1.95 MHz.
-        let mdio = || PhyManager::new(0, (1 << 20) - 1, 32);
+        // PHY address 0; 2^20 clocks (16.8 ms at 62.5 MHz) of reset and
+        // between polls; MDC = 62.5 MHz / 32 ≈ 1.95 MHz.
+        let mdio = || PhyManager::new(0, (1 << 20) - 1, 16);
         Self {
             clk100: Default::default(),
             rst_n: Default::default(),
@@ -189,6 +207,12 @@ impl Default for VersaTop {
             phy1_rst_n: Default::default(),
             pll: Default::default(),
             clock: Default::default(),
+            tx_clock: Default::default(),
+            tx_rst: Default::default(),
+            txq0: Default::default(),
+            txq1: Default::default(),
+            tx_err: Default::default(),
+            tx_err_sync: Default::default(),
             button: Default::default(),
             por: Default::default(),
             reset: Default::default(),
@@ -222,12 +246,15 @@ impl Logic for VersaTop {
         Signal::<InOut, Bit>::link(&mut self.phy0_mdio, &mut self.mdio0_buf.bus);
         Signal::<InOut, Bit>::link(&mut self.phy1_mdio, &mut self.mdio1_buf.bus);
         self.pll.clkin.next = self.clk100.val();
-        self.clock.next = self.pll.clk0.val();
-        clock!(self, clock, core, tx0, tx1, mdio0, mdio1, bridge, act0, bad0, act1);
+        self.clock.next = self.pll.clk62.val();
+        self.tx_clock.next = self.pll.clk0.val();
+        clock!(self, clock, core, mdio0, mdio1, bridge, act0, bad0, act1);
+        clock!(self, tx_clock, tx0, tx1);
         dff_setup!(self, clock, por, reset, sw_sync, sw_q, heartbeat, err);
+        dff_setup!(self, tx_clock, tx_err);
 
         // Reset: power-on counter, button, PLL lock.
-        self.button.clock.next = self.pll.clk0.val();
+        self.button.clock.next = self.pll.clk62.val();
         self.button.sig_in.next = !self.rst_n.val() | !self.pll.locked.val();
         if self.por.q.val() != 15 {
             self.por.d.next = self.por.q.val() + 1;
@@ -238,8 +265,19 @@ impl Logic for VersaTop {
         self.heartbeat.d.next = self.heartbeat.q.val() + 1;
 
         self.core.reset.next = self.reset.q.val();
-        self.tx0.reset.next = self.reset.q.val();
-        self.tx1.reset.next = self.reset.q.val();
+        // The transmit clock domain's reset (MAC TX, the FIFOs' read sides).
+        self.tx_rst.clock.next = self.pll.clk0.val();
+        self.tx_rst.sig_in.next = self.reset.q.val();
+        self.tx0.reset.next = self.tx_rst.sig_out.val();
+        self.tx1.reset.next = self.tx_rst.sig_out.val();
+        self.txq0.wr_clock.next = self.pll.clk62.val();
+        self.txq0.wr_reset.next = self.reset.q.val();
+        self.txq0.rd_clock.next = self.pll.clk0.val();
+        self.txq0.rd_reset.next = self.tx_rst.sig_out.val();
+        self.txq1.wr_clock.next = self.pll.clk62.val();
+        self.txq1.wr_reset.next = self.reset.q.val();
+        self.txq1.rd_clock.next = self.pll.clk0.val();
+        self.txq1.rd_reset.next = self.tx_rst.sig_out.val();
         self.mdio0.reset.next = self.reset.q.val();
         self.mdio1.reset.next = self.reset.q.val();
         self.bridge.reset.next = self.reset.q.val();
@@ -248,7 +286,7 @@ impl Logic for VersaTop {
         self.rx0.rxc.next = self.rgmii0_rxc.val();
         self.rx0.rxd.next = self.rgmii0_rxd.val();
         self.rx0.rx_ctl.next = self.rgmii0_rx_ctl.val();
-        self.rx0.core_clock.next = self.pll.clk0.val();
+        self.rx0.core_clock.next = self.pll.clk62.val();
         self.rx0.core_reset.next = self.reset.q.val();
         self.core.mac_rx_data.next = self.rx0.out_data.val();
         self.core.mac_rx_keep.next = self.rx0.out_keep.val();
@@ -335,22 +373,29 @@ impl Logic for VersaTop {
         self.core.ct_wr_snd_wscale.next = 0.into();
 
         // Port 0 transmits the core's MAC TX stream (the firmware's raw
-        // frames through the MAC merge: ARP, the TCP handshake, MPA); with
-        // switch 0 on it echoes the received payload instead (bring-up).
-        self.tx0.in_data.next = self.core.mac_tx_data.val();
-        self.tx0.in_keep.next = self.core.mac_tx_keep.val();
-        self.tx0.in_last.next = self.core.mac_tx_last.val();
-        self.tx0.in_valid.next = self.core.mac_tx_valid.val();
-        self.core.mac_tx_ready.next = self.tx0.in_ready.val();
+        // frames through the MAC merge: ARP, the TCP handshake, MPA, and
+        // the RDMA datapath); with switch 0 on it echoes the received
+        // payload instead (bring-up). Either goes through the FIFO into
+        // the transmit clock.
+        self.txq0.in_data.next = self.core.mac_tx_data.val();
+        self.txq0.in_keep.next = self.core.mac_tx_keep.val();
+        self.txq0.in_last.next = self.core.mac_tx_last.val();
+        self.txq0.in_valid.next = self.core.mac_tx_valid.val();
+        self.core.mac_tx_ready.next = self.txq0.in_ready.val();
         self.core.rx_pay_ready.next = true;
         if self.sw_q.q.val().get_bit(0) {
-            self.tx0.in_data.next = self.core.rx_pay_data.val();
-            self.tx0.in_keep.next = self.core.rx_pay_keep.val();
-            self.tx0.in_last.next = self.core.rx_pay_last.val();
-            self.tx0.in_valid.next = self.core.rx_pay_valid.val();
-            self.core.rx_pay_ready.next = self.tx0.in_ready.val();
+            self.txq0.in_data.next = self.core.rx_pay_data.val();
+            self.txq0.in_keep.next = self.core.rx_pay_keep.val();
+            self.txq0.in_last.next = self.core.rx_pay_last.val();
+            self.txq0.in_valid.next = self.core.rx_pay_valid.val();
+            self.core.rx_pay_ready.next = self.txq0.in_ready.val();
             self.core.mac_tx_ready.next = true;
         }
+        self.tx0.in_data.next = self.txq0.out_data.val();
+        self.tx0.in_keep.next = self.txq0.out_keep.val();
+        self.tx0.in_last.next = self.txq0.out_last.val();
+        self.tx0.in_valid.next = self.txq0.out_valid.val();
+        self.txq0.out_ready.next = self.tx0.in_ready.val();
         self.pins0.clock.next = self.pll.clk0.val();
         self.pins0.clock90.next = self.pll.clk90.val();
         self.pins0.tx_en.next = self.tx0.tx_en.val();
@@ -365,7 +410,7 @@ impl Logic for VersaTop {
         self.rx1.rxc.next = self.rgmii1_rxc.val();
         self.rx1.rxd.next = self.rgmii1_rxd.val();
         self.rx1.rx_ctl.next = self.rgmii1_rx_ctl.val();
-        self.rx1.core_clock.next = self.pll.clk0.val();
+        self.rx1.core_clock.next = self.pll.clk62.val();
         self.rx1.core_reset.next = self.reset.q.val();
         // 02:52:42:00:00:xx / 10.0.0.xx, xx = 2 + DIP switches 7..4.
         self.bridge.board_mac.next = bits::<48>(0x0252_4200_0002_u64)
@@ -377,11 +422,16 @@ impl Logic for VersaTop {
         self.bridge.rx_last.next = self.rx1.out_last.val();
         self.bridge.rx_valid.next = self.rx1.out_valid.val();
         self.bridge.rx_fcs_bad.next = self.rx1.out_fcs_bad.val();
-        self.tx1.in_data.next = self.bridge.tx_data.val();
-        self.tx1.in_keep.next = self.bridge.tx_keep.val();
-        self.tx1.in_last.next = self.bridge.tx_last.val();
-        self.tx1.in_valid.next = self.bridge.tx_valid.val();
-        self.bridge.tx_ready.next = self.tx1.in_ready.val();
+        self.txq1.in_data.next = self.bridge.tx_data.val();
+        self.txq1.in_keep.next = self.bridge.tx_keep.val();
+        self.txq1.in_last.next = self.bridge.tx_last.val();
+        self.txq1.in_valid.next = self.bridge.tx_valid.val();
+        self.bridge.tx_ready.next = self.txq1.in_ready.val();
+        self.tx1.in_data.next = self.txq1.out_data.val();
+        self.tx1.in_keep.next = self.txq1.out_keep.val();
+        self.tx1.in_last.next = self.txq1.out_last.val();
+        self.tx1.in_valid.next = self.txq1.out_valid.val();
+        self.txq1.out_ready.next = self.tx1.in_ready.val();
         self.core.csr_valid.next = self.bridge.csr_valid.val();
         self.core.csr_write.next = self.bridge.csr_write.val();
         self.core.csr_addr.next = self.bridge.csr_addr.val();
@@ -439,7 +489,17 @@ impl Logic for VersaTop {
         self.bad0.trig.next =
             self.rx0.out_valid.val() & self.rx0.out_last.val() & self.rx0.out_fcs_bad.val();
         self.act1.trig.next = self.rx1.out_valid.val() & self.rx1.out_last.val();
-        if self.rx0.overflow.val() | self.rx1.overflow.val() | (self.tx0.cnt_underrun.val() != 0) {
+        // A MAC TX underrun (either port) latched in the transmit clock and
+        // synchronised into the core clock.
+        if (self.tx0.cnt_underrun.val() != 0) | (self.tx1.cnt_underrun.val() != 0) {
+            self.tx_err.d.next = true;
+        }
+        if self.tx_rst.sig_out.val() {
+            self.tx_err.d.next = false;
+        }
+        self.tx_err_sync.clock.next = self.pll.clk62.val();
+        self.tx_err_sync.sig_in.next = self.tx_err.q.val();
+        if self.rx0.overflow.val() | self.rx1.overflow.val() | self.tx_err_sync.sig_out.val() {
             self.err.d.next = true;
         }
         if self.reset.q.val() {
@@ -449,7 +509,7 @@ impl Logic for VersaTop {
         self.leds.next = self
             .leds
             .val()
-            .replace_bit(0, self.heartbeat.q.val().get_bit(26) & !self.reset.q.val());
+            .replace_bit(0, self.heartbeat.q.val().get_bit(25) & !self.reset.q.val());
         self.leds.next = self.leds.val().replace_bit(1, self.mdio0.link.val());
         self.leds.next = self.leds.val().replace_bit(2, self.mdio0.speed.val() == 2);
         self.leds.next = self.leds.val().replace_bit(3, self.act0.active.val());

@@ -1,7 +1,8 @@
 // extern "C" shim over the Verilated board top `rnic_versa5g`
 // (hw/generated/rnic_versa5g.v). Unlike verilator-sys's one-clock models,
 // the board has three independent clocks (clk100 → PLL → core clock, and
-// the two PHY receive clocks), so the caller drives every input, including
+// the two PHY receive clocks; the PLL model derives the 125 MHz transmit
+// clock and the 62.5 MHz core clock from clk100), so the caller drives every input, including
 // the clocks, and calls `eval` after each change; there is no `tick`.
 // Ports are addressed by number (`enum Port` below; the Rust side in
 // src/lib.rs uses the same numbers). Internal signals made public by
@@ -72,6 +73,7 @@ enum Port : uint32_t {
     I_TX1_CNT_UNDERRUN,
     I_FW_RDATA,
     I_FW_RVALID,
+    I_CORE_CLK,
 };
 
 extern "C" {
@@ -202,6 +204,7 @@ uint64_t vboard_get(const VBoard* m, uint32_t port) {
         case I_TX1_CNT_UNDERRUN: return R(tx1__DOT__cnt_underrun);
         case I_FW_RDATA: return R(core__DOT__fw_rdata);
         case I_FW_RVALID: return R(core__DOT__fw_rvalid);
+        case I_CORE_CLK: return r->rnic_versa5g__DOT__clock;
 #undef R
         default: return ~0ULL;
     }

@@ -8,10 +8,13 @@
 //!   carries (each port's receive stream after its CDC FIFO, counters) are
 //!   readable through [`Sig`] (made public by `csrc/public.vlt`).
 //! * [`Rig`]: the board with its clocks and two RGMII PHY models
-//!   ([`Phy`]), run by an event loop in femtoseconds: the core clock
-//!   (`clk100`; the Verilator model of the PLL passes it through, so it is
-//!   the 125 MHz core clock) and each PHY's receive clock with its own period
-//!   and phase (a real PHY's `rxc` is not locked to the FPGA's clock).
+//!   ([`Phy`]), run by an event loop in femtoseconds: `clk100`, driven at
+//!   125 MHz (the Verilator model of the PLL passes it through as the
+//!   125 MHz transmit clock and divides it by two for the 62.5 MHz core
+//!   clock, so both are derived from one driven clock, as on the board where
+//!   they come from one VCO) and each PHY's receive clock with its own
+//!   period and phase (a real PHY's `rxc` is not locked to the FPGA's
+//!   clock).
 //!
 //! The ECP5 primitives (`IDDRX1F`, `ODDRX1F`, `EHXPLLL`) are simulated by
 //! the behavioural models the board generator appends to the Verilog under
@@ -109,6 +112,8 @@ pub enum Sig {
     /// The core's firmware port read data / valid (see [`Rig::fw_read`]).
     FwRdata,
     FwRvalid,
+    /// The board's core clock (the PLL model's 62.5 MHz output).
+    CoreClk,
 }
 
 /// One Verilated `rnic_versa5g`. Owns its own Verilator context, so several
@@ -279,7 +284,7 @@ pub struct RxFrame {
 /// `rxd`, with data changing a quarter period before each edge (the PHY's
 /// internal RX delay centres the clock in the data eye); its transmit side
 /// decodes the board's `txd`/`tx_ctl` in the middle of each half of the
-/// core clock (the FPGA shifts `txc` by 90° on hardware; in simulation the
+/// transmit clock (the FPGA shifts `txc` by 90° on hardware; in simulation the
 /// PLL model does not shift, so the decoder samples at the eye centres).
 pub struct Phy {
     /// Receive clock half-period, fs ([`Phy::new`]: 4 ns ± ppm).
@@ -440,21 +445,29 @@ impl Phy {
     }
 }
 
-/// Nominal core clock half-period (125 MHz), fs.
-pub const CORE_HALF_FS: u64 = 4_000_000;
+/// Half-period of the driven `clk100` (125 MHz: the PLL model passes it
+/// through as the transmit clock), fs.
+pub const CLK_HALF_FS: u64 = 4_000_000;
+/// Nominal core clock half-period (62.5 MHz, the PLL model's `clk100` / 2),
+/// fs.
+pub const CORE_HALF_FS: u64 = 2 * CLK_HALF_FS;
 
 /// The board, its clocks and two PHYs, run by an event loop (time in fs).
-/// Events: core clock edges and the two TX sampling points in between
-/// (every quarter period), each PHY's `rxc` edges and its data changes a
-/// quarter period before each edge. Each input change is one
-/// [`Board::eval`]; an event that changes nothing evaluates nothing.
+/// Events: `clk100` (= transmit clock) edges and the two TX sampling points
+/// in between (every quarter period), each PHY's `rxc` edges and its data
+/// changes a quarter period before each edge. Each input change is one
+/// [`Board::eval`]; an event that changes nothing evaluates nothing. The
+/// core clock is the PLL model's divided output: [`Rig::core_cycles`]
+/// counts its rising edges (every second `clk100` rising edge).
 pub struct Rig {
     pub board: Board,
     pub phy: [Phy; 2],
     /// Simulated time, fs.
     pub now: u64,
-    /// Core clock rising edges so far.
+    /// Core clock (62.5 MHz) rising edges so far.
     pub core_cycles: u64,
+    /// Transmit clock (`clk100`, 125 MHz) rising edges so far.
+    pub tx_cycles: u64,
     /// Model evaluations so far.
     pub evals: u64,
     /// Receive streams after the CDC FIFOs, per port: (octets, fcs_bad),
@@ -481,19 +494,20 @@ impl Rig {
         board.eval();
         let phy = [Phy::new(ppm[0]), Phy::new(ppm[1])];
         // The PHYs' clocks start at an arbitrary phase against the core's.
-        let phy_next = [CORE_HALF_FS * 3 / 8 + 1_234, CORE_HALF_FS * 5 / 8 + 4_321];
+        let phy_next = [CLK_HALF_FS * 3 / 8 + 1_234, CLK_HALF_FS * 5 / 8 + 4_321];
         let mut r = Rig {
             board,
             phy,
             now: 0,
             core_cycles: 0,
+            tx_cycles: 0,
             evals: 1,
             rx_stream: [VecDeque::new(), VecDeque::new()],
             stream_buf: [Vec::new(), Vec::new()],
             vcd: false,
             vcd_last: None,
             core_q: 0,
-            core_next: CORE_HALF_FS / 2,
+            core_next: CLK_HALF_FS / 2,
             phy_q: [0, 0],
             phy_next,
         };
@@ -619,13 +633,17 @@ impl Rig {
     fn core_event(&mut self) {
         let q = self.core_q;
         self.core_q = (q + 1) % 4;
-        self.core_next += CORE_HALF_FS / 2;
+        self.core_next += CLK_HALF_FS / 2;
         match q {
             0 => {
+                let core_was = self.board.get(Sig::CoreClk);
                 self.board.set(In::Clk100, 1);
                 self.eval();
-                self.core_cycles += 1;
-                self.collect_streams();
+                self.tx_cycles += 1;
+                if core_was == 0 && self.board.get(Sig::CoreClk) != 0 {
+                    self.core_cycles += 1;
+                    self.collect_streams();
+                }
             }
             1 => {
                 for p in 0..2 {
