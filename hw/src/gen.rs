@@ -708,6 +708,15 @@ const UNUSED_OK: &[Unused] = &[
         "send WQEs refused by the SGE check are seen in their LocalProtectionError CQEs; \
          the count is for the block tests",
     ),
+    // Parked QPs (branch park): counters with no consumer on the board.
+    unused(BOARD_TOP, "core$cnt_tx_park", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_park_retry", 32, NO_REGS),
+    unused(
+        CORE_MODULE,
+        "tx_sched$parked",
+        64,
+        "the parked set is for the block tests (the core counts parks)",
+    ),
 ];
 const QPSTOP_CNT: &str = "QP send stop / Terminate receive diagnostic counter (block tests read \
      it); not yet a core counter output (cnt_rx_exc counts the Terminates queued)";
