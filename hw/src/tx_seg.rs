@@ -2483,9 +2483,9 @@ mod tests {
         (setups, refs, m)
     }
 
-    /// Parking (module doc): QP 0's peer window admits only part of its
-    /// first messages and opens in three steps (window updates at clocks
-    /// 3000, 6000 and 9000); QPs 1..3 have an open window. QP 0 parks
+    /// Parking (module doc): QP 0's peer window admits a quarter of its
+    /// stream and opens in three steps (window updates at clocks 3000, 6000
+    /// and 9000: half, three quarters, all); QPs 1..3 have an open window. QP 0 parks
     /// (instead of holding the segmenter) and resumes mid-message: every
     /// descriptor, payload octet and completion matches `TxStream` QP by
     /// QP (`run_with`), no FPDU passes the window, and the other QPs finish
@@ -2494,7 +2494,8 @@ mod tests {
     fn window_parked_qp_resumes_mid_message() {
         let (setups, mut refs, mut m) = park_qps(4, 6, 6000, 0x9A4C);
         let s0 = setups[0].seq_start;
-        let total: usize = refs[0].segs.iter().map(|s| s.1.len() + 8).sum();
+        // QP 0's stream in sequence space (FPDUs, markers included).
+        let total = refs[0].segs.iter().map(|s| s.1.len() as u32).sum::<u32>();
         let mut w = WinModel {
             wend: setups
                 .iter()
@@ -2502,10 +2503,10 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        w.wend[0] = s0.wrapping_add(3000);
+        w.wend[0] = s0.wrapping_add(total / 4);
         w.at = vec![
-            (3000, 0, s0.wrapping_add(7000)),
-            (6000, 0, s0.wrapping_add(12_000)),
+            (3000, 0, s0.wrapping_add(total / 2)),
+            (6000, 0, s0.wrapping_add(total / 4 * 3)),
             (9000, 0, s0.wrapping_add(1 << 30)),
         ];
         let mut tpm = TptModel {
@@ -2813,7 +2814,9 @@ mod tests {
         let mut rang = 0usize;
         let mut tpm = TptModel::default();
         let mut trng = Rng::new(5);
-        while got_cpl < total_cpl || outst.iter().any(|&o| o > 0) {
+        // (until every Read went: an unsignaled last Read of a QP parked
+        // at ORD goes after its wakeup and refetch)
+        while got_cpl < total_cpl || outst.iter().any(|&o| o > 0) || sent != [n, n] {
             assert!(now < 20_000, "hang: sent {sent:?}, outstanding {outst:?}");
             u.db.csr_valid.next = false;
             if rang < 2 {
