@@ -10,7 +10,7 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -277,6 +277,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [31:0] cnt_fretx_dup;
     output reg  [31:0] cnt_fretx_req;
     output reg  [31:0] cnt_fretx_skip;
+    output reg  [31:0] cnt_tx_park;
+    output reg  [31:0] cnt_tx_park_retry;
     output reg  [31:0] cnt_rd_cpl;
     output reg  [31:0] cnt_rd_ord_over;
     output reg  [31:0] cnt_rd_term;
@@ -735,6 +737,20 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     /* verilator lint_on UNUSEDSIGNAL */
     wire  [5:0] tx_sched$grant_qp;
     reg  tx_sched$grant_ready;
+    reg  tx_sched$park_valid;
+    reg  tx_sched$park_fire;
+    reg  [5:0] tx_sched$park_qp;
+    reg  [7:0] tx_sched$park_conn;
+    reg  tx_sched$wake_conn_valid;
+    reg  [7:0] tx_sched$wake_conn;
+    reg  tx_sched$wake_qp_valid;
+    reg  [5:0] tx_sched$wake_qp;
+    // Unused on purpose: the parked set is for the block tests (the core counts parks).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [63:0] tx_sched$parked;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [31:0] tx_sched$cnt_park;
+    wire  [31:0] tx_sched$cnt_park_retry;
     reg  wqe_fetch$clock;
     reg  wqe_fetch$reset;
     reg  wqe_fetch$cfg_valid;
@@ -807,6 +823,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] wqe_fetch$cnt_skip;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  wqe_fetch$park_valid;
+    reg  [5:0] wqe_fetch$park_qp;
+    reg  [31:0] wqe_fetch$park_idx;
+    wire  wqe_fetch$park_ready;
     reg  tx_seg$clock;
     reg  tx_seg$reset;
     reg  tx_seg$wqe_valid;
@@ -922,6 +942,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] tx_seg$cnt_prot;
     /* verilator lint_on UNUSEDSIGNAL */
+    wire  tx_seg$park_valid;
+    wire  [5:0] tx_seg$park_qp;
+    wire  [31:0] tx_seg$park_idx;
+    reg  tx_seg$park_ready;
     reg  tx_framer$clock;
     reg  tx_framer$reset;
     reg  tx_framer$desc_valid;
@@ -1005,6 +1029,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  tx_qpconn$write_clock;
     reg  [7:0] tx_qpconn$write_data;
     reg  tx_qpconn$write_enable;
+    reg  [5:0] tx_pkconn$read_address;
+    reg  tx_pkconn$read_clock;
+    wire  [7:0] tx_pkconn$read_data;
+    reg  [5:0] tx_pkconn$write_address;
+    reg  tx_pkconn$write_clock;
+    reg  [7:0] tx_pkconn$write_data;
+    reg  tx_pkconn$write_enable;
     reg  [7:0] tx_cfg$read_address;
     reg  tx_cfg$read_clock;
     wire  [81:0] tx_cfg$read_data;
@@ -1600,6 +1631,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [15:0] rd_track$cfg_ord;
     reg  [5:0] rd_track$hq_qp;
     wire  rd_track$hq_full;
+    wire  rd_track$dec_valid;
+    wire  [5:0] rd_track$dec_qp;
     reg  rd_track$tag_valid;
     wire  rd_track$busy;
     reg  [3:0] rd_track$tag_opcode;
@@ -2412,7 +2445,18 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .grant_valid(tx_sched$grant_valid),
         .grant_prio(tx_sched$grant_prio),
         .grant_qp(tx_sched$grant_qp),
-        .grant_ready(tx_sched$grant_ready)
+        .grant_ready(tx_sched$grant_ready),
+        .park_valid(tx_sched$park_valid),
+        .park_fire(tx_sched$park_fire),
+        .park_qp(tx_sched$park_qp),
+        .park_conn(tx_sched$park_conn),
+        .wake_conn_valid(tx_sched$wake_conn_valid),
+        .wake_conn(tx_sched$wake_conn),
+        .wake_qp_valid(tx_sched$wake_qp_valid),
+        .wake_qp(tx_sched$wake_qp),
+        .parked(tx_sched$parked),
+        .cnt_park(tx_sched$cnt_park),
+        .cnt_park_retry(tx_sched$cnt_park_retry)
     );
     rnic_core$wqe_fetch wqe_fetch(
         .clock(wqe_fetch$clock),
@@ -2468,7 +2512,11 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .wqe_off(wqe_fetch$wqe_off),
         .cnt_fetch(wqe_fetch$cnt_fetch),
         .cnt_wqe_drop(wqe_fetch$cnt_wqe_drop),
-        .cnt_skip(wqe_fetch$cnt_skip)
+        .cnt_skip(wqe_fetch$cnt_skip),
+        .park_valid(wqe_fetch$park_valid),
+        .park_qp(wqe_fetch$park_qp),
+        .park_idx(wqe_fetch$park_idx),
+        .park_ready(wqe_fetch$park_ready)
     );
     rnic_core$tx_seg tx_seg(
         .clock(tx_seg$clock),
@@ -2582,7 +2630,11 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .off_valid(tx_seg$off_valid),
         .off_qp(tx_seg$off_qp),
         .off_ready(tx_seg$off_ready),
-        .cnt_prot(tx_seg$cnt_prot)
+        .cnt_prot(tx_seg$cnt_prot),
+        .park_valid(tx_seg$park_valid),
+        .park_qp(tx_seg$park_qp),
+        .park_idx(tx_seg$park_idx),
+        .park_ready(tx_seg$park_ready)
     );
     rnic_core$tx_framer tx_framer(
         .clock(tx_framer$clock),
@@ -2672,6 +2724,15 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .write_clock(tx_qpconn$write_clock),
         .write_data(tx_qpconn$write_data),
         .write_enable(tx_qpconn$write_enable)
+    );
+    rnic_core$tx_pkconn tx_pkconn(
+        .read_address(tx_pkconn$read_address),
+        .read_clock(tx_pkconn$read_clock),
+        .read_data(tx_pkconn$read_data),
+        .write_address(tx_pkconn$write_address),
+        .write_clock(tx_pkconn$write_clock),
+        .write_data(tx_pkconn$write_data),
+        .write_enable(tx_pkconn$write_enable)
     );
     rnic_core$tx_cfg tx_cfg(
         .read_address(tx_cfg$read_address),
@@ -3356,6 +3417,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .cfg_ord(rd_track$cfg_ord),
         .hq_qp(rd_track$hq_qp),
         .hq_full(rd_track$hq_full),
+        .dec_valid(rd_track$dec_valid),
+        .dec_qp(rd_track$dec_qp),
         .tag_valid(rd_track$tag_valid),
         .busy(rd_track$busy),
         .tag_opcode(rd_track$tag_opcode),
@@ -4537,6 +4600,26 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         wqe_fetch$grant_valid = tx_sched$grant_valid;
         wqe_fetch$grant_qp = tx_sched$grant_qp;
         tx_sched$grant_ready = wqe_fetch$grant_ready;
+        wqe_fetch$park_valid = tx_seg$park_valid;
+        wqe_fetch$park_qp = tx_seg$park_qp;
+        wqe_fetch$park_idx = tx_seg$park_idx;
+        tx_seg$park_ready = wqe_fetch$park_ready;
+        tx_sched$park_valid = tx_seg$park_valid;
+        tx_sched$park_fire = tx_seg$park_valid & wqe_fetch$park_ready;
+        tx_sched$park_qp = tx_seg$park_qp;
+        tx_pkconn$read_clock = clock;
+        tx_pkconn$write_clock = clock;
+        tx_pkconn$write_enable = wqe_fetch$cfg_valid;
+        tx_pkconn$write_address = ew_qp_qpn[(32'h0)+:(6)];
+        tx_pkconn$write_data = ew_qp_conn[(32'h0)+:(8)];
+        tx_pkconn$read_address = wqe_fetch$wqe_qp;
+        tx_sched$park_conn = tx_pkconn$read_data;
+        tx_sched$wake_conn_valid = tx_wend$write_enable;
+        tx_sched$wake_conn = tx_wend$write_address;
+        tx_sched$wake_qp_valid = rd_track$dec_valid;
+        tx_sched$wake_qp = rd_track$dec_qp;
+        cnt_tx_park = tx_sched$cnt_park;
+        cnt_tx_park_retry = tx_sched$cnt_park_retry;
         wqe_fetch$cfg_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)] & ~|ew_qp_conn[(32'h8)+:(24)] & ~|ew_qp_sq_log2[(32'h5)+:(3)];
         wqe_fetch$cfg_qp = ew_qp_qpn[(32'h0)+:(6)];
         wqe_fetch$cfg_base = ew_qp_sq_ring;
@@ -18238,7 +18321,7 @@ module rnic_core$rd_arb$n_bad(d,q,clock);
 endmodule // rnic_core$rd_arb$n_bad
 
 
-module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,hq_qp,hq_full,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
+module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,hq_qp,hq_full,dec_valid,dec_qp,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
 
     // Module arguments
     input wire  clock;
@@ -18253,6 +18336,8 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     input wire  [15:0] cfg_ord;
     input wire  [5:0] hq_qp;
     output reg  hq_full;
+    output reg  dec_valid;
+    output reg  [5:0] dec_qp;
     input wire  tag_valid;
     output reg  busy;
     input wire  [3:0] tag_opcode;
@@ -18611,6 +18696,8 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
                     end
                 end
         endcase
+        dec_valid = pop;
+        dec_qp = qp$q;
         cnt_v = cnt$q;
         head_v = head$q;
         if (pop) begin
@@ -40362,6 +40449,35 @@ module rnic_core$tx_msn(read_address,read_clock,read_data,write_address,write_cl
 endmodule // rnic_core$tx_msn
 
 
+module rnic_core$tx_pkconn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[7:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_pkconn
+
+
 module rnic_core$tx_qpconn(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
@@ -40391,7 +40507,7 @@ module rnic_core$tx_qpconn(read_address,read_clock,read_data,write_address,write
 endmodule // rnic_core$tx_qpconn
 
 
-module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,grant_prio,grant_qp,grant_ready);
+module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,grant_prio,grant_qp,grant_ready,park_valid,park_fire,park_qp,park_conn,wake_conn_valid,wake_conn,wake_qp_valid,wake_qp,parked,cnt_park,cnt_park_retry);
 
     // Module arguments
     input wire  clock;
@@ -40403,6 +40519,17 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     output reg  grant_prio;
     output reg  [5:0] grant_qp;
     input wire  grant_ready;
+    input wire  park_valid;
+    input wire  park_fire;
+    input wire  [5:0] park_qp;
+    input wire  [7:0] park_conn;
+    input wire  wake_conn_valid;
+    input wire  [7:0] wake_conn;
+    input wire  wake_qp_valid;
+    input wire  [5:0] wake_qp;
+    output reg  [63:0] parked;
+    output reg  [31:0] cnt_park;
+    output reg  [31:0] cnt_park_retry;
 
     // Constant declarations
     localparam  m0 = 64'haaaaaaaaaaaaaaaa;
@@ -40413,6 +40540,33 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     localparam  m5 = 64'hffffffff00000000;
 
     // Stub signals
+    reg  [63:0] pk$d;
+    wire  [63:0] pk$q;
+    reg  pk$clock;
+    reg  [63:0] woke$d;
+    wire  [63:0] woke$q;
+    reg  woke$clock;
+    reg  [511:0] pconn$d;
+    wire  [511:0] pconn$q;
+    reg  pconn$clock;
+    reg  [35:0] hc$d;
+    wire  [35:0] hc$q;
+    reg  hc$clock;
+    reg  [27:0] hq$d;
+    wire  [27:0] hq$q;
+    reg  hq$clock;
+    reg  pw$d;
+    wire  pw$q;
+    reg  pw$clock;
+    reg  [11:0] timer$d;
+    wire  [11:0] timer$q;
+    reg  timer$clock;
+    reg  [31:0] n_park$d;
+    wire  [31:0] n_park$q;
+    reg  n_park$clock;
+    reg  [31:0] n_retry$d;
+    wire  [31:0] n_retry$q;
+    reg  n_retry$clock;
     reg  [5:0] ptr$d;
     wire  [5:0] ptr$q;
     reg  ptr$clock;
@@ -40430,6 +40584,13 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     reg  g_qp$clock;
 
     // Local signals
+    reg  [63:0] hit;
+    reg  [63:0] pmask;
+    reg  [63:0] gmask;
+    reg  [63:0] woke_n;
+    reg  m_now;
+    reg  m_hist;
+    reg  sweep;
     reg  c_valid;
     reg  fire;
     reg  [63:0] elig;
@@ -40443,6 +40604,51 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     reg  take_prio;
 
     // Sub module instances
+    rnic_core$tx_sched$pk pk(
+        .d(pk$d),
+        .q(pk$q),
+        .clock(pk$clock)
+    );
+    rnic_core$tx_sched$woke woke(
+        .d(woke$d),
+        .q(woke$q),
+        .clock(woke$clock)
+    );
+    rnic_core$tx_sched$pconn pconn(
+        .d(pconn$d),
+        .q(pconn$q),
+        .clock(pconn$clock)
+    );
+    rnic_core$tx_sched$hc hc(
+        .d(hc$d),
+        .q(hc$q),
+        .clock(hc$clock)
+    );
+    rnic_core$tx_sched$hq hq(
+        .d(hq$d),
+        .q(hq$q),
+        .clock(hq$clock)
+    );
+    rnic_core$tx_sched$pw pw(
+        .d(pw$d),
+        .q(pw$q),
+        .clock(pw$clock)
+    );
+    rnic_core$tx_sched$timer timer(
+        .d(timer$d),
+        .q(timer$q),
+        .clock(timer$clock)
+    );
+    rnic_core$tx_sched$n_park n_park(
+        .d(n_park$d),
+        .q(n_park$q),
+        .clock(n_park$clock)
+    );
+    rnic_core$tx_sched$n_retry n_retry(
+        .d(n_retry$d),
+        .q(n_retry$q),
+        .clock(n_retry$clock)
+    );
     rnic_core$tx_sched$ptr ptr(
         .d(ptr$d),
         .q(ptr$q),
@@ -40476,12 +40682,285 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         g_v$clock = clock;
         g_prio$clock = clock;
         g_qp$clock = clock;
+        pk$clock = clock;
+        woke$clock = clock;
+        pconn$clock = clock;
+        hc$clock = clock;
+        hq$clock = clock;
+        pw$clock = clock;
+        timer$clock = clock;
+        n_park$clock = clock;
+        n_retry$clock = clock;
         ptr$d = ptr$q;
         last_prio$d = last_prio$q;
         g_v$d = g_v$q;
         g_prio$d = g_prio$q;
         g_qp$d = g_qp$q;
-        elig = pending & ~blocked;
+        pk$d = pk$q;
+        woke$d = woke$q;
+        pconn$d = pconn$q;
+        hc$d = hc$q;
+        hq$d = hq$q;
+        pw$d = pw$q;
+        timer$d = timer$q;
+        n_park$d = n_park$q;
+        n_retry$d = n_retry$q;
+        pmask = 64'h0;
+        if (park_valid) begin
+            pmask = 64'h1 << park_qp;
+        end
+        hit = 64'h0;
+        if (wake_conn_valid & (pconn$q[(32'h8 * 0)+:(8)] == wake_conn)) begin
+            hit = {hit[63:1], 1'b1};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 1)+:(8)] == wake_conn)) begin
+            hit = {hit[63:2], 1'b1, hit[0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 2)+:(8)] == wake_conn)) begin
+            hit = {hit[63:3], 1'b1, hit[1:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 3)+:(8)] == wake_conn)) begin
+            hit = {hit[63:4], 1'b1, hit[2:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 4)+:(8)] == wake_conn)) begin
+            hit = {hit[63:5], 1'b1, hit[3:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 5)+:(8)] == wake_conn)) begin
+            hit = {hit[63:6], 1'b1, hit[4:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 6)+:(8)] == wake_conn)) begin
+            hit = {hit[63:7], 1'b1, hit[5:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 7)+:(8)] == wake_conn)) begin
+            hit = {hit[63:8], 1'b1, hit[6:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 8)+:(8)] == wake_conn)) begin
+            hit = {hit[63:9], 1'b1, hit[7:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 9)+:(8)] == wake_conn)) begin
+            hit = {hit[63:10], 1'b1, hit[8:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 10)+:(8)] == wake_conn)) begin
+            hit = {hit[63:11], 1'b1, hit[9:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 11)+:(8)] == wake_conn)) begin
+            hit = {hit[63:12], 1'b1, hit[10:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 12)+:(8)] == wake_conn)) begin
+            hit = {hit[63:13], 1'b1, hit[11:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 13)+:(8)] == wake_conn)) begin
+            hit = {hit[63:14], 1'b1, hit[12:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 14)+:(8)] == wake_conn)) begin
+            hit = {hit[63:15], 1'b1, hit[13:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 15)+:(8)] == wake_conn)) begin
+            hit = {hit[63:16], 1'b1, hit[14:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 16)+:(8)] == wake_conn)) begin
+            hit = {hit[63:17], 1'b1, hit[15:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 17)+:(8)] == wake_conn)) begin
+            hit = {hit[63:18], 1'b1, hit[16:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 18)+:(8)] == wake_conn)) begin
+            hit = {hit[63:19], 1'b1, hit[17:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 19)+:(8)] == wake_conn)) begin
+            hit = {hit[63:20], 1'b1, hit[18:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 20)+:(8)] == wake_conn)) begin
+            hit = {hit[63:21], 1'b1, hit[19:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 21)+:(8)] == wake_conn)) begin
+            hit = {hit[63:22], 1'b1, hit[20:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 22)+:(8)] == wake_conn)) begin
+            hit = {hit[63:23], 1'b1, hit[21:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 23)+:(8)] == wake_conn)) begin
+            hit = {hit[63:24], 1'b1, hit[22:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 24)+:(8)] == wake_conn)) begin
+            hit = {hit[63:25], 1'b1, hit[23:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 25)+:(8)] == wake_conn)) begin
+            hit = {hit[63:26], 1'b1, hit[24:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 26)+:(8)] == wake_conn)) begin
+            hit = {hit[63:27], 1'b1, hit[25:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 27)+:(8)] == wake_conn)) begin
+            hit = {hit[63:28], 1'b1, hit[26:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 28)+:(8)] == wake_conn)) begin
+            hit = {hit[63:29], 1'b1, hit[27:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 29)+:(8)] == wake_conn)) begin
+            hit = {hit[63:30], 1'b1, hit[28:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 30)+:(8)] == wake_conn)) begin
+            hit = {hit[63:31], 1'b1, hit[29:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 31)+:(8)] == wake_conn)) begin
+            hit = {hit[63:32], 1'b1, hit[30:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 32)+:(8)] == wake_conn)) begin
+            hit = {hit[63:33], 1'b1, hit[31:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 33)+:(8)] == wake_conn)) begin
+            hit = {hit[63:34], 1'b1, hit[32:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 34)+:(8)] == wake_conn)) begin
+            hit = {hit[63:35], 1'b1, hit[33:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 35)+:(8)] == wake_conn)) begin
+            hit = {hit[63:36], 1'b1, hit[34:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 36)+:(8)] == wake_conn)) begin
+            hit = {hit[63:37], 1'b1, hit[35:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 37)+:(8)] == wake_conn)) begin
+            hit = {hit[63:38], 1'b1, hit[36:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 38)+:(8)] == wake_conn)) begin
+            hit = {hit[63:39], 1'b1, hit[37:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 39)+:(8)] == wake_conn)) begin
+            hit = {hit[63:40], 1'b1, hit[38:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 40)+:(8)] == wake_conn)) begin
+            hit = {hit[63:41], 1'b1, hit[39:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 41)+:(8)] == wake_conn)) begin
+            hit = {hit[63:42], 1'b1, hit[40:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 42)+:(8)] == wake_conn)) begin
+            hit = {hit[63:43], 1'b1, hit[41:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 43)+:(8)] == wake_conn)) begin
+            hit = {hit[63:44], 1'b1, hit[42:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 44)+:(8)] == wake_conn)) begin
+            hit = {hit[63:45], 1'b1, hit[43:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 45)+:(8)] == wake_conn)) begin
+            hit = {hit[63:46], 1'b1, hit[44:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 46)+:(8)] == wake_conn)) begin
+            hit = {hit[63:47], 1'b1, hit[45:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 47)+:(8)] == wake_conn)) begin
+            hit = {hit[63:48], 1'b1, hit[46:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 48)+:(8)] == wake_conn)) begin
+            hit = {hit[63:49], 1'b1, hit[47:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 49)+:(8)] == wake_conn)) begin
+            hit = {hit[63:50], 1'b1, hit[48:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 50)+:(8)] == wake_conn)) begin
+            hit = {hit[63:51], 1'b1, hit[49:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 51)+:(8)] == wake_conn)) begin
+            hit = {hit[63:52], 1'b1, hit[50:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 52)+:(8)] == wake_conn)) begin
+            hit = {hit[63:53], 1'b1, hit[51:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 53)+:(8)] == wake_conn)) begin
+            hit = {hit[63:54], 1'b1, hit[52:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 54)+:(8)] == wake_conn)) begin
+            hit = {hit[63:55], 1'b1, hit[53:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 55)+:(8)] == wake_conn)) begin
+            hit = {hit[63:56], 1'b1, hit[54:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 56)+:(8)] == wake_conn)) begin
+            hit = {hit[63:57], 1'b1, hit[55:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 57)+:(8)] == wake_conn)) begin
+            hit = {hit[63:58], 1'b1, hit[56:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 58)+:(8)] == wake_conn)) begin
+            hit = {hit[63:59], 1'b1, hit[57:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 59)+:(8)] == wake_conn)) begin
+            hit = {hit[63:60], 1'b1, hit[58:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 60)+:(8)] == wake_conn)) begin
+            hit = {hit[63:61], 1'b1, hit[59:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 61)+:(8)] == wake_conn)) begin
+            hit = {hit[63:62], 1'b1, hit[60:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 62)+:(8)] == wake_conn)) begin
+            hit = {hit[63], 1'b1, hit[61:0]};
+        end
+        if (wake_conn_valid & (pconn$q[(32'h8 * 63)+:(8)] == wake_conn)) begin
+            hit = {1'b1, hit[62:0]};
+        end
+        if (wake_qp_valid) begin
+            hit = hit | (64'h1 << wake_qp);
+        end
+        timer$d = timer$q + 12'h1;
+        sweep = &timer$q;
+        if (sweep) begin
+            hit = hit | pk$q;
+            if (|pk$q) begin
+                n_retry$d = n_retry$q + 32'h1;
+            end
+        end
+        hit = hit & pk$q;
+        m_now = (wake_conn_valid & (wake_conn == park_conn)) | (wake_qp_valid & (wake_qp == park_qp));
+        m_hist = 1'b0;
+        if (hc$q[32'h9 * 0 + 32'h8] & (hc$q[(32'h9 * 0)+:(8)] == park_conn)) begin
+            m_hist = 1'b1;
+        end
+        if (hq$q[32'h7 * 0 + 32'h6] & (hq$q[(32'h7 * 0)+:(6)] == park_qp)) begin
+            m_hist = 1'b1;
+        end
+        if (hc$q[32'h9 * 1 + 32'h8] & (hc$q[(32'h9 * 1)+:(8)] == park_conn)) begin
+            m_hist = 1'b1;
+        end
+        if (hq$q[32'h7 * 1 + 32'h6] & (hq$q[(32'h7 * 1)+:(6)] == park_qp)) begin
+            m_hist = 1'b1;
+        end
+        if (hc$q[32'h9 * 2 + 32'h8] & (hc$q[(32'h9 * 2)+:(8)] == park_conn)) begin
+            m_hist = 1'b1;
+        end
+        if (hq$q[32'h7 * 2 + 32'h6] & (hq$q[(32'h7 * 2)+:(6)] == park_qp)) begin
+            m_hist = 1'b1;
+        end
+        if (hc$q[32'h9 * 3 + 32'h8] & (hc$q[(32'h9 * 3)+:(8)] == park_conn)) begin
+            m_hist = 1'b1;
+        end
+        if (hq$q[32'h7 * 3 + 32'h6] & (hq$q[(32'h7 * 3)+:(6)] == park_qp)) begin
+            m_hist = 1'b1;
+        end
+        hc$d = (hc$q << 32'h9) | {{28{1'b0}}, wake_conn} | ({{35{1'b0}}, wake_conn_valid} << 32'h8);
+        hq$d = (hq$q << 32'h7) | {{22{1'b0}}, wake_qp} | ({{27{1'b0}}, wake_qp_valid} << 32'h6);
+        pw$d = pw$q | (park_valid & (m_now | m_hist));
+        pk$d = pk$q & ~hit;
+        woke_n = woke$q | hit;
+        gmask = 64'h0;
+        if (park_fire) begin
+            pw$d = 1'b0;
+            n_park$d = n_park$q + 32'h1;
+            pconn$d = (pconn$q & ~(512'hff << ({{3{1'b0}}, park_qp} << 32'h3))) | ({{504{1'b0}}, park_conn} << ({{3{1'b0}}, park_qp} << 32'h3));
+            if (m_now | m_hist | pw$q) begin
+                woke_n = woke_n | pmask;
+            end
+            else begin
+                pk$d = (pk$q & ~hit) | pmask;
+            end
+        end
+        parked = pk$q;
+        cnt_park = n_park$q;
+        cnt_park_retry = n_retry$q;
+        elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask;
         dbl = {elig, elig};
         dsh = dbl >> ptr$q;
         rot = dsh[(32'h0)+:(64)];
@@ -40520,12 +40999,21 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
             last_prio$d = g_prio$q;
             if (~g_prio$q) begin
                 ptr$d = g_qp$q + 6'h1;
+                gmask = 64'h1 << g_qp$q;
             end
         end
+        woke$d = woke_n & ~gmask;
         if (reset) begin
             ptr$d = 6'h0;
             last_prio$d = 1'b0;
             g_v$d = 1'b0;
+            pk$d = 64'h0;
+            woke$d = 64'h0;
+            pw$d = 1'b0;
+            hc$d = 36'h0;
+            hq$d = 28'h0;
+            n_park$d = 32'h0;
+            n_retry$d = 32'h0;
         end
     end
 
@@ -40589,6 +41077,44 @@ module rnic_core$tx_sched$g_v(d,q,clock);
 endmodule // rnic_core$tx_sched$g_v
 
 
+module rnic_core$tx_sched$hc(d,q,clock);
+
+    // Module arguments
+    input wire  [35:0] d;
+    output reg  [35:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 36'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$hc
+
+
+module rnic_core$tx_sched$hq(d,q,clock);
+
+    // Module arguments
+    input wire  [27:0] d;
+    output reg  [27:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 28'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$hq
+
+
 module rnic_core$tx_sched$last_prio(d,q,clock);
 
     // Module arguments
@@ -40606,6 +41132,82 @@ module rnic_core$tx_sched$last_prio(d,q,clock);
     end
 
 endmodule // rnic_core$tx_sched$last_prio
+
+
+module rnic_core$tx_sched$n_park(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$n_park
+
+
+module rnic_core$tx_sched$n_retry(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$n_retry
+
+
+module rnic_core$tx_sched$pconn(d,q,clock);
+
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$pconn
+
+
+module rnic_core$tx_sched$pk(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$pk
 
 
 module rnic_core$tx_sched$ptr(d,q,clock);
@@ -40627,7 +41229,64 @@ module rnic_core$tx_sched$ptr(d,q,clock);
 endmodule // rnic_core$tx_sched$ptr
 
 
-module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot);
+module rnic_core$tx_sched$pw(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$pw
+
+
+module rnic_core$tx_sched$timer(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$timer
+
+
+module rnic_core$tx_sched$woke(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$woke
+
+
+module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready);
 
     // Module arguments
     input wire  clock;
@@ -40748,6 +41407,10 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     output reg  [5:0] off_qp;
     input wire  off_ready;
     output reg  [31:0] cnt_prot;
+    output reg  park_valid;
+    output reg  [5:0] park_qp;
+    output reg  [31:0] park_idx;
+    input wire  park_ready;
 
     // Constant declarations
     localparam  c_max_mulpdu = 16'h100e;
@@ -40772,6 +41435,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     localparam SegState$Chk = 8;
     localparam SegState$Res = 9;
     localparam SegState$Off = 10;
+    localparam SegState$Park = 11;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -40808,6 +41472,16 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  fits_r$d;
     wire  fits_r$q;
     reg  fits_r$clock;
+    reg  [5:0] rs_ram$read_address;
+    reg  rs_ram$read_clock;
+    wire  [64:0] rs_ram$read_data;
+    reg  [5:0] rs_ram$write_address;
+    reg  rs_ram$write_clock;
+    reg  [64:0] rs_ram$write_data;
+    reg  rs_ram$write_enable;
+    reg  pk_wb$d;
+    wire  pk_wb$q;
+    reg  pk_wb$clock;
     reg  [5:0] pd_ram$read_address;
     reg  pd_ram$read_clock;
     wire  [31:0] pd_ram$read_data;
@@ -40972,6 +41646,10 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  go;
     reg  [31:0] plen_c;
     reg  last_c;
+    reg  rs_hit;
+    reg  [31:0] rs_done;
+    reg  [31:0] msn0_wb;
+    reg  [31:0] msn1_wb;
     reg  [15:0] hdr;
     reg  [31:0] plen;
     reg  seg_last;
@@ -41058,6 +41736,20 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         .d(fits_r$d),
         .q(fits_r$q),
         .clock(fits_r$clock)
+    );
+    rnic_core$tx_seg$rs_ram rs_ram(
+        .read_address(rs_ram$read_address),
+        .read_clock(rs_ram$read_clock),
+        .read_data(rs_ram$read_data),
+        .write_address(rs_ram$write_address),
+        .write_clock(rs_ram$write_clock),
+        .write_data(rs_ram$write_data),
+        .write_enable(rs_ram$write_enable)
+    );
+    rnic_core$tx_seg$pk_wb pk_wb(
+        .d(pk_wb$d),
+        .q(pk_wb$q),
+        .clock(pk_wb$clock)
     );
     rnic_core$tx_seg$pd_ram pd_ram(
         .read_address(pd_ram$read_address),
@@ -41370,6 +42062,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         sent$clock = clock;
         oqp$clock = clock;
         n_prot$clock = clock;
+        pk_wb$clock = clock;
         st$d = st$q;
         seq$d = seq$q;
         msn0$d = msn0$q;
@@ -41426,6 +42119,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         sent$d = sent$q;
         oqp$d = oqp$q;
         n_prot$d = n_prot$q;
+        pk_wb$d = pk_wb$q;
         pd_ram$read_clock = clock;
         pd_ram$write_clock = clock;
         pd_ram$read_address = wqe_qp;
@@ -41687,6 +42381,26 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         off_valid = st$q == SegState$Off;
         off_qp = oqp$q;
         cnt_prot = n_prot$q;
+        rs_ram$read_clock = clock;
+        rs_ram$write_clock = clock;
+        rs_ram$read_address = wqe_qp;
+        rs_ram$write_enable = cfg_valid;
+        rs_ram$write_address = cfg_qp;
+        rs_ram$write_data = 65'h0;
+        rs_hit = rs_ram$read_data[32'h40] & (rs_ram$read_data[(32'h20)+:(32)] == wqe_idx);
+        rs_done = 32'h0;
+        if (rs_hit) begin
+            rs_done = rs_ram$read_data[(32'h0)+:(32)];
+        end
+        msn0_wb = msn$q;
+        msn1_wb = msn1$q;
+        if (is_rr$q) begin
+            msn0_wb = msn0$q;
+            msn1_wb = msn$q;
+        end
+        park_valid = (st$q == SegState$Park) & ~cfg_valid;
+        park_qp = wqe_qp;
+        park_idx = wqe_idx;
         xs_gnt = st$q == SegState$Ext;
         xs_seq = seq$q;
         xs_seq_start = seq_start$q;
@@ -41707,6 +42421,10 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     end
                     else if (wqe_valid & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4))) begin
                         st$d = SegState$Load;
+                    end
+                    else if (wqe_valid & ~rr_pending$q) begin
+                        pk_wb$d = 1'b0;
+                        st$d = SegState$Park;
                     end
                 end
             SegState$XLoad:
@@ -41740,10 +42458,10 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     mulpdu$d = state_ram$read_data[(32'h80)+:(16)];
                     mk$d = state_ram$read_data[32'h90];
                     crc$d = state_ram$read_data[32'h91];
-                    to$d = wqe_roff;
-                    mo$d = 32'h0;
-                    addr$d = wqe_sge0_addr;
-                    rem$d = len;
+                    to$d = wqe_roff + {{32{1'b0}}, rs_done};
+                    mo$d = rs_done;
+                    addr$d = wqe_sge0_addr + {{32{1'b0}}, rs_done};
+                    rem$d = len - rs_done;
                     stag$d = 32'h0;
                     qn$d = 32'h0;
                     msn$d = state_ram$read_data[(32'h20)+:(32)];
@@ -41754,9 +42472,9 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     status$d = 8'h0;
                     room$d = state_ram$read_data[(32'h80)+:(16)] - 16'h12;
                     cpd$d = pd_ram$read_data;
-                    xaddr$d = wqe_sge0_addr;
+                    xaddr$d = wqe_sge0_addr + {{32{1'b0}}, rs_done};
                     xleft$d = 32'hffffffff;
-                    sent$d = 1'b0;
+                    sent$d = |rs_done;
                     st$d = SegState$Seg;
                     if (|len) begin
                         st$d = SegState$Chk;
@@ -41811,6 +42529,10 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     end
                     if (req_fire) begin
                         req_done$d = 1'b1;
+                    end
+                    if (go & ~fits_r$q & ~stop & ~hold & ~desc_done$q & ~req_done$q) begin
+                        pk_wb$d = 1'b1;
+                        st$d = SegState$Park;
                     end
                     if (d_ok & r_ok) begin
                         ph$d = 3'h0;
@@ -41895,6 +42617,20 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
             SegState$Off:
                 begin
                     if (off_ready) begin
+                        st$d = SegState$Idle;
+                    end
+                end
+            SegState$Park:
+                begin
+                    if (park_valid & park_ready) begin
+                        if (pk_wb$q) begin
+                            state_ram$write_enable = 1'b1;
+                            state_ram$write_address = wqe_qp;
+                            state_ram$write_data = {crc$q, mk$q, mulpdu$q, seq_start$q, msn1_wb, msn0_wb, seq$q};
+                            rs_ram$write_enable = 1'b1;
+                            rs_ram$write_address = wqe_qp;
+                            rs_ram$write_data = {1'h1, wqe_idx, mo$q};
+                        end
                         st$d = SegState$Idle;
                     end
                 end
@@ -42557,6 +43293,25 @@ module rnic_core$tx_seg$ph(d,q,clock);
 endmodule // rnic_core$tx_seg$ph
 
 
+module rnic_core$tx_seg$pk_wb(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$pk_wb
+
+
 module rnic_core$tx_seg$plen_r(d,q,clock);
 
     // Module arguments
@@ -42747,6 +43502,35 @@ module rnic_core$tx_seg$rr_pending(d,q,clock);
 endmodule // rnic_core$tx_seg$rr_pending
 
 
+module rnic_core$tx_seg$rs_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [64:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [64:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[64:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$tx_seg$rs_ram
+
+
 module rnic_core$tx_seg$send_end_r(d,q,clock);
 
     // Module arguments
@@ -42844,6 +43628,7 @@ module rnic_core$tx_seg$st(d,q,clock);
     localparam SegState$Chk = 8;
     localparam SegState$Res = 9;
     localparam SegState$Off = 10;
+    localparam SegState$Park = 11;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
@@ -43154,7 +43939,7 @@ module rnic_core$tx_wnxt(read_address,read_clock,read_data,write_address,write_c
 endmodule // rnic_core$tx_wnxt
 
 
-module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip);
+module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready);
 
     // Module arguments
     input wire  clock;
@@ -43214,6 +43999,10 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     output reg  [31:0] cnt_fetch;
     output reg  [31:0] cnt_wqe_drop;
     output reg  [31:0] cnt_skip;
+    input wire  park_valid;
+    input wire  [5:0] park_qp;
+    input wire  [31:0] park_idx;
+    output reg  park_ready;
 
     // Constant declarations
     localparam  c_prefetch = 32'h8;
@@ -43231,6 +44020,12 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
+    reg  [63:0] ep$d;
+    wire  [63:0] ep$q;
+    reg  ep$clock;
+    reg  [3:0] e_ep$d;
+    wire  [3:0] e_ep$q;
+    reg  e_ep$clock;
     reg  [5:0] ring$read_address;
     reg  ring$read_clock;
     wire  [68:0] ring$read_data;
@@ -43248,13 +44043,13 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  fifo$clock;
     reg  fifo$reset;
     reg  fifo$write;
-    reg  [549:0] fifo$data_in;
+    reg  [550:0] fifo$data_in;
     // Unused on purpose: room in the WQE FIFO is reserved before each fetch is requested.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$full;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$read;
-    wire  [549:0] fifo$data_out;
+    wire  [550:0] fifo$data_out;
     wire  fifo$empty;
     wire  [5:0] fifo$count;
     reg  [1:0] state$d;
@@ -43334,6 +44129,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  n_skip$clock;
 
     // Local signals
+    reg  head_stale;
+    reg  park_take;
     reg  head_off;
     reg  drop;
     reg  [31:0] avail;
@@ -43360,6 +44157,16 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  [7:0] nsge;
 
     // Sub module instances
+    rnic_core$wqe_fetch$ep ep(
+        .d(ep$d),
+        .q(ep$q),
+        .clock(ep$clock)
+    );
+    rnic_core$wqe_fetch$e_ep e_ep(
+        .d(e_ep$d),
+        .q(e_ep$q),
+        .clock(e_ep$clock)
+    );
     rnic_core$wqe_fetch$ring ring(
         .read_address(ring$read_address),
         .read_clock(ring$read_clock),
@@ -43542,6 +44349,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         off$clock = clock;
         n_drop$clock = clock;
         n_skip$clock = clock;
+        ep$clock = clock;
+        e_ep$clock = clock;
         state$d = state$q;
         qp$d = qp$q;
         n$d = n$q;
@@ -43567,6 +44376,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         off$d = off$q;
         n_drop$d = n_drop$q;
         n_skip$d = n_skip$q;
+        ep$d = ep$q;
+        e_ep$d = e_ep$q;
         fifo$clock = clock;
         fifo$reset = reset;
         ring$read_clock = clock;
@@ -43612,6 +44423,14 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         dma_rd_req_tag = {{6{1'b0}}, tag};
         issued = 1'b0;
         busy_next = busy_r$q;
+        park_ready = (state$q == FetchState$Idle) & ~(cfg_valid & cfg_ci_load);
+        park_take = park_valid & park_ready;
+        if (park_take) begin
+            cis$write_enable = 1'b1;
+            cis$write_address = park_qp;
+            cis$write_data = park_idx;
+            ep$d = ep$q ^ (64'h1 << park_qp);
+        end
         avail = take_prod - cis$read_data;
         mask = (32'h1 << ring$read_data[(32'h40)+:(5)]) - 32'h1;
         slot = cis$read_data & mask;
@@ -43626,7 +44445,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         case (state$q)
             FetchState$Idle:
                 begin
-                    if (any_free & (({{1{1'b0}}, fifo$count} + {{1{1'b0}}, ifl$q}) <= 7'h18)) begin
+                    if (~park_valid & any_free & (({{1{1'b0}}, fifo$count} + {{1{1'b0}}, ifl$q}) <= 7'h18)) begin
                         grant_ready = 1'b1;
                         if (grant_valid) begin
                             take_valid = 1'b1;
@@ -43699,7 +44518,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         free_next = free$q;
         rearm_valid = 1'b0;
         rearm_qp = c_qp;
-        fifo$data_in = {(c_ci + {{28{1'b0}}, wcount$q}), c_qp, buf_next};
+        fifo$data_in = {(|((e_ep$q >> ctag) & 4'h1)), (c_ci + {{28{1'b0}}, wcount$q}), c_qp, buf_next};
         if (dma_rd_cpl_valid) begin
             wbuf$d = buf_next;
             beat$d = beat$q + 3'h1;
@@ -43719,6 +44538,10 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         if (issued) begin
             free_next = free_next & ~(4'h1 << tag);
             e_more$d = e_more$q & ~(4'h1 << tag);
+            e_ep$d = e_ep$q & ~(4'h1 << tag);
+            if (|(ep$q & (64'h1 << qp$q))) begin
+                e_ep$d = e_ep$q | (4'h1 << tag);
+            end
             if (more$q) begin
                 e_more$d = (e_more$q & ~(4'h1 << tag)) | (4'h1 << tag);
             end
@@ -43754,12 +44577,13 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         cnt_fetch = n_fetch$q;
         head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h200)+:(6)]));
         drop = head_off & ~wqe_hold;
-        fifo$read = wqe_ready | drop;
+        head_stale = ~fifo$empty & (fifo$data_out[32'h226] != |(ep$q & (64'h1 << fifo$data_out[(32'h200)+:(6)])));
+        fifo$read = wqe_ready | drop | park_take | (head_stale & ~wqe_hold);
         if (drop) begin
             n_drop$d = n_drop$q + 32'h1;
         end
         wqe_off = head_off;
-        wqe_valid = ~fifo$empty & ~head_off;
+        wqe_valid = ~fifo$empty & ~head_off & ~head_stale;
         cnt_wqe_drop = n_drop$q;
         cnt_skip = n_skip$q;
         raw = fifo$data_out[(32'h0)+:(512)];
@@ -43806,6 +44630,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
             off$d = 64'h0;
             n_drop$d = 32'h0;
             n_skip$d = 32'h0;
+            ep$d = 64'h0;
         end
     end
 
@@ -44069,6 +44894,25 @@ module rnic_core$wqe_fetch$e3_qp(d,q,clock);
 endmodule // rnic_core$wqe_fetch$e3_qp
 
 
+module rnic_core$wqe_fetch$e_ep(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$e_ep
+
+
 module rnic_core$wqe_fetch$e_more(d,q,clock);
 
     // Module arguments
@@ -44088,16 +44932,35 @@ module rnic_core$wqe_fetch$e_more(d,q,clock);
 endmodule // rnic_core$wqe_fetch$e_more
 
 
+module rnic_core$wqe_fetch$ep(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$ep
+
+
 module rnic_core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
 
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [549:0] data_in;
+    input wire  [550:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [549:0] data_out;
+    output reg  [550:0] data_out;
     output reg  empty;
     output reg  [5:0] count;
 
@@ -44107,10 +44970,10 @@ module rnic_core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data_out,emp
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [549:0] ram$read_data;
+    wire  [550:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [549:0] ram$write_data;
+    reg  [550:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -44195,14 +45058,14 @@ module rnic_core$wqe_fetch$fifo$ram(read_address,read_clock,read_data,write_addr
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [549:0] read_data;
+    output reg  [550:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [549:0] write_data;
+    input wire  [550:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[549:0] mem[31:0];
+    reg[550:0] mem[31:0];
 
 
 

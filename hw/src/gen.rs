@@ -730,6 +730,15 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe",
     ),
+    // Parked QPs (branch park): counters with no consumer on the board.
+    unused(BOARD_TOP, "core$cnt_tx_park", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_park_retry", 32, NO_REGS),
+    unused(
+        CORE_MODULE,
+        "tx_sched$parked",
+        64,
+        "the parked set is for the block tests (the core counts parks)",
+    ),
 ];
 const TXCDC_STATUS: &str = "TxCdc uses only the FIFO's full and empty flags: it writes only when \
      not full (in_ready) and reads only when not empty";

@@ -59,6 +59,10 @@ pub struct RdTrack {
     /// Combinational from registered state.
     pub hq_qp: Signal<In, Bits<6>>,
     pub hq_full: Signal<Out, Bit>,
+    /// Pulse: QP `dec_qp`'s outstanding count went down (a Read's last
+    /// Read Response): `TxSched` wakes the QP if it is parked at ORD.
+    pub dec_valid: Signal<Out, Bit>,
+    pub dec_qp: Signal<Out, Bits<6>>,
     pub tag_valid: Signal<In, Bit>,
     pub busy: Signal<Out, Bit>,
     pub tag_opcode: Signal<In, Bits<4>>,
@@ -156,6 +160,8 @@ impl Default for RdTrack {
             cfg_ord: Default::default(),
             hq_qp: Default::default(),
             hq_full: Default::default(),
+            dec_valid: Default::default(),
+            dec_qp: Default::default(),
             tag_valid: Default::default(),
             busy: Default::default(),
             tag_opcode: Default::default(),
@@ -348,6 +354,8 @@ impl Logic for RdTrack {
             }
         }
 
+        self.dec_valid.next = self.pop.val();
+        self.dec_qp.next = self.qp.q.val();
         // counts and heads: pop, push, then a context write
         self.cnt_v.next = self.cnt.q.val();
         self.head_v.next = self.head.q.val();

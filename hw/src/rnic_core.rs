@@ -411,6 +411,11 @@ pub struct RnicCore {
     pub cnt_fretx_dup: Signal<Out, Bits<32>>,
     pub cnt_fretx_req: Signal<Out, Bits<32>>,
     pub cnt_fretx_skip: Signal<Out, Bits<32>>,
+    /// Parked QPs (docs/rtl.md "Parked QPs"): parks taken (a QP stalled on
+    /// the peer window or ORD handed its WQE back); retry sweeps that found
+    /// a parked QP (`tx_sched::PARK_RETRY`).
+    pub cnt_tx_park: Signal<Out, Bits<32>>,
+    pub cnt_tx_park_retry: Signal<Out, Bits<32>>,
     // ---- RDMA Read requester (`rd_track`, docs/rtl.md "RDMA Read in the
     // core"): signaled Reads completed (records to the send CQ), Read
     // Requests sent beyond the QP's ORD (not recorded), stray Read
@@ -470,6 +475,9 @@ pub struct RnicCore {
     rd_arb: DmaRdArb,
     /// Connection index of each TX QP.
     tx_qpconn: RAM<Bits<8>, 6>,
+    /// Connection index of each TX QP, read with the head WQE's QP (the
+    /// connection of a QP being parked: its window wakeups).
+    tx_pkconn: RAM<Bits<8>, 6>,
     /// Per connection, for the QP write: {crc[81], mk[80], mulpdu[79:64],
     /// tx_marker_ref[63:32], snd_nxt[31:0]}.
     tx_cfg: RAM<Bits<82>, 8>,
@@ -1800,6 +1808,31 @@ impl Logic for RnicCore {
         self.wqe_fetch.grant_valid.next = self.tx_sched.grant_valid.val();
         self.wqe_fetch.grant_qp.next = self.tx_sched.grant_qp.val();
         self.tx_sched.grant_ready.next = self.wqe_fetch.grant_ready.val();
+        // Parking (docs/rtl.md "Parked QPs"): TxSeg hands a window- or
+        // ORD-stalled WQE back to WqeFetch; TxSched holds the QP until a
+        // window update of its connection (the tx_wend write: ACK or
+        // context) or an ORD decrement of the QP (rd_track).
+        self.wqe_fetch.park_valid.next = self.tx_seg.park_valid.val();
+        self.wqe_fetch.park_qp.next = self.tx_seg.park_qp.val();
+        self.wqe_fetch.park_idx.next = self.tx_seg.park_idx.val();
+        self.tx_seg.park_ready.next = self.wqe_fetch.park_ready.val();
+        self.tx_sched.park_valid.next = self.tx_seg.park_valid.val();
+        self.tx_sched.park_fire.next =
+            self.tx_seg.park_valid.val() & self.wqe_fetch.park_ready.val();
+        self.tx_sched.park_qp.next = self.tx_seg.park_qp.val();
+        self.tx_pkconn.read_clock.next = self.clock.val();
+        self.tx_pkconn.write_clock.next = self.clock.val();
+        self.tx_pkconn.write_enable.next = self.wqe_fetch.cfg_valid.val();
+        self.tx_pkconn.write_address.next = self.ew_qp_qpn.val().get_bits::<6>(0);
+        self.tx_pkconn.write_data.next = self.ew_qp_conn.val().get_bits::<8>(0);
+        self.tx_pkconn.read_address.next = self.wqe_fetch.wqe_qp.val();
+        self.tx_sched.park_conn.next = self.tx_pkconn.read_data.val();
+        self.tx_sched.wake_conn_valid.next = self.tx_wend.write_enable.val();
+        self.tx_sched.wake_conn.next = self.tx_wend.write_address.val();
+        self.tx_sched.wake_qp_valid.next = self.rd_track.dec_valid.val();
+        self.tx_sched.wake_qp.next = self.rd_track.dec_qp.val();
+        self.cnt_tx_park.next = self.tx_sched.cnt_park.val();
+        self.cnt_tx_park_retry.next = self.tx_sched.cnt_park_retry.val();
 
         // QP write (TX part): ring configuration now, TxSeg's stream state
         // one clock later with the connection's fields from tx_cfg.

@@ -21,6 +21,18 @@
 //!   updated. Cost: one clock per grant (a grant every other clock at
 //!   most), one clock of latency from `pending` to the grant. `prio_valid`
 //!   must stay up until granted (it is; it is the requester's valid).
+//! * Parking (docs/rtl.md "Parked QPs"): `park_fire` (`park_qp`,
+//!   `park_conn`) marks a QP parked: `TxSeg` gave its grant back because
+//!   the segment at its head could not start (peer window, RFC 9293
+//!   §3.8.6; or ORD, RFC 5040 §6.2). A parked QP is not granted until a
+//!   wakeup: a window update of its connection (`wake_conn_*`), an ORD
+//!   count decrement of the QP (`wake_qp_*`), or the retry sweep every
+//!   [`PARK_RETRY`] clocks (`cnt_park_retry`). A woken QP is eligible (as
+//!   if pending) until its next grant: its fetch index was rewound to the
+//!   parked WQE. No lost wakeup: a matching wakeup while `park_valid` is
+//!   up, in the clock of `park_fire`, or in the [`WAKE_HIST`] clocks before
+//!   it, makes the park a wakeup at once (the stall was decided on a
+//!   window/ORD value up to a few clocks old).
 
 use rust_hdl::prelude::*;
 
@@ -32,6 +44,12 @@ fn index_mask(b: usize) -> Constant<Bits<64>> {
             .into(),
     )
 }
+
+/// Clocks between two retry sweeps of the parked QPs (a bound on a lost
+/// wakeup; each sweep with a parked QP counts in `cnt_park_retry`).
+pub const PARK_RETRY: u64 = 4096;
+/// Wakeups remembered for a park in flight (clocks).
+pub const WAKE_HIST: usize = 4;
 
 #[derive(LogicBlock)]
 pub struct TxSched {
@@ -45,6 +63,39 @@ pub struct TxSched {
     pub grant_prio: Signal<Out, Bit>,
     pub grant_qp: Signal<Out, Bits<6>>,
     pub grant_ready: Signal<In, Bit>,
+    // ---- Parking (module doc)
+    /// `TxSeg` wants to park `park_qp` (level, until `park_fire`).
+    pub park_valid: Signal<In, Bit>,
+    /// The park is taken (`WqeFetch` popped the WQE and rewound the QP).
+    pub park_fire: Signal<In, Bit>,
+    pub park_qp: Signal<In, Bits<6>>,
+    /// The parked QP's connection (for window wakeups).
+    pub park_conn: Signal<In, Bits<8>>,
+    /// A window update (ACK or context write) of connection `wake_conn`.
+    pub wake_conn_valid: Signal<In, Bit>,
+    pub wake_conn: Signal<In, Bits<8>>,
+    /// An ORD count decrement (`RdTrack`) of QP `wake_qp`.
+    pub wake_qp_valid: Signal<In, Bit>,
+    pub wake_qp: Signal<In, Bits<6>>,
+    pub parked: Signal<Out, Bits<64>>,
+    pub cnt_park: Signal<Out, Bits<32>>,
+    pub cnt_park_retry: Signal<Out, Bits<32>>,
+    pk: DFF<Bits<64>>,
+    woke: DFF<Bits<64>>,
+    pconn: DFF<Bits<512>>,
+    hc: DFF<Bits<36>>,
+    hq: DFF<Bits<28>>,
+    pw: DFF<Bit>,
+    timer: DFF<Bits<12>>,
+    n_park: DFF<Bits<32>>,
+    n_retry: DFF<Bits<32>>,
+    hit: Signal<Local, Bits<64>>,
+    pmask: Signal<Local, Bits<64>>,
+    gmask: Signal<Local, Bits<64>>,
+    woke_n: Signal<Local, Bits<64>>,
+    m_now: Signal<Local, Bit>,
+    m_hist: Signal<Local, Bit>,
+    sweep: Signal<Local, Bit>,
     ptr: DFF<Bits<6>>,
     last_prio: DFF<Bit>,
     g_v: DFF<Bit>,
@@ -81,6 +132,33 @@ impl Default for TxSched {
             grant_prio: Default::default(),
             grant_qp: Default::default(),
             grant_ready: Default::default(),
+            park_valid: Default::default(),
+            park_fire: Default::default(),
+            park_qp: Default::default(),
+            park_conn: Default::default(),
+            wake_conn_valid: Default::default(),
+            wake_conn: Default::default(),
+            wake_qp_valid: Default::default(),
+            wake_qp: Default::default(),
+            parked: Default::default(),
+            cnt_park: Default::default(),
+            cnt_park_retry: Default::default(),
+            pk: Default::default(),
+            woke: Default::default(),
+            pconn: Default::default(),
+            hc: Default::default(),
+            hq: Default::default(),
+            pw: Default::default(),
+            timer: Default::default(),
+            n_park: Default::default(),
+            n_retry: Default::default(),
+            hit: Default::default(),
+            pmask: Default::default(),
+            gmask: Default::default(),
+            woke_n: Default::default(),
+            m_now: Default::default(),
+            m_hist: Default::default(),
+            sweep: Default::default(),
             ptr: Default::default(),
             last_prio: Default::default(),
             g_v: Default::default(),
@@ -110,9 +188,87 @@ impl Default for TxSched {
 impl Logic for TxSched {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ptr, last_prio, g_v, g_prio, g_qp);
+        dff_setup!(
+            self, clock, ptr, last_prio, g_v, g_prio, g_qp, pk, woke, pconn, hc, hq, pw, timer,
+            n_park, n_retry
+        );
+        // Parking (module doc). `pmask`: the QP being parked this clock
+        // (not offered from the next clock on).
+        self.pmask.next = 0.into();
+        if self.park_valid.val() {
+            self.pmask.next = bits::<64>(1) << self.park_qp.val();
+        }
+        // Wakeups of parked QPs: by connection, by QP, by the retry sweep.
+        self.hit.next = 0.into();
+        for i in 0..64 {
+            if self.wake_conn_valid.val()
+                & (self.pconn.q.val().get_bits::<8>(8 * i) == self.wake_conn.val())
+            {
+                self.hit.next = self.hit.val().replace_bit(i, true);
+            }
+        }
+        if self.wake_qp_valid.val() {
+            self.hit.next = self.hit.val() | (bits::<64>(1) << self.wake_qp.val());
+        }
+        self.timer.d.next = self.timer.q.val() + 1;
+        self.sweep.next = self.timer.q.val().all();
+        if self.sweep.val() {
+            self.hit.next = self.hit.val() | self.pk.q.val();
+            if self.pk.q.val().any() {
+                self.n_retry.d.next = self.n_retry.q.val() + 1;
+            }
+        }
+        self.hit.next = self.hit.val() & self.pk.q.val();
+        // A wakeup for the QP being parked: now, while it waits for its
+        // park to be taken (`pw`), or in the last WAKE_HIST clocks.
+        self.m_now.next = (self.wake_conn_valid.val()
+            & (self.wake_conn.val() == self.park_conn.val()))
+            | (self.wake_qp_valid.val() & (self.wake_qp.val() == self.park_qp.val()));
+        self.m_hist.next = false;
+        for i in 0..4 {
+            if self.hc.q.val().get_bit(9 * i + 8)
+                & (self.hc.q.val().get_bits::<8>(9 * i) == self.park_conn.val())
+            {
+                self.m_hist.next = true;
+            }
+            if self.hq.q.val().get_bit(7 * i + 6)
+                & (self.hq.q.val().get_bits::<6>(7 * i) == self.park_qp.val())
+            {
+                self.m_hist.next = true;
+            }
+        }
+        self.hc.d.next = (self.hc.q.val() << 9)
+            | bit_cast::<36, 8>(self.wake_conn.val())
+            | (bit_cast::<36, 1>(self.wake_conn_valid.val().into()) << 8);
+        self.hq.d.next = (self.hq.q.val() << 7)
+            | bit_cast::<28, 6>(self.wake_qp.val())
+            | (bit_cast::<28, 1>(self.wake_qp_valid.val().into()) << 6);
+        self.pw.d.next =
+            self.pw.q.val() | (self.park_valid.val() & (self.m_now.val() | self.m_hist.val()));
+        self.pk.d.next = self.pk.q.val() & !self.hit.val();
+        self.woke_n.next = self.woke.q.val() | self.hit.val();
+        self.gmask.next = 0.into();
+        if self.park_fire.val() {
+            self.pw.d.next = false;
+            self.n_park.d.next = self.n_park.q.val() + 1;
+            self.pconn.d.next = (self.pconn.q.val()
+                & !(bits::<512>(0xFF) << (bit_cast::<9, 6>(self.park_qp.val()) << 3)))
+                | (bit_cast::<512, 8>(self.park_conn.val())
+                    << (bit_cast::<9, 6>(self.park_qp.val()) << 3));
+            if self.m_now.val() | self.m_hist.val() | self.pw.q.val() {
+                self.woke_n.next = self.woke_n.val() | self.pmask.val();
+            } else {
+                self.pk.d.next = (self.pk.q.val() & !self.hit.val()) | self.pmask.val();
+            }
+        }
+        self.parked.next = self.pk.q.val();
+        self.cnt_park.next = self.n_park.q.val();
+        self.cnt_park_retry.next = self.n_retry.q.val();
         // Rotate so that bit 0 is QP `ptr`, then find the lowest set bit.
-        self.elig.next = self.pending.val() & !self.blocked.val();
+        self.elig.next = (self.pending.val() | self.woke.q.val())
+            & !self.blocked.val()
+            & !self.pk.q.val()
+            & !self.pmask.val();
         self.dbl.next =
             (bit_cast::<128, 64>(self.elig.val()) << 64) | bit_cast::<128, 64>(self.elig.val());
         self.dsh.next = self.dbl.val() >> self.ptr.q.val();
@@ -155,12 +311,22 @@ impl Logic for TxSched {
             self.last_prio.d.next = self.g_prio.q.val();
             if !self.g_prio.q.val() {
                 self.ptr.d.next = self.g_qp.q.val() + 1;
+                // A woken QP's grant is taken: it is an ordinary QP again.
+                self.gmask.next = bits::<64>(1) << self.g_qp.q.val();
             }
         }
+        self.woke.d.next = self.woke_n.val() & !self.gmask.val();
         if self.reset.val() {
             self.ptr.d.next = 0.into();
             self.last_prio.d.next = false;
             self.g_v.d.next = false;
+            self.pk.d.next = 0.into();
+            self.woke.d.next = 0.into();
+            self.pw.d.next = false;
+            self.hc.d.next = 0.into();
+            self.hq.d.next = 0.into();
+            self.n_park.d.next = 0.into();
+            self.n_retry.d.next = 0.into();
         }
     }
 }
@@ -178,6 +344,14 @@ mod tests {
         u.blocked.connect();
         u.prio_valid.connect();
         u.grant_ready.connect();
+        u.park_valid.connect();
+        u.park_fire.connect();
+        u.park_qp.connect();
+        u.park_conn.connect();
+        u.wake_conn_valid.connect();
+        u.wake_conn.connect();
+        u.wake_qp_valid.connect();
+        u.wake_qp.connect();
         u.connect_all();
         u
     }

@@ -50,6 +50,21 @@
 //! started (so they come back in order). A Read Request's payload is sent
 //! once every earlier DMA payload has gone.
 //!
+//! Parking (docs/rtl.md "Parked QPs"): when the segment at the head cannot
+//! start because it would pass the peer's window (stage 5 below, RFC 9293
+//! §3.8.6), or an RDMA Read WQE finds its QP at ORD (RFC 5040 §6.2, RFC
+//! 6581), the block does not wait holding the WQE: in `Park` it writes the
+//! QP's stream state back (snd_nxt after the segments already sent; the
+//! MSNs as before the message, so the message's MSN is taken again) and a
+//! resume record {WQE index, octets already segmented} (`rs_ram`), and
+//! hands the WQE back (`park_*`: `WqeFetch` pops it and rewinds the QP's
+//! fetch index to it, `TxSched` grants the QP again after a wakeup). When
+//! the WQE comes back, `Load` finds its index in the resume record and
+//! starts at the octet where it stopped (TO, MO, address and remaining
+//! length moved on; the SGE's remaining part is checked and translated
+//! again), so the QP's byte stream is the one it would have sent waiting.
+//! A QP context write (`cfg_*`) clears the record.
+//!
 //! Completion records (`cq_*`): one per signaled WQE after its last
 //! descriptor (status 0), one per refused WQE (status
 //! `LocalQpOperationError`, nothing sent, no state change; or
@@ -95,6 +110,7 @@ pub enum SegState {
     Chk,
     Res,
     Off,
+    Park,
 }
 
 #[derive(LogicBlock)]
@@ -256,6 +272,22 @@ pub struct TxSeg {
     pub off_ready: Signal<In, Bit>,
     /// WQEs refused by the SGE check.
     pub cnt_prot: Signal<Out, Bits<32>>,
+    // ---- Parking (module doc)
+    /// Hand the WQE at the head back (`park_qp`/`park_idx` = its QP and
+    /// index); taken with `park_ready` (`WqeFetch`).
+    pub park_valid: Signal<Out, Bit>,
+    pub park_qp: Signal<Out, Bits<6>>,
+    pub park_idx: Signal<Out, Bits<32>>,
+    pub park_ready: Signal<In, Bit>,
+    /// Per QP: {valid, WQE index, octets already segmented}.
+    rs_ram: RAM<Bits<65>, 6>,
+    /// The park writes the stream state back (a window park in `Seg`; an
+    /// ORD park in `Idle` has loaded nothing).
+    pk_wb: DFF<Bit>,
+    rs_hit: Signal<Local, Bit>,
+    rs_done: Signal<Local, Bits<32>>,
+    msn0_wb: Signal<Local, Bits<32>>,
+    msn1_wb: Signal<Local, Bits<32>>,
     pd_ram: RAM<Bits<32>, 6>,
     cpd: DFF<Bits<32>>,
     xaddr: DFF<Bits<64>>,
@@ -472,6 +504,16 @@ impl Default for TxSeg {
             off_qp: Default::default(),
             off_ready: Default::default(),
             cnt_prot: Default::default(),
+            park_valid: Default::default(),
+            park_qp: Default::default(),
+            park_idx: Default::default(),
+            park_ready: Default::default(),
+            rs_ram: Default::default(),
+            pk_wb: Default::default(),
+            rs_hit: Default::default(),
+            rs_done: Default::default(),
+            msn0_wb: Default::default(),
+            msn1_wb: Default::default(),
             pd_ram: Default::default(),
             cpd: Default::default(),
             xaddr: Default::default(),
@@ -618,7 +660,8 @@ impl Logic for TxSeg {
             lim_r,
             sent,
             oqp,
-            n_prot
+            n_prot,
+            pk_wb
         );
         self.pd_ram.read_clock.next = self.clock.val();
         self.pd_ram.write_clock.next = self.clock.val();
@@ -987,6 +1030,30 @@ impl Logic for TxSeg {
         self.off_qp.next = self.oqp.q.val();
         self.cnt_prot.next = self.n_prot.q.val();
 
+        // Parking (module doc): the resume record, read with the WQE's QP.
+        self.rs_ram.read_clock.next = self.clock.val();
+        self.rs_ram.write_clock.next = self.clock.val();
+        self.rs_ram.read_address.next = self.wqe_qp.val();
+        self.rs_ram.write_enable.next = self.cfg_valid.val();
+        self.rs_ram.write_address.next = self.cfg_qp.val();
+        self.rs_ram.write_data.next = 0.into();
+        self.rs_hit.next = self.rs_ram.read_data.val().get_bit(64)
+            & (self.rs_ram.read_data.val().get_bits::<32>(32) == self.wqe_idx.val());
+        self.rs_done.next = 0.into();
+        if self.rs_hit.val() {
+            self.rs_done.next = self.rs_ram.read_data.val().get_bits::<32>(0);
+        }
+        // The MSNs as before the message (Load takes the message's again).
+        self.msn0_wb.next = self.msn.q.val();
+        self.msn1_wb.next = self.msn1.q.val();
+        if self.is_rr.q.val() {
+            self.msn0_wb.next = self.msn0.q.val();
+            self.msn1_wb.next = self.msn.q.val();
+        }
+        self.park_valid.next = (self.st.q.val() == SegState::Park) & !self.cfg_valid.val();
+        self.park_qp.next = self.wqe_qp.val();
+        self.park_idx.next = self.wqe_idx.val();
+
         // Read responder hook: outputs, and the completion-free Read.
         self.xs_gnt.next = self.st.q.val() == SegState::Ext;
         self.xs_seq.next = self.seq.q.val();
@@ -1015,6 +1082,11 @@ impl Logic for TxSeg {
                 {
                     // an RDMA Read (opcode 4) waits while its QP is at ORD
                     self.st.d.next = SegState::Load;
+                } else if self.wqe_valid.val() & !self.rr_pending.q.val() {
+                    // ... parked (module doc, "Parking"), not holding the
+                    // WQE: nothing loaded, nothing to write back.
+                    self.pk_wb.d.next = false;
+                    self.st.d.next = SegState::Park;
                 }
             }
             SegState::XLoad => {
@@ -1055,10 +1127,12 @@ impl Logic for TxSeg {
                 self.mulpdu.d.next = self.state_ram.read_data.val().get_bits::<16>(128);
                 self.mk.d.next = self.state_ram.read_data.val().get_bit(144);
                 self.crc.d.next = self.state_ram.read_data.val().get_bit(145);
-                self.to.d.next = self.wqe_roff.val();
-                self.mo.d.next = 0.into();
-                self.addr.d.next = self.wqe_sge0_addr.val();
-                self.rem.d.next = self.len.val();
+                // (a parked WQE resumes `rs_done` octets in, module doc)
+                self.to.d.next = self.wqe_roff.val() + bit_cast::<64, 32>(self.rs_done.val());
+                self.mo.d.next = self.rs_done.val();
+                self.addr.d.next =
+                    self.wqe_sge0_addr.val() + bit_cast::<64, 32>(self.rs_done.val());
+                self.rem.d.next = self.len.val() - self.rs_done.val();
                 self.stag.d.next = 0.into();
                 self.qn.d.next = 0.into();
                 self.msn.d.next = self.state_ram.read_data.val().get_bits::<32>(32);
@@ -1069,9 +1143,10 @@ impl Logic for TxSeg {
                 self.status.d.next = 0.into();
                 self.room.d.next = self.state_ram.read_data.val().get_bits::<16>(128) - 18;
                 self.cpd.d.next = self.pd_ram.read_data.val();
-                self.xaddr.d.next = self.wqe_sge0_addr.val();
+                self.xaddr.d.next =
+                    self.wqe_sge0_addr.val() + bit_cast::<64, 32>(self.rs_done.val());
                 self.xleft.d.next = 0xFFFF_FFFF_u64.into();
-                self.sent.d.next = false;
+                self.sent.d.next = self.rs_done.val().any();
                 self.st.d.next = SegState::Seg;
                 // An SGE with octets is checked (and translated) first.
                 if self.len.val().any() {
@@ -1136,6 +1211,18 @@ impl Logic for TxSeg {
                 }
                 if self.req_fire.val() {
                     self.req_done.d.next = true;
+                }
+                // The segment would pass the peer's window: park (module
+                // doc), nothing of it issued.
+                if self.go.val()
+                    & !self.fits_r.q.val()
+                    & !self.stop.val()
+                    & !self.hold.val()
+                    & !self.desc_done.q.val()
+                    & !self.req_done.q.val()
+                {
+                    self.pk_wb.d.next = true;
+                    self.st.d.next = SegState::Park;
                 }
                 if self.d_ok.val() & self.r_ok.val() {
                     // New inputs for the arithmetic pipeline: restart it.
@@ -1231,6 +1318,30 @@ impl Logic for TxSeg {
             }
             SegState::Off => {
                 if self.off_ready.val() {
+                    self.st.d.next = SegState::Idle;
+                }
+            }
+            SegState::Park => {
+                // Taken: the stream state and the resume record are
+                // written (a window park), the WQE is popped by WqeFetch.
+                if self.park_valid.val() & self.park_ready.val() {
+                    if self.pk_wb.q.val() {
+                        self.state_ram.write_enable.next = true;
+                        self.state_ram.write_address.next = self.wqe_qp.val();
+                        self.state_ram.write_data.next =
+                            (bit_cast::<146, 1>(self.crc.q.val().into()) << 145)
+                                | (bit_cast::<146, 1>(self.mk.q.val().into()) << 144)
+                                | (bit_cast::<146, 16>(self.mulpdu.q.val()) << 128)
+                                | (bit_cast::<146, 32>(self.seq_start.q.val()) << 96)
+                                | (bit_cast::<146, 32>(self.msn1_wb.val()) << 64)
+                                | (bit_cast::<146, 32>(self.msn0_wb.val()) << 32)
+                                | bit_cast::<146, 32>(self.seq.q.val());
+                        self.rs_ram.write_enable.next = true;
+                        self.rs_ram.write_address.next = self.wqe_qp.val();
+                        self.rs_ram.write_data.next = (bits::<65>(1) << 64)
+                            | (bit_cast::<65, 32>(self.wqe_idx.val()) << 32)
+                            | bit_cast::<65, 32>(self.mo.q.val());
+                    }
                     self.st.d.next = SegState::Idle;
                 }
             }
@@ -1347,6 +1458,17 @@ mod tests {
             self.fetch.en_qp.next = self.seg.off_qp.val();
             self.fetch.en_on.next = false;
             self.seg.off_ready.next = true;
+            // Parking (as in rnic_core; connection = QP here).
+            self.fetch.park_valid.next = self.seg.park_valid.val();
+            self.fetch.park_qp.next = self.seg.park_qp.val();
+            self.fetch.park_idx.next = self.seg.park_idx.val();
+            self.seg.park_ready.next = self.fetch.park_ready.val();
+            self.sched.park_valid.next = self.seg.park_valid.val();
+            self.sched.park_fire.next = self.seg.park_valid.val() & self.fetch.park_ready.val();
+            self.sched.park_qp.next = self.seg.park_qp.val();
+            self.sched.park_conn.next = bit_cast::<8, 6>(self.seg.park_qp.val());
+            self.sched.wake_qp_valid.next = self.rdt.dec_valid.val();
+            self.sched.wake_qp.next = self.rdt.dec_qp.val();
         }
     }
 
@@ -1412,6 +1534,8 @@ mod tests {
         u.seg.dma_rd_cpl_last.connect();
         u.seg.pay_ready.connect();
         u.seg.cq_ready.connect();
+        u.sched.wake_conn_valid.connect();
+        u.sched.wake_conn.connect();
         u.connect_all();
         u
     }
@@ -1504,6 +1628,77 @@ mod tests {
         /// (TPT index, n): the entry becomes `Invalid` right after its
         /// n-th request was answered (a region invalidated mid-message).
         inval_after: Option<(u32, usize)>,
+        /// The peer window (tests of parking; `None`: window off).
+        win: Option<WinModel>,
+    }
+
+    /// The peer window as rnic_core presents it: `win_end` of the head
+    /// WQE's QP, 2 clocks late (connection = QP here), window updates
+    /// (`TxSched::wake_conn_*`) at given clocks or in the clock a QP's n-th
+    /// park is taken (the same-clock wakeup). Every descriptor is checked
+    /// to end inside the window in force when it is issued (RFC 9293
+    /// §3.8.6).
+    #[derive(Default)]
+    struct WinModel {
+        wend: Vec<u32>,
+        lag: VecDeque<u32>,
+        /// (clock, QP, new window end)
+        at: Vec<(u64, usize, u32)>,
+        /// (QP, n-th park from 1, new window end)
+        at_park: Vec<(usize, usize, u32)>,
+        /// Parks taken: (clock, QP).
+        parks: Vec<(u64, usize)>,
+        /// Window updates: (clock, QP).
+        opened: Vec<(u64, usize)>,
+        /// Descriptors: (clock, QP).
+        descs: Vec<(u64, usize)>,
+        cnt_park: u64,
+        cnt_retry: u64,
+    }
+
+    impl WinModel {
+        fn drive(&mut self, u: &mut Tb, now: u64) {
+            u.seg.win_en.next = true;
+            u.sched.wake_conn_valid.next = false;
+            let mut open: Option<(usize, u32)> = None;
+            // (outputs of this clock: registered state, settled at the tick)
+            if u.seg.park_valid.val() && u.fetch.park_ready.val() {
+                let q = u.seg.park_qp.val().to_u64() as usize;
+                self.parks.push((now, q));
+                let n = self.parks.iter().filter(|p| p.1 == q).count();
+                if let Some(e) = self.at_park.iter().find(|e| e.0 == q && e.1 == n) {
+                    open = Some((q, e.2));
+                }
+            }
+            if let Some(e) = self.at.iter().find(|e| e.0 == now) {
+                open = Some((e.1, e.2));
+            }
+            if let Some((q, e)) = open {
+                self.wend[q] = e;
+                u.sched.wake_conn_valid.next = true;
+                u.sched.wake_conn.next = (q as u64).into();
+                self.opened.push((now, q));
+            }
+            if u.seg.desc_valid.val() && u.seg.desc_ready.next {
+                let q = u.seg.desc_qp.val().to_u64() as usize;
+                let end = (u.seg.desc_seq.val().to_u64() as u32)
+                    .wrapping_add(u.seg.desc_adv.val().to_u64() as u32);
+                assert!(
+                    (self.wend[q].wrapping_sub(end) as i32) >= 0,
+                    "QP {q}: FPDU ending at {end} passes the window end {}",
+                    self.wend[q]
+                );
+                self.descs.push((now, q));
+            }
+            let q = u.fetch.wqe_qp.val().to_u64() as usize;
+            self.lag.push_back(self.wend.get(q).copied().unwrap_or(0));
+            while self.lag.len() > 3 {
+                self.lag.pop_front();
+            }
+            u.seg.win_end.next = (*self.lag.front().unwrap() as u64).into();
+            self.cnt_park = u.sched.cnt_park.val().to_u64();
+            self.cnt_retry = u.sched.cnt_park_retry.val().to_u64();
+        }
     }
 
     impl TptModel {
@@ -1537,7 +1732,10 @@ mod tests {
             (0, pbl[&i] + off, (1u64 << e.page_shift) - off)
         }
         /// Before the clock's evaluation.
-        fn drive(&self, u: &mut Tb, now: u64) {
+        fn drive(&mut self, u: &mut Tb, now: u64) {
+            if let Some(w) = &mut self.win {
+                w.drive(u, now);
+            }
             u.seg.chk_ready.next = !self.busy;
             let r = self.pend.filter(|p| p.0 <= now);
             u.seg.res_valid.next = r.is_some();
@@ -2258,6 +2456,157 @@ mod tests {
         storm(64, 3, 200, 6);
     }
 
+    /// QPs of random WQEs (`make_qp`: Writes, Sends, Read Requests, random
+    /// lengths) for the parking tests; QP `q`'s window ends at `wend[q]`.
+    fn park_qps(
+        n_qp: usize,
+        per_qp: usize,
+        max_len: usize,
+        seed: u64,
+    ) -> (Vec<QpSetup>, Vec<QpRef>, Vec<u8>) {
+        let mut rng = Rng::new(seed);
+        let mut m = mem();
+        let mut heap = 0x10_0000usize;
+        let (mut setups, mut refs) = (vec![], vec![]);
+        for q in 0..n_qp {
+            let mpa = MpaSettings {
+                crc: true,
+                markers: q % 2 == 1,
+                seq_start: 0xFFFF_F000 + 0x100 * q as u32,
+            };
+            let (s, r) = make_qp(
+                &mut rng, &mut m, &mut heap, per_qp, max_len, false, mpa, 1460, 4, 0,
+            );
+            setups.push(s);
+            refs.push(r);
+        }
+        (setups, refs, m)
+    }
+
+    /// Parking (module doc): QP 0's peer window admits a quarter of its
+    /// stream and opens in three steps (window updates at clocks 3000, 6000
+    /// and 9000: half, three quarters, all); QPs 1..3 have an open window. QP 0 parks
+    /// (instead of holding the segmenter) and resumes mid-message: every
+    /// descriptor, payload octet and completion matches `TxStream` QP by
+    /// QP (`run_with`), no FPDU passes the window, and the other QPs finish
+    /// while QP 0 is still stalled.
+    #[test]
+    fn window_parked_qp_resumes_mid_message() {
+        let (setups, mut refs, mut m) = park_qps(4, 6, 6000, 0x9A4C);
+        let s0 = setups[0].seq_start;
+        // QP 0's stream in sequence space (FPDUs, markers included).
+        let total = refs[0].segs.iter().map(|s| s.1.len() as u32).sum::<u32>();
+        let mut w = WinModel {
+            wend: setups
+                .iter()
+                .map(|s| s.seq_start.wrapping_add(1 << 30))
+                .collect(),
+            ..Default::default()
+        };
+        w.wend[0] = s0.wrapping_add(total / 4);
+        w.at = vec![
+            (3000, 0, s0.wrapping_add(total / 2)),
+            (6000, 0, s0.wrapping_add(total / 4 * 3)),
+            (9000, 0, s0.wrapping_add(1 << 30)),
+        ];
+        let mut tpm = TptModel {
+            win: Some(w),
+            ..Default::default()
+        };
+        let res = run_with(
+            &setups,
+            &mut refs,
+            &mut m,
+            78,
+            20,
+            false,
+            11,
+            200_000,
+            &mut tpm,
+            &[],
+        );
+        assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
+        let w = tpm.win.unwrap();
+        eprintln!(
+            "window park: QP 0 ({total} octets on the wire) parked {} times ({} retry sweeps); QPs 1..3 done at {:?}, QP 0 at {}; opened {:?}",
+            w.cnt_park,
+            w.cnt_retry,
+            &res.qp_done[1..],
+            res.qp_done[0],
+            w.opened
+        );
+        assert!(w.cnt_park >= 3, "QP 0 parked at each window stop");
+        assert!(w.parks.iter().all(|p| p.1 == 0), "only QP 0 parks");
+        // The other QPs are not held behind QP 0.
+        assert!(res.qp_done[1..].iter().all(|&t| t < 9000));
+        // QP 0 sent something before each opening and something after.
+        for &(t, _) in &w.opened {
+            assert!(w.descs.iter().any(|&(c, q)| q == 0 && c > t));
+        }
+        // Clocks from each window update to QP 0's next descriptor.
+        for &(t, _) in &w.opened {
+            let next = w.descs.iter().find(|&&(c, q)| q == 0 && c > t).unwrap().0;
+            eprintln!(
+                "window update at {t}: QP 0's next descriptor {} clocks later",
+                next - t
+            );
+        }
+    }
+
+    /// A window update in the very clock QP 0's park is taken is not lost:
+    /// QP 0 is granted again at once (not only at the retry sweep after
+    /// `PARK_RETRY` clocks).
+    #[test]
+    fn wakeup_in_the_clock_of_the_park() {
+        let (setups, mut refs, mut m) = park_qps(2, 4, 5000, 0x5A3E);
+        let s0 = setups[0].seq_start;
+        let mut w = WinModel {
+            wend: setups
+                .iter()
+                .map(|s| s.seq_start.wrapping_add(1 << 30))
+                .collect(),
+            ..Default::default()
+        };
+        w.wend[0] = s0.wrapping_add(1000);
+        w.at_park = vec![(0, 1, s0.wrapping_add(1 << 30))];
+        let mut tpm = TptModel {
+            win: Some(w),
+            ..Default::default()
+        };
+        let _res = run_with(
+            &setups,
+            &mut refs,
+            &mut m,
+            78,
+            0,
+            false,
+            12,
+            200_000,
+            &mut tpm,
+            &[],
+        );
+        assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
+        let w = tpm.win.unwrap();
+        let (t_open, _) = w.opened[0];
+        let next = w
+            .descs
+            .iter()
+            .find(|&&(c, q)| q == 0 && c > t_open)
+            .unwrap()
+            .0;
+        eprintln!(
+            "same-clock wakeup at {t_open} (park {:?}): QP 0's next descriptor {} clocks later, {} parks, {} retry sweeps",
+            w.parks,
+            next - t_open,
+            w.cnt_park,
+            w.cnt_retry
+        );
+        assert_eq!(w.parks[0].0, t_open, "the update came in the park's clock");
+        assert_eq!(w.cnt_park, 1);
+        assert!(next - t_open < 1000, "woken at once, not by the sweep");
+        assert_eq!(w.cnt_retry, 0);
+    }
+
     fn one_qp_writes(
         n: usize,
         len: usize,
@@ -2465,7 +2814,9 @@ mod tests {
         let mut rang = 0usize;
         let mut tpm = TptModel::default();
         let mut trng = Rng::new(5);
-        while got_cpl < total_cpl || outst.iter().any(|&o| o > 0) {
+        // (until every Read went: an unsignaled last Read of a QP parked
+        // at ORD goes after its wakeup and refetch)
+        while got_cpl < total_cpl || outst.iter().any(|&o| o > 0) || sent != [n, n] {
             assert!(now < 20_000, "hang: sent {sent:?}, outstanding {outst:?}");
             u.db.csr_valid.next = false;
             if rang < 2 {
@@ -2557,7 +2908,14 @@ mod tests {
         assert_eq!(max_outst, [1, 2], "the ORD was reached");
         assert_eq!(u.rdt.cnt_ord_over.val().to_u64(), 0);
         assert_eq!(u.rdt.cnt_cpl.val().to_u64(), total_cpl as u64);
-        eprintln!("ORD hold: {n} + {n} Reads in {now} clocks");
+        // A Read WQE at ORD is parked (module doc), woken by RdTrack's
+        // count decrement of its QP.
+        let parks = u.sched.cnt_park.val().to_u64();
+        let sweeps = u.sched.cnt_park_retry.val().to_u64();
+        eprintln!(
+            "ORD hold: {n} + {n} Reads in {now} clocks, {parks} parks, {sweeps} retry sweeps"
+        );
+        assert!(parks > 0, "the ORD stall parked");
     }
 
     /// The reference for send-side translation: `TxStream::send`'s

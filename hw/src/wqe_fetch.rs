@@ -42,6 +42,15 @@
 //!   [`REASON_NUM_SGE`]: more than `MAX_SGE_PER_WQE` SGEs;
 //!   [`REASON_SOLICITED`]: Solicited on a non-Send). `TxSeg` completes a bad
 //!   WQE with an error completion record.
+//! * Parking (docs/rtl.md "Parked QPs"): `park_valid` (`park_qp`,
+//!   `park_idx`: the WQE at the head, which `TxSeg` holds) is taken in
+//!   `Idle` (`park_ready`; no grant is taken in that clock): the head WQE is
+//!   popped, the QP's fetch index is set back to `park_idx` (the WQE is
+//!   fetched again when the scheduler grants the QP after its wakeup), and
+//!   the QP's epoch bit flips. Every WQE carries its QP's epoch from the
+//!   fetch's request; a WQE at the head whose epoch is not its QP's (one
+//!   fetched before the park, behind the parked WQE) is dropped, so the
+//!   QP's WQEs start again, in order, at the parked one.
 
 use crate::fifo::Fifo;
 use rust_hdl::prelude::*;
@@ -141,6 +150,17 @@ pub struct WqeFetch {
     pub cnt_wqe_drop: Signal<Out, Bits<32>>,
     /// Grants of an off QP (nothing fetched, fetch index = producer).
     pub cnt_skip: Signal<Out, Bits<32>>,
+    // Parking (module doc).
+    pub park_valid: Signal<In, Bit>,
+    pub park_qp: Signal<In, Bits<6>>,
+    pub park_idx: Signal<In, Bits<32>>,
+    pub park_ready: Signal<Out, Bit>,
+    /// Per QP: the epoch of its fetches (flips at each park).
+    ep: DFF<Bits<64>>,
+    /// Per tag: the epoch of the request in flight.
+    e_ep: DFF<Bits<4>>,
+    head_stale: Signal<Local, Bit>,
+    park_take: Signal<Local, Bit>,
     // Per-QP state.
     c_prefetch: Constant<Bits<32>>,
     c_rsv: Constant<Bits<3>>,
@@ -149,7 +169,7 @@ pub struct WqeFetch {
     c_nsge: Constant<Bits<3>>,
     ring: RAM<Bits<69>, 6>,
     cis: RAM<Bits<32>, 6>,
-    fifo: Fifo<Bits<550>, 5, 6>,
+    fifo: Fifo<Bits<551>, 5, 6>,
     state: DFF<FetchState>,
     qp: DFF<Bits<6>>,
     n: DFF<Bits<4>>,
@@ -260,6 +280,14 @@ impl Default for WqeFetch {
             cnt_fetch: Default::default(),
             cnt_wqe_drop: Default::default(),
             cnt_skip: Default::default(),
+            park_valid: Default::default(),
+            park_qp: Default::default(),
+            park_idx: Default::default(),
+            park_ready: Default::default(),
+            ep: Default::default(),
+            e_ep: Default::default(),
+            head_stale: Default::default(),
+            park_take: Default::default(),
             c_prefetch: Constant::new(PREFETCH.into()),
             c_rsv: Constant::new(REASON_RESERVED.into()),
             c_op: Constant::new(REASON_OPCODE.into()),
@@ -327,7 +355,7 @@ impl Logic for WqeFetch {
         dff_setup!(
             self, clock, state, qp, n, more, ci, addr, busy_r, free, ifl, e0_qp, e1_qp, e2_qp,
             e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, wbuf, beat, wcount, n_fetch, off, n_drop,
-            n_skip
+            n_skip, ep, e_ep
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -382,6 +410,16 @@ impl Logic for WqeFetch {
         self.dma_rd_req_tag.next = bit_cast::<8, 2>(self.tag.val());
         self.issued.next = false;
         self.busy_next.next = self.busy_r.q.val();
+        // A park is taken in Idle, when no ring load writes the fetch index.
+        self.park_ready.next = (self.state.q.val() == FetchState::Idle)
+            & !(self.cfg_valid.val() & self.cfg_ci_load.val());
+        self.park_take.next = self.park_valid.val() & self.park_ready.val();
+        if self.park_take.val() {
+            self.cis.write_enable.next = true;
+            self.cis.write_address.next = self.park_qp.val();
+            self.cis.write_data.next = self.park_idx.val();
+            self.ep.d.next = self.ep.q.val() ^ (bits::<64>(1) << self.park_qp.val());
+        }
 
         // Fetch index arithmetic (Calc: RAM outputs and take_prod are valid).
         self.avail.next = self.take_prod.val() - self.cis.read_data.val();
@@ -399,7 +437,8 @@ impl Logic for WqeFetch {
         match self.state.q.val() {
             FetchState::Idle => {
                 // Room for every WQE in flight plus a whole prefetch.
-                if self.any_free.val()
+                if !self.park_valid.val()
+                    & self.any_free.val()
                     & ((bit_cast::<7, 6>(self.fifo.count.val())
                         + bit_cast::<7, 6>(self.ifl.q.val()))
                         <= 24)
@@ -484,9 +523,11 @@ impl Logic for WqeFetch {
         self.rearm_valid.next = false;
         self.rearm_qp.next = self.c_qp.val();
         self.fifo.data_in.next =
-            (bit_cast::<550, 32>(self.c_ci.val() + bit_cast::<32, 4>(self.wcount.q.val())) << 518)
-                | (bit_cast::<550, 6>(self.c_qp.val()) << 512)
-                | bit_cast::<550, 512>(self.buf_next.val());
+            (bit_cast::<551, 1>(((self.e_ep.q.val() >> self.ctag.val()) & 1).any().into()) << 550)
+                | (bit_cast::<551, 32>(self.c_ci.val() + bit_cast::<32, 4>(self.wcount.q.val()))
+                    << 518)
+                | (bit_cast::<551, 6>(self.c_qp.val()) << 512)
+                | bit_cast::<551, 512>(self.buf_next.val());
         if self.dma_rd_cpl_valid.val() {
             self.wbuf.d.next = self.buf_next.val();
             self.beat.d.next = self.beat.q.val() + 1;
@@ -509,6 +550,10 @@ impl Logic for WqeFetch {
         if self.issued.val() {
             self.free_next.next = self.free_next.val() & !(bits::<4>(1) << self.tag.val());
             self.e_more.d.next = self.e_more.q.val() & !(bits::<4>(1) << self.tag.val());
+            self.e_ep.d.next = self.e_ep.q.val() & !(bits::<4>(1) << self.tag.val());
+            if (self.ep.q.val() & (bits::<64>(1) << self.qp.q.val())).any() {
+                self.e_ep.d.next = self.e_ep.q.val() | (bits::<4>(1) << self.tag.val());
+            }
             if self.more.q.val() {
                 self.e_more.d.next = (self.e_more.q.val() & !(bits::<4>(1) << self.tag.val()))
                     | (bits::<4>(1) << self.tag.val());
@@ -552,12 +597,22 @@ impl Logic for WqeFetch {
             & (self.off.q.val() & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(512)))
                 .any();
         self.drop.next = self.head_off.val() & !self.wqe_hold.val();
-        self.fifo.read.next = self.wqe_ready.val() | self.drop.val();
+        // A WQE fetched before its QP's last park (module doc) goes.
+        self.head_stale.next = !self.fifo.empty.val()
+            & (self.fifo.data_out.val().get_bit(550)
+                != (self.ep.q.val()
+                    & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(512)))
+                .any());
+        self.fifo.read.next = self.wqe_ready.val()
+            | self.drop.val()
+            | self.park_take.val()
+            | (self.head_stale.val() & !self.wqe_hold.val());
         if self.drop.val() {
             self.n_drop.d.next = self.n_drop.q.val() + 1;
         }
         self.wqe_off.next = self.head_off.val();
-        self.wqe_valid.next = !self.fifo.empty.val() & !self.head_off.val();
+        self.wqe_valid.next =
+            !self.fifo.empty.val() & !self.head_off.val() & !self.head_stale.val();
         self.cnt_wqe_drop.next = self.n_drop.q.val();
         self.cnt_skip.next = self.n_skip.q.val();
         self.raw.next = self.fifo.data_out.val().get_bits::<512>(0);
@@ -610,6 +665,7 @@ impl Logic for WqeFetch {
             self.off.d.next = 0.into();
             self.n_drop.d.next = 0.into();
             self.n_skip.d.next = 0.into();
+            self.ep.d.next = 0.into();
         }
     }
 }
@@ -666,6 +722,9 @@ mod tests {
             u.dma_rd_cpl_tag.connect();
             u.wqe_ready.connect();
             u.wqe_hold.connect();
+            u.park_valid.connect();
+            u.park_qp.connect();
+            u.park_idx.connect();
             u.connect_all();
             u.reset.next = true;
             tick!(u);

@@ -456,9 +456,12 @@ fn window_limits_flight() {
 }
 
 /// Two QPs: A's window is closed (its peer does not ACK), B's is open.
-/// Pure ACKs for B's peer go out while A waits; a head-of-line limit
-/// (docs/rtl.md) holds B's data behind A's WQE until A's window opens;
-/// then both streams finish byte for byte.
+/// B's data goes out while A waits (A is parked, docs/rtl.md "Parked
+/// QPs"; before, B's data waited behind A's WQE until A's window opened),
+/// then pure ACKs for B's peer go out while A waits; when A's window opens
+/// both streams finish byte for byte. (B's data and its peer's data are
+/// not overlapped here: a pure ACK may leave ahead of a data frame whose
+/// header already holds an older ACK number, the MAC merge's `mx_block`.)
 #[test]
 fn stalled_qp_does_not_stop_acks() {
     let mut rig = Rig::new(3);
@@ -474,6 +477,11 @@ fn stalled_qp_does_not_stop_acks() {
     );
     rig.post_write(1, 8000, false);
     rig.doorbell(1);
+    rig.run_quiet(300, 100_000);
+    assert!(
+        rig.qps[1].expect.is_empty() && rig.qps[1].cq_expect.is_empty(),
+        "B's data and completion while A waits"
+    );
     rig.peer_data(1, 10, 1000);
     rig.run_quiet(ACK_DELAY + 300, 100_000);
     let b = &rig.qps[1];
