@@ -650,6 +650,14 @@ pub struct RnicCore {
     fwc_up_wnd: DFF<Bits<32>>,
     /// Per connection: SND.UNA + SND.WND, the end of the peer's window.
     tx_wend: RAM<Bits<32>, 8>,
+    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): the
+    /// `tx_wend` write (enable, connection, SND.UNA and SND.WND) registered
+    /// and done one clock after the update, so the sum starts from flops,
+    /// not from `conn_table`'s block RAM through `rx_split`.
+    wend_v: DFF<Bit>,
+    wend_idx: DFF<Bits<8>>,
+    wend_una: DFF<Bits<32>>,
+    wend_wnd: DFF<Bits<32>>,
     /// Per connection: the ACK number of the last frame (data or pure ACK)
     /// built for it; a pure ACK whose number a data frame already carried is
     /// not sent (piggyback).
@@ -1071,18 +1079,42 @@ impl Logic for RnicCore {
         }
         self.ct_rd_snd_nxt.next = self.conn_table.rd_snd_nxt.val();
         self.ct_rd_snd_wnd.next = self.conn_table.rd_snd_wnd.val();
-        // The end of the peer's window per connection, for TxSeg.
+        // The end of the peer's window per connection, for TxSeg and
+        // read_resp: SND.UNA + SND.WND (RFC 9293 §3.8.6), the operands
+        // registered in `wend_*`, summed and written one clock later.
+        //
+        // Why the extra clock cannot let an FPDU pass the window: the
+        // readers see a window end one clock older than before, and every
+        // value tx_wend holds is an edge the peer offered (a window update
+        // of a segment rx_split accepted, or the firmware's connection
+        // state). Reading the previous edge one clock longer is exactly what
+        // the readers would see had the peer's ACK arrived one clock later,
+        // and it can only be larger than the new one if the peer shrank its
+        // window, which RFC 9293 §3.8.6 strongly discourages and a sender
+        // must tolerate anyway (data sent within the edge it last saw).
+        // Writes keep their order (one register, one write per clock, the
+        // firmware's write winning a clash as before), so the table never
+        // goes back to an older edge, and tx_wend's read port is registered
+        // anyway, so a read at the written address already lagged a clock.
+        dff_setup!(self, clock, wend_v, wend_idx, wend_una, wend_wnd);
         self.tx_wend.read_clock.next = self.clock.val();
         self.tx_wend.write_clock.next = self.clock.val();
-        self.tx_wend.write_enable.next = self.ew_ct_valid.val()
+        self.wend_v.d.next = self.ew_ct_valid.val()
             | (self.rx_split.up_valid.val() & self.rx_split.up_wnd_valid.val());
-        self.tx_wend.write_address.next = self.rx_split.up_idx.val();
-        self.tx_wend.write_data.next =
-            self.rx_split.up_snd_una.val() + self.rx_split.up_snd_wnd.val();
+        self.wend_idx.d.next = self.rx_split.up_idx.val();
+        self.wend_una.d.next = self.rx_split.up_snd_una.val();
+        self.wend_wnd.d.next = self.rx_split.up_snd_wnd.val();
         if self.ew_ct_valid.val() {
-            self.tx_wend.write_address.next = self.ew_ct_idx.val();
-            self.tx_wend.write_data.next = self.ew_ct_snd_una.val() + self.ew_ct_snd_wnd.val();
+            self.wend_idx.d.next = self.ew_ct_idx.val();
+            self.wend_una.d.next = self.ew_ct_snd_una.val();
+            self.wend_wnd.d.next = self.ew_ct_snd_wnd.val();
         }
+        if self.reset.val() {
+            self.wend_v.d.next = false;
+        }
+        self.tx_wend.write_enable.next = self.wend_v.q.val();
+        self.tx_wend.write_address.next = self.wend_idx.q.val();
+        self.tx_wend.write_data.next = self.wend_una.q.val() + self.wend_wnd.q.val();
         self.conn_table.wr_valid.next = self.ew_ct_valid.val();
         self.conn_table.wr_idx.next = self.ew_ct_idx.val();
         self.conn_table.wr_used.next = self.ew_ct_used.val();
