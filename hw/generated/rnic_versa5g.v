@@ -8032,6 +8032,18 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tx_wend$write_clock;
     reg  [31:0] tx_wend$write_data;
     reg  tx_wend$write_enable;
+    reg  wend_v$d;
+    wire  wend_v$q;
+    reg  wend_v$clock;
+    reg  [7:0] wend_idx$d;
+    wire  [7:0] wend_idx$q;
+    reg  wend_idx$clock;
+    reg  [31:0] wend_una$d;
+    wire  [31:0] wend_una$q;
+    reg  wend_una$clock;
+    reg  [31:0] wend_wnd$d;
+    wire  [31:0] wend_wnd$q;
+    reg  wend_wnd$clock;
     reg  [7:0] tx_acked$read_address;
     reg  tx_acked$read_clock;
     wire  [31:0] tx_acked$read_data;
@@ -9757,6 +9769,26 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .write_data(tx_wend$write_data),
         .write_enable(tx_wend$write_enable)
     );
+    rnic_versa5g$core$wend_v wend_v(
+        .d(wend_v$d),
+        .q(wend_v$q),
+        .clock(wend_v$clock)
+    );
+    rnic_versa5g$core$wend_idx wend_idx(
+        .d(wend_idx$d),
+        .q(wend_idx$q),
+        .clock(wend_idx$clock)
+    );
+    rnic_versa5g$core$wend_una wend_una(
+        .d(wend_una$d),
+        .q(wend_una$q),
+        .clock(wend_una$clock)
+    );
+    rnic_versa5g$core$wend_wnd wend_wnd(
+        .d(wend_wnd$d),
+        .q(wend_wnd$q),
+        .clock(wend_wnd$clock)
+    );
     rnic_versa5g$core$tx_acked tx_acked(
         .read_address(tx_acked$read_address),
         .read_clock(tx_acked$read_clock),
@@ -10375,15 +10407,31 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         end
         ct_rd_snd_nxt = conn_table$rd_snd_nxt;
         ct_rd_snd_wnd = conn_table$rd_snd_wnd;
+        wend_v$clock = clock;
+        wend_idx$clock = clock;
+        wend_una$clock = clock;
+        wend_wnd$clock = clock;
+        wend_v$d = wend_v$q;
+        wend_idx$d = wend_idx$q;
+        wend_una$d = wend_una$q;
+        wend_wnd$d = wend_wnd$q;
         tx_wend$read_clock = clock;
         tx_wend$write_clock = clock;
-        tx_wend$write_enable = ew_ct_valid | (rx_split$up_valid & rx_split$up_wnd_valid);
-        tx_wend$write_address = rx_split$up_idx;
-        tx_wend$write_data = rx_split$up_snd_una + rx_split$up_snd_wnd;
+        wend_v$d = ew_ct_valid | (rx_split$up_valid & rx_split$up_wnd_valid);
+        wend_idx$d = rx_split$up_idx;
+        wend_una$d = rx_split$up_snd_una;
+        wend_wnd$d = rx_split$up_snd_wnd;
         if (ew_ct_valid) begin
-            tx_wend$write_address = ew_ct_idx;
-            tx_wend$write_data = ew_ct_snd_una + ew_ct_snd_wnd;
+            wend_idx$d = ew_ct_idx;
+            wend_una$d = ew_ct_snd_una;
+            wend_wnd$d = ew_ct_snd_wnd;
         end
+        if (reset) begin
+            wend_v$d = 1'b0;
+        end
+        tx_wend$write_enable = wend_v$q;
+        tx_wend$write_address = wend_idx$q;
+        tx_wend$write_data = wend_una$q + wend_wnd$q;
         conn_table$wr_valid = ew_ct_valid;
         conn_table$wr_idx = ew_ct_idx;
         conn_table$wr_used = ew_ct_used;
@@ -25220,6 +25268,12 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     reg  iss1$d;
     wire  iss1$q;
     reg  iss1$clock;
+    reg  [31:0] adv_r$d;
+    wire  [31:0] adv_r$q;
+    reg  adv_r$clock;
+    reg  iss2$d;
+    wire  iss2$q;
+    reg  iss2$clock;
     reg  wok$d;
     wire  wok$q;
     reg  wok$clock;
@@ -25396,6 +25450,16 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         .q(iss1$q),
         .clock(iss1$clock)
     );
+    rnic_versa5g$core$read_resp$adv_r adv_r(
+        .d(adv_r$d),
+        .q(adv_r$q),
+        .clock(adv_r$clock)
+    );
+    rnic_versa5g$core$read_resp$iss2 iss2(
+        .d(iss2$d),
+        .q(iss2$q),
+        .clock(iss2$clock)
+    );
     rnic_versa5g$core$read_resp$wok wok(
         .d(wok$d),
         .q(wok$q),
@@ -25459,6 +25523,8 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         pay_done$clock = clock;
         fits_r$clock = clock;
         iss1$clock = clock;
+        adv_r$clock = clock;
+        iss2$clock = clock;
         wok$clock = clock;
         cause_r$clock = clock;
         stopped$clock = clock;
@@ -25491,6 +25557,8 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         pay_done$d = pay_done$q;
         fits_r$d = fits_r$q;
         iss1$d = iss1$q;
+        adv_r$d = adv_r$q;
+        iss2$d = iss2$q;
         wok$d = wok$q;
         cause_r$d = cause_r$q;
         stopped$d = stopped$q;
@@ -25538,45 +25606,49 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         flen = ((k_hdr_t + seg$q + 16'h5) & 16'hfffc) + 16'h4;
         sdiff = seq$q[(32'h0)+:(9)] - seq_start$q[(32'h0)+:(9)];
         d0 = {{7{1'b0}}, (9'h0 - sdiff)};
-        kk = 16'h0;
         mrest = 16'h0;
         if (flen > d0) begin
             mrest = flen - d0;
-            kk = 16'h1;
         end
-        if (mrest > 16'h1fc) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'h3f8) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'h5f4) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'h7f0) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'h9ec) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'hbe8) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'hde4) begin
-            kk = kk + 16'h1;
-        end
+        kk = 16'h0;
         if (mrest > 16'hfe0) begin
-            kk = kk + 16'h1;
+            kk = 16'h9;
+        end
+        else if (mrest > 16'hde4) begin
+            kk = 16'h8;
+        end
+        else if (mrest > 16'hbe8) begin
+            kk = 16'h7;
+        end
+        else if (mrest > 16'h9ec) begin
+            kk = 16'h6;
+        end
+        else if (mrest > 16'h7f0) begin
+            kk = 16'h5;
+        end
+        else if (mrest > 16'h5f4) begin
+            kk = 16'h4;
+        end
+        else if (mrest > 16'h3f8) begin
+            kk = 16'h3;
+        end
+        else if (mrest > 16'h1fc) begin
+            kk = 16'h2;
+        end
+        else if (flen > d0) begin
+            kk = 16'h1;
         end
         adv = {{16{1'b0}}, flen};
         if (mk$q) begin
             adv = {{16{1'b0}}, (flen + (kk << 32'h2))};
         end
-        fits_r$d = ~win_en | (((win_end - (seq$q + adv)) >> 32'h1f) == 32'h0);
+        adv_r$d = adv;
+        fits_r$d = ~win_en | (((win_end - (seq$q + adv_r$q)) >> 32'h1f) == 32'h0);
         iss1$d = state$q == RrState$Issue;
+        iss2$d = (state$q == RrState$Issue) & iss1$q;
         wok$d = 1'b0;
         if (state$q == RrState$Issue) begin
-            wok$d = wok$q | (iss1$q & fits_r$q & ~hold);
+            wok$d = wok$q | (iss2$q & fits_r$q & ~hold);
         end
         desc_valid = (state$q == RrState$Issue) & ~desc_done$q & wok$q;
         desc_qp = qp$q;
@@ -25591,7 +25663,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         desc_pay_len = seg$q;
         desc_addr = addr$q;
         quiet = ~((state$q == RrState$Issue) & wok$q);
-        desc_adv = adv[(32'h0)+:(16)];
+        desc_adv = adv_r$q[(32'h0)+:(16)];
         dma_rd_req_valid = (state$q == RrState$Issue) & wok$q & ~req_done$q & |seg$q;
         dma_rd_req_addr = addr$q;
         dma_rd_req_len = seg$q;
@@ -25741,7 +25813,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                 begin
                     xs_req = 1'b1;
                     c_segs$d = c_segs$q + 32'h1;
-                    seq$d = seq$q + adv;
+                    seq$d = seq$q + adv_r$q;
                     cur_to$d = cur_to$q + {{48{1'b0}}, seg$q};
                     sink_to$d = sink_to$q + {{48{1'b0}}, seg$q};
                     rest$d = rest$q - {{16{1'b0}}, seg$q};
@@ -25807,6 +25879,25 @@ module rnic_versa5g$core$read_resp$addr(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$read_resp$addr
+
+
+module rnic_versa5g$core$read_resp$adv_r(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$adv_r
 
 
 module rnic_versa5g$core$read_resp$c_drop(d,q,clock);
@@ -26016,6 +26107,25 @@ module rnic_versa5g$core$read_resp$iss1(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$read_resp$iss1
+
+
+module rnic_versa5g$core$read_resp$iss2(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$read_resp$iss2
 
 
 module rnic_versa5g$core$read_resp$len(d,q,clock);
@@ -40745,6 +40855,9 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
     reg  [31:0] n_piggy$d;
     wire  [31:0] n_piggy$q;
     reg  n_piggy$clock;
+    reg  due_r$d;
+    wire  due_r$q;
+    reg  due_r$clock;
     reg  [2:0] st$d;
     wire  [2:0] st$q;
     reg  st$clock;
@@ -40840,6 +40953,11 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         .d(n_piggy$d),
         .q(n_piggy$q),
         .clock(n_piggy$clock)
+    );
+    rnic_versa5g$core$tx_ackgen$due_r due_r(
+        .d(due_r$d),
+        .q(due_r$q),
+        .clock(due_r$clock)
     );
     rnic_versa5g$core$tx_ackgen$st st(
         .d(st$d),
@@ -40946,6 +41064,7 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         now$clock = clock;
         rconn$clock = clock;
         n_piggy$clock = clock;
+        due_r$clock = clock;
         queued$d = queued$q;
         st$d = st$q;
         beat$d = beat$q;
@@ -40967,6 +41086,7 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         now$d = now$q;
         rconn$d = rconn$q;
         n_piggy$d = n_piggy$q;
+        due_r$d = due_r$q;
         fifo$reset = reset;
         one = 256'h1;
         now$d = now$q + 16'h1;
@@ -40979,8 +41099,9 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         rd_valid = 1'b0;
         rd_conn = head;
         due = ~fifo$empty & (|(second$q & (one << head)) | ((now$q - fifo$data_out[(32'h8)+:(16)]) >= c_delay));
-        pend = due | (st$q != 3'h0);
-        if ((st$q == 3'h0) & due & go) begin
+        due_r$d = due;
+        pend = due_r$q | (st$q != 3'h0);
+        if ((st$q == 3'h0) & due_r$q & go) begin
             rd_valid = 1'b1;
             fifo$read = 1'b1;
             rconn$d = head;
@@ -41110,6 +41231,7 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
             n_piggy$d = 32'h0;
             st$d = 3'h0;
             n_acks$d = 32'h0;
+            due_r$d = 1'b0;
         end
     end
 
@@ -41209,6 +41331,25 @@ module rnic_versa5g$core$tx_ackgen$dport(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_ackgen$dport
+
+
+module rnic_versa5g$core$tx_ackgen$due_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_ackgen$due_r
 
 
 module rnic_versa5g$core$tx_ackgen$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
@@ -49147,6 +49288,82 @@ module rnic_versa5g$core$tx_wnxt(read_address,read_clock,read_data,write_address
     end
 
 endmodule // rnic_versa5g$core$tx_wnxt
+
+
+module rnic_versa5g$core$wend_idx(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wend_idx
+
+
+module rnic_versa5g$core$wend_una(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wend_una
+
+
+module rnic_versa5g$core$wend_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wend_v
+
+
+module rnic_versa5g$core$wend_wnd(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wend_wnd
 
 
 module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip);
