@@ -588,6 +588,16 @@ pub struct RnicCore {
     wr_b_in: Signal<Local, Bits<86>>,
     /// tx_framer → this slice → the MAC TX merge (FPGA timing).
     fr_sk: Skid<Bits<69>>,
+    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): a
+    /// `Skid` on the payload stream between the sources' mux (tx_seg,
+    /// read_resp, tx_log) and `tx_framer`, so the framer's `pay_ready` no
+    /// longer runs into the mux and tx_seg's payload buffer read address.
+    /// {last [68], keep [67:64], data [63:0]}.
+    pay_sk: Skid<Bits<69>>,
+    pm_data: Signal<Local, Bits<64>>,
+    pm_keep: Signal<Local, Bits<4>>,
+    pm_last: Signal<Local, Bit>,
+    pm_valid: Signal<Local, Bit>,
     fr_in: Signal<Local, Bits<69>>,
     fr_valid: Signal<Local, Bit>,
     fr_last: Signal<Local, Bit>,
@@ -2132,14 +2142,14 @@ impl Logic for RnicCore {
         self.tx_framer.desc_msn.next = self.tx_seg.desc_msn.val();
         self.tx_framer.desc_mo.next = self.tx_seg.desc_mo.val();
         self.tx_framer.desc_pay_len.next = self.tx_seg.desc_pay_len.val();
-        self.tx_framer.pay_data.next = self.tx_seg.pay_data.val();
-        self.tx_framer.pay_keep.next = self.tx_seg.pay_keep.val();
-        self.tx_framer.pay_last.next = self.tx_seg.pay_last.val();
-        self.tx_framer.pay_valid.next = self.tx_seg.pay_valid.val();
+        self.pm_data.next = self.tx_seg.pay_data.val();
+        self.pm_keep.next = self.tx_seg.pay_keep.val();
+        self.pm_last.next = self.tx_seg.pay_last.val();
+        self.pm_valid.next = self.tx_seg.pay_valid.val();
         self.tx_seg.pay_ready.next =
-            self.tx_framer.pay_ready.val() & !self.rr_tx.val() & !self.rt_tx.val();
-        self.tx_log.pay_ready.next = self.tx_framer.pay_ready.val() & self.rt_tx.val();
-        self.read_resp.pay_ready.next = self.tx_framer.pay_ready.val() & self.rr_tx.val();
+            self.pay_sk.in_ready.val() & !self.rr_tx.val() & !self.rt_tx.val();
+        self.tx_log.pay_ready.next = self.pay_sk.in_ready.val() & self.rt_tx.val();
+        self.read_resp.pay_ready.next = self.pay_sk.in_ready.val() & self.rr_tx.val();
         // read_resp's Read Responses (tagged, RFC 5040 §4.5) while it has
         // the stream: TxSeg then has no payload outstanding and sends no
         // descriptor, so the framer sees each source's descriptors and
@@ -2157,10 +2167,10 @@ impl Logic for RnicCore {
             self.tx_framer.desc_msn.next = 0.into();
             self.tx_framer.desc_mo.next = 0.into();
             self.tx_framer.desc_pay_len.next = self.read_resp.desc_pay_len.val();
-            self.tx_framer.pay_data.next = self.read_resp.pay_data.val();
-            self.tx_framer.pay_keep.next = self.read_resp.pay_keep.val();
-            self.tx_framer.pay_last.next = self.read_resp.pay_last.val();
-            self.tx_framer.pay_valid.next = self.read_resp.pay_valid.val();
+            self.pm_data.next = self.read_resp.pay_data.val();
+            self.pm_keep.next = self.read_resp.pay_keep.val();
+            self.pm_last.next = self.read_resp.pay_last.val();
+            self.pm_valid.next = self.read_resp.pay_valid.val();
         }
         // the TX log's replayed FPDUs while it has the stream (tx_seg and
         // read_resp are held: nothing interleaves)
@@ -2177,11 +2187,28 @@ impl Logic for RnicCore {
             self.tx_framer.desc_msn.next = self.tx_log.desc_msn.val();
             self.tx_framer.desc_mo.next = self.tx_log.desc_mo.val();
             self.tx_framer.desc_pay_len.next = self.tx_log.desc_pay_len.val();
-            self.tx_framer.pay_data.next = self.tx_log.pay_data.val();
-            self.tx_framer.pay_keep.next = self.tx_log.pay_keep.val();
-            self.tx_framer.pay_last.next = self.tx_log.pay_last.val();
-            self.tx_framer.pay_valid.next = self.tx_log.pay_valid.val();
+            self.pm_data.next = self.tx_log.pay_data.val();
+            self.pm_keep.next = self.tx_log.pay_keep.val();
+            self.pm_last.next = self.tx_log.pay_last.val();
+            self.pm_valid.next = self.tx_log.pay_valid.val();
         }
+        // The selected source's payload into `pay_sk`, its output to the
+        // framer. The skid keeps the beats' order and each source's
+        // `pay_done`/`quiet` still means "its last beat was handed over"
+        // (now into the skid): the stream changes hands only after that, so
+        // the next source's beats queue behind it and the framer sees every
+        // payload in its descriptor's order, as before.
+        self.pay_sk.clock.next = self.clock.val();
+        self.pay_sk.reset.next = self.reset.val();
+        self.pay_sk.in_valid.next = self.pm_valid.val();
+        self.pay_sk.in_data.next = (bit_cast::<69, 1>(self.pm_last.val().into()) << 68)
+            | (bit_cast::<69, 4>(self.pm_keep.val()) << 64)
+            | bit_cast::<69, 64>(self.pm_data.val());
+        self.tx_framer.pay_data.next = self.pay_sk.out_data.val().get_bits::<64>(0);
+        self.tx_framer.pay_keep.next = self.pay_sk.out_data.val().get_bits::<4>(64);
+        self.tx_framer.pay_last.next = self.pay_sk.out_data.val().get_bit(68);
+        self.tx_framer.pay_valid.next = self.pay_sk.out_valid.val();
+        self.pay_sk.out_ready.next = self.tx_framer.pay_ready.val();
         // ---- TX log: every descriptor a source hands to the framer, with
         // its payload source (tx_seg: SGE address + offset or the Read
         // Request octets; read_resp: the translated address)
