@@ -1437,6 +1437,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  fr_sk$out_valid;
     wire  [68:0] fr_sk$out_data;
     reg  fr_sk$out_ready;
+    reg  pay_sk$clock;
+    reg  pay_sk$reset;
+    reg  pay_sk$in_valid;
+    reg  [68:0] pay_sk$in_data;
+    wire  pay_sk$in_ready;
+    wire  pay_sk$out_valid;
+    wire  [68:0] pay_sk$out_data;
+    reg  pay_sk$out_ready;
     reg  rq_cfg_q$clock;
     reg  rq_cfg_q$reset;
     reg  rq_cfg_q$write;
@@ -1875,6 +1883,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  fm_last;
     reg  [85:0] wr_sk_in;
     reg  [85:0] wr_b_in;
+    reg  [63:0] pm_data;
+    reg  [3:0] pm_keep;
+    reg  pm_last;
+    reg  pm_valid;
     reg  [68:0] fr_in;
     reg  fr_valid;
     reg  fr_last;
@@ -3154,6 +3166,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .out_valid(fr_sk$out_valid),
         .out_data(fr_sk$out_data),
         .out_ready(fr_sk$out_ready)
+    );
+    rnic_core$pay_sk pay_sk(
+        .clock(pay_sk$clock),
+        .reset(pay_sk$reset),
+        .in_valid(pay_sk$in_valid),
+        .in_data(pay_sk$in_data),
+        .in_ready(pay_sk$in_ready),
+        .out_valid(pay_sk$out_valid),
+        .out_data(pay_sk$out_data),
+        .out_ready(pay_sk$out_ready)
     );
     rnic_core$rq_cfg_q rq_cfg_q(
         .clock(rq_cfg_q$clock),
@@ -4758,13 +4780,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_framer$desc_msn = tx_seg$desc_msn;
         tx_framer$desc_mo = tx_seg$desc_mo;
         tx_framer$desc_pay_len = tx_seg$desc_pay_len;
-        tx_framer$pay_data = tx_seg$pay_data;
-        tx_framer$pay_keep = tx_seg$pay_keep;
-        tx_framer$pay_last = tx_seg$pay_last;
-        tx_framer$pay_valid = tx_seg$pay_valid;
-        tx_seg$pay_ready = tx_framer$pay_ready & ~rr_tx & ~rt_tx;
-        tx_log$pay_ready = tx_framer$pay_ready & rt_tx;
-        read_resp$pay_ready = tx_framer$pay_ready & rr_tx;
+        pm_data = tx_seg$pay_data;
+        pm_keep = tx_seg$pay_keep;
+        pm_last = tx_seg$pay_last;
+        pm_valid = tx_seg$pay_valid;
+        tx_seg$pay_ready = pay_sk$in_ready & ~rr_tx & ~rt_tx;
+        tx_log$pay_ready = pay_sk$in_ready & rt_tx;
+        read_resp$pay_ready = pay_sk$in_ready & rr_tx;
         if (rr_tx) begin
             tx_framer$desc_seq = read_resp$desc_seq;
             tx_framer$desc_crc_en = read_resp$desc_crc_en;
@@ -4778,10 +4800,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             tx_framer$desc_msn = 32'h0;
             tx_framer$desc_mo = 32'h0;
             tx_framer$desc_pay_len = read_resp$desc_pay_len;
-            tx_framer$pay_data = read_resp$pay_data;
-            tx_framer$pay_keep = read_resp$pay_keep;
-            tx_framer$pay_last = read_resp$pay_last;
-            tx_framer$pay_valid = read_resp$pay_valid;
+            pm_data = read_resp$pay_data;
+            pm_keep = read_resp$pay_keep;
+            pm_last = read_resp$pay_last;
+            pm_valid = read_resp$pay_valid;
         end
         if (rt_tx) begin
             tx_framer$desc_seq = tx_log$desc_seq;
@@ -4796,11 +4818,20 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             tx_framer$desc_msn = tx_log$desc_msn;
             tx_framer$desc_mo = tx_log$desc_mo;
             tx_framer$desc_pay_len = tx_log$desc_pay_len;
-            tx_framer$pay_data = tx_log$pay_data;
-            tx_framer$pay_keep = tx_log$pay_keep;
-            tx_framer$pay_last = tx_log$pay_last;
-            tx_framer$pay_valid = tx_log$pay_valid;
+            pm_data = tx_log$pay_data;
+            pm_keep = tx_log$pay_keep;
+            pm_last = tx_log$pay_last;
+            pm_valid = tx_log$pay_valid;
         end
+        pay_sk$clock = clock;
+        pay_sk$reset = reset;
+        pay_sk$in_valid = pm_valid;
+        pay_sk$in_data = {pm_last, pm_keep, pm_data};
+        tx_framer$pay_data = pay_sk$out_data[(32'h0)+:(64)];
+        tx_framer$pay_keep = pay_sk$out_data[(32'h40)+:(4)];
+        tx_framer$pay_last = pay_sk$out_data[32'h44];
+        tx_framer$pay_valid = pay_sk$out_valid;
+        pay_sk$out_ready = tx_framer$pay_ready;
         tx_log$reset = reset;
         tx_log$evict = ~tx_wnd_en;
         tx_log$in_valid = tx_desc_ok & tx_framer$desc_ready & ~rt_tx;
@@ -17510,6 +17541,167 @@ module rnic_core$pay_crc$unpad(state,pad,out);
 endmodule // rnic_core$pay_crc$unpad
 
 
+module rnic_core$pay_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [68:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [68:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [68:0] a_d$d;
+    wire  [68:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [68:0] b_d$d;
+    wire  [68:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_core$pay_sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_core$pay_sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_core$pay_sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_core$pay_sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_core$pay_sk
+
+
+module rnic_core$pay_sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [68:0] d;
+    output reg  [68:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 69'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$pay_sk$a_d
+
+
+module rnic_core$pay_sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$pay_sk$a_v
+
+
+module rnic_core$pay_sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [68:0] d;
+    output reg  [68:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 69'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$pay_sk$b_d
+
+
+module rnic_core$pay_sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$pay_sk$b_v
+
+
 module rnic_core$qp_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
@@ -29072,6 +29264,12 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     reg  [31:0] prem$d;
     wire  [31:0] prem$q;
     reg  prem$clock;
+    reg  [4:0] gk_r$d;
+    wire  [4:0] gk_r$q;
+    reg  gk_r$clock;
+    reg  pmore_r$d;
+    wire  pmore_r$q;
+    reg  pmore_r$clock;
     reg  [127:0] gbuf$d;
     wire  [127:0] gbuf$q;
     reg  gbuf$clock;
@@ -29318,6 +29516,16 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         .q(prem$q),
         .clock(prem$clock)
     );
+    rnic_core$rx_send$sp$gk_r gk_r(
+        .d(gk_r$d),
+        .q(gk_r$q),
+        .clock(gk_r$clock)
+    );
+    rnic_core$rx_send$sp$pmore_r pmore_r(
+        .d(pmore_r$d),
+        .q(pmore_r$q),
+        .clock(pmore_r$clock)
+    );
     rnic_core$rx_send$sp$gbuf gbuf(
         .d(gbuf$d),
         .q(gbuf$q),
@@ -29497,6 +29705,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         gbuf$clock = clock;
         cnt$clock = clock;
         in_done$clock = clock;
+        gk_r$clock = clock;
+        pmore_r$clock = clock;
         e_cause$clock = clock;
         e_cqe$clock = clock;
         e_status$clock = clock;
@@ -29550,6 +29760,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         gbuf$d = gbuf$q;
         cnt$d = cnt$q;
         in_done$d = in_done$q;
+        gk_r$d = gk_r$q;
+        pmore_r$d = pmore_r$q;
         e_cause$d = e_cause$q;
         e_cqe$d = e_cqe$q;
         e_status$d = e_status$q;
@@ -29702,12 +29914,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             n = to4k;
         end
         gear_on = (state$q == SpState$Calc) | (state$q == SpState$CalcA) | (state$q == SpState$CalcB) | (state$q == SpState$XChk) | (state$q == SpState$XRes) | (state$q == SpState$SChk) | (state$q == SpState$SRes) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
-        g_k = 5'h8;
-        if (prem$q < 32'h8) begin
-            g_k = prem$q[(32'h0)+:(5)];
-        end
+        g_k = gk_r$q;
         dma_wr_keep = g_k[(32'h0)+:(4)];
-        dma_wr_last = prem$q <= 32'h8;
+        dma_wr_last = ~pmore_r$q;
         out_fire = (state$q == SpState$PData) & dma_wr_ready & ((cnt$q >= g_k) | in_done$q);
         cnt_pop = 5'h0;
         if (cnt$q > g_k) begin
@@ -29941,6 +30150,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     paddr$d = addr;
                     pn$d = n;
                     prem$d = n;
+                    gk_r$d = 5'h8;
+                    if (n < 32'h8) begin
+                        gk_r$d = n[(32'h0)+:(5)];
+                    end
+                    pmore_r$d = n > 32'h8;
                     if (n == 32'h0) begin
                         state$d = SpState$End;
                     end
@@ -29962,7 +30176,15 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     dma_wr_valid = (cnt$q >= g_k) | in_done$q;
                     if (out_fire) begin
                         prem$d = prem$q - {{27{1'b0}}, g_k};
-                        if (prem$q <= 32'h8) begin
+                        gk_r$d = 5'h8;
+                        if (~pmore_r$q) begin
+                            gk_r$d = 5'h0;
+                        end
+                        else if (prem$q < 32'h10) begin
+                            gk_r$d = prem$q[(32'h0)+:(5)] - 5'h8;
+                        end
+                        pmore_r$d = prem$q > 32'h10;
+                        if (~pmore_r$q) begin
                             m$d = m$q + pn$q;
                             r$d = r$q - pn$q;
                             state$d = SpState$CalcA;
@@ -30505,6 +30727,25 @@ module rnic_core$rx_send$sp$gbuf(d,q,clock);
 endmodule // rnic_core$rx_send$sp$gbuf
 
 
+module rnic_core$rx_send$sp$gk_r(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$gk_r
+
+
 module rnic_core$rx_send$sp$in_done(d,q,clock);
 
     // Module arguments
@@ -30826,6 +31067,25 @@ module rnic_core$rx_send$sp$pd(d,q,clock);
     end
 
 endmodule // rnic_core$rx_send$sp$pd
+
+
+module rnic_core$rx_send$sp$pmore_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$pmore_r
 
 
 module rnic_core$rx_send$sp$pn(d,q,clock);
