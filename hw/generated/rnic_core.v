@@ -1479,6 +1479,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  fr_sk$out_valid;
     wire  [68:0] fr_sk$out_data;
     reg  fr_sk$out_ready;
+    reg  pay_sk$clock;
+    reg  pay_sk$reset;
+    reg  pay_sk$in_valid;
+    reg  [68:0] pay_sk$in_data;
+    wire  pay_sk$in_ready;
+    wire  pay_sk$out_valid;
+    wire  [68:0] pay_sk$out_data;
+    reg  pay_sk$out_ready;
     reg  rq_cfg_q$clock;
     reg  rq_cfg_q$reset;
     reg  rq_cfg_q$write;
@@ -1612,6 +1620,18 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  [31:0] fast_retx$cnt_dup;
     wire  [31:0] fast_retx$cnt_req;
     wire  [31:0] fast_retx$cnt_skip;
+    reg  wend_v$d;
+    wire  wend_v$q;
+    reg  wend_v$clock;
+    reg  [7:0] wend_idx$d;
+    wire  [7:0] wend_idx$q;
+    reg  wend_idx$clock;
+    reg  [31:0] wend_una$d;
+    wire  [31:0] wend_una$q;
+    reg  wend_una$clock;
+    reg  [31:0] wend_wnd$d;
+    wire  [31:0] wend_wnd$q;
+    reg  wend_wnd$clock;
     reg  [7:0] tx_acked$read_address;
     reg  tx_acked$read_clock;
     wire  [31:0] tx_acked$read_data;
@@ -1926,6 +1946,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  fm_last;
     reg  [85:0] wr_sk_in;
     reg  [85:0] wr_b_in;
+    reg  [63:0] pm_data;
+    reg  [3:0] pm_keep;
+    reg  pm_last;
+    reg  pm_valid;
     reg  [68:0] fr_in;
     reg  fr_valid;
     reg  fr_last;
@@ -3241,6 +3265,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .out_data(fr_sk$out_data),
         .out_ready(fr_sk$out_ready)
     );
+    rnic_core$pay_sk pay_sk(
+        .clock(pay_sk$clock),
+        .reset(pay_sk$reset),
+        .in_valid(pay_sk$in_valid),
+        .in_data(pay_sk$in_data),
+        .in_ready(pay_sk$in_ready),
+        .out_valid(pay_sk$out_valid),
+        .out_data(pay_sk$out_data),
+        .out_ready(pay_sk$out_ready)
+    );
     rnic_core$rq_cfg_q rq_cfg_q(
         .clock(rq_cfg_q$clock),
         .reset(rq_cfg_q$reset),
@@ -3394,6 +3428,26 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .cnt_dup(fast_retx$cnt_dup),
         .cnt_req(fast_retx$cnt_req),
         .cnt_skip(fast_retx$cnt_skip)
+    );
+    rnic_core$wend_v wend_v(
+        .d(wend_v$d),
+        .q(wend_v$q),
+        .clock(wend_v$clock)
+    );
+    rnic_core$wend_idx wend_idx(
+        .d(wend_idx$d),
+        .q(wend_idx$q),
+        .clock(wend_idx$clock)
+    );
+    rnic_core$wend_una wend_una(
+        .d(wend_una$d),
+        .q(wend_una$q),
+        .clock(wend_una$clock)
+    );
+    rnic_core$wend_wnd wend_wnd(
+        .d(wend_wnd$d),
+        .q(wend_wnd$q),
+        .clock(wend_wnd$clock)
     );
     rnic_core$tx_acked tx_acked(
         .read_address(tx_acked$read_address),
@@ -4030,15 +4084,31 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         end
         ct_rd_snd_nxt = conn_table$rd_snd_nxt;
         ct_rd_snd_wnd = conn_table$rd_snd_wnd;
+        wend_v$clock = clock;
+        wend_idx$clock = clock;
+        wend_una$clock = clock;
+        wend_wnd$clock = clock;
+        wend_v$d = wend_v$q;
+        wend_idx$d = wend_idx$q;
+        wend_una$d = wend_una$q;
+        wend_wnd$d = wend_wnd$q;
         tx_wend$read_clock = clock;
         tx_wend$write_clock = clock;
-        tx_wend$write_enable = ew_ct_valid | (rx_split$up_valid & rx_split$up_wnd_valid);
-        tx_wend$write_address = rx_split$up_idx;
-        tx_wend$write_data = rx_split$up_snd_una + rx_split$up_snd_wnd;
+        wend_v$d = ew_ct_valid | (rx_split$up_valid & rx_split$up_wnd_valid);
+        wend_idx$d = rx_split$up_idx;
+        wend_una$d = rx_split$up_snd_una;
+        wend_wnd$d = rx_split$up_snd_wnd;
         if (ew_ct_valid) begin
-            tx_wend$write_address = ew_ct_idx;
-            tx_wend$write_data = ew_ct_snd_una + ew_ct_snd_wnd;
+            wend_idx$d = ew_ct_idx;
+            wend_una$d = ew_ct_snd_una;
+            wend_wnd$d = ew_ct_snd_wnd;
         end
+        if (reset) begin
+            wend_v$d = 1'b0;
+        end
+        tx_wend$write_enable = wend_v$q;
+        tx_wend$write_address = wend_idx$q;
+        tx_wend$write_data = wend_una$q + wend_wnd$q;
         conn_table$wr_valid = ew_ct_valid;
         conn_table$wr_idx = ew_ct_idx;
         conn_table$wr_used = ew_ct_used;
@@ -4862,13 +4932,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_framer$desc_msn = tx_seg$desc_msn;
         tx_framer$desc_mo = tx_seg$desc_mo;
         tx_framer$desc_pay_len = tx_seg$desc_pay_len;
-        tx_framer$pay_data = tx_seg$pay_data;
-        tx_framer$pay_keep = tx_seg$pay_keep;
-        tx_framer$pay_last = tx_seg$pay_last;
-        tx_framer$pay_valid = tx_seg$pay_valid;
-        tx_seg$pay_ready = tx_framer$pay_ready & ~rr_tx & ~rt_tx;
-        tx_log$pay_ready = tx_framer$pay_ready & rt_tx;
-        read_resp$pay_ready = tx_framer$pay_ready & rr_tx;
+        pm_data = tx_seg$pay_data;
+        pm_keep = tx_seg$pay_keep;
+        pm_last = tx_seg$pay_last;
+        pm_valid = tx_seg$pay_valid;
+        tx_seg$pay_ready = pay_sk$in_ready & ~rr_tx & ~rt_tx;
+        tx_log$pay_ready = pay_sk$in_ready & rt_tx;
+        read_resp$pay_ready = pay_sk$in_ready & rr_tx;
         if (rr_tx) begin
             tx_framer$desc_seq = read_resp$desc_seq;
             tx_framer$desc_crc_en = read_resp$desc_crc_en;
@@ -4882,10 +4952,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             tx_framer$desc_msn = 32'h0;
             tx_framer$desc_mo = 32'h0;
             tx_framer$desc_pay_len = read_resp$desc_pay_len;
-            tx_framer$pay_data = read_resp$pay_data;
-            tx_framer$pay_keep = read_resp$pay_keep;
-            tx_framer$pay_last = read_resp$pay_last;
-            tx_framer$pay_valid = read_resp$pay_valid;
+            pm_data = read_resp$pay_data;
+            pm_keep = read_resp$pay_keep;
+            pm_last = read_resp$pay_last;
+            pm_valid = read_resp$pay_valid;
         end
         if (rt_tx) begin
             tx_framer$desc_seq = tx_log$desc_seq;
@@ -4900,11 +4970,20 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             tx_framer$desc_msn = tx_log$desc_msn;
             tx_framer$desc_mo = tx_log$desc_mo;
             tx_framer$desc_pay_len = tx_log$desc_pay_len;
-            tx_framer$pay_data = tx_log$pay_data;
-            tx_framer$pay_keep = tx_log$pay_keep;
-            tx_framer$pay_last = tx_log$pay_last;
-            tx_framer$pay_valid = tx_log$pay_valid;
+            pm_data = tx_log$pay_data;
+            pm_keep = tx_log$pay_keep;
+            pm_last = tx_log$pay_last;
+            pm_valid = tx_log$pay_valid;
         end
+        pay_sk$clock = clock;
+        pay_sk$reset = reset;
+        pay_sk$in_valid = pm_valid;
+        pay_sk$in_data = {pm_last, pm_keep, pm_data};
+        tx_framer$pay_data = pay_sk$out_data[(32'h0)+:(64)];
+        tx_framer$pay_keep = pay_sk$out_data[(32'h40)+:(4)];
+        tx_framer$pay_last = pay_sk$out_data[32'h44];
+        tx_framer$pay_valid = pay_sk$out_valid;
+        pay_sk$out_ready = tx_framer$pay_ready;
         tx_log$reset = reset;
         tx_log$evict = ~tx_wnd_en;
         tx_log$in_valid = tx_desc_ok & tx_framer$desc_ready & ~rt_tx;
@@ -17979,6 +18058,167 @@ module rnic_core$pay_crc$unpad(state,pad,out);
 endmodule // rnic_core$pay_crc$unpad
 
 
+module rnic_core$pay_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [68:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [68:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [68:0] a_d$d;
+    wire  [68:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [68:0] b_d$d;
+    wire  [68:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_core$pay_sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_core$pay_sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_core$pay_sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_core$pay_sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_core$pay_sk
+
+
+module rnic_core$pay_sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [68:0] d;
+    output reg  [68:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 69'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$pay_sk$a_d
+
+
+module rnic_core$pay_sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$pay_sk$a_v
+
+
+module rnic_core$pay_sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [68:0] d;
+    output reg  [68:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 69'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$pay_sk$b_d
+
+
+module rnic_core$pay_sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$pay_sk$b_v
+
+
 module rnic_core$qp_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
@@ -19265,6 +19505,12 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     reg  iss1$d;
     wire  iss1$q;
     reg  iss1$clock;
+    reg  [31:0] adv_r$d;
+    wire  [31:0] adv_r$q;
+    reg  adv_r$clock;
+    reg  iss2$d;
+    wire  iss2$q;
+    reg  iss2$clock;
     reg  wok$d;
     wire  wok$q;
     reg  wok$clock;
@@ -19441,6 +19687,16 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         .q(iss1$q),
         .clock(iss1$clock)
     );
+    rnic_core$read_resp$adv_r adv_r(
+        .d(adv_r$d),
+        .q(adv_r$q),
+        .clock(adv_r$clock)
+    );
+    rnic_core$read_resp$iss2 iss2(
+        .d(iss2$d),
+        .q(iss2$q),
+        .clock(iss2$clock)
+    );
     rnic_core$read_resp$wok wok(
         .d(wok$d),
         .q(wok$q),
@@ -19504,6 +19760,8 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         pay_done$clock = clock;
         fits_r$clock = clock;
         iss1$clock = clock;
+        adv_r$clock = clock;
+        iss2$clock = clock;
         wok$clock = clock;
         cause_r$clock = clock;
         stopped$clock = clock;
@@ -19536,6 +19794,8 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         pay_done$d = pay_done$q;
         fits_r$d = fits_r$q;
         iss1$d = iss1$q;
+        adv_r$d = adv_r$q;
+        iss2$d = iss2$q;
         wok$d = wok$q;
         cause_r$d = cause_r$q;
         stopped$d = stopped$q;
@@ -19583,45 +19843,49 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         flen = ((k_hdr_t + seg$q + 16'h5) & 16'hfffc) + 16'h4;
         sdiff = seq$q[(32'h0)+:(9)] - seq_start$q[(32'h0)+:(9)];
         d0 = {{7{1'b0}}, (9'h0 - sdiff)};
-        kk = 16'h0;
         mrest = 16'h0;
         if (flen > d0) begin
             mrest = flen - d0;
-            kk = 16'h1;
         end
-        if (mrest > 16'h1fc) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'h3f8) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'h5f4) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'h7f0) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'h9ec) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'hbe8) begin
-            kk = kk + 16'h1;
-        end
-        if (mrest > 16'hde4) begin
-            kk = kk + 16'h1;
-        end
+        kk = 16'h0;
         if (mrest > 16'hfe0) begin
-            kk = kk + 16'h1;
+            kk = 16'h9;
+        end
+        else if (mrest > 16'hde4) begin
+            kk = 16'h8;
+        end
+        else if (mrest > 16'hbe8) begin
+            kk = 16'h7;
+        end
+        else if (mrest > 16'h9ec) begin
+            kk = 16'h6;
+        end
+        else if (mrest > 16'h7f0) begin
+            kk = 16'h5;
+        end
+        else if (mrest > 16'h5f4) begin
+            kk = 16'h4;
+        end
+        else if (mrest > 16'h3f8) begin
+            kk = 16'h3;
+        end
+        else if (mrest > 16'h1fc) begin
+            kk = 16'h2;
+        end
+        else if (flen > d0) begin
+            kk = 16'h1;
         end
         adv = {{16{1'b0}}, flen};
         if (mk$q) begin
             adv = {{16{1'b0}}, (flen + (kk << 32'h2))};
         end
-        fits_r$d = ~win_en | (((win_end - (seq$q + adv)) >> 32'h1f) == 32'h0);
+        adv_r$d = adv;
+        fits_r$d = ~win_en | (((win_end - (seq$q + adv_r$q)) >> 32'h1f) == 32'h0);
         iss1$d = state$q == RrState$Issue;
+        iss2$d = (state$q == RrState$Issue) & iss1$q;
         wok$d = 1'b0;
         if (state$q == RrState$Issue) begin
-            wok$d = wok$q | (iss1$q & fits_r$q & ~hold);
+            wok$d = wok$q | (iss2$q & fits_r$q & ~hold);
         end
         desc_valid = (state$q == RrState$Issue) & ~desc_done$q & wok$q;
         desc_qp = qp$q;
@@ -19636,7 +19900,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_pay_len = seg$q;
         desc_addr = addr$q;
         quiet = ~((state$q == RrState$Issue) & wok$q);
-        desc_adv = adv[(32'h0)+:(16)];
+        desc_adv = adv_r$q[(32'h0)+:(16)];
         dma_rd_req_valid = (state$q == RrState$Issue) & wok$q & ~req_done$q & |seg$q;
         dma_rd_req_addr = addr$q;
         dma_rd_req_len = seg$q;
@@ -19786,7 +20050,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                 begin
                     xs_req = 1'b1;
                     c_segs$d = c_segs$q + 32'h1;
-                    seq$d = seq$q + adv;
+                    seq$d = seq$q + adv_r$q;
                     cur_to$d = cur_to$q + {{48{1'b0}}, seg$q};
                     sink_to$d = sink_to$q + {{48{1'b0}}, seg$q};
                     rest$d = rest$q - {{16{1'b0}}, seg$q};
@@ -19852,6 +20116,25 @@ module rnic_core$read_resp$addr(d,q,clock);
     end
 
 endmodule // rnic_core$read_resp$addr
+
+
+module rnic_core$read_resp$adv_r(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$adv_r
 
 
 module rnic_core$read_resp$c_drop(d,q,clock);
@@ -20061,6 +20344,25 @@ module rnic_core$read_resp$iss1(d,q,clock);
     end
 
 endmodule // rnic_core$read_resp$iss1
+
+
+module rnic_core$read_resp$iss2(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$iss2
 
 
 module rnic_core$read_resp$len(d,q,clock);
@@ -29483,6 +29785,12 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     reg  [31:0] prem$d;
     wire  [31:0] prem$q;
     reg  prem$clock;
+    reg  [4:0] gk_r$d;
+    wire  [4:0] gk_r$q;
+    reg  gk_r$clock;
+    reg  pmore_r$d;
+    wire  pmore_r$q;
+    reg  pmore_r$clock;
     reg  [127:0] gbuf$d;
     wire  [127:0] gbuf$q;
     reg  gbuf$clock;
@@ -29729,6 +30037,16 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         .q(prem$q),
         .clock(prem$clock)
     );
+    rnic_core$rx_send$sp$gk_r gk_r(
+        .d(gk_r$d),
+        .q(gk_r$q),
+        .clock(gk_r$clock)
+    );
+    rnic_core$rx_send$sp$pmore_r pmore_r(
+        .d(pmore_r$d),
+        .q(pmore_r$q),
+        .clock(pmore_r$clock)
+    );
     rnic_core$rx_send$sp$gbuf gbuf(
         .d(gbuf$d),
         .q(gbuf$q),
@@ -29908,6 +30226,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         gbuf$clock = clock;
         cnt$clock = clock;
         in_done$clock = clock;
+        gk_r$clock = clock;
+        pmore_r$clock = clock;
         e_cause$clock = clock;
         e_cqe$clock = clock;
         e_status$clock = clock;
@@ -29961,6 +30281,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         gbuf$d = gbuf$q;
         cnt$d = cnt$q;
         in_done$d = in_done$q;
+        gk_r$d = gk_r$q;
+        pmore_r$d = pmore_r$q;
         e_cause$d = e_cause$q;
         e_cqe$d = e_cqe$q;
         e_status$d = e_status$q;
@@ -30113,12 +30435,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             n = to4k;
         end
         gear_on = (state$q == SpState$Calc) | (state$q == SpState$CalcA) | (state$q == SpState$CalcB) | (state$q == SpState$XChk) | (state$q == SpState$XRes) | (state$q == SpState$SChk) | (state$q == SpState$SRes) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
-        g_k = 5'h8;
-        if (prem$q < 32'h8) begin
-            g_k = prem$q[(32'h0)+:(5)];
-        end
+        g_k = gk_r$q;
         dma_wr_keep = g_k[(32'h0)+:(4)];
-        dma_wr_last = prem$q <= 32'h8;
+        dma_wr_last = ~pmore_r$q;
         out_fire = (state$q == SpState$PData) & dma_wr_ready & ((cnt$q >= g_k) | in_done$q);
         cnt_pop = 5'h0;
         if (cnt$q > g_k) begin
@@ -30352,6 +30671,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     paddr$d = addr;
                     pn$d = n;
                     prem$d = n;
+                    gk_r$d = 5'h8;
+                    if (n < 32'h8) begin
+                        gk_r$d = n[(32'h0)+:(5)];
+                    end
+                    pmore_r$d = n > 32'h8;
                     if (n == 32'h0) begin
                         state$d = SpState$End;
                     end
@@ -30373,7 +30697,15 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     dma_wr_valid = (cnt$q >= g_k) | in_done$q;
                     if (out_fire) begin
                         prem$d = prem$q - {{27{1'b0}}, g_k};
-                        if (prem$q <= 32'h8) begin
+                        gk_r$d = 5'h8;
+                        if (~pmore_r$q) begin
+                            gk_r$d = 5'h0;
+                        end
+                        else if (prem$q < 32'h10) begin
+                            gk_r$d = prem$q[(32'h0)+:(5)] - 5'h8;
+                        end
+                        pmore_r$d = prem$q > 32'h10;
+                        if (~pmore_r$q) begin
                             m$d = m$q + pn$q;
                             r$d = r$q - pn$q;
                             state$d = SpState$CalcA;
@@ -30916,6 +31248,25 @@ module rnic_core$rx_send$sp$gbuf(d,q,clock);
 endmodule // rnic_core$rx_send$sp$gbuf
 
 
+module rnic_core$rx_send$sp$gk_r(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$gk_r
+
+
 module rnic_core$rx_send$sp$in_done(d,q,clock);
 
     // Module arguments
@@ -31237,6 +31588,25 @@ module rnic_core$rx_send$sp$pd(d,q,clock);
     end
 
 endmodule // rnic_core$rx_send$sp$pd
+
+
+module rnic_core$rx_send$sp$pmore_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$pmore_r
 
 
 module rnic_core$rx_send$sp$pn(d,q,clock);
@@ -34837,6 +35207,9 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
     reg  [31:0] n_piggy$d;
     wire  [31:0] n_piggy$q;
     reg  n_piggy$clock;
+    reg  due_r$d;
+    wire  due_r$q;
+    reg  due_r$clock;
     reg  [2:0] st$d;
     wire  [2:0] st$q;
     reg  st$clock;
@@ -34932,6 +35305,11 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
         .d(n_piggy$d),
         .q(n_piggy$q),
         .clock(n_piggy$clock)
+    );
+    rnic_core$tx_ackgen$due_r due_r(
+        .d(due_r$d),
+        .q(due_r$q),
+        .clock(due_r$clock)
     );
     rnic_core$tx_ackgen$st st(
         .d(st$d),
@@ -35038,6 +35416,7 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
         now$clock = clock;
         rconn$clock = clock;
         n_piggy$clock = clock;
+        due_r$clock = clock;
         queued$d = queued$q;
         st$d = st$q;
         beat$d = beat$q;
@@ -35059,6 +35438,7 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
         now$d = now$q;
         rconn$d = rconn$q;
         n_piggy$d = n_piggy$q;
+        due_r$d = due_r$q;
         fifo$reset = reset;
         one = 256'h1;
         now$d = now$q + 16'h1;
@@ -35071,8 +35451,9 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
         rd_valid = 1'b0;
         rd_conn = head;
         due = ~fifo$empty & (|(second$q & (one << head)) | ((now$q - fifo$data_out[(32'h8)+:(16)]) >= c_delay));
-        pend = due | (st$q != 3'h0);
-        if ((st$q == 3'h0) & due & go) begin
+        due_r$d = due;
+        pend = due_r$q | (st$q != 3'h0);
+        if ((st$q == 3'h0) & due_r$q & go) begin
             rd_valid = 1'b1;
             fifo$read = 1'b1;
             rconn$d = head;
@@ -35202,6 +35583,7 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
             n_piggy$d = 32'h0;
             st$d = 3'h0;
             n_acks$d = 32'h0;
+            due_r$d = 1'b0;
         end
     end
 
@@ -35301,6 +35683,25 @@ module rnic_core$tx_ackgen$dport(d,q,clock);
     end
 
 endmodule // rnic_core$tx_ackgen$dport
+
+
+module rnic_core$tx_ackgen$due_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_ackgen$due_r
 
 
 module rnic_core$tx_ackgen$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
@@ -43937,6 +44338,82 @@ module rnic_core$tx_wnxt(read_address,read_clock,read_data,write_address,write_c
     end
 
 endmodule // rnic_core$tx_wnxt
+
+
+module rnic_core$wend_idx(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wend_idx
+
+
+module rnic_core$wend_una(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wend_una
+
+
+module rnic_core$wend_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wend_v
+
+
+module rnic_core$wend_wnd(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wend_wnd
 
 
 module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready);

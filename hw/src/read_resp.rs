@@ -206,11 +206,19 @@ pub struct ReadResp {
     req_done: DFF<Bit>,
     pay_done: DFF<Bit>,
     /// Window check of the segment in `Issue`: `fits_r` registered from the
-    /// current `seq`/`adv`/`win_end`; `iss1` = the previous clock was
-    /// already `Issue` (so `fits_r` saw this segment); `wok` = it fitted
+    /// current `seq`/`adv_r`/`win_end`; `iss1` = the previous clock was
+    /// already `Issue`; `wok` = it fitted
     /// once (then the segment goes on whatever the window does).
     fits_r: DFF<Bit>,
     iss1: DFF<Bit>,
+    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"):
+    /// `adv` (the FPDU's sequence-space length: header, pad, CRC and
+    /// markers, several carry chains from `seg`) registered, so the window
+    /// compare starts from a flop. Valid from the second `Issue` clock;
+    /// `iss2` = the two previous clocks were `Issue` (so `fits_r` saw
+    /// `adv_r` of this segment).
+    adv_r: DFF<Bits<32>>,
+    iss2: DFF<Bit>,
     wok: DFF<Bit>,
     cause_r: DFF<Bits<16>>,
     stopped: DFF<Bits<64>>,
@@ -359,6 +367,8 @@ impl Default for ReadResp {
             desc_done: Default::default(),
             fits_r: Default::default(),
             iss1: Default::default(),
+            adv_r: Default::default(),
+            iss2: Default::default(),
             wok: Default::default(),
             win_en: Default::default(),
             win_end: Default::default(),
@@ -397,7 +407,8 @@ impl Logic for ReadResp {
         dff_setup!(
             self, clock, state, qp, conn, msn, sink_stag, sink_to, len, src_stag, src_to, pd,
             cur_to, rest, seg, seg_last, addr, seq, seq_start, room, mk, crc, desc_done, req_done,
-            pay_done, fits_r, iss1, wok, cause_r, stopped, c_resp, c_segs, c_term, c_drop
+            pay_done, fits_r, iss1, adv_r, iss2, wok, cause_r, stopped, c_resp, c_segs, c_term,
+            c_drop
         );
         self.pd_ram.read_clock.next = self.clock.val();
         self.pd_ram.write_clock.next = self.clock.val();
@@ -448,35 +459,32 @@ impl Logic for ReadResp {
         self.sdiff.next =
             self.seq.q.val().get_bits::<9>(0) - self.seq_start.q.val().get_bits::<9>(0);
         self.d0.next = bit_cast::<16, 9>(bits::<9>(0) - self.sdiff.val());
-        self.kk.next = 0.into();
+        // Marker count: a thermometer of `mrest` against the 508-octet
+        // marker period (RFC 5044 §4.3), decoded by priority (one mux level,
+        // not a chain of increments).
         self.mrest.next = 0.into();
         if self.flen.val() > self.d0.val() {
             self.mrest.next = self.flen.val() - self.d0.val();
-            self.kk.next = 1.into();
         }
-        if self.mrest.val() > 508 {
-            self.kk.next = self.kk.val() + 1;
-        }
-        if self.mrest.val() > 1016 {
-            self.kk.next = self.kk.val() + 1;
-        }
-        if self.mrest.val() > 1524 {
-            self.kk.next = self.kk.val() + 1;
-        }
-        if self.mrest.val() > 2032 {
-            self.kk.next = self.kk.val() + 1;
-        }
-        if self.mrest.val() > 2540 {
-            self.kk.next = self.kk.val() + 1;
-        }
-        if self.mrest.val() > 3048 {
-            self.kk.next = self.kk.val() + 1;
-        }
-        if self.mrest.val() > 3556 {
-            self.kk.next = self.kk.val() + 1;
-        }
+        self.kk.next = 0.into();
         if self.mrest.val() > 4064 {
-            self.kk.next = self.kk.val() + 1;
+            self.kk.next = 9.into();
+        } else if self.mrest.val() > 3556 {
+            self.kk.next = 8.into();
+        } else if self.mrest.val() > 3048 {
+            self.kk.next = 7.into();
+        } else if self.mrest.val() > 2540 {
+            self.kk.next = 6.into();
+        } else if self.mrest.val() > 2032 {
+            self.kk.next = 5.into();
+        } else if self.mrest.val() > 1524 {
+            self.kk.next = 4.into();
+        } else if self.mrest.val() > 1016 {
+            self.kk.next = 3.into();
+        } else if self.mrest.val() > 508 {
+            self.kk.next = 2.into();
+        } else if self.flen.val() > self.d0.val() {
+            self.kk.next = 1.into();
         }
         self.adv.next = bit_cast::<32, 16>(self.flen.val());
         if self.mk.q.val() {
@@ -486,13 +494,19 @@ impl Logic for ReadResp {
         // ---- peer window (RFC 9293 §3.8.6): the FPDU [seq, seq + adv) must
         // end at or before SND.UNA + SND.WND, compared in sequence space
         // (RFC 9293 §3.4) as tx_seg does. Registered, one clock late.
+        // Two clocks late: `adv_r` is `adv` of the previous clock, `fits_r`
+        // the compare on it (`seg`, `seq` and the marker phase do not change
+        // in `Issue`, so from the second `Issue` clock `adv_r` is this
+        // segment's and from the third `fits_r` is).
+        self.adv_r.d.next = self.adv.val();
         self.fits_r.d.next = !self.win_en.val()
-            | (((self.win_end.val() - (self.seq.q.val() + self.adv.val())) >> 31) == 0);
+            | (((self.win_end.val() - (self.seq.q.val() + self.adv_r.q.val())) >> 31) == 0);
         self.iss1.d.next = self.state.q.val() == RrState::Issue;
+        self.iss2.d.next = (self.state.q.val() == RrState::Issue) & self.iss1.q.val();
         self.wok.d.next = false;
         if self.state.q.val() == RrState::Issue {
             self.wok.d.next =
-                self.wok.q.val() | (self.iss1.q.val() & self.fits_r.q.val() & !self.hold.val());
+                self.wok.q.val() | (self.iss2.q.val() & self.fits_r.q.val() & !self.hold.val());
         }
 
         // ---- descriptor, DMA request, payload
@@ -510,7 +524,8 @@ impl Logic for ReadResp {
         self.desc_pay_len.next = self.seg.q.val();
         self.desc_addr.next = self.addr.q.val();
         self.quiet.next = !((self.state.q.val() == RrState::Issue) & self.wok.q.val());
-        self.desc_adv.next = self.adv.val().get_bits::<16>(0);
+        // `desc_valid` needs `wok`, so `adv_r` is this segment's by then.
+        self.desc_adv.next = self.adv_r.q.val().get_bits::<16>(0);
         self.dma_rd_req_valid.next = (self.state.q.val() == RrState::Issue)
             & self.wok.q.val()
             & !self.req_done.q.val()
@@ -651,7 +666,7 @@ impl Logic for ReadResp {
             RrState::Adv => {
                 self.xs_req.next = true;
                 self.c_segs.d.next = self.c_segs.q.val() + 1;
-                self.seq.d.next = self.seq.q.val() + self.adv.val();
+                self.seq.d.next = self.seq.q.val() + self.adv_r.q.val();
                 self.cur_to.d.next = self.cur_to.q.val() + bit_cast::<64, 16>(self.seg.q.val());
                 self.sink_to.d.next = self.sink_to.q.val() + bit_cast::<64, 16>(self.seg.q.val());
                 self.rest.d.next = self.rest.q.val() - bit_cast::<32, 16>(self.seg.q.val());

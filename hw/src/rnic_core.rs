@@ -607,6 +607,16 @@ pub struct RnicCore {
     wr_b_in: Signal<Local, Bits<86>>,
     /// tx_framer → this slice → the MAC TX merge (FPGA timing).
     fr_sk: Skid<Bits<69>>,
+    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): a
+    /// `Skid` on the payload stream between the sources' mux (tx_seg,
+    /// read_resp, tx_log) and `tx_framer`, so the framer's `pay_ready` no
+    /// longer runs into the mux and tx_seg's payload buffer read address.
+    /// {last [68], keep [67:64], data [63:0]}.
+    pay_sk: Skid<Bits<69>>,
+    pm_data: Signal<Local, Bits<64>>,
+    pm_keep: Signal<Local, Bits<4>>,
+    pm_last: Signal<Local, Bit>,
+    pm_valid: Signal<Local, Bit>,
     fr_in: Signal<Local, Bits<69>>,
     fr_valid: Signal<Local, Bit>,
     fr_last: Signal<Local, Bit>,
@@ -670,6 +680,14 @@ pub struct RnicCore {
     /// Per connection: SND.UNA + SND.WND, the end of the peer's window.
     tx_wend: RAM<Bits<32>, 8>,
     fast_retx: crate::fast_retx::FastRetx,
+    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): the
+    /// `tx_wend` write (enable, connection, SND.UNA and SND.WND) registered
+    /// and done one clock after the update, so the sum starts from flops,
+    /// not from `conn_table`'s block RAM through `rx_split`.
+    wend_v: DFF<Bit>,
+    wend_idx: DFF<Bits<8>>,
+    wend_una: DFF<Bits<32>>,
+    wend_wnd: DFF<Bits<32>>,
     /// Per connection: the ACK number of the last frame (data or pure ACK)
     /// built for it; a pure ACK whose number a data frame already carried is
     /// not sent (piggyback).
@@ -1099,18 +1117,42 @@ impl Logic for RnicCore {
         }
         self.ct_rd_snd_nxt.next = self.conn_table.rd_snd_nxt.val();
         self.ct_rd_snd_wnd.next = self.conn_table.rd_snd_wnd.val();
-        // The end of the peer's window per connection, for TxSeg.
+        // The end of the peer's window per connection, for TxSeg and
+        // read_resp: SND.UNA + SND.WND (RFC 9293 §3.8.6), the operands
+        // registered in `wend_*`, summed and written one clock later.
+        //
+        // Why the extra clock cannot let an FPDU pass the window: the
+        // readers see a window end one clock older than before, and every
+        // value tx_wend holds is an edge the peer offered (a window update
+        // of a segment rx_split accepted, or the firmware's connection
+        // state). Reading the previous edge one clock longer is exactly what
+        // the readers would see had the peer's ACK arrived one clock later,
+        // and it can only be larger than the new one if the peer shrank its
+        // window, which RFC 9293 §3.8.6 strongly discourages and a sender
+        // must tolerate anyway (data sent within the edge it last saw).
+        // Writes keep their order (one register, one write per clock, the
+        // firmware's write winning a clash as before), so the table never
+        // goes back to an older edge, and tx_wend's read port is registered
+        // anyway, so a read at the written address already lagged a clock.
+        dff_setup!(self, clock, wend_v, wend_idx, wend_una, wend_wnd);
         self.tx_wend.read_clock.next = self.clock.val();
         self.tx_wend.write_clock.next = self.clock.val();
-        self.tx_wend.write_enable.next = self.ew_ct_valid.val()
+        self.wend_v.d.next = self.ew_ct_valid.val()
             | (self.rx_split.up_valid.val() & self.rx_split.up_wnd_valid.val());
-        self.tx_wend.write_address.next = self.rx_split.up_idx.val();
-        self.tx_wend.write_data.next =
-            self.rx_split.up_snd_una.val() + self.rx_split.up_snd_wnd.val();
+        self.wend_idx.d.next = self.rx_split.up_idx.val();
+        self.wend_una.d.next = self.rx_split.up_snd_una.val();
+        self.wend_wnd.d.next = self.rx_split.up_snd_wnd.val();
         if self.ew_ct_valid.val() {
-            self.tx_wend.write_address.next = self.ew_ct_idx.val();
-            self.tx_wend.write_data.next = self.ew_ct_snd_una.val() + self.ew_ct_snd_wnd.val();
+            self.wend_idx.d.next = self.ew_ct_idx.val();
+            self.wend_una.d.next = self.ew_ct_snd_una.val();
+            self.wend_wnd.d.next = self.ew_ct_snd_wnd.val();
         }
+        if self.reset.val() {
+            self.wend_v.d.next = false;
+        }
+        self.tx_wend.write_enable.next = self.wend_v.q.val();
+        self.tx_wend.write_address.next = self.wend_idx.q.val();
+        self.tx_wend.write_data.next = self.wend_una.q.val() + self.wend_wnd.q.val();
         self.conn_table.wr_valid.next = self.ew_ct_valid.val();
         self.conn_table.wr_idx.next = self.ew_ct_idx.val();
         self.conn_table.wr_used.next = self.ew_ct_used.val();
@@ -2155,14 +2197,14 @@ impl Logic for RnicCore {
         self.tx_framer.desc_msn.next = self.tx_seg.desc_msn.val();
         self.tx_framer.desc_mo.next = self.tx_seg.desc_mo.val();
         self.tx_framer.desc_pay_len.next = self.tx_seg.desc_pay_len.val();
-        self.tx_framer.pay_data.next = self.tx_seg.pay_data.val();
-        self.tx_framer.pay_keep.next = self.tx_seg.pay_keep.val();
-        self.tx_framer.pay_last.next = self.tx_seg.pay_last.val();
-        self.tx_framer.pay_valid.next = self.tx_seg.pay_valid.val();
+        self.pm_data.next = self.tx_seg.pay_data.val();
+        self.pm_keep.next = self.tx_seg.pay_keep.val();
+        self.pm_last.next = self.tx_seg.pay_last.val();
+        self.pm_valid.next = self.tx_seg.pay_valid.val();
         self.tx_seg.pay_ready.next =
-            self.tx_framer.pay_ready.val() & !self.rr_tx.val() & !self.rt_tx.val();
-        self.tx_log.pay_ready.next = self.tx_framer.pay_ready.val() & self.rt_tx.val();
-        self.read_resp.pay_ready.next = self.tx_framer.pay_ready.val() & self.rr_tx.val();
+            self.pay_sk.in_ready.val() & !self.rr_tx.val() & !self.rt_tx.val();
+        self.tx_log.pay_ready.next = self.pay_sk.in_ready.val() & self.rt_tx.val();
+        self.read_resp.pay_ready.next = self.pay_sk.in_ready.val() & self.rr_tx.val();
         // read_resp's Read Responses (tagged, RFC 5040 §4.5) while it has
         // the stream: TxSeg then has no payload outstanding and sends no
         // descriptor, so the framer sees each source's descriptors and
@@ -2180,10 +2222,10 @@ impl Logic for RnicCore {
             self.tx_framer.desc_msn.next = 0.into();
             self.tx_framer.desc_mo.next = 0.into();
             self.tx_framer.desc_pay_len.next = self.read_resp.desc_pay_len.val();
-            self.tx_framer.pay_data.next = self.read_resp.pay_data.val();
-            self.tx_framer.pay_keep.next = self.read_resp.pay_keep.val();
-            self.tx_framer.pay_last.next = self.read_resp.pay_last.val();
-            self.tx_framer.pay_valid.next = self.read_resp.pay_valid.val();
+            self.pm_data.next = self.read_resp.pay_data.val();
+            self.pm_keep.next = self.read_resp.pay_keep.val();
+            self.pm_last.next = self.read_resp.pay_last.val();
+            self.pm_valid.next = self.read_resp.pay_valid.val();
         }
         // the TX log's replayed FPDUs while it has the stream (tx_seg and
         // read_resp are held: nothing interleaves)
@@ -2200,11 +2242,28 @@ impl Logic for RnicCore {
             self.tx_framer.desc_msn.next = self.tx_log.desc_msn.val();
             self.tx_framer.desc_mo.next = self.tx_log.desc_mo.val();
             self.tx_framer.desc_pay_len.next = self.tx_log.desc_pay_len.val();
-            self.tx_framer.pay_data.next = self.tx_log.pay_data.val();
-            self.tx_framer.pay_keep.next = self.tx_log.pay_keep.val();
-            self.tx_framer.pay_last.next = self.tx_log.pay_last.val();
-            self.tx_framer.pay_valid.next = self.tx_log.pay_valid.val();
+            self.pm_data.next = self.tx_log.pay_data.val();
+            self.pm_keep.next = self.tx_log.pay_keep.val();
+            self.pm_last.next = self.tx_log.pay_last.val();
+            self.pm_valid.next = self.tx_log.pay_valid.val();
         }
+        // The selected source's payload into `pay_sk`, its output to the
+        // framer. The skid keeps the beats' order and each source's
+        // `pay_done`/`quiet` still means "its last beat was handed over"
+        // (now into the skid): the stream changes hands only after that, so
+        // the next source's beats queue behind it and the framer sees every
+        // payload in its descriptor's order, as before.
+        self.pay_sk.clock.next = self.clock.val();
+        self.pay_sk.reset.next = self.reset.val();
+        self.pay_sk.in_valid.next = self.pm_valid.val();
+        self.pay_sk.in_data.next = (bit_cast::<69, 1>(self.pm_last.val().into()) << 68)
+            | (bit_cast::<69, 4>(self.pm_keep.val()) << 64)
+            | bit_cast::<69, 64>(self.pm_data.val());
+        self.tx_framer.pay_data.next = self.pay_sk.out_data.val().get_bits::<64>(0);
+        self.tx_framer.pay_keep.next = self.pay_sk.out_data.val().get_bits::<4>(64);
+        self.tx_framer.pay_last.next = self.pay_sk.out_data.val().get_bit(68);
+        self.tx_framer.pay_valid.next = self.pay_sk.out_valid.val();
+        self.pay_sk.out_ready.next = self.tx_framer.pay_ready.val();
         // ---- TX log: every descriptor a source hands to the framer, with
         // its payload source (tx_seg: SGE address + offset or the Read
         // Request octets; read_resp: the translated address)

@@ -281,6 +281,13 @@ pub struct SendPlace {
     paddr: DFF<Bits<64>>,
     pn: DFF<Bits<32>>,
     prem: DFF<Bits<32>>,
+    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"):
+    /// `min(prem, 8)` and `prem > 8`, updated wherever `prem` is (so the
+    /// beat's octet count `g_k` and `dma_wr_last` start from flops, not from
+    /// a 32-bit compare of `prem`). Their reset values (0, false) are those
+    /// of `prem` = 0.
+    gk_r: DFF<Bits<5>>,
+    pmore_r: DFF<Bit>,
     gbuf: DFF<Bits<128>>,
     cnt: DFF<Bits<5>>,
     in_done: DFF<Bit>,
@@ -508,6 +515,8 @@ impl Default for SendPlace {
             paddr: Default::default(),
             pn: Default::default(),
             prem: Default::default(),
+            gk_r: Default::default(),
+            pmore_r: Default::default(),
             gbuf: Default::default(),
             cnt: Default::default(),
             in_done: Default::default(),
@@ -584,10 +593,10 @@ impl Logic for SendPlace {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, opcode, ddp_last, qn, msn, mo, inv, len, conn, qpn, w_status,
-            w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done,
-            e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx, c_drop,
-            c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r, c_prot, pd, k0, k1,
-            csel, key_r, t_addr, t_avail, c_inv, c_inv_err
+            w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done, gk_r,
+            pmore_r, e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx,
+            c_drop, c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r, c_prot, pd,
+            k0, k1, csel, key_r, t_addr, t_avail, c_inv, c_inv_err
         );
 
         // ---- defaults
@@ -774,12 +783,10 @@ impl Logic for SendPlace {
             | (self.state.q.val() == SpState::PHdr)
             | (self.state.q.val() == SpState::PData)
             | (self.state.q.val() == SpState::End);
-        self.g_k.next = 8.into();
-        if self.prem.q.val() < 8 {
-            self.g_k.next = self.prem.q.val().get_bits::<5>(0);
-        }
+        // g_k = min(prem, 8), dma_wr_last = prem <= 8, from registers
+        self.g_k.next = self.gk_r.q.val();
         self.dma_wr_keep.next = self.g_k.val().get_bits::<4>(0);
-        self.dma_wr_last.next = self.prem.q.val() <= 8;
+        self.dma_wr_last.next = !self.pmore_r.q.val();
         self.out_fire.next = (self.state.q.val() == SpState::PData)
             & self.dma_wr_ready.val()
             & ((self.cnt.q.val() >= self.g_k.val()) | self.in_done.q.val());
@@ -1018,6 +1025,11 @@ impl Logic for SendPlace {
                 self.paddr.d.next = self.addr.val();
                 self.pn.d.next = self.n.val();
                 self.prem.d.next = self.n.val();
+                self.gk_r.d.next = 8.into();
+                if self.n.val() < 8 {
+                    self.gk_r.d.next = self.n.val().get_bits::<5>(0);
+                }
+                self.pmore_r.d.next = self.n.val() > 8;
                 if self.n.val() == 0 {
                     // All placed (an empty SGE cannot take octets: n = 0
                     // with octets left only if the checks were bypassed).
@@ -1039,7 +1051,16 @@ impl Logic for SendPlace {
                     (self.cnt.q.val() >= self.g_k.val()) | self.in_done.q.val();
                 if self.out_fire.val() {
                     self.prem.d.next = self.prem.q.val() - bit_cast::<32, 5>(self.g_k.val());
-                    if self.prem.q.val() <= 8 {
+                    // the same for prem - g_k: prem <= 8 leaves 0; else
+                    // g_k = 8 and prem - 8 is > 8 iff prem > 16
+                    self.gk_r.d.next = 8.into();
+                    if !self.pmore_r.q.val() {
+                        self.gk_r.d.next = 0.into();
+                    } else if self.prem.q.val() < 16 {
+                        self.gk_r.d.next = self.prem.q.val().get_bits::<5>(0) - 8;
+                    }
+                    self.pmore_r.d.next = self.prem.q.val() > 16;
+                    if !self.pmore_r.q.val() {
                         self.m.d.next = self.m.q.val() + self.pn.q.val();
                         self.r.d.next = self.r.q.val() - self.pn.q.val();
                         self.state.d.next = SpState::CalcA;

@@ -118,6 +118,11 @@ pub struct TxAck {
     snext: Signal<Local, Bits<256>>,
     head: Signal<Local, Bits<8>>,
     due: Signal<Local, Bit>,
+    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"):
+    /// `due` one clock late, so `pend` (and the core's MAC merge choice
+    /// behind it) starts from a flop, not from the FIFO's block RAM and the
+    /// 16-bit age compare.
+    due_r: DFF<Bit>,
     /// 0 idle, 1 read, 2 latch, 3 sum, 4 fold, 5 send.
     st: DFF<Bits<3>>,
     beat: DFF<Bits<3>>,
@@ -184,6 +189,7 @@ impl Default for TxAck {
             snext: Default::default(),
             head: Default::default(),
             due: Default::default(),
+            due_r: Default::default(),
             st: Default::default(),
             beat: Default::default(),
             dmac: Default::default(),
@@ -215,7 +221,7 @@ impl Logic for TxAck {
         clock!(self, clock, fifo);
         dff_setup!(
             self, clock, queued, st, beat, dmac, smac, sip, dip, sport, dport, win, seq, ack, s_ip,
-            s_tcp, ipcs, tcpcs, n_acks, second, now, rconn, n_piggy
+            s_tcp, ipcs, tcpcs, n_acks, second, now, rconn, n_piggy, due_r
         );
         self.fifo.reset.next = self.reset.val();
         self.one.next = 1.into();
@@ -236,8 +242,16 @@ impl Logic for TxAck {
             & ((self.second.q.val() & (self.one.val() << self.head.val())).any()
                 | ((self.now.q.val() - self.fifo.data_out.val().get_bits::<16>(8))
                     >= self.c_delay.val()));
-        self.pend.next = self.due.val() | (self.st.q.val() != 0);
-        if (self.st.q.val() == 0) & self.due.val() & self.go.val() {
+        // `due_r` may lag `due` by a clock, never lead it for the head it
+        // pops: a head's `due` only rises (the age grows, `second` is only
+        // cleared by its pop), and the head changes only by a pop (`st` 0 →
+        // 1), after which `st` is not 0 again before `due_r` is the new
+        // head's (the FIFO shows the next word the clock after a pop). A pop
+        // needs `due_r`, and `pend` includes it, so in the clock the ACK
+        // reads its fields the core already holds data frames, as before.
+        self.due_r.d.next = self.due.val();
+        self.pend.next = self.due_r.q.val() | (self.st.q.val() != 0);
+        if (self.st.q.val() == 0) & self.due_r.q.val() & self.go.val() {
             // read the head connection's entry; later requests queue it again
             self.rd_valid.next = true;
             self.fifo.read.next = true;
@@ -427,6 +441,7 @@ impl Logic for TxAck {
             self.n_piggy.d.next = 0.into();
             self.st.d.next = 0.into();
             self.n_acks.d.next = 0.into();
+            self.due_r.d.next = false;
         }
     }
 }
