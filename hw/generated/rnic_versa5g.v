@@ -7511,6 +7511,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tx_seg$cq_ready;
     reg  tx_seg$stop;
     reg  tx_seg$rd_full;
+    reg  tx_seg$rd_any;
     wire  tx_seg$idle;
     wire  tx_seg$wqe_ready;
     wire  tx_seg$desc_valid;
@@ -8299,6 +8300,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [15:0] rd_track$cfg_ord;
     reg  [5:0] rd_track$hq_qp;
     wire  rd_track$hq_full;
+    wire  rd_track$hq_any;
     wire  rd_track$dec_valid;
     wire  [5:0] rd_track$dec_qp;
     reg  rd_track$tag_valid;
@@ -9227,6 +9229,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cq_ready(tx_seg$cq_ready),
         .stop(tx_seg$stop),
         .rd_full(tx_seg$rd_full),
+        .rd_any(tx_seg$rd_any),
         .idle(tx_seg$idle),
         .wqe_ready(tx_seg$wqe_ready),
         .desc_valid(tx_seg$desc_valid),
@@ -10119,6 +10122,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cfg_ord(rd_track$cfg_ord),
         .hq_qp(rd_track$hq_qp),
         .hq_full(rd_track$hq_full),
+        .hq_any(rd_track$hq_any),
         .dec_valid(rd_track$dec_valid),
         .dec_qp(rd_track$dec_qp),
         .tag_valid(rd_track$tag_valid),
@@ -11362,6 +11366,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$pd_wr_pd = ew_qp_pd;
         rd_track$hq_qp = wqe_fetch$wqe_qp;
         tx_seg$rd_full = rd_track$hq_full;
+        tx_seg$rd_any = rd_track$hq_any;
         wqe_fetch$wqe_hold = ~tx_seg$idle;
         tx_qpconn$write_enable = wqe_fetch$cfg_valid;
         tx_qpconn$write_address = ew_qp_qpn[(32'h0)+:(6)];
@@ -25210,7 +25215,7 @@ module rnic_versa5g$core$rd_arb$n_bad(d,q,clock);
 endmodule // rnic_versa5g$core$rd_arb$n_bad
 
 
-module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,hq_qp,hq_full,dec_valid,dec_qp,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
+module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,hq_qp,hq_full,hq_any,dec_valid,dec_qp,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
 
     // Module arguments
     input wire  clock;
@@ -25225,6 +25230,7 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     input wire  [15:0] cfg_ord;
     input wire  [5:0] hq_qp;
     output reg  hq_full;
+    output reg  hq_any;
     output reg  dec_valid;
     output reg  [5:0] dec_qp;
     input wire  tag_valid;
@@ -25516,6 +25522,7 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
         h_cnt = sh_h_cnt[(32'h0)+:(4)];
         h_ord = sh_h_ord[(32'h0)+:(4)];
         hq_full = |h_ord & (h_cnt >= h_ord);
+        hq_any = |h_cnt;
         push = 1'b0;
         ram$write_enable = 1'b0;
         ram$write_address = ({{3{1'b0}}, sent_qp} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
@@ -48336,7 +48343,7 @@ module rnic_versa5g$core$tx_sched$woke(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$woke
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready);
 
     // Module arguments
     input wire  clock;
@@ -48381,6 +48388,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  cq_ready;
     input wire  stop;
     input wire  rd_full;
+    input wire  rd_any;
     output reg  idle;
     output reg  wqe_ready;
     output reg  desc_valid;
@@ -49469,7 +49477,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         state_ram$read_address = xs_qp;
                         st$d = SegState$XLoad;
                     end
-                    else if (wqe_valid & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4))) begin
+                    else if (wqe_valid & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
                         st$d = SegState$Load;
                     end
                     else if (wqe_valid & ~rr_pending$q) begin

@@ -59,6 +59,9 @@ pub struct RdTrack {
     /// Combinational from registered state.
     pub hq_qp: Signal<In, Bits<6>>,
     pub hq_full: Signal<Out, Bit>,
+    /// QP `hq_qp` has a Read outstanding (a fenced WQE waits: IB fence,
+    /// `WQE_FLAG_FENCE`).
+    pub hq_any: Signal<Out, Bit>,
     /// Pulse: QP `dec_qp`'s outstanding count went down (a Read's last
     /// Read Response): `TxSched` wakes the QP if it is parked at ORD.
     pub dec_valid: Signal<Out, Bit>,
@@ -160,6 +163,7 @@ impl Default for RdTrack {
             cfg_ord: Default::default(),
             hq_qp: Default::default(),
             hq_full: Default::default(),
+            hq_any: Default::default(),
             dec_valid: Default::default(),
             dec_qp: Default::default(),
             tag_valid: Default::default(),
@@ -277,6 +281,7 @@ impl Logic for RdTrack {
         self.h_cnt.next = self.sh_h_cnt.val().get_bits::<4>(0);
         self.h_ord.next = self.sh_h_ord.val().get_bits::<4>(0);
         self.hq_full.next = self.h_ord.val().any() & (self.h_cnt.val() >= self.h_ord.val());
+        self.hq_any.next = self.h_cnt.val().any();
 
         // push: the Read Request went out
         self.push.next = false;

@@ -1917,6 +1917,7 @@ impl Logic for RnicCore {
         // Requests outstanding (RFC 5040 §6.2, RFC 6581).
         self.rd_track.hq_qp.next = self.wqe_fetch.wqe_qp.val();
         self.tx_seg.rd_full.next = self.rd_track.hq_full.val();
+        self.tx_seg.rd_any.next = self.rd_track.hq_any.val();
         self.wqe_fetch.wqe_hold.next = !self.tx_seg.idle.val();
         self.tx_qpconn.write_enable.next = self.wqe_fetch.cfg_valid.val();
         self.tx_qpconn.write_address.next = self.ew_qp_qpn.val().get_bits::<6>(0);

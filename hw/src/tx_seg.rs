@@ -74,6 +74,9 @@ use rnic_wire::abi::cqe::WcStatus;
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rust_hdl::prelude::*;
 
+// The fence test in `update` reads `wqe_flags` bit 2.
+const _: () = assert!(rnic_wire::abi::wqe::WQE_FLAG_FENCE == 1 << 2);
+
 /// DMA read tags of payload requests: `PAY_TAG | slot`, slot 0..=3.
 pub const PAY_TAG: u64 = 0x80;
 /// `cq_status` of a refused WQE: `WcStatus::LocalQpOperationError`.
@@ -156,6 +159,12 @@ pub struct TxSeg {
     /// (`RdTrack::hq_full`): an RDMA Read WQE waits in `Idle` before its
     /// Read Request is issued (RFC 5040 §6.2, RFC 6581: at most ORD).
     pub rd_full: Signal<In, Bit>,
+    /// The presented WQE's QP has an RDMA Read outstanding (`RdTrack`'s
+    /// `hq_any`): a WQE with `WQE_FLAG_FENCE` waits (parked like a Read at
+    /// ORD) until every earlier Read of its QP has completed (the verbs
+    /// fence: IB spec, "Fence indicator"; RFC 5040 §5.3 leaves ordering of
+    /// a Read's response against later operations to the ULP).
+    pub rd_any: Signal<In, Bit>,
     /// Idle: no WQE started (`WqeFetch::wqe_hold` = !idle).
     pub idle: Signal<Out, Bit>,
     pub wqe_ready: Signal<Out, Bit>,
@@ -410,6 +419,7 @@ impl Default for TxSeg {
             cq_ready: Default::default(),
             stop: Default::default(),
             rd_full: Default::default(),
+            rd_any: Default::default(),
             idle: Default::default(),
             wqe_ready: Default::default(),
             desc_valid: Default::default(),
@@ -1079,8 +1089,11 @@ impl Logic for TxSeg {
                 } else if self.wqe_valid.val()
                     & !self.rr_pending.q.val()
                     & !(self.rd_full.val() & (self.wqe_opcode.val() == 4))
+                    & !(self.rd_any.val() & self.wqe_flags.val().get_bit(2))
                 {
-                    // an RDMA Read (opcode 4) waits while its QP is at ORD
+                    // an RDMA Read (opcode 4) waits while its QP is at ORD,
+                    // a fenced WQE (flags bit 2) while it has a Read
+                    // outstanding
                     self.st.d.next = SegState::Load;
                 } else if self.wqe_valid.val() & !self.rr_pending.q.val() {
                     // ... parked (module doc, "Parking"), not holding the
@@ -1385,7 +1398,7 @@ mod tests {
     use rnic_wire::abi::csr::{DOORBELL_PAGE_SIZE, QP_DOORBELL_BASE};
     use rnic_wire::abi::tpt::{Stag, TptEntry, TptFault, TptState, ACCESS_ALL};
     use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED};
-    use rnic_wire::abi::wqe::{WQE_FLAG_SOLICITED, WQE_SIZE};
+    use rnic_wire::abi::wqe::{WQE_FLAG_FENCE, WQE_FLAG_SOLICITED, WQE_SIZE};
     use rnic_wire::model::{frame_ulpdu, Message, MpaSettings, TxStream};
     use rnic_wire::rdmap::{RdmapRepr, ReadRequestHeader, ReadRequestRepr};
     use std::collections::{HashMap, VecDeque};
@@ -1417,6 +1430,7 @@ mod tests {
             self.rdt.sent_len.next = self.seg.rd_sent_len.val();
             self.rdt.hq_qp.next = self.fetch.wqe_qp.val();
             self.seg.rd_full.next = self.rdt.hq_full.val();
+            self.seg.rd_any.next = self.rdt.hq_any.val();
             self.db.reset.next = self.reset.val();
             self.sched.reset.next = self.reset.val();
             self.fetch.reset.next = self.reset.val();
@@ -2737,12 +2751,19 @@ mod tests {
     /// clocks after the request went out. The number of Read Requests on the
     /// wire without their response never exceeds the QP's ORD, the ORD is
     /// reached (so the hold was exercised), every signaled Read completes in
-    /// order and no Read is counted beyond the ORD.
+    /// order and no Read is counted beyond the ORD. WQE 3 of each QP is a
+    /// fenced zero-length Write instead: it goes out only once no Read of
+    /// its QP is outstanding (the verbs fence), in ring order.
     #[test]
     fn read_wqes_wait_at_ord() {
         let mut rng = Rng::new(0x04D5);
         let ords = [1usize, 2];
         let n = 6usize;
+        // WQE 3 of each QP is a fenced Write: it must not go out while a
+        // Read before it is outstanding (IB fence), and the Reads after it
+        // wait for it (ring order).
+        const FENCED: usize = 3;
+        let mut fenced_sent = [false; 2];
         let mut mem = vec![0u8; 1 << 20];
         let mut u = tb();
         u.reset.next = true;
@@ -2774,6 +2795,24 @@ mod tests {
             let mut v = vec![];
             for k in 0..n {
                 let len = 1 + rng.below(9000) as u32;
+                if k == FENCED {
+                    // a fenced zero-length RDMA Write, unsignaled
+                    let w = SendWqe {
+                        wr_id: rng.next(),
+                        opcode: SendOpcode::RdmaWrite,
+                        flags: WQE_FLAG_FENCE,
+                        imm_or_inv: 0,
+                        remote_offset: rng.next(),
+                        remote_stag: rng.next() as u32,
+                        sges: SgeList::new(&[]).unwrap(),
+                    };
+                    let mut b = [0u8; WQE_SIZE];
+                    w.emit(&mut b).unwrap();
+                    let a = ring_base(q) as usize + k * WQE_SIZE;
+                    mem[a..a + WQE_SIZE].copy_from_slice(&b);
+                    v.push(b);
+                    continue;
+                }
                 let w = SendWqe {
                     wr_id: rng.next(),
                     opcode: SendOpcode::RdmaRead,
@@ -2816,7 +2855,11 @@ mod tests {
         let mut trng = Rng::new(5);
         // (until every Read went: an unsignaled last Read of a QP parked
         // at ORD goes after its wakeup and refetch)
-        while got_cpl < total_cpl || outst.iter().any(|&o| o > 0) || sent != [n, n] {
+        while got_cpl < total_cpl
+            || outst.iter().any(|&o| o > 0)
+            || sent != [n - 1, n - 1]
+            || fenced_sent != [true, true]
+        {
             assert!(now < 20_000, "hang: sent {sent:?}, outstanding {outst:?}");
             u.db.csr_valid.next = false;
             if rang < 2 {
@@ -2876,9 +2919,19 @@ mod tests {
             }
             assert!(!u.seg.dma_rd_req_valid.val(), "a Read reads no payload");
             assert!(!u.seg.cq_valid.val(), "a Read completes in RdTrack");
-            if u.seg.desc_valid.val() {
+            if u.seg.desc_valid.val() && u.seg.desc_opcode.val().to_u64() == 0 {
+                let q = u.seg.desc_qp.val().to_u64() as usize;
+                assert_eq!(sent[q], FENCED, "QP {q}: ring order");
+                assert_eq!(
+                    outst[q], 0,
+                    "QP {q}: the fenced Write went out with {} Reads outstanding",
+                    outst[q]
+                );
+                fenced_sent[q] = true;
+            } else if u.seg.desc_valid.val() {
                 assert_eq!(u.seg.desc_opcode.val().to_u64(), 1, "Read Request");
                 let q = u.seg.desc_qp.val().to_u64() as usize;
+                assert_eq!(fenced_sent[q], sent[q] >= FENCED, "QP {q}: ring order");
                 sent[q] += 1;
                 outst[q] += 1;
                 max_outst[q] = max_outst[q].max(outst[q]);
@@ -2904,7 +2957,8 @@ mod tests {
             tick!(*u);
             now += 1;
         }
-        assert_eq!(sent, [n, n]);
+        assert_eq!(sent, [n - 1, n - 1]);
+        assert_eq!(fenced_sent, [true, true]);
         assert_eq!(max_outst, [1, 2], "the ORD was reached");
         assert_eq!(u.rdt.cnt_ord_over.val().to_u64(), 0);
         assert_eq!(u.rdt.cnt_cpl.val().to_u64(), total_cpl as u64);
