@@ -621,7 +621,9 @@ impl<
         let (flags, mss, mulpdu) = match c.agreement {
             Some(a) => {
                 let mss = c.tcb.peer_mss.min(c.tcb.our_mss);
-                (a.ctx_flags(), mss, a.mulpdu(mss))
+                // (window policy: mpa::Agreement::mulpdu_in_window)
+                let wnd = c.tcb.snd_wnd.max(c.tcb.max_snd_wnd);
+                (a.ctx_flags(), mss, a.mulpdu_in_window(mss, wnd))
             }
             None => (0, c.tcb.peer_mss.min(c.tcb.our_mss), 0),
         };

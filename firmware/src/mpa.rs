@@ -114,7 +114,36 @@ impl Agreement {
     pub fn mulpdu(&self, emss: u16) -> u16 {
         rnic_wire::mpa::mulpdu(emss, self.markers_tx).min(MAX_MULPDU)
     }
+
+    /// The MULPDU we configure (`fw.rs` `write_ctx`): [`Self::mulpdu`], but
+    /// small enough that [`FPDUS_IN_WINDOW`] whole FPDUs (markers included)
+    /// fit the peer's receive window `peer_wnd` (the largest it offered),
+    /// never below [`MULPDU_WINDOW_FLOOR`] (or the EMSS value if that is
+    /// smaller). The device sends one FPDU per segment and a segment only
+    /// when it fits the window (RFC 9293 §3.8.6), so with one 8882-octet
+    /// FPDU per 12 KiB window (our own `DEVICE_RX_WINDOW`) the sender waits
+    /// a round trip per FPDU; smaller FPDUs keep the pipe full. Legal: RFC
+    /// 5044 §4.5/§8 bound MULPDU by EMSS only, a smaller one is always
+    /// allowed. Measured in `docs/rtl.md` "Full 9000-octet frames".
+    pub fn mulpdu_in_window(&self, emss: u16, peer_wnd: u32) -> u16 {
+        let m = self.mulpdu(emss);
+        let share = (peer_wnd / FPDUS_IN_WINDOW).min(u16::MAX as u32) as u16;
+        let w = rnic_wire::mpa::mulpdu(share, self.markers_tx);
+        if w < m {
+            w.max(m.min(MULPDU_WINDOW_FLOOR))
+        } else {
+            m
+        }
+    }
 }
+
+/// Whole FPDUs that must fit the peer's receive window
+/// ([`Agreement::mulpdu_in_window`]).
+pub const FPDUS_IN_WINDOW: u32 = 3;
+/// The window policy never lowers MULPDU below this (an MTU-1500 EMSS's
+/// value: RFC 5044 §4.5, 1460 − 6): a small or closed window at setup
+/// must not give tiny FPDUs for the connection's life.
+pub const MULPDU_WINDOW_FLOOR: u16 = 1454;
 
 fn depth(v: u16) -> ReadDepth {
     ReadDepth::new(v.min(ReadDepth::MAX.get())).unwrap_or(ReadDepth::MAX)

@@ -46613,6 +46613,7 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     localparam  k_depth = 10'b1000000000;
     localparam  k_tag = 8'h1;
     localparam  k_op_rr = 4'h1;
+    localparam  k_seg_read = 16'h1000;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -46693,6 +46694,12 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     reg  [31:0] c_lost$d;
     wire  [31:0] c_lost$q;
     reg  c_lost$clock;
+    reg  [15:0] x_off$d;
+    wire  [15:0] x_off$q;
+    reg  x_off$clock;
+    reg  x_busy$d;
+    wire  x_busy$q;
+    reg  x_busy$clock;
 
     // Local signals
     reg  [9:0] count;
@@ -46705,6 +46712,8 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     reg  [15:0] e_plen;
     reg  [63:0] rr_word;
     reg  take;
+    reg  [15:0] x_left;
+    reg  x_fin;
 
     // Sub module instances
     rnic_versa5g$core$tx_log$ram ram(
@@ -46811,6 +46820,16 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
         .q(c_lost$q),
         .clock(c_lost$clock)
     );
+    rnic_versa5g$core$tx_log$x_off x_off(
+        .d(x_off$d),
+        .q(x_off$q),
+        .clock(x_off$clock)
+    );
+    rnic_versa5g$core$tx_log$x_busy x_busy(
+        .d(x_busy$d),
+        .q(x_busy$q),
+        .clock(x_busy$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -46833,6 +46852,8 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
         c_empty$clock = clock;
         c_full$clock = clock;
         c_lost$clock = clock;
+        x_off$clock = clock;
+        x_busy$clock = clock;
         st$d = st$q;
         head$d = head$q;
         tail$d = tail$q;
@@ -46852,6 +46873,8 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
         c_empty$d = c_empty$q;
         c_full$d = c_full$q;
         c_lost$d = c_lost$q;
+        x_off$d = x_off$q;
+        x_busy$d = x_busy$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
         count = tail$q - head$q;
@@ -46922,9 +46945,14 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
             desc_msn = e_u[(32'he0)+:(32)];
             desc_mo = 32'h0;
         end
-        dma_rd_req_valid = (st$q == LogState$XEmit) & ~req_done$q;
-        dma_rd_req_addr = e_u[(32'h0)+:(64)];
-        dma_rd_req_len = e_plen;
+        x_left = e_plen - x_off$q;
+        x_fin = x_left <= k_seg_read;
+        dma_rd_req_valid = (st$q == LogState$XEmit) & ~req_done$q & ~x_busy$q;
+        dma_rd_req_addr = e_u[(32'h0)+:(64)] + {{48{1'b0}}, x_off$q};
+        dma_rd_req_len = k_seg_read;
+        if (x_fin) begin
+            dma_rd_req_len = x_left;
+        end
         dma_rd_req_tag = k_tag;
         rr_word = e_u[(32'h0)+:(64)];
         if (beat$q == 2'h1) begin
@@ -46939,7 +46967,7 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
         pay_valid = 1'b0;
         pay_data = dma_rd_cpl_data;
         pay_keep = dma_rd_cpl_keep;
-        pay_last = dma_rd_cpl_last;
+        pay_last = dma_rd_cpl_last & req_done$q;
         dma_rd_cpl_ready = 1'b0;
         if ((st$q == LogState$XEmit) & desc_done$q & ~pay_done$q) begin
             if (e_rr) begin
@@ -47015,6 +47043,8 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                     st$d = LogState$XScan;
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
                         desc_done$d = 1'b0;
+                        x_off$d = 16'h0;
+                        x_busy$d = 1'b0;
                         req_done$d = e_rr | ~|e_plen;
                         pay_done$d = ~e_rr & ~|e_plen;
                         beat$d = 2'h0;
@@ -47028,7 +47058,12 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                         desc_done$d = 1'b1;
                     end
                     if (dma_rd_req_valid & dma_rd_req_ready) begin
-                        req_done$d = 1'b1;
+                        req_done$d = x_fin;
+                        x_busy$d = 1'b1;
+                        x_off$d = x_off$q + k_seg_read;
+                    end
+                    if (take & ~e_rr & dma_rd_cpl_last) begin
+                        x_busy$d = 1'b0;
                     end
                     if (take) begin
                         beat$d = beat$q + 2'h1;
@@ -47456,6 +47491,44 @@ module rnic_versa5g$core$tx_log$tail(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_log$tail
+
+
+module rnic_versa5g$core$tx_log$x_busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$x_busy
+
+
+module rnic_versa5g$core$tx_log$x_off(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_log$x_off
 
 
 module rnic_versa5g$core$tx_log$xend(d,q,clock);
@@ -48471,13 +48544,14 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  park_ready;
 
     // Constant declarations
-    localparam  c_max_mulpdu = 16'h100e;
+    localparam  c_max_mulpdu = 16'h22b2;
     localparam  c_prot_err = 8'h4;
     localparam  c_local_write = 3'b1;
     localparam  c_pay_tag = 8'h80;
     localparam  c_min_mulpdu = 16'h40;
     localparam  c_qp_op_err = 8'h2;
     localparam  c_short = 32'h200;
+    localparam  c_seg_read = 32'h1000;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -48690,6 +48764,18 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     reg  [10:0] cur_addr$d;
     wire  [10:0] cur_addr$q;
     reg  cur_addr$clock;
+    reg  [63:0] pa$d;
+    wire  [63:0] pa$q;
+    reg  pa$clock;
+    reg  [31:0] pl$d;
+    wire  [31:0] pl$q;
+    reg  pl$clock;
+    reg  pdone$d;
+    wire  pdone$q;
+    reg  pdone$clock;
+    reg  [3:0] sfin$d;
+    wire  [3:0] sfin$q;
+    reg  sfin$clock;
     reg  [31:0] n_segs$d;
     wire  [31:0] n_segs$q;
     reg  n_segs$clock;
@@ -48708,6 +48794,10 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     reg  [31:0] rs_done;
     reg  [31:0] msn0_wb;
     reg  [31:0] msn1_wb;
+    reg  [31:0] pc_len;
+    reg  pay_fin;
+    reg  rd_all;
+    reg  sfin_h;
     reg  [15:0] hdr;
     reg  [31:0] plen;
     reg  seg_last;
@@ -49051,6 +49141,26 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         .q(cur_addr$q),
         .clock(cur_addr$clock)
     );
+    rnic_versa5g$core$tx_seg$pa pa(
+        .d(pa$d),
+        .q(pa$q),
+        .clock(pa$clock)
+    );
+    rnic_versa5g$core$tx_seg$pl pl(
+        .d(pl$d),
+        .q(pl$q),
+        .clock(pl$clock)
+    );
+    rnic_versa5g$core$tx_seg$pdone pdone(
+        .d(pdone$d),
+        .q(pdone$q),
+        .clock(pdone$clock)
+    );
+    rnic_versa5g$core$tx_seg$sfin sfin(
+        .d(sfin$d),
+        .q(sfin$q),
+        .clock(sfin$clock)
+    );
     rnic_versa5g$core$tx_seg$n_segs n_segs(
         .d(n_segs$d),
         .q(n_segs$q),
@@ -49100,6 +49210,10 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         rcnt$clock = clock;
         ov$clock = clock;
         cur_addr$clock = clock;
+        pa$clock = clock;
+        pl$clock = clock;
+        pdone$clock = clock;
+        sfin$clock = clock;
         n_segs$clock = clock;
         n_bad$clock = clock;
         n_wnd_wait$clock = clock;
@@ -49157,6 +49271,10 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         rcnt$d = rcnt$q;
         ov$d = ov$q;
         cur_addr$d = cur_addr$q;
+        pa$d = pa$q;
+        pl$d = pl$q;
+        pdone$d = pdone$q;
+        sfin$d = sfin$q;
         n_segs$d = n_segs$q;
         n_bad$d = n_bad$q;
         n_wnd_wait$d = n_wnd_wait$q;
@@ -49246,6 +49364,33 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         if (rest > 16'hfe0) begin
             k = 16'h9;
         end
+        if (rest > 16'h11dc) begin
+            k = 16'ha;
+        end
+        if (rest > 16'h13d8) begin
+            k = 16'hb;
+        end
+        if (rest > 16'h15d4) begin
+            k = 16'hc;
+        end
+        if (rest > 16'h17d0) begin
+            k = 16'hd;
+        end
+        if (rest > 16'h19cc) begin
+            k = 16'he;
+        end
+        if (rest > 16'h1bc8) begin
+            k = 16'hf;
+        end
+        if (rest > 16'h1dc4) begin
+            k = 16'h10;
+        end
+        if (rest > 16'h1fc0) begin
+            k = 16'h11;
+        end
+        if (rest > 16'h21bc) begin
+            k = 16'h12;
+        end
         k_r$d = k;
         adv_r$d = {{16{1'b0}}, flen_r$q};
         send_end_r$d = seq$q + {{16{1'b0}}, flen_r$q};
@@ -49288,14 +49433,41 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         desc_adv = adv[(32'h0)+:(16)];
         desc_rr = rr$q[(32'h0)+:(224)];
         need_req = ~is_rr$q & |plen;
-        can_issue = ~rr_pending$q & (outst$q < 3'h4) & ((plen <= c_short) | (unst$q == 3'h0));
-        dma_rd_req_valid = (st$q == SegState$Seg) & wgo & need_req & ~req_done$q & can_issue;
-        dma_rd_req_addr = xaddr$q;
-        dma_rd_req_len = plen[(32'h0)+:(16)];
+        rd_all = req_done$q & pdone$q;
+        pay_fin = pl$q <= c_seg_read;
+        pc_len = c_seg_read;
+        if (pay_fin) begin
+            pc_len = pl$q;
+        end
+        can_issue = ~rr_pending$q & (outst$q < 3'h4) & ((pl$q <= c_short) | (unst$q == 3'h0));
+        dma_rd_req_valid = (st$q == SegState$Seg) & wgo & need_req & ~rd_all & can_issue;
+        dma_rd_req_addr = pa$q;
+        dma_rd_req_len = pc_len[(32'h0)+:(16)];
         dma_rd_req_tag = c_pay_tag | {{6{1'b0}}, wr_slot$q};
         req_fire = dma_rd_req_valid & dma_rd_req_ready;
+        if (~req_done$q) begin
+            pa$d = xaddr$q;
+            pl$d = plen;
+        end
+        if (req_fire) begin
+            pa$d = pa$q + {{32{1'b0}}, c_seg_read};
+            pl$d = pl$q - pc_len;
+            if (wr_slot$q == 2'h0) begin
+                sfin$d = {sfin$q[3:1], pay_fin};
+            end
+            if (wr_slot$q == 2'h1) begin
+                sfin$d = {sfin$q[3:2], pay_fin, sfin$q[0]};
+            end
+            if (wr_slot$q == 2'h2) begin
+                sfin$d = {sfin$q[3], pay_fin, sfin$q[1:0]};
+            end
+            if (wr_slot$q == 2'h3) begin
+                sfin$d = {pay_fin, sfin$q[2:0]};
+            end
+        end
+        pdone$d = (pdone$q & req_done$q) | (req_fire & pay_fin);
         d_ok = desc_done$q | (desc_valid & desc_ready);
-        r_ok = ~need_req | req_done$q | req_fire;
+        r_ok = ~need_req | rd_all | (req_fire & pay_fin);
         pbuf$read_clock = clock;
         pbuf$write_clock = clock;
         dma_rd_cpl_ready = 1'b1;
@@ -49357,7 +49529,17 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         pay_valid = ov$q;
         pay_data = pbuf$read_data[(32'h0)+:(64)];
         pay_keep = pbuf$read_data[(32'h40)+:(4)];
-        pay_last = pbuf$read_data[32'h44];
+        sfin_h = sfin$q[32'h0];
+        if (rd_slot$q == 2'h1) begin
+            sfin_h = sfin$q[32'h1];
+        end
+        if (rd_slot$q == 2'h2) begin
+            sfin_h = sfin$q[32'h2];
+        end
+        if (rd_slot$q == 2'h3) begin
+            sfin_h = sfin$q[32'h3];
+        end
+        pay_last = pbuf$read_data[32'h44] & sfin_h;
         drained = 1'b0;
         pbuf$read_address = cur_addr$q;
         raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{1{1'b0}}, (rcnt$q & 10'h1ff)};
@@ -50255,6 +50437,25 @@ module rnic_versa5g$core$tx_seg$ov(d,q,clock);
 endmodule // rnic_versa5g$core$tx_seg$ov
 
 
+module rnic_versa5g$core$tx_seg$pa(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$pa
+
+
 module rnic_versa5g$core$tx_seg$pbeat(d,q,clock);
 
     // Module arguments
@@ -50332,6 +50533,25 @@ module rnic_versa5g$core$tx_seg$pd_ram(read_address,read_clock,read_data,write_a
 endmodule // rnic_versa5g$core$tx_seg$pd_ram
 
 
+module rnic_versa5g$core$tx_seg$pdone(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$pdone
+
+
 module rnic_versa5g$core$tx_seg$ph(d,q,clock);
 
     // Module arguments
@@ -50368,6 +50588,25 @@ module rnic_versa5g$core$tx_seg$pk_wb(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_seg$pk_wb
+
+
+module rnic_versa5g$core$tx_seg$pl(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$pl
 
 
 module rnic_versa5g$core$tx_seg$plen_r(d,q,clock);
@@ -50663,6 +50902,25 @@ module rnic_versa5g$core$tx_seg$seq_start(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_seg$seq_start
+
+
+module rnic_versa5g$core$tx_seg$sfin(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$sfin
 
 
 module rnic_versa5g$core$tx_seg$st(d,q,clock);

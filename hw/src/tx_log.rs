@@ -205,6 +205,14 @@ pub struct TxLog<const AW: usize, const CW: usize> {
     e_plen: Signal<Local, Bits<16>>,
     rr_word: Signal<Local, Bits<64>>,
     take: Signal<Local, Bit>,
+    // ---- a replayed payload longer than one DMA read (up to 8868 octets,
+    // `docs/rtl.md` "Full 9000-octet frames"): read in pieces of at most
+    // `caps::TX_MAX_SEG_READ` octets, one at a time
+    x_off: DFF<Bits<16>>,
+    x_busy: DFF<Bit>,
+    k_seg_read: Constant<Bits<16>>,
+    x_left: Signal<Local, Bits<16>>,
+    x_fin: Signal<Local, Bit>,
 }
 
 impl<const AW: usize, const CW: usize> Default for TxLog<AW, CW> {
@@ -310,6 +318,11 @@ impl<const AW: usize, const CW: usize> Default for TxLog<AW, CW> {
             e_plen: Default::default(),
             rr_word: Default::default(),
             take: Default::default(),
+            x_off: Default::default(),
+            x_busy: Default::default(),
+            k_seg_read: Constant::new((rnic_wire::abi::caps::TX_MAX_SEG_READ as u64).into()),
+            x_left: Default::default(),
+            x_fin: Default::default(),
         }
     }
 }
@@ -319,7 +332,7 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st, head, tail, rp, xend, pend, rc, e, nsent, desc_done, req_done,
-            pay_done, beat, c_sent, c_req, c_busy, c_empty, c_full, c_lost
+            pay_done, beat, c_sent, c_req, c_busy, c_empty, c_full, c_lost, x_off, x_busy
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -422,9 +435,18 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
 
         // ---- payload: DMA read at the recorded address, or the recorded
         // Read Request octets (4 beats: 8, 8, 8, 4)
-        self.dma_rd_req_valid.next = (self.st.q.val() == LogState::XEmit) & !self.req_done.q.val();
-        self.dma_rd_req_addr.next = self.e_u.val().get_bits::<64>(0);
-        self.dma_rd_req_len.next = self.e_plen.val();
+        // (pieces of at most TX_MAX_SEG_READ octets, the DMA read contract;
+        // the next one after the previous one's last completion beat went)
+        self.x_left.next = self.e_plen.val() - self.x_off.q.val();
+        self.x_fin.next = self.x_left.val() <= self.k_seg_read.val();
+        self.dma_rd_req_valid.next =
+            (self.st.q.val() == LogState::XEmit) & !self.req_done.q.val() & !self.x_busy.q.val();
+        self.dma_rd_req_addr.next =
+            self.e_u.val().get_bits::<64>(0) + bit_cast::<64, 16>(self.x_off.q.val());
+        self.dma_rd_req_len.next = self.k_seg_read.val();
+        if self.x_fin.val() {
+            self.dma_rd_req_len.next = self.x_left.val();
+        }
         self.dma_rd_req_tag.next = self.k_tag.val();
         self.rr_word.next = self.e_u.val().get_bits::<64>(0);
         if self.beat.q.val() == 1 {
@@ -439,7 +461,7 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
         self.pay_valid.next = false;
         self.pay_data.next = self.dma_rd_cpl_data.val();
         self.pay_keep.next = self.dma_rd_cpl_keep.val();
-        self.pay_last.next = self.dma_rd_cpl_last.val();
+        self.pay_last.next = self.dma_rd_cpl_last.val() & self.req_done.q.val();
         self.dma_rd_cpl_ready.next = false;
         // (after its descriptor, as the framer takes them)
         if (self.st.q.val() == LogState::XEmit) & self.desc_done.q.val() & !self.pay_done.q.val() {
@@ -524,6 +546,8 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
                     & (((self.una_snd_una.val() - self.e_end.val()) >> 31) != 0)
                 {
                     self.desc_done.d.next = false;
+                    self.x_off.d.next = 0.into();
+                    self.x_busy.d.next = false;
                     self.req_done.d.next = self.e_rr.val() | !self.e_plen.val().any();
                     self.pay_done.d.next = !self.e_rr.val() & !self.e_plen.val().any();
                     self.beat.d.next = 0.into();
@@ -536,7 +560,12 @@ impl<const AW: usize, const CW: usize> Logic for TxLog<AW, CW> {
                     self.desc_done.d.next = true;
                 }
                 if self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val() {
-                    self.req_done.d.next = true;
+                    self.req_done.d.next = self.x_fin.val();
+                    self.x_busy.d.next = true;
+                    self.x_off.d.next = self.x_off.q.val() + self.k_seg_read.val();
+                }
+                if self.take.val() & !self.e_rr.val() & self.dma_rd_cpl_last.val() {
+                    self.x_busy.d.next = false;
                 }
                 if self.take.val() {
                     self.beat.d.next = self.beat.q.val() + 1;

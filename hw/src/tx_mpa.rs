@@ -95,10 +95,10 @@ pub const FRAMER_MAX_PAY_LEN: u16 = caps::TX_MAX_TCP_PAYLOAD
     - TAGGED_HEADER_LEN as u16
     - MPA_CRC_LEN as u16;
 /// Largest payload per segment the TX engine hands the framer: the device's
-/// MULPDU limit (`abi::caps::MAX_MULPDU` = 4110, bounded by `tx_seg`'s one
-/// 4096-octet DMA read per segment) less the 14-octet tagged header = 4096.
-/// `tx_seg::MAX_MULPDU` is derived from it. The framer itself takes up to
-/// [`FRAMER_MAX_PAY_LEN`].
+/// MULPDU limit (`abi::caps::MAX_MULPDU` = 8882, the framer's limit with
+/// markers on; `tx_seg` reads it with up to 3 DMA reads of ≤ 4096 octets)
+/// less the 14-octet tagged header = 8868. `tx_seg::MAX_MULPDU` is derived
+/// from it. The framer itself takes up to [`FRAMER_MAX_PAY_LEN`].
 pub const MAX_PAY_LEN: u16 = caps::MAX_MULPDU - TAGGED_HEADER_LEN as u16;
 /// Depth of the record FIFO `r_count` refers to.
 pub const REC_DEPTH: usize = 8;
@@ -539,11 +539,11 @@ mod tests {
     /// is often full.
     /// The device's MULPDU limit in the ABI is what the RTL transmits:
     /// `tx_seg` refuses above exactly it, and it is within the framer's own
-    /// limits (markers on and off) and one DMA read of `tx_seg`.
+    /// limits (markers on and off) and `tx_seg`'s reads of one segment.
     #[test]
     fn abi_mulpdu_limit_matches_rtl() {
         assert_eq!(crate::tx_seg::MAX_MULPDU, caps::MAX_MULPDU as u64);
-        assert_eq!(MAX_PAY_LEN, 4096);
+        assert_eq!(MAX_PAY_LEN, 8868);
         assert_eq!(FRAMER_MAX_PAY_LEN, 8940);
         let fpdu_words = |ulpdu: usize| rnic_wire::mpa::fpdu_len(ulpdu) / 4;
         assert!(fpdu_words(caps::MAX_MULPDU as usize) <= MAX_FPDU_WORDS_MK as usize);
@@ -555,7 +555,8 @@ mod tests {
             fpdu_words(rnic_wire::mpa::mulpdu(caps::TX_MAX_TCP_PAYLOAD, false) as usize),
             MAX_FPDU_WORDS as usize
         );
-        const { assert!(MAX_PAY_LEN <= caps::TX_MAX_SEG_READ) };
+        const { assert!(MAX_PAY_LEN <= caps::TX_SEG_MAX_READS * caps::TX_MAX_SEG_READ) };
+        const { assert!(MAX_PAY_LEN <= FRAMER_MAX_PAY_LEN) };
     }
 
     #[test]

@@ -45,7 +45,10 @@
 //!
 //! Payload DMA reads (tag [`PAY_TAG`] | slot): up to 4 in flight, each into
 //! its own slot of a reorder buffer (4 x 512 beats), drained in request
-//! order on `pay_*` as soon as the head slot's beats are written. Reads
+//! order on `pay_*` as soon as the head slot's beats are written. A segment
+//! payload longer than [`SEG_READ`] (4096) octets is read in 4096-octet
+//! pieces (and the rest) into consecutive slots, one payload stream with
+//! `pay_last` on its last piece only. Reads
 //! longer than [`SHORT_READ`] wait until every earlier completion has
 //! started (so they come back in order). A Read Request's payload is sent
 //! once every earlier DMA payload has gone.
@@ -88,14 +91,18 @@ pub const STATUS_LOCAL_PROT_ERR: u64 = WcStatus::LocalProtectionError as u64;
 /// still unanswered (4 reorder slots); longer ones wait until every earlier
 /// completion has started.
 pub const SHORT_READ: u64 = 512;
+/// Largest payload DMA read (`abi::caps::TX_MAX_SEG_READ`, the DMA read
+/// contract's 4096 octets = one 512-beat reorder slot): a longer segment
+/// payload is read in pieces of this size into consecutive slots.
+pub const SEG_READ: u64 = rnic_wire::abi::caps::TX_MAX_SEG_READ as u64;
 /// Smallest MULPDU the block segments for (every header fits).
 pub const MIN_MULPDU: u64 = 64;
 /// DDP header of a tagged segment (RFC 5041 §4.2: 14 octets), the smallest.
 pub const TAGGED_HDR: u64 = 14;
 /// Largest MULPDU the block segments for: the framer takes at most
-/// `tx_mpa::MAX_PAY_LEN` (4096: one payload read of at most a 512-beat
-/// reorder slot; the framer itself takes 8940) octets after the DDP header, so a tagged
-/// ULPDU may be `MAX_PAY_LEN + TAGGED_HDR` octets. A QP whose MULPDU is
+/// `tx_mpa::MAX_PAY_LEN` (8868: up to 3 payload reads of [`SEG_READ`]
+/// octets in consecutive reorder slots) octets after the DDP header, so a
+/// tagged ULPDU may be `MAX_PAY_LEN + TAGGED_HDR` = 8882 octets. A QP whose MULPDU is
 /// larger (e.g. one derived from a jumbo EMSS, RFC 5044 §8) gets error
 /// completions, never a truncated frame.
 pub const MAX_MULPDU: u64 = crate::tx_mpa::MAX_PAY_LEN as u64 + TAGGED_HDR;
@@ -349,6 +356,18 @@ pub struct TxSeg {
     rcnt: DFF<Bits<10>>,
     ov: DFF<Bit>,
     cur_addr: DFF<Bits<11>>,
+    // ---- A segment's payload in pieces (`docs/rtl.md` "Full 9000-octet
+    // frames"): next piece's bus address and octets left to request, the
+    // last piece issued, per-slot "holds a segment's last piece".
+    pa: DFF<Bits<64>>,
+    pl: DFF<Bits<32>>,
+    pdone: DFF<Bit>,
+    sfin: DFF<Bits<4>>,
+    c_seg_read: Constant<Bits<32>>,
+    pc_len: Signal<Local, Bits<32>>,
+    pay_fin: Signal<Local, Bit>,
+    rd_all: Signal<Local, Bit>,
+    sfin_h: Signal<Local, Bit>,
     n_segs: DFF<Bits<32>>,
     n_bad: DFF<Bits<32>>,
     hdr: Signal<Local, Bits<16>>,
@@ -576,6 +595,15 @@ impl Default for TxSeg {
             rcnt: Default::default(),
             ov: Default::default(),
             cur_addr: Default::default(),
+            pa: Default::default(),
+            pl: Default::default(),
+            pdone: Default::default(),
+            sfin: Default::default(),
+            c_seg_read: Constant::new(SEG_READ.into()),
+            pc_len: Default::default(),
+            pay_fin: Default::default(),
+            rd_all: Default::default(),
+            sfin_h: Default::default(),
             n_segs: Default::default(),
             n_bad: Default::default(),
             hdr: Default::default(),
@@ -651,6 +679,10 @@ impl Logic for TxSeg {
             rcnt,
             ov,
             cur_addr,
+            pa,
+            pl,
+            pdone,
+            sfin,
             n_segs,
             n_bad,
             n_wnd_wait,
@@ -769,6 +801,35 @@ impl Logic for TxSeg {
         if self.rest.val() > 4064 {
             self.k.next = 9.into();
         }
+        // (up to 18 markers in a 9000-MTU FPDU, docs/rtl.md "Full 9000-octet
+        // frames")
+        if self.rest.val() > 4572 {
+            self.k.next = 10.into();
+        }
+        if self.rest.val() > 5080 {
+            self.k.next = 11.into();
+        }
+        if self.rest.val() > 5588 {
+            self.k.next = 12.into();
+        }
+        if self.rest.val() > 6096 {
+            self.k.next = 13.into();
+        }
+        if self.rest.val() > 6604 {
+            self.k.next = 14.into();
+        }
+        if self.rest.val() > 7112 {
+            self.k.next = 15.into();
+        }
+        if self.rest.val() > 7620 {
+            self.k.next = 16.into();
+        }
+        if self.rest.val() > 8128 {
+            self.k.next = 17.into();
+        }
+        if self.rest.val() > 8636 {
+            self.k.next = 18.into();
+        }
         self.k_r.d.next = self.k.val();
         // Stage 4: snd_nxt advance and the FPDU's end in sequence space.
         self.adv_r.d.next = bit_cast::<32, 16>(self.flen_r.q.val());
@@ -829,29 +890,67 @@ impl Logic for TxSeg {
         self.desc_rr.next = self.rr.q.val().get_bits::<224>(0);
 
         // Payload DMA reads: up to 4 in flight, one reorder slot each (tag
-        // PAY_TAG | slot), issued and drained in slot order.
+        // PAY_TAG | slot), issued and drained in slot order. A segment's
+        // payload is read in pieces of at most SEG_READ octets (the DMA read
+        // contract) into consecutive slots: before its first read
+        // (`req_done` low) `pa`/`pl` follow the segment's bus address and
+        // payload length (one clock behind; `go` waits for the arithmetic
+        // pipeline anyway), each read takes min(pl, SEG_READ) octets at `pa`.
+        // A payload of at most SEG_READ octets is one read, as before.
         self.need_req.next = !self.is_rr.q.val() & self.plen.val().any();
+        self.rd_all.next = self.req_done.q.val() & self.pdone.q.val();
+        self.pay_fin.next = self.pl.q.val() <= self.c_seg_read.val();
+        self.pc_len.next = self.c_seg_read.val();
+        if self.pay_fin.val() {
+            self.pc_len.next = self.pl.q.val();
+        }
         // Long reads (over SHORT_READ octets) wait until every earlier read's
         // completion has started: they then come back in request order and
         // drain at once (no head-of-line wait); short ones use all 4 slots.
         self.can_issue.next = !self.rr_pending.q.val()
             & (self.outst.q.val() < 4)
-            & ((self.plen.val() <= self.c_short.val()) | (self.unst.q.val() == 0));
+            & ((self.pl.q.val() <= self.c_short.val()) | (self.unst.q.val() == 0));
         self.dma_rd_req_valid.next = (self.st.q.val() == SegState::Seg)
             & self.wgo.val()
             & self.need_req.val()
-            & !self.req_done.q.val()
+            & !self.rd_all.val()
             & self.can_issue.val();
-        self.dma_rd_req_addr.next = self.xaddr.q.val();
-        self.dma_rd_req_len.next = self.plen.val().get_bits::<16>(0);
+        self.dma_rd_req_addr.next = self.pa.q.val();
+        self.dma_rd_req_len.next = self.pc_len.val().get_bits::<16>(0);
         self.dma_rd_req_tag.next = self.c_pay_tag.val() | bit_cast::<8, 2>(self.wr_slot.q.val());
+        // (any piece: `req_done` = the segment's reads have started)
         self.req_fire.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
+        if !self.req_done.q.val() {
+            self.pa.d.next = self.xaddr.q.val();
+            self.pl.d.next = self.plen.val();
+        }
+        if self.req_fire.val() {
+            self.pa.d.next = self.pa.q.val() + bit_cast::<64, 32>(self.c_seg_read.val());
+            self.pl.d.next = self.pl.q.val() - self.pc_len.val();
+            if self.wr_slot.q.val() == 0 {
+                self.sfin.d.next = self.sfin.q.val().replace_bit(0, self.pay_fin.val());
+            }
+            if self.wr_slot.q.val() == 1 {
+                self.sfin.d.next = self.sfin.q.val().replace_bit(1, self.pay_fin.val());
+            }
+            if self.wr_slot.q.val() == 2 {
+                self.sfin.d.next = self.sfin.q.val().replace_bit(2, self.pay_fin.val());
+            }
+            if self.wr_slot.q.val() == 3 {
+                self.sfin.d.next = self.sfin.q.val().replace_bit(3, self.pay_fin.val());
+            }
+        }
+        self.pdone.d.next = (self.pdone.q.val() & self.req_done.q.val())
+            | (self.req_fire.val() & self.pay_fin.val());
         self.d_ok.next = self.desc_done.q.val() | (self.desc_valid.val() & self.desc_ready.val());
-        self.r_ok.next = !self.need_req.val() | self.req_done.q.val() | self.req_fire.val();
+        self.r_ok.next =
+            !self.need_req.val() | self.rd_all.val() | (self.req_fire.val() & self.pay_fin.val());
 
         // Reorder buffer: 4 slots of 512 beats {last, keep, data}; a
         // completion beat goes to its tag's slot (a request is at most 4096
         // octets, so a slot never overflows and completions are never held).
+        // `last` marks the slot's end; `pay_last` is it in a slot holding a
+        // segment's last piece (`sfin`).
         self.pbuf.read_clock.next = self.clock.val();
         self.pbuf.write_clock.next = self.clock.val();
         self.dma_rd_cpl_ready.next = true;
@@ -919,7 +1018,17 @@ impl Logic for TxSeg {
         self.pay_valid.next = self.ov.q.val();
         self.pay_data.next = self.pbuf.read_data.val().get_bits::<64>(0);
         self.pay_keep.next = self.pbuf.read_data.val().get_bits::<4>(64);
-        self.pay_last.next = self.pbuf.read_data.val().get_bit(68);
+        self.sfin_h.next = self.sfin.q.val().get_bit(0);
+        if self.rd_slot.q.val() == 1 {
+            self.sfin_h.next = self.sfin.q.val().get_bit(1);
+        }
+        if self.rd_slot.q.val() == 2 {
+            self.sfin_h.next = self.sfin.q.val().get_bit(2);
+        }
+        if self.rd_slot.q.val() == 3 {
+            self.sfin_h.next = self.sfin.q.val().get_bit(3);
+        }
+        self.pay_last.next = self.pbuf.read_data.val().get_bit(68) & self.sfin_h.val();
         self.drained.next = false;
         self.pbuf.read_address.next = self.cur_addr.q.val();
         // Assigned on every path: Yosys infers a latch otherwise (the
@@ -2641,7 +2750,7 @@ mod tests {
         };
         let mut wqes = vec![];
         for k in 0..n {
-            let addr = 0x10_0000 + k * 0x4000;
+            let addr = 0x10_0000 + k * len.next_multiple_of(0x4000).max(0x4000);
             let data = rng.bytes(len);
             m[addr..addr + len].copy_from_slice(&data);
             let w = SendWqe {
@@ -2722,6 +2831,85 @@ mod tests {
             res.desc_cycles.len()
         );
         assert!(p.len() as f64 / span as f64 > 0.95);
+    }
+
+    /// Full 9000-MTU FPDUs (`caps::MAX_MULPDU` = 8882: EMSS 8960 with
+    /// markers, 8888 without) against `TxStream`: Writes of two and a half
+    /// maximum segments, so each full segment's 8868-octet payload is read
+    /// as 4096 + 4096 + 676 octets into consecutive reorder slots (tags
+    /// PAY_TAG | slot in order), contiguous on the bus, and drained as one
+    /// payload stream (`pay_last` once, payload bytes exact in `run`).
+    #[test]
+    fn jumbo_mulpdu_8882_reads_in_pieces() {
+        use rnic_wire::abi::caps::MAX_MULPDU;
+        for (markers, emss) in [(true, 8960u16), (false, 8888)] {
+            assert_eq!(rnic_wire::mpa::mulpdu(emss, markers), MAX_MULPDU);
+            let pay = MAX_MULPDU as usize - TAGGED_HDR as usize;
+            let (s, mut r, mut m) = one_qp_writes(2, 2 * pay + pay / 2, emss, markers);
+            let res = run(&s, &mut r, &mut m, 78, 0, false, 7, 200_000);
+            assert!(r[0].segs.is_empty() && r[0].cqs.is_empty());
+            // Per Write: 4096, 4096, 676 | 4096, 4096, 676 | 4096, 338.
+            let lens: Vec<u64> = res.reads.iter().map(|x| x.2).collect();
+            let one = [4096, 4096, 676, 4096, 4096, 676, 4096, 338];
+            assert_eq!(lens, [one, one].concat(), "read lengths");
+            for w in res.reads.windows(2) {
+                if w[0].2 == SEG_READ {
+                    assert_eq!(w[1].1, w[0].1 + SEG_READ, "pieces contiguous");
+                }
+            }
+            let p = &res.pay_cycles;
+            let span = p[p.len() - 1] - p[0] + 1;
+            eprintln!(
+                "MULPDU 8882 (markers {markers}): {} reads, {} payload beats in {} clocks = {:.3} beats per clock",
+                lens.len(),
+                p.len(),
+                span,
+                p.len() as f64 / span as f64
+            );
+            assert!(p.len() as f64 / span as f64 > 0.95);
+        }
+    }
+
+    /// Random Writes, Sends, Reads (and zero-length ones) up to 20000
+    /// octets at MULPDU 8882 with out-of-order DMA completions, gaps and
+    /// back-pressure on every port: every segment equals `TxStream`'s.
+    #[test]
+    fn jumbo_random_matches_txstream() {
+        use rnic_wire::abi::caps::MAX_MULPDU;
+        for (i, (markers, emss)) in [(true, 8960u16), (false, 8888)].into_iter().enumerate() {
+            let mut rng = Rng::new(40 + i as u64);
+            let mut m = mem();
+            let mut heap = 0x10_0000usize;
+            let mpa = MpaSettings {
+                crc: i == 0,
+                markers,
+                seq_start: 0u32.wrapping_sub(20_000),
+            };
+            let (su, r) = make_qp(
+                &mut rng, &mut m, &mut heap, 8, 20_000, false, mpa, emss, 4, 0,
+            );
+            assert_eq!(rnic_wire::mpa::mulpdu(emss, markers), MAX_MULPDU);
+            let mut refs = vec![r];
+            let res = run(
+                &[su],
+                &mut refs,
+                &mut m,
+                78,
+                60,
+                true,
+                11 + i as u64,
+                600_000,
+            );
+            assert!(refs[0].segs.is_empty() && refs[0].cqs.is_empty());
+            assert!(res.reads.iter().all(|x| x.2 <= SEG_READ));
+            assert!(res.reads.iter().any(|x| x.2 == SEG_READ));
+            eprintln!(
+                "MULPDU 8882 random (markers {markers}): {} segments in {} clocks, {} reads",
+                res.desc_cycles.len(),
+                res.cycles,
+                res.reads.len()
+            );
+        }
     }
 
     #[test]

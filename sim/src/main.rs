@@ -16,8 +16,10 @@ use rnic_sim::rtl_run::{self, RtlConfig};
 const RTL_DEFAULT_MAX_SIZE: u64 = 1 << 20;
 /// Largest MTU the RTL carries: the TX framer takes a whole FPDU of a
 /// 9000-octet IP MTU frame and the RX side 9018-octet Ethernet frames; the
-/// firmware caps MULPDU at the device limit (`abi::caps::MAX_MULPDU`), so
-/// every MTU up to this one is safe.
+/// firmware caps MULPDU at the device limit (`abi::caps::MAX_MULPDU` =
+/// 8882, a full 9000-octet frame) and to 3 FPDUs per peer window
+/// (`rnic_fw::mpa::Agreement::mulpdu_in_window`), so every MTU up to this
+/// one is safe.
 const RTL_MAX_MTU: u16 = rnic_wire::abi::caps::TX_MAX_MTU;
 
 #[derive(Parser)]
