@@ -112,7 +112,7 @@ impl Agreement {
     /// is always legal; without the cap a jumbo peer (MSS 8960) would give
     /// a MULPDU the device refuses (every WQE an error completion).
     pub fn mulpdu(&self, emss: u16) -> u16 {
-        rnic_wire::mpa::mulpdu(emss, self.markers_tx).min(MAX_MULPDU)
+        rnic_wire::mpa::mulpdu(emss, self.markers_tx).min(FW_MAX_MULPDU)
     }
 
     /// The MULPDU we configure (`fw.rs` `write_ctx`): [`Self::mulpdu`], but
@@ -136,6 +136,24 @@ impl Agreement {
         }
     }
 }
+
+/// The largest MULPDU the firmware configures: one DMA read's payload
+/// (`caps::TX_MAX_SEG_READ`) plus the tagged DDP header (RFC 5041 §4.2),
+/// 4110, below the device's `caps::MAX_MULPDU` (8882, a payload read in up
+/// to three pieces). The device sends and replays 8882-octet FPDUs (Verilator
+/// `tx_jumbo`), but `tx_log`'s replay of a multi-read FPDU is not yet
+/// verified: its block test with such FPDUs disagrees with the model (docs/
+/// rtl.md "Full 9000-octet frames"); until it is, connections keep to FPDUs
+/// whose replay is tested. A smaller MULPDU is always legal (RFC 5044 §4.5,
+/// §8).
+pub const FW_MAX_MULPDU: u16 = {
+    let m = rnic_wire::abi::caps::TX_MAX_SEG_READ + 14;
+    if m < MAX_MULPDU {
+        m
+    } else {
+        MAX_MULPDU
+    }
+};
 
 /// Whole FPDUs that must fit the peer's receive window
 /// ([`Agreement::mulpdu_in_window`]).
