@@ -46,7 +46,7 @@ fn jumbo_peer_mulpdu_capped_at_device_limit() {
     assert_eq!(rnic_wire::mpa::mulpdu(8960, false), 8954);
     assert_eq!(ctx.mulpdu, FW_MAX_MULPDU);
     assert_eq!(ctx.mulpdu, 4110);
-    assert!(FW_MAX_MULPDU <= MAX_MULPDU);
+    const { assert!(FW_MAX_MULPDU <= MAX_MULPDU) };
 }
 
 /// A jumbo peer on our 1500 link: EMSS is ours (1460), nothing to cap.
