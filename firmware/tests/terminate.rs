@@ -38,6 +38,36 @@ fn request(cause: TerminateCause, qpn: u32, ddp: &DdpRepr, seg_len: u16) -> Term
     }
 }
 
+/// The host's QpError event for `qpn` carries `cause`.
+fn assert_qp_error(fw: &mut Fw, qpn: u32, cause: TerminateCause) {
+    let ev = fw.hal.events.pop().expect("QpError event");
+    assert_eq!(
+        (ev.kind, ev.handle, ev.status),
+        (
+            EventKind::QpError,
+            qpn,
+            rnic_wire::abi::cqe::encode_term_cause(Some(cause))
+        )
+    );
+}
+
+/// The Terminate message in a TCP payload, decoded by rnic-wire (MPA CRC
+/// checked): MSN 1 on QN 2 (RFC 5040 §5.1) and its header.
+fn sent_terminate(payload: &[u8]) -> rnic_wire::terminate::TerminateRepr {
+    let f = rnic_wire::mpa::Fpdu::new_checked(payload).unwrap();
+    assert_eq!(f.total_len(), payload.len());
+    let ulpdu = rnic_wire::mpa::FpduRepr::parse(&f, true)
+        .expect("MPA CRC")
+        .ulpdu;
+    match RdmapRepr::from_bytes(ulpdu).unwrap() {
+        RdmapRepr::Terminate { msn, terminate } => {
+            assert_eq!(msn, 1);
+            terminate
+        }
+        o => panic!("not a Terminate: {o:?}"),
+    }
+}
+
 /// A Send without a posted receive at this node: the device asks for a
 /// Terminate (DDP untagged, Invalid MSN - no buffer, RFC 5041 §7.2). The
 /// firmware sends it at the device's SND.NXT, CRC checked, echoing the
@@ -66,15 +96,7 @@ fn device_request_sends_terminate_then_fin() {
     assert!(fw.hal.terms.is_empty(), "taken");
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
     assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Firmware);
-    let ev = fw.hal.events.pop().expect("QpError event");
-    assert_eq!(
-        (ev.kind, ev.handle, ev.status),
-        (
-            EventKind::QpError,
-            qpn,
-            rnic_wire::abi::cqe::encode_term_cause(Some(cause))
-        )
-    );
+    assert_qp_error(&mut fw, qpn, cause);
     let out = sent_tcp(&mut fw.hal);
     assert_eq!(
         out.len(),
@@ -83,23 +105,13 @@ fn device_request_sends_terminate_then_fin() {
         out.iter().map(|o| o.ctl).collect::<Vec<_>>()
     );
     assert_eq!((out[0].seq, out[0].ack), (snd + 2000, Some(rcv)));
-    let f = rnic_wire::mpa::Fpdu::new_checked(&out[0].payload[..]).unwrap();
-    assert_eq!(f.total_len(), out[0].payload.len());
-    let ulpdu = rnic_wire::mpa::FpduRepr::parse(&f, true)
-        .expect("MPA CRC")
-        .ulpdu;
-    match RdmapRepr::from_bytes(ulpdu).unwrap() {
-        RdmapRepr::Terminate { msn, terminate } => {
-            assert_eq!(msn, 1);
-            assert_eq!(terminate.cause, cause);
-            let d = terminate.ddp.expect("DDP header echoed");
-            assert!(d.segment_length_valid);
-            assert_eq!(d.segment_length, 18 + 64);
-            assert_eq!(d.header.to_repr().unwrap(), send);
-            assert!(terminate.rdma.is_none());
-        }
-        o => panic!("not a Terminate: {o:?}"),
-    }
+    let terminate = sent_terminate(&out[0].payload);
+    assert_eq!(terminate.cause, cause);
+    let d = terminate.ddp.expect("DDP header echoed");
+    assert!(d.segment_length_valid);
+    assert_eq!(d.segment_length, 18 + 64);
+    assert_eq!(d.header.to_repr().unwrap(), send);
+    assert!(terminate.rdma.is_none());
     let fin_seq = snd + 2000 + out[0].payload.len() as u32;
     assert_eq!((out[1].ctl, out[1].seq), (TcpControl::Fin, fin_seq));
     // one Terminate per stream
@@ -206,15 +218,7 @@ fn refused_send_wqe_terminates_the_stream() {
     fw.poll();
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
     let cause = TerminateCause::Rdmap(RdmapError::LocalCatastrophic { code: 0xFF });
-    let ev = fw.hal.events.pop().expect("QpError event");
-    assert_eq!(
-        (ev.kind, ev.handle, ev.status),
-        (
-            EventKind::QpError,
-            qpn,
-            rnic_wire::abi::cqe::encode_term_cause(Some(cause))
-        )
-    );
+    assert_qp_error(&mut fw, qpn, cause);
     let out = sent_tcp(&mut fw.hal);
     assert_eq!(
         out.len(),
@@ -223,18 +227,9 @@ fn refused_send_wqe_terminates_the_stream() {
         out.iter().map(|o| o.ctl).collect::<Vec<_>>()
     );
     assert_eq!((out[0].seq, out[0].ack), (snd + 300, Some(rcv)));
-    let f = rnic_wire::mpa::Fpdu::new_checked(&out[0].payload[..]).unwrap();
-    let ulpdu = rnic_wire::mpa::FpduRepr::parse(&f, true)
-        .expect("MPA CRC")
-        .ulpdu;
-    match RdmapRepr::from_bytes(ulpdu).unwrap() {
-        RdmapRepr::Terminate { msn, terminate } => {
-            assert_eq!(msn, 1);
-            assert_eq!(terminate.cause, cause);
-            assert!(terminate.ddp.is_none() && terminate.rdma.is_none());
-        }
-        o => panic!("not a Terminate: {o:?}"),
-    }
+    let terminate = sent_terminate(&out[0].payload);
+    assert_eq!(terminate.cause, cause);
+    assert!(terminate.ddp.is_none() && terminate.rdma.is_none());
     let fin_seq = snd + 300 + out[0].payload.len() as u32;
     assert_eq!((out[1].ctl, out[1].seq), (TcpControl::Fin, fin_seq));
     // again, and for a QP number nobody has: nothing

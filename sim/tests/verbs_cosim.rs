@@ -209,6 +209,19 @@ impl S<'_> {
         self.world.borrow().nodes[1].hw.borrow().terms.clone()
     }
 
+    /// Runs until B's RTL asks for a Terminate, then `idle` clocks more:
+    /// the clocks it took and the first request's cause.
+    fn b_terminate(&self, idle: u64) -> (u64, TerminateCause) {
+        let c = run_until(self.world, BUDGET, |w| {
+            !w.nodes[1].hw.borrow().terms.is_empty()
+        })
+        .expect("B asks for a Terminate");
+        if idle > 0 {
+            self.idle(idle);
+        }
+        (c, TerminateCause::from_bits(self.terms_b()[0].0).unwrap())
+    }
+
     /// RDMA Write of `len` octets to B's region offset `dst` (unsignaled:
     /// the RTL has no send CQEs yet); waits until B placed them.
     fn write(&self, dst: usize, len: usize) {
@@ -586,12 +599,8 @@ fn send_without_receive_terminates_at_b() {
                 fence: false,
             }])
             .unwrap();
-        let c = run_until(s.world, BUDGET, |w| {
-            !w.nodes[1].hw.borrow().terms.is_empty()
-        })
-        .expect("B asks for a Terminate");
+        let (c, cause) = s.b_terminate(0);
         let terms = s.terms_b();
-        let cause = TerminateCause::from_bits(terms[0].0).unwrap();
         println!(
             "B: Terminate request after {c} clocks: {cause:?} (conn {})",
             terms[0].1
@@ -630,13 +639,7 @@ fn write_to_bad_stag_terminates_at_b() {
                 fence: false,
             }])
             .unwrap();
-        let c = run_until(s.world, BUDGET, |w| {
-            !w.nodes[1].hw.borrow().terms.is_empty()
-        })
-        .expect("B asks for a Terminate");
-        s.idle(2000);
-        let terms = s.terms_b();
-        let cause = TerminateCause::from_bits(terms[0].0).unwrap();
+        let (c, cause) = s.b_terminate(2000);
         println!("B: Terminate request after {c} clocks: {cause:?}");
         assert!(
             matches!(
@@ -1047,13 +1050,7 @@ fn send_with_invalidate_then_write_fails_through_the_driver() {
                 fence: false,
             }])
             .unwrap();
-        let c = run_until(s.world, BUDGET, |w| {
-            !w.nodes[1].hw.borrow().terms.is_empty()
-        })
-        .expect("B asks for a Terminate");
-        let _ = run_until(s.world, 3000, |_| false);
-        let terms = s.world.borrow().nodes[1].hw.borrow().terms.clone();
-        let cause = TerminateCause::from_bits(terms[0].0).unwrap();
+        let (c, cause) = s.b_terminate(3000);
         println!("Write through the invalidated STag: B's Terminate after {c} clocks: {cause:?}");
         assert_eq!(
             cause,
