@@ -147,7 +147,7 @@ impl Agreement {
 /// whose replay is tested. A smaller MULPDU is always legal (RFC 5044 §4.5,
 /// §8).
 pub const FW_MAX_MULPDU: u16 = {
-    let m = rnic_wire::abi::caps::TX_MAX_SEG_READ + 14;
+    let m = rnic_wire::abi::caps::TX_MAX_SEG_READ + rnic_wire::ddp::TAGGED_HEADER_LEN as u16;
     if m < MAX_MULPDU {
         m
     } else {
