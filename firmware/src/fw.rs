@@ -34,9 +34,7 @@ use crate::qp::{QpEvent, QpTable};
 use crate::resources::Resources;
 use crate::retx::{PersistTimer, RetxAction, RetxConfig, RetxStats, RetxTimer, FPDU_OVERHEAD};
 use crate::tcp::{Backlog, Params, Pending, SegSink, Tcb, TcpEvent, TcpState, Tuple};
-use crate::terminate::{
-    terminate_fpdu, terminate_repr, LOCAL_CATASTROPHIC_CODE, TERMINATE_FPDU_MAX,
-};
+use crate::terminate::{terminate_fpdu, terminate_repr, LOCAL_CATASTROPHIC, TERMINATE_FPDU_MAX};
 use crate::{Micros, MS};
 use rnic_wire::abi::context::{
     ConnContext, ConnMode, ExceptionReason, QP_FLAG_RTR_RX, QP_FLAG_RTR_TX,
@@ -1328,10 +1326,7 @@ impl<
         if let Some(qpn) = qpn {
             self.qps.apply(&mut self.hal, qpn, QpEvent::Terminate);
         }
-        use rnic_wire::terminate::{RdmapError, TerminateCause, TerminateRepr};
-        let term = TerminateRepr::new(TerminateCause::Rdmap(RdmapError::LocalCatastrophic {
-            code: LOCAL_CATASTROPHIC_CODE,
-        }));
+        let term = rnic_wire::terminate::TerminateRepr::new(LOCAL_CATASTROPHIC);
         self.send_terminate(i, &term, now);
     }
 
@@ -1347,12 +1342,8 @@ impl<
     /// QP's remaining WRs are flushed when it reaches Error. Without a
     /// connection the QP goes to Error at once.
     pub(crate) fn send_queue_error(&mut self, qpn: u32, now: Micros) {
-        use rnic_wire::terminate::{RdmapError, TerminateCause};
-        let cause = TerminateCause::Rdmap(RdmapError::LocalCatastrophic {
-            code: LOCAL_CATASTROPHIC_CODE,
-        });
         let mut ev = event(EventKind::QpError, qpn);
-        ev.status = rnic_wire::abi::cqe::encode_term_cause(Some(cause));
+        ev.status = rnic_wire::abi::cqe::encode_term_cause(Some(LOCAL_CATASTROPHIC));
         let conn = self
             .conns
             .iter()

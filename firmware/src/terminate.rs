@@ -32,6 +32,14 @@ pub const TERMINATE_FPDU_MAX: usize = 96;
 /// termination, and for a device request whose cause we cannot read.
 pub const LOCAL_CATASTROPHIC_CODE: u8 = 0xFF;
 
+/// The cause of every Terminate the firmware starts itself (a host request,
+/// a refused send WQE, an unreadable device cause): RDMAP Local
+/// Catastrophic with [`LOCAL_CATASTROPHIC_CODE`] (RFC 5040 §7.2).
+pub const LOCAL_CATASTROPHIC: TerminateCause =
+    TerminateCause::Rdmap(RdmapError::LocalCatastrophic {
+        code: LOCAL_CATASTROPHIC_CODE,
+    });
+
 /// The MSN of our Terminate: the only message ever sent on QN 2 (RFC 5040
 /// §5.1, §5.3), so 1.
 pub const TERMINATE_MSN: u32 = 1;
@@ -49,9 +57,7 @@ const QN_READ_REQUEST: u32 = 1;
 /// becomes RDMAP Local Catastrophic (nothing echoed).
 pub fn terminate_repr(t: &TermRequest) -> TerminateRepr {
     let Ok(cause) = TerminateCause::from_bits(t.cause) else {
-        return TerminateRepr::new(TerminateCause::Rdmap(RdmapError::LocalCatastrophic {
-            code: LOCAL_CATASTROPHIC_CODE,
-        }));
+        return TerminateRepr::new(LOCAL_CATASTROPHIC);
     };
     let mut repr = TerminateRepr::new(cause);
     if !cause.echoes_ddp_header() || t.seg_len == 0 {

@@ -11,7 +11,7 @@ use rnic_wire::abi::mailbox::{EventKind, QpState};
 use rnic_wire::ddp::DdpRepr;
 use rnic_wire::net::TcpControl;
 use rnic_wire::rdmap::RdmapRepr;
-use rnic_wire::terminate::{TaggedBufferError, TerminateCause, UntaggedBufferError};
+use rnic_wire::terminate::{TaggedBufferError, TerminateCause, TerminateRepr, UntaggedBufferError};
 
 const S: u64 = 1_000_000;
 
@@ -53,7 +53,7 @@ fn assert_qp_error(fw: &mut Fw, qpn: u32, cause: TerminateCause) {
 
 /// The Terminate message in a TCP payload, decoded by rnic-wire (MPA CRC
 /// checked): MSN 1 on QN 2 (RFC 5040 §5.1) and its header.
-fn sent_terminate(payload: &[u8]) -> rnic_wire::terminate::TerminateRepr {
+fn sent_terminate(payload: &[u8]) -> TerminateRepr {
     let f = rnic_wire::mpa::Fpdu::new_checked(payload).unwrap();
     assert_eq!(f.total_len(), payload.len());
     let ulpdu = rnic_wire::mpa::FpduRepr::parse(&f, true)
@@ -66,6 +66,25 @@ fn sent_terminate(payload: &[u8]) -> rnic_wire::terminate::TerminateRepr {
         }
         o => panic!("not a Terminate: {o:?}"),
     }
+}
+
+/// What the firmware sent after a Terminate was started: exactly the
+/// Terminate segment at `seq` acknowledging `rcv`, then the FIN right after
+/// it (RFC 5040 §5.3: the Terminate is the last message on the stream).
+/// Returns the decoded Terminate and the FIN's sequence number.
+fn terminate_then_fin(fw: &mut Fw, seq: u32, rcv: u32) -> (TerminateRepr, u32) {
+    let out = sent_tcp(&mut fw.hal);
+    assert_eq!(
+        out.len(),
+        2,
+        "{:?}",
+        out.iter().map(|o| o.ctl).collect::<Vec<_>>()
+    );
+    assert_eq!((out[0].seq, out[0].ack), (seq, Some(rcv)));
+    let terminate = sent_terminate(&out[0].payload);
+    let fin_seq = seq + out[0].payload.len() as u32;
+    assert_eq!((out[1].ctl, out[1].seq), (TcpControl::Fin, fin_seq));
+    (terminate, fin_seq)
 }
 
 /// A Send without a posted receive at this node: the device asks for a
@@ -97,23 +116,13 @@ fn device_request_sends_terminate_then_fin() {
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
     assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Firmware);
     assert_qp_error(&mut fw, qpn, cause);
-    let out = sent_tcp(&mut fw.hal);
-    assert_eq!(
-        out.len(),
-        2,
-        "{:?}",
-        out.iter().map(|o| o.ctl).collect::<Vec<_>>()
-    );
-    assert_eq!((out[0].seq, out[0].ack), (snd + 2000, Some(rcv)));
-    let terminate = sent_terminate(&out[0].payload);
+    let (terminate, fin_seq) = terminate_then_fin(&mut fw, snd + 2000, rcv);
     assert_eq!(terminate.cause, cause);
     let d = terminate.ddp.expect("DDP header echoed");
     assert!(d.segment_length_valid);
     assert_eq!(d.segment_length, 18 + 64);
     assert_eq!(d.header.to_repr().unwrap(), send);
     assert!(terminate.rdma.is_none());
-    let fin_seq = snd + 2000 + out[0].payload.len() as u32;
-    assert_eq!((out[1].ctl, out[1].seq), (TcpControl::Fin, fin_seq));
     // one Terminate per stream
     let tag = DdpRepr::Tagged {
         last: true,
@@ -167,7 +176,6 @@ fn request_for_unknown_connection_is_dropped() {
 /// Terminate of ours (RFC 5040 §5.3). A second copy changes nothing.
 #[test]
 fn incoming_terminate_closes_without_answering() {
-    use rnic_wire::terminate::TerminateRepr;
     let mut fw = new_fw();
     let (qpn, _rcv, snd) = passive_rdma(&mut fw);
     fw.hal.events.clear();
@@ -219,19 +227,9 @@ fn refused_send_wqe_terminates_the_stream() {
     assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
     let cause = TerminateCause::Rdmap(RdmapError::LocalCatastrophic { code: 0xFF });
     assert_qp_error(&mut fw, qpn, cause);
-    let out = sent_tcp(&mut fw.hal);
-    assert_eq!(
-        out.len(),
-        2,
-        "{:?}",
-        out.iter().map(|o| o.ctl).collect::<Vec<_>>()
-    );
-    assert_eq!((out[0].seq, out[0].ack), (snd + 300, Some(rcv)));
-    let terminate = sent_terminate(&out[0].payload);
+    let (terminate, _) = terminate_then_fin(&mut fw, snd + 300, rcv);
     assert_eq!(terminate.cause, cause);
     assert!(terminate.ddp.is_none() && terminate.rdma.is_none());
-    let fin_seq = snd + 300 + out[0].payload.len() as u32;
-    assert_eq!((out[1].ctl, out[1].seq), (TcpControl::Fin, fin_seq));
     // again, and for a QP number nobody has: nothing
     rx_as(&mut fw, ExceptionReason::SendQueueError, qpn, rec);
     let mut other = 63u32.to_le_bytes().to_vec();
