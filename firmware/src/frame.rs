@@ -35,6 +35,9 @@ pub struct TcpRx<'a> {
     pub dst_ip: u32,
     /// The segment.
     pub tcp: TcpRepr<'a>,
+    /// The frame was longer than the octets the firmware has of it
+    /// ([`parse_exception`]): `tcp.payload` is only its first octets.
+    pub cut: bool,
 }
 
 /// What a received frame is.
@@ -92,6 +95,7 @@ pub fn parse(frame: &[u8]) -> Rx<'_> {
                     src_ip: ipu32(ipr.src_addr),
                     dst_ip: ipu32(ipr.dst_addr),
                     tcp,
+                    cut: false,
                 }),
                 Err(_) => Rx::Other,
             }
@@ -164,6 +168,7 @@ fn parse_trimmed(frame: &[u8]) -> Option<TcpRx<'_>> {
         src_ip: ipu32(ip.src_addr()),
         dst_ip: ipu32(ip.dst_addr()),
         tcp,
+        cut: true,
     })
 }
 
@@ -302,6 +307,7 @@ mod tests {
                         ..tcp
                     };
                     assert_eq!(t.tcp, want, "cut at {cut}");
+                    assert!(t.cut);
                     assert_eq!(
                         (t.src_ip, t.dst_ip, t.src_mac),
                         (0x0A00_0002, 0x0A00_0001, [2; 6])
@@ -315,7 +321,7 @@ mod tests {
         assert!(matches!(parse_exception(&b[..20], n), Rx::Other));
         // whole: parse, FIN kept, checksum checked
         match parse_exception(&b[..n], n) {
-            Rx::Tcp(t) => assert_eq!(t.tcp, tcp),
+            Rx::Tcp(t) => assert_eq!((t.tcp, t.cut), (tcp, false)),
             other => panic!("{other:?}"),
         }
         b[n - 1] ^= 1;

@@ -1066,7 +1066,14 @@ impl<
     /// Returns whether the device took it (`false`: no room, or a device
     /// without `RX_INJECT`; the octets stay unacknowledged and the peer
     /// resends them).
+    /// A cut segment (longer than the firmware's buffer) is never handed
+    /// on: its octets past the buffer are not here, and the fast path
+    /// cannot take the peer's resent whole segment once a prefix of it
+    /// moved RCV.NXT (a go-back-N peer resends whole FPDUs).
     fn reinject(&mut self, t: &TcpRx, seq: u32, payload: &[u8], fin: bool) -> bool {
+        if t.cut {
+            return false;
+        }
         let seg = TcpRepr {
             src_port: t.tcp.src_port,
             dst_port: t.tcp.dst_port,

@@ -10,6 +10,7 @@
 mod common;
 use common::*;
 use rnic_wire::abi::context::{ConnContext, ConnMode, ExceptionReason, TableId};
+use rnic_wire::abi::mailbox::{Command, MboxStatus};
 use rnic_wire::net::TcpControl;
 
 /// TCP payload of the segments (the rnic peer's MULPDU 4090 FPDU: 4096).
@@ -109,4 +110,51 @@ fn cut_frames_with_bad_headers_are_ignored() {
     bad[14] = 0x4F;
     fw.on_exception_of(ExceptionReason::OutOfWindow, Some(0), &bad[..1514], f.len());
     assert!(sent_tcp(&mut fw.hal).is_empty(), "bad cut frames ignored");
+}
+
+/// The peer's first FPDU right behind its ACK of the MPA Reply, classified
+/// before the switch to RDMA mode (`FirmwareMode`), in a segment longer than
+/// the firmware's buffer: it is not handed back to the fast path (only its
+/// first octets are here; a go-back-N peer resends the whole FPDU, which the
+/// fast path could not take once a prefix moved RCV.NXT) and nothing past
+/// its start is acknowledged: the peer resends it and the fast path takes it.
+#[test]
+fn cut_first_fpdu_is_left_to_the_peer() {
+    let mut fw = new_fw();
+    let qpn = make_qp(&mut fw);
+    let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
+    let (iss, conn_id) = passive_to_request_mss(&mut fw, &req, 8960);
+    let (s, _) = cmd(
+        &mut fw,
+        Command::Accept {
+            conn_id,
+            qpn,
+            ird: 1,
+            ord: 1,
+            private_data: b"",
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    let reply = sent_tcp(&mut fw.hal).pop().expect("MPA Reply");
+    let rcv = 101 + req.len() as u32;
+    let snd = iss + 1 + reply.payload.len() as u32;
+    rx_as(
+        &mut fw,
+        ExceptionReason::FirmwareMode,
+        0,
+        Seg::new(PPORT, LPORT, TcpControl::None, rcv, Some(snd)).frame(),
+    );
+    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Rdma);
+    let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
+    d.payload = vec![0x33; PAYLOAD];
+    fw.hal
+        .push_rx(ExceptionReason::FirmwareMode, Some(0), d.frame());
+    fw.poll();
+    let out = sent_tcp(&mut fw.hal);
+    assert!(
+        out.iter().all(|o| o.ack.is_none_or(|a| a == rcv)),
+        "nothing past the FPDU's start acknowledged: {out:?}"
+    );
+    assert!(fw.hal.injected.is_empty(), "not handed back cut");
+    assert_eq!(fw.hal.conn(0).unwrap().rcv_nxt, rcv);
 }
