@@ -4,7 +4,7 @@
 use rnic_wire::net::ChecksumCapabilities;
 use rnic_wire::net::{
     ArpPacket, ArpRepr, EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpAddress,
-    IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpPacket, TcpRepr,
+    IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr,
 };
 
 /// Largest frame the firmware builds or takes (Ethernet header + 1500).
@@ -35,6 +35,9 @@ pub struct TcpRx<'a> {
     pub dst_ip: u32,
     /// The segment.
     pub tcp: TcpRepr<'a>,
+    /// The frame was longer than the octets the firmware has of it
+    /// ([`parse_exception`]): `tcp.payload` is only its first octets.
+    pub cut: bool,
 }
 
 /// What a received frame is.
@@ -92,12 +95,81 @@ pub fn parse(frame: &[u8]) -> Rx<'_> {
                     src_ip: ipu32(ipr.src_addr),
                     dst_ip: ipu32(ipr.dst_addr),
                     tcp,
+                    cut: false,
                 }),
                 Err(_) => Rx::Other,
             }
         }
         _ => Rx::Other,
     }
+}
+
+/// Parses an exception-queue frame of which `buf` holds the first octets
+/// and the device received `frame_len` in all.
+///
+/// A whole frame is parsed (and its checksums checked) by [`parse`]. A
+/// longer one is a TCP segment above the 2 KiB `EXC_DATA` window
+/// (`port::FRAME_WINDOW`; every segment of a 9000-octet MTU that is out of
+/// order or a duplicate): its Ethernet, IPv4 and TCP headers must be whole
+/// in `buf`, and it is taken as the segment trimmed to the payload octets
+/// that are there. The trimmed segment is what the firmware needs to answer
+/// it (RFC 9293 §3.10.7.4: an unacceptable or out-of-order segment is
+/// answered with an ACK of RCV.NXT), and a receiver may keep only the first
+/// octets of a segment (§3.10.7.4: "only the portion ... that lies within
+/// the window"; the rest counts as not received and is sent again). Its
+/// FIN, if any, is dropped: it follows the octets that are not here.
+/// The TCP checksum covers octets that are not here, so it is the
+/// device's: `rx_check` already drops a frame with a bad one (`TAG_BAD_*`),
+/// and only `TAG_OK` frames reach the exception queue. The IPv4 header
+/// checksum is checked here as for any frame.
+pub fn parse_exception(buf: &[u8], frame_len: usize) -> Rx<'_> {
+    if frame_len <= buf.len() {
+        return parse(&buf[..frame_len]);
+    }
+    parse_trimmed(buf).map_or(Rx::Other, Rx::Tcp)
+}
+
+/// The headers of an IPv4/TCP frame cut short, and the payload that is there.
+fn parse_trimmed(frame: &[u8]) -> Option<TcpRx<'_>> {
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return None;
+    }
+    let payload: &[u8] = &frame[14..];
+    // Fixed IPv4 header (20 octets) first, then the fields that say more.
+    if payload.len() < 20 {
+        return None;
+    }
+    let ip = Ipv4Packet::new_unchecked(payload);
+    let hl = ip.header_len() as usize;
+    let tl = ip.total_len() as usize;
+    if ip.version() != 4
+        || hl < 20
+        || hl > tl
+        || payload.len() < hl
+        || !ip.verify_checksum()
+        || ip.more_frags()
+        || ip.frag_offset() != 0
+        || ip.next_header() != IpProtocol::Tcp
+    {
+        return None;
+    }
+    // Whatever of the TCP segment is here (its header must be whole).
+    let tcp_bytes = payload.get(hl..tl.min(payload.len()))?;
+    let tp = TcpPacket::new_checked(tcp_bytes).ok()?;
+    let src = IpAddress::Ipv4(ip.src_addr());
+    let dst = IpAddress::Ipv4(ip.dst_addr());
+    let mut tcp = TcpRepr::parse(&tp, &src, &dst, &ChecksumCapabilities::ignored()).ok()?;
+    if tcp.control == TcpControl::Fin {
+        tcp.control = TcpControl::None;
+    }
+    Some(TcpRx {
+        src_mac: eth.src_addr().0,
+        src_ip: ipu32(ip.src_addr()),
+        dst_ip: ipu32(ip.dst_addr()),
+        tcp,
+        cut: true,
+    })
 }
 
 /// Builds Ethernet + IPv4 + `tcp` into `buf`; returns the frame length, or
@@ -164,7 +236,7 @@ pub fn build_arp(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rnic_wire::net::{TcpControl, TcpSeqNumber};
+    use rnic_wire::net::TcpSeqNumber;
 
     #[test]
     fn tcp_round_trip_with_padding() {
@@ -197,5 +269,62 @@ mod tests {
         b[40] ^= 1;
         assert!(matches!(parse(&b[..n]), Rx::Other));
         assert!(matches!(parse(&b[..10]), Rx::Other));
+    }
+
+    /// A segment longer than the buffer (the exception queue's 2 KiB
+    /// window, or `MAX_FRAME`): the headers as smoltcp emitted them, the
+    /// payload cut to the octets there, no FIN; a whole frame as `parse`.
+    #[test]
+    fn cut_segment_keeps_headers_and_its_first_octets() {
+        let mut payload = [0u8; 4096];
+        for (i, p) in payload.iter_mut().enumerate() {
+            *p = (i * 7) as u8;
+        }
+        let tcp = TcpRepr {
+            src_port: 40000,
+            dst_port: 7174,
+            control: TcpControl::Fin,
+            seq_number: TcpSeqNumber(-5),
+            ack_number: Some(TcpSeqNumber(99)),
+            window_len: 96,
+            window_scale: None,
+            max_seg_size: None,
+            sack_permitted: false,
+            sack_ranges: [None; 3],
+            timestamp: None,
+            payload: &payload,
+        };
+        let mut b = [0u8; 9018];
+        let n = build_tcp(&mut b, [2; 6], [4; 6], 0x0A00_0002, 0x0A00_0001, &tcp).unwrap();
+        assert_eq!(n, 54 + 4096);
+        assert!(matches!(parse(&b[..MAX_FRAME]), Rx::Other), "parse refuses");
+        for cut in [54, 55, MAX_FRAME, 2048, n - 1] {
+            match parse_exception(&b[..cut], n) {
+                Rx::Tcp(t) => {
+                    let want = TcpRepr {
+                        control: TcpControl::None,
+                        payload: &payload[..cut - 54],
+                        ..tcp
+                    };
+                    assert_eq!(t.tcp, want, "cut at {cut}");
+                    assert!(t.cut);
+                    assert_eq!(
+                        (t.src_ip, t.dst_ip, t.src_mac),
+                        (0x0A00_0002, 0x0A00_0001, [2; 6])
+                    );
+                }
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+        }
+        // headers not whole, or a frame with no IPv4 in it
+        assert!(matches!(parse_exception(&b[..53], n), Rx::Other));
+        assert!(matches!(parse_exception(&b[..20], n), Rx::Other));
+        // whole: parse, FIN kept, checksum checked
+        match parse_exception(&b[..n], n) {
+            Rx::Tcp(t) => assert_eq!((t.tcp, t.cut), (tcp, false)),
+            other => panic!("{other:?}"),
+        }
+        b[n - 1] ^= 1;
+        assert!(matches!(parse_exception(&b[..n], n), Rx::Other));
     }
 }

@@ -383,7 +383,7 @@ impl<
                 break;
             };
             let n = exc.len.min(buf.len());
-            self.on_exception(exc.reason, exc.conn, &buf[..n]);
+            self.on_exception_of(exc.reason, exc.conn, &buf[..n], exc.frame_len);
         }
         for _ in 0..8 {
             let Some(t) = self.hal.pop_terminate() else {
@@ -414,8 +414,21 @@ impl<
         }
     }
 
-    /// Handles one exception-queue entry.
+    /// Handles one exception-queue entry (its whole frame `f`).
     pub fn on_exception(&mut self, reason: ExceptionReason, conn: Option<u32>, f: &[u8]) {
+        self.on_exception_of(reason, conn, f, f.len());
+    }
+
+    /// Handles one exception-queue entry: `f` is the first octets of a
+    /// frame of `frame_len` (a segment over the 2 KiB `EXC_DATA` window is
+    /// taken trimmed to the octets in `f`, [`frame::parse_exception`]).
+    pub fn on_exception_of(
+        &mut self,
+        reason: ExceptionReason,
+        conn: Option<u32>,
+        f: &[u8],
+        frame_len: usize,
+    ) {
         let now = self.hal.now_us();
         if reason == ExceptionReason::SendQueueError {
             // Frame: the QPN (u32 LE), the completion status, 3 zero octets.
@@ -443,7 +456,7 @@ impl<
                 return;
             }
         }
-        match frame::parse(f) {
+        match frame::parse_exception(f, frame_len) {
             frame::Rx::Arp(a) => {
                 let ifc = self.ifc;
                 self.arp.on_arp(&mut self.hal, &ifc, &a, now);
@@ -1053,7 +1066,14 @@ impl<
     /// Returns whether the device took it (`false`: no room, or a device
     /// without `RX_INJECT`; the octets stay unacknowledged and the peer
     /// resends them).
+    /// A cut segment (longer than the firmware's buffer) is never handed
+    /// on: its octets past the buffer are not here, and the fast path
+    /// cannot take the peer's resent whole segment once a prefix of it
+    /// moved RCV.NXT (a go-back-N peer resends whole FPDUs).
     fn reinject(&mut self, t: &TcpRx, seq: u32, payload: &[u8], fin: bool) -> bool {
+        if t.cut {
+            return false;
+        }
         let seg = TcpRepr {
             src_port: t.tcp.src_port,
             dst_port: t.tcp.dst_port,

@@ -77,6 +77,12 @@ pub struct Exception {
     pub conn: Option<u32>,
     /// Octets of the frame copied into the caller's buffer.
     pub len: usize,
+    /// Octets of the whole frame as the device received it (`EXC_STATUS`).
+    /// More than `len` when the frame did not fit the caller's buffer or the
+    /// `EXC_DATA` window (`port::FRAME_WINDOW`: the exception queue keeps
+    /// the first 2 KiB of a longer frame): then only its headers and the
+    /// first payload octets are there ([`crate::frame::parse_exception`]).
+    pub frame_len: usize,
 }
 
 /// A Terminate request from the device (`port::TERM_*`): the RX path found

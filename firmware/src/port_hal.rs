@@ -171,6 +171,7 @@ impl<R: FwRegs> Hal for PortHal<R> {
                 reason,
                 conn: (conn != u32::MAX).then_some(conn),
                 len: take,
+                frame_len: len,
             });
         }
     }

@@ -430,6 +430,7 @@ impl Hal for CoSimHal {
                 reason,
                 conn: (conn != u32::MAX).then_some(conn),
                 len: take,
+                frame_len: len,
             });
         }
     }

@@ -136,6 +136,7 @@ impl Hal for MockHal {
             reason,
             conn,
             len: n,
+            frame_len: f.len(),
         })
     }
     fn send_frame(&mut self, frame: &[u8]) -> core::result::Result<(), HalError> {
