@@ -137,23 +137,18 @@ impl Agreement {
     }
 }
 
-/// The largest MULPDU the firmware configures: one DMA read's payload
-/// (`caps::TX_MAX_SEG_READ`) plus the tagged DDP header (RFC 5041 §4.2),
-/// 4110, below the device's `caps::MAX_MULPDU` (8882, a payload read in up
-/// to three pieces). The device sends and replays 8882-octet FPDUs (Verilator
-/// `tx_jumbo`), but `tx_log`'s replay of a multi-read FPDU is not yet
-/// verified: its block test with such FPDUs disagrees with the model (docs/
-/// rtl.md "Full 9000-octet frames"); until it is, connections keep to FPDUs
-/// whose replay is tested. A smaller MULPDU is always legal (RFC 5044 §4.5,
-/// §8).
-pub const FW_MAX_MULPDU: u16 = {
-    let m = rnic_wire::abi::caps::TX_MAX_SEG_READ + rnic_wire::ddp::TAGGED_HEADER_LEN as u16;
-    if m < MAX_MULPDU {
-        m
-    } else {
-        MAX_MULPDU
-    }
-};
+/// The largest MULPDU the firmware configures: the device's
+/// `caps::MAX_MULPDU` (8882, the MULPDU of a 9000-octet MTU's EMSS with
+/// markers, RFC 5044 §8; a payload read in up to three 4096-octet DMA
+/// pieces). It was one DMA read's payload (4110) until `tx_log`'s replay of
+/// a multi-read FPDU was verified (rust-hdl `tx_log::tests::
+/// long_fpdus_replay_in_pieces` and the extended random test; Verilator
+/// `sim/tests/tx_jumbo.rs` `lost_long_fpdu_is_replayed_byte_exact`; docs/
+/// rtl.md "Replay of long FPDUs verified"). A smaller MULPDU is always
+/// legal (RFC 5044 §4.5, §8); the window policy
+/// ([`Agreement::mulpdu_in_window`]) still lowers it against a small peer
+/// window.
+pub const FW_MAX_MULPDU: u16 = MAX_MULPDU;
 
 /// Whole FPDUs that must fit the peer's receive window
 /// ([`Agreement::mulpdu_in_window`]).

@@ -1,7 +1,7 @@
-//! MULPDU against the firmware's limit (`mpa::FW_MAX_MULPDU` = 4110, one
-//! DMA read's payload; the device itself takes `abi::caps::MAX_MULPDU` =
-//! 8882, the MULPDU of a 9000-octet MTU's EMSS with markers, RFC 5044 §8,
-//! but its replay of such FPDUs is not verified yet) and the
+//! MULPDU against the firmware's limit (`mpa::FW_MAX_MULPDU` = the
+//! device's `abi::caps::MAX_MULPDU` = 8882, the MULPDU of a 9000-octet
+//! MTU's EMSS with markers, RFC 5044 §8; it was 4110, one DMA read's
+//! payload, until the replay of longer FPDUs was verified) and the
 //! receive-window policy (`mpa::Agreement::mulpdu_in_window`), through the
 //! scripted Hal: a jumbo peer's MSS gives a capped MULPDU in the connection
 //! context, a normal MSS gives the RFC 5044 §4.5 value untouched, a small
@@ -9,10 +9,11 @@
 //!
 //! | our MTU | peer MSS | peer window | context MSS | MULPDU | why |
 //! |---|---|---|---|---|---|
-//! | 9000 | 8960 | large | 8960 | 4110 | formula 8954, capped at `FW_MAX_MULPDU` |
+//! | 9000 | 8960 | large | 8960 | 8882 | formula 8954, capped at `FW_MAX_MULPDU` |
 //! | 1500 | 8960 | large | 1460 | 1454 | our EMSS |
 //! | 9000 | 1460 | large | 1460 | 1454 | the peer's EMSS |
-//! | 9000 | 4116 / 4120 / 4112 | large | same | 4110 / 4110 / 4106 | at the cap |
+//! | 9000 | 8888 / 8892 / 8884 | large | same | 8882 / 8882 / 8878 | at the cap |
+//! | 9000 | 4116 / 4120 / 4112 | large | same | 4110 / 4114 / 4106 | the old cap 4110: no longer one |
 //! | 9000 | 8960 | 12 KiB (`DEVICE_RX_WINDOW`) | 8960 | 4090 | 3 FPDUs of 4096 octets in the window |
 //! | 9000 | 8960 | 12 KiB, markers | 8960 | 4058 | 4096 − 6 − 8 × 4 |
 //! | 9000 | 8960 | 0 | 8960 | 1454 | floor `MULPDU_WINDOW_FLOOR` |
@@ -34,8 +35,8 @@ fn fw_with_mtu(mtu: u16) -> Fw {
 /// Our MTU 9000 and a jumbo peer (Linux siw on a 9000-MTU link, MSS 8960,
 /// a large window): EMSS 8960 would give MULPDU 8954 (RFC 5044 §4.5
 /// without markers), above what the device sends; the context carries the
-/// firmware's limit 4110 instead (`FW_MAX_MULPDU`, below the device's
-/// 8882), and the MSS itself is kept.
+/// firmware's limit 8882 instead (`FW_MAX_MULPDU` = the device's
+/// `MAX_MULPDU`: full 9000-octet frames), and the MSS itself is kept.
 #[test]
 fn jumbo_peer_mulpdu_capped_at_device_limit() {
     let mut fw = fw_with_mtu(TX_MAX_MTU);
@@ -45,8 +46,8 @@ fn jumbo_peer_mulpdu_capped_at_device_limit() {
     assert_eq!(ctx.mss, 8960);
     assert_eq!(rnic_wire::mpa::mulpdu(8960, false), 8954);
     assert_eq!(ctx.mulpdu, FW_MAX_MULPDU);
-    assert_eq!(ctx.mulpdu, 4110);
-    const { assert!(FW_MAX_MULPDU <= MAX_MULPDU) };
+    assert_eq!(ctx.mulpdu, 8882);
+    const { assert!(FW_MAX_MULPDU == MAX_MULPDU) };
 }
 
 /// A jumbo peer on our 1500 link: EMSS is ours (1460), nothing to cap.
@@ -67,11 +68,19 @@ fn normal_peer_on_jumbo_link_untouched() {
     assert_eq!((ctx.mss, ctx.mulpdu), (1460, 1454));
 }
 
-/// Just below and above the limit: EMSS 4116 gives exactly 4110 (kept),
-/// EMSS 4120 gives 4114 (capped to 4110), 4112 gives 4106.
+/// Just below and above the limit: EMSS 8888 gives exactly 8882 (kept),
+/// EMSS 8892 gives 8886 (capped to 8882), 8884 gives 8878; around the old
+/// cap 4110 the formula's values are kept (4120 gives 4114, no cap there).
 #[test]
 fn mulpdu_at_the_limit() {
-    for (mss, want) in [(4116u16, 4110u16), (4120, 4110), (4112, 4106)] {
+    for (mss, want) in [
+        (8888u16, 8882u16),
+        (8892, 8882),
+        (8884, 8878),
+        (4116, 4110),
+        (4120, 4114),
+        (4112, 4106),
+    ] {
         let mut fw = fw_with_mtu(TX_MAX_MTU);
         passive_rdma_mss(&mut fw, mss);
         let ctx = fw.hal.conn(0).unwrap();

@@ -621,6 +621,10 @@ mod tests {
     type Log = TxLog<4, 5>;
     const DEPTH: usize = 16;
     const CONNS: usize = 4;
+    /// The longest payload of one FPDU: MULPDU 8882 - the tagged header.
+    const MAX_PAY: u64 = rnic_wire::abi::caps::MAX_MULPDU as u64 - 14;
+    /// The DMA read contract: at most this many octets per read.
+    const SEG_READ: u64 = rnic_wire::abi::caps::TX_MAX_SEG_READ as u64;
 
     /// One logged FPDU as the test (the integrator) handed it in.
     #[derive(Clone, Debug, PartialEq)]
@@ -777,7 +781,11 @@ mod tests {
     /// the FPDUs of that connection not wholly acknowledged, in order —
     /// with payload octets from the recorded addresses; the log must never
     /// hold fewer entries than the model's oldest live FPDU forces; at the
-    /// end, everything acknowledged, it is empty.
+    /// end, everything acknowledged, it is empty. One payload in 30 is up to
+    /// 8868 octets (MULPDU 8882): replayed in DMA reads of at most 4096
+    /// octets (asserted). ACKs are frozen from a replay request to the
+    /// replay's end, the final acknowledge-everything too (a replay of a
+    /// long FPDU can run past the last request).
     #[test]
     fn replay_matches_model_and_retire_keeps_unacked() {
         let mut rng = Rng::new(0x7e70);
@@ -815,9 +823,11 @@ mod tests {
         let mut empties = 0u64;
         let mut busies = 0u64;
         let mut max_used = 0u64;
-        let total = 6000u64;
+        let mut long_re = 0u64;
+        let mut reads = 0u64;
+        let total = 9000u64;
 
-        for now in 0..total + 3000 {
+        for now in 0..total + 15000 {
             let draining = now >= total;
             // ---- the integrator's inputs
             // the stream grant: after 0..20 clocks of xs_req, until xs_done;
@@ -837,7 +847,15 @@ mod tests {
                 let c = rng.below(CONNS) as u64;
                 if mode[c as usize] != 0 {
                     let op = [0u64, 2, 3, 1][rng.below(4)];
-                    let pay_len = if op == 1 { 28 } else { rng.below(300) as u64 };
+                    // 1 in 30 up to the longest tagged payload (MULPDU 8882
+                    // - 14): replayed with several DMA reads
+                    let pay_len = if op == 1 {
+                        28
+                    } else if rng.below(30) == 0 {
+                        rng.below(MAX_PAY as usize + 1) as u64
+                    } else {
+                        rng.below(300) as u64
+                    };
                     let hdr = if op == 0 || op == 2 { 14 } else { 18 };
                     let adv = (((2 + hdr + pay_len + 3) & !3) + 4) as u32 + 4 * rng.below(2) as u32;
                     let mut rr = [0u8; 28];
@@ -979,6 +997,8 @@ mod tests {
                 cur_pay.clear();
             }
             if req_take {
+                assert!(rq_l <= SEG_READ, "DMA read of {rq_l} octets");
+                reads += 1;
                 dma.push_back((rq_a, rq_l, now + 3 + rng.below(20) as u64));
                 assert!(dma.len() == 1, "more than one read in flight");
                 dma_req = Some((rq_a, 0));
@@ -1006,12 +1026,17 @@ mod tests {
                 // the replay ended (XFin, then Idle): the sources go on
                 gnt = false;
                 let (c, list) = want.take().expect("xs_done without a replay");
-                assert_eq!(got.len(), list.len(), "replay of conn {c}: FPDU count");
+                assert_eq!(
+                    got.len(),
+                    list.len(),
+                    "clock {now}: replay of conn {c}: FPDU count"
+                );
                 for (i, ((d, p), f)) in got.iter().zip(list.iter()).enumerate() {
                     assert_eq!(*d, f.desc(), "replay of conn {c}, FPDU {i}: descriptor");
                     assert_eq!(*p, f.payload(), "replay of conn {c}, FPDU {i}: payload");
                 }
                 replayed += list.len() as u64;
+                long_re += list.iter().filter(|f| f.pay_len > SEG_READ).count() as u64;
                 if list.is_empty() {
                     empties += 1;
                 }
@@ -1038,11 +1063,21 @@ mod tests {
             // una answer for the asked connection (a registered read)
             u.una_mode.next = mode[ask].into();
             u.una_snd_una.next = (una[ask] as u64).into();
-            if draining {
-                // acknowledge everything sent
+            if draining && !(u.busy.val() || want.is_some()) {
+                // acknowledge everything sent — not while a replay is
+                // pending or running: its expected list is fixed at the
+                // grant like every other ACK (a replay of a long FPDU can
+                // last past `total`; the block then rightly skipped the
+                // entries acknowledged meanwhile, which the fixed list
+                // still held)
                 una = sent;
             }
         }
+        println!(
+            "tx_log: {replays} replays, {replayed} FPDUs re-sent ({long_re} over \
+             {SEG_READ} octets, {reads} DMA reads), {empties} empty, {busies} ignored \
+             while busy, {full_clocks} clocks full"
+        );
         assert!(want.is_none() && !u.busy.val());
         assert_eq!(u.used.val().to_u64(), 0, "log not empty after every ACK");
         assert_eq!(u.cnt_sent.val().to_u64(), replayed);
@@ -1052,7 +1087,9 @@ mod tests {
         assert_eq!(u.cnt_full.val().to_u64(), full_clocks);
         assert_eq!(u.cnt_lost.val().to_u64(), 0);
         assert!(replays >= 20, "only {replays} replays");
-        assert!(replayed >= 60, "only {replayed} FPDUs replayed");
+        assert!(replayed >= 30, "only {replayed} FPDUs replayed");
+        assert!(long_re >= 3, "only {long_re} long FPDUs replayed");
+        assert!(reads >= 25, "only {reads} DMA reads");
         assert!(empties >= 2, "no empty replay");
         assert!(busies >= 1, "no request while busy");
         assert!(
@@ -1060,10 +1097,6 @@ mod tests {
             "the log never filled ({full_clocks} clocks)"
         );
         assert_eq!(max_used as usize, DEPTH);
-        println!(
-            "tx_log: {replays} replays, {replayed} FPDUs re-sent, {empties} empty, \
-             {busies} ignored while busy, {full_clocks} clocks full"
-        );
 
         // reset clears the log
         u.reset.next = true;
@@ -1071,6 +1104,170 @@ mod tests {
         crate::testutil::tick!(u);
         assert_eq!(u.used.val().to_u64(), 0);
         assert!(u.room.val());
+    }
+
+    /// Replay of long FPDUs at the piece boundaries: payloads of 4096, 4097,
+    /// 8192, 8868 (the longest), 0, 1, 8191, a Read Request, 4095 and 12
+    /// octets on one connection, then a replay request. Every DMA read must
+    /// be at most `TX_MAX_SEG_READ` octets, the reads of one FPDU exactly
+    /// 4096, 4096, ..., the rest at consecutive addresses from the recorded
+    /// one, one in flight, and each FPDU's payload the octets of host memory
+    /// at its address, after its descriptor, in order. Run twice: every
+    /// hand-shake ready with a fixed 78-clock read latency (the core's DMA
+    /// round trip; the clocks are printed), and random hand-shakes and
+    /// latency.
+    #[test]
+    fn long_fpdus_replay_in_pieces() {
+        const LENS: [u64; 10] = [4096, 4097, 8192, MAX_PAY, 0, 1, 8191, RREQ_LEN, 4095, 12];
+        let mut rng = Rng::new(0x10_9e);
+        for random in [false, true] {
+            let mut u = new_log();
+            u.reset.next = true;
+            crate::testutil::tick!(u);
+            crate::testutil::tick!(u);
+            u.reset.next = false;
+            let una = 0xFFFF_E000u32;
+            u.una_mode.next = 2.into();
+            u.una_snd_una.next = (una as u64).into();
+            let mut seq = una;
+            let mut list = vec![];
+            for (i, &len) in LENS.iter().enumerate() {
+                let op = if len == RREQ_LEN {
+                    OP_READ_REQUEST
+                } else {
+                    [0u64, 3][i % 2]
+                };
+                let mut rr = [0u8; 28];
+                for b in rr.iter_mut() {
+                    *b = rng.next() as u8;
+                }
+                let f = Fpdu {
+                    conn: 1,
+                    qp: 7,
+                    seq,
+                    crc: true,
+                    mk: i % 3 == 0,
+                    seq_start: una,
+                    opcode: op,
+                    last: i % 2 == 1,
+                    stag: rng.next() as u32,
+                    to: rng.next(),
+                    qn: if op == OP_READ_REQUEST { 1 } else { 0 },
+                    msn: i as u32 + 1,
+                    mo: 0,
+                    pay_len: len,
+                    adv: ((2 + 14 + len as u32 + 3) & !3) + 4,
+                    // any octet alignment, crossing 4 KiB boundaries
+                    addr: 0x1_0000_0000 + 0x3_0000 * i as u64 + rng.below(4096) as u64,
+                    rr,
+                };
+                seq = f.end();
+                set_in(&mut u, &f);
+                u.in_valid.next = true;
+                crate::testutil::tick!(u);
+                list.push(f);
+            }
+            u.in_valid.next = false;
+            assert_eq!(u.used.val().to_u64(), LENS.len() as u64);
+            u.rq_valid.next = true;
+            u.rq_conn.next = 1.into();
+            crate::testutil::tick!(u);
+            u.rq_valid.next = false;
+
+            let mut got: Vec<(Fpdu, Vec<u8>)> = vec![];
+            let mut reads: Vec<(u64, u64)> = vec![];
+            // the read being served: addr, len, octets sent, due clock
+            let mut serving: Option<(u64, u64, u64, u64)> = None;
+            let mut first = None;
+            let mut clocks = 0u64;
+            while u.busy.val() {
+                clocks += 1;
+                assert!(clocks < 40_000, "replay did not end");
+                u.xs_gnt.next = u.xs_req.val();
+                let rdy = |rng: &mut Rng, n| !random || rng.below(n) != 0;
+                u.desc_ready.next = rdy(&mut rng, 3);
+                u.pay_ready.next = rdy(&mut rng, 4);
+                u.dma_rd_req_ready.next = rdy(&mut rng, 2);
+                u.dma_rd_cpl_valid.next = false;
+                if let Some((a, l, off, due)) = serving {
+                    if clocks >= due && rdy(&mut rng, 4) {
+                        let n = (l - off).min(8);
+                        let mut w = 0u64;
+                        for i in 0..n {
+                            w |= (mem(a + off + i) as u64) << (8 * i);
+                        }
+                        for i in n..8 {
+                            w |= (rng.next() & 0xFF) << (8 * i);
+                        }
+                        u.dma_rd_cpl_valid.next = true;
+                        u.dma_rd_cpl_data.next = w.into();
+                        u.dma_rd_cpl_keep.next = n.into();
+                        u.dma_rd_cpl_last.next = off + n == l;
+                    }
+                }
+                u.clock.next = false.into();
+                assert!(simulate(&mut u, 1000));
+                if u.desc_valid.val() && u.desc_ready.val() {
+                    first.get_or_insert(clocks);
+                    got.push((get_desc(&u), vec![]));
+                }
+                if u.dma_rd_req_valid.val() && u.dma_rd_req_ready.val() {
+                    assert!(serving.is_none(), "more than one read in flight");
+                    let (a, l) = (
+                        u.dma_rd_req_addr.val().to_u64(),
+                        u.dma_rd_req_len.val().to_u64(),
+                    );
+                    assert!(l > 0 && l <= SEG_READ, "DMA read of {l} octets");
+                    reads.push((a, l));
+                    let lat = if random { 3 + rng.below(40) as u64 } else { 78 };
+                    serving = Some((a, l, 0, clocks + lat));
+                }
+                if u.dma_rd_cpl_valid.val() && u.dma_rd_cpl_ready.val() {
+                    let s = serving.as_mut().unwrap();
+                    s.2 += 8.min(s.1 - s.2);
+                    if s.2 == s.1 {
+                        serving = None;
+                    }
+                }
+                if u.pay_valid.val() && u.pay_ready.val() {
+                    let (w, k) = (u.pay_data.val().to_u64(), u.pay_keep.val().to_u64());
+                    let p = &mut got.last_mut().expect("payload before descriptor").1;
+                    for i in 0..k {
+                        p.push((w >> (8 * i)) as u8);
+                    }
+                }
+                u.clock.next = true.into();
+                assert!(simulate(&mut u, 1000));
+            }
+            assert_eq!(got.len(), list.len(), "FPDUs re-sent");
+            let mut want_reads = vec![];
+            for (i, ((d, p), f)) in got.iter().zip(list.iter()).enumerate() {
+                assert_eq!(*d, f.desc(), "FPDU {i} ({} octets): descriptor", f.pay_len);
+                assert_eq!(*p, f.payload(), "FPDU {i} ({} octets): payload", f.pay_len);
+                if f.opcode != OP_READ_REQUEST {
+                    let mut off = 0;
+                    while off < f.pay_len {
+                        want_reads.push((f.addr + off, (f.pay_len - off).min(SEG_READ)));
+                        off += SEG_READ;
+                    }
+                }
+            }
+            assert_eq!(reads, want_reads, "DMA reads");
+            assert_eq!(u.cnt_sent.val().to_u64(), LENS.len() as u64);
+            let octets: u64 = LENS.iter().sum();
+            println!(
+                "tx_log long replay ({}): {} FPDUs, {octets} payload octets, {} DMA reads, \
+                 request -> first descriptor {} clocks, request -> end {clocks} clocks",
+                if random {
+                    "random hand-shakes"
+                } else {
+                    "all ready, latency 78"
+                },
+                LENS.len(),
+                reads.len(),
+                first.unwrap(),
+            );
+        }
     }
 
     /// With `evict` (window enforcement off) a full log keeps the newest
