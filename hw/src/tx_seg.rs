@@ -2749,7 +2749,10 @@ mod tests {
         // Woken at once (no retry sweep); with 3 other QPs' WQEs queued
         // ahead of its refetch (whole messages each) its next descriptor
         // comes after theirs.
-        assert!(next - t_open < PARK_RETRY, "woken at once, not by the sweep");
+        assert!(
+            next - t_open < PARK_RETRY,
+            "woken at once, not by the sweep"
+        );
         assert_eq!(w.cnt_retry, 0);
     }
 

@@ -549,12 +549,14 @@ impl Logic for WqeFetch {
         self.rearm_valid.next = false;
         self.rearm_qp.next = self.c_qp.val();
         // Bit 551: this WQE's QP differs from the one pushed before it.
-        self.fifo.data_in.next = (bit_cast::<552, 1>((self.c_qp.val() != self.lastq.q.val()).into())
-            << 551)
-            | (bit_cast::<552, 1>(((self.e_ep.q.val() >> self.ctag.val()) & 1).any().into()) << 550)
-            | (bit_cast::<552, 32>(self.c_ci.val() + bit_cast::<32, 4>(self.wcount.q.val())) << 518)
-            | (bit_cast::<552, 6>(self.c_qp.val()) << 512)
-            | bit_cast::<552, 512>(self.buf_next.val());
+        self.fifo.data_in.next =
+            (bit_cast::<552, 1>((self.c_qp.val() != self.lastq.q.val()).into()) << 551)
+                | (bit_cast::<552, 1>(((self.e_ep.q.val() >> self.ctag.val()) & 1).any().into())
+                    << 550)
+                | (bit_cast::<552, 32>(self.c_ci.val() + bit_cast::<32, 4>(self.wcount.q.val()))
+                    << 518)
+                | (bit_cast::<552, 6>(self.c_qp.val()) << 512)
+                | bit_cast::<552, 512>(self.buf_next.val());
         if self.dma_rd_cpl_valid.val() {
             self.wbuf.d.next = self.buf_next.val();
             self.beat.d.next = self.beat.q.val() + 1;
