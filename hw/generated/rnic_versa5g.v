@@ -7397,6 +7397,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] tx_sched$parked;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  [5:0] tx_sched$cur_qp;
+    reg  tx_sched$fifo_others;
+    wire  tx_sched$contend;
     wire  [31:0] tx_sched$cnt_park;
     wire  [31:0] tx_sched$cnt_park_retry;
     reg  wqe_fetch$clock;
@@ -7475,6 +7478,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [5:0] wqe_fetch$park_qp;
     reg  [31:0] wqe_fetch$park_idx;
     wire  wqe_fetch$park_ready;
+    wire  wqe_fetch$others;
     reg  tx_seg$clock;
     reg  tx_seg$reset;
     reg  tx_seg$wqe_valid;
@@ -7595,6 +7599,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [5:0] tx_seg$park_qp;
     wire  [31:0] tx_seg$park_idx;
     reg  tx_seg$park_ready;
+    reg  tx_seg$contend;
     reg  tx_framer$clock;
     reg  tx_framer$reset;
     reg  tx_framer$desc_valid;
@@ -9129,6 +9134,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .wake_qp_valid(tx_sched$wake_qp_valid),
         .wake_qp(tx_sched$wake_qp),
         .parked(tx_sched$parked),
+        .cur_qp(tx_sched$cur_qp),
+        .fifo_others(tx_sched$fifo_others),
+        .contend(tx_sched$contend),
         .cnt_park(tx_sched$cnt_park),
         .cnt_park_retry(tx_sched$cnt_park_retry)
     );
@@ -9190,7 +9198,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .park_valid(wqe_fetch$park_valid),
         .park_qp(wqe_fetch$park_qp),
         .park_idx(wqe_fetch$park_idx),
-        .park_ready(wqe_fetch$park_ready)
+        .park_ready(wqe_fetch$park_ready),
+        .others(wqe_fetch$others)
     );
     rnic_versa5g$core$tx_seg tx_seg(
         .clock(tx_seg$clock),
@@ -9309,7 +9318,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .park_valid(tx_seg$park_valid),
         .park_qp(tx_seg$park_qp),
         .park_idx(tx_seg$park_idx),
-        .park_ready(tx_seg$park_ready)
+        .park_ready(tx_seg$park_ready),
+        .contend(tx_seg$contend)
     );
     rnic_versa5g$core$tx_framer tx_framer(
         .clock(tx_framer$clock),
@@ -11340,6 +11350,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_sched$wake_conn = tx_wend$write_address;
         tx_sched$wake_qp_valid = rd_track$dec_valid;
         tx_sched$wake_qp = rd_track$dec_qp;
+        tx_sched$cur_qp = wqe_fetch$wqe_qp;
+        tx_sched$fifo_others = wqe_fetch$others;
+        tx_seg$contend = tx_sched$contend;
         cnt_tx_park = tx_sched$cnt_park;
         cnt_tx_park_retry = tx_sched$cnt_park_retry;
         wqe_fetch$cfg_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)] & ~|ew_qp_conn[(32'h8)+:(24)] & ~|ew_qp_sq_log2[(32'h5)+:(3)];
@@ -47637,7 +47650,7 @@ module rnic_versa5g$core$tx_qpconn(read_address,read_clock,read_data,write_addre
 endmodule // rnic_versa5g$core$tx_qpconn
 
 
-module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,grant_prio,grant_qp,grant_ready,park_valid,park_fire,park_qp,park_conn,wake_conn_valid,wake_conn,wake_qp_valid,wake_qp,parked,cnt_park,cnt_park_retry);
+module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,grant_prio,grant_qp,grant_ready,park_valid,park_fire,park_qp,park_conn,wake_conn_valid,wake_conn,wake_qp_valid,wake_qp,parked,cur_qp,fifo_others,contend,cnt_park,cnt_park_retry);
 
     // Module arguments
     input wire  clock;
@@ -47658,6 +47671,9 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
     input wire  wake_qp_valid;
     input wire  [5:0] wake_qp;
     output reg  [63:0] parked;
+    input wire  [5:0] cur_qp;
+    input wire  fifo_others;
+    output reg  contend;
     output reg  [31:0] cnt_park;
     output reg  [31:0] cnt_park_retry;
 
@@ -47670,6 +47686,9 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
     localparam  m5 = 64'hffffffff00000000;
 
     // Stub signals
+    reg  cont$d;
+    wire  cont$q;
+    reg  cont$clock;
     reg  [63:0] pk$d;
     wire  [63:0] pk$q;
     reg  pk$clock;
@@ -47734,6 +47753,11 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
     reg  take_prio;
 
     // Sub module instances
+    rnic_versa5g$core$tx_sched$cont cont(
+        .d(cont$d),
+        .q(cont$q),
+        .clock(cont$clock)
+    );
     rnic_versa5g$core$tx_sched$pk pk(
         .d(pk$d),
         .q(pk$q),
@@ -47821,6 +47845,7 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         timer$clock = clock;
         n_park$clock = clock;
         n_retry$clock = clock;
+        cont$clock = clock;
         ptr$d = ptr$q;
         last_prio$d = last_prio$q;
         g_v$d = g_v$q;
@@ -47835,6 +47860,7 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         timer$d = timer$q;
         n_park$d = n_park$q;
         n_retry$d = n_retry$q;
+        cont$d = cont$q;
         pmask = 64'h0;
         if (park_valid) begin
             pmask = 64'h1 << park_qp;
@@ -48088,6 +48114,8 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
             end
         end
         parked = pk$q;
+        cont$d = |((((pending | woke$q) & ~pk$q) | blocked) & ~(64'h1 << cur_qp)) | fifo_others;
+        contend = cont$q;
         cnt_park = n_park$q;
         cnt_park_retry = n_retry$q;
         elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask;
@@ -48144,10 +48172,30 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
             hq$d = 28'h0;
             n_park$d = 32'h0;
             n_retry$d = 32'h0;
+            cont$d = 1'b0;
         end
     end
 
 endmodule // rnic_versa5g$core$tx_sched
+
+
+module rnic_versa5g$core$tx_sched$cont(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_sched$cont
 
 
 module rnic_versa5g$core$tx_sched$g_prio(d,q,clock);
@@ -48416,7 +48464,7 @@ module rnic_versa5g$core$tx_sched$woke(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$woke
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready,contend);
 
     // Module arguments
     input wire  clock;
@@ -48542,6 +48590,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     output reg  [5:0] park_qp;
     output reg  [31:0] park_idx;
     input wire  park_ready;
+    input wire  contend;
 
     // Constant declarations
     localparam  c_max_mulpdu = 16'h22b2;
@@ -49662,7 +49711,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     else if (wqe_valid & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
                         st$d = SegState$Load;
                     end
-                    else if (wqe_valid & ~rr_pending$q) begin
+                    else if (wqe_valid & ~rr_pending$q & contend) begin
                         pk_wb$d = 1'b0;
                         st$d = SegState$Park;
                     end
@@ -49770,7 +49819,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     if (req_fire) begin
                         req_done$d = 1'b1;
                     end
-                    if (go & ~fits_r$q & ~stop & ~hold & ~desc_done$q & ~req_done$q) begin
+                    if (go & contend & ~fits_r$q & ~stop & ~hold & ~desc_done$q & ~req_done$q) begin
                         pk_wb$d = 1'b1;
                         st$d = SegState$Park;
                     end
@@ -51331,7 +51380,7 @@ module rnic_versa5g$core$wend_wnd(d,q,clock);
 endmodule // rnic_versa5g$core$wend_wnd
 
 
-module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready);
+module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready,others);
 
     // Module arguments
     input wire  clock;
@@ -51395,6 +51444,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     input wire  [5:0] park_qp;
     input wire  [31:0] park_idx;
     output reg  park_ready;
+    output reg  others;
 
     // Constant declarations
     localparam  c_prefetch = 32'h8;
@@ -51418,6 +51468,15 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  [3:0] e_ep$d;
     wire  [3:0] e_ep$q;
     reg  e_ep$clock;
+    reg  [5:0] lastq$d;
+    wire  [5:0] lastq$q;
+    reg  lastq$clock;
+    reg  [5:0] n_oth$d;
+    wire  [5:0] n_oth$q;
+    reg  n_oth$clock;
+    reg  pd$d;
+    wire  pd$q;
+    reg  pd$clock;
     reg  [5:0] ring$read_address;
     reg  ring$read_clock;
     wire  [68:0] ring$read_data;
@@ -51435,13 +51494,13 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  fifo$clock;
     reg  fifo$reset;
     reg  fifo$write;
-    reg  [550:0] fifo$data_in;
+    reg  [551:0] fifo$data_in;
     // Unused on purpose: room in the WQE FIFO is reserved before each fetch is requested.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$full;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$read;
-    wire  [550:0] fifo$data_out;
+    wire  [551:0] fifo$data_out;
     wire  fifo$empty;
     wire  [5:0] fifo$count;
     reg  [1:0] state$d;
@@ -51523,6 +51582,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     // Local signals
     reg  head_stale;
     reg  park_take;
+    reg  [5:0] n_oth_next;
+    reg  head_dq;
     reg  head_off;
     reg  drop;
     reg  [31:0] avail;
@@ -51558,6 +51619,21 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         .d(e_ep$d),
         .q(e_ep$q),
         .clock(e_ep$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$lastq lastq(
+        .d(lastq$d),
+        .q(lastq$q),
+        .clock(lastq$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$n_oth n_oth(
+        .d(n_oth$d),
+        .q(n_oth$q),
+        .clock(n_oth$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$pd pd(
+        .d(pd$d),
+        .q(pd$q),
+        .clock(pd$clock)
     );
     rnic_versa5g$core$wqe_fetch$ring ring(
         .read_address(ring$read_address),
@@ -51743,6 +51819,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         n_skip$clock = clock;
         ep$clock = clock;
         e_ep$clock = clock;
+        lastq$clock = clock;
+        n_oth$clock = clock;
+        pd$clock = clock;
         state$d = state$q;
         qp$d = qp$q;
         n$d = n$q;
@@ -51770,6 +51849,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         n_skip$d = n_skip$q;
         ep$d = ep$q;
         e_ep$d = e_ep$q;
+        lastq$d = lastq$q;
+        n_oth$d = n_oth$q;
+        pd$d = pd$q;
         fifo$clock = clock;
         fifo$reset = reset;
         ring$read_clock = clock;
@@ -51910,7 +51992,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         free_next = free$q;
         rearm_valid = 1'b0;
         rearm_qp = c_qp;
-        fifo$data_in = ({{550{1'b0}}, (|((e_ep$q >> ctag) & 4'h1))} << 32'h226) | ({{519{1'b0}}, (c_ci + {{28{1'b0}}, wcount$q})} << 32'h206) | ({{545{1'b0}}, c_qp} << 32'h200) | {{39{1'b0}}, buf_next};
+        fifo$data_in = (({{551{1'b0}}, (c_qp != lastq$q)}) << 32'h227) | ({{551{1'b0}}, (|((e_ep$q >> ctag) & 4'h1))} << 32'h226) | ({{520{1'b0}}, (c_ci + {{28{1'b0}}, wcount$q})} << 32'h206) | ({{546{1'b0}}, c_qp} << 32'h200) | {{40{1'b0}}, buf_next};
         if (dma_rd_cpl_valid) begin
             wbuf$d = buf_next;
             beat$d = beat$q + 3'h1;
@@ -51974,6 +52056,21 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         if (drop) begin
             n_drop$d = n_drop$q + 32'h1;
         end
+        head_dq = ~fifo$empty & fifo$data_out[32'h227];
+        others = n_oth$q != {{5{1'b0}}, head_dq};
+        n_oth_next = n_oth$q;
+        pd$d = 1'b0;
+        if (push) begin
+            lastq$d = c_qp;
+            pd$d = c_qp != lastq$q;
+        end
+        if (pd$q) begin
+            n_oth_next = n_oth_next + 6'h1;
+        end
+        if (fifo$read & head_dq) begin
+            n_oth_next = n_oth_next - 6'h1;
+        end
+        n_oth$d = n_oth_next;
         wqe_off = head_off;
         wqe_valid = ~fifo$empty & ~head_off & ~head_stale;
         cnt_wqe_drop = n_drop$q;
@@ -52023,6 +52120,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             n_drop$d = 32'h0;
             n_skip$d = 32'h0;
             ep$d = 64'h0;
+            n_oth$d = 6'h0;
+            pd$d = 1'b0;
         end
     end
 
@@ -52349,10 +52448,10 @@ module rnic_versa5g$core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [550:0] data_in;
+    input wire  [551:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [550:0] data_out;
+    output reg  [551:0] data_out;
     output reg  empty;
     output reg  [5:0] count;
 
@@ -52362,10 +52461,10 @@ module rnic_versa5g$core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [550:0] ram$read_data;
+    wire  [551:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [550:0] ram$write_data;
+    reg  [551:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -52450,14 +52549,14 @@ module rnic_versa5g$core$wqe_fetch$fifo$ram(read_address,read_clock,read_data,wr
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [550:0] read_data;
+    output reg  [551:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [550:0] write_data;
+    input wire  [551:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[550:0] mem[31:0];
+    reg[551:0] mem[31:0];
 
 
 
@@ -52569,6 +52668,25 @@ module rnic_versa5g$core$wqe_fetch$ifl(d,q,clock);
 endmodule // rnic_versa5g$core$wqe_fetch$ifl
 
 
+module rnic_versa5g$core$wqe_fetch$lastq(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$lastq
+
+
 module rnic_versa5g$core$wqe_fetch$more(d,q,clock);
 
     // Module arguments
@@ -52645,6 +52763,25 @@ module rnic_versa5g$core$wqe_fetch$n_fetch(d,q,clock);
 endmodule // rnic_versa5g$core$wqe_fetch$n_fetch
 
 
+module rnic_versa5g$core$wqe_fetch$n_oth(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$n_oth
+
+
 module rnic_versa5g$core$wqe_fetch$n_skip(d,q,clock);
 
     // Module arguments
@@ -52681,6 +52818,25 @@ module rnic_versa5g$core$wqe_fetch$off(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wqe_fetch$off
+
+
+module rnic_versa5g$core$wqe_fetch$pd(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$pd
 
 
 module rnic_versa5g$core$wqe_fetch$qp(d,q,clock);

@@ -1873,6 +1873,10 @@ impl Logic for RnicCore {
         self.tx_sched.wake_conn.next = self.tx_wend.write_address.val();
         self.tx_sched.wake_qp_valid.next = self.rd_track.dec_valid.val();
         self.tx_sched.wake_qp.next = self.rd_track.dec_qp.val();
+        // Park only when another QP waits (docs/rtl.md, branch sendpark).
+        self.tx_sched.cur_qp.next = self.wqe_fetch.wqe_qp.val();
+        self.tx_sched.fifo_others.next = self.wqe_fetch.others.val();
+        self.tx_seg.contend.next = self.tx_sched.contend.val();
         self.cnt_tx_park.next = self.tx_sched.cnt_park.val();
         self.cnt_tx_park_retry.next = self.tx_sched.cnt_park_retry.val();
 

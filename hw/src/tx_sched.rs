@@ -33,6 +33,12 @@
 //!   up, in the clock of `park_fire`, or in the [`WAKE_HIST`] clocks before
 //!   it, makes the park a wakeup at once (the stall was decided on a
 //!   window/ORD value up to a few clocks old).
+//! * Contention (`contend`, registered, docs/rtl.md "Park only when
+//!   another QP waits"): some QP other than `cur_qp` (the QP of the WQE at
+//!   `TxSeg`'s head) is pending, woken or being fetched (`blocked`), or
+//!   `WqeFetch`'s FIFO holds another QP's WQE (`fifo_others`). `TxSeg`
+//!   parks a stalled QP only then; alone, it waits holding the WQE and
+//!   sends in the clock the window opens (no park, refetch, wakeup).
 
 use rust_hdl::prelude::*;
 
@@ -78,6 +84,13 @@ pub struct TxSched {
     pub wake_qp_valid: Signal<In, Bit>,
     pub wake_qp: Signal<In, Bits<6>>,
     pub parked: Signal<Out, Bits<64>>,
+    // ---- Contention (module doc)
+    /// QP of the WQE at `TxSeg`'s head (`WqeFetch::wqe_qp`).
+    pub cur_qp: Signal<In, Bits<6>>,
+    /// `WqeFetch::others`.
+    pub fifo_others: Signal<In, Bit>,
+    pub contend: Signal<Out, Bit>,
+    cont: DFF<Bit>,
     pub cnt_park: Signal<Out, Bits<32>>,
     pub cnt_park_retry: Signal<Out, Bits<32>>,
     pk: DFF<Bits<64>>,
@@ -141,6 +154,10 @@ impl Default for TxSched {
             wake_qp_valid: Default::default(),
             wake_qp: Default::default(),
             parked: Default::default(),
+            cur_qp: Default::default(),
+            fifo_others: Default::default(),
+            contend: Default::default(),
+            cont: Default::default(),
             cnt_park: Default::default(),
             cnt_park_retry: Default::default(),
             pk: Default::default(),
@@ -190,7 +207,7 @@ impl Logic for TxSched {
     fn update(&mut self) {
         dff_setup!(
             self, clock, ptr, last_prio, g_v, g_prio, g_qp, pk, woke, pconn, hc, hq, pw, timer,
-            n_park, n_retry
+            n_park, n_retry, cont
         );
         // Parking (module doc). `pmask`: the QP being parked this clock
         // (not offered from the next clock on).
@@ -262,6 +279,13 @@ impl Logic for TxSched {
             }
         }
         self.parked.next = self.pk.q.val();
+        // Contention (module doc): another QP waits for the segmenter.
+        self.cont.d.next = ((((self.pending.val() | self.woke.q.val()) & !self.pk.q.val())
+            | self.blocked.val())
+            & !(bits::<64>(1) << self.cur_qp.val()))
+        .any()
+            | self.fifo_others.val();
+        self.contend.next = self.cont.q.val();
         self.cnt_park.next = self.n_park.q.val();
         self.cnt_park_retry.next = self.n_retry.q.val();
         // Rotate so that bit 0 is QP `ptr`, then find the lowest set bit.
@@ -327,6 +351,7 @@ impl Logic for TxSched {
             self.hq.d.next = 0.into();
             self.n_park.d.next = 0.into();
             self.n_retry.d.next = 0.into();
+            self.cont.d.next = false;
         }
     }
 }
@@ -352,6 +377,8 @@ mod tests {
         u.wake_conn.connect();
         u.wake_qp_valid.connect();
         u.wake_qp.connect();
+        u.cur_qp.connect();
+        u.fifo_others.connect();
         u.connect_all();
         u
     }

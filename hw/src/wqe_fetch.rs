@@ -51,6 +51,13 @@
 //!   fetch's request; a WQE at the head whose epoch is not its QP's (one
 //!   fetched before the park, behind the parked WQE) is dropped, so the
 //!   QP's WQEs start again, in order, at the parked one.
+//! * Others waiting (`others`, docs/rtl.md "Park only when another QP
+//!   waits"): high when the FIFO holds, behind the head, a WQE of a QP
+//!   other than the head's. Each entry carries a bit "my QP differs from
+//!   the QP of the entry pushed before me"; `n_oth` counts those bits over
+//!   the entries visible at the read side (a push counts one clock late,
+//!   as `Fifo::empty` falls one clock after the write), and `others` =
+//!   `n_oth` minus the head's bit is not zero.
 
 use crate::fifo::Fifo;
 use rust_hdl::prelude::*;
@@ -161,6 +168,19 @@ pub struct WqeFetch {
     e_ep: DFF<Bits<4>>,
     head_stale: Signal<Local, Bit>,
     park_take: Signal<Local, Bit>,
+    /// The FIFO holds a WQE of a QP other than the head's (module doc,
+    /// "Others waiting"): `TxSeg` parks a window-stalled QP only then.
+    pub others: Signal<Out, Bit>,
+    /// QP of the last WQE pushed.
+    lastq: DFF<Bits<6>>,
+    /// FIFO entries whose QP differs from the entry pushed before them.
+    n_oth: DFF<Bits<6>>,
+    n_oth_next: Signal<Local, Bits<6>>,
+    head_dq: Signal<Local, Bit>,
+    /// The diff bit of the WQE pushed last clock: counted one clock late,
+    /// when it shows at the FIFO's read side (`Fifo`: `empty` falls one
+    /// clock after the write).
+    pd: DFF<Bit>,
     // Per-QP state.
     c_prefetch: Constant<Bits<32>>,
     c_rsv: Constant<Bits<3>>,
@@ -169,7 +189,7 @@ pub struct WqeFetch {
     c_nsge: Constant<Bits<3>>,
     ring: RAM<Bits<69>, 6>,
     cis: RAM<Bits<32>, 6>,
-    fifo: Fifo<Bits<551>, 5, 6>,
+    fifo: Fifo<Bits<552>, 5, 6>,
     state: DFF<FetchState>,
     qp: DFF<Bits<6>>,
     n: DFF<Bits<4>>,
@@ -296,6 +316,12 @@ impl Default for WqeFetch {
             ring: Default::default(),
             cis: Default::default(),
             fifo: Default::default(),
+            others: Default::default(),
+            lastq: Default::default(),
+            n_oth: Default::default(),
+            n_oth_next: Default::default(),
+            head_dq: Default::default(),
+            pd: Default::default(),
             state: Default::default(),
             qp: Default::default(),
             n: Default::default(),
@@ -355,7 +381,7 @@ impl Logic for WqeFetch {
         dff_setup!(
             self, clock, state, qp, n, more, ci, addr, busy_r, free, ifl, e0_qp, e1_qp, e2_qp,
             e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, wbuf, beat, wcount, n_fetch, off, n_drop,
-            n_skip, ep, e_ep
+            n_skip, ep, e_ep, lastq, n_oth, pd
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -522,12 +548,15 @@ impl Logic for WqeFetch {
         self.free_next.next = self.free.q.val();
         self.rearm_valid.next = false;
         self.rearm_qp.next = self.c_qp.val();
+        // Bit 551: this WQE's QP differs from the one pushed before it.
         self.fifo.data_in.next =
-            (bit_cast::<551, 1>(((self.e_ep.q.val() >> self.ctag.val()) & 1).any().into()) << 550)
-                | (bit_cast::<551, 32>(self.c_ci.val() + bit_cast::<32, 4>(self.wcount.q.val()))
+            (bit_cast::<552, 1>((self.c_qp.val() != self.lastq.q.val()).into()) << 551)
+                | (bit_cast::<552, 1>(((self.e_ep.q.val() >> self.ctag.val()) & 1).any().into())
+                    << 550)
+                | (bit_cast::<552, 32>(self.c_ci.val() + bit_cast::<32, 4>(self.wcount.q.val()))
                     << 518)
-                | (bit_cast::<551, 6>(self.c_qp.val()) << 512)
-                | bit_cast::<551, 512>(self.buf_next.val());
+                | (bit_cast::<552, 6>(self.c_qp.val()) << 512)
+                | bit_cast::<552, 512>(self.buf_next.val());
         if self.dma_rd_cpl_valid.val() {
             self.wbuf.d.next = self.buf_next.val();
             self.beat.d.next = self.beat.q.val() + 1;
@@ -610,6 +639,24 @@ impl Logic for WqeFetch {
         if self.drop.val() {
             self.n_drop.d.next = self.n_drop.q.val() + 1;
         }
+        // Others waiting: `n_oth` counts the entries whose QP differs from
+        // their predecessor's; the entries behind the head hold another QP
+        // iff that count without the head's own bit is not zero.
+        self.head_dq.next = !self.fifo.empty.val() & self.fifo.data_out.val().get_bit(551);
+        self.others.next = self.n_oth.q.val() != bit_cast::<6, 1>(self.head_dq.val().into());
+        self.n_oth_next.next = self.n_oth.q.val();
+        self.pd.d.next = false;
+        if self.push.val() {
+            self.lastq.d.next = self.c_qp.val();
+            self.pd.d.next = self.c_qp.val() != self.lastq.q.val();
+        }
+        if self.pd.q.val() {
+            self.n_oth_next.next = self.n_oth_next.val() + 1;
+        }
+        if self.fifo.read.val() & self.head_dq.val() {
+            self.n_oth_next.next = self.n_oth_next.val() - 1;
+        }
+        self.n_oth.d.next = self.n_oth_next.val();
         self.wqe_off.next = self.head_off.val();
         self.wqe_valid.next =
             !self.fifo.empty.val() & !self.head_off.val() & !self.head_stale.val();
@@ -666,6 +713,8 @@ impl Logic for WqeFetch {
             self.n_drop.d.next = 0.into();
             self.n_skip.d.next = 0.into();
             self.ep.d.next = 0.into();
+            self.n_oth.d.next = 0.into();
+            self.pd.d.next = false;
         }
     }
 }
@@ -696,6 +745,13 @@ mod tests {
         cpl: VecDeque<(u64, bool, u64)>,
         /// (qp, idx, wr_id) offered and taken by the consumer
         got: Vec<(u64, u64, u64)>,
+        /// QPs of the FIFO's entries, from its write/read ports (the
+        /// reference for `others`), and clocks `others` was high.
+        fq: VecDeque<u64>,
+        /// Written one and two clocks ago (a word shows at the read side
+        /// in the second clock after its write clock).
+        fq_in: [Option<u64>; 2],
+        n_others: usize,
     }
 
     impl Bench {
@@ -736,6 +792,9 @@ mod tests {
                 reqs: vec![],
                 cpl: VecDeque::new(),
                 got: vec![],
+                fq: VecDeque::new(),
+                fq_in: [None; 2],
+                n_others: 0,
             }
         }
 
@@ -779,6 +838,15 @@ mod tests {
             u.wqe_ready.next = false;
             u.wqe_hold.next = hold;
             assert!(simulate(u, 1000));
+            // (`Fifo`: `empty` falls one clock after the edge that wrote)
+            if let Some(q) = self.fq_in[1].take() {
+                self.fq.push_back(q);
+            }
+            self.fq_in[1] = self.fq_in[0].take();
+            // `others`: a WQE of another QP than the head's is queued.
+            let want = self.fq.iter().skip(1).any(|&q| Some(&q) != self.fq.front());
+            assert_eq!(u.others.val(), want, "others, FIFO QPs {:?}", self.fq);
+            self.n_others += want as usize;
             if u.wqe_valid.val() && consume {
                 u.wqe_ready.next = true;
                 assert!(simulate(u, 1000));
@@ -793,6 +861,12 @@ mod tests {
             }
             if u.dma_rd_cpl_valid.val() {
                 self.cpl.pop_front();
+            }
+            if u.fifo.read.val() && !u.fifo.empty.val() {
+                self.fq.pop_front();
+            }
+            if u.fifo.write.val() {
+                self.fq_in[0] = Some(u.fifo.data_in.val().get_bits::<6>(512).to_u64());
             }
             if u.dma_rd_req_valid.val() {
                 let (a, n) = (
@@ -894,6 +968,7 @@ mod tests {
         b.u.wqe_ready.next = true;
         tick!(b.u);
         b.u.wqe_ready.next = false;
+        b.fq.pop_front();
         for _ in 0..5 {
             b.clock(true, false);
         }
@@ -920,5 +995,44 @@ mod tests {
         b.grant(1, 60, true, false);
         assert_eq!(b.got, vec![(1, 3, wr_id(1, 3))]);
         assert_eq!(b.u.cnt_fetch.val().to_u64(), 4);
+    }
+
+    /// `others` (TxSeg parks a stalled QP only when it is high): every
+    /// clock equal to "the FIFO holds, behind the head, a WQE of another
+    /// QP" from a model of the FIFO's contents (`Bench::clock`).
+    #[test]
+    fn others_tells_another_qps_wqe_behind_the_head() {
+        let mut b = Bench::new();
+        for q in 1..4 {
+            b.cfg(q, true);
+        }
+        // QP 1 alone, nothing consumed: no other QP.
+        b.prod[1] = 3;
+        b.grant(1, 60, false, false);
+        assert_eq!(b.fq.len(), 3);
+        assert!(!b.u.others.val());
+        // QP 2 behind it: others.
+        b.prod[2] = 2;
+        b.grant(2, 60, false, false);
+        assert!(b.u.others.val());
+        // QP 1 again behind QP 2 (1,1,1,2,2,1,1).
+        b.prod[1] = 5;
+        b.grant(1, 60, false, false);
+        assert_eq!(b.fq, [1, 1, 1, 2, 2, 1, 1]);
+        // consume one at a time: others until only one QP's WQEs are left
+        let mut seen: Vec<(usize, bool)> = vec![];
+        while !b.fq.is_empty() {
+            if seen.last().map(|s| s.0) != Some(b.fq.len()) {
+                seen.push((b.fq.len(), b.u.others.val()));
+            }
+            b.clock(true, false);
+        }
+        let seen: Vec<bool> = seen.iter().map(|s| s.1).collect();
+        assert_eq!(seen, [true, true, true, true, true, false, false]);
+        // QP 3 only: never others
+        b.prod[3] = 4;
+        b.grant(3, 60, true, false);
+        assert!(!b.u.others.val());
+        assert!(b.n_others > 0);
     }
 }

@@ -269,6 +269,9 @@ pub struct Row {
     pub size: usize,
     /// Per message: clocks from post to completion.
     pub latencies: Vec<u64>,
+    /// TX parks (`cnt_tx_park`, A + B) during these messages: a QP that
+    /// gave its WQE back at a window or ORD stall (docs/rtl.md "Parked QPs").
+    pub parks: u64,
 }
 
 impl Row {
@@ -430,22 +433,23 @@ impl RtlReport {
         );
         let _ = writeln!(
             o,
-            "\n{:<11} {:>9} {:>5} {:>10} {:>9} {:>9} {:>8}",
-            "operation", "size", "msgs", "clocks/op", "µs/op", "Gb/s", "% limit"
+            "\n{:<11} {:>9} {:>5} {:>10} {:>9} {:>9} {:>8} {:>6}",
+            "operation", "size", "msgs", "clocks/op", "µs/op", "Gb/s", "% limit", "parks"
         );
         for r in &self.rows {
             let n = r.latencies.len() as u64;
             let g = gbps(r.octets(), r.cycles());
             let _ = writeln!(
                 o,
-                "{:<11} {:>9} {:>5} {:>10} {:>9.2} {:>9.3} {:>7.1}%",
+                "{:<11} {:>9} {:>5} {:>10} {:>9.2} {:>9.3} {:>7.1}% {:>6}",
                 r.op.name(),
                 human(r.size),
                 n,
                 r.cycles() / n.max(1),
                 us(r.cycles()) / n.max(1) as f64,
                 g,
-                100.0 * g / self.limit(r.op)
+                100.0 * g / self.limit(r.op),
+                r.parks
             );
         }
         let _ = writeln!(o);
@@ -583,7 +587,7 @@ impl RtlReport {
             lat.sort_unstable();
             let g = gbps(r.octets(), r.cycles());
             rows.push(format!(
-                "{{\"op\":\"{}\",\"size\":{},\"messages\":{},\"octets\":{},\"cycles\":{},\"gbps\":{:.4},\"pct_of_limit\":{:.2},\"lat_p50\":{},\"lat_max\":{}}}",
+                "{{\"op\":\"{}\",\"size\":{},\"messages\":{},\"octets\":{},\"cycles\":{},\"gbps\":{:.4},\"pct_of_limit\":{:.2},\"lat_p50\":{},\"lat_max\":{},\"parks\":{}}}",
                 r.op.name(),
                 r.size,
                 r.latencies.len(),
@@ -592,7 +596,8 @@ impl RtlReport {
                 g,
                 100.0 * g / self.limit(r.op),
                 percentile(&lat, 0.5),
-                lat.last().copied().unwrap_or(0)
+                lat.last().copied().unwrap_or(0),
+                r.parks
             ));
         }
         format!(
@@ -702,6 +707,15 @@ impl Progress {
 }
 
 /// What B's core shows, for a stall message.
+/// TX parks of both nodes so far (`cnt_tx_park`).
+fn parks(world: &World) -> u64 {
+    world
+        .nodes
+        .iter()
+        .map(|n| n.hw.borrow_mut().core.get_cnt_tx_park())
+        .sum()
+}
+
 fn last_seen(world: &World, stag: u32, placed_from: usize) -> String {
     let a = world.nodes[0].hw.borrow();
     let b = world.nodes[1].hw.borrow();
@@ -935,6 +949,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         let mut wl = Vec::new();
         let mut sl = Vec::new();
         let mut rl = Vec::new();
+        let mut pk = [0u64; 3];
         for k in 0..cfg.ops {
             // --- RDMA Write A → B
             let data = rng.bytes(size);
@@ -948,6 +963,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             wr_id += 1;
             let placed_from = world.borrow().nodes[1].hw.borrow().placed.len();
             let t0 = world.borrow().cycle();
+            let p0 = parks(&world.borrow());
             qp_a.post_send(&[SendWr {
                 wr_id,
                 op: SendOp::RdmaWrite(RemoteAddr {
@@ -1004,6 +1020,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                 )?;
             }
             wl.push(world.borrow().cycle() - t0);
+            pk[0] += parks(&world.borrow()) - p0;
             moved += size as u64;
             progress.tick(
                 moved,
@@ -1028,6 +1045,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             .map_err(err("B: post_recv"))?;
             wr_id += 1;
             let t0s = world.borrow().cycle();
+            let p0 = parks(&world.borrow());
             qp_a.post_send(&[SendWr {
                 wr_id,
                 op: SendOp::Send,
@@ -1080,6 +1098,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                 wait_send_cqe(&world, &scq_a, budget, wr_id, WcOpcode::Send, "Send")?;
             }
             sl.push(world.borrow().cycle() - t0s);
+            pk[1] += parks(&world.borrow()) - p0;
             moved += size as u64;
             progress.tick(
                 moved,
@@ -1094,6 +1113,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                 let sge = [mr_a.sge(into as u64, size as u32).map_err(err("A: sge"))?];
                 wr_id += 1;
                 let t0r = world.borrow().cycle();
+                let p0 = parks(&world.borrow());
                 qp_a.post_send(&[SendWr {
                     wr_id,
                     op: SendOp::RdmaRead(RemoteAddr {
@@ -1115,6 +1135,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                     "RDMA Read",
                 )?;
                 rl.push(world.borrow().cycle() - t0r);
+                pk[2] += parks(&world.borrow()) - p0;
                 shadow_a[GUARD + into..GUARD + into + size]
                     .copy_from_slice(&shadow_w[GUARD + from..GUARD + from + size]);
                 buf_a.read(0, &mut got).map_err(|e| format!("{e:?}"))?;
@@ -1135,17 +1156,20 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             op: RtlOp::Write,
             size,
             latencies: wl,
+            parks: pk[0],
         });
         rows.push(Row {
             op: RtlOp::Send,
             size,
             latencies: sl,
+            parks: pk[1],
         });
         if READ_IN_RTL {
             rows.push(Row {
                 op: RtlOp::Read,
                 size,
                 latencies: rl,
+                parks: pk[2],
             });
         }
     }
