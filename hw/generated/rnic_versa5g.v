@@ -4827,7 +4827,7 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
     wire  dfifo$empty;
     // Unused on purpose: rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire  [11:0] dfifo$count;
+    wire  [9:0] dfifo$count;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  lfifo$clock;
     reg  lfifo$reset;
@@ -5502,32 +5502,32 @@ module rnic_versa5g$bridge$rxq$dfifo(clock,reset,write,data_in,full,read,data_ou
     input wire  read;
     output reg  [67:0] data_out;
     output reg  empty;
-    output reg  [11:0] count;
+    output reg  [9:0] count;
 
     // Constant declarations
-    localparam  depth = 12'h800;
+    localparam  depth = 10'b1000000000;
 
     // Stub signals
-    reg  [10:0] ram$read_address;
+    reg  [8:0] ram$read_address;
     reg  ram$read_clock;
     wire  [67:0] ram$read_data;
-    reg  [10:0] ram$write_address;
+    reg  [8:0] ram$write_address;
     reg  ram$write_clock;
     reg  [67:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [11:0] wr_ptr$d;
-    wire  [11:0] wr_ptr$q;
+    reg  [9:0] wr_ptr$d;
+    wire  [9:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [11:0] wr_ptr_d$d;
-    wire  [11:0] wr_ptr_d$q;
+    reg  [9:0] wr_ptr_d$d;
+    wire  [9:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [11:0] rd_ptr$d;
-    wire  [11:0] rd_ptr$q;
+    reg  [9:0] rd_ptr$d;
+    wire  [9:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [11:0] rd_next;
-    reg  [11:0] used;
+    reg  [9:0] rd_next;
+    reg  [9:0] used;
 
     // Sub module instances
     rnic_versa5g$bridge$rxq$dfifo$ram ram(
@@ -5571,22 +5571,22 @@ module rnic_versa5g$bridge$rxq$dfifo(clock,reset,write,data_in,full,read,data_ou
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 12'h1;
+            rd_next = rd_ptr$q + 10'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(11)];
+        ram$read_address = rd_next[(32'h0)+:(9)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 12'h1;
+            wr_ptr$d = wr_ptr$q + 10'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 12'h0;
-            wr_ptr_d$d = 12'h0;
-            rd_ptr$d = 12'h0;
+            wr_ptr$d = 10'h0;
+            wr_ptr_d$d = 10'h0;
+            rd_ptr$d = 10'h0;
         end
     end
 
@@ -5596,16 +5596,16 @@ endmodule // rnic_versa5g$bridge$rxq$dfifo
 module rnic_versa5g$bridge$rxq$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [10:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
     output reg  [67:0] read_data;
-    input wire  [10:0] write_address;
+    input wire  [8:0] write_address;
     input wire  write_clock;
     input wire  [67:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[67:0] mem[2047:0];
+    reg[67:0] mem[511:0];
 
 
 
@@ -5625,13 +5625,13 @@ endmodule // rnic_versa5g$bridge$rxq$dfifo$ram
 module rnic_versa5g$bridge$rxq$dfifo$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -5644,13 +5644,13 @@ endmodule // rnic_versa5g$bridge$rxq$dfifo$rd_ptr
 module rnic_versa5g$bridge$rxq$dfifo$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -5663,13 +5663,13 @@ endmodule // rnic_versa5g$bridge$rxq$dfifo$wr_ptr
 module rnic_versa5g$bridge$rxq$dfifo$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin

@@ -754,6 +754,12 @@ const UNUSED_OK: &[Unused] = &[
         "the board profile's span slots have 2^8 beats: the write pointer is 9 of the \
          meta record's 12 pointer bits",
     ),
+    unused(
+        &["rxq"],
+        "dfifo$count",
+        10,
+        "rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy",
+    ),
 ];
 const TXCDC_STATUS: &str = "TxCdc uses only the FIFO's full and empty flags: it writes only when \
      not full (in_ready) and reads only when not empty";
