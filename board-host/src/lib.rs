@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use rnic_driver::bus::{Bus, BusError};
 use rnic_driver::udp_bus::{UdpBus, UdpBusError, UdpDma};
-use rnic_fw::port_hal::{FwRegs, PortHal};
+use rnic_fw::port_hal::{FwCapacities, FwRegs, PortHal};
 use rnic_fw::{Config, Firmware};
 use rnic_wire::abi::csr;
 
@@ -29,6 +29,15 @@ use rnic_wire::abi::csr;
 /// connections, 16 QPs, 4 listeners, 8 pending, 8 ARP entries, 8 filter
 /// rules, 16 CQs, 64 TPT entries, 8 queued events, 8 event records.
 pub type HostFirmware = Firmware<PortHal<BridgeRegs>, 8, 16, 4, 8, 8, 8, 16, 64, 8, 8>;
+
+/// [`HostFirmware`]'s capacities that the device's tables must hold
+/// (checked against its `LIM_*` registers by [`run_firmware`]).
+pub const HOST_FW_CAPS: FwCapacities = FwCapacities {
+    conns: 8,
+    qps: 16,
+    cqs: 16,
+    tpt: 64,
+};
 
 /// Counts shared between the firmware thread and whoever watches it.
 #[derive(Debug, Default)]
@@ -153,7 +162,15 @@ pub fn run_firmware(
     stop: &AtomicBool,
 ) {
     let regs = BridgeRegs::new(bus, stats.clone());
-    let mut fw: Box<HostFirmware> = Box::new(Firmware::new(PortHal::new(regs), config));
+    let mut hal = PortHal::new(regs);
+    // The board's core profile is smaller than the co-simulation core's
+    // (hw/src/profile.rs): the page list shrinks to the device's, and a
+    // firmware build with more table entries than the device is an error.
+    let mut config = config;
+    if let Err(e) = hal.limits().fit(&HOST_FW_CAPS, &mut config) {
+        panic!("the firmware does not fit the device: {e}");
+    }
+    let mut fw: Box<HostFirmware> = Box::new(Firmware::new(hal, config));
     let mut reloaded = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         fw.poll();

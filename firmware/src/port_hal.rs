@@ -30,12 +30,95 @@ pub struct PortHal<R: FwRegs> {
     /// The register access.
     pub regs: R,
     khz: Option<u64>,
+    lim_mtu: Option<u32>,
+}
+
+/// The device's limits (`port::LIM_*`): the table sizes and largest MTU of
+/// the core profile it was built with (the board's core is smaller than
+/// the co-simulation core, `hw/src/profile.rs`). A register reading 0 (a
+/// device without it) means no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Connection-table entries.
+    pub conns: u32,
+    /// QP-table entries.
+    pub qps: u32,
+    /// CQ-table entries.
+    pub cqs: u32,
+    /// TPT entries.
+    pub tpt: u32,
+    /// Page-list entries.
+    pub pbl: u32,
+    /// Largest MTU (IPv4 packet octets).
+    pub mtu: u32,
+}
+
+/// The firmware's capacities (its const parameters) that the device must
+/// have room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FwCapacities {
+    /// Connections (`C`).
+    pub conns: usize,
+    /// QPs (`Q`).
+    pub qps: usize,
+    /// CQs (`NCQ`).
+    pub cqs: usize,
+    /// TPT entries (`NTPT`).
+    pub tpt: usize,
+}
+
+fn no_limit(v: u32) -> u32 {
+    if v == 0 {
+        u32::MAX
+    } else {
+        v
+    }
+}
+
+impl DeviceLimits {
+    /// Fits `config` to the device: the page list the firmware allocates
+    /// from shrinks to the device's; an error names the first capacity of
+    /// the firmware build the device cannot hold (a firmware built for a
+    /// larger core).
+    pub fn fit(&self, caps: &FwCapacities, config: &mut crate::Config) -> Result<(), &'static str> {
+        let over = |have: usize, lim: u32| have as u64 > no_limit(lim) as u64;
+        if over(caps.conns, self.conns) {
+            return Err("more connections than the device's table");
+        }
+        if over(caps.qps, self.qps) {
+            return Err("more QPs than the device's table");
+        }
+        if over(caps.cqs, self.cqs) {
+            return Err("more CQs than the device's table");
+        }
+        if over(caps.tpt, self.tpt) {
+            return Err("more TPT entries than the device's table");
+        }
+        config.pbl_size = config.pbl_size.min(no_limit(self.pbl));
+        Ok(())
+    }
 }
 
 impl<R: FwRegs> PortHal<R> {
     /// The port protocol over `regs`.
     pub fn new(regs: R) -> Self {
-        PortHal { regs, khz: None }
+        PortHal {
+            regs,
+            khz: None,
+            lim_mtu: None,
+        }
+    }
+
+    /// Reads the device's limits (6 accesses).
+    pub fn limits(&mut self) -> DeviceLimits {
+        DeviceLimits {
+            conns: self.regs.read32(port::LIM_CONN),
+            qps: self.regs.read32(port::LIM_QP),
+            cqs: self.regs.read32(port::LIM_CQ),
+            tpt: self.regs.read32(port::LIM_TPT),
+            pbl: self.regs.read32(port::LIM_PBL),
+            mtu: self.regs.read32(port::LIM_MTU),
+        }
     }
 
     fn write_bytes(&mut self, base: u32, b: &[u8]) {
@@ -90,7 +173,18 @@ impl<R: FwRegs> PortHal<R> {
 }
 
 impl<R: FwRegs> Hal for PortHal<R> {
+    /// BAR0's configuration; the MTU capped at the device's `LIM_MTU`
+    /// (read once), so the MSS the firmware advertises (RFC 9293 §3.7.1)
+    /// never asks the peer for frames the core drops as oversize.
     fn config(&mut self) -> IfConfig {
+        let lim_mtu = match self.lim_mtu {
+            Some(m) => m,
+            None => {
+                let m = no_limit(self.regs.read32(port::LIM_MTU));
+                self.lim_mtu = Some(m);
+                m
+            }
+        };
         let lo = self.regs.read32(port::CFG_MAC_LO).to_le_bytes();
         let hi = self.regs.read32(port::CFG_MAC_HI).to_le_bytes();
         IfConfig {
@@ -98,7 +192,11 @@ impl<R: FwRegs> Hal for PortHal<R> {
             ip: self.regs.read32(port::CFG_IPV4),
             netmask: self.regs.read32(port::CFG_NETMASK),
             gateway: self.regs.read32(port::CFG_GATEWAY),
-            mtu: self.regs.read32(port::CFG_MTU).min(u16::MAX as u32) as u16,
+            mtu: self
+                .regs
+                .read32(port::CFG_MTU)
+                .min(lim_mtu)
+                .min(u16::MAX as u32) as u16,
         }
     }
 
@@ -324,5 +422,67 @@ mod tests {
         assert_eq!(&buf[..6], &[0x11, 0x22, 0x33, 0x44, 0x55, 0x66]);
         let pops = h.regs.acc.iter().filter(|a| a.0).collect::<Vec<_>>();
         assert_eq!(pops, [&(true, port::EXC_POP, 1)]);
+    }
+
+    /// The limits of a board-profile device (hw/src/profile.rs `BOARD`: 16
+    /// connections, 64 QPs and CQs, 256 TPT and 512 page-list entries, MTU
+    /// 1500) reach the firmware: BAR0's MTU 9000 is capped at 1500 (so the
+    /// MSS is 1460), the page list shrinks to 512, and a firmware build with
+    /// more connections than the device is refused. A device without the
+    /// registers (reads 0) limits nothing.
+    #[test]
+    fn device_limits_cap_the_mtu_and_the_page_list() {
+        let mut h = PortHal::new(Log::default());
+        for (off, v) in [
+            (port::LIM_CONN, 16),
+            (port::LIM_QP, 64),
+            (port::LIM_CQ, 64),
+            (port::LIM_TPT, 256),
+            (port::LIM_PBL, 512),
+            (port::LIM_MTU, 1500),
+            (port::CFG_MTU, 9000),
+        ] {
+            h.regs.regs.insert(off, v);
+        }
+        let ifc = h.config();
+        assert_eq!(ifc.mtu, 1500);
+        assert_eq!(ifc.mss(), 1460);
+        h.regs.acc.clear();
+        let _ = h.config();
+        assert!(
+            h.regs.acc.iter().all(|a| a.1 != port::LIM_MTU),
+            "LIM_MTU is read once"
+        );
+        let lim = h.limits();
+        assert_eq!(
+            lim,
+            DeviceLimits {
+                conns: 16,
+                qps: 64,
+                cqs: 64,
+                tpt: 256,
+                pbl: 512,
+                mtu: 1500
+            }
+        );
+        let caps = FwCapacities {
+            conns: 8,
+            qps: 16,
+            cqs: 16,
+            tpt: 64,
+        };
+        let mut config = crate::Config::default();
+        assert_eq!(config.pbl_size, 4096);
+        assert_eq!(lim.fit(&caps, &mut config), Ok(()));
+        assert_eq!(config.pbl_size, 512);
+        let big = FwCapacities { conns: 32, ..caps };
+        assert!(lim.fit(&big, &mut config).is_err());
+        // A device without the registers.
+        let mut h = PortHal::new(Log::default());
+        h.regs.regs.insert(port::CFG_MTU, 9000);
+        assert_eq!(h.config().mtu, 9000);
+        let mut config = crate::Config::default();
+        assert_eq!(h.limits().fit(&big, &mut config), Ok(()));
+        assert_eq!(config.pbl_size, 4096);
     }
 }

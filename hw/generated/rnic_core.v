@@ -10707,6 +10707,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  n_bad;
     reg  [11:0] nb;
     reg  [10:0] rp_n;
+    reg  c_wp_full;
     reg  mt_raise;
     reg  [15:0] mt_new_cause;
     reg  s_clear;
@@ -10993,7 +10994,8 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         meta$write_address = c_sel$q;
         meta$write_enable = 1'b0;
         sram$write_enable = 1'b0;
-        sram$write_address = ({{11{1'b0}}, c_sel$q} << 32'hb) | {{1{1'b0}}, c_wp$q[(32'h0)+:(11)]};
+        sram$write_address = ({{1{1'b0}}, c_wp$q[(32'h0)+:(11)]} << 32'h1) | {{11{1'b0}}, c_sel$q};
+        c_wp_full = {{1{1'b0}}, c_wp$q[(32'h0)+:(11)]} != c_wp$q;
         rp_n = rp$q[(32'h0)+:(11)];
         ksh = {{3{1'b0}}, dfifo$data_out[(32'h40)+:(4)]} << 32'h3;
         ones = 64'hffffffffffffffff;
@@ -11009,7 +11011,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         n_slen = c_len$q + {{12{1'b0}}, dfifo$data_out[(32'h40)+:(4)]};
         if (tot[32'h3]) begin
             n_res = comb[(32'h40)+:(64)];
-            if (c_wp$q[32'hb]) begin
+            if (c_wp_full) begin
                 n_bad = 1'b1;
             end
             else begin
@@ -11103,7 +11105,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
             if (~dfifo$empty) begin
                 dfifo$read = 1'b1;
                 rcount$d = rcount$q - 12'h1;
-                sram$write_enable = tot[32'h3] & ~c_wp$q[32'hb];
+                sram$write_enable = tot[32'h3] & ~c_wp_full;
                 c_wp$d = n_wp;
                 c_len$d = n_slen;
                 c_res$d = n_res;
@@ -11160,7 +11162,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 end
             end
         end
-        sram$read_address = ({{11{1'b0}}, c_sel$q} << 32'hb) | {{1{1'b0}}, rp_n};
+        sram$read_address = ({{1{1'b0}}, rp_n} << 32'h1) | {{11{1'b0}}, c_sel$q};
         sc = s_conn$q;
         if ((rstate$q == 3'h1) & (head[(32'h18)+:(2)] == 2'h1) & head[32'h1b] & ~hit & free) begin
             s_busy$d = (s_busy$q & ~({{1{1'b0}}, 1'b1} << (free_idx)) | ({{1{1'b0}}, 1'b1} << (free_idx)));
@@ -12348,6 +12350,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     localparam  k_n_tpt = 24'h100;
     localparam  k_n_pbl = 24'h1000;
     localparam  k_khz = 32'h2625a;
+    localparam  k_mtu = 32'h2328;
     localparam  ones32 = 32'hffffffff;
 
     // Stub signals
@@ -12870,6 +12873,24 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
             end
             if (rd_addr$q == 24'h28) begin
                 fw_rdata = k_khz;
+            end
+            if (rd_addr$q == 24'hb0) begin
+                fw_rdata = {{8{1'b0}}, k_n_conn};
+            end
+            if (rd_addr$q == 24'hb4) begin
+                fw_rdata = {{8{1'b0}}, k_n_qp};
+            end
+            if (rd_addr$q == 24'hb8) begin
+                fw_rdata = {{8{1'b0}}, k_n_cq};
+            end
+            if (rd_addr$q == 24'hbc) begin
+                fw_rdata = {{8{1'b0}}, k_n_tpt};
+            end
+            if (rd_addr$q == 24'h2c) begin
+                fw_rdata = {{8{1'b0}}, k_n_pbl};
+            end
+            if (rd_addr$q == 24'h48) begin
+                fw_rdata = k_mtu;
             end
             if (rd_addr$q == 24'h30) begin
                 fw_rdata = ({{31{1'b0}}, mb_busy} << 32'h1f) | {{16{1'b0}}, mb_opcode};

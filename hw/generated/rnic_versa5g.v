@@ -4827,7 +4827,7 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
     wire  dfifo$empty;
     // Unused on purpose: rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire  [11:0] dfifo$count;
+    wire  [9:0] dfifo$count;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  lfifo$clock;
     reg  lfifo$reset;
@@ -5502,32 +5502,32 @@ module rnic_versa5g$bridge$rxq$dfifo(clock,reset,write,data_in,full,read,data_ou
     input wire  read;
     output reg  [67:0] data_out;
     output reg  empty;
-    output reg  [11:0] count;
+    output reg  [9:0] count;
 
     // Constant declarations
-    localparam  depth = 12'h800;
+    localparam  depth = 10'b1000000000;
 
     // Stub signals
-    reg  [10:0] ram$read_address;
+    reg  [8:0] ram$read_address;
     reg  ram$read_clock;
     wire  [67:0] ram$read_data;
-    reg  [10:0] ram$write_address;
+    reg  [8:0] ram$write_address;
     reg  ram$write_clock;
     reg  [67:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [11:0] wr_ptr$d;
-    wire  [11:0] wr_ptr$q;
+    reg  [9:0] wr_ptr$d;
+    wire  [9:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [11:0] wr_ptr_d$d;
-    wire  [11:0] wr_ptr_d$q;
+    reg  [9:0] wr_ptr_d$d;
+    wire  [9:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [11:0] rd_ptr$d;
-    wire  [11:0] rd_ptr$q;
+    reg  [9:0] rd_ptr$d;
+    wire  [9:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [11:0] rd_next;
-    reg  [11:0] used;
+    reg  [9:0] rd_next;
+    reg  [9:0] used;
 
     // Sub module instances
     rnic_versa5g$bridge$rxq$dfifo$ram ram(
@@ -5571,22 +5571,22 @@ module rnic_versa5g$bridge$rxq$dfifo(clock,reset,write,data_in,full,read,data_ou
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 12'h1;
+            rd_next = rd_ptr$q + 10'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(11)];
+        ram$read_address = rd_next[(32'h0)+:(9)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 12'h1;
+            wr_ptr$d = wr_ptr$q + 10'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 12'h0;
-            wr_ptr_d$d = 12'h0;
-            rd_ptr$d = 12'h0;
+            wr_ptr$d = 10'h0;
+            wr_ptr_d$d = 10'h0;
+            rd_ptr$d = 10'h0;
         end
     end
 
@@ -5596,16 +5596,16 @@ endmodule // rnic_versa5g$bridge$rxq$dfifo
 module rnic_versa5g$bridge$rxq$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [10:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
     output reg  [67:0] read_data;
-    input wire  [10:0] write_address;
+    input wire  [8:0] write_address;
     input wire  write_clock;
     input wire  [67:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[67:0] mem[2047:0];
+    reg[67:0] mem[511:0];
 
 
 
@@ -5625,13 +5625,13 @@ endmodule // rnic_versa5g$bridge$rxq$dfifo$ram
 module rnic_versa5g$bridge$rxq$dfifo$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -5644,13 +5644,13 @@ endmodule // rnic_versa5g$bridge$rxq$dfifo$rd_ptr
 module rnic_versa5g$bridge$rxq$dfifo$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -5663,13 +5663,13 @@ endmodule // rnic_versa5g$bridge$rxq$dfifo$wr_ptr
 module rnic_versa5g$bridge$rxq$dfifo$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -7253,9 +7253,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [2:0] ddp_rx$res_fault;
     reg  [63:0] ddp_rx$res_addr;
     reg  [31:0] ddp_rx$res_page_left;
-    reg  [11:0] ddp_rx$res_pbl_idx;
+    reg  [8:0] ddp_rx$res_pbl_idx;
     reg  [4:0] ddp_rx$res_page_shift;
-    wire  [11:0] ddp_rx$walk_idx;
+    wire  [8:0] ddp_rx$walk_idx;
     reg  [63:0] ddp_rx$walk_addr;
     wire  ddp_rx$placing;
     wire  ddp_rx$dma_wr_valid;
@@ -7322,9 +7322,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [2:0] tpt$res_fault;
     wire  [63:0] tpt$res_addr;
     wire  [31:0] tpt$res_page_left;
-    wire  [11:0] tpt$res_pbl_idx;
+    wire  [8:0] tpt$res_pbl_idx;
     wire  [4:0] tpt$res_page_shift;
-    reg  [11:0] tpt$walk_idx;
+    reg  [8:0] tpt$walk_idx;
     wire  [63:0] tpt$walk_addr;
     reg  [7:0] mpa_ram$read_address;
     reg  mpa_ram$read_clock;
@@ -12157,22 +12157,22 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     output reg  [31:0] r2_snd_una;
 
     // Update code (custom)
-    // 64 entries: key = {local ip, peer ip, local port, peer port}.
-    reg [95:0] key [0:63];
-    reg [63:0] used;
-    reg [1:0] mode [0:63];
-    reg [3:0] mpa [0:63];
-    reg [31:0] rcv_nxt [0:63];
-    reg [31:0] rcv_wnd [0:63];
-    reg [31:0] snd_una [0:63];
-    reg [31:0] snd_nxt [0:63];
-    reg [31:0] snd_wnd [0:63];
-    reg [3:0] snd_wsc [0:63];
+    // 16 entries: key = {local ip, peer ip, local port, peer port}.
+    reg [95:0] key [0:15];
+    reg [15:0] used;
+    reg [1:0] mode [0:15];
+    reg [3:0] mpa [0:15];
+    reg [31:0] rcv_nxt [0:15];
+    reg [31:0] rcv_wnd [0:15];
+    reg [31:0] snd_una [0:15];
+    reg [31:0] snd_nxt [0:15];
+    reg [31:0] snd_wnd [0:15];
+    reg [3:0] snd_wsc [0:15];
     reg lk1;
     // TX's SND.NXT minus the stored one: bit 31 clear = not behind
-    wire [31:0] sn_ahead = sn_snd_nxt - snd_nxt[sn_idx[5:0]];
-    reg [63:0] hitv;
-    reg [5:0] enc;
+    wire [31:0] sn_ahead = sn_snd_nxt - snd_nxt[sn_idx[3:0]];
+    reg [15:0] hitv;
+    reg [3:0] enc;
     reg any;
     wire [95:0] lk_key = {lk_local_ip, lk_peer_ip, lk_local_port, lk_peer_port};
     integer i;
@@ -12183,7 +12183,7 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     always @(posedge clock) begin
         lk1 <= lk_valid & ~reset;
         if (lk_valid) begin
-            for (i = 0; i < 64; i = i + 1) begin
+            for (i = 0; i < 16; i = i + 1) begin
                 hitv[i] <= used[i] & (key[i] == lk_key);
             end
         end
@@ -12191,11 +12191,11 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
 
     // Priority encoder: the lowest matching index.
     always @(*) begin
-        enc = 6'd0;
+        enc = 4'd0;
         any = 1'b0;
-        for (j = 63; j >= 0; j = j - 1) begin
+        for (j = 15; j >= 0; j = j - 1) begin
             if (hitv[j]) begin
-                enc = j[5:0];
+                enc = j[3:0];
                 any = 1'b1;
             end
         end
@@ -12205,7 +12205,7 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     always @(posedge clock) begin
         res_valid <= lk1 & ~reset;
         res_hit <= any;
-        res_idx <= {2'd0, enc};
+        res_idx <= {4'd0, enc};
         res_mode <= mode[enc];
         res_mpa <= mpa[enc];
         res_rcv_nxt <= rcv_nxt[enc];
@@ -12217,41 +12217,41 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
 
     // Read port for the device-updated fields.
     always @(posedge clock) begin
-        rd_used <= (rd_idx[7:6] == 2'd0) & used[rd_idx[5:0]];
-        rd_mode <= (rd_idx[7:6] == 2'd0) ? mode[rd_idx[5:0]] : 2'd0;
-        rd_rcv_nxt <= (rd_idx[7:6] == 2'd0) ? rcv_nxt[rd_idx[5:0]] : 32'd0;
-        rd_snd_una <= (rd_idx[7:6] == 2'd0) ? snd_una[rd_idx[5:0]] : 32'd0;
-        rd_snd_nxt <= (rd_idx[7:6] == 2'd0) ? snd_nxt[rd_idx[5:0]] : 32'd0;
-        rd_snd_wnd <= (rd_idx[7:6] == 2'd0) ? snd_wnd[rd_idx[5:0]] : 32'd0;
+        rd_used <= (rd_idx[7:4] == 4'd0) & used[rd_idx[3:0]];
+        rd_mode <= (rd_idx[7:4] == 4'd0) ? mode[rd_idx[3:0]] : 2'd0;
+        rd_rcv_nxt <= (rd_idx[7:4] == 4'd0) ? rcv_nxt[rd_idx[3:0]] : 32'd0;
+        rd_snd_una <= (rd_idx[7:4] == 4'd0) ? snd_una[rd_idx[3:0]] : 32'd0;
+        rd_snd_nxt <= (rd_idx[7:4] == 4'd0) ? snd_nxt[rd_idx[3:0]] : 32'd0;
+        rd_snd_wnd <= (rd_idx[7:4] == 4'd0) ? snd_wnd[rd_idx[3:0]] : 32'd0;
     end
 
     // Second read port (the TX log: mode and SND.UNA).
     always @(posedge clock) begin
-        r2_mode <= (r2_idx[7:6] == 2'd0) ? mode[r2_idx[5:0]] : 2'd0;
-        r2_snd_una <= (r2_idx[7:6] == 2'd0) ? snd_una[r2_idx[5:0]] : 32'd0;
+        r2_mode <= (r2_idx[7:4] == 4'd0) ? mode[r2_idx[3:0]] : 2'd0;
+        r2_snd_una <= (r2_idx[7:4] == 4'd0) ? snd_una[r2_idx[3:0]] : 32'd0;
     end
 
     // Writes: the firmware's whole-entry write wins over the fast path's update.
     always @(posedge clock) begin
         if (wr_valid) begin
-            if ((wr_idx[7:6] == 2'd0)) begin
-                used[wr_idx[5:0]] <= wr_used;
-                key[wr_idx[5:0]] <= {wr_local_ip, wr_peer_ip, wr_local_port, wr_peer_port};
-                mode[wr_idx[5:0]] <= wr_mode;
-                mpa[wr_idx[5:0]] <= wr_mpa;
-                rcv_nxt[wr_idx[5:0]] <= wr_rcv_nxt;
-                rcv_wnd[wr_idx[5:0]] <= wr_rcv_wnd;
-                snd_una[wr_idx[5:0]] <= wr_snd_una;
-                snd_nxt[wr_idx[5:0]] <= wr_snd_nxt;
-                snd_wnd[wr_idx[5:0]] <= wr_snd_wnd;
-                snd_wsc[wr_idx[5:0]] <= wr_snd_wscale;
+            if ((wr_idx[7:4] == 4'd0)) begin
+                used[wr_idx[3:0]] <= wr_used;
+                key[wr_idx[3:0]] <= {wr_local_ip, wr_peer_ip, wr_local_port, wr_peer_port};
+                mode[wr_idx[3:0]] <= wr_mode;
+                mpa[wr_idx[3:0]] <= wr_mpa;
+                rcv_nxt[wr_idx[3:0]] <= wr_rcv_nxt;
+                rcv_wnd[wr_idx[3:0]] <= wr_rcv_wnd;
+                snd_una[wr_idx[3:0]] <= wr_snd_una;
+                snd_nxt[wr_idx[3:0]] <= wr_snd_nxt;
+                snd_wnd[wr_idx[3:0]] <= wr_snd_wnd;
+                snd_wsc[wr_idx[3:0]] <= wr_snd_wscale;
             end
         end else begin
-            if (up_valid & (up_idx[7:6] == 2'd0)) begin
-                rcv_nxt[up_idx[5:0]] <= up_rcv_nxt;
-                snd_una[up_idx[5:0]] <= up_snd_una;
+            if (up_valid & (up_idx[7:4] == 4'd0)) begin
+                rcv_nxt[up_idx[3:0]] <= up_rcv_nxt;
+                snd_una[up_idx[3:0]] <= up_snd_una;
                 if (up_wnd_valid) begin
-                    snd_wnd[up_idx[5:0]] <= up_snd_wnd;
+                    snd_wnd[up_idx[3:0]] <= up_snd_wnd;
                 end
             end
             // TX's snd_nxt: its own array, so it never collides with the fast
@@ -12259,12 +12259,12 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
             // holds the TX update and offers it again in the next clock).
             // Advance only: a replayed (retransmitted) frame's end is behind
             // SND.NXT and must not move it back (RFC 9293 §3.8.1, §3.4).
-            if (sn_valid & (sn_idx[7:6] == 2'd0) & (sn_ahead != 32'd0) & ~sn_ahead[31]) begin
-                snd_nxt[sn_idx[5:0]] <= sn_snd_nxt;
+            if (sn_valid & (sn_idx[7:4] == 4'd0) & (sn_ahead != 32'd0) & ~sn_ahead[31]) begin
+                snd_nxt[sn_idx[3:0]] <= sn_snd_nxt;
             end
         end
         if (reset) begin
-            used <= 64'd0;
+            used <= 16'd0;
         end
     end
 
@@ -12677,9 +12677,9 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     input wire  [2:0] res_fault;
     input wire  [63:0] res_addr;
     input wire  [31:0] res_page_left;
-    input wire  [11:0] res_pbl_idx;
+    input wire  [8:0] res_pbl_idx;
     input wire  [4:0] res_page_shift;
-    output reg  [11:0] walk_idx;
+    output reg  [8:0] walk_idx;
     input wire  [63:0] walk_addr;
     output reg  placing;
     output reg  dma_wr_valid;
@@ -12789,7 +12789,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     reg  [63:0] dma_pl$cmd_addr;
     reg  [15:0] dma_pl$cmd_len;
     reg  [31:0] dma_pl$cmd_page_left;
-    reg  [11:0] dma_pl$cmd_pbl_idx;
+    reg  [8:0] dma_pl$cmd_pbl_idx;
     reg  [4:0] dma_pl$cmd_page_shift;
     reg  [63:0] dma_pl$cmd_hold;
     reg  [3:0] dma_pl$cmd_off;
@@ -12805,7 +12805,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     wire  [63:0] dma_pl$out_data;
     wire  [3:0] dma_pl$out_keep;
     wire  dma_pl$out_last;
-    wire  [11:0] dma_pl$walk_idx;
+    wire  [8:0] dma_pl$walk_idx;
     reg  [63:0] dma_pl$walk_addr;
     wire  [31:0] dma_pl$cnt_short;
     wire  [31:0] dma_pl$cnt_long;
@@ -12817,7 +12817,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     reg  [63:0] ut_pl$cmd_addr;
     reg  [15:0] ut_pl$cmd_len;
     reg  [31:0] ut_pl$cmd_page_left;
-    reg  [11:0] ut_pl$cmd_pbl_idx;
+    reg  [8:0] ut_pl$cmd_pbl_idx;
     reg  [4:0] ut_pl$cmd_page_shift;
     reg  [63:0] ut_pl$cmd_hold;
     reg  [3:0] ut_pl$cmd_off;
@@ -12841,7 +12841,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     wire  ut_pl$out_last;
     // Unused on purpose: ddp_rx runs its untagged-buffer Placement as a raw stream (cmd_hdr = 0): no DMA header beats, no page walk.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire  [11:0] ut_pl$walk_idx;
+    wire  [8:0] ut_pl$walk_idx;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  [63:0] ut_pl$walk_addr;
     wire  [31:0] ut_pl$cnt_short;
@@ -13353,7 +13353,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
         ut_pl$cmd_addr = 64'h0;
         ut_pl$cmd_len = d_plen$q;
         ut_pl$cmd_page_left = 32'h0;
-        ut_pl$cmd_pbl_idx = 12'h0;
+        ut_pl$cmd_pbl_idx = 9'h0;
         ut_pl$cmd_page_shift = 5'h0;
         ut_pl$cmd_hold = b2$q;
         ut_pl$cmd_off = k_off_u;
@@ -14136,7 +14136,7 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
     input wire  [63:0] cmd_addr;
     input wire  [15:0] cmd_len;
     input wire  [31:0] cmd_page_left;
-    input wire  [11:0] cmd_pbl_idx;
+    input wire  [8:0] cmd_pbl_idx;
     input wire  [4:0] cmd_page_shift;
     input wire  [63:0] cmd_hold;
     input wire  [3:0] cmd_off;
@@ -14152,7 +14152,7 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
     output reg  [63:0] out_data;
     output reg  [3:0] out_keep;
     output reg  out_last;
-    output reg  [11:0] walk_idx;
+    output reg  [8:0] walk_idx;
     input wire  [63:0] walk_addr;
     output reg  [31:0] cnt_short;
     output reg  [31:0] cnt_long;
@@ -14198,8 +14198,8 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
     reg  [31:0] page_left$d;
     wire  [31:0] page_left$q;
     reg  page_left$clock;
-    reg  [11:0] pbl_idx$d;
-    wire  [11:0] pbl_idx$q;
+    reg  [8:0] pbl_idx$d;
+    wire  [8:0] pbl_idx$q;
     reg  pbl_idx$clock;
     reg  [4:0] ps$d;
     wire  [4:0] ps$q;
@@ -14345,7 +14345,7 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
         c_long$d = c_long$q;
         cnt_short = c_short$q;
         cnt_long = c_long$q;
-        walk_idx = pbl_idx$q + 12'h1;
+        walk_idx = pbl_idx$q + 9'h1;
         addr_lo = addr$q[(32'h0)+:(12)];
         to_bound = boundary - {{4{1'b0}}, addr_lo};
         clen = rem$q;
@@ -14444,7 +14444,7 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         if (chunk_end) begin
                             if (crosses$q) begin
                                 addr$d = walk_addr;
-                                pbl_idx$d = pbl_idx$q + 12'h1;
+                                pbl_idx$d = pbl_idx$q + 9'h1;
                                 page_left$d = one32 << ps$q;
                             end
                             if (rem$q != 16'h0) begin
@@ -14684,13 +14684,13 @@ endmodule // rnic_versa5g$core$ddp_rx$dma_pl$page_left
 module rnic_versa5g$core$ddp_rx$dma_pl$pbl_idx(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 9'h0;
     end
 
     always @(posedge clock) begin
@@ -15098,7 +15098,7 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     input wire  [63:0] cmd_addr;
     input wire  [15:0] cmd_len;
     input wire  [31:0] cmd_page_left;
-    input wire  [11:0] cmd_pbl_idx;
+    input wire  [8:0] cmd_pbl_idx;
     input wire  [4:0] cmd_page_shift;
     input wire  [63:0] cmd_hold;
     input wire  [3:0] cmd_off;
@@ -15114,7 +15114,7 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     output reg  [63:0] out_data;
     output reg  [3:0] out_keep;
     output reg  out_last;
-    output reg  [11:0] walk_idx;
+    output reg  [8:0] walk_idx;
     input wire  [63:0] walk_addr;
     output reg  [31:0] cnt_short;
     output reg  [31:0] cnt_long;
@@ -15160,8 +15160,8 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     reg  [31:0] page_left$d;
     wire  [31:0] page_left$q;
     reg  page_left$clock;
-    reg  [11:0] pbl_idx$d;
-    wire  [11:0] pbl_idx$q;
+    reg  [8:0] pbl_idx$d;
+    wire  [8:0] pbl_idx$q;
     reg  pbl_idx$clock;
     reg  [4:0] ps$d;
     wire  [4:0] ps$q;
@@ -15307,7 +15307,7 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
         c_long$d = c_long$q;
         cnt_short = c_short$q;
         cnt_long = c_long$q;
-        walk_idx = pbl_idx$q + 12'h1;
+        walk_idx = pbl_idx$q + 9'h1;
         addr_lo = addr$q[(32'h0)+:(12)];
         to_bound = boundary - {{4{1'b0}}, addr_lo};
         clen = rem$q;
@@ -15406,7 +15406,7 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         if (chunk_end) begin
                             if (crosses$q) begin
                                 addr$d = walk_addr;
-                                pbl_idx$d = pbl_idx$q + 12'h1;
+                                pbl_idx$d = pbl_idx$q + 9'h1;
                                 page_left$d = one32 << ps$q;
                             end
                             if (rem$q != 16'h0) begin
@@ -15646,13 +15646,13 @@ endmodule // rnic_versa5g$core$ddp_rx$ut_pl$page_left
 module rnic_versa5g$core$ddp_rx$ut_pl$pbl_idx(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 9'h0;
     end
 
     always @(posedge clock) begin
@@ -17235,14 +17235,14 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  dfifo$read;
     wire  [67:0] dfifo$data_out;
     wire  dfifo$empty;
-    wire  [11:0] dfifo$count;
+    wire  [9:0] dfifo$count;
     reg  rfifo$clock;
     reg  rfifo$reset;
     reg  rfifo$write;
-    reg  [40:0] rfifo$data_in;
+    reg  [38:0] rfifo$data_in;
     wire  rfifo$full;
     reg  rfifo$read;
-    wire  [40:0] rfifo$data_out;
+    wire  [38:0] rfifo$data_out;
     wire  rfifo$empty;
     wire  [4:0] rfifo$count;
     reg  mid$d;
@@ -17251,8 +17251,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  sflag$d;
     wire  sflag$q;
     reg  sflag$clock;
-    reg  [11:0] wbeats$d;
-    wire  [11:0] wbeats$q;
+    reg  [9:0] wbeats$d;
+    wire  [9:0] wbeats$q;
     reg  wbeats$clock;
     reg  [15:0] wlen$d;
     wire  [15:0] wlen$q;
@@ -17260,19 +17260,22 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  [2:0] rstate$d;
     wire  [2:0] rstate$q;
     reg  rstate$clock;
-    reg  [11:0] rcount$d;
-    wire  [11:0] rcount$q;
+    reg  [9:0] rcount$d;
+    wire  [9:0] rcount$q;
     reg  rcount$clock;
-    reg  [11:0] sram$read_address;
+    reg  [8:0] sram$read_address;
     reg  sram$read_clock;
     wire  [63:0] sram$read_data;
-    reg  [11:0] sram$write_address;
+    reg  [8:0] sram$write_address;
     reg  sram$write_clock;
     reg  [63:0] sram$write_data;
     reg  sram$write_enable;
     reg  meta$read_address;
     reg  meta$read_clock;
+    // Unused on purpose: the board profile's span slots have 2^8 beats: the write pointer is 9 of the meta record's 12 pointer bits.
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [95:0] meta$read_data;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  meta$write_address;
     reg  meta$write_clock;
     reg  [95:0] meta$write_data;
@@ -17286,8 +17289,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  c_sel$d;
     wire  c_sel$q;
     reg  c_sel$clock;
-    reg  [11:0] c_wp$d;
-    wire  [11:0] c_wp$q;
+    reg  [8:0] c_wp$d;
+    wire  [8:0] c_wp$q;
     reg  c_wp$clock;
     reg  [15:0] c_len$d;
     wire  [15:0] c_len$q;
@@ -17304,8 +17307,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  c_end$d;
     wire  c_end$q;
     reg  c_end$clock;
-    reg  [11:0] rp$d;
-    wire  [11:0] rp$q;
+    reg  [8:0] rp$d;
+    wire  [8:0] rp$q;
     reg  rp$clock;
     reg  mt_valid$d;
     wire  mt_valid$q;
@@ -17331,11 +17334,11 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
 
     // Local signals
     reg  take_in;
-    reg  [11:0] n_beats;
+    reg  [9:0] n_beats;
     reg  [15:0] n_len;
     reg  n_start;
     reg  [1:0] kind;
-    reg  [40:0] head;
+    reg  [38:0] head;
     reg  take_out;
     reg  hit;
     reg  hit_idx;
@@ -17349,13 +17352,14 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
     reg  [6:0] rsh;
     reg  [127:0] comb;
     reg  [3:0] tot;
-    reg  [11:0] n_wp;
+    reg  [8:0] n_wp;
     reg  [15:0] n_slen;
     reg  [63:0] n_res;
     reg  [2:0] n_rc;
     reg  n_bad;
-    reg  [11:0] nb;
-    reg  [10:0] rp_n;
+    reg  [8:0] nb;
+    reg  [7:0] rp_n;
+    reg  c_wp_full;
     reg  mt_raise;
     reg  [15:0] mt_new_cause;
     reg  s_clear;
@@ -17572,11 +17576,11 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         rfifo$reset = reset;
         in_ready = ~dfifo$full & ~rfifo$full;
         take_in = in_valid & in_ready;
-        n_beats = 12'h1;
+        n_beats = 10'h1;
         n_len = {{12{1'b0}}, in_keep};
         n_start = in_ulpdu_start;
         if (mid$q) begin
-            n_beats = wbeats$q + 12'h1;
+            n_beats = wbeats$q + 10'h1;
             n_len = wlen$q + {{12{1'b0}}, in_keep};
             n_start = sflag$q;
         end
@@ -17589,7 +17593,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         end
         dfifo$data_in = {{4{1'b0}}, in_data} | ({{64{1'b0}}, in_keep} << 32'h40);
         dfifo$write = take_in;
-        rfifo$data_in = {{25{1'b0}}, n_len} | ({{33{1'b0}}, in_conn} << 32'h10) | ({{39{1'b0}}, kind} << 32'h18) | (({{40{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h1a) | ({{40{1'b0}}, n_start} << 32'h1b) | ({{40{1'b0}}, in_fpdu_end} << 32'h1c) | ({{29{1'b0}}, n_beats} << 32'h1d);
+        rfifo$data_in = {{23{1'b0}}, n_len} | ({{31{1'b0}}, in_conn} << 32'h10) | ({{37{1'b0}}, kind} << 32'h18) | (({{38{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h1a) | ({{38{1'b0}}, n_start} << 32'h1b) | ({{38{1'b0}}, in_fpdu_end} << 32'h1c) | ({{29{1'b0}}, n_beats} << 32'h1d);
         rfifo$write = take_in & in_last;
         if (take_in) begin
             mid$d = ~in_last;
@@ -17602,7 +17606,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         out_conn = head[(32'h10)+:(8)];
         out_data = dfifo$data_out[(32'h0)+:(64)];
         out_keep = dfifo$data_out[(32'h40)+:(4)];
-        out_last = rcount$q == 12'h1;
+        out_last = rcount$q == 10'h1;
         out_valid = 1'b0;
         dfifo$read = 1'b0;
         rfifo$read = 1'b0;
@@ -17642,8 +17646,9 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         meta$write_address = c_sel$q;
         meta$write_enable = 1'b0;
         sram$write_enable = 1'b0;
-        sram$write_address = ({{11{1'b0}}, c_sel$q} << 32'hb) | {{1{1'b0}}, c_wp$q[(32'h0)+:(11)]};
-        rp_n = rp$q[(32'h0)+:(11)];
+        sram$write_address = ({{1{1'b0}}, c_wp$q[(32'h0)+:(8)]} << 32'h1) | {{8{1'b0}}, c_sel$q};
+        c_wp_full = {{1{1'b0}}, c_wp$q[(32'h0)+:(8)]} != c_wp$q;
+        rp_n = rp$q[(32'h0)+:(8)];
         ksh = {{3{1'b0}}, dfifo$data_out[(32'h40)+:(4)]} << 32'h3;
         ones = 64'hffffffffffffffff;
         dm = dfifo$data_out[(32'h0)+:(64)] & ~(ones << ksh);
@@ -17658,17 +17663,17 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         n_slen = c_len$q + {{12{1'b0}}, dfifo$data_out[(32'h40)+:(4)]};
         if (tot[32'h3]) begin
             n_res = comb[(32'h40)+:(64)];
-            if (c_wp$q[32'hb]) begin
+            if (c_wp_full) begin
                 n_bad = 1'b1;
             end
             else begin
-                n_wp = c_wp$q + 12'h1;
+                n_wp = c_wp$q + 9'h1;
             end
         end
-        meta$write_data = {{84{1'b0}}, n_wp} | ({{80{1'b0}}, n_slen} << 32'hc) | ({{93{1'b0}}, n_rc} << 32'h1c) | ({{95{1'b0}}, n_bad} << 32'h1f) | ({{32{1'b0}}, n_res} << 32'h20);
+        meta$write_data = {{87{1'b0}}, n_wp} | ({{80{1'b0}}, n_slen} << 32'hc) | ({{93{1'b0}}, n_rc} << 32'h1c) | ({{95{1'b0}}, n_bad} << 32'h1f) | ({{32{1'b0}}, n_res} << 32'h20);
         nb = c_wp$q;
         if (c_rc$q != 3'h0) begin
-            nb = c_wp$q + 12'h1;
+            nb = c_wp$q + 9'h1;
         end
         if (rstate$q == 3'h0) begin
             if (~rfifo$empty) begin
@@ -17676,7 +17681,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
             end
         end
         else if (rstate$q == 3'h1) begin
-            rcount$d = head[(32'h1d)+:(12)];
+            rcount$d = head[(32'h1d)+:(10)];
             c_end$d = head[32'h1c];
             meta$read_address = hit_idx;
             if (head[(32'h18)+:(2)] == 2'h0) begin
@@ -17695,7 +17700,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                             c_sel$d = hit_idx;
                             c_span$d = c_span$q + 32'h1;
                         end
-                        c_wp$d = 12'h0;
+                        c_wp$d = 9'h0;
                         c_len$d = 16'h0;
                         c_res$d = 64'h0;
                         c_rc$d = 3'h0;
@@ -17741,7 +17746,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
             take_out = ~dfifo$empty;
         end
         else if (rstate$q == 3'h4) begin
-            c_wp$d = meta$read_data[(32'h0)+:(12)];
+            c_wp$d = meta$read_data[(32'h0)+:(9)];
             c_len$d = meta$read_data[(32'hc)+:(16)];
             c_rc$d = meta$read_data[(32'h1c)+:(3)];
             c_bad$d = meta$read_data[32'h1f];
@@ -17751,14 +17756,14 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         else if (rstate$q == 3'h5) begin
             if (~dfifo$empty) begin
                 dfifo$read = 1'b1;
-                rcount$d = rcount$q - 12'h1;
-                sram$write_enable = tot[32'h3] & ~c_wp$q[32'hb];
+                rcount$d = rcount$q - 10'h1;
+                sram$write_enable = tot[32'h3] & ~c_wp_full;
                 c_wp$d = n_wp;
                 c_len$d = n_slen;
                 c_res$d = n_res;
                 c_rc$d = n_rc;
                 c_bad$d = n_bad;
-                if (rcount$q == 12'h1) begin
+                if (rcount$q == 10'h1) begin
                     if (c_end$q) begin
                         rstate$d = 3'h6;
                     end
@@ -17771,8 +17776,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
             end
         end
         else if (rstate$q == 3'h6) begin
-            rp$d = 12'h0;
-            rp_n = 11'h0;
+            rp$d = 9'h0;
+            rp_n = 8'h0;
             if (c_bad$q) begin
                 if (~mt_valid$q) begin
                     mt_raise = 1'b1;
@@ -17789,7 +17794,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         else begin
             out_len = c_len$q;
             out_valid = 1'b1;
-            out_last = (rp$q + 12'h1) == nb;
+            out_last = (rp$q + 9'h1) == nb;
             if (rp$q != c_wp$q) begin
                 out_data = sram$read_data;
                 out_keep = 4'h8;
@@ -17799,8 +17804,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 out_keep = {{1{1'b0}}, c_rc$q};
             end
             if (out_ready) begin
-                rp_n = rp$q[(32'h0)+:(11)] + 11'h1;
-                rp$d = rp$q + 12'h1;
+                rp_n = rp$q[(32'h0)+:(8)] + 8'h1;
+                rp$d = rp$q + 9'h1;
                 if (out_last) begin
                     s_clear = 1'b1;
                     rfifo$read = 1'b1;
@@ -17809,7 +17814,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 end
             end
         end
-        sram$read_address = ({{11{1'b0}}, c_sel$q} << 32'hb) | {{1{1'b0}}, rp_n};
+        sram$read_address = ({{1{1'b0}}, rp_n} << 32'h1) | {{8{1'b0}}, c_sel$q};
         sc = s_conn$q;
         if ((rstate$q == 3'h1) & (head[(32'h18)+:(2)] == 2'h1) & head[32'h1b] & ~hit & free) begin
             s_busy$d = (s_busy$q & ~({{1{1'b0}}, 1'b1} << (free_idx)) | ({{1{1'b0}}, 1'b1} << (free_idx)));
@@ -17846,8 +17851,8 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         end
         if (take_out) begin
             dfifo$read = 1'b1;
-            rcount$d = rcount$q - 12'h1;
-            if (rcount$q == 12'h1) begin
+            rcount$d = rcount$q - 10'h1;
+            if (rcount$q == 10'h1) begin
                 rfifo$read = 1'b1;
                 rstate$d = 3'h0;
                 if (rstate$q == 3'h2) begin
@@ -17865,7 +17870,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         cnt_pass = c_pass$q;
         cnt_span = c_span$q;
         cnt_err = c_err$q;
-        level_beats = {{4{1'b0}}, dfifo$count};
+        level_beats = {{6{1'b0}}, dfifo$count};
         level_recs = rfifo$count;
         if (reset) begin
             mid$d = 1'b0;
@@ -18055,13 +18060,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$c_span
 module rnic_versa5g$core$fpdu_buf$c_wp(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 9'h0;
     end
 
     always @(posedge clock) begin
@@ -18082,32 +18087,32 @@ module rnic_versa5g$core$fpdu_buf$dfifo(clock,reset,write,data_in,full,read,data
     input wire  read;
     output reg  [67:0] data_out;
     output reg  empty;
-    output reg  [11:0] count;
+    output reg  [9:0] count;
 
     // Constant declarations
-    localparam  depth = 12'h800;
+    localparam  depth = 10'b1000000000;
 
     // Stub signals
-    reg  [10:0] ram$read_address;
+    reg  [8:0] ram$read_address;
     reg  ram$read_clock;
     wire  [67:0] ram$read_data;
-    reg  [10:0] ram$write_address;
+    reg  [8:0] ram$write_address;
     reg  ram$write_clock;
     reg  [67:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [11:0] wr_ptr$d;
-    wire  [11:0] wr_ptr$q;
+    reg  [9:0] wr_ptr$d;
+    wire  [9:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [11:0] wr_ptr_d$d;
-    wire  [11:0] wr_ptr_d$q;
+    reg  [9:0] wr_ptr_d$d;
+    wire  [9:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [11:0] rd_ptr$d;
-    wire  [11:0] rd_ptr$q;
+    reg  [9:0] rd_ptr$d;
+    wire  [9:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [11:0] rd_next;
-    reg  [11:0] used;
+    reg  [9:0] rd_next;
+    reg  [9:0] used;
 
     // Sub module instances
     rnic_versa5g$core$fpdu_buf$dfifo$ram ram(
@@ -18151,22 +18156,22 @@ module rnic_versa5g$core$fpdu_buf$dfifo(clock,reset,write,data_in,full,read,data
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 12'h1;
+            rd_next = rd_ptr$q + 10'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(11)];
+        ram$read_address = rd_next[(32'h0)+:(9)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 12'h1;
+            wr_ptr$d = wr_ptr$q + 10'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 12'h0;
-            wr_ptr_d$d = 12'h0;
-            rd_ptr$d = 12'h0;
+            wr_ptr$d = 10'h0;
+            wr_ptr_d$d = 10'h0;
+            rd_ptr$d = 10'h0;
         end
     end
 
@@ -18176,16 +18181,16 @@ endmodule // rnic_versa5g$core$fpdu_buf$dfifo
 module rnic_versa5g$core$fpdu_buf$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [10:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
     output reg  [67:0] read_data;
-    input wire  [10:0] write_address;
+    input wire  [8:0] write_address;
     input wire  write_clock;
     input wire  [67:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[67:0] mem[2047:0];
+    reg[67:0] mem[511:0];
 
 
 
@@ -18205,13 +18210,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$dfifo$ram
 module rnic_versa5g$core$fpdu_buf$dfifo$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -18224,13 +18229,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$dfifo$rd_ptr
 module rnic_versa5g$core$fpdu_buf$dfifo$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -18243,13 +18248,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$dfifo$wr_ptr
 module rnic_versa5g$core$fpdu_buf$dfifo$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -18386,13 +18391,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$mt_valid
 module rnic_versa5g$core$fpdu_buf$rcount(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -18408,10 +18413,10 @@ module rnic_versa5g$core$fpdu_buf$rfifo(clock,reset,write,data_in,full,read,data
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [40:0] data_in;
+    input wire  [38:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [40:0] data_out;
+    output reg  [38:0] data_out;
     output reg  empty;
     output reg  [4:0] count;
 
@@ -18421,10 +18426,10 @@ module rnic_versa5g$core$fpdu_buf$rfifo(clock,reset,write,data_in,full,read,data
     // Stub signals
     reg  [3:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [40:0] ram$read_data;
+    wire  [38:0] ram$read_data;
     reg  [3:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [40:0] ram$write_data;
+    reg  [38:0] ram$write_data;
     reg  ram$write_enable;
     reg  [4:0] wr_ptr$d;
     wire  [4:0] wr_ptr$q;
@@ -18509,14 +18514,14 @@ module rnic_versa5g$core$fpdu_buf$rfifo$ram(read_address,read_clock,read_data,wr
     // Module arguments
     input wire  [3:0] read_address;
     input wire  read_clock;
-    output reg  [40:0] read_data;
+    output reg  [38:0] read_data;
     input wire  [3:0] write_address;
     input wire  write_clock;
-    input wire  [40:0] write_data;
+    input wire  [38:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[40:0] mem[15:0];
+    reg[38:0] mem[15:0];
 
 
 
@@ -18593,13 +18598,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$rfifo$wr_ptr_d
 module rnic_versa5g$core$fpdu_buf$rp(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 9'h0;
     end
 
     always @(posedge clock) begin
@@ -18688,16 +18693,16 @@ endmodule // rnic_versa5g$core$fpdu_buf$sflag
 module rnic_versa5g$core$fpdu_buf$sram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [11:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [11:0] write_address;
+    input wire  [8:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[63:0] mem[4095:0];
+    reg[63:0] mem[511:0];
 
 
 
@@ -18717,13 +18722,13 @@ endmodule // rnic_versa5g$core$fpdu_buf$sram
 module rnic_versa5g$core$fpdu_buf$wbeats(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -18991,12 +18996,13 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     input wire  [31:0] retx_lost;
 
     // Constant declarations
-    localparam  k_n_conn = 24'h40;
+    localparam  k_n_conn = 24'h10;
     localparam  k_n_qp = 24'h40;
     localparam  k_n_cq = 24'h40;
     localparam  k_n_tpt = 24'h100;
-    localparam  k_n_pbl = 24'h1000;
-    localparam  k_khz = 32'h2625a;
+    localparam  k_n_pbl = 24'h200;
+    localparam  k_khz = 32'hf424;
+    localparam  k_mtu = 32'h5dc;
     localparam  ones32 = 32'hffffffff;
 
     // Stub signals
@@ -19519,6 +19525,24 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             end
             if (rd_addr$q == 24'h28) begin
                 fw_rdata = k_khz;
+            end
+            if (rd_addr$q == 24'hb0) begin
+                fw_rdata = {{8{1'b0}}, k_n_conn};
+            end
+            if (rd_addr$q == 24'hb4) begin
+                fw_rdata = {{8{1'b0}}, k_n_qp};
+            end
+            if (rd_addr$q == 24'hb8) begin
+                fw_rdata = {{8{1'b0}}, k_n_cq};
+            end
+            if (rd_addr$q == 24'hbc) begin
+                fw_rdata = {{8{1'b0}}, k_n_tpt};
+            end
+            if (rd_addr$q == 24'h2c) begin
+                fw_rdata = {{8{1'b0}}, k_n_pbl};
+            end
+            if (rd_addr$q == 24'h48) begin
+                fw_rdata = k_mtu;
             end
             if (rd_addr$q == 24'h30) begin
                 fw_rdata = ({{31{1'b0}}, mb_busy} << 32'h1f) | {{16{1'b0}}, mb_opcode};
@@ -30529,9 +30553,9 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     output reg  [31:0] cnt_oversize;
 
     // Constant declarations
-    localparam  max_beats = 11'b10001101000;
-    localparam  max_beats_m1 = 11'b10001100111;
-    localparam  max_last_keep = 4'h2;
+    localparam  max_beats = 11'b10111110;
+    localparam  max_beats_m1 = 11'b10111101;
+    localparam  max_last_keep = 4'h6;
     localparam  good_flag = 16'h800;
 
     // Stub signals
@@ -30545,7 +30569,7 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     wire  dfifo$empty;
     // Unused on purpose: rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire  [11:0] dfifo$count;
+    wire  [9:0] dfifo$count;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  lfifo$clock;
     reg  lfifo$reset;
@@ -31220,32 +31244,32 @@ module rnic_versa5g$core$rx_fifo$dfifo(clock,reset,write,data_in,full,read,data_
     input wire  read;
     output reg  [67:0] data_out;
     output reg  empty;
-    output reg  [11:0] count;
+    output reg  [9:0] count;
 
     // Constant declarations
-    localparam  depth = 12'h800;
+    localparam  depth = 10'b1000000000;
 
     // Stub signals
-    reg  [10:0] ram$read_address;
+    reg  [8:0] ram$read_address;
     reg  ram$read_clock;
     wire  [67:0] ram$read_data;
-    reg  [10:0] ram$write_address;
+    reg  [8:0] ram$write_address;
     reg  ram$write_clock;
     reg  [67:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [11:0] wr_ptr$d;
-    wire  [11:0] wr_ptr$q;
+    reg  [9:0] wr_ptr$d;
+    wire  [9:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [11:0] wr_ptr_d$d;
-    wire  [11:0] wr_ptr_d$q;
+    reg  [9:0] wr_ptr_d$d;
+    wire  [9:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [11:0] rd_ptr$d;
-    wire  [11:0] rd_ptr$q;
+    reg  [9:0] rd_ptr$d;
+    wire  [9:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [11:0] rd_next;
-    reg  [11:0] used;
+    reg  [9:0] rd_next;
+    reg  [9:0] used;
 
     // Sub module instances
     rnic_versa5g$core$rx_fifo$dfifo$ram ram(
@@ -31289,22 +31313,22 @@ module rnic_versa5g$core$rx_fifo$dfifo(clock,reset,write,data_in,full,read,data_
         empty = rd_ptr$q == wr_ptr_d$q;
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 12'h1;
+            rd_next = rd_ptr$q + 10'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(11)];
+        ram$read_address = rd_next[(32'h0)+:(9)];
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
+        ram$write_address = wr_ptr$q[(32'h0)+:(9)];
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 12'h1;
+            wr_ptr$d = wr_ptr$q + 10'h1;
         end
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr$d = 12'h0;
-            wr_ptr_d$d = 12'h0;
-            rd_ptr$d = 12'h0;
+            wr_ptr$d = 10'h0;
+            wr_ptr_d$d = 10'h0;
+            rd_ptr$d = 10'h0;
         end
     end
 
@@ -31314,16 +31338,16 @@ endmodule // rnic_versa5g$core$rx_fifo$dfifo
 module rnic_versa5g$core$rx_fifo$dfifo$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [10:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
     output reg  [67:0] read_data;
-    input wire  [10:0] write_address;
+    input wire  [8:0] write_address;
     input wire  write_clock;
     input wire  [67:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[67:0] mem[2047:0];
+    reg[67:0] mem[511:0];
 
 
 
@@ -31343,13 +31367,13 @@ endmodule // rnic_versa5g$core$rx_fifo$dfifo$ram
 module rnic_versa5g$core$rx_fifo$dfifo$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -31362,13 +31386,13 @@ endmodule // rnic_versa5g$core$rx_fifo$dfifo$rd_ptr
 module rnic_versa5g$core$rx_fifo$dfifo$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -31381,13 +31405,13 @@ endmodule // rnic_versa5g$core$rx_fifo$dfifo$wr_ptr
 module rnic_versa5g$core$rx_fifo$dfifo$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 10'h0;
     end
 
     always @(posedge clock) begin
@@ -40126,14 +40150,14 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
     output reg  [2:0] res_fault;
     output reg  [63:0] res_addr;
     output reg  [31:0] res_page_left;
-    output reg  [11:0] res_pbl_idx;
+    output reg  [8:0] res_pbl_idx;
     output reg  [4:0] res_page_shift;
-    input wire  [11:0] walk_idx;
+    input wire  [8:0] walk_idx;
     output reg  [63:0] walk_addr;
 
     // Constant declarations
     localparam  tpt_size = 24'h100;
-    localparam  pbl_size = 34'h1000;
+    localparam  pbl_size = 34'h200;
     localparam  state_valid = 8'h1;
     localparam  ps_min = 8'hc;
     localparam  ps_max = 8'h1e;
@@ -40156,10 +40180,10 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
     reg  tpt$write_clock;
     reg  [255:0] tpt$write_data;
     reg  tpt$write_enable;
-    reg  [11:0] pbl$read_address;
+    reg  [8:0] pbl$read_address;
     reg  pbl$read_clock;
     wire  [63:0] pbl$read_data;
-    reg  [11:0] pbl$write_address;
+    reg  [8:0] pbl$write_address;
     reg  pbl$write_clock;
     reg  [63:0] pbl$write_data;
     reg  pbl$write_enable;
@@ -40271,8 +40295,8 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
     reg  [31:0] s4_page_left$d;
     wire  [31:0] s4_page_left$q;
     reg  s4_page_left$clock;
-    reg  [11:0] s4_pbl_idx$d;
-    wire  [11:0] s4_pbl_idx$q;
+    reg  [8:0] s4_pbl_idx$d;
+    wire  [8:0] s4_pbl_idx$q;
     reg  s4_pbl_idx$clock;
     reg  [4:0] s4_ps$d;
     wire  [4:0] s4_ps$q;
@@ -40286,8 +40310,8 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
     reg  [31:0] o_page_left$d;
     wire  [31:0] o_page_left$q;
     reg  o_page_left$clock;
-    reg  [11:0] o_pbl_idx$d;
-    wire  [11:0] o_pbl_idx$q;
+    reg  [8:0] o_pbl_idx$d;
+    wire  [8:0] o_pbl_idx$q;
     reg  o_pbl_idx$clock;
     reg  [4:0] o_ps$d;
     wire  [4:0] o_ps$q;
@@ -40657,7 +40681,7 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
         tpt$write_data = tpt_wr_data;
         wr_ok = tpt_wr_en & (tpt_wr_index < tpt_size);
         tpt$write_enable = wr_ok;
-        pbl$write_address = pbl_wr_index[(32'h0)+:(12)];
+        pbl$write_address = pbl_wr_index[(32'h0)+:(9)];
         pbl$write_data = pbl_wr_data;
         pbl$write_enable = pbl_wr_en & ({{10{1'b0}}, pbl_wr_index} < pbl_size);
         chk_ready = ~busy$q;
@@ -40762,13 +40786,13 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
         pbl_idx_full = s3_pbl_base$q + s3_page$q[(32'h0)+:(32)];
         pbl$read_address = walk_idx;
         if (v3$q) begin
-            pbl$read_address = pbl_idx_full[(32'h0)+:(12)];
+            pbl$read_address = pbl_idx_full[(32'h0)+:(9)];
         end
         walk_addr = pbl$read_data;
         s4_fault$d = fault3;
         s4_off$d = s3_off$q;
         s4_page_left$d = (one32 << s3_ps$q) - s3_off$q;
-        s4_pbl_idx$d = pbl_idx_full[(32'h0)+:(12)];
+        s4_pbl_idx$d = pbl_idx_full[(32'h0)+:(9)];
         s4_ps$d = s3_ps$q;
         v4$d = v3$q;
         if (v4$q) begin
@@ -40898,13 +40922,13 @@ endmodule // rnic_versa5g$core$tpt$o_page_left
 module rnic_versa5g$core$tpt$o_pbl_idx(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 9'h0;
     end
 
     always @(posedge clock) begin
@@ -40936,16 +40960,16 @@ endmodule // rnic_versa5g$core$tpt$o_ps
 module rnic_versa5g$core$tpt$pbl(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [11:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
     output reg  [63:0] read_data;
-    input wire  [11:0] write_address;
+    input wire  [8:0] write_address;
     input wire  write_clock;
     input wire  [63:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[63:0] mem[4095:0];
+    reg[63:0] mem[511:0];
 
 
 
@@ -41516,13 +41540,13 @@ endmodule // rnic_versa5g$core$tpt$s4_page_left
 module rnic_versa5g$core$tpt$s4_pbl_idx(d,q,clock);
 
     // Module arguments
-    input wire  [11:0] d;
-    output reg  [11:0] q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 12'h0;
+       q = 9'h0;
     end
 
     always @(posedge clock) begin

@@ -67,8 +67,9 @@ struct Model {
     hit: Option<usize>,
 }
 
+/// A table whose [`Default`] has `2^L` entries (the profile's size).
 #[derive(LogicBlock)]
-pub struct ConnTable {
+pub struct ConnTableN<const L: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub wr_valid: Signal<In, Bit>,
@@ -130,7 +131,10 @@ pub struct ConnTable {
     _m: Box<Model>,
 }
 
-impl ConnTable {
+/// The co-simulation core's table (64 connections).
+pub type ConnTable = ConnTableN<DEFAULT_LOG2_CONNS>;
+
+impl<const L: usize> ConnTableN<L> {
     /// A table of `2^log2` connections (`log2` in 1..=8).
     pub fn new(log2: usize) -> Self {
         assert!((1..=8).contains(&log2));
@@ -200,9 +204,9 @@ impl ConnTable {
     }
 }
 
-impl Default for ConnTable {
+impl<const L: usize> Default for ConnTableN<L> {
     fn default() -> Self {
-        Self::new(DEFAULT_LOG2_CONNS)
+        Self::new(L)
     }
 }
 
@@ -210,7 +214,7 @@ fn key(ip_l: u64, ip_p: u64, port_l: u64, port_p: u64) -> u128 {
     (ip_l as u128) << 64 | (ip_p as u128) << 32 | (port_l as u128) << 16 | port_p as u128
 }
 
-impl Logic for ConnTable {
+impl<const L: usize> Logic for ConnTableN<L> {
     fn update(&mut self) {
         self.up_ready.next = !self.wr_valid.val();
         if !self.clock.pos_edge() {

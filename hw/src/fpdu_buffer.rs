@@ -94,6 +94,9 @@ pub const SPAN_SLOTS: usize = 1 << SPAN_SLOT_BITS;
 pub const SPAN_BEAT_BITS: usize = 11;
 /// Write pointer width (one more bit: a full slot is distinguishable).
 const SPAN_WP: usize = SPAN_BEAT_BITS + 1;
+const _: () = assert!(SPAN_WP <= 12);
+// The span RAM address is {beat, slot} with a one-bit slot (`<< 1`).
+const _: () = assert!(SPAN_SLOT_BITS == 1);
 /// `meta` record: write pointer [11:0], octets [27:12], residue count
 /// [30:28], too-long [31], residue octets [95:32].
 const META_W: usize = 96;
@@ -115,14 +118,30 @@ pub const FPDU_BUF_N: usize = 11;
 pub const REC_FIXED: usize = 29;
 
 /// `fpdu_buffer` with the default size (see [`FPDU_BUF_N`]).
-pub type FpduBuffer = FpduBufferN<FPDU_BUF_N, { FPDU_BUF_N + 1 }, { FPDU_BUF_N + 1 + REC_FIXED }>;
+pub type FpduBuffer = FpduBufferN<
+    FPDU_BUF_N,
+    { FPDU_BUF_N + 1 },
+    { FPDU_BUF_N + 1 + REC_FIXED },
+    SPAN_BEAT_BITS,
+    { SPAN_BEAT_BITS + 1 },
+    { SPAN_SLOT_BITS + SPAN_BEAT_BITS },
+>;
 
 /// `fpdu_buffer` with a data FIFO of `2^N` beats; `NP1 = N + 1` (the beat
-/// count width), `RW = NP1 + REC_FIXED` (the record width). rust-hdl needs
+/// count width), `RW = NP1 + REC_FIXED` (the record width); span slots of
+/// `2^B` beats, `BP1 = B + 1`, `SA = SPAN_SLOT_BITS + B` (the span RAM's
+/// address width). rust-hdl needs
 /// the derived widths spelled out (as for [`Fifo`]); [`FpduBufferN::new`]
 /// checks them.
 #[derive(LogicBlock, Default)]
-pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
+pub struct FpduBufferN<
+    const N: usize,
+    const NP1: usize,
+    const RW: usize,
+    const B: usize,
+    const BP1: usize,
+    const SA: usize,
+> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // pieces from mpa_rx
@@ -181,7 +200,7 @@ pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     head: Signal<Local, Bits<RW>>,
     take_out: Signal<Local, Bit>,
     // span slots
-    sram: RAM<Bits<64>, { SPAN_SLOT_BITS + SPAN_BEAT_BITS }>,
+    sram: RAM<Bits<64>, SA>,
     meta: RAM<Bits<META_W>, SPAN_SLOT_BITS>,
     s_busy: DFF<Bits<SPAN_SLOTS>>,
     s_conn: DFF<Bits<{ 8 * SPAN_SLOTS }>>,
@@ -193,13 +212,13 @@ pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     sc: Signal<Local, Bits<{ 8 * SPAN_SLOTS }>>,
     // the slot being written / replayed
     c_sel: DFF<Bits<SPAN_SLOT_BITS>>,
-    c_wp: DFF<Bits<SPAN_WP>>,
+    c_wp: DFF<Bits<BP1>>,
     c_len: DFF<Bits<16>>,
     c_res: DFF<Bits<64>>,
     c_rc: DFF<Bits<3>>,
     c_bad: DFF<Bit>,
     c_end: DFF<Bit>,
-    rp: DFF<Bits<SPAN_WP>>,
+    rp: DFF<Bits<BP1>>,
     // realigner (STORE)
     ksh: Signal<Local, Bits<7>>,
     ones: Signal<Local, Bits<64>>,
@@ -207,13 +226,14 @@ pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     rsh: Signal<Local, Bits<7>>,
     comb: Signal<Local, Bits<128>>,
     tot: Signal<Local, Bits<4>>,
-    n_wp: Signal<Local, Bits<SPAN_WP>>,
+    n_wp: Signal<Local, Bits<BP1>>,
     n_slen: Signal<Local, Bits<16>>,
     n_res: Signal<Local, Bits<64>>,
     n_rc: Signal<Local, Bits<3>>,
     n_bad: Signal<Local, Bit>,
-    nb: Signal<Local, Bits<SPAN_WP>>,
-    rp_n: Signal<Local, Bits<SPAN_BEAT_BITS>>,
+    nb: Signal<Local, Bits<BP1>>,
+    rp_n: Signal<Local, Bits<B>>,
+    c_wp_full: Signal<Local, Bit>,
     mt_raise: Signal<Local, Bit>,
     mt_new_cause: Signal<Local, Bits<16>>,
     s_clear: Signal<Local, Bit>,
@@ -227,17 +247,39 @@ pub struct FpduBufferN<const N: usize, const NP1: usize, const RW: usize> {
     c_err: DFF<Bits<32>>,
 }
 
-impl<const N: usize, const NP1: usize, const RW: usize> FpduBufferN<N, NP1, RW> {
+impl<
+        const N: usize,
+        const NP1: usize,
+        const RW: usize,
+        const B: usize,
+        const BP1: usize,
+        const SA: usize,
+    > FpduBufferN<N, NP1, RW, B, BP1, SA>
+{
     /// A buffer of `2^N` beats; panics if `NP1`/`RW` are not `N + 1` and
     /// `N + 1 + REC_FIXED`.
     pub fn new() -> Self {
         assert_eq!(NP1, N + 1, "NP1 = N + 1");
         assert_eq!(RW, NP1 + REC_FIXED, "RW = N + 1 + REC_FIXED");
+        assert_eq!(BP1, B + 1, "BP1 = B + 1");
+        assert_eq!(SA, SPAN_SLOT_BITS + B, "SA = SPAN_SLOT_BITS + B");
+        assert!(
+            BP1 <= 12,
+            "the write pointer has bits 11:0 of a meta record"
+        );
         Self::default()
     }
 }
 
-impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N, NP1, RW> {
+impl<
+        const N: usize,
+        const NP1: usize,
+        const RW: usize,
+        const B: usize,
+        const BP1: usize,
+        const SA: usize,
+    > Logic for FpduBufferN<N, NP1, RW, B, BP1, SA>
+{
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, dfifo, rfifo);
@@ -328,8 +370,9 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
             self.ci.next = self.ci.val() + 1;
         }
 
-        // Span RAMs: `sram` {slot, beat} (address bit 11 up = slot, the
-        // low SPAN_BEAT_BITS = 11 = beat), `meta` per slot.
+        // Span RAMs: `sram` {beat, slot} (address bit 0 = slot, bits B:1 =
+        // beat: the slot in the low bit keeps the shift a literal for any
+        // B), `meta` per slot.
         self.sram.read_clock.next = self.clock.val();
         self.sram.write_clock.next = self.clock.val();
         self.meta.read_clock.next = self.clock.val();
@@ -338,13 +381,13 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
         self.meta.write_address.next = self.c_sel.q.val();
         self.meta.write_enable.next = false;
         self.sram.write_enable.next = false;
-        self.sram.write_address.next =
-            (bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_SLOT_BITS>(self.c_sel.q.val())
-                << 11)
-                | bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_BEAT_BITS>(
-                    self.c_wp.q.val().get_bits::<SPAN_BEAT_BITS>(0),
-                );
-        self.rp_n.next = self.rp.q.val().get_bits::<SPAN_BEAT_BITS>(0);
+        self.sram.write_address.next = (bit_cast::<SA, B>(self.c_wp.q.val().get_bits::<B>(0)) << 1)
+            | bit_cast::<SA, SPAN_SLOT_BITS>(self.c_sel.q.val());
+        // The write pointer's top bit (bit B, a full slot), written without
+        // naming B (rust-hdl's HDL expressions take literals only).
+        self.c_wp_full.next =
+            bit_cast::<BP1, B>(self.c_wp.q.val().get_bits::<B>(0)) != self.c_wp.q.val();
+        self.rp_n.next = self.rp.q.val().get_bits::<B>(0);
 
         // Realigner: append this beat's `keep` octets after the slot's
         // residue (`c_rc` octets in `c_res`); a full 8 octets go to `sram`.
@@ -367,14 +410,14 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
             self.c_len.q.val() + bit_cast::<16, 4>(self.dfifo.data_out.val().get_bits::<4>(64));
         if self.tot.val().get_bit(3) {
             self.n_res.next = self.comb.val().get_bits::<64>(64);
-            if self.c_wp.q.val().get_bit(11) {
+            if self.c_wp_full.val() {
                 // the slot is full: an FPDU longer than a slot
                 self.n_bad.next = true;
             } else {
                 self.n_wp.next = self.c_wp.q.val() + 1;
             }
         }
-        self.meta.write_data.next = bit_cast::<META_W, SPAN_WP>(self.n_wp.val())
+        self.meta.write_data.next = bit_cast::<META_W, BP1>(self.n_wp.val())
             | (bit_cast::<META_W, 16>(self.n_slen.val()) << 12)
             | (bit_cast::<META_W, 3>(self.n_rc.val()) << 28)
             | (bit_cast::<META_W, 1>(self.n_bad.val().into()) << 31)
@@ -459,7 +502,7 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
             self.take_out.next = !self.dfifo.empty.val();
         } else if self.rstate.q.val() == 4 {
             // S_META: the slot's record from `meta`
-            self.c_wp.d.next = self.meta.read_data.val().get_bits::<SPAN_WP>(0);
+            self.c_wp.d.next = self.meta.read_data.val().get_bits::<BP1>(0);
             self.c_len.d.next = self.meta.read_data.val().get_bits::<16>(12);
             self.c_rc.d.next = self.meta.read_data.val().get_bits::<3>(28);
             self.c_bad.d.next = self.meta.read_data.val().get_bit(31);
@@ -470,8 +513,7 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
             if !self.dfifo.empty.val() {
                 self.dfifo.read.next = true;
                 self.rcount.d.next = self.rcount.q.val() - 1;
-                self.sram.write_enable.next =
-                    self.tot.val().get_bit(3) & !self.c_wp.q.val().get_bit(11);
+                self.sram.write_enable.next = self.tot.val().get_bit(3) & !self.c_wp_full.val();
                 self.c_wp.d.next = self.n_wp.val();
                 self.c_len.d.next = self.n_slen.val();
                 self.c_res.d.next = self.n_res.val();
@@ -516,7 +558,7 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
                 self.out_keep.next = bit_cast::<4, 3>(self.c_rc.q.val());
             }
             if self.out_ready.val() {
-                self.rp_n.next = self.rp.q.val().get_bits::<SPAN_BEAT_BITS>(0) + 1;
+                self.rp_n.next = self.rp.q.val().get_bits::<B>(0) + 1;
                 self.rp.d.next = self.rp.q.val() + 1;
                 if self.out_last.val() {
                     self.s_clear.next = true;
@@ -526,10 +568,8 @@ impl<const N: usize, const NP1: usize, const RW: usize> Logic for FpduBufferN<N,
                 }
             }
         }
-        self.sram.read_address.next =
-            (bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_SLOT_BITS>(self.c_sel.q.val())
-                << 11)
-                | bit_cast::<{ SPAN_SLOT_BITS + SPAN_BEAT_BITS }, SPAN_BEAT_BITS>(self.rp_n.val());
+        self.sram.read_address.next = (bit_cast::<SA, B>(self.rp_n.val()) << 1)
+            | bit_cast::<SA, SPAN_SLOT_BITS>(self.c_sel.q.val());
         // Slot allocation on a first piece; freeing.
         self.sc.next = self.s_conn.q.val();
         if (self.rstate.q.val() == 1)
@@ -668,7 +708,57 @@ mod tests {
     fn a_smaller_buffer_works_the_same() {
         let mut rng = Rng::new(12);
         let pieces = random_pieces(&mut rng, 30);
-        run(FpduBufferN::<9, 10, 39>::new(), &pieces, &mut rng, 16000);
+        run(
+            FpduBufferN::<9, 10, 39, SPAN_BEAT_BITS, { SPAN_BEAT_BITS + 1 }, 12>::new(),
+            &pieces,
+            &mut rng,
+            16000,
+        );
+    }
+
+    /// The board profile's buffer (`profile::BOARD`: 512 beats, span slots
+    /// of 256 beats = 2 KiB): random pieces pass as before; an FPDU longer
+    /// than the board's slot is refused with the DDP Local Catastrophic
+    /// Terminate (RFC 5041 §7.2) while one of a 1500-MTU segment's payload
+    /// (1460 octets) reassembles.
+    #[test]
+    fn the_board_profile_buffer_refuses_only_what_it_cannot_hold() {
+        use crate::profile::BOARD;
+        type Board = FpduBufferN<
+            { BOARD.fpdu_fifo_log2 },
+            { BOARD.fpdu_fifo_log2 + 1 },
+            { BOARD.fpdu_fifo_log2 + 1 + REC_FIXED },
+            { BOARD.span_beat_log2 },
+            { BOARD.span_beat_log2 + 1 },
+            { SPAN_SLOT_BITS + BOARD.span_beat_log2 },
+        >;
+        let mut rng = Rng::new(23);
+        let pieces = random_pieces(&mut rng, 30);
+        run(Board::new(), &pieces, &mut rng, 16000);
+        let piece = |rng: &mut Rng, c: u8, len: usize, start: bool, end: bool| Piece {
+            data: rng.bytes(len),
+            start,
+            end,
+            crc_ok: true,
+            marker_bad: false,
+            conn: c,
+        };
+        let slot = 8 << BOARD.span_beat_log2;
+        // RFC 791 / RFC 9293 minimum headers: 20 octets each.
+        let mss = BOARD.fw.max_mtu as usize - 20 - 20;
+        assert!(mss <= slot, "a 1500-MTU FPDU fits a board span slot");
+        let pieces = vec![
+            piece(&mut rng, 1, 700, true, false),
+            piece(&mut rng, 1, mss - 700, false, true),
+            piece(&mut rng, 2, slot - 50, true, false),
+            piece(&mut rng, 2, 120, false, true),
+            piece(&mut rng, 3, 40, true, true),
+        ];
+        let (expect, terms) = reference(&pieces, BOARD.span_beat_log2);
+        assert_eq!(expect.len(), 2);
+        assert_eq!(terms, vec![(CAUSE_DDP_LOCAL_CATASTROPHIC, 2)]);
+        let (_, span) = run(Board::new(), &pieces, &mut rng, 8000);
+        assert_eq!(span, 1, "the too-long FPDU");
     }
 
     /// MTU 9000 (issue 3): FPDUs of a whole 9000-MTU segment's payload
@@ -704,9 +794,9 @@ mod tests {
     /// of the module doc): the whole good FPDUs in the order their last
     /// piece arrives, and the Terminate causes in order.
     #[allow(clippy::type_complexity)]
-    fn reference(pieces: &[Piece]) -> (Vec<(Vec<u8>, u8)>, Vec<(u64, u8)>) {
+    fn reference(pieces: &[Piece], span_beat_bits: usize) -> (Vec<(Vec<u8>, u8)>, Vec<(u64, u8)>) {
         use std::collections::BTreeMap;
-        let cap = 8 << SPAN_BEAT_BITS;
+        let cap = 8 << span_beat_bits;
         let mut open: BTreeMap<u8, Vec<u8>> = BTreeMap::new();
         let mut expect = Vec::new();
         let mut terms = Vec::new();
@@ -803,7 +893,7 @@ mod tests {
     fn reassembles_fpdus_split_across_segments() {
         let mut rng = Rng::new(21);
         let pieces = split_stream(&mut rng, 8, &[3, 5], 300);
-        let (expect, terms) = reference(&pieces);
+        let (expect, terms) = reference(&pieces, SPAN_BEAT_BITS);
         assert!(expect.len() > 12 && !terms.is_empty());
         assert!(pieces.iter().any(|p| p.data.is_empty()));
         let uut = FpduBuffer::new();
@@ -842,7 +932,7 @@ mod tests {
             piece(&mut rng, 6, 107, false, true),
             piece(&mut rng, 9, 20, true, true),
         ];
-        let (expect, terms) = reference(&pieces);
+        let (expect, terms) = reference(&pieces, SPAN_BEAT_BITS);
         assert_eq!(expect.len(), 5);
         assert_eq!(
             terms,
@@ -857,8 +947,16 @@ mod tests {
 
     /// Feeds `pieces` through `uut` with random input gaps and output stalls
     /// for `cycles` clocks and checks the output against the pieces.
-    fn run<const N: usize, const NP1: usize, const RW: usize>(
-        mut uut: FpduBufferN<N, NP1, RW>,
+    #[allow(clippy::type_complexity)]
+    fn run<
+        const N: usize,
+        const NP1: usize,
+        const RW: usize,
+        const B: usize,
+        const BP1: usize,
+        const SA: usize,
+    >(
+        mut uut: FpduBufferN<N, NP1, RW, B, BP1, SA>,
         pieces: &[Piece],
         rng: &mut Rng,
         cycles: usize,
@@ -879,7 +977,7 @@ mod tests {
         uut.out_ready.connect();
         uut.mterm_pop.connect();
         uut.connect_all();
-        let (expect, terms) = reference(pieces);
+        let (expect, terms) = reference(pieces, B);
         let mut beats: Vec<(u64, u64, bool, usize)> = Vec::new();
         for (pi, p) in pieces.iter().enumerate() {
             let bs = crate::testutil::beats(&p.data);

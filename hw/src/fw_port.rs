@@ -16,6 +16,8 @@
 //! | 0x018 `RX_INJECT` | W: length 1..=2048 puts `TX_DATA[..len]` on `inj_*`, the receive pipeline's second input (in front of the parser, as if it had arrived, verdict "checksums good"); R: bit 31 busy | shares `TX_DATA` and the busy bit with `TX_SEND`: other lengths, or a write while busy, are ignored |
 //! | 0x020/0x024 `CYCLES_LO/HI` | R | the cycle counter; reading `_LO` latches `_HI` |
 //! | 0x028 `CLOCK_KHZ` | R | parameter |
+//! | 0x0B0/0x0B4/0x0B8/0x0BC/0x02C `LIM_CONN`/`LIM_QP`/`LIM_CQ`/`LIM_TPT`/`LIM_PBL` | R | parameters: the table sizes (entries) of the core profile |
+//! | 0x048 `LIM_MTU` | R | parameter: the largest MTU the profile's frame buffers take |
 //! | 0x030 `MBOX_CMD` | R | `waiting << 31 \| opcode`; the first read raises `fw_ready` (BAR0 `STATUS_READY`) |
 //! | 0x034 `MBOX_LEN` | R: parameter length; W: result length | |
 //! | 0x038 `MBOX_DONE` | W: status | finishes the command (`mb_done`) |
@@ -58,13 +60,17 @@ pub struct FwPortParams {
     pub n_tpt: u32,
     pub n_pbl: u32,
     pub clock_khz: u32,
+    /// The largest MTU the core's frame buffers take (octets).
+    pub max_mtu: u32,
 }
 
 /// Most entries of a shadowed table (connection, QP, CQ).
 pub const SHADOW_ENTRIES: u32 = 64;
 
+/// The port of the core profile `PR` (`crate::profile::PROFILES[PR]`):
+/// [`Default`] builds it with that profile's [`FwPortParams`].
 #[derive(LogicBlock)]
-pub struct FwPort {
+pub struct FwPortN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub fw_valid: Signal<In, Bit>,
@@ -156,6 +162,7 @@ pub struct FwPort {
     k_n_tpt: Constant<Bits<24>>,
     k_n_pbl: Constant<Bits<24>>,
     k_khz: Constant<Bits<32>>,
+    k_mtu: Constant<Bits<32>>,
     ones32: Constant<Bits<32>>,
     tsel: DFF<Bits<32>>,
     stage: DFF<Bits<512>>,
@@ -195,7 +202,10 @@ pub struct FwPort {
     tdsh: Signal<Local, Bits<512>>,
 }
 
-impl FwPort {
+/// The co-simulation core's port ([`CORE_PARAMS`]).
+pub type FwPort = FwPortN<{ crate::profile::PR_SIM }>;
+
+impl<const PR: usize> FwPortN<PR> {
     pub fn new(p: FwPortParams) -> Self {
         assert!(p.n_conn <= SHADOW_ENTRIES && p.n_qp <= SHADOW_ENTRIES);
         assert!(p.n_cq <= SHADOW_ENTRIES && p.n_tpt < 1 << 24 && p.n_pbl < 1 << 24);
@@ -280,6 +290,7 @@ impl FwPort {
             k_n_tpt: k24(p.n_tpt),
             k_n_pbl: k24(p.n_pbl),
             k_khz: Constant::new((p.clock_khz as u64).into()),
+            k_mtu: Constant::new((p.max_mtu as u64).into()),
             ones32: Constant::new(0xFFFF_FFFFu64.into()),
             tsel: Default::default(),
             stage: Default::default(),
@@ -328,15 +339,16 @@ pub const CORE_PARAMS: FwPortParams = FwPortParams {
     n_tpt: 1 << crate::tpt::TPT_INDEX_BITS,
     n_pbl: 1 << crate::tpt::PBL_INDEX_BITS,
     clock_khz: 156_250,
+    max_mtu: rnic_wire::abi::caps::TX_MAX_MTU as u32,
 };
 
-impl Default for FwPort {
+impl<const PR: usize> Default for FwPortN<PR> {
     fn default() -> Self {
-        Self::new(CORE_PARAMS)
+        Self::new(crate::profile::PROFILES[PR].fw)
     }
 }
 
-impl Logic for FwPort {
+impl<const PR: usize> Logic for FwPortN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -595,6 +607,25 @@ impl Logic for FwPort {
             if self.rd_addr.q.val() == 0x028 {
                 self.fw_rdata.next = self.k_khz.val();
             }
+            // The profile's limits (`port::LIM_*`).
+            if self.rd_addr.q.val() == 0x0B0 {
+                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_conn.val());
+            }
+            if self.rd_addr.q.val() == 0x0B4 {
+                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_qp.val());
+            }
+            if self.rd_addr.q.val() == 0x0B8 {
+                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_cq.val());
+            }
+            if self.rd_addr.q.val() == 0x0BC {
+                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_tpt.val());
+            }
+            if self.rd_addr.q.val() == 0x02C {
+                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_pbl.val());
+            }
+            if self.rd_addr.q.val() == 0x048 {
+                self.fw_rdata.next = self.k_mtu.val();
+            }
             if self.rd_addr.q.val() == 0x030 {
                 self.fw_rdata.next = (bit_cast::<32, 1>(self.mb_busy.val().into()) << 31)
                     | bit_cast::<32, 16>(self.mb_opcode.val());
@@ -693,7 +724,8 @@ mod tests {
     use crate::testutil::{tick, Rng};
     use rnic_wire::abi::context::{port, ConnContext, ConnMode, TableId, CONN_CTX_SIZE};
 
-    struct Tb(FwPort);
+    struct TbN<const PR: usize>(FwPortN<PR>);
+    type Tb = TbN<{ crate::profile::PR_SIM }>;
 
     fn words(b: &[u8]) -> Vec<u32> {
         b.chunks(4)
@@ -711,9 +743,9 @@ mod tests {
             .collect()
     }
 
-    impl Tb {
+    impl<const PR: usize> TbN<PR> {
         fn new() -> Self {
-            let mut u = FwPort::new(CORE_PARAMS);
+            let mut u = FwPortN::<PR>::default();
             u.clock.connect();
             u.reset.connect();
             u.fw_valid.connect();
@@ -759,7 +791,7 @@ mod tests {
             tick!(u);
             tick!(u);
             u.reset.next = false;
-            Tb(u)
+            TbN(u)
         }
         fn set(&mut self, addr: u32, v: u32, write: bool) {
             let u = &mut self.0;
@@ -819,7 +851,7 @@ mod tests {
         }
         fn read_ok_hint(&self, table: u32, index: u32, cmd: u32) -> bool {
             let valid_cmd = cmd == port::TABLE_READ || cmd == port::TABLE_WRITE;
-            table == 0 && index < CORE_PARAMS.n_conn && valid_cmd
+            table == 0 && index < crate::profile::PROFILES[PR].fw.n_conn && valid_cmd
         }
     }
 
@@ -1151,6 +1183,7 @@ mod tests {
         assert_eq!(t.read(port::CFG_GATEWAY), 0x0A00_00FE);
         assert_eq!(t.read(port::CFG_MTU), 1500);
         assert_eq!(t.read(port::CLOCK_KHZ), 156_250);
+        assert_eq!(CORE_PARAMS.clock_khz, 156_250);
         t.0.cycles.next = 0x0000_0007_0000_0010_u64.into();
         assert_eq!(t.read(port::CYCLES_LO), 0x10);
         t.0.cycles.next = 0x0000_0008_0000_0011_u64.into();
@@ -1234,5 +1267,45 @@ mod tests {
         assert!(!t.0.term_pop.val());
         t.0.term_valid.next = false;
         assert_eq!(t.read(port::TERM_STATUS) >> 31, 0);
+    }
+
+    /// The limit registers read back each profile's sizes
+    /// (`profile::PROFILES`), and the board's port refuses a table write at
+    /// the first index past its smaller connection table and page list
+    /// while taking the last one inside them.
+    #[test]
+    fn limit_registers_report_the_profile() {
+        use crate::profile::{BOARD, PR_BOARD, SIM};
+        fn check<const PR: usize>(p: &crate::profile::Profile) {
+            let mut t = TbN::<PR>::new();
+            assert_eq!(t.read(port::LIM_CONN), 1 << p.conn_log2, "{}", p.name);
+            assert_eq!(t.read(port::LIM_CONN), p.fw.n_conn);
+            assert_eq!(t.read(port::LIM_QP), p.fw.n_qp);
+            assert_eq!(t.read(port::LIM_CQ), p.fw.n_cq);
+            assert_eq!(t.read(port::LIM_TPT), 1 << p.tpt_log2);
+            assert_eq!(t.read(port::LIM_TPT), p.fw.n_tpt);
+            assert_eq!(t.read(port::LIM_PBL), 1 << p.pbl_log2);
+            assert_eq!(t.read(port::LIM_PBL), p.fw.n_pbl);
+            assert_eq!(t.read(port::LIM_MTU), p.fw.max_mtu);
+            assert_eq!(t.read(port::CLOCK_KHZ), p.fw.clock_khz);
+            // the frame buffers take a frame of the reported MTU
+            assert!(p.fw.max_mtu as u64 + crate::profile::ETH_FRAME_OVERHEAD <= p.max_frame);
+        }
+        check::<{ crate::profile::PR_SIM }>(&SIM);
+        check::<PR_BOARD>(&BOARD);
+        assert_eq!(BOARD.fw.clock_khz, 62_500, "the board's core clock");
+        let mut t = TbN::<PR_BOARD>::new();
+        for (table, n) in [(TableId::Conn, 16u32), (TableId::Pbl, 512)] {
+            let size = table.entry_size();
+            let data = vec![0u8; size];
+            for (index, ok) in [(n - 1, true), (n, false)] {
+                for (k, w) in words(&data).iter().enumerate() {
+                    t.write(port::TABLE_DATA + 4 * k as u32, *w);
+                }
+                t.table_cmd(table as u32, index, port::TABLE_WRITE);
+                let err = t.read(port::TABLE_CMD) & 2 != 0;
+                assert_eq!(err, !ok, "{table:?} index {index}");
+            }
+        }
     }
 }

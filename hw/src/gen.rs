@@ -739,6 +739,27 @@ const UNUSED_OK: &[Unused] = &[
         64,
         "the parked set is for the block tests (the core counts parks)",
     ),
+    // The board profile (hw/src/profile.rs): the same waivers at its widths.
+    unused(
+        &["rnic_versa5g$core$rx_fifo"],
+        "dfifo$count",
+        10,
+        "rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy",
+    ),
+    unused(&["rnic_versa5g$core$ddp_rx"], "ut_pl$walk_idx", 9, UT_RAW),
+    unused(
+        &["rnic_versa5g$core$fpdu_buf"],
+        "meta$read_data",
+        96,
+        "the board profile's span slots have 2^8 beats: the write pointer is 9 of the \
+         meta record's 12 pointer bits",
+    ),
+    unused(
+        &["rxq"],
+        "dfifo$count",
+        10,
+        "rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy",
+    ),
 ];
 const TXCDC_STATUS: &str = "TxCdc uses only the FIFO's full and empty flags: it writes only when \
      not full (in_ready) and reads only when not empty";

@@ -29,6 +29,7 @@ pub mod host_regs;
 pub mod mpa_rx;
 pub mod mpa_rx_outq;
 pub mod placement;
+pub mod profile;
 pub mod rd_track;
 pub mod read_resp;
 pub mod recv_wqe;

@@ -27,7 +27,7 @@
 //! until the segment's last piece has left `mpa_rx` (so each piece is known
 //! to belong to the connection in `sq_conn`); see docs/rtl.md.
 
-use crate::conn_table::ConnTable;
+use crate::conn_table::ConnTableN;
 use crate::crc32c_x64::Crc32cX64;
 use crate::ddp_rx::DdpRx;
 use crate::dma_rd_arb::DmaRdArb;
@@ -36,21 +36,21 @@ use crate::doorbell::Doorbell;
 use crate::exc_arb::ExcArb;
 use crate::exc_queue::ExcQueue;
 use crate::fifo::Fifo;
-use crate::fpdu_buffer::FpduBuffer;
-use crate::fw_port::FwPort;
+use crate::fpdu_buffer::FpduBufferN;
+use crate::fw_port::FwPortN;
 use crate::host_regs::HostRegs;
 use crate::mpa_rx::MpaRx;
 use crate::rd_track::RdTrack;
 use crate::read_resp::ReadResp;
 use crate::rreq_queue::RreqQueue;
 use crate::rx_check::RxCheck;
-use crate::rx_fifo::RxFifo;
+use crate::rx_fifo::RxFifoN;
 use crate::rx_parse::RxParse;
 use crate::rx_send::RxSend;
 use crate::rx_split::RxSplit;
 use crate::send_cpl::SendCpl;
 use crate::skid::Skid;
-use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+use crate::tpt::Tpt;
 use crate::tx_ack::TxAck;
 use crate::tx_framer::TxFramer;
 use crate::tx_log::TxLog512;
@@ -59,8 +59,60 @@ use crate::tx_seg::TxSeg;
 use crate::wqe_fetch::WqeFetch;
 use rust_hdl::prelude::*;
 
+/// The core of the co-simulation profile (`crate::profile::SIM`): the one
+/// `hw/generated/rnic_core.v` is generated from.
+pub type RnicCore = RnicCoreP<
+    { crate::profile::PR_SIM },
+    { crate::profile::SIM.conn_log2 },
+    { crate::profile::SIM.tpt_log2 },
+    { crate::profile::SIM.pbl_log2 },
+    { crate::profile::SIM.fpdu_fifo_log2 },
+    { crate::profile::SIM.fpdu_fifo_log2 + 1 },
+    { crate::profile::SIM.fpdu_fifo_log2 + 1 + crate::fpdu_buffer::REC_FIXED },
+    { crate::profile::SIM.span_beat_log2 },
+    { crate::profile::SIM.span_beat_log2 + 1 },
+    { crate::fpdu_buffer::SPAN_SLOT_BITS + crate::profile::SIM.span_beat_log2 },
+    { crate::profile::SIM.rx_fifo_log2 },
+    { crate::profile::SIM.rx_fifo_log2 + 1 },
+>;
+
+/// The core of the board profile (`crate::profile::BOARD`), inside
+/// `rnic_versa5g`.
+pub type RnicCoreBoard = RnicCoreP<
+    { crate::profile::PR_BOARD },
+    { crate::profile::BOARD.conn_log2 },
+    { crate::profile::BOARD.tpt_log2 },
+    { crate::profile::BOARD.pbl_log2 },
+    { crate::profile::BOARD.fpdu_fifo_log2 },
+    { crate::profile::BOARD.fpdu_fifo_log2 + 1 },
+    { crate::profile::BOARD.fpdu_fifo_log2 + 1 + crate::fpdu_buffer::REC_FIXED },
+    { crate::profile::BOARD.span_beat_log2 },
+    { crate::profile::BOARD.span_beat_log2 + 1 },
+    { crate::fpdu_buffer::SPAN_SLOT_BITS + crate::profile::BOARD.span_beat_log2 },
+    { crate::profile::BOARD.rx_fifo_log2 },
+    { crate::profile::BOARD.rx_fifo_log2 + 1 },
+>;
+
+/// `rnic_core` with the sizes of a profile (`crate::profile`): `PR` its
+/// index in `PROFILES`, `CTL` log2 connections, `TN`/`PN` log2 TPT and
+/// page-list entries, `FBN`/`FBNP1`/`FBRW` and `FBB`/`FBBP1`/`FBSA` the
+/// `fpdu_buffer` FIFO and span-slot parameters, `RXN`/`RXNP1` the
+/// `rx_fifo` depth. Only [`RnicCore`] and [`RnicCoreBoard`] are used.
 #[derive(LogicBlock, Default)]
-pub struct RnicCore {
+pub struct RnicCoreP<
+    const PR: usize,
+    const CTL: usize,
+    const TN: usize,
+    const PN: usize,
+    const FBN: usize,
+    const FBNP1: usize,
+    const FBRW: usize,
+    const FBB: usize,
+    const FBBP1: usize,
+    const FBSA: usize,
+    const RXN: usize,
+    const RXNP1: usize,
+> {
     pub clock: Signal<In, Clock>,
     /// Synchronous, active high; hold for at least 2 clocks.
     pub reset: Signal<In, Bit>,
@@ -435,19 +487,19 @@ pub struct RnicCore {
     pub cnt_rresp_term: Signal<Out, Bits<32>>,
     pub cnt_rresp_drop: Signal<Out, Bits<32>>,
     rx_check: RxCheck,
-    rx_fifo: RxFifo,
+    rx_fifo: RxFifoN<RXN, RXNP1, PR>,
     rx_parse: RxParse,
     rx_split: RxSplit,
-    conn_table: ConnTable,
+    conn_table: ConnTableN<CTL>,
     exc_queue: ExcQueue,
     /// Received Terminate records into the exception queue (docs/rtl.md
     /// "QP send stop and Terminate receive").
     exc_arb: ExcArb,
     pay_crc: Crc32cX64,
     mpa_rx: MpaRx,
-    fpdu_buf: FpduBuffer,
-    ddp_rx: DdpRx<PBL_INDEX_BITS>,
-    tpt: Tpt<TPT_INDEX_BITS, PBL_INDEX_BITS>,
+    fpdu_buf: FpduBufferN<FBN, FBNP1, FBRW, FBB, FBBP1, FBSA>,
+    ddp_rx: DdpRx<PN>,
+    tpt: Tpt<TN, PN>,
     /// {SeqStart[119:88], MpaRxState[87:0]} per connection.
     mpa_ram: RAM<Bits<120>, 8>,
     /// {pd[71:40], state[39:32], qpn[31:0]} per connection.
@@ -536,7 +588,7 @@ pub struct RnicCore {
     mx_block: Signal<Local, Bit>,
     mx_data: Signal<Local, Bit>,
     host_regs: HostRegs,
-    fw_port: FwPort,
+    fw_port: FwPortN<PR>,
     /// The fast path's connection update in the clock before a firmware
     /// connection write: {hit, rcv_nxt, snd_una} (forwarded into the write).
     fwc_up_hit: DFF<Bit>,
@@ -758,7 +810,21 @@ pub struct RnicCore {
     rxi_sel: Signal<Local, Bit>,
 }
 
-impl Logic for RnicCore {
+impl<
+        const PR: usize,
+        const CTL: usize,
+        const TN: usize,
+        const PN: usize,
+        const FBN: usize,
+        const FBNP1: usize,
+        const FBRW: usize,
+        const FBB: usize,
+        const FBBP1: usize,
+        const FBSA: usize,
+        const RXN: usize,
+        const RXNP1: usize,
+    > Logic for RnicCoreP<PR, CTL, TN, PN, FBN, FBNP1, FBRW, FBB, FBBP1, FBSA, RXN, RXNP1>
+{
     #[hdl_gen]
     fn update(&mut self) {
         clock!(

@@ -52,8 +52,10 @@ pub const DEFAULT_MAX_FRAME: u64 = 9018;
 /// always fits, and a second frame can arrive while the first drains.
 pub const DATA_DEPTH: u64 = 2048;
 
+/// A receive FIFO of `2^N` data beats (`NP1 = N + 1`) whose [`Default`]
+/// accepts frames up to `crate::profile::PROFILES[PR].max_frame` octets.
 #[derive(LogicBlock)]
-pub struct RxFifo {
+pub struct RxFifoN<const N: usize, const NP1: usize, const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub in_data: Signal<In, Bits<64>>,
@@ -83,7 +85,7 @@ pub struct RxFifo {
     /// Bit 11 of a frame record: the frame is good (bits 10:0: beats written;
     /// bits 15:12: the tag).
     good_flag: Constant<Bits<16>>,
-    dfifo: Fifo<Bits<68>, 11, 12>,
+    dfifo: Fifo<Bits<68>, N, NP1>,
     lfifo: Fifo<Bits<16>, 6, 7>,
     // write side
     mid: DFF<Bit>,
@@ -126,12 +128,15 @@ pub struct RxFifo {
     c_oversize: DFF<Bits<32>>,
 }
 
-impl RxFifo {
+/// The co-simulation core's FIFO (2048 beats, jumbo frames).
+pub type RxFifo = RxFifoN<11, 12, { crate::profile::PR_SIM }>;
+
+impl<const N: usize, const NP1: usize, const PR: usize> RxFifoN<N, NP1, PR> {
     /// `max_frame`: longest accepted frame in octets (as the MAC delivers it,
     /// without FCS), at most 8 * 2047.
     pub fn new(max_frame: u64) -> Self {
         let max_beats = max_frame.div_ceil(8);
-        assert!((1..2048).contains(&max_beats) && max_beats <= DATA_DEPTH);
+        assert!((1..2048).contains(&max_beats) && max_beats <= 1 << N && NP1 == N + 1);
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -194,13 +199,13 @@ impl RxFifo {
     }
 }
 
-impl Default for RxFifo {
+impl<const N: usize, const NP1: usize, const PR: usize> Default for RxFifoN<N, NP1, PR> {
     fn default() -> Self {
-        Self::new(DEFAULT_MAX_FRAME)
+        Self::new(crate::profile::PROFILES[PR].max_frame)
     }
 }
 
-impl Logic for RxFifo {
+impl<const N: usize, const NP1: usize, const PR: usize> Logic for RxFifoN<N, NP1, PR> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, dfifo, lfifo);
@@ -495,7 +500,46 @@ mod tests {
     /// oversize, a bad FCS is dropped, and nothing overflows.
     #[test]
     fn jumbo_frames_pass_and_longer_ones_are_dropped() {
-        let mut uut = RxFifo::default();
+        frames_up_to_the_limit_pass(
+            RxFifo::default(),
+            &[
+                (9014, false, true),
+                (9018, false, true),
+                (9019, false, false),
+                (9014, true, false),
+                (12000, false, false),
+                (9014, false, true),
+                (60, false, true),
+            ],
+        );
+    }
+
+    /// The board profile (`profile::BOARD`, 512 beats, MTU 1500): frames up
+    /// to 1518 octets pass, a 1519-octet one and jumbo frames are dropped
+    /// and counted as oversize.
+    #[test]
+    fn the_board_profile_takes_frames_up_to_mtu_1500() {
+        use crate::profile::{BOARD, PR_BOARD};
+        assert_eq!(BOARD.max_frame, 1518);
+        frames_up_to_the_limit_pass(
+            RxFifoN::<{ BOARD.rx_fifo_log2 }, { BOARD.rx_fifo_log2 + 1 }, PR_BOARD>::default(),
+            &[
+                (1514, false, true),
+                (1518, false, true),
+                (1519, false, false),
+                (1514, true, false),
+                (9018, false, false),
+                (1514, false, true),
+                (60, false, true),
+            ],
+        );
+    }
+
+    /// `spec`: (octets, FCS bad, expected out); 4 good, 2 oversize, 1 bad.
+    fn frames_up_to_the_limit_pass<const N: usize, const NP1: usize, const PR: usize>(
+        mut uut: RxFifoN<N, NP1, PR>,
+        spec: &[(usize, bool, bool)],
+    ) {
         uut.clock.connect();
         uut.reset.connect();
         uut.in_data.connect();
@@ -508,18 +552,10 @@ mod tests {
         uut.connect_all();
         let mut rng = Rng::new(3);
         // (frame, fcs_bad, expected out)
-        let frames: Vec<(Vec<u8>, bool, bool)> = [
-            (9014, false, true),
-            (9018, false, true),
-            (9019, false, false),
-            (9014, true, false),
-            (12000, false, false),
-            (9014, false, true),
-            (60, false, true),
-        ]
-        .iter()
-        .map(|&(n, bad, ok)| (rng.bytes(n), bad, ok))
-        .collect();
+        let frames: Vec<(Vec<u8>, bool, bool)> = spec
+            .iter()
+            .map(|&(n, bad, ok)| (rng.bytes(n), bad, ok))
+            .collect();
         let mut pending: Vec<(u64, u8, bool, bool)> = Vec::new();
         for (f, bad, _) in &frames {
             let bs = beats(f);

@@ -9,7 +9,7 @@
 #[cfg(target_os = "none")]
 mod image {
     use core::ptr::{read_volatile, write_volatile};
-    use rnic_fw::port_hal::{FwRegs, PortHal};
+    use rnic_fw::port_hal::{FwCapacities, FwRegs, PortHal};
     use rnic_fw::{Config, Firmware};
 
     core::arch::global_asm!(
@@ -65,9 +65,21 @@ mod image {
     extern "C" fn fw_main() -> ! {
         // Only the address of the linker symbol is taken.
         let base = core::ptr::addr_of!(FW_PORT) as usize;
-        let hal = PortHal::new(Mmio { base });
+        let mut hal = PortHal::new(Mmio { base });
+        // The device's core profile (`port::LIM_*`): the page list shrinks
+        // to the device's; a build with larger tables than it stops here.
+        let mut config = Config::default();
+        let caps = FwCapacities {
+            conns: 8,
+            qps: 16,
+            cqs: 16,
+            tpt: 64,
+        };
+        if hal.limits().fit(&caps, &mut config).is_err() {
+            panic!();
+        }
         let mut fw: Firmware<PortHal<Mmio>, 8, 16, 4, 8, 8, 8, 16, 64, 8, 8> =
-            Firmware::new(hal, Config::default());
+            Firmware::new(hal, config);
         loop {
             fw.poll();
         }

@@ -37,12 +37,22 @@
 //!   until then DMA requests wait and `irq` changes are not sent.
 
 use super::super::fifo::Fifo;
-use super::super::rx_fifo::RxFifo;
+use super::super::rx_fifo::RxFifoN;
 use crate::tx_ddp_hdr::ByteRev;
 use rust_hdl::prelude::*;
 
 /// Longest frame the bridge accepts (1500-octet MTU + 14 + 4).
 pub const MAX_FRAME: u64 = 1518;
+
+/// The bridge's receive FIFO: the board profile's (`profile::BOARD`, 512
+/// beats = 4 KiB, 2 DP16KD instead of 8 for 2048 beats): 2.7 frames of
+/// [`MAX_FRAME`], which is the board's frame limit too.
+type BridgeRxFifo = RxFifoN<
+    { crate::profile::BOARD.rx_fifo_log2 },
+    { crate::profile::BOARD.rx_fifo_log2 + 1 },
+    { crate::profile::PR_BOARD },
+>;
+const _: () = assert!(MAX_FRAME == crate::profile::BOARD_MAX_FRAME);
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 pub enum RxState {
@@ -138,7 +148,7 @@ pub struct UdpBridge {
     pub cnt_tx_frames: Signal<Out, Bits<32>>,
     /// Clocks after which an incomplete DMA read is requested again.
     retry: Constant<Bits<24>>,
-    rxq: RxFifo,
+    rxq: BridgeRxFifo,
     txq: Fifo<Bits<69>, 9, 10>,
     mac_rev: ByteRev<48>,
     ip_rev: ByteRev<32>,
@@ -328,7 +338,7 @@ impl UdpBridge {
             cnt_trunc: Default::default(),
             cnt_tx_frames: Default::default(),
             retry: Constant::new(retry.into()),
-            rxq: RxFifo::new(MAX_FRAME),
+            rxq: BridgeRxFifo::new(MAX_FRAME),
             txq: Default::default(),
             mac_rev: Default::default(),
             ip_rev: Default::default(),

@@ -39,7 +39,7 @@ use super::rgmii::{RgmiiRx, RgmiiTx};
 use super::rx_cdc::RxCdc;
 use super::tx_cdc::TxCdc;
 use super::udp_bridge::UdpBridge;
-use crate::rnic_core::RnicCore;
+use crate::rnic_core::RnicCoreBoard;
 use rust_hdl::prelude::*;
 
 /// Holds `active` for 2^22 clocks (67 ms at 62.5 MHz) after each `trig`.
@@ -158,7 +158,7 @@ pub struct VersaTop {
     sw_sync: DFF<Bits<8>>,
     sw_q: DFF<Bits<8>>,
     heartbeat: DFF<Bits<26>>,
-    core: RnicCore,
+    core: RnicCoreBoard,
     rx0: RxPort,
     rx1: RxPort,
     tx0: MacTx,

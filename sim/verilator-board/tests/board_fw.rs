@@ -65,6 +65,51 @@ struct Report {
     connect_accesses: u64,
 }
 
+/// The board core's profile (hw/src/profile.rs `BOARD`) as the firmware
+/// reads it through the bridge's firmware window: the `LIM_*` registers and
+/// the 62.5 MHz core clock; BAR0's MTU 9000 reaches the firmware capped at
+/// the board's 1500 (MSS 1460); the host firmware's tables fit the device
+/// and its page list shrinks to the board's 512 entries.
+fn board_profile_limits_reach_the_firmware(bus: &Arc<UdpBus>) {
+    use rnic_fw::port_hal::PortHal;
+    use rnic_fw::Hal;
+    use rnic_wire::abi::context::port;
+    for (off, want) in [
+        (port::LIM_CONN, 16),
+        (port::LIM_QP, 64),
+        (port::LIM_CQ, 64),
+        (port::LIM_TPT, 256),
+        (port::LIM_PBL, 512),
+        (port::LIM_MTU, 1500),
+        (port::CLOCK_KHZ, 62_500),
+    ] {
+        assert_eq!(bus.fw_read32(off).unwrap(), want, "register {off:#x}");
+    }
+    let jumbo = NetCfg {
+        mac: FW_MAC,
+        ip: Ipv4Addr::from(FW_IP),
+        netmask: Ipv4Addr::new(255, 255, 255, 0),
+        gateway: None,
+        mtu: 9000,
+    };
+    write_net_cfg(bus, &jumbo).expect("BAR0 configuration");
+    assert_eq!(bus.fw_read32(port::CFG_MTU).unwrap(), 9000);
+    let stats = Arc::new(FwStats::default());
+    let mut hal = PortHal::new(rnic_board_host::BridgeRegs::new(bus.clone(), stats.clone()));
+    let ifc = hal.config();
+    assert_eq!((ifc.mtu, ifc.mss()), (1500, EXPECTED_MSS));
+    let mut config = rnic_fw::Config::default();
+    hal.limits()
+        .fit(&rnic_board_host::HOST_FW_CAPS, &mut config)
+        .expect("the host firmware fits the board profile");
+    assert_eq!(config.pbl_size, 512);
+    assert_eq!(
+        stats.failed.load(Ordering::Relaxed),
+        0,
+        "every access answered"
+    );
+}
+
 fn worker(board: SocketAddr, syn_seen: mpsc::Receiver<()>) -> Report {
     let mut cfg = UdpBusConfig::new(board);
     cfg.local = "127.0.0.1:0".parse().unwrap();
@@ -74,6 +119,7 @@ fn worker(board: SocketAddr, syn_seen: mpsc::Receiver<()>) -> Report {
     cfg.timeout = Duration::from_millis(500);
     cfg.tries = 8;
     let bus = Arc::new(UdpBus::connect(cfg).expect("HELLO answered by the simulated board"));
+    board_profile_limits_reach_the_firmware(&bus);
     write_net_cfg(
         &bus,
         &NetCfg {

@@ -752,6 +752,27 @@ pub mod port {
     const _: () = assert!(MBOX_DATA + 0x400 <= EXC_DATA);
     const _: () = assert!(EXC_DATA + FRAME_WINDOW <= TX_DATA);
     const _: () = assert!(TX_DATA + FRAME_WINDOW <= SIZE);
+
+    /// The core profile's limits (RO): connection-table entries. The
+    /// firmware must not use more connections, QPs, CQs, TPT or page-list
+    /// entries than these, nor an MTU above [`LIM_MTU`] (a board core is
+    /// smaller than the co-simulation core).
+    pub const LIM_CONN: u32 = 0x0B0;
+    /// QP-table entries (RO).
+    pub const LIM_QP: u32 = 0x0B4;
+    /// CQ-table entries (RO).
+    pub const LIM_CQ: u32 = 0x0B8;
+    /// TPT entries (RO).
+    pub const LIM_TPT: u32 = 0x0BC;
+    /// Page-list entries (RO).
+    pub const LIM_PBL: u32 = 0x02C;
+    /// The largest MTU (IPv4 packet octets) the core's frame buffers take
+    /// (RO); longer received frames are dropped as oversize.
+    pub const LIM_MTU: u32 = 0x048;
+
+    const _: () = assert!(RETX_LOST < LIM_CONN && LIM_TPT < TERM_HDR);
+    const _: () = assert!(CLOCK_KHZ < LIM_PBL && LIM_PBL < MBOX_CMD);
+    const _: () = assert!(FLUSH_QP < LIM_MTU && LIM_MTU < CFG_MAC_LO);
 }
 
 #[cfg(test)]

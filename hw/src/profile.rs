@@ -1,0 +1,115 @@
+//! Size profiles of `rnic_core`: one build of rnic-hw emits the full core
+//! co-simulation uses (`hw/generated/rnic_core.v`, [`SIM`]) and the smaller
+//! core inside the Versa-5G board top (`rnic_versa5g`, [`BOARD`]), which has
+//! to fit the LFE5UM5G-45F (43848 LUT4 slots, 108 DP16KD).
+//!
+//! rust-hdl derives widths from const generics only (no
+//! `generic_const_exprs`), so the sizes that set a RAM's address width are
+//! also spelled as the type parameters of [`crate::rnic_core::RnicCoreP`]
+//! (see [`crate::rnic_core::RnicCoreBoard`]); the values here are the single
+//! place they are named, and `profile_tests` checks the type parameters
+//! against them. The firmware learns the profile through `fw_port`'s limit
+//! registers (`rnic_wire::abi::context::port::LIM_*`).
+//!
+//! ECP5 RAM arithmetic behind the choices: a DP16KD holds 18 Kbit as
+//! 512 x 36, 1 K x 18, 2 K x 9 or 4 K x 4, so a table of at most 512 entries
+//! costs ceil(width / 36) blocks whatever its depth; shallower or narrower
+//! memories may become LUTRAM (DPR16X4, about 8 TRELLIS_COMB each), which is
+//! what the 45F is shortest of. Cuts therefore go after depth where depth
+//! sets the block count (FIFOs of 2 K beats, the page list of 4 K entries)
+//! and after flip-flop tables (the connection table's 4-tuple CAM).
+
+use crate::fw_port::FwPortParams;
+
+/// The sizes of one core profile.
+#[derive(Clone, Copy, Debug)]
+pub struct Profile {
+    /// Name (for reports).
+    pub name: &'static str,
+    /// log2 of the connection table's entries (4-tuple CAM in flip-flops:
+    /// its LUTs and FFs grow linearly with the entries).
+    pub conn_log2: usize,
+    /// log2 of the TPT's entries (256-bit entries: 8 DP16KD up to 512).
+    pub tpt_log2: usize,
+    /// log2 of the page list's entries (64 bits each).
+    pub pbl_log2: usize,
+    /// log2 of `fpdu_buffer`'s data FIFO in 8-octet beats (holds the
+    /// payload of the longest accepted segment, with room to spare).
+    pub fpdu_fifo_log2: usize,
+    /// log2 of one span slot of `fpdu_buffer` in beats: the longest FPDU
+    /// that may span TCP segments (longer ones get a DDP Local
+    /// Catastrophic Terminate, RFC 5041 §7.2).
+    pub span_beat_log2: usize,
+    /// log2 of `rx_fifo`'s data FIFO in beats (at least one whole frame).
+    pub rx_fifo_log2: usize,
+    /// Longest accepted Ethernet frame in octets (without FCS; MTU + 14
+    /// octets of header + 4 of VLAN-tag allowance, as `rx_fifo`'s default);
+    /// longer ones are dropped and counted in `cnt_rx_oversize`.
+    pub max_frame: u64,
+    /// The firmware port's parameters (table sizes it checks and reports,
+    /// and the core clock for the firmware's timers).
+    pub fw: FwPortParams,
+}
+
+/// Ethernet II header (destination, source, EtherType), IEEE 802.3 §3.2,
+/// plus a 802.1Q tag's 4 octets: a frame's length above its MTU.
+pub const ETH_FRAME_OVERHEAD: u64 = 14 + 4;
+
+/// The full core used by co-simulation: 64 connections, jumbo frames
+/// (MTU 9000), a 4096-entry page list.
+pub const SIM: Profile = Profile {
+    name: "sim",
+    conn_log2: crate::conn_table::DEFAULT_LOG2_CONNS,
+    tpt_log2: crate::tpt::TPT_INDEX_BITS,
+    pbl_log2: crate::tpt::PBL_INDEX_BITS,
+    fpdu_fifo_log2: crate::fpdu_buffer::FPDU_BUF_N,
+    span_beat_log2: crate::fpdu_buffer::SPAN_BEAT_BITS,
+    rx_fifo_log2: 11,
+    max_frame: crate::rx_fifo::DEFAULT_MAX_FRAME,
+    fw: crate::fw_port::CORE_PARAMS,
+};
+
+/// Board: one 1000BASE-T port at MTU 1500 (the Versa-5G's RGMII PHYs).
+pub const BOARD_MAX_MTU: u32 = 1500;
+/// The board's longest frame (1518 octets).
+pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
+
+/// The board core (LFE5UM5G-45F).
+/// * 16 connections (the firmware's own table has 16): the CAM shrinks 4x.
+/// * TPT 256 entries: 8 DP16KD either way (width-bound), kept.
+/// * Page list 512 entries (2 DP16KD instead of 16): 2 MiB of 4 KiB pages,
+///   more with larger pages (`PAGE_SHIFT_MAX`).
+/// * FPDU data FIFO 512 beats (4 KiB, 2 DP16KD instead of 8): 2.7 payloads
+///   of a 1500-octet-MTU segment (1460 octets, 183 beats).
+/// * Span slots of 256 beats (2 KiB, 2 DP16KD for both slots instead of
+///   16): an FPDU of a 1500-MTU peer (MULPDU ≤ 1460 octets) fits one slot.
+/// * RX FIFO 512 beats (2 DP16KD instead of 8): 2.7 maximum frames.
+/// * Frames up to 1518 octets (MTU 1500), jumbo frames dropped and counted.
+/// * The firmware port reports these sizes and the 62.5 MHz core clock.
+pub const BOARD: Profile = Profile {
+    name: "board",
+    conn_log2: 4,
+    tpt_log2: 8,
+    pbl_log2: 9,
+    fpdu_fifo_log2: 9,
+    span_beat_log2: 8,
+    rx_fifo_log2: 9,
+    max_frame: BOARD_MAX_FRAME,
+    fw: FwPortParams {
+        n_conn: 16,
+        n_qp: 64,
+        n_cq: 64,
+        n_tpt: 256,
+        n_pbl: 512,
+        clock_khz: 62_500,
+        max_mtu: BOARD_MAX_MTU,
+    },
+};
+
+/// The profiles by index: the `PR` const parameter of the blocks that take
+/// run-time sizes (`ConnTableN`, `FwPortN`, `RxFifoN`) selects one.
+pub const PROFILES: [Profile; 2] = [SIM, BOARD];
+/// Index of [`SIM`] in [`PROFILES`].
+pub const PR_SIM: usize = 0;
+/// Index of [`BOARD`] in [`PROFILES`].
+pub const PR_BOARD: usize = 1;
