@@ -29901,6 +29901,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     reg  [31:0] t_avail$d;
     wire  [31:0] t_avail$q;
     reg  t_avail$clock;
+    reg  [31:0] c_reuse$d;
+    wire  [31:0] c_reuse$q;
+    reg  c_reuse$clock;
     reg  [33:0] total_r$d;
     wire  [33:0] total_r$q;
     reg  total_r$clock;
@@ -30203,6 +30206,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         .q(t_avail$q),
         .clock(t_avail$clock)
     );
+    rnic_core$rx_send$sp$c_reuse c_reuse(
+        .d(c_reuse$d),
+        .q(c_reuse$q),
+        .clock(c_reuse$clock)
+    );
     rnic_core$rx_send$sp$total_r total_r(
         .d(total_r$d),
         .q(total_r$q),
@@ -30294,6 +30302,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         key_r$clock = clock;
         t_addr$clock = clock;
         t_avail$clock = clock;
+        c_reuse$clock = clock;
         c_inv$clock = clock;
         c_inv_err$clock = clock;
         state$d = state$q;
@@ -30349,6 +30358,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         key_r$d = key_r$q;
         t_addr$d = t_addr$q;
         t_avail$d = t_avail$q;
+        c_reuse$d = c_reuse$q;
         c_inv$d = c_inv$q;
         c_inv_err$d = c_inv_err$q;
         req_valid = 1'b0;
@@ -30750,6 +30760,12 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                             m$d = m$q + pn$q;
                             r$d = r$q - pn$q;
                             state$d = SpState$CalcA;
+                            t_addr$d = t_addr$q + {{32{1'b0}}, pn$q};
+                            t_avail$d = t_avail$q - pn$q;
+                            if (t_avail$q != pn$q) begin
+                                c_reuse$d = c_reuse$q + 32'h1;
+                                state$d = SpState$Calc;
+                            end
                         end
                     end
                 end
@@ -31059,6 +31075,25 @@ module rnic_core$rx_send$sp$c_prot(d,q,clock);
     end
 
 endmodule // rnic_core$rx_send$sp$c_prot
+
+
+module rnic_core$rx_send$sp$c_reuse(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$c_reuse
 
 
 module rnic_core$rx_send$sp$c_rreq(d,q,clock);

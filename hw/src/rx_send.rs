@@ -1539,6 +1539,99 @@ mod tests {
         );
     }
 
+    /// A region of 64 KiB pages: a segment's pieces are still cut at every
+    /// 4 KiB bus boundary (DMA writes never cross one), but only a page end
+    /// of the region (or an SGE end) costs a new TPT translation; pieces in
+    /// the same page reuse the segment's translation. Octets land where the
+    /// TPT model translates them, and the count of TPT checks is the
+    /// model's: one whole-SGE check per message plus one per (segment,
+    /// region page) run.
+    #[test]
+    fn pieces_in_one_large_page_share_a_translation() {
+        let mut tb = Tb::new(31);
+        let mut rng = Rng::new(32);
+        tb.u.cq_cfg_valid.next = true;
+        tb.u.cq_cfg_cq.next = CQ.into();
+        tb.u.cq_cfg_state.next = (CqState::Valid as u64).into();
+        tb.u.cq_cfg_base.next = CQ_BASE.into();
+        tb.u.cq_cfg_log2.next = 5.into();
+        tb.u.cq_cfg_prod.next = 0.into();
+        tb.u.cq_cfg_cons.next = 0.into();
+        tb.until(|u| u.cq_cfg_ready.val());
+        const SHIFT: u8 = 16;
+        let page = 1u64 << SHIFT;
+        // Two 64 KiB pages, out of order in bus memory.
+        let va = 0x30_0000_0000u64;
+        tb.tpt.pbl.resize(202, 0);
+        tb.tpt.pbl[200] = 0x6000_0000 + 5 * page;
+        tb.tpt.pbl[201] = 0x6000_0000 + 2 * page;
+        tb.tpt.entries.insert(
+            7,
+            TptEntry {
+                state: TptState::Valid,
+                key: 0x77,
+                access: ACCESS_LOCAL_WRITE,
+                page_shift: SHIFT,
+                pd: PD,
+                va,
+                length: 2 * page,
+                pbl_base: 200,
+                npages: 2,
+            },
+        );
+        let lkey = Stag::new(7, 0x77).unwrap().0;
+        // The SGE starts 1000 octets before the region's page end, less
+        // octets before than a segment: segments straddle 4 KiB boundaries
+        // and one straddles the page end.
+        let start = va + page - 13 * 1454 - 1000;
+        let len = 16 * 1454 + 77;
+        let data = rng.bytes(len);
+        let sges = [Sge {
+            addr: start,
+            length: len as u32,
+            lkey,
+        }];
+        tb.qp(40, &[wqe(0x2040, &sges)]);
+        let n0 = tb.n_chk;
+        let mut want_chk = 1;
+        let mut mo = 0;
+        while mo < len {
+            let l = (len - mo).min(1454);
+            let (a, b) = (start + mo as u64, start + (mo + l) as u64 - 1);
+            want_chk += ((b - va) / page - (a - va) / page + 1) as usize;
+            tb.send(
+                &RdmapRepr::Send {
+                    solicited: false,
+                    invalidate_stag: None,
+                    last: mo + l == len,
+                    msn: 1,
+                    mo: mo as u32,
+                    payload: &data[mo..mo + l],
+                },
+                40,
+            );
+            mo += l;
+        }
+        tb.run(20000);
+        for (j, a) in tb.tpt.bus(lkey, start, len as u64).into_iter().enumerate() {
+            assert_eq!(tb.wr.mem.get(&a), Some(&data[j]), "octet {j}");
+        }
+        let c = cqe(&tb, 0);
+        assert_eq!(
+            (c.qpn, c.wr_id, c.status, c.byte_len),
+            (40, 0x2040, WcStatus::Success, len as u32)
+        );
+        assert_eq!(tb.wr.mem.len(), len + 32, "stray writes");
+        let four_k = (start..start + len as u64)
+            .filter(|a| a % 4096 == 0)
+            .count();
+        println!(
+            "{len} octets in 17 segments, {four_k} 4 KiB boundaries: {} TPT checks (model {want_chk})",
+            tb.n_chk - n0
+        );
+        assert_eq!(tb.n_chk - n0, want_chk);
+    }
+
     /// Every segment is checked, not only the first: a region invalidated
     /// after a message's first segment stops its second one at the piece
     /// check (before any of its octets is written) with the protection

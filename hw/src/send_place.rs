@@ -312,6 +312,8 @@ pub struct SendPlace {
     key_r: DFF<Bits<32>>,
     t_addr: DFF<Bits<64>>,
     t_avail: DFF<Bits<32>>,
+    /// Pieces placed with the previous piece's translation (same page).
+    c_reuse: DFF<Bits<32>>,
     // ---- registered arithmetic (Sum, CalcA, CalcB)
     total_r: DFF<Bits<34>>,
     msg_end_r: DFF<Bits<34>>,
@@ -540,6 +542,7 @@ impl Default for SendPlace {
             key_r: Default::default(),
             t_addr: Default::default(),
             t_avail: Default::default(),
+            c_reuse: Default::default(),
             total_r: Default::default(),
             msg_end_r: Default::default(),
             off_r: Default::default(),
@@ -596,7 +599,7 @@ impl Logic for SendPlace {
             w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done, gk_r,
             pmore_r, e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx,
             c_drop, c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r, c_prot, pd,
-            k0, k1, csel, key_r, t_addr, t_avail, c_inv, c_inv_err
+            k0, k1, csel, key_r, t_addr, t_avail, c_reuse, c_inv, c_inv_err
         );
 
         // ---- defaults
@@ -1064,6 +1067,20 @@ impl Logic for SendPlace {
                         self.m.d.next = self.m.q.val() + self.pn.q.val();
                         self.r.d.next = self.r.q.val() - self.pn.q.val();
                         self.state.d.next = SpState::CalcA;
+                        // A piece cut only by the 4 KiB DMA-write boundary
+                        // (octets left in both the SGE and the region's
+                        // page): the next piece follows on in the same page,
+                        // so it reuses this segment's translation instead of
+                        // a new TPT round trip (XChk/XRes). With pages larger
+                        // than 4 KiB a third of full-size FPDUs straddle a
+                        // 4 KiB boundary; the round trip cost Send goodput.
+                        self.t_addr.d.next =
+                            self.t_addr.q.val() + bit_cast::<64, 32>(self.pn.q.val());
+                        self.t_avail.d.next = self.t_avail.q.val() - self.pn.q.val();
+                        if self.t_avail.q.val() != self.pn.q.val() {
+                            self.c_reuse.d.next = self.c_reuse.q.val() + 1;
+                            self.state.d.next = SpState::Calc;
+                        }
                     }
                 }
             }
