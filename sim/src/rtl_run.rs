@@ -27,7 +27,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rnic_driver::{
-    AccessFlags, Bus, CmEvent, ConnectParams, Context, Cq, DmaMem, EventKind, MpaOptions,
+    AccessFlags, Bus, CmEvent, ConnectParams, Context, Cq, DmaMem, EventKind, MpaOptions, Mr,
     NetConfig, Qp, RecvWr, RemoteAddr, SendOp, SendWr, WorkCompletion,
 };
 use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_RX, MPA_MARKERS_TX};
@@ -179,6 +179,157 @@ pub fn run_until(
         }
         world.borrow_mut().round();
     }
+}
+
+/// Core clocks per µs at the co-simulated core's 156.25 MHz
+/// (`port::CLOCK_KHZ` = 156 250), rounded down.
+pub const CLOCKS_PER_US: u64 = 156;
+
+/// A frame's TCP (sequence number, acknowledgment number, payload length),
+/// if it is an Ethernet II / IPv4 / TCP segment (smoltcp's parsers).
+pub fn tcp_of(frame: &[u8]) -> Option<(u32, u32, usize)> {
+    use rnic_wire::net::{EthernetFrame, EthernetProtocol, Ipv4Packet, TcpPacket};
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    if eth.ethertype() != EthernetProtocol::Ipv4 {
+        return None;
+    }
+    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
+    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
+    Some((
+        tcp.seq_number().0 as u32,
+        tcp.ack_number().0 as u32,
+        tcp.payload().len(),
+    ))
+}
+
+/// The two-node rig of the loss tests: nodes A and B over a link (captured
+/// to `pcap`), one RC QP pair connected with MPA rev 2 and CRC, a source
+/// region on A and a remotely writable target region on B, each `len`
+/// octets between [`GUARD`]s. A's source holds `data`; B's whole buffer is
+/// 0xEE. A's firmware gives up after 3 retransmissions (RTO, 2 RTO, 4 RTO,
+/// 4 RTO, then the connection is lost), so a Write B never answers ends
+/// well under a millisecond.
+pub struct WriteRig<'r> {
+    pub world: &'r Rc<RefCell<World>>,
+    pub a: &'r Context<SimBus>,
+    pub b: &'r Context<SimBus>,
+    pub cq_a: &'r Cq<'r, SimBus>,
+    pub qp_a: &'r Qp<'r, SimBus>,
+    pub mr_a: &'r Mr<'r, SimBus>,
+    pub mr_b: &'r Mr<'r, SimBus>,
+    pub buf_b: &'r <SimBus as Bus>::Dma,
+    pub data: Vec<u8>,
+}
+
+impl WriteRig<'_> {
+    /// Posts one RDMA Write of the whole source into the whole target.
+    pub fn post_write(&self, wr_id: u64, signaled: bool) -> Result<(), String> {
+        let sges = [self
+            .mr_a
+            .sge(0, self.data.len() as u32)
+            .map_err(|e| format!("A: sge: {e:?}"))?];
+        self.qp_a
+            .post_send(&[SendWr {
+                wr_id,
+                op: SendOp::RdmaWrite(RemoteAddr {
+                    addr: self.mr_b.va(),
+                    rkey: self.mr_b.rkey(),
+                }),
+                sges: &sges,
+                signaled,
+                solicited: false,
+                fence: false,
+            }])
+            .map_err(|e| format!("A: post Write: {e:?}"))
+    }
+
+    /// B's whole buffer: guard, target, guard.
+    pub fn target_buffer(&self) -> Vec<u8> {
+        let mut got = vec![0u8; self.data.len() + 2 * GUARD];
+        self.buf_b.read(0, &mut got).expect("B's buffer reads");
+        got
+    }
+
+    /// `None` if B's target holds `data` and both guards are untouched,
+    /// else the first wrong octet's offset in B's buffer.
+    pub fn first_wrong_octet(&self) -> Option<usize> {
+        let got = self.target_buffer();
+        let len = self.data.len();
+        (0..got.len()).find(|&i| {
+            let want = if (GUARD..GUARD + len).contains(&i) {
+                self.data[i - GUARD]
+            } else {
+                0xEE
+            };
+            got[i] != want
+        })
+    }
+}
+
+/// Builds the [`WriteRig`] (MTU `mtu`, a `len`-octet region whose octet
+/// `i` is `pattern(i)`) and runs `f` on it.
+pub fn with_write_rig<R>(
+    pcap: Option<&Path>,
+    mtu: u16,
+    len: usize,
+    pattern: impl Fn(usize) -> u8,
+    f: impl FnOnce(&WriteRig<'_>) -> R,
+) -> Result<R, String> {
+    let world = world_pair(LinkConfig::default(), pcap)?;
+    let a = open_node(&world, 0, mtu)?;
+    let b = open_node(&world, 1, mtu)?;
+    fn e<E: std::fmt::Debug>(who: &'static str) -> impl Fn(E) -> String {
+        move |err| format!("{who}: {err:?}")
+    }
+    let pd_a = a.alloc_pd().map_err(e("A: pd"))?;
+    let pd_b = b.alloc_pd().map_err(e("B: pd"))?;
+    let cq_a = a.create_cq(16).map_err(e("A: cq"))?;
+    let cq_b = b.create_cq(16).map_err(e("B: cq"))?;
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 4).map_err(e("A: qp"))?;
+    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 4, 8).map_err(e("B: qp"))?;
+    let mpa = MpaOptions {
+        revision: 2,
+        crc: true,
+        markers: false,
+    };
+    connect_pair(&a, &qp_a, &b, &qp_b, mpa, b"A", b"B")?;
+    let acc = |bits| AccessFlags::from_bits(bits).expect("known access bits");
+    let buf_a = a.alloc_dma(len + 2 * GUARD).map_err(e("A: dma"))?;
+    let buf_b = b.alloc_dma(len + 2 * GUARD).map_err(e("B: dma"))?;
+    let mr_a = pd_a
+        .reg_mr(&buf_a, GUARD, len, acc(ACCESS_LOCAL_WRITE))
+        .map_err(e("A: mr"))?;
+    let mr_b = pd_b
+        .reg_mr(
+            &buf_b,
+            GUARD,
+            len,
+            acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE),
+        )
+        .map_err(e("B: mr"))?;
+    let data: Vec<u8> = (0..len).map(pattern).collect();
+    buf_a.write(GUARD, &data).map_err(e("A: write"))?;
+    buf_b
+        .write(0, &vec![0xEE; len + 2 * GUARD])
+        .map_err(e("B: write"))?;
+    let rto = crate::node::COSIM_RDMA_RETX.rto;
+    world.borrow_mut().nodes[0].fw.config.rdma_retx = rnic_fw::retx::RetxConfig {
+        rto,
+        rto_max: 4 * rto,
+        max_retries: 3,
+    };
+    let rig = WriteRig {
+        world: &world,
+        a: &a,
+        b: &b,
+        cq_a: &cq_a,
+        qp_a: &qp_a,
+        mr_a: &mr_a,
+        mr_b: &mr_b,
+        buf_b: &buf_b,
+        data,
+    };
+    Ok(f(&rig))
 }
 
 /// What to run.

@@ -14,34 +14,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rnic_driver::{AccessFlags, DmaMem, MpaOptions, RemoteAddr, SendOp, SendWr};
 use rnic_fw::hal::HalExt;
-use rnic_fw::retx::RetxConfig;
 use rnic_sim::link::{LinkConfig, Side};
 use rnic_sim::node::{World, COSIM_RDMA_RETX};
-use rnic_sim::rtl_run::{connect_pair, expect_event, open_node, world_pair, GUARD};
+use rnic_sim::rtl_run::{expect_event, tcp_of, with_write_rig, WriteRig, CLOCKS_PER_US};
 use rnic_wire::abi::mailbox::EventKind;
-use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
-use rnic_wire::net::{EthernetFrame, EthernetProtocol, Ipv4Packet, TcpPacket};
 
-/// Clocks per µs (`port::CLOCK_KHZ` = 156 250).
-const CLOCKS_PER_US: u64 = 156;
 const LEN: usize = 8192;
-
-/// A frame's TCP (seq, ack, payload length), if it is a TCP segment.
-fn tcp_of(f: &[u8]) -> Option<(u32, u32, usize)> {
-    let eth = EthernetFrame::new_checked(f).ok()?;
-    if eth.ethertype() != EthernetProtocol::Ipv4 {
-        return None;
-    }
-    let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
-    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
-    Some((
-        tcp.seq_number().0 as u32,
-        tcp.ack_number().0 as u32,
-        tcp.payload().len(),
-    ))
-}
 
 /// Octets B's RTL placed, counted once its DMA writes have all reached
 /// host memory (0 while any is in flight).
@@ -70,54 +49,29 @@ fn lost_data_frame_is_fast_retransmitted() {
 }
 
 fn lost_data_frame(fast: bool) {
-    let rto = COSIM_RDMA_RETX.rto;
     let pcap = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(if fast {
         "rto_cosim_fast.pcap"
     } else {
         "rto_cosim.pcap"
     });
-    let world: Rc<RefCell<World>> = world_pair(LinkConfig::default(), Some(&pcap)).unwrap();
-    let a = open_node(&world, 0, 1500).unwrap();
-    let b = open_node(&world, 1, 1500).unwrap();
-    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
-    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
-    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 4).unwrap();
-    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 4, 8).unwrap();
-    let mpa = MpaOptions {
-        revision: 2,
-        crc: true,
-        markers: false,
-    };
-    connect_pair(&a, &qp_a, &b, &qp_b, mpa, b"A", b"B").unwrap();
+    with_write_rig(
+        Some(&pcap),
+        1500,
+        LEN,
+        |i| (i * 7 + 3) as u8,
+        |r| lost_data_frame_on(r, fast),
+    )
+    .unwrap()
+}
+
+fn lost_data_frame_on(r: &WriteRig<'_>, fast: bool) {
+    let rto = COSIM_RDMA_RETX.rto;
+    let world = r.world;
     world.borrow().nodes[0]
         .hw
         .borrow_mut()
         .core
         .set_fast_retx_en(fast as _);
-    let acc = |b| AccessFlags::from_bits(b).unwrap();
-    let buf_a = a.alloc_dma(LEN + 2 * GUARD).unwrap();
-    let buf_b = b.alloc_dma(LEN + 2 * GUARD).unwrap();
-    let mr_a = pd_a
-        .reg_mr(&buf_a, GUARD, LEN, acc(ACCESS_LOCAL_WRITE))
-        .unwrap();
-    let mr_b = pd_b
-        .reg_mr(
-            &buf_b,
-            GUARD,
-            LEN,
-            acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE),
-        )
-        .unwrap();
-    let data: Vec<u8> = (0..LEN).map(|i| (i * 7 + 3) as u8).collect();
-    buf_a.write(GUARD, &data).unwrap();
-    buf_b.write(0, &vec![0xEE; LEN + 2 * GUARD]).unwrap();
-    // A short give-up for the core without replay (50, 100, 200, 200 µs,
-    // then abort): the cap and retries only; the RTO is the co-sim one.
-    world.borrow_mut().nodes[0].fw.config.rdma_retx = RetxConfig {
-        rto,
-        rto_max: 4 * rto,
-        max_retries: 3,
-    };
     let conn_a = (0..64)
         .find(|&i| world.borrow().nodes[0].fw.conn(i).is_some())
         .unwrap() as u32;
@@ -137,19 +91,7 @@ fn lost_data_frame(fast: bool) {
         rto / 4 * CLOCKS_PER_US
     );
     assert!(cost <= 40, "{cost} clocks");
-    let sges = [mr_a.sge(0, LEN as u32).unwrap()];
-    qp_a.post_send(&[SendWr {
-        wr_id: 1,
-        op: SendOp::RdmaWrite(RemoteAddr {
-            addr: mr_b.va(),
-            rkey: mr_b.rkey(),
-        }),
-        sges: &sges,
-        signaled: false,
-        solicited: false,
-        fence: false,
-    }])
-    .unwrap();
+    r.post_write(1, false).unwrap();
 
     // Drop A's 2nd data segment; run until A's firmware asks for a replay
     // twice or B has placed the whole Write.
@@ -283,13 +225,11 @@ fn lost_data_frame(fast: bool) {
         assert!(f_dup >= 3);
         assert!(writes.is_empty(), "no RETX_CONN from A's firmware");
         assert_eq!(stats.retransmits, 0);
-        let mut got = vec![0u8; LEN + 2 * GUARD];
         drop(w);
-        buf_b.read(0, &mut got).unwrap();
-        let bad = (0..LEN).find(|&i| got[GUARD + i] != data[i]);
         assert_eq!(
-            bad, None,
-            "fast-retransmitted Write placed: first wrong octet"
+            r.first_wrong_octet(),
+            None,
+            "fast-retransmitted Write placed, nothing around it: first wrong octet"
         );
         return;
     }
@@ -319,14 +259,11 @@ fn lost_data_frame(fast: bool) {
 
     if placed(&world.borrow()) >= LEN {
         // A core that replays: the Write is complete and exact.
-        let mut got = vec![0u8; LEN + 2 * GUARD];
-        buf_b.read(0, &mut got).unwrap();
-        let bad = (0..LEN).find(|&i| got[GUARD + i] != data[i]);
-        assert_eq!(bad, None, "replayed Write placed: first wrong octet");
-        assert!(got[..GUARD]
-            .iter()
-            .chain(&got[GUARD + LEN..])
-            .all(|&x| x == 0xEE));
+        assert_eq!(
+            r.first_wrong_octet(),
+            None,
+            "replayed Write placed, nothing around it: first wrong octet"
+        );
         println!(
             "the core replayed: Write complete after {} RETX_CONN",
             writes.len()
@@ -342,7 +279,7 @@ fn lost_data_frame(fast: bool) {
         (2 * rto..=2 * rto + rto / 4 + 20).contains(&gap),
         "backoff: {gap} µs"
     );
-    let ev = expect_event(&a, EventKind::ConnectionLost, "A").unwrap();
+    let ev = expect_event(r.a, EventKind::ConnectionLost, "A").unwrap();
     println!(
         "A: {:?} after {} retransmissions",
         ev.kind,
