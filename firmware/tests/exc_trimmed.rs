@@ -10,7 +10,6 @@
 mod common;
 use common::*;
 use rnic_wire::abi::context::{ConnContext, ConnMode, ExceptionReason, TableId};
-use rnic_wire::abi::mailbox::{Command, MboxStatus};
 use rnic_wire::net::TcpControl;
 
 /// TCP payload of the segments (the rnic peer's MULPDU 4090 FPDU: 4096).
@@ -121,30 +120,7 @@ fn cut_frames_with_bad_headers_are_ignored() {
 #[test]
 fn cut_first_fpdu_is_left_to_the_peer() {
     let mut fw = new_fw();
-    let qpn = make_qp(&mut fw);
-    let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
-    let (iss, conn_id) = passive_to_request_mss(&mut fw, &req, 8960);
-    let (s, _) = cmd(
-        &mut fw,
-        Command::Accept {
-            conn_id,
-            qpn,
-            ird: 1,
-            ord: 1,
-            private_data: b"",
-        },
-    );
-    assert_eq!(s, MboxStatus::Ok);
-    let reply = sent_tcp(&mut fw.hal).pop().expect("MPA Reply");
-    let rcv = 101 + req.len() as u32;
-    let snd = iss + 1 + reply.payload.len() as u32;
-    rx_as(
-        &mut fw,
-        ExceptionReason::FirmwareMode,
-        0,
-        Seg::new(PPORT, LPORT, TcpControl::None, rcv, Some(snd)).frame(),
-    );
-    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Rdma);
+    let (rcv, snd) = accept_then_ack_reply(&mut fw, 8960);
     let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
     d.payload = vec![0x33; PAYLOAD];
     fw.hal

@@ -1100,32 +1100,8 @@ fn fpdu_classified_before_rdma_mode_goes_back_to_the_fast_path() {
     for full in [false, true] {
         let mut fw = new_fw();
         fw.hal.inject_full = full;
-        let qpn = make_qp(&mut fw);
-        let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
-        let (iss, conn_id) = passive_to_request(&mut fw, &req);
-        let (s, _) = cmd(
-            &mut fw,
-            Command::Accept {
-                conn_id,
-                qpn,
-                ird: 1,
-                ord: 1,
-                private_data: b"",
-            },
-        );
-        assert_eq!(s, MboxStatus::Ok);
-        let reply = sent_tcp(&mut fw.hal).pop().expect("MPA Reply");
-        let rcv = 101 + req.len() as u32;
-        let snd = iss + 1 + reply.payload.len() as u32;
         // the pure ACK of the Reply: RDMA mode
-        rx_as(
-            &mut fw,
-            ExceptionReason::FirmwareMode,
-            0,
-            Seg::new(PPORT, LPORT, TcpControl::None, rcv, Some(snd)).frame(),
-        );
-        assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Rdma);
-        assert!(fw.hal.injected.is_empty());
+        let (rcv, snd) = accept_then_ack_reply(&mut fw, 1460);
         // the FPDU behind it, still classified for the firmware
         let fpdu = vec![
             0, 14, 0xC0, 0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0, 0, 0,

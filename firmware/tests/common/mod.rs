@@ -548,3 +548,39 @@ pub fn passive_rdma_mss(fw: &mut Fw, mss: u16) -> (u32, u32, u32) {
     );
     (qpn, rcv, snd)
 }
+
+/// Passive open with siw's P2P request (peer MSS `mss`), Accept without
+/// private data, then the peer's pure ACK of our Reply, classified before
+/// the switch (exception `FirmwareMode`): connection 0 is in RDMA mode and
+/// nothing was handed back to the fast path. Returns (rcv_nxt, snd_nxt).
+pub fn accept_then_ack_reply(fw: &mut Fw, mss: u16) -> (u32, u32) {
+    let qpn = make_qp(fw);
+    let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
+    let (iss, conn_id) = passive_to_request_mss(fw, &req, mss);
+    let (s, _) = cmd(
+        fw,
+        Command::Accept {
+            conn_id,
+            qpn,
+            ird: 1,
+            ord: 1,
+            private_data: b"",
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    let reply = sent_tcp(&mut fw.hal).pop().expect("MPA Reply");
+    let rcv = 101 + req.len() as u32;
+    let snd = iss + 1 + reply.payload.len() as u32;
+    rx_as(
+        fw,
+        ExceptionReason::FirmwareMode,
+        0,
+        Seg::new(PPORT, LPORT, TcpControl::None, rcv, Some(snd)).frame(),
+    );
+    assert_eq!(
+        fw.hal.conn(0).unwrap().mode,
+        rnic_wire::abi::context::ConnMode::Rdma
+    );
+    assert!(fw.hal.injected.is_empty());
+    (rcv, snd)
+}
