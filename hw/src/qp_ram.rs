@@ -21,7 +21,7 @@ pub struct QpRam<D: Synth, const PR: usize> {
     pub write_clock: Signal<In, Clock>,
     pub write_data: Signal<In, D>,
     pub write_enable: Signal<In, bool>,
-    _sim: Box<BTreeMap<u64, D>>,
+    _sim: BTreeMap<u64, D>,
 }
 
 impl<D: Synth, const PR: usize> QpRam<D, PR> {
