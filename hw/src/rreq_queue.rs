@@ -661,8 +661,8 @@ mod tests {
         }
     }
 
-    fn bench() -> RreqQueue {
-        let mut b = RreqQueue::default();
+    fn bench<const PR: usize>() -> RreqQueueN<PR> {
+        let mut b = RreqQueueN::<PR>::default();
         b.clock.connect();
         b.reset.connect();
         b.ut_data.connect();
@@ -695,7 +695,7 @@ mod tests {
     type Term = (u16, Vec<u8>, u16, u32);
 
     /// One clock; takes a Terminate record when one is offered.
-    fn step(b: &mut RreqQueue, terms: &mut Vec<Term>) {
+    fn step<const PR: usize>(b: &mut RreqQueueN<PR>, terms: &mut Vec<Term>) {
         b.term_ready.next = b.term_valid.val();
         if b.term_valid.val() {
             let h = b.term_hdr.val();
@@ -716,7 +716,12 @@ mod tests {
     }
 
     /// Drives one message (random gaps), then lets the block decide.
-    fn send(b: &mut RreqQueue, m: &Msg, rng: &mut Rng, terms: &mut Vec<Term>) {
+    fn send<const PR: usize>(
+        b: &mut RreqQueueN<PR>,
+        m: &Msg,
+        rng: &mut Rng,
+        terms: &mut Vec<Term>,
+    ) {
         let pay = &m.seg[UNTAGGED_HEADER_LEN..];
         let bs = beats(pay);
         let n = bs.len();
@@ -755,7 +760,13 @@ mod tests {
         }
     }
 
-    fn cfg(b: &mut RreqQueue, qp: u32, ird: u16, msn: u32, terms: &mut Vec<Term>) {
+    fn cfg<const PR: usize>(
+        b: &mut RreqQueueN<PR>,
+        qp: u32,
+        ird: u16,
+        msn: u32,
+        terms: &mut Vec<Term>,
+    ) {
         b.cfg_valid.next = true;
         b.cfg_qp.next = (qp as u64).into();
         b.cfg_ird.next = (ird as u64).into();
@@ -763,7 +774,10 @@ mod tests {
         step(b, terms);
     }
 
-    fn pop(b: &mut RreqQueue, terms: &mut Vec<Term>) -> Option<(u32, ReadRequestRepr)> {
+    fn pop<const PR: usize>(
+        b: &mut RreqQueueN<PR>,
+        terms: &mut Vec<Term>,
+    ) -> Option<(u32, ReadRequestRepr)> {
         if !b.q_valid.val() {
             return None;
         }
@@ -796,10 +810,35 @@ mod tests {
         assert_eq!(hdr, want, "echoed header");
     }
 
+    /// Board profile (16 QPs): the context write of QP 21 is ignored (not
+    /// aliased onto QP 5 = 21 & 15) and its Read Request dropped and
+    /// counted, quietly; QP 5 keeps its MSN and IRD. A 64-QP queue answers
+    /// QP 21's request (here a Terminate for its MSN).
+    #[test]
+    fn board_refuses_qp21() {
+        let mut rng = Rng::new(43);
+        let mut b = bench::<{ crate::profile::PR_BOARD }>();
+        let mut t = Vec::new();
+        cfg(&mut b, 5, 1, 1, &mut t);
+        cfg(&mut b, 21, 4, 50, &mut t);
+        send(&mut b, &rreq(1, 21, random_req(&mut rng)), &mut rng, &mut t);
+        assert!(t.is_empty(), "QP 21 is beyond the board's QPs");
+        assert_eq!(b.cnt_drop.val().index(), 1);
+        let r = random_req(&mut rng);
+        send(&mut b, &rreq(1, 5, r), &mut rng, &mut t);
+        assert!(t.is_empty(), "QP 5's MSN 1 kept");
+        assert_eq!(pop(&mut b, &mut t), Some((5, r)));
+        // IRD 1 kept: the next one of QP 5 is refused until done.
+        let m = rreq(2, 5, random_req(&mut rng));
+        send(&mut b, &m, &mut rng, &mut t);
+        expect_term(&mut t, UntaggedBufferError::InvalidMsnNoBuffer, &m);
+        assert_eq!(b.cnt_rreq.val().index(), 1);
+    }
+
     #[test]
     fn queue_checks_ird_and_terminates() {
         let mut rng = Rng::new(41);
-        let mut b = bench();
+        let mut b = bench::<{ crate::profile::PR_SIM }>();
         let mut t = Vec::new();
         let mut want = std::collections::VecDeque::new();
         cfg(&mut b, 5, 3, 1, &mut t);
