@@ -9126,6 +9126,8 @@ module rnic_core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pen
     localparam  area = 24'h400000;
     localparam  off_sq = 12'h0;
     localparam  off_rq = 12'h4;
+    localparam  qm = 6'b111111;
+    localparam  qset = 64'hffffffffffffffff;
 
     // Stub signals
     reg  [5:0] prod$read_address;
@@ -9165,6 +9167,8 @@ module rnic_core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pen
     reg  sq_wr;
     reg  rq_wr;
     reg  [63:0] pnext;
+    reg  [5:0] tq;
+    reg  [5:0] aq;
 
     // Sub module instances
     rnic_core$doorbell$prod prod(
@@ -9233,27 +9237,29 @@ module rnic_core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pen
         rel = csr_addr - base;
         in_area = csr_valid & csr_write & (csr_addr >= base) & (rel < area);
         in_win = in_area & (rel < window);
-        qp = rel[(32'hc)+:(6)];
+        qp = rel[(32'hc)+:(6)] & qm;
+        tq = take_qp & qm;
+        aq = rearm_qp & qm;
         sq_wr = in_win & (rel[(32'h0)+:(12)] == off_sq);
         rq_wr = in_win & (rel[(32'h0)+:(12)] == off_rq);
         prod$write_address = qp;
         prod$write_data = csr_wdata;
         prod$write_enable = sq_wr;
-        prod$read_address = take_qp;
+        prod$read_address = tq;
         take_prod = prod$read_data;
         ack$d = take_valid;
         take_ack = ack$q;
         pnext = pend$q;
         if (take_valid) begin
-            pnext = pnext & ~(64'h1 << take_qp);
+            pnext = pnext & ~(64'h1 << tq);
         end
         if (rearm_valid) begin
-            pnext = pnext | (64'h1 << rearm_qp);
+            pnext = pnext | (64'h1 << aq);
         end
         if (sq_wr) begin
             pnext = pnext | (64'h1 << qp);
         end
-        pend$d = pnext;
+        pend$d = pnext & qset;
         pending = pend$q;
         rqv$d = rq_wr;
         rqq$d = qp;
@@ -9371,8 +9377,6 @@ module rnic_core$doorbell$prod(read_address,read_clock,read_data,write_address,w
     // Update code (custom)
     reg[31:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -9382,7 +9386,6 @@ module rnic_core$doorbell$prod(read_address,read_clock,read_data,write_address,w
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$doorbell$prod
 
 
@@ -18651,6 +18654,10 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     localparam  m1 = 64'hff00;
     localparam  m2 = 64'hff0000;
     localparam  m3 = 64'hff000000;
+    localparam  qm = 6'b111111;
+    localparam  k_nq = 32'h40;
+    localparam  m_cnt = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  m_head = 192'hffffffffffffffffffffffffffffffffffffffffffffffff;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -18765,6 +18772,12 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     reg  pop;
     reg  [31:0] r_stag;
     reg  [63:0] r_to;
+    reg  [5:0] sq;
+    reg  [5:0] cq;
+    reg  [5:0] hq;
+    reg  [5:0] pq;
+    reg  s_ok;
+    reg  c_ok;
 
     // Sub module instances
     rnic_core$rd_track$ram ram(
@@ -18886,11 +18899,17 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         c_term$d = c_term$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
-        s4 = {{2{1'b0}}, sent_qp} << 32'h2;
-        s3 = ({{2{1'b0}}, sent_qp} << 32'h1) + {{2{1'b0}}, sent_qp};
-        q4 = {{2{1'b0}}, qp$q} << 32'h2;
-        q3 = ({{2{1'b0}}, qp$q} << 32'h1) + {{2{1'b0}}, qp$q};
-        c4 = {{2{1'b0}}, cfg_qp} << 32'h2;
+        sq = sent_qp & qm;
+        cq = cfg_qp & qm;
+        hq = hq_qp & qm;
+        pq = qp$q & qm;
+        s_ok = ~|(sent_qp & ~qm);
+        c_ok = ~|(cfg_qp & ~qm);
+        s4 = {{2{1'b0}}, sq} << 32'h2;
+        s3 = ({{2{1'b0}}, sq} << 32'h1) + {{2{1'b0}}, sq};
+        q4 = {{2{1'b0}}, pq} << 32'h2;
+        q3 = ({{2{1'b0}}, pq} << 32'h1) + {{2{1'b0}}, pq};
+        c4 = {{2{1'b0}}, cq} << 32'h2;
         sh_s_cnt = cnt$q >> s4;
         sh_s_ord = ord$q >> s4;
         sh_s_head = head$q >> s3;
@@ -18901,7 +18920,7 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         s_head = sh_s_head[(32'h0)+:(3)];
         q_cnt = sh_q_cnt[(32'h0)+:(4)];
         q_head = sh_q_head[(32'h0)+:(3)];
-        h4 = {{2{1'b0}}, hq_qp} << 32'h2;
+        h4 = {{2{1'b0}}, hq} << 32'h2;
         sh_h_cnt = cnt$q >> h4;
         sh_h_ord = ord$q >> h4;
         h_cnt = sh_h_cnt[(32'h0)+:(4)];
@@ -18910,9 +18929,9 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         hq_any = |h_cnt;
         push = 1'b0;
         ram$write_enable = 1'b0;
-        ram$write_address = ({{3{1'b0}}, sent_qp} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
+        ram$write_address = ({{3{1'b0}}, sq} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
         ram$write_data = {sent_signaled, sent_len, sent_wr_id};
-        if (sent_valid) begin
+        if (sent_valid & s_ok) begin
             if (s_cnt < s_ord) begin
                 push = 1'b1;
                 ram$write_enable = 1'b1;
@@ -18921,7 +18940,7 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
                 c_over$d = c_over$q + 32'h1;
             end
         end
-        ram$read_address = ({{3{1'b0}}, qp$q} << 32'h3) | {{6{1'b0}}, q_head};
+        ram$read_address = ({{3{1'b0}}, pq} << 32'h3) | {{6{1'b0}}, q_head};
         busy = state$q != RtState$Idle;
         cpl_valid = 1'b0;
         term_valid = 1'b0;
@@ -18933,7 +18952,7 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         case (state$q)
             RtState$Idle:
                 begin
-                    if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & ~|tag_qpn[(32'h6)+:(26)]) begin
+                    if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & (tag_qpn < k_nq)) begin
                         qp$d = tag_qpn[(32'h0)+:(6)];
                         qpn$d = tag_qpn;
                         conn$d = tag_conn;
@@ -18992,12 +19011,12 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         if (cfg_ord > k_ord_max) begin
             ord_v = k_ord_max[(32'h0)+:(4)];
         end
-        if (cfg_valid) begin
+        if (cfg_valid & c_ok) begin
             cnt_v = cnt_v & ~(256'hf << c4);
-            ord$d = (ord$q & ~(256'hf << c4)) | ({{252{1'b0}}, ord_v} << c4);
+            ord$d = ((ord$q & ~(256'hf << c4)) | ({{252{1'b0}}, ord_v} << c4)) & m_cnt;
         end
-        cnt$d = cnt_v;
-        head$d = head_v;
+        cnt$d = cnt_v & m_cnt;
+        head$d = head_v & m_head;
         r_stag = (stag$q << 32'h18) | ((stag$q & 32'hff00) << 32'h8) | ((stag$q >> 32'h8) & 32'hff00) | (stag$q >> 32'h18);
         r_to = (to$q << 32'h38) | ((to$q & m1) << 32'h28) | ((to$q & m2) << 32'h18) | ((to$q & m3) << 32'h8) | ((to$q >> 32'h8) & m3) | ((to$q >> 32'h18) & m2) | ((to$q >> 32'h28) & m1) | (to$q >> 32'h38);
         term_cause = k_c_unexp;
@@ -19434,6 +19453,8 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     output reg  [31:0] cnt_drop;
 
     // Constant declarations
+    localparam  qset = 64'hffffffffffffffff;
+    localparam  qm = 6'b111111;
     localparam  k_need = 3'b100;
     localparam  k_hdr_t = 16'he;
     localparam  k_op_rresp = 4'h2;
@@ -19848,7 +19869,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         pd_ram$write_clock = clock;
         pd_ram$read_address = q_qp;
         pd_ram$write_address = cfg_qp;
-        pd_ram$write_enable = cfg_valid;
+        pd_ram$write_enable = cfg_valid & ~|(cfg_qp & ~qm);
         pd_ram$write_data = cfg_pd;
         q_ready = 1'b0;
         chk_valid = 1'b0;
@@ -20022,7 +20043,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                     term_valid = 1'b1;
                     if (term_ready) begin
                         c_term$d = c_term$q + 32'h1;
-                        stopped$d = stopped$q | (64'h1 << qp$q);
+                        stopped$d = (stopped$q | (64'h1 << qp$q)) & qset;
                         done_valid = 1'b1;
                         state$d = RrState$Idle;
                     end
@@ -20515,8 +20536,6 @@ module rnic_core$read_resp$pd_ram(read_address,read_clock,read_data,write_addres
     // Update code (custom)
     reg[31:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -20526,7 +20545,6 @@ module rnic_core$read_resp$pd_ram(read_address,read_clock,read_data,write_addres
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$read_resp$pd_ram
 
 
@@ -21252,6 +21270,10 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     output reg  [31:0] cnt_term;
 
     // Constant declarations
+    localparam  qm = 6'b111111;
+    localparam  qset = 64'hffffffffffffffff;
+    localparam  k_nq = 32'h40;
+    localparam  m_cnt = 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
     localparam  k_qn_rreq = 2'b1;
     localparam  k_hdr_len = 16'h1c;
     localparam  k_ird_max = 16'h10;
@@ -21341,6 +21363,15 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     reg  [319:0] cnt$d;
     wire  [319:0] cnt$q;
     reg  cnt$clock;
+    reg  dn_v$d;
+    wire  dn_v$q;
+    reg  dn_v$clock;
+    reg  [5:0] dn_q$d;
+    wire  [5:0] dn_q$q;
+    reg  dn_q$clock;
+    reg  dn_inc$d;
+    wire  dn_inc$q;
+    reg  dn_inc$clock;
     reg  [63:0] stopped$d;
     wire  [63:0] stopped$q;
     reg  stopped$clock;
@@ -21355,6 +21386,12 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     reg  c_term$clock;
 
     // Local signals
+    reg  [5:0] cq;
+    reg  [5:0] dq;
+    reg  c_ok;
+    reg  d_ok;
+    reg  dec;
+    reg  [4:0] cur_e;
     reg  [5:0] qp6;
     reg  [63:0] qbit;
     reg  [8:0] sh;
@@ -21484,6 +21521,21 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
         .q(cnt$q),
         .clock(cnt$clock)
     );
+    rnic_core$rreq_q$dn_v dn_v(
+        .d(dn_v$d),
+        .q(dn_v$q),
+        .clock(dn_v$clock)
+    );
+    rnic_core$rreq_q$dn_q dn_q(
+        .d(dn_q$d),
+        .q(dn_q$q),
+        .clock(dn_q$clock)
+    );
+    rnic_core$rreq_q$dn_inc dn_inc(
+        .d(dn_inc$d),
+        .q(dn_inc$q),
+        .clock(dn_inc$clock)
+    );
     rnic_core$rreq_q$stopped stopped(
         .d(stopped$d),
         .q(stopped$q),
@@ -21527,6 +21579,9 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
         c_rreq$clock = clock;
         c_drop$clock = clock;
         c_term$clock = clock;
+        dn_v$clock = clock;
+        dn_q$clock = clock;
+        dn_inc$clock = clock;
         state$d = state$q;
         mid$d = mid$q;
         bcnt$d = bcnt$q;
@@ -21546,6 +21601,9 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
         c_rreq$d = c_rreq$q;
         c_drop$d = c_drop$q;
         c_term$d = c_term$q;
+        dn_v$d = dn_v$q;
+        dn_q$d = dn_q$q;
+        dn_inc$d = dn_inc$q;
         ctx$read_clock = clock;
         ctx$write_clock = clock;
         fifo$reset = reset;
@@ -21570,7 +21628,11 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
         q_src_to = fifo$data_out[(32'ha6)+:(64)];
         q_msn = fifo$data_out[(32'he6)+:(32)];
         q_conn = fifo$data_out[(32'h106)+:(8)];
-        qp6 = qpn$q[(32'h0)+:(6)];
+        qp6 = qpn$q[(32'h0)+:(6)] & qm;
+        cq = cfg_qp & qm;
+        dq = done_qp & qm;
+        c_ok = ~|(cfg_qp & ~qm);
+        d_ok = ~|(done_qp & ~qm);
         ctx$read_address = qp6;
         ctx$write_address = qp6;
         ctx$write_enable = 1'b0;
@@ -21579,14 +21641,19 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
         if (cfg_ird > k_ird_max) begin
             ird_v = k_ird_max[(32'h0)+:(5)];
         end
-        qbit = 64'h1 << qp6;
+        qbit = (64'h1 << qp6) & qset;
         sh = ({{3{1'b0}}, qp6} << 32'h2) + {{3{1'b0}}, qp6};
-        dsh = ({{3{1'b0}}, done_qp} << 32'h2) + {{3{1'b0}}, done_qp};
-        csh = ({{3{1'b0}}, cfg_qp} << 32'h2) + {{3{1'b0}}, cfg_qp};
+        dsh = ({{3{1'b0}}, dn_q$q} << 32'h2) + {{3{1'b0}}, dn_q$q};
+        csh = ({{3{1'b0}}, cq} << 32'h2) + {{3{1'b0}}, cq};
         sh_cnt = cnt$q >> sh;
         sh_dcnt = cnt$q >> dsh;
         cur = sh_cnt[(32'h0)+:(5)];
         dcur = sh_dcnt[(32'h0)+:(5)];
+        dec = dn_v$q & (dcur > {{4{1'b0}}, dn_inc$q});
+        cur_e = cur;
+        if (dec & (dn_q$q == qp6)) begin
+            cur_e = cur - 5'h1;
+        end
         inc = 1'b0;
         beat_mask = ones64;
         if (ut_keep < 4'h8) begin
@@ -21640,7 +21707,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
             RqState$Decide:
                 begin
                     state$d = RqState$Term;
-                    if (|qpn$q[(32'h6)+:(26)] | |(stopped$q & qbit)) begin
+                    if ((qpn$q >= k_nq) | |(stopped$q & qbit)) begin
                         c_drop$d = c_drop$q + 32'h1;
                         state$d = RqState$Collect;
                     end
@@ -21656,7 +21723,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                     else if (len$q > k_hdr_len) begin
                         cause_r$d = k_c_long;
                     end
-                    else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
+                    else if (cur_e >= ctx$read_data[(32'h20)+:(5)]) begin
                         cause_r$d = k_c_ird;
                     end
                     else begin
@@ -21678,20 +21745,23 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                 end
         endcase
         cnt_v = cnt$q;
-        if (done_valid & (dcur != 5'h0)) begin
+        dn_v$d = done_valid & d_ok;
+        dn_q$d = dq;
+        dn_inc$d = inc & (qp6 == dq);
+        if (dec) begin
             cnt_v = cnt_v - (320'h1 << dsh);
         end
         if (inc) begin
             cnt_v = cnt_v + (320'h1 << sh);
         end
-        if (cfg_valid) begin
+        if (cfg_valid & c_ok) begin
             cnt_v = cnt_v & ~(320'h1f << csh);
-            stopped$d = stopped$q & ~(64'h1 << cfg_qp);
+            stopped$d = stopped$q & ~(64'h1 << cq);
             ctx$write_enable = 1'b1;
-            ctx$write_address = cfg_qp;
+            ctx$write_address = cq;
             ctx$write_data = ({{32{1'b0}}, ird_v} << 32'h20) | {{5{1'b0}}, cfg_msn};
         end
-        cnt$d = cnt_v;
+        cnt$d = cnt_v & m_cnt;
         rs_msn = (msn$q << 32'h18) | ((msn$q & 32'hff00) << 32'h8) | ((msn$q >> 32'h8) & 32'hff00) | (msn$q >> 32'h18);
         rs_mo = (mo$q << 32'h18) | ((mo$q & 32'hff00) << 32'h8) | ((mo$q >> 32'h8) & 32'hff00) | (mo$q >> 32'h18);
         ctl0 = 8'h1;
@@ -21711,6 +21781,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
             mid$d = 1'b0;
             cnt$d = 320'h0;
             stopped$d = 64'h0;
+            dn_v$d = 1'b0;
             c_rreq$d = 32'h0;
             c_drop$d = 32'h0;
             c_term$d = 32'h0;
@@ -21867,8 +21938,6 @@ module rnic_core$rreq_q$ctx(read_address,read_clock,read_data,write_address,writ
     // Update code (custom)
     reg[36:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -21878,7 +21947,6 @@ module rnic_core$rreq_q$ctx(read_address,read_clock,read_data,write_address,writ
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$rreq_q$ctx
 
 
@@ -21899,6 +21967,63 @@ module rnic_core$rreq_q$ddp_last(d,q,clock);
     end
 
 endmodule // rnic_core$rreq_q$ddp_last
+
+
+module rnic_core$rreq_q$dn_inc(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rreq_q$dn_inc
+
+
+module rnic_core$rreq_q$dn_q(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rreq_q$dn_q
+
+
+module rnic_core$rreq_q$dn_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rreq_q$dn_v
 
 
 module rnic_core$rreq_q$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
@@ -32828,6 +32953,7 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_valid,tx
     localparam  k_wc_write = 8'h1;
     localparam  k_wc_read = 8'h2;
     localparam  k_ncq = 32'h10;
+    localparam  qm = 6'b111111;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -32914,7 +33040,7 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_valid,tx
         c_off$d = c_off$q;
         tab$read_clock = clock;
         tab$write_clock = clock;
-        tab$write_enable = cfg_valid;
+        tab$write_enable = cfg_valid & ~|(cfg_qp & ~qm);
         tab$write_address = cfg_qp;
         tw = {{2{1'b0}}, cfg_cq[(32'h0)+:(4)]};
         if (cfg_valid & (cfg_cq < k_ncq)) begin
@@ -33133,8 +33259,6 @@ module rnic_core$send_cpl$tab(read_address,read_clock,read_data,write_address,wr
     // Update code (custom)
     reg[5:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -33144,7 +33268,6 @@ module rnic_core$send_cpl$tab(read_address,read_clock,read_data,write_address,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$send_cpl$tab
 
 
@@ -40984,8 +41107,6 @@ module rnic_core$tx_msn(read_address,read_clock,read_data,write_address,write_cl
     // Update code (custom)
     reg[63:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -40995,7 +41116,6 @@ module rnic_core$tx_msn(read_address,read_clock,read_data,write_address,write_cl
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$tx_msn
 
 
@@ -41013,8 +41133,6 @@ module rnic_core$tx_pkconn(read_address,read_clock,read_data,write_address,write
     // Update code (custom)
     reg[7:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -41024,7 +41142,6 @@ module rnic_core$tx_pkconn(read_address,read_clock,read_data,write_address,write
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$tx_pkconn
 
 
@@ -41042,8 +41159,6 @@ module rnic_core$tx_qpconn(read_address,read_clock,read_data,write_address,write
     // Update code (custom)
     reg[7:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -41053,7 +41168,6 @@ module rnic_core$tx_qpconn(read_address,read_clock,read_data,write_address,write
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$tx_qpconn
 
 
@@ -41091,6 +41205,10 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     localparam  m3 = 64'hff00ff00ff00ff00;
     localparam  m4 = 64'hffff0000ffff0000;
     localparam  m5 = 64'hffffffff00000000;
+    localparam  qm = 6'b111111;
+    localparam  qset = 64'hffffffffffffffff;
+    localparam  pset = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  nq = 7'b1000000;
 
     // Stub signals
     reg  cont$d;
@@ -41270,7 +41388,7 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         cont$d = cont$q;
         pmask = 64'h0;
         if (park_valid) begin
-            pmask = 64'h1 << park_qp;
+            pmask = (64'h1 << park_qp) & qset;
         end
         hit = 64'h0;
         if (wake_conn_valid & (pconn$q[(32'h8 * 0)+:(8)] == wake_conn)) begin
@@ -41466,7 +41584,7 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
             hit = {1'b1, hit[62:0]};
         end
         if (wake_qp_valid) begin
-            hit = hit | (64'h1 << wake_qp);
+            hit = hit | ((64'h1 << wake_qp) & qset);
         end
         timer$d = timer$q + 12'h1;
         sweep = &timer$q;
@@ -41506,29 +41624,29 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         hc$d = (hc$q << 32'h9) | {{28{1'b0}}, wake_conn} | ({{35{1'b0}}, wake_conn_valid} << 32'h8);
         hq$d = (hq$q << 32'h7) | {{22{1'b0}}, wake_qp} | ({{27{1'b0}}, wake_qp_valid} << 32'h6);
         pw$d = pw$q | (park_valid & (m_now | m_hist));
-        pk$d = pk$q & ~hit;
+        pk$d = pk$q & ~hit & qset;
         woke_n = woke$q | hit;
         gmask = 64'h0;
         if (park_fire) begin
             pw$d = 1'b0;
             n_park$d = n_park$q + 32'h1;
-            pconn$d = (pconn$q & ~(512'hff << ({{3{1'b0}}, park_qp} << 32'h3))) | ({{504{1'b0}}, park_conn} << ({{3{1'b0}}, park_qp} << 32'h3));
+            pconn$d = ((pconn$q & ~(512'hff << ({{3{1'b0}}, park_qp} << 32'h3))) | ({{504{1'b0}}, park_conn} << ({{3{1'b0}}, park_qp} << 32'h3))) & pset;
             if (m_now | m_hist | pw$q) begin
                 woke_n = woke_n | pmask;
             end
             else begin
-                pk$d = (pk$q & ~hit) | pmask;
+                pk$d = ((pk$q & ~hit) | pmask) & qset;
             end
         end
         parked = pk$q;
-        cont$d = |((((pending | woke$q) & ~pk$q) | blocked) & ~(64'h1 << cur_qp)) | fifo_others;
+        cont$d = |((((pending | woke$q) & ~pk$q) | blocked) & ~(64'h1 << cur_qp) & qset) | fifo_others;
         contend = cont$q;
         cnt_park = n_park$q;
         cnt_park_retry = n_retry$q;
-        elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask;
-        dbl = {elig, elig};
+        elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask & qset;
+        dbl = ({{64{1'b0}}, elig} << nq) | {{64{1'b0}}, elig};
         dsh = dbl >> ptr$q;
-        rot = dsh[(32'h0)+:(64)];
+        rot = dsh[(32'h0)+:(64)] & qset;
         found = |dsh;
         onehot = rot & (~rot + 64'h1);
         idx = 6'h0;
@@ -41550,7 +41668,7 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         if (|(onehot & m5)) begin
             idx = idx | 6'h20;
         end
-        qp = ptr$q + idx;
+        qp = (ptr$q + idx) & qm;
         take_prio = prio_valid & (~found | ~last_prio$q);
         c_valid = found | prio_valid;
         grant_valid = g_v$q;
@@ -41563,11 +41681,11 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         if (fire) begin
             last_prio$d = g_prio$q;
             if (~g_prio$q) begin
-                ptr$d = g_qp$q + 6'h1;
+                ptr$d = (g_qp$q + 6'h1) & qm;
                 gmask = 64'h1 << g_qp$q;
             end
         end
-        woke$d = woke_n & ~gmask;
+        woke$d = woke_n & ~gmask & qset;
         if (reset) begin
             ptr$d = 6'h0;
             last_prio$d = 1'b0;
@@ -44859,6 +44977,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     localparam  c_op = 3'b1;
     localparam  c_sol = 3'b100;
     localparam  c_nsge = 3'b11;
+    localparam  qm = 6'b111111;
+    localparam  qset = 64'hffffffffffffffff;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -44991,6 +45111,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  park_take;
     reg  [5:0] n_oth_next;
     reg  head_dq;
+    reg  c_ok;
+    reg  e_ok;
     reg  head_off;
     reg  drop;
     reg  [31:0] avail;
@@ -45265,7 +45387,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         ring$write_clock = clock;
         cis$read_clock = clock;
         cis$write_clock = clock;
-        ring$write_enable = cfg_valid;
+        c_ok = ~|(cfg_qp & ~qm);
+        e_ok = ~|(en_qp & ~qm);
+        ring$write_enable = cfg_valid & c_ok;
         ring$write_address = cfg_qp;
         ring$write_data = {cfg_log2, cfg_base};
         ring$read_address = grant_qp;
@@ -45273,15 +45397,15 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         cis$write_enable = 1'b0;
         cis$write_address = qp$q;
         cis$write_data = ci$q + {{28{1'b0}}, n$q};
-        if (cfg_valid & cfg_ci_load) begin
+        if (cfg_valid & cfg_ci_load & c_ok) begin
             cis$write_enable = 1'b1;
             cis$write_address = cfg_qp;
             cis$write_data = cfg_ci;
         end
-        if (en_valid) begin
+        if (en_valid & e_ok) begin
             off$d = off$q & ~(64'h1 << en_qp);
             if (~en_on) begin
-                off$d = off$q | (64'h1 << en_qp);
+                off$d = (off$q | (64'h1 << en_qp)) & qset;
             end
         end
         any_free = |free$q;
@@ -45310,7 +45434,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
             cis$write_enable = 1'b1;
             cis$write_address = park_qp;
             cis$write_data = park_idx;
-            ep$d = ep$q ^ (64'h1 << park_qp);
+            ep$d = (ep$q ^ (64'h1 << park_qp)) & qset;
         end
         avail = take_prod - cis$read_data;
         mask = (32'h1 << ring$read_data[(32'h40)+:(5)]) - 32'h1;
@@ -45453,7 +45577,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
             ifl_next = ifl_next - 6'h1;
         end
         ifl$d = ifl_next;
-        busy_r$d = busy_next;
+        busy_r$d = busy_next & qset;
         busy = busy_r$q;
         cnt_fetch = n_fetch$q;
         head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h200)+:(6)]));
@@ -45625,8 +45749,6 @@ module rnic_core$wqe_fetch$cis(read_address,read_clock,read_data,write_address,w
     // Update code (custom)
     reg[31:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -45636,7 +45758,6 @@ module rnic_core$wqe_fetch$cis(read_address,read_clock,read_data,write_address,w
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$wqe_fetch$cis
 
 
@@ -46279,8 +46400,6 @@ module rnic_core$wqe_fetch$ring(read_address,read_clock,read_data,write_address,
     // Update code (custom)
     reg[68:0] mem[63:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -46290,7 +46409,6 @@ module rnic_core$wqe_fetch$ring(read_address,read_clock,read_data,write_address,
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$wqe_fetch$ring
 
 

@@ -15771,10 +15771,12 @@ module rnic_versa5g$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_w
 
     // Constant declarations
     localparam  base = 24'h10000;
-    localparam  window = 24'h40000;
+    localparam  window = 24'h10000;
     localparam  area = 24'h400000;
     localparam  off_sq = 12'h0;
     localparam  off_rq = 12'h4;
+    localparam  qm = 6'b1111;
+    localparam  qset = 64'hffff;
 
     // Stub signals
     reg  [5:0] prod$read_address;
@@ -15814,6 +15816,8 @@ module rnic_versa5g$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_w
     reg  sq_wr;
     reg  rq_wr;
     reg  [63:0] pnext;
+    reg  [5:0] tq;
+    reg  [5:0] aq;
 
     // Sub module instances
     rnic_versa5g$core$doorbell$prod prod(
@@ -15882,27 +15886,29 @@ module rnic_versa5g$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_w
         rel = csr_addr - base;
         in_area = csr_valid & csr_write & (csr_addr >= base) & (rel < area);
         in_win = in_area & (rel < window);
-        qp = rel[(32'hc)+:(6)];
+        qp = rel[(32'hc)+:(6)] & qm;
+        tq = take_qp & qm;
+        aq = rearm_qp & qm;
         sq_wr = in_win & (rel[(32'h0)+:(12)] == off_sq);
         rq_wr = in_win & (rel[(32'h0)+:(12)] == off_rq);
         prod$write_address = qp;
         prod$write_data = csr_wdata;
         prod$write_enable = sq_wr;
-        prod$read_address = take_qp;
+        prod$read_address = tq;
         take_prod = prod$read_data;
         ack$d = take_valid;
         take_ack = ack$q;
         pnext = pend$q;
         if (take_valid) begin
-            pnext = pnext & ~(64'h1 << take_qp);
+            pnext = pnext & ~(64'h1 << tq);
         end
         if (rearm_valid) begin
-            pnext = pnext | (64'h1 << rearm_qp);
+            pnext = pnext | (64'h1 << aq);
         end
         if (sq_wr) begin
             pnext = pnext | (64'h1 << qp);
         end
-        pend$d = pnext;
+        pend$d = pnext & qset;
         pending = pend$q;
         rqv$d = rq_wr;
         rqq$d = qp;
@@ -16018,20 +16024,18 @@ module rnic_versa5g$core$doorbell$prod(read_address,read_clock,read_data,write_a
     input wire  write_enable;
 
     // Update code (custom)
-    reg[31:0] mem[63:0];
-
-
+    reg[31:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$doorbell$prod
 
 
@@ -18997,7 +19001,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
 
     // Constant declarations
     localparam  k_n_conn = 24'h10;
-    localparam  k_n_qp = 24'h40;
+    localparam  k_n_qp = 24'h10;
     localparam  k_n_cq = 24'h40;
     localparam  k_n_tpt = 24'h100;
     localparam  k_n_pbl = 24'h200;
@@ -25303,6 +25307,10 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     localparam  m1 = 64'hff00;
     localparam  m2 = 64'hff0000;
     localparam  m3 = 64'hff000000;
+    localparam  qm = 6'b1111;
+    localparam  k_nq = 32'h10;
+    localparam  m_cnt = 256'hffffffffffffffff;
+    localparam  m_head = 192'hffffffffffff;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -25417,6 +25425,12 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     reg  pop;
     reg  [31:0] r_stag;
     reg  [63:0] r_to;
+    reg  [5:0] sq;
+    reg  [5:0] cq;
+    reg  [5:0] hq;
+    reg  [5:0] pq;
+    reg  s_ok;
+    reg  c_ok;
 
     // Sub module instances
     rnic_versa5g$core$rd_track$ram ram(
@@ -25538,11 +25552,17 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
         c_term$d = c_term$q;
         ram$read_clock = clock;
         ram$write_clock = clock;
-        s4 = {{2{1'b0}}, sent_qp} << 32'h2;
-        s3 = ({{2{1'b0}}, sent_qp} << 32'h1) + {{2{1'b0}}, sent_qp};
-        q4 = {{2{1'b0}}, qp$q} << 32'h2;
-        q3 = ({{2{1'b0}}, qp$q} << 32'h1) + {{2{1'b0}}, qp$q};
-        c4 = {{2{1'b0}}, cfg_qp} << 32'h2;
+        sq = sent_qp & qm;
+        cq = cfg_qp & qm;
+        hq = hq_qp & qm;
+        pq = qp$q & qm;
+        s_ok = ~|(sent_qp & ~qm);
+        c_ok = ~|(cfg_qp & ~qm);
+        s4 = {{2{1'b0}}, sq} << 32'h2;
+        s3 = ({{2{1'b0}}, sq} << 32'h1) + {{2{1'b0}}, sq};
+        q4 = {{2{1'b0}}, pq} << 32'h2;
+        q3 = ({{2{1'b0}}, pq} << 32'h1) + {{2{1'b0}}, pq};
+        c4 = {{2{1'b0}}, cq} << 32'h2;
         sh_s_cnt = cnt$q >> s4;
         sh_s_ord = ord$q >> s4;
         sh_s_head = head$q >> s3;
@@ -25553,7 +25573,7 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
         s_head = sh_s_head[(32'h0)+:(3)];
         q_cnt = sh_q_cnt[(32'h0)+:(4)];
         q_head = sh_q_head[(32'h0)+:(3)];
-        h4 = {{2{1'b0}}, hq_qp} << 32'h2;
+        h4 = {{2{1'b0}}, hq} << 32'h2;
         sh_h_cnt = cnt$q >> h4;
         sh_h_ord = ord$q >> h4;
         h_cnt = sh_h_cnt[(32'h0)+:(4)];
@@ -25562,9 +25582,9 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
         hq_any = |h_cnt;
         push = 1'b0;
         ram$write_enable = 1'b0;
-        ram$write_address = ({{3{1'b0}}, sent_qp} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
+        ram$write_address = ({{3{1'b0}}, sq} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
         ram$write_data = ({{96{1'b0}}, sent_signaled} << 32'h60) | ({{65{1'b0}}, sent_len} << 32'h40) | {{33{1'b0}}, sent_wr_id};
-        if (sent_valid) begin
+        if (sent_valid & s_ok) begin
             if (s_cnt < s_ord) begin
                 push = 1'b1;
                 ram$write_enable = 1'b1;
@@ -25573,7 +25593,7 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
                 c_over$d = c_over$q + 32'h1;
             end
         end
-        ram$read_address = ({{3{1'b0}}, qp$q} << 32'h3) | {{6{1'b0}}, q_head};
+        ram$read_address = ({{3{1'b0}}, pq} << 32'h3) | {{6{1'b0}}, q_head};
         busy = state$q != RtState$Idle;
         cpl_valid = 1'b0;
         term_valid = 1'b0;
@@ -25585,7 +25605,7 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
         case (state$q)
             RtState$Idle:
                 begin
-                    if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & ~|tag_qpn[(32'h6)+:(26)]) begin
+                    if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & (tag_qpn < k_nq)) begin
                         qp$d = tag_qpn[(32'h0)+:(6)];
                         qpn$d = tag_qpn;
                         conn$d = tag_conn;
@@ -25644,12 +25664,12 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
         if (cfg_ord > k_ord_max) begin
             ord_v = k_ord_max[(32'h0)+:(4)];
         end
-        if (cfg_valid) begin
+        if (cfg_valid & c_ok) begin
             cnt_v = cnt_v & ~(256'hf << c4);
-            ord$d = (ord$q & ~(256'hf << c4)) | ({{252{1'b0}}, ord_v} << c4);
+            ord$d = ((ord$q & ~(256'hf << c4)) | ({{252{1'b0}}, ord_v} << c4)) & m_cnt;
         end
-        cnt$d = cnt_v;
-        head$d = head_v;
+        cnt$d = cnt_v & m_cnt;
+        head$d = head_v & m_head;
         r_stag = (stag$q << 32'h18) | ((stag$q & 32'hff00) << 32'h8) | ((stag$q >> 32'h8) & 32'hff00) | (stag$q >> 32'h18);
         r_to = (to$q << 32'h38) | ((to$q & m1) << 32'h28) | ((to$q & m2) << 32'h18) | ((to$q & m3) << 32'h8) | ((to$q >> 32'h8) & m3) | ((to$q >> 32'h18) & m2) | ((to$q >> 32'h28) & m1) | (to$q >> 32'h38);
         term_cause = k_c_unexp;
@@ -26086,6 +26106,8 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     output reg  [31:0] cnt_drop;
 
     // Constant declarations
+    localparam  qset = 64'hffff;
+    localparam  qm = 6'b1111;
     localparam  k_need = 3'b100;
     localparam  k_hdr_t = 16'he;
     localparam  k_op_rresp = 4'h2;
@@ -26500,7 +26522,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         pd_ram$write_clock = clock;
         pd_ram$read_address = q_qp;
         pd_ram$write_address = cfg_qp;
-        pd_ram$write_enable = cfg_valid;
+        pd_ram$write_enable = cfg_valid & ~|(cfg_qp & ~qm);
         pd_ram$write_data = cfg_pd;
         q_ready = 1'b0;
         chk_valid = 1'b0;
@@ -26674,7 +26696,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                     term_valid = 1'b1;
                     if (term_ready) begin
                         c_term$d = c_term$q + 32'h1;
-                        stopped$d = stopped$q | (64'h1 << qp$q);
+                        stopped$d = (stopped$q | (64'h1 << qp$q)) & qset;
                         done_valid = 1'b1;
                         state$d = RrState$Idle;
                     end
@@ -27165,20 +27187,18 @@ module rnic_versa5g$core$read_resp$pd_ram(read_address,read_clock,read_data,writ
     input wire  write_enable;
 
     // Update code (custom)
-    reg[31:0] mem[63:0];
-
-
+    reg[31:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$read_resp$pd_ram
 
 
@@ -27904,6 +27924,10 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     output reg  [31:0] cnt_term;
 
     // Constant declarations
+    localparam  qm = 6'b1111;
+    localparam  qset = 64'hffff;
+    localparam  k_nq = 32'h10;
+    localparam  m_cnt = 320'hffffffffffffffffffff;
     localparam  k_qn_rreq = 2'b1;
     localparam  k_hdr_len = 16'h1c;
     localparam  k_ird_max = 16'h10;
@@ -27993,6 +28017,15 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     reg  [319:0] cnt$d;
     wire  [319:0] cnt$q;
     reg  cnt$clock;
+    reg  dn_v$d;
+    wire  dn_v$q;
+    reg  dn_v$clock;
+    reg  [5:0] dn_q$d;
+    wire  [5:0] dn_q$q;
+    reg  dn_q$clock;
+    reg  dn_inc$d;
+    wire  dn_inc$q;
+    reg  dn_inc$clock;
     reg  [63:0] stopped$d;
     wire  [63:0] stopped$q;
     reg  stopped$clock;
@@ -28007,6 +28040,12 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     reg  c_term$clock;
 
     // Local signals
+    reg  [5:0] cq;
+    reg  [5:0] dq;
+    reg  c_ok;
+    reg  d_ok;
+    reg  dec;
+    reg  [4:0] cur_e;
     reg  [5:0] qp6;
     reg  [63:0] qbit;
     reg  [8:0] sh;
@@ -28136,6 +28175,21 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         .q(cnt$q),
         .clock(cnt$clock)
     );
+    rnic_versa5g$core$rreq_q$dn_v dn_v(
+        .d(dn_v$d),
+        .q(dn_v$q),
+        .clock(dn_v$clock)
+    );
+    rnic_versa5g$core$rreq_q$dn_q dn_q(
+        .d(dn_q$d),
+        .q(dn_q$q),
+        .clock(dn_q$clock)
+    );
+    rnic_versa5g$core$rreq_q$dn_inc dn_inc(
+        .d(dn_inc$d),
+        .q(dn_inc$q),
+        .clock(dn_inc$clock)
+    );
     rnic_versa5g$core$rreq_q$stopped stopped(
         .d(stopped$d),
         .q(stopped$q),
@@ -28179,6 +28233,9 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         c_rreq$clock = clock;
         c_drop$clock = clock;
         c_term$clock = clock;
+        dn_v$clock = clock;
+        dn_q$clock = clock;
+        dn_inc$clock = clock;
         state$d = state$q;
         mid$d = mid$q;
         bcnt$d = bcnt$q;
@@ -28198,6 +28255,9 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         c_rreq$d = c_rreq$q;
         c_drop$d = c_drop$q;
         c_term$d = c_term$q;
+        dn_v$d = dn_v$q;
+        dn_q$d = dn_q$q;
+        dn_inc$d = dn_inc$q;
         ctx$read_clock = clock;
         ctx$write_clock = clock;
         fifo$reset = reset;
@@ -28222,7 +28282,11 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         q_src_to = fifo$data_out[(32'ha6)+:(64)];
         q_msn = fifo$data_out[(32'he6)+:(32)];
         q_conn = fifo$data_out[(32'h106)+:(8)];
-        qp6 = qpn$q[(32'h0)+:(6)];
+        qp6 = qpn$q[(32'h0)+:(6)] & qm;
+        cq = cfg_qp & qm;
+        dq = done_qp & qm;
+        c_ok = ~|(cfg_qp & ~qm);
+        d_ok = ~|(done_qp & ~qm);
         ctx$read_address = qp6;
         ctx$write_address = qp6;
         ctx$write_enable = 1'b0;
@@ -28231,14 +28295,19 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         if (cfg_ird > k_ird_max) begin
             ird_v = k_ird_max[(32'h0)+:(5)];
         end
-        qbit = 64'h1 << qp6;
+        qbit = (64'h1 << qp6) & qset;
         sh = ({{3{1'b0}}, qp6} << 32'h2) + {{3{1'b0}}, qp6};
-        dsh = ({{3{1'b0}}, done_qp} << 32'h2) + {{3{1'b0}}, done_qp};
-        csh = ({{3{1'b0}}, cfg_qp} << 32'h2) + {{3{1'b0}}, cfg_qp};
+        dsh = ({{3{1'b0}}, dn_q$q} << 32'h2) + {{3{1'b0}}, dn_q$q};
+        csh = ({{3{1'b0}}, cq} << 32'h2) + {{3{1'b0}}, cq};
         sh_cnt = cnt$q >> sh;
         sh_dcnt = cnt$q >> dsh;
         cur = sh_cnt[(32'h0)+:(5)];
         dcur = sh_dcnt[(32'h0)+:(5)];
+        dec = dn_v$q & (dcur > {{4{1'b0}}, dn_inc$q});
+        cur_e = cur;
+        if (dec & (dn_q$q == qp6)) begin
+            cur_e = cur - 5'h1;
+        end
         inc = 1'b0;
         beat_mask = ones64;
         if (ut_keep < 4'h8) begin
@@ -28292,7 +28361,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
             RqState$Decide:
                 begin
                     state$d = RqState$Term;
-                    if (|qpn$q[(32'h6)+:(26)] | |(stopped$q & qbit)) begin
+                    if ((qpn$q >= k_nq) | |(stopped$q & qbit)) begin
                         c_drop$d = c_drop$q + 32'h1;
                         state$d = RqState$Collect;
                     end
@@ -28308,7 +28377,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                     else if (len$q > k_hdr_len) begin
                         cause_r$d = k_c_long;
                     end
-                    else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
+                    else if (cur_e >= ctx$read_data[(32'h20)+:(5)]) begin
                         cause_r$d = k_c_ird;
                     end
                     else begin
@@ -28330,20 +28399,23 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                 end
         endcase
         cnt_v = cnt$q;
-        if (done_valid & (dcur != 5'h0)) begin
+        dn_v$d = done_valid & d_ok;
+        dn_q$d = dq;
+        dn_inc$d = inc & (qp6 == dq);
+        if (dec) begin
             cnt_v = cnt_v - (320'h1 << dsh);
         end
         if (inc) begin
             cnt_v = cnt_v + (320'h1 << sh);
         end
-        if (cfg_valid) begin
+        if (cfg_valid & c_ok) begin
             cnt_v = cnt_v & ~(320'h1f << csh);
-            stopped$d = stopped$q & ~(64'h1 << cfg_qp);
+            stopped$d = stopped$q & ~(64'h1 << cq);
             ctx$write_enable = 1'b1;
-            ctx$write_address = cfg_qp;
+            ctx$write_address = cq;
             ctx$write_data = ({{32{1'b0}}, ird_v} << 32'h20) | {{5{1'b0}}, cfg_msn};
         end
-        cnt$d = cnt_v;
+        cnt$d = cnt_v & m_cnt;
         rs_msn = (msn$q << 32'h18) | ((msn$q & 32'hff00) << 32'h8) | ((msn$q >> 32'h8) & 32'hff00) | (msn$q >> 32'h18);
         rs_mo = (mo$q << 32'h18) | ((mo$q & 32'hff00) << 32'h8) | ((mo$q >> 32'h8) & 32'hff00) | (mo$q >> 32'h18);
         ctl0 = 8'h1;
@@ -28363,6 +28435,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
             mid$d = 1'b0;
             cnt$d = 320'h0;
             stopped$d = 64'h0;
+            dn_v$d = 1'b0;
             c_rreq$d = 32'h0;
             c_drop$d = 32'h0;
             c_term$d = 32'h0;
@@ -28517,20 +28590,18 @@ module rnic_versa5g$core$rreq_q$ctx(read_address,read_clock,read_data,write_addr
     input wire  write_enable;
 
     // Update code (custom)
-    reg[36:0] mem[63:0];
-
-
+    reg[36:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$rreq_q$ctx
 
 
@@ -28551,6 +28622,63 @@ module rnic_versa5g$core$rreq_q$ddp_last(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rreq_q$ddp_last
+
+
+module rnic_versa5g$core$rreq_q$dn_inc(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$dn_inc
+
+
+module rnic_versa5g$core$rreq_q$dn_q(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$dn_q
+
+
+module rnic_versa5g$core$rreq_q$dn_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$dn_v
 
 
 module rnic_versa5g$core$rreq_q$fifo(clock,reset,write,data_in,full,read,data_out,empty,count);
@@ -39480,6 +39608,7 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
     localparam  k_wc_write = 8'h1;
     localparam  k_wc_read = 8'h2;
     localparam  k_ncq = 32'h10;
+    localparam  qm = 6'b1111;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -39566,7 +39695,7 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
         c_off$d = c_off$q;
         tab$read_clock = clock;
         tab$write_clock = clock;
-        tab$write_enable = cfg_valid;
+        tab$write_enable = cfg_valid & ~|(cfg_qp & ~qm);
         tab$write_address = cfg_qp;
         tw = {{2{1'b0}}, cfg_cq[(32'h0)+:(4)]};
         if (cfg_valid & (cfg_cq < k_ncq)) begin
@@ -39783,20 +39912,18 @@ module rnic_versa5g$core$send_cpl$tab(read_address,read_clock,read_data,write_ad
     input wire  write_enable;
 
     // Update code (custom)
-    reg[5:0] mem[63:0];
-
-
+    reg[5:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$send_cpl$tab
 
 
@@ -47634,20 +47761,18 @@ module rnic_versa5g$core$tx_msn(read_address,read_clock,read_data,write_address,
     input wire  write_enable;
 
     // Update code (custom)
-    reg[63:0] mem[63:0];
-
-
+    reg[63:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$tx_msn
 
 
@@ -47663,20 +47788,18 @@ module rnic_versa5g$core$tx_pkconn(read_address,read_clock,read_data,write_addre
     input wire  write_enable;
 
     // Update code (custom)
-    reg[7:0] mem[63:0];
-
-
+    reg[7:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$tx_pkconn
 
 
@@ -47692,20 +47815,18 @@ module rnic_versa5g$core$tx_qpconn(read_address,read_clock,read_data,write_addre
     input wire  write_enable;
 
     // Update code (custom)
-    reg[7:0] mem[63:0];
-
-
+    reg[7:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$tx_qpconn
 
 
@@ -47743,6 +47864,10 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
     localparam  m3 = 64'hff00ff00ff00ff00;
     localparam  m4 = 64'hffff0000ffff0000;
     localparam  m5 = 64'hffffffff00000000;
+    localparam  qm = 6'b1111;
+    localparam  qset = 64'hffff;
+    localparam  pset = 512'hffffffffffffffffffffffffffffffff;
+    localparam  nq = 7'b10000;
 
     // Stub signals
     reg  cont$d;
@@ -47922,7 +48047,7 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         cont$d = cont$q;
         pmask = 64'h0;
         if (park_valid) begin
-            pmask = 64'h1 << park_qp;
+            pmask = (64'h1 << park_qp) & qset;
         end
         hit = 64'h0;
         if (wake_conn_valid & (pconn$q[(32'h8 * 0)+:(8)] == wake_conn)) begin
@@ -48118,7 +48243,7 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
             hit = {1'b1, hit[62:0]};
         end
         if (wake_qp_valid) begin
-            hit = hit | (64'h1 << wake_qp);
+            hit = hit | ((64'h1 << wake_qp) & qset);
         end
         timer$d = timer$q + 12'h1;
         sweep = &timer$q;
@@ -48158,29 +48283,29 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         hc$d = (hc$q << 32'h9) | {{28{1'b0}}, wake_conn} | ({{35{1'b0}}, wake_conn_valid} << 32'h8);
         hq$d = (hq$q << 32'h7) | {{22{1'b0}}, wake_qp} | ({{27{1'b0}}, wake_qp_valid} << 32'h6);
         pw$d = pw$q | (park_valid & (m_now | m_hist));
-        pk$d = pk$q & ~hit;
+        pk$d = pk$q & ~hit & qset;
         woke_n = woke$q | hit;
         gmask = 64'h0;
         if (park_fire) begin
             pw$d = 1'b0;
             n_park$d = n_park$q + 32'h1;
-            pconn$d = (pconn$q & ~(512'hff << ({{3{1'b0}}, park_qp} << 32'h3))) | ({{504{1'b0}}, park_conn} << ({{3{1'b0}}, park_qp} << 32'h3));
+            pconn$d = ((pconn$q & ~(512'hff << ({{3{1'b0}}, park_qp} << 32'h3))) | ({{504{1'b0}}, park_conn} << ({{3{1'b0}}, park_qp} << 32'h3))) & pset;
             if (m_now | m_hist | pw$q) begin
                 woke_n = woke_n | pmask;
             end
             else begin
-                pk$d = (pk$q & ~hit) | pmask;
+                pk$d = ((pk$q & ~hit) | pmask) & qset;
             end
         end
         parked = pk$q;
-        cont$d = |((((pending | woke$q) & ~pk$q) | blocked) & ~(64'h1 << cur_qp)) | fifo_others;
+        cont$d = |((((pending | woke$q) & ~pk$q) | blocked) & ~(64'h1 << cur_qp) & qset) | fifo_others;
         contend = cont$q;
         cnt_park = n_park$q;
         cnt_park_retry = n_retry$q;
-        elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask;
-        dbl = ({{64{1'b0}}, elig} << 32'h40) | {{64{1'b0}}, elig};
+        elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask & qset;
+        dbl = ({{64{1'b0}}, elig} << nq) | {{64{1'b0}}, elig};
         dsh = dbl >> ptr$q;
-        rot = dsh[(32'h0)+:(64)];
+        rot = dsh[(32'h0)+:(64)] & qset;
         found = |dsh;
         onehot = rot & (~rot + 64'h1);
         idx = 6'h0;
@@ -48202,7 +48327,7 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         if (|(onehot & m5)) begin
             idx = idx | 6'h20;
         end
-        qp = ptr$q + idx;
+        qp = (ptr$q + idx) & qm;
         take_prio = prio_valid & (~found | ~last_prio$q);
         c_valid = found | prio_valid;
         grant_valid = g_v$q;
@@ -48215,11 +48340,11 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         if (fire) begin
             last_prio$d = g_prio$q;
             if (~g_prio$q) begin
-                ptr$d = g_qp$q + 6'h1;
+                ptr$d = (g_qp$q + 6'h1) & qm;
                 gmask = 64'h1 << g_qp$q;
             end
         end
-        woke$d = woke_n & ~gmask;
+        woke$d = woke_n & ~gmask & qset;
         if (reset) begin
             ptr$d = 6'h0;
             last_prio$d = 1'b0;
@@ -51511,6 +51636,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     localparam  c_op = 3'b1;
     localparam  c_sol = 3'b100;
     localparam  c_nsge = 3'b11;
+    localparam  qm = 6'b1111;
+    localparam  qset = 64'hffff;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -51643,6 +51770,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  park_take;
     reg  [5:0] n_oth_next;
     reg  head_dq;
+    reg  c_ok;
+    reg  e_ok;
     reg  head_off;
     reg  drop;
     reg  [31:0] avail;
@@ -51917,7 +52046,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         ring$write_clock = clock;
         cis$read_clock = clock;
         cis$write_clock = clock;
-        ring$write_enable = cfg_valid;
+        c_ok = ~|(cfg_qp & ~qm);
+        e_ok = ~|(en_qp & ~qm);
+        ring$write_enable = cfg_valid & c_ok;
         ring$write_address = cfg_qp;
         ring$write_data = ({{64{1'b0}}, cfg_log2} << 32'h40) | {{5{1'b0}}, cfg_base};
         ring$read_address = grant_qp;
@@ -51925,15 +52056,15 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         cis$write_enable = 1'b0;
         cis$write_address = qp$q;
         cis$write_data = ci$q + {{28{1'b0}}, n$q};
-        if (cfg_valid & cfg_ci_load) begin
+        if (cfg_valid & cfg_ci_load & c_ok) begin
             cis$write_enable = 1'b1;
             cis$write_address = cfg_qp;
             cis$write_data = cfg_ci;
         end
-        if (en_valid) begin
+        if (en_valid & e_ok) begin
             off$d = off$q & ~(64'h1 << en_qp);
             if (~en_on) begin
-                off$d = off$q | (64'h1 << en_qp);
+                off$d = (off$q | (64'h1 << en_qp)) & qset;
             end
         end
         any_free = |free$q;
@@ -51962,7 +52093,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             cis$write_enable = 1'b1;
             cis$write_address = park_qp;
             cis$write_data = park_idx;
-            ep$d = ep$q ^ (64'h1 << park_qp);
+            ep$d = (ep$q ^ (64'h1 << park_qp)) & qset;
         end
         avail = take_prod - cis$read_data;
         mask = (32'h1 << ring$read_data[(32'h40)+:(5)]) - 32'h1;
@@ -52105,7 +52236,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             ifl_next = ifl_next - 6'h1;
         end
         ifl$d = ifl_next;
-        busy_r$d = busy_next;
+        busy_r$d = busy_next & qset;
         busy = busy_r$q;
         cnt_fetch = n_fetch$q;
         head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h200)+:(6)]));
@@ -52275,20 +52406,18 @@ module rnic_versa5g$core$wqe_fetch$cis(read_address,read_clock,read_data,write_a
     input wire  write_enable;
 
     // Update code (custom)
-    reg[31:0] mem[63:0];
-
-
+    reg[31:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$wqe_fetch$cis
 
 
@@ -52929,20 +53058,18 @@ module rnic_versa5g$core$wqe_fetch$ring(read_address,read_clock,read_data,write_
     input wire  write_enable;
 
     // Update code (custom)
-    reg[68:0] mem[63:0];
-
-
+    reg[68:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[3:0]];
     end
 
     always @(posedge write_clock) begin
        if (write_enable) begin
-          mem[write_address] <= write_data;
+          mem[write_address[3:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$wqe_fetch$ring
 
 

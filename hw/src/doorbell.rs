@@ -3,12 +3,17 @@
 //!
 //! * QP `n`'s page is at `QP_DOORBELL_BASE + n * DOORBELL_PAGE_SIZE`
 //!   (`rnic_wire::abi::csr`); a write of `QP_SQ_PRODUCER` (+0) stores the
-//!   free-running 32-bit producer index in a `2^6`-entry RAM and sets
+//!   free-running 32-bit producer index in an `n_qp`-entry RAM and sets
 //!   `pending[n]`; a write of `QP_RQ_PRODUCER` (+4) is passed on as a one-clock
 //!   pulse on `rq_*` (for the receive side). Any other write inside the QP
-//!   doorbell area (`QP_DOORBELL_PAGES` pages: a QP at or above 64, another
-//!   offset) is ignored and
-//!   counted in `cnt_db_bad`. Reads are not answered here (the CSR read mux
+//!   doorbell area (`QP_DOORBELL_PAGES` pages: a QP at or above the
+//!   profile's QPs, `PROFILES[PR].fw.n_qp` = 64 in the sim core, 16 on the
+//!   board; another offset) is ignored and counted in `cnt_db_bad` (the
+//!   core's `cnt_db_bad` output): a send or receive doorbell of a QP the
+//!   profile does not have is refused, never aliased onto another QP.
+//!   All QP indices are ANDed with `n_qp - 1` where they are used (shifts,
+//!   RAM addresses), so on the board the state of QPs 16..63 has no reader
+//!   or writer and synthesis removes it. Reads are not answered here (the CSR read mux
 //!   returns 0 for doorbell pages).
 //! * `take_valid`/`take_qp`: the fetch unit takes a QP's work: `take_prod`
 //!   is its producer index after the next edge (`take_ack` high), and
@@ -28,8 +33,29 @@ pub const DB_QPS: usize = 64;
 /// log2 of [`DB_QPS`].
 pub const DB_LOG2_QPS: usize = 6;
 
+/// The doorbell pages of the sim profile (64 QPs).
+pub type Doorbell = DoorbellN<{ crate::profile::PR_SIM }>;
+
+/// The QP count of profile `pr` (a power of two, at most [`DB_QPS`]).
+pub fn profile_qps(pr: usize) -> usize {
+    let n = crate::profile::PROFILES[pr].fw.n_qp as usize;
+    assert!(n.is_power_of_two() && n <= DB_QPS);
+    n
+}
+
+/// `n_qp - 1` of profile `pr`: the QP index mask.
+pub fn qp_mask(pr: usize) -> Constant<Bits<6>> {
+    Constant::new(((profile_qps(pr) - 1) as u64).into())
+}
+
+/// The bitmap of the QPs of profile `pr` (bit n set for QP n < n_qp).
+pub fn qp_set(pr: usize) -> Constant<Bits<64>> {
+    let n = profile_qps(pr);
+    Constant::new((if n == 64 { u64::MAX } else { (1u64 << n) - 1 }).into())
+}
+
 #[derive(LogicBlock)]
-pub struct Doorbell {
+pub struct DoorbellN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub csr_valid: Signal<In, Bit>,
@@ -53,7 +79,9 @@ pub struct Doorbell {
     area: Constant<Bits<24>>,
     off_sq: Constant<Bits<12>>,
     off_rq: Constant<Bits<12>>,
-    prod: RAM<Bits<32>, 6>,
+    qm: Constant<Bits<6>>,
+    qset: Constant<Bits<64>>,
+    prod: crate::qp_ram::QpRam<Bits<32>, PR>,
     pend: DFF<Bits<64>>,
     ack: DFF<Bit>,
     rqv: DFF<Bit>,
@@ -68,9 +96,11 @@ pub struct Doorbell {
     sq_wr: Signal<Local, Bit>,
     rq_wr: Signal<Local, Bit>,
     pnext: Signal<Local, Bits<64>>,
+    tq: Signal<Local, Bits<6>>,
+    aq: Signal<Local, Bits<6>>,
 }
 
-impl Default for Doorbell {
+impl<const PR: usize> Default for DoorbellN<PR> {
     fn default() -> Self {
         const _: () = assert!(DOORBELL_PAGE_SIZE == 1 << 12);
         Self {
@@ -93,10 +123,12 @@ impl Default for Doorbell {
             cnt_db: Default::default(),
             cnt_db_bad: Default::default(),
             base: Constant::new((QP_DOORBELL_BASE as u64).into()),
-            window: Constant::new(((DB_QPS as u64) * DOORBELL_PAGE_SIZE as u64).into()),
+            window: Constant::new(((profile_qps(PR) as u64) * DOORBELL_PAGE_SIZE as u64).into()),
             area: Constant::new((QP_DOORBELL_PAGES as u64 * DOORBELL_PAGE_SIZE as u64).into()),
             off_sq: Constant::new((QP_SQ_PRODUCER as u64).into()),
             off_rq: Constant::new((QP_RQ_PRODUCER as u64).into()),
+            qm: qp_mask(PR),
+            qset: qp_set(PR),
             prod: Default::default(),
             pend: Default::default(),
             ack: Default::default(),
@@ -112,24 +144,28 @@ impl Default for Doorbell {
             sq_wr: Default::default(),
             rq_wr: Default::default(),
             pnext: Default::default(),
+            tq: Default::default(),
+            aq: Default::default(),
         }
     }
 }
 
-impl Logic for Doorbell {
+impl<const PR: usize> Logic for DoorbellN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, pend, ack, rqv, rqq, rqp, n_db, n_bad);
         self.prod.read_clock.next = self.clock.val();
         self.prod.write_clock.next = self.clock.val();
-        // Decode: the QP doorbell window is [base, base + 64 pages).
+        // Decode: the QP doorbell window is [base, base + n_qp pages).
         self.rel.next = self.csr_addr.val() - self.base.val();
         self.in_area.next = self.csr_valid.val()
             & self.csr_write.val()
             & (self.csr_addr.val() >= self.base.val())
             & (self.rel.val() < self.area.val());
         self.in_win.next = self.in_area.val() & (self.rel.val() < self.window.val());
-        self.qp.next = self.rel.val().get_bits::<6>(12);
+        self.qp.next = self.rel.val().get_bits::<6>(12) & self.qm.val();
+        self.tq.next = self.take_qp.val() & self.qm.val();
+        self.aq.next = self.rearm_qp.val() & self.qm.val();
         self.sq_wr.next =
             self.in_win.val() & (self.rel.val().get_bits::<12>(0) == self.off_sq.val());
         self.rq_wr.next =
@@ -138,22 +174,22 @@ impl Logic for Doorbell {
         self.prod.write_address.next = self.qp.val();
         self.prod.write_data.next = self.csr_wdata.val();
         self.prod.write_enable.next = self.sq_wr.val();
-        self.prod.read_address.next = self.take_qp.val();
+        self.prod.read_address.next = self.tq.val();
         self.take_prod.next = self.prod.read_data.val();
         self.ack.d.next = self.take_valid.val();
         self.take_ack.next = self.ack.q.val();
         // Pending bitmap: clear on take, then set on rearm and doorbell (set wins).
         self.pnext.next = self.pend.q.val();
         if self.take_valid.val() {
-            self.pnext.next = self.pnext.val() & !(bits::<64>(1) << self.take_qp.val());
+            self.pnext.next = self.pnext.val() & !(bits::<64>(1) << self.tq.val());
         }
         if self.rearm_valid.val() {
-            self.pnext.next = self.pnext.val() | (bits::<64>(1) << self.rearm_qp.val());
+            self.pnext.next = self.pnext.val() | (bits::<64>(1) << self.aq.val());
         }
         if self.sq_wr.val() {
             self.pnext.next = self.pnext.val() | (bits::<64>(1) << self.qp.val());
         }
-        self.pend.d.next = self.pnext.val();
+        self.pend.d.next = self.pnext.val() & self.qset.val();
         self.pending.next = self.pend.q.val();
         // RQ producer writes go on as pulses.
         self.rqv.d.next = self.rq_wr.val();
@@ -186,8 +222,8 @@ mod tests {
     use super::*;
     use crate::testutil::{tick, Rng};
 
-    fn uut() -> Doorbell {
-        let mut u = Doorbell::default();
+    fn uut<const PR: usize>() -> DoorbellN<PR> {
+        let mut u = DoorbellN::<PR>::default();
         u.clock.connect();
         u.reset.connect();
         u.csr_valid.connect();
@@ -202,7 +238,7 @@ mod tests {
         u
     }
 
-    fn write(u: &mut Doorbell, addr: u32, v: u32) {
+    fn write<const PR: usize>(u: &mut DoorbellN<PR>, addr: u32, v: u32) {
         u.csr_valid.next = true;
         u.csr_write.next = true;
         u.csr_addr.next = (addr as u64).into();
@@ -218,7 +254,37 @@ mod tests {
     /// Random doorbells against a Rust model of the pages; takes in between.
     #[test]
     fn doorbells_match_model() {
-        let mut u = uut();
+        doorbells_match_model_for::<{ crate::profile::PR_SIM }>();
+    }
+
+    /// The board profile (16 QPs): the same model with 16 pages; send and
+    /// receive doorbells of QPs 16..63 are refused and counted in
+    /// `cnt_db_bad` (with the 64-page window they were accepted).
+    #[test]
+    fn board_doorbells_refuse_qp16() {
+        doorbells_match_model_for::<{ crate::profile::PR_BOARD }>();
+        let mut u = uut::<{ crate::profile::PR_BOARD }>();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        tick!(u);
+        write(&mut u, page(16) + QP_SQ_PRODUCER, 9);
+        write(&mut u, page(63) + QP_SQ_PRODUCER, 9);
+        write(&mut u, page(16) + QP_RQ_PRODUCER, 9);
+        assert!(!u.rq_valid.val());
+        tick!(u);
+        assert!(!u.rq_valid.val());
+        assert_eq!(u.pending.val().to_u64(), 0, "QP 16 aliased onto QP 0");
+        assert_eq!(u.cnt_db.val().to_u64(), 0);
+        assert_eq!(u.cnt_db_bad.val().to_u64(), 3);
+        write(&mut u, page(15) + QP_SQ_PRODUCER, 9);
+        tick!(u);
+        assert_eq!(u.pending.val().to_u64(), 1 << 15);
+    }
+
+    fn doorbells_match_model_for<const PR: usize>() {
+        let nq = profile_qps(PR);
+        let mut u = uut::<PR>();
         u.reset.next = true;
         tick!(u);
         tick!(u);
@@ -230,7 +296,7 @@ mod tests {
         for _ in 0..400 {
             match rng.below(6) {
                 0..=2 => {
-                    let qp = rng.below(DB_QPS) as u32;
+                    let qp = rng.below(nq) as u32;
                     let v = rng.next() as u32;
                     write(&mut u, page(qp) + QP_SQ_PRODUCER, v);
                     prod[qp as usize] = v;
@@ -238,7 +304,7 @@ mod tests {
                     good += 1;
                 }
                 3 => {
-                    let qp = rng.below(DB_QPS) as u32;
+                    let qp = rng.below(nq) as u32;
                     write(&mut u, page(qp) + QP_RQ_PRODUCER, 77);
                     assert!(
                         u.rq_valid.val() || {
@@ -250,10 +316,10 @@ mod tests {
                     good += 1;
                 }
                 4 => {
-                    // Outside the 64 pages, other offsets, reads: ignored.
+                    // Outside the n_qp pages, other offsets, reads: ignored.
                     let (a, counted) = match rng.below(3) {
-                        0 => (page(64 + rng.below(100) as u32), true),
-                        1 => (page(rng.below(64) as u32) + 8, true),
+                        0 => (page((nq + rng.below(100)) as u32), true),
+                        1 => (page(rng.below(nq) as u32) + 8, true),
                         _ => (0x0020, false),
                     };
                     write(&mut u, a, 5);
@@ -262,7 +328,7 @@ mod tests {
                     }
                 }
                 _ => {
-                    let qp = rng.below(DB_QPS);
+                    let qp = rng.below(nq);
                     u.take_valid.next = true;
                     u.take_qp.next = (qp as u64).into();
                     tick!(u);
@@ -287,11 +353,11 @@ mod tests {
         assert!(u.pending.val().get_bit(9));
         // Rearm sets, reset clears.
         u.rearm_valid.next = true;
-        u.rearm_qp.next = 63.into();
+        u.rearm_qp.next = ((nq - 1) as u64).into();
         tick!(u);
         u.rearm_valid.next = false;
         tick!(u);
-        assert!(u.pending.val().get_bit(63));
+        assert!(u.pending.val().get_bit(nq - 1));
         u.reset.next = true;
         tick!(u);
         u.reset.next = false;

@@ -30,6 +30,7 @@ pub mod mpa_rx;
 pub mod mpa_rx_outq;
 pub mod placement;
 pub mod profile;
+pub mod qp_ram;
 pub mod rd_track;
 pub mod read_resp;
 pub mod recv_wqe;

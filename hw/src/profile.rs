@@ -85,6 +85,11 @@ pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
 ///   16): an FPDU of a 1500-MTU peer (MULPDU ≤ 1460 octets) fits one slot.
 /// * RX FIFO 512 beats (2 DP16KD instead of 8): 2.7 maximum frames.
 /// * Frames up to 1518 octets (MTU 1500), jumbo frames dropped and counted.
+/// * 16 QPs (`fw.n_qp`): the per-QP state of `doorbell`, `tx_sched`,
+///   `wqe_fetch`, `rd_track`, `rreq_queue` is cut to 16 entries (QP index
+///   ANDed with 15 at every point of use); doorbells of QPs 16..63 are
+///   refused and counted (`cnt_db_bad`), QP context writes refused by
+///   `fw_port` (TABLE_CMD error), docs/fpga.md "Board profile: 16 QPs".
 /// * The firmware port reports these sizes and the 62.5 MHz core clock.
 pub const BOARD: Profile = Profile {
     name: "board",
@@ -97,7 +102,7 @@ pub const BOARD: Profile = Profile {
     max_frame: BOARD_MAX_FRAME,
     fw: FwPortParams {
         n_conn: 16,
-        n_qp: 64,
+        n_qp: 16,
         n_cq: 64,
         n_tpt: 256,
         n_pbl: 512,

@@ -23,6 +23,12 @@
 //!   check after placement).
 //! * `cfg_*` (QP context write): ORD (clamped to [`ORD_MAX`]); the record is
 //!   emptied.
+//! * Profile (`RdTrackN<PR>`): the QPs are `PROFILES[PR].fw.n_qp` (64 in the
+//!   sim core, 16 on the board). Every QP index is ANDed with `n_qp - 1` at
+//!   its point of use and the packed per-QP vectors with the profile's
+//!   fields, so the board's state for QPs 16..63 has no reader or writer.
+//!   A `sent_*`/`cfg_*` of a QP beyond the profile is ignored, a Read
+//!   Response for one is not tracked (as for a QP >= 64 before).
 
 use crate::k;
 use rnic_wire::rdmap::Opcode;
@@ -41,8 +47,16 @@ pub enum RtState {
     Term,
 }
 
+/// The tracker of the sim profile (64 QPs).
+pub type RdTrack = RdTrackN<{ crate::profile::PR_SIM }>;
+
+/// A constant of `W` bits with the low `n` bits set.
+fn low_ones<const W: usize>(n: usize) -> Constant<Bits<W>> {
+    Constant::new((0..W).fold(Bits::<W>::default(), |m, i| m.replace_bit(i, i < n)))
+}
+
 #[derive(LogicBlock)]
-pub struct RdTrack {
+pub struct RdTrackN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub sent_valid: Signal<In, Bit>,
@@ -146,9 +160,19 @@ pub struct RdTrack {
     pop: Signal<Local, Bit>,
     r_stag: Signal<Local, Bits<32>>,
     r_to: Signal<Local, Bits<64>>,
+    qm: Constant<Bits<6>>,
+    k_nq: Constant<Bits<32>>,
+    m_cnt: Constant<Bits<256>>,
+    m_head: Constant<Bits<192>>,
+    sq: Signal<Local, Bits<6>>,
+    cq: Signal<Local, Bits<6>>,
+    hq: Signal<Local, Bits<6>>,
+    pq: Signal<Local, Bits<6>>,
+    s_ok: Signal<Local, Bit>,
+    c_ok: Signal<Local, Bit>,
 }
 
-impl Default for RdTrack {
+impl<const PR: usize> Default for RdTrackN<PR> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -243,11 +267,21 @@ impl Default for RdTrack {
             pop: Default::default(),
             r_stag: Default::default(),
             r_to: Default::default(),
+            qm: crate::doorbell::qp_mask(PR),
+            k_nq: k(crate::doorbell::profile_qps(PR) as u64),
+            m_cnt: low_ones(4 * crate::doorbell::profile_qps(PR)),
+            m_head: low_ones(3 * crate::doorbell::profile_qps(PR)),
+            sq: Default::default(),
+            cq: Default::default(),
+            hq: Default::default(),
+            pq: Default::default(),
+            s_ok: Default::default(),
+            c_ok: Default::default(),
         }
     }
 }
 
-impl Logic for RdTrack {
+impl<const PR: usize> Logic for RdTrackN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -257,13 +291,20 @@ impl Logic for RdTrack {
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
 
+        // QP indices masked to the profile's QPs (module doc); a QP beyond
+        // them (`s_ok`/`c_ok` low) is ignored.
+        self.sq.next = self.sent_qp.val() & self.qm.val();
+        self.cq.next = self.cfg_qp.val() & self.qm.val();
+        self.hq.next = self.hq_qp.val() & self.qm.val();
+        self.pq.next = self.qp.q.val() & self.qm.val();
+        self.s_ok.next = !(self.sent_qp.val() & !self.qm.val()).any();
+        self.c_ok.next = !(self.cfg_qp.val() & !self.qm.val()).any();
         // per-QP fields of the pushing QP (s*) and of the popping QP (q*)
-        self.s4.next = bit_cast::<8, 6>(self.sent_qp.val()) << 2;
-        self.s3.next =
-            (bit_cast::<8, 6>(self.sent_qp.val()) << 1) + bit_cast::<8, 6>(self.sent_qp.val());
-        self.q4.next = bit_cast::<8, 6>(self.qp.q.val()) << 2;
-        self.q3.next = (bit_cast::<8, 6>(self.qp.q.val()) << 1) + bit_cast::<8, 6>(self.qp.q.val());
-        self.c4.next = bit_cast::<8, 6>(self.cfg_qp.val()) << 2;
+        self.s4.next = bit_cast::<8, 6>(self.sq.val()) << 2;
+        self.s3.next = (bit_cast::<8, 6>(self.sq.val()) << 1) + bit_cast::<8, 6>(self.sq.val());
+        self.q4.next = bit_cast::<8, 6>(self.pq.val()) << 2;
+        self.q3.next = (bit_cast::<8, 6>(self.pq.val()) << 1) + bit_cast::<8, 6>(self.pq.val());
+        self.c4.next = bit_cast::<8, 6>(self.cq.val()) << 2;
         self.sh_s_cnt.next = self.cnt.q.val() >> self.s4.val();
         self.sh_s_ord.next = self.ord.q.val() >> self.s4.val();
         self.sh_s_head.next = self.head.q.val() >> self.s3.val();
@@ -275,7 +316,7 @@ impl Logic for RdTrack {
         self.q_cnt.next = self.sh_q_cnt.val().get_bits::<4>(0);
         self.q_head.next = self.sh_q_head.val().get_bits::<3>(0);
         // ORD reached for the queried QP (tx_seg holds a Read WQE on it)
-        self.h4.next = bit_cast::<8, 6>(self.hq_qp.val()) << 2;
+        self.h4.next = bit_cast::<8, 6>(self.hq.val()) << 2;
         self.sh_h_cnt.next = self.cnt.q.val() >> self.h4.val();
         self.sh_h_ord.next = self.ord.q.val() >> self.h4.val();
         self.h_cnt.next = self.sh_h_cnt.val().get_bits::<4>(0);
@@ -286,12 +327,12 @@ impl Logic for RdTrack {
         // push: the Read Request went out
         self.push.next = false;
         self.ram.write_enable.next = false;
-        self.ram.write_address.next = (bit_cast::<9, 6>(self.sent_qp.val()) << 3)
+        self.ram.write_address.next = (bit_cast::<9, 6>(self.sq.val()) << 3)
             | bit_cast::<9, 3>(self.s_head.val() + self.s_cnt.val().get_bits::<3>(0));
         self.ram.write_data.next = (bit_cast::<97, 1>(self.sent_signaled.val().into()) << 96)
             | (bit_cast::<97, 32>(self.sent_len.val()) << 64)
             | bit_cast::<97, 64>(self.sent_wr_id.val());
-        if self.sent_valid.val() {
+        if self.sent_valid.val() & self.s_ok.val() {
             if self.s_cnt.val() < self.s_ord.val() {
                 self.push.next = true;
                 self.ram.write_enable.next = true;
@@ -300,7 +341,7 @@ impl Logic for RdTrack {
             }
         }
         self.ram.read_address.next =
-            (bit_cast::<9, 6>(self.qp.q.val()) << 3) | bit_cast::<9, 3>(self.q_head.val());
+            (bit_cast::<9, 6>(self.pq.val()) << 3) | bit_cast::<9, 3>(self.q_head.val());
 
         self.busy.next = self.state.q.val() != RtState::Idle;
         self.cpl_valid.next = false;
@@ -316,7 +357,7 @@ impl Logic for RdTrack {
                 if self.tag_valid.val()
                     & (self.tag_opcode.val() == self.k_op_rresp.val())
                     & self.tag_ddp_last.val()
-                    & !self.tag_qpn.val().get_bits::<26>(6).any()
+                    & (self.tag_qpn.val() < self.k_nq.val())
                 {
                     self.qp.d.next = self.tag_qpn.val().get_bits::<6>(0);
                     self.qpn.d.next = self.tag_qpn.val();
@@ -376,13 +417,14 @@ impl Logic for RdTrack {
         if self.cfg_ord.val() > self.k_ord_max.val() {
             self.ord_v.next = self.k_ord_max.val().get_bits::<4>(0);
         }
-        if self.cfg_valid.val() {
+        if self.cfg_valid.val() & self.c_ok.val() {
             self.cnt_v.next = self.cnt_v.val() & !(bits::<256>(15) << self.c4.val());
-            self.ord.d.next = (self.ord.q.val() & !(bits::<256>(15) << self.c4.val()))
-                | (bit_cast::<256, 4>(self.ord_v.val()) << self.c4.val());
+            self.ord.d.next = ((self.ord.q.val() & !(bits::<256>(15) << self.c4.val()))
+                | (bit_cast::<256, 4>(self.ord_v.val()) << self.c4.val()))
+                & self.m_cnt.val();
         }
-        self.cnt.d.next = self.cnt_v.val();
-        self.head.d.next = self.head_v.val();
+        self.cnt.d.next = self.cnt_v.val() & self.m_cnt.val();
+        self.head.d.next = self.head_v.val() & self.m_head.val();
 
         // Terminate: the tagged DDP header (RFC 5041 §4.2): control T, L,
         // DV 1 = 0xC1; RDMAP RV 1, opcode Read Response = 0x42; STag; TO.
@@ -428,8 +470,9 @@ mod tests {
     use crate::testutil::tick;
     use rnic_wire::rdmap::RdmapRepr;
 
-    fn uut() -> RdTrack {
-        let mut u = RdTrack::default();
+    fn uut<const PR: usize>() -> RdTrackN<PR> {
+        let mut u = RdTrackN::<PR>::default();
+        u.hq_qp.connect();
         u.clock.connect();
         u.reset.connect();
         u.sent_valid.connect();
@@ -464,7 +507,7 @@ mod tests {
         Term(u16, Vec<u8>, u16),
     }
 
-    fn step(u: &mut RdTrack, ev: &mut Vec<Ev>) {
+    fn step<const PR: usize>(u: &mut RdTrackN<PR>, ev: &mut Vec<Ev>) {
         // the consumer takes a record in one clock of three: a record must
         // hold while it waits (the core's SendCpl is not always ready)
         thread_local!(static N: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
@@ -498,14 +541,21 @@ mod tests {
         u.tag_valid.next = false;
     }
 
-    fn cfg(u: &mut RdTrack, qp: u64, ord: u64, ev: &mut Vec<Ev>) {
+    fn cfg<const PR: usize>(u: &mut RdTrackN<PR>, qp: u64, ord: u64, ev: &mut Vec<Ev>) {
         u.cfg_valid.next = true;
         u.cfg_qp.next = qp.into();
         u.cfg_ord.next = ord.into();
         step(u, ev);
     }
 
-    fn sent(u: &mut RdTrack, qp: u64, wr_id: u64, sig: bool, len: u64, ev: &mut Vec<Ev>) {
+    fn sent<const PR: usize>(
+        u: &mut RdTrackN<PR>,
+        qp: u64,
+        wr_id: u64,
+        sig: bool,
+        len: u64,
+        ev: &mut Vec<Ev>,
+    ) {
         u.sent_valid.next = true;
         u.sent_qp.next = qp.into();
         u.sent_wr_id.next = wr_id.into();
@@ -516,8 +566,8 @@ mod tests {
 
     /// A placed tagged segment's record (the core holds them while busy).
     #[allow(clippy::too_many_arguments)]
-    fn tag(
-        u: &mut RdTrack,
+    fn tag<const PR: usize>(
+        u: &mut RdTrackN<PR>,
         qp: u64,
         op: Opcode,
         last: bool,
@@ -543,9 +593,49 @@ mod tests {
         }
     }
 
+    /// Board profile (16 QPs): ORD and the records per QP at 16 QPs; the
+    /// context write, Read Request record and Read Response of QP 19 are
+    /// refused (not aliased onto QP 3 = 19 & 15); a 64-QP tracker would
+    /// complete QP 19's Read.
+    #[test]
+    fn board_ord_per_qp_at_16() {
+        let mut u = uut::<{ crate::profile::PR_BOARD }>();
+        let mut ev = vec![];
+        cfg(&mut u, 3, 2, &mut ev);
+        cfg(&mut u, 15, 1, &mut ev);
+        cfg(&mut u, 19, 5, &mut ev);
+        sent(&mut u, 3, 1, true, 10, &mut ev);
+        sent(&mut u, 19, 99, true, 99, &mut ev);
+        sent(&mut u, 3, 2, true, 20, &mut ev);
+        sent(&mut u, 3, 3, true, 30, &mut ev); // beyond ORD 2
+        sent(&mut u, 15, 4, true, 40, &mut ev);
+        sent(&mut u, 15, 5, true, 50, &mut ev); // beyond ORD 1
+        assert_eq!(u.cnt_ord_over.val().index(), 2, "QP 19 not counted");
+        u.hq_qp.next = 3.into();
+        step(&mut u, &mut ev);
+        assert!(u.hq_full.val());
+        u.hq_qp.next = 19.into();
+        tag(&mut u, 19, Opcode::ReadResponse, true, 1, 0, 8, &mut ev);
+        assert!(ev.is_empty(), "QP 19 is beyond the board's QPs: {ev:?}");
+        for _ in 0..3 {
+            tag(&mut u, 3, Opcode::ReadResponse, true, 1, 0, 8, &mut ev);
+        }
+        tag(&mut u, 15, Opcode::ReadResponse, true, 1, 0, 8, &mut ev);
+        assert!(matches!(
+            std::mem::take(&mut ev)[..],
+            [
+                Ev::Cpl(3, 1, 10),
+                Ev::Cpl(3, 2, 20),
+                Ev::Term(..),
+                Ev::Cpl(15, 4, 40)
+            ]
+        ));
+        assert_eq!(u.cnt_term.val().index(), 1);
+    }
+
     #[test]
     fn completes_reads_in_order_and_terminates_strays() {
-        let mut u = uut();
+        let mut u = uut::<{ crate::profile::PR_SIM }>();
         let mut ev = vec![];
         cfg(&mut u, 2, 3, &mut ev);
         cfg(&mut u, 40, 20, &mut ev);

@@ -61,8 +61,15 @@ fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
     Constant::new((c.into().to_bits() as u64).into())
 }
 
+/// The responder of the sim profile (64 QPs).
+pub type ReadResp = ReadRespN<{ crate::profile::PR_SIM }>;
+
+/// `ReadRespN<PR>`: the per-QP PD RAM is `PROFILES[PR].fw.n_qp` deep
+/// (`QpRam`: 16 on the board) and the stopped bits are ANDed with the
+/// profile's QP set; a configuration write of a QP beyond the profile is
+/// ignored (requests come from `rreq_queue`, which drops those QPs).
 #[derive(LogicBlock)]
-pub struct ReadResp {
+pub struct ReadRespN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // ---- requests (rreq_queue)
@@ -168,7 +175,9 @@ pub struct ReadResp {
     pub cnt_term: Signal<Out, Bits<32>>,
     pub cnt_drop: Signal<Out, Bits<32>>,
     // ---- tables and constants
-    pd_ram: RAM<Bits<32>, 6>,
+    pd_ram: crate::qp_ram::QpRam<Bits<32>, PR>,
+    qset: Constant<Bits<64>>,
+    qm: Constant<Bits<6>>,
     k_need: Constant<Bits<3>>,
     k_hdr_t: Constant<Bits<16>>,
     k_op_rresp: Constant<Bits<4>>,
@@ -247,7 +256,7 @@ pub struct ReadResp {
     r_rto: Signal<Local, Bits<64>>,
 }
 
-impl Default for ReadResp {
+impl<const PR: usize> Default for ReadRespN<PR> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -332,6 +341,8 @@ impl Default for ReadResp {
             cnt_term: Default::default(),
             cnt_drop: Default::default(),
             pd_ram: Default::default(),
+            qset: crate::doorbell::qp_set(PR),
+            qm: crate::doorbell::qp_mask(PR),
             k_need: k(ACCESS_REMOTE_READ as u64),
             k_hdr_t: k(TAGGED_HEADER_LEN as u64),
             k_op_rresp: k(Opcode::ReadResponse.value() as u64),
@@ -401,7 +412,7 @@ impl Default for ReadResp {
     }
 }
 
-impl Logic for ReadResp {
+impl<const PR: usize> Logic for ReadRespN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -414,7 +425,8 @@ impl Logic for ReadResp {
         self.pd_ram.write_clock.next = self.clock.val();
         self.pd_ram.read_address.next = self.q_qp.val();
         self.pd_ram.write_address.next = self.cfg_qp.val();
-        self.pd_ram.write_enable.next = self.cfg_valid.val();
+        self.pd_ram.write_enable.next =
+            self.cfg_valid.val() & !(self.cfg_qp.val() & !self.qm.val()).any();
         self.pd_ram.write_data.next = self.cfg_pd.val();
 
         // ---- defaults
@@ -601,7 +613,9 @@ impl Logic for ReadResp {
                 self.term_valid.next = true;
                 if self.term_ready.val() {
                     self.c_term.d.next = self.c_term.q.val() + 1;
-                    self.stopped.d.next = self.stopped.q.val() | (bits::<64>(1) << self.qp.q.val());
+                    self.stopped.d.next = (self.stopped.q.val()
+                        | (bits::<64>(1) << self.qp.q.val()))
+                        & self.qset.val();
                     self.done_valid.next = true;
                     self.state.d.next = RrState::Idle;
                 }

@@ -32,7 +32,7 @@ use crate::crc32c_x64::Crc32cX64;
 use crate::ddp_rx::DdpRx;
 use crate::dma_rd_arb::DmaRdArb;
 use crate::dma_wr_arb::DmaWrArb;
-use crate::doorbell::Doorbell;
+use crate::doorbell::DoorbellN;
 use crate::exc_arb::ExcArb;
 use crate::exc_queue::ExcQueue;
 use crate::fifo::Fifo;
@@ -40,23 +40,24 @@ use crate::fpdu_buffer::FpduBufferN;
 use crate::fw_port::FwPortN;
 use crate::host_regs::HostRegs;
 use crate::mpa_rx::MpaRx;
-use crate::rd_track::RdTrack;
-use crate::read_resp::ReadResp;
-use crate::rreq_queue::RreqQueue;
+use crate::qp_ram::QpRam;
+use crate::rd_track::RdTrackN;
+use crate::read_resp::ReadRespN;
+use crate::rreq_queue::RreqQueueN;
 use crate::rx_check::RxCheck;
 use crate::rx_fifo::RxFifoN;
 use crate::rx_parse::RxParse;
 use crate::rx_send::RxSend;
 use crate::rx_split::RxSplit;
-use crate::send_cpl::SendCpl;
+use crate::send_cpl::SendCplN;
 use crate::skid::Skid;
 use crate::tpt::Tpt;
 use crate::tx_ack::TxAck;
 use crate::tx_framer::TxFramer;
 use crate::tx_log::TxLog512;
-use crate::tx_sched::TxSched;
+use crate::tx_sched::TxSchedN;
 use crate::tx_seg::TxSeg;
-use crate::wqe_fetch::WqeFetch;
+use crate::wqe_fetch::WqeFetchN;
 use rust_hdl::prelude::*;
 
 /// The core of the co-simulation profile (`crate::profile::SIM`): the one
@@ -519,17 +520,17 @@ pub struct RnicCoreP<
     pay_ready: Signal<Local, Bit>,
     ddp_term_sel: Signal<Local, Bit>,
     // ---- TX datapath
-    doorbell: Doorbell,
-    tx_sched: TxSched,
-    wqe_fetch: WqeFetch,
+    doorbell: DoorbellN<PR>,
+    tx_sched: TxSchedN<PR>,
+    wqe_fetch: WqeFetchN<PR>,
     tx_seg: TxSeg,
     tx_framer: TxFramer,
     rd_arb: DmaRdArb,
     /// Connection index of each TX QP.
-    tx_qpconn: RAM<Bits<8>, 6>,
+    tx_qpconn: QpRam<Bits<8>, PR>,
     /// Connection index of each TX QP, read with the head WQE's QP (the
     /// connection of a QP being parked: its window wakeups).
-    tx_pkconn: RAM<Bits<8>, 6>,
+    tx_pkconn: QpRam<Bits<8>, PR>,
     /// Per connection, for the QP write: {crc[81], mk[80], mulpdu[79:64],
     /// tx_marker_ref[63:32], snd_nxt[31:0]}.
     tx_cfg: RAM<Bits<82>, 8>,
@@ -545,7 +546,7 @@ pub struct RnicCoreP<
     tq_msn_send: DFF<Bits<32>>,
     tq_msn_rreq: DFF<Bits<32>>,
     /// Per TX QP: the MSNs of its last QP write {read[63:32], send[31:0]}.
-    tx_msn: RAM<Bits<64>, 6>,
+    tx_msn: QpRam<Bits<64>, PR>,
     /// A firmware connection write entering RDMA mode, bound to QP
     /// `ConnContext.qpn` < 64: TxSeg's stream state of that QP is loaded
     /// again one clock later from the connection's fields (`tc_*`) and the
@@ -694,7 +695,7 @@ pub struct RnicCoreP<
     rq_on: Signal<Local, Bits<1>>,
     /// Send-side completions: TxSeg's records and the Read requester's into
     /// the QP's send CQ, through rx_send's completion writer.
-    send_cpl: SendCpl,
+    send_cpl: SendCplN<PR>,
     /// RDMA Read completions at the requester, one per completed signaled
     /// Read WQE (`rd_track`'s `cpl_*`). `rd_cpl_ready` takes the record
     /// (SendCpl's round robin with TxSeg's records).
@@ -746,7 +747,7 @@ pub struct RnicCoreP<
     tx_acked: RAM<Bits<32>, 8>,
     // ---- RDMA Read requester
     /// Outstanding Reads per QP; completes them from the placed records.
-    rd_track: RdTrack,
+    rd_track: RdTrackN<PR>,
     /// A placed record is taken this clock (by `placed_pop`, while
     /// `rd_track` is not busy): `rd_track` sees it in the same clock.
     rdt_take: Signal<Local, Bit>,
@@ -755,8 +756,8 @@ pub struct RnicCoreP<
     /// `rd_track::ORD_MAX`).
     ew_qp_ord: Signal<Local, Bits<16>>,
     // ---- RDMA Read responder
-    rreq_q: RreqQueue,
-    read_resp: ReadResp,
+    rreq_q: RreqQueueN<PR>,
+    read_resp: ReadRespN<PR>,
     /// The QP write's IRD and expected QN 1 MSN (firmware: `QpContext.ird`,
     /// `rx_read_msn`; the pins carry none: `rreq_queue::IRD_MAX`, 1).
     ew_qp_ird: Signal<Local, Bits<16>>,

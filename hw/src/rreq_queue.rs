@@ -40,7 +40,13 @@
 //! `cfg_*` (a QP context write): IRD (clamped to [`IRD_MAX`]) and the
 //! expected MSN (`QpContext.rx_read_msn`, starts at 1) in a 64 x 37 RAM; the
 //! outstanding count and the stopped bit are cleared. `done_*`: `read_resp`
-//! finished a request of that QP (count - 1, never below 0).
+//! finished a request of that QP (count - 1, never below 0). The `done`
+//! pulse is registered first (FPGA timing: `read_resp`'s state logic into
+//! this count register was the core's critical path, docs/fpga.md): the
+//! count drops one clock later, and in that clock the IRD check subtracts
+//! the pending decrement (`cur_e`) and the decrement condition accounts for
+//! a request of the same QP queued in the clock of `done` (`dn_inc`), so
+//! what the block answers is unchanged.
 //!
 //! # Queue
 //! One FIFO of [`QUEUE_DEPTH`] requests shared by all QPs (a single
@@ -50,6 +56,7 @@
 
 use crate::fifo::Fifo;
 use crate::k;
+use crate::qp_ram::QpRam;
 use rnic_wire::rdmap::READ_REQUEST_HEADER_LEN;
 use rnic_wire::terminate::{RemoteOperationError, TerminateCause, UntaggedBufferError};
 use rust_hdl::prelude::*;
@@ -76,8 +83,17 @@ fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
 /// qp[5:0]}.
 pub type RreqWord = Bits<270>;
 
+/// The queue of the sim profile (64 QPs).
+pub type RreqQueue = RreqQueueN<{ crate::profile::PR_SIM }>;
+
+/// Per-QP state for the QPs of profile `PR` (`PROFILES[PR].fw.n_qp`: 64 in
+/// the sim core, 16 on the board): the context RAM is `n_qp` deep
+/// (`QpRam`), the counts and stopped bits are ANDed with the profile's
+/// fields. A Read Request for a QP beyond the profile is dropped and
+/// counted in `cnt_drop` (as one for a QP >= 64 before); a context write
+/// or a `done` of one is ignored.
 #[derive(LogicBlock)]
-pub struct RreqQueue {
+pub struct RreqQueueN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // ---- untagged stream (observed)
@@ -127,7 +143,15 @@ pub struct RreqQueue {
     // ---- sub-blocks
     fifo: Fifo<RreqWord, 4, 5>,
     /// Per QP: {ird[36:32], expected MSN[31:0]}.
-    ctx: RAM<Bits<37>, 6>,
+    ctx: QpRam<Bits<37>, PR>,
+    qm: Constant<Bits<6>>,
+    qset: Constant<Bits<64>>,
+    k_nq: Constant<Bits<32>>,
+    m_cnt: Constant<Bits<320>>,
+    cq: Signal<Local, Bits<6>>,
+    dq: Signal<Local, Bits<6>>,
+    c_ok: Signal<Local, Bit>,
+    d_ok: Signal<Local, Bit>,
     // ---- constants
     k_qn_rreq: Constant<Bits<2>>,
     k_hdr_len: Constant<Bits<16>>,
@@ -160,6 +184,13 @@ pub struct RreqQueue {
     cause_r: DFF<Bits<16>>,
     /// Outstanding requests per QP, 5 bits each.
     cnt: DFF<Bits<320>>,
+    /// `done_*` registered (`dn_inc`: a request of the same QP was queued
+    /// in the clock of `done`).
+    dn_v: DFF<Bit>,
+    dn_q: DFF<Bits<6>>,
+    dn_inc: DFF<Bit>,
+    dec: Signal<Local, Bit>,
+    cur_e: Signal<Local, Bits<5>>,
     stopped: DFF<Bits<64>>,
     c_rreq: DFF<Bits<32>>,
     c_drop: DFF<Bits<32>>,
@@ -195,7 +226,7 @@ pub struct RreqQueue {
     ctl0: Signal<Local, Bits<8>>,
 }
 
-impl Default for RreqQueue {
+impl<const PR: usize> Default for RreqQueueN<PR> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -269,6 +300,11 @@ impl Default for RreqQueue {
             ddp_last: Default::default(),
             cause_r: Default::default(),
             cnt: Default::default(),
+            dn_v: Default::default(),
+            dn_q: Default::default(),
+            dn_inc: Default::default(),
+            dec: Default::default(),
+            cur_e: Default::default(),
             stopped: Default::default(),
             c_rreq: Default::default(),
             c_drop: Default::default(),
@@ -299,17 +335,27 @@ impl Default for RreqQueue {
             rs_msn: Default::default(),
             rs_mo: Default::default(),
             ctl0: Default::default(),
+            qm: crate::doorbell::qp_mask(PR),
+            qset: crate::doorbell::qp_set(PR),
+            k_nq: k(crate::doorbell::profile_qps(PR) as u64),
+            m_cnt: Constant::new((0..320).fold(Bits::<320>::default(), |m, i| {
+                m.replace_bit(i, i < 5 * crate::doorbell::profile_qps(PR))
+            })),
+            cq: Default::default(),
+            dq: Default::default(),
+            c_ok: Default::default(),
+            d_ok: Default::default(),
         }
     }
 }
 
-impl Logic for RreqQueue {
+impl<const PR: usize> Logic for RreqQueueN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, fifo);
         dff_setup!(
             self, clock, state, mid, bcnt, h0, h1, h2, h3, qpn, conn, msn, mo, len, ddp_last,
-            cause_r, cnt, stopped, c_rreq, c_drop, c_term
+            cause_r, cnt, stopped, c_rreq, c_drop, c_term, dn_v, dn_q, dn_inc
         );
         self.ctx.read_clock.next = self.clock.val();
         self.ctx.write_clock.next = self.clock.val();
@@ -382,7 +428,11 @@ impl Logic for RreqQueue {
 
         // ---- per-QP context RAM: read at the request's QP; written by the
         // context write (priority) or with the advanced MSN.
-        self.qp6.next = self.qpn.q.val().get_bits::<6>(0);
+        self.qp6.next = self.qpn.q.val().get_bits::<6>(0) & self.qm.val();
+        self.cq.next = self.cfg_qp.val() & self.qm.val();
+        self.dq.next = self.done_qp.val() & self.qm.val();
+        self.c_ok.next = !(self.cfg_qp.val() & !self.qm.val()).any();
+        self.d_ok.next = !(self.done_qp.val() & !self.qm.val()).any();
         self.ctx.read_address.next = self.qp6.val();
         self.ctx.write_address.next = self.qp6.val();
         self.ctx.write_enable.next = false;
@@ -392,19 +442,26 @@ impl Logic for RreqQueue {
         if self.cfg_ird.val() > self.k_ird_max.val() {
             self.ird_v.next = self.k_ird_max.val().get_bits::<5>(0);
         }
-        self.qbit.next = bits::<64>(1) << self.qp6.val();
+        self.qbit.next = (bits::<64>(1) << self.qp6.val()) & self.qset.val();
 
         // ---- outstanding counts: done (−1, not below 0), then a new
         // request (+1), then a context write (cleared).
         self.sh.next = (bit_cast::<9, 6>(self.qp6.val()) << 2) + bit_cast::<9, 6>(self.qp6.val());
         self.dsh.next =
-            (bit_cast::<9, 6>(self.done_qp.val()) << 2) + bit_cast::<9, 6>(self.done_qp.val());
-        self.csh.next =
-            (bit_cast::<9, 6>(self.cfg_qp.val()) << 2) + bit_cast::<9, 6>(self.cfg_qp.val());
+            (bit_cast::<9, 6>(self.dn_q.q.val()) << 2) + bit_cast::<9, 6>(self.dn_q.q.val());
+        self.csh.next = (bit_cast::<9, 6>(self.cq.val()) << 2) + bit_cast::<9, 6>(self.cq.val());
         self.sh_cnt.next = self.cnt.q.val() >> self.sh.val();
         self.sh_dcnt.next = self.cnt.q.val() >> self.dsh.val();
         self.cur.next = self.sh_cnt.val().get_bits::<5>(0);
         self.dcur.next = self.sh_dcnt.val().get_bits::<5>(0);
+        // The registered `done` decrements unless the count was 0 in its
+        // clock (now: 0, or 1 from a request queued then).
+        self.dec.next =
+            self.dn_v.q.val() & (self.dcur.val() > bit_cast::<5, 1>(self.dn_inc.q.val().into()));
+        self.cur_e.next = self.cur.val();
+        if self.dec.val() & (self.dn_q.q.val() == self.qp6.val()) {
+            self.cur_e.next = self.cur.val() - 1;
+        }
         self.inc.next = false;
 
         // ---- stream: keep the first 4 beats of a QN 1 message
@@ -462,7 +519,7 @@ impl Logic for RreqQueue {
             }
             RqState::Decide => {
                 self.state.d.next = RqState::Term;
-                if self.qpn.q.val().get_bits::<26>(6).any()
+                if (self.qpn.q.val() >= self.k_nq.val())
                     | (self.stopped.q.val() & self.qbit.val()).any()
                 {
                     self.c_drop.d.next = self.c_drop.q.val() + 1;
@@ -475,7 +532,7 @@ impl Logic for RreqQueue {
                     self.cause_r.d.next = self.k_c_short.val();
                 } else if self.len.q.val() > self.k_hdr_len.val() {
                     self.cause_r.d.next = self.k_c_long.val();
-                } else if self.cur.val() >= self.ctx.read_data.val().get_bits::<5>(32) {
+                } else if self.cur_e.val() >= self.ctx.read_data.val().get_bits::<5>(32) {
                     self.cause_r.d.next = self.k_c_ird.val();
                 } else {
                     self.fifo.write.next = true;
@@ -496,21 +553,24 @@ impl Logic for RreqQueue {
         }
 
         self.cnt_v.next = self.cnt.q.val();
-        if self.done_valid.val() & (self.dcur.val() != 0) {
+        self.dn_v.d.next = self.done_valid.val() & self.d_ok.val();
+        self.dn_q.d.next = self.dq.val();
+        self.dn_inc.d.next = self.inc.val() & (self.qp6.val() == self.dq.val());
+        if self.dec.val() {
             self.cnt_v.next = self.cnt_v.val() - (bits::<320>(1) << self.dsh.val());
         }
         if self.inc.val() {
             self.cnt_v.next = self.cnt_v.val() + (bits::<320>(1) << self.sh.val());
         }
-        if self.cfg_valid.val() {
+        if self.cfg_valid.val() & self.c_ok.val() {
             self.cnt_v.next = self.cnt_v.val() & !(bits::<320>(0x1f) << self.csh.val());
-            self.stopped.d.next = self.stopped.q.val() & !(bits::<64>(1) << self.cfg_qp.val());
+            self.stopped.d.next = self.stopped.q.val() & !(bits::<64>(1) << self.cq.val());
             self.ctx.write_enable.next = true;
-            self.ctx.write_address.next = self.cfg_qp.val();
+            self.ctx.write_address.next = self.cq.val();
             self.ctx.write_data.next = (bit_cast::<37, 5>(self.ird_v.val()) << 32)
                 | bit_cast::<37, 32>(self.cfg_msn.val());
         }
-        self.cnt.d.next = self.cnt_v.val();
+        self.cnt.d.next = self.cnt_v.val() & self.m_cnt.val();
 
         // ---- Terminate record: the untagged DDP header rebuilt (RFC 5041
         // §4.3; RDMAP control RV 1, opcode Read Request) and the RDMAP
@@ -551,6 +611,7 @@ impl Logic for RreqQueue {
             self.mid.d.next = false;
             self.cnt.d.next = 0.into();
             self.stopped.d.next = 0.into();
+            self.dn_v.d.next = false;
             self.c_rreq.d.next = 0.into();
             self.c_drop.d.next = 0.into();
             self.c_term.d.next = 0.into();
@@ -600,8 +661,8 @@ mod tests {
         }
     }
 
-    fn bench() -> RreqQueue {
-        let mut b = RreqQueue::default();
+    fn bench<const PR: usize>() -> RreqQueueN<PR> {
+        let mut b = RreqQueueN::<PR>::default();
         b.clock.connect();
         b.reset.connect();
         b.ut_data.connect();
@@ -634,7 +695,7 @@ mod tests {
     type Term = (u16, Vec<u8>, u16, u32);
 
     /// One clock; takes a Terminate record when one is offered.
-    fn step(b: &mut RreqQueue, terms: &mut Vec<Term>) {
+    fn step<const PR: usize>(b: &mut RreqQueueN<PR>, terms: &mut Vec<Term>) {
         b.term_ready.next = b.term_valid.val();
         if b.term_valid.val() {
             let h = b.term_hdr.val();
@@ -655,7 +716,12 @@ mod tests {
     }
 
     /// Drives one message (random gaps), then lets the block decide.
-    fn send(b: &mut RreqQueue, m: &Msg, rng: &mut Rng, terms: &mut Vec<Term>) {
+    fn send<const PR: usize>(
+        b: &mut RreqQueueN<PR>,
+        m: &Msg,
+        rng: &mut Rng,
+        terms: &mut Vec<Term>,
+    ) {
         let pay = &m.seg[UNTAGGED_HEADER_LEN..];
         let bs = beats(pay);
         let n = bs.len();
@@ -694,7 +760,13 @@ mod tests {
         }
     }
 
-    fn cfg(b: &mut RreqQueue, qp: u32, ird: u16, msn: u32, terms: &mut Vec<Term>) {
+    fn cfg<const PR: usize>(
+        b: &mut RreqQueueN<PR>,
+        qp: u32,
+        ird: u16,
+        msn: u32,
+        terms: &mut Vec<Term>,
+    ) {
         b.cfg_valid.next = true;
         b.cfg_qp.next = (qp as u64).into();
         b.cfg_ird.next = (ird as u64).into();
@@ -702,7 +774,10 @@ mod tests {
         step(b, terms);
     }
 
-    fn pop(b: &mut RreqQueue, terms: &mut Vec<Term>) -> Option<(u32, ReadRequestRepr)> {
+    fn pop<const PR: usize>(
+        b: &mut RreqQueueN<PR>,
+        terms: &mut Vec<Term>,
+    ) -> Option<(u32, ReadRequestRepr)> {
         if !b.q_valid.val() {
             return None;
         }
@@ -735,10 +810,35 @@ mod tests {
         assert_eq!(hdr, want, "echoed header");
     }
 
+    /// Board profile (16 QPs): the context write of QP 21 is ignored (not
+    /// aliased onto QP 5 = 21 & 15) and its Read Request dropped and
+    /// counted, quietly; QP 5 keeps its MSN and IRD. A 64-QP queue answers
+    /// QP 21's request (here a Terminate for its MSN).
+    #[test]
+    fn board_refuses_qp21() {
+        let mut rng = Rng::new(43);
+        let mut b = bench::<{ crate::profile::PR_BOARD }>();
+        let mut t = Vec::new();
+        cfg(&mut b, 5, 1, 1, &mut t);
+        cfg(&mut b, 21, 4, 50, &mut t);
+        send(&mut b, &rreq(1, 21, random_req(&mut rng)), &mut rng, &mut t);
+        assert!(t.is_empty(), "QP 21 is beyond the board's QPs");
+        assert_eq!(b.cnt_drop.val().index(), 1);
+        let r = random_req(&mut rng);
+        send(&mut b, &rreq(1, 5, r), &mut rng, &mut t);
+        assert!(t.is_empty(), "QP 5's MSN 1 kept");
+        assert_eq!(pop(&mut b, &mut t), Some((5, r)));
+        // IRD 1 kept: the next one of QP 5 is refused until done.
+        let m = rreq(2, 5, random_req(&mut rng));
+        send(&mut b, &m, &mut rng, &mut t);
+        expect_term(&mut t, UntaggedBufferError::InvalidMsnNoBuffer, &m);
+        assert_eq!(b.cnt_rreq.val().index(), 1);
+    }
+
     #[test]
     fn queue_checks_ird_and_terminates() {
         let mut rng = Rng::new(41);
-        let mut b = bench();
+        let mut b = bench::<{ crate::profile::PR_SIM }>();
         let mut t = Vec::new();
         let mut want = std::collections::VecDeque::new();
         cfg(&mut b, 5, 3, 1, &mut t);

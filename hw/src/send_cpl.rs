@@ -44,8 +44,14 @@ pub enum SendCplState {
     Look,
 }
 
+/// The completion router of the sim profile (64 QPs).
+pub type SendCpl = SendCplN<{ crate::profile::PR_SIM }>;
+
+/// `SendCplN<PR>`: the per-QP table is `PROFILES[PR].fw.n_qp` deep
+/// (`QpRam`: 16 on the board); a configuration write of a QP beyond the
+/// profile is ignored.
 #[derive(LogicBlock)]
-pub struct SendCpl {
+pub struct SendCplN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // ---- QP's send CQ (firmware QpContext write)
@@ -92,7 +98,8 @@ pub struct SendCpl {
     k_ncq: Constant<Bits<32>>,
     // ---- state
     /// Per QP: {off, has a send CQ, CQ number} (all 0 after power-up: on).
-    tab: RAM<Bits<6>, 6>,
+    tab: crate::qp_ram::QpRam<Bits<6>, PR>,
+    qm: Constant<Bits<6>>,
     state: DFF<SendCplState>,
     /// The source being served: 1 = Read requester, 0 = TxSeg.
     src: DFF<Bit>,
@@ -105,7 +112,7 @@ pub struct SendCpl {
     tw: Signal<Local, Bits<6>>,
 }
 
-impl Default for SendCpl {
+impl<const PR: usize> Default for SendCplN<PR> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -145,6 +152,7 @@ impl Default for SendCpl {
             k_wc_read: k(WcOpcode::RdmaRead as u64),
             k_ncq: k(1 << CQ_BITS),
             tab: Default::default(),
+            qm: crate::doorbell::qp_mask(PR),
             state: Default::default(),
             src: Default::default(),
             last: Default::default(),
@@ -156,13 +164,14 @@ impl Default for SendCpl {
     }
 }
 
-impl Logic for SendCpl {
+impl<const PR: usize> Logic for SendCplN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, state, src, last, c_no_cq, c_off);
         self.tab.read_clock.next = self.clock.val();
         self.tab.write_clock.next = self.clock.val();
-        self.tab.write_enable.next = self.cfg_valid.val();
+        self.tab.write_enable.next =
+            self.cfg_valid.val() & !(self.cfg_qp.val() & !self.qm.val()).any();
         self.tab.write_address.next = self.cfg_qp.val();
         self.tw.next = bit_cast::<6, 4>(self.cfg_cq.val().get_bits::<4>(0));
         if self.cfg_valid.val() & (self.cfg_cq.val() < self.k_ncq.val()) {

@@ -57,8 +57,17 @@ pub const PARK_RETRY: u64 = 4096;
 /// Wakeups remembered for a park in flight (clocks).
 pub const WAKE_HIST: usize = 4;
 
+/// The scheduler of the sim profile (64 QPs).
+pub type TxSched = TxSchedN<{ crate::profile::PR_SIM }>;
+
+/// Round robin among the QPs of profile `PR` (`PROFILES[PR].fw.n_qp`, 64 in
+/// the sim core, 16 on the board): the ports stay 64 wide, every QP bitmap
+/// is ANDed with the profile's QP set and every QP index with `n_qp - 1`,
+/// and the rotate is a rotate by `ptr` within `n_qp` bits, so on the board
+/// the state and logic of QPs 16..63 have no reader and synthesis removes
+/// them. Pending/blocked bits of QPs beyond the profile are ignored.
 #[derive(LogicBlock)]
-pub struct TxSched {
+pub struct TxSchedN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub pending: Signal<In, Bits<64>>,
@@ -131,9 +140,13 @@ pub struct TxSched {
     idx: Signal<Local, Bits<6>>,
     qp: Signal<Local, Bits<6>>,
     take_prio: Signal<Local, Bit>,
+    qm: Constant<Bits<6>>,
+    qset: Constant<Bits<64>>,
+    pset: Constant<Bits<512>>,
+    nq: Constant<Bits<7>>,
 }
 
-impl Default for TxSched {
+impl<const PR: usize> Default for TxSchedN<PR> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -198,11 +211,20 @@ impl Default for TxSched {
             idx: Default::default(),
             qp: Default::default(),
             take_prio: Default::default(),
+            qm: crate::doorbell::qp_mask(PR),
+            qset: crate::doorbell::qp_set(PR),
+            pset: {
+                let n = crate::doorbell::profile_qps(PR);
+                Constant::new(
+                    (0..512).fold(Bits::<512>::default(), |m, i| m.replace_bit(i, i < 8 * n)),
+                )
+            },
+            nq: Constant::new((crate::doorbell::profile_qps(PR) as u64).into()),
         }
     }
 }
 
-impl Logic for TxSched {
+impl<const PR: usize> Logic for TxSchedN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -213,7 +235,7 @@ impl Logic for TxSched {
         // (not offered from the next clock on).
         self.pmask.next = 0.into();
         if self.park_valid.val() {
-            self.pmask.next = bits::<64>(1) << self.park_qp.val();
+            self.pmask.next = (bits::<64>(1) << self.park_qp.val()) & self.qset.val();
         }
         // Wakeups of parked QPs: by connection, by QP, by the retry sweep.
         self.hit.next = 0.into();
@@ -225,7 +247,8 @@ impl Logic for TxSched {
             }
         }
         if self.wake_qp_valid.val() {
-            self.hit.next = self.hit.val() | (bits::<64>(1) << self.wake_qp.val());
+            self.hit.next =
+                self.hit.val() | ((bits::<64>(1) << self.wake_qp.val()) & self.qset.val());
         }
         self.timer.d.next = self.timer.q.val() + 1;
         self.sweep.next = self.timer.q.val().all();
@@ -262,41 +285,46 @@ impl Logic for TxSched {
             | (bit_cast::<28, 1>(self.wake_qp_valid.val().into()) << 6);
         self.pw.d.next =
             self.pw.q.val() | (self.park_valid.val() & (self.m_now.val() | self.m_hist.val()));
-        self.pk.d.next = self.pk.q.val() & !self.hit.val();
+        self.pk.d.next = self.pk.q.val() & !self.hit.val() & self.qset.val();
         self.woke_n.next = self.woke.q.val() | self.hit.val();
         self.gmask.next = 0.into();
         if self.park_fire.val() {
             self.pw.d.next = false;
             self.n_park.d.next = self.n_park.q.val() + 1;
-            self.pconn.d.next = (self.pconn.q.val()
+            self.pconn.d.next = ((self.pconn.q.val()
                 & !(bits::<512>(0xFF) << (bit_cast::<9, 6>(self.park_qp.val()) << 3)))
                 | (bit_cast::<512, 8>(self.park_conn.val())
-                    << (bit_cast::<9, 6>(self.park_qp.val()) << 3));
+                    << (bit_cast::<9, 6>(self.park_qp.val()) << 3)))
+                & self.pset.val();
             if self.m_now.val() | self.m_hist.val() | self.pw.q.val() {
                 self.woke_n.next = self.woke_n.val() | self.pmask.val();
             } else {
-                self.pk.d.next = (self.pk.q.val() & !self.hit.val()) | self.pmask.val();
+                self.pk.d.next =
+                    ((self.pk.q.val() & !self.hit.val()) | self.pmask.val()) & self.qset.val();
             }
         }
         self.parked.next = self.pk.q.val();
         // Contention (module doc): another QP waits for the segmenter.
         self.cont.d.next = ((((self.pending.val() | self.woke.q.val()) & !self.pk.q.val())
             | self.blocked.val())
-            & !(bits::<64>(1) << self.cur_qp.val()))
+            & !(bits::<64>(1) << self.cur_qp.val())
+            & self.qset.val())
         .any()
             | self.fifo_others.val();
         self.contend.next = self.cont.q.val();
         self.cnt_park.next = self.n_park.q.val();
         self.cnt_park_retry.next = self.n_retry.q.val();
         // Rotate so that bit 0 is QP `ptr`, then find the lowest set bit.
+        // (A rotate within n_qp bits: `elig` above n_qp is 0.)
         self.elig.next = (self.pending.val() | self.woke.q.val())
             & !self.blocked.val()
             & !self.pk.q.val()
-            & !self.pmask.val();
-        self.dbl.next =
-            (bit_cast::<128, 64>(self.elig.val()) << 64) | bit_cast::<128, 64>(self.elig.val());
+            & !self.pmask.val()
+            & self.qset.val();
+        self.dbl.next = (bit_cast::<128, 64>(self.elig.val()) << self.nq.val())
+            | bit_cast::<128, 64>(self.elig.val());
         self.dsh.next = self.dbl.val() >> self.ptr.q.val();
-        self.rot.next = self.dsh.val().get_bits::<64>(0);
+        self.rot.next = self.dsh.val().get_bits::<64>(0) & self.qset.val();
         // Lowest set bit as one-hot (x & -x), then its index bit by bit.
         // (`dsh` has a set bit iff `rot` has: its upper half is `elig >> ptr`.)
         self.found.next = self.dsh.val().any();
@@ -320,7 +348,7 @@ impl Logic for TxSched {
         if (self.onehot.val() & self.m5.val()).any() {
             self.idx.next = self.idx.val() | 32;
         }
-        self.qp.next = self.ptr.q.val() + self.idx.val();
+        self.qp.next = (self.ptr.q.val() + self.idx.val()) & self.qm.val();
         self.take_prio.next = self.prio_valid.val() & (!self.found.val() | !self.last_prio.q.val());
         self.c_valid.next = self.found.val() | self.prio_valid.val();
         // The offer (registered); withdrawn for the clock after a handshake.
@@ -334,12 +362,12 @@ impl Logic for TxSched {
         if self.fire.val() {
             self.last_prio.d.next = self.g_prio.q.val();
             if !self.g_prio.q.val() {
-                self.ptr.d.next = self.g_qp.q.val() + 1;
+                self.ptr.d.next = (self.g_qp.q.val() + 1) & self.qm.val();
                 // A woken QP's grant is taken: it is an ordinary QP again.
                 self.gmask.next = bits::<64>(1) << self.g_qp.q.val();
             }
         }
-        self.woke.d.next = self.woke_n.val() & !self.gmask.val();
+        self.woke.d.next = self.woke_n.val() & !self.gmask.val() & self.qset.val();
         if self.reset.val() {
             self.ptr.d.next = 0.into();
             self.last_prio.d.next = false;
@@ -361,8 +389,8 @@ mod tests {
     use super::*;
     use crate::testutil::{tick, Rng};
 
-    fn uut() -> TxSched {
-        let mut u = TxSched::default();
+    fn uut<const PR: usize>() -> TxSchedN<PR> {
+        let mut u = TxSchedN::<PR>::default();
         u.clock.connect();
         u.reset.connect();
         u.pending.connect();
@@ -389,7 +417,21 @@ mod tests {
     /// fairness.
     #[test]
     fn round_robin_and_priority_bounds() {
-        let mut u = uut();
+        round_robin_for::<{ crate::profile::PR_SIM }>(false);
+    }
+
+    /// The board profile (16 QPs): round robin over QPs 0..15 (the pointer
+    /// wraps at 16), with random pending bits on QPs 16..63 that must never
+    /// be granted (no doorbell sets them in the core; a 64-QP scheduler
+    /// grants them).
+    #[test]
+    fn board_round_robin_16_qps() {
+        round_robin_for::<{ crate::profile::PR_BOARD }>(true);
+    }
+
+    fn round_robin_for<const PR: usize>(noise: bool) {
+        let nq = crate::doorbell::profile_qps(PR);
+        let mut u = uut::<PR>();
         u.reset.next = true;
         tick!(u);
         u.reset.next = false;
@@ -408,7 +450,7 @@ mod tests {
         let mut handshakes = 0u32;
         for cycle in 0..3000 {
             if cycle % 40 == 0 {
-                for w in work.iter_mut() {
+                for w in work.iter_mut().take(nq) {
                     if rng.below(3) == 0 {
                         *w += 1 + rng.below(4) as u32;
                     }
@@ -417,7 +459,11 @@ mod tests {
             if prio_left == 0 && rng.below(4) == 0 {
                 prio_left = 1 + rng.below(3) as u32;
             }
-            let pend: u64 = (0..64).fold(0, |a, i| a | ((work[i] > 0) as u64) << i);
+            let mut pend: u64 = (0..64).fold(0, |a, i| a | ((work[i] > 0) as u64) << i);
+            if noise {
+                // QPs beyond the profile: ignored.
+                pend |= rng.next() & !((1u64 << nq) - 1);
+            }
             u.pending.next = pend.into();
             u.prio_valid.next = prio_left > 0;
             let ready = rng.below(4) != 0;
@@ -456,12 +502,12 @@ mod tests {
                     }
                     max_gap[q] = max_gap[q].max(since[q]);
                     since[q] = 0;
-                    ptr = (q + 1) % 64;
+                    ptr = (q + 1) % nq;
                 }
             }
             // The choice registered at this edge, from the state of this
             // clock (before the handshake's updates).
-            let c_next = (0..64).map(|k| (c_ptr + k) % 64).find(|&q| c_work[q] > 0);
+            let c_next = (0..nq).map(|k| (c_ptr + k) % nq).find(|&q| c_work[q] > 0);
             let c_prio = c_prio_left > 0 && (c_next.is_none() || !c_last_prio);
             offer = (
                 c_next,
@@ -473,13 +519,15 @@ mod tests {
         }
         let busiest = *max_gap.iter().max().unwrap();
         eprintln!(
-            "tx_sched: {handshakes} grants in 3000 clocks ({qp_grants} QP grants), max QP grants between two grants of one waiting QP {busiest} (<= 63), max priority wait {max_prio_wait} clocks"
+            "tx_sched ({nq} QPs): {handshakes} grants in 3000 clocks ({qp_grants} QP grants), max QP grants between two grants of one waiting QP {busiest} (<= {}), max priority wait {max_prio_wait} clocks",
+            nq - 1
         );
         assert!(
-            busiest <= 63,
+            (busiest as usize) < nq,
             "a waiting QP was passed over more than once per round"
         );
-        assert!(grants.iter().all(|&g| g > 0));
+        assert!(grants.iter().take(nq).all(|&g| g > 0));
+        assert!(grants.iter().skip(nq).all(|&g| g == 0));
     }
 
     #[test]

@@ -60,6 +60,7 @@
 //!   `n_oth` minus the head's bit is not zero.
 
 use crate::fifo::Fifo;
+use crate::qp_ram::QpRam;
 use rust_hdl::prelude::*;
 
 // The core turns a QP's send side on for these QP context states
@@ -89,8 +90,16 @@ pub enum FetchState {
     Issue,
 }
 
+/// The fetch unit of the sim profile (64 QPs).
+pub type WqeFetch = WqeFetchN<{ crate::profile::PR_SIM }>;
+
+/// WQE fetch for the QPs of profile `PR` (`PROFILES[PR].fw.n_qp`: 64 in
+/// the sim core, 16 on the board): the ring and fetch-index RAMs are
+/// `n_qp` deep (`QpRam`), the per-QP bitmaps (`busy`, `off`, `ep`) are
+/// ANDed with the profile's QP set, and a ring configuration or on/off
+/// write of a QP beyond the profile is ignored (never aliased).
 #[derive(LogicBlock)]
-pub struct WqeFetch {
+pub struct WqeFetchN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // Ring configuration.
@@ -187,8 +196,12 @@ pub struct WqeFetch {
     c_op: Constant<Bits<3>>,
     c_sol: Constant<Bits<3>>,
     c_nsge: Constant<Bits<3>>,
-    ring: RAM<Bits<69>, 6>,
-    cis: RAM<Bits<32>, 6>,
+    ring: QpRam<Bits<69>, PR>,
+    cis: QpRam<Bits<32>, PR>,
+    qm: Constant<Bits<6>>,
+    qset: Constant<Bits<64>>,
+    c_ok: Signal<Local, Bit>,
+    e_ok: Signal<Local, Bit>,
     fifo: Fifo<Bits<552>, 5, 6>,
     state: DFF<FetchState>,
     qp: DFF<Bits<6>>,
@@ -243,7 +256,7 @@ pub struct WqeFetch {
     nsge: Signal<Local, Bits<8>>,
 }
 
-impl Default for WqeFetch {
+impl<const PR: usize> Default for WqeFetchN<PR> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -371,11 +384,15 @@ impl Default for WqeFetch {
             op: Default::default(),
             fl: Default::default(),
             nsge: Default::default(),
+            qm: crate::doorbell::qp_mask(PR),
+            qset: crate::doorbell::qp_set(PR),
+            c_ok: Default::default(),
+            e_ok: Default::default(),
         }
     }
 }
 
-impl Logic for WqeFetch {
+impl<const PR: usize> Logic for WqeFetchN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -391,7 +408,10 @@ impl Logic for WqeFetch {
         self.cis.write_clock.next = self.clock.val();
         // Ring config RAM: {log2, base}; fetch index RAM (written by fetches
         // and skips only).
-        self.ring.write_enable.next = self.cfg_valid.val();
+        // (A QP beyond the profile is not configured: `c_ok`, `e_ok`.)
+        self.c_ok.next = !(self.cfg_qp.val() & !self.qm.val()).any();
+        self.e_ok.next = !(self.en_qp.val() & !self.qm.val()).any();
+        self.ring.write_enable.next = self.cfg_valid.val() & self.c_ok.val();
         self.ring.write_address.next = self.cfg_qp.val();
         self.ring.write_data.next = (bit_cast::<69, 5>(self.cfg_log2.val()) << 64)
             | bit_cast::<69, 64>(self.cfg_base.val());
@@ -400,16 +420,17 @@ impl Logic for WqeFetch {
         self.cis.write_enable.next = false;
         self.cis.write_address.next = self.qp.q.val();
         self.cis.write_data.next = self.ci.q.val() + bit_cast::<32, 4>(self.n.q.val());
-        if self.cfg_valid.val() & self.cfg_ci_load.val() {
+        if self.cfg_valid.val() & self.cfg_ci_load.val() & self.c_ok.val() {
             self.cis.write_enable.next = true;
             self.cis.write_address.next = self.cfg_qp.val();
             self.cis.write_data.next = self.cfg_ci.val();
         }
         // Send side on/off.
-        if self.en_valid.val() {
+        if self.en_valid.val() & self.e_ok.val() {
             self.off.d.next = self.off.q.val() & !(bits::<64>(1) << self.en_qp.val());
             if !self.en_on.val() {
-                self.off.d.next = self.off.q.val() | (bits::<64>(1) << self.en_qp.val());
+                self.off.d.next =
+                    (self.off.q.val() | (bits::<64>(1) << self.en_qp.val())) & self.qset.val();
             }
         }
 
@@ -444,7 +465,8 @@ impl Logic for WqeFetch {
             self.cis.write_enable.next = true;
             self.cis.write_address.next = self.park_qp.val();
             self.cis.write_data.next = self.park_idx.val();
-            self.ep.d.next = self.ep.q.val() ^ (bits::<64>(1) << self.park_qp.val());
+            self.ep.d.next =
+                (self.ep.q.val() ^ (bits::<64>(1) << self.park_qp.val())) & self.qset.val();
         }
 
         // Fetch index arithmetic (Calc: RAM outputs and take_prod are valid).
@@ -615,7 +637,7 @@ impl Logic for WqeFetch {
             self.ifl_next.next = self.ifl_next.val() - 1;
         }
         self.ifl.d.next = self.ifl_next.val();
-        self.busy_r.d.next = self.busy_next.val();
+        self.busy_r.d.next = self.busy_next.val() & self.qset.val();
         self.busy.next = self.busy_r.q.val();
         self.cnt_fetch.next = self.n_fetch.q.val();
 
