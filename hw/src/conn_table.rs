@@ -718,8 +718,8 @@ mod tests {
         assert!(!lookup(&mut u, 100).1);
     }
 
-    /// `ConnInProfile`: the board (16 connections) refuses 16..=255 and
-    /// takes 0..=15; the co-simulation profile takes every 8-bit index.
+    /// `ConnInProfile`: the board (n = 16 connections) refuses n..=255 and
+    /// takes 0..n; the co-simulation profile takes every 8-bit index.
     #[test]
     fn conn_in_profile_follows_the_profile() {
         use crate::profile::{PROFILES, PR_BOARD, PR_SIM};
@@ -730,7 +730,7 @@ mod tests {
         s.idx.connect();
         s.connect_all();
         let n = 1u64 << PROFILES[PR_BOARD].conn_log2;
-        assert_eq!(n, 16);
+        assert!(n < 256);
         for i in 0..256u64 {
             b.idx.next = i.into();
             s.idx.next = i.into();

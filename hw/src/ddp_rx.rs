@@ -1777,18 +1777,21 @@ mod tests {
         assert_eq!(b.rx.cnt_tagged.val().to_u64(), 3);
     }
 
-    /// Board profile (16 connections): a Terminate on connection 21 (5 in
-    /// the low 4 bits) is beyond the profile: dropped and counted, it does
-    /// not stop connection 5 (no aliasing); segments of 16 and 255 are
-    /// dropped too, while 15 and 0 are placed; a Terminate on 15 stops 15
-    /// only. Without the profile, 21's Terminate would go out on `ut_*`
-    /// and 16's and 255's Writes would be placed.
+    /// Board profile (n = 16 connections): a Terminate on connection n + 5
+    /// (21: 5 modulo n) is beyond the profile: dropped and counted, it does
+    /// not stop connection 5 (no aliasing); segments of n and 255 are
+    /// dropped too, while n - 1 and 0 are placed; a Terminate on n - 1
+    /// stops n - 1 only. Without the profile, 21's Terminate would go out
+    /// on `ut_*` and 16's and 255's Writes would be placed. The connections
+    /// follow `BOARD.conn_log2`.
     #[test]
     fn board_profile_stops_16_connections_and_drops_the_rest() {
         let mut rng = Rng::new(37);
         let w = world(&mut rng);
         let mut b = bench_pr::<{ crate::profile::PR_BOARD }>();
         load(&mut b, &w);
+        let n = 1u32 << crate::profile::PROFILES[crate::profile::PR_BOARD].conn_log2;
+        assert!(n > 5);
         let good = |rng: &mut Rng, conn: u32| {
             let mut s;
             loop {
@@ -1811,14 +1814,14 @@ mod tests {
         };
         let mut segs = vec![
             good(&mut rng, 5),
-            term(&mut rng, 21),
+            term(&mut rng, n + 5),
             good(&mut rng, 5),
-            good(&mut rng, 16),
-            good(&mut rng, 15),
+            good(&mut rng, n),
+            good(&mut rng, n - 1),
             good(&mut rng, 255),
             good(&mut rng, 0),
-            term(&mut rng, 15),
-            good(&mut rng, 15),
+            term(&mut rng, n - 1),
+            good(&mut rng, n - 1),
             good(&mut rng, 0),
         ];
         for i in [1, 3, 5, 8] {

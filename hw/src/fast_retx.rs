@@ -295,11 +295,12 @@ mod tests {
         assert_eq!(u.cnt_req.val().to_u64(), 0);
     }
 
-    /// Board profile (16 connections): duplicates of connection 15 with
-    /// events of 31 (15 in the low 4 bits) between them: 15's third
-    /// duplicate asks for 15 although 31's non-duplicates came between (no
-    /// aliasing); 31's own three duplicates ask for nothing and are not
-    /// counted (beyond the profile). Without the profile mask 31 would ask.
+    /// Board profile (n = 16 connections): duplicates of connection n - 1
+    /// (15) with events of 2n - 1 (31: 15 modulo n) between them: 15's
+    /// third duplicate asks for 15 although 31's non-duplicates came
+    /// between (no aliasing); 31's own three duplicates ask for nothing and
+    /// are not counted (beyond the profile), nor is n's. Without the
+    /// profile mask 31 would ask. The connections follow `BOARD.conn_log2`.
     #[test]
     fn board_profile_counts_16_connections_and_ignores_the_rest() {
         let mut u = new_uut_pr::<{ crate::profile::PR_BOARD }>();
@@ -307,17 +308,19 @@ mod tests {
         tick!(u);
         u.reset.next = false;
         u.en.next = true;
+        let n = 1u64 << crate::profile::PROFILES[crate::profile::PR_BOARD].conn_log2;
+        let (l, x) = (n - 1, 2 * n - 1);
         // (connection, duplicate)
         let evs = [
-            (15u64, true),
-            (31, false),
-            (31, true),
-            (15, true),
-            (31, true),
+            (l, true),
+            (x, false),
+            (x, true),
+            (l, true),
+            (x, true),
             (0, true),
-            (31, true),
-            (15, true),
-            (16, true),
+            (x, true),
+            (l, true),
+            (n, true),
             (0, true),
             (0, true),
         ];
@@ -337,7 +340,7 @@ mod tests {
                 tick!(u);
             }
         }
-        assert_eq!(got, vec![(7, 15), (10, 0)]);
+        assert_eq!(got, vec![(7, l), (10, 0)]);
         assert_eq!(u.cnt_dup.val().to_u64(), 6);
         assert_eq!(u.cnt_req.val().to_u64(), 2);
     }

@@ -628,27 +628,37 @@ mod tests {
         assert_eq!(u.cnt_piggy.val().index(), skips);
     }
 
-    /// Board profile (16 connections): requests of connections 15 and 0
-    /// interleaved, with requests for connections beyond the profile (31,
-    /// 16, 255: 15 and 0 modulo 16) before and between them. 15 and 0 are
-    /// each acknowledged once, in request order, with their own frames
-    /// (`ack_frame`); the out-of-profile requests are ignored: neither read
-    /// nor merged into 15's or 0's bits (without the profile mask 31 would
-    /// be queued and read; with a plain mask it would alias onto 15).
+    /// Board profile (n = 16 connections): requests of connections n - 1
+    /// (15) and 0 interleaved, with requests for connections beyond the
+    /// profile (2n - 1, n, 255: n - 1 and 0 modulo n) before and between
+    /// them. 15 and 0 are each acknowledged once, in request order, with
+    /// their own frames (`ack_frame`); the out-of-profile requests are
+    /// ignored: neither read nor merged into 15's or 0's bits (without the
+    /// profile mask 31 would be queued and read; with a plain mask it would
+    /// alias onto 15). The connections follow `BOARD.conn_log2`.
     #[test]
     fn board_profile_coalesces_16_connections_and_ignores_the_rest() {
         use crate::profile::PR_BOARD;
         let mut u = uut_pr::<{ PR_BOARD }>();
+        let n = 1usize << crate::profile::PROFILES[PR_BOARD].conn_log2;
+        let (l, nu) = (n - 1, n as u64);
         u.reset.next = true;
         tick!(u);
         tick!(u);
         u.reset.next = false;
         let mut rng = Rng::new(5);
-        let eps: Vec<(Endpoint, Endpoint)> =
-            (0..16).map(|_| (ep(&mut rng), ep(&mut rng))).collect();
-        // (cycle, connection): 31 first, then 15 / 0 interleaved; the second
-        // request of 15 makes it due at once, 0 waits ACK_DELAY_CLOCKS.
-        let reqs = [(0u64, 31u64), (3, 15), (4, 16), (5, 0), (8, 255), (9, 15)];
+        let eps: Vec<(Endpoint, Endpoint)> = (0..n).map(|_| (ep(&mut rng), ep(&mut rng))).collect();
+        // (cycle, connection): 2n - 1 first, then n - 1 / 0 interleaved;
+        // the second request of n - 1 makes it due at once, 0 waits
+        // ACK_DELAY_CLOCKS.
+        let reqs = [
+            (0u64, 2 * nu - 1),
+            (3, nu - 1),
+            (4, nu),
+            (5, 0),
+            (8, 255),
+            (9, nu - 1),
+        ];
         let ack_of = |c: usize| 0x1000_0000u32 + c as u32;
         let mut rd: Option<(usize, u64)> = None;
         let mut reads = Vec::new();
@@ -660,7 +670,7 @@ mod tests {
             u.req_conn.next = r.map_or(0, |r| r.1).into();
             u.go.next = true;
             u.tx_ready.next = cycle % 3 != 0;
-            let k = rd.map_or(0, |r| r.0 & 15);
+            let k = rd.map_or(0, |r| r.0 % n);
             let (s, d) = eps[k];
             let mac = |m: [u8; 6]| m.iter().fold(0u64, |a, &b| a << 8 | b as u64);
             u.ctx_src_mac.next = mac(s.mac).into();
@@ -693,13 +703,13 @@ mod tests {
             tick!(u);
         }
         let conns: Vec<usize> = reads.iter().map(|r| r.0).collect();
-        assert_eq!(conns, vec![15, 0], "reads {reads:?}");
-        // 15 is due on its second request; 0 only after the delay.
+        assert_eq!(conns, vec![l, 0], "reads {reads:?}");
+        // n - 1 is due on its second request; 0 only after the delay.
         assert!(
             reads[0].1 < 20 && reads[1].1 >= 5 + ACK_DELAY_CLOCKS,
             "{reads:?}"
         );
-        let want: Vec<Vec<u8>> = [15usize, 0]
+        let want: Vec<Vec<u8>> = [l, 0]
             .iter()
             .map(|&c| ack_frame(&eps[c].0, &eps[c].1, 7 * c as u32, ack_of(c)))
             .collect();
