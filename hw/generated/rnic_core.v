@@ -1307,6 +1307,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] fwc_up_una$d;
     wire  [31:0] fwc_up_una$q;
     reg  fwc_up_una$clock;
+    reg  [7:0] qp_conn_chk$idx;
+    wire  qp_conn_chk$beyond;
     reg  fx_lock$d;
     wire  fx_lock$q;
     reg  fx_lock$clock;
@@ -3086,6 +3088,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .q(fwc_up_una$q),
         .clock(fwc_up_una$clock)
     );
+    rnic_core$qp_conn_chk qp_conn_chk(
+        .idx(qp_conn_chk$idx),
+        .beyond(qp_conn_chk$beyond)
+    );
     rnic_core$fx_lock fx_lock(
         .d(fx_lock$d),
         .q(fx_lock$q),
@@ -4034,6 +4040,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             ew_qp_ord = fw_port$tw_data[(32'h150)+:(16)];
             ew_qp_ird = fw_port$tw_data[(32'h140)+:(16)];
             ew_qp_rx_read_msn = fw_port$tw_data[(32'h1c0)+:(32)];
+        end
+        qp_conn_chk$idx = qp_wr_conn[(32'h0)+:(8)] | qp_wr_idx[(32'h0)+:(8)];
+        if (fwq_v) begin
+            qp_conn_chk$idx = fw_port$tw_data[(32'h120)+:(8)];
+        end
+        if (qp_conn_chk$beyond) begin
+            ew_qp_rx = 1'b0;
+            ew_qp_conn = 32'hffffffff;
         end
         sn_cand_v = se_v$q | sh_v$q;
         sn_cand_idx = sh_idx$q;
@@ -6113,6 +6127,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     localparam  k_c_bounds = 16'h1101;
     localparam  k_c_wrap = 16'h1103;
     localparam  ones64 = 64'hffffffffffffffff;
+    localparam  k_cmask = 8'hff;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -6346,6 +6361,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     reg  short;
     reg  [255:0] conn_bit;
     reg  [255:0] stop_hit;
+    reg  conn_out;
 
     // Sub module instances
     rnic_core$ddp_rx$dma_pl dma_pl(
@@ -6773,7 +6789,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
             op_q = k_qn_term;
         end
         chk_pd = pd$q;
-        conn_bit = 256'h1 << conn$q[(32'h0)+:(8)];
+        conn_out = |(conn$q[(32'h0)+:(8)] & ~k_cmask);
+        conn_bit = 256'h1 << (conn$q[(32'h0)+:(8)] & k_cmask);
+        if (conn_out) begin
+            conn_bit = 256'h0;
+        end
         stop_hit = stopped$q & conn_bit;
         plen_t = len$q - k_hdr_t;
         if (state$q == RxState$Decide) begin
@@ -6880,7 +6900,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         d_drop$d = 1'b1;
                         stopped$d = stopped$q & ~conn_bit;
                     end
-                    else if (|stop_hit) begin
+                    else if (|stop_hit | conn_out) begin
                         d_err$d = 1'b0;
                         d_drop$d = 1'b1;
                     end
@@ -10235,6 +10255,7 @@ module rnic_core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq
 
     // Constant declarations
     localparam  k_thr = 2'b11;
+    localparam  k_cmask = 8'hff;
 
     // Stub signals
     reg  [7:0] st$read_address;
@@ -10335,8 +10356,8 @@ module rnic_core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq
         n_skip$d = n_skip$q;
         st$read_clock = clock;
         st$write_clock = clock;
-        st$read_address = ev_conn;
-        v1$d = ev_valid;
+        st$read_address = ev_conn & k_cmask;
+        v1$d = ev_valid & ~|(ev_conn & ~k_cmask);
         conn1$d = ev_conn;
         dup1$d = ev_dup;
         wnd1$d = ev_wnd;
@@ -10353,7 +10374,7 @@ module rnic_core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq
             end
         end
         st$write_enable = v1$q;
-        st$write_address = conn1$q;
+        st$write_address = conn1$q & k_cmask;
         st$write_data = ({{16{1'b0}}, new_cnt} << 32'h10) | {{2{1'b0}}, wnd1$q};
         rq_valid = 1'b0;
         rq_conn = conn1$q;
@@ -18259,6 +18280,23 @@ module rnic_core$pay_sk$b_v(d,q,clock);
     end
 
 endmodule // rnic_core$pay_sk$b_v
+
+
+module rnic_core$qp_conn_chk(idx,beyond);
+
+    // Module arguments
+    input wire  [7:0] idx;
+    output reg  beyond;
+
+    // Constant declarations
+    localparam  k_mask = 8'hff;
+
+    // Update code
+    always @(*) begin
+        beyond = |(idx & ~k_mask);
+    end
+
+endmodule // rnic_core$qp_conn_chk
 
 
 module rnic_core$qp_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -35374,6 +35412,7 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
     // Constant declarations
     localparam  c_frm = 432'h105000000000000000000000000000000000000000000000064000400000280000450008000000000000000000000000;
     localparam  c_delay = 16'h800;
+    localparam  c_cmask = 8'hff;
 
     // Stub signals
     reg  [255:0] queued$d;
@@ -35459,6 +35498,9 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
     reg  n_acks$clock;
 
     // Local signals
+    reg  [7:0] hidx;
+    reg  [7:0] ridx;
+    reg  r_in;
     reg  [255:0] snext;
     reg  [7:0] head;
     reg  due;
@@ -35649,24 +35691,27 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
         head = fifo$data_out[(32'h0)+:(8)];
         rd_valid = 1'b0;
         rd_conn = head;
-        due = ~fifo$empty & (|(second$q & (one << head)) | ((now$q - fifo$data_out[(32'h8)+:(16)]) >= c_delay));
+        hidx = head & c_cmask;
+        ridx = req_conn & c_cmask;
+        r_in = (req_conn & ~c_cmask) == 8'h0;
+        due = ~fifo$empty & (|(second$q & (one << hidx)) | ((now$q - fifo$data_out[(32'h8)+:(16)]) >= c_delay));
         due_r$d = due;
         pend = due_r$q | (st$q != 3'h0);
         if ((st$q == 3'h0) & due_r$q & go) begin
             rd_valid = 1'b1;
             fifo$read = 1'b1;
             rconn$d = head;
-            qnext = qnext & ~(one << head);
-            snext = snext & ~(one << head);
+            qnext = qnext & ~(one << hidx);
+            snext = snext & ~(one << hidx);
             st$d = 3'h1;
         end
-        if (req_valid) begin
-            if (|(qnext & (one << req_conn))) begin
-                snext = snext | (one << req_conn);
+        if (req_valid & r_in) begin
+            if (|(qnext & (one << ridx))) begin
+                snext = snext | (one << ridx);
             end
             else begin
                 fifo$write = 1'b1;
-                qnext = qnext | (one << req_conn);
+                qnext = qnext | (one << ridx);
             end
         end
         queued$d = qnext;

@@ -7955,6 +7955,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] fwc_up_una$d;
     wire  [31:0] fwc_up_una$q;
     reg  fwc_up_una$clock;
+    reg  [7:0] qp_conn_chk$idx;
+    wire  qp_conn_chk$beyond;
     reg  fx_lock$d;
     wire  fx_lock$q;
     reg  fx_lock$clock;
@@ -9734,6 +9736,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(fwc_up_una$q),
         .clock(fwc_up_una$clock)
     );
+    rnic_versa5g$core$qp_conn_chk qp_conn_chk(
+        .idx(qp_conn_chk$idx),
+        .beyond(qp_conn_chk$beyond)
+    );
     rnic_versa5g$core$fx_lock fx_lock(
         .d(fx_lock$d),
         .q(fx_lock$q),
@@ -10682,6 +10688,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             ew_qp_ord = fw_port$tw_data[(32'h150)+:(16)];
             ew_qp_ird = fw_port$tw_data[(32'h140)+:(16)];
             ew_qp_rx_read_msn = fw_port$tw_data[(32'h1c0)+:(32)];
+        end
+        qp_conn_chk$idx = qp_wr_conn[(32'h0)+:(8)] | qp_wr_idx[(32'h0)+:(8)];
+        if (fwq_v) begin
+            qp_conn_chk$idx = fw_port$tw_data[(32'h120)+:(8)];
+        end
+        if (qp_conn_chk$beyond) begin
+            ew_qp_rx = 1'b0;
+            ew_qp_conn = 32'hffffffff;
         end
         sn_cand_v = se_v$q | sh_v$q;
         sn_cand_idx = sh_idx$q;
@@ -12762,6 +12776,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     localparam  k_c_wrap = 16'h1103;
     localparam  ones64 = 64'hffffffffffffffff;
     localparam  byte192 = 192'hff;
+    localparam  k_cmask = 8'hf;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -12995,6 +13010,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     reg  short;
     reg  [255:0] conn_bit;
     reg  [255:0] stop_hit;
+    reg  conn_out;
 
     // Sub module instances
     rnic_versa5g$core$ddp_rx$dma_pl dma_pl(
@@ -13422,7 +13438,11 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
             op_q = k_qn_term;
         end
         chk_pd = pd$q;
-        conn_bit = 256'h1 << conn$q[(32'h0)+:(8)];
+        conn_out = |(conn$q[(32'h0)+:(8)] & ~k_cmask);
+        conn_bit = 256'h1 << (conn$q[(32'h0)+:(8)] & k_cmask);
+        if (conn_out) begin
+            conn_bit = 256'h0;
+        end
         stop_hit = stopped$q & conn_bit;
         plen_t = len$q - k_hdr_t;
         if (state$q == RxState$Decide) begin
@@ -13529,7 +13549,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         d_drop$d = 1'b1;
                         stopped$d = stopped$q & ~conn_bit;
                     end
-                    else if (|stop_hit) begin
+                    else if (|stop_hit | conn_out) begin
                         d_err$d = 1'b0;
                         d_drop$d = 1'b1;
                     end
@@ -16885,6 +16905,7 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
 
     // Constant declarations
     localparam  k_thr = 2'b11;
+    localparam  k_cmask = 8'hf;
 
     // Stub signals
     reg  [7:0] st$read_address;
@@ -16985,8 +17006,8 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
         n_skip$d = n_skip$q;
         st$read_clock = clock;
         st$write_clock = clock;
-        st$read_address = ev_conn;
-        v1$d = ev_valid;
+        st$read_address = ev_conn & k_cmask;
+        v1$d = ev_valid & ~|(ev_conn & ~k_cmask);
         conn1$d = ev_conn;
         dup1$d = ev_dup;
         wnd1$d = ev_wnd;
@@ -17003,7 +17024,7 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
             end
         end
         st$write_enable = v1$q;
-        st$write_address = conn1$q;
+        st$write_address = conn1$q & k_cmask;
         st$write_data = ({{16{1'b0}}, new_cnt} << 32'h10) | {{2{1'b0}}, wnd1$q};
         rq_valid = 1'b0;
         rq_conn = conn1$q;
@@ -24912,6 +24933,23 @@ module rnic_versa5g$core$pay_sk$b_v(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$pay_sk$b_v
+
+
+module rnic_versa5g$core$qp_conn_chk(idx,beyond);
+
+    // Module arguments
+    input wire  [7:0] idx;
+    output reg  beyond;
+
+    // Constant declarations
+    localparam  k_mask = 8'hf;
+
+    // Update code
+    always @(*) begin
+        beyond = |(idx & ~k_mask);
+    end
+
+endmodule // rnic_versa5g$core$qp_conn_chk
 
 
 module rnic_versa5g$core$qp_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -42030,6 +42068,7 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
     // Constant declarations
     localparam  c_frm = 432'h105000000000000000000000000000000000000000000000064000400000280000450008000000000000000000000000;
     localparam  c_delay = 16'h800;
+    localparam  c_cmask = 8'hf;
 
     // Stub signals
     reg  [255:0] queued$d;
@@ -42115,6 +42154,9 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
     reg  n_acks$clock;
 
     // Local signals
+    reg  [7:0] hidx;
+    reg  [7:0] ridx;
+    reg  r_in;
     reg  [255:0] snext;
     reg  [7:0] head;
     reg  due;
@@ -42305,24 +42347,27 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         head = fifo$data_out[(32'h0)+:(8)];
         rd_valid = 1'b0;
         rd_conn = head;
-        due = ~fifo$empty & (|(second$q & (one << head)) | ((now$q - fifo$data_out[(32'h8)+:(16)]) >= c_delay));
+        hidx = head & c_cmask;
+        ridx = req_conn & c_cmask;
+        r_in = (req_conn & ~c_cmask) == 8'h0;
+        due = ~fifo$empty & (|(second$q & (one << hidx)) | ((now$q - fifo$data_out[(32'h8)+:(16)]) >= c_delay));
         due_r$d = due;
         pend = due_r$q | (st$q != 3'h0);
         if ((st$q == 3'h0) & due_r$q & go) begin
             rd_valid = 1'b1;
             fifo$read = 1'b1;
             rconn$d = head;
-            qnext = qnext & ~(one << head);
-            snext = snext & ~(one << head);
+            qnext = qnext & ~(one << hidx);
+            snext = snext & ~(one << hidx);
             st$d = 3'h1;
         end
-        if (req_valid) begin
-            if (|(qnext & (one << req_conn))) begin
-                snext = snext | (one << req_conn);
+        if (req_valid & r_in) begin
+            if (|(qnext & (one << ridx))) begin
+                snext = snext | (one << ridx);
             end
             else begin
                 fifo$write = 1'b1;
-                qnext = qnext | (one << req_conn);
+                qnext = qnext | (one << ridx);
             end
         end
         queued$d = qnext;

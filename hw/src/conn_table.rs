@@ -46,6 +46,22 @@ use rust_hdl::prelude::*;
 /// Default table size: 64 connections.
 pub const DEFAULT_LOG2_CONNS: usize = 6;
 
+/// The mask of the 8-bit connection index in the per-connection state
+/// outside this table (`tx_ack`'s coalescing bits, `ddp_rx`'s stopped
+/// streams, the core's QP-to-connection check), by profile
+/// (`crate::profile::PROFILES[pr]`). The co-simulation profile keeps all 256
+/// indices, so its behaviour is unchanged (its tests use indices up to 255);
+/// the others have their table's `2^conn_log2`: the board's 16 (`0xF`).
+/// State of indices beyond the mask has no reader and synthesis removes it;
+/// an index beyond it is refused, never aliased.
+pub fn conn_state_mask(pr: usize) -> u64 {
+    if pr == crate::profile::PR_SIM {
+        0xFF
+    } else {
+        (1 << crate::profile::PROFILES[pr].conn_log2) - 1
+    }
+}
+
 #[derive(Clone, Default)]
 struct Entry {
     used: bool,
@@ -490,6 +506,35 @@ end
     }
 }
 
+/// Whether an 8-bit connection index is beyond profile `PR`'s connections
+/// ([`conn_state_mask`]); combinational. The core checks a QP's connection
+/// with it where the QP configuration enters (the firmware's QP table
+/// write or the pins), so a QP of the board is never bound to a connection
+/// the board's table cannot hold. Always 0 in the co-simulation profile.
+#[derive(LogicBlock)]
+pub struct ConnInProfile<const PR: usize> {
+    pub idx: Signal<In, Bits<8>>,
+    pub beyond: Signal<Out, Bit>,
+    k_mask: Constant<Bits<8>>,
+}
+
+impl<const PR: usize> Default for ConnInProfile<PR> {
+    fn default() -> Self {
+        Self {
+            idx: Default::default(),
+            beyond: Default::default(),
+            k_mask: Constant::new(conn_state_mask(PR).into()),
+        }
+    }
+}
+
+impl<const PR: usize> Logic for ConnInProfile<PR> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.beyond.next = (self.idx.val() & !self.k_mask.val()).any();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -671,5 +716,27 @@ mod tests {
         tick!(u);
         u.reset.next = false;
         assert!(!lookup(&mut u, 100).1);
+    }
+
+    /// `ConnInProfile`: the board (n = 16 connections) refuses n..=255 and
+    /// takes 0..n; the co-simulation profile takes every 8-bit index.
+    #[test]
+    fn conn_in_profile_follows_the_profile() {
+        use crate::profile::{PROFILES, PR_BOARD, PR_SIM};
+        let mut b = ConnInProfile::<{ PR_BOARD }>::default();
+        b.idx.connect();
+        b.connect_all();
+        let mut s = ConnInProfile::<{ PR_SIM }>::default();
+        s.idx.connect();
+        s.connect_all();
+        let n = 1u64 << PROFILES[PR_BOARD].conn_log2;
+        assert!(n < 256);
+        for i in 0..256u64 {
+            b.idx.next = i.into();
+            s.idx.next = i.into();
+            assert!(simulate(&mut b, 10) && simulate(&mut s, 10));
+            assert_eq!(b.beyond.val(), i >= n, "board, index {i}");
+            assert!(!s.beyond.val(), "sim, index {i}");
+        }
     }
 }

@@ -94,8 +94,18 @@ fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
     Constant::new((c.into().to_bits() as u64).into())
 }
 
+/// [`DdpRxN`] with the co-simulation profile's connections (`PN`: log2 of
+/// the page list's entries).
+pub type DdpRx<const PN: usize> = DdpRxN<{ crate::profile::PR_SIM }, PN>;
+
+/// DDP/RDMAP receive for profile `PR` (`crate::profile::PROFILES`): the
+/// per-connection stopped bits cover [`crate::conn_table::conn_state_mask`]
+/// (co-simulation all 256, the board its 16 connections); a segment of a
+/// connection beyond the profile is dropped and counted in
+/// `cnt_drop_state`, as a stopped stream's (the core cannot make one: its
+/// connection indices come from the profile's connection table).
 #[derive(LogicBlock)]
-pub struct DdpRx<const PN: usize> {
+pub struct DdpRxN<const PR: usize, const PN: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // ---- segment in
@@ -281,9 +291,12 @@ pub struct DdpRx<const PN: usize> {
     short: Signal<Local, Bit>,
     conn_bit: Signal<Local, Bits<256>>,
     stop_hit: Signal<Local, Bits<256>>,
+    /// The profile's connection mask, and `conn` beyond it.
+    k_cmask: Constant<Bits<8>>,
+    conn_out: Signal<Local, Bit>,
 }
 
-impl<const PN: usize> Default for DdpRx<PN> {
+impl<const PR: usize, const PN: usize> Default for DdpRxN<PR, PN> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -452,11 +465,13 @@ impl<const PN: usize> Default for DdpRx<PN> {
             short: Default::default(),
             conn_bit: Default::default(),
             stop_hit: Default::default(),
+            k_cmask: Constant::new(crate::conn_table::conn_state_mask(PR).into()),
+            conn_out: Default::default(),
         }
     }
 }
 
-impl<const PN: usize> Logic for DdpRx<PN> {
+impl<const PR: usize, const PN: usize> Logic for DdpRxN<PR, PN> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, dma_pl, ut_pl);
@@ -621,7 +636,14 @@ impl<const PN: usize> Logic for DdpRx<PN> {
         }
 
         self.chk_pd.next = self.pd.q.val();
-        self.conn_bit.next = bits::<256>(1) << self.conn.q.val().get_bits::<8>(0);
+        // The profile's connections only (masked: the bits beyond have no
+        // reader); a connection beyond it has no bit and is dropped below.
+        self.conn_out.next = (self.conn.q.val().get_bits::<8>(0) & !self.k_cmask.val()).any();
+        self.conn_bit.next =
+            bits::<256>(1) << (self.conn.q.val().get_bits::<8>(0) & self.k_cmask.val());
+        if self.conn_out.val() {
+            self.conn_bit.next = 0.into();
+        }
         self.stop_hit.next = self.stopped.q.val() & self.conn_bit.val();
         // The request leaves in Decide, straight from the header registers
         // (the TPT is idle then), or from the decoded copies in Chk.
@@ -731,9 +753,10 @@ impl<const PN: usize> Logic for DdpRx<PN> {
                     self.d_err.d.next = false;
                     self.d_drop.d.next = true;
                     self.stopped.d.next = self.stopped.q.val() & !self.conn_bit.val();
-                } else if self.stop_hit.val().any() {
+                } else if self.stop_hit.val().any() | self.conn_out.val() {
                     // RFC 5040 §5.1/§7: a Terminate was received on this
-                    // stream; nothing after it is placed.
+                    // stream; nothing after it is placed. (Or a connection
+                    // beyond the profile: refused the same way.)
                     self.d_err.d.next = false;
                     self.d_drop.d.next = true;
                 } else if (self.len.q.val() == 0) | (self.b0_keep.q.val() == 0) {
@@ -913,13 +936,15 @@ mod tests {
     const PN: usize = PBL_INDEX_BITS;
 
     #[derive(LogicBlock, Default)]
-    struct Bench {
+    struct BenchP<const PR: usize> {
         clock: Signal<In, Clock>,
         tpt: Tpt<TPT_INDEX_BITS, PN>,
-        rx: DdpRx<PN>,
+        rx: DdpRxN<PR, PN>,
     }
 
-    impl Logic for Bench {
+    type Bench = BenchP<{ crate::profile::PR_SIM }>;
+
+    impl<const PR: usize> Logic for BenchP<PR> {
         #[hdl_gen]
         fn update(&mut self) {
             clock!(self, clock, tpt, rx);
@@ -945,7 +970,11 @@ mod tests {
     }
 
     fn bench() -> Bench {
-        let mut b = Bench::default();
+        bench_pr()
+    }
+
+    fn bench_pr<const PR: usize>() -> BenchP<PR> {
+        let mut b = BenchP::<PR>::default();
         b.clock.connect();
         b.rx.reset.connect();
         for s in [
@@ -1026,7 +1055,7 @@ mod tests {
         World { table, pbl }
     }
 
-    fn load(b: &mut Bench, w: &World) {
+    fn load<const PR: usize>(b: &mut BenchP<PR>, w: &World) {
         for i in 0..w.table.len().max(w.pbl.len()) {
             b.tpt.tpt_wr_en.next = i < w.table.len();
             if let Some(e) = w.table.get(i) {
@@ -1420,13 +1449,13 @@ mod tests {
 
     /// Feeds `segs` with random gaps and random sink readiness; collects
     /// every output.
-    fn run(
-        mut b: Bench,
+    fn run<const PR: usize>(
+        mut b: BenchP<PR>,
         segs: &[Seg],
         rng: &mut Rng,
         in_pct: usize,
         out_pct: usize,
-    ) -> (Out, Bench) {
+    ) -> (Out, BenchP<PR>) {
         let mut q: VecDeque<(usize, u64, u8, bool)> = VecDeque::new();
         for (i, s) in segs.iter().enumerate() {
             let bs = beats(&s.bytes);
@@ -1746,6 +1775,63 @@ mod tests {
         check(&segs, &o);
         assert_eq!(b.rx.cnt_drop_state.val().to_u64(), 2);
         assert_eq!(b.rx.cnt_tagged.val().to_u64(), 3);
+    }
+
+    /// Board profile (n = 16 connections): a Terminate on connection n + 5
+    /// (21: 5 modulo n) is beyond the profile: dropped and counted, it does
+    /// not stop connection 5 (no aliasing); segments of n and 255 are
+    /// dropped too, while n - 1 and 0 are placed; a Terminate on n - 1
+    /// stops n - 1 only. Without the profile, 21's Terminate would go out
+    /// on `ut_*` and 16's and 255's Writes would be placed. The connections
+    /// follow `BOARD.conn_log2`.
+    #[test]
+    fn board_profile_stops_16_connections_and_drops_the_rest() {
+        let mut rng = Rng::new(37);
+        let w = world(&mut rng);
+        let mut b = bench_pr::<{ crate::profile::PR_BOARD }>();
+        load(&mut b, &w);
+        let n = 1u32 << crate::profile::PROFILES[crate::profile::PR_BOARD].conn_log2;
+        assert!(n > 5);
+        let good = |rng: &mut Rng, conn: u32| {
+            let mut s;
+            loop {
+                let plen = 1 + rng.below(100);
+                s = tagged(rng, &w, Some(plen), false);
+                if matches!(s.want, Want::Placed { .. }) {
+                    break;
+                }
+            }
+            s.conn = conn;
+            s
+        };
+        let term = |rng: &mut Rng, conn: u32| {
+            let mut t = untagged(rng);
+            while !matches!(&t.want, Want::Untagged(u) if u.qn == 2) {
+                t = untagged(rng);
+            }
+            t.conn = conn;
+            t
+        };
+        let mut segs = vec![
+            good(&mut rng, 5),
+            term(&mut rng, n + 5),
+            good(&mut rng, 5),
+            good(&mut rng, n),
+            good(&mut rng, n - 1),
+            good(&mut rng, 255),
+            good(&mut rng, 0),
+            term(&mut rng, n - 1),
+            good(&mut rng, n - 1),
+            good(&mut rng, 0),
+        ];
+        for i in [1, 3, 5, 8] {
+            segs[i].want = Want::Dropped;
+        }
+        let (o, b) = run(b, &segs, &mut rng, 90, 80);
+        check(&segs, &o);
+        assert_eq!(b.rx.cnt_drop_state.val().to_u64(), 4);
+        assert_eq!(b.rx.cnt_tagged.val().to_u64(), 5);
+        assert_eq!(b.rx.cnt_untagged.val().to_u64(), 1);
     }
 
     /// Each kind of malformed segment, for both buffer models, several

@@ -26,6 +26,12 @@
 //! * A connection index reused by a new connection starts with the old
 //!   count: at worst its first three duplicate ACKs ask for nothing until
 //!   one ACK of new data has been seen, and the timer covers that case.
+//! * Profile ([`FastRetxN`]`<PR>`): the RAM's addresses are ANDed with
+//!   [`crate::conn_table::conn_state_mask`] (co-simulation all 256; the
+//!   board's 16 connections: a 16-entry table, LUT RAM instead of a block
+//!   RAM). An event of a connection beyond the profile is ignored (the core
+//!   cannot make one: `rx_split`'s indices come from the profile's
+//!   connection table), never aliased onto another connection's count.
 
 use crate::k;
 use rust_hdl::prelude::*;
@@ -34,8 +40,11 @@ use rust_hdl::prelude::*;
 /// arrival of 3 duplicate ACKs").
 pub const DUP_THRESHOLD: u64 = 3;
 
+/// [`FastRetxN`] with the co-simulation profile's connections.
+pub type FastRetx = FastRetxN<{ crate::profile::PR_SIM }>;
+
 #[derive(LogicBlock)]
-pub struct FastRetx {
+pub struct FastRetxN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Fast retransmit on (the core's `fast_retx_en` pin).
@@ -55,6 +64,8 @@ pub struct FastRetx {
     /// Third duplicates that asked for nothing (`busy`, or `en` low).
     pub cnt_skip: Signal<Out, Bits<32>>,
     k_thr: Constant<Bits<2>>,
+    /// The profile's connection mask.
+    k_cmask: Constant<Bits<8>>,
     /// {count[17:16], last SEG.WND[15:0]} per connection.
     st: RAM<Bits<18>, 8>,
     /// The event, one and two clocks later.
@@ -70,7 +81,7 @@ pub struct FastRetx {
     third: Signal<Local, Bit>,
 }
 
-impl Default for FastRetx {
+impl<const PR: usize> Default for FastRetxN<PR> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -87,6 +98,7 @@ impl Default for FastRetx {
             cnt_req: Default::default(),
             cnt_skip: Default::default(),
             k_thr: k(DUP_THRESHOLD),
+            k_cmask: Constant::new(crate::conn_table::conn_state_mask(PR).into()),
             st: Default::default(),
             v1: Default::default(),
             conn1: Default::default(),
@@ -102,15 +114,15 @@ impl Default for FastRetx {
     }
 }
 
-impl Logic for FastRetx {
+impl<const PR: usize> Logic for FastRetxN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, v1, conn1, dup1, wnd1, n_dup, n_req, n_skip);
         self.st.read_clock.next = self.clock.val();
         self.st.write_clock.next = self.clock.val();
         // clock 0: the event; its connection's state is read
-        self.st.read_address.next = self.ev_conn.val();
-        self.v1.d.next = self.ev_valid.val();
+        self.st.read_address.next = self.ev_conn.val() & self.k_cmask.val();
+        self.v1.d.next = self.ev_valid.val() & !(self.ev_conn.val() & !self.k_cmask.val()).any();
         self.conn1.d.next = self.ev_conn.val();
         self.dup1.d.next = self.ev_dup.val();
         self.wnd1.d.next = self.ev_wnd.val();
@@ -127,7 +139,7 @@ impl Logic for FastRetx {
             }
         }
         self.st.write_enable.next = self.v1.q.val();
-        self.st.write_address.next = self.conn1.q.val();
+        self.st.write_address.next = self.conn1.q.val() & self.k_cmask.val();
         self.st.write_data.next =
             (bit_cast::<18, 2>(self.new_cnt.val()) << 16) | bit_cast::<18, 16>(self.wnd1.q.val());
         self.rq_valid.next = false;
@@ -161,7 +173,11 @@ mod tests {
     use crate::testutil::{tick, Rng};
 
     fn new_uut() -> FastRetx {
-        let mut u = FastRetx::default();
+        new_uut_pr()
+    }
+
+    fn new_uut_pr<const PR: usize>() -> FastRetxN<PR> {
+        let mut u = FastRetxN::<PR>::default();
         u.clock.connect();
         u.reset.connect();
         u.en.connect();
@@ -277,6 +293,56 @@ mod tests {
         assert_eq!(u.cnt_dup.val().to_u64(), 4);
         assert_eq!(u.cnt_skip.val().to_u64(), 1);
         assert_eq!(u.cnt_req.val().to_u64(), 0);
+    }
+
+    /// Board profile (n = 16 connections): duplicates of connection n - 1
+    /// (15) with events of 2n - 1 (31: 15 modulo n) between them: 15's
+    /// third duplicate asks for 15 although 31's non-duplicates came
+    /// between (no aliasing); 31's own three duplicates ask for nothing and
+    /// are not counted (beyond the profile), nor is n's. Without the
+    /// profile mask 31 would ask. The connections follow `BOARD.conn_log2`.
+    #[test]
+    fn board_profile_counts_16_connections_and_ignores_the_rest() {
+        let mut u = new_uut_pr::<{ crate::profile::PR_BOARD }>();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        u.en.next = true;
+        let n = 1u64 << crate::profile::PROFILES[crate::profile::PR_BOARD].conn_log2;
+        let (l, x) = (n - 1, 2 * n - 1);
+        // (connection, duplicate)
+        let evs = [
+            (l, true),
+            (x, false),
+            (x, true),
+            (l, true),
+            (x, true),
+            (0, true),
+            (x, true),
+            (l, true),
+            (n, true),
+            (0, true),
+            (0, true),
+        ];
+        let mut got = Vec::new();
+        for (i, &(c, dup)) in evs.iter().enumerate() {
+            u.ev_valid.next = true;
+            u.ev_conn.next = c.into();
+            u.ev_dup.next = dup;
+            u.ev_wnd.next = 0.into();
+            tick!(u);
+            u.ev_valid.next = false;
+            for _ in 0..5 {
+                assert!(simulate(&mut u, 1000));
+                if u.rq_valid.val() {
+                    got.push((i, u.rq_conn.val().to_u64()));
+                }
+                tick!(u);
+            }
+        }
+        assert_eq!(got, vec![(7, l), (10, 0)]);
+        assert_eq!(u.cnt_dup.val().to_u64(), 6);
+        assert_eq!(u.cnt_req.val().to_u64(), 2);
     }
 
     #[test]

@@ -29,7 +29,7 @@
 
 use crate::conn_table::ConnTableN;
 use crate::crc32c_x64::Crc32cX64;
-use crate::ddp_rx::DdpRx;
+use crate::ddp_rx::DdpRxN;
 use crate::dma_rd_arb::DmaRdArb;
 use crate::dma_wr_arb::DmaWrArb;
 use crate::doorbell::DoorbellN;
@@ -52,7 +52,7 @@ use crate::rx_split::RxSplit;
 use crate::send_cpl::SendCplN;
 use crate::skid::Skid;
 use crate::tpt::Tpt;
-use crate::tx_ack::TxAck;
+use crate::tx_ack::TxAckN;
 use crate::tx_framer::TxFramer;
 use crate::tx_log::TxLog512;
 use crate::tx_sched::TxSchedN;
@@ -499,7 +499,7 @@ pub struct RnicCoreP<
     pay_crc: Crc32cX64,
     mpa_rx: MpaRx,
     fpdu_buf: FpduBufferN<FBN, FBNP1, FBRW, FBB, FBBP1, FBSA>,
-    ddp_rx: DdpRx<PN>,
+    ddp_rx: DdpRxN<PR, PN>,
     tpt: Tpt<TN, PN>,
     /// {SeqStart[119:88], MpaRxState[87:0]} per connection.
     mpa_ram: RAM<Bits<120>, 8>,
@@ -573,7 +573,7 @@ pub struct RnicCoreP<
     tx_win16: Signal<Local, Bits<16>>,
     tx_desc_ok: Signal<Local, Bit>,
     /// Pure ACK frames for `ack_req_*`.
-    tx_ackgen: TxAck,
+    tx_ackgen: TxAckN<PR>,
     /// Per connection: the sequence number after the last data frame that
     /// left on `mac_tx` (the `seq` of a pure ACK).
     tx_wnxt: RAM<Bits<32>, 8>,
@@ -625,6 +625,9 @@ pub struct RnicCoreP<
     ew_qp_valid: Signal<Local, Bit>,
     ew_qp_rx: Signal<Local, Bit>,
     ew_qp_idx: Signal<Local, Bits<8>>,
+    /// A QP write's connection (and qp_ram index) beyond the profile's
+    /// connections (board profile; never in co-simulation): refused.
+    qp_conn_chk: crate::conn_table::ConnInProfile<PR>,
     ew_qp_qpn: Signal<Local, Bits<32>>,
     ew_qp_state: Signal<Local, Bits<8>>,
     ew_qp_pd: Signal<Local, Bits<32>>,
@@ -732,7 +735,7 @@ pub struct RnicCoreP<
     fwc_up_wnd: DFF<Bits<32>>,
     /// Per connection: SND.UNA + SND.WND, the end of the peer's window.
     tx_wend: RAM<Bits<32>, 8>,
-    fast_retx: crate::fast_retx::FastRetx,
+    fast_retx: crate::fast_retx::FastRetxN<PR>,
     /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): the
     /// `tx_wend` write (enable, connection, SND.UNA and SND.WND) registered
     /// and done one clock after the update, so the sum starts from flops,
@@ -1106,6 +1109,19 @@ impl<
             // ird (octet 40), rx_read_msn (56)
             self.ew_qp_ird.next = self.fw_port.tw_data.val().get_bits::<16>(320);
             self.ew_qp_rx_read_msn.next = self.fw_port.tw_data.val().get_bits::<32>(448);
+        }
+        // Board profile (docs/fpga.md, conn16): a QP bound to a connection
+        // beyond the profile's table is refused where it enters: no qp_ram
+        // write, and its connection becomes NO_CONN, which the TX checks
+        // below refuse. The co-simulation profile takes every 8-bit index.
+        self.qp_conn_chk.idx.next =
+            self.qp_wr_conn.val().get_bits::<8>(0) | self.qp_wr_idx.val().get_bits::<8>(0);
+        if self.fwq_v.val() {
+            self.qp_conn_chk.idx.next = self.fw_port.tw_data.val().get_bits::<8>(288);
+        }
+        if self.qp_conn_chk.beyond.val() {
+            self.ew_qp_rx.next = false;
+            self.ew_qp_conn.next = 0xFFFF_FFFF_u64.into();
         }
         // ---- TX's SND.NXT into the connection table (and tx_wnxt): the
         // data frame's end (se_*, registered) or the one held from the

@@ -28,8 +28,18 @@
 //!   so the ACK is in order with the data frames before it: the core starts
 //!   an ACK (`go`) only while no data frame is on the MAC and holds new data
 //!   frames while one is pending (`pend`), so none can pass it.
+//! * Profile ([`TxAckN`]`<PR>`, `crate::profile`): the per-connection bits
+//!   are indexed with the connection ANDed with the profile's mask
+//!   ([`crate::conn_table::conn_state_mask`]: all 256 in co-simulation, the
+//!   board's 16 connections: `& 0xF`), so the bits of connections beyond
+//!   the profile have no reader and synthesis removes them. A request for
+//!   a connection beyond the profile is ignored (never aliased onto another
+//!   connection's bits); the core cannot make one, as its indices come from
+//!   the connection table, which has only the profile's entries.
 
+use crate::conn_table::conn_state_mask;
 use crate::fifo::Fifo;
+use crate::profile::PR_SIM;
 use rust_hdl::prelude::*;
 
 /// Octets of a pure ACK frame (14 + 20 + 20).
@@ -63,8 +73,11 @@ fn const_frame() -> Bits<432> {
     b
 }
 
+/// [`TxAckN`] with the co-simulation profile's connections.
+pub type TxAck = TxAckN<{ PR_SIM }>;
+
 #[derive(LogicBlock)]
-pub struct TxAck {
+pub struct TxAckN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// ACK request (one-clock pulse from the RX fast path).
@@ -115,6 +128,13 @@ pub struct TxAck {
     rconn: DFF<Bits<8>>,
     n_piggy: DFF<Bits<32>>,
     c_delay: Constant<Bits<16>>,
+    /// The profile's connection mask.
+    c_cmask: Constant<Bits<8>>,
+    /// `head` / `req_conn` ANDed with the mask (the bit index).
+    hidx: Signal<Local, Bits<8>>,
+    ridx: Signal<Local, Bits<8>>,
+    /// `req_conn` is within the profile.
+    r_in: Signal<Local, Bit>,
     snext: Signal<Local, Bits<256>>,
     head: Signal<Local, Bits<8>>,
     due: Signal<Local, Bit>,
@@ -147,7 +167,7 @@ pub struct TxAck {
     frm: Signal<Local, Bits<432>>,
 }
 
-impl Default for TxAck {
+impl<const PR: usize> Default for TxAckN<PR> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
@@ -186,6 +206,10 @@ impl Default for TxAck {
             rconn: Default::default(),
             n_piggy: Default::default(),
             c_delay: Constant::new(ACK_DELAY_CLOCKS.into()),
+            c_cmask: Constant::new(conn_state_mask(PR).into()),
+            hidx: Default::default(),
+            ridx: Default::default(),
+            r_in: Default::default(),
             snext: Default::default(),
             head: Default::default(),
             due: Default::default(),
@@ -215,7 +239,7 @@ impl Default for TxAck {
     }
 }
 
-impl Logic for TxAck {
+impl<const PR: usize> Logic for TxAckN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, fifo);
@@ -236,10 +260,13 @@ impl Logic for TxAck {
         self.head.next = self.fifo.data_out.val().get_bits::<8>(0);
         self.rd_valid.next = false;
         self.rd_conn.next = self.head.val();
+        self.hidx.next = self.head.val() & self.c_cmask.val();
+        self.ridx.next = self.req_conn.val() & self.c_cmask.val();
+        self.r_in.next = (self.req_conn.val() & !self.c_cmask.val()) == 0;
         // The head's ACK is due: a second segment merged in, or it waited
         // ACK_DELAY_CLOCKS since its first request (16-bit time, mod 2^16).
         self.due.next = !self.fifo.empty.val()
-            & ((self.second.q.val() & (self.one.val() << self.head.val())).any()
+            & ((self.second.q.val() & (self.one.val() << self.hidx.val())).any()
                 | ((self.now.q.val() - self.fifo.data_out.val().get_bits::<16>(8))
                     >= self.c_delay.val()));
         // `due_r` may lag `due` by a clock, never lead it for the head it
@@ -256,16 +283,16 @@ impl Logic for TxAck {
             self.rd_valid.next = true;
             self.fifo.read.next = true;
             self.rconn.d.next = self.head.val();
-            self.qnext.next = self.qnext.val() & !(self.one.val() << self.head.val());
-            self.snext.next = self.snext.val() & !(self.one.val() << self.head.val());
+            self.qnext.next = self.qnext.val() & !(self.one.val() << self.hidx.val());
+            self.snext.next = self.snext.val() & !(self.one.val() << self.hidx.val());
             self.st.d.next = 1.into();
         }
-        if self.req_valid.val() {
-            if (self.qnext.val() & (self.one.val() << self.req_conn.val())).any() {
-                self.snext.next = self.snext.val() | (self.one.val() << self.req_conn.val());
+        if self.req_valid.val() & self.r_in.val() {
+            if (self.qnext.val() & (self.one.val() << self.ridx.val())).any() {
+                self.snext.next = self.snext.val() | (self.one.val() << self.ridx.val());
             } else {
                 self.fifo.write.next = true;
-                self.qnext.next = self.qnext.val() | (self.one.val() << self.req_conn.val());
+                self.qnext.next = self.qnext.val() | (self.one.val() << self.ridx.val());
             }
         }
         self.queued.d.next = self.qnext.val();
@@ -453,7 +480,11 @@ mod tests {
     use rnic_wire::model::net::{ack_frame, Endpoint};
 
     fn uut() -> TxAck {
-        let mut u = TxAck::default();
+        uut_pr::<{ PR_SIM }>()
+    }
+
+    fn uut_pr<const PR: usize>() -> TxAckN<PR> {
+        let mut u = TxAckN::<PR>::default();
         u.clock.connect();
         u.reset.connect();
         u.req_valid.connect();
@@ -595,5 +626,94 @@ mod tests {
         );
         assert_eq!(u.cnt_acks.val().index(), frames);
         assert_eq!(u.cnt_piggy.val().index(), skips);
+    }
+
+    /// Board profile (n = 16 connections): requests of connections n - 1
+    /// (15) and 0 interleaved, with requests for connections beyond the
+    /// profile (2n - 1, n, 255: n - 1 and 0 modulo n) before and between
+    /// them. 15 and 0 are each acknowledged once, in request order, with
+    /// their own frames (`ack_frame`); the out-of-profile requests are
+    /// ignored: neither read nor merged into 15's or 0's bits (without the
+    /// profile mask 31 would be queued and read; with a plain mask it would
+    /// alias onto 15). The connections follow `BOARD.conn_log2`.
+    #[test]
+    fn board_profile_coalesces_16_connections_and_ignores_the_rest() {
+        use crate::profile::PR_BOARD;
+        let mut u = uut_pr::<{ PR_BOARD }>();
+        let n = 1usize << crate::profile::PROFILES[PR_BOARD].conn_log2;
+        let (l, nu) = (n - 1, n as u64);
+        u.reset.next = true;
+        tick!(u);
+        tick!(u);
+        u.reset.next = false;
+        let mut rng = Rng::new(5);
+        let eps: Vec<(Endpoint, Endpoint)> = (0..n).map(|_| (ep(&mut rng), ep(&mut rng))).collect();
+        // (cycle, connection): 2n - 1 first, then n - 1 / 0 interleaved;
+        // the second request of n - 1 makes it due at once, 0 waits
+        // ACK_DELAY_CLOCKS.
+        let reqs = [
+            (0u64, 2 * nu - 1),
+            (3, nu - 1),
+            (4, nu),
+            (5, 0),
+            (8, 255),
+            (9, nu - 1),
+        ];
+        let ack_of = |c: usize| 0x1000_0000u32 + c as u32;
+        let mut rd: Option<(usize, u64)> = None;
+        let mut reads = Vec::new();
+        let mut cur = Vec::new();
+        let mut frames = Vec::new();
+        for cycle in 0..(ACK_DELAY_CLOCKS + 400) {
+            let r = reqs.iter().find(|r| r.0 == cycle);
+            u.req_valid.next = r.is_some();
+            u.req_conn.next = r.map_or(0, |r| r.1).into();
+            u.go.next = true;
+            u.tx_ready.next = cycle % 3 != 0;
+            let k = rd.map_or(0, |r| r.0 % n);
+            let (s, d) = eps[k];
+            let mac = |m: [u8; 6]| m.iter().fold(0u64, |a, &b| a << 8 | b as u64);
+            u.ctx_src_mac.next = mac(s.mac).into();
+            u.ctx_dst_mac.next = mac(d.mac).into();
+            u.ctx_src_ip.next = (u32::from_be_bytes(s.ip) as u64).into();
+            u.ctx_dst_ip.next = (u32::from_be_bytes(d.ip) as u64).into();
+            u.ctx_src_port.next = (s.port as u64).into();
+            u.ctx_dst_port.next = (d.port as u64).into();
+            u.ctx_window.next = 65535.into();
+            u.ctx_seq.next = (7 * k as u64).into();
+            u.ctx_ack.next = (ack_of(k) as u64).into();
+            u.ctx_acked.next = 0.into();
+            assert!(simulate(&mut u, 1000));
+            if let Some((k, _)) = rd.take() {
+                assert!(u.sent_valid.val());
+                assert_eq!(u.sent_conn.val().index(), k);
+            }
+            if u.rd_valid.val() {
+                let k = u.rd_conn.val().index();
+                reads.push((k, cycle));
+                rd = Some((k, cycle));
+            }
+            if u.tx_valid.val() && u.tx_ready.val() {
+                let n = u.tx_keep.val().index();
+                cur.extend_from_slice(&u.tx_data.val().to_u64().to_le_bytes()[..n]);
+                if u.tx_last.val() {
+                    frames.push(std::mem::take(&mut cur));
+                }
+            }
+            tick!(u);
+        }
+        let conns: Vec<usize> = reads.iter().map(|r| r.0).collect();
+        assert_eq!(conns, vec![l, 0], "reads {reads:?}");
+        // n - 1 is due on its second request; 0 only after the delay.
+        assert!(
+            reads[0].1 < 20 && reads[1].1 >= 5 + ACK_DELAY_CLOCKS,
+            "{reads:?}"
+        );
+        let want: Vec<Vec<u8>> = [l, 0]
+            .iter()
+            .map(|&c| ack_frame(&eps[c].0, &eps[c].1, 7 * c as u32, ack_of(c)))
+            .collect();
+        assert_eq!(frames, want);
+        assert_eq!(u.cnt_acks.val().index(), 2);
     }
 }
