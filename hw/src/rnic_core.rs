@@ -52,10 +52,10 @@ use crate::send_cpl::SendCpl;
 use crate::skid::Skid;
 use crate::tpt::Tpt;
 use crate::tx_ack::TxAck;
-use crate::tx_framer::TxFramer;
+use crate::tx_framer::TxFramerN;
 use crate::tx_log::TxLog512;
 use crate::tx_sched::TxSched;
-use crate::tx_seg::TxSeg;
+use crate::tx_seg::TxSegN;
 use crate::wqe_fetch::WqeFetch;
 use rust_hdl::prelude::*;
 
@@ -522,8 +522,8 @@ pub struct RnicCoreP<
     doorbell: Doorbell,
     tx_sched: TxSched,
     wqe_fetch: WqeFetch,
-    tx_seg: TxSeg,
-    tx_framer: TxFramer,
+    tx_seg: TxSegN<PR>,
+    tx_framer: TxFramerN<PR>,
     rd_arb: DmaRdArb,
     /// Connection index of each TX QP.
     tx_qpconn: RAM<Bits<8>, 6>,
