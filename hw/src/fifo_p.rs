@@ -134,7 +134,11 @@ mod tests {
             let empty = uut.empty.val();
             let full = uut.full.val();
             seen_full += full as usize;
-            assert_eq!(uut.count.val().to_u64() as usize, model.len(), "cycle {cycle}");
+            assert_eq!(
+                uut.count.val().to_u64() as usize,
+                model.len(),
+                "cycle {cycle}"
+            );
             assert_eq!(full, model.len() == 8, "cycle {cycle}");
             if !empty {
                 assert_eq!(uut.data_out.val().to_u64(), model[0], "cycle {cycle}");

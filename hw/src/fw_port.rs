@@ -395,10 +395,10 @@ impl<const PR: usize> Logic for FwPortN<PR> {
         // The high half is read in state 1 (its data in state 3) and
         // written in state 4.
         self.sh_half.next = (self.tstate.q.val() == 1) | (self.tstate.q.val() == 4);
-        self.shadow.read_address.next =
-            (bit_cast::<9, 8>(self.sh_addr.val()) << 1) | bit_cast::<9, 1>(self.sh_half.val().into());
-        self.shadow.write_address.next =
-            (bit_cast::<9, 8>(self.sh_addr.val()) << 1) | bit_cast::<9, 1>(self.sh_half.val().into());
+        self.shadow.read_address.next = (bit_cast::<9, 8>(self.sh_addr.val()) << 1)
+            | bit_cast::<9, 1>(self.sh_half.val().into());
+        self.shadow.write_address.next = (bit_cast::<9, 8>(self.sh_addr.val()) << 1)
+            | bit_cast::<9, 1>(self.sh_half.val().into());
         self.shadow.write_data.next = self.stage.q.val().get_bits::<256>(0);
         if self.sh_half.val() {
             self.shadow.write_data.next = self.stage.q.val().get_bits::<256>(256);
@@ -433,7 +433,8 @@ impl<const PR: usize> Logic for FwPortN<PR> {
                 // the high half's low 128 bits: the table's fields (state 1)
                 self.stage.d.next = (self.stage.q.val()
                     & !(bit_cast::<512, 128>(self.ones256.val().get_bits::<128>(128)) << 384))
-                    | (bit_cast::<512, 128>(self.shadow.read_data.val().get_bits::<128>(128)) << 384);
+                    | (bit_cast::<512, 128>(self.shadow.read_data.val().get_bits::<128>(128))
+                        << 384);
             }
         }
         if self.tstate.q.val() == 2 {

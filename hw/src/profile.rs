@@ -143,9 +143,8 @@ pub const BOARD: Profile = Profile {
 };
 
 /// The board's largest TCP payload: 1500 − 20 − 20 = 1460 octets (EMSS).
-pub const BOARD_MAX_TCP_PAYLOAD: u16 = BOARD_MAX_MTU as u16
-    - rnic_wire::abi::caps::IPV4_HDR_LEN
-    - rnic_wire::abi::caps::TCP_HDR_LEN;
+pub const BOARD_MAX_TCP_PAYLOAD: u16 =
+    BOARD_MAX_MTU as u16 - rnic_wire::abi::caps::IPV4_HDR_LEN - rnic_wire::abi::caps::TCP_HDR_LEN;
 /// The board's largest MULPDU, RFC 5044 §8, markers off: 1460 − 6 = 1454
 /// (an FPDU of 1460 octets).
 pub const BOARD_MAX_MULPDU: u16 = rnic_wire::mpa::mulpdu(BOARD_MAX_TCP_PAYLOAD, false);

@@ -905,7 +905,7 @@ pub(crate) mod tests {
     /// limit in `tx_mpa` the longer one would be framed (jumbo limit).
     #[test]
     fn board_frames_mtu_1500_through_512_beats_and_drops_longer() {
-        use crate::profile::{BOARD_MAX_TCP_PAYLOAD, PR_BOARD, PROFILES};
+        use crate::profile::{BOARD_MAX_TCP_PAYLOAD, PROFILES, PR_BOARD};
         assert_eq!(PROFILES[PR_BOARD].tx_fifo_log2, 9);
         for (seed, markers) in [(201u64, false), (202, true)] {
             let mut rng = Rng::new(seed);

@@ -78,9 +78,9 @@
 //! `LocalQpOperationError`, nothing sent, no state change; or
 //! `LocalProtectionError` for a refused SGE, above).
 
+use crate::pram::PRam;
 use rnic_wire::abi::cqe::WcStatus;
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
-use crate::pram::PRam;
 use rust_hdl::prelude::*;
 
 // The fence test in `update` reads `wqe_flags` bit 2.
@@ -1227,8 +1227,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         if self.state_ram.read_data.val().get_bit(144) {
             self.mp_max.next = self.c_max_mulpdu_mk.val();
         }
-        self.mp_over.next =
-            self.state_ram.read_data.val().get_bits::<16>(128) > self.mp_max.val();
+        self.mp_over.next = self.state_ram.read_data.val().get_bits::<16>(128) > self.mp_max.val();
         self.xs_mk_en.next = self.mk.q.val();
         self.xs_crc_en.next = self.crc.q.val();
         self.rd_sent_valid.next = (self.st.q.val() == SegState::Fin) & self.is_rr.q.val();
@@ -3051,7 +3050,16 @@ mod tests {
         }
         let mut tpm = TptModel::default();
         let res = run_pr::<PR_BOARD>(
-            &setups, &mut refs, &mut m, 78, 60, true, 62, 400_000, &mut tpm, &[],
+            &setups,
+            &mut refs,
+            &mut m,
+            78,
+            60,
+            true,
+            62,
+            400_000,
+            &mut tpm,
+            &[],
         );
         assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
         assert!(res.reads.iter().all(|x| x.0 < 2 && x.2 <= 1440));
