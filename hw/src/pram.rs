@@ -29,7 +29,7 @@ pub struct PRam<D: Synth, const N: usize> {
     pub write_enable: Signal<In, Bit>,
     _hi: usize,
     _lo: usize,
-    _sim: Box<BTreeMap<u64, D>>,
+    _sim: BTreeMap<u64, D>,
 }
 
 impl<D: Synth, const N: usize> Default for PRam<D, N> {

@@ -44,7 +44,9 @@
 //!   an FPDU longer than a 9000-octet MTU frame carries: more than
 //!   [`MAX_FPDU_WORDS`] non-marker words, [`MAX_FPDU_WORDS_MK`] with markers
 //!   on (`d_pay_len` up to [`FRAMER_MAX_PAY_LEN`] = 8940 tagged without
-//!   markers).
+//!   markers). That is the sim profile; `TxMpaN<PR>` takes the TCP payload
+//!   limit from `PROFILES[PR].tx_max_tcp_payload` ([`fpdu_word_limits`]:
+//!   365 / 362 words for the board's 1460 octets).
 //! * `o_*`: beats for the data FIFO (`o_write` when `!o_full`); `o_last` on
 //!   the segment's last beat, which holds 4 or 8 octets (the TCP payload is
 //!   a multiple of 4).

@@ -73,6 +73,15 @@
 //! segment starts in the clock `fits_r` rises (a park, WQE refetch and
 //! wakeup cost ~100 clocks at every window stall of a single stream).
 //!
+//! Profiles (`crate::profile`, `TxSegN<PR>`): the sim profile as above
+//! (MULPDU up to [`MAX_MULPDU`], 512-beat slots, 4096-octet reads). The
+//! board (MTU 1500) refuses WQEs of a QP whose MULPDU is above 1454
+//! (markers off) or 1442 (markers on), `mpa::mulpdu(1460, ·)` (RFC 5044
+//! §8), with `LocalQpOperationError` (its FPDUs would not fit a frame),
+//! cuts `xs_mulpdu` (the Read Responses') at the same limit, and has
+//! 256-beat slots (reads of at most 2048 octets; a board segment's payload,
+//! at most 1440 octets, is one read).
+//!
 //! Completion records (`cq_*`): one per signaled WQE after its last
 //! descriptor (status 0), one per refused WQE (status
 //! `LocalQpOperationError`, nothing sent, no state change; or
@@ -1998,6 +2007,8 @@ mod tests {
         /// Payload DMA reads: (QP, bus address, octets).
         reads: Vec<(usize, u64, u64)>,
         cnt_prot: u64,
+        /// The largest `xs_mulpdu` seen (the Read Response MULPDU).
+        xs_mulpdu_max: u64,
     }
 
     /// Posts every QP's WQEs (in random batches with doorbells interleaved
@@ -2109,6 +2120,7 @@ mod tests {
             qp_done: vec![0; setups.len()],
             reads: vec![],
             cnt_prot: 0,
+            xs_mulpdu_max: 0,
         };
         let mut first_db: Option<u64> = None;
         let total_segs: usize = refs.iter().map(|r| r.segs.len()).sum();
@@ -2171,6 +2183,7 @@ mod tests {
             tpm.drive(&mut u, now);
             assert!(simulate(&mut *u, 1000));
             tpm.sample(&u, now, &mut rng);
+            res.xs_mulpdu_max = res.xs_mulpdu_max.max(u.seg.xs_mulpdu.val().to_u64());
             // Sample handshakes before the edge.
             if u.fetch.dma_rd_req_valid.val() && rdy {
                 fdma.request(
@@ -3003,7 +3016,8 @@ mod tests {
     /// Reads exactly as `TxStream` through the 256-beat reorder slots; QPs
     /// whose MULPDU is above the board's limit for their marker setting
     /// (1462 off, 1450 on, 8882 on) get every WQE completed with
-    /// `LocalQpOperationError` and nothing read or sent. Without the
+    /// `LocalQpOperationError` and nothing read or sent; `xs_mulpdu` (the
+    /// Read Responses' MULPDU) never shows more than the limit. Without the
     /// profile's limits the sim limit (8882) would let them through.
     #[test]
     fn board_mulpdu_limits_refuse_longer_qps() {
@@ -3064,6 +3078,10 @@ mod tests {
         assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
         assert!(res.reads.iter().all(|x| x.0 < 2 && x.2 <= 1440));
         assert!(res.desc_qps.iter().all(|&q| q < 2));
+        // The Read Response MULPDU (`xs_mulpdu`) follows the QP loaded
+        // last, the refused ones included, and is capped at the board's
+        // limit for its marker setting: 8882 (markers on) shows as 1442.
+        assert!(res.xs_mulpdu_max >= 1442 && res.xs_mulpdu_max <= 1454);
         eprintln!(
             "board: {} segments in {} clocks, {} reads",
             res.desc_cycles.len(),
