@@ -12376,6 +12376,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     localparam  k_khz = 32'h2625a;
     localparam  k_mtu = 32'h2328;
     localparam  ones32 = 32'hffffffff;
+    localparam  ones256 = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
 
     // Stub signals
     reg  [31:0] tsel$d;
@@ -12384,18 +12385,18 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     reg  [511:0] stage$d;
     wire  [511:0] stage$q;
     reg  stage$clock;
-    reg  [1:0] tstate$d;
-    wire  [1:0] tstate$q;
+    reg  [2:0] tstate$d;
+    wire  [2:0] tstate$q;
     reg  tstate$clock;
     reg  terr$d;
     wire  terr$q;
     reg  terr$clock;
-    reg  [7:0] shadow$read_address;
+    reg  [8:0] shadow$read_address;
     reg  shadow$read_clock;
-    wire  [511:0] shadow$read_data;
-    reg  [7:0] shadow$write_address;
+    wire  [255:0] shadow$read_data;
+    reg  [8:0] shadow$write_address;
     reg  shadow$write_clock;
-    reg  [511:0] shadow$write_data;
+    reg  [255:0] shadow$write_data;
     reg  shadow$write_enable;
     reg  [511:0] evst$d;
     wire  [511:0] evst$q;
@@ -12455,6 +12456,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     reg  cyc_hi$clock;
 
     // Local signals
+    reg  sh_half;
     reg  wr;
     reg  rd;
     reg  [7:0] tbl;
@@ -12465,7 +12467,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     reg  [7:0] ra_n;
     reg  tx_take;
     reg  [10:0] tx_len;
-    reg  [511:0] ovl;
+    reg  [255:0] ovl;
     // Unused on purpose: fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and taking its low 32 bits.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [511:0] tdsh;
@@ -12642,9 +12644,13 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
         t_rd_ok = ((tbl == 8'h0) & (tidx < k_n_conn)) | ((tbl == 8'h1) & (tidx < k_n_qp)) | ((tbl == 8'h2) & (tidx < k_n_cq));
         t_ok = t_rd_ok | ((tbl == 8'h3) & (tidx < k_n_tpt)) | ((tbl == 8'h4) & (tidx < k_n_pbl));
         sh_addr = ({{6{1'b0}}, tbl[(32'h0)+:(2)]} << 32'h6) | {{2{1'b0}}, tidx[(32'h0)+:(6)]};
-        shadow$read_address = sh_addr;
-        shadow$write_address = sh_addr;
-        shadow$write_data = stage$q;
+        sh_half = (tstate$q == 3'h1) | (tstate$q == 3'h4);
+        shadow$read_address = ({{1{1'b0}}, sh_addr} << 32'h1) | {{8{1'b0}}, sh_half};
+        shadow$write_address = ({{1{1'b0}}, sh_addr} << 32'h1) | {{8{1'b0}}, sh_half};
+        shadow$write_data = stage$q[(32'h0)+:(256)];
+        if (sh_half) begin
+            shadow$write_data = stage$q[(32'h100)+:(256)];
+        end
         shadow$write_enable = 1'b0;
         ct_rd_idx = tidx[(32'h0)+:(8)];
         ct_rd_sel = 1'b0;
@@ -12652,33 +12658,42 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
         tw_table = tbl;
         tw_index = tidx;
         tw_data = stage$q;
-        ovl = (shadow$read_data & ~({{480{1'b0}}, ones32} << 32'h100) & ~({{480{1'b0}}, ones32} << 32'h140) & ~({{480{1'b0}}, ones32} << 32'h120) & ~({{480{1'b0}}, ones32} << 32'h160)) | ({{480{1'b0}}, ct_rd_rcv_nxt} << 32'h100) | ({{480{1'b0}}, ct_rd_snd_una} << 32'h140) | ({{480{1'b0}}, ct_rd_snd_nxt} << 32'h120) | ({{480{1'b0}}, ct_rd_snd_wnd} << 32'h160);
-        if (tstate$q == 2'h1) begin
-            tstate$d = 2'h0;
+        ovl = {{128{1'b0}}, ct_rd_snd_wnd, ct_rd_snd_una, ct_rd_snd_nxt, ct_rd_rcv_nxt};
+        if (tstate$q == 3'h1) begin
+            tstate$d = 3'h3;
+            stage$d = {{256{1'b0}}, shadow$read_data};
             if (tbl == 8'h0) begin
-                stage$d = ovl;
-            end
-            else begin
-                stage$d = shadow$read_data;
+                stage$d = {ovl, shadow$read_data};
             end
         end
-        if (tstate$q == 2'h2) begin
-            tstate$d = 2'h0;
+        if (tstate$q == 3'h3) begin
+            tstate$d = 3'h0;
+            stage$d = (stage$q & {{256{1'b0}}, ones256}) | ({{256{1'b0}}, shadow$read_data} << 32'h100);
+            if (tbl == 8'h0) begin
+                stage$d = (stage$q & ~({{384{1'b0}}, ones256[(32'h80)+:(128)]} << 32'h180)) | ({{384{1'b0}}, shadow$read_data[(32'h80)+:(128)]} << 32'h180);
+            end
+        end
+        if (tstate$q == 3'h2) begin
+            tstate$d = 3'h4;
             tw_valid = 1'b1;
             shadow$write_enable = t_rd_ok;
         end
-        if (wr & (tstate$q == 2'h0)) begin
+        if (tstate$q == 3'h4) begin
+            tstate$d = 3'h0;
+            shadow$write_enable = t_rd_ok;
+        end
+        if (wr & (tstate$q == 3'h0)) begin
             if (fw_addr == 24'h0) begin
                 tsel$d = fw_wdata;
             end
             if (fw_addr == 24'h4) begin
                 if ((fw_wdata == 32'h1) & t_rd_ok) begin
-                    tstate$d = 2'h1;
+                    tstate$d = 3'h1;
                     ct_rd_sel = tbl == 8'h0;
                     terr$d = 1'b0;
                 end
                 else if ((fw_wdata == 32'h2) & t_ok) begin
-                    tstate$d = 2'h2;
+                    tstate$d = 3'h2;
                     ct_rd_sel = tbl == 8'h0;
                     terr$d = 1'b0;
                 end
@@ -12878,7 +12893,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
                 fw_rdata = tsel$q;
             end
             if (rd_addr$q == 24'h4) begin
-                fw_rdata = ({{31{1'b0}}, (tstate$q != 2'h0)}) | ({{31{1'b0}}, terr$q} << 32'h1);
+                fw_rdata = ({{31{1'b0}}, (tstate$q != 3'h0)}) | ({{31{1'b0}}, terr$q} << 32'h1);
             end
             if (rd_addr$q == 24'h8) begin
                 fw_rdata = ({{31{1'b0}}, exc_valid} << 32'h1f) | ({{24{1'b0}}, exc_reason} << 32'h10) | {{16{1'b0}}, exc_len};
@@ -13022,7 +13037,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
             end
         end
         if (reset) begin
-            tstate$d = 2'h0;
+            tstate$d = 3'h0;
             terr$d = 1'b0;
             evp$d = 1'b0;
             tx_busy$d = 1'b0;
@@ -13210,16 +13225,16 @@ endmodule // rnic_core$fw_port$rdy
 module rnic_core$fw_port$shadow(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [7:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
-    output reg  [511:0] read_data;
-    input wire  [7:0] write_address;
+    output reg  [255:0] read_data;
+    input wire  [8:0] write_address;
     input wire  write_clock;
-    input wire  [511:0] write_data;
+    input wire  [255:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[511:0] mem[255:0];
+    reg[255:0] mem[511:0];
 
 
 
@@ -13296,13 +13311,13 @@ endmodule // rnic_core$fw_port$tsel
 module rnic_core$fw_port$tstate(d,q,clock);
 
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -36960,6 +36975,7 @@ module rnic_core$tx_framer$dfifo(clock,reset,write,data_in,full,read,data_out,em
 
     // Constant declarations
     localparam  depth = 12'h800;
+    localparam  amask = 11'b11111111111;
 
     // Stub signals
     reg  [10:0] ram$read_address;
@@ -36982,6 +36998,8 @@ module rnic_core$tx_framer$dfifo(clock,reset,write,data_in,full,read,data_out,em
     // Local signals
     reg  [11:0] rd_next;
     reg  [11:0] used;
+    reg  [10:0] rd_a;
+    reg  [10:0] wr_a;
 
     // Sub module instances
     rnic_core$tx_framer$dfifo$ram ram(
@@ -37028,9 +37046,11 @@ module rnic_core$tx_framer$dfifo(clock,reset,write,data_in,full,read,data_out,em
             rd_next = rd_ptr$q + 12'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(11)];
+        rd_a = rd_next[(32'h0)+:(11)] & amask;
+        ram$read_address = rd_a;
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
+        wr_a = wr_ptr$q[(32'h0)+:(11)] & amask;
+        ram$write_address = wr_a;
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
@@ -37061,8 +37081,6 @@ module rnic_core$tx_framer$dfifo$ram(read_address,read_clock,read_data,write_add
     // Update code (custom)
     reg[64:0] mem[2047:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -37072,7 +37090,6 @@ module rnic_core$tx_framer$dfifo$ram(read_address,read_clock,read_data,write_add
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$tx_framer$dfifo$ram
 
 
@@ -37931,6 +37948,10 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
     output reg  [31:0] cnt_drop;
     output reg  [31:0] cnt_pay_err;
 
+    // Constant declarations
+    localparam  c_max_fw = 18'b100011000000;
+    localparam  c_max_fw_mk = 18'b100010101110;
+
     // Stub signals
     reg  [3:0] ddp$opcode;
     reg  ddp$last;
@@ -38412,9 +38433,9 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             d_hw = 3'h4;
         end
         d_fw = ({{2{1'b0}}, d_pay_len} + 18'h3 + ({{15{1'b0}}, d_hw} << 32'h2) + 18'h4) >> 32'h2;
-        too_long = d_fw > 18'h8c0;
+        too_long = d_fw > c_max_fw;
         if (d_mk_en) begin
-            too_long = d_fw > 18'h8ae;
+            too_long = d_fw > c_max_fw_mk;
         end
         bad = (d_mk_en & ((diff & 32'h3) != 32'h0)) | too_long;
         m0 = mk_en$q & (wph$q == 7'h0);
@@ -42164,6 +42185,8 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
 
     // Constant declarations
     localparam  c_max_mulpdu = 16'h22b2;
+    localparam  c_max_mulpdu_mk = 16'h22b2;
+    localparam  c_rr_cap = 1'b0;
     localparam  c_prot_err = 8'h4;
     localparam  c_local_write = 3'b1;
     localparam  c_pay_tag = 8'h80;
@@ -42403,6 +42426,9 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  n_bad$clock;
 
     // Local signals
+    reg  [15:0] mp_max;
+    reg  mp_over;
+    reg  [15:0] xs_max;
     reg  fits;
     reg  wgo;
     reg  [31:0] send_end;
@@ -43264,6 +43290,18 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         xs_seq = seq$q;
         xs_seq_start = seq_start$q;
         xs_mulpdu = mulpdu$q;
+        xs_max = c_max_mulpdu;
+        if (mk$q) begin
+            xs_max = c_max_mulpdu_mk;
+        end
+        if (c_rr_cap & (mulpdu$q > xs_max)) begin
+            xs_mulpdu = xs_max;
+        end
+        mp_max = c_max_mulpdu;
+        if (state_ram$read_data[32'h90]) begin
+            mp_max = c_max_mulpdu_mk;
+        end
+        mp_over = state_ram$read_data[(32'h80)+:(16)] > mp_max;
         xs_mk_en = mk$q;
         xs_crc_en = crc$q;
         rd_sent_valid = (st$q == SegState$Fin) & is_rr$q;
@@ -43369,8 +43407,8 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                         msn1$d = state_ram$read_data[(32'h40)+:(32)] + 32'h1;
                         rr$d = rr_in;
                     end
-                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | (wqe_num_sge > 8'h1) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu) | (state_ram$read_data[(32'h80)+:(16)] > c_max_mulpdu)) begin
-                        if (state_ram$read_data[(32'h80)+:(16)] > c_max_mulpdu) begin
+                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | (wqe_num_sge > 8'h1) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu) | mp_over) begin
+                        if (mp_over) begin
                             n_mulpdu_bad$d = n_mulpdu_bad$q + 32'h1;
                         end
                         status$d = c_qp_op_err;
@@ -44108,8 +44146,6 @@ module rnic_core$tx_seg$pbuf(read_address,read_clock,read_data,write_address,wri
     // Update code (custom)
     reg[68:0] mem[2047:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -44119,7 +44155,6 @@ module rnic_core$tx_seg$pbuf(read_address,read_clock,read_data,write_address,wri
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$tx_seg$pbuf
 
 

@@ -19029,6 +19029,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     localparam  k_khz = 32'hf424;
     localparam  k_mtu = 32'h5dc;
     localparam  ones32 = 32'hffffffff;
+    localparam  ones256 = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
 
     // Stub signals
     reg  [31:0] tsel$d;
@@ -19037,18 +19038,18 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  [511:0] stage$d;
     wire  [511:0] stage$q;
     reg  stage$clock;
-    reg  [1:0] tstate$d;
-    wire  [1:0] tstate$q;
+    reg  [2:0] tstate$d;
+    wire  [2:0] tstate$q;
     reg  tstate$clock;
     reg  terr$d;
     wire  terr$q;
     reg  terr$clock;
-    reg  [7:0] shadow$read_address;
+    reg  [8:0] shadow$read_address;
     reg  shadow$read_clock;
-    wire  [511:0] shadow$read_data;
-    reg  [7:0] shadow$write_address;
+    wire  [255:0] shadow$read_data;
+    reg  [8:0] shadow$write_address;
     reg  shadow$write_clock;
-    reg  [511:0] shadow$write_data;
+    reg  [255:0] shadow$write_data;
     reg  shadow$write_enable;
     reg  [511:0] evst$d;
     wire  [511:0] evst$q;
@@ -19108,6 +19109,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  cyc_hi$clock;
 
     // Local signals
+    reg  sh_half;
     reg  wr;
     reg  rd;
     reg  [7:0] tbl;
@@ -19118,7 +19120,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  [7:0] ra_n;
     reg  tx_take;
     reg  [10:0] tx_len;
-    reg  [511:0] ovl;
+    reg  [255:0] ovl;
     // Unused on purpose: fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and taking its low 32 bits.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [511:0] tdsh;
@@ -19295,9 +19297,13 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         t_rd_ok = ((tbl == 8'h0) & (tidx < k_n_conn)) | ((tbl == 8'h1) & (tidx < k_n_qp)) | ((tbl == 8'h2) & (tidx < k_n_cq));
         t_ok = t_rd_ok | ((tbl == 8'h3) & (tidx < k_n_tpt)) | ((tbl == 8'h4) & (tidx < k_n_pbl));
         sh_addr = ({{6{1'b0}}, tbl[(32'h0)+:(2)]} << 32'h6) | {{2{1'b0}}, tidx[(32'h0)+:(6)]};
-        shadow$read_address = sh_addr;
-        shadow$write_address = sh_addr;
-        shadow$write_data = stage$q;
+        sh_half = (tstate$q == 3'h1) | (tstate$q == 3'h4);
+        shadow$read_address = ({{1{1'b0}}, sh_addr} << 32'h1) | {{8{1'b0}}, sh_half};
+        shadow$write_address = ({{1{1'b0}}, sh_addr} << 32'h1) | {{8{1'b0}}, sh_half};
+        shadow$write_data = stage$q[(32'h0)+:(256)];
+        if (sh_half) begin
+            shadow$write_data = stage$q[(32'h100)+:(256)];
+        end
         shadow$write_enable = 1'b0;
         ct_rd_idx = tidx[(32'h0)+:(8)];
         ct_rd_sel = 1'b0;
@@ -19305,33 +19311,42 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         tw_table = tbl;
         tw_index = tidx;
         tw_data = stage$q;
-        ovl = (shadow$read_data & ~({{480{1'b0}}, ones32} << 32'h100) & ~({{480{1'b0}}, ones32} << 32'h140) & ~({{480{1'b0}}, ones32} << 32'h120) & ~({{480{1'b0}}, ones32} << 32'h160)) | ({{480{1'b0}}, ct_rd_rcv_nxt} << 32'h100) | ({{480{1'b0}}, ct_rd_snd_una} << 32'h140) | ({{480{1'b0}}, ct_rd_snd_nxt} << 32'h120) | ({{480{1'b0}}, ct_rd_snd_wnd} << 32'h160);
-        if (tstate$q == 2'h1) begin
-            tstate$d = 2'h0;
+        ovl = {{224{1'b0}}, ct_rd_rcv_nxt} | ({{224{1'b0}}, ct_rd_snd_nxt} << 32'h20) | ({{224{1'b0}}, ct_rd_snd_una} << 32'h40) | ({{224{1'b0}}, ct_rd_snd_wnd} << 32'h60);
+        if (tstate$q == 3'h1) begin
+            tstate$d = 3'h3;
+            stage$d = {{256{1'b0}}, shadow$read_data};
             if (tbl == 8'h0) begin
-                stage$d = ovl;
-            end
-            else begin
-                stage$d = shadow$read_data;
+                stage$d = {{256{1'b0}}, shadow$read_data} | ({{256{1'b0}}, ovl} << 32'h100);
             end
         end
-        if (tstate$q == 2'h2) begin
-            tstate$d = 2'h0;
+        if (tstate$q == 3'h3) begin
+            tstate$d = 3'h0;
+            stage$d = (stage$q & {{256{1'b0}}, ones256}) | ({{256{1'b0}}, shadow$read_data} << 32'h100);
+            if (tbl == 8'h0) begin
+                stage$d = (stage$q & ~({{384{1'b0}}, ones256[(32'h80)+:(128)]} << 32'h180)) | ({{384{1'b0}}, shadow$read_data[(32'h80)+:(128)]} << 32'h180);
+            end
+        end
+        if (tstate$q == 3'h2) begin
+            tstate$d = 3'h4;
             tw_valid = 1'b1;
             shadow$write_enable = t_rd_ok;
         end
-        if (wr & (tstate$q == 2'h0)) begin
+        if (tstate$q == 3'h4) begin
+            tstate$d = 3'h0;
+            shadow$write_enable = t_rd_ok;
+        end
+        if (wr & (tstate$q == 3'h0)) begin
             if (fw_addr == 24'h0) begin
                 tsel$d = fw_wdata;
             end
             if (fw_addr == 24'h4) begin
                 if ((fw_wdata == 32'h1) & t_rd_ok) begin
-                    tstate$d = 2'h1;
+                    tstate$d = 3'h1;
                     ct_rd_sel = tbl == 8'h0;
                     terr$d = 1'b0;
                 end
                 else if ((fw_wdata == 32'h2) & t_ok) begin
-                    tstate$d = 2'h2;
+                    tstate$d = 3'h2;
                     ct_rd_sel = tbl == 8'h0;
                     terr$d = 1'b0;
                 end
@@ -19531,7 +19546,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
                 fw_rdata = tsel$q;
             end
             if (rd_addr$q == 24'h4) begin
-                fw_rdata = ({{31{1'b0}}, (tstate$q != 2'h0)}) | ({{31{1'b0}}, terr$q} << 32'h1);
+                fw_rdata = ({{31{1'b0}}, (tstate$q != 3'h0)}) | ({{31{1'b0}}, terr$q} << 32'h1);
             end
             if (rd_addr$q == 24'h8) begin
                 fw_rdata = ({{31{1'b0}}, exc_valid} << 32'h1f) | ({{24{1'b0}}, exc_reason} << 32'h10) | {{16{1'b0}}, exc_len};
@@ -19675,7 +19690,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             end
         end
         if (reset) begin
-            tstate$d = 2'h0;
+            tstate$d = 3'h0;
             terr$d = 1'b0;
             evp$d = 1'b0;
             tx_busy$d = 1'b0;
@@ -19863,16 +19878,16 @@ endmodule // rnic_versa5g$core$fw_port$rdy
 module rnic_versa5g$core$fw_port$shadow(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [7:0] read_address;
+    input wire  [8:0] read_address;
     input wire  read_clock;
-    output reg  [511:0] read_data;
-    input wire  [7:0] write_address;
+    output reg  [255:0] read_data;
+    input wire  [8:0] write_address;
     input wire  write_clock;
-    input wire  [511:0] write_data;
+    input wire  [255:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[511:0] mem[255:0];
+    reg[255:0] mem[511:0];
 
 
 
@@ -19949,13 +19964,13 @@ endmodule // rnic_versa5g$core$fw_port$tsel
 module rnic_versa5g$core$fw_port$tstate(d,q,clock);
 
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -43615,7 +43630,8 @@ module rnic_versa5g$core$tx_framer$dfifo(clock,reset,write,data_in,full,read,dat
     output reg  [11:0] count;
 
     // Constant declarations
-    localparam  depth = 12'h800;
+    localparam  depth = 12'h200;
+    localparam  amask = 11'b111111111;
 
     // Stub signals
     reg  [10:0] ram$read_address;
@@ -43638,6 +43654,8 @@ module rnic_versa5g$core$tx_framer$dfifo(clock,reset,write,data_in,full,read,dat
     // Local signals
     reg  [11:0] rd_next;
     reg  [11:0] used;
+    reg  [10:0] rd_a;
+    reg  [10:0] wr_a;
 
     // Sub module instances
     rnic_versa5g$core$tx_framer$dfifo$ram ram(
@@ -43684,9 +43702,11 @@ module rnic_versa5g$core$tx_framer$dfifo(clock,reset,write,data_in,full,read,dat
             rd_next = rd_ptr$q + 12'h1;
         end
         rd_ptr$d = rd_next;
-        ram$read_address = rd_next[(32'h0)+:(11)];
+        rd_a = rd_next[(32'h0)+:(11)] & amask;
+        ram$read_address = rd_a;
         data_out = ram$read_data;
-        ram$write_address = wr_ptr$q[(32'h0)+:(11)];
+        wr_a = wr_ptr$q[(32'h0)+:(11)] & amask;
+        ram$write_address = wr_a;
         ram$write_data = data_in;
         ram$write_enable = write & ~full;
         if (write & ~full) begin
@@ -43715,20 +43735,22 @@ module rnic_versa5g$core$tx_framer$dfifo$ram(read_address,read_clock,read_data,w
     input wire  write_enable;
 
     // Update code (custom)
-    reg[64:0] mem[2047:0];
-
-
+    // 512 of 2048 entries (the profile's); dropped address bits [10:9].
+    reg[64:0] mem[511:0];
+    // A read ignores the dropped bits (the write side refuses such addresses).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_read_hi = ^read_address[10:9];
+    /* verilator lint_on UNUSEDSIGNAL */
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[read_address[8:0]];
     end
 
     always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
+       if (write_enable && write_address[10:9] == 0) begin
+          mem[write_address[8:0]] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$tx_framer$dfifo$ram
 
 
@@ -44587,6 +44609,10 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
     output reg  [31:0] cnt_drop;
     output reg  [31:0] cnt_pay_err;
 
+    // Constant declarations
+    localparam  c_max_fw = 18'b101101101;
+    localparam  c_max_fw_mk = 18'b101101010;
+
     // Stub signals
     reg  [3:0] ddp$opcode;
     reg  ddp$last;
@@ -45068,9 +45094,9 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             d_hw = 3'h4;
         end
         d_fw = ({{2{1'b0}}, d_pay_len} + 18'h3 + ({{15{1'b0}}, d_hw} << 32'h2) + 18'h4) >> 32'h2;
-        too_long = d_fw > 18'h8c0;
+        too_long = d_fw > c_max_fw;
         if (d_mk_en) begin
-            too_long = d_fw > 18'h8ae;
+            too_long = d_fw > c_max_fw_mk;
         end
         bad = (d_mk_en & ((diff & 32'h3) != 32'h0)) | too_long;
         m0 = mk_en$q & (wph$q == 7'h0);
@@ -48822,14 +48848,16 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  contend;
 
     // Constant declarations
-    localparam  c_max_mulpdu = 16'h22b2;
+    localparam  c_max_mulpdu = 16'h5ae;
+    localparam  c_max_mulpdu_mk = 16'h5a2;
+    localparam  c_rr_cap = 1'b1;
     localparam  c_prot_err = 8'h4;
     localparam  c_local_write = 3'b1;
     localparam  c_pay_tag = 8'h80;
     localparam  c_min_mulpdu = 16'h40;
     localparam  c_qp_op_err = 8'h2;
     localparam  c_short = 32'h200;
-    localparam  c_seg_read = 32'h1000;
+    localparam  c_seg_read = 32'h800;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -49062,6 +49090,9 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     reg  n_bad$clock;
 
     // Local signals
+    reg  [15:0] mp_max;
+    reg  mp_over;
+    reg  [15:0] xs_max;
     reg  fits;
     reg  wgo;
     reg  [31:0] send_end;
@@ -49923,6 +49954,18 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         xs_seq = seq$q;
         xs_seq_start = seq_start$q;
         xs_mulpdu = mulpdu$q;
+        xs_max = c_max_mulpdu;
+        if (mk$q) begin
+            xs_max = c_max_mulpdu_mk;
+        end
+        if (c_rr_cap & (mulpdu$q > xs_max)) begin
+            xs_mulpdu = xs_max;
+        end
+        mp_max = c_max_mulpdu;
+        if (state_ram$read_data[32'h90]) begin
+            mp_max = c_max_mulpdu_mk;
+        end
+        mp_over = state_ram$read_data[(32'h80)+:(16)] > mp_max;
         xs_mk_en = mk$q;
         xs_crc_en = crc$q;
         rd_sent_valid = (st$q == SegState$Fin) & is_rr$q;
@@ -50028,8 +50071,8 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         msn1$d = state_ram$read_data[(32'h40)+:(32)] + 32'h1;
                         rr$d = rr_in;
                     end
-                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | (wqe_num_sge > 8'h1) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu) | (state_ram$read_data[(32'h80)+:(16)] > c_max_mulpdu)) begin
-                        if (state_ram$read_data[(32'h80)+:(16)] > c_max_mulpdu) begin
+                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | (wqe_num_sge > 8'h1) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu) | mp_over) begin
+                        if (mp_over) begin
                             n_mulpdu_bad$d = n_mulpdu_bad$q + 32'h1;
                         end
                         status$d = c_qp_op_err;
@@ -50765,20 +50808,22 @@ module rnic_versa5g$core$tx_seg$pbuf(read_address,read_clock,read_data,write_add
     input wire  write_enable;
 
     // Update code (custom)
-    reg[68:0] mem[2047:0];
-
-
+    // 1024 of 2048 entries (the profile's); dropped address bits [8:8].
+    reg[68:0] mem[1023:0];
+    // A read ignores the dropped bits (the write side refuses such addresses).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_read_hi = ^read_address[8:8];
+    /* verilator lint_on UNUSEDSIGNAL */
 
     always @(posedge read_clock) begin
-       read_data <= mem[read_address];
+       read_data <= mem[{read_address[10:9], read_address[7:0]}];
     end
 
     always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
+       if (write_enable && write_address[8:8] == 0) begin
+          mem[{write_address[10:9], write_address[7:0]}] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$tx_seg$pbuf
 
 

@@ -8,7 +8,7 @@
 //! | offset | register | what the block does |
 //! |---|---|---|
 //! | 0x000 `TABLE_SEL` | RW | `table id << 24 \| index` |
-//! | 0x004 `TABLE_CMD` | W: 1 `TABLE_READ`, 2 `TABLE_WRITE`; R: bit 0 busy, bit 1 error of the last command | a write: 2 clocks, one `tw_*` strobe {table, index, 64 octets} in the second; a read: 2 clocks, the entry lands in `TABLE_DATA`. Error (nothing done): unknown table, index at or above the table's size, or a read of a table without read-back (TPT, page list). Commands while busy are ignored. |
+//! | 0x004 `TABLE_CMD` | W: 1 `TABLE_READ`, 2 `TABLE_WRITE`; R: bit 0 busy, bit 1 error of the last command | a write: 3 clocks, one `tw_*` strobe {table, index, 64 octets} in the second; a read: 3 clocks, the entry lands in `TABLE_DATA` (the shadow is read and written in 256-bit halves). Error (nothing done): unknown table, index at or above the table's size, or a read of a table without read-back (TPT, page list). Commands while busy are ignored. |
 //! | 0x008 `EXC_STATUS` | R | `valid << 31 \| reason << 16 \| len` of the exception queue head |
 //! | 0x00C `EXC_CONN` | R | head's connection (0xFFFF_FFFF none) |
 //! | 0x010 `EXC_POP` | W 1 | `exc_pop` (same clock) |
@@ -39,7 +39,8 @@
 //! | 0x1000..0x17FF `TX_DATA` | W | the raw TX frame buffer (writes ignored while sending); reads 0 |
 //!
 //! Table reads: the connection, QP and CQ tables are shadowed here (the
-//! last entry the firmware wrote, 64 entries each, one 512-bit RAM); a read
+//! last entry the firmware wrote, 64 entries each, one RAM of 256-bit
+//! halves: a command's second half takes one more clock); a read
 //! of a connection entry overlays the fields the fast path updates,
 //! `rcv_nxt` and `snd_una` — and the TX side's `snd_nxt` and the peer's
 //! `snd_wnd` — from the connection table's read port (`ct_rd_idx`/
@@ -166,11 +167,19 @@ pub struct FwPortN<const PR: usize> {
     ones32: Constant<Bits<32>>,
     tsel: DFF<Bits<32>>,
     stage: DFF<Bits<512>>,
-    /// 0 idle, 1 read (shadow and read port addressed), 2 write (read port
-    /// addressed; the strobe goes out in this state).
-    tstate: DFF<Bits<2>>,
+    /// 0 idle, 1 read, low half (shadow and read port addressed), 3 read,
+    /// high half, 2 write, low half (read port addressed; the strobe goes
+    /// out in this state), 4 write, high half.
+    tstate: DFF<Bits<3>>,
     terr: DFF<Bit>,
-    shadow: RAM<Bits<512>, 8>,
+    /// The shadow in 256-bit halves, address {table[1:0], index[5:0],
+    /// half}: 8 DP16KD instead of 15 for 512-bit words (ECP5's widest port
+    /// is 36 bits, so the block count follows the width); a table command
+    /// takes one more clock for the second half.
+    shadow: RAM<Bits<256>, 9>,
+    ones256: Constant<Bits<256>>,
+    /// The shadow's half addressed this clock.
+    sh_half: Signal<Local, Bit>,
     evst: DFF<Bits<512>>,
     evp: DFF<Bit>,
     tx_busy: DFF<Bit>,
@@ -198,7 +207,9 @@ pub struct FwPortN<const PR: usize> {
     ra_n: Signal<Local, Bits<8>>,
     tx_take: Signal<Local, Bit>,
     tx_len: Signal<Local, Bits<11>>,
-    ovl: Signal<Local, Bits<512>>,
+    /// The connection table's fields for the high half (its bits 0..128 =
+    /// entry bits 256..384: rcv_nxt, snd_nxt, snd_una, snd_wnd).
+    ovl: Signal<Local, Bits<256>>,
     tdsh: Signal<Local, Bits<512>>,
 }
 
@@ -292,6 +303,8 @@ impl<const PR: usize> FwPortN<PR> {
             k_khz: Constant::new((p.clock_khz as u64).into()),
             k_mtu: Constant::new((p.max_mtu as u64).into()),
             ones32: Constant::new(0xFFFF_FFFFu64.into()),
+            ones256: Constant::new(Bits::<256>::mask()),
+            sh_half: Default::default(),
             tsel: Default::default(),
             stage: Default::default(),
             tstate: Default::default(),
@@ -379,9 +392,17 @@ impl<const PR: usize> Logic for FwPortN<PR> {
         // shadow entry: {table[1:0], index[5:0]}
         self.sh_addr.next = (bit_cast::<8, 2>(self.tbl.val().get_bits::<2>(0)) << 6)
             | bit_cast::<8, 6>(self.tidx.val().get_bits::<6>(0));
-        self.shadow.read_address.next = self.sh_addr.val();
-        self.shadow.write_address.next = self.sh_addr.val();
-        self.shadow.write_data.next = self.stage.q.val();
+        // The high half is read in state 1 (its data in state 3) and
+        // written in state 4.
+        self.sh_half.next = (self.tstate.q.val() == 1) | (self.tstate.q.val() == 4);
+        self.shadow.read_address.next = (bit_cast::<9, 8>(self.sh_addr.val()) << 1)
+            | bit_cast::<9, 1>(self.sh_half.val().into());
+        self.shadow.write_address.next = (bit_cast::<9, 8>(self.sh_addr.val()) << 1)
+            | bit_cast::<9, 1>(self.sh_half.val().into());
+        self.shadow.write_data.next = self.stage.q.val().get_bits::<256>(0);
+        if self.sh_half.val() {
+            self.shadow.write_data.next = self.stage.q.val().get_bits::<256>(256);
+        }
         self.shadow.write_enable.next = false;
         self.ct_rd_idx.next = self.tidx.val().get_bits::<8>(0);
         self.ct_rd_sel.next = false;
@@ -389,27 +410,40 @@ impl<const PR: usize> Logic for FwPortN<PR> {
         self.tw_table.next = self.tbl.val();
         self.tw_index.next = self.tidx.val();
         self.tw_data.next = self.stage.q.val();
-        // rcv_nxt (octets 32..36) and snd_una (40..44) from the table itself
-        self.ovl.next = (self.shadow.read_data.val()
-            & !(bit_cast::<512, 32>(self.ones32.val()) << 256)
-            & !(bit_cast::<512, 32>(self.ones32.val()) << 320)
-            & !(bit_cast::<512, 32>(self.ones32.val()) << 288)
-            & !(bit_cast::<512, 32>(self.ones32.val()) << 352))
-            | (bit_cast::<512, 32>(self.ct_rd_rcv_nxt.val()) << 256)
-            | (bit_cast::<512, 32>(self.ct_rd_snd_una.val()) << 320)
-            | (bit_cast::<512, 32>(self.ct_rd_snd_nxt.val()) << 288)
-            | (bit_cast::<512, 32>(self.ct_rd_snd_wnd.val()) << 352);
+        // rcv_nxt (octets 32..36), snd_nxt (36..40), snd_una (40..44) and
+        // snd_wnd (44..48) from the table itself (its read port answers in
+        // state 1: kept in the stage's high half until the half comes).
+        self.ovl.next = bit_cast::<256, 32>(self.ct_rd_rcv_nxt.val())
+            | (bit_cast::<256, 32>(self.ct_rd_snd_nxt.val()) << 32)
+            | (bit_cast::<256, 32>(self.ct_rd_snd_una.val()) << 64)
+            | (bit_cast::<256, 32>(self.ct_rd_snd_wnd.val()) << 96);
         if self.tstate.q.val() == 1 {
-            self.tstate.d.next = 0.into();
+            self.tstate.d.next = 3.into();
+            self.stage.d.next = bit_cast::<512, 256>(self.shadow.read_data.val());
             if self.tbl.val() == 0 {
-                self.stage.d.next = self.ovl.val();
-            } else {
-                self.stage.d.next = self.shadow.read_data.val();
+                self.stage.d.next = bit_cast::<512, 256>(self.shadow.read_data.val())
+                    | (bit_cast::<512, 256>(self.ovl.val()) << 256);
+            }
+        }
+        if self.tstate.q.val() == 3 {
+            self.tstate.d.next = 0.into();
+            self.stage.d.next = (self.stage.q.val() & bit_cast::<512, 256>(self.ones256.val()))
+                | (bit_cast::<512, 256>(self.shadow.read_data.val()) << 256);
+            if self.tbl.val() == 0 {
+                // the high half's low 128 bits: the table's fields (state 1)
+                self.stage.d.next = (self.stage.q.val()
+                    & !(bit_cast::<512, 128>(self.ones256.val().get_bits::<128>(128)) << 384))
+                    | (bit_cast::<512, 128>(self.shadow.read_data.val().get_bits::<128>(128))
+                        << 384);
             }
         }
         if self.tstate.q.val() == 2 {
-            self.tstate.d.next = 0.into();
+            self.tstate.d.next = 4.into();
             self.tw_valid.next = true;
+            self.shadow.write_enable.next = self.t_rd_ok.val();
+        }
+        if self.tstate.q.val() == 4 {
+            self.tstate.d.next = 0.into();
             self.shadow.write_enable.next = self.t_rd_ok.val();
         }
         if self.wr.val() & (self.tstate.q.val() == 0) {

@@ -49,6 +49,26 @@ pub struct Profile {
     /// The firmware port's parameters (table sizes it checks and reports,
     /// and the core clock for the firmware's timers).
     pub fw: FwPortParams,
+    /// log2 of `tx_framer`'s data FIFO in beats: one whole FPDU of the
+    /// profile's MTU (store-and-forward per segment).
+    pub tx_fifo_log2: usize,
+    /// Largest TCP payload a TX frame carries (octets): the EMSS of the
+    /// profile's MTU without TCP options, MTU − 20 (IPv4) − 20 (TCP).
+    /// `tx_mpa` drops a longer FPDU (`cnt_desc_drop`) rather than cut it.
+    pub tx_max_tcp_payload: u16,
+    /// Largest MULPDU `tx_seg` segments for, markers off and on:
+    /// `mpa::mulpdu(tx_max_tcp_payload, markers)` (RFC 5044 §8), bounded by
+    /// its reads. WQEs of a QP with a larger one complete with
+    /// `LocalQpOperationError`, nothing sent.
+    pub tx_max_mulpdu: u16,
+    pub tx_max_mulpdu_mk: u16,
+    /// Read Responses of a QP whose MULPDU is above those limits are cut at
+    /// the limit (`tx_seg`'s `xs_mulpdu`); false: not capped (the sim
+    /// profile, as before: `tx_mpa` drops what it cannot frame).
+    pub tx_rresp_cap: bool,
+    /// log2 of one of `tx_seg`'s 4 payload reorder slots in beats; a
+    /// payload DMA read is at most `8 << tx_slot_log2` octets.
+    pub tx_slot_log2: usize,
 }
 
 /// Ethernet II header (destination, source, EtherType), IEEE 802.3 §3.2,
@@ -67,6 +87,12 @@ pub const SIM: Profile = Profile {
     rx_fifo_log2: 11,
     max_frame: crate::rx_fifo::DEFAULT_MAX_FRAME,
     fw: crate::fw_port::CORE_PARAMS,
+    tx_fifo_log2: 11,
+    tx_max_tcp_payload: rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD,
+    tx_max_mulpdu: rnic_wire::abi::caps::MAX_MULPDU,
+    tx_max_mulpdu_mk: rnic_wire::abi::caps::MAX_MULPDU,
+    tx_rresp_cap: false,
+    tx_slot_log2: 9,
 };
 
 /// Board: one 1000BASE-T port at MTU 1500 (the Versa-5G's RGMII PHYs).
@@ -91,6 +117,10 @@ pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
 ///   refused and counted (`cnt_db_bad`), QP context writes refused by
 ///   `fw_port` (TABLE_CMD error), docs/fpga.md "Board profile: 16 QPs".
 /// * The firmware port reports these sizes and the 62.5 MHz core clock.
+/// * TX at MTU 1500: `tx_framer`'s FIFO 512 beats (2 DP16KD instead of 8),
+///   `tx_seg`'s reorder slots 256 beats (4 DP16KD instead of 8), MULPDU at
+///   most 1454 (1442 with markers; WQEs of a QP with more get an error
+///   completion, its Read Responses are cut at the limit).
 pub const BOARD: Profile = Profile {
     name: "board",
     conn_log2: 4,
@@ -109,7 +139,29 @@ pub const BOARD: Profile = Profile {
         clock_khz: 62_500,
         max_mtu: BOARD_MAX_MTU,
     },
+    tx_fifo_log2: 9,
+    tx_max_tcp_payload: BOARD_MAX_TCP_PAYLOAD,
+    tx_max_mulpdu: BOARD_MAX_MULPDU,
+    tx_max_mulpdu_mk: BOARD_MAX_MULPDU_MK,
+    tx_rresp_cap: true,
+    tx_slot_log2: 8,
 };
+
+/// The board's largest TCP payload: 1500 − 20 − 20 = 1460 octets (EMSS).
+pub const BOARD_MAX_TCP_PAYLOAD: u16 =
+    BOARD_MAX_MTU as u16 - rnic_wire::abi::caps::IPV4_HDR_LEN - rnic_wire::abi::caps::TCP_HDR_LEN;
+/// The board's largest MULPDU, RFC 5044 §8, markers off: 1460 − 6 = 1454
+/// (an FPDU of 1460 octets).
+pub const BOARD_MAX_MULPDU: u16 = rnic_wire::mpa::mulpdu(BOARD_MAX_TCP_PAYLOAD, false);
+/// Markers on: 1460 − 6 − 4·ceil(1460 / 512) = 1442 (an FPDU of 1448
+/// octets + 3 markers = 1460).
+pub const BOARD_MAX_MULPDU_MK: u16 = rnic_wire::mpa::mulpdu(BOARD_MAX_TCP_PAYLOAD, true);
+// The board's TX sizes (BOARD's doc): 512 beats hold 2.8 frames of 1460
+// octets (183 beats); a 256-beat slot (2048 octets) holds one segment's
+// payload, so it is always one read.
+const _: () = assert!(BOARD_MAX_MULPDU == 1454 && BOARD_MAX_MULPDU_MK == 1442);
+const _: () = assert!((BOARD_MAX_TCP_PAYLOAD as usize).div_ceil(8) <= 1 << 9);
+const _: () = assert!((BOARD_MAX_MULPDU as usize) <= 8 << 8);
 
 /// The profiles by index: the `PR` const parameter of the blocks that take
 /// run-time sizes (`ConnTableN`, `FwPortN`, `RxFifoN`) selects one.

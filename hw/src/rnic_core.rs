@@ -53,10 +53,10 @@ use crate::send_cpl::SendCplN;
 use crate::skid::Skid;
 use crate::tpt::Tpt;
 use crate::tx_ack::TxAckN;
-use crate::tx_framer::TxFramer;
+use crate::tx_framer::TxFramerN;
 use crate::tx_log::TxLog512;
 use crate::tx_sched::TxSchedN;
-use crate::tx_seg::TxSeg;
+use crate::tx_seg::TxSegN;
 use crate::wqe_fetch::WqeFetchN;
 use rust_hdl::prelude::*;
 
@@ -523,8 +523,8 @@ pub struct RnicCoreP<
     doorbell: DoorbellN<PR>,
     tx_sched: TxSchedN<PR>,
     wqe_fetch: WqeFetchN<PR>,
-    tx_seg: TxSeg,
-    tx_framer: TxFramer,
+    tx_seg: TxSegN<PR>,
+    tx_framer: TxFramerN<PR>,
     rd_arb: DmaRdArb,
     /// Connection index of each TX QP.
     tx_qpconn: QpRam<Bits<8>, PR>,

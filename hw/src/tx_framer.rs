@@ -18,14 +18,26 @@
 //! 9000-octet IP MTU (8960 octets, markers included; `tx_mpa::MAX_FPDU_WORDS`,
 //! `abi::caps::TX_MAX_TCP_PAYLOAD`), i.e. 1120 beats, so the data FIFO is
 //! 2048 beats deep (the next power of two; 1.8 such segments).
+//!
+//! Profiles (`crate::profile`): `TxFramerN<PR>` takes its FIFO depth
+//! (`tx_fifo_log2`) and its FPDU limit (`tx_max_tcp_payload`, in `TxMpaN`)
+//! from `PROFILES[PR]`: the sim profile as above; the board (MTU 1500) a
+//! 512-beat FIFO (2 DP16KD instead of 8) that holds 2.8 frames of a
+//! 1460-octet TCP payload (183 beats), and `tx_mpa` drops any FPDU longer
+//! than that payload (`cnt_desc_drop`) so a frame is never cut.
 
 use crate::fifo::Fifo;
-use crate::tx_mpa::{TxMpa, REC_W};
+use crate::fifo_p::FifoP;
+use crate::tx_mpa::{TxMpaN, REC_W};
 use crate::tx_tcp_hdr::{TxTcpHdr, SIDE_W};
 use rust_hdl::prelude::*;
 
-#[derive(LogicBlock, Default)]
-pub struct TxFramer {
+/// The framer of the sim profile (jumbo frames, 2048-beat FIFO).
+pub type TxFramer = TxFramerN<{ crate::profile::PR_SIM }>;
+
+/// The framer of core profile `PR` (module doc, "Profiles").
+#[derive(LogicBlock)]
+pub struct TxFramerN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     /// Synchronous, active high; hold for at least 2 clocks.
     pub reset: Signal<In, Bit>,
@@ -68,14 +80,63 @@ pub struct TxFramer {
     pub cnt_tx_frames: Signal<Out, Bits<32>>,
     pub cnt_desc_drop: Signal<Out, Bits<32>>,
     pub cnt_pay_err: Signal<Out, Bits<32>>,
-    mpa: TxMpa,
-    /// 2048 beats: a whole 8960-octet FPDU (1120 beats) fits.
-    dfifo: Fifo<Bits<65>, 11, 12>,
+    mpa: TxMpaN<PR>,
+    /// `2^tx_fifo_log2` beats: 2048 (sim: a whole 8960-octet FPDU, 1120
+    /// beats, fits) or 512 (board: 2.8 FPDUs of 1460 octets).
+    dfifo: FifoP<Bits<65>, 11, 12>,
     rfifo: Fifo<Bits<REC_W>, 3, 4>,
     hdr: TxTcpHdr,
 }
 
-impl Logic for TxFramer {
+impl<const PR: usize> Default for TxFramerN<PR> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            desc_valid: Default::default(),
+            desc_ready: Default::default(),
+            desc_dst_mac: Default::default(),
+            desc_src_mac: Default::default(),
+            desc_src_ip: Default::default(),
+            desc_dst_ip: Default::default(),
+            desc_src_port: Default::default(),
+            desc_dst_port: Default::default(),
+            desc_seq: Default::default(),
+            desc_ack: Default::default(),
+            desc_window: Default::default(),
+            desc_crc_en: Default::default(),
+            desc_mk_en: Default::default(),
+            desc_seq_start: Default::default(),
+            desc_opcode: Default::default(),
+            desc_last: Default::default(),
+            desc_stag: Default::default(),
+            desc_to: Default::default(),
+            desc_qn: Default::default(),
+            desc_msn: Default::default(),
+            desc_mo: Default::default(),
+            desc_pay_len: Default::default(),
+            pay_data: Default::default(),
+            pay_keep: Default::default(),
+            pay_last: Default::default(),
+            pay_valid: Default::default(),
+            pay_ready: Default::default(),
+            tx_data: Default::default(),
+            tx_keep: Default::default(),
+            tx_last: Default::default(),
+            tx_valid: Default::default(),
+            tx_ready: Default::default(),
+            cnt_tx_frames: Default::default(),
+            cnt_desc_drop: Default::default(),
+            cnt_pay_err: Default::default(),
+            mpa: Default::default(),
+            rfifo: Default::default(),
+            hdr: Default::default(),
+            dfifo: FifoP::new(crate::profile::PROFILES[PR].tx_fifo_log2),
+        }
+    }
+}
+
+impl<const PR: usize> Logic for TxFramerN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, mpa, dfifo, rfifo, hdr);
@@ -369,8 +430,8 @@ pub(crate) mod tests {
         m.iter().fold(0u64, |a, &b| a << 8 | b as u64)
     }
 
-    pub struct Harness {
-        pub uut: TxFramer,
+    pub struct Harness<const PR: usize = { crate::profile::PR_SIM }> {
+        pub uut: TxFramerN<PR>,
         pub cycle: u64,
     }
 
@@ -384,7 +445,14 @@ pub(crate) mod tests {
 
     impl Harness {
         pub fn new() -> Harness {
-            let mut uut = TxFramer::default();
+            Harness::<{ crate::profile::PR_SIM }>::of_profile()
+        }
+    }
+
+    impl<const PR: usize> Harness<PR> {
+        /// The framer of profile `PR`, reset.
+        pub fn of_profile() -> Harness<PR> {
+            let mut uut = TxFramerN::<PR>::default();
             uut.clock.connect();
             uut.reset.connect();
             uut.desc_valid.connect();
@@ -827,6 +895,60 @@ pub(crate) mod tests {
     #[test]
     fn jumbo_max_plain() {
         jumbo(114, false, false);
+    }
+
+    /// Board profile (MTU 1500, 512-beat FIFO): the largest FPDUs of a
+    /// 1460-octet EMSS (tagged and untagged, markers on and off) go out
+    /// byte-exact against `TxStream::send` + `net::data_frame` (and smoltcp)
+    /// while a slow MAC keeps the FIFO full; an FPDU one octet longer is
+    /// dropped whole (`cnt_desc_drop`), never cut. Without the profile's
+    /// limit in `tx_mpa` the longer one would be framed (jumbo limit).
+    #[test]
+    fn board_frames_mtu_1500_through_512_beats_and_drops_longer() {
+        use crate::profile::{BOARD_MAX_TCP_PAYLOAD, PROFILES, PR_BOARD};
+        assert_eq!(PROFILES[PR_BOARD].tx_fifo_log2, 9);
+        for (seed, markers) in [(201u64, false), (202, true)] {
+            let mut rng = Rng::new(seed);
+            let mut h = Harness::<PR_BOARD>::of_profile();
+            let seq_start = (rng.next() as u32) & !3;
+            let mut c = Conn::new(&mut rng, true, markers, seq_start, BOARD_MAX_TCP_PAYLOAD);
+            let tagged_max = c.mulpdu - 14;
+            let data = rng.bytes(tagged_max * 3 + 1);
+            let mut descs = Vec::new();
+            let mut s = Vec::new();
+            let mut expect = Vec::new();
+            // Three full-size tagged FPDUs: 3 x 183 beats > 512.
+            let (d, f) = c.send(&Message::Write {
+                stag: 0x0bad_cafe,
+                to: rng.next() >> 1,
+                data: &data[..tagged_max * 3],
+            });
+            assert_eq!(d.len(), 3);
+            for fr in &f {
+                assert_eq!(fr.len(), 14 + 1500, "the largest frame of MTU 1500");
+            }
+            s.extend(streams(&d));
+            descs.extend(d);
+            expect.extend(f);
+            let over = c.desc(0, true, &data[..tagged_max + 1]);
+            s.extend(streams(std::slice::from_ref(&over)));
+            descs.push(over);
+            let (d, f) = c.send(&Message::Send {
+                data: &data[..c.mulpdu - 18],
+                solicited: false,
+                invalidate: None,
+            });
+            assert_eq!(d.len(), 1);
+            assert!(f[0].len() <= 14 + 1500);
+            s.extend(streams(&d));
+            descs.extend(d);
+            expect.extend(f);
+            let run = h.run(&mut rng, &descs, &s, expect.len(), 90, 90, 30, 20_000);
+            check_frames(&run, &expect);
+            assert_eq!(h.uut.cnt_tx_frames.val().to_u64(), 4);
+            assert_eq!(h.uut.cnt_desc_drop.val().to_u64(), 1);
+            assert_eq!(h.uut.cnt_pay_err.val().to_u64(), 0);
+        }
     }
 
     /// Back-to-back 1514-octet frames with an always-ready MAC: cycles per

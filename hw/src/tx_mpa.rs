@@ -44,7 +44,9 @@
 //!   an FPDU longer than a 9000-octet MTU frame carries: more than
 //!   [`MAX_FPDU_WORDS`] non-marker words, [`MAX_FPDU_WORDS_MK`] with markers
 //!   on (`d_pay_len` up to [`FRAMER_MAX_PAY_LEN`] = 8940 tagged without
-//!   markers).
+//!   markers). That is the sim profile; `TxMpaN<PR>` takes the TCP payload
+//!   limit from `PROFILES[PR].tx_max_tcp_payload` ([`fpdu_word_limits`]:
+//!   365 / 362 words for the board's 1460 octets).
 //! * `o_*`: beats for the data FIFO (`o_write` when `!o_full`); `o_last` on
 //!   the segment's last beat, which holds 4 or 8 octets (the TCP payload is
 //!   a multiple of 4).
@@ -81,7 +83,7 @@ pub const MAX_MARKERS: u16 = MAX_TCP_WORDS.div_ceil(MARKER_WORDS);
 pub const MAX_FPDU_WORDS: u16 = MAX_TCP_WORDS;
 /// [`MAX_FPDU_WORDS`] with markers on.
 pub const MAX_FPDU_WORDS_MK: u16 = MAX_TCP_WORDS - MAX_MARKERS;
-// The literals in `update` (the descriptor check).
+// The sim profile's limits (`fpdu_word_limits`, the descriptor check).
 const _: () = assert!(MAX_FPDU_WORDS == 2240 && MAX_FPDU_WORDS_MK == 2222);
 /// Largest `d_pay_len` the framer takes (tagged header, markers off): FPDU =
 /// 2 (ULPDU_LENGTH) + 14 (tagged DDP/RDMAP header) + 8940 (payload) + 0
@@ -107,8 +109,24 @@ pub const REC_DEPTH: usize = 8;
 /// descriptor's side band (TCP/IP/Ethernet fields, `tx_tcp_hdr`).
 pub const REC_W: usize = 80 + SIDE_W;
 
-#[derive(LogicBlock, Default)]
-pub struct TxMpa {
+/// `TxMpa` of the sim profile (jumbo frames).
+pub type TxMpa = TxMpaN<{ crate::profile::PR_SIM }>;
+
+/// The FPDU limits of a TCP payload of at most `max_tcp` octets, in
+/// non-marker words: (markers off, markers on). Markers: one in front of the
+/// FPDU and one per 128 words after it (RFC 5044 §4.3).
+pub const fn fpdu_word_limits(max_tcp: u16) -> (u16, u16) {
+    let words = max_tcp / WORD_LEN;
+    (words, words - words.div_ceil(MARKER_WORDS))
+}
+const _: () = assert!(fpdu_word_limits(caps::TX_MAX_TCP_PAYLOAD).0 == MAX_FPDU_WORDS);
+const _: () = assert!(fpdu_word_limits(caps::TX_MAX_TCP_PAYLOAD).1 == MAX_FPDU_WORDS_MK);
+
+/// The FPDU builder of core profile `PR`: its descriptor check takes FPDUs
+/// that fit a TCP payload of `PROFILES[PR].tx_max_tcp_payload` octets
+/// (8960 sim, 1460 board).
+#[derive(LogicBlock)]
+pub struct TxMpaN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     /// Synchronous, active high.
     pub reset: Signal<In, Bit>,
@@ -196,6 +214,9 @@ pub struct TxMpa {
     d_hw: Signal<Local, Bits<3>>,
     d_fw: Signal<Local, Bits<18>>,
     too_long: Signal<Local, Bit>,
+    /// The profile's FPDU limits in non-marker words (markers off / on).
+    c_max_fw: Constant<Bits<18>>,
+    c_max_fw_mk: Constant<Bits<18>>,
     plw: Signal<Local, Bits<16>>,
     fw_crc: Signal<Local, Bits<12>>,
     hwords: Signal<Local, Bits<12>>,
@@ -235,7 +256,126 @@ pub struct TxMpa {
     crcv: Signal<Local, Bits<32>>,
 }
 
-impl Logic for TxMpa {
+impl<const PR: usize> Default for TxMpaN<PR> {
+    fn default() -> Self {
+        let (fw, fw_mk) = fpdu_word_limits(crate::profile::PROFILES[PR].tx_max_tcp_payload);
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            d_valid: Default::default(),
+            d_ready: Default::default(),
+            d_crc_en: Default::default(),
+            d_mk_en: Default::default(),
+            d_seq: Default::default(),
+            d_seq_start: Default::default(),
+            d_opcode: Default::default(),
+            d_last: Default::default(),
+            d_stag: Default::default(),
+            d_to: Default::default(),
+            d_qn: Default::default(),
+            d_msn: Default::default(),
+            d_mo: Default::default(),
+            d_pay_len: Default::default(),
+            d_side: Default::default(),
+            pay_data: Default::default(),
+            pay_keep: Default::default(),
+            pay_last: Default::default(),
+            pay_valid: Default::default(),
+            pay_ready: Default::default(),
+            o_data: Default::default(),
+            o_last: Default::default(),
+            o_write: Default::default(),
+            o_full: Default::default(),
+            r_data: Default::default(),
+            r_write: Default::default(),
+            r_count: Default::default(),
+            cnt_drop: Default::default(),
+            cnt_pay_err: Default::default(),
+            ddp: Default::default(),
+            crcu: Default::default(),
+            mask: Default::default(),
+            st: Default::default(),
+            crc_en: Default::default(),
+            mk_en: Default::default(),
+            opcode: Default::default(),
+            last: Default::default(),
+            stag: Default::default(),
+            to: Default::default(),
+            qn: Default::default(),
+            msn: Default::default(),
+            mo: Default::default(),
+            pay_len: Default::default(),
+            side: Default::default(),
+            fw: Default::default(),
+            wph: Default::default(),
+            woff: Default::default(),
+            hold: Default::default(),
+            hold_v: Default::default(),
+            pay_rem: Default::default(),
+            zfill: Default::default(),
+            drain: Default::default(),
+            q_data: Default::default(),
+            q_last: Default::default(),
+            q_half: Default::default(),
+            q_valid: Default::default(),
+            psum: Default::default(),
+            p_side: Default::default(),
+            p_t: Default::default(),
+            p_psum: Default::default(),
+            p_crc_en: Default::default(),
+            p_v: Default::default(),
+            c_drop: Default::default(),
+            c_perr: Default::default(),
+            adv: Default::default(),
+            diff: Default::default(),
+            bad: Default::default(),
+            d_hw: Default::default(),
+            d_fw: Default::default(),
+            too_long: Default::default(),
+            plw: Default::default(),
+            fw_crc: Default::default(),
+            hwords: Default::default(),
+            m0: Default::default(),
+            h0: Default::default(),
+            c0: Default::default(),
+            k0: Default::default(),
+            fw1: Default::default(),
+            s1x: Default::default(),
+            m1: Default::default(),
+            h1: Default::default(),
+            c1: Default::default(),
+            k1: Default::default(),
+            need_in: Default::default(),
+            stall: Default::default(),
+            take: Default::default(),
+            rem8: Default::default(),
+            li: Default::default(),
+            lanes: Default::default(),
+            iw: Default::default(),
+            pw0: Default::default(),
+            pw1: Default::default(),
+            sh0: Default::default(),
+            sh1: Default::default(),
+            hs0: Default::default(),
+            hs1: Default::default(),
+            woff1: Default::default(),
+            woff2: Default::default(),
+            ptr0: Default::default(),
+            ptr1: Default::default(),
+            w0: Default::default(),
+            w1: Default::default(),
+            nfw: Default::default(),
+            exp_last: Default::default(),
+            drain_nx: Default::default(),
+            bsum: Default::default(),
+            crcv: Default::default(),
+            c_max_fw: Constant::new((fw as u64).into()),
+            c_max_fw_mk: Constant::new((fw_mk as u64).into()),
+        }
+    }
+}
+
+impl<const PR: usize> Logic for TxMpaN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, crcu);
@@ -319,11 +459,12 @@ impl Logic for TxMpa {
             + (bit_cast::<18, 3>(self.d_hw.val()) << 2)
             + 4)
             >> 2;
-        // The FPDU with its markers must fit a 9000-octet MTU frame:
-        // MAX_FPDU_WORDS (2240), MAX_FPDU_WORDS_MK (2222) with markers.
-        self.too_long.next = self.d_fw.val() > 2240;
+        // The FPDU with its markers must fit the profile's MTU frame:
+        // MAX_FPDU_WORDS (2240), MAX_FPDU_WORDS_MK (2222) with markers on
+        // the sim profile (9000), 365 / 362 on the board (1500).
+        self.too_long.next = self.d_fw.val() > self.c_max_fw.val();
         if self.d_mk_en.val() {
-            self.too_long.next = self.d_fw.val() > 2222;
+            self.too_long.next = self.d_fw.val() > self.c_max_fw_mk.val();
         }
         self.bad.next = (self.d_mk_en.val() & ((self.diff.val() & 3) != 0)) | self.too_long.val();
 

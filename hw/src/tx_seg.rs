@@ -73,11 +73,21 @@
 //! segment starts in the clock `fits_r` rises (a park, WQE refetch and
 //! wakeup cost ~100 clocks at every window stall of a single stream).
 //!
+//! Profiles (`crate::profile`, `TxSegN<PR>`): the sim profile as above
+//! (MULPDU up to [`MAX_MULPDU`], 512-beat slots, 4096-octet reads). The
+//! board (MTU 1500) refuses WQEs of a QP whose MULPDU is above 1454
+//! (markers off) or 1442 (markers on), `mpa::mulpdu(1460, ·)` (RFC 5044
+//! §8), with `LocalQpOperationError` (its FPDUs would not fit a frame),
+//! cuts `xs_mulpdu` (the Read Responses') at the same limit, and has
+//! 256-beat slots (reads of at most 2048 octets; a board segment's payload,
+//! at most 1440 octets, is one read).
+//!
 //! Completion records (`cq_*`): one per signaled WQE after its last
 //! descriptor (status 0), one per refused WQE (status
 //! `LocalQpOperationError`, nothing sent, no state change; or
 //! `LocalProtectionError` for a refused SGE, above).
 
+use crate::pram::PRam;
 use rnic_wire::abi::cqe::WcStatus;
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rust_hdl::prelude::*;
@@ -128,8 +138,15 @@ pub enum SegState {
     Park,
 }
 
+/// The segmenter of the sim profile (jumbo MULPDU, 512-beat slots).
+pub type TxSeg = TxSegN<{ crate::profile::PR_SIM }>;
+
+/// The segmenter of core profile `PR` (module doc, "Profiles"): its MULPDU
+/// limits (`tx_max_mulpdu`, `tx_max_mulpdu_mk`), Read Response cap
+/// (`tx_rresp_cap`) and reorder slot size (`tx_slot_log2`) come from
+/// `PROFILES[PR]`.
 #[derive(LogicBlock)]
-pub struct TxSeg {
+pub struct TxSegN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub wqe_valid: Signal<In, Bit>,
@@ -225,9 +242,20 @@ pub struct TxSeg {
     pub win_end: Signal<In, Bits<32>>,
     /// Clocks a segment waited for the peer's window.
     pub cnt_wnd_wait: Signal<Out, Bits<32>>,
-    /// Refused WQEs because the QP's MULPDU is above [`MAX_MULPDU`].
+    /// Refused WQEs because the QP's MULPDU is above the profile's limit
+    /// ([`MAX_MULPDU`] in the sim profile).
     pub cnt_mulpdu_bad: Signal<Out, Bits<32>>,
     c_max_mulpdu: Constant<Bits<16>>,
+    /// [`Self::c_max_mulpdu`] of a QP with markers on.
+    c_max_mulpdu_mk: Constant<Bits<16>>,
+    /// Cap `xs_mulpdu` at the QP's limit (profile `tx_rresp_cap`).
+    c_rr_cap: Constant<Bit>,
+    /// The limit of the head WQE's QP (markers from `state_ram`) and
+    /// whether its MULPDU is above it.
+    mp_max: Signal<Local, Bits<16>>,
+    mp_over: Signal<Local, Bit>,
+    /// The limit of the current QP (`mk`), for `xs_mulpdu`.
+    xs_max: Signal<Local, Bits<16>>,
     n_wnd_wait: DFF<Bits<32>>,
     n_mulpdu_bad: DFF<Bits<32>>,
     fits: Signal<Local, Bit>,
@@ -353,7 +381,8 @@ pub struct TxSeg {
     outst: DFF<Bits<3>>,
     unst: DFF<Bits<3>>,
     c_short: Constant<Bits<32>>,
-    pbuf: RAM<Bits<69>, 11>,
+    /// 4 slots of `2^tx_slot_log2` beats (address {slot, beat[8:0]}).
+    pbuf: PRam<Bits<69>, 11>,
     wr_slot: DFF<Bits<2>>,
     rd_slot: DFF<Bits<2>>,
     wc0: DFF<Bits<10>>,
@@ -406,8 +435,9 @@ pub struct TxSeg {
     sol: Signal<Local, Bit>,
 }
 
-impl Default for TxSeg {
+impl<const PR: usize> Default for TxSegN<PR> {
     fn default() -> Self {
+        let pr = &crate::profile::PROFILES[PR];
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -486,7 +516,12 @@ impl Default for TxSeg {
             win_end: Default::default(),
             cnt_wnd_wait: Default::default(),
             cnt_mulpdu_bad: Default::default(),
-            c_max_mulpdu: Constant::new(MAX_MULPDU.into()),
+            c_max_mulpdu: Constant::new((pr.tx_max_mulpdu as u64).into()),
+            c_max_mulpdu_mk: Constant::new((pr.tx_max_mulpdu_mk as u64).into()),
+            c_rr_cap: Constant::new(pr.tx_rresp_cap),
+            mp_max: Default::default(),
+            mp_over: Default::default(),
+            xs_max: Default::default(),
             n_wnd_wait: Default::default(),
             n_mulpdu_bad: Default::default(),
             fits: Default::default(),
@@ -593,7 +628,7 @@ impl Default for TxSeg {
             outst: Default::default(),
             unst: Default::default(),
             c_short: Constant::new(SHORT_READ.into()),
-            pbuf: Default::default(),
+            pbuf: PRam::new(2, pr.tx_slot_log2),
             wr_slot: Default::default(),
             rd_slot: Default::default(),
             wc0: Default::default(),
@@ -607,7 +642,7 @@ impl Default for TxSeg {
             pl: Default::default(),
             pdone: Default::default(),
             sfin: Default::default(),
-            c_seg_read: Constant::new(SEG_READ.into()),
+            c_seg_read: Constant::new((8u64 << pr.tx_slot_log2).min(SEG_READ).into()),
             pc_len: Default::default(),
             pay_fin: Default::default(),
             rd_all: Default::default(),
@@ -645,7 +680,7 @@ impl Default for TxSeg {
     }
 }
 
-impl Logic for TxSeg {
+impl<const PR: usize> Logic for TxSegN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -1186,6 +1221,22 @@ impl Logic for TxSeg {
         self.xs_seq.next = self.seq.q.val();
         self.xs_seq_start.next = self.seq_start.q.val();
         self.xs_mulpdu.next = self.mulpdu.q.val();
+        // The board cuts Read Responses at its MULPDU limit (RFC 5044 §8:
+        // MULPDU is the sender's bound; a smaller one is always legal).
+        self.xs_max.next = self.c_max_mulpdu.val();
+        if self.mk.q.val() {
+            self.xs_max.next = self.c_max_mulpdu_mk.val();
+        }
+        if self.c_rr_cap.val() & (self.mulpdu.q.val() > self.xs_max.val()) {
+            self.xs_mulpdu.next = self.xs_max.val();
+        }
+        // The head WQE's QP: MULPDU above the profile's limit for its
+        // marker setting (the framer could not send its FPDUs whole).
+        self.mp_max.next = self.c_max_mulpdu.val();
+        if self.state_ram.read_data.val().get_bit(144) {
+            self.mp_max.next = self.c_max_mulpdu_mk.val();
+        }
+        self.mp_over.next = self.state_ram.read_data.val().get_bits::<16>(128) > self.mp_max.val();
         self.xs_mk_en.next = self.mk.q.val();
         self.xs_crc_en.next = self.crc.q.val();
         self.rd_sent_valid.next = (self.st.q.val() == SegState::Fin) & self.is_rr.q.val();
@@ -1321,10 +1372,9 @@ impl Logic for TxSeg {
                     | (self.wqe_num_sge.val() > 1)
                     | ((self.wqe_opcode.val() == 4) & (self.wqe_num_sge.val() != 1))
                     | (self.state_ram.read_data.val().get_bits::<16>(128) < self.c_min_mulpdu.val())
-                    | (self.state_ram.read_data.val().get_bits::<16>(128) > self.c_max_mulpdu.val())
+                    | self.mp_over.val()
                 {
-                    if self.state_ram.read_data.val().get_bits::<16>(128) > self.c_max_mulpdu.val()
-                    {
+                    if self.mp_over.val() {
                         self.n_mulpdu_bad.d.next = self.n_mulpdu_bad.q.val() + 1;
                     }
                     self.status.d.next = self.c_qp_op_err.val();
@@ -1526,17 +1576,17 @@ mod tests {
     /// The TX engine as it is meant to be wired: doorbell → scheduler →
     /// WQE fetch → segmentation (priority requester idle).
     #[derive(LogicBlock, Default)]
-    struct Tb {
+    struct Tb<const PR: usize> {
         clock: Signal<In, Clock>,
         reset: Signal<In, Bit>,
         db: Doorbell,
         sched: TxSched,
         fetch: WqeFetch,
-        seg: TxSeg,
+        seg: TxSegN<PR>,
         rdt: RdTrack,
     }
 
-    impl Logic for Tb {
+    impl<const PR: usize> Logic for Tb<PR> {
         #[hdl_gen]
         fn update(&mut self) {
             clock!(self, clock, db, sched, fetch, seg, rdt);
@@ -1609,8 +1659,8 @@ mod tests {
         }
     }
 
-    fn tb() -> Box<Tb> {
-        let mut u = Box::new(Tb::default());
+    fn tb<const PR: usize>() -> Box<Tb<PR>> {
+        let mut u = Box::new(Tb::<PR>::default());
         u.clock.connect();
         u.reset.connect();
         u.db.csr_valid.connect();
@@ -1794,7 +1844,7 @@ mod tests {
     }
 
     impl WinModel {
-        fn drive(&mut self, u: &mut Tb, now: u64) {
+        fn drive<const PR: usize>(&mut self, u: &mut Tb<PR>, now: u64) {
             u.seg.win_en.next = true;
             u.sched.wake_conn_valid.next = false;
             let mut open: Option<(usize, u32)> = None;
@@ -1869,7 +1919,7 @@ mod tests {
             (0, pbl[&i] + off, (1u64 << e.page_shift) - off)
         }
         /// Before the clock's evaluation.
-        fn drive(&mut self, u: &mut Tb, now: u64) {
+        fn drive<const PR: usize>(&mut self, u: &mut Tb<PR>, now: u64) {
             if let Some(w) = &mut self.win {
                 w.drive(u, now);
             }
@@ -1882,7 +1932,7 @@ mod tests {
             u.seg.res_page_left.next = l.into();
         }
         /// After it, before the edge: the handshakes.
-        fn sample(&mut self, u: &Tb, now: u64, rng: &mut Rng) {
+        fn sample<const PR: usize>(&mut self, u: &Tb<PR>, now: u64, rng: &mut Rng) {
             if u.seg.res_valid.val() && u.seg.res_ready.val() {
                 self.pend = None;
                 self.busy = false;
@@ -1957,6 +2007,8 @@ mod tests {
         /// Payload DMA reads: (QP, bus address, octets).
         reads: Vec<(usize, u64, u64)>,
         cnt_prot: u64,
+        /// The largest `xs_mulpdu` seen (the Read Response MULPDU).
+        xs_mulpdu_max: u64,
     }
 
     /// Posts every QP's WQEs (in random batches with doorbells interleaved
@@ -2002,8 +2054,27 @@ mod tests {
         tpm: &mut TptModel,
         pds: &[u32],
     ) -> Run {
+        run_pr::<{ crate::profile::PR_SIM }>(
+            setups, refs, mem, latency, jitter, stress, seed, max_cycles, tpm, pds,
+        )
+    }
+
+    /// [`run_with`] for the segmenter of profile `PR`.
+    #[allow(clippy::too_many_arguments)]
+    fn run_pr<const PR: usize>(
+        setups: &[QpSetup],
+        refs: &mut [QpRef],
+        mem: &mut [u8],
+        latency: u64,
+        jitter: u64,
+        stress: bool,
+        seed: u64,
+        max_cycles: u64,
+        tpm: &mut TptModel,
+        pds: &[u32],
+    ) -> Run {
         let mut rng = Rng::new(seed);
-        let mut u = tb();
+        let mut u = tb::<PR>();
         u.reset.next = true;
         tick!(*u);
         tick!(*u);
@@ -2049,6 +2120,7 @@ mod tests {
             qp_done: vec![0; setups.len()],
             reads: vec![],
             cnt_prot: 0,
+            xs_mulpdu_max: 0,
         };
         let mut first_db: Option<u64> = None;
         let total_segs: usize = refs.iter().map(|r| r.segs.len()).sum();
@@ -2111,6 +2183,7 @@ mod tests {
             tpm.drive(&mut u, now);
             assert!(simulate(&mut *u, 1000));
             tpm.sample(&u, now, &mut rng);
+            res.xs_mulpdu_max = res.xs_mulpdu_max.max(u.seg.xs_mulpdu.val().to_u64());
             // Sample handshakes before the edge.
             if u.fetch.dma_rd_req_valid.val() && rdy {
                 fdma.request(
@@ -2938,6 +3011,85 @@ mod tests {
         }
     }
 
+    /// Board profile (MTU 1500): QPs at the board's largest MULPDUs (1454
+    /// markers off, 1442 on: EMSS 1460) segment random Writes, Sends and
+    /// Reads exactly as `TxStream` through the 256-beat reorder slots; QPs
+    /// whose MULPDU is above the board's limit for their marker setting
+    /// (1462 off, 1450 on, 8882 on) get every WQE completed with
+    /// `LocalQpOperationError` and nothing read or sent; `xs_mulpdu` (the
+    /// Read Responses' MULPDU) never shows more than the limit. Without the
+    /// profile's limits the sim limit (8882) would let them through.
+    #[test]
+    fn board_mulpdu_limits_refuse_longer_qps() {
+        use crate::profile::PR_BOARD;
+        let mut rng = Rng::new(61);
+        let mut m = mem();
+        let mut heap = 0x10_0000usize;
+        let mut setups = vec![];
+        let mut refs = vec![];
+        // (EMSS, markers, accepted)
+        let qps = [
+            (1460u16, true, true),
+            (1460, false, true),
+            (1468, false, false),
+            (8960, true, false),
+            (1468, true, false),
+        ];
+        for (q, &(emss, markers, ok)) in qps.iter().enumerate() {
+            let mpa = MpaSettings {
+                crc: q % 2 == 0,
+                markers,
+                seq_start: (rng.next() as u32) | 0xFFFF_F000,
+            };
+            let (su, mut r) = make_qp(
+                &mut rng, &mut m, &mut heap, 6, 5000, false, mpa, emss, 3, q as u32,
+            );
+            let mulpdu = rnic_wire::mpa::mulpdu(emss, markers);
+            let limit = if markers { 1442 } else { 1454 };
+            assert_eq!(mulpdu <= limit, ok, "QP {q}: MULPDU {mulpdu}");
+            if !ok {
+                r.segs.clear();
+                r.cqs = su
+                    .wqes
+                    .iter()
+                    .enumerate()
+                    .map(|(k, w)| {
+                        let wr_id = u64::from_le_bytes(w[..8].try_into().unwrap());
+                        (su.ci0.wrapping_add(k as u32), wr_id, STATUS_LOCAL_QP_OP_ERR)
+                    })
+                    .collect();
+            }
+            setups.push(su);
+            refs.push(r);
+        }
+        let mut tpm = TptModel::default();
+        let res = run_pr::<PR_BOARD>(
+            &setups,
+            &mut refs,
+            &mut m,
+            78,
+            60,
+            true,
+            62,
+            400_000,
+            &mut tpm,
+            &[],
+        );
+        assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
+        assert!(res.reads.iter().all(|x| x.0 < 2 && x.2 <= 1440));
+        assert!(res.desc_qps.iter().all(|&q| q < 2));
+        // The Read Response MULPDU (`xs_mulpdu`) follows the QP loaded
+        // last, the refused ones included, and is capped at the board's
+        // limit for its marker setting: 8882 (markers on) shows as 1442.
+        assert!(res.xs_mulpdu_max >= 1442 && res.xs_mulpdu_max <= 1454);
+        eprintln!(
+            "board: {} segments in {} clocks, {} reads",
+            res.desc_cycles.len(),
+            res.cycles,
+            res.reads.len()
+        );
+    }
+
     #[test]
     fn generates_verilog() {
         for (name, v) in [
@@ -2979,7 +3131,7 @@ mod tests {
         const FENCED: usize = 3;
         let mut fenced_sent = [false; 2];
         let mut mem = vec![0u8; 1 << 20];
-        let mut u = tb();
+        let mut u = tb::<{ crate::profile::PR_SIM }>();
         u.reset.next = true;
         tick!(*u);
         tick!(*u);
