@@ -12171,22 +12171,22 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     output reg  [31:0] r2_snd_una;
 
     // Update code (custom)
-    // 16 entries: key = {local ip, peer ip, local port, peer port}.
-    reg [95:0] key [0:15];
-    reg [15:0] used;
-    reg [1:0] mode [0:15];
-    reg [3:0] mpa [0:15];
-    reg [31:0] rcv_nxt [0:15];
-    reg [31:0] rcv_wnd [0:15];
-    reg [31:0] snd_una [0:15];
-    reg [31:0] snd_nxt [0:15];
-    reg [31:0] snd_wnd [0:15];
-    reg [3:0] snd_wsc [0:15];
+    // 8 entries: key = {local ip, peer ip, local port, peer port}.
+    reg [95:0] key [0:7];
+    reg [7:0] used;
+    reg [1:0] mode [0:7];
+    reg [3:0] mpa [0:7];
+    reg [31:0] rcv_nxt [0:7];
+    reg [31:0] rcv_wnd [0:7];
+    reg [31:0] snd_una [0:7];
+    reg [31:0] snd_nxt [0:7];
+    reg [31:0] snd_wnd [0:7];
+    reg [3:0] snd_wsc [0:7];
     reg lk1;
     // TX's SND.NXT minus the stored one: bit 31 clear = not behind
-    wire [31:0] sn_ahead = sn_snd_nxt - snd_nxt[sn_idx[3:0]];
-    reg [15:0] hitv;
-    reg [3:0] enc;
+    wire [31:0] sn_ahead = sn_snd_nxt - snd_nxt[sn_idx[2:0]];
+    reg [7:0] hitv;
+    reg [2:0] enc;
     reg any;
     wire [95:0] lk_key = {lk_local_ip, lk_peer_ip, lk_local_port, lk_peer_port};
     integer i;
@@ -12197,7 +12197,7 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     always @(posedge clock) begin
         lk1 <= lk_valid & ~reset;
         if (lk_valid) begin
-            for (i = 0; i < 16; i = i + 1) begin
+            for (i = 0; i < 8; i = i + 1) begin
                 hitv[i] <= used[i] & (key[i] == lk_key);
             end
         end
@@ -12205,11 +12205,11 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
 
     // Priority encoder: the lowest matching index.
     always @(*) begin
-        enc = 4'd0;
+        enc = 3'd0;
         any = 1'b0;
-        for (j = 15; j >= 0; j = j - 1) begin
+        for (j = 7; j >= 0; j = j - 1) begin
             if (hitv[j]) begin
-                enc = j[3:0];
+                enc = j[2:0];
                 any = 1'b1;
             end
         end
@@ -12219,7 +12219,7 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     always @(posedge clock) begin
         res_valid <= lk1 & ~reset;
         res_hit <= any;
-        res_idx <= {4'd0, enc};
+        res_idx <= {5'd0, enc};
         res_mode <= mode[enc];
         res_mpa <= mpa[enc];
         res_rcv_nxt <= rcv_nxt[enc];
@@ -12231,41 +12231,41 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
 
     // Read port for the device-updated fields.
     always @(posedge clock) begin
-        rd_used <= (rd_idx[7:4] == 4'd0) & used[rd_idx[3:0]];
-        rd_mode <= (rd_idx[7:4] == 4'd0) ? mode[rd_idx[3:0]] : 2'd0;
-        rd_rcv_nxt <= (rd_idx[7:4] == 4'd0) ? rcv_nxt[rd_idx[3:0]] : 32'd0;
-        rd_snd_una <= (rd_idx[7:4] == 4'd0) ? snd_una[rd_idx[3:0]] : 32'd0;
-        rd_snd_nxt <= (rd_idx[7:4] == 4'd0) ? snd_nxt[rd_idx[3:0]] : 32'd0;
-        rd_snd_wnd <= (rd_idx[7:4] == 4'd0) ? snd_wnd[rd_idx[3:0]] : 32'd0;
+        rd_used <= (rd_idx[7:3] == 5'd0) & used[rd_idx[2:0]];
+        rd_mode <= (rd_idx[7:3] == 5'd0) ? mode[rd_idx[2:0]] : 2'd0;
+        rd_rcv_nxt <= (rd_idx[7:3] == 5'd0) ? rcv_nxt[rd_idx[2:0]] : 32'd0;
+        rd_snd_una <= (rd_idx[7:3] == 5'd0) ? snd_una[rd_idx[2:0]] : 32'd0;
+        rd_snd_nxt <= (rd_idx[7:3] == 5'd0) ? snd_nxt[rd_idx[2:0]] : 32'd0;
+        rd_snd_wnd <= (rd_idx[7:3] == 5'd0) ? snd_wnd[rd_idx[2:0]] : 32'd0;
     end
 
     // Second read port (the TX log: mode and SND.UNA).
     always @(posedge clock) begin
-        r2_mode <= (r2_idx[7:4] == 4'd0) ? mode[r2_idx[3:0]] : 2'd0;
-        r2_snd_una <= (r2_idx[7:4] == 4'd0) ? snd_una[r2_idx[3:0]] : 32'd0;
+        r2_mode <= (r2_idx[7:3] == 5'd0) ? mode[r2_idx[2:0]] : 2'd0;
+        r2_snd_una <= (r2_idx[7:3] == 5'd0) ? snd_una[r2_idx[2:0]] : 32'd0;
     end
 
     // Writes: the firmware's whole-entry write wins over the fast path's update.
     always @(posedge clock) begin
         if (wr_valid) begin
-            if ((wr_idx[7:4] == 4'd0)) begin
-                used[wr_idx[3:0]] <= wr_used;
-                key[wr_idx[3:0]] <= {wr_local_ip, wr_peer_ip, wr_local_port, wr_peer_port};
-                mode[wr_idx[3:0]] <= wr_mode;
-                mpa[wr_idx[3:0]] <= wr_mpa;
-                rcv_nxt[wr_idx[3:0]] <= wr_rcv_nxt;
-                rcv_wnd[wr_idx[3:0]] <= wr_rcv_wnd;
-                snd_una[wr_idx[3:0]] <= wr_snd_una;
-                snd_nxt[wr_idx[3:0]] <= wr_snd_nxt;
-                snd_wnd[wr_idx[3:0]] <= wr_snd_wnd;
-                snd_wsc[wr_idx[3:0]] <= wr_snd_wscale;
+            if ((wr_idx[7:3] == 5'd0)) begin
+                used[wr_idx[2:0]] <= wr_used;
+                key[wr_idx[2:0]] <= {wr_local_ip, wr_peer_ip, wr_local_port, wr_peer_port};
+                mode[wr_idx[2:0]] <= wr_mode;
+                mpa[wr_idx[2:0]] <= wr_mpa;
+                rcv_nxt[wr_idx[2:0]] <= wr_rcv_nxt;
+                rcv_wnd[wr_idx[2:0]] <= wr_rcv_wnd;
+                snd_una[wr_idx[2:0]] <= wr_snd_una;
+                snd_nxt[wr_idx[2:0]] <= wr_snd_nxt;
+                snd_wnd[wr_idx[2:0]] <= wr_snd_wnd;
+                snd_wsc[wr_idx[2:0]] <= wr_snd_wscale;
             end
         end else begin
-            if (up_valid & (up_idx[7:4] == 4'd0)) begin
-                rcv_nxt[up_idx[3:0]] <= up_rcv_nxt;
-                snd_una[up_idx[3:0]] <= up_snd_una;
+            if (up_valid & (up_idx[7:3] == 5'd0)) begin
+                rcv_nxt[up_idx[2:0]] <= up_rcv_nxt;
+                snd_una[up_idx[2:0]] <= up_snd_una;
                 if (up_wnd_valid) begin
-                    snd_wnd[up_idx[3:0]] <= up_snd_wnd;
+                    snd_wnd[up_idx[2:0]] <= up_snd_wnd;
                 end
             end
             // TX's snd_nxt: its own array, so it never collides with the fast
@@ -12273,12 +12273,12 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
             // holds the TX update and offers it again in the next clock).
             // Advance only: a replayed (retransmitted) frame's end is behind
             // SND.NXT and must not move it back (RFC 9293 §3.8.1, §3.4).
-            if (sn_valid & (sn_idx[7:4] == 4'd0) & (sn_ahead != 32'd0) & ~sn_ahead[31]) begin
-                snd_nxt[sn_idx[3:0]] <= sn_snd_nxt;
+            if (sn_valid & (sn_idx[7:3] == 5'd0) & (sn_ahead != 32'd0) & ~sn_ahead[31]) begin
+                snd_nxt[sn_idx[2:0]] <= sn_snd_nxt;
             end
         end
         if (reset) begin
-            used <= 16'd0;
+            used <= 8'd0;
         end
     end
 
@@ -12776,7 +12776,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     localparam  k_c_wrap = 16'h1103;
     localparam  ones64 = 64'hffffffffffffffff;
     localparam  byte192 = 192'hff;
-    localparam  k_cmask = 8'hf;
+    localparam  k_cmask = 8'h7;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -16905,7 +16905,7 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
 
     // Constant declarations
     localparam  k_thr = 2'b11;
-    localparam  k_cmask = 8'hf;
+    localparam  k_cmask = 8'h7;
 
     // Stub signals
     reg  [7:0] st$read_address;
@@ -19021,7 +19021,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     input wire  [31:0] retx_lost;
 
     // Constant declarations
-    localparam  k_n_conn = 24'h10;
+    localparam  k_n_conn = 24'h8;
     localparam  k_n_qp = 24'h10;
     localparam  k_n_cq = 24'h40;
     localparam  k_n_tpt = 24'h100;
@@ -24957,7 +24957,7 @@ module rnic_versa5g$core$qp_conn_chk(idx,beyond);
     output reg  beyond;
 
     // Constant declarations
-    localparam  k_mask = 8'hf;
+    localparam  k_mask = 8'h7;
 
     // Update code
     always @(*) begin
@@ -42083,7 +42083,7 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
     // Constant declarations
     localparam  c_frm = 432'h105000000000000000000000000000000000000000000000064000400000280000450008000000000000000000000000;
     localparam  c_delay = 16'h800;
-    localparam  c_cmask = 8'hf;
+    localparam  c_cmask = 8'h7;
 
     // Stub signals
     reg  [255:0] queued$d;

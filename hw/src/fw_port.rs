@@ -1329,7 +1329,10 @@ mod tests {
         check::<PR_BOARD>(&BOARD);
         assert_eq!(BOARD.fw.clock_khz, 62_500, "the board's core clock");
         let mut t = TbN::<PR_BOARD>::new();
-        for (table, n) in [(TableId::Conn, 16u32), (TableId::Pbl, 512)] {
+        for (table, n) in [
+            (TableId::Conn, 1u32 << BOARD.conn_log2),
+            (TableId::Pbl, 512),
+        ] {
             let size = table.entry_size();
             let data = vec![0u8; size];
             for (index, ok) in [(n - 1, true), (n, false)] {

@@ -101,7 +101,6 @@ pub const BOARD_MAX_MTU: u32 = 1500;
 pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
 
 /// The board core (LFE5UM5G-45F).
-/// * 16 connections (the firmware's own table has 16): the CAM shrinks 4x.
 /// * TPT 256 entries: 8 DP16KD either way (width-bound), kept.
 /// * Page list 512 entries (2 DP16KD instead of 16): 2 MiB of 4 KiB pages,
 ///   more with larger pages (`PAGE_SHIFT_MAX`).
@@ -116,6 +115,10 @@ pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
 ///   ANDed with 15 at every point of use); doorbells of QPs 16..63 are
 ///   refused and counted (`cnt_db_bad`), QP context writes refused by
 ///   `fw_port` (TABLE_CMD error), docs/fpga.md "Board profile: 16 QPs".
+/// * 8 connections (`conn_log2` 3): the 4-tuple CAM in flip-flops halves
+///   again (measured 2455 -> 1496 COMB, docs/fpga.md conn16); both
+///   firmware builds that run the board (`rnic_board_host::HOST_FW_CAPS`,
+///   the RISC-V `rnic-fw`) have 8 connections.
 /// * The firmware port reports these sizes and the 62.5 MHz core clock.
 /// * TX at MTU 1500: `tx_framer`'s FIFO 512 beats (2 DP16KD instead of 8),
 ///   `tx_seg`'s reorder slots 256 beats (4 DP16KD instead of 8), MULPDU at
@@ -123,7 +126,7 @@ pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
 ///   completion, its Read Responses are cut at the limit).
 pub const BOARD: Profile = Profile {
     name: "board",
-    conn_log2: 4,
+    conn_log2: 3,
     tpt_log2: 8,
     pbl_log2: 9,
     fpdu_fifo_log2: 9,
@@ -131,7 +134,7 @@ pub const BOARD: Profile = Profile {
     rx_fifo_log2: 9,
     max_frame: BOARD_MAX_FRAME,
     fw: FwPortParams {
-        n_conn: 16,
+        n_conn: 8,
         n_qp: 16,
         n_cq: 64,
         n_tpt: 256,

@@ -75,7 +75,7 @@ fn board_profile_limits_reach_the_firmware(bus: &Arc<UdpBus>) {
     use rnic_fw::Hal;
     use rnic_wire::abi::context::port;
     for (off, want) in [
-        (port::LIM_CONN, 16),
+        (port::LIM_CONN, 8),
         (port::LIM_QP, 16),
         (port::LIM_CQ, 64),
         (port::LIM_TPT, 256),
