@@ -60,39 +60,34 @@ use crate::tx_seg::TxSegN;
 use crate::wqe_fetch::WqeFetchN;
 use rust_hdl::prelude::*;
 
+/// `RnicCoreP` of profile `$p` (index `$pr` in `PROFILES`): every const
+/// parameter, derived ones included, written once from the profile's sizes.
+macro_rules! rnic_core_of {
+    ($pr:ident, $p:ident) => {
+        RnicCoreP<
+            { crate::profile::$pr },
+            { crate::profile::$p.conn_log2 },
+            { crate::profile::$p.tpt_log2 },
+            { crate::profile::$p.pbl_log2 },
+            { crate::profile::$p.fpdu_fifo_log2 },
+            { crate::profile::$p.fpdu_fifo_log2 + 1 },
+            { crate::profile::$p.fpdu_fifo_log2 + 1 + crate::fpdu_buffer::REC_FIXED },
+            { crate::profile::$p.span_beat_log2 },
+            { crate::profile::$p.span_beat_log2 + 1 },
+            { crate::fpdu_buffer::SPAN_SLOT_BITS + crate::profile::$p.span_beat_log2 },
+            { crate::profile::$p.rx_fifo_log2 },
+            { crate::profile::$p.rx_fifo_log2 + 1 },
+        >
+    };
+}
+
 /// The core of the co-simulation profile (`crate::profile::SIM`): the one
 /// `hw/generated/rnic_core.v` is generated from.
-pub type RnicCore = RnicCoreP<
-    { crate::profile::PR_SIM },
-    { crate::profile::SIM.conn_log2 },
-    { crate::profile::SIM.tpt_log2 },
-    { crate::profile::SIM.pbl_log2 },
-    { crate::profile::SIM.fpdu_fifo_log2 },
-    { crate::profile::SIM.fpdu_fifo_log2 + 1 },
-    { crate::profile::SIM.fpdu_fifo_log2 + 1 + crate::fpdu_buffer::REC_FIXED },
-    { crate::profile::SIM.span_beat_log2 },
-    { crate::profile::SIM.span_beat_log2 + 1 },
-    { crate::fpdu_buffer::SPAN_SLOT_BITS + crate::profile::SIM.span_beat_log2 },
-    { crate::profile::SIM.rx_fifo_log2 },
-    { crate::profile::SIM.rx_fifo_log2 + 1 },
->;
+pub type RnicCore = rnic_core_of!(PR_SIM, SIM);
 
 /// The core of the board profile (`crate::profile::BOARD`), inside
 /// `rnic_versa5g`.
-pub type RnicCoreBoard = RnicCoreP<
-    { crate::profile::PR_BOARD },
-    { crate::profile::BOARD.conn_log2 },
-    { crate::profile::BOARD.tpt_log2 },
-    { crate::profile::BOARD.pbl_log2 },
-    { crate::profile::BOARD.fpdu_fifo_log2 },
-    { crate::profile::BOARD.fpdu_fifo_log2 + 1 },
-    { crate::profile::BOARD.fpdu_fifo_log2 + 1 + crate::fpdu_buffer::REC_FIXED },
-    { crate::profile::BOARD.span_beat_log2 },
-    { crate::profile::BOARD.span_beat_log2 + 1 },
-    { crate::fpdu_buffer::SPAN_SLOT_BITS + crate::profile::BOARD.span_beat_log2 },
-    { crate::profile::BOARD.rx_fifo_log2 },
-    { crate::profile::BOARD.rx_fifo_log2 + 1 },
->;
+pub type RnicCoreBoard = rnic_core_of!(PR_BOARD, BOARD);
 
 /// `rnic_core` with the sizes of a profile (`crate::profile`): `PR` its
 /// index in `PROFILES`, `CTL` log2 connections, `TN`/`PN` log2 TPT and
