@@ -499,15 +499,15 @@ pub fn passive_to_request_mss(fw: &mut Fw, request: &[u8], mss: u16) -> (u32, u3
     (iss, ev.handle)
 }
 
-/// Passive open with siw's P2P request (CRC, IRD 1, ORD 1, Write+Read RTR),
-/// then an FPDU in the segment that acknowledges our Reply: connection 0 in
-/// RDMA mode; returns (qpn, rcv_nxt, snd_nxt).
-pub fn passive_rdma(fw: &mut Fw) -> (u32, u32, u32) {
-    passive_rdma_mss(fw, 1460)
-}
-
-/// [`passive_rdma`] with the peer's SYN carrying MSS `mss`.
-pub fn passive_rdma_mss(fw: &mut Fw, mss: u16) -> (u32, u32, u32) {
+/// A QP, then a passive open with siw's P2P request (CRC, IRD 1, ORD 1,
+/// Write+Read RTR; peer MSS `mss`) accepted onto it with `private_data`.
+/// Returns (qpn, our ISS, the request's length, the segments sent since the
+/// ConnectRequest: the MPA Reply).
+pub fn accept_siw_request(
+    fw: &mut Fw,
+    mss: u16,
+    private_data: &[u8],
+) -> (u32, u32, usize, Vec<Out>) {
     let qpn = make_qp(fw);
     let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
     let (iss, conn_id) = passive_to_request_mss(fw, &req, mss);
@@ -518,11 +518,23 @@ pub fn passive_rdma_mss(fw: &mut Fw, mss: u16) -> (u32, u32, u32) {
             qpn,
             ird: 1,
             ord: 1,
-            private_data: b"ok",
+            private_data,
         },
     );
     assert_eq!(s, MboxStatus::Ok);
-    let out = sent_tcp(&mut fw.hal);
+    (qpn, iss, req.len(), sent_tcp(&mut fw.hal))
+}
+
+/// Passive open with siw's P2P request (CRC, IRD 1, ORD 1, Write+Read RTR),
+/// then an FPDU in the segment that acknowledges our Reply: connection 0 in
+/// RDMA mode; returns (qpn, rcv_nxt, snd_nxt).
+pub fn passive_rdma(fw: &mut Fw) -> (u32, u32, u32) {
+    passive_rdma_mss(fw, 1460)
+}
+
+/// [`passive_rdma`] with the peer's SYN carrying MSS `mss`.
+pub fn passive_rdma_mss(fw: &mut Fw, mss: u16) -> (u32, u32, u32) {
+    let (qpn, iss, req_len, out) = accept_siw_request(fw, mss, b"ok");
     assert_eq!(out.len(), 1);
     let reply = mpa_frame(true, 0x50, 2, &[0x80, 0x01, 0x80, 0x01, b'o', b'k']);
     assert_eq!(
@@ -535,7 +547,7 @@ pub fn passive_rdma_mss(fw: &mut Fw, mss: u16) -> (u32, u32, u32) {
         fw.hal.conn(0).unwrap().mode,
         rnic_wire::abi::context::ConnMode::Firmware
     );
-    let rcv = 101 + req.len() as u32;
+    let rcv = 101 + req_len as u32;
     let snd = iss + 1 + reply.len() as u32;
     let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
     d.payload = vec![
@@ -554,22 +566,9 @@ pub fn passive_rdma_mss(fw: &mut Fw, mss: u16) -> (u32, u32, u32) {
 /// the switch (exception `FirmwareMode`): connection 0 is in RDMA mode and
 /// nothing was handed back to the fast path. Returns (rcv_nxt, snd_nxt).
 pub fn accept_then_ack_reply(fw: &mut Fw, mss: u16) -> (u32, u32) {
-    let qpn = make_qp(fw);
-    let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
-    let (iss, conn_id) = passive_to_request_mss(fw, &req, mss);
-    let (s, _) = cmd(
-        fw,
-        Command::Accept {
-            conn_id,
-            qpn,
-            ird: 1,
-            ord: 1,
-            private_data: b"",
-        },
-    );
-    assert_eq!(s, MboxStatus::Ok);
-    let reply = sent_tcp(&mut fw.hal).pop().expect("MPA Reply");
-    let rcv = 101 + req.len() as u32;
+    let (_, iss, req_len, mut out) = accept_siw_request(fw, mss, b"");
+    let reply = out.pop().expect("MPA Reply");
+    let rcv = 101 + req_len as u32;
     let snd = iss + 1 + reply.payload.len() as u32;
     rx_as(
         fw,
