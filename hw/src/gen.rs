@@ -137,25 +137,27 @@ const NO_REGS: &str = "the board has no register interface for the core's counte
 const NO_SEG_HDR: &str = "the echo path forwards the payload only; the segment header and \
      connection records are for the RX datapath behind the core";
 const NO_TX: &str = "the board has no TCP transmitter yet to send the requested ACKs";
-const NO_FW: &str = "the core's firmware side (connection table, exception queue) is tied \
-     off until the host bridge on port 1 drives it (docs/fpga.md)";
+const NO_FW: &str = "the core's direct firmware-side pins (connection table, exception queue) \
+     serve co-simulation test rigs; on the board the firmware reaches them through the \
+     firmware port (fw_*) driven by the host bridge (docs/bridge.md)";
 /// `rnic_core` alone and inside the board top.
 const CORE_MODULE: &[&str] = &["rnic_core", "rnic_versa5g$core"];
-const NO_HOST_BRIDGE: &str = "BAR0 and the firmware port are idle on the board until the host \
-     bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX \
-     frames, event records and flush strobes have no consumer yet";
+const NO_HOST_BRIDGE: &str = "observation outputs of BAR0 and the firmware port (doorbell \
+     strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on \
+     the board the bridge reaches BAR0 and the firmware port, and these have no consumer";
 const CTRL_UNWIRED: &str = "BAR0 CTRL_ENABLE and CTRL_RESET are held in host_regs but not yet \
      wired to the datapath (docs/rtl.md, Host registers and firmware port)";
 const UT_RAW: &str = "ddp_rx runs its untagged-buffer Placement as a raw stream \
      (cmd_hdr = 0): no DMA header beats, no page walk";
-const NO_ULP: &str = "the core's RX ULP path (rx_ulp_en) is off on the board until the \
-     host bridge serves DMA and completions: its DMA, placed, untagged and Terminate \
-     outputs have no consumer yet";
+const NO_ULP: &str = "observation outputs of the RX ULP path (placed, untagged and Terminate \
+     records) that co-simulation rigs watch; on the board the path places through the \
+     bridge's DMA and the firmware reads Terminates through its port";
 const BRIDGE_NO_REGS: &str = "the host bridge's and port 1's counters have no register \
      interface on the board yet (the bridge frames an underrun-free store-and-forward \
      stream, so port 1 never underruns)";
-const NO_TX_PATH: &str = "the core's TX datapath is idle on the board (no doorbell, DMA read or \
-     TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer";
+const NO_TX_PATH: &str = "observation outputs of the TX datapath (send completion records, \
+     raw-frame handshake) that co-simulation rigs watch; on the board completions go to \
+     the host's CQs through the bridge's DMA";
 const TX_ONE_SGE: &str = "TxSeg sends one SGE per WQE (two-SGE WQEs are refused)";
 const RXS_LKEY: &str = "rx_send uses SGE addresses as bus addresses (no TPT lookup of the \
      lkey yet) and does not need the WQE index of the response";

@@ -294,11 +294,11 @@ impl Logic for VersaTop {
         self.core.mac_rx_valid.next = self.rx0.out_valid.val();
         self.core.mac_rx_fcs_bad.next = self.rx0.out_fcs_bad.val();
 
-        // The core's firmware side, tied off until the host bridge drives
-        // it: no connection is ever programmed (every frame takes the
-        // exception path), the table is never read, and the exception queue
-        // is never read or popped (once it holds its 4 frames, further
-        // frames are dropped and counted in `cnt_rx_exc_full`).
+        // The direct firmware-side pins (test rigs drive them in
+        // co-simulation) are tied off: on the board the firmware reaches the
+        // connection table, the exception queue, the MPA/QP contexts and
+        // the Terminate records through the firmware port (`fw_*`, driven
+        // by the host bridge below).
         self.core.ct_wr_valid.next = false;
         self.core.ct_wr_idx.next = 0.into();
         self.core.ct_wr_used.next = false;
@@ -315,9 +315,12 @@ impl Logic for VersaTop {
         self.core.ct_rd_idx.next = 0.into();
         self.core.exc_rd_word.next = 0.into();
         self.core.exc_pop.next = false;
-        // The RX ULP path (MPA/DDP/RDMAP → DMA) stays off and unprogrammed
-        // until the host bridge can serve DMA: nothing takes `dma_wr_*` yet.
-        self.core.rx_ulp_en.next = false;
+        // The RX ULP path (MPA/DDP/RDMAP placement) is on, as in the
+        // co-simulated node (`sim::node`): RDMA-mode payload is placed into
+        // host memory through the bridge's DMA. With DIP switch 0 on
+        // (bring-up echo below) the fast-path payload goes to `rx_pay_*`
+        // instead. Static while traffic runs (docs/rtl.md `rx_ulp_en`).
+        self.core.rx_ulp_en.next = !self.sw_q.q.val().get_bit(0);
         self.core.mpa_wr_valid.next = false;
         self.core.mpa_wr_idx.next = 0.into();
         self.core.mpa_wr_seq_start.next = 0.into();
@@ -338,15 +341,17 @@ impl Logic for VersaTop {
         // BAR0 and the firmware port are driven by the host bridge on port 1
         // (below): the firmware runs on the host (docs/bridge.md "Firmware
         // window").
-        self.core.link_up.next = false;
+        // BAR0 STATUS_LINK_UP: PHY 0's link, as its MDIO poll reports it.
+        self.core.link_up.next = self.mdio0.link.val();
         self.core.raw_tx_ready.next = false;
         self.core.ev_pop.next = false;
         // the firmware's raw frames go into the MAC TX merge (the intended use)
         self.core.fw_raw_to_mac.next = true;
 
-        // The TX datapath stays idle until the host bridge serves doorbells and
-        // DMA reads: no doorbell, no DMA read completion, no QP/connection TX
-        // context; the MAC TX output is not connected (port 0 echoes rx_pay).
+        // The TX datapath's direct pins (doorbells, raw frames, QP TX
+        // context from test rigs) are tied off: doorbells come through
+        // BAR0 (the bridge), QP and connection TX contexts through the
+        // firmware port, and the MAC TX stream goes to port 0 (below).
         self.core.db_wr_valid.next = false;
         self.core.db_wr_qpn.next = 0.into();
         self.core.db_wr_value.next = 0.into();
