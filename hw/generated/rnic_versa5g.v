@@ -213,45 +213,45 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  [31:0] core$ct_wr_snd_una;
     reg  [31:0] core$ct_wr_snd_nxt;
     reg  [7:0] core$ct_rd_idx;
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$ct_rd_used;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [1:0] core$ct_rd_mode;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ct_rd_rcv_nxt;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ct_rd_snd_una;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$exc_valid;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [7:0] core$exc_reason;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$exc_len;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$exc_conn;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  [8:0] core$exc_rd_word;
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$exc_rd_data;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$exc_pop;
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [2:0] core$exc_count;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -301,114 +301,114 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  [63:0] core$dma_wr_data;
     wire  [3:0] core$dma_wr_keep;
     wire  core$dma_wr_last;
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$placed_valid;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$placed_pop;
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [3:0] core$placed_opcode;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$placed_last;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$placed_stag;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] core$placed_to;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$placed_len;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$placed_conn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$placed_qpn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] core$ut_data;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [3:0] core$ut_keep;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$ut_last;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$ut_valid;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$ut_ready;
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [3:0] core$ut_opcode;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$ut_ddp_last;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [1:0] core$ut_qn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ut_msn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ut_mo;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ut_inv_stag;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$ut_len;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ut_conn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ut_qpn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$term_valid;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$term_pop;
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$term_cause;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$term_conn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$term_qpn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [383:0] core$term_hdr;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's RX ULP path (rx_ulp_en) is off on the board until the host bridge serves DMA and completions: its DMA, placed, untagged and Terminate outputs have no consumer yet.
+    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$term_seg_len;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -475,7 +475,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  [3:0] core$fw_tx_keep;
     reg  core$fw_tx_last;
     reg  core$fw_tx_valid;
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
+    // Unused on purpose: observation outputs of the TX datapath (send completion records, raw-frame handshake) that co-simulation rigs watch; on the board completions go to the host's CQs through the bridge's DMA.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$fw_tx_ready;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -489,28 +489,28 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  [15:0] core$ct_wr_mulpdu;
     reg  [7:0] core$ct_wr_rcv_wscale;
     reg  [31:0] core$ct_wr_tx_marker_ref;
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
+    // Unused on purpose: observation outputs of the TX datapath (send completion records, raw-frame handshake) that co-simulation rigs watch; on the board completions go to the host's CQs through the bridge's DMA.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$tx_cq_valid;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$tx_cq_pop;
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
+    // Unused on purpose: observation outputs of the TX datapath (send completion records, raw-frame handshake) that co-simulation rigs watch; on the board completions go to the host's CQs through the bridge's DMA.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] core$tx_cq_qp;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
+    // Unused on purpose: observation outputs of the TX datapath (send completion records, raw-frame handshake) that co-simulation rigs watch; on the board completions go to the host's CQs through the bridge's DMA.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$tx_cq_idx;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
+    // Unused on purpose: observation outputs of the TX datapath (send completion records, raw-frame handshake) that co-simulation rigs watch; on the board completions go to the host's CQs through the bridge's DMA.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] core$tx_cq_wr_id;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
+    // Unused on purpose: observation outputs of the TX datapath (send completion records, raw-frame handshake) that co-simulation rigs watch; on the board completions go to the host's CQs through the bridge's DMA.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [7:0] core$tx_cq_status;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's TX datapath is idle on the board (no doorbell, DMA read or TX context yet; port 0 transmits the rx_pay echo): its outputs have no consumer.
+    // Unused on purpose: observation outputs of the TX datapath (send completion records, raw-frame handshake) that co-simulation rigs watch; on the board completions go to the host's CQs through the bridge's DMA.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [7:0] core$tx_cq_opcode;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -562,35 +562,35 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  core$csr_rvalid;
     wire  core$irq;
     reg  core$link_up;
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$db_qp_valid;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [9:0] core$db_qp_num;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [11:0] core$db_qp_off;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$db_qp_value;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$db_cq_valid;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [9:0] core$db_cq_num;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [11:0] core$db_cq_off;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$db_cq_value;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -600,49 +600,49 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  [31:0] core$fw_wdata;
     wire  [31:0] core$fw_rdata;
     wire  core$fw_rvalid;
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] core$raw_tx_data;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [3:0] core$raw_tx_keep;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$raw_tx_last;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$raw_tx_valid;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$raw_tx_ready;
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$ev_valid;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [511:0] core$ev_data;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$ev_pop;
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [63:0] core$eq_base;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$eq_entries;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$eq_consumer;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$flush_valid;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 and the firmware port are idle on the board until the host bridge on port 1 and a soft CPU drive them: their read data, doorbell strobes, raw TX frames, event records and flush strobes have no consumer yet.
+    // Unused on purpose: observation outputs of BAR0 and the firmware port (doorbell strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on the board the bridge reaches BAR0 and the firmware port, and these have no consumer.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$flush_qpn;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -758,11 +758,11 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     reg  core$tx_wnd_en;
     reg  [31:0] core$ct_wr_snd_wnd;
     reg  [7:0] core$ct_wr_snd_wscale;
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ct_rd_snd_nxt;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the core's firmware side (connection table, exception queue) is tied off until the host bridge on port 1 drives it (docs/fpga.md).
+    // Unused on purpose: the core's direct firmware-side pins (connection table, exception queue) serve co-simulation test rigs; on the board the firmware reaches them through the firmware port (fw_*) driven by the host bridge (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ct_rd_snd_wnd;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -1660,7 +1660,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$ct_rd_idx = 8'h0;
         core$exc_rd_word = 9'h0;
         core$exc_pop = 1'b0;
-        core$rx_ulp_en = 1'b0;
+        core$rx_ulp_en = ~sw_q$q[32'h0];
         core$mpa_wr_valid = 1'b0;
         core$mpa_wr_idx = 8'h0;
         core$mpa_wr_seq_start = 32'h0;
@@ -1678,7 +1678,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$placed_pop = 1'b0;
         core$ut_ready = 1'b0;
         core$term_pop = 1'b0;
-        core$link_up = 1'b0;
+        core$link_up = mdio0$link;
         core$raw_tx_ready = 1'b0;
         core$ev_pop = 1'b0;
         core$fw_raw_to_mac = 1'b1;
