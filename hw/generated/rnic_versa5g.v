@@ -301,10 +301,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     wire  [63:0] core$dma_wr_data;
     wire  [3:0] core$dma_wr_keep;
     wire  core$dma_wr_last;
-    // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  core$placed_valid;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  core$placed_pop;
     // Unused on purpose: observation outputs of the RX ULP path (placed, untagged and Terminate records) that co-simulation rigs watch; on the board the path places through the bridge's DMA and the firmware reads Terminates through its port.
     /* verilator lint_off UNUSEDSIGNAL */
@@ -1675,7 +1672,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$pbl_wr_en = 1'b0;
         core$pbl_wr_index = 24'h0;
         core$pbl_wr_data = 64'h0;
-        core$placed_pop = 1'b0;
+        core$placed_pop = core$placed_valid;
         core$ut_ready = 1'b0;
         core$term_pop = 1'b0;
         core$link_up = mdio0$link;

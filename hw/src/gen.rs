@@ -487,7 +487,6 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe",
     ),
-    unused(BOARD_TOP, "core$placed_valid", 1, NO_ULP),
     unused(BOARD_TOP, "core$placed_opcode", 4, NO_ULP),
     unused(BOARD_TOP, "core$placed_last", 1, NO_ULP),
     unused(BOARD_TOP, "core$placed_stag", 32, NO_ULP),

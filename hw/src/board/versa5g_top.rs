@@ -335,7 +335,11 @@ impl Logic for VersaTop {
         self.core.pbl_wr_en.next = false;
         self.core.pbl_wr_index.next = 0.into();
         self.core.pbl_wr_data.next = 0.into();
-        self.core.placed_pop.next = false;
+        // Placed-segment records are taken as they come, as the co-simulated
+        // node does (`sim::fw_hal`): the RDMA Read requester sees each one as
+        // it is taken, and a record left untaken stalls the DDP receive path
+        // after its first tagged segment.
+        self.core.placed_pop.next = self.core.placed_valid.val();
         self.core.ut_ready.next = false;
         self.core.term_pop.next = false;
         // BAR0 and the firmware port are driven by the host bridge on port 1

@@ -17,36 +17,25 @@
 //! MSS option, IPv4 and TCP checksums). Reported: bridge round trips in
 //! board clocks and the firmware's port accesses per idle poll.
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use rnic_board_host::{run_firmware, write_net_cfg, FwStats, NetCfg, SharedBus};
-use rnic_driver::udp_bus::{UdpBus, UdpBusConfig};
-use rnic_driver::{ConnectParams, Context, MpaOptions, Options};
-use rnic_wire::abi::bridge::Repr;
+use rnic_board_host::{write_net_cfg, FwStats, SharedBus};
+use rnic_driver::udp_bus::UdpBus;
+use rnic_driver::{ConnectParams, Context, MpaOptions};
 use rnic_wire::abi::csr;
 use rnic_wire::mpa::{MpaKey, MpaRequestReply, MPA_REQ_REP_HEADER_LEN};
-use smoltcp::phy::ChecksumCapabilities;
-use smoltcp::wire::{
-    ArpOperation, ArpPacket, ArpRepr, EthernetAddress, EthernetFrame, EthernetProtocol,
-    EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket,
-    TcpRepr, TcpSeqNumber,
-};
+use smoltcp::wire::TcpControl;
 use verilator_board::{Rig, Sig};
 
 mod bridge_rig;
-use bridge_rig::{from_board, to_board};
-
-/// The firmware's interface on port 0, and the scripted peer.
-const FW_MAC: [u8; 6] = [0x02, 0x52, 0x42, 0x00, 0x01, 0x02];
-const FW_IP: [u8; 4] = [192, 168, 1, 2];
-const PEER_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x99];
-const PEER_IP: [u8; 4] = [192, 168, 1, 1];
-const PEER_PORT: u16 = 5000;
-/// MTU 1500 - IPv4 20 - TCP 20 (RFC 9293 §3.7.1).
-const EXPECTED_MSS: u16 = 1460;
+use bridge_rig::fw::{configure_port0, connect_bus, driver_options, port0_net_cfg, FwThread};
+use bridge_rig::port0::{
+    arp_reply, port0_frame, syn_ack, Port0, EXPECTED_MSS, PEER_IP, PEER_ISS, PEER_PORT,
+};
+use bridge_rig::Pump;
 
 /// What the worker reports.
 struct Report {
@@ -85,14 +74,7 @@ fn board_profile_limits_reach_the_firmware(bus: &Arc<UdpBus>) {
     ] {
         assert_eq!(bus.fw_read32(off).unwrap(), want, "register {off:#x}");
     }
-    let jumbo = NetCfg {
-        mac: FW_MAC,
-        ip: Ipv4Addr::from(FW_IP),
-        netmask: Ipv4Addr::new(255, 255, 255, 0),
-        gateway: None,
-        mtu: 9000,
-    };
-    write_net_cfg(bus, &jumbo).expect("BAR0 configuration");
+    write_net_cfg(bus, &port0_net_cfg(9000)).expect("BAR0 configuration");
     assert_eq!(bus.fw_read32(port::CFG_MTU).unwrap(), 9000);
     let stats = Arc::new(FwStats::default());
     let mut hal = PortHal::new(rnic_board_host::BridgeRegs::new(bus.clone(), stats.clone()));
@@ -111,68 +93,18 @@ fn board_profile_limits_reach_the_firmware(bus: &Arc<UdpBus>) {
 }
 
 fn worker(board: SocketAddr, syn_seen: mpsc::Receiver<()>) -> Report {
-    let mut cfg = UdpBusConfig::new(board);
-    cfg.local = "127.0.0.1:0".parse().unwrap();
-    // A round trip is ~200 board clocks, a few ms of wall time at the
-    // model's speed (more on a loaded machine); a resend is answered from
-    // the board's cache, so a late answer cannot act twice.
-    cfg.timeout = Duration::from_millis(500);
-    cfg.tries = 8;
-    let bus = Arc::new(UdpBus::connect(cfg).expect("HELLO answered by the simulated board"));
+    let bus = connect_bus(board);
     board_profile_limits_reach_the_firmware(&bus);
-    write_net_cfg(
-        &bus,
-        &NetCfg {
-            mac: FW_MAC,
-            ip: Ipv4Addr::from(FW_IP),
-            netmask: Ipv4Addr::new(255, 255, 255, 0),
-            gateway: None,
-            mtu: 1500,
-        },
-    )
-    .expect("BAR0 configuration");
+    configure_port0(&bus);
     assert_eq!(
         bus.mmio_read(csr::STATUS).unwrap() & csr::STATUS_READY,
         0,
         "STATUS_READY before the firmware ran"
     );
-    let stats = Arc::new(FwStats::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let fw = {
-        let (bus, stats, stop) = (bus.clone(), stats.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run_firmware(
-                    bus,
-                    rnic_fw::Config::default(),
-                    stats,
-                    Duration::ZERO,
-                    &stop,
-                )
-            }));
-            eprintln!(
-                "board_fw: firmware thread ends (stop = {})",
-                stop.load(Ordering::Relaxed)
-            );
-            if let Err(p) = r {
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-                eprintln!("firmware thread panicked: {msg:?}");
-                std::process::abort();
-            }
-        })
-    };
+    let fw = FwThread::spawn(bus.clone());
+    let stats = fw.stats.clone();
     let t0 = Instant::now();
-    // Every mailbox command is tens of port accesses, each a simulated
-    // round trip of milliseconds: generous timeouts.
-    let opts = Options {
-        mailbox_timeout: Duration::from_secs(120),
-        ready_timeout: Duration::from_secs(120),
-        ..Options::default()
-    };
-    let ctx = Context::open_with(SharedBus(bus.clone()), opts)
+    let ctx = Context::open_with(SharedBus(bus.clone()), driver_options())
         .expect("Context::open: STATUS_READY from the host-side firmware");
     let wall_open = t0.elapsed();
     eprintln!("board_fw: Context::open after {wall_open:?}");
@@ -228,8 +160,7 @@ fn worker(board: SocketAddr, syn_seen: mpsc::Receiver<()>) -> Report {
     drop(qp);
     drop(cq);
     drop(ctx);
-    stop.store(true, Ordering::Relaxed);
-    fw.join().expect("firmware thread");
+    fw.stop();
     let errors = bus.take_errors();
     assert!(errors.is_empty(), "UdpBus errors: {errors:?}");
     Report {
@@ -245,172 +176,6 @@ fn worker(board: SocketAddr, syn_seen: mpsc::Receiver<()>) -> Report {
     }
 }
 
-/// An ARP reply from the peer to the firmware (smoltcp), padded to 60.
-fn arp_reply() -> Vec<u8> {
-    let mut f = vec![0u8; 60];
-    let mut e = EthernetFrame::new_unchecked(&mut f[..]);
-    EthernetRepr {
-        src_addr: EthernetAddress(PEER_MAC),
-        dst_addr: EthernetAddress(FW_MAC),
-        ethertype: EthernetProtocol::Arp,
-    }
-    .emit(&mut e);
-    ArpRepr::EthernetIpv4 {
-        operation: ArpOperation::Reply,
-        source_hardware_addr: EthernetAddress(PEER_MAC),
-        source_protocol_addr: Ipv4Address::from(PEER_IP),
-        target_hardware_addr: EthernetAddress(FW_MAC),
-        target_protocol_addr: Ipv4Address::from(FW_IP),
-    }
-    .emit(&mut ArpPacket::new_unchecked(e.payload_mut()));
-    f
-}
-
-/// The scripted peer's ISS.
-const PEER_ISS: u32 = 0x1234_5678;
-
-/// The peer's SYN-ACK to the firmware's SYN (smoltcp; RFC 9293 §3.5).
-fn syn_ack(fw_port: u16, fw_iss: u32) -> Vec<u8> {
-    let caps = ChecksumCapabilities::default();
-    let (src, dst) = (Ipv4Address::from(PEER_IP), Ipv4Address::from(FW_IP));
-    let t = TcpRepr {
-        src_port: PEER_PORT,
-        dst_port: fw_port,
-        control: TcpControl::Syn,
-        seq_number: TcpSeqNumber(PEER_ISS as i32),
-        ack_number: Some(TcpSeqNumber(fw_iss.wrapping_add(1) as i32)),
-        window_len: 64_000,
-        window_scale: None,
-        max_seg_size: Some(1460),
-        sack_permitted: false,
-        sack_ranges: [None; 3],
-        timestamp: None,
-        payload: &[],
-    };
-    let ip = Ipv4Repr {
-        src_addr: src,
-        dst_addr: dst,
-        next_header: IpProtocol::Tcp,
-        payload_len: t.buffer_len(),
-        hop_limit: 64,
-    };
-    let mut f = vec![0u8; (14 + 20 + t.buffer_len()).max(60)];
-    let mut e = EthernetFrame::new_unchecked(&mut f[..]);
-    EthernetRepr {
-        src_addr: EthernetAddress(PEER_MAC),
-        dst_addr: EthernetAddress(FW_MAC),
-        ethertype: EthernetProtocol::Ipv4,
-    }
-    .emit(&mut e);
-    let mut i = Ipv4Packet::new_unchecked(e.payload_mut());
-    ip.emit(&mut i, &caps);
-    t.emit(
-        &mut TcpPacket::new_unchecked(i.payload_mut()),
-        &IpAddress::Ipv4(src),
-        &IpAddress::Ipv4(dst),
-        &caps,
-    );
-    f
-}
-
-/// What the peer on port 0 saw.
-enum Port0 {
-    ArpRequest,
-    /// The SYN (checked), the firmware's port and ISS.
-    Syn {
-        port: u16,
-        iss: u32,
-    },
-    /// Another TCP segment to the peer: control, SEQ, ACK, payload.
-    OtherTcp {
-        control: TcpControl,
-        seq: u32,
-        ack: Option<u32>,
-        payload: Vec<u8>,
-    },
-}
-
-/// A frame from port 0, read with smoltcp: an ARP request for the peer, or
-/// the firmware's SYN to the peer (checksums verified, MSS option checked).
-fn port0_frame(f: &[u8]) -> Result<Port0, String> {
-    let e = EthernetFrame::new_checked(f).map_err(|e| format!("ethernet: {e}"))?;
-    if e.src_addr().0 != FW_MAC {
-        return Err(format!("source MAC {}", e.src_addr()));
-    }
-    match e.ethertype() {
-        EthernetProtocol::Arp => {
-            let a =
-                ArpRepr::parse(&ArpPacket::new_checked(e.payload()).map_err(|e| e.to_string())?)
-                    .map_err(|e| format!("arp: {e}"))?;
-            match a {
-                ArpRepr::EthernetIpv4 {
-                    operation: ArpOperation::Request,
-                    source_hardware_addr,
-                    source_protocol_addr,
-                    target_protocol_addr,
-                    ..
-                } if target_protocol_addr == Ipv4Address::from(PEER_IP)
-                    && source_protocol_addr == Ipv4Address::from(FW_IP)
-                    && source_hardware_addr.0 == FW_MAC =>
-                {
-                    Ok(Port0::ArpRequest)
-                }
-                a => Err(format!("ARP {a:?}")),
-            }
-        }
-        EthernetProtocol::Ipv4 => {
-            if e.dst_addr().0 != PEER_MAC {
-                return Err(format!("IPv4 to {}", e.dst_addr()));
-            }
-            let caps = ChecksumCapabilities::default();
-            let i = Ipv4Packet::new_checked(e.payload()).map_err(|e| format!("ipv4: {e}"))?;
-            let ir = Ipv4Repr::parse(&i, &caps).map_err(|e| format!("ipv4 header: {e}"))?;
-            if ir.src_addr != Ipv4Address::from(FW_IP)
-                || ir.dst_addr != Ipv4Address::from(PEER_IP)
-                || ir.next_header != IpProtocol::Tcp
-            {
-                return Err(format!("ipv4 {ir:?}"));
-            }
-            let t = TcpPacket::new_checked(i.payload()).map_err(|e| format!("tcp: {e}"))?;
-            let tr = TcpRepr::parse(
-                &t,
-                &IpAddress::Ipv4(ir.src_addr),
-                &IpAddress::Ipv4(ir.dst_addr),
-                &caps,
-            )
-            .map_err(|e| format!("tcp header/checksum: {e}"))?;
-            if tr.dst_port != PEER_PORT {
-                return Err(format!("to port {}", tr.dst_port));
-            }
-            if tr.control != TcpControl::Syn {
-                return Ok(Port0::OtherTcp {
-                    control: tr.control,
-                    seq: tr.seq_number.0 as u32,
-                    ack: tr.ack_number.map(|a| a.0 as u32),
-                    payload: tr.payload.to_vec(),
-                });
-            }
-            if tr.ack_number.is_some() {
-                return Err(format!("SYN with ACK: {tr:?}"));
-            }
-            if tr.dst_port != PEER_PORT || tr.src_port == 0 {
-                return Err(format!("ports {} -> {}", tr.src_port, tr.dst_port));
-            }
-            if tr.max_seg_size != Some(EXPECTED_MSS) {
-                return Err(format!("MSS option {:?}", tr.max_seg_size));
-            }
-            if !tr.payload.is_empty() {
-                return Err("SYN with payload".into());
-            }
-            Ok(Port0::Syn {
-                port: tr.src_port,
-                iss: tr.seq_number.0 as u32,
-            })
-        }
-        t => Err(format!("ethertype {t}")),
-    }
-}
-
 #[test]
 fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
     let t_start = Instant::now();
@@ -419,19 +184,13 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
     rig.phy[0].idle_stop = Some(256);
     rig.phy[1].idle_stop = Some(256);
 
-    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    sock.set_nonblocking(true).unwrap();
-    let board = sock.local_addr().unwrap();
+    let mut pump = Pump::new();
+    let board = pump.addr();
     let (syn_tx, syn_rx) = mpsc::channel();
     let w = std::thread::spawn(move || worker(board, syn_rx));
 
     // Budget in board clocks (the test needs a few hundred thousand).
     const BUDGET: u64 = 20_000_000;
-    let mut host: Option<SocketAddr> = None;
-    let mut buf = [0u8; 2048];
-    let mut pending: Option<(u64, u8)> = None;
-    // Round trips in board clocks: (opcode, clocks).
-    let mut rtts: Vec<(u8, u64)> = Vec::new();
     let (mut arps, mut syns, mut others) = (0u32, 0u32, 0u32);
     // The firmware's (port, ISS); its stream from ISS + 1; progress.
     let mut fw_tcp: Option<(u16, u32)> = None;
@@ -440,36 +199,7 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
     let (mut syn_at, mut mpa_at): (Option<u64>, Option<u64>) = (None, None);
     let sim_start = rig.core_cycles;
     loop {
-        while let Ok((n, from)) = sock.recv_from(&mut buf) {
-            host = Some(from);
-            rig.phy[1].send(&to_board(&buf[..n]));
-            // Host requests (BAR0 and firmware window), not DMA completions.
-            if n > 3 && matches!(buf[3], 0x01 | 0x02 | 0x05 | 0x06) {
-                pending.get_or_insert((rig.core_cycles, buf[3]));
-            }
-        }
-        while let Some(f) = rig.phy[1].received.pop_front() {
-            assert!(f.ok, "bad FCS/preamble from the board: {:02x?}", f.data);
-            let p = from_board(&f.data).unwrap_or_else(|e| panic!("frame from the board: {e}"));
-            assert!(
-                !matches!(Repr::parse(&p), Ok(Repr::Nak { .. })),
-                "NAK from the board: {:?}",
-                Repr::parse(&p)
-            );
-            let answer = matches!(
-                Repr::parse(&p),
-                Ok(Repr::MmioReadRsp { .. }
-                    | Repr::MmioWriteAck { .. }
-                    | Repr::FwReadRsp { .. }
-                    | Repr::FwWriteAck { .. })
-            );
-            sock.send_to(&p, host.expect("a host")).unwrap();
-            if answer {
-                if let Some((t, op)) = pending.take() {
-                    rtts.push((op, rig.core_cycles - t));
-                }
-            }
-        }
+        pump.run(&mut rig);
         while let Some(f) = rig.phy[0].received.pop_front() {
             assert!(f.ok, "bad FCS/preamble on port 0: {:02x?}", f.data);
             match port0_frame(&f.data) {
@@ -551,7 +281,8 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
     let secs = t_start.elapsed().as_secs_f64();
     let cycles = rig.core_cycles - sim_start;
     let fw: Vec<u64> = {
-        let mut v: Vec<u64> = rtts
+        let mut v: Vec<u64> = pump
+            .rtts
             .iter()
             .filter(|r| r.0 == 0x05 || r.0 == 0x06)
             .map(|r| r.1)

@@ -1,8 +1,18 @@
 //! Rig code shared by the board co-sim tests that talk to the board's UDP
-//! host bridge through PHY 1's pins (`board_udp_bus.rs`, `board_fw.rs`):
-//! the addresses, and the host-side framing of bridge datagrams built and
-//! parsed by smoltcp (the independent reference).
+//! host bridge through PHY 1's pins (`board_udp_bus.rs`, `board_fw.rs`,
+//! `board_rdma.rs`): the addresses, the host-side framing of bridge
+//! datagrams built and parsed by smoltcp (the independent reference), and
+//! the pump between a host socket and PHY 1; the scripted peer on port 0
+//! ([`port0`]) and the firmware over the bridge ([`fw`]).
 #![allow(dead_code)]
+
+pub mod fw;
+pub mod port0;
+
+use std::net::{SocketAddr, UdpSocket};
+
+use rnic_wire::abi::bridge::Repr;
+use verilator_board::Rig;
 
 use rnic_wire::abi::bridge::BRIDGE_PORT;
 use smoltcp::phy::ChecksumCapabilities;
@@ -88,4 +98,77 @@ pub fn from_board(f: &[u8]) -> Result<Vec<u8>, String> {
         return Err(format!("udp ports {ur:?}"));
     }
     Ok(u.payload().to_vec())
+}
+
+/// Carries bridge datagrams between a host-side UDP socket (the `UdpBus`
+/// connects to [`Pump::addr`]) and PHY 1's pins, and times the host's
+/// requests (BAR0 and firmware window) to their answers in board clocks.
+pub struct Pump {
+    sock: UdpSocket,
+    host: Option<SocketAddr>,
+    pending: Option<(u64, u8)>,
+    /// Round trips: (request opcode, board clocks).
+    pub rtts: Vec<(u8, u64)>,
+    buf: Vec<u8>,
+}
+
+impl Default for Pump {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Pump {
+    pub fn new() -> Pump {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_nonblocking(true).unwrap();
+        Pump {
+            sock,
+            host: None,
+            pending: None,
+            rtts: Vec::new(),
+            buf: vec![0u8; 2048],
+        }
+    }
+
+    /// The address the host's `UdpBus` sends to.
+    pub fn addr(&self) -> SocketAddr {
+        self.sock.local_addr().unwrap()
+    }
+
+    /// Moves what the host sent onto PHY 1 and what the board sent on PHY
+    /// 1 to the host. Panics on a bad FCS, a frame that is not a bridge
+    /// datagram to the host, or a NAK.
+    pub fn run(&mut self, rig: &mut Rig) {
+        while let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
+            self.host = Some(from);
+            rig.phy[1].send(&to_board(&self.buf[..n]));
+            // Host requests (BAR0 and firmware window), not DMA completions.
+            if n > 3 && matches!(self.buf[3], 0x01 | 0x02 | 0x05 | 0x06) {
+                self.pending.get_or_insert((rig.core_cycles, self.buf[3]));
+            }
+        }
+        while let Some(f) = rig.phy[1].received.pop_front() {
+            assert!(f.ok, "bad FCS/preamble from the board: {:02x?}", f.data);
+            let p = from_board(&f.data).unwrap_or_else(|e| panic!("frame from the board: {e}"));
+            let r = Repr::parse(&p);
+            assert!(
+                !matches!(r, Ok(Repr::Nak { .. })),
+                "NAK from the board: {r:?}"
+            );
+            let answer = matches!(
+                r,
+                Ok(Repr::MmioReadRsp { .. }
+                    | Repr::MmioWriteAck { .. }
+                    | Repr::FwReadRsp { .. }
+                    | Repr::FwWriteAck { .. })
+            );
+            self.sock.send_to(&p, self.host.expect("a host")).unwrap();
+            if answer {
+                if let Some((t, op)) = self.pending.take() {
+                    self.rtts.push((op, rig.core_cycles - t));
+                }
+            }
+        }
+    }
 }
