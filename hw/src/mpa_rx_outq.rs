@@ -126,9 +126,31 @@ impl Logic for MpaRxOutQ {
 mod tests {
     use super::*;
     use crate::testutil::{tick, Rng};
+    use std::collections::VecDeque;
 
-    /// Random bursts of 0..=3 writes (only with `room`) and random pops,
-    /// against a `VecDeque`.
+    fn beat(rng: &mut Rng, tag: u64) -> (u128, Bits<OUTQ_W>) {
+        // A random 74-bit beat whose low 20 bits are a running tag, so a
+        // wrong, repeated or lost entry shows.
+        let hi = (rng.next() & 0x3ff) as u128;
+        let lo = (rng.next() & !0xf_ffff) | (tag & 0xf_ffff);
+        let v = (hi << 64) | lo as u128;
+        let b =
+            bit_cast::<OUTQ_W, 64>(lo.into()) | (bit_cast::<OUTQ_W, 10>((hi as u64).into()) << 64);
+        (v, b)
+    }
+
+    fn val(b: Bits<OUTQ_W>) -> u128 {
+        b.to_u128()
+    }
+
+    /// Long random runs against a `VecDeque`, checking `out_valid`, `room`
+    /// and (while valid) `out` before every clock. Phases change how often the
+    /// sink is ready and how many entries are written, so the queue runs
+    /// empty, full (6) and everything between; bursts of 3 writes land while 3
+    /// are held (with and without a pop), writes land on an empty queue in the
+    /// clock it empties, and reset comes mid-stream, also with writes and a
+    /// pop in the same clock. The writer writes only with `room`, as
+    /// `mpa_rx` does.
     #[test]
     fn outq_matches_model() {
         let mut uut = MpaRxOutQ::default();
@@ -144,35 +166,74 @@ mod tests {
         uut.reset.next = true;
         tick!(uut);
         uut.reset.next = false;
-        let mut model = std::collections::VecDeque::new();
-        let mut seq = 1u64;
-        let mut popped = 0;
-        let mut max_len = 0;
-        for cycle in 0..4000 {
-            assert_eq!(uut.out_valid.val(), !model.is_empty(), "cycle {cycle}");
-            assert_eq!(uut.room.val(), model.len() <= 3, "cycle {cycle}");
-            if let Some(&h) = model.front() {
-                assert_eq!(uut.out.val().to_u128() as u64, h, "cycle {cycle}");
+        let mut model: VecDeque<u128> = VecDeque::new();
+        let mut tag = 1u64;
+        let (mut popped, mut max_len, mut resets) = (0, 0, 0);
+        let (mut burst_at_3, mut burst_at_3_pop, mut refill_on_empty) = (0, 0, 0);
+        // (ready in 8ths, P(3 writes) in 8ths) for this phase.
+        let mut phase = (6, 2);
+        for cycle in 0..40_000 {
+            if cycle % 97 == 0 {
+                phase = (rng.below(9), rng.below(9));
             }
-            let ready = rng.below(3) != 0;
-            let n = if uut.room.val() { rng.below(4) } else { 0 };
+            assert_eq!(
+                uut.out_valid.val(),
+                !model.is_empty(),
+                "out_valid, cycle {cycle}"
+            );
+            assert_eq!(uut.room.val(), model.len() <= 3, "room, cycle {cycle}");
+            if let Some(&h) = model.front() {
+                assert_eq!(val(uut.out.val()), h, "out, cycle {cycle}");
+            }
+            let ready = rng.below(8) < phase.0;
+            let n = if !uut.room.val() {
+                0
+            } else if rng.below(8) < phase.1 {
+                3
+            } else {
+                rng.below(4)
+            };
+            let reset = rng.below(600) == 0;
+            let ws: Vec<(u128, Bits<OUTQ_W>)> = (0..3).map(|i| beat(&mut rng, tag + i)).collect();
+            tag += 3;
             uut.out_ready.next = ready;
             uut.w_n.next = (n as u64).into();
-            let ws = [seq, seq + 1, seq + 2];
-            uut.w0.next = ws[0].into();
-            uut.w1.next = ws[1].into();
-            uut.w2.next = ws[2].into();
-            if ready && !model.is_empty() {
-                model.pop_front();
-                popped += 1;
+            uut.w0.next = ws[0].1;
+            uut.w1.next = ws[1].1;
+            uut.w2.next = ws[2].1;
+            uut.reset.next = reset;
+            if reset {
+                model.clear();
+                resets += 1;
+            } else {
+                let pop = ready && !model.is_empty();
+                if n == 3 && model.len() == 3 {
+                    burst_at_3 += 1;
+                    burst_at_3_pop += pop as usize;
+                }
+                if pop {
+                    model.pop_front();
+                    popped += 1;
+                    if model.is_empty() && n > 0 {
+                        refill_on_empty += 1;
+                    }
+                }
+                for w in ws.iter().take(n) {
+                    model.push_back(w.0);
+                }
             }
-            for w in ws.iter().take(n) {
-                model.push_back(*w);
-            }
-            seq += 3;
             max_len = max_len.max(model.len());
             tick!(uut);
         }
-        assert!(popped > 1000 && max_len == 6, "{popped} {max_len}");
+        assert!(
+            popped > 10_000
+                && max_len == 6
+                && resets > 20
+                && burst_at_3_pop > 100
+                && burst_at_3 - burst_at_3_pop > 100
+                && refill_on_empty > 100,
+            "coverage: popped {popped} max_len {max_len} resets {resets} \
+             burst_at_3 {burst_at_3} (with pop {burst_at_3_pop}) refill_on_empty {refill_on_empty}"
+        );
     }
 }
