@@ -23188,67 +23188,175 @@ module rnic_versa5g$core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,room,out,out_valid,ou
     input wire  out_ready;
 
     // Stub signals
-    reg  [73:0] q0$d;
-    wire  [73:0] q0$q;
-    reg  q0$clock;
-    reg  [73:0] q1$d;
-    wire  [73:0] q1$q;
-    reg  q1$clock;
-    reg  [73:0] q2$d;
-    wire  [73:0] q2$q;
-    reg  q2$clock;
-    reg  [73:0] q3$d;
-    wire  [73:0] q3$q;
-    reg  q3$clock;
-    reg  [73:0] q4$d;
-    wire  [73:0] q4$q;
-    reg  q4$clock;
-    reg  [73:0] q5$d;
-    wire  [73:0] q5$q;
-    reg  q5$clock;
+    reg  [75:0] a0$d;
+    wire  [75:0] a0$q;
+    reg  a0$clock;
+    reg  [75:0] a1$d;
+    wire  [75:0] a1$q;
+    reg  a1$clock;
+    reg  [75:0] a2$d;
+    wire  [75:0] a2$q;
+    reg  a2$clock;
+    reg  [75:0] a3$d;
+    wire  [75:0] a3$q;
+    reg  a3$clock;
+    reg  [75:0] a4$d;
+    wire  [75:0] a4$q;
+    reg  a4$clock;
+    reg  [73:0] b0$d;
+    wire  [73:0] b0$q;
+    reg  b0$clock;
+    reg  [73:0] b1$d;
+    wire  [73:0] b1$q;
+    reg  b1$clock;
+    reg  [73:0] b2$d;
+    wire  [73:0] b2$q;
+    reg  b2$clock;
+    reg  [73:0] c0$d;
+    wire  [73:0] c0$q;
+    reg  c0$clock;
+    reg  [73:0] c1$d;
+    wire  [73:0] c1$q;
+    reg  c1$clock;
+    reg  [2:0] aw$d;
+    wire  [2:0] aw$q;
+    reg  aw$clock;
+    reg  [2:0] ar$d;
+    wire  [2:0] ar$q;
+    reg  ar$clock;
+    reg  [1:0] bw$d;
+    wire  [1:0] bw$q;
+    reg  bw$clock;
+    reg  [1:0] br$d;
+    wire  [1:0] br$q;
+    reg  br$clock;
+    reg  cw$d;
+    wire  cw$q;
+    reg  cw$clock;
+    reg  cr$d;
+    wire  cr$q;
+    reg  cr$clock;
+    reg  [73:0] h$d;
+    wire  [73:0] h$q;
+    reg  h$clock;
+    reg  [1:0] hn$d;
+    wire  [1:0] hn$q;
+    reg  hn$clock;
+    reg  [1:0] hk$d;
+    wire  [1:0] hk$q;
+    reg  hk$clock;
     reg  [2:0] cnt$d;
     wire  [2:0] cnt$q;
     reg  cnt$clock;
 
     // Local signals
     reg  pop;
-    reg  [2:0] base;
-    reg  [2:0] base1;
-    reg  [2:0] base2;
-    reg  n1;
-    reg  n2;
-    reg  n3;
+    reg  [2:0] rest;
+    reg  bypass;
+    reg  [75:0] a_old;
+    reg  [73:0] b_old;
+    reg  [73:0] c_old;
+    reg  nxt_b;
+    reg  nxt_c;
+    reg  wa;
+    reg  wb;
+    reg  wc;
 
     // Sub module instances
-    rnic_versa5g$core$mpa_rx$q$q0 q0(
-        .d(q0$d),
-        .q(q0$q),
-        .clock(q0$clock)
+    rnic_versa5g$core$mpa_rx$q$a0 a0(
+        .d(a0$d),
+        .q(a0$q),
+        .clock(a0$clock)
     );
-    rnic_versa5g$core$mpa_rx$q$q1 q1(
-        .d(q1$d),
-        .q(q1$q),
-        .clock(q1$clock)
+    rnic_versa5g$core$mpa_rx$q$a1 a1(
+        .d(a1$d),
+        .q(a1$q),
+        .clock(a1$clock)
     );
-    rnic_versa5g$core$mpa_rx$q$q2 q2(
-        .d(q2$d),
-        .q(q2$q),
-        .clock(q2$clock)
+    rnic_versa5g$core$mpa_rx$q$a2 a2(
+        .d(a2$d),
+        .q(a2$q),
+        .clock(a2$clock)
     );
-    rnic_versa5g$core$mpa_rx$q$q3 q3(
-        .d(q3$d),
-        .q(q3$q),
-        .clock(q3$clock)
+    rnic_versa5g$core$mpa_rx$q$a3 a3(
+        .d(a3$d),
+        .q(a3$q),
+        .clock(a3$clock)
     );
-    rnic_versa5g$core$mpa_rx$q$q4 q4(
-        .d(q4$d),
-        .q(q4$q),
-        .clock(q4$clock)
+    rnic_versa5g$core$mpa_rx$q$a4 a4(
+        .d(a4$d),
+        .q(a4$q),
+        .clock(a4$clock)
     );
-    rnic_versa5g$core$mpa_rx$q$q5 q5(
-        .d(q5$d),
-        .q(q5$q),
-        .clock(q5$clock)
+    rnic_versa5g$core$mpa_rx$q$b0 b0(
+        .d(b0$d),
+        .q(b0$q),
+        .clock(b0$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$b1 b1(
+        .d(b1$d),
+        .q(b1$q),
+        .clock(b1$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$b2 b2(
+        .d(b2$d),
+        .q(b2$q),
+        .clock(b2$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$c0 c0(
+        .d(c0$d),
+        .q(c0$q),
+        .clock(c0$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$c1 c1(
+        .d(c1$d),
+        .q(c1$q),
+        .clock(c1$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$aw aw(
+        .d(aw$d),
+        .q(aw$q),
+        .clock(aw$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$ar ar(
+        .d(ar$d),
+        .q(ar$q),
+        .clock(ar$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$bw bw(
+        .d(bw$d),
+        .q(bw$q),
+        .clock(bw$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$br br(
+        .d(br$d),
+        .q(br$q),
+        .clock(br$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$cw cw(
+        .d(cw$d),
+        .q(cw$q),
+        .clock(cw$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$cr cr(
+        .d(cr$d),
+        .q(cr$q),
+        .clock(cr$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$h h(
+        .d(h$d),
+        .q(h$q),
+        .clock(h$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$hn hn(
+        .d(hn$d),
+        .q(hn$q),
+        .clock(hn$clock)
+    );
+    rnic_versa5g$core$mpa_rx$q$hk hk(
+        .d(hk$d),
+        .q(hk$q),
+        .clock(hk$clock)
     );
     rnic_versa5g$core$mpa_rx$q$cnt cnt(
         .d(cnt$d),
@@ -23258,83 +23366,445 @@ module rnic_versa5g$core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,room,out,out_valid,ou
 
     // Update code
     always @(*) begin
-        q0$clock = clock;
-        q1$clock = clock;
-        q2$clock = clock;
-        q3$clock = clock;
-        q4$clock = clock;
-        q5$clock = clock;
+        a0$clock = clock;
+        a1$clock = clock;
+        a2$clock = clock;
+        a3$clock = clock;
+        a4$clock = clock;
+        b0$clock = clock;
+        b1$clock = clock;
+        b2$clock = clock;
+        c0$clock = clock;
+        c1$clock = clock;
+        aw$clock = clock;
+        ar$clock = clock;
+        bw$clock = clock;
+        br$clock = clock;
+        cw$clock = clock;
+        cr$clock = clock;
+        h$clock = clock;
+        hn$clock = clock;
+        hk$clock = clock;
         cnt$clock = clock;
-        q0$d = q0$q;
-        q1$d = q1$q;
-        q2$d = q2$q;
-        q3$d = q3$q;
-        q4$d = q4$q;
-        q5$d = q5$q;
+        a0$d = a0$q;
+        a1$d = a1$q;
+        a2$d = a2$q;
+        a3$d = a3$q;
+        a4$d = a4$q;
+        b0$d = b0$q;
+        b1$d = b1$q;
+        b2$d = b2$q;
+        c0$d = c0$q;
+        c1$d = c1$q;
+        aw$d = aw$q;
+        ar$d = ar$q;
+        bw$d = bw$q;
+        br$d = br$q;
+        cw$d = cw$q;
+        cr$d = cr$q;
+        h$d = h$q;
+        hn$d = hn$q;
+        hk$d = hk$q;
         cnt$d = cnt$q;
         pop = out_ready & (cnt$q != 3'h0);
-        base = cnt$q;
+        rest = cnt$q;
         if (pop) begin
-            base = cnt$q - 3'h1;
+            rest = cnt$q - 3'h1;
         end
-        base1 = base + 3'h1;
-        base2 = base + 3'h2;
-        n1 = w_n >= 2'h1;
-        n2 = w_n >= 2'h2;
-        n3 = w_n >= 2'h3;
-        if (pop) begin
-            q0$d = q1$q;
-            q1$d = q2$q;
-            q2$d = q3$q;
-            q3$d = q4$q;
-            q4$d = q5$q;
+        bypass = (rest == 3'h0) & (w_n != 2'h0);
+        a_old = a0$q;
+        if (ar$q == 3'h1) begin
+            a_old = a1$q;
         end
-        if (n1 & (base == 3'h0)) begin
-            q0$d = w0;
+        if (ar$q == 3'h2) begin
+            a_old = a2$q;
         end
-        if (n1 & (base == 3'h1)) begin
-            q1$d = w0;
+        if (ar$q == 3'h3) begin
+            a_old = a3$q;
         end
-        if (n1 & (base == 3'h2)) begin
-            q2$d = w0;
+        if (ar$q == 3'h4) begin
+            a_old = a4$q;
         end
-        if (n1 & (base == 3'h3)) begin
-            q3$d = w0;
+        b_old = b0$q;
+        if (br$q == 2'h1) begin
+            b_old = b1$q;
         end
-        if (n2 & (base1 == 3'h1)) begin
-            q1$d = w1;
+        if (br$q == 2'h2) begin
+            b_old = b2$q;
         end
-        if (n2 & (base1 == 3'h2)) begin
-            q2$d = w1;
+        c_old = c0$q;
+        if (cr$q) begin
+            c_old = c1$q;
         end
-        if (n2 & (base1 == 3'h3)) begin
-            q3$d = w1;
+        nxt_b = (hk$q == 2'h0) & (hn$q >= 2'h2);
+        nxt_c = (hk$q == 2'h1) & (hn$q == 2'h3);
+        if (pop & (rest != 3'h0)) begin
+            if (nxt_b) begin
+                h$d = b_old;
+                hk$d = 2'h1;
+                if (br$q == 2'h2) begin
+                    br$d = 2'h0;
+                end
+                else begin
+                    br$d = br$q + 2'h1;
+                end
+            end
+            else if (nxt_c) begin
+                h$d = c_old;
+                hk$d = 2'h2;
+                cr$d = ~cr$q;
+            end
+            else begin
+                h$d = a_old[(32'h0)+:(74)];
+                hn$d = a_old[(32'h4a)+:(2)];
+                hk$d = 2'h0;
+                if (ar$q == 3'h4) begin
+                    ar$d = 3'h0;
+                end
+                else begin
+                    ar$d = ar$q + 3'h1;
+                end
+            end
         end
-        if (n2 & (base1 == 3'h4)) begin
-            q4$d = w1;
+        if (bypass) begin
+            h$d = w0;
+            hn$d = w_n;
+            hk$d = 2'h0;
         end
-        if (n3 & (base2 == 3'h2)) begin
-            q2$d = w2;
+        wa = (w_n != 2'h0) & ~bypass;
+        wb = w_n >= 2'h2;
+        wc = w_n == 2'h3;
+        if (wa) begin
+            if (aw$q == 3'h0) begin
+                a0$d = {{2{1'b0}}, w0} | ({{74{1'b0}}, w_n} << 32'h4a);
+            end
+            if (aw$q == 3'h1) begin
+                a1$d = {{2{1'b0}}, w0} | ({{74{1'b0}}, w_n} << 32'h4a);
+            end
+            if (aw$q == 3'h2) begin
+                a2$d = {{2{1'b0}}, w0} | ({{74{1'b0}}, w_n} << 32'h4a);
+            end
+            if (aw$q == 3'h3) begin
+                a3$d = {{2{1'b0}}, w0} | ({{74{1'b0}}, w_n} << 32'h4a);
+            end
+            if (aw$q == 3'h4) begin
+                a4$d = {{2{1'b0}}, w0} | ({{74{1'b0}}, w_n} << 32'h4a);
+            end
+            if (aw$q == 3'h4) begin
+                aw$d = 3'h0;
+            end
+            else begin
+                aw$d = aw$q + 3'h1;
+            end
         end
-        if (n3 & (base2 == 3'h3)) begin
-            q3$d = w2;
+        if (wb) begin
+            if (bw$q == 2'h0) begin
+                b0$d = w1;
+            end
+            if (bw$q == 2'h1) begin
+                b1$d = w1;
+            end
+            if (bw$q == 2'h2) begin
+                b2$d = w1;
+            end
+            if (bw$q == 2'h2) begin
+                bw$d = 2'h0;
+            end
+            else begin
+                bw$d = bw$q + 2'h1;
+            end
         end
-        if (n3 & (base2 == 3'h4)) begin
-            q4$d = w2;
+        if (wc) begin
+            if (cw$q) begin
+                c1$d = w2;
+            end
+            else begin
+                c0$d = w2;
+            end
+            cw$d = ~cw$q;
         end
-        if (n3 & (base2 == 3'h5)) begin
-            q5$d = w2;
-        end
-        cnt$d = base + {{1{1'b0}}, w_n};
+        cnt$d = rest + {{1{1'b0}}, w_n};
         room = cnt$q <= 3'h3;
-        out = q0$q;
+        out = h$q;
         out_valid = cnt$q != 3'h0;
         if (reset) begin
             cnt$d = 3'h0;
+            aw$d = 3'h0;
+            ar$d = 3'h0;
+            bw$d = 2'h0;
+            br$d = 2'h0;
+            cw$d = 1'b0;
+            cr$d = 1'b0;
         end
     end
 
 endmodule // rnic_versa5g$core$mpa_rx$q
+
+
+module rnic_versa5g$core$mpa_rx$q$a0(d,q,clock);
+
+    // Module arguments
+    input wire  [75:0] d;
+    output reg  [75:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 76'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$a0
+
+
+module rnic_versa5g$core$mpa_rx$q$a1(d,q,clock);
+
+    // Module arguments
+    input wire  [75:0] d;
+    output reg  [75:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 76'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$a1
+
+
+module rnic_versa5g$core$mpa_rx$q$a2(d,q,clock);
+
+    // Module arguments
+    input wire  [75:0] d;
+    output reg  [75:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 76'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$a2
+
+
+module rnic_versa5g$core$mpa_rx$q$a3(d,q,clock);
+
+    // Module arguments
+    input wire  [75:0] d;
+    output reg  [75:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 76'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$a3
+
+
+module rnic_versa5g$core$mpa_rx$q$a4(d,q,clock);
+
+    // Module arguments
+    input wire  [75:0] d;
+    output reg  [75:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 76'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$a4
+
+
+module rnic_versa5g$core$mpa_rx$q$ar(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$ar
+
+
+module rnic_versa5g$core$mpa_rx$q$aw(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$aw
+
+
+module rnic_versa5g$core$mpa_rx$q$b0(d,q,clock);
+
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$b0
+
+
+module rnic_versa5g$core$mpa_rx$q$b1(d,q,clock);
+
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$b1
+
+
+module rnic_versa5g$core$mpa_rx$q$b2(d,q,clock);
+
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$b2
+
+
+module rnic_versa5g$core$mpa_rx$q$br(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$br
+
+
+module rnic_versa5g$core$mpa_rx$q$bw(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$bw
+
+
+module rnic_versa5g$core$mpa_rx$q$c0(d,q,clock);
+
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$c0
+
+
+module rnic_versa5g$core$mpa_rx$q$c1(d,q,clock);
+
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$c1
 
 
 module rnic_versa5g$core$mpa_rx$q$cnt(d,q,clock);
@@ -23356,7 +23826,45 @@ module rnic_versa5g$core$mpa_rx$q$cnt(d,q,clock);
 endmodule // rnic_versa5g$core$mpa_rx$q$cnt
 
 
-module rnic_versa5g$core$mpa_rx$q$q0(d,q,clock);
+module rnic_versa5g$core$mpa_rx$q$cr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$cr
+
+
+module rnic_versa5g$core$mpa_rx$q$cw(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$mpa_rx$q$cw
+
+
+module rnic_versa5g$core$mpa_rx$q$h(d,q,clock);
 
     // Module arguments
     input wire  [73:0] d;
@@ -23372,102 +23880,45 @@ module rnic_versa5g$core$mpa_rx$q$q0(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$mpa_rx$q$q0
+endmodule // rnic_versa5g$core$mpa_rx$q$h
 
 
-module rnic_versa5g$core$mpa_rx$q$q1(d,q,clock);
+module rnic_versa5g$core$mpa_rx$q$hk(d,q,clock);
 
     // Module arguments
-    input wire  [73:0] d;
-    output reg  [73:0] q;
+    input wire  [1:0] d;
+    output reg  [1:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 74'h0;
+       q = 2'h0;
     end
 
     always @(posedge clock) begin
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$mpa_rx$q$q1
+endmodule // rnic_versa5g$core$mpa_rx$q$hk
 
 
-module rnic_versa5g$core$mpa_rx$q$q2(d,q,clock);
+module rnic_versa5g$core$mpa_rx$q$hn(d,q,clock);
 
     // Module arguments
-    input wire  [73:0] d;
-    output reg  [73:0] q;
+    input wire  [1:0] d;
+    output reg  [1:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 74'h0;
+       q = 2'h0;
     end
 
     always @(posedge clock) begin
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$mpa_rx$q$q2
-
-
-module rnic_versa5g$core$mpa_rx$q$q3(d,q,clock);
-
-    // Module arguments
-    input wire  [73:0] d;
-    output reg  [73:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 74'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$mpa_rx$q$q3
-
-
-module rnic_versa5g$core$mpa_rx$q$q4(d,q,clock);
-
-    // Module arguments
-    input wire  [73:0] d;
-    output reg  [73:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 74'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$mpa_rx$q$q4
-
-
-module rnic_versa5g$core$mpa_rx$q$q5(d,q,clock);
-
-    // Module arguments
-    input wire  [73:0] d;
-    output reg  [73:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 74'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$mpa_rx$q$q5
+endmodule // rnic_versa5g$core$mpa_rx$q$hn
 
 
 module rnic_versa5g$core$mpa_rx$so_pad(d,q,clock);
