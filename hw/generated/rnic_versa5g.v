@@ -5607,8 +5607,6 @@ module rnic_versa5g$bridge$rxq$dfifo$ram(read_address,read_clock,read_data,write
     // Update code (custom)
     reg[67:0] mem[511:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -5618,7 +5616,6 @@ module rnic_versa5g$bridge$rxq$dfifo$ram(read_address,read_clock,read_data,write
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$bridge$rxq$dfifo$ram
 
 
@@ -5793,9 +5790,8 @@ module rnic_versa5g$bridge$rxq$lfifo$ram(read_address,read_clock,read_data,write
     input wire  write_enable;
 
     // Update code (custom)
+    (* ram_style = "block" *)
     reg[15:0] mem[63:0];
-
-
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -5806,7 +5802,6 @@ module rnic_versa5g$bridge$rxq$lfifo$ram(read_address,read_clock,read_data,write
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$bridge$rxq$lfifo$ram
 
 
@@ -6450,8 +6445,6 @@ module rnic_versa5g$bridge$txq$ram(read_address,read_clock,read_data,write_addre
     // Update code (custom)
     reg[68:0] mem[511:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -6461,7 +6454,6 @@ module rnic_versa5g$bridge$txq$ram(read_address,read_clock,read_data,write_addre
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$bridge$txq$ram
 
 
@@ -12404,8 +12396,6 @@ module rnic_versa5g$core$cq_cfg_q$ram(read_address,read_clock,read_data,write_ad
     // Update code (custom)
     reg[140:0] mem[3:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -12415,7 +12405,6 @@ module rnic_versa5g$core$cq_cfg_q$ram(read_address,read_clock,read_data,write_ad
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$cq_cfg_q$ram
 
 
@@ -12592,8 +12581,6 @@ module rnic_versa5g$core$cq_db_q$ram(read_address,read_clock,read_data,write_add
     // Update code (custom)
     reg[36:0] mem[7:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -12603,7 +12590,6 @@ module rnic_versa5g$core$cq_db_q$ram(read_address,read_clock,read_data,write_add
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$cq_db_q$ram
 
 
@@ -16671,8 +16657,6 @@ module rnic_versa5g$core$exc_queue$meta$ram(read_address,read_clock,read_data,wr
     // Update code (custom)
     reg[55:0] mem[3:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -16682,7 +16666,6 @@ module rnic_versa5g$core$exc_queue$meta$ram(read_address,read_clock,read_data,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$exc_queue$meta$ram
 
 
@@ -18217,8 +18200,6 @@ module rnic_versa5g$core$fpdu_buf$dfifo$ram(read_address,read_clock,read_data,wr
     // Update code (custom)
     reg[67:0] mem[511:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -18228,7 +18209,6 @@ module rnic_versa5g$core$fpdu_buf$dfifo$ram(read_address,read_clock,read_data,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$fpdu_buf$dfifo$ram
 
 
@@ -18548,8 +18528,6 @@ module rnic_versa5g$core$fpdu_buf$rfifo$ram(read_address,read_clock,read_data,wr
     // Update code (custom)
     reg[38:0] mem[15:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -18559,7 +18537,6 @@ module rnic_versa5g$core$fpdu_buf$rfifo$ram(read_address,read_clock,read_data,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$fpdu_buf$rfifo$ram
 
 
@@ -27672,8 +27649,6 @@ module rnic_versa5g$core$rq_cfg_q$ram(read_address,read_clock,read_data,write_ad
     // Update code (custom)
     reg[111:0] mem[3:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -27683,7 +27658,6 @@ module rnic_versa5g$core$rq_cfg_q$ram(read_address,read_clock,read_data,write_ad
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$rq_cfg_q$ram
 
 
@@ -27858,9 +27832,8 @@ module rnic_versa5g$core$rq_db_q$ram(read_address,read_clock,read_data,write_add
     input wire  write_enable;
 
     // Update code (custom)
+    (* ram_style = "block" *)
     reg[37:0] mem[63:0];
-
-
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -27871,7 +27844,6 @@ module rnic_versa5g$core$rq_db_q$ram(read_address,read_clock,read_data,write_add
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$rq_db_q$ram
 
 
@@ -28850,8 +28822,6 @@ module rnic_versa5g$core$rreq_q$fifo$ram(read_address,read_clock,read_data,write
     // Update code (custom)
     reg[269:0] mem[15:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -28861,7 +28831,6 @@ module rnic_versa5g$core$rreq_q$fifo$ram(read_address,read_clock,read_data,write
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$rreq_q$fifo$ram
 
 
@@ -31530,8 +31499,6 @@ module rnic_versa5g$core$rx_fifo$dfifo$ram(read_address,read_clock,read_data,wri
     // Update code (custom)
     reg[67:0] mem[511:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -31541,7 +31508,6 @@ module rnic_versa5g$core$rx_fifo$dfifo$ram(read_address,read_clock,read_data,wri
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$rx_fifo$dfifo$ram
 
 
@@ -31716,9 +31682,8 @@ module rnic_versa5g$core$rx_fifo$lfifo$ram(read_address,read_clock,read_data,wri
     input wire  write_enable;
 
     // Update code (custom)
+    (* ram_style = "block" *)
     reg[15:0] mem[63:0];
-
-
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -31729,7 +31694,6 @@ module rnic_versa5g$core$rx_fifo$lfifo$ram(read_address,read_clock,read_data,wri
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$rx_fifo$lfifo$ram
 
 
@@ -42735,8 +42699,6 @@ module rnic_versa5g$core$tx_ackgen$fifo$ram(read_address,read_clock,read_data,wr
     // Update code (custom)
     reg[23:0] mem[255:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -42746,7 +42708,6 @@ module rnic_versa5g$core$tx_ackgen$fifo$ram(read_address,read_clock,read_data,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$tx_ackgen$fifo$ram
 
 
@@ -43256,8 +43217,6 @@ module rnic_versa5g$core$tx_cfifo$ram(read_address,read_clock,read_data,write_ad
     // Update code (custom)
     reg[8:0] mem[31:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -43267,7 +43226,6 @@ module rnic_versa5g$core$tx_cfifo$ram(read_address,read_clock,read_data,write_ad
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$tx_cfifo$ram
 
 
@@ -46737,8 +46695,6 @@ module rnic_versa5g$core$tx_framer$rfifo$ram(read_address,read_clock,read_data,w
     // Update code (custom)
     reg[351:0] mem[7:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -46748,7 +46704,6 @@ module rnic_versa5g$core$tx_framer$rfifo$ram(read_address,read_clock,read_data,w
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$tx_framer$rfifo$ram
 
 
@@ -51770,15 +51725,37 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  fifo$clock;
     reg  fifo$reset;
     reg  fifo$write;
-    reg  [551:0] fifo$data_in;
+    reg  [39:0] fifo$data_in;
     // Unused on purpose: room in the WQE FIFO is reserved before each fetch is requested.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$full;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$read;
-    wire  [551:0] fifo$data_out;
+    wire  [39:0] fifo$data_out;
     wire  fifo$empty;
     wire  [5:0] fifo$count;
+    reg  [7:0] dram$read_address;
+    reg  dram$read_clock;
+    wire  [63:0] dram$read_data;
+    reg  [7:0] dram$write_address;
+    reg  dram$write_clock;
+    reg  [63:0] dram$write_data;
+    reg  dram$write_enable;
+    reg  [4:0] wslot$d;
+    wire  [4:0] wslot$q;
+    reg  wslot$clock;
+    reg  [4:0] rslot$d;
+    wire  [4:0] rslot$q;
+    reg  rslot$clock;
+    reg  [3:0] lbeat$d;
+    wire  [3:0] lbeat$q;
+    reg  lbeat$clock;
+    reg  lv$d;
+    wire  lv$q;
+    reg  lv$clock;
+    reg  [511:0] hbuf$d;
+    wire  [511:0] hbuf$q;
+    reg  hbuf$clock;
     reg  [1:0] state$d;
     wire  [1:0] state$q;
     reg  state$clock;
@@ -51833,9 +51810,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  [3:0] e_more$d;
     wire  [3:0] e_more$q;
     reg  e_more$clock;
-    reg  [511:0] wbuf$d;
-    wire  [511:0] wbuf$q;
-    reg  wbuf$clock;
     reg  [2:0] beat$d;
     wire  [2:0] beat$q;
     reg  beat$clock;
@@ -51862,6 +51836,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  head_dq;
     reg  c_ok;
     reg  e_ok;
+    reg  hv;
+    reg  pop;
+    reg  ld;
     reg  head_off;
     reg  drop;
     reg  [31:0] avail;
@@ -51876,7 +51853,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  [31:0] c_ci;
     reg  c_more;
     reg  [3:0] more_sh;
-    reg  [511:0] buf_next;
     reg  push;
     reg  [3:0] free_next;
     reg  [5:0] ifl_next;
@@ -51941,6 +51917,40 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         .data_out(fifo$data_out),
         .empty(fifo$empty),
         .count(fifo$count)
+    );
+    rnic_versa5g$core$wqe_fetch$dram dram(
+        .read_address(dram$read_address),
+        .read_clock(dram$read_clock),
+        .read_data(dram$read_data),
+        .write_address(dram$write_address),
+        .write_clock(dram$write_clock),
+        .write_data(dram$write_data),
+        .write_enable(dram$write_enable)
+    );
+    rnic_versa5g$core$wqe_fetch$wslot wslot(
+        .d(wslot$d),
+        .q(wslot$q),
+        .clock(wslot$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$rslot rslot(
+        .d(rslot$d),
+        .q(rslot$q),
+        .clock(rslot$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$lbeat lbeat(
+        .d(lbeat$d),
+        .q(lbeat$q),
+        .clock(lbeat$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$lv lv(
+        .d(lv$d),
+        .q(lv$q),
+        .clock(lv$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$hbuf hbuf(
+        .d(hbuf$d),
+        .q(hbuf$q),
+        .clock(hbuf$clock)
     );
     rnic_versa5g$core$wqe_fetch$state state(
         .d(state$d),
@@ -52032,11 +52042,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         .q(e_more$q),
         .clock(e_more$clock)
     );
-    rnic_versa5g$core$wqe_fetch$wbuf wbuf(
-        .d(wbuf$d),
-        .q(wbuf$q),
-        .clock(wbuf$clock)
-    );
     rnic_versa5g$core$wqe_fetch$beat beat(
         .d(beat$d),
         .q(beat$q),
@@ -52088,7 +52093,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         e2_ci$clock = clock;
         e3_ci$clock = clock;
         e_more$clock = clock;
-        wbuf$clock = clock;
         beat$clock = clock;
         wcount$clock = clock;
         n_fetch$clock = clock;
@@ -52100,6 +52104,11 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         lastq$clock = clock;
         n_oth$clock = clock;
         pd$clock = clock;
+        wslot$clock = clock;
+        rslot$clock = clock;
+        lbeat$clock = clock;
+        lv$clock = clock;
+        hbuf$clock = clock;
         state$d = state$q;
         qp$d = qp$q;
         n$d = n$q;
@@ -52118,7 +52127,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         e2_ci$d = e2_ci$q;
         e3_ci$d = e3_ci$q;
         e_more$d = e_more$q;
-        wbuf$d = wbuf$q;
         beat$d = beat$q;
         wcount$d = wcount$q;
         n_fetch$d = n_fetch$q;
@@ -52130,8 +52138,15 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         lastq$d = lastq$q;
         n_oth$d = n_oth$q;
         pd$d = pd$q;
+        wslot$d = wslot$q;
+        rslot$d = rslot$q;
+        lbeat$d = lbeat$q;
+        lv$d = lv$q;
+        hbuf$d = hbuf$q;
         fifo$clock = clock;
         fifo$reset = reset;
+        dram$read_clock = clock;
+        dram$write_clock = clock;
         ring$read_clock = clock;
         ring$write_clock = clock;
         cis$read_clock = clock;
@@ -52267,14 +52282,15 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         end
         more_sh = e_more$q >> ctag;
         c_more = |(more_sh & 4'h1);
-        buf_next = (wbuf$q >> 32'h40) | ({{448{1'b0}}, dma_rd_cpl_data} << 32'h1c0);
+        dram$write_enable = dma_rd_cpl_valid;
+        dram$write_address = ({{3{1'b0}}, wslot$q} << 32'h3) | {{5{1'b0}}, beat$q};
+        dram$write_data = dma_rd_cpl_data;
         push = 1'b0;
         free_next = free$q;
         rearm_valid = 1'b0;
         rearm_qp = c_qp;
-        fifo$data_in = (({{551{1'b0}}, (c_qp != lastq$q)}) << 32'h227) | ({{551{1'b0}}, (|((e_ep$q >> ctag) & 4'h1))} << 32'h226) | ({{520{1'b0}}, (c_ci + {{28{1'b0}}, wcount$q})} << 32'h206) | ({{546{1'b0}}, c_qp} << 32'h200) | {{40{1'b0}}, buf_next};
+        fifo$data_in = (({{39{1'b0}}, (c_qp != lastq$q)}) << 32'h27) | ({{39{1'b0}}, (|((e_ep$q >> ctag) & 4'h1))} << 32'h26) | ({{8{1'b0}}, (c_ci + {{28{1'b0}}, wcount$q})} << 32'h6) | {{34{1'b0}}, c_qp};
         if (dma_rd_cpl_valid) begin
-            wbuf$d = buf_next;
             beat$d = beat$q + 3'h1;
             if (beat$q == 3'h7) begin
                 push = 1'b1;
@@ -52289,6 +52305,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             end
         end
         fifo$write = push;
+        if (push & ~fifo$full) begin
+            wslot$d = wslot$q + 5'h1;
+        end
         if (issued) begin
             free_next = free_next & ~(4'h1 << tag);
             e_more$d = e_more$q & ~(4'h1 << tag);
@@ -52329,14 +52348,30 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         busy_r$d = busy_next & qset;
         busy = busy_r$q;
         cnt_fetch = n_fetch$q;
-        head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h200)+:(6)]));
+        hv = lbeat$q[32'h3] & ~lv$q;
+        head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h0)+:(6)]));
         drop = head_off & ~wqe_hold;
-        head_stale = ~fifo$empty & (fifo$data_out[32'h226] != |(ep$q & (64'h1 << fifo$data_out[(32'h200)+:(6)])));
-        fifo$read = wqe_ready | drop | park_take | (head_stale & ~wqe_hold);
+        head_stale = ~fifo$empty & (fifo$data_out[32'h26] != |(ep$q & (64'h1 << fifo$data_out[(32'h0)+:(6)])));
+        fifo$read = (wqe_ready & hv) | drop | park_take | (head_stale & ~wqe_hold);
+        pop = fifo$read & ~fifo$empty;
+        ld = ~fifo$empty & ~lbeat$q[32'h3] & ~pop;
+        dram$read_address = ({{3{1'b0}}, rslot$q} << 32'h3) | {{5{1'b0}}, lbeat$q[(32'h0)+:(3)]};
+        lv$d = ld;
+        if (ld) begin
+            lbeat$d = lbeat$q + 4'h1;
+        end
+        if (lv$q) begin
+            hbuf$d = (hbuf$q >> 32'h40) | ({{448{1'b0}}, dram$read_data} << 32'h1c0);
+        end
+        if (pop) begin
+            rslot$d = rslot$q + 5'h1;
+            lbeat$d = 4'h0;
+            lv$d = 1'b0;
+        end
         if (drop) begin
             n_drop$d = n_drop$q + 32'h1;
         end
-        head_dq = ~fifo$empty & fifo$data_out[32'h227];
+        head_dq = ~fifo$empty & fifo$data_out[32'h27];
         others = n_oth$q != {{5{1'b0}}, head_dq};
         n_oth_next = n_oth$q;
         pd$d = 1'b0;
@@ -52352,12 +52387,12 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         end
         n_oth$d = n_oth_next;
         wqe_off = head_off;
-        wqe_valid = ~fifo$empty & ~head_off & ~head_stale;
+        wqe_valid = ~fifo$empty & hv & ~head_off & ~head_stale;
         cnt_wqe_drop = n_drop$q;
         cnt_skip = n_skip$q;
-        raw = fifo$data_out[(32'h0)+:(512)];
-        wqe_qp = fifo$data_out[(32'h200)+:(6)];
-        wqe_idx = fifo$data_out[(32'h206)+:(32)];
+        raw = hbuf$q;
+        wqe_qp = fifo$data_out[(32'h0)+:(6)];
+        wqe_idx = fifo$data_out[(32'h6)+:(32)];
         op = raw[(32'h40)+:(8)];
         fl = raw[(32'h48)+:(8)];
         nsge = raw[(32'h50)+:(8)];
@@ -52402,6 +52437,10 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             ep$d = 64'h0;
             n_oth$d = 6'h0;
             pd$d = 1'b0;
+            wslot$d = 5'h0;
+            rslot$d = 5'h0;
+            lbeat$d = 4'h0;
+            lv$d = 1'b0;
         end
     end
 
@@ -52509,6 +52548,33 @@ module rnic_versa5g$core$wqe_fetch$cis(read_address,read_clock,read_data,write_a
        end
     end
 endmodule // rnic_versa5g$core$wqe_fetch$cis
+
+
+module rnic_versa5g$core$wqe_fetch$dram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[63:0] mem[255:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_versa5g$core$wqe_fetch$dram
 
 
 module rnic_versa5g$core$wqe_fetch$e0_ci(d,q,clock);
@@ -52726,10 +52792,10 @@ module rnic_versa5g$core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [551:0] data_in;
+    input wire  [39:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [551:0] data_out;
+    output reg  [39:0] data_out;
     output reg  empty;
     output reg  [5:0] count;
 
@@ -52739,10 +52805,10 @@ module rnic_versa5g$core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [551:0] ram$read_data;
+    wire  [39:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [551:0] ram$write_data;
+    reg  [39:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -52827,16 +52893,14 @@ module rnic_versa5g$core$wqe_fetch$fifo$ram(read_address,read_clock,read_data,wr
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [551:0] read_data;
+    output reg  [39:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [551:0] write_data;
+    input wire  [39:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[551:0] mem[31:0];
-
-
+    reg[39:0] mem[31:0];
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -52847,7 +52911,6 @@ module rnic_versa5g$core$wqe_fetch$fifo$ram(read_address,read_clock,read_data,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$core$wqe_fetch$fifo$ram
 
 
@@ -52927,6 +52990,25 @@ module rnic_versa5g$core$wqe_fetch$free(d,q,clock);
 endmodule // rnic_versa5g$core$wqe_fetch$free
 
 
+module rnic_versa5g$core$wqe_fetch$hbuf(d,q,clock);
+
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$hbuf
+
+
 module rnic_versa5g$core$wqe_fetch$ifl(d,q,clock);
 
     // Module arguments
@@ -52963,6 +53045,44 @@ module rnic_versa5g$core$wqe_fetch$lastq(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wqe_fetch$lastq
+
+
+module rnic_versa5g$core$wqe_fetch$lbeat(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$lbeat
+
+
+module rnic_versa5g$core$wqe_fetch$lv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$lv
 
 
 module rnic_versa5g$core$wqe_fetch$more(d,q,clock);
@@ -53163,6 +53283,25 @@ module rnic_versa5g$core$wqe_fetch$ring(read_address,read_clock,read_data,write_
 endmodule // rnic_versa5g$core$wqe_fetch$ring
 
 
+module rnic_versa5g$core$wqe_fetch$rslot(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$rslot
+
+
 module rnic_versa5g$core$wqe_fetch$state(d,q,clock);
 
     // Module arguments
@@ -53190,25 +53329,6 @@ module rnic_versa5g$core$wqe_fetch$state(d,q,clock);
 endmodule // rnic_versa5g$core$wqe_fetch$state
 
 
-module rnic_versa5g$core$wqe_fetch$wbuf(d,q,clock);
-
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$wqe_fetch$wbuf
-
-
 module rnic_versa5g$core$wqe_fetch$wcount(d,q,clock);
 
     // Module arguments
@@ -53226,6 +53346,25 @@ module rnic_versa5g$core$wqe_fetch$wcount(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wqe_fetch$wcount
+
+
+module rnic_versa5g$core$wqe_fetch$wslot(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$wslot
 
 
 module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_last,b_valid,b_ready,b_hdr,b_len,b_data,b_keep,b_last,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last);
@@ -55631,9 +55770,8 @@ module rnic_versa5g$rx0$cdc$fifo$ram(read_address,read_clock,read_data,write_add
     input wire  write_enable;
 
     // Update code (custom)
+    (* ram_style = "block" *)
     reg[69:0] mem[31:0];
-
-
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -55644,7 +55782,6 @@ module rnic_versa5g$rx0$cdc$fifo$ram(read_address,read_clock,read_data,write_add
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$rx0$cdc$fifo$ram
 
 
@@ -58372,9 +58509,8 @@ module rnic_versa5g$rx1$cdc$fifo$ram(read_address,read_clock,read_data,write_add
     input wire  write_enable;
 
     // Update code (custom)
+    (* ram_style = "block" *)
     reg[69:0] mem[31:0];
-
-
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -58385,7 +58521,6 @@ module rnic_versa5g$rx1$cdc$fifo$ram(read_address,read_clock,read_data,write_add
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_versa5g$rx1$cdc$fifo$ram
 
 
