@@ -5756,8 +5756,6 @@ module rnic_core$cq_cfg_q$ram(read_address,read_clock,read_data,write_address,wr
     // Update code (custom)
     reg[140:0] mem[3:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -5767,7 +5765,6 @@ module rnic_core$cq_cfg_q$ram(read_address,read_clock,read_data,write_address,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$cq_cfg_q$ram
 
 
@@ -5944,8 +5941,6 @@ module rnic_core$cq_db_q$ram(read_address,read_clock,read_data,write_address,wri
     // Update code (custom)
     reg[36:0] mem[7:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -5955,7 +5950,6 @@ module rnic_core$cq_db_q$ram(read_address,read_clock,read_data,write_address,wri
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$cq_db_q$ram
 
 
@@ -10021,8 +10015,6 @@ module rnic_core$exc_queue$meta$ram(read_address,read_clock,read_data,write_addr
     // Update code (custom)
     reg[55:0] mem[3:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -10032,7 +10024,6 @@ module rnic_core$exc_queue$meta$ram(read_address,read_clock,read_data,write_addr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$exc_queue$meta$ram
 
 
@@ -11564,8 +11555,6 @@ module rnic_core$fpdu_buf$dfifo$ram(read_address,read_clock,read_data,write_addr
     // Update code (custom)
     reg[67:0] mem[2047:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -11575,7 +11564,6 @@ module rnic_core$fpdu_buf$dfifo$ram(read_address,read_clock,read_data,write_addr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$fpdu_buf$dfifo$ram
 
 
@@ -11895,8 +11883,6 @@ module rnic_core$fpdu_buf$rfifo$ram(read_address,read_clock,read_data,write_addr
     // Update code (custom)
     reg[40:0] mem[15:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -11906,7 +11892,6 @@ module rnic_core$fpdu_buf$rfifo$ram(read_address,read_clock,read_data,write_addr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$fpdu_buf$rfifo$ram
 
 
@@ -21469,8 +21454,6 @@ module rnic_core$rq_cfg_q$ram(read_address,read_clock,read_data,write_address,wr
     // Update code (custom)
     reg[111:0] mem[3:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -21480,7 +21463,6 @@ module rnic_core$rq_cfg_q$ram(read_address,read_clock,read_data,write_address,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$rq_cfg_q$ram
 
 
@@ -21655,9 +21637,8 @@ module rnic_core$rq_db_q$ram(read_address,read_clock,read_data,write_address,wri
     input wire  write_enable;
 
     // Update code (custom)
+    (* ram_style = "block" *)
     reg[37:0] mem[63:0];
-
-
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -21668,7 +21649,6 @@ module rnic_core$rq_db_q$ram(read_address,read_clock,read_data,write_address,wri
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$rq_db_q$ram
 
 
@@ -22646,8 +22626,6 @@ module rnic_core$rreq_q$fifo$ram(read_address,read_clock,read_data,write_address
     // Update code (custom)
     reg[269:0] mem[15:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -22657,7 +22635,6 @@ module rnic_core$rreq_q$fifo$ram(read_address,read_clock,read_data,write_address
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$rreq_q$fifo$ram
 
 
@@ -25326,8 +25303,6 @@ module rnic_core$rx_fifo$dfifo$ram(read_address,read_clock,read_data,write_addre
     // Update code (custom)
     reg[67:0] mem[2047:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -25337,7 +25312,6 @@ module rnic_core$rx_fifo$dfifo$ram(read_address,read_clock,read_data,write_addre
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$rx_fifo$dfifo$ram
 
 
@@ -25512,9 +25486,8 @@ module rnic_core$rx_fifo$lfifo$ram(read_address,read_clock,read_data,write_addre
     input wire  write_enable;
 
     // Update code (custom)
+    (* ram_style = "block" *)
     reg[15:0] mem[63:0];
-
-
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -25525,7 +25498,6 @@ module rnic_core$rx_fifo$lfifo$ram(read_address,read_clock,read_data,write_addre
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$rx_fifo$lfifo$ram
 
 
@@ -36530,8 +36502,6 @@ module rnic_core$tx_ackgen$fifo$ram(read_address,read_clock,read_data,write_addr
     // Update code (custom)
     reg[23:0] mem[255:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -36541,7 +36511,6 @@ module rnic_core$tx_ackgen$fifo$ram(read_address,read_clock,read_data,write_addr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$tx_ackgen$fifo$ram
 
 
@@ -37051,8 +37020,6 @@ module rnic_core$tx_cfifo$ram(read_address,read_clock,read_data,write_address,wr
     // Update code (custom)
     reg[8:0] mem[31:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -37062,7 +37029,6 @@ module rnic_core$tx_cfifo$ram(read_address,read_clock,read_data,write_address,wr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$tx_cfifo$ram
 
 
@@ -40527,8 +40493,6 @@ module rnic_core$tx_framer$rfifo$ram(read_address,read_clock,read_data,write_add
     // Update code (custom)
     reg[351:0] mem[7:0];
 
-
-
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
     end
@@ -40538,7 +40502,6 @@ module rnic_core$tx_framer$rfifo$ram(read_address,read_clock,read_data,write_add
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$tx_framer$rfifo$ram
 
 
@@ -45552,15 +45515,37 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  fifo$clock;
     reg  fifo$reset;
     reg  fifo$write;
-    reg  [551:0] fifo$data_in;
+    reg  [39:0] fifo$data_in;
     // Unused on purpose: room in the WQE FIFO is reserved before each fetch is requested.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  fifo$full;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  fifo$read;
-    wire  [551:0] fifo$data_out;
+    wire  [39:0] fifo$data_out;
     wire  fifo$empty;
     wire  [5:0] fifo$count;
+    reg  [7:0] dram$read_address;
+    reg  dram$read_clock;
+    wire  [63:0] dram$read_data;
+    reg  [7:0] dram$write_address;
+    reg  dram$write_clock;
+    reg  [63:0] dram$write_data;
+    reg  dram$write_enable;
+    reg  [4:0] wslot$d;
+    wire  [4:0] wslot$q;
+    reg  wslot$clock;
+    reg  [4:0] rslot$d;
+    wire  [4:0] rslot$q;
+    reg  rslot$clock;
+    reg  [3:0] lbeat$d;
+    wire  [3:0] lbeat$q;
+    reg  lbeat$clock;
+    reg  lv$d;
+    wire  lv$q;
+    reg  lv$clock;
+    reg  [511:0] hbuf$d;
+    wire  [511:0] hbuf$q;
+    reg  hbuf$clock;
     reg  [1:0] state$d;
     wire  [1:0] state$q;
     reg  state$clock;
@@ -45615,9 +45600,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  [3:0] e_more$d;
     wire  [3:0] e_more$q;
     reg  e_more$clock;
-    reg  [511:0] wbuf$d;
-    wire  [511:0] wbuf$q;
-    reg  wbuf$clock;
     reg  [2:0] beat$d;
     wire  [2:0] beat$q;
     reg  beat$clock;
@@ -45644,6 +45626,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  head_dq;
     reg  c_ok;
     reg  e_ok;
+    reg  hv;
+    reg  pop;
+    reg  ld;
     reg  head_off;
     reg  drop;
     reg  [31:0] avail;
@@ -45658,7 +45643,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  [31:0] c_ci;
     reg  c_more;
     reg  [3:0] more_sh;
-    reg  [511:0] buf_next;
     reg  push;
     reg  [3:0] free_next;
     reg  [5:0] ifl_next;
@@ -45723,6 +45707,40 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         .data_out(fifo$data_out),
         .empty(fifo$empty),
         .count(fifo$count)
+    );
+    rnic_core$wqe_fetch$dram dram(
+        .read_address(dram$read_address),
+        .read_clock(dram$read_clock),
+        .read_data(dram$read_data),
+        .write_address(dram$write_address),
+        .write_clock(dram$write_clock),
+        .write_data(dram$write_data),
+        .write_enable(dram$write_enable)
+    );
+    rnic_core$wqe_fetch$wslot wslot(
+        .d(wslot$d),
+        .q(wslot$q),
+        .clock(wslot$clock)
+    );
+    rnic_core$wqe_fetch$rslot rslot(
+        .d(rslot$d),
+        .q(rslot$q),
+        .clock(rslot$clock)
+    );
+    rnic_core$wqe_fetch$lbeat lbeat(
+        .d(lbeat$d),
+        .q(lbeat$q),
+        .clock(lbeat$clock)
+    );
+    rnic_core$wqe_fetch$lv lv(
+        .d(lv$d),
+        .q(lv$q),
+        .clock(lv$clock)
+    );
+    rnic_core$wqe_fetch$hbuf hbuf(
+        .d(hbuf$d),
+        .q(hbuf$q),
+        .clock(hbuf$clock)
     );
     rnic_core$wqe_fetch$state state(
         .d(state$d),
@@ -45814,11 +45832,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         .q(e_more$q),
         .clock(e_more$clock)
     );
-    rnic_core$wqe_fetch$wbuf wbuf(
-        .d(wbuf$d),
-        .q(wbuf$q),
-        .clock(wbuf$clock)
-    );
     rnic_core$wqe_fetch$beat beat(
         .d(beat$d),
         .q(beat$q),
@@ -45870,7 +45883,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         e2_ci$clock = clock;
         e3_ci$clock = clock;
         e_more$clock = clock;
-        wbuf$clock = clock;
         beat$clock = clock;
         wcount$clock = clock;
         n_fetch$clock = clock;
@@ -45882,6 +45894,11 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         lastq$clock = clock;
         n_oth$clock = clock;
         pd$clock = clock;
+        wslot$clock = clock;
+        rslot$clock = clock;
+        lbeat$clock = clock;
+        lv$clock = clock;
+        hbuf$clock = clock;
         state$d = state$q;
         qp$d = qp$q;
         n$d = n$q;
@@ -45900,7 +45917,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         e2_ci$d = e2_ci$q;
         e3_ci$d = e3_ci$q;
         e_more$d = e_more$q;
-        wbuf$d = wbuf$q;
         beat$d = beat$q;
         wcount$d = wcount$q;
         n_fetch$d = n_fetch$q;
@@ -45912,8 +45928,15 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         lastq$d = lastq$q;
         n_oth$d = n_oth$q;
         pd$d = pd$q;
+        wslot$d = wslot$q;
+        rslot$d = rslot$q;
+        lbeat$d = lbeat$q;
+        lv$d = lv$q;
+        hbuf$d = hbuf$q;
         fifo$clock = clock;
         fifo$reset = reset;
+        dram$read_clock = clock;
+        dram$write_clock = clock;
         ring$read_clock = clock;
         ring$write_clock = clock;
         cis$read_clock = clock;
@@ -46049,14 +46072,15 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         end
         more_sh = e_more$q >> ctag;
         c_more = |(more_sh & 4'h1);
-        buf_next = {dma_rd_cpl_data, wbuf$q[511:64]};
+        dram$write_enable = dma_rd_cpl_valid;
+        dram$write_address = ({{3{1'b0}}, wslot$q} << 32'h3) | {{5{1'b0}}, beat$q};
+        dram$write_data = dma_rd_cpl_data;
         push = 1'b0;
         free_next = free$q;
         rearm_valid = 1'b0;
         rearm_qp = c_qp;
-        fifo$data_in = {(c_qp != lastq$q), (|((e_ep$q >> ctag) & 4'h1)), (c_ci + {{28{1'b0}}, wcount$q}), c_qp, buf_next};
+        fifo$data_in = (({{39{1'b0}}, (c_qp != lastq$q)}) << 32'h27) | ({{39{1'b0}}, (|((e_ep$q >> ctag) & 4'h1))} << 32'h26) | ({{8{1'b0}}, (c_ci + {{28{1'b0}}, wcount$q})} << 32'h6) | {{34{1'b0}}, c_qp};
         if (dma_rd_cpl_valid) begin
-            wbuf$d = buf_next;
             beat$d = beat$q + 3'h1;
             if (beat$q == 3'h7) begin
                 push = 1'b1;
@@ -46071,6 +46095,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
             end
         end
         fifo$write = push;
+        if (push & ~fifo$full) begin
+            wslot$d = wslot$q + 5'h1;
+        end
         if (issued) begin
             free_next = free_next & ~(4'h1 << tag);
             e_more$d = e_more$q & ~(4'h1 << tag);
@@ -46111,14 +46138,30 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         busy_r$d = busy_next & qset;
         busy = busy_r$q;
         cnt_fetch = n_fetch$q;
-        head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h200)+:(6)]));
+        hv = lbeat$q[32'h3] & ~lv$q;
+        head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h0)+:(6)]));
         drop = head_off & ~wqe_hold;
-        head_stale = ~fifo$empty & (fifo$data_out[32'h226] != |(ep$q & (64'h1 << fifo$data_out[(32'h200)+:(6)])));
-        fifo$read = wqe_ready | drop | park_take | (head_stale & ~wqe_hold);
+        head_stale = ~fifo$empty & (fifo$data_out[32'h26] != |(ep$q & (64'h1 << fifo$data_out[(32'h0)+:(6)])));
+        fifo$read = (wqe_ready & hv) | drop | park_take | (head_stale & ~wqe_hold);
+        pop = fifo$read & ~fifo$empty;
+        ld = ~fifo$empty & ~lbeat$q[32'h3] & ~pop;
+        dram$read_address = ({{3{1'b0}}, rslot$q} << 32'h3) | {{5{1'b0}}, lbeat$q[(32'h0)+:(3)]};
+        lv$d = ld;
+        if (ld) begin
+            lbeat$d = lbeat$q + 4'h1;
+        end
+        if (lv$q) begin
+            hbuf$d = {dram$read_data, hbuf$q[511:64]};
+        end
+        if (pop) begin
+            rslot$d = rslot$q + 5'h1;
+            lbeat$d = 4'h0;
+            lv$d = 1'b0;
+        end
         if (drop) begin
             n_drop$d = n_drop$q + 32'h1;
         end
-        head_dq = ~fifo$empty & fifo$data_out[32'h227];
+        head_dq = ~fifo$empty & fifo$data_out[32'h27];
         others = n_oth$q != {{5{1'b0}}, head_dq};
         n_oth_next = n_oth$q;
         pd$d = 1'b0;
@@ -46134,12 +46177,12 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         end
         n_oth$d = n_oth_next;
         wqe_off = head_off;
-        wqe_valid = ~fifo$empty & ~head_off & ~head_stale;
+        wqe_valid = ~fifo$empty & hv & ~head_off & ~head_stale;
         cnt_wqe_drop = n_drop$q;
         cnt_skip = n_skip$q;
-        raw = fifo$data_out[(32'h0)+:(512)];
-        wqe_qp = fifo$data_out[(32'h200)+:(6)];
-        wqe_idx = fifo$data_out[(32'h206)+:(32)];
+        raw = hbuf$q;
+        wqe_qp = fifo$data_out[(32'h0)+:(6)];
+        wqe_idx = fifo$data_out[(32'h6)+:(32)];
         op = raw[(32'h40)+:(8)];
         fl = raw[(32'h48)+:(8)];
         nsge = raw[(32'h50)+:(8)];
@@ -46184,6 +46227,10 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
             ep$d = 64'h0;
             n_oth$d = 6'h0;
             pd$d = 1'b0;
+            wslot$d = 5'h0;
+            rslot$d = 5'h0;
+            lbeat$d = 4'h0;
+            lv$d = 1'b0;
         end
     end
 
@@ -46290,6 +46337,33 @@ module rnic_core$wqe_fetch$cis(read_address,read_clock,read_data,write_address,w
        end
     end
 endmodule // rnic_core$wqe_fetch$cis
+
+
+module rnic_core$wqe_fetch$dram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[63:0] mem[255:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_core$wqe_fetch$dram
 
 
 module rnic_core$wqe_fetch$e0_ci(d,q,clock);
@@ -46507,10 +46581,10 @@ module rnic_core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data_out,emp
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [551:0] data_in;
+    input wire  [39:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [551:0] data_out;
+    output reg  [39:0] data_out;
     output reg  empty;
     output reg  [5:0] count;
 
@@ -46520,10 +46594,10 @@ module rnic_core$wqe_fetch$fifo(clock,reset,write,data_in,full,read,data_out,emp
     // Stub signals
     reg  [4:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [551:0] ram$read_data;
+    wire  [39:0] ram$read_data;
     reg  [4:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [551:0] ram$write_data;
+    reg  [39:0] ram$write_data;
     reg  ram$write_enable;
     reg  [5:0] wr_ptr$d;
     wire  [5:0] wr_ptr$q;
@@ -46608,16 +46682,14 @@ module rnic_core$wqe_fetch$fifo$ram(read_address,read_clock,read_data,write_addr
     // Module arguments
     input wire  [4:0] read_address;
     input wire  read_clock;
-    output reg  [551:0] read_data;
+    output reg  [39:0] read_data;
     input wire  [4:0] write_address;
     input wire  write_clock;
-    input wire  [551:0] write_data;
+    input wire  [39:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[551:0] mem[31:0];
-
-
+    reg[39:0] mem[31:0];
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -46628,7 +46700,6 @@ module rnic_core$wqe_fetch$fifo$ram(read_address,read_clock,read_data,write_addr
           mem[write_address] <= write_data;
        end
     end
-
 endmodule // rnic_core$wqe_fetch$fifo$ram
 
 
@@ -46708,6 +46779,25 @@ module rnic_core$wqe_fetch$free(d,q,clock);
 endmodule // rnic_core$wqe_fetch$free
 
 
+module rnic_core$wqe_fetch$hbuf(d,q,clock);
+
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$hbuf
+
+
 module rnic_core$wqe_fetch$ifl(d,q,clock);
 
     // Module arguments
@@ -46744,6 +46834,44 @@ module rnic_core$wqe_fetch$lastq(d,q,clock);
     end
 
 endmodule // rnic_core$wqe_fetch$lastq
+
+
+module rnic_core$wqe_fetch$lbeat(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$lbeat
+
+
+module rnic_core$wqe_fetch$lv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$lv
 
 
 module rnic_core$wqe_fetch$more(d,q,clock);
@@ -46943,6 +47071,25 @@ module rnic_core$wqe_fetch$ring(read_address,read_clock,read_data,write_address,
 endmodule // rnic_core$wqe_fetch$ring
 
 
+module rnic_core$wqe_fetch$rslot(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$rslot
+
+
 module rnic_core$wqe_fetch$state(d,q,clock);
 
     // Module arguments
@@ -46970,25 +47117,6 @@ module rnic_core$wqe_fetch$state(d,q,clock);
 endmodule // rnic_core$wqe_fetch$state
 
 
-module rnic_core$wqe_fetch$wbuf(d,q,clock);
-
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$wqe_fetch$wbuf
-
-
 module rnic_core$wqe_fetch$wcount(d,q,clock);
 
     // Module arguments
@@ -47006,6 +47134,25 @@ module rnic_core$wqe_fetch$wcount(d,q,clock);
     end
 
 endmodule // rnic_core$wqe_fetch$wcount
+
+
+module rnic_core$wqe_fetch$wslot(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$wslot
 
 
 module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_last,b_valid,b_ready,b_hdr,b_len,b_data,b_keep,b_last,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last);

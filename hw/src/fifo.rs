@@ -11,12 +11,20 @@
 //!   RAM read is registered, so the read side sees a one-clock-delayed write
 //!   pointer).
 //! * `count` = words written and not yet popped (for free-space decisions).
+//!
+//! The storage is a full-depth [`PRam`] (the Verilog of rust-hdl's `RAM`);
+//! `BRAM = true` (`Fifo<D, N, NP1, true>`) maps it to block RAM
+//! (`ram_style = "block"`, [`PRam::block`]) for a FIFO whose LUTRAM costs
+//! more logic than its DP16KD is worth (deep and narrow ones); the
+//! behaviour is the same.
 
+use crate::pram::PRam;
 use rust_hdl::prelude::*;
 
-/// `N` address bits (depth `2^N`), `NP1 = N + 1`.
+/// `N` address bits (depth `2^N`), `NP1 = N + 1`; `BRAM`: storage in block
+/// RAM (module doc).
 #[derive(LogicBlock)]
-pub struct Fifo<D: Synth, const N: usize, const NP1: usize> {
+pub struct Fifo<D: Synth, const N: usize, const NP1: usize, const BRAM: bool = false> {
     pub clock: Signal<In, Clock>,
     /// Synchronous, active high: empties the FIFO.
     pub reset: Signal<In, Bit>,
@@ -29,7 +37,7 @@ pub struct Fifo<D: Synth, const N: usize, const NP1: usize> {
     pub count: Signal<Out, Bits<NP1>>,
     /// `2^N`, the depth (rust-hdl cannot use a const generic in HDL).
     depth: Constant<Bits<NP1>>,
-    ram: RAM<D, N>,
+    ram: PRam<D, N>,
     wr_ptr: DFF<Bits<NP1>>,
     wr_ptr_d: DFF<Bits<NP1>>,
     rd_ptr: DFF<Bits<NP1>>,
@@ -37,7 +45,9 @@ pub struct Fifo<D: Synth, const N: usize, const NP1: usize> {
     used: Signal<Local, Bits<NP1>>,
 }
 
-impl<D: Synth, const N: usize, const NP1: usize> Default for Fifo<D, N, NP1> {
+impl<D: Synth, const N: usize, const NP1: usize, const BRAM: bool> Default
+    for Fifo<D, N, NP1, BRAM>
+{
     fn default() -> Self {
         assert_eq!(NP1, N + 1);
         Self {
@@ -51,7 +61,11 @@ impl<D: Synth, const N: usize, const NP1: usize> Default for Fifo<D, N, NP1> {
             empty: Default::default(),
             count: Default::default(),
             depth: Constant::new((1u64 << N).into()),
-            ram: Default::default(),
+            ram: if BRAM {
+                PRam::default().block()
+            } else {
+                PRam::default()
+            },
             wr_ptr: Default::default(),
             wr_ptr_d: Default::default(),
             rd_ptr: Default::default(),
@@ -61,7 +75,7 @@ impl<D: Synth, const N: usize, const NP1: usize> Default for Fifo<D, N, NP1> {
     }
 }
 
-impl<D: Synth, const N: usize, const NP1: usize> Logic for Fifo<D, N, NP1> {
+impl<D: Synth, const N: usize, const NP1: usize, const BRAM: bool> Logic for Fifo<D, N, NP1, BRAM> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, wr_ptr, wr_ptr_d, rd_ptr);
@@ -101,7 +115,26 @@ mod tests {
     /// Random pushes and pops against a `VecDeque` model.
     #[test]
     fn fifo_matches_model() {
-        let mut uut: Fifo<Bits<16>, 3, 4> = Default::default();
+        fifo_model::<false>();
+    }
+
+    /// The block-RAM FIFO: the same behaviour, and its memory declaration
+    /// carries `ram_style = "block"` (the default one none).
+    #[test]
+    fn block_ram_fifo_matches_model_and_says_block() {
+        fifo_model::<true>();
+        let style = |v: Verilog| match v {
+            Verilog::Custom(s) => s.contains("(* ram_style = \"block\" *)\nreg[15:0] mem[7:0];"),
+            _ => panic!("custom Verilog"),
+        };
+        let b: Fifo<Bits<16>, 3, 4, true> = Default::default();
+        let d: Fifo<Bits<16>, 3, 4> = Default::default();
+        assert!(style(b.ram.hdl()));
+        assert!(!style(d.ram.hdl()));
+    }
+
+    fn fifo_model<const BRAM: bool>() {
+        let mut uut: Fifo<Bits<16>, 3, 4, BRAM> = Default::default();
         uut.clock.connect();
         uut.reset.connect();
         uut.write.connect();

@@ -74,6 +74,14 @@ impl<D: Synth, const N: usize, const NP1: usize> FifoP<D, N, NP1> {
     }
 }
 
+impl<D: Synth, const N: usize, const NP1: usize> FifoP<D, N, NP1> {
+    /// The same FIFO with its storage in block RAM ([`PRam::block`]).
+    pub fn block(mut self) -> Self {
+        self.ram = self.ram.block();
+        self
+    }
+}
+
 impl<D: Synth, const N: usize, const NP1: usize> Logic for FifoP<D, N, NP1> {
     #[hdl_gen]
     fn update(&mut self) {

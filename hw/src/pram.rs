@@ -29,6 +29,8 @@ pub struct PRam<D: Synth, const N: usize> {
     pub write_enable: Signal<In, Bit>,
     _hi: usize,
     _lo: usize,
+    /// Yosys `ram_style` of the storage ("" = Yosys chooses; see [`Self::block`]).
+    _style: &'static str,
     _sim: BTreeMap<u64, D>,
 }
 
@@ -53,6 +55,7 @@ impl<D: Synth, const N: usize> PRam<D, N> {
             write_enable: Default::default(),
             _hi: hi,
             _lo: lo,
+            _style: "",
             _sim: Default::default(),
         }
     }
@@ -60,6 +63,31 @@ impl<D: Synth, const N: usize> PRam<D, N> {
     /// A RAM of `2^lo` entries addressed by the low bits (a FIFO's).
     pub fn low(lo: usize) -> Self {
         Self::new(0, lo)
+    }
+
+    /// The same RAM mapped to block RAM: the declaration carries
+    /// `(* ram_style = "block" *)`, which Yosys' `memory_libmap` honours
+    /// (an ECP5 DP16KD even where LUTRAM would be chosen by cost;
+    /// Verilator ignores the attribute). For memories whose LUTRAM
+    /// (TRELLIS_DPR16X4, ~8 TRELLIS_COMB each) costs more logic than the
+    /// block RAM it takes is worth: deep and narrow ones.
+    pub fn block(mut self) -> Self {
+        self._style = "block";
+        self
+    }
+
+    /// The `ram_style` chosen ("" = Yosys chooses).
+    pub fn style(&self) -> &'static str {
+        self._style
+    }
+
+    /// The attribute line in front of the memory declaration.
+    fn attr(&self) -> String {
+        if self._style.is_empty() {
+            String::new()
+        } else {
+            format!("(* ram_style = \"{}\" *)\n", self._style)
+        }
     }
 
     /// Entries the storage holds.
@@ -106,10 +134,11 @@ impl<D: Synth, const N: usize> Logic for PRam<D, N> {
         let (hi, lo) = (self._hi, self._lo);
         let d = D::BITS - 1;
         let last = self.entries() - 1;
+        let attr = self.attr();
         if hi + lo == N {
             return Verilog::Custom(format!(
                 "\
-reg[{d}:0] mem[{last}:0];
+{attr}reg[{d}:0] mem[{last}:0];
 
 always @(posedge read_clock) begin
    read_data <= mem[read_address];
@@ -135,7 +164,7 @@ end
         Verilog::Custom(format!(
             "\
 // {e} of {full} entries (the profile's); dropped address bits {mid}.
-reg[{d}:0] mem[{last}:0];
+{attr}reg[{d}:0] mem[{last}:0];
 // A read ignores the dropped bits (the write side refuses such addresses).
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_read_hi = ^read_address{mid};
@@ -214,6 +243,12 @@ mod tests {
             };
             let decl = format!("mem[{}:0]", (1 << (hi + lo)) - 1);
             assert!(s.contains(&decl), "{s}");
+            assert!(!s.contains("ram_style"), "{s}");
+            let Verilog::Custom(b) = PRam::<Bits<16>, 6>::new(hi, lo).block().hdl() else {
+                panic!("custom Verilog")
+            };
+            let decl = format!("(* ram_style = \"block\" *)\nreg[15:0] {decl};");
+            assert!(b.contains(&decl), "{b}");
         }
     }
 }

@@ -683,8 +683,9 @@ pub struct RnicCoreP<
     /// 64 deep (one RQ doorbell per QP, `abi::csr::MAX_QP`): `recv_wqe`
     /// takes one every 2-3 clocks and BAR0 writes may come every clock, so
     /// 64 QPs posting back to back overflowed the 8 it had (measured: 25 of
-    /// 64 lost, sim/tests/driver_many_qps.rs).
-    rq_db_q: Fifo<Bits<38>, 6, 7>,
+    /// 64 lost, sim/tests/driver_many_qps.rs). In block RAM (2 DP16KD
+    /// instead of 40 TRELLIS_DPR16X4, docs/fpga.md "LUTRAM into block RAM").
+    rq_db_q: Fifo<Bits<38>, 6, 7, true>,
     cq_db_q: Fifo<Bits<37>, 3, 4>,
     rxs_lost: DFF<Bits<32>>,
     rxs_lost_now: Signal<Local, Bit>,

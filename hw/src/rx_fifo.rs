@@ -86,7 +86,9 @@ pub struct RxFifoN<const N: usize, const NP1: usize, const PR: usize> {
     /// bits 15:12: the tag).
     good_flag: Constant<Bits<16>>,
     dfifo: Fifo<Bits<68>, N, NP1>,
-    lfifo: Fifo<Bits<16>, 6, 7>,
+    /// Frame records, 64 x 16 in block RAM (1 DP16KD instead of 16
+    /// TRELLIS_DPR16X4).
+    lfifo: Fifo<Bits<16>, 6, 7, true>,
     // write side
     mid: DFF<Bit>,
     accepting: DFF<Bit>,
