@@ -17,24 +17,24 @@
 //! MSS option, IPv4 and TCP checksums). Reported: bridge round trips in
 //! board clocks and the firmware's port accesses per idle poll.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use rnic_board_host::{write_net_cfg, FwStats, SharedBus};
 use rnic_driver::udp_bus::UdpBus;
-use rnic_driver::{ConnectParams, Context, MpaOptions};
+use rnic_driver::Context;
 use rnic_wire::abi::csr;
 use rnic_wire::mpa::{MpaKey, MpaRequestReply, MPA_REQ_REP_HEADER_LEN};
 use smoltcp::wire::TcpControl;
 use verilator_board::{Rig, Sig};
 
 mod bridge_rig;
-use bridge_rig::fw::{configure_port0, connect_bus, driver_options, port0_net_cfg, FwThread};
-use bridge_rig::port0::{
-    arp_reply, port0_frame, syn_ack, Port0, EXPECTED_MSS, PEER_IP, PEER_ISS, PEER_PORT,
+use bridge_rig::fw::{
+    configure_port0, connect_bus, connect_params, driver_options, port0_net_cfg, FwThread,
 };
+use bridge_rig::port0::{arp_reply, port0_frame, syn_ack, Port0, EXPECTED_MSS, PEER_ISS};
 use bridge_rig::Pump;
 
 /// What the worker reports.
@@ -132,23 +132,7 @@ fn worker(board: SocketAddr, syn_seen: mpsc::Receiver<()>) -> Report {
 
     let t2 = Instant::now();
     let a2 = stats.accesses.load(Ordering::Relaxed);
-    let conn = qp
-        .connect(
-            &ConnectParams {
-                peer_ip: Ipv4Addr::from(PEER_IP),
-                peer_port: PEER_PORT,
-                local_port: 0,
-                ird: 1,
-                ord: 1,
-                mpa: MpaOptions {
-                    revision: 1,
-                    crc: true,
-                    markers: false,
-                },
-            },
-            &[],
-        )
-        .expect("Connect");
+    let conn = qp.connect(&connect_params(), &[]).expect("Connect");
     let _ = conn;
     syn_seen
         .recv_timeout(Duration::from_secs(300))

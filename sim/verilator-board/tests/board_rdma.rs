@@ -29,7 +29,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rnic_board_host::SharedBus;
-use rnic_driver::{AccessFlags, ConnectParams, Context, DmaMem, EventKind, MpaOptions, QpState};
+use rnic_driver::{AccessFlags, Context, DmaMem, EventKind, QpState};
 use rnic_fw::terminate::TERMINATE_MSN;
 use rnic_wire::ddp::{DdpSegment, TAGGED_HEADER_LEN};
 use rnic_wire::mpa::{
@@ -42,10 +42,8 @@ use smoltcp::wire::TcpControl;
 use verilator_board::{Rig, Sig};
 
 mod bridge_rig;
-use bridge_rig::fw::{configure_port0, connect_bus, driver_options, FwThread};
-use bridge_rig::port0::{
-    arp_reply, data_segment, port0_frame, syn_ack, Port0, PEER_IP, PEER_ISS, PEER_PORT,
-};
+use bridge_rig::fw::{configure_port0, connect_bus, connect_params, driver_options, FwThread};
+use bridge_rig::port0::{arp_reply, data_segment, port0_frame, syn_ack, Port0, PEER_ISS};
 use bridge_rig::Pump;
 
 /// The DMA buffer, and the MR in it: from `MR_OFF`, `MR_LEN` octets.
@@ -152,22 +150,7 @@ fn worker(board: std::net::SocketAddr, tx: mpsc::Sender<ToPeer>, rx: mpsc::Recei
     let qp = pd.create_qp(&cq, &cq, 4, 4).expect("CreateQp");
 
     let t0 = Instant::now();
-    qp.connect(
-        &ConnectParams {
-            peer_ip: std::net::Ipv4Addr::from(PEER_IP),
-            peer_port: PEER_PORT,
-            local_port: 0,
-            ird: 1,
-            ord: 1,
-            mpa: MpaOptions {
-                revision: 1,
-                crc: true,
-                markers: false,
-            },
-        },
-        &[],
-    )
-    .expect("Connect");
+    qp.connect(&connect_params(), &[]).expect("Connect");
     let ev = ctx
         .get_cm_event(Duration::from_secs(300))
         .expect("a connection event after the MPA Reply");

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use rnic_board_host::{run_firmware, write_net_cfg, FwStats, NetCfg};
 use rnic_driver::udp_bus::{UdpBus, UdpBusConfig};
-use rnic_driver::Options;
+use rnic_driver::{ConnectParams, MpaOptions, Options};
 
-use super::port0::{FW_IP, FW_MAC};
+use super::port0::{FW_IP, FW_MAC, PEER_IP, PEER_PORT};
 
 /// A `UdpBus` to the board behind the test thread's socket `board`.
 pub fn connect_bus(board: SocketAddr) -> Arc<UdpBus> {
@@ -105,5 +105,22 @@ pub fn driver_options() -> Options {
         mailbox_timeout: Duration::from_secs(120),
         ready_timeout: Duration::from_secs(120),
         ..Options::default()
+    }
+}
+
+/// The active open both tests make to the scripted port-0 peer: MPA rev 1
+/// with CRC, no markers (what the peer's MPA Reply accepts), IRD = ORD = 1.
+pub fn connect_params() -> ConnectParams {
+    ConnectParams {
+        peer_ip: Ipv4Addr::from(PEER_IP),
+        peer_port: PEER_PORT,
+        local_port: 0,
+        ird: 1,
+        ord: 1,
+        mpa: MpaOptions {
+            revision: 1,
+            crc: true,
+            markers: false,
+        },
     }
 }
