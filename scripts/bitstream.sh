@@ -8,10 +8,9 @@
 #   scripts/bitstream.sh --synth-only --top rnic_core hw/generated/rnic_core.v
 #                                            synthesis and its cell count only
 #                                            (a top with more ports than pins)
-#   SYNTH_OPTS=-noabc9 scripts/bitstream.sh ...
-#                                            extra synth_ecp5 options (ABC instead of
-#                                            ABC9: the whole board with its RX path on
-#                                            stays in ABC9 for over 45 min here)
+#   SYNTH_OPTS=-noflatten scripts/bitstream.sh --synth-only ...
+#                                            extra synth_ecp5 options (Yosys 0.70 has
+#                                            no -noabc9: ABC9 always maps the LUTs)
 #
 # Writes, in the output directory (default target/fpga):
 #   <top>.json (netlist), <top>.config (placed and routed), <top>.bit,
