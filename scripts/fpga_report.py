@@ -7,7 +7,7 @@ misses it (or nothing was reported, or a frequency named by --require-mhz is
 not the constraint of any reported clock), 2 on bad input.
 
 report.json (schema "rnic-fpga-report/1"):
-  top, device, tool times in seconds (synth_s, pnr_s, pack_s),
+  top, device, tool times in seconds (synth_s, pnr_s, pack_s), lut_map,
   utilisation {LUT4, FF, BRAM (DP16KD), DSP (MULT18X18D), IO, PLL, ...}
     each {"used": n, "available": m},
   clocks [{"name", "constraint_mhz", "fmax_mhz", "met", "role"}],
@@ -111,6 +111,7 @@ def main():
     ap.add_argument("--pnr-seconds", type=float)
     ap.add_argument("--pack-seconds", type=float)
     ap.add_argument("--synth-only", action="store_true")
+    ap.add_argument("--lut-map", help="the LUT mapper synthesis used (abc, abc9)")
     ap.add_argument("--amend", help="add pack time / bitstream to an existing report")
     ap.add_argument("--bitstream")
     ap.add_argument(
@@ -136,6 +137,7 @@ def main():
         "top": a.top,
         "device": "LFE5UM5G-45F-8BG381",
         "times_s": {"synth": a.synth_seconds, "pnr": a.pnr_seconds, "pack": None},
+        "lut_map": a.lut_map,
     }
     cells = parse_stat(a.stat) if a.stat else {}
     report["synth_cells"] = synth_summary(cells)
