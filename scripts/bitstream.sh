@@ -110,8 +110,11 @@ set -e
 t2=$(now)
 pnr_s=$(elapsed "$t1" "$t2")
 if [ "$pnr_rc" -ne 0 ] || [ ! -f "$out_dir/pnr-report.json" ]; then
-    echo "bitstream: nextpnr failed (exit $pnr_rc); see $out_dir/pnr.log:" >&2
-    grep -E "ERROR|Error" "$out_dir/pnr.log" | head -20 >&2 || true
+    rm -f "$bit"
+    echo "bitstream: nextpnr failed (exit $pnr_rc) after ${pnr_s} s; no bitstream written; see $out_dir/pnr.log" >&2
+    python3 scripts/fpga_report.py --pnr-failed --top "$top" --lut-map "$lut_map" \
+        --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
+        --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json" || true
     exit 1
 fi
 echo "bitstream: place and route took ${pnr_s} s"

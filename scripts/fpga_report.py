@@ -14,6 +14,10 @@ report.json (schema "rnic-fpga-report/1"):
   required_mhz (the --require-mhz values), missing_mhz (those no clock has),
   timing_met (bool), critical_paths [{"from", "to", "delay_ns", "worst_nets"}],
   synth_cells (Yosys `stat` cell counts), bitstream (path, when written).
+With --pnr-failed (nextpnr stopped, e.g. the design does not fit): no
+clocks; utilisation as nextpnr printed it in its log, fits (bool: every
+resource within the part), pnr_error (nextpnr's first ERROR line),
+timing_met false; exit status 1.
 """
 import argparse
 import json
@@ -94,6 +98,27 @@ def synth_summary(cells):
     }
 
 
+def parse_pnr_log_util(path):
+    """`Info: \t  TRELLIS_COMB:   57425/  43848   130%` lines of a nextpnr
+    log (its device utilisation, printed before placement) and the first
+    ERROR line."""
+    util, error = {}, None
+    try:
+        text = open(path).read()
+    except OSError:
+        return util, error
+    names = dict(RESOURCES)
+    for line in text.splitlines():
+        m = re.match(r"^Info:\s+([A-Z][A-Z0-9_]*):\s+(\d+)/\s*(\d+)\s+\d+%", line)
+        if m:
+            bel, used, avail = m.group(1), int(m.group(2)), int(m.group(3))
+            if used or bel in names:
+                util[names.get(bel, bel)] = {"used": used, "available": avail}
+        if error is None and line.startswith("ERROR:"):
+            error = line[len("ERROR:"):].strip()
+    return util, error
+
+
 def worst_nets(path, n=3):
     nets = [s for s in path.get("path", []) if s.get("type") == "routing"]
     nets.sort(key=lambda s: -s.get("delay", 0))
@@ -111,6 +136,8 @@ def main():
     ap.add_argument("--pnr-seconds", type=float)
     ap.add_argument("--pack-seconds", type=float)
     ap.add_argument("--synth-only", action="store_true")
+    ap.add_argument("--pnr-failed", action="store_true",
+                    help="nextpnr failed: report its log's utilisation and error")
     ap.add_argument("--lut-map", help="the LUT mapper synthesis used (abc, abc9)")
     ap.add_argument("--amend", help="add pack time / bitstream to an existing report")
     ap.add_argument("--bitstream")
@@ -150,6 +177,30 @@ def main():
         if a.out:
             json.dump(report, open(a.out, "w"), indent=2)
         return 0
+
+    if a.pnr_failed:
+        util, error = parse_pnr_log_util(a.pnr_log)
+        over = [n for n, v in util.items() if v["used"] > v["available"]]
+        report.update(
+            utilisation=util,
+            fits=bool(util) and not over,
+            pnr_error=error,
+            clocks=[],
+            timing_met=False,
+        )
+        print(f"FPGA report for {a.top} on {report['device']}: place and route FAILED")
+        for name, v in util.items():
+            avail = v["available"]
+            pct = 100.0 * v["used"] / avail if avail else 0.0
+            flag = "  OVER" if name in over else ""
+            print(f"    {name:<20} {v['used']:>7} / {avail:<7} ({pct:5.1f} %){flag}")
+        if over:
+            print(f"  does NOT fit the part: {', '.join(over)} over", file=sys.stderr)
+        print(f"  nextpnr: {error}", file=sys.stderr)
+        print("  timing: NOT MET (nothing placed)")
+        if a.out:
+            json.dump(report, open(a.out, "w"), indent=2)
+        return 1
 
     try:
         pnr = json.load(open(a.pnr_report))
