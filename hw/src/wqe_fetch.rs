@@ -847,37 +847,44 @@ mod tests {
         n_others: usize,
     }
 
+    /// A `WqeFetchN` of profile `PR` with its inputs driven by the test
+    /// and one clock of reset behind it.
+    fn reset_unit<const PR: usize>() -> WqeFetchN<PR> {
+        let mut u = WqeFetchN::<PR>::default();
+        u.clock.connect();
+        u.reset.connect();
+        u.cfg_valid.connect();
+        u.cfg_qp.connect();
+        u.cfg_base.connect();
+        u.cfg_log2.connect();
+        u.cfg_ci_load.connect();
+        u.cfg_ci.connect();
+        u.en_valid.connect();
+        u.en_qp.connect();
+        u.en_on.connect();
+        u.grant_valid.connect();
+        u.grant_qp.connect();
+        u.take_prod.connect();
+        u.dma_rd_req_ready.connect();
+        u.dma_rd_cpl_valid.connect();
+        u.dma_rd_cpl_data.connect();
+        u.dma_rd_cpl_last.connect();
+        u.dma_rd_cpl_tag.connect();
+        u.wqe_ready.connect();
+        u.wqe_hold.connect();
+        u.park_valid.connect();
+        u.park_qp.connect();
+        u.park_idx.connect();
+        u.connect_all();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        u
+    }
+
     impl Bench {
         fn new() -> Self {
-            let mut u = WqeFetch::default();
-            u.clock.connect();
-            u.reset.connect();
-            u.cfg_valid.connect();
-            u.cfg_qp.connect();
-            u.cfg_base.connect();
-            u.cfg_log2.connect();
-            u.cfg_ci_load.connect();
-            u.cfg_ci.connect();
-            u.en_valid.connect();
-            u.en_qp.connect();
-            u.en_on.connect();
-            u.grant_valid.connect();
-            u.grant_qp.connect();
-            u.take_prod.connect();
-            u.dma_rd_req_ready.connect();
-            u.dma_rd_cpl_valid.connect();
-            u.dma_rd_cpl_data.connect();
-            u.dma_rd_cpl_last.connect();
-            u.dma_rd_cpl_tag.connect();
-            u.wqe_ready.connect();
-            u.wqe_hold.connect();
-            u.park_valid.connect();
-            u.park_qp.connect();
-            u.park_idx.connect();
-            u.connect_all();
-            u.reset.next = true;
-            tick!(u);
-            u.reset.next = false;
+            let mut u = reset_unit::<{ crate::profile::PR_SIM }>();
             Bench {
                 u,
                 prod: [0; 64],
@@ -1141,35 +1148,7 @@ mod tests {
         use crate::testutil::Rng;
         let nq = (crate::profile::PROFILES[PR].fw.n_qp as usize).min(16);
         let mut rng = Rng::new(seed);
-        let mut u = WqeFetchN::<PR>::default();
-        u.clock.connect();
-        u.reset.connect();
-        u.cfg_valid.connect();
-        u.cfg_qp.connect();
-        u.cfg_base.connect();
-        u.cfg_log2.connect();
-        u.cfg_ci_load.connect();
-        u.cfg_ci.connect();
-        u.en_valid.connect();
-        u.en_qp.connect();
-        u.en_on.connect();
-        u.grant_valid.connect();
-        u.grant_qp.connect();
-        u.take_prod.connect();
-        u.dma_rd_req_ready.connect();
-        u.dma_rd_cpl_valid.connect();
-        u.dma_rd_cpl_data.connect();
-        u.dma_rd_cpl_last.connect();
-        u.dma_rd_cpl_tag.connect();
-        u.wqe_ready.connect();
-        u.wqe_hold.connect();
-        u.park_valid.connect();
-        u.park_qp.connect();
-        u.park_idx.connect();
-        u.connect_all();
-        u.reset.next = true;
-        tick!(u);
-        u.reset.next = false;
+        let mut u = reset_unit::<PR>();
         for q in 0..nq as u64 {
             u.cfg_valid.next = true;
             u.cfg_qp.next = q.into();
