@@ -884,7 +884,7 @@ mod tests {
 
     impl Bench {
         fn new() -> Self {
-            let mut u = reset_unit::<{ crate::profile::PR_SIM }>();
+            let u = reset_unit::<{ crate::profile::PR_SIM }>();
             Bench {
                 u,
                 prod: [0; 64],
