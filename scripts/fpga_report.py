@@ -125,6 +125,15 @@ def worst_nets(path, n=3):
     return [s.get("net", "?") for s in nets[:n]]
 
 
+def print_util(util, over=()):
+    """One line per resource: used / available (per cent), `OVER` for those in `over`."""
+    for name, v in util.items():
+        avail = v.get("available") or 0
+        pct = 100.0 * v["used"] / avail if avail else 0.0
+        flag = "  OVER" if name in over else ""
+        print(f"    {name:<20} {v['used']:>7} / {avail:<7} ({pct:5.1f} %){flag}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--top")
@@ -189,11 +198,7 @@ def main():
             timing_met=False,
         )
         print(f"FPGA report for {a.top} on {report['device']}: place and route FAILED")
-        for name, v in util.items():
-            avail = v["available"]
-            pct = 100.0 * v["used"] / avail if avail else 0.0
-            flag = "  OVER" if name in over else ""
-            print(f"    {name:<20} {v['used']:>7} / {avail:<7} ({pct:5.1f} %){flag}")
+        print_util(util, over)
         if over:
             print(f"  does NOT fit the part: {', '.join(over)} over", file=sys.stderr)
         print(f"  nextpnr: {error}", file=sys.stderr)
@@ -265,10 +270,7 @@ def main():
     t = report["times_s"]
     print(f"  times: synthesis {t['synth']} s, place and route {t['pnr']} s")
     print("  utilisation:")
-    for name, v in util.items():
-        avail = v.get("available") or 0
-        pct = 100.0 * v["used"] / avail if avail else 0.0
-        print(f"    {name:<20} {v['used']:>7} / {avail:<7} ({pct:5.1f} %)")
+    print_util(util)
     print("  clocks:")
     for c in clocks:
         verdict = "met" if c["met"] else "FAILED"

@@ -6,7 +6,10 @@
 # FF clk->q 0.31, 0.75 per routed net, LUT4 0.14, PFUMX/L6MUX 0.15, carry entry 0.28 + 0.043 per CCU2C,
 # BRAM output 3.0). Usage: sta.py netlist.json [N]
 import json, sys, collections, re
-d = json.load(open(sys.argv[1])); m = d['modules']['rnic_versa5g']
+d = json.load(open(sys.argv[1]))
+# The design's top: the board top, or the module Yosys marked top (a block synthesised alone, scripts/fpga_block.sh).
+tops = [k for k, v in d['modules'].items() if int(str(v.get('attributes', {}).get('top', '0')), 2)]
+m = d['modules']['rnic_versa5g' if 'rnic_versa5g' in d['modules'] else tops[0]]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 25
 names = {}
 for n, v in m['netnames'].items():

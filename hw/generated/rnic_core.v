@@ -15099,6 +15099,21 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  [3:0] so_pad$d;
     wire  [3:0] so_pad$q;
     reg  so_pad$clock;
+    reg  [7:0] mkl$d;
+    wire  [7:0] mkl$q;
+    reg  mkl$clock;
+    reg  [7:0] m2l$d;
+    wire  [7:0] m2l$q;
+    reg  m2l$clock;
+    reg  [7:0] m3l$d;
+    wire  [7:0] m3l$q;
+    reg  m3l$clock;
+    reg  [35:0] pcs$d;
+    wire  [35:0] pcs$q;
+    reg  pcs$clock;
+    reg  [3:0] m3i$d;
+    wire  [3:0] m3i$q;
+    reg  m3i$clock;
 
     // Local signals
     reg  c_crc_en;
@@ -15107,7 +15122,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  [31:0] c_crc;
     reg  [16:0] c_need;
     reg  [16:0] c_urem;
-    reg  [16:0] c_tail;
     reg  [16:0] c_woff;
     reg  [7:0] c_len_hi;
     reg  [7:0] c_mk_hi;
@@ -15117,14 +15131,27 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  c_dead;
     reg  [63:0] c_acc;
     reg  [3:0] c_fill;
+    reg  ld;
+    reg  [16:0] ld_need;
+    reg  [16:0] ld_tail;
+    reg  [16:0] ld_urem;
+    reg  [8:0] nph;
+    reg  nmk;
+    reg  [3:0] mg_a;
+    reg  [2:0] mg_l;
+    reg  [1:0] mg_o;
+    reg  [3:0] mdx;
+    reg  [7:0] n_mkl;
+    reg  [7:0] n_m2l;
+    reg  [7:0] n_m3l;
+    reg  [35:0] n_pcs;
+    reg  [3:0] n_m3i;
+    reg  [3:0] pci;
     reg  take;
     reg  [3:0] keff;
     reg  [3:0] li;
-    reg  [8:0] lp;
     reg  [7:0] lbyte;
-    reg  lmark;
     reg  [7:0] nmask;
-    reg  [3:0] pcnt;
     reg  [6:0] csh;
     reg  [63:0] cb;
     reg  [3:0] nm_total;
@@ -15138,6 +15165,9 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  [7:0] mhi;
     reg  [16:0] ptr;
     reg  [16:0] exp;
+    reg  [7:0] plo;
+    reg  m3v;
+    reg  after3;
     reg  mbad_c;
     reg  mbad_n;
     reg  [31:0] ksel;
@@ -15346,6 +15376,31 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         .q(so_pad$q),
         .clock(so_pad$clock)
     );
+    rnic_core$mpa_rx$mkl mkl(
+        .d(mkl$d),
+        .q(mkl$q),
+        .clock(mkl$clock)
+    );
+    rnic_core$mpa_rx$m2l m2l(
+        .d(m2l$d),
+        .q(m2l$q),
+        .clock(m2l$clock)
+    );
+    rnic_core$mpa_rx$m3l m3l(
+        .d(m3l$d),
+        .q(m3l$q),
+        .clock(m3l$clock)
+    );
+    rnic_core$mpa_rx$pcs pcs(
+        .d(pcs$d),
+        .q(pcs$q),
+        .clock(pcs$clock)
+    );
+    rnic_core$mpa_rx$m3i m3i(
+        .d(m3i$d),
+        .q(m3i$q),
+        .clock(m3i$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -15369,6 +15424,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         so_valid$clock = clock;
         so_state$clock = clock;
         so_pad$clock = clock;
+        mkl$clock = clock;
+        m2l$clock = clock;
+        m3l$clock = clock;
+        pcs$clock = clock;
+        m3i$clock = clock;
         first$d = first$q;
         crc_en$d = crc_en$q;
         mk_en$d = mk_en$q;
@@ -15388,159 +15448,368 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         so_valid$d = so_valid$q;
         so_state$d = so_state$q;
         so_pad$d = so_pad$q;
+        mkl$d = mkl$q;
+        m2l$d = m2l$q;
+        m3l$d = m3l$q;
+        pcs$d = pcs$q;
+        m3i$d = m3i$q;
         q$reset = reset;
         q$out_ready = out_ready;
-        in_ready = q$room;
-        take = in_valid & q$room;
+        ld = first$q & in_valid;
+        in_ready = q$room & ~first$q;
+        take = in_valid & q$room & ~first$q;
+        c_crc_en = crc_en$q;
+        c_mk_en = mk_en$q;
+        c_phase = phase$q;
+        c_crc = crc$q;
+        c_need = need$q;
+        c_woff = woff$q;
+        c_len_hi = len_hi$q;
+        c_mk_hi = mk_hi$q;
+        c_hdr = hdr$q;
+        c_pad = pad$q;
+        c_sp = sp$q;
+        c_dead = dead$q;
+        c_urem = urem$q;
+        c_acc = acc$q;
+        c_fill = fill$q;
         seq_diff = ctx_seq - ctx_seq_start;
+        ld_need = ctx_state[(32'h20)+:(17)];
+        ld_tail = {{15{1'b0}}, ctx_state[(32'h54)+:(2)]} + 17'h4;
+        ld_urem = 17'h0;
+        if (ld_need > ld_tail) begin
+            ld_urem = ld_need - ld_tail;
+        end
+        nph = c_phase + 9'h8;
+        nmk = c_mk_en;
         if (first$q) begin
-            c_crc_en = ctx_crc_en;
-            c_mk_en = ctx_mk_en;
-            c_phase = seq_diff[(32'h0)+:(9)];
-            c_crc = ctx_state[(32'h0)+:(32)];
-            c_need = ctx_state[(32'h20)+:(17)];
-            c_woff = ctx_state[(32'h31)+:(17)];
-            c_len_hi = ctx_state[(32'h42)+:(8)];
-            c_mk_hi = ctx_state[(32'h4a)+:(8)];
-            c_hdr = ctx_state[(32'h52)+:(2)];
-            c_pad = ctx_state[(32'h54)+:(2)];
-            c_sp = ctx_state[32'h56];
-            c_dead = ctx_state[32'h57];
-            c_tail = {{15{1'b0}}, c_pad} + 17'h4;
-            c_urem = 17'h0;
-            if (c_need > c_tail) begin
-                c_urem = c_need - c_tail;
+            nph = seq_diff[(32'h0)+:(9)];
+            nmk = ctx_mk_en;
+        end
+        mg_a = 4'h8;
+        mg_l = 3'h0;
+        mg_o = 2'h0;
+        if (nmk & (nph < 9'h4)) begin
+            mg_a = 4'h0;
+            mg_l = 3'h4 - {{1{1'b0}}, nph[(32'h0)+:(2)]};
+            mg_o = nph[(32'h0)+:(2)];
+        end
+        else if (nmk & (nph > 9'h1f8)) begin
+            mg_a = 4'h8 - {{1{1'b0}}, nph[(32'h0)+:(3)]};
+            mg_l = nph[(32'h0)+:(3)];
+            if (nph[32'h2]) begin
+                mg_l = 3'h4;
             end
-            c_acc = 64'h0;
-            c_fill = 4'h0;
         end
-        else begin
-            c_crc_en = crc_en$q;
-            c_mk_en = mk_en$q;
-            c_phase = phase$q;
-            c_crc = crc$q;
-            c_need = need$q;
-            c_woff = woff$q;
-            c_len_hi = len_hi$q;
-            c_mk_hi = mk_hi$q;
-            c_hdr = hdr$q;
-            c_pad = pad$q;
-            c_sp = sp$q;
-            c_dead = dead$q;
-            c_tail = 17'h0;
-            c_urem = urem$q;
-            c_acc = acc$q;
-            c_fill = fill$q;
+        li = 4'h0;
+        n_mkl = 8'h0;
+        n_m2l = 8'h0;
+        n_m3l = 8'h0;
+        n_pcs = 36'h0;
+        n_m3i = 4'h8;
+        mdx = li - mg_a;
+        if ((li >= mg_a) & (mdx < {{1{1'b0}}, mg_l})) begin
+            n_mkl = {n_mkl[7:1], 1'b1};
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h2) begin
+                n_m2l = {n_m2l[7:1], 1'b1};
+            end
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h3) begin
+                n_m3l = {n_m3l[7:1], 1'b1};
+                n_m3i = li;
+            end
         end
+        li = li + 4'h1;
+        mdx = li - mg_a;
+        if ((li >= mg_a) & (mdx < {{1{1'b0}}, mg_l})) begin
+            n_mkl = {n_mkl[7:2], 1'b1, n_mkl[0]};
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h2) begin
+                n_m2l = {n_m2l[7:2], 1'b1, n_m2l[0]};
+            end
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h3) begin
+                n_m3l = {n_m3l[7:2], 1'b1, n_m3l[0]};
+                n_m3i = li;
+            end
+        end
+        li = li + 4'h1;
+        mdx = li - mg_a;
+        if ((li >= mg_a) & (mdx < {{1{1'b0}}, mg_l})) begin
+            n_mkl = {n_mkl[7:3], 1'b1, n_mkl[1:0]};
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h2) begin
+                n_m2l = {n_m2l[7:3], 1'b1, n_m2l[1:0]};
+            end
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h3) begin
+                n_m3l = {n_m3l[7:3], 1'b1, n_m3l[1:0]};
+                n_m3i = li;
+            end
+        end
+        li = li + 4'h1;
+        mdx = li - mg_a;
+        if ((li >= mg_a) & (mdx < {{1{1'b0}}, mg_l})) begin
+            n_mkl = {n_mkl[7:4], 1'b1, n_mkl[2:0]};
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h2) begin
+                n_m2l = {n_m2l[7:4], 1'b1, n_m2l[2:0]};
+            end
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h3) begin
+                n_m3l = {n_m3l[7:4], 1'b1, n_m3l[2:0]};
+                n_m3i = li;
+            end
+        end
+        li = li + 4'h1;
+        mdx = li - mg_a;
+        if ((li >= mg_a) & (mdx < {{1{1'b0}}, mg_l})) begin
+            n_mkl = {n_mkl[7:5], 1'b1, n_mkl[3:0]};
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h2) begin
+                n_m2l = {n_m2l[7:5], 1'b1, n_m2l[3:0]};
+            end
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h3) begin
+                n_m3l = {n_m3l[7:5], 1'b1, n_m3l[3:0]};
+                n_m3i = li;
+            end
+        end
+        li = li + 4'h1;
+        mdx = li - mg_a;
+        if ((li >= mg_a) & (mdx < {{1{1'b0}}, mg_l})) begin
+            n_mkl = {n_mkl[7:6], 1'b1, n_mkl[4:0]};
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h2) begin
+                n_m2l = {n_m2l[7:6], 1'b1, n_m2l[4:0]};
+            end
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h3) begin
+                n_m3l = {n_m3l[7:6], 1'b1, n_m3l[4:0]};
+                n_m3i = li;
+            end
+        end
+        li = li + 4'h1;
+        mdx = li - mg_a;
+        if ((li >= mg_a) & (mdx < {{1{1'b0}}, mg_l})) begin
+            n_mkl = {n_mkl[7], 1'b1, n_mkl[5:0]};
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h2) begin
+                n_m2l = {n_m2l[7], 1'b1, n_m2l[5:0]};
+            end
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h3) begin
+                n_m3l = {n_m3l[7], 1'b1, n_m3l[5:0]};
+                n_m3i = li;
+            end
+        end
+        li = li + 4'h1;
+        mdx = li - mg_a;
+        if ((li >= mg_a) & (mdx < {{1{1'b0}}, mg_l})) begin
+            n_mkl = {1'b1, n_mkl[6:0]};
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h2) begin
+                n_m2l = {1'b1, n_m2l[6:0]};
+            end
+            if (mdx + {{2{1'b0}}, mg_o} == 4'h3) begin
+                n_m3l = {1'b1, n_m3l[6:0]};
+                n_m3i = li;
+            end
+        end
+        li = li + 4'h1;
+        li = 4'h0;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
+        mdx = 4'h0;
+        if (li >= mg_a) begin
+            mdx = li - mg_a;
+            if (mdx > {{1{1'b0}}, mg_l}) begin
+                mdx = {{1{1'b0}}, mg_l};
+            end
+        end
+        n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
+        li = li + 4'h1;
         keff = 4'h8;
         if (in_last) begin
             keff = in_keep;
         end
         li = 4'h0;
-        lp = c_phase;
-        pcnt = 4'h0;
         nmask = 8'h0;
         cb = 64'h0;
         csh = 7'h0;
         lbyte = 8'h0;
-        lmark = 1'b0;
+        nm_total = 4'h0;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 0)+:(4)];
+        end
+        li = li + 4'h1;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 1)+:(4)];
+        end
+        li = li + 4'h1;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 2)+:(4)];
+        end
+        li = li + 4'h1;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 3)+:(4)];
+        end
+        li = li + 4'h1;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 4)+:(4)];
+        end
+        li = li + 4'h1;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 5)+:(4)];
+        end
+        li = li + 4'h1;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 6)+:(4)];
+        end
+        li = li + 4'h1;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 7)+:(4)];
+        end
+        li = li + 4'h1;
+        if (keff == li) begin
+            nm_total = pcs$q[(32'h4 * 8)+:(4)];
+        end
+        li = li + 4'h1;
+        li = 4'h0;
         lbyte = in_data[(32'h8 * 0)+:(8)];
-        lmark = c_mk_en & (lp < 9'h4);
-        if ((li < keff) & ~lmark) begin
+        pci = pcs$q[(32'h4 * 0)+:(4)];
+        if ((li < keff) & ~mkl$q[0]) begin
             nmask = {nmask[7:1], 1'b1};
-            csh = {{3{1'b0}}, pcnt} << 32'h3;
+            csh = {{3{1'b0}}, pci} << 32'h3;
             cb = cb | ({{56{1'b0}}, lbyte} << csh);
-            pcnt = pcnt + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 1)+:(8)];
-        lmark = c_mk_en & (lp < 9'h4);
-        if ((li < keff) & ~lmark) begin
+        pci = pcs$q[(32'h4 * 1)+:(4)];
+        if ((li < keff) & ~mkl$q[1]) begin
             nmask = {nmask[7:2], 1'b1, nmask[0]};
-            csh = {{3{1'b0}}, pcnt} << 32'h3;
+            csh = {{3{1'b0}}, pci} << 32'h3;
             cb = cb | ({{56{1'b0}}, lbyte} << csh);
-            pcnt = pcnt + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 2)+:(8)];
-        lmark = c_mk_en & (lp < 9'h4);
-        if ((li < keff) & ~lmark) begin
+        pci = pcs$q[(32'h4 * 2)+:(4)];
+        if ((li < keff) & ~mkl$q[2]) begin
             nmask = {nmask[7:3], 1'b1, nmask[1:0]};
-            csh = {{3{1'b0}}, pcnt} << 32'h3;
+            csh = {{3{1'b0}}, pci} << 32'h3;
             cb = cb | ({{56{1'b0}}, lbyte} << csh);
-            pcnt = pcnt + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 3)+:(8)];
-        lmark = c_mk_en & (lp < 9'h4);
-        if ((li < keff) & ~lmark) begin
+        pci = pcs$q[(32'h4 * 3)+:(4)];
+        if ((li < keff) & ~mkl$q[3]) begin
             nmask = {nmask[7:4], 1'b1, nmask[2:0]};
-            csh = {{3{1'b0}}, pcnt} << 32'h3;
+            csh = {{3{1'b0}}, pci} << 32'h3;
             cb = cb | ({{56{1'b0}}, lbyte} << csh);
-            pcnt = pcnt + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 4)+:(8)];
-        lmark = c_mk_en & (lp < 9'h4);
-        if ((li < keff) & ~lmark) begin
+        pci = pcs$q[(32'h4 * 4)+:(4)];
+        if ((li < keff) & ~mkl$q[4]) begin
             nmask = {nmask[7:5], 1'b1, nmask[3:0]};
-            csh = {{3{1'b0}}, pcnt} << 32'h3;
+            csh = {{3{1'b0}}, pci} << 32'h3;
             cb = cb | ({{56{1'b0}}, lbyte} << csh);
-            pcnt = pcnt + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 5)+:(8)];
-        lmark = c_mk_en & (lp < 9'h4);
-        if ((li < keff) & ~lmark) begin
+        pci = pcs$q[(32'h4 * 5)+:(4)];
+        if ((li < keff) & ~mkl$q[5]) begin
             nmask = {nmask[7:6], 1'b1, nmask[4:0]};
-            csh = {{3{1'b0}}, pcnt} << 32'h3;
+            csh = {{3{1'b0}}, pci} << 32'h3;
             cb = cb | ({{56{1'b0}}, lbyte} << csh);
-            pcnt = pcnt + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 6)+:(8)];
-        lmark = c_mk_en & (lp < 9'h4);
-        if ((li < keff) & ~lmark) begin
+        pci = pcs$q[(32'h4 * 6)+:(4)];
+        if ((li < keff) & ~mkl$q[6]) begin
             nmask = {nmask[7], 1'b1, nmask[5:0]};
-            csh = {{3{1'b0}}, pcnt} << 32'h3;
+            csh = {{3{1'b0}}, pci} << 32'h3;
             cb = cb | ({{56{1'b0}}, lbyte} << csh);
-            pcnt = pcnt + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 7)+:(8)];
-        lmark = c_mk_en & (lp < 9'h4);
-        if ((li < keff) & ~lmark) begin
+        pci = pcs$q[(32'h4 * 7)+:(4)];
+        if ((li < keff) & ~mkl$q[7]) begin
             nmask = {1'b1, nmask[6:0]};
-            csh = {{3{1'b0}}, pcnt} << 32'h3;
+            csh = {{3{1'b0}}, pci} << 32'h3;
             cb = cb | ({{56{1'b0}}, lbyte} << csh);
-            pcnt = pcnt + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
-        nm_total = pcnt;
         body = c_hdr == 2'h2;
         ends = body & (c_need <= {{13{1'b0}}, nm_total});
         li = 4'h0;
-        lp = c_phase;
-        pcnt = 4'h0;
         after = 1'b0;
         e_lane = 4'h0;
         sb = 4'h8;
         lm_c = 8'h0;
         lm_n = 8'h0;
         mhi = c_mk_hi;
-        ptr = 17'h0;
-        exp = 17'h0;
-        mbad_c = 1'b0;
-        mbad_n = 1'b0;
+        plo = 8'h0;
+        m3v = 1'b0;
+        after3 = 1'b0;
         lbyte = in_data[(32'h8 * 0)+:(8)];
+        pci = pcs$q[(32'h4 * 0)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:1], 1'b1};
@@ -15548,38 +15817,23 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             else begin
                 lm_c = {lm_c[7:1], 1'b1};
             end
-            if (c_mk_en & (lp == 9'h2)) begin
+            if (m2l$q[0]) begin
                 mhi = lbyte;
             end
-            if (c_mk_en & (lp == 9'h3)) begin
-                ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, lbyte};
-                if (after) begin
-                    exp = {{13{1'b0}}, li} - {{13{1'b0}}, sb} - 17'h3;
-                end
-                else begin
-                    exp = c_woff + {{13{1'b0}}, li} - 17'h3;
-                end
-                if (ptr != exp) begin
-                    if (after) begin
-                        mbad_n = 1'b1;
-                    end
-                    else begin
-                        mbad_c = 1'b1;
-                    end
-                end
+            if (m3l$q[0]) begin
+                plo = lbyte;
+                m3v = 1'b1;
+                after3 = after;
             end
         end
-        if (nmask[0]) begin
-            if (ends & ~after & (c_need == {{13{1'b0}}, pcnt} + 17'h1)) begin
-                after = 1'b1;
-                e_lane = li;
-                sb = li + 4'h1;
-            end
-            pcnt = pcnt + 4'h1;
+        if (nmask[0] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+            after = 1'b1;
+            e_lane = li;
+            sb = li + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 1)+:(8)];
+        pci = pcs$q[(32'h4 * 1)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:2], 1'b1, lm_n[0]};
@@ -15587,38 +15841,23 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             else begin
                 lm_c = {lm_c[7:2], 1'b1, lm_c[0]};
             end
-            if (c_mk_en & (lp == 9'h2)) begin
+            if (m2l$q[1]) begin
                 mhi = lbyte;
             end
-            if (c_mk_en & (lp == 9'h3)) begin
-                ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, lbyte};
-                if (after) begin
-                    exp = {{13{1'b0}}, li} - {{13{1'b0}}, sb} - 17'h3;
-                end
-                else begin
-                    exp = c_woff + {{13{1'b0}}, li} - 17'h3;
-                end
-                if (ptr != exp) begin
-                    if (after) begin
-                        mbad_n = 1'b1;
-                    end
-                    else begin
-                        mbad_c = 1'b1;
-                    end
-                end
+            if (m3l$q[1]) begin
+                plo = lbyte;
+                m3v = 1'b1;
+                after3 = after;
             end
         end
-        if (nmask[1]) begin
-            if (ends & ~after & (c_need == {{13{1'b0}}, pcnt} + 17'h1)) begin
-                after = 1'b1;
-                e_lane = li;
-                sb = li + 4'h1;
-            end
-            pcnt = pcnt + 4'h1;
+        if (nmask[1] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+            after = 1'b1;
+            e_lane = li;
+            sb = li + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 2)+:(8)];
+        pci = pcs$q[(32'h4 * 2)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:3], 1'b1, lm_n[1:0]};
@@ -15626,38 +15865,23 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             else begin
                 lm_c = {lm_c[7:3], 1'b1, lm_c[1:0]};
             end
-            if (c_mk_en & (lp == 9'h2)) begin
+            if (m2l$q[2]) begin
                 mhi = lbyte;
             end
-            if (c_mk_en & (lp == 9'h3)) begin
-                ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, lbyte};
-                if (after) begin
-                    exp = {{13{1'b0}}, li} - {{13{1'b0}}, sb} - 17'h3;
-                end
-                else begin
-                    exp = c_woff + {{13{1'b0}}, li} - 17'h3;
-                end
-                if (ptr != exp) begin
-                    if (after) begin
-                        mbad_n = 1'b1;
-                    end
-                    else begin
-                        mbad_c = 1'b1;
-                    end
-                end
+            if (m3l$q[2]) begin
+                plo = lbyte;
+                m3v = 1'b1;
+                after3 = after;
             end
         end
-        if (nmask[2]) begin
-            if (ends & ~after & (c_need == {{13{1'b0}}, pcnt} + 17'h1)) begin
-                after = 1'b1;
-                e_lane = li;
-                sb = li + 4'h1;
-            end
-            pcnt = pcnt + 4'h1;
+        if (nmask[2] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+            after = 1'b1;
+            e_lane = li;
+            sb = li + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 3)+:(8)];
+        pci = pcs$q[(32'h4 * 3)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:4], 1'b1, lm_n[2:0]};
@@ -15665,38 +15889,23 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             else begin
                 lm_c = {lm_c[7:4], 1'b1, lm_c[2:0]};
             end
-            if (c_mk_en & (lp == 9'h2)) begin
+            if (m2l$q[3]) begin
                 mhi = lbyte;
             end
-            if (c_mk_en & (lp == 9'h3)) begin
-                ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, lbyte};
-                if (after) begin
-                    exp = {{13{1'b0}}, li} - {{13{1'b0}}, sb} - 17'h3;
-                end
-                else begin
-                    exp = c_woff + {{13{1'b0}}, li} - 17'h3;
-                end
-                if (ptr != exp) begin
-                    if (after) begin
-                        mbad_n = 1'b1;
-                    end
-                    else begin
-                        mbad_c = 1'b1;
-                    end
-                end
+            if (m3l$q[3]) begin
+                plo = lbyte;
+                m3v = 1'b1;
+                after3 = after;
             end
         end
-        if (nmask[3]) begin
-            if (ends & ~after & (c_need == {{13{1'b0}}, pcnt} + 17'h1)) begin
-                after = 1'b1;
-                e_lane = li;
-                sb = li + 4'h1;
-            end
-            pcnt = pcnt + 4'h1;
+        if (nmask[3] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+            after = 1'b1;
+            e_lane = li;
+            sb = li + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 4)+:(8)];
+        pci = pcs$q[(32'h4 * 4)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:5], 1'b1, lm_n[3:0]};
@@ -15704,38 +15913,23 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             else begin
                 lm_c = {lm_c[7:5], 1'b1, lm_c[3:0]};
             end
-            if (c_mk_en & (lp == 9'h2)) begin
+            if (m2l$q[4]) begin
                 mhi = lbyte;
             end
-            if (c_mk_en & (lp == 9'h3)) begin
-                ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, lbyte};
-                if (after) begin
-                    exp = {{13{1'b0}}, li} - {{13{1'b0}}, sb} - 17'h3;
-                end
-                else begin
-                    exp = c_woff + {{13{1'b0}}, li} - 17'h3;
-                end
-                if (ptr != exp) begin
-                    if (after) begin
-                        mbad_n = 1'b1;
-                    end
-                    else begin
-                        mbad_c = 1'b1;
-                    end
-                end
+            if (m3l$q[4]) begin
+                plo = lbyte;
+                m3v = 1'b1;
+                after3 = after;
             end
         end
-        if (nmask[4]) begin
-            if (ends & ~after & (c_need == {{13{1'b0}}, pcnt} + 17'h1)) begin
-                after = 1'b1;
-                e_lane = li;
-                sb = li + 4'h1;
-            end
-            pcnt = pcnt + 4'h1;
+        if (nmask[4] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+            after = 1'b1;
+            e_lane = li;
+            sb = li + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 5)+:(8)];
+        pci = pcs$q[(32'h4 * 5)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:6], 1'b1, lm_n[4:0]};
@@ -15743,38 +15937,23 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             else begin
                 lm_c = {lm_c[7:6], 1'b1, lm_c[4:0]};
             end
-            if (c_mk_en & (lp == 9'h2)) begin
+            if (m2l$q[5]) begin
                 mhi = lbyte;
             end
-            if (c_mk_en & (lp == 9'h3)) begin
-                ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, lbyte};
-                if (after) begin
-                    exp = {{13{1'b0}}, li} - {{13{1'b0}}, sb} - 17'h3;
-                end
-                else begin
-                    exp = c_woff + {{13{1'b0}}, li} - 17'h3;
-                end
-                if (ptr != exp) begin
-                    if (after) begin
-                        mbad_n = 1'b1;
-                    end
-                    else begin
-                        mbad_c = 1'b1;
-                    end
-                end
+            if (m3l$q[5]) begin
+                plo = lbyte;
+                m3v = 1'b1;
+                after3 = after;
             end
         end
-        if (nmask[5]) begin
-            if (ends & ~after & (c_need == {{13{1'b0}}, pcnt} + 17'h1)) begin
-                after = 1'b1;
-                e_lane = li;
-                sb = li + 4'h1;
-            end
-            pcnt = pcnt + 4'h1;
+        if (nmask[5] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+            after = 1'b1;
+            e_lane = li;
+            sb = li + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 6)+:(8)];
+        pci = pcs$q[(32'h4 * 6)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7], 1'b1, lm_n[5:0]};
@@ -15782,38 +15961,23 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             else begin
                 lm_c = {lm_c[7], 1'b1, lm_c[5:0]};
             end
-            if (c_mk_en & (lp == 9'h2)) begin
+            if (m2l$q[6]) begin
                 mhi = lbyte;
             end
-            if (c_mk_en & (lp == 9'h3)) begin
-                ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, lbyte};
-                if (after) begin
-                    exp = {{13{1'b0}}, li} - {{13{1'b0}}, sb} - 17'h3;
-                end
-                else begin
-                    exp = c_woff + {{13{1'b0}}, li} - 17'h3;
-                end
-                if (ptr != exp) begin
-                    if (after) begin
-                        mbad_n = 1'b1;
-                    end
-                    else begin
-                        mbad_c = 1'b1;
-                    end
-                end
+            if (m3l$q[6]) begin
+                plo = lbyte;
+                m3v = 1'b1;
+                after3 = after;
             end
         end
-        if (nmask[6]) begin
-            if (ends & ~after & (c_need == {{13{1'b0}}, pcnt} + 17'h1)) begin
-                after = 1'b1;
-                e_lane = li;
-                sb = li + 4'h1;
-            end
-            pcnt = pcnt + 4'h1;
+        if (nmask[6] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+            after = 1'b1;
+            e_lane = li;
+            sb = li + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
         lbyte = in_data[(32'h8 * 7)+:(8)];
+        pci = pcs$q[(32'h4 * 7)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {1'b1, lm_n[6:0]};
@@ -15821,37 +15985,36 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             else begin
                 lm_c = {1'b1, lm_c[6:0]};
             end
-            if (c_mk_en & (lp == 9'h2)) begin
+            if (m2l$q[7]) begin
                 mhi = lbyte;
             end
-            if (c_mk_en & (lp == 9'h3)) begin
-                ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, lbyte};
-                if (after) begin
-                    exp = {{13{1'b0}}, li} - {{13{1'b0}}, sb} - 17'h3;
-                end
-                else begin
-                    exp = c_woff + {{13{1'b0}}, li} - 17'h3;
-                end
-                if (ptr != exp) begin
-                    if (after) begin
-                        mbad_n = 1'b1;
-                    end
-                    else begin
-                        mbad_c = 1'b1;
-                    end
-                end
+            if (m3l$q[7]) begin
+                plo = lbyte;
+                m3v = 1'b1;
+                after3 = after;
             end
         end
-        if (nmask[7]) begin
-            if (ends & ~after & (c_need == {{13{1'b0}}, pcnt} + 17'h1)) begin
-                after = 1'b1;
-                e_lane = li;
-                sb = li + 4'h1;
-            end
-            pcnt = pcnt + 4'h1;
+        if (nmask[7] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+            after = 1'b1;
+            e_lane = li;
+            sb = li + 4'h1;
         end
         li = li + 4'h1;
-        lp = lp + 9'h1;
+        ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, plo};
+        exp = c_woff + {{13{1'b0}}, m3i$q} - 17'h3;
+        if (after3) begin
+            exp = {{13{1'b0}}, m3i$q} - {{13{1'b0}}, sb} - 17'h3;
+        end
+        mbad_c = 1'b0;
+        mbad_n = 1'b0;
+        if (m3v & (ptr != exp)) begin
+            if (after3) begin
+                mbad_n = 1'b1;
+            end
+            else begin
+                mbad_c = 1'b1;
+            end
+        end
         mask_c$data = in_data;
         mask_c$lanes = lm_c;
         mask_n$data = in_data;
@@ -16163,6 +16326,31 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             n_fill = 4'h0;
         end
         so_valid$d = 1'b0;
+        if (ld | take) begin
+            mkl$d = n_mkl;
+            m2l$d = n_m2l;
+            m3l$d = n_m3l;
+            pcs$d = n_pcs;
+            m3i$d = n_m3i;
+        end
+        if (ld) begin
+            first$d = 1'b0;
+            crc_en$d = ctx_crc_en;
+            mk_en$d = ctx_mk_en;
+            phase$d = seq_diff[(32'h0)+:(9)];
+            crc$d = ctx_state[(32'h0)+:(32)];
+            need$d = ld_need;
+            urem$d = ld_urem;
+            woff$d = ctx_state[(32'h31)+:(17)];
+            len_hi$d = ctx_state[(32'h42)+:(8)];
+            mk_hi$d = ctx_state[(32'h4a)+:(8)];
+            hdr$d = ctx_state[(32'h52)+:(2)];
+            pad$d = ctx_state[(32'h54)+:(2)];
+            sp$d = ctx_state[32'h56];
+            dead$d = ctx_state[32'h57];
+            acc$d = 64'h0;
+            fill$d = 4'h0;
+        end
         if (take) begin
             first$d = in_last;
             crc_en$d = c_crc_en;
@@ -16365,6 +16553,63 @@ module rnic_core$mpa_rx$len_hi(d,q,clock);
 endmodule // rnic_core$mpa_rx$len_hi
 
 
+module rnic_core$mpa_rx$m2l(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$m2l
+
+
+module rnic_core$mpa_rx$m3i(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$m3i
+
+
+module rnic_core$mpa_rx$m3l(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$m3l
+
+
 module rnic_core$mpa_rx$mask_a(data,lanes,out);
 
     // Module arguments
@@ -16451,6 +16696,25 @@ module rnic_core$mpa_rx$mk_hi(d,q,clock);
 endmodule // rnic_core$mpa_rx$mk_hi
 
 
+module rnic_core$mpa_rx$mkl(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$mkl
+
+
 module rnic_core$mpa_rx$need(d,q,clock);
 
     // Module arguments
@@ -16487,6 +16751,25 @@ module rnic_core$mpa_rx$pad(d,q,clock);
     end
 
 endmodule // rnic_core$mpa_rx$pad
+
+
+module rnic_core$mpa_rx$pcs(d,q,clock);
+
+    // Module arguments
+    input wire  [35:0] d;
+    output reg  [35:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 36'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$pcs
 
 
 module rnic_core$mpa_rx$phase(d,q,clock);

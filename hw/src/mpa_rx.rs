@@ -10,7 +10,11 @@
 //!   number of the segment's first payload octet), `seq_start` (`SeqStart` of
 //!   RFC 5044 §4.3, the marker reference) and `state`, the connection's
 //!   [`MpaRxState`] record as this block last returned it (or
-//!   [`MpaRxState::initial`] at the start of Full Operation phase).
+//!   [`MpaRxState::initial`] at the start of Full Operation phase). Held
+//!   with the first beat: that beat is taken one clock after it is offered
+//!   (the segment's load clock, `in_ready` low), which registers the
+//!   context so that its block-RAM read and `seq - SeqStart` stay off the
+//!   per-beat path.
 //! * `st_out`/`st_out_valid`: the updated record; `st_out_valid` is high for
 //!   the one clock right after the edge that accepted the segment's `last`
 //!   beat. The caller stores it.
@@ -39,10 +43,13 @@
 //! belongs right after this block, because an FPDU that spans segments
 //! cannot be held in a block shared by all connections.
 //!
-//! # How it works (one beat per clock)
+//! # How it works (one beat per clock, plus one load clock per segment)
 //! Per beat, with `phase` the marker phase of lane 0:
 //! 1. Lanes are classified: valid, marker (`(seq - SeqStart) mod 512 < 4`,
-//!    RFC 5044 §4.3), and the non-marker octets are compacted (`cb`).
+//!    RFC 5044 §4.3), and the non-marker octets are compacted (`cb`). The
+//!    marker lanes and each lane's output slot are registered a clock
+//!    ahead, from the next beat's phase, so no adder chain runs lane
+//!    after lane.
 //! 2. The FPDU active at lane 0 ("C") ends in this beat iff its remaining
 //!    non-marker octet count `need` is at most the beat's non-marker count;
 //!    since a valid FPDU is at least 20 octets (ULPDU_LENGTH >= 14, a DDP
@@ -304,14 +311,21 @@ pub struct MpaRx {
     so_valid: DFF<Bit>,
     so_state: DFF<Bits<STATE_W>>,
     so_pad: DFF<Bits<4>>,
-    // ---- beat-start state (registers, or the context on a first beat)
+    // The next beat's marker lanes (see `update`): marker octets, marker
+    // octets 2 and 3, each lane's output slot (lanes 0..=8, 4 bits each),
+    // the lane of marker octet 3 (8: none).
+    mkl: DFF<Bits<8>>,
+    m2l: DFF<Bits<8>>,
+    m3l: DFF<Bits<8>>,
+    pcs: DFF<Bits<36>>,
+    m3i: DFF<Bits<4>>,
+    // ---- beat-start state (the registers)
     c_crc_en: Signal<Local, Bit>,
     c_mk_en: Signal<Local, Bit>,
     c_phase: Signal<Local, Bits<9>>,
     c_crc: Signal<Local, Bits<32>>,
     c_need: Signal<Local, Bits<17>>,
     c_urem: Signal<Local, Bits<17>>,
-    c_tail: Signal<Local, Bits<17>>,
     c_woff: Signal<Local, Bits<17>>,
     c_len_hi: Signal<Local, Bits<8>>,
     c_mk_hi: Signal<Local, Bits<8>>,
@@ -321,15 +335,30 @@ pub struct MpaRx {
     c_dead: Signal<Local, Bit>,
     c_acc: Signal<Local, Bits<64>>,
     c_fill: Signal<Local, Bits<4>>,
+    // ---- the load clock
+    ld: Signal<Local, Bit>,
+    ld_need: Signal<Local, Bits<17>>,
+    ld_tail: Signal<Local, Bits<17>>,
+    ld_urem: Signal<Local, Bits<17>>,
+    // ---- the next beat's marker lanes
+    nph: Signal<Local, Bits<9>>,
+    nmk: Signal<Local, Bit>,
+    mg_a: Signal<Local, Bits<4>>,
+    mg_l: Signal<Local, Bits<3>>,
+    mg_o: Signal<Local, Bits<2>>,
+    mdx: Signal<Local, Bits<4>>,
+    n_mkl: Signal<Local, Bits<8>>,
+    n_m2l: Signal<Local, Bits<8>>,
+    n_m3l: Signal<Local, Bits<8>>,
+    n_pcs: Signal<Local, Bits<36>>,
+    n_m3i: Signal<Local, Bits<4>>,
+    pci: Signal<Local, Bits<4>>,
     // ---- lane classification
     take: Signal<Local, Bit>,
     keff: Signal<Local, Bits<4>>,
     li: Signal<Local, Bits<4>>,
-    lp: Signal<Local, Bits<9>>,
     lbyte: Signal<Local, Bits<8>>,
-    lmark: Signal<Local, Bit>,
     nmask: Signal<Local, Bits<8>>,
-    pcnt: Signal<Local, Bits<4>>,
     csh: Signal<Local, Bits<7>>,
     cb: Signal<Local, Bits<64>>,
     nm_total: Signal<Local, Bits<4>>,
@@ -344,6 +373,9 @@ pub struct MpaRx {
     mhi: Signal<Local, Bits<8>>,
     ptr: Signal<Local, Bits<17>>,
     exp: Signal<Local, Bits<17>>,
+    plo: Signal<Local, Bits<8>>,
+    m3v: Signal<Local, Bit>,
+    after3: Signal<Local, Bit>,
     mbad_c: Signal<Local, Bit>,
     mbad_n: Signal<Local, Bit>,
     ksel: Signal<Local, Bits<32>>,
@@ -463,13 +495,36 @@ impl Default for MpaRx {
             so_valid: Default::default(),
             so_state: Default::default(),
             so_pad: Default::default(),
+            mkl: Default::default(),
+            m2l: Default::default(),
+            m3l: Default::default(),
+            pcs: Default::default(),
+            m3i: Default::default(),
+            ld: Default::default(),
+            ld_need: Default::default(),
+            ld_tail: Default::default(),
+            ld_urem: Default::default(),
+            nph: Default::default(),
+            nmk: Default::default(),
+            mg_a: Default::default(),
+            mg_l: Default::default(),
+            mg_o: Default::default(),
+            mdx: Default::default(),
+            n_mkl: Default::default(),
+            n_m2l: Default::default(),
+            n_m3l: Default::default(),
+            n_pcs: Default::default(),
+            n_m3i: Default::default(),
+            pci: Default::default(),
+            plo: Default::default(),
+            m3v: Default::default(),
+            after3: Default::default(),
             c_crc_en: Default::default(),
             c_mk_en: Default::default(),
             c_phase: Default::default(),
             c_crc: Default::default(),
             c_need: Default::default(),
             c_urem: Default::default(),
-            c_tail: Default::default(),
             c_woff: Default::default(),
             c_len_hi: Default::default(),
             c_mk_hi: Default::default(),
@@ -482,11 +537,8 @@ impl Default for MpaRx {
             take: Default::default(),
             keff: Default::default(),
             li: Default::default(),
-            lp: Default::default(),
             lbyte: Default::default(),
-            lmark: Default::default(),
             nmask: Default::default(),
-            pcnt: Default::default(),
             csh: Default::default(),
             cb: Default::default(),
             nm_total: Default::default(),
@@ -566,55 +618,116 @@ impl Logic for MpaRx {
         clock!(self, clock, q);
         dff_setup!(
             self, clock, first, crc_en, mk_en, phase, crc, need, urem, woff, len_hi, mk_hi, hdr,
-            pad, sp, dead, acc, fill, so_valid, so_state, so_pad
+            pad, sp, dead, acc, fill, so_valid, so_state, so_pad, mkl, m2l, m3l, pcs, m3i
         );
         self.q.reset.next = self.reset.val();
         self.q.out_ready.next = self.out_ready.val();
-        self.in_ready.next = self.q.room.val();
-        self.take.next = self.in_valid.val() & self.q.room.val();
+        // A segment's first beat is taken one clock after it is offered:
+        // that clock (`ld`) loads the context into the beat-start registers,
+        // so the context's block-RAM read and `seq - SeqStart` are off the
+        // per-beat path (one clock per segment; docs/rtl.md "mpa_rx").
+        self.ld.next = self.first.q.val() & self.in_valid.val();
+        self.in_ready.next = self.q.room.val() & !self.first.q.val();
+        self.take.next = self.in_valid.val() & self.q.room.val() & !self.first.q.val();
 
-        // ---- beat-start state: the context on a segment's first beat
+        // ---- beat-start state: always the registers
+        self.c_crc_en.next = self.crc_en.q.val();
+        self.c_mk_en.next = self.mk_en.q.val();
+        self.c_phase.next = self.phase.q.val();
+        self.c_crc.next = self.crc.q.val();
+        self.c_need.next = self.need.q.val();
+        self.c_woff.next = self.woff.q.val();
+        self.c_len_hi.next = self.len_hi.q.val();
+        self.c_mk_hi.next = self.mk_hi.q.val();
+        self.c_hdr.next = self.hdr.q.val();
+        self.c_pad.next = self.pad.q.val();
+        self.c_sp.next = self.sp.q.val();
+        self.c_dead.next = self.dead.q.val();
+        self.c_urem.next = self.urem.q.val();
+        self.c_acc.next = self.acc.q.val();
+        self.c_fill.next = self.fill.q.val();
+
+        // ---- the context, for the load clock
         self.seq_diff.next = self.ctx_seq.val() - self.ctx_seq_start.val();
+        // ULPDU octets left = need - (pad + CRC field), if positive.
+        self.ld_need.next = self.ctx_state.val().get_bits::<17>(32);
+        self.ld_tail.next = bit_cast::<17, 2>(self.ctx_state.val().get_bits::<2>(84)) + 4;
+        self.ld_urem.next = 0.into();
+        if self.ld_need.val() > self.ld_tail.val() {
+            self.ld_urem.next = self.ld_need.val() - self.ld_tail.val();
+        }
+
+        // ---- marker lanes of the next beat (registered: `mkl`, `m2l`,
+        // `m3l`, `pcs`, `m3i`), from its marker phase `nph`: the context's
+        // on the load clock, else this beat's + 8 (a beat after a last beat
+        // is a load clock, so a short last beat needs no other case).
+        // Marker phase (seq - SeqStart) mod 512 (RFC 5044 §4.3); 512 divides
+        // 2^32, so sequence number wrap does not matter. Lane i is a marker
+        // octet iff (nph + i) mod 512 < 4: the lanes of one beat hold at most
+        // one marker, a run of lanes [mg_a, mg_a + mg_l) whose first octet is
+        // marker octet mg_o. Closed forms on nph's low bits (no adder chain):
+        // nph < 4: the marker began before lane 0 (mg_a 0, mg_l 4 - nph,
+        // mg_o nph); nph > 504: it begins at lane 512 - nph = 8 - nph[2:0],
+        // min(4, nph[2:0]) lanes of it in this beat.
+        self.nph.next = self.c_phase.val() + 8;
+        self.nmk.next = self.c_mk_en.val();
         if self.first.q.val() {
-            self.c_crc_en.next = self.ctx_crc_en.val();
-            self.c_mk_en.next = self.ctx_mk_en.val();
-            // Marker phase (seq - SeqStart) mod 512 (RFC 5044 §4.3); 512
-            // divides 2^32, so sequence number wrap does not matter.
-            self.c_phase.next = self.seq_diff.val().get_bits::<9>(0);
-            self.c_crc.next = self.ctx_state.val().get_bits::<32>(0);
-            self.c_need.next = self.ctx_state.val().get_bits::<17>(32);
-            self.c_woff.next = self.ctx_state.val().get_bits::<17>(49);
-            self.c_len_hi.next = self.ctx_state.val().get_bits::<8>(66);
-            self.c_mk_hi.next = self.ctx_state.val().get_bits::<8>(74);
-            self.c_hdr.next = self.ctx_state.val().get_bits::<2>(82);
-            self.c_pad.next = self.ctx_state.val().get_bits::<2>(84);
-            self.c_sp.next = self.ctx_state.val().get_bit(86);
-            self.c_dead.next = self.ctx_state.val().get_bit(87);
-            // ULPDU octets left = need - (pad + CRC field), if positive.
-            self.c_tail.next = bit_cast::<17, 2>(self.c_pad.val()) + 4;
-            self.c_urem.next = 0.into();
-            if self.c_need.val() > self.c_tail.val() {
-                self.c_urem.next = self.c_need.val() - self.c_tail.val();
+            self.nph.next = self.seq_diff.val().get_bits::<9>(0);
+            self.nmk.next = self.ctx_mk_en.val();
+        }
+        self.mg_a.next = bits::<4>(8);
+        self.mg_l.next = 0.into();
+        self.mg_o.next = 0.into();
+        if self.nmk.val() & (self.nph.val() < 4) {
+            self.mg_a.next = 0.into();
+            self.mg_l.next = bits::<3>(4) - bit_cast::<3, 2>(self.nph.val().get_bits::<2>(0));
+            self.mg_o.next = self.nph.val().get_bits::<2>(0);
+        } else if self.nmk.val() & (self.nph.val() > 504) {
+            self.mg_a.next = bits::<4>(8) - bit_cast::<4, 3>(self.nph.val().get_bits::<3>(0));
+            self.mg_l.next = self.nph.val().get_bits::<3>(0);
+            if self.nph.val().get_bit(2) {
+                self.mg_l.next = bits::<3>(4);
             }
-            self.c_acc.next = 0.into();
-            self.c_fill.next = 0.into();
-        } else {
-            self.c_crc_en.next = self.crc_en.q.val();
-            self.c_mk_en.next = self.mk_en.q.val();
-            self.c_phase.next = self.phase.q.val();
-            self.c_crc.next = self.crc.q.val();
-            self.c_need.next = self.need.q.val();
-            self.c_woff.next = self.woff.q.val();
-            self.c_len_hi.next = self.len_hi.q.val();
-            self.c_mk_hi.next = self.mk_hi.q.val();
-            self.c_hdr.next = self.hdr.q.val();
-            self.c_pad.next = self.pad.q.val();
-            self.c_sp.next = self.sp.q.val();
-            self.c_dead.next = self.dead.q.val();
-            self.c_tail.next = 0.into();
-            self.c_urem.next = self.urem.q.val();
-            self.c_acc.next = self.acc.q.val();
-            self.c_fill.next = self.fill.q.val();
+        }
+        // Per lane (i = li): marker flag, marker octets 2 and 3 (FPDUPTR),
+        // and its output slot if it carries an MPA octet: i less the marker
+        // lanes before it, i - clamp(i - mg_a, 0, mg_l).
+        self.li.next = 0.into();
+        self.n_mkl.next = 0.into();
+        self.n_m2l.next = 0.into();
+        self.n_m3l.next = 0.into();
+        self.n_pcs.next = 0.into();
+        self.n_m3i.next = bits::<4>(8);
+        for i in 0..8 {
+            self.mdx.next = self.li.val() - self.mg_a.val();
+            if (self.li.val() >= self.mg_a.val())
+                & (self.mdx.val() < bit_cast::<4, 3>(self.mg_l.val()))
+            {
+                self.n_mkl.next = self.n_mkl.val().replace_bit(i, true);
+                if self.mdx.val() + bit_cast::<4, 2>(self.mg_o.val()) == 2 {
+                    self.n_m2l.next = self.n_m2l.val().replace_bit(i, true);
+                }
+                if self.mdx.val() + bit_cast::<4, 2>(self.mg_o.val()) == 3 {
+                    self.n_m3l.next = self.n_m3l.val().replace_bit(i, true);
+                    self.n_m3i.next = self.li.val();
+                }
+            }
+            self.li.next = self.li.val() + 1;
+        }
+        // Slots for lanes 0..=8 (lane 8: the count of a full beat), packed
+        // 4 bits each from the top down.
+        self.li.next = 0.into();
+        for _i in 0..9 {
+            self.mdx.next = 0.into();
+            if self.li.val() >= self.mg_a.val() {
+                self.mdx.next = self.li.val() - self.mg_a.val();
+                if self.mdx.val() > bit_cast::<4, 3>(self.mg_l.val()) {
+                    self.mdx.next = bit_cast::<4, 3>(self.mg_l.val());
+                }
+            }
+            self.n_pcs.next =
+                (self.n_pcs.val() >> 4) | (bit_cast::<36, 4>(self.li.val() - self.mdx.val()) << 32);
+            self.li.next = self.li.val() + 1;
         }
 
         // ---- 1. lanes: valid, marker (RFC 5044 §4.3), compaction
@@ -623,89 +736,92 @@ impl Logic for MpaRx {
             self.keff.next = self.in_keep.val();
         }
         self.li.next = 0.into();
-        self.lp.next = self.c_phase.val();
-        self.pcnt.next = 0.into();
         self.nmask.next = 0.into();
         self.cb.next = 0.into();
         self.csh.next = 0.into();
         self.lbyte.next = 0.into();
-        self.lmark.next = false;
-        for i in 0..8 {
-            self.lbyte.next = self.in_data.val().get_bits::<8>(8 * i);
-            self.lmark.next = self.c_mk_en.val() & (self.lp.val() < 4);
-            if (self.li.val() < self.keff.val()) & !self.lmark.val() {
-                self.nmask.next = self.nmask.val().replace_bit(i, true);
-                self.csh.next = bit_cast::<7, 4>(self.pcnt.val()) << 3;
-                self.cb.next =
-                    self.cb.val() | (bit_cast::<64, 8>(self.lbyte.val()) << self.csh.val());
-                self.pcnt.next = self.pcnt.val() + 1;
+        self.nm_total.next = 0.into();
+        for i in 0..9 {
+            // Non-marker lanes before lane `keff`.
+            if self.keff.val() == self.li.val() {
+                self.nm_total.next = self.pcs.q.val().get_bits::<4>(4 * i);
             }
             self.li.next = self.li.val() + 1;
-            self.lp.next = self.lp.val() + 1;
         }
-        self.nm_total.next = self.pcnt.val();
+        self.li.next = 0.into();
+        for i in 0..8 {
+            self.lbyte.next = self.in_data.val().get_bits::<8>(8 * i);
+            self.pci.next = self.pcs.q.val().get_bits::<4>(4 * i);
+            if (self.li.val() < self.keff.val()) & !self.mkl.q.val().get_bit(i) {
+                self.nmask.next = self.nmask.val().replace_bit(i, true);
+                self.csh.next = bit_cast::<7, 4>(self.pci.val()) << 3;
+                self.cb.next =
+                    self.cb.val() | (bit_cast::<64, 8>(self.lbyte.val()) << self.csh.val());
+            }
+            self.li.next = self.li.val() + 1;
+        }
 
         // ---- 2. does the FPDU active at lane 0 (C) end here?
         self.body.next = self.c_hdr.val() == 2;
         self.ends.next =
             self.body.val() & (self.c_need.val() <= bit_cast::<17, 4>(self.nm_total.val()));
         self.li.next = 0.into();
-        self.lp.next = self.c_phase.val();
-        self.pcnt.next = 0.into();
         self.after.next = false;
         self.e_lane.next = 0.into();
         self.sb.next = bits::<4>(8);
         self.lm_c.next = 0.into();
         self.lm_n.next = 0.into();
         self.mhi.next = self.c_mk_hi.val();
-        self.ptr.next = 0.into();
-        self.exp.next = 0.into();
-        self.mbad_c.next = false;
-        self.mbad_n.next = false;
+        self.plo.next = 0.into();
+        self.m3v.next = false;
+        self.after3.next = false;
         for i in 0..8 {
             self.lbyte.next = self.in_data.val().get_bits::<8>(8 * i);
+            self.pci.next = self.pcs.q.val().get_bits::<4>(4 * i);
             if self.li.val() < self.keff.val() {
                 if self.after.val() {
                     self.lm_n.next = self.lm_n.val().replace_bit(i, true);
                 } else {
                     self.lm_c.next = self.lm_c.val().replace_bit(i, true);
                 }
-                if self.c_mk_en.val() & (self.lp.val() == 2) {
+                if self.m2l.q.val().get_bit(i) {
                     self.mhi.next = self.lbyte.val();
                 }
-                if self.c_mk_en.val() & (self.lp.val() == 3) {
-                    // FPDUPTR = wire offset of the marker's first octet from
-                    // the start of its FPDU (RFC 5044 §4.3).
-                    self.ptr.next = bit_cast::<17, 8>(self.mhi.val()) << 8
-                        | bit_cast::<17, 8>(self.lbyte.val());
-                    if self.after.val() {
-                        self.exp.next =
-                            bit_cast::<17, 4>(self.li.val()) - bit_cast::<17, 4>(self.sb.val()) - 3;
-                    } else {
-                        self.exp.next = self.c_woff.val() + bit_cast::<17, 4>(self.li.val()) - 3;
-                    }
-                    if self.ptr.val() != self.exp.val() {
-                        if self.after.val() {
-                            self.mbad_n.next = true;
-                        } else {
-                            self.mbad_c.next = true;
-                        }
-                    }
+                if self.m3l.q.val().get_bit(i) {
+                    self.plo.next = self.lbyte.val();
+                    self.m3v.next = true;
+                    self.after3.next = self.after.val();
                 }
             }
-            if self.nmask.val().get_bit(i) {
-                if self.ends.val()
-                    & !self.after.val()
-                    & (self.c_need.val() == bit_cast::<17, 4>(self.pcnt.val()) + 1)
-                {
-                    self.after.next = true;
-                    self.e_lane.next = self.li.val();
-                    self.sb.next = self.li.val() + 1;
-                }
-                self.pcnt.next = self.pcnt.val() + 1;
+            // C's last octet: the non-marker lane whose slot is need - 1.
+            if self.nmask.val().get_bit(i)
+                & self.ends.val()
+                & !self.after.val()
+                & (self.c_need.val() == bit_cast::<17, 4>(self.pci.val()) + 1)
+            {
+                self.after.next = true;
+                self.e_lane.next = self.li.val();
+                self.sb.next = self.li.val() + 1;
             }
             self.li.next = self.li.val() + 1;
-            self.lp.next = self.lp.val() + 1;
+        }
+        // FPDUPTR = wire offset of the marker's first octet from the start
+        // of its FPDU (RFC 5044 §4.3): C's from `woff`, N's from its start
+        // lane `sb`.
+        self.ptr.next = bit_cast::<17, 8>(self.mhi.val()) << 8 | bit_cast::<17, 8>(self.plo.val());
+        self.exp.next = self.c_woff.val() + bit_cast::<17, 4>(self.m3i.q.val()) - 3;
+        if self.after3.val() {
+            self.exp.next =
+                bit_cast::<17, 4>(self.m3i.q.val()) - bit_cast::<17, 4>(self.sb.val()) - 3;
+        }
+        self.mbad_c.next = false;
+        self.mbad_n.next = false;
+        if self.m3v.val() & (self.ptr.val() != self.exp.val()) {
+            if self.after3.val() {
+                self.mbad_n.next = true;
+            } else {
+                self.mbad_c.next = true;
+            }
         }
 
         // ---- 3. CRC: C over its lanes, N from K[sb] over the rest
@@ -963,6 +1079,32 @@ impl Logic for MpaRx {
         }
 
         self.so_valid.d.next = false;
+        if self.ld.val() | self.take.val() {
+            self.mkl.d.next = self.n_mkl.val();
+            self.m2l.d.next = self.n_m2l.val();
+            self.m3l.d.next = self.n_m3l.val();
+            self.pcs.d.next = self.n_pcs.val();
+            self.m3i.d.next = self.n_m3i.val();
+        }
+        if self.ld.val() {
+            // The load clock: the context becomes the beat-start state.
+            self.first.d.next = false;
+            self.crc_en.d.next = self.ctx_crc_en.val();
+            self.mk_en.d.next = self.ctx_mk_en.val();
+            self.phase.d.next = self.seq_diff.val().get_bits::<9>(0);
+            self.crc.d.next = self.ctx_state.val().get_bits::<32>(0);
+            self.need.d.next = self.ld_need.val();
+            self.urem.d.next = self.ld_urem.val();
+            self.woff.d.next = self.ctx_state.val().get_bits::<17>(49);
+            self.len_hi.d.next = self.ctx_state.val().get_bits::<8>(66);
+            self.mk_hi.d.next = self.ctx_state.val().get_bits::<8>(74);
+            self.hdr.d.next = self.ctx_state.val().get_bits::<2>(82);
+            self.pad.d.next = self.ctx_state.val().get_bits::<2>(84);
+            self.sp.d.next = self.ctx_state.val().get_bit(86);
+            self.dead.d.next = self.ctx_state.val().get_bit(87);
+            self.acc.d.next = 0.into();
+            self.fill.d.next = 0.into();
+        }
         if self.take.val() {
             self.first.d.next = self.in_last.val();
             self.crc_en.d.next = self.c_crc_en.val();
@@ -1773,7 +1915,7 @@ mod tests {
             r,
             16 * 1448,
         );
-        assert!(cps <= 181.5, "{cps}");
+        assert!(cps <= 182.5, "{cps}");
         // Markers on: MULPDU(1448, markers) = 1430.
         let mut m = RefConn::new(true, true, rng.next() as u32);
         for _ in 0..8 {
