@@ -34,7 +34,7 @@ mod bridge_rig;
 use bridge_rig::fw::{
     configure_port0, connect_bus, connect_params, driver_options, port0_net_cfg, FwThread,
 };
-use bridge_rig::port0::{arp_reply, port0_frame, syn_ack, Port0, EXPECTED_MSS, PEER_ISS};
+use bridge_rig::port0::{Peer, EXPECTED_MSS, PEER_ISS};
 use bridge_rig::Pump;
 
 /// What the worker reports.
@@ -175,65 +175,39 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
 
     // Budget in board clocks (the test needs a few hundred thousand).
     const BUDGET: u64 = 20_000_000;
-    let (mut arps, mut syns, mut others) = (0u32, 0u32, 0u32);
-    // The firmware's (port, ISS); its stream from ISS + 1; progress.
-    let mut fw_tcp: Option<(u16, u32)> = None;
+    // ARP and SYN answered, the firmware's (port, ISS) and its first SYN's
+    // time; its stream from ISS + 1; progress.
+    let mut peer = Peer::default();
     let mut stream: Vec<u8> = Vec::new();
     let (mut acked, mut mpa_seen) = (false, false);
-    let (mut syn_at, mut mpa_at): (Option<u64>, Option<u64>) = (None, None);
+    let mut mpa_at: Option<u64> = None;
     let sim_start = rig.core_cycles;
     loop {
         pump.run(&mut rig);
-        while let Some(f) = rig.phy[0].received.pop_front() {
-            assert!(f.ok, "bad FCS/preamble on port 0: {:02x?}", f.data);
-            match port0_frame(&f.data) {
-                Ok(Port0::ArpRequest) => {
-                    arps += 1;
-                    rig.phy[0].send(&arp_reply());
-                }
-                Ok(Port0::Syn { port, iss }) => {
-                    syns += 1;
-                    if let Some((p, i)) = fw_tcp {
-                        assert_eq!((p, i), (port, iss), "a retransmitted SYN differs");
-                    }
-                    fw_tcp = Some((port, iss));
-                    syn_at.get_or_insert(rig.core_cycles);
-                    // The peer answers every SYN (a retransmission too).
-                    rig.phy[0].send(&syn_ack(port, iss));
-                }
-                Ok(Port0::OtherTcp {
-                    control,
-                    seq,
-                    ack,
-                    payload,
-                }) => {
-                    let (_, iss) = fw_tcp.expect("a TCP segment before the SYN");
-                    others += 1;
-                    if control == TcpControl::Rst {
-                        continue;
-                    }
-                    // RFC 9293 §3.5: the third segment acknowledges our SYN.
-                    assert_eq!(ack, Some(PEER_ISS.wrapping_add(1)), "ACK of the SYN-ACK");
-                    acked = true;
-                    // The MPA Request (RFC 5044 §7.1) follows from ISS + 1.
-                    let off = seq.wrapping_sub(iss.wrapping_add(1)) as usize;
-                    if !payload.is_empty() && off == stream.len() {
-                        stream.extend_from_slice(&payload);
-                    }
-                    if !mpa_seen && stream.len() >= MPA_REQ_REP_HEADER_LEN {
-                        let m = MpaRequestReply::new_checked(&stream[..])
-                            .unwrap_or_else(|e| panic!("MPA Request: {e:?}: {stream:02x?}"));
-                        assert_eq!(m.key_kind(), Ok(MpaKey::Request));
-                        assert_eq!(m.revision(), 1, "MPA revision asked for");
-                        assert!(m.crc(), "CRC asked for");
-                        assert!(!m.markers() && !m.reject());
-                        assert_eq!(m.pd_len(), 0, "no private data");
-                        mpa_seen = true;
-                        mpa_at = Some(rig.core_cycles);
-                        let _ = syn_tx.send(());
-                    }
-                }
-                Err(e) => panic!("frame on port 0: {e}: {:02x?}", f.data),
+        while let Some(tcp) = peer.next_segment(&mut rig) {
+            if tcp.control == TcpControl::Rst {
+                continue;
+            }
+            // RFC 9293 §3.5: the third segment acknowledges our SYN.
+            assert_eq!(
+                tcp.ack,
+                Some(PEER_ISS.wrapping_add(1)),
+                "ACK of the SYN-ACK"
+            );
+            acked = true;
+            // The MPA Request (RFC 5044 §7.1) follows from ISS + 1.
+            tcp.extend_stream(&mut stream);
+            if !mpa_seen && stream.len() >= MPA_REQ_REP_HEADER_LEN {
+                let m = MpaRequestReply::new_checked(&stream[..])
+                    .unwrap_or_else(|e| panic!("MPA Request: {e:?}: {stream:02x?}"));
+                assert_eq!(m.key_kind(), Ok(MpaKey::Request));
+                assert_eq!(m.revision(), 1, "MPA revision asked for");
+                assert!(m.crc(), "CRC asked for");
+                assert!(!m.markers() && !m.reject());
+                assert_eq!(m.pd_len(), 0, "no private data");
+                mpa_seen = true;
+                mpa_at = Some(rig.core_cycles);
+                let _ = syn_tx.send(());
             }
         }
         if w.is_finished() {
@@ -243,18 +217,23 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
         assert!(
             rig.core_cycles - sim_start < BUDGET,
             "no end within {BUDGET} board clocks; bridge rx ok {} drop {} nak {}; \
-             {arps} ARP requests, {syns} SYNs on port 0",
+             {} ARP requests, {} SYNs on port 0",
             rig.board.get(Sig::BridgeCntRxOk),
             rig.board.get(Sig::BridgeCntRxDrop),
             rig.board.get(Sig::BridgeCntNak),
+            peer.arp_requests,
+            peer.syns,
         );
     }
     let r = match w.join() {
         Ok(r) => r,
         Err(p) => std::panic::resume_unwind(p),
     };
-    assert!(arps >= 1, "the firmware resolved the peer with ARP");
-    assert!(syns >= 1);
+    assert!(
+        peer.arp_requests >= 1,
+        "the firmware resolved the peer with ARP"
+    );
+    assert!(peer.syns >= 1);
     assert!(
         acked && mpa_seen,
         "handshake completed and MPA Request seen"
@@ -279,7 +258,7 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
         "board_fw: {cycles} board clocks in {secs:.1} s ({:.0} clocks/s); firmware: {} polls, \
          {} port accesses, idle {} accesses in {} polls ({:.1} per poll); \
          FW_READ/FW_WRITE request -> answer: min {} median {} p90 {} max {} board clocks \
-         ({} samples); {arps} ARP, {syns} SYN, {others} other TCP; SYN -> MPA Request {} \
+         ({} samples); {} ARP, {} SYN, {} other TCP; SYN -> MPA Request {} \
          board clocks; wall: open {:.1} s, Nop+CreateCq+CreateQp {:.1} s, connect -> \
          MPA Request {:.1} s, {} port accesses",
         cycles as f64 / secs,
@@ -293,7 +272,10 @@ fn host_side_firmware_comes_up_serves_the_mailbox_and_sends_a_syn_on_port_0() {
         pct(&fw, 90),
         fw.last().copied().unwrap_or(0),
         fw.len(),
-        mpa_at.unwrap_or(0) - syn_at.unwrap_or(0),
+        peer.arp_requests,
+        peer.syns,
+        peer.other_segments,
+        mpa_at.unwrap_or(0) - peer.first_syn_at.unwrap_or(0),
         r.wall_open.as_secs_f64(),
         r.wall_cmds.as_secs_f64(),
         r.wall_connect.as_secs_f64(),

@@ -43,7 +43,7 @@ use verilator_board::{Rig, Sig};
 
 mod bridge_rig;
 use bridge_rig::fw::{configure_port0, connect_bus, connect_params, driver_options, FwThread};
-use bridge_rig::port0::{arp_reply, data_segment, port0_frame, syn_ack, Port0, PEER_ISS};
+use bridge_rig::port0::{data_segment, Peer, PEER_ISS};
 use bridge_rig::Pump;
 
 /// The DMA buffer, and the MR in it: from `MR_OFF`, `MR_LEN` octets.
@@ -275,8 +275,9 @@ fn board_places_an_incoming_rdma_write_and_terminates_a_bad_stag() {
 
     const BUDGET: u64 = 20_000_000;
     let sim_start = rig.core_cycles;
-    // The firmware's (port, ISS) and its stream from ISS + 1.
-    let mut fw_tcp: Option<(u16, u32)> = None;
+    // ARP and SYN answered, the firmware's (port, ISS); its stream from
+    // ISS + 1.
+    let mut peer = Peer::default();
     let mut stream: Vec<u8> = Vec::new();
     let mut req_len: Option<usize> = None;
     // The peer's next sequence number, relative to PEER_ISS + 1, and the
@@ -289,116 +290,89 @@ fn board_places_an_incoming_rdma_write_and_terminates_a_bad_stag() {
     let mut bad_stag = 0u32;
     let mut bad_fpdu: Vec<u8> = Vec::new();
     let (mut acked, mut terminated, mut rst_early) = (false, false, false);
-    let (mut arps, mut syns, mut segs) = (0u32, 0u32, 0u32);
     let mut acks_at: Option<u64> = None;
     let mut sent_at = 0u64;
     loop {
         pump.run(&mut rig);
-        while let Some(f) = rig.phy[0].received.pop_front() {
-            assert!(f.ok, "bad FCS/preamble on port 0: {:02x?}", f.data);
-            match port0_frame(&f.data) {
-                Ok(Port0::ArpRequest) => {
-                    arps += 1;
-                    rig.phy[0].send(&arp_reply());
-                }
-                Ok(Port0::Syn { port, iss }) => {
-                    syns += 1;
-                    if let Some(t) = fw_tcp {
-                        assert_eq!(t, (port, iss), "a retransmitted SYN differs");
-                    }
-                    fw_tcp = Some((port, iss));
-                    rig.phy[0].send(&syn_ack(port, iss));
-                }
-                Ok(Port0::OtherTcp {
-                    control,
-                    seq,
-                    ack,
-                    payload,
-                }) => {
-                    segs += 1;
-                    let (port, iss) = fw_tcp.expect("a TCP segment before the SYN");
-                    if control == TcpControl::Rst {
-                        // DestroyQp at the end aborts the connection.
-                        rst_early |= !terminated;
-                        continue;
-                    }
-                    let a = ack.expect("every segment after the SYN has ACK");
-                    let rel = a.wrapping_sub(PEER_ISS.wrapping_add(1));
-                    assert!(
-                        rel <= peer_nxt,
-                        "the board ACKs {rel} octets, the peer sent {peer_nxt}"
+        while let Some(tcp) = peer.next_segment(&mut rig) {
+            if tcp.control == TcpControl::Rst {
+                // DestroyQp at the end aborts the connection.
+                rst_early |= !terminated;
+                continue;
+            }
+            let a = tcp.ack.expect("every segment after the SYN has ACK");
+            let rel = a.wrapping_sub(PEER_ISS.wrapping_add(1));
+            assert!(
+                rel <= peer_nxt,
+                "the board ACKs {rel} octets, the peer sent {peer_nxt}"
+            );
+            board_ack = board_ack.max(rel);
+            tcp.extend_stream(&mut stream);
+            if req_len.is_none() && stream.len() >= MPA_REQ_REP_HEADER_LEN {
+                let m = MpaRequestReply::new_checked(&stream[..])
+                    .unwrap_or_else(|e| panic!("MPA Request: {e:?}: {stream:02x?}"));
+                assert_eq!(m.key_kind(), Ok(MpaKey::Request));
+                assert_eq!(m.revision(), 1, "MPA revision asked for");
+                assert!(m.crc() && !m.markers() && !m.reject());
+                assert_eq!(m.pd_len(), 0, "no private data");
+                req_len = Some(m.frame_len());
+                // ACK the Request with the Reply (RFC 5044 §7.1).
+                let r = mpa_reply();
+                let fw_nxt = tcp.fw_iss.wrapping_add(1).wrapping_add(stream.len() as u32);
+                rig.phy[0].send(&data_segment(
+                    tcp.fw_port,
+                    PEER_ISS.wrapping_add(1),
+                    fw_nxt,
+                    &r,
+                ));
+                peer_nxt = r.len() as u32;
+            }
+            // In RDMA mode the board sends FPDUs only for the Terminate.
+            if let (Some(n), Some(end)) = (req_len, bad_end) {
+                let ulpdus = board_fpdus(&stream[n..]);
+                if let Some(u) = ulpdus.first() {
+                    let seg = DdpSegment::new_checked(&u[..])
+                        .unwrap_or_else(|e| panic!("DDP from the board: {e:?}"));
+                    let m = RdmapRepr::parse(&seg)
+                        .unwrap_or_else(|e| panic!("RDMAP from the board: {e:?}"));
+                    let RdmapRepr::Terminate { msn, terminate } = m else {
+                        panic!("not a Terminate from the board: {m:?}");
+                    };
+                    assert_eq!(msn, TERMINATE_MSN, "the Terminate's MSN on QN 2");
+                    let want: TerminateCause =
+                        TerminateCause::Ddp(DdpError::TaggedBuffer(TaggedBufferError::InvalidStag));
+                    assert_eq!(terminate.cause, want, "{terminate:?}");
+                    // RFC 5040 §4.8: the DDP header of the offending
+                    // segment comes back.
+                    let d = terminate.ddp.expect("the echoed DDP header");
+                    assert_eq!(
+                        d.header,
+                        EchoedDdpHeader::from_bytes(&bad_fpdu[2..2 + TAGGED_HEADER_LEN]).unwrap(),
+                        "{terminate:?}"
                     );
-                    board_ack = board_ack.max(rel);
-                    let off = seq.wrapping_sub(iss.wrapping_add(1)) as usize;
-                    if !payload.is_empty() && off == stream.len() {
-                        stream.extend_from_slice(&payload);
-                    }
-                    if req_len.is_none() && stream.len() >= MPA_REQ_REP_HEADER_LEN {
-                        let m = MpaRequestReply::new_checked(&stream[..])
-                            .unwrap_or_else(|e| panic!("MPA Request: {e:?}: {stream:02x?}"));
-                        assert_eq!(m.key_kind(), Ok(MpaKey::Request));
-                        assert_eq!(m.revision(), 1, "MPA revision asked for");
-                        assert!(m.crc() && !m.markers() && !m.reject());
-                        assert_eq!(m.pd_len(), 0, "no private data");
-                        req_len = Some(m.frame_len());
-                        // ACK the Request with the Reply (RFC 5044 §7.1).
-                        let r = mpa_reply();
-                        let fw_nxt = iss.wrapping_add(1).wrapping_add(stream.len() as u32);
-                        rig.phy[0].send(&data_segment(port, PEER_ISS.wrapping_add(1), fw_nxt, &r));
-                        peer_nxt = r.len() as u32;
-                    }
-                    // In RDMA mode the board sends FPDUs only for the
-                    // Terminate.
-                    if let (Some(n), Some(end)) = (req_len, bad_end) {
-                        let ulpdus = board_fpdus(&stream[n..]);
-                        if let Some(u) = ulpdus.first() {
-                            let seg = DdpSegment::new_checked(&u[..])
-                                .unwrap_or_else(|e| panic!("DDP from the board: {e:?}"));
-                            let m = RdmapRepr::parse(&seg)
-                                .unwrap_or_else(|e| panic!("RDMAP from the board: {e:?}"));
-                            let RdmapRepr::Terminate { msn, terminate } = m else {
-                                panic!("not a Terminate from the board: {m:?}");
-                            };
-                            assert_eq!(msn, TERMINATE_MSN, "the Terminate's MSN on QN 2");
-                            let want: TerminateCause = TerminateCause::Ddp(DdpError::TaggedBuffer(
-                                TaggedBufferError::InvalidStag,
-                            ));
-                            assert_eq!(terminate.cause, want, "{terminate:?}");
-                            // RFC 5040 §4.8: the DDP header of the
-                            // offending segment comes back.
-                            let d = terminate.ddp.expect("the echoed DDP header");
-                            assert_eq!(
-                                d.header,
-                                EchoedDdpHeader::from_bytes(&bad_fpdu[2..2 + TAGGED_HEADER_LEN])
-                                    .unwrap(),
-                                "{terminate:?}"
-                            );
-                            assert_eq!(ulpdus.len(), 1, "one Terminate");
-                            if !terminated {
-                                terminated = true;
-                                eprintln!(
-                                    "board_rdma: Terminate ({} octets of stream), ACK {} of {end}",
-                                    stream.len() - n,
-                                    board_ack
-                                );
-                                to_worker.send(ToWorker::Terminated).unwrap();
-                            }
-                        }
-                    } else if let Some(n) = req_len {
-                        assert_eq!(
-                            stream.len(),
-                            n,
-                            "the board sent after its MPA Request before any error: {:02x?}",
-                            &stream[n..]
+                    assert_eq!(ulpdus.len(), 1, "one Terminate");
+                    if !terminated {
+                        terminated = true;
+                        eprintln!(
+                            "board_rdma: Terminate ({} octets of stream), ACK {} of {end}",
+                            stream.len() - n,
+                            board_ack
                         );
+                        to_worker.send(ToWorker::Terminated).unwrap();
                     }
                 }
-                Err(e) => panic!("frame on port 0: {e}: {:02x?}", f.data),
+            } else if let Some(n) = req_len {
+                assert_eq!(
+                    stream.len(),
+                    n,
+                    "the board sent after its MPA Request before any error: {:02x?}",
+                    &stream[n..]
+                );
             }
         }
         let msg = from_worker.try_recv().ok();
         if let Some(ToPeer::Established { stag, va }) = msg {
-            let (port, iss) = fw_tcp.expect("Established before the SYN");
+            let (port, iss) = peer.fw_tcp.expect("Established before the SYN");
             let fw_nxt = iss
                 .wrapping_add(1)
                 .wrapping_add(req_len.expect("an MPA Request") as u32);
@@ -428,7 +402,7 @@ fn board_places_an_incoming_rdma_write_and_terminates_a_bad_stag() {
             // Now the Write with a bad STag (to the same offset as
             // the first good one), once the worker saw the good ones
             // placed.
-            let (port, iss) = fw_tcp.unwrap();
+            let (port, iss) = peer.fw_tcp.unwrap();
             let fw_nxt = iss.wrapping_add(1).wrapping_add(stream.len() as u32);
             bad_fpdu = write_fpdu(bad_stag, 0x10, &[0xee; 64]);
             rig.phy[0].send(&data_segment(
@@ -446,9 +420,12 @@ fn board_places_an_incoming_rdma_write_and_terminates_a_bad_stag() {
         rig.run_core_cycles(16);
         assert!(
             rig.core_cycles - sim_start < BUDGET,
-            "no end within {BUDGET} board clocks; {arps} ARP requests, {syns} SYNs, {segs} \
-             other segments on port 0; MPA Request {req_len:?}; peer sent {peer_nxt}, board \
-             ACKed {board_ack}; Writes end at {writes_end:?}; {}",
+            "no end within {BUDGET} board clocks; {} ARP requests, {} SYNs, {} other \
+             segments on port 0; MPA Request {req_len:?}; peer sent {peer_nxt}, board ACKed \
+             {board_ack}; Writes end at {writes_end:?}; {}",
+            peer.arp_requests,
+            peer.syns,
+            peer.other_segments,
             counters(&rig),
         );
     }
@@ -464,10 +441,13 @@ fn board_places_an_incoming_rdma_write_and_terminates_a_bad_stag() {
     let cycles = rig.core_cycles - sim_start;
     let secs = t_start.elapsed().as_secs_f64();
     eprintln!(
-        "board_rdma: {cycles} board clocks in {secs:.1} s ({:.0} clocks/s); {arps} ARP, {syns} \
-         SYN, {segs} other TCP segments from port 0; {} Writes ({} octets of stream) ACKed {} \
-         board clocks after they were sent",
+        "board_rdma: {cycles} board clocks in {secs:.1} s ({:.0} clocks/s); {} ARP, {} SYN, {} \
+         other TCP segments from port 0; {} Writes ({} octets of stream) ACKed {} board clocks \
+         after they were sent",
         cycles as f64 / secs,
+        peer.arp_requests,
+        peer.syns,
+        peer.other_segments,
         WRITES.len(),
         writes_end.unwrap_or(0) - mpa_reply().len() as u32,
         acks_at.unwrap_or(0) - sent_at,

@@ -1,6 +1,7 @@
 //! The scripted peer on the board's port 0 (PHY 0's pins): the firmware's
-//! interface and the peer's addresses, and the peer's frames built and
-//! parsed with smoltcp (the independent reference): ARP, TCP segments.
+//! interface and the peer's addresses, the peer's frames built and parsed
+//! with smoltcp (the independent reference): ARP, TCP segments; and
+//! [`Peer`], which answers the firmware's ARP requests and SYNs.
 
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{
@@ -8,6 +9,7 @@ use smoltcp::wire::{
     EthernetRepr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket,
     TcpRepr, TcpSeqNumber,
 };
+use verilator_board::Rig;
 
 /// The firmware's interface on port 0, and the scripted peer.
 pub const FW_MAC: [u8; 6] = [0x02, 0x52, 0x42, 0x00, 0x01, 0x02];
@@ -211,5 +213,92 @@ pub fn port0_frame(f: &[u8]) -> Result<Port0, String> {
             })
         }
         t => Err(format!("ethertype {t}")),
+    }
+}
+
+/// A TCP segment from the firmware to the peer that is not a SYN, with the
+/// firmware's port and ISS from its SYN.
+pub struct FwSegment {
+    pub fw_port: u16,
+    pub fw_iss: u32,
+    pub control: TcpControl,
+    pub seq: u32,
+    pub ack: Option<u32>,
+    pub payload: Vec<u8>,
+}
+
+impl FwSegment {
+    /// Appends the payload to `stream`, the firmware's octets from its
+    /// ISS + 1, when it carries the next ones (not a retransmission).
+    pub fn extend_stream(&self, stream: &mut Vec<u8>) {
+        let off = self.seq.wrapping_sub(self.fw_iss.wrapping_add(1)) as usize;
+        if !self.payload.is_empty() && off == stream.len() {
+            stream.extend_from_slice(&self.payload);
+        }
+    }
+}
+
+/// The peer's side of the connection setup on port 0, written once for the
+/// tests in which the firmware connects (`board_fw.rs`, `board_rdma.rs`):
+/// reads PHY 0's frames (FCS checked, parsed by [`port0_frame`]), answers
+/// ARP requests with [`arp_reply`] and every SYN with [`syn_ack`] (a
+/// retransmitted SYN must repeat the first one's port and ISS), and hands
+/// every other TCP segment to the test, which scripts MPA and data.
+#[derive(Default)]
+pub struct Peer {
+    pub arp_requests: u32,
+    pub syns: u32,
+    /// TCP segments other than SYNs handed to the test (RSTs included).
+    pub other_segments: u32,
+    /// The firmware's (port, ISS), from its SYN.
+    pub fw_tcp: Option<(u16, u32)>,
+    /// The board clock when the first SYN was read.
+    pub first_syn_at: Option<u64>,
+}
+
+impl Peer {
+    /// Pops PHY 0's frames, answering ARP requests and SYNs, up to the
+    /// next other TCP segment; `None` when PHY 0 has no frame left. Panics
+    /// on a bad FCS or preamble, a frame [`port0_frame`] rejects, a SYN
+    /// that differs from the first one, or a segment before any SYN.
+    pub fn next_segment(&mut self, rig: &mut Rig) -> Option<FwSegment> {
+        while let Some(f) = rig.phy[0].received.pop_front() {
+            assert!(f.ok, "bad FCS/preamble on port 0: {:02x?}", f.data);
+            match port0_frame(&f.data) {
+                Ok(Port0::ArpRequest) => {
+                    self.arp_requests += 1;
+                    rig.phy[0].send(&arp_reply());
+                }
+                Ok(Port0::Syn { port, iss }) => {
+                    self.syns += 1;
+                    if let Some(first) = self.fw_tcp {
+                        assert_eq!(first, (port, iss), "a retransmitted SYN differs");
+                    }
+                    self.fw_tcp = Some((port, iss));
+                    self.first_syn_at.get_or_insert(rig.core_cycles);
+                    // The peer answers every SYN (a retransmission too).
+                    rig.phy[0].send(&syn_ack(port, iss));
+                }
+                Ok(Port0::OtherTcp {
+                    control,
+                    seq,
+                    ack,
+                    payload,
+                }) => {
+                    self.other_segments += 1;
+                    let (fw_port, fw_iss) = self.fw_tcp.expect("a TCP segment before the SYN");
+                    return Some(FwSegment {
+                        fw_port,
+                        fw_iss,
+                        control,
+                        seq,
+                        ack,
+                        payload,
+                    });
+                }
+                Err(e) => panic!("frame on port 0: {e}: {:02x?}", f.data),
+            }
+        }
+        None
     }
 }
