@@ -550,6 +550,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  mpa_rx$out_length_bad;
     wire  [87:0] mpa_rx$st_out;
     wire  mpa_rx$st_out_valid;
+    reg  mpa_in_sk$clock;
+    reg  mpa_in_sk$reset;
+    reg  mpa_in_sk$in_valid;
+    reg  [68:0] mpa_in_sk$in_data;
+    wire  mpa_in_sk$in_ready;
+    wire  mpa_in_sk$out_valid;
+    wire  [68:0] mpa_in_sk$out_data;
+    reg  mpa_in_sk$out_ready;
     reg  fpdu_buf$clock;
     reg  fpdu_buf$reset;
     reg  [63:0] fpdu_buf$in_data;
@@ -2276,6 +2284,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .out_length_bad(mpa_rx$out_length_bad),
         .st_out(mpa_rx$st_out),
         .st_out_valid(mpa_rx$st_out_valid)
+    );
+    rnic_core$mpa_in_sk mpa_in_sk(
+        .clock(mpa_in_sk$clock),
+        .reset(mpa_in_sk$reset),
+        .in_valid(mpa_in_sk$in_valid),
+        .in_data(mpa_in_sk$in_data),
+        .in_ready(mpa_in_sk$in_ready),
+        .out_valid(mpa_in_sk$out_valid),
+        .out_data(mpa_in_sk$out_data),
+        .out_ready(mpa_in_sk$out_ready)
     );
     rnic_core$fpdu_buf fpdu_buf(
         .clock(fpdu_buf$clock),
@@ -4164,7 +4182,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         rx_pay_valid = rx_parse$pay_valid & ~rx_ulp_en;
         pay_ready = rx_pay_ready;
         if (rx_ulp_en) begin
-            pay_ready = (sq_state$q == 3'h2) & mpa_rx$in_ready;
+            pay_ready = (sq_state$q == 3'h2) & mpa_in_sk$in_ready;
         end
         rx_parse$pay_ready = pay_ready;
         pay_take = rx_parse$pay_valid & pay_ready;
@@ -4246,10 +4264,15 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             mpa_ram$write_address = mpa_wr_idx;
             mpa_ram$write_data = {mpa_wr_seq_start, {56{1'b0}}, mpa_init};
         end
-        mpa_rx$in_data = rx_parse$pay_data;
-        mpa_rx$in_keep = rx_parse$pay_keep;
-        mpa_rx$in_last = rx_parse$pay_last;
-        mpa_rx$in_valid = rx_parse$pay_valid & (sq_state$q == 3'h2);
+        mpa_in_sk$clock = clock;
+        mpa_in_sk$reset = reset;
+        mpa_in_sk$in_valid = rx_parse$pay_valid & (sq_state$q == 3'h2);
+        mpa_in_sk$in_data = {rx_parse$pay_last, rx_parse$pay_keep, rx_parse$pay_data};
+        mpa_rx$in_data = mpa_in_sk$out_data[(32'h0)+:(64)];
+        mpa_rx$in_keep = mpa_in_sk$out_data[(32'h40)+:(4)];
+        mpa_rx$in_last = mpa_in_sk$out_data[32'h44];
+        mpa_rx$in_valid = mpa_in_sk$out_valid;
+        mpa_in_sk$out_ready = mpa_rx$in_ready;
         mpa_rx$ctx_crc_en = sq_mpa$q[32'h1];
         mpa_rx$ctx_mk_en = sq_mpa$q[32'h3];
         mpa_rx$ctx_seq = sq_seq$q;
@@ -14945,6 +14968,167 @@ module rnic_core$host_regs$soft_rst(d,q,clock);
 endmodule // rnic_core$host_regs$soft_rst
 
 
+module rnic_core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [68:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [68:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [68:0] a_d$d;
+    wire  [68:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [68:0] b_d$d;
+    wire  [68:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_core$mpa_in_sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_core$mpa_in_sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_core$mpa_in_sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_core$mpa_in_sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_core$mpa_in_sk
+
+
+module rnic_core$mpa_in_sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [68:0] d;
+    output reg  [68:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 69'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_in_sk$a_d
+
+
+module rnic_core$mpa_in_sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_in_sk$a_v
+
+
+module rnic_core$mpa_in_sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [68:0] d;
+    output reg  [68:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 69'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_in_sk$b_d
+
+
+module rnic_core$mpa_in_sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_in_sk$b_v
+
+
 module rnic_core$mpa_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
@@ -15032,6 +15216,9 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  [63:0] mask_b$data;
     reg  [7:0] mask_b$lanes;
     wire  [63:0] mask_b$out;
+    reg  [63:0] mask_v$data;
+    reg  [7:0] mask_v$lanes;
+    wire  [63:0] mask_v$out;
     reg  q$clock;
     reg  q$reset;
     reg  [1:0] q$w_n;
@@ -15114,6 +15301,12 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  [3:0] m3i$d;
     wire  [3:0] m3i$q;
     reg  m3i$clock;
+    reg  [3:0] mka$d;
+    wire  [3:0] mka$q;
+    reg  mka$clock;
+    reg  [2:0] mkn$d;
+    wire  [2:0] mkn$q;
+    reg  mkn$clock;
 
     // Local signals
     reg  c_crc_en;
@@ -15147,6 +15340,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  [35:0] n_pcs;
     reg  [3:0] n_m3i;
     reg  [3:0] pci;
+    reg  [7:0] vl;
+    reg  [3:0] sl;
+    // Unused on purpose: mpa_rx's compaction takes one octet (the low 8 bits) of the lanes shifted down to its slot's source lane.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [63:0] vsh;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [7:0] hitv;
     reg  take;
     reg  [3:0] keff;
     reg  [3:0] li;
@@ -15268,6 +15468,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         .data(mask_b$data),
         .lanes(mask_b$lanes),
         .out(mask_b$out)
+    );
+    rnic_core$mpa_rx$mask_v mask_v(
+        .data(mask_v$data),
+        .lanes(mask_v$lanes),
+        .out(mask_v$out)
     );
     rnic_core$mpa_rx$q q(
         .clock(q$clock),
@@ -15401,6 +15606,16 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         .q(m3i$q),
         .clock(m3i$clock)
     );
+    rnic_core$mpa_rx$mka mka(
+        .d(mka$d),
+        .q(mka$q),
+        .clock(mka$clock)
+    );
+    rnic_core$mpa_rx$mkn mkn(
+        .d(mkn$d),
+        .q(mkn$q),
+        .clock(mkn$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -15429,6 +15644,8 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         m3l$clock = clock;
         pcs$clock = clock;
         m3i$clock = clock;
+        mka$clock = clock;
+        mkn$clock = clock;
         first$d = first$q;
         crc_en$d = crc_en$q;
         mk_en$d = mk_en$q;
@@ -15453,6 +15670,8 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         m3l$d = m3l$q;
         pcs$d = pcs$q;
         m3i$d = m3i$q;
+        mka$d = mka$q;
+        mkn$d = mkn$q;
         q$reset = reset;
         q$out_ready = out_ready;
         ld = first$q & in_valid;
@@ -15690,10 +15909,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             keff = in_keep;
         end
         li = 4'h0;
-        nmask = 8'h0;
-        cb = 64'h0;
-        csh = 7'h0;
-        lbyte = 8'h0;
+        vl = 8'h0;
         nm_total = 4'h0;
         if (keff == li) begin
             nm_total = pcs$q[(32'h4 * 0)+:(4)];
@@ -15732,72 +15948,150 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         end
         li = li + 4'h1;
         li = 4'h0;
-        lbyte = in_data[(32'h8 * 0)+:(8)];
-        pci = pcs$q[(32'h4 * 0)+:(4)];
-        if ((li < keff) & ~mkl$q[0]) begin
-            nmask = {nmask[7:1], 1'b1};
-            csh = {{3{1'b0}}, pci} << 32'h3;
-            cb = cb | ({{56{1'b0}}, lbyte} << csh);
+        if (li < keff) begin
+            vl = {vl[7:1], 1'b1};
         end
         li = li + 4'h1;
-        lbyte = in_data[(32'h8 * 1)+:(8)];
-        pci = pcs$q[(32'h4 * 1)+:(4)];
-        if ((li < keff) & ~mkl$q[1]) begin
-            nmask = {nmask[7:2], 1'b1, nmask[0]};
-            csh = {{3{1'b0}}, pci} << 32'h3;
-            cb = cb | ({{56{1'b0}}, lbyte} << csh);
+        if (li < keff) begin
+            vl = {vl[7:2], 1'b1, vl[0]};
         end
         li = li + 4'h1;
-        lbyte = in_data[(32'h8 * 2)+:(8)];
-        pci = pcs$q[(32'h4 * 2)+:(4)];
-        if ((li < keff) & ~mkl$q[2]) begin
-            nmask = {nmask[7:3], 1'b1, nmask[1:0]};
-            csh = {{3{1'b0}}, pci} << 32'h3;
-            cb = cb | ({{56{1'b0}}, lbyte} << csh);
+        if (li < keff) begin
+            vl = {vl[7:3], 1'b1, vl[1:0]};
         end
         li = li + 4'h1;
-        lbyte = in_data[(32'h8 * 3)+:(8)];
-        pci = pcs$q[(32'h4 * 3)+:(4)];
-        if ((li < keff) & ~mkl$q[3]) begin
-            nmask = {nmask[7:4], 1'b1, nmask[2:0]};
-            csh = {{3{1'b0}}, pci} << 32'h3;
-            cb = cb | ({{56{1'b0}}, lbyte} << csh);
+        if (li < keff) begin
+            vl = {vl[7:4], 1'b1, vl[2:0]};
         end
         li = li + 4'h1;
-        lbyte = in_data[(32'h8 * 4)+:(8)];
-        pci = pcs$q[(32'h4 * 4)+:(4)];
-        if ((li < keff) & ~mkl$q[4]) begin
-            nmask = {nmask[7:5], 1'b1, nmask[3:0]};
-            csh = {{3{1'b0}}, pci} << 32'h3;
-            cb = cb | ({{56{1'b0}}, lbyte} << csh);
+        if (li < keff) begin
+            vl = {vl[7:5], 1'b1, vl[3:0]};
         end
         li = li + 4'h1;
-        lbyte = in_data[(32'h8 * 5)+:(8)];
-        pci = pcs$q[(32'h4 * 5)+:(4)];
-        if ((li < keff) & ~mkl$q[5]) begin
-            nmask = {nmask[7:6], 1'b1, nmask[4:0]};
-            csh = {{3{1'b0}}, pci} << 32'h3;
-            cb = cb | ({{56{1'b0}}, lbyte} << csh);
+        if (li < keff) begin
+            vl = {vl[7:6], 1'b1, vl[4:0]};
         end
         li = li + 4'h1;
-        lbyte = in_data[(32'h8 * 6)+:(8)];
-        pci = pcs$q[(32'h4 * 6)+:(4)];
-        if ((li < keff) & ~mkl$q[6]) begin
-            nmask = {nmask[7], 1'b1, nmask[5:0]};
-            csh = {{3{1'b0}}, pci} << 32'h3;
-            cb = cb | ({{56{1'b0}}, lbyte} << csh);
+        if (li < keff) begin
+            vl = {vl[7], 1'b1, vl[5:0]};
         end
         li = li + 4'h1;
-        lbyte = in_data[(32'h8 * 7)+:(8)];
-        pci = pcs$q[(32'h4 * 7)+:(4)];
-        if ((li < keff) & ~mkl$q[7]) begin
-            nmask = {1'b1, nmask[6:0]};
-            csh = {{3{1'b0}}, pci} << 32'h3;
-            cb = cb | ({{56{1'b0}}, lbyte} << csh);
+        if (li < keff) begin
+            vl = {1'b1, vl[6:0]};
         end
+        li = li + 4'h1;
+        nmask = vl & ~mkl$q;
+        mask_v$data = in_data;
+        mask_v$lanes = vl;
+        li = 4'h0;
+        cb = 64'h0;
+        sl = li;
+        if (li >= mka$q) begin
+            sl = li + {{1{1'b0}}, mkn$q};
+        end
+        csh = {{3{1'b0}}, sl} << 32'h3;
+        vsh = mask_v$out >> csh;
+        lbyte = vsh[(32'h0)+:(8)];
+        cb = (cb >> 32'h8) | ({{56{1'b0}}, lbyte} << 32'h38);
+        li = li + 4'h1;
+        sl = li;
+        if (li >= mka$q) begin
+            sl = li + {{1{1'b0}}, mkn$q};
+        end
+        csh = {{3{1'b0}}, sl} << 32'h3;
+        vsh = mask_v$out >> csh;
+        lbyte = vsh[(32'h0)+:(8)];
+        cb = (cb >> 32'h8) | ({{56{1'b0}}, lbyte} << 32'h38);
+        li = li + 4'h1;
+        sl = li;
+        if (li >= mka$q) begin
+            sl = li + {{1{1'b0}}, mkn$q};
+        end
+        csh = {{3{1'b0}}, sl} << 32'h3;
+        vsh = mask_v$out >> csh;
+        lbyte = vsh[(32'h0)+:(8)];
+        cb = (cb >> 32'h8) | ({{56{1'b0}}, lbyte} << 32'h38);
+        li = li + 4'h1;
+        sl = li;
+        if (li >= mka$q) begin
+            sl = li + {{1{1'b0}}, mkn$q};
+        end
+        csh = {{3{1'b0}}, sl} << 32'h3;
+        vsh = mask_v$out >> csh;
+        lbyte = vsh[(32'h0)+:(8)];
+        cb = (cb >> 32'h8) | ({{56{1'b0}}, lbyte} << 32'h38);
+        li = li + 4'h1;
+        sl = li;
+        if (li >= mka$q) begin
+            sl = li + {{1{1'b0}}, mkn$q};
+        end
+        csh = {{3{1'b0}}, sl} << 32'h3;
+        vsh = mask_v$out >> csh;
+        lbyte = vsh[(32'h0)+:(8)];
+        cb = (cb >> 32'h8) | ({{56{1'b0}}, lbyte} << 32'h38);
+        li = li + 4'h1;
+        sl = li;
+        if (li >= mka$q) begin
+            sl = li + {{1{1'b0}}, mkn$q};
+        end
+        csh = {{3{1'b0}}, sl} << 32'h3;
+        vsh = mask_v$out >> csh;
+        lbyte = vsh[(32'h0)+:(8)];
+        cb = (cb >> 32'h8) | ({{56{1'b0}}, lbyte} << 32'h38);
+        li = li + 4'h1;
+        sl = li;
+        if (li >= mka$q) begin
+            sl = li + {{1{1'b0}}, mkn$q};
+        end
+        csh = {{3{1'b0}}, sl} << 32'h3;
+        vsh = mask_v$out >> csh;
+        lbyte = vsh[(32'h0)+:(8)];
+        cb = (cb >> 32'h8) | ({{56{1'b0}}, lbyte} << 32'h38);
+        li = li + 4'h1;
+        sl = li;
+        if (li >= mka$q) begin
+            sl = li + {{1{1'b0}}, mkn$q};
+        end
+        csh = {{3{1'b0}}, sl} << 32'h3;
+        vsh = mask_v$out >> csh;
+        lbyte = vsh[(32'h0)+:(8)];
+        cb = (cb >> 32'h8) | ({{56{1'b0}}, lbyte} << 32'h38);
         li = li + 4'h1;
         body = c_hdr == 2'h2;
-        ends = body & (c_need <= {{13{1'b0}}, nm_total});
+        hitv = 8'h0;
+        pci = pcs$q[(32'h4 * 0)+:(4)];
+        if (nmask[0] & (c_need[(32'h0)+:(4)] == pci + 4'h1)) begin
+            hitv = {hitv[7:1], 1'b1};
+        end
+        pci = pcs$q[(32'h4 * 1)+:(4)];
+        if (nmask[1] & (c_need[(32'h0)+:(4)] == pci + 4'h1)) begin
+            hitv = {hitv[7:2], 1'b1, hitv[0]};
+        end
+        pci = pcs$q[(32'h4 * 2)+:(4)];
+        if (nmask[2] & (c_need[(32'h0)+:(4)] == pci + 4'h1)) begin
+            hitv = {hitv[7:3], 1'b1, hitv[1:0]};
+        end
+        pci = pcs$q[(32'h4 * 3)+:(4)];
+        if (nmask[3] & (c_need[(32'h0)+:(4)] == pci + 4'h1)) begin
+            hitv = {hitv[7:4], 1'b1, hitv[2:0]};
+        end
+        pci = pcs$q[(32'h4 * 4)+:(4)];
+        if (nmask[4] & (c_need[(32'h0)+:(4)] == pci + 4'h1)) begin
+            hitv = {hitv[7:5], 1'b1, hitv[3:0]};
+        end
+        pci = pcs$q[(32'h4 * 5)+:(4)];
+        if (nmask[5] & (c_need[(32'h0)+:(4)] == pci + 4'h1)) begin
+            hitv = {hitv[7:6], 1'b1, hitv[4:0]};
+        end
+        pci = pcs$q[(32'h4 * 6)+:(4)];
+        if (nmask[6] & (c_need[(32'h0)+:(4)] == pci + 4'h1)) begin
+            hitv = {hitv[7], 1'b1, hitv[5:0]};
+        end
+        pci = pcs$q[(32'h4 * 7)+:(4)];
+        if (nmask[7] & (c_need[(32'h0)+:(4)] == pci + 4'h1)) begin
+            hitv = {1'b1, hitv[6:0]};
+        end
+        ends = body & (c_need[(32'h4)+:(13)] == 13'h0) & (hitv != 8'h0);
         li = 4'h0;
         after = 1'b0;
         e_lane = 4'h0;
@@ -15809,7 +16103,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         m3v = 1'b0;
         after3 = 1'b0;
         lbyte = in_data[(32'h8 * 0)+:(8)];
-        pci = pcs$q[(32'h4 * 0)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:1], 1'b1};
@@ -15826,14 +16119,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (nmask[0] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+        if (hitv[0] & ends) begin
             after = 1'b1;
             e_lane = li;
             sb = li + 4'h1;
         end
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 1)+:(8)];
-        pci = pcs$q[(32'h4 * 1)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:2], 1'b1, lm_n[0]};
@@ -15850,14 +16142,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (nmask[1] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+        if (hitv[1] & ends) begin
             after = 1'b1;
             e_lane = li;
             sb = li + 4'h1;
         end
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 2)+:(8)];
-        pci = pcs$q[(32'h4 * 2)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:3], 1'b1, lm_n[1:0]};
@@ -15874,14 +16165,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (nmask[2] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+        if (hitv[2] & ends) begin
             after = 1'b1;
             e_lane = li;
             sb = li + 4'h1;
         end
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 3)+:(8)];
-        pci = pcs$q[(32'h4 * 3)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:4], 1'b1, lm_n[2:0]};
@@ -15898,14 +16188,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (nmask[3] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+        if (hitv[3] & ends) begin
             after = 1'b1;
             e_lane = li;
             sb = li + 4'h1;
         end
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 4)+:(8)];
-        pci = pcs$q[(32'h4 * 4)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:5], 1'b1, lm_n[3:0]};
@@ -15922,14 +16211,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (nmask[4] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+        if (hitv[4] & ends) begin
             after = 1'b1;
             e_lane = li;
             sb = li + 4'h1;
         end
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 5)+:(8)];
-        pci = pcs$q[(32'h4 * 5)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7:6], 1'b1, lm_n[4:0]};
@@ -15946,14 +16234,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (nmask[5] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+        if (hitv[5] & ends) begin
             after = 1'b1;
             e_lane = li;
             sb = li + 4'h1;
         end
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 6)+:(8)];
-        pci = pcs$q[(32'h4 * 6)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {lm_n[7], 1'b1, lm_n[5:0]};
@@ -15970,14 +16257,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (nmask[6] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+        if (hitv[6] & ends) begin
             after = 1'b1;
             e_lane = li;
             sb = li + 4'h1;
         end
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 7)+:(8)];
-        pci = pcs$q[(32'h4 * 7)+:(4)];
         if (li < keff) begin
             if (after) begin
                 lm_n = {1'b1, lm_n[6:0]};
@@ -15994,7 +16280,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (nmask[7] & ends & ~after & (c_need == {{13{1'b0}}, pci} + 17'h1)) begin
+        if (hitv[7] & ends) begin
             after = 1'b1;
             e_lane = li;
             sb = li + 4'h1;
@@ -16332,6 +16618,8 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             m3l$d = n_m3l;
             pcs$d = n_pcs;
             m3i$d = n_m3i;
+            mka$d = mg_a;
+            mkn$d = mg_l;
         end
         if (ld) begin
             first$d = 1'b0;
@@ -16658,6 +16946,18 @@ module rnic_core$mpa_rx$mask_n(data,lanes,out);
 endmodule // rnic_core$mpa_rx$mask_n
 
 
+module rnic_core$mpa_rx$mask_v(data,lanes,out);
+
+    // Module arguments
+    input wire  [63:0] data;
+    input wire  [7:0] lanes;
+    output reg  [63:0] out;
+
+    // Update code (custom)
+    assign out = data & {{8{lanes[7]}}, {8{lanes[6]}}, {8{lanes[5]}}, {8{lanes[4]}}, {8{lanes[3]}}, {8{lanes[2]}}, {8{lanes[1]}}, {8{lanes[0]}}};
+endmodule // rnic_core$mpa_rx$mask_v
+
+
 module rnic_core$mpa_rx$mk_en(d,q,clock);
 
     // Module arguments
@@ -16696,6 +16996,25 @@ module rnic_core$mpa_rx$mk_hi(d,q,clock);
 endmodule // rnic_core$mpa_rx$mk_hi
 
 
+module rnic_core$mpa_rx$mka(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$mka
+
+
 module rnic_core$mpa_rx$mkl(d,q,clock);
 
     // Module arguments
@@ -16713,6 +17032,25 @@ module rnic_core$mpa_rx$mkl(d,q,clock);
     end
 
 endmodule // rnic_core$mpa_rx$mkl
+
+
+module rnic_core$mpa_rx$mkn(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$mkn
 
 
 module rnic_core$mpa_rx$need(d,q,clock);

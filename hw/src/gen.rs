@@ -236,6 +236,12 @@ const UNUSED_OK: &[Unused] = &[
         "mpa_rx uses only the low 16 bits (the ULPDU_LENGTH octets) of the shifted header",
     ),
     unused(
+        &["mpa_rx"],
+        "vsh",
+        64,
+        "mpa_rx's compaction takes one octet (the low 8 bits) of the lanes shifted down to its slot's source lane",
+    ),
+    unused(
         &[],
         "seq_diff",
         32,

@@ -290,6 +290,7 @@ pub struct MpaRx {
     mask_n: LaneMask,
     mask_a: LaneMask,
     mask_b: LaneMask,
+    mask_v: LaneMask,
     q: MpaRxOutQ,
     // ---- registers
     first: DFF<Bit>,
@@ -319,6 +320,9 @@ pub struct MpaRx {
     m3l: DFF<Bits<8>>,
     pcs: DFF<Bits<36>>,
     m3i: DFF<Bits<4>>,
+    /// The next beat's marker run: first lane (8: none) and length.
+    mka: DFF<Bits<4>>,
+    mkn: DFF<Bits<3>>,
     // ---- beat-start state (the registers)
     c_crc_en: Signal<Local, Bit>,
     c_mk_en: Signal<Local, Bit>,
@@ -353,6 +357,10 @@ pub struct MpaRx {
     n_pcs: Signal<Local, Bits<36>>,
     n_m3i: Signal<Local, Bits<4>>,
     pci: Signal<Local, Bits<4>>,
+    vl: Signal<Local, Bits<8>>,
+    sl: Signal<Local, Bits<4>>,
+    vsh: Signal<Local, Bits<64>>,
+    hitv: Signal<Local, Bits<8>>,
     // ---- lane classification
     take: Signal<Local, Bit>,
     keff: Signal<Local, Bits<4>>,
@@ -516,6 +524,13 @@ impl Default for MpaRx {
             n_pcs: Default::default(),
             n_m3i: Default::default(),
             pci: Default::default(),
+            vl: Default::default(),
+            sl: Default::default(),
+            vsh: Default::default(),
+            hitv: Default::default(),
+            mka: Default::default(),
+            mkn: Default::default(),
+            mask_v: Default::default(),
             plo: Default::default(),
             m3v: Default::default(),
             after3: Default::default(),
@@ -618,7 +633,8 @@ impl Logic for MpaRx {
         clock!(self, clock, q);
         dff_setup!(
             self, clock, first, crc_en, mk_en, phase, crc, need, urem, woff, len_hi, mk_hi, hdr,
-            pad, sp, dead, acc, fill, so_valid, so_state, so_pad, mkl, m2l, m3l, pcs, m3i
+            pad, sp, dead, acc, fill, so_valid, so_state, so_pad, mkl, m2l, m3l, pcs, m3i, mka,
+            mkn
         );
         self.q.reset.next = self.reset.val();
         self.q.out_ready.next = self.out_ready.val();
@@ -736,10 +752,7 @@ impl Logic for MpaRx {
             self.keff.next = self.in_keep.val();
         }
         self.li.next = 0.into();
-        self.nmask.next = 0.into();
-        self.cb.next = 0.into();
-        self.csh.next = 0.into();
-        self.lbyte.next = 0.into();
+        self.vl.next = 0.into();
         self.nm_total.next = 0.into();
         for i in 0..9 {
             // Non-marker lanes before lane `keff`.
@@ -750,21 +763,51 @@ impl Logic for MpaRx {
         }
         self.li.next = 0.into();
         for i in 0..8 {
-            self.lbyte.next = self.in_data.val().get_bits::<8>(8 * i);
-            self.pci.next = self.pcs.q.val().get_bits::<4>(4 * i);
-            if (self.li.val() < self.keff.val()) & !self.mkl.q.val().get_bit(i) {
-                self.nmask.next = self.nmask.val().replace_bit(i, true);
-                self.csh.next = bit_cast::<7, 4>(self.pci.val()) << 3;
-                self.cb.next =
-                    self.cb.val() | (bit_cast::<64, 8>(self.lbyte.val()) << self.csh.val());
+            if self.li.val() < self.keff.val() {
+                self.vl.next = self.vl.val().replace_bit(i, true);
             }
+            self.li.next = self.li.val() + 1;
+        }
+        self.nmask.next = self.vl.val() & !self.mkl.q.val();
+        // Compaction: the beat's marker is one run of lanes [mka, mka +
+        // mkn), so slot j holds lane j below it and lane j + mkn from it on
+        // (a lane past the beat, or past `keff`, gives 0): one 5-way choice
+        // per slot instead of a shifter per lane.
+        self.mask_v.data.next = self.in_data.val();
+        self.mask_v.lanes.next = self.vl.val();
+        self.li.next = 0.into();
+        self.cb.next = 0.into();
+        for _j in 0..8 {
+            self.sl.next = self.li.val();
+            if self.li.val() >= self.mka.q.val() {
+                self.sl.next = self.li.val() + bit_cast::<4, 3>(self.mkn.q.val());
+            }
+            self.csh.next = bit_cast::<7, 4>(self.sl.val()) << 3;
+            self.vsh.next = self.mask_v.out.val() >> self.csh.val();
+            self.lbyte.next = self.vsh.val().get_bits::<8>(0);
+            self.cb.next = (self.cb.val() >> 8) | (bit_cast::<64, 8>(self.lbyte.val()) << 56);
             self.li.next = self.li.val() + 1;
         }
 
         // ---- 2. does the FPDU active at lane 0 (C) end here?
+        // C's last octet is the non-marker lane whose slot is need - 1.
+        // Inside an FPDU need >= 1 (a ULPDU_LENGTH >= 14 sets it to at least
+        // 12; a beat that does not end the FPDU leaves at least 1), so at
+        // most one lane matches, and one does iff need <= the beat's
+        // non-marker octets: C ends here. (Not `need <= nm_total`: that
+        // compare would wait for the `keff` choice of `nm_total`.)
         self.body.next = self.c_hdr.val() == 2;
+        self.hitv.next = 0.into();
+        for i in 0..8 {
+            self.pci.next = self.pcs.q.val().get_bits::<4>(4 * i);
+            if self.nmask.val().get_bit(i)
+                & (self.c_need.val().get_bits::<4>(0) == self.pci.val() + 1)
+            {
+                self.hitv.next = self.hitv.val().replace_bit(i, true);
+            }
+        }
         self.ends.next =
-            self.body.val() & (self.c_need.val() <= bit_cast::<17, 4>(self.nm_total.val()));
+            self.body.val() & (self.c_need.val().get_bits::<13>(4) == 0) & (self.hitv.val() != 0);
         self.li.next = 0.into();
         self.after.next = false;
         self.e_lane.next = 0.into();
@@ -777,7 +820,6 @@ impl Logic for MpaRx {
         self.after3.next = false;
         for i in 0..8 {
             self.lbyte.next = self.in_data.val().get_bits::<8>(8 * i);
-            self.pci.next = self.pcs.q.val().get_bits::<4>(4 * i);
             if self.li.val() < self.keff.val() {
                 if self.after.val() {
                     self.lm_n.next = self.lm_n.val().replace_bit(i, true);
@@ -793,12 +835,7 @@ impl Logic for MpaRx {
                     self.after3.next = self.after.val();
                 }
             }
-            // C's last octet: the non-marker lane whose slot is need - 1.
-            if self.nmask.val().get_bit(i)
-                & self.ends.val()
-                & !self.after.val()
-                & (self.c_need.val() == bit_cast::<17, 4>(self.pci.val()) + 1)
-            {
+            if self.hitv.val().get_bit(i) & self.ends.val() {
                 self.after.next = true;
                 self.e_lane.next = self.li.val();
                 self.sb.next = self.li.val() + 1;
@@ -1085,6 +1122,8 @@ impl Logic for MpaRx {
             self.m3l.d.next = self.n_m3l.val();
             self.pcs.d.next = self.n_pcs.val();
             self.m3i.d.next = self.n_m3i.val();
+            self.mka.d.next = self.mg_a.val();
+            self.mkn.d.next = self.mg_l.val();
         }
         if self.ld.val() {
             // The load clock: the context becomes the beat-start state.

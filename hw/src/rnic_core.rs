@@ -493,6 +493,11 @@ pub struct RnicCoreP<
     exc_arb: ExcArb,
     pay_crc: Crc32cX64,
     mpa_rx: MpaRx,
+    /// Register cut (docs/fpga.md, "mpa_rx off the critical path"): the
+    /// segment payload from `rx_parse`'s realigner into `mpa_rx` through a
+    /// `Skid`, so `mpa_rx`'s lane logic starts from flip-flops.
+    /// {last [68], keep [67:64], data [63:0]}.
+    mpa_in_sk: Skid<Bits<69>>,
     fpdu_buf: FpduBufferN<FBN, FBNP1, FBRW, FBB, FBBP1, FBSA>,
     ddp_rx: DdpRxN<PR, PN>,
     tpt: Tpt<TN, PN>,
@@ -1261,7 +1266,7 @@ impl<
         self.rx_pay_valid.next = self.rx_parse.pay_valid.val() & !self.rx_ulp_en.val();
         self.pay_ready.next = self.rx_pay_ready.val();
         if self.rx_ulp_en.val() {
-            self.pay_ready.next = (self.sq_state.q.val() == 2) & self.mpa_rx.in_ready.val();
+            self.pay_ready.next = (self.sq_state.q.val() == 2) & self.mpa_in_sk.in_ready.val();
         }
         self.rx_parse.pay_ready.next = self.pay_ready.val();
         self.pay_take.next = self.rx_parse.pay_valid.val() & self.pay_ready.val();
@@ -1358,10 +1363,21 @@ impl<
             self.mpa_ram.write_data.next = bit_cast::<120, 32>(self.mpa_init.val())
                 | (bit_cast::<120, 32>(self.mpa_wr_seq_start.val()) << 88);
         }
-        self.mpa_rx.in_data.next = self.rx_parse.pay_data.val();
-        self.mpa_rx.in_keep.next = self.rx_parse.pay_keep.val();
-        self.mpa_rx.in_last.next = self.rx_parse.pay_last.val();
-        self.mpa_rx.in_valid.next = self.rx_parse.pay_valid.val() & (self.sq_state.q.val() == 2);
+        // The segment's beats reach mpa_rx through `mpa_in_sk`; the context
+        // below stays valid until the sequencer's next start (state 3 waits
+        // for `st_out_valid`, after mpa_rx took the last beat).
+        self.mpa_in_sk.clock.next = self.clock.val();
+        self.mpa_in_sk.reset.next = self.reset.val();
+        self.mpa_in_sk.in_valid.next = self.rx_parse.pay_valid.val() & (self.sq_state.q.val() == 2);
+        self.mpa_in_sk.in_data.next = (bit_cast::<69, 1>(self.rx_parse.pay_last.val().into())
+            << 68)
+            | (bit_cast::<69, 4>(self.rx_parse.pay_keep.val()) << 64)
+            | bit_cast::<69, 64>(self.rx_parse.pay_data.val());
+        self.mpa_rx.in_data.next = self.mpa_in_sk.out_data.val().get_bits::<64>(0);
+        self.mpa_rx.in_keep.next = self.mpa_in_sk.out_data.val().get_bits::<4>(64);
+        self.mpa_rx.in_last.next = self.mpa_in_sk.out_data.val().get_bit(68);
+        self.mpa_rx.in_valid.next = self.mpa_in_sk.out_valid.val();
+        self.mpa_in_sk.out_ready.next = self.mpa_rx.in_ready.val();
         // mpa_flags bit 1 MPA_CRC_RX, bit 3 MPA_MARKERS_RX (rnic_wire::abi::context)
         self.mpa_rx.ctx_crc_en.next = self.sq_mpa.q.val().get_bit(1);
         self.mpa_rx.ctx_mk_en.next = self.sq_mpa.q.val().get_bit(3);
