@@ -10,7 +10,8 @@
 #                                                    hw/generated/rnic_versa5g.v)
 #
 # COMB = LUT4 + 2 CCU2C + 8 DPR16X4 (scripts/fpga_blocks.py). Writes the log,
-# `stat` and the netlist (for scripts/fpga_unit_sta.py) to target/fpga-block/. A block alone keeps logic that the whole
+# `stat` and the netlist (for scripts/fpga_unit_sta.py) to target/fpga-block/.
+# A block alone keeps logic that the whole
 # board would remove (inputs the board ties off), so compare a block with
 # itself before and after a change.
 set -euo pipefail
