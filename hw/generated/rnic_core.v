@@ -12393,6 +12393,9 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     reg  [511:0] stage$d;
     wire  [511:0] stage$q;
     reg  stage$clock;
+    reg  [127:0] ovl_q$d;
+    wire  [127:0] ovl_q$q;
+    reg  ovl_q$clock;
     reg  [2:0] tstate$d;
     wire  [2:0] tstate$q;
     reg  tstate$clock;
@@ -12475,7 +12478,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     reg  [7:0] ra_n;
     reg  tx_take;
     reg  [10:0] tx_len;
-    reg  [255:0] ovl;
+    reg  [127:0] ovl;
     // Unused on purpose: fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and taking its low 32 bits.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [511:0] tdsh;
@@ -12491,6 +12494,11 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
         .d(stage$d),
         .q(stage$q),
         .clock(stage$clock)
+    );
+    rnic_core$fw_port$ovl_q ovl_q(
+        .d(ovl_q$d),
+        .q(ovl_q$q),
+        .clock(ovl_q$clock)
     );
     rnic_core$fw_port$tstate tstate(
         .d(tstate$d),
@@ -12604,6 +12612,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
     always @(*) begin
         tsel$clock = clock;
         stage$clock = clock;
+        ovl_q$clock = clock;
         tstate$clock = clock;
         terr$clock = clock;
         evst$clock = clock;
@@ -12622,6 +12631,7 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
         cyc_hi$clock = clock;
         tsel$d = tsel$q;
         stage$d = stage$q;
+        ovl_q$d = ovl_q$q;
         tstate$d = tstate$q;
         terr$d = terr$q;
         evst$d = evst$q;
@@ -12666,19 +12676,17 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
         tw_table = tbl;
         tw_index = tidx;
         tw_data = stage$q;
-        ovl = {{128{1'b0}}, ct_rd_snd_wnd, ct_rd_snd_una, ct_rd_snd_nxt, ct_rd_rcv_nxt};
+        ovl = {ct_rd_snd_wnd, ct_rd_snd_una, ct_rd_snd_nxt, ct_rd_rcv_nxt};
         if (tstate$q == 3'h1) begin
             tstate$d = 3'h3;
-            stage$d = {{256{1'b0}}, shadow$read_data};
-            if (tbl == 8'h0) begin
-                stage$d = {ovl, shadow$read_data};
-            end
+            stage$d = (stage$q & {{256{1'b0}}, ones256}) | ({{256{1'b0}}, shadow$read_data} << 32'h100);
+            ovl_q$d = ovl;
         end
         if (tstate$q == 3'h3) begin
             tstate$d = 3'h0;
-            stage$d = (stage$q & {{256{1'b0}}, ones256}) | ({{256{1'b0}}, shadow$read_data} << 32'h100);
+            stage$d = {shadow$read_data, stage$q[511:256]};
             if (tbl == 8'h0) begin
-                stage$d = (stage$q & ~({{384{1'b0}}, ones256[(32'h80)+:(128)]} << 32'h180)) | ({{384{1'b0}}, shadow$read_data[(32'h80)+:(128)]} << 32'h180);
+                stage$d = {shadow$read_data[(32'h80)+:(128)], ovl_q$q, stage$q[511:256]};
             end
         end
         if (tstate$q == 3'h2) begin
@@ -13171,6 +13179,25 @@ module rnic_core$fw_port$mres(d,q,clock);
     end
 
 endmodule // rnic_core$fw_port$mres
+
+
+module rnic_core$fw_port$ovl_q(d,q,clock);
+
+    // Module arguments
+    input wire  [127:0] d;
+    output reg  [127:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 128'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fw_port$ovl_q
 
 
 module rnic_core$fw_port$rd_addr(d,q,clock);

@@ -19035,6 +19035,9 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  [511:0] stage$d;
     wire  [511:0] stage$q;
     reg  stage$clock;
+    reg  [127:0] ovl_q$d;
+    wire  [127:0] ovl_q$q;
+    reg  ovl_q$clock;
     reg  [2:0] tstate$d;
     wire  [2:0] tstate$q;
     reg  tstate$clock;
@@ -19117,7 +19120,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  [7:0] ra_n;
     reg  tx_take;
     reg  [10:0] tx_len;
-    reg  [255:0] ovl;
+    reg  [127:0] ovl;
     // Unused on purpose: fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and taking its low 32 bits.
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [511:0] tdsh;
@@ -19133,6 +19136,11 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         .d(stage$d),
         .q(stage$q),
         .clock(stage$clock)
+    );
+    rnic_versa5g$core$fw_port$ovl_q ovl_q(
+        .d(ovl_q$d),
+        .q(ovl_q$q),
+        .clock(ovl_q$clock)
     );
     rnic_versa5g$core$fw_port$tstate tstate(
         .d(tstate$d),
@@ -19246,6 +19254,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     always @(*) begin
         tsel$clock = clock;
         stage$clock = clock;
+        ovl_q$clock = clock;
         tstate$clock = clock;
         terr$clock = clock;
         evst$clock = clock;
@@ -19264,6 +19273,7 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         cyc_hi$clock = clock;
         tsel$d = tsel$q;
         stage$d = stage$q;
+        ovl_q$d = ovl_q$q;
         tstate$d = tstate$q;
         terr$d = terr$q;
         evst$d = evst$q;
@@ -19308,19 +19318,17 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         tw_table = tbl;
         tw_index = tidx;
         tw_data = stage$q;
-        ovl = {{224{1'b0}}, ct_rd_rcv_nxt} | ({{224{1'b0}}, ct_rd_snd_nxt} << 32'h20) | ({{224{1'b0}}, ct_rd_snd_una} << 32'h40) | ({{224{1'b0}}, ct_rd_snd_wnd} << 32'h60);
+        ovl = {{96{1'b0}}, ct_rd_rcv_nxt} | ({{96{1'b0}}, ct_rd_snd_nxt} << 32'h20) | ({{96{1'b0}}, ct_rd_snd_una} << 32'h40) | ({{96{1'b0}}, ct_rd_snd_wnd} << 32'h60);
         if (tstate$q == 3'h1) begin
             tstate$d = 3'h3;
-            stage$d = {{256{1'b0}}, shadow$read_data};
-            if (tbl == 8'h0) begin
-                stage$d = {{256{1'b0}}, shadow$read_data} | ({{256{1'b0}}, ovl} << 32'h100);
-            end
+            stage$d = (stage$q & {{256{1'b0}}, ones256}) | ({{256{1'b0}}, shadow$read_data} << 32'h100);
+            ovl_q$d = ovl;
         end
         if (tstate$q == 3'h3) begin
             tstate$d = 3'h0;
-            stage$d = (stage$q & {{256{1'b0}}, ones256}) | ({{256{1'b0}}, shadow$read_data} << 32'h100);
+            stage$d = (stage$q >> 32'h100) | ({{256{1'b0}}, shadow$read_data} << 32'h100);
             if (tbl == 8'h0) begin
-                stage$d = (stage$q & ~({{384{1'b0}}, ones256[(32'h80)+:(128)]} << 32'h180)) | ({{384{1'b0}}, shadow$read_data[(32'h80)+:(128)]} << 32'h180);
+                stage$d = (stage$q >> 32'h100) | ({{384{1'b0}}, ovl_q$q} << 32'h100) | ({{384{1'b0}}, shadow$read_data[(32'h80)+:(128)]} << 32'h180);
             end
         end
         if (tstate$q == 3'h2) begin
@@ -19813,6 +19821,25 @@ module rnic_versa5g$core$fw_port$mres(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fw_port$mres
+
+
+module rnic_versa5g$core$fw_port$ovl_q(d,q,clock);
+
+    // Module arguments
+    input wire  [127:0] d;
+    output reg  [127:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 128'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fw_port$ovl_q
 
 
 module rnic_versa5g$core$fw_port$rd_addr(d,q,clock);
@@ -58335,7 +58362,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
     // Local signals
     reg  push;
     reg  [7:0] pbyte;
-    reg  [63:0] aligned;
     reg  fcs_bad;
 
     // Sub module instances
@@ -58459,28 +58485,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
         o_bad$d = 1'b0;
         push = 1'b0;
         pbyte = hold$q[(32'h0)+:(8)];
-        aligned = acc$q;
-        if (n$q == 4'h1) begin
-            aligned = acc$q >> 32'h38;
-        end
-        else if (n$q == 4'h2) begin
-            aligned = acc$q >> 32'h30;
-        end
-        else if (n$q == 4'h3) begin
-            aligned = acc$q >> 32'h28;
-        end
-        else if (n$q == 4'h4) begin
-            aligned = acc$q >> 32'h20;
-        end
-        else if (n$q == 4'h5) begin
-            aligned = acc$q >> 32'h18;
-        end
-        else if (n$q == 4'h6) begin
-            aligned = acc$q >> 32'h10;
-        end
-        else if (n$q == 4'h7) begin
-            aligned = acc$q >> 32'h8;
-        end
         fcs_bad = (crc$q != residue) | err$q | (nheld$q != 3'h4);
         case (state$q)
             RxState$Idle:
@@ -58489,6 +58493,7 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                     nheld$d = 3'h0;
                     n$d = 4'h0;
                     err$d = 1'b0;
+                    acc$d = 64'h0;
                     if (rx_dv) begin
                         if (rxd == 8'h55) begin
                             state$d = RxState$Preamble;
@@ -58531,7 +58536,7 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                     else begin
                         o_valid$d = 1'b1;
                         o_last$d = 1'b1;
-                        o_data$d = aligned;
+                        o_data$d = acc$q;
                         o_keep$d = n$q;
                         o_bad$d = fcs_bad;
                         frames$d = frames$q + 32'h1;
@@ -58554,11 +58559,35 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                 o_data$d = acc$q;
                 o_keep$d = 4'h8;
                 n$d = 4'h1;
+                acc$d = {{56{1'b0}}, pbyte};
             end
             else begin
                 n$d = n$q + 4'h1;
+                if (n$q == 0) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 0));
+                end
+                if (n$q == 1) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 1));
+                end
+                if (n$q == 2) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 2));
+                end
+                if (n$q == 3) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 3));
+                end
+                if (n$q == 4) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 4));
+                end
+                if (n$q == 5) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 5));
+                end
+                if (n$q == 6) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 6));
+                end
+                if (n$q == 7) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 7));
+                end
             end
-            acc$d = (acc$q >> 32'h8) | ({{56{1'b0}}, pbyte} << 32'h38);
         end
         if (reset) begin
             state$d = RxState$Idle;
@@ -61074,7 +61103,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
     // Local signals
     reg  push;
     reg  [7:0] pbyte;
-    reg  [63:0] aligned;
     reg  fcs_bad;
 
     // Sub module instances
@@ -61198,28 +61226,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
         o_bad$d = 1'b0;
         push = 1'b0;
         pbyte = hold$q[(32'h0)+:(8)];
-        aligned = acc$q;
-        if (n$q == 4'h1) begin
-            aligned = acc$q >> 32'h38;
-        end
-        else if (n$q == 4'h2) begin
-            aligned = acc$q >> 32'h30;
-        end
-        else if (n$q == 4'h3) begin
-            aligned = acc$q >> 32'h28;
-        end
-        else if (n$q == 4'h4) begin
-            aligned = acc$q >> 32'h20;
-        end
-        else if (n$q == 4'h5) begin
-            aligned = acc$q >> 32'h18;
-        end
-        else if (n$q == 4'h6) begin
-            aligned = acc$q >> 32'h10;
-        end
-        else if (n$q == 4'h7) begin
-            aligned = acc$q >> 32'h8;
-        end
         fcs_bad = (crc$q != residue) | err$q | (nheld$q != 3'h4);
         case (state$q)
             RxState$Idle:
@@ -61228,6 +61234,7 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                     nheld$d = 3'h0;
                     n$d = 4'h0;
                     err$d = 1'b0;
+                    acc$d = 64'h0;
                     if (rx_dv) begin
                         if (rxd == 8'h55) begin
                             state$d = RxState$Preamble;
@@ -61270,7 +61277,7 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                     else begin
                         o_valid$d = 1'b1;
                         o_last$d = 1'b1;
-                        o_data$d = aligned;
+                        o_data$d = acc$q;
                         o_keep$d = n$q;
                         o_bad$d = fcs_bad;
                         frames$d = frames$q + 32'h1;
@@ -61293,11 +61300,35 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                 o_data$d = acc$q;
                 o_keep$d = 4'h8;
                 n$d = 4'h1;
+                acc$d = {{56{1'b0}}, pbyte};
             end
             else begin
                 n$d = n$q + 4'h1;
+                if (n$q == 0) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 0));
+                end
+                if (n$q == 1) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 1));
+                end
+                if (n$q == 2) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 2));
+                end
+                if (n$q == 3) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 3));
+                end
+                if (n$q == 4) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 4));
+                end
+                if (n$q == 5) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 5));
+                end
+                if (n$q == 6) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 6));
+                end
+                if (n$q == 7) begin
+                    acc$d = acc$q | ({{56{1'b0}}, pbyte} << (32'h8 * 7));
+                end
             end
-            acc$d = (acc$q >> 32'h8) | ({{56{1'b0}}, pbyte} << 32'h38);
         end
         if (reset) begin
             state$d = RxState$Idle;

@@ -166,7 +166,13 @@ pub struct FwPortN<const PR: usize> {
     k_mtu: Constant<Bits<32>>,
     ones32: Constant<Bits<32>>,
     tsel: DFF<Bits<32>>,
+    /// TABLE_DATA. A table read fills it as a shift by halves (state 1:
+    /// the entry's low half into the high half; state 3: down by 256, the
+    /// high half in), so each bit chooses among at most three sources.
     stage: DFF<Bits<512>>,
+    /// The connection table's live fields (`ovl`'s low 128 bits) as read
+    /// in state 1, for the high half that arrives in state 3.
+    ovl_q: DFF<Bits<128>>,
     /// 0 idle, 1 read, low half (shadow and read port addressed), 3 read,
     /// high half, 2 write, low half (read port addressed; the strobe goes
     /// out in this state), 4 write, high half.
@@ -207,9 +213,9 @@ pub struct FwPortN<const PR: usize> {
     ra_n: Signal<Local, Bits<8>>,
     tx_take: Signal<Local, Bit>,
     tx_len: Signal<Local, Bits<11>>,
-    /// The connection table's fields for the high half (its bits 0..128 =
-    /// entry bits 256..384: rcv_nxt, snd_nxt, snd_una, snd_wnd).
-    ovl: Signal<Local, Bits<256>>,
+    /// The connection table's fields for the high half (entry bits
+    /// 256..384: rcv_nxt, snd_nxt, snd_una, snd_wnd).
+    ovl: Signal<Local, Bits<128>>,
     tdsh: Signal<Local, Bits<512>>,
 }
 
@@ -307,6 +313,7 @@ impl<const PR: usize> FwPortN<PR> {
             sh_half: Default::default(),
             tsel: Default::default(),
             stage: Default::default(),
+            ovl_q: Default::default(),
             tstate: Default::default(),
             terr: Default::default(),
             shadow: Default::default(),
@@ -365,8 +372,8 @@ impl<const PR: usize> Logic for FwPortN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, tsel, stage, tstate, terr, evst, evp, tx_busy, tx_inj, tx_ra, tx_lastb,
-            tx_lkeep, mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi
+            self, clock, tsel, stage, ovl_q, tstate, terr, evst, evp, tx_busy, tx_inj, tx_ra,
+            tx_lastb, tx_lkeep, mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi
         );
         self.shadow.read_clock.next = self.clock.val();
         self.shadow.write_clock.next = self.clock.val();
@@ -413,26 +420,26 @@ impl<const PR: usize> Logic for FwPortN<PR> {
         // rcv_nxt (octets 32..36), snd_nxt (36..40), snd_una (40..44) and
         // snd_wnd (44..48) from the table itself (its read port answers in
         // state 1: kept in the stage's high half until the half comes).
-        self.ovl.next = bit_cast::<256, 32>(self.ct_rd_rcv_nxt.val())
-            | (bit_cast::<256, 32>(self.ct_rd_snd_nxt.val()) << 32)
-            | (bit_cast::<256, 32>(self.ct_rd_snd_una.val()) << 64)
-            | (bit_cast::<256, 32>(self.ct_rd_snd_wnd.val()) << 96);
+        self.ovl.next = bit_cast::<128, 32>(self.ct_rd_rcv_nxt.val())
+            | (bit_cast::<128, 32>(self.ct_rd_snd_nxt.val()) << 32)
+            | (bit_cast::<128, 32>(self.ct_rd_snd_una.val()) << 64)
+            | (bit_cast::<128, 32>(self.ct_rd_snd_wnd.val()) << 96);
         if self.tstate.q.val() == 1 {
             self.tstate.d.next = 3.into();
-            self.stage.d.next = bit_cast::<512, 256>(self.shadow.read_data.val());
-            if self.tbl.val() == 0 {
-                self.stage.d.next = bit_cast::<512, 256>(self.shadow.read_data.val())
-                    | (bit_cast::<512, 256>(self.ovl.val()) << 256);
-            }
+            // The entry's low half waits in the stage's high half.
+            self.stage.d.next = (self.stage.q.val() & bit_cast::<512, 256>(self.ones256.val()))
+                | (bit_cast::<512, 256>(self.shadow.read_data.val()) << 256);
+            self.ovl_q.d.next = self.ovl.val();
         }
         if self.tstate.q.val() == 3 {
             self.tstate.d.next = 0.into();
-            self.stage.d.next = (self.stage.q.val() & bit_cast::<512, 256>(self.ones256.val()))
+            // Down by a half; the high half in.
+            self.stage.d.next = (self.stage.q.val() >> 256)
                 | (bit_cast::<512, 256>(self.shadow.read_data.val()) << 256);
             if self.tbl.val() == 0 {
                 // the high half's low 128 bits: the table's fields (state 1)
-                self.stage.d.next = (self.stage.q.val()
-                    & !(bit_cast::<512, 128>(self.ones256.val().get_bits::<128>(128)) << 384))
+                self.stage.d.next = (self.stage.q.val() >> 256)
+                    | (bit_cast::<512, 128>(self.ovl_q.q.val()) << 256)
                     | (bit_cast::<512, 128>(self.shadow.read_data.val().get_bits::<128>(128))
                         << 384);
             }

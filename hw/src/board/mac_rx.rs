@@ -48,7 +48,10 @@ pub struct MacRx {
     hold: DFF<Bits<32>>,
     /// Bytes in `hold` (saturates at 4).
     nheld: DFF<Bits<3>>,
-    /// Packer: bytes shift in from the top; `n` of them are valid.
+    /// Packer: byte `k` of the beat is written into lane `k` (`n` of them
+    /// are valid, the lanes above are zero), so a beat leaves as it is,
+    /// without a realigning shift (ECP5: a clock enable per lane instead of
+    /// an 8-way multiplexer per output bit).
     acc: DFF<Bits<64>>,
     n: DFF<Bits<4>>,
     err: DFF<Bit>,
@@ -63,7 +66,6 @@ pub struct MacRx {
     residue: Constant<Bits<32>>,
     push: Signal<Local, Bit>,
     pbyte: Signal<Local, Bits<8>>,
-    aligned: Signal<Local, Bits<64>>,
     fcs_bad: Signal<Local, Bit>,
 }
 
@@ -100,7 +102,6 @@ impl Default for MacRx {
             residue: Constant::new((RESIDUE as u64).into()),
             push: Default::default(),
             pbyte: Default::default(),
-            aligned: Default::default(),
             fcs_bad: Default::default(),
         }
     }
@@ -128,23 +129,6 @@ impl Logic for MacRx {
         self.o_bad.d.next = false;
         self.push.next = false;
         self.pbyte.next = self.hold.q.val().get_bits::<8>(0);
-        // The packer's contents moved down to byte 0 (n valid bytes).
-        self.aligned.next = self.acc.q.val();
-        if self.n.q.val() == 1 {
-            self.aligned.next = self.acc.q.val() >> 56;
-        } else if self.n.q.val() == 2 {
-            self.aligned.next = self.acc.q.val() >> 48;
-        } else if self.n.q.val() == 3 {
-            self.aligned.next = self.acc.q.val() >> 40;
-        } else if self.n.q.val() == 4 {
-            self.aligned.next = self.acc.q.val() >> 32;
-        } else if self.n.q.val() == 5 {
-            self.aligned.next = self.acc.q.val() >> 24;
-        } else if self.n.q.val() == 6 {
-            self.aligned.next = self.acc.q.val() >> 16;
-        } else if self.n.q.val() == 7 {
-            self.aligned.next = self.acc.q.val() >> 8;
-        }
         self.fcs_bad.next =
             (self.crc.q.val() != self.residue.val()) | self.err.q.val() | (self.nheld.q.val() != 4);
 
@@ -154,6 +138,7 @@ impl Logic for MacRx {
                 self.nheld.d.next = 0.into();
                 self.n.d.next = 0.into();
                 self.err.d.next = false;
+                self.acc.d.next = 0.into();
                 if self.rx_dv.val() {
                     if self.rxd.val() == 0x55 {
                         self.state.d.next = RxState::Preamble;
@@ -190,7 +175,7 @@ impl Logic for MacRx {
                     // End of frame: flush the packer as the last beat.
                     self.o_valid.d.next = true;
                     self.o_last.d.next = true;
-                    self.o_data.d.next = self.aligned.val();
+                    self.o_data.d.next = self.acc.q.val();
                     self.o_keep.d.next = self.n.q.val();
                     self.o_bad.d.next = self.fcs_bad.val();
                     self.frames.d.next = self.frames.q.val() + 1;
@@ -213,10 +198,16 @@ impl Logic for MacRx {
                 self.o_data.d.next = self.acc.q.val();
                 self.o_keep.d.next = 8.into();
                 self.n.d.next = 1.into();
+                self.acc.d.next = bit_cast::<64, 8>(self.pbyte.val());
             } else {
                 self.n.d.next = self.n.q.val() + 1;
+                for i in 0..8 {
+                    if self.n.q.val() == i {
+                        self.acc.d.next =
+                            self.acc.q.val() | (bit_cast::<64, 8>(self.pbyte.val()) << (8 * i));
+                    }
+                }
             }
-            self.acc.d.next = (self.acc.q.val() >> 8) | (bit_cast::<64, 8>(self.pbyte.val()) << 56);
         }
         if self.reset.val() {
             self.state.d.next = RxState::Idle;
@@ -284,6 +275,12 @@ pub(crate) mod tests {
             let b = data.to_le_bytes();
             if last {
                 assert!(keep <= 8);
+                // The octets past `keep` are zero (the packer's lanes above
+                // `n` are cleared), as the realigning shift left them.
+                assert!(
+                    b[keep as usize..].iter().all(|&x| x == 0),
+                    "last beat {data:#018x}: octets past keep {keep} not zero"
+                );
                 self.cur.extend_from_slice(&b[..keep as usize]);
                 self.frames.push((std::mem::take(&mut self.cur), bad));
             } else {
