@@ -550,6 +550,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  mpa_rx$out_length_bad;
     wire  [87:0] mpa_rx$st_out;
     wire  mpa_rx$st_out_valid;
+    wire  mpa_rx$out_drained;
     reg  mpa_in_sk$clock;
     reg  mpa_in_sk$reset;
     reg  mpa_in_sk$in_valid;
@@ -2283,7 +2284,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .out_marker_bad(mpa_rx$out_marker_bad),
         .out_length_bad(mpa_rx$out_length_bad),
         .st_out(mpa_rx$st_out),
-        .st_out_valid(mpa_rx$st_out_valid)
+        .st_out_valid(mpa_rx$st_out_valid),
+        .out_drained(mpa_rx$out_drained)
     );
     rnic_core$mpa_in_sk mpa_in_sk(
         .clock(mpa_in_sk$clock),
@@ -4239,7 +4241,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mpa_ram$write_enable = 1'b0;
         mpa_ram$write_address = sq_conn$q;
         mpa_ram$write_data = {mpa_ram$read_data[119:88], mpa_rx$st_out};
-        sq_start = (sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & ~mpa_rx$out_valid);
+        sq_start = (sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & mpa_rx$out_drained);
         if (sq_start) begin
             mpa_ram$read_address = rx_split$seg_conn;
             sq_state$d = 3'h0;
@@ -15185,7 +15187,7 @@ module rnic_core$mpa_ram(read_address,read_clock,read_data,write_address,write_c
 endmodule // rnic_core$mpa_ram
 
 
-module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ctx_crc_en,ctx_mk_en,ctx_seq,ctx_seq_start,ctx_state,cfg_max_ulpdu,out_data,out_keep,out_last,out_valid,out_ready,out_ulpdu_start,out_fpdu_end,out_crc_ok,out_marker_bad,out_length_bad,st_out,st_out_valid);
+module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ctx_crc_en,ctx_mk_en,ctx_seq,ctx_seq_start,ctx_state,cfg_max_ulpdu,out_data,out_keep,out_last,out_valid,out_ready,out_ulpdu_start,out_fpdu_end,out_crc_ok,out_marker_bad,out_length_bad,st_out,st_out_valid,out_drained);
 
     // Module arguments
     input wire  clock;
@@ -15213,11 +15215,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     output reg  out_length_bad;
     output reg  [87:0] st_out;
     output reg  st_out_valid;
+    output reg  out_drained;
 
     // Constant declarations
     localparam  kc = 288'h20481012f145ff8808de2648cbaa9b55641f645496db52a82804363ba942e6bcffffffff;
     localparam  rc = 256'h552e49071c220f94441a975c73d74d7544c19592a8d58375ba8d89cab798b438;
     localparam  min_ulpdu = 16'he;
+    localparam  crc_ok_bit = 74'h800000000000000000;
 
     // Stub signals
     reg  [31:0] step_c$state;
@@ -15252,10 +15256,31 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  [73:0] q$w0;
     reg  [73:0] q$w1;
     reg  [73:0] q$w2;
-    wire  q$room;
+    wire  [2:0] q$held;
     wire  [73:0] q$out;
     wire  q$out_valid;
     reg  q$out_ready;
+    reg  [1:0] qs_n$d;
+    wire  [1:0] qs_n$q;
+    reg  qs_n$clock;
+    reg  [73:0] qs0$d;
+    wire  [73:0] qs0$q;
+    reg  qs0$clock;
+    reg  [73:0] qs1$d;
+    wire  [73:0] qs1$q;
+    reg  qs1$clock;
+    reg  [73:0] qs2$d;
+    wire  [73:0] qs2$q;
+    reg  qs2$clock;
+    reg  vq_chk$d;
+    wire  vq_chk$q;
+    reg  vq_chk$clock;
+    reg  [31:0] vq_x$d;
+    wire  [31:0] vq_x$q;
+    reg  vq_x$clock;
+    reg  vq_slot$d;
+    wire  vq_slot$q;
+    reg  vq_slot$clock;
     reg  first$d;
     wire  first$q;
     reg  first$clock;
@@ -15336,6 +15361,9 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  mkn$clock;
 
     // Local signals
+    reg  room;
+    reg  crc_bad_d;
+    reg  so_dead;
     reg  c_crc_en;
     reg  c_mk_en;
     reg  [8:0] c_phase;
@@ -15399,7 +15427,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  mbad_n;
     reg  [31:0] ksel;
     reg  [31:0] rsel;
-    reg  crc_match;
     reg  hdr_active;
     reg  hdr_is_c;
     reg  [3:0] hstart;
@@ -15415,8 +15442,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  lbad;
     reg  err_c;
     reg  err_n;
-    reg  crc_bad;
-    reg  kill_c;
     reg  any_err;
     reg  hcomp;
     reg  [3:0] bstart;
@@ -15508,10 +15533,45 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         .w0(q$w0),
         .w1(q$w1),
         .w2(q$w2),
-        .room(q$room),
+        .held(q$held),
         .out(q$out),
         .out_valid(q$out_valid),
         .out_ready(q$out_ready)
+    );
+    rnic_core$mpa_rx$qs_n qs_n(
+        .d(qs_n$d),
+        .q(qs_n$q),
+        .clock(qs_n$clock)
+    );
+    rnic_core$mpa_rx$qs0 qs0(
+        .d(qs0$d),
+        .q(qs0$q),
+        .clock(qs0$clock)
+    );
+    rnic_core$mpa_rx$qs1 qs1(
+        .d(qs1$d),
+        .q(qs1$q),
+        .clock(qs1$clock)
+    );
+    rnic_core$mpa_rx$qs2 qs2(
+        .d(qs2$d),
+        .q(qs2$q),
+        .clock(qs2$clock)
+    );
+    rnic_core$mpa_rx$vq_chk vq_chk(
+        .d(vq_chk$d),
+        .q(vq_chk$q),
+        .clock(vq_chk$clock)
+    );
+    rnic_core$mpa_rx$vq_x vq_x(
+        .d(vq_x$d),
+        .q(vq_x$q),
+        .clock(vq_x$clock)
+    );
+    rnic_core$mpa_rx$vq_slot vq_slot(
+        .d(vq_slot$d),
+        .q(vq_slot$q),
+        .clock(vq_slot$clock)
     );
     rnic_core$mpa_rx$first first(
         .d(first$d),
@@ -15673,6 +15733,13 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         m3i$clock = clock;
         mka$clock = clock;
         mkn$clock = clock;
+        qs_n$clock = clock;
+        qs0$clock = clock;
+        qs1$clock = clock;
+        qs2$clock = clock;
+        vq_chk$clock = clock;
+        vq_x$clock = clock;
+        vq_slot$clock = clock;
         first$d = first$q;
         crc_en$d = crc_en$q;
         mk_en$d = mk_en$q;
@@ -15699,11 +15766,19 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         m3i$d = m3i$q;
         mka$d = mka$q;
         mkn$d = mkn$q;
+        qs_n$d = qs_n$q;
+        qs0$d = qs0$q;
+        qs1$d = qs1$q;
+        qs2$d = qs2$q;
+        vq_chk$d = vq_chk$q;
+        vq_x$d = vq_x$q;
+        vq_slot$d = vq_slot$q;
         q$reset = reset;
         q$out_ready = out_ready;
         ld = first$q & in_valid;
-        in_ready = q$room & ~first$q;
-        take = in_valid & q$room & ~first$q;
+        room = ({{1{1'b0}}, q$held} + {{2{1'b0}}, qs_n$q}) <= 4'h3;
+        in_ready = room & ~first$q;
+        take = in_valid & room & ~first$q;
         c_crc_en = crc_en$q;
         c_mk_en = mk_en$q;
         c_phase = phase$q;
@@ -16391,7 +16466,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         if (e_lane == 4'h7 - 7) begin
             rsel = rc[(32'h20 * 7)+:(32)];
         end
-        crc_match = step_c$out == rsel;
         hdr_is_c = ~body;
         hdr_active = ~body | ends;
         hstart = 4'h0;
@@ -16412,10 +16486,8 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         half = hdr_active & (cons == 4'h2) & (avail == 4'h1);
         lbad = (ulen < min_ulpdu) | (ulen > cfg_max_ulpdu);
         err_c = mbad_c | (hdr_is_c & hcomp_raw & lbad);
-        crc_bad = ends & c_crc_en & ~crc_match;
-        kill_c = err_c | crc_bad;
-        err_n = ~kill_c & (mbad_n | (~hdr_is_c & hcomp_raw & lbad));
-        any_err = kill_c | err_n;
+        err_n = ~err_c & (mbad_n | (~hdr_is_c & hcomp_raw & lbad));
+        any_err = err_c | err_n;
         hcomp = hcomp_raw & ~any_err;
         bstart = hstart + cons;
         nb = nm_total - bstart;
@@ -16504,7 +16576,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             if (mbad_c) begin
                 st_c = 4'h5;
             end
-            else if (crc_match | ~c_crc_en) begin
+            else begin
                 st_c = 4'h3;
             end
         end
@@ -16573,32 +16645,53 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 n_fill = 4'h0;
             end
         end
-        q$w_n = 2'h0;
-        q$w0 = pa0;
-        q$w1 = pa1;
-        q$w2 = pc;
+        qs_n$d = 2'h0;
+        qs0$d = pa0;
+        qs1$d = pa1;
+        qs2$d = pc;
+        vq_chk$d = 1'b0;
+        vq_x$d = step_c$out ^ rsel;
+        vq_slot$d = wa1;
         if (take & ~c_dead) begin
+            vq_chk$d = ends & c_crc_en & ~err_c;
             if (wa0 & wa1) begin
                 if (wc) begin
-                    q$w_n = 2'h3;
+                    qs_n$d = 2'h3;
                 end
                 else begin
-                    q$w_n = 2'h2;
+                    qs_n$d = 2'h2;
                 end
             end
             else if (wa0) begin
-                q$w1 = pc;
+                qs1$d = pc;
                 if (wc) begin
-                    q$w_n = 2'h2;
+                    qs_n$d = 2'h2;
                 end
                 else begin
-                    q$w_n = 2'h1;
+                    qs_n$d = 2'h1;
                 end
             end
             else if (wc) begin
-                q$w0 = pc;
-                q$w_n = 2'h1;
+                qs0$d = pc;
+                qs_n$d = 2'h1;
             end
+        end
+        crc_bad_d = vq_chk$q & (vq_x$q != 32'h0);
+        q$w_n = qs_n$q;
+        q$w0 = qs0$q;
+        q$w1 = qs1$q;
+        q$w2 = qs2$q;
+        if (crc_bad_d) begin
+            if (vq_slot$q) begin
+                q$w_n = 2'h2;
+                q$w1 = qs1$q & ~crc_ok_bit;
+            end
+            else begin
+                q$w_n = 2'h1;
+                q$w0 = qs0$q & ~crc_ok_bit;
+            end
+            qs_n$d = 2'h0;
+            vq_chk$d = 1'b0;
         end
         n_crc = step_c$out;
         n_woff = c_woff + {{13{1'b0}}, keff};
@@ -16639,6 +16732,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             n_fill = 4'h0;
         end
         so_valid$d = 1'b0;
+        so_dead = n_dead | crc_bad_d;
         if (ld | take) begin
             mkl$d = n_mkl;
             m2l$d = n_m2l;
@@ -16689,12 +16783,18 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 if (c_dead) begin
                     so_pad$d = 4'h0;
                 end
-                so_state$d = {n_dead, n_sp, n_pad, n_hdr, n_mk_hi, n_len_hi, n_woff, n_need, n_crc};
+                so_state$d = {so_dead, n_sp, n_pad, n_hdr, n_mk_hi, n_len_hi, n_woff, n_need, n_crc};
             end
+        end
+        if (crc_bad_d & ~ld) begin
+            dead$d = 1'b1;
         end
         unpad$state = so_state$q[(32'h0)+:(32)];
         unpad$pad = so_pad$q;
         st_out = {so_state$q[87:32], unpad$out};
+        if (crc_bad_d) begin
+            st_out = (so_state$q >> 32'h20) << 32'h20 | {{56{1'b0}}, unpad$out} | (88'h1 << 32'h57);
+        end
         st_out_valid = so_valid$q;
         out_data = q$out[(32'h0)+:(64)];
         out_keep = q$out[(32'h40)+:(4)];
@@ -16705,8 +16805,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         out_marker_bad = q$out[32'h48];
         out_length_bad = q$out[32'h49];
         out_valid = q$out_valid;
+        out_drained = ~q$out_valid & (qs_n$q == 2'h0);
         if (reset) begin
             first$d = 1'b1;
+            qs_n$d = 2'h0;
+            vq_chk$d = 1'b0;
             so_valid$d = 1'b0;
             fill$d = 4'h0;
             acc$d = 64'h0;
@@ -17156,7 +17259,7 @@ module rnic_core$mpa_rx$phase(d,q,clock);
 endmodule // rnic_core$mpa_rx$phase
 
 
-module rnic_core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,room,out,out_valid,out_ready);
+module rnic_core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,out_ready);
 
     // Module arguments
     input wire  clock;
@@ -17165,7 +17268,7 @@ module rnic_core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,room,out,out_valid,out_ready)
     input wire  [73:0] w0;
     input wire  [73:0] w1;
     input wire  [73:0] w2;
-    output reg  room;
+    output reg  [2:0] held;
     output reg  [73:0] out;
     output reg  out_valid;
     input wire  out_ready;
@@ -17507,7 +17610,7 @@ module rnic_core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,room,out,out_valid,out_ready)
             cw$d = ~cw$q;
         end
         cnt$d = rest + {{1{1'b0}}, w_n};
-        room = cnt$q <= 3'h3;
+        held = cnt$q;
         out = h$q;
         out_valid = cnt$q != 3'h0;
         if (reset) begin
@@ -17902,6 +18005,82 @@ module rnic_core$mpa_rx$q$hn(d,q,clock);
     end
 
 endmodule // rnic_core$mpa_rx$q$hn
+
+
+module rnic_core$mpa_rx$qs0(d,q,clock);
+
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$qs0
+
+
+module rnic_core$mpa_rx$qs1(d,q,clock);
+
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$qs1
+
+
+module rnic_core$mpa_rx$qs2(d,q,clock);
+
+    // Module arguments
+    input wire  [73:0] d;
+    output reg  [73:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 74'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$qs2
+
+
+module rnic_core$mpa_rx$qs_n(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$qs_n
 
 
 module rnic_core$mpa_rx$so_pad(d,q,clock);
@@ -18438,6 +18617,63 @@ module rnic_core$mpa_rx$urem(d,q,clock);
     end
 
 endmodule // rnic_core$mpa_rx$urem
+
+
+module rnic_core$mpa_rx$vq_chk(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$vq_chk
+
+
+module rnic_core$mpa_rx$vq_slot(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$vq_slot
+
+
+module rnic_core$mpa_rx$vq_x(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$vq_x
 
 
 module rnic_core$mpa_rx$woff(d,q,clock);

@@ -278,6 +278,10 @@ pub struct MpaRx {
     pub out_length_bad: Signal<Out, Bit>,
     pub st_out: Signal<Out, Bits<STATE_W>>,
     pub st_out_valid: Signal<Out, Bit>,
+    /// Nothing of this block's output is left: the queue is empty and no
+    /// write waits in its write stage (the segment sequencer starts the next
+    /// segment only then, so every piece leaves under its own connection).
+    pub out_drained: Signal<Out, Bit>,
     // ---- constants
     kc: Constant<Bits<288>>,
     rc: Constant<Bits<256>>,
@@ -293,6 +297,33 @@ pub struct MpaRx {
     mask_v: LaneMask,
     q: MpaRxOutQ,
     // ---- registers
+    /// The write stage in front of `q`: a beat's writes (count and the
+    /// three ports) reach the queue one clock later, so the FPDU-end, CRC
+    /// verdict and write-slot logic ends at these flip-flops instead of
+    /// running on into the queue's head multiplexer and its empty-queue
+    /// bypass (the board's longest path; docs/fpga.md).
+    qs_n: DFF<Bits<2>>,
+    qs0: DFF<Bits<OUTQ_W>>,
+    qs1: DFF<Bits<OUTQ_W>>,
+    qs2: DFF<Bits<OUTQ_W>>,
+    /// Three more writes fit: the queue's entries plus the stage's
+    /// at most 3 (both registers), so the stage always empties into it.
+    room: Signal<Local, Bit>,
+    /// C's CRC verdict, a clock late (the write stage's clock): C ended in
+    /// the staged beat with CRC on and no other error (`vq_chk`), the
+    /// residue difference `step_c.out ^ rsel` (`vq_x`), and which stage
+    /// slot holds C's last beat (`vq_slot`: 1 if two beats closed C).
+    vq_chk: DFF<Bit>,
+    vq_x: DFF<Bits<32>>,
+    vq_slot: DFF<Bit>,
+    /// The staged beat's C failed its CRC: clear `crc_ok` in C's last
+    /// beat, drop the staged entries after it, squash this clock's beat and
+    /// mark the connection dead (RFC 5044 §8).
+    crc_bad_d: Signal<Local, Bit>,
+    /// `n_dead` with a late CRC verdict of the beat before.
+    so_dead: Signal<Local, Bit>,
+    /// Bit 71 (`crc_ok`) of a queued beat.
+    crc_ok_bit: Constant<Bits<OUTQ_W>>,
     first: DFF<Bit>,
     crc_en: DFF<Bit>,
     mk_en: DFF<Bit>,
@@ -388,7 +419,6 @@ pub struct MpaRx {
     mbad_n: Signal<Local, Bit>,
     ksel: Signal<Local, Bits<32>>,
     rsel: Signal<Local, Bits<32>>,
-    crc_match: Signal<Local, Bit>,
     // ---- ULPDU_LENGTH
     hdr_active: Signal<Local, Bit>,
     hdr_is_c: Signal<Local, Bit>,
@@ -402,8 +432,6 @@ pub struct MpaRx {
     lbad: Signal<Local, Bit>,
     err_c: Signal<Local, Bit>,
     err_n: Signal<Local, Bit>,
-    crc_bad: Signal<Local, Bit>,
-    kill_c: Signal<Local, Bit>,
     any_err: Signal<Local, Bit>,
     hcomp: Signal<Local, Bit>,
     bstart: Signal<Local, Bits<4>>,
@@ -473,6 +501,7 @@ impl Default for MpaRx {
             out_length_bad: Default::default(),
             st_out: Default::default(),
             st_out_valid: Default::default(),
+            out_drained: Default::default(),
             kc: Constant::new(start_consts().bits()),
             rc: Constant::new(residue_consts().bits()),
             min_ulpdu: Constant::new((MIN_ULPDU as u64).into()),
@@ -484,6 +513,17 @@ impl Default for MpaRx {
             mask_a: Default::default(),
             mask_b: Default::default(),
             q: Default::default(),
+            qs_n: Default::default(),
+            qs0: Default::default(),
+            qs1: Default::default(),
+            qs2: Default::default(),
+            room: Default::default(),
+            vq_chk: Default::default(),
+            vq_x: Default::default(),
+            vq_slot: Default::default(),
+            crc_bad_d: Default::default(),
+            so_dead: Default::default(),
+            crc_ok_bit: Constant::new(bits::<OUTQ_W>(1) << 71),
             first: Default::default(),
             crc_en: Default::default(),
             mk_en: Default::default(),
@@ -571,7 +611,6 @@ impl Default for MpaRx {
             mbad_n: Default::default(),
             ksel: Default::default(),
             rsel: Default::default(),
-            crc_match: Default::default(),
             hdr_active: Default::default(),
             hdr_is_c: Default::default(),
             hstart: Default::default(),
@@ -584,8 +623,6 @@ impl Default for MpaRx {
             lbad: Default::default(),
             err_c: Default::default(),
             err_n: Default::default(),
-            crc_bad: Default::default(),
-            kill_c: Default::default(),
             any_err: Default::default(),
             hcomp: Default::default(),
             bstart: Default::default(),
@@ -634,7 +671,7 @@ impl Logic for MpaRx {
         dff_setup!(
             self, clock, first, crc_en, mk_en, phase, crc, need, urem, woff, len_hi, mk_hi, hdr,
             pad, sp, dead, acc, fill, so_valid, so_state, so_pad, mkl, m2l, m3l, pcs, m3i, mka,
-            mkn
+            mkn, qs_n, qs0, qs1, qs2, vq_chk, vq_x, vq_slot
         );
         self.q.reset.next = self.reset.val();
         self.q.out_ready.next = self.out_ready.val();
@@ -643,8 +680,10 @@ impl Logic for MpaRx {
         // so the context's block-RAM read and `seq - SeqStart` are off the
         // per-beat path (one clock per segment; docs/rtl.md "mpa_rx").
         self.ld.next = self.first.q.val() & self.in_valid.val();
-        self.in_ready.next = self.q.room.val() & !self.first.q.val();
-        self.take.next = self.in_valid.val() & self.q.room.val() & !self.first.q.val();
+        self.room.next =
+            (bit_cast::<4, 3>(self.q.held.val()) + bit_cast::<4, 2>(self.qs_n.q.val())) <= 3;
+        self.in_ready.next = self.room.val() & !self.first.q.val();
+        self.take.next = self.in_valid.val() & self.room.val() & !self.first.q.val();
 
         // ---- beat-start state: always the registers
         self.c_crc_en.next = self.crc_en.q.val();
@@ -889,7 +928,9 @@ impl Logic for MpaRx {
                 self.rsel.next = self.rc.val().get_bits::<32>(32 * i);
             }
         }
-        self.crc_match.next = self.step_c.out.val() == self.rsel.val();
+        // C's CRC is compared a clock later (`vq_x`, `crc_bad_d`): the
+        // verdict then no longer runs on into the FPDU-end, error and write
+        // logic of this beat.
 
         // ---- 4. ULPDU_LENGTH (RFC 5044 §4.1): of C if not yet read, else of N
         self.hdr_is_c.next = !self.body.val();
@@ -916,12 +957,11 @@ impl Logic for MpaRx {
         self.err_c.next =
             self.mbad_c.val() | (self.hdr_is_c.val() & self.hcomp_raw.val() & self.lbad.val());
         // A CRC error at C's end is as final as the others (RFC 5044 §8):
-        // nothing after it is looked at.
-        self.crc_bad.next = self.ends.val() & self.c_crc_en.val() & !self.crc_match.val();
-        self.kill_c.next = self.err_c.val() | self.crc_bad.val();
-        self.err_n.next = !self.kill_c.val()
+        // nothing after it is looked at. It is known a clock later
+        // (`crc_bad_d`), which then takes back what this beat did after C.
+        self.err_n.next = !self.err_c.val()
             & (self.mbad_n.val() | (!self.hdr_is_c.val() & self.hcomp_raw.val() & self.lbad.val()));
-        self.any_err.next = self.kill_c.val() | self.err_n.val();
+        self.any_err.next = self.err_c.val() | self.err_n.val();
         self.hcomp.next = self.hcomp_raw.val() & !self.any_err.val();
         self.bstart.next = self.hstart.val() + self.cons.val();
         self.nb.next = self.nm_total.val() - self.bstart.val();
@@ -969,7 +1009,8 @@ impl Logic for MpaRx {
             self.st_c.next = bits::<4>(1);
             if self.mbad_c.val() {
                 self.st_c.next = bits::<4>(5);
-            } else if self.crc_match.val() | !self.c_crc_en.val() {
+            } else {
+                // crc_ok; cleared in the write stage if C's CRC fails
                 self.st_c.next = bits::<4>(3);
             }
         }
@@ -1049,29 +1090,56 @@ impl Logic for MpaRx {
                 self.n_fill.next = 0.into();
             }
         }
-        // Pack the writes in order into the queue's slots.
-        self.q.w_n.next = 0.into();
-        self.q.w0.next = self.pa0.val();
-        self.q.w1.next = self.pa1.val();
-        self.q.w2.next = self.pc.val();
+        // Pack the writes in order into the write stage's slots; the queue
+        // takes them a clock later.
+        self.qs_n.d.next = 0.into();
+        self.qs0.d.next = self.pa0.val();
+        self.qs1.d.next = self.pa1.val();
+        self.qs2.d.next = self.pc.val();
+        self.vq_chk.d.next = false;
+        self.vq_x.d.next = self.step_c.out.val() ^ self.rsel.val();
+        self.vq_slot.d.next = self.wa1.val();
         if self.take.val() & !self.c_dead.val() {
+            // C ends here with its CRC to check; with another C error the
+            // CRC does not matter (`st_c` already has crc_ok clear).
+            self.vq_chk.d.next = self.ends.val() & self.c_crc_en.val() & !self.err_c.val();
             if self.wa0.val() & self.wa1.val() {
                 if self.wc.val() {
-                    self.q.w_n.next = 3.into();
+                    self.qs_n.d.next = 3.into();
                 } else {
-                    self.q.w_n.next = 2.into();
+                    self.qs_n.d.next = 2.into();
                 }
             } else if self.wa0.val() {
-                self.q.w1.next = self.pc.val();
+                self.qs1.d.next = self.pc.val();
                 if self.wc.val() {
-                    self.q.w_n.next = 2.into();
+                    self.qs_n.d.next = 2.into();
                 } else {
-                    self.q.w_n.next = 1.into();
+                    self.qs_n.d.next = 1.into();
                 }
             } else if self.wc.val() {
-                self.q.w0.next = self.pc.val();
-                self.q.w_n.next = 1.into();
+                self.qs0.d.next = self.pc.val();
+                self.qs_n.d.next = 1.into();
             }
+        }
+        // The staged beat's verdict: a CRC that does not leave the residue
+        // (`vq_x != 0`) fails C. C's last beat is the stage's last kept
+        // entry; what the beat wrote after it (N's header or error piece)
+        // is dropped, as is this clock's beat (the connection is dead).
+        self.crc_bad_d.next = self.vq_chk.q.val() & (self.vq_x.q.val() != 0);
+        self.q.w_n.next = self.qs_n.q.val();
+        self.q.w0.next = self.qs0.q.val();
+        self.q.w1.next = self.qs1.q.val();
+        self.q.w2.next = self.qs2.q.val();
+        if self.crc_bad_d.val() {
+            if self.vq_slot.q.val() {
+                self.q.w_n.next = 2.into();
+                self.q.w1.next = self.qs1.q.val() & !self.crc_ok_bit.val();
+            } else {
+                self.q.w_n.next = 1.into();
+                self.q.w0.next = self.qs0.q.val() & !self.crc_ok_bit.val();
+            }
+            self.qs_n.d.next = 0.into();
+            self.vq_chk.d.next = false;
         }
 
         // ---- 6. next state
@@ -1116,6 +1184,7 @@ impl Logic for MpaRx {
         }
 
         self.so_valid.d.next = false;
+        self.so_dead.next = self.n_dead.val() | self.crc_bad_d.val();
         if self.ld.val() | self.take.val() {
             self.mkl.d.next = self.n_mkl.val();
             self.m2l.d.next = self.n_m2l.val();
@@ -1175,8 +1244,14 @@ impl Logic for MpaRx {
                     | (bit_cast::<STATE_W, 2>(self.n_hdr.val()) << 82)
                     | (bit_cast::<STATE_W, 2>(self.n_pad.val()) << 84)
                     | (bit_cast::<STATE_W, 1>(self.n_sp.val().into()) << 86)
-                    | (bit_cast::<STATE_W, 1>(self.n_dead.val().into()) << 87);
+                    | (bit_cast::<STATE_W, 1>(self.so_dead.val().into()) << 87);
             }
+        }
+        // A late CRC failure: the connection is dead from the beat after C's
+        // end on (not in a load clock: that is the next segment's context,
+        // and the failed segment's record is corrected in `st_out`).
+        if self.crc_bad_d.val() & !self.ld.val() {
+            self.dead.d.next = true;
         }
 
         // ---- outputs
@@ -1186,6 +1261,12 @@ impl Logic for MpaRx {
         self.unpad.pad.next = self.so_pad.q.val();
         self.st_out.next =
             (self.so_state.q.val() >> 32) << 32 | bit_cast::<STATE_W, 32>(self.unpad.out.val());
+        if self.crc_bad_d.val() {
+            // The segment's last beat was C's end, and its CRC failed.
+            self.st_out.next = (self.so_state.q.val() >> 32) << 32
+                | bit_cast::<STATE_W, 32>(self.unpad.out.val())
+                | (bits::<STATE_W>(1) << 87);
+        }
         self.st_out_valid.next = self.so_valid.q.val();
         self.out_data.next = self.q.out.val().get_bits::<64>(0);
         self.out_keep.next = self.q.out.val().get_bits::<4>(64);
@@ -1196,9 +1277,12 @@ impl Logic for MpaRx {
         self.out_marker_bad.next = self.q.out.val().get_bit(72);
         self.out_length_bad.next = self.q.out.val().get_bit(73);
         self.out_valid.next = self.q.out_valid.val();
+        self.out_drained.next = !self.q.out_valid.val() & (self.qs_n.q.val() == 0);
 
         if self.reset.val() {
             self.first.d.next = true;
+            self.qs_n.d.next = 0.into();
+            self.vq_chk.d.next = false;
             self.so_valid.d.next = false;
             self.fill.d.next = 0.into();
             self.acc.d.next = 0.into();
@@ -1813,6 +1897,45 @@ mod tests {
             }
         }
         assert!(checked.iter().all(|&n| n >= 8), "{checked:?}");
+    }
+
+    /// A CRC failure in a beat that also holds the next FPDU's ULPDU_LENGTH
+    /// and first octets and ends the segment: the one case in which the
+    /// beat writes a piece after C's, which the late verdict (`crc_bad_d`)
+    /// must take back. The segment holds C's last `t` CRC octets, N's
+    /// ULPDU_LENGTH and `k` octets of N (one beat). FPDU 0 is reported whole
+    /// with `crc_ok` clear, nothing after it, and the connection is dead.
+    #[test]
+    fn crc_failure_takes_back_the_next_fpdu_in_its_beat() {
+        let mut rng = Rng::new(43);
+        for trial in 0..48 {
+            let mut c = RefConn::new(true, false, rng.next() as u32);
+            for _ in 0..3 {
+                let n = 14 + rng.below(40);
+                c.push(rng.bytes(n));
+            }
+            let f0_end = c.fpdus[0].end;
+            c.wire[f0_end - 1 - rng.below(4)] ^= 1 << rng.below(8);
+            let t = 1 + rng.below(4);
+            let k = 1 + rng.below(6 - t);
+            let (a, b) = (f0_end - t, f0_end + 2 + k);
+            let mut tb = Tb::new(300 + trial, 90, 10, u16::MAX);
+            let mut state = MpaRxState::initial().pack();
+            for (s0, s1) in [(0, a), (a, b), (b, c.wire.len())] {
+                state = tb.segment(&c, s0, s1, state);
+            }
+            tb.drain();
+            let rep = join(&tb.pieces);
+            let ctx = format!("trial {trial} t {t} k {k}: {rep:?}");
+            assert!(MpaRxState::unpack(state).dead, "{ctx}");
+            assert_eq!(rep.len(), 1, "{ctx}");
+            let r = &rep[0];
+            assert!(
+                r.end && !r.crc_ok && !r.marker_bad && !r.length_bad,
+                "{ctx}"
+            );
+            assert_eq!(r.data, c.fpdus[0].ulpdu, "{ctx}");
+        }
     }
 
     /// ULPDU_LENGTH below a DDP header or above `cfg_max_ulpdu`: an empty

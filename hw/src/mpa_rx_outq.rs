@@ -10,9 +10,9 @@
 //! clock with an always-ready sink.
 //!
 //! * `w_n` (0..=3) entries are written at the clock edge: `w0`, then `w1`,
-//!   then `w2`. The writer may only write while `room` is set.
-//! * `room` = at most 3 entries held (registered count, before this clock's
-//!   read), so three writes always fit.
+//!   then `w2`. The writer may only write while at most 3 entries are held.
+//! * `held` = entries held (registered count, before this clock's
+//!   read); while it is at most 3, three writes always fit.
 //! * `out`/`out_valid` is the head (registered, no combinational path from
 //!   the writes); it is popped on `out_ready`. `out` is undefined while
 //!   `out_valid` is low.
@@ -65,7 +65,10 @@ pub struct MpaRxOutQ {
     pub w0: Signal<In, Bits<OUTQ_W>>,
     pub w1: Signal<In, Bits<OUTQ_W>>,
     pub w2: Signal<In, Bits<OUTQ_W>>,
-    pub room: Signal<Out, Bit>,
+    /// Entries held (0..=6, the head included; the registered count). Three
+    /// writes fit while it is at most 3; `mpa_rx` also counts the writes
+    /// waiting in its write stage.
+    pub held: Signal<Out, Bits<3>>,
     pub out: Signal<Out, Bits<OUTQ_W>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
@@ -245,7 +248,7 @@ impl Logic for MpaRxOutQ {
         }
 
         self.cnt.d.next = self.rest.val() + bit_cast::<3, 2>(self.w_n.val());
-        self.room.next = self.cnt.q.val() <= 3;
+        self.held.next = self.cnt.q.val();
         self.out.next = self.h.q.val();
         self.out_valid.next = self.cnt.q.val() != 0;
         if self.reset.val() {
@@ -281,14 +284,14 @@ mod tests {
         b.to_u128()
     }
 
-    /// Long random runs against a `VecDeque`, checking `out_valid`, `room`
+    /// Long random runs against a `VecDeque`, checking `out_valid`, `held`
     /// and (while valid) `out` before every clock. Phases change how often the
     /// sink is ready and how many entries are written, so the queue runs
     /// empty, full (6) and everything between; bursts of 3 writes land while 3
     /// are held (with and without a pop), writes land on an empty queue in the
     /// clock it empties, and reset comes mid-stream, also with writes and a
-    /// pop in the same clock. The writer writes only with `room`, as
-    /// `mpa_rx` does.
+    /// pop in the same clock. The writer writes only while at most 3
+    /// are held, as `mpa_rx` does (counting its write stage).
     #[test]
     fn outq_matches_model() {
         let mut uut = MpaRxOutQ::default();
@@ -319,12 +322,16 @@ mod tests {
                 !model.is_empty(),
                 "out_valid, cycle {cycle}"
             );
-            assert_eq!(uut.room.val(), model.len() <= 3, "room, cycle {cycle}");
+            assert_eq!(
+                uut.held.val().to_u64(),
+                model.len() as u64,
+                "held, cycle {cycle}"
+            );
             if let Some(&h) = model.front() {
                 assert_eq!(val(uut.out.val()), h, "out, cycle {cycle}");
             }
             let ready = rng.below(8) < phase.0;
-            let n = if !uut.room.val() {
+            let n = if uut.held.val().to_u64() > 3 {
                 0
             } else if rng.below(8) < phase.1 {
                 3

@@ -1336,7 +1336,7 @@ impl<
         // piece has left mpa_rx; mpa_ram is read at the segment's connection
         // in that clock, so its record is there with the first beat.
         self.sq_start.next = (self.sq_state.q.val() == 0)
-            | ((self.sq_state.q.val() == 4) & !self.mpa_rx.out_valid.val());
+            | ((self.sq_state.q.val() == 4) & self.mpa_rx.out_drained.val());
         if self.sq_start.val() {
             self.mpa_ram.read_address.next = self.rx_split.seg_conn.val();
             self.sq_state.d.next = 0.into();
