@@ -7582,6 +7582,12 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
     reg  [15:0] crem$d;
     wire  [15:0] crem$q;
     reg  crem$clock;
+    reg  [3:0] n_r$d;
+    wire  [3:0] n_r$q;
+    reg  n_r$clock;
+    reg  ce_r$d;
+    wire  ce_r$q;
+    reg  ce_r$clock;
     reg  [63:0] addr$d;
     wire  [63:0] addr$q;
     reg  addr$clock;
@@ -7608,6 +7614,7 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
     reg  c_long$clock;
 
     // Local signals
+    reg  [15:0] crem_nx;
     reg  [15:0] to_bound;
     reg  [11:0] addr_lo;
     reg  [4:0] off_n;
@@ -7660,6 +7667,16 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
         .q(crem$q),
         .clock(crem$clock)
     );
+    rnic_core$ddp_rx$dma_pl$n_r n_r(
+        .d(n_r$d),
+        .q(n_r$q),
+        .clock(n_r$clock)
+    );
+    rnic_core$ddp_rx$dma_pl$ce_r ce_r(
+        .d(ce_r$d),
+        .q(ce_r$q),
+        .clock(ce_r$clock)
+    );
     rnic_core$ddp_rx$dma_pl$addr addr(
         .d(addr$d),
         .q(addr$q),
@@ -7710,6 +7727,8 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
         off$clock = clock;
         rem$clock = clock;
         crem$clock = clock;
+        n_r$clock = clock;
+        ce_r$clock = clock;
         addr$clock = clock;
         page_left$clock = clock;
         pbl_idx$clock = clock;
@@ -7725,6 +7744,8 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
         off$d = off$q;
         rem$d = rem$q;
         crem$d = crem$q;
+        n_r$d = n_r$q;
+        ce_r$d = ce_r$q;
         addr$d = addr$q;
         page_left$d = page_left$q;
         pbl_idx$d = pbl_idx$q;
@@ -7745,15 +7766,13 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
         if (page_left$q < {{16{1'b0}}, clen}) begin
             clen = page_left$q[(32'h0)+:(16)];
         end
-        n = 4'h8;
-        if (crem$q < 16'h8) begin
-            n = crem$q[(32'h0)+:(4)];
-        end
+        n = n_r$q;
+        crem_nx = crem$q;
         off_n = {{1{1'b0}}, off$q} + {{1{1'b0}}, n};
         need_in = off_n > 5'h8;
         can_take = ~hold_last$q & (off_n >= 5'h8);
         win = {in_data, hold$q};
-        chunk_end = crem$q <= 16'h8;
+        chunk_end = ce_r$q;
         cmd_ready = 1'b0;
         in_ready = 1'b0;
         out_valid = 1'b0;
@@ -7775,7 +7794,7 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         hold_last$d = cmd_hold_last;
                         off$d = cmd_off;
                         rem$d = cmd_len;
-                        crem$d = cmd_len;
+                        crem_nx = cmd_len;
                         addr$d = cmd_addr;
                         page_left$d = cmd_page_left;
                         pbl_idx$d = cmd_pbl_idx;
@@ -7803,7 +7822,7 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                     out_keep = 4'h0;
                     out_last = 1'b0;
                     if (out_ready) begin
-                        crem$d = clen;
+                        crem_nx = clen;
                         rem$d = rem$q - clen;
                         page_left$d = page_left$q - {{16{1'b0}}, clen};
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
@@ -7818,7 +7837,7 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                     fire = out_valid & out_ready;
                     took = fire & in_valid & can_take;
                     if (fire) begin
-                        crem$d = crem$q - {{12{1'b0}}, n};
+                        crem_nx = crem$q - {{12{1'b0}}, n};
                         if (took) begin
                             hold$d = in_data;
                             hold_last$d = in_last;
@@ -7871,6 +7890,12 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                     end
                 end
         endcase
+        crem$d = crem_nx;
+        n_r$d = 4'h8;
+        if (crem_nx < 16'h8) begin
+            n_r$d = crem_nx[(32'h0)+:(4)];
+        end
+        ce_r$d = crem_nx <= 16'h8;
         if (reset) begin
             state$d = PlaceState$Idle;
             c_short$d = 32'h0;
@@ -7936,6 +7961,25 @@ module rnic_core$ddp_rx$dma_pl$c_short(d,q,clock);
     end
 
 endmodule // rnic_core$ddp_rx$dma_pl$c_short
+
+
+module rnic_core$ddp_rx$dma_pl$ce_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$ddp_rx$dma_pl$ce_r
 
 
 module rnic_core$ddp_rx$dma_pl$crem(d,q,clock);
@@ -8031,6 +8075,25 @@ module rnic_core$ddp_rx$dma_pl$hold_last(d,q,clock);
     end
 
 endmodule // rnic_core$ddp_rx$dma_pl$hold_last
+
+
+module rnic_core$ddp_rx$dma_pl$n_r(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$ddp_rx$dma_pl$n_r
 
 
 module rnic_core$ddp_rx$dma_pl$off(d,q,clock);
@@ -8544,6 +8607,12 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
     reg  [15:0] crem$d;
     wire  [15:0] crem$q;
     reg  crem$clock;
+    reg  [3:0] n_r$d;
+    wire  [3:0] n_r$q;
+    reg  n_r$clock;
+    reg  ce_r$d;
+    wire  ce_r$q;
+    reg  ce_r$clock;
     reg  [63:0] addr$d;
     wire  [63:0] addr$q;
     reg  addr$clock;
@@ -8570,6 +8639,7 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
     reg  c_long$clock;
 
     // Local signals
+    reg  [15:0] crem_nx;
     reg  [15:0] to_bound;
     reg  [11:0] addr_lo;
     reg  [4:0] off_n;
@@ -8622,6 +8692,16 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
         .q(crem$q),
         .clock(crem$clock)
     );
+    rnic_core$ddp_rx$ut_pl$n_r n_r(
+        .d(n_r$d),
+        .q(n_r$q),
+        .clock(n_r$clock)
+    );
+    rnic_core$ddp_rx$ut_pl$ce_r ce_r(
+        .d(ce_r$d),
+        .q(ce_r$q),
+        .clock(ce_r$clock)
+    );
     rnic_core$ddp_rx$ut_pl$addr addr(
         .d(addr$d),
         .q(addr$q),
@@ -8672,6 +8752,8 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
         off$clock = clock;
         rem$clock = clock;
         crem$clock = clock;
+        n_r$clock = clock;
+        ce_r$clock = clock;
         addr$clock = clock;
         page_left$clock = clock;
         pbl_idx$clock = clock;
@@ -8687,6 +8769,8 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
         off$d = off$q;
         rem$d = rem$q;
         crem$d = crem$q;
+        n_r$d = n_r$q;
+        ce_r$d = ce_r$q;
         addr$d = addr$q;
         page_left$d = page_left$q;
         pbl_idx$d = pbl_idx$q;
@@ -8707,15 +8791,13 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
         if (page_left$q < {{16{1'b0}}, clen}) begin
             clen = page_left$q[(32'h0)+:(16)];
         end
-        n = 4'h8;
-        if (crem$q < 16'h8) begin
-            n = crem$q[(32'h0)+:(4)];
-        end
+        n = n_r$q;
+        crem_nx = crem$q;
         off_n = {{1{1'b0}}, off$q} + {{1{1'b0}}, n};
         need_in = off_n > 5'h8;
         can_take = ~hold_last$q & (off_n >= 5'h8);
         win = {in_data, hold$q};
-        chunk_end = crem$q <= 16'h8;
+        chunk_end = ce_r$q;
         cmd_ready = 1'b0;
         in_ready = 1'b0;
         out_valid = 1'b0;
@@ -8737,7 +8819,7 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         hold_last$d = cmd_hold_last;
                         off$d = cmd_off;
                         rem$d = cmd_len;
-                        crem$d = cmd_len;
+                        crem_nx = cmd_len;
                         addr$d = cmd_addr;
                         page_left$d = cmd_page_left;
                         pbl_idx$d = cmd_pbl_idx;
@@ -8765,7 +8847,7 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                     out_keep = 4'h0;
                     out_last = 1'b0;
                     if (out_ready) begin
-                        crem$d = clen;
+                        crem_nx = clen;
                         rem$d = rem$q - clen;
                         page_left$d = page_left$q - {{16{1'b0}}, clen};
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
@@ -8780,7 +8862,7 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                     fire = out_valid & out_ready;
                     took = fire & in_valid & can_take;
                     if (fire) begin
-                        crem$d = crem$q - {{12{1'b0}}, n};
+                        crem_nx = crem$q - {{12{1'b0}}, n};
                         if (took) begin
                             hold$d = in_data;
                             hold_last$d = in_last;
@@ -8833,6 +8915,12 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                     end
                 end
         endcase
+        crem$d = crem_nx;
+        n_r$d = 4'h8;
+        if (crem_nx < 16'h8) begin
+            n_r$d = crem_nx[(32'h0)+:(4)];
+        end
+        ce_r$d = crem_nx <= 16'h8;
         if (reset) begin
             state$d = PlaceState$Idle;
             c_short$d = 32'h0;
@@ -8898,6 +8986,25 @@ module rnic_core$ddp_rx$ut_pl$c_short(d,q,clock);
     end
 
 endmodule // rnic_core$ddp_rx$ut_pl$c_short
+
+
+module rnic_core$ddp_rx$ut_pl$ce_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$ddp_rx$ut_pl$ce_r
 
 
 module rnic_core$ddp_rx$ut_pl$crem(d,q,clock);
@@ -8993,6 +9100,25 @@ module rnic_core$ddp_rx$ut_pl$hold_last(d,q,clock);
     end
 
 endmodule // rnic_core$ddp_rx$ut_pl$hold_last
+
+
+module rnic_core$ddp_rx$ut_pl$n_r(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$ddp_rx$ut_pl$n_r
 
 
 module rnic_core$ddp_rx$ut_pl$off(d,q,clock);
@@ -16014,39 +16140,39 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         vl = 8'h0;
         nm_total = 4'h0;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 0)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 0)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 1)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 1)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 2)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 2)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 3)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 3)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 4)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 4)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 5)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 5)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 6)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 6)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 7)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 7)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 8)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 8)+:(4)];
         end
         li = li + 4'h1;
         li = 4'h0;
@@ -16197,7 +16323,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         li = 4'h0;
         after = 1'b0;
         e_lane = 4'h0;
-        sb = 4'h8;
+        sb = 4'h0;
         lm_c = 8'h0;
         lm_n = 8'h0;
         mhi = c_mk_hi;
@@ -16221,11 +16347,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (hitv[0] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[0]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[0] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 1)+:(8)];
         if (li < keff) begin
@@ -16244,11 +16370,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (hitv[1] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[1]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[1] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 2)+:(8)];
         if (li < keff) begin
@@ -16267,11 +16393,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (hitv[2] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[2]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[2] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 3)+:(8)];
         if (li < keff) begin
@@ -16290,11 +16416,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (hitv[3] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[3]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[3] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 4)+:(8)];
         if (li < keff) begin
@@ -16313,11 +16439,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (hitv[4] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[4]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[4] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 5)+:(8)];
         if (li < keff) begin
@@ -16336,11 +16462,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (hitv[5] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[5]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[5] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 6)+:(8)];
         if (li < keff) begin
@@ -16359,11 +16485,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (hitv[6] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[6]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[6] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 7)+:(8)];
         if (li < keff) begin
@@ -16382,12 +16508,16 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
                 after3 = after;
             end
         end
-        if (hitv[7] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[7]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[7] & ends);
         li = li + 4'h1;
+        if (~ends) begin
+            e_lane = 4'h0;
+            sb = 4'h8;
+        end
         ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, plo};
         exp = c_woff + {{13{1'b0}}, m3i$q} - 17'h3;
         if (after3) begin
@@ -20970,6 +21100,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
 
     // Local signals
     reg  [31:0] cand;
+    reg  last_v;
     reg  [31:0] seg_v;
     reg  [31:0] to4k;
     reg  [15:0] flen;
@@ -21275,6 +21406,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         if (to4k < seg_v) begin
             seg_v = to4k;
         end
+        last_v = (rest$q <= {{16{1'b0}}, room$q}) & (rest$q <= res_page_left) & (rest$q <= to4k);
         flen = ((k_hdr_t + seg$q + 16'h5) & 16'hfffc) + 16'h4;
         sdiff = seq$q[(32'h0)+:(9)] - seq_start$q[(32'h0)+:(9)];
         d0 = {{7{1'b0}}, (9'h0 - sdiff)};
@@ -21457,7 +21589,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                     res_ready = 1'b1;
                     if (res_valid) begin
                         seg$d = seg_v[(32'h0)+:(16)];
-                        seg_last$d = seg_v == rest$q;
+                        seg_last$d = last_v;
                         addr$d = res_addr;
                         desc_done$d = 1'b0;
                         req_done$d = 1'b0;

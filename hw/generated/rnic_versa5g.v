@@ -14220,6 +14220,12 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
     reg  [15:0] crem$d;
     wire  [15:0] crem$q;
     reg  crem$clock;
+    reg  [3:0] n_r$d;
+    wire  [3:0] n_r$q;
+    reg  n_r$clock;
+    reg  ce_r$d;
+    wire  ce_r$q;
+    reg  ce_r$clock;
     reg  [63:0] addr$d;
     wire  [63:0] addr$q;
     reg  addr$clock;
@@ -14246,6 +14252,7 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
     reg  c_long$clock;
 
     // Local signals
+    reg  [15:0] crem_nx;
     reg  [15:0] to_bound;
     reg  [11:0] addr_lo;
     reg  [4:0] off_n;
@@ -14298,6 +14305,16 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
         .q(crem$q),
         .clock(crem$clock)
     );
+    rnic_versa5g$core$ddp_rx$dma_pl$n_r n_r(
+        .d(n_r$d),
+        .q(n_r$q),
+        .clock(n_r$clock)
+    );
+    rnic_versa5g$core$ddp_rx$dma_pl$ce_r ce_r(
+        .d(ce_r$d),
+        .q(ce_r$q),
+        .clock(ce_r$clock)
+    );
     rnic_versa5g$core$ddp_rx$dma_pl$addr addr(
         .d(addr$d),
         .q(addr$q),
@@ -14348,6 +14365,8 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
         off$clock = clock;
         rem$clock = clock;
         crem$clock = clock;
+        n_r$clock = clock;
+        ce_r$clock = clock;
         addr$clock = clock;
         page_left$clock = clock;
         pbl_idx$clock = clock;
@@ -14363,6 +14382,8 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
         off$d = off$q;
         rem$d = rem$q;
         crem$d = crem$q;
+        n_r$d = n_r$q;
+        ce_r$d = ce_r$q;
         addr$d = addr$q;
         page_left$d = page_left$q;
         pbl_idx$d = pbl_idx$q;
@@ -14383,15 +14404,13 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
         if (page_left$q < {{16{1'b0}}, clen}) begin
             clen = page_left$q[(32'h0)+:(16)];
         end
-        n = 4'h8;
-        if (crem$q < 16'h8) begin
-            n = crem$q[(32'h0)+:(4)];
-        end
+        n = n_r$q;
+        crem_nx = crem$q;
         off_n = {{1{1'b0}}, off$q} + {{1{1'b0}}, n};
         need_in = off_n > 5'h8;
         can_take = ~hold_last$q & (off_n >= 5'h8);
         win = ({{64{1'b0}}, in_data} << 32'h40) | {{64{1'b0}}, hold$q};
-        chunk_end = crem$q <= 16'h8;
+        chunk_end = ce_r$q;
         cmd_ready = 1'b0;
         in_ready = 1'b0;
         out_valid = 1'b0;
@@ -14413,7 +14432,7 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         hold_last$d = cmd_hold_last;
                         off$d = cmd_off;
                         rem$d = cmd_len;
-                        crem$d = cmd_len;
+                        crem_nx = cmd_len;
                         addr$d = cmd_addr;
                         page_left$d = cmd_page_left;
                         pbl_idx$d = cmd_pbl_idx;
@@ -14441,7 +14460,7 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                     out_keep = 4'h0;
                     out_last = 1'b0;
                     if (out_ready) begin
-                        crem$d = clen;
+                        crem_nx = clen;
                         rem$d = rem$q - clen;
                         page_left$d = page_left$q - {{16{1'b0}}, clen};
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
@@ -14456,7 +14475,7 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                     fire = out_valid & out_ready;
                     took = fire & in_valid & can_take;
                     if (fire) begin
-                        crem$d = crem$q - {{12{1'b0}}, n};
+                        crem_nx = crem$q - {{12{1'b0}}, n};
                         if (took) begin
                             hold$d = in_data;
                             hold_last$d = in_last;
@@ -14509,6 +14528,12 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                     end
                 end
         endcase
+        crem$d = crem_nx;
+        n_r$d = 4'h8;
+        if (crem_nx < 16'h8) begin
+            n_r$d = crem_nx[(32'h0)+:(4)];
+        end
+        ce_r$d = crem_nx <= 16'h8;
         if (reset) begin
             state$d = PlaceState$Idle;
             c_short$d = 32'h0;
@@ -14574,6 +14599,25 @@ module rnic_versa5g$core$ddp_rx$dma_pl$c_short(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$ddp_rx$dma_pl$c_short
+
+
+module rnic_versa5g$core$ddp_rx$dma_pl$ce_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$ddp_rx$dma_pl$ce_r
 
 
 module rnic_versa5g$core$ddp_rx$dma_pl$crem(d,q,clock);
@@ -14669,6 +14713,25 @@ module rnic_versa5g$core$ddp_rx$dma_pl$hold_last(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$ddp_rx$dma_pl$hold_last
+
+
+module rnic_versa5g$core$ddp_rx$dma_pl$n_r(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$ddp_rx$dma_pl$n_r
 
 
 module rnic_versa5g$core$ddp_rx$dma_pl$off(d,q,clock);
@@ -15182,6 +15245,12 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     reg  [15:0] crem$d;
     wire  [15:0] crem$q;
     reg  crem$clock;
+    reg  [3:0] n_r$d;
+    wire  [3:0] n_r$q;
+    reg  n_r$clock;
+    reg  ce_r$d;
+    wire  ce_r$q;
+    reg  ce_r$clock;
     reg  [63:0] addr$d;
     wire  [63:0] addr$q;
     reg  addr$clock;
@@ -15208,6 +15277,7 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     reg  c_long$clock;
 
     // Local signals
+    reg  [15:0] crem_nx;
     reg  [15:0] to_bound;
     reg  [11:0] addr_lo;
     reg  [4:0] off_n;
@@ -15260,6 +15330,16 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
         .q(crem$q),
         .clock(crem$clock)
     );
+    rnic_versa5g$core$ddp_rx$ut_pl$n_r n_r(
+        .d(n_r$d),
+        .q(n_r$q),
+        .clock(n_r$clock)
+    );
+    rnic_versa5g$core$ddp_rx$ut_pl$ce_r ce_r(
+        .d(ce_r$d),
+        .q(ce_r$q),
+        .clock(ce_r$clock)
+    );
     rnic_versa5g$core$ddp_rx$ut_pl$addr addr(
         .d(addr$d),
         .q(addr$q),
@@ -15310,6 +15390,8 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
         off$clock = clock;
         rem$clock = clock;
         crem$clock = clock;
+        n_r$clock = clock;
+        ce_r$clock = clock;
         addr$clock = clock;
         page_left$clock = clock;
         pbl_idx$clock = clock;
@@ -15325,6 +15407,8 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
         off$d = off$q;
         rem$d = rem$q;
         crem$d = crem$q;
+        n_r$d = n_r$q;
+        ce_r$d = ce_r$q;
         addr$d = addr$q;
         page_left$d = page_left$q;
         pbl_idx$d = pbl_idx$q;
@@ -15345,15 +15429,13 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
         if (page_left$q < {{16{1'b0}}, clen}) begin
             clen = page_left$q[(32'h0)+:(16)];
         end
-        n = 4'h8;
-        if (crem$q < 16'h8) begin
-            n = crem$q[(32'h0)+:(4)];
-        end
+        n = n_r$q;
+        crem_nx = crem$q;
         off_n = {{1{1'b0}}, off$q} + {{1{1'b0}}, n};
         need_in = off_n > 5'h8;
         can_take = ~hold_last$q & (off_n >= 5'h8);
         win = ({{64{1'b0}}, in_data} << 32'h40) | {{64{1'b0}}, hold$q};
-        chunk_end = crem$q <= 16'h8;
+        chunk_end = ce_r$q;
         cmd_ready = 1'b0;
         in_ready = 1'b0;
         out_valid = 1'b0;
@@ -15375,7 +15457,7 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         hold_last$d = cmd_hold_last;
                         off$d = cmd_off;
                         rem$d = cmd_len;
-                        crem$d = cmd_len;
+                        crem_nx = cmd_len;
                         addr$d = cmd_addr;
                         page_left$d = cmd_page_left;
                         pbl_idx$d = cmd_pbl_idx;
@@ -15403,7 +15485,7 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                     out_keep = 4'h0;
                     out_last = 1'b0;
                     if (out_ready) begin
-                        crem$d = clen;
+                        crem_nx = clen;
                         rem$d = rem$q - clen;
                         page_left$d = page_left$q - {{16{1'b0}}, clen};
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
@@ -15418,7 +15500,7 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                     fire = out_valid & out_ready;
                     took = fire & in_valid & can_take;
                     if (fire) begin
-                        crem$d = crem$q - {{12{1'b0}}, n};
+                        crem_nx = crem$q - {{12{1'b0}}, n};
                         if (took) begin
                             hold$d = in_data;
                             hold_last$d = in_last;
@@ -15471,6 +15553,12 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                     end
                 end
         endcase
+        crem$d = crem_nx;
+        n_r$d = 4'h8;
+        if (crem_nx < 16'h8) begin
+            n_r$d = crem_nx[(32'h0)+:(4)];
+        end
+        ce_r$d = crem_nx <= 16'h8;
         if (reset) begin
             state$d = PlaceState$Idle;
             c_short$d = 32'h0;
@@ -15536,6 +15624,25 @@ module rnic_versa5g$core$ddp_rx$ut_pl$c_short(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$ddp_rx$ut_pl$c_short
+
+
+module rnic_versa5g$core$ddp_rx$ut_pl$ce_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$ddp_rx$ut_pl$ce_r
 
 
 module rnic_versa5g$core$ddp_rx$ut_pl$crem(d,q,clock);
@@ -15631,6 +15738,25 @@ module rnic_versa5g$core$ddp_rx$ut_pl$hold_last(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$ddp_rx$ut_pl$hold_last
+
+
+module rnic_versa5g$core$ddp_rx$ut_pl$n_r(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$ddp_rx$ut_pl$n_r
 
 
 module rnic_versa5g$core$ddp_rx$ut_pl$off(d,q,clock);
@@ -22656,39 +22782,39 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
         vl = 8'h0;
         nm_total = 4'h0;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 0)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 0)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 1)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 1)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 2)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 2)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 3)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 3)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 4)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 4)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 5)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 5)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 6)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 6)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 7)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 7)+:(4)];
         end
         li = li + 4'h1;
         if (keff == li) begin
-            nm_total = pcs$q[(32'h4 * 8)+:(4)];
+            nm_total = nm_total | pcs$q[(32'h4 * 8)+:(4)];
         end
         li = li + 4'h1;
         li = 4'h0;
@@ -22839,7 +22965,7 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
         li = 4'h0;
         after = 1'b0;
         e_lane = 4'h0;
-        sb = 4'h8;
+        sb = 4'h0;
         lm_c = 8'h0;
         lm_n = 8'h0;
         mhi = c_mk_hi;
@@ -22863,11 +22989,11 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 after3 = after;
             end
         end
-        if (hitv[0] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[0]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[0] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 1)+:(8)];
         if (li < keff) begin
@@ -22886,11 +23012,11 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 after3 = after;
             end
         end
-        if (hitv[1] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[1]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[1] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 2)+:(8)];
         if (li < keff) begin
@@ -22909,11 +23035,11 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 after3 = after;
             end
         end
-        if (hitv[2] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[2]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[2] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 3)+:(8)];
         if (li < keff) begin
@@ -22932,11 +23058,11 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 after3 = after;
             end
         end
-        if (hitv[3] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[3]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[3] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 4)+:(8)];
         if (li < keff) begin
@@ -22955,11 +23081,11 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 after3 = after;
             end
         end
-        if (hitv[4] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[4]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[4] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 5)+:(8)];
         if (li < keff) begin
@@ -22978,11 +23104,11 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 after3 = after;
             end
         end
-        if (hitv[5] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[5]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[5] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 6)+:(8)];
         if (li < keff) begin
@@ -23001,11 +23127,11 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 after3 = after;
             end
         end
-        if (hitv[6] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[6]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[6] & ends);
         li = li + 4'h1;
         lbyte = in_data[(32'h8 * 7)+:(8)];
         if (li < keff) begin
@@ -23024,12 +23150,16 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 after3 = after;
             end
         end
-        if (hitv[7] & ends) begin
-            after = 1'b1;
-            e_lane = li;
-            sb = li + 4'h1;
+        if (hitv[7]) begin
+            e_lane = e_lane | li;
+            sb = sb | (li + 4'h1);
         end
+        after = after | (hitv[7] & ends);
         li = li + 4'h1;
+        if (~ends) begin
+            e_lane = 4'h0;
+            sb = 4'h8;
+        end
         ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, plo};
         exp = c_woff + {{13{1'b0}}, m3i$q} - 17'h3;
         if (after3) begin
@@ -27612,6 +27742,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
 
     // Local signals
     reg  [31:0] cand;
+    reg  last_v;
     reg  [31:0] seg_v;
     reg  [31:0] to4k;
     reg  [15:0] flen;
@@ -27917,6 +28048,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         if (to4k < seg_v) begin
             seg_v = to4k;
         end
+        last_v = (rest$q <= {{16{1'b0}}, room$q}) & (rest$q <= res_page_left) & (rest$q <= to4k);
         flen = ((k_hdr_t + seg$q + 16'h5) & 16'hfffc) + 16'h4;
         sdiff = seq$q[(32'h0)+:(9)] - seq_start$q[(32'h0)+:(9)];
         d0 = {{7{1'b0}}, (9'h0 - sdiff)};
@@ -28099,7 +28231,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                     res_ready = 1'b1;
                     if (res_valid) begin
                         seg$d = seg_v[(32'h0)+:(16)];
-                        seg_last$d = seg_v == rest$q;
+                        seg_last$d = last_v;
                         addr$d = res_addr;
                         desc_done$d = 1'b0;
                         req_done$d = 1'b0;

@@ -794,9 +794,12 @@ impl Logic for MpaRx {
         self.vl.next = 0.into();
         self.nm_total.next = 0.into();
         for i in 0..9 {
-            // Non-marker lanes before lane `keff`.
+            // Non-marker lanes before lane `keff`: one `keff` matches, so
+            // OR-ing the matches is a flat 9-way choice (an if-chain of
+            // assignments would be a priority chain; it led the board's
+            // longest path, in_last -> keff -> nm_total -> na -> writes).
             if self.keff.val() == self.li.val() {
-                self.nm_total.next = self.pcs.q.val().get_bits::<4>(4 * i);
+                self.nm_total.next = self.nm_total.val() | self.pcs.q.val().get_bits::<4>(4 * i);
             }
             self.li.next = self.li.val() + 1;
         }
@@ -850,7 +853,7 @@ impl Logic for MpaRx {
         self.li.next = 0.into();
         self.after.next = false;
         self.e_lane.next = 0.into();
-        self.sb.next = bits::<4>(8);
+        self.sb.next = 0.into();
         self.lm_c.next = 0.into();
         self.lm_n.next = 0.into();
         self.mhi.next = self.c_mk_hi.val();
@@ -874,12 +877,20 @@ impl Logic for MpaRx {
                     self.after3.next = self.after.val();
                 }
             }
-            if self.hitv.val().get_bit(i) & self.ends.val() {
-                self.after.next = true;
-                self.e_lane.next = self.li.val();
-                self.sb.next = self.li.val() + 1;
+            // At most one lane hits (non-marker lanes have distinct slots),
+            // so the hit lane's number is the OR of the hits' numbers: a
+            // flat encoder instead of a chain of eight multiplexers (it was
+            // on the board's longest path, in_keep -> sb -> FPDUPTR check).
+            if self.hitv.val().get_bit(i) {
+                self.e_lane.next = self.e_lane.val() | self.li.val();
+                self.sb.next = self.sb.val() | (self.li.val() + 1);
             }
+            self.after.next = self.after.val() | (self.hitv.val().get_bit(i) & self.ends.val());
             self.li.next = self.li.val() + 1;
+        }
+        if !self.ends.val() {
+            self.e_lane.next = 0.into();
+            self.sb.next = bits::<4>(8);
         }
         // FPDUPTR = wire offset of the marker's first octet from the start
         // of its FPDU (RFC 5044 §4.3): C's from `woff`, N's from its start

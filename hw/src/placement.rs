@@ -95,6 +95,13 @@ pub struct Placement<const PN: usize> {
     off: DFF<Bits<4>>,
     rem: DFF<Bits<16>>,
     crem: DFF<Bits<16>>,
+    /// `min(8, crem)` and `crem <= 8`, registered with `crem` (from its next
+    /// value, `crem_nx`): the data beat's octet count and end come from
+    /// flip-flops, not from a 16-bit compare (issue 7: that compare started
+    /// a long path through the DMA write arbiter into the FPDU buffer).
+    n_r: DFF<Bits<4>>,
+    ce_r: DFF<Bit>,
+    crem_nx: Signal<Local, Bits<16>>,
     addr: DFF<Bits<64>>,
     page_left: DFF<Bits<32>>,
     pbl_idx: DFF<Bits<PN>>,
@@ -158,6 +165,9 @@ impl<const PN: usize> Default for Placement<PN> {
             off: Default::default(),
             rem: Default::default(),
             crem: Default::default(),
+            n_r: Default::default(),
+            ce_r: Default::default(),
+            crem_nx: Default::default(),
             addr: Default::default(),
             page_left: Default::default(),
             pbl_idx: Default::default(),
@@ -186,8 +196,8 @@ impl<const PN: usize> Logic for Placement<PN> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, hdr_mode, hold, hold_last, off, rem, crem, addr, page_left,
-            pbl_idx, ps, crosses, short, c_short, c_long
+            self, clock, state, hdr_mode, hold, hold_last, off, rem, crem, n_r, ce_r, addr,
+            page_left, pbl_idx, ps, crosses, short, c_short, c_long
         );
         self.cnt_short.next = self.c_short.q.val();
         self.cnt_long.next = self.c_long.q.val();
@@ -206,16 +216,14 @@ impl<const PN: usize> Logic for Placement<PN> {
         }
 
         // Data beat: n = min(8, crem) octets from lane `off` of {in, hold}.
-        self.n.next = 8.into();
-        if self.crem.q.val() < 8 {
-            self.n.next = self.crem.q.val().get_bits::<4>(0);
-        }
+        self.n.next = self.n_r.q.val();
+        self.crem_nx.next = self.crem.q.val();
         self.off_n.next = bit_cast::<5, 4>(self.off.q.val()) + bit_cast::<5, 4>(self.n.val());
         self.need_in.next = self.off_n.val() > 8;
         self.can_take.next = !self.hold_last.q.val() & (self.off_n.val() >= 8);
         self.win.next = (bit_cast::<128, 64>(self.in_data.val()) << 64)
             | bit_cast::<128, 64>(self.hold.q.val());
-        self.chunk_end.next = self.crem.q.val() <= 8;
+        self.chunk_end.next = self.ce_r.q.val();
 
         self.cmd_ready.next = false;
         self.in_ready.next = false;
@@ -238,7 +246,7 @@ impl<const PN: usize> Logic for Placement<PN> {
                     self.hold_last.d.next = self.cmd_hold_last.val();
                     self.off.d.next = self.cmd_off.val();
                     self.rem.d.next = self.cmd_len.val();
-                    self.crem.d.next = self.cmd_len.val();
+                    self.crem_nx.next = self.cmd_len.val();
                     self.addr.d.next = self.cmd_addr.val();
                     self.page_left.d.next = self.cmd_page_left.val();
                     self.pbl_idx.d.next = self.cmd_pbl_idx.val();
@@ -264,7 +272,7 @@ impl<const PN: usize> Logic for Placement<PN> {
                 self.out_keep.next = 0.into();
                 self.out_last.next = false;
                 if self.out_ready.val() {
-                    self.crem.d.next = self.clen.val();
+                    self.crem_nx.next = self.clen.val();
                     self.rem.d.next = self.rem.q.val() - self.clen.val();
                     self.page_left.d.next =
                         self.page_left.q.val() - bit_cast::<32, 16>(self.clen.val());
@@ -281,7 +289,7 @@ impl<const PN: usize> Logic for Placement<PN> {
                 self.fire.next = self.out_valid.val() & self.out_ready.val();
                 self.took.next = self.fire.val() & self.in_valid.val() & self.can_take.val();
                 if self.fire.val() {
-                    self.crem.d.next = self.crem.q.val() - bit_cast::<16, 4>(self.n.val());
+                    self.crem_nx.next = self.crem.q.val() - bit_cast::<16, 4>(self.n.val());
                     if self.took.val() {
                         self.hold.d.next = self.in_data.val();
                         self.hold_last.d.next = self.in_last.val();
@@ -328,6 +336,13 @@ impl<const PN: usize> Logic for Placement<PN> {
                 }
             }
         }
+
+        self.crem.d.next = self.crem_nx.val();
+        self.n_r.d.next = 8.into();
+        if self.crem_nx.val() < 8 {
+            self.n_r.d.next = self.crem_nx.val().get_bits::<4>(0);
+        }
+        self.ce_r.d.next = self.crem_nx.val() <= 8;
 
         if self.reset.val() {
             self.state.d.next = PlaceState::Idle;

@@ -237,6 +237,11 @@ pub struct ReadRespN<const PR: usize> {
     c_drop: DFF<Bits<32>>,
     // ---- temporaries
     cand: Signal<Local, Bits<32>>,
+    /// The segment is the Read's last: `seg_v == rest`, i.e. `rest` is the
+    /// least of the four limits, as three compares side by side (the
+    /// equality after the chain of minimums was the core's second longest
+    /// path; docs/fpga.md).
+    last_v: Signal<Local, Bit>,
     seg_v: Signal<Local, Bits<32>>,
     to4k: Signal<Local, Bits<32>>,
     flen: Signal<Local, Bits<16>>,
@@ -392,6 +397,7 @@ impl<const PR: usize> Default for ReadRespN<PR> {
             c_term: Default::default(),
             c_drop: Default::default(),
             cand: Default::default(),
+            last_v: Default::default(),
             seg_v: Default::default(),
             to4k: Default::default(),
             flen: Default::default(),
@@ -465,6 +471,9 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
         if self.to4k.val() < self.seg_v.val() {
             self.seg_v.next = self.to4k.val();
         }
+        self.last_v.next = (self.rest.q.val() <= bit_cast::<32, 16>(self.room.q.val()))
+            & (self.rest.q.val() <= self.res_page_left.val())
+            & (self.rest.q.val() <= self.to4k.val());
         // FPDU wire length (RFC 5044 §4: length field, ULPDU, pad, CRC) and
         // the markers inside it (RFC 5044 §4.3; none after the CRC).
         self.flen.next = ((self.k_hdr_t.val() + self.seg.q.val() + 5) & 0xFFFC) + 4;
@@ -654,7 +663,7 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
                 if self.res_valid.val() {
                     // inside the range checked whole: no fault possible
                     self.seg.d.next = self.seg_v.val().get_bits::<16>(0);
-                    self.seg_last.d.next = self.seg_v.val() == self.rest.q.val();
+                    self.seg_last.d.next = self.last_v.val();
                     self.addr.d.next = self.res_addr.val();
                     self.desc_done.d.next = false;
                     self.req_done.d.next = false;
@@ -1157,13 +1166,15 @@ mod tests {
                 markers: rng.below(2) == 0,
                 seq_start: seq.wrapping_sub(4 * rng.below(300) as u32),
             };
+            let mulpdu = [128u16, 700, 1452, 1460][rng.below(4)];
             let st = Stream {
                 seq,
-                mulpdu: [128u16, 700, 1452, 1460][rng.below(4)],
+                mulpdu: if round == 17 { 1460 } else { mulpdu },
                 mpa,
                 win: None,
             };
             let idx = match round {
+                17 => 1,
                 18 => 3,
                 19 => 4,
                 20 => 1,
@@ -1197,6 +1208,13 @@ mod tests {
                 want_fault = Some(RemoteProtectionError::BaseOrBoundsViolation);
             }
             let len = if round == 21 { 100 } else { len };
+            // Round 17: a Read that fits one FPDU but crosses a 4 KiB page
+            // 256 octets in: two responses, the first not the last.
+            let (len, src_to) = if round == 17 {
+                (1000, 0x1000_5f00)
+            } else {
+                (len, src_to)
+            };
             let r = ReadRequestRepr {
                 sink_stag: rng.next() as u32,
                 sink_to: rng.next(),
@@ -1269,6 +1287,13 @@ mod tests {
             }
             assert_eq!(off, len as usize);
             assert_eq!(o.seq_back, Some(s));
+            if round == 17 {
+                assert_eq!(
+                    o.descs.iter().map(|d| d.len).collect::<Vec<_>>(),
+                    [256, 744],
+                    "a page end cuts the last FPDU"
+                );
+            }
             for &(a, l) in &o.reads {
                 assert!(
                     l >= 1 && (a & 0xfff) + l as u64 <= 4096,
