@@ -16921,10 +16921,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         end
         unpad$state = so_state$q[(32'h0)+:(32)];
         unpad$pad = so_pad$q;
-        st_out = {so_state$q[87:32], unpad$out};
-        if (crc_bad_d) begin
-            st_out = (so_state$q >> 32'h20) << 32'h20 | {{56{1'b0}}, unpad$out} | (88'h1 << 32'h57);
-        end
+        st_out = (so_state$q >> 32'h20) << 32'h20 | {{56{1'b0}}, unpad$out} | ({{87{1'b0}}, crc_bad_d} << 32'h57);
         st_out_valid = so_valid$q;
         out_data = q$out[(32'h0)+:(64)];
         out_keep = q$out[(32'h40)+:(4)];

@@ -61,7 +61,8 @@
 //!    `A^-s * 0xFFFFFFFF` so that the `s` leading zero lanes bring it to the
 //!    initial value. The CRC field is fed through the CRC too: a correct FPDU
 //!    leaves the residue constant, compared against `A^z * residue` for the
-//!    `z` zero lanes after the end (no octet gathering, no realignment).
+//!    `z` zero lanes after the end (no octet gathering, no realignment), a
+//!    clock later (docs/rtl.md "mpa_rx", `crc_bad_d`).
 //!    Markers are wire octets and are in the CRC (RFC 5044 §4.4).
 //! 4. ULPDU octets are packed into the output through a one-beat
 //!    accumulator; the final beat of a piece is held until the piece closes.
@@ -1270,14 +1271,11 @@ impl Logic for MpaRx {
         // 8 - keep zero octets (registered, off the per-beat path).
         self.unpad.state.next = self.so_state.q.val().get_bits::<32>(0);
         self.unpad.pad.next = self.so_pad.q.val();
-        self.st_out.next =
-            (self.so_state.q.val() >> 32) << 32 | bit_cast::<STATE_W, 32>(self.unpad.out.val());
-        if self.crc_bad_d.val() {
-            // The segment's last beat was C's end, and its CRC failed.
-            self.st_out.next = (self.so_state.q.val() >> 32) << 32
-                | bit_cast::<STATE_W, 32>(self.unpad.out.val())
-                | (bits::<STATE_W>(1) << 87);
-        }
+        // `dead` (bit 87) is also set when the segment's last beat was C's
+        // end and its CRC failed (the verdict comes in this clock).
+        self.st_out.next = (self.so_state.q.val() >> 32) << 32
+            | bit_cast::<STATE_W, 32>(self.unpad.out.val())
+            | (bit_cast::<STATE_W, 1>(self.crc_bad_d.val().into()) << 87);
         self.st_out_valid.next = self.so_valid.q.val();
         self.out_data.next = self.q.out.val().get_bits::<64>(0);
         self.out_keep.next = self.q.out.val().get_bits::<4>(64);
