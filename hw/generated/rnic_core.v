@@ -19840,18 +19840,20 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
     reg  [1:0] last$d;
     wire  [1:0] last$q;
     reg  last$clock;
-    reg  hold$d;
-    wire  hold$q;
-    reg  hold$clock;
-    reg  [1:0] hsel$d;
-    wire  [1:0] hsel$q;
-    reg  hsel$clock;
+    reg  gnt$d;
+    wire  gnt$q;
+    reg  gnt$clock;
+    reg  [1:0] gsel$d;
+    wire  [1:0] gsel$q;
+    reg  gsel$clock;
     reg  [31:0] n_bad$d;
     wire  [31:0] n_bad$q;
     reg  n_bad$clock;
 
     // Local signals
-    reg  [1:0] sel;
+    reg  [1:0] base;
+    reg  [1:0] pick;
+    reg  vsel;
     reg  [7:0] tag_lo;
     reg  [3:0] cpl_hi;
 
@@ -19861,15 +19863,15 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         .q(last$q),
         .clock(last$clock)
     );
-    rnic_core$rd_arb$hold hold(
-        .d(hold$d),
-        .q(hold$q),
-        .clock(hold$clock)
+    rnic_core$rd_arb$gnt gnt(
+        .d(gnt$d),
+        .q(gnt$q),
+        .clock(gnt$clock)
     );
-    rnic_core$rd_arb$hsel hsel(
-        .d(hsel$d),
-        .q(hsel$q),
-        .clock(hsel$clock)
+    rnic_core$rd_arb$gsel gsel(
+        .d(gsel$d),
+        .q(gsel$q),
+        .clock(gsel$clock)
     );
     rnic_core$rd_arb$n_bad n_bad(
         .d(n_bad$d),
@@ -19880,116 +19882,114 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
     // Update code
     always @(*) begin
         last$clock = clock;
-        hold$clock = clock;
-        hsel$clock = clock;
+        gnt$clock = clock;
+        gsel$clock = clock;
         n_bad$clock = clock;
         last$d = last$q;
-        hold$d = hold$q;
-        hsel$d = hsel$q;
+        gnt$d = gnt$q;
+        gsel$d = gsel$q;
         n_bad$d = n_bad$q;
-        if (last$q == 2'h0) begin
+        base = last$q;
+        if (gnt$q) begin
+            base = gsel$q;
+        end
+        if (base == 2'h0) begin
             if (c1_req_valid) begin
-                sel = 2'h1;
+                pick = 2'h1;
             end
             else if (c2_req_valid) begin
-                sel = 2'h2;
+                pick = 2'h2;
             end
             else if (c3_req_valid) begin
-                sel = 2'h3;
+                pick = 2'h3;
             end
             else begin
-                sel = 2'h0;
+                pick = 2'h0;
             end
         end
-        else if (last$q == 2'h1) begin
+        else if (base == 2'h1) begin
             if (c2_req_valid) begin
-                sel = 2'h2;
+                pick = 2'h2;
             end
             else if (c3_req_valid) begin
-                sel = 2'h3;
+                pick = 2'h3;
             end
             else if (c0_req_valid) begin
-                sel = 2'h0;
+                pick = 2'h0;
             end
             else begin
-                sel = 2'h1;
+                pick = 2'h1;
             end
         end
-        else if (last$q == 2'h2) begin
+        else if (base == 2'h2) begin
             if (c3_req_valid) begin
-                sel = 2'h3;
+                pick = 2'h3;
             end
             else if (c0_req_valid) begin
-                sel = 2'h0;
+                pick = 2'h0;
             end
             else if (c1_req_valid) begin
-                sel = 2'h1;
+                pick = 2'h1;
             end
             else begin
-                sel = 2'h2;
+                pick = 2'h2;
             end
         end
         else if (c0_req_valid) begin
-            sel = 2'h0;
+            pick = 2'h0;
         end
         else if (c1_req_valid) begin
-            sel = 2'h1;
+            pick = 2'h1;
         end
         else if (c2_req_valid) begin
-            sel = 2'h2;
+            pick = 2'h2;
         end
         else begin
-            sel = 2'h3;
-        end
-        if (hold$q) begin
-            sel = hsel$q;
+            pick = 2'h3;
         end
         c0_req_ready = 1'b0;
         c1_req_ready = 1'b0;
         c2_req_ready = 1'b0;
         c3_req_ready = 1'b0;
-        dma_rd_req_valid = 1'b0;
         dma_rd_req_addr = c0_req_addr;
         dma_rd_req_len = c0_req_len;
         tag_lo = c0_req_tag & 8'hf;
         dma_rd_req_tag = tag_lo;
-        if (sel == 2'h0) begin
-            dma_rd_req_valid = c0_req_valid;
-            c0_req_ready = dma_rd_req_ready;
+        vsel = c0_req_valid;
+        if (gsel$q == 2'h0) begin
+            c0_req_ready = gnt$q & dma_rd_req_ready;
         end
-        else if (sel == 2'h1) begin
-            dma_rd_req_valid = c1_req_valid;
-            c1_req_ready = dma_rd_req_ready;
+        else if (gsel$q == 2'h1) begin
+            vsel = c1_req_valid;
+            c1_req_ready = gnt$q & dma_rd_req_ready;
             dma_rd_req_addr = c1_req_addr;
             dma_rd_req_len = c1_req_len;
             tag_lo = c1_req_tag & 8'hf;
             dma_rd_req_tag = tag_lo | 8'h40;
         end
-        else if (sel == 2'h2) begin
-            dma_rd_req_valid = c2_req_valid;
-            c2_req_ready = dma_rd_req_ready;
+        else if (gsel$q == 2'h2) begin
+            vsel = c2_req_valid;
+            c2_req_ready = gnt$q & dma_rd_req_ready;
             dma_rd_req_addr = c2_req_addr;
             dma_rd_req_len = c2_req_len;
             tag_lo = c2_req_tag & 8'hf;
             dma_rd_req_tag = tag_lo | 8'h80;
         end
         else begin
-            dma_rd_req_valid = c3_req_valid;
-            c3_req_ready = dma_rd_req_ready;
+            vsel = c3_req_valid;
+            c3_req_ready = gnt$q & dma_rd_req_ready;
             dma_rd_req_addr = c3_req_addr;
             dma_rd_req_len = c3_req_len;
             tag_lo = c3_req_tag & 8'hf;
             dma_rd_req_tag = tag_lo | 8'hc0;
         end
-        if (dma_rd_req_valid) begin
-            if (dma_rd_req_ready) begin
-                hold$d = 1'b0;
-                last$d = sel;
-            end
-            else begin
-                hold$d = 1'b1;
-                hsel$d = sel;
-            end
+        dma_rd_req_valid = gnt$q & vsel;
+        if (~(dma_rd_req_valid & ~dma_rd_req_ready)) begin
+            gnt$d = c0_req_valid | c1_req_valid | c2_req_valid | c3_req_valid;
+            gsel$d = pick;
+        end
+        if (dma_rd_req_valid & dma_rd_req_ready) begin
+            last$d = gsel$q;
         end
         cpl_hi = dma_rd_cpl_tag[(32'h4)+:(4)];
         c0_cpl_valid = 1'b0;
@@ -20019,7 +20019,7 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         cnt_cpl_bad = n_bad$q;
         if (reset) begin
             last$d = 2'h3;
-            hold$d = 1'b0;
+            gnt$d = 1'b0;
             n_bad$d = 32'h0;
         end
     end
@@ -20027,7 +20027,7 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
 endmodule // rnic_core$rd_arb
 
 
-module rnic_core$rd_arb$hold(d,q,clock);
+module rnic_core$rd_arb$gnt(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -20043,10 +20043,10 @@ module rnic_core$rd_arb$hold(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_core$rd_arb$hold
+endmodule // rnic_core$rd_arb$gnt
 
 
-module rnic_core$rd_arb$hsel(d,q,clock);
+module rnic_core$rd_arb$gsel(d,q,clock);
 
     // Module arguments
     input wire  [1:0] d;
@@ -20062,7 +20062,7 @@ module rnic_core$rd_arb$hsel(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_core$rd_arb$hsel
+endmodule // rnic_core$rd_arb$gsel
 
 
 module rnic_core$rd_arb$last(d,q,clock);

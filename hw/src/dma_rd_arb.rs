@@ -1,10 +1,23 @@
 //! DMA read arbiter: four requesters share the core's one DMA read port
 //! (docs/rtl.md "Core interfaces", DMA read).
 //!
-//! * Requests: round robin per request. The client after the last granted
-//!   one (cyclically) wins among those with `cN_req_valid`; once the chosen
-//!   request is offered (`dma_rd_req_valid`) and not taken, the choice is held
-//!   until it is, so the offered request never changes under the host.
+//! * Requests: round robin per request, with the grant in a register. While
+//!   no request is on offer, or the offered one is taken this clock, the
+//!   arbiter picks among the clients with `cN_req_valid` — the one after the
+//!   last granted (cyclically) first, where the last granted is the one on
+//!   offer if there is one — and offers that client's request from the next
+//!   clock. An offered request that is not taken keeps the grant, so it
+//!   never changes under the host. A client that drops `cN_req_valid` while
+//!   granted is offered nothing and loses the grant.
+//!
+//!   Why registered: the choice depends on every client's `valid`, and a
+//!   combinational choice put every client's `valid` logic in front of every
+//!   other client's `ready` — on the board that chained `tx_sched`,
+//!   `tx_seg`, `read_resp`, `tx_log` and this block into one path of the
+//!   62.5 MHz core clock (docs/fpga.md, session 14). Now `cN_req_ready` is
+//!   the grant register and the host's `dma_rd_req_ready`. The cost is one
+//!   clock from a `valid` on an idle arbiter to its offer; back-to-back
+//!   requests, of one client or several, are offered on consecutive clocks.
 //! * Tags: client `N` owns the tag range `TAG_BASE[N] ..= TAG_BASE[N] + 15`:
 //!   the outgoing tag is `TAG_BASE[N] | (cN_req_tag & 0x0F)` — client 0
 //!   (WQE fetch) 0x00–0x0F, client 1 (receive-queue WQE fetch) 0x40–0x4F,
@@ -66,13 +79,18 @@ pub struct DmaRdArb {
     pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
     /// Completion beats with a tag in no client's range (dropped).
     pub cnt_cpl_bad: Signal<Out, Bits<32>>,
-    /// Last granted client (0..=3).
+    /// Last granted client (0..=3), once its request is taken.
     last: DFF<Bits<2>>,
-    /// A request is on offer and not taken: `hsel` stays chosen.
-    hold: DFF<Bit>,
-    hsel: DFF<Bits<2>>,
+    /// The grant: client `gsel`'s request is on offer while it is valid.
+    gnt: DFF<Bit>,
+    gsel: DFF<Bits<2>>,
     n_bad: DFF<Bits<32>>,
-    sel: Signal<Local, Bits<2>>,
+    /// Round robin starts after this client: the granted one, else `last`.
+    base: Signal<Local, Bits<2>>,
+    /// The next grant among the clients valid now.
+    pick: Signal<Local, Bits<2>>,
+    /// The granted client's `valid`.
+    vsel: Signal<Local, Bit>,
     tag_lo: Signal<Local, Bits<8>>,
     cpl_hi: Signal<Local, Bits<4>>,
 }
@@ -80,93 +98,99 @@ pub struct DmaRdArb {
 impl Logic for DmaRdArb {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, last, hold, hsel, n_bad);
-        // Round robin: preference order last+1, last+2, last+3, last.
-        if self.last.q.val() == 0 {
+        dff_setup!(self, clock, last, gnt, gsel, n_bad);
+        // Round robin: preference order base+1, base+2, base+3, base.
+        self.base.next = self.last.q.val();
+        if self.gnt.q.val() {
+            self.base.next = self.gsel.q.val();
+        }
+        if self.base.val() == 0 {
             if self.c1_req_valid.val() {
-                self.sel.next = 1.into();
+                self.pick.next = 1.into();
             } else if self.c2_req_valid.val() {
-                self.sel.next = 2.into();
+                self.pick.next = 2.into();
             } else if self.c3_req_valid.val() {
-                self.sel.next = 3.into();
+                self.pick.next = 3.into();
             } else {
-                self.sel.next = 0.into();
+                self.pick.next = 0.into();
             }
-        } else if self.last.q.val() == 1 {
+        } else if self.base.val() == 1 {
             if self.c2_req_valid.val() {
-                self.sel.next = 2.into();
+                self.pick.next = 2.into();
             } else if self.c3_req_valid.val() {
-                self.sel.next = 3.into();
+                self.pick.next = 3.into();
             } else if self.c0_req_valid.val() {
-                self.sel.next = 0.into();
+                self.pick.next = 0.into();
             } else {
-                self.sel.next = 1.into();
+                self.pick.next = 1.into();
             }
-        } else if self.last.q.val() == 2 {
+        } else if self.base.val() == 2 {
             if self.c3_req_valid.val() {
-                self.sel.next = 3.into();
+                self.pick.next = 3.into();
             } else if self.c0_req_valid.val() {
-                self.sel.next = 0.into();
+                self.pick.next = 0.into();
             } else if self.c1_req_valid.val() {
-                self.sel.next = 1.into();
+                self.pick.next = 1.into();
             } else {
-                self.sel.next = 2.into();
+                self.pick.next = 2.into();
             }
         } else if self.c0_req_valid.val() {
-            self.sel.next = 0.into();
+            self.pick.next = 0.into();
         } else if self.c1_req_valid.val() {
-            self.sel.next = 1.into();
+            self.pick.next = 1.into();
         } else if self.c2_req_valid.val() {
-            self.sel.next = 2.into();
+            self.pick.next = 2.into();
         } else {
-            self.sel.next = 3.into();
+            self.pick.next = 3.into();
         }
-        if self.hold.q.val() {
-            self.sel.next = self.hsel.q.val();
-        }
+        // The offer: only the granted client's request, selected by
+        // registers (no other client's `valid` on this path).
         self.c0_req_ready.next = false;
         self.c1_req_ready.next = false;
         self.c2_req_ready.next = false;
         self.c3_req_ready.next = false;
-        self.dma_rd_req_valid.next = false;
         self.dma_rd_req_addr.next = self.c0_req_addr.val();
         self.dma_rd_req_len.next = self.c0_req_len.val();
         self.tag_lo.next = self.c0_req_tag.val() & 0x0F;
         // TAG_BASE[N] in the upper nibble
         self.dma_rd_req_tag.next = self.tag_lo.val();
-        if self.sel.val() == 0 {
-            self.dma_rd_req_valid.next = self.c0_req_valid.val();
-            self.c0_req_ready.next = self.dma_rd_req_ready.val();
-        } else if self.sel.val() == 1 {
-            self.dma_rd_req_valid.next = self.c1_req_valid.val();
-            self.c1_req_ready.next = self.dma_rd_req_ready.val();
+        self.vsel.next = self.c0_req_valid.val();
+        if self.gsel.q.val() == 0 {
+            self.c0_req_ready.next = self.gnt.q.val() & self.dma_rd_req_ready.val();
+        } else if self.gsel.q.val() == 1 {
+            self.vsel.next = self.c1_req_valid.val();
+            self.c1_req_ready.next = self.gnt.q.val() & self.dma_rd_req_ready.val();
             self.dma_rd_req_addr.next = self.c1_req_addr.val();
             self.dma_rd_req_len.next = self.c1_req_len.val();
             self.tag_lo.next = self.c1_req_tag.val() & 0x0F;
             self.dma_rd_req_tag.next = self.tag_lo.val() | 0x40;
-        } else if self.sel.val() == 2 {
-            self.dma_rd_req_valid.next = self.c2_req_valid.val();
-            self.c2_req_ready.next = self.dma_rd_req_ready.val();
+        } else if self.gsel.q.val() == 2 {
+            self.vsel.next = self.c2_req_valid.val();
+            self.c2_req_ready.next = self.gnt.q.val() & self.dma_rd_req_ready.val();
             self.dma_rd_req_addr.next = self.c2_req_addr.val();
             self.dma_rd_req_len.next = self.c2_req_len.val();
             self.tag_lo.next = self.c2_req_tag.val() & 0x0F;
             self.dma_rd_req_tag.next = self.tag_lo.val() | 0x80;
         } else {
-            self.dma_rd_req_valid.next = self.c3_req_valid.val();
-            self.c3_req_ready.next = self.dma_rd_req_ready.val();
+            self.vsel.next = self.c3_req_valid.val();
+            self.c3_req_ready.next = self.gnt.q.val() & self.dma_rd_req_ready.val();
             self.dma_rd_req_addr.next = self.c3_req_addr.val();
             self.dma_rd_req_len.next = self.c3_req_len.val();
             self.tag_lo.next = self.c3_req_tag.val() & 0x0F;
             self.dma_rd_req_tag.next = self.tag_lo.val() | 0xC0;
         }
-        if self.dma_rd_req_valid.val() {
-            if self.dma_rd_req_ready.val() {
-                self.hold.d.next = false;
-                self.last.d.next = self.sel.val();
-            } else {
-                self.hold.d.next = true;
-                self.hsel.d.next = self.sel.val();
-            }
+        self.dma_rd_req_valid.next = self.gnt.q.val() & self.vsel.val();
+        // An offer not taken keeps the grant; otherwise (idle, taken, or
+        // the client dropped its valid) the next grant is this clock's pick.
+        if !(self.dma_rd_req_valid.val() & !self.dma_rd_req_ready.val()) {
+            self.gnt.d.next = self.c0_req_valid.val()
+                | self.c1_req_valid.val()
+                | self.c2_req_valid.val()
+                | self.c3_req_valid.val();
+            self.gsel.d.next = self.pick.val();
+        }
+        if self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val() {
+            self.last.d.next = self.gsel.q.val();
         }
         // Completions by tag range.
         self.cpl_hi.next = self.dma_rd_cpl_tag.val().get_bits::<4>(4);
@@ -193,7 +217,7 @@ impl Logic for DmaRdArb {
         self.cnt_cpl_bad.next = self.n_bad.q.val();
         if self.reset.val() {
             self.last.d.next = 3.into();
-            self.hold.d.next = false;
+            self.gnt.d.next = false;
             self.n_bad.d.next = 0.into();
         }
     }
@@ -258,6 +282,7 @@ mod tests {
         let mut waited = [0u32; 4];
         let mut max_wait = 0;
         let mut bad_sent = 0u32;
+        let mut idle = 0u32;
         for cycle in 0..4000 {
             for (c, qc) in q.iter_mut().enumerate() {
                 if qc.len() < 3 && rng.below(3) == 0 && cycle < 3500 {
@@ -320,10 +345,24 @@ mod tests {
             if cvalid && owner.is_none() {
                 bad_sent += 1;
             }
-            // Request side.
+            // Request side. The grant is registered: a request waits at
+            // most one clock with nothing on offer (the clock it is picked).
             let any = heads.iter().any(|h| h.is_some());
-            assert_eq!(u.dma_rd_req_valid.val(), any);
-            if any {
+            if u.dma_rd_req_valid.val() {
+                idle = 0;
+            } else if any {
+                idle += 1;
+                assert!(idle <= 1, "requests waiting, nothing offered, cycle {cycle}");
+                for rd in [
+                    u.c0_req_ready.val(),
+                    u.c1_req_ready.val(),
+                    u.c2_req_ready.val(),
+                    u.c3_req_ready.val(),
+                ] {
+                    assert!(!rd, "ready without an offer, cycle {cycle}");
+                }
+            }
+            if u.dma_rd_req_valid.val() {
                 let r = (
                     u.dma_rd_req_addr.val().to_u64(),
                     u.dma_rd_req_len.val().to_u64(),
@@ -369,6 +408,37 @@ mod tests {
         assert!(max_wait <= 3, "a client waited {max_wait} grants");
         assert_eq!(u.cnt_cpl_bad.val().index() as u32, bad_sent);
         assert!(bad_sent > 0);
+    }
+
+    /// A client that drops `valid` after it was picked is offered nothing
+    /// and loses the grant; the next client's request is offered the clock
+    /// after, and only that client sees `ready`.
+    #[test]
+    fn a_withdrawn_request_is_never_offered() {
+        let mut u = uut();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        u.dma_rd_req_ready.next = false;
+        u.c2_req_valid.next = true;
+        u.c2_req_addr.next = 0x222.into();
+        assert!(simulate(&mut u, 1000));
+        assert!(!u.dma_rd_req_valid.val(), "offered before the grant");
+        tick!(u);
+        u.c2_req_valid.next = false;
+        u.c0_req_valid.next = true;
+        u.c0_req_addr.next = 0x100.into();
+        u.c0_req_tag.next = 0x35.into();
+        assert!(simulate(&mut u, 1000));
+        assert!(!u.dma_rd_req_valid.val(), "a withdrawn request was offered");
+        tick!(u);
+        u.dma_rd_req_ready.next = true;
+        assert!(simulate(&mut u, 1000));
+        assert!(u.dma_rd_req_valid.val());
+        assert_eq!(u.dma_rd_req_addr.val().to_u64(), 0x100);
+        assert_eq!(u.dma_rd_req_tag.val().to_u64(), 0x05);
+        assert!(u.c0_req_ready.val());
+        assert!(!u.c2_req_ready.val());
     }
 
     #[test]
