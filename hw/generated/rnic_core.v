@@ -46631,6 +46631,12 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  [31:0] n_skip$d;
     wire  [31:0] n_skip$q;
     reg  n_skip$clock;
+    reg  hoff_r$d;
+    wire  hoff_r$q;
+    reg  hoff_r$clock;
+    reg  hst_r$d;
+    wire  hst_r$q;
+    reg  hst_r$clock;
 
     // Local signals
     reg  head_stale;
@@ -46642,6 +46648,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  hv;
     reg  pop;
     reg  ld;
+    reg  [63:0] off_n;
+    reg  [63:0] ep_n;
     reg  head_off;
     reg  drop;
     reg  [31:0] avail;
@@ -46875,6 +46883,16 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         .q(n_skip$q),
         .clock(n_skip$clock)
     );
+    rnic_core$wqe_fetch$hoff_r hoff_r(
+        .d(hoff_r$d),
+        .q(hoff_r$q),
+        .clock(hoff_r$clock)
+    );
+    rnic_core$wqe_fetch$hst_r hst_r(
+        .d(hst_r$d),
+        .q(hst_r$q),
+        .clock(hst_r$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -46912,6 +46930,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         lbeat$clock = clock;
         lv$clock = clock;
         hbuf$clock = clock;
+        hoff_r$clock = clock;
+        hst_r$clock = clock;
         state$d = state$q;
         qp$d = qp$q;
         n$d = n$q;
@@ -46946,6 +46966,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         lbeat$d = lbeat$q;
         lv$d = lv$q;
         hbuf$d = hbuf$q;
+        hoff_r$d = hoff_r$q;
+        hst_r$d = hst_r$q;
         fifo$clock = clock;
         fifo$reset = reset;
         dram$read_clock = clock;
@@ -46969,12 +46991,14 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
             cis$write_address = cfg_qp;
             cis$write_data = cfg_ci;
         end
+        off_n = off$q;
         if (en_valid & e_ok) begin
-            off$d = off$q & ~(64'h1 << en_qp);
+            off_n = off$q & ~(64'h1 << en_qp);
             if (~en_on) begin
-                off$d = (off$q | (64'h1 << en_qp)) & qset;
+                off_n = (off$q | (64'h1 << en_qp)) & qset;
             end
         end
+        off$d = off_n;
         any_free = |free$q;
         tag = 2'h3;
         if (free$q[32'h2]) begin
@@ -46997,12 +47021,14 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         busy_next = busy_r$q;
         park_ready = (state$q == FetchState$Idle) & ~(cfg_valid & cfg_ci_load);
         park_take = park_valid & park_ready;
+        ep_n = ep$q;
         if (park_take) begin
             cis$write_enable = 1'b1;
             cis$write_address = park_qp;
             cis$write_data = park_idx;
-            ep$d = (ep$q ^ (64'h1 << park_qp)) & qset;
+            ep_n = (ep$q ^ (64'h1 << park_qp)) & qset;
         end
+        ep$d = ep_n;
         avail = take_prod - cis$read_data;
         mask = (32'h1 << ring$read_data[(32'h40)+:(5)]) - 32'h1;
         slot = cis$read_data & mask;
@@ -47152,11 +47178,13 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         busy = busy_r$q;
         cnt_fetch = n_fetch$q;
         hv = lbeat$q[32'h3] & ~lv$q;
-        head_off = ~fifo$empty & |(off$q & (64'h1 << fifo$data_out[(32'h0)+:(6)]));
+        head_off = hoff_r$q;
         drop = head_off & ~wqe_hold;
-        head_stale = ~fifo$empty & (fifo$data_out[32'h26] != |(ep$q & (64'h1 << fifo$data_out[(32'h0)+:(6)])));
+        head_stale = hst_r$q;
         fifo$read = (wqe_ready & hv) | drop | park_take | (head_stale & ~wqe_hold);
         pop = fifo$read & ~fifo$empty;
+        hoff_r$d = ~fifo$empty & ~pop & |(off_n & (64'h1 << fifo$data_out[(32'h0)+:(6)]));
+        hst_r$d = ~fifo$empty & ~pop & (fifo$data_out[32'h26] != |(ep_n & (64'h1 << fifo$data_out[(32'h0)+:(6)])));
         ld = ~fifo$empty & ~lbeat$q[32'h3] & ~pop;
         dram$read_address = ({{3{1'b0}}, rslot$q} << 32'h3) | {{5{1'b0}}, lbeat$q[(32'h0)+:(3)]};
         lv$d = ld;
@@ -47244,6 +47272,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
             rslot$d = 5'h0;
             lbeat$d = 4'h0;
             lv$d = 1'b0;
+            hoff_r$d = 1'b0;
+            hst_r$d = 1'b0;
         end
     end
 
@@ -47809,6 +47839,44 @@ module rnic_core$wqe_fetch$hbuf(d,q,clock);
     end
 
 endmodule // rnic_core$wqe_fetch$hbuf
+
+
+module rnic_core$wqe_fetch$hoff_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$hoff_r
+
+
+module rnic_core$wqe_fetch$hst_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$hst_r
 
 
 module rnic_core$wqe_fetch$ifl(d,q,clock);

@@ -72,6 +72,16 @@
 //!   after the entry reaches the head (it rose with it when the FIFO held
 //!   552-bit words); a pop starts the next head's load, and `wqe_ready`
 //!   pops only a loaded head. `TxSeg` takes tens of clocks per WQE.
+//! * Head flags: whether the head's QP is off (`head_off`, so `wqe_off`)
+//!   and whether the head is stale (fetched before its QP's last park) are
+//!   registers, computed each clock from the head's QP and the `off` and
+//!   epoch bits as they will be next clock. They read low for the one
+//!   clock after a pop and after the FIFO leaves empty (the new head's
+//!   flags are computed in that clock); the new head is not offered before
+//!   its load is done, 9 clocks on, so only a drop can come a clock later.
+//!   Why: the two 64-way QP lookups on the FIFO's output were the front of
+//!   the board's longest path, FIFO head → `TxSeg` → framer descriptor
+//!   handshake (docs/fpga.md, session 14).
 
 use crate::fifo::Fifo;
 use crate::pram::PRam;
@@ -261,7 +271,13 @@ pub struct WqeFetchN<const PR: usize> {
     off: DFF<Bits<64>>,
     n_drop: DFF<Bits<32>>,
     n_skip: DFF<Bits<32>>,
+    /// `head_off` / `head_stale`, registered (module doc, "Head flags").
+    hoff_r: DFF<Bit>,
+    hst_r: DFF<Bit>,
     // Temporaries.
+    /// `off` / `ep` as they will be next clock (before reset).
+    off_n: Signal<Local, Bits<64>>,
+    ep_n: Signal<Local, Bits<64>>,
     head_off: Signal<Local, Bit>,
     drop: Signal<Local, Bit>,
     avail: Signal<Local, Bits<32>>,
@@ -399,6 +415,10 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             off: Default::default(),
             n_drop: Default::default(),
             n_skip: Default::default(),
+            hoff_r: Default::default(),
+            hst_r: Default::default(),
+            off_n: Default::default(),
+            ep_n: Default::default(),
             head_off: Default::default(),
             drop: Default::default(),
             avail: Default::default(),
@@ -436,7 +456,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         dff_setup!(
             self, clock, state, qp, n, more, ci, addr, busy_r, free, ifl, e0_qp, e1_qp, e2_qp,
             e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, beat, wcount, n_fetch, off, n_drop, n_skip,
-            ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat, lv, hbuf
+            ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat, lv, hbuf, hoff_r, hst_r
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -466,13 +486,15 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self.cis.write_data.next = self.cfg_ci.val();
         }
         // Send side on/off.
+        self.off_n.next = self.off.q.val();
         if self.en_valid.val() & self.e_ok.val() {
-            self.off.d.next = self.off.q.val() & !(bits::<64>(1) << self.en_qp.val());
+            self.off_n.next = self.off.q.val() & !(bits::<64>(1) << self.en_qp.val());
             if !self.en_on.val() {
-                self.off.d.next =
+                self.off_n.next =
                     (self.off.q.val() | (bits::<64>(1) << self.en_qp.val())) & self.qset.val();
             }
         }
+        self.off.d.next = self.off_n.val();
 
         // Free tag: the lowest.
         self.any_free.next = self.free.q.val().any();
@@ -501,13 +523,15 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         self.park_ready.next = (self.state.q.val() == FetchState::Idle)
             & !(self.cfg_valid.val() & self.cfg_ci_load.val());
         self.park_take.next = self.park_valid.val() & self.park_ready.val();
+        self.ep_n.next = self.ep.q.val();
         if self.park_take.val() {
             self.cis.write_enable.next = true;
             self.cis.write_address.next = self.park_qp.val();
             self.cis.write_data.next = self.park_idx.val();
-            self.ep.d.next =
+            self.ep_n.next =
                 (self.ep.q.val() ^ (bits::<64>(1) << self.park_qp.val())) & self.qset.val();
         }
+        self.ep.d.next = self.ep_n.val();
 
         // Fetch index arithmetic (Calc: RAM outputs and take_prod are valid).
         self.avail.next = self.take_prod.val() - self.cis.read_data.val();
@@ -689,16 +713,12 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         // A WQE of an off QP is not offered; dropped unless the consumer
         // has started it.
         self.hv.next = self.lbeat.q.val().get_bit(3) & !self.lv.q.val();
-        self.head_off.next = !self.fifo.empty.val()
-            & (self.off.q.val() & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(0)))
-                .any();
+        // Registered (module doc, "Head flags"): the QP-indexed lookups
+        // are off the paths from the FIFO head into TxSeg.
+        self.head_off.next = self.hoff_r.q.val();
         self.drop.next = self.head_off.val() & !self.wqe_hold.val();
         // A WQE fetched before its QP's last park (module doc) goes.
-        self.head_stale.next = !self.fifo.empty.val()
-            & (self.fifo.data_out.val().get_bit(38)
-                != (self.ep.q.val()
-                    & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(0)))
-                .any());
+        self.head_stale.next = self.hst_r.q.val();
         // (`wqe_ready` pops only a loaded head: `wqe_valid` was high, or
         // the consumer holds it.)
         self.fifo.read.next = (self.wqe_ready.val() & self.hv.val())
@@ -709,6 +729,18 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         // read from its slot one per clock and shifted into `hbuf`; a pop
         // starts the next head's load.
         self.pop.next = self.fifo.read.val() & !self.fifo.empty.val();
+        // Next clock's head flags: this head stays the head unless it is
+        // popped now; its QP's `off` and epoch bits as they will be then.
+        self.hoff_r.d.next = !self.fifo.empty.val()
+            & !self.pop.val()
+            & (self.off_n.val() & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(0)))
+                .any();
+        self.hst_r.d.next = !self.fifo.empty.val()
+            & !self.pop.val()
+            & (self.fifo.data_out.val().get_bit(38)
+                != (self.ep_n.val()
+                    & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(0)))
+                .any());
         self.ld.next = !self.fifo.empty.val() & !self.lbeat.q.val().get_bit(3) & !self.pop.val();
         self.dram.read_address.next = (bit_cast::<8, 5>(self.rslot.q.val()) << 3)
             | bit_cast::<8, 3>(self.lbeat.q.val().get_bits::<3>(0));
@@ -808,6 +840,8 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self.rslot.d.next = 0.into();
             self.lbeat.d.next = 0.into();
             self.lv.d.next = false;
+            self.hoff_r.d.next = false;
+            self.hst_r.d.next = false;
         }
     }
 }
@@ -1069,7 +1103,9 @@ mod tests {
         tick!(b.u);
         b.u.wqe_ready.next = false;
         b.fq.pop_front();
-        for _ in 0..5 {
+        // (a drop every second clock: the head flags are registered and
+        // read low the clock after a pop, module doc "Head flags")
+        for _ in 0..7 {
             b.clock(true, false);
         }
         assert_eq!(b.u.cnt_wqe_drop.val().to_u64(), 3);
