@@ -43708,6 +43708,9 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  [5:0] oqp$d;
     wire  [5:0] oqp$q;
     reg  oqp$clock;
+    reg  [5:0] pqp$d;
+    wire  [5:0] pqp$q;
+    reg  pqp$clock;
     reg  [31:0] n_prot$d;
     wire  [31:0] n_prot$q;
     reg  n_prot$clock;
@@ -44010,6 +44013,11 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         .q(oqp$q),
         .clock(oqp$clock)
     );
+    rnic_core$tx_seg$pqp pqp(
+        .d(pqp$d),
+        .q(pqp$q),
+        .clock(pqp$clock)
+    );
     rnic_core$tx_seg$n_prot n_prot(
         .d(n_prot$d),
         .q(n_prot$q),
@@ -44247,6 +44255,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     // Update code
     always @(*) begin
         st$clock = clock;
+        pqp$clock = clock;
         seq$clock = clock;
         msn0$clock = clock;
         msn1$clock = clock;
@@ -44308,6 +44317,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         n_prot$clock = clock;
         pk_wb$clock = clock;
         st$d = st$q;
+        pqp$d = pqp$q;
         seq$d = seq$q;
         msn0$d = msn0$q;
         msn1$d = msn1$q;
@@ -44711,7 +44721,8 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
             msn1_wb = msn$q;
         end
         park_valid = (st$q == SegState$Park) & ~cfg_valid;
-        park_qp = wqe_qp;
+        pqp$d = wqe_qp;
+        park_qp = pqp$q;
         park_idx = wqe_idx;
         xs_gnt = st$q == SegState$Ext;
         xs_seq = seq$q;
@@ -45707,6 +45718,25 @@ module rnic_core$tx_seg$plen_r(d,q,clock);
     end
 
 endmodule // rnic_core$tx_seg$plen_r
+
+
+module rnic_core$tx_seg$pqp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$pqp
 
 
 module rnic_core$tx_seg$qn(d,q,clock);

@@ -346,6 +346,11 @@ pub struct TxSegN<const PR: usize> {
     lim_r: DFF<Bits<32>>,
     sent: DFF<Bit>,
     oqp: DFF<Bits<6>>,
+    /// `park_qp`: the head's QP a clock late. The head is loaded for 9
+    /// clocks before `wqe_valid` and stays while parked, so in `Park` this
+    /// is its QP; the register keeps the FIFO head's QP out of
+    /// `TxSched`'s grant logic (docs/fpga.md, session 14).
+    pqp: DFF<Bits<6>>,
     n_prot: DFF<Bits<32>>,
     c_prot_err: Constant<Bits<8>>,
     c_local_write: Constant<Bits<3>>,
@@ -593,6 +598,7 @@ impl<const PR: usize> Default for TxSegN<PR> {
             lim_r: Default::default(),
             sent: Default::default(),
             oqp: Default::default(),
+            pqp: Default::default(),
             n_prot: Default::default(),
             c_prot_err: Constant::new(STATUS_LOCAL_PROT_ERR.into()),
             c_local_write: Constant::new((ACCESS_LOCAL_WRITE as u64).into()),
@@ -687,6 +693,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             self,
             clock,
             st,
+            pqp,
             seq,
             msn0,
             msn1,
@@ -1213,7 +1220,8 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             self.msn1_wb.next = self.msn.q.val();
         }
         self.park_valid.next = (self.st.q.val() == SegState::Park) & !self.cfg_valid.val();
-        self.park_qp.next = self.wqe_qp.val();
+        self.pqp.d.next = self.wqe_qp.val();
+        self.park_qp.next = self.pqp.q.val();
         self.park_idx.next = self.wqe_idx.val();
 
         // Read responder hook: outputs, and the completion-free Read.
