@@ -7752,6 +7752,42 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [1:0] tx_dw$d;
     wire  [1:0] tx_dw$q;
     reg  tx_dw$clock;
+    reg  [31:0] fd_seq$d;
+    wire  [31:0] fd_seq$q;
+    reg  fd_seq$clock;
+    reg  fd_crc_en$d;
+    wire  fd_crc_en$q;
+    reg  fd_crc_en$clock;
+    reg  fd_mk_en$d;
+    wire  fd_mk_en$q;
+    reg  fd_mk_en$clock;
+    reg  [31:0] fd_seq_start$d;
+    wire  [31:0] fd_seq_start$q;
+    reg  fd_seq_start$clock;
+    reg  [3:0] fd_opcode$d;
+    wire  [3:0] fd_opcode$q;
+    reg  fd_opcode$clock;
+    reg  fd_last$d;
+    wire  fd_last$q;
+    reg  fd_last$clock;
+    reg  [31:0] fd_stag$d;
+    wire  [31:0] fd_stag$q;
+    reg  fd_stag$clock;
+    reg  [63:0] fd_to$d;
+    wire  [63:0] fd_to$q;
+    reg  fd_to$clock;
+    reg  [31:0] fd_qn$d;
+    wire  [31:0] fd_qn$q;
+    reg  fd_qn$clock;
+    reg  [31:0] fd_msn$d;
+    wire  [31:0] fd_msn$q;
+    reg  fd_msn$clock;
+    reg  [31:0] fd_mo$d;
+    wire  [31:0] fd_mo$q;
+    reg  fd_mo$clock;
+    reg  [15:0] fd_pay_len$d;
+    wire  [15:0] fd_pay_len$q;
+    reg  fd_pay_len$clock;
     reg  mx_lock$d;
     wire  mx_lock$q;
     reg  mx_lock$clock;
@@ -9526,6 +9562,66 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .q(tx_dw$q),
         .clock(tx_dw$clock)
     );
+    rnic_versa5g$core$fd_seq fd_seq(
+        .d(fd_seq$d),
+        .q(fd_seq$q),
+        .clock(fd_seq$clock)
+    );
+    rnic_versa5g$core$fd_crc_en fd_crc_en(
+        .d(fd_crc_en$d),
+        .q(fd_crc_en$q),
+        .clock(fd_crc_en$clock)
+    );
+    rnic_versa5g$core$fd_mk_en fd_mk_en(
+        .d(fd_mk_en$d),
+        .q(fd_mk_en$q),
+        .clock(fd_mk_en$clock)
+    );
+    rnic_versa5g$core$fd_seq_start fd_seq_start(
+        .d(fd_seq_start$d),
+        .q(fd_seq_start$q),
+        .clock(fd_seq_start$clock)
+    );
+    rnic_versa5g$core$fd_opcode fd_opcode(
+        .d(fd_opcode$d),
+        .q(fd_opcode$q),
+        .clock(fd_opcode$clock)
+    );
+    rnic_versa5g$core$fd_last fd_last(
+        .d(fd_last$d),
+        .q(fd_last$q),
+        .clock(fd_last$clock)
+    );
+    rnic_versa5g$core$fd_stag fd_stag(
+        .d(fd_stag$d),
+        .q(fd_stag$q),
+        .clock(fd_stag$clock)
+    );
+    rnic_versa5g$core$fd_to fd_to(
+        .d(fd_to$d),
+        .q(fd_to$q),
+        .clock(fd_to$clock)
+    );
+    rnic_versa5g$core$fd_qn fd_qn(
+        .d(fd_qn$d),
+        .q(fd_qn$q),
+        .clock(fd_qn$clock)
+    );
+    rnic_versa5g$core$fd_msn fd_msn(
+        .d(fd_msn$d),
+        .q(fd_msn$q),
+        .clock(fd_msn$clock)
+    );
+    rnic_versa5g$core$fd_mo fd_mo(
+        .d(fd_mo$d),
+        .q(fd_mo$q),
+        .clock(fd_mo$clock)
+    );
+    rnic_versa5g$core$fd_pay_len fd_pay_len(
+        .d(fd_pay_len$d),
+        .q(fd_pay_len$q),
+        .clock(fd_pay_len$clock)
+    );
     rnic_versa5g$core$mx_lock mx_lock(
         .d(mx_lock$d),
         .q(mx_lock$q),
@@ -10450,6 +10546,18 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tq_msn_send$clock = clock;
         tq_msn_rreq$clock = clock;
         tx_dw$clock = clock;
+        fd_seq$clock = clock;
+        fd_crc_en$clock = clock;
+        fd_mk_en$clock = clock;
+        fd_seq_start$clock = clock;
+        fd_opcode$clock = clock;
+        fd_last$clock = clock;
+        fd_stag$clock = clock;
+        fd_to$clock = clock;
+        fd_qn$clock = clock;
+        fd_msn$clock = clock;
+        fd_mo$clock = clock;
+        fd_pay_len$clock = clock;
         mx_lock$clock = clock;
         mx_own$clock = clock;
         mx_prev$clock = clock;
@@ -10493,6 +10601,18 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tq_msn_send$d = tq_msn_send$q;
         tq_msn_rreq$d = tq_msn_rreq$q;
         tx_dw$d = tx_dw$q;
+        fd_seq$d = fd_seq$q;
+        fd_crc_en$d = fd_crc_en$q;
+        fd_mk_en$d = fd_mk_en$q;
+        fd_seq_start$d = fd_seq_start$q;
+        fd_opcode$d = fd_opcode$q;
+        fd_last$d = fd_last$q;
+        fd_stag$d = fd_stag$q;
+        fd_to$d = fd_to$q;
+        fd_qn$d = fd_qn$q;
+        fd_msn$d = fd_msn$q;
+        fd_mo$d = fd_mo$q;
+        fd_pay_len$d = fd_pay_len$q;
         mx_lock$d = mx_lock$q;
         mx_own$d = mx_own$q;
         mx_prev$d = mx_prev$q;
@@ -11614,18 +11734,18 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_framer$desc_dst_port = tx_ctx$read_data[(32'hb0)+:(16)];
         tx_framer$desc_window = tx_ctx$read_data[(32'hc0)+:(16)];
         tx_framer$desc_ack = tx_ack$read_data;
-        tx_framer$desc_seq = tx_seg$desc_seq;
-        tx_framer$desc_crc_en = tx_seg$desc_crc_en;
-        tx_framer$desc_mk_en = tx_seg$desc_mk_en;
-        tx_framer$desc_seq_start = tx_seg$desc_seq_start;
-        tx_framer$desc_opcode = tx_seg$desc_opcode;
-        tx_framer$desc_last = tx_seg$desc_last;
-        tx_framer$desc_stag = tx_seg$desc_stag;
-        tx_framer$desc_to = tx_seg$desc_to;
-        tx_framer$desc_qn = tx_seg$desc_qn;
-        tx_framer$desc_msn = tx_seg$desc_msn;
-        tx_framer$desc_mo = tx_seg$desc_mo;
-        tx_framer$desc_pay_len = tx_seg$desc_pay_len;
+        fd_seq$d = tx_seg$desc_seq;
+        fd_crc_en$d = tx_seg$desc_crc_en;
+        fd_mk_en$d = tx_seg$desc_mk_en;
+        fd_seq_start$d = tx_seg$desc_seq_start;
+        fd_opcode$d = tx_seg$desc_opcode;
+        fd_last$d = tx_seg$desc_last;
+        fd_stag$d = tx_seg$desc_stag;
+        fd_to$d = tx_seg$desc_to;
+        fd_qn$d = tx_seg$desc_qn;
+        fd_msn$d = tx_seg$desc_msn;
+        fd_mo$d = tx_seg$desc_mo;
+        fd_pay_len$d = tx_seg$desc_pay_len;
         pm_data = tx_seg$pay_data;
         pm_keep = tx_seg$pay_keep;
         pm_last = tx_seg$pay_last;
@@ -11634,41 +11754,53 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_log$pay_ready = pay_sk$in_ready & rt_tx;
         read_resp$pay_ready = pay_sk$in_ready & rr_tx;
         if (rr_tx) begin
-            tx_framer$desc_seq = read_resp$desc_seq;
-            tx_framer$desc_crc_en = read_resp$desc_crc_en;
-            tx_framer$desc_mk_en = read_resp$desc_mk_en;
-            tx_framer$desc_seq_start = read_resp$desc_seq_start;
-            tx_framer$desc_opcode = read_resp$desc_opcode;
-            tx_framer$desc_last = read_resp$desc_last;
-            tx_framer$desc_stag = read_resp$desc_stag;
-            tx_framer$desc_to = read_resp$desc_to;
-            tx_framer$desc_qn = 32'h0;
-            tx_framer$desc_msn = 32'h0;
-            tx_framer$desc_mo = 32'h0;
-            tx_framer$desc_pay_len = read_resp$desc_pay_len;
+            fd_seq$d = read_resp$desc_seq;
+            fd_crc_en$d = read_resp$desc_crc_en;
+            fd_mk_en$d = read_resp$desc_mk_en;
+            fd_seq_start$d = read_resp$desc_seq_start;
+            fd_opcode$d = read_resp$desc_opcode;
+            fd_last$d = read_resp$desc_last;
+            fd_stag$d = read_resp$desc_stag;
+            fd_to$d = read_resp$desc_to;
+            fd_qn$d = 32'h0;
+            fd_msn$d = 32'h0;
+            fd_mo$d = 32'h0;
+            fd_pay_len$d = read_resp$desc_pay_len;
             pm_data = read_resp$pay_data;
             pm_keep = read_resp$pay_keep;
             pm_last = read_resp$pay_last;
             pm_valid = read_resp$pay_valid;
         end
         if (rt_tx) begin
-            tx_framer$desc_seq = tx_log$desc_seq;
-            tx_framer$desc_crc_en = tx_log$desc_crc_en;
-            tx_framer$desc_mk_en = tx_log$desc_mk_en;
-            tx_framer$desc_seq_start = tx_log$desc_seq_start;
-            tx_framer$desc_opcode = tx_log$desc_opcode;
-            tx_framer$desc_last = tx_log$desc_last;
-            tx_framer$desc_stag = tx_log$desc_stag;
-            tx_framer$desc_to = tx_log$desc_to;
-            tx_framer$desc_qn = tx_log$desc_qn;
-            tx_framer$desc_msn = tx_log$desc_msn;
-            tx_framer$desc_mo = tx_log$desc_mo;
-            tx_framer$desc_pay_len = tx_log$desc_pay_len;
+            fd_seq$d = tx_log$desc_seq;
+            fd_crc_en$d = tx_log$desc_crc_en;
+            fd_mk_en$d = tx_log$desc_mk_en;
+            fd_seq_start$d = tx_log$desc_seq_start;
+            fd_opcode$d = tx_log$desc_opcode;
+            fd_last$d = tx_log$desc_last;
+            fd_stag$d = tx_log$desc_stag;
+            fd_to$d = tx_log$desc_to;
+            fd_qn$d = tx_log$desc_qn;
+            fd_msn$d = tx_log$desc_msn;
+            fd_mo$d = tx_log$desc_mo;
+            fd_pay_len$d = tx_log$desc_pay_len;
             pm_data = tx_log$pay_data;
             pm_keep = tx_log$pay_keep;
             pm_last = tx_log$pay_last;
             pm_valid = tx_log$pay_valid;
         end
+        tx_framer$desc_seq = fd_seq$q;
+        tx_framer$desc_crc_en = fd_crc_en$q;
+        tx_framer$desc_mk_en = fd_mk_en$q;
+        tx_framer$desc_seq_start = fd_seq_start$q;
+        tx_framer$desc_opcode = fd_opcode$q;
+        tx_framer$desc_last = fd_last$q;
+        tx_framer$desc_stag = fd_stag$q;
+        tx_framer$desc_to = fd_to$q;
+        tx_framer$desc_qn = fd_qn$q;
+        tx_framer$desc_msn = fd_msn$q;
+        tx_framer$desc_mo = fd_mo$q;
+        tx_framer$desc_pay_len = fd_pay_len$q;
         pay_sk$clock = clock;
         pay_sk$reset = reset;
         pay_sk$in_valid = pm_valid;
@@ -17345,6 +17477,234 @@ module rnic_versa5g$core$fast_retx$wnd1(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fast_retx$wnd1
+
+
+module rnic_versa5g$core$fd_crc_en(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_crc_en
+
+
+module rnic_versa5g$core$fd_last(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_last
+
+
+module rnic_versa5g$core$fd_mk_en(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_mk_en
+
+
+module rnic_versa5g$core$fd_mo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_mo
+
+
+module rnic_versa5g$core$fd_msn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_msn
+
+
+module rnic_versa5g$core$fd_opcode(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_opcode
+
+
+module rnic_versa5g$core$fd_pay_len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_pay_len
+
+
+module rnic_versa5g$core$fd_qn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_qn
+
+
+module rnic_versa5g$core$fd_seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_seq
+
+
+module rnic_versa5g$core$fd_seq_start(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_seq_start
+
+
+module rnic_versa5g$core$fd_stag(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_stag
+
+
+module rnic_versa5g$core$fd_to(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fd_to
 
 
 module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_ulpdu_start,in_fpdu_end,in_crc_ok,in_marker_bad,in_length_bad,in_conn,in_qpn,out_data,out_keep,out_last,out_valid,out_ready,out_len,out_conn,mterm_valid,mterm_cause,mterm_conn,mterm_qpn,mterm_pop,cnt_pass,cnt_span,cnt_err,level_beats,level_recs);

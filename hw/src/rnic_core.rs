@@ -562,6 +562,25 @@ pub struct RnicCoreP<
     tc_crc: DFF<Bit>,
     /// Clocks the descriptor on offer has been looked up (0..=2).
     tx_dw: DFF<Bits<2>>,
+    /// The framer's descriptor fields, registered from the selected
+    /// source (`tx_seg`, `read_resp` or the TX log's replay). A descriptor
+    /// is taken at `tx_dw == 2`, so these hold it from the clock before,
+    /// unchanged (a source keeps its descriptor until taken, and the
+    /// stream changes hands only between descriptors): the source select
+    /// (`rt_tx`/`rr_tx`) and the sources' logic are off the framer's
+    /// accept path (docs/fpga.md, session 14).
+    fd_seq: DFF<Bits<32>>,
+    fd_crc_en: DFF<Bit>,
+    fd_mk_en: DFF<Bit>,
+    fd_seq_start: DFF<Bits<32>>,
+    fd_opcode: DFF<Bits<4>>,
+    fd_last: DFF<Bit>,
+    fd_stag: DFF<Bits<32>>,
+    fd_to: DFF<Bits<64>>,
+    fd_qn: DFF<Bits<32>>,
+    fd_msn: DFF<Bits<32>>,
+    fd_mo: DFF<Bits<32>>,
+    fd_pay_len: DFF<Bits<16>>,
     /// MAC TX merge: `mx_lock` holds source `mx_own` until its last beat
     /// (1 data, 2 firmware, 3 ACK); `mx_prev` the source of the last frame.
     mx_lock: DFF<Bit>,
@@ -851,6 +870,18 @@ impl<
             tq_msn_send,
             tq_msn_rreq,
             tx_dw,
+            fd_seq,
+            fd_crc_en,
+            fd_mk_en,
+            fd_seq_start,
+            fd_opcode,
+            fd_last,
+            fd_stag,
+            fd_to,
+            fd_qn,
+            fd_msn,
+            fd_mo,
+            fd_pay_len,
             mx_lock,
             mx_own,
             mx_prev,
@@ -2285,18 +2316,18 @@ impl<
         self.tx_framer.desc_dst_port.next = self.tx_ctx.read_data.val().get_bits::<16>(176);
         self.tx_framer.desc_window.next = self.tx_ctx.read_data.val().get_bits::<16>(192);
         self.tx_framer.desc_ack.next = self.tx_ack.read_data.val();
-        self.tx_framer.desc_seq.next = self.tx_seg.desc_seq.val();
-        self.tx_framer.desc_crc_en.next = self.tx_seg.desc_crc_en.val();
-        self.tx_framer.desc_mk_en.next = self.tx_seg.desc_mk_en.val();
-        self.tx_framer.desc_seq_start.next = self.tx_seg.desc_seq_start.val();
-        self.tx_framer.desc_opcode.next = self.tx_seg.desc_opcode.val();
-        self.tx_framer.desc_last.next = self.tx_seg.desc_last.val();
-        self.tx_framer.desc_stag.next = self.tx_seg.desc_stag.val();
-        self.tx_framer.desc_to.next = self.tx_seg.desc_to.val();
-        self.tx_framer.desc_qn.next = self.tx_seg.desc_qn.val();
-        self.tx_framer.desc_msn.next = self.tx_seg.desc_msn.val();
-        self.tx_framer.desc_mo.next = self.tx_seg.desc_mo.val();
-        self.tx_framer.desc_pay_len.next = self.tx_seg.desc_pay_len.val();
+        self.fd_seq.d.next = self.tx_seg.desc_seq.val();
+        self.fd_crc_en.d.next = self.tx_seg.desc_crc_en.val();
+        self.fd_mk_en.d.next = self.tx_seg.desc_mk_en.val();
+        self.fd_seq_start.d.next = self.tx_seg.desc_seq_start.val();
+        self.fd_opcode.d.next = self.tx_seg.desc_opcode.val();
+        self.fd_last.d.next = self.tx_seg.desc_last.val();
+        self.fd_stag.d.next = self.tx_seg.desc_stag.val();
+        self.fd_to.d.next = self.tx_seg.desc_to.val();
+        self.fd_qn.d.next = self.tx_seg.desc_qn.val();
+        self.fd_msn.d.next = self.tx_seg.desc_msn.val();
+        self.fd_mo.d.next = self.tx_seg.desc_mo.val();
+        self.fd_pay_len.d.next = self.tx_seg.desc_pay_len.val();
         self.pm_data.next = self.tx_seg.pay_data.val();
         self.pm_keep.next = self.tx_seg.pay_keep.val();
         self.pm_last.next = self.tx_seg.pay_last.val();
@@ -2310,18 +2341,18 @@ impl<
         // descriptor, so the framer sees each source's descriptors and
         // payloads in order
         if self.rr_tx.val() {
-            self.tx_framer.desc_seq.next = self.read_resp.desc_seq.val();
-            self.tx_framer.desc_crc_en.next = self.read_resp.desc_crc_en.val();
-            self.tx_framer.desc_mk_en.next = self.read_resp.desc_mk_en.val();
-            self.tx_framer.desc_seq_start.next = self.read_resp.desc_seq_start.val();
-            self.tx_framer.desc_opcode.next = self.read_resp.desc_opcode.val();
-            self.tx_framer.desc_last.next = self.read_resp.desc_last.val();
-            self.tx_framer.desc_stag.next = self.read_resp.desc_stag.val();
-            self.tx_framer.desc_to.next = self.read_resp.desc_to.val();
-            self.tx_framer.desc_qn.next = 0.into();
-            self.tx_framer.desc_msn.next = 0.into();
-            self.tx_framer.desc_mo.next = 0.into();
-            self.tx_framer.desc_pay_len.next = self.read_resp.desc_pay_len.val();
+            self.fd_seq.d.next = self.read_resp.desc_seq.val();
+            self.fd_crc_en.d.next = self.read_resp.desc_crc_en.val();
+            self.fd_mk_en.d.next = self.read_resp.desc_mk_en.val();
+            self.fd_seq_start.d.next = self.read_resp.desc_seq_start.val();
+            self.fd_opcode.d.next = self.read_resp.desc_opcode.val();
+            self.fd_last.d.next = self.read_resp.desc_last.val();
+            self.fd_stag.d.next = self.read_resp.desc_stag.val();
+            self.fd_to.d.next = self.read_resp.desc_to.val();
+            self.fd_qn.d.next = 0.into();
+            self.fd_msn.d.next = 0.into();
+            self.fd_mo.d.next = 0.into();
+            self.fd_pay_len.d.next = self.read_resp.desc_pay_len.val();
             self.pm_data.next = self.read_resp.pay_data.val();
             self.pm_keep.next = self.read_resp.pay_keep.val();
             self.pm_last.next = self.read_resp.pay_last.val();
@@ -2330,23 +2361,35 @@ impl<
         // the TX log's replayed FPDUs while it has the stream (tx_seg and
         // read_resp are held: nothing interleaves)
         if self.rt_tx.val() {
-            self.tx_framer.desc_seq.next = self.tx_log.desc_seq.val();
-            self.tx_framer.desc_crc_en.next = self.tx_log.desc_crc_en.val();
-            self.tx_framer.desc_mk_en.next = self.tx_log.desc_mk_en.val();
-            self.tx_framer.desc_seq_start.next = self.tx_log.desc_seq_start.val();
-            self.tx_framer.desc_opcode.next = self.tx_log.desc_opcode.val();
-            self.tx_framer.desc_last.next = self.tx_log.desc_last.val();
-            self.tx_framer.desc_stag.next = self.tx_log.desc_stag.val();
-            self.tx_framer.desc_to.next = self.tx_log.desc_to.val();
-            self.tx_framer.desc_qn.next = self.tx_log.desc_qn.val();
-            self.tx_framer.desc_msn.next = self.tx_log.desc_msn.val();
-            self.tx_framer.desc_mo.next = self.tx_log.desc_mo.val();
-            self.tx_framer.desc_pay_len.next = self.tx_log.desc_pay_len.val();
+            self.fd_seq.d.next = self.tx_log.desc_seq.val();
+            self.fd_crc_en.d.next = self.tx_log.desc_crc_en.val();
+            self.fd_mk_en.d.next = self.tx_log.desc_mk_en.val();
+            self.fd_seq_start.d.next = self.tx_log.desc_seq_start.val();
+            self.fd_opcode.d.next = self.tx_log.desc_opcode.val();
+            self.fd_last.d.next = self.tx_log.desc_last.val();
+            self.fd_stag.d.next = self.tx_log.desc_stag.val();
+            self.fd_to.d.next = self.tx_log.desc_to.val();
+            self.fd_qn.d.next = self.tx_log.desc_qn.val();
+            self.fd_msn.d.next = self.tx_log.desc_msn.val();
+            self.fd_mo.d.next = self.tx_log.desc_mo.val();
+            self.fd_pay_len.d.next = self.tx_log.desc_pay_len.val();
             self.pm_data.next = self.tx_log.pay_data.val();
             self.pm_keep.next = self.tx_log.pay_keep.val();
             self.pm_last.next = self.tx_log.pay_last.val();
             self.pm_valid.next = self.tx_log.pay_valid.val();
         }
+        self.tx_framer.desc_seq.next = self.fd_seq.q.val();
+        self.tx_framer.desc_crc_en.next = self.fd_crc_en.q.val();
+        self.tx_framer.desc_mk_en.next = self.fd_mk_en.q.val();
+        self.tx_framer.desc_seq_start.next = self.fd_seq_start.q.val();
+        self.tx_framer.desc_opcode.next = self.fd_opcode.q.val();
+        self.tx_framer.desc_last.next = self.fd_last.q.val();
+        self.tx_framer.desc_stag.next = self.fd_stag.q.val();
+        self.tx_framer.desc_to.next = self.fd_to.q.val();
+        self.tx_framer.desc_qn.next = self.fd_qn.q.val();
+        self.tx_framer.desc_msn.next = self.fd_msn.q.val();
+        self.tx_framer.desc_mo.next = self.fd_mo.q.val();
+        self.tx_framer.desc_pay_len.next = self.fd_pay_len.q.val();
         // The selected source's payload into `pay_sk`, its output to the
         // framer. The skid keeps the beats' order and each source's
         // `pay_done`/`quiet` still means "its last beat was handed over"
