@@ -352,7 +352,10 @@ mod tests {
                 idle = 0;
             } else if any {
                 idle += 1;
-                assert!(idle <= 1, "requests waiting, nothing offered, cycle {cycle}");
+                assert!(
+                    idle <= 1,
+                    "requests waiting, nothing offered, cycle {cycle}"
+                );
                 for rd in [
                     u.c0_req_ready.val(),
                     u.c1_req_ready.val(),
