@@ -28997,7 +28997,7 @@ module rnic_core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_ke
     reg  sel$clock;
 
     // Local signals
-    reg  pick_b;
+    reg  other_valid;
 
     // Sub module instances
     rnic_core$rx_send$arb$locked locked(
@@ -29017,13 +29017,9 @@ module rnic_core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_ke
         sel$clock = clock;
         locked$d = locked$q;
         sel$d = sel$q;
-        pick_b = sel$q;
-        if (~locked$q) begin
-            pick_b = b_valid & (sel$q | ~a_valid);
-        end
         a_ready = 1'b0;
         b_ready = 1'b0;
-        if (pick_b) begin
+        if (sel$q) begin
             dma_wr_valid = b_valid;
             dma_wr_hdr = b_hdr;
             dma_wr_len = b_len;
@@ -29031,6 +29027,7 @@ module rnic_core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_ke
             dma_wr_keep = b_keep;
             dma_wr_last = b_last;
             b_ready = dma_wr_ready;
+            other_valid = a_valid;
         end
         else begin
             dma_wr_valid = a_valid;
@@ -29040,16 +29037,21 @@ module rnic_core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_ke
             dma_wr_keep = a_keep;
             dma_wr_last = a_last;
             a_ready = dma_wr_ready;
+            other_valid = b_valid;
         end
         if (dma_wr_valid & dma_wr_ready) begin
             if (dma_wr_last & ~dma_wr_hdr) begin
                 locked$d = 1'b0;
-                sel$d = ~pick_b;
+                if (other_valid) begin
+                    sel$d = ~sel$q;
+                end
             end
             else begin
                 locked$d = 1'b1;
-                sel$d = pick_b;
             end
+        end
+        else if (~locked$q & ~dma_wr_valid & other_valid) begin
+            sel$d = ~sel$q;
         end
         if (reset) begin
             locked$d = 1'b0;
@@ -48662,7 +48664,7 @@ module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_
     reg  sel$clock;
 
     // Local signals
-    reg  pick_b;
+    reg  other_valid;
 
     // Sub module instances
     rnic_core$wr_arb$locked locked(
@@ -48682,13 +48684,9 @@ module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_
         sel$clock = clock;
         locked$d = locked$q;
         sel$d = sel$q;
-        pick_b = sel$q;
-        if (~locked$q) begin
-            pick_b = b_valid & (sel$q | ~a_valid);
-        end
         a_ready = 1'b0;
         b_ready = 1'b0;
-        if (pick_b) begin
+        if (sel$q) begin
             dma_wr_valid = b_valid;
             dma_wr_hdr = b_hdr;
             dma_wr_len = b_len;
@@ -48696,6 +48694,7 @@ module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_
             dma_wr_keep = b_keep;
             dma_wr_last = b_last;
             b_ready = dma_wr_ready;
+            other_valid = a_valid;
         end
         else begin
             dma_wr_valid = a_valid;
@@ -48705,16 +48704,21 @@ module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_
             dma_wr_keep = a_keep;
             dma_wr_last = a_last;
             a_ready = dma_wr_ready;
+            other_valid = b_valid;
         end
         if (dma_wr_valid & dma_wr_ready) begin
             if (dma_wr_last & ~dma_wr_hdr) begin
                 locked$d = 1'b0;
-                sel$d = ~pick_b;
+                if (other_valid) begin
+                    sel$d = ~sel$q;
+                end
             end
             else begin
                 locked$d = 1'b1;
-                sel$d = pick_b;
             end
+        end
+        else if (~locked$q & ~dma_wr_valid & other_valid) begin
+            sel$d = ~sel$q;
         end
         if (reset) begin
             locked$d = 1'b0;

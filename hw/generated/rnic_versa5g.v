@@ -35641,7 +35641,7 @@ module rnic_versa5g$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_d
     reg  sel$clock;
 
     // Local signals
-    reg  pick_b;
+    reg  other_valid;
 
     // Sub module instances
     rnic_versa5g$core$rx_send$arb$locked locked(
@@ -35661,13 +35661,9 @@ module rnic_versa5g$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_d
         sel$clock = clock;
         locked$d = locked$q;
         sel$d = sel$q;
-        pick_b = sel$q;
-        if (~locked$q) begin
-            pick_b = b_valid & (sel$q | ~a_valid);
-        end
         a_ready = 1'b0;
         b_ready = 1'b0;
-        if (pick_b) begin
+        if (sel$q) begin
             dma_wr_valid = b_valid;
             dma_wr_hdr = b_hdr;
             dma_wr_len = b_len;
@@ -35675,6 +35671,7 @@ module rnic_versa5g$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_d
             dma_wr_keep = b_keep;
             dma_wr_last = b_last;
             b_ready = dma_wr_ready;
+            other_valid = a_valid;
         end
         else begin
             dma_wr_valid = a_valid;
@@ -35684,16 +35681,21 @@ module rnic_versa5g$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_d
             dma_wr_keep = a_keep;
             dma_wr_last = a_last;
             a_ready = dma_wr_ready;
+            other_valid = b_valid;
         end
         if (dma_wr_valid & dma_wr_ready) begin
             if (dma_wr_last & ~dma_wr_hdr) begin
                 locked$d = 1'b0;
-                sel$d = ~pick_b;
+                if (other_valid) begin
+                    sel$d = ~sel$q;
+                end
             end
             else begin
                 locked$d = 1'b1;
-                sel$d = pick_b;
             end
+        end
+        else if (~locked$q & ~dma_wr_valid & other_valid) begin
+            sel$d = ~sel$q;
         end
         if (reset) begin
             locked$d = 1'b0;
@@ -55322,7 +55324,7 @@ module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a
     reg  sel$clock;
 
     // Local signals
-    reg  pick_b;
+    reg  other_valid;
 
     // Sub module instances
     rnic_versa5g$core$wr_arb$locked locked(
@@ -55342,13 +55344,9 @@ module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a
         sel$clock = clock;
         locked$d = locked$q;
         sel$d = sel$q;
-        pick_b = sel$q;
-        if (~locked$q) begin
-            pick_b = b_valid & (sel$q | ~a_valid);
-        end
         a_ready = 1'b0;
         b_ready = 1'b0;
-        if (pick_b) begin
+        if (sel$q) begin
             dma_wr_valid = b_valid;
             dma_wr_hdr = b_hdr;
             dma_wr_len = b_len;
@@ -55356,6 +55354,7 @@ module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a
             dma_wr_keep = b_keep;
             dma_wr_last = b_last;
             b_ready = dma_wr_ready;
+            other_valid = a_valid;
         end
         else begin
             dma_wr_valid = a_valid;
@@ -55365,16 +55364,21 @@ module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a
             dma_wr_keep = a_keep;
             dma_wr_last = a_last;
             a_ready = dma_wr_ready;
+            other_valid = b_valid;
         end
         if (dma_wr_valid & dma_wr_ready) begin
             if (dma_wr_last & ~dma_wr_hdr) begin
                 locked$d = 1'b0;
-                sel$d = ~pick_b;
+                if (other_valid) begin
+                    sel$d = ~sel$q;
+                end
             end
             else begin
                 locked$d = 1'b1;
-                sel$d = pick_b;
             end
+        end
+        else if (~locked$q & ~dma_wr_valid & other_valid) begin
+            sel$d = ~sel$q;
         end
         if (reset) begin
             locked$d = 1'b0;
