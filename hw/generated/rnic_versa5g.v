@@ -11815,35 +11815,23 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_log$in_valid = tx_desc_ok & tx_framer$desc_ready & ~rt_tx;
         tx_log$in_conn = tx_qpconn$read_data;
         tx_log$in_qp = tx_seg$desc_qp;
-        tx_log$in_seq = tx_seg$desc_seq;
-        tx_log$in_crc_en = tx_seg$desc_crc_en;
-        tx_log$in_mk_en = tx_seg$desc_mk_en;
-        tx_log$in_seq_start = tx_seg$desc_seq_start;
-        tx_log$in_opcode = tx_seg$desc_opcode;
-        tx_log$in_last = tx_seg$desc_last;
-        tx_log$in_stag = tx_seg$desc_stag;
-        tx_log$in_to = tx_seg$desc_to;
-        tx_log$in_qn = tx_seg$desc_qn;
-        tx_log$in_msn = tx_seg$desc_msn;
-        tx_log$in_mo = tx_seg$desc_mo;
-        tx_log$in_pay_len = tx_seg$desc_pay_len;
+        tx_log$in_seq = fd_seq$q;
+        tx_log$in_crc_en = fd_crc_en$q;
+        tx_log$in_mk_en = fd_mk_en$q;
+        tx_log$in_seq_start = fd_seq_start$q;
+        tx_log$in_opcode = fd_opcode$q;
+        tx_log$in_last = fd_last$q;
+        tx_log$in_stag = fd_stag$q;
+        tx_log$in_to = fd_to$q;
+        tx_log$in_qn = fd_qn$q;
+        tx_log$in_msn = fd_msn$q;
+        tx_log$in_mo = fd_mo$q;
+        tx_log$in_pay_len = fd_pay_len$q;
         tx_log$in_adv = tx_seg$desc_adv;
         tx_log$in_addr = tx_seg$desc_addr;
         tx_log$in_rr = tx_seg$desc_rr;
         if (rr_tx) begin
             tx_log$in_qp = read_resp$desc_qp;
-            tx_log$in_seq = read_resp$desc_seq;
-            tx_log$in_crc_en = read_resp$desc_crc_en;
-            tx_log$in_mk_en = read_resp$desc_mk_en;
-            tx_log$in_seq_start = read_resp$desc_seq_start;
-            tx_log$in_opcode = read_resp$desc_opcode;
-            tx_log$in_last = read_resp$desc_last;
-            tx_log$in_stag = read_resp$desc_stag;
-            tx_log$in_to = read_resp$desc_to;
-            tx_log$in_qn = 32'h0;
-            tx_log$in_msn = 32'h0;
-            tx_log$in_mo = 32'h0;
-            tx_log$in_pay_len = read_resp$desc_pay_len;
             tx_log$in_adv = read_resp$desc_adv;
             tx_log$in_addr = read_resp$desc_addr;
         end
@@ -53681,15 +53669,14 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  [31:0] n_skip$d;
     wire  [31:0] n_skip$q;
     reg  n_skip$clock;
-    reg  hoff_r$d;
-    wire  hoff_r$q;
-    reg  hoff_r$clock;
-    reg  hst_r$d;
-    wire  hst_r$q;
-    reg  hst_r$clock;
+    reg  head_off$d;
+    wire  head_off$q;
+    reg  head_off$clock;
+    reg  head_stale$d;
+    wire  head_stale$q;
+    reg  head_stale$clock;
 
     // Local signals
-    reg  head_stale;
     reg  park_take;
     reg  [5:0] n_oth_next;
     reg  head_dq;
@@ -53700,7 +53687,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  ld;
     reg  [63:0] off_n;
     reg  [63:0] ep_n;
-    reg  head_off;
+    reg  [63:0] head_bit;
     reg  drop;
     reg  [31:0] avail;
     reg  [31:0] mask;
@@ -53933,15 +53920,15 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         .q(n_skip$q),
         .clock(n_skip$clock)
     );
-    rnic_versa5g$core$wqe_fetch$hoff_r hoff_r(
-        .d(hoff_r$d),
-        .q(hoff_r$q),
-        .clock(hoff_r$clock)
+    rnic_versa5g$core$wqe_fetch$head_off head_off(
+        .d(head_off$d),
+        .q(head_off$q),
+        .clock(head_off$clock)
     );
-    rnic_versa5g$core$wqe_fetch$hst_r hst_r(
-        .d(hst_r$d),
-        .q(hst_r$q),
-        .clock(hst_r$clock)
+    rnic_versa5g$core$wqe_fetch$head_stale head_stale(
+        .d(head_stale$d),
+        .q(head_stale$q),
+        .clock(head_stale$clock)
     );
 
     // Update code
@@ -53980,8 +53967,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         lbeat$clock = clock;
         lv$clock = clock;
         hbuf$clock = clock;
-        hoff_r$clock = clock;
-        hst_r$clock = clock;
+        head_off$clock = clock;
+        head_stale$clock = clock;
         state$d = state$q;
         qp$d = qp$q;
         n$d = n$q;
@@ -54016,8 +54003,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         lbeat$d = lbeat$q;
         lv$d = lv$q;
         hbuf$d = hbuf$q;
-        hoff_r$d = hoff_r$q;
-        hst_r$d = hst_r$q;
+        head_off$d = head_off$q;
+        head_stale$d = head_stale$q;
         fifo$clock = clock;
         fifo$reset = reset;
         dram$read_clock = clock;
@@ -54228,13 +54215,12 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         busy = busy_r$q;
         cnt_fetch = n_fetch$q;
         hv = lbeat$q[32'h3] & ~lv$q;
-        head_off = hoff_r$q;
-        drop = head_off & ~wqe_hold;
-        head_stale = hst_r$q;
-        fifo$read = (wqe_ready & hv) | drop | park_take | (head_stale & ~wqe_hold);
+        drop = head_off$q & ~wqe_hold;
+        fifo$read = (wqe_ready & hv) | drop | park_take | (head_stale$q & ~wqe_hold);
         pop = fifo$read & ~fifo$empty;
-        hoff_r$d = ~fifo$empty & ~pop & |(off_n & (64'h1 << fifo$data_out[(32'h0)+:(6)]));
-        hst_r$d = ~fifo$empty & ~pop & (fifo$data_out[32'h26] != |(ep_n & (64'h1 << fifo$data_out[(32'h0)+:(6)])));
+        head_bit = 64'h1 << fifo$data_out[(32'h0)+:(6)];
+        head_off$d = ~fifo$empty & ~pop & |(off_n & head_bit);
+        head_stale$d = ~fifo$empty & ~pop & (fifo$data_out[32'h26] != |(ep_n & head_bit));
         ld = ~fifo$empty & ~lbeat$q[32'h3] & ~pop;
         dram$read_address = ({{3{1'b0}}, rslot$q} << 32'h3) | {{5{1'b0}}, lbeat$q[(32'h0)+:(3)]};
         lv$d = ld;
@@ -54267,8 +54253,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             n_oth_next = n_oth_next - 6'h1;
         end
         n_oth$d = n_oth_next;
-        wqe_off = head_off;
-        wqe_valid = ~fifo$empty & hv & ~head_off & ~head_stale;
+        wqe_off = head_off$q;
+        wqe_valid = ~fifo$empty & hv & ~head_off$q & ~head_stale$q;
         cnt_wqe_drop = n_drop$q;
         cnt_skip = n_skip$q;
         raw = hbuf$q;
@@ -54322,8 +54308,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             rslot$d = 5'h0;
             lbeat$d = 4'h0;
             lv$d = 1'b0;
-            hoff_r$d = 1'b0;
-            hst_r$d = 1'b0;
+            head_off$d = 1'b0;
+            head_stale$d = 1'b0;
         end
     end
 
@@ -54892,7 +54878,7 @@ module rnic_versa5g$core$wqe_fetch$hbuf(d,q,clock);
 endmodule // rnic_versa5g$core$wqe_fetch$hbuf
 
 
-module rnic_versa5g$core$wqe_fetch$hoff_r(d,q,clock);
+module rnic_versa5g$core$wqe_fetch$head_off(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -54908,10 +54894,10 @@ module rnic_versa5g$core$wqe_fetch$hoff_r(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$wqe_fetch$hoff_r
+endmodule // rnic_versa5g$core$wqe_fetch$head_off
 
 
-module rnic_versa5g$core$wqe_fetch$hst_r(d,q,clock);
+module rnic_versa5g$core$wqe_fetch$head_stale(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -54927,7 +54913,7 @@ module rnic_versa5g$core$wqe_fetch$hst_r(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$wqe_fetch$hst_r
+endmodule // rnic_versa5g$core$wqe_fetch$head_stale
 
 
 module rnic_versa5g$core$wqe_fetch$ifl(d,q,clock);

@@ -2418,35 +2418,26 @@ impl<
             self.tx_desc_ok.val() & self.tx_framer.desc_ready.val() & !self.rt_tx.val();
         self.tx_log.in_conn.next = self.tx_qpconn.read_data.val();
         self.tx_log.in_qp.next = self.tx_seg.desc_qp.val();
-        self.tx_log.in_seq.next = self.tx_seg.desc_seq.val();
-        self.tx_log.in_crc_en.next = self.tx_seg.desc_crc_en.val();
-        self.tx_log.in_mk_en.next = self.tx_seg.desc_mk_en.val();
-        self.tx_log.in_seq_start.next = self.tx_seg.desc_seq_start.val();
-        self.tx_log.in_opcode.next = self.tx_seg.desc_opcode.val();
-        self.tx_log.in_last.next = self.tx_seg.desc_last.val();
-        self.tx_log.in_stag.next = self.tx_seg.desc_stag.val();
-        self.tx_log.in_to.next = self.tx_seg.desc_to.val();
-        self.tx_log.in_qn.next = self.tx_seg.desc_qn.val();
-        self.tx_log.in_msn.next = self.tx_seg.desc_msn.val();
-        self.tx_log.in_mo.next = self.tx_seg.desc_mo.val();
-        self.tx_log.in_pay_len.next = self.tx_seg.desc_pay_len.val();
+        // The descriptor fields the framer takes in this clock (`fd_*`, the
+        // same source selection; the log takes a descriptor exactly when the
+        // framer does, never while the replay has the stream).
+        self.tx_log.in_seq.next = self.fd_seq.q.val();
+        self.tx_log.in_crc_en.next = self.fd_crc_en.q.val();
+        self.tx_log.in_mk_en.next = self.fd_mk_en.q.val();
+        self.tx_log.in_seq_start.next = self.fd_seq_start.q.val();
+        self.tx_log.in_opcode.next = self.fd_opcode.q.val();
+        self.tx_log.in_last.next = self.fd_last.q.val();
+        self.tx_log.in_stag.next = self.fd_stag.q.val();
+        self.tx_log.in_to.next = self.fd_to.q.val();
+        self.tx_log.in_qn.next = self.fd_qn.q.val();
+        self.tx_log.in_msn.next = self.fd_msn.q.val();
+        self.tx_log.in_mo.next = self.fd_mo.q.val();
+        self.tx_log.in_pay_len.next = self.fd_pay_len.q.val();
         self.tx_log.in_adv.next = self.tx_seg.desc_adv.val();
         self.tx_log.in_addr.next = self.tx_seg.desc_addr.val();
         self.tx_log.in_rr.next = self.tx_seg.desc_rr.val();
         if self.rr_tx.val() {
             self.tx_log.in_qp.next = self.read_resp.desc_qp.val();
-            self.tx_log.in_seq.next = self.read_resp.desc_seq.val();
-            self.tx_log.in_crc_en.next = self.read_resp.desc_crc_en.val();
-            self.tx_log.in_mk_en.next = self.read_resp.desc_mk_en.val();
-            self.tx_log.in_seq_start.next = self.read_resp.desc_seq_start.val();
-            self.tx_log.in_opcode.next = self.read_resp.desc_opcode.val();
-            self.tx_log.in_last.next = self.read_resp.desc_last.val();
-            self.tx_log.in_stag.next = self.read_resp.desc_stag.val();
-            self.tx_log.in_to.next = self.read_resp.desc_to.val();
-            self.tx_log.in_qn.next = 0.into();
-            self.tx_log.in_msn.next = 0.into();
-            self.tx_log.in_mo.next = 0.into();
-            self.tx_log.in_pay_len.next = self.read_resp.desc_pay_len.val();
             self.tx_log.in_adv.next = self.read_resp.desc_adv.val();
             self.tx_log.in_addr.next = self.read_resp.desc_addr.val();
         }

@@ -200,7 +200,6 @@ pub struct WqeFetchN<const PR: usize> {
     ep: DFF<Bits<64>>,
     /// Per tag: the epoch of the request in flight.
     e_ep: DFF<Bits<4>>,
-    head_stale: Signal<Local, Bit>,
     park_take: Signal<Local, Bit>,
     /// The FIFO holds a WQE of a QP other than the head's (module doc,
     /// "Others waiting"): `TxSeg` parks a window-stalled QP only then.
@@ -271,14 +270,15 @@ pub struct WqeFetchN<const PR: usize> {
     off: DFF<Bits<64>>,
     n_drop: DFF<Bits<32>>,
     n_skip: DFF<Bits<32>>,
-    /// `head_off` / `head_stale`, registered (module doc, "Head flags").
-    hoff_r: DFF<Bit>,
-    hst_r: DFF<Bit>,
+    /// The head's QP is off / the head is stale (module doc, "Head flags").
+    head_off: DFF<Bit>,
+    head_stale: DFF<Bit>,
     // Temporaries.
     /// `off` / `ep` as they will be next clock (before reset).
     off_n: Signal<Local, Bits<64>>,
     ep_n: Signal<Local, Bits<64>>,
-    head_off: Signal<Local, Bit>,
+    /// One-hot of the FIFO head's QP.
+    head_bit: Signal<Local, Bits<64>>,
     drop: Signal<Local, Bit>,
     avail: Signal<Local, Bits<32>>,
     mask: Signal<Local, Bits<32>>,
@@ -366,7 +366,6 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             park_ready: Default::default(),
             ep: Default::default(),
             e_ep: Default::default(),
-            head_stale: Default::default(),
             park_take: Default::default(),
             c_prefetch: Constant::new(PREFETCH.into()),
             c_rsv: Constant::new(REASON_RESERVED.into()),
@@ -415,11 +414,11 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             off: Default::default(),
             n_drop: Default::default(),
             n_skip: Default::default(),
-            hoff_r: Default::default(),
-            hst_r: Default::default(),
+            head_off: Default::default(),
+            head_stale: Default::default(),
             off_n: Default::default(),
             ep_n: Default::default(),
-            head_off: Default::default(),
+            head_bit: Default::default(),
             drop: Default::default(),
             avail: Default::default(),
             mask: Default::default(),
@@ -456,7 +455,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         dff_setup!(
             self, clock, state, qp, n, more, ci, addr, busy_r, free, ifl, e0_qp, e1_qp, e2_qp,
             e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, beat, wcount, n_fetch, off, n_drop, n_skip,
-            ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat, lv, hbuf, hoff_r, hst_r
+            ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat, lv, hbuf, head_off, head_stale
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -713,34 +712,30 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         // A WQE of an off QP is not offered; dropped unless the consumer
         // has started it.
         self.hv.next = self.lbeat.q.val().get_bit(3) & !self.lv.q.val();
-        // Registered (module doc, "Head flags"): the QP-indexed lookups
-        // are off the paths from the FIFO head into TxSeg.
-        self.head_off.next = self.hoff_r.q.val();
-        self.drop.next = self.head_off.val() & !self.wqe_hold.val();
-        // A WQE fetched before its QP's last park (module doc) goes.
-        self.head_stale.next = self.hst_r.q.val();
+        // The head flags are registers (module doc, "Head flags"): the
+        // QP-indexed lookups are off the paths from the FIFO head into
+        // TxSeg. A WQE fetched before its QP's last park goes.
+        self.drop.next = self.head_off.q.val() & !self.wqe_hold.val();
         // (`wqe_ready` pops only a loaded head: `wqe_valid` was high, or
         // the consumer holds it.)
         self.fifo.read.next = (self.wqe_ready.val() & self.hv.val())
             | self.drop.val()
             | self.park_take.val()
-            | (self.head_stale.val() & !self.wqe_hold.val());
+            | (self.head_stale.q.val() & !self.wqe_hold.val());
         // Head load (module doc, "Storage"): the head's beats 0..7 are
         // read from its slot one per clock and shifted into `hbuf`; a pop
         // starts the next head's load.
         self.pop.next = self.fifo.read.val() & !self.fifo.empty.val();
         // Next clock's head flags: this head stays the head unless it is
         // popped now; its QP's `off` and epoch bits as they will be then.
-        self.hoff_r.d.next = !self.fifo.empty.val()
+        self.head_bit.next = bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(0);
+        self.head_off.d.next = !self.fifo.empty.val()
             & !self.pop.val()
-            & (self.off_n.val() & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(0)))
-                .any();
-        self.hst_r.d.next = !self.fifo.empty.val()
+            & (self.off_n.val() & self.head_bit.val()).any();
+        self.head_stale.d.next = !self.fifo.empty.val()
             & !self.pop.val()
             & (self.fifo.data_out.val().get_bit(38)
-                != (self.ep_n.val()
-                    & (bits::<64>(1) << self.fifo.data_out.val().get_bits::<6>(0)))
-                .any());
+                != (self.ep_n.val() & self.head_bit.val()).any());
         self.ld.next = !self.fifo.empty.val() & !self.lbeat.q.val().get_bit(3) & !self.pop.val();
         self.dram.read_address.next = (bit_cast::<8, 5>(self.rslot.q.val()) << 3)
             | bit_cast::<8, 3>(self.lbeat.q.val().get_bits::<3>(0));
@@ -778,9 +773,11 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self.n_oth_next.next = self.n_oth_next.val() - 1;
         }
         self.n_oth.d.next = self.n_oth_next.val();
-        self.wqe_off.next = self.head_off.val();
-        self.wqe_valid.next =
-            !self.fifo.empty.val() & self.hv.val() & !self.head_off.val() & !self.head_stale.val();
+        self.wqe_off.next = self.head_off.q.val();
+        self.wqe_valid.next = !self.fifo.empty.val()
+            & self.hv.val()
+            & !self.head_off.q.val()
+            & !self.head_stale.q.val();
         self.cnt_wqe_drop.next = self.n_drop.q.val();
         self.cnt_skip.next = self.n_skip.q.val();
         self.raw.next = self.hbuf.q.val();
@@ -840,8 +837,8 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self.rslot.d.next = 0.into();
             self.lbeat.d.next = 0.into();
             self.lv.d.next = false;
-            self.hoff_r.d.next = false;
-            self.hst_r.d.next = false;
+            self.head_off.d.next = false;
+            self.head_stale.d.next = false;
         }
     }
 }
