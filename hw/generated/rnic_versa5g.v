@@ -49752,6 +49752,12 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
     reg  [5:0] g_qp$d;
     wire  [5:0] g_qp$q;
     reg  g_qp$clock;
+    reg  pv_r$d;
+    wire  pv_r$q;
+    reg  pv_r$clock;
+    reg  [5:0] pq_r$d;
+    wire  [5:0] pq_r$q;
+    reg  pq_r$clock;
 
     // Local signals
     reg  [63:0] hit;
@@ -49761,6 +49767,8 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
     reg  m_now;
     reg  m_hist;
     reg  sweep;
+    reg  [63:0] pmask_r;
+    reg  gate;
     reg  c_valid;
     reg  fire;
     reg  [63:0] elig;
@@ -49849,6 +49857,16 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         .q(g_qp$q),
         .clock(g_qp$clock)
     );
+    rnic_versa5g$core$tx_sched$pv_r pv_r(
+        .d(pv_r$d),
+        .q(pv_r$q),
+        .clock(pv_r$clock)
+    );
+    rnic_versa5g$core$tx_sched$pq_r pq_r(
+        .d(pq_r$d),
+        .q(pq_r$q),
+        .clock(pq_r$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -49867,6 +49885,8 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         n_park$clock = clock;
         n_retry$clock = clock;
         cont$clock = clock;
+        pv_r$clock = clock;
+        pq_r$clock = clock;
         ptr$d = ptr$q;
         last_prio$d = last_prio$q;
         g_v$d = g_v$q;
@@ -49882,9 +49902,17 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         n_park$d = n_park$q;
         n_retry$d = n_retry$q;
         cont$d = cont$q;
+        pv_r$d = pv_r$q;
+        pq_r$d = pq_r$q;
         pmask = 64'h0;
         if (park_valid) begin
             pmask = (64'h1 << park_qp) & qset;
+        end
+        pv_r$d = park_valid;
+        pq_r$d = park_qp;
+        pmask_r = 64'h0;
+        if (pv_r$q) begin
+            pmask_r = (64'h1 << pq_r$q) & qset;
         end
         hit = 64'h0;
         if (wake_conn_valid & (pconn$q[(32'h8 * 0)+:(8)] == wake_conn)) begin
@@ -50139,7 +50167,7 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         contend = cont$q;
         cnt_park = n_park$q;
         cnt_park_retry = n_retry$q;
-        elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask & qset;
+        elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask_r & qset;
         dbl = ({{64{1'b0}}, elig} << nq) | {{64{1'b0}}, elig};
         dsh = dbl >> ptr$q;
         rot = dsh[(32'h0)+:(64)] & qset;
@@ -50167,10 +50195,11 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         qp = (ptr$q + idx) & qm;
         take_prio = prio_valid & (~found | ~last_prio$q);
         c_valid = found | prio_valid;
-        grant_valid = g_v$q;
+        gate = pv_r$q & ~g_prio$q & (pq_r$q == g_qp$q);
+        grant_valid = g_v$q & ~gate;
         grant_prio = g_prio$q;
         grant_qp = g_qp$q;
-        fire = g_v$q & grant_ready;
+        fire = grant_valid & grant_ready;
         g_v$d = c_valid & ~fire;
         g_prio$d = take_prio;
         g_qp$d = qp;
@@ -50186,6 +50215,7 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
             ptr$d = 6'h0;
             last_prio$d = 1'b0;
             g_v$d = 1'b0;
+            pv_r$d = 1'b0;
             pk$d = 64'h0;
             woke$d = 64'h0;
             pw$d = 1'b0;
@@ -50409,6 +50439,25 @@ module rnic_versa5g$core$tx_sched$pk(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$pk
 
 
+module rnic_versa5g$core$tx_sched$pq_r(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_sched$pq_r
+
+
 module rnic_versa5g$core$tx_sched$ptr(d,q,clock);
 
     // Module arguments
@@ -50426,6 +50475,25 @@ module rnic_versa5g$core$tx_sched$ptr(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$tx_sched$ptr
+
+
+module rnic_versa5g$core$tx_sched$pv_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_sched$pv_r
 
 
 module rnic_versa5g$core$tx_sched$pw(d,q,clock);

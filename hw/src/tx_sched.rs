@@ -32,7 +32,13 @@
 //!   parked WQE. No lost wakeup: a matching wakeup while `park_valid` is
 //!   up, in the clock of `park_fire`, or in the [`WAKE_HIST`] clocks before
 //!   it, makes the park a wakeup at once (the stall was decided on a
-//!   window/ORD value up to a few clocks old).
+//!   window/ORD value up to a few clocks old). The choice sees a park one
+//!   clock late (`pv_r`, `pq_r`: FPGA timing, the park decode was the front
+//!   of the board's longest path, `TxSeg`'s state → this choice → `g_qp`,
+//!   docs/fpga.md session 15); an offer chosen in the park's first clock
+//!   for the parking QP is withdrawn (`gate`, a 6-bit compare of
+//!   registers), so the QP is still not offered from the clock after its
+//!   park begins.
 //! * Contention (`contend`, registered, docs/rtl.md "Park only when
 //!   another QP waits"): some QP other than `cur_qp` (the QP of the WQE at
 //!   `TxSeg`'s head) is pending, woken or being fetched (`blocked`), or
@@ -123,6 +129,13 @@ pub struct TxSchedN<const PR: usize> {
     g_v: DFF<Bit>,
     g_prio: DFF<Bit>,
     g_qp: DFF<Bits<6>>,
+    /// `park_valid` / `park_qp` one clock old (module doc, "Parking").
+    pv_r: DFF<Bit>,
+    pq_r: DFF<Bits<6>>,
+    /// `pmask` one clock old, from `pv_r` / `pq_r`.
+    pmask_r: Signal<Local, Bits<64>>,
+    /// The offer is for the QP whose park began last clock: withdrawn.
+    gate: Signal<Local, Bit>,
     c_valid: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     elig: Signal<Local, Bits<64>>,
@@ -194,6 +207,10 @@ impl<const PR: usize> Default for TxSchedN<PR> {
             g_v: Default::default(),
             g_prio: Default::default(),
             g_qp: Default::default(),
+            pv_r: Default::default(),
+            pq_r: Default::default(),
+            pmask_r: Default::default(),
+            gate: Default::default(),
             c_valid: Default::default(),
             fire: Default::default(),
             elig: Default::default(),
@@ -229,13 +246,19 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, ptr, last_prio, g_v, g_prio, g_qp, pk, woke, pconn, hc, hq, pw, timer,
-            n_park, n_retry, cont
+            n_park, n_retry, cont, pv_r, pq_r
         );
         // Parking (module doc). `pmask`: the QP being parked this clock
         // (not offered from the next clock on).
         self.pmask.next = 0.into();
         if self.park_valid.val() {
             self.pmask.next = (bits::<64>(1) << self.park_qp.val()) & self.qset.val();
+        }
+        self.pv_r.d.next = self.park_valid.val();
+        self.pq_r.d.next = self.park_qp.val();
+        self.pmask_r.next = 0.into();
+        if self.pv_r.q.val() {
+            self.pmask_r.next = (bits::<64>(1) << self.pq_r.q.val()) & self.qset.val();
         }
         // Wakeups of parked QPs: by connection, by QP, by the retry sweep.
         self.hit.next = 0.into();
@@ -319,7 +342,7 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
         self.elig.next = (self.pending.val() | self.woke.q.val())
             & !self.blocked.val()
             & !self.pk.q.val()
-            & !self.pmask.val()
+            & !self.pmask_r.val()
             & self.qset.val();
         self.dbl.next = (bit_cast::<128, 64>(self.elig.val()) << self.nq.val())
             | bit_cast::<128, 64>(self.elig.val());
@@ -352,10 +375,14 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
         self.take_prio.next = self.prio_valid.val() & (!self.found.val() | !self.last_prio.q.val());
         self.c_valid.next = self.found.val() | self.prio_valid.val();
         // The offer (registered); withdrawn for the clock after a handshake.
-        self.grant_valid.next = self.g_v.q.val();
+        // The choice saw parks only up to last clock (`pmask_r`): an offer
+        // for the QP whose park began last clock is withdrawn here.
+        self.gate.next =
+            self.pv_r.q.val() & !self.g_prio.q.val() & (self.pq_r.q.val() == self.g_qp.q.val());
+        self.grant_valid.next = self.g_v.q.val() & !self.gate.val();
         self.grant_prio.next = self.g_prio.q.val();
         self.grant_qp.next = self.g_qp.q.val();
-        self.fire.next = self.g_v.q.val() & self.grant_ready.val();
+        self.fire.next = self.grant_valid.val() & self.grant_ready.val();
         self.g_v.d.next = self.c_valid.val() & !self.fire.val();
         self.g_prio.d.next = self.take_prio.val();
         self.g_qp.d.next = self.qp.val();
@@ -372,6 +399,7 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
             self.ptr.d.next = 0.into();
             self.last_prio.d.next = false;
             self.g_v.d.next = false;
+            self.pv_r.d.next = false;
             self.pk.d.next = 0.into();
             self.woke.d.next = 0.into();
             self.pw.d.next = false;
@@ -528,6 +556,74 @@ mod tests {
         );
         assert!(grants.iter().take(nq).all(|&g| g > 0));
         assert!(grants.iter().skip(nq).all(|&g| g == 0));
+    }
+
+    /// Parks (as `TxSeg` and `WqeFetch` give them: `park_valid` held until
+    /// `park_fire`, which comes in the first clock or a few later, and no
+    /// grant taken while `park_valid` is up) of QPs that stay pending, with
+    /// no wakeup: from the clock after a park begins its QP is never offered
+    /// again, and the QPs not parked keep being granted.
+    #[test]
+    fn a_parking_qp_is_not_offered_after_its_park_begins() {
+        let mut u = uut::<{ crate::profile::PR_SIM }>();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        let mut rng = Rng::new(11);
+        let nq = 12usize;
+        // QP -> clock its park began.
+        let mut parked: [Option<u32>; 64] = [None; 64];
+        let mut park: Option<(usize, u32)> = None; // (qp, clocks left)
+        let mut grants = [0u32; 64];
+        let mut n_parks = 0;
+        let mut offered_qp: Option<usize> = None;
+        // Below the retry sweep (PARK_RETRY), which would wake them.
+        for cycle in 0..(PARK_RETRY as u32 - 200) {
+            // Park the QP on offer (it stays the choice while no grant is
+            // taken): the case a choice that sees the park late gets wrong.
+            if park.is_none() && cycle > 150 && n_parks < 6 && offered_qp.is_some() {
+                let q = offered_qp.unwrap();
+                park = Some((q, rng.below(4) as u32));
+                parked[q] = Some(cycle);
+                n_parks += 1;
+            }
+            u.pending.next = ((1u64 << nq) - 1).into();
+            u.park_valid.next = park.is_some();
+            u.park_qp.next = (park.map_or(0, |p| p.0) as u64).into();
+            u.park_conn.next = (park.map_or(0, |p| p.0) as u64).into();
+            u.park_fire.next = matches!(park, Some((_, 0)));
+            let ready = park.is_none() && rng.below(4) != 0;
+            u.grant_ready.next = ready;
+            assert!(simulate(&mut u, 1000));
+            offered_qp = None;
+            if u.grant_valid.val() && !u.grant_prio.val() {
+                let q = u.grant_qp.val().to_u64() as usize;
+                if cycle % 300 == 299 {
+                    offered_qp = Some(q);
+                }
+                if let Some(since) = parked[q] {
+                    assert!(
+                        cycle <= since,
+                        "cycle {cycle}: QP {q} offered, its park began at {since}"
+                    );
+                }
+                if ready {
+                    grants[q] += 1;
+                }
+            }
+            park = match park {
+                Some((q, n)) if n > 0 => Some((q, n - 1)),
+                _ => None,
+            };
+            tick!(u);
+        }
+        assert_eq!(n_parks, 6);
+        assert_eq!(u.parked.val().to_u64().count_ones(), 6);
+        for q in 0..nq {
+            if parked[q].is_none() {
+                assert!(grants[q] > 50, "QP {q} starved: {} grants", grants[q]);
+            }
+        }
     }
 
     #[test]
