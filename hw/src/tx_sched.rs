@@ -581,8 +581,7 @@ mod tests {
         for cycle in 0..(PARK_RETRY as u32 - 200) {
             // Park the QP on offer (it stays the choice while no grant is
             // taken): the case a choice that sees the park late gets wrong.
-            if park.is_none() && cycle > 150 && n_parks < 6 && offered_qp.is_some() {
-                let q = offered_qp.unwrap();
+            if let (None, true, Some(q)) = (park, cycle > 150 && n_parks < 6, offered_qp) {
                 park = Some((q, rng.below(4) as u32));
                 parked[q] = Some(cycle);
                 n_parks += 1;
