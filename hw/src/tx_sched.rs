@@ -417,6 +417,7 @@ mod tests {
     use super::*;
     use crate::testutil::{tick, Rng};
 
+    /// The scheduler with every input connected, after a reset clock.
     fn uut<const PR: usize>() -> TxSchedN<PR> {
         let mut u = TxSchedN::<PR>::default();
         u.clock.connect();
@@ -436,6 +437,9 @@ mod tests {
         u.cur_qp.connect();
         u.fifo_others.connect();
         u.connect_all();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
         u
     }
 
@@ -460,9 +464,6 @@ mod tests {
     fn round_robin_for<const PR: usize>(noise: bool) {
         let nq = crate::doorbell::profile_qps(PR);
         let mut u = uut::<PR>();
-        u.reset.next = true;
-        tick!(u);
-        u.reset.next = false;
         let mut rng = Rng::new(3);
         let mut work = [0u32; 64];
         let mut ptr = 0usize;
@@ -566,9 +567,6 @@ mod tests {
     #[test]
     fn a_parking_qp_is_not_offered_after_its_park_begins() {
         let mut u = uut::<{ crate::profile::PR_SIM }>();
-        u.reset.next = true;
-        tick!(u);
-        u.reset.next = false;
         let mut rng = Rng::new(11);
         let nq = 12usize;
         // QP -> clock its park began.
@@ -581,7 +579,7 @@ mod tests {
         for cycle in 0..(PARK_RETRY as u32 - 200) {
             // Park the QP on offer (it stays the choice while no grant is
             // taken): the case a choice that sees the park late gets wrong.
-            if let (None, true, Some(q)) = (park, cycle > 150 && n_parks < 6, offered_qp) {
+            if let (None, true, Some(q)) = (park, n_parks < 6, offered_qp) {
                 park = Some((q, rng.below(4) as u32));
                 parked[q] = Some(cycle);
                 n_parks += 1;
