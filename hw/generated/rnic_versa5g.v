@@ -8492,15 +8492,57 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] read_resp$cnt_segs;
     wire  [31:0] read_resp$cnt_term;
     wire  [31:0] read_resp$cnt_drop;
-    reg  tp_own$d;
-    wire  tp_own$q;
-    reg  tp_own$clock;
-    reg  tp_rs_own$d;
-    wire  tp_rs_own$q;
-    reg  tp_rs_own$clock;
-    reg  tp_ts_own$d;
-    wire  tp_ts_own$q;
-    reg  tp_ts_own$clock;
+    reg  tp_arb$clock;
+    reg  tp_arb$reset;
+    reg  tp_arb$placing;
+    reg  tp_arb$inv_hold;
+    reg  tp_arb$dv_valid;
+    wire  tp_arb$dv_ready;
+    reg  [31:0] tp_arb$dv_stag;
+    reg  [31:0] tp_arb$dv_pd;
+    reg  [2:0] tp_arb$dv_need;
+    reg  [63:0] tp_arb$dv_to;
+    reg  [31:0] tp_arb$dv_len;
+    wire  tp_arb$dv_res_valid;
+    reg  tp_arb$dv_res_ready;
+    reg  tp_arb$rs_valid;
+    wire  tp_arb$rs_ready;
+    reg  [31:0] tp_arb$rs_stag;
+    reg  [31:0] tp_arb$rs_pd;
+    reg  [2:0] tp_arb$rs_need;
+    reg  [63:0] tp_arb$rs_to;
+    reg  [31:0] tp_arb$rs_len;
+    reg  tp_arb$rs_inv;
+    wire  tp_arb$rs_res_valid;
+    reg  tp_arb$rs_res_ready;
+    reg  tp_arb$rr_valid;
+    wire  tp_arb$rr_ready;
+    reg  [31:0] tp_arb$rr_stag;
+    reg  [31:0] tp_arb$rr_pd;
+    reg  [2:0] tp_arb$rr_need;
+    reg  [63:0] tp_arb$rr_to;
+    reg  [31:0] tp_arb$rr_len;
+    wire  tp_arb$rr_res_valid;
+    reg  tp_arb$rr_res_ready;
+    reg  tp_arb$ts_valid;
+    wire  tp_arb$ts_ready;
+    reg  [31:0] tp_arb$ts_stag;
+    reg  [31:0] tp_arb$ts_pd;
+    reg  [2:0] tp_arb$ts_need;
+    reg  [63:0] tp_arb$ts_to;
+    reg  [31:0] tp_arb$ts_len;
+    wire  tp_arb$ts_res_valid;
+    reg  tp_arb$ts_res_ready;
+    wire  tp_arb$chk_valid;
+    reg  tp_arb$chk_ready;
+    wire  [31:0] tp_arb$chk_stag;
+    wire  [31:0] tp_arb$chk_pd;
+    wire  [2:0] tp_arb$chk_need;
+    wire  [63:0] tp_arb$chk_to;
+    wire  [31:0] tp_arb$chk_len;
+    wire  tp_arb$chk_inv;
+    reg  tp_arb$res_valid;
+    wire  tp_arb$res_ready;
     reg  sqe_v$d;
     wire  sqe_v$q;
     reg  sqe_v$clock;
@@ -8671,10 +8713,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [15:0] ew_qp_ord;
     reg  [15:0] ew_qp_ird;
     reg  [31:0] ew_qp_rx_read_msn;
-    reg  tp_rr;
-    reg  tp_rs;
-    reg  tp_dv;
-    reg  tp_ts;
     reg  tx_en_ew;
     reg  rr_tx;
     reg  td_valid;
@@ -10399,20 +10437,58 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cnt_term(read_resp$cnt_term),
         .cnt_drop(read_resp$cnt_drop)
     );
-    rnic_versa5g$core$tp_own tp_own(
-        .d(tp_own$d),
-        .q(tp_own$q),
-        .clock(tp_own$clock)
-    );
-    rnic_versa5g$core$tp_rs_own tp_rs_own(
-        .d(tp_rs_own$d),
-        .q(tp_rs_own$q),
-        .clock(tp_rs_own$clock)
-    );
-    rnic_versa5g$core$tp_ts_own tp_ts_own(
-        .d(tp_ts_own$d),
-        .q(tp_ts_own$q),
-        .clock(tp_ts_own$clock)
+    rnic_versa5g$core$tp_arb tp_arb(
+        .clock(tp_arb$clock),
+        .reset(tp_arb$reset),
+        .placing(tp_arb$placing),
+        .inv_hold(tp_arb$inv_hold),
+        .dv_valid(tp_arb$dv_valid),
+        .dv_ready(tp_arb$dv_ready),
+        .dv_stag(tp_arb$dv_stag),
+        .dv_pd(tp_arb$dv_pd),
+        .dv_need(tp_arb$dv_need),
+        .dv_to(tp_arb$dv_to),
+        .dv_len(tp_arb$dv_len),
+        .dv_res_valid(tp_arb$dv_res_valid),
+        .dv_res_ready(tp_arb$dv_res_ready),
+        .rs_valid(tp_arb$rs_valid),
+        .rs_ready(tp_arb$rs_ready),
+        .rs_stag(tp_arb$rs_stag),
+        .rs_pd(tp_arb$rs_pd),
+        .rs_need(tp_arb$rs_need),
+        .rs_to(tp_arb$rs_to),
+        .rs_len(tp_arb$rs_len),
+        .rs_inv(tp_arb$rs_inv),
+        .rs_res_valid(tp_arb$rs_res_valid),
+        .rs_res_ready(tp_arb$rs_res_ready),
+        .rr_valid(tp_arb$rr_valid),
+        .rr_ready(tp_arb$rr_ready),
+        .rr_stag(tp_arb$rr_stag),
+        .rr_pd(tp_arb$rr_pd),
+        .rr_need(tp_arb$rr_need),
+        .rr_to(tp_arb$rr_to),
+        .rr_len(tp_arb$rr_len),
+        .rr_res_valid(tp_arb$rr_res_valid),
+        .rr_res_ready(tp_arb$rr_res_ready),
+        .ts_valid(tp_arb$ts_valid),
+        .ts_ready(tp_arb$ts_ready),
+        .ts_stag(tp_arb$ts_stag),
+        .ts_pd(tp_arb$ts_pd),
+        .ts_need(tp_arb$ts_need),
+        .ts_to(tp_arb$ts_to),
+        .ts_len(tp_arb$ts_len),
+        .ts_res_valid(tp_arb$ts_res_valid),
+        .ts_res_ready(tp_arb$ts_res_ready),
+        .chk_valid(tp_arb$chk_valid),
+        .chk_ready(tp_arb$chk_ready),
+        .chk_stag(tp_arb$chk_stag),
+        .chk_pd(tp_arb$chk_pd),
+        .chk_need(tp_arb$chk_need),
+        .chk_to(tp_arb$chk_to),
+        .chk_len(tp_arb$chk_len),
+        .chk_inv(tp_arb$chk_inv),
+        .res_valid(tp_arb$res_valid),
+        .res_ready(tp_arb$res_ready)
     );
     rnic_versa5g$core$sqe_v sqe_v(
         .d(sqe_v$d),
@@ -10526,6 +10602,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_cfifo$clock = clock;
         rx_send$clock = clock;
         wr_arb$clock = clock;
+        tp_arb$clock = clock;
         rq_cfg_q$clock = clock;
         cq_cfg_q$clock = clock;
         rq_db_q$clock = clock;
@@ -10584,11 +10661,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_sn_val$clock = clock;
         fwc_up_wv$clock = clock;
         fwc_up_wnd$clock = clock;
-        tp_own$clock = clock;
-        tp_rs_own$clock = clock;
         rxi_fifo_mid$clock = clock;
         rxi_inj_mid$clock = clock;
-        tp_ts_own$clock = clock;
         sqe_v$clock = clock;
         sqe_qp$clock = clock;
         rxs_lost$d = rxs_lost$q;
@@ -10639,11 +10713,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         fwc_sn_val$d = fwc_sn_val$q;
         fwc_up_wv$d = fwc_up_wv$q;
         fwc_up_wnd$d = fwc_up_wnd$q;
-        tp_own$d = tp_own$q;
-        tp_rs_own$d = tp_rs_own$q;
         rxi_fifo_mid$d = rxi_fifo_mid$q;
         rxi_inj_mid$d = rxi_inj_mid$q;
-        tp_ts_own$d = tp_ts_own$q;
         sqe_v$d = sqe_v$q;
         sqe_qp$d = sqe_qp$q;
         mpa_rx$reset = reset;
@@ -11070,42 +11141,56 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tpt$pbl_wr_en = pbl_wr_en;
         tpt$pbl_wr_index = pbl_wr_index;
         tpt$pbl_wr_data = pbl_wr_data;
-        tp_dv = ddp_rx$chk_valid & ~rx_send$inv_hold;
-        tp_rr = read_resp$chk_valid & ~tp_dv & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q & ~rx_send$chk_valid & ~rx_send$inv_hold;
-        tpt$chk_valid = tp_dv;
-        tpt$chk_inv = 1'b0;
-        ddp_rx$chk_ready = tpt$chk_ready & ~tp_own$q & ~tp_rs_own$q & ~rx_send$inv_hold;
-        read_resp$chk_ready = 1'b0;
-        tpt$chk_stag = ddp_rx$chk_stag;
-        tpt$chk_pd = ddp_rx$chk_pd;
-        tpt$chk_need = ddp_rx$chk_need;
-        tpt$chk_to = ddp_rx$chk_to;
-        tpt$chk_len = ddp_rx$chk_len;
-        if (tp_rr) begin
-            tpt$chk_valid = 1'b1;
-            ddp_rx$chk_ready = 1'b0;
-            read_resp$chk_ready = tpt$chk_ready;
-            tpt$chk_stag = read_resp$chk_stag;
-            tpt$chk_pd = read_resp$chk_pd;
-            tpt$chk_need = read_resp$chk_need;
-            tpt$chk_to = read_resp$chk_to;
-            tpt$chk_len = read_resp$chk_len;
-            if (tpt$chk_ready) begin
-                tp_own$d = 1'b1;
-            end
-        end
-        ddp_rx$res_valid = tpt$res_valid & ~tp_own$q & ~tp_rs_own$q;
-        read_resp$res_valid = tpt$res_valid & tp_own$q;
-        tpt$res_ready = ddp_rx$res_ready;
-        if (tp_own$q) begin
-            tpt$res_ready = read_resp$res_ready;
-            if (tpt$res_valid & read_resp$res_ready) begin
-                tp_own$d = 1'b0;
-            end
-        end
-        read_resp$res_fault = tpt$res_fault;
-        read_resp$res_addr = tpt$res_addr;
-        read_resp$res_page_left = tpt$res_page_left;
+        tp_arb$reset = reset;
+        tp_arb$placing = ddp_rx$placing;
+        tp_arb$inv_hold = rx_send$inv_hold;
+        tp_arb$dv_valid = ddp_rx$chk_valid;
+        ddp_rx$chk_ready = tp_arb$dv_ready;
+        tp_arb$dv_stag = ddp_rx$chk_stag;
+        tp_arb$dv_pd = ddp_rx$chk_pd;
+        tp_arb$dv_need = ddp_rx$chk_need;
+        tp_arb$dv_to = ddp_rx$chk_to;
+        tp_arb$dv_len = ddp_rx$chk_len;
+        ddp_rx$res_valid = tp_arb$dv_res_valid;
+        tp_arb$dv_res_ready = ddp_rx$res_ready;
+        tp_arb$rs_valid = rx_send$chk_valid;
+        rx_send$chk_ready = tp_arb$rs_ready;
+        tp_arb$rs_stag = rx_send$chk_stag;
+        tp_arb$rs_pd = rx_send$chk_pd;
+        tp_arb$rs_need = rx_send$chk_need;
+        tp_arb$rs_to = rx_send$chk_to;
+        tp_arb$rs_len = rx_send$chk_len;
+        tp_arb$rs_inv = rx_send$chk_inv;
+        rx_send$res_valid = tp_arb$rs_res_valid;
+        tp_arb$rs_res_ready = rx_send$res_ready;
+        tp_arb$rr_valid = read_resp$chk_valid;
+        read_resp$chk_ready = tp_arb$rr_ready;
+        tp_arb$rr_stag = read_resp$chk_stag;
+        tp_arb$rr_pd = read_resp$chk_pd;
+        tp_arb$rr_need = read_resp$chk_need;
+        tp_arb$rr_to = read_resp$chk_to;
+        tp_arb$rr_len = read_resp$chk_len;
+        read_resp$res_valid = tp_arb$rr_res_valid;
+        tp_arb$rr_res_ready = read_resp$res_ready;
+        tp_arb$ts_valid = tx_seg$chk_valid;
+        tx_seg$chk_ready = tp_arb$ts_ready;
+        tp_arb$ts_stag = tx_seg$chk_stag;
+        tp_arb$ts_pd = tx_seg$chk_pd;
+        tp_arb$ts_need = tx_seg$chk_need;
+        tp_arb$ts_to = tx_seg$chk_to;
+        tp_arb$ts_len = tx_seg$chk_len;
+        tx_seg$res_valid = tp_arb$ts_res_valid;
+        tp_arb$ts_res_ready = tx_seg$res_ready;
+        tpt$chk_valid = tp_arb$chk_valid;
+        tp_arb$chk_ready = tpt$chk_ready;
+        tpt$chk_stag = tp_arb$chk_stag;
+        tpt$chk_pd = tp_arb$chk_pd;
+        tpt$chk_need = tp_arb$chk_need;
+        tpt$chk_to = tp_arb$chk_to;
+        tpt$chk_len = tp_arb$chk_len;
+        tpt$chk_inv = tp_arb$chk_inv;
+        tp_arb$res_valid = tpt$res_valid;
+        tpt$res_ready = tp_arb$res_ready;
         ddp_rx$res_fault = tpt$res_fault;
         ddp_rx$res_addr = tpt$res_addr;
         ddp_rx$res_page_left = tpt$res_page_left;
@@ -11113,56 +11198,12 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         ddp_rx$res_page_shift = tpt$res_page_shift;
         tpt$walk_idx = ddp_rx$walk_idx;
         ddp_rx$walk_addr = tpt$walk_addr;
-        tp_rs = rx_send$chk_valid & ~tp_dv & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q;
-        rx_send$chk_ready = 1'b0;
-        if (tp_rs) begin
-            tpt$chk_valid = 1'b1;
-            ddp_rx$chk_ready = 1'b0;
-            read_resp$chk_ready = 1'b0;
-            rx_send$chk_ready = tpt$chk_ready;
-            tpt$chk_stag = rx_send$chk_stag;
-            tpt$chk_pd = rx_send$chk_pd;
-            tpt$chk_need = rx_send$chk_need;
-            tpt$chk_to = rx_send$chk_to;
-            tpt$chk_len = rx_send$chk_len;
-            tpt$chk_inv = rx_send$chk_inv;
-            if (tpt$chk_ready) begin
-                tp_rs_own$d = 1'b1;
-            end
-        end
-        rx_send$res_valid = tpt$res_valid & tp_rs_own$q;
-        if (tp_rs_own$q) begin
-            tpt$res_ready = rx_send$res_ready;
-            if (tpt$res_valid & rx_send$res_ready) begin
-                tp_rs_own$d = 1'b0;
-            end
-        end
         rx_send$res_fault = tpt$res_fault;
         rx_send$res_addr = tpt$res_addr;
         rx_send$res_page_left = tpt$res_page_left;
-        tp_ts = tx_seg$chk_valid & ~ddp_rx$chk_valid & ~ddp_rx$placing & ~tp_own$q & ~tp_rs_own$q & ~tp_ts_own$q & ~rx_send$chk_valid & ~read_resp$chk_valid;
-        tx_seg$chk_ready = 1'b0;
-        if (tp_ts) begin
-            tpt$chk_valid = 1'b1;
-            ddp_rx$chk_ready = 1'b0;
-            tx_seg$chk_ready = tpt$chk_ready;
-            tpt$chk_stag = tx_seg$chk_stag;
-            tpt$chk_pd = tx_seg$chk_pd;
-            tpt$chk_need = tx_seg$chk_need;
-            tpt$chk_to = tx_seg$chk_to;
-            tpt$chk_len = tx_seg$chk_len;
-            if (tpt$chk_ready) begin
-                tp_ts_own$d = 1'b1;
-            end
-        end
-        tx_seg$res_valid = tpt$res_valid & tp_ts_own$q;
-        if (tp_ts_own$q) begin
-            ddp_rx$res_valid = 1'b0;
-            tpt$res_ready = tx_seg$res_ready;
-            if (tpt$res_valid & tx_seg$res_ready) begin
-                tp_ts_own$d = 1'b0;
-            end
-        end
+        read_resp$res_fault = tpt$res_fault;
+        read_resp$res_addr = tpt$res_addr;
+        read_resp$res_page_left = tpt$res_page_left;
         tx_seg$res_fault = tpt$res_fault;
         tx_seg$res_addr = tpt$res_addr;
         tx_seg$res_page_left = tpt$res_page_left;
@@ -12238,9 +12279,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             sh_v$d = 1'b0;
             fwc_sn_hit$d = 1'b0;
             fwc_up_wv$d = 1'b0;
-            tp_own$d = 1'b0;
-            tp_rs_own$d = 1'b0;
-            tp_ts_own$d = 1'b0;
             sqe_v$d = 1'b0;
         end
     end
@@ -42059,7 +42097,231 @@ module rnic_versa5g$core$tc_v(d,q,clock);
 endmodule // rnic_versa5g$core$tc_v
 
 
-module rnic_versa5g$core$tp_own(d,q,clock);
+module rnic_versa5g$core$tp_arb(clock,reset,placing,inv_hold,dv_valid,dv_ready,dv_stag,dv_pd,dv_need,dv_to,dv_len,dv_res_valid,dv_res_ready,rs_valid,rs_ready,rs_stag,rs_pd,rs_need,rs_to,rs_len,rs_inv,rs_res_valid,rs_res_ready,rr_valid,rr_ready,rr_stag,rr_pd,rr_need,rr_to,rr_len,rr_res_valid,rr_res_ready,ts_valid,ts_ready,ts_stag,ts_pd,ts_need,ts_to,ts_len,ts_res_valid,ts_res_ready,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,chk_inv,res_valid,res_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  placing;
+    input wire  inv_hold;
+    input wire  dv_valid;
+    output reg  dv_ready;
+    input wire  [31:0] dv_stag;
+    input wire  [31:0] dv_pd;
+    input wire  [2:0] dv_need;
+    input wire  [63:0] dv_to;
+    input wire  [31:0] dv_len;
+    output reg  dv_res_valid;
+    input wire  dv_res_ready;
+    input wire  rs_valid;
+    output reg  rs_ready;
+    input wire  [31:0] rs_stag;
+    input wire  [31:0] rs_pd;
+    input wire  [2:0] rs_need;
+    input wire  [63:0] rs_to;
+    input wire  [31:0] rs_len;
+    input wire  rs_inv;
+    output reg  rs_res_valid;
+    input wire  rs_res_ready;
+    input wire  rr_valid;
+    output reg  rr_ready;
+    input wire  [31:0] rr_stag;
+    input wire  [31:0] rr_pd;
+    input wire  [2:0] rr_need;
+    input wire  [63:0] rr_to;
+    input wire  [31:0] rr_len;
+    output reg  rr_res_valid;
+    input wire  rr_res_ready;
+    input wire  ts_valid;
+    output reg  ts_ready;
+    input wire  [31:0] ts_stag;
+    input wire  [31:0] ts_pd;
+    input wire  [2:0] ts_need;
+    input wire  [63:0] ts_to;
+    input wire  [31:0] ts_len;
+    output reg  ts_res_valid;
+    input wire  ts_res_ready;
+    output reg  chk_valid;
+    input wire  chk_ready;
+    output reg  [31:0] chk_stag;
+    output reg  [31:0] chk_pd;
+    output reg  [2:0] chk_need;
+    output reg  [63:0] chk_to;
+    output reg  [31:0] chk_len;
+    output reg  chk_inv;
+    input wire  res_valid;
+    output reg  res_ready;
+
+    // Stub signals
+    reg  g_dv$d;
+    wire  g_dv$q;
+    reg  g_dv$clock;
+    reg  g_rs$d;
+    wire  g_rs$q;
+    reg  g_rs$clock;
+    reg  g_rr$d;
+    wire  g_rr$q;
+    reg  g_rr$clock;
+    reg  g_ts$d;
+    wire  g_ts$q;
+    reg  g_ts$clock;
+    reg  o_dv$d;
+    wire  o_dv$q;
+    reg  o_dv$clock;
+    reg  o_rs$d;
+    wire  o_rs$q;
+    reg  o_rs$clock;
+    reg  o_rr$d;
+    wire  o_rr$q;
+    reg  o_rr$clock;
+    reg  o_ts$d;
+    wire  o_ts$q;
+    reg  o_ts$clock;
+
+    // Local signals
+    reg  e_dv;
+    reg  e_rs;
+    reg  e_rr;
+    reg  e_ts;
+    reg  take;
+
+    // Sub module instances
+    rnic_versa5g$core$tp_arb$g_dv g_dv(
+        .d(g_dv$d),
+        .q(g_dv$q),
+        .clock(g_dv$clock)
+    );
+    rnic_versa5g$core$tp_arb$g_rs g_rs(
+        .d(g_rs$d),
+        .q(g_rs$q),
+        .clock(g_rs$clock)
+    );
+    rnic_versa5g$core$tp_arb$g_rr g_rr(
+        .d(g_rr$d),
+        .q(g_rr$q),
+        .clock(g_rr$clock)
+    );
+    rnic_versa5g$core$tp_arb$g_ts g_ts(
+        .d(g_ts$d),
+        .q(g_ts$q),
+        .clock(g_ts$clock)
+    );
+    rnic_versa5g$core$tp_arb$o_dv o_dv(
+        .d(o_dv$d),
+        .q(o_dv$q),
+        .clock(o_dv$clock)
+    );
+    rnic_versa5g$core$tp_arb$o_rs o_rs(
+        .d(o_rs$d),
+        .q(o_rs$q),
+        .clock(o_rs$clock)
+    );
+    rnic_versa5g$core$tp_arb$o_rr o_rr(
+        .d(o_rr$d),
+        .q(o_rr$q),
+        .clock(o_rr$clock)
+    );
+    rnic_versa5g$core$tp_arb$o_ts o_ts(
+        .d(o_ts$d),
+        .q(o_ts$q),
+        .clock(o_ts$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        g_dv$clock = clock;
+        g_rs$clock = clock;
+        g_rr$clock = clock;
+        g_ts$clock = clock;
+        o_dv$clock = clock;
+        o_rs$clock = clock;
+        o_rr$clock = clock;
+        o_ts$clock = clock;
+        g_dv$d = g_dv$q;
+        g_rs$d = g_rs$q;
+        g_rr$d = g_rr$q;
+        g_ts$d = g_ts$q;
+        o_dv$d = o_dv$q;
+        o_rs$d = o_rs$q;
+        o_rr$d = o_rr$q;
+        o_ts$d = o_ts$q;
+        e_dv = dv_valid & ~inv_hold;
+        e_rs = rs_valid & ~placing;
+        e_rr = rr_valid & ~placing & ~inv_hold;
+        e_ts = ts_valid & ~placing;
+        dv_ready = chk_ready & g_dv$q & ~inv_hold;
+        rs_ready = chk_ready & g_rs$q & ~placing;
+        rr_ready = chk_ready & g_rr$q & ~placing & ~inv_hold;
+        ts_ready = chk_ready & g_ts$q & ~placing;
+        chk_valid = (g_dv$q & e_dv) | (g_rs$q & e_rs) | (g_rr$q & e_rr) | (g_ts$q & e_ts);
+        chk_stag = dv_stag;
+        chk_pd = dv_pd;
+        chk_need = dv_need;
+        chk_to = dv_to;
+        chk_len = dv_len;
+        chk_inv = 1'b0;
+        if (g_rs$q) begin
+            chk_stag = rs_stag;
+            chk_pd = rs_pd;
+            chk_need = rs_need;
+            chk_to = rs_to;
+            chk_len = rs_len;
+            chk_inv = rs_inv;
+        end
+        if (g_rr$q) begin
+            chk_stag = rr_stag;
+            chk_pd = rr_pd;
+            chk_need = rr_need;
+            chk_to = rr_to;
+            chk_len = rr_len;
+        end
+        if (g_ts$q) begin
+            chk_stag = ts_stag;
+            chk_pd = ts_pd;
+            chk_need = ts_need;
+            chk_to = ts_to;
+            chk_len = ts_len;
+        end
+        take = chk_valid & chk_ready;
+        if (take) begin
+            o_dv$d = g_dv$q;
+            o_rs$d = g_rs$q;
+            o_rr$d = g_rr$q;
+            o_ts$d = g_ts$q;
+        end
+        if (e_dv | e_rs | e_rr | e_ts) begin
+            g_dv$d = e_dv;
+            g_rs$d = ~e_dv & e_rs;
+            g_rr$d = ~e_dv & ~e_rs & e_rr;
+            g_ts$d = ~e_dv & ~e_rs & ~e_rr & e_ts;
+        end
+        dv_res_valid = res_valid & o_dv$q;
+        rs_res_valid = res_valid & o_rs$q;
+        rr_res_valid = res_valid & o_rr$q;
+        ts_res_valid = res_valid & o_ts$q;
+        res_ready = (o_dv$q & dv_res_ready) | (o_rs$q & rs_res_ready) | (o_rr$q & rr_res_ready) | (o_ts$q & ts_res_ready);
+        if (res_valid & res_ready) begin
+            o_dv$d = 1'b0;
+            o_rs$d = 1'b0;
+            o_rr$d = 1'b0;
+            o_ts$d = 1'b0;
+        end
+        if (reset) begin
+            g_dv$d = 1'b0;
+            g_rs$d = 1'b0;
+            g_rr$d = 1'b0;
+            g_ts$d = 1'b0;
+            o_dv$d = 1'b0;
+            o_rs$d = 1'b0;
+            o_rr$d = 1'b0;
+            o_ts$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$tp_arb
+
+
+module rnic_versa5g$core$tp_arb$g_dv(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -42075,29 +42337,10 @@ module rnic_versa5g$core$tp_own(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$tp_own
+endmodule // rnic_versa5g$core$tp_arb$g_dv
 
 
-module rnic_versa5g$core$tp_rs_own(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$tp_rs_own
-
-
-module rnic_versa5g$core$tp_ts_own(d,q,clock);
+module rnic_versa5g$core$tp_arb$g_rr(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -42113,7 +42356,121 @@ module rnic_versa5g$core$tp_ts_own(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$tp_ts_own
+endmodule // rnic_versa5g$core$tp_arb$g_rr
+
+
+module rnic_versa5g$core$tp_arb$g_rs(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tp_arb$g_rs
+
+
+module rnic_versa5g$core$tp_arb$g_ts(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tp_arb$g_ts
+
+
+module rnic_versa5g$core$tp_arb$o_dv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tp_arb$o_dv
+
+
+module rnic_versa5g$core$tp_arb$o_rr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tp_arb$o_rr
+
+
+module rnic_versa5g$core$tp_arb$o_rs(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tp_arb$o_rs
+
+
+module rnic_versa5g$core$tp_arb$o_ts(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tp_arb$o_ts
 
 
 module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,chk_inv,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr);
@@ -42147,6 +42504,7 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
 
     // Constant declarations
     localparam  tpt_size = 24'h100;
+    localparam  stag_oob = 32'hffff0000;
     localparam  pbl_size = 34'h200;
     localparam  state_valid = 8'h1;
     localparam  ps_min = 8'hc;
@@ -42684,7 +43042,7 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
         if (take) begin
             busy$d = 1'b1;
             r_key$d = chk_stag[(32'h0)+:(8)];
-            r_oob$d = chk_stag[(32'h8)+:(24)] >= tpt_size;
+            r_oob$d = (chk_stag & stag_oob) != 32'h0;
             r_index$d = chk_stag[(32'h8)+:(8)];
             r_pd$d = chk_pd;
             r_need$d = chk_need;

@@ -47,6 +47,7 @@ pub mod send_cpl;
 pub mod send_place;
 pub mod skid;
 pub mod tpt;
+pub mod tpt_arb;
 pub mod tx_ack;
 pub mod tx_ddp_hdr;
 pub mod tx_framer;

@@ -52,6 +52,7 @@ use crate::rx_split::RxSplit;
 use crate::send_cpl::SendCplN;
 use crate::skid::Skid;
 use crate::tpt::Tpt;
+use crate::tpt_arb::TptArb;
 use crate::tx_ack::TxAckN;
 use crate::tx_framer::TxFramerN;
 use crate::tx_log::TxLog512;
@@ -785,21 +786,8 @@ pub struct RnicCoreP<
     /// `rx_read_msn`; the pins carry none: `rreq_queue::IRD_MAX`, 1).
     ew_qp_ird: Signal<Local, Bits<16>>,
     ew_qp_rx_read_msn: Signal<Local, Bits<32>>,
-    /// `read_resp` owns the TPT check unit (its check is in flight).
-    tp_own: DFF<Bit>,
-    /// `read_resp`'s check goes to the TPT this clock.
-    tp_rr: Signal<Local, Bit>,
-    /// `rx_send` owns the TPT check unit (a receive SGE check in flight).
-    tp_rs_own: DFF<Bit>,
-    /// `rx_send`'s check goes to the TPT this clock.
-    tp_rs: Signal<Local, Bit>,
-    /// `ddp_rx`'s check request, held back while a Send with Invalidate
-    /// waits for its invalidation (`rx_send.inv_hold`).
-    tp_dv: Signal<Local, Bit>,
-    /// `tx_seg` owns the TPT check unit (a send SGE check in flight).
-    tp_ts_own: DFF<Bit>,
-    /// `tx_seg`'s check goes to the TPT this clock.
-    tp_ts: Signal<Local, Bit>,
+    /// The TPT check unit's four clients (registered grant).
+    tp_arb: TptArb,
     /// A QP context write sets a send side on/off this clock (`tx_seg`'s
     /// off request waits).
     tx_en_ew: Signal<Local, Bit>,
@@ -854,8 +842,8 @@ impl<
         clock!(
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
-            rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, rq_cfg_q, cq_cfg_q, rq_db_q, cq_db_q,
-            send_cpl, rd_track, rreq_q, read_resp, tx_log, fast_retx
+            rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, tp_arb, rq_cfg_q, cq_cfg_q, rq_db_q,
+            cq_db_q, send_cpl, rd_track, rreq_q, read_resp, tx_log, fast_retx
         );
         dff_setup!(
             self,
@@ -908,11 +896,8 @@ impl<
             fwc_sn_val,
             fwc_up_wv,
             fwc_up_wnd,
-            tp_own,
-            tp_rs_own,
             rxi_fifo_mid,
             rxi_inj_mid,
-            tp_ts_own,
             sqe_v,
             sqe_qp
         );
@@ -1459,60 +1444,59 @@ impl<
         self.tpt.pbl_wr_en.next = self.pbl_wr_en.val();
         self.tpt.pbl_wr_index.next = self.pbl_wr_index.val();
         self.tpt.pbl_wr_data.next = self.pbl_wr_data.val();
-        // The check unit is shared with the Read responder: ddp_rx first;
-        // read_resp's check only while ddp_rx neither asks nor places (its
-        // page walk uses the page-list read port the check unit uses), and
-        // then it owns the unit until it has taken its result.
-        // Send with Invalidate (RFC 5040 §5.3, §6.10): from the header of its
-        // last segment until its STag is invalidated only rx_send checks, so
-        // every FPDU behind it (a Write, a Read Request through that STag)
-        // is checked after the invalidation (`tp_dv`, `inv_hold` below).
-        self.tp_dv.next = self.ddp_rx.chk_valid.val() & !self.rx_send.inv_hold.val();
-        self.tp_rr.next = self.read_resp.chk_valid.val()
-            & !self.tp_dv.val()
-            & !self.ddp_rx.placing.val()
-            & !self.tp_own.q.val()
-            & !self.tp_rs_own.q.val()
-            & !self.rx_send.chk_valid.val()
-            & !self.rx_send.inv_hold.val();
-        self.tpt.chk_valid.next = self.tp_dv.val();
-        self.tpt.chk_inv.next = false;
-        self.ddp_rx.chk_ready.next = self.tpt.chk_ready.val()
-            & !self.tp_own.q.val()
-            & !self.tp_rs_own.q.val()
-            & !self.rx_send.inv_hold.val();
-        self.read_resp.chk_ready.next = false;
-        self.tpt.chk_stag.next = self.ddp_rx.chk_stag.val();
-        self.tpt.chk_pd.next = self.ddp_rx.chk_pd.val();
-        self.tpt.chk_need.next = self.ddp_rx.chk_need.val();
-        self.tpt.chk_to.next = self.ddp_rx.chk_to.val();
-        self.tpt.chk_len.next = self.ddp_rx.chk_len.val();
-        if self.tp_rr.val() {
-            self.tpt.chk_valid.next = true;
-            self.ddp_rx.chk_ready.next = false;
-            self.read_resp.chk_ready.next = self.tpt.chk_ready.val();
-            self.tpt.chk_stag.next = self.read_resp.chk_stag.val();
-            self.tpt.chk_pd.next = self.read_resp.chk_pd.val();
-            self.tpt.chk_need.next = self.read_resp.chk_need.val();
-            self.tpt.chk_to.next = self.read_resp.chk_to.val();
-            self.tpt.chk_len.next = self.read_resp.chk_len.val();
-            if self.tpt.chk_ready.val() {
-                self.tp_own.d.next = true;
-            }
-        }
-        self.ddp_rx.res_valid.next =
-            self.tpt.res_valid.val() & !self.tp_own.q.val() & !self.tp_rs_own.q.val();
-        self.read_resp.res_valid.next = self.tpt.res_valid.val() & self.tp_own.q.val();
-        self.tpt.res_ready.next = self.ddp_rx.res_ready.val();
-        if self.tp_own.q.val() {
-            self.tpt.res_ready.next = self.read_resp.res_ready.val();
-            if self.tpt.res_valid.val() & self.read_resp.res_ready.val() {
-                self.tp_own.d.next = false;
-            }
-        }
-        self.read_resp.res_fault.next = self.tpt.res_fault.val();
-        self.read_resp.res_addr.next = self.tpt.res_addr.val();
-        self.read_resp.res_page_left.next = self.tpt.res_page_left.val();
+        // The check unit is shared by ddp_rx, rx_send, read_resp and tx_seg
+        // through TptArb (registered grant; its rules: docs/rtl.md, "TPT
+        // check-port arbiter"). The result fields fan out to all four.
+        self.tp_arb.reset.next = self.reset.val();
+        self.tp_arb.placing.next = self.ddp_rx.placing.val();
+        self.tp_arb.inv_hold.next = self.rx_send.inv_hold.val();
+        self.tp_arb.dv_valid.next = self.ddp_rx.chk_valid.val();
+        self.ddp_rx.chk_ready.next = self.tp_arb.dv_ready.val();
+        self.tp_arb.dv_stag.next = self.ddp_rx.chk_stag.val();
+        self.tp_arb.dv_pd.next = self.ddp_rx.chk_pd.val();
+        self.tp_arb.dv_need.next = self.ddp_rx.chk_need.val();
+        self.tp_arb.dv_to.next = self.ddp_rx.chk_to.val();
+        self.tp_arb.dv_len.next = self.ddp_rx.chk_len.val();
+        self.ddp_rx.res_valid.next = self.tp_arb.dv_res_valid.val();
+        self.tp_arb.dv_res_ready.next = self.ddp_rx.res_ready.val();
+        self.tp_arb.rs_valid.next = self.rx_send.chk_valid.val();
+        self.rx_send.chk_ready.next = self.tp_arb.rs_ready.val();
+        self.tp_arb.rs_stag.next = self.rx_send.chk_stag.val();
+        self.tp_arb.rs_pd.next = self.rx_send.chk_pd.val();
+        self.tp_arb.rs_need.next = self.rx_send.chk_need.val();
+        self.tp_arb.rs_to.next = self.rx_send.chk_to.val();
+        self.tp_arb.rs_len.next = self.rx_send.chk_len.val();
+        self.tp_arb.rs_inv.next = self.rx_send.chk_inv.val();
+        self.rx_send.res_valid.next = self.tp_arb.rs_res_valid.val();
+        self.tp_arb.rs_res_ready.next = self.rx_send.res_ready.val();
+        self.tp_arb.rr_valid.next = self.read_resp.chk_valid.val();
+        self.read_resp.chk_ready.next = self.tp_arb.rr_ready.val();
+        self.tp_arb.rr_stag.next = self.read_resp.chk_stag.val();
+        self.tp_arb.rr_pd.next = self.read_resp.chk_pd.val();
+        self.tp_arb.rr_need.next = self.read_resp.chk_need.val();
+        self.tp_arb.rr_to.next = self.read_resp.chk_to.val();
+        self.tp_arb.rr_len.next = self.read_resp.chk_len.val();
+        self.read_resp.res_valid.next = self.tp_arb.rr_res_valid.val();
+        self.tp_arb.rr_res_ready.next = self.read_resp.res_ready.val();
+        self.tp_arb.ts_valid.next = self.tx_seg.chk_valid.val();
+        self.tx_seg.chk_ready.next = self.tp_arb.ts_ready.val();
+        self.tp_arb.ts_stag.next = self.tx_seg.chk_stag.val();
+        self.tp_arb.ts_pd.next = self.tx_seg.chk_pd.val();
+        self.tp_arb.ts_need.next = self.tx_seg.chk_need.val();
+        self.tp_arb.ts_to.next = self.tx_seg.chk_to.val();
+        self.tp_arb.ts_len.next = self.tx_seg.chk_len.val();
+        self.tx_seg.res_valid.next = self.tp_arb.ts_res_valid.val();
+        self.tp_arb.ts_res_ready.next = self.tx_seg.res_ready.val();
+        self.tpt.chk_valid.next = self.tp_arb.chk_valid.val();
+        self.tp_arb.chk_ready.next = self.tpt.chk_ready.val();
+        self.tpt.chk_stag.next = self.tp_arb.chk_stag.val();
+        self.tpt.chk_pd.next = self.tp_arb.chk_pd.val();
+        self.tpt.chk_need.next = self.tp_arb.chk_need.val();
+        self.tpt.chk_to.next = self.tp_arb.chk_to.val();
+        self.tpt.chk_len.next = self.tp_arb.chk_len.val();
+        self.tpt.chk_inv.next = self.tp_arb.chk_inv.val();
+        self.tp_arb.res_valid.next = self.tpt.res_valid.val();
+        self.tpt.res_ready.next = self.tp_arb.res_ready.val();
         self.ddp_rx.res_fault.next = self.tpt.res_fault.val();
         self.ddp_rx.res_addr.next = self.tpt.res_addr.val();
         self.ddp_rx.res_page_left.next = self.tpt.res_page_left.val();
@@ -1520,75 +1504,12 @@ impl<
         self.ddp_rx.res_page_shift.next = self.tpt.res_page_shift.val();
         self.tpt.walk_idx.next = self.ddp_rx.walk_idx.val();
         self.ddp_rx.walk_addr.next = self.tpt.walk_addr.val();
-        // rx_send's receive SGE checks and translations share the unit on
-        // the read responder's terms (never while ddp_rx asks or places),
-        // ahead of read_resp; it owns the unit until it took its result.
-        self.tp_rs.next = self.rx_send.chk_valid.val()
-            & !self.tp_dv.val()
-            & !self.ddp_rx.placing.val()
-            & !self.tp_own.q.val()
-            & !self.tp_rs_own.q.val();
-        self.rx_send.chk_ready.next = false;
-        if self.tp_rs.val() {
-            self.tpt.chk_valid.next = true;
-            self.ddp_rx.chk_ready.next = false;
-            self.read_resp.chk_ready.next = false;
-            self.rx_send.chk_ready.next = self.tpt.chk_ready.val();
-            self.tpt.chk_stag.next = self.rx_send.chk_stag.val();
-            self.tpt.chk_pd.next = self.rx_send.chk_pd.val();
-            self.tpt.chk_need.next = self.rx_send.chk_need.val();
-            self.tpt.chk_to.next = self.rx_send.chk_to.val();
-            self.tpt.chk_len.next = self.rx_send.chk_len.val();
-            self.tpt.chk_inv.next = self.rx_send.chk_inv.val();
-            if self.tpt.chk_ready.val() {
-                self.tp_rs_own.d.next = true;
-            }
-        }
-        self.rx_send.res_valid.next = self.tpt.res_valid.val() & self.tp_rs_own.q.val();
-        if self.tp_rs_own.q.val() {
-            self.tpt.res_ready.next = self.rx_send.res_ready.val();
-            if self.tpt.res_valid.val() & self.rx_send.res_ready.val() {
-                self.tp_rs_own.d.next = false;
-            }
-        }
         self.rx_send.res_fault.next = self.tpt.res_fault.val();
         self.rx_send.res_addr.next = self.tpt.res_addr.val();
         self.rx_send.res_page_left.next = self.tpt.res_page_left.val();
-        // tx_seg's send SGE checks and translations (branch txsge): last in
-        // line, on rx_send's terms (never while ddp_rx asks or places, nor
-        // while rx_send or read_resp asks); it owns the unit until it took
-        // its result. The unit's chk_ready is low while any check is in
-        // flight, so the others' requests wait for that without a term here.
-        self.tp_ts.next = self.tx_seg.chk_valid.val()
-            & !self.ddp_rx.chk_valid.val()
-            & !self.ddp_rx.placing.val()
-            & !self.tp_own.q.val()
-            & !self.tp_rs_own.q.val()
-            & !self.tp_ts_own.q.val()
-            & !self.rx_send.chk_valid.val()
-            & !self.read_resp.chk_valid.val();
-        self.tx_seg.chk_ready.next = false;
-        if self.tp_ts.val() {
-            self.tpt.chk_valid.next = true;
-            self.ddp_rx.chk_ready.next = false;
-            self.tx_seg.chk_ready.next = self.tpt.chk_ready.val();
-            self.tpt.chk_stag.next = self.tx_seg.chk_stag.val();
-            self.tpt.chk_pd.next = self.tx_seg.chk_pd.val();
-            self.tpt.chk_need.next = self.tx_seg.chk_need.val();
-            self.tpt.chk_to.next = self.tx_seg.chk_to.val();
-            self.tpt.chk_len.next = self.tx_seg.chk_len.val();
-            if self.tpt.chk_ready.val() {
-                self.tp_ts_own.d.next = true;
-            }
-        }
-        self.tx_seg.res_valid.next = self.tpt.res_valid.val() & self.tp_ts_own.q.val();
-        if self.tp_ts_own.q.val() {
-            self.ddp_rx.res_valid.next = false;
-            self.tpt.res_ready.next = self.tx_seg.res_ready.val();
-            if self.tpt.res_valid.val() & self.tx_seg.res_ready.val() {
-                self.tp_ts_own.d.next = false;
-            }
-        }
+        self.read_resp.res_fault.next = self.tpt.res_fault.val();
+        self.read_resp.res_addr.next = self.tpt.res_addr.val();
+        self.read_resp.res_page_left.next = self.tpt.res_page_left.val();
         self.tx_seg.res_fault.next = self.tpt.res_fault.val();
         self.tx_seg.res_addr.next = self.tpt.res_addr.val();
         self.tx_seg.res_page_left.next = self.tpt.res_page_left.val();
@@ -2979,9 +2900,6 @@ impl<
             self.sh_v.d.next = false;
             self.fwc_sn_hit.d.next = false;
             self.fwc_up_wv.d.next = false;
-            self.tp_own.d.next = false;
-            self.tp_rs_own.d.next = false;
-            self.tp_ts_own.d.next = false;
             self.sqe_v.d.next = false;
         }
     }

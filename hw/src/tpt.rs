@@ -114,6 +114,8 @@ pub struct Tpt<const TN: usize, const PN: usize> {
     tpt: RAM<Bits<256>, TN>,
     pbl: RAM<Bits<64>, PN>,
     tpt_size: Constant<Bits<24>>,
+    /// The STag bits above the table's index bits (an index beyond it).
+    stag_oob: Constant<Bits<32>>,
     pbl_size: Constant<Bits<34>>,
     state_valid: Constant<Bits<8>>,
     ps_min: Constant<Bits<8>>,
@@ -243,6 +245,7 @@ impl<const TN: usize, const PN: usize> Default for Tpt<TN, PN> {
             tpt: Default::default(),
             pbl: Default::default(),
             tpt_size: Constant::new((1u64 << TN).into()),
+            stag_oob: Constant::new((0xffff_ffffu64 & !((1u64 << (8 + TN)) - 1)).into()),
             pbl_size: Constant::new((1u64 << PN).into()),
             state_valid: Constant::new(STATE_VALID.into()),
             ps_min: Constant::new((PAGE_SHIFT_MIN as u64).into()),
@@ -406,8 +409,9 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
         if self.take.val() {
             self.busy.d.next = true;
             self.r_key.d.next = self.chk_stag.val().get_bits::<8>(0);
-            // STag index (24 bits) beyond the table: invalid STag.
-            self.r_oob.d.next = self.chk_stag.val().get_bits::<24>(8) >= self.tpt_size.val();
+            // STag index (24 bits) beyond the table: invalid STag. (A mask,
+            // not a compare: this is on the clients' path into the unit.)
+            self.r_oob.d.next = (self.chk_stag.val() & self.stag_oob.val()) != 0;
             self.r_index.d.next = self.chk_stag.val().get_bits::<TN>(8);
             self.r_pd.d.next = self.chk_pd.val();
             self.r_need.d.next = self.chk_need.val();

@@ -14,6 +14,8 @@ use rnic_sim::dma::{DmaConfig, DmaServer};
 use rnic_wire::abi::cqe::{
     decode_term_cause, WcStatus, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_INV, CQE_SIZE,
 };
+use rnic_wire::abi::csr::cq_doorbell_page;
+use rnic_wire::abi::doorbell::CQ_CONSUMER;
 use rnic_wire::abi::tpt::{
     Stag, TptState, ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE,
 };
@@ -269,7 +271,10 @@ fn only_the_named_stag_is_invalidated_and_the_cost() {
     let a2 = r.sparse_region(0x42, 0x9c, RW, va, 4096, |_| {});
     let b = r.sparse_region(0x41, 0x9b, RW, va, 4096, |_| {});
     let mut lat = Vec::new();
-    let order = [None, Some(a.lkey), None, Some(a2.lkey)];
+    // A first Send, not measured: it also pays the TPT arbiter's one clock
+    // to turn its grant to `rx_send` after reset (docs/rtl.md, "TPT
+    // check-port arbiter"); the four measured messages keep the grant.
+    let order = [None, None, Some(a.lkey), None, Some(a2.lkey)];
     for (i, inv) in order.into_iter().enumerate() {
         r.post(&[2048]);
         r.ring_rq();
@@ -285,7 +290,12 @@ fn only_the_named_stag_is_invalidated_and_the_cost() {
         );
         r.run(50_000);
         r.check(i, i as u32, &d, false);
-        lat.push(r.last_wr - r.last_mac);
+        if i > 0 {
+            lat.push(r.last_wr - r.last_mac);
+        } else {
+            // Its CQE is consumed: the CQ holds four.
+            r.csr(cq_doorbell_page(CQN) + CQ_CONSUMER, 1);
+        }
     }
     let wb = r.rng.bytes(1000);
     peer(
