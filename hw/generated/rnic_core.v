@@ -15796,6 +15796,9 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     reg  first$d;
     wire  first$q;
     reg  first$clock;
+    reg  first2$d;
+    wire  first2$q;
+    reg  first2$clock;
     reg  crc_en$d;
     wire  crc_en$q;
     reg  crc_en$clock;
@@ -16090,6 +16093,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         .q(first$q),
         .clock(first$clock)
     );
+    rnic_core$mpa_rx$first2 first2(
+        .d(first2$d),
+        .q(first2$q),
+        .clock(first2$clock)
+    );
     rnic_core$mpa_rx$crc_en crc_en(
         .d(crc_en$d),
         .q(crc_en$q),
@@ -16220,6 +16228,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
     always @(*) begin
         q$clock = clock;
         first$clock = clock;
+        first2$clock = clock;
         crc_en$clock = clock;
         mk_en$clock = clock;
         phase$clock = clock;
@@ -16253,6 +16262,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         vq_x$clock = clock;
         vq_slot$clock = clock;
         first$d = first$q;
+        first2$d = first2$q;
         crc_en$d = crc_en$q;
         mk_en$d = mk_en$q;
         phase$d = phase$q;
@@ -16289,8 +16299,8 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         q$out_ready = out_ready;
         ld = first$q & in_valid;
         room = ({{1{1'b0}}, q$held} + {{2{1'b0}}, qs_n$q}) <= 4'h3;
-        in_ready = room & ~first$q;
-        take = in_valid & room & ~first$q;
+        in_ready = room & ~first$q & ~first2$q;
+        take = in_valid & room & ~first$q & ~first2$q;
         c_crc_en = crc_en$q;
         c_mk_en = mk_en$q;
         c_phase = phase$q;
@@ -16315,9 +16325,8 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         end
         nph = c_phase + 9'h8;
         nmk = c_mk_en;
-        if (first$q) begin
-            nph = seq_diff[(32'h0)+:(9)];
-            nmk = ctx_mk_en;
+        if (first2$q) begin
+            nph = c_phase;
         end
         mg_a = 4'h8;
         mg_l = 3'h0;
@@ -17249,7 +17258,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         end
         so_valid$d = 1'b0;
         so_dead = n_dead | crc_bad_d;
-        if (ld | take) begin
+        if (first2$q | take) begin
             mkl$d = n_mkl;
             m2l$d = n_m2l;
             m3l$d = n_m3l;
@@ -17260,6 +17269,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         end
         if (ld) begin
             first$d = 1'b0;
+            first2$d = 1'b1;
             crc_en$d = ctx_crc_en;
             mk_en$d = ctx_mk_en;
             phase$d = seq_diff[(32'h0)+:(9)];
@@ -17275,6 +17285,9 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             dead$d = ctx_state[32'h57];
             acc$d = 64'h0;
             fill$d = 4'h0;
+        end
+        if (first2$q) begin
+            first2$d = 1'b0;
         end
         if (take) begin
             first$d = in_last;
@@ -17321,6 +17334,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         out_drained = ~q$out_valid & (qs_n$q == 2'h0);
         if (reset) begin
             first$d = 1'b1;
+            first2$d = 1'b0;
             qs_n$d = 2'h0;
             vq_chk$d = 1'b0;
             so_valid$d = 1'b0;
@@ -17444,6 +17458,25 @@ module rnic_core$mpa_rx$first(d,q,clock);
     end
 
 endmodule // rnic_core$mpa_rx$first
+
+
+module rnic_core$mpa_rx$first2(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$first2
 
 
 module rnic_core$mpa_rx$hdr(d,q,clock);
@@ -40100,7 +40133,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
     reg  [31:0] ddp$mo;
     reg  [15:0] ddp$pay_len;
     wire  [159:0] ddp$hdr;
-    wire  [2:0] ddp$words;
     reg  crcu$clock;
     reg  crcu$reset;
     reg  [63:0] crcu$data;
@@ -40208,6 +40240,12 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
     reg  [31:0] c_perr$d;
     wire  [31:0] c_perr$q;
     reg  c_perr$clock;
+    reg  [11:0] hw_r$d;
+    wire  [11:0] hw_r$q;
+    reg  hw_r$clock;
+    reg  [11:0] fwc_r$d;
+    wire  [11:0] fwc_r$q;
+    reg  fwc_r$clock;
 
     // Local signals
     reg  adv;
@@ -40273,8 +40311,7 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         .msn(ddp$msn),
         .mo(ddp$mo),
         .pay_len(ddp$pay_len),
-        .hdr(ddp$hdr),
-        .words(ddp$words)
+        .hdr(ddp$hdr)
     );
     rnic_core$tx_framer$mpa$crcu crcu(
         .clock(crcu$clock),
@@ -40451,6 +40488,16 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         .q(c_perr$q),
         .clock(c_perr$clock)
     );
+    rnic_core$tx_framer$mpa$hw_r hw_r(
+        .d(hw_r$d),
+        .q(hw_r$q),
+        .clock(hw_r$clock)
+    );
+    rnic_core$tx_framer$mpa$fwc_r fwc_r(
+        .d(fwc_r$d),
+        .q(fwc_r$q),
+        .clock(fwc_r$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -40487,6 +40534,8 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         p_v$clock = clock;
         c_drop$clock = clock;
         c_perr$clock = clock;
+        hw_r$clock = clock;
+        fwc_r$clock = clock;
         st$d = st$q;
         crc_en$d = crc_en$q;
         mk_en$d = mk_en$q;
@@ -40519,6 +40568,8 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         p_v$d = p_v$q;
         c_drop$d = c_drop$q;
         c_perr$d = c_perr$q;
+        hw_r$d = hw_r$q;
+        fwc_r$d = fwc_r$q;
         crcu$reset = reset;
         ddp$opcode = opcode$q;
         ddp$last = last$q;
@@ -40528,9 +40579,8 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         ddp$msn = msn$q;
         ddp$mo = mo$q;
         ddp$pay_len = pay_len$q;
-        hwords = {{9{1'b0}}, ddp$words};
-        plw = (pay_len$q + 16'h3) >> 32'h2;
-        fw_crc = hwords + plw[11:0];
+        hwords = hw_r$q;
+        fw_crc = fwc_r$q;
         o_write = q_valid$q & ~o_full;
         o_data = q_data$q;
         o_last = q_last$q;
@@ -40571,6 +40621,7 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             d_hw = 3'h4;
         end
         d_fw = ({{2{1'b0}}, d_pay_len} + 18'h3 + ({{15{1'b0}}, d_hw} << 32'h2) + 18'h4) >> 32'h2;
+        plw = (d_pay_len + 16'h3) >> 32'h2;
         too_long = d_fw > c_max_fw;
         if (d_mk_en) begin
             too_long = d_fw > c_max_fw_mk;
@@ -40692,6 +40743,8 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 msn$d = d_msn;
                 mo$d = d_mo;
                 pay_len$d = d_pay_len;
+                hw_r$d = {{9{1'b0}}, d_hw};
+                fwc_r$d = {{9{1'b0}}, d_hw} + plw[11:0];
                 side$d = d_side;
                 wph$d = diff[(32'h2)+:(7)];
                 fw$d = 12'h0;
@@ -41471,7 +41524,7 @@ module rnic_core$tx_framer$mpa$crcu$unpad(state,pad,out);
 endmodule // rnic_core$tx_framer$mpa$crcu$unpad
 
 
-module rnic_core$tx_framer$mpa$ddp(opcode,last,stag,to,qn,msn,mo,pay_len,hdr,words);
+module rnic_core$tx_framer$mpa$ddp(opcode,last,stag,to,qn,msn,mo,pay_len,hdr);
 
     // Module arguments
     input wire  [3:0] opcode;
@@ -41483,7 +41536,6 @@ module rnic_core$tx_framer$mpa$ddp(opcode,last,stag,to,qn,msn,mo,pay_len,hdr,wor
     input wire  [31:0] mo;
     input wire  [15:0] pay_len;
     output reg  [159:0] hdr;
-    output reg  [2:0] words;
 
     // Stub signals
     reg  [159:0] rev$din;
@@ -41510,12 +41562,10 @@ module rnic_core$tx_framer$mpa$ddp(opcode,last,stag,to,qn,msn,mo,pay_len,hdr,wor
         end
         ctl = ({{7{1'b0}}, last} << 32'h6) | 8'h1;
         ulen = pay_len + 16'h12;
-        words = 3'h5;
         rev$din = ({{144{1'b0}}, ulen} << 32'h90) | ({{152{1'b0}}, ctl} << 32'h88) | (({{156{1'b0}}, opcode} | 160'h40) << 32'h80) | ({{128{1'b0}}, inv} << 32'h60) | ({{128{1'b0}}, qn} << 32'h40) | ({{128{1'b0}}, msn} << 32'h20) | {{128{1'b0}}, mo};
         if (is_tagged) begin
             ctl = ({{7{1'b0}}, last} << 32'h6) | 8'h81;
             ulen = pay_len + 16'he;
-            words = 3'h4;
             rev$din = ({{144{1'b0}}, ulen} << 32'h90) | ({{152{1'b0}}, ctl} << 32'h88) | (({{156{1'b0}}, opcode} | 160'h40) << 32'h80) | ({{128{1'b0}}, stag} << 32'h60) | ({{96{1'b0}}, to} << 32'h20);
         end
         hdr = rev$dout;
@@ -41573,6 +41623,25 @@ module rnic_core$tx_framer$mpa$fw(d,q,clock);
 endmodule // rnic_core$tx_framer$mpa$fw
 
 
+module rnic_core$tx_framer$mpa$fwc_r(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$fwc_r
+
+
 module rnic_core$tx_framer$mpa$hold(d,q,clock);
 
     // Module arguments
@@ -41609,6 +41678,25 @@ module rnic_core$tx_framer$mpa$hold_v(d,q,clock);
     end
 
 endmodule // rnic_core$tx_framer$mpa$hold_v
+
+
+module rnic_core$tx_framer$mpa$hw_r(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_framer$mpa$hw_r
 
 
 module rnic_core$tx_framer$mpa$last(d,q,clock);
@@ -47286,6 +47374,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
 
     // Constant declarations
     localparam  c_prefetch = 32'h8;
+    localparam  c_prefetch4 = 4'h8;
+    localparam  c_ones = 32'hffffffff;
+    localparam  c_prefetch_m1 = 32'h7;
     localparam  c_rsv = 3'b10;
     localparam  c_op = 3'b1;
     localparam  c_sol = 3'b100;
@@ -47460,8 +47551,10 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  [31:0] avail;
     reg  [31:0] mask;
     reg  [31:0] slot;
-    reg  [31:0] to_end;
-    reg  [31:0] nn;
+    reg  [31:0] to_end_m1;
+    reg  [3:0] av_n;
+    reg  [3:0] te_n;
+    reg  [3:0] nn;
     reg  [1:0] tag;
     reg  any_free;
     reg  [1:0] ctag;
@@ -47835,15 +47928,20 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         end
         ep$d = ep_n;
         avail = take_prod - cis$read_data;
-        mask = (32'h1 << ring$read_data[(32'h40)+:(5)]) - 32'h1;
+        mask = ~(c_ones << ring$read_data[(32'h40)+:(5)]);
         slot = cis$read_data & mask;
-        to_end = mask - slot + 32'h1;
-        nn = c_prefetch;
-        if (avail < nn) begin
-            nn = avail;
+        to_end_m1 = mask & ~cis$read_data;
+        av_n = c_prefetch4;
+        if (avail < c_prefetch) begin
+            av_n = avail[(32'h0)+:(4)];
         end
-        if (to_end < nn) begin
-            nn = to_end;
+        te_n = c_prefetch4;
+        if (to_end_m1 < c_prefetch_m1) begin
+            te_n = to_end_m1[(32'h0)+:(4)] + 4'h1;
+        end
+        nn = av_n;
+        if (te_n < av_n) begin
+            nn = te_n;
         end
         case (state$q)
             FetchState$Idle:
@@ -47860,8 +47958,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                 end
             FetchState$Calc:
                 begin
-                    n$d = nn[(32'h0)+:(4)];
-                    more$d = avail != nn;
+                    n$d = nn;
+                    more$d = avail != {{28{1'b0}}, nn};
                     ci$d = cis$read_data;
                     addr$d = ring$read_data[(32'h0)+:(64)] + ({{32{1'b0}}, slot} << 32'h6);
                     if (|(off$q & (64'h1 << qp$q))) begin
@@ -47872,7 +47970,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                         busy_next = busy_next & ~(64'h1 << qp$q);
                         state$d = FetchState$Idle;
                     end
-                    else if (nn == 32'h0) begin
+                    else if (nn == 4'h0) begin
                         busy_next = busy_next & ~(64'h1 << qp$q);
                         state$d = FetchState$Idle;
                     end

@@ -9,10 +9,11 @@
 //! | 3 | RDMAP control: `RV=01`, opcode | same |
 //! | 4..8 | STag | RsvdULP ext.: Invalidate STag for opcodes 0100b/0110b, else 0 |
 //! | 8..16 | TO | 8..12 QN, 12..16 MSN |
-//! | 16..20 | (not part of the header: `words = 4`) | MO (`words = 5`) |
+//! | 16..20 | (not part of the header: 4 words) | MO (5 words) |
 //!
 //! `hdr` carries those octets in little-endian lanes (octet 0 in
-//! `hdr[7:0]`), i.e. `words` 4-octet words for the framer. Both header
+//! `hdr[7:0]`), i.e. 4 or 5 4-octet words for the framer (which takes the
+//! count from the descriptor, registered: `tx_mpa`'s `hw_r`). Both header
 //! lengths plus ULPDU_LENGTH are multiples of 4, which is why the payload
 //! (and the pad after it) of every FPDU starts word-aligned (see `tx_mpa`).
 //!
@@ -80,8 +81,6 @@ pub struct TxDdpHdr {
     pub pay_len: Signal<In, Bits<16>>,
     /// Octets 0..20 in little-endian lanes (16..20 zero when tagged).
     pub hdr: Signal<Out, Bits<160>>,
-    /// 4 (tagged) or 5 (untagged) 4-octet words.
-    pub words: Signal<Out, Bits<3>>,
     is_tagged: Signal<Local, Bit>,
     ulen: Signal<Local, Bits<16>>,
     ctl: Signal<Local, Bits<8>>,
@@ -104,7 +103,6 @@ impl Logic for TxDdpHdr {
         }
         self.ctl.next = (bit_cast::<8, 1>(self.last.val().into()) << 6) | 1;
         self.ulen.next = self.pay_len.val() + 18;
-        self.words.next = 5.into();
         // Network order: octet 0 in bits 159:152.
         self.rev.din.next = (bit_cast::<160, 16>(self.ulen.val()) << 144)
             | (bit_cast::<160, 8>(self.ctl.val()) << 136)
@@ -116,7 +114,6 @@ impl Logic for TxDdpHdr {
         if self.is_tagged.val() {
             self.ctl.next = (bit_cast::<8, 1>(self.last.val().into()) << 6) | 0x81;
             self.ulen.next = self.pay_len.val() + 14;
-            self.words.next = 4.into();
             self.rev.din.next = (bit_cast::<160, 16>(self.ulen.val()) << 144)
                 | (bit_cast::<160, 8>(self.ctl.val()) << 136)
                 | ((bit_cast::<160, 4>(self.opcode.val()) | 0x40) << 128)
@@ -243,8 +240,6 @@ mod tests {
             let h = uut.hdr.val();
             let got: Vec<u8> = (0..20).map(|k| h.get_bits::<8>(8 * k).to_u8()).collect();
             assert_eq!(got, expect, "case {i}: {repr:?}");
-            let words = if ddp.is_tagged() { 4 } else { 5 };
-            assert_eq!(uut.words.val().to_u64(), words);
         }
     }
 }

@@ -220,6 +220,11 @@ pub struct TxMpaN<const PR: usize> {
     plw: Signal<Local, Bits<16>>,
     fw_crc: Signal<Local, Bits<12>>,
     hwords: Signal<Local, Bits<12>>,
+    /// `hwords` and `fw_crc` of the FPDU, registered when its descriptor is
+    /// taken: the per-beat word-slot choice starts from registers, not from
+    /// the header decode and an adder (board timing, docs/fpga.md).
+    hw_r: DFF<Bits<12>>,
+    fwc_r: DFF<Bits<12>>,
     m0: Signal<Local, Bit>,
     h0: Signal<Local, Bit>,
     c0: Signal<Local, Bit>,
@@ -335,6 +340,8 @@ impl<const PR: usize> Default for TxMpaN<PR> {
             plw: Default::default(),
             fw_crc: Default::default(),
             hwords: Default::default(),
+            hw_r: Default::default(),
+            fwc_r: Default::default(),
             m0: Default::default(),
             h0: Default::default(),
             c0: Default::default(),
@@ -382,7 +389,7 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
         dff_setup!(
             self, clock, st, crc_en, mk_en, opcode, last, stag, to, qn, msn, mo, pay_len, side, fw,
             wph, woff, hold, hold_v, pay_rem, zfill, drain, q_data, q_last, q_half, q_valid, psum,
-            p_side, p_t, p_psum, p_crc_en, p_v, c_drop, c_perr
+            p_side, p_t, p_psum, p_crc_en, p_v, c_drop, c_perr, hw_r, fwc_r
         );
         self.crcu.reset.next = self.reset.val();
 
@@ -395,10 +402,8 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
         self.ddp.msn.next = self.msn.q.val();
         self.ddp.mo.next = self.mo.q.val();
         self.ddp.pay_len.next = self.pay_len.q.val();
-        self.hwords.next = bit_cast::<12, 3>(self.ddp.words.val());
-        self.plw.next = (self.pay_len.q.val() + 3) >> 2;
-        // Index of the CRC word among the FPDU's non-marker words.
-        self.fw_crc.next = self.hwords.val() + bit_cast::<12, 16>(self.plw.val());
+        self.hwords.next = self.hw_r.q.val();
+        self.fw_crc.next = self.fwc_r.q.val();
 
         // ---- output register → data FIFO, CRC and checksum sidecars
         self.o_write.next = self.q_valid.q.val() & !self.o_full.val();
@@ -462,6 +467,8 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
         // The FPDU with its markers must fit the profile's MTU frame:
         // MAX_FPDU_WORDS (2240), MAX_FPDU_WORDS_MK (2222) with markers on
         // the sim profile (9000), 365 / 362 on the board (1500).
+        // The descriptor's payload in words (for `fwc_r`).
+        self.plw.next = (self.d_pay_len.val() + 3) >> 2;
         self.too_long.next = self.d_fw.val() > self.c_max_fw.val();
         if self.d_mk_en.val() {
             self.too_long.next = self.d_fw.val() > self.c_max_fw_mk.val();
@@ -571,6 +578,11 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
                 self.msn.d.next = self.d_msn.val();
                 self.mo.d.next = self.d_mo.val();
                 self.pay_len.d.next = self.d_pay_len.val();
+                // Header words (as `tx_ddp_hdr`'s `words`) and the index of
+                // the CRC word among the FPDU's non-marker words.
+                self.hw_r.d.next = bit_cast::<12, 3>(self.d_hw.val());
+                self.fwc_r.d.next =
+                    bit_cast::<12, 3>(self.d_hw.val()) + bit_cast::<12, 16>(self.plw.val());
                 self.side.d.next = self.d_side.val();
                 self.wph.d.next = self.diff.val().get_bits::<7>(2);
                 self.fw.d.next = 0.into();

@@ -216,6 +216,9 @@ pub struct WqeFetchN<const PR: usize> {
     pd: DFF<Bit>,
     // Per-QP state.
     c_prefetch: Constant<Bits<32>>,
+    c_prefetch4: Constant<Bits<4>>,
+    c_ones: Constant<Bits<32>>,
+    c_prefetch_m1: Constant<Bits<32>>,
     c_rsv: Constant<Bits<3>>,
     c_op: Constant<Bits<3>>,
     c_sol: Constant<Bits<3>>,
@@ -283,8 +286,12 @@ pub struct WqeFetchN<const PR: usize> {
     avail: Signal<Local, Bits<32>>,
     mask: Signal<Local, Bits<32>>,
     slot: Signal<Local, Bits<32>>,
-    to_end: Signal<Local, Bits<32>>,
-    nn: Signal<Local, Bits<32>>,
+    /// WQEs from the fetch index to the ring's end, less one (`mask - slot`).
+    to_end_m1: Signal<Local, Bits<32>>,
+    /// min(avail, PREFETCH) and min(to the ring's end, PREFETCH).
+    av_n: Signal<Local, Bits<4>>,
+    te_n: Signal<Local, Bits<4>>,
+    nn: Signal<Local, Bits<4>>,
     tag: Signal<Local, Bits<2>>,
     any_free: Signal<Local, Bit>,
     ctag: Signal<Local, Bits<2>>,
@@ -368,6 +375,9 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             e_ep: Default::default(),
             park_take: Default::default(),
             c_prefetch: Constant::new(PREFETCH.into()),
+            c_prefetch4: Constant::new(PREFETCH.into()),
+            c_ones: Constant::new(0xffff_ffffu64.into()),
+            c_prefetch_m1: Constant::new((PREFETCH - 1).into()),
             c_rsv: Constant::new(REASON_RESERVED.into()),
             c_op: Constant::new(REASON_OPCODE.into()),
             c_sol: Constant::new(REASON_SOLICITED.into()),
@@ -423,7 +433,9 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             avail: Default::default(),
             mask: Default::default(),
             slot: Default::default(),
-            to_end: Default::default(),
+            to_end_m1: Default::default(),
+            av_n: Default::default(),
+            te_n: Default::default(),
             nn: Default::default(),
             tag: Default::default(),
             any_free: Default::default(),
@@ -534,15 +546,24 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
 
         // Fetch index arithmetic (Calc: RAM outputs and take_prod are valid).
         self.avail.next = self.take_prod.val() - self.cis.read_data.val();
-        self.mask.next = (bits::<32>(1) << self.ring.read_data.val().get_bits::<5>(64)) - 1;
+        // n = min(avail, PREFETCH, WQEs to the ring's end), each term
+        // clamped to PREFETCH against a constant, then one 4-bit choice:
+        // no adder behind another here (board timing, docs/fpga.md).
+        // mask = 2^log2 - 1 with no subtraction; mask - slot = mask & !ci.
+        self.mask.next = !(self.c_ones.val() << self.ring.read_data.val().get_bits::<5>(64));
         self.slot.next = self.cis.read_data.val() & self.mask.val();
-        self.to_end.next = self.mask.val() - self.slot.val() + 1;
-        self.nn.next = self.c_prefetch.val();
-        if self.avail.val() < self.nn.val() {
-            self.nn.next = self.avail.val();
+        self.to_end_m1.next = self.mask.val() & !self.cis.read_data.val();
+        self.av_n.next = self.c_prefetch4.val();
+        if self.avail.val() < self.c_prefetch.val() {
+            self.av_n.next = self.avail.val().get_bits::<4>(0);
         }
-        if self.to_end.val() < self.nn.val() {
-            self.nn.next = self.to_end.val();
+        self.te_n.next = self.c_prefetch4.val();
+        if self.to_end_m1.val() < self.c_prefetch_m1.val() {
+            self.te_n.next = self.to_end_m1.val().get_bits::<4>(0) + 1;
+        }
+        self.nn.next = self.av_n.val();
+        if self.te_n.val() < self.av_n.val() {
+            self.nn.next = self.te_n.val();
         }
 
         match self.state.q.val() {
@@ -565,8 +586,8 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
                 }
             }
             FetchState::Calc => {
-                self.n.d.next = self.nn.val().get_bits::<4>(0);
-                self.more.d.next = self.avail.val() != self.nn.val();
+                self.n.d.next = self.nn.val();
+                self.more.d.next = self.avail.val() != bit_cast::<32, 4>(self.nn.val());
                 self.ci.d.next = self.cis.read_data.val();
                 self.addr.d.next = self.ring.read_data.val().get_bits::<64>(0)
                     + (bit_cast::<64, 32>(self.slot.val()) << 6);
