@@ -97,6 +97,9 @@ const _: () = assert!(
 
 /// Most WQEs fetched by one DMA read.
 pub const PREFETCH: u64 = 8;
+// The request's WQE count (`n`, and the clamped terms `av_n`/`te_n` it is
+// chosen from) is 4 bits wide.
+const _: () = assert!(PREFETCH >= 1 && PREFETCH <= 15);
 /// DMA read tags in use (requests in flight).
 pub const TAGS: usize = 4;
 /// `wqe_reason`: the opcode octet names no `SendOpcode`.
