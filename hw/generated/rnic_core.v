@@ -17269,7 +17269,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
         end
         if (ld) begin
             first$d = 1'b0;
-            first2$d = 1'b1;
             crc_en$d = ctx_crc_en;
             mk_en$d = ctx_mk_en;
             phase$d = seq_diff[(32'h0)+:(9)];
@@ -17286,9 +17285,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ct
             acc$d = 64'h0;
             fill$d = 4'h0;
         end
-        if (first2$q) begin
-            first2$d = 1'b0;
-        end
+        first2$d = ld;
         if (take) begin
             first$d = in_last;
             crc_en$d = c_crc_en;
@@ -35567,6 +35564,10 @@ module rnic_core$tp_arb(clock,reset,placing,inv_hold,dv_valid,dv_ready,dv_stag,d
     reg  o_ts$clock;
 
     // Local signals
+    reg  ok_dv;
+    reg  ok_rs;
+    reg  ok_rr;
+    reg  ok_ts;
     reg  e_dv;
     reg  e_rs;
     reg  e_rr;
@@ -35633,14 +35634,18 @@ module rnic_core$tp_arb(clock,reset,placing,inv_hold,dv_valid,dv_ready,dv_stag,d
         o_rs$d = o_rs$q;
         o_rr$d = o_rr$q;
         o_ts$d = o_ts$q;
-        e_dv = dv_valid & ~inv_hold;
-        e_rs = rs_valid & ~placing;
-        e_rr = rr_valid & ~placing & ~inv_hold;
-        e_ts = ts_valid & ~placing;
-        dv_ready = chk_ready & g_dv$q & ~inv_hold;
-        rs_ready = chk_ready & g_rs$q & ~placing;
-        rr_ready = chk_ready & g_rr$q & ~placing & ~inv_hold;
-        ts_ready = chk_ready & g_ts$q & ~placing;
+        ok_dv = ~inv_hold;
+        ok_rs = ~placing;
+        ok_rr = ~placing & ~inv_hold;
+        ok_ts = ~placing;
+        e_dv = dv_valid & ok_dv;
+        e_rs = rs_valid & ok_rs;
+        e_rr = rr_valid & ok_rr;
+        e_ts = ts_valid & ok_ts;
+        dv_ready = chk_ready & g_dv$q & ok_dv;
+        rs_ready = chk_ready & g_rs$q & ok_rs;
+        rr_ready = chk_ready & g_rr$q & ok_rr;
+        ts_ready = chk_ready & g_ts$q & ok_ts;
         chk_valid = (g_dv$q & e_dv) | (g_rs$q & e_rs) | (g_rr$q & e_rr) | (g_ts$q & e_ts);
         chk_stag = dv_stag;
         chk_pd = dv_pd;
@@ -40240,12 +40245,12 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
     reg  [31:0] c_perr$d;
     wire  [31:0] c_perr$q;
     reg  c_perr$clock;
-    reg  [11:0] hw_r$d;
-    wire  [11:0] hw_r$q;
-    reg  hw_r$clock;
-    reg  [11:0] fwc_r$d;
-    wire  [11:0] fwc_r$q;
-    reg  fwc_r$clock;
+    reg  [11:0] hwords$d;
+    wire  [11:0] hwords$q;
+    reg  hwords$clock;
+    reg  [11:0] fw_crc$d;
+    wire  [11:0] fw_crc$q;
+    reg  fw_crc$clock;
 
     // Local signals
     reg  adv;
@@ -40254,12 +40259,7 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
     reg  [2:0] d_hw;
     reg  [17:0] d_fw;
     reg  too_long;
-    // Unused on purpose: tx_mpa uses only the low 12 bits of the payload word count: pay_len <= FRAMER_MAX_PAY_LEN (8940) octets, i.e. at most 2235 words, larger descriptors are refused.
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [15:0] plw;
-    /* verilator lint_on UNUSEDSIGNAL */
-    reg  [11:0] fw_crc;
-    reg  [11:0] hwords;
+    reg  [17:0] d_fwc;
     reg  m0;
     reg  h0;
     reg  c0;
@@ -40488,15 +40488,15 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         .q(c_perr$q),
         .clock(c_perr$clock)
     );
-    rnic_core$tx_framer$mpa$hw_r hw_r(
-        .d(hw_r$d),
-        .q(hw_r$q),
-        .clock(hw_r$clock)
+    rnic_core$tx_framer$mpa$hwords hwords(
+        .d(hwords$d),
+        .q(hwords$q),
+        .clock(hwords$clock)
     );
-    rnic_core$tx_framer$mpa$fwc_r fwc_r(
-        .d(fwc_r$d),
-        .q(fwc_r$q),
-        .clock(fwc_r$clock)
+    rnic_core$tx_framer$mpa$fw_crc fw_crc(
+        .d(fw_crc$d),
+        .q(fw_crc$q),
+        .clock(fw_crc$clock)
     );
 
     // Update code
@@ -40534,8 +40534,8 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         p_v$clock = clock;
         c_drop$clock = clock;
         c_perr$clock = clock;
-        hw_r$clock = clock;
-        fwc_r$clock = clock;
+        hwords$clock = clock;
+        fw_crc$clock = clock;
         st$d = st$q;
         crc_en$d = crc_en$q;
         mk_en$d = mk_en$q;
@@ -40568,8 +40568,8 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         p_v$d = p_v$q;
         c_drop$d = c_drop$q;
         c_perr$d = c_perr$q;
-        hw_r$d = hw_r$q;
-        fwc_r$d = fwc_r$q;
+        hwords$d = hwords$q;
+        fw_crc$d = fw_crc$q;
         crcu$reset = reset;
         ddp$opcode = opcode$q;
         ddp$last = last$q;
@@ -40579,8 +40579,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         ddp$msn = msn$q;
         ddp$mo = mo$q;
         ddp$pay_len = pay_len$q;
-        hwords = hw_r$q;
-        fw_crc = fwc_r$q;
         o_write = q_valid$q & ~o_full;
         o_data = q_data$q;
         o_last = q_last$q;
@@ -40620,16 +40618,16 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         if ((d_opcode == 4'h0) | (d_opcode == 4'h2)) begin
             d_hw = 3'h4;
         end
-        d_fw = ({{2{1'b0}}, d_pay_len} + 18'h3 + ({{15{1'b0}}, d_hw} << 32'h2) + 18'h4) >> 32'h2;
-        plw = (d_pay_len + 16'h3) >> 32'h2;
+        d_fwc = {{15{1'b0}}, d_hw} + (({{2{1'b0}}, d_pay_len} + 18'h3) >> 32'h2);
+        d_fw = d_fwc + 18'h1;
         too_long = d_fw > c_max_fw;
         if (d_mk_en) begin
             too_long = d_fw > c_max_fw_mk;
         end
         bad = (d_mk_en & ((diff & 32'h3) != 32'h0)) | too_long;
         m0 = mk_en$q & (wph$q == 7'h0);
-        h0 = ~m0 & (fw$q < hwords);
-        c0 = ~m0 & (fw$q == fw_crc);
+        h0 = ~m0 & (fw$q < hwords$q);
+        c0 = ~m0 & (fw$q == fw_crc$q);
         k0 = ~m0 & ~h0 & ~c0;
         fw1 = fw$q + 12'h1;
         if (m0) begin
@@ -40637,8 +40635,8 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
         end
         s1x = m0 | ~c0;
         m1 = s1x & mk_en$q & (wph$q == 7'h7f);
-        h1 = s1x & ~m1 & (fw1 < hwords);
-        c1 = s1x & ~m1 & (fw1 == fw_crc);
+        h1 = s1x & ~m1 & (fw1 < hwords$q);
+        c1 = s1x & ~m1 & (fw1 == fw_crc$q);
         k1 = s1x & ~m1 & ~h1 & ~c1;
         nfw = fw1;
         if (~m1 & s1x) begin
@@ -40743,8 +40741,8 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 msn$d = d_msn;
                 mo$d = d_mo;
                 pay_len$d = d_pay_len;
-                hw_r$d = {{9{1'b0}}, d_hw};
-                fwc_r$d = {{9{1'b0}}, d_hw} + plw[11:0];
+                hwords$d = {{9{1'b0}}, d_hw};
+                fw_crc$d = d_fwc[(32'h0)+:(12)];
                 side$d = d_side;
                 wph$d = diff[(32'h2)+:(7)];
                 fw$d = 12'h0;
@@ -41623,7 +41621,7 @@ module rnic_core$tx_framer$mpa$fw(d,q,clock);
 endmodule // rnic_core$tx_framer$mpa$fw
 
 
-module rnic_core$tx_framer$mpa$fwc_r(d,q,clock);
+module rnic_core$tx_framer$mpa$fw_crc(d,q,clock);
 
     // Module arguments
     input wire  [11:0] d;
@@ -41639,7 +41637,7 @@ module rnic_core$tx_framer$mpa$fwc_r(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_core$tx_framer$mpa$fwc_r
+endmodule // rnic_core$tx_framer$mpa$fw_crc
 
 
 module rnic_core$tx_framer$mpa$hold(d,q,clock);
@@ -41680,7 +41678,7 @@ module rnic_core$tx_framer$mpa$hold_v(d,q,clock);
 endmodule // rnic_core$tx_framer$mpa$hold_v
 
 
-module rnic_core$tx_framer$mpa$hw_r(d,q,clock);
+module rnic_core$tx_framer$mpa$hwords(d,q,clock);
 
     // Module arguments
     input wire  [11:0] d;
@@ -41696,7 +41694,7 @@ module rnic_core$tx_framer$mpa$hw_r(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_core$tx_framer$mpa$hw_r
+endmodule // rnic_core$tx_framer$mpa$hwords
 
 
 module rnic_core$tx_framer$mpa$last(d,q,clock);

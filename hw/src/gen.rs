@@ -263,13 +263,6 @@ const UNUSED_OK: &[Unused] = &[
     ),
     unused(
         &["mpa"],
-        "plw",
-        16,
-        "tx_mpa uses only the low 12 bits of the payload word count: pay_len <= \
-         FRAMER_MAX_PAY_LEN (8940) octets, i.e. at most 2235 words, larger descriptors are refused",
-    ),
-    unused(
-        &["mpa"],
         "hs0",
         160,
         "tx_mpa uses only the low 32 bits (the selected header word) of the shifted DDP header",

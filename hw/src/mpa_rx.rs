@@ -327,8 +327,8 @@ pub struct MpaRx {
     /// Bit 71 (`crc_ok`) of a queued beat.
     crc_ok_bit: Constant<Bits<OUTQ_W>>,
     first: DFF<Bit>,
-    /// The second load clock: the marker lanes of the segment's first beat
-    /// are computed from the loaded (registered) phase.
+    /// The second load clock (the clock after `ld`): the marker lanes of the
+    /// segment's first beat are computed from the loaded (registered) phase.
     first2: DFF<Bit>,
     crc_en: DFF<Bit>,
     mk_en: DFF<Bit>,
@@ -1216,7 +1216,6 @@ impl Logic for MpaRx {
         if self.ld.val() {
             // The load clock: the context becomes the beat-start state.
             self.first.d.next = false;
-            self.first2.d.next = true;
             self.crc_en.d.next = self.ctx_crc_en.val();
             self.mk_en.d.next = self.ctx_mk_en.val();
             self.phase.d.next = self.seq_diff.val().get_bits::<9>(0);
@@ -1233,9 +1232,7 @@ impl Logic for MpaRx {
             self.acc.d.next = 0.into();
             self.fill.d.next = 0.into();
         }
-        if self.first2.q.val() {
-            self.first2.d.next = false;
-        }
+        self.first2.d.next = self.ld.val();
         if self.take.val() {
             self.first.d.next = self.in_last.val();
             self.crc_en.d.next = self.c_crc_en.val();

@@ -107,6 +107,11 @@ pub struct TptArb {
     o_rs: DFF<Bit>,
     o_rr: DFF<Bit>,
     o_ts: DFF<Bit>,
+    /// The rules: may each client hand in a check this clock?
+    ok_dv: Signal<Local, Bit>,
+    ok_rs: Signal<Local, Bit>,
+    ok_rr: Signal<Local, Bit>,
+    ok_ts: Signal<Local, Bit>,
     /// Each client's request, if the rules let it ask this clock.
     e_dv: Signal<Local, Bit>,
     e_rs: Signal<Local, Bit>,
@@ -120,17 +125,20 @@ impl Logic for TptArb {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, g_dv, g_rs, g_rr, g_ts, o_dv, o_rs, o_rr, o_ts);
-        self.e_dv.next = self.dv_valid.val() & !self.inv_hold.val();
-        self.e_rs.next = self.rs_valid.val() & !self.placing.val();
-        self.e_rr.next = self.rr_valid.val() & !self.placing.val() & !self.inv_hold.val();
-        self.e_ts.next = self.ts_valid.val() & !self.placing.val();
+        self.ok_dv.next = !self.inv_hold.val();
+        self.ok_rs.next = !self.placing.val();
+        self.ok_rr.next = !self.placing.val() & !self.inv_hold.val();
+        self.ok_ts.next = !self.placing.val();
+        self.e_dv.next = self.dv_valid.val() & self.ok_dv.val();
+        self.e_rs.next = self.rs_valid.val() & self.ok_rs.val();
+        self.e_rr.next = self.rr_valid.val() & self.ok_rr.val();
+        self.e_ts.next = self.ts_valid.val() & self.ok_ts.val();
 
         // ---- hand-in: the granted client, on this clock's rules
-        self.dv_ready.next = self.chk_ready.val() & self.g_dv.q.val() & !self.inv_hold.val();
-        self.rs_ready.next = self.chk_ready.val() & self.g_rs.q.val() & !self.placing.val();
-        self.rr_ready.next =
-            self.chk_ready.val() & self.g_rr.q.val() & !self.placing.val() & !self.inv_hold.val();
-        self.ts_ready.next = self.chk_ready.val() & self.g_ts.q.val() & !self.placing.val();
+        self.dv_ready.next = self.chk_ready.val() & self.g_dv.q.val() & self.ok_dv.val();
+        self.rs_ready.next = self.chk_ready.val() & self.g_rs.q.val() & self.ok_rs.val();
+        self.rr_ready.next = self.chk_ready.val() & self.g_rr.q.val() & self.ok_rr.val();
+        self.ts_ready.next = self.chk_ready.val() & self.g_ts.q.val() & self.ok_ts.val();
         self.chk_valid.next = (self.g_dv.q.val() & self.e_dv.val())
             | (self.g_rs.q.val() & self.e_rs.val())
             | (self.g_rr.q.val() & self.e_rr.val())

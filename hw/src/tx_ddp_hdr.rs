@@ -13,7 +13,7 @@
 //!
 //! `hdr` carries those octets in little-endian lanes (octet 0 in
 //! `hdr[7:0]`), i.e. 4 or 5 4-octet words for the framer (which takes the
-//! count from the descriptor, registered: `tx_mpa`'s `hw_r`). Both header
+//! count from the descriptor, registered: `tx_mpa`'s `hwords`). Both header
 //! lengths plus ULPDU_LENGTH are multiples of 4, which is why the payload
 //! (and the pad after it) of every FPDU starts word-aligned (see `tx_mpa`).
 //!

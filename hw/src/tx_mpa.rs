@@ -217,14 +217,15 @@ pub struct TxMpaN<const PR: usize> {
     /// The profile's FPDU limits in non-marker words (markers off / on).
     c_max_fw: Constant<Bits<18>>,
     c_max_fw_mk: Constant<Bits<18>>,
-    plw: Signal<Local, Bits<16>>,
-    fw_crc: Signal<Local, Bits<12>>,
-    hwords: Signal<Local, Bits<12>>,
-    /// `hwords` and `fw_crc` of the FPDU, registered when its descriptor is
-    /// taken: the per-beat word-slot choice starts from registers, not from
-    /// the header decode and an adder (board timing, docs/fpga.md).
-    hw_r: DFF<Bits<12>>,
-    fwc_r: DFF<Bits<12>>,
+    /// The descriptor's CRC word index among its FPDU's non-marker words
+    /// (header + payload words; `d_fw` is one more).
+    d_fwc: Signal<Local, Bits<18>>,
+    /// The FPDU's header words and CRC word index, registered when its
+    /// descriptor is taken: the per-beat word-slot choice starts from
+    /// registers, not from the header decode and an adder (board timing,
+    /// docs/fpga.md).
+    hwords: DFF<Bits<12>>,
+    fw_crc: DFF<Bits<12>>,
     m0: Signal<Local, Bit>,
     h0: Signal<Local, Bit>,
     c0: Signal<Local, Bit>,
@@ -337,11 +338,9 @@ impl<const PR: usize> Default for TxMpaN<PR> {
             d_hw: Default::default(),
             d_fw: Default::default(),
             too_long: Default::default(),
-            plw: Default::default(),
-            fw_crc: Default::default(),
+            d_fwc: Default::default(),
             hwords: Default::default(),
-            hw_r: Default::default(),
-            fwc_r: Default::default(),
+            fw_crc: Default::default(),
             m0: Default::default(),
             h0: Default::default(),
             c0: Default::default(),
@@ -389,7 +388,7 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
         dff_setup!(
             self, clock, st, crc_en, mk_en, opcode, last, stag, to, qn, msn, mo, pay_len, side, fw,
             wph, woff, hold, hold_v, pay_rem, zfill, drain, q_data, q_last, q_half, q_valid, psum,
-            p_side, p_t, p_psum, p_crc_en, p_v, c_drop, c_perr, hw_r, fwc_r
+            p_side, p_t, p_psum, p_crc_en, p_v, c_drop, c_perr, hwords, fw_crc
         );
         self.crcu.reset.next = self.reset.val();
 
@@ -402,8 +401,6 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
         self.ddp.msn.next = self.msn.q.val();
         self.ddp.mo.next = self.mo.q.val();
         self.ddp.pay_len.next = self.pay_len.q.val();
-        self.hwords.next = self.hw_r.q.val();
-        self.fw_crc.next = self.fwc_r.q.val();
 
         // ---- output register → data FIFO, CRC and checksum sidecars
         self.o_write.next = self.q_valid.q.val() & !self.o_full.val();
@@ -459,16 +456,12 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
         if (self.d_opcode.val() == 0) | (self.d_opcode.val() == 2) {
             self.d_hw.next = 4.into();
         }
-        self.d_fw.next = (bit_cast::<18, 16>(self.d_pay_len.val())
-            + 3
-            + (bit_cast::<18, 3>(self.d_hw.val()) << 2)
-            + 4)
-            >> 2;
+        self.d_fwc.next = bit_cast::<18, 3>(self.d_hw.val())
+            + ((bit_cast::<18, 16>(self.d_pay_len.val()) + 3) >> 2);
+        self.d_fw.next = self.d_fwc.val() + 1;
         // The FPDU with its markers must fit the profile's MTU frame:
         // MAX_FPDU_WORDS (2240), MAX_FPDU_WORDS_MK (2222) with markers on
         // the sim profile (9000), 365 / 362 on the board (1500).
-        // The descriptor's payload in words (for `fwc_r`).
-        self.plw.next = (self.d_pay_len.val() + 3) >> 2;
         self.too_long.next = self.d_fw.val() > self.c_max_fw.val();
         if self.d_mk_en.val() {
             self.too_long.next = self.d_fw.val() > self.c_max_fw_mk.val();
@@ -477,8 +470,8 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
 
         // ---- word slots of this beat
         self.m0.next = self.mk_en.q.val() & (self.wph.q.val() == 0);
-        self.h0.next = !self.m0.val() & (self.fw.q.val() < self.hwords.val());
-        self.c0.next = !self.m0.val() & (self.fw.q.val() == self.fw_crc.val());
+        self.h0.next = !self.m0.val() & (self.fw.q.val() < self.hwords.q.val());
+        self.c0.next = !self.m0.val() & (self.fw.q.val() == self.fw_crc.q.val());
         self.k0.next = !self.m0.val() & !self.h0.val() & !self.c0.val();
         self.fw1.next = self.fw.q.val() + 1;
         if self.m0.val() {
@@ -487,8 +480,8 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
         // A marker is only sent in front of an FPDU octet (RFC 5044 §4.3).
         self.s1x.next = self.m0.val() | !self.c0.val();
         self.m1.next = self.s1x.val() & self.mk_en.q.val() & (self.wph.q.val() == 127);
-        self.h1.next = self.s1x.val() & !self.m1.val() & (self.fw1.val() < self.hwords.val());
-        self.c1.next = self.s1x.val() & !self.m1.val() & (self.fw1.val() == self.fw_crc.val());
+        self.h1.next = self.s1x.val() & !self.m1.val() & (self.fw1.val() < self.hwords.q.val());
+        self.c1.next = self.s1x.val() & !self.m1.val() & (self.fw1.val() == self.fw_crc.q.val());
         self.k1.next = self.s1x.val() & !self.m1.val() & !self.h1.val() & !self.c1.val();
         self.nfw.next = self.fw1.val();
         if !self.m1.val() & self.s1x.val() {
@@ -578,11 +571,10 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
                 self.msn.d.next = self.d_msn.val();
                 self.mo.d.next = self.d_mo.val();
                 self.pay_len.d.next = self.d_pay_len.val();
-                // Header words (as `tx_ddp_hdr`'s `words`) and the index of
+                // Header words (as `tx_ddp_hdr`'s header) and the index of
                 // the CRC word among the FPDU's non-marker words.
-                self.hw_r.d.next = bit_cast::<12, 3>(self.d_hw.val());
-                self.fwc_r.d.next =
-                    bit_cast::<12, 3>(self.d_hw.val()) + bit_cast::<12, 16>(self.plw.val());
+                self.hwords.d.next = bit_cast::<12, 3>(self.d_hw.val());
+                self.fw_crc.d.next = self.d_fwc.val().get_bits::<12>(0);
                 self.side.d.next = self.d_side.val();
                 self.wph.d.next = self.diff.val().get_bits::<7>(2);
                 self.fw.d.next = 0.into();
