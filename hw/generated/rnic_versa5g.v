@@ -27290,33 +27290,33 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     reg  [7:0] q3;
     reg  [7:0] c4;
     reg  [7:0] h4;
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [255:0] sh_h_cnt;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [255:0] sh_h_ord;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  [3:0] h_cnt;
     reg  [3:0] h_ord;
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [255:0] sh_s_cnt;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [255:0] sh_s_ord;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] sh_s_head;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [255:0] sh_q_cnt;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [191:0] sh_q_head;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -29829,7 +29829,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     localparam  qm = 6'b1111;
     localparam  qset = 64'hffff;
     localparam  k_nq = 32'h10;
-    localparam  m_cnt = 320'hffffffffffffffffffff;
     localparam  k_qn_rreq = 2'b1;
     localparam  k_hdr_len = 16'h1c;
     localparam  k_ird_max = 16'h10;
@@ -29916,9 +29915,21 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     reg  [15:0] cause_r$d;
     wire  [15:0] cause_r$q;
     reg  cause_r$clock;
-    reg  [319:0] cnt$d;
-    wire  [319:0] cnt$q;
-    reg  cnt$clock;
+    reg  [63:0] cp0$d;
+    wire  [63:0] cp0$q;
+    reg  cp0$clock;
+    reg  [63:0] cp1$d;
+    wire  [63:0] cp1$q;
+    reg  cp1$clock;
+    reg  [63:0] cp2$d;
+    wire  [63:0] cp2$q;
+    reg  cp2$clock;
+    reg  [63:0] cp3$d;
+    wire  [63:0] cp3$q;
+    reg  cp3$clock;
+    reg  [63:0] cp4$d;
+    wire  [63:0] cp4$q;
+    reg  cp4$clock;
     reg  dn_v$d;
     wire  dn_v$q;
     reg  dn_v$clock;
@@ -29950,20 +29961,21 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     reg  [4:0] cur_e;
     reg  [5:0] qp6;
     reg  [63:0] qbit;
-    reg  [8:0] sh;
-    reg  [8:0] dsh;
-    reg  [8:0] csh;
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [319:0] sh_cnt;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: rd_track and rreq_queue select a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [319:0] sh_dcnt;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  [4:0] cur;
     reg  [4:0] dcur;
-    reg  [319:0] cnt_v;
+    reg  [63:0] d_oh;
+    reg  [63:0] i_oh;
+    reg  [63:0] c_oh;
+    reg  [63:0] keep;
+    reg  [63:0] wd;
+    reg  [63:0] wi;
+    reg  [4:0] nd;
+    reg  [4:0] ni;
+    reg  [63:0] pw0;
+    reg  [63:0] pw1;
+    reg  [63:0] pw2;
+    reg  [63:0] pw3;
+    reg  [63:0] pw4;
     reg  inc;
     reg  [4:0] ird_v;
     reg  [63:0] beat_mask;
@@ -30072,10 +30084,30 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         .q(cause_r$q),
         .clock(cause_r$clock)
     );
-    rnic_versa5g$core$rreq_q$cnt cnt(
-        .d(cnt$d),
-        .q(cnt$q),
-        .clock(cnt$clock)
+    rnic_versa5g$core$rreq_q$cp0 cp0(
+        .d(cp0$d),
+        .q(cp0$q),
+        .clock(cp0$clock)
+    );
+    rnic_versa5g$core$rreq_q$cp1 cp1(
+        .d(cp1$d),
+        .q(cp1$q),
+        .clock(cp1$clock)
+    );
+    rnic_versa5g$core$rreq_q$cp2 cp2(
+        .d(cp2$d),
+        .q(cp2$q),
+        .clock(cp2$clock)
+    );
+    rnic_versa5g$core$rreq_q$cp3 cp3(
+        .d(cp3$d),
+        .q(cp3$q),
+        .clock(cp3$clock)
+    );
+    rnic_versa5g$core$rreq_q$cp4 cp4(
+        .d(cp4$d),
+        .q(cp4$q),
+        .clock(cp4$clock)
     );
     rnic_versa5g$core$rreq_q$dn_v dn_v(
         .d(dn_v$d),
@@ -30130,7 +30162,11 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         len$clock = clock;
         ddp_last$clock = clock;
         cause_r$clock = clock;
-        cnt$clock = clock;
+        cp0$clock = clock;
+        cp1$clock = clock;
+        cp2$clock = clock;
+        cp3$clock = clock;
+        cp4$clock = clock;
         stopped$clock = clock;
         c_rreq$clock = clock;
         c_drop$clock = clock;
@@ -30152,7 +30188,11 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         len$d = len$q;
         ddp_last$d = ddp_last$q;
         cause_r$d = cause_r$q;
-        cnt$d = cnt$q;
+        cp0$d = cp0$q;
+        cp1$d = cp1$q;
+        cp2$d = cp2$q;
+        cp3$d = cp3$q;
+        cp4$d = cp4$q;
         stopped$d = stopped$q;
         c_rreq$d = c_rreq$q;
         c_drop$d = c_drop$q;
@@ -30198,13 +30238,8 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
             ird_v = k_ird_max[(32'h0)+:(5)];
         end
         qbit = (64'h1 << qp6) & qset;
-        sh = ({{3{1'b0}}, qp6} << 32'h2) + {{3{1'b0}}, qp6};
-        dsh = ({{3{1'b0}}, dn_q$q} << 32'h2) + {{3{1'b0}}, dn_q$q};
-        csh = ({{3{1'b0}}, cq} << 32'h2) + {{3{1'b0}}, cq};
-        sh_cnt = cnt$q >> sh;
-        sh_dcnt = cnt$q >> dsh;
-        cur = sh_cnt[(32'h0)+:(5)];
-        dcur = sh_dcnt[(32'h0)+:(5)];
+        cur = {{4{1'b0}}, cp0$q[qp6]} | ({{4{1'b0}}, cp1$q[qp6]} << 32'h1) | ({{4{1'b0}}, cp2$q[qp6]} << 32'h2) | ({{4{1'b0}}, cp3$q[qp6]} << 32'h3) | ({{4{1'b0}}, cp4$q[qp6]} << 32'h4);
+        dcur = {{4{1'b0}}, cp0$q[dn_q$q]} | ({{4{1'b0}}, cp1$q[dn_q$q]} << 32'h1) | ({{4{1'b0}}, cp2$q[dn_q$q]} << 32'h2) | ({{4{1'b0}}, cp3$q[dn_q$q]} << 32'h3) | ({{4{1'b0}}, cp4$q[dn_q$q]} << 32'h4);
         dec = dn_v$q & (dcur > {{4{1'b0}}, dn_inc$q});
         cur_e = cur;
         if (dec & (dn_q$q == qp6)) begin
@@ -30300,24 +30335,70 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                     end
                 end
         endcase
-        cnt_v = cnt$q;
         dn_v$d = done_valid & d_ok;
         dn_q$d = dq;
         dn_inc$d = inc & (qp6 == dq);
+        d_oh = 64'h0;
         if (dec) begin
-            cnt_v = cnt_v - (320'h1 << dsh);
+            d_oh = 64'h1 << dn_q$q;
         end
+        i_oh = 64'h0;
         if (inc) begin
-            cnt_v = cnt_v + (320'h1 << sh);
+            i_oh = 64'h1 << qp6;
         end
+        c_oh = 64'h0;
         if (cfg_valid & c_ok) begin
-            cnt_v = cnt_v & ~(320'h1f << csh);
+            c_oh = 64'h1 << cq;
             stopped$d = stopped$q & ~(64'h1 << cq);
             ctx$write_enable = 1'b1;
             ctx$write_address = cq;
             ctx$write_data = ({{32{1'b0}}, ird_v} << 32'h20) | {{5{1'b0}}, cfg_msn};
         end
-        cnt$d = cnt_v & m_cnt;
+        keep = ~(d_oh | i_oh | c_oh) & qset;
+        wd = d_oh & ~i_oh & ~c_oh;
+        wi = i_oh & ~c_oh;
+        nd = dcur - 5'h1;
+        ni = cur_e + 5'h1;
+        pw0 = cp0$q & keep;
+        pw1 = cp1$q & keep;
+        pw2 = cp2$q & keep;
+        pw3 = cp3$q & keep;
+        pw4 = cp4$q & keep;
+        if (nd[32'h0]) begin
+            pw0 = pw0 | wd;
+        end
+        if (nd[32'h1]) begin
+            pw1 = pw1 | wd;
+        end
+        if (nd[32'h2]) begin
+            pw2 = pw2 | wd;
+        end
+        if (nd[32'h3]) begin
+            pw3 = pw3 | wd;
+        end
+        if (nd[32'h4]) begin
+            pw4 = pw4 | wd;
+        end
+        if (ni[32'h0]) begin
+            pw0 = pw0 | wi;
+        end
+        if (ni[32'h1]) begin
+            pw1 = pw1 | wi;
+        end
+        if (ni[32'h2]) begin
+            pw2 = pw2 | wi;
+        end
+        if (ni[32'h3]) begin
+            pw3 = pw3 | wi;
+        end
+        if (ni[32'h4]) begin
+            pw4 = pw4 | wi;
+        end
+        cp0$d = pw0;
+        cp1$d = pw1;
+        cp2$d = pw2;
+        cp3$d = pw3;
+        cp4$d = pw4;
         rs_msn = (msn$q << 32'h18) | ((msn$q & 32'hff00) << 32'h8) | ((msn$q >> 32'h8) & 32'hff00) | (msn$q >> 32'h18);
         rs_mo = (mo$q << 32'h18) | ((mo$q & 32'hff00) << 32'h8) | ((mo$q >> 32'h8) & 32'hff00) | (mo$q >> 32'h18);
         ctl0 = 8'h1;
@@ -30335,7 +30416,11 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         if (reset) begin
             state$d = RqState$Collect;
             mid$d = 1'b0;
-            cnt$d = 320'h0;
+            cp0$d = 64'h0;
+            cp1$d = 64'h0;
+            cp2$d = 64'h0;
+            cp3$d = 64'h0;
+            cp4$d = 64'h0;
             stopped$d = 64'h0;
             dn_v$d = 1'b0;
             c_rreq$d = 32'h0;
@@ -30442,25 +30527,6 @@ module rnic_versa5g$core$rreq_q$cause_r(d,q,clock);
 endmodule // rnic_versa5g$core$rreq_q$cause_r
 
 
-module rnic_versa5g$core$rreq_q$cnt(d,q,clock);
-
-    // Module arguments
-    input wire  [319:0] d;
-    output reg  [319:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 320'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rreq_q$cnt
-
-
 module rnic_versa5g$core$rreq_q$conn(d,q,clock);
 
     // Module arguments
@@ -30478,6 +30544,101 @@ module rnic_versa5g$core$rreq_q$conn(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rreq_q$conn
+
+
+module rnic_versa5g$core$rreq_q$cp0(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$cp0
+
+
+module rnic_versa5g$core$rreq_q$cp1(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$cp1
+
+
+module rnic_versa5g$core$rreq_q$cp2(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$cp2
+
+
+module rnic_versa5g$core$rreq_q$cp3(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$cp3
+
+
+module rnic_versa5g$core$rreq_q$cp4(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rreq_q$cp4
 
 
 module rnic_versa5g$core$rreq_q$ctx(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -174,9 +174,8 @@ const SCQ_OBS: &str = "TxSeg's completion records go into the QP's send CQ insid
 const CDC_STATUS: &str = "RxCdc uses only the FIFO's full and empty flags: it reads only \
      when not empty and detects overflow as full during a write";
 
-const RDT_SHIFT: &str =
-    "rd_track and rreq_queue select a QP's field by shifting the packed per-QP \
-     vector and taking its low bits (rust-hdl has no variable part-select)";
+const RDT_SHIFT: &str = "rd_track selects a QP's field by shifting the packed per-QP vector and \
+     taking its low bits (rust-hdl has no variable part-select)";
 
 /// Declarations that are unused on purpose, with the reason, waived one by
 /// one (module, name and width must all match).
@@ -189,8 +188,6 @@ const UNUSED_OK: &[Unused] = &[
     unused(&["rd_track"], "sh_q_head", 192, RDT_SHIFT),
     unused(&["rd_track"], "sh_h_cnt", 256, RDT_SHIFT),
     unused(&["rd_track"], "sh_h_ord", 256, RDT_SHIFT),
-    unused(&["rreq_q"], "sh_cnt", 320, RDT_SHIFT),
-    unused(&["rreq_q"], "sh_dcnt", 320, RDT_SHIFT),
     unused(
         &["rreq_q"],
         "fifo$count",

@@ -147,7 +147,6 @@ pub struct RreqQueueN<const PR: usize> {
     qm: Constant<Bits<6>>,
     qset: Constant<Bits<64>>,
     k_nq: Constant<Bits<32>>,
-    m_cnt: Constant<Bits<320>>,
     cq: Signal<Local, Bits<6>>,
     dq: Signal<Local, Bits<6>>,
     c_ok: Signal<Local, Bit>,
@@ -182,8 +181,15 @@ pub struct RreqQueueN<const PR: usize> {
     len: DFF<Bits<16>>,
     ddp_last: DFF<Bit>,
     cause_r: DFF<Bits<16>>,
-    /// Outstanding requests per QP, 5 bits each.
-    cnt: DFF<Bits<320>>,
+    /// Outstanding requests per QP as five bit planes: bit `b` of QP `q`'s
+    /// count is bit `q` of `cp{b}`. A QP's count is read by indexing each
+    /// plane (a 64:1 multiplexer per bit) and written through one-hot masks,
+    /// so no arithmetic spans the QPs (FPGA timing, docs/fpga.md).
+    cp0: DFF<Bits<64>>,
+    cp1: DFF<Bits<64>>,
+    cp2: DFF<Bits<64>>,
+    cp3: DFF<Bits<64>>,
+    cp4: DFF<Bits<64>>,
     /// `done_*` registered (`dn_inc`: a request of the same QP was queued
     /// in the clock of `done`).
     dn_v: DFF<Bit>,
@@ -198,16 +204,25 @@ pub struct RreqQueueN<const PR: usize> {
     // ---- temporaries
     qp6: Signal<Local, Bits<6>>,
     qbit: Signal<Local, Bits<64>>,
-    sh: Signal<Local, Bits<9>>,
-    dsh: Signal<Local, Bits<9>>,
-    csh: Signal<Local, Bits<9>>,
-    /// The count vector shifted down to a QP's field (rust-hdl has no
-    /// variable part-select; only the low 5 bits are used).
-    sh_cnt: Signal<Local, Bits<320>>,
-    sh_dcnt: Signal<Local, Bits<320>>,
     cur: Signal<Local, Bits<5>>,
     dcur: Signal<Local, Bits<5>>,
-    cnt_v: Signal<Local, Bits<320>>,
+    /// One-hot QP masks of this clock's count changes: decrement (`done`),
+    /// increment (a request queued), clear (a context write).
+    d_oh: Signal<Local, Bits<64>>,
+    i_oh: Signal<Local, Bits<64>>,
+    c_oh: Signal<Local, Bits<64>>,
+    /// Counts that stay; the QP that takes the decremented count `nd`; the
+    /// QP that takes the incremented count `ni`.
+    keep: Signal<Local, Bits<64>>,
+    wd: Signal<Local, Bits<64>>,
+    wi: Signal<Local, Bits<64>>,
+    nd: Signal<Local, Bits<5>>,
+    ni: Signal<Local, Bits<5>>,
+    pw0: Signal<Local, Bits<64>>,
+    pw1: Signal<Local, Bits<64>>,
+    pw2: Signal<Local, Bits<64>>,
+    pw3: Signal<Local, Bits<64>>,
+    pw4: Signal<Local, Bits<64>>,
     inc: Signal<Local, Bit>,
     ird_v: Signal<Local, Bits<5>>,
     beat_mask: Signal<Local, Bits<64>>,
@@ -299,7 +314,11 @@ impl<const PR: usize> Default for RreqQueueN<PR> {
             len: Default::default(),
             ddp_last: Default::default(),
             cause_r: Default::default(),
-            cnt: Default::default(),
+            cp0: Default::default(),
+            cp1: Default::default(),
+            cp2: Default::default(),
+            cp3: Default::default(),
+            cp4: Default::default(),
             dn_v: Default::default(),
             dn_q: Default::default(),
             dn_inc: Default::default(),
@@ -311,14 +330,21 @@ impl<const PR: usize> Default for RreqQueueN<PR> {
             c_term: Default::default(),
             qp6: Default::default(),
             qbit: Default::default(),
-            sh: Default::default(),
-            dsh: Default::default(),
-            csh: Default::default(),
-            sh_cnt: Default::default(),
-            sh_dcnt: Default::default(),
             cur: Default::default(),
             dcur: Default::default(),
-            cnt_v: Default::default(),
+            d_oh: Default::default(),
+            i_oh: Default::default(),
+            c_oh: Default::default(),
+            keep: Default::default(),
+            wd: Default::default(),
+            wi: Default::default(),
+            nd: Default::default(),
+            ni: Default::default(),
+            pw0: Default::default(),
+            pw1: Default::default(),
+            pw2: Default::default(),
+            pw3: Default::default(),
+            pw4: Default::default(),
             inc: Default::default(),
             ird_v: Default::default(),
             beat_mask: Default::default(),
@@ -338,9 +364,6 @@ impl<const PR: usize> Default for RreqQueueN<PR> {
             qm: crate::doorbell::qp_mask(PR),
             qset: crate::doorbell::qp_set(PR),
             k_nq: k(crate::doorbell::profile_qps(PR) as u64),
-            m_cnt: Constant::new((0..320).fold(Bits::<320>::default(), |m, i| {
-                m.replace_bit(i, i < 5 * crate::doorbell::profile_qps(PR))
-            })),
             cq: Default::default(),
             dq: Default::default(),
             c_ok: Default::default(),
@@ -355,7 +378,7 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
         clock!(self, clock, fifo);
         dff_setup!(
             self, clock, state, mid, bcnt, h0, h1, h2, h3, qpn, conn, msn, mo, len, ddp_last,
-            cause_r, cnt, stopped, c_rreq, c_drop, c_term, dn_v, dn_q, dn_inc
+            cause_r, cp0, cp1, cp2, cp3, cp4, stopped, c_rreq, c_drop, c_term, dn_v, dn_q, dn_inc
         );
         self.ctx.read_clock.next = self.clock.val();
         self.ctx.write_clock.next = self.clock.val();
@@ -446,14 +469,21 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
 
         // ---- outstanding counts: done (−1, not below 0), then a new
         // request (+1), then a context write (cleared).
-        self.sh.next = (bit_cast::<9, 6>(self.qp6.val()) << 2) + bit_cast::<9, 6>(self.qp6.val());
-        self.dsh.next =
-            (bit_cast::<9, 6>(self.dn_q.q.val()) << 2) + bit_cast::<9, 6>(self.dn_q.q.val());
-        self.csh.next = (bit_cast::<9, 6>(self.cq.val()) << 2) + bit_cast::<9, 6>(self.cq.val());
-        self.sh_cnt.next = self.cnt.q.val() >> self.sh.val();
-        self.sh_dcnt.next = self.cnt.q.val() >> self.dsh.val();
-        self.cur.next = self.sh_cnt.val().get_bits::<5>(0);
-        self.dcur.next = self.sh_dcnt.val().get_bits::<5>(0);
+        self.cur.next = bit_cast::<5, 1>(self.cp0.q.val().get_bit(self.qp6.val().index()).into())
+            | (bit_cast::<5, 1>(self.cp1.q.val().get_bit(self.qp6.val().index()).into()) << 1)
+            | (bit_cast::<5, 1>(self.cp2.q.val().get_bit(self.qp6.val().index()).into()) << 2)
+            | (bit_cast::<5, 1>(self.cp3.q.val().get_bit(self.qp6.val().index()).into()) << 3)
+            | (bit_cast::<5, 1>(self.cp4.q.val().get_bit(self.qp6.val().index()).into()) << 4);
+        self.dcur.next =
+            bit_cast::<5, 1>(self.cp0.q.val().get_bit(self.dn_q.q.val().index()).into())
+                | (bit_cast::<5, 1>(self.cp1.q.val().get_bit(self.dn_q.q.val().index()).into())
+                    << 1)
+                | (bit_cast::<5, 1>(self.cp2.q.val().get_bit(self.dn_q.q.val().index()).into())
+                    << 2)
+                | (bit_cast::<5, 1>(self.cp3.q.val().get_bit(self.dn_q.q.val().index()).into())
+                    << 3)
+                | (bit_cast::<5, 1>(self.cp4.q.val().get_bit(self.dn_q.q.val().index()).into())
+                    << 4);
         // The registered `done` decrements unless the count was 0 in its
         // clock (now: 0, or 1 from a request queued then).
         self.dec.next =
@@ -552,25 +582,73 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
             }
         }
 
-        self.cnt_v.next = self.cnt.q.val();
         self.dn_v.d.next = self.done_valid.val() & self.d_ok.val();
         self.dn_q.d.next = self.dq.val();
         self.dn_inc.d.next = self.inc.val() & (self.qp6.val() == self.dq.val());
+        self.d_oh.next = 0.into();
         if self.dec.val() {
-            self.cnt_v.next = self.cnt_v.val() - (bits::<320>(1) << self.dsh.val());
+            self.d_oh.next = bits::<64>(1) << self.dn_q.q.val();
         }
+        self.i_oh.next = 0.into();
         if self.inc.val() {
-            self.cnt_v.next = self.cnt_v.val() + (bits::<320>(1) << self.sh.val());
+            self.i_oh.next = bits::<64>(1) << self.qp6.val();
         }
+        self.c_oh.next = 0.into();
         if self.cfg_valid.val() & self.c_ok.val() {
-            self.cnt_v.next = self.cnt_v.val() & !(bits::<320>(0x1f) << self.csh.val());
+            self.c_oh.next = bits::<64>(1) << self.cq.val();
             self.stopped.d.next = self.stopped.q.val() & !(bits::<64>(1) << self.cq.val());
             self.ctx.write_enable.next = true;
             self.ctx.write_address.next = self.cq.val();
             self.ctx.write_data.next = (bit_cast::<37, 5>(self.ird_v.val()) << 32)
                 | bit_cast::<37, 32>(self.cfg_msn.val());
         }
-        self.cnt.d.next = self.cnt_v.val() & self.m_cnt.val();
+        // A QP both decremented and incremented takes `cur_e + 1` (its count
+        // as it was); a context write clears whatever else happens.
+        self.keep.next = !(self.d_oh.val() | self.i_oh.val() | self.c_oh.val()) & self.qset.val();
+        self.wd.next = self.d_oh.val() & !self.i_oh.val() & !self.c_oh.val();
+        self.wi.next = self.i_oh.val() & !self.c_oh.val();
+        self.nd.next = self.dcur.val() - 1;
+        self.ni.next = self.cur_e.val() + 1;
+        self.pw0.next = self.cp0.q.val() & self.keep.val();
+        self.pw1.next = self.cp1.q.val() & self.keep.val();
+        self.pw2.next = self.cp2.q.val() & self.keep.val();
+        self.pw3.next = self.cp3.q.val() & self.keep.val();
+        self.pw4.next = self.cp4.q.val() & self.keep.val();
+        if self.nd.val().get_bit(0) {
+            self.pw0.next = self.pw0.val() | self.wd.val();
+        }
+        if self.nd.val().get_bit(1) {
+            self.pw1.next = self.pw1.val() | self.wd.val();
+        }
+        if self.nd.val().get_bit(2) {
+            self.pw2.next = self.pw2.val() | self.wd.val();
+        }
+        if self.nd.val().get_bit(3) {
+            self.pw3.next = self.pw3.val() | self.wd.val();
+        }
+        if self.nd.val().get_bit(4) {
+            self.pw4.next = self.pw4.val() | self.wd.val();
+        }
+        if self.ni.val().get_bit(0) {
+            self.pw0.next = self.pw0.val() | self.wi.val();
+        }
+        if self.ni.val().get_bit(1) {
+            self.pw1.next = self.pw1.val() | self.wi.val();
+        }
+        if self.ni.val().get_bit(2) {
+            self.pw2.next = self.pw2.val() | self.wi.val();
+        }
+        if self.ni.val().get_bit(3) {
+            self.pw3.next = self.pw3.val() | self.wi.val();
+        }
+        if self.ni.val().get_bit(4) {
+            self.pw4.next = self.pw4.val() | self.wi.val();
+        }
+        self.cp0.d.next = self.pw0.val();
+        self.cp1.d.next = self.pw1.val();
+        self.cp2.d.next = self.pw2.val();
+        self.cp3.d.next = self.pw3.val();
+        self.cp4.d.next = self.pw4.val();
 
         // ---- Terminate record: the untagged DDP header rebuilt (RFC 5041
         // §4.3; RDMAP control RV 1, opcode Read Request) and the RDMAP
@@ -609,7 +687,11 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
         if self.reset.val() {
             self.state.d.next = RqState::Collect;
             self.mid.d.next = false;
-            self.cnt.d.next = 0.into();
+            self.cp0.d.next = 0.into();
+            self.cp1.d.next = 0.into();
+            self.cp2.d.next = 0.into();
+            self.cp3.d.next = 0.into();
+            self.cp4.d.next = 0.into();
             self.stopped.d.next = 0.into();
             self.dn_v.d.next = false;
             self.c_rreq.d.next = 0.into();
@@ -833,6 +915,138 @@ mod tests {
         send(&mut b, &m, &mut rng, &mut t);
         expect_term(&mut t, UntaggedBufferError::InvalidMsnNoBuffer, &m);
         assert_eq!(b.cnt_rreq.val().index(), 1);
+    }
+
+    /// The outstanding counts against a reference model: `done` pulses on
+    /// random QPs in random clocks (also on QPs with nothing outstanding, in
+    /// the clock of a request's decision and of a context write), random
+    /// pops, four QPs with IRD 1..=4. The model applies a `done` in its clock
+    /// (never below 0) and decides a request in the block's `Decide` clock on
+    /// the count before that clock, which is what the block must answer
+    /// although its decrement lands a clock later; after every clock the
+    /// count registers hold the model's counts but for that clock's
+    /// decrement, and 0 after a context write. Fails if the decrement,
+    /// the same-clock increment (`dn_inc`, `cur_e`) or the clear is lost or
+    /// doubled.
+    #[test]
+    fn outstanding_counts_follow_done_and_requests() {
+        // QPs 0..6's counts as the bit planes hold them
+        fn counts(b: &RreqQueue) -> [u32; 6] {
+            let planes = [&b.cp0, &b.cp1, &b.cp2, &b.cp3, &b.cp4];
+            std::array::from_fn(|q| {
+                (0..5).fold(0, |a, k| a | ((planes[k].q.val().get_bit(q) as u32) << k))
+            })
+        }
+        let mut rng = Rng::new(47);
+        let mut b = bench::<{ crate::profile::PR_SIM }>();
+        let mut t = Vec::new();
+        let ird = [1u32, 2, 3, 4];
+        let mut msn = [1u32; 4];
+        let mut count = [0u32; 6];
+        for (q, &i) in ird.iter().enumerate() {
+            cfg(&mut b, q as u32, i as u16, 1, &mut t);
+        }
+        let (mut accepted, mut refused, mut dones) = (0, 0, 0);
+        for _ in 0..600 {
+            let q = rng.below(4);
+            let m = rreq(msn[q], q as u32, random_req(&mut rng));
+            let pay = &m.seg[UNTAGGED_HEADER_LEN..];
+            let bs = beats(pay);
+            let (mut i, mut after) = (0, 0);
+            let mut decided = None;
+            while after < 8 {
+                let v = i < bs.len() && rng.below(4) != 0;
+                b.ut_valid.next = v;
+                if i < bs.len() {
+                    b.ut_data.next = bs[i].0.into();
+                    b.ut_keep.next = (bs[i].1 as u64).into();
+                    b.ut_last.next = i + 1 == bs.len();
+                }
+                b.ut_qn.next = 1.into();
+                b.ut_msn.next = (m.msn as u64).into();
+                b.ut_mo.next = 0.into();
+                b.ut_ddp_last.next = true;
+                b.ut_len.next = (pay.len() as u64).into();
+                b.ut_conn.next = (q as u64 + 1000).into();
+                b.ut_qpn.next = (q as u64).into();
+                let done = rng.below(6) == 0;
+                // half of them on the request's own QP: a decrement in the clock
+                // of its decision, or of its increment
+                let dq = if rng.below(2) == 0 { q } else { rng.below(6) };
+                b.done_valid.next = done;
+                b.done_qp.next = (dq as u64).into();
+                b.q_ready.next = b.q_valid.val() & (rng.below(2) == 0);
+                let deciding = b.state.q.val() == RqState::Decide;
+                let want = count[q] < ird[q];
+                let before = b.cnt_rreq.val().index();
+                let taken = v & b.ut_ready.val();
+                step(&mut b, &mut t);
+                if taken {
+                    i += 1;
+                }
+                if i == bs.len() {
+                    after += 1;
+                }
+                let applied = done && count[dq] > 0;
+                if done {
+                    count[dq] = count[dq].saturating_sub(1);
+                    dones += 1;
+                }
+                if deciding {
+                    let got = b.cnt_rreq.val().index() == before + 1;
+                    assert_eq!(
+                        got, want,
+                        "QP {q}: {} outstanding, IRD {}",
+                        count[q], ird[q]
+                    );
+                    decided = Some(got);
+                    if got {
+                        count[q] += 1;
+                    }
+                }
+                // the registers lag the model by this clock's decrement
+                let mut exp = count;
+                if applied {
+                    exp[dq] += 1;
+                }
+                assert_eq!(
+                    counts(&b),
+                    exp,
+                    "counts after a clock (done {done} QP {dq})"
+                );
+            }
+            b.ut_valid.next = false;
+            match decided {
+                Some(true) => {
+                    accepted += 1;
+                    msn[q] += 1;
+                    assert!(t.is_empty());
+                }
+                Some(false) => {
+                    refused += 1;
+                    expect_term(&mut t, UntaggedBufferError::InvalidMsnNoBuffer, &m);
+                    // the QP stopped: written again (count cleared), with
+                    // `done`s of that QP in the clock before (its decrement
+                    // lands in the clock of the clear) and in that clock
+                    b.done_valid.next = true;
+                    b.done_qp.next = (q as u64).into();
+                    step(&mut b, &mut t);
+                    b.done_valid.next = true;
+                    b.done_qp.next = (q as u64).into();
+                    cfg(&mut b, q as u32, ird[q] as u16, 1, &mut t);
+                    dones += 2;
+                    msn[q] = 1;
+                    count[q] = 0;
+                    step(&mut b, &mut t);
+                    assert_eq!(counts(&b), count, "counts after QP {q}'s context write");
+                }
+                None => panic!("QP {q}: no decision"),
+            }
+        }
+        assert!(
+            accepted > 200 && refused > 30 && dones > 800,
+            "{accepted} {refused} {dones}"
+        );
     }
 
     #[test]
