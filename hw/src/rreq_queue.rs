@@ -797,6 +797,35 @@ mod tests {
         b.q_ready.next = false;
     }
 
+    /// Presents beat `i` of message `m` (`bs` = its payload's beats) with
+    /// `ut_valid` = `valid` and random octets above `keep`.
+    fn present<const PR: usize>(
+        b: &mut RreqQueueN<PR>,
+        m: &Msg,
+        bs: &[(u64, u8)],
+        i: usize,
+        valid: bool,
+        rng: &mut Rng,
+    ) {
+        b.ut_valid.next = valid;
+        b.ut_data.next = (bs[i].0
+            | if bs[i].1 < 8 {
+                rng.next() << (8 * bs[i].1)
+            } else {
+                0
+            })
+        .into();
+        b.ut_keep.next = (bs[i].1 as u64).into();
+        b.ut_last.next = i + 1 == bs.len();
+        b.ut_qn.next = (m.qn as u64).into();
+        b.ut_msn.next = (m.msn as u64).into();
+        b.ut_mo.next = (m.mo as u64).into();
+        b.ut_ddp_last.next = m.last;
+        b.ut_len.next = ((m.seg.len() - UNTAGGED_HEADER_LEN) as u64).into();
+        b.ut_conn.next = (m.qpn as u64 + 1000).into();
+        b.ut_qpn.next = (m.qpn as u64).into();
+    }
+
     /// Drives one message (random gaps), then lets the block decide.
     fn send<const PR: usize>(
         b: &mut RreqQueueN<PR>,
@@ -804,8 +833,7 @@ mod tests {
         rng: &mut Rng,
         terms: &mut Vec<Term>,
     ) {
-        let pay = &m.seg[UNTAGGED_HEADER_LEN..];
-        let bs = beats(pay);
+        let bs = beats(&m.seg[UNTAGGED_HEADER_LEN..]);
         let n = bs.len();
         let mut i = 0;
         let mut guard = 0;
@@ -813,23 +841,7 @@ mod tests {
             guard += 1;
             assert!(guard < 1000, "stream held");
             let v = rng.below(4) != 0;
-            b.ut_valid.next = v;
-            b.ut_data.next = (bs[i].0
-                | if bs[i].1 < 8 {
-                    rng.next() << (8 * bs[i].1)
-                } else {
-                    0
-                })
-            .into();
-            b.ut_keep.next = (bs[i].1 as u64).into();
-            b.ut_last.next = i + 1 == n;
-            b.ut_qn.next = (m.qn as u64).into();
-            b.ut_msn.next = (m.msn as u64).into();
-            b.ut_mo.next = (m.mo as u64).into();
-            b.ut_ddp_last.next = m.last;
-            b.ut_len.next = (pay.len() as u64).into();
-            b.ut_conn.next = (m.qpn as u64 + 1000).into();
-            b.ut_qpn.next = (m.qpn as u64).into();
+            present(b, m, &bs, i, v, rng);
             let taken = v & b.ut_ready.val();
             step(b, terms);
             if taken {
@@ -950,25 +962,16 @@ mod tests {
         for _ in 0..600 {
             let q = rng.below(4);
             let m = rreq(msn[q], q as u32, random_req(&mut rng));
-            let pay = &m.seg[UNTAGGED_HEADER_LEN..];
-            let bs = beats(pay);
+            let bs = beats(&m.seg[UNTAGGED_HEADER_LEN..]);
             let (mut i, mut after) = (0, 0);
             let mut decided = None;
             while after < 8 {
                 let v = i < bs.len() && rng.below(4) != 0;
-                b.ut_valid.next = v;
                 if i < bs.len() {
-                    b.ut_data.next = bs[i].0.into();
-                    b.ut_keep.next = (bs[i].1 as u64).into();
-                    b.ut_last.next = i + 1 == bs.len();
+                    present(&mut b, &m, &bs, i, v, &mut rng);
+                } else {
+                    b.ut_valid.next = false;
                 }
-                b.ut_qn.next = 1.into();
-                b.ut_msn.next = (m.msn as u64).into();
-                b.ut_mo.next = 0.into();
-                b.ut_ddp_last.next = true;
-                b.ut_len.next = (pay.len() as u64).into();
-                b.ut_conn.next = (q as u64 + 1000).into();
-                b.ut_qpn.next = (q as u64).into();
                 let done = rng.below(6) == 0;
                 // half of them on the request's own QP: a decrement in the clock
                 // of its decision, or of its increment
