@@ -7165,7 +7165,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  mpa_rx$clock;
     reg  mpa_rx$reset;
     reg  [63:0] mpa_rx$in_data;
-    reg  [3:0] mpa_rx$in_keep;
+    reg  [8:0] mpa_rx$in_keep_oh;
     reg  mpa_rx$in_last;
     reg  mpa_rx$in_valid;
     wire  mpa_rx$in_ready;
@@ -7191,10 +7191,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  mpa_in_sk$clock;
     reg  mpa_in_sk$reset;
     reg  mpa_in_sk$in_valid;
-    reg  [68:0] mpa_in_sk$in_data;
+    reg  [73:0] mpa_in_sk$in_data;
     wire  mpa_in_sk$in_ready;
     wire  mpa_in_sk$out_valid;
-    wire  [68:0] mpa_in_sk$out_data;
+    wire  [73:0] mpa_in_sk$out_data;
     reg  mpa_in_sk$out_ready;
     reg  fpdu_buf$clock;
     reg  fpdu_buf$reset;
@@ -8623,6 +8623,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  rxi_inj_mid$clock;
 
     // Local signals
+    reg  [8:0] mpa_in_oh;
     reg  [31:0] mpa_init;
     reg  [31:0] zero32;
     reg  pay_take;
@@ -8974,7 +8975,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .clock(mpa_rx$clock),
         .reset(mpa_rx$reset),
         .in_data(mpa_rx$in_data),
-        .in_keep(mpa_rx$in_keep),
+        .in_keep_oh(mpa_rx$in_keep_oh),
         .in_last(mpa_rx$in_last),
         .in_valid(mpa_rx$in_valid),
         .in_ready(mpa_rx$in_ready),
@@ -11097,10 +11098,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         mpa_in_sk$clock = clock;
         mpa_in_sk$reset = reset;
         mpa_in_sk$in_valid = rx_parse$pay_valid & (sq_state$q == 3'h2);
-        mpa_in_sk$in_data = ({{68{1'b0}}, rx_parse$pay_last} << 32'h44) | ({{65{1'b0}}, rx_parse$pay_keep} << 32'h40) | {{5{1'b0}}, rx_parse$pay_data};
+        mpa_in_oh = 9'h100;
+        if (rx_parse$pay_last) begin
+            mpa_in_oh = 9'h1 << rx_parse$pay_keep;
+        end
+        mpa_in_sk$in_data = ({{73{1'b0}}, rx_parse$pay_last} << 32'h49) | ({{65{1'b0}}, mpa_in_oh} << 32'h40) | {{10{1'b0}}, rx_parse$pay_data};
         mpa_rx$in_data = mpa_in_sk$out_data[(32'h0)+:(64)];
-        mpa_rx$in_keep = mpa_in_sk$out_data[(32'h40)+:(4)];
-        mpa_rx$in_last = mpa_in_sk$out_data[32'h44];
+        mpa_rx$in_keep_oh = mpa_in_sk$out_data[(32'h40)+:(9)];
+        mpa_rx$in_last = mpa_in_sk$out_data[32'h49];
         mpa_rx$in_valid = mpa_in_sk$out_valid;
         mpa_in_sk$out_ready = mpa_rx$in_ready;
         mpa_rx$ctx_crc_en = sq_mpa$q[32'h1];
@@ -22157,24 +22162,24 @@ module rnic_versa5g$core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_val
     input wire  clock;
     input wire  reset;
     input wire  in_valid;
-    input wire  [68:0] in_data;
+    input wire  [73:0] in_data;
     output reg  in_ready;
     output reg  out_valid;
-    output reg  [68:0] out_data;
+    output reg  [73:0] out_data;
     input wire  out_ready;
 
     // Stub signals
     reg  a_v$d;
     wire  a_v$q;
     reg  a_v$clock;
-    reg  [68:0] a_d$d;
-    wire  [68:0] a_d$q;
+    reg  [73:0] a_d$d;
+    wire  [73:0] a_d$q;
     reg  a_d$clock;
     reg  b_v$d;
     wire  b_v$q;
     reg  b_v$clock;
-    reg  [68:0] b_d$d;
-    wire  [68:0] b_d$q;
+    reg  [73:0] b_d$d;
+    wire  [73:0] b_d$q;
     reg  b_d$clock;
 
     // Sub module instances
@@ -22239,13 +22244,13 @@ endmodule // rnic_versa5g$core$mpa_in_sk
 module rnic_versa5g$core$mpa_in_sk$a_d(d,q,clock);
 
     // Module arguments
-    input wire  [68:0] d;
-    output reg  [68:0] q;
+    input wire  [73:0] d;
+    output reg  [73:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 69'h0;
+       q = 74'h0;
     end
 
     always @(posedge clock) begin
@@ -22277,13 +22282,13 @@ endmodule // rnic_versa5g$core$mpa_in_sk$a_v
 module rnic_versa5g$core$mpa_in_sk$b_d(d,q,clock);
 
     // Module arguments
-    input wire  [68:0] d;
-    output reg  [68:0] q;
+    input wire  [73:0] d;
+    output reg  [73:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 69'h0;
+       q = 74'h0;
     end
 
     always @(posedge clock) begin
@@ -22341,13 +22346,13 @@ module rnic_versa5g$core$mpa_ram(read_address,read_clock,read_data,write_address
 endmodule // rnic_versa5g$core$mpa_ram
 
 
-module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,ctx_crc_en,ctx_mk_en,ctx_seq,ctx_seq_start,ctx_state,cfg_max_ulpdu,out_data,out_keep,out_last,out_valid,out_ready,out_ulpdu_start,out_fpdu_end,out_crc_ok,out_marker_bad,out_length_bad,st_out,st_out_valid,out_drained);
+module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready,ctx_crc_en,ctx_mk_en,ctx_seq,ctx_seq_start,ctx_state,cfg_max_ulpdu,out_data,out_keep,out_last,out_valid,out_ready,out_ulpdu_start,out_fpdu_end,out_crc_ok,out_marker_bad,out_length_bad,st_out,st_out_valid,out_drained);
 
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  [63:0] in_data;
-    input wire  [3:0] in_keep;
+    input wire  [8:0] in_keep_oh;
     input wire  in_last;
     input wire  in_valid;
     output reg  in_ready;
@@ -22562,6 +22567,9 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     reg  take;
     reg  [3:0] keff;
     reg  [3:0] li;
+    reg  [7:0] tm;
+    reg  ult;
+    reg  ur_hi0;
     reg  [7:0] lbyte;
     reg  [7:0] nmask;
     reg  [6:0] csh;
@@ -23169,82 +23177,103 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
         end
         n_pcs = (n_pcs >> 32'h4) | ({{32{1'b0}}, (li - mdx)} << 32'h20);
         li = li + 4'h1;
-        keff = 4'h8;
-        if (in_last) begin
-            keff = in_keep;
-        end
         li = 4'h0;
+        tm = 8'h0;
+        keff = 4'h0;
         vl = 8'h0;
         nm_total = 4'h0;
-        if (keff == li) begin
+        ult = 1'b0;
+        if (in_keep_oh[0]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 0)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 0)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        if (keff == li) begin
+        tm = (tm << 32'h1) | 8'h1;
+        if (in_keep_oh[1]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 1)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 1)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        if (keff == li) begin
+        tm = (tm << 32'h1) | 8'h1;
+        if (in_keep_oh[2]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 2)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 2)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        if (keff == li) begin
+        tm = (tm << 32'h1) | 8'h1;
+        if (in_keep_oh[3]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 3)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 3)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        if (keff == li) begin
+        tm = (tm << 32'h1) | 8'h1;
+        if (in_keep_oh[4]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 4)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 4)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        if (keff == li) begin
+        tm = (tm << 32'h1) | 8'h1;
+        if (in_keep_oh[5]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 5)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 5)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        if (keff == li) begin
+        tm = (tm << 32'h1) | 8'h1;
+        if (in_keep_oh[6]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 6)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 6)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        if (keff == li) begin
+        tm = (tm << 32'h1) | 8'h1;
+        if (in_keep_oh[7]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 7)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 7)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        if (keff == li) begin
+        tm = (tm << 32'h1) | 8'h1;
+        if (in_keep_oh[8]) begin
+            keff = keff | li;
+            vl = vl | tm;
             nm_total = nm_total | pcs$q[(32'h4 * 8)+:(4)];
+            if (c_urem[(32'h0)+:(4)] < pcs$q[(32'h4 * 8)+:(4)]) begin
+                ult = 1'b1;
+            end
         end
         li = li + 4'h1;
-        li = 4'h0;
-        if (li < keff) begin
-            vl = {vl[7:1], 1'b1};
-        end
-        li = li + 4'h1;
-        if (li < keff) begin
-            vl = {vl[7:2], 1'b1, vl[0]};
-        end
-        li = li + 4'h1;
-        if (li < keff) begin
-            vl = {vl[7:3], 1'b1, vl[1:0]};
-        end
-        li = li + 4'h1;
-        if (li < keff) begin
-            vl = {vl[7:4], 1'b1, vl[2:0]};
-        end
-        li = li + 4'h1;
-        if (li < keff) begin
-            vl = {vl[7:5], 1'b1, vl[3:0]};
-        end
-        li = li + 4'h1;
-        if (li < keff) begin
-            vl = {vl[7:6], 1'b1, vl[4:0]};
-        end
-        li = li + 4'h1;
-        if (li < keff) begin
-            vl = {vl[7], 1'b1, vl[5:0]};
-        end
-        li = li + 4'h1;
-        if (li < keff) begin
-            vl = {1'b1, vl[6:0]};
-        end
-        li = li + 4'h1;
+        tm = (tm << 32'h1) | 8'h1;
+        ur_hi0 = c_urem[(32'h4)+:(13)] == 13'h0;
         nmask = vl & ~mkl$q;
         mask_v$data = in_data;
         mask_v$lanes = vl;
@@ -23665,63 +23694,63 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
         na = 4'h0;
         if (body) begin
             na = nm_total;
-            if (c_urem < {{13{1'b0}}, nm_total}) begin
+            if (ur_hi0 & ult) begin
                 na = c_urem[(32'h0)+:(4)];
             end
         end
         li = 4'h0;
         lm_a = 8'h0;
         lm_b = 8'h0;
-        if (li < na) begin
+        if (body & (li < nm_total) & (~ur_hi0 | (li < c_urem[(32'h0)+:(4)]))) begin
             lm_a = {lm_a[7:1], 1'b1};
         end
         if (li < nb) begin
             lm_b = {lm_b[7:1], 1'b1};
         end
         li = li + 4'h1;
-        if (li < na) begin
+        if (body & (li < nm_total) & (~ur_hi0 | (li < c_urem[(32'h0)+:(4)]))) begin
             lm_a = {lm_a[7:2], 1'b1, lm_a[0]};
         end
         if (li < nb) begin
             lm_b = {lm_b[7:2], 1'b1, lm_b[0]};
         end
         li = li + 4'h1;
-        if (li < na) begin
+        if (body & (li < nm_total) & (~ur_hi0 | (li < c_urem[(32'h0)+:(4)]))) begin
             lm_a = {lm_a[7:3], 1'b1, lm_a[1:0]};
         end
         if (li < nb) begin
             lm_b = {lm_b[7:3], 1'b1, lm_b[1:0]};
         end
         li = li + 4'h1;
-        if (li < na) begin
+        if (body & (li < nm_total) & (~ur_hi0 | (li < c_urem[(32'h0)+:(4)]))) begin
             lm_a = {lm_a[7:4], 1'b1, lm_a[2:0]};
         end
         if (li < nb) begin
             lm_b = {lm_b[7:4], 1'b1, lm_b[2:0]};
         end
         li = li + 4'h1;
-        if (li < na) begin
+        if (body & (li < nm_total) & (~ur_hi0 | (li < c_urem[(32'h0)+:(4)]))) begin
             lm_a = {lm_a[7:5], 1'b1, lm_a[3:0]};
         end
         if (li < nb) begin
             lm_b = {lm_b[7:5], 1'b1, lm_b[3:0]};
         end
         li = li + 4'h1;
-        if (li < na) begin
+        if (body & (li < nm_total) & (~ur_hi0 | (li < c_urem[(32'h0)+:(4)]))) begin
             lm_a = {lm_a[7:6], 1'b1, lm_a[4:0]};
         end
         if (li < nb) begin
             lm_b = {lm_b[7:6], 1'b1, lm_b[4:0]};
         end
         li = li + 4'h1;
-        if (li < na) begin
+        if (body & (li < nm_total) & (~ur_hi0 | (li < c_urem[(32'h0)+:(4)]))) begin
             lm_a = {lm_a[7], 1'b1, lm_a[5:0]};
         end
         if (li < nb) begin
             lm_b = {lm_b[7], 1'b1, lm_b[5:0]};
         end
         li = li + 4'h1;
-        if (li < na) begin
+        if (body & (li < nm_total) & (~ur_hi0 | (li < c_urem[(32'h0)+:(4)]))) begin
             lm_a = {1'b1, lm_a[6:0]};
         end
         if (li < nb) begin

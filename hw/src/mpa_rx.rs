@@ -4,7 +4,8 @@
 //! # Interface
 //! * `in_*`: the in-order TCP payload of one segment of a connection in RDMA
 //!   mode (stream convention of `docs/rtl.md`; an empty segment is one beat
-//!   with `last = 1, keep = 0`).
+//!   with `last = 1, keep = 0`), with `keep` given one-hot (`in_keep_oh`:
+//!   bit k for k octets; bit 8 on every beat without `last`).
 //! * `ctx_*`: sampled with the first beat of each segment: `crc_en`,
 //!   `mk_en` (negotiated CRC and markers, RFC 5044 §7.1), `seq` (TCP sequence
 //!   number of the segment's first payload octet), `seq_start` (`SeqStart` of
@@ -257,7 +258,11 @@ pub struct MpaRx {
     /// Synchronous, active high.
     pub reset: Signal<In, Bit>,
     pub in_data: Signal<In, Bits<64>>,
-    pub in_keep: Signal<In, Bits<4>>,
+    /// The beat's octet count as a one-hot: bit k set for `keep == k` on a
+    /// `last` beat, bit 8 on every other beat. The caller decodes it a
+    /// clock ahead (the core's input slice `mpa_in_sk`), so choosing the
+    /// beat's non-marker count is a flat AND-OR, not a compare chain.
+    pub in_keep_oh: Signal<In, Bits<9>>,
     pub in_last: Signal<In, Bit>,
     pub in_valid: Signal<In, Bit>,
     pub in_ready: Signal<Out, Bit>,
@@ -401,6 +406,9 @@ pub struct MpaRx {
     take: Signal<Local, Bit>,
     keff: Signal<Local, Bits<4>>,
     li: Signal<Local, Bits<4>>,
+    tm: Signal<Local, Bits<8>>,
+    ult: Signal<Local, Bit>,
+    ur_hi0: Signal<Local, Bit>,
     lbyte: Signal<Local, Bits<8>>,
     nmask: Signal<Local, Bits<8>>,
     csh: Signal<Local, Bits<7>>,
@@ -484,7 +492,7 @@ impl Default for MpaRx {
             clock: Default::default(),
             reset: Default::default(),
             in_data: Default::default(),
-            in_keep: Default::default(),
+            in_keep_oh: Default::default(),
             in_last: Default::default(),
             in_valid: Default::default(),
             in_ready: Default::default(),
@@ -597,6 +605,9 @@ impl Default for MpaRx {
             c_fill: Default::default(),
             take: Default::default(),
             keff: Default::default(),
+            tm: Default::default(),
+            ult: Default::default(),
+            ur_hi0: Default::default(),
             li: Default::default(),
             lbyte: Default::default(),
             nmask: Default::default(),
@@ -794,30 +805,34 @@ impl Logic for MpaRx {
         }
 
         // ---- 1. lanes: valid, marker (RFC 5044 §4.3), compaction
-        self.keff.next = bits::<4>(8);
-        if self.in_last.val() {
-            self.keff.next = self.in_keep.val();
-        }
+        // The beat's octet count `keff` arrives one-hot (`in_keep_oh`, from
+        // the caller's register), so everything chosen by it is a flat
+        // AND-OR of one set bit: its binary form (for the next-state
+        // adders), the valid lanes `vl` (lanes below it, `tm`), the
+        // non-marker octets before it (`nm_total`, lane keff's slot) and
+        // whether the ULPDU ends before them (`ult`, the low nibble of
+        // `urem < nm_total`; `ur_hi0` is the rest). As compares on a binary
+        // `keff` this was the board's longest path (6 LUT levels to
+        // `nm_total`, then a 17-bit compare, then `na`, then the packing).
         self.li.next = 0.into();
+        self.tm.next = 0.into();
+        self.keff.next = 0.into();
         self.vl.next = 0.into();
         self.nm_total.next = 0.into();
+        self.ult.next = false;
         for i in 0..9 {
-            // Non-marker lanes before lane `keff`: one `keff` matches, so
-            // OR-ing the matches is a flat 9-way choice (an if-chain of
-            // assignments would be a priority chain; it led the board's
-            // longest path, in_last -> keff -> nm_total -> na -> writes).
-            if self.keff.val() == self.li.val() {
+            if self.in_keep_oh.val().get_bit(i) {
+                self.keff.next = self.keff.val() | self.li.val();
+                self.vl.next = self.vl.val() | self.tm.val();
                 self.nm_total.next = self.nm_total.val() | self.pcs.q.val().get_bits::<4>(4 * i);
+                if self.c_urem.val().get_bits::<4>(0) < self.pcs.q.val().get_bits::<4>(4 * i) {
+                    self.ult.next = true;
+                }
             }
             self.li.next = self.li.val() + 1;
+            self.tm.next = (self.tm.val() << 1) | 1;
         }
-        self.li.next = 0.into();
-        for i in 0..8 {
-            if self.li.val() < self.keff.val() {
-                self.vl.next = self.vl.val().replace_bit(i, true);
-            }
-            self.li.next = self.li.val() + 1;
-        }
+        self.ur_hi0.next = self.c_urem.val().get_bits::<13>(4) == 0;
         self.nmask.next = self.vl.val() & !self.mkl.q.val();
         // Compaction: the beat's marker is one run of lanes [mka, mka +
         // mkn), so slot j holds lane j below it and lane j + mkn from it on
@@ -991,11 +1006,13 @@ impl Logic for MpaRx {
         self.urem_b.next = bit_cast::<17, 16>(self.ulen.val()) - bit_cast::<17, 4>(self.nb.val());
 
         // ---- 5. packing ULPDU octets into pieces
+        // na = min(urem, nm_total) octets of C's ULPDU in this beat; its lane
+        // mask is the lanes below both (not below `na`: one level less).
         self.piece_open.next = self.body.val();
         self.na.next = 0.into();
         if self.body.val() {
             self.na.next = self.nm_total.val();
-            if self.c_urem.val() < bit_cast::<17, 4>(self.nm_total.val()) {
+            if self.ur_hi0.val() & self.ult.val() {
                 self.na.next = self.c_urem.val().get_bits::<4>(0);
             }
         }
@@ -1003,7 +1020,10 @@ impl Logic for MpaRx {
         self.lm_a.next = 0.into();
         self.lm_b.next = 0.into();
         for i in 0..8 {
-            if self.li.val() < self.na.val() {
+            if self.body.val()
+                & (self.li.val() < self.nm_total.val())
+                & (!self.ur_hi0.val() | (self.li.val() < self.c_urem.val().get_bits::<4>(0)))
+            {
                 self.lm_a.next = self.lm_a.val().replace_bit(i, true);
             }
             if self.li.val() < self.nb.val() {
@@ -1314,6 +1334,12 @@ mod tests {
     use crate::testutil::{beats, tick, Rng};
     use rnic_wire::mpa::{emit_fpdu_with_markers, fpdu_len, Fpdu, FpduRepr, MPA_MARKER_INTERVAL};
 
+    /// `in_keep_oh` of a beat of `k` octets: bit k on a `last` beat, bit 8
+    /// on every other (what the core's input slice decodes).
+    fn keep_oh(last: bool, k: u8) -> Bits<9> {
+        (1u64 << if last { k } else { 8 }).into()
+    }
+
     /// One FPDU of a reference stream, as `rnic_wire::mpa` emitted it.
     struct RefFpdu {
         ulpdu: Vec<u8>,
@@ -1451,7 +1477,7 @@ mod tests {
             uut.clock.connect();
             uut.reset.connect();
             uut.in_data.connect();
-            uut.in_keep.connect();
+            uut.in_keep_oh.connect();
             uut.in_last.connect();
             uut.in_valid.connect();
             uut.ctx_crc_en.connect();
@@ -1534,7 +1560,7 @@ mod tests {
                 };
                 self.uut.in_valid.next = !gap;
                 self.uut.in_data.next = (d | garbage).into();
-                self.uut.in_keep.next = (if last { k as u64 } else { 8 }).into();
+                self.uut.in_keep_oh.next = keep_oh(last, k);
                 self.uut.in_last.next = last;
                 // Context sideband: valid with the first beat.
                 self.uut.ctx_crc_en.next = c.crc;
@@ -2025,7 +2051,7 @@ mod tests {
                 let last = i + 1 == bs.len();
                 tb.uut.in_valid.next = true;
                 tb.uut.in_data.next = d.into();
-                tb.uut.in_keep.next = (if last { k as u64 } else { 8 }).into();
+                tb.uut.in_keep_oh.next = keep_oh(last, k);
                 tb.uut.in_last.next = last;
                 tb.uut.ctx_crc_en.next = c.crc;
                 tb.uut.ctx_mk_en.next = c.mk;

@@ -497,8 +497,11 @@ pub struct RnicCoreP<
     /// Register cut (docs/fpga.md, "mpa_rx off the critical path"): the
     /// segment payload from `rx_parse`'s realigner into `mpa_rx` through a
     /// `Skid`, so `mpa_rx`'s lane logic starts from flip-flops.
-    /// {last [68], keep [67:64], data [63:0]}.
-    mpa_in_sk: Skid<Bits<69>>,
+    /// {last [73], keep one-hot [72:64] (`mpa_in_oh`), data [63:0]}.
+    mpa_in_sk: Skid<Bits<74>>,
+    /// The payload beat's octet count one-hot, as `mpa_rx.in_keep_oh`
+    /// wants it: decoded before the slice, off mpa_rx's per-beat path.
+    mpa_in_oh: Signal<Local, Bits<9>>,
     fpdu_buf: FpduBufferN<FBN, FBNP1, FBRW, FBB, FBBP1, FBSA>,
     ddp_rx: DdpRxN<PR, PN>,
     tpt: Tpt<TN, PN>,
@@ -1385,13 +1388,18 @@ impl<
         self.mpa_in_sk.clock.next = self.clock.val();
         self.mpa_in_sk.reset.next = self.reset.val();
         self.mpa_in_sk.in_valid.next = self.rx_parse.pay_valid.val() & (self.sq_state.q.val() == 2);
-        self.mpa_in_sk.in_data.next = (bit_cast::<69, 1>(self.rx_parse.pay_last.val().into())
-            << 68)
-            | (bit_cast::<69, 4>(self.rx_parse.pay_keep.val()) << 64)
-            | bit_cast::<69, 64>(self.rx_parse.pay_data.val());
+        // keep is 8 on every beat without last (docs/rtl.md conventions).
+        self.mpa_in_oh.next = bits::<9>(0x100);
+        if self.rx_parse.pay_last.val() {
+            self.mpa_in_oh.next = bits::<9>(1) << self.rx_parse.pay_keep.val();
+        }
+        self.mpa_in_sk.in_data.next = (bit_cast::<74, 1>(self.rx_parse.pay_last.val().into())
+            << 73)
+            | (bit_cast::<74, 9>(self.mpa_in_oh.val()) << 64)
+            | bit_cast::<74, 64>(self.rx_parse.pay_data.val());
         self.mpa_rx.in_data.next = self.mpa_in_sk.out_data.val().get_bits::<64>(0);
-        self.mpa_rx.in_keep.next = self.mpa_in_sk.out_data.val().get_bits::<4>(64);
-        self.mpa_rx.in_last.next = self.mpa_in_sk.out_data.val().get_bit(68);
+        self.mpa_rx.in_keep_oh.next = self.mpa_in_sk.out_data.val().get_bits::<9>(64);
+        self.mpa_rx.in_last.next = self.mpa_in_sk.out_data.val().get_bit(73);
         self.mpa_rx.in_valid.next = self.mpa_in_sk.out_valid.val();
         self.mpa_in_sk.out_ready.next = self.mpa_rx.in_ready.val();
         // mpa_flags bit 1 MPA_CRC_RX, bit 3 MPA_MARKERS_RX (rnic_wire::abi::context)
