@@ -29987,7 +29987,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     reg  c_ok;
     reg  d_ok;
     reg  dec;
-    reg  [4:0] cur_e;
+    reg  dn_hit;
     reg  [5:0] qp6;
     reg  [63:0] qbit;
     reg  [4:0] cur;
@@ -30270,10 +30270,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
         cur = {{4{1'b0}}, cp0$q[qp6]} | ({{4{1'b0}}, cp1$q[qp6]} << 32'h1) | ({{4{1'b0}}, cp2$q[qp6]} << 32'h2) | ({{4{1'b0}}, cp3$q[qp6]} << 32'h3) | ({{4{1'b0}}, cp4$q[qp6]} << 32'h4);
         dcur = {{4{1'b0}}, cp0$q[dn_q$q]} | ({{4{1'b0}}, cp1$q[dn_q$q]} << 32'h1) | ({{4{1'b0}}, cp2$q[dn_q$q]} << 32'h2) | ({{4{1'b0}}, cp3$q[dn_q$q]} << 32'h3) | ({{4{1'b0}}, cp4$q[dn_q$q]} << 32'h4);
         dec = dn_v$q & (dcur > {{4{1'b0}}, dn_inc$q});
-        cur_e = cur;
-        if (dec & (dn_q$q == qp6)) begin
-            cur_e = cur - 5'h1;
-        end
+        dn_hit = dn_v$q & (dn_q$q == qp6);
         inc = 1'b0;
         beat_mask = ones64;
         if (ut_keep < 4'h8) begin
@@ -30327,7 +30324,10 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
             RqState$Decide:
                 begin
                     state$d = RqState$Term;
-                    if ((qpn$q >= k_nq) | |(stopped$q & qbit)) begin
+                    if (dn_hit) begin
+                        state$d = RqState$Decide;
+                    end
+                    else if ((qpn$q >= k_nq) | |(stopped$q & qbit)) begin
                         c_drop$d = c_drop$q + 32'h1;
                         state$d = RqState$Collect;
                     end
@@ -30343,7 +30343,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                     else if (len$q > k_hdr_len) begin
                         cause_r$d = k_c_long;
                     end
-                    else if (cur_e >= ctx$read_data[(32'h20)+:(5)]) begin
+                    else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
                         cause_r$d = k_c_ird;
                     end
                     else begin
@@ -30384,10 +30384,10 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
             ctx$write_data = ({{32{1'b0}}, ird_v} << 32'h20) | {{5{1'b0}}, cfg_msn};
         end
         keep = ~(d_oh | i_oh | c_oh) & qset;
-        wd = d_oh & ~i_oh & ~c_oh;
+        wd = d_oh & ~c_oh;
         wi = i_oh & ~c_oh;
         nd = dcur - 5'h1;
-        ni = cur_e + 5'h1;
+        ni = cur + 5'h1;
         pw0 = cp0$q & keep;
         pw1 = cp1$q & keep;
         pw2 = cp2$q & keep;

@@ -43,10 +43,12 @@
 //! finished a request of that QP (count - 1, never below 0). The `done`
 //! pulse is registered first (FPGA timing: `read_resp`'s state logic into
 //! this count register was the core's critical path, docs/fpga.md): the
-//! count drops one clock later, and in that clock the IRD check subtracts
-//! the pending decrement (`cur_e`) and the decrement condition accounts for
-//! a request of the same QP queued in the clock of `done` (`dn_inc`), so
-//! what the block answers is unchanged.
+//! count drops one clock later. A request whose QP has such a decrement
+//! pending waits that clock in `Decide` and is checked against the count
+//! the decrement left (so the decrement is not on the IRD check's path,
+//! FPGA timing again), and the decrement condition accounts for a request
+//! of the same QP queued in the clock of `done` (`dn_inc`): what the block
+//! answers is unchanged, one clock later in that case only.
 //!
 //! # Queue
 //! One FIFO of [`QUEUE_DEPTH`] requests shared by all QPs (a single
@@ -196,7 +198,8 @@ pub struct RreqQueueN<const PR: usize> {
     dn_q: DFF<Bits<6>>,
     dn_inc: DFF<Bit>,
     dec: Signal<Local, Bit>,
-    cur_e: Signal<Local, Bits<5>>,
+    /// A decrement of the deciding request's QP lands at this edge.
+    dn_hit: Signal<Local, Bit>,
     stopped: DFF<Bits<64>>,
     c_rreq: DFF<Bits<32>>,
     c_drop: DFF<Bits<32>>,
@@ -323,7 +326,7 @@ impl<const PR: usize> Default for RreqQueueN<PR> {
             dn_q: Default::default(),
             dn_inc: Default::default(),
             dec: Default::default(),
-            cur_e: Default::default(),
+            dn_hit: Default::default(),
             stopped: Default::default(),
             c_rreq: Default::default(),
             c_drop: Default::default(),
@@ -488,10 +491,7 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
         // clock (now: 0, or 1 from a request queued then).
         self.dec.next =
             self.dn_v.q.val() & (self.dcur.val() > bit_cast::<5, 1>(self.dn_inc.q.val().into()));
-        self.cur_e.next = self.cur.val();
-        if self.dec.val() & (self.dn_q.q.val() == self.qp6.val()) {
-            self.cur_e.next = self.cur.val() - 1;
-        }
+        self.dn_hit.next = self.dn_v.q.val() & (self.dn_q.q.val() == self.qp6.val());
         self.inc.next = false;
 
         // ---- stream: keep the first 4 beats of a QN 1 message
@@ -549,7 +549,11 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
             }
             RqState::Decide => {
                 self.state.d.next = RqState::Term;
-                if (self.qpn.q.val() >= self.k_nq.val())
+                if self.dn_hit.val() {
+                    // The QP's count drops at this edge: decide next clock,
+                    // on the count it leaves (see "Per-QP state").
+                    self.state.d.next = RqState::Decide;
+                } else if (self.qpn.q.val() >= self.k_nq.val())
                     | (self.stopped.q.val() & self.qbit.val()).any()
                 {
                     self.c_drop.d.next = self.c_drop.q.val() + 1;
@@ -562,7 +566,7 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
                     self.cause_r.d.next = self.k_c_short.val();
                 } else if self.len.q.val() > self.k_hdr_len.val() {
                     self.cause_r.d.next = self.k_c_long.val();
-                } else if self.cur_e.val() >= self.ctx.read_data.val().get_bits::<5>(32) {
+                } else if self.cur.val() >= self.ctx.read_data.val().get_bits::<5>(32) {
                     self.cause_r.d.next = self.k_c_ird.val();
                 } else {
                     self.fifo.write.next = true;
@@ -602,13 +606,14 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
             self.ctx.write_data.next = (bit_cast::<37, 5>(self.ird_v.val()) << 32)
                 | bit_cast::<37, 32>(self.cfg_msn.val());
         }
-        // A QP both decremented and incremented takes `cur_e + 1` (its count
-        // as it was); a context write clears whatever else happens.
+        // A request is never queued in the clock its QP's count drops
+        // (`dn_hit` holds it), so the decrement and the increment are on
+        // different QPs; a context write clears whatever else happens.
         self.keep.next = !(self.d_oh.val() | self.i_oh.val() | self.c_oh.val()) & self.qset.val();
-        self.wd.next = self.d_oh.val() & !self.i_oh.val() & !self.c_oh.val();
+        self.wd.next = self.d_oh.val() & !self.c_oh.val();
         self.wi.next = self.i_oh.val() & !self.c_oh.val();
         self.nd.next = self.dcur.val() - 1;
-        self.ni.next = self.cur_e.val() + 1;
+        self.ni.next = self.cur.val() + 1;
         self.pw0.next = self.cp0.q.val() & self.keep.val();
         self.pw1.next = self.cp1.q.val() & self.keep.val();
         self.pw2.next = self.cp2.q.val() & self.keep.val();
@@ -938,8 +943,9 @@ mod tests {
     /// although its decrement lands a clock later; after every clock the
     /// count registers hold the model's counts but for that clock's
     /// decrement, and 0 after a context write. Fails if the decrement,
-    /// the same-clock increment (`dn_inc`, `cur_e`) or the clear is lost or
-    /// doubled.
+    /// the same-clock increment (`dn_inc`), the hold of a decision while its
+    /// QP's decrement is pending (`dn_hit`) or the clear is lost or doubled;
+    /// and if a decision waits in any other case.
     #[test]
     fn outstanding_counts_follow_done_and_requests() {
         // QPs 0..6's counts as the bit planes hold them
@@ -965,6 +971,8 @@ mod tests {
             let bs = beats(&m.seg[UNTAGGED_HEADER_LEN..]);
             let (mut i, mut after) = (0, 0);
             let mut decided = None;
+            // the previous clock's `done` (its decrement lands in this clock)
+            let mut prev_done = None;
             while after < 8 {
                 let v = i < bs.len() && rng.below(4) != 0;
                 if i < bs.len() {
@@ -979,7 +987,7 @@ mod tests {
                 b.done_valid.next = done;
                 b.done_qp.next = (dq as u64).into();
                 b.q_ready.next = b.q_valid.val() & (rng.below(2) == 0);
-                let deciding = b.state.q.val() == RqState::Decide;
+                let in_decide = b.state.q.val() == RqState::Decide;
                 let want = count[q] < ird[q];
                 let before = b.cnt_rreq.val().index();
                 let taken = v & b.ut_ready.val();
@@ -995,6 +1003,13 @@ mod tests {
                     count[dq] = count[dq].saturating_sub(1);
                     dones += 1;
                 }
+                // A decision waits one clock only while its QP's decrement
+                // is pending, and then it must.
+                let deciding = in_decide && b.state.q.val() != RqState::Decide;
+                if in_decide {
+                    assert_eq!(!deciding, prev_done == Some(q), "QP {q}: decision held");
+                }
+                prev_done = done.then_some(dq);
                 if deciding {
                     let got = b.cnt_rreq.val().index() == before + 1;
                     assert_eq!(
