@@ -1982,6 +1982,65 @@ mod tests {
         }
     }
 
+    /// A marker at the very start of an FPDU (FPDUPTR 0, RFC 5044 §4.3) in
+    /// the beat where the FPDU before it ends: the marker is then N's and
+    /// is checked against N's start lane. Random streams seldom make this
+    /// (FPDU starts are 4-aligned, so 1 boundary in 128 is on a marker, and
+    /// C's end must share the beat), so it is built: FPDU 0 ends at wire
+    /// offset 512 and a segment starts 1..=4 octets (plus 0, 1 or 2 beats)
+    /// before it, putting N's start at lanes 1..=4. Good marker: both FPDUs
+    /// delivered good; a bit of its FPDUPTR flipped: FPDU 0 good, FPDU 1
+    /// flagged `marker_bad` and never good, the connection dead.
+    #[test]
+    fn marker_opening_the_next_fpdu_in_its_beat() {
+        let mut rng = Rng::new(44);
+        let mut trial = 0;
+        for crc in [true, false] {
+            for lane in 1..=4usize {
+                for beats in 0..3 {
+                    for bad in [false, true] {
+                        trial += 1;
+                        let mut c = RefConn::new(crc, true, rng.next() as u32);
+                        // 4 (marker) + 2 + ULPDU + pad + 4 = 512.
+                        let l = 499 + rng.below(4);
+                        c.push(rng.bytes(l));
+                        assert_eq!(c.fpdus[0].end, MPA_MARKER_INTERVAL);
+                        let n = 14 + rng.below(60);
+                        c.push(rng.bytes(n));
+                        // The marker's FPDUPTR octets (RFC 5044 §4.3 figure).
+                        let ptr_octet = MPA_MARKER_INTERVAL + 2 + rng.below(2);
+                        assert!(is_marker(true, ptr_octet));
+                        if bad {
+                            c.wire[ptr_octet] ^= 1 << rng.below(8);
+                        }
+                        let s0 = MPA_MARKER_INTERVAL - lane - 8 * beats;
+                        let mut tb = Tb::new(500 + trial, 90, 10, u16::MAX);
+                        let mut state = MpaRxState::initial().pack();
+                        for (a, b) in [(0, s0), (s0, c.wire.len())] {
+                            state = tb.segment(&c, a, b, state);
+                        }
+                        tb.drain();
+                        let rep = join(&tb.pieces);
+                        let st = MpaRxState::unpack(state);
+                        let ctx = format!("crc {crc} lane {lane} beats {beats} bad {bad}: {rep:?}");
+                        assert_eq!(rep.len(), 2, "{ctx}");
+                        assert!(rep[0].good(), "{ctx}");
+                        assert_eq!(rep[0].data, c.fpdus[0].ulpdu, "{ctx}");
+                        if bad {
+                            assert!(st.dead, "{ctx}");
+                            assert!(rep[1].end && rep[1].marker_bad, "{ctx}");
+                            assert!(!rep[1].good(), "{ctx}");
+                        } else {
+                            assert!(!st.dead, "{ctx}");
+                            assert!(rep[1].good(), "{ctx}");
+                            assert_eq!(rep[1].data, c.fpdus[1].ulpdu, "{ctx}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// ULPDU_LENGTH below a DDP header or above `cfg_max_ulpdu`: an empty
     /// whole-FPDU piece with `length_bad`, then nothing.
     #[test]
