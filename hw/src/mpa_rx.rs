@@ -430,6 +430,8 @@ pub struct MpaRx {
     after3: Signal<Local, Bit>,
     mbad_c: Signal<Local, Bit>,
     mbad_n: Signal<Local, Bit>,
+    /// N's FPDUPTR differs from its expectation at the hit lane.
+    nbad: Signal<Local, Bit>,
     ksel: Signal<Local, Bits<32>>,
     rsel: Signal<Local, Bits<32>>,
     // ---- ULPDU_LENGTH
@@ -626,6 +628,7 @@ impl Default for MpaRx {
             exp: Default::default(),
             mbad_c: Default::default(),
             mbad_n: Default::default(),
+            nbad: Default::default(),
             ksel: Default::default(),
             rsel: Default::default(),
             hdr_active: Default::default(),
@@ -917,22 +920,26 @@ impl Logic for MpaRx {
         }
         // FPDUPTR = wire offset of the marker's first octet from the start
         // of its FPDU (RFC 5044 §4.3): C's from `woff`, N's from its start
-        // lane `sb`.
+        // lane sb = (C's end lane) + 1: m3i - sb - 3. N's is compared once
+        // per possible end lane (the expectation from registers only) and
+        // the hit lane's answer taken, so the compare is not behind the
+        // encoding of `sb` and a subtraction (the routed critical path of
+        // 8105c70 ran hitv -> sb -> m3i - sb - 3 -> this check).
         self.ptr.next = bit_cast::<17, 8>(self.mhi.val()) << 8 | bit_cast::<17, 8>(self.plo.val());
         self.exp.next = self.c_woff.val() + bit_cast::<17, 4>(self.m3i.q.val()) - 3;
-        if self.after3.val() {
-            self.exp.next =
-                bit_cast::<17, 4>(self.m3i.q.val()) - bit_cast::<17, 4>(self.sb.val()) - 3;
-        }
-        self.mbad_c.next = false;
-        self.mbad_n.next = false;
-        if self.m3v.val() & (self.ptr.val() != self.exp.val()) {
-            if self.after3.val() {
-                self.mbad_n.next = true;
-            } else {
-                self.mbad_c.next = true;
+        self.li.next = 0.into();
+        self.nbad.next = false;
+        for i in 0..8 {
+            if self.hitv.val().get_bit(i)
+                & (self.ptr.val()
+                    != bit_cast::<17, 4>(self.m3i.q.val()) - bit_cast::<17, 4>(self.li.val()) - 4)
+            {
+                self.nbad.next = true;
             }
+            self.li.next = self.li.val() + 1;
         }
+        self.mbad_c.next = self.m3v.val() & !self.after3.val() & (self.ptr.val() != self.exp.val());
+        self.mbad_n.next = self.m3v.val() & self.after3.val() & self.nbad.val();
 
         // ---- 3. CRC: C over its lanes, N from K[sb] over the rest
         self.mask_c.data.next = self.in_data.val();
