@@ -15948,6 +15948,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
     reg  after3;
     reg  mbad_c;
     reg  mbad_n;
+    reg  nbad;
     reg  [31:0] ksel;
     reg  [31:0] rsel;
     reg  hdr_active;
@@ -16944,19 +16945,42 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         end
         ptr = {{9{1'b0}}, mhi} << 32'h8 | {{9{1'b0}}, plo};
         exp = c_woff + {{13{1'b0}}, m3i$q} - 17'h3;
-        if (after3) begin
-            exp = {{13{1'b0}}, m3i$q} - {{13{1'b0}}, sb} - 17'h3;
+        li = 4'h0;
+        nbad = 1'b0;
+        if (hitv[0] & (ptr != {{13{1'b0}}, m3i$q} - {{13{1'b0}}, li} - 17'h4)) begin
+            nbad = 1'b1;
         end
-        mbad_c = 1'b0;
-        mbad_n = 1'b0;
-        if (m3v & (ptr != exp)) begin
-            if (after3) begin
-                mbad_n = 1'b1;
-            end
-            else begin
-                mbad_c = 1'b1;
-            end
+        li = li + 4'h1;
+        if (hitv[1] & (ptr != {{13{1'b0}}, m3i$q} - {{13{1'b0}}, li} - 17'h4)) begin
+            nbad = 1'b1;
         end
+        li = li + 4'h1;
+        if (hitv[2] & (ptr != {{13{1'b0}}, m3i$q} - {{13{1'b0}}, li} - 17'h4)) begin
+            nbad = 1'b1;
+        end
+        li = li + 4'h1;
+        if (hitv[3] & (ptr != {{13{1'b0}}, m3i$q} - {{13{1'b0}}, li} - 17'h4)) begin
+            nbad = 1'b1;
+        end
+        li = li + 4'h1;
+        if (hitv[4] & (ptr != {{13{1'b0}}, m3i$q} - {{13{1'b0}}, li} - 17'h4)) begin
+            nbad = 1'b1;
+        end
+        li = li + 4'h1;
+        if (hitv[5] & (ptr != {{13{1'b0}}, m3i$q} - {{13{1'b0}}, li} - 17'h4)) begin
+            nbad = 1'b1;
+        end
+        li = li + 4'h1;
+        if (hitv[6] & (ptr != {{13{1'b0}}, m3i$q} - {{13{1'b0}}, li} - 17'h4)) begin
+            nbad = 1'b1;
+        end
+        li = li + 4'h1;
+        if (hitv[7] & (ptr != {{13{1'b0}}, m3i$q} - {{13{1'b0}}, li} - 17'h4)) begin
+            nbad = 1'b1;
+        end
+        li = li + 4'h1;
+        mbad_c = m3v & ~after3 & (ptr != exp);
+        mbad_n = m3v & after3 & nbad;
         mask_c$data = in_data;
         mask_c$lanes = lm_c;
         mask_n$data = in_data;
@@ -36659,7 +36683,7 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
             pre1 = f_access_rights;
         end
         s2_pre$d = pre1;
-        inv_try = inv_pend$q | (v1$q & r_inv$q & (pre1 == f_ok));
+        inv_try = inv_pend$q | (v2$q & r_inv$q & (s2_pre$q == f_ok));
         if (inv_try) begin
             inv_pend$d = 1'b0;
             if (~(w_hit$q | hit_now)) begin

@@ -458,14 +458,16 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
         self.s2_pre.d.next = self.pre1.val();
         // ---- invalidation (RFC 5040 §5.3 / §6.10): the entry passed the
         // STag/PD checks → its state octet becomes `Invalid`, written back
-        // through the table's one write port. A firmware write has the port
-        // first: to another entry → wait a clock (`inv_pend`, the entry read
-        // stays current: the read address is held); to this entry (now or
-        // since the request was taken, `w_hit`) → not written back: the
-        // invalidation took effect at the read and the firmware's write
-        // came after it, so neither is lost. The result waits for this.
+        // through the table's one write port in stage 2 (from the registered
+        // verdict `s2_pre`: decided in stage 1, the BRAM read → compares →
+        // write-port path was the routed critical path). A firmware write
+        // has the port first: to another entry → wait a clock (`inv_pend`,
+        // the entry read stays current: the read address is held); to this
+        // entry (now or since the request was taken, `w_hit`) → not written
+        // back: the invalidation took effect at the read and the firmware's
+        // write came after it, so neither is lost. The result waits for this.
         self.inv_try.next = self.inv_pend.q.val()
-            | (self.v1.q.val() & self.r_inv.q.val() & (self.pre1.val() == self.f_ok.val()));
+            | (self.v2.q.val() & self.r_inv.q.val() & (self.s2_pre.q.val() == self.f_ok.val()));
         if self.inv_try.val() {
             self.inv_pend.d.next = false;
             if !(self.w_hit.q.val() | self.hit_now.val()) {
@@ -1004,17 +1006,21 @@ pub(crate) mod tests {
         });
         assert_eq!(f, fault::OK);
         assert_eq!(model[2], fresh);
-        // ... one clock later (during the read): the same.
-        let (f, _) = request(&mut uut, &mut model, st(3), 5, true, &mut |c| {
-            (c == 1).then_some((3, fresh))
-        });
-        assert_eq!(f, fault::OK);
-        assert_eq!(model[3], fresh);
+        // ... one clock later (during the read) and two (in the write-back
+        // clock): the same, and no clock added (nothing to write back).
+        for (c_w, e) in [(1, 3), (2, 6)] {
+            let (f, clocks) = request(&mut uut, &mut model, st(e), 5, true, &mut |c| {
+                (c == c_w).then_some((e, fresh))
+            });
+            assert_eq!(f, fault::OK);
+            assert_eq!(model[e as usize], fresh, "write at clock {c_w}");
+            assert_eq!(clocks, clocks_inv, "write at clock {c_w}");
+        }
         // A firmware write to another entry in the write-back clock: the
         // invalidation waits one clock; both land.
         let other = good(0x55, 9);
         let (f, clocks) = request(&mut uut, &mut model, st(4), 5, true, &mut |c| {
-            (c == 1).then_some((100, other))
+            (c == 2).then_some((100, other))
         });
         assert_eq!(f, fault::OK);
         assert_eq!(clocks, clocks_inv);
