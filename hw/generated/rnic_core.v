@@ -15960,6 +15960,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
     reg  [63:0] hsh;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  [15:0] ulen;
+    reg  [3:0] hl0;
+    reg  [3:0] hl1;
+    reg  [7:0] hb0;
+    reg  [7:0] hb1;
+    reg  [15:0] ulen_k;
     reg  [3:0] cons;
     reg  hcomp_raw;
     reg  half;
@@ -17062,7 +17067,71 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         end
         hcomp_raw = hdr_active & (avail >= cons);
         half = hdr_active & (cons == 4'h2) & (avail == 4'h1);
-        lbad = (ulen < min_ulpdu) | (ulen > cfg_max_ulpdu);
+        hl0 = hstart;
+        if (hstart >= mka$q) begin
+            hl0 = hstart + {{1{1'b0}}, mkn$q};
+        end
+        hl1 = hstart + 4'h1;
+        if (hstart + 4'h1 >= mka$q) begin
+            hl1 = hstart + 4'h1 + {{1{1'b0}}, mkn$q};
+        end
+        hb0 = 8'h0;
+        hb1 = 8'h0;
+        if (hl0 == 0) begin
+            hb0 = in_data[(32'h8 * 0)+:(8)];
+        end
+        if (hl1 == 0) begin
+            hb1 = in_data[(32'h8 * 0)+:(8)];
+        end
+        if (hl0 == 1) begin
+            hb0 = in_data[(32'h8 * 1)+:(8)];
+        end
+        if (hl1 == 1) begin
+            hb1 = in_data[(32'h8 * 1)+:(8)];
+        end
+        if (hl0 == 2) begin
+            hb0 = in_data[(32'h8 * 2)+:(8)];
+        end
+        if (hl1 == 2) begin
+            hb1 = in_data[(32'h8 * 2)+:(8)];
+        end
+        if (hl0 == 3) begin
+            hb0 = in_data[(32'h8 * 3)+:(8)];
+        end
+        if (hl1 == 3) begin
+            hb1 = in_data[(32'h8 * 3)+:(8)];
+        end
+        if (hl0 == 4) begin
+            hb0 = in_data[(32'h8 * 4)+:(8)];
+        end
+        if (hl1 == 4) begin
+            hb1 = in_data[(32'h8 * 4)+:(8)];
+        end
+        if (hl0 == 5) begin
+            hb0 = in_data[(32'h8 * 5)+:(8)];
+        end
+        if (hl1 == 5) begin
+            hb1 = in_data[(32'h8 * 5)+:(8)];
+        end
+        if (hl0 == 6) begin
+            hb0 = in_data[(32'h8 * 6)+:(8)];
+        end
+        if (hl1 == 6) begin
+            hb1 = in_data[(32'h8 * 6)+:(8)];
+        end
+        if (hl0 == 7) begin
+            hb0 = in_data[(32'h8 * 7)+:(8)];
+        end
+        if (hl1 == 7) begin
+            hb1 = in_data[(32'h8 * 7)+:(8)];
+        end
+        if (c_hdr == 2'h1) begin
+            ulen_k = {{8{1'b0}}, c_len_hi} << 32'h8 | {{8{1'b0}}, hb0};
+        end
+        else begin
+            ulen_k = {{8{1'b0}}, hb0} << 32'h8 | {{8{1'b0}}, hb1};
+        end
+        lbad = (ulen_k < min_ulpdu) | (ulen_k > cfg_max_ulpdu);
         err_c = mbad_c | (hdr_is_c & hcomp_raw & lbad);
         err_n = ~err_c & (mbad_n | (~hdr_is_c & hcomp_raw & lbad));
         any_err = err_c | err_n;

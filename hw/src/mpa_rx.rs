@@ -441,6 +441,14 @@ pub struct MpaRx {
     avail: Signal<Local, Bits<4>>,
     hsh: Signal<Local, Bits<64>>,
     ulen: Signal<Local, Bits<16>>,
+    // The same ULPDU_LENGTH for the length check only, read from the input
+    // lanes that hold slots `hstart` and `hstart + 1` (`hl0`, `hl1`)
+    // instead of through the compaction and `hsh`.
+    hl0: Signal<Local, Bits<4>>,
+    hl1: Signal<Local, Bits<4>>,
+    hb0: Signal<Local, Bits<8>>,
+    hb1: Signal<Local, Bits<8>>,
+    ulen_k: Signal<Local, Bits<16>>,
     cons: Signal<Local, Bits<4>>,
     hcomp_raw: Signal<Local, Bit>,
     half: Signal<Local, Bit>,
@@ -637,6 +645,11 @@ impl Default for MpaRx {
             avail: Default::default(),
             hsh: Default::default(),
             ulen: Default::default(),
+            hl0: Default::default(),
+            hl1: Default::default(),
+            hb0: Default::default(),
+            hb1: Default::default(),
+            ulen_k: Default::default(),
             cons: Default::default(),
             hcomp_raw: Default::default(),
             half: Default::default(),
@@ -993,8 +1006,40 @@ impl Logic for MpaRx {
         }
         self.hcomp_raw.next = self.hdr_active.val() & (self.avail.val() >= self.cons.val());
         self.half.next = self.hdr_active.val() & (self.cons.val() == 2) & (self.avail.val() == 1);
-        self.lbad.next =
-            (self.ulen.val() < self.min_ulpdu.val()) | (self.ulen.val() > self.cfg_max_ulpdu.val());
+        // The length check reads the header octets straight from their
+        // input lanes: slot s is lane s below the marker run and lane s +
+        // mkn from it on (as the compaction), chosen by registers only, so
+        // the check no longer waits for `vl`, the compaction and the `hsh`
+        // shift (session 19's unit-delay longest path). It differs from
+        // `ulen` only where a header octet is past the beat's valid lanes,
+        // and then `hcomp_raw` is clear and `lbad` is not looked at.
+        self.hl0.next = self.hstart.val();
+        if self.hstart.val() >= self.mka.q.val() {
+            self.hl0.next = self.hstart.val() + bit_cast::<4, 3>(self.mkn.q.val());
+        }
+        self.hl1.next = self.hstart.val() + 1;
+        if self.hstart.val() + 1 >= self.mka.q.val() {
+            self.hl1.next = self.hstart.val() + 1 + bit_cast::<4, 3>(self.mkn.q.val());
+        }
+        self.hb0.next = 0.into();
+        self.hb1.next = 0.into();
+        for i in 0..8 {
+            if self.hl0.val().index() == i {
+                self.hb0.next = self.in_data.val().get_bits::<8>(8 * i);
+            }
+            if self.hl1.val().index() == i {
+                self.hb1.next = self.in_data.val().get_bits::<8>(8 * i);
+            }
+        }
+        if self.c_hdr.val() == 1 {
+            self.ulen_k.next =
+                bit_cast::<16, 8>(self.c_len_hi.val()) << 8 | bit_cast::<16, 8>(self.hb0.val());
+        } else {
+            self.ulen_k.next =
+                bit_cast::<16, 8>(self.hb0.val()) << 8 | bit_cast::<16, 8>(self.hb1.val());
+        }
+        self.lbad.next = (self.ulen_k.val() < self.min_ulpdu.val())
+            | (self.ulen_k.val() > self.cfg_max_ulpdu.val());
         self.err_c.next =
             self.mbad_c.val() | (self.hdr_is_c.val() & self.hcomp_raw.val() & self.lbad.val());
         // A CRC error at C's end is as final as the others (RFC 5044 §8):
