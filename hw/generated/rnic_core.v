@@ -15955,16 +15955,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
     reg  hdr_is_c;
     reg  [3:0] hstart;
     reg  [3:0] avail;
-    // Unused on purpose: mpa_rx uses only the low 16 bits (the ULPDU_LENGTH octets) of the shifted header.
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [63:0] hsh;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  [15:0] ulen;
     reg  [3:0] hl0;
     reg  [3:0] hl1;
     reg  [7:0] hb0;
     reg  [7:0] hb1;
-    reg  [15:0] ulen_k;
     reg  [3:0] cons;
     reg  hcomp_raw;
     reg  half;
@@ -17056,17 +17051,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
             hstart = c_need[(32'h0)+:(4)];
         end
         avail = nm_total - hstart;
-        hsh = cb >> ({{3{1'b0}}, hstart} << 32'h3);
-        if (c_hdr == 2'h1) begin
-            ulen = {{8{1'b0}}, c_len_hi} << 32'h8 | {{8{1'b0}}, hsh[(32'h0)+:(8)]};
-            cons = 4'h1;
-        end
-        else begin
-            ulen = {{8{1'b0}}, hsh[(32'h0)+:(8)]} << 32'h8 | {{8{1'b0}}, hsh[(32'h8)+:(8)]};
-            cons = 4'h2;
-        end
-        hcomp_raw = hdr_active & (avail >= cons);
-        half = hdr_active & (cons == 4'h2) & (avail == 4'h1);
         hl0 = hstart;
         if (hstart >= mka$q) begin
             hl0 = hstart + {{1{1'b0}}, mkn$q};
@@ -17126,12 +17110,16 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
             hb1 = in_data[(32'h8 * 7)+:(8)];
         end
         if (c_hdr == 2'h1) begin
-            ulen_k = {{8{1'b0}}, c_len_hi} << 32'h8 | {{8{1'b0}}, hb0};
+            ulen = {{8{1'b0}}, c_len_hi} << 32'h8 | {{8{1'b0}}, hb0};
+            cons = 4'h1;
         end
         else begin
-            ulen_k = {{8{1'b0}}, hb0} << 32'h8 | {{8{1'b0}}, hb1};
+            ulen = {{8{1'b0}}, hb0} << 32'h8 | {{8{1'b0}}, hb1};
+            cons = 4'h2;
         end
-        lbad = (ulen_k < min_ulpdu) | (ulen_k > cfg_max_ulpdu);
+        hcomp_raw = hdr_active & (avail >= cons);
+        half = hdr_active & (cons == 4'h2) & (avail == 4'h1);
+        lbad = (ulen < min_ulpdu) | (ulen > cfg_max_ulpdu);
         err_c = mbad_c | (hdr_is_c & hcomp_raw & lbad);
         err_n = ~err_c & (mbad_n | (~hdr_is_c & hcomp_raw & lbad));
         any_err = err_c | err_n;
@@ -17354,7 +17342,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         end
         if (half) begin
             n_hdr = 2'h1;
-            n_len_hi = hsh[(32'h0)+:(8)];
+            n_len_hi = hb0;
         end
         if (hcomp) begin
             n_hdr = 2'h2;

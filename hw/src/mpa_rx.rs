@@ -439,16 +439,12 @@ pub struct MpaRx {
     hdr_is_c: Signal<Local, Bit>,
     hstart: Signal<Local, Bits<4>>,
     avail: Signal<Local, Bits<4>>,
-    hsh: Signal<Local, Bits<64>>,
     ulen: Signal<Local, Bits<16>>,
-    // The same ULPDU_LENGTH for the length check only, read from the input
-    // lanes that hold slots `hstart` and `hstart + 1` (`hl0`, `hl1`)
-    // instead of through the compaction and `hsh`.
+    // The input lanes of header slots `hstart` and `hstart + 1`, their octets.
     hl0: Signal<Local, Bits<4>>,
     hl1: Signal<Local, Bits<4>>,
     hb0: Signal<Local, Bits<8>>,
     hb1: Signal<Local, Bits<8>>,
-    ulen_k: Signal<Local, Bits<16>>,
     cons: Signal<Local, Bits<4>>,
     hcomp_raw: Signal<Local, Bit>,
     half: Signal<Local, Bit>,
@@ -643,13 +639,11 @@ impl Default for MpaRx {
             hdr_is_c: Default::default(),
             hstart: Default::default(),
             avail: Default::default(),
-            hsh: Default::default(),
             ulen: Default::default(),
             hl0: Default::default(),
             hl1: Default::default(),
             hb0: Default::default(),
             hb1: Default::default(),
-            ulen_k: Default::default(),
             cons: Default::default(),
             hcomp_raw: Default::default(),
             half: Default::default(),
@@ -994,25 +988,15 @@ impl Logic for MpaRx {
             self.hstart.next = self.c_need.val().get_bits::<4>(0);
         }
         self.avail.next = self.nm_total.val() - self.hstart.val();
-        self.hsh.next = self.cb.val() >> (bit_cast::<7, 4>(self.hstart.val()) << 3);
-        if self.c_hdr.val() == 1 {
-            self.ulen.next = bit_cast::<16, 8>(self.c_len_hi.val()) << 8
-                | bit_cast::<16, 8>(self.hsh.val().get_bits::<8>(0));
-            self.cons.next = 1.into();
-        } else {
-            self.ulen.next = bit_cast::<16, 8>(self.hsh.val().get_bits::<8>(0)) << 8
-                | bit_cast::<16, 8>(self.hsh.val().get_bits::<8>(8));
-            self.cons.next = 2.into();
-        }
-        self.hcomp_raw.next = self.hdr_active.val() & (self.avail.val() >= self.cons.val());
-        self.half.next = self.hdr_active.val() & (self.cons.val() == 2) & (self.avail.val() == 1);
-        // The length check reads the header octets straight from their
-        // input lanes: slot s is lane s below the marker run and lane s +
-        // mkn from it on (as the compaction), chosen by registers only, so
-        // the check no longer waits for `vl`, the compaction and the `hsh`
-        // shift (session 19's unit-delay longest path). It differs from
-        // `ulen` only where a header octet is past the beat's valid lanes,
-        // and then `hcomp_raw` is clear and `lbad` is not looked at.
+        // The header's octets are read straight from their input lanes:
+        // slot s is lane s below the beat's marker run and lane s + mkn from
+        // it on (the compaction's rule), chosen by registers only. Read
+        // from the compacted octets shifted to `hstart` (`hsh`, gone), the
+        // length check and the next-state `need`/`urem`/`pad` waited for
+        // `vl`, the compaction and that shift (session 19's unit-delay
+        // longest path). The octets differ from the compacted ones only
+        // past the beat's valid lanes, where the header is not complete
+        // (`hcomp_raw`, `half` clear) and `ulen` is not used.
         self.hl0.next = self.hstart.val();
         if self.hstart.val() >= self.mka.q.val() {
             self.hl0.next = self.hstart.val() + bit_cast::<4, 3>(self.mkn.q.val());
@@ -1032,14 +1016,18 @@ impl Logic for MpaRx {
             }
         }
         if self.c_hdr.val() == 1 {
-            self.ulen_k.next =
+            self.ulen.next =
                 bit_cast::<16, 8>(self.c_len_hi.val()) << 8 | bit_cast::<16, 8>(self.hb0.val());
+            self.cons.next = 1.into();
         } else {
-            self.ulen_k.next =
+            self.ulen.next =
                 bit_cast::<16, 8>(self.hb0.val()) << 8 | bit_cast::<16, 8>(self.hb1.val());
+            self.cons.next = 2.into();
         }
-        self.lbad.next = (self.ulen_k.val() < self.min_ulpdu.val())
-            | (self.ulen_k.val() > self.cfg_max_ulpdu.val());
+        self.hcomp_raw.next = self.hdr_active.val() & (self.avail.val() >= self.cons.val());
+        self.half.next = self.hdr_active.val() & (self.cons.val() == 2) & (self.avail.val() == 1);
+        self.lbad.next =
+            (self.ulen.val() < self.min_ulpdu.val()) | (self.ulen.val() > self.cfg_max_ulpdu.val());
         self.err_c.next =
             self.mbad_c.val() | (self.hdr_is_c.val() & self.hcomp_raw.val() & self.lbad.val());
         // A CRC error at C's end is as final as the others (RFC 5044 §8):
@@ -1248,7 +1236,7 @@ impl Logic for MpaRx {
         }
         if self.half.val() {
             self.n_hdr.next = 1.into();
-            self.n_len_hi.next = self.hsh.val().get_bits::<8>(0);
+            self.n_len_hi.next = self.hb0.val();
         }
         if self.hcomp.val() {
             self.n_hdr.next = 2.into();
