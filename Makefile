@@ -60,10 +60,11 @@ rtl:
 	$(CARGO) run --release -p rnic-hw --bin rnic-hw-gen
 
 ## FPGA bitstream for the ECP5 Versa-5G (Yosys → nextpnr-ecp5 → ecppack, YoWASP tools in .venv).
+## FPGA_PART=85f builds for the LFE5UM5G-85F (same package and pins) instead of the 45F.
 bitstream: deps-fpga
 	@scripts/bitstream.sh
 
-## Flash it with openFPGALoader (needs the board on its FTDI cable).
+## Flash it with openFPGALoader (needs the board on its FTDI cable; FPGA_PART as above).
 flash: deps-fpga
 	@scripts/flash.sh
 

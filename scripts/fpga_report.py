@@ -137,6 +137,8 @@ def print_util(util, over=()):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--top")
+    ap.add_argument("--device", default="LFE5UM5G-45F-8BG381",
+                    help="the part placed and routed for (scripts/bitstream.sh --part)")
     ap.add_argument("--pnr-report")
     ap.add_argument("--pnr-log")
     ap.add_argument("--stat")
@@ -171,7 +173,7 @@ def main():
     report = {
         "schema": "rnic-fpga-report/1",
         "top": a.top,
-        "device": "LFE5UM5G-45F-8BG381",
+        "device": a.device,
         "times_s": {"synth": a.synth_seconds, "pnr": a.pnr_seconds, "pack": None},
         "lut_map": a.lut_map,
     }

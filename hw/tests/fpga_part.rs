@@ -1,0 +1,148 @@
+//! Which ECP5 part a bitstream is for: `scripts/bitstream.sh --part`
+//! records it in report.json (`scripts/fpga_report.py --device`), and
+//! `scripts/flash.sh` refuses, before it touches the cable, a bitstream
+//! whose report is missing or names another part than the board's
+//! (the Versa-5G's LFE5UM5G-45F unless `--part 85f`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const PART_45F: &str = "LFE5UM5G-45F-8BG381";
+const PART_85F: &str = "LFE5UM5G-85F-8BG381";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rnic-fpga-part-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A bitstream (content irrelevant: the checks run before the cable) with,
+/// when `device` is given, the report `make bitstream` writes beside it.
+fn fake_build(dir: &Path, device: Option<&str>) -> PathBuf {
+    let bit = dir.join("rnic_versa5g.bit");
+    std::fs::write(&bit, b"not a real bitstream").unwrap();
+    if let Some(d) = device {
+        let report = format!("{{\"schema\": \"rnic-fpga-report/1\", \"device\": \"{d}\"}}");
+        std::fs::write(dir.join("report.json"), report).unwrap();
+    }
+    bit
+}
+
+fn flash(bit: &Path, part: Option<&str>) -> (Option<i32>, String) {
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("scripts/flash.sh"))
+        .arg("--bit")
+        .arg(bit);
+    cmd.env_remove("FPGA_PART");
+    if let Some(p) = part {
+        cmd.args(["--part", p]);
+    }
+    let out: Output = cmd.output().expect("bash");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text)
+}
+
+#[test]
+fn flash_refuses_a_bitstream_for_another_part() {
+    let dir = scratch("other");
+    let bit = fake_build(&dir, Some(PART_85F));
+    let (code, text) = flash(&bit, None);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains(&format!("built for '{PART_85F}'")) && text.contains(PART_45F),
+        "{text}"
+    );
+    assert!(
+        !text.contains("flash: loading"),
+        "reached the cable: {text}"
+    );
+}
+
+#[test]
+fn flash_refuses_a_bitstream_without_its_report() {
+    let dir = scratch("noreport");
+    let bit = fake_build(&dir, None);
+    let (code, text) = flash(&bit, None);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("no report.json beside"), "{text}");
+    assert!(
+        !text.contains("flash: loading"),
+        "reached the cable: {text}"
+    );
+}
+
+#[test]
+fn flash_takes_a_bitstream_for_the_part_it_is_told() {
+    // Past the part check it goes on to openFPGALoader (absent here, or
+    // present with no board: either way exit 1, but not for the part).
+    let dir = scratch("same");
+    let bit = fake_build(&dir, Some(PART_85F));
+    let (code, text) = flash(&bit, Some("85f"));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        !text.contains("built for") && !text.contains("no report.json"),
+        "{text}"
+    );
+    assert!(
+        text.contains("openFPGALoader is not installed") || text.contains("flash: loading"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unknown_part_is_an_error_in_both_scripts() {
+    let dir = scratch("unknown");
+    let bit = fake_build(&dir, Some(PART_45F));
+    let (code, text) = flash(&bit, Some("25f"));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("must be 45f or 85f, not '25f'"), "{text}");
+
+    let out = Command::new("bash")
+        .arg(root().join("scripts/bitstream.sh"))
+        .args(["--part", "25f"])
+        .output()
+        .expect("bash");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be 45f or 85f, not '25f'"));
+}
+
+/// The device report.json records: the one `--device` names, else the 45F.
+fn reported_device(device: Option<&str>) -> String {
+    let dir = scratch(&format!("report-{}", device.unwrap_or("default")));
+    let out_p = dir.join("report.json");
+    let mut cmd = Command::new("python3");
+    cmd.arg(root().join("scripts/fpga_report.py"))
+        .args(["--synth-only", "--top", "rnic_versa5g", "--lut-map", "abc"])
+        .arg("--out")
+        .arg(&out_p);
+    if let Some(d) = device {
+        cmd.args(["--device", d]);
+    }
+    assert!(cmd.output().expect("python3").status.success());
+    let read = Command::new("python3")
+        .args([
+            "-c",
+            "import json,sys; print(json.load(open(sys.argv[1]))['device'])",
+        ])
+        .arg(&out_p)
+        .output()
+        .expect("python3");
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(read.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn the_report_names_the_part_it_was_built_for() {
+    assert_eq!(reported_device(Some(PART_85F)), PART_85F);
+    assert_eq!(reported_device(None), PART_45F);
+}
