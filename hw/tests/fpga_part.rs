@@ -48,12 +48,18 @@ fn flash(bit: &Path, part: Option<&str>) -> (Option<i32>, String) {
     (out.status.code(), text)
 }
 
+/// `flash.sh` on a fake build in its own scratch directory (removed after).
+fn flash_case(name: &str, device: Option<&str>, part: Option<&str>) -> (Option<i32>, String) {
+    let dir = scratch(name);
+    let bit = fake_build(&dir, device);
+    let result = flash(&bit, part);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 #[test]
 fn flash_refuses_a_bitstream_for_another_part() {
-    let dir = scratch("other");
-    let bit = fake_build(&dir, Some(PART_85F));
-    let (code, text) = flash(&bit, None);
-    let _ = std::fs::remove_dir_all(&dir);
+    let (code, text) = flash_case("other", Some(PART_85F), None);
     assert_eq!(code, Some(1), "{text}");
     assert!(
         text.contains(&format!("built for '{PART_85F}'")) && text.contains(PART_45F),
@@ -67,10 +73,7 @@ fn flash_refuses_a_bitstream_for_another_part() {
 
 #[test]
 fn flash_refuses_a_bitstream_without_its_report() {
-    let dir = scratch("noreport");
-    let bit = fake_build(&dir, None);
-    let (code, text) = flash(&bit, None);
-    let _ = std::fs::remove_dir_all(&dir);
+    let (code, text) = flash_case("noreport", None, None);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("no report.json beside"), "{text}");
     assert!(
@@ -83,10 +86,7 @@ fn flash_refuses_a_bitstream_without_its_report() {
 fn flash_takes_a_bitstream_for_the_part_it_is_told() {
     // Past the part check it goes on to openFPGALoader (absent here, or
     // present with no board: either way exit 1, but not for the part).
-    let dir = scratch("same");
-    let bit = fake_build(&dir, Some(PART_85F));
-    let (code, text) = flash(&bit, Some("85f"));
-    let _ = std::fs::remove_dir_all(&dir);
+    let (code, text) = flash_case("same", Some(PART_85F), Some("85f"));
     assert_eq!(code, Some(1), "{text}");
     assert!(
         !text.contains("built for") && !text.contains("no report.json"),
@@ -100,10 +100,7 @@ fn flash_takes_a_bitstream_for_the_part_it_is_told() {
 
 #[test]
 fn an_unknown_part_is_an_error_in_both_scripts() {
-    let dir = scratch("unknown");
-    let bit = fake_build(&dir, Some(PART_45F));
-    let (code, text) = flash(&bit, Some("25f"));
-    let _ = std::fs::remove_dir_all(&dir);
+    let (code, text) = flash_case("unknown", Some(PART_45F), Some("25f"));
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("must be 45f or 85f, not '25f'"), "{text}");
 
