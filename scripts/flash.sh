@@ -28,12 +28,10 @@ while [ $# -gt 0 ]; do
         *) echo "flash: unknown argument $1" >&2; exit 2 ;;
     esac
 done
-case "$part" in
-    45f) device=LFE5UM5G-45F-8BG381 ;;
-    85f) device=LFE5UM5G-85F-8BG381 ;;
-    *) echo "flash: --part (FPGA_PART) must be 45f or 85f, not '$part'" >&2; exit 2 ;;
-esac
-inputs=(hw/generated/rnic_versa5g.v constraints/versa5g.lpf scripts/bitstream.sh scripts/fpga_report.py)
+# The board's part name, as report.json records it.
+. scripts/fpga_part.sh
+fpga_part flash "$part"
+inputs=(hw/generated/rnic_versa5g.v constraints/versa5g.lpf scripts/bitstream.sh scripts/fpga_part.sh scripts/fpga_report.py)
 
 if [ ! -f "$bit" ]; then
     echo "flash: no bitstream at $bit; run 'make bitstream' first" >&2
