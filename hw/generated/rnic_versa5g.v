@@ -22602,6 +22602,20 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
     reg  [3:0] hl1;
     reg  [7:0] hb0;
     reg  [7:0] hb1;
+    reg  [3:0] hl0a;
+    reg  [3:0] hl1a;
+    reg  [3:0] hl0b;
+    reg  [3:0] hl1b;
+    reg  [7:0] gt_max_hi;
+    reg  [7:0] eq_max_hi;
+    reg  [7:0] gt_max_lo;
+    reg  [7:0] zero_hi;
+    reg  [7:0] lt_min_lo;
+    reg  f_gt_max_hi;
+    reg  f_eq_max_hi;
+    reg  f_gt_max_lo;
+    reg  f_zero_hi;
+    reg  f_lt_min_lo;
     reg  [3:0] cons;
     reg  hcomp_raw;
     reg  half;
@@ -23693,13 +23707,27 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
             hstart = c_need[(32'h0)+:(4)];
         end
         avail = nm_total - hstart;
-        hl0 = hstart;
-        if (hstart >= mka$q) begin
-            hl0 = hstart + {{1{1'b0}}, mkn$q};
+        hl0a = 4'h0;
+        if (mka$q == 4'h0) begin
+            hl0a = {{1{1'b0}}, mkn$q};
         end
-        hl1 = hstart + 4'h1;
-        if (hstart + 4'h1 >= mka$q) begin
-            hl1 = hstart + 4'h1 + {{1{1'b0}}, mkn$q};
+        hl1a = 4'h1;
+        if (mka$q <= 4'h1) begin
+            hl1a = {{1{1'b0}}, mkn$q} + 4'h1;
+        end
+        hl0b = c_need[(32'h0)+:(4)];
+        if (c_need[(32'h0)+:(4)] >= mka$q) begin
+            hl0b = c_need[(32'h0)+:(4)] + {{1{1'b0}}, mkn$q};
+        end
+        hl1b = c_need[(32'h0)+:(4)] + 4'h1;
+        if (c_need[(32'h0)+:(4)] + 4'h1 >= mka$q) begin
+            hl1b = c_need[(32'h0)+:(4)] + 4'h1 + {{1{1'b0}}, mkn$q};
+        end
+        hl0 = hl0a;
+        hl1 = hl1a;
+        if (body) begin
+            hl0 = hl0b;
+            hl1 = hl1b;
         end
         hb0 = 8'h0;
         hb1 = 8'h0;
@@ -23759,9 +23787,170 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
             ulen = {{8{1'b0}}, hb0} << 32'h8 | {{8{1'b0}}, hb1};
             cons = 4'h2;
         end
+        gt_max_hi = 8'h0;
+        eq_max_hi = 8'h0;
+        gt_max_lo = 8'h0;
+        zero_hi = 8'h0;
+        lt_min_lo = 8'h0;
+        gt_max_hi = {gt_max_hi[7:1], in_data[(32'h8 * 0)+:(8)] > cfg_max_ulpdu[(32'h8)+:(8)]};
+        eq_max_hi = {eq_max_hi[7:1], in_data[(32'h8 * 0)+:(8)] == cfg_max_ulpdu[(32'h8)+:(8)]};
+        gt_max_lo = {gt_max_lo[7:1], in_data[(32'h8 * 0)+:(8)] > cfg_max_ulpdu[(32'h0)+:(8)]};
+        zero_hi = {zero_hi[7:1], in_data[(32'h8 * 0)+:(8)] == 8'h0};
+        lt_min_lo = {lt_min_lo[7:1], in_data[(32'h8 * 0)+:(8)] < min_ulpdu[(32'h0)+:(8)]};
+        gt_max_hi = {gt_max_hi[7:2], in_data[(32'h8 * 1)+:(8)] > cfg_max_ulpdu[(32'h8)+:(8)], gt_max_hi[0]};
+        eq_max_hi = {eq_max_hi[7:2], in_data[(32'h8 * 1)+:(8)] == cfg_max_ulpdu[(32'h8)+:(8)], eq_max_hi[0]};
+        gt_max_lo = {gt_max_lo[7:2], in_data[(32'h8 * 1)+:(8)] > cfg_max_ulpdu[(32'h0)+:(8)], gt_max_lo[0]};
+        zero_hi = {zero_hi[7:2], in_data[(32'h8 * 1)+:(8)] == 8'h0, zero_hi[0]};
+        lt_min_lo = {lt_min_lo[7:2], in_data[(32'h8 * 1)+:(8)] < min_ulpdu[(32'h0)+:(8)], lt_min_lo[0]};
+        gt_max_hi = {gt_max_hi[7:3], in_data[(32'h8 * 2)+:(8)] > cfg_max_ulpdu[(32'h8)+:(8)], gt_max_hi[1:0]};
+        eq_max_hi = {eq_max_hi[7:3], in_data[(32'h8 * 2)+:(8)] == cfg_max_ulpdu[(32'h8)+:(8)], eq_max_hi[1:0]};
+        gt_max_lo = {gt_max_lo[7:3], in_data[(32'h8 * 2)+:(8)] > cfg_max_ulpdu[(32'h0)+:(8)], gt_max_lo[1:0]};
+        zero_hi = {zero_hi[7:3], in_data[(32'h8 * 2)+:(8)] == 8'h0, zero_hi[1:0]};
+        lt_min_lo = {lt_min_lo[7:3], in_data[(32'h8 * 2)+:(8)] < min_ulpdu[(32'h0)+:(8)], lt_min_lo[1:0]};
+        gt_max_hi = {gt_max_hi[7:4], in_data[(32'h8 * 3)+:(8)] > cfg_max_ulpdu[(32'h8)+:(8)], gt_max_hi[2:0]};
+        eq_max_hi = {eq_max_hi[7:4], in_data[(32'h8 * 3)+:(8)] == cfg_max_ulpdu[(32'h8)+:(8)], eq_max_hi[2:0]};
+        gt_max_lo = {gt_max_lo[7:4], in_data[(32'h8 * 3)+:(8)] > cfg_max_ulpdu[(32'h0)+:(8)], gt_max_lo[2:0]};
+        zero_hi = {zero_hi[7:4], in_data[(32'h8 * 3)+:(8)] == 8'h0, zero_hi[2:0]};
+        lt_min_lo = {lt_min_lo[7:4], in_data[(32'h8 * 3)+:(8)] < min_ulpdu[(32'h0)+:(8)], lt_min_lo[2:0]};
+        gt_max_hi = {gt_max_hi[7:5], in_data[(32'h8 * 4)+:(8)] > cfg_max_ulpdu[(32'h8)+:(8)], gt_max_hi[3:0]};
+        eq_max_hi = {eq_max_hi[7:5], in_data[(32'h8 * 4)+:(8)] == cfg_max_ulpdu[(32'h8)+:(8)], eq_max_hi[3:0]};
+        gt_max_lo = {gt_max_lo[7:5], in_data[(32'h8 * 4)+:(8)] > cfg_max_ulpdu[(32'h0)+:(8)], gt_max_lo[3:0]};
+        zero_hi = {zero_hi[7:5], in_data[(32'h8 * 4)+:(8)] == 8'h0, zero_hi[3:0]};
+        lt_min_lo = {lt_min_lo[7:5], in_data[(32'h8 * 4)+:(8)] < min_ulpdu[(32'h0)+:(8)], lt_min_lo[3:0]};
+        gt_max_hi = {gt_max_hi[7:6], in_data[(32'h8 * 5)+:(8)] > cfg_max_ulpdu[(32'h8)+:(8)], gt_max_hi[4:0]};
+        eq_max_hi = {eq_max_hi[7:6], in_data[(32'h8 * 5)+:(8)] == cfg_max_ulpdu[(32'h8)+:(8)], eq_max_hi[4:0]};
+        gt_max_lo = {gt_max_lo[7:6], in_data[(32'h8 * 5)+:(8)] > cfg_max_ulpdu[(32'h0)+:(8)], gt_max_lo[4:0]};
+        zero_hi = {zero_hi[7:6], in_data[(32'h8 * 5)+:(8)] == 8'h0, zero_hi[4:0]};
+        lt_min_lo = {lt_min_lo[7:6], in_data[(32'h8 * 5)+:(8)] < min_ulpdu[(32'h0)+:(8)], lt_min_lo[4:0]};
+        gt_max_hi = {gt_max_hi[7], in_data[(32'h8 * 6)+:(8)] > cfg_max_ulpdu[(32'h8)+:(8)], gt_max_hi[5:0]};
+        eq_max_hi = {eq_max_hi[7], in_data[(32'h8 * 6)+:(8)] == cfg_max_ulpdu[(32'h8)+:(8)], eq_max_hi[5:0]};
+        gt_max_lo = {gt_max_lo[7], in_data[(32'h8 * 6)+:(8)] > cfg_max_ulpdu[(32'h0)+:(8)], gt_max_lo[5:0]};
+        zero_hi = {zero_hi[7], in_data[(32'h8 * 6)+:(8)] == 8'h0, zero_hi[5:0]};
+        lt_min_lo = {lt_min_lo[7], in_data[(32'h8 * 6)+:(8)] < min_ulpdu[(32'h0)+:(8)], lt_min_lo[5:0]};
+        gt_max_hi = {in_data[(32'h8 * 7)+:(8)] > cfg_max_ulpdu[(32'h8)+:(8)], gt_max_hi[6:0]};
+        eq_max_hi = {in_data[(32'h8 * 7)+:(8)] == cfg_max_ulpdu[(32'h8)+:(8)], eq_max_hi[6:0]};
+        gt_max_lo = {in_data[(32'h8 * 7)+:(8)] > cfg_max_ulpdu[(32'h0)+:(8)], gt_max_lo[6:0]};
+        zero_hi = {in_data[(32'h8 * 7)+:(8)] == 8'h0, zero_hi[6:0]};
+        lt_min_lo = {in_data[(32'h8 * 7)+:(8)] < min_ulpdu[(32'h0)+:(8)], lt_min_lo[6:0]};
+        f_gt_max_hi = 1'b0;
+        f_eq_max_hi = 1'b0;
+        f_zero_hi = 1'b0;
+        f_gt_max_lo = 1'b0;
+        f_lt_min_lo = 1'b0;
+        if (hl0 == 0) begin
+            f_gt_max_hi = gt_max_hi[0];
+            f_eq_max_hi = eq_max_hi[0];
+            f_zero_hi = zero_hi[0];
+        end
+        if (hl0 == 1) begin
+            f_gt_max_hi = gt_max_hi[1];
+            f_eq_max_hi = eq_max_hi[1];
+            f_zero_hi = zero_hi[1];
+        end
+        if (hl0 == 2) begin
+            f_gt_max_hi = gt_max_hi[2];
+            f_eq_max_hi = eq_max_hi[2];
+            f_zero_hi = zero_hi[2];
+        end
+        if (hl0 == 3) begin
+            f_gt_max_hi = gt_max_hi[3];
+            f_eq_max_hi = eq_max_hi[3];
+            f_zero_hi = zero_hi[3];
+        end
+        if (hl0 == 4) begin
+            f_gt_max_hi = gt_max_hi[4];
+            f_eq_max_hi = eq_max_hi[4];
+            f_zero_hi = zero_hi[4];
+        end
+        if (hl0 == 5) begin
+            f_gt_max_hi = gt_max_hi[5];
+            f_eq_max_hi = eq_max_hi[5];
+            f_zero_hi = zero_hi[5];
+        end
+        if (hl0 == 6) begin
+            f_gt_max_hi = gt_max_hi[6];
+            f_eq_max_hi = eq_max_hi[6];
+            f_zero_hi = zero_hi[6];
+        end
+        if (hl0 == 7) begin
+            f_gt_max_hi = gt_max_hi[7];
+            f_eq_max_hi = eq_max_hi[7];
+            f_zero_hi = zero_hi[7];
+        end
+        if (c_hdr == 2'h1) begin
+            f_gt_max_hi = c_len_hi > cfg_max_ulpdu[(32'h8)+:(8)];
+            f_eq_max_hi = c_len_hi == cfg_max_ulpdu[(32'h8)+:(8)];
+            f_zero_hi = c_len_hi == 8'h0;
+            if (hl0 == 0) begin
+                f_gt_max_lo = gt_max_lo[0];
+                f_lt_min_lo = lt_min_lo[0];
+            end
+            if (hl0 == 1) begin
+                f_gt_max_lo = gt_max_lo[1];
+                f_lt_min_lo = lt_min_lo[1];
+            end
+            if (hl0 == 2) begin
+                f_gt_max_lo = gt_max_lo[2];
+                f_lt_min_lo = lt_min_lo[2];
+            end
+            if (hl0 == 3) begin
+                f_gt_max_lo = gt_max_lo[3];
+                f_lt_min_lo = lt_min_lo[3];
+            end
+            if (hl0 == 4) begin
+                f_gt_max_lo = gt_max_lo[4];
+                f_lt_min_lo = lt_min_lo[4];
+            end
+            if (hl0 == 5) begin
+                f_gt_max_lo = gt_max_lo[5];
+                f_lt_min_lo = lt_min_lo[5];
+            end
+            if (hl0 == 6) begin
+                f_gt_max_lo = gt_max_lo[6];
+                f_lt_min_lo = lt_min_lo[6];
+            end
+            if (hl0 == 7) begin
+                f_gt_max_lo = gt_max_lo[7];
+                f_lt_min_lo = lt_min_lo[7];
+            end
+        end
+        else begin
+            if (hl1 == 0) begin
+                f_gt_max_lo = gt_max_lo[0];
+                f_lt_min_lo = lt_min_lo[0];
+            end
+            if (hl1 == 1) begin
+                f_gt_max_lo = gt_max_lo[1];
+                f_lt_min_lo = lt_min_lo[1];
+            end
+            if (hl1 == 2) begin
+                f_gt_max_lo = gt_max_lo[2];
+                f_lt_min_lo = lt_min_lo[2];
+            end
+            if (hl1 == 3) begin
+                f_gt_max_lo = gt_max_lo[3];
+                f_lt_min_lo = lt_min_lo[3];
+            end
+            if (hl1 == 4) begin
+                f_gt_max_lo = gt_max_lo[4];
+                f_lt_min_lo = lt_min_lo[4];
+            end
+            if (hl1 == 5) begin
+                f_gt_max_lo = gt_max_lo[5];
+                f_lt_min_lo = lt_min_lo[5];
+            end
+            if (hl1 == 6) begin
+                f_gt_max_lo = gt_max_lo[6];
+                f_lt_min_lo = lt_min_lo[6];
+            end
+            if (hl1 == 7) begin
+                f_gt_max_lo = gt_max_lo[7];
+                f_lt_min_lo = lt_min_lo[7];
+            end
+        end
         hcomp_raw = hdr_active & (avail >= cons);
         half = hdr_active & (cons == 4'h2) & (avail == 4'h1);
-        lbad = (ulen < min_ulpdu) | (ulen > cfg_max_ulpdu);
+        lbad = f_gt_max_hi | (f_eq_max_hi & f_gt_max_lo) | (f_zero_hi & f_lt_min_lo);
         err_c = mbad_c | (hdr_is_c & hcomp_raw & lbad);
         err_n = ~err_c & (mbad_n | (~hdr_is_c & hcomp_raw & lbad));
         any_err = err_c | err_n;
@@ -28271,7 +28460,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     reg  [15:0] flen;
     reg  [8:0] sdiff;
     reg  [15:0] d0;
-    reg  [15:0] mrest;
     reg  [15:0] kk;
     reg  [31:0] adv;
     reg  streaming;
@@ -28575,33 +28763,29 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
         flen = ((k_hdr_t + seg$q + 16'h5) & 16'hfffc) + 16'h4;
         sdiff = seq$q[(32'h0)+:(9)] - seq_start$q[(32'h0)+:(9)];
         d0 = {{7{1'b0}}, (9'h0 - sdiff)};
-        mrest = 16'h0;
-        if (flen > d0) begin
-            mrest = flen - d0;
-        end
         kk = 16'h0;
-        if (mrest > 16'hfe0) begin
+        if (flen > d0 + 16'hfe0) begin
             kk = 16'h9;
         end
-        else if (mrest > 16'hde4) begin
+        else if (flen > d0 + 16'hde4) begin
             kk = 16'h8;
         end
-        else if (mrest > 16'hbe8) begin
+        else if (flen > d0 + 16'hbe8) begin
             kk = 16'h7;
         end
-        else if (mrest > 16'h9ec) begin
+        else if (flen > d0 + 16'h9ec) begin
             kk = 16'h6;
         end
-        else if (mrest > 16'h7f0) begin
+        else if (flen > d0 + 16'h7f0) begin
             kk = 16'h5;
         end
-        else if (mrest > 16'h5f4) begin
+        else if (flen > d0 + 16'h5f4) begin
             kk = 16'h4;
         end
-        else if (mrest > 16'h3f8) begin
+        else if (flen > d0 + 16'h3f8) begin
             kk = 16'h3;
         end
-        else if (mrest > 16'h1fc) begin
+        else if (flen > d0 + 16'h1fc) begin
             kk = 16'h2;
         end
         else if (flen > d0) begin
@@ -51653,6 +51837,9 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     reg  last_c;
     reg  rs_hit;
     reg  [31:0] rs_done;
+    reg  [63:0] ld_to;
+    reg  [63:0] ld_addr;
+    reg  [31:0] ld_rem;
     reg  [31:0] msn0_wb;
     reg  [31:0] msn1_wb;
     reg  [31:0] pc_len;
@@ -52500,6 +52687,14 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         if (rs_hit) begin
             rs_done = rs_ram$read_data[(32'h0)+:(32)];
         end
+        ld_to = wqe_roff;
+        ld_addr = wqe_sge0_addr;
+        ld_rem = len;
+        if (rs_hit) begin
+            ld_to = wqe_roff + {{32{1'b0}}, rs_ram$read_data[(32'h0)+:(32)]};
+            ld_addr = wqe_sge0_addr + {{32{1'b0}}, rs_ram$read_data[(32'h0)+:(32)]};
+            ld_rem = len - rs_ram$read_data[(32'h0)+:(32)];
+        end
         msn0_wb = msn$q;
         msn1_wb = msn1$q;
         if (is_rr$q) begin
@@ -52579,10 +52774,10 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     mulpdu$d = state_ram$read_data[(32'h80)+:(16)];
                     mk$d = state_ram$read_data[32'h90];
                     crc$d = state_ram$read_data[32'h91];
-                    to$d = wqe_roff + {{32{1'b0}}, rs_done};
+                    to$d = ld_to;
                     mo$d = rs_done;
-                    addr$d = wqe_sge0_addr + {{32{1'b0}}, rs_done};
-                    rem$d = len - rs_done;
+                    addr$d = ld_addr;
+                    rem$d = ld_rem;
                     stag$d = 32'h0;
                     qn$d = 32'h0;
                     msn$d = state_ram$read_data[(32'h20)+:(32)];
@@ -52593,7 +52788,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     status$d = 8'h0;
                     room$d = state_ram$read_data[(32'h80)+:(16)] - 16'h12;
                     cpd$d = pd_ram$read_data;
-                    xaddr$d = wqe_sge0_addr + {{32{1'b0}}, rs_done};
+                    xaddr$d = ld_addr;
                     xleft$d = 32'hffffffff;
                     sent$d = |rs_done;
                     st$d = SegState$Seg;

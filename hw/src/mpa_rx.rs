@@ -82,6 +82,9 @@ pub const STATE_W: usize = 88;
 /// Smallest valid ULPDU_LENGTH: a DDP tagged header (RFC 5041 §4.1); every
 /// DDP segment carries at least its header.
 pub const MIN_ULPDU: u16 = rnic_wire::ddp::TAGGED_HEADER_LEN as u16;
+// The length check tests ULPDU_LENGTH < MIN_ULPDU as a zero high octet and
+// a low octet below MIN_ULPDU's (`zero_hi`, `lt_min_lo`).
+const _: () = assert!(MIN_ULPDU < 256);
 /// Initial CRC32c register value (and final XOR).
 pub const CRC_INIT: u32 = 0xFFFF_FFFF;
 /// Default for `cfg_max_ulpdu`: the largest ULPDU_LENGTH.
@@ -445,6 +448,27 @@ pub struct MpaRx {
     hl1: Signal<Local, Bits<4>>,
     hb0: Signal<Local, Bits<8>>,
     hb1: Signal<Local, Bits<8>>,
+    // Both lane choices, for a header at slot 0 (`a`) and at `need`
+    // (`b`), so `body` picks a lane rather than feeding the adders.
+    hl0a: Signal<Local, Bits<4>>,
+    hl1a: Signal<Local, Bits<4>>,
+    hl0b: Signal<Local, Bits<4>>,
+    hl1b: Signal<Local, Bits<4>>,
+    // Per input lane, its octet compared as ULPDU_LENGTH's high or low
+    // octet with the limits' (`lbad` picks one flag per term by lane);
+    // MIN_ULPDU's high octet is 0.
+    gt_max_hi: Signal<Local, Bits<8>>,
+    eq_max_hi: Signal<Local, Bits<8>>,
+    gt_max_lo: Signal<Local, Bits<8>>,
+    zero_hi: Signal<Local, Bits<8>>,
+    lt_min_lo: Signal<Local, Bits<8>>,
+    // The high octet's flags (lane `hl0`, or the held `len_hi`) and the
+    // low octet's (lane `hl0` after a held high octet, else `hl1`).
+    f_gt_max_hi: Signal<Local, Bit>,
+    f_eq_max_hi: Signal<Local, Bit>,
+    f_gt_max_lo: Signal<Local, Bit>,
+    f_zero_hi: Signal<Local, Bit>,
+    f_lt_min_lo: Signal<Local, Bit>,
     cons: Signal<Local, Bits<4>>,
     hcomp_raw: Signal<Local, Bit>,
     half: Signal<Local, Bit>,
@@ -644,6 +668,20 @@ impl Default for MpaRx {
             hl1: Default::default(),
             hb0: Default::default(),
             hb1: Default::default(),
+            hl0a: Default::default(),
+            hl1a: Default::default(),
+            hl0b: Default::default(),
+            hl1b: Default::default(),
+            gt_max_hi: Default::default(),
+            eq_max_hi: Default::default(),
+            gt_max_lo: Default::default(),
+            zero_hi: Default::default(),
+            lt_min_lo: Default::default(),
+            f_gt_max_hi: Default::default(),
+            f_eq_max_hi: Default::default(),
+            f_gt_max_lo: Default::default(),
+            f_zero_hi: Default::default(),
+            f_lt_min_lo: Default::default(),
             cons: Default::default(),
             hcomp_raw: Default::default(),
             half: Default::default(),
@@ -997,13 +1035,29 @@ impl Logic for MpaRx {
         // longest path). The octets differ from the compacted ones only
         // past the beat's valid lanes, where the header is not complete
         // (`hcomp_raw`, `half` clear) and `ulen` is not used.
-        self.hl0.next = self.hstart.val();
-        if self.hstart.val() >= self.mka.q.val() {
-            self.hl0.next = self.hstart.val() + bit_cast::<4, 3>(self.mkn.q.val());
+        self.hl0a.next = 0.into();
+        if self.mka.q.val() == 0 {
+            self.hl0a.next = bit_cast::<4, 3>(self.mkn.q.val());
         }
-        self.hl1.next = self.hstart.val() + 1;
-        if self.hstart.val() + 1 >= self.mka.q.val() {
-            self.hl1.next = self.hstart.val() + 1 + bit_cast::<4, 3>(self.mkn.q.val());
+        self.hl1a.next = 1.into();
+        if self.mka.q.val() <= 1 {
+            self.hl1a.next = bit_cast::<4, 3>(self.mkn.q.val()) + 1;
+        }
+        self.hl0b.next = self.c_need.val().get_bits::<4>(0);
+        if self.c_need.val().get_bits::<4>(0) >= self.mka.q.val() {
+            self.hl0b.next =
+                self.c_need.val().get_bits::<4>(0) + bit_cast::<4, 3>(self.mkn.q.val());
+        }
+        self.hl1b.next = self.c_need.val().get_bits::<4>(0) + 1;
+        if self.c_need.val().get_bits::<4>(0) + 1 >= self.mka.q.val() {
+            self.hl1b.next =
+                self.c_need.val().get_bits::<4>(0) + 1 + bit_cast::<4, 3>(self.mkn.q.val());
+        }
+        self.hl0.next = self.hl0a.val();
+        self.hl1.next = self.hl1a.val();
+        if self.body.val() {
+            self.hl0.next = self.hl0b.val();
+            self.hl1.next = self.hl1b.val();
         }
         self.hb0.next = 0.into();
         self.hb1.next = 0.into();
@@ -1024,10 +1078,77 @@ impl Logic for MpaRx {
                 bit_cast::<16, 8>(self.hb0.val()) << 8 | bit_cast::<16, 8>(self.hb1.val());
             self.cons.next = 2.into();
         }
+        // The length check, ULPDU_LENGTH < MIN_ULPDU or > cfg_max_ulpdu,
+        // taken apart by octet: L > M iff hi(L) > hi(M), or equal and
+        // lo(L) > lo(M); L < MIN_ULPDU (< 256) iff hi(L) = 0 and lo(L) <
+        // MIN_ULPDU. Every lane is compared while the
+        // lane choice settles; only the flags go through its mux. Compared
+        // after the octet mux, the 16-bit compares were the next steps of
+        // the routed critical path of 70b4cf1 (docs/fpga.md, session 22).
+        self.gt_max_hi.next = 0.into();
+        self.eq_max_hi.next = 0.into();
+        self.gt_max_lo.next = 0.into();
+        self.zero_hi.next = 0.into();
+        self.lt_min_lo.next = 0.into();
+        for i in 0..8 {
+            self.gt_max_hi.next = self.gt_max_hi.val().replace_bit(
+                i,
+                self.in_data.val().get_bits::<8>(8 * i) > self.cfg_max_ulpdu.val().get_bits::<8>(8),
+            );
+            self.eq_max_hi.next = self.eq_max_hi.val().replace_bit(
+                i,
+                self.in_data.val().get_bits::<8>(8 * i)
+                    == self.cfg_max_ulpdu.val().get_bits::<8>(8),
+            );
+            self.gt_max_lo.next = self.gt_max_lo.val().replace_bit(
+                i,
+                self.in_data.val().get_bits::<8>(8 * i) > self.cfg_max_ulpdu.val().get_bits::<8>(0),
+            );
+            self.zero_hi.next = self
+                .zero_hi
+                .val()
+                .replace_bit(i, self.in_data.val().get_bits::<8>(8 * i) == 0);
+            self.lt_min_lo.next = self.lt_min_lo.val().replace_bit(
+                i,
+                self.in_data.val().get_bits::<8>(8 * i) < self.min_ulpdu.val().get_bits::<8>(0),
+            );
+        }
+        self.f_gt_max_hi.next = false;
+        self.f_eq_max_hi.next = false;
+        self.f_zero_hi.next = false;
+        self.f_gt_max_lo.next = false;
+        self.f_lt_min_lo.next = false;
+        for i in 0..8 {
+            if self.hl0.val().index() == i {
+                self.f_gt_max_hi.next = self.gt_max_hi.val().get_bit(i);
+                self.f_eq_max_hi.next = self.eq_max_hi.val().get_bit(i);
+                self.f_zero_hi.next = self.zero_hi.val().get_bit(i);
+            }
+        }
+        if self.c_hdr.val() == 1 {
+            self.f_gt_max_hi.next = self.c_len_hi.val() > self.cfg_max_ulpdu.val().get_bits::<8>(8);
+            self.f_eq_max_hi.next =
+                self.c_len_hi.val() == self.cfg_max_ulpdu.val().get_bits::<8>(8);
+            self.f_zero_hi.next = self.c_len_hi.val() == 0;
+            for i in 0..8 {
+                if self.hl0.val().index() == i {
+                    self.f_gt_max_lo.next = self.gt_max_lo.val().get_bit(i);
+                    self.f_lt_min_lo.next = self.lt_min_lo.val().get_bit(i);
+                }
+            }
+        } else {
+            for i in 0..8 {
+                if self.hl1.val().index() == i {
+                    self.f_gt_max_lo.next = self.gt_max_lo.val().get_bit(i);
+                    self.f_lt_min_lo.next = self.lt_min_lo.val().get_bit(i);
+                }
+            }
+        }
         self.hcomp_raw.next = self.hdr_active.val() & (self.avail.val() >= self.cons.val());
         self.half.next = self.hdr_active.val() & (self.cons.val() == 2) & (self.avail.val() == 1);
-        self.lbad.next =
-            (self.ulen.val() < self.min_ulpdu.val()) | (self.ulen.val() > self.cfg_max_ulpdu.val());
+        self.lbad.next = self.f_gt_max_hi.val()
+            | (self.f_eq_max_hi.val() & self.f_gt_max_lo.val())
+            | (self.f_zero_hi.val() & self.f_lt_min_lo.val());
         self.err_c.next =
             self.mbad_c.val() | (self.hdr_is_c.val() & self.hcomp_raw.val() & self.lbad.val());
         // A CRC error at C's end is as final as the others (RFC 5044 §8):
@@ -2091,11 +2212,25 @@ mod tests {
             let mk = trial % 4 < 2;
             let mut c = RefConn::new(crc, mk, rng.next() as u32);
             let k = rng.below(4);
+            // The limits' boundaries (13/14 and 300/301 with the maximum
+            // 300 = 0x012C) and good lengths sharing the maximum's high
+            // octet: `lbad` compares the two octets apart.
+            let edge = rng.below(5);
             for i in 0..5 {
                 let len = if i != k {
-                    14 + rng.below(200)
+                    match (trial + i) % 4 {
+                        0 if edge == i => 14,
+                        1 if edge == i => 300,
+                        _ => 14 + rng.below(287),
+                    }
                 } else if trial < 8 {
-                    rng.below(14)
+                    if trial == 0 {
+                        13
+                    } else {
+                        rng.below(14)
+                    }
+                } else if trial == 8 {
+                    301
                 } else {
                     301 + rng.below(400)
                 };

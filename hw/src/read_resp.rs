@@ -248,7 +248,6 @@ pub struct ReadRespN<const PR: usize> {
     /// `seq - SeqStart` mod 512 (the marker phase, RFC 5044 §4.3).
     sdiff: Signal<Local, Bits<9>>,
     d0: Signal<Local, Bits<16>>,
-    mrest: Signal<Local, Bits<16>>,
     kk: Signal<Local, Bits<16>>,
     adv: Signal<Local, Bits<32>>,
     streaming: Signal<Local, Bit>,
@@ -403,7 +402,6 @@ impl<const PR: usize> Default for ReadRespN<PR> {
             flen: Default::default(),
             sdiff: Default::default(),
             d0: Default::default(),
-            mrest: Default::default(),
             kk: Default::default(),
             adv: Default::default(),
             streaming: Default::default(),
@@ -480,29 +478,30 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
         self.sdiff.next =
             self.seq.q.val().get_bits::<9>(0) - self.seq_start.q.val().get_bits::<9>(0);
         self.d0.next = bit_cast::<16, 9>(bits::<9>(0) - self.sdiff.val());
-        // Marker count: a thermometer of `mrest` against the 508-octet
-        // marker period (RFC 5044 §4.3), decoded by priority (one mux level,
-        // not a chain of increments).
-        self.mrest.next = 0.into();
-        if self.flen.val() > self.d0.val() {
-            self.mrest.next = self.flen.val() - self.d0.val();
-        }
+        // Marker count: a thermometer of the octets past the first marker
+        // position against the 508-octet marker period (RFC 5044 §4.3),
+        // decoded by priority. Each step compares `flen` with `d0` plus a
+        // multiple of the period: those sums come from registers while
+        // `flen` is added, so only a compare stands between `flen` and the
+        // decode. (Subtracting `d0` from `flen` first put a subtractor and
+        // nine compares in series: the unit-delay model's longest path after
+        // session 22's `mpa_rx` cut, docs/fpga.md.)
         self.kk.next = 0.into();
-        if self.mrest.val() > 4064 {
+        if self.flen.val() > self.d0.val() + 4064 {
             self.kk.next = 9.into();
-        } else if self.mrest.val() > 3556 {
+        } else if self.flen.val() > self.d0.val() + 3556 {
             self.kk.next = 8.into();
-        } else if self.mrest.val() > 3048 {
+        } else if self.flen.val() > self.d0.val() + 3048 {
             self.kk.next = 7.into();
-        } else if self.mrest.val() > 2540 {
+        } else if self.flen.val() > self.d0.val() + 2540 {
             self.kk.next = 6.into();
-        } else if self.mrest.val() > 2032 {
+        } else if self.flen.val() > self.d0.val() + 2032 {
             self.kk.next = 5.into();
-        } else if self.mrest.val() > 1524 {
+        } else if self.flen.val() > self.d0.val() + 1524 {
             self.kk.next = 4.into();
-        } else if self.mrest.val() > 1016 {
+        } else if self.flen.val() > self.d0.val() + 1016 {
             self.kk.next = 3.into();
-        } else if self.mrest.val() > 508 {
+        } else if self.flen.val() > self.d0.val() + 508 {
             self.kk.next = 2.into();
         } else if self.flen.val() > self.d0.val() {
             self.kk.next = 1.into();
@@ -1309,6 +1308,69 @@ mod tests {
             }
             seq = s;
             msn += 1;
+        }
+    }
+
+    /// `snd_nxt` advances by the FPDU's wire length with its markers (RFC
+    /// 5044 §4.3) at every marker phase: one-FPDU Reads with the stream
+    /// start 0, 4, ..., 508 octets behind SND.NXT, so each FPDU end meets
+    /// each marker position; the advance is checked against `frame_ulpdu`.
+    /// (Random phases and lengths in the test above rarely end an FPDU right
+    /// at a marker, where the marker count's thresholds lie.)
+    #[test]
+    fn marker_count_at_every_phase() {
+        let mut rng = Rng::new(508);
+        let mut b = bench();
+        let (table, _) = regions();
+        b.rr.cfg_valid.next = true;
+        b.rr.cfg_qp.next = 3.into();
+        b.rr.cfg_pd.next = (PD as u64).into();
+        tick!(b);
+        b.rr.cfg_valid.next = false;
+        let e = &table[1];
+        let seq = 0x1234_5000u32;
+        for (n, (phase, len)) in (0..128u32)
+            .flat_map(|p| [400u32, 901, 1402].map(|l| (p, l)))
+            .enumerate()
+        {
+            let mpa = MpaSettings {
+                crc: true,
+                markers: true,
+                seq_start: seq.wrapping_sub(4 * phase),
+            };
+            // 1..3 markers inside the FPDU; a 4 KiB-aligned source, so each
+            // Read is one segment
+            let r = ReadRequestRepr {
+                sink_stag: rng.next() as u32,
+                sink_to: rng.next(),
+                size: len,
+                src_stag: Stag::new(1, e.key).unwrap().0,
+                src_to: e.va,
+            };
+            let st = Stream {
+                seq,
+                mulpdu: 1460,
+                mpa,
+                win: None,
+            };
+            let o = run(&mut b, &mut rng, &r, 1 + n as u32, &st);
+            assert!(o.terms.is_empty());
+            assert_eq!(o.descs.len(), 1, "phase {phase}");
+            let d = &o.descs[0];
+            let repr = RdmapRepr::ReadResponse {
+                last: d.last,
+                stag: d.stag,
+                to: d.to,
+                payload: &o.pays[0],
+            };
+            let mut ulpdu = vec![0u8; repr.buffer_len()];
+            repr.emit(&mut ulpdu).unwrap();
+            let wire = frame_ulpdu(&mpa, seq, &ulpdu).unwrap().len() as u32;
+            assert_eq!(
+                o.seq_back,
+                Some(seq.wrapping_add(wire)),
+                "phase {phase}, {len} octets"
+            );
         }
     }
 
