@@ -1147,16 +1147,22 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn responses_match_reference_and_faults_terminate() {
-        let mut rng = Rng::new(5);
+    /// The bench with QP 3 configured in the test's PD.
+    fn configured_bench() -> Bench {
         let mut b = bench();
-        let (table, pbl) = regions();
         b.rr.cfg_valid.next = true;
         b.rr.cfg_qp.next = 3.into();
         b.rr.cfg_pd.next = (PD as u64).into();
         tick!(b);
         b.rr.cfg_valid.next = false;
+        b
+    }
+
+    #[test]
+    fn responses_match_reference_and_faults_terminate() {
+        let mut rng = Rng::new(5);
+        let mut b = configured_bench();
+        let (table, pbl) = regions();
         let mut msn = 1u32;
         let mut seq = 0xFFFF_F000u32;
         for round in 0..24 {
@@ -1320,13 +1326,8 @@ mod tests {
     #[test]
     fn marker_count_at_every_phase() {
         let mut rng = Rng::new(508);
-        let mut b = bench();
+        let mut b = configured_bench();
         let (table, _) = regions();
-        b.rr.cfg_valid.next = true;
-        b.rr.cfg_qp.next = 3.into();
-        b.rr.cfg_pd.next = (PD as u64).into();
-        tick!(b);
-        b.rr.cfg_valid.next = false;
         let e = &table[1];
         let seq = 0x1234_5000u32;
         for (n, (phase, len)) in (0..128u32)
@@ -1391,13 +1392,8 @@ mod tests {
     #[test]
     fn responses_wait_for_peer_window() {
         let mut rng = Rng::new(77);
-        let mut b = bench();
+        let mut b = configured_bench();
         let (table, pbl) = regions();
-        b.rr.cfg_valid.next = true;
-        b.rr.cfg_qp.next = 3.into();
-        b.rr.cfg_pd.next = (PD as u64).into();
-        tick!(b);
-        b.rr.cfg_valid.next = false;
         let mut seq = 0xFFFF_F800u32;
         let mut waited = 0u64;
         for round in 0..6 {
