@@ -1207,6 +1207,12 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [5:0] tx_cfifo$count;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  cw_v$d;
+    wire  cw_v$q;
+    reg  cw_v$clock;
+    reg  [8:0] cw_d$d;
+    wire  [8:0] cw_d$q;
+    reg  cw_d$clock;
     reg  [7:0] mx_beat$d;
     wire  [7:0] mx_beat$q;
     reg  mx_beat$clock;
@@ -1999,6 +2005,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] tx_wnd;
     reg  [15:0] tx_win16;
     reg  tx_desc_ok;
+    reg  tx_take;
+    reg  cf_room;
     reg  mx_data_end;
     reg  mx_block;
     reg  mx_data;
@@ -3089,6 +3097,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .empty(tx_cfifo$empty),
         .count(tx_cfifo$count)
     );
+    rnic_core$cw_v cw_v(
+        .d(cw_v$d),
+        .q(cw_v$q),
+        .clock(cw_v$clock)
+    );
+    rnic_core$cw_d cw_d(
+        .d(cw_d$d),
+        .q(cw_d$q),
+        .clock(cw_d$clock)
+    );
     rnic_core$mx_beat mx_beat(
         .d(mx_beat$d),
         .q(mx_beat$q),
@@ -3987,6 +4005,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tq_msn_send$clock = clock;
         tq_msn_rreq$clock = clock;
         tx_dw$clock = clock;
+        cw_v$clock = clock;
+        cw_d$clock = clock;
         fd_seq$clock = clock;
         fd_crc_en$clock = clock;
         fd_mk_en$clock = clock;
@@ -4039,6 +4059,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tq_msn_send$d = tq_msn_send$q;
         tq_msn_rreq$d = tq_msn_rreq$q;
         tx_dw$d = tx_dw$q;
+        cw_v$d = cw_v$q;
+        cw_d$d = cw_d$q;
         fd_seq$d = fd_seq$q;
         fd_crc_en$d = fd_crc_en$q;
         fd_mk_en$d = fd_mk_en$q;
@@ -5114,7 +5136,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         read_resp$win_end = tx_wend$read_data;
         cnt_tx_wnd_wait = tx_seg$cnt_wnd_wait;
         cnt_tx_mulpdu_bad = tx_seg$cnt_mulpdu_bad;
-        tx_desc_ok = td_valid & (tx_dw$q == 2'h2) & ~tx_cfifo$full & (tx_log$room | rt_tx);
+        cf_room = ~tx_cfifo$full & ~(cw_v$q & (tx_cfifo$count == 6'h1f));
+        tx_desc_ok = td_valid & (tx_dw$q == 2'h2) & cf_room & (tx_log$room | rt_tx);
         if (td_valid & (tx_dw$q != 2'h2)) begin
             tx_dw$d = tx_dw$q + 2'h1;
         end
@@ -5129,8 +5152,11 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             tx_ack$read_address = tx_ackgen$rd_conn;
             tx_dw$d = 2'h0;
         end
-        tx_cfifo$write = tx_desc_ok & tx_framer$desc_ready;
-        tx_cfifo$data_in = ({{8{1'b0}}, rt_tx} << 32'h8) | {{1{1'b0}}, tx_qpconn$read_data};
+        tx_take = tx_desc_ok & tx_framer$desc_ready;
+        cw_v$d = tx_take;
+        cw_d$d = ({{8{1'b0}}, rt_tx} << 32'h8) | {{1{1'b0}}, tx_qpconn$read_data};
+        tx_cfifo$write = cw_v$q;
+        tx_cfifo$data_in = cw_d$q;
         tx_framer$desc_valid = tx_desc_ok;
         tx_seg$desc_ready = tx_desc_ok & tx_framer$desc_ready & ~rr_tx & ~rt_tx;
         tx_log$desc_ready = tx_desc_ok & tx_framer$desc_ready & rt_tx;
@@ -5296,7 +5322,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_acked$write_clock = clock;
         tx_acked$read_address = tx_ackgen$rd_conn;
         tx_ackgen$ctx_acked = tx_acked$read_data;
-        tx_acked$write_enable = tx_cfifo$write;
+        tx_acked$write_enable = tx_take;
         tx_acked$write_address = tx_qpconn$read_data;
         tx_acked$write_data = tx_ack$read_data;
         if (tx_ackgen$sent_valid) begin
@@ -5638,6 +5664,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         if (reset) begin
             tq_v$d = 1'b0;
             tx_dw$d = 2'h0;
+            cw_v$d = 1'b0;
             mx_lock$d = 1'b0;
             mx_prev$d = 2'h0;
             mx_beat$d = 8'h0;
@@ -6196,6 +6223,44 @@ module rnic_core$cq_db_q$wr_ptr_d(d,q,clock);
     end
 
 endmodule // rnic_core$cq_db_q$wr_ptr_d
+
+
+module rnic_core$cw_d(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$cw_d
+
+
+module rnic_core$cw_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$cw_v
 
 
 module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_len,in_conn,in_qpn,in_qp_state,in_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr,placing,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,tag_valid,tag_ready,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_tagged,cnt_untagged,cnt_term,cnt_drop_state,cnt_len_err);
@@ -15789,6 +15854,9 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
     reg  [73:0] qs2$d;
     wire  [73:0] qs2$q;
     reg  qs2$clock;
+    reg  fa0$d;
+    wire  fa0$q;
+    reg  fa0$clock;
     reg  vq_chk$d;
     wire  vq_chk$q;
     reg  vq_chk$clock;
@@ -15882,6 +15950,8 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
 
     // Local signals
     reg  room;
+    reg  [73:0] slot0;
+    reg  [73:0] slot1;
     reg  crc_bad_d;
     reg  so_dead;
     reg  c_crc_en;
@@ -16096,6 +16166,11 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         .q(qs2$q),
         .clock(qs2$clock)
     );
+    rnic_core$mpa_rx$fa0 fa0(
+        .d(fa0$d),
+        .q(fa0$q),
+        .clock(fa0$clock)
+    );
     rnic_core$mpa_rx$vq_chk vq_chk(
         .d(vq_chk$d),
         .q(vq_chk$q),
@@ -16281,6 +16356,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         qs0$clock = clock;
         qs1$clock = clock;
         qs2$clock = clock;
+        fa0$clock = clock;
         vq_chk$clock = clock;
         vq_x$clock = clock;
         vq_slot$clock = clock;
@@ -16315,6 +16391,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         qs0$d = qs0$q;
         qs1$d = qs1$q;
         qs2$d = qs2$q;
+        fa0$d = fa0$q;
         vq_chk$d = vq_chk$q;
         vq_x$d = vq_x$q;
         vq_slot$d = vq_slot$q;
@@ -17476,6 +17553,7 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         vq_chk$d = 1'b0;
         vq_x$d = step_c$out ^ rsel;
         vq_slot$d = wa1;
+        fa0$d = wa0;
         if (take & ~c_dead) begin
             vq_chk$d = ends & c_crc_en & ~err_c;
             if (wa0 & wa1) begin
@@ -17487,7 +17565,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
                 end
             end
             else if (wa0) begin
-                qs1$d = pc;
                 if (wc) begin
                     qs_n$d = 2'h2;
                 end
@@ -17496,23 +17573,30 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
                 end
             end
             else if (wc) begin
-                qs0$d = pc;
                 qs_n$d = 2'h1;
             end
         end
         crc_bad_d = vq_chk$q & (vq_x$q != 32'h0);
+        slot0 = qs2$q;
+        if (fa0$q) begin
+            slot0 = qs0$q;
+        end
+        slot1 = qs2$q;
+        if (vq_slot$q) begin
+            slot1 = qs1$q;
+        end
         q$w_n = qs_n$q;
-        q$w0 = qs0$q;
-        q$w1 = qs1$q;
+        q$w0 = slot0;
+        q$w1 = slot1;
         q$w2 = qs2$q;
         if (crc_bad_d) begin
             if (vq_slot$q) begin
                 q$w_n = 2'h2;
-                q$w1 = qs1$q & ~crc_ok_bit;
+                q$w1 = slot1 & ~crc_ok_bit;
             end
             else begin
                 q$w_n = 2'h1;
-                q$w0 = qs0$q & ~crc_ok_bit;
+                q$w0 = slot0 & ~crc_ok_bit;
             end
             qs_n$d = 2'h0;
             vq_chk$d = 1'b0;
@@ -17716,6 +17800,25 @@ module rnic_core$mpa_rx$dead(d,q,clock);
     end
 
 endmodule // rnic_core$mpa_rx$dead
+
+
+module rnic_core$mpa_rx$fa0(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$mpa_rx$fa0
 
 
 module rnic_core$mpa_rx$fill(d,q,clock);
@@ -43947,10 +44050,8 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     localparam  m3 = 64'hff00ff00ff00ff00;
     localparam  m4 = 64'hffff0000ffff0000;
     localparam  m5 = 64'hffffffff00000000;
-    localparam  qm = 6'b111111;
     localparam  qset = 64'hffffffffffffffff;
     localparam  pset = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
-    localparam  nq = 7'b1000000;
 
     // Stub signals
     reg  cont$d;
@@ -43983,9 +44084,9 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     reg  [31:0] n_retry$d;
     wire  [31:0] n_retry$q;
     reg  n_retry$clock;
-    reg  [5:0] ptr$d;
-    wire  [5:0] ptr$q;
-    reg  ptr$clock;
+    reg  [63:0] from$d;
+    wire  [63:0] from$q;
+    reg  from$clock;
     reg  last_prio$d;
     wire  last_prio$q;
     reg  last_prio$clock;
@@ -44018,10 +44119,10 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
     reg  c_valid;
     reg  fire;
     reg  [63:0] elig;
-    reg  [127:0] dbl;
-    reg  [127:0] dsh;
-    reg  [63:0] rot;
+    reg  [63:0] hi;
     reg  found;
+    reg  [63:0] oh_hi;
+    reg  [63:0] oh_all;
     reg  [63:0] onehot;
     reg  [5:0] idx;
     reg  [5:0] qp;
@@ -44078,10 +44179,10 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         .q(n_retry$q),
         .clock(n_retry$clock)
     );
-    rnic_core$tx_sched$ptr ptr(
-        .d(ptr$d),
-        .q(ptr$q),
-        .clock(ptr$clock)
+    rnic_core$tx_sched$from from(
+        .d(from$d),
+        .q(from$q),
+        .clock(from$clock)
     );
     rnic_core$tx_sched$last_prio last_prio(
         .d(last_prio$d),
@@ -44116,7 +44217,7 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
 
     // Update code
     always @(*) begin
-        ptr$clock = clock;
+        from$clock = clock;
         last_prio$clock = clock;
         g_v$clock = clock;
         g_prio$clock = clock;
@@ -44133,7 +44234,7 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         cont$clock = clock;
         pv_r$clock = clock;
         pq_r$clock = clock;
-        ptr$d = ptr$q;
+        from$d = from$q;
         last_prio$d = last_prio$q;
         g_v$d = g_v$q;
         g_prio$d = g_prio$q;
@@ -44414,11 +44515,14 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         cnt_park = n_park$q;
         cnt_park_retry = n_retry$q;
         elig = (pending | woke$q) & ~blocked & ~pk$q & ~pmask_r & qset;
-        dbl = ({{64{1'b0}}, elig} << nq) | {{64{1'b0}}, elig};
-        dsh = dbl >> ptr$q;
-        rot = dsh[(32'h0)+:(64)] & qset;
-        found = |dsh;
-        onehot = rot & (~rot + 64'h1);
+        hi = elig & from$q;
+        found = |elig;
+        oh_hi = hi & (~hi + 64'h1);
+        oh_all = elig & (~elig + 64'h1);
+        onehot = oh_all;
+        if (|hi) begin
+            onehot = oh_hi;
+        end
         idx = 6'h0;
         if (|(onehot & m0)) begin
             idx = idx | 6'h1;
@@ -44438,7 +44542,7 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         if (|(onehot & m5)) begin
             idx = idx | 6'h20;
         end
-        qp = (ptr$q + idx) & qm;
+        qp = idx;
         take_prio = prio_valid & (~found | ~last_prio$q);
         c_valid = found | prio_valid;
         gate = pv_r$q & ~g_prio$q & (pq_r$q == g_qp$q);
@@ -44452,13 +44556,13 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         if (fire) begin
             last_prio$d = g_prio$q;
             if (~g_prio$q) begin
-                ptr$d = (g_qp$q + 6'h1) & qm;
+                from$d = ~((64'h2 << g_qp$q) - 64'h1) & qset;
                 gmask = 64'h1 << g_qp$q;
             end
         end
         woke$d = woke_n & ~gmask & qset;
         if (reset) begin
-            ptr$d = 6'h0;
+            from$d = qset;
             last_prio$d = 1'b0;
             g_v$d = 1'b0;
             pv_r$d = 1'b0;
@@ -44493,6 +44597,25 @@ module rnic_core$tx_sched$cont(d,q,clock);
     end
 
 endmodule // rnic_core$tx_sched$cont
+
+
+module rnic_core$tx_sched$from(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_sched$from
 
 
 module rnic_core$tx_sched$g_prio(d,q,clock);
@@ -44702,25 +44825,6 @@ module rnic_core$tx_sched$pq_r(d,q,clock);
     end
 
 endmodule // rnic_core$tx_sched$pq_r
-
-
-module rnic_core$tx_sched$ptr(d,q,clock);
-
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$tx_sched$ptr
 
 
 module rnic_core$tx_sched$pv_r(d,q,clock);

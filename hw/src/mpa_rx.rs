@@ -316,6 +316,15 @@ pub struct MpaRx {
     qs0: DFF<Bits<OUTQ_W>>,
     qs1: DFF<Bits<OUTQ_W>>,
     qs2: DFF<Bits<OUTQ_W>>,
+    /// The staged beat wrote its first ULPDU port (`wa0`). The stage holds
+    /// the three ports as they were made (`qs0` `pa0`, `qs1` `pa1`, `qs2`
+    /// `pc`) and packs them into the queue's slots in its own clock
+    /// (slot 0: `pa0` if written, else `pc`; slot 1: `pa1` if written
+    /// (`vq_slot`), else `pc`; `wa1` implies `wa0`), so the write
+    /// decisions end at these flags instead of running on into the slot
+    /// multiplexers (the board's routed critical path, docs/fpga.md
+    /// "Session 23").
+    fa0: DFF<Bit>,
     /// Three more writes fit: the queue's entries plus the stage's
     /// at most 3 (both registers), so the stage always empties into it.
     room: Signal<Local, Bit>,
@@ -326,6 +335,9 @@ pub struct MpaRx {
     vq_chk: DFF<Bit>,
     vq_x: DFF<Bits<32>>,
     vq_slot: DFF<Bit>,
+    /// The queue's slots 0 and 1 from the stage (`fa0`).
+    slot0: Signal<Local, Bits<OUTQ_W>>,
+    slot1: Signal<Local, Bits<OUTQ_W>>,
     /// The staged beat's C failed its CRC: clear `crc_ok` in C's last
     /// beat, drop the staged entries after it, squash this clock's beat and
     /// mark the connection dead (RFC 5044 §8).
@@ -560,10 +572,13 @@ impl Default for MpaRx {
             qs0: Default::default(),
             qs1: Default::default(),
             qs2: Default::default(),
+            fa0: Default::default(),
             room: Default::default(),
             vq_chk: Default::default(),
             vq_x: Default::default(),
             vq_slot: Default::default(),
+            slot0: Default::default(),
+            slot1: Default::default(),
             crc_bad_d: Default::default(),
             so_dead: Default::default(),
             crc_ok_bit: Constant::new(bits::<OUTQ_W>(1) << 71),
@@ -736,7 +751,7 @@ impl Logic for MpaRx {
         dff_setup!(
             self, clock, first, first2, crc_en, mk_en, phase, crc, need, urem, woff, len_hi, mk_hi,
             hdr, pad, sp, dead, acc, fill, so_valid, so_state, so_pad, mkl, m2l, m3l, pcs, m3i,
-            mka, mkn, qs_n, qs0, qs1, qs2, vq_chk, vq_x, vq_slot
+            mka, mkn, qs_n, qs0, qs1, qs2, fa0, vq_chk, vq_x, vq_slot
         );
         self.q.reset.next = self.reset.val();
         self.q.out_ready.next = self.out_ready.val();
@@ -1290,8 +1305,8 @@ impl Logic for MpaRx {
                 self.n_fill.next = 0.into();
             }
         }
-        // Pack the writes in order into the write stage's slots; the queue
-        // takes them a clock later.
+        // Stage the writes and their count; the stage packs them into the
+        // queue's slots in the next clock (`fa0`).
         self.qs_n.d.next = 0.into();
         self.qs0.d.next = self.pa0.val();
         self.qs1.d.next = self.pa1.val();
@@ -1299,6 +1314,7 @@ impl Logic for MpaRx {
         self.vq_chk.d.next = false;
         self.vq_x.d.next = self.step_c.out.val() ^ self.rsel.val();
         self.vq_slot.d.next = self.wa1.val();
+        self.fa0.d.next = self.wa0.val();
         if self.take.val() & !self.c_dead.val() {
             // C ends here with its CRC to check; with another C error the
             // CRC does not matter (`st_c` already has crc_ok clear).
@@ -1310,14 +1326,12 @@ impl Logic for MpaRx {
                     self.qs_n.d.next = 2.into();
                 }
             } else if self.wa0.val() {
-                self.qs1.d.next = self.pc.val();
                 if self.wc.val() {
                     self.qs_n.d.next = 2.into();
                 } else {
                     self.qs_n.d.next = 1.into();
                 }
             } else if self.wc.val() {
-                self.qs0.d.next = self.pc.val();
                 self.qs_n.d.next = 1.into();
             }
         }
@@ -1326,17 +1340,25 @@ impl Logic for MpaRx {
         // entry; what the beat wrote after it (N's header or error piece)
         // is dropped, as is this clock's beat (the connection is dead).
         self.crc_bad_d.next = self.vq_chk.q.val() & (self.vq_x.q.val() != 0);
+        self.slot0.next = self.qs2.q.val();
+        if self.fa0.q.val() {
+            self.slot0.next = self.qs0.q.val();
+        }
+        self.slot1.next = self.qs2.q.val();
+        if self.vq_slot.q.val() {
+            self.slot1.next = self.qs1.q.val();
+        }
         self.q.w_n.next = self.qs_n.q.val();
-        self.q.w0.next = self.qs0.q.val();
-        self.q.w1.next = self.qs1.q.val();
+        self.q.w0.next = self.slot0.val();
+        self.q.w1.next = self.slot1.val();
         self.q.w2.next = self.qs2.q.val();
         if self.crc_bad_d.val() {
             if self.vq_slot.q.val() {
                 self.q.w_n.next = 2.into();
-                self.q.w1.next = self.qs1.q.val() & !self.crc_ok_bit.val();
+                self.q.w1.next = self.slot1.val() & !self.crc_ok_bit.val();
             } else {
                 self.q.w_n.next = 1.into();
-                self.q.w0.next = self.qs0.q.val() & !self.crc_ok_bit.val();
+                self.q.w0.next = self.slot0.val() & !self.crc_ok_bit.val();
             }
             self.qs_n.d.next = 0.into();
             self.vq_chk.d.next = false;

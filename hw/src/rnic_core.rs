@@ -603,6 +603,18 @@ pub struct RnicCoreP<
     /// Connection of each descriptor handed to the framer, in frame order.
     /// {replayed frame (tx_log), connection} per descriptor taken.
     tx_cfifo: Fifo<Bits<9>, 5, 6>,
+    /// `tx_cfifo`'s write a clock after the framer takes the descriptor
+    /// (`tx_take`): the take is the end of the TX handshake chain between
+    /// the sources, the framer and the TX log, and the FIFO's write logic
+    /// and read-during-write bypass are not added to it (docs/fpga.md
+    /// "Session 23"). The entry is popped at the frame's end on `mac_tx`,
+    /// many clocks later.
+    cw_v: DFF<Bit>,
+    cw_d: DFF<Bits<9>>,
+    /// The framer takes a descriptor this clock.
+    tx_take: Signal<Local, Bit>,
+    /// `tx_cfifo` has room for one more entry, counting the one in `cw_*`.
+    cf_room: Signal<Local, Bit>,
     /// Data-frame beat count on `mac_tx` and the fields read from it.
     mx_beat: DFF<Bits<8>>,
     mx_tlen: DFF<Bits<16>>,
@@ -861,6 +873,8 @@ impl<
             tq_msn_send,
             tq_msn_rreq,
             tx_dw,
+            cw_v,
+            cw_d,
             fd_seq,
             fd_crc_en,
             fd_mk_en,
@@ -2203,9 +2217,15 @@ impl<
         self.cnt_tx_wnd_wait.next = self.tx_seg.cnt_wnd_wait.val();
         self.cnt_tx_mulpdu_bad.next = self.tx_seg.cnt_mulpdu_bad.val();
         // a source's descriptor also needs room in the TX log (it waits)
+        // (a write waiting in `cw_*` takes the FIFO's last free entry; the
+        // framer's record FIFO holds 8 frames, so the 32 entries are not
+        // reached in practice, but an entry lost here would shift every
+        // later SND.NXT update onto the wrong frame)
+        self.cf_room.next =
+            !self.tx_cfifo.full.val() & !(self.cw_v.q.val() & (self.tx_cfifo.count.val() == 31));
         self.tx_desc_ok.next = self.td_valid.val()
             & (self.tx_dw.q.val() == 2)
-            & !self.tx_cfifo.full.val()
+            & self.cf_room.val()
             & (self.tx_log.room.val() | self.rt_tx.val());
         if self.td_valid.val() & (self.tx_dw.q.val() != 2) {
             self.tx_dw.d.next = self.tx_dw.q.val() + 1;
@@ -2225,9 +2245,12 @@ impl<
             self.tx_ack.read_address.next = self.tx_ackgen.rd_conn.val();
             self.tx_dw.d.next = 0.into();
         }
-        self.tx_cfifo.write.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
-        self.tx_cfifo.data_in.next = (bit_cast::<9, 1>(self.rt_tx.val().into()) << 8)
+        self.tx_take.next = self.tx_desc_ok.val() & self.tx_framer.desc_ready.val();
+        self.cw_v.d.next = self.tx_take.val();
+        self.cw_d.d.next = (bit_cast::<9, 1>(self.rt_tx.val().into()) << 8)
             | bit_cast::<9, 8>(self.tx_qpconn.read_data.val());
+        self.tx_cfifo.write.next = self.cw_v.q.val();
+        self.tx_cfifo.data_in.next = self.cw_d.q.val();
         self.tx_framer.desc_valid.next = self.tx_desc_ok.val();
         self.tx_seg.desc_ready.next = self.tx_desc_ok.val()
             & self.tx_framer.desc_ready.val()
@@ -2445,7 +2468,7 @@ impl<
         self.tx_acked.write_clock.next = self.clock.val();
         self.tx_acked.read_address.next = self.tx_ackgen.rd_conn.val();
         self.tx_ackgen.ctx_acked.next = self.tx_acked.read_data.val();
-        self.tx_acked.write_enable.next = self.tx_cfifo.write.val();
+        self.tx_acked.write_enable.next = self.tx_take.val();
         self.tx_acked.write_address.next = self.tx_qpconn.read_data.val();
         self.tx_acked.write_data.next = self.tx_ack.read_data.val();
         if self.tx_ackgen.sent_valid.val() {
@@ -2899,6 +2922,7 @@ impl<
         if self.reset.val() {
             self.tq_v.d.next = false;
             self.tx_dw.d.next = 0.into();
+            self.cw_v.d.next = false;
             self.mx_lock.d.next = false;
             self.mx_prev.d.next = 0.into();
             self.mx_beat.d.next = 0.into();

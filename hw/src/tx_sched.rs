@@ -68,10 +68,9 @@ pub type TxSched = TxSchedN<{ crate::profile::PR_SIM }>;
 
 /// Round robin among the QPs of profile `PR` (`PROFILES[PR].fw.n_qp`, 64 in
 /// the sim core, 16 on the board): the ports stay 64 wide, every QP bitmap
-/// is ANDed with the profile's QP set and every QP index with `n_qp - 1`,
-/// and the rotate is a rotate by `ptr` within `n_qp` bits, so on the board
-/// the state and logic of QPs 16..63 have no reader and synthesis removes
-/// them. Pending/blocked bits of QPs beyond the profile are ignored.
+/// is ANDed with the profile's QP set (so a chosen QP, and `ptr`, are below
+/// `n_qp`), so on the board the state and logic of QPs 16..63 have no
+/// reader and synthesis removes them. Pending/blocked bits of QPs beyond the profile are ignored.
 #[derive(LogicBlock)]
 pub struct TxSchedN<const PR: usize> {
     pub clock: Signal<In, Clock>,
@@ -124,7 +123,13 @@ pub struct TxSchedN<const PR: usize> {
     m_now: Signal<Local, Bit>,
     m_hist: Signal<Local, Bit>,
     sweep: Signal<Local, Bit>,
-    ptr: DFF<Bits<6>>,
+    /// The round robin's start as a mask: bit `n` set for the QPs at or
+    /// after `ptr` (the QP after the last QP granted), all set after reset
+    /// (`ptr` 0). Kept as a mask so the choice is two lowest-set-bit
+    /// searches side by side (`hi`, then all of `elig`) instead of a rotate
+    /// by `ptr`, a search and an add of `ptr` in a row (FPGA timing: that
+    /// chain was the board's second longest, docs/fpga.md "Session 23").
+    from: DFF<Bits<64>>,
     last_prio: DFF<Bit>,
     g_v: DFF<Bit>,
     g_prio: DFF<Bit>,
@@ -139,10 +144,11 @@ pub struct TxSchedN<const PR: usize> {
     c_valid: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     elig: Signal<Local, Bits<64>>,
-    dbl: Signal<Local, Bits<128>>,
-    dsh: Signal<Local, Bits<128>>,
-    rot: Signal<Local, Bits<64>>,
+    /// The eligible QPs at or after `ptr`.
+    hi: Signal<Local, Bits<64>>,
     found: Signal<Local, Bit>,
+    oh_hi: Signal<Local, Bits<64>>,
+    oh_all: Signal<Local, Bits<64>>,
     onehot: Signal<Local, Bits<64>>,
     m0: Constant<Bits<64>>,
     m1: Constant<Bits<64>>,
@@ -153,10 +159,8 @@ pub struct TxSchedN<const PR: usize> {
     idx: Signal<Local, Bits<6>>,
     qp: Signal<Local, Bits<6>>,
     take_prio: Signal<Local, Bit>,
-    qm: Constant<Bits<6>>,
     qset: Constant<Bits<64>>,
     pset: Constant<Bits<512>>,
-    nq: Constant<Bits<7>>,
 }
 
 impl<const PR: usize> Default for TxSchedN<PR> {
@@ -202,7 +206,7 @@ impl<const PR: usize> Default for TxSchedN<PR> {
             m_now: Default::default(),
             m_hist: Default::default(),
             sweep: Default::default(),
-            ptr: Default::default(),
+            from: Default::default(),
             last_prio: Default::default(),
             g_v: Default::default(),
             g_prio: Default::default(),
@@ -214,10 +218,10 @@ impl<const PR: usize> Default for TxSchedN<PR> {
             c_valid: Default::default(),
             fire: Default::default(),
             elig: Default::default(),
-            dbl: Default::default(),
-            dsh: Default::default(),
-            rot: Default::default(),
+            hi: Default::default(),
             found: Default::default(),
+            oh_hi: Default::default(),
+            oh_all: Default::default(),
             onehot: Default::default(),
             m0: index_mask(0),
             m1: index_mask(1),
@@ -228,7 +232,6 @@ impl<const PR: usize> Default for TxSchedN<PR> {
             idx: Default::default(),
             qp: Default::default(),
             take_prio: Default::default(),
-            qm: crate::doorbell::qp_mask(PR),
             qset: crate::doorbell::qp_set(PR),
             pset: {
                 let n = crate::doorbell::profile_qps(PR);
@@ -236,7 +239,6 @@ impl<const PR: usize> Default for TxSchedN<PR> {
                     (0..512).fold(Bits::<512>::default(), |m, i| m.replace_bit(i, i < 8 * n)),
                 )
             },
-            nq: Constant::new((crate::doorbell::profile_qps(PR) as u64).into()),
         }
     }
 }
@@ -245,7 +247,7 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ptr, last_prio, g_v, g_prio, g_qp, pk, woke, pconn, hc, hq, pw, timer,
+            self, clock, from, last_prio, g_v, g_prio, g_qp, pk, woke, pconn, hc, hq, pw, timer,
             n_park, n_retry, cont, pv_r, pq_r
         );
         // Parking (module doc). `pmask`: the QP being parked this clock
@@ -337,21 +339,23 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
         self.contend.next = self.cont.q.val();
         self.cnt_park.next = self.n_park.q.val();
         self.cnt_park_retry.next = self.n_retry.q.val();
-        // Rotate so that bit 0 is QP `ptr`, then find the lowest set bit.
-        // (A rotate within n_qp bits: `elig` above n_qp is 0.)
+        // The first eligible QP at or after `ptr`, else the first eligible
+        // QP (cyclically from `ptr`): the lowest set bit of `hi` if any, else
+        // of `elig`, both found at once.
         self.elig.next = (self.pending.val() | self.woke.q.val())
             & !self.blocked.val()
             & !self.pk.q.val()
             & !self.pmask_r.val()
             & self.qset.val();
-        self.dbl.next = (bit_cast::<128, 64>(self.elig.val()) << self.nq.val())
-            | bit_cast::<128, 64>(self.elig.val());
-        self.dsh.next = self.dbl.val() >> self.ptr.q.val();
-        self.rot.next = self.dsh.val().get_bits::<64>(0) & self.qset.val();
+        self.hi.next = self.elig.val() & self.from.q.val();
+        self.found.next = self.elig.val().any();
         // Lowest set bit as one-hot (x & -x), then its index bit by bit.
-        // (`dsh` has a set bit iff `rot` has: its upper half is `elig >> ptr`.)
-        self.found.next = self.dsh.val().any();
-        self.onehot.next = self.rot.val() & (!self.rot.val() + 1);
+        self.oh_hi.next = self.hi.val() & (!self.hi.val() + 1);
+        self.oh_all.next = self.elig.val() & (!self.elig.val() + 1);
+        self.onehot.next = self.oh_all.val();
+        if self.hi.val().any() {
+            self.onehot.next = self.oh_hi.val();
+        }
         self.idx.next = 0.into();
         if (self.onehot.val() & self.m0.val()).any() {
             self.idx.next = self.idx.val() | 1;
@@ -371,7 +375,7 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
         if (self.onehot.val() & self.m5.val()).any() {
             self.idx.next = self.idx.val() | 32;
         }
-        self.qp.next = (self.ptr.q.val() + self.idx.val()) & self.qm.val();
+        self.qp.next = self.idx.val();
         self.take_prio.next = self.prio_valid.val() & (!self.found.val() | !self.last_prio.q.val());
         self.c_valid.next = self.found.val() | self.prio_valid.val();
         // The offer (registered); withdrawn for the clock after a handshake.
@@ -389,14 +393,17 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
         if self.fire.val() {
             self.last_prio.d.next = self.g_prio.q.val();
             if !self.g_prio.q.val() {
-                self.ptr.d.next = (self.g_qp.q.val() + 1) & self.qm.val();
+                // `ptr` = the QP after it: the QPs above it (none after
+                // the last QP: `ptr` 0, the search of all of `elig`).
+                self.from.d.next =
+                    !((bits::<64>(2) << self.g_qp.q.val()) - bits::<64>(1)) & self.qset.val();
                 // A woken QP's grant is taken: it is an ordinary QP again.
                 self.gmask.next = bits::<64>(1) << self.g_qp.q.val();
             }
         }
         self.woke.d.next = self.woke_n.val() & !self.gmask.val() & self.qset.val();
         if self.reset.val() {
-            self.ptr.d.next = 0.into();
+            self.from.d.next = self.qset.val();
             self.last_prio.d.next = false;
             self.g_v.d.next = false;
             self.pv_r.d.next = false;
