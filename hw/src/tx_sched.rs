@@ -68,9 +68,10 @@ pub type TxSched = TxSchedN<{ crate::profile::PR_SIM }>;
 
 /// Round robin among the QPs of profile `PR` (`PROFILES[PR].fw.n_qp`, 64 in
 /// the sim core, 16 on the board): the ports stay 64 wide, every QP bitmap
-/// is ANDed with the profile's QP set (so a chosen QP, and `ptr`, are below
-/// `n_qp`), so on the board the state and logic of QPs 16..63 have no
-/// reader and synthesis removes them. Pending/blocked bits of QPs beyond the profile are ignored.
+/// is ANDed with the profile's QP set (a chosen QP, and `ptr`, are below
+/// `n_qp`), and on the board the state and logic of QPs 16..63 have no
+/// reader, so synthesis removes them. Pending/blocked bits of QPs beyond
+/// the profile are ignored.
 #[derive(LogicBlock)]
 pub struct TxSchedN<const PR: usize> {
     pub clock: Signal<In, Clock>,
