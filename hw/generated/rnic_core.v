@@ -1530,6 +1530,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  wr_b_sk$out_valid;
     wire  [85:0] wr_b_sk$out_data;
     reg  wr_b_sk$out_ready;
+    reg  wr_a_sk$clock;
+    reg  wr_a_sk$reset;
+    reg  wr_a_sk$in_valid;
+    reg  [85:0] wr_a_sk$in_data;
+    wire  wr_a_sk$in_ready;
+    wire  wr_a_sk$out_valid;
+    wire  [85:0] wr_a_sk$out_data;
+    reg  wr_a_sk$out_ready;
     reg  fr_sk$clock;
     reg  fr_sk$reset;
     reg  fr_sk$in_valid;
@@ -2051,6 +2059,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  fm_last;
     reg  [85:0] wr_sk_in;
     reg  [85:0] wr_b_in;
+    reg  [85:0] wr_a_in;
+    reg  wr_a_idle;
     reg  [63:0] pm_data;
     reg  [3:0] pm_keep;
     reg  pm_last;
@@ -3447,6 +3457,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .out_data(wr_b_sk$out_data),
         .out_ready(wr_b_sk$out_ready)
     );
+    rnic_core$wr_a_sk wr_a_sk(
+        .clock(wr_a_sk$clock),
+        .reset(wr_a_sk$reset),
+        .in_valid(wr_a_sk$in_valid),
+        .in_data(wr_a_sk$in_data),
+        .in_ready(wr_a_sk$in_ready),
+        .out_valid(wr_a_sk$out_valid),
+        .out_data(wr_a_sk$out_data),
+        .out_ready(wr_a_sk$out_ready)
+    );
     rnic_core$fr_sk fr_sk(
         .clock(fr_sk$clock),
         .reset(fr_sk$reset),
@@ -4598,13 +4618,19 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_seg$res_addr = tpt$res_addr;
         tx_seg$res_page_left = tpt$res_page_left;
         wr_arb$reset = reset;
-        wr_arb$a_valid = ddp_rx$dma_wr_valid;
-        ddp_rx$dma_wr_ready = wr_arb$a_ready;
-        wr_arb$a_hdr = ddp_rx$dma_wr_hdr;
-        wr_arb$a_len = ddp_rx$dma_wr_len;
-        wr_arb$a_data = ddp_rx$dma_wr_data;
-        wr_arb$a_keep = ddp_rx$dma_wr_keep;
-        wr_arb$a_last = ddp_rx$dma_wr_last;
+        wr_a_sk$clock = clock;
+        wr_a_sk$reset = reset;
+        wr_a_sk$in_valid = ddp_rx$dma_wr_valid;
+        ddp_rx$dma_wr_ready = wr_a_sk$in_ready;
+        wr_a_in = {ddp_rx$dma_wr_last, ddp_rx$dma_wr_keep, ddp_rx$dma_wr_data, ddp_rx$dma_wr_len, ddp_rx$dma_wr_hdr};
+        wr_a_sk$in_data = wr_a_in;
+        wr_arb$a_valid = wr_a_sk$out_valid;
+        wr_a_sk$out_ready = wr_arb$a_ready;
+        wr_arb$a_hdr = wr_a_sk$out_data[32'h0];
+        wr_arb$a_len = wr_a_sk$out_data[(32'h1)+:(16)];
+        wr_arb$a_data = wr_a_sk$out_data[(32'h11)+:(64)];
+        wr_arb$a_keep = wr_a_sk$out_data[(32'h51)+:(4)];
+        wr_arb$a_last = wr_a_sk$out_data[32'h55];
         wr_b_sk$clock = clock;
         wr_b_sk$reset = reset;
         wr_b_sk$in_valid = rx_send$dma_wr_valid;
@@ -4631,8 +4657,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         dma_wr_data = wr_sk$out_data[(32'h11)+:(64)];
         dma_wr_keep = wr_sk$out_data[(32'h51)+:(4)];
         dma_wr_last = wr_sk$out_data[32'h55];
-        placed_valid = ddp_rx$tag_valid & ~rd_track$busy;
-        rdt_take = placed_pop & ~rd_track$busy;
+        wr_a_idle = ~wr_a_sk$out_valid & wr_a_sk$in_ready;
+        placed_valid = ddp_rx$tag_valid & ~rd_track$busy & wr_a_idle;
+        rdt_take = placed_pop & ~rd_track$busy & wr_a_idle;
         ddp_rx$tag_ready = rdt_take;
         placed_opcode = ddp_rx$tag_opcode;
         placed_last = ddp_rx$tag_ddp_last;
@@ -49704,6 +49731,167 @@ module rnic_core$wqe_fetch$wslot(d,q,clock);
     end
 
 endmodule // rnic_core$wqe_fetch$wslot
+
+
+module rnic_core$wr_a_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [85:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [85:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [85:0] a_d$d;
+    wire  [85:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [85:0] b_d$d;
+    wire  [85:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_core$wr_a_sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_core$wr_a_sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_core$wr_a_sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_core$wr_a_sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_core$wr_a_sk
+
+
+module rnic_core$wr_a_sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [85:0] d;
+    output reg  [85:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 86'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wr_a_sk$a_d
+
+
+module rnic_core$wr_a_sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wr_a_sk$a_v
+
+
+module rnic_core$wr_a_sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [85:0] d;
+    output reg  [85:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 86'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wr_a_sk$b_d
+
+
+module rnic_core$wr_a_sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wr_a_sk$b_v
 
 
 module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_last,b_valid,b_ready,b_hdr,b_len,b_data,b_keep,b_last,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last);

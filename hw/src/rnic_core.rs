@@ -696,6 +696,12 @@ pub struct RnicCoreP<
     /// Register slice on `wr_arb`'s `b` input (`rx_send`), same layout.
     wr_b_sk: Skid<Bits<86>>,
     wr_b_in: Signal<Local, Bits<86>>,
+    /// Register slice on `wr_arb`'s `a` input (`ddp_rx`'s placement), same
+    /// layout; why the write order survives it: at its connection below.
+    wr_a_sk: Skid<Bits<86>>,
+    wr_a_in: Signal<Local, Bits<86>>,
+    /// `wr_a_sk` holds no beat.
+    wr_a_idle: Signal<Local, Bit>,
     /// tx_framer → this slice → the MAC TX merge (FPGA timing).
     fr_sk: Skid<Bits<69>>,
     /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): a
@@ -1540,13 +1546,32 @@ impl<
         // DMA write: ddp_rx's tagged placement and rx_send's Send data,
         // CQEs and events, merged at request boundaries (DmaWrArb)
         self.wr_arb.reset.next = self.reset.val();
-        self.wr_arb.a_valid.next = self.ddp_rx.dma_wr_valid.val();
-        self.ddp_rx.dma_wr_ready.next = self.wr_arb.a_ready.val();
-        self.wr_arb.a_hdr.next = self.ddp_rx.dma_wr_hdr.val();
-        self.wr_arb.a_len.next = self.ddp_rx.dma_wr_len.val();
-        self.wr_arb.a_data.next = self.ddp_rx.dma_wr_data.val();
-        self.wr_arb.a_keep.next = self.ddp_rx.dma_wr_keep.val();
-        self.wr_arb.a_last.next = self.ddp_rx.dma_wr_last.val();
+        // ddp_rx → wr_a_sk → wr_arb.a (FPGA timing: the FPDU buffer's read
+        // state reached wr_sk's load enable through ddp_rx and wr_arb, the
+        // routed critical path of session 23, docs/fpga.md). The order of
+        // writes is kept by holding the placed-segment record until the
+        // slice is empty (`wr_a_idle`, below): only then is the segment's
+        // last beat past wr_arb's input, as it was without the slice. That
+        // record is what completes a Read (rd_track) and what lets ddp_rx
+        // go on to the next segment (a Send after RDMA Writes), so nothing
+        // that reports `a`'s data is made before the data are in wr_arb.
+        self.wr_a_sk.clock.next = self.clock.val();
+        self.wr_a_sk.reset.next = self.reset.val();
+        self.wr_a_sk.in_valid.next = self.ddp_rx.dma_wr_valid.val();
+        self.ddp_rx.dma_wr_ready.next = self.wr_a_sk.in_ready.val();
+        self.wr_a_in.next = (bit_cast::<86, 1>(self.ddp_rx.dma_wr_last.val().into()) << 85)
+            | (bit_cast::<86, 4>(self.ddp_rx.dma_wr_keep.val()) << 81)
+            | (bit_cast::<86, 64>(self.ddp_rx.dma_wr_data.val()) << 17)
+            | (bit_cast::<86, 16>(self.ddp_rx.dma_wr_len.val()) << 1)
+            | bit_cast::<86, 1>(self.ddp_rx.dma_wr_hdr.val().into());
+        self.wr_a_sk.in_data.next = self.wr_a_in.val();
+        self.wr_arb.a_valid.next = self.wr_a_sk.out_valid.val();
+        self.wr_a_sk.out_ready.next = self.wr_arb.a_ready.val();
+        self.wr_arb.a_hdr.next = self.wr_a_sk.out_data.val().get_bit(0);
+        self.wr_arb.a_len.next = self.wr_a_sk.out_data.val().get_bits::<16>(1);
+        self.wr_arb.a_data.next = self.wr_a_sk.out_data.val().get_bits::<64>(17);
+        self.wr_arb.a_keep.next = self.wr_a_sk.out_data.val().get_bits::<4>(81);
+        self.wr_arb.a_last.next = self.wr_a_sk.out_data.val().get_bit(85);
         // rx_send → wr_b_sk → wr_arb.b (FPGA timing: wr_arb's grant no
         // longer reaches send_place's realigner). Safe for the write order:
         // `b` carries rx_send's data and all CQEs; holding them back never
@@ -1588,8 +1613,12 @@ impl<
 
         // placed-segment records: shown (and taken by placed_pop) only
         // while the Read requester can see the record in the same clock
-        self.placed_valid.next = self.ddp_rx.tag_valid.val() & !self.rd_track.busy.val();
-        self.rdt_take.next = self.placed_pop.val() & !self.rd_track.busy.val();
+        // (and only once wr_a_sk is empty: the segment's data are past it)
+        self.wr_a_idle.next = !self.wr_a_sk.out_valid.val() & self.wr_a_sk.in_ready.val();
+        self.placed_valid.next =
+            self.ddp_rx.tag_valid.val() & !self.rd_track.busy.val() & self.wr_a_idle.val();
+        self.rdt_take.next =
+            self.placed_pop.val() & !self.rd_track.busy.val() & self.wr_a_idle.val();
         self.ddp_rx.tag_ready.next = self.rdt_take.val();
         self.placed_opcode.next = self.ddp_rx.tag_opcode.val();
         self.placed_last.next = self.ddp_rx.tag_ddp_last.val();

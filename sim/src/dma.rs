@@ -365,6 +365,12 @@ impl DmaServer {
         &self.log
     }
 
+    /// Starts (or stops) keeping the log from this cycle on: a test that
+    /// wants the order of one phase's requests, on a node built without it.
+    pub fn set_log(&mut self, on: bool) {
+        self.cfg.log = on;
+    }
+
     pub fn stats(&self) -> DmaStats {
         self.stats
     }
