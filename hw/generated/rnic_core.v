@@ -47984,7 +47984,8 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     /* verilator lint_off UNUSEDPARAM */
     localparam FetchState$Idle = 0;
     localparam FetchState$Calc = 1;
-    localparam FetchState$Issue = 2;
+    localparam FetchState$Decide = 2;
+    localparam FetchState$Issue = 3;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -48063,6 +48064,18 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  more$d;
     wire  more$q;
     reg  more$clock;
+    reg  [3:0] d_av_n$d;
+    wire  [3:0] d_av_n$q;
+    reg  d_av_n$clock;
+    reg  [3:0] d_te_n$d;
+    wire  [3:0] d_te_n$q;
+    reg  d_te_n$clock;
+    reg  [31:0] d_avail$d;
+    wire  [31:0] d_avail$q;
+    reg  d_avail$clock;
+    reg  [31:0] d_prod$d;
+    wire  [31:0] d_prod$q;
+    reg  d_prod$clock;
     reg  [31:0] ci$d;
     wire  [31:0] ci$q;
     reg  ci$clock;
@@ -48276,6 +48289,26 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         .q(more$q),
         .clock(more$clock)
     );
+    rnic_core$wqe_fetch$d_av_n d_av_n(
+        .d(d_av_n$d),
+        .q(d_av_n$q),
+        .clock(d_av_n$clock)
+    );
+    rnic_core$wqe_fetch$d_te_n d_te_n(
+        .d(d_te_n$d),
+        .q(d_te_n$q),
+        .clock(d_te_n$clock)
+    );
+    rnic_core$wqe_fetch$d_avail d_avail(
+        .d(d_avail$d),
+        .q(d_avail$q),
+        .clock(d_avail$clock)
+    );
+    rnic_core$wqe_fetch$d_prod d_prod(
+        .d(d_prod$d),
+        .q(d_prod$q),
+        .clock(d_prod$clock)
+    );
     rnic_core$wqe_fetch$ci ci(
         .d(ci$d),
         .q(ci$q),
@@ -48393,6 +48426,10 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         qp$clock = clock;
         n$clock = clock;
         more$clock = clock;
+        d_av_n$clock = clock;
+        d_te_n$clock = clock;
+        d_avail$clock = clock;
+        d_prod$clock = clock;
         ci$clock = clock;
         addr$clock = clock;
         busy_r$clock = clock;
@@ -48429,6 +48466,10 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         qp$d = qp$q;
         n$d = n$q;
         more$d = more$q;
+        d_av_n$d = d_av_n$q;
+        d_te_n$d = d_te_n$q;
+        d_avail$d = d_avail$q;
+        d_prod$d = d_prod$q;
         ci$d = ci$q;
         addr$d = addr$q;
         busy_r$d = busy_r$q;
@@ -48534,9 +48575,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         if (to_end_m1 < c_prefetch_m1) begin
             te_n = to_end_m1[(32'h0)+:(4)] + 4'h1;
         end
-        nn = av_n;
-        if (te_n < av_n) begin
-            nn = te_n;
+        nn = d_av_n$q;
+        if (d_te_n$q < d_av_n$q) begin
+            nn = d_te_n$q;
         end
         case (state$q)
             FetchState$Idle:
@@ -48553,14 +48594,22 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                 end
             FetchState$Calc:
                 begin
-                    n$d = nn;
-                    more$d = avail != {{28{1'b0}}, nn};
+                    d_av_n$d = av_n;
+                    d_te_n$d = te_n;
+                    d_avail$d = avail;
+                    d_prod$d = take_prod;
                     ci$d = cis$read_data;
                     addr$d = ring$read_data[(32'h0)+:(64)] + ({{32{1'b0}}, slot} << 32'h6);
+                    state$d = FetchState$Decide;
+                end
+            FetchState$Decide:
+                begin
+                    n$d = nn;
+                    more$d = d_avail$q != {{28{1'b0}}, nn};
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_enable = 1'b1;
                         cis$write_address = qp$q;
-                        cis$write_data = take_prod;
+                        cis$write_data = d_prod$q;
                         n_skip$d = n_skip$q + 32'h1;
                         busy_next = busy_next & ~(64'h1 << qp$q);
                         state$d = FetchState$Idle;
@@ -48877,6 +48926,82 @@ module rnic_core$wqe_fetch$cis(read_address,read_clock,read_data,write_address,w
        end
     end
 endmodule // rnic_core$wqe_fetch$cis
+
+
+module rnic_core$wqe_fetch$d_av_n(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$d_av_n
+
+
+module rnic_core$wqe_fetch$d_avail(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$d_avail
+
+
+module rnic_core$wqe_fetch$d_prod(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$d_prod
+
+
+module rnic_core$wqe_fetch$d_te_n(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$d_te_n
 
 
 module rnic_core$wqe_fetch$dram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -49680,7 +49805,8 @@ module rnic_core$wqe_fetch$state(d,q,clock);
     /* verilator lint_off UNUSEDPARAM */
     localparam FetchState$Idle = 0;
     localparam FetchState$Calc = 1;
-    localparam FetchState$Issue = 2;
+    localparam FetchState$Decide = 2;
+    localparam FetchState$Issue = 3;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)

@@ -114,7 +114,11 @@ pub const REASON_SOLICITED: u64 = 4;
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum FetchState {
     Idle,
+    /// The RAM outputs and `take_prod` are valid: the index arithmetic
+    /// into registers.
     Calc,
+    /// The request's size from those registers, and what to do with it.
+    Decide,
     Issue,
 }
 
@@ -255,6 +259,13 @@ pub struct WqeFetchN<const PR: usize> {
     qp: DFF<Bits<6>>,
     n: DFF<Bits<4>>,
     more: DFF<Bit>,
+    /// `av_n`, `te_n`, `avail` and `take_prod` as `Calc` found them, for
+    /// `Decide` (board timing: the index arithmetic and the choice it
+    /// feeds were one clock, docs/fpga.md session 24).
+    d_av_n: DFF<Bits<4>>,
+    d_te_n: DFF<Bits<4>>,
+    d_avail: DFF<Bits<32>>,
+    d_prod: DFF<Bits<32>>,
     ci: DFF<Bits<32>>,
     addr: DFF<Bits<64>>,
     busy_r: DFF<Bits<64>>,
@@ -407,6 +418,10 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             qp: Default::default(),
             n: Default::default(),
             more: Default::default(),
+            d_av_n: Default::default(),
+            d_te_n: Default::default(),
+            d_avail: Default::default(),
+            d_prod: Default::default(),
             ci: Default::default(),
             addr: Default::default(),
             busy_r: Default::default(),
@@ -468,9 +483,10 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, qp, n, more, ci, addr, busy_r, free, ifl, e0_qp, e1_qp, e2_qp,
-            e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, beat, wcount, n_fetch, off, n_drop, n_skip,
-            ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat, lv, hbuf, head_off, head_stale
+            self, clock, state, qp, n, more, d_av_n, d_te_n, d_avail, d_prod, ci, addr, busy_r,
+            free, ifl, e0_qp, e1_qp, e2_qp, e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, beat,
+            wcount, n_fetch, off, n_drop, n_skip, ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat,
+            lv, hbuf, head_off, head_stale
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -564,9 +580,10 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         if self.to_end_m1.val() < self.c_prefetch_m1.val() {
             self.te_n.next = self.to_end_m1.val().get_bits::<4>(0) + 1;
         }
-        self.nn.next = self.av_n.val();
-        if self.te_n.val() < self.av_n.val() {
-            self.nn.next = self.te_n.val();
+        // (Decide: from Calc's registers.)
+        self.nn.next = self.d_av_n.q.val();
+        if self.d_te_n.q.val() < self.d_av_n.q.val() {
+            self.nn.next = self.d_te_n.q.val();
         }
 
         match self.state.q.val() {
@@ -589,17 +606,24 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
                 }
             }
             FetchState::Calc => {
-                self.n.d.next = self.nn.val();
-                self.more.d.next = self.avail.val() != bit_cast::<32, 4>(self.nn.val());
+                self.d_av_n.d.next = self.av_n.val();
+                self.d_te_n.d.next = self.te_n.val();
+                self.d_avail.d.next = self.avail.val();
+                self.d_prod.d.next = self.take_prod.val();
                 self.ci.d.next = self.cis.read_data.val();
                 self.addr.d.next = self.ring.read_data.val().get_bits::<64>(0)
                     + (bit_cast::<64, 32>(self.slot.val()) << 6);
+                self.state.d.next = FetchState::Decide;
+            }
+            FetchState::Decide => {
+                self.n.d.next = self.nn.val();
+                self.more.d.next = self.d_avail.q.val() != bit_cast::<32, 4>(self.nn.val());
                 if (self.off.q.val() & (bits::<64>(1) << self.qp.q.val())).any() {
                     // QP off: nothing fetched, the fetch index follows the
                     // producer index (the host flushes those WQEs).
                     self.cis.write_enable.next = true;
                     self.cis.write_address.next = self.qp.q.val();
-                    self.cis.write_data.next = self.take_prod.val();
+                    self.cis.write_data.next = self.d_prod.q.val();
                     self.n_skip.d.next = self.n_skip.q.val() + 1;
                     self.busy_next.next =
                         self.busy_next.val() & !(bits::<64>(1) << self.qp.q.val());
