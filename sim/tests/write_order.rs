@@ -16,7 +16,7 @@
 //! memory; the data must also equal what was read or written.
 
 use rnic_driver::{
-    AccessFlags, DmaMem, MpaOptions, RecvWr, RemoteAddr, SendOp, SendWr, WcOpcode, WcStatus,
+    AccessFlags, DmaMem, MpaOptions, RecvWr, RemoteAddr, SendOp, SendWr, Sge, WcOpcode, WcStatus,
     WorkCompletion,
 };
 use rnic_sim::dma::DmaEvent;
@@ -38,6 +38,18 @@ const REGION: usize = 65536;
 /// wr_id of A's receive; A's Reads are 1..=3.
 const RECV_WR: u64 = 0x5e4d;
 const BUDGET: u64 = 3_000_000;
+
+/// A work request without the solicited and fence flags.
+fn wr(wr_id: u64, op: SendOp, sges: &[Sge], signaled: bool) -> SendWr<'_> {
+    SendWr {
+        wr_id,
+        op,
+        sges,
+        signaled,
+        solicited: false,
+        fence: false,
+    }
+}
 
 /// Index in `log` of the last write overlapping `[addr, addr + len)`.
 fn last_write(log: &[DmaEvent], addr: u64, len: usize) -> Option<usize> {
@@ -106,17 +118,13 @@ fn cqes_are_written_after_the_data_they_report() {
         .iter()
         .zip(&read_sges)
         .enumerate()
-        .map(|(i, (&(off, _), sge))| SendWr {
-            wr_id: i as u64 + 1,
+        .map(|(i, (&(off, _), sge))| {
             // Read B's octets at the same offset as the sink's.
-            op: SendOp::RdmaRead(RemoteAddr {
+            let at = RemoteAddr {
                 addr: mr_b.va() + off as u64,
                 rkey: mr_b.rkey(),
-            }),
-            sges: sge,
-            signaled: true,
-            solicited: false,
-            fence: false,
+            };
+            wr(i as u64 + 1, SendOp::RdmaRead(at), sge, true)
         })
         .collect();
     qp_a.post_send(&read_wrs).unwrap();
@@ -127,27 +135,16 @@ fn cqes_are_written_after_the_data_they_report() {
     let mut b_wrs: Vec<SendWr> = WRITES
         .iter()
         .zip(&write_sges)
-        .map(|(&(off, _), sge)| SendWr {
-            wr_id: 0,
-            op: SendOp::RdmaWrite(RemoteAddr {
+        .map(|(&(off, _), sge)| {
+            let at = RemoteAddr {
                 addr: mr_a.va() + off as u64,
                 rkey: mr_a.rkey(),
-            }),
-            sges: sge,
-            signaled: false,
-            solicited: false,
-            fence: false,
+            };
+            wr(0, SendOp::RdmaWrite(at), sge, false)
         })
         .collect();
     let send_sge = [mr_b.sge(RECV.0 as u64, SEND_LEN as u32).unwrap()];
-    b_wrs.push(SendWr {
-        wr_id: 9,
-        op: SendOp::Send,
-        sges: &send_sge,
-        signaled: true,
-        solicited: false,
-        fence: false,
-    });
+    b_wrs.push(wr(9, SendOp::Send, &send_sge, true));
     qp_b.post_send(&b_wrs).unwrap();
 
     // Every completion, through the driver.
