@@ -8154,27 +8154,59 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  wr_sk$clock;
     reg  wr_sk$reset;
     reg  wr_sk$in_valid;
-    reg  [85:0] wr_sk$in_data;
     wire  wr_sk$in_ready;
+    reg  wr_sk$in_hdr;
+    reg  [15:0] wr_sk$in_len;
+    reg  [63:0] wr_sk$in_data;
+    reg  [3:0] wr_sk$in_keep;
+    reg  wr_sk$in_last;
     wire  wr_sk$out_valid;
-    wire  [85:0] wr_sk$out_data;
     reg  wr_sk$out_ready;
+    wire  wr_sk$out_hdr;
+    wire  [15:0] wr_sk$out_len;
+    wire  [63:0] wr_sk$out_data;
+    wire  [3:0] wr_sk$out_keep;
+    wire  wr_sk$out_last;
     reg  wr_b_sk$clock;
     reg  wr_b_sk$reset;
     reg  wr_b_sk$in_valid;
-    reg  [85:0] wr_b_sk$in_data;
     wire  wr_b_sk$in_ready;
+    reg  wr_b_sk$in_hdr;
+    reg  [15:0] wr_b_sk$in_len;
+    reg  [63:0] wr_b_sk$in_data;
+    reg  [3:0] wr_b_sk$in_keep;
+    reg  wr_b_sk$in_last;
     wire  wr_b_sk$out_valid;
-    wire  [85:0] wr_b_sk$out_data;
     reg  wr_b_sk$out_ready;
+    wire  wr_b_sk$out_hdr;
+    wire  [15:0] wr_b_sk$out_len;
+    wire  [63:0] wr_b_sk$out_data;
+    wire  [3:0] wr_b_sk$out_keep;
+    wire  wr_b_sk$out_last;
     reg  wr_a_sk$clock;
     reg  wr_a_sk$reset;
     reg  wr_a_sk$in_valid;
-    reg  [85:0] wr_a_sk$in_data;
     wire  wr_a_sk$in_ready;
+    reg  wr_a_sk$in_hdr;
+    reg  [15:0] wr_a_sk$in_len;
+    reg  [63:0] wr_a_sk$in_data;
+    reg  [3:0] wr_a_sk$in_keep;
+    reg  wr_a_sk$in_last;
     wire  wr_a_sk$out_valid;
-    wire  [85:0] wr_a_sk$out_data;
     reg  wr_a_sk$out_ready;
+    wire  wr_a_sk$out_hdr;
+    wire  [15:0] wr_a_sk$out_len;
+    wire  [63:0] wr_a_sk$out_data;
+    wire  [3:0] wr_a_sk$out_keep;
+    wire  wr_a_sk$out_last;
+    reg  fb_sk$clock;
+    reg  fb_sk$reset;
+    reg  fb_sk$in_valid;
+    reg  [164:0] fb_sk$in_data;
+    wire  fb_sk$in_ready;
+    wire  fb_sk$out_valid;
+    wire  [164:0] fb_sk$out_data;
+    reg  fb_sk$out_ready;
     reg  fr_sk$clock;
     reg  fr_sk$reset;
     reg  fr_sk$in_valid;
@@ -8694,10 +8726,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [63:0] fm_data;
     reg  [3:0] fm_keep;
     reg  fm_last;
-    reg  [85:0] wr_sk_in;
-    reg  [85:0] wr_b_in;
-    reg  [85:0] wr_a_in;
     reg  wr_a_idle;
+    reg  [164:0] fb_in;
     reg  [63:0] pm_data;
     reg  [3:0] pm_keep;
     reg  pm_last;
@@ -10078,31 +10108,65 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .clock(wr_sk$clock),
         .reset(wr_sk$reset),
         .in_valid(wr_sk$in_valid),
-        .in_data(wr_sk$in_data),
         .in_ready(wr_sk$in_ready),
+        .in_hdr(wr_sk$in_hdr),
+        .in_len(wr_sk$in_len),
+        .in_data(wr_sk$in_data),
+        .in_keep(wr_sk$in_keep),
+        .in_last(wr_sk$in_last),
         .out_valid(wr_sk$out_valid),
+        .out_ready(wr_sk$out_ready),
+        .out_hdr(wr_sk$out_hdr),
+        .out_len(wr_sk$out_len),
         .out_data(wr_sk$out_data),
-        .out_ready(wr_sk$out_ready)
+        .out_keep(wr_sk$out_keep),
+        .out_last(wr_sk$out_last)
     );
     rnic_versa5g$core$wr_b_sk wr_b_sk(
         .clock(wr_b_sk$clock),
         .reset(wr_b_sk$reset),
         .in_valid(wr_b_sk$in_valid),
-        .in_data(wr_b_sk$in_data),
         .in_ready(wr_b_sk$in_ready),
+        .in_hdr(wr_b_sk$in_hdr),
+        .in_len(wr_b_sk$in_len),
+        .in_data(wr_b_sk$in_data),
+        .in_keep(wr_b_sk$in_keep),
+        .in_last(wr_b_sk$in_last),
         .out_valid(wr_b_sk$out_valid),
+        .out_ready(wr_b_sk$out_ready),
+        .out_hdr(wr_b_sk$out_hdr),
+        .out_len(wr_b_sk$out_len),
         .out_data(wr_b_sk$out_data),
-        .out_ready(wr_b_sk$out_ready)
+        .out_keep(wr_b_sk$out_keep),
+        .out_last(wr_b_sk$out_last)
     );
     rnic_versa5g$core$wr_a_sk wr_a_sk(
         .clock(wr_a_sk$clock),
         .reset(wr_a_sk$reset),
         .in_valid(wr_a_sk$in_valid),
-        .in_data(wr_a_sk$in_data),
         .in_ready(wr_a_sk$in_ready),
+        .in_hdr(wr_a_sk$in_hdr),
+        .in_len(wr_a_sk$in_len),
+        .in_data(wr_a_sk$in_data),
+        .in_keep(wr_a_sk$in_keep),
+        .in_last(wr_a_sk$in_last),
         .out_valid(wr_a_sk$out_valid),
+        .out_ready(wr_a_sk$out_ready),
+        .out_hdr(wr_a_sk$out_hdr),
+        .out_len(wr_a_sk$out_len),
         .out_data(wr_a_sk$out_data),
-        .out_ready(wr_a_sk$out_ready)
+        .out_keep(wr_a_sk$out_keep),
+        .out_last(wr_a_sk$out_last)
+    );
+    rnic_versa5g$core$fb_sk fb_sk(
+        .clock(fb_sk$clock),
+        .reset(fb_sk$reset),
+        .in_valid(fb_sk$in_valid),
+        .in_data(fb_sk$in_data),
+        .in_ready(fb_sk$in_ready),
+        .out_valid(fb_sk$out_valid),
+        .out_data(fb_sk$out_data),
+        .out_ready(fb_sk$out_ready)
     );
     rnic_versa5g$core$fr_sk fr_sk(
         .clock(fr_sk$clock),
@@ -11172,16 +11236,22 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         qp_ram$write_enable = ew_qp_valid & ew_qp_rx;
         qp_ram$write_data = {{40{1'b0}}, ew_qp_qpn} | ({{64{1'b0}}, ew_qp_state} << 32'h20) | ({{40{1'b0}}, ew_qp_pd} << 32'h28);
         fpdu_buf$in_qpn = qp_ram$read_data[(32'h0)+:(32)];
-        ddp_rx$in_data = fpdu_buf$out_data;
-        ddp_rx$in_keep = fpdu_buf$out_keep;
-        ddp_rx$in_last = fpdu_buf$out_last;
-        ddp_rx$in_valid = fpdu_buf$out_valid;
-        fpdu_buf$out_ready = ddp_rx$in_ready;
-        ddp_rx$in_len = fpdu_buf$out_len;
-        ddp_rx$in_conn = {{24{1'b0}}, fpdu_buf$out_conn};
-        ddp_rx$in_qpn = qp_ram$read_data[(32'h0)+:(32)];
-        ddp_rx$in_qp_state = qp_ram$read_data[(32'h20)+:(8)];
-        ddp_rx$in_pd = qp_ram$read_data[(32'h28)+:(32)];
+        fb_sk$clock = clock;
+        fb_sk$reset = reset;
+        fb_sk$in_valid = fpdu_buf$out_valid;
+        fpdu_buf$out_ready = fb_sk$in_ready;
+        fb_in = {{101{1'b0}}, fpdu_buf$out_data} | ({{161{1'b0}}, fpdu_buf$out_keep} << 32'h40) | ({{164{1'b0}}, fpdu_buf$out_last} << 32'h44) | ({{149{1'b0}}, fpdu_buf$out_len} << 32'h45) | ({{157{1'b0}}, fpdu_buf$out_conn} << 32'h55) | ({{93{1'b0}}, qp_ram$read_data} << 32'h5d);
+        fb_sk$in_data = fb_in;
+        ddp_rx$in_valid = fb_sk$out_valid;
+        fb_sk$out_ready = ddp_rx$in_ready;
+        ddp_rx$in_data = fb_sk$out_data[(32'h0)+:(64)];
+        ddp_rx$in_keep = fb_sk$out_data[(32'h40)+:(4)];
+        ddp_rx$in_last = fb_sk$out_data[32'h44];
+        ddp_rx$in_len = fb_sk$out_data[(32'h45)+:(16)];
+        ddp_rx$in_conn = {{24{1'b0}}, fb_sk$out_data[(32'h55)+:(8)]};
+        ddp_rx$in_qpn = fb_sk$out_data[(32'h5d)+:(32)];
+        ddp_rx$in_qp_state = fb_sk$out_data[(32'h7d)+:(8)];
+        ddp_rx$in_pd = fb_sk$out_data[(32'h85)+:(32)];
         tpt$tpt_wr_en = tpt_wr_en;
         tpt$tpt_wr_index = tpt_wr_index;
         tpt$tpt_wr_data = tpt_wr_data;
@@ -11259,41 +11329,50 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         wr_a_sk$reset = reset;
         wr_a_sk$in_valid = ddp_rx$dma_wr_valid;
         ddp_rx$dma_wr_ready = wr_a_sk$in_ready;
-        wr_a_in = ({{85{1'b0}}, ddp_rx$dma_wr_last} << 32'h55) | ({{82{1'b0}}, ddp_rx$dma_wr_keep} << 32'h51) | ({{22{1'b0}}, ddp_rx$dma_wr_data} << 32'h11) | ({{70{1'b0}}, ddp_rx$dma_wr_len} << 32'h1) | {{85{1'b0}}, ddp_rx$dma_wr_hdr};
-        wr_a_sk$in_data = wr_a_in;
+        wr_a_sk$in_hdr = ddp_rx$dma_wr_hdr;
+        wr_a_sk$in_len = ddp_rx$dma_wr_len;
+        wr_a_sk$in_data = ddp_rx$dma_wr_data;
+        wr_a_sk$in_keep = ddp_rx$dma_wr_keep;
+        wr_a_sk$in_last = ddp_rx$dma_wr_last;
         wr_arb$a_valid = wr_a_sk$out_valid;
         wr_a_sk$out_ready = wr_arb$a_ready;
-        wr_arb$a_hdr = wr_a_sk$out_data[32'h0];
-        wr_arb$a_len = wr_a_sk$out_data[(32'h1)+:(16)];
-        wr_arb$a_data = wr_a_sk$out_data[(32'h11)+:(64)];
-        wr_arb$a_keep = wr_a_sk$out_data[(32'h51)+:(4)];
-        wr_arb$a_last = wr_a_sk$out_data[32'h55];
+        wr_arb$a_hdr = wr_a_sk$out_hdr;
+        wr_arb$a_len = wr_a_sk$out_len;
+        wr_arb$a_data = wr_a_sk$out_data;
+        wr_arb$a_keep = wr_a_sk$out_keep;
+        wr_arb$a_last = wr_a_sk$out_last;
         wr_b_sk$clock = clock;
         wr_b_sk$reset = reset;
         wr_b_sk$in_valid = rx_send$dma_wr_valid;
         rx_send$dma_wr_ready = wr_b_sk$in_ready;
-        wr_b_in = ({{85{1'b0}}, rx_send$dma_wr_last} << 32'h55) | ({{82{1'b0}}, rx_send$dma_wr_keep} << 32'h51) | ({{22{1'b0}}, rx_send$dma_wr_data} << 32'h11) | ({{70{1'b0}}, rx_send$dma_wr_len} << 32'h1) | {{85{1'b0}}, rx_send$dma_wr_hdr};
-        wr_b_sk$in_data = wr_b_in;
+        wr_b_sk$in_hdr = rx_send$dma_wr_hdr;
+        wr_b_sk$in_len = rx_send$dma_wr_len;
+        wr_b_sk$in_data = rx_send$dma_wr_data;
+        wr_b_sk$in_keep = rx_send$dma_wr_keep;
+        wr_b_sk$in_last = rx_send$dma_wr_last;
         wr_arb$b_valid = wr_b_sk$out_valid;
         wr_b_sk$out_ready = wr_arb$b_ready;
-        wr_arb$b_hdr = wr_b_sk$out_data[32'h0];
-        wr_arb$b_len = wr_b_sk$out_data[(32'h1)+:(16)];
-        wr_arb$b_data = wr_b_sk$out_data[(32'h11)+:(64)];
-        wr_arb$b_keep = wr_b_sk$out_data[(32'h51)+:(4)];
-        wr_arb$b_last = wr_b_sk$out_data[32'h55];
+        wr_arb$b_hdr = wr_b_sk$out_hdr;
+        wr_arb$b_len = wr_b_sk$out_len;
+        wr_arb$b_data = wr_b_sk$out_data;
+        wr_arb$b_keep = wr_b_sk$out_keep;
+        wr_arb$b_last = wr_b_sk$out_last;
         wr_sk$clock = clock;
         wr_sk$reset = reset;
         wr_sk$in_valid = wr_arb$dma_wr_valid;
         wr_arb$dma_wr_ready = wr_sk$in_ready;
-        wr_sk_in = ({{85{1'b0}}, wr_arb$dma_wr_last} << 32'h55) | ({{82{1'b0}}, wr_arb$dma_wr_keep} << 32'h51) | ({{22{1'b0}}, wr_arb$dma_wr_data} << 32'h11) | ({{70{1'b0}}, wr_arb$dma_wr_len} << 32'h1) | {{85{1'b0}}, wr_arb$dma_wr_hdr};
-        wr_sk$in_data = wr_sk_in;
+        wr_sk$in_hdr = wr_arb$dma_wr_hdr;
+        wr_sk$in_len = wr_arb$dma_wr_len;
+        wr_sk$in_data = wr_arb$dma_wr_data;
+        wr_sk$in_keep = wr_arb$dma_wr_keep;
+        wr_sk$in_last = wr_arb$dma_wr_last;
         dma_wr_valid = wr_sk$out_valid;
         wr_sk$out_ready = dma_wr_ready;
-        dma_wr_hdr = wr_sk$out_data[32'h0];
-        dma_wr_len = wr_sk$out_data[(32'h1)+:(16)];
-        dma_wr_data = wr_sk$out_data[(32'h11)+:(64)];
-        dma_wr_keep = wr_sk$out_data[(32'h51)+:(4)];
-        dma_wr_last = wr_sk$out_data[32'h55];
+        dma_wr_hdr = wr_sk$out_hdr;
+        dma_wr_len = wr_sk$out_len;
+        dma_wr_data = wr_sk$out_data;
+        dma_wr_keep = wr_sk$out_keep;
+        dma_wr_last = wr_sk$out_last;
         wr_a_idle = ~wr_a_sk$out_valid & wr_a_sk$in_ready;
         placed_valid = ddp_rx$tag_valid & ~rd_track$busy & wr_a_idle;
         rdt_take = placed_pop & ~rd_track$busy & wr_a_idle;
@@ -17600,6 +17679,167 @@ module rnic_versa5g$core$fast_retx$wnd1(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fast_retx$wnd1
+
+
+module rnic_versa5g$core$fb_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [164:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [164:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [164:0] a_d$d;
+    wire  [164:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [164:0] b_d$d;
+    wire  [164:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_versa5g$core$fb_sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_versa5g$core$fb_sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_versa5g$core$fb_sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_versa5g$core$fb_sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_versa5g$core$fb_sk
+
+
+module rnic_versa5g$core$fb_sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [164:0] d;
+    output reg  [164:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 165'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fb_sk$a_d
+
+
+module rnic_versa5g$core$fb_sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fb_sk$a_v
+
+
+module rnic_versa5g$core$fb_sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [164:0] d;
+    output reg  [164:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 165'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fb_sk$b_d
+
+
+module rnic_versa5g$core$fb_sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fb_sk$b_v
 
 
 module rnic_versa5g$core$fd_crc_en(d,q,clock);
@@ -56519,7 +56759,72 @@ module rnic_versa5g$core$wqe_fetch$wslot(d,q,clock);
 endmodule // rnic_versa5g$core$wqe_fetch$wslot
 
 
-module rnic_versa5g$core$wr_a_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+module rnic_versa5g$core$wr_a_sk(clock,reset,in_valid,in_ready,in_hdr,in_len,in_data,in_keep,in_last,out_valid,out_ready,out_hdr,out_len,out_data,out_keep,out_last);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    output reg  in_ready;
+    input wire  in_hdr;
+    input wire  [15:0] in_len;
+    input wire  [63:0] in_data;
+    input wire  [3:0] in_keep;
+    input wire  in_last;
+    output reg  out_valid;
+    input wire  out_ready;
+    output reg  out_hdr;
+    output reg  [15:0] out_len;
+    output reg  [63:0] out_data;
+    output reg  [3:0] out_keep;
+    output reg  out_last;
+
+    // Stub signals
+    reg  sk$clock;
+    reg  sk$reset;
+    reg  sk$in_valid;
+    reg  [85:0] sk$in_data;
+    wire  sk$in_ready;
+    wire  sk$out_valid;
+    wire  [85:0] sk$out_data;
+    reg  sk$out_ready;
+
+    // Local signals
+    reg  [85:0] beat;
+
+    // Sub module instances
+    rnic_versa5g$core$wr_a_sk$sk sk(
+        .clock(sk$clock),
+        .reset(sk$reset),
+        .in_valid(sk$in_valid),
+        .in_data(sk$in_data),
+        .in_ready(sk$in_ready),
+        .out_valid(sk$out_valid),
+        .out_data(sk$out_data),
+        .out_ready(sk$out_ready)
+    );
+
+    // Update code
+    always @(*) begin
+        sk$clock = clock;
+        sk$reset = reset;
+        sk$in_valid = in_valid;
+        in_ready = sk$in_ready;
+        beat = ({{85{1'b0}}, in_last} << 32'h55) | ({{82{1'b0}}, in_keep} << 32'h51) | ({{22{1'b0}}, in_data} << 32'h11) | ({{70{1'b0}}, in_len} << 32'h1) | {{85{1'b0}}, in_hdr};
+        sk$in_data = beat;
+        out_valid = sk$out_valid;
+        sk$out_ready = out_ready;
+        out_hdr = sk$out_data[32'h0];
+        out_len = sk$out_data[(32'h1)+:(16)];
+        out_data = sk$out_data[(32'h11)+:(64)];
+        out_keep = sk$out_data[(32'h51)+:(4)];
+        out_last = sk$out_data[32'h55];
+    end
+
+endmodule // rnic_versa5g$core$wr_a_sk
+
+
+module rnic_versa5g$core$wr_a_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
 
     // Module arguments
     input wire  clock;
@@ -56546,22 +56851,22 @@ module rnic_versa5g$core$wr_a_sk(clock,reset,in_valid,in_data,in_ready,out_valid
     reg  b_d$clock;
 
     // Sub module instances
-    rnic_versa5g$core$wr_a_sk$a_v a_v(
+    rnic_versa5g$core$wr_a_sk$sk$a_v a_v(
         .d(a_v$d),
         .q(a_v$q),
         .clock(a_v$clock)
     );
-    rnic_versa5g$core$wr_a_sk$a_d a_d(
+    rnic_versa5g$core$wr_a_sk$sk$a_d a_d(
         .d(a_d$d),
         .q(a_d$q),
         .clock(a_d$clock)
     );
-    rnic_versa5g$core$wr_a_sk$b_v b_v(
+    rnic_versa5g$core$wr_a_sk$sk$b_v b_v(
         .d(b_v$d),
         .q(b_v$q),
         .clock(b_v$clock)
     );
-    rnic_versa5g$core$wr_a_sk$b_d b_d(
+    rnic_versa5g$core$wr_a_sk$sk$b_d b_d(
         .d(b_d$d),
         .q(b_d$q),
         .clock(b_d$clock)
@@ -56601,48 +56906,10 @@ module rnic_versa5g$core$wr_a_sk(clock,reset,in_valid,in_data,in_ready,out_valid
         out_data = a_d$q;
     end
 
-endmodule // rnic_versa5g$core$wr_a_sk
+endmodule // rnic_versa5g$core$wr_a_sk$sk
 
 
-module rnic_versa5g$core$wr_a_sk$a_d(d,q,clock);
-
-    // Module arguments
-    input wire  [85:0] d;
-    output reg  [85:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 86'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$wr_a_sk$a_d
-
-
-module rnic_versa5g$core$wr_a_sk$a_v(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$wr_a_sk$a_v
-
-
-module rnic_versa5g$core$wr_a_sk$b_d(d,q,clock);
+module rnic_versa5g$core$wr_a_sk$sk$a_d(d,q,clock);
 
     // Module arguments
     input wire  [85:0] d;
@@ -56658,10 +56925,10 @@ module rnic_versa5g$core$wr_a_sk$b_d(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$wr_a_sk$b_d
+endmodule // rnic_versa5g$core$wr_a_sk$sk$a_d
 
 
-module rnic_versa5g$core$wr_a_sk$b_v(d,q,clock);
+module rnic_versa5g$core$wr_a_sk$sk$a_v(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -56677,7 +56944,45 @@ module rnic_versa5g$core$wr_a_sk$b_v(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$wr_a_sk$b_v
+endmodule // rnic_versa5g$core$wr_a_sk$sk$a_v
+
+
+module rnic_versa5g$core$wr_a_sk$sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [85:0] d;
+    output reg  [85:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 86'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_a_sk$sk$b_d
+
+
+module rnic_versa5g$core$wr_a_sk$sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_a_sk$sk$b_v
 
 
 module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_last,b_valid,b_ready,b_hdr,b_len,b_data,b_keep,b_last,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last);
@@ -56819,168 +57124,72 @@ module rnic_versa5g$core$wr_arb$sel(d,q,clock);
 endmodule // rnic_versa5g$core$wr_arb$sel
 
 
-module rnic_versa5g$core$wr_b_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+module rnic_versa5g$core$wr_b_sk(clock,reset,in_valid,in_ready,in_hdr,in_len,in_data,in_keep,in_last,out_valid,out_ready,out_hdr,out_len,out_data,out_keep,out_last);
 
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  in_valid;
-    input wire  [85:0] in_data;
     output reg  in_ready;
+    input wire  in_hdr;
+    input wire  [15:0] in_len;
+    input wire  [63:0] in_data;
+    input wire  [3:0] in_keep;
+    input wire  in_last;
     output reg  out_valid;
-    output reg  [85:0] out_data;
     input wire  out_ready;
+    output reg  out_hdr;
+    output reg  [15:0] out_len;
+    output reg  [63:0] out_data;
+    output reg  [3:0] out_keep;
+    output reg  out_last;
 
     // Stub signals
-    reg  a_v$d;
-    wire  a_v$q;
-    reg  a_v$clock;
-    reg  [85:0] a_d$d;
-    wire  [85:0] a_d$q;
-    reg  a_d$clock;
-    reg  b_v$d;
-    wire  b_v$q;
-    reg  b_v$clock;
-    reg  [85:0] b_d$d;
-    wire  [85:0] b_d$q;
-    reg  b_d$clock;
+    reg  sk$clock;
+    reg  sk$reset;
+    reg  sk$in_valid;
+    reg  [85:0] sk$in_data;
+    wire  sk$in_ready;
+    wire  sk$out_valid;
+    wire  [85:0] sk$out_data;
+    reg  sk$out_ready;
+
+    // Local signals
+    reg  [85:0] beat;
 
     // Sub module instances
-    rnic_versa5g$core$wr_b_sk$a_v a_v(
-        .d(a_v$d),
-        .q(a_v$q),
-        .clock(a_v$clock)
-    );
-    rnic_versa5g$core$wr_b_sk$a_d a_d(
-        .d(a_d$d),
-        .q(a_d$q),
-        .clock(a_d$clock)
-    );
-    rnic_versa5g$core$wr_b_sk$b_v b_v(
-        .d(b_v$d),
-        .q(b_v$q),
-        .clock(b_v$clock)
-    );
-    rnic_versa5g$core$wr_b_sk$b_d b_d(
-        .d(b_d$d),
-        .q(b_d$q),
-        .clock(b_d$clock)
+    rnic_versa5g$core$wr_b_sk$sk sk(
+        .clock(sk$clock),
+        .reset(sk$reset),
+        .in_valid(sk$in_valid),
+        .in_data(sk$in_data),
+        .in_ready(sk$in_ready),
+        .out_valid(sk$out_valid),
+        .out_data(sk$out_data),
+        .out_ready(sk$out_ready)
     );
 
     // Update code
     always @(*) begin
-        a_v$clock = clock;
-        a_d$clock = clock;
-        b_v$clock = clock;
-        b_d$clock = clock;
-        a_v$d = a_v$q;
-        a_d$d = a_d$q;
-        b_v$d = b_v$q;
-        b_d$d = b_d$q;
-        in_ready = ~b_v$q;
-        if (~a_v$q | out_ready) begin
-            if (b_v$q) begin
-                a_v$d = 1'b1;
-                a_d$d = b_d$q;
-                b_v$d = 1'b0;
-            end
-            else begin
-                a_v$d = in_valid;
-                a_d$d = in_data;
-            end
-        end
-        else if (in_valid & ~b_v$q) begin
-            b_v$d = 1'b1;
-            b_d$d = in_data;
-        end
-        if (reset) begin
-            a_v$d = 1'b0;
-            b_v$d = 1'b0;
-        end
-        out_valid = a_v$q;
-        out_data = a_d$q;
+        sk$clock = clock;
+        sk$reset = reset;
+        sk$in_valid = in_valid;
+        in_ready = sk$in_ready;
+        beat = ({{85{1'b0}}, in_last} << 32'h55) | ({{82{1'b0}}, in_keep} << 32'h51) | ({{22{1'b0}}, in_data} << 32'h11) | ({{70{1'b0}}, in_len} << 32'h1) | {{85{1'b0}}, in_hdr};
+        sk$in_data = beat;
+        out_valid = sk$out_valid;
+        sk$out_ready = out_ready;
+        out_hdr = sk$out_data[32'h0];
+        out_len = sk$out_data[(32'h1)+:(16)];
+        out_data = sk$out_data[(32'h11)+:(64)];
+        out_keep = sk$out_data[(32'h51)+:(4)];
+        out_last = sk$out_data[32'h55];
     end
 
 endmodule // rnic_versa5g$core$wr_b_sk
 
 
-module rnic_versa5g$core$wr_b_sk$a_d(d,q,clock);
-
-    // Module arguments
-    input wire  [85:0] d;
-    output reg  [85:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 86'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$wr_b_sk$a_d
-
-
-module rnic_versa5g$core$wr_b_sk$a_v(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$wr_b_sk$a_v
-
-
-module rnic_versa5g$core$wr_b_sk$b_d(d,q,clock);
-
-    // Module arguments
-    input wire  [85:0] d;
-    output reg  [85:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 86'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$wr_b_sk$b_d
-
-
-module rnic_versa5g$core$wr_b_sk$b_v(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$wr_b_sk$b_v
-
-
-module rnic_versa5g$core$wr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+module rnic_versa5g$core$wr_b_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
 
     // Module arguments
     input wire  clock;
@@ -57007,22 +57216,22 @@ module rnic_versa5g$core$wr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,o
     reg  b_d$clock;
 
     // Sub module instances
-    rnic_versa5g$core$wr_sk$a_v a_v(
+    rnic_versa5g$core$wr_b_sk$sk$a_v a_v(
         .d(a_v$d),
         .q(a_v$q),
         .clock(a_v$clock)
     );
-    rnic_versa5g$core$wr_sk$a_d a_d(
+    rnic_versa5g$core$wr_b_sk$sk$a_d a_d(
         .d(a_d$d),
         .q(a_d$q),
         .clock(a_d$clock)
     );
-    rnic_versa5g$core$wr_sk$b_v b_v(
+    rnic_versa5g$core$wr_b_sk$sk$b_v b_v(
         .d(b_v$d),
         .q(b_v$q),
         .clock(b_v$clock)
     );
-    rnic_versa5g$core$wr_sk$b_d b_d(
+    rnic_versa5g$core$wr_b_sk$sk$b_d b_d(
         .d(b_d$d),
         .q(b_d$q),
         .clock(b_d$clock)
@@ -57062,10 +57271,236 @@ module rnic_versa5g$core$wr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,o
         out_data = a_d$q;
     end
 
+endmodule // rnic_versa5g$core$wr_b_sk$sk
+
+
+module rnic_versa5g$core$wr_b_sk$sk$a_d(d,q,clock);
+
+    // Module arguments
+    input wire  [85:0] d;
+    output reg  [85:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 86'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk$sk$a_d
+
+
+module rnic_versa5g$core$wr_b_sk$sk$a_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk$sk$a_v
+
+
+module rnic_versa5g$core$wr_b_sk$sk$b_d(d,q,clock);
+
+    // Module arguments
+    input wire  [85:0] d;
+    output reg  [85:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 86'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk$sk$b_d
+
+
+module rnic_versa5g$core$wr_b_sk$sk$b_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wr_b_sk$sk$b_v
+
+
+module rnic_versa5g$core$wr_sk(clock,reset,in_valid,in_ready,in_hdr,in_len,in_data,in_keep,in_last,out_valid,out_ready,out_hdr,out_len,out_data,out_keep,out_last);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    output reg  in_ready;
+    input wire  in_hdr;
+    input wire  [15:0] in_len;
+    input wire  [63:0] in_data;
+    input wire  [3:0] in_keep;
+    input wire  in_last;
+    output reg  out_valid;
+    input wire  out_ready;
+    output reg  out_hdr;
+    output reg  [15:0] out_len;
+    output reg  [63:0] out_data;
+    output reg  [3:0] out_keep;
+    output reg  out_last;
+
+    // Stub signals
+    reg  sk$clock;
+    reg  sk$reset;
+    reg  sk$in_valid;
+    reg  [85:0] sk$in_data;
+    wire  sk$in_ready;
+    wire  sk$out_valid;
+    wire  [85:0] sk$out_data;
+    reg  sk$out_ready;
+
+    // Local signals
+    reg  [85:0] beat;
+
+    // Sub module instances
+    rnic_versa5g$core$wr_sk$sk sk(
+        .clock(sk$clock),
+        .reset(sk$reset),
+        .in_valid(sk$in_valid),
+        .in_data(sk$in_data),
+        .in_ready(sk$in_ready),
+        .out_valid(sk$out_valid),
+        .out_data(sk$out_data),
+        .out_ready(sk$out_ready)
+    );
+
+    // Update code
+    always @(*) begin
+        sk$clock = clock;
+        sk$reset = reset;
+        sk$in_valid = in_valid;
+        in_ready = sk$in_ready;
+        beat = ({{85{1'b0}}, in_last} << 32'h55) | ({{82{1'b0}}, in_keep} << 32'h51) | ({{22{1'b0}}, in_data} << 32'h11) | ({{70{1'b0}}, in_len} << 32'h1) | {{85{1'b0}}, in_hdr};
+        sk$in_data = beat;
+        out_valid = sk$out_valid;
+        sk$out_ready = out_ready;
+        out_hdr = sk$out_data[32'h0];
+        out_len = sk$out_data[(32'h1)+:(16)];
+        out_data = sk$out_data[(32'h11)+:(64)];
+        out_keep = sk$out_data[(32'h51)+:(4)];
+        out_last = sk$out_data[32'h55];
+    end
+
 endmodule // rnic_versa5g$core$wr_sk
 
 
-module rnic_versa5g$core$wr_sk$a_d(d,q,clock);
+module rnic_versa5g$core$wr_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  in_valid;
+    input wire  [85:0] in_data;
+    output reg  in_ready;
+    output reg  out_valid;
+    output reg  [85:0] out_data;
+    input wire  out_ready;
+
+    // Stub signals
+    reg  a_v$d;
+    wire  a_v$q;
+    reg  a_v$clock;
+    reg  [85:0] a_d$d;
+    wire  [85:0] a_d$q;
+    reg  a_d$clock;
+    reg  b_v$d;
+    wire  b_v$q;
+    reg  b_v$clock;
+    reg  [85:0] b_d$d;
+    wire  [85:0] b_d$q;
+    reg  b_d$clock;
+
+    // Sub module instances
+    rnic_versa5g$core$wr_sk$sk$a_v a_v(
+        .d(a_v$d),
+        .q(a_v$q),
+        .clock(a_v$clock)
+    );
+    rnic_versa5g$core$wr_sk$sk$a_d a_d(
+        .d(a_d$d),
+        .q(a_d$q),
+        .clock(a_d$clock)
+    );
+    rnic_versa5g$core$wr_sk$sk$b_v b_v(
+        .d(b_v$d),
+        .q(b_v$q),
+        .clock(b_v$clock)
+    );
+    rnic_versa5g$core$wr_sk$sk$b_d b_d(
+        .d(b_d$d),
+        .q(b_d$q),
+        .clock(b_d$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        a_v$clock = clock;
+        a_d$clock = clock;
+        b_v$clock = clock;
+        b_d$clock = clock;
+        a_v$d = a_v$q;
+        a_d$d = a_d$q;
+        b_v$d = b_v$q;
+        b_d$d = b_d$q;
+        in_ready = ~b_v$q;
+        if (~a_v$q | out_ready) begin
+            if (b_v$q) begin
+                a_v$d = 1'b1;
+                a_d$d = b_d$q;
+                b_v$d = 1'b0;
+            end
+            else begin
+                a_v$d = in_valid;
+                a_d$d = in_data;
+            end
+        end
+        else if (in_valid & ~b_v$q) begin
+            b_v$d = 1'b1;
+            b_d$d = in_data;
+        end
+        if (reset) begin
+            a_v$d = 1'b0;
+            b_v$d = 1'b0;
+        end
+        out_valid = a_v$q;
+        out_data = a_d$q;
+    end
+
+endmodule // rnic_versa5g$core$wr_sk$sk
+
+
+module rnic_versa5g$core$wr_sk$sk$a_d(d,q,clock);
 
     // Module arguments
     input wire  [85:0] d;
@@ -57081,10 +57516,10 @@ module rnic_versa5g$core$wr_sk$a_d(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$wr_sk$a_d
+endmodule // rnic_versa5g$core$wr_sk$sk$a_d
 
 
-module rnic_versa5g$core$wr_sk$a_v(d,q,clock);
+module rnic_versa5g$core$wr_sk$sk$a_v(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -57100,10 +57535,10 @@ module rnic_versa5g$core$wr_sk$a_v(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$wr_sk$a_v
+endmodule // rnic_versa5g$core$wr_sk$sk$a_v
 
 
-module rnic_versa5g$core$wr_sk$b_d(d,q,clock);
+module rnic_versa5g$core$wr_sk$sk$b_d(d,q,clock);
 
     // Module arguments
     input wire  [85:0] d;
@@ -57119,10 +57554,10 @@ module rnic_versa5g$core$wr_sk$b_d(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$wr_sk$b_d
+endmodule // rnic_versa5g$core$wr_sk$sk$b_d
 
 
-module rnic_versa5g$core$wr_sk$b_v(d,q,clock);
+module rnic_versa5g$core$wr_sk$sk$b_v(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -57138,7 +57573,7 @@ module rnic_versa5g$core$wr_sk$b_v(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$wr_sk$b_v
+endmodule // rnic_versa5g$core$wr_sk$sk$b_v
 
 
 module rnic_versa5g$err(d,q,clock);

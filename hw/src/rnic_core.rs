@@ -50,7 +50,7 @@ use crate::rx_parse::RxParse;
 use crate::rx_send::RxSend;
 use crate::rx_split::RxSplit;
 use crate::send_cpl::SendCplN;
-use crate::skid::Skid;
+use crate::skid::{DmaWrSkid, Skid};
 use crate::tpt::Tpt;
 use crate::tpt_arb::TptArb;
 use crate::tx_ack::TxAckN;
@@ -690,18 +690,22 @@ pub struct RnicCoreP<
     /// timing: the board's `ready` ran combinationally through both write
     /// arbiters and `ddp_rx` into the FPDU buffer's pop). After the arbiter,
     /// so the order of writes (CQEs after their data) is kept.
-    /// {last 85, keep 84:81, data 80:17, len 16:1, hdr 0}.
-    wr_sk: Skid<Bits<86>>,
-    wr_sk_in: Signal<Local, Bits<86>>,
-    /// Register slice on `wr_arb`'s `b` input (`rx_send`), same layout.
-    wr_b_sk: Skid<Bits<86>>,
-    wr_b_in: Signal<Local, Bits<86>>,
-    /// Register slice on `wr_arb`'s `a` input (`ddp_rx`'s placement), same
-    /// layout; why the write order survives it: at its connection below.
-    wr_a_sk: Skid<Bits<86>>,
-    wr_a_in: Signal<Local, Bits<86>>,
+    wr_sk: DmaWrSkid,
+    /// Register slice on `wr_arb`'s `b` input (`rx_send`).
+    wr_b_sk: DmaWrSkid,
+    /// Register slice on `wr_arb`'s `a` input (`ddp_rx`'s placement); why
+    /// the write order survives it: at its connection below.
+    wr_a_sk: DmaWrSkid,
     /// `wr_a_sk` holds no beat.
     wr_a_idle: Signal<Local, Bit>,
+    /// Register slice between `fpdu_buf` and `ddp_rx` (FPGA timing: the
+    /// buffer's read state reached `ddp_rx`'s placement enable, the routed
+    /// critical path of session 24, docs/fpga.md). One beat with the QP
+    /// table's answer for its connection, which the buffer's head record
+    /// addresses: {pd 164:133, qp_state 132:125, qpn 124:93, conn 92:85,
+    /// len 84:69, last 68, keep 67:64, data 63:0}.
+    fb_sk: Skid<Bits<165>>,
+    fb_in: Signal<Local, Bits<165>>,
     /// tx_framer → this slice → the MAC TX merge (FPGA timing).
     fr_sk: Skid<Bits<69>>,
     /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): a
@@ -1453,17 +1457,33 @@ impl<
             | (bit_cast::<72, 32>(self.ew_qp_pd.val()) << 40);
         self.fpdu_buf.in_qpn.next = self.qp_ram.read_data.val().get_bits::<32>(0);
 
-        // fpdu_buf → ddp_rx
-        self.ddp_rx.in_data.next = self.fpdu_buf.out_data.val();
-        self.ddp_rx.in_keep.next = self.fpdu_buf.out_keep.val();
-        self.ddp_rx.in_last.next = self.fpdu_buf.out_last.val();
-        self.ddp_rx.in_valid.next = self.fpdu_buf.out_valid.val();
-        self.fpdu_buf.out_ready.next = self.ddp_rx.in_ready.val();
-        self.ddp_rx.in_len.next = self.fpdu_buf.out_len.val();
-        self.ddp_rx.in_conn.next = bit_cast::<32, 8>(self.fpdu_buf.out_conn.val());
-        self.ddp_rx.in_qpn.next = self.qp_ram.read_data.val().get_bits::<32>(0);
-        self.ddp_rx.in_qp_state.next = self.qp_ram.read_data.val().get_bits::<8>(32);
-        self.ddp_rx.in_pd.next = self.qp_ram.read_data.val().get_bits::<32>(40);
+        // fpdu_buf → fb_sk → ddp_rx. The QP fields go through the slice
+        // with each beat: the table is addressed by the buffer's head
+        // record, which moves on to the next piece while this piece's last
+        // beat may still wait in the slice. The buffer holds a piece back
+        // until the lookup has answered (its LOAD clock), so every beat
+        // carries its own connection's QP; ddp_rx takes them on the first.
+        self.fb_sk.clock.next = self.clock.val();
+        self.fb_sk.reset.next = self.reset.val();
+        self.fb_sk.in_valid.next = self.fpdu_buf.out_valid.val();
+        self.fpdu_buf.out_ready.next = self.fb_sk.in_ready.val();
+        self.fb_in.next = bit_cast::<165, 64>(self.fpdu_buf.out_data.val())
+            | (bit_cast::<165, 4>(self.fpdu_buf.out_keep.val()) << 64)
+            | (bit_cast::<165, 1>(self.fpdu_buf.out_last.val().into()) << 68)
+            | (bit_cast::<165, 16>(self.fpdu_buf.out_len.val()) << 69)
+            | (bit_cast::<165, 8>(self.fpdu_buf.out_conn.val()) << 85)
+            | (bit_cast::<165, 72>(self.qp_ram.read_data.val()) << 93);
+        self.fb_sk.in_data.next = self.fb_in.val();
+        self.ddp_rx.in_valid.next = self.fb_sk.out_valid.val();
+        self.fb_sk.out_ready.next = self.ddp_rx.in_ready.val();
+        self.ddp_rx.in_data.next = self.fb_sk.out_data.val().get_bits::<64>(0);
+        self.ddp_rx.in_keep.next = self.fb_sk.out_data.val().get_bits::<4>(64);
+        self.ddp_rx.in_last.next = self.fb_sk.out_data.val().get_bit(68);
+        self.ddp_rx.in_len.next = self.fb_sk.out_data.val().get_bits::<16>(69);
+        self.ddp_rx.in_conn.next = bit_cast::<32, 8>(self.fb_sk.out_data.val().get_bits::<8>(85));
+        self.ddp_rx.in_qpn.next = self.fb_sk.out_data.val().get_bits::<32>(93);
+        self.ddp_rx.in_qp_state.next = self.fb_sk.out_data.val().get_bits::<8>(125);
+        self.ddp_rx.in_pd.next = self.fb_sk.out_data.val().get_bits::<32>(133);
 
         // ddp_rx ↔ tpt
         self.tpt.tpt_wr_en.next = self.tpt_wr_en.val();
@@ -1559,19 +1579,18 @@ impl<
         self.wr_a_sk.reset.next = self.reset.val();
         self.wr_a_sk.in_valid.next = self.ddp_rx.dma_wr_valid.val();
         self.ddp_rx.dma_wr_ready.next = self.wr_a_sk.in_ready.val();
-        self.wr_a_in.next = (bit_cast::<86, 1>(self.ddp_rx.dma_wr_last.val().into()) << 85)
-            | (bit_cast::<86, 4>(self.ddp_rx.dma_wr_keep.val()) << 81)
-            | (bit_cast::<86, 64>(self.ddp_rx.dma_wr_data.val()) << 17)
-            | (bit_cast::<86, 16>(self.ddp_rx.dma_wr_len.val()) << 1)
-            | bit_cast::<86, 1>(self.ddp_rx.dma_wr_hdr.val().into());
-        self.wr_a_sk.in_data.next = self.wr_a_in.val();
+        self.wr_a_sk.in_hdr.next = self.ddp_rx.dma_wr_hdr.val();
+        self.wr_a_sk.in_len.next = self.ddp_rx.dma_wr_len.val();
+        self.wr_a_sk.in_data.next = self.ddp_rx.dma_wr_data.val();
+        self.wr_a_sk.in_keep.next = self.ddp_rx.dma_wr_keep.val();
+        self.wr_a_sk.in_last.next = self.ddp_rx.dma_wr_last.val();
         self.wr_arb.a_valid.next = self.wr_a_sk.out_valid.val();
         self.wr_a_sk.out_ready.next = self.wr_arb.a_ready.val();
-        self.wr_arb.a_hdr.next = self.wr_a_sk.out_data.val().get_bit(0);
-        self.wr_arb.a_len.next = self.wr_a_sk.out_data.val().get_bits::<16>(1);
-        self.wr_arb.a_data.next = self.wr_a_sk.out_data.val().get_bits::<64>(17);
-        self.wr_arb.a_keep.next = self.wr_a_sk.out_data.val().get_bits::<4>(81);
-        self.wr_arb.a_last.next = self.wr_a_sk.out_data.val().get_bit(85);
+        self.wr_arb.a_hdr.next = self.wr_a_sk.out_hdr.val();
+        self.wr_arb.a_len.next = self.wr_a_sk.out_len.val();
+        self.wr_arb.a_data.next = self.wr_a_sk.out_data.val();
+        self.wr_arb.a_keep.next = self.wr_a_sk.out_keep.val();
+        self.wr_arb.a_last.next = self.wr_a_sk.out_last.val();
         // rx_send → wr_b_sk → wr_arb.b (FPGA timing: wr_arb's grant no
         // longer reaches send_place's realigner). Safe for the write order:
         // `b` carries rx_send's data and all CQEs; holding them back never
@@ -1580,36 +1599,34 @@ impl<
         self.wr_b_sk.reset.next = self.reset.val();
         self.wr_b_sk.in_valid.next = self.rx_send.dma_wr_valid.val();
         self.rx_send.dma_wr_ready.next = self.wr_b_sk.in_ready.val();
-        self.wr_b_in.next = (bit_cast::<86, 1>(self.rx_send.dma_wr_last.val().into()) << 85)
-            | (bit_cast::<86, 4>(self.rx_send.dma_wr_keep.val()) << 81)
-            | (bit_cast::<86, 64>(self.rx_send.dma_wr_data.val()) << 17)
-            | (bit_cast::<86, 16>(self.rx_send.dma_wr_len.val()) << 1)
-            | bit_cast::<86, 1>(self.rx_send.dma_wr_hdr.val().into());
-        self.wr_b_sk.in_data.next = self.wr_b_in.val();
+        self.wr_b_sk.in_hdr.next = self.rx_send.dma_wr_hdr.val();
+        self.wr_b_sk.in_len.next = self.rx_send.dma_wr_len.val();
+        self.wr_b_sk.in_data.next = self.rx_send.dma_wr_data.val();
+        self.wr_b_sk.in_keep.next = self.rx_send.dma_wr_keep.val();
+        self.wr_b_sk.in_last.next = self.rx_send.dma_wr_last.val();
         self.wr_arb.b_valid.next = self.wr_b_sk.out_valid.val();
         self.wr_b_sk.out_ready.next = self.wr_arb.b_ready.val();
-        self.wr_arb.b_hdr.next = self.wr_b_sk.out_data.val().get_bit(0);
-        self.wr_arb.b_len.next = self.wr_b_sk.out_data.val().get_bits::<16>(1);
-        self.wr_arb.b_data.next = self.wr_b_sk.out_data.val().get_bits::<64>(17);
-        self.wr_arb.b_keep.next = self.wr_b_sk.out_data.val().get_bits::<4>(81);
-        self.wr_arb.b_last.next = self.wr_b_sk.out_data.val().get_bit(85);
+        self.wr_arb.b_hdr.next = self.wr_b_sk.out_hdr.val();
+        self.wr_arb.b_len.next = self.wr_b_sk.out_len.val();
+        self.wr_arb.b_data.next = self.wr_b_sk.out_data.val();
+        self.wr_arb.b_keep.next = self.wr_b_sk.out_keep.val();
+        self.wr_arb.b_last.next = self.wr_b_sk.out_last.val();
         self.wr_sk.clock.next = self.clock.val();
         self.wr_sk.reset.next = self.reset.val();
         self.wr_sk.in_valid.next = self.wr_arb.dma_wr_valid.val();
         self.wr_arb.dma_wr_ready.next = self.wr_sk.in_ready.val();
-        self.wr_sk_in.next = (bit_cast::<86, 1>(self.wr_arb.dma_wr_last.val().into()) << 85)
-            | (bit_cast::<86, 4>(self.wr_arb.dma_wr_keep.val()) << 81)
-            | (bit_cast::<86, 64>(self.wr_arb.dma_wr_data.val()) << 17)
-            | (bit_cast::<86, 16>(self.wr_arb.dma_wr_len.val()) << 1)
-            | bit_cast::<86, 1>(self.wr_arb.dma_wr_hdr.val().into());
-        self.wr_sk.in_data.next = self.wr_sk_in.val();
+        self.wr_sk.in_hdr.next = self.wr_arb.dma_wr_hdr.val();
+        self.wr_sk.in_len.next = self.wr_arb.dma_wr_len.val();
+        self.wr_sk.in_data.next = self.wr_arb.dma_wr_data.val();
+        self.wr_sk.in_keep.next = self.wr_arb.dma_wr_keep.val();
+        self.wr_sk.in_last.next = self.wr_arb.dma_wr_last.val();
         self.dma_wr_valid.next = self.wr_sk.out_valid.val();
         self.wr_sk.out_ready.next = self.dma_wr_ready.val();
-        self.dma_wr_hdr.next = self.wr_sk.out_data.val().get_bit(0);
-        self.dma_wr_len.next = self.wr_sk.out_data.val().get_bits::<16>(1);
-        self.dma_wr_data.next = self.wr_sk.out_data.val().get_bits::<64>(17);
-        self.dma_wr_keep.next = self.wr_sk.out_data.val().get_bits::<4>(81);
-        self.dma_wr_last.next = self.wr_sk.out_data.val().get_bit(85);
+        self.dma_wr_hdr.next = self.wr_sk.out_hdr.val();
+        self.dma_wr_len.next = self.wr_sk.out_len.val();
+        self.dma_wr_data.next = self.wr_sk.out_data.val();
+        self.dma_wr_keep.next = self.wr_sk.out_keep.val();
+        self.dma_wr_last.next = self.wr_sk.out_last.val();
 
         // placed-segment records: shown (and taken by placed_pop) only
         // while the Read requester can see the record in the same clock
