@@ -371,6 +371,16 @@ impl DmaServer {
         self.cfg.log = on;
     }
 
+    /// Changes the octets per cycle the write stream accepts from this
+    /// cycle on (a test that throttles the device's writes for one phase).
+    pub fn set_write_bw(&mut self, octets_per_cycle: f64) -> Result<(), String> {
+        if !(octets_per_cycle > 0.0 && octets_per_cycle.is_finite()) {
+            return Err(format!("write_bw must be above 0, not {octets_per_cycle}"));
+        }
+        self.cfg.write_bw = octets_per_cycle;
+        Ok(())
+    }
+
     pub fn stats(&self) -> DmaStats {
         self.stats
     }
