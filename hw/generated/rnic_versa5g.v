@@ -19972,10 +19972,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
     reg  tx_take;
     reg  [10:0] tx_len;
     reg  [127:0] ovl;
-    // Unused on purpose: fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and taking its low 32 bits.
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg  [511:0] tdsh;
-    /* verilator lint_on UNUSEDSIGNAL */
 
     // Sub module instances
     rnic_versa5g$core$fw_port$tsel tsel(
@@ -20395,148 +20391,276 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
             end
         end
         fw_rvalid = rd_pend$q;
-        tdsh = stage$q >> ({{6{1'b0}}, rd_addr$q[(32'h2)+:(4)]} << 32'h5);
         fw_rdata = 32'h0;
         if (rd_pend$q) begin
-            if (rd_addr$q == 24'h0) begin
-                fw_rdata = tsel$q;
-            end
-            if (rd_addr$q == 24'h4) begin
-                fw_rdata = ({{31{1'b0}}, (tstate$q != 3'h0)}) | ({{31{1'b0}}, terr$q} << 32'h1);
-            end
-            if (rd_addr$q == 24'h8) begin
-                fw_rdata = ({{31{1'b0}}, exc_valid} << 32'h1f) | ({{24{1'b0}}, exc_reason} << 32'h10) | {{16{1'b0}}, exc_len};
-            end
-            if (rd_addr$q == 24'hc) begin
-                fw_rdata = exc_conn;
-            end
-            if ((rd_addr$q == 24'h14) | (rd_addr$q == 24'h18)) begin
-                fw_rdata = {{31{1'b0}}, tx_busy$q} << 32'h1f;
-            end
-            if (rd_addr$q == 24'h20) begin
-                fw_rdata = cycles[(32'h0)+:(32)];
-            end
-            if (rd_addr$q == 24'h24) begin
-                fw_rdata = cyc_hi$q;
-            end
-            if (rd_addr$q == 24'h28) begin
-                fw_rdata = k_khz;
-            end
-            if (rd_addr$q == 24'hb0) begin
-                fw_rdata = {{8{1'b0}}, k_n_conn};
-            end
-            if (rd_addr$q == 24'hb4) begin
-                fw_rdata = {{8{1'b0}}, k_n_qp};
-            end
-            if (rd_addr$q == 24'hb8) begin
-                fw_rdata = {{8{1'b0}}, k_n_cq};
-            end
-            if (rd_addr$q == 24'hbc) begin
-                fw_rdata = {{8{1'b0}}, k_n_tpt};
-            end
-            if (rd_addr$q == 24'h2c) begin
-                fw_rdata = {{8{1'b0}}, k_n_pbl};
-            end
-            if (rd_addr$q == 24'h48) begin
-                fw_rdata = k_mtu;
-            end
-            if (rd_addr$q == 24'h30) begin
-                fw_rdata = ({{31{1'b0}}, mb_busy} << 32'h1f) | {{16{1'b0}}, mb_opcode};
-            end
-            if (rd_addr$q == 24'h34) begin
-                fw_rdata = {{16{1'b0}}, mb_len};
-            end
-            if (rd_addr$q == 24'h3c) begin
-                fw_rdata = {{31{1'b0}}, evp$q};
-            end
-            if (rd_addr$q == 24'h50) begin
-                fw_rdata = cfg_mac[(32'h0)+:(32)];
-            end
-            if (rd_addr$q == 24'h54) begin
-                fw_rdata = {{16{1'b0}}, cfg_mac[(32'h20)+:(16)]};
-            end
-            if (rd_addr$q == 24'h58) begin
-                fw_rdata = cfg_ipv4;
-            end
-            if (rd_addr$q == 24'h5c) begin
-                fw_rdata = cfg_netmask;
-            end
-            if (rd_addr$q == 24'h60) begin
-                fw_rdata = cfg_gateway;
-            end
-            if (rd_addr$q == 24'h64) begin
-                fw_rdata = cfg_mtu;
-            end
-            if (rd_addr$q == 24'h70) begin
-                fw_rdata = ({{31{1'b0}}, term_valid} << 32'h1f) | {{16{1'b0}}, term_cause};
-            end
-            if (rd_addr$q == 24'h74) begin
-                fw_rdata = term_conn;
-            end
-            if (rd_addr$q == 24'h78) begin
-                fw_rdata = term_qpn;
-            end
-            if (rd_addr$q == 24'h7c) begin
-                fw_rdata = {{16{1'b0}}, term_seg_len};
-            end
-            if (rd_addr$q == 24'h98) begin
-                fw_rdata = retx_status;
-            end
-            if (rd_addr$q == 24'h9c) begin
-                fw_rdata = retx_count;
-            end
-            if (rd_addr$q == 24'ha0) begin
-                fw_rdata = retx_full;
-            end
-            if (rd_addr$q == 24'ha4) begin
-                fw_rdata = retx_empty;
-            end
-            if (rd_addr$q == 24'ha8) begin
-                fw_rdata = retx_busy;
-            end
-            if (rd_addr$q == 24'hac) begin
-                fw_rdata = retx_lost;
+            if ((rd_addr$q[(32'h8)+:(16)] == 16'h0) & (rd_addr$q[(32'h0)+:(2)] == 2'h0)) begin
+                case (rd_addr$q[(32'h2)+:(6)])
+                    0:
+                        begin
+                            fw_rdata = tsel$q;
+                        end
+                    1:
+                        begin
+                            fw_rdata = ({{31{1'b0}}, (tstate$q != 3'h0)}) | ({{31{1'b0}}, terr$q} << 32'h1);
+                        end
+                    2:
+                        begin
+                            fw_rdata = ({{31{1'b0}}, exc_valid} << 32'h1f) | ({{24{1'b0}}, exc_reason} << 32'h10) | {{16{1'b0}}, exc_len};
+                        end
+                    3:
+                        begin
+                            fw_rdata = exc_conn;
+                        end
+                    5:
+                        begin
+                            fw_rdata = {{31{1'b0}}, tx_busy$q} << 32'h1f;
+                        end
+                    6:
+                        begin
+                            fw_rdata = {{31{1'b0}}, tx_busy$q} << 32'h1f;
+                        end
+                    8:
+                        begin
+                            fw_rdata = cycles[(32'h0)+:(32)];
+                        end
+                    9:
+                        begin
+                            fw_rdata = cyc_hi$q;
+                        end
+                    10:
+                        begin
+                            fw_rdata = k_khz;
+                        end
+                    11:
+                        begin
+                            fw_rdata = {{8{1'b0}}, k_n_pbl};
+                        end
+                    12:
+                        begin
+                            fw_rdata = ({{31{1'b0}}, mb_busy} << 32'h1f) | {{16{1'b0}}, mb_opcode};
+                        end
+                    13:
+                        begin
+                            fw_rdata = {{16{1'b0}}, mb_len};
+                        end
+                    15:
+                        begin
+                            fw_rdata = {{31{1'b0}}, evp$q};
+                        end
+                    18:
+                        begin
+                            fw_rdata = k_mtu;
+                        end
+                    20:
+                        begin
+                            fw_rdata = cfg_mac[(32'h0)+:(32)];
+                        end
+                    21:
+                        begin
+                            fw_rdata = {{16{1'b0}}, cfg_mac[(32'h20)+:(16)]};
+                        end
+                    22:
+                        begin
+                            fw_rdata = cfg_ipv4;
+                        end
+                    23:
+                        begin
+                            fw_rdata = cfg_netmask;
+                        end
+                    24:
+                        begin
+                            fw_rdata = cfg_gateway;
+                        end
+                    25:
+                        begin
+                            fw_rdata = cfg_mtu;
+                        end
+                    28:
+                        begin
+                            fw_rdata = ({{31{1'b0}}, term_valid} << 32'h1f) | {{16{1'b0}}, term_cause};
+                        end
+                    29:
+                        begin
+                            fw_rdata = term_conn;
+                        end
+                    30:
+                        begin
+                            fw_rdata = term_qpn;
+                        end
+                    31:
+                        begin
+                            fw_rdata = {{16{1'b0}}, term_seg_len};
+                        end
+                    38:
+                        begin
+                            fw_rdata = retx_status;
+                        end
+                    39:
+                        begin
+                            fw_rdata = retx_count;
+                        end
+                    40:
+                        begin
+                            fw_rdata = retx_full;
+                        end
+                    41:
+                        begin
+                            fw_rdata = retx_empty;
+                        end
+                    42:
+                        begin
+                            fw_rdata = retx_busy;
+                        end
+                    43:
+                        begin
+                            fw_rdata = retx_lost;
+                        end
+                    44:
+                        begin
+                            fw_rdata = {{8{1'b0}}, k_n_conn};
+                        end
+                    45:
+                        begin
+                            fw_rdata = {{8{1'b0}}, k_n_qp};
+                        end
+                    46:
+                        begin
+                            fw_rdata = {{8{1'b0}}, k_n_cq};
+                        end
+                    47:
+                        begin
+                            fw_rdata = {{8{1'b0}}, k_n_tpt};
+                        end
+                    default:
+                        begin
+                        end
+                endcase
             end
             if (rd_addr$q[(32'h6)+:(18)] == 18'h3) begin
-                if (rd_addr$q[(32'h2)+:(4)] == 0) begin
-                    fw_rdata = term_hdr[(32'h20 * 0)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 1) begin
-                    fw_rdata = term_hdr[(32'h20 * 1)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 2) begin
-                    fw_rdata = term_hdr[(32'h20 * 2)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 3) begin
-                    fw_rdata = term_hdr[(32'h20 * 3)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 4) begin
-                    fw_rdata = term_hdr[(32'h20 * 4)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 5) begin
-                    fw_rdata = term_hdr[(32'h20 * 5)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 6) begin
-                    fw_rdata = term_hdr[(32'h20 * 6)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 7) begin
-                    fw_rdata = term_hdr[(32'h20 * 7)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 8) begin
-                    fw_rdata = term_hdr[(32'h20 * 8)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 9) begin
-                    fw_rdata = term_hdr[(32'h20 * 9)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 10) begin
-                    fw_rdata = term_hdr[(32'h20 * 10)+:(32)];
-                end
-                if (rd_addr$q[(32'h2)+:(4)] == 11) begin
-                    fw_rdata = term_hdr[(32'h20 * 11)+:(32)];
-                end
+                case (rd_addr$q[(32'h2)+:(4)])
+                    0:
+                        begin
+                            fw_rdata = term_hdr[(32'h0)+:(32)];
+                        end
+                    1:
+                        begin
+                            fw_rdata = term_hdr[(32'h20)+:(32)];
+                        end
+                    2:
+                        begin
+                            fw_rdata = term_hdr[(32'h40)+:(32)];
+                        end
+                    3:
+                        begin
+                            fw_rdata = term_hdr[(32'h60)+:(32)];
+                        end
+                    4:
+                        begin
+                            fw_rdata = term_hdr[(32'h80)+:(32)];
+                        end
+                    5:
+                        begin
+                            fw_rdata = term_hdr[(32'ha0)+:(32)];
+                        end
+                    6:
+                        begin
+                            fw_rdata = term_hdr[(32'hc0)+:(32)];
+                        end
+                    7:
+                        begin
+                            fw_rdata = term_hdr[(32'he0)+:(32)];
+                        end
+                    8:
+                        begin
+                            fw_rdata = term_hdr[(32'h100)+:(32)];
+                        end
+                    9:
+                        begin
+                            fw_rdata = term_hdr[(32'h120)+:(32)];
+                        end
+                    10:
+                        begin
+                            fw_rdata = term_hdr[(32'h140)+:(32)];
+                        end
+                    11:
+                        begin
+                            fw_rdata = term_hdr[(32'h160)+:(32)];
+                        end
+                    default:
+                        begin
+                        end
+                endcase
             end
             if (rd_addr$q[(32'h6)+:(18)] == 18'h4) begin
-                fw_rdata = tdsh[(32'h0)+:(32)];
+                case (rd_addr$q[(32'h2)+:(4)])
+                    0:
+                        begin
+                            fw_rdata = stage$q[(32'h0)+:(32)];
+                        end
+                    1:
+                        begin
+                            fw_rdata = stage$q[(32'h20)+:(32)];
+                        end
+                    2:
+                        begin
+                            fw_rdata = stage$q[(32'h40)+:(32)];
+                        end
+                    3:
+                        begin
+                            fw_rdata = stage$q[(32'h60)+:(32)];
+                        end
+                    4:
+                        begin
+                            fw_rdata = stage$q[(32'h80)+:(32)];
+                        end
+                    5:
+                        begin
+                            fw_rdata = stage$q[(32'ha0)+:(32)];
+                        end
+                    6:
+                        begin
+                            fw_rdata = stage$q[(32'hc0)+:(32)];
+                        end
+                    7:
+                        begin
+                            fw_rdata = stage$q[(32'he0)+:(32)];
+                        end
+                    8:
+                        begin
+                            fw_rdata = stage$q[(32'h100)+:(32)];
+                        end
+                    9:
+                        begin
+                            fw_rdata = stage$q[(32'h120)+:(32)];
+                        end
+                    10:
+                        begin
+                            fw_rdata = stage$q[(32'h140)+:(32)];
+                        end
+                    11:
+                        begin
+                            fw_rdata = stage$q[(32'h160)+:(32)];
+                        end
+                    12:
+                        begin
+                            fw_rdata = stage$q[(32'h180)+:(32)];
+                        end
+                    13:
+                        begin
+                            fw_rdata = stage$q[(32'h1a0)+:(32)];
+                        end
+                    14:
+                        begin
+                            fw_rdata = stage$q[(32'h1c0)+:(32)];
+                        end
+                    15:
+                        begin
+                            fw_rdata = stage$q[(32'h1e0)+:(32)];
+                        end
+                    default:
+                        begin
+                        end
+                endcase
             end
             if (rd_addr$q[(32'ha)+:(14)] == 14'h1) begin
                 fw_rdata = mb_fw_rdata;
@@ -21702,89 +21826,124 @@ module rnic_versa5g$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_
         csr_rvalid = rd_pend$q;
         csr_rdata = 32'h0;
         if (rd_pend$q) begin
-            if (rd_addr$q == 24'h0) begin
-                csr_rdata = 32'h524e4943;
-            end
-            if (rd_addr$q == 24'h4) begin
-                csr_rdata = 32'h10000;
-            end
-            if (rd_addr$q == 24'h8) begin
-                csr_rdata = k_caps;
-            end
-            if (rd_addr$q == 24'hc) begin
-                csr_rdata = k_max_qp;
-            end
-            if (rd_addr$q == 24'h10) begin
-                csr_rdata = k_max_cq;
-            end
-            if (rd_addr$q == 24'h14) begin
-                csr_rdata = k_max_tpt;
-            end
-            if (rd_addr$q == 24'h18) begin
-                csr_rdata = k_max_pbl;
-            end
-            if (rd_addr$q == 24'h1c) begin
-                csr_rdata = k_max_queue;
-            end
-            if (rd_addr$q == 24'h20) begin
-                csr_rdata = {{31{1'b0}}, ctrl_en$q};
-            end
-            if (rd_addr$q == 24'h24) begin
-                csr_rdata = {{31{1'b0}}, fw_ready} | ({{31{1'b0}}, link_up} << 32'h1);
-            end
-            if (rd_addr$q == 24'h28) begin
-                csr_rdata = mac$q[(32'h0)+:(32)];
-            end
-            if (rd_addr$q == 24'h2c) begin
-                csr_rdata = {{16{1'b0}}, mac$q[(32'h20)+:(16)]};
-            end
-            if (rd_addr$q == 24'h30) begin
-                csr_rdata = ip$q;
-            end
-            if (rd_addr$q == 24'h34) begin
-                csr_rdata = mask$q;
-            end
-            if (rd_addr$q == 24'h38) begin
-                csr_rdata = gw$q;
-            end
-            if (rd_addr$q == 24'h3c) begin
-                csr_rdata = mtu$q;
-            end
-            if (rd_addr$q == 24'h40) begin
-                csr_rdata = {{29{1'b0}}, int_st$q};
-            end
-            if (rd_addr$q == 24'h44) begin
-                csr_rdata = {{29{1'b0}}, int_en$q};
-            end
-            if (rd_addr$q == 24'h48) begin
-                csr_rdata = cyc_lo$q;
-            end
-            if (rd_addr$q == 24'h4c) begin
-                csr_rdata = cyc_hi$q;
-            end
-            if (rd_addr$q == 24'h60) begin
-                csr_rdata = eq_b$q[(32'h0)+:(32)];
-            end
-            if (rd_addr$q == 24'h64) begin
-                csr_rdata = eq_b$q[(32'h20)+:(32)];
-            end
-            if (rd_addr$q == 24'h68) begin
-                csr_rdata = eq_n$q;
-            end
-            if (rd_addr$q == 24'h6c) begin
-                csr_rdata = eq_c$q;
-            end
-            if (rd_addr$q == 24'h100) begin
-                csr_rdata = ({{31{1'b0}}, mbusy$q} << 32'h1f) | {{16{1'b0}}, mop$q};
-            end
-            if (rd_addr$q == 24'h104) begin
-                csr_rdata = mstatus$q;
-            end
-            if (rd_addr$q == 24'h108) begin
-                csr_rdata = {{16{1'b0}}, mlen$q};
-            end
-            if (rd_addr$q == 24'h10c) begin
-                csr_rdata = mseq$q;
+            if ((rd_addr$q[(32'h9)+:(15)] == 15'h0) & (rd_addr$q[(32'h0)+:(2)] == 2'h0)) begin
+                case (rd_addr$q[(32'h2)+:(7)])
+                    0:
+                        begin
+                            csr_rdata = 32'h524e4943;
+                        end
+                    1:
+                        begin
+                            csr_rdata = 32'h10000;
+                        end
+                    2:
+                        begin
+                            csr_rdata = k_caps;
+                        end
+                    3:
+                        begin
+                            csr_rdata = k_max_qp;
+                        end
+                    4:
+                        begin
+                            csr_rdata = k_max_cq;
+                        end
+                    5:
+                        begin
+                            csr_rdata = k_max_tpt;
+                        end
+                    6:
+                        begin
+                            csr_rdata = k_max_pbl;
+                        end
+                    7:
+                        begin
+                            csr_rdata = k_max_queue;
+                        end
+                    8:
+                        begin
+                            csr_rdata = {{31{1'b0}}, ctrl_en$q};
+                        end
+                    9:
+                        begin
+                            csr_rdata = {{31{1'b0}}, fw_ready} | ({{31{1'b0}}, link_up} << 32'h1);
+                        end
+                    10:
+                        begin
+                            csr_rdata = mac$q[(32'h0)+:(32)];
+                        end
+                    11:
+                        begin
+                            csr_rdata = {{16{1'b0}}, mac$q[(32'h20)+:(16)]};
+                        end
+                    12:
+                        begin
+                            csr_rdata = ip$q;
+                        end
+                    13:
+                        begin
+                            csr_rdata = mask$q;
+                        end
+                    14:
+                        begin
+                            csr_rdata = gw$q;
+                        end
+                    15:
+                        begin
+                            csr_rdata = mtu$q;
+                        end
+                    16:
+                        begin
+                            csr_rdata = {{29{1'b0}}, int_st$q};
+                        end
+                    17:
+                        begin
+                            csr_rdata = {{29{1'b0}}, int_en$q};
+                        end
+                    18:
+                        begin
+                            csr_rdata = cyc_lo$q;
+                        end
+                    19:
+                        begin
+                            csr_rdata = cyc_hi$q;
+                        end
+                    24:
+                        begin
+                            csr_rdata = eq_b$q[(32'h0)+:(32)];
+                        end
+                    25:
+                        begin
+                            csr_rdata = eq_b$q[(32'h20)+:(32)];
+                        end
+                    26:
+                        begin
+                            csr_rdata = eq_n$q;
+                        end
+                    27:
+                        begin
+                            csr_rdata = eq_c$q;
+                        end
+                    64:
+                        begin
+                            csr_rdata = ({{31{1'b0}}, mbusy$q} << 32'h1f) | {{16{1'b0}}, mop$q};
+                        end
+                    65:
+                        begin
+                            csr_rdata = mstatus$q;
+                        end
+                    66:
+                        begin
+                            csr_rdata = {{16{1'b0}}, mlen$q};
+                        end
+                    67:
+                        begin
+                            csr_rdata = mseq$q;
+                        end
+                    default:
+                        begin
+                        end
+                endcase
             end
             if (rd_addr$q[(32'ha)+:(14)] == 14'h1) begin
                 csr_rdata = mram_h$read_data;

@@ -216,7 +216,6 @@ pub struct FwPortN<const PR: usize> {
     /// The connection table's fields for the high half (entry bits
     /// 256..384: rcv_nxt, snd_nxt, snd_una, snd_wnd).
     ovl: Signal<Local, Bits<128>>,
-    tdsh: Signal<Local, Bits<512>>,
 }
 
 /// The co-simulation core's port ([`CORE_PARAMS`]).
@@ -344,7 +343,6 @@ impl<const PR: usize> FwPortN<PR> {
             tx_take: Default::default(),
             tx_len: Default::default(),
             ovl: Default::default(),
-            tdsh: Default::default(),
         }
     }
 }
@@ -615,128 +613,200 @@ impl<const PR: usize> Logic for FwPortN<PR> {
             }
         }
         self.fw_rvalid.next = self.rd_pend.q.val();
-        // TABLE_DATA word: no variable part-select in rust-hdl, so shift
-        self.tdsh.next =
-            self.stage.q.val() >> (bit_cast::<10, 4>(self.rd_addr.q.val().get_bits::<4>(2)) << 5);
         self.fw_rdata.next = 0.into();
         if self.rd_pend.q.val() {
-            if self.rd_addr.q.val() == 0x000 {
-                self.fw_rdata.next = self.tsel.q.val();
-            }
-            if self.rd_addr.q.val() == 0x004 {
-                self.fw_rdata.next = bit_cast::<32, 1>((self.tstate.q.val() != 0).into())
-                    | (bit_cast::<32, 1>(self.terr.q.val().into()) << 1);
-            }
-            if self.rd_addr.q.val() == 0x008 {
-                self.fw_rdata.next = (bit_cast::<32, 1>(self.exc_valid.val().into()) << 31)
-                    | (bit_cast::<32, 8>(self.exc_reason.val()) << 16)
-                    | bit_cast::<32, 16>(self.exc_len.val());
-            }
-            if self.rd_addr.q.val() == 0x00C {
-                self.fw_rdata.next = self.exc_conn.val();
-            }
-            if (self.rd_addr.q.val() == 0x014) | (self.rd_addr.q.val() == 0x018) {
-                self.fw_rdata.next = bit_cast::<32, 1>(self.tx_busy.q.val().into()) << 31;
-            }
-            if self.rd_addr.q.val() == 0x020 {
-                // the counter one clock after the request
-                self.fw_rdata.next = self.cycles.val().get_bits::<32>(0);
-            }
-            if self.rd_addr.q.val() == 0x024 {
-                self.fw_rdata.next = self.cyc_hi.q.val();
-            }
-            if self.rd_addr.q.val() == 0x028 {
-                self.fw_rdata.next = self.k_khz.val();
-            }
-            // The profile's limits (`port::LIM_*`).
-            if self.rd_addr.q.val() == 0x0B0 {
-                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_conn.val());
-            }
-            if self.rd_addr.q.val() == 0x0B4 {
-                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_qp.val());
-            }
-            if self.rd_addr.q.val() == 0x0B8 {
-                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_cq.val());
-            }
-            if self.rd_addr.q.val() == 0x0BC {
-                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_tpt.val());
-            }
-            if self.rd_addr.q.val() == 0x02C {
-                self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_pbl.val());
-            }
-            if self.rd_addr.q.val() == 0x048 {
-                self.fw_rdata.next = self.k_mtu.val();
-            }
-            if self.rd_addr.q.val() == 0x030 {
-                self.fw_rdata.next = (bit_cast::<32, 1>(self.mb_busy.val().into()) << 31)
-                    | bit_cast::<32, 16>(self.mb_opcode.val());
-            }
-            if self.rd_addr.q.val() == 0x034 {
-                self.fw_rdata.next = bit_cast::<32, 16>(self.mb_len.val());
-            }
-            if self.rd_addr.q.val() == 0x03C {
-                self.fw_rdata.next = bit_cast::<32, 1>(self.evp.q.val().into());
-            }
-            if self.rd_addr.q.val() == 0x050 {
-                self.fw_rdata.next = self.cfg_mac.val().get_bits::<32>(0);
-            }
-            if self.rd_addr.q.val() == 0x054 {
-                self.fw_rdata.next = bit_cast::<32, 16>(self.cfg_mac.val().get_bits::<16>(32));
-            }
-            if self.rd_addr.q.val() == 0x058 {
-                self.fw_rdata.next = self.cfg_ipv4.val();
-            }
-            if self.rd_addr.q.val() == 0x05C {
-                self.fw_rdata.next = self.cfg_netmask.val();
-            }
-            if self.rd_addr.q.val() == 0x060 {
-                self.fw_rdata.next = self.cfg_gateway.val();
-            }
-            if self.rd_addr.q.val() == 0x064 {
-                self.fw_rdata.next = self.cfg_mtu.val();
-            }
-            if self.rd_addr.q.val() == 0x070 {
-                self.fw_rdata.next = (bit_cast::<32, 1>(self.term_valid.val().into()) << 31)
-                    | bit_cast::<32, 16>(self.term_cause.val());
-            }
-            if self.rd_addr.q.val() == 0x074 {
-                self.fw_rdata.next = self.term_conn.val();
-            }
-            if self.rd_addr.q.val() == 0x078 {
-                self.fw_rdata.next = self.term_qpn.val();
-            }
-            if self.rd_addr.q.val() == 0x07C {
-                self.fw_rdata.next = bit_cast::<32, 16>(self.term_seg_len.val());
-            }
-            // RETX_STATUS .. RETX_LOST 0x098..0x0AC
-            if self.rd_addr.q.val() == 0x098 {
-                self.fw_rdata.next = self.retx_status.val();
-            }
-            if self.rd_addr.q.val() == 0x09C {
-                self.fw_rdata.next = self.retx_count.val();
-            }
-            if self.rd_addr.q.val() == 0x0A0 {
-                self.fw_rdata.next = self.retx_full.val();
-            }
-            if self.rd_addr.q.val() == 0x0A4 {
-                self.fw_rdata.next = self.retx_empty.val();
-            }
-            if self.rd_addr.q.val() == 0x0A8 {
-                self.fw_rdata.next = self.retx_busy.val();
-            }
-            if self.rd_addr.q.val() == 0x0AC {
-                self.fw_rdata.next = self.retx_lost.val();
+            // Registers 0x000..0x0FC (word-aligned only): one case on the
+            // word index, so that the read-back is a multiplexer indexed by
+            // the address rather than a chain of full-address compares.
+            if (self.rd_addr.q.val().get_bits::<16>(8) == 0)
+                & (self.rd_addr.q.val().get_bits::<2>(0) == 0)
+            {
+                match self.rd_addr.q.val().get_bits::<6>(2).index() {
+                    0 => {
+                        // 0x000 TABLE_SEL
+                        self.fw_rdata.next = self.tsel.q.val();
+                    }
+                    1 => {
+                        // 0x004 TABLE_CMD
+                        self.fw_rdata.next = bit_cast::<32, 1>((self.tstate.q.val() != 0).into())
+                            | (bit_cast::<32, 1>(self.terr.q.val().into()) << 1);
+                    }
+                    2 => {
+                        // 0x008 EXC_STATUS
+                        self.fw_rdata.next = (bit_cast::<32, 1>(self.exc_valid.val().into()) << 31)
+                            | (bit_cast::<32, 8>(self.exc_reason.val()) << 16)
+                            | bit_cast::<32, 16>(self.exc_len.val());
+                    }
+                    3 => {
+                        // 0x00C EXC_CONN
+                        self.fw_rdata.next = self.exc_conn.val();
+                    }
+                    5 => {
+                        // 0x014 TX_SEND (busy)
+                        self.fw_rdata.next = bit_cast::<32, 1>(self.tx_busy.q.val().into()) << 31;
+                    }
+                    6 => {
+                        // 0x018 RX_INJECT (busy)
+                        self.fw_rdata.next = bit_cast::<32, 1>(self.tx_busy.q.val().into()) << 31;
+                    }
+                    8 => {
+                        // 0x020 CYCLES_LO: the counter one clock after the request
+                        self.fw_rdata.next = self.cycles.val().get_bits::<32>(0);
+                    }
+                    9 => {
+                        // 0x024 CYCLES_HI
+                        self.fw_rdata.next = self.cyc_hi.q.val();
+                    }
+                    10 => {
+                        // 0x028 CLOCK_KHZ
+                        self.fw_rdata.next = self.k_khz.val();
+                    }
+                    11 => {
+                        // 0x02C LIM_PBL
+                        self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_pbl.val());
+                    }
+                    12 => {
+                        // 0x030 MBOX_CMD
+                        self.fw_rdata.next = (bit_cast::<32, 1>(self.mb_busy.val().into()) << 31)
+                            | bit_cast::<32, 16>(self.mb_opcode.val());
+                    }
+                    13 => {
+                        // 0x034 MBOX_LEN
+                        self.fw_rdata.next = bit_cast::<32, 16>(self.mb_len.val());
+                    }
+                    15 => {
+                        // 0x03C EVENT_PUSH
+                        self.fw_rdata.next = bit_cast::<32, 1>(self.evp.q.val().into());
+                    }
+                    18 => {
+                        // 0x048 LIM_MTU
+                        self.fw_rdata.next = self.k_mtu.val();
+                    }
+                    20 => {
+                        // 0x050 CFG_MAC_LO
+                        self.fw_rdata.next = self.cfg_mac.val().get_bits::<32>(0);
+                    }
+                    21 => {
+                        // 0x054 CFG_MAC_HI
+                        self.fw_rdata.next =
+                            bit_cast::<32, 16>(self.cfg_mac.val().get_bits::<16>(32));
+                    }
+                    22 => {
+                        // 0x058 CFG_IPV4
+                        self.fw_rdata.next = self.cfg_ipv4.val();
+                    }
+                    23 => {
+                        // 0x05C CFG_NETMASK
+                        self.fw_rdata.next = self.cfg_netmask.val();
+                    }
+                    24 => {
+                        // 0x060 CFG_GATEWAY
+                        self.fw_rdata.next = self.cfg_gateway.val();
+                    }
+                    25 => {
+                        // 0x064 CFG_MTU
+                        self.fw_rdata.next = self.cfg_mtu.val();
+                    }
+                    28 => {
+                        // 0x070 TERM_STATUS
+                        self.fw_rdata.next = (bit_cast::<32, 1>(self.term_valid.val().into())
+                            << 31)
+                            | bit_cast::<32, 16>(self.term_cause.val());
+                    }
+                    29 => {
+                        // 0x074 TERM_CONN
+                        self.fw_rdata.next = self.term_conn.val();
+                    }
+                    30 => {
+                        // 0x078 TERM_QPN
+                        self.fw_rdata.next = self.term_qpn.val();
+                    }
+                    31 => {
+                        // 0x07C TERM_SEG_LEN
+                        self.fw_rdata.next = bit_cast::<32, 16>(self.term_seg_len.val());
+                    }
+                    38 => {
+                        // 0x098 RETX_STATUS
+                        self.fw_rdata.next = self.retx_status.val();
+                    }
+                    39 => {
+                        // 0x09C RETX_COUNT
+                        self.fw_rdata.next = self.retx_count.val();
+                    }
+                    40 => {
+                        // 0x0A0 RETX_FULL
+                        self.fw_rdata.next = self.retx_full.val();
+                    }
+                    41 => {
+                        // 0x0A4 RETX_EMPTY
+                        self.fw_rdata.next = self.retx_empty.val();
+                    }
+                    42 => {
+                        // 0x0A8 RETX_BUSY
+                        self.fw_rdata.next = self.retx_busy.val();
+                    }
+                    43 => {
+                        // 0x0AC RETX_LOST
+                        self.fw_rdata.next = self.retx_lost.val();
+                    }
+                    44 => {
+                        // 0x0B0 LIM_CONN
+                        self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_conn.val());
+                    }
+                    45 => {
+                        // 0x0B4 LIM_QP
+                        self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_qp.val());
+                    }
+                    46 => {
+                        // 0x0B8 LIM_CQ
+                        self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_cq.val());
+                    }
+                    47 => {
+                        // 0x0BC LIM_TPT
+                        self.fw_rdata.next = bit_cast::<32, 24>(self.k_n_tpt.val());
+                    }
+                    _ => {}
+                }
             }
             // TERM_HDR 0x0C0..0x0EF: 12 words of the echo
             if self.rd_addr.q.val().get_bits::<18>(6) == 3 {
-                for i in 0..12 {
-                    if self.rd_addr.q.val().get_bits::<4>(2).index() == i {
-                        self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(32 * i);
-                    }
+                match self.rd_addr.q.val().get_bits::<4>(2).index() {
+                    0 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(0),
+                    1 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(32),
+                    2 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(64),
+                    3 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(96),
+                    4 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(128),
+                    5 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(160),
+                    6 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(192),
+                    7 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(224),
+                    8 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(256),
+                    9 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(288),
+                    10 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(320),
+                    11 => self.fw_rdata.next = self.term_hdr.val().get_bits::<32>(352),
+                    _ => {}
                 }
             }
+            // TABLE_DATA 0x100..0x13F: word i of the staging entry
             if self.rd_addr.q.val().get_bits::<18>(6) == 4 {
-                self.fw_rdata.next = self.tdsh.val().get_bits::<32>(0);
+                match self.rd_addr.q.val().get_bits::<4>(2).index() {
+                    0 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(0),
+                    1 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(32),
+                    2 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(64),
+                    3 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(96),
+                    4 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(128),
+                    5 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(160),
+                    6 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(192),
+                    7 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(224),
+                    8 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(256),
+                    9 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(288),
+                    10 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(320),
+                    11 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(352),
+                    12 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(384),
+                    13 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(416),
+                    14 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(448),
+                    15 => self.fw_rdata.next = self.stage.q.val().get_bits::<32>(480),
+                    _ => {}
+                }
             }
             if self.rd_addr.q.val().get_bits::<14>(10) == 1 {
                 self.fw_rdata.next = self.mb_fw_rdata.val();
@@ -1239,6 +1309,10 @@ mod tests {
             port::EVENT_DATA,
             port::RX_INJECT,
             0x2000,
+            // unaligned offsets of registers that hold non-zero values
+            port::CFG_MAC_LO + 1,
+            port::CFG_MTU + 2,
+            port::CLOCK_KHZ + 3,
         ] {
             assert_eq!(t.read(a), 0, "{a:#x}");
         }

@@ -409,93 +409,130 @@ impl Logic for HostRegs {
         self.csr_rvalid.next = self.rd_pend.q.val();
         self.csr_rdata.next = 0.into();
         if self.rd_pend.q.val() {
-            if self.rd_addr.q.val() == 0x00 {
-                self.csr_rdata.next = 0x524E_4943.into(); // ID_VALUE "RNIC"
-            }
-            if self.rd_addr.q.val() == 0x04 {
-                self.csr_rdata.next = 0x0001_0000.into(); // abi::ABI_VERSION 1.0
-            }
-            if self.rd_addr.q.val() == 0x08 {
-                self.csr_rdata.next = self.k_caps.val();
-            }
-            if self.rd_addr.q.val() == 0x0C {
-                self.csr_rdata.next = self.k_max_qp.val();
-            }
-            if self.rd_addr.q.val() == 0x10 {
-                self.csr_rdata.next = self.k_max_cq.val();
-            }
-            if self.rd_addr.q.val() == 0x14 {
-                self.csr_rdata.next = self.k_max_tpt.val();
-            }
-            if self.rd_addr.q.val() == 0x18 {
-                self.csr_rdata.next = self.k_max_pbl.val();
-            }
-            if self.rd_addr.q.val() == 0x1C {
-                self.csr_rdata.next = self.k_max_queue.val();
-            }
-            if self.rd_addr.q.val() == 0x20 {
-                self.csr_rdata.next = bit_cast::<32, 1>(self.ctrl_en.q.val().into());
-            }
-            if self.rd_addr.q.val() == 0x24 {
-                self.csr_rdata.next = bit_cast::<32, 1>(self.fw_ready.val().into())
-                    | (bit_cast::<32, 1>(self.link_up.val().into()) << 1);
-            }
-            if self.rd_addr.q.val() == 0x28 {
-                self.csr_rdata.next = self.mac.q.val().get_bits::<32>(0);
-            }
-            if self.rd_addr.q.val() == 0x2C {
-                self.csr_rdata.next = bit_cast::<32, 16>(self.mac.q.val().get_bits::<16>(32));
-            }
-            if self.rd_addr.q.val() == 0x30 {
-                self.csr_rdata.next = self.ip.q.val();
-            }
-            if self.rd_addr.q.val() == 0x34 {
-                self.csr_rdata.next = self.mask.q.val();
-            }
-            if self.rd_addr.q.val() == 0x38 {
-                self.csr_rdata.next = self.gw.q.val();
-            }
-            if self.rd_addr.q.val() == 0x3C {
-                self.csr_rdata.next = self.mtu.q.val();
-            }
-            if self.rd_addr.q.val() == 0x40 {
-                self.csr_rdata.next = bit_cast::<32, 3>(self.int_st.q.val());
-            }
-            if self.rd_addr.q.val() == 0x44 {
-                self.csr_rdata.next = bit_cast::<32, 3>(self.int_en.q.val());
-            }
-            if self.rd_addr.q.val() == 0x48 {
-                // the counter as it was in the request clock
-                self.csr_rdata.next = self.cyc_lo.q.val();
-            }
-            if self.rd_addr.q.val() == 0x4C {
-                self.csr_rdata.next = self.cyc_hi.q.val();
-            }
-            if self.rd_addr.q.val() == 0x60 {
-                self.csr_rdata.next = self.eq_b.q.val().get_bits::<32>(0);
-            }
-            if self.rd_addr.q.val() == 0x64 {
-                self.csr_rdata.next = self.eq_b.q.val().get_bits::<32>(32);
-            }
-            if self.rd_addr.q.val() == 0x68 {
-                self.csr_rdata.next = self.eq_n.q.val();
-            }
-            if self.rd_addr.q.val() == 0x6C {
-                self.csr_rdata.next = self.eq_c.q.val();
-            }
-            if self.rd_addr.q.val() == 0x100 {
-                // MBOX_CTRL: MBOX_BUSY (bit 31) | opcode
-                self.csr_rdata.next = (bit_cast::<32, 1>(self.mbusy.q.val().into()) << 31)
-                    | bit_cast::<32, 16>(self.mop.q.val());
-            }
-            if self.rd_addr.q.val() == 0x104 {
-                self.csr_rdata.next = self.mstatus.q.val();
-            }
-            if self.rd_addr.q.val() == 0x108 {
-                self.csr_rdata.next = bit_cast::<32, 16>(self.mlen.q.val());
-            }
-            if self.rd_addr.q.val() == 0x10C {
-                self.csr_rdata.next = self.mseq.q.val();
+            // Registers 0x000..0x1FC (word-aligned only): one case on the word
+            // index, a multiplexer indexed by the address instead of a chain
+            // of full-address compares (issue 7: logic on the board).
+            if (self.rd_addr.q.val().get_bits::<15>(9) == 0)
+                & (self.rd_addr.q.val().get_bits::<2>(0) == 0)
+            {
+                match self.rd_addr.q.val().get_bits::<7>(2).index() {
+                    0 => {
+                        // 0x000 ID "RNIC"
+                        self.csr_rdata.next = 0x524E_4943.into(); // ID_VALUE "RNIC"
+                    }
+                    1 => {
+                        // 0x004 ABI_VERSION
+                        self.csr_rdata.next = 0x0001_0000.into(); // abi::ABI_VERSION 1.0
+                    }
+                    2 => {
+                        // 0x008 CAPS
+                        self.csr_rdata.next = self.k_caps.val();
+                    }
+                    3 => {
+                        // 0x00C MAX_QP
+                        self.csr_rdata.next = self.k_max_qp.val();
+                    }
+                    4 => {
+                        // 0x010 MAX_CQ
+                        self.csr_rdata.next = self.k_max_cq.val();
+                    }
+                    5 => {
+                        // 0x014 MAX_TPT
+                        self.csr_rdata.next = self.k_max_tpt.val();
+                    }
+                    6 => {
+                        // 0x018 MAX_PBL
+                        self.csr_rdata.next = self.k_max_pbl.val();
+                    }
+                    7 => {
+                        // 0x01C MAX_QUEUE_ENTRIES
+                        self.csr_rdata.next = self.k_max_queue.val();
+                    }
+                    8 => {
+                        // 0x020 CTRL
+                        self.csr_rdata.next = bit_cast::<32, 1>(self.ctrl_en.q.val().into());
+                    }
+                    9 => {
+                        // 0x024 STATUS
+                        self.csr_rdata.next = bit_cast::<32, 1>(self.fw_ready.val().into())
+                            | (bit_cast::<32, 1>(self.link_up.val().into()) << 1);
+                    }
+                    10 => {
+                        // 0x028 MAC_LO
+                        self.csr_rdata.next = self.mac.q.val().get_bits::<32>(0);
+                    }
+                    11 => {
+                        // 0x02C MAC_HI
+                        self.csr_rdata.next =
+                            bit_cast::<32, 16>(self.mac.q.val().get_bits::<16>(32));
+                    }
+                    12 => {
+                        // 0x030 IPV4_ADDR
+                        self.csr_rdata.next = self.ip.q.val();
+                    }
+                    13 => {
+                        // 0x034 IPV4_NETMASK
+                        self.csr_rdata.next = self.mask.q.val();
+                    }
+                    14 => {
+                        // 0x038 IPV4_GATEWAY
+                        self.csr_rdata.next = self.gw.q.val();
+                    }
+                    15 => {
+                        // 0x03C MTU
+                        self.csr_rdata.next = self.mtu.q.val();
+                    }
+                    16 => {
+                        // 0x040 INT_STATUS
+                        self.csr_rdata.next = bit_cast::<32, 3>(self.int_st.q.val());
+                    }
+                    17 => {
+                        // 0x044 INT_MASK
+                        self.csr_rdata.next = bit_cast::<32, 3>(self.int_en.q.val());
+                    }
+                    18 => {
+                        // 0x048 CYCLES_LO: the counter as it was in the request clock
+                        self.csr_rdata.next = self.cyc_lo.q.val();
+                    }
+                    19 => {
+                        // 0x04C CYCLES_HI
+                        self.csr_rdata.next = self.cyc_hi.q.val();
+                    }
+                    24 => {
+                        // 0x060 EQ_BASE_LO
+                        self.csr_rdata.next = self.eq_b.q.val().get_bits::<32>(0);
+                    }
+                    25 => {
+                        // 0x064 EQ_BASE_HI
+                        self.csr_rdata.next = self.eq_b.q.val().get_bits::<32>(32);
+                    }
+                    26 => {
+                        // 0x068 EQ_ENTRIES
+                        self.csr_rdata.next = self.eq_n.q.val();
+                    }
+                    27 => {
+                        // 0x06C EQ_CONSUMER
+                        self.csr_rdata.next = self.eq_c.q.val();
+                    }
+                    64 => {
+                        // 0x100 MBOX_CTRL: MBOX_BUSY (bit 31) | opcode
+                        self.csr_rdata.next = (bit_cast::<32, 1>(self.mbusy.q.val().into()) << 31)
+                            | bit_cast::<32, 16>(self.mop.q.val());
+                    }
+                    65 => {
+                        // 0x104 MBOX_STATUS
+                        self.csr_rdata.next = self.mstatus.q.val();
+                    }
+                    66 => {
+                        // 0x108 MBOX_LEN
+                        self.csr_rdata.next = bit_cast::<32, 16>(self.mlen.q.val());
+                    }
+                    67 => {
+                        // 0x10C MBOX_SEQ
+                        self.csr_rdata.next = self.mseq.q.val();
+                    }
+                    _ => {}
+                }
             }
             if self.rd_addr.q.val().get_bits::<14>(10) == 1 {
                 // MBOX_DATA
@@ -707,7 +744,19 @@ mod tests {
         assert_eq!(t.read(csr::EQ_CONSUMER), 17);
         // unknown offsets read 0, writes go nowhere
         for a in [
-            0x50, 0x70, 0xFC, 0x110, 0x3FC, 0x800, 0xFFFC, 0x7F_FFFC, 0xFF_FFFC,
+            0x50,
+            0x70,
+            0xFC,
+            0x110,
+            0x3FC,
+            0x800,
+            0xFFFC,
+            0x7F_FFFC,
+            0xFF_FFFC,
+            // unaligned offsets of registers that hold non-zero values
+            csr::ID + 1,
+            csr::MTU + 2,
+            csr::MBOX_SEQ + 3,
         ] {
             t.write(a, 0xFFFF_FFFF);
             assert_eq!(t.read(a), 0, "offset {a:#x}");
