@@ -60,7 +60,8 @@ rtl:
 	$(CARGO) run --release -p rnic-hw --bin rnic-hw-gen
 
 ## FPGA bitstream for the ECP5 Versa-5G (Yosys → nextpnr-ecp5 → ecppack, YoWASP tools in .venv).
-## FPGA_PART=85f builds for the LFE5UM5G-85F (same package and pins) instead of the 45F.
+## FPGA_PART=85f builds for the LFE5UM5G-85F (same package and pins) instead of the 45F;
+## FPGA_SEED=N sets nextpnr's placer seed (default 1; report.json records it).
 bitstream: deps-fpga
 	@scripts/bitstream.sh
 

@@ -19,6 +19,12 @@
 #                                            the environment does the same (make
 #                                            bitstream FPGA_PART=85f). The board top does
 #                                            not fit the 45F yet (docs/fpga.md).
+#   scripts/bitstream.sh --seed N            nextpnr's placer seed (default 1; FPGA_SEED=N in
+#                                            the environment does the same). Routing is
+#                                            deterministic per netlist and seed, and
+#                                            seeds differ by several MHz and in router
+#                                            time on the 85F (docs/fpga.md); report.json
+#                                            records the seed used
 #   SYNTH_OPTS=-noflatten scripts/bitstream.sh --synth-only ...
 #                                            extra synth_ecp5 options (Yosys 0.70's
 #                                            -noabc9 is accepted and has no effect)
@@ -40,7 +46,7 @@ top=rnic_versa5g
 lpf=constraints/versa5g.lpf
 out_dir=target/fpga
 synth_only=0
-seed=1
+seed=${FPGA_SEED:-1}
 part=${FPGA_PART:-45f}
 sources=()
 while [ $# -gt 0 ]; do
@@ -51,12 +57,17 @@ while [ $# -gt 0 ]; do
         --seed) seed=$2; shift 2 ;;
         --part) part=$2; shift 2 ;;
         --synth-only) synth_only=1; shift ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
         -*) echo "bitstream: unknown option $1" >&2; exit 2 ;;
         *) sources+=("$1"); shift ;;
     esac
 done
 [ "${#sources[@]}" -eq 0 ] && sources=(hw/generated/rnic_versa5g.v)
+# nextpnr takes any integer seed; a typo here would otherwise surface only
+# after synthesis, minutes later.
+case "$seed" in
+    ''|*[!0-9]*) echo "bitstream: --seed (FPGA_SEED) must be a non-negative integer, not '$seed'" >&2; exit 2 ;;
+esac
 # The part: nextpnr's device option and the name report.json records.
 . scripts/fpga_part.sh
 fpga_part bitstream "$part"
@@ -123,7 +134,7 @@ pnr_s=$(elapsed "$t1" "$t2")
 if [ "$pnr_rc" -ne 0 ] || [ ! -f "$out_dir/pnr-report.json" ]; then
     rm -f "$bit"
     echo "bitstream: nextpnr failed (exit $pnr_rc) after ${pnr_s} s; no bitstream written; see $out_dir/pnr.log" >&2
-    python3 scripts/fpga_report.py --pnr-failed --top "$top" --device "$device" --lut-map "$lut_map" \
+    python3 scripts/fpga_report.py --pnr-failed --top "$top" --device "$device" --lut-map "$lut_map" --seed "$seed" \
         --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
         --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json" || true
     exit 1
@@ -139,7 +150,7 @@ if [ "$top" = rnic_versa5g ]; then
     require=(--require-mhz 62.5 --require-mhz 125)
 fi
 set +e
-python3 scripts/fpga_report.py --top "$top" --device "$device" --lut-map "$lut_map" --pnr-report "$out_dir/pnr-report.json" \
+python3 scripts/fpga_report.py --top "$top" --device "$device" --lut-map "$lut_map" --seed "$seed" --pnr-report "$out_dir/pnr-report.json" \
     --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
     --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json" \
     "${require[@]}"

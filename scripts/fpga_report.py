@@ -8,6 +8,7 @@ not the constraint of any reported clock), 2 on bad input.
 
 report.json (schema "rnic-fpga-report/1"):
   top, device, tool times in seconds (synth_s, pnr_s, pack_s), lut_map,
+  seed (nextpnr's placer seed; null for a synthesis-only report),
   utilisation {LUT4, FF, BRAM (DP16KD), DSP (MULT18X18D), IO, PLL, ...}
     each {"used": n, "available": m},
   clocks [{"name", "constraint_mhz", "fmax_mhz", "met", "role"}],
@@ -150,6 +151,8 @@ def main():
     ap.add_argument("--pnr-failed", action="store_true",
                     help="nextpnr failed: report its log's utilisation and error")
     ap.add_argument("--lut-map", help="the LUT mapper synthesis used (abc, abc9)")
+    ap.add_argument("--seed", type=int,
+                    help="nextpnr's placer seed (recorded: routing is deterministic per netlist and seed)")
     ap.add_argument("--amend", help="add pack time / bitstream to an existing report")
     ap.add_argument("--bitstream")
     ap.add_argument(
@@ -176,6 +179,7 @@ def main():
         "device": a.device,
         "times_s": {"synth": a.synth_seconds, "pnr": a.pnr_seconds, "pack": None},
         "lut_map": a.lut_map,
+        "seed": None if a.synth_only else a.seed,
     }
     cells = parse_stat(a.stat) if a.stat else {}
     report["synth_cells"] = synth_summary(cells)
@@ -199,7 +203,7 @@ def main():
             clocks=[],
             timing_met=False,
         )
-        print(f"FPGA report for {a.top} on {report['device']}: place and route FAILED")
+        print(f"FPGA report for {a.top} on {report['device']} (seed {a.seed}): place and route FAILED")
         print_util(util, over)
         if over:
             print(f"  does NOT fit the part: {', '.join(over)} over", file=sys.stderr)
@@ -268,7 +272,7 @@ def main():
         )
     report["critical_paths"] = paths
 
-    print(f"FPGA report for {a.top} on {report['device']}")
+    print(f"FPGA report for {a.top} on {report['device']} (seed {a.seed})")
     t = report["times_s"]
     print(f"  times: synthesis {t['synth']} s, place and route {t['pnr']} s")
     print("  utilisation:")

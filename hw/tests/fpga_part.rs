@@ -2,7 +2,9 @@
 //! records it in report.json (`scripts/fpga_report.py --device`), and
 //! `scripts/flash.sh` refuses, before it touches the cable, a bitstream
 //! whose report is missing or names another part than the board's
-//! (the Versa-5G's LFE5UM5G-45F unless `--part 85f`).
+//! (the Versa-5G's LFE5UM5G-45F unless `--part 85f`). The report also
+//! records nextpnr's seed (`--seed`/`FPGA_SEED`), which `bitstream.sh`
+//! checks before synthesis.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -104,13 +106,52 @@ fn an_unknown_part_is_an_error_in_both_scripts() {
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("must be 45f or 85f, not '25f'"), "{text}");
 
+    let dir = scratch("unknown-bitstream");
     let out = Command::new("bash")
         .arg(root().join("scripts/bitstream.sh"))
-        .args(["--part", "25f"])
+        // A source that does not exist: were the part check gone, the
+        // script would stop at the missing input (exit 1), not synthesise.
+        .args(["--part", "25f", "--out-dir"])
+        .arg(&dir)
+        .arg("no-such-input.v")
         .output()
         .expect("bash");
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be 45f or 85f, not '25f'"));
+}
+
+/// A seed that is not a number stops `bitstream.sh` before synthesis (exit
+/// 2, the value named), whether given as `--seed` or as `FPGA_SEED`.
+#[test]
+fn a_bad_seed_is_an_error_before_synthesis() {
+    for (arg, env) in [(Some("1x"), None), (None, Some("-3")), (Some(""), None)] {
+        let dir = scratch("bad-seed");
+        let mut cmd = Command::new("bash");
+        // A missing source, as above: without the seed check the script
+        // stops at the input (exit 1) instead of running synthesis.
+        cmd.arg(root().join("scripts/bitstream.sh"))
+            .arg("--out-dir")
+            .arg(&dir)
+            .arg("no-such-input.v");
+        cmd.env_remove("FPGA_SEED");
+        if let Some(a) = arg {
+            cmd.args(["--seed", a]);
+        }
+        if let Some(e) = env {
+            cmd.env("FPGA_SEED", e);
+        }
+        let out = cmd.output().expect("bash");
+        let _ = std::fs::remove_dir_all(&dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let bad = arg.or(env).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{arg:?} {env:?}: {err}");
+        assert!(
+            err.contains(&format!("must be a non-negative integer, not '{bad}'")),
+            "{err}"
+        );
+        assert!(!err.contains("synthesis"), "{err}");
+    }
 }
 
 /// The device report.json records: the one `--device` names, else the 45F.
@@ -136,6 +177,48 @@ fn reported_device(device: Option<&str>) -> String {
         .expect("python3");
     let _ = std::fs::remove_dir_all(&dir);
     String::from_utf8(read.stdout).unwrap().trim().to_string()
+}
+
+/// The seed a place-and-route report records (`--seed`), read back by
+/// Python's json module; a synthesis-only report has none (`None`).
+fn reported_seed(synth_only: bool) -> String {
+    let dir = scratch(&format!("seed-{synth_only}"));
+    let (log_p, out_p) = (dir.join("pnr.log"), dir.join("report.json"));
+    std::fs::write(&log_p, "ERROR: nothing placed\n").unwrap();
+    let mode = if synth_only {
+        "--synth-only"
+    } else {
+        "--pnr-failed"
+    };
+    let out = Command::new("python3")
+        .arg(root().join("scripts/fpga_report.py"))
+        .args([mode, "--top", "rnic_versa5g", "--seed", "7"])
+        .arg("--pnr-log")
+        .arg(&log_p)
+        .arg("--out")
+        .arg(&out_p)
+        .output()
+        .expect("python3");
+    let read = Command::new("python3")
+        .args([
+            "-c",
+            "import json,sys; print(json.load(open(sys.argv[1]))['seed'])",
+        ])
+        .arg(&out_p)
+        .output()
+        .expect("python3");
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !synth_only {
+        assert!(stdout.contains("(seed 7)"), "{stdout}");
+    }
+    String::from_utf8(read.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn the_report_records_the_seed() {
+    assert_eq!(reported_seed(false), "7");
+    assert_eq!(reported_seed(true), "None");
 }
 
 #[test]
