@@ -100,23 +100,34 @@ fn flash_takes_a_bitstream_for_the_part_it_is_told() {
     );
 }
 
+/// Runs `scripts/bitstream.sh` with `args` (and `FPGA_SEED` = `seed_env`
+/// when given, else none) on a source that does not exist, in a scratch
+/// output directory: were the check a test expects gone, the script would
+/// stop at the missing input (exit 1) instead of starting a synthesis.
+fn bitstream_without_input(name: &str, args: &[&str], seed_env: Option<&str>) -> Output {
+    let dir = scratch(name);
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("scripts/bitstream.sh"))
+        .args(args)
+        .arg("--out-dir")
+        .arg(&dir)
+        .arg("no-such-input.v");
+    cmd.env_remove("FPGA_SEED");
+    if let Some(e) = seed_env {
+        cmd.env("FPGA_SEED", e);
+    }
+    let out = cmd.output().expect("bash");
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
 #[test]
 fn an_unknown_part_is_an_error_in_both_scripts() {
     let (code, text) = flash_case("unknown", Some(PART_45F), Some("25f"));
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("must be 45f or 85f, not '25f'"), "{text}");
 
-    let dir = scratch("unknown-bitstream");
-    let out = Command::new("bash")
-        .arg(root().join("scripts/bitstream.sh"))
-        // A source that does not exist: were the part check gone, the
-        // script would stop at the missing input (exit 1), not synthesise.
-        .args(["--part", "25f", "--out-dir"])
-        .arg(&dir)
-        .arg("no-such-input.v")
-        .output()
-        .expect("bash");
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = bitstream_without_input("unknown-bitstream", &["--part", "25f"], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be 45f or 85f, not '25f'"));
 }
@@ -126,23 +137,8 @@ fn an_unknown_part_is_an_error_in_both_scripts() {
 #[test]
 fn a_bad_seed_is_an_error_before_synthesis() {
     for (arg, env) in [(Some("1x"), None), (None, Some("-3")), (Some(""), None)] {
-        let dir = scratch("bad-seed");
-        let mut cmd = Command::new("bash");
-        // A missing source, as above: without the seed check the script
-        // stops at the input (exit 1) instead of running synthesis.
-        cmd.arg(root().join("scripts/bitstream.sh"))
-            .arg("--out-dir")
-            .arg(&dir)
-            .arg("no-such-input.v");
-        cmd.env_remove("FPGA_SEED");
-        if let Some(a) = arg {
-            cmd.args(["--seed", a]);
-        }
-        if let Some(e) = env {
-            cmd.env("FPGA_SEED", e);
-        }
-        let out = cmd.output().expect("bash");
-        let _ = std::fs::remove_dir_all(&dir);
+        let args: Vec<&str> = arg.map(|a| vec!["--seed", a]).unwrap_or_default();
+        let out = bitstream_without_input("bad-seed", &args, env);
         let err = String::from_utf8_lossy(&out.stderr);
         let bad = arg.or(env).unwrap();
         assert_eq!(out.status.code(), Some(2), "{arg:?} {env:?}: {err}");
@@ -154,45 +150,17 @@ fn a_bad_seed_is_an_error_before_synthesis() {
     }
 }
 
-/// The device report.json records: the one `--device` names, else the 45F.
-fn reported_device(device: Option<&str>) -> String {
-    let dir = scratch(&format!("report-{}", device.unwrap_or("default")));
-    let out_p = dir.join("report.json");
-    let mut cmd = Command::new("python3");
-    cmd.arg(root().join("scripts/fpga_report.py"))
-        .args(["--synth-only", "--top", "rnic_versa5g", "--lut-map", "abc"])
-        .arg("--out")
-        .arg(&out_p);
-    if let Some(d) = device {
-        cmd.args(["--device", d]);
-    }
-    assert!(cmd.output().expect("python3").status.success());
-    let read = Command::new("python3")
-        .args([
-            "-c",
-            "import json,sys; print(json.load(open(sys.argv[1]))['device'])",
-        ])
-        .arg(&out_p)
-        .output()
-        .expect("python3");
-    let _ = std::fs::remove_dir_all(&dir);
-    String::from_utf8(read.stdout).unwrap().trim().to_string()
-}
-
-/// The seed a place-and-route report records (`--seed`), read back by
-/// Python's json module; a synthesis-only report has none (`None`).
-fn reported_seed(synth_only: bool) -> String {
-    let dir = scratch(&format!("seed-{synth_only}"));
+/// Runs `scripts/fpga_report.py` with `args`, plus `--out` and a
+/// `--pnr-log` holding one nextpnr ERROR line (read by `--pnr-failed`,
+/// ignored by `--synth-only`): its exit code, its stdout, and the field
+/// `key` of the report.json it wrote, read back by Python's json module.
+fn report_field(name: &str, args: &[&str], key: &str) -> (Option<i32>, String, String) {
+    let dir = scratch(name);
     let (log_p, out_p) = (dir.join("pnr.log"), dir.join("report.json"));
     std::fs::write(&log_p, "ERROR: nothing placed\n").unwrap();
-    let mode = if synth_only {
-        "--synth-only"
-    } else {
-        "--pnr-failed"
-    };
     let out = Command::new("python3")
         .arg(root().join("scripts/fpga_report.py"))
-        .args([mode, "--top", "rnic_versa5g", "--seed", "7"])
+        .args(args)
         .arg("--pnr-log")
         .arg(&log_p)
         .arg("--out")
@@ -200,19 +168,47 @@ fn reported_seed(synth_only: bool) -> String {
         .output()
         .expect("python3");
     let read = Command::new("python3")
-        .args([
-            "-c",
-            "import json,sys; print(json.load(open(sys.argv[1]))['seed'])",
-        ])
+        .arg("-c")
+        .arg(format!(
+            "import json,sys; print(json.load(open(sys.argv[1]))['{key}'])"
+        ))
         .arg(&out_p)
         .output()
         .expect("python3");
     let _ = std::fs::remove_dir_all(&dir);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8(read.stdout).unwrap().trim().to_string(),
+    )
+}
+
+/// The device report.json records: the one `--device` names, else the 45F.
+fn reported_device(device: Option<&str>) -> String {
+    let mut args = vec!["--synth-only", "--top", "rnic_versa5g", "--lut-map", "abc"];
+    if let Some(d) = device {
+        args.extend(["--device", d]);
+    }
+    let name = format!("report-{}", device.unwrap_or("default"));
+    let (code, _, device) = report_field(&name, &args, "device");
+    assert_eq!(code, Some(0));
+    device
+}
+
+/// The seed a place-and-route report records (`--seed`); a synthesis-only
+/// report has none (`None`).
+fn reported_seed(synth_only: bool) -> String {
+    let mode = if synth_only {
+        "--synth-only"
+    } else {
+        "--pnr-failed"
+    };
+    let args = [mode, "--top", "rnic_versa5g", "--seed", "7"];
+    let (_, stdout, seed) = report_field(&format!("seed-{synth_only}"), &args, "seed");
     if !synth_only {
         assert!(stdout.contains("(seed 7)"), "{stdout}");
     }
-    String::from_utf8(read.stdout).unwrap().trim().to_string()
+    seed
 }
 
 #[test]
