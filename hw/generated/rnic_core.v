@@ -19539,7 +19539,7 @@ module rnic_core$mpa_rx$step_c(state,data,count,out);
     output reg  [31:0] out;
 
     // Update code (custom)
-    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    // Data bytes at or above `count` are zero (see crc32c_beat.rs).
     reg [63:0] dm;
     always @(*) begin
         dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;
@@ -19598,7 +19598,7 @@ module rnic_core$mpa_rx$step_n(state,data,count,out);
     output reg  [31:0] out;
 
     // Update code (custom)
-    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    // Data bytes at or above `count` are zero (see crc32c_beat.rs).
     reg [63:0] dm;
     always @(*) begin
         dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;
@@ -20211,6 +20211,9 @@ module rnic_core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
     output reg  [31:0] crc;
     output reg  crc_valid;
 
+    // Constant declarations
+    localparam  lanes = 4'h8;
+
     // Stub signals
     reg  [31:0] step$state;
     reg  [63:0] step$data;
@@ -20297,7 +20300,7 @@ module rnic_core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
         crc_v$d = crc_v$q;
         step$state = state$q;
         step$data = data;
-        step$count = 4'h8;
+        step$count = lanes;
         if (last) begin
             step$count = keep;
         end
@@ -20308,7 +20311,7 @@ module rnic_core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
             if (last) begin
                 state$d = ~32'h0;
                 pad_state$d = step$out;
-                pad$d = 4'h8 - keep;
+                pad$d = lanes - keep;
                 stage2$d = 1'b1;
             end
             else begin
@@ -20454,7 +20457,7 @@ module rnic_core$pay_crc$step(state,data,count,out);
     output reg  [31:0] out;
 
     // Update code (custom)
-    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    // Data bytes at or above `count` are zero (see crc32c_beat.rs).
     reg [63:0] dm;
     always @(*) begin
         dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;
@@ -41890,6 +41893,9 @@ module rnic_core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,crc_val
     output reg  [31:0] crc;
     output reg  crc_valid;
 
+    // Constant declarations
+    localparam  lanes = 4'h8;
+
     // Stub signals
     reg  [31:0] step$state;
     reg  [63:0] step$data;
@@ -41976,7 +41982,7 @@ module rnic_core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,crc_val
         crc_v$d = crc_v$q;
         step$state = state$q;
         step$data = data;
-        step$count = 4'h8;
+        step$count = lanes;
         if (last) begin
             step$count = keep;
         end
@@ -41987,7 +41993,7 @@ module rnic_core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,crc_val
             if (last) begin
                 state$d = ~32'h0;
                 pad_state$d = step$out;
-                pad$d = 4'h8 - keep;
+                pad$d = lanes - keep;
                 stage2$d = 1'b1;
             end
             else begin
@@ -42133,7 +42139,7 @@ module rnic_core$tx_framer$mpa$crcu$step(state,data,count,out);
     output reg  [31:0] out;
 
     // Update code (custom)
-    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    // Data bytes at or above `count` are zero (see crc32c_beat.rs).
     reg [63:0] dm;
     always @(*) begin
         dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;

@@ -26181,7 +26181,7 @@ module rnic_versa5g$core$mpa_rx$step_c(state,data,count,out);
     output reg  [31:0] out;
 
     // Update code (custom)
-    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    // Data bytes at or above `count` are zero (see crc32c_beat.rs).
     reg [63:0] dm;
     always @(*) begin
         dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;
@@ -26240,7 +26240,7 @@ module rnic_versa5g$core$mpa_rx$step_n(state,data,count,out);
     output reg  [31:0] out;
 
     // Update code (custom)
-    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    // Data bytes at or above `count` are zero (see crc32c_beat.rs).
     reg [63:0] dm;
     always @(*) begin
         dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;
@@ -26853,6 +26853,9 @@ module rnic_versa5g$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid)
     output reg  [31:0] crc;
     output reg  crc_valid;
 
+    // Constant declarations
+    localparam  lanes = 4'h8;
+
     // Stub signals
     reg  [31:0] step$state;
     reg  [63:0] step$data;
@@ -26939,7 +26942,7 @@ module rnic_versa5g$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid)
         crc_v$d = crc_v$q;
         step$state = state$q;
         step$data = data;
-        step$count = 4'h8;
+        step$count = lanes;
         if (last) begin
             step$count = keep;
         end
@@ -26950,7 +26953,7 @@ module rnic_versa5g$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid)
             if (last) begin
                 state$d = ~32'h0;
                 pad_state$d = step$out;
-                pad$d = 4'h8 - keep;
+                pad$d = lanes - keep;
                 stage2$d = 1'b1;
             end
             else begin
@@ -27096,7 +27099,7 @@ module rnic_versa5g$core$pay_crc$step(state,data,count,out);
     output reg  [31:0] out;
 
     // Update code (custom)
-    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    // Data bytes at or above `count` are zero (see crc32c_beat.rs).
     reg [63:0] dm;
     always @(*) begin
         dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;
@@ -48540,6 +48543,9 @@ module rnic_versa5g$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc
     output reg  [31:0] crc;
     output reg  crc_valid;
 
+    // Constant declarations
+    localparam  lanes = 4'h8;
+
     // Stub signals
     reg  [31:0] step$state;
     reg  [63:0] step$data;
@@ -48626,7 +48632,7 @@ module rnic_versa5g$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc
         crc_v$d = crc_v$q;
         step$state = state$q;
         step$data = data;
-        step$count = 4'h8;
+        step$count = lanes;
         if (last) begin
             step$count = keep;
         end
@@ -48637,7 +48643,7 @@ module rnic_versa5g$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc
             if (last) begin
                 state$d = ~32'h0;
                 pad_state$d = step$out;
-                pad$d = 4'h8 - keep;
+                pad$d = lanes - keep;
                 stage2$d = 1'b1;
             end
             else begin
@@ -48783,7 +48789,7 @@ module rnic_versa5g$core$tx_framer$mpa$crcu$step(state,data,count,out);
     output reg  [31:0] out;
 
     // Update code (custom)
-    // Data bytes at or above `count` are zero (see crc32c_x64.rs).
+    // Data bytes at or above `count` are zero (see crc32c_beat.rs).
     reg [63:0] dm;
     always @(*) begin
         dm[7:0] = (count > 4'd0) ? data[7:0] : 8'h00;

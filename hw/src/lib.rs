@@ -13,7 +13,7 @@
 pub mod board;
 pub mod conn_table;
 pub mod cpl_write;
-pub mod crc32c_x64;
+pub mod crc32c_beat;
 pub mod ddp_rx;
 pub mod dma_rd_arb;
 pub mod dma_wr_arb;

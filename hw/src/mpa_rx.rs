@@ -72,7 +72,7 @@
 //!    of the marker from the start of the FPDU it is in (0 for a marker that
 //!    leads an FPDU).
 
-use crate::crc32c_x64::{beat_update, unpad, Crc32cStep, Crc32cUnpad};
+use crate::crc32c_beat::{beat_update, unpad, Crc32cStep, Crc32cUnpad};
 use crate::mpa_rx_outq::{MpaRxOutQ, OUTQ_W};
 use rust_hdl::prelude::*;
 

@@ -28,7 +28,7 @@
 //! to belong to the connection in `sq_conn`); see docs/rtl.md.
 
 use crate::conn_table::ConnTableN;
-use crate::crc32c_x64::Crc32cX64;
+use crate::crc32c_beat::Crc32cX64;
 use crate::ddp_rx::DdpRxN;
 use crate::dma_rd_arb::DmaRdArb;
 use crate::dma_wr_arb::DmaWrArb;

@@ -54,7 +54,7 @@
 //!   clocks after the segment's last beat; `r_count` is the record FIFO's
 //!   occupancy (depth [`REC_DEPTH`]).
 
-use crate::crc32c_x64::Crc32cX64;
+use crate::crc32c_beat::Crc32cX64;
 use crate::mpa_rx::LaneMask;
 use crate::tx_ddp_hdr::TxDdpHdr;
 use crate::tx_tcp_hdr::SIDE_W;
