@@ -89,38 +89,27 @@ pub fn unpad(state: u32, zero_bytes: usize) -> u32 {
     s
 }
 
+/// The output bits `o` set in `col`, the image of one input bit under a
+/// GF(2)-linear map: input bit `k` belongs in the mask of each of them.
+fn ones(col: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |o| col >> o & 1 != 0)
+}
+
 /// For each next-state bit `o`: `(state_mask, data_mask)`, the state and data
 /// bits whose XOR is bit `o` of `beat_update_lanes(state, data, lanes)`.
 pub fn step_masks_lanes(lanes: usize) -> [(u32, u64); 32] {
     let mut m = [(0u32, 0u64); 32];
     for k in 0..32 {
-        let col = beat_update_lanes(1 << k, 0, lanes);
-        for (o, row) in m.iter_mut().enumerate() {
-            if col >> o & 1 != 0 {
-                row.0 |= 1 << k;
-            }
+        for o in ones(beat_update_lanes(1 << k, 0, lanes)) {
+            m[o].0 |= 1 << k;
         }
     }
     for k in 0..8 * lanes {
-        let col = beat_update_lanes(0, 1 << k, lanes);
-        for (o, row) in m.iter_mut().enumerate() {
-            if col >> o & 1 != 0 {
-                row.1 |= 1 << k;
-            }
+        for o in ones(beat_update_lanes(0, 1 << k, lanes)) {
+            m[o].1 |= 1 << k;
         }
     }
     m
-}
-
-/// [`step_masks_lanes`] of a 64-bit beat.
-pub fn step_masks() -> [(u32, u64); 32] {
-    step_masks_lanes(8)
-}
-
-/// For `zero_bytes` in 0..=lanes (the index) and each output bit `o`: the
-/// state bits whose XOR is bit `o` of `unpad(state, zero_bytes)`.
-pub fn unpad_masks_lanes(lanes: usize) -> Vec<[u32; 32]> {
-    unpad_rows(0..=lanes)
 }
 
 fn parity32(x: u32) -> u32 {
@@ -234,11 +223,8 @@ fn unpad_rows(ns: impl Iterator<Item = usize>) -> Vec<[u32; 32]> {
     ns.map(|n| {
         let mut rows = [0u32; 32];
         for k in 0..32 {
-            let col = unpad(1 << k, n);
-            for (o, row) in rows.iter_mut().enumerate() {
-                if col >> o & 1 != 0 {
-                    *row |= 1 << k;
-                }
+            for o in ones(unpad(1 << k, n)) {
+                rows[o] |= 1 << k;
             }
         }
         rows
@@ -491,7 +477,7 @@ mod tests {
         for lanes in [8, 4, 2] {
             let mut rng = Rng::new(1);
             let sm = step_masks_lanes(lanes);
-            let um = unpad_masks_lanes(lanes);
+            let um = unpad_rows(0..=lanes);
             for len in 0..200usize {
                 let frame = rng.bytes(len);
                 let mut s = 0xFFFF_FFFFu32;
@@ -533,7 +519,7 @@ mod tests {
                 assert_eq!(dm & !top, 0, "lanes {lanes} bit {o}");
                 assert_ne!(*dm, 0, "lanes {lanes} bit {o}: no data term");
             }
-            assert_eq!(unpad_masks_lanes(lanes).len(), lanes + 1);
+            assert_eq!(unpad_rows(0..=lanes).len(), lanes + 1);
         }
     }
 
