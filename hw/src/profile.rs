@@ -1,7 +1,9 @@
 //! Size profiles of `rnic_core`: one build of rnic-hw emits the full core
 //! co-simulation uses (`hw/generated/rnic_core.v`, [`SIM`]) and the smaller
-//! core inside the Versa-5G board top (`rnic_versa5g`, [`BOARD`]), which has
-//! to fit the LFE5UM5G-45F (43848 LUT4 slots, 108 DP16KD).
+//! core inside the Versa-5G board top (`rnic_versa5g`, [`BOARD`]), sized for
+//! the LFE5UM5G-45F (43848 LUT4 slots, 108 DP16KD). It does not fit that part
+//! (127 % of its TRELLIS_COMB); it fits the LFE5UM5G-85F (docs/README.md,
+//! "Departures from DESIGN.md"; docs/fpga.md has the budget).
 //!
 //! rust-hdl derives widths from const generics only (no
 //! `generic_const_exprs`), so the sizes that set a RAM's address width are
