@@ -19,7 +19,7 @@ import re
 import sys
 
 PORT = re.compile(r"\s*(input|output) (?:wire|reg)\s+(\[[^\]]+\])?\s*(\w+);")
-HEAD = re.compile(r"module (\S+?)\(")
+HEAD = re.compile(r"module (\S+?)\(([^)]*)\);")
 
 
 def stub(lines, names):
@@ -38,6 +38,11 @@ def stub(lines, names):
             if p:
                 ports.append((p.group(1), p.group(2) or "", p.group(3)))
             j += 1
+        # A port this reader did not recognise would leave the stub with a
+        # port it never declares: refuse instead of writing broken Verilog.
+        listed = [n.strip() for n in m.group(2).split(",") if n.strip()]
+        if listed != [n for _, _, n in ports]:
+            sys.exit(f"fpga_stub_blocks: {m.group(1)}: ports declared differ from its port list")
         out += [f"    {io} wire {w} {n};" for io, w, n in ports]
         out += [
             f"    assign {n} = {'~0' if n.endswith('ready') else '0'};"
