@@ -1,7 +1,8 @@
 //! DDP/RDMAP against real traffic: the Linux siw captures in
-//! `shared/captures/` (see its README). Every ULPDU of every MPA stream must
-//! parse, and re-emit octet for octet. Where tshark is installed, its iWARP
-//! dissector's reading of each segment must agree with ours.
+//! `testdata/captures/` (see its README). Every ULPDU of every MPA stream must
+//! parse, and re-emit octet for octet. tshark's iWARP dissector's reading of
+//! each segment must agree with ours (without tshark: skipped outside CI, a
+//! failure under CI).
 //!
 //! Ethernet/IPv4/TCP come off with `smoltcp::wire`; the MPA framing (the
 //! request/reply frames and each FPDU's 2-octet ULPDU length, pad and CRC)
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::capture;
+use common::{capture, support};
 use rnic_wire::ddp::{DdpRepr, DdpSegment};
 use rnic_wire::rdmap::{Opcode, RdmapRepr};
 
@@ -113,8 +114,8 @@ fn ulpdus(path: &PathBuf) -> Vec<Ulpdu> {
 }
 
 /// Parses and re-emits every ULPDU; returns how many of each opcode.
-fn check_capture(name: &str) -> Option<(Vec<Ulpdu>, HashMap<Opcode, usize>)> {
-    let path = capture(name)?;
+fn check_capture(name: &str) -> (Vec<Ulpdu>, HashMap<Opcode, usize>) {
+    let path = capture(name);
     let pdus = ulpdus(&path);
     assert!(!pdus.is_empty(), "{name}: no FPDUs found");
     let mut counts = HashMap::new();
@@ -148,14 +149,12 @@ fn check_capture(name: &str) -> Option<(Vec<Ulpdu>, HashMap<Opcode, usize>)> {
         *counts.entry(repr.opcode()).or_insert(0) += 1;
     }
     println!("{name}: {} ULPDUs {counts:?}", pdus.len());
-    Some((pdus, counts))
+    (pdus, counts)
 }
 
 #[test]
 fn rping_default() {
-    let Some((pdus, counts)) = check_capture("siw-rping-default.pcap") else {
-        return;
-    };
+    let (pdus, counts) = check_capture("siw-rping-default.pcap");
     for op in [
         Opcode::RdmaWrite,
         Opcode::Send,
@@ -189,9 +188,7 @@ fn rping_default() {
 
 #[test]
 fn rping_crc_p2p() {
-    let Some((pdus, _)) = check_capture("siw-rping-crc-p2p.pcap") else {
-        return;
-    };
+    let (pdus, _) = check_capture("siw-rping-crc-p2p.pcap");
     // RFC 6581 RTR: the first FPDU is a zero-length RDMA Write to STag 1, TO 0.
     assert_eq!(
         RdmapRepr::from_bytes(&pdus[0].bytes),
@@ -207,9 +204,7 @@ fn rping_crc_p2p() {
 
 #[test]
 fn ib_write_bw() {
-    let Some((pdus, counts)) = check_capture("siw-ib_write_bw-64k.pcap") else {
-        return;
-    };
+    let (pdus, counts) = check_capture("siw-ib_write_bw-64k.pcap");
     assert!(counts.get(&Opcode::RdmaWrite).copied().unwrap_or(0) > 100);
     // 64 KiB Writes: ULPDUs of 1442 octets, 1428 of payload (README).
     let full = pdus
@@ -230,9 +225,13 @@ fn describe(repr: &RdmapRepr) -> String {
 }
 
 /// Compares opcode, STag/TO or QN/MSN/MO of every segment with tshark's
-/// iWARP dissector, frame by frame. Skipped where tshark is absent.
+/// iWARP dissector, frame by frame (see [`support::have_tool`] for a
+/// missing tshark).
 fn compare_with_tshark(name: &str, pdus: &[Ulpdu]) {
-    let path = capture(name).unwrap();
+    if !support::have_tool("tshark") {
+        return;
+    }
+    let path = capture(name);
     let out = Command::new("tshark")
         .arg("-r")
         .arg(&path)
@@ -248,14 +247,13 @@ fn compare_with_tshark(name: &str, pdus: &[Ulpdu]) {
             "-e",
             "iwarp_ddp.mo",
         ])
-        .output();
-    let out = match out {
-        Ok(o) if o.status.success() => o,
-        _ => {
-            println!("skipped: tshark not available");
-            return;
-        }
-    };
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark failed on {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let mut theirs: Vec<(usize, String)> = Vec::new();
     for line in text.lines() {

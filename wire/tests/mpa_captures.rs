@@ -1,4 +1,4 @@
-//! The MPA module against real Linux siw captures (shared/captures): every
+//! The MPA module against real Linux siw captures (`testdata/captures/`): every
 //! MPA Request/Reply parses and re-emits to identical octets, every FPDU
 //! frames exactly, CRCs match the reference `crc32c` crate, and the ULPDU
 //! size siw picks is our MULPDU.
@@ -102,9 +102,7 @@ fn check_fpdus(flow: &MpaFlow, crc: bool) -> (usize, usize) {
 
 #[test]
 fn siw_rping_default() {
-    let Some(path) = capture("siw-rping-default.pcap") else {
-        return;
-    };
+    let path = capture("siw-rping-default.pcap");
     let flows = mpa_flows(&path);
     assert_eq!(flows.len(), 2);
     let mut kinds = Vec::new();
@@ -135,9 +133,7 @@ fn siw_rping_default() {
 
 #[test]
 fn siw_rping_crc_p2p() {
-    let Some(path) = capture("siw-rping-crc-p2p.pcap") else {
-        return;
-    };
+    let path = capture("siw-rping-crc-p2p.pcap");
     let flows = mpa_flows(&path);
     assert_eq!(flows.len(), 2);
     for flow in &flows {
@@ -187,9 +183,7 @@ fn siw_rping_crc_p2p() {
 
 #[test]
 fn siw_ib_write_bw_ulpdu_is_mulpdu() {
-    let Some(path) = capture("siw-ib_write_bw-64k.pcap") else {
-        return;
-    };
+    let path = capture("siw-ib_write_bw-64k.pcap");
     let flows = mpa_flows(&path);
     assert!(!flows.is_empty());
     // MSS 1460 offered, timestamps on: 1448 octets of payload per segment.

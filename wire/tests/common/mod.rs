@@ -1,7 +1,10 @@
-//! Reading the real siw captures of `shared/captures/` for the capture tests:
-//! frames of pcap or pcapng files, their TCP segments, and per-direction
-//! byte streams.
+//! Reading the real siw captures of `testdata/captures/` for the capture
+//! tests: frames of pcap or pcapng files, their TCP segments, and
+//! per-direction byte streams.
 #![allow(dead_code)] // each test binary uses its own subset
+
+#[path = "../../../testdata/support.rs"]
+pub mod support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,21 +13,7 @@ use pcap_file::pcap::PcapReader;
 use pcap_file::pcapng::{Block, PcapNgReader};
 use rnic_wire::net::{EthernetFrame, EthernetProtocol, IpProtocol, Ipv4Packet, TcpPacket};
 
-/// Path of a capture beside the repository, or `None` (printing "skipped")
-/// when `shared/` is not there.
-pub fn capture(name: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/captures"
-    ))
-    .join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        println!("skipped: {} not found", path.display());
-        None
-    }
-}
+pub use support::capture;
 
 /// One captured frame.
 pub struct Frame {
