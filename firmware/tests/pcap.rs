@@ -1,6 +1,9 @@
-//! Replays the MPA exchanges of the Linux siw captures against the
-//! firmware, as responder and as initiator.
+//! Replays the MPA exchanges of the Linux siw captures
+//! (`testdata/captures/`) against the firmware, as responder and as
+//! initiator.
 mod common;
+#[path = "../../testdata/support.rs"]
+mod support;
 use common::*;
 use pcap_file::pcap::PcapReader;
 use rnic_wire::abi::context::{ConnMode, RtrKind, MPA_CRC_RX, MPA_CRC_TX};
@@ -18,20 +21,8 @@ struct CapSeg {
     payload: Vec<u8>,
 }
 
-fn read(name: &str) -> Option<Vec<CapSeg>> {
-    let path = format!(
-        "{}/../../shared/captures/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let path = if std::path::Path::new(&path).exists() {
-        path
-    } else {
-        format!("/work/shared/captures/{name}")
-    };
-    let Ok(f) = std::fs::File::open(&path) else {
-        println!("skipped: {name} not found");
-        return None;
-    };
+fn read(name: &str) -> Vec<CapSeg> {
+    let f = std::fs::File::open(support::capture(name)).expect("open capture");
     let mut r = PcapReader::new(f).expect("pcap header");
     let mut v = vec![];
     while let Some(p) = r.next_packet() {
@@ -69,7 +60,7 @@ fn read(name: &str) -> Option<Vec<CapSeg>> {
             payload: t.payload.to_vec(),
         });
     }
-    Some(v)
+    v
 }
 
 struct Exchange {
@@ -78,8 +69,8 @@ struct Exchange {
     reply: Vec<u8>,
 }
 
-fn exchange(name: &str) -> Option<Exchange> {
-    let mut segs = read(name)?;
+fn exchange(name: &str) -> Exchange {
+    let mut segs = read(name);
     let qi = segs
         .iter()
         .position(|s| s.payload.starts_with(b"MPA ID Req Frame"))
@@ -96,15 +87,15 @@ fn exchange(name: &str) -> Option<Exchange> {
         .position(|s| s.syn && s.src_port == request.src_port && s.dst_port == request.dst_port)
         .expect("SYN in capture");
     let syn = segs.remove(si);
-    Some(Exchange {
+    Exchange {
         syn,
         request,
         reply: rep,
-    })
+    }
 }
 
 fn replay_responder(name: &str, p2p_rtr: Option<RtrKind>) {
-    let Some(x) = exchange(name) else { return };
+    let x = exchange(name);
     assert_eq!(x.request.src_ip, PEER_IP, "capture client is 10.0.0.2");
     let mut fw = new_fw();
     let qpn = make_qp(&mut fw);
@@ -175,7 +166,7 @@ fn replay_responder(name: &str, p2p_rtr: Option<RtrKind>) {
 }
 
 fn replay_initiator(name: &str, crc: bool, rtr: RtrKind) {
-    let Some(x) = exchange(name) else { return };
+    let x = exchange(name);
     let mut fw = new_fw();
     // We are the capture's client, 10.0.0.2, talking to 10.0.0.1.
     fw.hal.cfg.ip = PEER_IP;
