@@ -6,6 +6,9 @@
 use std::collections::HashMap;
 use std::process::Command;
 
+#[path = "../../testdata/support.rs"]
+mod support;
+
 use rnic_sim::link::{Link, LinkConfig, RxFrame, Side, MIN_FRAME, WIRE_OVERHEAD};
 use rnic_sim::rng::Rng;
 
@@ -252,24 +255,21 @@ fn pcap_is_readable_with_the_right_frames() {
     assert_eq!(n, delivered);
     assert!(all.iter().any(|f| f.corrupted));
 
-    match Command::new("tshark").arg("-v").output() {
-        Ok(o) if o.status.success() => {
-            let out = Command::new("tshark")
-                .args(["-n", "-r"])
-                .arg(&path)
-                .args(["-T", "fields", "-e", "frame.number", "-e", "eth.type"])
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let text = String::from_utf8(out.stdout).unwrap();
-            assert_eq!(text.lines().count() as u64, delivered);
-            assert!(text.lines().all(|l| l.ends_with("0x88b5")), "{text}");
-        }
-        _ => println!("skipped: tshark not installed"),
+    if support::have_tool("tshark") {
+        let out = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(&path)
+            .args(["-T", "fields", "-e", "frame.number", "-e", "eth.type"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.lines().count() as u64, delivered);
+        assert!(text.lines().all(|l| l.ends_with("0x88b5")), "{text}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,7 +1,7 @@
 //! Interop through the external port (issue 5 item 9): the rnic node — the
 //! Verilated `rnic_core`, its firmware and the driver — has its MAC on a
 //! socket ([`World::external`], QEMU's stream framing), and is the `rping`
-//! server of `shared/captures/siw-rping-default.pcap`. On the other end of
+//! server of `testdata/captures/siw-rping-default.pcap`. On the other end of
 //! the socket a scripted peer plays the Linux siw client of that capture.
 //!
 //! The peer sends siw's own frames where they do not depend on the node: the
@@ -30,7 +30,8 @@
 //! exactly the buffers siw advertised; its Writes carry the octets siw's
 //! server wrote in the capture; its TCP stream has no gap and no
 //! retransmission; tshark decodes the peer's capture of the session with no
-//! malformed frame. No Linux kernel with siw is on this machine (no kernel
+//! malformed frame (without tshark: skipped outside CI, a failure under
+//! CI). No Linux kernel with siw is on this machine (no kernel
 //! modules), so a live siw host is not part of the test: point
 //! `rnic-sim`'s external port at a VM for that.
 
@@ -39,6 +40,9 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
+
+#[path = "../../testdata/support.rs"]
+mod support;
 
 use pcap_file::pcap::PcapReader;
 use rnic_driver::{
@@ -151,17 +155,6 @@ struct Script {
     server: Vec<CapFpdu>,
 }
 
-fn capture_path() -> Option<PathBuf> {
-    let here = format!(
-        "{}/../../shared/captures/{CAPTURE}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    [here, format!("/work/shared/captures/{CAPTURE}")]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
 /// Parses one TCP payload holding whole FPDUs (CRC off, no markers: the
 /// capture's negotiation) into their RDMAP messages.
 fn fpdus(payload: &[u8]) -> Vec<CapFpdu> {
@@ -188,8 +181,8 @@ fn fpdus(payload: &[u8]) -> Vec<CapFpdu> {
     out
 }
 
-fn script() -> Option<Script> {
-    let path = capture_path()?;
+fn script() -> Script {
+    let path = support::capture(CAPTURE);
     let mut r = PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
     let caps = ChecksumCapabilities::ignored();
     let (mut arp_request, mut syn, mut mpa_request) = (None, None, None);
@@ -255,7 +248,7 @@ fn script() -> Option<Script> {
             server.extend(fpdus(t.payload));
         }
     }
-    Some(Script {
+    Script {
         arp_request: arp_request.expect("capture: ARP request"),
         syn: syn.expect("capture: SYN"),
         client_mac,
@@ -267,7 +260,7 @@ fn script() -> Option<Script> {
         mpa_reply: mpa_reply.expect("capture: MPA Reply"),
         client,
         server,
-    })
+    }
 }
 
 /// Addresses of a TCP connection between the scripted peer and the node.
@@ -885,10 +878,7 @@ fn send_wr(wr_id: u64, sge: &[rnic_driver::Sge]) -> SendWr<'_> {
 
 #[test]
 fn rping_server_against_siw_client_over_the_external_port() {
-    let Some(s) = script() else {
-        println!("skipped: {CAPTURE} not found");
-        return;
-    };
+    let s = script();
     let server_writes = payloads(&s.server, |f| match f {
         CapFpdu::Write(d) => Some(d.clone()),
         _ => None,
@@ -1235,10 +1225,7 @@ fn run_siw_server(
 /// verbatim, its Read Requests' sink STag/TO, its Sends and Writes).
 #[test]
 fn rping_client_against_siw_server_over_the_external_port() {
-    let Some(s) = script() else {
-        println!("skipped: {CAPTURE} not found");
-        return;
-    };
+    let s = script();
     assert_eq!(s.client_mac, CLIENT_MAC, "capture's client");
     let client_port = s.client_port;
     let reads = payloads(&s.client, |f| match f {
@@ -1334,10 +1321,14 @@ fn rping_client_against_siw_server_over_the_external_port() {
     tshark_clean(&t.pcap, 7 * reads.len());
 }
 
-/// tshark (when installed) decodes the peer's capture with no malformed or
-/// error frame and finds at least `fpdus` iWARP DDP/RDMAP frames.
+/// tshark decodes the peer's capture with no malformed or error frame and
+/// finds at least `fpdus` iWARP DDP/RDMAP frames (see
+/// [`support::have_tool`] for a missing tshark).
 fn tshark_clean(pcap: &std::path::Path, fpdus: usize) {
-    let Ok(out) = std::process::Command::new("tshark")
+    if !support::have_tool("tshark") {
+        return;
+    }
+    let out = std::process::Command::new("tshark")
         .arg("-r")
         .arg(pcap)
         .args([
@@ -1347,10 +1338,12 @@ fn tshark_clean(pcap: &std::path::Path, fpdus: usize) {
             "_ws.malformed || _ws.expert.severity == error",
         ])
         .output()
-    else {
-        println!("tshark not installed: decode check skipped");
-        return;
-    };
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let bad = String::from_utf8_lossy(&out.stdout);
     assert!(bad.trim().is_empty(), "tshark: {bad}");
     let out = std::process::Command::new("tshark")

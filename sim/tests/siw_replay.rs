@@ -1,5 +1,5 @@
 //! Interop on the receive side: real Linux siw RDMA Write traffic
-//! (`shared/captures/siw-ib_write_bw-64k.pcap`, `ib_write_bw -R` with
+//! (`testdata/captures/siw-ib_write_bw-64k.pcap`, `ib_write_bw -R` with
 //! 64 KiB messages, TCP with timestamps, MPA rev 2 with CRC off) replayed
 //! frame by frame into the Verilated `rnic_core`'s `mac_rx_*`.
 //!
@@ -17,6 +17,8 @@
 
 mod rx_rig;
 use rx_rig::*;
+#[path = "../../testdata/support.rs"]
+mod support;
 
 use pcap_file::pcapng::{Block, PcapNgReader};
 use rnic_wire::mpa::frame::MpaRequestReply;
@@ -40,14 +42,8 @@ const MPA_CRC_FIELD: usize = 4;
 /// (RFC 5041 §4.2).
 const STAG_OFFSET: usize = 2;
 
-fn capture() -> Option<Vec<Vec<u8>>> {
-    let here = format!(
-        "{}/../../shared/captures/{CAPTURE}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let path = [here, format!("/work/shared/captures/{CAPTURE}")]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())?;
+fn capture() -> Vec<Vec<u8>> {
+    let path = support::capture(CAPTURE);
     // The capture is pcapng (see its README).
     let mut r = PcapNgReader::new(std::fs::File::open(path).unwrap()).unwrap();
     let mut frames = Vec::new();
@@ -58,7 +54,7 @@ fn capture() -> Option<Vec<Vec<u8>>> {
             _ => {}
         }
     }
-    Some(frames)
+    frames
 }
 
 /// (frame, sequence number, offset of the TCP payload in the frame, payload
@@ -103,10 +99,7 @@ fn rewrite_stag(frame: &mut [u8], pay_off: usize, stag: u32) {
 
 #[test]
 fn siw_rdma_writes_are_placed_byte_exact() {
-    let Some(mut frames) = capture() else {
-        println!("skipped: {CAPTURE} not found");
-        return;
-    };
+    let mut frames = capture();
     let segs = writer_segments(&frames);
     // The MPA Request opens the stream (RFC 5044 §7.1): rev 2, CRC and
     // markers off, as the capture's README says.
