@@ -2,7 +2,8 @@
 //! module = file name) and on the Verilog of the blocks that are not yet
 //! part of `rnic_core` (generated here with the same post-processing). Any
 //! warning fails the test with Verilator's messages. Without Verilator the
-//! test prints "skipped: verilator not installed" and passes.
+//! test prints "skipped: ..." and passes, except under CI, where it fails
+//! (`support::have_tool`).
 
 use rnic_hw::ddp_rx::DdpRx;
 use rnic_hw::mpa_rx::MpaRx;
@@ -13,12 +14,8 @@ use rust_hdl::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn verilator_present() -> bool {
-    Command::new("verilator")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+#[path = "../../testdata/support.rs"]
+mod support;
 
 /// Verilator's messages, or `None` when the file is clean.
 fn lint(file: &Path, top: &str) -> Option<String> {
@@ -52,8 +49,7 @@ fn standalone_blocks() -> Vec<(&'static str, String)> {
 
 #[test]
 fn generated_verilog_is_lint_clean() {
-    if !verilator_present() {
-        println!("skipped: verilator not installed");
+    if !support::have_tool("verilator") {
         return;
     }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("generated");
