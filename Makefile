@@ -40,7 +40,8 @@ unit:
 	RUST_MIN_STACK=67108864 $(CARGO) test --workspace
 
 ## tshark's iWARP dissectors decode a session rnic-wire wrote (shown, not hidden:
-## each test prints what tshark reported, or "skipped" without tshark).
+## each test prints what tshark reported; without tshark it prints "skipped", or
+## fails when CI is set, as .ci/run sets it).
 tshark-check: deps
 	$(CARGO) test -q -p rnic-wire --test tshark -- --nocapture --test-threads 1
 

@@ -3,7 +3,8 @@
 # skipped at once when its tool is already there, so a second run costs
 # well under a second. Needs root (apt-get) on a fresh Debian machine.
 #
-#   scripts/deps.sh            Verilator, tshark, rustup target and components
+#   scripts/deps.sh            Verilator, tshark, python3, a C++ compiler, rustup
+#                              target and components (every tool a test runs)
 #   scripts/deps.sh fpga       also the Python venv with the YoWASP FPGA tools
 set -euo pipefail
 
@@ -13,6 +14,10 @@ want_fpga=0
 apt_packages=()
 command -v verilator >/dev/null 2>&1 || apt_packages+=(verilator)
 command -v tshark >/dev/null 2>&1 || apt_packages+=(tshark)
+# python3: the FPGA report/part tests run scripts/fpga_report.py; c++: the
+# Verilated models build with it (verilator-sys).
+command -v python3 >/dev/null 2>&1 || apt_packages+=(python3)
+command -v c++ >/dev/null 2>&1 || apt_packages+=(g++)
 if [ "$want_fpga" = 1 ]; then
     command -v openFPGALoader >/dev/null 2>&1 || apt_packages+=(openfpgaloader)
     python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
