@@ -602,6 +602,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] ddp_rx$in_qpn;
     reg  [7:0] ddp_rx$in_qp_state;
     reg  [31:0] ddp_rx$in_pd;
+    wire  [31:0] ddp_rx$rd_qpn;
+    reg  ddp_rx$rd_any;
+    reg  ddp_rx$rd_busy;
     wire  ddp_rx$chk_valid;
     reg  ddp_rx$chk_ready;
     wire  [31:0] ddp_rx$chk_stag;
@@ -1060,10 +1063,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  tx_cfg$write_enable;
     reg  [7:0] tx_ctx$read_address;
     reg  tx_ctx$read_clock;
-    wire  [207:0] tx_ctx$read_data;
+    wire  [208:0] tx_ctx$read_data;
     reg  [7:0] tx_ctx$write_address;
     reg  tx_ctx$write_clock;
-    reg  [207:0] tx_ctx$write_data;
+    reg  [208:0] tx_ctx$write_data;
     reg  tx_ctx$write_enable;
     reg  [7:0] tx_ack$read_address;
     reg  tx_ack$read_clock;
@@ -1178,6 +1181,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] tx_ackgen$ctx_seq;
     reg  [31:0] tx_ackgen$ctx_ack;
     reg  [31:0] tx_ackgen$ctx_acked;
+    reg  tx_ackgen$ctx_owned;
     wire  tx_ackgen$sent_valid;
     wire  [7:0] tx_ackgen$sent_conn;
     wire  [31:0] tx_ackgen$sent_ack;
@@ -1751,6 +1755,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [5:0] rd_track$hq_qp;
     wire  rd_track$hq_full;
     wire  rd_track$hq_any;
+    reg  [31:0] rd_track$rx_qp;
+    wire  rd_track$rx_any;
     wire  rd_track$dec_valid;
     wire  [5:0] rd_track$dec_qp;
     reg  rd_track$tag_valid;
@@ -2466,6 +2472,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .in_qpn(ddp_rx$in_qpn),
         .in_qp_state(ddp_rx$in_qp_state),
         .in_pd(ddp_rx$in_pd),
+        .rd_qpn(ddp_rx$rd_qpn),
+        .rd_any(ddp_rx$rd_any),
+        .rd_busy(ddp_rx$rd_busy),
         .chk_valid(ddp_rx$chk_valid),
         .chk_ready(ddp_rx$chk_ready),
         .chk_stag(ddp_rx$chk_stag),
@@ -3106,6 +3115,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .ctx_seq(tx_ackgen$ctx_seq),
         .ctx_ack(tx_ackgen$ctx_ack),
         .ctx_acked(tx_ackgen$ctx_acked),
+        .ctx_owned(tx_ackgen$ctx_owned),
         .sent_valid(tx_ackgen$sent_valid),
         .sent_conn(tx_ackgen$sent_conn),
         .sent_ack(tx_ackgen$sent_ack),
@@ -3748,6 +3758,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .hq_qp(rd_track$hq_qp),
         .hq_full(rd_track$hq_full),
         .hq_any(rd_track$hq_any),
+        .rx_qp(rd_track$rx_qp),
+        .rx_any(rd_track$rx_any),
         .dec_valid(rd_track$dec_valid),
         .dec_qp(rd_track$dec_qp),
         .tag_valid(rd_track$tag_valid),
@@ -4615,6 +4627,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         ddp_rx$in_qpn = fb_sk$out_data[(32'h5d)+:(32)];
         ddp_rx$in_qp_state = fb_sk$out_data[(32'h7d)+:(8)];
         ddp_rx$in_pd = fb_sk$out_data[(32'h85)+:(32)];
+        rd_track$rx_qp = ddp_rx$rd_qpn;
+        ddp_rx$rd_any = rd_track$rx_any;
+        ddp_rx$rd_busy = rd_track$busy;
         tpt$tpt_wr_en = tpt_wr_en;
         tpt$tpt_wr_index = tpt_wr_index;
         tpt$tpt_wr_data = tpt_wr_data;
@@ -5122,7 +5137,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         end
         tx_ctx$write_enable = ew_ct_valid;
         tx_ctx$write_address = ew_ct_idx;
-        tx_ctx$write_data = {tx_win16, ew_ct_peer_port, ew_ct_local_port, ew_ct_peer_ip, ew_ct_local_ip, ew_ct_local_mac, ew_ct_peer_mac};
+        tx_ctx$write_data = {(ew_ct_mode == 2'h2), tx_win16, ew_ct_peer_port, ew_ct_local_port, ew_ct_peer_ip, ew_ct_local_ip, ew_ct_local_mac, ew_ct_peer_mac};
         tx_ack$write_enable = ew_ct_valid | rx_split$ack_req_valid;
         tx_ack$write_address = rx_split$ack_req_conn;
         tx_ack$write_data = rx_split$ack_req_ack;
@@ -5421,6 +5436,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_ackgen$ctx_src_port = tx_ctx$read_data[(32'ha0)+:(16)];
         tx_ackgen$ctx_dst_port = tx_ctx$read_data[(32'hb0)+:(16)];
         tx_ackgen$ctx_window = tx_ctx$read_data[(32'hc0)+:(16)];
+        tx_ackgen$ctx_owned = tx_ctx$read_data[32'hd0];
         tx_ackgen$ctx_ack = tx_ack$read_data;
         tx_ackgen$ctx_seq = tx_wnxt$read_data;
         cnt_tx_acks = tx_ackgen$cnt_acks;
@@ -6369,7 +6385,7 @@ module rnic_core$cw_v(d,q,clock);
 endmodule // rnic_core$cw_v
 
 
-module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_len,in_conn,in_qpn,in_qp_state,in_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr,placing,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,tag_valid,tag_ready,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_tagged,cnt_untagged,cnt_term,cnt_drop_state,cnt_len_err);
+module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_len,in_conn,in_qpn,in_qp_state,in_pd,rd_qpn,rd_any,rd_busy,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,res_pbl_idx,res_page_shift,walk_idx,walk_addr,placing,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,tag_valid,tag_ready,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_tagged,cnt_untagged,cnt_term,cnt_drop_state,cnt_len_err);
 
     // Module arguments
     input wire  clock;
@@ -6384,6 +6400,9 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     input wire  [31:0] in_qpn;
     input wire  [7:0] in_qp_state;
     input wire  [31:0] in_pd;
+    output reg  [31:0] rd_qpn;
+    input wire  rd_any;
+    input wire  rd_busy;
     output reg  chk_valid;
     input wire  chk_ready;
     output reg  [31:0] chk_stag;
@@ -7142,6 +7161,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
             op_q = k_qn_term;
         end
         chk_pd = pd$q;
+        rd_qpn = qpn$q;
         conn_out = |(conn$q[(32'h0)+:(8)] & ~k_cmask);
         conn_bit = 256'h1 << (conn$q[(32'h0)+:(8)] & k_cmask);
         if (conn_out) begin
@@ -7276,7 +7296,12 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         d_cause$d = k_c_rdmap_ver;
                     end
                     else if (is_tagged) begin
-                        if ((opcode == k_op_write) | (opcode == k_op_rresp)) begin
+                        if ((opcode == k_op_rresp) & rd_busy) begin
+                            state$d = RxState$Decide;
+                        end
+                        else if ((opcode == k_op_rresp) & ~rd_any) begin
+                        end
+                        else if ((opcode == k_op_write) | (opcode == k_op_rresp)) begin
                             d_err$d = 1'b0;
                             chk_valid = 1'b1;
                             if (chk_ready) begin
@@ -21222,7 +21247,7 @@ module rnic_core$rd_arb$n_bad(d,q,clock);
 endmodule // rnic_core$rd_arb$n_bad
 
 
-module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,hq_qp,hq_full,hq_any,dec_valid,dec_qp,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
+module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signaled,sent_len,cfg_valid,cfg_qp,cfg_ord,hq_qp,hq_full,hq_any,rx_qp,rx_any,dec_valid,dec_qp,tag_valid,busy,tag_opcode,tag_ddp_last,tag_stag,tag_to,tag_len,tag_conn,tag_qpn,cpl_valid,cpl_ready,cpl_qp,cpl_wr_id,cpl_status,cpl_len,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_cpl,cnt_ord_over,cnt_term);
 
     // Module arguments
     input wire  clock;
@@ -21238,6 +21263,8 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     input wire  [5:0] hq_qp;
     output reg  hq_full;
     output reg  hq_any;
+    input wire  [31:0] rx_qp;
+    output reg  rx_any;
     output reg  dec_valid;
     output reg  [5:0] dec_qp;
     input wire  tag_valid;
@@ -21394,6 +21421,8 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     reg  [5:0] sq;
     reg  [5:0] cq;
     reg  [5:0] hq;
+    reg  [7:0] rq4;
+    reg  [255:0] sh_r_cnt;
     reg  [5:0] pq;
     reg  s_ok;
     reg  c_ok;
@@ -21546,6 +21575,9 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         h_ord = sh_h_ord[(32'h0)+:(4)];
         hq_full = |h_ord & (h_cnt >= h_ord);
         hq_any = |h_cnt;
+        rq4 = {{2{1'b0}}, (rx_qp[(32'h0)+:(6)] & qm)} << 32'h2;
+        sh_r_cnt = cnt$q >> rq4;
+        rx_any = |sh_r_cnt[(32'h0)+:(4)] & (rx_qp < k_nq);
         push = 1'b0;
         ram$write_enable = 1'b0;
         ram$write_address = ({{3{1'b0}}, sq} << 32'h3) | {{6{1'b0}}, (s_head + s_cnt[(32'h0)+:(3)])};
@@ -38433,7 +38465,7 @@ module rnic_core$tx_acked(read_address,read_clock,read_data,write_address,write_
 endmodule // rnic_core$tx_acked
 
 
-module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_conn,ctx_dst_mac,ctx_src_mac,ctx_src_ip,ctx_dst_ip,ctx_src_port,ctx_dst_port,ctx_window,ctx_seq,ctx_ack,ctx_acked,sent_valid,sent_conn,sent_ack,cnt_piggy,tx_data,tx_keep,tx_last,tx_valid,tx_ready,cnt_acks);
+module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_conn,ctx_dst_mac,ctx_src_mac,ctx_src_ip,ctx_dst_ip,ctx_src_port,ctx_dst_port,ctx_window,ctx_seq,ctx_ack,ctx_acked,ctx_owned,sent_valid,sent_conn,sent_ack,cnt_piggy,tx_data,tx_keep,tx_last,tx_valid,tx_ready,cnt_acks);
 
     // Module arguments
     input wire  clock;
@@ -38454,6 +38486,7 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
     input wire  [31:0] ctx_seq;
     input wire  [31:0] ctx_ack;
     input wire  [31:0] ctx_acked;
+    input wire  ctx_owned;
     output reg  sent_valid;
     output reg  [7:0] sent_conn;
     output reg  [31:0] sent_ack;
@@ -38775,7 +38808,10 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
         sent_valid = 1'b0;
         sent_conn = rconn$q;
         sent_ack = ctx_ack;
-        if ((st$q == 3'h1) & (ctx_ack == ctx_acked)) begin
+        if ((st$q == 3'h1) & ~ctx_owned) begin
+            st$d = 3'h0;
+        end
+        else if ((st$q == 3'h1) & (ctx_ack == ctx_acked)) begin
             st$d = 3'h0;
             n_piggy$d = n_piggy$q + 32'h1;
         end
@@ -39712,14 +39748,14 @@ module rnic_core$tx_ctx(read_address,read_clock,read_data,write_address,write_cl
     // Module arguments
     input wire  [7:0] read_address;
     input wire  read_clock;
-    output reg  [207:0] read_data;
+    output reg  [208:0] read_data;
     input wire  [7:0] write_address;
     input wire  write_clock;
-    input wire  [207:0] write_data;
+    input wire  [208:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[207:0] mem[255:0];
+    reg[208:0] mem[255:0];
 
 
 

@@ -27,7 +27,10 @@
 //!    Send (4 kinds), Terminate (untagged), or not on its queue (RFC 5040
 //!    §4.1 Figure 4) → RDMAP "Unexpected OpCode" (0/2/6). RFC 7306 opcodes
 //!    are unexpected: rnic does not implement them.
-//! 7. Tagged (RDMA Write: remote write right; Read Response: local write
+//! 7. A Read Response for a QP with no RDMA Read outstanding (`rd_track`'s
+//!    answer on `rd_*`) → RDMAP "Unexpected OpCode" (0/2/6, RFC 5040 §5.3,
+//!    §7), before any TPT check or placement.
+//! 8. Tagged (RDMA Write: remote write right; Read Response: local write
 //!    right): TPT check of `[TO, TO + payload)` ([`crate::tpt`]); a fault
 //!    maps to the DDP tagged buffer error (RFC 5041 §7.2: invalid STag 1/1/0,
 //!    base or bounds 1/1/1, STag not associated with the stream (PD) 1/1/2,
@@ -119,6 +122,14 @@ pub struct DdpRxN<const PR: usize, const PN: usize> {
     pub in_qpn: Signal<In, Bits<32>>,
     pub in_qp_state: Signal<In, Bits<8>>,
     pub in_pd: Signal<In, Bits<32>>,
+    // ---- RDMA Read requester query (to `rd_track`'s `rx_*`)
+    /// The segment's QPN, for the query.
+    pub rd_qpn: Signal<Out, Bits<32>>,
+    /// QP `rd_qpn` has a Read outstanding.
+    pub rd_any: Signal<In, Bit>,
+    /// The requester is handling a placed record (an outstanding count may
+    /// be about to fall): a Read Response's decision waits for it.
+    pub rd_busy: Signal<In, Bit>,
     // ---- TPT check client (to `Tpt`)
     pub chk_valid: Signal<Out, Bit>,
     pub chk_ready: Signal<In, Bit>,
@@ -311,6 +322,9 @@ impl<const PR: usize, const PN: usize> Default for DdpRxN<PR, PN> {
             in_qpn: Default::default(),
             in_qp_state: Default::default(),
             in_pd: Default::default(),
+            rd_qpn: Default::default(),
+            rd_any: Default::default(),
+            rd_busy: Default::default(),
             chk_valid: Default::default(),
             chk_ready: Default::default(),
             chk_stag: Default::default(),
@@ -636,6 +650,7 @@ impl<const PR: usize, const PN: usize> Logic for DdpRxN<PR, PN> {
         }
 
         self.chk_pd.next = self.pd.q.val();
+        self.rd_qpn.next = self.qpn.q.val();
         // The profile's connections only (masked: the bits beyond have no
         // reader); a connection beyond it has no bit and is dropped below.
         self.conn_out.next = (self.conn.q.val().get_bits::<8>(0) & !self.k_cmask.val()).any();
@@ -774,7 +789,15 @@ impl<const PR: usize, const PN: usize> Logic for DdpRxN<PR, PN> {
                 } else if self.rctl.val().get_bits::<2>(6) != self.k_rdmap_version.val() {
                     self.d_cause.d.next = self.k_c_rdmap_ver.val();
                 } else if self.is_tagged.val() {
-                    if (self.opcode.val() == self.k_op_write.val())
+                    if (self.opcode.val() == self.k_op_rresp.val()) & self.rd_busy.val() {
+                        // The requester may be popping this QP's last
+                        // Read: decide once its count is settled.
+                        self.state.d.next = RxState::Decide;
+                    } else if (self.opcode.val() == self.k_op_rresp.val()) & !self.rd_any.val() {
+                        // RFC 5040 §5.3/§7: a Read Response with no Read
+                        // Request outstanding on the QP is an unexpected
+                        // opcode (0/2/6); nothing of it is placed.
+                    } else if (self.opcode.val() == self.k_op_write.val())
                         | (self.opcode.val() == self.k_op_rresp.val())
                     {
                         self.d_err.d.next = false;
@@ -996,6 +1019,8 @@ mod tests {
         b.rx.in_qpn.connect();
         b.rx.in_qp_state.connect();
         b.rx.in_pd.connect();
+        b.rx.rd_any.connect();
+        b.rx.rd_busy.connect();
         b.tpt.tpt_wr_index.connect();
         b.tpt.tpt_wr_data.connect();
         b.tpt.pbl_wr_index.connect();
@@ -1157,6 +1182,12 @@ mod tests {
         v
     }
 
+    /// The bench's requester: QPs whose number is a multiple of 7 have no
+    /// RDMA Read outstanding.
+    fn read_outstanding(qpn: u32) -> bool {
+        qpn % 7 != 0
+    }
+
     /// A tagged segment (RDMA Write or Read Response) with a random STag
     /// (mostly valid), TO and length; its expected outcome from
     /// `TptEntry::check`/`page_of`.
@@ -1225,7 +1256,16 @@ mod tests {
         let (code, ..) = reference(&w.table, &w.pbl, stag, pd, need, to, plen as u32);
         let conn = rng.below(1000) as u32;
         let qpn = rng.below(1000) as u32;
-        let want = if code == fault::OK {
+        let want = if read_resp && !read_outstanding(qpn) {
+            // RFC 5040 §5.3/§7: no Read Request to answer, whatever the
+            // STag: refused before the TPT check, nothing written.
+            term(
+                &bytes,
+                RemoteOperationError::UnexpectedOpcode.into(),
+                conn,
+                qpn,
+            )
+        } else if code == fault::OK {
             let writes = (0..plen)
                 .map(|i| {
                     let (p, off) = e.page_of(to + i as u64).unwrap();
@@ -1485,6 +1525,10 @@ mod tests {
             }
             let r = |rng: &mut Rng| rng.below(100) < out_pct;
             let (dr, tr, ur, mr) = (r(rng), r(rng), r(rng), r(rng));
+            // The requester's answer for the QP ddp_rx asks about, and its
+            // busy clocks (as often as the sinks stall).
+            b.rx.rd_any.next = read_outstanding(b.rx.rd_qpn.val().to_u64() as u32);
+            b.rx.rd_busy.next = !r(rng);
             b.rx.dma_wr_ready.next = dr;
             b.rx.tag_ready.next = tr;
             b.rx.ut_ready.next = ur;
@@ -1639,6 +1683,45 @@ mod tests {
         assert_eq!(b.rx.cnt_len_err.val().to_u64(), 0);
     }
 
+    /// A Read Response for a QP with no RDMA Read outstanding (RFC 5040
+    /// §5.3) is refused with RDMAP Unexpected OpCode (0/2/6) and writes
+    /// nothing, though its STag, rights and bounds are good; Read Responses
+    /// for QPs with a Read outstanding are placed around it, and a busy
+    /// requester only delays the decision.
+    #[test]
+    fn read_response_without_read_places_nothing() {
+        let mut rng = Rng::new(35);
+        let w = world(&mut rng);
+        let mut b = bench();
+        load(&mut b, &w);
+        let (mut stray, mut good) = (Vec::new(), Vec::new());
+        while stray.len() < 6 || good.len() < 6 {
+            let plen = 1 + rng.below(3000);
+            let s = tagged(&mut rng, &w, Some(plen), false);
+            if s.bytes[1] & 0xf != Opcode::ReadResponse.value() {
+                continue;
+            }
+            match &s.want {
+                Want::Term(t) if !read_outstanding(s.qpn) => {
+                    let c = TerminateCause::from(RemoteOperationError::UnexpectedOpcode);
+                    assert_eq!(t.cause, c.to_bits());
+                    stray.push(s)
+                }
+                Want::Placed { .. } => good.push(s),
+                _ => {}
+            }
+        }
+        let segs: Vec<Seg> = stray
+            .into_iter()
+            .zip(good)
+            .flat_map(|(a, b)| [a, b])
+            .collect();
+        let (o, b) = run(b, &segs, &mut rng, 90, 70);
+        check(&segs, &o);
+        assert_eq!(b.rx.cnt_term.val().to_u64(), 6);
+        assert_eq!(b.rx.cnt_tagged.val().to_u64(), 6);
+    }
+
     /// Every TPT fault kind, each alone, gives its cause and zero DMA beats.
     #[test]
     fn every_tpt_fault_terminates_without_writes() {
@@ -1660,8 +1743,9 @@ mod tests {
                     fault::OFFSET_WRAP,
                 ]
                 .into_iter()
-                .find(|&c| tpt_cause(c).to_bits() == t.cause)
-                .unwrap();
+                .find(|&c| tpt_cause(c).to_bits() == t.cause);
+                // (a Read Response with no Read outstanding: not a TPT fault)
+                let Some(code) = code else { continue };
                 if seen[code as usize] < 3 {
                     seen[code as usize] += 1;
                     segs.push(s);

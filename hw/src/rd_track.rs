@@ -18,9 +18,10 @@
 //!   record on `cpl_*` (status `WcStatus::Success`, the Read's length) if it
 //!   was signaled. With none outstanding → a Terminate request: RDMAP
 //!   Remote Operation "Unexpected OpCode" (0/2/6, RFC 5040 §7), echo = the
-//!   tagged DDP header rebuilt (RFC 5041 §4.2) — the segment has already
-//!   been placed into a sink STag that passed the TPT check (limit: the
-//!   check after placement).
+//!   tagged DDP header rebuilt (RFC 5041 §4.2). `ddp_rx` asks `rx_*` first
+//!   and refuses a Read Response for a QP with no Read outstanding before
+//!   placing it, so this path is the backstop for a record that reaches the
+//!   tracker without one.
 //! * `cfg_*` (QP context write): ORD (clamped to [`ORD_MAX`]); the record is
 //!   emptied.
 //! * Profile (`RdTrackN<PR>`): the QPs are `PROFILES[PR].fw.n_qp` (64 in the
@@ -76,6 +77,14 @@ pub struct RdTrackN<const PR: usize> {
     /// QP `hq_qp` has a Read outstanding (a fenced WQE waits: IB fence,
     /// `WQE_FLAG_FENCE`).
     pub hq_any: Signal<Out, Bit>,
+    /// Receive query for `ddp_rx`: `rx_any` = QP `rx_qp` has a Read
+    /// outstanding, so a Read Response for it may be placed (RFC 5040 §5.3:
+    /// a Read Response answers an outstanding Read Request; one without is
+    /// refused before anything is written). A QP beyond the profile has
+    /// none. Combinational from registered state; while `busy`, a record
+    /// being handled may still pop a Read, so the asker waits.
+    pub rx_qp: Signal<In, Bits<32>>,
+    pub rx_any: Signal<Out, Bit>,
     /// Pulse: QP `dec_qp`'s outstanding count went down (a Read's last
     /// Read Response): `TxSched` wakes the QP if it is parked at ORD.
     pub dec_valid: Signal<Out, Bit>,
@@ -167,6 +176,8 @@ pub struct RdTrackN<const PR: usize> {
     sq: Signal<Local, Bits<6>>,
     cq: Signal<Local, Bits<6>>,
     hq: Signal<Local, Bits<6>>,
+    rq4: Signal<Local, Bits<8>>,
+    sh_r_cnt: Signal<Local, Bits<256>>,
     pq: Signal<Local, Bits<6>>,
     s_ok: Signal<Local, Bit>,
     c_ok: Signal<Local, Bit>,
@@ -188,6 +199,8 @@ impl<const PR: usize> Default for RdTrackN<PR> {
             hq_qp: Default::default(),
             hq_full: Default::default(),
             hq_any: Default::default(),
+            rx_qp: Default::default(),
+            rx_any: Default::default(),
             dec_valid: Default::default(),
             dec_qp: Default::default(),
             tag_valid: Default::default(),
@@ -274,6 +287,8 @@ impl<const PR: usize> Default for RdTrackN<PR> {
             sq: Default::default(),
             cq: Default::default(),
             hq: Default::default(),
+            rq4: Default::default(),
+            sh_r_cnt: Default::default(),
             pq: Default::default(),
             s_ok: Default::default(),
             c_ok: Default::default(),
@@ -323,6 +338,12 @@ impl<const PR: usize> Logic for RdTrackN<PR> {
         self.h_ord.next = self.sh_h_ord.val().get_bits::<4>(0);
         self.hq_full.next = self.h_ord.val().any() & (self.h_cnt.val() >= self.h_ord.val());
         self.hq_any.next = self.h_cnt.val().any();
+        // Outstanding Reads of the receiving QP (a QPN beyond the profile
+        // has none: its Read Responses are refused).
+        self.rq4.next = bit_cast::<8, 6>(self.rx_qp.val().get_bits::<6>(0) & self.qm.val()) << 2;
+        self.sh_r_cnt.next = self.cnt.q.val() >> self.rq4.val();
+        self.rx_any.next =
+            self.sh_r_cnt.val().get_bits::<4>(0).any() & (self.rx_qp.val() < self.k_nq.val());
 
         // push: the Read Request went out
         self.push.next = false;
@@ -473,6 +494,7 @@ mod tests {
     fn uut<const PR: usize>() -> RdTrackN<PR> {
         let mut u = RdTrackN::<PR>::default();
         u.hq_qp.connect();
+        u.rx_qp.connect();
         u.clock.connect();
         u.reset.connect();
         u.sent_valid.connect();
@@ -645,6 +667,15 @@ mod tests {
         sent(&mut u, 2, 0xC, true, 300, &mut ev);
         sent(&mut u, 2, 0xD, true, 400, &mut ev); // beyond ORD 3
         assert_eq!(u.cnt_ord_over.val().index(), 1);
+        // ddp_rx's query: Reads outstanding on 2 and 40, none on 3, and a
+        // QPN beyond the 64 QPs (whose low bits are 2) has none
+        let rx_any = |u: &mut RdTrackN<{ crate::profile::PR_SIM }>, qpn: u64| {
+            u.rx_qp.next = qpn.into();
+            assert!(simulate(u, 100));
+            u.rx_any.val()
+        };
+        assert!(rx_any(&mut u, 2) && rx_any(&mut u, 40));
+        assert!(!rx_any(&mut u, 3) && !rx_any(&mut u, 64 + 2));
         // not a last Read Response / not a Read Response: nothing
         tag(&mut u, 2, Opcode::ReadResponse, false, 1, 0, 64, &mut ev);
         tag(&mut u, 2, Opcode::RdmaWrite, true, 1, 0, 64, &mut ev);
@@ -659,6 +690,7 @@ mod tests {
             std::mem::take(&mut ev),
             vec![Ev::Cpl(40, 0x40_00, 7), Ev::Cpl(2, 0xC, 300)]
         );
+        assert!(!rx_any(&mut u, 2) && !rx_any(&mut u, 40), "all answered");
         // nothing outstanding: Terminate, the tagged header echoed
         let (stag, to, len) = (0xDEAD_BEEF, 0x0123_4567_89AB_CDEF, 77u16);
         tag(

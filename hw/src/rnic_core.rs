@@ -541,7 +541,7 @@ pub struct RnicCoreP<
     /// Per connection, for the framer: {window[207:192], peer_port[191:176],
     /// local_port[175:160], peer_ip[159:128], local_ip[127:96],
     /// local_mac[95:48], peer_mac[47:0]}.
-    tx_ctx: RAM<Bits<208>, 8>,
+    tx_ctx: RAM<Bits<209>, 8>,
     /// Per connection: the ACK number to send (rcv_nxt).
     tx_ack: RAM<Bits<32>, 8>,
     /// QP write, second clock: TxSeg's configuration with the connection's fields.
@@ -1484,6 +1484,10 @@ impl<
         self.ddp_rx.in_qpn.next = self.fb_sk.out_data.val().get_bits::<32>(93);
         self.ddp_rx.in_qp_state.next = self.fb_sk.out_data.val().get_bits::<8>(125);
         self.ddp_rx.in_pd.next = self.fb_sk.out_data.val().get_bits::<32>(133);
+        // A Read Response is placed only for a QP with a Read outstanding.
+        self.rd_track.rx_qp.next = self.ddp_rx.rd_qpn.val();
+        self.ddp_rx.rd_any.next = self.rd_track.rx_any.val();
+        self.ddp_rx.rd_busy.next = self.rd_track.busy.val();
 
         // ddp_rx ↔ tpt
         self.tpt.tpt_wr_en.next = self.tpt_wr_en.val();
@@ -2110,13 +2114,15 @@ impl<
         }
         self.tx_ctx.write_enable.next = self.ew_ct_valid.val();
         self.tx_ctx.write_address.next = self.ew_ct_idx.val();
-        self.tx_ctx.write_data.next = bit_cast::<208, 48>(self.ew_ct_peer_mac.val())
-            | (bit_cast::<208, 48>(self.ew_ct_local_mac.val()) << 48)
-            | (bit_cast::<208, 32>(self.ew_ct_local_ip.val()) << 96)
-            | (bit_cast::<208, 32>(self.ew_ct_peer_ip.val()) << 128)
-            | (bit_cast::<208, 16>(self.ew_ct_local_port.val()) << 160)
-            | (bit_cast::<208, 16>(self.ew_ct_peer_port.val()) << 176)
-            | (bit_cast::<208, 16>(self.tx_win16.val()) << 192);
+        // Bit 208: the device owns the stream (ConnMode::Rdma = 2).
+        self.tx_ctx.write_data.next = bit_cast::<209, 48>(self.ew_ct_peer_mac.val())
+            | (bit_cast::<209, 48>(self.ew_ct_local_mac.val()) << 48)
+            | (bit_cast::<209, 32>(self.ew_ct_local_ip.val()) << 96)
+            | (bit_cast::<209, 32>(self.ew_ct_peer_ip.val()) << 128)
+            | (bit_cast::<209, 16>(self.ew_ct_local_port.val()) << 160)
+            | (bit_cast::<209, 16>(self.ew_ct_peer_port.val()) << 176)
+            | (bit_cast::<209, 16>(self.tx_win16.val()) << 192)
+            | (bit_cast::<209, 1>((self.ew_ct_mode.val() == 2).into()) << 208);
         // rcv_nxt to acknowledge: the firmware's write, else the fast path's
         // new rcv_nxt (ack_req).
         self.tx_ack.write_enable.next = self.ew_ct_valid.val() | self.rx_split.ack_req_valid.val();
@@ -2499,6 +2505,7 @@ impl<
         self.tx_ackgen.ctx_src_port.next = self.tx_ctx.read_data.val().get_bits::<16>(160);
         self.tx_ackgen.ctx_dst_port.next = self.tx_ctx.read_data.val().get_bits::<16>(176);
         self.tx_ackgen.ctx_window.next = self.tx_ctx.read_data.val().get_bits::<16>(192);
+        self.tx_ackgen.ctx_owned.next = self.tx_ctx.read_data.val().get_bit(208);
         self.tx_ackgen.ctx_ack.next = self.tx_ack.read_data.val();
         self.tx_ackgen.ctx_seq.next = self.tx_wnxt.read_data.val();
         self.cnt_tx_acks.next = self.tx_ackgen.cnt_acks.val();

@@ -15,6 +15,10 @@
 //!   head wait for it (head of line): an ACK is delayed at most
 //!   `ACK_DELAY_CLOCKS` times its place in the FIFO, and a due ACK waits
 //!   behind at most one ACK that is not due.
+//! * Ownership: a due ACK of a connection the device no longer owns
+//!   (`ctx_owned` low: the firmware took it back to close it) is dropped,
+//!   so nothing leaves behind the firmware's FIN with a lower sequence
+//!   number (RFC 9293 §3.6: the FIN is the stream's last octet).
 //! * Piggyback: `ctx_acked` is the ACK number of the last frame built for
 //!   the connection (data frames included, kept by the core). A due ACK
 //!   whose ACK number a frame already carried is not sent (`cnt_piggy`).
@@ -103,6 +107,11 @@ pub struct TxAckN<const PR: usize> {
     pub ctx_ack: Signal<In, Bits<32>>,
     /// The ACK number of the last frame built for the connection.
     pub ctx_acked: Signal<In, Bits<32>>,
+    /// The device owns the connection's stream (RDMA mode). When the
+    /// firmware has taken it back (teardown: its FIN follows the device's
+    /// last octet), a queued ACK is dropped: its sequence number would be
+    /// below what the firmware has sent.
+    pub ctx_owned: Signal<In, Bit>,
     /// A pure ACK was built (pulse): the core records `sent_ack` as the
     /// connection's last ACK number (`ctx_acked`).
     pub sent_valid: Signal<Out, Bit>,
@@ -188,6 +197,7 @@ impl<const PR: usize> Default for TxAckN<PR> {
             ctx_seq: Default::default(),
             ctx_ack: Default::default(),
             ctx_acked: Default::default(),
+            ctx_owned: Default::default(),
             sent_valid: Default::default(),
             sent_conn: Default::default(),
             sent_ack: Default::default(),
@@ -301,7 +311,10 @@ impl<const PR: usize> Logic for TxAckN<PR> {
         self.sent_conn.next = self.rconn.q.val();
         self.sent_ack.next = self.ctx_ack.val();
 
-        if (self.st.q.val() == 1) & (self.ctx_ack.val() == self.ctx_acked.val()) {
+        if (self.st.q.val() == 1) & !self.ctx_owned.val() {
+            // the firmware sends this connection's segments now
+            self.st.d.next = 0.into();
+        } else if (self.st.q.val() == 1) & (self.ctx_ack.val() == self.ctx_acked.val()) {
             // a frame already carried this ACK number: nothing to send
             self.st.d.next = 0.into();
             self.n_piggy.d.next = self.n_piggy.q.val() + 1;
@@ -500,6 +513,7 @@ mod tests {
         u.ctx_seq.connect();
         u.ctx_ack.connect();
         u.ctx_acked.connect();
+        u.ctx_owned.connect();
         u.tx_ready.connect();
         u.connect_all();
         u
@@ -520,7 +534,9 @@ mod tests {
     /// connection with the table's seq/ack at build time; requests for a
     /// queued connection merge; the head is read only when due (a second
     /// request merged, or ACK_DELAY_CLOCKS since the first); an ACK whose
-    /// number was already carried is not sent; every request is answered.
+    /// number was already carried is not sent; every request is answered;
+    /// once the firmware has taken a connection back (not owned), its
+    /// queued ACKs are dropped.
     #[test]
     fn frames_match_ack_frame_and_coalesce() {
         let mut u = uut();
@@ -536,6 +552,9 @@ mod tests {
             })
             .collect();
         let mut acked: Vec<u32> = conns.iter().map(|c| c.3.wrapping_sub(1)).collect();
+        // Connection 7 is taken back by the firmware half-way.
+        let owned = |k: usize, cycle: u64| k != 7 || cycle < 4000;
+        let mut dropped = 0;
         let mut rd: Option<usize> = None;
         let mut cur = Vec::new();
         let (mut frames, mut reqs, mut skips, mut seconds) = (0, 0, 0, 0);
@@ -565,9 +584,13 @@ mod tests {
             u.ctx_seq.next = (seq as u64).into();
             u.ctx_ack.next = (ack as u64).into();
             u.ctx_acked.next = (acked[k] as u64).into();
+            u.ctx_owned.next = owned(k, cycle);
             assert!(simulate(&mut u, 1000));
             if rd.is_some() {
-                if acked[k] == ack {
+                if !owned(k, cycle) {
+                    assert!(!u.sent_valid.val(), "ACK of a connection not owned");
+                    dropped += 1;
+                } else if acked[k] == ack {
                     assert!(!u.sent_valid.val(), "carried ACK must not be sent");
                     skips += 1;
                 } else {
@@ -621,8 +644,9 @@ mod tests {
         }
         assert!(want.is_empty() && order.is_empty());
         assert!(
-            frames > 20 && frames < reqs && skips > 0 && seconds > 0,
-            "{frames} ACKs, {skips} piggybacked, {seconds} on a second segment, {reqs} requests"
+            frames > 20 && frames < reqs && skips > 0 && seconds > 0 && dropped > 0,
+            "{frames} ACKs, {skips} piggybacked, {seconds} on a second segment, \
+             {dropped} not owned, {reqs} requests"
         );
         assert_eq!(u.cnt_acks.val().index(), frames);
         assert_eq!(u.cnt_piggy.val().index(), skips);
@@ -683,6 +707,7 @@ mod tests {
             u.ctx_seq.next = (7 * k as u64).into();
             u.ctx_ack.next = (ack_of(k) as u64).into();
             u.ctx_acked.next = 0.into();
+            u.ctx_owned.next = true;
             assert!(simulate(&mut u, 1000));
             if let Some((k, _)) = rd.take() {
                 assert!(u.sent_valid.val());

@@ -456,27 +456,43 @@ fn read_requests_out_responses_placed_cqe_and_stray_terminates() {
     );
     assert_eq!(r.cnt(), (2, 2, 0, 0));
 
-    // a stray Read Response (nothing outstanding): placed (its STag passed
-    // the TPT check) but refused: Terminate 0/2/6, no CQE
+    // a stray Read Response (nothing outstanding), 3000 octets in several
+    // segments into a sink whose STag, rights and bounds are good: refused
+    // before placement (RFC 5040 §5.3, §7): Terminate 0/2/6, not one octet
+    // written, no CQE
     let stray = ReadRequestRepr {
         sink_stag: r.sink_stag,
         sink_to: sink0 + 100,
-        size: 40,
+        size: 3000,
         src_stag: 0,
         src_to: 0,
     };
-    let ds = r.rng.bytes(40);
-    r.respond(&stray, &ds, true);
+    let placed_before = r.placed.len();
+    let ds = r.rng.bytes(3000);
+    r.respond(&stray, &ds, false);
     r.run(200_000);
     let want = TerminateCause::from(RemoteOperationError::UnexpectedOpcode).to_bits();
-    assert_eq!(r.terms, vec![(want, CONN, QPN)], "stray Read Response");
-    assert_eq!(r.cnt(), (2, 2, 0, 1));
+    assert_eq!(
+        r.terms.first(),
+        Some(&(want, CONN, QPN)),
+        "stray Read Response"
+    );
+    assert_eq!(
+        r.placed.len(),
+        placed_before,
+        "nothing placed for the stray"
+    );
+    assert_eq!(
+        r.cnt(),
+        (2, 2, 0, 0),
+        "refused by ddp_rx, not after placement"
+    );
     assert!(!Cqe::phase_of(&r.cqe(2)).unwrap(), "no CQE for the stray");
     r.sink_matches();
     let n = r.node.borrow();
     assert_eq!(n.core.get_cnt_scq_no_cq(), 0);
     assert_eq!(n.core.get_cnt_tx_desc_drop(), 0);
-    assert_eq!(n.core.get_cnt_ddp_term(), 0);
+    assert!(n.core.get_cnt_ddp_term() >= 1);
     let cyc = n.core.cycle();
     eprintln!(
         "read_req_core: {cyc} clocks in {:.2} s ({:.0} clocks/s)",

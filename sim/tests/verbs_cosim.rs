@@ -787,6 +787,42 @@ fn disconnect_after_data() {
     });
 }
 
+/// B closes right after A's RDMA Write reached it, while B's RTL may
+/// still hold the delayed ACK for it: after B's FIN, nothing B sends has a
+/// sequence number below the FIN's end (RFC 9293 §3.6: the FIN is the
+/// stream's last octet; a pure ACK at the FIN's own sequence number after
+/// it is answered by Linux with a RST). Only a retransmitted FIN may
+/// repeat it.
+#[test]
+fn nothing_below_the_fin_after_it() {
+    with_pair("verbs_fin_last", |s| {
+        s.write(0, 100);
+        s.qp_b.disconnect(false).unwrap();
+        // B closes actively (TIME-WAIT follows); A's side ends on B's
+        // last ACK.
+        let closed = run_until(s.world, 100_000, |w| {
+            (0..64).all(|i| w.nodes[0].fw.conn(i).is_none())
+        });
+        assert!(closed.is_ok(), "A's connection still open");
+        // past the RTL's longest ACK delay (tx_ack::ACK_DELAY_CLOCKS)
+        s.idle(10_000);
+        let segs = s.pcap_segments(MAC_B);
+        let at = segs.iter().position(|x| x.1).expect("B's FIN");
+        let (fin_seq, _, ref p) = segs[at];
+        let fin_end = fin_seq.wrapping_add(p.len() as u32 + 1);
+        for (k, (seq, fin, p)) in segs[at + 1..].iter().enumerate() {
+            let again = *fin && *seq == fin_seq;
+            assert!(
+                again || (seq.wrapping_sub(fin_end) as i32) >= 0,
+                "B's segment {} after its FIN (seq {fin_seq:#x}): seq {seq:#x}, \
+                 FIN {fin}, {} payload octets",
+                k + 1,
+                p.len()
+            );
+        }
+    });
+}
+
 /// The default scenario with 1 MiB messages (seed 1, 2 ops per size) must
 /// run through.
 #[test]
