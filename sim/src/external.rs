@@ -19,6 +19,8 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
+use crate::mac_port::{pad_to_min, ETH_MIN_FRAME_NO_FCS};
+
 /// Largest frame accepted from the peer (octets after the length field).
 pub const MAX_FRAME: usize = 65_535;
 /// Default limit of the send queue, octets.
@@ -156,8 +158,18 @@ impl ExternalPort {
         self.tx_buf.len()
     }
 
-    /// Queues a frame for the peer (written by [`ExternalPort::poll`]).
+    /// Queues a frame for the peer (written by [`ExternalPort::poll`]),
+    /// padded to the Ethernet minimum as a MAC sends it
+    /// ([`crate::mac_port::ETH_MIN_FRAME_NO_FCS`]).
     pub fn send(&mut self, frame: &[u8]) {
+        let mut padded;
+        let frame = if frame.len() < ETH_MIN_FRAME_NO_FCS {
+            padded = frame.to_vec();
+            pad_to_min(&mut padded);
+            &padded[..]
+        } else {
+            frame
+        };
         if self.conn.is_none()
             || frame.len() > MAX_FRAME
             || self.tx_buf.len() + 4 + frame.len() > self.tx_limit

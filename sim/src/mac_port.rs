@@ -14,6 +14,19 @@ use std::collections::VecDeque;
 
 use crate::stream::{beats, Assembler, Beat};
 
+/// The shortest Ethernet frame without its FCS: 64 octets on the wire with
+/// the 4-octet FCS (IEEE 802.3 §3.2.8, minFrameSize). A MAC transmitting a
+/// shorter frame (a 54-octet pure TCP ACK, a 42-octet ARP) pads it with zero
+/// octets; the receiver finds the real length in the IP header.
+pub const ETH_MIN_FRAME_NO_FCS: usize = 60;
+
+/// Pads `frame` with zero octets to [`ETH_MIN_FRAME_NO_FCS`], as a MAC does.
+pub fn pad_to_min(frame: &mut Vec<u8>) {
+    if frame.len() < ETH_MIN_FRAME_NO_FCS {
+        frame.resize(ETH_MIN_FRAME_NO_FCS, 0);
+    }
+}
+
 /// A model's MAC receive input (`mac_rx_*`).
 pub trait MacRxPins {
     /// Drives `mac_rx_*` for this cycle: `None` = `valid` low.
@@ -154,13 +167,27 @@ pub struct MacTxPort {
     /// Cycles sampled since the current frame's first beat.
     cur_cycles: u64,
     last_frame_cycles: u64,
+    /// Frames shorter than the Ethernet minimum are not padded (a tap on a
+    /// stream that is not a MAC's).
+    raw: bool,
     /// Frames received.
     pub frames: u64,
 }
 
 impl MacTxPort {
+    /// The MAC on a model's `mac_tx_*`: frames come out padded to
+    /// [`ETH_MIN_FRAME_NO_FCS`], as they leave on the wire.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A tap on any stream of that shape: packets come out as the model
+    /// sent them, however short.
+    pub fn tap() -> Self {
+        Self {
+            raw: true,
+            ..Self::default()
+        }
     }
 
     /// Drives `ready` for this cycle: high unless `hold` (e.g. the link's
@@ -179,8 +206,10 @@ impl MacTxPort {
     }
 
     /// Takes this cycle's beat if `valid && ready`; returns a frame on its
-    /// last beat. Malformed beats (`keep` > 8, or < 8 before the last) drop
-    /// the frame and count in [`MacTxPort::errors`].
+    /// last beat, padded to [`ETH_MIN_FRAME_NO_FCS`] as the MAC sends it
+    /// (not by a [`MacTxPort::tap`]).
+    /// Malformed beats (`keep` > 8, or < 8 before the last) drop the frame
+    /// and count in [`MacTxPort::errors`].
     pub fn sample<P: MacTxPins + ?Sized>(&mut self, pins: &P) -> Option<Vec<u8>> {
         if self.mid_frame {
             self.cur_cycles += 1;
@@ -194,9 +223,12 @@ impl MacTxPort {
         }
         self.mid_frame = !b.last;
         match self.asm.push(b) {
-            Ok(Some(f)) => {
+            Ok(Some(mut f)) => {
                 self.frames += 1;
                 self.last_frame_cycles = self.cur_cycles;
+                if !self.raw {
+                    pad_to_min(&mut f);
+                }
                 Some(f)
             }
             Ok(None) => None,
@@ -217,5 +249,52 @@ impl MacTxPort {
     /// Beats refused as malformed.
     pub fn errors(&self) -> u64 {
         self.asm.errors
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream that presents one frame, then nothing.
+    struct OneFrame(VecDeque<Beat>);
+
+    impl MacTxPins for OneFrame {
+        fn mac_tx(&self) -> Option<Beat> {
+            self.0.front().copied()
+        }
+        fn set_mac_tx_ready(&mut self, _: bool) {}
+    }
+
+    fn out(mut port: MacTxPort, frame: &[u8]) -> Vec<u8> {
+        let mut pins = OneFrame(beats(frame).into_iter().collect());
+        loop {
+            port.drive_ready(&mut pins, true);
+            let f = port.sample(&pins);
+            pins.0.pop_front();
+            if let Some(f) = f {
+                return f;
+            }
+            assert!(!pins.0.is_empty(), "frame never completed");
+        }
+    }
+
+    /// A 54-octet pure ACK and a 42-octet ARP leave the MAC as 60 octets,
+    /// zero-padded; a minimum-size or longer frame is unchanged; a tap
+    /// passes short packets as they are.
+    #[test]
+    fn mac_pads_short_frames_to_the_ethernet_minimum() {
+        for len in [1usize, 42, 54, 59] {
+            let f: Vec<u8> = (1..=len as u8).collect();
+            let got = out(MacTxPort::new(), &f);
+            assert_eq!(got.len(), ETH_MIN_FRAME_NO_FCS, "{len}-octet frame");
+            assert_eq!(&got[..len], &f[..]);
+            assert!(got[len..].iter().all(|&b| b == 0), "pad is zero");
+            assert_eq!(out(MacTxPort::tap(), &f), f, "tap: {len} octets");
+        }
+        for len in [60usize, 61, 1514] {
+            let f: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            assert_eq!(out(MacTxPort::new(), &f), f, "{len}-octet frame");
+        }
     }
 }

@@ -71,7 +71,7 @@ fn one_model_alone() {
     common::program(&mut m, 0, &common::EP_A, &common::EP_B, 0);
     let mut seq = 0u32;
     let mut rx = MacRxPort::new(3);
-    let mut tx = MacTxPort::new();
+    let mut tx = MacTxPort::tap(); // the payload stream, not a MAC
     let t = Instant::now();
     for _ in 0..n {
         if rx.pending() < 2 {

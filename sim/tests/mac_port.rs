@@ -28,7 +28,7 @@ fn run(gap: u64, ready_pct: u64, seed: u64) {
     let iss = 0xFFFF_FF80; // crosses the sequence-number wrap
     program(&mut m, 0, &EP_A, &EP_B, iss);
     let mut rx = MacRxPort::new(gap);
-    let mut tx = MacTxPort::new();
+    let mut tx = MacTxPort::tap(); // the payload stream, not a MAC
     let mut seq = iss;
     let (mut want, mut strangers) = (Vec::new(), Vec::new());
     let (mut bad, mut sent) = (0u64, 0u64);
@@ -122,7 +122,7 @@ fn hold_only_between_frames() {
     m.reset(4);
     program(&mut m, 0, &EP_A, &EP_B, 1000);
     let mut rx = MacRxPort::new(0);
-    let mut tx = MacTxPort::new();
+    let mut tx = MacTxPort::tap(); // the payload stream, not a MAC
     let p: Vec<u8> = (0..50).collect();
     rx.push(seg_frame(&EP_B, &EP_A, 1000, &p), false);
     let mut got = None;

@@ -247,7 +247,7 @@ impl Reflector {
         Reflector {
             m,
             rx: MacRxPort::new(0),
-            tx: MacTxPort::new(),
+            tx: MacTxPort::tap(), // the payload stream, not a MAC
             exc: ExcReader::new(true),
             me,
             peer,
