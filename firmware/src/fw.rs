@@ -1682,7 +1682,10 @@ impl<
         };
         if let Some(ctx) = rdma_ctx {
             let fpdu = ctx.mulpdu as u32 + FPDU_OVERHEAD;
-            if c.persist.sample(now, una, nxt, ctx.snd_wnd, fpdu, &cfg) {
+            let rto = c.retx.base_rto();
+            if c.persist
+                .sample(now, una, nxt, ctx.snd_wnd, fpdu, rto, &cfg)
+            {
                 // The TCB follows the device's state (as for any RDMA-mode
                 // segment the firmware handles), then probes.
                 c.tcb
@@ -1696,7 +1699,9 @@ impl<
         let Some(c) = self.conns[i].as_mut() else {
             return false;
         };
+        let rtts = c.retx.rtt_samples();
         let action = c.retx.sample(now, una, nxt, &cfg);
+        self.stats.retx.rtt_samples += c.retx.rtt_samples().wrapping_sub(rtts) as u64;
         if c.retx.armed() {
             self.stats.retx.outstanding += 1;
         }

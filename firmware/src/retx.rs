@@ -1,53 +1,109 @@
 //! The retransmission timer of a connection whose data the device sends
-//! (RDMA mode, and the device's octets of a closing stream).
+//! (RDMA mode, and the device's octets of a closing stream), with the RTO
+//! computed from measured round-trip times (RFC 6298 §2–§5).
 //!
 //! The device keeps a log of the FPDUs it sent and replays them on request
 //! (`port::RETX_CONN`, [`crate::hal::Hal::retransmit`]: go-back-N from
-//! SND.UNA); deciding *when* is the firmware's job. There is no RTT sample
-//! from the device, so the RTO is a configured value ([`RetxConfig`]) and
-//! not RFC 6298 §2's SRTT/RTTVAR estimate.
+//! SND.UNA); deciding *when* is the firmware's job. The device gives no RTT
+//! sample and no per-segment send time: the firmware only sees SND.UNA and
+//! SND.NXT, which the timer samples (one connection-context read in RDMA
+//! mode) at most once per [`RetxTimer::period`], a quarter of the current
+//! RTO estimate, and otherwise keeps its deadline, so a check costs nothing
+//! between samples.
 //!
-//! The timer samples SND.UNA and SND.NXT (one connection-context read in
-//! RDMA mode) at most once per [`RetxTimer::period`] (a quarter of the
-//! configured RTO) and otherwise keeps its deadline, so a check costs
-//! nothing between samples:
-//! * SND.UNA == SND.NXT: nothing outstanding, the timer is off (RFC 6298
-//!   §5.2) and the backoff is reset;
-//! * SND.UNA moved since the last sample (new data acknowledged): the
-//!   timer restarts (§5.3) with the configured RTO: the backoff is dropped
-//!   at once (there is no RTT measurement to recompute it from, cf. the
-//!   note after §5.7);
+//! **RTT measurement**, one sequence number at a time (the traditional
+//! way RFC 6298 §3 describes): at a sample where nothing is being timed,
+//! data is outstanding and SND.NXT moved since the previous sample (so the
+//! octet just below it left within the last period), the timer remembers
+//! (SND.NXT, now); the first later sample that finds SND.UNA at or past
+//! that mark gives the measurement R = the time between the two samples.
+//! R is rounded *up* to the sampling grid: it can exceed the RTT by up to
+//! one period, and fall short of it (by less than a period) only if the
+//! octet left before the starting sample. The period is the clock
+//! granularity G of RFC 6298 §2 (the RTO is at least SRTT + G). §3 asks
+//! for at least one measurement per RTT; the samples give one per RTT when
+//! the RTT is longer than the period, and one per period on a faster link
+//! (the most the firmware can see). Karn's rule (RFC 6298 §3): a
+//! retransmission while a mark is being timed discards it, and no timing
+//! starts until SND.NXT has passed everything that was outstanding when the
+//! device was asked to replay (SND.NXT at that sample and at the next one,
+//! which covers data the device sent between the context read and the
+//! replay's start), so no measurement comes from retransmitted data. The
+//! device's own fast retransmit (RFC 5681 §3.2 in the RTL) is not visible
+//! here: a measurement that spans one includes the recovery, an
+//! overestimate.
+//!
+//! **RTO** (RFC 6298 §2.2, §2.3): the first R sets SRTT = R, RTTVAR = R/2;
+//! later ones RTTVAR = 3/4·RTTVAR + 1/4·|SRTT − R|, then SRTT = 7/8·SRTT +
+//! 1/8·R (alpha = 1/8, beta = 1/4); RTO = SRTT + max(G, K·RTTVAR) with
+//! K = 4, bounded by [`RetxConfig::rto_min`] (§2.4) and
+//! [`RetxConfig::rto_max`] (§2.5). Before the first measurement the RTO is
+//! [`RetxConfig::rto`] (§2.1).
+//!
+//! **Timer** (RFC 6298 §5), at each sample:
+//! * SND.UNA == SND.NXT: nothing outstanding, the timer is off (§5.2) and
+//!   the retry count is reset;
+//! * SND.UNA moved since the last sample (new data acknowledged): the timer
+//!   restarts (§5.3) with the current RTO. A backed-off RTO stays until a
+//!   new measurement recomputes it (the note after §5.7: Karn's algorithm;
+//!   progress on retransmitted data is no measurement);
 //! * SND.UNA has not moved for RTO: retransmit (§5.4, here: the device's
-//!   go-back-N replay), double the RTO up to the configured maximum (§5.5,
-//!   §2.5) and restart the timer (§5.6);
+//!   go-back-N replay), double the RTO up to the maximum (§5.5, §2.5) and
+//!   restart the timer (§5.6);
 //! * when `max_retries` retransmissions did not move SND.UNA, the next
 //!   expiry gives up: the connection is aborted (RFC 9293 §3.8.3, R2).
+//!
+//! The sampling period follows the RTO estimate, not the backed-off RTO: a
+//! stalled connection is sampled no more often than a healthy one, progress
+//! after a backoff is seen within a period, and the measurement that ends
+//! the backoff is not coarsened by it. It is bounded below by
+//! `rto_min / 4` (the estimate never goes below `rto_min`): on a fast link
+//! the RTO converges to `rto_min` and the granularity to a quarter of it
+//! (50 ms, one context read per connection per 50 ms, with the board's
+//! defaults).
 //!
 //! A sample happens at the first poll at or after
 //! `min(last sample + period, last progress + RTO)`, so a retransmission
 //! fires between RTO and RTO + period after the ACK that last moved
 //! SND.UNA (the progress itself is seen up to a period late).
 
-use crate::tcp::seq_lt;
+use crate::tcp::{seq_le, seq_lt};
 use crate::{Micros, MS};
 
+/// RFC 6298 §2.1: until a round-trip time has been measured the RTO is 1 s.
+pub const RDMA_RTO_INIT: Micros = 1000 * MS;
 /// RFC 6298 §2.4 rounds the RTO up to 1 s but allows a lower minimum; Linux
 /// uses 200 ms (`TCP_RTO_MIN`). The board's default (a LAN).
 pub const RDMA_RTO_MIN: Micros = 200 * MS;
-/// Upper bound of the backoff (RFC 6298 §2.5: at least 60 s).
+/// Upper bound of the RTO and its backoff (RFC 6298 §2.5: at least 60 s).
 pub const RDMA_RTO_MAX: Micros = 60_000 * MS;
-/// Retransmissions before giving up. With [`RDMA_RTO_MIN`] doubling up to
-/// [`RDMA_RTO_MAX`], the 9th expiry (the one after the 8th retransmission)
-/// comes 0.2 × (2^9 − 1) = 102.2 s after the data stopped moving: RFC 9293
-/// §3.8.3 asks R2 for data to be at least 100 s.
+/// Retransmissions before giving up. The RTO is never below
+/// [`RDMA_RTO_MIN`], so, doubling up to [`RDMA_RTO_MAX`], the 9th expiry
+/// (the one after the 8th retransmission) comes at least 0.2 × (2^9 − 1) =
+/// 102.2 s after the data stopped moving: RFC 9293 §3.8.3 asks R2 for data
+/// to be at least 100 s.
 pub const RDMA_MAX_RETRIES: u8 = 8;
+
+/// RFC 6298 §2.3: alpha = 1/8, as a shift.
+pub const RTT_ALPHA_SHIFT: u32 = 3;
+/// RFC 6298 §2.3: beta = 1/4, as a shift.
+pub const RTT_BETA_SHIFT: u32 = 2;
+/// RFC 6298 §2.2, §2.3: K = 4.
+pub const RTO_K: Micros = 4;
+/// Samples of SND.UNA per RTO: the sampling period is a quarter of the
+/// RTO estimate.
+pub const SAMPLES_PER_RTO: Micros = 4;
 
 /// The timer's tunables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetxConfig {
-    /// Initial (and, after progress, the restart) RTO.
+    /// The initial RTO: the RTO before the first RTT measurement (RFC 6298
+    /// §2.1).
     pub rto: Micros,
-    /// Largest RTO the backoff reaches.
+    /// Smallest RTO (RFC 6298 §2.4); also bounds the sampling period below
+    /// (`rto_min / 4`).
+    pub rto_min: Micros,
+    /// Largest RTO, and the cap of the backoff (RFC 6298 §2.5, §5.5).
     pub rto_max: Micros,
     /// Retransmissions without progress before the connection is aborted.
     pub max_retries: u8,
@@ -56,7 +112,8 @@ pub struct RetxConfig {
 impl Default for RetxConfig {
     fn default() -> Self {
         RetxConfig {
-            rto: RDMA_RTO_MIN,
+            rto: RDMA_RTO_INIT,
+            rto_min: RDMA_RTO_MIN,
             rto_max: RDMA_RTO_MAX,
             max_retries: RDMA_MAX_RETRIES,
         }
@@ -64,9 +121,11 @@ impl Default for RetxConfig {
 }
 
 impl RetxConfig {
-    /// How often SND.UNA is sampled: a quarter of the RTO (at least 1 µs).
-    pub fn period(&self) -> Micros {
-        (self.rto / 4).max(1)
+    /// `rto` within `[rto_min, rto_max]` (RFC 6298 §2.4, §2.5; at least
+    /// 1 µs, and `rto_min` wins if the two cross).
+    pub fn bound(&self, rto: Micros) -> Micros {
+        let lo = self.rto_min.max(1);
+        rto.clamp(lo, self.rto_max.max(lo))
     }
 }
 
@@ -89,6 +148,8 @@ pub struct RetxStats {
     pub samples: u64,
     /// Samples that found data outstanding (SND.UNA != SND.NXT).
     pub outstanding: u64,
+    /// RTT measurements taken (RFC 6298 §2.2, §2.3).
+    pub rtt_samples: u64,
     /// Retransmissions the device took (`RETX_CONN` writes).
     pub retransmits: u64,
     /// Retransmission requests the device could not take yet (`Full`).
@@ -108,32 +169,65 @@ pub struct RetxStats {
     pub probes: u64,
 }
 
+/// The RTT estimate of a connection (RFC 6298 §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rtt {
+    srtt: Micros,
+    rttvar: Micros,
+}
+
 /// The timer state of one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetxTimer {
     /// SND.UNA at the last sample.
     una: u32,
+    /// SND.NXT at the last sample.
+    nxt: u32,
     /// Data was outstanding at the last sample.
     armed: bool,
     /// When SND.UNA was last seen to move (or the timer restarted).
     since: Micros,
     /// The next sample.
     next: Micros,
-    /// The current (backed-off) RTO.
+    /// The current RTO: `base` doubled by each retransmission.
     rto: Micros,
+    /// The RTO from the estimate (or the initial RTO), without backoff.
+    base: Micros,
+    /// SRTT and RTTVAR, once a round trip has been measured.
+    rtt: Option<Rtt>,
+    /// The sequence number being timed (SND.NXT when the timing started)
+    /// and the time of that sample.
+    timing: Option<(u32, Micros)>,
+    /// Karn's rule: SND.NXT at the last retransmission; no timing starts
+    /// until SND.NXT is past it, and it is dropped once SND.UNA reaches it.
+    karn: Option<u32>,
+    /// The last retransmission was asked for at the last sample: the next
+    /// sample raises `karn` to its SND.NXT.
+    karn_open: bool,
+    /// RTT measurements taken.
+    rtts: u32,
     /// Retransmissions since SND.UNA last moved.
     retries: u8,
 }
 
 impl RetxTimer {
-    /// A stopped timer whose first sample is due at `now`.
+    /// A stopped timer whose first sample is due at `now`, with the initial
+    /// RTO (RFC 6298 §2.1) and no RTT estimate.
     pub fn new(now: Micros, cfg: &RetxConfig) -> Self {
+        let rto = cfg.bound(cfg.rto);
         RetxTimer {
             una: 0,
+            nxt: 0,
             armed: false,
             since: now,
             next: now,
-            rto: cfg.rto,
+            rto,
+            base: rto,
+            rtt: None,
+            timing: None,
+            karn: None,
+            karn_open: false,
+            rtts: 0,
             retries: 0,
         }
     }
@@ -148,9 +242,44 @@ impl RetxTimer {
         now >= self.next
     }
 
-    /// The current RTO (doubled by each retransmission).
+    /// The current RTO: the estimate, doubled by each retransmission since
+    /// the last measurement (RFC 6298 §5.5).
     pub fn rto(&self) -> Micros {
         self.rto
+    }
+
+    /// The RTO the estimate gives, without backoff: SRTT + max(G,
+    /// K·RTTVAR) bounded (RFC 6298 §2.2–§2.5), or the initial RTO before the
+    /// first measurement.
+    pub fn base_rto(&self) -> Micros {
+        self.base
+    }
+
+    /// The smoothed round-trip time (RFC 6298 §2), once measured.
+    pub fn srtt(&self) -> Option<Micros> {
+        self.rtt.map(|r| r.srtt)
+    }
+
+    /// The round-trip time variation (RFC 6298 §2), once measured.
+    pub fn rttvar(&self) -> Option<Micros> {
+        self.rtt.map(|r| r.rttvar)
+    }
+
+    /// RTT measurements taken so far.
+    pub fn rtt_samples(&self) -> u32 {
+        self.rtts
+    }
+
+    /// Whether a sequence number is being timed.
+    pub fn timing(&self) -> bool {
+        self.timing.is_some()
+    }
+
+    /// How often SND.UNA is sampled, and so the clock granularity G of the
+    /// RTT measurement: a quarter of the RTO estimate (not of the backed-off
+    /// RTO), at least `rto_min / 4` and 1 µs.
+    pub fn period(&self) -> Micros {
+        (self.base / SAMPLES_PER_RTO).max(1)
     }
 
     /// Retransmissions since SND.UNA last moved.
@@ -173,13 +302,65 @@ impl RetxTimer {
         self.armed
     }
 
-    fn schedule(&mut self, now: Micros, cfg: &RetxConfig) {
-        let tick = now + cfg.period();
+    fn schedule(&mut self, now: Micros) {
+        let tick = now + self.period();
         self.next = if self.armed {
             tick.min(self.since + self.rto)
         } else {
             tick
         };
+    }
+
+    /// One RTT measurement `r` (RFC 6298 §2.2, §2.3), with the sampling
+    /// period as the clock granularity G. A new measurement recomputes the
+    /// RTO and so ends a backoff (the note after RFC 6298 §5.7).
+    fn measured(&mut self, r: Micros, cfg: &RetxConfig) {
+        let g = self.period();
+        let r = r.max(1);
+        let rtt = match self.rtt {
+            // §2.2: the first measurement.
+            None => Rtt {
+                srtt: r,
+                rttvar: r / 2,
+            },
+            // §2.3: RTTVAR first, from the old SRTT.
+            Some(Rtt { srtt, rttvar }) => Rtt {
+                rttvar: rttvar - (rttvar >> RTT_BETA_SHIFT) + (srtt.abs_diff(r) >> RTT_BETA_SHIFT),
+                srtt: srtt - (srtt >> RTT_ALPHA_SHIFT) + (r >> RTT_ALPHA_SHIFT),
+            },
+        };
+        self.rtt = Some(rtt);
+        self.rtts = self.rtts.wrapping_add(1);
+        self.base = cfg.bound(
+            rtt.srtt
+                .saturating_add(g.max(rtt.rttvar.saturating_mul(RTO_K))),
+        );
+        self.rto = self.base;
+    }
+
+    /// The RTT bookkeeping of a sample: Karn's guard, a measurement if
+    /// SND.UNA reached the timed mark, and a new timing if none is running.
+    fn time(&mut self, now: Micros, snd_una: u32, snd_nxt: u32, cfg: &RetxConfig) {
+        if let Some(k) = self.karn {
+            if self.karn_open {
+                // The replay covers what the device had sent when it started.
+                self.karn = Some(if seq_lt(k, snd_nxt) { snd_nxt } else { k });
+                self.karn_open = false;
+            } else if seq_le(k, snd_una) {
+                // Everything retransmitted is acknowledged.
+                self.karn = None;
+            }
+        }
+        if let Some((mark, t)) = self.timing {
+            if seq_le(mark, snd_una) {
+                self.timing = None;
+                self.measured(now.saturating_sub(t), cfg);
+            }
+        }
+        let fresh = self.karn.is_none_or(|k| seq_lt(k, snd_nxt));
+        if self.timing.is_none() && snd_una != snd_nxt && snd_nxt != self.nxt && fresh {
+            self.timing = Some((snd_nxt, now));
+        }
     }
 
     /// Takes a sample of the sequence state at `now` and says what to do.
@@ -190,50 +371,57 @@ impl RetxTimer {
         snd_nxt: u32,
         cfg: &RetxConfig,
     ) -> RetxAction {
+        if self.armed && seq_lt(snd_una, self.una) {
+            // SND.UNA never goes back; a stale read changes nothing.
+            self.schedule(now);
+            return RetxAction::None;
+        }
+        self.time(now, snd_una, snd_nxt, cfg);
+        self.nxt = snd_nxt;
         if snd_una == snd_nxt {
             // RFC 6298 §5.2: all acknowledged, the timer is off.
             self.armed = false;
             self.una = snd_una;
-            self.rto = cfg.rto;
             self.retries = 0;
-            self.schedule(now, cfg);
+            self.schedule(now);
             return RetxAction::None;
         }
         if !self.armed || snd_una != self.una {
             // Data became outstanding (RFC 6298 §5.1) or new data was
-            // acknowledged (§5.3): restart with the configured RTO.
-            if self.armed && seq_lt(snd_una, self.una) {
-                // SND.UNA never goes back; a stale read changes nothing.
-                self.schedule(now, cfg);
-                return RetxAction::None;
-            }
+            // acknowledged (§5.3): restart with the current RTO.
             self.armed = true;
             self.una = snd_una;
             self.since = now;
-            self.rto = cfg.rto;
             self.retries = 0;
-            self.schedule(now, cfg);
+            self.schedule(now);
             return RetxAction::None;
         }
         if now < self.since + self.rto {
-            self.schedule(now, cfg);
+            self.schedule(now);
             return RetxAction::None;
         }
         if self.retries >= cfg.max_retries {
             return RetxAction::GiveUp;
         }
         // Until the caller says the device took it, sample again next period.
-        self.next = now + cfg.period();
+        self.next = now + self.period();
         RetxAction::Retransmit
     }
 
     /// The device took the retransmission asked for at `now`: back off
-    /// (RFC 6298 §5.5, capped by §2.5) and restart the timer (§5.6).
+    /// (RFC 6298 §5.5, capped by §2.5), restart the timer (§5.6), and drop
+    /// the timing in progress (Karn's rule, RFC 6298 §3).
     pub fn fired(&mut self, now: Micros, cfg: &RetxConfig) {
         self.retries = self.retries.saturating_add(1);
-        self.rto = (self.rto.saturating_mul(2)).min(cfg.rto_max.max(cfg.rto));
+        self.rto = self.rto.saturating_mul(2).min(cfg.rto_max.max(cfg.rto_min));
         self.since = now;
-        self.schedule(now, cfg);
+        self.timing = None;
+        self.karn = Some(match self.karn {
+            Some(k) if seq_lt(self.nxt, k) => k,
+            _ => self.nxt,
+        });
+        self.karn_open = true;
+        self.schedule(now);
     }
 }
 
@@ -245,6 +433,7 @@ mod tests {
 
     const CFG: RetxConfig = RetxConfig {
         rto: 100,
+        rto_min: 100,
         rto_max: 400,
         max_retries: 3,
     };
@@ -287,12 +476,14 @@ mod tests {
         let (fires, _) = run(&mut t, 1000, 1250, 5, 9);
         assert_eq!(fires, vec![1100]);
         assert_eq!(t.rto(), 200);
-        // SND.UNA moves: the backoff is reset, the timer restarts when the
-        // progress is sampled (at most a period, 25 µs, late).
-        let (fires, _) = run(&mut t, 1250, 1400, 7, 9);
+        // SND.UNA moves (on retransmitted data: no measurement): the timer
+        // restarts when the progress is sampled (at most a period, 25 µs,
+        // late), with the backed-off RTO (Karn).
+        let (fires, _) = run(&mut t, 1250, 1500, 7, 9);
         assert_eq!(fires.len(), 1);
-        assert!((1350..1350 + 25).contains(&fires[0]), "{fires:?}");
-        assert_eq!(t.rto(), 200);
+        assert!((1450..1450 + 25).contains(&fires[0]), "{fires:?}");
+        assert_eq!((t.rto(), t.retries()), (400, 1));
+        assert_eq!(t.rtt_samples(), 0);
     }
 
     #[test]
@@ -301,6 +492,28 @@ mod tests {
         assert_eq!(t.sample(0, 100, 200, &CFG), RetxAction::None);
         assert_eq!(t.sample(50, 90, 200, &CFG), RetxAction::None);
         assert_eq!(t.sample(100, 100, 200, &CFG), RetxAction::Retransmit);
+    }
+
+    /// RFC 6298 §2.2/§2.3 by hand: R = 80 then 40 µs, G = 25 µs.
+    #[test]
+    fn estimate_follows_rfc6298_formulas() {
+        let cfg = RetxConfig { rto_min: 1, ..CFG };
+        let mut t = RetxTimer::new(0, &cfg);
+        assert_eq!((t.rto(), t.period(), t.srtt()), (100, 25, None));
+        t.sample(0, 0, 0, &cfg);
+        // Data sent: timed from 10; acknowledged, seen at 90.
+        t.sample(10, 0, 1000, &cfg);
+        assert!(t.timing());
+        t.sample(90, 1000, 1000, &cfg);
+        // SRTT = 80, RTTVAR = 40, RTO = 80 + max(25, 160) = 240
+        assert_eq!((t.srtt(), t.rttvar(), t.rto()), (Some(80), Some(40), 240));
+        assert_eq!(t.period(), 60);
+        t.sample(100, 1000, 2000, &cfg);
+        t.sample(140, 2000, 2000, &cfg);
+        // RTTVAR = 3/4·40 + 1/4·|80 − 40| = 40, SRTT = 7/8·80 + 40/8 = 75,
+        // RTO = 75 + 160
+        assert_eq!((t.srtt(), t.rttvar(), t.rto()), (Some(75), Some(40), 235));
+        assert_eq!(t.rtt_samples(), 2);
     }
 }
 
@@ -332,8 +545,12 @@ pub struct PersistTimer {
 
 impl PersistTimer {
     /// One sample: `wnd` the peer's window (octets), `fpdu` the largest FPDU
-    /// the connection sends (MULPDU + [`FPDU_OVERHEAD`]). Returns whether to
-    /// send a probe now.
+    /// the connection sends (MULPDU + [`FPDU_OVERHEAD`]), `rto` the
+    /// connection's RTO estimate ([`RetxTimer::base_rto`]: the first probe
+    /// comes one RTO after the window closed, RFC 1122 §4.2.2.17), doubled
+    /// after each probe up to `cfg.rto_max`. Returns whether to send a
+    /// probe now.
+    #[allow(clippy::too_many_arguments)]
     pub fn sample(
         &mut self,
         now: Micros,
@@ -341,6 +558,7 @@ impl PersistTimer {
         nxt: u32,
         wnd: u32,
         fpdu: u32,
+        rto: Micros,
         cfg: &RetxConfig,
     ) -> bool {
         if una != nxt || wnd >= fpdu {
@@ -348,7 +566,7 @@ impl PersistTimer {
             return false;
         }
         if self.backoff == 0 {
-            self.backoff = cfg.rto;
+            self.backoff = rto.max(1);
         }
         match self.deadline {
             None => {
@@ -356,7 +574,7 @@ impl PersistTimer {
                 false
             }
             Some(d) if now >= d => {
-                self.backoff = (self.backoff * 2).min(cfg.rto_max);
+                self.backoff = (self.backoff * 2).min(cfg.rto_max.max(rto));
                 self.deadline = Some(now + self.backoff);
                 true
             }
@@ -376,6 +594,7 @@ mod persist_tests {
 
     const CFG: RetxConfig = RetxConfig {
         rto: 100,
+        rto_min: 100,
         rto_max: 400,
         max_retries: 3,
     };
@@ -385,15 +604,15 @@ mod persist_tests {
         let mut p = PersistTimer::default();
         let probe_times: std::vec::Vec<u64> = (0..=1500)
             .step_by(10)
-            .filter(|&t| p.sample(t, 5, 5, 0, 1462, &CFG))
+            .filter(|&t| p.sample(t, 5, 5, 0, 1462, 100, &CFG))
             .collect();
         // armed at 0: 100, then 200, 400, 400 (capped) apart
         assert_eq!(probe_times, [100, 300, 700, 1100, 1500]);
         // a window of a full FPDU: no probe, timer reset
-        assert!(!p.sample(1600, 5, 5, 1462, 1462, &CFG));
+        assert!(!p.sample(1600, 5, 5, 1462, 1462, 100, &CFG));
         assert_eq!(p.deadline(), None);
         // data in flight: the retransmission timer's case, not a probe
-        assert!(!p.sample(1700, 5, 9, 0, 1462, &CFG));
+        assert!(!p.sample(1700, 5, 9, 0, 1462, 100, &CFG));
         assert_eq!(p.deadline(), None);
     }
 }

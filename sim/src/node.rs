@@ -30,12 +30,13 @@ pub const FW_CONNS: usize = 64;
 pub const FW_QPS: usize = 64;
 
 /// The RDMA-mode retransmission timer of the co-simulated firmware
-/// (`rnic_fw::retx`): the same doubling and retries as the board, from an
-/// RTO scaled to what a co-simulation runs (a few ms of simulated time per
-/// test). Loss-free runs must never reach it: see `RetxStats::longest_stall`
+/// (`rnic_fw::retx`): the same estimator, doubling and retries as the
+/// board, from an initial and minimum RTO scaled to what a co-simulation
+/// runs (a few ms of simulated time per test). Loss-free runs must never reach it: see `RetxStats::longest_stall`
 /// (fw_two_node checks it).
 pub const COSIM_RDMA_RETX: RetxConfig = RetxConfig {
     rto: 50,
+    rto_min: 50,
     rto_max: 2_000,
     max_retries: RDMA_MAX_RETRIES,
 };

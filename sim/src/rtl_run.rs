@@ -315,6 +315,7 @@ pub fn with_write_rig<R>(
     let rto = crate::node::COSIM_RDMA_RETX.rto;
     world.borrow_mut().nodes[0].fw.config.rdma_retx = rnic_fw::retx::RetxConfig {
         rto,
+        rto_min: rto,
         rto_max: 4 * rto,
         max_retries: 3,
     };
