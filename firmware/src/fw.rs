@@ -438,6 +438,14 @@ impl<
             }
             return;
         }
+        if reason == ExceptionReason::CqOverflow {
+            // Frame: the CQ number (u32 LE), 4 zero octets.
+            if let Some(q) = f.get(..4) {
+                let cqn = u32::from_le_bytes([q[0], q[1], q[2], q[3]]);
+                self.cq_overflow(cqn, now);
+            }
+            return;
+        }
         if matches!(
             reason,
             ExceptionReason::RetransmitTimeout
@@ -1390,6 +1398,27 @@ impl<
                     self.post(ev);
                 }
             }
+        }
+    }
+
+    /// CQ `cqn` overran (exception `CqOverflow`; the host has the device's
+    /// `CqOverflow` event naming it): completions into it can no longer be
+    /// delivered, so every QP that completes into it is fatally broken
+    /// (verbs: `IBV_EVENT_CQ_ERR` affects the CQ's QPs). Each one not
+    /// already in Error ends as a QP whose send WQE was refused
+    /// ([`Firmware::send_queue_error`]): a connected stream gets an RDMAP
+    /// Local Catastrophic Terminate and closes, the host a `QpError` event
+    /// per QP; an unconnected QP moves to Error.
+    pub(crate) fn cq_overflow(&mut self, cqn: u32, now: Micros) {
+        let qpns: heapless::Vec<u32, Q> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| (q.send_cqn == cqn || q.recv_cqn == cqn) && q.state != QpState::Error)
+            .map(|(n, _)| n)
+            .collect();
+        for qpn in qpns {
+            log!(warn, "CQ {} overran: QP {} fails", cqn, qpn);
+            self.send_queue_error(qpn, now);
         }
     }
 

@@ -239,3 +239,66 @@ fn refused_send_wqe_terminates_the_stream() {
     assert!(sent_tcp(&mut fw.hal).is_empty());
     assert!(fw.hal.events.is_empty(), "{:?}", fw.hal.events);
 }
+
+/// A CQ overran (exception `CqOverflow`, frame {CQN LE, 0, 0, 0, 0}):
+/// every QP that completes into it fails, as `IBV_EVENT_CQ_ERR` implies.
+/// The connected QP (the CQ is its send and receive CQ) goes to Terminate:
+/// the host gets QpError with RDMAP Local Catastrophic, and that Terminate
+/// goes out at the device's SND.NXT, then the FIN. An unconnected QP whose
+/// receive CQ it is moves to Error with a QpError event. A QP on other CQs
+/// is untouched, and a second record changes nothing.
+#[test]
+fn cq_overflow_fails_the_cqs_qps() {
+    use rnic_wire::abi::mailbox::{Command, MboxStatus};
+    use rnic_wire::terminate::RdmapError;
+    let mut fw = new_fw();
+    let (qpn, rcv, snd) = passive_rdma(&mut fw);
+    let cq = fw.qps().get(qpn).unwrap().send_cqn;
+    let bystander = make_qp(&mut fw);
+    let other_cq = fw.qps().get(bystander).unwrap().send_cqn;
+    assert_ne!(other_cq, cq);
+    let (s, r) = cmd(
+        &mut fw,
+        Command::CreateQp {
+            pd: 1,
+            send_cqn: other_cq,
+            recv_cqn: cq,
+            sq_ring: 0x40000,
+            sq_entries: 64,
+            rq_ring: 0x50000,
+            rq_entries: 64,
+        },
+    );
+    assert_eq!(s, MboxStatus::Ok);
+    let idle = word(&r, 0);
+    fw.hal.events.clear();
+    let _ = sent_tcp(&mut fw.hal);
+    device_sent(&mut fw, snd, snd + 200);
+    let mut rec = cq.to_le_bytes().to_vec();
+    rec.extend_from_slice(&[0; 4]);
+    rx_as(&mut fw, ExceptionReason::CqOverflow, cq, rec.clone());
+    fw.poll();
+    let cause = TerminateCause::Rdmap(RdmapError::LocalCatastrophic { code: 0xFF });
+    assert_eq!(fw.hal.qp(qpn).unwrap().state, QpState::Terminate);
+    assert_eq!(fw.hal.qp(idle).unwrap().state, QpState::Error);
+    assert_eq!(fw.hal.qp(bystander).unwrap().state, QpState::Idle);
+    let mut evs: Vec<(EventKind, u32)> = fw.hal.events.iter().map(|e| (e.kind, e.handle)).collect();
+    evs.sort_by_key(|e| e.1);
+    let mut want = vec![(EventKind::QpError, qpn), (EventKind::QpError, idle)];
+    want.sort_by_key(|e| e.1);
+    assert_eq!(evs, want);
+    while !fw.hal.events.is_empty() {
+        let ev = fw.hal.events.pop().unwrap();
+        assert_eq!(
+            ev.status,
+            rnic_wire::abi::cqe::encode_term_cause(Some(cause))
+        );
+    }
+    let (terminate, _) = terminate_then_fin(&mut fw, snd + 200, rcv);
+    assert_eq!(terminate.cause, cause);
+    // again: nothing more
+    rx_as(&mut fw, ExceptionReason::CqOverflow, cq, rec);
+    fw.poll();
+    assert!(sent_tcp(&mut fw.hal).is_empty());
+    assert!(fw.hal.events.is_empty(), "{:?}", fw.hal.events);
+}

@@ -7142,6 +7142,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  exc_arb$sq_valid;
     wire  exc_arb$sq_ready;
     reg  [31:0] exc_arb$sq_qpn;
+    reg  exc_arb$co_valid;
+    wire  exc_arb$co_ready;
+    reg  [31:0] exc_arb$co_cq;
     reg  [2:0] exc_arb$q_count;
     wire  [63:0] exc_arb$out_data;
     wire  [3:0] exc_arb$out_keep;
@@ -8132,6 +8135,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  rx_send$fev_ready;
     reg  [511:0] rx_send$fev_data;
     reg  [1:0] rx_send$cq_cfg_armed;
+    wire  rx_send$cq_ovf_valid;
+    reg  rx_send$cq_ovf_ready;
+    wire  [3:0] rx_send$cq_ovf_cq;
     reg  wr_arb$clock;
     reg  wr_arb$reset;
     reg  wr_arb$a_valid;
@@ -9005,6 +9011,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .sq_valid(exc_arb$sq_valid),
         .sq_ready(exc_arb$sq_ready),
         .sq_qpn(exc_arb$sq_qpn),
+        .co_valid(exc_arb$co_valid),
+        .co_ready(exc_arb$co_ready),
+        .co_cq(exc_arb$co_cq),
         .q_count(exc_arb$q_count),
         .out_data(exc_arb$out_data),
         .out_keep(exc_arb$out_keep),
@@ -10087,7 +10096,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .fev_valid(rx_send$fev_valid),
         .fev_ready(rx_send$fev_ready),
         .fev_data(rx_send$fev_data),
-        .cq_cfg_armed(rx_send$cq_cfg_armed)
+        .cq_cfg_armed(rx_send$cq_cfg_armed),
+        .cq_ovf_valid(rx_send$cq_ovf_valid),
+        .cq_ovf_ready(rx_send$cq_ovf_ready),
+        .cq_ovf_cq(rx_send$cq_ovf_cq)
     );
     rnic_versa5g$core$wr_arb wr_arb(
         .clock(wr_arb$clock),
@@ -12307,6 +12319,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         exc_arb$rt_len = rx_send$rterm_len;
         exc_arb$rt_data = rx_send$rterm_data;
         rx_send$rterm_ready = exc_arb$rt_ready;
+        exc_arb$co_valid = rx_send$cq_ovf_valid;
+        exc_arb$co_cq = {{28{1'b0}}, rx_send$cq_ovf_cq};
+        rx_send$cq_ovf_ready = exc_arb$co_ready;
         exc_arb$sq_valid = sqe_v$q;
         exc_arb$sq_qpn = {{26{1'b0}}, sqe_qp$q};
         if (exc_arb$sq_ready) begin
@@ -16609,7 +16624,7 @@ module rnic_versa5g$core$doorbell$rqv(d,q,clock);
 endmodule // rnic_versa5g$core$doorbell$rqv
 
 
-module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_valid,raw_commit,raw_reason,raw_conn,rt_valid,rt_ready,rt_conn,rt_len,rt_data,sq_valid,sq_ready,sq_qpn,q_count,out_data,out_keep,out_last,out_valid,out_commit,out_reason,out_conn,cnt_term);
+module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_valid,raw_commit,raw_reason,raw_conn,rt_valid,rt_ready,rt_conn,rt_len,rt_data,sq_valid,sq_ready,sq_qpn,co_valid,co_ready,co_cq,q_count,out_data,out_keep,out_last,out_valid,out_commit,out_reason,out_conn,cnt_term);
 
     // Module arguments
     input wire  clock;
@@ -16629,6 +16644,9 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
     input wire  sq_valid;
     output reg  sq_ready;
     input wire  [31:0] sq_qpn;
+    input wire  co_valid;
+    output reg  co_ready;
+    input wire  [31:0] co_cq;
     input wire  [2:0] q_count;
     output reg  [63:0] out_data;
     output reg  [3:0] out_keep;
@@ -16642,6 +16660,7 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
     // Constant declarations
     localparam  k_reason = 8'h6;
     localparam  k_reason_sq = 8'h9;
+    localparam  k_reason_co = 8'ha;
     localparam  k_sq_status = 8'h4;
     localparam  k_slots = 3'b100;
     localparam  k_oct = 16'h8;
@@ -16657,6 +16676,7 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
     // Local signals
     reg  take;
     reg  take_sq;
+    reg  take_co;
 
     // Sub module instances
     rnic_versa5g$core$exc_arb$mid mid(
@@ -16683,6 +16703,8 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
         rt_ready = take;
         take_sq = sq_valid & ~rt_valid & ~raw_valid & ~mid$q & (q_count < k_slots);
         sq_ready = take_sq;
+        take_co = co_valid & ~sq_valid & ~rt_valid & ~raw_valid & ~mid$q & (q_count < k_slots);
+        co_ready = take_co;
         out_data = raw_data;
         out_keep = raw_keep;
         out_last = raw_last;
@@ -16711,6 +16733,15 @@ module rnic_versa5g$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_vali
             out_commit = 1'b1;
             out_reason = k_reason_sq;
             out_conn = sq_qpn;
+        end
+        if (take_co) begin
+            out_data = {{32{1'b0}}, co_cq};
+            out_keep = k_oct[(32'h0)+:(4)];
+            out_last = 1'b1;
+            out_valid = 1'b1;
+            out_commit = 1'b1;
+            out_reason = k_reason_co;
+            out_conn = co_cq;
         end
         cnt_term = n_term$q;
         if (reset) begin
@@ -28064,7 +28095,10 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     reg  [5:0] cq;
     reg  [5:0] hq;
     reg  [7:0] rq4;
+    // Unused on purpose: rd_track selects a QP's field by shifting the packed per-QP vector and taking its low bits (rust-hdl has no variable part-select).
+    /* verilator lint_off UNUSEDSIGNAL */
     reg  [255:0] sh_r_cnt;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  [5:0] pq;
     reg  s_ok;
     reg  c_ok;
@@ -35746,7 +35780,7 @@ module rnic_versa5g$core$rx_parse$tv(d,q,clock);
 endmodule // rnic_versa5g$core$rx_parse$tv
 
 
-module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,ut_ready,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,cnt_prot,chk_inv,inv_hold,cnt_inv,cnt_inv_err,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cq_cfg_armed);
+module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,ut_ready,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,cnt_prot,chk_inv,inv_hold,cnt_inv,cnt_inv_err,rq_cfg_valid,rq_cfg_qp,rq_cfg_base,rq_cfg_log2,rq_cfg_ci,rq_cfg_msn,rq_cfg_cq,rq_cfg_on,rq_cfg_ready,rq_db_valid,rq_db_qp,rq_db_prod,rq_db_ready,cq_cfg_valid,cq_cfg_cq,cq_cfg_state,cq_cfg_base,cq_cfg_log2,cq_cfg_prod,cq_cfg_cons,cq_cfg_ready,cq_db_valid,cq_db_cq,cq_db_arm,cq_db_value,cq_db_ready,eq_base,eq_entries,eq_cons,eq_prod,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,dma_wr_ready,dma_wr_valid,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,term_ready,term_valid,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_ready,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,irq_event,irq_eq_overflow,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_fetch,cnt_bad_wqe,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cq_cfg_armed,cq_ovf_valid,cq_ovf_ready,cq_ovf_cq);
 
     // Module arguments
     input wire  clock;
@@ -35874,6 +35908,9 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     output reg  fev_ready;
     input wire  [511:0] fev_data;
     input wire  [1:0] cq_cfg_armed;
+    output reg  cq_ovf_valid;
+    input wire  cq_ovf_ready;
+    output reg  [3:0] cq_ovf_cq;
 
     // Stub signals
     reg  sk$clock;
@@ -36084,6 +36121,9 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     wire  [63:0] cw$dma_wr_data;
     wire  [3:0] cw$dma_wr_keep;
     wire  cw$dma_wr_last;
+    wire  cw$ovf_valid;
+    reg  cw$ovf_ready;
+    wire  [3:0] cw$ovf_cq;
     wire  cw$irq_event;
     wire  cw$irq_eq_overflow;
     wire  [31:0] cw$cnt_cqe;
@@ -36326,6 +36366,9 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         .dma_wr_data(cw$dma_wr_data),
         .dma_wr_keep(cw$dma_wr_keep),
         .dma_wr_last(cw$dma_wr_last),
+        .ovf_valid(cw$ovf_valid),
+        .ovf_ready(cw$ovf_ready),
+        .ovf_cq(cw$ovf_cq),
         .irq_event(cw$irq_event),
         .irq_eq_overflow(cw$irq_eq_overflow),
         .cnt_cqe(cw$cnt_cqe),
@@ -36547,6 +36590,9 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         fev_ready = cw$fev_ready;
         cw$fev_data = fev_data;
         cw$cfg_armed = cq_cfg_armed;
+        cq_ovf_valid = cw$ovf_valid;
+        cq_ovf_cq = cw$ovf_cq;
+        cw$ovf_ready = cq_ovf_ready;
     end
 
 endmodule // rnic_versa5g$core$rx_send
@@ -36691,7 +36737,7 @@ module rnic_versa5g$core$rx_send$arb$sel(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$arb$sel
 
 
-module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg_base,cfg_log2,cfg_prod,cfg_cons,db_valid,db_ready,db_cq,db_arm,db_value,eq_base,eq_entries,eq_cons,eq_prod,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cfg_armed,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,irq_event,irq_eq_overflow,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad);
+module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg_base,cfg_log2,cfg_prod,cfg_cons,db_valid,db_ready,db_cq,db_arm,db_value,eq_base,eq_entries,eq_cons,eq_prod,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,cp2_valid,cp2_ready,cp2_cq,cp2_wr_id,cp2_byte_len,cp2_qpn,cp2_opcode,cp2_status,fev_valid,fev_ready,fev_data,cfg_armed,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,ovf_valid,ovf_ready,ovf_cq,irq_event,irq_eq_overflow,cnt_cqe,cnt_event,cnt_cpl_drop,cnt_cq_overflow,cnt_eq_overflow,cnt_db_bad);
 
     // Module arguments
     input wire  clock;
@@ -36743,6 +36789,9 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     output reg  [63:0] dma_wr_data;
     output reg  [3:0] dma_wr_keep;
     output reg  dma_wr_last;
+    output reg  ovf_valid;
+    input wire  ovf_ready;
+    output reg  [3:0] ovf_cq;
     output reg  irq_event;
     output reg  irq_eq_overflow;
     output reg  [31:0] cnt_cqe;
@@ -36857,6 +36906,12 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     reg  [31:0] c_db_bad$d;
     wire  [31:0] c_db_bad$q;
     reg  c_db_bad$clock;
+    reg  ovf_pend$d;
+    wire  ovf_pend$q;
+    reg  ovf_pend$clock;
+    reg  [3:0] ovf_q$d;
+    wire  [3:0] ovf_q$q;
+    reg  ovf_q$clock;
     reg  [1:0] turn$d;
     wire  [1:0] turn$q;
     reg  turn$clock;
@@ -37019,6 +37074,16 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         .q(c_db_bad$q),
         .clock(c_db_bad$clock)
     );
+    rnic_versa5g$core$rx_send$cw$ovf_pend ovf_pend(
+        .d(ovf_pend$d),
+        .q(ovf_pend$q),
+        .clock(ovf_pend$clock)
+    );
+    rnic_versa5g$core$rx_send$cw$ovf_q ovf_q(
+        .d(ovf_q$d),
+        .q(ovf_q$q),
+        .clock(ovf_q$clock)
+    );
     rnic_versa5g$core$rx_send$cw$turn turn(
         .d(turn$d),
         .q(turn$q),
@@ -37056,6 +37121,8 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         c_cq_ovf$clock = clock;
         c_eq_ovf$clock = clock;
         c_db_bad$clock = clock;
+        ovf_pend$clock = clock;
+        ovf_q$clock = clock;
         turn$clock = clock;
         fw$clock = clock;
         state$d = state$q;
@@ -37082,6 +37149,8 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         c_cq_ovf$d = c_cq_ovf$q;
         c_eq_ovf$d = c_eq_ovf$q;
         c_db_bad$d = c_db_bad$q;
+        ovf_pend$d = ovf_pend$q;
+        ovf_q$d = ovf_q$q;
         turn$d = turn$q;
         fw$d = fw$q;
         ram$read_clock = clock;
@@ -37129,6 +37198,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         cnt_cq_overflow = c_cq_ovf$q;
         cnt_eq_overflow = c_eq_ovf$q;
         cnt_db_bad = c_db_bad$q;
+        ovf_valid = ovf_pend$q;
+        ovf_cq = ovf_q$q;
+        if (ovf_pend$q & ovf_ready) begin
+            ovf_pend$d = 1'b0;
+        end
         pick_a = 1'b0;
         pick_b = 1'b0;
         pick_e = 1'b0;
@@ -37162,6 +37236,10 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         end
         else if (cp2_valid) begin
             pick_b = 1'b1;
+        end
+        if (ovf_pend$q) begin
+            pick_a = 1'b0;
+            pick_b = 1'b0;
         end
         case (state$q)
             CplState$Idle:
@@ -37254,6 +37332,8 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         ram$write_enable = 1'b1;
                         n_state = k_ovf;
                         c_cq_ovf$d = c_cq_ovf$q + 32'h1;
+                        ovf_pend$d = 1'b1;
+                        ovf_q$d = cq$q;
                         ev_kind$d = k_ev_ovf;
                         state$d = CplState$EvHdr;
                     end
@@ -37393,6 +37473,7 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
             c_cq_ovf$d = 32'h0;
             c_eq_ovf$d = 32'h0;
             c_db_bad$d = 32'h0;
+            ovf_pend$d = 1'b0;
         end
     end
 
@@ -37682,6 +37763,44 @@ module rnic_versa5g$core$rx_send$cw$fw(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$cw$fw
+
+
+module rnic_versa5g$core$rx_send$cw$ovf_pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$ovf_pend
+
+
+module rnic_versa5g$core$rx_send$cw$ovf_q(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$cw$ovf_q
 
 
 module rnic_versa5g$core$rx_send$cw$phase(d,q,clock);

@@ -26,7 +26,10 @@
 //!   not consumed): no CQE is written, the CQ moves to `Overflow` (it writes
 //!   nothing more until the firmware configures it again), an event
 //!   `CqOverflow` (handle = CQ) is written whether armed or not, and
-//!   `cnt_cq_overflow` + 1.
+//!   `cnt_cq_overflow` + 1. The CQ number is also offered to the firmware
+//!   (`ovf_*`, exception `CqOverflow`), which moves the QPs completing into
+//!   the CQ to Error; until it is taken no further completion record is
+//!   accepted.
 //! * Event queue full (`eq_prod - eq_cons >= eq_entries`) or disabled
 //!   (`eq_entries = 0`): the event is not written, `irq_eq_overflow` pulses
 //!   (`abi::csr::INT_EQ_OVERFLOW`), `cnt_eq_overflow` + 1.
@@ -119,6 +122,12 @@ pub struct CplWrite {
     pub dma_wr_data: Signal<Out, Bits<64>>,
     pub dma_wr_keep: Signal<Out, Bits<4>>,
     pub dma_wr_last: Signal<Out, Bit>,
+    // ---- CQ overrun record for the firmware (exception `CqOverflow`):
+    // held until `ovf_ready`; no completion record is taken meanwhile, so
+    // none is lost
+    pub ovf_valid: Signal<Out, Bit>,
+    pub ovf_ready: Signal<In, Bit>,
+    pub ovf_cq: Signal<Out, Bits<CQ_BITS>>,
     // ---- interrupts (one-clock pulses) and counters
     pub irq_event: Signal<Out, Bit>,
     pub irq_eq_overflow: Signal<Out, Bit>,
@@ -166,6 +175,9 @@ pub struct CplWrite {
     c_cq_ovf: DFF<Bits<32>>,
     c_eq_ovf: DFF<Bits<32>>,
     c_db_bad: DFF<Bits<32>>,
+    /// A CQ overrun waits for the firmware (`ovf_*`), for CQ `ovf_q`.
+    ovf_pend: DFF<Bit>,
+    ovf_q: DFF<Bits<CQ_BITS>>,
     /// Round robin over the three sources (0: receive records, 1: send-side
     /// records, 2: firmware events): the one to look at first.
     turn: DFF<Bits<2>>,
@@ -251,6 +263,9 @@ impl Default for CplWrite {
             dma_wr_last: Default::default(),
             irq_event: Default::default(),
             irq_eq_overflow: Default::default(),
+            ovf_valid: Default::default(),
+            ovf_ready: Default::default(),
+            ovf_cq: Default::default(),
             cnt_cqe: Default::default(),
             cnt_event: Default::default(),
             cnt_cpl_drop: Default::default(),
@@ -295,6 +310,8 @@ impl Default for CplWrite {
             c_cq_ovf: Default::default(),
             c_eq_ovf: Default::default(),
             c_db_bad: Default::default(),
+            ovf_pend: Default::default(),
+            ovf_q: Default::default(),
             turn: Default::default(),
             fw: Default::default(),
             x_state: Default::default(),
@@ -330,7 +347,7 @@ impl Logic for CplWrite {
         dff_setup!(
             self, clock, state, beat, cq, arm, dval, r_wr_id, r_byte_len, r_qpn, r_opcode,
             r_status, r_flags, r_imm, r_term, addr, phase, ev, ev_kind, eqp, c_cqe, c_event,
-            c_drop, c_cq_ovf, c_eq_ovf, c_db_bad, turn, fw
+            c_drop, c_cq_ovf, c_eq_ovf, c_db_bad, ovf_pend, ovf_q, turn, fw
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -382,6 +399,11 @@ impl Logic for CplWrite {
         self.cnt_cq_overflow.next = self.c_cq_ovf.q.val();
         self.cnt_eq_overflow.next = self.c_eq_ovf.q.val();
         self.cnt_db_bad.next = self.c_db_bad.q.val();
+        self.ovf_valid.next = self.ovf_pend.q.val();
+        self.ovf_cq.next = self.ovf_q.q.val();
+        if self.ovf_pend.q.val() & self.ovf_ready.val() {
+            self.ovf_pend.d.next = false;
+        }
 
         // Round robin over receive records (a), send-side records (b) and
         // firmware events (e), starting at `turn`.
@@ -410,6 +432,13 @@ impl Logic for CplWrite {
             self.pick_a.next = true;
         } else if self.cp2_valid.val() {
             self.pick_b.next = true;
+        }
+
+        // The firmware has not taken the last overrun yet: no completion
+        // record is taken (a second overrun would have nowhere to go).
+        if self.ovf_pend.q.val() {
+            self.pick_a.next = false;
+            self.pick_b.next = false;
         }
 
         match self.state.q.val() {
@@ -501,6 +530,8 @@ impl Logic for CplWrite {
                     self.ram.write_enable.next = true;
                     self.n_state.next = self.k_ovf.val();
                     self.c_cq_ovf.d.next = self.c_cq_ovf.q.val() + 1;
+                    self.ovf_pend.d.next = true;
+                    self.ovf_q.d.next = self.cq.q.val();
                     self.ev_kind.d.next = self.k_ev_ovf.val();
                     self.state.d.next = CplState::EvHdr;
                 } else {
@@ -652,6 +683,7 @@ impl Logic for CplWrite {
             self.c_cq_ovf.d.next = 0.into();
             self.c_eq_ovf.d.next = 0.into();
             self.c_db_bad.d.next = 0.into();
+            self.ovf_pend.d.next = false;
         }
     }
 }
@@ -746,6 +778,7 @@ pub(crate) mod tests {
         b.fev_data.connect();
         b.cfg_armed.connect();
         b.dma_wr_ready.connect();
+        b.ovf_ready.connect();
         b.connect_all();
         b.reset.next = true;
         tick!(b);
@@ -938,6 +971,20 @@ pub(crate) mod tests {
                         seen_ovf = true;
                         n_ovf += 1;
                         event = Some((EventKind::CqOverflow, cq));
+                        // The firmware's record: the CQ, offered until
+                        // taken; no completion record is taken meanwhile.
+                        assert!(b.ovf_valid.val(), "step {step}: overrun record");
+                        assert_eq!(b.ovf_cq.val().to_u64(), cq as u64);
+                        b.cp2_valid.next = true;
+                        b.dma_wr_ready.next = false;
+                        assert!(simulate(&mut b, 1000));
+                        assert!(!b.cp2_ready.val(), "step {step}: taken while pending");
+                        b.cp2_valid.next = false;
+                        b.ovf_ready.next = true;
+                        tick!(b);
+                        b.ovf_ready.next = false;
+                        assert!(simulate(&mut b, 1000));
+                        assert!(!b.ovf_valid.val(), "step {step}: record taken once");
                     } else {
                         let size = 1u32 << m.log2;
                         let a = m.base + ((m.prod & (size - 1)) as u64) * 32;

@@ -1185,7 +1185,7 @@ mod tests {
     /// The bench's requester: QPs whose number is a multiple of 7 have no
     /// RDMA Read outstanding.
     fn read_outstanding(qpn: u32) -> bool {
-        qpn % 7 != 0
+        !qpn.is_multiple_of(7)
     }
 
     /// A tagged segment (RDMA Write or Read Response) with a random STag

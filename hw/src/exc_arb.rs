@@ -21,6 +21,11 @@
 //!   turns a send side off), 3 zero octets}, reason `SendQueueError`,
 //!   connection field = the QPN (the core does not look the connection
 //!   up; the firmware maps QP to connection).
+//! * A CQ overrun record (`co_valid`, held until `co_ready`; from
+//!   `cpl_write`) is taken under the same conditions, after waiting
+//!   Terminate and send-queue error records. It becomes a one-beat, 8-octet
+//!   frame {CQ number as u32 LE, 4 zero octets}, reason `CqOverflow`,
+//!   connection field = the CQ number.
 
 use crate::exc_queue::SLOTS;
 use crate::k;
@@ -52,6 +57,10 @@ pub struct ExcArb {
     pub sq_valid: Signal<In, Bit>,
     pub sq_ready: Signal<Out, Bit>,
     pub sq_qpn: Signal<In, Bits<32>>,
+    // ---- CQ overrun records (`cpl_write`'s `ovf_*`)
+    pub co_valid: Signal<In, Bit>,
+    pub co_ready: Signal<Out, Bit>,
+    pub co_cq: Signal<In, Bits<32>>,
     // ---- exception queue
     pub q_count: Signal<In, Bits<3>>,
     pub out_data: Signal<Out, Bits<64>>,
@@ -65,6 +74,7 @@ pub struct ExcArb {
     pub cnt_term: Signal<Out, Bits<32>>,
     k_reason: Constant<Bits<8>>,
     k_reason_sq: Constant<Bits<8>>,
+    k_reason_co: Constant<Bits<8>>,
     k_sq_status: Constant<Bits<8>>,
     k_slots: Constant<Bits<3>>,
     k_oct: Constant<Bits<16>>,
@@ -73,6 +83,7 @@ pub struct ExcArb {
     n_term: DFF<Bits<32>>,
     take: Signal<Local, Bit>,
     take_sq: Signal<Local, Bit>,
+    take_co: Signal<Local, Bit>,
 }
 
 impl Default for ExcArb {
@@ -95,6 +106,9 @@ impl Default for ExcArb {
             sq_valid: Default::default(),
             sq_ready: Default::default(),
             sq_qpn: Default::default(),
+            co_valid: Default::default(),
+            co_ready: Default::default(),
+            co_cq: Default::default(),
             q_count: Default::default(),
             out_data: Default::default(),
             out_keep: Default::default(),
@@ -106,6 +120,7 @@ impl Default for ExcArb {
             cnt_term: Default::default(),
             k_reason: k(ExceptionReason::TerminateRx as u64),
             k_reason_sq: k(ExceptionReason::SendQueueError as u64),
+            k_reason_co: k(ExceptionReason::CqOverflow as u64),
             k_sq_status: k(crate::tx_seg::STATUS_LOCAL_PROT_ERR),
             k_slots: k(SLOTS),
             k_oct: k(RT_OCTETS),
@@ -113,6 +128,7 @@ impl Default for ExcArb {
             n_term: Default::default(),
             take: Default::default(),
             take_sq: Default::default(),
+            take_co: Default::default(),
         }
     }
 }
@@ -135,6 +151,13 @@ impl Logic for ExcArb {
             & !self.mid.q.val()
             & (self.q_count.val() < self.k_slots.val());
         self.sq_ready.next = self.take_sq.val();
+        self.take_co.next = self.co_valid.val()
+            & !self.sq_valid.val()
+            & !self.rt_valid.val()
+            & !self.raw_valid.val()
+            & !self.mid.q.val()
+            & (self.q_count.val() < self.k_slots.val());
+        self.co_ready.next = self.take_co.val();
         self.out_data.next = self.raw_data.val();
         self.out_keep.next = self.raw_keep.val();
         self.out_last.next = self.raw_last.val();
@@ -164,6 +187,15 @@ impl Logic for ExcArb {
             self.out_commit.next = true;
             self.out_reason.next = self.k_reason_sq.val();
             self.out_conn.next = self.sq_qpn.val();
+        }
+        if self.take_co.val() {
+            self.out_data.next = bit_cast::<64, 32>(self.co_cq.val());
+            self.out_keep.next = self.k_oct.val().get_bits::<4>(0);
+            self.out_last.next = true;
+            self.out_valid.next = true;
+            self.out_commit.next = true;
+            self.out_reason.next = self.k_reason_co.val();
+            self.out_conn.next = self.co_cq.val();
         }
         self.cnt_term.next = self.n_term.q.val();
         if self.reset.val() {
@@ -252,6 +284,8 @@ mod tests {
         u.arb.rt_data.connect();
         u.arb.sq_valid.connect();
         u.arb.sq_qpn.connect();
+        u.arb.co_valid.connect();
+        u.arb.co_cq.connect();
         u.q.rd_word.connect();
         u.q.pop.connect();
         u.connect_all();
@@ -293,10 +327,17 @@ mod tests {
         let sqs: Vec<u64> = (0..10u64).map(|i| 3 * i + 1).collect();
         let mut got_sq = Vec::new();
         let mut si = 0usize;
+        let cos: Vec<u64> = (0..6u64).map(|i| 15 - 2 * i).collect();
+        let mut got_co = Vec::new();
+        let mut ci = 0usize;
         let (mut fi, mut bi, mut ti) = (0usize, 0usize, 0usize);
         let mut gap = 0;
         let mut cycle = 0;
-        while (fi < frames.len() || ti < terms.len() || si < sqs.len() || u.q.head_valid.val())
+        while (fi < frames.len()
+            || ti < terms.len()
+            || si < sqs.len()
+            || ci < cos.len()
+            || u.q.head_valid.val())
             && cycle < 20000
         {
             cycle += 1;
@@ -340,8 +381,25 @@ mod tests {
             if let Some(&q) = sqs.get(si) {
                 u.arb.sq_qpn.next = q.into();
             }
+            // CQ overrun source: holds its record until taken
+            u.arb.co_valid.next = ci < cos.len();
+            if let Some(&c) = cos.get(ci) {
+                u.arb.co_cq.next = c.into();
+            }
             assert!(simulate(&mut u, 1000));
-            assert!(!(u.arb.rt_ready.val() && u.arb.sq_ready.val()));
+            let takes = [
+                u.arb.rt_ready.val(),
+                u.arb.sq_ready.val(),
+                u.arb.co_ready.val(),
+            ];
+            assert!(
+                takes.iter().filter(|&&t| t).count() <= 1,
+                "one record a clock"
+            );
+            if u.arb.co_ready.val() {
+                assert!(u.q.count.val().to_u64() < SLOTS);
+                ci += 1;
+            }
             if u.arb.rt_ready.val() {
                 assert!(u.q.count.val().to_u64() < SLOTS);
                 ti += 1;
@@ -356,11 +414,14 @@ mod tests {
                 u.arb.raw_valid.next = false;
                 u.arb.rt_valid.next = false;
                 u.arb.sq_valid.next = false;
+                u.arb.co_valid.next = false;
                 let (reason, conn, f) = pop(&mut u);
                 if reason == ExceptionReason::TerminateRx as u64 {
                     got_rt.push((conn, f));
                 } else if reason == ExceptionReason::SendQueueError as u64 {
                     got_sq.push((conn, f));
+                } else if reason == ExceptionReason::CqOverflow as u64 {
+                    got_co.push((conn, f));
                 } else {
                     assert_eq!(reason, 5);
                     got_raw.push(f);
@@ -382,6 +443,16 @@ mod tests {
             })
             .collect();
         assert_eq!(got_sq, want_sq);
+        assert_eq!(ci, cos.len(), "CQ overrun records left");
+        let want_co: Vec<(u64, Vec<u8>)> = cos
+            .iter()
+            .map(|&c| {
+                let mut f = (c as u32).to_le_bytes().to_vec();
+                f.extend_from_slice(&[0; 4]);
+                (c, f)
+            })
+            .collect();
+        assert_eq!(got_co, want_co);
         assert_eq!(got_raw, want_raw);
         assert_eq!(u.arb.cnt_term.val().to_u64(), terms.len() as u64);
         // every loss is a raw frame's (started while full)

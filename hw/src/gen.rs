@@ -187,6 +187,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(&["rd_track"], "sh_q_cnt", 256, RDT_SHIFT),
     unused(&["rd_track"], "sh_q_head", 192, RDT_SHIFT),
     unused(&["rd_track"], "sh_h_cnt", 256, RDT_SHIFT),
+    unused(&["rd_track"], "sh_r_cnt", 256, RDT_SHIFT),
     unused(&["rd_track"], "sh_h_ord", 256, RDT_SHIFT),
     unused(
         &["rreq_q"],

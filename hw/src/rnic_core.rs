@@ -2840,6 +2840,10 @@ impl<
         self.exc_arb.rt_data.next = self.rx_send.rterm_data.val();
         self.rx_send.rterm_ready.next = self.exc_arb.rt_ready.val();
         // refused send SGEs (`sqe_*`, above): a SendQueueError record each
+        // CQ overruns (cpl_write): the firmware moves the CQ's QPs to Error.
+        self.exc_arb.co_valid.next = self.rx_send.cq_ovf_valid.val();
+        self.exc_arb.co_cq.next = bit_cast::<32, 4>(self.rx_send.cq_ovf_cq.val());
+        self.rx_send.cq_ovf_ready.next = self.exc_arb.co_ready.val();
         self.exc_arb.sq_valid.next = self.sqe_v.q.val();
         self.exc_arb.sq_qpn.next = bit_cast::<32, 6>(self.sqe_qp.q.val());
         if self.exc_arb.sq_ready.val() {

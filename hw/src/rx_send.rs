@@ -163,6 +163,10 @@ pub struct RxSend {
     pub fev_ready: Signal<Out, Bit>,
     pub fev_data: Signal<In, Bits<512>>,
     pub cq_cfg_armed: Signal<In, Bits<2>>,
+    /// A CQ overran (cpl_write `ovf_*`, for the firmware).
+    pub cq_ovf_valid: Signal<Out, Bit>,
+    pub cq_ovf_ready: Signal<In, Bit>,
+    pub cq_ovf_cq: Signal<Out, Bits<4>>,
     ut_in: Signal<Local, Bits<UT_W>>,
     sk: Skid<Bits<UT_W>>,
     rw: RecvWqeFetch,
@@ -366,6 +370,9 @@ impl Logic for RxSend {
         self.fev_ready.next = self.cw.fev_ready.val();
         self.cw.fev_data.next = self.fev_data.val();
         self.cw.cfg_armed.next = self.cq_cfg_armed.val();
+        self.cq_ovf_valid.next = self.cw.ovf_valid.val();
+        self.cq_ovf_cq.next = self.cw.ovf_cq.val();
+        self.cw.ovf_ready.next = self.cq_ovf_ready.val();
     }
 }
 
@@ -582,6 +589,7 @@ mod tests {
             u.fev_valid.connect();
             u.fev_data.connect();
             u.cq_cfg_armed.connect();
+            u.cq_ovf_ready.connect();
             u.ut_pd.connect();
             u.chk_ready.connect();
             u.res_valid.connect();

@@ -13,9 +13,10 @@
 //! * `poll` returns those 4 in order, then the 4 WRs whose CQEs were lost
 //!   to the overrun with `WrFlushError` (the QP is in Error), then nothing;
 //! * verbs: the QPs completing into the CQ are in Error (the driver moves
-//!   them on the event), `post_send` is refused with `WrongState(Error)`,
-//!   and `modify(Error)` moves the QP in the core; a QP on other CQs is
-//!   untouched.
+//!   them on the event), `post_send` is refused with `WrongState(Error)`;
+//!   the device's firmware has moved the QP out of RTS by itself (exception
+//!   `CqOverflow`: a Terminate to the peer), and `modify(Error)` completes
+//!   it; a QP on other CQs is untouched.
 
 use std::time::Duration;
 
@@ -195,15 +196,28 @@ fn cq_overrun_gives_event_and_keeps_ring() {
     assert_eq!(other.state(), QpState::Idle, "QP on other CQs untouched");
     let r = qp_a.post_send(&wrs[..1]);
     assert_eq!(r, Err(Error::WrongState(QpState::Error)));
-    // the device side follows through the mailbox
+    // The device did not wait for the host: its firmware took the overrun
+    // CQ's QP out of RTS on its own (exception CqOverflow: a Terminate to B
+    // and the stream closed), and left the QP on other CQs alone.
+    let qp_ctx = |qpn: u32| {
+        let mut b64 = [0u8; 64];
+        world.borrow_mut().nodes[0]
+            .fw
+            .hal
+            .read_table(TableId::Qp, qpn, &mut b64)
+            .unwrap();
+        QpContext::parse(&b64[..TableId::Qp.entry_size()]).unwrap()
+    };
+    let q = qp_ctx(qp_a.qpn());
+    assert!(
+        matches!(q.state, QpState::Terminate | QpState::Error),
+        "the device moved the overrun CQ's QP: {:?}",
+        q.state
+    );
+    assert_eq!(qp_ctx(other.qpn()).state, QpState::Idle);
+    // the host's ModifyQp(Error) completes it
     qp_a.modify(QpState::Error).unwrap();
-    let mut b64 = [0u8; 64];
-    world.borrow_mut().nodes[0]
-        .fw
-        .hal
-        .read_table(TableId::Qp, qp_a.qpn(), &mut b64)
-        .unwrap();
-    let q = QpContext::parse(&b64[..TableId::Qp.entry_size()]).unwrap();
+    let q = qp_ctx(qp_a.qpn());
     assert_eq!(q.state, QpState::Error, "QP context in the core");
     println!(
         "after the overrun: QP Error in the driver, post_send refused, ModifyQp(Error) in the core"

@@ -599,6 +599,13 @@ pub enum ExceptionReason {
     /// the completion status (a `WcStatus`), 3 zero octets; the connection
     /// field carries the QPN too.
     SendQueueError = 9,
+    /// A CQ overran (the completion writer found it full; it wrote the
+    /// host's `CqOverflow` event and writes nothing more to it). The
+    /// firmware moves every QP that completes into the CQ to Error and
+    /// terminates their streams (verbs: `IBV_EVENT_CQ_ERR` is fatal to
+    /// those QPs). Frame: 8 octets, the CQ number (u32 LE), 4 zero octets;
+    /// the connection field carries the CQ number too.
+    CqOverflow = 10,
 }
 
 impl ExceptionReason {
@@ -616,6 +623,7 @@ impl ExceptionReason {
             7 => TerminateTx,
             8 => RetransmitTimeout,
             9 => SendQueueError,
+            10 => CqOverflow,
             _ => return Err(Error::BadOpcode),
         })
     }
