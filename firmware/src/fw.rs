@@ -29,6 +29,7 @@ use crate::arp::{ArpCache, Resolve};
 use crate::filter::Filter;
 use crate::frame::{self, TcpRx};
 use crate::hal::{Hal, HalError, HalExt, IfConfig};
+use crate::icmp::{Echo, EchoLimit, IcmpStats};
 use crate::mpa::{self, Agreement, Assembler, MpaError, Offer};
 use crate::qp::{QpEvent, QpTable};
 use crate::resources::Resources;
@@ -87,6 +88,8 @@ pub struct Config {
     /// The retransmission timer of the device's data (RDMA mode, and a
     /// closing stream's device octets): [`crate::retx`].
     pub rdma_retx: RetxConfig,
+    /// The rate limit of Echo Replies ([`crate::icmp`]).
+    pub icmp_echo: EchoLimit,
 }
 
 impl Default for Config {
@@ -104,6 +107,7 @@ impl Default for Config {
             p2p: true,
             pbl_size: 4096,
             rdma_retx: RetxConfig::default(),
+            icmp_echo: EchoLimit::default(),
         }
     }
 }
@@ -169,6 +173,8 @@ pub struct Conn {
 pub struct Stats {
     /// The RDMA-mode retransmission timer.
     pub retx: RetxStats,
+    /// The ICMP Echo responder.
+    pub icmp: IcmpStats,
 }
 
 /// A listener.
@@ -212,6 +218,7 @@ pub struct Firmware<
     pub(crate) qps: QpTable<Q>,
     pub(crate) res: Resources<NCQ, NTPT, E>,
     pub(crate) events: heapless::Deque<Event, EV>,
+    pub(crate) echo: Echo,
     stats: Stats,
     /// The device has no `RETX_CONN`: RDMA-mode connections are not timed.
     retx_off: bool,
@@ -305,6 +312,7 @@ impl<
             qps: QpTable::new(),
             res: Resources::new(config.pbl_size),
             events: heapless::Deque::new(),
+            echo: Echo::new(),
             stats: Stats::default(),
             retx_off: false,
             next_listen_id: 1,
@@ -355,7 +363,10 @@ impl<
 
     /// The firmware's counters.
     pub fn stats(&self) -> Stats {
-        self.stats
+        Stats {
+            icmp: self.echo.stats(),
+            ..self.stats
+        }
     }
 
     /// The listeners.
@@ -470,6 +481,13 @@ impl<
                 self.arp.on_arp(&mut self.hal, &ifc, &a, now);
             }
             frame::Rx::Tcp(t) if t.dst_ip == self.ifc.ip => self.on_tcp(&t, reason, now),
+            frame::Rx::Other => {
+                // Not TCP nor ARP: an ICMP Echo Request is answered.
+                let ifc = self.ifc;
+                let limit = self.config.icmp_echo;
+                self.echo
+                    .on_frame(&mut self.hal, &ifc, &limit, f, frame_len, now);
+            }
             _ => {}
         }
     }

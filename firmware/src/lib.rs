@@ -1,7 +1,7 @@
 //! `rnic-fw`: the rnic firmware (slow path), `#![no_std]`, no allocation.
 //!
 //! The firmware sees the device only through the [`hal::Hal`] trait. It
-//! answers ARP ([`arp`]), runs the TCP handshake and teardown of every
+//! answers ARP ([`arp`]) and `ping` ([`icmp`]), runs the TCP handshake and teardown of every
 //! connection ([`tcp`]), applies the connection filter ([`filter`]),
 //! negotiates MPA ([`mpa`]), keeps the QP state machine ([`qp`]), rewrites
 //! next hops on route updates ([`route`]) and serves the host's command
@@ -25,6 +25,7 @@ pub mod filter;
 pub mod frame;
 pub mod fw;
 pub mod hal;
+pub mod icmp;
 pub mod mailbox;
 pub mod mpa;
 pub mod port_hal;
