@@ -140,7 +140,10 @@ fn unix_socket_peer_and_reconnect() {
     assert_eq!(got.unwrap(), b"hello from the peer");
     port.send(b"hello from the node");
     poll_until(&mut port, |p| p.tx_pending() == 0);
-    assert_eq!(read_frame(&mut s), b"hello from the node");
+    let f = read_frame(&mut s);
+    assert_eq!(f.len(), 60, "padded to the Ethernet minimum");
+    assert_eq!(&f[..19], b"hello from the node");
+    assert!(f[19..].iter().all(|&x| x == 0));
     drop(s);
     poll_until(&mut port, |p| !p.connected());
     port.send(b"nobody listens");
