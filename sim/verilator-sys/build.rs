@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Bump when the generated C++ or the build flags change shape.
-const GEN_VERSION: &str = "vsys-gen-2";
+const GEN_VERSION: &str = "vsys-gen-3";
 const CXX_FLAGS_DESC: &str = "c++17 -O2 VM_TRACE VM_TRACE_VCD";
 const VERILATOR_ARGS: &[&str] = &[
     "--cc",
@@ -172,12 +172,14 @@ fn gen_cpp(top: &Top) -> String {
          #include \"V{t}.h\"\n\
          #include \"vmodel.h\"\n\
          typedef VModel<V{t}> M;\n\
+         // Read by the patched `_eval` (see csrc/vmodel.h and `patch_ico_skip`).\n\
+         thread_local bool vsys_skip_ico_{t} = false;\n\
          extern \"C\" {{\n\
          M* vrnic_{t}_new(void) {{ return vmodel_new<V{t}>(\"{t}\"); }}\n\
          void vrnic_{t}_free(M* m) {{ vmodel_free(m); }}\n\
-         void vrnic_{t}_eval(M* m) {{ vmodel_eval(m); }}\n\
-         void vrnic_{t}_tick(M* m) {{ vmodel_tick(m); }}\n\
-         void vrnic_{t}_ticks(M* m, uint64_t n) {{ for (uint64_t i = 0; i < n; i++) vmodel_tick(m); }}\n\
+         void vrnic_{t}_eval(M* m) {{ vmodel_eval(m, vsys_skip_ico_{t}); }}\n\
+         void vrnic_{t}_tick(M* m) {{ vmodel_tick(m, vsys_skip_ico_{t}); }}\n\
+         void vrnic_{t}_ticks(M* m, uint64_t n) {{ for (uint64_t i = 0; i < n; i++) vmodel_tick(m, vsys_skip_ico_{t}); }}\n\
          uint64_t vrnic_{t}_cycle(const M* m) {{ return m->cycle; }}\n\
          int vrnic_{t}_vcd_open(M* m, const char* path) {{ return vmodel_vcd_open(m, path); }}\n\
          void vrnic_{t}_vcd_flush(M* m) {{ if (m->vcd != nullptr) m->vcd->flush(); }}\n\
@@ -199,7 +201,7 @@ fn gen_cpp(top: &Top) -> String {
             if !p.output {
                 writeln!(
                     s,
-                    "void vrnic_{t}_set_{n}(M* m, uint64_t v) {{ m->top->{n} = v & {mask}; }}"
+                    "void vrnic_{t}_set_{n}(M* m, uint64_t v) {{ v &= {mask}; if ((uint64_t)m->top->{n} != v) {{ m->top->{n} = v; m->dirty = true; }} }}"
                 )
                 .unwrap();
             }
@@ -213,7 +215,7 @@ fn gen_cpp(top: &Top) -> String {
             };
             writeln!(s, "void vrnic_{t}_get_{n}(const M* m, uint32_t* w) {{ for (int i = 0; i < {words}; i++) w[i] = m->top->{n}[i]; }}").unwrap();
             if !p.output {
-                writeln!(s, "void vrnic_{t}_set_{n}(M* m, const uint32_t* w) {{ for (int i = 0; i < {words}; i++) m->top->{n}[i] = w[i]; m->top->{n}[{last}] &= {top_mask}; }}", last = words - 1).unwrap();
+                writeln!(s, "void vrnic_{t}_set_{n}(M* m, const uint32_t* w) {{ for (int i = 0; i < {words}; i++) {{ uint32_t v = i == {last} ? w[i] & {top_mask} : w[i]; if (m->top->{n}[i] != v) {{ m->top->{n}[i] = v; m->dirty = true; }} }} }}", last = words - 1).unwrap();
             }
         }
     }
@@ -353,6 +355,39 @@ fn base_build(ctx: &Ctx, out_dir: &Path) -> cc::Build {
     b
 }
 
+/// Makes the generated `V<top>___024root___eval` skip its
+/// input-combinational ("ico") region while the shim's thread-local
+/// `vsys_skip_ico_<top>` is set (csrc/vmodel.h sets it only for an
+/// evaluation with no input changed since the previous one, where that
+/// region would recompute the values the signals already hold). Returns
+/// `false`, leaving the files as they are, when the function is not in the
+/// shape Verilator 5.0 gives it.
+fn patch_ico_skip(files: &[PathBuf], top: &str) -> Result<bool, String> {
+    let head = format!("void V{top}___024root___eval(V{top}___024root* vlSelf) {{\n");
+    let old = "    vlSelf->__VicoIterCount = 0U;\n    __VicoContinue = 1U;\n";
+    let new = format!("    vlSelf->__VicoIterCount = 0U;\n    __VicoContinue = !vsys_skip_ico_{top};\n");
+    for f in files {
+        let text = fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let Some(at) = text.find(&head) else {
+            continue;
+        };
+        let end = at + text[at..].find("\n}\n").unwrap_or(text.len() - at);
+        let body = &text[at..end];
+        if body.matches(old).count() != 1 {
+            return Ok(false);
+        }
+        let patched = format!(
+            "{}extern thread_local bool vsys_skip_ico_{top};\n{}{}",
+            &text[..at],
+            body.replace(old, &new),
+            &text[end..]
+        );
+        fs::write(f, patched).map_err(|e| format!("{}: {e}", f.display()))?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
 /// Verilates and compiles one model into `dir/libvm_<top>.a` unless its
 /// stamp says it is current. Returns whether it was rebuilt.
 fn build_model(ctx: &Ctx, top: &Top, dir: &Path, vmodel_h: &[u8]) -> Result<bool, String> {
@@ -396,6 +431,14 @@ fn build_model(ctx: &Ctx, top: &Top, dir: &Path, vmodel_h: &[u8]) -> Result<bool
         .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
         .collect();
     generated.sort();
+    if !patch_ico_skip(&generated, &top.name)? {
+        println!(
+            "cargo:warning=verilator-sys: {}: the generated `_eval` has an unknown shape \
+             (Verilator {}); every evaluation runs its input-combinational region (slower, \
+             same results)",
+            top.name, ctx.version
+        );
+    }
     let shim = dir.join(format!("shim_{}.cpp", top.name));
     fs::write(&shim, gen_cpp(top)).map_err(|e| e.to_string())?;
     let mut b = base_build(ctx, dir);

@@ -2,6 +2,20 @@
 // build.rs generates, per top `<top>`, a `shim_<top>.cpp` that includes the
 // model's `V<top>.h` and this header and defines `vrnic_<top>_*` functions
 // (new/free/eval/tick/VCD and one accessor per port) over `VModel<V<top>>`.
+//
+// Skipping the input-combinational region: Verilator 5 starts every
+// `eval()` with the "ico" region, which recomputes all logic that depends
+// on top-level inputs, whether or not an input changed; for rnic_core that
+// is about half of the work of an evaluation. After any `eval()` every
+// signal is settled for the current inputs (the post-edge logic is
+// recomputed in the "nba" region), so an `eval()` with no input changed
+// since the previous one (the clock aside: edges are seen by the "act"
+// triggers, and no input-combinational logic reads the clock) recomputes
+// exactly the values the signals already hold. build.rs patches the
+// generated `_eval` to skip that region while the thread-local flag
+// `vsys_skip_ico_<top>` is set; the setters record whether an input really
+// changed (`dirty`). Without the patch (another Verilator) the flag is
+// simply never read. With a VCD open nothing is skipped.
 #pragma once
 #include <cstdint>
 
@@ -18,7 +32,20 @@ struct VModel {
     // edge, so Verilator will see the next rising edge without another
     // falling-edge evaluation (see vmodel_tick).
     bool low_seen;
+    // An input changed since the last `eval()` (set by the shim's setters).
+    bool dirty;
 };
+
+// One `eval()`, without its input-combinational region when no input
+// changed since the previous one (see the top of this file). `skip_ico` is
+// the model's thread-local flag, named by the shim at the call.
+template <class T>
+inline void vmodel_run_eval(VModel<T>* m, bool& skip_ico) {
+    skip_ico = !m->dirty && m->vcd == nullptr;
+    m->top->eval();
+    skip_ico = false;
+    m->dirty = false;
+}
 
 template <class T>
 VModel<T>* vmodel_new(const char* name) {
@@ -33,14 +60,15 @@ VModel<T>* vmodel_new(const char* name) {
     m->top->clock = 0;
     m->top->eval();
     m->low_seen = true;
+    m->dirty = true;
     return m;
 }
 
 // Evaluates the logic with the current inputs (no clock edge). Between ticks
 // `clock` is low, so this evaluation also registers the falling edge.
 template <class T>
-void vmodel_eval(VModel<T>* m) {
-    m->top->eval();
+void vmodel_eval(VModel<T>* m, bool& skip_ico) {
+    vmodel_run_eval(m, skip_ico);
     m->low_seen = true;
 }
 
@@ -78,15 +106,19 @@ void vmodel_free(VModel<T>* m) {
 // sampled. With a VCD open the falling-edge evaluation always runs, so the
 // dump at the falling edge shows the latest inputs.
 // The RTL has no falling-edge logic (rust-hdl flops are posedge only).
+// Each evaluation skips the input-combinational region when no input
+// changed since the one before (see the top of this file): in the usual loop
+// that is the rising-edge evaluation, and for clocks with unchanged inputs
+// both.
 template <class T>
-void vmodel_tick(VModel<T>* m) {
+void vmodel_tick(VModel<T>* m, bool& skip_ico) {
     if (!m->low_seen || m->vcd != nullptr) {
         m->top->clock = 0;
-        m->top->eval();
+        vmodel_run_eval(m, skip_ico);
     }
     if (m->vcd != nullptr) m->vcd->dump(m->cycle * 10);
     m->top->clock = 1;
-    m->top->eval();
+    vmodel_run_eval(m, skip_ico);
     if (m->vcd != nullptr) m->vcd->dump(m->cycle * 10 + 5);
     m->top->clock = 0;
     m->low_seen = false;
