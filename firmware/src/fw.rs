@@ -34,11 +34,12 @@ use crate::mpa::{self, Agreement, Assembler, MpaError, Offer};
 use crate::qp::{QpEvent, QpTable};
 use crate::resources::Resources;
 use crate::retx::{PersistTimer, RetxAction, RetxConfig, RetxStats, RetxTimer, FPDU_OVERHEAD};
+use crate::rtr;
 use crate::tcp::{Backlog, Params, Pending, SegSink, Tcb, TcpEvent, TcpState, Tuple};
 use crate::terminate::{terminate_fpdu, terminate_repr, LOCAL_CATASTROPHIC, TERMINATE_FPDU_MAX};
 use crate::{Micros, MS};
 use rnic_wire::abi::context::{
-    ConnContext, ConnMode, ExceptionReason, QP_FLAG_RTR_RX, QP_FLAG_RTR_TX,
+    ConnContext, ConnMode, ExceptionReason, RtrKind, QP_FLAG_RTR_RX, QP_FLAG_RTR_TX,
 };
 use rnic_wire::abi::mailbox::{Event, EventKind, FilterAction, QpState};
 use rnic_wire::net::{TcpControl, TcpRepr};
@@ -83,6 +84,9 @@ pub struct Config {
     pub markers: bool,
     /// Use RFC 6581's peer-to-peer model (RTR) with Rev 2.
     pub p2p: bool,
+    /// The RTR types offered as initiator and accepted as responder (the
+    /// responder picks Write, then Read, then Send: [`crate::mpa`]).
+    pub rtr_types: rnic_wire::mpa::RtrTypes,
     /// Page-list entries of the device.
     pub pbl_size: u32,
     /// The retransmission timer of the device's data (RDMA mode, and a
@@ -105,6 +109,11 @@ impl Default for Config {
             crc: false,
             markers: false,
             p2p: true,
+            rtr_types: rnic_wire::mpa::RtrTypes {
+                send: true,
+                write: true,
+                read: true,
+            },
             pbl_size: 4096,
             rdma_retx: RetxConfig::default(),
             icmp_echo: EchoLimit::default(),
@@ -166,6 +175,31 @@ pub struct Conn {
     pub retx: RetxTimer,
     /// Zero-window probing of the device's data ([`PersistTimer`]).
     pub persist: PersistTimer,
+    /// RFC 6581's RTR exchange before RDMA mode ([`crate::rtr`]).
+    pub rtr: RtrProgress,
+}
+
+/// Where a connection in `MpaDone` is in the RTR exchange ([`crate::rtr`]).
+#[derive(Debug, Clone, Default)]
+pub struct RtrProgress {
+    /// Initiator: our RTR message is written to the stream.
+    pub sent: bool,
+    /// The exchange is over: RDMA mode may start.
+    pub done: bool,
+    /// The peer's first FPDU octets taken so far.
+    pub buf: heapless::Vec<u8, { crate::rtr::RTR_FPDU_MAX }>,
+}
+
+/// One step of the RTR exchange ([`Firmware::rtr_step`]).
+enum RtrStep {
+    /// Not over: wait for the next segment or acknowledgement.
+    Wait,
+    /// Over; this many octets of the segment's data were the peer's RTR
+    /// message (or Read Response), the rest are FPDUs for the fast path.
+    Done(usize),
+    /// The peer did not keep the negotiated model: the connection is
+    /// being closed.
+    Failed,
 }
 
 /// The firmware's counters.
@@ -612,6 +646,7 @@ impl<
             ird: 0,
             ord: 0,
             p2p: self.config.p2p,
+            rtr: self.config.rtr_types,
         }
     }
 
@@ -644,6 +679,7 @@ impl<
             rejected: false,
             retx: RetxTimer::new(now, &self.config.rdma_retx),
             persist: PersistTimer::default(),
+            rtr: RtrProgress::default(),
         };
         self.conns[i] = Some(conn);
         self.write_ctx(i, ConnMode::Firmware);
@@ -1032,6 +1068,32 @@ impl<
         let (Some(a), Some(qpn)) = (c.agreement, c.qpn) else {
             return;
         };
+        let mut rest = rest;
+        if a.rtr != RtrKind::None && !c.rtr.done {
+            // RFC 6581 §3.2: the RTR exchange comes before RDMA mode.
+            match self.rtr_step(i, a, rest, now) {
+                RtrStep::Done(n) => rest = &rest[n..],
+                RtrStep::Wait | RtrStep::Failed => return,
+            }
+            let Some(c) = self.conns[i].as_mut() else {
+                return;
+            };
+            if c.tcb.tx_pending() > 0 {
+                // Our Read Response to a Read RTR goes first; what came
+                // after the RTR is not taken, the peer resends it.
+                let Some((c, mut tx)) = self.sink(i) else {
+                    return;
+                };
+                c.tcb.send_ack(&mut tx);
+                return;
+            }
+            if rest.is_empty() {
+                let Some((c, mut tx)) = self.sink(i) else {
+                    return;
+                };
+                c.tcb.send_ack(&mut tx);
+            }
+        }
         if consumed_mpa && rest.is_empty() {
             let Some((c, mut tx)) = self.sink(i) else {
                 return;
@@ -1083,6 +1145,107 @@ impl<
         ev.crc = a.crc;
         ev.markers = a.markers_tx || a.markers_rx;
         self.post(ev);
+    }
+
+    /// One step of the RTR exchange of slot `i` (agreement `a`), with
+    /// `rest` the in-order data of the current segment (RFC 6581 §3.2,
+    /// [`crate::rtr`]):
+    /// * initiator: write our RTR message once (then wait for its
+    ///   acknowledgement); after a Read RTR, take the responder's
+    ///   zero-length Read Response;
+    /// * responder: take the peer's first FPDU and check that it is the
+    ///   negotiated RTR; answer a Read RTR with a zero-length Read
+    ///   Response.
+    ///
+    /// Octets of an incomplete message are kept and acknowledged; an
+    /// unexpected message closes the connection ([`Self::rtr_refused`]).
+    fn rtr_step(&mut self, i: usize, a: Agreement, rest: &[u8], now: Micros) -> RtrStep {
+        let Some((c, mut tx)) = self.sink(i) else {
+            return RtrStep::Failed;
+        };
+        if a.rtr_tx && !c.rtr.sent {
+            let mut b = [0u8; rtr::RTR_FPDU_MAX];
+            if let Some(n) = rtr::rtr_fpdu(a.rtr, a.crc, &mut b) {
+                c.tcb.write(&b[..n], now, &mut tx);
+                log!(info, "RTR {} sent", a.rtr as u8);
+            }
+            c.rtr.sent = true;
+            return RtrStep::Wait;
+        }
+        if a.rtr_tx && a.rtr != RtrKind::Read {
+            c.rtr.done = true;
+            return RtrStep::Done(0);
+        }
+        let mut seen = c.rtr.buf.clone();
+        let take = rest.len().min(seen.capacity() - seen.len());
+        let _ = seen.extend_from_slice(&rest[..take]);
+        let verdict = if a.rtr_tx {
+            rtr::check_read_response(a.crc, &seen)
+        } else {
+            rtr::check_rtr(a.rtr, a.crc, &seen)
+        };
+        match verdict {
+            rtr::Verdict::Incomplete { .. } => {
+                c.tcb.consume(take);
+                c.rtr.buf = seen;
+                if take > 0 {
+                    c.tcb.send_ack(&mut tx);
+                }
+                RtrStep::Wait
+            }
+            rtr::Verdict::Expected { len, read } => {
+                let used = len - c.rtr.buf.len();
+                c.tcb.consume(used);
+                c.rtr.buf.clear();
+                c.rtr.done = true;
+                if let Some(req) = read.filter(|_| a.rtr_rx) {
+                    let mut b = [0u8; rtr::RTR_FPDU_MAX];
+                    if let Some(n) = rtr::frame(&rtr::read_response(&req), a.crc, &mut b) {
+                        c.tcb.write(&b[..n], now, &mut tx);
+                    }
+                }
+                log!(info, "RTR {} exchange done", a.rtr as u8);
+                RtrStep::Done(used)
+            }
+            rtr::Verdict::Unexpected => {
+                self.rtr_refused(i, a, now);
+                RtrStep::Failed
+            }
+        }
+    }
+
+    /// The peer's first FPDU is not what the negotiated peer-to-peer model
+    /// calls for: a Terminate (layer LLP, MPA error "No Matching RTR
+    /// Option", RFC 6581 §9) as the stream's last message, the stream
+    /// closed, and the host told the connection is lost.
+    fn rtr_refused(&mut self, i: usize, a: Agreement, now: Micros) {
+        log!(warn, "conn {}: first FPDU is not the negotiated RTR", i);
+        let ctx = self.hal.read_conn(i as u32).ok();
+        let qpn = self.conns[i].as_mut().and_then(|c| c.qpn.take());
+        if let Some((c, mut tx)) = self.sink(i) {
+            if let Some(mut ctx) = ctx {
+                // Framed as agreed (the context is still the firmware's).
+                ctx.mpa_flags = a.ctx_flags();
+                let term = rnic_wire::terminate::TerminateRepr::new(
+                    rnic_wire::terminate::TerminateCause::Mpa(rtr::MpaError::NoMatchingRtr),
+                );
+                let mut fpdu = [0u8; TERMINATE_FPDU_MAX];
+                if let Ok(n) = terminate_fpdu(&ctx, c.tcb.write_seq(), &term, &mut fpdu) {
+                    c.tcb.write(&fpdu[..n], now, &mut tx);
+                }
+            }
+            c.tcb.close(now, &mut tx);
+            c.phase = Phase::Closing;
+        }
+        if let Some(qpn) = qpn {
+            let mut ev = event(EventKind::ConnectionLost, qpn);
+            ev.status = self.conn_id(i);
+            self.post(ev);
+            self.qps.apply(&mut self.hal, qpn, QpEvent::Lost);
+            if let Some(q) = self.qps.get_mut(qpn) {
+                q.conn = None;
+            }
+        }
     }
 
     /// Hands `payload` (and a FIN after it) of segment `t`, starting at
@@ -1567,6 +1730,7 @@ impl<
             rejected: false,
             retx: RetxTimer::new(now, &self.config.rdma_retx),
             persist: PersistTimer::default(),
+            rtr: RtrProgress::default(),
         });
         if let Some(q) = self.qps.get_mut(qpn) {
             q.conn = Some(i as u32);

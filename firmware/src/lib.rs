@@ -33,6 +33,7 @@ pub mod qp;
 pub mod resources;
 pub mod retx;
 pub mod route;
+pub mod rtr;
 pub mod tcp;
 pub mod terminate;
 

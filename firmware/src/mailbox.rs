@@ -236,6 +236,7 @@ impl<
                     ird,
                     ord,
                     p2p: self.config.p2p,
+                    rtr: self.config.rtr_types,
                 };
                 let i = self.connect(
                     qpn,
@@ -329,6 +330,7 @@ impl<
             ird,
             ord,
             p2p: self.config.p2p,
+            rtr: self.config.rtr_types,
         };
         let c = self.conns[i].as_mut().ok_or(S::NotFound)?;
         if !matches!(c.phase, crate::fw::Phase::MpaAwaitAccept(_)) {
@@ -383,6 +385,7 @@ impl<
             ird: 0,
             ord: 0,
             p2p: false,
+            rtr: rnic_wire::mpa::RtrTypes::NONE,
         };
         let ifc = self.ifc;
         let c = self.conns[i].as_mut().ok_or(S::NotFound)?;

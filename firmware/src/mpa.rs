@@ -17,7 +17,10 @@
 //!   type, preferring Write, then Read, then Send. The initiator then uses
 //!   `ORD = min(own ORD, responder IRD)` and sends the chosen RTR message as
 //!   its first FPDU; the responder sends nothing before it has received it
-//!   (`QP_FLAG_RTR_TX`/`QP_FLAG_RTR_RX` in the QP context).
+//!   (`QP_FLAG_RTR_TX`/`QP_FLAG_RTR_RX` in the QP context; the exchange
+//!   itself: [`crate::rtr`]). Markers and the peer-to-peer model are not
+//!   combined: with markers the Request carries no P bit and the Reply
+//!   clears it.
 //! * Private data: at most 512 octets with the IRD/ORD block (so 508 after it).
 
 use rnic_wire::abi::caps::MAX_MULPDU;
@@ -60,6 +63,8 @@ pub struct Offer {
     pub ord: u16,
     /// Use the peer-to-peer model (RTR message) when Rev 2.
     pub p2p: bool,
+    /// The RTR types we offer (initiator) or accept (responder).
+    pub rtr: RtrTypes,
 }
 
 /// What both sides agreed.
@@ -162,6 +167,12 @@ fn depth(v: u16) -> ReadDepth {
     ReadDepth::new(v.min(ReadDepth::MAX.get())).unwrap_or(ReadDepth::MAX)
 }
 
+/// Whether a Request made with `offer` sets P: Rev 2, at least one RTR
+/// type, and no markers (not combined with the peer-to-peer model here).
+fn offers_p2p(offer: &Offer) -> bool {
+    offer.p2p && !offer.markers && offer.rtr != RtrTypes::NONE
+}
+
 /// Builds the initiator's Request into `buf`; returns its length.
 pub fn build_request(
     offer: &Offer,
@@ -173,13 +184,11 @@ pub fn build_request(
             enhanced: Some(IrdOrd {
                 ird: depth(offer.ird),
                 ord: depth(offer.ord),
-                peer_to_peer: offer.p2p,
-                rtr: if offer.p2p {
-                    RtrTypes {
-                        send: true,
-                        write: true,
-                        read: true,
-                    }
+                // Markers and the peer-to-peer model are not combined
+                // (crate::rtr): with markers asked for, no P bit.
+                peer_to_peer: offers_p2p(offer),
+                rtr: if offers_p2p(offer) {
+                    offer.rtr
                 } else {
                     RtrTypes::NONE
                 },
@@ -242,12 +251,15 @@ pub fn respond(request: &MpaRequestReplyRepr, ours: &Offer) -> Result<Agreement,
             a.peer_ird = b.ird.get();
             a.peer_ord = b.ord.get();
             a.ord = ours.ord.min(b.ird.get());
-            if b.peer_to_peer && ours.p2p {
-                a.rtr = if b.rtr.write {
+            // Markers and the peer-to-peer model are not combined
+            // (crate::rtr): with markers either way the Reply clears P, and
+            // the initiator decides (RFC 6581 §3.1).
+            if b.peer_to_peer && ours.p2p && !request.markers && !ours.markers {
+                a.rtr = if b.rtr.write && ours.rtr.write {
                     RtrKind::Write
-                } else if b.rtr.read {
+                } else if b.rtr.read && ours.rtr.read {
                     RtrKind::Read
-                } else if b.rtr.send {
+                } else if b.rtr.send && ours.rtr.send {
                     RtrKind::Send
                 } else {
                     RtrKind::None
@@ -328,13 +340,18 @@ pub fn on_reply(reply: &MpaRequestReplyRepr, ours: &Offer) -> Result<Agreement, 
             a.ord = ours.ord.min(b.ird.get());
             if b.peer_to_peer && ours.p2p {
                 a.rtr = match (b.rtr.write, b.rtr.read, b.rtr.send) {
-                    (true, false, false) => RtrKind::Write,
-                    (false, true, false) => RtrKind::Read,
-                    (false, false, true) => RtrKind::Send,
+                    (true, false, false) if ours.rtr.write => RtrKind::Write,
+                    (false, true, false) if ours.rtr.read => RtrKind::Read,
+                    (false, false, true) if ours.rtr.send => RtrKind::Send,
                     (false, false, false) => RtrKind::None,
                     _ => return Err(MpaError::Malformed), // must choose one
                 };
                 a.rtr_tx = a.rtr != RtrKind::None;
+                if a.rtr_tx && (a.markers_tx || a.markers_rx) {
+                    // We did not offer P with markers (build_request); a
+                    // responder that adds markers to an RTR cannot be served.
+                    return Err(MpaError::Malformed);
+                }
             }
         }
     }

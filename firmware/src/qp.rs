@@ -17,7 +17,7 @@
 //! device's QP context in step.
 
 use crate::hal::{Hal, HalExt};
-use rnic_wire::abi::context::{QpContext, RtrKind, NO_CONN};
+use rnic_wire::abi::context::{QpContext, RtrKind, NO_CONN, QP_FLAG_RTR_RX, QP_FLAG_RTR_TX};
 use rnic_wire::abi::mailbox::QpState;
 
 /// What happens to a QP.
@@ -99,8 +99,14 @@ pub struct Qp {
 }
 
 impl Qp {
-    /// The device context for this QP (MSNs start at 1, RFC 5040 §5.1).
+    /// The device context for this QP. MSNs start at 1 (RFC 5040 §5.1),
+    /// but on the queue an RTR message used (RFC 6581 §3.2, taken or sent
+    /// by the firmware before RDMA mode: [`crate::rtr`]): a Send RTR was
+    /// message 1 on QN 0, a Read RTR message 1 on QN 1.
     pub fn context(&self) -> QpContext {
+        let tx = self.flags & QP_FLAG_RTR_TX != 0;
+        let rx = self.flags & QP_FLAG_RTR_RX != 0;
+        let after = |dir: bool, kind: RtrKind| 1 + (dir && self.rtr == kind) as u32;
         QpContext {
             state: self.state,
             flags: self.flags,
@@ -115,10 +121,10 @@ impl Qp {
             conn: self.conn.unwrap_or(NO_CONN),
             ird: self.ird,
             ord: self.ord,
-            tx_send_msn: 1,
-            tx_read_msn: 1,
-            rx_send_msn: 1,
-            rx_read_msn: 1,
+            tx_send_msn: after(tx, RtrKind::Send),
+            tx_read_msn: after(tx, RtrKind::Read),
+            rx_send_msn: after(rx, RtrKind::Send),
+            rx_read_msn: after(rx, RtrKind::Read),
             term_cause: 0,
         }
     }

@@ -33,13 +33,12 @@ fn passive_open_mpa_responder_into_rdma_mode() {
     assert_eq!(q.state, QpState::Rts);
     assert_eq!((q.rtr, q.flags), (RtrKind::Write, QP_FLAG_RTR_RX));
     assert_eq!((q.ird, q.ord, q.conn), (1, 1, 0));
-    // The FPDU that came with the ACK was handed to the fast path, starting at rcv_nxt.
-    assert_eq!(fw.hal.injected.len(), 1);
-    let inj = parse_tcp(&fw.hal.injected[0]).unwrap();
-    assert_eq!((inj.seq, inj.payload.len()), (rcv, 20));
+    // The Write RTR that came with the ACK was taken by the firmware (RFC
+    // 6581 §3.2), not handed to the fast path; the MSNs start at 1.
+    assert!(fw.hal.injected.is_empty());
     assert_eq!(
-        (inj.src_ip, inj.dst_ip, inj.src_port),
-        (PEER_IP, OUR_IP, PPORT)
+        (q.tx_send_msn, q.tx_read_msn, q.rx_send_msn, q.rx_read_msn),
+        (1, 1, 1, 1)
     );
     // QP context written before the connection context went to RDMA mode.
     let qp_w = fw
@@ -128,21 +127,28 @@ fn active_open_arp_syn_mpa_initiator_into_rdma_mode() {
         mpa_frame(false, 0x10, 2, &[0xc0, 0x04, 0xc0, 0x08, b'x'])
     );
     assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Firmware);
-    // Reply (P2P, Write RTR, IRD 2, ORD 4) and the first FPDU in one segment.
+    // Reply (P2P, Write RTR, IRD 2, ORD 4): our first FPDU is the
+    // zero-length RDMA Write RTR (RFC 6581 §3.2): siw's octets of the p2p
+    // capture with the CRC field zero (CRC is off here).
     let reply = mpa_frame(true, 0x10, 2, &[0x80, 0x02, 0x80, 0x04, b'y', b'z']);
-    let mut d = Seg::new(
-        LPORT,
-        lp,
-        TcpControl::Psh,
-        5001,
-        Some(iss + 1 + req.payload.len() as u32),
-    );
+    let snd = iss + 1 + req.payload.len() as u32;
+    let mut d = Seg::new(LPORT, lp, TcpControl::Psh, 5001, Some(snd));
     d.payload = reply.clone();
-    d.payload.extend_from_slice(&[0u8; 12]);
+    rx(&mut fw, d.frame());
+    let out = sent_tcp(&mut fw.hal);
+    let rtr = out.iter().find(|o| !o.payload.is_empty()).expect("the RTR");
+    let mut want = SIW_WRITE_RTR.to_vec();
+    want[16..].fill(0);
+    assert_eq!((rtr.seq, rtr.payload.as_slice()), (snd, want.as_slice()));
+    assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Firmware);
+    // The responder acknowledges it and sends its first FPDU.
+    let rcv = 5001 + reply.len() as u32;
+    let mut d = Seg::new(LPORT, lp, TcpControl::Psh, rcv, Some(snd + 20));
+    d.payload = vec![0u8; 12];
     rx(&mut fw, d.frame());
     let ctx = fw.hal.conn(0).unwrap();
     assert_eq!(ctx.mode, ConnMode::Rdma);
-    assert_eq!(ctx.rcv_nxt, 5001 + reply.len() as u32);
+    assert_eq!((ctx.rcv_nxt, ctx.snd_nxt), (rcv, snd + 20));
     assert_eq!(ctx.mss, 1448);
     let q = fw.hal.qp(qpn).unwrap();
     assert_eq!(

@@ -67,6 +67,9 @@ struct Exchange {
     syn: CapSeg,
     request: CapSeg,
     reply: Vec<u8>,
+    /// The client's first FPDU octets after its Request (siw sends one
+    /// FPDU per segment): the RTR in the peer-to-peer capture.
+    client_first: Vec<u8>,
 }
 
 fn exchange(name: &str) -> Exchange {
@@ -82,6 +85,12 @@ fn exchange(name: &str) -> Exchange {
         .payload
         .clone();
     let request = segs.remove(qi);
+    let client_first = segs[qi..]
+        .iter()
+        .find(|s| s.src_port == request.src_port && !s.payload.is_empty())
+        .expect("the client's first FPDU")
+        .payload
+        .clone();
     let si = segs
         .iter()
         .position(|s| s.syn && s.src_port == request.src_port && s.dst_port == request.dst_port)
@@ -91,6 +100,7 @@ fn exchange(name: &str) -> Exchange {
         syn,
         request,
         reply: rep,
+        client_first,
     }
 }
 
@@ -152,10 +162,19 @@ fn replay_responder(name: &str, p2p_rtr: Option<RtrKind>) {
         x.syn.seq + 1 + x.request.payload.len() as u32,
         Some(sa.seq + 1 + reply.payload.len() as u32),
     );
-    fp.payload = vec![0; 16];
+    fp.payload = x.client_first.clone();
     rx(&mut fw, fp.frame());
     let ctx = fw.hal.conn(0).unwrap();
     assert_eq!(ctx.mode, ConnMode::Rdma);
+    if p2p_rtr.is_some() {
+        // siw's RTR is taken by the firmware (RFC 6581 §3.2)...
+        assert!(fw.hal.injected.is_empty(), "the RTR is not handed on");
+        assert_eq!(ctx.rcv_nxt, fp.seq + x.client_first.len() as u32);
+    } else {
+        // ...any other first FPDU goes to the fast path.
+        assert_eq!(fw.hal.injected.len(), 1);
+        assert_eq!(ctx.rcv_nxt, fp.seq);
+    }
     let q = fw.hal.qp(qpn).unwrap();
     assert_eq!(q.state, QpState::Rts);
     assert_eq!(q.rtr, p2p_rtr.unwrap_or(RtrKind::None));
@@ -230,6 +249,25 @@ fn replay_initiator(name: &str, crc: bool, rtr: RtrKind) {
     rep.dst_ip = PEER_IP;
     rep.payload = x.reply.clone();
     rx(&mut fw, rep.frame());
+    if rtr != RtrKind::None {
+        // Our first FPDU is the RTR, octet for octet siw's in the capture.
+        let ours = sent_tcp(&mut fw.hal)
+            .into_iter()
+            .find(|o| !o.payload.is_empty())
+            .expect("our RTR");
+        assert_eq!(ours.payload, x.client_first, "our RTR is siw's RTR");
+        assert_eq!(fw.hal.conn(0).unwrap().mode, ConnMode::Firmware);
+        let mut ack = Seg::new(
+            x.request.dst_port,
+            x.request.src_port,
+            TcpControl::None,
+            server_isn + 1 + x.reply.len() as u32,
+            Some(ours.seq + ours.payload.len() as u32),
+        );
+        ack.src_ip = OUR_IP;
+        ack.dst_ip = PEER_IP;
+        rx(&mut fw, ack.frame());
+    }
     let ev = fw.hal.events.pop().expect("Established");
     assert_eq!(
         (ev.kind, ev.crc, ev.ird, ev.ord),

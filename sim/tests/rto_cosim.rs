@@ -64,6 +64,10 @@ fn lost_data_frame(fast: bool) {
     .unwrap()
 }
 
+/// Clocks of a 1514-octet frame with its FCS, preamble and inter-frame
+/// gap (1538 octets) on the 10 GbE link's 8 octets per clock.
+const FRAME_CLOCKS: u64 = 1538 / 8 + 1;
+
 fn lost_data_frame_on(r: &WriteRig<'_>, fast: bool) {
     let rto = COSIM_RDMA_RETX.rto;
     let world = r.world;
@@ -194,15 +198,18 @@ fn lost_data_frame_on(r: &WriteRig<'_>, fast: bool) {
         println!("fast retransmit: Write complete {done} µs after the drop (RTO {rto} µs)");
         assert!(done < rto, "complete {done} µs after the drop");
         // asked as soon as a duplicate ACK of B's crossed the link (its
-        // delay, then rx_split's decision and fast_retx's two clocks), and
-        // only after at least 3 ACKs of the hole beyond the first (which
-        // moved SND.UNA to the hole and is no duplicate, RFC 5681 §2)
+        // delay, then rx_split's decision and fast_retx's two clocks; the
+        // replay starts once the frame on A's MAC has left: at most one
+        // full frame, FRAME_CLOCKS), and only after at least 3 ACKs of the
+        // hole beyond the first (which moved SND.UNA to the hole and is no
+        // duplicate, RFC 5681 §2). An ACK sent less than the link delay
+        // before the request cannot have caused it.
         let asked = fast_at.expect("fast retransmit asked") - t_drop;
         let delay = LinkConfig::default().delay;
         let before: Vec<u64> = dup_acks
             .iter()
             .map(|t| t - t_drop)
-            .filter(|&t| t < asked)
+            .filter(|&t| t + delay < asked)
             .collect();
         let last = *before
             .last()
@@ -218,7 +225,7 @@ fn lost_data_frame_on(r: &WriteRig<'_>, fast: bool) {
             before.len()
         );
         assert!(
-            asked - last <= delay + 100,
+            asked - last <= delay + 100 + FRAME_CLOCKS,
             "asked at {asked}, the last ACK of the hole before it sent at {last}"
         );
         assert_eq!((f_req, f_skip), (1, 0));

@@ -756,7 +756,10 @@ fn bad_stag_terminate_frame_on_the_wire() {
         let write = s
             .pcap_segments(MAC_A)
             .into_iter()
-            .find(|(_, _, p)| p.len() >= 16 && p[2] & 0x80 != 0)
+            // tagged, with payload: not A's zero-length Write RTR (RFC 6581)
+            .find(|(_, _, p)| {
+                p.len() >= 16 && p[2] & 0x80 != 0 && u16::from_be_bytes([p[0], p[1]]) > 14
+            })
             .expect("A's Write on the wire")
             .2;
         assert_eq!(

@@ -239,6 +239,13 @@ code_enum! {
         MarkerMismatch = 0x03,
         /// 4: invalid MPA Request or Reply frame.
         InvalidRequestReply = 0x04,
+        /// 5: local catastrophic error (RFC 6581 §9).
+        LocalCatastrophic = 0x05,
+        /// 6: insufficient IRD resources (RFC 6581 §9).
+        InsufficientIrd = 0x06,
+        /// 7: no matching RTR option (RFC 6581 §9): the peer-to-peer
+        /// connection's first message is not the negotiated RTR.
+        NoMatchingRtr = 0x07,
     }
 }
 

@@ -550,21 +550,38 @@ pub fn passive_rdma_mss(fw: &mut Fw, mss: u16) -> (u32, u32, u32) {
     let rcv = 101 + req_len as u32;
     let snd = iss + 1 + reply.len() as u32;
     let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
-    d.payload = vec![
-        0, 14, 0xC0, 0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0, 0, 0,
-    ];
+    d.payload = SIW_WRITE_RTR.to_vec();
     rx(fw, d.frame());
+    // The firmware took the RTR itself (RFC 6581 §3.2) and acknowledged it.
     assert_eq!(
         fw.hal.conn(0).unwrap().mode,
         rnic_wire::abi::context::ConnMode::Rdma
     );
+    assert!(fw.hal.injected.is_empty(), "the RTR is not handed on");
+    let rcv = rcv + SIW_WRITE_RTR.len() as u32;
+    assert_eq!(fw.hal.conn(0).unwrap().rcv_nxt, rcv);
+    let out = sent_tcp(&mut fw.hal);
+    assert!(
+        out.iter()
+            .any(|o| o.ack == Some(rcv) && o.payload.is_empty()),
+        "the RTR acknowledged: {out:?}"
+    );
     (qpn, rcv, snd)
 }
 
+/// The first FPDU of `siw-rping-crc-p2p.pcap` (testdata/captures): Linux
+/// siw's zero-length RDMA Write RTR (tagged, STag 1, TO 0), CRC on.
+pub const SIW_WRITE_RTR: [u8; 20] = [
+    0x00, 0x0e, 0xc1, 0x40, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xeb, 0xd3, 0x4c, 0x5f,
+];
+
 /// Passive open with siw's P2P request (peer MSS `mss`), Accept without
-/// private data, then the peer's pure ACK of our Reply, classified before
-/// the switch (exception `FirmwareMode`): connection 0 is in RDMA mode and
-/// nothing was handed back to the fast path. Returns (rcv_nxt, snd_nxt).
+/// private data, then the peer's pure ACK of our Reply (the connection
+/// stays in firmware mode: the RTR has not come), then siw's Write RTR
+/// alone in a segment, both classified before the switch (exception
+/// `FirmwareMode`): connection 0 is in RDMA mode and nothing was handed
+/// back to the fast path. Returns (rcv_nxt, snd_nxt).
 pub fn accept_then_ack_reply(fw: &mut Fw, mss: u16) -> (u32, u32) {
     let (_, iss, req_len, mut out) = accept_siw_request(fw, mss, b"");
     let reply = out.pop().expect("MPA Reply");
@@ -578,8 +595,19 @@ pub fn accept_then_ack_reply(fw: &mut Fw, mss: u16) -> (u32, u32) {
     );
     assert_eq!(
         fw.hal.conn(0).unwrap().mode,
+        rnic_wire::abi::context::ConnMode::Firmware,
+        "RDMA mode waits for the RTR"
+    );
+    let mut d = Seg::new(PPORT, LPORT, TcpControl::Psh, rcv, Some(snd));
+    d.payload = SIW_WRITE_RTR.to_vec();
+    rx_as(fw, ExceptionReason::FirmwareMode, 0, d.frame());
+    assert_eq!(
+        fw.hal.conn(0).unwrap().mode,
         rnic_wire::abi::context::ConnMode::Rdma
     );
     assert!(fw.hal.injected.is_empty());
+    let rcv = rcv + SIW_WRITE_RTR.len() as u32;
+    let out = sent_tcp(&mut fw.hal);
+    assert!(out.iter().any(|o| o.ack == Some(rcv)), "RTR acknowledged");
     (rcv, snd)
 }
