@@ -369,7 +369,8 @@ fn base_build(ctx: &Ctx, out_dir: &Path) -> cc::Build {
 fn patch_ico_skip(files: &[PathBuf], top: &str) -> Result<bool, String> {
     let head = format!("void V{top}___024root___eval(V{top}___024root* vlSelf) {{\n");
     let old = "    vlSelf->__VicoIterCount = 0U;\n    __VicoContinue = 1U;\n";
-    let new = format!("    vlSelf->__VicoIterCount = 0U;\n    __VicoContinue = !vsys_skip_ico_{top};\n");
+    let new =
+        format!("    vlSelf->__VicoIterCount = 0U;\n    __VicoContinue = !vsys_skip_ico_{top};\n");
     for f in files {
         let text = fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         let Some(at) = text.find(&head) else {
