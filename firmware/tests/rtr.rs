@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 use rnic_wire::abi::context::{ConnMode, RtrKind, QP_FLAG_RTR_RX};
-use rnic_wire::abi::mailbox::{Command, EventKind, MboxStatus, QpState};
+use rnic_wire::abi::mailbox::{EventKind, QpState};
 use rnic_wire::ddp::DdpSegment;
 use rnic_wire::mpa::{Fpdu, FpduRepr};
 use rnic_wire::net::TcpControl;
@@ -28,20 +28,7 @@ fn request(send: bool, write: bool, read: bool) -> Vec<u8> {
 /// Passive open with `req`, Accept, the peer's pure ACK of our Reply.
 /// Returns (qpn, rcv_nxt, snd_nxt, the Reply's IRD/ORD words).
 fn accepted(fw: &mut Fw, req: &[u8]) -> (u32, u32, u32, [u8; 4]) {
-    let qpn = make_qp(fw);
-    let (iss, conn_id) = passive_to_request_mss(fw, req, 1460);
-    let (s, _) = cmd(
-        fw,
-        Command::Accept {
-            conn_id,
-            qpn,
-            ird: 1,
-            ord: 1,
-            private_data: &[],
-        },
-    );
-    assert_eq!(s, MboxStatus::Ok);
-    let out = sent_tcp(&mut fw.hal);
+    let (qpn, iss, _, out) = accept_request(fw, req, 1460, &[]);
     let reply = &out.last().expect("MPA Reply").payload;
     let words: [u8; 4] = reply[20..24].try_into().unwrap();
     let rcv = 101 + req.len() as u32;

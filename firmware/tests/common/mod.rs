@@ -508,9 +508,21 @@ pub fn accept_siw_request(
     mss: u16,
     private_data: &[u8],
 ) -> (u32, u32, usize, Vec<Out>) {
-    let qpn = make_qp(fw);
     let req = mpa_frame(false, 0x50, 2, &[0x80, 0x01, 0xc0, 0x01]);
-    let (iss, conn_id) = passive_to_request_mss(fw, &req, mss);
+    accept_request(fw, &req, mss, private_data)
+}
+
+/// A QP, then a passive open with the MPA Request `req` (peer MSS `mss`)
+/// accepted onto it with `private_data` (IRD 1, ORD 1). Returns as
+/// [`accept_siw_request`].
+pub fn accept_request(
+    fw: &mut Fw,
+    req: &[u8],
+    mss: u16,
+    private_data: &[u8],
+) -> (u32, u32, usize, Vec<Out>) {
+    let qpn = make_qp(fw);
+    let (iss, conn_id) = passive_to_request_mss(fw, req, mss);
     let (s, _) = cmd(
         fw,
         Command::Accept {
