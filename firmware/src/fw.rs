@@ -188,6 +188,9 @@ pub struct RtrProgress {
     pub done: bool,
     /// The peer's first FPDU octets taken so far.
     pub buf: heapless::Vec<u8, { crate::rtr::RTR_FPDU_MAX }>,
+    /// The exchange must be over by then (`Config::mpa_timeout` after it
+    /// began), or the connection is given up.
+    pub deadline: Option<Micros>,
 }
 
 /// One step of the RTR exchange ([`Firmware::rtr_step`]).
@@ -1160,9 +1163,11 @@ impl<
     /// Octets of an incomplete message are kept and acknowledged; an
     /// unexpected message closes the connection ([`Self::rtr_refused`]).
     fn rtr_step(&mut self, i: usize, a: Agreement, rest: &[u8], now: Micros) -> RtrStep {
+        let timeout = self.config.mpa_timeout;
         let Some((c, mut tx)) = self.sink(i) else {
             return RtrStep::Failed;
         };
+        c.rtr.deadline.get_or_insert(now + timeout);
         if a.rtr_tx && !c.rtr.sent {
             let mut b = [0u8; rtr::RTR_FPDU_MAX];
             if let Some(n) = rtr::rtr_fpdu(a.rtr, a.crc, &mut b) {
@@ -1824,6 +1829,13 @@ impl<
                     self.abort(i, kind, QpEvent::Lost);
                     continue;
                 }
+                Phase::MpaDone if !c.rtr.done && c.rtr.deadline.is_some_and(|d| now >= d) => {
+                    // RFC 6581 §3.2: the RTR (or the Read Response to ours)
+                    // never came; both sides' QPs were bound.
+                    log!(info, "rtr: timeout on slot {}", i);
+                    self.abort(i, Some(EventKind::ConnectionLost), QpEvent::Lost);
+                    continue;
+                }
                 Phase::Rdma => {
                     self.retx_poll(i, now);
                     continue;
@@ -1998,6 +2010,7 @@ impl<
                     Some(d)
                 }
                 Phase::ArpWait(s) => Some(s + 1000 * MS),
+                Phase::MpaDone if !c.rtr.done => c.rtr.deadline,
                 _ => None,
             };
             let timed = !self.retx_off

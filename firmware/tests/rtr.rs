@@ -234,3 +234,29 @@ fn no_common_rtr_type_means_no_rtr() {
     assert_eq!(fw.hal.qp(qpn).unwrap().rtr, RtrKind::None);
     assert_eq!(msns(&fw, qpn), (1, 1, 1, 1));
 }
+
+/// The peer never sends its RTR: after `Config::mpa_timeout` the
+/// connection is aborted (RST) and the host's QP gets ConnectionLost; it
+/// never reaches RDMA mode.
+#[test]
+fn a_missing_rtr_times_out() {
+    let mut fw = new_fw();
+    let (qpn, rcv, snd, _) = accepted(&mut fw, &request(true, true, true));
+    // an empty segment (a window update) starts the wait
+    data(&mut fw, rcv, snd, &[]);
+    fw.hal.events.clear();
+    let _ = sent_tcp(&mut fw.hal);
+    let t0 = fw.hal.now;
+    let timeout = fw.config.mpa_timeout;
+    fw.hal.now = t0 + timeout - 1;
+    fw.poll();
+    assert!(fw.hal.events.is_empty(), "not before the timeout");
+    fw.hal.now = t0 + timeout + 1;
+    fw.poll();
+    let ev = fw.hal.events.pop().expect("ConnectionLost");
+    assert_eq!((ev.kind, ev.handle), (EventKind::ConnectionLost, qpn));
+    assert!(sent_tcp(&mut fw.hal)
+        .iter()
+        .any(|o| o.ctl == TcpControl::Rst));
+    assert_ne!(fw.hal.conn(0).map(|c| c.mode), Some(ConnMode::Rdma));
+}
