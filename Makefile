@@ -71,7 +71,10 @@ flash: deps-fpga
 	@scripts/flash.sh
 
 ## Benchmarks (not tests): simulator speed, DMA-server overhead, protocol
-## efficiency of the reference model; results in target/bench/.
+## efficiency of the reference model; results in target/bench/. The speed of
+## the `make sim` scenario in clocks per CPU-second is in cosim-speed.json;
+## `BENCH_BASELINE=<an older rnic-sim binary> make bench` runs that binary
+## on the same scenario too and prints the ratio (BENCH_MAX_SIZE shortens it).
 bench: deps
 	@mkdir -p target/bench
 	$(CARGO) test --release -p rnic-sim --test bench -- --ignored --nocapture --test-threads 1 2>&1 | tee target/bench/sim-speed.txt

@@ -228,3 +228,105 @@ impl DmaPins for Idle {
         true
     }
 }
+
+/// The `make sim` scenario (`rnic-sim run`, seeded, two nodes) as the
+/// simulator's speed figure: clocks per CPU-second of this build's
+/// binary, written to `target/bench/cosim-speed.json`. With
+/// `BENCH_BASELINE=<path to another rnic-sim>` that binary runs the same
+/// scenario right after, and the bench prints both figures and their
+/// ratio and checks that both simulated the same clocks, frames and rows.
+/// `BENCH_MAX_SIZE` shortens the sweep (default: the scenario's 1 MiB).
+#[test]
+#[ignore]
+fn cosim_clocks_per_cpu_second() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    let max = std::env::var("BENCH_MAX_SIZE").ok();
+    let run = |bin: &str, tag: &str| -> (String, u64, f64) {
+        let json = dir.join(format!("cosim-{tag}-report.json"));
+        let mut cmd = std::process::Command::new(bin);
+        cmd.args(["run", "--quiet", "--pcap"])
+            .arg(dir.join(format!("cosim-{tag}.pcap")))
+            .arg("--json")
+            .arg(&json);
+        if let Some(m) = &max {
+            cmd.args(["--max-size", m]);
+        }
+        let out = cmd.output().expect("run rnic-sim");
+        assert!(out.status.success(), "{bin} failed: {out:?}");
+        let text = std::fs::read_to_string(&json).unwrap();
+        let cycles = json_field(&text, "total_cycles").parse().unwrap();
+        let cpu: f64 = json_field(&text, "cpu_s").parse().unwrap();
+        (text, cycles, cpu)
+    };
+    let (text, cycles, cpu) = run(env!("CARGO_BIN_EXE_rnic-sim"), "current");
+    let rate = cycles as f64 / cpu;
+    println!(
+        "co-simulation (rnic-sim run{}): {cycles} clocks in {cpu:.2} CPU-s = {rate:.0} clocks per CPU-second",
+        max.as_ref()
+            .map(|m| format!(" --max-size {m}"))
+            .unwrap_or_default()
+    );
+    let mut summary = format!(
+        "{{\"scenario\":\"rnic-sim run\",\"max_size\":{},\"total_cycles\":{cycles},\"cpu_s\":{cpu},\"clocks_per_cpu_s\":{rate:.0}",
+        max.as_deref().unwrap_or("1048576")
+    );
+    if let Ok(base) = std::env::var("BENCH_BASELINE") {
+        let (btext, bcycles, bcpu) = run(&base, "baseline");
+        let brate = bcycles as f64 / bcpu;
+        println!(
+            "baseline {base}: {bcycles} clocks in {bcpu:.2} CPU-s = {brate:.0} clocks per CPU-second; this build is x{:.2}",
+            rate / brate
+        );
+        for f in [
+            "total_cycles",
+            "connect_cycles",
+            "data_cycles",
+            "frames_a_to_b",
+            "frames_b_to_a",
+            "octets_a_to_b",
+            "octets_b_to_a",
+            "rows",
+        ] {
+            assert_eq!(
+                json_field(&text, f),
+                json_field(&btext, f),
+                "{f} differs from the baseline's"
+            );
+        }
+        summary += &format!(
+            ",\"baseline\":{base:?},\"baseline_cpu_s\":{bcpu},\"baseline_clocks_per_cpu_s\":{brate:.0},\"ratio\":{:.3}",
+            rate / brate
+        );
+    }
+    summary += "}\n";
+    std::fs::write(dir.join("cosim-speed.json"), summary).unwrap();
+}
+
+/// The raw text of a top-level field of rnic-sim's one-line JSON report
+/// (a number, or an array for `rows`).
+fn json_field<'a>(json: &'a str, key: &str) -> &'a str {
+    let k = format!("\"{key}\":");
+    let at = json
+        .find(&k)
+        .unwrap_or_else(|| panic!("no {key} in the report"))
+        + k.len();
+    let rest = &json[at..];
+    let end = if rest.starts_with('[') {
+        let mut depth = 0;
+        rest.char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .map(|(i, _)| i + 1)
+            .unwrap()
+    } else {
+        rest.find([',', '}']).unwrap()
+    };
+    &rest[..end]
+}
