@@ -730,86 +730,89 @@ impl RtlReport {
         o
     }
 
-    /// The report as JSON.
+    /// The report as JSON (one line): the configuration, the phases'
+    /// clocks, frames and faults, the speed, and a row per operation and
+    /// size. Rates are rounded (Gb/s to 4 decimals, percentages to 2).
     pub fn json(&self) -> String {
         let c = &self.config;
-        let mut rows = Vec::new();
-        for r in &self.rows {
-            let mut lat = r.latencies.clone();
-            lat.sort_unstable();
-            let g = gbps(r.octets(), r.cycles());
-            rows.push(format!(
-                "{{\"op\":\"{}\",\"size\":{},\"messages\":{},\"octets\":{},\"cycles\":{},\"gbps\":{:.4},\"pct_of_limit\":{:.2},\"lat_p50\":{},\"lat_max\":{},\"parks\":{}}}",
-                r.op.name(),
-                r.size,
-                r.latencies.len(),
-                r.octets(),
-                r.cycles(),
-                g,
-                100.0 * g / self.limit(r.op),
-                percentile(&lat, 0.5),
-                lat.last().copied().unwrap_or(0),
-                r.parks
-            ));
-        }
-        format!(
-            "{{\"backend\":\"rtl\",\"mtu\":{},\"crc\":{},\"markers\":{},\"seed\":{},\"ops\":{},\"max_size\":{},\
-             \"mss\":{},\"mulpdu\":{},\"markers_a_to_b\":{},\"cycle_ns\":6.4,\"write_limit_gbps\":{:.4},\"send_limit_gbps\":{:.4},\
-             \"connect_cycles\":{},\"data_cycles\":{},\"disconnect_cycles\":{},\"total_cycles\":{},\
-             \"data_frames_a_to_b\":{},\"data_frames_b_to_a\":{},\"frames_a_to_b\":{},\"frames_b_to_a\":{},\"octets_a_to_b\":{},\"octets_b_to_a\":{},\"terminates\":{},\
-             \"faults\":{{\"loss\":{},\"corrupt\":{},\"duplicate\":{},\"reorder\":{},\"lost\":{},\"corrupted\":{},\"duplicated\":{},\"reordered\":{},\"retx_requests\":{},\"fast_retx\":{},\"retx_fpdus\":{}}},\
-             \"wall_s\":{:.3},\"cycles_per_s\":{:.0},\"cpu_s\":{},\"read\":{},\"disconnect\":{},\"pcap\":{},\"rows\":[{}]}}\n",
-            c.mtu,
-            c.crc,
-            c.markers,
-            c.seed,
-            c.ops,
-            c.max_size,
-            self.mss,
-            self.mulpdu,
-            self.markers_tx(),
-            self.limit(RtlOp::Write),
-            self.limit(RtlOp::Send),
-            self.connect_cycles,
-            self.data_cycles,
-            self.disconnect_cycles,
-            self.total_cycles,
-            self.data_frames[0],
-            self.data_frames[1],
-            self.frames[0],
-            self.frames[1],
-            self.frame_octets[0],
-            self.frame_octets[1],
-            self.terminates,
-            c.loss,
-            c.corrupt,
-            c.duplicate,
-            c.reorder,
-            self.faults[0],
-            self.faults[1],
-            self.faults[2],
-            self.faults[3],
-            self.retx_requests,
-            self.fast_retx,
-            self.retx_fpdus,
-            self.wall.as_secs_f64(),
-            self.cycles_per_sec(),
-            self.cpu
-                .map_or("null".to_string(), |c| format!("{:.2}", c.as_secs_f64())),
-            match &self.read_note {
-                None => "\"run\"".to_string(),
-                Some(n) => format!("{:?}", format!("not run: {n}")),
+        let round = |x: f64, places: i32| {
+            let k = 10f64.powi(places);
+            (x * k).round() / k
+        };
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut lat = r.latencies.clone();
+                lat.sort_unstable();
+                let g = gbps(r.octets(), r.cycles());
+                serde_json::json!({
+                    "op": r.op.name(),
+                    "size": r.size,
+                    "messages": r.latencies.len(),
+                    "octets": r.octets(),
+                    "cycles": r.cycles(),
+                    "gbps": round(g, 4),
+                    "pct_of_limit": round(100.0 * g / self.limit(r.op), 2),
+                    "lat_p50": percentile(&lat, 0.5),
+                    "lat_max": lat.last().copied().unwrap_or(0),
+                    "parks": r.parks,
+                })
+            })
+            .collect();
+        let report = serde_json::json!({
+            "backend": "rtl",
+            "mtu": c.mtu,
+            "crc": c.crc,
+            "markers": c.markers,
+            "seed": c.seed,
+            "ops": c.ops,
+            "max_size": c.max_size,
+            "mss": self.mss,
+            "mulpdu": self.mulpdu,
+            "markers_a_to_b": self.markers_tx(),
+            "cycle_ns": 6.4,
+            "write_limit_gbps": round(self.limit(RtlOp::Write), 4),
+            "send_limit_gbps": round(self.limit(RtlOp::Send), 4),
+            "connect_cycles": self.connect_cycles,
+            "data_cycles": self.data_cycles,
+            "disconnect_cycles": self.disconnect_cycles,
+            "total_cycles": self.total_cycles,
+            "data_frames_a_to_b": self.data_frames[0],
+            "data_frames_b_to_a": self.data_frames[1],
+            "frames_a_to_b": self.frames[0],
+            "frames_b_to_a": self.frames[1],
+            "octets_a_to_b": self.frame_octets[0],
+            "octets_b_to_a": self.frame_octets[1],
+            "terminates": self.terminates,
+            "faults": {
+                "loss": c.loss,
+                "corrupt": c.corrupt,
+                "duplicate": c.duplicate,
+                "reorder": c.reorder,
+                "lost": self.faults[0],
+                "corrupted": self.faults[1],
+                "duplicated": self.faults[2],
+                "reordered": self.faults[3],
+                "retx_requests": self.retx_requests,
+                "fast_retx": self.fast_retx,
+                "retx_fpdus": self.retx_fpdus,
             },
-            match &self.disconnect_note {
-                None => "\"clean\"".to_string(),
-                Some(n) => format!("{:?}", format!("not clean: {n}")),
+            "wall_s": round(self.wall.as_secs_f64(), 3),
+            "cycles_per_s": self.cycles_per_sec().round(),
+            "cpu_s": self.cpu.map(|c| round(c.as_secs_f64(), 2)),
+            "read": match &self.read_note {
+                None => "run".to_string(),
+                Some(n) => format!("not run: {n}"),
             },
-            match &c.pcap {
-                None => "null".to_string(),
-                Some(p) => format!("{:?}", p.display().to_string()),
+            "disconnect": match &self.disconnect_note {
+                None => "clean".to_string(),
+                Some(n) => format!("not clean: {n}"),
             },
-            rows.join(",")
-        )
+            "pcap": c.pcap.as_ref().map(|p| p.display().to_string()),
+            "rows": rows,
+        });
+        format!("{report}\n")
     }
 }
 
@@ -830,31 +833,44 @@ pub fn human(n: usize) -> String {
     }
 }
 
-/// Progress lines on stderr, at most one per 2 s of wall time.
+/// The progress bar on stderr (indicatif: drawn on a terminal, hidden
+/// when stderr is not one): share of the sweep's octets moved, the
+/// current operation, simulated clocks and clocks per second.
 struct Progress {
-    on: bool,
+    bar: indicatif::ProgressBar,
     start: Instant,
-    last: Instant,
-    total: u64,
 }
 
 impl Progress {
-    fn tick(&mut self, done: u64, what: &str, cycles: u64) {
-        if !self.on || self.last.elapsed() < Duration::from_secs(2) {
-            return;
-        }
-        self.last = Instant::now();
-        let secs = self.start.elapsed().as_secs_f64();
-        let frac = done as f64 / self.total.max(1) as f64;
-        let bar = (frac * 30.0) as usize;
-        eprintln!(
-            "[{}{}] {:>3.0}% {what}: {cycles} clocks simulated, {:.0} clocks/s, {:.0} s",
-            "#".repeat(bar),
-            " ".repeat(30 - bar.min(30)),
-            frac * 100.0,
-            cycles as f64 / secs,
-            secs
+    fn new(on: bool, total: u64) -> Self {
+        let bar = if on {
+            indicatif::ProgressBar::new(total)
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("[{bar:30}] {percent:>3}% {msg} {elapsed}")
+                .expect("a valid template")
+                .progress_chars("#> "),
         );
+        Progress {
+            bar,
+            start: Instant::now(),
+        }
+    }
+
+    fn tick(&mut self, done: u64, what: &str, cycles: u64) {
+        let rate = cycles as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
+        self.bar.set_position(done);
+        self.bar.set_message(format!(
+            "{what}: {cycles} clocks simulated, {rate:.0} clocks/s,"
+        ));
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
     }
 }
 
@@ -1083,15 +1099,13 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     buf_br.write(0, &shadow_r).map_err(|e| format!("{e:?}"))?;
     let mut got = vec![0u8; max + 2 * GUARD];
 
-    let mut progress = Progress {
-        on: cfg.progress,
-        start: Instant::now(),
-        last: Instant::now(),
-        total: sizes
+    let mut progress = Progress::new(
+        cfg.progress,
+        sizes
             .iter()
             .map(|&s| s as u64 * cfg.ops as u64 * kinds as u64)
             .sum(),
-    };
+    );
     let mut moved = 0u64;
     let mut rows = Vec::new();
     let d0 = world.borrow().cycle();

@@ -242,7 +242,7 @@ fn cosim_clocks_per_cpu_second() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     std::fs::create_dir_all(&dir).unwrap();
     let max = std::env::var("BENCH_MAX_SIZE").ok();
-    let run = |bin: &str, tag: &str| -> (String, u64, f64) {
+    let run = |bin: &str, tag: &str| -> (serde_json::Value, u64, f64) {
         let json = dir.join(format!("cosim-{tag}-report.json"));
         let mut cmd = std::process::Command::new(bin);
         cmd.args(["run", "--quiet", "--pcap"])
@@ -255,9 +255,10 @@ fn cosim_clocks_per_cpu_second() {
         let out = cmd.output().expect("run rnic-sim");
         assert!(out.status.success(), "{bin} failed: {out:?}");
         let text = std::fs::read_to_string(&json).unwrap();
-        let cycles = json_field(&text, "total_cycles").parse().unwrap();
-        let cpu: f64 = json_field(&text, "cpu_s").parse().unwrap();
-        (text, cycles, cpu)
+        let report: serde_json::Value = serde_json::from_str(&text).expect("the report parses");
+        let cycles = report["total_cycles"].as_u64().expect("total_cycles");
+        let cpu = report["cpu_s"].as_f64().expect("cpu_s");
+        (report, cycles, cpu)
     };
     let (text, cycles, cpu) = run(env!("CARGO_BIN_EXE_rnic-sim"), "current");
     let rate = cycles as f64 / cpu;
@@ -288,11 +289,7 @@ fn cosim_clocks_per_cpu_second() {
             "octets_b_to_a",
             "rows",
         ] {
-            assert_eq!(
-                json_field(&text, f),
-                json_field(&btext, f),
-                "{f} differs from the baseline's"
-            );
+            assert_eq!(text[f], btext[f], "{f} differs from the baseline's");
         }
         summary += &format!(
             ",\"baseline\":{base:?},\"baseline_cpu_s\":{bcpu},\"baseline_clocks_per_cpu_s\":{brate:.0},\"ratio\":{:.3}",
@@ -301,32 +298,4 @@ fn cosim_clocks_per_cpu_second() {
     }
     summary += "}\n";
     std::fs::write(dir.join("cosim-speed.json"), summary).unwrap();
-}
-
-/// The raw text of a top-level field of rnic-sim's one-line JSON report
-/// (a number, or an array for `rows`).
-fn json_field<'a>(json: &'a str, key: &str) -> &'a str {
-    let k = format!("\"{key}\":");
-    let at = json
-        .find(&k)
-        .unwrap_or_else(|| panic!("no {key} in the report"))
-        + k.len();
-    let rest = &json[at..];
-    let end = if rest.starts_with('[') {
-        let mut depth = 0;
-        rest.char_indices()
-            .find(|&(_, c)| {
-                match c {
-                    '[' => depth += 1,
-                    ']' => depth -= 1,
-                    _ => {}
-                }
-                depth == 0
-            })
-            .map(|(i, _)| i + 1)
-            .unwrap()
-    } else {
-        rest.find([',', '}']).unwrap()
-    };
-    &rest[..end]
 }

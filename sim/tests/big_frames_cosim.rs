@@ -36,6 +36,20 @@ fn frames_over_256_beats_keep_snd_nxt() {
     };
     let r = run(&cfg).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.terminates, 0, "no Terminate");
+    // The JSON report (`rnic-sim run --json`) parses and says the same.
+    let j: serde_json::Value = serde_json::from_str(&r.json()).expect("JSON report");
+    assert_eq!(j["total_cycles"].as_u64(), Some(r.total_cycles));
+    assert_eq!(j["mtu"].as_u64(), Some(4008));
+    assert_eq!(
+        j["pcap"].as_str(),
+        Some(pcap.display().to_string().as_str())
+    );
+    assert_eq!(j["disconnect"].as_str(), Some("clean"));
+    let rows = j["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), r.rows.len());
+    assert!(rows
+        .iter()
+        .all(|row| row["gbps"].as_f64().is_some_and(|g| g > 0.0)));
     assert_eq!(r.disconnect_note, None, "clean disconnect");
     assert_eq!(
         r.retx_requests, 0,
