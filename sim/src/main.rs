@@ -40,7 +40,8 @@ struct Common {
     /// MPA CRC32c on (`--crc false` for off, as Linux siw defaults to).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     crc: bool,
-    /// MPA markers in both directions.
+    /// MPA markers asked for by node A (the initiator): B inserts them on
+    /// B → A; B's firmware does not ask, so A → B stays unmarked.
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     markers: bool,
     /// Seed of data, offsets and initial sequence numbers.
