@@ -10,6 +10,12 @@
 //! 3. then polls reg 17 (copper specific status 1) every `wait` clocks:
 //!    `link` = bit 10 (real-time link), `speed` = bits 15:14 (2 = 1000).
 //!
+//! [`PhyManager::basic`] skips step 2 and polls the clause-22 basic status
+//! register (reg 1) instead: `link` = bit 2 (link status), `speed` = 0
+//! (not known from the standard registers). It writes nothing, so it suits
+//! a PHY whose RGMII delays are set by its board straps and whose vendor
+//! registers are not those of the 88E1512 (the ECPIX-5 top).
+//!
 //! Register meanings are those of the 88E1512 datasheet (Marvell, "88E1512
 //! Integrated 10/100/1000 Mbps Energy Efficient Ethernet Transceiver",
 //! register descriptions of pages 0 and 2). MDC = core clock / (2 × `half`).
@@ -45,6 +51,12 @@ pub struct PhyManager {
     phy_addr: Constant<Bits<5>>,
     interval: Constant<Bits<24>>,
     half: Constant<Bits<8>>,
+    /// The program step after reset: 0 (delays, then poll) or 6 (poll only).
+    first_op: Constant<Bits<3>>,
+    /// The polled register, and where `link` and `speed` are in it.
+    status_reg: Constant<Bits<5>>,
+    link_mask: Constant<Bits<16>>,
+    speed_mask: Constant<Bits<2>>,
     state: DFF<MdioState>,
     timer: DFF<Bits<24>>,
     div: DFF<Bits<8>>,
@@ -71,6 +83,24 @@ impl PhyManager {
     /// `phy_addr`: the PHY's MDIO address; `wait`: reset/poll interval in
     /// clocks; `half`: half an MDC period in clocks.
     pub fn new(phy_addr: u64, wait: u64, half: u64) -> Self {
+        Self::program(phy_addr, wait, half, 0, 17, 1 << 10, 3)
+    }
+
+    /// As [`PhyManager::new`], without the 88E1512 delay setup: reset, then
+    /// poll reg 1 (module doc).
+    pub fn basic(phy_addr: u64, wait: u64, half: u64) -> Self {
+        Self::program(phy_addr, wait, half, 6, 1, 1 << 2, 0)
+    }
+
+    fn program(
+        phy_addr: u64,
+        wait: u64,
+        half: u64,
+        first_op: u64,
+        status_reg: u64,
+        link_mask: u64,
+        speed_mask: u64,
+    ) -> Self {
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -85,6 +115,10 @@ impl PhyManager {
             phy_addr: Constant::new(phy_addr.into()),
             interval: Constant::new(wait.into()),
             half: Constant::new(half.into()),
+            first_op: Constant::new(first_op.into()),
+            status_reg: Constant::new(status_reg.into()),
+            link_mask: Constant::new(link_mask.into()),
+            speed_mask: Constant::new(speed_mask.into()),
             state: Default::default(),
             timer: Default::default(),
             div: Default::default(),
@@ -143,7 +177,7 @@ impl Logic for PhyManager {
             self.wdata.next = self.value.q.val() | 0x8000;
         } else {
             self.is_read.next = true;
-            self.regad.next = 17.into();
+            self.regad.next = self.status_reg.val();
         }
         // 32 ones, 01, opcode, PHY address, register, turnaround 10, data.
         self.frame.next = (bit_cast::<64, 16>(0xFFFF.into()) << 48)
@@ -215,8 +249,8 @@ impl Logic for PhyManager {
                     self.value.d.next = self.rd.q.val();
                 }
                 if self.op.q.val() == 6 {
-                    self.link_q.d.next = self.rd.q.val().get_bit(10);
-                    self.speed_q.d.next = self.rd.q.val().get_bits::<2>(14);
+                    self.link_q.d.next = (self.rd.q.val() & self.link_mask.val()) != 0;
+                    self.speed_q.d.next = self.rd.q.val().get_bits::<2>(14) & self.speed_mask.val();
                     self.done.d.next = true;
                     self.state.d.next = MdioState::Poll;
                 } else {
@@ -235,7 +269,7 @@ impl Logic for PhyManager {
         if self.reset.val() {
             self.state.d.next = MdioState::HoldReset;
             self.timer.d.next = 0.into();
-            self.op.d.next = 0.into();
+            self.op.d.next = self.first_op.val();
             self.rst_q.d.next = false;
             self.mdc_q.d.next = false;
             self.done.d.next = false;
@@ -359,5 +393,49 @@ mod tests {
         assert_eq!(phy.regs[&(0, 0)], 0x1140 | 0x8000);
         assert!(uut.link.val());
         assert_eq!(uut.speed.val().to_u64(), 2);
+    }
+
+    /// `basic`: reset, then reg 1 polled (link = bit 2, speed 0); nothing
+    /// written.
+    #[test]
+    fn basic_polls_bmsr_and_writes_nothing() {
+        let mut uut = PhyManager::basic(0, 20, 3);
+        uut.clock.connect();
+        uut.reset.connect();
+        uut.mdio_in.connect();
+        uut.connect_all();
+        let mut phy = PhyModel {
+            regs: Default::default(),
+            bits: vec![],
+            reply: None,
+            collect: None,
+        };
+        phy.regs.insert((0, 1), 0x796D); // link up (bit 2), AN complete
+        phy.regs.insert((0, 17), 0x0000); // not read in this mode
+        let before = phy.regs.clone();
+        uut.reset.next = true;
+        tick!(uut);
+        uut.reset.next = false;
+        let mut mdc = false;
+        for _ in 0..20_000 {
+            let line = if uut.mdio_oe.val() {
+                uut.mdio_out.val()
+            } else {
+                phy.drive().unwrap_or(true)
+            };
+            uut.mdio_in.next = line;
+            tick!(uut);
+            if uut.mdc.val() && !mdc {
+                phy.rise(line);
+            }
+            mdc = uut.mdc.val();
+            if uut.init_done.val() {
+                break;
+            }
+        }
+        assert!(uut.init_done.val(), "first poll did not finish");
+        assert_eq!(phy.regs, before, "no register written");
+        assert!(uut.link.val());
+        assert_eq!(uut.speed.val().to_u64(), 0);
     }
 }
