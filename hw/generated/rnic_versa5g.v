@@ -57760,6 +57760,10 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
     localparam  phy_addr = 5'b0;
     localparam  interval = 24'hfffff;
     localparam  half = 8'h10;
+    localparam  first_op = 3'b0;
+    localparam  status_reg = 5'b10001;
+    localparam  link_mask = 16'h400;
+    localparam  speed_mask = 2'b11;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -57957,7 +57961,7 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
         end
         else begin
             is_read = 1'b1;
-            regad = 5'h11;
+            regad = status_reg;
         end
         frame = (64'hffff << 32'h30) | (64'hffff << 32'h20) | (64'h1 << 32'h1e) | ({{59{1'b0}}, phy_addr} << 32'h17) | ({{59{1'b0}}, regad} << 32'h12) | (64'h2 << 32'h10) | {{48{1'b0}}, wdata};
         if (is_read) begin
@@ -58025,8 +58029,8 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                         value$d = rd$q;
                     end
                     if (op$q == 3'h6) begin
-                        link_q$d = rd$q[32'ha];
-                        speed_q$d = rd$q[(32'he)+:(2)];
+                        link_q$d = (rd$q & link_mask) != 16'h0;
+                        speed_q$d = rd$q[(32'he)+:(2)] & speed_mask;
                         done$d = 1'b1;
                         state$d = MdioState$Poll;
                     end
@@ -58047,7 +58051,7 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
         if (reset) begin
             state$d = MdioState$HoldReset;
             timer$d = 24'h0;
-            op$d = 3'h0;
+            op$d = first_op;
             rst_q$d = 1'b0;
             mdc_q$d = 1'b0;
             done$d = 1'b0;
@@ -58367,6 +58371,10 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
     localparam  phy_addr = 5'b0;
     localparam  interval = 24'hfffff;
     localparam  half = 8'h10;
+    localparam  first_op = 3'b0;
+    localparam  status_reg = 5'b10001;
+    localparam  link_mask = 16'h400;
+    localparam  speed_mask = 2'b11;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -58564,7 +58572,7 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
         end
         else begin
             is_read = 1'b1;
-            regad = 5'h11;
+            regad = status_reg;
         end
         frame = (64'hffff << 32'h30) | (64'hffff << 32'h20) | (64'h1 << 32'h1e) | ({{59{1'b0}}, phy_addr} << 32'h17) | ({{59{1'b0}}, regad} << 32'h12) | (64'h2 << 32'h10) | {{48{1'b0}}, wdata};
         if (is_read) begin
@@ -58632,8 +58640,8 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                         value$d = rd$q;
                     end
                     if (op$q == 3'h6) begin
-                        link_q$d = rd$q[32'ha];
-                        speed_q$d = rd$q[(32'he)+:(2)];
+                        link_q$d = (rd$q & link_mask) != 16'h0;
+                        speed_q$d = rd$q[(32'he)+:(2)] & speed_mask;
                         done$d = 1'b1;
                         state$d = MdioState$Poll;
                     end
@@ -58654,7 +58662,7 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
         if (reset) begin
             state$d = MdioState$HoldReset;
             timer$d = 24'h0;
-            op$d = 3'h0;
+            op$d = first_op;
             rst_q$d = 1'b0;
             mdc_q$d = 1'b0;
             done$d = 1'b0;

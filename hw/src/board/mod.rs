@@ -1,9 +1,12 @@
-//! The ECP5 Versa-5G board: an RGMII Ethernet MAC, MDIO, the ECP5 primitives
-//! it needs, and the board top `rnic_versa5g` (`rnic_core` + two MACs +
-//! status LEDs). `rnic-board-gen` writes `hw/generated/rnic_versa5g.v`;
-//! `scripts/bitstream.sh` turns it into a bitstream (see `docs/fpga.md`).
+//! The ECP5 boards: an RGMII Ethernet MAC, MDIO, the ECP5 primitives they
+//! need, and the board tops `rnic_versa5g` (ECP5 Versa-5G: `rnic_core` + two
+//! MACs + status LEDs) and `rnic_ecpix5` (LambdaConcept ECPIX-5: the core
+//! and the host bridge sharing one MAC, `eth_share`). `rnic-board-gen`
+//! writes `hw/generated/rnic_versa5g.v` and `hw/generated/rnic_ecpix5.v`;
+//! `scripts/bitstream.sh` turns one into a bitstream (see `docs/fpga.md`).
 //!
-//! Clock domains of the board top:
+//! Clock domains of the Versa-5G top (the ECPIX-5 top has the same with
+//! one port):
 //! * `core` — 62.5 MHz from the PLL (CLKOS2): `rnic_core`, the UDP bridge,
 //!   MDIO, LEDs.
 //! * `tx` — 125 MHz from the PLL (CLKOP): both MAC transmitters and the RGMII
@@ -17,6 +20,8 @@
 
 pub mod crc32;
 pub mod ecp5;
+pub mod ecpix5_top;
+pub mod eth_share;
 pub mod gen;
 pub mod mac_rx;
 pub mod mac_tx;
