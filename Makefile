@@ -60,13 +60,18 @@ lint: deps
 rtl:
 	$(CARGO) run --release -p rnic-hw --bin rnic-hw-gen
 
-## FPGA bitstream for the ECP5 Versa-5G (Yosys → nextpnr-ecp5 → ecppack, YoWASP tools in .venv).
-## FPGA_PART=85f builds for the LFE5UM5G-85F (same package and pins) instead of the 45F;
-## FPGA_SEED=N sets nextpnr's placer seed (default 1; report.json records it).
+## FPGA bitstream (Yosys → nextpnr-ecp5 → ecppack, YoWASP tools in .venv) for the
+## LambdaConcept ECPIX-5 (LFE5UM5G-85F, CABGA554) by default; FPGA_BOARD=versa5g builds
+## the ECP5 Versa-5G instead (its LFE5UM5G-45F, which the top does not fit yet; with
+## FPGA_PART=85f the LFE5UM5G-85F in the same package). FPGA_PART=45f|85f picks the
+## board's part; FPGA_SEED=N sets nextpnr's placer seed (default 1). report.json
+## records the board, the part and the seed.
 bitstream: deps-fpga
 	@scripts/bitstream.sh
 
-## Flash it with openFPGALoader (needs the board on its FTDI cable; FPGA_PART as above).
+## Load it with openFPGALoader (`-b ecpix5` for the ECPIX-5's onboard FT2232H, the
+## FT2232 cable for the Versa-5G; FPGA_BOARD and FPGA_PART as above); refuses a
+## missing or stale bitstream, or one built for another board or part.
 flash: deps-fpga
 	@scripts/flash.sh
 

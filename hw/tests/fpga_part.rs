@@ -1,16 +1,18 @@
-//! Which ECP5 part a bitstream is for: `scripts/bitstream.sh --part`
-//! records it in report.json (`scripts/fpga_report.py --device`), and
-//! `scripts/flash.sh` refuses, before it touches the cable, a bitstream
-//! whose report is missing or names another part than the board's
-//! (the Versa-5G's LFE5UM5G-45F unless `--part 85f`). The report also
-//! records nextpnr's seed (`--seed`/`FPGA_SEED`), which `bitstream.sh`
-//! checks before synthesis.
+//! Which board and ECP5 part a bitstream is for: `scripts/bitstream.sh
+//! --board/--part` records them in report.json (`scripts/fpga_report.py
+//! --board --device`), and `scripts/flash.sh` refuses, before it touches
+//! the cable, a bitstream whose report is missing or names another board
+//! or part than the one flashed (the ECPIX-5 with its LFE5UM5G-85F by
+//! default; `--board versa5g` the Versa-5G with its LFE5UM5G-45F unless
+//! `--part 85f`). The report also records nextpnr's seed
+//! (`--seed`/`FPGA_SEED`), which `bitstream.sh` checks before synthesis.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const PART_45F: &str = "LFE5UM5G-45F-8BG381";
 const PART_85F: &str = "LFE5UM5G-85F-8BG381";
+const ECPIX5_85F: &str = "LFE5UM5G-85F-8BG554I";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -24,23 +26,34 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// A bitstream (content irrelevant: the checks run before the cable) with,
-/// when `device` is given, the report `make bitstream` writes beside it.
-fn fake_build(dir: &Path, device: Option<&str>) -> PathBuf {
-    let bit = dir.join("rnic_versa5g.bit");
+/// when `built` = (board, device) is given, the report `make bitstream`
+/// writes beside it (no `board` field when the board is "").
+fn fake_build(dir: &Path, built: Option<(&str, &str)>) -> PathBuf {
+    let bit = dir.join("rnic_board.bit");
     std::fs::write(&bit, b"not a real bitstream").unwrap();
-    if let Some(d) = device {
-        let report = format!("{{\"schema\": \"rnic-fpga-report/1\", \"device\": \"{d}\"}}");
+    if let Some((b, d)) = built {
+        let board = if b.is_empty() {
+            String::new()
+        } else {
+            format!(", \"board\": \"{b}\"")
+        };
+        let report = format!("{{\"schema\": \"rnic-fpga-report/1\", \"device\": \"{d}\"{board}}}");
         std::fs::write(dir.join("report.json"), report).unwrap();
     }
     bit
 }
 
-fn flash(bit: &Path, part: Option<&str>) -> (Option<i32>, String) {
+/// `flash.sh --bit bit` for `board` (None: the default) and `part`.
+fn flash(bit: &Path, board: Option<&str>, part: Option<&str>) -> (Option<i32>, String) {
     let mut cmd = Command::new("bash");
     cmd.arg(root().join("scripts/flash.sh"))
         .arg("--bit")
         .arg(bit);
     cmd.env_remove("FPGA_PART");
+    cmd.env_remove("FPGA_BOARD");
+    if let Some(b) = board {
+        cmd.args(["--board", b]);
+    }
     if let Some(p) = part {
         cmd.args(["--part", p]);
     }
@@ -50,13 +63,107 @@ fn flash(bit: &Path, part: Option<&str>) -> (Option<i32>, String) {
     (out.status.code(), text)
 }
 
-/// `flash.sh` on a fake build in its own scratch directory (removed after).
+/// `flash.sh` for the Versa-5G on a fake build for the Versa-5G and
+/// `device`, in its own scratch directory (removed after).
 fn flash_case(name: &str, device: Option<&str>, part: Option<&str>) -> (Option<i32>, String) {
+    flash_board_case(name, device.map(|d| ("versa5g", d)), Some("versa5g"), part)
+}
+
+/// `flash.sh` for `board` (None: the default) on a fake build for `built`.
+fn flash_board_case(
+    name: &str,
+    built: Option<(&str, &str)>,
+    board: Option<&str>,
+    part: Option<&str>,
+) -> (Option<i32>, String) {
     let dir = scratch(name);
-    let bit = fake_build(&dir, device);
-    let result = flash(&bit, part);
+    let bit = fake_build(&dir, built);
+    let result = flash(&bit, board, part);
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// Past the board and part checks `flash.sh` goes on to openFPGALoader
+/// (absent here, or present with no board: either way exit 1, but not for
+/// the board or part).
+fn passed_the_checks(code: Option<i32>, text: &str) {
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        !text.contains("built for") && !text.contains("no report.json"),
+        "{text}"
+    );
+    assert!(
+        text.contains("openFPGALoader is not installed") || text.contains("flash: loading"),
+        "{text}"
+    );
+}
+
+#[test]
+fn flash_defaults_to_the_ecpix5_and_its_85f() {
+    let (code, text) = flash_board_case("ecpix5", Some(("ecpix5", ECPIX5_85F)), None, None);
+    passed_the_checks(code, &text);
+    if text.contains("flash: loading") {
+        assert!(text.contains("-b ecpix5"), "{text}");
+    }
+}
+
+#[test]
+fn flash_refuses_a_bitstream_for_another_board() {
+    // A Versa-5G build flashed as the default board (the ECPIX-5) ...
+    let (code, text) = flash_board_case("board-v", Some(("versa5g", PART_85F)), None, None);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("built for board 'versa5g', not ecpix5"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("flash: loading"),
+        "reached the cable: {text}"
+    );
+    // ... an ECPIX-5 build flashed as the Versa-5G, even with the 85F ...
+    let (code, text) = flash_board_case(
+        "board-e",
+        Some(("ecpix5", ECPIX5_85F)),
+        Some("versa5g"),
+        Some("85f"),
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("built for board 'ecpix5', not versa5g"),
+        "{text}"
+    );
+    // ... and a report that does not name its board.
+    let (code, text) = flash_board_case("board-none", Some(("", ECPIX5_85F)), None, None);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("built for board 'unknown'"), "{text}");
+}
+
+#[test]
+fn flash_refuses_an_ecpix5_bitstream_for_the_45f_variant() {
+    let (code, text) = flash_board_case(
+        "ecpix5-45",
+        Some(("ecpix5", "LFE5UM5G-45F-8BG554I")),
+        None,
+        None,
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("built for 'LFE5UM5G-45F-8BG554I'") && text.contains(ECPIX5_85F),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unknown_board_is_an_error_in_both_scripts() {
+    let (code, text) = flash_board_case("unknown-board", None, Some("arty"), None);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("must be ecpix5 or versa5g, not 'arty'"),
+        "{text}"
+    );
+    let out = bitstream_without_input("unknown-board-bitstream", &["--board", "arty"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be ecpix5 or versa5g, not 'arty'"));
 }
 
 #[test]
@@ -86,18 +193,8 @@ fn flash_refuses_a_bitstream_without_its_report() {
 
 #[test]
 fn flash_takes_a_bitstream_for_the_part_it_is_told() {
-    // Past the part check it goes on to openFPGALoader (absent here, or
-    // present with no board: either way exit 1, but not for the part).
     let (code, text) = flash_case("same", Some(PART_85F), Some("85f"));
-    assert_eq!(code, Some(1), "{text}");
-    assert!(
-        !text.contains("built for") && !text.contains("no report.json"),
-        "{text}"
-    );
-    assert!(
-        text.contains("openFPGALoader is not installed") || text.contains("flash: loading"),
-        "{text}"
-    );
+    passed_the_checks(code, &text);
 }
 
 /// Runs `scripts/bitstream.sh` with `args` (and `FPGA_SEED` = `seed_env`
@@ -113,6 +210,8 @@ fn bitstream_without_input(name: &str, args: &[&str], seed_env: Option<&str>) ->
         .arg(&dir)
         .arg("no-such-input.v");
     cmd.env_remove("FPGA_SEED");
+    cmd.env_remove("FPGA_BOARD");
+    cmd.env_remove("FPGA_PART");
     if let Some(e) = seed_env {
         cmd.env("FPGA_SEED", e);
     }
@@ -215,6 +314,17 @@ fn reported_seed(synth_only: bool) -> String {
 fn the_report_records_the_seed() {
     assert_eq!(reported_seed(false), "7");
     assert_eq!(reported_seed(true), "None");
+}
+
+/// The board report.json records: the one `--board` names, else none.
+#[test]
+fn the_report_names_the_board_it_was_built_for() {
+    let args = ["--synth-only", "--top", "rnic_ecpix5", "--board", "ecpix5"];
+    let (code, _, board) = report_field("board-ecpix5", &args, "board");
+    assert_eq!((code, board.as_str()), (Some(0), "ecpix5"));
+    let args = ["--synth-only", "--top", "rnic_versa5g"];
+    let (_, _, board) = report_field("board-none", &args, "board");
+    assert_eq!(board, "None");
 }
 
 #[test]
