@@ -180,7 +180,7 @@ const RDT_SHIFT: &str = "rd_track selects a QP's field by shifting the packed pe
 /// Declarations that are unused on purpose, with the reason, waived one by
 /// one (module, name and width must all match).
 const UNUSED_OK: &[Unused] = &[
-    // rd_track (hw/src/rd_track.rs): per-QP fields of packed vectors.
+    // rd_track (hw/src/completion/rd_track.rs): per-QP fields of packed vectors.
     unused(&["rd_track"], "sh_s_cnt", 256, RDT_SHIFT),
     unused(&["rd_track"], "sh_s_ord", 256, RDT_SHIFT),
     unused(&["rd_track"], "sh_s_head", 192, RDT_SHIFT),
@@ -245,7 +245,7 @@ const UNUSED_OK: &[Unused] = &[
         32,
         "mpa_rx uses only seq_diff mod 512, the marker phase (RFC 5044 section 4.3)",
     ),
-    // tx_framer (hw/src/tx_framer.rs) and its tx_mpa instance `mpa`.
+    // tx_framer (hw/src/transmit/tx_framer.rs) and its tx_mpa instance `mpa`.
     unused(
         &["tx_framer"],
         "dfifo$count",
@@ -271,7 +271,7 @@ const UNUSED_OK: &[Unused] = &[
         160,
         "tx_mpa uses only the low 32 bits (the selected header word) of the shifted DDP header",
     ),
-    // ddp_rx (hw/src/ddp_rx.rs) with its two Placement instances.
+    // ddp_rx (hw/src/receive/ddp_rx.rs) with its two Placement instances.
     unused(&["ddp_rx"], "ut_pl$out_hdr", 1, UT_RAW),
     unused(&["ddp_rx"], "ut_pl$out_len", 16, UT_RAW),
     unused(&["ddp_rx"], "ut_pl$walk_idx", 12, UT_RAW),
@@ -303,7 +303,7 @@ const UNUSED_OK: &[Unused] = &[
         "Placement's two-beat window is shifted by the byte offset and only its low 64 bits \
          (the output beat) are taken",
     ),
-    // tpt (hw/src/tpt.rs).
+    // tpt (hw/src/protection/tpt.rs).
     unused(
         &["tpt"],
         "off64",
@@ -318,7 +318,8 @@ const UNUSED_OK: &[Unused] = &[
         "only the low PN bits index the page-list table: a sum at or above the table size \
          is refused as BOUNDS in the same stage, and the index is then not used",
     ),
-    // host_regs and fw_port (hw/src/host_regs.rs, hw/src/fw_port.rs) in rnic_core.
+    // host_regs and fw_port (hw/src/host/host_regs.rs,
+    // hw/src/firmware_port/fw_port.rs) in rnic_core.
     unused(
         &["fw_port"],
         "tdsh",
@@ -1157,17 +1158,17 @@ mod tests {
         core.connect_all();
         let mut board = crate::board::versa5g_top::VersaTop::default();
         board.connect_all();
-        let mut mpa_rx = crate::mpa_rx::MpaRx::default();
+        let mut mpa_rx = crate::receive::mpa_rx::MpaRx::default();
         mpa_rx.connect_all();
         // The blocks linted on their own (hw/tests/lint.rs).
-        use crate::tpt::{PBL_INDEX_BITS, TPT_INDEX_BITS};
-        let mut tx_framer = crate::tx_framer::TxFramer::default();
+        use crate::protection::tpt::{PBL_INDEX_BITS, TPT_INDEX_BITS};
+        let mut tx_framer = crate::transmit::tx_framer::TxFramer::default();
         tx_framer.connect_all();
-        let mut ddp_rx = crate::ddp_rx::DdpRx::<PBL_INDEX_BITS>::default();
+        let mut ddp_rx = crate::receive::ddp_rx::DdpRx::<PBL_INDEX_BITS>::default();
         ddp_rx.connect_all();
-        let mut tpt = crate::tpt::Tpt::<TPT_INDEX_BITS, PBL_INDEX_BITS>::default();
+        let mut tpt = crate::protection::tpt::Tpt::<TPT_INDEX_BITS, PBL_INDEX_BITS>::default();
         tpt.connect_all();
-        let mut placement = crate::placement::Placement::<PBL_INDEX_BITS>::default();
+        let mut placement = crate::receive::placement::Placement::<PBL_INDEX_BITS>::default();
         placement.connect_all();
         let designs = [
             ("rnic_core", generate_verilog(&core)),

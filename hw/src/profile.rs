@@ -21,7 +21,7 @@
 //! sets the block count (FIFOs of 2 K beats, the page list of 4 K entries)
 //! and after flip-flop tables (the connection table's 4-tuple CAM).
 
-use crate::fw_port::FwPortParams;
+use crate::firmware_port::fw_port::FwPortParams;
 
 /// The sizes of one core profile.
 #[derive(Clone, Copy, Debug)]
@@ -81,14 +81,14 @@ pub const ETH_FRAME_OVERHEAD: u64 = 14 + 4;
 /// (MTU 9000), a 4096-entry page list.
 pub const SIM: Profile = Profile {
     name: "sim",
-    conn_log2: crate::conn_table::DEFAULT_LOG2_CONNS,
-    tpt_log2: crate::tpt::TPT_INDEX_BITS,
-    pbl_log2: crate::tpt::PBL_INDEX_BITS,
-    fpdu_fifo_log2: crate::fpdu_buffer::FPDU_BUF_N,
-    span_beat_log2: crate::fpdu_buffer::SPAN_BEAT_BITS,
+    conn_log2: crate::receive::conn_table::DEFAULT_LOG2_CONNS,
+    tpt_log2: crate::protection::tpt::TPT_INDEX_BITS,
+    pbl_log2: crate::protection::tpt::PBL_INDEX_BITS,
+    fpdu_fifo_log2: crate::receive::fpdu_buffer::FPDU_BUF_N,
+    span_beat_log2: crate::receive::fpdu_buffer::SPAN_BEAT_BITS,
     rx_fifo_log2: 11,
-    max_frame: crate::rx_fifo::DEFAULT_MAX_FRAME,
-    fw: crate::fw_port::CORE_PARAMS,
+    max_frame: crate::receive::rx_fifo::DEFAULT_MAX_FRAME,
+    fw: crate::firmware_port::fw_port::CORE_PARAMS,
     tx_fifo_log2: 11,
     tx_max_tcp_payload: rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD,
     tx_max_mulpdu: rnic_wire::abi::caps::MAX_MULPDU,

@@ -27,38 +27,38 @@
 //! until the segment's last piece has left `mpa_rx` (so each piece is known
 //! to belong to the connection in `sq_conn`); see docs/rtl.md.
 
-use crate::conn_table::ConnTableN;
-use crate::crc32c_beat::Crc32cX64;
-use crate::ddp_rx::DdpRxN;
-use crate::dma_rd_arb::DmaRdArb;
-use crate::dma_wr_arb::DmaWrArb;
-use crate::doorbell::DoorbellN;
-use crate::exc_arb::ExcArb;
-use crate::exc_queue::ExcQueue;
-use crate::fifo::Fifo;
-use crate::fpdu_buffer::FpduBufferN;
-use crate::fw_port::FwPortN;
-use crate::host_regs::HostRegs;
-use crate::mpa_rx::MpaRx;
-use crate::qp_ram::QpRam;
-use crate::rd_track::RdTrackN;
-use crate::read_resp::ReadRespN;
-use crate::rreq_queue::RreqQueueN;
-use crate::rx_check::RxCheck;
-use crate::rx_fifo::RxFifoN;
-use crate::rx_parse::RxParse;
-use crate::rx_send::RxSend;
-use crate::rx_split::RxSplit;
-use crate::send_cpl::SendCplN;
-use crate::skid::{DmaWrSkid, Skid};
-use crate::tpt::Tpt;
-use crate::tpt_arb::TptArb;
-use crate::tx_ack::TxAckN;
-use crate::tx_framer::TxFramerN;
-use crate::tx_log::TxLog512;
-use crate::tx_sched::TxSchedN;
-use crate::tx_seg::TxSegN;
-use crate::wqe_fetch::WqeFetchN;
+use crate::common::crc32c_beat::Crc32cX64;
+use crate::common::dma_rd_arb::DmaRdArb;
+use crate::common::dma_wr_arb::DmaWrArb;
+use crate::common::fifo::Fifo;
+use crate::common::qp_ram::QpRam;
+use crate::common::skid::{DmaWrSkid, Skid};
+use crate::completion::rd_track::RdTrackN;
+use crate::completion::rx_send::RxSend;
+use crate::completion::send_cpl::SendCplN;
+use crate::firmware_port::exc_arb::ExcArb;
+use crate::firmware_port::exc_queue::ExcQueue;
+use crate::firmware_port::fw_port::FwPortN;
+use crate::host::host_regs::HostRegs;
+use crate::protection::tpt::Tpt;
+use crate::protection::tpt_arb::TptArb;
+use crate::receive::conn_table::ConnTableN;
+use crate::receive::ddp_rx::DdpRxN;
+use crate::receive::fpdu_buffer::FpduBufferN;
+use crate::receive::mpa_rx::MpaRx;
+use crate::receive::rx_check::RxCheck;
+use crate::receive::rx_fifo::RxFifoN;
+use crate::receive::rx_parse::RxParse;
+use crate::receive::rx_split::RxSplit;
+use crate::transmit::doorbell::DoorbellN;
+use crate::transmit::read_resp::ReadRespN;
+use crate::transmit::rreq_queue::RreqQueueN;
+use crate::transmit::tx_ack::TxAckN;
+use crate::transmit::tx_framer::TxFramerN;
+use crate::transmit::tx_log::TxLog512;
+use crate::transmit::tx_sched::TxSchedN;
+use crate::transmit::tx_seg::TxSegN;
+use crate::transmit::wqe_fetch::WqeFetchN;
 use rust_hdl::prelude::*;
 
 /// `RnicCoreP` of profile `$p` (index `$pr` in `PROFILES`): every const
@@ -72,10 +72,10 @@ macro_rules! rnic_core_of {
             { crate::profile::$p.pbl_log2 },
             { crate::profile::$p.fpdu_fifo_log2 },
             { crate::profile::$p.fpdu_fifo_log2 + 1 },
-            { crate::profile::$p.fpdu_fifo_log2 + 1 + crate::fpdu_buffer::REC_FIXED },
+            { crate::profile::$p.fpdu_fifo_log2 + 1 + crate::receive::fpdu_buffer::REC_FIXED },
             { crate::profile::$p.span_beat_log2 },
             { crate::profile::$p.span_beat_log2 + 1 },
-            { crate::fpdu_buffer::SPAN_SLOT_BITS + crate::profile::$p.span_beat_log2 },
+            { crate::receive::fpdu_buffer::SPAN_SLOT_BITS + crate::profile::$p.span_beat_log2 },
             { crate::profile::$p.rx_fifo_log2 },
             { crate::profile::$p.rx_fifo_log2 + 1 },
         >
@@ -662,7 +662,7 @@ pub struct RnicCoreP<
     ew_qp_idx: Signal<Local, Bits<8>>,
     /// A QP write's connection (and qp_ram index) beyond the profile's
     /// connections (board profile; never in co-simulation): refused.
-    qp_conn_chk: crate::conn_table::ConnInProfile<PR>,
+    qp_conn_chk: crate::receive::conn_table::ConnInProfile<PR>,
     ew_qp_qpn: Signal<Local, Bits<32>>,
     ew_qp_state: Signal<Local, Bits<8>>,
     ew_qp_pd: Signal<Local, Bits<32>>,
@@ -781,7 +781,7 @@ pub struct RnicCoreP<
     fwc_up_wnd: DFF<Bits<32>>,
     /// Per connection: SND.UNA + SND.WND, the end of the peer's window.
     tx_wend: RAM<Bits<32>, 8>,
-    fast_retx: crate::fast_retx::FastRetxN<PR>,
+    fast_retx: crate::transmit::fast_retx::FastRetxN<PR>,
     /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): the
     /// `tx_wend` write (enable, connection, SND.UNA and SND.WND) registered
     /// and done one clock after the update, so the sum starts from flops,

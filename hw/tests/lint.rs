@@ -5,11 +5,11 @@
 //! test prints "skipped: ..." and passes, except under CI, where it fails
 //! (`support::have_tool`).
 
-use rnic_hw::ddp_rx::DdpRx;
-use rnic_hw::mpa_rx::MpaRx;
-use rnic_hw::placement::Placement;
-use rnic_hw::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
-use rnic_hw::tx_framer::TxFramer;
+use rnic_hw::protection::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+use rnic_hw::receive::ddp_rx::DdpRx;
+use rnic_hw::receive::mpa_rx::MpaRx;
+use rnic_hw::receive::placement::Placement;
+use rnic_hw::transmit::tx_framer::TxFramer;
 use rust_hdl::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;

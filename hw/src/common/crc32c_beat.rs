@@ -452,7 +452,7 @@ impl<const W: usize> Logic for Crc32cStream<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
 
     /// A frame as beats of `lanes` octets: (data, octets); an empty frame is
     /// one beat with 0 octets (the stream convention).

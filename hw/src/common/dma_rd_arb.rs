@@ -226,7 +226,7 @@ impl Logic for DmaRdArb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use std::collections::VecDeque;
 
     fn uut() -> DmaRdArb {

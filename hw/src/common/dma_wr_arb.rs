@@ -107,7 +107,7 @@ impl Logic for DmaWrArb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use std::collections::VecDeque;
 
     type Beat = (bool, u64, u64, u64, bool);

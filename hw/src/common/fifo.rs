@@ -18,7 +18,7 @@
 //! more logic than its DP16KD is worth (deep and narrow ones); the
 //! behaviour is the same.
 
-use crate::pram::PRam;
+use crate::common::pram::PRam;
 use rust_hdl::prelude::*;
 
 /// `N` address bits (depth `2^N`), `NP1 = N + 1`; `BRAM`: storage in block
@@ -110,7 +110,7 @@ impl<D: Synth, const N: usize, const NP1: usize, const BRAM: bool> Logic for Fif
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
 
     /// Random pushes and pops against a `VecDeque` model.
     #[test]

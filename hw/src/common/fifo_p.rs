@@ -1,4 +1,4 @@
-//! `FifoP<D, N, NP1>`: [`crate::fifo::Fifo`] whose depth is set at
+//! `FifoP<D, N, NP1>`: [`crate::common::fifo::Fifo`] whose depth is set at
 //! construction (`2^log2` ≤ `2^N` words) instead of by the type, so a block
 //! can take its FIFO depth from its core profile (`crate::profile`) without
 //! a type parameter. The storage is a [`PRam`] of exactly that depth (Yosys
@@ -9,7 +9,7 @@
 //! The pointers stay `NP1` bits and wrap at `2^NP1`, a multiple of the
 //! depth, so `pointer mod depth` (the low `log2` bits) is the RAM address.
 
-use crate::pram::PRam;
+use crate::common::pram::PRam;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -119,7 +119,7 @@ impl<D: Synth, const N: usize, const NP1: usize> Logic for FifoP<D, N, NP1> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
 
     /// Random pushes and pops against a `VecDeque` model, for a FIFO of 8
     /// words in a type of 32: full at 8, words in order across the wrap.

@@ -27,7 +27,7 @@ pub struct QpRam<D: Synth, const PR: usize> {
 impl<D: Synth, const PR: usize> QpRam<D, PR> {
     /// log2 of the depth.
     pub fn abits() -> usize {
-        crate::doorbell::profile_qps(PR).trailing_zeros() as usize
+        crate::transmit::doorbell::profile_qps(PR).trailing_zeros() as usize
     }
 }
 

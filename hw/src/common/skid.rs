@@ -111,7 +111,7 @@ impl Logic for DmaWrSkid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use std::collections::VecDeque;
 
     fn uut() -> Skid<Bits<40>> {

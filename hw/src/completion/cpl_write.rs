@@ -35,7 +35,7 @@
 //!   (`abi::csr::INT_EQ_OVERFLOW`), `cnt_eq_overflow` + 1.
 //! * Arm values other than 1 and 2 are ignored (`cnt_db_bad`).
 
-use crate::k;
+use crate::common::k;
 use rnic_wire::abi::context::CqState;
 use rnic_wire::abi::cqe::{CQE_FLAG_SOLICITED, CQE_SIZE};
 use rnic_wire::abi::doorbell::CqArm;
@@ -691,7 +691,7 @@ impl Logic for CplWrite {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use rnic_wire::abi::cqe::{Cqe, WcOpcode, WcStatus, CQE_FLAG_WITH_INV};
     use rnic_wire::abi::mailbox::Event;
     use std::collections::HashMap;

@@ -31,7 +31,7 @@
 //!   A `sent_*`/`cfg_*` of a QP beyond the profile is ignored, a Read
 //!   Response for one is not tracked (as for a QP >= 64 before).
 
-use crate::k;
+use crate::common::k;
 use rnic_wire::rdmap::Opcode;
 use rnic_wire::terminate::{RemoteOperationError, TerminateCause};
 use rust_hdl::prelude::*;
@@ -280,10 +280,10 @@ impl<const PR: usize> Default for RdTrackN<PR> {
             pop: Default::default(),
             r_stag: Default::default(),
             r_to: Default::default(),
-            qm: crate::doorbell::qp_mask(PR),
-            k_nq: k(crate::doorbell::profile_qps(PR) as u64),
-            m_cnt: low_ones(4 * crate::doorbell::profile_qps(PR)),
-            m_head: low_ones(3 * crate::doorbell::profile_qps(PR)),
+            qm: crate::transmit::doorbell::qp_mask(PR),
+            k_nq: k(crate::transmit::doorbell::profile_qps(PR) as u64),
+            m_cnt: low_ones(4 * crate::transmit::doorbell::profile_qps(PR)),
+            m_head: low_ones(3 * crate::transmit::doorbell::profile_qps(PR)),
             sq: Default::default(),
             cq: Default::default(),
             hq: Default::default(),
@@ -488,7 +488,7 @@ impl<const PR: usize> Logic for RdTrackN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::tick;
+    use crate::common::testutil::tick;
     use rnic_wire::rdmap::RdmapRepr;
 
     fn uut<const PR: usize>() -> RdTrackN<PR> {

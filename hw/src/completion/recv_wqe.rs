@@ -28,7 +28,7 @@
 //! * A producer index more than the ring size ahead (host bug): the block
 //!   fetches what the index says; stale slots are parsed and used or refused.
 
-use crate::k;
+use crate::common::k;
 use rnic_wire::abi::wqe::{MAX_SGE_PER_WQE, WQE_SIZE};
 use rust_hdl::prelude::*;
 
@@ -531,7 +531,7 @@ impl Logic for RecvWqeFetch {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use rnic_wire::abi::wqe::{RecvWqe, Sge, SgeList};
     use std::collections::{HashMap, VecDeque};
 

@@ -7,11 +7,11 @@
 //! Ports: the sub-blocks' (see their files), prefixed `rq_cfg_`/`rq_db_`
 //! (recv_wqe `cfg_`/`db_`) and `cq_cfg_`/`cq_db_` (cpl_write `cfg_`/`db_`).
 
-use crate::cpl_write::CplWrite;
-use crate::dma_wr_arb::DmaWrArb;
-use crate::recv_wqe::RecvWqeFetch;
-use crate::send_place::SendPlace;
-use crate::skid::Skid;
+use crate::common::dma_wr_arb::DmaWrArb;
+use crate::common::skid::Skid;
+use crate::completion::cpl_write::CplWrite;
+use crate::completion::recv_wqe::RecvWqeFetch;
+use crate::completion::send_place::SendPlace;
 use rust_hdl::prelude::*;
 
 /// Width of one `ut_*` beat in the register slice in front of
@@ -379,9 +379,9 @@ impl Logic for RxSend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpl_write::tests::DmaWrSink;
-    use crate::recv_wqe::tests::DmaRdServer;
-    use crate::testutil::{beats, tick, Rng};
+    use crate::common::testutil::{beats, tick, Rng};
+    use crate::completion::cpl_write::tests::DmaWrSink;
+    use crate::completion::recv_wqe::tests::DmaRdServer;
     use rnic_wire::abi::context::CqState;
     use rnic_wire::abi::cqe::{
         decode_term_cause, Cqe, WcOpcode, WcStatus, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_INV,

@@ -32,8 +32,8 @@
 //! not valid, full or overflowed is `CplWrite`'s (dropped and counted /
 //! `CqOverflow` event).
 
-use crate::cpl_write::CQ_BITS;
-use crate::k;
+use crate::common::k;
+use crate::completion::cpl_write::CQ_BITS;
 use rnic_wire::abi::cqe::WcOpcode;
 use rnic_wire::abi::wqe::SendOpcode;
 use rust_hdl::prelude::*;
@@ -98,7 +98,7 @@ pub struct SendCplN<const PR: usize> {
     k_ncq: Constant<Bits<32>>,
     // ---- state
     /// Per QP: {off, has a send CQ, CQ number} (all 0 after power-up: on).
-    tab: crate::qp_ram::QpRam<Bits<6>, PR>,
+    tab: crate::common::qp_ram::QpRam<Bits<6>, PR>,
     qm: Constant<Bits<6>>,
     state: DFF<SendCplState>,
     /// The source being served: 1 = Read requester, 0 = TxSeg.
@@ -152,7 +152,7 @@ impl<const PR: usize> Default for SendCplN<PR> {
             k_wc_read: k(WcOpcode::RdmaRead as u64),
             k_ncq: k(1 << CQ_BITS),
             tab: Default::default(),
-            qm: crate::doorbell::qp_mask(PR),
+            qm: crate::transmit::doorbell::qp_mask(PR),
             state: Default::default(),
             src: Default::default(),
             last: Default::default(),
@@ -277,7 +277,7 @@ impl<const PR: usize> Logic for SendCplN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use rnic_wire::abi::cqe::WcStatus;
     use std::collections::VecDeque;
 

@@ -62,8 +62,8 @@
 //!    placed already). `inv_hold` keeps the TPT from the other clients
 //!    from the header of such a segment until then.
 
-use crate::k;
-use crate::recv_wqe::QP_BITS;
+use crate::common::k;
+use crate::completion::recv_wqe::QP_BITS;
 use rnic_wire::abi::cqe::{
     WcOpcode, WcStatus, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_INV, TERM_CAUSE_PRESENT,
 };

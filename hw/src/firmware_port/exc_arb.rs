@@ -27,8 +27,8 @@
 //!   frame {CQ number as u32 LE, 4 zero octets}, reason `CqOverflow`,
 //!   connection field = the CQ number.
 
-use crate::exc_queue::SLOTS;
-use crate::k;
+use crate::common::k;
+use crate::firmware_port::exc_queue::SLOTS;
 use rnic_wire::abi::context::ExceptionReason;
 use rust_hdl::prelude::*;
 
@@ -121,7 +121,7 @@ impl Default for ExcArb {
             k_reason: k(ExceptionReason::TerminateRx as u64),
             k_reason_sq: k(ExceptionReason::SendQueueError as u64),
             k_reason_co: k(ExceptionReason::CqOverflow as u64),
-            k_sq_status: k(crate::tx_seg::STATUS_LOCAL_PROT_ERR),
+            k_sq_status: k(crate::transmit::tx_seg::STATUS_LOCAL_PROT_ERR),
             k_slots: k(SLOTS),
             k_oct: k(RT_OCTETS),
             mid: Default::default(),
@@ -208,8 +208,8 @@ impl Logic for ExcArb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exc_queue::ExcQueue;
-    use crate::testutil::{beats, tick, Rng};
+    use crate::common::testutil::{beats, tick, Rng};
+    use crate::firmware_port::exc_queue::ExcQueue;
     use rnic_wire::rdmap::ReadRequestRepr;
     use rnic_wire::terminate::RdmapError;
     use rnic_wire::terminate::{TerminateCause, TerminateRepr};

@@ -19,7 +19,7 @@
 //!   4*rd_word + 4`, the first in bits 7:0, **one clock later**; `pop`
 //!   (`EXC_POP`) drops the head; `count` = frames queued (0..=4).
 
-use crate::fifo::Fifo;
+use crate::common::fifo::Fifo;
 use rust_hdl::prelude::*;
 
 /// Number of frame slots.
@@ -150,7 +150,7 @@ impl Logic for ExcQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{beats, tick, Rng};
+    use crate::common::testutil::{beats, tick, Rng};
 
     /// Frames in, some committed; the committed ones read back whole, with
     /// their records, in order; a full queue counts its losses.

@@ -351,11 +351,11 @@ impl<const PR: usize> FwPortN<PR> {
 /// and CQs, the TPT and page list of `tpt`, the notional 156.25 MHz clock
 /// (DESIGN.md section 4).
 pub const CORE_PARAMS: FwPortParams = FwPortParams {
-    n_conn: 1 << crate::conn_table::DEFAULT_LOG2_CONNS,
+    n_conn: 1 << crate::receive::conn_table::DEFAULT_LOG2_CONNS,
     n_qp: 64,
     n_cq: 64,
-    n_tpt: 1 << crate::tpt::TPT_INDEX_BITS,
-    n_pbl: 1 << crate::tpt::PBL_INDEX_BITS,
+    n_tpt: 1 << crate::protection::tpt::TPT_INDEX_BITS,
+    n_pbl: 1 << crate::protection::tpt::PBL_INDEX_BITS,
     clock_khz: 156_250,
     max_mtu: rnic_wire::abi::caps::TX_MAX_MTU as u32,
 };
@@ -832,7 +832,7 @@ impl<const PR: usize> Logic for FwPortN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use rnic_wire::abi::context::{port, ConnContext, ConnMode, TableId, CONN_CTX_SIZE};
 
     struct TbN<const PR: usize>(FwPortN<PR>);

@@ -247,9 +247,9 @@ pub const CORE_PARAMS: HostRegsParams = HostRegsParams {
         | ((rnic_wire::abi::wqe::MAX_SGE_PER_WQE as u32) << rnic_wire::abi::csr::CAP_MAX_SGE_SHIFT),
     max_qp: 64,
     // The completion writer's CQ context RAM (cpl_write::CQ_BITS), not more.
-    max_cq: 1 << crate::cpl_write::CQ_BITS,
-    max_tpt: 1 << crate::tpt::TPT_INDEX_BITS,
-    max_pbl: 1 << crate::tpt::PBL_INDEX_BITS,
+    max_cq: 1 << crate::completion::cpl_write::CQ_BITS,
+    max_tpt: 1 << crate::protection::tpt::TPT_INDEX_BITS,
+    max_pbl: 1 << crate::protection::tpt::PBL_INDEX_BITS,
     max_queue_entries: 4096,
 };
 
@@ -594,7 +594,7 @@ impl Logic for HostRegs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::tick;
+    use crate::common::testutil::tick;
     use rnic_wire::abi::csr;
 
     fn params() -> HostRegsParams {

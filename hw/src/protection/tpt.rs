@@ -587,7 +587,7 @@ impl<const TN: usize, const PN: usize> Logic for Tpt<TN, PN> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use rnic_wire::abi::tpt::{
         Stag, TptEntry, TptFault, TptState, ACCESS_ALL, ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ,
         ACCESS_REMOTE_WRITE, TPT_ENTRY_SIZE,

@@ -220,7 +220,7 @@ impl Logic for TptArb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use std::collections::VecDeque;
 
     const DV: usize = 0;

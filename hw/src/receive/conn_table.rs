@@ -538,7 +538,7 @@ impl<const PR: usize> Logic for ConnInProfile<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::tick;
+    use crate::common::testutil::tick;
 
     fn uut() -> ConnTable {
         let mut u = ConnTable::new(3);

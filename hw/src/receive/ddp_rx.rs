@@ -31,7 +31,7 @@
 //!    answer on `rd_*`) → RDMAP "Unexpected OpCode" (0/2/6, RFC 5040 §5.3,
 //!    §7), before any TPT check or placement.
 //! 8. Tagged (RDMA Write: remote write right; Read Response: local write
-//!    right): TPT check of `[TO, TO + payload)` ([`crate::tpt`]); a fault
+//!    right): TPT check of `[TO, TO + payload)` ([`crate::protection::tpt`]); a fault
 //!    maps to the DDP tagged buffer error (RFC 5041 §7.2: invalid STag 1/1/0,
 //!    base or bounds 1/1/1, STag not associated with the stream (PD) 1/1/2,
 //!    TO wrap 1/1/3), except access rights, which DDP has no code for:
@@ -61,8 +61,8 @@
 //! TPT result, then streams at one beat per clock plus one clock per DMA
 //! request (measured in the tests: see `docs/rtl.md`).
 
-use crate::k;
-use crate::placement::Placement;
+use crate::common::k;
+use crate::receive::placement::Placement;
 use rnic_wire::abi::mailbox::QpState;
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
 use rnic_wire::ddp::{QueueNumber, DDP_VERSION, TAGGED_HEADER_LEN, UNTAGGED_HEADER_LEN};
@@ -102,7 +102,7 @@ fn cause(c: impl Into<TerminateCause>) -> Constant<Bits<16>> {
 pub type DdpRx<const PN: usize> = DdpRxN<{ crate::profile::PR_SIM }, PN>;
 
 /// DDP/RDMAP receive for profile `PR` (`crate::profile::PROFILES`): the
-/// per-connection stopped bits cover [`crate::conn_table::conn_state_mask`]
+/// per-connection stopped bits cover [`crate::receive::conn_table::conn_state_mask`]
 /// (co-simulation all 256, the board its 16 connections); a segment of a
 /// connection beyond the profile is dropped and counted in
 /// `cnt_drop_state`, as a stopped stream's (the core cannot make one: its
@@ -479,7 +479,7 @@ impl<const PR: usize, const PN: usize> Default for DdpRxN<PR, PN> {
             short: Default::default(),
             conn_bit: Default::default(),
             stop_hit: Default::default(),
-            k_cmask: Constant::new(crate::conn_table::conn_state_mask(PR).into()),
+            k_cmask: Constant::new(crate::receive::conn_table::conn_state_mask(PR).into()),
             conn_out: Default::default(),
         }
     }
@@ -947,9 +947,9 @@ impl<const PR: usize, const PN: usize> Logic for DdpRxN<PR, PN> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{beats, tick, Rng};
-    use crate::tpt::tests::{entry_bits, reference};
-    use crate::tpt::{fault, Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+    use crate::common::testutil::{beats, tick, Rng};
+    use crate::protection::tpt::tests::{entry_bits, reference};
+    use crate::protection::tpt::{fault, Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
     use rnic_wire::abi::tpt::{Stag, TptEntry, TptState, ACCESS_ALL};
     use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
     use rnic_wire::terminate::TerminateRepr;
@@ -2033,7 +2033,7 @@ mod tests {
 #[cfg(test)]
 mod lint {
     use super::*;
-    use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+    use crate::protection::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
 
     /// Writes the post-processed Verilog of the blocks (as tops) to
     /// `target/rtl-lint/` for `verilator --lint-only -Wall`.

@@ -66,7 +66,7 @@
 //! same inference pattern as before (on ECP5: 2048 x 68 bits = 8 DP16KD
 //! blocks in 2048 x 9 mode).
 
-use crate::fifo::Fifo;
+use crate::common::fifo::Fifo;
 use rust_hdl::prelude::*;
 
 /// Record kind: a whole good FPDU.
@@ -653,7 +653,7 @@ pub const STATES: [u64; 8] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
 
     struct Piece {
         data: Vec<u8>,
@@ -980,7 +980,7 @@ mod tests {
         let (expect, terms) = reference(pieces, B);
         let mut beats: Vec<(u64, u64, bool, usize)> = Vec::new();
         for (pi, p) in pieces.iter().enumerate() {
-            let bs = crate::testutil::beats(&p.data);
+            let bs = crate::common::testutil::beats(&p.data);
             for (j, (d, k)) in bs.iter().enumerate() {
                 beats.push((*d, *k as u64, j + 1 == bs.len(), pi));
             }

@@ -72,8 +72,8 @@
 //!    of the marker from the start of the FPDU it is in (0 for a marker that
 //!    leads an FPDU).
 
-use crate::crc32c_beat::{beat_update, unpad, Crc32cStep, Crc32cUnpad};
-use crate::mpa_rx_outq::{MpaRxOutQ, OUTQ_W};
+use crate::common::crc32c_beat::{beat_update, unpad, Crc32cStep, Crc32cUnpad};
+use crate::receive::mpa_rx_outq::{MpaRxOutQ, OUTQ_W};
 use rust_hdl::prelude::*;
 
 /// Width of the per-connection [`MpaRxState`] record.
@@ -1514,7 +1514,7 @@ impl Logic for MpaRx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{beats, tick, Rng};
+    use crate::common::testutil::{beats, tick, Rng};
     use rnic_wire::mpa::{emit_fpdu_with_markers, fpdu_len, Fpdu, FpduRepr, MPA_MARKER_INTERVAL};
 
     /// `in_keep_oh` of a beat of `k` octets: bit k on a `last` beat, bit 8

@@ -266,7 +266,7 @@ impl Logic for MpaRxOutQ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use std::collections::VecDeque;
 
     fn beat(rng: &mut Rng, tag: u64) -> (u128, Bits<OUTQ_W>) {

@@ -355,7 +355,7 @@ impl<const PN: usize> Logic for Placement<PN> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use std::collections::VecDeque;
 
     const PN: usize = 12;

@@ -491,7 +491,7 @@ impl Logic for RxCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{beats, tick};
+    use crate::common::testutil::{beats, tick};
     use smoltcp::wire::{
         EthernetAddress, EthernetFrame, EthernetProtocol, IpAddress, IpProtocol, Ipv4Packet,
         TcpPacket, TcpSeqNumber,

@@ -42,7 +42,7 @@
 //! the RAM read address combinationally. Cost: one clock more latency
 //! (a frame's first beat is on `out_*` one clock later than before).
 
-use crate::fifo::Fifo;
+use crate::common::fifo::Fifo;
 use rust_hdl::prelude::*;
 
 /// Jumbo frames (issue 3): MTU 9000 + 14 octets of Ethernet header + 4 of
@@ -356,7 +356,7 @@ impl<const N: usize, const NP1: usize, const PR: usize> Logic for RxFifoN<N, NP1
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{beats, tick, Rng};
+    use crate::common::testutil::{beats, tick, Rng};
 
     struct Sent {
         frame: Vec<u8>,

@@ -38,7 +38,7 @@
 //! the IPv4 total length (Ethernet padding) is never emitted. A segment with
 //! no payload is one beat `last = 1, keep = 0` on `pay_*`.
 
-// Tag values: `crate::rx_check::TAG_*` (written as literals in `update`: hdl_gen
+// Tag values: `crate::receive::rx_check::TAG_*` (written as literals in `update`: hdl_gen
 // cannot see Rust constants).
 use rust_hdl::prelude::*;
 

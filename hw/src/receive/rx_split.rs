@@ -317,7 +317,7 @@ impl Logic for RxSplit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
 
     /// RFC 9293 §3.4: `a` =< `b` in sequence space.
     fn seq_le(a: u32, b: u32) -> bool {

@@ -81,7 +81,7 @@ pub struct DoorbellN<const PR: usize> {
     off_rq: Constant<Bits<12>>,
     qm: Constant<Bits<6>>,
     qset: Constant<Bits<64>>,
-    prod: crate::qp_ram::QpRam<Bits<32>, PR>,
+    prod: crate::common::qp_ram::QpRam<Bits<32>, PR>,
     pend: DFF<Bits<64>>,
     ack: DFF<Bit>,
     rqv: DFF<Bit>,
@@ -220,7 +220,7 @@ impl<const PR: usize> Logic for DoorbellN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
 
     fn uut<const PR: usize>() -> DoorbellN<PR> {
         let mut u = DoorbellN::<PR>::default();

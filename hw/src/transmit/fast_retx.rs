@@ -27,13 +27,13 @@
 //!   count: at worst its first three duplicate ACKs ask for nothing until
 //!   one ACK of new data has been seen, and the timer covers that case.
 //! * Profile ([`FastRetxN`]`<PR>`): the RAM's addresses are ANDed with
-//!   [`crate::conn_table::conn_state_mask`] (co-simulation all 256; the
+//!   [`crate::receive::conn_table::conn_state_mask`] (co-simulation all 256; the
 //!   board's 16 connections: a 16-entry table, LUT RAM instead of a block
 //!   RAM). An event of a connection beyond the profile is ignored (the core
 //!   cannot make one: `rx_split`'s indices come from the profile's
 //!   connection table), never aliased onto another connection's count.
 
-use crate::k;
+use crate::common::k;
 use rust_hdl::prelude::*;
 
 /// Duplicate ACKs that start a fast retransmit (RFC 5681 §3.2: "the
@@ -98,7 +98,7 @@ impl<const PR: usize> Default for FastRetxN<PR> {
             cnt_req: Default::default(),
             cnt_skip: Default::default(),
             k_thr: k(DUP_THRESHOLD),
-            k_cmask: Constant::new(crate::conn_table::conn_state_mask(PR).into()),
+            k_cmask: Constant::new(crate::receive::conn_table::conn_state_mask(PR).into()),
             st: Default::default(),
             v1: Default::default(),
             conn1: Default::default(),
@@ -170,7 +170,7 @@ impl<const PR: usize> Logic for FastRetxN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
 
     fn new_uut() -> FastRetx {
         new_uut_pr()

@@ -6,7 +6,7 @@
 //! Per request:
 //! 1. The QP's PD (`cfg_*`, from the QP context) and one TPT check of the
 //!    whole Data Source `[SrcTO, SrcTO + RDMARDSZ)` with the remote read
-//!    right (`chk_*`/`res_*` of [`crate::tpt::Tpt`], shared with `ddp_rx`
+//!    right (`chk_*`/`res_*` of [`crate::protection::tpt::Tpt`], shared with `ddp_rx`
 //!    by the integrator). A fault sends nothing: one Terminate request
 //!    (`term_*`, RDMAP Remote Protection, RFC 5040 §7: invalid STag 0/1/0,
 //!    base or bounds 0/1/1, access rights 0/1/2, STag not associated with
@@ -32,7 +32,7 @@
 //!    FPDU's wire length (RFC 5044 §4.3 markers included), as `tx_seg` does.
 //! 4. `done_*` tells `rreq_queue` the request is over (its IRD slot frees).
 
-use crate::k;
+use crate::common::k;
 use rnic_wire::abi::tpt::ACCESS_REMOTE_READ;
 use rnic_wire::ddp::TAGGED_HEADER_LEN;
 use rnic_wire::rdmap::Opcode;
@@ -175,7 +175,7 @@ pub struct ReadRespN<const PR: usize> {
     pub cnt_term: Signal<Out, Bits<32>>,
     pub cnt_drop: Signal<Out, Bits<32>>,
     // ---- tables and constants
-    pd_ram: crate::qp_ram::QpRam<Bits<32>, PR>,
+    pd_ram: crate::common::qp_ram::QpRam<Bits<32>, PR>,
     qset: Constant<Bits<64>>,
     qm: Constant<Bits<6>>,
     k_need: Constant<Bits<3>>,
@@ -345,8 +345,8 @@ impl<const PR: usize> Default for ReadRespN<PR> {
             cnt_term: Default::default(),
             cnt_drop: Default::default(),
             pd_ram: Default::default(),
-            qset: crate::doorbell::qp_set(PR),
-            qm: crate::doorbell::qp_mask(PR),
+            qset: crate::transmit::doorbell::qp_set(PR),
+            qm: crate::transmit::doorbell::qp_mask(PR),
             k_need: k(ACCESS_REMOTE_READ as u64),
             k_hdr_t: k(TAGGED_HEADER_LEN as u64),
             k_op_rresp: k(Opcode::ReadResponse.value() as u64),
@@ -775,9 +775,9 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
-    use crate::tpt::tests::entry_bits;
-    use crate::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
+    use crate::common::testutil::{tick, Rng};
+    use crate::protection::tpt::tests::entry_bits;
+    use crate::protection::tpt::{Tpt, PBL_INDEX_BITS, TPT_INDEX_BITS};
     use rnic_wire::abi::tpt::{
         Stag, TptEntry, TptState, ACCESS_ALL, ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE,
     };

@@ -56,9 +56,9 @@
 //! `q_ready` pops. When it is full the untagged stream waits (`ut_ready`
 //! low): back-pressure into the receive path, never a loss.
 
-use crate::fifo::Fifo;
-use crate::k;
-use crate::qp_ram::QpRam;
+use crate::common::fifo::Fifo;
+use crate::common::k;
+use crate::common::qp_ram::QpRam;
 use rnic_wire::rdmap::READ_REQUEST_HEADER_LEN;
 use rnic_wire::terminate::{RemoteOperationError, TerminateCause, UntaggedBufferError};
 use rust_hdl::prelude::*;
@@ -364,9 +364,9 @@ impl<const PR: usize> Default for RreqQueueN<PR> {
             rs_msn: Default::default(),
             rs_mo: Default::default(),
             ctl0: Default::default(),
-            qm: crate::doorbell::qp_mask(PR),
-            qset: crate::doorbell::qp_set(PR),
-            k_nq: k(crate::doorbell::profile_qps(PR) as u64),
+            qm: crate::transmit::doorbell::qp_mask(PR),
+            qset: crate::transmit::doorbell::qp_set(PR),
+            k_nq: k(crate::transmit::doorbell::profile_qps(PR) as u64),
             cq: Default::default(),
             dq: Default::default(),
             c_ok: Default::default(),
@@ -709,7 +709,7 @@ impl<const PR: usize> Logic for RreqQueueN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{beats, tick, Rng};
+    use crate::common::testutil::{beats, tick, Rng};
     use rnic_wire::ddp::UNTAGGED_HEADER_LEN;
     use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
 

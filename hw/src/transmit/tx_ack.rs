@@ -34,16 +34,16 @@
 //!   frames while one is pending (`pend`), so none can pass it.
 //! * Profile ([`TxAckN`]`<PR>`, `crate::profile`): the per-connection bits
 //!   are indexed with the connection ANDed with the profile's mask
-//!   ([`crate::conn_table::conn_state_mask`]: all 256 in co-simulation, the
+//!   ([`crate::receive::conn_table::conn_state_mask`]: all 256 in co-simulation, the
 //!   board's 16 connections: `& 0xF`), so the bits of connections beyond
 //!   the profile have no reader and synthesis removes them. A request for
 //!   a connection beyond the profile is ignored (never aliased onto another
 //!   connection's bits); the core cannot make one, as its indices come from
 //!   the connection table, which has only the profile's entries.
 
-use crate::conn_table::conn_state_mask;
-use crate::fifo::Fifo;
+use crate::common::fifo::Fifo;
 use crate::profile::PR_SIM;
+use crate::receive::conn_table::conn_state_mask;
 use rust_hdl::prelude::*;
 
 /// Octets of a pure ACK frame (14 + 20 + 20).
@@ -489,7 +489,7 @@ impl<const PR: usize> Logic for TxAckN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
     use rnic_wire::model::net::{ack_frame, Endpoint};
 
     fn uut() -> TxAck {

@@ -127,7 +127,7 @@ impl Logic for TxDdpHdr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::Rng;
+    use crate::common::testutil::Rng;
     use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
 
     /// The literals in `update` are the RFC values `rnic-wire` names.

@@ -26,10 +26,10 @@
 //! 1460-octet TCP payload (183 beats), and `tx_mpa` drops any FPDU longer
 //! than that payload (`cnt_desc_drop`) so a frame is never cut.
 
-use crate::fifo::Fifo;
-use crate::fifo_p::FifoP;
-use crate::tx_mpa::{TxMpaN, REC_W};
-use crate::tx_tcp_hdr::{TxTcpHdr, SIDE_W};
+use crate::common::fifo::Fifo;
+use crate::common::fifo_p::FifoP;
+use crate::transmit::tx_mpa::{TxMpaN, REC_W};
+use crate::transmit::tx_tcp_hdr::{TxTcpHdr, SIDE_W};
 use rust_hdl::prelude::*;
 
 /// The framer of the sim profile (jumbo frames, 2048-beat FIFO).
@@ -206,7 +206,7 @@ impl<const PR: usize> Logic for TxFramerN<PR> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::testutil::{beats, Rng};
+    use crate::common::testutil::{beats, Rng};
     use rnic_wire::model::net::{data_frame, Endpoint};
     use rnic_wire::model::{Message, MpaSettings, TxStream};
     use rnic_wire::mpa::{fpdu_len, marked_len, mulpdu};
@@ -774,7 +774,7 @@ pub(crate) mod tests {
         s.push(beat_list(&d40));
         descs.push(bad);
         // 2. too long for a 9000-octet MTU frame: dropped.
-        let big = rng.bytes(crate::tx_mpa::FRAMER_MAX_PAY_LEN as usize + 1);
+        let big = rng.bytes(crate::transmit::tx_mpa::FRAMER_MAX_PAY_LEN as usize + 1);
         s.push(beat_list(&big));
         descs.push(c.desc(0, true, &big));
         // 3. stream ends after 16 of 40 octets: zeros for the rest.
@@ -841,7 +841,7 @@ pub(crate) mod tests {
         let emss = rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD;
         let mut c = Conn::new(&mut rng, crc, markers, seq_start, emss);
         let tagged_max = c.mulpdu - 14;
-        let max = crate::tx_mpa::FRAMER_MAX_PAY_LEN as usize;
+        let max = crate::transmit::tx_mpa::FRAMER_MAX_PAY_LEN as usize;
         assert_eq!(tagged_max, if markers { max - 72 } else { max });
         let data = rng.bytes(max + 1);
         let mut descs = Vec::new();

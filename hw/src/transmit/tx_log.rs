@@ -59,7 +59,7 @@
 //! msn 224..256. 512 entries x 373 bits = 10.4 DP16KD in 512 x 36 mode,
 //! i.e. 11 blocks.
 
-use crate::k;
+use crate::common::k;
 use rust_hdl::prelude::*;
 
 /// Width of one log entry (see the module doc).
@@ -615,7 +615,7 @@ pub type TxLog512 = TxLog<9, 10>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::Rng;
+    use crate::common::testutil::Rng;
     use std::collections::VecDeque;
 
     type Log = TxLog<4, 5>;
@@ -792,7 +792,7 @@ mod tests {
         let mut u = new_log();
         u.reset.next = true;
         for _ in 0..2 {
-            crate::testutil::tick!(u);
+            crate::common::testutil::tick!(u);
         }
         u.reset.next = false;
 
@@ -1100,8 +1100,8 @@ mod tests {
 
         // reset clears the log
         u.reset.next = true;
-        crate::testutil::tick!(u);
-        crate::testutil::tick!(u);
+        crate::common::testutil::tick!(u);
+        crate::common::testutil::tick!(u);
         assert_eq!(u.used.val().to_u64(), 0);
         assert!(u.room.val());
     }
@@ -1123,8 +1123,8 @@ mod tests {
         for random in [false, true] {
             let mut u = new_log();
             u.reset.next = true;
-            crate::testutil::tick!(u);
-            crate::testutil::tick!(u);
+            crate::common::testutil::tick!(u);
+            crate::common::testutil::tick!(u);
             u.reset.next = false;
             let una = 0xFFFF_E000u32;
             u.una_mode.next = 2.into();
@@ -1164,14 +1164,14 @@ mod tests {
                 seq = f.end();
                 set_in(&mut u, &f);
                 u.in_valid.next = true;
-                crate::testutil::tick!(u);
+                crate::common::testutil::tick!(u);
                 list.push(f);
             }
             u.in_valid.next = false;
             assert_eq!(u.used.val().to_u64(), LENS.len() as u64);
             u.rq_valid.next = true;
             u.rq_conn.next = 1.into();
-            crate::testutil::tick!(u);
+            crate::common::testutil::tick!(u);
             u.rq_valid.next = false;
 
             let mut got: Vec<(Fpdu, Vec<u8>)> = vec![];
@@ -1277,8 +1277,8 @@ mod tests {
     fn evict_keeps_newest() {
         let mut u = new_log();
         u.reset.next = true;
-        crate::testutil::tick!(u);
-        crate::testutil::tick!(u);
+        crate::common::testutil::tick!(u);
+        crate::common::testutil::tick!(u);
         u.reset.next = false;
         u.evict.next = true;
         u.una_mode.next = 2.into();
@@ -1291,14 +1291,14 @@ mod tests {
             u.in_seq.next = (1000 + 20 * i).into();
             u.in_adv.next = 20.into();
             u.in_pay_len.next = 0.into();
-            crate::testutil::tick!(u);
+            crate::common::testutil::tick!(u);
         }
         u.in_valid.next = false;
         assert_eq!(u.used.val().to_u64(), 16);
         assert_eq!(u.cnt_lost.val().to_u64(), 24);
         u.rq_valid.next = true;
         u.rq_conn.next = 1.into();
-        crate::testutil::tick!(u);
+        crate::common::testutil::tick!(u);
         u.rq_valid.next = false;
         u.desc_ready.next = true;
         u.pay_ready.next = true;
@@ -1308,7 +1308,7 @@ mod tests {
             if u.desc_valid.val() {
                 seqs.push(u.desc_seq.val().to_u64());
             }
-            crate::testutil::tick!(u);
+            crate::common::testutil::tick!(u);
         }
         assert!(!u.busy.val());
         let want: Vec<u64> = (24..40).map(|i| 1000 + 20 * i).collect();

@@ -54,10 +54,10 @@
 //!   clocks after the segment's last beat; `r_count` is the record FIFO's
 //!   occupancy (depth [`REC_DEPTH`]).
 
-use crate::crc32c_beat::Crc32cX64;
-use crate::mpa_rx::LaneMask;
-use crate::tx_ddp_hdr::TxDdpHdr;
-use crate::tx_tcp_hdr::SIDE_W;
+use crate::common::crc32c_beat::Crc32cX64;
+use crate::receive::mpa_rx::LaneMask;
+use crate::transmit::tx_ddp_hdr::TxDdpHdr;
+use crate::transmit::tx_tcp_hdr::SIDE_W;
 use rnic_wire::abi::caps;
 use rnic_wire::ddp::TAGGED_HEADER_LEN;
 use rnic_wire::mpa::{MPA_CRC_LEN, MPA_MARKER_INTERVAL, MPA_ULPDU_LENGTH_LEN};
@@ -672,8 +672,8 @@ impl<const PR: usize> Logic for TxMpaN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::Rng;
-    use crate::tx_framer::tests::{random_message, streams, Conn};
+    use crate::common::testutil::Rng;
+    use crate::transmit::tx_framer::tests::{random_message, streams, Conn};
     use std::collections::VecDeque;
 
     /// The block alone: for random messages on connections with CRC and
@@ -687,7 +687,7 @@ mod tests {
     /// limits (markers on and off) and `tx_seg`'s reads of one segment.
     #[test]
     fn abi_mulpdu_limit_matches_rtl() {
-        assert_eq!(crate::tx_seg::MAX_MULPDU, caps::MAX_MULPDU as u64);
+        assert_eq!(crate::transmit::tx_seg::MAX_MULPDU, caps::MAX_MULPDU as u64);
         assert_eq!(MAX_PAY_LEN, 8868);
         assert_eq!(FRAMER_MAX_PAY_LEN, 8940);
         let fpdu_words = |ulpdu: usize| rnic_wire::mpa::fpdu_len(ulpdu) / 4;
@@ -754,7 +754,7 @@ mod tests {
         run(&mut rng, &descs, 40_000);
     }
 
-    fn run(rng: &mut Rng, descs: &[crate::tx_framer::tests::Desc], max_cycles: usize) {
+    fn run(rng: &mut Rng, descs: &[crate::transmit::tx_framer::tests::Desc], max_cycles: usize) {
         let mut uut = TxMpa::default();
         uut.clock.connect();
         uut.reset.connect();
@@ -785,7 +785,7 @@ mod tests {
         let mut pq: VecDeque<(u64, u8, bool)> = s.iter().flatten().copied().collect();
         uut.reset.next = true;
         for _ in 0..2 {
-            crate::testutil::tick!(uut);
+            crate::common::testutil::tick!(uut);
         }
         uut.reset.next = false;
         let mut cur = Vec::new();

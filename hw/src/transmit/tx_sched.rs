@@ -233,9 +233,9 @@ impl<const PR: usize> Default for TxSchedN<PR> {
             idx: Default::default(),
             qp: Default::default(),
             take_prio: Default::default(),
-            qset: crate::doorbell::qp_set(PR),
+            qset: crate::transmit::doorbell::qp_set(PR),
             pset: {
-                let n = crate::doorbell::profile_qps(PR);
+                let n = crate::transmit::doorbell::profile_qps(PR);
                 Constant::new(
                     (0..512).fold(Bits::<512>::default(), |m, i| m.replace_bit(i, i < 8 * n)),
                 )
@@ -423,7 +423,7 @@ impl<const PR: usize> Logic for TxSchedN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{tick, Rng};
+    use crate::common::testutil::{tick, Rng};
 
     /// The scheduler with every input connected, after a reset clock.
     fn uut<const PR: usize>() -> TxSchedN<PR> {
@@ -470,7 +470,7 @@ mod tests {
     }
 
     fn round_robin_for<const PR: usize>(noise: bool) {
-        let nq = crate::doorbell::profile_qps(PR);
+        let nq = crate::transmit::doorbell::profile_qps(PR);
         let mut u = uut::<PR>();
         let mut rng = Rng::new(3);
         let mut work = [0u32; 64];

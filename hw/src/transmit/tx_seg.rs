@@ -87,7 +87,7 @@
 //! `LocalQpOperationError`, nothing sent, no state change; or
 //! `LocalProtectionError` for a refused SGE, above).
 
-use crate::pram::PRam;
+use crate::common::pram::PRam;
 use rnic_wire::abi::cqe::WcStatus;
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rust_hdl::prelude::*;
@@ -120,7 +120,7 @@ pub const TAGGED_HDR: u64 = 14;
 /// tagged ULPDU may be `MAX_PAY_LEN + TAGGED_HDR` = 8882 octets. A QP whose MULPDU is
 /// larger (e.g. one derived from a jumbo EMSS, RFC 5044 §8) gets error
 /// completions, never a truncated frame.
-pub const MAX_MULPDU: u64 = crate::tx_mpa::MAX_PAY_LEN as u64 + TAGGED_HDR;
+pub const MAX_MULPDU: u64 = crate::transmit::tx_mpa::MAX_PAY_LEN as u64 + TAGGED_HDR;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum SegState {
@@ -1589,11 +1589,11 @@ impl<const PR: usize> Logic for TxSegN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doorbell::Doorbell;
-    use crate::rd_track::RdTrack;
-    use crate::testutil::{tick, Rng};
-    use crate::tx_sched::{TxSched, PARK_RETRY};
-    use crate::wqe_fetch::WqeFetch;
+    use crate::common::testutil::{tick, Rng};
+    use crate::completion::rd_track::RdTrack;
+    use crate::transmit::doorbell::Doorbell;
+    use crate::transmit::tx_sched::{TxSched, PARK_RETRY};
+    use crate::transmit::wqe_fetch::WqeFetch;
     use rnic_wire::abi::csr::{DOORBELL_PAGE_SIZE, QP_DOORBELL_BASE};
     use rnic_wire::abi::tpt::{Stag, TptEntry, TptFault, TptState, ACCESS_ALL};
     use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED};
@@ -1927,15 +1927,15 @@ mod tests {
                 return (0, to, (1 << 30) - (to & ((1 << 30) - 1)));
             };
             let code = |f: TptFault| match f {
-                TptFault::InvalidStag => crate::tpt::fault::INVALID_STAG,
-                TptFault::WrongPd => crate::tpt::fault::WRONG_PD,
-                TptFault::AccessRights => crate::tpt::fault::ACCESS_RIGHTS,
-                TptFault::Bounds => crate::tpt::fault::BOUNDS,
-                TptFault::OffsetWrap => crate::tpt::fault::OFFSET_WRAP,
+                TptFault::InvalidStag => crate::protection::tpt::fault::INVALID_STAG,
+                TptFault::WrongPd => crate::protection::tpt::fault::WRONG_PD,
+                TptFault::AccessRights => crate::protection::tpt::fault::ACCESS_RIGHTS,
+                TptFault::Bounds => crate::protection::tpt::fault::BOUNDS,
+                TptFault::OffsetWrap => crate::protection::tpt::fault::OFFSET_WRAP,
             };
             let st = Stag(stag);
             let Some(e) = ents.get(&st.index()) else {
-                return (crate::tpt::fault::INVALID_STAG, 0, 0);
+                return (crate::protection::tpt::fault::INVALID_STAG, 0, 0);
             };
             if let Err(f) = e.check(st, pd, need as u8, to, len) {
                 return (code(f), 0, 0);
@@ -1944,10 +1944,10 @@ mod tests {
                 return (0, 0, 0);
             }
             let (Some((i, off)), Some((j, _))) = (e.page_of(to), e.page_of(to + len - 1)) else {
-                return (crate::tpt::fault::BOUNDS, 0, 0);
+                return (crate::protection::tpt::fault::BOUNDS, 0, 0);
             };
             if !pbl.contains_key(&j) {
-                return (crate::tpt::fault::BOUNDS, 0, 0);
+                return (crate::protection::tpt::fault::BOUNDS, 0, 0);
             }
             (0, pbl[&i] + off, (1u64 << e.page_shift) - off)
         }
@@ -2688,7 +2688,7 @@ mod tests {
         );
         // Round-robin is per fetch: one QP gets at most one fetch (up to
         // PREFETCH WQEs) in a row while others wait.
-        assert!(longest <= crate::wqe_fetch::PREFETCH as usize);
+        assert!(longest <= crate::transmit::wqe_fetch::PREFETCH as usize);
         assert!(jain >= 0.5);
     }
 

@@ -37,8 +37,8 @@
 //! destination port, `[223:192]` sequence number, `[255:224]` acknowledgment
 //! number, `[271:256]` window.
 
-use crate::tx_ddp_hdr::ByteRev;
-use crate::tx_mpa::REC_W;
+use crate::transmit::tx_ddp_hdr::ByteRev;
+use crate::transmit::tx_mpa::REC_W;
 use rust_hdl::prelude::*;
 
 /// Width of the side band (TCP/IP/Ethernet fields) carried in the record.
@@ -325,7 +325,7 @@ impl Logic for TxTcpHdr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::Rng;
+    use crate::common::testutil::Rng;
     use rnic_wire::model::net::{tcp_frame, Endpoint};
     use smoltcp::wire::{TcpControl, TcpRepr, TcpSeqNumber};
     use std::collections::VecDeque;
@@ -398,7 +398,7 @@ mod tests {
         }
         uut.reset.next = true;
         for _ in 0..2 {
-            crate::testutil::tick!(uut);
+            crate::common::testutil::tick!(uut);
         }
         uut.reset.next = false;
         let mut frames = Vec::new();

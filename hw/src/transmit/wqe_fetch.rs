@@ -83,9 +83,9 @@
 //!   the board's longest path, FIFO head → `TxSeg` → framer descriptor
 //!   handshake (docs/fpga.md, session 14).
 
-use crate::fifo::Fifo;
-use crate::pram::PRam;
-use crate::qp_ram::QpRam;
+use crate::common::fifo::Fifo;
+use crate::common::pram::PRam;
+use crate::common::qp_ram::QpRam;
 use rust_hdl::prelude::*;
 
 // The core turns a QP's send side on for these QP context states
@@ -471,8 +471,8 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             op: Default::default(),
             fl: Default::default(),
             nsge: Default::default(),
-            qm: crate::doorbell::qp_mask(PR),
-            qset: crate::doorbell::qp_set(PR),
+            qm: crate::transmit::doorbell::qp_mask(PR),
+            qset: crate::transmit::doorbell::qp_set(PR),
             c_ok: Default::default(),
             e_ok: Default::default(),
         }
@@ -894,7 +894,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::tick;
+    use crate::common::testutil::tick;
     use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_SIZE};
     use std::collections::VecDeque;
 
@@ -1226,7 +1226,7 @@ mod tests {
     /// once, in ring order per QP, with all its fields as the host wrote
     /// them and `wqe_bad` exactly when `SendWqe::parse` refuses it.
     fn random_wqes_match_the_host_model<const PR: usize>(seed: u64, total: usize) {
-        use crate::testutil::Rng;
+        use crate::common::testutil::Rng;
         let nq = (crate::profile::PROFILES[PR].fw.n_qp as usize).min(16);
         let mut rng = Rng::new(seed);
         let mut u = reset_unit::<PR>();
