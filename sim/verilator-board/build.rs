@@ -1,19 +1,25 @@
-//! Verilates the board top `hw/generated/rnic_versa5g.v` (with the ECP5
-//! primitive models appended to it under `ifdef VERILATOR`) and compiles it
-//! with `csrc/board_shim.cpp` into `libvm_rnic_versa5g.a`. The Verilator
-//! runtime is not built here: `verilator-sys` builds it once and links it.
+//! Verilates the board tops `hw/generated/rnic_versa5g.v` and
+//! `hw/generated/rnic_ecpix5.v` (with the ECP5 primitive models appended to
+//! them under `ifdef VERILATOR`) and compiles each with its shim
+//! (`csrc/board_shim.cpp`, `csrc/ecpix5_shim.cpp`) into
+//! `libvm_<top>.a`. The Verilator runtime is not built here:
+//! `verilator-sys` builds it once and links it.
 //!
-//! Rebuilt only when the Verilog, the shim, `csrc/public.vlt`, the
-//! Verilator version or the flags change (the model is cached under their
-//! hash, shared by the dev and test profiles), and only by crates that
-//! depend on this one.
+//! A model is rebuilt only when its Verilog, its shim, its `.vlt`, the
+//! Verilator version or the flags change (it is cached under their hash,
+//! shared by the dev and test profiles), and only by crates that depend on
+//! this one.
 
 use std::env;
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 
-const TOP: &str = "rnic_versa5g";
+/// (top module, shim, Verilator configuration), under `csrc/`.
+const MODELS: [(&str, &str, &str); 2] = [
+    ("rnic_versa5g", "board_shim.cpp", "public.vlt"),
+    ("rnic_ecpix5", "ecpix5_shim.cpp", "ecpix5.vlt"),
+];
 /// Same flags as verilator-sys (the runtime it built must match).
 const VERILATOR_ARGS: &[&str] = &[
     "--cc",
@@ -38,15 +44,22 @@ fn fnv(parts: &[&[u8]]) -> u64 {
 }
 
 fn main() {
+    println!("cargo:rerun-if-env-changed=VERILATOR");
+    for (top, shim, vlt) in MODELS {
+        build(top, shim, vlt);
+    }
+    println!("cargo:rustc-link-lib=stdc++");
+}
+
+fn build(top: &str, shim: &str, vlt: &str) {
     let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
-    let verilog = dir.join("../../hw/generated").join(format!("{TOP}.v"));
-    let shim = dir.join("csrc/board_shim.cpp");
-    let vlt = dir.join("csrc/public.vlt");
+    let verilog = dir.join("../../hw/generated").join(format!("{top}.v"));
+    let shim = dir.join("csrc").join(shim);
+    let vlt = dir.join("csrc").join(vlt);
     for p in [&verilog, &shim, &vlt] {
         println!("cargo:rerun-if-changed={}", p.display());
     }
-    println!("cargo:rerun-if-env-changed=VERILATOR");
 
     let verilator = env::var("VERILATOR").unwrap_or_else(|_| "verilator".into());
     let root = Command::new(&verilator)
@@ -87,14 +100,15 @@ fn main() {
     // hash: `cargo clippy` (dev profile) and `cargo test` (test profile) share
     // one build instead of compiling the board twice. OUT_DIR is
     // <target>/<dir>/build/<pkg>-<hash>/out; the cache is <target>/<dir>/
-    // verilator-board/<key>.
+    // verilator-board/<top>/<key>.
     let cache = out
         .ancestors()
         .nth(3)
         .map(|p| p.join("verilator-board"))
-        .unwrap_or_else(|| out.clone());
+        .unwrap_or_else(|| out.clone())
+        .join(top);
     let dir = cache.join(&key);
-    let lib = dir.join(format!("libvm_{TOP}.a"));
+    let lib = dir.join(format!("libvm_{top}.a"));
     if !lib.exists() {
         // Build in a private directory, then rename it into place, so two
         // build scripts running at once never see a half-built model.
@@ -106,9 +120,9 @@ fn main() {
             .args(VERILATOR_ARGS)
             .args([
                 "--top-module",
-                TOP,
+                top,
                 "--prefix",
-                &format!("V{TOP}"),
+                &format!("V{top}"),
                 "--Mdir",
             ])
             .arg(&mdir)
@@ -144,14 +158,14 @@ fn main() {
             .include(include.join("vltstd"))
             .files(&files)
             .file(&shim)
-            .try_compile(&format!("vm_{TOP}"))
-            .unwrap_or_else(|e| panic!("compiling the {TOP} model: {e}"));
+            .try_compile(&format!("vm_{top}"))
+            .unwrap_or_else(|e| panic!("compiling the {top} model: {e}"));
         if fs::rename(&tmp, &dir).is_err() {
             // Another build script finished the same model first.
             let _ = fs::remove_dir_all(&tmp);
         }
         assert!(lib.exists(), "{} missing after the build", lib.display());
-        // Older models (other keys) are no longer needed.
+        // Older models of this top (other keys) are no longer needed.
         for e in fs::read_dir(&cache).unwrap().flatten() {
             let p = e.path();
             let name = e.file_name().to_string_lossy().to_string();
@@ -159,9 +173,8 @@ fn main() {
                 let _ = fs::remove_dir_all(&p);
             }
         }
-        eprintln!("verilator-board: built model {TOP}");
+        eprintln!("verilator-board: built model {top}");
     }
     println!("cargo:rustc-link-search=native={}", dir.display());
-    println!("cargo:rustc-link-lib=static=vm_{TOP}");
-    println!("cargo:rustc-link-lib=stdc++");
+    println!("cargo:rustc-link-lib=static=vm_{top}");
 }

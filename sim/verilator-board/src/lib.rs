@@ -1,4 +1,5 @@
-//! `verilator-board`: the Verilated board top `rnic_versa5g`
+//! `verilator-board`: the Verilated board tops `rnic_versa5g` and
+//! `rnic_ecpix5` (the latter in [`ecpix5`]). The Versa-5G top `rnic_versa5g`
 //! (`hw/generated/rnic_versa5g.v`: PLL, reset, both RGMII ports with their
 //! MACs and CDC FIFOs, the UDP host bridge on port 1, MDIO, LEDs and the
 //! whole `rnic_core`), driven at its pins from Rust.
@@ -26,6 +27,9 @@
 
 use std::collections::VecDeque;
 use std::ptr::NonNull;
+
+pub mod ecpix5;
+pub use ecpix5::{EIn, ESig, Ecpix5, Ecpix5Rig};
 
 // The Verilator runtime (libvruntime) that the board model links against is
 // built and linked by verilator-sys.

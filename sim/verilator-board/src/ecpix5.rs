@@ -1,0 +1,395 @@
+//! The Verilated ECPIX-5 top `rnic_ecpix5` (`hw/generated/rnic_ecpix5.v`:
+//! PLL, reset, the one RGMII port shared by the core and the UDP host
+//! bridge, MDIO, LEDs and the whole core), driven at its pins: the raw
+//! model [`Ecpix5`] and [`Ecpix5Rig`], the board with its clocks and one
+//! RGMII PHY ([`Phy`]), run by the same event loop as [`crate::Rig`].
+
+use std::collections::VecDeque;
+use std::ptr::NonNull;
+
+use crate::{Phy, CLK_HALF_FS};
+
+#[repr(C)]
+struct RawEcpix5 {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    fn vecpix5_new() -> *mut RawEcpix5;
+    fn vecpix5_free(m: *mut RawEcpix5);
+    fn vecpix5_eval(m: *mut RawEcpix5);
+    fn vecpix5_set(m: *mut RawEcpix5, port: u32, v: u64) -> i32;
+    fn vecpix5_get(m: *const RawEcpix5, port: u32) -> u64;
+    fn vecpix5_vcd_open(m: *mut RawEcpix5, path: *const std::os::raw::c_char) -> i32;
+    fn vecpix5_vcd_dump(m: *mut RawEcpix5, time: u64);
+}
+
+/// Inputs of the ECPIX-5 top (numbers as in `csrc/ecpix5_shim.cpp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum EIn {
+    Clk100 = 0,
+    RstN,
+    RgmiiRxc,
+    RgmiiRxCtl,
+    RgmiiRxd,
+}
+
+/// Outputs and internal signals (numbers as in `csrc/ecpix5_shim.cpp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ESig {
+    LedR = 32,
+    LedG,
+    LedB,
+    RgmiiTxc,
+    RgmiiTxCtl,
+    RgmiiTxd,
+    PhyRstN,
+    PhyMdc,
+    /// The port's receive stream after the CDC FIFO (before the split).
+    RxData = 64,
+    RxKeep,
+    RxLast,
+    RxValid,
+    RxFcsBad,
+    /// The split's output to the core (`mac_rx_*`).
+    CoreData,
+    CoreKeep,
+    CoreLast,
+    CoreValid,
+    CoreFcsBad,
+    /// The split's output to the bridge (`rx_*`).
+    BridgeData,
+    BridgeKeep,
+    BridgeLast,
+    BridgeValid,
+    BridgeFcsBad,
+    SplitOverflow,
+    CoreCntRxOk,
+    CoreCntRxBadFcs,
+    BridgeCntRxOk,
+    BridgeCntRxDrop,
+    BridgeCntNak,
+    BridgeCntTxFrames,
+    BridgeHostKnown,
+    TxCntFrames,
+    TxCntUnderrun,
+    CoreClk,
+}
+
+/// One Verilated `rnic_ecpix5` (own Verilator context; `Send`, not `Sync`).
+pub struct Ecpix5 {
+    raw: NonNull<RawEcpix5>,
+}
+
+// SAFETY: as `Board`: used through `&self`/`&mut self` only, owns its
+// context, no thread affinity.
+unsafe impl Send for Ecpix5 {}
+
+impl Default for Ecpix5 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Ecpix5 {
+    /// A new model, all inputs 0, evaluated once.
+    pub fn new() -> Self {
+        // SAFETY: no preconditions; returns a heap object.
+        let raw = unsafe { vecpix5_new() };
+        Ecpix5 {
+            raw: NonNull::new(raw).expect("ECPIX-5 model constructor returned null"),
+        }
+    }
+
+    /// Sets an input; takes effect at the next [`Ecpix5::eval`].
+    #[inline]
+    pub fn set(&mut self, port: EIn, v: u64) {
+        // SAFETY: `self.raw` is live (freed only in drop).
+        let ok = unsafe { vecpix5_set(self.raw.as_ptr(), port as u32, v) };
+        debug_assert_eq!(ok, 1);
+    }
+
+    /// Reads an output or a public internal signal.
+    #[inline]
+    pub fn get(&self, s: ESig) -> u64 {
+        // SAFETY: `self.raw` is live.
+        unsafe { vecpix5_get(self.raw.as_ptr(), s as u32) }
+    }
+
+    /// Reads an input back.
+    pub fn get_in(&self, port: EIn) -> u64 {
+        // SAFETY: `self.raw` is live.
+        unsafe { vecpix5_get(self.raw.as_ptr(), port as u32) }
+    }
+
+    /// Evaluates the model after inputs changed.
+    #[inline]
+    pub fn eval(&mut self) {
+        // SAFETY: `self.raw` is live.
+        unsafe { vecpix5_eval(self.raw.as_ptr()) }
+    }
+
+    /// Starts a VCD of every signal; [`Ecpix5::dump`] writes a time step.
+    pub fn trace_vcd(&mut self, path: &std::path::Path) -> std::io::Result<()> {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: live model; `c` outlives the call.
+        let rc = unsafe { vecpix5_vcd_open(self.raw.as_ptr(), c.as_ptr()) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!(
+                "cannot open VCD file {}",
+                path.display()
+            )))
+        }
+    }
+
+    /// Writes the current values to the VCD (if open) at `time`.
+    pub fn dump(&mut self, time: u64) {
+        // SAFETY: live model.
+        unsafe { vecpix5_vcd_dump(self.raw.as_ptr(), time) }
+    }
+}
+
+impl Drop for Ecpix5 {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from `vecpix5_new` and is freed once, here.
+        unsafe { vecpix5_free(self.raw.as_ptr()) }
+    }
+}
+
+/// The ECPIX-5 top, its clock and its PHY, run by an event loop (time in
+/// fs), as [`crate::Rig`] runs the Versa-5G: `clk100` driven at 125 MHz
+/// (the PLL model passes it through as the transmit clock and halves it
+/// for the core clock), the PHY's `rxc` with its own period and phase.
+pub struct Ecpix5Rig {
+    pub board: Ecpix5,
+    pub phy: Phy,
+    /// Simulated time, fs.
+    pub now: u64,
+    /// Core clock (62.5 MHz) rising edges so far.
+    pub core_cycles: u64,
+    /// Model evaluations so far.
+    pub evals: u64,
+    /// Frames the receive split gave the core / the bridge, in order:
+    /// (octets, fcs_bad), collected on the core clock.
+    pub to_core: VecDeque<(Vec<u8>, bool)>,
+    pub to_bridge: VecDeque<(Vec<u8>, bool)>,
+    bufs: [Vec<u8>; 2],
+    vcd: bool,
+    vcd_last: Option<u64>,
+    core_q: u8,
+    core_next: u64,
+    phy_q: u8,
+    phy_next: u64,
+}
+
+impl Ecpix5Rig {
+    /// The board with the PHY's receive clock `ppm` off nominal, the reset
+    /// button released, run until out of reset.
+    pub fn new(ppm: i64) -> Self {
+        let mut board = Ecpix5::new();
+        board.set(EIn::RstN, 1);
+        board.eval();
+        let mut r = Ecpix5Rig {
+            board,
+            phy: Phy::new(ppm),
+            now: 0,
+            core_cycles: 0,
+            evals: 1,
+            to_core: VecDeque::new(),
+            to_bridge: VecDeque::new(),
+            bufs: [Vec::new(), Vec::new()],
+            vcd: false,
+            vcd_last: None,
+            core_q: 0,
+            core_next: CLK_HALF_FS / 2,
+            phy_q: 0,
+            phy_next: CLK_HALF_FS * 3 / 8 + 1_234,
+        };
+        r.run_core_cycles(64);
+        r
+    }
+
+    /// [`Ecpix5::trace_vcd`] to `$BOARD_VCD/<name>.vcd` when `BOARD_VCD`
+    /// names a directory; nothing otherwise.
+    pub fn trace_from_env(&mut self, name: &str) {
+        if let Some(dir) = std::env::var_os("BOARD_VCD") {
+            let path = std::path::Path::new(&dir).join(format!("{name}.vcd"));
+            match self.board.trace_vcd(&path) {
+                Ok(()) => {
+                    self.vcd = true;
+                    eprintln!("VCD: {}", path.display())
+                }
+                Err(e) => eprintln!("VCD not written: {e}"),
+            }
+        }
+    }
+
+    fn eval(&mut self) {
+        self.board.eval();
+        self.evals += 1;
+        if self.vcd {
+            let t = match self.vcd_last {
+                Some(l) if self.now / 1000 <= l => l + 1,
+                _ => self.now / 1000,
+            };
+            self.vcd_last = Some(t);
+            self.board.dump(t);
+        }
+    }
+
+    /// Runs `n` core clock cycles.
+    pub fn run_core_cycles(&mut self, n: u64) {
+        let end = self.core_cycles + n;
+        while self.core_cycles < end {
+            self.step();
+        }
+    }
+
+    /// Runs until `done(self)` or `max_cycles` core cycles; returns whether
+    /// `done` became true.
+    pub fn run_until(
+        &mut self,
+        max_cycles: u64,
+        mut done: impl FnMut(&mut Ecpix5Rig) -> bool,
+    ) -> bool {
+        let end = self.core_cycles + max_cycles;
+        while self.core_cycles < end {
+            if done(self) {
+                return true;
+            }
+            let c = self.core_cycles;
+            while self.core_cycles == c {
+                self.step();
+            }
+        }
+        done(self)
+    }
+
+    /// One event (the earliest one).
+    pub fn step(&mut self) {
+        if !self.phy.running() && self.phy.idle() {
+            while self.phy_next < self.core_next {
+                self.phy_next += self.phy.half_fs / 2;
+                self.phy_q = (self.phy_q + 1) % 4;
+            }
+        } else if self.phy_next < self.core_next {
+            self.now = self.phy_next;
+            self.phy_event();
+            return;
+        }
+        self.now = self.core_next;
+        self.core_event();
+    }
+
+    fn core_event(&mut self) {
+        let q = self.core_q;
+        self.core_q = (q + 1) % 4;
+        self.core_next += CLK_HALF_FS / 2;
+        match q {
+            0 => {
+                let core_was = self.board.get(ESig::CoreClk);
+                self.board.set(EIn::Clk100, 1);
+                self.eval();
+                if core_was == 0 && self.board.get(ESig::CoreClk) != 0 {
+                    self.core_cycles += 1;
+                    self.collect_streams();
+                }
+            }
+            1 => {
+                let (d, c) = self.tx_pins();
+                self.phy.sample_lo(d, c);
+            }
+            2 => {
+                self.board.set(EIn::Clk100, 0);
+                self.eval();
+            }
+            _ => {
+                let (d, c) = self.tx_pins();
+                let now = self.now;
+                self.phy.sample_hi(d, c, now);
+            }
+        }
+    }
+
+    fn tx_pins(&self) -> (u64, u64) {
+        (
+            self.board.get(ESig::RgmiiTxd),
+            self.board.get(ESig::RgmiiTxCtl),
+        )
+    }
+
+    fn collect_streams(&mut self) {
+        let sigs = [
+            (
+                ESig::CoreValid,
+                ESig::CoreData,
+                ESig::CoreKeep,
+                ESig::CoreLast,
+                ESig::CoreFcsBad,
+            ),
+            (
+                ESig::BridgeValid,
+                ESig::BridgeData,
+                ESig::BridgeKeep,
+                ESig::BridgeLast,
+                ESig::BridgeFcsBad,
+            ),
+        ];
+        for (p, (v, d, k, l, f)) in sigs.into_iter().enumerate() {
+            if self.board.get(v) == 0 {
+                continue;
+            }
+            let data = self.board.get(d).to_le_bytes();
+            let keep = self.board.get(k) as usize;
+            let last = self.board.get(l) != 0;
+            let n = if last { keep.min(8) } else { 8 };
+            self.bufs[p].extend_from_slice(&data[..n]);
+            if last {
+                let bad = self.board.get(f) != 0;
+                let fr = std::mem::take(&mut self.bufs[p]);
+                if p == 0 {
+                    self.to_core.push_back((fr, bad));
+                } else {
+                    self.to_bridge.push_back((fr, bad));
+                }
+            }
+        }
+    }
+
+    fn phy_event(&mut self) {
+        let q = self.phy_q;
+        self.phy_q = (q + 1) % 4;
+        self.phy_next += self.phy.half_fs / 2;
+        match q {
+            0 => {
+                let (d, c) = self.phy.next_rise();
+                self.set_if_changed(d, c);
+            }
+            1 => {
+                self.board.set(EIn::RgmiiRxc, 1);
+                self.eval();
+            }
+            2 => {
+                let (d, c) = self.phy.next_fall();
+                self.set_if_changed(d, c);
+            }
+            _ => {
+                self.board.set(EIn::RgmiiRxc, 0);
+                self.eval();
+            }
+        }
+    }
+
+    fn set_if_changed(&mut self, d: u64, c: u64) {
+        if self.board.get_in(EIn::RgmiiRxd) != d || self.board.get_in(EIn::RgmiiRxCtl) != c {
+            self.board.set(EIn::RgmiiRxd, d);
+            self.board.set(EIn::RgmiiRxCtl, c);
+            self.eval();
+        }
+    }
+}
