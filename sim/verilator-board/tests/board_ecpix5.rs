@@ -127,7 +127,7 @@ fn core_frames(k: usize) -> (Vec<Vec<u8>>, Option<Vec<u8>>) {
     let payload: Vec<u8> = (0..len).map(|i| (i as u8) ^ (k as u8)).collect();
     v.push(data_segment(49_152, 1000 + k as u32, 7, &payload));
     v.push(udp_to_fw(4791, 16 + k % 200, k as u8));
-    if k % 3 == 0 {
+    if k.is_multiple_of(3) {
         v.push(arp_request(PEER_MAC, PEER_IP, FW_IP));
     }
     v.push(udp_to_fw(0x5243, 30 + k % 50, !(k as u8)));
