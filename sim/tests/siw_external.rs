@@ -49,8 +49,9 @@ use rnic_driver::{
     AccessFlags, Context, DmaMem, EventKind, NetConfig, QpState, RecvWr, RemoteAddr, SendOp,
     SendWr, WcOpcode, WcStatus, WorkCompletion,
 };
+use rnic_fw::retx::RetxConfig;
 use rnic_sim::external::ExternalPort;
-use rnic_sim::node::World;
+use rnic_sim::node::{World, COSIM_RDMA_RETX};
 use rnic_sim::pcap::PcapSink;
 use rnic_sim::rtl_run::{expect_event, run_until};
 use rnic_sim::sim_bus::{driver_options, SimBus};
@@ -87,6 +88,9 @@ const PEER_WAIT: Duration = Duration::from_secs(300);
 /// simulation runs at about 50 k clocks/s, so 200 ms is about 64 us of
 /// simulated time: a Linux RTO scaled down with the simulation).
 const PEER_RTO: Duration = Duration::from_millis(200);
+/// The node's RDMA-mode RTO against the wall-clock peer: 100 ms of
+/// simulated time, about 15.6 M clocks (Session::start).
+const PEER_WAIT_RTO_US: u64 = 100_000;
 
 /// rping's buffer advertisement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -797,6 +801,18 @@ impl Session {
         let port = ExternalPort::listen_tcp("127.0.0.1:0").unwrap();
         let addr = port.local_addr().unwrap();
         let world = World::external(port).shared();
+        // The scripted peer is a thread answering in wall-clock time while
+        // the node's clock is simulated: at ~100 k clocks per second a peer
+        // that takes 50 ms to answer looks 320 µs late to the node. The
+        // node's RDMA-mode RTO (50 µs in co-simulation) would then replay
+        // segments the peer has already taken; this strict peer (no
+        // retransmission expected) gets an RTO far beyond its answer time.
+        world.borrow_mut().nodes[0].fw.config.rdma_retx = RetxConfig {
+            rto: PEER_WAIT_RTO_US,
+            rto_min: PEER_WAIT_RTO_US,
+            rto_max: 4 * PEER_WAIT_RTO_US,
+            ..COSIM_RDMA_RETX
+        };
         let pcap = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(pcap);
         let (go, go_rx) = mpsc::channel();
         let sock = TcpStream::connect(addr).unwrap();
