@@ -718,6 +718,10 @@ fn terminate_code_table() {
         (0x2, 0x0, 0x02, MpaError::CrcError.into()),
         (0x2, 0x0, 0x03, MpaError::MarkerMismatch.into()),
         (0x2, 0x0, 0x04, MpaError::InvalidRequestReply.into()),
+        // RFC 6581 §9: the enhanced connection setup's MPA errors.
+        (0x2, 0x0, 0x05, MpaError::LocalCatastrophic.into()),
+        (0x2, 0x0, 0x06, MpaError::InsufficientIrd.into()),
+        (0x2, 0x0, 0x07, MpaError::NoMatchingRtr.into()),
     ];
     for &(l, t, c, cause) in &listed {
         assert_eq!(
