@@ -12,14 +12,20 @@
 //! the send queue is over its limit, are dropped and counted, like frames
 //! on an unplugged cable. A length above [`MAX_FRAME`] is a protocol error:
 //! the connection is closed and counted.
+//!
+//! [`ExternalPort::pcap_to`] records every frame that crosses the socket,
+//! both ways, stamped with the wall-clock time since the capture began (the
+//! peer on the other end, a VM, lives in wall-clock time).
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use crate::mac_port::{pad_to_min, ETH_MIN_FRAME_NO_FCS};
+use crate::pcap::PcapSink;
 
 /// Largest frame accepted from the peer (octets after the length field).
 pub const MAX_FRAME: usize = 65_535;
@@ -81,6 +87,7 @@ pub struct ExternalPort {
     tx_buf: VecDeque<u8>,
     tx_limit: usize,
     stats: ExternalStats,
+    pcap: Option<(PcapSink, Instant)>,
 }
 
 impl ExternalPort {
@@ -93,6 +100,7 @@ impl ExternalPort {
             tx_buf: VecDeque::new(),
             tx_limit: DEFAULT_TX_LIMIT,
             stats: ExternalStats::default(),
+            pcap: None,
         };
         if let Some(c) = conn {
             p.stats.connections += 1;
@@ -140,6 +148,28 @@ impl ExternalPort {
         }
     }
 
+    /// Records every frame sent to and received from the peer into a pcap
+    /// at `path` (wall-clock timestamps from now, microseconds).
+    pub fn pcap_to(&mut self, path: &Path) -> io::Result<()> {
+        self.pcap = Some((PcapSink::create(path)?, Instant::now()));
+        Ok(())
+    }
+
+    /// Flushes the capture (it stays open).
+    pub fn flush_pcap(&mut self) -> io::Result<()> {
+        match &mut self.pcap {
+            Some((p, _)) => p.flush(),
+            None => Ok(()),
+        }
+    }
+
+    fn record(&mut self, frame: &[u8]) {
+        if let Some((p, t0)) = &mut self.pcap {
+            // A capture that cannot be written is not the session's failure.
+            let _ = p.write_at(frame, t0.elapsed());
+        }
+    }
+
     /// Sets the send queue limit in octets.
     pub fn set_tx_limit(&mut self, octets: usize) {
         self.tx_limit = octets;
@@ -180,6 +210,7 @@ impl ExternalPort {
         self.tx_buf
             .extend((frame.len() as u32).to_be_bytes().iter().chain(frame));
         self.stats.frames_out += 1;
+        self.record(frame);
     }
 
     /// The next frame received from the peer.
@@ -270,8 +301,9 @@ impl ExternalPort {
             if self.rx_buf.len() - at - 4 < len {
                 break;
             }
-            self.rx
-                .push_back(self.rx_buf[at + 4..at + 4 + len].to_vec());
+            let frame = self.rx_buf[at + 4..at + 4 + len].to_vec();
+            self.record(&frame);
+            self.rx.push_back(frame);
             self.stats.frames_in += 1;
             at += 4 + len;
         }
