@@ -16,8 +16,10 @@
 //! * [`rng`]: the seeded generator behind every random choice;
 //! * [`pcap`]: pcap files of frames;
 //! * [`rtl_run`]: the default scenario over the RTL (two nodes, drivers);
+//! * [`apps`]: rping on the driver, against a Linux host or a scripted peer;
 //! * [`model_run`]: the same scenario on the reference model alone.
 
+pub mod apps;
 pub mod dma;
 pub mod external;
 pub mod fw_hal;

@@ -19,10 +19,12 @@
 //! Reply verbatim, its Read Requests' sink STag/TO, its Sends and Writes);
 //! the node's RTL answers the Read Requests.
 //!
-//! The node's side is a real rping server written on the driver: it reads
-//! the client's buffer advertisement from each Send, RDMA Reads that
-//! buffer, Sends its own advertisement, RDMA Writes what it read into the
-//! client's second buffer, and Sends again — five times, as `rping -C 5`.
+//! The node's side is rping itself, as `rnic-sim rping` runs it against a
+//! live Linux host (`rnic_sim::apps::rping`, on the driver): as server it
+//! reads the client's buffer advertisement from each Send, RDMA Reads that
+//! buffer, Sends "go ahead", RDMA Writes what it read into the client's
+//! second buffer, and Sends again — five times, as `rping -C 5`; as client
+//! it fills its start buffer as rping does and checks the echo.
 //!
 //! Checked against independent references: every node frame parses with
 //! smoltcp (checksums verified) and `rnic_wire` (MPA Reply, FPDUs, RDMAP);
@@ -31,9 +33,8 @@
 //! server wrote in the capture; its TCP stream has no gap and no
 //! retransmission; tshark decodes the peer's capture of the session with no
 //! malformed frame (without tshark: skipped outside CI, a failure under
-//! CI). No Linux kernel with siw is on this machine (no kernel
-//! modules), so a live siw host is not part of the test: point
-//! `rnic-sim`'s external port at a VM for that.
+//! CI). `sim/tests/linux_peer.rs` runs the same application against a live
+//! siw host in QEMU.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -45,17 +46,13 @@ use std::time::Duration;
 mod support;
 
 use pcap_file::pcap::PcapReader;
-use rnic_driver::{
-    AccessFlags, Context, DmaMem, EventKind, NetConfig, QpState, RecvWr, RemoteAddr, SendOp,
-    SendWr, WcOpcode, WcStatus, WorkCompletion,
-};
+use rnic_driver::{Context, NetConfig};
 use rnic_fw::retx::RetxConfig;
+use rnic_sim::apps::rping;
 use rnic_sim::external::ExternalPort;
 use rnic_sim::node::{World, COSIM_RDMA_RETX};
 use rnic_sim::pcap::PcapSink;
-use rnic_sim::rtl_run::{expect_event, run_until};
 use rnic_sim::sim_bus::{driver_options, SimBus};
-use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
 use rnic_wire::ddp::DdpSegment;
 use rnic_wire::mpa::fpdu::{Fpdu, FpduRepr};
 use rnic_wire::mpa::frame::{MpaFrameKind, MpaRequestReply, MpaRequestReplyRepr, Revision};
@@ -73,13 +70,8 @@ const SERVER_MAC: [u8; 6] = [0x52, 0x54, 0x00, 0x5e, 0x00, 0x01];
 const CLIENT_IP: [u8; 4] = [10, 0, 0, 2];
 const CLIENT_MAC: [u8; 6] = [0x52, 0x54, 0x00, 0x5e, 0x00, 0x02];
 const SERVER_PORT: u16 = 7174;
-/// `struct rping_rdma_info { be64 buf; be32 rkey; be32 size; }` (rdma-core
-/// `librdmacm/examples/rping.c`), the payload of every rping Send.
-const RPING_INFO_LEN: usize = 16;
-/// rping's IRD/ORD (the IRD/ORD block 00010001 in siw's MPA Request).
-const RPING_DEPTH: u16 = 1;
-/// Largest buffer this test serves (rping's default size is 64).
-const MAX_BUF: usize = 4096;
+/// The largest ping this test's captures hold (rping's default size).
+const PING_SIZE: usize = 64;
 /// Simulated-clock budget for one step of the application.
 const STEP_BUDGET: u64 = 2_000_000;
 /// Wall-clock bound on any wait of the peer for the node.
@@ -92,29 +84,15 @@ const PEER_RTO: Duration = Duration::from_millis(200);
 /// simulated time, about 15.6 M clocks (Session::start).
 const PEER_WAIT_RTO_US: u64 = 100_000;
 
-/// rping's buffer advertisement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct RpingInfo {
-    buf: u64,
-    rkey: u32,
-    size: u32,
-}
-
-impl RpingInfo {
-    fn parse(b: &[u8]) -> RpingInfo {
-        assert_eq!(b.len(), RPING_INFO_LEN, "rping info is 16 octets");
-        RpingInfo {
-            buf: u64::from_be_bytes(b[0..8].try_into().unwrap()),
-            rkey: u32::from_be_bytes(b[8..12].try_into().unwrap()),
-            size: u32::from_be_bytes(b[12..16].try_into().unwrap()),
-        }
-    }
-    fn emit(&self) -> [u8; RPING_INFO_LEN] {
-        let mut b = [0u8; RPING_INFO_LEN];
-        b[0..8].copy_from_slice(&self.buf.to_be_bytes());
-        b[8..12].copy_from_slice(&self.rkey.to_be_bytes());
-        b[12..16].copy_from_slice(&self.size.to_be_bytes());
-        b
+/// The node's rping: rping's -C 5 of the capture, each step within
+/// [`STEP_BUDGET`] clocks.
+fn rping_config() -> rping::Config {
+    rping::Config {
+        size: PING_SIZE,
+        count: 5,
+        step_clocks: Some(STEP_BUDGET),
+        step_wall: PEER_WAIT,
+        ..rping::Config::default()
     }
 }
 
@@ -351,14 +329,14 @@ impl Peer {
     }
 
     /// The node's next FPDU must be a whole Send of an rping advertisement.
-    fn expect_rping_info(&mut self) -> Result<RpingInfo, String> {
+    fn expect_rping_info(&mut self) -> Result<rping::Info, String> {
         self.expect_rdmap(|m| match m {
             RdmapRepr::Send {
                 payload,
                 last: true,
                 mo: 0,
                 ..
-            } if payload.len() == RPING_INFO_LEN => Ok(RpingInfo::parse(payload)),
+            } if payload.len() == rping::INFO_LEN => Ok(rping::Info::parse(payload).unwrap()),
             other => Err(format!(
                 "expected an rping advertisement Send, got {other:?}"
             )),
@@ -686,7 +664,7 @@ fn run_peer(
             },
         ) if !r.crc && !r.markers => {
             // RFC 6581 §2: the responder's IRD/ORD answer the initiator's.
-            if block.ird.get() != RPING_DEPTH || block.ord.get() != RPING_DEPTH {
+            if block.ird.get() != rping::DEPTH || block.ord.get() != rping::DEPTH {
                 return Err(format!("IRD/ORD {block:?}"));
             }
             rep.mpa_reply = format!("{r:?}");
@@ -700,7 +678,7 @@ fn run_peer(
     let mut server_kinds = s.server.iter().map(CapFpdu::kind);
     let mut msn_send = 1u32;
     while let Some(CapFpdu::Send(start)) = client.next() {
-        let start_info = RpingInfo::parse(start);
+        let start_info = rping::Info::parse(start).ok_or("capture: not an advertisement")?;
         p.send_message(msn_send, start);
         msn_send += 1;
         // The node's Read Request names exactly the advertised buffer.
@@ -738,7 +716,7 @@ fn run_peer(
         let Some(CapFpdu::Send(rdma)) = client.next() else {
             return Err("capture: no second Send".into());
         };
-        let rdma_info = RpingInfo::parse(rdma);
+        let rdma_info = rping::Info::parse(rdma).ok_or("capture: not an advertisement")?;
         p.send_message(msn_send, rdma);
         msn_send += 1;
         // The node's Write: what it read, into the second buffer.
@@ -851,44 +829,12 @@ impl Session {
         ctx
     }
 
-    /// The next completion on `cq`, within [`STEP_BUDGET`] clocks.
-    fn cqe(&self, cq: &rnic_driver::Cq<'_, SimBus>, what: &str) -> WorkCompletion {
-        let mut wc = [WorkCompletion::default()];
-        match run_until(&self.world, STEP_BUDGET, |_| cq.poll(&mut wc).unwrap() == 1) {
-            Ok(_) => wc[0],
-            Err(_) => self.fail(&format!("node: no {what} completion")),
-        }
-    }
-
     /// The peer's report once it is done.
     fn finish(&self, node_event: impl std::fmt::Debug) -> PeerReport {
         match self.peer.borrow_mut().take().unwrap().join().unwrap() {
             Ok(r) => r,
             Err(e) => panic!("peer: {e}; node event {node_event:?}"),
         }
-    }
-}
-
-/// Posts receive slot `slot` (64 octets of `mr`, wr_id = slot) for an rping
-/// advertisement.
-fn post_info_recv(qp: &rnic_driver::Qp<'_, SimBus>, mr: &rnic_driver::Mr<'_, SimBus>, slot: u64) {
-    let sge = [mr.sge(slot * 64, 64).unwrap()];
-    let wr = RecvWr {
-        wr_id: slot,
-        sges: &sge,
-    };
-    qp.post_recv(&[wr]).unwrap();
-}
-
-/// A signaled Send of `sge`.
-fn send_wr(wr_id: u64, sge: &[rnic_driver::Sge]) -> SendWr<'_> {
-    SendWr {
-        wr_id,
-        op: SendOp::Send,
-        sges: sge,
-        signaled: true,
-        solicited: false,
-        fence: false,
     }
 }
 
@@ -900,125 +846,35 @@ fn rping_server_against_siw_client_over_the_external_port() {
         _ => None,
     });
     let read_sizes = payloads(&s.server, |f| match f {
-        CapFpdu::ReadRequest { size, .. } => Some(*size),
+        CapFpdu::ReadRequest { size, .. } => Some(*size as usize),
         _ => None,
     });
     let iterations = server_writes.len();
     assert_eq!(
-        (iterations, read_sizes.len()),
-        (5, 5),
-        "rping -C 5 in the capture"
+        (iterations, read_sizes),
+        (5, vec![PING_SIZE; 5]),
+        "rping -C 5 -S 64 in the capture"
     );
     let t = Session::start(s, "siw_external.pcap", run_peer);
 
-    // The node: rping's server on the driver.
+    // The node: rping's server (sim/src/apps/rping.rs) on the driver; the
+    // peer starts once the node listens with its receives posted, as
+    // rping's server does.
     let ctx = t.open(SERVER_MAC, SERVER_IP);
-    let _l = ctx.listen(SERVER_PORT, 4).unwrap();
-    let pd = ctx.alloc_pd().unwrap();
-    let (scq, rcq) = (ctx.create_cq(16).unwrap(), ctx.create_cq(16).unwrap());
-    let qp = pd.create_qp(&scq, &rcq, 8, 8).unwrap();
-    let acc = |x| AccessFlags::from_bits(x).unwrap();
-    // recv: two rping infos; read: the buffer the Read fills (and the
-    // Write sends back, as rping's server does); send: the node's info.
-    let mem = ctx.alloc_dma(3 * MAX_BUF).unwrap();
-    let local = acc(ACCESS_LOCAL_WRITE);
-    let mr_recv = pd.reg_mr(&mem, 0, MAX_BUF, local).unwrap();
-    let remote = acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_WRITE);
-    let mr_read = pd.reg_mr(&mem, MAX_BUF, MAX_BUF, remote).unwrap();
-    let mr_send = pd.reg_mr(&mem, 2 * MAX_BUF, MAX_BUF, local).unwrap();
-    let post_recv = |slot: u64| post_info_recv(&qp, &mr_recv, slot);
-    // as rping: the receives are posted while the QP is still Idle
-    post_recv(0);
-    post_recv(1);
-    t.go.send(()).unwrap();
-
-    let req = expect_event(&ctx, EventKind::ConnectRequest, "node").unwrap_or_else(|e| t.fail(&e));
+    let r = rping::server(&t.world, &ctx, &rping_config(), || t.go.send(()).unwrap())
+        .unwrap_or_else(|e| t.fail(&format!("node: {e}")));
+    let req = &r.connection;
     println!(
         "node: connect request from {}:{} ird/ord {}/{} rev {} crc {}",
         req.peer_ip, req.peer_port, req.ird, req.ord, req.mpa_revision, req.crc
     );
     assert_eq!(
         (req.ird, req.ord, req.mpa_revision, req.crc),
-        (RPING_DEPTH, RPING_DEPTH, 2, false)
+        (rping::DEPTH, rping::DEPTH, 2, false)
     );
-    ctx.accept(req.handle, &qp, RPING_DEPTH, RPING_DEPTH, b"")
-        .unwrap();
-    expect_event(&ctx, EventKind::Established, "node").unwrap_or_else(|e| t.fail(&e));
-    assert_eq!(qp.query().unwrap(), QpState::Rts);
-
-    let info_sge = [mr_send.sge(0, RPING_INFO_LEN as u32).unwrap()];
-    let mut recv_slot = 0u64;
-    // the next rping advertisement received (and its slot posted again)
-    let mut next_info = || {
-        let wc = t.cqe(&rcq, "receive");
-        assert_eq!(
-            (wc.status, wc.opcode, wc.byte_len),
-            (WcStatus::Success, WcOpcode::Recv, 16)
-        );
-        let mut b = [0u8; RPING_INFO_LEN];
-        mem.read(wc.wr_id as usize * 64, &mut b).unwrap();
-        post_recv(recv_slot);
-        recv_slot ^= 1;
-        RpingInfo::parse(&b)
-    };
-    for i in 0..iterations {
-        // the client's start-buffer advertisement
-        let start = next_info();
-        assert_eq!(
-            start.size, read_sizes[i],
-            "siw advertised the capture's size"
-        );
-        let size = start.size as usize;
-        assert!(size <= MAX_BUF);
-        let sge = [mr_read.sge(0, start.size).unwrap()];
-        let read = SendWr {
-            op: SendOp::RdmaRead(RemoteAddr {
-                addr: start.buf,
-                rkey: start.rkey,
-            }),
-            ..send_wr(100 + i as u64, &sge)
-        };
-        qp.post_send(&[read]).unwrap();
-        let wc = t.cqe(&scq, "Read");
-        assert_eq!(
-            (wc.status, wc.opcode),
-            (WcStatus::Success, WcOpcode::RdmaRead),
-            "{wc:?}"
-        );
-        let mut got = vec![0u8; size];
-        mem.read(MAX_BUF, &mut got).unwrap();
-        assert_eq!(
-            got, server_writes[i],
-            "read data = what siw's server wrote back in the capture"
-        );
-        // "go ahead": the node's own buffer, as rping's server sends it
-        let info = RpingInfo {
-            buf: mr_read.va(),
-            rkey: mr_read.rkey(),
-            size: start.size,
-        };
-        mem.write(2 * MAX_BUF, &info.emit()).unwrap();
-        qp.post_send(&[send_wr(200 + i as u64, &info_sge)]).unwrap();
-        assert_eq!(t.cqe(&scq, "Send").status, WcStatus::Success);
-        // the client's rdma-buffer advertisement, then Write + Send
-        let rdma = next_info();
-        let write = SendWr {
-            op: SendOp::RdmaWrite(RemoteAddr {
-                addr: rdma.buf,
-                rkey: rdma.rkey,
-            }),
-            ..send_wr(300 + i as u64, &sge)
-        };
-        qp.post_send(&[write, send_wr(400 + i as u64, &info_sge)])
-            .unwrap();
-        for what in ["Write", "Send"] {
-            assert_eq!(t.cqe(&scq, what).status, WcStatus::Success, "{what}");
-        }
-    }
-    // the client closes; the node sees the peer's FIN
-    let ev = expect_event(&ctx, EventKind::Closed, "node");
-    let rep = t.finish(&ev);
-    ev.unwrap();
+    // what the node Read is what siw's server wrote back in the capture
+    assert_eq!(r.data, server_writes, "read data");
+    let rep = t.finish("closed");
     println!("peer: {rep:#?}");
     let injects = t.world.borrow().nodes[0].hw.borrow().rx_injects.clone();
     println!("node RX_INJECT writes (clock, octets): {injects:?}");
@@ -1238,7 +1094,9 @@ fn run_siw_server(
 
 /// The node as rping's client, connecting to a scripted Linux siw server
 /// (the server's side of the same capture: its ARP reply, siw's MPA Reply
-/// verbatim, its Read Requests' sink STag/TO, its Sends and Writes).
+/// verbatim, its Read Requests' sink STag/TO, its Sends and Writes). The
+/// scripted server checks that the node's Read Responses carry what the
+/// real rping client's did: the node's start buffers are rping's.
 #[test]
 fn rping_client_against_siw_server_over_the_external_port() {
     let s = script();
@@ -1256,79 +1114,24 @@ fn rping_client_against_siw_server_over_the_external_port() {
     let t = Session::start(s, "siw_external_client.pcap", run_siw_server);
 
     let ctx = t.open(CLIENT_MAC, CLIENT_IP);
-    let pd = ctx.alloc_pd().unwrap();
-    let (scq, rcq) = (ctx.create_cq(16).unwrap(), ctx.create_cq(16).unwrap());
-    let qp = pd.create_qp(&scq, &rcq, 8, 8).unwrap();
-    let acc = |x| AccessFlags::from_bits(x).unwrap();
-    // recv: the server's "go" Sends; start: what the server Reads; sink:
-    // what it Writes; send: our advertisements.
-    let mem = ctx.alloc_dma(4 * MAX_BUF).unwrap();
-    let local = acc(ACCESS_LOCAL_WRITE);
-    let mr_recv = pd.reg_mr(&mem, 0, MAX_BUF, local).unwrap();
-    let readable = acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_READ);
-    let mr_start = pd.reg_mr(&mem, MAX_BUF, MAX_BUF, readable).unwrap();
-    let writable = acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
-    let mr_sink = pd.reg_mr(&mem, 2 * MAX_BUF, MAX_BUF, writable).unwrap();
-    let mr_send = pd.reg_mr(&mem, 3 * MAX_BUF, MAX_BUF, local).unwrap();
-    // as rping's client: receives posted before it connects
-    let post_recv = |slot: u64| post_info_recv(&qp, &mr_recv, slot);
-    post_recv(0);
-    post_recv(1);
     t.go.send(()).unwrap();
-    let params = rnic_driver::ConnectParams {
-        peer_ip: SERVER_IP.into(),
-        peer_port: SERVER_PORT,
-        local_port: client_port,
-        ird: RPING_DEPTH,
-        ord: RPING_DEPTH,
-        mpa: rnic_driver::MpaOptions {
-            revision: 2,
-            crc: false,
-            markers: false,
-        },
-    };
-    qp.connect(&params, b"").unwrap();
-    let est = expect_event(&ctx, EventKind::Established, "node").unwrap_or_else(|e| t.fail(&e));
+    let r = rping::client(
+        &t.world,
+        &ctx,
+        SERVER_IP.into(),
+        client_port,
+        &rping_config(),
+    )
+    .unwrap_or_else(|e| t.fail(&format!("node: {e}")));
+    let est = &r.connection;
     println!(
         "node: established, peer IRD/ORD {}/{} rev {} crc {}",
         est.ird, est.ord, est.mpa_revision, est.crc
     );
-    assert_eq!((est.mpa_revision, est.crc), (2, false));
-
-    let sge = [mr_send.sge(0, RPING_INFO_LEN as u32).unwrap()];
-    // advertises `mr`'s first `size` octets, waits for the Send's CQE and
-    // for the server's "go" (its slot posted again)
-    let mut slot = 0u64;
-    let mut advertise_and_wait = |mr: &rnic_driver::Mr<'_, SimBus>, size: usize, wr_id: u64| {
-        let info = RpingInfo {
-            buf: mr.va(),
-            rkey: mr.rkey(),
-            size: size as u32,
-        };
-        mem.write(3 * MAX_BUF, &info.emit()).unwrap();
-        qp.post_send(&[send_wr(wr_id, &sge)]).unwrap();
-        assert_eq!(t.cqe(&scq, "advertisement Send").status, WcStatus::Success);
-        let wc = t.cqe(&rcq, "go-ahead receive");
-        assert_eq!((wc.status, wc.byte_len), (WcStatus::Success, 16));
-        post_recv(slot);
-        slot ^= 1;
-    };
-    for i in 0..reads.len() {
-        let size = reads[i].len();
-        mem.write(MAX_BUF, &reads[i]).unwrap();
-        mem.write(2 * MAX_BUF, &vec![0u8; size]).unwrap();
-        // the server Reads the start buffer (the RTL answers), then "go"
-        advertise_and_wait(&mr_start, size, 10 + i as u64);
-        // the server Writes the sink buffer, then "go"
-        advertise_and_wait(&mr_sink, size, 20 + i as u64);
-        let mut got = vec![0u8; size];
-        mem.read(2 * MAX_BUF, &mut got).unwrap();
-        assert_eq!(got, writes[i], "siw's Write placed (iteration {i})");
-    }
-    qp.disconnect(false).unwrap();
-    let closed = expect_event(&ctx, EventKind::Closed, "node");
-    let rep = t.finish(&closed);
-    closed.unwrap();
+    assert_eq!((est.mpa_revision, est.crc, r.attempts), (2, false, 1));
+    // what siw's server wrote is what the node's buffers hold
+    assert_eq!(r.data, writes, "siw's Writes placed");
+    let rep = t.finish("closed");
     println!("peer: {rep:#?}");
     assert_eq!(rep.iterations, reads.len());
     assert_eq!(rep.node_kinds.len(), 3 * reads.len());
