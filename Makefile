@@ -7,7 +7,7 @@ RV_TARGET  := riscv32imc-unknown-none-elf
 RTL        := hw/generated/rnic_core.v
 SIM_ARGS   ?=
 
-.PHONY: all sim test deps deps-fpga fmt-check clippy unit tshark-check firmware-elf lint rtl bench soak bitstream flash clean
+.PHONY: all sim test deps deps-fpga fmt-check clippy unit tshark-check firmware-elf lint rtl bench soak interop bitstream flash clean
 
 all: test
 
@@ -59,6 +59,16 @@ lint: deps
 ## Regenerate the checked-in Verilog from the rust-hdl sources.
 rtl:
 	$(CARGO) run --release -p rnic-hw --bin rnic-hw-gen
+
+## A live Linux kernel as the peer: a QEMU guest with Soft-iWARP (siw) and
+## rdma-core, built into target/interop/linux-peer/ if needed
+## (scripts/linux-peer/build.sh), against one co-simulated node (`rnic-sim
+## rping`) on the node's external port. rping at 64 B, 4 KiB and 65535 B, both
+## directions, siw's defaults and CRC + RTR; one table, a pcap and both sides'
+## logs per case in target/interop/ (scripts/interop.sh; CASES=regex picks cases).
+interop: deps
+	$(CARGO) build --release -p rnic-sim
+	@scripts/interop.sh
 
 ## FPGA bitstream (Yosys → nextpnr-ecp5 → ecppack, YoWASP tools in .venv) for the
 ## LambdaConcept ECPIX-5 (LFE5UM5G-85F, CABGA554) by default; FPGA_BOARD=versa5g builds

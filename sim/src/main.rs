@@ -3,7 +3,10 @@
 //! * `rnic-sim run`: the default scenario over the RTL — two Verilated
 //!   cores with their firmware and drivers (`rnic_sim::rtl_run`);
 //! * `rnic-sim run --model` or `rnic-sim model`: the same scenario on
-//!   rnic-wire's software reference model alone (`rnic_sim::model_run`).
+//!   rnic-wire's software reference model alone (`rnic_sim::model_run`);
+//! * `rnic-sim rping`: one node on an external socket (QEMU's stream
+//!   framing) plays rdma-core's rping, server or client
+//!   (`rnic_sim::apps::rping`), against a real Linux host (`make interop`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,7 +104,14 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// One node (RTL + firmware + driver) on an external socket plays
+    /// rdma-core's rping, server (`rping -s`) or client (`rping -c`);
+    /// exits 0 when every ping came back byte-exact and the connection
+    /// closed.
+    Rping(rping_cli::RpingArgs),
 }
+
+mod rping_cli;
 
 fn model(c: Common) -> ExitCode {
     println!("rnic-sim: SOFTWARE REFERENCE MODEL run (rnic-wire), not the RTL: two endpoints, TCP + MPA rev 2 (RFC 6581) setup, then RDMA Write, RDMA Read and Send/Recv");
@@ -137,6 +147,7 @@ fn model(c: Common) -> ExitCode {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Rping(a) => rping_cli::run(a),
         Command::Model { common } => model(common),
         Command::Run {
             common,
