@@ -33,6 +33,10 @@ mkdir -p "$OUT"
 
 TS="tshark --disable-protocol rpcordma"
 count() { $TS -r "$1" -Y "$2" 2>/dev/null | wc -l; }
+maxms() {
+    $TS -r "$1" -Y "tcp.analysis.ack_rtt && $2" -T fields -e tcp.analysis.ack_rtt 2>/dev/null |
+        sort -g | tail -1 | awk '{printf "%.0f", $1 * 1000} END {if (NR == 0) printf "-"}'
+}
 
 # run_case NAME ROLE SIZE MODE: ROLE is the node's (server|client)
 run_case() {
@@ -75,9 +79,13 @@ run_case() {
     rl=$(count "$pcap" "tcp.analysis.retransmission && eth.src != 02:00:00:00:00:01")
     dup=$(count "$pcap" "tcp.analysis.duplicate_ack")
     mal=$(count "$pcap" "_ws.malformed")
+    # the longest a side took to acknowledge the other's data, wall-clock ms
+    local an al
+    an=$(maxms "$pcap" "eth.src == 02:00:00:00:00:01")
+    al=$(maxms "$pcap" "eth.src != 02:00:00:00:00:01")
     local result=pass
     if [ $src -ne 0 ] || [ $grc -ne 0 ] || [ "$mal" -ne 0 ]; then result=FAIL; fi
-    printf '%-31s %-5s %6ss %8s %7s/%-7s %8s %9s\n' "$name" "$result" "$secs" "${ping:--}" "$rn" "$rl" "$dup" "$mal" | tee -a "$OUT/table.txt"
+    printf '%-31s %-6s %5ss %7s %6s/%-6s %8s %9s %6s/%-6s\n' "$name" "$result" "$secs" "${ping:--}" "$rn" "$rl" "$dup" "$mal" "$an" "$al" | tee -a "$OUT/table.txt"
     if [ $result = FAIL ]; then
         {
             echo "---- $name: node rc=$src, Linux rc=$grc; last frames ($pcap):"
@@ -91,7 +99,7 @@ run_case() {
 }
 
 : > "$OUT/table.txt"; : > "$OUT/failures.txt"
-header=$(printf '%-31s %-5s %7s %8s %15s %8s %9s' case result time "pings s" "retrans n/L" "dup acks" malformed)
+header=$(printf '%-31s %-6s %6s %7s %13s %8s %9s %13s' case result time "pings s" "retrans n/L" "dup acks" malformed "max ack ms n/L")
 echo "$header"
 fails=0
 for mode in default crc-p2p; do
@@ -106,7 +114,8 @@ done
 echo
 echo "interop: rping -C $COUNT; time = whole case (guest boot included), 'pings s' = the node's wall time"
 echo "from connected to the last ping checked; retrans n/L = TCP retransmissions sent by the node / by"
-echo "Linux, as tshark's analysis counts them; pcaps and logs in $OUT/"
+echo "Linux, as tshark's analysis counts them; max ack ms n/L = the longest wall-clock time the node / Linux"
+echo "took to acknowledge the other's data (tshark's ack_rtt); pcaps and logs in $OUT/"
 { echo "$header"; cat "$OUT/table.txt"; } > "$OUT/table.tmp" && mv "$OUT/table.tmp" "$OUT/table.txt"
 if [ $fails -ne 0 ]; then
     cat "$OUT/failures.txt"

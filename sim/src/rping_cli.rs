@@ -63,8 +63,8 @@ pub struct RpingArgs {
     p2p: bool,
     /// The node's RDMA-mode retransmission timeout, initial and minimum, in
     /// microseconds of SIMULATED time (the firmware's clock is the core's);
-    /// see docs/sim.md "A Linux peer".
-    #[arg(long, default_value_t = 100_000)]
+    /// see docs/sim.md "A live Linux peer".
+    #[arg(long, default_value_t = rping::LIVE_PEER_RTO_US)]
     rto_us: u64,
     /// Longest wall-clock wait for one step (a completion or event), s.
     #[arg(long, default_value_t = 300)]

@@ -34,9 +34,9 @@ const NODE_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
 const LINUX_IP: &str = "10.0.0.2";
 const COUNT: usize = 5;
 const SIZE: usize = 64;
-/// The node's RDMA-mode RTO against the wall-clock guest, simulated µs
-/// (docs/sim.md, "A Linux peer"): as `rnic-sim rping`'s default.
-const NODE_RTO_US: u64 = 100_000;
+/// The node's RDMA-mode RTO against the wall-clock guest, simulated µs:
+/// `rnic-sim rping`'s ([`rping::LIVE_PEER_RTO_US`]).
+const NODE_RTO_US: u64 = rping::LIVE_PEER_RTO_US;
 
 /// One guest at a time (two QEMU guests and two simulations on a small
 /// machine slow each other down for nothing), and one build.
