@@ -18,6 +18,7 @@
 pub mod board;
 pub mod common;
 pub mod completion;
+pub mod cpu;
 pub mod firmware_port;
 pub mod gen;
 pub mod host;

@@ -1,0 +1,40 @@
+//! The Verilog of the firmware's core ([`Rv32Fw`]), checked in as
+//! `hw/generated/rv32_core.v` (top module `rv32_core`) and written by
+//! `cargo run -p rnic-hw --bin rnic-cpu-gen`. It goes through the same
+//! post-processing as the NIC core's ([`crate::gen::postprocess_as`]), so
+//! `verilator --lint-only -Wall` is clean on it (the lint test lints every
+//! file in `hw/generated/`).
+
+use super::Rv32Fw;
+use rust_hdl::prelude::*;
+
+pub const TOP: &str = "rv32_core";
+/// Relative to the `hw` crate.
+pub const VERILOG_PATH: &str = "generated/rv32_core.v";
+
+/// The file's contents.
+pub fn generate() -> String {
+    let mut cpu = Rv32Fw::default();
+    cpu.connect_all();
+    let v = crate::gen::postprocess_as(&generate_verilog(&cpu), TOP);
+    v.replacen(
+        "cargo run -p rnic-hw --bin rnic-hw-gen",
+        "cargo run -p rnic-hw --bin rnic-cpu-gen",
+        1,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    /// The checked-in file is what the sources generate.
+    #[test]
+    fn checked_in_verilog_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(super::VERILOG_PATH);
+        let cur = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            cur == super::generate(),
+            "{} is stale: run `cargo run -p rnic-hw --bin rnic-cpu-gen`",
+            path.display()
+        );
+    }
+}
