@@ -108,10 +108,14 @@ enum Command {
     /// rdma-core's rping, server (`rping -s`) or client (`rping -c`);
     /// exits 0 when every ping came back byte-exact and the connection
     /// closed.
-    Rping(rping_cli::RpingArgs),
+    Rping(apps_cli::RpingArgs),
+    /// One node on an external socket plays perftest's `ib_write_bw -R` or
+    /// `ib_read_bw -R` (rdma_cm), server or client; prints the bandwidth
+    /// measured.
+    Perftest(apps_cli::PerftestArgs),
 }
 
-mod rping_cli;
+mod apps_cli;
 
 fn model(c: Common) -> ExitCode {
     println!("rnic-sim: SOFTWARE REFERENCE MODEL run (rnic-wire), not the RTL: two endpoints, TCP + MPA rev 2 (RFC 6581) setup, then RDMA Write, RDMA Read and Send/Recv");
@@ -147,7 +151,8 @@ fn model(c: Common) -> ExitCode {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Rping(a) => rping_cli::run(a),
+        Command::Rping(a) => apps_cli::rping(a),
+        Command::Perftest(a) => apps_cli::perftest(a),
         Command::Model { common } => model(common),
         Command::Run {
             common,

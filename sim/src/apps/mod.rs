@@ -2,6 +2,9 @@
 //! playing one side against the real tool (a Linux host on the external
 //! port, `make interop`) or a scripted peer (the tests).
 //!
-//! * [`rping`]: rdma-core's `rping`, server and client.
+//! * [`rping`]: rdma-core's `rping`, server and client;
+//! * [`perftest`]: perftest's `ib_write_bw -R` and `ib_read_bw -R`, server
+//!   and client.
 
+pub mod perftest;
 pub mod rping;
