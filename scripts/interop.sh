@@ -8,14 +8,15 @@
 # reverse), with siw's defaults (MPA rev 2, CRC off) and with
 # "siw.mpa_crc_required=1 siw.peer_to_peer=1" (CRC on, RFC 6581 RTR):
 # rdma-core's rping at 64 B, 4 KiB and 65535 B (rping's largest -S), and
-# perftest's ib_write_bw and ib_read_bw -R at 64 KiB (PERF_ITERS, default 20).
+# perftest's ib_write_bw, ib_read_bw and ib_send_bw -R at 64 KiB (PERF_ITERS,
+# default 20).
 # Each case's pcap and both sides' logs stay in target/interop/; tshark
 # counts retransmissions, duplicate ACKs and malformed frames. A failing case
 # prints its last frames and both logs. Exit status 0 only if every case
 # passed with no malformed frame.
 #
 # Environment: CASES (a filter: an extended regex over case names, e.g.
-# "64B"), RPING_COUNT (default 5), PERF_ITERS (default 20), RNIC_SIM (the rnic-sim binary, default
+# "64-"), RPING_COUNT (default 5), PERF_ITERS (default 20), RNIC_SIM (the rnic-sim binary, default
 # target/release/rnic-sim), NODE_RTO_US (the node's RDMA RTO in simulated
 # microseconds, default rnic-sim's), anything scripts/linux-peer/run-guest.sh
 # reads.
@@ -41,7 +42,7 @@ maxms() {
 }
 
 # run_case NAME ROLE SIZE MODE [TEST]: ROLE is the node's (server|client);
-# TEST is rping (default), ib_write_bw or ib_read_bw (then SIZE is perftest's -s)
+# TEST is rping (default) or ib_write_bw, ib_read_bw, ib_send_bw (then SIZE is -s)
 run_case() {
     local name=$1 role=$2 size=$3 mode=$4 test=${5:-rping}
     local sock=$OUT/$name.sock pcap=$OUT/$name.pcap slog=$OUT/$name-node.log glog=$OUT/$name-linux.log
@@ -122,7 +123,7 @@ for mode in default crc-p2p; do
             run_case "$name" $role $size $mode || fails=$((fails + 1))
         done
     done
-    for test in ib_write_bw ib_read_bw; do
+    for test in ib_write_bw ib_read_bw ib_send_bw; do
         for role in server client; do
             name=$test-64k-node-$role-$mode
             [[ $name =~ ${CASES:-.} ]] || continue

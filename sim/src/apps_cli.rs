@@ -91,14 +91,17 @@ pub struct RpingArgs {
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum PerfTest {
     #[value(name = "ib_write_bw")]
-    IbWriteBw,
+    Write,
     #[value(name = "ib_read_bw")]
-    IbReadBw,
+    Read,
+    #[value(name = "ib_send_bw")]
+    Send,
 }
 
 #[derive(Args)]
 pub struct PerftestArgs {
-    /// The test: ib_write_bw or ib_read_bw (always with -R, rdma_cm).
+    /// The test: ib_write_bw, ib_read_bw or ib_send_bw (always with -R,
+    /// rdma_cm).
     #[arg(value_enum)]
     test: PerfTest,
     /// Play the server (`ib_X_bw -R`): listen on --port.
@@ -276,8 +279,9 @@ fn perftest_session(a: &PerftestArgs) -> Result<(), String> {
     let (world, ctx) = open_node(&a.node)?;
     let n = &a.node;
     let (verb, name) = match a.test {
-        PerfTest::IbWriteBw => (perftest::Verb::Write, "ib_write_bw"),
-        PerfTest::IbReadBw => (perftest::Verb::Read, "ib_read_bw"),
+        PerfTest::Write => (perftest::Verb::Write, "ib_write_bw"),
+        PerfTest::Read => (perftest::Verb::Read, "ib_read_bw"),
+        PerfTest::Send => (perftest::Verb::Send, "ib_send_bw"),
     };
     let cfg = perftest::Config {
         verb,
@@ -311,7 +315,9 @@ fn perftest_session(a: &PerftestArgs) -> Result<(), String> {
         "rnic-sim perftest: {name} {role} done, peer perftest {}",
         r.peer_version
     );
-    if a.server {
+    // perftest's client measures, and sends its report to the server;
+    // ib_send_bw trades none, and each side measures its own
+    if a.server && verb != perftest::Verb::Send {
         show("the client (Linux) measured", &r.peer);
     } else {
         show("the node measured (wall clock)", &r.mine);

@@ -19,6 +19,11 @@
 //! | 11–15 | bandwidth report: size, iterations, peak, average (MB/s), message rate, big-endian | 8 each |
 //! | 16 | handshake: close | 56 |
 //!
+//! `ib_send_bw` differs after exchange 9: the server posts its receives,
+//! exchange 10 says so, the client Sends `iters` messages paced by credits
+//! ([`send_depths`]), and exchange 11 closes; no bandwidth reports are
+//! traded.
+//!
 //! Then the client closes the test connection and the server the first.
 //! For `ib_read_bw` both connections ask for IRD = ORD = perftest's
 //! `out_reads` (RFC 6581 §2); for `ib_write_bw` for none.
@@ -65,7 +70,28 @@ pub enum Verb {
     Write,
     /// `ib_read_bw`: the client RDMA Reads the server's buffer.
     Read,
+    /// `ib_send_bw`: the client Sends into the server's posted receives.
+    Send,
 }
+
+/// `ib_send_bw`'s receive depth for `iters` messages (perftest: 512, at
+/// most `iters`, made even) and how often the server grants credit.
+///
+/// Over iWARP perftest paces Sends with credits: the client sends only
+/// while `sent + 1 - credit < rx_depth`, where `credit` is a 32-bit count
+/// in its own memory (host order, little-endian on x86-64) that the server
+/// RDMA Writes after every `rx_depth / 3`-th receive (`run_iter_bw_server`,
+/// `ctx_alloc_credit`); the handshake's rkey and vaddr name that counter.
+pub fn send_depths(iters: usize) -> (usize, usize) {
+    let mut rx = iters.min(512);
+    if !rx.is_multiple_of(2) {
+        rx += 1;
+    }
+    (rx, (rx / 3).max(1))
+}
+
+/// The most receives the node posts at once for `ib_send_bw`.
+const NODE_RX_DEPTH: usize = 128;
 
 /// perftest's `struct pingpong_dest`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -255,6 +281,9 @@ fn access(bits: u8) -> AccessFlags {
     AccessFlags::from_bits(bits).expect("valid access bits")
 }
 
+/// Where each side's credit counter (ib_send_bw) and the count it Writes
+/// live: 8 octets in the first page.
+const CREDIT_OFF: usize = 512;
 const SLOT: usize = 64;
 const SLOTS: u64 = 2;
 const SEND_OFF: usize = SLOT * SLOTS as usize;
@@ -444,7 +473,19 @@ pub fn server(
     let qp = pd
         .create_qp(&scq, &rcq, 8, SLOTS as u32)
         .map_err(e("create_qp"))?;
-    let dqp = pd.create_qp(&dscq, &drcq, 8, 1).map_err(e("create_qp"))?;
+    let (rx_depth, credit_every) = send_depths(cfg.iters);
+    if cfg.verb == Verb::Send && rx_depth > NODE_RX_DEPTH {
+        return Err(format!(
+            "ib_send_bw -n {}: the node posts at most {NODE_RX_DEPTH} receives",
+            cfg.iters
+        ));
+    }
+    let credit = pd
+        .reg_mr(&mem, CREDIT_OFF, 8, remote)
+        .map_err(e("reg_mr"))?;
+    let dqp = pd
+        .create_qp(&dscq, &drcq, 8, NODE_RX_DEPTH as u32)
+        .map_err(e("create_qp"))?;
     let mut c = Comm {
         w,
         mem: &mem,
@@ -474,15 +515,48 @@ pub fn server(
     ctx.accept(req2.handle, &dqp, ird, ord, b"")
         .map_err(e("accept"))?;
     c.w.event(ctx, EventKind::Established)?;
-    let me = Dest {
+    let mut me = Dest {
         out_reads: ird as u32,
         qpn: dqp.qpn(),
         rkey: buf.rkey(),
         vaddr: buf.va(),
         ..Dest::default()
     };
+    if cfg.verb == Verb::Send {
+        (me.rkey, me.vaddr) = (credit.rkey(), credit.va());
+    }
+    let mut them = Dest::default();
     for _ in 6..=9 {
+        them = Dest::parse(&c.xchg(&me.emit())?).unwrap();
+    }
+    if cfg.verb == Verb::Send {
+        let (t0, c0) = (Instant::now(), c.w.clock());
+        let got = send_server(
+            &mut c,
+            &dqp,
+            &dscq,
+            &drcq,
+            &buf,
+            &credit,
+            &them,
+            cfg,
+            rx_depth,
+            credit_every,
+            &me,
+        )?;
+        let (wall, clocks) = (t0.elapsed().as_secs_f64(), c.w.clock() - c0);
         c.xchg(&me.emit())?;
+        check_placed(&got, FILL)?;
+        c.close(ctx, &dqp)?;
+        let mine = bw(cfg, wall);
+        return Ok(Report {
+            peer_version,
+            mine,
+            peer: BwReport::default(),
+            sim_mb_s: sim_mb_s(cfg, clocks),
+            clocks,
+            connection: req2,
+        });
     }
     let c0 = c.w.clock();
     // the client Writes or Reads; then it says it is done
@@ -493,14 +567,7 @@ pub fn server(
     if cfg.verb == Verb::Write {
         let mut got = vec![0u8; cfg.size];
         mem.read(4096, &mut got).unwrap();
-        let same = got.iter().filter(|&&b| b == FILL).count();
-        // random octets equal the fill 1 time in 256
-        if same > cfg.size / 64 {
-            return Err(format!(
-                "{same} of {} octets still hold the fill: the Writes were not placed",
-                cfg.size
-            ));
-        }
+        check_placed(&got, FILL)?;
     }
     // the client closes the test connection, we the first
     c.close(ctx, &dqp)?;
@@ -593,6 +660,10 @@ pub fn client(
         c.post_recv(s)?;
     }
     let peer_version = c.preamble()?;
+    let credit = pd
+        .reg_mr(&mem, CREDIT_OFF, 8, remote)
+        .map_err(e("reg_mr"))?;
+    mem.write(CREDIT_OFF, &[0u8; 8]).unwrap();
     let dqp = pd
         .create_qp(&dscq, &drcq, (TX_DEPTH + 1) as u32, 1)
         .map_err(e("create_qp"))?;
@@ -601,16 +672,20 @@ pub fn client(
     // Reads in flight: the ORD agreed (RFC 6581 §2: ours, at most the
     // peer's IRD)
     let depth = match cfg.verb {
-        Verb::Write => TX_DEPTH,
+        Verb::Write | Verb::Send => TX_DEPTH,
         Verb::Read => (est.ird.min(NODE_ORD) as usize).max(1),
     };
-    let me = Dest {
+    let mut me = Dest {
         out_reads: NODE_ORD as u32,
         qpn: dqp.qpn(),
         rkey: buf.rkey(),
         vaddr: buf.va(),
         ..Dest::default()
     };
+    if cfg.verb == Verb::Send {
+        (me.rkey, me.vaddr) = (credit.rkey(), credit.va());
+    }
+    let (rx_depth, _) = send_depths(cfg.iters);
     let mut them = Dest::default();
     for _ in 6..=9 {
         them = Dest::parse(&c.xchg(&me.emit())?).unwrap();
@@ -624,11 +699,25 @@ pub fn client(
     let (t0, c0) = (Instant::now(), c.w.clock());
     let (mut posted, mut done) = (0, 0);
     let mut wc = [WorkCompletion::default(); 16];
+    if cfg.verb == Verb::Send {
+        // the server has posted its receives
+        c.xchg(&me.emit())?;
+    }
+    // the credit the server granted (ib_send_bw)
+    let granted = || {
+        let mut b = [0u8; 4];
+        mem.read(CREDIT_OFF, &mut b).unwrap();
+        u32::from_le_bytes(b) as usize
+    };
     while done < cfg.iters {
-        while posted < cfg.iters && posted - done < depth {
+        while posted < cfg.iters
+            && posted - done < depth
+            && (cfg.verb != Verb::Send || posted + 1 - granted().min(posted + 1) < rx_depth)
+        {
             let op = match cfg.verb {
                 Verb::Write => SendOp::RdmaWrite(dst),
                 Verb::Read => SendOp::RdmaRead(dst),
+                Verb::Send => SendOp::Send,
             };
             let wr = SendWr {
                 wr_id: posted as u64,
@@ -642,13 +731,15 @@ pub fn client(
             posted += 1;
         }
         let mut n = 0;
-        c.w.until("completion", || {
+        let before = granted();
+        c.w.until("completion or credit", || {
             n = dscq.poll(&mut wc).unwrap_or(0);
-            n > 0
+            n > 0 || (posted < cfg.iters && posted - done < depth && granted() != before)
         })?;
         let want = match cfg.verb {
             Verb::Write => WcOpcode::RdmaWrite,
             Verb::Read => WcOpcode::RdmaRead,
+            Verb::Send => WcOpcode::Send,
         };
         for x in &wc[..n] {
             if x.status != WcStatus::Success || x.opcode != want {
@@ -658,29 +749,152 @@ pub fn client(
         done += n;
     }
     let (wall, clocks) = (t0.elapsed().as_secs_f64(), c.w.clock() - c0);
-    let octets = (cfg.size * cfg.iters) as f64;
-    let mb = 1024.0 * 1024.0;
-    let mine = BwReport {
-        size: cfg.size as u64,
-        iters: cfg.iters as u64,
-        bw_peak: octets / wall / mb,
-        bw_avg: octets / wall / mb,
-        msg_rate: cfg.iters as f64 / wall / 1e6,
+    let mine = bw(cfg, wall);
+    let peer = if cfg.verb == Verb::Send {
+        // ib_send_bw trades no reports: the close handshake follows
+        c.xchg(&me.emit())?;
+        BwReport::default()
+    } else {
+        c.xchg(&me.emit())?;
+        let peer = c.bw_reports(&mine)?;
+        c.xchg(&me.emit())?;
+        peer
     };
-    let sim_s = clocks as f64 / (CLOCKS_PER_US as f64 * 1e6);
-    c.xchg(&me.emit())?;
-    let peer = c.bw_reports(&mine)?;
-    c.xchg(&me.emit())?;
     dqp.disconnect(false).map_err(e("disconnect"))?;
     c.close(ctx, &dqp)?;
     Ok(Report {
         peer_version,
         mine,
         peer,
-        sim_mb_s: octets / sim_s / mb,
+        sim_mb_s: sim_mb_s(cfg, clocks),
         clocks,
         connection: est,
     })
+}
+
+/// A bandwidth report of `cfg.iters` × `cfg.size` octets in `wall` s
+/// (perftest's MB: 2^20 octets).
+fn bw(cfg: &Config, wall: f64) -> BwReport {
+    let octets = (cfg.size * cfg.iters) as f64;
+    BwReport {
+        size: cfg.size as u64,
+        iters: cfg.iters as u64,
+        bw_peak: octets / wall / MB,
+        bw_avg: octets / wall / MB,
+        msg_rate: cfg.iters as f64 / wall / 1e6,
+    }
+}
+
+/// The same in simulated time: the core's own rate.
+fn sim_mb_s(cfg: &Config, clocks: u64) -> f64 {
+    let sim_s = clocks as f64 / (CLOCKS_PER_US as f64 * 1e6);
+    (cfg.size * cfg.iters) as f64 / sim_s / MB
+}
+
+const MB: f64 = 1024.0 * 1024.0;
+
+/// The peer's octets replaced our fill: random octets equal it 1 time in
+/// 256, so more than 1 in 64 left means nothing was placed.
+fn check_placed(got: &[u8], fill: u8) -> Result<(), String> {
+    let same = got.iter().filter(|&&b| b == fill).count();
+    if same > got.len() / 64 {
+        return Err(format!(
+            "{same} of {} octets still hold the fill: the peer's data was not placed",
+            got.len()
+        ));
+    }
+    Ok(())
+}
+
+/// `ib_send_bw`'s server side of the test: `rx_depth` receives posted,
+/// exchange 10, then every receive posted again and credit granted after
+/// every `credit_every`-th; returns the last message received.
+#[allow(clippy::too_many_arguments)]
+fn send_server(
+    c: &mut Comm<'_>,
+    dqp: &Qp<'_, SimBus>,
+    dscq: &Cq<'_, SimBus>,
+    drcq: &Cq<'_, SimBus>,
+    buf: &Mr<'_, SimBus>,
+    credit: &Mr<'_, SimBus>,
+    them: &Dest,
+    cfg: &Config,
+    rx_depth: usize,
+    credit_every: usize,
+    me: &Dest,
+) -> Result<Vec<u8>, String> {
+    let e = |what: &'static str| move |e: rnic_driver::Error| format!("{what}: {e:?}");
+    let rsge = [buf.sge(0, cfg.size as u32).unwrap()];
+    let post = |n: usize| -> Result<(), String> {
+        for _ in 0..n {
+            dqp.post_recv(&[RecvWr {
+                wr_id: 0,
+                sges: &rsge,
+            }])
+            .map_err(e("post_recv"))?;
+        }
+        Ok(())
+    };
+    post(rx_depth)?;
+    // exchange 10: our receives are posted
+    c.xchg(&me.emit())?;
+    let csge = [credit.sge(4, 4).unwrap()];
+    let to = RemoteAddr {
+        addr: them.vaddr,
+        rkey: them.rkey,
+    };
+    let (mut rcnt, mut credits_out) = (0usize, 0usize);
+    let mut wc = [WorkCompletion::default(); 16];
+    while rcnt < cfg.iters {
+        let mut n = 0;
+        c.w.until("receive", || {
+            n = drcq.poll(&mut wc).unwrap_or(0);
+            n > 0
+        })?;
+        for x in &wc[..n] {
+            if x.status != WcStatus::Success
+                || x.opcode != WcOpcode::Recv
+                || x.byte_len as usize != cfg.size
+            {
+                return Err(format!("receive {rcnt}: {x:?}"));
+            }
+            rcnt += 1;
+            post(1)?;
+            if (rcnt % rx_depth).is_multiple_of(credit_every) {
+                // the count, in the peer's order (x86-64: little-endian)
+                c.mem
+                    .write(CREDIT_OFF + 4, &(rcnt as u32).to_le_bytes())
+                    .unwrap();
+                let wr = SendWr {
+                    wr_id: rcnt as u64,
+                    op: SendOp::RdmaWrite(to),
+                    sges: &csge,
+                    signaled: true,
+                    solicited: false,
+                    fence: false,
+                };
+                dqp.post_send(&[wr]).map_err(e("post_send credit"))?;
+                credits_out += 1;
+            }
+        }
+        // the credit Writes' completions
+        let mut sw = [WorkCompletion::default(); 16];
+        while credits_out > 0 {
+            let k = dscq.poll(&mut sw).unwrap_or(0);
+            if k == 0 {
+                break;
+            }
+            for x in &sw[..k] {
+                if x.status != WcStatus::Success {
+                    return Err(format!("credit Write: {x:?}"));
+                }
+            }
+            credits_out -= k;
+        }
+    }
+    let mut got = vec![0u8; cfg.size];
+    c.mem.read(4096, &mut got).unwrap();
+    Ok(got)
 }
 
 #[cfg(test)]
