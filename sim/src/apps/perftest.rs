@@ -923,6 +923,15 @@ mod tests {
     }
 
     #[test]
+    fn send_depths_follow_perftest() {
+        // rx_depth: 512 unless -n is smaller, made even; credit every third
+        assert_eq!(send_depths(20), (20, 6));
+        assert_eq!(send_depths(5), (6, 2));
+        assert_eq!(send_depths(1000), (512, 170));
+        assert_eq!(send_depths(1), (2, 1));
+    }
+
+    #[test]
     fn bw_report_fields_are_big_endian() {
         // siw's client reported 9.28 MB/s peak as 0x4022914c29358653
         let r = BwReport {
