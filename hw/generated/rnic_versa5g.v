@@ -7106,6 +7106,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [7:0] conn_table$r2_idx;
     wire  [1:0] conn_table$r2_mode;
     wire  [31:0] conn_table$r2_snd_una;
+    reg  [7:0] conn_table$r3_idx;
+    wire  [31:0] conn_table$r3_snd_una;
     reg  exc_queue$clock;
     reg  exc_queue$reset;
     reg  [63:0] exc_queue$in_data;
@@ -7517,6 +7519,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  tx_seg$dma_rd_cpl_last;
     reg  tx_seg$pay_ready;
     reg  tx_seg$cq_ready;
+    reg  tx_seg$cq_room;
     reg  tx_seg$stop;
     reg  tx_seg$rd_full;
     reg  tx_seg$rd_any;
@@ -7554,6 +7557,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [63:0] tx_seg$cq_wr_id;
     wire  [7:0] tx_seg$cq_status;
     wire  [7:0] tx_seg$cq_opcode;
+    wire  [31:0] tx_seg$cq_end_seq;
     wire  [31:0] tx_seg$cnt_segs;
     wire  [31:0] tx_seg$cnt_bad_wqe;
     reg  tx_seg$win_en;
@@ -8289,7 +8293,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  send_cpl$cfg_valid;
     reg  [5:0] send_cpl$cfg_qp;
     reg  [31:0] send_cpl$cfg_cq;
+    reg  [7:0] send_cpl$cfg_conn;
     reg  send_cpl$cfg_on;
+    reg  send_cpl$ack_wait;
+    wire  send_cpl$room;
     reg  send_cpl$tx_valid;
     wire  send_cpl$tx_ready;
     reg  [5:0] send_cpl$tx_qp;
@@ -8297,12 +8304,15 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [7:0] send_cpl$tx_status;
     reg  [7:0] send_cpl$tx_opcode;
     reg  [31:0] send_cpl$tx_len;
+    reg  [31:0] send_cpl$tx_end_seq;
     reg  send_cpl$rd_valid;
     wire  send_cpl$rd_ready;
     reg  [5:0] send_cpl$rd_qp;
     reg  [63:0] send_cpl$rd_wr_id;
     reg  [7:0] send_cpl$rd_status;
     reg  [31:0] send_cpl$rd_len;
+    wire  [7:0] send_cpl$una_conn;
+    reg  [31:0] send_cpl$una_snd_una;
     wire  send_cpl$cpl_valid;
     reg  send_cpl$cpl_ready;
     wire  [3:0] send_cpl$cpl_cq;
@@ -8315,6 +8325,14 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     // Unused on purpose: QP send stop / Terminate receive diagnostic counter (block tests read it); not yet a core counter output (cnt_rx_exc counts the Terminates queued).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] send_cpl$cnt_off;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: Read records without a queued placeholder (their QP was stopped); the count is for the block tests.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] send_cpl$cnt_orphan;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the completion queue's fill level is for the block tests.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] send_cpl$used;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  se_v$d;
     wire  se_v$q;
@@ -8970,7 +8988,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .rd_snd_wnd(conn_table$rd_snd_wnd),
         .r2_idx(conn_table$r2_idx),
         .r2_mode(conn_table$r2_mode),
-        .r2_snd_una(conn_table$r2_snd_una)
+        .r2_snd_una(conn_table$r2_snd_una),
+        .r3_idx(conn_table$r3_idx),
+        .r3_snd_una(conn_table$r3_snd_una)
     );
     rnic_versa5g$core$exc_queue exc_queue(
         .clock(exc_queue$clock),
@@ -9388,6 +9408,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .dma_rd_cpl_last(tx_seg$dma_rd_cpl_last),
         .pay_ready(tx_seg$pay_ready),
         .cq_ready(tx_seg$cq_ready),
+        .cq_room(tx_seg$cq_room),
         .stop(tx_seg$stop),
         .rd_full(tx_seg$rd_full),
         .rd_any(tx_seg$rd_any),
@@ -9425,6 +9446,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cq_wr_id(tx_seg$cq_wr_id),
         .cq_status(tx_seg$cq_status),
         .cq_opcode(tx_seg$cq_opcode),
+        .cq_end_seq(tx_seg$cq_end_seq),
         .cnt_segs(tx_seg$cnt_segs),
         .cnt_bad_wqe(tx_seg$cnt_bad_wqe),
         .win_en(tx_seg$win_en),
@@ -10265,7 +10287,10 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cfg_valid(send_cpl$cfg_valid),
         .cfg_qp(send_cpl$cfg_qp),
         .cfg_cq(send_cpl$cfg_cq),
+        .cfg_conn(send_cpl$cfg_conn),
         .cfg_on(send_cpl$cfg_on),
+        .ack_wait(send_cpl$ack_wait),
+        .room(send_cpl$room),
         .tx_valid(send_cpl$tx_valid),
         .tx_ready(send_cpl$tx_ready),
         .tx_qp(send_cpl$tx_qp),
@@ -10273,12 +10298,15 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .tx_status(send_cpl$tx_status),
         .tx_opcode(send_cpl$tx_opcode),
         .tx_len(send_cpl$tx_len),
+        .tx_end_seq(send_cpl$tx_end_seq),
         .rd_valid(send_cpl$rd_valid),
         .rd_ready(send_cpl$rd_ready),
         .rd_qp(send_cpl$rd_qp),
         .rd_wr_id(send_cpl$rd_wr_id),
         .rd_status(send_cpl$rd_status),
         .rd_len(send_cpl$rd_len),
+        .una_conn(send_cpl$una_conn),
+        .una_snd_una(send_cpl$una_snd_una),
         .cpl_valid(send_cpl$cpl_valid),
         .cpl_ready(send_cpl$cpl_ready),
         .cpl_cq(send_cpl$cpl_cq),
@@ -10288,7 +10316,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cpl_opcode(send_cpl$cpl_opcode),
         .cpl_status(send_cpl$cpl_status),
         .cnt_no_cq(send_cpl$cnt_no_cq),
-        .cnt_off(send_cpl$cnt_off)
+        .cnt_off(send_cpl$cnt_off),
+        .cnt_orphan(send_cpl$cnt_orphan),
+        .used(send_cpl$used)
     );
     rnic_versa5g$core$se_v se_v(
         .d(se_v$d),
@@ -12355,12 +12385,18 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         send_cpl$cfg_valid = fwq_v & (fw_port$tw_index < 24'h40);
         send_cpl$cfg_qp = fw_port$tw_index[(32'h0)+:(6)];
         send_cpl$cfg_cq = fw_port$tw_data[(32'h40)+:(32)];
+        send_cpl$cfg_conn = fw_port$tw_data[(32'h120)+:(8)];
         send_cpl$cfg_on = (ew_qp_state == 8'h1) | (ew_qp_state == 8'h2);
         send_cpl$tx_valid = tx_seg$cq_valid;
         send_cpl$tx_qp = tx_seg$cq_qp;
         send_cpl$tx_wr_id = tx_seg$cq_wr_id;
         send_cpl$tx_status = tx_seg$cq_status;
         send_cpl$tx_opcode = tx_seg$cq_opcode;
+        send_cpl$tx_end_seq = tx_seg$cq_end_seq;
+        send_cpl$ack_wait = tx_wnd_en;
+        tx_seg$cq_room = send_cpl$room;
+        conn_table$r3_idx = send_cpl$una_conn;
+        send_cpl$una_snd_una = conn_table$r3_snd_una;
         send_cpl$tx_len = 32'h0;
         if (|wqe_fetch$wqe_num_sge) begin
             send_cpl$tx_len = wqe_fetch$wqe_sge0_len;
@@ -12455,7 +12491,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
 endmodule // rnic_versa5g$core
 
 
-module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una,wr_snd_wscale,wr_snd_wnd,res_snd_wscale,up_wnd_valid,up_snd_wnd,sn_valid,sn_idx,sn_snd_nxt,rd_snd_nxt,rd_snd_wnd,r2_idx,r2_mode,r2_snd_una);
+module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una,wr_snd_wscale,wr_snd_wnd,res_snd_wscale,up_wnd_valid,up_snd_wnd,sn_valid,sn_idx,sn_snd_nxt,rd_snd_nxt,rd_snd_wnd,r2_idx,r2_mode,r2_snd_una,r3_idx,r3_snd_una);
 
     // Module arguments
     input wire  clock;
@@ -12510,6 +12546,8 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     input wire  [7:0] r2_idx;
     output reg  [1:0] r2_mode;
     output reg  [31:0] r2_snd_una;
+    input wire  [7:0] r3_idx;
+    output reg  [31:0] r3_snd_una;
 
     // Update code (custom)
     // 8 entries: key = {local ip, peer ip, local port, peer port}.
@@ -12584,6 +12622,11 @@ module rnic_versa5g$core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local
     always @(posedge clock) begin
         r2_mode <= (r2_idx[7:3] == 5'd0) ? mode[r2_idx[2:0]] : 2'd0;
         r2_snd_una <= (r2_idx[7:3] == 5'd0) ? snd_una[r2_idx[2:0]] : 32'd0;
+    end
+
+    // Third read port (send completions: SND.UNA).
+    always @(posedge clock) begin
+        r3_snd_una <= (r3_idx[7:3] == 5'd0) ? snd_una[r3_idx[2:0]] : 32'd0;
     end
 
     // Writes: the firmware's whole-entry write wins over the fast path's update.
@@ -42473,7 +42516,7 @@ module rnic_versa5g$core$se_val(d,q,clock);
 endmodule // rnic_versa5g$core$se_val
 
 
-module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_valid,tx_ready,tx_qp,tx_wr_id,tx_status,tx_opcode,tx_len,rd_valid,rd_ready,rd_qp,rd_wr_id,rd_status,rd_len,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cnt_no_cq,cnt_off);
+module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ack_wait,room,tx_valid,tx_ready,tx_qp,tx_wr_id,tx_status,tx_opcode,tx_len,tx_end_seq,rd_valid,rd_ready,rd_qp,rd_wr_id,rd_status,rd_len,una_conn,una_snd_una,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cnt_no_cq,cnt_off,cnt_orphan,used);
 
     // Module arguments
     input wire  clock;
@@ -42481,7 +42524,10 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
     input wire  cfg_valid;
     input wire  [5:0] cfg_qp;
     input wire  [31:0] cfg_cq;
+    input wire  [7:0] cfg_conn;
     input wire  cfg_on;
+    input wire  ack_wait;
+    output reg  room;
     input wire  tx_valid;
     output reg  tx_ready;
     input wire  [5:0] tx_qp;
@@ -42489,12 +42535,15 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
     input wire  [7:0] tx_status;
     input wire  [7:0] tx_opcode;
     input wire  [31:0] tx_len;
+    input wire  [31:0] tx_end_seq;
     input wire  rd_valid;
     output reg  rd_ready;
     input wire  [5:0] rd_qp;
     input wire  [63:0] rd_wr_id;
     input wire  [7:0] rd_status;
     input wire  [31:0] rd_len;
+    output reg  [7:0] una_conn;
+    input wire  [31:0] una_snd_una;
     output reg  cpl_valid;
     input wire  cpl_ready;
     output reg  [3:0] cpl_cq;
@@ -42505,6 +42554,8 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
     output reg  [7:0] cpl_status;
     output reg  [31:0] cnt_no_cq;
     output reg  [31:0] cnt_off;
+    output reg  [31:0] cnt_orphan;
+    output reg  [15:0] used;
 
     // Constant declarations
     localparam  k_op_write = 8'h0;
@@ -42514,42 +42565,101 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
     localparam  k_wc_write = 8'h1;
     localparam  k_wc_read = 8'h2;
     localparam  k_ncq = 32'h10;
+    localparam  k_ep = 256'hf;
+    localparam  k_ready = 2'b0;
+    localparam  k_ack = 2'b1;
+    localparam  k_read = 2'b10;
+    localparam  k_keep = 157'hfffff00ffffffff00000000ffffffffffffffff;
+    localparam  k_done = 157'h1000000000000000000000000000000000000000;
     localparam  qm = 6'b1111;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
     /* verilator lint_off UNUSEDPARAM */
     localparam SendCplState$Idle = 0;
-    localparam SendCplState$Look = 1;
+    localparam SendCplState$HeadQp = 1;
+    localparam SendCplState$HeadConn = 2;
+    localparam SendCplState$HeadCheck = 3;
+    localparam SendCplState$Emit = 4;
+    localparam SendCplState$Scan = 5;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
     reg  [5:0] tab$read_address;
     reg  tab$read_clock;
-    wire  [5:0] tab$read_data;
+    wire  [13:0] tab$read_data;
     reg  [5:0] tab$write_address;
     reg  tab$write_clock;
-    reg  [5:0] tab$write_data;
+    reg  [13:0] tab$write_data;
     reg  tab$write_enable;
-    reg  state$d;
-    wire  state$q;
+    reg  [7:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [156:0] ram$read_data;
+    reg  [7:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [156:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] state$d;
+    wire  [2:0] state$q;
     reg  state$clock;
-    reg  src$d;
-    wire  src$q;
-    reg  src$clock;
-    reg  last$d;
-    wire  last$q;
-    reg  last$clock;
+    reg  [7:0] head$d;
+    wire  [7:0] head$q;
+    reg  head$clock;
+    reg  [7:0] tail$d;
+    wire  [7:0] tail$q;
+    reg  tail$clock;
+    reg  [8:0] cnt$d;
+    wire  [8:0] cnt$q;
+    reg  cnt$clock;
+    reg  [7:0] sp$d;
+    wire  [7:0] sp$q;
+    reg  sp$clock;
+    reg  [8:0] sn$d;
+    wire  [8:0] sn$q;
+    reg  sn$clock;
+    reg  [255:0] ep$d;
+    wire  [255:0] ep$q;
+    reg  ep$clock;
     reg  [31:0] c_no_cq$d;
     wire  [31:0] c_no_cq$q;
     reg  c_no_cq$clock;
     reg  [31:0] c_off$d;
     wire  [31:0] c_off$q;
     reg  c_off$clock;
+    reg  [31:0] c_orphan$d;
+    wire  [31:0] c_orphan$q;
+    reg  c_orphan$clock;
 
     // Local signals
-    reg  skip;
-    reg  [5:0] tw;
+    reg  [13:0] tw;
+    reg  [7:0] cfg_sh;
+    reg  [7:0] tx_sh;
+    reg  [7:0] e_sh;
+    // Unused on purpose: send_cpl selects a QP's 4-bit epoch by shifting the packed per-QP vector and reads the low bits.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] tx_eps;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [3:0] tx_ep;
+    // Unused on purpose: send_cpl selects a QP's 4-bit epoch by shifting the packed per-QP vector and reads the low bits.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [255:0] e_eps;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: send_cpl's sequence comparison reads only the sign bit of SND.UNA - end (RFC 9293 §3.4).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [31:0] una_diff;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [3:0] e_cur_ep;
+    reg  [1:0] push_kind;
+    reg  [7:0] push_op;
+    reg  [31:0] push_len;
+    reg  [63:0] e_wr_id;
+    reg  [5:0] e_qp;
+    reg  [3:0] e_ep;
+    reg  [1:0] e_kind;
+    reg  e_done;
+    reg  [31:0] e_end;
+    reg  acked;
+    reg  pop;
 
     // Sub module instances
     rnic_versa5g$core$send_cpl$tab tab(
@@ -42561,20 +42671,49 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
         .write_data(tab$write_data),
         .write_enable(tab$write_enable)
     );
+    rnic_versa5g$core$send_cpl$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
     rnic_versa5g$core$send_cpl$state state(
         .d(state$d),
         .q(state$q),
         .clock(state$clock)
     );
-    rnic_versa5g$core$send_cpl$src src(
-        .d(src$d),
-        .q(src$q),
-        .clock(src$clock)
+    rnic_versa5g$core$send_cpl$head head(
+        .d(head$d),
+        .q(head$q),
+        .clock(head$clock)
     );
-    rnic_versa5g$core$send_cpl$last last(
-        .d(last$d),
-        .q(last$q),
-        .clock(last$clock)
+    rnic_versa5g$core$send_cpl$tail tail(
+        .d(tail$d),
+        .q(tail$q),
+        .clock(tail$clock)
+    );
+    rnic_versa5g$core$send_cpl$cnt cnt(
+        .d(cnt$d),
+        .q(cnt$q),
+        .clock(cnt$clock)
+    );
+    rnic_versa5g$core$send_cpl$sp sp(
+        .d(sp$d),
+        .q(sp$q),
+        .clock(sp$clock)
+    );
+    rnic_versa5g$core$send_cpl$sn sn(
+        .d(sn$d),
+        .q(sn$q),
+        .clock(sn$clock)
+    );
+    rnic_versa5g$core$send_cpl$ep ep(
+        .d(ep$d),
+        .q(ep$q),
+        .clock(ep$clock)
     );
     rnic_versa5g$core$send_cpl$c_no_cq c_no_cq(
         .d(c_no_cq$d),
@@ -42586,104 +42725,174 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
         .q(c_off$q),
         .clock(c_off$clock)
     );
+    rnic_versa5g$core$send_cpl$c_orphan c_orphan(
+        .d(c_orphan$d),
+        .q(c_orphan$q),
+        .clock(c_orphan$clock)
+    );
 
     // Update code
     always @(*) begin
         state$clock = clock;
-        src$clock = clock;
-        last$clock = clock;
+        head$clock = clock;
+        tail$clock = clock;
+        cnt$clock = clock;
+        sp$clock = clock;
+        sn$clock = clock;
+        ep$clock = clock;
         c_no_cq$clock = clock;
         c_off$clock = clock;
+        c_orphan$clock = clock;
         state$d = state$q;
-        src$d = src$q;
-        last$d = last$q;
+        head$d = head$q;
+        tail$d = tail$q;
+        cnt$d = cnt$q;
+        sp$d = sp$q;
+        sn$d = sn$q;
+        ep$d = ep$q;
         c_no_cq$d = c_no_cq$q;
         c_off$d = c_off$q;
+        c_orphan$d = c_orphan$q;
         tab$read_clock = clock;
         tab$write_clock = clock;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
         tab$write_enable = cfg_valid & ~|(cfg_qp & ~qm);
         tab$write_address = cfg_qp;
-        tw = {{2{1'b0}}, cfg_cq[(32'h0)+:(4)]};
-        if (cfg_valid & (cfg_cq < k_ncq)) begin
-            tw = tw | 6'h10;
+        tw = ({{6{1'b0}}, cfg_conn} << 32'h6) | {{10{1'b0}}, cfg_cq[(32'h0)+:(4)]};
+        if (cfg_cq < k_ncq) begin
+            tw = tw | 14'h10;
         end
         if (~cfg_on) begin
-            tw = tw | 6'h20;
+            tw = tw | 14'h20;
         end
         tab$write_data = tw;
-        tab$read_address = tx_qp;
-        cpl_cq = tab$read_data[(32'h0)+:(4)];
-        cpl_wr_id = tx_wr_id;
-        cpl_qpn = {{26{1'b0}}, tx_qp};
-        cpl_status = tx_status;
-        cpl_byte_len = 32'h0;
-        if (tx_status == 8'h0) begin
-            cpl_byte_len = tx_len;
+        cfg_sh = {{2{1'b0}}, (cfg_qp & qm)} << 32'h2;
+        if (tab$write_enable & ~cfg_on) begin
+            ep$d = (ep$q & ~(k_ep << cfg_sh)) | ((((ep$q >> cfg_sh) + 256'h1) & k_ep) << cfg_sh);
         end
-        cpl_opcode = k_wc_send;
+        tx_sh = {{2{1'b0}}, (tx_qp & qm)} << 32'h2;
+        tx_eps = ep$q >> tx_sh;
+        tx_ep = tx_eps[(32'h0)+:(4)];
+        push_op = k_wc_send;
         if ((tx_opcode == k_op_write) | (tx_opcode == k_op_write_imm)) begin
-            cpl_opcode = k_wc_write;
+            push_op = k_wc_write;
         end
         else if (tx_opcode == k_op_read) begin
-            cpl_opcode = k_wc_read;
+            push_op = k_wc_read;
         end
-        skip = (tx_opcode == k_op_read) & (tx_status == 8'h0);
-        if (src$q) begin
-            cpl_wr_id = rd_wr_id;
-            cpl_qpn = {{26{1'b0}}, rd_qp};
-            cpl_status = rd_status;
-            cpl_byte_len = rd_len;
-            cpl_opcode = k_wc_read;
-            skip = 1'b0;
+        push_len = 32'h0;
+        push_kind = k_ready;
+        if (tx_status == 8'h0) begin
+            push_len = tx_len;
+            if (tx_opcode == k_op_read) begin
+                push_kind = k_read;
+            end
+            else if (ack_wait) begin
+                push_kind = k_ack;
+            end
         end
+        ram$write_address = tail$q;
+        ram$write_data = {{93{1'b0}}, tx_wr_id} | ({{125{1'b0}}, push_len} << 32'h40) | ({{125{1'b0}}, tx_end_seq} << 32'h60) | ({{149{1'b0}}, tx_status} << 32'h80) | ({{149{1'b0}}, push_op} << 32'h88) | ({{151{1'b0}}, tx_qp} << 32'h90) | ({{153{1'b0}}, tx_ep} << 32'h96) | ({{155{1'b0}}, push_kind} << 32'h9a);
+        ram$write_enable = 1'b0;
+        ram$read_address = head$q;
+        e_wr_id = ram$read_data[(32'h0)+:(64)];
+        e_end = ram$read_data[(32'h60)+:(32)];
+        e_qp = ram$read_data[(32'h90)+:(6)];
+        e_ep = ram$read_data[(32'h96)+:(4)];
+        e_kind = ram$read_data[(32'h9a)+:(2)];
+        e_done = ram$read_data[32'h9c];
+        e_sh = {{2{1'b0}}, (e_qp & qm)} << 32'h2;
+        e_eps = ep$q >> e_sh;
+        e_cur_ep = e_eps[(32'h0)+:(4)];
+        tab$read_address = e_qp;
+        una_conn = tab$read_data[(32'h6)+:(8)];
+        una_diff = una_snd_una - e_end;
+        acked = ~una_diff[32'h1f];
+        cpl_cq = tab$read_data[(32'h0)+:(4)];
+        cpl_wr_id = e_wr_id;
+        cpl_byte_len = ram$read_data[(32'h40)+:(32)];
+        cpl_qpn = {{26{1'b0}}, e_qp};
+        cpl_status = ram$read_data[(32'h80)+:(8)];
+        cpl_opcode = ram$read_data[(32'h88)+:(8)];
         tx_ready = 1'b0;
         rd_ready = 1'b0;
         cpl_valid = 1'b0;
+        pop = 1'b0;
         case (state$q)
             SendCplState$Idle:
                 begin
-                    if (rd_valid & (~tx_valid | ~last$q)) begin
-                        tab$read_address = rd_qp;
-                        src$d = 1'b1;
-                        state$d = SendCplState$Look;
+                    if (tx_valid & ~cnt$q[32'h8]) begin
+                        ram$write_enable = 1'b1;
+                        tx_ready = 1'b1;
+                        tail$d = tail$q + 8'h1;
+                        cnt$d = cnt$q + 9'h1;
                     end
-                    else if (tx_valid) begin
-                        src$d = 1'b0;
-                        state$d = SendCplState$Look;
+                    else if (rd_valid & |cnt$q) begin
+                        sp$d = head$q;
+                        sn$d = cnt$q;
+                        state$d = SendCplState$Scan;
+                    end
+                    else if (rd_valid & ~tx_valid) begin
+                        rd_ready = 1'b1;
+                        c_orphan$d = c_orphan$q + 32'h1;
+                    end
+                    else if (|cnt$q) begin
+                        state$d = SendCplState$HeadQp;
                     end
                 end
-            SendCplState$Look:
+            SendCplState$HeadQp:
                 begin
-                    if (src$q) begin
-                        tab$read_address = rd_qp;
-                    end
-                    if (skip) begin
-                        tx_ready = 1'b1;
-                        last$d = 1'b0;
-                        state$d = SendCplState$Idle;
-                    end
-                    else if (tab$read_data[32'h5]) begin
-                        tx_ready = ~src$q;
-                        rd_ready = src$q;
-                        last$d = src$q;
+                    state$d = SendCplState$HeadConn;
+                end
+            SendCplState$HeadConn:
+                begin
+                    state$d = SendCplState$HeadCheck;
+                end
+            SendCplState$HeadCheck:
+                begin
+                    state$d = SendCplState$Idle;
+                    if (tab$read_data[32'h5] | (e_cur_ep != e_ep)) begin
                         c_off$d = c_off$q + 32'h1;
-                        state$d = SendCplState$Idle;
+                        pop = 1'b1;
                     end
                     else if (~tab$read_data[32'h4]) begin
-                        tx_ready = ~src$q;
-                        rd_ready = src$q;
-                        last$d = src$q;
                         c_no_cq$d = c_no_cq$q + 32'h1;
+                        pop = 1'b1;
+                    end
+                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
+                        state$d = SendCplState$Emit;
+                    end
+                end
+            SendCplState$Emit:
+                begin
+                    cpl_valid = 1'b1;
+                    if (cpl_ready) begin
+                        pop = 1'b1;
                         state$d = SendCplState$Idle;
                     end
-                    else begin
-                        cpl_valid = 1'b1;
-                        if (cpl_ready) begin
-                            tx_ready = ~src$q;
-                            rd_ready = src$q;
-                            last$d = src$q;
-                            state$d = SendCplState$Idle;
+                end
+            SendCplState$Scan:
+                begin
+                    ram$read_address = sp$q;
+                    if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
+                        ram$write_enable = 1'b1;
+                        ram$write_address = sp$q;
+                        ram$write_data = (ram$read_data & k_keep) | ({{125{1'b0}}, rd_len} << 32'h40) | ({{149{1'b0}}, rd_status} << 32'h80) | k_done;
+                        rd_ready = 1'b1;
+                        state$d = SendCplState$Idle;
+                    end
+                    else if (sn$q == 9'h1) begin
+                        state$d = SendCplState$Idle;
+                        if (~tx_valid) begin
+                            rd_ready = 1'b1;
+                            c_orphan$d = c_orphan$q + 32'h1;
                         end
+                    end
+                    else begin
+                        sp$d = sp$q + 8'h1;
+                        sn$d = sn$q - 9'h1;
+                        ram$read_address = sp$q + 8'h1;
                     end
                 end
             default:
@@ -42691,13 +42900,24 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_on,tx_
                     state$d = SendCplState$Idle;
                 end
         endcase
+        if (pop) begin
+            head$d = head$q + 8'h1;
+            cnt$d = cnt$q - 9'h1;
+        end
+        room = ~cnt$q[32'h8];
+        used = {{7{1'b0}}, cnt$q};
         cnt_no_cq = c_no_cq$q;
         cnt_off = c_off$q;
+        cnt_orphan = c_orphan$q;
         if (reset) begin
             state$d = SendCplState$Idle;
-            last$d = 1'b0;
+            head$d = 8'h0;
+            tail$d = 8'h0;
+            cnt$d = 9'h0;
+            ep$d = 256'h0;
             c_no_cq$d = 32'h0;
             c_off$d = 32'h0;
+            c_orphan$d = 32'h0;
         end
     end
 
@@ -42742,61 +42962,170 @@ module rnic_versa5g$core$send_cpl$c_off(d,q,clock);
 endmodule // rnic_versa5g$core$send_cpl$c_off
 
 
-module rnic_versa5g$core$send_cpl$last(d,q,clock);
+module rnic_versa5g$core$send_cpl$c_orphan(d,q,clock);
 
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 32'h0;
     end
 
     always @(posedge clock) begin
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$send_cpl$last
+endmodule // rnic_versa5g$core$send_cpl$c_orphan
 
 
-module rnic_versa5g$core$send_cpl$src(d,q,clock);
+module rnic_versa5g$core$send_cpl$cnt(d,q,clock);
 
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [8:0] d;
+    output reg  [8:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 9'h0;
     end
 
     always @(posedge clock) begin
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$send_cpl$src
+endmodule // rnic_versa5g$core$send_cpl$cnt
+
+
+module rnic_versa5g$core$send_cpl$ep(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$ep
+
+
+module rnic_versa5g$core$send_cpl$head(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$head
+
+
+module rnic_versa5g$core$send_cpl$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [156:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [156:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[156:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$ram
+
+
+module rnic_versa5g$core$send_cpl$sn(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$sn
+
+
+module rnic_versa5g$core$send_cpl$sp(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$sp
 
 
 module rnic_versa5g$core$send_cpl$state(d,q,clock);
 
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
     /* verilator lint_off UNUSEDPARAM */
     localparam SendCplState$Idle = 0;
-    localparam SendCplState$Look = 1;
+    localparam SendCplState$HeadQp = 1;
+    localparam SendCplState$HeadConn = 2;
+    localparam SendCplState$HeadCheck = 3;
+    localparam SendCplState$Emit = 4;
+    localparam SendCplState$Scan = 5;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -42811,14 +43140,14 @@ module rnic_versa5g$core$send_cpl$tab(read_address,read_clock,read_data,write_ad
     // Module arguments
     input wire  [5:0] read_address;
     input wire  read_clock;
-    output reg  [5:0] read_data;
+    output reg  [13:0] read_data;
     input wire  [5:0] write_address;
     input wire  write_clock;
-    input wire  [5:0] write_data;
+    input wire  [13:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[5:0] mem[15:0];
+    reg[13:0] mem[15:0];
     wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
 
     always @(posedge read_clock) begin
@@ -42831,6 +43160,25 @@ module rnic_versa5g$core$send_cpl$tab(read_address,read_clock,read_data,write_ad
        end
     end
 endmodule // rnic_versa5g$core$send_cpl$tab
+
+
+module rnic_versa5g$core$send_cpl$tail(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$send_cpl$tail
 
 
 module rnic_versa5g$core$sh_idx(d,q,clock);
@@ -51951,7 +52299,7 @@ module rnic_versa5g$core$tx_sched$woke(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$woke
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready,contend);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,cq_room,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cq_end_seq,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready,contend);
 
     // Module arguments
     input wire  clock;
@@ -51994,6 +52342,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  dma_rd_cpl_last;
     input wire  pay_ready;
     input wire  cq_ready;
+    input wire  cq_room;
     input wire  stop;
     input wire  rd_full;
     input wire  rd_any;
@@ -52031,6 +52380,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     output reg  [63:0] cq_wr_id;
     output reg  [7:0] cq_status;
     output reg  [7:0] cq_opcode;
+    output reg  [31:0] cq_end_seq;
     output reg  [31:0] cnt_segs;
     output reg  [31:0] cnt_bad_wqe;
     input wire  win_en;
@@ -53156,6 +53506,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         cq_wr_id = wqe_wr_id;
         cq_status = status$q;
         cq_opcode = wqe_opcode;
+        cq_end_seq = seq$q;
         len = 32'h0;
         if (|wqe_num_sge) begin
             len = wqe_sge0_len;
@@ -53234,10 +53585,10 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         state_ram$read_address = xs_qp;
                         st$d = SegState$XLoad;
                     end
-                    else if (wqe_valid & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
+                    else if (wqe_valid & cq_room & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
                         st$d = SegState$Load;
                     end
-                    else if (wqe_valid & ~rr_pending$q & contend) begin
+                    else if (wqe_valid & cq_room & ~rr_pending$q & contend) begin
                         pk_wb$d = 1'b0;
                         st$d = SegState$Park;
                     end
@@ -53382,7 +53733,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         state_ram$write_data = ({{145{1'b0}}, crc$q} << 32'h91) | ({{145{1'b0}}, mk$q} << 32'h90) | ({{130{1'b0}}, mulpdu$q} << 32'h80) | ({{114{1'b0}}, seq_start$q} << 32'h60) | ({{114{1'b0}}, msn1$q} << 32'h40) | ({{114{1'b0}}, msn0$q} << 32'h20) | {{114{1'b0}}, seq$q};
                     end
                     st$d = SegState$Pop;
-                    if (wqe_flags[32'h0] & ~is_rr$q) begin
+                    if (wqe_flags[32'h0]) begin
                         st$d = SegState$Cpl;
                     end
                     if (|status$q) begin

@@ -174,6 +174,9 @@ const SCQ_OBS: &str = "TxSeg's completion records go into the QP's send CQ insid
 const CDC_STATUS: &str = "RxCdc uses only the FIFO's full and empty flags: it reads only \
      when not empty and detects overflow as full during a write";
 
+const SCPL_SHIFT: &str =
+    "send_cpl selects a QP's 4-bit epoch by shifting the packed per-QP vector and \
+                          reads the low bits";
 const RDT_SHIFT: &str = "rd_track selects a QP's field by shifting the packed per-QP vector and \
      taking its low bits (rust-hdl has no variable part-select)";
 
@@ -181,6 +184,14 @@ const RDT_SHIFT: &str = "rd_track selects a QP's field by shifting the packed pe
 /// one (module, name and width must all match).
 const UNUSED_OK: &[Unused] = &[
     // rd_track (hw/src/completion/rd_track.rs): per-QP fields of packed vectors.
+    unused(&["send_cpl"], "tx_eps", 256, SCPL_SHIFT),
+    unused(&["send_cpl"], "e_eps", 256, SCPL_SHIFT),
+    unused(
+        &["send_cpl"],
+        "una_diff",
+        32,
+        "send_cpl's sequence comparison reads only the sign bit of SND.UNA - end (RFC 9293 §3.4)",
+    ),
     unused(&["rd_track"], "sh_s_cnt", 256, RDT_SHIFT),
     unused(&["rd_track"], "sh_s_ord", 256, RDT_SHIFT),
     unused(&["rd_track"], "sh_s_head", 192, RDT_SHIFT),
@@ -697,6 +708,18 @@ const UNUSED_OK: &[Unused] = &[
     unused(CORE_MODULE, "wqe_fetch$cnt_wqe_drop", 32, QPSTOP_CNT),
     unused(CORE_MODULE, "wqe_fetch$cnt_skip", 32, QPSTOP_CNT),
     unused(CORE_MODULE, "send_cpl$cnt_off", 32, QPSTOP_CNT),
+    unused(
+        CORE_MODULE,
+        "send_cpl$cnt_orphan",
+        32,
+        "Read records without a queued placeholder (their QP was stopped); the count is for the block tests",
+    ),
+    unused(
+        CORE_MODULE,
+        "send_cpl$used",
+        16,
+        "the completion queue's fill level is for the block tests",
+    ),
     unused(
         CORE_MODULE,
         "tx_seg$cnt_prot",

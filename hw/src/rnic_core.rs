@@ -2882,6 +2882,7 @@ impl<
         self.send_cpl.cfg_valid.next = self.fwq_v.val() & (self.fw_port.tw_index.val() < 64);
         self.send_cpl.cfg_qp.next = self.fw_port.tw_index.val().get_bits::<6>(0);
         self.send_cpl.cfg_cq.next = self.fw_port.tw_data.val().get_bits::<32>(64);
+        self.send_cpl.cfg_conn.next = self.fw_port.tw_data.val().get_bits::<8>(288);
         // send side on in RTS (1) and Closing (2) (abi::mailbox::QpState)
         self.send_cpl.cfg_on.next = (self.ew_qp_state.val() == 1) | (self.ew_qp_state.val() == 2);
         self.send_cpl.tx_valid.next = self.tx_seg.cq_valid.val();
@@ -2889,6 +2890,14 @@ impl<
         self.send_cpl.tx_wr_id.next = self.tx_seg.cq_wr_id.val();
         self.send_cpl.tx_status.next = self.tx_seg.cq_status.val();
         self.send_cpl.tx_opcode.next = self.tx_seg.cq_opcode.val();
+        self.send_cpl.tx_end_seq.next = self.tx_seg.cq_end_seq.val();
+        // A Send / Write completes once the peer acknowledged it (its source
+        // buffer may then be reused: retransmission re-reads it); without
+        // window enforcement (a test mode whose peer never ACKs) at once.
+        self.send_cpl.ack_wait.next = self.tx_wnd_en.val();
+        self.tx_seg.cq_room.next = self.send_cpl.room.val();
+        self.conn_table.r3_idx.next = self.send_cpl.una_conn.val();
+        self.send_cpl.una_snd_una.next = self.conn_table.r3_snd_una.val();
         // the WQE is still on offer to TxSeg while its record is (TxSeg pops
         // it after the record): its length = SGE 0's (TxSeg sends one SGE)
         self.send_cpl.tx_len.next = 0.into();

@@ -32,6 +32,8 @@
 //!   firmware `wr_*` sets any value.
 //! * `r2_idx` → `r2_mode`, `r2_snd_una` (1 clock): a second read port, for
 //!   the TX log's retire and replay checks (`tx_log`).
+//! * `r3_idx` → `r3_snd_una` (1 clock): a third read port, for
+//!   the send completions' acknowledgement check (`send_cpl`).
 //! * `rd_idx` → `rd_*`: a read port for the device-updated fields
 //!   (`rcv_nxt`, `snd_una`, `snd_nxt`, `snd_wnd`; 1 clock), for tests and the
 //!   firmware port.
@@ -143,6 +145,8 @@ pub struct ConnTableN<const L: usize> {
     pub r2_idx: Signal<In, Bits<8>>,
     pub r2_mode: Signal<Out, Bits<2>>,
     pub r2_snd_una: Signal<Out, Bits<32>>,
+    pub r3_idx: Signal<In, Bits<8>>,
+    pub r3_snd_una: Signal<Out, Bits<32>>,
     _log2: usize,
     _m: Box<Model>,
 }
@@ -207,6 +211,8 @@ impl<const L: usize> ConnTableN<L> {
             r2_idx: Default::default(),
             r2_mode: Default::default(),
             r2_snd_una: Default::default(),
+            r3_idx: Default::default(),
+            r3_snd_una: Default::default(),
             _log2: log2,
             _m: Box::new(Model {
                 e: vec![Entry::default(); 1 << log2],
@@ -267,6 +273,11 @@ impl<const L: usize> Logic for ConnTableN<L> {
             .unwrap_or_default();
         self.r2_mode.next = r2.mode.into();
         self.r2_snd_una.next = r2.snd_una.into();
+        let r3 = self
+            .index(self.r3_idx.val().to_u64())
+            .map(|i| m.e[i].clone())
+            .unwrap_or_default();
+        self.r3_snd_una.next = r3.snd_una.into();
         // Clock 1: compare.
         let k = key(
             self.lk_local_ip.val().to_u64(),
@@ -360,6 +371,7 @@ impl<const L: usize> Logic for ConnTableN<L> {
         self.rd_snd_wnd.connect();
         self.r2_mode.connect();
         self.r2_snd_una.connect();
+        self.r3_snd_una.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -379,6 +391,7 @@ impl<const L: usize> Logic for ConnTableN<L> {
         let rd_ok = in_range("rd_idx");
         let sn_ok = in_range("sn_idx");
         let r2_ok = in_range("r2_idx");
+        let r3_ok = in_range("r3_idx");
         Verilog::Custom(format!(
             "\
 // {e} entries: key = {{local ip, peer ip, local port, peer port}}.
@@ -453,6 +466,11 @@ end
 always @(posedge clock) begin
     r2_mode <= {r2_ok} ? mode[r2_idx[{hi}:0]] : 2'd0;
     r2_snd_una <= {r2_ok} ? snd_una[r2_idx[{hi}:0]] : 32'd0;
+end
+
+// Third read port (send completions: SND.UNA).
+always @(posedge clock) begin
+    r3_snd_una <= {r3_ok} ? snd_una[r3_idx[{hi}:0]] : 32'd0;
 end
 
 // Writes: the firmware's whole-entry write wins over the fast path's update.
@@ -568,6 +586,7 @@ mod tests {
         u.up_snd_una.connect();
         u.rd_idx.connect();
         u.r2_idx.connect();
+        u.r3_idx.connect();
         u.wr_snd_wscale.connect();
         u.wr_snd_wnd.connect();
         u.up_wnd_valid.connect();
@@ -685,6 +704,14 @@ mod tests {
         u.r2_idx.next = 9.into();
         tick!(u);
         assert_eq!(u.r2_mode.val().to_u64(), 0, "out of range reads Free");
+        // third read port: the same fields, independently addressed
+        u.r3_idx.next = 3.into();
+        tick!(u);
+        assert_eq!(u.r3_snd_una.val().to_u64(), 7);
+        assert_eq!(u.r2_mode.val().to_u64(), 0, "r2 still reads index 9");
+        u.r3_idx.next = 9.into();
+        tick!(u);
+        assert_eq!(u.r3_snd_una.val().to_u64(), 0, "out of range reads 0");
         // up without the window flag keeps the window; sn is ignored while
         // a firmware write is in the same clock
         u.up_valid.next = true;

@@ -83,9 +83,12 @@
 //! at most 1440 octets, is one read).
 //!
 //! Completion records (`cq_*`): one per signaled WQE after its last
-//! descriptor (status 0), one per refused WQE (status
+//! descriptor (status 0, with `cq_end_seq` = the QP's SND.NXT after it; an
+//! RDMA Read's record holds its place in the send CQ's order until the
+//! requester completes it), one per refused WQE (status
 //! `LocalQpOperationError`, nothing sent, no state change; or
-//! `LocalProtectionError` for a refused SGE, above).
+//! `LocalProtectionError` for a refused SGE, above). A WQE starts only
+//! while `cq_room` (the completion queue can take its record).
 
 use crate::common::pram::PRam;
 use rnic_wire::abi::cqe::WcStatus;
@@ -181,6 +184,9 @@ pub struct TxSegN<const PR: usize> {
     pub dma_rd_cpl_last: Signal<In, Bit>,
     pub pay_ready: Signal<In, Bit>,
     pub cq_ready: Signal<In, Bit>,
+    /// The completion queue has room for a record (`SendCpl::room`): a WQE
+    /// starts only with it, so its record is always taken.
+    pub cq_room: Signal<In, Bit>,
     /// The WQE's QP is off (`WqeFetch::wqe_off`): no further segment starts,
     /// the WQE is popped without a completion (docs/rtl.md "QP send stop").
     pub stop: Signal<In, Bit>,
@@ -232,6 +238,9 @@ pub struct TxSegN<const PR: usize> {
     pub cq_wr_id: Signal<Out, Bits<64>>,
     pub cq_status: Signal<Out, Bits<8>>,
     pub cq_opcode: Signal<Out, Bits<8>>,
+    /// The QP's SND.NXT after the WQE's last FPDU (`SendCpl` waits for the
+    /// peer's ACK of it).
+    pub cq_end_seq: Signal<Out, Bits<32>>,
     pub cnt_segs: Signal<Out, Bits<32>>,
     pub cnt_bad_wqe: Signal<Out, Bits<32>>,
     /// Peer window (RFC 9293 §3.8.6): with `win_en`, an FPDU is not started
@@ -483,6 +492,7 @@ impl<const PR: usize> Default for TxSegN<PR> {
             dma_rd_cpl_last: Default::default(),
             pay_ready: Default::default(),
             cq_ready: Default::default(),
+            cq_room: Default::default(),
             stop: Default::default(),
             rd_full: Default::default(),
             rd_any: Default::default(),
@@ -520,6 +530,7 @@ impl<const PR: usize> Default for TxSegN<PR> {
             cq_wr_id: Default::default(),
             cq_status: Default::default(),
             cq_opcode: Default::default(),
+            cq_end_seq: Default::default(),
             cnt_segs: Default::default(),
             cnt_bad_wqe: Default::default(),
             win_en: Default::default(),
@@ -1183,6 +1194,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         self.cq_wr_id.next = self.wqe_wr_id.val();
         self.cq_status.next = self.status.q.val();
         self.cq_opcode.next = self.wqe_opcode.val();
+        self.cq_end_seq.next = self.seq.q.val();
         self.len.next = 0.into();
         if self.wqe_num_sge.val().any() {
             self.len.next = self.wqe_sge0_len.val();
@@ -1286,6 +1298,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                     self.state_ram.read_address.next = self.xs_qp.val();
                     self.st.d.next = SegState::XLoad;
                 } else if self.wqe_valid.val()
+                    & self.cq_room.val()
                     & !self.rr_pending.q.val()
                     & !(self.rd_full.val() & (self.wqe_opcode.val() == 4))
                     & !(self.rd_any.val() & self.wqe_flags.val().get_bit(2))
@@ -1294,7 +1307,11 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                     // a fenced WQE (flags bit 2) while it has a Read
                     // outstanding
                     self.st.d.next = SegState::Load;
-                } else if self.wqe_valid.val() & !self.rr_pending.q.val() & self.contend.val() {
+                } else if self.wqe_valid.val()
+                    & self.cq_room.val()
+                    & !self.rr_pending.q.val()
+                    & self.contend.val()
+                {
                     // ... parked (module doc, "Parking") when another QP
                     // waits, not holding the WQE: nothing loaded, nothing
                     // to write back. Alone it waits here.
@@ -1478,9 +1495,10 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                         | bit_cast::<146, 32>(self.seq.q.val());
                 }
                 self.st.d.next = SegState::Pop;
-                // A Read completes when its last Read Response is placed
-                // (rd_sent_* → the requester), not here.
-                if self.wqe_flags.val().get_bit(0) & !self.is_rr.q.val() {
+                // A signaled WQE's record; a Read's is its place in the
+                // send CQ's order (it completes when its last Read Response
+                // is placed: rd_sent_* → the requester → SendCpl).
+                if self.wqe_flags.val().get_bit(0) {
                     self.st.d.next = SegState::Cpl;
                 }
                 // A message stopped by a refused translation completes.
@@ -1750,6 +1768,8 @@ mod tests {
         u.seg.dma_rd_cpl_last.connect();
         u.seg.pay_ready.connect();
         u.seg.cq_ready.connect();
+        u.seg.cq_room.connect();
+        u.seg.cq_room.next = true;
         u.sched.wake_conn_valid.connect();
         u.sched.wake_conn.connect();
         u.connect_all();
@@ -2532,7 +2552,8 @@ mod tests {
             for s in stream.send(&msg).unwrap() {
                 r.segs.push_back((s.seq, s.payload));
             }
-            if signaled && !matches!(msg, Message::ReadRequest(_)) {
+            // a signaled Read's record holds its CQE's place (SendCpl)
+            if signaled {
                 r.cqs.push_back((idx, w.wr_id, 0));
             }
         }
@@ -3332,7 +3353,15 @@ mod tests {
                 fdma.pop();
             }
             assert!(!u.seg.dma_rd_req_valid.val(), "a Read reads no payload");
-            assert!(!u.seg.cq_valid.val(), "a Read completes in RdTrack");
+            if u.seg.cq_valid.val() {
+                // a Read's record holds its CQE's place; RdTrack completes it
+                assert_eq!(
+                    u.seg.cq_opcode.val().to_u64(),
+                    4,
+                    "only Reads are signaled here"
+                );
+                assert_eq!(u.seg.cq_status.val().to_u64(), 0);
+            }
             if u.seg.desc_valid.val() && u.seg.desc_opcode.val().to_u64() == 0 {
                 let q = u.seg.desc_qp.val().to_u64() as usize;
                 assert_eq!(sent[q], FENCED, "QP {q}: ring order");
@@ -3725,7 +3754,7 @@ mod tests {
                     let (segs, rd) = tx.send(&msg, va, e, &pbl);
                     r.segs.extend(segs);
                     reads.extend(rd);
-                    if signaled && opcode != SendOpcode::RdmaRead {
+                    if signaled {
                         r.cqs.push_back((idx, w.wr_id, 0));
                     }
                 }

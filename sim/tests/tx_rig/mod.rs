@@ -233,9 +233,10 @@ impl Rig {
         let q = &mut self.qps[qi];
         let slot = (q.prod & ((1 << q.log2) - 1)) as u64;
         self.mem.write(q.ring + slot * WQE_SIZE as u64, &b).unwrap();
-        // A Read completes when its last Read Response is placed (the
-        // requester's record), not when the request is sent.
-        if signaled && !matches!(wr, Wr::Read { .. }) {
+        // `tx_cq_*` shows TxSeg's records: one per signaled WQE, a Read's
+        // too (it holds the Read's place in the send CQ's order; the CQE
+        // waits for the last Read Response).
+        if signaled {
             q.cq_expect.push_back((q.prod, wr_id));
         }
         q.prod = q.prod.wrapping_add(1);
