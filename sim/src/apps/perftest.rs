@@ -148,7 +148,7 @@ impl Dest {
 pub struct BwReport {
     pub size: u64,
     pub iters: u64,
-    /// MB/s (10^6 octets per second... as perftest: 2^20).
+    /// MB/s, perftest's MB being 2^20 octets.
     pub bw_peak: f64,
     pub bw_avg: f64,
     /// Million messages per second.
@@ -212,13 +212,14 @@ impl Default for Config {
 pub struct Report {
     /// The peer's perftest version.
     pub peer_version: String,
-    /// What this node measured (the client: its Writes; the server reports
-    /// nothing, as perftest's server does).
+    /// What this node measured in wall-clock time: the client its Writes,
+    /// Reads or Sends, the `ib_send_bw` server its receives; a Write or Read
+    /// server nothing, as perftest's.
     pub mine: BwReport,
-    /// What the peer reported.
+    /// What the peer reported (nothing for `ib_send_bw`).
     pub peer: BwReport,
-    /// The client's Writes, in simulated time: octets per simulated second
-    /// / 2^20 (the core's own bandwidth), and clocks.
+    /// `mine` in simulated time: octets per simulated second / 2^20 (the
+    /// core's own bandwidth), and the clocks it took.
     pub sim_mb_s: f64,
     pub clocks: u64,
     /// The test connection's event.
