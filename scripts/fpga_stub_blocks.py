@@ -6,8 +6,8 @@ by idle outputs (every output 0, outputs named `*_ready` all ones), so that
 synthesis drops the block and every cell that only fed it. Synthesising the
 copy (`scripts/bitstream.sh --synth-only`) and packing it (`nextpnr-ecp5
 --pack-only`) measures what the block takes out of the board, which the
-per-block attribution of `fpga_blocks.py` understates (docs/fpga.md,
-"Session 29"). An experiment's tool: the copy does not work as a design.
+per-block attribution of `fpga_blocks.py` understates. An experiment's tool:
+the copy does not work as a design.
 
     scripts/fpga_stub_blocks.py hw/generated/rnic_versa5g.v out.v \\
         'rnic_versa5g$core$rd_track' 'rnic_versa5g$core$rreq_q'

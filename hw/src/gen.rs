@@ -585,8 +585,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_rxs_prot", 32, RXS_OBS),
     unused(BOARD_TOP, "core$cnt_rxs_inv", 32, RXS_OBS),
     unused(BOARD_TOP, "core$cnt_rxs_inv_err", 32, RXS_OBS),
-    // Send-side completions and the one EQ writer (docs/rtl.md "Send-side
-    // CQEs and one event-queue writer").
+    // Send-side completions and the one EQ writer (docs/rtl.md "Completions").
     unused(&["rnic_core", "core"], "ev_pop", 1, EQ_BY_RTL),
     unused(&["rnic_core", "core"], "tx_cq_pop", 1, SCQ_OBS),
     unused(

@@ -116,7 +116,7 @@ pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
 ///   `wqe_fetch`, `rd_track`, `rreq_queue` is cut to 16 entries (QP index
 ///   ANDed with 15 at every point of use); doorbells of QPs 16..63 are
 ///   refused and counted (`cnt_db_bad`), QP context writes refused by
-///   `fw_port` (TABLE_CMD error), docs/fpga.md "Board profile: 16 QPs".
+///   `fw_port` (TABLE_CMD error), docs/fpga.md "Why the 45F does not fit".
 /// * 8 connections (`conn_log2` 3): the 4-tuple CAM in flip-flops halves
 ///   again (measured 2455 -> 1496 COMB, docs/fpga.md conn16); both
 ///   firmware builds that run the board (`rnic_board_host::HOST_FW_CAPS`,

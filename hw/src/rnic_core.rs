@@ -382,15 +382,14 @@ pub struct RnicCoreP<
     /// `FLUSH_QP`: one-clock strobe with the QP number.
     pub flush_valid: Signal<Out, Bit>,
     pub flush_qpn: Signal<Out, Bits<32>>,
-    // ---- Firmware raw frames into the MAC merge (docs/rtl.md "Core
-    // integration: one set of table writes, doorbells, firmware frames")
+    // ---- Firmware raw frames into the MAC merge (docs/rtl.md "Host interface and firmware port")
     /// 1: the firmware's raw frames (`TX_SEND`) go into the MAC TX merge
     /// (whole frames, between data/ACK frames), and `raw_tx_*` only shows
     /// the beats the merge took (`raw_tx_ready` unused); 0: they leave on
     /// `raw_tx_*` with `raw_tx_ready` as before. Static configuration.
     pub fw_raw_to_mac: Signal<In, Bit>,
-    // ---- Receive-side Send path (`rx_send`, docs/rtl.md "rx_send in the
-    // core"): observation outputs. `rterm_*`: an incoming Terminate's
+    // ---- Receive-side Send path (`rx_send`, docs/rtl.md "Completions"):
+    // observation outputs. `rterm_*`: an incoming Terminate's
     // record, valid for the one clock it is taken; `qp_err_*`: the QP moved
     // to error (pulse).
     pub rterm_valid: Signal<Out, Bit>,
@@ -429,8 +428,7 @@ pub struct RnicCoreP<
     /// Send-side completions (TxSeg, Read requester) dropped because their
     /// QP has no send CQ (`QpContext.send_cqn` never written or >= 16).
     pub cnt_scq_no_cq: Signal<Out, Bits<32>>,
-    // ---- TX send state (docs/rtl.md "TX send state: SND.NXT, the peer's
-    // window, ACK coalescing, MULPDU limit")
+    // ---- TX send state (docs/rtl.md "TX send state: SND.NXT and the peer's window")
     /// 1: TX starts no FPDU whose end would pass SND.UNA + SND.WND (RFC 9293
     /// §3.8.6). 0: the window is not enforced (the reset value of a model's
     /// inputs; tests whose peer sends no ACKs). Static configuration.
@@ -465,8 +463,8 @@ pub struct RnicCoreP<
     /// a parked QP (`tx_sched::PARK_RETRY`).
     pub cnt_tx_park: Signal<Out, Bits<32>>,
     pub cnt_tx_park_retry: Signal<Out, Bits<32>>,
-    // ---- RDMA Read requester (`rd_track`, docs/rtl.md "RDMA Read in the
-    // core"): signaled Reads completed (records to the send CQ), Read
+    // ---- RDMA Read requester (`rd_track`, docs/rtl.md "RDMA Read"):
+    // signaled Reads completed (records to the send CQ), Read
     // Requests sent beyond the QP's ORD (not recorded), stray Read
     // Responses (Terminate 0/2/6).
     pub cnt_rd_cpl: Signal<Out, Bits<32>>,
@@ -494,7 +492,7 @@ pub struct RnicCoreP<
     exc_arb: ExcArb,
     pay_crc: Crc32cX64,
     mpa_rx: MpaRx,
-    /// Register cut (docs/fpga.md, "mpa_rx off the critical path"): the
+    /// Register cut (board timing): the
     /// segment payload from `rx_parse`'s realigner into `mpa_rx` through a
     /// `Skid`, so `mpa_rx`'s lane logic starts from flip-flops.
     /// {last [73], keep one-hot [72:64] (`mpa_in_oh`), data [63:0]}.
@@ -572,7 +570,7 @@ pub struct RnicCoreP<
     /// unchanged (a source keeps its descriptor until taken, and the
     /// stream changes hands only between descriptors): the source select
     /// (`rt_tx`/`rr_tx`) and the sources' logic are off the framer's
-    /// accept path (docs/fpga.md, session 14).
+    /// accept path (board timing).
     fd_seq: DFF<Bits<32>>,
     fd_crc_en: DFF<Bit>,
     fd_mk_en: DFF<Bit>,
@@ -606,8 +604,8 @@ pub struct RnicCoreP<
     /// `tx_cfifo`'s write a clock after the framer takes the descriptor
     /// (`tx_take`): the take is the end of the TX handshake chain between
     /// the sources, the framer and the TX log, and the FIFO's write logic
-    /// and read-during-write bypass are not added to it (docs/fpga.md
-    /// "Session 23"). The entry is popped at the frame's end on `mac_tx`,
+    /// and read-during-write bypass are not added to it (board timing).
+    /// The entry is popped at the frame's end on `mac_tx`,
     /// many clocks later.
     cw_v: DFF<Bit>,
     cw_d: DFF<Bits<9>>,
@@ -700,7 +698,7 @@ pub struct RnicCoreP<
     wr_a_idle: Signal<Local, Bit>,
     /// Register slice between `fpdu_buf` and `ddp_rx` (FPGA timing: the
     /// buffer's read state reached `ddp_rx`'s placement enable, the routed
-    /// critical path of session 24, docs/fpga.md). One beat with the QP
+    /// critical path before this slice). One beat with the QP
     /// table's answer for its connection, which the buffer's head record
     /// addresses: {pd 164:133, qp_state 132:125, qpn 124:93, conn 92:85,
     /// len 84:69, last 68, keep 67:64, data 63:0}.
@@ -708,7 +706,7 @@ pub struct RnicCoreP<
     fb_in: Signal<Local, Bits<165>>,
     /// tx_framer → this slice → the MAC TX merge (FPGA timing).
     fr_sk: Skid<Bits<69>>,
-    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): a
+    /// Register cut (docs/fpga.md, "Why the core clock is 62.5 MHz"): a
     /// `Skid` on the payload stream between the sources' mux (tx_seg,
     /// read_resp, tx_log) and `tx_framer`, so the framer's `pay_ready` no
     /// longer runs into the mux and tx_seg's payload buffer read address.
@@ -734,7 +732,7 @@ pub struct RnicCoreP<
     /// takes one every 2-3 clocks and BAR0 writes may come every clock, so
     /// 64 QPs posting back to back overflowed the 8 it had (measured: 25 of
     /// 64 lost, sim/tests/driver_many_qps.rs). In block RAM (2 DP16KD
-    /// instead of 40 TRELLIS_DPR16X4, docs/fpga.md "LUTRAM into block RAM").
+    /// instead of 40 TRELLIS_DPR16X4, docs/fpga.md "Measured size and Fmax").
     rq_db_q: Fifo<Bits<38>, 6, 7, true>,
     cq_db_q: Fifo<Bits<37>, 3, 4>,
     rxs_lost: DFF<Bits<32>>,
@@ -782,7 +780,7 @@ pub struct RnicCoreP<
     /// Per connection: SND.UNA + SND.WND, the end of the peer's window.
     tx_wend: RAM<Bits<32>, 8>,
     fast_retx: crate::transmit::fast_retx::FastRetxN<PR>,
-    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"): the
+    /// Register cut (docs/fpga.md, "Why the core clock is 62.5 MHz"): the
     /// `tx_wend` write (enable, connection, SND.UNA and SND.WND) registered
     /// and done one clock after the update, so the sum starts from flops,
     /// not from `conn_table`'s block RAM through `rx_split`.
@@ -1572,7 +1570,7 @@ impl<
         self.wr_arb.reset.next = self.reset.val();
         // ddp_rx → wr_a_sk → wr_arb.a (FPGA timing: the FPDU buffer's read
         // state reached wr_sk's load enable through ddp_rx and wr_arb, the
-        // routed critical path of session 23, docs/fpga.md). The order of
+        // routed critical path before this slice). The order of
         // writes is kept by holding the placed-segment record until the
         // slice is empty (`wr_a_idle`, below): only then is the segment's
         // last beat past wr_arb's input, as it was without the slice. That

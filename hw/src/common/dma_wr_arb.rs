@@ -11,7 +11,7 @@
 //! reached its own `ready` (and the other input's) in the same clock; on the
 //! board that closed a loop `fpdu_buf` → `ddp_rx` → this block → `ddp_rx`
 //! → `fpdu_buf`'s read, the routed critical path of the 62.5 MHz core clock
-//! (docs/fpga.md, session 15). A `ready` with no `valid` behind it
+//! (docs/fpga.md, "Why the core clock is 62.5 MHz"). A `ready` with no `valid` behind it
 //! transfers nothing (valid/ready rule), so the selected input may see it.
 //!
 //! `sel` changes only at a request boundary, never while a beat is on offer

@@ -281,7 +281,7 @@ pub struct SendPlace {
     paddr: DFF<Bits<64>>,
     pn: DFF<Bits<32>>,
     prem: DFF<Bits<32>>,
-    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"):
+    /// Register cut (docs/fpga.md, "Why the core clock is 62.5 MHz"):
     /// `min(prem, 8)` and `prem > 8`, updated wherever `prem` is (so the
     /// beat's octet count `g_k` and `dma_wr_last` start from flops, not from
     /// a 32-bit compare of `prem`). Their reset values (0, false) are those

@@ -140,7 +140,7 @@ pub struct FwPortN<const PR: usize> {
     pub cfg_mtu: Signal<In, Bits<32>>,
     pub cycles: Signal<In, Bits<64>>,
     // Terminate requests (the core's `term_*`; docs/rtl.md "Terminate
-    // transmit through the firmware port")
+    // transmit: requests to the firmware")
     pub term_valid: Signal<In, Bit>,
     pub term_cause: Signal<In, Bits<16>>,
     pub term_conn: Signal<In, Bits<32>>,

@@ -15,7 +15,7 @@
 //! request reached another's `chk_ready` and on to its request fields in the
 //! same clock; on the board that chain (`rx_send`'s length arithmetic →
 //! the choice → `read_resp`'s candidate → the unit's STag input) was the
-//! routed critical path of the core clock (docs/fpga.md, session 15).
+//! routed critical path of the core clock.
 //! Cost: a client that asks after another client had the grant waits one
 //! clock for it; a client asking again and again alone never waits.
 //!

@@ -322,8 +322,8 @@ pub struct MpaRx {
     /// (slot 0: `pa0` if written, else `pc`; slot 1: `pa1` if written
     /// (`vq_slot`), else `pc`; `wa1` implies `wa0`), so the write
     /// decisions end at these flags instead of running on into the slot
-    /// multiplexers (the board's routed critical path, docs/fpga.md
-    /// "Session 23").
+    /// multiplexers (the board's routed critical path before this
+    /// split).
     fa0: DFF<Bit>,
     /// Three more writes fit: the queue's entries plus the stage's
     /// at most 3 (both registers), so the stage always empties into it.
@@ -1046,8 +1046,8 @@ impl Logic for MpaRx {
         // it on (the compaction's rule), chosen by registers only. Read
         // from the compacted octets shifted to `hstart` (`hsh`, gone), the
         // length check and the next-state `need`/`urem`/`pad` waited for
-        // `vl`, the compaction and that shift (session 19's unit-delay
-        // longest path). The octets differ from the compacted ones only
+        // `vl`, the compaction and that shift (the unit-delay model's
+        // longest path before this cut). The octets differ from the compacted ones only
         // past the beat's valid lanes, where the header is not complete
         // (`hcomp_raw`, `half` clear) and `ulen` is not used.
         self.hl0a.next = 0.into();
@@ -1099,7 +1099,7 @@ impl Logic for MpaRx {
         // MIN_ULPDU. Every lane is compared while the
         // lane choice settles; only the flags go through its mux. Compared
         // after the octet mux, the 16-bit compares were the next steps of
-        // the routed critical path of 70b4cf1 (docs/fpga.md, session 22).
+        // the board's routed critical path.
         self.gt_max_hi.next = 0.into();
         self.eq_max_hi.next = 0.into();
         self.gt_max_lo.next = 0.into();

@@ -220,7 +220,7 @@ pub struct ReadRespN<const PR: usize> {
     /// once (then the segment goes on whatever the window does).
     fits_r: DFF<Bit>,
     iss1: DFF<Bit>,
-    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"):
+    /// Register cut (docs/fpga.md, "Why the core clock is 62.5 MHz"):
     /// `adv` (the FPDU's sequence-space length: header, pad, CRC and
     /// markers, several carry chains from `seg`) registered, so the window
     /// compare starts from a flop. Valid from the second `Issue` clock;
@@ -484,8 +484,8 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
         // multiple of the period: those sums come from registers while
         // `flen` is added, so only a compare stands between `flen` and the
         // decode. (Subtracting `d0` from `flen` first put a subtractor and
-        // nine compares in series: the unit-delay model's longest path after
-        // session 22's `mpa_rx` cut, docs/fpga.md.)
+        // nine compares in series: the unit-delay model's longest path once
+        // `mpa_rx`'s was cut.)
         self.kk.next = 0.into();
         if self.flen.val() > self.d0.val() + 4064 {
             self.kk.next = 9.into();

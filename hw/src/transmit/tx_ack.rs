@@ -147,7 +147,7 @@ pub struct TxAckN<const PR: usize> {
     snext: Signal<Local, Bits<256>>,
     head: Signal<Local, Bits<8>>,
     due: Signal<Local, Bit>,
-    /// Register cut (docs/fpga.md, "Cuts for the 62.5 MHz core clock"):
+    /// Register cut (docs/fpga.md, "Why the core clock is 62.5 MHz"):
     /// `due` one clock late, so `pend` (and the core's MAC merge choice
     /// behind it) starts from a flop, not from the FIFO's block RAM and the
     /// 16-bit age compare.

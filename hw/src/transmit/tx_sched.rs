@@ -34,8 +34,8 @@
 //!   it, makes the park a wakeup at once (the stall was decided on a
 //!   window/ORD value up to a few clocks old). The choice sees a park one
 //!   clock late (`pv_r`, `pq_r`: FPGA timing, the park decode was the front
-//!   of the board's longest path, `TxSeg`'s state → this choice → `g_qp`,
-//!   docs/fpga.md session 15); an offer chosen in the park's first clock
+//!   of the board's longest path, `TxSeg`'s state → this choice → `g_qp`);
+//!   an offer chosen in the park's first clock
 //!   for the parking QP is withdrawn (`gate`, a 6-bit compare of
 //!   registers), so the QP is still not offered from the clock after its
 //!   park begins.
@@ -129,7 +129,7 @@ pub struct TxSchedN<const PR: usize> {
     /// (`ptr` 0). Kept as a mask so the choice is two lowest-set-bit
     /// searches side by side (`hi`, then all of `elig`) instead of a rotate
     /// by `ptr`, a search and an add of `ptr` in a row (FPGA timing: that
-    /// chain was the board's second longest, docs/fpga.md "Session 23").
+    /// chain was the board's second longest path).
     from: DFF<Bits<64>>,
     last_prio: DFF<Bit>,
     g_v: DFF<Bit>,

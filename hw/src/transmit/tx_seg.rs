@@ -363,7 +363,7 @@ pub struct TxSegN<const PR: usize> {
     /// `park_qp`: the head's QP a clock late. The head is loaded for 9
     /// clocks before `wqe_valid` and stays while parked, so in `Park` this
     /// is its QP; the register keeps the FIFO head's QP out of
-    /// `TxSched`'s grant logic (docs/fpga.md, session 14).
+    /// `TxSched`'s grant logic (board timing).
     pqp: DFF<Bits<6>>,
     n_prot: DFF<Bits<32>>,
     c_prot_err: Constant<Bits<8>>,

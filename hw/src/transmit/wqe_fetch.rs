@@ -58,7 +58,7 @@
 //!   the entries visible at the read side (a push counts one clock late,
 //!   as `Fifo::empty` falls one clock after the write), and `others` =
 //!   `n_oth` minus the head's bit is not zero.
-//! * Storage (docs/fpga.md "Board profile: LUTRAM into block RAM"): the
+//! * Storage (docs/fpga.md "Measured size and Fmax"): the
 //!   FIFO of WQEs is two memories with one slot per WQE. Its 32-deep FIFO
 //!   (`fifo`) holds only each WQE's QP, index, epoch bit and "QP differs"
 //!   bit (40 bits, LUTRAM); the eight 64-bit completion beats of a WQE go
@@ -81,7 +81,7 @@
 //!   its load is done, 9 clocks on, so only a drop can come a clock later.
 //!   Why: the two 64-way QP lookups on the FIFO's output were the front of
 //!   the board's longest path, FIFO head → `TxSeg` → framer descriptor
-//!   handshake (docs/fpga.md, session 14).
+//!   handshake (before this change).
 
 use crate::common::fifo::Fifo;
 use crate::common::pram::PRam;
@@ -261,7 +261,7 @@ pub struct WqeFetchN<const PR: usize> {
     more: DFF<Bit>,
     /// `av_n`, `te_n`, `avail` and `take_prod` as `Calc` found them, for
     /// `Decide` (board timing: the index arithmetic and the choice it
-    /// feeds were one clock, docs/fpga.md session 24).
+    /// feeds were one clock, a routed critical path).
     d_av_n: DFF<Bits<4>>,
     d_te_n: DFF<Bits<4>>,
     d_avail: DFF<Bits<32>>,
