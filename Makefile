@@ -3,7 +3,7 @@
 # needs first (scripts/deps.sh, quick when all is there).
 
 CARGO      ?= cargo
-RV_TARGET  := riscv32imc-unknown-none-elf
+RV_TARGET  := riscv32im-unknown-none-elf
 RTL        := hw/generated/rnic_core.v
 SIM_ARGS   ?=
 
@@ -48,7 +48,7 @@ tshark-check: deps
 ## The firmware as a bare-metal RISC-V ELF, and its size.
 firmware-elf: deps
 	$(CARGO) build -p rnic-fw --target $(RV_TARGET) --release
-	@scripts/elf-size.sh target/$(RV_TARGET)/release
+	@scripts/elf-size.sh $${CARGO_TARGET_DIR:-target}/$(RV_TARGET)/release
 
 ## Verilator -Wall lint of the generated Verilog (waivers, each with its reason, in hw/generated/lint.vlt).
 lint: deps

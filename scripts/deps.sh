@@ -34,7 +34,7 @@ if [ "${#apt_packages[@]}" -gt 0 ]; then
 fi
 
 installed_targets=$(rustup target list --installed)
-grep -qx riscv32imc-unknown-none-elf <<<"$installed_targets" || rustup target add riscv32imc-unknown-none-elf
+grep -qx riscv32im-unknown-none-elf <<<"$installed_targets" || rustup target add riscv32im-unknown-none-elf
 installed_components=$(rustup component list --installed)
 for c in clippy rustfmt; do
     grep -q "^$c" <<<"$installed_components" || rustup component add "$c"

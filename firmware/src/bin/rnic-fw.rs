@@ -1,5 +1,5 @@
 //! The bare-metal firmware image: `cargo build -p rnic-fw --target
-//! riscv32imc-unknown-none-elf --release`. It runs [`rnic_fw::Firmware`] over
+//! riscv32im-unknown-none-elf --release`. It runs [`rnic_fw::Firmware`] over
 //! the firmware port's MMIO registers
 //! ([`rnic_wire::abi::context::port`], mapped at `FW_PORT` by `rnic-fw.x`).
 //! On the host this builds as an empty program, so that workspace-wide
