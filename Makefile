@@ -115,12 +115,16 @@ soak: deps
 
 ## The RISC-V core (hw/src/cpu/) in lock step with the rrs-lib reference on long
 ## random programs: CPU_SOAK_SEEDS seeds of CPU_SOAK_EVENTS retired instructions
-## and traps each (docs/cpu.md).
+## and traps each; then the firmware image for CPU_FW_EVENTS instructions
+## (docs/cpu.md).
 CPU_SOAK_SEEDS  ?= 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20
 CPU_SOAK_EVENTS ?= 500000
-cpu-soak:
+CPU_FW_EVENTS   ?= 1000000
+cpu-soak: deps
 	CPU_SOAK_SEEDS="$(CPU_SOAK_SEEDS)" CPU_SOAK_EVENTS=$(CPU_SOAK_EVENTS) \
 	  $(CARGO) test -p rnic-hw --lib cpu::lockstep::tests::lockstep_soak -- --ignored --nocapture
+	CPU_FW_EVENTS=$(CPU_FW_EVENTS) \
+	  $(CARGO) test -p rnic-hw --lib cpu::firmware::tests::firmware_soak -- --ignored --nocapture
 
 ## Size and Fmax of the RISC-V core alone on the LFE5UM5G-85F (docs/cpu.md).
 cpu-size: deps-fpga

@@ -22,7 +22,7 @@
 use super::asm::*;
 use super::core::Rv32;
 use super::map;
-use super::refmodel::{bus_default, Event, RefCpu, RefMem};
+use super::refmodel::{bus_default, Event, Peripheral, RefCpu, RefMem};
 use crate::common::testutil::Rng;
 use rust_hdl::prelude::*;
 use std::collections::HashMap;
@@ -55,6 +55,9 @@ pub struct CoreEvent {
 pub struct Bench<const I: usize, const D: usize> {
     pub uut: Box<Rv32<I, D>>,
     pub bus: HashMap<u32, u32>,
+    /// The device on the bus; `None`: `bus` (words that hold
+    /// [`bus_default`] until written).
+    pub port: Option<Box<dyn Peripheral>>,
     pub rng: Rng,
     /// Clocks since reset was released (= the core's mtime).
     pub cycle: u64,
@@ -84,6 +87,7 @@ impl<const I: usize, const D: usize> Bench<I, D> {
         Bench {
             uut,
             bus: HashMap::new(),
+            port: None,
             rng: Rng::new(seed),
             cycle: 0,
             irq: false,
@@ -121,19 +125,28 @@ impl<const I: usize, const D: usize> Bench<I, D> {
         if u.bus_valid.val() {
             if self.wait == 0 {
                 let a = u.bus_addr.val().to_u64() as u32;
-                let old = *self.bus.get(&a).unwrap_or(&bus_default(a));
+                let strb = u.bus_strb.val().to_u64() as u32;
+                let mask = (0..4)
+                    .filter(|b| strb >> b & 1 == 1)
+                    .fold(0u32, |m, b| m | 0xFF << (8 * b));
+                let w = u.bus_wdata.val().to_u64() as u32;
                 u.bus_ready.next = true;
-                u.bus_rdata.next = (old as u64).into();
-                if u.bus_we.val() {
-                    let strb = u.bus_strb.val().to_u64() as u32;
-                    let mask = (0..4)
-                        .filter(|b| strb >> b & 1 == 1)
-                        .fold(0u32, |m, b| m | 0xFF << (8 * b));
-                    let w = u.bus_wdata.val().to_u64() as u32;
-                    self.bus.insert(a, (old & !mask) | (w & mask));
-                    if a == ACK {
-                        self.irq = false;
-                        self.irq_since = self.cycle;
+                if let Some(p) = self.port.as_mut() {
+                    // One read or write of the device per access.
+                    if u.bus_we.val() {
+                        p.write(a, strb, w & mask);
+                    } else {
+                        u.bus_rdata.next = (p.read(a) as u64).into();
+                    }
+                } else {
+                    let old = *self.bus.get(&a).unwrap_or(&bus_default(a));
+                    u.bus_rdata.next = (old as u64).into();
+                    if u.bus_we.val() {
+                        self.bus.insert(a, (old & !mask) | (w & mask));
+                        if a == ACK {
+                            self.irq = false;
+                            self.irq_since = self.cycle;
+                        }
                     }
                 }
                 self.wait = self.rng.below(self.max_wait as usize + 1) as u32;

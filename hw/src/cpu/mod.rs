@@ -62,6 +62,8 @@ mod asm;
 #[cfg(test)]
 mod directed;
 #[cfg(test)]
+mod firmware;
+#[cfg(test)]
 mod lockstep;
 #[cfg(test)]
 mod refmodel;

@@ -24,6 +24,16 @@ pub fn bus_default(word_addr: u32) -> u32 {
     word_addr.wrapping_mul(0x9E37_79B1) ^ 0x5A5A_5A5A
 }
 
+/// A model of the device on the peripheral bus, answering by the order of
+/// accesses alone (no clock), so that the testbench and the reference each
+/// hold an instance and see the same values when the core makes the
+/// accesses the reference does. `word_addr` has bits 1:0 clear; `strb`
+/// are the byte lanes written, `data` holds them in place.
+pub trait Peripheral {
+    fn read(&mut self, word_addr: u32) -> u32;
+    fn write(&mut self, word_addr: u32, strb: u32, data: u32);
+}
+
 /// A store as rrs-lib made it: byte address, size in bytes, data.
 pub type Write = (u32, u32, u32);
 
@@ -31,6 +41,9 @@ pub struct RefMem {
     pub imem: Vec<u32>,
     pub dmem: Vec<u8>,
     pub bus: HashMap<u32, u32>,
+    /// The device on the bus; `None`: words that hold [`bus_default`]
+    /// until written (`bus`).
+    pub port: Option<Box<dyn Peripheral>>,
     pub mtimecmp: u64,
     /// Set by the harness before a step that loads from `mtime` (which
     /// counts clocks, not instructions): the core's loaded value.
@@ -44,6 +57,7 @@ impl RefMem {
             imem: vec![0; imem_words],
             dmem: vec![0; dmem_bytes],
             bus: HashMap::new(),
+            port: None,
             mtimecmp: u64::MAX,
             volatile: None,
             writes: Vec::new(),
@@ -63,6 +77,9 @@ impl RefMem {
             let o = (w - map::DMEM) as usize;
             Some(u32::from_le_bytes(self.dmem[o..o + 4].try_into().unwrap()))
         } else if (map::BUS..map::BUS_END).contains(&w) {
+            if let Some(p) = self.port.as_mut() {
+                return Some(p.read(w));
+            }
             Some(*self.bus.get(&w).unwrap_or(&bus_default(w)))
         } else if w & 0xFFFF_0000 == map::CLINT {
             Some(match w {
@@ -107,14 +124,19 @@ impl Memory for RefMem {
             let o = (addr - map::DMEM) as usize;
             self.dmem[o..o + n as usize].copy_from_slice(&data.to_le_bytes()[..n as usize]);
         } else if (map::BUS..map::BUS_END).contains(&w) {
-            let old = *self.bus.get(&w).unwrap_or(&bus_default(w));
             let sh = (addr & 3) * 8;
             let mask = if n == 4 {
                 u32::MAX
             } else {
                 ((1u32 << (8 * n)) - 1) << sh
             };
-            self.bus.insert(w, (old & !mask) | ((data << sh) & mask));
+            if let Some(p) = self.port.as_mut() {
+                let strb = ((1u32 << n) - 1) << (addr & 3);
+                p.write(w, strb, (data << sh) & mask);
+            } else {
+                let old = *self.bus.get(&w).unwrap_or(&bus_default(w));
+                self.bus.insert(w, (old & !mask) | ((data << sh) & mask));
+            }
         } else if w & 0xFFFF_0000 == map::CLINT {
             if n == 4 && w == map::MTIMECMP {
                 self.mtimecmp = (self.mtimecmp & !0xFFFF_FFFF) | data as u64;
