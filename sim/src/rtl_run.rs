@@ -419,8 +419,13 @@ impl RtlOp {
 pub struct Row {
     pub op: RtlOp,
     pub size: usize,
-    /// Per message: clocks from post to completion.
+    /// Per message: clocks from post to completion (Write: last octet
+    /// placed at B; Send: receive completion polled at B; Read: Read
+    /// completion polled at A).
     pub latencies: Vec<u64>,
+    /// Write and Send, per message: clocks from post to A's send CQE
+    /// polled (it waits for B's ACK of the message).
+    pub send_cqe: Vec<u64>,
     /// TX parks (`cnt_tx_park`, A + B) during these messages: a QP that
     /// gave its WQE back at a window or ORD stall (docs/rtl.md "Parked QPs").
     pub parks: u64,
@@ -659,6 +664,23 @@ impl RtlReport {
                 us(percentile(&lat, 0.99)),
                 lat.last().copied().unwrap_or(0)
             );
+            let mut cqe: Vec<u64> = self
+                .rows
+                .iter()
+                .filter(|r| r.op == op && r.size <= 64)
+                .flat_map(|r| r.send_cqe.iter().copied())
+                .collect();
+            cqe.sort_unstable();
+            if !cqe.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "  post → send CQE polled at A (once B's ACK covers the message), ≤ 64 B: p50 {} clk ({:.2} µs), p99 {} clk ({:.2} µs)",
+                    percentile(&cqe, 0.5),
+                    us(percentile(&cqe, 0.5)),
+                    percentile(&cqe, 0.99),
+                    us(percentile(&cqe, 0.99)),
+                );
+            }
         }
         if let Some(n) = &self.read_note {
             let _ = writeln!(o, "RDMA Read: NOT RUN — {n}");
@@ -1115,6 +1137,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         let mut wl = Vec::new();
         let mut sl = Vec::new();
         let mut rl = Vec::new();
+        let (mut wc_l, mut sc_l) = (Vec::new(), Vec::new());
         let mut pk = [0u64; 3];
         for k in 0..cfg.ops {
             // --- RDMA Write A → B
@@ -1175,6 +1198,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                     "MISMATCH after RDMA Write #{k} of {size} octets: {d}"
                 ));
             }
+            wl.push(world.borrow().cycle() - t0);
             if SEND_CQE_IN_RTL {
                 wait_send_cqe(
                     &world,
@@ -1184,8 +1208,8 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                     WcOpcode::RdmaWrite,
                     "RDMA Write",
                 )?;
+                wc_l.push(world.borrow().cycle() - t0);
             }
-            wl.push(world.borrow().cycle() - t0);
             pk[0] += parks(&world.borrow()) - p0;
             moved += size as u64;
             progress.tick(
@@ -1260,10 +1284,11 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             if let Some(d) = diff(&got, &shadow_r, (GUARD + dst, GUARD + dst + size)) {
                 return Err(format!("MISMATCH after Send #{k} of {size} octets: {d}"));
             }
+            sl.push(world.borrow().cycle() - t0s);
             if SEND_CQE_IN_RTL {
                 wait_send_cqe(&world, &scq_a, budget, wr_id, WcOpcode::Send, "Send")?;
+                sc_l.push(world.borrow().cycle() - t0s);
             }
-            sl.push(world.borrow().cycle() - t0s);
             pk[1] += parks(&world.borrow()) - p0;
             moved += size as u64;
             progress.tick(
@@ -1322,12 +1347,14 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             op: RtlOp::Write,
             size,
             latencies: wl,
+            send_cqe: wc_l,
             parks: pk[0],
         });
         rows.push(Row {
             op: RtlOp::Send,
             size,
             latencies: sl,
+            send_cqe: sc_l,
             parks: pk[1],
         });
         if READ_IN_RTL {
@@ -1335,6 +1362,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                 op: RtlOp::Read,
                 size,
                 latencies: rl,
+                send_cqe: Vec::new(),
                 parks: pk[2],
             });
         }
