@@ -951,8 +951,8 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         case (state$q)
             CpuState$Fetch:
                 begin
-                    jump = 1'b1;
-                    jump_pc = pc$q;
+                    fetch_fault$d = (pc$q & imem_hi) != 32'h0;
+                    state$d = CpuState$Decode;
                 end
             CpuState$Decode:
                 begin
@@ -1241,11 +1241,12 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
             jump_pc = trap_vec;
         end
         imem$read_address = maddr[(32'h2)+:(15)];
+        if (state$q == CpuState$Fetch) begin
+            imem$read_address = pc$q[(32'h2)+:(15)];
+        end
         if (jump) begin
             pc$d = jump_pc;
-            imem$read_address = jump_pc[(32'h2)+:(15)];
-            fetch_fault$d = (jump_pc & imem_hi) != 32'h0;
-            state$d = CpuState$Decode;
+            state$d = CpuState$Fetch;
         end
         load_dm = (load_addr & dmem_hi) == 32'h10000000;
         imem$write_address = load_addr[(32'h2)+:(15)];

@@ -5,18 +5,21 @@
 //!
 //! | state | what |
 //! |---|---|
-//! | `Fetch` | after reset only: present `pc` to the instruction memory |
+//! | `Fetch` | present `pc` (a register) to the instruction memory |
 //! | `Decode` | take a pending enabled interrupt, or an instruction-access fault of `pc`; else latch the instruction and present rs1/rs2 to the register file |
-//! | `Exec` | execute; write rd; present the next `pc` to the instruction memory (so the next clock is `Decode`), or the load address to the memories |
-//! | `Mem` | a load from a memory or the timer: write rd, fetch the next `pc` |
+//! | `Exec` | execute; write rd; the next `pc` into its register (next clock `Fetch`), or the load address to the memories |
+//! | `Mem` | a load from a memory or the timer: write rd, next `pc` |
 //! | `Bus` | a peripheral-bus access: hold `bus_valid` until `bus_ready` |
 //! | `MulDiv` | wait for [`MulDiv`](super::muldiv::MulDiv) (33 clocks) |
 //!
-//! Clocks per instruction: 2 (ALU, branches, jumps, stores to memory, CSR
-//! ops, fence, wfi, mret), 3 (loads from memory or the timer), 2 + wait
-//! states + 1 (peripheral bus), 36 (M extension). A trap costs its clock
-//! (Exec or Decode) and then starts the handler's first instruction at
-//! `Decode` like any jump.
+//! The next pc is registered before it reaches the instruction memory's
+//! address pins (`Fetch`), so that the branch/jump/trap logic and the
+//! instruction memory's address nets are in different clocks (the 62.5 MHz
+//! core clock on the ECP5, docs/cpu.md). Clocks per instruction: 3 (ALU,
+//! branches, jumps, stores to memory, CSR ops, fence, wfi, mret), 4 (loads
+//! from memory or the timer), 3 + wait states + 1 (peripheral bus), 36 (M
+//! extension). A trap costs its clock (Exec or Decode) and then starts the
+//! handler's first instruction at `Fetch` like any jump.
 //!
 //! The memories are rust-hdl RAMs with registered reads ([`PRam`], block
 //! RAM style): instruction memory 32 bits wide, `2^IW` words; data memory
@@ -692,8 +695,9 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         self.meip.d.next = self.ext_irq.val();
         match self.state.q.val() {
             CpuState::Fetch => {
-                self.jump.next = true;
-                self.jump_pc.next = self.pc.q.val();
+                // The instruction memory reads at pc (registered address).
+                self.fetch_fault.d.next = (self.pc.q.val() & self.imem_hi.val()) != 0;
+                self.state.d.next = CpuState::Decode;
             }
             CpuState::Decode => {
                 self.ir.d.next = self.imem.read_data.val();
@@ -966,12 +970,16 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             self.jump.next = true;
             self.jump_pc.next = self.trap_vec.val();
         }
+        // The next pc goes to a register first and reaches the instruction
+        // memory's address pins in Fetch: the next-pc logic does not drive
+        // the 2^IW-word RAM's address nets in the clock that computes it.
         self.imem.read_address.next = self.maddr.val().get_bits::<IW>(2);
+        if self.state.q.val() == CpuState::Fetch {
+            self.imem.read_address.next = self.pc.q.val().get_bits::<IW>(2);
+        }
         if self.jump.val() {
             self.pc.d.next = self.jump_pc.val();
-            self.imem.read_address.next = self.jump_pc.val().get_bits::<IW>(2);
-            self.fetch_fault.d.next = (self.jump_pc.val() & self.imem_hi.val()) != 0;
-            self.state.d.next = CpuState::Decode;
+            self.state.d.next = CpuState::Fetch;
         }
 
         // ---- Memory and register-file ports.

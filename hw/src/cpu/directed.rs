@@ -353,9 +353,9 @@ fn clocks_per_instruction() {
         cpi(47, 5),
         cpi(52, 5)
     );
-    assert_eq!(cpi(2, 20), 2.0);
-    assert_eq!(cpi(22, 20), 3.0);
-    assert_eq!(cpi(42, 5), 35.0);
-    assert_eq!(cpi(47, 5), 35.0);
-    assert_eq!(cpi(52, 5), 2.0);
+    assert_eq!(cpi(2, 20), 3.0);
+    assert_eq!(cpi(22, 20), 4.0);
+    assert_eq!(cpi(42, 5), 36.0);
+    assert_eq!(cpi(47, 5), 36.0);
+    assert_eq!(cpi(52, 5), 3.0);
 }
