@@ -21450,10 +21450,10 @@ module rnic_versa5g$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_
 
     // Constant declarations
     localparam  k_caps = 32'h20f;
-    localparam  k_max_qp = 32'h40;
+    localparam  k_max_qp = 32'h10;
     localparam  k_max_cq = 32'h10;
     localparam  k_max_tpt = 32'h100;
-    localparam  k_max_pbl = 32'h1000;
+    localparam  k_max_pbl = 32'h200;
     localparam  k_max_queue = 32'h1000;
 
     // Stub signals

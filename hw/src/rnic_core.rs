@@ -39,7 +39,7 @@ use crate::completion::send_cpl::SendCplN;
 use crate::firmware_port::exc_arb::ExcArb;
 use crate::firmware_port::exc_queue::ExcQueue;
 use crate::firmware_port::fw_port::FwPortN;
-use crate::host::host_regs::HostRegs;
+use crate::host::host_regs::HostRegsN;
 use crate::protection::tpt::Tpt;
 use crate::protection::tpt_arb::TptArb;
 use crate::receive::conn_table::ConnTableN;
@@ -621,7 +621,7 @@ pub struct RnicCoreP<
     mx_data_end: Signal<Local, Bit>,
     mx_block: Signal<Local, Bit>,
     mx_data: Signal<Local, Bit>,
-    host_regs: HostRegs,
+    host_regs: HostRegsN<PR>,
     fw_port: FwPortN<PR>,
     /// The fast path's connection update in the clock before a firmware
     /// connection write: {hit, rcv_nxt, snd_una} (forwarded into the write).

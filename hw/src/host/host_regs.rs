@@ -50,8 +50,13 @@ pub struct HostRegsParams {
     pub max_queue_entries: u32,
 }
 
+/// The host registers of the sim profile's core.
+pub type HostRegs = HostRegsN<{ crate::profile::PR_SIM }>;
+
+/// `HostRegsN<PR>`: `MAX_QP`, `MAX_TPT` and `MAX_PBL` report profile
+/// `PR`'s tables ([`params_for`]).
 #[derive(LogicBlock)]
-pub struct HostRegs {
+pub struct HostRegsN<const PR: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub csr_valid: Signal<In, Bit>,
@@ -143,7 +148,7 @@ pub struct HostRegs {
     f_mwr: Signal<Local, Bit>,
 }
 
-impl HostRegs {
+impl<const PR: usize> HostRegsN<PR> {
     pub fn new(p: HostRegsParams) -> Self {
         Self {
             clock: Default::default(),
@@ -253,13 +258,26 @@ pub const CORE_PARAMS: HostRegsParams = HostRegsParams {
     max_queue_entries: 4096,
 };
 
-impl Default for HostRegs {
-    fn default() -> Self {
-        Self::new(CORE_PARAMS)
+/// The parameters of profile `pr`'s core: [`CORE_PARAMS`] with the
+/// profile's QP, TPT and page-list sizes (what its tables hold: the board
+/// core has 16 QPs, 256 TPT entries and 512 page-list entries).
+pub fn params_for(pr: usize) -> HostRegsParams {
+    let p = &crate::profile::PROFILES[pr];
+    HostRegsParams {
+        max_qp: p.fw.n_qp,
+        max_tpt: 1 << p.tpt_log2,
+        max_pbl: 1 << p.pbl_log2,
+        ..CORE_PARAMS
     }
 }
 
-impl Logic for HostRegs {
+impl<const PR: usize> Default for HostRegsN<PR> {
+    fn default() -> Self {
+        Self::new(params_for(PR))
+    }
+}
+
+impl<const PR: usize> Logic for HostRegsN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -659,6 +677,31 @@ mod tests {
             assert!(!u.csr_rvalid.val());
             v
         }
+    }
+
+    /// Each profile's core reports the tables it has: the board core's 16
+    /// QPs, 256 TPT entries and 512 page-list entries (the driver sizes its
+    /// QP numbers and registrations from these), the sim core's 64, 2^TPT
+    /// and 2^PBL index bits.
+    #[test]
+    fn sizes_follow_the_profile() {
+        use crate::profile::{PR_BOARD, PR_SIM};
+        let b = params_for(PR_BOARD);
+        assert_eq!((b.max_qp, b.max_tpt, b.max_pbl), (16, 256, 512));
+        let s = params_for(PR_SIM);
+        assert_eq!(
+            (s.max_qp, s.max_tpt, s.max_pbl),
+            (
+                64,
+                1 << crate::protection::tpt::TPT_INDEX_BITS,
+                1 << crate::protection::tpt::PBL_INDEX_BITS
+            )
+        );
+        assert_eq!((s.caps, s.max_cq), (CORE_PARAMS.caps, CORE_PARAMS.max_cq));
+        // the block built for the board reads them back
+        let u = HostRegsN::<PR_BOARD>::default();
+        assert_eq!(u.k_max_qp.val().to_u64(), 16);
+        assert_eq!(u.k_max_pbl.val().to_u64(), 512);
     }
 
     /// Identification, configuration, interrupts, cycle counter, EQ and
