@@ -6,7 +6,7 @@
 //! Every crate including it sits one directory below the repository root.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// `testdata/captures/<name>` in the repository. The captures are part of
@@ -46,4 +46,22 @@ pub fn have_tool(tool: &str) -> bool {
         println!("skipped: {tool} is not installed (`make deps` installs it)");
     }
     ok
+}
+
+/// Frames of `pcap` that tshark's display `filter` selects (iWARP
+/// dissectors on; `rpcordma`, which claims the same ports, off). Callers
+/// check [`have_tool`] first.
+pub fn tshark_count(pcap: &Path, filter: &str) -> usize {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args(["--disable-protocol", "rpcordma", "-Y", filter])
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).lines().count()
 }

@@ -97,20 +97,7 @@ fn tshark_clean(pcap: &Path, fpdus: usize) {
     if !support::have_tool("tshark") {
         return;
     }
-    let count = |filter: &str| {
-        let out = std::process::Command::new("tshark")
-            .arg("-r")
-            .arg(pcap)
-            .args(["--disable-protocol", "rpcordma", "-Y", filter])
-            .output()
-            .expect("run tshark");
-        assert!(
-            out.status.success(),
-            "tshark: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).lines().count()
-    };
+    let count = |filter: &str| support::tshark_count(pcap, filter);
     assert_eq!(
         count("_ws.malformed || _ws.expert.severity == error"),
         0,

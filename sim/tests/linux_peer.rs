@@ -229,20 +229,7 @@ fn case(node_server: bool) {
     );
     assert_eq!(report.data.len(), COUNT);
 
-    let tshark = |filter: &str| {
-        let out = Command::new("tshark")
-            .arg("-r")
-            .arg(&pcap)
-            .args(["--disable-protocol", "rpcordma", "-Y", filter])
-            .output()
-            .expect("run tshark");
-        assert!(
-            out.status.success(),
-            "tshark: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).lines().count()
-    };
+    let tshark = |filter: &str| support::tshark_count(&pcap, filter);
     assert_eq!(
         tshark("_ws.malformed || _ws.expert.severity == error"),
         0,
