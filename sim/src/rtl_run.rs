@@ -617,13 +617,18 @@ impl RtlReport {
         };
         for &op in ops {
             let (n, octets, cycles) = self.totals(op);
-            let mut lat: Vec<u64> = self
-                .rows
-                .iter()
-                .filter(|r| r.op == op && r.size <= 64)
-                .flat_map(|r| r.latencies.iter().copied())
-                .collect();
-            lat.sort_unstable();
+            // one of a row's per-message times over messages ≤ 64 B, sorted
+            let small = |times: fn(&Row) -> &[u64]| {
+                let mut v: Vec<u64> = self
+                    .rows
+                    .iter()
+                    .filter(|r| r.op == op && r.size <= 64)
+                    .flat_map(|r| times(r).iter().copied())
+                    .collect();
+                v.sort_unstable();
+                v
+            };
+            let lat = small(|r| &r.latencies);
             let big = self
                 .rows
                 .iter()
@@ -664,13 +669,7 @@ impl RtlReport {
                 us(percentile(&lat, 0.99)),
                 lat.last().copied().unwrap_or(0)
             );
-            let mut cqe: Vec<u64> = self
-                .rows
-                .iter()
-                .filter(|r| r.op == op && r.size <= 64)
-                .flat_map(|r| r.send_cqe.iter().copied())
-                .collect();
-            cqe.sort_unstable();
+            let cqe = small(|r| &r.send_cqe);
             if !cqe.is_empty() {
                 let _ = writeln!(
                     o,

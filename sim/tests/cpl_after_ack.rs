@@ -16,15 +16,19 @@
 //! shadow of B's buffers), the driver's completions, and the link's own
 //! count of the frames it dropped.
 
+use std::cell::RefCell;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use rnic_driver::{
-    AccessFlags, DmaMem, MpaOptions, RecvWr, RemoteAddr, SendOp, SendWr, WcOpcode, WcStatus,
+    AccessFlags, Cq, DmaMem, MpaOptions, RecvWr, RemoteAddr, SendOp, SendWr, WcOpcode, WcStatus,
     WorkCompletion,
 };
 use rnic_sim::link::{LinkConfig, Side};
+use rnic_sim::node::World;
 use rnic_sim::rng::Rng;
 use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair};
+use rnic_sim::sim_bus::SimBus;
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
 
 /// Source slots (= messages in flight at most).
@@ -35,6 +39,23 @@ const SLOT: usize = 6000;
 const MESSAGES: usize = 96;
 /// Clocks a run may take before it is a stall.
 const BUDGET: u64 = 40_000_000;
+
+/// Runs the world until `cq` gives completions (up to 8), and returns
+/// them; a stall panics with `what` and the clocks waited.
+fn poll_some(
+    world: &Rc<RefCell<World>>,
+    cq: &Cq<'_, SimBus>,
+    what: impl Fn() -> String,
+) -> Vec<WorkCompletion> {
+    let mut wc = [WorkCompletion::default(); 8];
+    let mut n = 0;
+    run_until(world, BUDGET, |_| {
+        n = cq.poll(&mut wc).unwrap();
+        n > 0
+    })
+    .unwrap_or_else(|c| panic!("{}, stalled {c} clocks", what()));
+    wc[..n].to_vec()
+}
 
 fn reuse_on_completion(seed: u64, loss: f64, reorder: f64) {
     let pcap =
@@ -136,16 +157,9 @@ fn reuse_on_completion(seed: u64, loss: f64, reorder: f64) {
             busy[slot] = Some(next);
             next += 1;
         }
-        let mut wc = [WorkCompletion::default(); 8];
-        let mut n = 0;
-        run_until(&world, BUDGET, |_| {
-            n = scq_a.poll(&mut wc).unwrap();
-            n > 0
-        })
-        .unwrap_or_else(|c| {
-            panic!("seed {seed}: {done} of {MESSAGES} completed, stalled {c} clocks")
-        });
-        for w in &wc[..n] {
+        for w in &poll_some(&world, &scq_a, || {
+            format!("seed {seed}: {done} of {MESSAGES} completed")
+        }) {
             let i = w.wr_id as usize;
             let (slot, send, len) = plan[i];
             assert_eq!(w.status, WcStatus::Success, "{w:?}");
@@ -165,14 +179,9 @@ fn reuse_on_completion(seed: u64, loss: f64, reorder: f64) {
     }
     let sends = plan.iter().filter(|p| p.1).count();
     while recvs < sends {
-        let mut wc = [WorkCompletion::default(); 8];
-        let mut n = 0;
-        run_until(&world, BUDGET, |_| {
-            n = rcq_b.poll(&mut wc).unwrap();
-            n > 0
-        })
-        .unwrap_or_else(|c| panic!("seed {seed}: {recvs} of {sends} received, stalled {c} clocks"));
-        for w in &wc[..n] {
+        for w in &poll_some(&world, &rcq_b, || {
+            format!("seed {seed}: {recvs} of {sends} received")
+        }) {
             assert_eq!(w.status, WcStatus::Success, "{w:?}");
             assert_eq!(w.byte_len as usize, plan[w.wr_id as usize].2, "{w:?}");
             recvs += 1;
