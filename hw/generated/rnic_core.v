@@ -10,7 +10,7 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -137,6 +137,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [15:0] term_seg_len;
     output reg  [31:0] cnt_mpa_pass;
     output reg  [31:0] cnt_mpa_span;
+    output reg  [31:0] cnt_rx_no_slot;
     output reg  [31:0] cnt_mpa_err;
     output reg  [31:0] cnt_ddp_tagged;
     output reg  [31:0] cnt_ddp_untagged;
@@ -145,6 +146,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [31:0] cnt_ddp_len_err;
     output reg  [15:0] ulp_buf_beats;
     output reg  [4:0] ulp_buf_recs;
+    output reg  [8:0] ulp_span_used;
     input wire  db_wr_valid;
     input wire  [9:0] db_wr_qpn;
     input wire  [31:0] db_wr_value;
@@ -451,6 +453,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] conn_table$up_rcv_nxt;
     reg  [31:0] conn_table$up_snd_una;
     wire  conn_table$up_ready;
+    reg  conn_table$rw_valid;
+    reg  [7:0] conn_table$rw_idx;
+    reg  [31:0] conn_table$rw_rcv_nxt;
+    wire  conn_table$rw_ready;
     reg  [7:0] conn_table$rd_idx;
     wire  conn_table$rd_used;
     wire  [1:0] conn_table$rd_mode;
@@ -595,6 +601,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     wire  [31:0] fpdu_buf$cnt_err;
     wire  [15:0] fpdu_buf$level_beats;
     wire  [4:0] fpdu_buf$level_recs;
+    reg  [7:0] fpdu_buf$adm_conn;
+    wire  fpdu_buf$adm_ok;
+    wire  [8:0] fpdu_buf$span_used;
     reg  ddp_rx$clock;
     reg  ddp_rx$reset;
     reg  [63:0] ddp_rx$in_data;
@@ -721,6 +730,31 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [3:0] sq_mpa$d;
     wire  [3:0] sq_mpa$q;
     reg  sq_mpa$clock;
+    reg  [31:0] sq_end$d;
+    wire  [31:0] sq_end$q;
+    reg  sq_end$clock;
+    reg  sq_refuse$d;
+    wire  sq_refuse$q;
+    reg  sq_refuse$clock;
+    reg  rw_pend$d;
+    wire  rw_pend$q;
+    reg  rw_pend$clock;
+    reg  [7:0] rw_conn$d;
+    wire  [7:0] rw_conn$q;
+    reg  rw_conn$clock;
+    reg  [31:0] rw_seq$d;
+    wire  [31:0] rw_seq$q;
+    reg  rw_seq$clock;
+    reg  [31:0] cnt_no_slot$d;
+    wire  [31:0] cnt_no_slot$q;
+    reg  cnt_no_slot$clock;
+    reg  [7:0] rcv_ack_ram$read_address;
+    reg  rcv_ack_ram$read_clock;
+    wire  [31:0] rcv_ack_ram$read_data;
+    reg  [7:0] rcv_ack_ram$write_address;
+    reg  rcv_ack_ram$write_clock;
+    reg  [31:0] rcv_ack_ram$write_data;
+    reg  rcv_ack_ram$write_enable;
     reg  doorbell$clock;
     reg  doorbell$reset;
     reg  doorbell$csr_valid;
@@ -1366,6 +1400,12 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [31:0] fwc_up_rcv$d;
     wire  [31:0] fwc_up_rcv$q;
     reg  fwc_up_rcv$clock;
+    reg  fwc_rw_hit$d;
+    wire  fwc_rw_hit$q;
+    reg  fwc_rw_hit$clock;
+    reg  [31:0] fwc_rw_rcv$d;
+    wire  [31:0] fwc_rw_rcv$q;
+    reg  fwc_rw_rcv$clock;
     reg  [31:0] fwc_up_una$d;
     wire  [31:0] fwc_up_una$q;
     reg  fwc_up_una$clock;
@@ -2065,6 +2105,11 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [8:0] mpa_in_oh;
     reg  [31:0] mpa_init;
     reg  [31:0] zero32;
+    reg  cm_valid;
+    reg  sq_no_room;
+    reg  ak_valid;
+    reg  [7:0] ak_conn;
+    reg  [31:0] ak_ack;
     reg  pay_take;
     reg  sq_start;
     reg  pay_ready;
@@ -2334,6 +2379,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .up_rcv_nxt(conn_table$up_rcv_nxt),
         .up_snd_una(conn_table$up_snd_una),
         .up_ready(conn_table$up_ready),
+        .rw_valid(conn_table$rw_valid),
+        .rw_idx(conn_table$rw_idx),
+        .rw_rcv_nxt(conn_table$rw_rcv_nxt),
+        .rw_ready(conn_table$rw_ready),
         .rd_idx(conn_table$rd_idx),
         .rd_used(conn_table$rd_used),
         .rd_mode(conn_table$rd_mode),
@@ -2486,7 +2535,10 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .cnt_span(fpdu_buf$cnt_span),
         .cnt_err(fpdu_buf$cnt_err),
         .level_beats(fpdu_buf$level_beats),
-        .level_recs(fpdu_buf$level_recs)
+        .level_recs(fpdu_buf$level_recs),
+        .adm_conn(fpdu_buf$adm_conn),
+        .adm_ok(fpdu_buf$adm_ok),
+        .span_used(fpdu_buf$span_used)
     );
     rnic_core$ddp_rx ddp_rx(
         .clock(ddp_rx$clock),
@@ -2629,6 +2681,45 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .d(sq_mpa$d),
         .q(sq_mpa$q),
         .clock(sq_mpa$clock)
+    );
+    rnic_core$sq_end sq_end(
+        .d(sq_end$d),
+        .q(sq_end$q),
+        .clock(sq_end$clock)
+    );
+    rnic_core$sq_refuse sq_refuse(
+        .d(sq_refuse$d),
+        .q(sq_refuse$q),
+        .clock(sq_refuse$clock)
+    );
+    rnic_core$rw_pend rw_pend(
+        .d(rw_pend$d),
+        .q(rw_pend$q),
+        .clock(rw_pend$clock)
+    );
+    rnic_core$rw_conn rw_conn(
+        .d(rw_conn$d),
+        .q(rw_conn$q),
+        .clock(rw_conn$clock)
+    );
+    rnic_core$rw_seq rw_seq(
+        .d(rw_seq$d),
+        .q(rw_seq$q),
+        .clock(rw_seq$clock)
+    );
+    rnic_core$cnt_no_slot cnt_no_slot(
+        .d(cnt_no_slot$d),
+        .q(cnt_no_slot$q),
+        .clock(cnt_no_slot$clock)
+    );
+    rnic_core$rcv_ack_ram rcv_ack_ram(
+        .read_address(rcv_ack_ram$read_address),
+        .read_clock(rcv_ack_ram$read_clock),
+        .read_data(rcv_ack_ram$read_data),
+        .write_address(rcv_ack_ram$write_address),
+        .write_clock(rcv_ack_ram$write_clock),
+        .write_data(rcv_ack_ram$write_data),
+        .write_enable(rcv_ack_ram$write_enable)
     );
     rnic_core$doorbell doorbell(
         .clock(doorbell$clock),
@@ -3336,6 +3427,16 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         .d(fwc_up_rcv$d),
         .q(fwc_up_rcv$q),
         .clock(fwc_up_rcv$clock)
+    );
+    rnic_core$fwc_rw_hit fwc_rw_hit(
+        .d(fwc_rw_hit$d),
+        .q(fwc_rw_hit$q),
+        .clock(fwc_rw_hit$clock)
+    );
+    rnic_core$fwc_rw_rcv fwc_rw_rcv(
+        .d(fwc_rw_rcv$d),
+        .q(fwc_rw_rcv$q),
+        .clock(fwc_rw_rcv$clock)
     );
     rnic_core$fwc_up_una fwc_up_una(
         .d(fwc_up_una$d),
@@ -4138,6 +4239,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         sq_conn$clock = clock;
         sq_seq$clock = clock;
         sq_mpa$clock = clock;
+        sq_end$clock = clock;
+        sq_refuse$clock = clock;
+        rw_pend$clock = clock;
+        rw_conn$clock = clock;
+        rw_seq$clock = clock;
+        cnt_no_slot$clock = clock;
+        fwc_rw_hit$clock = clock;
+        fwc_rw_rcv$clock = clock;
         tq_v$clock = clock;
         tq_qp$clock = clock;
         tq_msn_send$clock = clock;
@@ -4192,6 +4301,14 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         sq_conn$d = sq_conn$q;
         sq_seq$d = sq_seq$q;
         sq_mpa$d = sq_mpa$q;
+        sq_end$d = sq_end$q;
+        sq_refuse$d = sq_refuse$q;
+        rw_pend$d = rw_pend$q;
+        rw_conn$d = rw_conn$q;
+        rw_seq$d = rw_seq$q;
+        cnt_no_slot$d = cnt_no_slot$q;
+        fwc_rw_hit$d = fwc_rw_hit$q;
+        fwc_rw_rcv$d = fwc_rw_rcv$q;
         tq_v$d = tq_v$q;
         tq_qp$d = tq_qp$q;
         tq_msn_send$d = tq_msn_send$q;
@@ -4326,6 +4443,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         conn_table$up_rcv_nxt = rx_split$up_rcv_nxt;
         conn_table$up_snd_una = rx_split$up_snd_una;
         rx_split$up_ready = conn_table$up_ready;
+        conn_table$rw_valid = rw_pend$q;
+        conn_table$rw_idx = rw_conn$q;
+        conn_table$rw_rcv_nxt = rw_seq$q;
         rx_split$res_snd_wscale = conn_table$res_snd_wscale;
         conn_table$up_wnd_valid = rx_split$up_wnd_valid;
         conn_table$up_snd_wnd = rx_split$up_snd_wnd;
@@ -4379,6 +4499,9 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 if (fwc_up_hit$q) begin
                     ew_ct_rcv_nxt = fwc_up_rcv$q;
                     ew_ct_snd_una = fwc_up_una$q;
+                end
+                if (fwc_rw_hit$q) begin
+                    ew_ct_rcv_nxt = fwc_rw_rcv$q;
                 end
             end
         end
@@ -4527,9 +4650,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         ct_rd_mode = conn_table$rd_mode;
         ct_rd_rcv_nxt = conn_table$rd_rcv_nxt;
         ct_rd_snd_una = conn_table$rd_snd_una;
-        ack_req_valid = rx_split$ack_req_valid;
-        ack_req_conn = rx_split$ack_req_conn;
-        ack_req_ack = rx_split$ack_req_ack;
         rx_pay_data = rx_parse$pay_data;
         rx_pay_keep = rx_parse$pay_keep;
         rx_pay_last = rx_parse$pay_last;
@@ -4592,8 +4712,11 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mpa_ram$read_address = sq_conn$q;
         mpa_ram$write_enable = 1'b0;
         mpa_ram$write_address = sq_conn$q;
+        cm_valid = 1'b0;
         mpa_ram$write_data = {mpa_ram$read_data[119:88], mpa_rx$st_out};
-        sq_start = (sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & mpa_rx$out_drained);
+        sq_start = ((sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & mpa_rx$out_drained)) & ~rw_pend$q;
+        fpdu_buf$adm_conn = rx_split$seg_conn;
+        sq_no_room = ~fpdu_buf$adm_ok & |rx_parse$pay_len;
         if (sq_start) begin
             mpa_ram$read_address = rx_split$seg_conn;
             sq_state$d = 3'h0;
@@ -4601,16 +4724,43 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 sq_state$d = 3'h2;
                 sq_conn$d = rx_split$seg_conn;
                 sq_seq$d = rx_parse$seq;
+                sq_end$d = rx_parse$seq + {{16{1'b0}}, rx_parse$pay_len};
                 sq_mpa$d = rx_split$seg_mpa;
+                sq_refuse$d = sq_no_room;
+                if (sq_no_room) begin
+                    rw_pend$d = 1'b1;
+                    rw_conn$d = rx_split$seg_conn;
+                    rw_seq$d = rx_parse$seq;
+                    cnt_no_slot$d = cnt_no_slot$q + 32'h1;
+                end
             end
         end
         else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
             sq_state$d = 3'h3;
         end
         else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-            mpa_ram$write_enable = 1'b1;
+            mpa_ram$write_enable = ~sq_refuse$q;
+            cm_valid = ~sq_refuse$q & (sq_end$q != sq_seq$q);
             sq_state$d = 3'h4;
         end
+        if (rw_pend$q & conn_table$rw_ready) begin
+            rw_pend$d = 1'b0;
+        end
+        if (ew_ct_valid & (ew_ct_idx == rw_conn$q) & ~(fwc_conn & fwc_keep)) begin
+            rw_pend$d = 1'b0;
+        end
+        cnt_rx_no_slot = cnt_no_slot$q;
+        ak_valid = rx_split$ack_req_valid;
+        ak_conn = rx_split$ack_req_conn;
+        ak_ack = rx_split$ack_req_ack;
+        if (rx_ulp_en) begin
+            ak_valid = cm_valid;
+            ak_conn = sq_conn$q;
+            ak_ack = sq_end$q;
+        end
+        ack_req_valid = ak_valid;
+        ack_req_conn = ak_conn;
+        ack_req_ack = ak_ack;
         zero32 = 32'h0;
         mpa_init = ~zero32;
         if (mpa_wr_valid) begin
@@ -4635,7 +4785,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mpa_rx$ctx_mk_en = sq_mpa$q[32'h3];
         mpa_rx$ctx_seq = sq_seq$q;
         mpa_rx$ctx_seq_start = mpa_ram$read_data[(32'h58)+:(32)];
-        mpa_rx$ctx_state = mpa_ram$read_data[(32'h0)+:(88)];
+        mpa_rx$ctx_state = mpa_ram$read_data[(32'h0)+:(88)] | ({{87{1'b0}}, sq_refuse$q} << 32'h57);
         mpa_rx$cfg_max_ulpdu = 16'hffff;
         fpdu_buf$in_data = mpa_rx$out_data;
         fpdu_buf$in_keep = mpa_rx$out_keep;
@@ -4922,6 +5072,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         cnt_ddp_len_err = ddp_rx$cnt_len_err;
         ulp_buf_beats = fpdu_buf$level_beats;
         ulp_buf_recs = fpdu_buf$level_recs;
+        ulp_span_used = fpdu_buf$span_used;
         host_regs$clock = clock;
         fw_port$clock = clock;
         fwc_up_hit$clock = clock;
@@ -5000,7 +5151,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             exc_queue$rd_word = fw_port$exc_rd_word;
         end
         exc_queue$pop = exc_pop | fw_port$exc_pop;
-        fw_port$ct_rd_rcv_nxt = conn_table$rd_rcv_nxt;
+        fw_port$ct_rd_rcv_nxt = rcv_ack_ram$read_data;
         fw_port$ct_rd_snd_una = conn_table$rd_snd_una;
         fw_port$ct_rd_snd_nxt = conn_table$rd_snd_nxt;
         fw_port$ct_rd_snd_wnd = conn_table$rd_snd_wnd;
@@ -5009,6 +5160,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         end
         fwc_up_hit$d = fw_port$ct_rd_sel & rx_split$up_valid & conn_table$up_ready & (rx_split$up_idx == fw_port$ct_rd_idx);
         fwc_up_rcv$d = rx_split$up_rcv_nxt;
+        fwc_rw_hit$d = fw_port$ct_rd_sel & rw_pend$q & conn_table$rw_ready & (rw_conn$q == fw_port$ct_rd_idx);
+        fwc_rw_rcv$d = rw_seq$q;
         fwc_up_una$d = rx_split$up_snd_una;
         if (fwc_conn & fwc_mpa) begin
             mpa_ram$write_enable = 1'b1;
@@ -5027,9 +5180,13 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         end
         if (reset) begin
             fwc_up_hit$d = 1'b0;
+            fwc_rw_hit$d = 1'b0;
         end
         if (reset) begin
             sq_state$d = 3'h0;
+            sq_refuse$d = 1'b0;
+            rw_pend$d = 1'b0;
+            cnt_no_slot$d = 32'h0;
         end
         cnt_rx_ok = rx_fifo$cnt_ok;
         cnt_rx_bad_fcs = rx_fifo$cnt_bad_fcs;
@@ -5180,13 +5337,20 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_ctx$write_enable = ew_ct_valid;
         tx_ctx$write_address = ew_ct_idx;
         tx_ctx$write_data = {(ew_ct_mode == 2'h2), tx_win16, ew_ct_peer_port, ew_ct_local_port, ew_ct_peer_ip, ew_ct_local_ip, ew_ct_local_mac, ew_ct_peer_mac};
-        tx_ack$write_enable = ew_ct_valid | rx_split$ack_req_valid;
-        tx_ack$write_address = rx_split$ack_req_conn;
-        tx_ack$write_data = rx_split$ack_req_ack;
-        if (ew_ct_valid) begin
+        tx_ack$write_enable = ak_valid;
+        tx_ack$write_address = ak_conn;
+        tx_ack$write_data = ak_ack;
+        if (ew_ct_valid & ~(fwc_conn & fwc_keep)) begin
+            tx_ack$write_enable = 1'b1;
             tx_ack$write_address = ew_ct_idx;
             tx_ack$write_data = ew_ct_rcv_nxt;
         end
+        rcv_ack_ram$read_clock = clock;
+        rcv_ack_ram$write_clock = clock;
+        rcv_ack_ram$write_enable = tx_ack$write_enable;
+        rcv_ack_ram$write_address = tx_ack$write_address;
+        rcv_ack_ram$write_data = tx_ack$write_data;
+        rcv_ack_ram$read_address = fw_port$ct_rd_idx;
         tx_seg$wqe_valid = wqe_fetch$wqe_valid;
         wqe_fetch$wqe_ready = tx_seg$wqe_ready;
         tx_seg$wqe_qp = wqe_fetch$wqe_qp;
@@ -5468,8 +5632,8 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         tx_cfifo$reset = reset;
         tx_wnxt$read_clock = clock;
         tx_wnxt$write_clock = clock;
-        tx_ackgen$req_valid = rx_split$ack_req_valid;
-        tx_ackgen$req_conn = rx_split$ack_req_conn;
+        tx_ackgen$req_valid = ak_valid;
+        tx_ackgen$req_conn = ak_conn;
         tx_wnxt$read_address = tx_ackgen$rd_conn;
         tx_ackgen$ctx_dst_mac = tx_ctx$read_data[(32'h0)+:(48)];
         tx_ackgen$ctx_src_mac = tx_ctx$read_data[(32'h30)+:(48)];
@@ -5854,7 +6018,26 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
 endmodule // rnic_core
 
 
-module rnic_core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una,wr_snd_wscale,wr_snd_wnd,res_snd_wscale,up_wnd_valid,up_snd_wnd,sn_valid,sn_idx,sn_snd_nxt,rd_snd_nxt,rd_snd_wnd,r2_idx,r2_mode,r2_snd_una,r3_idx,r3_snd_una);
+module rnic_core$cnt_no_slot(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$cnt_no_slot
+
+
+module rnic_core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_peer_ip,wr_local_port,wr_peer_port,wr_mode,wr_mpa,wr_rcv_nxt,wr_rcv_wnd,wr_snd_una,wr_snd_nxt,lk_valid,lk_local_ip,lk_peer_ip,lk_local_port,lk_peer_port,res_valid,res_hit,res_idx,res_mode,res_mpa,res_rcv_nxt,res_rcv_wnd,res_snd_una,res_snd_nxt,up_valid,up_idx,up_rcv_nxt,up_snd_una,up_ready,rw_valid,rw_idx,rw_rcv_nxt,rw_ready,rd_idx,rd_used,rd_mode,rd_rcv_nxt,rd_snd_una,wr_snd_wscale,wr_snd_wnd,res_snd_wscale,up_wnd_valid,up_snd_wnd,sn_valid,sn_idx,sn_snd_nxt,rd_snd_nxt,rd_snd_wnd,r2_idx,r2_mode,r2_snd_una,r3_idx,r3_snd_una);
 
     // Module arguments
     input wire  clock;
@@ -5891,6 +6074,10 @@ module rnic_core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_p
     input wire  [31:0] up_rcv_nxt;
     input wire  [31:0] up_snd_una;
     output reg  up_ready;
+    input wire  rw_valid;
+    input wire  [7:0] rw_idx;
+    input wire  [31:0] rw_rcv_nxt;
+    output reg  rw_ready;
     input wire  [7:0] rd_idx;
     output reg  rd_used;
     output reg  [1:0] rd_mode;
@@ -6008,7 +6195,11 @@ module rnic_core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_p
                 snd_wsc[wr_idx[5:0]] <= wr_snd_wscale;
             end
         end else begin
-            if (up_valid & (up_idx[7:6] == 2'd0)) begin
+            if (rw_valid) begin
+                if ((rw_idx[7:6] == 2'd0)) begin
+                    rcv_nxt[rw_idx[5:0]] <= rw_rcv_nxt;
+                end
+            end else if (up_valid & (up_idx[7:6] == 2'd0)) begin
                 rcv_nxt[up_idx[5:0]] <= up_rcv_nxt;
                 snd_una[up_idx[5:0]] <= up_snd_una;
                 if (up_wnd_valid) begin
@@ -6030,7 +6221,8 @@ module rnic_core$conn_table(clock,reset,wr_valid,wr_idx,wr_used,wr_local_ip,wr_p
     end
 
     always @(*) begin
-        up_ready = ~wr_valid;
+        up_ready = ~wr_valid & ~rw_valid;
+        rw_ready = ~wr_valid;
     end
 endmodule // rnic_core$conn_table
 
@@ -11530,7 +11722,7 @@ module rnic_core$fd_to(d,q,clock);
 endmodule // rnic_core$fd_to
 
 
-module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_ulpdu_start,in_fpdu_end,in_crc_ok,in_marker_bad,in_length_bad,in_conn,in_qpn,out_data,out_keep,out_last,out_valid,out_ready,out_len,out_conn,mterm_valid,mterm_cause,mterm_conn,mterm_qpn,mterm_pop,cnt_pass,cnt_span,cnt_err,level_beats,level_recs);
+module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in_ulpdu_start,in_fpdu_end,in_crc_ok,in_marker_bad,in_length_bad,in_conn,in_qpn,out_data,out_keep,out_last,out_valid,out_ready,out_len,out_conn,mterm_valid,mterm_cause,mterm_conn,mterm_qpn,mterm_pop,cnt_pass,cnt_span,cnt_err,level_beats,level_recs,adm_conn,adm_ok,span_used);
 
     // Module arguments
     input wire  clock;
@@ -11564,6 +11756,9 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     output reg  [31:0] cnt_err;
     output reg  [15:0] level_beats;
     output reg  [4:0] level_recs;
+    input wire  [7:0] adm_conn;
+    output reg  adm_ok;
+    output reg  [8:0] span_used;
 
     // Stub signals
     reg  dfifo$clock;
@@ -11590,6 +11785,12 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  sflag$d;
     wire  sflag$q;
     reg  sflag$clock;
+    reg  [255:0] span_held$d;
+    wire  [255:0] span_held$q;
+    reg  span_held$clock;
+    reg  [8:0] span_cnt$d;
+    wire  [8:0] span_cnt$q;
+    reg  span_cnt$clock;
     reg  [11:0] wbeats$d;
     wire  [11:0] wbeats$q;
     reg  wbeats$clock;
@@ -11669,6 +11870,8 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
     reg  c_err$clock;
 
     // Local signals
+    reg  held_old;
+    reg  held_new;
     reg  take_in;
     reg  [11:0] n_beats;
     reg  [15:0] n_len;
@@ -11733,6 +11936,16 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         .d(sflag$d),
         .q(sflag$q),
         .clock(sflag$clock)
+    );
+    rnic_core$fpdu_buf$span_held span_held(
+        .d(span_held$d),
+        .q(span_held$q),
+        .clock(span_held$clock)
+    );
+    rnic_core$fpdu_buf$span_cnt span_cnt(
+        .d(span_cnt$d),
+        .q(span_cnt$q),
+        .clock(span_cnt$clock)
     );
     rnic_core$fpdu_buf$wbeats wbeats(
         .d(wbeats$d),
@@ -11864,6 +12077,8 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         rfifo$clock = clock;
         mid$clock = clock;
         sflag$clock = clock;
+        span_held$clock = clock;
+        span_cnt$clock = clock;
         wbeats$clock = clock;
         wlen$clock = clock;
         rstate$clock = clock;
@@ -11887,6 +12102,8 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         rp$clock = clock;
         mid$d = mid$q;
         sflag$d = sflag$q;
+        span_held$d = span_held$q;
+        span_cnt$d = span_cnt$q;
         wbeats$d = wbeats$q;
         wlen$d = wlen$q;
         rstate$d = rstate$q;
@@ -11931,6 +12148,19 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         dfifo$write = take_in;
         rfifo$data_in = {{25{1'b0}}, n_len} | ({{33{1'b0}}, in_conn} << 32'h10) | ({{39{1'b0}}, kind} << 32'h18) | (({{40{1'b0}}, (in_marker_bad | in_length_bad)}) << 32'h1a) | ({{40{1'b0}}, n_start} << 32'h1b) | ({{40{1'b0}}, in_fpdu_end} << 32'h1c) | ({{29{1'b0}}, n_beats} << 32'h1d);
         rfifo$write = take_in & in_last;
+        held_old = span_held$q[in_conn];
+        held_new = ~in_fpdu_end & (n_start | held_old);
+        if (take_in & in_last) begin
+            span_held$d = (span_held$q & ~({{255{1'b0}}, 1'b1} << (in_conn)) | ({{255{1'b0}}, held_new} << (in_conn)));
+            if (held_new & ~held_old) begin
+                span_cnt$d = span_cnt$q + 9'h1;
+            end
+            else if (~held_new & held_old) begin
+                span_cnt$d = span_cnt$q - 9'h1;
+            end
+        end
+        adm_ok = span_held$q[adm_conn] | (span_cnt$q[(32'h1)+:(8)] == 8'h0);
+        span_used = span_cnt$q;
         if (take_in) begin
             mid$d = ~in_last;
             wbeats$d = n_beats;
@@ -12210,6 +12440,8 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         level_recs = rfifo$count;
         if (reset) begin
             mid$d = 1'b0;
+            span_held$d = 256'h0;
+            span_cnt$d = 9'h0;
             rstate$d = 3'h0;
             mt_valid$d = 1'b0;
             c_pass$d = 32'h0;
@@ -13018,6 +13250,44 @@ module rnic_core$fpdu_buf$sflag(d,q,clock);
     end
 
 endmodule // rnic_core$fpdu_buf$sflag
+
+
+module rnic_core$fpdu_buf$span_cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$span_cnt
+
+
+module rnic_core$fpdu_buf$span_held(d,q,clock);
+
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fpdu_buf$span_held
 
 
 module rnic_core$fpdu_buf$sram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
@@ -14587,6 +14857,44 @@ module rnic_core$fw_port$tx_ra(d,q,clock);
     end
 
 endmodule // rnic_core$fw_port$tx_ra
+
+
+module rnic_core$fwc_rw_hit(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fwc_rw_hit
+
+
+module rnic_core$fwc_rw_rcv(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$fwc_rw_rcv
 
 
 module rnic_core$fwc_sn_hit(d,q,clock);
@@ -21008,6 +21316,35 @@ module rnic_core$qp_ram(read_address,read_clock,read_data,write_address,write_cl
 endmodule // rnic_core$qp_ram
 
 
+module rnic_core$rcv_ack_ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[255:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$rcv_ack_ram
+
+
 module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req_len,c0_req_tag,c0_cpl_valid,c0_cpl_ready,c1_req_valid,c1_req_ready,c1_req_addr,c1_req_len,c1_req_tag,c1_cpl_valid,c1_cpl_ready,c2_req_valid,c2_req_ready,c2_req_addr,c2_req_len,c2_req_tag,c2_cpl_valid,c2_cpl_ready,c3_req_valid,c3_req_ready,c3_req_addr,c3_req_len,c3_req_tag,c3_cpl_valid,c3_cpl_ready,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_tag,cnt_cpl_bad);
 
     // Module arguments
@@ -25308,6 +25645,63 @@ module rnic_core$rreq_q$stopped(d,q,clock);
     end
 
 endmodule // rnic_core$rreq_q$stopped
+
+
+module rnic_core$rw_conn(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rw_conn
+
+
+module rnic_core$rw_pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rw_pend
+
+
+module rnic_core$rw_seq(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rw_seq
 
 
 module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,out_data,out_keep,out_last,out_valid,out_fcs_bad,out_tag);
@@ -36612,6 +37006,25 @@ module rnic_core$sq_conn(d,q,clock);
 endmodule // rnic_core$sq_conn
 
 
+module rnic_core$sq_end(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$sq_end
+
+
 module rnic_core$sq_mpa(d,q,clock);
 
     // Module arguments
@@ -36629,6 +37042,25 @@ module rnic_core$sq_mpa(d,q,clock);
     end
 
 endmodule // rnic_core$sq_mpa
+
+
+module rnic_core$sq_refuse(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$sq_refuse
 
 
 module rnic_core$sq_seq(d,q,clock);

@@ -255,6 +255,9 @@ pub struct RnicCoreP<
     pub term_seg_len: Signal<Out, Bits<16>>,
     pub cnt_mpa_pass: Signal<Out, Bits<32>>,
     pub cnt_mpa_span: Signal<Out, Bits<32>>,
+    /// Segments refused for want of a span slot (`fpdu_buffer`
+    /// "Admission"): discarded unacknowledged, RCV.NXT set back.
+    pub cnt_rx_no_slot: Signal<Out, Bits<32>>,
     pub cnt_mpa_err: Signal<Out, Bits<32>>,
     pub cnt_ddp_tagged: Signal<Out, Bits<32>>,
     pub cnt_ddp_untagged: Signal<Out, Bits<32>>,
@@ -264,6 +267,8 @@ pub struct RnicCoreP<
     /// FPDU buffer occupancy (beats, records).
     pub ulp_buf_beats: Signal<Out, Bits<16>>,
     pub ulp_buf_recs: Signal<Out, Bits<5>>,
+    /// Span slots held (`fpdu_buffer`'s admission count).
+    pub ulp_span_used: Signal<Out, Bits<9>>,
     // ---- TX datapath: doorbell → TxSched → WqeFetch → TxSeg → TxFramer → mac_tx_*
     /// Doorbell (temporary input until the BAR0 block drives it): a write of
     /// `db_wr_value` to the `QP_SQ_PRODUCER` register of QP doorbell page
@@ -517,6 +522,30 @@ pub struct RnicCoreP<
     sq_conn: DFF<Bits<8>>,
     sq_seq: DFF<Bits<32>>,
     sq_mpa: DFF<Bits<4>>,
+    /// The segment's end (SEG.SEQ + SEG.LEN): RCV.NXT once it is taken.
+    sq_end: DFF<Bits<32>>,
+    /// The segment is refused (no span slot for its connection): `mpa_rx`
+    /// discards it (its record loaded as `dead`) and nothing is written back.
+    sq_refuse: DFF<Bit>,
+    /// RCV.NXT rewind to a refused segment's SEG.SEQ, until `conn_table`
+    /// takes it (`rw_*`).
+    rw_pend: DFF<Bit>,
+    rw_conn: DFF<Bits<8>>,
+    rw_seq: DFF<Bits<32>>,
+    cnt_no_slot: DFF<Bits<32>>,
+    /// A segment taken whole by `mpa_rx` (its MPA record written back):
+    /// the ACK request {connection, SEG.SEQ + SEG.LEN}.
+    cm_valid: Signal<Local, Bit>,
+    /// At a segment's start: it has payload and no span slot for it.
+    sq_no_room: Signal<Local, Bit>,
+    /// The ACK request the TX side gets: the sequencer's commits with the
+    /// ULP path on, else `rx_split`'s (every accepted segment).
+    ak_valid: Signal<Local, Bit>,
+    ak_conn: Signal<Local, Bits<8>>,
+    ak_ack: Signal<Local, Bits<32>>,
+    /// Per connection, the ACK number the device has committed to (what
+    /// `tx_ack` holds), for the firmware port's connection reads.
+    rcv_ack_ram: RAM<Bits<32>, 8>,
     pay_take: Signal<Local, Bit>,
     sq_start: Signal<Local, Bit>,
     pay_ready: Signal<Local, Bit>,
@@ -627,6 +656,9 @@ pub struct RnicCoreP<
     /// connection write: {hit, rcv_nxt, snd_una} (forwarded into the write).
     fwc_up_hit: DFF<Bit>,
     fwc_up_rcv: DFF<Bits<32>>,
+    /// A rewind taken in the clock the firmware port read the entry.
+    fwc_rw_hit: DFF<Bit>,
+    fwc_rw_rcv: DFF<Bits<32>>,
     fwc_up_una: DFF<Bits<32>>,
     fwc_conn: Signal<Local, Bit>,
     fwc_keep: Signal<Local, Bit>,
@@ -876,6 +908,14 @@ impl<
             sq_conn,
             sq_seq,
             sq_mpa,
+            sq_end,
+            sq_refuse,
+            rw_pend,
+            rw_conn,
+            rw_seq,
+            cnt_no_slot,
+            fwc_rw_hit,
+            fwc_rw_rcv,
             tq_v,
             tq_qp,
             tq_msn_send,
@@ -1026,6 +1066,10 @@ impl<
         self.conn_table.up_rcv_nxt.next = self.rx_split.up_rcv_nxt.val();
         self.conn_table.up_snd_una.next = self.rx_split.up_snd_una.val();
         self.rx_split.up_ready.next = self.conn_table.up_ready.val();
+        // The sequencer's rewind of a refused segment (`rw_*`).
+        self.conn_table.rw_valid.next = self.rw_pend.q.val();
+        self.conn_table.rw_idx.next = self.rw_conn.q.val();
+        self.conn_table.rw_rcv_nxt.next = self.rw_seq.q.val();
         self.rx_split.res_snd_wscale.next = self.conn_table.res_snd_wscale.val();
         self.conn_table.up_wnd_valid.next = self.rx_split.up_wnd_valid.val();
         self.conn_table.up_snd_wnd.next = self.rx_split.up_snd_wnd.val();
@@ -1110,6 +1154,9 @@ impl<
                 if self.fwc_up_hit.q.val() {
                     self.ew_ct_rcv_nxt.next = self.fwc_up_rcv.q.val();
                     self.ew_ct_snd_una.next = self.fwc_up_una.q.val();
+                }
+                if self.fwc_rw_hit.q.val() {
+                    self.ew_ct_rcv_nxt.next = self.fwc_rw_rcv.q.val();
                 }
             }
         }
@@ -1296,9 +1343,6 @@ impl<
         self.ct_rd_mode.next = self.conn_table.rd_mode.val();
         self.ct_rd_rcv_nxt.next = self.conn_table.rd_rcv_nxt.val();
         self.ct_rd_snd_una.next = self.conn_table.rd_snd_una.val();
-        self.ack_req_valid.next = self.rx_split.ack_req_valid.val();
-        self.ack_req_conn.next = self.rx_split.ack_req_conn.val();
-        self.ack_req_ack.next = self.rx_split.ack_req_ack.val();
 
         // payload out: to rx_pay_* or (rx_ulp_en) to the ULP path
         self.rx_pay_data.next = self.rx_parse.pay_data.val();
@@ -1370,14 +1414,31 @@ impl<
         self.mpa_ram.read_address.next = self.sq_conn.q.val();
         self.mpa_ram.write_enable.next = false;
         self.mpa_ram.write_address.next = self.sq_conn.q.val();
+        self.cm_valid.next = false;
         // st_out written back with the connection's SeqStart.
         self.mpa_ram.write_data.next = (self.mpa_ram.read_data.val() >> 88) << 88
             | bit_cast::<120, 88>(self.mpa_rx.st_out.val());
         // A segment may start in idle, or when the previous segment's last
         // piece has left mpa_rx; mpa_ram is read at the segment's connection
         // in that clock, so its record is there with the first beat.
-        self.sq_start.next = (self.sq_state.q.val() == 0)
-            | ((self.sq_state.q.val() == 4) & self.mpa_rx.out_drained.val());
+        // A pending rewind is taken first (in a clock or two), so a refusal
+        // never overwrites another.
+        //
+        // Admission (fpdu_buffer "Admission"): a segment whose connection
+        // holds no span slot while none is free is refused here, before
+        // anything of it is placed or acknowledged. `mpa_rx` consumes it as
+        // a dead connection's (no output), its MPA record is not written
+        // back, no ACK request is raised, and RCV.NXT goes back to its
+        // SEG.SEQ, so the peer's TCP retransmits it (RFC 9293 §3.10.7.4:
+        // only segment text actually taken advances RCV.NXT). The next
+        // segment of the connection cannot have been accepted yet:
+        // `rx_parse` offers it only after this one's payload, which waits
+        // for this start, and the rewind lands in the clocks right after.
+        self.sq_start.next = ((self.sq_state.q.val() == 0)
+            | ((self.sq_state.q.val() == 4) & self.mpa_rx.out_drained.val()))
+            & !self.rw_pend.q.val();
+        self.fpdu_buf.adm_conn.next = self.rx_split.seg_conn.val();
+        self.sq_no_room.next = !self.fpdu_buf.adm_ok.val() & self.rx_parse.pay_len.val().any();
         if self.sq_start.val() {
             self.mpa_ram.read_address.next = self.rx_split.seg_conn.val();
             self.sq_state.d.next = 0.into();
@@ -1385,15 +1446,55 @@ impl<
                 self.sq_state.d.next = 2.into();
                 self.sq_conn.d.next = self.rx_split.seg_conn.val();
                 self.sq_seq.d.next = self.rx_parse.seq.val();
+                self.sq_end.d.next =
+                    self.rx_parse.seq.val() + bit_cast::<32, 16>(self.rx_parse.pay_len.val());
                 self.sq_mpa.d.next = self.rx_split.seg_mpa.val();
+                // (a segment without payload needs no slot: never refused)
+                self.sq_refuse.d.next = self.sq_no_room.val();
+                if self.sq_no_room.val() {
+                    self.rw_pend.d.next = true;
+                    self.rw_conn.d.next = self.rx_split.seg_conn.val();
+                    self.rw_seq.d.next = self.rx_parse.seq.val();
+                    self.cnt_no_slot.d.next = self.cnt_no_slot.q.val() + 1;
+                }
             }
         } else if (self.sq_state.q.val() == 2) & self.pay_take.val() & self.rx_parse.pay_last.val()
         {
             self.sq_state.d.next = 3.into();
         } else if (self.sq_state.q.val() == 3) & self.mpa_rx.st_out_valid.val() {
-            self.mpa_ram.write_enable.next = true;
+            // Taken: the record written back and the segment acknowledged.
+            self.mpa_ram.write_enable.next = !self.sq_refuse.q.val();
+            // (a pure ACK's empty beat asks for no ACK)
+            self.cm_valid.next =
+                !self.sq_refuse.q.val() & (self.sq_end.q.val() != self.sq_seq.q.val());
             self.sq_state.d.next = 4.into();
         }
+        if self.rw_pend.q.val() & self.conn_table.rw_ready.val() {
+            self.rw_pend.d.next = false;
+        }
+        // A firmware write that gives the entry a new RCV.NXT (not keeping
+        // the device's) supersedes a rewind still waiting for it.
+        if self.ew_ct_valid.val()
+            & (self.ew_ct_idx.val() == self.rw_conn.q.val())
+            & !(self.fwc_conn.val() & self.fwc_keep.val())
+        {
+            self.rw_pend.d.next = false;
+        }
+        self.cnt_rx_no_slot.next = self.cnt_no_slot.q.val();
+        // The ACK request for the TX side (`tx_ack`, `tx_ackgen`, the
+        // `ack_req_*` pins): with the ULP path, a segment is acknowledged
+        // once it is taken; without it (`rx_pay_*` out), when accepted.
+        self.ak_valid.next = self.rx_split.ack_req_valid.val();
+        self.ak_conn.next = self.rx_split.ack_req_conn.val();
+        self.ak_ack.next = self.rx_split.ack_req_ack.val();
+        if self.rx_ulp_en.val() {
+            self.ak_valid.next = self.cm_valid.val();
+            self.ak_conn.next = self.sq_conn.q.val();
+            self.ak_ack.next = self.sq_end.q.val();
+        }
+        self.ack_req_valid.next = self.ak_valid.val();
+        self.ack_req_conn.next = self.ak_conn.val();
+        self.ack_req_ack.next = self.ak_ack.val();
         self.zero32.next = 0.into();
         self.mpa_init.next = !self.zero32.val(); // CRC_INIT
         if self.mpa_wr_valid.val() {
@@ -1429,7 +1530,9 @@ impl<
         self.mpa_rx.ctx_mk_en.next = self.sq_mpa.q.val().get_bit(3);
         self.mpa_rx.ctx_seq.next = self.sq_seq.q.val();
         self.mpa_rx.ctx_seq_start.next = self.mpa_ram.read_data.val().get_bits::<32>(88);
-        self.mpa_rx.ctx_state.next = self.mpa_ram.read_data.val().get_bits::<88>(0);
+        // A refused segment runs as a dead connection's (`MpaRxState` bit 87).
+        self.mpa_rx.ctx_state.next = self.mpa_ram.read_data.val().get_bits::<88>(0)
+            | (bit_cast::<88, 1>(self.sq_refuse.q.val().into()) << 87);
         // largest ULPDU_LENGTH: the field's range (a piece must also fit the FPDU buffer)
         self.mpa_rx.cfg_max_ulpdu.next = 0xFFFF.into();
 
@@ -1775,6 +1878,7 @@ impl<
         self.cnt_ddp_len_err.next = self.ddp_rx.cnt_len_err.val();
         self.ulp_buf_beats.next = self.fpdu_buf.level_beats.val();
         self.ulp_buf_recs.next = self.fpdu_buf.level_recs.val();
+        self.ulp_span_used.next = self.fpdu_buf.span_used.val();
 
         // ---- Host registers (BAR0) and firmware port
         self.host_regs.clock.next = self.clock.val();
@@ -1865,7 +1969,10 @@ impl<
         }
         self.exc_queue.pop.next = self.exc_pop.val() | self.fw_port.exc_pop.val();
         // connection table read port: the firmware port's reads win
-        self.fw_port.ct_rd_rcv_nxt.next = self.conn_table.rd_rcv_nxt.val();
+        // RCV.NXT as acknowledged: a segment accepted but not yet taken
+        // (or refused, and about to be rewound) is not in it, so the
+        // firmware never acknowledges it either.
+        self.fw_port.ct_rd_rcv_nxt.next = self.rcv_ack_ram.read_data.val();
         self.fw_port.ct_rd_snd_una.next = self.conn_table.rd_snd_una.val();
         self.fw_port.ct_rd_snd_nxt.next = self.conn_table.rd_snd_nxt.val();
         self.fw_port.ct_rd_snd_wnd.next = self.conn_table.rd_snd_wnd.val();
@@ -1879,6 +1986,11 @@ impl<
             & self.conn_table.up_ready.val()
             & (self.rx_split.up_idx.val() == self.fw_port.ct_rd_idx.val());
         self.fwc_up_rcv.d.next = self.rx_split.up_rcv_nxt.val();
+        self.fwc_rw_hit.d.next = self.fw_port.ct_rd_sel.val()
+            & self.rw_pend.q.val()
+            & self.conn_table.rw_ready.val()
+            & (self.rw_conn.q.val() == self.fw_port.ct_rd_idx.val());
+        self.fwc_rw_rcv.d.next = self.rw_seq.q.val();
         self.fwc_up_una.d.next = self.rx_split.up_snd_una.val();
 
         // Firmware connection write entering RDMA mode (decoded above with
@@ -1903,9 +2015,13 @@ impl<
         // CQ (TableId 2): no CQ table in the RTL yet; kept in the port's shadow.
         if self.reset.val() {
             self.fwc_up_hit.d.next = false;
+            self.fwc_rw_hit.d.next = false;
         }
         if self.reset.val() {
             self.sq_state.d.next = 0.into();
+            self.sq_refuse.d.next = false;
+            self.rw_pend.d.next = false;
+            self.cnt_no_slot.d.next = 0.into();
         }
 
         self.cnt_rx_ok.next = self.rx_fifo.cnt_ok.val();
@@ -2121,15 +2237,25 @@ impl<
             | (bit_cast::<209, 16>(self.ew_ct_peer_port.val()) << 176)
             | (bit_cast::<209, 16>(self.tx_win16.val()) << 192)
             | (bit_cast::<209, 1>((self.ew_ct_mode.val() == 2).into()) << 208);
-        // rcv_nxt to acknowledge: the firmware's write, else the fast path's
-        // new rcv_nxt (ack_req).
-        self.tx_ack.write_enable.next = self.ew_ct_valid.val() | self.rx_split.ack_req_valid.val();
-        self.tx_ack.write_address.next = self.rx_split.ack_req_conn.val();
-        self.tx_ack.write_data.next = self.rx_split.ack_req_ack.val();
-        if self.ew_ct_valid.val() {
+        // rcv_nxt to acknowledge: the firmware's write when it sets one
+        // (not when it keeps the device's, which may count a segment not
+        // yet taken), else the ACK request's (a taken segment's end).
+        self.tx_ack.write_enable.next = self.ak_valid.val();
+        self.tx_ack.write_address.next = self.ak_conn.val();
+        self.tx_ack.write_data.next = self.ak_ack.val();
+        if self.ew_ct_valid.val() & !(self.fwc_conn.val() & self.fwc_keep.val()) {
+            self.tx_ack.write_enable.next = true;
             self.tx_ack.write_address.next = self.ew_ct_idx.val();
             self.tx_ack.write_data.next = self.ew_ct_rcv_nxt.val();
         }
+        // Its copy for the firmware port's reads (`rcv_nxt` of a
+        // connection read is the committed one).
+        self.rcv_ack_ram.read_clock.next = self.clock.val();
+        self.rcv_ack_ram.write_clock.next = self.clock.val();
+        self.rcv_ack_ram.write_enable.next = self.tx_ack.write_enable.val();
+        self.rcv_ack_ram.write_address.next = self.tx_ack.write_address.val();
+        self.rcv_ack_ram.write_data.next = self.tx_ack.write_data.val();
+        self.rcv_ack_ram.read_address.next = self.fw_port.ct_rd_idx.val();
 
         // WQE fetch → TxSeg.
         self.tx_seg.wqe_valid.next = self.wqe_fetch.wqe_valid.val();
@@ -2493,8 +2619,8 @@ impl<
         self.tx_cfifo.reset.next = self.reset.val();
         self.tx_wnxt.read_clock.next = self.clock.val();
         self.tx_wnxt.write_clock.next = self.clock.val();
-        self.tx_ackgen.req_valid.next = self.rx_split.ack_req_valid.val();
-        self.tx_ackgen.req_conn.next = self.rx_split.ack_req_conn.val();
+        self.tx_ackgen.req_valid.next = self.ak_valid.val();
+        self.tx_ackgen.req_conn.next = self.ak_conn.val();
         self.tx_wnxt.read_address.next = self.tx_ackgen.rd_conn.val();
         self.tx_ackgen.ctx_dst_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(0);
         self.tx_ackgen.ctx_src_mac.next = self.tx_ctx.read_data.val().get_bits::<48>(48);

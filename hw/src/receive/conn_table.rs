@@ -20,6 +20,11 @@
 //! * `up_*` (the fast path): writes `rcv_nxt` and `snd_una` of one entry,
 //!   and `snd_wnd` with `up_wnd_valid`; taken only while `up_ready` (= no
 //!   `wr_valid` in the same clock, the firmware write wins).
+//! * `rw_*` (the segment sequencer's rewind): writes `rcv_nxt` alone,
+//!   back to the start of a segment the device refused after `rx_split`
+//!   had accepted it (no span slot, `rnic_core`); taken while `rw_ready`
+//!   (= no `wr_valid`), and `up_*` waits in its clock (`up_ready` low).
+//!   Priority: `wr` > `rw` > `up`.
 //! * `sn_*` (TX): writes `snd_nxt` (the sequence number after the last data
 //!   frame on the wire). It has its own array, so it and `up_*` never
 //!   collide; in a clock with `wr_valid` it is ignored, and the integrator
@@ -122,6 +127,10 @@ pub struct ConnTableN<const L: usize> {
     pub up_rcv_nxt: Signal<In, Bits<32>>,
     pub up_snd_una: Signal<In, Bits<32>>,
     pub up_ready: Signal<Out, Bit>,
+    pub rw_valid: Signal<In, Bit>,
+    pub rw_idx: Signal<In, Bits<8>>,
+    pub rw_rcv_nxt: Signal<In, Bits<32>>,
+    pub rw_ready: Signal<Out, Bit>,
     pub rd_idx: Signal<In, Bits<8>>,
     pub rd_used: Signal<Out, Bit>,
     pub rd_mode: Signal<Out, Bits<2>>,
@@ -193,6 +202,10 @@ impl<const L: usize> ConnTableN<L> {
             up_rcv_nxt: Default::default(),
             up_snd_una: Default::default(),
             up_ready: Default::default(),
+            rw_valid: Default::default(),
+            rw_idx: Default::default(),
+            rw_rcv_nxt: Default::default(),
+            rw_ready: Default::default(),
             rd_idx: Default::default(),
             rd_used: Default::default(),
             rd_mode: Default::default(),
@@ -238,7 +251,8 @@ fn key(ip_l: u64, ip_p: u64, port_l: u64, port_p: u64) -> u128 {
 
 impl<const L: usize> Logic for ConnTableN<L> {
     fn update(&mut self) {
-        self.up_ready.next = !self.wr_valid.val();
+        self.up_ready.next = !self.wr_valid.val() && !self.rw_valid.val();
+        self.rw_ready.next = !self.wr_valid.val();
         if !self.clock.pos_edge() {
             return;
         }
@@ -292,6 +306,8 @@ impl<const L: usize> Logic for ConnTableN<L> {
         let wr = self.wr_valid.val();
         let wi = self.index(self.wr_idx.val().to_u64());
         let ui = self.index(self.up_idx.val().to_u64());
+        let ri = self.index(self.rw_idx.val().to_u64());
+        let (rw, rw_rcv) = (self.rw_valid.val(), self.rw_rcv_nxt.val().to_u64());
         let reset = self.reset.val();
         let new = Entry {
             used: self.wr_used.val(),
@@ -326,6 +342,10 @@ impl<const L: usize> Logic for ConnTableN<L> {
         if wr {
             if let Some(i) = wi {
                 m.e[i] = new;
+            }
+        } else if rw {
+            if let Some(i) = ri {
+                m.e[i].rcv_nxt = rw_rcv;
             }
         } else if up {
             if let Some(i) = ui {
@@ -362,6 +382,7 @@ impl<const L: usize> Logic for ConnTableN<L> {
         self.res_snd_una.connect();
         self.res_snd_nxt.connect();
         self.up_ready.connect();
+        self.rw_ready.connect();
         self.rd_used.connect();
         self.rd_mode.connect();
         self.rd_rcv_nxt.connect();
@@ -388,6 +409,7 @@ impl<const L: usize> Logic for ConnTableN<L> {
         };
         let wr_ok = in_range("wr_idx");
         let up_ok = in_range("up_idx");
+        let rw_ok = in_range("rw_idx");
         let rd_ok = in_range("rd_idx");
         let sn_ok = in_range("sn_idx");
         let r2_ok = in_range("r2_idx");
@@ -489,7 +511,11 @@ always @(posedge clock) begin
             snd_wsc[wr_idx[{hi}:0]] <= wr_snd_wscale;
         end
     end else begin
-        if (up_valid & {up_ok}) begin
+        if (rw_valid) begin
+            if ({rw_ok}) begin
+                rcv_nxt[rw_idx[{hi}:0]] <= rw_rcv_nxt;
+            end
+        end else if (up_valid & {up_ok}) begin
             rcv_nxt[up_idx[{hi}:0]] <= up_rcv_nxt;
             snd_una[up_idx[{hi}:0]] <= up_snd_una;
             if (up_wnd_valid) begin
@@ -511,7 +537,8 @@ always @(posedge clock) begin
 end
 
 always @(*) begin
-    up_ready = ~wr_valid;
+    up_ready = ~wr_valid & ~rw_valid;
+    rw_ready = ~wr_valid;
 end
 ",
             em1 = e - 1,
@@ -584,6 +611,9 @@ mod tests {
         u.up_idx.connect();
         u.up_rcv_nxt.connect();
         u.up_snd_una.connect();
+        u.rw_valid.connect();
+        u.rw_idx.connect();
+        u.rw_rcv_nxt.connect();
         u.rd_idx.connect();
         u.r2_idx.connect();
         u.r3_idx.connect();
@@ -632,6 +662,52 @@ mod tests {
             }
         }
         panic!("no result");
+    }
+
+    /// The sequencer's rewind: writes `rcv_nxt` only (SND.UNA kept), holds
+    /// the fast path's update off for its clock (`up_ready` low), and
+    /// yields to a firmware write (`rw_ready` low, the rewind waits).
+    #[test]
+    fn rewind_writes_rcv_nxt_only_and_waits_for_the_firmware() {
+        let mut u = uut();
+        u.reset.next = true;
+        tick!(u);
+        u.reset.next = false;
+        write(&mut u, 3, 100, 11);
+        u.up_valid.next = true;
+        u.up_idx.next = 3.into();
+        u.up_rcv_nxt.next = 500.into();
+        u.up_snd_una.next = 77.into();
+        tick!(u);
+        u.up_valid.next = false;
+        assert_eq!(lookup(&mut u, 100).3, 500);
+        // rewind and an update in one clock: the update is held off
+        u.rw_valid.next = true;
+        u.rw_idx.next = 3.into();
+        u.rw_rcv_nxt.next = 400.into();
+        u.up_valid.next = true;
+        u.up_rcv_nxt.next = 900.into();
+        tick!(u);
+        assert!(u.rw_ready.val() && !u.up_ready.val());
+        u.rw_valid.next = false;
+        u.up_valid.next = false;
+        tick!(u);
+        assert_eq!(lookup(&mut u, 100).3, 400);
+        u.rd_idx.next = 3.into();
+        tick!(u);
+        assert_eq!(u.rd_snd_una.val().to_u64(), 77, "SND.UNA kept");
+        // a firmware write in the rewind's clock wins; the rewind waits
+        u.rw_valid.next = true;
+        u.rw_rcv_nxt.next = 450.into();
+        write(&mut u, 3, 100, 12);
+        tick!(u);
+        assert_eq!(
+            u.rd_rcv_nxt.val().to_u64(),
+            12,
+            "the firmware's write first"
+        );
+        u.rw_valid.next = false;
+        assert_eq!(lookup(&mut u, 100).3, 450, "then the rewind");
     }
 
     #[test]

@@ -47,15 +47,37 @@
 //!   piece was refused), or an FPDU longer than a slot: its pieces are
 //!   dropped and counted in `cnt_span`, and a Terminate request with the
 //!   DDP Local Catastrophic cause ([`CAUSE_DDP_LOCAL_CATASTROPHIC`], RFC
-//!   5041 §7.2: the error is local to this DDP stream's resources) is raised
-//!   once, on the first piece refused (or at the end of a too-long FPDU).
-//!   The segment was already acknowledged at parse time (`rx_split`
-//!   advances `rcv_nxt` before MPA framing is known), so it cannot be
-//!   handed back to TCP for retransmission; the connection is terminated
-//!   instead of losing the message silently;
+//!   5041 §7.2) is raised once, on the first piece refused (or at the end of
+//!   a too-long FPDU). With the admission rule below a first piece always
+//!   finds a slot, so of these only the too-long FPDU happens (the peer
+//!   exceeded any MULPDU a 9000-octet MTU allows); the others remain the
+//!   defined answer should a slot leak (below);
 //! * a whole or first piece on a connection whose slot is still open (the
 //!   firmware re-initialised the connection mid-FPDU): the stale slot is
 //!   freed (counted in `cnt_span`).
+//!
+//! # Admission (no stream terminated for want of a slot)
+//! The write side replays the read side's slot rule as each piece's last
+//! beat is written: a connection holds a slot after a piece that starts an
+//! FPDU without ending it, keeps it through continuations, and gives it up
+//! with the piece that ends the FPDU (or ends it with an error); a whole
+//! FPDU on a connection still holding one frees the stale slot. Per
+//! connection that is one bit (`span_held`), and `span_cnt` counts the
+//! ones. The read side processes the same pieces in the same order, so
+//! when it takes a piece its slots in use equal the count right after that
+//! piece was written. The segment sequencer (`rnic_core`) asks `adm_ok` for
+//! the connection of each segment before `mpa_rx` takes it: a connection
+//! holding a slot may always go on (its own slot is freed before it could
+//! need another), any other only while `span_cnt < SPAN_SLOTS`. As
+//! `mpa_rx` takes one segment at a time and a segment leaves at most one
+//! FPDU open (its last), the count never exceeds the slots. A segment
+//! refused here is discarded whole before anything of it is acknowledged,
+//! and TCP brings it again (docs/rtl.md "Receive").
+//!
+//! A slot held by a connection that the firmware re-initialises or frees
+//! mid-FPDU stays held until that connection's next piece (the stale-slot
+//! rule above), and is counted so: the count never claims a slot the read
+//! side does not have free.
 //!
 //! A piece must fit the data FIFO: the pieces are at most one TCP payload,
 //! and `rx_fifo` limits the frame size. The default holds the payload of a
@@ -182,11 +204,24 @@ pub struct FpduBufferN<
     /// never saturating) and records held.
     pub level_beats: Signal<Out, Bits<16>>,
     pub level_recs: Signal<Out, Bits<5>>,
+    /// Admission of a segment of connection `adm_conn` (see "Admission"):
+    /// `adm_ok` (combinational) = the connection holds a span slot, or one
+    /// is free once every piece already written is processed.
+    pub adm_conn: Signal<In, Bits<8>>,
+    pub adm_ok: Signal<Out, Bit>,
+    /// Span slots held, as the write side counts them (`span_held` ones).
+    pub span_used: Signal<Out, Bits<9>>,
     dfifo: Fifo<Bits<68>, N, NP1>,
     rfifo: Fifo<Bits<RW>, 4, 5>,
     // write side
     mid: DFF<Bit>,
     sflag: DFF<Bit>,
+    /// Per connection: its pieces written so far leave it holding a span
+    /// slot (the read side's allocation, replayed in order).
+    span_held: DFF<Bits<256>>,
+    span_cnt: DFF<Bits<9>>,
+    held_old: Signal<Local, Bit>,
+    held_new: Signal<Local, Bit>,
     wbeats: DFF<Bits<NP1>>,
     wlen: DFF<Bits<16>>,
     take_in: Signal<Local, Bit>,
@@ -284,9 +319,9 @@ impl<
     fn update(&mut self) {
         clock!(self, clock, dfifo, rfifo);
         dff_setup!(
-            self, clock, mid, sflag, wbeats, wlen, rstate, rcount, mt_valid, mt_cause, mt_conn,
-            mt_qpn, c_pass, c_span, c_err, s_busy, s_conn, c_sel, c_wp, c_len, c_res, c_rc, c_bad,
-            c_end, rp
+            self, clock, mid, sflag, span_held, span_cnt, wbeats, wlen, rstate, rcount, mt_valid,
+            mt_cause, mt_conn, mt_qpn, c_pass, c_span, c_err, s_busy, s_conn, c_sel, c_wp, c_len,
+            c_res, c_rc, c_bad, c_end, rp
         );
         self.dfifo.reset.next = self.reset.val();
         self.rfifo.reset.next = self.reset.val();
@@ -325,6 +360,26 @@ impl<
             | (bit_cast::<RW, 1>(self.in_fpdu_end.val().into()) << 28)
             | (bit_cast::<RW, NP1>(self.n_beats.val()) << 29);
         self.rfifo.write.next = self.take_in.val() & self.in_last.val();
+        // Span accounting (module doc, "Admission"): on a piece's last beat,
+        // the read side's slot rule for it, applied now.
+        self.held_old.next = self.span_held.q.val().get_bit(self.in_conn.val().index());
+        self.held_new.next = !self.in_fpdu_end.val() & (self.n_start.val() | self.held_old.val());
+        if self.take_in.val() & self.in_last.val() {
+            self.span_held.d.next = self
+                .span_held
+                .q
+                .val()
+                .replace_bit(self.in_conn.val().index(), self.held_new.val());
+            if self.held_new.val() & !self.held_old.val() {
+                self.span_cnt.d.next = self.span_cnt.q.val() + 1;
+            } else if !self.held_new.val() & self.held_old.val() {
+                self.span_cnt.d.next = self.span_cnt.q.val() - 1;
+            }
+        }
+        // span_cnt < SPAN_SLOTS: bits 8:1 clear (SPAN_SLOT_BITS == 1).
+        self.adm_ok.next = self.span_held.q.val().get_bit(self.adm_conn.val().index())
+            | (self.span_cnt.q.val().get_bits::<8>(1) == 0);
+        self.span_used.next = self.span_cnt.q.val();
         if self.take_in.val() {
             self.mid.d.next = !self.in_last.val();
             self.wbeats.d.next = self.n_beats.val();
@@ -634,6 +689,8 @@ impl<
 
         if self.reset.val() {
             self.mid.d.next = false;
+            self.span_held.d.next = 0.into();
+            self.span_cnt.d.next = 0.into();
             self.rstate.d.next = 0.into();
             self.mt_valid.d.next = false;
             self.c_pass.d.next = 0.into();
@@ -943,6 +1000,185 @@ mod tests {
         );
         let (_, span) = run(FpduBuffer::new(), &pieces, &mut rng, 40000);
         assert_eq!(span, 3, "refused first, its continuation, too long");
+    }
+
+    /// Admission (module doc): eight connections, each a stream of FPDUs
+    /// cut into segments at random octets, fed one segment at a time as the
+    /// segment sequencer does; a segment is only written when `adm_ok` says
+    /// so for its connection, and a refused one is tried again later (TCP's
+    /// retransmission). With two slots many segments are refused, yet no
+    /// piece ever finds no slot (`cnt_span` 0, no Terminate), the count
+    /// never exceeds the slots, and every FPDU comes out whole and in
+    /// order. Without the check (`obey = false`) the same input makes the
+    /// block refuse pieces.
+    #[test]
+    fn admitted_segments_always_find_a_span_slot() {
+        let (span, refused) = admission_run(31, true);
+        assert_eq!(span, 0, "no piece refused");
+        assert!(
+            refused > 20,
+            "the admission check refused {refused} segments"
+        );
+        let (span, _) = admission_run(31, false);
+        assert!(span > 0, "without admission pieces are refused");
+    }
+
+    /// One run of [`admitted_segments_always_find_a_span_slot`]: returns
+    /// (`cnt_span`, segments refused by `adm_ok`).
+    fn admission_run(seed: u64, obey: bool) -> (usize, usize) {
+        use std::collections::VecDeque;
+        let mut rng = Rng::new(seed);
+        let mut uut = FpduBuffer::new();
+        uut.clock.connect();
+        uut.reset.connect();
+        uut.in_data.connect();
+        uut.in_keep.connect();
+        uut.in_last.connect();
+        uut.in_valid.connect();
+        uut.in_ulpdu_start.connect();
+        uut.in_fpdu_end.connect();
+        uut.in_crc_ok.connect();
+        uut.in_marker_bad.connect();
+        uut.in_length_bad.connect();
+        uut.in_conn.connect();
+        uut.in_qpn.connect();
+        uut.out_ready.connect();
+        uut.mterm_pop.connect();
+        uut.adm_conn.connect();
+        uut.connect_all();
+        // Per connection: its FPDUs, and its segments as lists of pieces
+        // (start, end, octets).
+        const CONNS: usize = 8;
+        let mut fpdus: Vec<VecDeque<Vec<u8>>> = Vec::new();
+        let mut segs: Vec<VecDeque<Vec<Piece>>> = Vec::new();
+        for c in 0..CONNS {
+            let f: Vec<Vec<u8>> = (0..10)
+                .map(|_| {
+                    let n = 14 + rng.below(300);
+                    rng.bytes(n)
+                })
+                .collect();
+            let mut q = VecDeque::new();
+            let (mut fi, mut at) = (0, 0);
+            while fi < f.len() {
+                let mut left = 1 + rng.below(400);
+                let mut seg = Vec::new();
+                while left > 0 && fi < f.len() {
+                    let n = left.min(f[fi].len() - at);
+                    seg.push(Piece {
+                        data: f[fi][at..at + n].to_vec(),
+                        start: at == 0,
+                        end: at + n == f[fi].len(),
+                        crc_ok: true,
+                        marker_bad: false,
+                        conn: c as u8,
+                    });
+                    at += n;
+                    left -= n;
+                    if at == f[fi].len() {
+                        fi += 1;
+                        at = 0;
+                    }
+                }
+                q.push_back(seg);
+            }
+            fpdus.push(f.into_iter().collect());
+            segs.push(q);
+        }
+        uut.reset.next = true;
+        tick!(uut);
+        uut.reset.next = false;
+        uut.in_qpn.next = 0x77.into();
+        // The segment being written: its beats (data, keep, last, piece).
+        let mut cur: VecDeque<(u64, u64, bool, usize)> = VecDeque::new();
+        let mut cur_seg: Vec<Piece> = Vec::new();
+        let mut cand: Option<usize> = None;
+        let mut refused = 0;
+        let mut out = Vec::new();
+        let mut terms = 0;
+        for _ in 0..200_000 {
+            if cur.is_empty()
+                && segs.iter().all(|q| q.is_empty())
+                && fpdus.iter().all(|f| f.is_empty())
+            {
+                break;
+            }
+            uut.in_valid.next = false;
+            if cur.is_empty() {
+                // `adm_conn` was set to `cand` a clock ago.
+                if let Some(c) = cand.take() {
+                    if !obey || uut.adm_ok.val() {
+                        cur_seg = segs[c].pop_front().unwrap();
+                        for (pi, p) in cur_seg.iter().enumerate() {
+                            let bs = crate::common::testutil::beats(&p.data);
+                            if bs.is_empty() {
+                                cur.push_back((0, 0, true, pi));
+                            }
+                            for (j, (d, k)) in bs.iter().enumerate() {
+                                cur.push_back((*d, *k as u64, j + 1 == bs.len(), pi));
+                            }
+                        }
+                    } else {
+                        refused += 1;
+                    }
+                } else {
+                    let live: Vec<usize> = (0..CONNS).filter(|&c| !segs[c].is_empty()).collect();
+                    if !live.is_empty() {
+                        let c = live[rng.below(live.len())];
+                        cand = Some(c);
+                        uut.adm_conn.next = (c as u64).into();
+                    }
+                }
+            }
+            let send = !cur.is_empty() && rng.below(4) != 0;
+            if let Some(&(d, k, l, pi)) = cur.front() {
+                let p = &cur_seg[pi];
+                uut.in_data.next = d.into();
+                uut.in_keep.next = k.into();
+                uut.in_last.next = l;
+                uut.in_ulpdu_start.next = p.start;
+                uut.in_fpdu_end.next = l && p.end;
+                uut.in_crc_ok.next = l;
+                uut.in_marker_bad.next = false;
+                uut.in_length_bad.next = false;
+                uut.in_conn.next = (p.conn as u64).into();
+                uut.in_valid.next = send;
+            }
+            let ready = rng.below(3) != 0;
+            uut.out_ready.next = ready;
+            uut.mterm_pop.next = uut.mterm_valid.val();
+            if uut.mterm_valid.val() {
+                terms += 1;
+            }
+            if send && uut.in_ready.val() {
+                cur.pop_front();
+            }
+            assert!(
+                !obey || uut.span_used.val().to_u64() as usize <= SPAN_SLOTS,
+                "more slots held than exist"
+            );
+            if uut.out_valid.val() && ready {
+                let k = uut.out_keep.val().to_u64() as usize;
+                let d = uut.out_data.val().to_u64().to_le_bytes();
+                out.extend_from_slice(&d[..k]);
+                if uut.out_last.val() {
+                    let c = uut.out_conn.val().to_u64() as usize;
+                    let want = fpdus[c].pop_front().expect("an FPDU expected");
+                    assert_eq!(
+                        std::mem::take(&mut out),
+                        want,
+                        "conn {c}: FPDU in order, whole"
+                    );
+                }
+            }
+            tick!(uut);
+            if !obey && uut.cnt_span.val().to_u64() > 0 {
+                return (uut.cnt_span.val().to_u64() as usize, refused);
+            }
+        }
+        assert!(fpdus.iter().all(|f| f.is_empty()), "every FPDU out");
+        assert_eq!(terms, 0, "no Terminate");
+        (uut.cnt_span.val().to_u64() as usize, refused)
     }
 
     /// Feeds `pieces` through `uut` with random input gaps and output stalls

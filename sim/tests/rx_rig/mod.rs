@@ -10,7 +10,7 @@ pub use std::time::Instant;
 
 pub use rnic_sim::dma::{CplBeat, DmaConfig, DmaPins, DmaServer, RdReq, WrBeat};
 pub use rnic_sim::host_mem::HostMemory;
-pub use rnic_sim::mac_port::MacRxPort;
+pub use rnic_sim::mac_port::{MacRxPort, MacTxPort};
 pub use rnic_sim::rng::Rng;
 pub use rnic_wire::abi::context::{MPA_CRC_RX, MPA_MARKERS_RX};
 pub use rnic_wire::abi::mailbox::QpState;
