@@ -4,3 +4,4 @@
 //! and `completion`).
 
 pub mod host_regs;
+pub mod dev_reset;
