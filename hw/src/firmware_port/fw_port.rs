@@ -741,9 +741,9 @@ impl<const PR: usize> Logic for FwPortN<PR> {
                             | bit_cast::<32, 16>(self.exc_len.val());
                         if self.note.q.val() {
                             // ExceptionReason::DeviceReset, once the reset is over
-                            self.fw_rdata.next =
-                                (bit_cast::<32, 1>((!self.seq_busy.val()).into()) << 31)
-                                    | (11 << 16);
+                            self.fw_rdata.next = (bit_cast::<32, 1>((!self.seq_busy.val()).into())
+                                << 31)
+                                | (11 << 16);
                         }
                     }
                     3 => {

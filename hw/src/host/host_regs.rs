@@ -912,7 +912,10 @@ mod tests {
         ] {
             assert_eq!(t.read(a), v, "register {a:#x} after CTRL_RESET");
         }
-        assert!(t.read(csr::CYCLES_LO) > c0, "the cycle counter keeps counting");
+        assert!(
+            t.read(csr::CYCLES_LO) > c0,
+            "the cycle counter keeps counting"
+        );
         // doorbells: out while db_open, dropped otherwise
         let qp = csr::qp_doorbell_page(3);
         let cq = csr::cq_doorbell_page(2);
