@@ -135,7 +135,10 @@ pub struct NetCfg {
 /// (6 accesses), so a driver's `Context::configure` takes effect.
 pub const RELOAD_EVERY: Duration = Duration::from_secs(1);
 
-/// Writes `cfg` into BAR0 (`MAC_*`, `IPV4_*`, `MTU`) over the bridge.
+/// Writes `cfg` into BAR0 (`MAC_*`, `IPV4_*`, `MTU`) over the bridge and
+/// enables the datapath (`CTRL_ENABLE`), so the firmware answers ARP and
+/// ping before any driver opens the device (a driver's `Context::open`
+/// resets it and configures it again).
 pub fn write_net_cfg(bus: &UdpBus, cfg: &NetCfg) -> Result<(), UdpBusError> {
     let m = cfg.mac;
     bus.mmio_write(csr::MAC_LO, u32::from_le_bytes([m[0], m[1], m[2], m[3]]))?;
@@ -144,6 +147,7 @@ pub fn write_net_cfg(bus: &UdpBus, cfg: &NetCfg) -> Result<(), UdpBusError> {
     bus.mmio_write(csr::IPV4_NETMASK, u32::from(cfg.netmask))?;
     bus.mmio_write(csr::IPV4_GATEWAY, cfg.gateway.map_or(0, u32::from))?;
     bus.mmio_write(csr::MTU, cfg.mtu as u32)?;
+    bus.mmio_write(csr::CTRL, csr::CTRL_ENABLE)?;
     Ok(())
 }
 

@@ -212,6 +212,8 @@ pub struct Stats {
     pub retx: RetxStats,
     /// The ICMP Echo responder.
     pub icmp: IcmpStats,
+    /// Device resets seen (exception `DeviceReset`).
+    pub device_resets: u32,
 }
 
 /// A listener.
@@ -368,6 +370,32 @@ impl<
         self.ifc = self.hal.config();
     }
 
+    /// The device was reset (exception `DeviceReset`): its tables are
+    /// clear and its queues empty, so every connection, listener, half-open
+    /// entry, QP, CQ, region, queued event, ARP entry and filter rule is
+    /// forgotten (nothing is sent: the connections' peers learn of the loss
+    /// from their own timers or from the RST answering their next segment),
+    /// and the interface configuration is read again (the host sets it
+    /// after the reset). Connection-id generations go on, so an id from
+    /// before the reset never names a new connection; the counters go on.
+    pub fn device_reset(&mut self) {
+        self.ifc = self.hal.config();
+        self.arp = ArpCache::new();
+        self.filter = Filter::new();
+        self.listeners = heapless::Vec::new();
+        self.backlog = Backlog::new();
+        self.conns = core::array::from_fn(|_| None);
+        for g in self.gens.iter_mut() {
+            *g = g.wrapping_add(1);
+        }
+        self.qps = QpTable::new();
+        self.res = Resources::new(self.config.pbl_size);
+        self.events = heapless::Deque::new();
+        self.next_listen_id = 1;
+        self.stats.device_resets += 1;
+        log!(info, "device reset: state forgotten");
+    }
+
     /// Connection slot `i`.
     pub fn conn(&self, i: usize) -> Option<&Conn> {
         self.conns.get(i)?.as_ref()
@@ -430,6 +458,11 @@ impl<
             let Some(exc) = self.hal.recv_exception(&mut buf) else {
                 break;
             };
+            if exc.reason == ExceptionReason::DeviceReset {
+                // nothing from before the reset goes on in this pass
+                self.device_reset();
+                return;
+            }
             let n = exc.len.min(buf.len());
             self.on_exception_of(exc.reason, exc.conn, &buf[..n], exc.frame_len);
         }
@@ -477,6 +510,10 @@ impl<
         f: &[u8],
         frame_len: usize,
     ) {
+        if reason == ExceptionReason::DeviceReset {
+            self.device_reset();
+            return;
+        }
         let now = self.hal.now_us();
         if reason == ExceptionReason::SendQueueError {
             // Frame: the QPN (u32 LE), the completion status, 3 zero octets.

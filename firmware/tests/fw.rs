@@ -1135,3 +1135,32 @@ fn fpdu_classified_before_rdma_mode_goes_back_to_the_fast_path() {
         );
     }
 }
+
+/// A device reset (exception `DeviceReset`, which the port shows once the
+/// device is clean) makes the firmware forget its connections, QPs and
+/// listeners: the same QP number and port can be used again, and nothing
+/// is sent for the forgotten connection.
+#[test]
+fn device_reset_forgets_everything() {
+    let mut fw = new_fw();
+    let (_qpn, _conn, _cq) = passive_rdma(&mut fw);
+    assert_eq!(fw.conn_count(), 1);
+    assert_eq!(fw.qps().iter().count(), 1);
+    fw.hal.take_sent();
+    // the device cleared its tables before it showed the notice
+    fw.hal.tables.clear();
+    fw.hal
+        .push_rx(ExceptionReason::DeviceReset, None, Vec::new());
+    fw.poll();
+    assert_eq!(fw.conn_count(), 0);
+    assert_eq!(fw.qps().iter().count(), 0);
+    assert!(fw.listeners().is_empty());
+    assert_eq!(fw.stats().device_resets, 1);
+    assert!(
+        fw.hal.take_sent().is_empty(),
+        "nothing sent for the old state"
+    );
+    // a fresh start works: the same connection set up again
+    let (_qpn2, _conn2, _cq2) = passive_rdma(&mut fw);
+    assert_eq!(fw.conn_count(), 1);
+}

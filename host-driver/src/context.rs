@@ -38,6 +38,8 @@ pub struct Options {
     pub mailbox_timeout: Duration,
     /// How long to wait for `STATUS_READY` at open.
     pub ready_timeout: Duration,
+    /// How long to wait for the device reset (`CTRL_RESET`) at open.
+    pub reset_timeout: Duration,
 }
 
 impl Default for Options {
@@ -46,6 +48,7 @@ impl Default for Options {
             eq_entries: 256,
             mailbox_timeout: mailbox::DEFAULT_TIMEOUT,
             ready_timeout: Duration::from_millis(100),
+            reset_timeout: Duration::from_millis(100),
         }
     }
 }
@@ -135,8 +138,13 @@ impl<B: Bus> Context<B> {
         Self::open_with(bus, Options::default())
     }
 
-    /// Opens the device: checks `ID` and `ABI_VERSION` (same major), waits
-    /// for `STATUS_READY`, reads the limits and sets up the event queue.
+    /// Opens the device: checks `ID` and `ABI_VERSION` (same major), resets
+    /// the device (`CTRL_RESET`, then waits until it reads 0: whatever an
+    /// earlier user left — connections, QPs, regions, DMA in flight — is
+    /// gone and nothing more is written into host memory for it), waits for
+    /// `STATUS_READY` (the firmware has forgotten its state), reads the
+    /// limits, sets up the event queue and enables the datapath
+    /// (`CTRL_ENABLE`).
     pub fn open_with(bus: B, opts: Options) -> Result<Self> {
         if !opts.eq_entries.is_power_of_two() {
             return Err(InputError::QueueSize(opts.eq_entries).into());
@@ -148,6 +156,19 @@ impl<B: Bus> Context<B> {
         let v = bus.read32(ABI_VERSION);
         if abi_major(v) != abi_major(DRIVER_ABI) {
             return Err(DeviceError::AbiVersion(v).into());
+        }
+        bus.write32(CTRL, CTRL_RESET);
+        let deadline = bus.now().saturating_add(opts.reset_timeout);
+        loop {
+            let ctrl = bus.read32(CTRL);
+            if ctrl & CTRL_RESET == 0 {
+                break;
+            }
+            let now = bus.now();
+            if now >= deadline {
+                return Err(DeviceError::ResetTimeout(ctrl).into());
+            }
+            bus.wait_interrupt((deadline - now).min(mailbox::POLL_INTERVAL));
         }
         let deadline = bus.now().saturating_add(opts.ready_timeout);
         while bus.read32(STATUS) & STATUS_READY == 0 {
@@ -186,6 +207,7 @@ impl<B: Bus> Context<B> {
         bus.write32(EQ_ENTRIES, entries);
         bus.write32(EQ_CONSUMER, 0);
         bus.write32(INT_MASK, INT_EVENT | INT_MBOX_DONE | INT_EQ_OVERFLOW);
+        bus.write32(CTRL, CTRL_ENABLE);
         Ok(Context {
             bus,
             caps,

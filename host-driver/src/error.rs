@@ -81,6 +81,9 @@ pub enum DeviceError {
     AbiVersion(u32),
     /// `STATUS` does not show the firmware ready.
     NotReady,
+    /// `CTRL_RESET` still reads 1 when the open's reset timeout ran out
+    /// (the `CTRL` value last read).
+    ResetTimeout(u32),
     /// A limit register is zero (the device offers nothing of that kind).
     BadLimit {
         /// The CSR offset.

@@ -30,6 +30,37 @@ fn event(kind: EventKind, handle: u32) -> Event {
     }
 }
 
+/// `Context::open` resets the device first and enables it last; a reset
+/// that does not finish is a typed error after the reset timeout, with no
+/// event queue set up and the datapath left off.
+#[test]
+fn open_resets_the_device_and_times_out_on_a_stuck_reset() {
+    let bus = FakeBus::new();
+    let m = bus.mark();
+    let ctx = Context::open(bus.clone()).unwrap();
+    let log = bus.mmio_since(m);
+    let writes: Vec<_> = log.iter().filter(|a| a.1).map(|a| (a.0, a.2)).collect();
+    assert_eq!(writes.first(), Some(&(CTRL, CTRL_RESET)), "reset first");
+    assert_eq!(writes.last(), Some(&(CTRL, CTRL_ENABLE)), "enable last");
+    assert_eq!(bus.dev().resets, 1);
+    drop(ctx);
+    let bus = FakeBus::new();
+    bus.dev().reset_stuck = true;
+    let m = bus.mark();
+    assert_eq!(
+        Context::open(bus.clone()).err(),
+        Some(Error::Device(DeviceError::ResetTimeout(CTRL_RESET)))
+    );
+    assert!(
+        bus.dev().now >= Duration::from_millis(100),
+        "waited the reset timeout"
+    );
+    assert!(
+        bus.mmio_since(m).iter().all(|a| !a.1 || a.0 == CTRL),
+        "nothing but the reset written"
+    );
+}
+
 #[test]
 fn open_refuses_a_device_that_is_not_ours() {
     let bus = FakeBus::new();

@@ -630,6 +630,7 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     wire  [31:0] core$flush_qpn;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$fw_raw_to_mac;
+    reg  core$ctrl_en_gate;
     // Unused on purpose: rx_send's incoming-Terminate records, QP-error pulses, EQ producer and counters are observation outputs with no consumer on the board yet.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$rterm_valid;
@@ -1292,6 +1293,7 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         .flush_valid(core$flush_valid),
         .flush_qpn(core$flush_qpn),
         .fw_raw_to_mac(core$fw_raw_to_mac),
+        .ctrl_en_gate(core$ctrl_en_gate),
         .rterm_valid(core$rterm_valid),
         .rterm_conn(core$rterm_conn),
         .rterm_qpn(core$rterm_qpn),
@@ -1623,6 +1625,7 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         core$raw_tx_ready = 1'b0;
         core$ev_pop = 1'b0;
         core$fw_raw_to_mac = 1'b1;
+        core$ctrl_en_gate = 1'b1;
         core$db_wr_valid = 1'b0;
         core$db_wr_qpn = 10'h0;
         core$db_wr_value = 32'h0;
@@ -6774,7 +6777,7 @@ module rnic_ecpix5$button$dff1(d,q,clock);
 endmodule // rnic_ecpix5$button$dff1
 
 
-module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,ctrl_en_gate,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -7004,6 +7007,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     output reg  flush_valid;
     output reg  [31:0] flush_qpn;
     input wire  fw_raw_to_mac;
+    input wire  ctrl_en_gate;
     output reg  rterm_valid;
     output reg  [31:0] rterm_conn;
     output reg  [31:0] rterm_qpn;
@@ -8045,14 +8049,10 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     wire  host_regs$irq;
     reg  host_regs$link_up;
     reg  host_regs$fw_ready;
-    // Unused on purpose: BAR0 CTRL_ENABLE and CTRL_RESET are held in host_regs but not yet wired to the datapath (docs/rtl.md, Host registers and firmware port).
-    /* verilator lint_off UNUSEDSIGNAL */
+    reg  host_regs$rst_busy;
+    reg  host_regs$db_open;
     wire  host_regs$cfg_enable;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: BAR0 CTRL_ENABLE and CTRL_RESET are held in host_regs but not yet wired to the datapath (docs/rtl.md, Host registers and firmware port).
-    /* verilator lint_off UNUSEDSIGNAL */
     wire  host_regs$cfg_soft_reset;
-    /* verilator lint_on UNUSEDSIGNAL */
     wire  [47:0] host_regs$cfg_mac;
     wire  [31:0] host_regs$cfg_ipv4;
     wire  [31:0] host_regs$cfg_netmask;
@@ -8158,6 +8158,44 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     reg  [31:0] fw_port$retx_empty;
     reg  [31:0] fw_port$retx_busy;
     reg  [31:0] fw_port$retx_lost;
+    reg  fw_port$srst;
+    reg  fw_port$note_set;
+    reg  fw_port$seq_busy;
+    reg  fw_port$clr_go;
+    reg  fw_port$clr_room;
+    wire  fw_port$clr_busy;
+    reg  dev_rst$clock;
+    reg  dev_rst$reset;
+    reg  dev_rst$go;
+    reg  dev_rst$en;
+    reg  dev_rst$wr_valid;
+    reg  dev_rst$wr_ready;
+    reg  dev_rst$wr_hdr;
+    reg  dev_rst$wr_last;
+    reg  dev_rst$rd_req_valid;
+    reg  dev_rst$rd_req_ready;
+    reg  dev_rst$rd_cpl_valid;
+    reg  dev_rst$rd_cpl_ready;
+    reg  dev_rst$rd_cpl_last;
+    reg  dev_rst$tx_valid;
+    reg  dev_rst$tx_ready;
+    reg  dev_rst$tx_last;
+    reg  dev_rst$raw_valid;
+    reg  dev_rst$raw_ready;
+    reg  dev_rst$raw_last;
+    reg  dev_rst$mac_rx_valid;
+    reg  dev_rst$mac_rx_last;
+    reg  dev_rst$clr_busy;
+    wire  dev_rst$busy;
+    wire  dev_rst$dp_rst;
+    wire  dev_rst$rx_pass;
+    wire  dev_rst$db_open;
+    wire  dev_rst$wr_hold;
+    wire  dev_rst$tx_hold;
+    wire  dev_rst$rd_hold;
+    wire  dev_rst$cpl_sink;
+    wire  dev_rst$clr_go;
+    wire  dev_rst$started;
     reg  fwc_up_hit$d;
     wire  fwc_up_hit$q;
     reg  fwc_up_hit$clock;
@@ -8889,6 +8927,9 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     reg  mx_data_end;
     reg  mx_block;
     reg  mx_data;
+    reg  dp_rst;
+    reg  mtx_rdy;
+    reg  mtx_open;
     reg  fwc_conn;
     reg  fwc_keep;
     reg  fwc_mpa;
@@ -10075,6 +10116,8 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         .irq(host_regs$irq),
         .link_up(host_regs$link_up),
         .fw_ready(host_regs$fw_ready),
+        .rst_busy(host_regs$rst_busy),
+        .db_open(host_regs$db_open),
         .cfg_enable(host_regs$cfg_enable),
         .cfg_soft_reset(host_regs$cfg_soft_reset),
         .cfg_mac(host_regs$cfg_mac),
@@ -10180,7 +10223,47 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         .retx_full(fw_port$retx_full),
         .retx_empty(fw_port$retx_empty),
         .retx_busy(fw_port$retx_busy),
-        .retx_lost(fw_port$retx_lost)
+        .retx_lost(fw_port$retx_lost),
+        .srst(fw_port$srst),
+        .note_set(fw_port$note_set),
+        .seq_busy(fw_port$seq_busy),
+        .clr_go(fw_port$clr_go),
+        .clr_room(fw_port$clr_room),
+        .clr_busy(fw_port$clr_busy)
+    );
+    rnic_ecpix5$core$dev_rst dev_rst(
+        .clock(dev_rst$clock),
+        .reset(dev_rst$reset),
+        .go(dev_rst$go),
+        .en(dev_rst$en),
+        .wr_valid(dev_rst$wr_valid),
+        .wr_ready(dev_rst$wr_ready),
+        .wr_hdr(dev_rst$wr_hdr),
+        .wr_last(dev_rst$wr_last),
+        .rd_req_valid(dev_rst$rd_req_valid),
+        .rd_req_ready(dev_rst$rd_req_ready),
+        .rd_cpl_valid(dev_rst$rd_cpl_valid),
+        .rd_cpl_ready(dev_rst$rd_cpl_ready),
+        .rd_cpl_last(dev_rst$rd_cpl_last),
+        .tx_valid(dev_rst$tx_valid),
+        .tx_ready(dev_rst$tx_ready),
+        .tx_last(dev_rst$tx_last),
+        .raw_valid(dev_rst$raw_valid),
+        .raw_ready(dev_rst$raw_ready),
+        .raw_last(dev_rst$raw_last),
+        .mac_rx_valid(dev_rst$mac_rx_valid),
+        .mac_rx_last(dev_rst$mac_rx_last),
+        .clr_busy(dev_rst$clr_busy),
+        .busy(dev_rst$busy),
+        .dp_rst(dev_rst$dp_rst),
+        .rx_pass(dev_rst$rx_pass),
+        .db_open(dev_rst$db_open),
+        .wr_hold(dev_rst$wr_hold),
+        .tx_hold(dev_rst$tx_hold),
+        .rd_hold(dev_rst$rd_hold),
+        .cpl_sink(dev_rst$cpl_sink),
+        .clr_go(dev_rst$clr_go),
+        .started(dev_rst$started)
     );
     rnic_ecpix5$core$fwc_up_hit fwc_up_hit(
         .d(fwc_up_hit$d),
@@ -11122,21 +11205,22 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         rxi_inj_mid$d = rxi_inj_mid$q;
         sqe_v$d = sqe_v$q;
         sqe_qp$d = sqe_qp$q;
-        mpa_rx$reset = reset;
-        fpdu_buf$reset = reset;
-        ddp_rx$reset = reset;
-        tpt$reset = reset;
-        rx_check$reset = reset;
-        rx_fifo$reset = reset;
-        rx_parse$reset = reset;
-        rx_split$reset = reset;
-        conn_table$reset = reset;
-        exc_queue$reset = reset;
-        pay_crc$reset = reset;
+        dp_rst = reset | dev_rst$dp_rst;
+        mpa_rx$reset = dp_rst;
+        fpdu_buf$reset = dp_rst;
+        ddp_rx$reset = dp_rst;
+        tpt$reset = dp_rst;
+        rx_check$reset = dp_rst;
+        rx_fifo$reset = dp_rst;
+        rx_parse$reset = dp_rst;
+        rx_split$reset = dp_rst;
+        conn_table$reset = dp_rst;
+        exc_queue$reset = dp_rst;
+        pay_crc$reset = dp_rst;
         rx_check$in_data = mac_rx_data;
         rx_check$in_keep = mac_rx_keep;
         rx_check$in_last = mac_rx_last;
-        rx_check$in_valid = mac_rx_valid;
+        rx_check$in_valid = mac_rx_valid & dev_rst$rx_pass;
         rx_check$in_fcs_bad = mac_rx_fcs_bad;
         rx_fifo$in_data = rx_check$out_data;
         rx_fifo$in_keep = rx_check$out_keep;
@@ -11165,7 +11249,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         if (rx_parse$in_ready & rxi_sel & fw_port$inj_valid) begin
             rxi_inj_mid$d = ~fw_port$inj_last;
         end
-        if (reset) begin
+        if (dp_rst) begin
             rxi_fifo_mid$d = 1'b0;
             rxi_inj_mid$d = 1'b0;
         end
@@ -11390,7 +11474,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             wend_una$d = ew_ct_snd_una;
             wend_wnd$d = ew_ct_snd_wnd;
         end
-        if (reset) begin
+        if (dp_rst) begin
             wend_v$d = 1'b0;
         end
         tx_wend$write_enable = wend_v$q;
@@ -11445,7 +11529,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         rx_pay_crc = pay_crc$crc;
         rx_pay_crc_valid = pay_crc$crc_valid;
         exc_arb$clock = clock;
-        exc_arb$reset = reset;
+        exc_arb$reset = dp_rst;
         exc_arb$raw_data = rx_parse$raw_data;
         exc_arb$raw_keep = rx_parse$raw_keep;
         exc_arb$raw_last = rx_parse$raw_last;
@@ -11533,7 +11617,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             mpa_ram$write_data = {{88{1'b0}}, mpa_init} | ({{88{1'b0}}, mpa_wr_seq_start} << 32'h58);
         end
         mpa_in_sk$clock = clock;
-        mpa_in_sk$reset = reset;
+        mpa_in_sk$reset = dp_rst;
         mpa_in_sk$in_valid = rx_parse$pay_valid & (sq_state$q == 3'h2);
         mpa_in_oh = 9'h100;
         if (rx_parse$pay_last) begin
@@ -11568,7 +11652,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         qp_ram$write_data = {{40{1'b0}}, ew_qp_qpn} | ({{64{1'b0}}, ew_qp_state} << 32'h20) | ({{40{1'b0}}, ew_qp_pd} << 32'h28);
         fpdu_buf$in_qpn = qp_ram$read_data[(32'h0)+:(32)];
         fb_sk$clock = clock;
-        fb_sk$reset = reset;
+        fb_sk$reset = dp_rst;
         fb_sk$in_valid = fpdu_buf$out_valid;
         fpdu_buf$out_ready = fb_sk$in_ready;
         fb_in = {{101{1'b0}}, fpdu_buf$out_data} | ({{161{1'b0}}, fpdu_buf$out_keep} << 32'h40) | ({{164{1'b0}}, fpdu_buf$out_last} << 32'h44) | ({{149{1'b0}}, fpdu_buf$out_len} << 32'h45) | ({{157{1'b0}}, fpdu_buf$out_conn} << 32'h55) | ({{93{1'b0}}, qp_ram$read_data} << 32'h5d);
@@ -11592,7 +11676,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         tpt$pbl_wr_en = pbl_wr_en;
         tpt$pbl_wr_index = pbl_wr_index;
         tpt$pbl_wr_data = pbl_wr_data;
-        tp_arb$reset = reset;
+        tp_arb$reset = dp_rst;
         tp_arb$placing = ddp_rx$placing;
         tp_arb$inv_hold = rx_send$inv_hold;
         tp_arb$dv_valid = ddp_rx$chk_valid;
@@ -11658,9 +11742,9 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         tx_seg$res_fault = tpt$res_fault;
         tx_seg$res_addr = tpt$res_addr;
         tx_seg$res_page_left = tpt$res_page_left;
-        wr_arb$reset = reset;
+        wr_arb$reset = dp_rst;
         wr_a_sk$clock = clock;
-        wr_a_sk$reset = reset;
+        wr_a_sk$reset = dp_rst;
         wr_a_sk$in_valid = ddp_rx$dma_wr_valid;
         ddp_rx$dma_wr_ready = wr_a_sk$in_ready;
         wr_a_sk$in_hdr = ddp_rx$dma_wr_hdr;
@@ -11676,7 +11760,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         wr_arb$a_keep = wr_a_sk$out_keep;
         wr_arb$a_last = wr_a_sk$out_last;
         wr_b_sk$clock = clock;
-        wr_b_sk$reset = reset;
+        wr_b_sk$reset = dp_rst;
         wr_b_sk$in_valid = rx_send$dma_wr_valid;
         rx_send$dma_wr_ready = wr_b_sk$in_ready;
         wr_b_sk$in_hdr = rx_send$dma_wr_hdr;
@@ -11692,7 +11776,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         wr_arb$b_keep = wr_b_sk$out_keep;
         wr_arb$b_last = wr_b_sk$out_last;
         wr_sk$clock = clock;
-        wr_sk$reset = reset;
+        wr_sk$reset = dp_rst;
         wr_sk$in_valid = wr_arb$dma_wr_valid;
         wr_arb$dma_wr_ready = wr_sk$in_ready;
         wr_sk$in_hdr = wr_arb$dma_wr_hdr;
@@ -11700,8 +11784,8 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         wr_sk$in_data = wr_arb$dma_wr_data;
         wr_sk$in_keep = wr_arb$dma_wr_keep;
         wr_sk$in_last = wr_arb$dma_wr_last;
-        dma_wr_valid = wr_sk$out_valid;
-        wr_sk$out_ready = dma_wr_ready;
+        dma_wr_valid = wr_sk$out_valid & ~dev_rst$wr_hold;
+        wr_sk$out_ready = dma_wr_ready & ~dev_rst$wr_hold;
         dma_wr_hdr = wr_sk$out_hdr;
         dma_wr_len = wr_sk$out_len;
         dma_wr_data = wr_sk$out_data;
@@ -11942,11 +12026,11 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             tpt$pbl_wr_index = fw_port$tw_index;
             tpt$pbl_wr_data = fw_port$tw_data[(32'h0)+:(64)];
         end
-        if (reset) begin
+        if (dp_rst) begin
             fwc_up_hit$d = 1'b0;
             fwc_rw_hit$d = 1'b0;
         end
-        if (reset) begin
+        if (dp_rst) begin
             sq_state$d = 3'h0;
             sq_refuse$d = 1'b0;
             rw_pend$d = 1'b0;
@@ -11962,12 +12046,12 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         cnt_rx_fast = rx_split$cnt_fast;
         cnt_rx_exc = exc_queue$cnt_queued;
         cnt_rx_exc_full = exc_queue$cnt_full;
-        doorbell$reset = reset;
-        tx_sched$reset = reset;
-        wqe_fetch$reset = reset;
-        tx_seg$reset = reset;
-        tx_framer$reset = reset;
-        rd_arb$reset = reset;
+        doorbell$reset = dp_rst;
+        tx_sched$reset = dp_rst;
+        wqe_fetch$reset = dp_rst;
+        tx_seg$reset = dp_rst;
+        tx_framer$reset = dp_rst;
+        rd_arb$reset = dp_rst;
         tx_qpconn$read_clock = clock;
         tx_qpconn$write_clock = clock;
         tx_cfg$read_clock = clock;
@@ -12199,13 +12283,13 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         read_resp$dma_rd_cpl_data = dma_rd_cpl_data;
         read_resp$dma_rd_cpl_keep = dma_rd_cpl_keep;
         read_resp$dma_rd_cpl_last = dma_rd_cpl_last;
-        dma_rd_req_valid = rd_arb$dma_rd_req_valid;
-        rd_arb$dma_rd_req_ready = dma_rd_req_ready;
+        dma_rd_req_valid = rd_arb$dma_rd_req_valid & ~dev_rst$rd_hold;
+        rd_arb$dma_rd_req_ready = dma_rd_req_ready & ~dev_rst$rd_hold;
         dma_rd_req_addr = rd_arb$dma_rd_req_addr;
         dma_rd_req_len = rd_arb$dma_rd_req_len;
         dma_rd_req_tag = rd_arb$dma_rd_req_tag;
-        rd_arb$dma_rd_cpl_valid = dma_rd_cpl_valid;
-        dma_rd_cpl_ready = rd_arb$dma_rd_cpl_ready;
+        rd_arb$dma_rd_cpl_valid = dma_rd_cpl_valid & ~dev_rst$cpl_sink;
+        dma_rd_cpl_ready = rd_arb$dma_rd_cpl_ready | dev_rst$cpl_sink;
         rd_arb$dma_rd_cpl_tag = dma_rd_cpl_tag;
         td_valid = tx_seg$desc_valid;
         td_qp = tx_seg$desc_qp;
@@ -12328,7 +12412,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         tx_framer$desc_mo = fd_mo$q;
         tx_framer$desc_pay_len = fd_pay_len$q;
         pay_sk$clock = clock;
-        pay_sk$reset = reset;
+        pay_sk$reset = dp_rst;
         pay_sk$in_valid = pm_valid;
         pay_sk$in_data = ({{68{1'b0}}, pm_last} << 32'h44) | ({{65{1'b0}}, pm_keep} << 32'h40) | {{5{1'b0}}, pm_data};
         tx_framer$pay_data = pay_sk$out_data[(32'h0)+:(64)];
@@ -12336,7 +12420,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         tx_framer$pay_last = pay_sk$out_data[32'h44];
         tx_framer$pay_valid = pay_sk$out_valid;
         pay_sk$out_ready = tx_framer$pay_ready;
-        tx_log$reset = reset;
+        tx_log$reset = dp_rst;
         tx_log$evict = ~tx_wnd_en;
         tx_log$in_valid = tx_desc_ok & tx_framer$desc_ready & ~rt_tx;
         tx_log$in_conn = tx_qpconn$read_data;
@@ -12364,7 +12448,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         conn_table$r2_idx = tx_log$una_conn;
         tx_log$una_mode = conn_table$r2_mode;
         tx_log$una_snd_una = conn_table$r2_snd_una;
-        fast_retx$reset = reset;
+        fast_retx$reset = dp_rst;
         fast_retx$en = fast_retx_en;
         fast_retx$ev_valid = rx_split$dup_valid;
         fast_retx$ev_conn = rx_split$dup_conn;
@@ -12392,8 +12476,8 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         tx_cq_wr_id = tx_seg$cq_wr_id;
         tx_cq_status = tx_seg$cq_status;
         tx_cq_opcode = tx_seg$cq_opcode;
-        tx_ackgen$reset = reset;
-        tx_cfifo$reset = reset;
+        tx_ackgen$reset = dp_rst;
+        tx_cfifo$reset = dp_rst;
         tx_wnxt$read_clock = clock;
         tx_wnxt$write_clock = clock;
         tx_ackgen$req_valid = ak_valid;
@@ -12443,7 +12527,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             fm_last = fw_port$raw_tx_last;
         end
         fr_sk$clock = clock;
-        fr_sk$reset = reset;
+        fr_sk$reset = dp_rst;
         fr_sk$in_valid = tx_framer$tx_valid;
         tx_framer$tx_ready = fr_sk$in_ready;
         fr_in = ({{68{1'b0}}, tx_framer$tx_last} << 32'h44) | ({{65{1'b0}}, tx_framer$tx_keep} << 32'h40) | {{5{1'b0}}, tx_framer$tx_data};
@@ -12474,26 +12558,28 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         mac_tx_data = fr_sk$out_data[(32'h0)+:(64)];
         mac_tx_keep = fr_sk$out_data[(32'h40)+:(4)];
         mac_tx_last = fr_last;
-        mac_tx_valid = mx_data;
+        mtx_open = ~dev_rst$tx_hold;
+        mtx_rdy = mac_tx_ready & mtx_open;
+        mac_tx_valid = mx_data & mtx_open;
         if (mx_sel == 2'h1) begin
-            fr_sk$out_ready = mac_tx_ready & ~mx_block;
+            fr_sk$out_ready = mtx_rdy & ~mx_block;
         end
         else if (mx_sel == 2'h2) begin
             mac_tx_data = fm_data;
             mac_tx_keep = fm_keep;
             mac_tx_last = fm_last;
-            mac_tx_valid = fm_valid;
-            fm_ready = mac_tx_ready;
+            mac_tx_valid = fm_valid & mtx_open;
+            fm_ready = mtx_rdy;
         end
         else begin
             mac_tx_data = tx_ackgen$tx_data;
             mac_tx_keep = tx_ackgen$tx_keep;
             mac_tx_last = tx_ackgen$tx_last;
-            mac_tx_valid = tx_ackgen$tx_valid;
-            tx_ackgen$tx_ready = mac_tx_ready;
+            mac_tx_valid = tx_ackgen$tx_valid & mtx_open;
+            tx_ackgen$tx_ready = mtx_rdy;
         end
         if (mac_tx_valid) begin
-            if (mac_tx_ready & mac_tx_last) begin
+            if (mtx_rdy & mac_tx_last) begin
                 mx_lock$d = 1'b0;
                 mx_prev$d = mx_sel;
             end
@@ -12518,7 +12604,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         end
         tx_ackgen$go = ~(mx_lock$q & (mx_own$q == 2'h1)) & ~((mx_sel == 2'h1) & mac_tx_valid) & ~(tx_framer$tx_valid & ~mx_block) & ~se_v$q & ~sh_v$q;
         mx_data_end = 1'b0;
-        if ((mx_sel == 2'h1) & mac_tx_valid & mac_tx_ready) begin
+        if ((mx_sel == 2'h1) & mac_tx_valid & mtx_rdy) begin
             if (mx_beat$q != 8'hff) begin
                 mx_beat$d = mx_beat$q + 8'h1;
             end
@@ -12556,11 +12642,11 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         cnt_tx_fetch = wqe_fetch$cnt_fetch;
         cnt_db = doorbell$cnt_db;
         cnt_db_bad = doorbell$cnt_db_bad;
-        rx_send$reset = reset;
-        rq_cfg_q$reset = reset;
-        cq_cfg_q$reset = reset;
-        rq_db_q$reset = reset;
-        cq_db_q$reset = reset;
+        rx_send$reset = dp_rst;
+        rq_cfg_q$reset = dp_rst;
+        cq_cfg_q$reset = dp_rst;
+        rq_db_q$reset = dp_rst;
+        cq_db_q$reset = dp_rst;
         rxs_lost_now = 1'b0;
         rq_cfg_q$write = fwq_v & (fw_port$tw_index < 24'h40);
         rq_on = 1'h0;
@@ -12627,7 +12713,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         if (rxs_lost_now) begin
             rxs_lost$d = rxs_lost$q + 32'h1;
         end
-        if (reset) begin
+        if (dp_rst) begin
             rxs_lost$d = 32'h0;
         end
         cnt_rxs_lost = rxs_lost$q;
@@ -12672,7 +12758,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         cnt_rxs_prot = rx_send$cnt_prot;
         cnt_rxs_inv = rx_send$cnt_inv;
         cnt_rxs_inv_err = rx_send$cnt_inv_err;
-        send_cpl$reset = reset;
+        send_cpl$reset = dp_rst;
         send_cpl$cfg_valid = fwq_v & (fw_port$tw_index < 24'h40);
         send_cpl$cfg_qp = fw_port$tw_index[(32'h0)+:(6)];
         send_cpl$cfg_cq = fw_port$tw_data[(32'h40)+:(32)];
@@ -12692,7 +12778,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         if (|wqe_fetch$wqe_num_sge) begin
             send_cpl$tx_len = wqe_fetch$wqe_sge0_len;
         end
-        rd_track$reset = reset;
+        rd_track$reset = dp_rst;
         rd_track$sent_valid = tx_seg$rd_sent_valid;
         rd_track$sent_qp = tx_seg$rd_sent_qp;
         rd_track$sent_wr_id = tx_seg$rd_sent_wr_id;
@@ -12718,8 +12804,8 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         cnt_rd_cpl = rd_track$cnt_cpl;
         cnt_rd_ord_over = rd_track$cnt_ord_over;
         cnt_rd_term = rd_track$cnt_term;
-        rreq_q$reset = reset;
-        read_resp$reset = reset;
+        rreq_q$reset = dp_rst;
+        read_resp$reset = dp_rst;
         rreq_q$cfg_valid = ew_qp_valid & ~|ew_qp_qpn[(32'h6)+:(26)];
         rreq_q$cfg_qp = ew_qp_qpn[(32'h0)+:(6)];
         rreq_q$cfg_ird = ew_qp_ird;
@@ -12762,7 +12848,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         rx_send$cp2_status = send_cpl$cpl_status;
         cnt_scq_no_cq = send_cpl$cnt_no_cq;
         cnt_dma_rd_cpl_bad = rd_arb$cnt_cpl_bad;
-        if (reset) begin
+        if (dp_rst) begin
             tq_v$d = 1'b0;
             tx_dw$d = 2'h0;
             cw_v$d = 1'b0;
@@ -12777,6 +12863,35 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             fwc_up_wv$d = 1'b0;
             sqe_v$d = 1'b0;
         end
+        dev_rst$clock = clock;
+        dev_rst$reset = reset;
+        dev_rst$go = host_regs$cfg_soft_reset;
+        dev_rst$en = host_regs$cfg_enable | ~ctrl_en_gate;
+        dev_rst$wr_valid = dma_wr_valid;
+        dev_rst$wr_ready = dma_wr_ready;
+        dev_rst$wr_hdr = dma_wr_hdr;
+        dev_rst$wr_last = dma_wr_last;
+        dev_rst$rd_req_valid = dma_rd_req_valid;
+        dev_rst$rd_req_ready = dma_rd_req_ready;
+        dev_rst$rd_cpl_valid = dma_rd_cpl_valid;
+        dev_rst$rd_cpl_ready = dma_rd_cpl_ready;
+        dev_rst$rd_cpl_last = dma_rd_cpl_last;
+        dev_rst$tx_valid = mac_tx_valid;
+        dev_rst$tx_ready = mac_tx_ready;
+        dev_rst$tx_last = mac_tx_last;
+        dev_rst$raw_valid = raw_tx_valid;
+        dev_rst$raw_ready = raw_tx_ready | fw_raw_to_mac;
+        dev_rst$raw_last = raw_tx_last;
+        dev_rst$mac_rx_valid = mac_rx_valid;
+        dev_rst$mac_rx_last = mac_rx_last;
+        dev_rst$clr_busy = fw_port$clr_busy;
+        host_regs$rst_busy = dev_rst$busy;
+        host_regs$db_open = dev_rst$db_open;
+        fw_port$srst = dev_rst$dp_rst;
+        fw_port$note_set = dev_rst$started;
+        fw_port$seq_busy = dev_rst$busy;
+        fw_port$clr_go = dev_rst$clr_go;
+        fw_port$clr_room = rq_cfg_q$empty & cq_cfg_q$empty;
     end
 
 endmodule // rnic_ecpix5$core
@@ -16637,6 +16752,416 @@ module rnic_ecpix5$core$ddp_rx$ut_pl$state(d,q,clock);
 endmodule // rnic_ecpix5$core$ddp_rx$ut_pl$state
 
 
+module rnic_ecpix5$core$dev_rst(clock,reset,go,en,wr_valid,wr_ready,wr_hdr,wr_last,rd_req_valid,rd_req_ready,rd_cpl_valid,rd_cpl_ready,rd_cpl_last,tx_valid,tx_ready,tx_last,raw_valid,raw_ready,raw_last,mac_rx_valid,mac_rx_last,clr_busy,busy,dp_rst,rx_pass,db_open,wr_hold,tx_hold,rd_hold,cpl_sink,clr_go,started);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  go;
+    input wire  en;
+    input wire  wr_valid;
+    input wire  wr_ready;
+    input wire  wr_hdr;
+    input wire  wr_last;
+    input wire  rd_req_valid;
+    input wire  rd_req_ready;
+    input wire  rd_cpl_valid;
+    input wire  rd_cpl_ready;
+    input wire  rd_cpl_last;
+    input wire  tx_valid;
+    input wire  tx_ready;
+    input wire  tx_last;
+    input wire  raw_valid;
+    input wire  raw_ready;
+    input wire  raw_last;
+    input wire  mac_rx_valid;
+    input wire  mac_rx_last;
+    input wire  clr_busy;
+    output reg  busy;
+    output reg  dp_rst;
+    output reg  rx_pass;
+    output reg  db_open;
+    output reg  wr_hold;
+    output reg  tx_hold;
+    output reg  rd_hold;
+    output reg  cpl_sink;
+    output reg  clr_go;
+    output reg  started;
+
+    // Stub signals
+    reg  [2:0] st$d;
+    wire  [2:0] st$q;
+    reg  st$clock;
+    reg  [3:0] cnt$d;
+    wire  [3:0] cnt$q;
+    reg  cnt$clock;
+    reg  clr_p$d;
+    wire  clr_p$q;
+    reg  clr_p$clock;
+    reg  [8:0] rd_out$d;
+    wire  [8:0] rd_out$q;
+    reg  rd_out$clock;
+    reg  wr_mid$d;
+    wire  wr_mid$q;
+    reg  wr_mid$clock;
+    reg  tx_mid$d;
+    wire  tx_mid$q;
+    reg  tx_mid$clock;
+    reg  raw_mid$d;
+    wire  raw_mid$q;
+    reg  raw_mid$clock;
+    reg  rx_mid$d;
+    wire  rx_mid$q;
+    reg  rx_mid$clock;
+    reg  rx_ok$d;
+    wire  rx_ok$q;
+    reg  rx_ok$clock;
+
+    // Local signals
+    reg  rd_fire;
+    reg  cpl_fire;
+
+    // Sub module instances
+    rnic_ecpix5$core$dev_rst$st st(
+        .d(st$d),
+        .q(st$q),
+        .clock(st$clock)
+    );
+    rnic_ecpix5$core$dev_rst$cnt cnt(
+        .d(cnt$d),
+        .q(cnt$q),
+        .clock(cnt$clock)
+    );
+    rnic_ecpix5$core$dev_rst$clr_p clr_p(
+        .d(clr_p$d),
+        .q(clr_p$q),
+        .clock(clr_p$clock)
+    );
+    rnic_ecpix5$core$dev_rst$rd_out rd_out(
+        .d(rd_out$d),
+        .q(rd_out$q),
+        .clock(rd_out$clock)
+    );
+    rnic_ecpix5$core$dev_rst$wr_mid wr_mid(
+        .d(wr_mid$d),
+        .q(wr_mid$q),
+        .clock(wr_mid$clock)
+    );
+    rnic_ecpix5$core$dev_rst$tx_mid tx_mid(
+        .d(tx_mid$d),
+        .q(tx_mid$q),
+        .clock(tx_mid$clock)
+    );
+    rnic_ecpix5$core$dev_rst$raw_mid raw_mid(
+        .d(raw_mid$d),
+        .q(raw_mid$q),
+        .clock(raw_mid$clock)
+    );
+    rnic_ecpix5$core$dev_rst$rx_mid rx_mid(
+        .d(rx_mid$d),
+        .q(rx_mid$q),
+        .clock(rx_mid$clock)
+    );
+    rnic_ecpix5$core$dev_rst$rx_ok rx_ok(
+        .d(rx_ok$d),
+        .q(rx_ok$q),
+        .clock(rx_ok$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        st$clock = clock;
+        cnt$clock = clock;
+        clr_p$clock = clock;
+        rd_out$clock = clock;
+        wr_mid$clock = clock;
+        tx_mid$clock = clock;
+        raw_mid$clock = clock;
+        rx_mid$clock = clock;
+        rx_ok$clock = clock;
+        st$d = st$q;
+        cnt$d = cnt$q;
+        clr_p$d = clr_p$q;
+        rd_out$d = rd_out$q;
+        wr_mid$d = wr_mid$q;
+        tx_mid$d = tx_mid$q;
+        raw_mid$d = raw_mid$q;
+        rx_mid$d = rx_mid$q;
+        rx_ok$d = rx_ok$q;
+        busy = st$q != 3'h0;
+        dp_rst = (st$q == 3'h2) | (st$q == 3'h4);
+        cpl_sink = st$q == 3'h2;
+        rd_hold = st$q != 3'h0;
+        wr_hold = (st$q != 3'h0) & ~wr_mid$q;
+        tx_hold = (st$q != 3'h0) & ~tx_mid$q;
+        db_open = en & (st$q == 3'h0);
+        clr_go = clr_p$q;
+        started = go & (st$q == 3'h0);
+        clr_p$d = 1'b0;
+        if (wr_valid & wr_ready) begin
+            if (wr_hdr) begin
+                wr_mid$d = 1'b1;
+            end
+            else if (wr_last) begin
+                wr_mid$d = 1'b0;
+            end
+        end
+        if (tx_valid & tx_ready) begin
+            tx_mid$d = ~tx_last;
+        end
+        if (raw_valid & raw_ready) begin
+            raw_mid$d = ~raw_last;
+        end
+        rd_fire = rd_req_valid & rd_req_ready;
+        cpl_fire = rd_cpl_valid & rd_cpl_ready & rd_cpl_last;
+        if (rd_fire & ~cpl_fire) begin
+            rd_out$d = rd_out$q + 9'h1;
+        end
+        if (~rd_fire & cpl_fire) begin
+            rd_out$d = rd_out$q - 9'h1;
+        end
+        rx_pass = rx_ok$q;
+        if (~rx_mid$q) begin
+            rx_pass = en & (st$q == 3'h0);
+        end
+        if (mac_rx_valid) begin
+            rx_mid$d = ~mac_rx_last;
+            if (~rx_mid$q) begin
+                rx_ok$d = en & (st$q == 3'h0);
+            end
+        end
+        if (st$q != 3'h0) begin
+            rx_ok$d = 1'b0;
+            if (rx_mid$q) begin
+                rx_pass = 1'b0;
+            end
+        end
+        if (cnt$q != 4'hf) begin
+            cnt$d = cnt$q + 4'h1;
+        end
+        case (st$q)
+            0:
+                begin
+                    if (go) begin
+                        st$d = 3'h1;
+                    end
+                end
+            1:
+                begin
+                    if (~wr_mid$q & ~tx_mid$q & ~raw_mid$q) begin
+                        st$d = 3'h2;
+                        cnt$d = 4'h0;
+                    end
+                end
+            2:
+                begin
+                    if ((cnt$q >= 4'h3) & (rd_out$q == 9'h0)) begin
+                        st$d = 3'h3;
+                        cnt$d = 4'h0;
+                        clr_p$d = 1'b1;
+                    end
+                end
+            3:
+                begin
+                    if ((cnt$q >= 4'h3) & ~clr_busy) begin
+                        st$d = 3'h4;
+                        cnt$d = 4'h0;
+                    end
+                end
+            default:
+                begin
+                    if (cnt$q >= 4'h3) begin
+                        st$d = 3'h0;
+                    end
+                end
+        endcase
+        if (reset) begin
+            st$d = 3'h0;
+            cnt$d = 4'h0;
+            clr_p$d = 1'b0;
+            rd_out$d = 9'h0;
+            wr_mid$d = 1'b0;
+            tx_mid$d = 1'b0;
+            raw_mid$d = 1'b0;
+            rx_mid$d = 1'b0;
+            rx_ok$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst
+
+
+module rnic_ecpix5$core$dev_rst$clr_p(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$clr_p
+
+
+module rnic_ecpix5$core$dev_rst$cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$cnt
+
+
+module rnic_ecpix5$core$dev_rst$raw_mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$raw_mid
+
+
+module rnic_ecpix5$core$dev_rst$rd_out(d,q,clock);
+
+    // Module arguments
+    input wire  [8:0] d;
+    output reg  [8:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 9'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$rd_out
+
+
+module rnic_ecpix5$core$dev_rst$rx_mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$rx_mid
+
+
+module rnic_ecpix5$core$dev_rst$rx_ok(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$rx_ok
+
+
+module rnic_ecpix5$core$dev_rst$st(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$st
+
+
+module rnic_ecpix5$core$dev_rst$tx_mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$tx_mid
+
+
+module rnic_ecpix5$core$dev_rst$wr_mid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$dev_rst$wr_mid
+
+
 module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pending,take_valid,take_qp,take_ack,take_prod,rearm_valid,rearm_qp,rq_valid,rq_qp,rq_prod,cnt_db,cnt_db_bad);
 
     // Module arguments
@@ -20287,7 +20812,7 @@ module rnic_ecpix5$core$fr_sk$b_v(d,q,clock);
 endmodule // rnic_ecpix5$core$fr_sk$b_v
 
 
-module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,inj_data,inj_keep,inj_last,inj_valid,inj_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,retx_valid,retx_conn,retx_status,retx_count,retx_full,retx_empty,retx_busy,retx_lost);
+module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,tw_valid,tw_table,tw_index,tw_data,ct_rd_sel,ct_rd_idx,ct_rd_rcv_nxt,ct_rd_snd_una,ct_rd_snd_nxt,ct_rd_snd_wnd,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_sel,exc_rd_word,exc_rd_data,exc_pop,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,inj_data,inj_keep,inj_last,inj_valid,inj_ready,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,ev_valid,ev_data,ev_ready,flush_valid,flush_qpn,fw_ready,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,term_valid,term_cause,term_conn,term_qpn,term_seg_len,term_hdr,term_pop,retx_valid,retx_conn,retx_status,retx_count,retx_full,retx_empty,retx_busy,retx_lost,srst,note_set,seq_busy,clr_go,clr_room,clr_busy);
 
     // Module arguments
     input wire  clock;
@@ -20363,6 +20888,12 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
     input wire  [31:0] retx_empty;
     input wire  [31:0] retx_busy;
     input wire  [31:0] retx_lost;
+    input wire  srst;
+    input wire  note_set;
+    input wire  seq_busy;
+    input wire  clr_go;
+    input wire  clr_room;
+    output reg  clr_busy;
 
     // Constant declarations
     localparam  k_n_conn = 24'h8;
@@ -20373,9 +20904,22 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
     localparam  k_khz = 32'hf424;
     localparam  k_mtu = 32'h5dc;
     localparam  ones32 = 32'hffffffff;
+    localparam  k_cl_cq = 24'h10;
     localparam  ones256 = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
 
     // Stub signals
+    reg  note$d;
+    wire  note$q;
+    reg  note$clock;
+    reg  clr$d;
+    wire  clr$q;
+    reg  clr$clock;
+    reg  [1:0] cl_tbl$d;
+    wire  [1:0] cl_tbl$q;
+    reg  cl_tbl$clock;
+    reg  [23:0] cl_idx$d;
+    wire  [23:0] cl_idx$q;
+    reg  cl_idx$clock;
     reg  [31:0] tsel$d;
     wire  [31:0] tsel$q;
     reg  tsel$clock;
@@ -20456,6 +21000,7 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
     reg  cyc_hi$clock;
 
     // Local signals
+    reg  [23:0] cl_lim;
     reg  sh_half;
     reg  wr;
     reg  rd;
@@ -20470,6 +21015,26 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
     reg  [127:0] ovl;
 
     // Sub module instances
+    rnic_ecpix5$core$fw_port$note note(
+        .d(note$d),
+        .q(note$q),
+        .clock(note$clock)
+    );
+    rnic_ecpix5$core$fw_port$clr clr(
+        .d(clr$d),
+        .q(clr$q),
+        .clock(clr$clock)
+    );
+    rnic_ecpix5$core$fw_port$cl_tbl cl_tbl(
+        .d(cl_tbl$d),
+        .q(cl_tbl$q),
+        .clock(cl_tbl$clock)
+    );
+    rnic_ecpix5$core$fw_port$cl_idx cl_idx(
+        .d(cl_idx$d),
+        .q(cl_idx$q),
+        .clock(cl_idx$clock)
+    );
     rnic_ecpix5$core$fw_port$tsel tsel(
         .d(tsel$d),
         .q(tsel$q),
@@ -20614,6 +21179,10 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
         rd_pend$clock = clock;
         rd_addr$clock = clock;
         cyc_hi$clock = clock;
+        note$clock = clock;
+        clr$clock = clock;
+        cl_tbl$clock = clock;
+        cl_idx$clock = clock;
         tsel$d = tsel$q;
         stage$d = stage$q;
         ovl_q$d = ovl_q$q;
@@ -20633,13 +21202,17 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
         rd_pend$d = rd_pend$q;
         rd_addr$d = rd_addr$q;
         cyc_hi$d = cyc_hi$q;
+        note$d = note$q;
+        clr$d = clr$q;
+        cl_tbl$d = cl_tbl$q;
+        cl_idx$d = cl_idx$q;
         shadow$read_clock = clock;
         shadow$write_clock = clock;
         tx_lo$read_clock = clock;
         tx_lo$write_clock = clock;
         tx_hi$read_clock = clock;
         tx_hi$write_clock = clock;
-        wr = fw_valid & fw_write;
+        wr = fw_valid & fw_write & ~note$q;
         rd = fw_valid & ~fw_write;
         fl_v$d = 1'b0;
         tbl = tsel$q[(32'h18)+:(8)];
@@ -20683,6 +21256,38 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
             tstate$d = 3'h0;
             shadow$write_enable = t_rd_ok;
         end
+        cl_lim = k_n_conn;
+        if (cl_tbl$q == 2'h1) begin
+            cl_lim = k_n_qp;
+        end
+        if (cl_tbl$q == 2'h2) begin
+            cl_lim = k_cl_cq;
+        end
+        if (cl_tbl$q == 2'h3) begin
+            cl_lim = k_n_tpt;
+        end
+        if (clr$q & (tstate$q == 3'h0) & clr_room) begin
+            tsel$d = ({{30{1'b0}}, cl_tbl$q} << 32'h18) | {{8{1'b0}}, cl_idx$q};
+            stage$d = 512'h0;
+            if (cl_tbl$q == 2'h1) begin
+                stage$d = {{480{1'b0}}, ones32} << 32'h120;
+            end
+            tstate$d = 3'h2;
+            cl_idx$d = cl_idx$q + 24'h1;
+            if (cl_idx$q + 24'h1 == cl_lim) begin
+                cl_idx$d = 24'h0;
+                cl_tbl$d = cl_tbl$q + 2'h1;
+                if (cl_tbl$q == 2'h3) begin
+                    clr$d = 1'b0;
+                end
+            end
+        end
+        if (clr_go) begin
+            clr$d = 1'b1;
+            cl_tbl$d = 2'h0;
+            cl_idx$d = 24'h0;
+        end
+        clr_busy = clr$q | (tstate$q != 3'h0);
         if (wr & (tstate$q == 3'h0)) begin
             if (fw_addr == 24'h0) begin
                 tsel$d = fw_wdata;
@@ -20834,8 +21439,14 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
         mb_done = wr & (fw_addr == 24'h38);
         mb_done_status = fw_wdata;
         mb_done_len = mres$q;
-        if (rd & (fw_addr == 24'h30)) begin
+        if (rd & (fw_addr == 24'h30) & ~note$q) begin
             rdy$d = 1'b1;
+        end
+        if (fw_valid & fw_write & (fw_addr == 24'h10) & fw_wdata[32'h0] & ~seq_busy) begin
+            note$d = 1'b0;
+        end
+        if (note_set) begin
+            note$d = 1'b1;
         end
         fw_ready = rdy$q;
         tx_lo$write_address = fw_addr[(32'h3)+:(8)];
@@ -20902,10 +21513,16 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
                     2:
                         begin
                             fw_rdata = ({{31{1'b0}}, exc_valid} << 32'h1f) | ({{24{1'b0}}, exc_reason} << 32'h10) | {{16{1'b0}}, exc_len};
+                            if (note$q) begin
+                                fw_rdata = (({{31{1'b0}}, (~seq_busy)}) << 32'h1f) | (32'hb << 32'h10);
+                            end
                         end
                     3:
                         begin
                             fw_rdata = exc_conn;
+                            if (note$q) begin
+                                fw_rdata = ones32;
+                            end
                         end
                     5:
                         begin
@@ -20934,6 +21551,9 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
                     12:
                         begin
                             fw_rdata = ({{31{1'b0}}, mb_busy} << 32'h1f) | {{16{1'b0}}, mb_opcode};
+                            if (note$q) begin
+                                fw_rdata = 32'h0;
+                            end
                         end
                     13:
                         begin
@@ -21165,7 +21785,7 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
                 fw_rdata = exc_rd_data;
             end
         end
-        if (reset) begin
+        if (reset | srst) begin
             tstate$d = 3'h0;
             terr$d = 1'b0;
             evp$d = 1'b0;
@@ -21173,11 +21793,72 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
             tx_inj$d = 1'b0;
             rdy$d = 1'b0;
             fl_v$d = 1'b0;
+            clr$d = 1'b0;
+        end
+        if (reset) begin
             rd_pend$d = 1'b0;
+            note$d = 1'b0;
         end
     end
 
 endmodule // rnic_ecpix5$core$fw_port
+
+
+module rnic_ecpix5$core$fw_port$cl_idx(d,q,clock);
+
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$fw_port$cl_idx
+
+
+module rnic_ecpix5$core$fw_port$cl_tbl(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$fw_port$cl_tbl
+
+
+module rnic_ecpix5$core$fw_port$clr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$fw_port$clr
 
 
 module rnic_ecpix5$core$fw_port$cyc_hi(d,q,clock);
@@ -21292,6 +21973,25 @@ module rnic_ecpix5$core$fw_port$mres(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$core$fw_port$mres
+
+
+module rnic_ecpix5$core$fw_port$note(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$fw_port$note
 
 
 module rnic_ecpix5$core$fw_port$ovl_q(d,q,clock);
@@ -21837,7 +22537,7 @@ module rnic_ecpix5$core$fx_port(d,q,clock);
 endmodule // rnic_ecpix5$core$fx_port
 
 
-module rnic_ecpix5$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,fw_ready,cfg_enable,cfg_soft_reset,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,eq_base,eq_entries,eq_consumer,int_event,int_eq_overflow,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value);
+module rnic_ecpix5$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,fw_ready,rst_busy,db_open,cfg_enable,cfg_soft_reset,cfg_mac,cfg_ipv4,cfg_netmask,cfg_gateway,cfg_mtu,cycles,eq_base,eq_entries,eq_consumer,int_event,int_eq_overflow,mb_busy,mb_opcode,mb_len,mb_done,mb_done_status,mb_done_len,mb_fw_addr,mb_fw_write,mb_fw_wdata,mb_fw_rdata,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value);
 
     // Module arguments
     input wire  clock;
@@ -21851,6 +22551,8 @@ module rnic_ecpix5$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_w
     output reg  irq;
     input wire  link_up;
     input wire  fw_ready;
+    input wire  rst_busy;
+    input wire  db_open;
     output reg  cfg_enable;
     output reg  cfg_soft_reset;
     output reg  [47:0] cfg_mac;
@@ -22336,13 +23038,13 @@ module rnic_ecpix5$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_w
             if ((csr_addr == 24'h108) & ~mbusy$q) begin
                 mlen$d = csr_wdata[(32'h0)+:(16)];
             end
-            if ((csr_addr >= 24'h10000) & (csr_addr < 24'h410000)) begin
+            if ((csr_addr >= 24'h10000) & (csr_addr < 24'h410000) & db_open) begin
                 dq_v$d = 1'b1;
                 dq_n$d = csr_addr[(32'hc)+:(10)] - 10'h10;
                 dq_o$d = csr_addr[(32'h0)+:(12)];
                 dq_d$d = csr_wdata;
             end
-            if ((csr_addr >= 24'h800000) & (csr_addr < 24'hc00000)) begin
+            if ((csr_addr >= 24'h800000) & (csr_addr < 24'hc00000) & db_open) begin
                 dc_v$d = 1'b1;
                 dc_n$d = csr_addr[(32'hc)+:(10)];
                 dc_o$d = csr_addr[(32'h0)+:(12)];
@@ -22396,7 +23098,7 @@ module rnic_ecpix5$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_w
                         end
                     8:
                         begin
-                            csr_rdata = {{31{1'b0}}, ctrl_en$q};
+                            csr_rdata = {{31{1'b0}}, ctrl_en$q} | (({{31{1'b0}}, (rst_busy | soft_rst$q)}) << 32'h1);
                         end
                     9:
                         begin
@@ -22482,6 +23184,26 @@ module rnic_ecpix5$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_w
             if (rd_addr$q[(32'ha)+:(14)] == 14'h1) begin
                 csr_rdata = mram_h$read_data;
             end
+        end
+        if (wr & (csr_addr == 24'h20) & csr_wdata[32'h1]) begin
+            ctrl_en$d = 1'b0;
+            mac$d = 48'h0;
+            ip$d = 32'h0;
+            mask$d = 32'h0;
+            gw$d = 32'h0;
+            mtu$d = 32'h5dc;
+            int_st$d = 3'h0;
+            int_en$d = 3'h0;
+            eq_lo$d = 32'h0;
+            eq_b$d = 64'h0;
+            eq_n$d = 32'h0;
+            eq_c$d = 32'h0;
+            mbusy$d = 1'b0;
+            mop$d = 16'h0;
+            mlen$d = 16'h0;
+            mstatus$d = 32'h0;
+            mseq$d = 32'h0;
+            soft_rst$d = ~rst_busy;
         end
         irq = |(int_st$q & int_en$q);
         cfg_enable = ctrl_en$q;

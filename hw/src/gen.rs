@@ -145,8 +145,6 @@ const CORE_MODULE: &[&str] = &["rnic_core", "rnic_versa5g$core"];
 const NO_HOST_BRIDGE: &str = "observation outputs of BAR0 and the firmware port (doorbell \
      strobes, raw TX frames, event records, flush strobes) that co-simulation rigs watch; on \
      the board the bridge reaches BAR0 and the firmware port, and these have no consumer";
-const CTRL_UNWIRED: &str = "BAR0 CTRL_ENABLE and CTRL_RESET are held in host_regs but not yet \
-     wired to the datapath (docs/rtl.md, Host registers and firmware port)";
 const UT_RAW: &str = "ddp_rx runs its untagged-buffer Placement as a raw stream \
      (cmd_hdr = 0): no DMA header beats, no page walk";
 const NO_ULP: &str = "observation outputs of the RX ULP path (placed, untagged and Terminate \
@@ -338,8 +336,6 @@ const UNUSED_OK: &[Unused] = &[
         "fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and \
          taking its low 32 bits",
     ),
-    unused(CORE_MODULE, "host_regs$cfg_enable", 1, CTRL_UNWIRED),
-    unused(CORE_MODULE, "host_regs$cfg_soft_reset", 1, CTRL_UNWIRED),
     unused(
         CORE_MODULE,
         "fw_port$tw_data",

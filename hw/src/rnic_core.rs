@@ -39,6 +39,7 @@ use crate::completion::send_cpl::SendCplN;
 use crate::firmware_port::exc_arb::ExcArb;
 use crate::firmware_port::exc_queue::ExcQueue;
 use crate::firmware_port::fw_port::FwPortN;
+use crate::host::dev_reset::DevReset;
 use crate::host::host_regs::HostRegsN;
 use crate::protection::tpt::Tpt;
 use crate::protection::tpt_arb::TptArb;
@@ -393,6 +394,12 @@ pub struct RnicCoreP<
     /// the beats the merge took (`raw_tx_ready` unused); 0: they leave on
     /// `raw_tx_*` with `raw_tx_ready` as before. Static configuration.
     pub fw_raw_to_mac: Signal<In, Bit>,
+    /// 1: BAR0 `CTRL_ENABLE` gates the datapath (at 0 no doorbell and no
+    /// received frame is taken; `dev_reset`); 0: the datapath takes them
+    /// whatever `CTRL_ENABLE` says (the reset value of a model's inputs:
+    /// block-level rigs that never write BAR0). `CTRL_RESET` works either
+    /// way. Static configuration; a node and the boards set it.
+    pub ctrl_en_gate: Signal<In, Bit>,
     // ---- Receive-side Send path (`rx_send`, docs/rtl.md "Completions"):
     // observation outputs. `rterm_*`: an incoming Terminate's
     // record, valid for the one clock it is taken; `qp_err_*`: the QP moved
@@ -652,6 +659,15 @@ pub struct RnicCoreP<
     mx_data: Signal<Local, Bit>,
     host_regs: HostRegsN<PR>,
     fw_port: FwPortN<PR>,
+    /// Device reset sequencer and datapath gate (BAR0 `CTRL_RESET`,
+    /// `CTRL_ENABLE`; docs/rtl.md "Device reset and enable").
+    dev_rst: DevReset,
+    /// Reset of every datapath block: the `reset` pin or the sequencer's.
+    dp_rst: Signal<Local, Bit>,
+    /// `mac_tx_ready` as the MAC merge sees it, and its valid's gate
+    /// (`dev_rst.tx_hold`: no frame starts during a reset).
+    mtx_rdy: Signal<Local, Bit>,
+    mtx_open: Signal<Local, Bit>,
     /// The fast path's connection update in the clock before a firmware
     /// connection write: {hit, rcv_nxt, snd_una} (forwarded into the write).
     fwc_up_hit: DFF<Bit>,
@@ -966,23 +982,25 @@ impl<
             sqe_v,
             sqe_qp
         );
-        self.mpa_rx.reset.next = self.reset.val();
-        self.fpdu_buf.reset.next = self.reset.val();
-        self.ddp_rx.reset.next = self.reset.val();
-        self.tpt.reset.next = self.reset.val();
-        self.rx_check.reset.next = self.reset.val();
-        self.rx_fifo.reset.next = self.reset.val();
-        self.rx_parse.reset.next = self.reset.val();
-        self.rx_split.reset.next = self.reset.val();
-        self.conn_table.reset.next = self.reset.val();
-        self.exc_queue.reset.next = self.reset.val();
-        self.pay_crc.reset.next = self.reset.val();
+        // every datapath block's reset: the pin or the reset sequencer's
+        self.dp_rst.next = self.reset.val() | self.dev_rst.dp_rst.val();
+        self.mpa_rx.reset.next = self.dp_rst.val();
+        self.fpdu_buf.reset.next = self.dp_rst.val();
+        self.ddp_rx.reset.next = self.dp_rst.val();
+        self.tpt.reset.next = self.dp_rst.val();
+        self.rx_check.reset.next = self.dp_rst.val();
+        self.rx_fifo.reset.next = self.dp_rst.val();
+        self.rx_parse.reset.next = self.dp_rst.val();
+        self.rx_split.reset.next = self.dp_rst.val();
+        self.conn_table.reset.next = self.dp_rst.val();
+        self.exc_queue.reset.next = self.dp_rst.val();
+        self.pay_crc.reset.next = self.dp_rst.val();
 
         // MAC → rx_check → rx_fifo
         self.rx_check.in_data.next = self.mac_rx_data.val();
         self.rx_check.in_keep.next = self.mac_rx_keep.val();
         self.rx_check.in_last.next = self.mac_rx_last.val();
-        self.rx_check.in_valid.next = self.mac_rx_valid.val();
+        self.rx_check.in_valid.next = self.mac_rx_valid.val() & self.dev_rst.rx_pass.val();
         self.rx_check.in_fcs_bad.next = self.mac_rx_fcs_bad.val();
         self.rx_fifo.in_data.next = self.rx_check.out_data.val();
         self.rx_fifo.in_keep.next = self.rx_check.out_keep.val();
@@ -1019,7 +1037,7 @@ impl<
         if self.rx_parse.in_ready.val() & self.rxi_sel.val() & self.fw_port.inj_valid.val() {
             self.rxi_inj_mid.d.next = !self.fw_port.inj_last.val();
         }
-        if self.reset.val() {
+        if self.dp_rst.val() {
             self.rxi_fifo_mid.d.next = false;
             self.rxi_inj_mid.d.next = false;
         }
@@ -1319,7 +1337,7 @@ impl<
             self.wend_una.d.next = self.ew_ct_snd_una.val();
             self.wend_wnd.d.next = self.ew_ct_snd_wnd.val();
         }
-        if self.reset.val() {
+        if self.dp_rst.val() {
             self.wend_v.d.next = false;
         }
         self.tx_wend.write_enable.next = self.wend_v.q.val();
@@ -1381,7 +1399,7 @@ impl<
         // rx_parse's frames and received Terminate records (ExcArb) into
         // the exception queue.
         self.exc_arb.clock.next = self.clock.val();
-        self.exc_arb.reset.next = self.reset.val();
+        self.exc_arb.reset.next = self.dp_rst.val();
         self.exc_arb.raw_data.next = self.rx_parse.raw_data.val();
         self.exc_arb.raw_keep.next = self.rx_parse.raw_keep.val();
         self.exc_arb.raw_last.next = self.rx_parse.raw_last.val();
@@ -1509,7 +1527,7 @@ impl<
         // below stays valid until the sequencer's next start (state 3 waits
         // for `st_out_valid`, after mpa_rx took the last beat).
         self.mpa_in_sk.clock.next = self.clock.val();
-        self.mpa_in_sk.reset.next = self.reset.val();
+        self.mpa_in_sk.reset.next = self.dp_rst.val();
         self.mpa_in_sk.in_valid.next = self.rx_parse.pay_valid.val() & (self.sq_state.q.val() == 2);
         // keep is 8 on every beat without last (docs/rtl.md conventions).
         self.mpa_in_oh.next = bits::<9>(0x100);
@@ -1565,7 +1583,7 @@ impl<
         // until the lookup has answered (its LOAD clock), so every beat
         // carries its own connection's QP; ddp_rx takes them on the first.
         self.fb_sk.clock.next = self.clock.val();
-        self.fb_sk.reset.next = self.reset.val();
+        self.fb_sk.reset.next = self.dp_rst.val();
         self.fb_sk.in_valid.next = self.fpdu_buf.out_valid.val();
         self.fpdu_buf.out_ready.next = self.fb_sk.in_ready.val();
         self.fb_in.next = bit_cast::<165, 64>(self.fpdu_buf.out_data.val())
@@ -1600,7 +1618,7 @@ impl<
         // The check unit is shared by ddp_rx, rx_send, read_resp and tx_seg
         // through TptArb (registered grant; its rules: docs/rtl.md, "TPT
         // check-port arbiter"). The result fields fan out to all four.
-        self.tp_arb.reset.next = self.reset.val();
+        self.tp_arb.reset.next = self.dp_rst.val();
         self.tp_arb.placing.next = self.ddp_rx.placing.val();
         self.tp_arb.inv_hold.next = self.rx_send.inv_hold.val();
         self.tp_arb.dv_valid.next = self.ddp_rx.chk_valid.val();
@@ -1670,7 +1688,7 @@ impl<
         // DMA write
         // DMA write: ddp_rx's tagged placement and rx_send's Send data,
         // CQEs and events, merged at request boundaries (DmaWrArb)
-        self.wr_arb.reset.next = self.reset.val();
+        self.wr_arb.reset.next = self.dp_rst.val();
         // ddp_rx → wr_a_sk → wr_arb.a (FPGA timing: the FPDU buffer's read
         // state reached wr_sk's load enable through ddp_rx and wr_arb, the
         // routed critical path before this slice). The order of
@@ -1681,7 +1699,7 @@ impl<
         // go on to the next segment (a Send after RDMA Writes), so nothing
         // that reports `a`'s data is made before the data are in wr_arb.
         self.wr_a_sk.clock.next = self.clock.val();
-        self.wr_a_sk.reset.next = self.reset.val();
+        self.wr_a_sk.reset.next = self.dp_rst.val();
         self.wr_a_sk.in_valid.next = self.ddp_rx.dma_wr_valid.val();
         self.ddp_rx.dma_wr_ready.next = self.wr_a_sk.in_ready.val();
         self.wr_a_sk.in_hdr.next = self.ddp_rx.dma_wr_hdr.val();
@@ -1701,7 +1719,7 @@ impl<
         // `b` carries rx_send's data and all CQEs; holding them back never
         // lets a CQE pass the data it reports (`a` has no CQEs).
         self.wr_b_sk.clock.next = self.clock.val();
-        self.wr_b_sk.reset.next = self.reset.val();
+        self.wr_b_sk.reset.next = self.dp_rst.val();
         self.wr_b_sk.in_valid.next = self.rx_send.dma_wr_valid.val();
         self.rx_send.dma_wr_ready.next = self.wr_b_sk.in_ready.val();
         self.wr_b_sk.in_hdr.next = self.rx_send.dma_wr_hdr.val();
@@ -1717,7 +1735,7 @@ impl<
         self.wr_arb.b_keep.next = self.wr_b_sk.out_keep.val();
         self.wr_arb.b_last.next = self.wr_b_sk.out_last.val();
         self.wr_sk.clock.next = self.clock.val();
-        self.wr_sk.reset.next = self.reset.val();
+        self.wr_sk.reset.next = self.dp_rst.val();
         self.wr_sk.in_valid.next = self.wr_arb.dma_wr_valid.val();
         self.wr_arb.dma_wr_ready.next = self.wr_sk.in_ready.val();
         self.wr_sk.in_hdr.next = self.wr_arb.dma_wr_hdr.val();
@@ -1725,8 +1743,8 @@ impl<
         self.wr_sk.in_data.next = self.wr_arb.dma_wr_data.val();
         self.wr_sk.in_keep.next = self.wr_arb.dma_wr_keep.val();
         self.wr_sk.in_last.next = self.wr_arb.dma_wr_last.val();
-        self.dma_wr_valid.next = self.wr_sk.out_valid.val();
-        self.wr_sk.out_ready.next = self.dma_wr_ready.val();
+        self.dma_wr_valid.next = self.wr_sk.out_valid.val() & !self.dev_rst.wr_hold.val();
+        self.wr_sk.out_ready.next = self.dma_wr_ready.val() & !self.dev_rst.wr_hold.val();
         self.dma_wr_hdr.next = self.wr_sk.out_hdr.val();
         self.dma_wr_len.next = self.wr_sk.out_len.val();
         self.dma_wr_data.next = self.wr_sk.out_data.val();
@@ -2013,11 +2031,11 @@ impl<
             self.tpt.pbl_wr_data.next = self.fw_port.tw_data.val().get_bits::<64>(0);
         }
         // CQ (TableId 2): no CQ table in the RTL yet; kept in the port's shadow.
-        if self.reset.val() {
+        if self.dp_rst.val() {
             self.fwc_up_hit.d.next = false;
             self.fwc_rw_hit.d.next = false;
         }
-        if self.reset.val() {
+        if self.dp_rst.val() {
             self.sq_state.d.next = 0.into();
             self.sq_refuse.d.next = false;
             self.rw_pend.d.next = false;
@@ -2036,12 +2054,12 @@ impl<
         self.cnt_rx_exc_full.next = self.exc_queue.cnt_full.val();
 
         // ---- TX datapath ------------------------------------------------
-        self.doorbell.reset.next = self.reset.val();
-        self.tx_sched.reset.next = self.reset.val();
-        self.wqe_fetch.reset.next = self.reset.val();
-        self.tx_seg.reset.next = self.reset.val();
-        self.tx_framer.reset.next = self.reset.val();
-        self.rd_arb.reset.next = self.reset.val();
+        self.doorbell.reset.next = self.dp_rst.val();
+        self.tx_sched.reset.next = self.dp_rst.val();
+        self.wqe_fetch.reset.next = self.dp_rst.val();
+        self.tx_seg.reset.next = self.dp_rst.val();
+        self.tx_framer.reset.next = self.dp_rst.val();
+        self.rd_arb.reset.next = self.dp_rst.val();
         self.tx_qpconn.read_clock.next = self.clock.val();
         self.tx_qpconn.write_clock.next = self.clock.val();
         self.tx_cfg.read_clock.next = self.clock.val();
@@ -2355,13 +2373,18 @@ impl<
         self.read_resp.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
         self.read_resp.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
         self.read_resp.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
-        self.dma_rd_req_valid.next = self.rd_arb.dma_rd_req_valid.val();
-        self.rd_arb.dma_rd_req_ready.next = self.dma_rd_req_ready.val();
+        self.dma_rd_req_valid.next =
+            self.rd_arb.dma_rd_req_valid.val() & !self.dev_rst.rd_hold.val();
+        self.rd_arb.dma_rd_req_ready.next =
+            self.dma_rd_req_ready.val() & !self.dev_rst.rd_hold.val();
         self.dma_rd_req_addr.next = self.rd_arb.dma_rd_req_addr.val();
         self.dma_rd_req_len.next = self.rd_arb.dma_rd_req_len.val();
         self.dma_rd_req_tag.next = self.rd_arb.dma_rd_req_tag.val();
-        self.rd_arb.dma_rd_cpl_valid.next = self.dma_rd_cpl_valid.val();
-        self.dma_rd_cpl_ready.next = self.rd_arb.dma_rd_cpl_ready.val();
+        // during the reset, completions still due are taken and dropped
+        self.rd_arb.dma_rd_cpl_valid.next =
+            self.dma_rd_cpl_valid.val() & !self.dev_rst.cpl_sink.val();
+        self.dma_rd_cpl_ready.next =
+            self.rd_arb.dma_rd_cpl_ready.val() | self.dev_rst.cpl_sink.val();
         self.rd_arb.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
 
         // Descriptor lookup: QP → connection (tx_qpconn) → its addresses,
@@ -2525,7 +2548,7 @@ impl<
         // the next source's beats queue behind it and the framer sees every
         // payload in its descriptor's order, as before.
         self.pay_sk.clock.next = self.clock.val();
-        self.pay_sk.reset.next = self.reset.val();
+        self.pay_sk.reset.next = self.dp_rst.val();
         self.pay_sk.in_valid.next = self.pm_valid.val();
         self.pay_sk.in_data.next = (bit_cast::<69, 1>(self.pm_last.val().into()) << 68)
             | (bit_cast::<69, 4>(self.pm_keep.val()) << 64)
@@ -2538,7 +2561,7 @@ impl<
         // ---- TX log: every descriptor a source hands to the framer, with
         // its payload source (tx_seg: SGE address + offset or the Read
         // Request octets; read_resp: the translated address)
-        self.tx_log.reset.next = self.reset.val();
+        self.tx_log.reset.next = self.dp_rst.val();
         // without window enforcement (tests whose peer never ACKs) a full
         // log drops its oldest entry rather than holding TX forever
         self.tx_log.evict.next = !self.tx_wnd_en.val();
@@ -2577,7 +2600,7 @@ impl<
         // Fast retransmit (RFC 5681 §3.2) asks like the firmware; the
         // firmware's request wins a shared clock (the fast one is counted
         // as skipped: the replay under way covers it, else the timer).
-        self.fast_retx.reset.next = self.reset.val();
+        self.fast_retx.reset.next = self.dp_rst.val();
         self.fast_retx.en.next = self.fast_retx_en.val();
         self.fast_retx.ev_valid.next = self.rx_split.dup_valid.val();
         self.fast_retx.ev_conn.next = self.rx_split.dup_conn.val();
@@ -2615,8 +2638,8 @@ impl<
         // Pure ACK frames: requested by the RX fast path, coalesced per
         // connection in TxAck; seq = the connection's sequence number on the
         // wire (tx_wnxt), so the ACK is in order behind its data frames.
-        self.tx_ackgen.reset.next = self.reset.val();
-        self.tx_cfifo.reset.next = self.reset.val();
+        self.tx_ackgen.reset.next = self.dp_rst.val();
+        self.tx_cfifo.reset.next = self.dp_rst.val();
         self.tx_wnxt.read_clock.next = self.clock.val();
         self.tx_wnxt.write_clock.next = self.clock.val();
         self.tx_ackgen.req_valid.next = self.ak_valid.val();
@@ -2686,7 +2709,7 @@ impl<
         // which follows the ACK FIFO's block RAM output, no longer runs into
         // the framer's FIFO pops; +1 clock per data frame).
         self.fr_sk.clock.next = self.clock.val();
-        self.fr_sk.reset.next = self.reset.val();
+        self.fr_sk.reset.next = self.dp_rst.val();
         self.fr_sk.in_valid.next = self.tx_framer.tx_valid.val();
         self.tx_framer.tx_ready.next = self.fr_sk.in_ready.val();
         self.fr_in.next = (bit_cast::<69, 1>(self.tx_framer.tx_last.val().into()) << 68)
@@ -2717,24 +2740,26 @@ impl<
         self.mac_tx_data.next = self.fr_sk.out_data.val().get_bits::<64>(0);
         self.mac_tx_keep.next = self.fr_sk.out_data.val().get_bits::<4>(64);
         self.mac_tx_last.next = self.fr_last.val();
-        self.mac_tx_valid.next = self.mx_data.val();
+        self.mtx_open.next = !self.dev_rst.tx_hold.val();
+        self.mtx_rdy.next = self.mac_tx_ready.val() & self.mtx_open.val();
+        self.mac_tx_valid.next = self.mx_data.val() & self.mtx_open.val();
         if self.mx_sel.val() == 1 {
-            self.fr_sk.out_ready.next = self.mac_tx_ready.val() & !self.mx_block.val();
+            self.fr_sk.out_ready.next = self.mtx_rdy.val() & !self.mx_block.val();
         } else if self.mx_sel.val() == 2 {
             self.mac_tx_data.next = self.fm_data.val();
             self.mac_tx_keep.next = self.fm_keep.val();
             self.mac_tx_last.next = self.fm_last.val();
-            self.mac_tx_valid.next = self.fm_valid.val();
-            self.fm_ready.next = self.mac_tx_ready.val();
+            self.mac_tx_valid.next = self.fm_valid.val() & self.mtx_open.val();
+            self.fm_ready.next = self.mtx_rdy.val();
         } else {
             self.mac_tx_data.next = self.tx_ackgen.tx_data.val();
             self.mac_tx_keep.next = self.tx_ackgen.tx_keep.val();
             self.mac_tx_last.next = self.tx_ackgen.tx_last.val();
-            self.mac_tx_valid.next = self.tx_ackgen.tx_valid.val();
-            self.tx_ackgen.tx_ready.next = self.mac_tx_ready.val();
+            self.mac_tx_valid.next = self.tx_ackgen.tx_valid.val() & self.mtx_open.val();
+            self.tx_ackgen.tx_ready.next = self.mtx_rdy.val();
         }
         if self.mac_tx_valid.val() {
-            if self.mac_tx_ready.val() & self.mac_tx_last.val() {
+            if self.mtx_rdy.val() & self.mac_tx_last.val() {
                 self.mx_lock.d.next = false;
                 self.mx_prev.d.next = self.mx_sel.val();
             } else {
@@ -2775,7 +2800,7 @@ impl<
         // the last beat tx_wnxt[conn] = seq + total length - 40 (the IPv4 and
         // TCP headers without options).
         self.mx_data_end.next = false;
-        if (self.mx_sel.val() == 1) & self.mac_tx_valid.val() & self.mac_tx_ready.val() {
+        if (self.mx_sel.val() == 1) & self.mac_tx_valid.val() & self.mtx_rdy.val() {
             // Saturating: a frame of more than 256 beats (over 2 KiB, MTU
             // above 2 KiB) must not wrap it back to beats 2..5 and take
             // payload octets for the length and sequence number.
@@ -2837,11 +2862,11 @@ impl<
         // firmware's table writes, doorbells from BAR0, each through a
         // queue (rx_send's ports are not ready while it serves a WQE fetch
         // or a CQE); a write into a full queue is counted in cnt_rxs_lost.
-        self.rx_send.reset.next = self.reset.val();
-        self.rq_cfg_q.reset.next = self.reset.val();
-        self.cq_cfg_q.reset.next = self.reset.val();
-        self.rq_db_q.reset.next = self.reset.val();
-        self.cq_db_q.reset.next = self.reset.val();
+        self.rx_send.reset.next = self.dp_rst.val();
+        self.rq_cfg_q.reset.next = self.dp_rst.val();
+        self.cq_cfg_q.reset.next = self.dp_rst.val();
+        self.rq_db_q.reset.next = self.dp_rst.val();
+        self.cq_db_q.reset.next = self.dp_rst.val();
         self.rxs_lost_now.next = false;
         // QpContext (TableId 1) write for qpn < 64: the RQ ring (octet 24),
         // rq_log2 (32), recv_cqn (12), rx_send_msn (52), on in Rts (1) or
@@ -2947,7 +2972,7 @@ impl<
         if self.rxs_lost_now.val() {
             self.rxs_lost.d.next = self.rxs_lost.q.val() + 1;
         }
-        if self.reset.val() {
+        if self.dp_rst.val() {
             self.rxs_lost.d.next = 0.into();
         }
         self.cnt_rxs_lost.next = self.rxs_lost.q.val();
@@ -3002,7 +3027,7 @@ impl<
         // ---- Send-side completions (SendCpl → rx_send's cpl_write cp2_*):
         // the QP's send CQ from the firmware's QpContext write (send_cqn,
         // octet 8) for qpn < 64
-        self.send_cpl.reset.next = self.reset.val();
+        self.send_cpl.reset.next = self.dp_rst.val();
         self.send_cpl.cfg_valid.next = self.fwq_v.val() & (self.fw_port.tw_index.val() < 64);
         self.send_cpl.cfg_qp.next = self.fw_port.tw_index.val().get_bits::<6>(0);
         self.send_cpl.cfg_cq.next = self.fw_port.tw_data.val().get_bits::<32>(64);
@@ -3033,7 +3058,7 @@ impl<
         // Read Response with L = 1 completes the QP's oldest Read (RFC 5040
         // §5.3: Read Responses come back in request order) → rd_cpl_* →
         // SendCpl → the QP's send CQ. ORD from the QP write (qpn < 64).
-        self.rd_track.reset.next = self.reset.val();
+        self.rd_track.reset.next = self.dp_rst.val();
         self.rd_track.sent_valid.next = self.tx_seg.rd_sent_valid.val();
         self.rd_track.sent_qp.next = self.tx_seg.rd_sent_qp.val();
         self.rd_track.sent_wr_id.next = self.tx_seg.rd_sent_wr_id.val();
@@ -3063,8 +3088,8 @@ impl<
         // ---- RDMA Read responder: RreqQueue (IRD, expected QN 1 MSN) and
         // ReadResp (PD) from the QP write (qpn < 64); requests in arrival
         // order (RFC 5040 §5.3), done_* frees the IRD slot.
-        self.rreq_q.reset.next = self.reset.val();
-        self.read_resp.reset.next = self.reset.val();
+        self.rreq_q.reset.next = self.dp_rst.val();
+        self.read_resp.reset.next = self.dp_rst.val();
         self.rreq_q.cfg_valid.next =
             self.ew_qp_valid.val() & !self.ew_qp_qpn.val().get_bits::<26>(6).any();
         self.rreq_q.cfg_qp.next = self.ew_qp_qpn.val().get_bits::<6>(0);
@@ -3109,7 +3134,7 @@ impl<
         self.rx_send.cp2_status.next = self.send_cpl.cpl_status.val();
         self.cnt_scq_no_cq.next = self.send_cpl.cnt_no_cq.val();
         self.cnt_dma_rd_cpl_bad.next = self.rd_arb.cnt_cpl_bad.val();
-        if self.reset.val() {
+        if self.dp_rst.val() {
             self.tq_v.d.next = false;
             self.tx_dw.d.next = 0.into();
             self.cw_v.d.next = false;
@@ -3124,5 +3149,36 @@ impl<
             self.fwc_up_wv.d.next = false;
             self.sqe_v.d.next = false;
         }
+        // ---- device reset and enable (dev_reset), last: it watches the
+        // core's DMA, MAC TX and raw TX ports as assigned above
+        self.dev_rst.clock.next = self.clock.val();
+        self.dev_rst.reset.next = self.reset.val();
+        self.dev_rst.go.next = self.host_regs.cfg_soft_reset.val();
+        self.dev_rst.en.next = self.host_regs.cfg_enable.val() | !self.ctrl_en_gate.val();
+        self.dev_rst.wr_valid.next = self.dma_wr_valid.val();
+        self.dev_rst.wr_ready.next = self.dma_wr_ready.val();
+        self.dev_rst.wr_hdr.next = self.dma_wr_hdr.val();
+        self.dev_rst.wr_last.next = self.dma_wr_last.val();
+        self.dev_rst.rd_req_valid.next = self.dma_rd_req_valid.val();
+        self.dev_rst.rd_req_ready.next = self.dma_rd_req_ready.val();
+        self.dev_rst.rd_cpl_valid.next = self.dma_rd_cpl_valid.val();
+        self.dev_rst.rd_cpl_ready.next = self.dma_rd_cpl_ready.val();
+        self.dev_rst.rd_cpl_last.next = self.dma_rd_cpl_last.val();
+        self.dev_rst.tx_valid.next = self.mac_tx_valid.val();
+        self.dev_rst.tx_ready.next = self.mac_tx_ready.val();
+        self.dev_rst.tx_last.next = self.mac_tx_last.val();
+        self.dev_rst.raw_valid.next = self.raw_tx_valid.val();
+        self.dev_rst.raw_ready.next = self.raw_tx_ready.val() | self.fw_raw_to_mac.val();
+        self.dev_rst.raw_last.next = self.raw_tx_last.val();
+        self.dev_rst.mac_rx_valid.next = self.mac_rx_valid.val();
+        self.dev_rst.mac_rx_last.next = self.mac_rx_last.val();
+        self.dev_rst.clr_busy.next = self.fw_port.clr_busy.val();
+        self.host_regs.rst_busy.next = self.dev_rst.busy.val();
+        self.host_regs.db_open.next = self.dev_rst.db_open.val();
+        self.fw_port.srst.next = self.dev_rst.dp_rst.val();
+        self.fw_port.note_set.next = self.dev_rst.started.val();
+        self.fw_port.seq_busy.next = self.dev_rst.busy.val();
+        self.fw_port.clr_go.next = self.dev_rst.clr_go.val();
+        self.fw_port.clr_room.next = self.rq_cfg_q.empty.val() & self.cq_cfg_q.empty.val();
     }
 }

@@ -310,6 +310,7 @@ pub struct DmaServer {
     wr_ready: bool,
     writes: VecDeque<PendingWrite>,
     write_seq: u64,
+    landed: u64,
     rd_ready: bool,
     reads: Vec<PendingRead>,
     active: Option<Active>,
@@ -336,6 +337,7 @@ impl DmaServer {
             wr_ready: false,
             writes: VecDeque::new(),
             write_seq: 0,
+            landed: 0,
             rd_ready: false,
             reads: Vec::new(),
             active: None,
@@ -383,6 +385,16 @@ impl DmaServer {
 
     pub fn stats(&self) -> DmaStats {
         self.stats
+    }
+
+    /// Writes taken whole so far (landed or waiting to land).
+    pub fn writes_taken(&self) -> u64 {
+        self.write_seq
+    }
+
+    /// Writes in host memory so far.
+    pub fn writes_landed(&self) -> u64 {
+        self.landed
     }
 
     /// A write is being received or waits to land in host memory.
@@ -477,6 +489,7 @@ impl DmaServer {
         while self.writes.front().is_some_and(|w| w.lands <= self.now) {
             let w = self.writes.pop_front().unwrap();
             Self::land(mem, &w);
+            self.landed += 1;
         }
         // Capped at one beat plus one cycle's worth: idle time does not
         // bank a burst, and no fraction is lost while the stream is busy.

@@ -67,7 +67,8 @@ pub struct Node {
 impl Node {
     /// A reset model with the RX ULP path on (`rx_ulp_en`: RDMA-mode
     /// payload is placed into host memory), the peer's window enforced on
-    /// TX (`tx_wnd_en`), and its firmware started.
+    /// TX (`tx_wnd_en`), `CTRL_ENABLE` honoured (`ctrl_en_gate`) and set,
+    /// and its firmware started.
     pub fn new() -> Self {
         let hw = FwNode::shared();
         hw.borrow_mut().set_ulp(true);
@@ -76,6 +77,12 @@ impl Node {
         // Fast retransmit on the third duplicate ACK (RFC 5681 §3.2), as
         // the board does.
         hw.borrow_mut().core.set_fast_retx_en(1);
+        // BAR0 CTRL_ENABLE gates the datapath, as on the boards; the node
+        // comes up enabled, as a host's platform code leaves it (the
+        // driver's Context::open resets the device and enables it again).
+        hw.borrow_mut().core.set_ctrl_en_gate(1);
+        hw.borrow_mut()
+            .csr_write(rnic_wire::abi::csr::CTRL, rnic_wire::abi::csr::CTRL_ENABLE);
         let fw = NodeFw::new(CoSimHal::new(hw.clone()), fw_config());
         Node {
             hw,

@@ -3,7 +3,9 @@
 //! * `write32`: one clock with `csr_valid`/`csr_write` on the node's BAR0;
 //! * `read32`: `csr_valid` for one clock, then clocks the node until
 //!   `csr_rvalid`, at most [`SimBus::read_limit`] clocks; `0xFFFF_FFFF` when
-//!   it runs out (the driver turns that into a typed error);
+//!   it runs out (the driver turns that into a typed error); the value is
+//!   returned once every DMA write the device made before the answer has
+//!   landed (PCIe: a read completion does not pass posted writes);
 //! * `alloc_dma`: from the node's [`crate::host_mem::HostMemory`], made
 //!   DMA-able (bus address = CPU view); buffer reads and writes take no clock;
 //!   dropping a buffer revokes its DMA range;
@@ -90,7 +92,16 @@ impl Bus for SimBus {
         n.core.set_csr_valid(0);
         for _ in 0..self.read_limit {
             if n.core.get_csr_rvalid() != 0 {
-                return n.core.get_csr_rdata() as u32;
+                let v = n.core.get_csr_rdata() as u32;
+                // PCIe ordering: a read completion does not pass the
+                // device's posted writes sent before it, so the host sees
+                // the answer only once those writes are in its memory (a
+                // CTRL_RESET read as 0 means the reset's last write landed).
+                let taken = n.dma.writes_taken();
+                while n.dma.writes_landed() < taken {
+                    n.tick();
+                }
+                return v;
             }
             n.tick();
         }

@@ -181,6 +181,10 @@ pub struct Dev {
     irq: bool,
     /// Every MMIO access: (offset, write, value).
     pub mmio: Vec<(u32, bool, u32)>,
+    /// `CTRL_RESET` writes seen.
+    pub resets: u32,
+    /// `CTRL_RESET` never finishes (reads 1 for good).
+    pub reset_stuck: bool,
 }
 
 /// The fake device as a `Bus` (a shared handle: the test keeps a clone).
@@ -225,6 +229,8 @@ impl FakeBus {
             now: Duration::ZERO,
             irq: false,
             mmio: Vec::new(),
+            resets: 0,
+            reset_stuck: false,
         })))
     }
 
@@ -333,6 +339,13 @@ impl Dev {
                 self.regs.insert(INT_STATUS, s);
             }
             MBOX_CTRL => self.mailbox(v),
+            // CTRL_RESET: done at once (CTRL_ENABLE 0 after it), unless the
+            // test made the reset hang
+            CTRL if v & CTRL_RESET != 0 => {
+                self.resets += 1;
+                let stuck = if self.reset_stuck { CTRL_RESET } else { 0 };
+                self.regs.insert(CTRL, stuck);
+            }
             o if (MBOX_DATA..MBOX_DATA + MBOX_DATA_SIZE).contains(&o) => {
                 let i = (o - MBOX_DATA) as usize;
                 self.mbox_data[i..i + 4].copy_from_slice(&v.to_le_bytes());

@@ -38,6 +38,22 @@
 //! | 0x800..0xFFF `EXC_DATA` | R | the exception queue head's frame |
 //! | 0x1000..0x17FF `TX_DATA` | W | the raw TX frame buffer (writes ignored while sending); reads 0 |
 //!
+//! **Device reset** (`dev_reset`, BAR0 `CTRL_RESET`): `note_set` raises
+//! the reset notice. From then on every firmware write does nothing (the
+//! firmware's actions from before the reset cannot reach the device), a
+//! `MBOX_CMD` read shows no command and does not raise `fw_ready`, and,
+//! once the sequence is over (`seq_busy` low), `EXC_STATUS` shows an entry
+//! `valid | DeviceReset (11) << 16 | 0` with `EXC_CONN` 0xFFFF_FFFF; its
+//! `EXC_POP` clears the notice (the exception queue itself was emptied by
+//! the reset). `srst` (the sequencer's datapath reset) clears the table
+//! command, event, flush, raw TX and `fw_ready` state but not the notice
+//! nor a read in flight. `clr_go` starts the table walk: a zero entry
+//! written through the table-write path (`tw_*` and the shadow) into every
+//! connection, QP (with `conn` = `NO_CONN`), CQ (the completion writer's
+//! 16 at most) and TPT entry of the profile, 3 clocks each, each started
+//! only while `clr_room` (the core's configuration queues are empty);
+//! `clr_busy` until the last one is written.
+//!
 //! Table reads: the connection, QP and CQ tables are shadowed here (the
 //! last entry the firmware wrote, 64 entries each, one RAM of 256-bit
 //! halves: a command's second half takes one more clock); a read
@@ -157,6 +173,19 @@ pub struct FwPortN<const PR: usize> {
     pub retx_empty: Signal<In, Bits<32>>,
     pub retx_busy: Signal<In, Bits<32>>,
     pub retx_lost: Signal<In, Bits<32>>,
+    // device reset (`dev_reset`)
+    /// The sequencer's datapath reset.
+    pub srst: Signal<In, Bit>,
+    /// A reset starts: raise the notice.
+    pub note_set: Signal<In, Bit>,
+    /// The reset sequence is running.
+    pub seq_busy: Signal<In, Bit>,
+    /// Start the table walk (one clock).
+    pub clr_go: Signal<In, Bit>,
+    /// The next walk entry may be written.
+    pub clr_room: Signal<In, Bit>,
+    /// The table walk runs.
+    pub clr_busy: Signal<Out, Bit>,
     k_n_conn: Constant<Bits<24>>,
     k_n_qp: Constant<Bits<24>>,
     k_n_cq: Constant<Bits<24>>,
@@ -165,6 +194,16 @@ pub struct FwPortN<const PR: usize> {
     k_khz: Constant<Bits<32>>,
     k_mtu: Constant<Bits<32>>,
     ones32: Constant<Bits<32>>,
+    /// CQ entries the walk clears: the completion writer's contexts.
+    k_cl_cq: Constant<Bits<24>>,
+    /// The reset notice is up (firmware writes ignored).
+    note: DFF<Bit>,
+    /// The table walk: running, table (0..=3), index.
+    clr: DFF<Bit>,
+    cl_tbl: DFF<Bits<2>>,
+    cl_idx: DFF<Bits<24>>,
+    /// Entries of the table `cl_tbl`.
+    cl_lim: Signal<Local, Bits<24>>,
     tsel: DFF<Bits<32>>,
     /// TABLE_DATA. A table read fills it as a shift by halves (state 1:
     /// the entry's low half into the high half; state 3: down by 256, the
@@ -300,6 +339,18 @@ impl<const PR: usize> FwPortN<PR> {
             retx_empty: Default::default(),
             retx_busy: Default::default(),
             retx_lost: Default::default(),
+            srst: Default::default(),
+            note_set: Default::default(),
+            seq_busy: Default::default(),
+            clr_go: Default::default(),
+            clr_room: Default::default(),
+            clr_busy: Default::default(),
+            k_cl_cq: k24(p.n_cq.min(1 << crate::completion::cpl_write::CQ_BITS)),
+            note: Default::default(),
+            clr: Default::default(),
+            cl_tbl: Default::default(),
+            cl_idx: Default::default(),
+            cl_lim: Default::default(),
             k_n_conn: k24(p.n_conn),
             k_n_qp: k24(p.n_qp),
             k_n_cq: k24(p.n_cq),
@@ -371,7 +422,8 @@ impl<const PR: usize> Logic for FwPortN<PR> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, tsel, stage, ovl_q, tstate, terr, evst, evp, tx_busy, tx_inj, tx_ra,
-            tx_lastb, tx_lkeep, mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi
+            tx_lastb, tx_lkeep, mres, rdy, fl_v, fl_q, rd_pend, rd_addr, cyc_hi, note, clr, cl_tbl,
+            cl_idx
         );
         self.shadow.read_clock.next = self.clock.val();
         self.shadow.write_clock.next = self.clock.val();
@@ -380,7 +432,8 @@ impl<const PR: usize> Logic for FwPortN<PR> {
         self.tx_hi.read_clock.next = self.clock.val();
         self.tx_hi.write_clock.next = self.clock.val();
 
-        self.wr.next = self.fw_valid.val() & self.fw_write.val();
+        // While the reset notice is up, the firmware's writes do nothing.
+        self.wr.next = self.fw_valid.val() & self.fw_write.val() & !self.note.q.val();
         self.rd.next = self.fw_valid.val() & !self.fw_write.val();
         self.fl_v.d.next = false;
 
@@ -451,6 +504,43 @@ impl<const PR: usize> Logic for FwPortN<PR> {
             self.tstate.d.next = 0.into();
             self.shadow.write_enable.next = self.t_rd_ok.val();
         }
+        // ---- the reset's table walk (the firmware's commands are ignored
+        // meanwhile: the notice is up)
+        self.cl_lim.next = self.k_n_conn.val();
+        if self.cl_tbl.q.val() == 1 {
+            self.cl_lim.next = self.k_n_qp.val();
+        }
+        if self.cl_tbl.q.val() == 2 {
+            self.cl_lim.next = self.k_cl_cq.val();
+        }
+        if self.cl_tbl.q.val() == 3 {
+            self.cl_lim.next = self.k_n_tpt.val();
+        }
+        if self.clr.q.val() & (self.tstate.q.val() == 0) & self.clr_room.val() {
+            self.tsel.d.next = (bit_cast::<32, 2>(self.cl_tbl.q.val()) << 24)
+                | bit_cast::<32, 24>(self.cl_idx.q.val());
+            self.stage.d.next = 0.into();
+            if self.cl_tbl.q.val() == 1 {
+                // QpContext.conn (octets 36..40) = NO_CONN: no send side
+                self.stage.d.next = bit_cast::<512, 32>(self.ones32.val()) << 288;
+            }
+            self.tstate.d.next = 2.into();
+            self.cl_idx.d.next = self.cl_idx.q.val() + 1;
+            if self.cl_idx.q.val() + 1 == self.cl_lim.val() {
+                self.cl_idx.d.next = 0.into();
+                self.cl_tbl.d.next = self.cl_tbl.q.val() + 1;
+                if self.cl_tbl.q.val() == 3 {
+                    self.clr.d.next = false;
+                }
+            }
+        }
+        if self.clr_go.val() {
+            self.clr.d.next = true;
+            self.cl_tbl.d.next = 0.into();
+            self.cl_idx.d.next = 0.into();
+        }
+        self.clr_busy.next = self.clr.q.val() | (self.tstate.q.val() != 0);
+
         if self.wr.val() & (self.tstate.q.val() == 0) {
             if self.fw_addr.val() == 0x000 {
                 self.tsel.d.next = self.fw_wdata.val();
@@ -536,8 +626,21 @@ impl<const PR: usize> Logic for FwPortN<PR> {
         self.mb_done.next = self.wr.val() & (self.fw_addr.val() == 0x038);
         self.mb_done_status.next = self.fw_wdata.val();
         self.mb_done_len.next = self.mres.q.val();
-        if self.rd.val() & (self.fw_addr.val() == 0x030) {
+        if self.rd.val() & (self.fw_addr.val() == 0x030) & !self.note.q.val() {
             self.rdy.d.next = true;
+        }
+        // the reset notice: raised by the sequencer, popped by the firmware
+        // once the sequence is over
+        if self.fw_valid.val()
+            & self.fw_write.val()
+            & (self.fw_addr.val() == 0x010)
+            & self.fw_wdata.val().get_bit(0)
+            & !self.seq_busy.val()
+        {
+            self.note.d.next = false;
+        }
+        if self.note_set.val() {
+            self.note.d.next = true;
         }
         self.fw_ready.next = self.rdy.q.val();
 
@@ -636,10 +739,19 @@ impl<const PR: usize> Logic for FwPortN<PR> {
                         self.fw_rdata.next = (bit_cast::<32, 1>(self.exc_valid.val().into()) << 31)
                             | (bit_cast::<32, 8>(self.exc_reason.val()) << 16)
                             | bit_cast::<32, 16>(self.exc_len.val());
+                        if self.note.q.val() {
+                            // ExceptionReason::DeviceReset, once the reset is over
+                            self.fw_rdata.next = (bit_cast::<32, 1>((!self.seq_busy.val()).into())
+                                << 31)
+                                | (11 << 16);
+                        }
                     }
                     3 => {
                         // 0x00C EXC_CONN
                         self.fw_rdata.next = self.exc_conn.val();
+                        if self.note.q.val() {
+                            self.fw_rdata.next = self.ones32.val();
+                        }
                     }
                     5 => {
                         // 0x014 TX_SEND (busy)
@@ -669,6 +781,9 @@ impl<const PR: usize> Logic for FwPortN<PR> {
                         // 0x030 MBOX_CMD
                         self.fw_rdata.next = (bit_cast::<32, 1>(self.mb_busy.val().into()) << 31)
                             | bit_cast::<32, 16>(self.mb_opcode.val());
+                        if self.note.q.val() {
+                            self.fw_rdata.next = 0.into();
+                        }
                     }
                     13 => {
                         // 0x034 MBOX_LEN
@@ -816,7 +931,7 @@ impl<const PR: usize> Logic for FwPortN<PR> {
             }
         }
 
-        if self.reset.val() {
+        if self.reset.val() | self.srst.val() {
             self.tstate.d.next = 0.into();
             self.terr.d.next = false;
             self.evp.d.next = false;
@@ -824,7 +939,11 @@ impl<const PR: usize> Logic for FwPortN<PR> {
             self.tx_inj.d.next = false;
             self.rdy.d.next = false;
             self.fl_v.d.next = false;
+            self.clr.d.next = false;
+        }
+        if self.reset.val() {
             self.rd_pend.d.next = false;
+            self.note.d.next = false;
         }
     }
 }
@@ -897,6 +1016,11 @@ mod tests {
             u.retx_empty.connect();
             u.retx_busy.connect();
             u.retx_lost.connect();
+            u.srst.connect();
+            u.note_set.connect();
+            u.seq_busy.connect();
+            u.clr_go.connect();
+            u.clr_room.connect();
             u.connect_all();
             u.reset.next = true;
             tick!(u);

@@ -8,7 +8,7 @@
 //! | offset | register | access |
 //! |---|---|---|
 //! | 0x000..0x01C | `ID`, `ABI_VERSION`, `CAPS`, `MAX_QP`, `MAX_CQ`, `MAX_TPT`, `MAX_PBL`, `MAX_QUEUE_ENTRIES` | RO, from the block's parameters |
-//! | 0x020 | `CTRL`: bit 0 `CTRL_ENABLE` (RW); bit 1 `CTRL_RESET` writes a one-clock `cfg_soft_reset` pulse and reads 0 | RW |
+//! | 0x020 | `CTRL`: bit 0 `CTRL_ENABLE` (RW, 0 at power-on): the datapath takes doorbells and received frames (`dev_reset`); bit 1 `CTRL_RESET`: writing 1 starts a device reset (a one-clock `cfg_soft_reset` pulse; ignored while one runs) and returns this block's registers to their power-on values (below); reads 1 from that write until the reset is done (`rst_busy`), then 0 | RW |
 //! | 0x024 | `STATUS`: bit 0 `STATUS_READY` (= `fw_ready` in), bit 1 `STATUS_LINK_UP` (= `link_up` in) | RO |
 //! | 0x028..0x03C | `MAC_LO`, `MAC_HI` (bits 15:0), `IPV4_ADDR`, `IPV4_NETMASK`, `IPV4_GATEWAY`, `MTU` | RW, mirrored on `cfg_*` |
 //! | 0x040 | `INT_STATUS` (`INT_EVENT`, `INT_MBOX_DONE`, `INT_EQ_OVERFLOW`): write 1 to clear; a set in the same clock wins | RW1C |
@@ -25,6 +25,18 @@
 //! | 0x80_0000.. | CQ doorbell pages: a write → `db_cq_*` | WO |
 //!
 //! Everything else (and every doorbell page) reads 0 and ignores writes.
+//!
+//! **Doorbells** leave on `db_qp_*`/`db_cq_*` only while `db_open`
+//! (`dev_reset`: `CTRL_ENABLE` set and no reset running); the others are
+//! dropped.
+//!
+//! **`CTRL_RESET`** sets every register to its power-on value in the clock
+//! after the write: `CTRL_ENABLE` 0 (also when the same write sets bit 0),
+//! MAC/IPv4/netmask/gateway 0, `MTU` 1500, `INT_STATUS` and `INT_MASK` 0,
+//! the event queue registers 0 (the queue is off), the mailbox idle with
+//! `MBOX_STATUS`, `MBOX_LEN` and `MBOX_SEQ` 0 (a command in progress is
+//! dropped). The cycle counter keeps counting. The mailbox data RAM keeps
+//! its octets (nothing reads them before a host writes a command).
 //!
 //! Firmware side of the mailbox (`mb_*`, used by `fw_port`): `mb_busy`,
 //! `mb_opcode`, `mb_len` describe the waiting command; `mb_fw_addr` (word
@@ -68,6 +80,10 @@ pub struct HostRegsN<const PR: usize> {
     pub irq: Signal<Out, Bit>,
     pub link_up: Signal<In, Bit>,
     pub fw_ready: Signal<In, Bit>,
+    /// A device reset is running (`dev_reset`): `CTRL_RESET` reads 1.
+    pub rst_busy: Signal<In, Bit>,
+    /// Doorbell writes go out (`dev_reset`); dropped otherwise.
+    pub db_open: Signal<In, Bit>,
     pub cfg_enable: Signal<Out, Bit>,
     pub cfg_soft_reset: Signal<Out, Bit>,
     pub cfg_mac: Signal<Out, Bits<48>>,
@@ -162,6 +178,8 @@ impl<const PR: usize> HostRegsN<PR> {
             irq: Default::default(),
             link_up: Default::default(),
             fw_ready: Default::default(),
+            rst_busy: Default::default(),
+            db_open: Default::default(),
             cfg_enable: Default::default(),
             cfg_soft_reset: Default::default(),
             cfg_mac: Default::default(),
@@ -398,7 +416,10 @@ impl<const PR: usize> Logic for HostRegsN<PR> {
                 self.mlen.d.next = self.csr_wdata.val().get_bits::<16>(0);
             }
             // QP doorbell pages 0x01_0000 .. 0x41_0000 (1024 pages of 4 KiB)
-            if (self.csr_addr.val() >= 0x01_0000) & (self.csr_addr.val() < 0x41_0000) {
+            if (self.csr_addr.val() >= 0x01_0000)
+                & (self.csr_addr.val() < 0x41_0000)
+                & self.db_open.val()
+            {
                 self.dq_v.d.next = true;
                 // page number: (addr >> 12) - 16, modulo 1024 (exact in the area)
                 self.dq_n.d.next = self.csr_addr.val().get_bits::<10>(12) - 16;
@@ -406,7 +427,10 @@ impl<const PR: usize> Logic for HostRegsN<PR> {
                 self.dq_d.d.next = self.csr_wdata.val();
             }
             // CQ doorbell pages 0x80_0000 .. 0xC0_0000
-            if (self.csr_addr.val() >= 0x80_0000) & (self.csr_addr.val() < 0xC0_0000) {
+            if (self.csr_addr.val() >= 0x80_0000)
+                & (self.csr_addr.val() < 0xC0_0000)
+                & self.db_open.val()
+            {
                 self.dc_v.d.next = true;
                 self.dc_n.d.next = self.csr_addr.val().get_bits::<10>(12);
                 self.dc_o.d.next = self.csr_addr.val().get_bits::<12>(0);
@@ -467,8 +491,11 @@ impl<const PR: usize> Logic for HostRegsN<PR> {
                         self.csr_rdata.next = self.k_max_queue.val();
                     }
                     8 => {
-                        // 0x020 CTRL
-                        self.csr_rdata.next = bit_cast::<32, 1>(self.ctrl_en.q.val().into());
+                        // 0x020 CTRL: CTRL_RESET reads 1 while a reset runs
+                        self.csr_rdata.next = bit_cast::<32, 1>(self.ctrl_en.q.val().into())
+                            | (bit_cast::<32, 1>(
+                                (self.rst_busy.val() | self.soft_rst.q.val()).into(),
+                            ) << 1);
                     }
                     9 => {
                         // 0x024 STATUS
@@ -558,6 +585,29 @@ impl<const PR: usize> Logic for HostRegsN<PR> {
             }
         }
 
+        // ---- CTRL_RESET: this block's registers back to power-on values
+        if self.wr.val() & (self.csr_addr.val() == 0x20) & self.csr_wdata.val().get_bit(1) {
+            self.ctrl_en.d.next = false;
+            self.mac.d.next = 0.into();
+            self.ip.d.next = 0.into();
+            self.mask.d.next = 0.into();
+            self.gw.d.next = 0.into();
+            self.mtu.d.next = 1500.into();
+            self.int_st.d.next = 0.into();
+            self.int_en.d.next = 0.into();
+            self.eq_lo.d.next = 0.into();
+            self.eq_b.d.next = 0.into();
+            self.eq_n.d.next = 0.into();
+            self.eq_c.d.next = 0.into();
+            self.mbusy.d.next = false;
+            self.mop.d.next = 0.into();
+            self.mlen.d.next = 0.into();
+            self.mstatus.d.next = 0.into();
+            self.mseq.d.next = 0.into();
+            // a reset already running is not restarted
+            self.soft_rst.d.next = !self.rst_busy.val();
+        }
+
         // ---- outputs
         self.irq.next = (self.int_st.q.val() & self.int_en.q.val()).any();
         self.cfg_enable.next = self.ctrl_en.q.val();
@@ -639,6 +689,8 @@ mod tests {
             u.csr_wdata.connect();
             u.link_up.connect();
             u.fw_ready.connect();
+            u.rst_busy.connect();
+            u.db_open.connect();
             u.int_event.connect();
             u.int_eq_overflow.connect();
             u.mb_done.connect();
@@ -652,6 +704,7 @@ mod tests {
             tick!(u);
             tick!(u);
             u.reset.next = false;
+            u.db_open.next = true;
             Tb(u)
         }
         fn write(&mut self, addr: u32, v: u32) {
@@ -742,11 +795,11 @@ mod tests {
         assert_eq!(t.0.cfg_ipv4.val().to_u64(), 0x0A00_0001);
         assert_eq!(t.0.cfg_mtu.val().to_u64(), 9000);
         // CTRL / STATUS
-        t.write(csr::CTRL, csr::CTRL_ENABLE | csr::CTRL_RESET);
-        assert!(t.0.cfg_soft_reset.val());
-        tick!(t.0);
+        assert_eq!(t.read(csr::CTRL), 0);
+        t.write(csr::CTRL, csr::CTRL_ENABLE);
         assert!(!t.0.cfg_soft_reset.val());
         assert_eq!(t.read(csr::CTRL), csr::CTRL_ENABLE);
+        assert!(t.0.cfg_enable.val());
         assert_eq!(t.read(csr::STATUS), 0);
         t.0.fw_ready.next = true;
         t.0.link_up.next = true;
@@ -806,6 +859,75 @@ mod tests {
         }
         assert_eq!(t.read(csr::MTU), 9000);
         assert_eq!(t.read(csr::INT_MASK), csr::INT_EQ_OVERFLOW);
+    }
+
+    /// `CTRL_RESET`: one `cfg_soft_reset` pulse, `CTRL_RESET` reads 1 while
+    /// the sequencer is busy (and in the clock of the pulse), every register
+    /// back to its power-on value (`CTRL_ENABLE` too, although written with
+    /// it), a command in progress dropped; doorbells go out only while
+    /// `db_open`.
+    #[test]
+    fn ctrl_reset_and_doorbell_gate() {
+        let mut t = Tb::new();
+        t.write(csr::CTRL, csr::CTRL_ENABLE);
+        t.write(csr::MAC_LO, 0x0403_0201);
+        t.write(csr::IPV4_ADDR, 0x0A00_0001);
+        t.write(csr::MTU, 9000);
+        t.write(csr::INT_MASK, 7);
+        t.write(csr::EQ_BASE_LO, 0x1000);
+        t.write(csr::EQ_BASE_HI, 1);
+        t.write(csr::EQ_ENTRIES, 64);
+        t.write(csr::EQ_CONSUMER, 5);
+        t.write(csr::MBOX_CTRL, 0x12);
+        t.0.int_event.next = true;
+        tick!(t.0);
+        t.0.int_event.next = false;
+        assert!(t.0.irq.val() && t.0.mb_busy.val());
+        let c0 = t.read(csr::CYCLES_LO);
+        // the reset
+        t.write(csr::CTRL, csr::CTRL_ENABLE | csr::CTRL_RESET);
+        assert!(t.0.cfg_soft_reset.val());
+        assert!(!t.0.cfg_enable.val() && !t.0.irq.val() && !t.0.mb_busy.val());
+        t.0.rst_busy.next = true;
+        tick!(t.0);
+        assert!(!t.0.cfg_soft_reset.val(), "one pulse");
+        assert_eq!(t.read(csr::CTRL), csr::CTRL_RESET);
+        // a second CTRL_RESET while busy starts nothing
+        t.write(csr::CTRL, csr::CTRL_RESET);
+        assert!(!t.0.cfg_soft_reset.val());
+        t.0.rst_busy.next = false;
+        assert_eq!(t.read(csr::CTRL), 0);
+        for (a, v) in [
+            (csr::MAC_LO, 0),
+            (csr::IPV4_ADDR, 0),
+            (csr::MTU, 1500),
+            (csr::INT_STATUS, 0),
+            (csr::INT_MASK, 0),
+            (csr::EQ_BASE_LO, 0),
+            (csr::EQ_BASE_HI, 0),
+            (csr::EQ_ENTRIES, 0),
+            (csr::EQ_CONSUMER, 0),
+            (csr::MBOX_CTRL, 0),
+            (csr::MBOX_SEQ, 0),
+        ] {
+            assert_eq!(t.read(a), v, "register {a:#x} after CTRL_RESET");
+        }
+        assert!(
+            t.read(csr::CYCLES_LO) > c0,
+            "the cycle counter keeps counting"
+        );
+        // doorbells: out while db_open, dropped otherwise
+        let qp = csr::qp_doorbell_page(3);
+        let cq = csr::cq_doorbell_page(2);
+        t.write(qp, 9);
+        assert!(t.0.db_qp_valid.val());
+        t.write(cq, 4);
+        assert!(t.0.db_cq_valid.val());
+        t.0.db_open.next = false;
+        t.write(qp, 10);
+        assert!(!t.0.db_qp_valid.val());
+        t.write(cq, 5);
+        assert!(!t.0.db_cq_valid.val());
     }
 
     /// A mailbox round trip: the host's parameters reach the firmware side,

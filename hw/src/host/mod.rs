@@ -3,4 +3,5 @@
 //! the QP and CQ doorbell pages that it passes on to `transmit::doorbell`
 //! and `completion`).
 
+pub mod dev_reset;
 pub mod host_regs;

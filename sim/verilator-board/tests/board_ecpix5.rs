@@ -316,6 +316,8 @@ fn bridge_and_core_share_the_port() {
     h.mmio_write(csr::IPV4_ADDR, ip);
     h.mmio_write(csr::IPV4_NETMASK, 0xFFFF_FF00);
     h.mmio_write(csr::MTU, 1500);
+    // the datapath takes received frames once enabled (CTRL_ENABLE)
+    h.mmio_write(csr::CTRL, csr::CTRL_ENABLE);
     assert_eq!(h.mmio_read(csr::IPV4_ADDR), ip);
     assert_eq!(h.mmio_read(csr::IPV4_NETMASK), 0xFFFF_FF00);
     assert_eq!(h.fw_read(port::CFG_IPV4), ip);

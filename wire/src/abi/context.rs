@@ -606,6 +606,12 @@ pub enum ExceptionReason {
     /// those QPs). Frame: 8 octets, the CQ number (u32 LE), 4 zero octets;
     /// the connection field carries the CQ number too.
     CqOverflow = 10,
+    /// The device was reset (BAR0 `CTRL_RESET`): its tables are cleared,
+    /// its queues empty, and the port ignored the firmware's writes from
+    /// the reset's start until this entry is popped. The firmware forgets
+    /// its connections, QPs, CQs and regions. Frame empty, no connection;
+    /// shown by the port itself, not queued.
+    DeviceReset = 11,
 }
 
 impl ExceptionReason {
@@ -624,6 +630,7 @@ impl ExceptionReason {
             8 => RetransmitTimeout,
             9 => SendQueueError,
             10 => CqOverflow,
+            11 => DeviceReset,
             _ => return Err(Error::BadOpcode),
         })
     }

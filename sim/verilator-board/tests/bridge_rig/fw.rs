@@ -104,6 +104,7 @@ pub fn driver_options() -> Options {
     Options {
         mailbox_timeout: Duration::from_secs(120),
         ready_timeout: Duration::from_secs(120),
+        reset_timeout: Duration::from_secs(120),
         ..Options::default()
     }
 }
