@@ -7,23 +7,19 @@ use rnic_wire::abi::tpt::*;
 use rnic_wire::abi::wqe::*;
 use rnic_wire::Error;
 
+/// An SGE whose length is at most 2^32 / MAX_SGE_PER_WQE, so every list's
+/// total fits 32 bits.
 fn sge() -> impl Strategy<Value = Sge> {
-    (any::<u64>(), any::<u32>(), any::<u32>()).prop_map(|(addr, length, lkey)| Sge {
-        addr,
-        length,
-        lkey,
-    })
-}
-
-fn sges() -> impl Strategy<Value = SgeList> {
-    // Lengths up to 2^32 / MAX_SGE_PER_WQE so every list's total fits 32 bits.
-    let sge = (
+    (
         any::<u64>(),
         0..=(u32::MAX / MAX_SGE_PER_WQE as u32),
         any::<u32>(),
     )
-        .prop_map(|(addr, length, lkey)| Sge { addr, length, lkey });
-    prop::collection::vec(sge, 0..=MAX_SGE_PER_WQE).prop_map(|v| SgeList::new(&v).unwrap())
+        .prop_map(|(addr, length, lkey)| Sge { addr, length, lkey })
+}
+
+fn sges() -> impl Strategy<Value = SgeList> {
+    prop::collection::vec(sge(), 0..=MAX_SGE_PER_WQE).prop_map(|v| SgeList::new(&v).unwrap())
 }
 
 fn send_opcode() -> impl Strategy<Value = SendOpcode> {
