@@ -15283,7 +15283,7 @@ module rnic_core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,cs
                         end
                     1:
                         begin
-                            csr_rdata = 32'h10000;
+                            csr_rdata = 32'h20000;
                         end
                     2:
                         begin

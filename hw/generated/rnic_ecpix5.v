@@ -22048,7 +22048,7 @@ module rnic_ecpix5$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_w
                         end
                     1:
                         begin
-                            csr_rdata = 32'h10000;
+                            csr_rdata = 32'h20000;
                         end
                     2:
                         begin

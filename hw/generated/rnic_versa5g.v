@@ -21925,7 +21925,7 @@ module rnic_versa5g$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_
                         end
                     1:
                         begin
-                            csr_rdata = 32'h10000;
+                            csr_rdata = 32'h20000;
                         end
                     2:
                         begin

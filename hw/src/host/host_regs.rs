@@ -441,7 +441,7 @@ impl<const PR: usize> Logic for HostRegsN<PR> {
                     }
                     1 => {
                         // 0x004 ABI_VERSION
-                        self.csr_rdata.next = 0x0001_0000.into(); // abi::ABI_VERSION 1.0
+                        self.csr_rdata.next = 0x0002_0000.into(); // abi::ABI_VERSION 2.0
                     }
                     2 => {
                         // 0x008 CAPS
