@@ -70,8 +70,10 @@ pub struct DeviceCaps {
     pub max_pbl: u32,
     /// Largest ring in entries.
     pub max_queue_entries: u32,
-    /// SGEs per work request (`CAPS[15:8]`, at most the WQE's two).
+    /// SGEs per work request (`CAPS[15:8]`, at most the WQE's six).
     pub max_sge: usize,
+    /// Sink SGEs of an RDMA Read (`CAPS[23:16]`, at most `max_sge`).
+    pub max_read_sge: usize,
 }
 
 impl DeviceCaps {
@@ -196,6 +198,9 @@ impl<B: Bus> Context<B> {
             // Rings are allocated whole: keep them to 2^20 entries (64 MiB of WQEs).
             max_queue_entries: limit(MAX_QUEUE_ENTRIES, 1 << 20)?,
             max_sge: (((caps_raw >> CAP_MAX_SGE_SHIFT) & CAP_MAX_SGE_MASK) as usize)
+                .min(MAX_SGE_PER_WQE),
+            max_read_sge: (((caps_raw >> CAP_MAX_READ_SGE_SHIFT) & CAP_MAX_READ_SGE_MASK) as usize)
+                .min((caps_raw >> CAP_MAX_SGE_SHIFT & CAP_MAX_SGE_MASK) as usize)
                 .min(MAX_SGE_PER_WQE),
         };
         let entries = opts.eq_entries;

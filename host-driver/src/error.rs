@@ -36,7 +36,8 @@ pub enum InputError {
 /// Why one work request was refused (nothing of the list was posted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WrError {
-    /// More SGEs than the device takes (`CAPS[15:8]`, at most two).
+    /// More SGEs than the device takes (`CAPS[15:8]`, at most six; for an
+    /// RDMA Read's sink `CAPS[23:16]`, one on this device).
     TooManySges {
         /// SGEs given.
         given: usize,

@@ -475,8 +475,12 @@ impl<'a, B: Bus> Qp<'a, B> {
     }
 
     /// Checks SGEs against the registered regions (host memory only).
-    fn check_sges(&self, sges: &[Sge], need_write: bool) -> core::result::Result<u64, WrError> {
-        let max = self.ctx().caps().max_sge;
+    fn check_sges(
+        &self,
+        sges: &[Sge],
+        need_write: bool,
+        max: usize,
+    ) -> core::result::Result<u64, WrError> {
         if sges.len() > max {
             return Err(WrError::TooManySges {
                 given: sges.len(),
@@ -530,7 +534,15 @@ impl<'a, B: Bus> Qp<'a, B> {
             return Err(WrError::NoImmediate);
         }
         // RDMA Read places into the local buffers: they need local write.
-        self.check_sges(wr.sges, opcode == SendOpcode::RdmaRead)?;
+        // Its sink SGEs are limited apart (`CAPS[23:16]`).
+        let caps = self.ctx().caps();
+        let is_read = opcode == SendOpcode::RdmaRead;
+        let max = if is_read {
+            caps.max_read_sge
+        } else {
+            caps.max_sge
+        };
+        self.check_sges(wr.sges, is_read, max)?;
         let sges = SgeList::new(wr.sges).map_err(|_| WrError::TooManySges {
             given: wr.sges.len(),
             max: self.ctx().caps().max_sge,
@@ -638,19 +650,21 @@ impl<'a, B: Bus> Qp<'a, B> {
         let mark = rq.pending.len();
         let mut buf = [0u8; WQE_SIZE];
         for (index, wr) in wrs.iter().enumerate() {
-            let built = self.check_sges(wr.sges, true).and_then(|total| {
-                let sges = SgeList::new(wr.sges).map_err(|_| WrError::TooManySges {
-                    given: wr.sges.len(),
-                    max: self.ctx().caps().max_sge,
-                })?;
-                RecvWqe {
-                    wr_id: wr.wr_id,
-                    sges,
-                }
-                .emit(&mut buf)
-                .map_err(|_| WrError::MessageTooLong)?;
-                Ok(total)
-            });
+            let built = self
+                .check_sges(wr.sges, true, self.ctx().caps().max_sge)
+                .and_then(|total| {
+                    let sges = SgeList::new(wr.sges).map_err(|_| WrError::TooManySges {
+                        given: wr.sges.len(),
+                        max: self.ctx().caps().max_sge,
+                    })?;
+                    RecvWqe {
+                        wr_id: wr.wr_id,
+                        sges,
+                    }
+                    .emit(&mut buf)
+                    .map_err(|_| WrError::MessageTooLong)?;
+                    Ok(total)
+                });
             let slot = rq.ring.peek(index as u32);
             let (total, slot) = match (built, slot) {
                 (Ok(t), Some(s)) => (t, s),

@@ -229,8 +229,15 @@ fn sges_are_checked_against_their_regions() {
         ),
         (
             SendOp::Send,
-            vec![s(ro.va(), 1, ro.lkey()); 3],
-            WrError::TooManySges { given: 3, max: 2 },
+            vec![s(ro.va(), 1, ro.lkey()); 7],
+            WrError::TooManySges { given: 7, max: 6 },
+        ),
+        // An RDMA Read's sink is one SGE on this device (`CAPS[23:16]`):
+        // refused here, not completed with an error by the device.
+        (
+            SendOp::RdmaRead(remote),
+            vec![s(rw.va(), 1, rw.lkey()); 2],
+            WrError::TooManySges { given: 2, max: 1 },
         ),
     ];
     for (op, sges, want) in &cases {

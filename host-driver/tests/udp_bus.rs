@@ -46,7 +46,7 @@ impl FakeBoard {
             b.regs.insert(csr::ID, csr::ID_VALUE);
             b.regs.insert(csr::ABI_VERSION, rnic_wire::abi::ABI_VERSION);
             b.regs.insert(csr::STATUS, csr::STATUS_READY);
-            b.regs.insert(csr::CAPS, 2 << csr::CAP_MAX_SGE_SHIFT);
+            b.regs.insert(csr::CAPS, 6 << csr::CAP_MAX_SGE_SHIFT);
             for r in [
                 csr::MAX_QP,
                 csr::MAX_CQ,

@@ -42,7 +42,10 @@ fn open_checks_identity_and_sets_up_the_event_queue() {
     let bus = FakeBus::new();
     let ctx = Context::open(bus.clone()).unwrap();
     let c = ctx.caps();
-    assert_eq!((c.max_qp, c.max_cq, c.max_sge), (128, 64, 2));
+    assert_eq!(
+        (c.max_qp, c.max_cq, c.max_sge, c.max_read_sge),
+        (128, 64, 6, 1)
+    );
     assert!(c.immediate());
     let d = bus.dev();
     let base = d.regs[&EQ_BASE_LO] as u64 | (d.regs[&EQ_BASE_HI] as u64) << 32;

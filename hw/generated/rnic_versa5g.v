@@ -7491,21 +7491,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] wqe_fetch$wqe_imm;
     wire  [63:0] wqe_fetch$wqe_roff;
     wire  [31:0] wqe_fetch$wqe_rstag;
-    wire  [63:0] wqe_fetch$wqe_sge0_addr;
-    wire  [31:0] wqe_fetch$wqe_sge0_len;
-    wire  [31:0] wqe_fetch$wqe_sge0_lkey;
-    // Unused on purpose: TxSeg sends one SGE per WQE (two-SGE WQEs are refused).
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire  [63:0] wqe_fetch$wqe_sge1_addr;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: TxSeg sends one SGE per WQE (two-SGE WQEs are refused).
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire  [31:0] wqe_fetch$wqe_sge1_len;
-    /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: TxSeg sends one SGE per WQE (two-SGE WQEs are refused).
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire  [31:0] wqe_fetch$wqe_sge1_lkey;
-    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [31:0] wqe_fetch$wqe_len;
+    reg  [2:0] wqe_fetch$sge_sel;
+    wire  [63:0] wqe_fetch$wqe_sge_addr;
+    wire  [31:0] wqe_fetch$wqe_sge_len;
+    wire  [31:0] wqe_fetch$wqe_sge_lkey;
     wire  wqe_fetch$wqe_bad;
     // Unused on purpose: TxSeg answers every refused WQE with LocalQpOperationError; the parse reason is for debugging only.
     /* verilator lint_off UNUSEDSIGNAL */
@@ -7539,9 +7529,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] tx_seg$wqe_imm;
     reg  [63:0] tx_seg$wqe_roff;
     reg  [31:0] tx_seg$wqe_rstag;
-    reg  [63:0] tx_seg$wqe_sge0_addr;
-    reg  [31:0] tx_seg$wqe_sge0_len;
-    reg  [31:0] tx_seg$wqe_sge0_lkey;
+    reg  [31:0] tx_seg$wqe_len;
+    wire  [2:0] tx_seg$sge_sel;
+    reg  [63:0] tx_seg$wqe_sge_addr;
+    reg  [31:0] tx_seg$wqe_sge_len;
+    reg  [31:0] tx_seg$wqe_sge_lkey;
     reg  tx_seg$wqe_bad;
     reg  tx_seg$cfg_valid;
     reg  [5:0] tx_seg$cfg_qp;
@@ -9490,12 +9482,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .wqe_imm(wqe_fetch$wqe_imm),
         .wqe_roff(wqe_fetch$wqe_roff),
         .wqe_rstag(wqe_fetch$wqe_rstag),
-        .wqe_sge0_addr(wqe_fetch$wqe_sge0_addr),
-        .wqe_sge0_len(wqe_fetch$wqe_sge0_len),
-        .wqe_sge0_lkey(wqe_fetch$wqe_sge0_lkey),
-        .wqe_sge1_addr(wqe_fetch$wqe_sge1_addr),
-        .wqe_sge1_len(wqe_fetch$wqe_sge1_len),
-        .wqe_sge1_lkey(wqe_fetch$wqe_sge1_lkey),
+        .wqe_len(wqe_fetch$wqe_len),
+        .sge_sel(wqe_fetch$sge_sel),
+        .wqe_sge_addr(wqe_fetch$wqe_sge_addr),
+        .wqe_sge_len(wqe_fetch$wqe_sge_len),
+        .wqe_sge_lkey(wqe_fetch$wqe_sge_lkey),
         .wqe_bad(wqe_fetch$wqe_bad),
         .wqe_reason(wqe_fetch$wqe_reason),
         .wqe_hold(wqe_fetch$wqe_hold),
@@ -9522,9 +9513,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .wqe_imm(tx_seg$wqe_imm),
         .wqe_roff(tx_seg$wqe_roff),
         .wqe_rstag(tx_seg$wqe_rstag),
-        .wqe_sge0_addr(tx_seg$wqe_sge0_addr),
-        .wqe_sge0_len(tx_seg$wqe_sge0_len),
-        .wqe_sge0_lkey(tx_seg$wqe_sge0_lkey),
+        .wqe_len(tx_seg$wqe_len),
+        .sge_sel(tx_seg$sge_sel),
+        .wqe_sge_addr(tx_seg$wqe_sge_addr),
+        .wqe_sge_len(tx_seg$wqe_sge_len),
+        .wqe_sge_lkey(tx_seg$wqe_sge_lkey),
         .wqe_bad(tx_seg$wqe_bad),
         .cfg_valid(tx_seg$cfg_valid),
         .cfg_qp(tx_seg$cfg_qp),
@@ -12087,9 +12080,11 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$wqe_imm = wqe_fetch$wqe_imm;
         tx_seg$wqe_roff = wqe_fetch$wqe_roff;
         tx_seg$wqe_rstag = wqe_fetch$wqe_rstag;
-        tx_seg$wqe_sge0_addr = wqe_fetch$wqe_sge0_addr;
-        tx_seg$wqe_sge0_len = wqe_fetch$wqe_sge0_len;
-        tx_seg$wqe_sge0_lkey = wqe_fetch$wqe_sge0_lkey;
+        tx_seg$wqe_len = wqe_fetch$wqe_len;
+        wqe_fetch$sge_sel = tx_seg$sge_sel;
+        tx_seg$wqe_sge_addr = wqe_fetch$wqe_sge_addr;
+        tx_seg$wqe_sge_len = wqe_fetch$wqe_sge_len;
+        tx_seg$wqe_sge_lkey = wqe_fetch$wqe_sge_lkey;
         tx_seg$wqe_bad = wqe_fetch$wqe_bad;
         tx_seg$xs_req = read_resp$xs_req;
         tx_seg$xs_qp = read_resp$xs_qp;
@@ -12651,10 +12646,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$cq_room = send_cpl$room;
         conn_table$r3_idx = send_cpl$una_conn;
         send_cpl$una_snd_una = conn_table$r3_snd_una;
-        send_cpl$tx_len = 32'h0;
-        if (|wqe_fetch$wqe_num_sge) begin
-            send_cpl$tx_len = wqe_fetch$wqe_sge0_len;
-        end
+        send_cpl$tx_len = wqe_fetch$wqe_len;
         rd_track$reset = dp_rst;
         rd_track$sent_valid = tx_seg$rd_sent_valid;
         rd_track$sent_qp = tx_seg$rd_sent_qp;
@@ -22463,7 +22455,7 @@ module rnic_versa5g$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_
     output reg  [31:0] db_cq_value;
 
     // Constant declarations
-    localparam  k_caps = 32'h20f;
+    localparam  k_caps = 32'h1060f;
     localparam  k_max_qp = 32'h10;
     localparam  k_max_cq = 32'h10;
     localparam  k_max_tpt = 32'h100;
@@ -22947,7 +22939,7 @@ module rnic_versa5g$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_
                         end
                     1:
                         begin
-                            csr_rdata = 32'h10000;
+                            csr_rdata = 32'h20000;
                         end
                     2:
                         begin
@@ -37116,19 +37108,12 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     wire  [31:0] rw$rsp_msn;
     wire  [3:0] rw$rsp_cq;
     wire  [63:0] rw$rsp_wr_id;
-    wire  [1:0] rw$rsp_nsge;
-    wire  [63:0] rw$rsp_sge0_addr;
-    wire  [31:0] rw$rsp_sge0_len;
-    // Unused on purpose: rx_send uses SGE addresses as bus addresses (no TPT lookup of the lkey yet) and does not need the WQE index of the response.
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire  [31:0] rw$rsp_sge0_lkey;
-    /* verilator lint_on UNUSEDSIGNAL */
-    wire  [63:0] rw$rsp_sge1_addr;
-    wire  [31:0] rw$rsp_sge1_len;
-    // Unused on purpose: rx_send uses SGE addresses as bus addresses (no TPT lookup of the lkey yet) and does not need the WQE index of the response.
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire  [31:0] rw$rsp_sge1_lkey;
-    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [2:0] rw$rsp_nsge;
+    wire  [31:0] rw$rsp_total;
+    reg  [2:0] rw$rsp_sel;
+    wire  [63:0] rw$rsp_sge_addr;
+    wire  [31:0] rw$rsp_sge_len;
+    wire  [31:0] rw$rsp_sge_lkey;
     wire  rw$dma_rd_req_valid;
     reg  rw$dma_rd_req_ready;
     wire  [63:0] rw$dma_rd_req_addr;
@@ -37168,13 +37153,12 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
     reg  [31:0] sp$rsp_msn;
     reg  [3:0] sp$rsp_cq;
     reg  [63:0] sp$rsp_wr_id;
-    reg  [1:0] sp$rsp_nsge;
-    reg  [63:0] sp$rsp_sge0_addr;
-    reg  [31:0] sp$rsp_sge0_len;
-    reg  [63:0] sp$rsp_sge1_addr;
-    reg  [31:0] sp$rsp_sge1_len;
-    reg  [31:0] sp$rsp_sge0_lkey;
-    reg  [31:0] sp$rsp_sge1_lkey;
+    reg  [2:0] sp$rsp_nsge;
+    reg  [31:0] sp$rsp_total;
+    wire  [2:0] sp$rsp_sel;
+    reg  [63:0] sp$rsp_sge_addr;
+    reg  [31:0] sp$rsp_sge_len;
+    reg  [31:0] sp$rsp_sge_lkey;
     wire  sp$chk_valid;
     reg  sp$chk_ready;
     wire  [31:0] sp$chk_stag;
@@ -37364,12 +37348,11 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         .rsp_cq(rw$rsp_cq),
         .rsp_wr_id(rw$rsp_wr_id),
         .rsp_nsge(rw$rsp_nsge),
-        .rsp_sge0_addr(rw$rsp_sge0_addr),
-        .rsp_sge0_len(rw$rsp_sge0_len),
-        .rsp_sge0_lkey(rw$rsp_sge0_lkey),
-        .rsp_sge1_addr(rw$rsp_sge1_addr),
-        .rsp_sge1_len(rw$rsp_sge1_len),
-        .rsp_sge1_lkey(rw$rsp_sge1_lkey),
+        .rsp_total(rw$rsp_total),
+        .rsp_sel(rw$rsp_sel),
+        .rsp_sge_addr(rw$rsp_sge_addr),
+        .rsp_sge_len(rw$rsp_sge_len),
+        .rsp_sge_lkey(rw$rsp_sge_lkey),
         .dma_rd_req_valid(rw$dma_rd_req_valid),
         .dma_rd_req_ready(rw$dma_rd_req_ready),
         .dma_rd_req_addr(rw$dma_rd_req_addr),
@@ -37412,12 +37395,11 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         .rsp_cq(sp$rsp_cq),
         .rsp_wr_id(sp$rsp_wr_id),
         .rsp_nsge(sp$rsp_nsge),
-        .rsp_sge0_addr(sp$rsp_sge0_addr),
-        .rsp_sge0_len(sp$rsp_sge0_len),
-        .rsp_sge1_addr(sp$rsp_sge1_addr),
-        .rsp_sge1_len(sp$rsp_sge1_len),
-        .rsp_sge0_lkey(sp$rsp_sge0_lkey),
-        .rsp_sge1_lkey(sp$rsp_sge1_lkey),
+        .rsp_total(sp$rsp_total),
+        .rsp_sel(sp$rsp_sel),
+        .rsp_sge_addr(sp$rsp_sge_addr),
+        .rsp_sge_len(sp$rsp_sge_len),
+        .rsp_sge_lkey(sp$rsp_sge_lkey),
         .chk_valid(sp$chk_valid),
         .chk_ready(sp$chk_ready),
         .chk_stag(sp$chk_stag),
@@ -37583,12 +37565,11 @@ module rnic_versa5g$core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut
         sp$rsp_cq = rw$rsp_cq;
         sp$rsp_wr_id = rw$rsp_wr_id;
         sp$rsp_nsge = rw$rsp_nsge;
-        sp$rsp_sge0_addr = rw$rsp_sge0_addr;
-        sp$rsp_sge0_len = rw$rsp_sge0_len;
-        sp$rsp_sge1_addr = rw$rsp_sge1_addr;
-        sp$rsp_sge1_len = rw$rsp_sge1_len;
-        sp$rsp_sge0_lkey = rw$rsp_sge0_lkey;
-        sp$rsp_sge1_lkey = rw$rsp_sge1_lkey;
+        sp$rsp_total = rw$rsp_total;
+        rw$rsp_sel = sp$rsp_sel;
+        sp$rsp_sge_addr = rw$rsp_sge_addr;
+        sp$rsp_sge_len = rw$rsp_sge_len;
+        sp$rsp_sge_lkey = rw$rsp_sge_lkey;
         chk_valid = sp$chk_valid;
         sp$chk_ready = chk_ready;
         chk_stag = sp$chk_stag;
@@ -39216,7 +39197,7 @@ module rnic_versa5g$core$rx_send$cw$turn(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$cw$turn
 
 
-module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_log2,cfg_ci,cfg_msn,cfg_cq,cfg_on,db_valid,db_ready,db_qp,db_prod,adv_valid,adv_ready,adv_qp,adv_err,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_idx,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge0_lkey,rsp_sge1_addr,rsp_sge1_len,rsp_sge1_lkey,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,cnt_fetch,cnt_bad_wqe);
+module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_log2,cfg_ci,cfg_msn,cfg_cq,cfg_on,db_valid,db_ready,db_qp,db_prod,adv_valid,adv_ready,adv_qp,adv_err,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_idx,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_total,rsp_sel,rsp_sge_addr,rsp_sge_len,rsp_sge_lkey,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,cnt_fetch,cnt_bad_wqe);
 
     // Module arguments
     input wire  clock;
@@ -39248,13 +39229,12 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     output reg  [31:0] rsp_msn;
     output reg  [3:0] rsp_cq;
     output reg  [63:0] rsp_wr_id;
-    output reg  [1:0] rsp_nsge;
-    output reg  [63:0] rsp_sge0_addr;
-    output reg  [31:0] rsp_sge0_len;
-    output reg  [31:0] rsp_sge0_lkey;
-    output reg  [63:0] rsp_sge1_addr;
-    output reg  [31:0] rsp_sge1_len;
-    output reg  [31:0] rsp_sge1_lkey;
+    output reg  [2:0] rsp_nsge;
+    output reg  [31:0] rsp_total;
+    input wire  [2:0] rsp_sel;
+    output reg  [63:0] rsp_sge_addr;
+    output reg  [31:0] rsp_sge_len;
+    output reg  [31:0] rsp_sge_lkey;
     output reg  dma_rd_req_valid;
     input wire  dma_rd_req_ready;
     output reg  [63:0] dma_rd_req_addr;
@@ -39271,8 +39251,8 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
 
     // Constant declarations
     localparam  k_tag = 8'h40;
-    localparam  k_wqe = 16'h40;
-    localparam  k_max_sge = 8'h2;
+    localparam  k_wqe = 16'h80;
+    localparam  k_max_sge = 8'h6;
     localparam  k_on = 2'b1;
     localparam  k_err = 2'b10;
     localparam  k_rsv1 = 64'hffffffffff00ffff;
@@ -39340,18 +39320,12 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     reg  w23$d;
     wire  w23$q;
     reg  w23$clock;
-    reg  [63:0] w4$d;
-    wire  [63:0] w4$q;
-    reg  w4$clock;
-    reg  [63:0] w5$d;
-    wire  [63:0] w5$q;
-    reg  w5$clock;
-    reg  [63:0] w6$d;
-    wire  [63:0] w6$q;
-    reg  w6$clock;
-    reg  [63:0] w7$d;
-    wire  [63:0] w7$q;
-    reg  w7$clock;
+    reg  [767:0] wsg$d;
+    wire  [767:0] wsg$q;
+    reg  wsg$clock;
+    reg  [34:0] tsum$d;
+    wire  [34:0] tsum$q;
+    reg  tsum$clock;
     reg  c_valid$d;
     wire  c_valid$q;
     reg  c_valid$clock;
@@ -39372,6 +39346,8 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     reg  n_bad$clock;
 
     // Local signals
+    reg  [127:0] sg;
+    reg  [3:0] bk;
     reg  [63:0] x_base;
     reg  [4:0] x_log2;
     reg  [31:0] x_ci;
@@ -39470,25 +39446,15 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         .q(w23$q),
         .clock(w23$clock)
     );
-    rnic_versa5g$core$rx_send$rw$w4 w4(
-        .d(w4$d),
-        .q(w4$q),
-        .clock(w4$clock)
+    rnic_versa5g$core$rx_send$rw$wsg wsg(
+        .d(wsg$d),
+        .q(wsg$q),
+        .clock(wsg$clock)
     );
-    rnic_versa5g$core$rx_send$rw$w5 w5(
-        .d(w5$d),
-        .q(w5$q),
-        .clock(w5$clock)
-    );
-    rnic_versa5g$core$rx_send$rw$w6 w6(
-        .d(w6$d),
-        .q(w6$q),
-        .clock(w6$clock)
-    );
-    rnic_versa5g$core$rx_send$rw$w7 w7(
-        .d(w7$d),
-        .q(w7$q),
-        .clock(w7$clock)
+    rnic_versa5g$core$rx_send$rw$tsum tsum(
+        .d(tsum$d),
+        .q(tsum$q),
+        .clock(tsum$clock)
     );
     rnic_versa5g$core$rx_send$rw$c_valid c_valid(
         .d(c_valid$d),
@@ -39537,10 +39503,8 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         w0$clock = clock;
         w1$clock = clock;
         w23$clock = clock;
-        w4$clock = clock;
-        w5$clock = clock;
-        w6$clock = clock;
-        w7$clock = clock;
+        wsg$clock = clock;
+        tsum$clock = clock;
         c_valid$clock = clock;
         c_qp$clock = clock;
         c_ci$clock = clock;
@@ -39561,10 +39525,8 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         w0$d = w0$q;
         w1$d = w1$q;
         w23$d = w23$q;
-        w4$d = w4$q;
-        w5$d = w5$q;
-        w6$d = w6$q;
-        w7$d = w7$q;
+        wsg$d = wsg$q;
+        tsum$d = tsum$q;
         c_valid$d = c_valid$q;
         c_qp$d = c_qp$q;
         c_ci$d = c_ci$q;
@@ -39610,16 +39572,31 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         rsp_msn = msn$q;
         rsp_cq = cq$q;
         rsp_wr_id = w0$q;
-        rsp_nsge = w1$q[(32'h10)+:(2)];
-        rsp_sge0_addr = w4$q;
-        rsp_sge0_len = w5$q[(32'h0)+:(32)];
-        rsp_sge0_lkey = w5$q[(32'h20)+:(32)];
-        rsp_sge1_addr = w6$q;
-        rsp_sge1_len = w7$q[(32'h0)+:(32)];
-        rsp_sge1_lkey = w7$q[(32'h20)+:(32)];
+        rsp_nsge = w1$q[(32'h10)+:(3)];
+        rsp_total = tsum$q[(32'h0)+:(32)];
+        sg = wsg$q[(32'h0)+:(128)];
+        if (rsp_sel == 3'h1) begin
+            sg = wsg$q[(32'h80)+:(128)];
+        end
+        if (rsp_sel == 3'h2) begin
+            sg = wsg$q[(32'h100)+:(128)];
+        end
+        if (rsp_sel == 3'h3) begin
+            sg = wsg$q[(32'h180)+:(128)];
+        end
+        if (rsp_sel == 3'h4) begin
+            sg = wsg$q[(32'h200)+:(128)];
+        end
+        if (rsp_sel == 3'h5) begin
+            sg = wsg$q[(32'h280)+:(128)];
+        end
+        bk = beat$q - 4'h5;
+        rsp_sge_addr = sg[(32'h0)+:(64)];
+        rsp_sge_len = sg[(32'h40)+:(32)];
+        rsp_sge_lkey = sg[(32'h60)+:(32)];
         cnt_fetch = n_fetch$q;
         cnt_bad_wqe = n_bad$q;
-        bad_now = ((w1$q & k_rsv1) != 64'h0) | (w1$q[(32'h10)+:(8)] > k_max_sge) | w23$q;
+        bad_now = ((w1$q & k_rsv1) != 64'h0) | (w1$q[(32'h10)+:(8)] > k_max_sge) | |tsum$q[(32'h20)+:(3)] | w23$q;
         case (state$q)
             RwState$Idle:
                 begin
@@ -39687,7 +39664,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     idx$d = x_ci;
                     msn$d = x_msn;
                     cq$d = x_cq;
-                    addr$d = x_base + ({{32{1'b0}}, (x_ci & mask)} << 32'h6);
+                    addr$d = x_base + ({{32{1'b0}}, (x_ci & mask)} << 32'h7);
                     state$d = RwState$Rsp;
                     if (x_state != k_on) begin
                         status$d = 2'h3;
@@ -39711,6 +39688,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     if (dma_rd_req_ready) begin
                         beat$d = 4'h0;
                         w23$d = 1'b0;
+                        tsum$d = 35'h0;
                         n_fetch$d = n_fetch$q + 32'h1;
                         state$d = RwState$Cpl;
                     end
@@ -39730,20 +39708,14 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                         if ((beat$q == 4'h2) | (beat$q == 4'h3)) begin
                             w23$d = w23$q | (dma_rd_cpl_data != 64'h0);
                         end
-                        if (beat$q == 4'h4) begin
-                            w4$d = dma_rd_cpl_data;
+                        if (beat$q >= 4'h4) begin
+                            wsg$d = (wsg$q >> 32'h40) | ({{704{1'b0}}, dma_rd_cpl_data} << 32'h2c0);
                         end
-                        if (beat$q == 4'h5) begin
-                            w5$d = dma_rd_cpl_data;
-                        end
-                        if (beat$q == 4'h6) begin
-                            w6$d = dma_rd_cpl_data;
-                        end
-                        if (beat$q == 4'h7) begin
-                            w7$d = dma_rd_cpl_data;
+                        if (beat$q[32'h0] & (beat$q >= 4'h5) & ({{5{1'b0}}, bk} < ({{1{1'b0}}, w1$q[(32'h10)+:(8)]} << 32'h1))) begin
+                            tsum$d = tsum$q + {{3{1'b0}}, dma_rd_cpl_data[(32'h0)+:(32)]};
                         end
                         if (dma_rd_cpl_last) begin
-                            if ((beat$q != 4'h7) | (dma_rd_cpl_keep != 4'h8)) begin
+                            if ((beat$q != 4'hf) | (dma_rd_cpl_keep != 4'h8)) begin
                                 w23$d = 1'b1;
                             end
                             state$d = RwState$Idle;
@@ -40136,6 +40108,25 @@ module rnic_versa5g$core$rx_send$rw$status(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$rw$status
 
 
+module rnic_versa5g$core$rx_send$rw$tsum(d,q,clock);
+
+    // Module arguments
+    input wire  [34:0] d;
+    output reg  [34:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 35'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$tsum
+
+
 module rnic_versa5g$core$rx_send$rw$val(d,q,clock);
 
     // Module arguments
@@ -40212,80 +40203,23 @@ module rnic_versa5g$core$rx_send$rw$w23(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$rw$w23
 
 
-module rnic_versa5g$core$rx_send$rw$w4(d,q,clock);
+module rnic_versa5g$core$rx_send$rw$wsg(d,q,clock);
 
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [767:0] d;
+    output reg  [767:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 768'h0;
     end
 
     always @(posedge clock) begin
        q <= d;
     end
 
-endmodule // rnic_versa5g$core$rx_send$rw$w4
-
-
-module rnic_versa5g$core$rx_send$rw$w5(d,q,clock);
-
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$rw$w5
-
-
-module rnic_versa5g$core$rx_send$rw$w6(d,q,clock);
-
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$rw$w6
-
-
-module rnic_versa5g$core$rx_send$rw$w7(d,q,clock);
-
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$rw$w7
+endmodule // rnic_versa5g$core$rx_send$rw$wsg
 
 
 module rnic_versa5g$core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
@@ -40449,7 +40383,7 @@ module rnic_versa5g$core$rx_send$sk$b_v(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sk$b_v
 
 
-module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_sge0_addr,rsp_sge0_len,rsp_sge1_addr,rsp_sge1_len,rsp_sge0_lkey,rsp_sge1_lkey,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,chk_inv,inv_hold,adv_valid,adv_ready,adv_qp,adv_err,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_valid,rterm_ready,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_prot,cnt_inv,cnt_inv_err);
+module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,ut_pd,req_valid,req_ready,req_qp,rsp_valid,rsp_ready,rsp_status,rsp_msn,rsp_cq,rsp_wr_id,rsp_nsge,rsp_total,rsp_sel,rsp_sge_addr,rsp_sge_len,rsp_sge_lkey,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,chk_inv,inv_hold,adv_valid,adv_ready,adv_qp,adv_err,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,cpl_valid,cpl_ready,cpl_cq,cpl_wr_id,cpl_byte_len,cpl_qpn,cpl_opcode,cpl_status,cpl_flags,cpl_imm,cpl_term,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,rterm_valid,rterm_ready,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,cnt_send,cnt_term_tx,cnt_term_rx,cnt_drop_qp,cnt_rreq,cnt_prot,cnt_inv,cnt_inv_err);
 
     // Module arguments
     input wire  clock;
@@ -40478,13 +40412,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     input wire  [31:0] rsp_msn;
     input wire  [3:0] rsp_cq;
     input wire  [63:0] rsp_wr_id;
-    input wire  [1:0] rsp_nsge;
-    input wire  [63:0] rsp_sge0_addr;
-    input wire  [31:0] rsp_sge0_len;
-    input wire  [63:0] rsp_sge1_addr;
-    input wire  [31:0] rsp_sge1_len;
-    input wire  [31:0] rsp_sge0_lkey;
-    input wire  [31:0] rsp_sge1_lkey;
+    input wire  [2:0] rsp_nsge;
+    input wire  [31:0] rsp_total;
+    output reg  [2:0] rsp_sel;
+    input wire  [63:0] rsp_sge_addr;
+    input wire  [31:0] rsp_sge_len;
+    input wire  [31:0] rsp_sge_lkey;
     output reg  chk_valid;
     input wire  chk_ready;
     output reg  [31:0] chk_stag;
@@ -40648,18 +40581,18 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  [63:0] w_wr_id$d;
     wire  [63:0] w_wr_id$q;
     reg  w_wr_id$clock;
-    reg  [63:0] a0$d;
-    wire  [63:0] a0$q;
-    reg  a0$clock;
-    reg  [31:0] l0$d;
-    wire  [31:0] l0$q;
-    reg  l0$clock;
-    reg  [63:0] a1$d;
-    wire  [63:0] a1$q;
-    reg  a1$clock;
-    reg  [31:0] l1$d;
-    wire  [31:0] l1$q;
-    reg  l1$clock;
+    reg  [2:0] nsge_r$d;
+    wire  [2:0] nsge_r$q;
+    reg  nsge_r$clock;
+    reg  [31:0] tot$d;
+    wire  [31:0] tot$q;
+    reg  tot$clock;
+    reg  [2:0] ck$d;
+    wire  [2:0] ck$q;
+    reg  ck$clock;
+    reg  [31:0] cbase$d;
+    wire  [31:0] cbase$q;
+    reg  cbase$clock;
     reg  [31:0] m$d;
     wire  [31:0] m$q;
     reg  m$clock;
@@ -40732,15 +40665,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  [31:0] pd$d;
     wire  [31:0] pd$q;
     reg  pd$clock;
-    reg  [31:0] k0$d;
-    wire  [31:0] k0$q;
-    reg  k0$clock;
-    reg  [31:0] k1$d;
-    wire  [31:0] k1$q;
-    reg  k1$clock;
-    reg  csel$d;
-    wire  csel$q;
-    reg  csel$clock;
     reg  [31:0] key_r$d;
     wire  [31:0] key_r$q;
     reg  key_r$clock;
@@ -40776,8 +40700,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  addr_r$clock;
 
     // Local signals
-    reg  [31:0] lsel;
-    reg  [63:0] base;
+    reg  [32:0] cend;
     reg  c_ar;
     reg  c_tr;
     reg  c_ta;
@@ -40799,7 +40722,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  [63:0] masked;
     reg  [33:0] total;
     reg  [33:0] msg_end;
-    reg  sel1;
     reg  [31:0] off;
     reg  [31:0] avail;
     reg  [63:0] addr;
@@ -40885,25 +40807,25 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         .q(w_wr_id$q),
         .clock(w_wr_id$clock)
     );
-    rnic_versa5g$core$rx_send$sp$a0 a0(
-        .d(a0$d),
-        .q(a0$q),
-        .clock(a0$clock)
+    rnic_versa5g$core$rx_send$sp$nsge_r nsge_r(
+        .d(nsge_r$d),
+        .q(nsge_r$q),
+        .clock(nsge_r$clock)
     );
-    rnic_versa5g$core$rx_send$sp$l0 l0(
-        .d(l0$d),
-        .q(l0$q),
-        .clock(l0$clock)
+    rnic_versa5g$core$rx_send$sp$tot tot(
+        .d(tot$d),
+        .q(tot$q),
+        .clock(tot$clock)
     );
-    rnic_versa5g$core$rx_send$sp$a1 a1(
-        .d(a1$d),
-        .q(a1$q),
-        .clock(a1$clock)
+    rnic_versa5g$core$rx_send$sp$ck ck(
+        .d(ck$d),
+        .q(ck$q),
+        .clock(ck$clock)
     );
-    rnic_versa5g$core$rx_send$sp$l1 l1(
-        .d(l1$d),
-        .q(l1$q),
-        .clock(l1$clock)
+    rnic_versa5g$core$rx_send$sp$cbase cbase(
+        .d(cbase$d),
+        .q(cbase$q),
+        .clock(cbase$clock)
     );
     rnic_versa5g$core$rx_send$sp$m m(
         .d(m$d),
@@ -41025,21 +40947,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         .q(pd$q),
         .clock(pd$clock)
     );
-    rnic_versa5g$core$rx_send$sp$k0 k0(
-        .d(k0$d),
-        .q(k0$q),
-        .clock(k0$clock)
-    );
-    rnic_versa5g$core$rx_send$sp$k1 k1(
-        .d(k1$d),
-        .q(k1$q),
-        .clock(k1$clock)
-    );
-    rnic_versa5g$core$rx_send$sp$csel csel(
-        .d(csel$d),
-        .q(csel$q),
-        .clock(csel$clock)
-    );
     rnic_versa5g$core$rx_send$sp$key_r key_r(
         .d(key_r$d),
         .q(key_r$q),
@@ -41112,10 +41019,10 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         w_msn$clock = clock;
         w_cq$clock = clock;
         w_wr_id$clock = clock;
-        a0$clock = clock;
-        l0$clock = clock;
-        a1$clock = clock;
-        l1$clock = clock;
+        nsge_r$clock = clock;
+        tot$clock = clock;
+        ck$clock = clock;
+        cbase$clock = clock;
         m$clock = clock;
         r$clock = clock;
         paddr$clock = clock;
@@ -41145,9 +41052,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         addr_r$clock = clock;
         c_prot$clock = clock;
         pd$clock = clock;
-        k0$clock = clock;
-        k1$clock = clock;
-        csel$clock = clock;
         key_r$clock = clock;
         t_addr$clock = clock;
         t_avail$clock = clock;
@@ -41168,10 +41072,10 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         w_msn$d = w_msn$q;
         w_cq$d = w_cq$q;
         w_wr_id$d = w_wr_id$q;
-        a0$d = a0$q;
-        l0$d = l0$q;
-        a1$d = a1$q;
-        l1$d = l1$q;
+        nsge_r$d = nsge_r$q;
+        tot$d = tot$q;
+        ck$d = ck$q;
+        cbase$d = cbase$q;
         m$d = m$q;
         r$d = r$q;
         paddr$d = paddr$q;
@@ -41201,9 +41105,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         addr_r$d = addr_r$q;
         c_prot$d = c_prot$q;
         pd$d = pd$q;
-        k0$d = k0$q;
-        k1$d = k1$q;
-        csel$d = csel$q;
         key_r$d = key_r$q;
         t_addr$d = t_addr$q;
         t_avail$d = t_avail$q;
@@ -41272,14 +41173,10 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         res_ready = 1'b0;
         chk_pd = pd$q;
         chk_need = k_need_lw;
-        s_len = l0$q;
-        chk_stag = k0$q;
-        chk_to = a0$q;
-        if (csel$q) begin
-            s_len = l1$q;
-            chk_stag = k1$q;
-            chk_to = a1$q;
-        end
+        rsp_sel = ck$q;
+        s_len = rsp_sge_len;
+        chk_stag = rsp_sge_lkey;
+        chk_to = rsp_sge_addr;
         chk_len = s_len;
         x_len = r$q;
         if (avail_r$q < r$q) begin
@@ -41299,26 +41196,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             chk_len = 32'h0;
         end
         inv_hold = is_inv & ddp_last$q & (qn$q == 2'h0) & (state$q != SpState$Idle) & (state$q != SpState$Cpl) & (state$q != SpState$Adv) & (state$q != SpState$ErrTerm) & (state$q != SpState$ErrCpl) & (state$q != SpState$ErrAdv);
-        total = {{2{1'b0}}, l0$q} + {{2{1'b0}}, l1$q};
+        total = {{2{1'b0}}, tot$q};
         msg_end = {{2{1'b0}}, mo$q} + {{18{1'b0}}, len$q};
         total_r$d = total;
         msg_end_r$d = msg_end;
-        sel1 = m$q >= l0$q;
-        off = m$q;
-        lsel = l0$q;
-        base = a0$q;
-        if (sel1) begin
-            off = m$q - l0$q;
-            lsel = l1$q;
-            base = a1$q;
-        end
-        off_r$d = off;
-        lsel_r$d = lsel;
-        base_r$d = base;
-        key_r$d = k0$q;
-        if (sel1) begin
-            key_r$d = k1$q;
-        end
+        cend = {{1{1'b0}}, cbase$q} + {{1{1'b0}}, rsp_sge_len};
+        off = m$q - cbase$q;
         avail_r$d = lsel_r$q - off_r$q;
         addr_r$d = base_r$q + {{32{1'b0}}, off_r$q};
         avail = t_avail$q;
@@ -41435,18 +41318,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         w_msn$d = rsp_msn;
                         w_cq$d = rsp_cq;
                         w_wr_id$d = rsp_wr_id;
-                        a0$d = rsp_sge0_addr;
-                        a1$d = rsp_sge1_addr;
-                        k0$d = rsp_sge0_lkey;
-                        k1$d = rsp_sge1_lkey;
-                        l0$d = 32'h0;
-                        l1$d = 32'h0;
-                        if (rsp_nsge != 2'h0) begin
-                            l0$d = rsp_sge0_len;
-                        end
-                        if (rsp_nsge == 2'h2) begin
-                            l1$d = rsp_sge1_len;
-                        end
+                        nsge_r$d = rsp_nsge;
+                        tot$d = rsp_total;
                         state$d = SpState$Sum;
                     end
                 end
@@ -41456,6 +41329,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Decide:
                 begin
+                    ck$d = 3'h0;
+                    cbase$d = 32'h0;
                     e_cqe$d = 1'b0;
                     e_status$d = k_wc_len_err;
                     m$d = mo$q;
@@ -41485,7 +41360,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         e_cqe$d = 1'b1;
                     end
                     else if (mo$q == 32'h0) begin
-                        csel$d = 1'b0;
                         state$d = SpState$SChk;
                     end
                     else begin
@@ -41494,11 +41368,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$SChk:
                 begin
-                    if (s_len == 32'h0) begin
-                        csel$d = 1'b1;
-                        if (csel$q) begin
-                            state$d = SpState$CalcA;
-                        end
+                    if (ck$q == nsge_r$q) begin
+                        ck$d = 3'h0;
+                        cbase$d = 32'h0;
+                        state$d = SpState$CalcA;
+                    end
+                    else if (s_len == 32'h0) begin
+                        ck$d = ck$q + 3'h1;
                     end
                     else begin
                         chk_valid = 1'b1;
@@ -41518,11 +41394,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                             e_status$d = k_wc_prot;
                             state$d = SpState$ErrDrain;
                         end
-                        else if (csel$q) begin
-                            state$d = SpState$CalcA;
-                        end
                         else begin
-                            csel$d = 1'b1;
+                            ck$d = ck$q + 3'h1;
                             state$d = SpState$SChk;
                         end
                     end
@@ -41560,7 +41433,17 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$CalcA:
                 begin
-                    state$d = SpState$CalcB;
+                    if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
+                        cbase$d = cend[(32'h0)+:(32)];
+                        ck$d = ck$q + 3'h1;
+                    end
+                    else begin
+                        off_r$d = off;
+                        lsel_r$d = rsp_sge_len;
+                        base_r$d = rsp_sge_addr;
+                        key_r$d = rsp_sge_lkey;
+                        state$d = SpState$CalcB;
+                    end
                 end
             SpState$CalcB:
                 begin
@@ -41753,44 +41636,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp
-
-
-module rnic_versa5g$core$rx_send$sp$a0(d,q,clock);
-
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$sp$a0
-
-
-module rnic_versa5g$core$rx_send$sp$a1(d,q,clock);
-
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$sp$a1
 
 
 module rnic_versa5g$core$rx_send$sp$addr_r(d,q,clock);
@@ -42021,6 +41866,44 @@ module rnic_versa5g$core$rx_send$sp$c_term_tx(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$c_term_tx
 
 
+module rnic_versa5g$core$rx_send$sp$cbase(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$cbase
+
+
+module rnic_versa5g$core$rx_send$sp$ck(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$ck
+
+
 module rnic_versa5g$core$rx_send$sp$cnt(d,q,clock);
 
     // Module arguments
@@ -42057,25 +41940,6 @@ module rnic_versa5g$core$rx_send$sp$conn(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$conn
-
-
-module rnic_versa5g$core$rx_send$sp$csel(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$sp$csel
 
 
 module rnic_versa5g$core$rx_send$sp$ddp_last(d,q,clock);
@@ -42230,44 +42094,6 @@ module rnic_versa5g$core$rx_send$sp$inv(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$inv
 
 
-module rnic_versa5g$core$rx_send$sp$k0(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$sp$k0
-
-
-module rnic_versa5g$core$rx_send$sp$k1(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$sp$k1
-
-
 module rnic_versa5g$core$rx_send$sp$key_r(d,q,clock);
 
     // Module arguments
@@ -42285,44 +42111,6 @@ module rnic_versa5g$core$rx_send$sp$key_r(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$key_r
-
-
-module rnic_versa5g$core$rx_send$sp$l0(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$sp$l0
-
-
-module rnic_versa5g$core$rx_send$sp$l1(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_versa5g$core$rx_send$sp$l1
 
 
 module rnic_versa5g$core$rx_send$sp$len(d,q,clock);
@@ -42437,6 +42225,25 @@ module rnic_versa5g$core$rx_send$sp$msn(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$msn
+
+
+module rnic_versa5g$core$rx_send$sp$nsge_r(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$nsge_r
 
 
 module rnic_versa5g$core$rx_send$sp$off_r(d,q,clock);
@@ -42753,6 +42560,25 @@ module rnic_versa5g$core$rx_send$sp$t_avail(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$t_avail
+
+
+module rnic_versa5g$core$rx_send$sp$tot(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$tot
 
 
 module rnic_versa5g$core$rx_send$sp$total_r(d,q,clock);
@@ -53457,7 +53283,7 @@ module rnic_versa5g$core$tx_sched$woke(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$woke
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,cq_room,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cq_end_seq,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready,contend);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_len,sge_sel,wqe_sge_addr,wqe_sge_len,wqe_sge_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,cq_room,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cq_end_seq,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready,contend);
 
     // Module arguments
     input wire  clock;
@@ -53475,9 +53301,11 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  [31:0] wqe_imm;
     input wire  [63:0] wqe_roff;
     input wire  [31:0] wqe_rstag;
-    input wire  [63:0] wqe_sge0_addr;
-    input wire  [31:0] wqe_sge0_len;
-    input wire  [31:0] wqe_sge0_lkey;
+    input wire  [31:0] wqe_len;
+    output reg  [2:0] sge_sel;
+    input wire  [63:0] wqe_sge_addr;
+    input wire  [31:0] wqe_sge_len;
+    input wire  [31:0] wqe_sge_lkey;
     input wire  wqe_bad;
     input wire  cfg_valid;
     input wire  [5:0] cfg_qp;
@@ -53614,6 +53442,9 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     localparam SegState$Res = 9;
     localparam SegState$Off = 10;
     localparam SegState$Park = 11;
+    localparam SegState$Skip = 12;
+    localparam SegState$PSel = 13;
+    localparam SegState$Nxt = 14;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -53670,6 +53501,21 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     reg  [31:0] cpd$d;
     wire  [31:0] cpd$q;
     reg  cpd$clock;
+    reg  [2:0] sk$d;
+    wire  [2:0] sk$q;
+    reg  sk$clock;
+    reg  [2:0] s0$d;
+    wire  [2:0] s0$q;
+    reg  s0$clock;
+    reg  pre$d;
+    wire  pre$q;
+    reg  pre$clock;
+    reg  [31:0] srem$d;
+    wire  [31:0] srem$q;
+    reg  srem$clock;
+    reg  [31:0] soff$d;
+    wire  [31:0] soff$q;
+    reg  soff$clock;
     reg  [63:0] xaddr$d;
     wire  [63:0] xaddr$q;
     reg  xaddr$clock;
@@ -53849,6 +53695,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     reg  [31:0] ld_rem;
     reg  [31:0] msn0_wb;
     reg  [31:0] msn1_wb;
+    reg  pre_other;
     reg  [31:0] pc_len;
     reg  pay_fin;
     reg  rd_all;
@@ -53967,6 +53814,31 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         .d(cpd$d),
         .q(cpd$q),
         .clock(cpd$clock)
+    );
+    rnic_versa5g$core$tx_seg$sk sk(
+        .d(sk$d),
+        .q(sk$q),
+        .clock(sk$clock)
+    );
+    rnic_versa5g$core$tx_seg$s0 s0(
+        .d(s0$d),
+        .q(s0$q),
+        .clock(s0$clock)
+    );
+    rnic_versa5g$core$tx_seg$pre pre(
+        .d(pre$d),
+        .q(pre$q),
+        .clock(pre$clock)
+    );
+    rnic_versa5g$core$tx_seg$srem srem(
+        .d(srem$d),
+        .q(srem$q),
+        .clock(srem$clock)
+    );
+    rnic_versa5g$core$tx_seg$soff soff(
+        .d(soff$d),
+        .q(soff$q),
+        .clock(soff$clock)
     );
     rnic_versa5g$core$tx_seg$xaddr xaddr(
         .d(xaddr$d),
@@ -54296,6 +54168,11 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         oqp$clock = clock;
         n_prot$clock = clock;
         pk_wb$clock = clock;
+        sk$clock = clock;
+        s0$clock = clock;
+        pre$clock = clock;
+        srem$clock = clock;
+        soff$clock = clock;
         st$d = st$q;
         pqp$d = pqp$q;
         seq$d = seq$q;
@@ -54358,6 +54235,11 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         oqp$d = oqp$q;
         n_prot$d = n_prot$q;
         pk_wb$d = pk_wb$q;
+        sk$d = sk$q;
+        s0$d = s0$q;
+        pre$d = pre$q;
+        srem$d = srem$q;
+        soff$d = soff$q;
         pd_ram$read_clock = clock;
         pd_ram$write_clock = clock;
         pd_ram$read_address = wqe_qp;
@@ -54655,7 +54537,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
             unst_next = unst_next - 3'h1;
         end
         unst$d = unst_next;
-        rr_in = ({{248{1'b0}}, wqe_sge0_lkey[(32'h18)+:(8)]} << 32'h0) | ({{248{1'b0}}, wqe_sge0_lkey[(32'h10)+:(8)]} << 32'h8) | ({{248{1'b0}}, wqe_sge0_lkey[(32'h8)+:(8)]} << 32'h10) | ({{248{1'b0}}, wqe_sge0_lkey[(32'h0)+:(8)]} << 32'h18) | ({{248{1'b0}}, wqe_sge0_addr[(32'h38)+:(8)]} << 32'h20) | ({{248{1'b0}}, wqe_sge0_addr[(32'h30)+:(8)]} << 32'h28) | ({{248{1'b0}}, wqe_sge0_addr[(32'h28)+:(8)]} << 32'h30) | ({{248{1'b0}}, wqe_sge0_addr[(32'h20)+:(8)]} << 32'h38) | ({{248{1'b0}}, wqe_sge0_addr[(32'h18)+:(8)]} << 32'h40) | ({{248{1'b0}}, wqe_sge0_addr[(32'h10)+:(8)]} << 32'h48) | ({{248{1'b0}}, wqe_sge0_addr[(32'h8)+:(8)]} << 32'h50) | ({{248{1'b0}}, wqe_sge0_addr[(32'h0)+:(8)]} << 32'h58) | ({{248{1'b0}}, wqe_sge0_len[(32'h18)+:(8)]} << 32'h60) | ({{248{1'b0}}, wqe_sge0_len[(32'h10)+:(8)]} << 32'h68) | ({{248{1'b0}}, wqe_sge0_len[(32'h8)+:(8)]} << 32'h70) | ({{248{1'b0}}, wqe_sge0_len[(32'h0)+:(8)]} << 32'h78) | ({{248{1'b0}}, wqe_rstag[(32'h18)+:(8)]} << 32'h80) | ({{248{1'b0}}, wqe_rstag[(32'h10)+:(8)]} << 32'h88) | ({{248{1'b0}}, wqe_rstag[(32'h8)+:(8)]} << 32'h90) | ({{248{1'b0}}, wqe_rstag[(32'h0)+:(8)]} << 32'h98) | ({{248{1'b0}}, wqe_roff[(32'h38)+:(8)]} << 32'ha0) | ({{248{1'b0}}, wqe_roff[(32'h30)+:(8)]} << 32'ha8) | ({{248{1'b0}}, wqe_roff[(32'h28)+:(8)]} << 32'hb0) | ({{248{1'b0}}, wqe_roff[(32'h20)+:(8)]} << 32'hb8) | ({{248{1'b0}}, wqe_roff[(32'h18)+:(8)]} << 32'hc0) | ({{248{1'b0}}, wqe_roff[(32'h10)+:(8)]} << 32'hc8) | ({{248{1'b0}}, wqe_roff[(32'h8)+:(8)]} << 32'hd0) | ({{248{1'b0}}, wqe_roff[(32'h0)+:(8)]} << 32'hd8);
+        rr_in = ({{248{1'b0}}, wqe_sge_lkey[(32'h18)+:(8)]} << 32'h0) | ({{248{1'b0}}, wqe_sge_lkey[(32'h10)+:(8)]} << 32'h8) | ({{248{1'b0}}, wqe_sge_lkey[(32'h8)+:(8)]} << 32'h10) | ({{248{1'b0}}, wqe_sge_lkey[(32'h0)+:(8)]} << 32'h18) | ({{248{1'b0}}, wqe_sge_addr[(32'h38)+:(8)]} << 32'h20) | ({{248{1'b0}}, wqe_sge_addr[(32'h30)+:(8)]} << 32'h28) | ({{248{1'b0}}, wqe_sge_addr[(32'h28)+:(8)]} << 32'h30) | ({{248{1'b0}}, wqe_sge_addr[(32'h20)+:(8)]} << 32'h38) | ({{248{1'b0}}, wqe_sge_addr[(32'h18)+:(8)]} << 32'h40) | ({{248{1'b0}}, wqe_sge_addr[(32'h10)+:(8)]} << 32'h48) | ({{248{1'b0}}, wqe_sge_addr[(32'h8)+:(8)]} << 32'h50) | ({{248{1'b0}}, wqe_sge_addr[(32'h0)+:(8)]} << 32'h58) | ({{248{1'b0}}, wqe_sge_len[(32'h18)+:(8)]} << 32'h60) | ({{248{1'b0}}, wqe_sge_len[(32'h10)+:(8)]} << 32'h68) | ({{248{1'b0}}, wqe_sge_len[(32'h8)+:(8)]} << 32'h70) | ({{248{1'b0}}, wqe_sge_len[(32'h0)+:(8)]} << 32'h78) | ({{248{1'b0}}, wqe_rstag[(32'h18)+:(8)]} << 32'h80) | ({{248{1'b0}}, wqe_rstag[(32'h10)+:(8)]} << 32'h88) | ({{248{1'b0}}, wqe_rstag[(32'h8)+:(8)]} << 32'h90) | ({{248{1'b0}}, wqe_rstag[(32'h0)+:(8)]} << 32'h98) | ({{248{1'b0}}, wqe_roff[(32'h38)+:(8)]} << 32'ha0) | ({{248{1'b0}}, wqe_roff[(32'h30)+:(8)]} << 32'ha8) | ({{248{1'b0}}, wqe_roff[(32'h28)+:(8)]} << 32'hb0) | ({{248{1'b0}}, wqe_roff[(32'h20)+:(8)]} << 32'hb8) | ({{248{1'b0}}, wqe_roff[(32'h18)+:(8)]} << 32'hc0) | ({{248{1'b0}}, wqe_roff[(32'h10)+:(8)]} << 32'hc8) | ({{248{1'b0}}, wqe_roff[(32'h8)+:(8)]} << 32'hd0) | ({{248{1'b0}}, wqe_roff[(32'h0)+:(8)]} << 32'hd8);
         idle = st$q == SegState$Idle;
         wqe_ready = 1'b0;
         cq_valid = 1'b0;
@@ -54665,21 +54547,24 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         cq_status = status$q;
         cq_opcode = wqe_opcode;
         cq_end_seq = seq$q;
-        len = 32'h0;
-        if (|wqe_num_sge) begin
-            len = wqe_sge0_len;
-        end
+        len = wqe_len;
+        sge_sel = sk$q;
         sol = wqe_flags[32'h1];
         chk_valid = st$q == SegState$Chk;
-        chk_stag = wqe_sge0_lkey;
+        pre_other = pre$q & (sk$q != s0$q);
+        chk_stag = wqe_sge_lkey;
         chk_pd = cpd$q;
         chk_need = 3'h0;
-        chk_len = rem$q;
+        chk_len = srem$q;
+        chk_to = addr$q;
+        if (pre_other) begin
+            chk_len = wqe_sge_len;
+            chk_to = wqe_sge_addr;
+        end
         if (is_rr$q) begin
             chk_need = c_local_write;
             chk_len = len;
         end
-        chk_to = addr$q;
         res_ready = st$q == SegState$Res;
         off_valid = st$q == SegState$Off;
         off_qp = oqp$q;
@@ -54696,11 +54581,11 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
             rs_done = rs_ram$read_data[(32'h0)+:(32)];
         end
         ld_to = wqe_roff;
-        ld_addr = wqe_sge0_addr;
+        ld_addr = wqe_sge_addr;
         ld_rem = len;
         if (rs_hit) begin
             ld_to = wqe_roff + {{32{1'b0}}, rs_ram$read_data[(32'h0)+:(32)]};
-            ld_addr = wqe_sge0_addr + {{32{1'b0}}, rs_ram$read_data[(32'h0)+:(32)]};
+            ld_addr = wqe_sge_addr + {{32{1'b0}}, rs_ram$read_data[(32'h0)+:(32)]};
             ld_rem = len - rs_ram$read_data[(32'h0)+:(32)];
         end
         msn0_wb = msn$q;
@@ -54739,6 +54624,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         case (st$q)
             SegState$Idle:
                 begin
+                    sk$d = 3'h0;
                     if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
                         state_ram$read_address = xs_qp;
                         st$d = SegState$XLoad;
@@ -54799,9 +54685,11 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     xaddr$d = ld_addr;
                     xleft$d = 32'hffffffff;
                     sent$d = |rs_done;
+                    pre$d = 1'b0;
+                    soff$d = rs_done;
                     st$d = SegState$Seg;
                     if (|len) begin
-                        st$d = SegState$Chk;
+                        st$d = SegState$Skip;
                     end
                     if (wqe_opcode == 8'h0) begin
                         is_tagged$d = 1'b1;
@@ -54833,8 +54721,11 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         msn$d = state_ram$read_data[(32'h40)+:(32)];
                         msn1$d = state_ram$read_data[(32'h40)+:(32)] + 32'h1;
                         rr$d = rr_in;
+                        if (|len) begin
+                            st$d = SegState$Chk;
+                        end
                     end
-                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | (wqe_num_sge > 8'h1) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu) | mp_over) begin
+                    if (wqe_bad | (wqe_opcode == 8'h1) | (wqe_opcode == 8'h5) | ((wqe_opcode == 8'h4) & (wqe_num_sge != 8'h1)) | (state_ram$read_data[(32'h80)+:(16)] < c_min_mulpdu) | mp_over) begin
                         if (mp_over) begin
                             n_mulpdu_bad$d = n_mulpdu_bad$q + 32'h1;
                         end
@@ -54869,10 +54760,15 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         addr$d = addr$q + {{32{1'b0}}, plen};
                         xaddr$d = xaddr$q + {{32{1'b0}}, plen};
                         xleft$d = xleft$q - plen;
+                        srem$d = srem$q - plen;
                         sent$d = 1'b1;
                         n_segs$d = n_segs$q + 32'h1;
                         if (~is_rr$q & (xleft$q == plen)) begin
                             st$d = SegState$Chk;
+                            if (srem$q == plen) begin
+                                sk$d = sk$q + 3'h1;
+                                st$d = SegState$Nxt;
+                            end
                         end
                         if (is_rr$q) begin
                             rr_pending$d = 1'b1;
@@ -54931,11 +54827,57 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                                 st$d = SegState$Fin;
                             end
                         end
+                        else if (pre_other) begin
+                            sk$d = sk$q - 3'h1;
+                            st$d = SegState$PSel;
+                        end
                         else begin
+                            pre$d = 1'b0;
                             xaddr$d = res_addr;
                             xleft$d = res_page_left;
+                            if (~is_rr$q & (srem$q < res_page_left)) begin
+                                xleft$d = srem$q;
+                            end
                             st$d = SegState$Seg;
                         end
+                    end
+                end
+            SegState$Skip:
+                begin
+                    if (soff$q >= wqe_sge_len) begin
+                        soff$d = soff$q - wqe_sge_len;
+                        sk$d = sk$q + 3'h1;
+                    end
+                    else begin
+                        addr$d = wqe_sge_addr + {{32{1'b0}}, soff$q};
+                        srem$d = wqe_sge_len - soff$q;
+                        s0$d = sk$q;
+                        sk$d = wqe_num_sge[(32'h0)+:(3)] - 3'h1;
+                        pre$d = 1'b1;
+                        st$d = SegState$PSel;
+                    end
+                end
+            SegState$PSel:
+                begin
+                    if (sk$q == s0$q) begin
+                        st$d = SegState$Chk;
+                    end
+                    else if (wqe_sge_len == 32'h0) begin
+                        sk$d = sk$q - 3'h1;
+                    end
+                    else begin
+                        st$d = SegState$Chk;
+                    end
+                end
+            SegState$Nxt:
+                begin
+                    if (wqe_sge_len == 32'h0) begin
+                        sk$d = sk$q + 3'h1;
+                    end
+                    else begin
+                        addr$d = wqe_sge_addr;
+                        srem$d = wqe_sge_len;
+                        st$d = SegState$Chk;
                     end
                 end
             SegState$Off:
@@ -55733,6 +55675,25 @@ module rnic_versa5g$core$tx_seg$pqp(d,q,clock);
 endmodule // rnic_versa5g$core$tx_seg$pqp
 
 
+module rnic_versa5g$core$tx_seg$pre(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$pre
+
+
 module rnic_versa5g$core$tx_seg$qn(d,q,clock);
 
     // Module arguments
@@ -55933,6 +55894,25 @@ module rnic_versa5g$core$tx_seg$rs_ram(read_address,read_clock,read_data,write_a
 endmodule // rnic_versa5g$core$tx_seg$rs_ram
 
 
+module rnic_versa5g$core$tx_seg$s0(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$s0
+
+
 module rnic_versa5g$core$tx_seg$send_end_r(d,q,clock);
 
     // Module arguments
@@ -56028,6 +56008,63 @@ module rnic_versa5g$core$tx_seg$sfin(d,q,clock);
 endmodule // rnic_versa5g$core$tx_seg$sfin
 
 
+module rnic_versa5g$core$tx_seg$sk(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$sk
+
+
+module rnic_versa5g$core$tx_seg$soff(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$soff
+
+
+module rnic_versa5g$core$tx_seg$srem(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$tx_seg$srem
+
+
 module rnic_versa5g$core$tx_seg$st(d,q,clock);
 
     // Module arguments
@@ -56050,6 +56087,9 @@ module rnic_versa5g$core$tx_seg$st(d,q,clock);
     localparam SegState$Res = 9;
     localparam SegState$Off = 10;
     localparam SegState$Park = 11;
+    localparam SegState$Skip = 12;
+    localparam SegState$PSel = 13;
+    localparam SegState$Nxt = 14;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
@@ -56436,7 +56476,7 @@ module rnic_versa5g$core$wend_wnd(d,q,clock);
 endmodule // rnic_versa5g$core$wend_wnd
 
 
-module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_sge0_addr,wqe_sge0_len,wqe_sge0_lkey,wqe_sge1_addr,wqe_sge1_len,wqe_sge1_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready,others);
+module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_len,sge_sel,wqe_sge_addr,wqe_sge_len,wqe_sge_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready,others);
 
     // Module arguments
     input wire  clock;
@@ -56483,12 +56523,11 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     output reg  [31:0] wqe_imm;
     output reg  [63:0] wqe_roff;
     output reg  [31:0] wqe_rstag;
-    output reg  [63:0] wqe_sge0_addr;
-    output reg  [31:0] wqe_sge0_len;
-    output reg  [31:0] wqe_sge0_lkey;
-    output reg  [63:0] wqe_sge1_addr;
-    output reg  [31:0] wqe_sge1_len;
-    output reg  [31:0] wqe_sge1_lkey;
+    output reg  [31:0] wqe_len;
+    input wire  [2:0] sge_sel;
+    output reg  [63:0] wqe_sge_addr;
+    output reg  [31:0] wqe_sge_len;
+    output reg  [31:0] wqe_sge_lkey;
     output reg  wqe_bad;
     output reg  [2:0] wqe_reason;
     input wire  wqe_hold;
@@ -56572,6 +56611,13 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  dram$write_clock;
     reg  [63:0] dram$write_data;
     reg  dram$write_enable;
+    reg  [7:0] dram1$read_address;
+    reg  dram1$read_clock;
+    wire  [63:0] dram1$read_data;
+    reg  [7:0] dram1$write_address;
+    reg  dram1$write_clock;
+    reg  [63:0] dram1$write_data;
+    reg  dram1$write_enable;
     reg  [4:0] wslot$d;
     wire  [4:0] wslot$q;
     reg  wslot$clock;
@@ -56584,8 +56630,17 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  lv$d;
     wire  lv$q;
     reg  lv$clock;
-    reg  [511:0] hbuf$d;
-    wire  [511:0] hbuf$q;
+    reg  [2:0] lpair$d;
+    wire  [2:0] lpair$q;
+    reg  lpair$clock;
+    reg  [7:0] lnsge$d;
+    wire  [7:0] lnsge$q;
+    reg  lnsge$clock;
+    reg  [34:0] tsum$d;
+    wire  [34:0] tsum$q;
+    reg  tsum$clock;
+    reg  [1023:0] hbuf$d;
+    wire  [1023:0] hbuf$q;
     reg  hbuf$clock;
     reg  [1:0] state$d;
     wire  [1:0] state$q;
@@ -56653,8 +56708,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  [3:0] e_more$d;
     wire  [3:0] e_more$q;
     reg  e_more$clock;
-    reg  [2:0] beat$d;
-    wire  [2:0] beat$q;
+    reg  [3:0] beat$d;
+    wire  [3:0] beat$q;
     reg  beat$clock;
     reg  [3:0] wcount$d;
     wire  [3:0] wcount$q;
@@ -56684,6 +56739,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  head_dq;
     reg  c_ok;
     reg  e_ok;
+    reg  [34:0] tadd;
+    reg  [127:0] sge_raw;
     reg  hv;
     reg  pop;
     reg  ld;
@@ -56710,7 +56767,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  [5:0] ifl_next;
     reg  issued;
     reg  [63:0] busy_next;
-    reg  [511:0] raw;
+    reg  [1023:0] raw;
     reg  [7:0] op;
     reg  [7:0] fl;
     reg  [7:0] nsge;
@@ -56779,6 +56836,15 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         .write_data(dram$write_data),
         .write_enable(dram$write_enable)
     );
+    rnic_versa5g$core$wqe_fetch$dram1 dram1(
+        .read_address(dram1$read_address),
+        .read_clock(dram1$read_clock),
+        .read_data(dram1$read_data),
+        .write_address(dram1$write_address),
+        .write_clock(dram1$write_clock),
+        .write_data(dram1$write_data),
+        .write_enable(dram1$write_enable)
+    );
     rnic_versa5g$core$wqe_fetch$wslot wslot(
         .d(wslot$d),
         .q(wslot$q),
@@ -56798,6 +56864,21 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         .d(lv$d),
         .q(lv$q),
         .clock(lv$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$lpair lpair(
+        .d(lpair$d),
+        .q(lpair$q),
+        .clock(lpair$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$lnsge lnsge(
+        .d(lnsge$d),
+        .q(lnsge$q),
+        .clock(lnsge$clock)
+    );
+    rnic_versa5g$core$wqe_fetch$tsum tsum(
+        .d(tsum$d),
+        .q(tsum$q),
+        .clock(tsum$clock)
     );
     rnic_versa5g$core$wqe_fetch$hbuf hbuf(
         .d(hbuf$d),
@@ -56994,6 +57075,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         rslot$clock = clock;
         lbeat$clock = clock;
         lv$clock = clock;
+        lpair$clock = clock;
+        lnsge$clock = clock;
+        tsum$clock = clock;
         hbuf$clock = clock;
         head_off$clock = clock;
         head_stale$clock = clock;
@@ -57034,6 +57118,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         rslot$d = rslot$q;
         lbeat$d = lbeat$q;
         lv$d = lv$q;
+        lpair$d = lpair$q;
+        lnsge$d = lnsge$q;
+        tsum$d = tsum$q;
         hbuf$d = hbuf$q;
         head_off$d = head_off$q;
         head_stale$d = head_stale$q;
@@ -57041,6 +57128,8 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         fifo$reset = reset;
         dram$read_clock = clock;
         dram$write_clock = clock;
+        dram1$read_clock = clock;
+        dram1$write_clock = clock;
         ring$read_clock = clock;
         ring$write_clock = clock;
         cis$read_clock = clock;
@@ -57084,7 +57173,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         take_qp = grant_qp;
         dma_rd_req_valid = 1'b0;
         dma_rd_req_addr = addr$q;
-        dma_rd_req_len = {{12{1'b0}}, n$q} << 32'h6;
+        dma_rd_req_len = {{12{1'b0}}, n$q} << 32'h7;
         dma_rd_req_tag = {{6{1'b0}}, tag};
         issued = 1'b0;
         busy_next = busy_r$q;
@@ -57134,7 +57223,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
                     d_avail$d = avail;
                     d_prod$d = take_prod;
                     ci$d = cis$read_data;
-                    addr$d = ring$read_data[(32'h0)+:(64)] + ({{32{1'b0}}, slot} << 32'h6);
+                    addr$d = ring$read_data[(32'h0)+:(64)] + ({{32{1'b0}}, slot} << 32'h7);
                     state$d = FetchState$Decide;
                 end
             FetchState$Decide:
@@ -57193,22 +57282,25 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         end
         more_sh = e_more$q >> ctag;
         c_more = |(more_sh & 4'h1);
-        dram$write_enable = dma_rd_cpl_valid;
-        dram$write_address = ({{3{1'b0}}, wslot$q} << 32'h3) | {{5{1'b0}}, beat$q};
+        dram$write_enable = dma_rd_cpl_valid & ~beat$q[32'h0];
+        dram1$write_enable = dma_rd_cpl_valid & beat$q[32'h0];
+        dram$write_address = ({{3{1'b0}}, wslot$q} << 32'h3) | {{5{1'b0}}, beat$q[(32'h1)+:(3)]};
+        dram1$write_address = dram$write_address;
         dram$write_data = dma_rd_cpl_data;
+        dram1$write_data = dma_rd_cpl_data;
         push = 1'b0;
         free_next = free$q;
         rearm_valid = 1'b0;
         rearm_qp = c_qp;
         fifo$data_in = (({{39{1'b0}}, (c_qp != lastq$q)}) << 32'h27) | ({{39{1'b0}}, (|((e_ep$q >> ctag) & 4'h1))} << 32'h26) | ({{8{1'b0}}, (c_ci + {{28{1'b0}}, wcount$q})} << 32'h6) | {{34{1'b0}}, c_qp};
         if (dma_rd_cpl_valid) begin
-            beat$d = beat$q + 3'h1;
-            if (beat$q == 3'h7) begin
+            beat$d = beat$q + 4'h1;
+            if (beat$q == 4'hf) begin
                 push = 1'b1;
                 wcount$d = wcount$q + 4'h1;
             end
             if (dma_rd_cpl_last) begin
-                beat$d = 3'h0;
+                beat$d = 4'h0;
                 wcount$d = 4'h0;
                 free_next = free_next | (4'h1 << ctag);
                 busy_next = busy_next & ~(64'h1 << c_qp);
@@ -57268,12 +57360,23 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         head_stale$d = ~fifo$empty & ~pop & (fifo$data_out[32'h26] != |(ep_n & head_bit));
         ld = ~fifo$empty & ~lbeat$q[32'h3] & ~pop;
         dram$read_address = ({{3{1'b0}}, rslot$q} << 32'h3) | {{5{1'b0}}, lbeat$q[(32'h0)+:(3)]};
+        dram1$read_address = dram$read_address;
         lv$d = ld;
+        lpair$d = lbeat$q[(32'h0)+:(3)];
         if (ld) begin
             lbeat$d = lbeat$q + 4'h1;
         end
+        tadd = 35'h0;
+        if ((lpair$q >= 3'h2) & ({{5{1'b0}}, (lpair$q - 3'h2)} < lnsge$q)) begin
+            tadd = {{3{1'b0}}, dram1$read_data[(32'h0)+:(32)]};
+        end
         if (lv$q) begin
-            hbuf$d = (hbuf$q >> 32'h40) | ({{448{1'b0}}, dram$read_data} << 32'h1c0);
+            hbuf$d = (hbuf$q >> 32'h80) | ({{960{1'b0}}, dram1$read_data} << 32'h3c0) | ({{960{1'b0}}, dram$read_data} << 32'h380);
+            tsum$d = tsum$q + tadd;
+            if (lpair$q == 3'h0) begin
+                lnsge$d = dram1$read_data[(32'h10)+:(8)];
+                tsum$d = 35'h0;
+            end
         end
         if (pop) begin
             rslot$d = rslot$q + 5'h1;
@@ -57315,12 +57418,26 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         wqe_imm = raw[(32'h60)+:(32)];
         wqe_roff = raw[(32'h80)+:(64)];
         wqe_rstag = raw[(32'hc0)+:(32)];
-        wqe_sge0_addr = raw[(32'h100)+:(64)];
-        wqe_sge0_len = raw[(32'h140)+:(32)];
-        wqe_sge0_lkey = raw[(32'h160)+:(32)];
-        wqe_sge1_addr = raw[(32'h180)+:(64)];
-        wqe_sge1_len = raw[(32'h1c0)+:(32)];
-        wqe_sge1_lkey = raw[(32'h1e0)+:(32)];
+        wqe_len = tsum$q[(32'h0)+:(32)];
+        sge_raw = raw[(32'h100)+:(128)];
+        if (sge_sel == 3'h1) begin
+            sge_raw = raw[(32'h180)+:(128)];
+        end
+        if (sge_sel == 3'h2) begin
+            sge_raw = raw[(32'h200)+:(128)];
+        end
+        if (sge_sel == 3'h3) begin
+            sge_raw = raw[(32'h280)+:(128)];
+        end
+        if (sge_sel == 3'h4) begin
+            sge_raw = raw[(32'h300)+:(128)];
+        end
+        if (sge_sel == 3'h5) begin
+            sge_raw = raw[(32'h380)+:(128)];
+        end
+        wqe_sge_addr = sge_raw[(32'h0)+:(64)];
+        wqe_sge_len = sge_raw[(32'h40)+:(32)];
+        wqe_sge_lkey = sge_raw[(32'h60)+:(32)];
         wqe_reason = 3'h0;
         if (|(fl & 8'hf8) | |raw[(32'h58)+:(8)] | |raw[(32'he0)+:(32)]) begin
             wqe_reason = c_rsv;
@@ -57331,7 +57448,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         else if (fl[32'h1] & (op != 8'h2) & (op != 8'h3) & (op != 8'h5)) begin
             wqe_reason = c_sol;
         end
-        else if (nsge > 8'h2) begin
+        else if ((nsge > 8'h6) | |tsum$q[(32'h20)+:(3)]) begin
             wqe_reason = c_nsge;
         end
         wqe_bad = |wqe_reason;
@@ -57340,7 +57457,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
             busy_r$d = 64'h0;
             free$d = 4'hf;
             ifl$d = 6'h0;
-            beat$d = 3'h0;
+            beat$d = 4'h0;
             wcount$d = 4'h0;
             n_fetch$d = 32'h0;
             off$d = 64'h0;
@@ -57383,13 +57500,13 @@ endmodule // rnic_versa5g$core$wqe_fetch$addr
 module rnic_versa5g$core$wqe_fetch$beat(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -57565,6 +57682,33 @@ module rnic_versa5g$core$wqe_fetch$dram(read_address,read_clock,read_data,write_
        end
     end
 endmodule // rnic_versa5g$core$wqe_fetch$dram
+
+
+module rnic_versa5g$core$wqe_fetch$dram1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [7:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [7:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[63:0] mem[255:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_versa5g$core$wqe_fetch$dram1
 
 
 module rnic_versa5g$core$wqe_fetch$e0_ci(d,q,clock);
@@ -57983,13 +58127,13 @@ endmodule // rnic_versa5g$core$wqe_fetch$free
 module rnic_versa5g$core$wqe_fetch$hbuf(d,q,clock);
 
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 1024'h0;
     end
 
     always @(posedge clock) begin
@@ -58092,6 +58236,44 @@ module rnic_versa5g$core$wqe_fetch$lbeat(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wqe_fetch$lbeat
+
+
+module rnic_versa5g$core$wqe_fetch$lnsge(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$lnsge
+
+
+module rnic_versa5g$core$wqe_fetch$lpair(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$lpair
 
 
 module rnic_versa5g$core$wqe_fetch$lv(d,q,clock);
@@ -58356,6 +58538,25 @@ module rnic_versa5g$core$wqe_fetch$state(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wqe_fetch$state
+
+
+module rnic_versa5g$core$wqe_fetch$tsum(d,q,clock);
+
+    // Module arguments
+    input wire  [34:0] d;
+    output reg  [34:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 35'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$tsum
 
 
 module rnic_versa5g$core$wqe_fetch$wcount(d,q,clock);

@@ -156,7 +156,6 @@ const BRIDGE_NO_REGS: &str = "the host bridge's and port 1's counters have no re
 const NO_TX_PATH: &str = "observation outputs of the TX datapath (send completion records, \
      raw-frame handshake) that co-simulation rigs watch; on the board completions go to \
      the host's CQs through the bridge's DMA";
-const TX_ONE_SGE: &str = "TxSeg sends one SGE per WQE (two-SGE WQEs are refused)";
 const RXS_LKEY: &str = "rx_send uses SGE addresses as bus addresses (no TPT lookup of the \
      lkey yet) and does not need the WQE index of the response";
 const RXS_UT_OBS: &str = "the untagged stream (ut_*) goes to rx_send inside the core; the \
@@ -604,9 +603,6 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "ACK frames are merged at the MAC, not granted by the scheduler: prio_valid is 0",
     ),
-    unused(&["rnic_core", "core"], "wqe_fetch$wqe_sge1_addr", 64, TX_ONE_SGE),
-    unused(&["rnic_core", "core"], "wqe_fetch$wqe_sge1_len", 32, TX_ONE_SGE),
-    unused(&["rnic_core", "core"], "wqe_fetch$wqe_sge1_lkey", 32, TX_ONE_SGE),
     unused(
         &["rnic_core", "core"],
         "wqe_fetch$wqe_reason",

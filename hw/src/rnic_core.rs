@@ -2287,9 +2287,11 @@ impl<
         self.tx_seg.wqe_imm.next = self.wqe_fetch.wqe_imm.val();
         self.tx_seg.wqe_roff.next = self.wqe_fetch.wqe_roff.val();
         self.tx_seg.wqe_rstag.next = self.wqe_fetch.wqe_rstag.val();
-        self.tx_seg.wqe_sge0_addr.next = self.wqe_fetch.wqe_sge0_addr.val();
-        self.tx_seg.wqe_sge0_len.next = self.wqe_fetch.wqe_sge0_len.val();
-        self.tx_seg.wqe_sge0_lkey.next = self.wqe_fetch.wqe_sge0_lkey.val();
+        self.tx_seg.wqe_len.next = self.wqe_fetch.wqe_len.val();
+        self.wqe_fetch.sge_sel.next = self.tx_seg.sge_sel.val();
+        self.tx_seg.wqe_sge_addr.next = self.wqe_fetch.wqe_sge_addr.val();
+        self.tx_seg.wqe_sge_len.next = self.wqe_fetch.wqe_sge_len.val();
+        self.tx_seg.wqe_sge_lkey.next = self.wqe_fetch.wqe_sge_lkey.val();
         self.tx_seg.wqe_bad.next = self.wqe_fetch.wqe_bad.val();
         // Read responder hook: read_resp takes the QP's TX stream from
         // TxSeg between its messages (xs_gnt) and hands snd_nxt back.
@@ -3048,11 +3050,8 @@ impl<
         self.conn_table.r3_idx.next = self.send_cpl.una_conn.val();
         self.send_cpl.una_snd_una.next = self.conn_table.r3_snd_una.val();
         // the WQE is still on offer to TxSeg while its record is (TxSeg pops
-        // it after the record): its length = SGE 0's (TxSeg sends one SGE)
-        self.send_cpl.tx_len.next = 0.into();
-        if self.wqe_fetch.wqe_num_sge.val().any() {
-            self.send_cpl.tx_len.next = self.wqe_fetch.wqe_sge0_len.val();
-        }
+        // it after the record): its length, the sum of its SGEs'
+        self.send_cpl.tx_len.next = self.wqe_fetch.wqe_len.val();
         // ---- RDMA Read requester (RdTrack): a Read Request sent (TxSeg's
         // rd_sent_* pulse) is recorded for its QP; the placed record of a
         // Read Response with L = 1 completes the QP's oldest Read (RFC 5040

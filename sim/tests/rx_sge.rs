@@ -127,6 +127,85 @@ fn sends_into_scattered_pages_land_at_translated_addresses() {
     );
 }
 
+/// Scatter (docs/rtl.md "Completions"): receive WQEs of 6 and 4 SGEs
+/// (empty ones among them, SGEs crossing pages of the scattered region,
+/// one in the identity region, out of address order), filled in SGE order
+/// by Sends of one segment and of several (the later segments start in the
+/// middle of an SGE); every octet where the SGE list puts it, nothing else
+/// written, CQEs `Success` with the message length.
+#[test]
+fn sends_scatter_into_six_sges_in_order() {
+    let mut r = Rig::new(0x5ca7);
+    let va = 0x7f00_1234_5123;
+    let reg = r.sparse_region(0x40, 0x9a, ACCESS_LOCAL_WRITE, va, 8 * 4096 + 77, |_| {});
+    let ident = r.mem.alloc_dma(512, 8).unwrap();
+    let six = [
+        sge(reg.lkey, va + 9000, 3000),
+        sge(reg.lkey, va + 100, 0),
+        sge(IDENT_LKEY, ident + 5, 300),
+        sge(reg.lkey, va + 4000, 1),
+        sge(reg.lkey, va + 20000, 5000),
+        sge(reg.lkey, va + 50, 2000),
+    ];
+    let four = [
+        sge(reg.lkey, va + 30000, 100),
+        sge(reg.lkey, va + 12500, 0),
+        sge(reg.lkey, va + 12100, 300),
+        sge(IDENT_LKEY, ident + 400, 64),
+    ];
+    let w0 = r.post_sges(&six);
+    let w1 = r.post_sges(&four);
+    let w2 = r.post_sges(&six[2..5]);
+    r.ring_rq();
+    r.run(100_000);
+    let before = image(&r);
+    // 10301 octets: the whole six-SGE buffer, several segments; 464: all
+    // of the four; 301: the first two octets of SGE 4 of `six[2..5]`.
+    let msgs = [r.rng.bytes(10301), r.rng.bytes(464), r.rng.bytes(303)];
+    for m in &msgs {
+        r.send(m, false);
+    }
+    r.run(400_000);
+    let after = image(&r);
+    let mut want: BTreeMap<u64, u8> = BTreeMap::new();
+    for (m, sges) in msgs.iter().zip([&six[..], &four[..], &six[2..5]]) {
+        let mut i = 0;
+        for s in sges {
+            for k in 0..(s.length as usize).min(m.len() - i) {
+                let a = if s.lkey == IDENT_LKEY {
+                    s.addr + k as u64
+                } else {
+                    reg.bus(s.addr + k as u64)
+                };
+                want.insert(a, m[i + k]);
+            }
+            i += (s.length as usize).min(m.len() - i);
+        }
+        assert_eq!(i, m.len());
+    }
+    for (&a, &b) in &want {
+        assert_eq!(r.rd(a, 1)[0], b, "octet at {a:#x}");
+    }
+    let cq = (r.cq, 3 * CQE_SIZE as u64);
+    for a in changed(&before, &after) {
+        assert!(
+            want.contains_key(&a) || (a >= cq.0 && a < cq.0 + cq.1),
+            "stray write at {a:#x}"
+        );
+    }
+    for (ci, (w, m)) in [w0, w1, w2].iter().zip(&msgs).enumerate() {
+        let c = r.cqe(ci as u32);
+        assert_eq!(
+            (c.wr_id, c.status, c.byte_len),
+            (*w, WcStatus::Success, m.len() as u32),
+            "CQE {ci}"
+        );
+    }
+    assert!(r.dma.faults().is_empty(), "DMA faults {:?}", r.dma.faults());
+    assert_eq!(r.terms, 0);
+    assert_eq!(r.node.borrow().core.0.get_cnt_rxs_prot(), 0);
+}
+
 /// One refused receive WQE: its SGEs, the Send's length.
 struct Bad {
     what: &'static str,
@@ -147,6 +226,7 @@ fn bad_sges_complete_with_protection_error_and_write_nothing() {
         "length overflow",
         "invalidated",
         "second SGE bad",
+        "sixth SGE bad",
         "multi-segment Send, buffer ends outside",
     ];
     for (n, what) in kinds.into_iter().enumerate() {
@@ -210,6 +290,20 @@ fn bad_sges_complete_with_protection_error_and_write_nothing() {
             "second SGE bad" => Bad {
                 what,
                 sges: vec![sge(good.lkey, va, 100), sge(good.lkey, end, 100)],
+                len: 150,
+            },
+            // five good SGEs (one empty) and a bad last one the message
+            // does not even reach: the whole WQE is checked first
+            "sixth SGE bad" => Bad {
+                what,
+                sges: vec![
+                    sge(good.lkey, va, 100),
+                    sge(good.lkey, va + 5000, 0),
+                    sge(good.lkey, va + 4000, 100),
+                    sge(good.lkey, va + 200, 100),
+                    sge(good.lkey, va + 8000, 100),
+                    sge(nolw.lkey, va, 64),
+                ],
                 len: 150,
             },
             _ => Bad {

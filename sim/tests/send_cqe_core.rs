@@ -29,7 +29,9 @@ use rnic_wire::abi::cqe::{Cqe, WcOpcode, WcStatus, CQE_SIZE};
 use rnic_wire::abi::csr::{self, cq_doorbell_page, qp_doorbell_page};
 use rnic_wire::abi::doorbell::{CqArm, CQ_ARM, CQ_CONSUMER, QP_SQ_PRODUCER};
 use rnic_wire::abi::mailbox::{Event, EventKind, EVENT_SIZE};
-use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED, WQE_SIZE};
+use rnic_wire::abi::wqe::{
+    SendOpcode, SendWqe, Sge, SgeList, MAX_SGE_PER_WQE, WQE_FLAG_SIGNALED, WQE_SIZE,
+};
 use rnic_wire::model::{parse_frame, Endpoint};
 
 const CONN: u32 = 4;
@@ -150,12 +152,13 @@ impl Rig {
         r
     }
 
-    /// Writes a send WQE (payload of `len` octets, or two SGEs: refused by
-    /// the TX path with `LocalQpOperationError`); no doorbell.
-    fn post(&mut self, op: SendOpcode, len: u32, signaled: bool, two_sges: bool) {
+    /// Writes a send WQE (payload of `len` octets, or `refused`: a WQE
+    /// whose `num_sge` is above `MAX_SGE_PER_WQE`, refused by the TX path
+    /// with `LocalQpOperationError`); no doorbell.
+    fn post(&mut self, op: SendOpcode, len: u32, signaled: bool, refused: bool) {
         let wr_id = self.rng.next_u64();
         let mut sges = Vec::new();
-        let nsge = if two_sges { 2 } else { (len > 0) as usize };
+        let nsge = if refused { 2 } else { (len > 0) as usize };
         for _ in 0..nsge {
             let a = self.mem.alloc_dma(len as u64 + 64, 8).unwrap();
             let data = self.rng.bytes(len as usize);
@@ -177,6 +180,10 @@ impl Rig {
         };
         let mut b = [0u8; WQE_SIZE];
         wqe.emit(&mut b).unwrap();
+        if refused {
+            b[10] = MAX_SGE_PER_WQE as u8 + 1;
+            assert!(SendWqe::parse(&b).is_err());
+        }
         let slot = (self.sq_prod & ((1 << SQ_LOG2) - 1)) as u64;
         self.mem
             .write(self.sq + slot * WQE_SIZE as u64, &b)
@@ -188,7 +195,7 @@ impl Rig {
             SendOpcode::RdmaRead => WcOpcode::RdmaRead,
             _ => WcOpcode::Send,
         };
-        let cqe = if two_sges {
+        let cqe = if refused {
             Some((wc, WcStatus::LocalQpOperationError, 0))
         } else if signaled {
             Some((wc, WcStatus::Success, len))

@@ -7,12 +7,15 @@ use rnic_wire::abi::tpt::*;
 use rnic_wire::abi::wqe::*;
 use rnic_wire::Error;
 
+/// An SGE whose length is at most 2^32 / MAX_SGE_PER_WQE, so every list's
+/// total fits 32 bits.
 fn sge() -> impl Strategy<Value = Sge> {
-    (any::<u64>(), any::<u32>(), any::<u32>()).prop_map(|(addr, length, lkey)| Sge {
-        addr,
-        length,
-        lkey,
-    })
+    (
+        any::<u64>(),
+        0..=(u32::MAX / MAX_SGE_PER_WQE as u32),
+        any::<u32>(),
+    )
+        .prop_map(|(addr, length, lkey)| Sge { addr, length, lkey })
 }
 
 fn sges() -> impl Strategy<Value = SgeList> {
@@ -383,9 +386,72 @@ fn wqe_rejects_bad_fields() {
         "solicited only on Sends"
     );
     let mut bad = b;
-    bad[10] = 3;
+    bad[10] = MAX_SGE_PER_WQE as u8 + 1;
     assert_eq!(SendWqe::parse(&bad), Err(Error::BadLength));
-    assert_eq!(SendWqe::parse(&b[..63]), Err(Error::Truncated));
+    assert_eq!(SendWqe::parse(&b[..WQE_SIZE - 1]), Err(Error::Truncated));
+}
+
+#[test]
+fn wqe_holds_six_sges_at_fixed_offsets() {
+    assert_eq!((WQE_SIZE, MAX_SGE_PER_WQE, SGE_SIZE), (128, 6, 16));
+    let list: Vec<Sge> = (0..6u64)
+        .map(|i| Sge {
+            addr: 0x1111_0000_0000 + i,
+            length: 0x100 + i as u32,
+            lkey: 0xA0 + i as u32,
+        })
+        .collect();
+    let w = RecvWqe {
+        wr_id: 7,
+        sges: SgeList::new(&list).unwrap(),
+    };
+    let mut b = [0u8; WQE_SIZE];
+    w.emit(&mut b).unwrap();
+    assert_eq!(b[10], 6);
+    for (i, s) in list.iter().enumerate() {
+        let o = 32 + 16 * i;
+        assert_eq!(b[o..o + 8], s.addr.to_le_bytes());
+        assert_eq!(b[o + 8..o + 12], s.length.to_le_bytes());
+        assert_eq!(b[o + 12..o + 16], s.lkey.to_le_bytes());
+    }
+    assert_eq!(RecvWqe::parse(&b).unwrap(), w);
+    assert!(SgeList::new(&[Sge::default(); 7]).is_err());
+}
+
+#[test]
+fn wqe_refuses_sges_over_32_bit_total() {
+    let big = Sge {
+        addr: 0,
+        length: u32::MAX,
+        lkey: 1,
+    };
+    let one = Sge { length: 1, ..big };
+    assert_eq!(SgeList::new(&[big, one]), Err(Error::BadLength));
+    let ok = SgeList::new(&[big]).unwrap();
+    let w = SendWqe {
+        wr_id: 1,
+        opcode: SendOpcode::Send,
+        flags: 0,
+        imm_or_inv: 0,
+        remote_offset: 0,
+        remote_stag: 0,
+        sges: ok,
+    };
+    let mut b = [0u8; WQE_SIZE];
+    w.emit(&mut b).unwrap();
+    // A second SGE of 1 octet written by hand: 2^32 octets in all.
+    b[10] = 2;
+    b[48 + 8..48 + 12].copy_from_slice(&1u32.to_le_bytes());
+    assert_eq!(SendWqe::parse(&b), Err(Error::BadLength));
+    assert_eq!(
+        RecvWqe::parse(&{
+            let mut r = b;
+            r[8] = 0;
+            r[12..32].fill(0);
+            r
+        }),
+        Err(Error::BadLength)
+    );
 }
 
 #[test]

@@ -191,7 +191,11 @@ pub struct Dev {
 #[derive(Clone)]
 pub struct FakeBus(pub Rc<RefCell<Dev>>);
 
-pub const CAPS_DEFAULT: u32 = CAP_CRC | CAP_MARKERS | CAP_IMMEDIATE | (2 << CAP_MAX_SGE_SHIFT);
+pub const CAPS_DEFAULT: u32 = CAP_CRC
+    | CAP_MARKERS
+    | CAP_IMMEDIATE
+    | (6 << CAP_MAX_SGE_SHIFT)
+    | (1 << CAP_MAX_READ_SGE_SHIFT);
 
 impl FakeBus {
     pub fn new() -> Self {

@@ -1,6 +1,6 @@
 //! Receive WQE fetch: per-QP receive queues in host memory; on request
 //! (`req_*`, from `send_place`) returns the receive WQE at the QP's consumer
-//! index (`rnic_wire::abi::wqe::RecvWqe`, 64 octets), fetched by one DMA
+//! index (`rnic_wire::abi::wqe::RecvWqe`, 128 octets), fetched by one DMA
 //! read, with the QP's expected MSN and receive CQ.
 //!
 //! * Per-QP record ([`QP_BITS`] = 6: 64 QPs, like `WqeFetch`) in one RAM,
@@ -17,10 +17,14 @@
 //!   advance, request), each port with its own `ready`.
 //! * Request: QP not configured or in error → [`RSP_QP_ERR`]; `ci == prod`
 //!   → [`RSP_EMPTY`] (no WQE posted); else the WQE at
-//!   `base + (ci mod 2^log2) * 64` (DMA read tag [`TAG`]), checked as
-//!   `RecvWqe::parse` does: reserved octets 8, 9, 11..32 zero and
-//!   `num_sge <= MAX_SGE_PER_WQE`; a refused WQE, or a completion of the
-//!   wrong length, answers [`RSP_BAD`] (with its `wr_id`). The last WQE read
+//!   `base + (ci mod 2^log2) * 128` (DMA read tag [`TAG`]), checked as
+//!   `RecvWqe::parse` does: reserved octets 8, 9, 11..32 zero,
+//!   `num_sge <= MAX_SGE_PER_WQE` (6) and SGE lengths adding up to at most
+//!   2^32 - 1; a refused WQE, or a completion of the wrong length, answers
+//!   [`RSP_BAD`] (with its `wr_id`). The answer gives `num_sge`, the sum of
+//!   the SGE lengths (`rsp_total`, added up as the beats come) and SGE
+//!   `rsp_sel` (`rsp_sge_*`, a 6-way choice from the held WQE, no clock),
+//!   valid until the next request. The last WQE read
 //!   is kept (key: QP and `ci`, cleared by `cfg`), so the segments of one
 //!   message after the first are answered without a DMA read.
 //! * One DMA read in flight at a time; `dma_rd_cpl_ready` is always 1 and
@@ -101,13 +105,14 @@ pub struct RecvWqeFetch {
     pub rsp_msn: Signal<Out, Bits<32>>,
     pub rsp_cq: Signal<Out, Bits<4>>,
     pub rsp_wr_id: Signal<Out, Bits<64>>,
-    pub rsp_nsge: Signal<Out, Bits<2>>,
-    pub rsp_sge0_addr: Signal<Out, Bits<64>>,
-    pub rsp_sge0_len: Signal<Out, Bits<32>>,
-    pub rsp_sge0_lkey: Signal<Out, Bits<32>>,
-    pub rsp_sge1_addr: Signal<Out, Bits<64>>,
-    pub rsp_sge1_len: Signal<Out, Bits<32>>,
-    pub rsp_sge1_lkey: Signal<Out, Bits<32>>,
+    pub rsp_nsge: Signal<Out, Bits<3>>,
+    /// The sum of the WQE's `num_sge` SGE lengths.
+    pub rsp_total: Signal<Out, Bits<32>>,
+    /// Which SGE `rsp_sge_*` shows (0..=5).
+    pub rsp_sel: Signal<In, Bits<3>>,
+    pub rsp_sge_addr: Signal<Out, Bits<64>>,
+    pub rsp_sge_len: Signal<Out, Bits<32>>,
+    pub rsp_sge_lkey: Signal<Out, Bits<32>>,
     // ---- DMA read
     pub dma_rd_req_valid: Signal<Out, Bit>,
     pub dma_rd_req_ready: Signal<In, Bit>,
@@ -146,10 +151,15 @@ pub struct RecvWqeFetch {
     w0: DFF<Bits<64>>,
     w1: DFF<Bits<64>>,
     w23: DFF<Bit>,
-    w4: DFF<Bits<64>>,
-    w5: DFF<Bits<64>>,
-    w6: DFF<Bits<64>>,
-    w7: DFF<Bits<64>>,
+    /// Beats 4..15: the six SGEs (beat 4 in the low bits once all are in).
+    wsg: DFF<Bits<768>>,
+    /// The sum of the SGE lengths so far (35 bits: more than 2^32 - 1 is bad).
+    tsum: DFF<Bits<35>>,
+    /// SGE `rsp_sel`: {lkey, length, addr}.
+    sg: Signal<Local, Bits<128>>,
+    /// `beat - 5`: twice the SGE index of a length beat (compared with
+    /// twice `num_sge`).
+    bk: Signal<Local, Bits<4>>,
     c_valid: DFF<Bit>,
     c_qp: DFF<Bits<QP_BITS>>,
     c_ci: DFF<Bits<32>>,
@@ -209,12 +219,11 @@ impl Default for RecvWqeFetch {
             rsp_cq: Default::default(),
             rsp_wr_id: Default::default(),
             rsp_nsge: Default::default(),
-            rsp_sge0_addr: Default::default(),
-            rsp_sge0_len: Default::default(),
-            rsp_sge0_lkey: Default::default(),
-            rsp_sge1_addr: Default::default(),
-            rsp_sge1_len: Default::default(),
-            rsp_sge1_lkey: Default::default(),
+            rsp_total: Default::default(),
+            rsp_sel: Default::default(),
+            rsp_sge_addr: Default::default(),
+            rsp_sge_len: Default::default(),
+            rsp_sge_lkey: Default::default(),
             dma_rd_req_valid: Default::default(),
             dma_rd_req_ready: Default::default(),
             dma_rd_req_addr: Default::default(),
@@ -251,10 +260,10 @@ impl Default for RecvWqeFetch {
             w0: Default::default(),
             w1: Default::default(),
             w23: Default::default(),
-            w4: Default::default(),
-            w5: Default::default(),
-            w6: Default::default(),
-            w7: Default::default(),
+            wsg: Default::default(),
+            tsum: Default::default(),
+            sg: Default::default(),
+            bk: Default::default(),
             c_valid: Default::default(),
             c_qp: Default::default(),
             c_ci: Default::default(),
@@ -287,7 +296,7 @@ impl Logic for RecvWqeFetch {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, qp, flag, pend, val, addr, beat, status, idx, msn, cq, w0, w1, w23,
-            w4, w5, w6, w7, c_valid, c_qp, c_ci, c_bad, n_fetch, n_bad
+            wsg, tsum, c_valid, c_qp, c_ci, c_bad, n_fetch, n_bad
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -332,19 +341,35 @@ impl Logic for RecvWqeFetch {
         self.rsp_msn.next = self.msn.q.val();
         self.rsp_cq.next = self.cq.q.val();
         self.rsp_wr_id.next = self.w0.q.val();
-        self.rsp_nsge.next = self.w1.q.val().get_bits::<2>(16);
-        self.rsp_sge0_addr.next = self.w4.q.val();
-        self.rsp_sge0_len.next = self.w5.q.val().get_bits::<32>(0);
-        self.rsp_sge0_lkey.next = self.w5.q.val().get_bits::<32>(32);
-        self.rsp_sge1_addr.next = self.w6.q.val();
-        self.rsp_sge1_len.next = self.w7.q.val().get_bits::<32>(0);
-        self.rsp_sge1_lkey.next = self.w7.q.val().get_bits::<32>(32);
+        self.rsp_nsge.next = self.w1.q.val().get_bits::<3>(16);
+        self.rsp_total.next = self.tsum.q.val().get_bits::<32>(0);
+        self.sg.next = self.wsg.q.val().get_bits::<128>(0);
+        if self.rsp_sel.val() == 1 {
+            self.sg.next = self.wsg.q.val().get_bits::<128>(128);
+        }
+        if self.rsp_sel.val() == 2 {
+            self.sg.next = self.wsg.q.val().get_bits::<128>(256);
+        }
+        if self.rsp_sel.val() == 3 {
+            self.sg.next = self.wsg.q.val().get_bits::<128>(384);
+        }
+        if self.rsp_sel.val() == 4 {
+            self.sg.next = self.wsg.q.val().get_bits::<128>(512);
+        }
+        if self.rsp_sel.val() == 5 {
+            self.sg.next = self.wsg.q.val().get_bits::<128>(640);
+        }
+        self.bk.next = self.beat.q.val() - 5;
+        self.rsp_sge_addr.next = self.sg.val().get_bits::<64>(0);
+        self.rsp_sge_len.next = self.sg.val().get_bits::<32>(64);
+        self.rsp_sge_lkey.next = self.sg.val().get_bits::<32>(96);
         self.cnt_fetch.next = self.n_fetch.q.val();
         self.cnt_bad_wqe.next = self.n_bad.q.val();
 
         // RecvWqe::parse's checks on the words read (w2, w3 folded in w23).
         self.bad_now.next = ((self.w1.q.val() & self.k_rsv1.val()) != 0)
             | (self.w1.q.val().get_bits::<8>(16) > self.k_max_sge.val())
+            | self.tsum.q.val().get_bits::<3>(32).any()
             | self.w23.q.val();
 
         match self.state.q.val() {
@@ -418,7 +443,7 @@ impl Logic for RecvWqeFetch {
                 self.msn.d.next = self.x_msn.val();
                 self.cq.d.next = self.x_cq.val();
                 self.addr.d.next = self.x_base.val()
-                    + (bit_cast::<64, 32>(self.x_ci.val() & self.mask.val()) << 6);
+                    + (bit_cast::<64, 32>(self.x_ci.val() & self.mask.val()) << 7);
                 self.state.d.next = RwState::Rsp;
                 if self.x_state.val() != self.k_on.val() {
                     self.status.d.next = 3.into(); // RSP_QP_ERR
@@ -442,6 +467,7 @@ impl Logic for RecvWqeFetch {
                 if self.dma_rd_req_ready.val() {
                     self.beat.d.next = 0.into();
                     self.w23.d.next = false;
+                    self.tsum.d.next = 0.into();
                     self.n_fetch.d.next = self.n_fetch.q.val() + 1;
                     self.state.d.next = RwState::Cpl;
                 }
@@ -460,21 +486,23 @@ impl Logic for RecvWqeFetch {
                     if (self.beat.q.val() == 2) | (self.beat.q.val() == 3) {
                         self.w23.d.next = self.w23.q.val() | (self.dma_rd_cpl_data.val() != 0);
                     }
-                    if self.beat.q.val() == 4 {
-                        self.w4.d.next = self.dma_rd_cpl_data.val();
+                    if self.beat.q.val() >= 4 {
+                        self.wsg.d.next = (self.wsg.q.val() >> 64)
+                            | (bit_cast::<768, 64>(self.dma_rd_cpl_data.val()) << 704);
                     }
-                    if self.beat.q.val() == 5 {
-                        self.w5.d.next = self.dma_rd_cpl_data.val();
-                    }
-                    if self.beat.q.val() == 6 {
-                        self.w6.d.next = self.dma_rd_cpl_data.val();
-                    }
-                    if self.beat.q.val() == 7 {
-                        self.w7.d.next = self.dma_rd_cpl_data.val();
+                    // Beat 5 + 2k: SGE k's length (low half), counted if
+                    // k < num_sge (beat 1, octet 10).
+                    if self.beat.q.val().get_bit(0)
+                        & (self.beat.q.val() >= 5)
+                        & (bit_cast::<9, 4>(self.bk.val())
+                            < (bit_cast::<9, 8>(self.w1.q.val().get_bits::<8>(16)) << 1))
+                    {
+                        self.tsum.d.next = self.tsum.q.val()
+                            + bit_cast::<35, 32>(self.dma_rd_cpl_data.val().get_bits::<32>(0));
                     }
                     if self.dma_rd_cpl_last.val() {
                         // A completion of the wrong length is a bad WQE.
-                        if (self.beat.q.val() != 7) | (self.dma_rd_cpl_keep.val() != 8) {
+                        if (self.beat.q.val() != 15) | (self.dma_rd_cpl_keep.val() != 8) {
                             self.w23.d.next = true;
                         }
                         self.state.d.next = RwState::Idle;
@@ -604,6 +632,7 @@ pub(crate) mod tests {
         b.req_valid.connect();
         b.req_qp.connect();
         b.rsp_ready.connect();
+        b.rsp_sel.connect();
         b.dma_rd_req_ready.connect();
         b.dma_rd_cpl_valid.connect();
         b.dma_rd_cpl_data.connect();
@@ -645,25 +674,30 @@ pub(crate) mod tests {
         if o.is_some() && b.dma_rd_cpl_ready.val() {
             srv.taken();
         }
-        let r = (b.rsp_valid.val() && ready).then(|| Rsp {
-            status: b.rsp_status.val().to_u64(),
-            idx: b.rsp_idx.val().to_u64() as u32,
-            msn: b.rsp_msn.val().to_u64() as u32,
-            cq: b.rsp_cq.val().to_u64() as u8,
-            wr_id: b.rsp_wr_id.val().to_u64(),
-            sges: [
-                Sge {
-                    addr: b.rsp_sge0_addr.val().to_u64(),
-                    length: b.rsp_sge0_len.val().to_u64() as u32,
-                    lkey: b.rsp_sge0_lkey.val().to_u64() as u32,
-                },
-                Sge {
-                    addr: b.rsp_sge1_addr.val().to_u64(),
-                    length: b.rsp_sge1_len.val().to_u64() as u32,
-                    lkey: b.rsp_sge1_lkey.val().to_u64() as u32,
-                },
-            ],
-            nsge: b.rsp_nsge.val().to_u64() as usize,
+        let r = (b.rsp_valid.val() && ready).then(|| {
+            // Every SGE slot through `rsp_sel` (no clock), then SGE 0 again.
+            let mut sges = [Sge::default(); 6];
+            for (k, s) in sges.iter_mut().enumerate() {
+                b.rsp_sel.next = (k as u64).into();
+                assert!(simulate(b, 1000));
+                *s = Sge {
+                    addr: b.rsp_sge_addr.val().to_u64(),
+                    length: b.rsp_sge_len.val().to_u64() as u32,
+                    lkey: b.rsp_sge_lkey.val().to_u64() as u32,
+                };
+            }
+            b.rsp_sel.next = 0.into();
+            assert!(simulate(b, 1000));
+            Rsp {
+                status: b.rsp_status.val().to_u64(),
+                idx: b.rsp_idx.val().to_u64() as u32,
+                msn: b.rsp_msn.val().to_u64() as u32,
+                cq: b.rsp_cq.val().to_u64() as u8,
+                wr_id: b.rsp_wr_id.val().to_u64(),
+                sges,
+                nsge: b.rsp_nsge.val().to_u64() as usize,
+                total: b.rsp_total.val().to_u64(),
+            }
         });
         tick!(*b);
         srv.now += 1;
@@ -677,8 +711,9 @@ pub(crate) mod tests {
         msn: u32,
         cq: u8,
         wr_id: u64,
-        sges: [Sge; 2],
+        sges: [Sge; 6],
         nsge: usize,
+        total: u64,
     }
 
     /// Presents a request port's fields (set by the caller) until taken.
@@ -763,7 +798,7 @@ pub(crate) mod tests {
         let mut n_recfg = 0;
         let ids = [0usize, 9, 63, 5];
         let (mut n_ok, mut n_bad, mut n_empty, mut n_err) = (0, 0, 0, 0);
-        for step in 0..160 {
+        for step in 0..240 {
             let qp = ids[rng.below(4)];
             let m = qps.get_mut(&qp).unwrap();
             if std::env::var("RW_DEBUG").is_ok() {
@@ -777,11 +812,11 @@ pub(crate) mod tests {
                     // Post up to the ring's free space; some WQEs malformed.
                     let free = (1u32 << m.log2) - m.prod.wrapping_sub(m.ci);
                     for _ in 0..rng.below(free as usize + 1) {
-                        let n = rng.below(3);
+                        let n = rng.below(7);
                         let sges: Vec<Sge> = (0..n)
                             .map(|_| Sge {
                                 addr: rng.next(),
-                                length: rng.next() as u32,
+                                length: rng.next() as u32 >> 3,
                                 lkey: rng.next() as u32,
                             })
                             .collect();
@@ -792,19 +827,23 @@ pub(crate) mod tests {
                         let mut bytes = [0u8; WQE_SIZE];
                         w.emit(&mut bytes).unwrap();
                         // Stale SGE octets beyond num_sge are allowed.
-                        if n < 2 {
-                            bytes[48 + rng.below(16)] = rng.next() as u8;
+                        if n < 6 {
+                            bytes[32 + 16 * n + rng.below(16)] = rng.next() as u8;
                         }
-                        match rng.below(8) {
+                        match rng.below(9) {
                             0 => {
                                 bytes[[8, 9, 11, 12, 16, 23, 24, 31][rng.below(8)]] ^=
                                     1 << rng.below(8)
                             }
-                            1 => bytes[10] = 3 + rng.below(250) as u8,
+                            1 => bytes[10] = 7 + rng.below(249) as u8,
+                            2 if n >= 2 => {
+                                // Lengths adding up to 2^32 or more.
+                                bytes[40..44].copy_from_slice(&u32::MAX.to_le_bytes())
+                            }
                             _ => {}
                         }
                         let slot = m.prod & ((1 << m.log2) - 1);
-                        srv.write(m.base + slot as u64 * 64, &bytes);
+                        srv.write(m.base + slot as u64 * WQE_SIZE as u64, &bytes);
                         m.prod = m.prod.wrapping_add(1);
                     }
                     b.db_valid.next = true;
@@ -829,8 +868,9 @@ pub(crate) mod tests {
                         n_empty += 1;
                     } else {
                         let slot = m.ci & ((1 << m.log2) - 1);
-                        let a = m.base + slot as u64 * 64;
-                        let bytes: Vec<u8> = (0..64).map(|i| srv.mem[&(a + i)]).collect();
+                        let a = m.base + slot as u64 * WQE_SIZE as u64;
+                        let bytes: Vec<u8> =
+                            (0..WQE_SIZE as u64).map(|i| srv.mem[&(a + i)]).collect();
                         assert_eq!((r.idx, r.msn, r.cq), (m.ci, m.msn, m.cq), "step {step}");
                         match RecvWqe::parse(&bytes) {
                             Ok(w) => {
@@ -838,6 +878,7 @@ pub(crate) mod tests {
                                 assert_eq!(r.wr_id, w.wr_id);
                                 assert_eq!(r.nsge, w.sges.as_slice().len());
                                 assert_eq!(&r.sges[..r.nsge], w.sges.as_slice());
+                                assert_eq!(r.total, w.sges.total_len());
                                 n_ok += 1;
                             }
                             Err(_) => {
@@ -851,7 +892,7 @@ pub(crate) mod tests {
                         }
                         assert!(srv.reads.len() <= reads + 1);
                         if let Some(&(ra, rl, rt)) = srv.reads.get(reads) {
-                            assert_eq!((ra, rl, rt as u64), (a, 64, TAG));
+                            assert_eq!((ra, rl, rt as u64), (a, WQE_SIZE, TAG));
                         }
                     }
                 }

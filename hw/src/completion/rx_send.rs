@@ -188,12 +188,11 @@ impl Logic for RxSend {
         self.sp.rsp_cq.next = self.rw.rsp_cq.val();
         self.sp.rsp_wr_id.next = self.rw.rsp_wr_id.val();
         self.sp.rsp_nsge.next = self.rw.rsp_nsge.val();
-        self.sp.rsp_sge0_addr.next = self.rw.rsp_sge0_addr.val();
-        self.sp.rsp_sge0_len.next = self.rw.rsp_sge0_len.val();
-        self.sp.rsp_sge1_addr.next = self.rw.rsp_sge1_addr.val();
-        self.sp.rsp_sge1_len.next = self.rw.rsp_sge1_len.val();
-        self.sp.rsp_sge0_lkey.next = self.rw.rsp_sge0_lkey.val();
-        self.sp.rsp_sge1_lkey.next = self.rw.rsp_sge1_lkey.val();
+        self.sp.rsp_total.next = self.rw.rsp_total.val();
+        self.rw.rsp_sel.next = self.sp.rsp_sel.val();
+        self.sp.rsp_sge_addr.next = self.rw.rsp_sge_addr.val();
+        self.sp.rsp_sge_len.next = self.rw.rsp_sge_len.val();
+        self.sp.rsp_sge_lkey.next = self.rw.rsp_sge_lkey.val();
         self.chk_valid.next = self.sp.chk_valid.val();
         self.sp.chk_ready.next = self.chk_ready.val();
         self.chk_stag.next = self.sp.chk_stag.val();
@@ -391,7 +390,7 @@ mod tests {
     use rnic_wire::abi::tpt::{
         Stag, TptEntry, TptFault, TptState, ACCESS_ALL, ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE,
     };
-    use rnic_wire::abi::wqe::{RecvWqe, Sge, SgeList};
+    use rnic_wire::abi::wqe::{RecvWqe, Sge, SgeList, WQE_SIZE};
     use rnic_wire::ddp::UNTAGGED_HEADER_LEN;
     use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
     use rnic_wire::terminate::{
@@ -654,8 +653,8 @@ mod tests {
         }
 
         /// Configures a QP's receive queue (8 WQEs, MSN 1, CQ 2) and posts
-        /// `wqes` (raw 64-octet images).
-        fn qp(&mut self, qp: u64, wqes: &[[u8; 64]]) {
+        /// `wqes` (raw 128-octet images).
+        fn qp(&mut self, qp: u64, wqes: &[[u8; WQE_SIZE]]) {
             self.u.rq_cfg_valid.next = true;
             self.u.rq_cfg_qp.next = qp.into();
             self.u.rq_cfg_base.next = ring(qp).into();
@@ -666,7 +665,7 @@ mod tests {
             self.u.rq_cfg_on.next = true;
             self.until(|u| u.rq_cfg_ready.val());
             for (i, w) in wqes.iter().enumerate() {
-                self.rd.write(ring(qp) + 64 * i as u64, w);
+                self.rd.write(ring(qp) + (WQE_SIZE * i) as u64, w);
             }
             self.u.rq_db_valid.next = true;
             self.u.rq_db_qp.next = qp.into();
@@ -829,8 +828,8 @@ mod tests {
         }
     }
 
-    fn wqe(wr_id: u64, sges: &[Sge]) -> [u8; 64] {
-        let mut b = [0u8; 64];
+    fn wqe(wr_id: u64, sges: &[Sge]) -> [u8; WQE_SIZE] {
+        let mut b = [0u8; WQE_SIZE];
         RecvWqe {
             wr_id,
             sges: SgeList::new(sges).unwrap(),
@@ -1383,7 +1382,7 @@ mod tests {
                 "{what}: the model must refuse it"
             );
         }
-        // Good cases: own region each (index 10 + i), 1 or 2 SGEs inside,
+        // Good cases: own region each (index 10 + i), 1 to 6 SGEs inside (some empty),
         // a Send of up to 1500 octets in segments of up to 500.
         struct Good {
             qp: u64,
@@ -1400,10 +1399,15 @@ mod tests {
                 120 + 4 * i,
                 &|_| {},
             );
-            let n = 1 + rng.below(2);
+            // 1..=6 SGEs (scatter in order), some of them empty.
+            let n = 1 + rng.below(6);
             let sges: Vec<Sge> = (0..n)
                 .map(|_| {
-                    let l = 1 + rng.below(2500) as u64;
+                    let l = if rng.below(5) == 0 {
+                        0
+                    } else {
+                        1 + rng.below(2500) as u64
+                    };
                     let a = e.va + rng.below((e.length - l) as usize) as u64;
                     sge(lk, a, l as u32)
                 })

@@ -26,7 +26,10 @@
 //!    segment's DDP/RDMAP header rebuilt from the `ut_*` fields), the error
 //!    completion (with `TERM_CAUSE_PRESENT | cause`) when a WQE was
 //!    involved, and moves the QP to error.
-//! 4. Placement: message octets `[MO, MO + len)` map onto SGE 0 then SGE 1;
+//! 4. Placement (scatter): message octets `[MO, MO + len)` map onto the
+//!    receive WQE's SGEs in order (up to 6; empty ones take nothing): the
+//!    SGE holding octet `m` is found by walking the list (`CalcA`, one
+//!    clock per SGE passed, `ck`/`cbase`, SGE `rsp_sel` of `recv_wqe`);
 //!    one DMA write request per piece, split at SGE ends and 4 KiB bus
 //!    boundaries, data packed from the request address through a 16-octet
 //!    realigner (one beat per clock; +4 clocks per request: `CalcA`, `CalcB`,
@@ -146,13 +149,15 @@ pub struct SendPlace {
     pub rsp_msn: Signal<In, Bits<32>>,
     pub rsp_cq: Signal<In, Bits<4>>,
     pub rsp_wr_id: Signal<In, Bits<64>>,
-    pub rsp_nsge: Signal<In, Bits<2>>,
-    pub rsp_sge0_addr: Signal<In, Bits<64>>,
-    pub rsp_sge0_len: Signal<In, Bits<32>>,
-    pub rsp_sge1_addr: Signal<In, Bits<64>>,
-    pub rsp_sge1_len: Signal<In, Bits<32>>,
-    pub rsp_sge0_lkey: Signal<In, Bits<32>>,
-    pub rsp_sge1_lkey: Signal<In, Bits<32>>,
+    pub rsp_nsge: Signal<In, Bits<3>>,
+    /// The sum of the WQE's SGE lengths (`recv_wqe`).
+    pub rsp_total: Signal<In, Bits<32>>,
+    /// SGE `rsp_sel` of the WQE (`recv_wqe`, no clock between; it holds
+    /// the WQE until this block's next request).
+    pub rsp_sel: Signal<Out, Bits<3>>,
+    pub rsp_sge_addr: Signal<In, Bits<64>>,
+    pub rsp_sge_len: Signal<In, Bits<32>>,
+    pub rsp_sge_lkey: Signal<In, Bits<32>>,
     // ---- TPT check client (a `Tpt` check port, shared in the core)
     pub chk_valid: Signal<Out, Bit>,
     pub chk_ready: Signal<In, Bit>,
@@ -272,10 +277,15 @@ pub struct SendPlace {
     w_msn: DFF<Bits<32>>,
     w_cq: DFF<Bits<4>>,
     w_wr_id: DFF<Bits<64>>,
-    a0: DFF<Bits<64>>,
-    l0: DFF<Bits<32>>,
-    a1: DFF<Bits<64>>,
-    l1: DFF<Bits<32>>,
+    /// The WQE's SGE count and the sum of its SGE lengths.
+    nsge_r: DFF<Bits<3>>,
+    tot: DFF<Bits<32>>,
+    /// The SGE at hand (`rsp_sel`): checked in `SChk`, walked in `CalcA`,
+    /// and the message octet it starts at (`CalcA`).
+    ck: DFF<Bits<3>>,
+    cbase: DFF<Bits<32>>,
+    /// `cbase` + the length of SGE `ck`: where it ends in the message.
+    cend: Signal<Local, Bits<33>>,
     m: DFF<Bits<32>>,
     r: DFF<Bits<32>>,
     paddr: DFF<Bits<64>>,
@@ -306,9 +316,6 @@ pub struct SendPlace {
     c_inv_err: DFF<Bits<32>>,
     // ---- local SGE check and translation
     pd: DFF<Bits<32>>,
-    k0: DFF<Bits<32>>,
-    k1: DFF<Bits<32>>,
-    csel: DFF<Bit>,
     key_r: DFF<Bits<32>>,
     t_addr: DFF<Bits<64>>,
     t_avail: DFF<Bits<32>>,
@@ -323,8 +330,6 @@ pub struct SendPlace {
     avail_r: DFF<Bits<32>>,
     addr_r: DFF<Bits<64>>,
     // ---- temporaries
-    lsel: Signal<Local, Bits<32>>,
-    base: Signal<Local, Bits<64>>,
     c_ar: Signal<Local, Bit>,
     c_tr: Signal<Local, Bit>,
     c_ta: Signal<Local, Bit>,
@@ -346,7 +351,6 @@ pub struct SendPlace {
     masked: Signal<Local, Bits<64>>,
     total: Signal<Local, Bits<34>>,
     msg_end: Signal<Local, Bits<34>>,
-    sel1: Signal<Local, Bit>,
     off: Signal<Local, Bits<32>>,
     avail: Signal<Local, Bits<32>>,
     addr: Signal<Local, Bits<64>>,
@@ -392,12 +396,16 @@ impl Default for SendPlace {
             rsp_cq: Default::default(),
             rsp_wr_id: Default::default(),
             rsp_nsge: Default::default(),
-            rsp_sge0_addr: Default::default(),
-            rsp_sge0_len: Default::default(),
-            rsp_sge1_addr: Default::default(),
-            rsp_sge1_len: Default::default(),
-            rsp_sge0_lkey: Default::default(),
-            rsp_sge1_lkey: Default::default(),
+            rsp_total: Default::default(),
+            rsp_sel: Default::default(),
+            rsp_sge_addr: Default::default(),
+            rsp_sge_len: Default::default(),
+            rsp_sge_lkey: Default::default(),
+            nsge_r: Default::default(),
+            tot: Default::default(),
+            ck: Default::default(),
+            cbase: Default::default(),
+            cend: Default::default(),
             chk_valid: Default::default(),
             chk_ready: Default::default(),
             chk_stag: Default::default(),
@@ -508,10 +516,6 @@ impl Default for SendPlace {
             w_msn: Default::default(),
             w_cq: Default::default(),
             w_wr_id: Default::default(),
-            a0: Default::default(),
-            l0: Default::default(),
-            a1: Default::default(),
-            l1: Default::default(),
             m: Default::default(),
             r: Default::default(),
             paddr: Default::default(),
@@ -536,9 +540,6 @@ impl Default for SendPlace {
             c_inv: Default::default(),
             c_inv_err: Default::default(),
             pd: Default::default(),
-            k0: Default::default(),
-            k1: Default::default(),
-            csel: Default::default(),
             key_r: Default::default(),
             t_addr: Default::default(),
             t_avail: Default::default(),
@@ -550,8 +551,6 @@ impl Default for SendPlace {
             base_r: Default::default(),
             avail_r: Default::default(),
             addr_r: Default::default(),
-            lsel: Default::default(),
-            base: Default::default(),
             c_ar: Default::default(),
             c_tr: Default::default(),
             c_ta: Default::default(),
@@ -573,7 +572,6 @@ impl Default for SendPlace {
             masked: Default::default(),
             total: Default::default(),
             msg_end: Default::default(),
-            sel1: Default::default(),
             off: Default::default(),
             avail: Default::default(),
             addr: Default::default(),
@@ -596,10 +594,10 @@ impl Logic for SendPlace {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, opcode, ddp_last, qn, msn, mo, inv, len, conn, qpn, w_status,
-            w_msn, w_cq, w_wr_id, a0, l0, a1, l1, m, r, paddr, pn, prem, gbuf, cnt, in_done, gk_r,
-            pmore_r, e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx,
-            c_drop, c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r, c_prot, pd,
-            k0, k1, csel, key_r, t_addr, t_avail, c_reuse, c_inv, c_inv_err
+            w_msn, w_cq, w_wr_id, nsge_r, tot, ck, cbase, m, r, paddr, pn, prem, gbuf, cnt,
+            in_done, gk_r, pmore_r, e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx,
+            c_term_rx, c_drop, c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r,
+            c_prot, pd, key_r, t_addr, t_avail, c_reuse, c_inv, c_inv_err
         );
 
         // ---- defaults
@@ -689,14 +687,10 @@ impl Logic for SendPlace {
         self.res_ready.next = false;
         self.chk_pd.next = self.pd.q.val();
         self.chk_need.next = self.k_need_lw.val();
-        self.s_len.next = self.l0.q.val();
-        self.chk_stag.next = self.k0.q.val();
-        self.chk_to.next = self.a0.q.val();
-        if self.csel.q.val() {
-            self.s_len.next = self.l1.q.val();
-            self.chk_stag.next = self.k1.q.val();
-            self.chk_to.next = self.a1.q.val();
-        }
+        self.rsp_sel.next = self.ck.q.val();
+        self.s_len.next = self.rsp_sge_len.val();
+        self.chk_stag.next = self.rsp_sge_lkey.val();
+        self.chk_to.next = self.rsp_sge_addr.val();
         self.chk_len.next = self.s_len.val();
         self.x_len.next = self.r.q.val();
         if self.avail_r.q.val() < self.r.q.val() {
@@ -729,31 +723,19 @@ impl Logic for SendPlace {
         // ---- buffer arithmetic (Decide: the latched WQE), registered
         // every clock; `Sum` waits one clock after the WQE is latched so
         // `Decide` sees the sums of the current WQE and segment.
-        self.total.next = bit_cast::<34, 32>(self.l0.q.val()) + bit_cast::<34, 32>(self.l1.q.val());
+        self.total.next = bit_cast::<34, 32>(self.tot.q.val());
         self.msg_end.next =
             bit_cast::<34, 32>(self.mo.q.val()) + bit_cast::<34, 16>(self.len.q.val());
         self.total_r.d.next = self.total.val();
         self.msg_end_r.d.next = self.msg_end.val();
-        // ---- next piece: SGE 0 then SGE 1, at most to the SGE's end and to
-        // the next 4 KiB bus boundary, over three clocks (FPGA timing; each
-        // stage registered every clock from the one before):
-        // CalcA: the SGE holding message octet `m` and the offset in it.
-        self.sel1.next = self.m.q.val() >= self.l0.q.val();
-        self.off.next = self.m.q.val();
-        self.lsel.next = self.l0.q.val();
-        self.base.next = self.a0.q.val();
-        if self.sel1.val() {
-            self.off.next = self.m.q.val() - self.l0.q.val();
-            self.lsel.next = self.l1.q.val();
-            self.base.next = self.a1.q.val();
-        }
-        self.off_r.d.next = self.off.val();
-        self.lsel_r.d.next = self.lsel.val();
-        self.base_r.d.next = self.base.val();
-        self.key_r.d.next = self.k0.q.val();
-        if self.sel1.val() {
-            self.key_r.d.next = self.k1.q.val();
-        }
+        // ---- next piece: the SGEs in order, at most to the SGE's end and
+        // to the next 4 KiB bus boundary, over three clocks or more (FPGA
+        // timing; each stage registered):
+        // CalcA: the SGE holding message octet `m` (the walk in the state
+        // machine) and the offset in it.
+        self.cend.next =
+            bit_cast::<33, 32>(self.cbase.q.val()) + bit_cast::<33, 32>(self.rsp_sge_len.val());
+        self.off.next = self.m.q.val() - self.cbase.q.val();
         // CalcB: octets left in that SGE, and the bus address.
         self.avail_r.d.next = self.lsel_r.q.val() - self.off_r.q.val();
         self.addr_r.d.next = self.base_r.q.val() + bit_cast::<64, 32>(self.off_r.q.val());
@@ -897,18 +879,8 @@ impl Logic for SendPlace {
                     self.w_msn.d.next = self.rsp_msn.val();
                     self.w_cq.d.next = self.rsp_cq.val();
                     self.w_wr_id.d.next = self.rsp_wr_id.val();
-                    self.a0.d.next = self.rsp_sge0_addr.val();
-                    self.a1.d.next = self.rsp_sge1_addr.val();
-                    self.k0.d.next = self.rsp_sge0_lkey.val();
-                    self.k1.d.next = self.rsp_sge1_lkey.val();
-                    self.l0.d.next = 0.into();
-                    self.l1.d.next = 0.into();
-                    if self.rsp_nsge.val() != 0 {
-                        self.l0.d.next = self.rsp_sge0_len.val();
-                    }
-                    if self.rsp_nsge.val() == 2 {
-                        self.l1.d.next = self.rsp_sge1_len.val();
-                    }
+                    self.nsge_r.d.next = self.rsp_nsge.val();
+                    self.tot.d.next = self.rsp_total.val();
                     self.state.d.next = SpState::Sum;
                 }
             }
@@ -916,6 +888,9 @@ impl Logic for SendPlace {
                 self.state.d.next = SpState::Decide;
             }
             SpState::Decide => {
+                // (the SGE walk starts at SGE 0, message octet 0)
+                self.ck.d.next = 0.into();
+                self.cbase.d.next = 0.into();
                 self.e_cqe.d.next = false;
                 self.e_status.d.next = self.k_wc_len_err.val();
                 self.m.d.next = self.mo.q.val();
@@ -943,7 +918,6 @@ impl Logic for SendPlace {
                     self.e_cqe.d.next = true;
                 } else if self.mo.q.val() == 0 {
                     // The message's first segment: check its whole buffer.
-                    self.csel.d.next = false;
                     self.state.d.next = SpState::SChk;
                 } else {
                     // Later segments: each piece's translation is a full
@@ -956,11 +930,13 @@ impl Logic for SendPlace {
             // whole SGE inside the region), before any octet of the segment
             // is taken: a refused Send writes nothing.
             SpState::SChk => {
-                if self.s_len.val() == 0 {
-                    self.csel.d.next = true;
-                    if self.csel.q.val() {
-                        self.state.d.next = SpState::CalcA;
-                    }
+                if self.ck.q.val() == self.nsge_r.q.val() {
+                    // All checked: place from SGE 0 (CalcA).
+                    self.ck.d.next = 0.into();
+                    self.cbase.d.next = 0.into();
+                    self.state.d.next = SpState::CalcA;
+                } else if self.s_len.val() == 0 {
+                    self.ck.d.next = self.ck.q.val() + 1;
                 } else {
                     self.chk_valid.next = true;
                     if self.chk_ready.val() {
@@ -977,10 +953,8 @@ impl Logic for SendPlace {
                         self.e_cqe.d.next = true;
                         self.e_status.d.next = self.k_wc_prot.val();
                         self.state.d.next = SpState::ErrDrain;
-                    } else if self.csel.q.val() {
-                        self.state.d.next = SpState::CalcA;
                     } else {
-                        self.csel.d.next = true;
+                        self.ck.d.next = self.ck.q.val() + 1;
                         self.state.d.next = SpState::SChk;
                     }
                 }
@@ -1019,7 +993,22 @@ impl Logic for SendPlace {
                 }
             }
             SpState::CalcA => {
-                self.state.d.next = SpState::CalcB;
+                // Pass the SGEs that end at or before octet `m` (empty
+                // ones too); with nothing left to place (`r` = 0) XChk
+                // ends the segment whichever SGE this is.
+                if (bit_cast::<33, 32>(self.m.q.val()) >= self.cend.val())
+                    & (self.r.q.val() != 0)
+                    & (self.ck.q.val() != 5)
+                {
+                    self.cbase.d.next = self.cend.val().get_bits::<32>(0);
+                    self.ck.d.next = self.ck.q.val() + 1;
+                } else {
+                    self.off_r.d.next = self.off.val();
+                    self.lsel_r.d.next = self.rsp_sge_len.val();
+                    self.base_r.d.next = self.rsp_sge_addr.val();
+                    self.key_r.d.next = self.rsp_sge_lkey.val();
+                    self.state.d.next = SpState::CalcB;
+                }
             }
             SpState::CalcB => {
                 self.state.d.next = SpState::XChk;

@@ -267,7 +267,8 @@ pub const CORE_PARAMS: HostRegsParams = HostRegsParams {
         | rnic_wire::abi::csr::CAP_CRC
         | rnic_wire::abi::csr::CAP_MPA_REV1
         | rnic_wire::abi::csr::CAP_ENHANCED
-        | ((rnic_wire::abi::wqe::MAX_SGE_PER_WQE as u32) << rnic_wire::abi::csr::CAP_MAX_SGE_SHIFT),
+        | ((rnic_wire::abi::wqe::MAX_SGE_PER_WQE as u32) << rnic_wire::abi::csr::CAP_MAX_SGE_SHIFT)
+        | (1 << rnic_wire::abi::csr::CAP_MAX_READ_SGE_SHIFT),
     max_qp: 64,
     // The completion writer's CQ context RAM (cpl_write::CQ_BITS), not more.
     max_cq: 1 << crate::completion::cpl_write::CQ_BITS,
@@ -464,7 +465,7 @@ impl<const PR: usize> Logic for HostRegsN<PR> {
                     }
                     1 => {
                         // 0x004 ABI_VERSION
-                        self.csr_rdata.next = 0x0001_0000.into(); // abi::ABI_VERSION 1.0
+                        self.csr_rdata.next = 0x0002_0000.into(); // abi::ABI_VERSION 2.0
                     }
                     2 => {
                         // 0x008 CAPS

@@ -21,23 +21,37 @@
 //!   `(seq - SeqStart) mod 512 == 0`, also in front of the FPDU, never
 //!   after its CRC).
 //!
-//! Send-side SGE checks (docs/rtl.md "Send-side SGE checks and
-//! translation"): an SGE with octets is checked through the TPT check unit
-//! (`chk_*`/`res_*`) before any octet is read — `{lkey, the QP's PD
-//! (pd_wr_*), addr, length}`, the whole SGE (`TptEntry::check`: entry
-//! valid, key, PD, bounds without wrap); a data SGE needs no access bit
-//! (local read is implied by registration), an RDMA Read's sink SGE needs
-//! LOCAL_WRITE. Payload reads go to the translated bus address, and a
-//! segment is cut at every page end of the region (one read and one
-//! `tx_log` address per FPDU; RFC 5041 §5.2 bounds a segment only by
-//! MULPDU); the next page is translated (and checked) when a segment ends
-//! at a page end. A refused SGE: completion `LocalProtectionError`, nothing
-//! read or sent, then the QP's send side off (`off_*`).
+//! Gather (up to `MAX_SGE_PER_WQE` = 6 SGEs): a Write's or Send's message
+//! is the concatenation of its SGEs in order (`wqe_len` octets, the sum of
+//! their lengths; zero-length SGEs are skipped). The block walks the list
+//! with its own index (`sge_sel` → `WqeFetch::wqe_sge_*`). A segment never
+//! spans two SGEs: it is cut at an SGE's end as at a page end (one bus
+//! address per FPDU, which `tx_log` replays from; RFC 5041 §5.2 bounds a
+//! segment only by MULPDU, so a shorter one is legal), so the FPDUs are
+//! `TxStream::send`'s with extra cuts at the SGE ends and page ends; the
+//! peer places the same octets.
 //!
-//! Simplified paths (documented limits): one SGE per WQE (two SGEs with
-//! data, RDMA Read with `num_sge != 1`, and the immediate-data opcodes get
-//! an error completion with `LocalQpOperationError`, as do WQEs `WqeFetch`
-//! marks bad and a QP whose MULPDU is below 64).
+//! Send-side SGE checks (docs/rtl.md "Send-side SGE checks and
+//! translation"): before any octet of a message is read, every SGE with
+//! octets is checked through the TPT check unit (`chk_*`/`res_*`) —
+//! `{lkey, the QP's PD (pd_wr_*), addr, length}`, the whole SGE
+//! (`TptEntry::check`: entry valid, key, PD, bounds without wrap); a data
+//! SGE needs no access bit (local read is implied by registration), an
+//! RDMA Read's sink SGE needs LOCAL_WRITE. The sweep runs from the last SGE
+//! to the first (`Skip`, `PSel`, `Chk`, `Res` with `pre`), so its last
+//! answer is the first SGE's translation. Payload reads go to the
+//! translated bus address, and a segment is cut at every page end of the
+//! region (one read and one `tx_log` address per FPDU); the next page, or
+//! the next SGE (`Nxt`), is translated (and checked again) when a segment
+//! ends at a page or SGE end. A refused SGE: completion
+//! `LocalProtectionError`, nothing read or sent, then the QP's send side
+//! off (`off_*`).
+//!
+//! Simplified paths (documented limits): an RDMA Read's sink is one SGE
+//! (a Read with `num_sge != 1`, and the immediate-data opcodes get an error
+//! completion with `LocalQpOperationError`, as do WQEs `WqeFetch` marks bad
+//! and a QP whose MULPDU is below 64; `CAPS[23:16]` = 1 tells the driver,
+//! which refuses more).
 //!
 //! Per-QP state (`cfg_*`, written by the firmware at connection setup; a
 //! `cfg` write wins over the block's own write-back): `seq` (snd_nxt),
@@ -63,9 +77,10 @@
 //! hands the WQE back (`park_*`: `WqeFetch` pops it and rewinds the QP's
 //! fetch index to it, `TxSched` grants the QP again after a wakeup). When
 //! the WQE comes back, `Load` finds its index in the resume record and
-//! starts at the octet where it stopped (TO, MO, address and remaining
-//! length moved on; the SGE's remaining part is checked and translated
-//! again), so the QP's byte stream is the one it would have sent waiting.
+//! starts at the octet where it stopped (TO, MO and remaining length moved
+//! on; `Skip` finds the SGE and the offset in it; the rest of the message
+//! is checked and translated again), so the QP's byte stream is the one it
+//! would have sent waiting.
 //! A QP context write (`cfg_*`) clears the record.
 //! A stalled QP parks only while another QP waits for the segmenter
 //! (`contend`, from `TxSched`; docs/rtl.md "Park only when another QP
@@ -139,6 +154,12 @@ pub enum SegState {
     Res,
     Off,
     Park,
+    /// Find the SGE holding the message's next octet (`soff` octets in).
+    Skip,
+    /// The checks before any read: the next SGE to check, from the last down.
+    PSel,
+    /// The next SGE with octets after one is used up.
+    Nxt,
 }
 
 /// The segmenter of the sim profile (jumbo MULPDU, 512-beat slots).
@@ -162,9 +183,13 @@ pub struct TxSegN<const PR: usize> {
     pub wqe_imm: Signal<In, Bits<32>>,
     pub wqe_roff: Signal<In, Bits<64>>,
     pub wqe_rstag: Signal<In, Bits<32>>,
-    pub wqe_sge0_addr: Signal<In, Bits<64>>,
-    pub wqe_sge0_len: Signal<In, Bits<32>>,
-    pub wqe_sge0_lkey: Signal<In, Bits<32>>,
+    /// The message length (the sum of the SGE lengths, `WqeFetch::wqe_len`).
+    pub wqe_len: Signal<In, Bits<32>>,
+    /// SGE `sge_sel` of the WQE (`WqeFetch`, no clock between).
+    pub sge_sel: Signal<Out, Bits<3>>,
+    pub wqe_sge_addr: Signal<In, Bits<64>>,
+    pub wqe_sge_len: Signal<In, Bits<32>>,
+    pub wqe_sge_lkey: Signal<In, Bits<32>>,
     pub wqe_bad: Signal<In, Bit>,
     pub cfg_valid: Signal<In, Bit>,
     pub cfg_qp: Signal<In, Bits<6>>,
@@ -355,6 +380,16 @@ pub struct TxSegN<const PR: usize> {
     msn1_wb: Signal<Local, Bits<32>>,
     pd_ram: RAM<Bits<32>, 6>,
     cpd: DFF<Bits<32>>,
+    // ---- The SGE walk (module doc, "Gather"): the current SGE, the one the
+    // message (re)starts in, the check sweep before any read, the octets
+    // left in the current SGE, the octets `Skip` still has to pass.
+    sk: DFF<Bits<3>>,
+    s0: DFF<Bits<3>>,
+    pre: DFF<Bit>,
+    srem: DFF<Bits<32>>,
+    soff: DFF<Bits<32>>,
+    /// In the sweep, an SGE other than the start one: check it whole.
+    pre_other: Signal<Local, Bit>,
     xaddr: DFF<Bits<64>>,
     xleft: DFF<Bits<32>>,
     lim_r: DFF<Bits<32>>,
@@ -470,9 +505,11 @@ impl<const PR: usize> Default for TxSegN<PR> {
             wqe_imm: Default::default(),
             wqe_roff: Default::default(),
             wqe_rstag: Default::default(),
-            wqe_sge0_addr: Default::default(),
-            wqe_sge0_len: Default::default(),
-            wqe_sge0_lkey: Default::default(),
+            wqe_len: Default::default(),
+            sge_sel: Default::default(),
+            wqe_sge_addr: Default::default(),
+            wqe_sge_len: Default::default(),
+            wqe_sge_lkey: Default::default(),
             wqe_bad: Default::default(),
             cfg_valid: Default::default(),
             cfg_qp: Default::default(),
@@ -612,6 +649,12 @@ impl<const PR: usize> Default for TxSegN<PR> {
             msn1_wb: Default::default(),
             pd_ram: Default::default(),
             cpd: Default::default(),
+            sk: Default::default(),
+            s0: Default::default(),
+            pre: Default::default(),
+            srem: Default::default(),
+            soff: Default::default(),
+            pre_other: Default::default(),
             xaddr: Default::default(),
             xleft: Default::default(),
             lim_r: Default::default(),
@@ -772,7 +815,12 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             sent,
             oqp,
             n_prot,
-            pk_wb
+            pk_wb,
+            sk,
+            s0,
+            pre,
+            srem,
+            soff
         );
         self.pd_ram.read_clock.next = self.clock.val();
         self.pd_ram.write_clock.next = self.clock.val();
@@ -1156,22 +1204,22 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         self.unst.d.next = self.unst_next.val();
 
         // Read Request header, network order in little-endian lanes.
-        self.rr_in.next = (bit_cast::<256, 8>(self.wqe_sge0_lkey.val().get_bits::<8>(24)) << 0)
-            | (bit_cast::<256, 8>(self.wqe_sge0_lkey.val().get_bits::<8>(16)) << 8)
-            | (bit_cast::<256, 8>(self.wqe_sge0_lkey.val().get_bits::<8>(8)) << 16)
-            | (bit_cast::<256, 8>(self.wqe_sge0_lkey.val().get_bits::<8>(0)) << 24)
-            | (bit_cast::<256, 8>(self.wqe_sge0_addr.val().get_bits::<8>(56)) << 32)
-            | (bit_cast::<256, 8>(self.wqe_sge0_addr.val().get_bits::<8>(48)) << 40)
-            | (bit_cast::<256, 8>(self.wqe_sge0_addr.val().get_bits::<8>(40)) << 48)
-            | (bit_cast::<256, 8>(self.wqe_sge0_addr.val().get_bits::<8>(32)) << 56)
-            | (bit_cast::<256, 8>(self.wqe_sge0_addr.val().get_bits::<8>(24)) << 64)
-            | (bit_cast::<256, 8>(self.wqe_sge0_addr.val().get_bits::<8>(16)) << 72)
-            | (bit_cast::<256, 8>(self.wqe_sge0_addr.val().get_bits::<8>(8)) << 80)
-            | (bit_cast::<256, 8>(self.wqe_sge0_addr.val().get_bits::<8>(0)) << 88)
-            | (bit_cast::<256, 8>(self.wqe_sge0_len.val().get_bits::<8>(24)) << 96)
-            | (bit_cast::<256, 8>(self.wqe_sge0_len.val().get_bits::<8>(16)) << 104)
-            | (bit_cast::<256, 8>(self.wqe_sge0_len.val().get_bits::<8>(8)) << 112)
-            | (bit_cast::<256, 8>(self.wqe_sge0_len.val().get_bits::<8>(0)) << 120)
+        self.rr_in.next = (bit_cast::<256, 8>(self.wqe_sge_lkey.val().get_bits::<8>(24)) << 0)
+            | (bit_cast::<256, 8>(self.wqe_sge_lkey.val().get_bits::<8>(16)) << 8)
+            | (bit_cast::<256, 8>(self.wqe_sge_lkey.val().get_bits::<8>(8)) << 16)
+            | (bit_cast::<256, 8>(self.wqe_sge_lkey.val().get_bits::<8>(0)) << 24)
+            | (bit_cast::<256, 8>(self.wqe_sge_addr.val().get_bits::<8>(56)) << 32)
+            | (bit_cast::<256, 8>(self.wqe_sge_addr.val().get_bits::<8>(48)) << 40)
+            | (bit_cast::<256, 8>(self.wqe_sge_addr.val().get_bits::<8>(40)) << 48)
+            | (bit_cast::<256, 8>(self.wqe_sge_addr.val().get_bits::<8>(32)) << 56)
+            | (bit_cast::<256, 8>(self.wqe_sge_addr.val().get_bits::<8>(24)) << 64)
+            | (bit_cast::<256, 8>(self.wqe_sge_addr.val().get_bits::<8>(16)) << 72)
+            | (bit_cast::<256, 8>(self.wqe_sge_addr.val().get_bits::<8>(8)) << 80)
+            | (bit_cast::<256, 8>(self.wqe_sge_addr.val().get_bits::<8>(0)) << 88)
+            | (bit_cast::<256, 8>(self.wqe_sge_len.val().get_bits::<8>(24)) << 96)
+            | (bit_cast::<256, 8>(self.wqe_sge_len.val().get_bits::<8>(16)) << 104)
+            | (bit_cast::<256, 8>(self.wqe_sge_len.val().get_bits::<8>(8)) << 112)
+            | (bit_cast::<256, 8>(self.wqe_sge_len.val().get_bits::<8>(0)) << 120)
             | (bit_cast::<256, 8>(self.wqe_rstag.val().get_bits::<8>(24)) << 128)
             | (bit_cast::<256, 8>(self.wqe_rstag.val().get_bits::<8>(16)) << 136)
             | (bit_cast::<256, 8>(self.wqe_rstag.val().get_bits::<8>(8)) << 144)
@@ -1195,25 +1243,32 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         self.cq_status.next = self.status.q.val();
         self.cq_opcode.next = self.wqe_opcode.val();
         self.cq_end_seq.next = self.seq.q.val();
-        self.len.next = 0.into();
-        if self.wqe_num_sge.val().any() {
-            self.len.next = self.wqe_sge0_len.val();
-        }
+        // The message length (an RDMA Read's: its one sink SGE's).
+        self.len.next = self.wqe_len.val();
+        self.sge_sel.next = self.sk.q.val();
         self.sol.next = self.wqe_flags.val().get_bit(1);
 
         // TPT check client: the SGE's region (lkey, the QP's PD, VA, octets
         // left); an RDMA Read's sink SGE needs LOCAL_WRITE, a data SGE no
         // right beyond the registration (module doc).
         self.chk_valid.next = self.st.q.val() == SegState::Chk;
-        self.chk_stag.next = self.wqe_sge0_lkey.val();
+        // The current SGE (`sk`): in the sweep before any read an SGE other
+        // than the start one is checked whole; otherwise what is left of
+        // the current SGE from `addr`.
+        self.pre_other.next = self.pre.q.val() & (self.sk.q.val() != self.s0.q.val());
+        self.chk_stag.next = self.wqe_sge_lkey.val();
         self.chk_pd.next = self.cpd.q.val();
         self.chk_need.next = 0.into();
-        self.chk_len.next = self.rem.q.val();
+        self.chk_len.next = self.srem.q.val();
+        self.chk_to.next = self.addr.q.val();
+        if self.pre_other.val() {
+            self.chk_len.next = self.wqe_sge_len.val();
+            self.chk_to.next = self.wqe_sge_addr.val();
+        }
         if self.is_rr.q.val() {
             self.chk_need.next = self.c_local_write.val();
             self.chk_len.next = self.len.val();
         }
-        self.chk_to.next = self.addr.q.val();
         self.res_ready.next = self.st.q.val() == SegState::Res;
         self.off_valid.next = self.st.q.val() == SegState::Off;
         self.off_qp.next = self.oqp.q.val();
@@ -1238,12 +1293,12 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         // `rs_done`, the RAM read -> compare -> add -> `xaddr` path was the
         // unit-delay model's second longest on 70b4cf1, docs/fpga.md).
         self.ld_to.next = self.wqe_roff.val();
-        self.ld_addr.next = self.wqe_sge0_addr.val();
+        self.ld_addr.next = self.wqe_sge_addr.val();
         self.ld_rem.next = self.len.val();
         if self.rs_hit.val() {
             self.ld_to.next = self.wqe_roff.val()
                 + bit_cast::<64, 32>(self.rs_ram.read_data.val().get_bits::<32>(0));
-            self.ld_addr.next = self.wqe_sge0_addr.val()
+            self.ld_addr.next = self.wqe_sge_addr.val()
                 + bit_cast::<64, 32>(self.rs_ram.read_data.val().get_bits::<32>(0));
             self.ld_rem.next = self.len.val() - self.rs_ram.read_data.val().get_bits::<32>(0);
         }
@@ -1290,6 +1345,8 @@ impl<const PR: usize> Logic for TxSegN<PR> {
 
         match self.st.q.val() {
             SegState::Idle => {
+                // (a WQE starts at SGE 0: `Load` reads a Read's sink there)
+                self.sk.d.next = 0.into();
                 // The Read Request header register holds until its payload went.
                 if self.xs_req.val() & (self.outst.q.val() == 0) & !self.rr_pending.q.val() {
                     // read_resp takes the QP's stream once every payload of
@@ -1375,10 +1432,13 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                 self.xaddr.d.next = self.ld_addr.val();
                 self.xleft.d.next = 0xFFFF_FFFF_u64.into();
                 self.sent.d.next = self.rs_done.val().any();
+                self.pre.d.next = false;
+                self.soff.d.next = self.rs_done.val();
                 self.st.d.next = SegState::Seg;
-                // An SGE with octets is checked (and translated) first.
+                // The SGEs with octets are checked (and the first
+                // translated) first: find the start SGE (module doc).
                 if self.len.val().any() {
-                    self.st.d.next = SegState::Chk;
+                    self.st.d.next = SegState::Skip;
                 }
                 if self.wqe_opcode.val() == 0 {
                     // RDMA Write.
@@ -1411,11 +1471,14 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                     self.msn.d.next = self.state_ram.read_data.val().get_bits::<32>(64);
                     self.msn1.d.next = self.state_ram.read_data.val().get_bits::<32>(64) + 1;
                     self.rr.d.next = self.rr_in.val();
+                    // its one sink SGE (no walk)
+                    if self.len.val().any() {
+                        self.st.d.next = SegState::Chk;
+                    }
                 }
                 if self.wqe_bad.val()
                     | (self.wqe_opcode.val() == 1)
                     | (self.wqe_opcode.val() == 5)
-                    | (self.wqe_num_sge.val() > 1)
                     | ((self.wqe_opcode.val() == 4) & (self.wqe_num_sge.val() != 1))
                     | (self.state_ram.read_data.val().get_bits::<16>(128) < self.c_min_mulpdu.val())
                     | self.mp_over.val()
@@ -1465,11 +1528,18 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                     self.addr.d.next = self.addr.q.val() + bit_cast::<64, 32>(self.plen.val());
                     self.xaddr.d.next = self.xaddr.q.val() + bit_cast::<64, 32>(self.plen.val());
                     self.xleft.d.next = self.xleft.q.val() - self.plen.val();
+                    self.srem.d.next = self.srem.q.val() - self.plen.val();
                     self.sent.d.next = true;
                     self.n_segs.d.next = self.n_segs.q.val() + 1;
-                    // The page is used up: translate the next one first.
+                    // The page is used up: translate the next one first;
+                    // the SGE is used up (`xleft` is capped at its end):
+                    // go on with the next SGE.
                     if !self.is_rr.q.val() & (self.xleft.q.val() == self.plen.val()) {
                         self.st.d.next = SegState::Chk;
+                        if self.srem.q.val() == self.plen.val() {
+                            self.sk.d.next = self.sk.q.val() + 1;
+                            self.st.d.next = SegState::Nxt;
+                        }
                     }
                     if self.is_rr.q.val() {
                         self.rr_pending.d.next = true;
@@ -1539,11 +1609,59 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                         if self.sent.q.val() {
                             self.st.d.next = SegState::Fin;
                         }
+                    } else if self.pre_other.val() {
+                        // The sweep goes on down to the start SGE.
+                        self.sk.d.next = self.sk.q.val() - 1;
+                        self.st.d.next = SegState::PSel;
                     } else {
+                        // The translation of the current SGE's next octet:
+                        // a segment ends at the page's end or the SGE's.
+                        self.pre.d.next = false;
                         self.xaddr.d.next = self.res_addr.val();
                         self.xleft.d.next = self.res_page_left.val();
+                        if !self.is_rr.q.val() & (self.srem.q.val() < self.res_page_left.val()) {
+                            self.xleft.d.next = self.srem.q.val();
+                        }
                         self.st.d.next = SegState::Seg;
                     }
+                }
+            }
+            SegState::Skip => {
+                // Pass whole SGEs (and empty ones) until the one holding
+                // octet `soff` of the message (`soff` < `wqe_len`).
+                if self.soff.q.val() >= self.wqe_sge_len.val() {
+                    self.soff.d.next = self.soff.q.val() - self.wqe_sge_len.val();
+                    self.sk.d.next = self.sk.q.val() + 1;
+                } else {
+                    self.addr.d.next =
+                        self.wqe_sge_addr.val() + bit_cast::<64, 32>(self.soff.q.val());
+                    self.srem.d.next = self.wqe_sge_len.val() - self.soff.q.val();
+                    self.s0.d.next = self.sk.q.val();
+                    // the sweep starts at the last SGE
+                    self.sk.d.next = self.wqe_num_sge.val().get_bits::<3>(0) - 1;
+                    self.pre.d.next = true;
+                    self.st.d.next = SegState::PSel;
+                }
+            }
+            SegState::PSel => {
+                // Empty SGEs need no check (as in `TptEntry`-free ibverbs:
+                // a zero-length SGE names no memory).
+                if self.sk.q.val() == self.s0.q.val() {
+                    self.st.d.next = SegState::Chk;
+                } else if self.wqe_sge_len.val() == 0 {
+                    self.sk.d.next = self.sk.q.val() - 1;
+                } else {
+                    self.st.d.next = SegState::Chk;
+                }
+            }
+            SegState::Nxt => {
+                // The next SGE with octets (one exists: octets are left).
+                if self.wqe_sge_len.val() == 0 {
+                    self.sk.d.next = self.sk.q.val() + 1;
+                } else {
+                    self.addr.d.next = self.wqe_sge_addr.val();
+                    self.srem.d.next = self.wqe_sge_len.val();
+                    self.st.d.next = SegState::Chk;
                 }
             }
             SegState::Off => {
@@ -1675,9 +1793,11 @@ mod tests {
             self.seg.wqe_imm.next = self.fetch.wqe_imm.val();
             self.seg.wqe_roff.next = self.fetch.wqe_roff.val();
             self.seg.wqe_rstag.next = self.fetch.wqe_rstag.val();
-            self.seg.wqe_sge0_addr.next = self.fetch.wqe_sge0_addr.val();
-            self.seg.wqe_sge0_len.next = self.fetch.wqe_sge0_len.val();
-            self.seg.wqe_sge0_lkey.next = self.fetch.wqe_sge0_lkey.val();
+            self.seg.wqe_len.next = self.fetch.wqe_len.val();
+            self.fetch.sge_sel.next = self.seg.sge_sel.val();
+            self.seg.wqe_sge_addr.next = self.fetch.wqe_sge_addr.val();
+            self.seg.wqe_sge_len.next = self.fetch.wqe_sge_len.val();
+            self.seg.wqe_sge_lkey.next = self.fetch.wqe_sge_lkey.val();
             self.seg.wqe_bad.next = self.fetch.wqe_bad.val();
             self.seg.xs_req.next = false;
             self.seg.xs_qp.next = 0.into();
@@ -2494,21 +2614,29 @@ mod tests {
             let kind = if bad { rng.below(7) } else { 0 };
             match kind {
                 1 => b[8] = 6 + rng.below(250) as u8, // opcode
-                2 => b[10] = 3,                       // num_sge
+                2 => b[10] = 7,                       // num_sge
                 3 => b[11] = 1,                       // reserved octet
                 4 => b[9] |= 0x10,                    // unknown flag
                 5 => b[28] = 1,                       // reserved word
                 6 => {
-                    // Two SGEs: valid ABI, not supported by this block.
+                    // An RDMA Read with two sink SGEs: valid ABI, not
+                    // supported by this block (CAPS[23:16] = 1).
                     let s2 = SgeList::new(&[sge, sge]).unwrap();
-                    SendWqe { sges: s2, ..w }.emit(&mut b).unwrap();
+                    SendWqe {
+                        opcode: SendOpcode::RdmaRead,
+                        flags: flags & !WQE_FLAG_SOLICITED,
+                        sges: s2,
+                        ..w
+                    }
+                    .emit(&mut b)
+                    .unwrap();
                 }
                 _ => {}
             }
             wqes.push(b);
             if kind != 0 {
                 // The independent reference agrees it is malformed (or, for
-                // two SGEs, parses: refused as unsupported).
+                // a two-SGE Read, parses: refused as unsupported).
                 assert_eq!(SendWqe::parse(&b).is_err(), kind != 6);
                 r.cqs.push_back((idx, w.wr_id, STATUS_LOCAL_QP_OP_ERR));
                 continue;
@@ -3446,6 +3574,22 @@ mod tests {
             e: &TptEntry,
             pbl: &HashMap<u32, u64>,
         ) -> (Vec<(u32, Vec<u8>)>, Vec<(u64, u64)>) {
+            let len = match *msg {
+                Message::Write { data, .. } | Message::Send { data, .. } => data.len(),
+                _ => 0,
+            };
+            self.send_sges(msg, &[(va, len, *e)], pbl)
+        }
+        /// The same for a message gathered from SGEs `(va, octets, region)`
+        /// in order (their octets are `msg`'s data): TxStream's segments
+        /// with cuts at every SGE end and page end (module doc, "Gather").
+        #[allow(clippy::type_complexity)]
+        fn send_sges<'a>(
+            &mut self,
+            msg: &Message<'a>,
+            sges: &[(u64, usize, TptEntry)],
+            pbl: &HashMap<u32, u64>,
+        ) -> (Vec<(u32, Vec<u8>)>, Vec<(u64, u64)>) {
             let mut reprs: Vec<RdmapRepr<'a>> = vec![];
             let mut reads = vec![];
             if let Message::ReadRequest(request) = *msg {
@@ -3469,8 +3613,15 @@ mod tests {
                     let rem = data.len() - off;
                     let mut n = rem.min(room);
                     if rem > 0 {
-                        let (i, po) = e.page_of(va + off as u64).unwrap();
-                        n = n.min((1usize << e.page_shift) - po as usize);
+                        // The SGE holding octet `off` (empty ones hold none).
+                        let (mut k, mut o) = (0, off);
+                        while o >= sges[k].1 {
+                            o -= sges[k].1;
+                            k += 1;
+                        }
+                        let (va, sl, e) = sges[k];
+                        let (i, po) = e.page_of(va + o as u64).unwrap();
+                        n = n.min((1usize << e.page_shift) - po as usize).min(sl - o);
                         reads.push((pbl[&i] + po, n as u64));
                     }
                     let last = off + n == data.len();
@@ -3913,6 +4064,193 @@ mod tests {
             refs.push(r);
             want_reads.push(reads);
         }
+        // Gather (module doc): a WQE of 0..=6 SGEs, some empty, from the
+        // regions above; `bad` = Some(k): SGE k is refused (all are
+        // checked before any octet is read).
+        #[allow(clippy::too_many_arguments)]
+        let post_sges = |wqes: &mut Vec<[u8; WQE_SIZE]>,
+                         r: &mut QpRef,
+                         reads: &mut Vec<(u64, u64)>,
+                         tx: &mut PagedTx,
+                         rng: &mut Rng,
+                         m: &[u8],
+                         opcode: SendOpcode,
+                         sges: &[(u32, u64, usize, TptEntry)],
+                         idx: u32,
+                         bad: bool| {
+            let signaled = bad || rng.below(3) != 0;
+            let mut flags = if signaled { WQE_FLAG_SIGNALED } else { 0 };
+            if opcode.is_send() && rng.below(2) == 0 {
+                flags |= WQE_FLAG_SOLICITED;
+            }
+            let list: Vec<Sge> = sges
+                .iter()
+                .map(|&(lkey, addr, len, _)| Sge {
+                    addr,
+                    length: len as u32,
+                    lkey,
+                })
+                .collect();
+            let w = SendWqe {
+                wr_id: rng.next(),
+                opcode,
+                flags,
+                imm_or_inv: rng.next() as u32,
+                remote_offset: rng.next() >> 20,
+                remote_stag: rng.next() as u32,
+                sges: SgeList::new(&list).unwrap(),
+            };
+            let mut b = [0u8; WQE_SIZE];
+            w.emit(&mut b).unwrap();
+            wqes.push(b);
+            if bad {
+                r.cqs.push_back((idx, w.wr_id, STATUS_LOCAL_PROT_ERR));
+                return;
+            }
+            let data: Vec<u8> = sges
+                .iter()
+                .flat_map(|(_, va, len, e)| bytes_at(m, e, *va, *len))
+                .collect();
+            let msg = match opcode {
+                SendOpcode::RdmaWrite => Message::Write {
+                    stag: w.remote_stag,
+                    to: w.remote_offset,
+                    data: &data,
+                },
+                _ => Message::Send {
+                    data: &data,
+                    solicited: flags & WQE_FLAG_SOLICITED != 0,
+                    invalidate: (opcode == SendOpcode::SendWithInv).then_some(w.imm_or_inv),
+                },
+            };
+            let pieces: Vec<(u64, usize, TptEntry)> =
+                sges.iter().map(|&(_, va, len, e)| (va, len, e)).collect();
+            let (segs, rd) = tx.send_sges(&msg, &pieces, &pbl);
+            r.segs.extend(segs);
+            reads.extend(rd);
+            if signaled {
+                r.cqs.push_back((idx, w.wr_id, 0));
+            }
+        };
+        let good_sge = |rng: &mut Rng| -> (u32, u64, usize, TptEntry) {
+            let (lkey, e) = [(sa, ea), (sb, eb), (se, ee)][rng.below(3)];
+            let len = if rng.below(5) == 0 {
+                0
+            } else {
+                1 + rng.below(3000.min(e.length as usize))
+            };
+            let va = e.va + rng.below(e.length as usize - len + 1) as u64;
+            (lkey, va, len, e)
+        };
+        // QP 9: Writes and Sends gathered from 0..=6 SGEs.
+        {
+            let mut tx = PagedTx::new(mpa, emss);
+            let mut r = QpRef {
+                mpa: Some(mpa),
+                ..Default::default()
+            };
+            let (mut wqes, mut reads) = (vec![], vec![]);
+            for k in 0..14u32 {
+                let opcode = [
+                    SendOpcode::RdmaWrite,
+                    SendOpcode::Send,
+                    SendOpcode::SendWithInv,
+                ][rng.below(3)];
+                let n = [0, 1, 2, 3, 4, 5, 6, 6, 6, 4][rng.below(10)];
+                let sges: Vec<_> = (0..n).map(|_| good_sge(&mut rng)).collect();
+                post_sges(
+                    &mut wqes, &mut r, &mut reads, &mut tx, &mut rng, &m, opcode, &sges, k, false,
+                );
+            }
+            setups.push(QpSetup {
+                log2: 4,
+                ci0: 0,
+                seq_start: mpa.seq_start,
+                emss,
+                mpa,
+                wqes,
+            });
+            refs.push(r);
+            want_reads.push(reads);
+        }
+        // QPs 10..=13: a good gathered Write, then a 4-SGE WQE whose SGE k
+        // (0, 1, 2, 3) is refused — nothing of it is read, not even the
+        // good SGEs before the bad one — then a Send never sent.
+        let n_gather_bad = 4;
+        for k in 0..n_gather_bad {
+            let mut tx = PagedTx::new(mpa, emss);
+            let mut r = QpRef {
+                mpa: Some(mpa),
+                ..Default::default()
+            };
+            let (mut wqes, mut reads) = (vec![], vec![]);
+            let sges: Vec<_> = (0..3).map(|_| good_sge(&mut rng)).collect();
+            post_sges(
+                &mut wqes,
+                &mut r,
+                &mut reads,
+                &mut tx,
+                &mut rng,
+                &m,
+                SendOpcode::RdmaWrite,
+                &sges,
+                0,
+                false,
+            );
+            let mut sges: Vec<_> = (0..4)
+                .map(|_| {
+                    let mut s = good_sge(&mut rng);
+                    s.2 = s.2.max(1);
+                    s
+                })
+                .collect();
+            // below its region, or another PD's region, or a bad key
+            sges[k] = match k % 3 {
+                0 => (sa, va_a - 1, 100, ea),
+                1 => (sd, ed.va, 100, ed),
+                _ => (sb ^ 0xFF, eb.va, 100, eb),
+            };
+            let (lkey, va, len, e) = sges[k];
+            assert!(e.check(Stag(lkey), PD, 0, va, len as u64).is_err());
+            post_sges(
+                &mut wqes,
+                &mut r,
+                &mut reads,
+                &mut tx,
+                &mut rng,
+                &m,
+                SendOpcode::Send,
+                &sges,
+                1,
+                true,
+            );
+            let mut r2 = QpRef::default();
+            post(
+                &mut wqes,
+                &mut r2,
+                &mut vec![],
+                &mut tx,
+                &mut rng,
+                &m,
+                SendOpcode::Send,
+                sa,
+                Some(&ea),
+                va_a,
+                64,
+                2,
+                None,
+            );
+            setups.push(QpSetup {
+                log2: 4,
+                ci0: 0,
+                seq_start: mpa.seq_start,
+                emss,
+                mpa,
+                wqes,
+            });
+            refs.push(r);
+            want_reads.push(reads);
+        }
         let mut tpm = TptModel {
             regions: Some((ents, pbl.clone())),
             ..Default::default()
@@ -3937,7 +4275,7 @@ mod tests {
                 "read {a:#x}+{n} outside the registered pages"
             );
         }
-        assert_eq!(res.cnt_prot, 8);
+        assert_eq!(res.cnt_prot, 8 + n_gather_bad as u64);
         eprintln!(
             "send SGE checks: {} segments, {} payload reads, {} TPT checks in {} clocks",
             res.desc_cycles.len(),

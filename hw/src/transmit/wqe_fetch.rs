@@ -1,5 +1,5 @@
 //! WQE fetch: for a QP granted by `TxSched`, DMA-reads up to
-//! [`PREFETCH`] send WQEs from its ring in one request, parses the 64-octet
+//! [`PREFETCH`] send WQEs from its ring in one request, parses the 128-octet
 //! WQEs (`rnic_wire::abi::wqe`) and queues them, in per-QP order, for
 //! `TxSeg`.
 //!
@@ -24,7 +24,7 @@
 //! * A grant (`grant_valid`/`grant_qp`, handshake `grant_ready`) takes the
 //!   QP's producer index from `Doorbell` (`take_*`, which clears its pending
 //!   bit), then asks for `n = min(producer - ci, PREFETCH, WQEs to the ring
-//!   end)` WQEs at `base + (ci mod 2^log2) * 64` with one DMA read of `64 n`
+//!   end)` WQEs at `base + (ci mod 2^log2) * 128` with one DMA read of `128 n`
 //!   octets and one of [`TAGS`] tags. `n = 0` (a stale pending bit) asks for
 //!   nothing. `ci += n` at once.
 //! * At most one fetch per QP is in flight: `busy[qp]` is set from the grant
@@ -39,9 +39,14 @@
 //!   of the WQE, its QP and index, and `wqe_bad` with `wqe_reason` when
 //!   `SendWqe::parse` would refuse it ([`REASON_OPCODE`]: unknown opcode;
 //!   [`REASON_RESERVED`]: unknown flag bits or non-zero reserved fields;
-//!   [`REASON_NUM_SGE`]: more than `MAX_SGE_PER_WQE` SGEs;
+//!   [`REASON_NUM_SGE`]: more than `MAX_SGE_PER_WQE` SGEs, or SGE lengths
+//!   adding up to more than 2^32 - 1;
 //!   [`REASON_SOLICITED`]: Solicited on a non-Send). `TxSeg` completes a bad
 //!   WQE with an error completion record.
+//! * SGEs: `wqe_len` is the message length, the sum of the first `num_sge`
+//!   SGE lengths (added up while the head is loaded); `wqe_sge_*` is SGE
+//!   `sge_sel` of the head (a 6-way choice from `hbuf`, no clock), so the
+//!   consumer walks the list with its own index.
 //! * Parking (docs/rtl.md "Parked QPs"): `park_valid` (`park_qp`,
 //!   `park_idx`: the WQE at the head, which `TxSeg` holds) is taken in
 //!   `Idle` (`park_ready`; no grant is taken in that clock): the head WQE is
@@ -59,18 +64,20 @@
 //!   as `Fifo::empty` falls one clock after the write), and `others` =
 //!   `n_oth` minus the head's bit is not zero.
 //! * Storage (docs/fpga.md "Measured size and Fmax"): the
-//!   FIFO of WQEs is two memories with one slot per WQE. Its 32-deep FIFO
+//!   FIFO of WQEs is memories with one slot per WQE. Its 32-deep FIFO
 //!   (`fifo`) holds only each WQE's QP, index, epoch bit and "QP differs"
-//!   bit (40 bits, LUTRAM); the eight 64-bit completion beats of a WQE go
-//!   straight into its slot of a 256 x 64 block RAM (`dram`, {slot, beat},
-//!   2 DP16KD), where the slot is the FIFO's write pointer (`wslot`), and
-//!   the FIFO entry is pushed with the last beat. Parking, epochs, `others`,
+//!   bit (40 bits, LUTRAM); the sixteen 64-bit completion beats of a WQE go
+//!   straight into its slot of two 256 x 64 block RAMs, even beats in
+//!   `dram`, odd ones in `dram1` ({slot, beat / 2}, 2 DP16KD each), where
+//!   the slot is the FIFO's write pointer (`wslot`), and the FIFO entry is
+//!   pushed with the last beat. Parking, epochs, `others`,
 //!   `wqe_off` and the drops work on the FIFO entry alone, as before (a
 //!   stale or off head is dropped without waiting for its data). The head's
-//!   beats are read one per clock from its slot (`rslot`, the FIFO's read
-//!   pointer) into a 512-bit register (`hbuf`): `wqe_valid` rises 9 clocks
-//!   after the entry reaches the head (it rose with it when the FIFO held
-//!   552-bit words); a pop starts the next head's load, and `wqe_ready`
+//!   beats are read two per clock (one from each RAM) from its slot
+//!   (`rslot`, the FIFO's read pointer) into a 1024-bit register (`hbuf`):
+//!   `wqe_valid` rises 9 clocks after the entry reaches the head, as with
+//!   the 64-octet WQEs of ABI 1 read one beat per clock (it rose with it
+//!   when the FIFO held 552-bit words); a pop starts the next head's load, and `wqe_ready`
 //!   pops only a loaded head. `TxSeg` takes tens of clocks per WQE.
 //! * Head flags: whether the head's QP is off (`head_off`, so `wqe_off`)
 //!   and whether the head is stale (fetched before its QP's last park) are
@@ -95,6 +102,9 @@ const _: () = assert!(
         && rnic_wire::abi::mailbox::QpState::Closing as u8 == 2
 );
 
+// The SGE count check and `sge_sel` choice below are written for six SGEs.
+const _: () = assert!(rnic_wire::abi::wqe::MAX_SGE_PER_WQE == 6);
+
 /// Most WQEs fetched by one DMA read.
 pub const PREFETCH: u64 = 8;
 // The request's WQE count (`n`, and the clamped terms `av_n`/`te_n` it is
@@ -106,7 +116,8 @@ pub const TAGS: usize = 4;
 pub const REASON_OPCODE: u64 = 1;
 /// `wqe_reason`: unknown flag bits, or a reserved field is not zero.
 pub const REASON_RESERVED: u64 = 2;
-/// `wqe_reason`: more SGEs than `MAX_SGE_PER_WQE`.
+/// `wqe_reason`: more SGEs than `MAX_SGE_PER_WQE`, or SGE lengths adding
+/// up to more than 2^32 - 1 octets (`SgeList` refuses both).
 pub const REASON_NUM_SGE: u64 = 3;
 /// `wqe_reason`: Solicited Event flag on an operation that is not a Send.
 pub const REASON_SOLICITED: u64 = 4;
@@ -181,12 +192,13 @@ pub struct WqeFetchN<const PR: usize> {
     pub wqe_imm: Signal<Out, Bits<32>>,
     pub wqe_roff: Signal<Out, Bits<64>>,
     pub wqe_rstag: Signal<Out, Bits<32>>,
-    pub wqe_sge0_addr: Signal<Out, Bits<64>>,
-    pub wqe_sge0_len: Signal<Out, Bits<32>>,
-    pub wqe_sge0_lkey: Signal<Out, Bits<32>>,
-    pub wqe_sge1_addr: Signal<Out, Bits<64>>,
-    pub wqe_sge1_len: Signal<Out, Bits<32>>,
-    pub wqe_sge1_lkey: Signal<Out, Bits<32>>,
+    /// The message length: the sum of the head's `num_sge` SGE lengths.
+    pub wqe_len: Signal<Out, Bits<32>>,
+    /// Which SGE of the head `wqe_sge_*` shows (0..=5).
+    pub sge_sel: Signal<In, Bits<3>>,
+    pub wqe_sge_addr: Signal<Out, Bits<64>>,
+    pub wqe_sge_len: Signal<Out, Bits<32>>,
+    pub wqe_sge_lkey: Signal<Out, Bits<32>>,
     pub wqe_bad: Signal<Out, Bit>,
     pub wqe_reason: Signal<Out, Bits<3>>,
     /// The consumer has started the head WQE (do not drop it).
@@ -239,17 +251,28 @@ pub struct WqeFetchN<const PR: usize> {
     /// Per WQE in the FIFO: {diff 39, epoch 38, index 37:6, QP 5:0}
     /// (module doc, "Storage").
     fifo: Fifo<Bits<40>, 5, 6>,
-    /// The WQEs' 64-bit beats, {slot, beat} (block RAM, 2 DP16KD).
+    /// The WQEs' 64-bit beats, {slot, beat / 2}: even beats in `dram`, odd
+    /// ones in `dram1` (block RAM, 2 DP16KD each).
     dram: PRam<Bits<64>, 8>,
+    dram1: PRam<Bits<64>, 8>,
     /// Slot of the next WQE pushed / of the head (the FIFO's pointers).
     wslot: DFF<Bits<5>>,
     rslot: DFF<Bits<5>>,
-    /// Head load: the next beat to read (8: all read), a read in flight.
+    /// Head load: the next beat pair to read (8: all read), a read in flight.
     lbeat: DFF<Bits<4>>,
     lv: DFF<Bit>,
-    /// The head WQE, assembled beat by beat (beat 0 in the low bits).
-    hbuf: DFF<Bits<512>>,
-    /// The head's 8 beats are in `hbuf`.
+    /// The beat pair read last clock (the one `lv` says is on the RAM outputs).
+    lpair: DFF<Bits<3>>,
+    /// The head's `num_sge` (from beat 1) and the sum of its SGE lengths so far.
+    lnsge: DFF<Bits<8>>,
+    tsum: DFF<Bits<35>>,
+    /// The length of the SGE in the pair on the RAM outputs, if it counts.
+    tadd: Signal<Local, Bits<35>>,
+    /// The head WQE, assembled two beats at a time (beat 0 in the low bits).
+    hbuf: DFF<Bits<1024>>,
+    /// The head's SGE `sge_sel`: {lkey, length, addr}.
+    sge_raw: Signal<Local, Bits<128>>,
+    /// The head's 16 beats are in `hbuf`.
     hv: Signal<Local, Bit>,
     /// The head is popped this clock.
     pop: Signal<Local, Bit>,
@@ -280,7 +303,7 @@ pub struct WqeFetchN<const PR: usize> {
     e2_ci: DFF<Bits<32>>,
     e3_ci: DFF<Bits<32>>,
     e_more: DFF<Bits<4>>,
-    beat: DFF<Bits<3>>,
+    beat: DFF<Bits<4>>,
     wcount: DFF<Bits<4>>,
     n_fetch: DFF<Bits<32>>,
     /// Per QP: the send side is off.
@@ -318,7 +341,7 @@ pub struct WqeFetchN<const PR: usize> {
     ifl_next: Signal<Local, Bits<6>>,
     issued: Signal<Local, Bit>,
     busy_next: Signal<Local, Bits<64>>,
-    raw: Signal<Local, Bits<512>>,
+    raw: Signal<Local, Bits<1024>>,
     op: Signal<Local, Bits<8>>,
     fl: Signal<Local, Bits<8>>,
     nsge: Signal<Local, Bits<8>>,
@@ -368,12 +391,11 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             wqe_imm: Default::default(),
             wqe_roff: Default::default(),
             wqe_rstag: Default::default(),
-            wqe_sge0_addr: Default::default(),
-            wqe_sge0_len: Default::default(),
-            wqe_sge0_lkey: Default::default(),
-            wqe_sge1_addr: Default::default(),
-            wqe_sge1_len: Default::default(),
-            wqe_sge1_lkey: Default::default(),
+            wqe_len: Default::default(),
+            sge_sel: Default::default(),
+            wqe_sge_addr: Default::default(),
+            wqe_sge_len: Default::default(),
+            wqe_sge_lkey: Default::default(),
             wqe_bad: Default::default(),
             wqe_reason: Default::default(),
             wqe_hold: Default::default(),
@@ -400,11 +422,17 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             cis: Default::default(),
             fifo: Default::default(),
             dram: PRam::default().block(),
+            dram1: PRam::default().block(),
             wslot: Default::default(),
             rslot: Default::default(),
             lbeat: Default::default(),
             lv: Default::default(),
+            lpair: Default::default(),
+            lnsge: Default::default(),
+            tsum: Default::default(),
+            tadd: Default::default(),
             hbuf: Default::default(),
+            sge_raw: Default::default(),
             hv: Default::default(),
             pop: Default::default(),
             ld: Default::default(),
@@ -486,12 +514,14 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self, clock, state, qp, n, more, d_av_n, d_te_n, d_avail, d_prod, ci, addr, busy_r,
             free, ifl, e0_qp, e1_qp, e2_qp, e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, beat,
             wcount, n_fetch, off, n_drop, n_skip, ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat,
-            lv, hbuf, head_off, head_stale
+            lv, lpair, lnsge, tsum, hbuf, head_off, head_stale
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
         self.dram.read_clock.next = self.clock.val();
         self.dram.write_clock.next = self.clock.val();
+        self.dram1.read_clock.next = self.clock.val();
+        self.dram1.write_clock.next = self.clock.val();
         self.ring.read_clock.next = self.clock.val();
         self.ring.write_clock.next = self.clock.val();
         self.cis.read_clock.next = self.clock.val();
@@ -545,7 +575,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         self.take_qp.next = self.grant_qp.val();
         self.dma_rd_req_valid.next = false;
         self.dma_rd_req_addr.next = self.addr.q.val();
-        self.dma_rd_req_len.next = bit_cast::<16, 4>(self.n.q.val()) << 6;
+        self.dma_rd_req_len.next = bit_cast::<16, 4>(self.n.q.val()) << 7;
         self.dma_rd_req_tag.next = bit_cast::<8, 2>(self.tag.val());
         self.issued.next = false;
         self.busy_next.next = self.busy_r.q.val();
@@ -612,7 +642,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
                 self.d_prod.d.next = self.take_prod.val();
                 self.ci.d.next = self.cis.read_data.val();
                 self.addr.d.next = self.ring.read_data.val().get_bits::<64>(0)
-                    + (bit_cast::<64, 32>(self.slot.val()) << 6);
+                    + (bit_cast::<64, 32>(self.slot.val()) << 7);
                 self.state.d.next = FetchState::Decide;
             }
             FetchState::Decide => {
@@ -656,7 +686,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self.cis.write_data.next = self.ci.q.val() + bit_cast::<32, 4>(self.n.q.val());
         }
 
-        // Completions: contiguous per tag; 8 beats per WQE.
+        // Completions: contiguous per tag; 16 beats per WQE.
         self.dma_rd_cpl_ready.next = true;
         self.ctag.next = self.dma_rd_cpl_tag.val().get_bits::<2>(0);
         self.c_qp.next = self.e0_qp.q.val();
@@ -675,11 +705,14 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         }
         self.more_sh.next = self.e_more.q.val() >> self.ctag.val();
         self.c_more.next = (self.more_sh.val() & 1).any();
-        // Every beat goes to its WQE's slot in the data RAM.
-        self.dram.write_enable.next = self.dma_rd_cpl_valid.val();
-        self.dram.write_address.next =
-            (bit_cast::<8, 5>(self.wslot.q.val()) << 3) | bit_cast::<8, 3>(self.beat.q.val());
+        // Every beat goes to its WQE's slot in the data RAMs (even / odd beat).
+        self.dram.write_enable.next = self.dma_rd_cpl_valid.val() & !self.beat.q.val().get_bit(0);
+        self.dram1.write_enable.next = self.dma_rd_cpl_valid.val() & self.beat.q.val().get_bit(0);
+        self.dram.write_address.next = (bit_cast::<8, 5>(self.wslot.q.val()) << 3)
+            | bit_cast::<8, 3>(self.beat.q.val().get_bits::<3>(1));
+        self.dram1.write_address.next = self.dram.write_address.val();
         self.dram.write_data.next = self.dma_rd_cpl_data.val();
+        self.dram1.write_data.next = self.dma_rd_cpl_data.val();
         self.push.next = false;
         self.free_next.next = self.free.q.val();
         self.rearm_valid.next = false;
@@ -694,7 +727,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
                 | bit_cast::<40, 6>(self.c_qp.val());
         if self.dma_rd_cpl_valid.val() {
             self.beat.d.next = self.beat.q.val() + 1;
-            if self.beat.q.val() == 7 {
+            if self.beat.q.val() == 15 {
                 self.push.next = true;
                 self.wcount.d.next = self.wcount.q.val() + 1;
             }
@@ -770,7 +803,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             | self.drop.val()
             | self.park_take.val()
             | (self.head_stale.q.val() & !self.wqe_hold.val());
-        // Head load (module doc, "Storage"): the head's beats 0..7 are
+        // Head load (module doc, "Storage"): the head's beat pairs 0..7 are
         // read from its slot one per clock and shifted into `hbuf`; a pop
         // starts the next head's load.
         self.pop.next = self.fifo.read.val() & !self.fifo.empty.val();
@@ -787,13 +820,29 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         self.ld.next = !self.fifo.empty.val() & !self.lbeat.q.val().get_bit(3) & !self.pop.val();
         self.dram.read_address.next = (bit_cast::<8, 5>(self.rslot.q.val()) << 3)
             | bit_cast::<8, 3>(self.lbeat.q.val().get_bits::<3>(0));
+        self.dram1.read_address.next = self.dram.read_address.val();
         self.lv.d.next = self.ld.val();
+        self.lpair.d.next = self.lbeat.q.val().get_bits::<3>(0);
         if self.ld.val() {
             self.lbeat.d.next = self.lbeat.q.val() + 1;
         }
+        // The message length: pair 2 + k holds SGE k, its length in the odd
+        // beat's low half; SGE k counts if k < num_sge (pair 0, octet 10).
+        self.tadd.next = 0.into();
+        if (self.lpair.q.val() >= 2)
+            & (bit_cast::<8, 3>(self.lpair.q.val() - 2) < self.lnsge.q.val())
+        {
+            self.tadd.next = bit_cast::<35, 32>(self.dram1.read_data.val().get_bits::<32>(0));
+        }
         if self.lv.q.val() {
-            self.hbuf.d.next =
-                (self.hbuf.q.val() >> 64) | (bit_cast::<512, 64>(self.dram.read_data.val()) << 448);
+            self.hbuf.d.next = (self.hbuf.q.val() >> 128)
+                | (bit_cast::<1024, 64>(self.dram1.read_data.val()) << 960)
+                | (bit_cast::<1024, 64>(self.dram.read_data.val()) << 896);
+            self.tsum.d.next = self.tsum.q.val() + self.tadd.val();
+            if self.lpair.q.val() == 0 {
+                self.lnsge.d.next = self.dram1.read_data.val().get_bits::<8>(16);
+                self.tsum.d.next = 0.into();
+            }
         }
         if self.pop.val() {
             self.rslot.d.next = self.rslot.q.val() + 1;
@@ -841,12 +890,26 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         self.wqe_imm.next = self.raw.val().get_bits::<32>(96);
         self.wqe_roff.next = self.raw.val().get_bits::<64>(128);
         self.wqe_rstag.next = self.raw.val().get_bits::<32>(192);
-        self.wqe_sge0_addr.next = self.raw.val().get_bits::<64>(256);
-        self.wqe_sge0_len.next = self.raw.val().get_bits::<32>(320);
-        self.wqe_sge0_lkey.next = self.raw.val().get_bits::<32>(352);
-        self.wqe_sge1_addr.next = self.raw.val().get_bits::<64>(384);
-        self.wqe_sge1_len.next = self.raw.val().get_bits::<32>(448);
-        self.wqe_sge1_lkey.next = self.raw.val().get_bits::<32>(480);
+        self.wqe_len.next = self.tsum.q.val().get_bits::<32>(0);
+        self.sge_raw.next = self.raw.val().get_bits::<128>(256);
+        if self.sge_sel.val() == 1 {
+            self.sge_raw.next = self.raw.val().get_bits::<128>(384);
+        }
+        if self.sge_sel.val() == 2 {
+            self.sge_raw.next = self.raw.val().get_bits::<128>(512);
+        }
+        if self.sge_sel.val() == 3 {
+            self.sge_raw.next = self.raw.val().get_bits::<128>(640);
+        }
+        if self.sge_sel.val() == 4 {
+            self.sge_raw.next = self.raw.val().get_bits::<128>(768);
+        }
+        if self.sge_sel.val() == 5 {
+            self.sge_raw.next = self.raw.val().get_bits::<128>(896);
+        }
+        self.wqe_sge_addr.next = self.sge_raw.val().get_bits::<64>(0);
+        self.wqe_sge_len.next = self.sge_raw.val().get_bits::<32>(64);
+        self.wqe_sge_lkey.next = self.sge_raw.val().get_bits::<32>(96);
         // Checked in the order `SendWqe::parse` checks (first reason wins).
         self.wqe_reason.next = 0.into();
         if (self.fl.val() & 0xF8).any()
@@ -862,7 +925,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             & (self.op.val() != 5)
         {
             self.wqe_reason.next = self.c_sol.val();
-        } else if self.nsge.val() > 2 {
+        } else if (self.nsge.val() > 6) | self.tsum.q.val().get_bits::<3>(32).any() {
             self.wqe_reason.next = self.c_nsge.val();
         }
         self.wqe_bad.next = self.wqe_reason.val().any();
@@ -951,6 +1014,7 @@ mod tests {
         u.dma_rd_cpl_tag.connect();
         u.wqe_ready.connect();
         u.wqe_hold.connect();
+        u.sge_sel.connect();
         u.park_valid.connect();
         u.park_qp.connect();
         u.park_idx.connect();
@@ -1055,10 +1119,10 @@ mod tests {
                 let tag = u.dma_rd_req_tag.val().to_u64();
                 self.reqs.push((a, n));
                 let mut bytes = Vec::new();
-                for k in 0..n / 64 {
-                    let a = a + k * 64;
+                for k in 0..n / WQE_SIZE as u64 {
+                    let a = a + k * WQE_SIZE as u64;
                     let q = (a >> 20) - 1;
-                    let slot = (a - base(q)) / 64;
+                    let slot = (a - base(q)) / WQE_SIZE as u64;
                     // host memory: the slot holds the newest WQE posted there
                     let mut idx = slot;
                     while idx + 8 < self.prod[q as usize] {
@@ -1123,18 +1187,18 @@ mod tests {
         b.cfg(2, true);
         // 1. QP 1: three WQEs fetched and offered.
         b.prod[1] = 3;
-        b.grant(1, 60, true, false);
+        b.grant(1, 100, true, false);
         assert_eq!(
             b.got,
             (0..3).map(|i| (1, i, wr_id(1, i))).collect::<Vec<_>>()
         );
-        assert_eq!(b.reqs, vec![(base(1), 3 * 64)]);
+        assert_eq!(b.reqs, vec![(base(1), 3 * 128)]);
         // 2. QP 2: four fetched, the consumer holds the head, QP 2 goes off
         // (Error): nothing offered, the held one stays until popped, the
         // other three are dropped.
         b.got.clear();
         b.prod[2] = 4;
-        b.grant(2, 60, false, true);
+        b.grant(2, 100, false, true);
         assert!(b.u.wqe_valid.val() && !b.u.wqe_off.val());
         b.cfg(2, false);
         assert!(!b.u.wqe_valid.val() && b.u.wqe_off.val());
@@ -1167,13 +1231,13 @@ mod tests {
         b.cfg(2, false);
         b.cfg(2, true);
         b.prod[2] = 7;
-        b.grant(2, 60, true, false);
-        assert_eq!(b.reqs[nreq..], [(base(2) + 6 * 64, 64)]);
+        b.grant(2, 100, true, false);
+        assert_eq!(b.reqs[nreq..], [(base(2) + 6 * 128, 128)]);
         assert_eq!(b.got, vec![(2, 6, wr_id(2, 6))]);
         // QP 1 was never touched: its next WQE is index 3.
         b.got.clear();
         b.prod[1] = 4;
-        b.grant(1, 60, true, false);
+        b.grant(1, 100, true, false);
         assert_eq!(b.got, vec![(1, 3, wr_id(1, 3))]);
         assert_eq!(b.u.cnt_fetch.val().to_u64(), 4);
     }
@@ -1189,7 +1253,7 @@ mod tests {
         }
         // QP 1 alone, nothing consumed: no other QP.
         b.prod[1] = 3;
-        b.grant(1, 60, false, false);
+        b.grant(1, 100, false, false);
         assert_eq!(b.fq.len(), 3);
         assert!(!b.u.others.val());
         // QP 2 behind it: others.
@@ -1252,9 +1316,16 @@ mod tests {
                 if !matches!(b[8], 2 | 3 | 5) {
                     b[9] &= !2;
                 }
-                b[10] = rng.below(3) as u8;
+                // 0..=7 SGEs (7 is one too many); lengths mostly small
+                // enough that six add up to less than 2^32.
+                b[10] = rng.below(8) as u8;
                 b[11] = 0;
                 b[28..32].fill(0);
+                for k in 0..6 {
+                    if rng.below(8) != 0 {
+                        b[32 + 16 * k + 11] &= 0x1F;
+                    }
+                }
             }
             b
         };
@@ -1327,12 +1398,6 @@ mod tests {
                         u.wqe_imm.val().to_u64(),
                         u.wqe_roff.val().to_u64(),
                         u.wqe_rstag.val().to_u64(),
-                        u.wqe_sge0_addr.val().to_u64(),
-                        u.wqe_sge0_len.val().to_u64(),
-                        u.wqe_sge0_lkey.val().to_u64(),
-                        u.wqe_sge1_addr.val().to_u64(),
-                        u.wqe_sge1_len.val().to_u64(),
-                        u.wqe_sge1_lkey.val().to_u64(),
                     ];
                     let want = [
                         u64_at(0),
@@ -1342,14 +1407,26 @@ mod tests {
                         u32_at(12),
                         u64_at(16),
                         u32_at(24),
-                        u64_at(32),
-                        u32_at(40),
-                        u32_at(44),
-                        u64_at(48),
-                        u32_at(56),
-                        u32_at(60),
                     ];
                     assert_eq!(got, want, "QP {q} WQE {idx}");
+                    // Every SGE slot through `sge_sel` (no clock: the
+                    // choice is combinational), then back to SGE 0.
+                    for k in 0..6 {
+                        u.sge_sel.next = (k as u64).into();
+                        assert!(simulate(&mut u, 1000));
+                        let o = 32 + 16 * k;
+                        assert_eq!(
+                            [
+                                u.wqe_sge_addr.val().to_u64(),
+                                u.wqe_sge_len.val().to_u64(),
+                                u.wqe_sge_lkey.val().to_u64()
+                            ],
+                            [u64_at(o), u32_at(o + 8), u32_at(o + 12)],
+                            "QP {q} WQE {idx} SGE {k}"
+                        );
+                    }
+                    u.sge_sel.next = 0.into();
+                    assert!(simulate(&mut u, 1000));
                     let parsed = SendWqe::parse(&b);
                     assert_eq!(
                         u.wqe_bad.val(),
@@ -1366,14 +1443,7 @@ mod tests {
                             ),
                             (want[0], want[1], want[4], want[5])
                         );
-                        for (i, sg) in w.sges.as_slice().iter().enumerate() {
-                            let a = if i == 0 {
-                                u.wqe_sge0_addr.val()
-                            } else {
-                                u.wqe_sge1_addr.val()
-                            };
-                            assert_eq!(sg.addr, a.to_u64());
-                        }
+                        assert_eq!(u.wqe_len.val().to_u64(), w.sges.total_len());
                     } else {
                         n_bad += 1;
                     }
@@ -1398,10 +1468,10 @@ mod tests {
                     u.dma_rd_req_len.val().to_u64(),
                 );
                 let mut beats = VecDeque::new();
-                for k in 0..n / 64 {
-                    let a = a + k * 64;
+                for k in 0..n / WQE_SIZE as u64 {
+                    let a = a + k * WQE_SIZE as u64;
                     let q = (a >> 20) - 1;
-                    let w = mem[&(q, (a - base(q)) / 64)];
+                    let w = mem[&(q, (a - base(q)) / WQE_SIZE as u64)];
                     beats.extend(
                         w.chunks(8)
                             .map(|c| u64::from_le_bytes(c.try_into().unwrap())),

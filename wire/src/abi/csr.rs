@@ -113,6 +113,11 @@ pub const CAP_IMMEDIATE: u32 = 1 << 4;
 pub const CAP_MAX_SGE_SHIFT: u32 = 8;
 /// Mask of the max-SGE field after shifting.
 pub const CAP_MAX_SGE_MASK: u32 = 0xFF;
+/// `CAPS` bits 23:16: the largest number of sink SGEs of an RDMA Read WQE
+/// (at most `CAPS[15:8]`; the device places a Read's response into one).
+pub const CAP_MAX_READ_SGE_SHIFT: u32 = 16;
+/// Mask of the max-Read-SGE field after shifting.
+pub const CAP_MAX_READ_SGE_MASK: u32 = 0xFF;
 
 /// `CTRL`: enable the datapath.
 pub const CTRL_ENABLE: u32 = 1 << 0;

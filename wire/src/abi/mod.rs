@@ -28,7 +28,7 @@ pub mod wqe;
 
 /// The ABI version the device reports in [`csr::ABI_VERSION`]:
 /// major in bits 31:16, minor in 15:0. The driver refuses another major.
-pub const ABI_VERSION: u32 = abi_version(1, 0);
+pub const ABI_VERSION: u32 = abi_version(2, 0);
 
 /// Packs an ABI version.
 pub const fn abi_version(major: u16, minor: u16) -> u32 {

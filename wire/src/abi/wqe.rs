@@ -1,4 +1,4 @@
-//! Work queue entries: rings of fixed-size 64-octet WQEs in host memory.
+//! Work queue entries: rings of fixed-size 128-octet WQEs in host memory.
 //!
 //! Send WQE layout:
 //! ```text
@@ -11,19 +11,25 @@
 //! 16  remote_offset  u64   remote tagged offset (RDMA Write / Read)
 //! 24  remote_stag    u32   remote STag (RDMA Write / Read)
 //! 28  reserved       u32   zero
-//! 32  sge[2]         16 octets each: addr u64, length u32, lkey u32
+//! 32  sge[6]         16 octets each: addr u64, length u32, lkey u32
 //! ```
 //! A receive WQE has the same size: `wr_id` at 0, `num_sge` at 10, SGEs at 32;
-//! the other fields are reserved (zero).
+//! the other fields are reserved (zero). SGE slots at and beyond `num_sge`
+//! are ignored (the emitters write zeros there).
+//!
+//! Six SGEs as Linux siw (`SIW_MAX_SGE`); the message of a WQE is the
+//! concatenation of its SGEs in order, and its length (the sum of the SGE
+//! lengths) must fit in 32 bits (RDMAP lengths and `byte_len` are 32-bit):
+//! a WQE whose SGEs add up to more is refused like one with too many SGEs.
 
 use super::le::*;
 use super::{check_len, check_out};
 use crate::{Error, Result};
 
 /// Size of every WQE in octets.
-pub const WQE_SIZE: usize = 64;
+pub const WQE_SIZE: usize = 128;
 /// Largest number of SGEs a WQE holds (the device may support fewer: `CAPS`).
-pub const MAX_SGE_PER_WQE: usize = 2;
+pub const MAX_SGE_PER_WQE: usize = 6;
 /// Size of one SGE.
 pub const SGE_SIZE: usize = 16;
 
@@ -131,9 +137,12 @@ pub struct SgeList {
 }
 
 impl SgeList {
-    /// A list of the given SGEs; `Err(BadLength)` for more than [`MAX_SGE_PER_WQE`].
+    /// A list of the given SGEs; `Err(BadLength)` for more than
+    /// [`MAX_SGE_PER_WQE`], or SGEs adding up to more than 2^32 - 1 octets.
     pub fn new(sges: &[Sge]) -> Result<Self> {
-        if sges.len() > MAX_SGE_PER_WQE {
+        if sges.len() > MAX_SGE_PER_WQE
+            || sges.iter().map(|s| s.length as u64).sum::<u64>() > u32::MAX as u64
+        {
             return Err(Error::BadLength);
         }
         let mut l = SgeList::default();
@@ -161,6 +170,9 @@ fn parse_sges(b: &[u8]) -> Result<SgeList> {
         l.sges[i] = Sge::parse_at(b, OFF_SGE + i * SGE_SIZE);
     }
     l.len = n as u8;
+    if l.total_len() > u32::MAX as u64 {
+        return Err(Error::BadLength);
+    }
     Ok(l)
 }
 
@@ -200,8 +212,8 @@ impl SendWqe {
     /// Size in octets.
     pub const SIZE: usize = WQE_SIZE;
 
-    /// Parses a WQE; unknown opcodes, unknown flags, non-zero reserved fields
-    /// and too many SGEs are errors (the device completes such a WQE with
+    /// Parses a WQE; unknown opcodes, unknown flags, non-zero reserved fields,
+    /// too many SGEs and SGEs adding up to more than 2^32 - 1 octets are errors (the device completes such a WQE with
     /// [`super::cqe::WcStatus::LocalQpOperationError`]).
     pub fn parse(b: &[u8]) -> Result<Self> {
         check_len(b, WQE_SIZE)?;
