@@ -49,22 +49,24 @@ pub const TXBUF: usize = mpa::MAX_FRAME;
 /// First ephemeral port.
 pub const EPHEMERAL_FIRST: u16 = 49152;
 
-/// The receive window the device can honour without drops: `rx_fifo` holds
-/// 2048 beats (16 KiB of frame octets, about 11 full 1514-octet frames of
-/// 1460 payload octets); 12 KiB of payload leaves room for headers and one
-/// frame on the way. Measured (rnic-sim run, 1 MiB Sends): with a 1 MiB
-/// window B's `rx_fifo` overflowed while A sent at line rate.
+/// The receive window offered by default: what `rx_fifo` holds without
+/// drops at line rate (2048 beats, 16 KiB of frame octets, about 11 full
+/// 1514-octet frames of 1460 payload octets; 12 KiB of payload leaves room
+/// for headers and one frame on the way). Measured (rnic-sim run, 1 MiB
+/// Sends): with a 1 MiB window B's `rx_fifo` overflowed while A sent at line
+/// rate. A larger window is safe (a frame dropped in `rx_fifo`, or a segment
+/// refused for want of a span slot, is never acknowledged, and TCP resends
+/// it) but costs retransmissions where the receive path falls behind.
 pub const DEVICE_RX_WINDOW: u32 = 12 << 10;
 
 /// Tunables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
-    /// Receive window we offer (octets). In RDMA mode the device acknowledges
-    /// a segment when it parses it, before the FPDU buffer; a segment that
-    /// arrives while that buffer is full waits in `rx_fifo`, and one that
-    /// does not fit there is dropped. So the window must not exceed what
-    /// `rx_fifo` holds (RFC 9293 §3.8.6: offer only what can be buffered):
-    /// see [`DEVICE_RX_WINDOW`].
+    /// Receive window we offer (octets; scaled by `wscale`, RFC 7323 §2).
+    /// In RDMA mode the device acknowledges a segment once `mpa_rx` has
+    /// taken it; a frame that finds `rx_fifo` full is dropped before that,
+    /// so it is not acknowledged (RFC 9293 §3.8.6). See
+    /// [`DEVICE_RX_WINDOW`] for the default.
     pub rcv_wnd: u32,
     /// Window scale shift we offer.
     pub wscale: u8,

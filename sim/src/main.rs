@@ -94,6 +94,14 @@ enum Command {
         /// Cycle budget per operation: this + 1 clock per octet.
         #[arg(long, default_value_t = 200_000)]
         budget: u64,
+        /// One-way link delay in µs (at the 156.25 MHz core clock); 50 gives
+        /// a 100 µs round trip.
+        #[arg(long, default_value_t = 1.0)]
+        delay_us: f64,
+        /// TCP receive window both nodes offer, octets (window scale 7, RFC
+        /// 7323); default the firmware's `DEVICE_RX_WINDOW`.
+        #[arg(long)]
+        rcv_window: Option<u32>,
         /// No progress lines.
         #[arg(long)]
         quiet: bool,
@@ -169,6 +177,8 @@ fn main() -> ExitCode {
             duplicate,
             reorder,
             budget,
+            delay_us,
+            rcv_window,
             quiet,
         } => {
             if c.mtu > RTL_MAX_MTU {
@@ -206,6 +216,8 @@ fn main() -> ExitCode {
                 corrupt,
                 duplicate,
                 reorder,
+                delay_cycles: (delay_us * rtl_run::CLOCKS_PER_US as f64).round() as u64,
+                rcv_window,
             };
             match rtl_run::run(&cfg) {
                 Ok(report) => {

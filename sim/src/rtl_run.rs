@@ -366,6 +366,10 @@ pub struct RtlConfig {
     pub corrupt: f64,
     pub duplicate: f64,
     pub reorder: f64,
+    /// One-way link delay, clocks.
+    pub delay_cycles: u64,
+    /// Receive window both firmwares offer (`None`: their default).
+    pub rcv_window: Option<u32>,
 }
 
 impl RtlConfig {
@@ -392,6 +396,8 @@ impl Default for RtlConfig {
             corrupt: 0.0,
             duplicate: 0.0,
             reorder: 0.0,
+            delay_cycles: LinkConfig::default().delay,
+            rcv_window: None,
         }
     }
 }
@@ -989,10 +995,16 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     let world = world_pair(
         LinkConfig {
             seed: cfg.seed,
+            delay: cfg.delay_cycles,
             ..LinkConfig::default()
         },
         cfg.pcap.as_deref(),
     )?;
+    if let Some(w) = cfg.rcv_window {
+        for n in world.borrow_mut().nodes.iter_mut() {
+            n.fw.config.rcv_wnd = w;
+        }
+    }
     if let Some(v) = &cfg.vcd {
         world.borrow().nodes[0]
             .hw
