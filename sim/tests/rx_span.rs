@@ -603,28 +603,11 @@ fn sixteen_splitting_connections_under_loss() {
         mac_tx.drive_ready(&mut rig.core.0, true);
         rig.dma.drive(&mut rig.core, &mut rig.mem);
         rig.core.eval();
-        let tv = rig.core.get_term_valid() != 0;
-        let pv = rig.core.get_placed_valid() != 0;
-        let ev = rig.core.get_exc_valid() != 0;
-        rig.core.set_term_pop(tv as u64);
-        rig.core.set_placed_pop(pv as u64);
+        rig.pop_records();
         // Out-of-order segments (behind a loss or a refusal) go to the
         // firmware path; there is no firmware here, so they are dropped.
+        let ev = rig.core.get_exc_valid() != 0;
         rig.core.set_exc_pop(ev as u64);
-        if tv {
-            rig.terms.push(Term {
-                cause: rig.core.get_term_cause() as u16,
-                conn: rig.core.get_term_conn() as u32,
-                qpn: rig.core.get_term_qpn() as u32,
-            });
-        }
-        if pv {
-            rig.placed.push((
-                rig.core.get_placed_stag() as u32,
-                rig.core.get_placed_to(),
-                rig.core.get_placed_len() as u16,
-            ));
-        }
         rig.core.eval();
         if let Some(f) = mac_tx.sample(&rig.core.0) {
             let v = parse_frame(&f).expect("the device's frame parses");

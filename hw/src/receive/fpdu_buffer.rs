@@ -1029,23 +1029,7 @@ mod tests {
         use std::collections::VecDeque;
         let mut rng = Rng::new(seed);
         let mut uut = FpduBuffer::new();
-        uut.clock.connect();
-        uut.reset.connect();
-        uut.in_data.connect();
-        uut.in_keep.connect();
-        uut.in_last.connect();
-        uut.in_valid.connect();
-        uut.in_ulpdu_start.connect();
-        uut.in_fpdu_end.connect();
-        uut.in_crc_ok.connect();
-        uut.in_marker_bad.connect();
-        uut.in_length_bad.connect();
-        uut.in_conn.connect();
-        uut.in_qpn.connect();
-        uut.out_ready.connect();
-        uut.mterm_pop.connect();
-        uut.adm_conn.connect();
-        uut.connect_all();
+        connect_inputs(&mut uut);
         // Per connection: its FPDUs, and its segments as lists of pieces
         // (start, end, octets).
         const CONNS: usize = 8;
@@ -1181,6 +1165,36 @@ mod tests {
         (uut.cnt_span.val().to_u64() as usize, refused)
     }
 
+    /// Marks every input of `uut` as driven by the test.
+    fn connect_inputs<
+        const N: usize,
+        const NP1: usize,
+        const RW: usize,
+        const B: usize,
+        const BP1: usize,
+        const SA: usize,
+    >(
+        uut: &mut FpduBufferN<N, NP1, RW, B, BP1, SA>,
+    ) {
+        uut.clock.connect();
+        uut.reset.connect();
+        uut.in_data.connect();
+        uut.in_keep.connect();
+        uut.in_last.connect();
+        uut.in_valid.connect();
+        uut.in_ulpdu_start.connect();
+        uut.in_fpdu_end.connect();
+        uut.in_crc_ok.connect();
+        uut.in_marker_bad.connect();
+        uut.in_length_bad.connect();
+        uut.in_conn.connect();
+        uut.in_qpn.connect();
+        uut.out_ready.connect();
+        uut.mterm_pop.connect();
+        uut.adm_conn.connect();
+        uut.connect_all();
+    }
+
     /// Feeds `pieces` through `uut` with random input gaps and output stalls
     /// for `cycles` clocks and checks the output against the pieces.
     #[allow(clippy::type_complexity)]
@@ -1197,22 +1211,7 @@ mod tests {
         rng: &mut Rng,
         cycles: usize,
     ) -> (usize, usize) {
-        uut.clock.connect();
-        uut.reset.connect();
-        uut.in_data.connect();
-        uut.in_keep.connect();
-        uut.in_last.connect();
-        uut.in_valid.connect();
-        uut.in_ulpdu_start.connect();
-        uut.in_fpdu_end.connect();
-        uut.in_crc_ok.connect();
-        uut.in_marker_bad.connect();
-        uut.in_length_bad.connect();
-        uut.in_conn.connect();
-        uut.in_qpn.connect();
-        uut.out_ready.connect();
-        uut.mterm_pop.connect();
-        uut.connect_all();
+        connect_inputs(&mut uut);
         let (expect, terms) = reference(pieces, B);
         let mut beats: Vec<(u64, u64, bool, usize)> = Vec::new();
         for (pi, p) in pieces.iter().enumerate() {

@@ -334,24 +334,7 @@ impl Rig {
             }
             self.dma.drive(&mut self.core, &mut self.mem);
             self.core.eval();
-            let tv = self.core.get_term_valid() != 0;
-            let pv = self.core.get_placed_valid() != 0;
-            self.core.set_term_pop(tv as u64);
-            self.core.set_placed_pop(pv as u64);
-            if tv {
-                self.terms.push(Term {
-                    cause: self.core.get_term_cause() as u16,
-                    conn: self.core.get_term_conn() as u32,
-                    qpn: self.core.get_term_qpn() as u32,
-                });
-            }
-            if pv {
-                self.placed.push((
-                    self.core.get_placed_stag() as u32,
-                    self.core.get_placed_to(),
-                    self.core.get_placed_len() as u16,
-                ));
-            }
+            let (tv, pv) = self.pop_records();
             self.core.eval();
             let w = self.core.wr();
             if w.valid && self.core.get_dma_wr_ready() != 0 && !w.hdr {
@@ -397,6 +380,31 @@ impl Rig {
         assert_eq!(self.core.get_cnt_rx_overflow(), 0);
         assert_eq!(self.core.get_cnt_ddp_len_err(), 0);
         assert_eq!(self.core.get_ulp_buf_beats(), 0);
+    }
+
+    /// Pops the Terminate request and the placed record on offer this
+    /// clock (after an `eval`) into `terms` and `placed`; returns whether
+    /// each was there.
+    pub fn pop_records(&mut self) -> (bool, bool) {
+        let tv = self.core.get_term_valid() != 0;
+        let pv = self.core.get_placed_valid() != 0;
+        self.core.set_term_pop(tv as u64);
+        self.core.set_placed_pop(pv as u64);
+        if tv {
+            self.terms.push(Term {
+                cause: self.core.get_term_cause() as u16,
+                conn: self.core.get_term_conn() as u32,
+                qpn: self.core.get_term_qpn() as u32,
+            });
+        }
+        if pv {
+            self.placed.push((
+                self.core.get_placed_stag() as u32,
+                self.core.get_placed_to(),
+                self.core.get_placed_len() as u16,
+            ));
+        }
+        (tv, pv)
     }
 
     /// Host memory equals the expected image in every registered page, and
