@@ -63,8 +63,8 @@ pub const DEVICE_RX_WINDOW: u32 = 12 << 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// Receive window we offer (octets; scaled by `wscale`, RFC 7323 §2).
-    /// In RDMA mode the device acknowledges a segment once `mpa_rx` has
-    /// taken it; a frame that finds `rx_fifo` full is dropped before that,
+    /// In RDMA mode the device acknowledges a segment once it has admitted
+    /// it; a frame that finds `rx_fifo` full is dropped before that,
     /// so it is not acknowledged (RFC 9293 §3.8.6). See
     /// [`DEVICE_RX_WINDOW`] for the default.
     pub rcv_wnd: u32,

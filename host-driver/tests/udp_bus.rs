@@ -157,7 +157,13 @@ fn board_loop(sock: UdpSocket, st: Arc<Mutex<Board>>) {
                 value: *b.regs.get(&offset).unwrap_or(&0),
             }),
             Repr::MmioWrite { offset, value, .. } => {
-                b.regs.insert(offset, value);
+                // CTRL_RESET self-clears: this board's reset is done at once.
+                let kept = if offset == csr::CTRL {
+                    value & !csr::CTRL_RESET
+                } else {
+                    value
+                };
+                b.regs.insert(offset, kept);
                 b.writes.push((seq, offset, value));
                 emit(Repr::MmioWriteAck { seq })
             }

@@ -7516,6 +7516,9 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     reg  [31:0] cnt_no_slot$d;
     wire  [31:0] cnt_no_slot$q;
     reg  cnt_no_slot$clock;
+    reg  sq_adm$d;
+    wire  sq_adm$q;
+    reg  sq_adm$clock;
     reg  [7:0] rcv_ack_ram$read_address;
     reg  rcv_ack_ram$read_clock;
     wire  [31:0] rcv_ack_ram$read_data;
@@ -9509,6 +9512,11 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         .q(cnt_no_slot$q),
         .clock(cnt_no_slot$clock)
     );
+    rnic_ecpix5$core$sq_adm sq_adm(
+        .d(sq_adm$d),
+        .q(sq_adm$q),
+        .clock(sq_adm$clock)
+    );
     rnic_ecpix5$core$rcv_ack_ram rcv_ack_ram(
         .read_address(rcv_ack_ram$read_address),
         .read_clock(rcv_ack_ram$read_clock),
@@ -11080,6 +11088,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         sq_seq$clock = clock;
         sq_mpa$clock = clock;
         sq_end$clock = clock;
+        sq_adm$clock = clock;
         sq_refuse$clock = clock;
         rw_pend$clock = clock;
         rw_conn$clock = clock;
@@ -11142,6 +11151,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         sq_seq$d = sq_seq$q;
         sq_mpa$d = sq_mpa$q;
         sq_end$d = sq_end$q;
+        sq_adm$d = sq_adm$q;
         sq_refuse$d = sq_refuse$q;
         rw_pend$d = rw_pend$q;
         rw_conn$d = rw_conn$q;
@@ -11553,7 +11563,8 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         mpa_ram$read_address = sq_conn$q;
         mpa_ram$write_enable = 1'b0;
         mpa_ram$write_address = sq_conn$q;
-        cm_valid = 1'b0;
+        sq_adm$d = 1'b0;
+        cm_valid = sq_adm$q & ~sq_refuse$q & (sq_end$q != sq_seq$q);
         mpa_ram$write_data = (mpa_ram$read_data >> 32'h58) << 32'h58 | {{32{1'b0}}, mpa_rx$st_out};
         sq_start = ((sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & mpa_rx$out_drained)) & ~rw_pend$q;
         fpdu_buf$adm_conn = rx_split$seg_conn;
@@ -11567,6 +11578,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                 sq_seq$d = rx_parse$seq;
                 sq_end$d = rx_parse$seq + {{16{1'b0}}, rx_parse$pay_len};
                 sq_mpa$d = rx_split$seg_mpa;
+                sq_adm$d = 1'b1;
                 sq_refuse$d = sq_no_room;
                 if (sq_no_room) begin
                     rw_pend$d = 1'b1;
@@ -11581,7 +11593,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         end
         else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
             mpa_ram$write_enable = ~sq_refuse$q;
-            cm_valid = ~sq_refuse$q & (sq_end$q != sq_seq$q);
             sq_state$d = 3'h4;
         end
         if (rw_pend$q & conn_table$rw_ready) begin
@@ -12025,6 +12036,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         end
         if (dp_rst) begin
             sq_state$d = 3'h0;
+            sq_adm$d = 1'b0;
             sq_refuse$d = 1'b0;
             rw_pend$d = 1'b0;
             cnt_no_slot$d = 32'h0;
@@ -44305,6 +44317,25 @@ module rnic_ecpix5$core$sh_val(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$core$sh_val
+
+
+module rnic_ecpix5$core$sq_adm(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$sq_adm
 
 
 module rnic_ecpix5$core$sq_conn(d,q,clock);

@@ -529,7 +529,7 @@ pub struct RnicCoreP<
     sq_conn: DFF<Bits<8>>,
     sq_seq: DFF<Bits<32>>,
     sq_mpa: DFF<Bits<4>>,
-    /// The segment's end (SEG.SEQ + SEG.LEN): RCV.NXT once it is taken.
+    /// The segment's end (SEG.SEQ + SEG.LEN): RCV.NXT once it is admitted.
     sq_end: DFF<Bits<32>>,
     /// The segment is refused (no span slot for its connection): `mpa_rx`
     /// discards it (its record loaded as `dead`) and nothing is written back.
@@ -540,8 +540,12 @@ pub struct RnicCoreP<
     rw_conn: DFF<Bits<8>>,
     rw_seq: DFF<Bits<32>>,
     cnt_no_slot: DFF<Bits<32>>,
-    /// A segment taken whole by `mpa_rx` (its MPA record written back):
-    /// the ACK request {connection, SEG.SEQ + SEG.LEN}.
+    /// The clock after a segment's start: its admission is decided.
+    sq_adm: DFF<Bit>,
+    /// A segment admitted (the device takes it whole from here: `mpa_rx`
+    /// consumes every beat, its span slot is assured, only a protocol
+    /// error can still stop it, with a Terminate): the ACK request
+    /// {connection, SEG.SEQ + SEG.LEN}.
     cm_valid: Signal<Local, Bit>,
     /// At a segment's start: it has payload and no span slot for it.
     sq_no_room: Signal<Local, Bit>,
@@ -925,6 +929,7 @@ impl<
             sq_seq,
             sq_mpa,
             sq_end,
+            sq_adm,
             sq_refuse,
             rw_pend,
             rw_conn,
@@ -1432,7 +1437,11 @@ impl<
         self.mpa_ram.read_address.next = self.sq_conn.q.val();
         self.mpa_ram.write_enable.next = false;
         self.mpa_ram.write_address.next = self.sq_conn.q.val();
-        self.cm_valid.next = false;
+        self.sq_adm.d.next = false;
+        // (a pure ACK's empty beat asks for no ACK)
+        self.cm_valid.next = self.sq_adm.q.val()
+            & !self.sq_refuse.q.val()
+            & (self.sq_end.q.val() != self.sq_seq.q.val());
         // st_out written back with the connection's SeqStart.
         self.mpa_ram.write_data.next = (self.mpa_ram.read_data.val() >> 88) << 88
             | bit_cast::<120, 88>(self.mpa_rx.st_out.val());
@@ -1467,6 +1476,7 @@ impl<
                 self.sq_end.d.next =
                     self.rx_parse.seq.val() + bit_cast::<32, 16>(self.rx_parse.pay_len.val());
                 self.sq_mpa.d.next = self.rx_split.seg_mpa.val();
+                self.sq_adm.d.next = true;
                 // (a segment without payload needs no slot: never refused)
                 self.sq_refuse.d.next = self.sq_no_room.val();
                 if self.sq_no_room.val() {
@@ -1480,11 +1490,8 @@ impl<
         {
             self.sq_state.d.next = 3.into();
         } else if (self.sq_state.q.val() == 3) & self.mpa_rx.st_out_valid.val() {
-            // Taken: the record written back and the segment acknowledged.
+            // Taken: the record written back (not for a refused segment).
             self.mpa_ram.write_enable.next = !self.sq_refuse.q.val();
-            // (a pure ACK's empty beat asks for no ACK)
-            self.cm_valid.next =
-                !self.sq_refuse.q.val() & (self.sq_end.q.val() != self.sq_seq.q.val());
             self.sq_state.d.next = 4.into();
         }
         if self.rw_pend.q.val() & self.conn_table.rw_ready.val() {
@@ -1501,7 +1508,9 @@ impl<
         self.cnt_rx_no_slot.next = self.cnt_no_slot.q.val();
         // The ACK request for the TX side (`tx_ack`, `tx_ackgen`, the
         // `ack_req_*` pins): with the ULP path, a segment is acknowledged
-        // once it is taken; without it (`rx_pay_*` out), when accepted.
+        // once it is admitted (a clock after it starts, not after its last
+        // octet: nothing after admission refuses it for want of room);
+        // without the ULP path (`rx_pay_*` out), when accepted.
         self.ak_valid.next = self.rx_split.ack_req_valid.val();
         self.ak_conn.next = self.rx_split.ack_req_conn.val();
         self.ak_ack.next = self.rx_split.ack_req_ack.val();
@@ -2037,6 +2046,7 @@ impl<
         }
         if self.dp_rst.val() {
             self.sq_state.d.next = 0.into();
+            self.sq_adm.d.next = false;
             self.sq_refuse.d.next = false;
             self.rw_pend.d.next = false;
             self.cnt_no_slot.d.next = 0.into();
