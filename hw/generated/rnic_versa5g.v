@@ -417,7 +417,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_mpa_span;
     /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_no_slot;
+    /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_mpa_err;
@@ -450,7 +453,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [4:0] core$ulp_buf_recs;
     /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [8:0] core$ulp_span_used;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  core$db_wr_valid;
     reg  [9:0] core$db_wr_qpn;
     reg  [31:0] core$db_wr_value;

@@ -519,6 +519,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$term_seg_len", 16, NO_ULP),
     unused(BOARD_TOP, "core$cnt_mpa_pass", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_mpa_span", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_rx_no_slot", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_mpa_err", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_ddp_tagged", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_ddp_untagged", 32, NO_REGS),
@@ -527,6 +528,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_ddp_len_err", 32, NO_REGS),
     unused(BOARD_TOP, "core$ulp_buf_beats", 16, NO_REGS),
     unused(BOARD_TOP, "core$ulp_buf_recs", 5, NO_REGS),
+    unused(BOARD_TOP, "core$ulp_span_used", 9, NO_REGS),
     // TX datapath in rnic_core (hw/src/rnic_core.rs TX section).
     unused(BOARD_TOP, "core$fw_tx_ready", 1, NO_TX_PATH),
     unused(BOARD_TOP, "core$tx_cq_valid", 1, NO_TX_PATH),
