@@ -40,6 +40,11 @@ pub struct Options {
     pub ready_timeout: Duration,
     /// How long to wait for the device reset (`CTRL_RESET`) at open.
     pub reset_timeout: Duration,
+    /// Reset the device at open (`CTRL_RESET`). Off only where the host
+    /// set the device up through BAR0 before the driver opens it (the
+    /// board's bridge host: its interface configuration lives in BAR0,
+    /// which a reset returns to power-on).
+    pub reset: bool,
 }
 
 impl Default for Options {
@@ -49,6 +54,7 @@ impl Default for Options {
             mailbox_timeout: mailbox::DEFAULT_TIMEOUT,
             ready_timeout: Duration::from_millis(100),
             reset_timeout: Duration::from_millis(100),
+            reset: true,
         }
     }
 }
@@ -159,9 +165,11 @@ impl<B: Bus> Context<B> {
         if abi_major(v) != abi_major(DRIVER_ABI) {
             return Err(DeviceError::AbiVersion(v).into());
         }
-        bus.write32(CTRL, CTRL_RESET);
         let deadline = bus.now().saturating_add(opts.reset_timeout);
-        loop {
+        if opts.reset {
+            bus.write32(CTRL, CTRL_RESET);
+        }
+        while opts.reset {
             let ctrl = bus.read32(CTRL);
             if ctrl & CTRL_RESET == 0 {
                 break;

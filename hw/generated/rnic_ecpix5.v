@@ -1631,7 +1631,7 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         core$raw_tx_ready = 1'b0;
         core$ev_pop = 1'b0;
         core$fw_raw_to_mac = 1'b1;
-        core$ctrl_en_gate = 1'b1;
+        core$ctrl_en_gate = 1'b0;
         core$db_wr_valid = 1'b0;
         core$db_wr_qpn = 10'h0;
         core$db_wr_value = 32'h0;

@@ -351,7 +351,9 @@ impl Logic for VersaTop {
         self.core.ev_pop.next = false;
         // the firmware's raw frames go into the MAC TX merge (the intended use)
         self.core.fw_raw_to_mac.next = true;
-        self.core.ctrl_en_gate.next = true;
+        // CTRL_ENABLE is not honoured on the board yet: its rigs and the
+        // port-0 path take frames before any host has written BAR0.
+        self.core.ctrl_en_gate.next = false;
 
         // The TX datapath's direct pins (doorbells, raw frames, QP TX
         // context from test rigs) are tied off: doorbells come through
