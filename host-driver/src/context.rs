@@ -165,20 +165,20 @@ impl<B: Bus> Context<B> {
         if abi_major(v) != abi_major(DRIVER_ABI) {
             return Err(DeviceError::AbiVersion(v).into());
         }
-        let deadline = bus.now().saturating_add(opts.reset_timeout);
         if opts.reset {
             bus.write32(CTRL, CTRL_RESET);
-        }
-        while opts.reset {
-            let ctrl = bus.read32(CTRL);
-            if ctrl & CTRL_RESET == 0 {
-                break;
+            let deadline = bus.now().saturating_add(opts.reset_timeout);
+            loop {
+                let ctrl = bus.read32(CTRL);
+                if ctrl & CTRL_RESET == 0 {
+                    break;
+                }
+                let now = bus.now();
+                if now >= deadline {
+                    return Err(DeviceError::ResetTimeout(ctrl).into());
+                }
+                bus.wait_interrupt((deadline - now).min(mailbox::POLL_INTERVAL));
             }
-            let now = bus.now();
-            if now >= deadline {
-                return Err(DeviceError::ResetTimeout(ctrl).into());
-            }
-            bus.wait_interrupt((deadline - now).min(mailbox::POLL_INTERVAL));
         }
         let deadline = bus.now().saturating_add(opts.ready_timeout);
         while bus.read32(STATUS) & STATUS_READY == 0 {
