@@ -1116,16 +1116,7 @@ mod tests {
             }
             let send = !cur.is_empty() && rng.below(4) != 0;
             if let Some(&(d, k, l, pi)) = cur.front() {
-                let p = &cur_seg[pi];
-                uut.in_data.next = d.into();
-                uut.in_keep.next = k.into();
-                uut.in_last.next = l;
-                uut.in_ulpdu_start.next = p.start;
-                uut.in_fpdu_end.next = l && p.end;
-                uut.in_crc_ok.next = l;
-                uut.in_marker_bad.next = false;
-                uut.in_length_bad.next = false;
-                uut.in_conn.next = (p.conn as u64).into();
+                drive_beat(&mut uut, (d, k, l), &cur_seg[pi]);
                 uut.in_valid.next = send;
             }
             let ready = rng.below(3) != 0;
@@ -1163,6 +1154,31 @@ mod tests {
         assert!(fpdus.iter().all(|f| f.is_empty()), "every FPDU out");
         assert_eq!(terms, 0, "no Terminate");
         (uut.cnt_span.val().to_u64() as usize, refused)
+    }
+
+    /// Drives one input beat `(data, keep, last)` of piece `p`: the piece's
+    /// flags, and its verdict on the last beat.
+    fn drive_beat<
+        const N: usize,
+        const NP1: usize,
+        const RW: usize,
+        const B: usize,
+        const BP1: usize,
+        const SA: usize,
+    >(
+        uut: &mut FpduBufferN<N, NP1, RW, B, BP1, SA>,
+        (d, k, l): (u64, u64, bool),
+        p: &Piece,
+    ) {
+        uut.in_data.next = d.into();
+        uut.in_keep.next = k.into();
+        uut.in_last.next = l;
+        uut.in_ulpdu_start.next = p.start;
+        uut.in_fpdu_end.next = l && p.end;
+        uut.in_crc_ok.next = l && p.crc_ok && !p.marker_bad;
+        uut.in_marker_bad.next = l && p.marker_bad;
+        uut.in_length_bad.next = false;
+        uut.in_conn.next = (p.conn as u64).into();
     }
 
     /// Marks every input of `uut` as driven by the test.
@@ -1234,16 +1250,7 @@ mod tests {
             let send = bi < beats.len() && rng.below(4) != 0;
             if send {
                 let (d, k, l, pi) = beats[bi];
-                let p = &pieces[pi];
-                uut.in_data.next = d.into();
-                uut.in_keep.next = k.into();
-                uut.in_last.next = l;
-                uut.in_ulpdu_start.next = p.start;
-                uut.in_fpdu_end.next = l && p.end;
-                uut.in_crc_ok.next = l && p.crc_ok && !p.marker_bad;
-                uut.in_marker_bad.next = l && p.marker_bad;
-                uut.in_length_bad.next = false;
-                uut.in_conn.next = (p.conn as u64).into();
+                drive_beat(&mut uut, (d, k, l), &pieces[pi]);
             }
             uut.in_valid.next = send;
             uut.in_qpn.next = 0x77.into();
