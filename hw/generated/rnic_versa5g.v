@@ -131,6 +131,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_oversize;
     /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [15:0] core$rx_fifo_hwm;
+    /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [47:0] core$rx_hdr_eth_dst;
@@ -1152,6 +1156,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .cnt_rx_bad_fcs(core$cnt_rx_bad_fcs),
         .cnt_rx_overflow(core$cnt_rx_overflow),
         .cnt_rx_oversize(core$cnt_rx_oversize),
+        .rx_fifo_hwm(core$rx_fifo_hwm),
         .rx_hdr_eth_dst(core$rx_hdr_eth_dst),
         .rx_hdr_eth_src(core$rx_hdr_eth_src),
         .rx_hdr_ip_src(core$rx_hdr_ip_src),
@@ -2129,6 +2134,10 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] rxq$cnt_oversize;
     /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [9:0] rxq$hwm;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  txq$clock;
     reg  txq$reset;
     reg  txq$write;
@@ -2434,7 +2443,8 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
         .cnt_ok(rxq$cnt_ok),
         .cnt_bad_fcs(rxq$cnt_bad_fcs),
         .cnt_overflow(rxq$cnt_overflow),
-        .cnt_oversize(rxq$cnt_oversize)
+        .cnt_oversize(rxq$cnt_oversize),
+        .hwm(rxq$hwm)
     );
     rnic_versa5g$bridge$txq txq(
         .clock(txq$clock),
@@ -4798,7 +4808,7 @@ module rnic_versa5g$bridge$rx_value(d,q,clock);
 endmodule // rnic_versa5g$bridge$rx_value
 
 
-module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,in_tag,out_data,out_keep,out_last,out_valid,out_ready,out_tag,cnt_ok,cnt_bad_fcs,cnt_overflow,cnt_oversize);
+module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,in_tag,out_data,out_keep,out_last,out_valid,out_ready,out_tag,cnt_ok,cnt_bad_fcs,cnt_overflow,cnt_oversize,hwm);
 
     // Module arguments
     input wire  clock;
@@ -4819,6 +4829,7 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
     output reg  [31:0] cnt_bad_fcs;
     output reg  [31:0] cnt_overflow;
     output reg  [31:0] cnt_oversize;
+    output reg  [9:0] hwm;
 
     // Constant declarations
     localparam  max_beats = 11'b10111110;
@@ -4911,6 +4922,9 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
     reg  [31:0] c_oversize$d;
     wire  [31:0] c_oversize$q;
     reg  c_oversize$clock;
+    reg  [9:0] c_hwm$d;
+    wire  [9:0] c_hwm$q;
+    reg  c_hwm$clock;
 
     // Local signals
     reg  acc;
@@ -5050,6 +5064,11 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
         .q(c_oversize$q),
         .clock(c_oversize$clock)
     );
+    rnic_versa5g$bridge$rxq$c_hwm c_hwm(
+        .d(c_hwm$d),
+        .q(c_hwm$q),
+        .clock(c_hwm$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -5065,6 +5084,7 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
         c_bad$clock = clock;
         c_overflow$clock = clock;
         c_oversize$clock = clock;
+        c_hwm$clock = clock;
         a_v$clock = clock;
         a_data$clock = clock;
         a_keep$clock = clock;
@@ -5085,6 +5105,7 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
         c_bad$d = c_bad$q;
         c_overflow$d = c_overflow$q;
         c_oversize$d = c_oversize$q;
+        c_hwm$d = c_hwm$q;
         a_v$d = a_v$q;
         a_data$d = a_data$q;
         a_keep$d = a_keep$q;
@@ -5197,6 +5218,10 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
         cnt_bad_fcs = c_bad$q;
         cnt_overflow = c_overflow$q;
         cnt_oversize = c_oversize$q;
+        hwm = c_hwm$q;
+        if (dfifo$count > c_hwm$q) begin
+            c_hwm$d = dfifo$count;
+        end
         if (reset) begin
             mid$d = 1'b0;
             accepting$d = 1'b0;
@@ -5210,6 +5235,7 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
             c_bad$d = 32'h0;
             c_overflow$d = 32'h0;
             c_oversize$d = 32'h0;
+            c_hwm$d = 10'h0;
         end
     end
 
@@ -5442,6 +5468,25 @@ module rnic_versa5g$bridge$rxq$c_bad(d,q,clock);
     end
 
 endmodule // rnic_versa5g$bridge$rxq$c_bad
+
+
+module rnic_versa5g$bridge$rxq$c_hwm(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$bridge$rxq$c_hwm
 
 
 module rnic_versa5g$bridge$rxq$c_ok(d,q,clock);
@@ -6660,7 +6705,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,ctrl_en_gate,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_fifo_hwm,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,ctrl_en_gate,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -6681,6 +6726,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_rx_bad_fcs;
     output reg  [31:0] cnt_rx_overflow;
     output reg  [31:0] cnt_rx_oversize;
+    output reg  [15:0] rx_fifo_hwm;
     output reg  [47:0] rx_hdr_eth_dst;
     output reg  [47:0] rx_hdr_eth_src;
     output reg  [31:0] rx_hdr_ip_src;
@@ -6975,6 +7021,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] rx_fifo$cnt_bad_fcs;
     wire  [31:0] rx_fifo$cnt_overflow;
     wire  [31:0] rx_fifo$cnt_oversize;
+    wire  [9:0] rx_fifo$hwm;
     reg  rx_parse$clock;
     reg  rx_parse$reset;
     reg  [63:0] rx_parse$in_data;
@@ -8926,7 +8973,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .cnt_ok(rx_fifo$cnt_ok),
         .cnt_bad_fcs(rx_fifo$cnt_bad_fcs),
         .cnt_overflow(rx_fifo$cnt_overflow),
-        .cnt_oversize(rx_fifo$cnt_oversize)
+        .cnt_oversize(rx_fifo$cnt_oversize),
+        .hwm(rx_fifo$hwm)
     );
     rnic_versa5g$core$rx_parse rx_parse(
         .clock(rx_parse$clock),
@@ -11927,6 +11975,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         cnt_rx_ok = rx_fifo$cnt_ok;
         cnt_rx_bad_fcs = rx_fifo$cnt_bad_fcs;
         cnt_rx_overflow = rx_fifo$cnt_overflow;
+        rx_fifo_hwm = {{6{1'b0}}, rx_fifo$hwm};
         cnt_rx_oversize = rx_fifo$cnt_oversize;
         cnt_rx_bad_len = rx_parse$cnt_bad_len;
         cnt_rx_bad_ip_csum = rx_parse$cnt_bad_ip_csum;
@@ -34655,7 +34704,7 @@ module rnic_versa5g$core$rx_check$ver_ihl(d,q,clock);
 endmodule // rnic_versa5g$core$rx_check$ver_ihl
 
 
-module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,in_tag,out_data,out_keep,out_last,out_valid,out_ready,out_tag,cnt_ok,cnt_bad_fcs,cnt_overflow,cnt_oversize);
+module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad,in_tag,out_data,out_keep,out_last,out_valid,out_ready,out_tag,cnt_ok,cnt_bad_fcs,cnt_overflow,cnt_oversize,hwm);
 
     // Module arguments
     input wire  clock;
@@ -34676,6 +34725,7 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     output reg  [31:0] cnt_bad_fcs;
     output reg  [31:0] cnt_overflow;
     output reg  [31:0] cnt_oversize;
+    output reg  [9:0] hwm;
 
     // Constant declarations
     localparam  max_beats = 11'b10111110;
@@ -34768,6 +34818,9 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
     reg  [31:0] c_oversize$d;
     wire  [31:0] c_oversize$q;
     reg  c_oversize$clock;
+    reg  [9:0] c_hwm$d;
+    wire  [9:0] c_hwm$q;
+    reg  c_hwm$clock;
 
     // Local signals
     reg  acc;
@@ -34907,6 +34960,11 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
         .q(c_oversize$q),
         .clock(c_oversize$clock)
     );
+    rnic_versa5g$core$rx_fifo$c_hwm c_hwm(
+        .d(c_hwm$d),
+        .q(c_hwm$q),
+        .clock(c_hwm$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -34922,6 +34980,7 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
         c_bad$clock = clock;
         c_overflow$clock = clock;
         c_oversize$clock = clock;
+        c_hwm$clock = clock;
         a_v$clock = clock;
         a_data$clock = clock;
         a_keep$clock = clock;
@@ -34942,6 +35001,7 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
         c_bad$d = c_bad$q;
         c_overflow$d = c_overflow$q;
         c_oversize$d = c_oversize$q;
+        c_hwm$d = c_hwm$q;
         a_v$d = a_v$q;
         a_data$d = a_data$q;
         a_keep$d = a_keep$q;
@@ -35054,6 +35114,10 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
         cnt_bad_fcs = c_bad$q;
         cnt_overflow = c_overflow$q;
         cnt_oversize = c_oversize$q;
+        hwm = c_hwm$q;
+        if (dfifo$count > c_hwm$q) begin
+            c_hwm$d = dfifo$count;
+        end
         if (reset) begin
             mid$d = 1'b0;
             accepting$d = 1'b0;
@@ -35067,6 +35131,7 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
             c_bad$d = 32'h0;
             c_overflow$d = 32'h0;
             c_oversize$d = 32'h0;
+            c_hwm$d = 10'h0;
         end
     end
 
@@ -35299,6 +35364,25 @@ module rnic_versa5g$core$rx_fifo$c_bad(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_fifo$c_bad
+
+
+module rnic_versa5g$core$rx_fifo$c_hwm(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_fifo$c_hwm
 
 
 module rnic_versa5g$core$rx_fifo$c_ok(d,q,clock);
@@ -36220,6 +36304,11 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
             if (bc$q == 8'h4) begin
                 r_ip_src$d = ({{24{1'b0}}, win[(32'h0)+:(8)]} << 32'h18) | ({{24{1'b0}}, win[(32'h8)+:(8)]} << 32'h10) | ({{24{1'b0}}, win[(32'h10)+:(8)]} << 32'h8) | {{24{1'b0}}, win[(32'h18)+:(8)]};
                 r_ip_dst$d = ({{24{1'b0}}, win[(32'h20)+:(8)]} << 32'h18) | ({{24{1'b0}}, win[(32'h28)+:(8)]} << 32'h10) | ({{24{1'b0}}, win[(32'h30)+:(8)]} << 32'h8) | {{24{1'b0}}, win[(32'h38)+:(8)]};
+            end
+            if (is_tcp & (bc$q >= 8'h4) & (bc$q == tb$q) & ~tcp_hi$q) begin
+                r_sport$d = ({{8{1'b0}}, win[(32'h40)+:(8)]} << 32'h8) | {{8{1'b0}}, win[(32'h48)+:(8)]};
+                r_dport$d = ({{8{1'b0}}, win[(32'h50)+:(8)]} << 32'h8) | {{8{1'b0}}, win[(32'h58)+:(8)]};
+                tv$d = 1'b1;
             end
             if (is_tcp & (bc$q >= 8'h4) & (bc$q == (tb$q + 8'h1))) begin
                 if (tcp_hi$q) begin
@@ -40533,27 +40622,30 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     localparam SpState$Rsp = 2;
     localparam SpState$Decide = 3;
     localparam SpState$Calc = 4;
-    localparam SpState$Sum = 5;
-    localparam SpState$CalcA = 6;
-    localparam SpState$CalcB = 7;
-    localparam SpState$PHdr = 8;
-    localparam SpState$PData = 9;
-    localparam SpState$End = 10;
-    localparam SpState$Cpl = 11;
-    localparam SpState$Adv = 12;
-    localparam SpState$Drain = 13;
-    localparam SpState$ErrDrain = 14;
-    localparam SpState$ErrTerm = 15;
-    localparam SpState$ErrCpl = 16;
-    localparam SpState$ErrAdv = 17;
-    localparam SpState$RtRun = 18;
-    localparam SpState$RtOut = 19;
-    localparam SpState$SChk = 20;
-    localparam SpState$SRes = 21;
-    localparam SpState$XChk = 22;
-    localparam SpState$XRes = 23;
-    localparam SpState$IChk = 24;
-    localparam SpState$IRes = 25;
+    localparam SpState$Push = 5;
+    localparam SpState$Sum = 6;
+    localparam SpState$CalcA = 7;
+    localparam SpState$CalcB = 8;
+    localparam SpState$End = 9;
+    localparam SpState$Cpl = 10;
+    localparam SpState$Adv = 11;
+    localparam SpState$Drain = 12;
+    localparam SpState$ErrDrain = 13;
+    localparam SpState$ErrTerm = 14;
+    localparam SpState$ErrCpl = 15;
+    localparam SpState$ErrAdv = 16;
+    localparam SpState$RtRun = 17;
+    localparam SpState$RtOut = 18;
+    localparam SpState$SChk = 19;
+    localparam SpState$SRes = 20;
+    localparam SpState$XChk = 21;
+    localparam SpState$XRes = 22;
+    localparam SpState$IChk = 23;
+    localparam SpState$IRes = 24;
+    localparam DState$Idle = 0;
+    localparam DState$Hdr = 1;
+    localparam DState$Data = 2;
+    localparam DState$End = 3;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -40632,8 +40724,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  pmore_r$d;
     wire  pmore_r$q;
     reg  pmore_r$clock;
-    reg  [127:0] gbuf$d;
-    wire  [127:0] gbuf$q;
+    reg  [191:0] gbuf$d;
+    wire  [191:0] gbuf$q;
     reg  gbuf$clock;
     reg  [4:0] cnt$d;
     wire  [4:0] cnt$q;
@@ -40716,9 +40808,72 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  [63:0] addr_r$d;
     wire  [63:0] addr_r$q;
     reg  addr_r$clock;
+    reg  [63:0] c_addr$d;
+    wire  [63:0] c_addr$q;
+    reg  c_addr$clock;
+    reg  [31:0] c_n$d;
+    wire  [31:0] c_n$q;
+    reg  c_n$clock;
+    reg  hq$clock;
+    reg  hq$reset;
+    reg  hq$write;
+    reg  [214:0] hq$data_in;
+    wire  hq$full;
+    reg  hq$read;
+    wire  [214:0] hq$data_out;
+    wire  hq$empty;
+    // Unused on purpose: send_place's header queue needs only its full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [2:0] hq$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  dq$clock;
+    reg  dq$reset;
+    reg  dq$write;
+    reg  [68:0] dq$data_in;
+    wire  dq$full;
+    reg  dq$read;
+    wire  [68:0] dq$data_out;
+    wire  dq$empty;
+    // Unused on purpose: send_place's data queue needs only its full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [6:0] dq$count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  cq$clock;
+    reg  cq$reset;
+    reg  cq$write;
+    reg  [81:0] cq$data_in;
+    wire  cq$full;
+    reg  cq$read;
+    wire  [81:0] cq$data_out;
+    wire  cq$empty;
+    wire  [2:0] cq$count;
+    reg  mid_r$d;
+    wire  mid_r$q;
+    reg  mid_r$clock;
+    reg  [2:0] inv_pend$d;
+    wire  [2:0] inv_pend$q;
+    reg  inv_pend$clock;
+    reg  [1:0] dstate$d;
+    wire  [1:0] dstate$q;
+    reg  dstate$clock;
+    reg  d_capt$d;
+    wire  d_capt$q;
+    reg  d_capt$clock;
 
     // Local signals
     reg  [32:0] cend;
+    reg  [214:0] hq_in;
+    reg  [68:0] dq_in;
+    reg  [81:0] cq_in;
+    reg  d_idle;
+    reg  take;
+    reg  [63:0] dd_data;
+    reg  [3:0] dd_keep;
+    reg  dd_last;
+    reg  dd_valid;
+    reg  acc;
+    reg  in_inv;
+    reg  hq_inv;
     reg  c_ar;
     reg  c_tr;
     reg  c_ta;
@@ -40728,12 +40883,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  out_fire;
     reg  [4:0] g_k;
     reg  [4:0] cnt_after;
-    reg  [127:0] gbuf_after;
+    reg  [191:0] gbuf_after;
     reg  [4:0] cnt_pop;
-    reg  [127:0] gbuf_pop;
-    reg  [127:0] ins;
-    reg  [127:0] ins_pop;
-    reg  [127:0] ins_keep;
+    reg  [191:0] gbuf_pop;
+    reg  [191:0] ins;
+    reg  [191:0] ins_pop;
+    reg  [191:0] ins_keep;
     reg  [4:0] cnt_in;
     reg  [4:0] cnt_in_pop;
     reg  [4:0] cnt_in_keep;
@@ -41020,6 +41175,69 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         .q(addr_r$q),
         .clock(addr_r$clock)
     );
+    rnic_versa5g$core$rx_send$sp$c_addr c_addr(
+        .d(c_addr$d),
+        .q(c_addr$q),
+        .clock(c_addr$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$c_n c_n(
+        .d(c_n$d),
+        .q(c_n$q),
+        .clock(c_n$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$hq hq(
+        .clock(hq$clock),
+        .reset(hq$reset),
+        .write(hq$write),
+        .data_in(hq$data_in),
+        .full(hq$full),
+        .read(hq$read),
+        .data_out(hq$data_out),
+        .empty(hq$empty),
+        .count(hq$count)
+    );
+    rnic_versa5g$core$rx_send$sp$dq dq(
+        .clock(dq$clock),
+        .reset(dq$reset),
+        .write(dq$write),
+        .data_in(dq$data_in),
+        .full(dq$full),
+        .read(dq$read),
+        .data_out(dq$data_out),
+        .empty(dq$empty),
+        .count(dq$count)
+    );
+    rnic_versa5g$core$rx_send$sp$cq cq(
+        .clock(cq$clock),
+        .reset(cq$reset),
+        .write(cq$write),
+        .data_in(cq$data_in),
+        .full(cq$full),
+        .read(cq$read),
+        .data_out(cq$data_out),
+        .empty(cq$empty),
+        .count(cq$count)
+    );
+    rnic_versa5g$core$rx_send$sp$mid_r mid_r(
+        .d(mid_r$d),
+        .q(mid_r$q),
+        .clock(mid_r$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$inv_pend inv_pend(
+        .d(inv_pend$d),
+        .q(inv_pend$q),
+        .clock(inv_pend$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$dstate dstate(
+        .d(dstate$d),
+        .q(dstate$q),
+        .clock(dstate$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$d_capt d_capt(
+        .d(d_capt$d),
+        .q(d_capt$q),
+        .clock(d_capt$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -41076,6 +41294,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         c_reuse$clock = clock;
         c_inv$clock = clock;
         c_inv_err$clock = clock;
+        c_addr$clock = clock;
+        c_n$clock = clock;
+        mid_r$clock = clock;
+        inv_pend$clock = clock;
+        dstate$clock = clock;
+        d_capt$clock = clock;
         state$d = state$q;
         opcode$d = opcode$q;
         ddp_last$d = ddp_last$q;
@@ -41129,6 +41353,15 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         c_reuse$d = c_reuse$q;
         c_inv$d = c_inv$q;
         c_inv_err$d = c_inv_err$q;
+        c_addr$d = c_addr$q;
+        c_n$d = c_n$q;
+        mid_r$d = mid_r$q;
+        inv_pend$d = inv_pend$q;
+        dstate$d = dstate$q;
+        d_capt$d = d_capt$q;
+        hq$clock = clock;
+        dq$clock = clock;
+        cq$clock = clock;
         req_valid = 1'b0;
         req_qp = qpn$q[(32'h0)+:(6)];
         rsp_ready = 1'b0;
@@ -41213,7 +41446,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             chk_to = 64'h0;
             chk_len = 32'h0;
         end
-        inv_hold = is_inv & ddp_last$q & (qn$q == 2'h0) & (state$q != SpState$Idle) & (state$q != SpState$Cpl) & (state$q != SpState$Adv) & (state$q != SpState$ErrTerm) & (state$q != SpState$ErrCpl) & (state$q != SpState$ErrAdv);
+        inv_hold = is_inv & ddp_last$q & (qn$q == 2'h0) & (state$q != SpState$Idle) & (state$q != SpState$Cpl) & (state$q != SpState$Adv) & (state$q != SpState$ErrTerm) & (state$q != SpState$ErrCpl) & (state$q != SpState$ErrAdv) | (inv_pend$q != 3'h0);
         total = {{2{1'b0}}, tot$q};
         msg_end = {{2{1'b0}}, mo$q} + {{18{1'b0}}, len$q};
         total_r$d = total;
@@ -41235,26 +41468,58 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         if ((c_ar & c_ta) | (~c_ar & c_tr)) begin
             n = to4k;
         end
-        gear_on = (state$q == SpState$Calc) | (state$q == SpState$CalcA) | (state$q == SpState$CalcB) | (state$q == SpState$XChk) | (state$q == SpState$XRes) | (state$q == SpState$SChk) | (state$q == SpState$SRes) | (state$q == SpState$PHdr) | (state$q == SpState$PData) | (state$q == SpState$End);
+        hq$reset = reset;
+        dq$reset = reset;
+        cq$reset = reset;
+        ut_ready = ~dq$full & (mid_r$q | ~hq$full);
+        acc = ut_ready & ut_valid;
+        dq_in = {{5{1'b0}}, ut_data} | ({{65{1'b0}}, ut_keep} << 32'h40);
+        dq_in = {ut_last, dq_in[67:0]};
+        dq$data_in = dq_in;
+        dq$write = acc;
+        hq_in = {{211{1'b0}}, ut_opcode} | ({{213{1'b0}}, ut_qn} << 32'h5) | ({{183{1'b0}}, ut_msn} << 32'h7) | ({{183{1'b0}}, ut_mo} << 32'h27) | ({{183{1'b0}}, ut_inv_stag} << 32'h47) | ({{199{1'b0}}, ut_len} << 32'h67) | ({{183{1'b0}}, ut_conn} << 32'h77) | ({{183{1'b0}}, ut_qpn} << 32'h97) | ({{183{1'b0}}, ut_pd} << 32'hb7);
+        hq_in = {hq_in[214:5], ut_ddp_last, hq_in[3:0]};
+        hq$data_in = hq_in;
+        hq$write = acc & ~mid_r$q;
+        if (acc) begin
+            mid_r$d = ~ut_last;
+        end
+        hq$read = 1'b0;
+        in_inv = (ut_qn == 2'h0) & ut_ddp_last & ((ut_opcode == k_op_send_inv) | (ut_opcode == k_op_send_se_inv));
+        hq_inv = (hq$data_out[(32'h5)+:(2)] == 2'h0) & hq$data_out[32'h4] & ((hq$data_out[(32'h0)+:(4)] == k_op_send_inv) | (hq$data_out[(32'h0)+:(4)] == k_op_send_se_inv));
+        inv_pend$d = inv_pend$q;
+        if (hq$write & in_inv) begin
+            inv_pend$d = inv_pend$q + 3'h1;
+        end
+        cq$read = 1'b0;
+        cq$write = 1'b0;
+        cq_in = 82'h0;
+        d_idle = (cq$count == 3'h0) & (dstate$q == DState$Idle);
+        dd_data = dq$data_out[(32'h0)+:(64)];
+        dd_keep = dq$data_out[(32'h40)+:(4)];
+        dd_last = dq$data_out[32'h44];
+        dd_valid = ~dq$empty;
+        dq$read = 1'b0;
+        gear_on = (dstate$q == DState$Hdr) | (dstate$q == DState$Data);
         g_k = gk_r$q;
         dma_wr_keep = g_k[(32'h0)+:(4)];
         dma_wr_last = ~pmore_r$q;
-        out_fire = (state$q == SpState$PData) & dma_wr_ready & ((cnt$q >= g_k) | in_done$q);
+        out_fire = (dstate$q == DState$Data) & dma_wr_ready & ((cnt$q >= g_k) | in_done$q);
         cnt_pop = 5'h0;
         if (cnt$q > g_k) begin
             cnt_pop = cnt$q - g_k;
         end
         gbuf_pop = gbuf$q >> ({{3{1'b0}}, g_k} << 32'h3);
-        in_en = gear_on & ~in_done$q & (cnt$q <= 5'h8);
+        in_en = gear_on & ~in_done$q & (cnt$q <= 5'h10);
         in_fire = 1'b0;
-        masked = ut_data;
-        if (ut_keep < 4'h8) begin
-            masked = ut_data & ~(ones64 << ({{4{1'b0}}, ut_keep} << 32'h3));
+        masked = dd_data;
+        if (dd_keep < 4'h8) begin
+            masked = dd_data & ~(ones64 << ({{4{1'b0}}, dd_keep} << 32'h3));
         end
-        ins_pop = {{64{1'b0}}, masked} << ({{3{1'b0}}, cnt_pop} << 32'h3);
-        ins_keep = {{64{1'b0}}, masked} << ({{3{1'b0}}, cnt$q} << 32'h3);
-        cnt_in_pop = cnt_pop + {{1{1'b0}}, ut_keep};
-        cnt_in_keep = cnt$q + {{1{1'b0}}, ut_keep};
+        ins_pop = {{128{1'b0}}, masked} << ({{3{1'b0}}, cnt_pop} << 32'h3);
+        ins_keep = {{128{1'b0}}, masked} << ({{3{1'b0}}, cnt$q} << 32'h3);
+        cnt_in_pop = cnt_pop + {{1{1'b0}}, dd_keep};
+        cnt_in_keep = cnt$q + {{1{1'b0}}, dd_keep};
         gbuf_after = gbuf$q;
         cnt_after = cnt$q;
         ins = ins_keep;
@@ -41266,53 +41531,116 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             cnt_in = cnt_in_pop;
         end
         if (gear_on) begin
-            ut_ready = in_en;
-            in_fire = in_en & ut_valid;
+            in_fire = in_en & dd_valid;
+            dq$read = in_fire;
             gbuf$d = gbuf_after;
             cnt$d = cnt_after;
             if (in_fire) begin
                 gbuf$d = gbuf_after | ins;
                 cnt$d = cnt_in;
-                in_done$d = ut_last;
+                in_done$d = dd_last;
             end
         end
-        else begin
-            ut_ready = ((state$q == SpState$Drain) | (state$q == SpState$ErrDrain) | (state$q == SpState$RtRun)) & ~in_done$q;
-            if (ut_ready & ut_valid) begin
-                in_done$d = ut_last;
+        else if (dstate$q == DState$End) begin
+            dq$read = dd_valid & ~in_done$q;
+            if (dd_valid & ~in_done$q) begin
+                in_done$d = dd_last;
                 rt_first$d = 1'b0;
-                if (rt_first$q) begin
+                if (rt_first$q & d_capt$q) begin
                     rt_data$d = masked;
                 end
+            end
+        end
+        case (dstate$q)
+            DState$Idle:
+                begin
+                end
+            DState$Hdr:
+                begin
+                    dma_wr_valid = 1'b1;
+                    dma_wr_hdr = 1'b1;
+                    dma_wr_data = paddr$q;
+                    if (dma_wr_ready) begin
+                        dstate$d = DState$Data;
+                    end
+                end
+            DState$Data:
+                begin
+                    dma_wr_valid = (cnt$q >= g_k) | in_done$q;
+                    if (out_fire) begin
+                        prem$d = prem$q - {{27{1'b0}}, g_k};
+                        gk_r$d = 5'h8;
+                        if (~pmore_r$q) begin
+                            gk_r$d = 5'h0;
+                        end
+                        else if (prem$q < 32'h10) begin
+                            gk_r$d = prem$q[(32'h0)+:(5)] - 5'h8;
+                        end
+                        pmore_r$d = prem$q > 32'h10;
+                        if (~pmore_r$q) begin
+                            dstate$d = DState$Idle;
+                        end
+                    end
+                end
+            DState$End:
+                begin
+                    if (in_done$q) begin
+                        cnt$d = 5'h0;
+                        gbuf$d = 192'h0;
+                        in_done$d = 1'b0;
+                        dstate$d = DState$Idle;
+                    end
+                end
+        endcase
+        take = ~cq$empty & ((dstate$q == DState$Idle) | ((dstate$q == DState$Data) & out_fire & ~pmore_r$q) | ((dstate$q == DState$End) & in_done$q));
+        if (take) begin
+            cq$read = 1'b1;
+            if (cq$data_out[32'h0]) begin
+                d_capt$d = cq$data_out[32'h1];
+                rt_first$d = 1'b1;
+                dstate$d = DState$End;
+            end
+            else begin
+                paddr$d = cq$data_out[(32'h12)+:(64)];
+                pn$d = {{16{1'b0}}, cq$data_out[(32'h2)+:(16)]};
+                prem$d = {{16{1'b0}}, cq$data_out[(32'h2)+:(16)]};
+                gk_r$d = 5'h8;
+                if (cq$data_out[(32'h2)+:(16)] < 16'h8) begin
+                    gk_r$d = cq$data_out[(32'h2)+:(5)];
+                end
+                pmore_r$d = cq$data_out[(32'h2)+:(16)] > 16'h8;
+                dstate$d = DState$Hdr;
             end
         end
         case (state$q)
             SpState$Idle:
                 begin
-                    in_done$d = 1'b0;
-                    cnt$d = 5'h0;
-                    gbuf$d = 128'h0;
-                    rt_first$d = 1'b1;
-                    rt_data$d = 64'h0;
-                    if (ut_valid) begin
-                        opcode$d = ut_opcode;
-                        ddp_last$d = ut_ddp_last;
-                        qn$d = ut_qn;
-                        msn$d = ut_msn;
-                        mo$d = ut_mo;
-                        inv$d = ut_inv_stag;
-                        len$d = ut_len;
-                        conn$d = ut_conn;
-                        qpn$d = ut_qpn;
-                        pd$d = ut_pd;
-                        if (ut_qn == k_qn_term) begin
+                    if (~hq$empty) begin
+                        hq$read = 1'b1;
+                        if (hq_inv) begin
+                            inv_pend$d = inv_pend$q - 3'h1;
+                            if (hq$write & in_inv) begin
+                                inv_pend$d = inv_pend$q;
+                            end
+                        end
+                        opcode$d = hq$data_out[(32'h0)+:(4)];
+                        ddp_last$d = hq$data_out[32'h4];
+                        qn$d = hq$data_out[(32'h5)+:(2)];
+                        msn$d = hq$data_out[(32'h7)+:(32)];
+                        mo$d = hq$data_out[(32'h27)+:(32)];
+                        inv$d = hq$data_out[(32'h47)+:(32)];
+                        len$d = hq$data_out[(32'h67)+:(16)];
+                        conn$d = hq$data_out[(32'h77)+:(32)];
+                        qpn$d = hq$data_out[(32'h97)+:(32)];
+                        pd$d = hq$data_out[(32'hb7)+:(32)];
+                        if (hq$data_out[(32'h5)+:(2)] == k_qn_term) begin
                             state$d = SpState$RtRun;
                         end
-                        else if (ut_qn == k_qn_rreq) begin
+                        else if (hq$data_out[(32'h5)+:(2)] == k_qn_rreq) begin
                             c_rreq$d = c_rreq$q + 32'h1;
                             state$d = SpState$Drain;
                         end
-                        else if (ut_qpn[(32'h6)+:(26)] != 26'h0) begin
+                        else if (hq$data_out[(32'h9d)+:(26)] != 26'h0) begin
                             c_drop$d = c_drop$q + 32'h1;
                             state$d = SpState$Drain;
                         end
@@ -41469,60 +41797,36 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Calc:
                 begin
-                    paddr$d = addr;
-                    pn$d = n;
-                    prem$d = n;
-                    gk_r$d = 5'h8;
-                    if (n < 32'h8) begin
-                        gk_r$d = n[(32'h0)+:(5)];
-                    end
-                    pmore_r$d = n > 32'h8;
+                    c_addr$d = addr;
+                    c_n$d = n;
                     if (n == 32'h0) begin
                         state$d = SpState$End;
                     end
                     else begin
-                        state$d = SpState$PHdr;
+                        state$d = SpState$Push;
                     end
                 end
-            SpState$PHdr:
+            SpState$Push:
                 begin
-                    dma_wr_valid = 1'b1;
-                    dma_wr_hdr = 1'b1;
-                    dma_wr_data = paddr$q;
-                    if (dma_wr_ready) begin
-                        state$d = SpState$PData;
-                    end
-                end
-            SpState$PData:
-                begin
-                    dma_wr_valid = (cnt$q >= g_k) | in_done$q;
-                    if (out_fire) begin
-                        prem$d = prem$q - {{27{1'b0}}, g_k};
-                        gk_r$d = 5'h8;
-                        if (~pmore_r$q) begin
-                            gk_r$d = 5'h0;
-                        end
-                        else if (prem$q < 32'h10) begin
-                            gk_r$d = prem$q[(32'h0)+:(5)] - 5'h8;
-                        end
-                        pmore_r$d = prem$q > 32'h10;
-                        if (~pmore_r$q) begin
-                            m$d = m$q + pn$q;
-                            r$d = r$q - pn$q;
-                            state$d = SpState$CalcA;
-                            t_addr$d = t_addr$q + {{32{1'b0}}, pn$q};
-                            t_avail$d = t_avail$q - pn$q;
-                            if (t_avail$q != pn$q) begin
-                                c_reuse$d = c_reuse$q + 32'h1;
-                                state$d = SpState$Calc;
-                            end
+                    cq_in = ({{18{1'b0}}, c_addr$q} << 32'h12) | ({{66{1'b0}}, c_n$q[(32'h0)+:(16)]} << 32'h2);
+                    if (~cq$full) begin
+                        cq$write = 1'b1;
+                        m$d = m$q + c_n$q;
+                        r$d = r$q - c_n$q;
+                        state$d = SpState$CalcA;
+                        t_addr$d = t_addr$q + {{32{1'b0}}, c_n$q};
+                        t_avail$d = t_avail$q - c_n$q;
+                        if (t_avail$q != c_n$q) begin
+                            c_reuse$d = c_reuse$q + 32'h1;
+                            state$d = SpState$Calc;
                         end
                     end
                 end
             SpState$End:
                 begin
-                    cnt$d = 5'h0;
-                    if (in_done$q) begin
+                    cq_in = 82'h1;
+                    if (~cq$full) begin
+                        cq$write = 1'b1;
                         if (ddp_last$q & is_inv) begin
                             state$d = SpState$IChk;
                         end
@@ -41560,8 +41864,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Cpl:
                 begin
-                    cpl_valid = 1'b1;
-                    if (cpl_ready) begin
+                    cpl_valid = d_idle;
+                    if (d_idle & cpl_ready) begin
                         c_send$d = c_send$q + 32'h1;
                         state$d = SpState$Adv;
                     end
@@ -41575,20 +41879,24 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Drain:
                 begin
-                    if (in_done$q) begin
+                    cq_in = 82'h1;
+                    if (~cq$full) begin
+                        cq$write = 1'b1;
                         state$d = SpState$Idle;
                     end
                 end
             SpState$ErrDrain:
                 begin
-                    if (in_done$q) begin
+                    cq_in = 82'h1;
+                    if (~cq$full) begin
+                        cq$write = 1'b1;
                         state$d = SpState$ErrTerm;
                     end
                 end
             SpState$ErrTerm:
                 begin
-                    term_valid = 1'b1;
-                    if (term_ready) begin
+                    term_valid = d_idle;
+                    if (d_idle & term_ready) begin
                         c_term_tx$d = c_term_tx$q + 32'h1;
                         if (e_cqe$q) begin
                             state$d = SpState$ErrCpl;
@@ -41621,14 +41929,16 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$RtRun:
                 begin
-                    if (in_done$q) begin
+                    cq_in = 82'h3;
+                    if (~cq$full) begin
+                        cq$write = 1'b1;
                         state$d = SpState$RtOut;
                     end
                 end
             SpState$RtOut:
                 begin
-                    rterm_valid = 1'b1;
-                    if (rterm_ready) begin
+                    rterm_valid = d_idle;
+                    if (d_idle & rterm_ready) begin
                         c_term_rx$d = c_term_rx$q + 32'h1;
                         if (qpn$q[(32'h6)+:(26)] == 26'h0) begin
                             state$d = SpState$ErrAdv;
@@ -41640,8 +41950,15 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     end
                 end
         endcase
+        cq$data_in = cq_in;
         if (reset) begin
             state$d = SpState$Idle;
+            dstate$d = DState$Idle;
+            mid_r$d = 1'b0;
+            inv_pend$d = 3'h0;
+            in_done$d = 1'b0;
+            cnt$d = 5'h0;
+            gbuf$d = 192'h0;
             c_send$d = 32'h0;
             c_term_tx$d = 32'h0;
             c_term_rx$d = 32'h0;
@@ -41713,6 +42030,25 @@ module rnic_versa5g$core$rx_send$sp$base_r(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$base_r
 
 
+module rnic_versa5g$core$rx_send$sp$c_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$c_addr
+
+
 module rnic_versa5g$core$rx_send$sp$c_drop(d,q,clock);
 
     // Module arguments
@@ -41768,6 +42104,25 @@ module rnic_versa5g$core$rx_send$sp$c_inv_err(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$c_inv_err
+
+
+module rnic_versa5g$core$rx_send$sp$c_n(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$c_n
 
 
 module rnic_versa5g$core$rx_send$sp$c_prot(d,q,clock);
@@ -41960,6 +42315,210 @@ module rnic_versa5g$core$rx_send$sp$conn(d,q,clock);
 endmodule // rnic_versa5g$core$rx_send$sp$conn
 
 
+module rnic_versa5g$core$rx_send$sp$cq(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [81:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [81:0] data_out;
+    output reg  empty;
+    output reg  [2:0] count;
+
+    // Constant declarations
+    localparam  depth = 3'b100;
+
+    // Stub signals
+    reg  [1:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [81:0] ram$read_data;
+    reg  [1:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [81:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] wr_ptr$d;
+    wire  [2:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [2:0] wr_ptr_d$d;
+    wire  [2:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [2:0] rd_ptr$d;
+    wire  [2:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [2:0] rd_next;
+    reg  [2:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$sp$cq$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rx_send$sp$cq$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$cq$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$cq$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 3'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(2)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(2)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 3'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 3'h0;
+            wr_ptr_d$d = 3'h0;
+            rd_ptr$d = 3'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$cq
+
+
+module rnic_versa5g$core$rx_send$sp$cq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [1:0] read_address;
+    input wire  read_clock;
+    output reg  [81:0] read_data;
+    input wire  [1:0] write_address;
+    input wire  write_clock;
+    input wire  [81:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[81:0] mem[3:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_versa5g$core$rx_send$sp$cq$ram
+
+
+module rnic_versa5g$core$rx_send$sp$cq$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$cq$rd_ptr
+
+
+module rnic_versa5g$core$rx_send$sp$cq$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$cq$wr_ptr
+
+
+module rnic_versa5g$core$rx_send$sp$cq$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$cq$wr_ptr_d
+
+
+module rnic_versa5g$core$rx_send$sp$d_capt(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$d_capt
+
+
 module rnic_versa5g$core$rx_send$sp$ddp_last(d,q,clock);
 
     // Module arguments
@@ -41977,6 +42536,219 @@ module rnic_versa5g$core$rx_send$sp$ddp_last(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$ddp_last
+
+
+module rnic_versa5g$core$rx_send$sp$dq(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [68:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [68:0] data_out;
+    output reg  empty;
+    output reg  [6:0] count;
+
+    // Constant declarations
+    localparam  depth = 7'b1000000;
+
+    // Stub signals
+    reg  [5:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [68:0] ram$read_data;
+    reg  [5:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [68:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [6:0] wr_ptr$d;
+    wire  [6:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [6:0] wr_ptr_d$d;
+    wire  [6:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [6:0] rd_ptr$d;
+    wire  [6:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [6:0] rd_next;
+    reg  [6:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$sp$dq$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rx_send$sp$dq$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$dq$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$dq$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 7'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(6)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(6)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 7'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 7'h0;
+            wr_ptr_d$d = 7'h0;
+            rd_ptr$d = 7'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$dq
+
+
+module rnic_versa5g$core$rx_send$sp$dq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [68:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [68:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[68:0] mem[63:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_versa5g$core$rx_send$sp$dq$ram
+
+
+module rnic_versa5g$core$rx_send$sp$dq$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$dq$rd_ptr
+
+
+module rnic_versa5g$core$rx_send$sp$dq$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$dq$wr_ptr
+
+
+module rnic_versa5g$core$rx_send$sp$dq$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$dq$wr_ptr_d
+
+
+module rnic_versa5g$core$rx_send$sp$dstate(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam DState$Idle = 0;
+    localparam DState$Hdr = 1;
+    localparam DState$Data = 2;
+    localparam DState$End = 3;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$dstate
 
 
 module rnic_versa5g$core$rx_send$sp$e_cause(d,q,clock);
@@ -42039,13 +42811,13 @@ endmodule // rnic_versa5g$core$rx_send$sp$e_status
 module rnic_versa5g$core$rx_send$sp$gbuf(d,q,clock);
 
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [191:0] d;
+    output reg  [191:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 192'h0;
     end
 
     always @(posedge clock) begin
@@ -42072,6 +42844,191 @@ module rnic_versa5g$core$rx_send$sp$gk_r(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$gk_r
+
+
+module rnic_versa5g$core$rx_send$sp$hq(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [214:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [214:0] data_out;
+    output reg  empty;
+    output reg  [2:0] count;
+
+    // Constant declarations
+    localparam  depth = 3'b100;
+
+    // Stub signals
+    reg  [1:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [214:0] ram$read_data;
+    reg  [1:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [214:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [2:0] wr_ptr$d;
+    wire  [2:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [2:0] wr_ptr_d$d;
+    wire  [2:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [2:0] rd_ptr$d;
+    wire  [2:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [2:0] rd_next;
+    reg  [2:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$sp$hq$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rx_send$sp$hq$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$hq$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$hq$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+        wr_ptr_d$clock = clock;
+        rd_ptr$clock = clock;
+        wr_ptr$d = wr_ptr$q;
+        wr_ptr_d$d = wr_ptr_d$q;
+        rd_ptr$d = rd_ptr$q;
+        ram$read_clock = clock;
+        ram$write_clock = clock;
+        used = wr_ptr$q - rd_ptr$q;
+        count = used;
+        full = used >= depth;
+        empty = rd_ptr$q == wr_ptr_d$q;
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 3'h1;
+        end
+        rd_ptr$d = rd_next;
+        ram$read_address = rd_next[(32'h0)+:(2)];
+        data_out = ram$read_data;
+        ram$write_address = wr_ptr$q[(32'h0)+:(2)];
+        ram$write_data = data_in;
+        ram$write_enable = write & ~full;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 3'h1;
+        end
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr$d = 3'h0;
+            wr_ptr_d$d = 3'h0;
+            rd_ptr$d = 3'h0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$hq
+
+
+module rnic_versa5g$core$rx_send$sp$hq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [1:0] read_address;
+    input wire  read_clock;
+    output reg  [214:0] read_data;
+    input wire  [1:0] write_address;
+    input wire  write_clock;
+    input wire  [214:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[214:0] mem[3:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_versa5g$core$rx_send$sp$hq$ram
+
+
+module rnic_versa5g$core$rx_send$sp$hq$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$hq$rd_ptr
+
+
+module rnic_versa5g$core$rx_send$sp$hq$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$hq$wr_ptr
+
+
+module rnic_versa5g$core$rx_send$sp$hq$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$hq$wr_ptr_d
 
 
 module rnic_versa5g$core$rx_send$sp$in_done(d,q,clock);
@@ -42110,6 +43067,25 @@ module rnic_versa5g$core$rx_send$sp$inv(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$inv
+
+
+module rnic_versa5g$core$rx_send$sp$inv_pend(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$inv_pend
 
 
 module rnic_versa5g$core$rx_send$sp$key_r(d,q,clock);
@@ -42186,6 +43162,25 @@ module rnic_versa5g$core$rx_send$sp$m(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$m
+
+
+module rnic_versa5g$core$rx_send$sp$mid_r(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$mid_r
 
 
 module rnic_versa5g$core$rx_send$sp$mo(d,q,clock);
@@ -42507,27 +43502,26 @@ module rnic_versa5g$core$rx_send$sp$state(d,q,clock);
     localparam SpState$Rsp = 2;
     localparam SpState$Decide = 3;
     localparam SpState$Calc = 4;
-    localparam SpState$Sum = 5;
-    localparam SpState$CalcA = 6;
-    localparam SpState$CalcB = 7;
-    localparam SpState$PHdr = 8;
-    localparam SpState$PData = 9;
-    localparam SpState$End = 10;
-    localparam SpState$Cpl = 11;
-    localparam SpState$Adv = 12;
-    localparam SpState$Drain = 13;
-    localparam SpState$ErrDrain = 14;
-    localparam SpState$ErrTerm = 15;
-    localparam SpState$ErrCpl = 16;
-    localparam SpState$ErrAdv = 17;
-    localparam SpState$RtRun = 18;
-    localparam SpState$RtOut = 19;
-    localparam SpState$SChk = 20;
-    localparam SpState$SRes = 21;
-    localparam SpState$XChk = 22;
-    localparam SpState$XRes = 23;
-    localparam SpState$IChk = 24;
-    localparam SpState$IRes = 25;
+    localparam SpState$Push = 5;
+    localparam SpState$Sum = 6;
+    localparam SpState$CalcA = 7;
+    localparam SpState$CalcB = 8;
+    localparam SpState$End = 9;
+    localparam SpState$Cpl = 10;
+    localparam SpState$Adv = 11;
+    localparam SpState$Drain = 12;
+    localparam SpState$ErrDrain = 13;
+    localparam SpState$ErrTerm = 14;
+    localparam SpState$ErrCpl = 15;
+    localparam SpState$ErrAdv = 16;
+    localparam SpState$RtRun = 17;
+    localparam SpState$RtOut = 18;
+    localparam SpState$SChk = 19;
+    localparam SpState$SRes = 20;
+    localparam SpState$XChk = 21;
+    localparam SpState$XRes = 22;
+    localparam SpState$IChk = 23;
+    localparam SpState$IRes = 24;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)

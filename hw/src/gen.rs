@@ -210,10 +210,16 @@ const UNUSED_OK: &[Unused] = &[
         "rx_fifo's frame-record FIFO does not need its occupancy output",
     ),
     unused(
-        &["rx_fifo"],
-        "dfifo$count",
-        12,
-        "rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy",
+        &["rx_send$sp"],
+        "hq$count",
+        3,
+        "send_place's header queue needs only its full and empty flags",
+    ),
+    unused(
+        &["rx_send$sp"],
+        "dq$count",
+        7,
+        "send_place's data queue needs only its full and empty flags",
     ),
     unused(
         &["ddp_rx"],
@@ -351,6 +357,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_rx_bad_fcs", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_overflow", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_oversize", 32, NO_REGS),
+    unused(BOARD_TOP, "core$rx_fifo_hwm", 16, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_bad_len", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_bad_ip_csum", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_rx_bad_tcp_csum", 32, NO_REGS),
@@ -424,6 +431,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(&["bridge"], "rxq$cnt_bad_fcs", 32, BRIDGE_NO_REGS),
     unused(&["bridge"], "rxq$cnt_overflow", 32, BRIDGE_NO_REGS),
     unused(&["bridge"], "rxq$cnt_oversize", 32, BRIDGE_NO_REGS),
+    unused(&["bridge"], "rxq$hwm", 10, BRIDGE_NO_REGS),
     unused(
         &["bridge"],
         "txq$count",

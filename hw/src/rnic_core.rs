@@ -134,6 +134,8 @@ pub struct RnicCoreP<
     pub cnt_rx_bad_fcs: Signal<Out, Bits<32>>,
     pub cnt_rx_overflow: Signal<Out, Bits<32>>,
     pub cnt_rx_oversize: Signal<Out, Bits<32>>,
+    /// `rx_fifo`'s high-water mark in beats since reset (`RxFifoN::hwm`).
+    pub rx_fifo_hwm: Signal<Out, Bits<16>>,
     // Header record of the segment on rx_pay (valid with rx_pay_valid).
     pub rx_hdr_eth_dst: Signal<Out, Bits<48>>,
     pub rx_hdr_eth_src: Signal<Out, Bits<48>>,
@@ -2055,6 +2057,7 @@ impl<
         self.cnt_rx_ok.next = self.rx_fifo.cnt_ok.val();
         self.cnt_rx_bad_fcs.next = self.rx_fifo.cnt_bad_fcs.val();
         self.cnt_rx_overflow.next = self.rx_fifo.cnt_overflow.val();
+        self.rx_fifo_hwm.next = bit_cast::<16, RXNP1>(self.rx_fifo.hwm.val());
         self.cnt_rx_oversize.next = self.rx_fifo.cnt_oversize.val();
         self.cnt_rx_bad_len.next = self.rx_parse.cnt_bad_len.val();
         self.cnt_rx_bad_ip_csum.next = self.rx_parse.cnt_bad_ip_csum.val();

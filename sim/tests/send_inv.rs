@@ -313,10 +313,11 @@ fn only_the_named_stag_is_invalidated_and_the_cost() {
     assert_eq!(r.terms, 0);
     let n = r.node.borrow();
     assert_eq!(n.core.0.get_cnt_rxs_inv(), 2);
-    // +6 clocks by construction (IChk, the TPT's 4, IRes); the DMA write
-    // slot of the CQE may round it up.
-    assert!((6..=12).contains(&(lat[1] - lat[0])), "{lat:?}");
-    assert!((6..=12).contains(&(lat[3] - lat[2])), "{lat:?}");
+    // The invalidation (IChk, the TPT's 4 clocks, IRes) runs while the
+    // data stage still writes the segment: it adds at most its own 6
+    // clocks, and the DMA write slot of the CQE may round that up.
+    assert!(lat[1] + 2 >= lat[0] && lat[1] <= lat[0] + 12, "{lat:?}");
+    assert!(lat[3] + 2 >= lat[2] && lat[3] <= lat[2] + 12, "{lat:?}");
     println!(
         "send_inv: last MAC beat -> CQE written, 16-octet Send / Send with Invalidate \
          (twice): {lat:?} clocks, Invalidate adds {} and {}",

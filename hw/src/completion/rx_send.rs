@@ -520,6 +520,15 @@ mod tests {
         chk: Option<(u64, u64, u64, u64)>,
         n_chk: usize,
         n_inv: usize,
+        /// Every input offered and every output taken each clock, the TPT
+        /// answering after its own latency (4 clocks): throughput tests.
+        full_rate: bool,
+        /// Clocks in which a `ut_*` beat was offered and not taken.
+        ut_stalls: u64,
+        /// The clock each segment's first beat was taken, and whether the
+        /// next beat taken is inside a segment.
+        seg_start: Vec<u64>,
+        in_seg: bool,
     }
 
     impl Tb {
@@ -619,6 +628,10 @@ mod tests {
                 chk: None,
                 n_chk: 0,
                 n_inv: 0,
+                full_rate: false,
+                ut_stalls: 0,
+                seg_start: vec![],
+                in_seg: false,
             };
             tb.tpt.pbl = (0..4).map(|i| i << 30).collect();
             tb.tpt.entries.insert(
@@ -694,7 +707,8 @@ mod tests {
         fn clock(&mut self) {
             let rng = &mut self.rng;
             let u = &mut self.u;
-            let present = !self.ut.is_empty() && rng.below(100) < 80;
+            let fr = self.full_rate;
+            let present = !self.ut.is_empty() && (fr || rng.below(100) < 80);
             u.ut_valid.next = present;
             if let Some(&(d, k, l, op, dl, qn, msn, mo, inv, len, qpn)) = self.ut.front() {
                 u.ut_data.next = (d | if k < 8 { u64::MAX << (8 * k) } else { 0 }).into();
@@ -720,9 +734,9 @@ mod tests {
                 u.res_addr.next = a.into();
                 u.res_page_left.next = l.into();
             }
-            let rr = rng.below(100) < 70;
+            let rr = fr || rng.below(100) < 70;
             u.dma_rd_req_ready.next = rr;
-            let o = self.rd.offer().filter(|_| rng.below(100) < 80);
+            let o = self.rd.offer().filter(|_| fr || rng.below(100) < 80);
             u.dma_rd_cpl_valid.next = o.is_some();
             if let Some((d, k, l, t)) = o {
                 u.dma_rd_cpl_data.next = d.into();
@@ -730,14 +744,20 @@ mod tests {
                 u.dma_rd_cpl_last.next = l;
                 u.dma_rd_cpl_tag.next = (t as u64).into();
             }
-            let wr = rng.below(100) < 75;
+            let wr = fr || rng.below(100) < 75;
             u.dma_wr_ready.next = wr;
             let tr = rng.below(100) < 60;
             u.term_ready.next = tr;
             u.rterm_ready.next = tr;
             assert!(simulate(u, 1000));
             if present && u.ut_ready.val() {
-                self.ut.pop_front();
+                let b = self.ut.pop_front().unwrap();
+                if !self.in_seg {
+                    self.seg_start.push(self.cycles);
+                }
+                self.in_seg = !b.2;
+            } else if present {
+                self.ut_stalls += 1;
             }
             if res.is_some() && u.res_ready.val() {
                 self.chk = None;
@@ -762,7 +782,8 @@ mod tests {
                 } else {
                     assert_eq!(u.chk_need.val().to_u64(), ACCESS_LOCAL_WRITE as u64);
                 }
-                self.chk = Some((self.cycles + 4 + rng.below(5) as u64, f, a, l));
+                let lat = if fr { 4 } else { 4 + rng.below(5) as u64 };
+                self.chk = Some((self.cycles + lat, f, a, l));
                 self.n_chk += 1;
             }
             if u.dma_rd_req_valid.val() && rr {
@@ -1642,6 +1663,67 @@ mod tests {
             tb.n_chk - n0
         );
         assert_eq!(tb.n_chk - n0, want_chk);
+    }
+
+    /// Clocks per full-size segment when nothing outside the block waits:
+    /// every `ut_*` beat offered at once, DMA writes always taken, the TPT
+    /// at its own latency. A 64 KiB Send in segments of the size MTU 1500
+    /// and MTU 9000 carry (TCP MSS less MPA header and CRC, less the
+    /// untagged DDP/RDMAP header), into one SGE of 4 KiB pages.
+    #[test]
+    fn full_size_segments_keep_up_with_the_wire() {
+        for (mtu, seg) in [(1500usize, 1436usize), (9000, 8936)] {
+            let mut tb = Tb::new(41);
+            let mut rng = Rng::new(42);
+            tb.full_rate = true;
+            let len = 64 * 1024;
+            let data = rng.bytes(len);
+            let sges = [Sge {
+                addr: 0x4000_0000,
+                length: len as u32,
+                lkey: IDENT,
+            }];
+            tb.qp(5, &[wqe(0x5005, &sges)]);
+            let mut mo = 0;
+            let mut nseg = 0;
+            while mo < len {
+                let l = (len - mo).min(seg);
+                tb.send(
+                    &RdmapRepr::Send {
+                        solicited: false,
+                        invalidate_stag: None,
+                        last: mo + l == len,
+                        msn: 1,
+                        mo: mo as u32,
+                        payload: &data[mo..mo + l],
+                    },
+                    5,
+                );
+                mo += l;
+                nseg += 1;
+            }
+            let beats = tb.ut.len() as u64;
+            let t0 = tb.cycles;
+            while !tb.ut.is_empty() {
+                tb.clock();
+            }
+            let took = tb.cycles - t0;
+            tb.run(400);
+            assert_eq!(tb.wr.read(0x4000_0000, len), data);
+            // The wire: Ethernet frame + FCS + preamble + IFG, 8 octets a clock.
+            let wire = (mtu + 14 + 4 + 8 + 12) as f64 / 8.0;
+            // Between the first beats of the second and the last segment
+            // (the first waits for its WQE and its SGE checks).
+            let st = &tb.seg_start;
+            assert_eq!(st.len(), nseg);
+            let steady = (st[nseg - 1] - st[1]) as f64 / (nseg - 2) as f64;
+            println!(
+                "MTU {mtu}: {nseg} segments of {seg} octets, {beats} beats in {took} clocks \
+                 ({} input stalls); {steady:.1} clocks/segment after the first, wire {wire:.1}",
+                tb.ut_stalls
+            );
+            assert!(steady <= wire, "the wire outruns Send placement");
+        }
     }
 
     /// Every segment is checked, not only the first: a region invalidated

@@ -32,8 +32,7 @@
 //!    clock per SGE passed, `ck`/`cbase`, SGE `rsp_sel` of `recv_wqe`);
 //!    one DMA write request per piece, split at SGE ends and 4 KiB bus
 //!    boundaries, data packed from the request address through a 16-octet
-//!    realigner (one beat per clock; +4 clocks per request: `CalcA`, `CalcB`,
-//!    `Calc`, `PHdr`; +1 per segment for `Sum`). On the segment
+//!    realigner (one beat per clock, see "Pipeline"). On the segment
 //!    with DDP L = 1: completion record (opcode `Recv`, `byte_len` = MO +
 //!    len, `WITH_INV` + the STag for the Invalidate opcodes, `SOLICITED` for
 //!    the SE opcodes), then the WQE is consumed (`adv_*`: ci + 1, MSN + 1).
@@ -64,7 +63,35 @@
 //!    completion `RemoteInvalidRequestError`, QP to error (the data is
 //!    placed already). `inv_hold` keeps the TPT from the other clients
 //!    from the header of such a segment until then.
+//!
+//! # Pipeline
+//! Two stages, so that a segment's checks and translations overlap the
+//! previous segment's data (at MTU 1500 the wire leaves about 12 clocks per
+//! segment beyond its data beats; the checks alone take ~16):
+//! * **input**: every `ut_*` beat goes to a data queue (`dq`, 64 beats), and
+//!   each segment's header fields, with its first beat, to a header queue
+//!   (`hq`, 4 segments). The input stops only when one of them is full.
+//! * **control** (`state`): takes a header from `hq` and does items 1–6
+//!   above (WQE, checks, SGE walk, translation), handing the data stage a
+//!   command per piece `{bus address, octets}` and one per segment end
+//!   (`cq`, 4 commands). It waits for the data stage to be idle (every
+//!   command done) only before what must follow the data: the completion
+//!   record, a Terminate request, a received Terminate's report.
+//! * **data** (`dstate`): per piece a DMA write header, then its beats
+//!   through the realigner (24 octets, so a beat goes in and one out every
+//!   clock at any alignment); per segment end, the segment's remaining beats
+//!   (through `last`) are taken unwritten and the realigner emptied.
+//!
+//! A Send with Invalidate's last segment raises `inv_hold` from the clock
+//! its header enters `hq` (`inv_pend`), so no FPDU behind it is checked
+//! before its invalidation, however far the input runs ahead.
+//!
+//! Measured (`cargo test --release -p rnic-hw --lib full_size_segments --
+//! --nocapture`, every input offered, DMA always ready, TPT at its 4-clock
+//! latency): 182.0 clocks per 1436-octet Send segment (MTU 1500; the wire
+//! takes 192.2) and 1,119.2 per 8936-octet one (MTU 9000; wire 1,129.8).
 
+use crate::common::fifo::Fifo;
 use crate::common::k;
 use crate::completion::recv_wqe::QP_BITS;
 use rnic_wire::abi::cqe::{
@@ -78,6 +105,29 @@ use rnic_wire::terminate::{
 };
 use rust_hdl::prelude::*;
 
+/// Width of a header-queue entry: opcode 0, ddp_last 4, qn 5, msn 7, mo 39,
+/// inv_stag 71, len 103, conn 119, qpn 151, pd 183 (LSB positions).
+pub const HQ_W: usize = 215;
+/// Width of a data-queue entry: data 0, keep 64, last 68.
+pub const DQ_W: usize = 69;
+/// Width of a command: kind 0 (bit 0: end of segment, bit 1: capture the
+/// first 8 octets), n 2 (octets of a piece), bus address 18.
+pub const CQ_W: usize = 82;
+
+/// The data stage (module doc, "Pipeline").
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum DState {
+    /// Waiting for a command.
+    Idle,
+    /// A piece's DMA write header.
+    Hdr,
+    /// A piece's data beats through the realigner.
+    Data,
+    /// The end of a segment: the rest of its beats (through `last`) are
+    /// taken without being written; the realigner is emptied.
+    End,
+}
+
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum SpState {
     Idle,
@@ -85,22 +135,25 @@ pub enum SpState {
     Rsp,
     Decide,
     Calc,
+    /// The piece computed in `Calc` goes to the data stage.
+    Push,
     /// One clock between `Rsp` and `Decide`: the buffer sums get registered.
     Sum,
     /// Two clocks before `Calc`: the piece's SGE and offset, then its
     /// address and room, get registered (FPGA timing).
     CalcA,
     CalcB,
-    PHdr,
-    PData,
+    /// The segment's end command (after its last piece).
     End,
     Cpl,
     Adv,
+    /// A segment placed nowhere: its end command only.
     Drain,
     ErrDrain,
     ErrTerm,
     ErrCpl,
     ErrAdv,
+    /// An incoming Terminate: its end command with capture.
     RtRun,
     RtOut,
     /// Local check of the receive WQE's SGE `csel` (whole SGE, TPT).
@@ -298,7 +351,7 @@ pub struct SendPlace {
     /// of `prem` = 0.
     gk_r: DFF<Bits<5>>,
     pmore_r: DFF<Bit>,
-    gbuf: DFF<Bits<128>>,
+    gbuf: DFF<Bits<192>>,
     cnt: DFF<Bits<5>>,
     in_done: DFF<Bit>,
     e_cause: DFF<Bits<16>>,
@@ -329,6 +382,42 @@ pub struct SendPlace {
     base_r: DFF<Bits<64>>,
     avail_r: DFF<Bits<32>>,
     addr_r: DFF<Bits<64>>,
+    /// The piece `Calc` computed: bus address and octets.
+    c_addr: DFF<Bits<64>>,
+    c_n: DFF<Bits<32>>,
+    // ---- pipeline (module doc, "Pipeline")
+    /// Segment headers (one per segment, written with its first beat).
+    hq: Fifo<Bits<HQ_W>, 2, 3>,
+    /// Segment payload beats.
+    dq: Fifo<Bits<DQ_W>, 6, 7>,
+    /// Commands from the control stage to the data stage.
+    cq: Fifo<Bits<CQ_W>, 2, 3>,
+    hq_in: Signal<Local, Bits<HQ_W>>,
+    dq_in: Signal<Local, Bits<DQ_W>>,
+    cq_in: Signal<Local, Bits<CQ_W>>,
+    /// The input is inside a segment (its next beat is not a first beat).
+    mid_r: DFF<Bit>,
+    /// Last segments of a Send with Invalidate in `hq` (they hold the TPT
+    /// from the other clients, see `inv_hold`).
+    inv_pend: DFF<Bits<3>>,
+    dstate: DFF<DState>,
+    /// The segment ending in `DState::End` is a Terminate: keep its first
+    /// 8 octets (`rt_data`).
+    d_capt: DFF<Bit>,
+    /// The data stage has done every command handed to it.
+    d_idle: Signal<Local, Bit>,
+    /// The data stage takes its next command this clock.
+    take: Signal<Local, Bit>,
+    dd_data: Signal<Local, Bits<64>>,
+    dd_keep: Signal<Local, Bits<4>>,
+    dd_last: Signal<Local, Bit>,
+    dd_valid: Signal<Local, Bit>,
+    /// An input beat is taken this clock.
+    acc: Signal<Local, Bit>,
+    /// The input's segment / `hq`'s head is a Send with Invalidate's last
+    /// segment.
+    in_inv: Signal<Local, Bit>,
+    hq_inv: Signal<Local, Bit>,
     // ---- temporaries
     c_ar: Signal<Local, Bit>,
     c_tr: Signal<Local, Bit>,
@@ -339,12 +428,12 @@ pub struct SendPlace {
     out_fire: Signal<Local, Bit>,
     g_k: Signal<Local, Bits<5>>,
     cnt_after: Signal<Local, Bits<5>>,
-    gbuf_after: Signal<Local, Bits<128>>,
+    gbuf_after: Signal<Local, Bits<192>>,
     cnt_pop: Signal<Local, Bits<5>>,
-    gbuf_pop: Signal<Local, Bits<128>>,
-    ins: Signal<Local, Bits<128>>,
-    ins_pop: Signal<Local, Bits<128>>,
-    ins_keep: Signal<Local, Bits<128>>,
+    gbuf_pop: Signal<Local, Bits<192>>,
+    ins: Signal<Local, Bits<192>>,
+    ins_pop: Signal<Local, Bits<192>>,
+    ins_keep: Signal<Local, Bits<192>>,
     cnt_in: Signal<Local, Bits<5>>,
     cnt_in_pop: Signal<Local, Bits<5>>,
     cnt_in_keep: Signal<Local, Bits<5>>,
@@ -551,6 +640,27 @@ impl Default for SendPlace {
             base_r: Default::default(),
             avail_r: Default::default(),
             addr_r: Default::default(),
+            c_addr: Default::default(),
+            c_n: Default::default(),
+            hq: Default::default(),
+            dq: Default::default(),
+            cq: Default::default(),
+            hq_in: Default::default(),
+            dq_in: Default::default(),
+            cq_in: Default::default(),
+            mid_r: Default::default(),
+            inv_pend: Default::default(),
+            dstate: Default::default(),
+            d_capt: Default::default(),
+            d_idle: Default::default(),
+            take: Default::default(),
+            dd_data: Default::default(),
+            dd_keep: Default::default(),
+            dd_last: Default::default(),
+            dd_valid: Default::default(),
+            acc: Default::default(),
+            in_inv: Default::default(),
+            hq_inv: Default::default(),
             c_ar: Default::default(),
             c_tr: Default::default(),
             c_ta: Default::default(),
@@ -597,8 +707,10 @@ impl Logic for SendPlace {
             w_msn, w_cq, w_wr_id, nsge_r, tot, ck, cbase, m, r, paddr, pn, prem, gbuf, cnt,
             in_done, gk_r, pmore_r, e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx,
             c_term_rx, c_drop, c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r,
-            c_prot, pd, key_r, t_addr, t_avail, c_reuse, c_inv, c_inv_err
+            c_prot, pd, key_r, t_addr, t_avail, c_reuse, c_inv, c_inv_err, c_addr, c_n, mid_r,
+            inv_pend, dstate, d_capt
         );
+        clock!(self, clock, hq, dq, cq);
 
         // ---- defaults
         self.req_valid.next = false;
@@ -718,7 +830,8 @@ impl Logic for SendPlace {
             & (self.state.q.val() != SpState::Adv)
             & (self.state.q.val() != SpState::ErrTerm)
             & (self.state.q.val() != SpState::ErrCpl)
-            & (self.state.q.val() != SpState::ErrAdv);
+            & (self.state.q.val() != SpState::ErrAdv)
+            | (self.inv_pend.q.val() != 0);
 
         // ---- buffer arithmetic (Decide: the latched WQE), registered
         // every clock; `Sum` waits one clock after the WQE is latched so
@@ -756,48 +869,100 @@ impl Logic for SendPlace {
             self.n.next = self.to4k.val();
         }
 
-        // ---- realigner: `cnt` octets in `gbuf` from bit 0; input while it
-        // holds at most 8; a data beat pops min(8, rest of the piece).
-        self.gear_on.next = (self.state.q.val() == SpState::Calc)
-            | (self.state.q.val() == SpState::CalcA)
-            | (self.state.q.val() == SpState::CalcB)
-            | (self.state.q.val() == SpState::XChk)
-            | (self.state.q.val() == SpState::XRes)
-            | (self.state.q.val() == SpState::SChk)
-            | (self.state.q.val() == SpState::SRes)
-            | (self.state.q.val() == SpState::PHdr)
-            | (self.state.q.val() == SpState::PData)
-            | (self.state.q.val() == SpState::End);
+        // ---- input: every beat to `dq`; each segment's header, with its
+        // first beat, to `hq`. The control stage works on a segment's
+        // header while the data stage still places the segments before it.
+        self.hq.reset.next = self.reset.val();
+        self.dq.reset.next = self.reset.val();
+        self.cq.reset.next = self.reset.val();
+        self.ut_ready.next = !self.dq.full.val() & (self.mid_r.q.val() | !self.hq.full.val());
+        self.acc.next = self.ut_ready.val() & self.ut_valid.val();
+        self.dq_in.next = bit_cast::<DQ_W, 64>(self.ut_data.val())
+            | (bit_cast::<DQ_W, 4>(self.ut_keep.val()) << 64);
+        self.dq_in.next = self.dq_in.val().replace_bit(68, self.ut_last.val());
+        self.dq.data_in.next = self.dq_in.val();
+        self.dq.write.next = self.acc.val();
+        self.hq_in.next = bit_cast::<HQ_W, 4>(self.ut_opcode.val())
+            | (bit_cast::<HQ_W, 2>(self.ut_qn.val()) << 5)
+            | (bit_cast::<HQ_W, 32>(self.ut_msn.val()) << 7)
+            | (bit_cast::<HQ_W, 32>(self.ut_mo.val()) << 39)
+            | (bit_cast::<HQ_W, 32>(self.ut_inv_stag.val()) << 71)
+            | (bit_cast::<HQ_W, 16>(self.ut_len.val()) << 103)
+            | (bit_cast::<HQ_W, 32>(self.ut_conn.val()) << 119)
+            | (bit_cast::<HQ_W, 32>(self.ut_qpn.val()) << 151)
+            | (bit_cast::<HQ_W, 32>(self.ut_pd.val()) << 183);
+        self.hq_in.next = self.hq_in.val().replace_bit(4, self.ut_ddp_last.val());
+        self.hq.data_in.next = self.hq_in.val();
+        self.hq.write.next = self.acc.val() & !self.mid_r.q.val();
+        if self.acc.val() {
+            self.mid_r.d.next = !self.ut_last.val();
+        }
+        self.hq.read.next = false;
+        self.in_inv.next = (self.ut_qn.val() == 0)
+            & self.ut_ddp_last.val()
+            & ((self.ut_opcode.val() == self.k_op_send_inv.val())
+                | (self.ut_opcode.val() == self.k_op_send_se_inv.val()));
+        self.hq_inv.next = (self.hq.data_out.val().get_bits::<2>(5) == 0)
+            & self.hq.data_out.val().get_bit(4)
+            & ((self.hq.data_out.val().get_bits::<4>(0) == self.k_op_send_inv.val())
+                | (self.hq.data_out.val().get_bits::<4>(0) == self.k_op_send_se_inv.val()));
+        self.inv_pend.d.next = self.inv_pend.q.val();
+        if self.hq.write.val() & self.in_inv.val() {
+            self.inv_pend.d.next = self.inv_pend.q.val() + 1;
+        }
+        // (the control stage's pop of such a header: see `Idle`)
+
+        // ---- the data stage: commands in order; a piece is a DMA write
+        // header and its data beats, the end of a segment takes what is
+        // left of it (through `last`).
+        self.cq.read.next = false;
+        self.cq.write.next = false;
+        self.cq_in.next = 0.into();
+        self.d_idle.next = (self.cq.count.val() == 0) & (self.dstate.q.val() == DState::Idle);
+        self.dd_data.next = self.dq.data_out.val().get_bits::<64>(0);
+        self.dd_keep.next = self.dq.data_out.val().get_bits::<4>(64);
+        self.dd_last.next = self.dq.data_out.val().get_bit(68);
+        self.dd_valid.next = !self.dq.empty.val();
+        self.dq.read.next = false;
+
+        // ---- realigner: `cnt` octets in `gbuf` (24 octets) from bit 0;
+        // input while it holds at most 16; a data beat pops min(8, rest of
+        // the piece). With room for a third beat, a beat can come in and one
+        // go out in every clock whatever the alignment (with 16 octets and
+        // input only at <= 8, an unaligned stream moved a beat every other
+        // clock), and the input does not wait for the late DMA `ready`.
+        self.gear_on.next =
+            (self.dstate.q.val() == DState::Hdr) | (self.dstate.q.val() == DState::Data);
         // g_k = min(prem, 8), dma_wr_last = prem <= 8, from registers
         self.g_k.next = self.gk_r.q.val();
         self.dma_wr_keep.next = self.g_k.val().get_bits::<4>(0);
         self.dma_wr_last.next = !self.pmore_r.q.val();
-        self.out_fire.next = (self.state.q.val() == SpState::PData)
+        self.out_fire.next = (self.dstate.q.val() == DState::Data)
             & self.dma_wr_ready.val()
             & ((self.cnt.q.val() >= self.g_k.val()) | self.in_done.q.val());
         // FPGA timing: `out_fire` ends in the DMA write `ready`, which comes
         // through the write arbiters late in the clock. The shifts are done
         // for both outcomes from registers (popped: `*_pop`; not: `*_keep`)
         // and `out_fire` only selects between them (2:1 muxes), instead of
-        // steering a 128-bit shift by a pop count that depends on it.
+        // steering a 192-bit shift by a pop count that depends on it.
         self.cnt_pop.next = 0.into();
         if self.cnt.q.val() > self.g_k.val() {
             self.cnt_pop.next = self.cnt.q.val() - self.g_k.val();
         }
         self.gbuf_pop.next = self.gbuf.q.val() >> (bit_cast::<8, 5>(self.g_k.val()) << 3);
-        self.in_en.next = self.gear_on.val() & !self.in_done.q.val() & (self.cnt.q.val() <= 8);
+        self.in_en.next = self.gear_on.val() & !self.in_done.q.val() & (self.cnt.q.val() <= 16);
         self.in_fire.next = false;
-        self.masked.next = self.ut_data.val();
-        if self.ut_keep.val() < 8 {
-            self.masked.next = self.ut_data.val()
-                & !(self.ones64.val() << (bit_cast::<8, 4>(self.ut_keep.val()) << 3));
+        self.masked.next = self.dd_data.val();
+        if self.dd_keep.val() < 8 {
+            self.masked.next = self.dd_data.val()
+                & !(self.ones64.val() << (bit_cast::<8, 4>(self.dd_keep.val()) << 3));
         }
         self.ins_pop.next =
-            bit_cast::<128, 64>(self.masked.val()) << (bit_cast::<8, 5>(self.cnt_pop.val()) << 3);
+            bit_cast::<192, 64>(self.masked.val()) << (bit_cast::<8, 5>(self.cnt_pop.val()) << 3);
         self.ins_keep.next =
-            bit_cast::<128, 64>(self.masked.val()) << (bit_cast::<8, 5>(self.cnt.q.val()) << 3);
-        self.cnt_in_pop.next = self.cnt_pop.val() + bit_cast::<5, 4>(self.ut_keep.val());
-        self.cnt_in_keep.next = self.cnt.q.val() + bit_cast::<5, 4>(self.ut_keep.val());
+            bit_cast::<192, 64>(self.masked.val()) << (bit_cast::<8, 5>(self.cnt.q.val()) << 3);
+        self.cnt_in_pop.next = self.cnt_pop.val() + bit_cast::<5, 4>(self.dd_keep.val());
+        self.cnt_in_keep.next = self.cnt.q.val() + bit_cast::<5, 4>(self.dd_keep.val());
         self.gbuf_after.next = self.gbuf.q.val();
         self.cnt_after.next = self.cnt.q.val();
         self.ins.next = self.ins_keep.val();
@@ -809,56 +974,123 @@ impl Logic for SendPlace {
             self.cnt_in.next = self.cnt_in_pop.val();
         }
         if self.gear_on.val() {
-            self.ut_ready.next = self.in_en.val();
-            self.in_fire.next = self.in_en.val() & self.ut_valid.val();
+            self.in_fire.next = self.in_en.val() & self.dd_valid.val();
+            self.dq.read.next = self.in_fire.val();
             self.gbuf.d.next = self.gbuf_after.val();
             self.cnt.d.next = self.cnt_after.val();
             if self.in_fire.val() {
                 self.gbuf.d.next = self.gbuf_after.val() | self.ins.val();
                 self.cnt.d.next = self.cnt_in.val();
-                self.in_done.d.next = self.ut_last.val();
+                self.in_done.d.next = self.dd_last.val();
             }
-        } else {
-            // Drain states take beats (through `last`) without storing.
-            self.ut_ready.next = ((self.state.q.val() == SpState::Drain)
-                | (self.state.q.val() == SpState::ErrDrain)
-                | (self.state.q.val() == SpState::RtRun))
-                & !self.in_done.q.val();
-            if self.ut_ready.val() & self.ut_valid.val() {
-                self.in_done.d.next = self.ut_last.val();
+        } else if self.dstate.q.val() == DState::End {
+            // The end of a segment takes its remaining beats (through
+            // `last`) without storing them; a Terminate's first 8 octets
+            // are kept.
+            self.dq.read.next = self.dd_valid.val() & !self.in_done.q.val();
+            if self.dd_valid.val() & !self.in_done.q.val() {
+                self.in_done.d.next = self.dd_last.val();
                 self.rt_first.d.next = false;
-                if self.rt_first.q.val() {
+                if self.rt_first.q.val() & self.d_capt.q.val() {
                     self.rt_data.d.next = self.masked.val();
                 }
             }
         }
 
+        match self.dstate.q.val() {
+            DState::Idle => {}
+            DState::Hdr => {
+                self.dma_wr_valid.next = true;
+                self.dma_wr_hdr.next = true;
+                self.dma_wr_data.next = self.paddr.q.val();
+                if self.dma_wr_ready.val() {
+                    self.dstate.d.next = DState::Data;
+                }
+            }
+            DState::Data => {
+                self.dma_wr_valid.next =
+                    (self.cnt.q.val() >= self.g_k.val()) | self.in_done.q.val();
+                if self.out_fire.val() {
+                    self.prem.d.next = self.prem.q.val() - bit_cast::<32, 5>(self.g_k.val());
+                    // the same for prem - g_k: prem <= 8 leaves 0; else
+                    // g_k = 8 and prem - 8 is > 8 iff prem > 16
+                    self.gk_r.d.next = 8.into();
+                    if !self.pmore_r.q.val() {
+                        self.gk_r.d.next = 0.into();
+                    } else if self.prem.q.val() < 16 {
+                        self.gk_r.d.next = self.prem.q.val().get_bits::<5>(0) - 8;
+                    }
+                    self.pmore_r.d.next = self.prem.q.val() > 16;
+                    if !self.pmore_r.q.val() {
+                        self.dstate.d.next = DState::Idle;
+                    }
+                }
+            }
+            DState::End => {
+                if self.in_done.q.val() {
+                    // Octets a refused or over-long segment left in the
+                    // realigner must not leak into the next one.
+                    self.cnt.d.next = 0.into();
+                    self.gbuf.d.next = 0.into();
+                    self.in_done.d.next = false;
+                    self.dstate.d.next = DState::Idle;
+                }
+            }
+        }
+        // The next command, taken as the current one ends (no idle clock
+        // between the pieces of a segment or between segments).
+        self.take.next = !self.cq.empty.val()
+            & ((self.dstate.q.val() == DState::Idle)
+                | ((self.dstate.q.val() == DState::Data)
+                    & self.out_fire.val()
+                    & !self.pmore_r.q.val())
+                | ((self.dstate.q.val() == DState::End) & self.in_done.q.val()));
+        if self.take.val() {
+            self.cq.read.next = true;
+            if self.cq.data_out.val().get_bit(0) {
+                self.d_capt.d.next = self.cq.data_out.val().get_bit(1);
+                self.rt_first.d.next = true;
+                self.dstate.d.next = DState::End;
+            } else {
+                self.paddr.d.next = self.cq.data_out.val().get_bits::<64>(18);
+                self.pn.d.next = bit_cast::<32, 16>(self.cq.data_out.val().get_bits::<16>(2));
+                self.prem.d.next = bit_cast::<32, 16>(self.cq.data_out.val().get_bits::<16>(2));
+                self.gk_r.d.next = 8.into();
+                if self.cq.data_out.val().get_bits::<16>(2) < 8 {
+                    self.gk_r.d.next = self.cq.data_out.val().get_bits::<5>(2);
+                }
+                self.pmore_r.d.next = self.cq.data_out.val().get_bits::<16>(2) > 8;
+                self.dstate.d.next = DState::Hdr;
+            }
+        }
+
+        // ---- the control stage
         match self.state.q.val() {
             SpState::Idle => {
-                self.in_done.d.next = false;
-                self.cnt.d.next = 0.into();
-                // Octets a refused segment left in the realigner must not
-                // leak into the next one (new octets are ORed in above cnt).
-                self.gbuf.d.next = 0.into();
-                self.rt_first.d.next = true;
-                self.rt_data.d.next = 0.into();
-                if self.ut_valid.val() {
-                    self.opcode.d.next = self.ut_opcode.val();
-                    self.ddp_last.d.next = self.ut_ddp_last.val();
-                    self.qn.d.next = self.ut_qn.val();
-                    self.msn.d.next = self.ut_msn.val();
-                    self.mo.d.next = self.ut_mo.val();
-                    self.inv.d.next = self.ut_inv_stag.val();
-                    self.len.d.next = self.ut_len.val();
-                    self.conn.d.next = self.ut_conn.val();
-                    self.qpn.d.next = self.ut_qpn.val();
-                    self.pd.d.next = self.ut_pd.val();
-                    if self.ut_qn.val() == self.k_qn_term.val() {
+                if !self.hq.empty.val() {
+                    self.hq.read.next = true;
+                    if self.hq_inv.val() {
+                        self.inv_pend.d.next = self.inv_pend.q.val() - 1;
+                        if self.hq.write.val() & self.in_inv.val() {
+                            self.inv_pend.d.next = self.inv_pend.q.val();
+                        }
+                    }
+                    self.opcode.d.next = self.hq.data_out.val().get_bits::<4>(0);
+                    self.ddp_last.d.next = self.hq.data_out.val().get_bit(4);
+                    self.qn.d.next = self.hq.data_out.val().get_bits::<2>(5);
+                    self.msn.d.next = self.hq.data_out.val().get_bits::<32>(7);
+                    self.mo.d.next = self.hq.data_out.val().get_bits::<32>(39);
+                    self.inv.d.next = self.hq.data_out.val().get_bits::<32>(71);
+                    self.len.d.next = self.hq.data_out.val().get_bits::<16>(103);
+                    self.conn.d.next = self.hq.data_out.val().get_bits::<32>(119);
+                    self.qpn.d.next = self.hq.data_out.val().get_bits::<32>(151);
+                    self.pd.d.next = self.hq.data_out.val().get_bits::<32>(183);
+                    if self.hq.data_out.val().get_bits::<2>(5) == self.k_qn_term.val() {
                         self.state.d.next = SpState::RtRun;
-                    } else if self.ut_qn.val() == self.k_qn_rreq.val() {
+                    } else if self.hq.data_out.val().get_bits::<2>(5) == self.k_qn_rreq.val() {
                         self.c_rreq.d.next = self.c_rreq.q.val() + 1;
                         self.state.d.next = SpState::Drain;
-                    } else if self.ut_qpn.val().get_bits::<26>(6) != 0 {
+                    } else if self.hq.data_out.val().get_bits::<26>(157) != 0 {
                         self.c_drop.d.next = self.c_drop.q.val() + 1;
                         self.state.d.next = SpState::Drain;
                     } else {
@@ -1014,69 +1246,44 @@ impl Logic for SendPlace {
                 self.state.d.next = SpState::XChk;
             }
             SpState::Calc => {
-                self.paddr.d.next = self.addr.val();
-                self.pn.d.next = self.n.val();
-                self.prem.d.next = self.n.val();
-                self.gk_r.d.next = 8.into();
-                if self.n.val() < 8 {
-                    self.gk_r.d.next = self.n.val().get_bits::<5>(0);
-                }
-                self.pmore_r.d.next = self.n.val() > 8;
+                self.c_addr.d.next = self.addr.val();
+                self.c_n.d.next = self.n.val();
                 if self.n.val() == 0 {
                     // All placed (an empty SGE cannot take octets: n = 0
                     // with octets left only if the checks were bypassed).
                     self.state.d.next = SpState::End;
                 } else {
-                    self.state.d.next = SpState::PHdr;
+                    self.state.d.next = SpState::Push;
                 }
             }
-            SpState::PHdr => {
-                self.dma_wr_valid.next = true;
-                self.dma_wr_hdr.next = true;
-                self.dma_wr_data.next = self.paddr.q.val();
-                if self.dma_wr_ready.val() {
-                    self.state.d.next = SpState::PData;
-                }
-            }
-            SpState::PData => {
-                self.dma_wr_valid.next =
-                    (self.cnt.q.val() >= self.g_k.val()) | self.in_done.q.val();
-                if self.out_fire.val() {
-                    self.prem.d.next = self.prem.q.val() - bit_cast::<32, 5>(self.g_k.val());
-                    // the same for prem - g_k: prem <= 8 leaves 0; else
-                    // g_k = 8 and prem - 8 is > 8 iff prem > 16
-                    self.gk_r.d.next = 8.into();
-                    if !self.pmore_r.q.val() {
-                        self.gk_r.d.next = 0.into();
-                    } else if self.prem.q.val() < 16 {
-                        self.gk_r.d.next = self.prem.q.val().get_bits::<5>(0) - 8;
-                    }
-                    self.pmore_r.d.next = self.prem.q.val() > 16;
-                    if !self.pmore_r.q.val() {
-                        self.m.d.next = self.m.q.val() + self.pn.q.val();
-                        self.r.d.next = self.r.q.val() - self.pn.q.val();
-                        self.state.d.next = SpState::CalcA;
-                        // A piece cut only by the 4 KiB DMA-write boundary
-                        // (octets left in both the SGE and the region's
-                        // page): the next piece follows on in the same page,
-                        // so it reuses this segment's translation instead of
-                        // a new TPT round trip (XChk/XRes). With pages larger
-                        // than 4 KiB a third of full-size FPDUs straddle a
-                        // 4 KiB boundary; the round trip cost Send goodput.
-                        self.t_addr.d.next =
-                            self.t_addr.q.val() + bit_cast::<64, 32>(self.pn.q.val());
-                        self.t_avail.d.next = self.t_avail.q.val() - self.pn.q.val();
-                        if self.t_avail.q.val() != self.pn.q.val() {
-                            self.c_reuse.d.next = self.c_reuse.q.val() + 1;
-                            self.state.d.next = SpState::Calc;
-                        }
+            SpState::Push => {
+                self.cq_in.next = (bit_cast::<CQ_W, 64>(self.c_addr.q.val()) << 18)
+                    | (bit_cast::<CQ_W, 16>(self.c_n.q.val().get_bits::<16>(0)) << 2);
+                if !self.cq.full.val() {
+                    self.cq.write.next = true;
+                    self.m.d.next = self.m.q.val() + self.c_n.q.val();
+                    self.r.d.next = self.r.q.val() - self.c_n.q.val();
+                    self.state.d.next = SpState::CalcA;
+                    // A piece cut only by the 4 KiB DMA-write boundary
+                    // (octets left in both the SGE and the region's page):
+                    // the next piece follows on in the same page, so it
+                    // reuses this translation instead of a new TPT round
+                    // trip (XChk/XRes).
+                    self.t_addr.d.next = self.t_addr.q.val() + bit_cast::<64, 32>(self.c_n.q.val());
+                    self.t_avail.d.next = self.t_avail.q.val() - self.c_n.q.val();
+                    if self.t_avail.q.val() != self.c_n.q.val() {
+                        self.c_reuse.d.next = self.c_reuse.q.val() + 1;
+                        self.state.d.next = SpState::Calc;
                     }
                 }
             }
             SpState::End => {
-                // Extra beats (a stream longer than `ut_len`) are dropped.
-                self.cnt.d.next = 0.into();
-                if self.in_done.q.val() {
+                // The segment's end command: the data stage takes the rest
+                // of the segment (extra beats of a stream longer than
+                // `ut_len` are dropped there).
+                self.cq_in.next = 1.into();
+                if !self.cq.full.val() {
+                    self.cq.write.next = true;
                     if self.ddp_last.q.val() & self.is_inv.val() {
                         self.state.d.next = SpState::IChk;
                     } else if self.ddp_last.q.val() {
@@ -1113,8 +1320,10 @@ impl Logic for SendPlace {
                 }
             }
             SpState::Cpl => {
-                self.cpl_valid.next = true;
-                if self.cpl_ready.val() {
+                // After the message's last data beat was taken: on an
+                // ordered DMA stream the CQE lands after the data.
+                self.cpl_valid.next = self.d_idle.val();
+                if self.d_idle.val() & self.cpl_ready.val() {
                     self.c_send.d.next = self.c_send.q.val() + 1;
                     self.state.d.next = SpState::Adv;
                 }
@@ -1126,18 +1335,24 @@ impl Logic for SendPlace {
                 }
             }
             SpState::Drain => {
-                if self.in_done.q.val() {
+                self.cq_in.next = 1.into();
+                if !self.cq.full.val() {
+                    self.cq.write.next = true;
                     self.state.d.next = SpState::Idle;
                 }
             }
             SpState::ErrDrain => {
-                if self.in_done.q.val() {
+                self.cq_in.next = 1.into();
+                if !self.cq.full.val() {
+                    self.cq.write.next = true;
                     self.state.d.next = SpState::ErrTerm;
                 }
             }
             SpState::ErrTerm => {
-                self.term_valid.next = true;
-                if self.term_ready.val() {
+                // Once the data stage is through the segment (and any
+                // octets placed before the error).
+                self.term_valid.next = self.d_idle.val();
+                if self.d_idle.val() & self.term_ready.val() {
                     self.c_term_tx.d.next = self.c_term_tx.q.val() + 1;
                     if self.e_cqe.q.val() {
                         self.state.d.next = SpState::ErrCpl;
@@ -1167,13 +1382,17 @@ impl Logic for SendPlace {
                 }
             }
             SpState::RtRun => {
-                if self.in_done.q.val() {
+                self.cq_in.next = 3.into();
+                if !self.cq.full.val() {
+                    self.cq.write.next = true;
                     self.state.d.next = SpState::RtOut;
                 }
             }
             SpState::RtOut => {
-                self.rterm_valid.next = true;
-                if self.rterm_ready.val() {
+                // `rt_data` holds the Terminate's first octets once the data
+                // stage is through it.
+                self.rterm_valid.next = self.d_idle.val();
+                if self.d_idle.val() & self.rterm_ready.val() {
                     self.c_term_rx.d.next = self.c_term_rx.q.val() + 1;
                     if self.qpn.q.val().get_bits::<26>(6) == 0 {
                         self.state.d.next = SpState::ErrAdv;
@@ -1185,8 +1404,16 @@ impl Logic for SendPlace {
             }
         }
 
+        self.cq.data_in.next = self.cq_in.val();
+
         if self.reset.val() {
             self.state.d.next = SpState::Idle;
+            self.dstate.d.next = DState::Idle;
+            self.mid_r.d.next = false;
+            self.inv_pend.d.next = 0.into();
+            self.in_done.d.next = false;
+            self.cnt.d.next = 0.into();
+            self.gbuf.d.next = 0.into();
             self.c_send.d.next = 0.into();
             self.c_term_tx.d.next = 0.into();
             self.c_term_rx.d.next = 0.into();

@@ -76,6 +76,9 @@ pub struct RxFifoN<const N: usize, const NP1: usize, const PR: usize> {
     pub cnt_bad_fcs: Signal<Out, Bits<32>>,
     pub cnt_overflow: Signal<Out, Bits<32>>,
     pub cnt_oversize: Signal<Out, Bits<32>>,
+    /// The most beats the data FIFO held at once since reset: how close
+    /// the receive path came to dropping a frame (sizes the window).
+    pub hwm: Signal<Out, Bits<NP1>>,
     /// `ceil(max_frame / 8)`: beats kept of a frame ...
     max_beats: Constant<Bits<11>>,
     /// ... `max_beats - 1` ...
@@ -128,6 +131,7 @@ pub struct RxFifoN<const N: usize, const NP1: usize, const PR: usize> {
     c_bad: DFF<Bits<32>>,
     c_overflow: DFF<Bits<32>>,
     c_oversize: DFF<Bits<32>>,
+    c_hwm: DFF<Bits<NP1>>,
 }
 
 /// The co-simulation core's FIFO (2048 beats, jumbo frames).
@@ -197,6 +201,8 @@ impl<const N: usize, const NP1: usize, const PR: usize> RxFifoN<N, NP1, PR> {
             c_bad: Default::default(),
             c_overflow: Default::default(),
             c_oversize: Default::default(),
+            c_hwm: Default::default(),
+            hwm: Default::default(),
         }
     }
 }
@@ -213,7 +219,8 @@ impl<const N: usize, const NP1: usize, const PR: usize> Logic for RxFifoN<N, NP1
         clock!(self, clock, dfifo, lfifo);
         dff_setup!(
             self, clock, mid, accepting, wbeats, oversize, lost, rcount, c_ok, c_bad, c_overflow,
-            c_oversize, a_v, a_data, a_keep, a_last, a_tag, b_v, b_data, b_keep, b_last, b_tag
+            c_oversize, c_hwm, a_v, a_data, a_keep, a_last, a_tag, b_v, b_data, b_keep, b_last,
+            b_tag
         );
         self.dfifo.reset.next = self.reset.val();
         self.lfifo.reset.next = self.reset.val();
@@ -335,6 +342,10 @@ impl<const N: usize, const NP1: usize, const PR: usize> Logic for RxFifoN<N, NP1
         self.cnt_bad_fcs.next = self.c_bad.q.val();
         self.cnt_overflow.next = self.c_overflow.q.val();
         self.cnt_oversize.next = self.c_oversize.q.val();
+        self.hwm.next = self.c_hwm.q.val();
+        if self.dfifo.count.val() > self.c_hwm.q.val() {
+            self.c_hwm.d.next = self.dfifo.count.val();
+        }
 
         if self.reset.val() {
             self.mid.d.next = false;
@@ -349,6 +360,7 @@ impl<const N: usize, const NP1: usize, const PR: usize> Logic for RxFifoN<N, NP1
             self.c_bad.d.next = 0.into();
             self.c_overflow.d.next = 0.into();
             self.c_oversize.d.next = 0.into();
+            self.c_hwm.d.next = 0.into();
         }
     }
 }

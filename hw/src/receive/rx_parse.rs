@@ -10,7 +10,8 @@
 //!   with reason `NoMatch` (0) and no connection;
 //! * `TAG_OK`: a TCP segment. Its header fields are extracted into the
 //!   header record (`eth_*` .. `hdr_len`); `tuple_valid` rises when the
-//!   4-tuple is known (beat `tb+1`, `tb` = the beat where TCP starts) and
+//!   4-tuple is known (beat `tb` with TCP at byte 2, else `tb+1`; `tb` = the
+//!   beat where TCP starts) and
 //!   `hdr_valid` when seq/ack/flags/window/lengths are (beat `tb+2`). The
 //!   decision comes back from `rx_split` (`dec_*`): fast path (the payload,
 //!   realigned to byte 0, leaves on `pay_*`) or exception (the frame goes to
@@ -225,6 +226,24 @@ impl Logic for RxParse {
                     | (bit_cast::<32, 8>(self.win.val().get_bits::<8>(40)) << 16)
                     | (bit_cast::<32, 8>(self.win.val().get_bits::<8>(48)) << 8)
                     | bit_cast::<32, 8>(self.win.val().get_bits::<8>(56));
+            }
+            // TCP at byte 2 of beat `tb` (IHL 5, no IPv4 options): both ports
+            // are in that beat (window bytes 10..14), so the 4-tuple is
+            // known, and `rx_split`'s decision comes, a clock earlier than
+            // with the sequence number at `tb + 1`. At line rate every clock
+            // counts: the wire leaves 2.25 clocks per 1514-octet frame beyond
+            // its 190 beats, and the first payload beat waits for the
+            // decision.
+            if self.is_tcp.val()
+                & (self.bc.q.val() >= 4)
+                & (self.bc.q.val() == self.tb.q.val())
+                & !self.tcp_hi.q.val()
+            {
+                self.r_sport.d.next = (bit_cast::<16, 8>(self.win.val().get_bits::<8>(64)) << 8)
+                    | bit_cast::<16, 8>(self.win.val().get_bits::<8>(72));
+                self.r_dport.d.next = (bit_cast::<16, 8>(self.win.val().get_bits::<8>(80)) << 8)
+                    | bit_cast::<16, 8>(self.win.val().get_bits::<8>(88));
+                self.tv.d.next = true;
             }
             // (TCP starts at beat 4 or later when IHL >= 5: `tb` of a previous
             // frame, or 0 after reset, must not match at beats 0..3)

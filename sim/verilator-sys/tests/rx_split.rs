@@ -60,7 +60,8 @@ fn back_to_back(n: usize, plen: usize, opts: usize) -> (f64, usize) {
 /// Throughput at full MAC rate (one beat per clock, no inter-frame gap).
 /// The parser takes one beat per clock; the clocks above that are the
 /// segment's wait for the connection decision (it comes 3 clocks after the
-/// 4-tuple, which is complete one beat after TCP starts) when the payload or
+/// 4-tuple, which is complete in the beat TCP starts in when it starts at
+/// byte 2 of that beat, as after a 20-octet IPv4 header) when the payload or
 /// the last beat comes earlier, plus one clock when the payload ends past the
 /// realignment point of the last beat (`tail`). Pinned exactly, so a change
 /// shows; docs/rtl.md explains and compares with 10GbE line rate.
@@ -75,12 +76,12 @@ fn throughput_back_to_back() {
     eprintln!("{l1518} B frames, no options: {c1518:.2} clocks/frame (beats: 190)");
     eprintln!("{l1518o} B frames, 12 B options: {c1518o:.2} clocks/frame (beats: 190)");
     assert_eq!((l64, l64o, l1518, l1518o), (60, 72, 1514, 1514));
-    // 2 decision clocks
-    assert_eq!(c64, 10.0);
-    // 1 decision clock + 1 tail clock (the 6-byte payload lies in the last beat)
-    assert_eq!(c64o, 11.0);
-    // 2 decision clocks
-    assert_eq!(c1518, 192.0);
+    // 1 decision clock
+    assert_eq!(c64, 9.0);
+    // 1 tail clock (the 6-byte payload lies in the last beat)
+    assert_eq!(c64o, 10.0);
+    // 1 decision clock
+    assert_eq!(c1518, 191.0);
     // one beat per clock
     assert_eq!(c1518o, 190.0);
 }
