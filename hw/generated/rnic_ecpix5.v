@@ -8962,6 +8962,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     reg  [31:0] ak_ack;
     reg  pay_take;
     reg  sq_start;
+    reg  sq_go;
     reg  pay_ready;
     reg  ddp_term_sel;
     reg  tc_go;
@@ -11560,8 +11561,10 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         rx_pay_last = rx_parse$pay_last;
         rx_pay_valid = rx_parse$pay_valid & ~rx_ulp_en;
         pay_ready = rx_pay_ready;
+        sq_start = ((sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & mpa_rx$out_drained)) & ~rw_pend$q;
+        sq_go = sq_start & rx_ulp_en & rx_parse$pay_valid;
         if (rx_ulp_en) begin
-            pay_ready = (sq_state$q == 3'h2) & mpa_in_sk$in_ready;
+            pay_ready = ((sq_state$q == 3'h2) | sq_go) & mpa_in_sk$in_ready;
         end
         rx_parse$pay_ready = pay_ready;
         pay_take = rx_parse$pay_valid & pay_ready;
@@ -11620,7 +11623,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         sq_adm$d = 1'b0;
         cm_valid = sq_adm$q & ~sq_refuse$q & (sq_end$q != sq_seq$q);
         mpa_ram$write_data = (mpa_ram$read_data >> 32'h58) << 32'h58 | {{32{1'b0}}, mpa_rx$st_out};
-        sq_start = ((sq_state$q == 3'h0) | ((sq_state$q == 3'h4) & mpa_rx$out_drained)) & ~rw_pend$q;
         fpdu_buf$adm_conn = rx_split$seg_conn;
         sq_no_room = ~fpdu_buf$adm_ok & |rx_parse$pay_len;
         if (sq_start) begin
@@ -11639,6 +11641,9 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                     rw_conn$d = rx_split$seg_conn;
                     rw_seq$d = rx_parse$seq;
                     cnt_no_slot$d = cnt_no_slot$q + 32'h1;
+                end
+                if (pay_take & rx_parse$pay_last) begin
+                    sq_state$d = 3'h3;
                 end
             end
         end
@@ -11676,7 +11681,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         end
         mpa_in_sk$clock = clock;
         mpa_in_sk$reset = dp_rst;
-        mpa_in_sk$in_valid = rx_parse$pay_valid & (sq_state$q == 3'h2);
+        mpa_in_sk$in_valid = rx_parse$pay_valid & ((sq_state$q == 3'h2) | sq_go);
         mpa_in_oh = 9'h100;
         if (rx_parse$pay_last) begin
             mpa_in_oh = 9'h1 << rx_parse$pay_keep;

@@ -561,6 +561,9 @@ pub struct RnicCoreP<
     rcv_ack_ram: RAM<Bits<32>, 8>,
     pay_take: Signal<Local, Bit>,
     sq_start: Signal<Local, Bit>,
+    /// The sequencer starts a segment this clock (`sq_start` with a payload
+    /// beat on offer and the ULP path on).
+    sq_go: Signal<Local, Bit>,
     pay_ready: Signal<Local, Bit>,
     ddp_term_sel: Signal<Local, Bit>,
     // ---- TX datapath
@@ -1375,8 +1378,19 @@ impl<
         self.rx_pay_last.next = self.rx_parse.pay_last.val();
         self.rx_pay_valid.next = self.rx_parse.pay_valid.val() & !self.rx_ulp_en.val();
         self.pay_ready.next = self.rx_pay_ready.val();
+        // The segment sequencer (below) may start a segment in idle, or
+        // when the previous segment's last piece has left mpa_rx. Its first
+        // payload beat enters `mpa_in_sk` in the start clock (at mpa_rx a
+        // clock later, with the registered context and mpa_ram's read):
+        // a clock per segment, at line rate a clock per frame.
+        self.sq_start.next = ((self.sq_state.q.val() == 0)
+            | ((self.sq_state.q.val() == 4) & self.mpa_rx.out_drained.val()))
+            & !self.rw_pend.q.val();
+        self.sq_go.next =
+            self.sq_start.val() & self.rx_ulp_en.val() & self.rx_parse.pay_valid.val();
         if self.rx_ulp_en.val() {
-            self.pay_ready.next = (self.sq_state.q.val() == 2) & self.mpa_in_sk.in_ready.val();
+            self.pay_ready.next =
+                ((self.sq_state.q.val() == 2) | self.sq_go.val()) & self.mpa_in_sk.in_ready.val();
         }
         self.rx_parse.pay_ready.next = self.pay_ready.val();
         self.pay_take.next = self.rx_parse.pay_valid.val() & self.pay_ready.val();
@@ -1463,9 +1477,6 @@ impl<
         // segment of the connection cannot have been accepted yet:
         // `rx_parse` offers it only after this one's payload, which waits
         // for this start, and the rewind lands in the clocks right after.
-        self.sq_start.next = ((self.sq_state.q.val() == 0)
-            | ((self.sq_state.q.val() == 4) & self.mpa_rx.out_drained.val()))
-            & !self.rw_pend.q.val();
         self.fpdu_buf.adm_conn.next = self.rx_split.seg_conn.val();
         self.sq_no_room.next = !self.fpdu_buf.adm_ok.val() & self.rx_parse.pay_len.val().any();
         if self.sq_start.val() {
@@ -1486,6 +1497,10 @@ impl<
                     self.rw_conn.d.next = self.rx_split.seg_conn.val();
                     self.rw_seq.d.next = self.rx_parse.seq.val();
                     self.cnt_no_slot.d.next = self.cnt_no_slot.q.val() + 1;
+                }
+                // (a one-beat segment taken in its start clock)
+                if self.pay_take.val() & self.rx_parse.pay_last.val() {
+                    self.sq_state.d.next = 3.into();
                 }
             }
         } else if (self.sq_state.q.val() == 2) & self.pay_take.val() & self.rx_parse.pay_last.val()
@@ -1539,7 +1554,8 @@ impl<
         // for `st_out_valid`, after mpa_rx took the last beat).
         self.mpa_in_sk.clock.next = self.clock.val();
         self.mpa_in_sk.reset.next = self.dp_rst.val();
-        self.mpa_in_sk.in_valid.next = self.rx_parse.pay_valid.val() & (self.sq_state.q.val() == 2);
+        self.mpa_in_sk.in_valid.next =
+            self.rx_parse.pay_valid.val() & ((self.sq_state.q.val() == 2) | self.sq_go.val());
         // keep is 8 on every beat without last (docs/rtl.md conventions).
         self.mpa_in_oh.next = bits::<9>(0x100);
         if self.rx_parse.pay_last.val() {
