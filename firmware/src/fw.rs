@@ -49,15 +49,15 @@ pub const TXBUF: usize = mpa::MAX_FRAME;
 /// First ephemeral port.
 pub const EPHEMERAL_FIRST: u16 = 49152;
 
-/// The receive window offered by default: what `rx_fifo` holds without
-/// drops at line rate (2048 beats, 16 KiB of frame octets, about 11 full
-/// 1514-octet frames of 1460 payload octets; 12 KiB of payload leaves room
-/// for headers and one frame on the way). Measured (rnic-sim run, 1 MiB
-/// Sends): with a 1 MiB window B's `rx_fifo` overflowed while A sent at line
-/// rate. A larger window is safe (a frame dropped in `rx_fifo`, or a segment
-/// refused for want of a span slot, is never acknowledged, and TCP resends
-/// it) but costs retransmissions where the receive path falls behind.
-pub const DEVICE_RX_WINDOW: u32 = 12 << 10;
+/// The receive window offered by default, 256 KiB (scaled by `wscale`,
+/// RFC 7323 §2.2): a 10 Gb/s stream over a 100 µs round trip needs ~122 KiB
+/// in flight, and the device needs no memory for it. The receive path
+/// places at line rate (MTU 1500 and 9000, every operation), so a window's
+/// worth of segments at line rate only passes through `rx_fifo`'s
+/// store-and-forward; what the host's DMA cannot take is dropped before it
+/// is acknowledged (a full `rx_fifo`, a segment without a span slot) and
+/// the peer's TCP resends it. `Config::rcv_wnd` changes it per device.
+pub const DEVICE_RX_WINDOW: u32 = 256 << 10;
 
 /// Tunables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

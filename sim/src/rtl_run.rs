@@ -489,6 +489,13 @@ pub struct RtlReport {
     /// Replays the RTL's fast retransmit asked for (third duplicate ACK,
     /// RFC 5681 §3.2; `cnt_fretx_req`, A + B).
     pub fast_retx: u64,
+    /// Frames the receivers dropped before acknowledging them, A + B:
+    /// `rx_fifo` full (`cnt_rx_overflow`) and no span slot for a segment
+    /// (`cnt_rx_no_slot`). The peer's TCP recovers them.
+    pub rx_overflow: u64,
+    pub rx_no_slot: u64,
+    /// `rx_fifo`'s high-water mark of A and B, in beats.
+    pub rx_fifo_hwm: [u64; 2],
 }
 
 /// Payload octets per frame and wire octets per frame of a full FPDU with a
@@ -709,6 +716,24 @@ impl RtlReport {
                 self.retx_fpdus
             );
         }
+        if self.retx_fpdus + self.rx_overflow + self.rx_no_slot > 0 {
+            let _ = writeln!(
+                o,
+                "receivers dropped {} frames (rx_fifo full) and {} segments (no span slot) \
+                 unacknowledged; senders replayed {} times (timer), {} fast retransmits, {} FPDUs \
+                 re-sent",
+                self.rx_overflow,
+                self.rx_no_slot,
+                self.retx_requests,
+                self.fast_retx,
+                self.retx_fpdus
+            );
+        }
+        let _ = writeln!(
+            o,
+            "rx_fifo high-water mark: A {} beats, B {} beats",
+            self.rx_fifo_hwm[0], self.rx_fifo_hwm[1]
+        );
         match &self.disconnect_note {
             None => {
                 let _ = writeln!(o, "disconnect: A closed gracefully, B got Closed");
@@ -824,6 +849,9 @@ impl RtlReport {
                 "retx_requests": self.retx_requests,
                 "fast_retx": self.fast_retx,
                 "retx_fpdus": self.retx_fpdus,
+                "rx_overflow": self.rx_overflow,
+                "rx_no_slot": self.rx_no_slot,
+                "rx_fifo_hwm": self.rx_fifo_hwm,
             },
             "wall_s": round(self.wall.as_secs_f64(), 3),
             "cycles_per_s": self.cycles_per_sec().round(),
@@ -1004,6 +1032,16 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         for n in world.borrow_mut().nodes.iter_mut() {
             n.fw.config.rcv_wnd = w;
         }
+    }
+    // RTO (RFC 6298): the co-simulation's 50 µs floor, but never below twice
+    // the link's round trip (an RTO under the real round trip replays data
+    // that was never lost), and room above it for a full window's queueing.
+    let rtt_us = 2 * cfg.delay_cycles / CLOCKS_PER_US;
+    for n in &mut world.borrow_mut().nodes {
+        let r = &mut n.fw.config.rdma_retx;
+        r.rto = r.rto.max(2 * rtt_us);
+        r.rto_min = r.rto_min.max(2 * rtt_us);
+        r.rto_max = r.rto_max.max(8 * rtt_us);
     }
     if let Some(v) = &cfg.vcd {
         world.borrow().nodes[0]
@@ -1402,6 +1440,21 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         }
         (req, fpdus, fast)
     };
+    let (rx_overflow, rx_no_slot) = {
+        let w = world.borrow();
+        let (mut ovf, mut slot) = (0, 0);
+        for n in &w.nodes {
+            let hw = n.hw.borrow();
+            ovf += hw.core.get_cnt_rx_overflow();
+            slot += hw.core.get_cnt_rx_no_slot();
+        }
+        (ovf, slot)
+    };
+    let rx_fifo_hwm = {
+        let w = world.borrow();
+        let h = |i: usize| w.nodes[i].hw.borrow().core.get_rx_fifo_hwm();
+        [h(0), h(1)]
+    };
     let data_frames = {
         let w = world.borrow();
         let link = w.link.as_ref().expect("a pair has a link");
@@ -1462,6 +1515,9 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         retx_requests,
         fast_retx,
         retx_fpdus,
+        rx_overflow,
+        rx_no_slot,
+        rx_fifo_hwm,
     })
 }
 
