@@ -275,7 +275,25 @@ pub fn with_write_rig<R>(
     pattern: impl Fn(usize) -> u8,
     f: impl FnOnce(&WriteRig<'_>) -> R,
 ) -> Result<R, String> {
+    with_write_rig_window(pcap, mtu, len, None, pattern, f)
+}
+
+/// [`with_write_rig`] with both firmwares offering the receive window
+/// `rcv_wnd` (octets, scaled by 7; `None`: `DEVICE_RX_WINDOW`).
+pub fn with_write_rig_window<R>(
+    pcap: Option<&Path>,
+    mtu: u16,
+    len: usize,
+    rcv_wnd: Option<u32>,
+    pattern: impl Fn(usize) -> u8,
+    f: impl FnOnce(&WriteRig<'_>) -> R,
+) -> Result<R, String> {
     let world = world_pair(LinkConfig::default(), pcap)?;
+    if let Some(w) = rcv_wnd {
+        for n in &mut world.borrow_mut().nodes {
+            n.fw.config.rcv_wnd = w;
+        }
+    }
     let a = open_node(&world, 0, mtu)?;
     let b = open_node(&world, 1, mtu)?;
     fn e<E: std::fmt::Debug>(who: &'static str) -> impl Fn(E) -> String {

@@ -1,16 +1,16 @@
 //! Loss at MTU 9000 (issue 4: `rnic-sim run --mtu 9000 --loss 0.02
 //! --max-size 65536 --seed 1` stalled with the 64 KiB Write at 32608 of
 //! 65536 octets). Two Verilated cores with their firmware and drivers at
-//! MTU 9000, one signaled 64 KiB RDMA Write A → B (FPDUs of 8888 octets of
-//! TCP payload, 8942-octet frames: MULPDU 8882, the device's cap, inside
-//! B's 256 KiB window), and the link drops chosen frames.
+//! MTU 9000, one signaled 16 KiB RDMA Write A → B (FPDUs of 4096 octets of
+//! TCP payload, 4150-octet frames: MULPDU 4090 against B's 12 KiB window),
+//! and the link drops chosen frames.
 //!
 //! The cause: a segment of an RDMA-mode connection that is out of order or
 //! an old duplicate goes to the firmware (`OutOfWindow`), which answers it
 //! with an ACK of RCV.NXT (RFC 9293 §3.10.7.4). The exception queue keeps
 //! the first 2 KiB of a longer frame (`port::FRAME_WINDOW`) and the
 //! firmware reads at most 1514 octets of it; its parser refused the cut
-//! jumbo frame (IPv4 total length beyond the octets read) and the
+//! 4150-octet frame (IPv4 total length beyond the octets read) and the
 //! firmware answered nothing. In the stalled run B's two ACKs of the last
 //! three segments were lost; A's timer resent them (go-back-N) and backed
 //! off while B, already past them, stayed silent.
@@ -32,9 +32,9 @@ use rnic_sim::node::COSIM_RDMA_RETX;
 use rnic_sim::rtl_run::{tcp_of, with_write_rig, CLOCKS_PER_US};
 
 const MTU: u16 = 9000;
-const LEN: usize = 64 << 10;
-/// TCP payload of a full segment of this run (MULPDU 8882 + 6).
-const SEG: usize = 8888;
+const LEN: usize = 16 << 10;
+/// TCP payload of a full segment of this run (MULPDU 4090 + 6).
+const SEG: usize = 4096;
 
 /// What the link saw of the Write.
 #[derive(Default)]

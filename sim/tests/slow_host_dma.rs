@@ -2,16 +2,17 @@
 //! receiving device drops the frames it cannot take before it acknowledges
 //! them, and the sender's TCP recovers them.
 //!
-//! Two nodes over the link (`rtl_run::with_write_rig`, MTU 1500, the default
-//! 256 KiB receive window); B's host memory takes DMA writes at 4 octets a
-//! clock, half of what 10GbE delivers. A 512 KiB RDMA Write, larger than the
-//! window, arrives at line rate: B's `rx_fifo` fills and drops frames
+//! Two nodes over the link (`rtl_run::with_write_rig_window`, MTU 1500, a
+//! 256 KiB receive window: the default 12 KiB fits `rx_fifo` whole); B's
+//! host memory takes DMA writes at 4 octets a clock, half of what 10GbE
+//! delivers. A 512 KiB RDMA Write, larger than the window, arrives at line
+//! rate: B's `rx_fifo` fills and drops frames
 //! (`cnt_rx_overflow`), none of them acknowledged, and A's fast retransmit
 //! and RTO replay them. The Write completes, byte-exact, with nothing
 //! written around it.
 
 use rnic_driver::{WcStatus, WorkCompletion};
-use rnic_sim::rtl_run::{with_write_rig, CLOCKS_PER_US};
+use rnic_sim::rtl_run::{with_write_rig_window, CLOCKS_PER_US};
 
 const LEN: usize = 512 << 10;
 /// B's host: octets per clock its memory takes (10GbE is 8 at 156.25 MHz).
@@ -19,10 +20,11 @@ const SLOW_WRITE_BW: f64 = 4.0;
 
 #[test]
 fn frames_the_host_cannot_take_are_dropped_unacknowledged_and_resent() {
-    with_write_rig(
+    with_write_rig_window(
         None,
         1500,
         LEN,
+        Some(256 << 10),
         |i| (i * 29 + 7) as u8,
         |r| {
             let world = r.world;
