@@ -243,6 +243,22 @@ impl WriteRig<'_> {
             .map_err(|e| format!("A: post Write: {e:?}"))
     }
 
+    /// Runs the world until A's send CQ has a completion or `budget` clocks
+    /// passed: the first completion (if any) and the clocks it took.
+    pub fn await_completion(&self, budget: u64) -> (Option<WorkCompletion>, u64) {
+        let start = self.world.borrow().cycle();
+        let mut out = [WorkCompletion::default(); 4];
+        while self.world.borrow().cycle() - start < budget {
+            for _ in 0..64 {
+                self.world.borrow_mut().round();
+            }
+            if self.cq_a.poll(&mut out).unwrap_or(0) > 0 {
+                return (Some(out[0]), self.world.borrow().cycle() - start);
+            }
+        }
+        (None, self.world.borrow().cycle() - start)
+    }
+
     /// B's whole buffer: guard, target, guard.
     pub fn target_buffer(&self) -> Vec<u8> {
         let mut got = vec![0u8; self.data.len() + 2 * GUARD];

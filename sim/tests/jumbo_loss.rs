@@ -105,21 +105,8 @@ fn run_on(r: &rnic_sim::rtl_run::WriteRig<'_>, drop: Drop) -> Outcome {
 
     let b_exc0 = world.borrow().nodes[1].hw.borrow().core.get_cnt_rx_exc();
     r.post_write(7, true).unwrap();
-    let start = world.borrow().cycle();
     // longer than A's whole retry schedule (50 + 100 + 200 + 200 µs)
-    let budget = 12 * rto * CLOCKS_PER_US;
-    let mut wc = None;
-    let mut out = [WorkCompletion::default(); 4];
-    while world.borrow().cycle() - start < budget {
-        for _ in 0..64 {
-            world.borrow_mut().round();
-        }
-        if r.cq_a.poll(&mut out).unwrap() > 0 {
-            wc = Some(out[0]);
-            break;
-        }
-    }
-    let clocks = world.borrow().cycle() - start;
+    let (wc, clocks) = r.await_completion(12 * rto * CLOCKS_PER_US);
     // A's completion says B acknowledged the octets; B's placement DMA
     // writes may still be on their way to its memory.
     let settle = world.borrow().cycle();

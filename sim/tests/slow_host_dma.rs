@@ -11,7 +11,7 @@
 //! and RTO replay them. The Write completes, byte-exact, with nothing
 //! written around it.
 
-use rnic_driver::{WcStatus, WorkCompletion};
+use rnic_driver::WcStatus;
 use rnic_sim::rtl_run::{with_write_rig_window, CLOCKS_PER_US};
 
 const LEN: usize = 512 << 10;
@@ -35,20 +35,7 @@ fn frames_the_host_cannot_take_are_dropped_unacknowledged_and_resent() {
                 .set_write_bw(SLOW_WRITE_BW)
                 .unwrap();
             r.post_write(9, true).unwrap();
-            let start = world.borrow().cycle();
-            let budget = 20_000 * CLOCKS_PER_US;
-            let mut wc = None;
-            let mut out = [WorkCompletion::default(); 4];
-            while world.borrow().cycle() - start < budget {
-                for _ in 0..64 {
-                    world.borrow_mut().round();
-                }
-                if r.cq_a.poll(&mut out).unwrap() > 0 {
-                    wc = Some(out[0]);
-                    break;
-                }
-            }
-            let clocks = world.borrow().cycle() - start;
+            let (wc, clocks) = r.await_completion(20_000 * CLOCKS_PER_US);
             // A's completion means B acknowledged every octet; B's last DMA
             // writes may still be on their way to its memory.
             let settle = world.borrow().cycle();

@@ -840,6 +840,28 @@ mod tests {
             self.ut.extend(ut_beats(r, qpn));
         }
 
+        /// One Send message (MSN `msn`, no SE, no Invalidate) in segments
+        /// of at most `seg` octets; returns how many.
+        fn send_message(&mut self, qpn: u64, msn: u32, data: &[u8], seg: usize) -> usize {
+            let mut n = 0;
+            for (i, piece) in data.chunks(seg).enumerate() {
+                let mo = i * seg;
+                self.send(
+                    &RdmapRepr::Send {
+                        solicited: false,
+                        invalidate_stag: None,
+                        last: mo + piece.len() == data.len(),
+                        msn,
+                        mo: mo as u32,
+                        payload: piece,
+                    },
+                    qpn,
+                );
+                n += 1;
+            }
+            n
+        }
+
         fn run(&mut self, n: usize) {
             for _ in 0..n {
                 self.clock();
@@ -1627,24 +1649,12 @@ mod tests {
         tb.qp(40, &[wqe(0x2040, &sges)]);
         let n0 = tb.n_chk;
         let mut want_chk = 1;
-        let mut mo = 0;
-        while mo < len {
+        for mo in (0..len).step_by(1454) {
             let l = (len - mo).min(1454);
             let (a, b) = (start + mo as u64, start + (mo + l) as u64 - 1);
             want_chk += ((b - va) / page - (a - va) / page + 1) as usize;
-            tb.send(
-                &RdmapRepr::Send {
-                    solicited: false,
-                    invalidate_stag: None,
-                    last: mo + l == len,
-                    msn: 1,
-                    mo: mo as u32,
-                    payload: &data[mo..mo + l],
-                },
-                40,
-            );
-            mo += l;
         }
+        tb.send_message(40, 1, &data, 1454);
         tb.run(20000);
         for (j, a) in tb.tpt.bus(lkey, start, len as u64).into_iter().enumerate() {
             assert_eq!(tb.wr.mem.get(&a), Some(&data[j]), "octet {j}");
@@ -1669,7 +1679,7 @@ mod tests {
     /// every `ut_*` beat offered at once, DMA writes always taken, the TPT
     /// at its own latency. A 64 KiB Send in segments of the size MTU 1500
     /// and MTU 9000 carry (TCP MSS less MPA header and CRC, less the
-    /// untagged DDP/RDMAP header), into one SGE of 4 KiB pages.
+    /// untagged DDP/RDMAP header), into one SGE of the identity region.
     #[test]
     fn full_size_segments_keep_up_with_the_wire() {
         for (mtu, seg) in [(1500usize, 1436usize), (9000, 8936)] {
@@ -1684,24 +1694,7 @@ mod tests {
                 lkey: IDENT,
             }];
             tb.qp(5, &[wqe(0x5005, &sges)]);
-            let mut mo = 0;
-            let mut nseg = 0;
-            while mo < len {
-                let l = (len - mo).min(seg);
-                tb.send(
-                    &RdmapRepr::Send {
-                        solicited: false,
-                        invalidate_stag: None,
-                        last: mo + l == len,
-                        msn: 1,
-                        mo: mo as u32,
-                        payload: &data[mo..mo + l],
-                    },
-                    5,
-                );
-                mo += l;
-                nseg += 1;
-            }
+            let nseg = tb.send_message(5, 1, &data, seg);
             let beats = tb.ut.len() as u64;
             let t0 = tb.cycles;
             while !tb.ut.is_empty() {
