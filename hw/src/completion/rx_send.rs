@@ -843,8 +843,9 @@ mod tests {
         /// One Send message (MSN `msn`, no SE, no Invalidate) in segments
         /// of at most `seg` octets; returns how many.
         fn send_message(&mut self, qpn: u64, msn: u32, data: &[u8], seg: usize) -> usize {
-            let mut n = 0;
-            for (i, piece) in data.chunks(seg).enumerate() {
+            let pieces = data.chunks(seg);
+            let n = pieces.len();
+            for (i, piece) in pieces.enumerate() {
                 let mo = i * seg;
                 self.send(
                     &RdmapRepr::Send {
@@ -857,7 +858,6 @@ mod tests {
                     },
                     qpn,
                 );
-                n += 1;
             }
             n
         }

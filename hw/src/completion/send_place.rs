@@ -31,7 +31,7 @@
 //!    SGE holding octet `m` is found by walking the list (`CalcA`, one
 //!    clock per SGE passed, `ck`/`cbase`, SGE `rsp_sel` of `recv_wqe`);
 //!    one DMA write request per piece, split at SGE ends and 4 KiB bus
-//!    boundaries, data packed from the request address through a 16-octet
+//!    boundaries, data packed from the request address through a 24-octet
 //!    realigner (one beat per clock, see "Pipeline"). On the segment
 //!    with DDP L = 1: completion record (opcode `Recv`, `byte_len` = MO +
 //!    len, `WITH_INV` + the STag for the Invalidate opcodes, `SOLICITED` for
