@@ -803,6 +803,10 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
     /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
     /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_fretx_defer;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_park;
     /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
@@ -1397,6 +1401,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         .cnt_fretx_dup(core$cnt_fretx_dup),
         .cnt_fretx_req(core$cnt_fretx_req),
         .cnt_fretx_skip(core$cnt_fretx_skip),
+        .cnt_fretx_defer(core$cnt_fretx_defer),
         .cnt_tx_park(core$cnt_tx_park),
         .cnt_tx_park_retry(core$cnt_tx_park_retry),
         .cnt_rd_cpl(core$cnt_rd_cpl),
@@ -6705,7 +6710,7 @@ module rnic_versa5g$button$dff1(d,q,clock);
 endmodule // rnic_versa5g$button$dff1
 
 
-module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_fifo_hwm,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,ctrl_en_gate,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_fifo_hwm,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,ctrl_en_gate,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_fretx_defer,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -6976,6 +6981,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     output reg  [31:0] cnt_fretx_dup;
     output reg  [31:0] cnt_fretx_req;
     output reg  [31:0] cnt_fretx_skip;
+    output reg  [31:0] cnt_fretx_defer;
     output reg  [31:0] cnt_tx_park;
     output reg  [31:0] cnt_tx_park_retry;
     output reg  [31:0] cnt_rd_cpl;
@@ -8514,6 +8520,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [31:0] fast_retx$cnt_dup;
     wire  [31:0] fast_retx$cnt_req;
     wire  [31:0] fast_retx$cnt_skip;
+    wire  [31:0] fast_retx$cnt_defer;
     reg  wend_v$d;
     wire  wend_v$q;
     reg  wend_v$clock;
@@ -10636,7 +10643,8 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .rq_conn(fast_retx$rq_conn),
         .cnt_dup(fast_retx$cnt_dup),
         .cnt_req(fast_retx$cnt_req),
-        .cnt_skip(fast_retx$cnt_skip)
+        .cnt_skip(fast_retx$cnt_skip),
+        .cnt_defer(fast_retx$cnt_defer)
     );
     rnic_versa5g$core$wend_v wend_v(
         .d(wend_v$d),
@@ -12402,6 +12410,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         cnt_fretx_dup = fast_retx$cnt_dup;
         cnt_fretx_req = fast_retx$cnt_req;
         cnt_fretx_skip = fast_retx$cnt_skip;
+        cnt_fretx_defer = fast_retx$cnt_defer;
         tx_log$rq_valid = fw_port$retx_valid | fast_retx$rq_valid;
         tx_log$rq_conn = fw_port$retx_conn;
         if (~fw_port$retx_valid) begin
@@ -18235,7 +18244,7 @@ module rnic_versa5g$core$exc_queue$wslot(d,q,clock);
 endmodule // rnic_versa5g$core$exc_queue$wslot
 
 
-module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq_valid,rq_conn,cnt_dup,cnt_req,cnt_skip);
+module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq_valid,rq_conn,cnt_dup,cnt_req,cnt_skip,cnt_defer);
 
     // Module arguments
     input wire  clock;
@@ -18251,6 +18260,7 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
     output reg  [31:0] cnt_dup;
     output reg  [31:0] cnt_req;
     output reg  [31:0] cnt_skip;
+    output reg  [31:0] cnt_defer;
 
     // Constant declarations
     localparam  k_thr = 2'b11;
@@ -18285,11 +18295,21 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
     reg  [31:0] n_skip$d;
     wire  [31:0] n_skip$q;
     reg  n_skip$clock;
+    reg  [31:0] n_defer$d;
+    wire  [31:0] n_defer$q;
+    reg  n_defer$clock;
+    reg  pend$d;
+    wire  pend$q;
+    reg  pend$clock;
+    reg  [7:0] pend_conn$d;
+    wire  [7:0] pend_conn$q;
+    reg  pend_conn$clock;
 
     // Local signals
     reg  [1:0] cnt;
     reg  [1:0] new_cnt;
     reg  third;
+    reg  cancel;
 
     // Sub module instances
     rnic_versa5g$core$fast_retx$st st(
@@ -18336,6 +18356,21 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
         .q(n_skip$q),
         .clock(n_skip$clock)
     );
+    rnic_versa5g$core$fast_retx$n_defer n_defer(
+        .d(n_defer$d),
+        .q(n_defer$q),
+        .clock(n_defer$clock)
+    );
+    rnic_versa5g$core$fast_retx$pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    rnic_versa5g$core$fast_retx$pend_conn pend_conn(
+        .d(pend_conn$d),
+        .q(pend_conn$q),
+        .clock(pend_conn$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -18346,6 +18381,9 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
         n_dup$clock = clock;
         n_req$clock = clock;
         n_skip$clock = clock;
+        n_defer$clock = clock;
+        pend$clock = clock;
+        pend_conn$clock = clock;
         v1$d = v1$q;
         conn1$d = conn1$q;
         dup1$d = dup1$q;
@@ -18353,6 +18391,9 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
         n_dup$d = n_dup$q;
         n_req$d = n_req$q;
         n_skip$d = n_skip$q;
+        n_defer$d = n_defer$q;
+        pend$d = pend$q;
+        pend_conn$d = pend_conn$q;
         st$read_clock = clock;
         st$write_clock = clock;
         st$read_address = ev_conn & k_cmask;
@@ -18380,23 +18421,47 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
         if (v1$q & dup1$q) begin
             n_dup$d = n_dup$q + 32'h1;
         end
+        cancel = v1$q & pend$q & (pend_conn$q == conn1$q) & (new_cnt == 2'h0);
+        if (cancel) begin
+            pend$d = 1'b0;
+        end
         if (v1$q & third) begin
             if (en & ~busy) begin
                 rq_valid = 1'b1;
                 n_req$d = n_req$q + 32'h1;
+                if (pend_conn$q == conn1$q) begin
+                    pend$d = 1'b0;
+                end
+            end
+            else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
+                pend$d = 1'b1;
+                pend_conn$d = conn1$q;
+                n_defer$d = n_defer$q + 32'h1;
             end
             else begin
                 n_skip$d = n_skip$q + 32'h1;
             end
         end
+        if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
+            rq_valid = 1'b1;
+            rq_conn = pend_conn$q;
+            n_req$d = n_req$q + 32'h1;
+            pend$d = 1'b0;
+        end
+        if (~en) begin
+            pend$d = 1'b0;
+        end
         cnt_dup = n_dup$q;
         cnt_req = n_req$q;
         cnt_skip = n_skip$q;
+        cnt_defer = n_defer$q;
         if (reset) begin
             v1$d = 1'b0;
+            pend$d = 1'b0;
             n_dup$d = 32'h0;
             n_req$d = 32'h0;
             n_skip$d = 32'h0;
+            n_defer$d = 32'h0;
         end
     end
 
@@ -18439,6 +18504,25 @@ module rnic_versa5g$core$fast_retx$dup1(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fast_retx$dup1
+
+
+module rnic_versa5g$core$fast_retx$n_defer(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$n_defer
 
 
 module rnic_versa5g$core$fast_retx$n_dup(d,q,clock);
@@ -18496,6 +18580,44 @@ module rnic_versa5g$core$fast_retx$n_skip(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$fast_retx$n_skip
+
+
+module rnic_versa5g$core$fast_retx$pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$pend
+
+
+module rnic_versa5g$core$fast_retx$pend_conn(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$fast_retx$pend_conn
 
 
 module rnic_versa5g$core$fast_retx$st(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);

@@ -703,6 +703,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_fretx_dup", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_fretx_req", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_fretx_skip", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_fretx_defer", 32, NO_REGS),
     // rq_db_q is 64 deep (branch drv: one RQ doorbell per QP, MAX_QP)
     unused(&["rnic_core", "core"], "rq_db_q$count", 7, RXS_QCOUNT),
     unused(CORE_MODULE, "exc_arb$cnt_term", 32, QPSTOP_CNT),

@@ -467,11 +467,13 @@ pub struct RnicCoreP<
     /// replays (the reset value of a model's inputs). Static configuration.
     pub fast_retx_en: Signal<In, Bit>,
     /// Fast retransmit: duplicate ACKs seen, replays asked for, third
-    /// duplicates that asked for nothing (a replay already under way, or
-    /// `fast_retx_en` low).
+    /// duplicates that asked for nothing (`fast_retx_en` low, or the
+    /// deferral slot held by another connection), third duplicates deferred
+    /// until a replay under way ended.
     pub cnt_fretx_dup: Signal<Out, Bits<32>>,
     pub cnt_fretx_req: Signal<Out, Bits<32>>,
     pub cnt_fretx_skip: Signal<Out, Bits<32>>,
+    pub cnt_fretx_defer: Signal<Out, Bits<32>>,
     /// Parked QPs (docs/rtl.md "Parked QPs"): parks taken (a QP stalled on
     /// the peer window or ORD handed its WQE back); retry sweeps that found
     /// a parked QP (`tx_sched::PARK_RETRY`).
@@ -2641,6 +2643,7 @@ impl<
         self.cnt_fretx_dup.next = self.fast_retx.cnt_dup.val();
         self.cnt_fretx_req.next = self.fast_retx.cnt_req.val();
         self.cnt_fretx_skip.next = self.fast_retx.cnt_skip.val();
+        self.cnt_fretx_defer.next = self.fast_retx.cnt_defer.val();
         self.tx_log.rq_valid.next = self.fw_port.retx_valid.val() | self.fast_retx.rq_valid.val();
         self.tx_log.rq_conn.next = self.fw_port.retx_conn.val();
         if !self.fw_port.retx_valid.val() {

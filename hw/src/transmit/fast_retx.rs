@@ -17,12 +17,25 @@
 //!   acknowledged, payload, a window update) sets the count to 0. The third
 //!   duplicate asks for a replay (`rq_valid`, one clock) if `en` and the log
 //!   is free (`busy` low: no replay pending or running, no firmware request
-//!   this clock); else it is counted in `cnt_skip` (a replay already under
-//!   way, or the firmware's timer, covers the loss). The count then stays at
-//!   3, so the further duplicates that the rest of the flight draws do not
-//!   ask again (go-back-N re-sends the whole flight once) until an ACK
-//!   that is not a duplicate resets it (RFC 5681 §3.2 steps 4–6: the
-//!   recovery ends with the ACK of new data).
+//!   this clock). The count then stays at 3, so the further duplicates that
+//!   the rest of the flight draws do not ask again (go-back-N re-sends the
+//!   whole flight once) until an ACK that is not a duplicate resets it
+//!   (RFC 5681 §3.2 steps 4–6: the recovery ends with the ACK of new data).
+//! * A third duplicate while the log is busy is **deferred**, not dropped:
+//!   one slot (`pend`, its connection) asks as soon as the log is free,
+//!   unless an ACK that is not a duplicate of that connection came first
+//!   (that ACK shows the stream moving again, so the replay under way
+//!   covered the loss). This is the loss of a segment *inside* a replay:
+//!   with a large window a go-back-N replay runs for many round trips of a
+//!   short link, the segments after the new hole draw duplicates while it
+//!   runs, and without the deferral only the firmware's backed-off timer
+//!   would resend (RFC 6298 §5.5), one hole per RTO. A duplicate that
+//!   draws from the first segments of a replay (old duplicates the peer
+//!   already had, acknowledged with its RCV.NXT) is followed by ACKs of new
+//!   data once the replay passes RCV.NXT, which cancel the deferral.
+//!   A third duplicate that finds the slot held by another connection, or
+//!   `en` low, asks for nothing and is counted in `cnt_skip` (the
+//!   firmware's timer covers it).
 //! * A connection index reused by a new connection starts with the old
 //!   count: at worst its first three duplicate ACKs ask for nothing until
 //!   one ACK of new data has been seen, and the timer covers that case.
@@ -61,8 +74,11 @@ pub struct FastRetxN<const PR: usize> {
     pub cnt_dup: Signal<Out, Bits<32>>,
     /// Replays asked for.
     pub cnt_req: Signal<Out, Bits<32>>,
-    /// Third duplicates that asked for nothing (`busy`, or `en` low).
+    /// Third duplicates that asked for nothing (`en` low, or the deferral
+    /// slot held by another connection).
     pub cnt_skip: Signal<Out, Bits<32>>,
+    /// Third duplicates deferred while the log was busy.
+    pub cnt_defer: Signal<Out, Bits<32>>,
     k_thr: Constant<Bits<2>>,
     /// The profile's connection mask.
     k_cmask: Constant<Bits<8>>,
@@ -76,9 +92,14 @@ pub struct FastRetxN<const PR: usize> {
     n_dup: DFF<Bits<32>>,
     n_req: DFF<Bits<32>>,
     n_skip: DFF<Bits<32>>,
+    n_defer: DFF<Bits<32>>,
+    /// The deferred request: valid, connection.
+    pend: DFF<Bit>,
+    pend_conn: DFF<Bits<8>>,
     cnt: Signal<Local, Bits<2>>,
     new_cnt: Signal<Local, Bits<2>>,
     third: Signal<Local, Bit>,
+    cancel: Signal<Local, Bit>,
 }
 
 impl<const PR: usize> Default for FastRetxN<PR> {
@@ -97,6 +118,7 @@ impl<const PR: usize> Default for FastRetxN<PR> {
             cnt_dup: Default::default(),
             cnt_req: Default::default(),
             cnt_skip: Default::default(),
+            cnt_defer: Default::default(),
             k_thr: k(DUP_THRESHOLD),
             k_cmask: Constant::new(crate::receive::conn_table::conn_state_mask(PR).into()),
             st: Default::default(),
@@ -107,9 +129,13 @@ impl<const PR: usize> Default for FastRetxN<PR> {
             n_dup: Default::default(),
             n_req: Default::default(),
             n_skip: Default::default(),
+            n_defer: Default::default(),
+            pend: Default::default(),
+            pend_conn: Default::default(),
             cnt: Default::default(),
             new_cnt: Default::default(),
             third: Default::default(),
+            cancel: Default::default(),
         }
     }
 }
@@ -117,7 +143,9 @@ impl<const PR: usize> Default for FastRetxN<PR> {
 impl<const PR: usize> Logic for FastRetxN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, v1, conn1, dup1, wnd1, n_dup, n_req, n_skip);
+        dff_setup!(
+            self, clock, v1, conn1, dup1, wnd1, n_dup, n_req, n_skip, n_defer, pend, pend_conn
+        );
         self.st.read_clock.next = self.clock.val();
         self.st.write_clock.next = self.clock.val();
         // clock 0: the event; its connection's state is read
@@ -147,22 +175,59 @@ impl<const PR: usize> Logic for FastRetxN<PR> {
         if self.v1.q.val() & self.dup1.q.val() {
             self.n_dup.d.next = self.n_dup.q.val() + 1;
         }
+        // An event of the deferred connection that resets its count (not
+        // a duplicate) cancels the deferral.
+        self.cancel.next = self.v1.q.val()
+            & self.pend.q.val()
+            & (self.pend_conn.q.val() == self.conn1.q.val())
+            & (self.new_cnt.val() == 0);
+        if self.cancel.val() {
+            self.pend.d.next = false;
+        }
         if self.v1.q.val() & self.third.val() {
             if self.en.val() & !self.busy.val() {
                 self.rq_valid.next = true;
                 self.n_req.d.next = self.n_req.q.val() + 1;
+                if self.pend_conn.q.val() == self.conn1.q.val() {
+                    self.pend.d.next = false;
+                }
+            } else if self.en.val()
+                & (!self.pend.q.val() | (self.pend_conn.q.val() == self.conn1.q.val()))
+            {
+                self.pend.d.next = true;
+                self.pend_conn.d.next = self.conn1.q.val();
+                self.n_defer.d.next = self.n_defer.q.val() + 1;
             } else {
                 self.n_skip.d.next = self.n_skip.q.val() + 1;
             }
         }
+        // The deferred request, when the log is free and no event asks
+        // this clock (the log's `busy` rises the clock after a request).
+        if self.pend.q.val()
+            & self.en.val()
+            & !self.busy.val()
+            & !(self.v1.q.val() & self.third.val())
+            & !self.cancel.val()
+        {
+            self.rq_valid.next = true;
+            self.rq_conn.next = self.pend_conn.q.val();
+            self.n_req.d.next = self.n_req.q.val() + 1;
+            self.pend.d.next = false;
+        }
+        if !self.en.val() {
+            self.pend.d.next = false;
+        }
         self.cnt_dup.next = self.n_dup.q.val();
         self.cnt_req.next = self.n_req.q.val();
         self.cnt_skip.next = self.n_skip.q.val();
+        self.cnt_defer.next = self.n_defer.q.val();
         if self.reset.val() {
             self.v1.d.next = false;
+            self.pend.d.next = false;
             self.n_dup.d.next = 0.into();
             self.n_req.d.next = 0.into();
             self.n_skip.d.next = 0.into();
+            self.n_defer.d.next = 0.into();
         }
     }
 }
@@ -201,7 +266,10 @@ mod tests {
     }
 
     /// Random events over 4 connections (duplicates, window changes, ACKs of
-    /// new data, busy clocks), compared request by request with the model.
+    /// new data, runs of busy clocks), compared request by request with the
+    /// model: a third duplicate while busy is deferred in the one slot and
+    /// asked for at the first free clock, cancelled by a non-duplicate of
+    /// its connection, skipped if the slot holds another connection.
     #[test]
     fn third_duplicate_asks_once_per_loss() {
         let mut u = new_uut();
@@ -211,9 +279,11 @@ mod tests {
         u.en.next = true;
         let mut rng = Rng::new(5681);
         let mut m = [Model::default(); 4];
+        let mut pend: Option<u64> = None;
         let (mut want, mut got) = (Vec::new(), Vec::new());
-        let (mut dups, mut skips) = (0u64, 0u64);
-        for i in 0..3000u64 {
+        let (mut dups, mut skips, mut defers, mut cancels) = (0u64, 0u64, 0u64, 0u64);
+        let mut busy = false;
+        for i in 0..4000u64 {
             let c = rng.below(4);
             let dup = rng.below(5) != 0;
             // mostly the same window; now and then a window update
@@ -222,17 +292,35 @@ mod tests {
             } else {
                 m[c].wnd
             };
-            let busy = rng.below(6) == 0;
+            // busy in runs (a replay lasts many events)
+            if rng.below(4) == 0 {
+                busy = !busy;
+            }
+            u.busy.next = busy;
             u.ev_valid.next = true;
             u.ev_conn.next = (c as u64).into();
             u.ev_dup.next = dup;
             u.ev_wnd.next = (wnd as u64).into();
-            tick!(u);
-            u.ev_valid.next = false;
-            u.busy.next = busy;
+            // clock 0: the event enters; a deferral asks if the log is free
             assert!(simulate(&mut u, 1000));
             if u.rq_valid.val() {
                 got.push((i, u.rq_conn.val().to_u64()));
+            }
+            if !busy {
+                if let Some(p) = pend.take() {
+                    want.push((i, p));
+                }
+            }
+            // clock 1 and the gap (events come at least 5 clocks apart,
+            // rx_split's lookup)
+            tick!(u);
+            u.ev_valid.next = false;
+            for _ in 0..4 {
+                assert!(simulate(&mut u, 1000));
+                if u.rq_valid.val() {
+                    got.push((i, u.rq_conn.val().to_u64()));
+                }
+                tick!(u);
             }
             // model
             if dup {
@@ -242,31 +330,37 @@ mod tests {
                 if m[c].count < DUP_THRESHOLD {
                     m[c].count += 1;
                     if m[c].count == DUP_THRESHOLD {
-                        if busy {
-                            skips += 1;
-                        } else {
+                        if !busy {
                             want.push((i, c as u64));
+                        } else if pend.is_none_or(|p| p == c as u64) {
+                            pend = Some(c as u64);
+                            defers += 1;
+                        } else {
+                            skips += 1;
                         }
                     }
                 }
             } else {
                 m[c].count = 0;
+                if pend == Some(c as u64) {
+                    pend = None;
+                    cancels += 1;
+                }
             }
             m[c].wnd = wnd;
-            // events come at least 5 clocks apart (rx_split's lookup)
-            for _ in 0..4 {
-                tick!(u);
-                u.busy.next = false;
-                assert!(!u.rq_valid.val());
-            }
         }
         assert_eq!(got, want);
         assert!(want.len() > 20, "too few fast retransmits: {}", want.len());
+        assert!(
+            defers > 20 && skips > 5 && cancels > 5,
+            "the mix lacks a case: {defers} deferred, {skips} skipped, {cancels} cancelled"
+        );
         assert_eq!(u.cnt_dup.val().to_u64(), dups);
         assert_eq!(u.cnt_req.val().to_u64(), want.len() as u64);
         assert_eq!(u.cnt_skip.val().to_u64(), skips);
+        assert_eq!(u.cnt_defer.val().to_u64(), defers);
         eprintln!(
-            "fast_retx: {} requests, {skips} skipped, {dups} duplicates",
+            "fast_retx: {} requests, {defers} deferred ({cancels} cancelled), {skips} skipped, {dups} duplicates",
             want.len()
         );
     }
