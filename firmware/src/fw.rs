@@ -49,19 +49,17 @@ pub const TXBUF: usize = mpa::MAX_FRAME;
 /// First ephemeral port.
 pub const EPHEMERAL_FIRST: u16 = 49152;
 
-/// The receive window offered by default: 12 KiB. The receive path places
-/// at line rate (MTU 1500 and 9000), and a frame it cannot take is dropped
-/// before it is acknowledged, so a larger window (`Config::rcv_wnd`, window
-/// scale 7) is safe and is what a long round trip needs: 256 KiB gives a
-/// 16 MiB Write 98.7 % of the wire limit over 100 µs (docs/sim.md). It is
-/// not the default because of loss recovery: with 256 KiB and 2 % link
-/// loss a transfer stalls (`rnic-sim run --loss 0.02 --rcv-window 262144`:
-/// seed 1 an RDMA Read, seed 2 a Send). Go-back-N resends up to a window,
-/// segments the receiver mostly has: old duplicates, which go to the
-/// firmware through a 4-slot exception queue that then drops most frames
-/// (seed 1: 1,391 exceptions, 673 dropped). The same runs with 12 KiB are
-/// byte-exact.
-pub const DEVICE_RX_WINDOW: u32 = 12 << 10;
+/// The receive window offered by default: 256 KiB (window scale 7,
+/// RFC 7323 §2), what a 10 Gb/s link with a 100 µs round trip needs to
+/// stay near the wire limit (a 16 MiB Write reaches 98.7 % there,
+/// docs/sim.md). It is safe because the receive path places at line rate
+/// (MTU 1500 and 9000) and a frame it cannot take is dropped before it is
+/// acknowledged (RFC 9293 §3.8.6), so TCP resends it. Loss recovery with a
+/// window of many segments relies on the device's fast retransmit going on
+/// inside a replay (`fast_retx` defers a third duplicate ACK that arrives
+/// while a replay runs): `rnic-sim run --loss 0.02` is byte-exact.
+/// `Config::rcv_wnd` sets another.
+pub const DEVICE_RX_WINDOW: u32 = 256 << 10;
 
 /// Tunables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

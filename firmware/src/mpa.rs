@@ -126,7 +126,7 @@ impl Agreement {
     /// never below [`MULPDU_WINDOW_FLOOR`] (or the EMSS value if that is
     /// smaller). The device sends one FPDU per segment and a segment only
     /// when it fits the window (RFC 9293 §3.8.6), so with one 8882-octet
-    /// FPDU per 12 KiB window (our own `DEVICE_RX_WINDOW`) the sender waits
+    /// FPDU per 12 KiB window (a small peer window) the sender waits
     /// a round trip per FPDU; smaller FPDUs keep the pipe full. Legal: RFC
     /// 5044 §4.5/§8 bound MULPDU by EMSS only, a smaller one is always
     /// allowed. Measured in `docs/rtl.md` "Full 9000-octet frames".

@@ -14,7 +14,8 @@
 //! | 9000 | 1460 | large | 1460 | 1454 | the peer's EMSS |
 //! | 9000 | 8888 / 8892 / 8884 | large | same | 8882 / 8882 / 8878 | at the cap |
 //! | 9000 | 4116 / 4120 / 4112 | large | same | 4110 / 4114 / 4106 | the old cap 4110: no longer one |
-//! | 9000 | 8960 | 12 KiB (`DEVICE_RX_WINDOW`) | 8960 | 4090 | 3 FPDUs of 4096 octets in the window |
+//! | 9000 | 8960 | 256 KiB (`DEVICE_RX_WINDOW`) | 8960 | 8882 | the cap: the default window holds many |
+//! | 9000 | 8960 | 12 KiB | 8960 | 4090 | 3 FPDUs of 4096 octets in the window |
 //! | 9000 | 8960 | 12 KiB, markers | 8960 | 4058 | 4096 − 6 − 8 × 4 |
 //! | 9000 | 8960 | 0 | 8960 | 1454 | floor `MULPDU_WINDOW_FLOOR` |
 //! | 1500 | 1460 | 3000 | 1460 | 1454 | floor (no window lowers below it) |
@@ -104,7 +105,7 @@ fn agreement(markers: bool) -> Agreement {
     }
 }
 
-/// The window policy: a peer offering our own 12 KiB receive window gets
+/// The window policy: a peer offering a 12 KiB receive window gets
 /// FPDUs of which `FPDUS_IN_WINDOW` (3) fit it (each FPDU, markers
 /// included, at most 4096 octets of sequence space, checked with
 /// `rnic_wire::mpa::fpdu_len` and the marker count); a large window leaves
@@ -114,11 +115,14 @@ fn mulpdu_window_policy() {
     assert_eq!(FPDUS_IN_WINDOW, 3);
     for markers in [false, true] {
         let a = agreement(markers);
-        let m = a.mulpdu_in_window(8960, DEVICE_RX_WINDOW);
+        let small = 12 << 10;
+        let m = a.mulpdu_in_window(8960, small);
         assert_eq!(m, if markers { 4058 } else { 4090 });
         let fpdu = rnic_wire::mpa::fpdu_len(m as usize);
         let wire = fpdu + if markers { 4 * fpdu.div_ceil(508) } else { 0 };
-        assert!(3 * wire <= DEVICE_RX_WINDOW as usize, "{wire}");
+        assert!(3 * wire <= small as usize, "{wire}");
+        // our own default window takes full jumbo FPDUs
+        assert_eq!(a.mulpdu_in_window(8960, DEVICE_RX_WINDOW), a.mulpdu(8960));
         assert_eq!(a.mulpdu_in_window(8960, 1 << 20), a.mulpdu(8960));
         assert_eq!(a.mulpdu_in_window(8960, 0), MULPDU_WINDOW_FLOOR);
         assert_eq!(a.mulpdu_in_window(1460, 3000), 1454.min(a.mulpdu(1460)));

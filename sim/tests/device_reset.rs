@@ -19,9 +19,10 @@ use rnic_driver::{
 };
 use rnic_sim::dma::DmaEvent;
 use rnic_sim::link::LinkConfig;
-use rnic_sim::rtl_run::{connect_pair, net_config, open_node, run_until, world_pair};
+use rnic_sim::rtl_run::{connect_pair, expect_event, net_config, open_node, run_until, world_pair};
 use rnic_sim::sim_bus::{driver_options, SimBus};
 use rnic_wire::abi::csr;
+use rnic_wire::abi::mailbox::EventKind;
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
 use rnic_wire::abi::wqe::Sge;
 
@@ -210,7 +211,15 @@ fn reset_mid_transfer_then_a_fresh_context_works() {
             acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE),
         )
         .unwrap();
-    // A: a new QP on its same context (its old one dies with the stream)
+    // A's old stream dies: the fresh B answers its next segment with a RST
+    // (RFC 9293 §3.10.7.1: no connection), and A's host hears of it.
+    let lost = expect_event(&a, EventKind::ConnectionLost, "A").unwrap();
+    assert_eq!(
+        lost.handle,
+        qp_a.qpn(),
+        "the old QP's stream is the one lost"
+    );
+    // A: a new QP on its same context
     let cq_a2 = a.create_cq(16).unwrap();
     let qp_a2 = pd_a.create_qp(&cq_a2, &cq_a2, 16, 4).unwrap();
     let dst_a2 = a.alloc_dma(LEN).unwrap();

@@ -2,7 +2,7 @@
 //! --max-size 65536 --seed 1` stalled with the 64 KiB Write at 32608 of
 //! 65536 octets). Two Verilated cores with their firmware and drivers at
 //! MTU 9000, one signaled 16 KiB RDMA Write A → B (FPDUs of 4096 octets of
-//! TCP payload, 4150-octet frames: MULPDU 4090 against B's 12 KiB window),
+//! TCP payload, 4150-octet frames: MULPDU 4090 against a 12 KiB window),
 //! and the link drops chosen frames.
 //!
 //! The cause: a segment of an RDMA-mode connection that is out of order or
@@ -29,10 +29,13 @@ use std::rc::Rc;
 use rnic_driver::{WcStatus, WorkCompletion};
 use rnic_sim::link::Side;
 use rnic_sim::node::COSIM_RDMA_RETX;
-use rnic_sim::rtl_run::{tcp_of, with_write_rig, CLOCKS_PER_US};
+use rnic_sim::rtl_run::{tcp_of, with_write_rig_window, CLOCKS_PER_US};
 
 const MTU: u16 = 9000;
 const LEN: usize = 16 << 10;
+/// B's receive window: 12 KiB, which makes A's firmware choose MULPDU 4090
+/// (three FPDUs in the window) and so four segments for the Write.
+const WINDOW: u32 = 12 << 10;
 /// TCP payload of a full segment of this run (MULPDU 4090 + 6).
 const SEG: usize = 4096;
 
@@ -69,7 +72,15 @@ struct Outcome {
 }
 
 fn run(drop: Drop) -> Outcome {
-    with_write_rig(None, MTU, LEN, |i| (i * 13 + 5) as u8, |r| run_on(r, drop)).unwrap()
+    with_write_rig_window(
+        None,
+        MTU,
+        LEN,
+        Some(WINDOW),
+        |i| (i * 13 + 5) as u8,
+        |r| run_on(r, drop),
+    )
+    .unwrap()
 }
 
 fn run_on(r: &rnic_sim::rtl_run::WriteRig<'_>, drop: Drop) -> Outcome {
