@@ -40,10 +40,9 @@ pub struct Options {
     pub ready_timeout: Duration,
     /// How long to wait for the device reset (`CTRL_RESET`) at open.
     pub reset_timeout: Duration,
-    /// Reset the device at open (`CTRL_RESET`). Off only where the host
-    /// set the device up through BAR0 before the driver opens it (the
-    /// board's bridge host: its interface configuration lives in BAR0,
-    /// which a reset returns to power-on).
+    /// Reset the device at open (`CTRL_RESET`: everything an earlier user
+    /// left is gone; the interface configuration in BAR0 stays). Off only
+    /// to look at a device without disturbing the context that uses it.
     pub reset: bool,
 }
 

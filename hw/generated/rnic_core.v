@@ -16545,11 +16545,6 @@ module rnic_core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,cs
         end
         if (wr & (csr_addr == 24'h20) & csr_wdata[32'h1]) begin
             ctrl_en$d = 1'b0;
-            mac$d = 48'h0;
-            ip$d = 32'h0;
-            mask$d = 32'h0;
-            gw$d = 32'h0;
-            mtu$d = 32'h5dc;
             int_st$d = 3'h0;
             int_en$d = 3'h0;
             eq_lo$d = 32'h0;

@@ -1701,7 +1701,7 @@ module rnic_versa5g(clk100,rst_n,led,sw,rgmii0_rxc,rgmii0_rx_ctl,rgmii0_rxd,rgmi
         core$raw_tx_ready = 1'b0;
         core$ev_pop = 1'b0;
         core$fw_raw_to_mac = 1'b1;
-        core$ctrl_en_gate = 1'b0;
+        core$ctrl_en_gate = 1'b1;
         core$db_wr_valid = 1'b0;
         core$db_wr_qpn = 10'h0;
         core$db_wr_value = 32'h0;
@@ -23250,11 +23250,6 @@ module rnic_versa5g$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_
         end
         if (wr & (csr_addr == 24'h20) & csr_wdata[32'h1]) begin
             ctrl_en$d = 1'b0;
-            mac$d = 48'h0;
-            ip$d = 32'h0;
-            mask$d = 32'h0;
-            gw$d = 32'h0;
-            mtu$d = 32'h5dc;
             int_st$d = 3'h0;
             int_en$d = 3'h0;
             eq_lo$d = 32'h0;

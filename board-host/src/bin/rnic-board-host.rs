@@ -80,9 +80,6 @@ fn main() {
     let opts = Options {
         mailbox_timeout: Duration::from_secs(2),
         ready_timeout: Duration::from_secs(2),
-        // The interface configuration was written into BAR0 above, and a
-        // reset would return BAR0 to power-on: no reset at open.
-        reset: false,
         ..Options::default()
     };
     let ctx =

@@ -271,9 +271,10 @@ impl Logic for Ecpix5Top {
         self.core.ev_pop.next = false;
         // the firmware's raw frames go into the MAC TX merge (the intended use)
         self.core.fw_raw_to_mac.next = true;
-        // CTRL_ENABLE is not honoured on the board yet: its rigs and the
-        // port-0 path take frames before any host has written BAR0.
-        self.core.ctrl_en_gate.next = false;
+        // BAR0 CTRL_ENABLE gates the datapath (`dev_reset`): no doorbell and
+        // no received frame is taken before a host enables the device (the
+        // bridge host does as it writes the interface configuration).
+        self.core.ctrl_en_gate.next = true;
 
         // The TX datapath's direct pins (doorbells, raw frames, QP TX
         // context from test rigs) are tied off: doorbells come through

@@ -8,7 +8,7 @@
 //! | offset | register | access |
 //! |---|---|---|
 //! | 0x000..0x01C | `ID`, `ABI_VERSION`, `CAPS`, `MAX_QP`, `MAX_CQ`, `MAX_TPT`, `MAX_PBL`, `MAX_QUEUE_ENTRIES` | RO, from the block's parameters |
-//! | 0x020 | `CTRL`: bit 0 `CTRL_ENABLE` (RW, 0 at power-on): the datapath takes doorbells and received frames (`dev_reset`); bit 1 `CTRL_RESET`: writing 1 starts a device reset (a one-clock `cfg_soft_reset` pulse; ignored while one runs) and returns this block's registers to their power-on values (below); reads 1 from that write until the reset is done (`rst_busy`), then 0 | RW |
+//! | 0x020 | `CTRL`: bit 0 `CTRL_ENABLE` (RW, 0 at power-on): the datapath takes doorbells and received frames (`dev_reset`); bit 1 `CTRL_RESET`: writing 1 starts a device reset (a one-clock `cfg_soft_reset` pulse; ignored while one runs) and returns this block's registers but the interface configuration to their power-on values (below); reads 1 from that write until the reset is done (`rst_busy`), then 0 | RW |
 //! | 0x024 | `STATUS`: bit 0 `STATUS_READY` (= `fw_ready` in), bit 1 `STATUS_LINK_UP` (= `link_up` in) | RO |
 //! | 0x028..0x03C | `MAC_LO`, `MAC_HI` (bits 15:0), `IPV4_ADDR`, `IPV4_NETMASK`, `IPV4_GATEWAY`, `MTU` | RW, mirrored on `cfg_*` |
 //! | 0x040 | `INT_STATUS` (`INT_EVENT`, `INT_MBOX_DONE`, `INT_EQ_OVERFLOW`): write 1 to clear; a set in the same clock wins | RW1C |
@@ -30,13 +30,19 @@
 //! (`dev_reset`: `CTRL_ENABLE` set and no reset running); the others are
 //! dropped.
 //!
-//! **`CTRL_RESET`** sets every register to its power-on value in the clock
-//! after the write: `CTRL_ENABLE` 0 (also when the same write sets bit 0),
-//! MAC/IPv4/netmask/gateway 0, `MTU` 1500, `INT_STATUS` and `INT_MASK` 0,
+//! **`CTRL_RESET`** sets every register but the interface configuration to
+//! its power-on value in the clock after the write: `CTRL_ENABLE` 0 (also
+//! when the same write sets bit 0), `INT_STATUS` and `INT_MASK` 0,
 //! the event queue registers 0 (the queue is off), the mailbox idle with
 //! `MBOX_STATUS`, `MBOX_LEN` and `MBOX_SEQ` 0 (a command in progress is
-//! dropped). The cycle counter keeps counting. The mailbox data RAM keeps
-//! its octets (nothing reads them before a host writes a command).
+//! dropped). The cycle counter keeps counting. MAC, IPv4 address, netmask,
+//! gateway and MTU keep their values: they are the port's identity, set by
+//! whoever brings the port up (the board's bridge host before any driver,
+//! or a driver's `Context::configure`), as a NIC's MAC address survives a
+//! function reset; a driver that opens the device resets it and finds the
+//! port still answering at its address. The power-on reset clears them.
+//! The mailbox data RAM keeps its octets (nothing reads them before a host
+//! writes a command).
 //!
 //! Firmware side of the mailbox (`mb_*`, used by `fw_port`): `mb_busy`,
 //! `mb_opcode`, `mb_len` describe the waiting command; `mb_fw_addr` (word
@@ -587,13 +593,10 @@ impl<const PR: usize> Logic for HostRegsN<PR> {
         }
 
         // ---- CTRL_RESET: this block's registers back to power-on values
+        // (but the interface configuration, the port's identity: see the
+        // module doc)
         if self.wr.val() & (self.csr_addr.val() == 0x20) & self.csr_wdata.val().get_bit(1) {
             self.ctrl_en.d.next = false;
-            self.mac.d.next = 0.into();
-            self.ip.d.next = 0.into();
-            self.mask.d.next = 0.into();
-            self.gw.d.next = 0.into();
-            self.mtu.d.next = 1500.into();
             self.int_st.d.next = 0.into();
             self.int_en.d.next = 0.into();
             self.eq_lo.d.next = 0.into();
@@ -864,9 +867,10 @@ mod tests {
 
     /// `CTRL_RESET`: one `cfg_soft_reset` pulse, `CTRL_RESET` reads 1 while
     /// the sequencer is busy (and in the clock of the pulse), every register
-    /// back to its power-on value (`CTRL_ENABLE` too, although written with
-    /// it), a command in progress dropped; doorbells go out only while
-    /// `db_open`.
+    /// but the interface configuration back to its power-on value
+    /// (`CTRL_ENABLE` too, although written with it), the interface
+    /// configuration kept, a command in progress dropped; doorbells go out
+    /// only while `db_open`.
     #[test]
     fn ctrl_reset_and_doorbell_gate() {
         let mut t = Tb::new();
@@ -899,9 +903,9 @@ mod tests {
         t.0.rst_busy.next = false;
         assert_eq!(t.read(csr::CTRL), 0);
         for (a, v) in [
-            (csr::MAC_LO, 0),
-            (csr::IPV4_ADDR, 0),
-            (csr::MTU, 1500),
+            (csr::MAC_LO, 0x0403_0201),
+            (csr::IPV4_ADDR, 0x0A00_0001),
+            (csr::MTU, 9000),
             (csr::INT_STATUS, 0),
             (csr::INT_MASK, 0),
             (csr::EQ_BASE_LO, 0),

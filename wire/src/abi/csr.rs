@@ -121,7 +121,8 @@ pub const CAP_MAX_READ_SGE_MASK: u32 = 0xFF;
 
 /// `CTRL`: enable the datapath.
 pub const CTRL_ENABLE: u32 = 1 << 0;
-/// `CTRL`: reset the device (self-clearing).
+/// `CTRL`: reset the device (self-clearing): tables, queues and BAR0 back
+/// to power-on, but the interface configuration (`MAC_*`, `IPV4_*`, `MTU`).
 pub const CTRL_RESET: u32 = 1 << 1;
 /// `STATUS`: firmware is up and takes mailbox commands.
 pub const STATUS_READY: u32 = 1 << 0;

@@ -105,9 +105,6 @@ pub fn driver_options() -> Options {
         mailbox_timeout: Duration::from_secs(120),
         ready_timeout: Duration::from_secs(120),
         reset_timeout: Duration::from_secs(120),
-        // The rig configured the interface through BAR0 (`configure_port0`)
-        // before the driver opens: a reset would return it to power-on.
-        reset: false,
         ..Options::default()
     }
 }
