@@ -49,10 +49,12 @@ use crate::rtl_run::{
 /// The core clock, MHz (6.4 ns a clock).
 pub const CORE_MHZ: f64 = 156.25;
 
-/// DMA read tags (docs/rtl.md "Transmit"): `wqe_fetch` uses 0..=3,
-/// `tx_seg`'s payload reads `0x80 | slot` (slot 0..=3).
+/// DMA read tags (docs/rtl.md "Transmit", "Completions"): `wqe_fetch`
+/// uses 0..=3, `tx_seg`'s payload reads `0x80 | slot` (slot 0..=3),
+/// `recv_wqe` 0x40..=0x4F.
 const WQE_TAGS: std::ops::RangeInclusive<u8> = 0x00..=0x03;
 const PAY_TAGS: std::ops::RangeInclusive<u8> = 0x80..=0x83;
+const RECV_WQE_TAGS: std::ops::RangeInclusive<u8> = 0x40..=0x4F;
 
 /// The message kinds measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,8 +135,13 @@ pub struct MsgRateConfig {
     pub seed: u64,
     /// Clocks the data phase may take before it is called a stall.
     pub budget: u64,
-    /// Keep A's DMA log for the breakdown.
+    /// Keep A's (and B's) DMA log for the breakdown.
     pub dma_log: bool,
+    /// A Verilator VCD trace of node A over the data phase.
+    pub vcd: Option<std::path::PathBuf>,
+    /// Both DMA servers' read round trip, clocks (`None`: the default
+    /// 78 = 500 ns): how much of the rate the read latency decides.
+    pub read_latency: Option<u64>,
 }
 
 impl Default for MsgRateConfig {
@@ -149,29 +156,81 @@ impl Default for MsgRateConfig {
             seed: 1,
             budget: 2_000_000,
             dma_log: false,
+            vcd: None,
+            read_latency: None,
         }
     }
 }
 
-/// Where the transmit side's DMA reads went (A's DMA log over the data
-/// phase).
+/// One kind of DMA read, from a node's DMA log.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadClass {
+    pub reads: u64,
+    pub octets: u64,
+    /// Clocks from the first to the last request.
+    pub span: u64,
+    /// Sum over the reads of request → last completion beat.
+    pub busy: u64,
+    first: Option<u64>,
+}
+
+impl ReadClass {
+    fn request(&mut self, cycle: u64, len: usize) {
+        self.reads += 1;
+        self.octets += len as u64;
+        let first = *self.first.get_or_insert(cycle);
+        self.span = cycle - first;
+    }
+
+    /// Mean clocks between requests.
+    pub fn interval(&self) -> f64 {
+        self.span as f64 / self.reads.saturating_sub(1).max(1) as f64
+    }
+
+    /// Mean clocks from request to last beat.
+    pub fn latency(&self) -> f64 {
+        self.busy as f64 / self.reads.max(1) as f64
+    }
+
+    /// Mean reads in flight over the span.
+    pub fn in_flight(&self) -> f64 {
+        self.busy as f64 / self.span.max(1) as f64
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "reads": self.reads,
+            "octets": self.octets,
+            "span": self.span,
+            "busy": self.busy,
+        })
+    }
+
+    fn describe(&self, what: &str, n: f64) -> String {
+        format!(
+            "{what} {} ({:.2}/msg, {:.0} octets/msg), one every {:.1} clocks, {:.1} clocks each \
+             (request → last beat), {:.2} in flight",
+            self.reads,
+            self.reads as f64 / n,
+            self.octets as f64 / n,
+            self.interval(),
+            self.latency(),
+            self.in_flight()
+        )
+    }
+}
+
+/// A node's DMA over the data phase, from its log.
 #[derive(Debug, Clone, Default)]
 pub struct DmaBreakdown {
-    /// WQE fetches (`wqe_fetch`, one read of up to 8 WQEs) and the WQEs
-    /// they carried.
-    pub wqe_reads: u64,
-    pub wqes: u64,
-    /// Clocks from the first to the last WQE fetch request.
-    pub wqe_span: u64,
-    /// Sum over WQE fetches of request → last completion beat.
-    pub wqe_busy: u64,
-    /// Payload reads (`tx_seg`, one per segment).
-    pub pay_reads: u64,
-    /// Clocks from the first to the last payload read request.
-    pub pay_span: u64,
-    /// Sum over payload reads of request → last completion beat.
-    pub pay_busy: u64,
-    /// DMA writes of A (its send CQEs) and their octets.
+    /// Send WQE fetches (`wqe_fetch`: one read of up to 8 WQEs).
+    pub wqe: ReadClass,
+    /// Payload reads (`tx_seg`: one per segment).
+    pub payload: ReadClass,
+    /// Receive WQE reads (`recv_wqe`).
+    pub recv_wqe: ReadClass,
+    /// Every read, and the writes (placement, CQEs) and their octets.
+    pub all_reads: ReadClass,
     pub writes: u64,
     pub write_octets: u64,
 }
@@ -181,31 +240,22 @@ impl DmaBreakdown {
         let mut b = DmaBreakdown::default();
         // request cycle per tag, for the completion's end
         let mut open: HashMap<u8, u64> = HashMap::new();
-        let (mut wqe_first, mut wqe_last) = (None, 0);
-        let (mut pay_first, mut pay_last) = (None, 0);
         for e in log {
             match *e {
                 DmaEvent::ReadReq {
                     cycle, tag, len, ..
                 } => {
                     open.insert(tag, cycle);
-                    if WQE_TAGS.contains(&tag) {
-                        b.wqe_reads += 1;
-                        b.wqes += (len / rnic_wire::abi::wqe::WQE_SIZE) as u64;
-                        wqe_first.get_or_insert(cycle);
-                        wqe_last = cycle;
-                    } else if PAY_TAGS.contains(&tag) {
-                        b.pay_reads += 1;
-                        pay_first.get_or_insert(cycle);
-                        pay_last = cycle;
+                    b.all_reads.request(cycle, len);
+                    if let Some(c) = b.class(tag) {
+                        c.request(cycle, len);
                     }
                 }
                 DmaEvent::CplEnd { cycle, tag } => {
                     if let Some(t0) = open.remove(&tag) {
-                        if WQE_TAGS.contains(&tag) {
-                            b.wqe_busy += cycle - t0;
-                        } else if PAY_TAGS.contains(&tag) {
-                            b.pay_busy += cycle - t0;
+                        b.all_reads.busy += cycle - t0;
+                        if let Some(c) = b.class(tag) {
+                            c.busy += cycle - t0;
                         }
                     }
                 }
@@ -216,9 +266,30 @@ impl DmaBreakdown {
                 DmaEvent::CplStart { .. } => {}
             }
         }
-        b.wqe_span = wqe_first.map_or(0, |f| wqe_last - f);
-        b.pay_span = pay_first.map_or(0, |f| pay_last - f);
         b
+    }
+
+    fn class(&mut self, tag: u8) -> Option<&mut ReadClass> {
+        if WQE_TAGS.contains(&tag) {
+            Some(&mut self.wqe)
+        } else if PAY_TAGS.contains(&tag) {
+            Some(&mut self.payload)
+        } else if RECV_WQE_TAGS.contains(&tag) {
+            Some(&mut self.recv_wqe)
+        } else {
+            None
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "wqe_fetch": self.wqe.json(),
+            "payload": self.payload.json(),
+            "recv_wqe": self.recv_wqe.json(),
+            "all_reads": self.all_reads.json(),
+            "writes": self.writes,
+            "write_octets": self.write_octets,
+        })
     }
 }
 
@@ -249,8 +320,14 @@ pub struct MsgRateReport {
     pub posts: u64,
     /// World rounds in the data phase.
     pub rounds: u64,
-    /// A's DMA reads and writes (with `dma_log`).
-    pub dma: Option<DmaBreakdown>,
+    /// B's frames dropped unacknowledged (`cnt_rx_overflow` +
+    /// `cnt_rx_no_slot`), A's fast retransmits (`cnt_fretx_req`) and the
+    /// firmware's replays (`RETX_CONN` writes), data phase.
+    pub b_drops: u64,
+    pub fast_retx: u64,
+    pub replays: u64,
+    /// A's and B's DMA (with `dma_log`).
+    pub dma: Option<[DmaBreakdown; 2]>,
 }
 
 impl MsgRateReport {
@@ -312,38 +389,45 @@ impl MsgRateReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "  A: {} data frames, {} doorbells ({} post_send), {} WQE fetches ({:.1} WQEs each), \
-             {} parks, {} window waits, {} rounds ({:.1} clocks each); link A → B busy {:.1} %",
+            "  A: {} data frames, {} doorbells ({} post_send), {} WQE fetches, {} parks, {} window \
+             waits, {} fast retransmits, {} replays; B: {} frames dropped unacknowledged; {} \
+             rounds ({:.1} clocks each); link A → B busy {:.1} % from first to last data frame",
             self.data_frames,
             self.doorbells,
             self.posts,
             self.fetches,
-            self.dma
-                .as_ref()
-                .map_or(0.0, |d| d.wqes as f64 / d.wqe_reads.max(1) as f64),
             self.parks,
             self.wnd_waits,
+            self.fast_retx,
+            self.replays,
+            self.b_drops,
             self.rounds,
             self.post_to_cqe as f64 / self.rounds.max(1) as f64,
             100.0 * self.wire_octets as f64
                 / (OCTETS_PER_CYCLE * (self.last_frame - self.first_frame).max(1) as f64),
         );
-        if let Some(d) = &self.dma {
+        if let Some([a, b]) = &self.dma {
+            let _ = writeln!(s, "  A's DMA: {}", a.payload.describe("payload reads", n));
             let _ = writeln!(
                 s,
-                "  A's DMA: payload reads {} ({:.2}/msg), one every {:.1} clocks, {:.1} clocks each \
-                 (request → last beat), {:.2} in flight on average; WQE fetches one every {:.1} \
-                 clocks, {:.1} clocks each, {:.2} in flight; {} writes ({:.1} octets/msg: CQEs)",
-                d.pay_reads,
-                d.pay_reads as f64 / n,
-                d.pay_span as f64 / d.pay_reads.saturating_sub(1).max(1) as f64,
-                d.pay_busy as f64 / d.pay_reads.max(1) as f64,
-                d.pay_busy as f64 / d.pay_span.max(1) as f64,
-                d.wqe_span as f64 / d.wqe_reads.saturating_sub(1).max(1) as f64,
-                d.wqe_busy as f64 / d.wqe_reads.max(1) as f64,
-                d.wqe_busy as f64 / d.wqe_span.max(1) as f64,
-                d.writes,
-                d.write_octets as f64 / n,
+                "  A's DMA: {}; {:.0} read octets/msg in all; {} writes, {:.0} octets/msg (CQEs)",
+                a.wqe.describe("WQE fetches", n),
+                a.all_reads.octets as f64 / n,
+                a.writes,
+                a.write_octets as f64 / n,
+            );
+            if b.recv_wqe.reads > 0 {
+                let _ = writeln!(
+                    s,
+                    "  B's DMA: {}",
+                    b.recv_wqe.describe("receive WQE reads", n)
+                );
+            }
+            let _ = writeln!(
+                s,
+                "  B's DMA: {} writes, {:.0} octets/msg (data, CQEs)",
+                b.writes,
+                b.write_octets as f64 / n,
             );
         }
         s
@@ -359,6 +443,10 @@ impl MsgRateReport {
             "sq_depth": self.config.sq_depth,
             "rq_depth": self.config.rq_depth,
             "seed": self.config.seed,
+            "dma_read_latency": self
+                .config
+                .read_latency
+                .unwrap_or(crate::dma::DmaConfig::default().read_latency),
             "post_to_placed_clocks": self.post_to_placed,
             "post_to_cqe_clocks": self.post_to_cqe,
             "clocks_per_msg": self.clocks_per_msg(),
@@ -375,19 +463,13 @@ impl MsgRateReport {
             "parks": self.parks,
             "wnd_waits": self.wnd_waits,
             "rounds": self.rounds,
+            "b_drops": self.b_drops,
+            "fast_retx": self.fast_retx,
+            "replays": self.replays,
         });
-        if let Some(d) = &self.dma {
-            v["dma"] = serde_json::json!({
-                "wqe_reads": d.wqe_reads,
-                "wqes": d.wqes,
-                "wqe_span": d.wqe_span,
-                "wqe_busy": d.wqe_busy,
-                "pay_reads": d.pay_reads,
-                "pay_span": d.pay_span,
-                "pay_busy": d.pay_busy,
-                "writes": d.writes,
-                "write_octets": d.write_octets,
-            });
+        if let Some([a, b]) = &self.dma {
+            v["dma_a"] = a.json();
+            v["dma_b"] = b.json();
         }
         v
     }
@@ -417,6 +499,16 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
         return Err("nothing to run".into());
     }
     let world = world_pair(LinkConfig::default(), None)?;
+    if let Some(l) = cfg.read_latency {
+        for n in &world.borrow().nodes {
+            let mut hw = n.hw.borrow_mut();
+            let dma = hw.dma.config().clone();
+            hw.dma = crate::dma::DmaServer::new(crate::dma::DmaConfig {
+                read_latency: l,
+                ..dma
+            });
+        }
+    }
     let a = open_node(&world, 0, 1500)?;
     let b = open_node(&world, 1, 1500)?;
     if (a.caps().max_qp as usize) < cfg.qps {
@@ -587,23 +679,42 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
             true
         }));
         if cfg.dma_log {
-            w.nodes[0].hw.borrow_mut().dma.set_log(true);
+            for n in &w.nodes {
+                n.hw.borrow_mut().dma.set_log(true);
+            }
+        }
+        if let Some(v) = &cfg.vcd {
+            w.nodes[0]
+                .hw
+                .borrow_mut()
+                .core
+                .trace_vcd(v)
+                .map_err(|err| format!("vcd {}: {err}", v.display()))?;
         }
     }
     let counters = |w: &World| {
         let hw = w.nodes[0].hw.borrow();
         let c = &hw.core;
+        let hb = w.nodes[1].hw.borrow();
         [
             c.get_cnt_db(),
             c.get_cnt_tx_fetch(),
             c.get_cnt_tx_park(),
             c.get_cnt_tx_wnd_wait(),
+            c.get_cnt_fretx_req(),
+            hw.retx_writes.len() as u64,
+            hb.core.get_cnt_rx_overflow() + hb.core.get_cnt_rx_no_slot(),
         ]
     };
     let c0 = counters(&world.borrow());
     let placed0 = world.borrow().nodes[1].hw.borrow().placed.len();
     let rounds0 = world.borrow().rounds;
-    let dma_log0 = world.borrow().nodes[0].hw.borrow().dma.log().len();
+    let dma_log0 = world
+        .borrow()
+        .nodes
+        .iter()
+        .map(|n| n.hw.borrow().dma.log().len())
+        .collect::<Vec<_>>();
 
     // The data phase.
     let t0 = world.borrow().cycle();
@@ -722,10 +833,14 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
     let rounds = world.borrow().rounds - rounds0;
     let dma = cfg.dma_log.then(|| {
         let w = world.borrow();
-        let hw = w.nodes[0].hw.borrow();
-        DmaBreakdown::from_log(&hw.dma.log()[dma_log0..])
+        let of =
+            |i: usize| DmaBreakdown::from_log(&w.nodes[i].hw.borrow().dma.log()[dma_log0[i]..]);
+        [of(0), of(1)]
     });
     world.borrow_mut().tx_hook = None;
+    if cfg.vcd.is_some() {
+        world.borrow().nodes[0].hw.borrow_mut().core.close_vcd();
+    }
 
     // A little more: nothing extra may complete, nothing may be refused.
     for _ in 0..2_000 {
@@ -782,6 +897,9 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
         fetches: c1[1] - c0[1],
         parks: c1[2] - c0[2],
         wnd_waits: c1[3] - c0[3],
+        fast_retx: c1[4] - c0[4],
+        replays: c1[5] - c0[5],
+        b_drops: c1[6] - c0[6],
         posts,
         rounds,
         dma,

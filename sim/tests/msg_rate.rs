@@ -8,8 +8,9 @@
 //! * `msg_rate_64b` (ignored; `make bench`): 1 and 8 QPs, Writes and Sends,
 //!   `MSG_RATE_MESSAGES` in all per run (default 4096), `MSG_RATE_DEPTH`
 //!   outstanding per QP (default 64); million messages per second against
-//!   the wire limit, with the transmit side's DMA breakdown, printed and
-//!   written to `target/bench/msg-rate.json`.
+//!   the wire limit, with both nodes' DMA breakdown, printed and written to
+//!   `target/bench/msg-rate.json`; then 8 QPs of Writes again with half the
+//!   DMA read round trip.
 
 use rnic_sim::msg_rate::{run, MsgOp, MsgRateConfig};
 
@@ -38,6 +39,8 @@ fn msg_rate_smoke() {
             seed,
             budget: 400_000,
             dma_log: false,
+            vcd: None,
+            read_latency: None,
         })
         .unwrap_or_else(|err| panic!("{} × {qps} QPs: {err}", op.name()));
         println!("{}", r.line());
@@ -54,26 +57,38 @@ fn msg_rate_64b() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     std::fs::create_dir_all(&dir).unwrap();
     let mut rows = Vec::new();
-    for op in [MsgOp::Write, MsgOp::Send] {
-        for qps in [1, 8] {
-            let cfg = MsgRateConfig {
-                op,
-                qps,
-                messages: total / qps,
-                size: 64,
-                sq_depth: depth,
-                rq_depth: 2 * depth,
-                seed: 1,
-                budget: 200_000 + 400 * total as u64,
-                dma_log: true,
-            };
-            let wall = std::time::Instant::now();
-            let r = run(&cfg).unwrap_or_else(|err| panic!("{} × {qps} QPs: {err}", op.name()));
-            println!("{}", r.line());
-            print!("{}", r.breakdown());
-            println!("  (wall {:.1} s)", wall.elapsed().as_secs_f64());
-            rows.push(r.json());
+    // The four measured runs, then Writes over 8 QPs with half the DMA
+    // read round trip (39 clocks = 250 ns): what the read latency decides.
+    let runs = [
+        (MsgOp::Write, 1, None),
+        (MsgOp::Write, 8, None),
+        (MsgOp::Send, 1, None),
+        (MsgOp::Send, 8, None),
+        (MsgOp::Write, 8, Some(39)),
+    ];
+    for (op, qps, read_latency) in runs {
+        let cfg = MsgRateConfig {
+            op,
+            qps,
+            messages: total / qps,
+            size: 64,
+            sq_depth: depth,
+            rq_depth: 2 * depth,
+            seed: 1,
+            budget: 200_000 + 400 * total as u64,
+            dma_log: true,
+            vcd: None,
+            read_latency,
+        };
+        let wall = std::time::Instant::now();
+        let r = run(&cfg).unwrap_or_else(|err| panic!("{} × {qps} QPs: {err}", op.name()));
+        if let Some(l) = read_latency {
+            println!("with a DMA read round trip of {l} clocks:");
         }
+        println!("{}", r.line());
+        print!("{}", r.breakdown());
+        println!("  (wall {:.1} s)", wall.elapsed().as_secs_f64());
+        rows.push(r.json());
     }
     let json = serde_json::json!({ "bench": "msg-rate", "runs": rows });
     std::fs::write(
