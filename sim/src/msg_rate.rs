@@ -135,10 +135,11 @@ pub struct MsgRateConfig {
     pub seed: u64,
     /// Clocks the data phase may take before it is called a stall.
     pub budget: u64,
-    /// Keep A's (and B's) DMA log for the breakdown.
+    /// Keep both nodes' DMA logs for the breakdown.
     pub dma_log: bool,
-    /// A Verilator VCD trace of node A over the data phase.
-    pub vcd: Option<std::path::PathBuf>,
+    /// A Verilator VCD trace over the data phase of node 0 (A, the
+    /// sender) or 1 (B).
+    pub vcd: Option<(usize, std::path::PathBuf)>,
     /// Both DMA servers' read round trip, clocks (`None`: the default
     /// 78 = 500 ns): how much of the rate the read latency decides.
     pub read_latency: Option<u64>,
@@ -683,8 +684,8 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
                 n.hw.borrow_mut().dma.set_log(true);
             }
         }
-        if let Some(v) = &cfg.vcd {
-            w.nodes[0]
+        if let Some((i, v)) = &cfg.vcd {
+            w.nodes[*i]
                 .hw
                 .borrow_mut()
                 .core
@@ -838,8 +839,8 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
         [of(0), of(1)]
     });
     world.borrow_mut().tx_hook = None;
-    if cfg.vcd.is_some() {
-        world.borrow().nodes[0].hw.borrow_mut().core.close_vcd();
+    if let Some((i, _)) = &cfg.vcd {
+        world.borrow().nodes[*i].hw.borrow_mut().core.close_vcd();
     }
 
     // A little more: nothing extra may complete, nothing may be refused.
