@@ -141,7 +141,9 @@ pub struct MsgRateConfig {
     /// sender) or 1 (B).
     pub vcd: Option<(usize, std::path::PathBuf)>,
     /// Both DMA servers' read round trip, clocks (`None`: the default
-    /// 78 = 500 ns): how much of the rate the read latency decides.
+    /// 78 = 500 ns): how much of the rate the read latency decides. At
+    /// least the write latency (39): with 8 or 30 the two-node run did not
+    /// get through (so shorter ones are refused here; not looked into).
     pub read_latency: Option<u64>,
 }
 
@@ -501,6 +503,12 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
     }
     let world = world_pair(LinkConfig::default(), None)?;
     if let Some(l) = cfg.read_latency {
+        let w = crate::dma::DmaConfig::default().write_latency;
+        if l < w {
+            return Err(format!(
+                "a read round trip of {l} clocks is below the write latency ({w})"
+            ));
+        }
         for n in &world.borrow().nodes {
             let mut hw = n.hw.borrow_mut();
             let dma = hw.dma.config().clone();
