@@ -56,6 +56,8 @@ fn msg_rate_64b() {
     let depth = env_usize("MSG_RATE_DEPTH", 64) as u32;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     std::fs::create_dir_all(&dir).unwrap();
+    // (libtest's "test msg_rate_64b ... " has no newline)
+    println!("\nmessage rate: 64-octet messages, {total} per run, {depth} outstanding per QP");
     let mut rows = Vec::new();
     // The four measured runs, then Writes over 8 QPs with half the DMA
     // read round trip (39 clocks = 250 ns): what the read latency decides.
