@@ -9,8 +9,8 @@
 //! The host side of both nodes polls between rounds of the world (a round
 //! is one firmware poll of each node, a few clocks).
 //!
-//! Every message has its own slot in A's source, in B's Write target and
-//! in B's receive buffers, so the run ends with B's whole buffer checked
+//! Every message has its own slot in A's source and in B's buffer (the
+//! Write target, or the receive buffers), so the run ends with B's whole buffer checked
 //! against A's source (and the guards around it unchanged), and every
 //! completion is checked for status, opcode and posting order per QP.
 //!
@@ -18,8 +18,9 @@
 //! `post_send` to the last message placed at B (Write: the placement
 //! record covering its last octet; Send: B's receive CQE polled) and to
 //! the last send CQE polled at A (which waits for B's ACK), the span of A's
-//! data frames on the link, and, from A's DMA log, where the transmit side
-//! spends its clocks (WQE fetches, payload reads, CQE writes). The rate is
+//! data frames on the link, and, from both nodes' DMA logs, where the
+//! clocks go (A: WQE fetches, payload reads, CQE writes; B: receive WQE
+//! reads, data and CQE writes). The rate is
 //! set against the wire limit for one message per frame
 //! ([`message_wire_octets`]).
 
