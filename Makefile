@@ -86,7 +86,8 @@ flash: deps-fpga
 	@scripts/flash.sh
 
 ## Benchmarks (not tests): simulator speed, DMA-server overhead, protocol
-## efficiency of the reference model; results in target/bench/. The speed of
+## efficiency of the reference model, message rate of 64-octet Writes and
+## Sends over the RTL (msg-rate.txt and .json); results in target/bench/. The speed of
 ## the `make sim` scenario in clocks per CPU-second is in cosim-speed.json;
 ## `BENCH_BASELINE=<an older rnic-sim binary> make bench` runs that binary
 ## on the same scenario too and prints the ratio (BENCH_MAX_SIZE shortens it).
@@ -96,6 +97,7 @@ bench: deps
 	$(CARGO) run --release -p rnic-sim -- model --ops 4 --pcap target/bench/model-1500.pcap | tee target/bench/model-efficiency-mtu1500.txt
 	$(CARGO) run --release -p rnic-sim -- model --ops 4 --mtu 9000 --pcap target/bench/model-9000.pcap | tee target/bench/model-efficiency-mtu9000.txt
 	$(CARGO) test --release -p rnic-sim --test driver_op_counts -- --nocapture 2>&1 | tee target/bench/driver-op-counts.txt
+	$(CARGO) test --release -p rnic-sim --test msg_rate -- --ignored --nocapture --test-threads 1 2>&1 | tee target/bench/msg-rate.txt
 	@echo "bench: results in target/bench/"
 
 ## Long runs over a faulty link: the whole default sweep (1 B .. 1 MiB) at

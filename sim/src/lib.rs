@@ -16,6 +16,7 @@
 //! * [`rng`]: the seeded generator behind every random choice;
 //! * [`pcap`]: pcap files of frames;
 //! * [`rtl_run`]: the default scenario over the RTL (two nodes, drivers);
+//! * [`msg_rate`]: the message-rate benchmark over the RTL (small Writes and Sends, many outstanding);
 //! * [`apps`]: rping on the driver, against a Linux host or a scripted peer;
 //! * [`model_run`]: the same scenario on the reference model alone.
 
@@ -27,6 +28,7 @@ pub mod host_mem;
 pub mod link;
 pub mod mac_port;
 pub mod model_run;
+pub mod msg_rate;
 pub mod node;
 pub mod pcap;
 pub mod rng;
