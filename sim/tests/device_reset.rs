@@ -155,6 +155,10 @@ fn reset_mid_transfer_then_a_fresh_context_works() {
     println!("reset done {took} clocks after the CTRL_RESET write ({reads} CTRL reads)");
     assert_eq!(bus.read32(csr::CTRL), 0, "CTRL_ENABLE is 0 after the reset");
     assert_eq!(bus.read32(csr::EQ_ENTRIES), 0, "the event queue is off");
+    // the port's identity stays (BAR0's interface configuration)
+    let ip = net_config(2, 1500).ip;
+    assert_eq!(bus.read32(csr::IPV4_ADDR), u32::from(ip), "IPv4 kept");
+    assert_eq!(bus.read32(csr::MTU), 1500, "MTU kept");
     // From here on: B's old buffers hold the pattern, and every DMA write
     // must land in memory allocated after this point.
     src_b.write(0, &vec![PATTERN; LEN]).unwrap();
