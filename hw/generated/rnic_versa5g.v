@@ -40711,6 +40711,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     // Constant declarations
     localparam  k_qn_rreq = 2'b1;
     localparam  k_qn_term = 2'b10;
+    localparam  k_cmd_end = 82'h1;
+    localparam  k_cmd_end_capt = 82'h3;
     localparam  k_op_send_inv = 4'h4;
     localparam  k_op_send_se = 4'h5;
     localparam  k_op_send_se_inv = 4'h6;
@@ -40987,6 +40989,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  [214:0] hq_in;
     reg  [68:0] dq_in;
     reg  [81:0] cq_in;
+    reg  [15:0] cmd_n;
+    reg  inv_in;
+    reg  inv_out;
     reg  d_idle;
     reg  take;
     reg  [63:0] dd_data;
@@ -41609,10 +41614,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         hq$read = 1'b0;
         in_inv = (ut_qn == 2'h0) & ut_ddp_last & ((ut_opcode == k_op_send_inv) | (ut_opcode == k_op_send_se_inv));
         hq_inv = (hq$data_out[(32'h5)+:(2)] == 2'h0) & hq$data_out[32'h4] & ((hq$data_out[(32'h0)+:(4)] == k_op_send_inv) | (hq$data_out[(32'h0)+:(4)] == k_op_send_se_inv));
-        inv_pend$d = inv_pend$q;
-        if (hq$write & in_inv) begin
-            inv_pend$d = inv_pend$q + 3'h1;
-        end
+        inv_in = hq$write & in_inv;
+        inv_out = 1'b0;
         cq$read = 1'b0;
         cq$write = 1'b0;
         cq_in = 82'h0;
@@ -41715,6 +41718,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
         endcase
         take = ~cq$empty & ((dstate$q == DState$Idle) | ((dstate$q == DState$Data) & out_fire & ~pmore_r$q) | ((dstate$q == DState$End) & in_done$q));
+        cmd_n = cq$data_out[(32'h2)+:(16)];
         if (take) begin
             cq$read = 1'b1;
             if (cq$data_out[32'h0]) begin
@@ -41724,13 +41728,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             end
             else begin
                 paddr$d = cq$data_out[(32'h12)+:(64)];
-                pn$d = {{16{1'b0}}, cq$data_out[(32'h2)+:(16)]};
-                prem$d = {{16{1'b0}}, cq$data_out[(32'h2)+:(16)]};
+                pn$d = {{16{1'b0}}, cmd_n};
+                prem$d = {{16{1'b0}}, cmd_n};
                 gk_r$d = 5'h8;
-                if (cq$data_out[(32'h2)+:(16)] < 16'h8) begin
+                if (cmd_n < 16'h8) begin
                     gk_r$d = cq$data_out[(32'h2)+:(5)];
                 end
-                pmore_r$d = cq$data_out[(32'h2)+:(16)] > 16'h8;
+                pmore_r$d = cmd_n > 16'h8;
                 dstate$d = DState$Hdr;
             end
         end
@@ -41739,12 +41743,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 begin
                     if (~hq$empty) begin
                         hq$read = 1'b1;
-                        if (hq_inv) begin
-                            inv_pend$d = inv_pend$q - 3'h1;
-                            if (hq$write & in_inv) begin
-                                inv_pend$d = inv_pend$q;
-                            end
-                        end
+                        inv_out = hq_inv;
                         opcode$d = hq$data_out[(32'h0)+:(4)];
                         ddp_last$d = hq$data_out[32'h4];
                         qn$d = hq$data_out[(32'h5)+:(2)];
@@ -41946,7 +41945,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$End:
                 begin
-                    cq_in = 82'h1;
+                    cq_in = k_cmd_end;
                     if (~cq$full) begin
                         cq$write = 1'b1;
                         if (ddp_last$q & is_inv) begin
@@ -42001,7 +42000,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Drain:
                 begin
-                    cq_in = 82'h1;
+                    cq_in = k_cmd_end;
                     if (~cq$full) begin
                         cq$write = 1'b1;
                         state$d = SpState$Idle;
@@ -42009,7 +42008,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$ErrDrain:
                 begin
-                    cq_in = 82'h1;
+                    cq_in = k_cmd_end;
                     if (~cq$full) begin
                         cq$write = 1'b1;
                         state$d = SpState$ErrTerm;
@@ -42051,7 +42050,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$RtRun:
                 begin
-                    cq_in = 82'h3;
+                    cq_in = k_cmd_end_capt;
                     if (~cq$full) begin
                         cq$write = 1'b1;
                         state$d = SpState$RtOut;
@@ -42073,6 +42072,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
         endcase
         cq$data_in = cq_in;
+        inv_pend$d = inv_pend$q;
+        if (inv_in & ~inv_out) begin
+            inv_pend$d = inv_pend$q + 3'h1;
+        end
+        if (inv_out & ~inv_in) begin
+            inv_pend$d = inv_pend$q - 3'h1;
+        end
         if (reset) begin
             state$d = SpState$Idle;
             dstate$d = DState$Idle;

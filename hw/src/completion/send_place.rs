@@ -113,6 +113,11 @@ pub const DQ_W: usize = 69;
 /// Width of a command: kind 0 (bit 0: end of segment, bit 1: capture the
 /// first 8 octets), n 2 (octets of a piece), bus address 18.
 pub const CQ_W: usize = 82;
+/// Command kind: the end of a segment (its remaining beats are dropped).
+pub const CMD_END: u64 = 1;
+/// Command kind: the end of a segment, its first 8 octets captured (a
+/// Terminate's or Read Request's header for the firmware).
+pub const CMD_END_CAPTURE: u64 = 3;
 
 /// The data stage (module doc, "Pipeline").
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -291,6 +296,8 @@ pub struct SendPlace {
     // ---- constants
     k_qn_rreq: Constant<Bits<2>>,
     k_qn_term: Constant<Bits<2>>,
+    k_cmd_end: Constant<Bits<CQ_W>>,
+    k_cmd_end_capt: Constant<Bits<CQ_W>>,
     k_op_send_inv: Constant<Bits<4>>,
     k_op_send_se: Constant<Bits<4>>,
     k_op_send_se_inv: Constant<Bits<4>>,
@@ -395,6 +402,11 @@ pub struct SendPlace {
     hq_in: Signal<Local, Bits<HQ_W>>,
     dq_in: Signal<Local, Bits<DQ_W>>,
     cq_in: Signal<Local, Bits<CQ_W>>,
+    /// The next command's octet count.
+    cmd_n: Signal<Local, Bits<16>>,
+    /// A Send with Invalidate's header entering / leaving `hq`.
+    inv_in: Signal<Local, Bit>,
+    inv_out: Signal<Local, Bit>,
     /// The input is inside a segment (its next beat is not a first beat).
     mid_r: DFF<Bit>,
     /// Last segments of a Send with Invalidate in `hq` (they hold the TPT
@@ -557,6 +569,8 @@ impl Default for SendPlace {
             cnt_inv_err: Default::default(),
             k_qn_rreq: k(QueueNumber::ReadRequest.value() as u64),
             k_qn_term: k(QueueNumber::Terminate.value() as u64),
+            k_cmd_end: k(CMD_END),
+            k_cmd_end_capt: k(CMD_END_CAPTURE),
             k_op_send_inv: k(Opcode::SendInvalidate.value() as u64),
             k_op_send_se: k(Opcode::SendSe.value() as u64),
             k_op_send_se_inv: k(Opcode::SendSeInvalidate.value() as u64),
@@ -648,6 +662,9 @@ impl Default for SendPlace {
             hq_in: Default::default(),
             dq_in: Default::default(),
             cq_in: Default::default(),
+            cmd_n: Default::default(),
+            inv_in: Default::default(),
+            inv_out: Default::default(),
             mid_r: Default::default(),
             inv_pend: Default::default(),
             dstate: Default::default(),
@@ -906,11 +923,10 @@ impl Logic for SendPlace {
             & self.hq.data_out.val().get_bit(4)
             & ((self.hq.data_out.val().get_bits::<4>(0) == self.k_op_send_inv.val())
                 | (self.hq.data_out.val().get_bits::<4>(0) == self.k_op_send_se_inv.val()));
-        self.inv_pend.d.next = self.inv_pend.q.val();
-        if self.hq.write.val() & self.in_inv.val() {
-            self.inv_pend.d.next = self.inv_pend.q.val() + 1;
-        }
-        // (the control stage's pop of such a header: see `Idle`)
+        // (one update of `inv_pend` from its two events, after the control
+        // stage: a header entering `hq`, one leaving it in `Idle`)
+        self.inv_in.next = self.hq.write.val() & self.in_inv.val();
+        self.inv_out.next = false;
 
         // ---- the data stage: commands in order; a piece is a DMA write
         // header and its data beats, the end of a segment takes what is
@@ -1045,6 +1061,7 @@ impl Logic for SendPlace {
                     & self.out_fire.val()
                     & !self.pmore_r.q.val())
                 | ((self.dstate.q.val() == DState::End) & self.in_done.q.val()));
+        self.cmd_n.next = self.cq.data_out.val().get_bits::<16>(2);
         if self.take.val() {
             self.cq.read.next = true;
             if self.cq.data_out.val().get_bit(0) {
@@ -1053,13 +1070,13 @@ impl Logic for SendPlace {
                 self.dstate.d.next = DState::End;
             } else {
                 self.paddr.d.next = self.cq.data_out.val().get_bits::<64>(18);
-                self.pn.d.next = bit_cast::<32, 16>(self.cq.data_out.val().get_bits::<16>(2));
-                self.prem.d.next = bit_cast::<32, 16>(self.cq.data_out.val().get_bits::<16>(2));
+                self.pn.d.next = bit_cast::<32, 16>(self.cmd_n.val());
+                self.prem.d.next = bit_cast::<32, 16>(self.cmd_n.val());
                 self.gk_r.d.next = 8.into();
-                if self.cq.data_out.val().get_bits::<16>(2) < 8 {
+                if self.cmd_n.val() < 8 {
                     self.gk_r.d.next = self.cq.data_out.val().get_bits::<5>(2);
                 }
-                self.pmore_r.d.next = self.cq.data_out.val().get_bits::<16>(2) > 8;
+                self.pmore_r.d.next = self.cmd_n.val() > 8;
                 self.dstate.d.next = DState::Hdr;
             }
         }
@@ -1069,12 +1086,7 @@ impl Logic for SendPlace {
             SpState::Idle => {
                 if !self.hq.empty.val() {
                     self.hq.read.next = true;
-                    if self.hq_inv.val() {
-                        self.inv_pend.d.next = self.inv_pend.q.val() - 1;
-                        if self.hq.write.val() & self.in_inv.val() {
-                            self.inv_pend.d.next = self.inv_pend.q.val();
-                        }
-                    }
+                    self.inv_out.next = self.hq_inv.val();
                     self.opcode.d.next = self.hq.data_out.val().get_bits::<4>(0);
                     self.ddp_last.d.next = self.hq.data_out.val().get_bit(4);
                     self.qn.d.next = self.hq.data_out.val().get_bits::<2>(5);
@@ -1281,7 +1293,7 @@ impl Logic for SendPlace {
                 // The segment's end command: the data stage takes the rest
                 // of the segment (extra beats of a stream longer than
                 // `ut_len` are dropped there).
-                self.cq_in.next = 1.into();
+                self.cq_in.next = self.k_cmd_end.val();
                 if !self.cq.full.val() {
                     self.cq.write.next = true;
                     if self.ddp_last.q.val() & self.is_inv.val() {
@@ -1335,14 +1347,14 @@ impl Logic for SendPlace {
                 }
             }
             SpState::Drain => {
-                self.cq_in.next = 1.into();
+                self.cq_in.next = self.k_cmd_end.val();
                 if !self.cq.full.val() {
                     self.cq.write.next = true;
                     self.state.d.next = SpState::Idle;
                 }
             }
             SpState::ErrDrain => {
-                self.cq_in.next = 1.into();
+                self.cq_in.next = self.k_cmd_end.val();
                 if !self.cq.full.val() {
                     self.cq.write.next = true;
                     self.state.d.next = SpState::ErrTerm;
@@ -1382,7 +1394,7 @@ impl Logic for SendPlace {
                 }
             }
             SpState::RtRun => {
-                self.cq_in.next = 3.into();
+                self.cq_in.next = self.k_cmd_end_capt.val();
                 if !self.cq.full.val() {
                     self.cq.write.next = true;
                     self.state.d.next = SpState::RtOut;
@@ -1405,6 +1417,13 @@ impl Logic for SendPlace {
         }
 
         self.cq.data_in.next = self.cq_in.val();
+        self.inv_pend.d.next = self.inv_pend.q.val();
+        if self.inv_in.val() & !self.inv_out.val() {
+            self.inv_pend.d.next = self.inv_pend.q.val() + 1;
+        }
+        if self.inv_out.val() & !self.inv_in.val() {
+            self.inv_pend.d.next = self.inv_pend.q.val() - 1;
+        }
 
         if self.reset.val() {
             self.state.d.next = SpState::Idle;
