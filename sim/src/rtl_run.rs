@@ -523,6 +523,9 @@ pub struct RtlReport {
     /// Replays the RTL's fast retransmit asked for (third duplicate ACK,
     /// RFC 5681 §3.2; `cnt_fretx_req`, A + B).
     pub fast_retx: u64,
+    /// Of those, the ones deferred until a replay under way ended (a
+    /// segment lost inside a replay; `cnt_fretx_defer`, A + B).
+    pub fast_retx_deferred: u64,
     /// Frames the receivers dropped before acknowledging them, A + B:
     /// `rx_fifo` full (`cnt_rx_overflow`) and no span slot for a segment
     /// (`cnt_rx_no_slot`). The peer's TCP recovers them.
@@ -736,7 +739,8 @@ impl RtlReport {
                 o,
                 "link faults in the data phase (loss {}, corrupt {}, duplicate {}, reorder {}): \
                  {} lost, {} corrupted, {} duplicated, {} reordered frames; recovered by {} \
-                 timer replays (RETX_CONN) and {} fast retransmits, re-sending {} FPDUs",
+                 timer replays (RETX_CONN) and {} fast retransmits ({} of them deferred to the \
+                 end of a replay), re-sending {} FPDUs",
                 self.config.loss,
                 self.config.corrupt,
                 self.config.duplicate,
@@ -747,6 +751,7 @@ impl RtlReport {
                 self.faults[3],
                 self.retx_requests,
                 self.fast_retx,
+                self.fast_retx_deferred,
                 self.retx_fpdus
             );
         }
@@ -882,6 +887,7 @@ impl RtlReport {
                 "reordered": self.faults[3],
                 "retx_requests": self.retx_requests,
                 "fast_retx": self.fast_retx,
+                "fast_retx_deferred": self.fast_retx_deferred,
                 "retx_fpdus": self.retx_fpdus,
                 "rx_overflow": self.rx_overflow,
                 "rx_no_slot": self.rx_no_slot,
@@ -1463,16 +1469,17 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             sa.reordered + sb.reordered,
         ]
     };
-    let (retx_requests, retx_fpdus, fast_retx) = {
+    let (retx_requests, retx_fpdus, fast_retx, fast_retx_deferred) = {
         let w = world.borrow();
-        let (mut req, mut fpdus, mut fast) = (0, 0, 0);
+        let (mut req, mut fpdus, mut fast, mut deferred) = (0, 0, 0, 0);
         for n in &w.nodes {
             let mut hw = n.hw.borrow_mut();
             req += hw.retx_writes.len() as u64;
             fpdus += hw.fw_read(rnic_wire::abi::context::port::RETX_COUNT) as u64;
             fast += hw.core.get_cnt_fretx_req();
+            deferred += hw.core.get_cnt_fretx_defer();
         }
-        (req, fpdus, fast)
+        (req, fpdus, fast, deferred)
     };
     let (rx_overflow, rx_no_slot) = {
         let w = world.borrow();
@@ -1548,6 +1555,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         faults,
         retx_requests,
         fast_retx,
+        fast_retx_deferred,
         retx_fpdus,
         rx_overflow,
         rx_no_slot,

@@ -47,3 +47,42 @@ fn lossy_link_session_is_byte_exact() {
 fn all_faults_session_is_byte_exact() {
     faulty(5, 0.02, 0.01, 0.02, 0.02);
 }
+
+/// The default 256 KiB window under loss: a go-back-N replay of a large
+/// flight runs for many round trips of this link, and a segment lost
+/// inside it must be replayed again as soon as that replay ends (the RTL's
+/// fast retransmit defers the third duplicate ACK that arrives during the
+/// replay, `fast_retx`). Without the deferral only the firmware's backed-off
+/// timer resent, one hole per RTO, and large messages ran past their budget.
+/// Sizes up to this (a 256 KiB message is a full default window).
+const LARGE_WINDOW_MAX: usize = 256 << 10;
+/// A seed whose losses include one inside a replay.
+const LARGE_WINDOW_SEED: u64 = 1;
+
+#[test]
+fn large_window_loss_inside_a_replay_is_replayed_again() {
+    let cfg = RtlConfig {
+        max_size: LARGE_WINDOW_MAX,
+        ops: 1,
+        seed: LARGE_WINDOW_SEED,
+        loss: 0.02,
+        ..Default::default()
+    };
+    let r = run(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    println!(
+        "{} lost; {} timer replays, {} fast retransmits ({} deferred to the end of a replay), \
+         {} FPDUs re-sent; data phase {} clocks",
+        r.faults[0],
+        r.retx_requests,
+        r.fast_retx,
+        r.fast_retx_deferred,
+        r.retx_fpdus,
+        r.data_cycles
+    );
+    assert_eq!(r.terminates, 0, "no Terminate");
+    assert_eq!(r.disconnect_note, None, "clean disconnect");
+    assert!(
+        r.fast_retx_deferred > 0,
+        "a loss inside a replay happened and was replayed at its end"
+    );
+}
