@@ -8810,6 +8810,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     reg  [63:0] read_resp$dma_rd_cpl_data;
     reg  [3:0] read_resp$dma_rd_cpl_keep;
     reg  read_resp$dma_rd_cpl_last;
+    reg  [7:0] read_resp$dma_rd_cpl_tag;
     wire  read_resp$pay_valid;
     reg  read_resp$pay_ready;
     wire  [63:0] read_resp$pay_data;
@@ -10950,6 +10951,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         .dma_rd_cpl_data(read_resp$dma_rd_cpl_data),
         .dma_rd_cpl_keep(read_resp$dma_rd_cpl_keep),
         .dma_rd_cpl_last(read_resp$dma_rd_cpl_last),
+        .dma_rd_cpl_tag(read_resp$dma_rd_cpl_tag),
         .pay_valid(read_resp$pay_valid),
         .pay_ready(read_resp$pay_ready),
         .pay_data(read_resp$pay_data),
@@ -12358,6 +12360,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         read_resp$dma_rd_cpl_data = dma_rd_cpl_data;
         read_resp$dma_rd_cpl_keep = dma_rd_cpl_keep;
         read_resp$dma_rd_cpl_last = dma_rd_cpl_last;
+        read_resp$dma_rd_cpl_tag = dma_rd_cpl_tag;
         dma_rd_req_valid = rd_arb$dma_rd_req_valid & ~dev_rst$rd_hold;
         rd_arb$dma_rd_req_ready = dma_rd_req_ready & ~dev_rst$rd_hold;
         dma_rd_req_addr = rd_arb$dma_rd_req_addr;
@@ -30102,7 +30105,7 @@ module rnic_ecpix5$core$rd_track$to(d,q,clock);
 endmodule // rnic_ecpix5$core$rd_track$to
 
 
-module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,win_en,win_end,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,desc_addr,desc_adv,hold,quiet,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
+module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_stag,q_sink_to,q_len,q_src_stag,q_src_to,cfg_valid,cfg_qp,cfg_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,xs_req,xs_qp,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,xs_done,xs_seq_new,win_en,win_end,desc_valid,desc_ready,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_pay_len,desc_addr,desc_adv,hold,quiet,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,pay_valid,pay_ready,pay_data,pay_keep,pay_last,done_valid,done_qp,term_valid,term_ready,term_cause,term_hdr,term_seg_len,term_conn,term_qpn,cnt_resp,cnt_segs,cnt_term,cnt_drop);
 
     // Module arguments
     input wire  clock;
@@ -30170,6 +30173,10 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     input wire  [63:0] dma_rd_cpl_data;
     input wire  [3:0] dma_rd_cpl_keep;
     input wire  dma_rd_cpl_last;
+    // Unused on purpose: bit 1 of a Read Response payload tag names the slot; the range bits are the arbiter's.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire  [7:0] dma_rd_cpl_tag;
+    /* verilator lint_on UNUSEDSIGNAL */
     output reg  pay_valid;
     input wire  pay_ready;
     output reg  [63:0] pay_data;
@@ -30295,9 +30302,37 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     reg  req_done$d;
     wire  req_done$q;
     reg  req_done$clock;
-    reg  pay_done$d;
-    wire  pay_done$q;
-    reg  pay_done$clock;
+    reg  [9:0] pbuf$read_address;
+    reg  pbuf$read_clock;
+    wire  [68:0] pbuf$read_data;
+    reg  [9:0] pbuf$write_address;
+    reg  pbuf$write_clock;
+    reg  [68:0] pbuf$write_data;
+    reg  pbuf$write_enable;
+    reg  wr_slot$d;
+    wire  wr_slot$q;
+    reg  wr_slot$clock;
+    reg  rd_slot$d;
+    wire  rd_slot$q;
+    reg  rd_slot$clock;
+    reg  [1:0] outst$d;
+    wire  [1:0] outst$q;
+    reg  outst$clock;
+    reg  [9:0] wc0$d;
+    wire  [9:0] wc0$q;
+    reg  wc0$clock;
+    reg  [9:0] wc1$d;
+    wire  [9:0] wc1$q;
+    reg  wc1$clock;
+    reg  [9:0] rcnt$d;
+    wire  [9:0] rcnt$q;
+    reg  rcnt$clock;
+    reg  ov$d;
+    wire  ov$q;
+    reg  ov$clock;
+    reg  [9:0] cur_addr$d;
+    wire  [9:0] cur_addr$q;
+    reg  cur_addr$clock;
     reg  fits_r$d;
     wire  fits_r$q;
     reg  fits_r$clock;
@@ -30342,8 +30377,13 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     reg  [15:0] d0;
     reg  [15:0] kk;
     reg  [31:0] adv;
-    reg  streaming;
-    reg  pay_take;
+    reg  req_fire;
+    reg  drained;
+    reg  cslot;
+    reg  [9:0] cwc;
+    reg  [9:0] hwc;
+    reg  head_ok;
+    reg  [9:0] raddr;
     reg  [31:0] r_msn;
     reg  [31:0] r_sstag;
     reg  [31:0] r_len;
@@ -30471,10 +30511,54 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
         .q(req_done$q),
         .clock(req_done$clock)
     );
-    rnic_ecpix5$core$read_resp$pay_done pay_done(
-        .d(pay_done$d),
-        .q(pay_done$q),
-        .clock(pay_done$clock)
+    rnic_ecpix5$core$read_resp$pbuf pbuf(
+        .read_address(pbuf$read_address),
+        .read_clock(pbuf$read_clock),
+        .read_data(pbuf$read_data),
+        .write_address(pbuf$write_address),
+        .write_clock(pbuf$write_clock),
+        .write_data(pbuf$write_data),
+        .write_enable(pbuf$write_enable)
+    );
+    rnic_ecpix5$core$read_resp$wr_slot wr_slot(
+        .d(wr_slot$d),
+        .q(wr_slot$q),
+        .clock(wr_slot$clock)
+    );
+    rnic_ecpix5$core$read_resp$rd_slot rd_slot(
+        .d(rd_slot$d),
+        .q(rd_slot$q),
+        .clock(rd_slot$clock)
+    );
+    rnic_ecpix5$core$read_resp$outst outst(
+        .d(outst$d),
+        .q(outst$q),
+        .clock(outst$clock)
+    );
+    rnic_ecpix5$core$read_resp$wc0 wc0(
+        .d(wc0$d),
+        .q(wc0$q),
+        .clock(wc0$clock)
+    );
+    rnic_ecpix5$core$read_resp$wc1 wc1(
+        .d(wc1$d),
+        .q(wc1$q),
+        .clock(wc1$clock)
+    );
+    rnic_ecpix5$core$read_resp$rcnt rcnt(
+        .d(rcnt$d),
+        .q(rcnt$q),
+        .clock(rcnt$clock)
+    );
+    rnic_ecpix5$core$read_resp$ov ov(
+        .d(ov$d),
+        .q(ov$q),
+        .clock(ov$clock)
+    );
+    rnic_ecpix5$core$read_resp$cur_addr cur_addr(
+        .d(cur_addr$d),
+        .q(cur_addr$q),
+        .clock(cur_addr$clock)
     );
     rnic_ecpix5$core$read_resp$fits_r fits_r(
         .d(fits_r$d),
@@ -30556,7 +30640,14 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
         crc$clock = clock;
         desc_done$clock = clock;
         req_done$clock = clock;
-        pay_done$clock = clock;
+        wr_slot$clock = clock;
+        rd_slot$clock = clock;
+        outst$clock = clock;
+        wc0$clock = clock;
+        wc1$clock = clock;
+        rcnt$clock = clock;
+        ov$clock = clock;
+        cur_addr$clock = clock;
         fits_r$clock = clock;
         iss1$clock = clock;
         adv_r$clock = clock;
@@ -30590,7 +30681,14 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
         crc$d = crc$q;
         desc_done$d = desc_done$q;
         req_done$d = req_done$q;
-        pay_done$d = pay_done$q;
+        wr_slot$d = wr_slot$q;
+        rd_slot$d = rd_slot$q;
+        outst$d = outst$q;
+        wc0$d = wc0$q;
+        wc1$d = wc1$q;
+        rcnt$d = rcnt$q;
+        ov$d = ov$q;
+        cur_addr$d = cur_addr$q;
         fits_r$d = fits_r$q;
         iss1$d = iss1$q;
         adv_r$d = adv_r$q;
@@ -30695,19 +30793,77 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
         desc_to = sink_to$q;
         desc_pay_len = seg$q;
         desc_addr = addr$q;
-        quiet = ~((state$q == RrState$Issue) & wok$q);
+        quiet = ~((state$q == RrState$Issue) & wok$q) & (outst$q == 2'h0);
         desc_adv = adv_r$q[(32'h0)+:(16)];
-        dma_rd_req_valid = (state$q == RrState$Issue) & wok$q & ~req_done$q & |seg$q;
+        dma_rd_req_valid = (state$q == RrState$Issue) & wok$q & ~req_done$q & |seg$q & ~outst$q[32'h1];
         dma_rd_req_addr = addr$q;
         dma_rd_req_len = seg$q;
-        dma_rd_req_tag = k_tag;
-        streaming = (state$q == RrState$Issue) & ~pay_done$q;
-        pay_valid = dma_rd_cpl_valid & streaming;
-        pay_data = dma_rd_cpl_data;
-        pay_keep = dma_rd_cpl_keep;
-        pay_last = dma_rd_cpl_last;
-        dma_rd_cpl_ready = pay_ready & streaming;
-        pay_take = pay_valid & pay_ready;
+        dma_rd_req_tag = k_tag | ({{7{1'b0}}, wr_slot$q} << 32'h1);
+        req_fire = dma_rd_req_valid & dma_rd_req_ready;
+        pbuf$read_clock = clock;
+        pbuf$write_clock = clock;
+        dma_rd_cpl_ready = 1'b1;
+        cslot = dma_rd_cpl_tag[(32'h1)+:(1)];
+        cwc = wc0$q;
+        if (cslot == 1'h1) begin
+            cwc = wc1$q;
+        end
+        pbuf$write_enable = dma_rd_cpl_valid;
+        pbuf$write_address = ({{9{1'b0}}, cslot} << 32'h9) | (cwc & 10'h1ff);
+        pbuf$write_data = ({{68{1'b0}}, dma_rd_cpl_last} << 32'h44) | ({{65{1'b0}}, dma_rd_cpl_keep} << 32'h40) | {{5{1'b0}}, dma_rd_cpl_data};
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 1'h0) begin
+                wc0$d = wc0$q + 10'h1;
+            end
+            else begin
+                wc1$d = wc1$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            wr_slot$d = wr_slot$q + 1'h1;
+            if (wr_slot$q == 1'h0) begin
+                wc0$d = 10'h0;
+            end
+            else begin
+                wc1$d = 10'h0;
+            end
+        end
+        hwc = wc0$q;
+        if (rd_slot$q == 1'h1) begin
+            hwc = wc1$q;
+        end
+        head_ok = (outst$q != 2'h0) & (rcnt$q < hwc);
+        pay_valid = ov$q;
+        pay_data = pbuf$read_data[(32'h0)+:(64)];
+        pay_keep = pbuf$read_data[(32'h40)+:(4)];
+        pay_last = pbuf$read_data[32'h44];
+        drained = 1'b0;
+        pbuf$read_address = cur_addr$q;
+        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | (rcnt$q & 10'h1ff);
+        if (ov$q & ~pay_ready) begin
+            ov$d = 1'b1;
+        end
+        else if (ov$q & pbuf$read_data[32'h44]) begin
+            drained = 1'b1;
+            ov$d = 1'b0;
+            rcnt$d = 10'h0;
+            rd_slot$d = rd_slot$q + 1'h1;
+        end
+        else if (head_ok) begin
+            pbuf$read_address = raddr;
+            cur_addr$d = raddr;
+            rcnt$d = rcnt$q + 10'h1;
+            ov$d = 1'b1;
+        end
+        else begin
+            ov$d = 1'b0;
+        end
+        if (req_fire & ~drained) begin
+            outst$d = outst$q + 2'h1;
+        end
+        if (~req_fire & drained) begin
+            outst$d = outst$q - 2'h1;
+        end
         case (state$q)
             RrState$Idle:
                 begin
@@ -30802,7 +30958,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         seg_last$d = 1'b1;
                         desc_done$d = 1'b0;
                         req_done$d = 1'b1;
-                        pay_done$d = 1'b1;
                         state$d = RrState$Issue;
                     end
                     else begin
@@ -30822,7 +30977,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         addr$d = res_addr;
                         desc_done$d = 1'b0;
                         req_done$d = 1'b0;
-                        pay_done$d = 1'b0;
                         state$d = RrState$Issue;
                     end
                 end
@@ -30832,13 +30986,10 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                     if (desc_valid & desc_ready) begin
                         desc_done$d = 1'b1;
                     end
-                    if (dma_rd_req_valid & dma_rd_req_ready) begin
+                    if (req_fire) begin
                         req_done$d = 1'b1;
                     end
-                    if (pay_take & dma_rd_cpl_last) begin
-                        pay_done$d = 1'b1;
-                    end
-                    if (desc_done$q & req_done$q & pay_done$q) begin
+                    if (desc_done$q & req_done$q) begin
                         state$d = RrState$Adv;
                     end
                 end
@@ -30858,10 +31009,12 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
             RrState$Fin:
                 begin
                     xs_req = 1'b1;
-                    xs_done = 1'b1;
-                    done_valid = 1'b1;
-                    c_resp$d = c_resp$q + 32'h1;
-                    state$d = RrState$Idle;
+                    if (outst$q == 2'h0) begin
+                        xs_done = 1'b1;
+                        done_valid = 1'b1;
+                        c_resp$d = c_resp$q + 32'h1;
+                        state$d = RrState$Idle;
+                    end
                 end
         endcase
         if (cfg_valid) begin
@@ -30889,6 +31042,11 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
             c_segs$d = 32'h0;
             c_term$d = 32'h0;
             c_drop$d = 32'h0;
+            wr_slot$d = 1'h0;
+            rd_slot$d = 1'h0;
+            outst$d = 2'h0;
+            rcnt$d = 10'h0;
+            ov$d = 1'b0;
         end
     end
 
@@ -31066,6 +31224,25 @@ module rnic_ecpix5$core$read_resp$crc(d,q,clock);
 endmodule // rnic_ecpix5$core$read_resp$crc
 
 
+module rnic_ecpix5$core$read_resp$cur_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$read_resp$cur_addr
+
+
 module rnic_ecpix5$core$read_resp$cur_to(d,q,clock);
 
     // Module arguments
@@ -31218,7 +31395,26 @@ module rnic_ecpix5$core$read_resp$msn(d,q,clock);
 endmodule // rnic_ecpix5$core$read_resp$msn
 
 
-module rnic_ecpix5$core$read_resp$pay_done(d,q,clock);
+module rnic_ecpix5$core$read_resp$outst(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$read_resp$outst
+
+
+module rnic_ecpix5$core$read_resp$ov(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -31234,7 +31430,38 @@ module rnic_ecpix5$core$read_resp$pay_done(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$read_resp$pay_done
+endmodule // rnic_ecpix5$core$read_resp$ov
+
+
+module rnic_ecpix5$core$read_resp$pbuf(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [9:0] read_address;
+    input wire  read_clock;
+    output reg  [68:0] read_data;
+    input wire  [9:0] write_address;
+    input wire  write_clock;
+    input wire  [68:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    // 512 of 1024 entries (the profile's); dropped address bits [8:8].
+    reg[68:0] mem[511:0];
+    // A read ignores the dropped bits (the write side refuses such addresses).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_read_hi = ^read_address[8:8];
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    always @(posedge read_clock) begin
+       read_data <= mem[{read_address[9:9], read_address[7:0]}];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable && write_address[8:8] == 0) begin
+          mem[{write_address[9:9], write_address[7:0]}] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$core$read_resp$pbuf
 
 
 module rnic_ecpix5$core$read_resp$pd(d,q,clock);
@@ -31300,6 +31527,44 @@ module rnic_ecpix5$core$read_resp$qp(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$core$read_resp$qp
+
+
+module rnic_ecpix5$core$read_resp$rcnt(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$read_resp$rcnt
+
+
+module rnic_ecpix5$core$read_resp$rd_slot(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$read_resp$rd_slot
 
 
 module rnic_ecpix5$core$read_resp$req_done(d,q,clock);
@@ -31565,6 +31830,44 @@ module rnic_ecpix5$core$read_resp$stopped(d,q,clock);
 endmodule // rnic_ecpix5$core$read_resp$stopped
 
 
+module rnic_ecpix5$core$read_resp$wc0(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$read_resp$wc0
+
+
+module rnic_ecpix5$core$read_resp$wc1(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$read_resp$wc1
+
+
 module rnic_ecpix5$core$read_resp$wok(d,q,clock);
 
     // Module arguments
@@ -31582,6 +31885,25 @@ module rnic_ecpix5$core$read_resp$wok(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$core$read_resp$wok
+
+
+module rnic_ecpix5$core$read_resp$wr_slot(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$read_resp$wr_slot
 
 
 module rnic_ecpix5$core$rq_cfg_q(clock,reset,write,data_in,full,read,data_out,empty,count);

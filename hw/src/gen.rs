@@ -653,6 +653,12 @@ const UNUSED_OK: &[Unused] = &[
     ),
     unused(&["tx_seg"], "sdiff", 32, "only the marker phase (seq - SeqStart) mod 512 is needed"),
     unused(
+        &["read_resp"],
+        "dma_rd_cpl_tag",
+        8,
+        "bit 1 of a Read Response payload tag names the slot; the range bits are the arbiter's",
+    ),
+    unused(
         &["wqe_fetch"],
         "dma_rd_cpl_tag",
         8,

@@ -2406,6 +2406,7 @@ impl<
         self.read_resp.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
         self.read_resp.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
         self.read_resp.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
+        self.read_resp.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
         self.dma_rd_req_valid.next =
             self.rd_arb.dma_rd_req_valid.val() & !self.dev_rst.rd_hold.val();
         self.rd_arb.dma_rd_req_ready.next =

@@ -27,10 +27,19 @@
 //!    STag = SinkSTag, TO = SinkTO + octets before (RFC 5041 §4.2), L on the
 //!    last; a zero-length Read gets one empty Read Response with L = 1.
 //!    Each segment: a `TxFramer` descriptor and one DMA read (tag
-//!    [`RR_TAG`]), whose completion beats go straight to `pay_*` (one read
-//!    in flight; `dma_rd_cpl_ready` = `pay_ready`). `snd_nxt` advances by the
-//!    FPDU's wire length (RFC 5044 §4.3 markers included), as `tx_seg` does.
-//! 4. `done_*` tells `rreq_queue` the request is over (its IRD slot frees).
+//!    [`RR_TAG`] | 2 × slot) into one of two payload slots (a reorder
+//!    buffer of 2 × `8 << tx_slot_log2` octets: a read is at most 4096
+//!    octets in the sim profile, at most the capped MULPDU on the board),
+//!    drained in request order on `pay_*` as soon as the head slot's beats
+//!    are written (`dma_rd_cpl_ready` is always high). So the next
+//!    segment's TPT lookup, descriptor and DMA read go while the previous
+//!    segment's payload is still streaming: two reads in flight, which
+//!    hides the DMA read latency (500 ns = 78 clocks against one 1500-MTU
+//!    frame's 192 clocks of wire time). `snd_nxt` advances by the FPDU's
+//!    wire length (RFC 5044 §4.3 markers included), as `tx_seg` does.
+//! 4. `done_*` tells `rreq_queue` the request is over (its IRD slot frees)
+//!    and `xs_done` hands the stream back, once the last segment's payload
+//!    has left the slots.
 
 use crate::common::k;
 use rnic_wire::abi::tpt::ACCESS_REMOTE_READ;
@@ -39,7 +48,9 @@ use rnic_wire::rdmap::Opcode;
 use rnic_wire::terminate::{RemoteProtectionError, TerminateCause};
 use rust_hdl::prelude::*;
 
-/// DMA read tag of the responder's payload reads (client range 0xC0-0xCF).
+/// DMA read tag of the responder's payload reads (client range 0xC0-0xCF):
+/// `RR_TAG | 2 * slot`, 0xC0 and 0xC2 (0xC1 is `tx_log`'s replay, which
+/// shares the arbiter client while the responder is quiet).
 pub const RR_TAG: u64 = 0xC0;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -152,6 +163,7 @@ pub struct ReadRespN<const PR: usize> {
     pub dma_rd_cpl_data: Signal<In, Bits<64>>,
     pub dma_rd_cpl_keep: Signal<In, Bits<4>>,
     pub dma_rd_cpl_last: Signal<In, Bit>,
+    pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
     // ---- payload to the framer
     pub pay_valid: Signal<Out, Bit>,
     pub pay_ready: Signal<In, Bit>,
@@ -213,7 +225,21 @@ pub struct ReadRespN<const PR: usize> {
     crc: DFF<Bit>,
     desc_done: DFF<Bit>,
     req_done: DFF<Bit>,
-    pay_done: DFF<Bit>,
+    /// Payload reorder buffer: 2 slots of `2^tx_slot_log2` beats {last,
+    /// keep, data} at {slot, beat[8:0]}. `wr_slot` takes the next read,
+    /// `rd_slot` is drained; `outst` = reads issued whose last beat has not
+    /// been handed to `pay_*` (0..=2; below 2 the slot `wr_slot` is empty);
+    /// `wc0`/`wc1` beats written per slot, `rcnt` beats read from the head;
+    /// `ov` = the RAM output holds a beat (read at `cur_addr`).
+    pbuf: crate::common::pram::PRam<Bits<69>, 10>,
+    wr_slot: DFF<Bits<1>>,
+    rd_slot: DFF<Bits<1>>,
+    outst: DFF<Bits<2>>,
+    wc0: DFF<Bits<10>>,
+    wc1: DFF<Bits<10>>,
+    rcnt: DFF<Bits<10>>,
+    ov: DFF<Bit>,
+    cur_addr: DFF<Bits<10>>,
     /// Window check of the segment in `Issue`: `fits_r` registered from the
     /// current `seq`/`adv_r`/`win_end`; `iss1` = the previous clock was
     /// already `Issue`; `wok` = it fitted
@@ -250,8 +276,13 @@ pub struct ReadRespN<const PR: usize> {
     d0: Signal<Local, Bits<16>>,
     kk: Signal<Local, Bits<16>>,
     adv: Signal<Local, Bits<32>>,
-    streaming: Signal<Local, Bit>,
-    pay_take: Signal<Local, Bit>,
+    req_fire: Signal<Local, Bit>,
+    drained: Signal<Local, Bit>,
+    cslot: Signal<Local, Bits<1>>,
+    cwc: Signal<Local, Bits<10>>,
+    hwc: Signal<Local, Bits<10>>,
+    head_ok: Signal<Local, Bit>,
+    raddr: Signal<Local, Bits<10>>,
     r_msn: Signal<Local, Bits<32>>,
     r_sstag: Signal<Local, Bits<32>>,
     r_len: Signal<Local, Bits<32>>,
@@ -326,6 +357,7 @@ impl<const PR: usize> Default for ReadRespN<PR> {
             dma_rd_cpl_data: Default::default(),
             dma_rd_cpl_keep: Default::default(),
             dma_rd_cpl_last: Default::default(),
+            dma_rd_cpl_tag: Default::default(),
             pay_valid: Default::default(),
             pay_ready: Default::default(),
             pay_data: Default::default(),
@@ -388,7 +420,15 @@ impl<const PR: usize> Default for ReadRespN<PR> {
             win_en: Default::default(),
             win_end: Default::default(),
             req_done: Default::default(),
-            pay_done: Default::default(),
+            pbuf: crate::common::pram::PRam::new(1, crate::profile::PROFILES[PR].tx_slot_log2),
+            wr_slot: Default::default(),
+            rd_slot: Default::default(),
+            outst: Default::default(),
+            wc0: Default::default(),
+            wc1: Default::default(),
+            rcnt: Default::default(),
+            ov: Default::default(),
+            cur_addr: Default::default(),
             cause_r: Default::default(),
             stopped: Default::default(),
             c_resp: Default::default(),
@@ -404,8 +444,13 @@ impl<const PR: usize> Default for ReadRespN<PR> {
             d0: Default::default(),
             kk: Default::default(),
             adv: Default::default(),
-            streaming: Default::default(),
-            pay_take: Default::default(),
+            req_fire: Default::default(),
+            drained: Default::default(),
+            cslot: Default::default(),
+            cwc: Default::default(),
+            hwc: Default::default(),
+            head_ok: Default::default(),
+            raddr: Default::default(),
             r_msn: Default::default(),
             r_sstag: Default::default(),
             r_len: Default::default(),
@@ -422,8 +467,8 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
         dff_setup!(
             self, clock, state, qp, conn, msn, sink_stag, sink_to, len, src_stag, src_to, pd,
             cur_to, rest, seg, seg_last, addr, seq, seq_start, room, mk, crc, desc_done, req_done,
-            pay_done, fits_r, iss1, adv_r, iss2, wok, cause_r, stopped, c_resp, c_segs, c_term,
-            c_drop
+            wr_slot, rd_slot, outst, wc0, wc1, rcnt, ov, cur_addr, fits_r, iss1, adv_r, iss2, wok,
+            cause_r, stopped, c_resp, c_segs, c_term, c_drop
         );
         self.pd_ram.read_clock.next = self.clock.val();
         self.pd_ram.write_clock.next = self.clock.val();
@@ -543,24 +588,92 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
         self.desc_to.next = self.sink_to.q.val();
         self.desc_pay_len.next = self.seg.q.val();
         self.desc_addr.next = self.addr.q.val();
-        self.quiet.next = !((self.state.q.val() == RrState::Issue) & self.wok.q.val());
+        self.quiet.next = !((self.state.q.val() == RrState::Issue) & self.wok.q.val())
+            & (self.outst.q.val() == 0);
         // `desc_valid` needs `wok`, so `adv_r` is this segment's by then.
         self.desc_adv.next = self.adv_r.q.val().get_bits::<16>(0);
+        // A read needs an empty slot (`outst` < 2: slot `wr_slot` drained).
         self.dma_rd_req_valid.next = (self.state.q.val() == RrState::Issue)
             & self.wok.q.val()
             & !self.req_done.q.val()
-            & self.seg.q.val().any();
+            & self.seg.q.val().any()
+            & !self.outst.q.val().get_bit(1);
         self.dma_rd_req_addr.next = self.addr.q.val();
         self.dma_rd_req_len.next = self.seg.q.val();
-        self.dma_rd_req_tag.next = self.k_tag.val();
-        // One read in flight: its completion goes straight to the framer.
-        self.streaming.next = (self.state.q.val() == RrState::Issue) & !self.pay_done.q.val();
-        self.pay_valid.next = self.dma_rd_cpl_valid.val() & self.streaming.val();
-        self.pay_data.next = self.dma_rd_cpl_data.val();
-        self.pay_keep.next = self.dma_rd_cpl_keep.val();
-        self.pay_last.next = self.dma_rd_cpl_last.val();
-        self.dma_rd_cpl_ready.next = self.pay_ready.val() & self.streaming.val();
-        self.pay_take.next = self.pay_valid.val() & self.pay_ready.val();
+        self.dma_rd_req_tag.next = self.k_tag.val() | (bit_cast::<8, 1>(self.wr_slot.q.val()) << 1);
+        self.req_fire.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
+
+        // Reorder buffer (as `tx_seg`'s): a completion beat goes to its
+        // tag's slot (a read fits its slot, so completions are never held);
+        // each slot is one segment's payload, so its last beat is the
+        // segment's `pay_last`.
+        self.pbuf.read_clock.next = self.clock.val();
+        self.pbuf.write_clock.next = self.clock.val();
+        self.dma_rd_cpl_ready.next = true;
+        self.cslot.next = self.dma_rd_cpl_tag.val().get_bits::<1>(1);
+        self.cwc.next = self.wc0.q.val();
+        if self.cslot.val() == 1 {
+            self.cwc.next = self.wc1.q.val();
+        }
+        self.pbuf.write_enable.next = self.dma_rd_cpl_valid.val();
+        self.pbuf.write_address.next =
+            (bit_cast::<10, 1>(self.cslot.val()) << 9) | (self.cwc.val() & 511);
+        self.pbuf.write_data.next = (bit_cast::<69, 1>(self.dma_rd_cpl_last.val().into()) << 68)
+            | (bit_cast::<69, 4>(self.dma_rd_cpl_keep.val()) << 64)
+            | bit_cast::<69, 64>(self.dma_rd_cpl_data.val());
+        if self.dma_rd_cpl_valid.val() {
+            if self.cslot.val() == 0 {
+                self.wc0.d.next = self.wc0.q.val() + 1;
+            } else {
+                self.wc1.d.next = self.wc1.q.val() + 1;
+            }
+        }
+        // A newly issued slot starts empty (it was drained: `outst` < 2).
+        if self.req_fire.val() {
+            self.wr_slot.d.next = self.wr_slot.q.val() + 1;
+            if self.wr_slot.q.val() == 0 {
+                self.wc0.d.next = 0.into();
+            } else {
+                self.wc1.d.next = 0.into();
+            }
+        }
+        // Drain: the head slot's beats as soon as they are written.
+        self.hwc.next = self.wc0.q.val();
+        if self.rd_slot.q.val() == 1 {
+            self.hwc.next = self.wc1.q.val();
+        }
+        self.head_ok.next = (self.outst.q.val() != 0) & (self.rcnt.q.val() < self.hwc.val());
+        self.pay_valid.next = self.ov.q.val();
+        self.pay_data.next = self.pbuf.read_data.val().get_bits::<64>(0);
+        self.pay_keep.next = self.pbuf.read_data.val().get_bits::<4>(64);
+        self.pay_last.next = self.pbuf.read_data.val().get_bit(68);
+        self.drained.next = false;
+        self.pbuf.read_address.next = self.cur_addr.q.val();
+        self.raddr.next =
+            (bit_cast::<10, 1>(self.rd_slot.q.val()) << 9) | (self.rcnt.q.val() & 511);
+        if self.ov.q.val() & !self.pay_ready.val() {
+            // Hold the beat.
+            self.ov.d.next = true;
+        } else if self.ov.q.val() & self.pbuf.read_data.val().get_bit(68) {
+            // The slot's last beat goes: next slot (one idle clock).
+            self.drained.next = true;
+            self.ov.d.next = false;
+            self.rcnt.d.next = 0.into();
+            self.rd_slot.d.next = self.rd_slot.q.val() + 1;
+        } else if self.head_ok.val() {
+            self.pbuf.read_address.next = self.raddr.val();
+            self.cur_addr.d.next = self.raddr.val();
+            self.rcnt.d.next = self.rcnt.q.val() + 1;
+            self.ov.d.next = true;
+        } else {
+            self.ov.d.next = false;
+        }
+        if self.req_fire.val() & !self.drained.val() {
+            self.outst.d.next = self.outst.q.val() + 1;
+        }
+        if !self.req_fire.val() & self.drained.val() {
+            self.outst.d.next = self.outst.q.val() - 1;
+        }
 
         match self.state.q.val() {
             RrState::Idle => {
@@ -647,7 +760,6 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
                     self.seg_last.d.next = true;
                     self.desc_done.d.next = false;
                     self.req_done.d.next = true;
-                    self.pay_done.d.next = true;
                     self.state.d.next = RrState::Issue;
                 } else {
                     self.chk_valid.next = true;
@@ -666,7 +778,6 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
                     self.addr.d.next = self.res_addr.val();
                     self.desc_done.d.next = false;
                     self.req_done.d.next = false;
-                    self.pay_done.d.next = false;
                     self.state.d.next = RrState::Issue;
                 }
             }
@@ -675,13 +786,11 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
                 if self.desc_valid.val() & self.desc_ready.val() {
                     self.desc_done.d.next = true;
                 }
-                if self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val() {
+                if self.req_fire.val() {
                     self.req_done.d.next = true;
                 }
-                if self.pay_take.val() & self.dma_rd_cpl_last.val() {
-                    self.pay_done.d.next = true;
-                }
-                if self.desc_done.q.val() & self.req_done.q.val() & self.pay_done.q.val() {
+                // The payload drains on its own: the next segment starts.
+                if self.desc_done.q.val() & self.req_done.q.val() {
                     self.state.d.next = RrState::Adv;
                 }
             }
@@ -698,11 +807,15 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
                 }
             }
             RrState::Fin => {
+                // The stream goes back once the last payload beat has left
+                // the slots (the framer's input changes hands after it).
                 self.xs_req.next = true;
-                self.xs_done.next = true;
-                self.done_valid.next = true;
-                self.c_resp.d.next = self.c_resp.q.val() + 1;
-                self.state.d.next = RrState::Idle;
+                if self.outst.q.val() == 0 {
+                    self.xs_done.next = true;
+                    self.done_valid.next = true;
+                    self.c_resp.d.next = self.c_resp.q.val() + 1;
+                    self.state.d.next = RrState::Idle;
+                }
             }
         }
         if self.cfg_valid.val() {
@@ -768,6 +881,11 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
             self.c_segs.d.next = 0.into();
             self.c_term.d.next = 0.into();
             self.c_drop.d.next = 0.into();
+            self.wr_slot.d.next = 0.into();
+            self.rd_slot.d.next = 0.into();
+            self.outst.d.next = 0.into();
+            self.rcnt.d.next = 0.into();
+            self.ov.d.next = false;
         }
     }
 }
@@ -942,6 +1060,7 @@ mod tests {
         b.rr.xs_mulpdu.connect();
         b.rr.dma_rd_cpl_data.connect();
         b.rr.dma_rd_cpl_keep.connect();
+        b.rr.dma_rd_cpl_tag.connect();
         b.tpt.tpt_wr_index.connect();
         b.tpt.tpt_wr_data.connect();
         b.tpt.pbl_wr_index.connect();
@@ -987,7 +1106,26 @@ mod tests {
         terms: Vec<(u16, Vec<u8>, u32)>,
         seq_back: Option<u32>,
         clocks: u64,
+        /// The clock of each payload's last beat.
+        pay_ends: Vec<u64>,
+        /// Most DMA reads in flight at once.
+        max_inflight: usize,
     }
+
+    /// What surrounds the block: `full_rate` = every ready high, the stream
+    /// granted at once, a completion beat every clock once due, each read's
+    /// first beat `latency` clocks after its request; otherwise random
+    /// back-pressure and 3..33 clocks of latency.
+    #[derive(Clone, Copy)]
+    struct Env {
+        full_rate: bool,
+        latency: u64,
+    }
+
+    const RANDOM: Env = Env {
+        full_rate: false,
+        latency: 0,
+    };
 
     struct Stream {
         seq: u32,
@@ -1001,6 +1139,20 @@ mod tests {
     /// Runs one request through the block with random back-pressure and DMA
     /// latency; returns everything it produced.
     fn run(b: &mut Bench, rng: &mut Rng, r: &ReadRequestRepr, msn: u32, st: &Stream) -> Out {
+        run_in(b, rng, r, msn, st, RANDOM)
+    }
+
+    /// `run` in the surroundings `env`. The DMA server answers the reads in
+    /// flight in a random order among those due (as the DMA contract
+    /// allows), each read's beats contiguous.
+    fn run_in(
+        b: &mut Bench,
+        rng: &mut Rng,
+        r: &ReadRequestRepr,
+        msn: u32,
+        st: &Stream,
+        env: Env,
+    ) -> Out {
         let mut o = Out {
             descs: vec![],
             pays: vec![],
@@ -1008,11 +1160,15 @@ mod tests {
             terms: vec![],
             seq_back: None,
             clocks: 0,
+            pay_ends: vec![],
+            max_inflight: 0,
         };
         let mut queued = true;
         let mut cur: Vec<u8> = vec![];
-        // active read: (addr, len, due clock, octets sent)
-        let mut active: Option<(u64, u16, u64, usize)> = None;
+        // reads in flight: (tag, addr, len, due clock, octets sent); `strm`
+        // the one whose beats are on the bus
+        let mut inflight: Vec<(u64, u64, u16, u64, usize)> = vec![];
+        let mut strm: Option<usize> = None;
         let mut done = false;
         let mut t = 0u64;
         while !done {
@@ -1027,8 +1183,8 @@ mod tests {
             b.rr.q_len.next = (r.size as u64).into();
             b.rr.q_src_stag.next = (r.src_stag as u64).into();
             b.rr.q_src_to.next = r.src_to.into();
-            b.rr.xs_gnt.next =
-                b.rr.xs_req.val() && rng.below(3) != 0 || b.rr.xs_gnt.val() && b.rr.xs_req.val();
+            b.rr.xs_gnt.next = b.rr.xs_req.val() && (env.full_rate || rng.below(3) != 0)
+                || b.rr.xs_gnt.val() && b.rr.xs_req.val();
             b.rr.xs_seq.next = (st.seq as u64).into();
             b.rr.xs_seq_start.next = (st.mpa.seq_start as u64).into();
             b.rr.xs_mulpdu.next = (st.mulpdu as u64).into();
@@ -1040,14 +1196,24 @@ mod tests {
                 .unwrap_or(0);
             b.rr.win_en.next = st.win.is_some();
             b.rr.win_end.next = (wend as u64).into();
-            b.rr.desc_ready.next = rng.below(3) != 0;
-            b.rr.dma_rd_req_ready.next = active.is_none() && rng.below(2) == 0;
-            b.rr.pay_ready.next = rng.below(4) != 0;
-            b.rr.term_ready.next = rng.below(2) == 0;
+            let fr = env.full_rate;
+            b.rr.desc_ready.next = fr || rng.below(3) != 0;
+            b.rr.dma_rd_req_ready.next = fr || rng.below(2) == 0;
+            b.rr.pay_ready.next = fr || rng.below(4) != 0;
+            b.rr.term_ready.next = fr || rng.below(2) == 0;
             // DMA completion beat
             b.rr.dma_rd_cpl_valid.next = false;
-            if let Some((a, l, due, sent)) = active {
-                if t >= due && rng.below(5) != 0 {
+            if strm.is_none() {
+                let due: Vec<usize> = (0..inflight.len())
+                    .filter(|&i| t >= inflight[i].3)
+                    .collect();
+                if !due.is_empty() {
+                    strm = Some(due[rng.below(due.len())]);
+                }
+            }
+            if let Some(i) = strm {
+                let (tag, a, l, _, sent) = inflight[i];
+                if fr || rng.below(5) != 0 {
                     let n = (l as usize - sent).min(8);
                     let mut w = rng.next().to_le_bytes();
                     for (i, x) in w.iter_mut().enumerate().take(n) {
@@ -1057,6 +1223,7 @@ mod tests {
                     b.rr.dma_rd_cpl_data.next = u64::from_le_bytes(w).into();
                     b.rr.dma_rd_cpl_keep.next = (n as u64).into();
                     b.rr.dma_rd_cpl_last.next = sent + n == l as usize;
+                    b.rr.dma_rd_cpl_tag.next = tag.into();
                 }
             }
             // settle the combinational outputs for these inputs
@@ -1083,24 +1250,38 @@ mod tests {
             if b.rr.dma_rd_req_valid.val() && b.rr.dma_rd_req_ready.val() {
                 let a = b.rr.dma_rd_req_addr.val().to_u64();
                 let l = b.rr.dma_rd_req_len.val().index() as u16;
-                assert_eq!(b.rr.dma_rd_req_tag.val().index() as u64, RR_TAG);
+                let tag = b.rr.dma_rd_req_tag.val().index() as u64;
+                assert_eq!(tag & !2, RR_TAG);
+                assert!(
+                    inflight.iter().all(|f| f.0 != tag),
+                    "tag {tag:#x} reused while in flight"
+                );
                 o.reads.push((a, l));
-                active = Some((a, l, t + 3 + rng.below(30) as u64, 0));
-            }
-            if b.rr.dma_rd_cpl_valid.val() && b.rr.dma_rd_cpl_ready.val() {
-                let (a, l, due, sent) = active.unwrap();
-                let n = b.rr.dma_rd_cpl_keep.val().index();
-                active = if sent + n == l as usize {
-                    None
+                let lat = if env.full_rate {
+                    env.latency
                 } else {
-                    Some((a, l, due, sent + n))
+                    3 + rng.below(30) as u64
                 };
+                inflight.push((tag, a, l, t + lat, 0));
+                o.max_inflight = o.max_inflight.max(inflight.len());
+            }
+            if b.rr.dma_rd_cpl_valid.val() {
+                // the block never holds a completion (slots fit a read)
+                assert!(b.rr.dma_rd_cpl_ready.val());
+                let i = strm.unwrap();
+                let n = b.rr.dma_rd_cpl_keep.val().index();
+                inflight[i].4 += n;
+                if inflight[i].4 == inflight[i].2 as usize {
+                    inflight.remove(i);
+                    strm = None;
+                }
             }
             if b.rr.pay_valid.val() && b.rr.pay_ready.val() {
                 let d = b.rr.pay_data.val().to_u64().to_le_bytes();
                 cur.extend_from_slice(&d[..b.rr.pay_keep.val().index()]);
                 if b.rr.pay_last.val() {
                     o.pays.push(std::mem::take(&mut cur));
+                    o.pay_ends.push(t);
                 }
             }
             if b.rr.term_valid.val() && b.rr.term_ready.val() {
@@ -1127,6 +1308,7 @@ mod tests {
             b.clock.next = true.into();
             assert!(simulate(b, 1000));
         }
+        assert!(inflight.is_empty(), "request over with reads in flight");
         for _ in 0..5 {
             tick!(*b);
             assert!(
@@ -1372,6 +1554,68 @@ mod tests {
                 Some(seq.wrapping_add(wire)),
                 "phase {phase}, {len} octets"
             );
+        }
+    }
+
+    /// Clocks per Read Response segment when nothing outside the block
+    /// waits (every ready high, the stream granted at once) and each DMA
+    /// read's first beat comes 78 clocks (500 ns at 156.25 MHz) after its
+    /// request: between the ends of the second and the last payload the
+    /// block must take no longer than the segments' frames take on a
+    /// 10 Gb/s wire (8 octets a clock; Ethernet, IPv4 and TCP headers, FCS,
+    /// preamble and IFG around each FPDU), at MTU 1500 (MULPDU 1454) and
+    /// 9000 (MULPDU 8882: segments cut at 4 KiB pages). One read in flight
+    /// took 78 clocks plus the segment's beats plus its TPT lookup and
+    /// descriptor per segment: over the wire time at both MTUs.
+    #[test]
+    fn segments_keep_up_with_the_wire_at_500ns_dma_latency() {
+        let mut rng = Rng::new(1500);
+        let mut b = configured_bench();
+        let (table, pbl) = regions();
+        let e = &table[1];
+        for (n, mulpdu) in [1454u16, 8882].into_iter().enumerate() {
+            let mpa = MpaSettings {
+                crc: true,
+                markers: false,
+                seq_start: 0x5000,
+            };
+            let len = 64 * 1024;
+            let src_to = e.va + 0x1000 - 0x123; // 4 KiB-aligned source
+            let r = ReadRequestRepr {
+                sink_stag: rng.next() as u32,
+                sink_to: rng.next(),
+                size: len,
+                src_stag: Stag::new(1, e.key).unwrap().0,
+                src_to,
+            };
+            let st = Stream {
+                seq: 0x6000,
+                mulpdu,
+                mpa,
+                win: None,
+            };
+            let env = Env {
+                full_rate: true,
+                latency: 78,
+            };
+            let o = run_in(&mut b, &mut rng, &r, 1 + n as u32, &st, env);
+            assert!(o.terms.is_empty());
+            let got: Vec<u8> = o.pays.concat();
+            assert_eq!(got, source(e, &pbl, src_to, len));
+            let frame = |pay: usize| (2 + (14 + pay).div_ceil(4) * 4 + 4 + 54 + 24) as f64 / 8.0;
+            let nseg = o.descs.len();
+            assert_eq!(o.pay_ends.len(), nseg);
+            let wire: f64 = o.descs[2..].iter().map(|d| frame(d.len as usize)).sum();
+            let took = (o.pay_ends[nseg - 1] - o.pay_ends[1]) as f64;
+            println!(
+                "MULPDU {mulpdu}: {nseg} segments, {} clocks in all; after the second \
+                 {:.1} clocks/segment, wire {:.1}; at most {} reads in flight",
+                o.clocks,
+                took / (nseg - 2) as f64,
+                wire / (nseg - 2) as f64,
+                o.max_inflight
+            );
+            assert!(took <= wire, "the wire outruns the Read responder");
         }
     }
 
