@@ -54,9 +54,10 @@ fn all_faults_session_is_byte_exact() {
 /// fast retransmit defers the third duplicate ACK that arrives during the
 /// replay, `fast_retx`). Without the deferral only the firmware's backed-off
 /// timer resent, one hole per RTO, and large messages ran past their budget.
-/// Sizes up to this (a 256 KiB message is a full default window).
-const LARGE_WINDOW_MAX: usize = 256 << 10;
-/// A seed whose losses include one inside a replay.
+/// Sizes up to this: 1 MiB messages keep the whole 256 KiB window in
+/// flight, so a replay is long (with 256 KiB messages none was deferred).
+const LARGE_WINDOW_MAX: usize = 1 << 20;
+/// A seed whose losses include some inside a replay (8 deferred).
 const LARGE_WINDOW_SEED: u64 = 1;
 
 #[test]
