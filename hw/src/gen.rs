@@ -1204,7 +1204,7 @@ mod tests {
             ("tpt", generate_verilog(&tpt)),
             ("placement", generate_verilog(&placement)),
         ];
-        let mut rng = expr::tests::Rng(0x2545_f491_4f6c_dd1d);
+        let mut rng = expr::tests::Rng::new(0x2545_f491_4f6c_dd1d);
         let (mut checked, mut differed) = (0, Vec::new());
         for (name, raw) in &designs {
             let src = rename_ident(raw, "top", name);
