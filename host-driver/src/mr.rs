@@ -325,6 +325,7 @@ impl<B: Bus> core::fmt::Debug for Mr<'_, B> {
 mod tests {
     use super::*;
     use rnic_wire::abi::tpt::{TptEntry, TptState};
+    use rnic_wire::rng::{Rng, XorShift64};
 
     /// Translation of `va` through a TPT entry of `shift` with `pbl`, by
     /// `rnic_wire`'s own `TptEntry::page_of` (the device's reference).
@@ -423,13 +424,8 @@ mod tests {
 
     #[test]
     fn random_page_lists_translate_like_4k() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = Rng::<XorShift64>::new(0x9E37_79B9_7F4A_7C15);
+        let mut rnd = move || rng.next_u64();
         for _ in 0..300 {
             let va = (rnd() & 0xFFFF_FFFF_FFFF) | 0x1_0000_0000;
             let len = 1 + rnd() % (64 * 4096);

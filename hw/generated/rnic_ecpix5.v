@@ -91,99 +91,99 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     wire  core$rx_pay_valid;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$rx_pay_ready;
-    // Unused on purpose: the board has no consumer of the payload CRC yet: the echo path forwards frames only.
+    // Unused on purpose: the payload CRC goes with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on and on the Versa-5G feeds only the bring-up echo, which forwards frames as they are.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$rx_pay_crc;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no consumer of the payload CRC yet: the echo path forwards frames only.
+    // Unused on purpose: the payload CRC goes with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on and on the Versa-5G feeds only the bring-up echo, which forwards frames as they are.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$rx_pay_crc_valid;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_ok;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_bad_fcs;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_overflow;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_oversize;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$rx_fifo_hwm;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [47:0] core$rx_hdr_eth_dst;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [47:0] core$rx_hdr_eth_src;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$rx_hdr_ip_src;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$rx_hdr_ip_dst;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$rx_hdr_sport;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$rx_hdr_dport;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$rx_hdr_seq;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$rx_hdr_ack;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [7:0] core$rx_hdr_flags;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$rx_hdr_window;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$rx_hdr_pay_len;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [7:0] core$rx_hdr_hdr_len;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [7:0] core$rx_seg_conn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the echo path forwards the payload only; the segment header and connection records are for the RX datapath behind the core.
+    // Unused on purpose: the segment header and connection records go with the fast-path payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which forwards the payload only.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [3:0] core$rx_seg_mpa;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no TCP transmitter yet to send the requested ACKs.
+    // Unused on purpose: the core's own TX side sends the requested ACKs (tx_ackgen, out on mac_tx_*); ack_req_* only observe the requests.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  core$ack_req_valid;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no TCP transmitter yet to send the requested ACKs.
+    // Unused on purpose: the core's own TX side sends the requested ACKs (tx_ackgen, out on mac_tx_*); ack_req_* only observe the requests.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [7:0] core$ack_req_conn;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no TCP transmitter yet to send the requested ACKs.
+    // Unused on purpose: the core's own TX side sends the requested ACKs (tx_ackgen, out on mac_tx_*); ack_req_* only observe the requests.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ack_req_ack;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -243,27 +243,27 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [2:0] core$exc_count;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_bad_len;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_bad_ip_csum;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_bad_tcp_csum;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_fast;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_exc;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_exc_full;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -397,51 +397,51 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$term_seg_len;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_mpa_pass;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_mpa_span;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rx_no_slot;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_mpa_err;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_ddp_tagged;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_ddp_untagged;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_ddp_term;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_ddp_drop_state;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_ddp_len_err;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [15:0] core$ulp_buf_beats;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [4:0] core$ulp_buf_recs;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [8:0] core$ulp_span_used;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -507,43 +507,43 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [7:0] core$tx_cq_opcode;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_frames;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_desc_drop;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_pay_err;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_segs;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_bad_wqe;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_fetch;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_db;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_db_bad;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_dma_rd_cpl_bad;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_acks;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -760,80 +760,80 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$ct_rd_snd_wnd;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_wnd_wait;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_mulpdu_bad;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_ack_piggy;
     /* verilator lint_on UNUSEDSIGNAL */
     reg  core$fast_retx_en;
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_fretx_dup;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_fretx_req;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_fretx_skip;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_fretx_defer;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_park;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_tx_park_retry;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rd_cpl;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rd_ord_over;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rd_term;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rrq_req;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rrq_drop;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rrq_term;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rresp;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rresp_segs;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rresp_term;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the board has no register interface for the core's counters yet (it comes with the UDP host bridge on port 1, docs/fpga.md).
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_rresp_drop;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -970,39 +970,39 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     reg  [3:0] bridge$dma_wr_keep;
     reg  bridge$dma_wr_last;
     reg  bridge$irq;
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the Versa-5G shows nothing of the bridge's host-known flag (the ECPIX-5 shows it on LED 1).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  bridge$host_known;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_rx_ok;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_rx_drop;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_nak;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_dup;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_cpl_drop;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_rd_retry;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_trunc;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_tx_frames;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -2246,23 +2246,23 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [3:0] rxq$out_tag;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] rxq$cnt_ok;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] rxq$cnt_bad_fcs;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] rxq$cnt_overflow;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] rxq$cnt_oversize;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: the host bridge's and port 1's counters have no register interface on the board yet (the bridge frames an underrun-free store-and-forward stream, so port 1 never underruns).
+    // Unused on purpose: the host bridge's counters and port 1's frame count have no register interface on the board.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [9:0] rxq$hwm;
     /* verilator lint_on UNUSEDSIGNAL */

@@ -130,13 +130,17 @@ const fn unused(
 
 const BOARD_TOP: &[&str] = &["rnic_versa5g"];
 const RX_PORTS: &[&str] = &["rnic_versa5g$rx0", "rnic_versa5g$rx1"];
-const NO_PAY_CRC: &str =
-    "the board has no consumer of the payload CRC yet: the echo path forwards frames only";
-const NO_REGS: &str = "the board has no register interface for the core's counters yet \
-     (it comes with the UDP host bridge on port 1, docs/fpga.md)";
-const NO_SEG_HDR: &str = "the echo path forwards the payload only; the segment header and \
-     connection records are for the RX datapath behind the core";
-const NO_TX: &str = "the board has no TCP transmitter yet to send the requested ACKs";
+const NO_PAY_CRC: &str = "the payload CRC goes with the fast-path payload output (rx_pay_*), \
+     which is unused while rx_ulp_en is on and on the Versa-5G feeds only the bring-up echo, \
+     which forwards frames as they are";
+const NO_REGS: &str = "the core's counters have no register interface on the board: BAR0, \
+     which the UDP host bridge drives, has no counter registers (docs/bridge.md)";
+const NO_SEG_HDR: &str = "the segment header and connection records go with the fast-path \
+     payload output (rx_pay_*), which is unused while rx_ulp_en is on (the RX ULP path inside \
+     the core takes the segments) and on the Versa-5G feeds only the bring-up echo, which \
+     forwards the payload only";
+const NO_TX: &str = "the core's own TX side sends the requested ACKs (tx_ackgen, out on \
+     mac_tx_*); ack_req_* only observe the requests";
 const NO_FW: &str = "the core's direct firmware-side pins (connection table, exception queue) \
      serve co-simulation test rigs; on the board the firmware reaches them through the \
      firmware port (fw_*) driven by the host bridge (docs/bridge.md)";
@@ -150,9 +154,8 @@ const UT_RAW: &str = "ddp_rx runs its untagged-buffer Placement as a raw stream 
 const NO_ULP: &str = "observation outputs of the RX ULP path (placed, untagged and Terminate \
      records) that co-simulation rigs watch; on the board the path places through the \
      bridge's DMA and the firmware reads Terminates through its port";
-const BRIDGE_NO_REGS: &str = "the host bridge's and port 1's counters have no register \
-     interface on the board yet (the bridge frames an underrun-free store-and-forward \
-     stream, so port 1 never underruns)";
+const BRIDGE_NO_REGS: &str = "the host bridge's counters and port 1's frame count have no \
+     register interface on the board";
 const NO_TX_PATH: &str = "observation outputs of the TX datapath (send completion records, \
      raw-frame handshake) that co-simulation rigs watch; on the board completions go to \
      the host's CQs through the bridge's DMA";
@@ -398,7 +401,12 @@ const UNUSED_OK: &[Unused] = &[
         "of port 0's transmit counters only the underrun count is used (error LED)",
     ),
     unused(BOARD_TOP, "tx1$cnt_frames", 32, BRIDGE_NO_REGS),
-    unused(BOARD_TOP, "bridge$host_known", 1, BRIDGE_NO_REGS),
+    unused(
+        BOARD_TOP,
+        "bridge$host_known",
+        1,
+        "the Versa-5G shows nothing of the bridge's host-known flag (the ECPIX-5 shows it on LED 1)",
+    ),
     unused(BOARD_TOP, "bridge$cnt_rx_ok", 32, BRIDGE_NO_REGS),
     unused(BOARD_TOP, "bridge$cnt_rx_drop", 32, BRIDGE_NO_REGS),
     unused(BOARD_TOP, "bridge$cnt_nak", 32, BRIDGE_NO_REGS),
@@ -450,7 +458,6 @@ const UNUSED_OK: &[Unused] = &[
         12,
         "rx_fifo decides per beat on the data FIFO's full flag, not on its occupancy",
     ),
-    unused(BOARD_TOP, "tx1$cnt_underrun", 32, BRIDGE_NO_REGS),
     unused(
         BOARD_TOP,
         "mdio0$init_done",
@@ -760,7 +767,7 @@ const UNUSED_OK: &[Unused] = &[
         1,
         "inside rust-hdl's AsynchronousFIFO widget: it does not use its pointer synchronisers' update strobe",
     ),
-    // Parked QPs (branch park): counters with no consumer on the board.
+    // Parked QPs: counters with no consumer on the board.
     unused(BOARD_TOP, "core$cnt_tx_park", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_tx_park_retry", 32, NO_REGS),
     unused(
@@ -1210,7 +1217,7 @@ mod tests {
             ("tpt", generate_verilog(&tpt)),
             ("placement", generate_verilog(&placement)),
         ];
-        let mut rng = expr::tests::Rng(0x2545_f491_4f6c_dd1d);
+        let mut rng = expr::tests::Rng::new(0x2545_f491_4f6c_dd1d);
         let (mut checked, mut differed) = (0, Vec::new());
         for (name, raw) in &designs {
             let src = rename_ident(raw, "top", name);

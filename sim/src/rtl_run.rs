@@ -6,15 +6,17 @@
 //! memory, then over a size sweep A does RDMA Writes into B's region and
 //! Sends into receives B posted; each one is verified byte-exact in B's host
 //! memory with every octet around the target (the rest of the buffer the
-//! region lies in) unchanged. Then A disconnects.
+//! region lies in) unchanged, and A reads B's Write region back into its
+//! own with RDMA Read. Then A closes gracefully; the report says whether B
+//! saw Closed.
 //!
-//! What the RTL does not have yet is said, not skipped:
-//! * send-side CQEs (branch `cqe`): Writes are unsignaled and complete when
-//!   B's placement records cover the whole message and B's DMA is idle
-//!   (latency = post → last octet placed); Sends complete at B's receive CQ;
-//! * RDMA Read (responder `rreq_queue`/`read_resp`, requester `rd_track`,
-//!   branch `readwire`) is in the RTL ([`READ_IN_RTL`]): A reads B's Write
-//!   region into its own and polls its send CQ for the `RdmaRead` CQE.
+//! What is timed per message:
+//! * Write: post → B's placement records cover the whole message and B's
+//!   DMA is idle; then A polls its send CQ for the Write's CQE (it comes
+//!   once B's ACK covers the message);
+//! * Send: post → B's receive CQE polled; then A's send CQE, as for Write;
+//! * Read (responder `rreq_queue`/`read_resp`, requester `rd_track`): post →
+//!   A's `RdmaRead` CQE polled, then A's memory checked.
 //!
 //! Every wait has a cycle budget: a stall ends the run with an error that
 //! names the operation and what was last seen, never a hang.
@@ -45,9 +47,10 @@ use crate::rng::Rng;
 use crate::sim_bus::{driver_options, SimBus};
 
 /// Whether the RTL answers RDMA Read Requests (responder + requester
-/// completion): true since branch `readwire`.
+/// completion): it does; with `false` the scenario leaves Read out.
 pub const READ_IN_RTL: bool = true;
-/// Whether the RTL writes send-side CQEs. False until branch `cqe` is merged.
+/// Whether the RTL writes send-side CQEs: it does; with `false` Writes and
+/// Sends are posted unsignaled and the send queue must hold every WR.
 pub const SEND_CQE_IN_RTL: bool = true;
 
 /// Ethernet II header (no VLAN), octets.
@@ -734,13 +737,19 @@ impl RtlReport {
         if let Some(n) = &self.read_note {
             let _ = writeln!(o, "RDMA Read: NOT RUN — {n}");
         }
-        if self.config.faults() {
+        // the recovery counts, printed once: with the faults when the link
+        // injected any, else with the receivers' drops
+        let recovery = format!(
+            "{} timer replays (RETX_CONN) and {} fast retransmits ({} of them deferred to the \
+             end of a replay), re-sending {} FPDUs",
+            self.retx_requests, self.fast_retx, self.fast_retx_deferred, self.retx_fpdus
+        );
+        let faults = self.config.faults();
+        if faults {
             let _ = writeln!(
                 o,
                 "link faults in the data phase (loss {}, corrupt {}, duplicate {}, reorder {}): \
-                 {} lost, {} corrupted, {} duplicated, {} reordered frames; recovered by {} \
-                 timer replays (RETX_CONN) and {} fast retransmits ({} of them deferred to the \
-                 end of a replay), re-sending {} FPDUs",
+                 {} lost, {} corrupted, {} duplicated, {} reordered frames; recovered by {recovery}",
                 self.config.loss,
                 self.config.corrupt,
                 self.config.duplicate,
@@ -749,24 +758,19 @@ impl RtlReport {
                 self.faults[1],
                 self.faults[2],
                 self.faults[3],
-                self.retx_requests,
-                self.fast_retx,
-                self.fast_retx_deferred,
-                self.retx_fpdus
             );
         }
-        if self.retx_fpdus + self.rx_overflow + self.rx_no_slot > 0 {
-            let _ = writeln!(
+        if self.rx_overflow + self.rx_no_slot > 0 || (!faults && self.retx_fpdus > 0) {
+            let _ = write!(
                 o,
                 "receivers dropped {} frames (rx_fifo full) and {} segments (no span slot) \
-                 unacknowledged; senders replayed {} times (timer), {} fast retransmits, {} FPDUs \
-                 re-sent",
-                self.rx_overflow,
-                self.rx_no_slot,
-                self.retx_requests,
-                self.fast_retx,
-                self.retx_fpdus
+                 unacknowledged",
+                self.rx_overflow, self.rx_no_slot
             );
+            if !faults {
+                let _ = write!(o, "; senders recovered by {recovery}");
+            }
+            let _ = writeln!(o);
         }
         let _ = writeln!(
             o,
@@ -969,7 +973,6 @@ impl Drop for Progress {
     }
 }
 
-/// What B's core shows, for a stall message.
 /// TX parks of both nodes so far (`cnt_tx_park`).
 fn parks(world: &World) -> u64 {
     world
@@ -979,6 +982,7 @@ fn parks(world: &World) -> u64 {
         .sum()
 }
 
+/// What A's and B's cores show, for a stall message.
 fn last_seen(world: &World, stag: u32, placed_from: usize) -> String {
     let a = world.nodes[0].hw.borrow();
     let b = world.nodes[1].hw.borrow();
@@ -1096,7 +1100,8 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     let sizes: Vec<usize> = std::iter::successors(Some(1usize), |s| s.checked_mul(2))
         .take_while(|&s| s <= cfg.max_size)
         .collect();
-    // without send CQEs nothing retires A's send queue: it must hold every WR
+    // A's send CQEs retire its send queue as the sweep goes; without them
+    // (SEND_CQE_IN_RTL false) nothing would, and the queue must hold every WR
     let kinds = if READ_IN_RTL { 3 } else { 2 };
     let wrs = kinds * sizes.len() * cfg.ops;
     let max_q = a.caps().max_queue_entries;
@@ -1107,7 +1112,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     };
     if sq > max_q {
         return Err(format!(
-            "{wrs} work requests need a send queue of {sq} entries (no send CQEs retire it yet), \
+            "{wrs} work requests need a send queue of {sq} entries (no send CQEs retire it), \
              the device allows {max_q}: lower --ops or --max-size"
         ));
     }
@@ -1469,43 +1474,39 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             sa.reordered + sb.reordered,
         ]
     };
-    let (retx_requests, retx_fpdus, fast_retx, fast_retx_deferred) = {
+    // the nodes' recovery and receive-drop counters, A + B, and each
+    // rx_fifo's high-water mark
+    let (
+        retx_requests,
+        retx_fpdus,
+        fast_retx,
+        fast_retx_deferred,
+        rx_overflow,
+        rx_no_slot,
+        rx_fifo_hwm,
+    ) = {
         let w = world.borrow();
-        let (mut req, mut fpdus, mut fast, mut deferred) = (0, 0, 0, 0);
-        for n in &w.nodes {
+        let (mut req, mut fpdus, mut fast, mut deferred, mut ovf, mut slot) = (0, 0, 0, 0, 0, 0);
+        let mut hwm = [0; 2];
+        for (i, n) in w.nodes.iter().enumerate() {
             let mut hw = n.hw.borrow_mut();
             req += hw.retx_writes.len() as u64;
             fpdus += hw.fw_read(rnic_wire::abi::context::port::RETX_COUNT) as u64;
             fast += hw.core.get_cnt_fretx_req();
             deferred += hw.core.get_cnt_fretx_defer();
-        }
-        (req, fpdus, fast, deferred)
-    };
-    let (rx_overflow, rx_no_slot) = {
-        let w = world.borrow();
-        let (mut ovf, mut slot) = (0, 0);
-        for n in &w.nodes {
-            let hw = n.hw.borrow();
             ovf += hw.core.get_cnt_rx_overflow();
             slot += hw.core.get_cnt_rx_no_slot();
+            hwm[i] = hw.core.get_rx_fifo_hwm();
         }
-        (ovf, slot)
-    };
-    let rx_fifo_hwm = {
-        let w = world.borrow();
-        let h = |i: usize| w.nodes[i].hw.borrow().core.get_rx_fifo_hwm();
-        [h(0), h(1)]
+        (req, fpdus, fast, deferred, ovf, slot, hwm)
     };
     let data_frames = {
         let w = world.borrow();
         let link = w.link.as_ref().expect("a pair has a link");
         [link.stats(Side::A).sent, link.stats(Side::B).sent]
     };
-    let read_note = (!READ_IN_RTL).then(|| {
-        "the RDMA Read responder and the Read completion at the requester are not in the RTL yet \
-         (branch rdresp)"
-            .to_string()
-    });
+    let read_note = (!READ_IN_RTL)
+        .then(|| "READ_IN_RTL is false: the scenario leaves RDMA Read out".to_string());
 
     // graceful disconnect from A: B sees Closed
     let x0 = world.borrow().cycle();
@@ -1513,11 +1514,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     let disconnect_note = match b.get_cm_event(CLOSE_WAIT) {
         Ok(ev) if ev.kind == EventKind::Closed => None,
         other => Some(format!(
-            "B saw {:?} within {CLOSE_WAIT:?} instead of Closed. Known gap: A's firmware sends its \
-             FIN at the sequence number its TCB had at Established, because the TX fast path's \
-             snd_nxt is not fed back to the firmware (docs/rtl.md, TX datapath, \"Not done: \
-             snd_una from ACKs\"); B's fast path has moved on, so the FIN is out of window and the \
-             two firmwares trade ACKs",
+            "B saw {:?} within {CLOSE_WAIT:?} instead of Closed",
             other.map(|e| e.kind)
         )),
     };

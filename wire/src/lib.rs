@@ -15,6 +15,7 @@
 //! | [`terminate`] | Terminate message and error codes | RFC 5040 §4.8, §7; RFC 5041 §7; RFC 5044 §8 |
 //! | [`abi`] | host/device ABI: CSRs, doorbells, WQE, CQE, TPT, mailbox | (rnic) |
 //! | [`model`] | software reference model of the protocol | |
+//! | [`rng`] | seeded generators for tests and the simulator | |
 #![no_std]
 #![deny(unsafe_code)]
 
@@ -29,6 +30,7 @@ mod error;
 pub mod model;
 pub mod mpa;
 pub mod rdmap;
+pub mod rng;
 pub mod terminate;
 
 pub use error::{Error, Result};

@@ -14,23 +14,9 @@ use rnic_wire::model::*;
 use rnic_wire::rdmap::{RdmapRepr, ReadRequestRepr};
 use rnic_wire::terminate::*;
 
-/// xorshift64*: a small deterministic generator, so failures replay.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+/// xorshift64*, seeded with the state as given: a small deterministic
+/// generator, so failures replay.
+type Rng = rnic_wire::rng::Rng<rnic_wire::rng::XorShift64Star>;
 
 const PD: u32 = 7;
 /// STags: index << 8 | key.
@@ -164,7 +150,7 @@ struct Case {
 /// (up to 64 KiB) into posted buffers, and a Read by A of each size from
 /// B, answered B → A; byte-exact at the end.
 fn round_trip(c: &Case) -> usize {
-    let mut rng = Rng(c.seed);
+    let mut rng = Rng::from_state(c.seed);
     let max = c.sizes.iter().copied().max().unwrap_or(0);
     let region_len = max + 3 * 4096 + 123;
     let a_mpa = settings(c.crc, c.markers, c.seq_a);
@@ -320,7 +306,7 @@ fn round_trips_all_settings() {
             for emss in [1448u16, 8948] {
                 for (seq_a, seq_b) in [(u32::MAX - 2999, u32::MAX - 700), (1000, 0x8000_0001)] {
                     seed += 1;
-                    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    let mut rng = Rng::from_state(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
                     let mut sizes = vec![0, 1, 2, 3, 4, 5, 13, 1429, 1430, 1431, 4096 + 7];
                     sizes.push(1 + rng.below(70_000) as usize);
                     sizes.push(1 + rng.below(200_000) as usize);
@@ -463,7 +449,7 @@ fn msns_per_queue_and_terminate() {
             (2, 1)
         ]
     );
-    let mut rng = Rng(5);
+    let mut rng = Rng::from_state(5);
     let ev = feed(&mut rx, &mut rng, &all);
     assert_eq!(ev.len(), 3 + 3 + 3 + 1);
     assert_eq!(
@@ -555,7 +541,7 @@ fn violation(
     }
     let segs = build(&mut tx, &mpa);
     let before = memory(&rx);
-    let ev = feed(&mut rx, &mut Rng(3), &segs);
+    let ev = feed(&mut rx, &mut Rng::from_state(3), &segs);
     let Some(Event::SendTerminate(t)) = ev.last() else {
         panic!("no Terminate for {cause:?}: {ev:?}");
     };
@@ -873,7 +859,7 @@ fn failing_segment_places_nothing_earlier_ones_stay() {
         })
         .unwrap();
     assert_eq!(segs.len(), 3);
-    let ev = feed(&mut rx, &mut Rng(9), &segs);
+    let ev = feed(&mut rx, &mut Rng::from_state(9), &segs);
     assert_eq!(ev.len(), 3);
     assert!(
         matches!(ev[2], Event::SendTerminate(t) if t.cause == TaggedBufferError::BaseOrBoundsViolation.into())

@@ -533,7 +533,7 @@ mod tests {
         uut.connect_all();
         let mut rng = Rng::new(5 + W as u64);
         for _ in 0..200 {
-            let s = rng.next() as u32;
+            let s = rng.next_u64() as u32;
             for p in 0..16usize {
                 uut.state.next = (s as u64).into();
                 uut.pad.next = (p as u64).into();
@@ -563,7 +563,7 @@ mod tests {
     fn unstep_inverts_step() {
         let mut rng = Rng::new(2);
         for _ in 0..1000 {
-            let s = rng.next() as u32;
+            let s = rng.next_u64() as u32;
             assert_eq!(unstep_bit(step_bit(s)), s);
         }
     }
@@ -600,7 +600,7 @@ mod tests {
             for (i, (d, k)) in bs.iter().enumerate() {
                 while rng.below(4) == 0 {
                     uut.valid.next = false;
-                    uut.data.next = word(rng.next()).into();
+                    uut.data.next = word(rng.next_u64()).into();
                     tick!(uut);
                     sample(&mut uut, &mut got);
                 }
@@ -609,7 +609,7 @@ mod tests {
                 let garbage = if *k == lanes {
                     0
                 } else {
-                    rng.next() << (8 * *k)
+                    rng.next_u64() << (8 * *k)
                 };
                 uut.data.next = word(d | garbage).into();
                 uut.keep.next = (if last { *k as u64 } else { lanes as u64 }).into();

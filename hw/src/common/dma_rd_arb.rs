@@ -286,7 +286,11 @@ mod tests {
         for cycle in 0..4000 {
             for (c, qc) in q.iter_mut().enumerate() {
                 if qc.len() < 3 && rng.below(3) == 0 && cycle < 3500 {
-                    let r = (rng.next(), 1 + rng.below(4096) as u64, rng.next() & 0xFF);
+                    let r = (
+                        rng.next_u64(),
+                        1 + rng.below(4096) as u64,
+                        rng.next_u64() & 0xFF,
+                    );
                     want[c].push((r.0, r.1, TAG_BASE[c] as u64 | (r.2 & 0x0F)));
                     qc.push_back(r);
                 }
@@ -312,7 +316,7 @@ mod tests {
             let ready = rng.below(3) != 0;
             u.dma_rd_req_ready.next = ready;
             // Completion side: random tag, random client readiness.
-            let ctag = rng.next() & 0xFF;
+            let ctag = rng.next_u64() & 0xFF;
             let cvalid = rng.below(2) == 0;
             let crdy = [
                 rng.below(2) == 0,

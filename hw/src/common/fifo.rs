@@ -165,7 +165,7 @@ mod tests {
             let wp = if (cycle / 200) % 2 == 0 { 3 } else { 1 };
             let w = rng.below(4) < wp;
             let r = rng.below(4) >= wp;
-            let v = rng.next() & 0xFFFF;
+            let v = rng.next_u64() & 0xFFFF;
             uut.write.next = w;
             uut.data_in.next = v.into();
             uut.read.next = r;

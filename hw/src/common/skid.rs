@@ -229,9 +229,9 @@ mod tests {
             if fresh {
                 offer = (
                     rng.below(2) == 1,
-                    rng.next() & 0xFFFF,
-                    rng.next(),
-                    rng.next() & 0xF,
+                    rng.next_u64() & 0xFFFF,
+                    rng.next_u64(),
+                    rng.next_u64() & 0xF,
                     rng.below(2) == 1,
                 );
             }

@@ -1,26 +1,8 @@
 //! Test helpers shared by the block tests (rust-hdl's simulator).
 
-/// xorshift64* — a small deterministic generator, so failures reproduce.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-}
+/// The block tests' generator: xorshift64* from `rnic-wire`, so failures
+/// reproduce.
+pub type Rng = rnic_wire::rng::Rng<rnic_wire::rng::XorShift64Star>;
 
 /// Splits a frame into beats `(data, keep)`: byte 0 in `data[7:0]`, `keep` the
 /// number of valid bytes (8 except on the last beat). An empty frame is one

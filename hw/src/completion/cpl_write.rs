@@ -918,8 +918,8 @@ pub(crate) mod tests {
                     // immediate or Terminate cause).
                     let port_b = rng.below(2) == 0;
                     let mut rec = Cqe {
-                        wr_id: rng.next(),
-                        byte_len: rng.next() as u32,
+                        wr_id: rng.next_u64(),
+                        byte_len: rng.next_u64() as u32,
                         qpn: rng.below(64) as u32,
                         opcode: [WcOpcode::Recv, WcOpcode::Send][rng.below(2)],
                         status: [
@@ -928,8 +928,8 @@ pub(crate) mod tests {
                             WcStatus::LocalLengthError,
                         ][rng.below(3)],
                         flags: [0, CQE_FLAG_SOLICITED, CQE_FLAG_WITH_INV][rng.below(3)],
-                        imm_or_inv: rng.next() as u32,
-                        term_cause: rng.next() as u32 & 0x8000_ffff,
+                        imm_or_inv: rng.next_u64() as u32,
+                        term_cause: rng.next_u64() as u32 & 0x8000_ffff,
                         phase: false,
                     };
                     if port_b {
@@ -1081,18 +1081,18 @@ pub(crate) mod tests {
                             EventKind::Established,
                             EventKind::Closed,
                         ][rng.below(3)],
-                        handle: rng.next() as u32,
-                        status: rng.next() as u32,
-                        peer_ip: rng.next() as u32,
-                        peer_port: rng.next() as u16,
-                        local_port: rng.next() as u16,
-                        ird: rng.next() as u16,
-                        ord: rng.next() as u16,
+                        handle: rng.next_u64() as u32,
+                        status: rng.next_u64() as u32,
+                        peer_ip: rng.next_u64() as u32,
+                        peer_port: rng.next_u64() as u16,
+                        local_port: rng.next_u64() as u16,
+                        ird: rng.next_u64() as u16,
+                        ord: rng.next_u64() as u16,
                         private_data_len: rng.below(513) as u16,
                         mpa_revision: 1,
                         crc: rng.below(2) == 0,
                         markers: rng.below(2) == 0,
-                        listen_id: rng.next() as u32,
+                        listen_id: rng.next_u64() as u32,
                         // the firmware's phase is not the device's: overwritten
                         phase: rng.below(2) == 0,
                     };

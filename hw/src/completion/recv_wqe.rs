@@ -775,7 +775,7 @@ pub(crate) mod tests {
                 log2,
                 ci,
                 prod: ci,
-                msn: rng.next() as u32,
+                msn: rng.next_u64() as u32,
                 cq: rng.below(16) as u8,
             };
             b.cfg_valid.next = true;
@@ -815,20 +815,20 @@ pub(crate) mod tests {
                         let n = rng.below(7);
                         let sges: Vec<Sge> = (0..n)
                             .map(|_| Sge {
-                                addr: rng.next(),
-                                length: rng.next() as u32 >> 3,
-                                lkey: rng.next() as u32,
+                                addr: rng.next_u64(),
+                                length: rng.next_u64() as u32 >> 3,
+                                lkey: rng.next_u64() as u32,
                             })
                             .collect();
                         let w = RecvWqe {
-                            wr_id: rng.next(),
+                            wr_id: rng.next_u64(),
                             sges: SgeList::new(&sges).unwrap(),
                         };
                         let mut bytes = [0u8; WQE_SIZE];
                         w.emit(&mut bytes).unwrap();
                         // Stale SGE octets beyond num_sge are allowed.
                         if n < 6 {
-                            bytes[32 + 16 * n + rng.below(16)] = rng.next() as u8;
+                            bytes[32 + 16 * n + rng.below(16)] = rng.next_u64() as u8;
                         }
                         match rng.below(9) {
                             0 => {
@@ -919,8 +919,8 @@ pub(crate) mod tests {
                     // otherwise they are the firmware's.
                     let on = rng.below(4) != 0;
                     let stays = on && m.on && !m.err;
-                    let cfg_msn = rng.next() as u32;
-                    let cfg_ci = if stays { rng.next() as u32 } else { m.ci };
+                    let cfg_msn = rng.next_u64() as u32;
+                    let cfg_ci = if stays { rng.next_u64() as u32 } else { m.ci };
                     if !stays {
                         m.msn = cfg_msn;
                     }

@@ -642,7 +642,7 @@ mod tests {
                 id: 1000 + i,
                 st,
                 op,
-                len: rng.next() >> 44,
+                len: rng.next_u64() >> 44,
                 end: end[qp as usize],
             });
         }
@@ -670,7 +670,7 @@ mod tests {
             if rd_offer.is_none() && rng.below(40) == 0 {
                 let q = rng.below(8);
                 if let Some((id, _)) = reads[q].pop_front() {
-                    rd_offer = Some((q as u64, id, rng.next() >> 40));
+                    rd_offer = Some((q as u64, id, rng.next_u64() >> 40));
                 }
             }
             u.rd_valid.next = rd_offer.is_some();
@@ -686,7 +686,11 @@ mod tests {
                 if let Some(top) = sent[q] {
                     let cur = una.snd_una[&conn_of(q as u64)];
                     let gap = top.wrapping_sub(cur) & 0xFFFF_FFFF;
-                    let step = if gap == 0 { 0 } else { 1 + rng.next() % gap };
+                    let step = if gap == 0 {
+                        0
+                    } else {
+                        1 + rng.next_u64() % gap
+                    };
                     una.snd_una
                         .insert(conn_of(q as u64), (cur + step) & 0xFFFF_FFFF);
                 }

@@ -154,7 +154,7 @@ impl<const I: usize, const D: usize> Bench<I, D> {
                 self.wait -= 1;
             }
         }
-        if !self.irq && self.irq_rate > 0 && (self.rng.next() & 0xFFFF) < self.irq_rate as u64 {
+        if !self.irq && self.irq_rate > 0 && (self.rng.next_u64() & 0xFFFF) < self.irq_rate as u64 {
             self.irq = true;
             self.irq_since = self.cycle;
         }
@@ -329,7 +329,7 @@ pub fn random_program(rng: &mut Rng) -> Vec<u32> {
         let v = match rng.below(4) {
             0 => rng.below(64) as u32,
             1 => map::DMEM + rng.below(DMEM_BYTES) as u32,
-            _ => rng.next() as u32,
+            _ => rng.next_u64() as u32,
         };
         for w in li(r, v) {
             put(&mut p, &mut at, w);
@@ -382,7 +382,7 @@ pub fn random_program(rng: &mut Rng) -> Vec<u32> {
     let hb = (HANDLER / 4) as usize;
     p[hb..hb + h.len()].copy_from_slice(&h);
     for w in p.iter_mut().skip((DATA_START / 4) as usize) {
-        *w = rng.next() as u32;
+        *w = rng.next_u64() as u32;
     }
     p
 }
@@ -404,9 +404,9 @@ fn random_slot(rng: &mut Rng, room: i32) -> Vec<u32> {
             // OP-IMM
             let f3 = rng.below(8) as u32;
             let imm = match f3 {
-                1 => rng.below(32) as i32,
-                5 => rng.below(32) as i32 | if rng.below(2) == 0 { 0x400 } else { 0 },
-                _ => (rng.next() as i32) >> 20,
+                1 => rng.below(32),
+                5 => rng.below(32) | if rng.below(2) == 0 { 0x400 } else { 0 },
+                _ => (rng.next_u64() as i32) >> 20,
             };
             vec![i(imm, rs1, f3, rd, OP_IMM)]
         }
@@ -421,7 +421,7 @@ fn random_slot(rng: &mut Rng, room: i32) -> Vec<u32> {
         }
         31..=38 => vec![r(1, rs2, rs1, rng.below(8) as u32, rd, OP)],
         39..=46 => vec![u(
-            rng.next() as u32 & 0xF_FFFF,
+            rng.next_u64() as u32 & 0xF_FFFF,
             rd,
             if rng.below(2) == 0 { 0x37 } else { 0x17 },
         )],
@@ -462,7 +462,7 @@ fn random_slot(rng: &mut Rng, room: i32) -> Vec<u32> {
             // auipc base; jalr forward (bit 0 of the target dropped;
             // sometimes bit 1 set).
             let base = rd_reg(rng);
-            let mut off = 4 * (2 + rng.below(8) as i32);
+            let mut off = 4 * (2 + rng.below(8));
             match rng.below(6) {
                 0 => off += 1,
                 1 => off += 2,
@@ -483,7 +483,7 @@ fn random_slot(rng: &mut Rng, room: i32) -> Vec<u32> {
         92..=95 => vec![illegal(rng)],
         96 => vec![FENCE],
         97 => vec![WFI],
-        _ => vec![i((rng.next() as i32) >> 20, rs1, 0, rd, OP_IMM)],
+        _ => vec![i((rng.next_u64() as i32) >> 20, rs1, 0, rd, OP_IMM)],
     }
 }
 
@@ -495,7 +495,7 @@ fn mem_slot(rng: &mut Rng, rd: u32) -> Vec<u32> {
     } else {
         [0, 1, 2, 4, 5][rng.below(5)]
     };
-    let mut off = (rng.below(64) as i32) - 32;
+    let mut off = rng.below(64) - 32;
     if rng.below(3) != 0 {
         off &= !((1 << (f3 & 3)) - 1);
     }
@@ -507,7 +507,7 @@ fn mem_slot(rng: &mut Rng, rd: u32) -> Vec<u32> {
         80..=81 => [map::MTIMECMP, map::MTIMECMP + 4, map::MTIME, map::MTIME + 4][rng.below(4)],
         82..=87 => map::DMEM + DMEM_BYTES as u32 - 8 + rng.below(16) as u32,
         88..=91 => IMEM_WORDS as u32 * 4 - 8 + rng.below(16) as u32,
-        _ => rng.next() as u32,
+        _ => rng.next_u64() as u32,
     };
     // No stores to the timer here (a small mtimecmp would interrupt
     // forever; the timer has its directed tests).
@@ -552,9 +552,9 @@ fn csr_slot(rng: &mut Rng, rd: u32, rs1: u32) -> u32 {
 fn illegal(rng: &mut Rng) -> u32 {
     let (rd, rs1, rs2) = (rd_reg(rng), any_reg(rng), any_reg(rng));
     match rng.below(14) {
-        0 => i(0x400 | rng.below(32) as i32, rs1, 1, rd, OP_IMM), // slli, funct7 != 0
-        1 => i(0x200, rs1, 5, rd, OP_IMM),                        // srli, bad funct7
-        2 => r(0x20, rs2, rs1, 1 + rng.below(4) as u32, rd, OP),  // bad funct7
+        0 => i(0x400 | rng.below(32), rs1, 1, rd, OP_IMM), // slli, funct7 != 0
+        1 => i(0x200, rs1, 5, rd, OP_IMM),                 // srli, bad funct7
+        2 => r(0x20, rs2, rs1, 1 + rng.below(4) as u32, rd, OP), // bad funct7
         3 => r(0x02, rs2, rs1, rng.below(8) as u32, rd, OP),
         4 => b(8, rs2, rs1, 2 + rng.below(2) as u32), // branch funct3 2/3
         5 => i(0, rs1, [3, 6, 7][rng.below(3)], rd, LOAD),
@@ -565,7 +565,7 @@ fn illegal(rng: &mut Rng) -> u32 {
         10 => csr(4, rd, MSCRATCH, rs1),                   // SYSTEM funct3 4
         11 => 0x0000_4501,                                 // a compressed c.li
         12 => 0,
-        _ => rng.next() as u32,
+        _ => rng.next_u64() as u32,
     }
 }
 
@@ -640,7 +640,7 @@ pub fn run_seed_checked(
 ) -> Result<Coverage, String> {
     let mut rng = Rng::new(seed);
     let prog = random_program(&mut rng);
-    let data: Vec<u32> = (0..DMEM_BYTES / 4).map(|_| rng.next() as u32).collect();
+    let data: Vec<u32> = (0..DMEM_BYTES / 4).map(|_| rng.next_u64() as u32).collect();
     let mut bench = Bench::<IW, DW>::new(seed ^ 0xB0B);
     bench.irq_rate = 40;
     bench.load(&[(0, &prog), (map::DMEM, &data)]);

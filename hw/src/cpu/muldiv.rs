@@ -235,9 +235,9 @@ mod tests {
             let small = rng.below(2) == 0;
             let v = |r: &mut Rng| {
                 if small {
-                    (r.next() as u32) >> r.below(32)
+                    (r.next_u64() as u32) >> r.below(32)
                 } else {
-                    r.next() as u32
+                    r.next_u64() as u32
                 }
             };
             pairs.push((v(&mut rng), v(&mut rng)));

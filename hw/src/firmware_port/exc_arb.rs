@@ -331,7 +331,7 @@ mod tests {
         let mut got_co = Vec::new();
         let mut ci = 0usize;
         let (mut fi, mut bi, mut ti) = (0usize, 0usize, 0usize);
-        let mut gap = 0;
+        let mut gap = 0usize;
         let mut cycle = 0;
         while (fi < frames.len()
             || ti < terms.len()

@@ -1176,28 +1176,22 @@ pub(crate) mod tests {
         d
     }
 
-    /// A small xorshift generator: test vectors with 0, all-ones, small and
-    /// random values, so that wrap-around cases are hit.
-    pub struct Rng(pub u64);
-    impl Rng {
-        pub fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        pub fn value(&mut self, w: usize) -> Bv {
-            match self.next() % 5 {
-                0 => vec![false; w],
-                1 => vec![true; w],
-                2 => eval::from_u128((self.next() % 4) as u128, w),
-                3 => {
-                    let mut v = vec![true; w];
-                    v[w - 1] = false;
-                    v
-                }
-                _ => (0..w).map(|_| self.next() & 1 == 1).collect(),
+    /// The generator of the equivalence checks: xorshift64 from `rnic-wire`.
+    pub type Rng = rnic_wire::rng::Rng<rnic_wire::rng::XorShift64>;
+
+    /// A random `w`-bit test vector: 0, all-ones, small and random values,
+    /// so that wrap-around cases are hit.
+    pub fn value(rng: &mut Rng, w: usize) -> Bv {
+        match rng.next_u64() % 5 {
+            0 => vec![false; w],
+            1 => vec![true; w],
+            2 => eval::from_u128((rng.next_u64() % 4) as u128, w),
+            3 => {
+                let mut v = vec![true; w];
+                v[w - 1] = false;
+                v
             }
+            _ => (0..w).map(|_| rng.next_u64() & 1 == 1).collect(),
         }
     }
 
@@ -1223,7 +1217,7 @@ pub(crate) mod tests {
             let env: HashMap<String, Bv> = d
                 .fixed
                 .iter()
-                .map(|(k, &w)| (k.clone(), rng.value(w)))
+                .map(|(k, &w)| (k.clone(), value(rng, w)))
                 .collect();
             let new_v = eval::assign(&n, w, d, &env);
             let rust_v = eval::rust(&o, w, d, &env);
@@ -1239,7 +1233,7 @@ pub(crate) mod tests {
     fn fixes(line: &str, d: &Decls) -> String {
         let out = fit_statement(line, d);
         if out != line {
-            let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+            let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
             check_equivalent(line, &out, d, &mut rng);
         }
         out
@@ -1288,7 +1282,7 @@ pub(crate) mod tests {
         let orig = "if (div$q == (half << 32'h1) - 32'h1) begin";
         let new = fit_statement(orig, &d);
         assert_eq!(new, "if (div$q == (half << 32'h1) - 8'h1) begin");
-        let differed = check_equivalent(orig, &new, &d, &mut Rng(7));
+        let differed = check_equivalent(orig, &new, &d, &mut Rng::new(7));
         assert!(differed, "the wrap case is exercised");
     }
 
@@ -1330,7 +1324,7 @@ pub(crate) mod tests {
         let orig = "x = (x & ~(1 << (32'h2)) | ((~v) << (32'h2)));";
         let new = fit_statement(orig, &d);
         assert_eq!(new, "x = {x[7:3], ~v, x[1:0]};");
-        assert!(check_equivalent(orig, &new, &d, &mut Rng(3)));
+        assert!(check_equivalent(orig, &new, &d, &mut Rng::new(3)));
     }
 
     #[test]

@@ -346,7 +346,7 @@ fn drop_unused_params(module: &str, ps: &HashMap<String, u128>) -> String {
 mod tests {
     use super::*;
     use crate::gen::expr::eval;
-    use crate::gen::expr::tests::Rng;
+    use crate::gen::expr::tests::{value, Rng};
 
     /// Checks `new` against `orig` (both `lhs = rhs;` lines of `module`) on
     /// random inputs under Verilog's rules, localparams at their values.
@@ -367,7 +367,7 @@ mod tests {
                 .iter()
                 .map(|(k, &w)| match ps.get(k) {
                     Some(&v) => (k.clone(), eval::from_u128(v, w)),
-                    None => (k.clone(), rng.value(w)),
+                    None => (k.clone(), value(rng, w)),
                 })
                 .collect();
             assert_eq!(
@@ -393,7 +393,7 @@ mod tests {
             .trim()
             .to_string();
         if new != line {
-            check(&m, line, &new, &mut Rng(0x9e37_79b9_7f4a_7c15));
+            check(&m, line, &new, &mut Rng::new(0x9e37_79b9_7f4a_7c15));
         }
         new
     }
@@ -429,7 +429,7 @@ mod tests {
         core.connect_all();
         let fixed = crate::gen::fix_widths(&generate_verilog(&core));
         let packed = pack_fields(&fixed);
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
         let mut n = 0;
         for (m0, m1) in fixed
             .split_inclusive("endmodule")

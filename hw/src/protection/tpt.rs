@@ -630,7 +630,7 @@ pub(crate) mod tests {
         let va = match rng.below(8) {
             0 => u64::MAX - rng.below(20000) as u64, // region end wraps
             1 => rng.below(1 << 20) as u64,
-            _ => rng.next() >> rng.below(40),
+            _ => rng.next_u64() >> rng.below(40),
         };
         let length = match rng.below(8) {
             0 => 0,
@@ -653,7 +653,7 @@ pub(crate) mod tests {
         *pbl_next += npages;
         TptEntry {
             state,
-            key: rng.next() as u8,
+            key: rng.next_u64() as u8,
             access: rng.below(ACCESS_ALL as usize + 1) as u8,
             page_shift,
             pd: rng.below(3) as u32,
@@ -735,7 +735,7 @@ pub(crate) mod tests {
             .map(|_| random_entry(&mut rng, &mut pbl_next))
             .collect();
         let pbl: Vec<u64> = (0..1 << PBL_INDEX_BITS)
-            .map(|_| rng.next() & !0xfff)
+            .map(|_| rng.next_u64() & !0xfff)
             .collect();
         for (t, p) in table_writes(&table, &pbl) {
             set_tables(&mut uut, t, p);
@@ -756,7 +756,7 @@ pub(crate) mod tests {
             };
             let e = table.get(idx as usize).copied().unwrap_or(table[0]);
             let key = if rng.below(10) == 0 {
-                rng.next() as u8
+                rng.next_u64() as u8
             } else {
                 e.key
             };
@@ -770,7 +770,7 @@ pub(crate) mod tests {
             };
             let to = match rng.below(10) {
                 0 | 1 => u64::MAX - rng.below(2000) as u64,
-                2 => rng.next(),
+                2 => rng.next_u64(),
                 _ => {
                     e.va.wrapping_add(rng.below(e.length as usize + 200) as u64)
                         .wrapping_sub(100)
@@ -1044,7 +1044,7 @@ pub(crate) mod tests {
             };
             let e = model.get(idx as usize).copied().unwrap_or(model[0]);
             let key = if rng.below(8) == 0 {
-                rng.next() as u8
+                rng.next_u64() as u8
             } else {
                 e.key
             };

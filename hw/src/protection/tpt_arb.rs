@@ -237,10 +237,10 @@ mod tests {
             .map(|i| {
                 (
                     ((client as u64) << 28) | i,
-                    rng.next() & 0xffff_ffff,
+                    rng.next_u64() & 0xffff_ffff,
                     rng.below(8) as u64,
-                    rng.next(),
-                    rng.next() & 0xffff_ffff,
+                    rng.next_u64(),
+                    rng.next_u64() & 0xffff_ffff,
                     client == RS && rng.below(4) == 0,
                 )
             })

@@ -1046,7 +1046,7 @@ mod tests {
         for i in 0..n {
             let page_shift = [12u8, 12, 13, 16][rng.below(4)];
             let length = 1 + rng.below(24000) as u64;
-            let va = rng.next() >> rng.below(30);
+            let va = rng.next_u64() >> rng.below(30);
             let first = va & !((1u64 << page_shift) - 1);
             let npages = ((va + length - 1 - first) >> page_shift) as u32 + 1;
             if next + npages > 1024 {
@@ -1058,7 +1058,7 @@ mod tests {
                 } else {
                     TptState::Valid
                 },
-                key: rng.next() as u8,
+                key: rng.next_u64() as u8,
                 access: if rng.below(4) == 0 {
                     rng.below(ACCESS_ALL as usize + 1) as u8
                 } else {
@@ -1075,7 +1075,7 @@ mod tests {
         }
         // Distinct page addresses, aligned to the largest page.
         let pbl = (0..1024u64)
-            .map(|i| (0x40_0000_0000 + i * (1 << 16)) ^ ((rng.next() & 0xff) << 40))
+            .map(|i| (0x40_0000_0000 + i * (1 << 16)) ^ ((rng.next_u64() & 0xff) << 40))
             .collect();
         World { table, pbl }
     }
@@ -1303,16 +1303,16 @@ mod tests {
             _ => rng.below(400),
         };
         let payload = rng.bytes(plen);
-        let msn = rng.next() as u32;
+        let msn = rng.next_u64() as u32;
         let r = match rng.below(4) {
             0 => RdmapRepr::ReadRequest {
                 msn,
                 request: ReadRequestRepr {
-                    sink_stag: rng.next() as u32,
-                    sink_to: rng.next(),
-                    size: rng.next() as u32,
-                    src_stag: rng.next() as u32,
-                    src_to: rng.next(),
+                    sink_stag: rng.next_u64() as u32,
+                    sink_to: rng.next_u64(),
+                    size: rng.next_u64() as u32,
+                    src_stag: rng.next_u64() as u32,
+                    src_to: rng.next_u64(),
                 },
             },
             1 => RdmapRepr::Terminate {
@@ -1321,10 +1321,10 @@ mod tests {
             },
             _ => RdmapRepr::Send {
                 solicited: rng.below(2) == 0,
-                invalidate_stag: (rng.below(2) == 0).then_some(rng.next() as u32),
+                invalidate_stag: (rng.below(2) == 0).then_some(rng.next_u64() as u32),
                 last: rng.below(2) == 0,
                 msn,
-                mo: rng.next() as u32,
+                mo: rng.next_u64() as u32,
                 payload: &payload,
             },
         };

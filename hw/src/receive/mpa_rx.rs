@@ -1739,7 +1739,7 @@ mod tests {
                 let garbage = if k == 8 {
                     0
                 } else {
-                    self.rng.next() << (8 * k)
+                    self.rng.next_u64() << (8 * k)
                 };
                 self.uut.in_valid.next = !gap;
                 self.uut.in_data.next = (d | garbage).into();
@@ -1827,7 +1827,7 @@ mod tests {
                 // A few hundred octets before the wrap.
                 0u32.wrapping_sub(1 + rng.below(1500) as u32)
             } else {
-                rng.next() as u32
+                rng.next_u64() as u32
             };
             let mut c = RefConn::new(crc, mk, seq_start);
             for _ in 0..fpdus {
@@ -1912,11 +1912,11 @@ mod tests {
         let mut rng = Rng::new(6);
         for _ in 0..100 {
             let s = MpaRxState {
-                crc: rng.next() as u32,
-                need: rng.next() as u32 & 0x1FFFF,
-                woff: rng.next() as u32 & 0x1FFFF,
-                len_hi: rng.next() as u8,
-                mk_hi: rng.next() as u8,
+                crc: rng.next_u64() as u32,
+                need: rng.next_u64() as u32 & 0x1FFFF,
+                woff: rng.next_u64() as u32 & 0x1FFFF,
+                len_hi: rng.next_u64() as u8,
+                mk_hi: rng.next_u64() as u8,
                 hdr: rng.below(3) as u8,
                 pad: rng.below(4) as u8,
                 start_pending: rng.below(2) == 0,
@@ -2049,7 +2049,7 @@ mod tests {
                 Hit::MarkerReserved => mk && crc,
                 _ => crc,
             };
-            let mut c = RefConn::new(crc, mk, rng.next() as u32);
+            let mut c = RefConn::new(crc, mk, rng.next_u64() as u32);
             for _ in 0..6 {
                 // Long ones too, so that markers fall inside FPDUs.
                 let u = if rng.below(3) == 0 {
@@ -2136,7 +2136,7 @@ mod tests {
     fn crc_failure_takes_back_the_next_fpdu_in_its_beat() {
         let mut rng = Rng::new(43);
         for trial in 0..48 {
-            let mut c = RefConn::new(true, false, rng.next() as u32);
+            let mut c = RefConn::new(true, false, rng.next_u64() as u32);
             for _ in 0..3 {
                 let n = 14 + rng.below(40);
                 c.push(rng.bytes(n));
@@ -2183,7 +2183,7 @@ mod tests {
                 for beats in 0..3 {
                     for bad in [false, true] {
                         trial += 1;
-                        let mut c = RefConn::new(crc, true, rng.next() as u32);
+                        let mut c = RefConn::new(crc, true, rng.next_u64() as u32);
                         // 4 (marker) + 2 + ULPDU + pad + 4 = 512.
                         let l = 499 + rng.below(4);
                         c.push(rng.bytes(l));
@@ -2232,7 +2232,7 @@ mod tests {
         for trial in 0..16 {
             let crc = trial % 2 == 0;
             let mk = trial % 4 < 2;
-            let mut c = RefConn::new(crc, mk, rng.next() as u32);
+            let mut c = RefConn::new(crc, mk, rng.next_u64() as u32);
             let k = rng.below(4);
             // The limits' boundaries (13/14 and 300/301 with the maximum
             // 300 = 0x012C) and good lengths sharing the maximum's high
@@ -2356,8 +2356,8 @@ mod tests {
     fn throughput() {
         let mut rng = Rng::new(50);
         // One FPDU per 1448-octet segment (181 beats).
-        let mut a = RefConn::new(true, false, rng.next() as u32);
-        let mut b = RefConn::new(true, false, rng.next() as u32);
+        let mut a = RefConn::new(true, false, rng.next_u64() as u32);
+        let mut b = RefConn::new(true, false, rng.next_u64() as u32);
         for _ in 0..8 {
             a.push(rng.bytes(1442));
             b.push(rng.bytes(1442));
@@ -2379,7 +2379,7 @@ mod tests {
         );
         assert!(cps <= 183.5, "{cps}");
         // Markers on: MULPDU(1448, markers) = 1430.
-        let mut m = RefConn::new(true, true, rng.next() as u32);
+        let mut m = RefConn::new(true, true, rng.next_u64() as u32);
         for _ in 0..8 {
             m.push(rng.bytes(1430));
         }
@@ -2389,7 +2389,7 @@ mod tests {
         report("1 FPDU/segment with markers, one connection", 8, r, octets);
         // Small FPDUs (ULPDU 14..=40) packed into 1448-octet segments: FPDU
         // boundaries at every lane, FPDUs split across segments.
-        let mut sm = RefConn::new(true, true, rng.next() as u32);
+        let mut sm = RefConn::new(true, true, rng.next_u64() as u32);
         let mut n = 0;
         while sm.wire.len() < 8 * 1448 {
             let len = 14 + rng.below(27);

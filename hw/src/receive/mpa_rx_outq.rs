@@ -272,8 +272,8 @@ mod tests {
     fn beat(rng: &mut Rng, tag: u64) -> (u128, Bits<OUTQ_W>) {
         // A random 74-bit beat whose low 20 bits are a running tag, so a
         // wrong, repeated or lost entry shows.
-        let hi = (rng.next() & 0x3ff) as u128;
-        let lo = (rng.next() & !0xf_ffff) | (tag & 0xf_ffff);
+        let hi = (rng.next_u64() & 0x3ff) as u128;
+        let lo = (rng.next_u64() & !0xf_ffff) | (tag & 0xf_ffff);
         let v = (hi << 64) | lo as u128;
         let b =
             bit_cast::<OUTQ_W, 64>(lo.into()) | (bit_cast::<OUTQ_W, 10>((hi as u64).into()) << 64);

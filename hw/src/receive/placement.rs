@@ -567,7 +567,9 @@ mod tests {
     }
 
     fn pbl(rng: &mut Rng) -> Vec<u64> {
-        (0..1 << PN).map(|_| (rng.next() >> 8) & !0xffff).collect()
+        (0..1 << PN)
+            .map(|_| (rng.next_u64() >> 8) & !0xffff)
+            .collect()
     }
 
     /// Random payloads, offsets, pages and back-pressure: the DMA requests

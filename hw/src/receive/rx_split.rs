@@ -369,10 +369,10 @@ mod tests {
         let mut rng = Rng::new(5);
         let (mut una_moves, mut wnd_moves, mut dups) = (0, 0, 0);
         for _ in 0..300 {
-            let una = rng.next() as u32;
+            let una = rng.next_u64() as u32;
             // sometimes nothing outstanding (SND.NXT == SND.UNA)
             let nxt = una.wrapping_add(rng.below(100_000) as u32 * (rng.below(6) != 0) as u32);
-            let rcv = rng.next() as u32;
+            let rcv = rng.next_u64() as u32;
             let ack = match rng.below(6) {
                 0 => una,
                 1 => nxt,
@@ -383,7 +383,7 @@ mod tests {
             let ack_flag = rng.below(8) != 0;
             // pure ACKs (no payload) often
             let len = rng.below(1500) as u32 * (rng.below(3) != 0) as u32;
-            let win = rng.next() as u16;
+            let win = rng.next_u64() as u16;
             let wsc = rng.below(16) as u32;
             u.tuple_valid.next = true;
             u.hdr_valid.next = true;

@@ -297,7 +297,7 @@ mod tests {
             match rng.below(6) {
                 0..=2 => {
                     let qp = rng.below(nq) as u32;
-                    let v = rng.next() as u32;
+                    let v = rng.next_u64() as u32;
                     write(&mut u, page(qp) + QP_SQ_PRODUCER, v);
                     prod[qp as usize] = v;
                     pend |= 1 << qp;

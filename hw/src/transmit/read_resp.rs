@@ -1215,7 +1215,7 @@ mod tests {
                 let (tag, a, l, _, sent) = inflight[i];
                 if fr || rng.below(5) != 0 {
                     let n = (l as usize - sent).min(8);
-                    let mut w = rng.next().to_le_bytes();
+                    let mut w = rng.next_u64().to_le_bytes();
                     for (i, x) in w.iter_mut().enumerate().take(n) {
                         *x = mem(a + (sent + i) as u64);
                     }
@@ -1403,8 +1403,8 @@ mod tests {
                 (len, src_to)
             };
             let r = ReadRequestRepr {
-                sink_stag: rng.next() as u32,
-                sink_to: rng.next(),
+                sink_stag: rng.next_u64() as u32,
+                sink_to: rng.next_u64(),
                 size: len,
                 src_stag: Stag::new(idx as u32, key).unwrap().0,
                 src_to,
@@ -1524,8 +1524,8 @@ mod tests {
             // 1..3 markers inside the FPDU; a 4 KiB-aligned source, so each
             // Read is one segment
             let r = ReadRequestRepr {
-                sink_stag: rng.next() as u32,
-                sink_to: rng.next(),
+                sink_stag: rng.next_u64() as u32,
+                sink_to: rng.next_u64(),
                 size: len,
                 src_stag: Stag::new(1, e.key).unwrap().0,
                 src_to: e.va,
@@ -1650,8 +1650,8 @@ mod tests {
             let len = [0u32, 1, 3000, 9000, 5000, 700][round];
             let src_to = e.va + rng.below(100_000) as u64;
             let r = ReadRequestRepr {
-                sink_stag: rng.next() as u32,
-                sink_to: rng.next(),
+                sink_stag: rng.next_u64() as u32,
+                sink_to: rng.next_u64(),
                 size: len,
                 src_stag: Stag::new(1, e.key).unwrap().0,
                 src_to,

@@ -740,11 +740,11 @@ mod tests {
 
     fn random_req(rng: &mut Rng) -> ReadRequestRepr {
         ReadRequestRepr {
-            sink_stag: rng.next() as u32,
-            sink_to: rng.next(),
-            size: rng.next() as u32,
-            src_stag: rng.next() as u32,
-            src_to: rng.next(),
+            sink_stag: rng.next_u64() as u32,
+            sink_to: rng.next_u64(),
+            size: rng.next_u64() as u32,
+            src_stag: rng.next_u64() as u32,
+            src_to: rng.next_u64(),
         }
     }
 
@@ -815,7 +815,7 @@ mod tests {
         b.ut_valid.next = valid;
         b.ut_data.next = (bs[i].0
             | if bs[i].1 < 8 {
-                rng.next() << (8 * bs[i].1)
+                rng.next_u64() << (8 * bs[i].1)
             } else {
                 0
             })

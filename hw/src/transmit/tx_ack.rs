@@ -548,7 +548,7 @@ mod tests {
         let mut conns: Vec<(Endpoint, Endpoint, u32, u32)> = (0..8)
             .map(|_| {
                 let (a, b) = (ep(&mut rng), ep(&mut rng));
-                (a, b, rng.next() as u32, rng.next() as u32)
+                (a, b, rng.next_u64() as u32, rng.next_u64() as u32)
             })
             .collect();
         let mut acked: Vec<u32> = conns.iter().map(|c| c.3.wrapping_sub(1)).collect();

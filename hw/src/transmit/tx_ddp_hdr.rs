@@ -170,18 +170,18 @@ mod tests {
         let mut rng = Rng::new(11);
         for i in 0..400 {
             let last = rng.below(2) == 1;
-            let stag = rng.next() as u32;
-            let to = rng.next();
-            let msn = rng.next() as u32;
-            let mo = rng.next() as u32;
+            let stag = rng.next_u64() as u32;
+            let to = rng.next_u64();
+            let msn = rng.next_u64() as u32;
+            let mo = rng.next_u64() as u32;
             let plen = rng.below(40);
             let payload = rng.bytes(plen);
             let req = ReadRequestRepr {
-                sink_stag: rng.next() as u32,
-                sink_to: rng.next(),
-                size: rng.next() as u32,
-                src_stag: rng.next() as u32,
-                src_to: rng.next(),
+                sink_stag: rng.next_u64() as u32,
+                sink_to: rng.next_u64(),
+                size: rng.next_u64() as u32,
+                src_stag: rng.next_u64() as u32,
+                src_to: rng.next_u64(),
             };
             let inv = if rng.below(2) == 1 { Some(stag) } else { None };
             let repr = match i % 5 {
@@ -223,7 +223,7 @@ mod tests {
                 rnic_wire::ddp::DdpRepr::Untagged {
                     qn, msn, mo, last, ..
                 } => (qn, msn, mo, last),
-                rnic_wire::ddp::DdpRepr::Tagged { last, .. } => (rng.next() as u32, 0, 0, last),
+                rnic_wire::ddp::DdpRepr::Tagged { last, .. } => (rng.next_u64() as u32, 0, 0, last),
             };
             uut.opcode.next = (repr.opcode().value() as u64).into();
             uut.last.next = l;

@@ -257,7 +257,7 @@ pub(crate) mod tests {
             let ep = |rng: &mut Rng| Endpoint {
                 mac: rng.bytes(6).try_into().unwrap(),
                 ip: rng.bytes(4).try_into().unwrap(),
-                port: rng.next() as u16,
+                port: rng.next_u64() as u16,
             };
             let mpa = MpaSettings {
                 crc,
@@ -267,7 +267,7 @@ pub(crate) mod tests {
             Conn {
                 src: ep(rng),
                 dst: ep(rng),
-                ack: rng.next() as u32,
+                ack: rng.next_u64() as u32,
                 mpa,
                 mulpdu: mulpdu(emss, markers) as usize,
                 seq: seq_start,
@@ -398,26 +398,26 @@ pub(crate) mod tests {
         let d = &data[..len];
         match rng.below(6) {
             0 | 1 => Message::Write {
-                stag: rng.next() as u32,
-                to: rng.next() >> 1,
+                stag: rng.next_u64() as u32,
+                to: rng.next_u64() >> 1,
                 data: d,
             },
             2 => Message::ReadResponse {
-                stag: rng.next() as u32,
-                to: rng.next() >> 1,
+                stag: rng.next_u64() as u32,
+                to: rng.next_u64() >> 1,
                 data: d,
             },
             3 => Message::Send {
                 data: d,
                 solicited: rng.below(2) == 1,
-                invalidate: (rng.below(2) == 1).then_some(rng.next() as u32),
+                invalidate: (rng.below(2) == 1).then_some(rng.next_u64() as u32),
             },
             4 => Message::ReadRequest(ReadRequestRepr {
-                sink_stag: rng.next() as u32,
-                sink_to: rng.next(),
-                size: rng.next() as u32,
-                src_stag: rng.next() as u32,
-                src_to: rng.next(),
+                sink_stag: rng.next_u64() as u32,
+                sink_to: rng.next_u64(),
+                size: rng.next_u64() as u32,
+                src_stag: rng.next_u64() as u32,
+                src_to: rng.next_u64(),
             }),
             _ => Message::ImmediateData {
                 data: rng.bytes(8).try_into().unwrap(),
@@ -562,7 +562,7 @@ pub(crate) mod tests {
                 if let Some(&(data, keep, last)) = pq.front() {
                     // Garbage above `keep` on the last beat.
                     let g = if keep < 8 {
-                        rng.next() << (8 * keep)
+                        rng.next_u64() << (8 * keep)
                     } else {
                         0
                     };
@@ -570,7 +570,7 @@ pub(crate) mod tests {
                     self.uut.pay_keep.next = (keep as u64).into();
                     self.uut.pay_last.next = last;
                 } else {
-                    self.uut.pay_data.next = rng.next().into();
+                    self.uut.pay_data.next = rng.next_u64().into();
                 }
                 self.uut.pay_valid.next = pv;
                 let rdy = rng.below(100) < p_ready;
@@ -837,7 +837,7 @@ pub(crate) mod tests {
     fn jumbo(seed: u64, crc: bool, markers: bool) {
         let mut rng = Rng::new(seed);
         let mut h = Harness::new();
-        let seq_start = (rng.next() as u32) & !3;
+        let seq_start = (rng.next_u64() as u32) & !3;
         let emss = rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD;
         let mut c = Conn::new(&mut rng, crc, markers, seq_start, emss);
         let tagged_max = c.mulpdu - 14;
@@ -849,7 +849,7 @@ pub(crate) mod tests {
         let mut expect = Vec::new();
         let (d, f) = c.send(&Message::Write {
             stag: 0x1234_5678,
-            to: rng.next() >> 1,
+            to: rng.next_u64() >> 1,
             data: &data[..tagged_max],
         });
         assert_eq!(d.len(), 1);
@@ -910,7 +910,7 @@ pub(crate) mod tests {
         for (seed, markers) in [(201u64, false), (202, true)] {
             let mut rng = Rng::new(seed);
             let mut h = Harness::<PR_BOARD>::of_profile();
-            let seq_start = (rng.next() as u32) & !3;
+            let seq_start = (rng.next_u64() as u32) & !3;
             let mut c = Conn::new(&mut rng, true, markers, seq_start, BOARD_MAX_TCP_PAYLOAD);
             let tagged_max = c.mulpdu - 14;
             let data = rng.bytes(tagged_max * 3 + 1);
@@ -920,7 +920,7 @@ pub(crate) mod tests {
             // Three full-size tagged FPDUs: 3 x 183 beats > 512.
             let (d, f) = c.send(&Message::Write {
                 stag: 0x0bad_cafe,
-                to: rng.next() >> 1,
+                to: rng.next_u64() >> 1,
                 data: &data[..tagged_max * 3],
             });
             assert_eq!(d.len(), 3);

@@ -801,7 +801,7 @@ mod tests {
         let mut una = [0u32; CONNS];
         let mut mode = [2u64; CONNS];
         for c in 0..CONNS {
-            nxt[c] = 0xFFFF_F000u32.wrapping_add(rng.next() as u32 % 8192);
+            nxt[c] = 0xFFFF_F000u32.wrapping_add(rng.next_u64() as u32 % 8192);
             una[c] = nxt[c];
             sent[c] = nxt[c];
         }
@@ -860,7 +860,7 @@ mod tests {
                     let adv = (((2 + hdr + pay_len + 3) & !3) + 4) as u32 + 4 * rng.below(2) as u32;
                     let mut rr = [0u8; 28];
                     for b in rr.iter_mut() {
-                        *b = rng.next() as u8;
+                        *b = rng.next_u64() as u8;
                     }
                     let f = Fpdu {
                         conn: c,
@@ -868,17 +868,17 @@ mod tests {
                         seq: nxt[c as usize],
                         crc: rng.below(2) == 1,
                         mk: rng.below(2) == 1,
-                        seq_start: rng.next() as u32,
+                        seq_start: rng.next_u64() as u32,
                         opcode: op,
                         last: rng.below(2) == 1,
-                        stag: rng.next() as u32,
-                        to: rng.next(),
+                        stag: rng.next_u64() as u32,
+                        to: rng.next_u64(),
                         qn: if op == 1 { 1 } else { 0 },
                         msn: msn[c as usize],
-                        mo: rng.next() as u32 & 0xFFFF,
+                        mo: rng.next_u64() as u32 & 0xFFFF,
                         pay_len,
                         adv,
-                        addr: rng.next() & 0xFFFF_FFFF_FFF0,
+                        addr: rng.next_u64() & 0xFFFF_FFFF_FFF0,
                         rr,
                     };
                     msn[c as usize] += 1;
@@ -903,7 +903,7 @@ mod tests {
                 // SND.UNA to an FPDU boundary or inside one, never past SND.NXT
                 let outst = sent[c].wrapping_sub(una[c]);
                 if outst > 0 {
-                    let step = 1 + rng.next() as u32 % outst;
+                    let step = 1 + rng.next_u64() as u32 % outst;
                     una[c] = una[c].wrapping_add(if rng.below(2) == 0 { outst } else { step });
                 }
             }
@@ -935,7 +935,7 @@ mod tests {
                     }
                     // garbage above keep
                     for i in n..8 {
-                        w |= (rng.next() & 0xFF) << (8 * i);
+                        w |= (rng.next_u64() & 0xFF) << (8 * i);
                     }
                     u.dma_rd_cpl_valid.next = true;
                     u.dma_rd_cpl_data.next = w.into();
@@ -1139,7 +1139,7 @@ mod tests {
                 };
                 let mut rr = [0u8; 28];
                 for b in rr.iter_mut() {
-                    *b = rng.next() as u8;
+                    *b = rng.next_u64() as u8;
                 }
                 let f = Fpdu {
                     conn: 1,
@@ -1150,8 +1150,8 @@ mod tests {
                     seq_start: una,
                     opcode: op,
                     last: i % 2 == 1,
-                    stag: rng.next() as u32,
-                    to: rng.next(),
+                    stag: rng.next_u64() as u32,
+                    to: rng.next_u64(),
                     qn: if op == OP_READ_REQUEST { 1 } else { 0 },
                     msn: i as u32 + 1,
                     mo: 0,
@@ -1197,7 +1197,7 @@ mod tests {
                             w |= (mem(a + off + i) as u64) << (8 * i);
                         }
                         for i in n..8 {
-                            w |= (rng.next() & 0xFF) << (8 * i);
+                            w |= (rng.next_u64() & 0xFF) << (8 * i);
                         }
                         u.dma_rd_cpl_valid.next = true;
                         u.dma_rd_cpl_data.next = w.into();

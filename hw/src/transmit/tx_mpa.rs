@@ -710,7 +710,7 @@ mod tests {
         let data = rng.bytes(1500);
         let mut descs = Vec::new();
         for (crc, mk) in [(true, true), (false, true), (true, false), (false, false)] {
-            let ss = (rng.next() as u32) & !3;
+            let ss = (rng.next_u64() as u32) & !3;
             let mut c = Conn::new(&mut rng, crc, mk, ss, 400);
             for _ in 0..4 {
                 let msg = random_message(&mut rng, &data, 700);
@@ -731,7 +731,7 @@ mod tests {
         let data = rng.bytes(FRAMER_MAX_PAY_LEN as usize);
         let mut descs = Vec::new();
         for (crc, mk) in [(true, true), (false, true), (true, false), (false, false)] {
-            let ss = (rng.next() as u32) & !3;
+            let ss = (rng.next_u64() as u32) & !3;
             let emss = caps::TX_MAX_TCP_PAYLOAD;
             let mut c = Conn::new(&mut rng, crc, mk, ss, emss);
             let (d, f) = c.send(&rnic_wire::model::Message::Write {
@@ -810,7 +810,7 @@ mod tests {
                 uut.d_mo.next = (d.mo as u64).into();
                 uut.d_pay_len.next = (d.pay.len() as u64).into();
                 let mut side: Bits<SIDE_W> = 0.into();
-                side.set_bits::<64>(100, rng.next().into());
+                side.set_bits::<64>(100, rng.next_u64().into());
                 uut.d_side.next = side;
             }
             uut.d_valid.next = dv;

@@ -499,7 +499,7 @@ mod tests {
             let mut pend: u64 = (0..64).fold(0, |a, i| a | ((work[i] > 0) as u64) << i);
             if noise {
                 // QPs beyond the profile: ignored.
-                pend |= rng.next() & !((1u64 << nq) - 1);
+                pend |= rng.next_u64() & !((1u64 << nq) - 1);
             }
             u.pending.next = pend.into();
             u.prio_valid.next = prio_left > 0;

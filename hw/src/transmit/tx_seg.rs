@@ -1921,7 +1921,7 @@ mod tests {
             assert!((1..=4096).contains(&len), "DMA read length {len}");
             let a = addr as usize;
             let j = if self.jitter > 0 {
-                rng.next() % self.jitter
+                rng.next_u64() % self.jitter
             } else {
                 0
             };
@@ -2593,7 +2593,7 @@ mod tests {
             let sge = Sge {
                 addr,
                 length: len as u32,
-                lkey: rng.next() as u32,
+                lkey: rng.next_u64() as u32,
             };
             let nsge = if len == 0 && opcode != SendOpcode::RdmaRead && rng.below(2) == 0 {
                 0
@@ -2601,12 +2601,12 @@ mod tests {
                 1
             };
             let w = SendWqe {
-                wr_id: rng.next(),
+                wr_id: rng.next_u64(),
                 opcode,
                 flags,
-                imm_or_inv: rng.next() as u32,
-                remote_offset: rng.next() >> rng.below(64),
-                remote_stag: rng.next() as u32,
+                imm_or_inv: rng.next_u64() as u32,
+                remote_offset: rng.next_u64() >> rng.below(64),
+                remote_stag: rng.next_u64() as u32,
                 sges: SgeList::new(&[sge][..nsge]).unwrap(),
             };
             let mut b = [0u8; WQE_SIZE];
@@ -2715,13 +2715,13 @@ mod tests {
             let mpa = MpaSettings {
                 crc: rng.below(2) == 0,
                 markers: rng.below(2) == 0,
-                seq_start: (rng.next() as u32) | 0xFFFF_F000,
+                seq_start: (rng.next_u64() as u32) | 0xFFFF_F000,
             };
             let emss = [1460u16, 300, 512, 700][rng.below(4)];
             let ci0 = if q == 0 {
                 0xFFFF_FFFD
             } else {
-                rng.next() as u32
+                rng.next_u64() as u32
             };
             let (s, r) = make_qp(
                 &mut rng,
@@ -3236,7 +3236,7 @@ mod tests {
             let mpa = MpaSettings {
                 crc: q % 2 == 0,
                 markers,
-                seq_start: (rng.next() as u32) | 0xFFFF_F000,
+                seq_start: (rng.next_u64() as u32) | 0xFFFF_F000,
             };
             let (su, mut r) = make_qp(
                 &mut rng, &mut m, &mut heap, 6, 5000, false, mpa, emss, 3, q as u32,
@@ -3361,12 +3361,12 @@ mod tests {
                 if k == FENCED {
                     // a fenced zero-length RDMA Write, unsignaled
                     let w = SendWqe {
-                        wr_id: rng.next(),
+                        wr_id: rng.next_u64(),
                         opcode: SendOpcode::RdmaWrite,
                         flags: WQE_FLAG_FENCE,
                         imm_or_inv: 0,
-                        remote_offset: rng.next(),
-                        remote_stag: rng.next() as u32,
+                        remote_offset: rng.next_u64(),
+                        remote_stag: rng.next_u64() as u32,
                         sges: SgeList::new(&[]).unwrap(),
                     };
                     let mut b = [0u8; WQE_SIZE];
@@ -3377,12 +3377,12 @@ mod tests {
                     continue;
                 }
                 let w = SendWqe {
-                    wr_id: rng.next(),
+                    wr_id: rng.next_u64(),
                     opcode: SendOpcode::RdmaRead,
                     flags: if k % 3 == 2 { 0 } else { WQE_FLAG_SIGNALED },
                     imm_or_inv: 0,
-                    remote_offset: rng.next(),
-                    remote_stag: rng.next() as u32,
+                    remote_offset: rng.next_u64(),
+                    remote_stag: rng.next_u64() as u32,
                     sges: SgeList::new(&[Sge {
                         addr: 0x1000 * (k as u64 + 1),
                         length: len,
@@ -3858,12 +3858,12 @@ mod tests {
                 flags |= WQE_FLAG_SOLICITED;
             }
             let w = SendWqe {
-                wr_id: rng.next(),
+                wr_id: rng.next_u64(),
                 opcode,
                 flags,
-                imm_or_inv: rng.next() as u32,
-                remote_offset: rng.next() >> 20,
-                remote_stag: rng.next() as u32,
+                imm_or_inv: rng.next_u64() as u32,
+                remote_offset: rng.next_u64() >> 20,
+                remote_stag: rng.next_u64() as u32,
                 sges: SgeList::new(&[Sge {
                     addr: va,
                     length: len as u32,
@@ -4092,12 +4092,12 @@ mod tests {
                 })
                 .collect();
             let w = SendWqe {
-                wr_id: rng.next(),
+                wr_id: rng.next_u64(),
                 opcode,
                 flags,
-                imm_or_inv: rng.next() as u32,
-                remote_offset: rng.next() >> 20,
-                remote_stag: rng.next() as u32,
+                imm_or_inv: rng.next_u64() as u32,
+                remote_offset: rng.next_u64() >> 20,
+                remote_stag: rng.next_u64() as u32,
                 sges: SgeList::new(&list).unwrap(),
             };
             let mut b = [0u8; WQE_SIZE];

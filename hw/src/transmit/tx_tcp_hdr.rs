@@ -352,13 +352,17 @@ mod tests {
             let ep = |rng: &mut Rng| Endpoint {
                 mac: rng.bytes(6).try_into().unwrap(),
                 ip: rng.bytes(4).try_into().unwrap(),
-                port: rng.next() as u16,
+                port: rng.next_u64() as u16,
             };
             let (src, dst) = (ep(&mut rng), ep(&mut rng));
             let t = 4 * (5 + rng.below(if i % 8 == 0 { 370 } else { 40 }));
             let mut pay = rng.bytes(t);
-            let crc = rng.next() as u32;
-            let (seq, ack, window) = (rng.next() as u32, rng.next() as u32, rng.next() as u16);
+            let crc = rng.next_u64() as u32;
+            let (seq, ack, window) = (
+                rng.next_u64() as u32,
+                rng.next_u64() as u32,
+                rng.next_u64() as u16,
+            );
             // What tx_mpa leaves in the FIFO: a zero CRC placeholder.
             pay[t - 4..].fill(0);
             let psum: u32 = pay
@@ -415,7 +419,7 @@ mod tests {
             uut.rec_empty.next = shown == 0;
             uut.rec_data.next = recs.front().copied().unwrap_or_default();
             uut.dat_empty.next = dat.is_empty();
-            let (d, l) = dat.front().copied().unwrap_or((rng.next(), false));
+            let (d, l) = dat.front().copied().unwrap_or((rng.next_u64(), false));
             uut.dat_data.next = (d as u128 | (l as u128) << 64).to_bits();
             let rdy = rng.below(10) < 8;
             uut.tx_ready.next = rdy;

@@ -23,6 +23,7 @@
 
 use rnic_wire::abi::bridge::Repr;
 use rnic_wire::abi::csr;
+use rnic_wire::rng::{Rng, XorShift64Star};
 use smoltcp::wire::{
     ArpOperation, ArpPacket, ArpRepr, EthernetAddress, EthernetFrame, EthernetProtocol,
     EthernetRepr, Ipv4Address,
@@ -54,20 +55,6 @@ fn enable_through_the_bridge(rig: &mut Rig) {
     rig.phy[1].received.clear();
 }
 
-/// xorshift64*: test data, reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
-
 /// Core clock cycles to put `octets` wire octets through RGMII (one octet
 /// per 8 ns = half a 62.5 MHz core cycle), with 10 % and a fixed margin for
 /// latency.
@@ -81,7 +68,8 @@ fn port0_frames_from_the_pins_reach_the_core_and_bad_fcs_is_flagged() {
     // PHY 0 100 ppm slower than nominal, PHY 1 100 ppm faster.
     let mut rig = Rig::new(0, [100, -100]);
     rig.trace_from_env("port0_rgmii");
-    let mut rng = Rng(0x5eed_1234_5678_9abc);
+    // Test data: xorshift64*, reproducible.
+    let mut rng = Rng::<XorShift64Star>::from_state(0x5eed_1234_5678_9abc);
     // Frame lengths without FCS: the minimum (60), around beat boundaries,
     // and the maximum untagged frame (1514).
     let sizes = [

@@ -6,29 +6,8 @@ use verilator_sys::Model;
 
 pub mod net;
 
-/// xorshift64* — deterministic, so failures reproduce.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    pub fn percent(&mut self, p: usize) -> bool {
-        self.below(100) < p
-    }
-    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next_u64() as u8).collect()
-    }
-}
+/// xorshift64* from `rnic-wire`: deterministic, so failures reproduce.
+pub type Rng = rnic_wire::rng::Rng<rnic_wire::rng::XorShift64Star>;
 
 /// Beats `(data, keep, last)` of a frame: byte 0 in `data[7:0]`, `keep` the
 /// valid bytes of the last beat (8 elsewhere); an empty frame is one beat
