@@ -1582,8 +1582,8 @@ mod tests {
             let len = 64 * 1024;
             let src_to = e.va + 0x1000 - 0x123; // 4 KiB-aligned source
             let r = ReadRequestRepr {
-                sink_stag: rng.next() as u32,
-                sink_to: rng.next(),
+                sink_stag: rng.next_u64() as u32,
+                sink_to: rng.next_u64(),
                 size: len,
                 src_stag: Stag::new(1, e.key).unwrap().0,
                 src_to,
