@@ -30,8 +30,7 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use rnic_driver::{
-    AccessFlags, ConnectParams, Cq, DmaMem, EventKind, MpaOptions, Qp, RecvWr, RemoteAddr, SendOp,
-    SendWr, WorkCompletion,
+    AccessFlags, Cq, DmaMem, EventKind, Qp, RecvWr, RemoteAddr, SendOp, SendWr, WorkCompletion,
 };
 use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
@@ -43,8 +42,8 @@ use crate::model_run::LINE_RATE_GBPS;
 use crate::node::World;
 use crate::rng::Rng;
 use crate::rtl_run::{
-    expect_event, net_config, open_node, tcp_of, wire_limit, world_pair, GUARD, OCTETS_PER_CYCLE,
-    PORT, READ_DEPTH,
+    connect_params, expect_event, open_node, tcp_of, wire_limit, world_pair, GUARD, MPA_REV2_CRC,
+    OCTETS_PER_CYCLE, PORT, READ_DEPTH,
 };
 
 /// The core clock, MHz (6.4 ns a clock).
@@ -553,21 +552,8 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
 
     // The connections, one after the other through the CM.
     let _l = b.listen(PORT, 4).map_err(e("B: listen"))?;
-    let mpa = MpaOptions {
-        revision: 2,
-        crc: true,
-        markers: false,
-    };
     for (i, (qa, qb)) in qp_a.iter().zip(&qp_b).enumerate() {
-        let params = ConnectParams {
-            peer_ip: net_config(2, 1500).ip,
-            peer_port: PORT,
-            local_port: 0,
-            ird: READ_DEPTH,
-            ord: READ_DEPTH,
-            mpa,
-        };
-        qa.connect(&params, &[i as u8])
+        qa.connect(&connect_params(MPA_REV2_CRC), &[i as u8])
             .map_err(|err| format!("A: QP {i}: connect: {err:?}"))?;
         let creq = expect_event(&b, EventKind::ConnectRequest, "B")?;
         b.accept(creq.handle, qb, READ_DEPTH, READ_DEPTH, b"ok")

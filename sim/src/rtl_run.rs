@@ -133,6 +133,26 @@ pub fn expect_event(ctx: &Context<SimBus>, kind: EventKind, who: &str) -> Result
     }
 }
 
+/// MPA revision 2 with CRC, no markers: what the two-node rigs negotiate.
+pub const MPA_REV2_CRC: MpaOptions = MpaOptions {
+    revision: 2,
+    crc: true,
+    markers: false,
+};
+
+/// A's connect to node B (10.0.0.2) on [`PORT`] with IRD = ORD =
+/// [`READ_DEPTH`].
+pub fn connect_params(mpa: MpaOptions) -> ConnectParams {
+    ConnectParams {
+        peer_ip: net_config(2, 1500).ip,
+        peer_port: PORT,
+        local_port: 0,
+        ird: READ_DEPTH,
+        ord: READ_DEPTH,
+        mpa,
+    }
+}
+
 /// B listens on [`PORT`], A's `qp_a` connects with `req` as private data,
 /// B accepts onto `qp_b` with `rep`; both Established. Returns (B's
 /// ConnectRequest, A's Established).
@@ -146,15 +166,7 @@ pub fn connect_pair(
     rep: &[u8],
 ) -> Result<(CmEvent, CmEvent), String> {
     let _l = b.listen(PORT, 4).map_err(|e| format!("B: listen: {e:?}"))?;
-    let params = ConnectParams {
-        peer_ip: net_config(2, 1500).ip,
-        peer_port: PORT,
-        local_port: 0,
-        ird: READ_DEPTH,
-        ord: READ_DEPTH,
-        mpa,
-    };
-    qp_a.connect(&params, req)
+    qp_a.connect(&connect_params(mpa), req)
         .map_err(|e| format!("A: connect: {e:?}"))?;
     let creq = expect_event(b, EventKind::ConnectRequest, "B")?;
     b.accept(creq.handle, qp_b, READ_DEPTH, READ_DEPTH, rep)
@@ -324,12 +336,7 @@ pub fn with_write_rig_window<R>(
     let cq_b = b.create_cq(16).map_err(e("B: cq"))?;
     let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 4).map_err(e("A: qp"))?;
     let qp_b = pd_b.create_qp(&cq_b, &cq_b, 4, 8).map_err(e("B: qp"))?;
-    let mpa = MpaOptions {
-        revision: 2,
-        crc: true,
-        markers: false,
-    };
-    connect_pair(&a, &qp_a, &b, &qp_b, mpa, b"A", b"B")?;
+    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"A", b"B")?;
     let acc = |bits| AccessFlags::from_bits(bits).expect("known access bits");
     let buf_a = a.alloc_dma(len + 2 * GUARD).map_err(e("A: dma"))?;
     let buf_b = b.alloc_dma(len + 2 * GUARD).map_err(e("B: dma"))?;

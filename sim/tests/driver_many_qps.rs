@@ -19,13 +19,14 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use rnic_driver::{
-    AccessFlags, ConnectParams, Cq, DmaMem, EventKind, MpaOptions, Qp, RecvWr, RemoteAddr, SendOp,
-    SendWr, WcOpcode, WcStatus, WorkCompletion,
+    AccessFlags, Cq, DmaMem, EventKind, Qp, RecvWr, RemoteAddr, SendOp, SendWr, WcOpcode, WcStatus,
+    WorkCompletion,
 };
 use rnic_sim::link::LinkConfig;
 use rnic_sim::rng::Rng;
 use rnic_sim::rtl_run::{
-    expect_event, net_config, open_node, run_until, world_pair, GUARD, PORT, READ_DEPTH,
+    connect_params, expect_event, open_node, run_until, world_pair, GUARD, MPA_REV2_CRC, PORT,
+    READ_DEPTH,
 };
 use rnic_sim::sim_bus::SimBus;
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
@@ -126,21 +127,8 @@ fn run(p: &Plan) {
     // 64 connections through the CM, one after the other.
     let c0 = world.borrow().cycle();
     let _l = b.listen(PORT, 4).unwrap();
-    let mpa = MpaOptions {
-        revision: 2,
-        crc: true,
-        markers: false,
-    };
     for (i, (qa, qb)) in qp_a.iter().zip(&qp_b).enumerate() {
-        let params = ConnectParams {
-            peer_ip: net_config(2, 1500).ip,
-            peer_port: PORT,
-            local_port: 0,
-            ird: READ_DEPTH,
-            ord: READ_DEPTH,
-            mpa,
-        };
-        qa.connect(&params, &[i as u8])
+        qa.connect(&connect_params(MPA_REV2_CRC), &[i as u8])
             .unwrap_or_else(|e| panic!("QP {i}: connect: {e:?}"));
         let creq = expect_event(&b, EventKind::ConnectRequest, "B").unwrap();
         b.accept(creq.handle, qb, READ_DEPTH, READ_DEPTH, b"ok")

@@ -26,13 +26,15 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rnic_driver::{
-    AccessFlags, Bus, BusError, CmEvent, ConnectParams, Context, DmaMem, Error, EventKind,
-    MpaOptions, RemoteAddr, SendOp, SendWr, WcOpcode, WcStatus, WorkCompletion,
+    AccessFlags, Bus, BusError, CmEvent, Context, DmaMem, Error, EventKind, RemoteAddr, SendOp,
+    SendWr, WcOpcode, WcStatus, WorkCompletion,
 };
 use rnic_sim::link::LinkConfig;
 use rnic_sim::node::World;
 use rnic_sim::rng::Rng;
-use rnic_sim::rtl_run::{net_config, run_until, world_pair, GUARD, PORT, READ_DEPTH};
+use rnic_sim::rtl_run::{
+    connect_params, net_config, run_until, world_pair, GUARD, MPA_REV2_CRC, PORT, READ_DEPTH,
+};
 use rnic_sim::sim_bus::{driver_options, SimBus, SimDma};
 use rnic_wire::abi::cqe::CQE_SIZE;
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
@@ -169,19 +171,7 @@ fn one_write(len: usize, target: Target) -> (Counts, Counts, u64, u64, u64) {
     let qp_a = pd_a.create_qp(&cq_a, &cq_a, 4, 1).unwrap();
     let qp_b = pd_b.create_qp(&cq_b, &cq_b, 1, 4).unwrap();
     let _l = b.listen(PORT, 1).unwrap();
-    let params = ConnectParams {
-        peer_ip: net_config(2, 1500).ip,
-        peer_port: PORT,
-        local_port: 0,
-        ird: READ_DEPTH,
-        ord: READ_DEPTH,
-        mpa: MpaOptions {
-            revision: 2,
-            crc: true,
-            markers: false,
-        },
-    };
-    qp_a.connect(&params, b"").unwrap();
+    qp_a.connect(&connect_params(MPA_REV2_CRC), b"").unwrap();
     let creq = expect(&b, EventKind::ConnectRequest);
     b.accept(creq.handle, &qp_b, READ_DEPTH, READ_DEPTH, b"")
         .unwrap();
