@@ -14,7 +14,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-#[cfg(test)]
+#[cfg(any(test, feature = "image"))]
 extern crate std;
 
 #[macro_use]
@@ -26,6 +26,8 @@ pub mod frame;
 pub mod fw;
 pub mod hal;
 pub mod icmp;
+#[cfg(feature = "image")]
+pub mod image;
 pub mod mailbox;
 pub mod mpa;
 pub mod port_hal;

@@ -38,7 +38,7 @@ pub fn generate() -> Generated {
     core.connect_all();
     let raw = generate_verilog(&core);
     let verilog = postprocess(&raw);
-    let ports = manifest(&parse_top_ports(&verilog));
+    let ports = manifest(&parse_top_ports(&verilog, TOP));
     Generated { verilog, ports }
 }
 
@@ -1070,10 +1070,10 @@ pub fn fix_statements(src: &str) -> String {
     out
 }
 
-/// Ports of the top module, parsed from its `input wire`/`output reg|wire`
+/// Ports of the top module `top`, parsed from its `input wire`/`output reg|wire`
 /// declarations.
-pub fn parse_top_ports(verilog: &str) -> Vec<Port> {
-    let header = format!("module {TOP}(");
+pub fn parse_top_ports(verilog: &str, top: &str) -> Vec<Port> {
+    let header = format!("module {top}(");
     let start = verilog.find(&header).expect("top module present");
     let body = &verilog[start..];
     let end = body.find("endmodule").expect("top module ends");
@@ -1271,7 +1271,7 @@ mod tests {
     fn manifest_parses_declarations() {
         let v = "module rnic_core(clock,d,q);\ninput wire clock;\ninput wire [63:0] d;\noutput reg  [3:0] q;\nendmodule";
         assert_eq!(
-            manifest(&parse_top_ports(v)),
+            manifest(&parse_top_ports(v, TOP)),
             "in clock 1\nin d 64\nout q 4\n"
         );
     }

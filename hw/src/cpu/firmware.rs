@@ -23,7 +23,6 @@ use super::refmodel::{Peripheral, RefCpu, RefMem};
 use rnic_wire::abi::context::{port, ExceptionReason};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::rc::Rc;
 
 /// The firmware configuration's memories (`Rv32Fw`, `firmware/rnic-fw.x`).
@@ -32,89 +31,10 @@ const DW: usize = 14;
 const IMEM_BYTES: usize = 4 << IW;
 const DMEM_BYTES: usize = 4 << DW;
 
-const TARGET: &str = "riscv32im-unknown-none-elf";
-
-/// Builds the firmware ELF with the cargo running the tests and returns
-/// its path, or why it could not.
-pub fn build_elf() -> Result<PathBuf, String> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = std::process::Command::new(env!("CARGO"))
-        .current_dir(&root)
-        .args([
-            "build",
-            "-q",
-            "-p",
-            "rnic-fw",
-            "--release",
-            "--target",
-            TARGET,
-            "--message-format=json",
-        ])
-        .output()
-        .map_err(|e| format!("cargo: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo build -p rnic-fw --target {TARGET} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    for line in stdout.lines() {
-        if !line.contains("\"reason\":\"compiler-artifact\"") {
-            continue;
-        }
-        if let Some(i) = line.find("\"executable\":\"") {
-            let rest = &line[i + 14..];
-            let path = &rest[..rest.find('"').ok_or("bad cargo message")?];
-            if path.ends_with("/rnic-fw") {
-                return Ok(PathBuf::from(path));
-            }
-        }
-    }
-    Err("cargo built no rnic-fw executable".into())
-}
-
-/// The image as the core's memories hold it: the PT_LOAD segments of a
-/// 32-bit little-endian RISC-V ELF at their load addresses, which must lie
-/// in instruction memory (`.data` is loaded there and copied by the
-/// startup code). Returns the instruction memory words and the entry.
+/// The image's instruction memory words and entry point
+/// ([`rnic_fw::image::load_elf`] for this configuration's memory).
 pub fn load_elf(d: &[u8]) -> Result<(Vec<u32>, u32), String> {
-    let u16_at = |o: usize| u16::from_le_bytes([d[o], d[o + 1]]);
-    let u32_at = |o: usize| u32::from_le_bytes(d[o..o + 4].try_into().unwrap());
-    if d.len() < 52 || &d[..4] != b"\x7fELF" || d[4] != 1 || d[5] != 1 {
-        return Err("not a 32-bit little-endian ELF".into());
-    }
-    if u16_at(0x12) != 243 {
-        return Err("not a RISC-V ELF".into());
-    }
-    // e_flags bit 0: EF_RISCV_RVC (the core has no C extension).
-    if u32_at(0x24) & 1 != 0 {
-        return Err("ELF uses compressed instructions (RVC)".into());
-    }
-    let entry = u32_at(0x18);
-    let (phoff, phentsize, phnum) = (u32_at(0x1C) as usize, u16_at(0x2A), u16_at(0x2C));
-    let mut imem = vec![0u8; IMEM_BYTES];
-    let mut end = 0;
-    for k in 0..phnum as usize {
-        let p = phoff + k * phentsize as usize;
-        let (typ, off, paddr, filesz) = (u32_at(p), u32_at(p + 4), u32_at(p + 12), u32_at(p + 16));
-        if typ != 1 || filesz == 0 {
-            continue;
-        }
-        let (a, n) = (paddr as usize, filesz as usize);
-        if a + n > IMEM_BYTES {
-            return Err(format!(
-                "segment at {paddr:#x} ({n} B) outside instruction memory"
-            ));
-        }
-        imem[a..a + n].copy_from_slice(&d[off as usize..off as usize + n]);
-        end = end.max(a + n);
-    }
-    let words = imem[..end.next_multiple_of(4)]
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    Ok((words, entry))
+    rnic_fw::image::load_elf(d, IMEM_BYTES)
 }
 
 /// Our interface (the port's `CFG_*`).
@@ -362,7 +282,7 @@ pub fn run(
 
 /// The image, or `None` when it cannot be built outside CI.
 pub fn image() -> Option<Vec<u32>> {
-    match build_elf() {
+    match rnic_fw::image::build_elf() {
         Ok(path) => {
             let d = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let (imem, entry) = load_elf(&d).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -432,22 +352,6 @@ mod tests {
         let Some(imem) = image() else { return };
         let e = run(&imem, 5_000, 1, Some(100)).expect_err("a wrong sp must be noticed");
         assert!(e.contains("event 1"), "{e}");
-    }
-
-    /// The ELF loader refuses what the core cannot run.
-    #[test]
-    fn elf_loader_refuses_compressed_and_foreign_images() {
-        let mut h = vec![0u8; 52];
-        h[..4].copy_from_slice(b"\x7fELF");
-        h[4] = 1;
-        h[5] = 1;
-        h[0x12] = 243;
-        assert!(load_elf(&h).is_ok());
-        h[0x24] = 1;
-        assert!(load_elf(&h).unwrap_err().contains("RVC"));
-        h[0x24] = 0;
-        h[0x12] = 62;
-        assert!(load_elf(&h).is_err());
     }
 
     /// The long run (`make cpu-soak`): `CPU_FW_EVENTS` (default 1,000,000).

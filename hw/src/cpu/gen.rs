@@ -1,9 +1,10 @@
 //! The Verilog of the firmware's core ([`Rv32Fw`]), checked in as
-//! `hw/generated/rv32_core.v` (top module `rv32_core`) and written by
-//! `cargo run -p rnic-hw --bin rnic-cpu-gen`. It goes through the same
-//! post-processing as the NIC core's ([`crate::gen::postprocess_as`]), so
-//! `verilator --lint-only -Wall` is clean on it (the lint test lints every
-//! file in `hw/generated/`).
+//! `hw/generated/rv32_core.v` (top module `rv32_core`) with its port
+//! manifest `hw/generated/rv32_core.ports` (what `verilator-sys` builds a
+//! model from), both written by `cargo run -p rnic-hw --bin rnic-cpu-gen`.
+//! It goes through the same post-processing as the NIC core's
+//! ([`crate::gen::postprocess_as`]), so `verilator --lint-only -Wall` is
+//! clean on it (the lint test lints every file in `hw/generated/`).
 
 use super::Rv32Fw;
 use rust_hdl::prelude::*;
@@ -11,9 +12,16 @@ use rust_hdl::prelude::*;
 pub const TOP: &str = "rv32_core";
 /// Relative to the `hw` crate.
 pub const VERILOG_PATH: &str = "generated/rv32_core.v";
+pub const PORTS_PATH: &str = "generated/rv32_core.ports";
 
-/// The file's contents.
-pub fn generate() -> String {
+/// The Verilog and the port manifest.
+pub fn generate() -> crate::gen::Generated {
+    let verilog = generate_verilog_only();
+    let ports = crate::gen::manifest(&crate::gen::parse_top_ports(&verilog, TOP));
+    crate::gen::Generated { verilog, ports }
+}
+
+fn generate_verilog_only() -> String {
     let mut cpu = Rv32Fw::default();
     cpu.connect_all();
     let v = crate::gen::postprocess_as(&generate_verilog(&cpu), TOP);
@@ -26,15 +34,21 @@ pub fn generate() -> String {
 
 #[cfg(test)]
 mod tests {
-    /// The checked-in file is what the sources generate.
+    /// The checked-in files are what the sources generate.
     #[test]
     fn checked_in_verilog_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(super::VERILOG_PATH);
-        let cur = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            cur == super::generate(),
-            "{} is stale: run `cargo run -p rnic-hw --bin rnic-cpu-gen`",
-            path.display()
-        );
+        let g = super::generate();
+        for (rel, want) in [
+            (super::VERILOG_PATH, g.verilog),
+            (super::PORTS_PATH, g.ports),
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+            let cur = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                cur == want,
+                "{} is stale: run `cargo run -p rnic-hw --bin rnic-cpu-gen`",
+                path.display()
+            );
+        }
     }
 }
