@@ -231,6 +231,15 @@ pub struct Listener {
     pub backlog: u16,
 }
 
+/// What [`Firmware::poll`]'s pass over the exception queue ended with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Taken {
+    /// The entries waiting were handled.
+    Handled,
+    /// The device was reset: the rest of the poll is skipped.
+    DeviceReset,
+}
+
 /// The firmware with its capacities: `C` connections, `Q` QPs, `L`
 /// listeners, `P` half-open entries, `A` ARP entries, `R` filter rules, `NCQ`
 /// CQs, `NTPT` TPT entries, `E` free page-list extents, `EV` queued events.
@@ -457,18 +466,9 @@ impl<
     /// One pass of the main loop: exceptions, the device's Terminate
     /// requests, one mailbox command, timers.
     pub fn poll(&mut self) {
-        let mut buf = [0u8; frame::MAX_FRAME];
-        for _ in 0..32 {
-            let Some(exc) = self.hal.recv_exception(&mut buf) else {
-                break;
-            };
-            if exc.reason == ExceptionReason::DeviceReset {
-                // nothing from before the reset goes on in this pass
-                self.device_reset();
-                return;
-            }
-            let n = exc.len.min(buf.len());
-            self.on_exception_of(exc.reason, exc.conn, &buf[..n], exc.frame_len);
+        if self.hal.exception_waiting() && self.take_exceptions() == Taken::DeviceReset {
+            // nothing from before the reset goes on in this pass
+            return;
         }
         for _ in 0..8 {
             let Some(t) = self.hal.pop_terminate() else {
@@ -476,8 +476,29 @@ impl<
             };
             self.on_terminate_request(&t);
         }
-        self.poll_mailbox();
+        if self.hal.mailbox_waiting() {
+            self.poll_mailbox();
+        }
         self.timers();
+    }
+
+    /// Handles up to 32 exception-queue entries. Not inlined: its frame
+    /// buffer is prepared only when an entry waits ([`Hal::exception_waiting`]).
+    #[inline(never)]
+    fn take_exceptions(&mut self) -> Taken {
+        let mut buf = [0u8; frame::MAX_FRAME];
+        for _ in 0..32 {
+            let Some(exc) = self.hal.recv_exception(&mut buf) else {
+                break;
+            };
+            if exc.reason == ExceptionReason::DeviceReset {
+                self.device_reset();
+                return Taken::DeviceReset;
+            }
+            let n = exc.len.min(buf.len());
+            self.on_exception_of(exc.reason, exc.conn, &buf[..n], exc.frame_len);
+        }
+        Taken::Handled
     }
 
     pub(crate) fn post(&mut self, ev: Event) {

@@ -132,6 +132,13 @@ pub trait Hal {
     /// Takes the head of the exception queue, copying its frame into `buf`
     /// (truncated to `buf.len()`).
     fn recv_exception(&mut self, buf: &mut [u8]) -> Option<Exception>;
+    /// Whether the exception queue may hold an entry: a cheap look before
+    /// [`Hal::recv_exception`], so that an idle poll does not prepare a
+    /// frame buffer (on the RISC-V core, zeroing 1.5 KiB is thousands of
+    /// clocks). The default answers "maybe".
+    fn exception_waiting(&mut self) -> bool {
+        true
+    }
     /// Sends a raw Ethernet frame (without FCS).
     fn send_frame(&mut self, frame: &[u8]) -> Result<(), HalError>;
     /// Puts a frame into the receive pipeline in front of the parser (`RX_INJECT`).
@@ -139,6 +146,12 @@ pub trait Hal {
     /// The waiting host command, if any: its opcode, with its parameters
     /// copied into `buf`; returns the parameter length.
     fn mailbox_poll(&mut self, buf: &mut [u8]) -> Option<(u16, usize)>;
+    /// Whether a host command may be waiting: a cheap look before
+    /// [`Hal::mailbox_poll`] (whose parameter buffer is 1 KiB). The default
+    /// answers "maybe".
+    fn mailbox_waiting(&mut self) -> bool {
+        true
+    }
     /// Finishes the current host command with `status` and `result`.
     fn mailbox_done(&mut self, status: MboxStatus, result: &[u8]);
     /// Writes an event queue entry for the host (and raises its interrupt).

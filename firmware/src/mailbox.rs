@@ -43,7 +43,10 @@ impl<
         const EV: usize,
     > Firmware<H, C, Q, L, P, A, R, NCQ, NTPT, E, EV>
 {
-    /// Serves the waiting host command, if any.
+    /// Serves the waiting host command, if any. Not inlined into
+    /// [`Firmware::poll`]: its 1 KiB parameter buffer is prepared only when
+    /// a command may wait ([`crate::hal::Hal::mailbox_waiting`]).
+    #[inline(never)]
     pub fn poll_mailbox(&mut self) {
         let mut buf = [0u8; MBOX_DATA_SIZE as usize];
         let Some((op, len)) = self.hal.mailbox_poll(&mut buf) else {

@@ -283,6 +283,14 @@ impl<R: FwRegs> Hal for PortHal<R> {
     }
 
     /// `MBOX_CMD` (1 access when no command waits).
+    fn exception_waiting(&mut self) -> bool {
+        self.regs.read32(port::EXC_STATUS) & 1 << 31 != 0
+    }
+
+    fn mailbox_waiting(&mut self) -> bool {
+        self.regs.read32(port::MBOX_CMD) & 1 << 31 != 0
+    }
+
     fn mailbox_poll(&mut self, buf: &mut [u8]) -> Option<(u16, usize)> {
         let cmd = self.regs.read32(port::MBOX_CMD);
         if cmd & 1 << 31 == 0 {

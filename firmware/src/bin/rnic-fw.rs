@@ -82,6 +82,11 @@ mod image {
             Firmware::new(hal, config);
         loop {
             fw.poll();
+            // The port has no config-change notice: the host may set the
+            // interface (MAC, address, netmask, gateway, MTU) at any time,
+            // so it is read again after every poll (five register reads
+            // against the thousands of instructions of a poll).
+            fw.reload_config();
         }
     }
 
