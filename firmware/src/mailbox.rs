@@ -13,6 +13,8 @@ use crate::fw::Firmware;
 use crate::hal::Hal;
 use crate::mpa::{self, Offer};
 use crate::qp::{Qp, QpEvent};
+use crate::retx::RetxConfig;
+use crate::Micros;
 use rnic_wire::abi::context::RtrKind;
 use rnic_wire::abi::csr::MBOX_DATA_SIZE;
 use rnic_wire::abi::mailbox::{Command, MboxStatus, Opcode, QpState, PRIVATE_DATA_MAX};
@@ -307,6 +309,28 @@ impl<
                 }
                 let n = self.route_update(ip, mac);
                 Ok(words(out, &[n as u32]))
+            }
+            Command::SetRetx {
+                rto_init_us,
+                rto_min_us,
+                rto_max_us,
+                max_retries,
+            } => {
+                let ordered =
+                    0 < rto_min_us && rto_min_us <= rto_init_us && rto_init_us <= rto_max_us;
+                if !ordered || max_retries == 0 {
+                    return Err(S::BadParam);
+                }
+                // Connections entering RDMA mode from now on start from
+                // `rto`; every RDMA-mode timer takes the bounds and the
+                // retry limit at its next sample (`Firmware::retx_poll`).
+                self.config.rdma_retx = RetxConfig {
+                    rto: rto_init_us as Micros,
+                    rto_min: rto_min_us as Micros,
+                    rto_max: rto_max_us as Micros,
+                    max_retries,
+                };
+                Ok(0)
             }
         }
     }

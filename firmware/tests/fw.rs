@@ -1164,3 +1164,33 @@ fn device_reset_forgets_everything() {
     let (_qpn2, _conn2, _cq2) = passive_rdma(&mut fw);
     assert_eq!(fw.conn_count(), 1);
 }
+
+/// `SetRetx` sets the RDMA-mode retransmission timer (RFC 6298 §2.1, §2.4,
+/// §2.5); out-of-order RTOs, a zero floor and no retries are refused and
+/// change nothing.
+#[test]
+fn set_retx_sets_the_timer_and_refuses_bad_ones() {
+    let mut fw = new_fw();
+    let before = fw.config.rdma_retx;
+    let set = |init, min, max, retries| Command::SetRetx {
+        rto_init_us: init,
+        rto_min_us: min,
+        rto_max_us: max,
+        max_retries: retries,
+    };
+    for bad in [
+        set(100, 200, 1000, 3),
+        set(300, 200, 250, 3),
+        set(100, 0, 1000, 3),
+        set(300, 200, 1000, 0),
+    ] {
+        assert_eq!(cmd(&mut fw, bad).0, MboxStatus::BadParam, "{bad:?}");
+        assert_eq!(fw.config.rdma_retx, before);
+    }
+    assert_eq!(cmd(&mut fw, set(300, 200, 1000, 3)).0, MboxStatus::Ok);
+    let r = fw.config.rdma_retx;
+    assert_eq!(
+        (r.rto, r.rto_min, r.rto_max, r.max_retries),
+        (300, 200, 1000, 3)
+    );
+}

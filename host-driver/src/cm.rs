@@ -259,6 +259,47 @@ impl<B: Bus> Context<B> {
         )?;
         Ok(r.words[0])
     }
+
+    /// Sets the device's retransmission timer of RDMA-mode connections
+    /// (RFC 6298; the firmware's default is 1 s initial, 200 ms floor, 60 s
+    /// ceiling, 8 retries). New connections start from `timer.initial`;
+    /// live ones take the bounds and the retry limit at their next sample.
+    /// Each duration is carried in whole µs up to `u32::MAX` µs; they must
+    /// satisfy `0 < min <= initial <= max`, and `max_retries >= 1`.
+    pub fn set_retx_timer(&self, timer: &RetxTimer) -> Result<()> {
+        let us = |d: Duration| u32::try_from(d.as_micros()).ok();
+        let (Some(init), Some(min), Some(max)) = (us(timer.initial), us(timer.min), us(timer.max))
+        else {
+            return Err(InputError::RetxTimer.into());
+        };
+        if min == 0 || min > init || init > max || timer.max_retries == 0 {
+            return Err(InputError::RetxTimer.into());
+        }
+        self.command(
+            &Command::SetRetx {
+                rto_init_us: init,
+                rto_min_us: min,
+                rto_max_us: max,
+                max_retries: timer.max_retries,
+            },
+            &mut [],
+        )
+        .map(|_| ())
+    }
+}
+
+/// The retransmission timer of RDMA-mode connections
+/// ([`Context::set_retx_timer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetxTimer {
+    /// RTO before the first round-trip measurement (RFC 6298 §2.1).
+    pub initial: Duration,
+    /// Smallest RTO (RFC 6298 §2.4).
+    pub min: Duration,
+    /// Largest RTO and backoff (RFC 6298 §2.5).
+    pub max: Duration,
+    /// Retransmissions without progress before the connection is lost.
+    pub max_retries: u8,
 }
 
 impl<B: Bus> Qp<'_, B> {

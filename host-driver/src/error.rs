@@ -25,6 +25,9 @@ pub enum InputError {
     FilterRule,
     /// A next hop of 0.0.0.0 or a multicast MAC.
     Route,
+    /// A retransmission timer whose RTOs are out of order (`0 < min <=
+    /// initial <= max`), over `u32::MAX` µs, or with no retries.
+    RetxTimer,
     /// A station MAC that is multicast, or an MTU under IPv4's 576 (RFC 791).
     NetConfig,
     /// An object from another context, PD or CQ than the call needs.

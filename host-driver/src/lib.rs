@@ -24,7 +24,7 @@ pub mod ring;
 pub mod udp_bus;
 
 pub use bus::{Bus, BusError, DmaMem};
-pub use cm::{CmEvent, ConnectParams, Listener};
+pub use cm::{CmEvent, ConnectParams, Listener, RetxTimer};
 pub use context::{Context, DeviceCaps, NetConfig, Options};
 pub use cq::{Cq, WorkCompletion};
 pub use error::{DeviceError, Error, InputError, Result, WrError};

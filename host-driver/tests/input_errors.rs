@@ -345,6 +345,26 @@ fn connection_manager_input_is_checked() {
         ctx.route_update(Ipv4Addr::new(10, 0, 0, 1), [1, 0, 0, 0, 0, 1]),
         Err(InputError::Route.into())
     );
+    let ms = std::time::Duration::from_millis;
+    let timer = |initial, min, max, max_retries| RetxTimer {
+        initial: ms(initial),
+        min: ms(min),
+        max: ms(max),
+        max_retries,
+    };
+    for bad in [
+        timer(100, 200, 1000, 3),
+        timer(300, 200, 250, 3),
+        timer(100, 0, 1000, 3),
+        timer(300, 200, 1000, 0),
+        timer(300, 200, 5_000_000, 3),
+    ] {
+        assert_eq!(
+            ctx.set_retx_timer(&bad),
+            Err(InputError::RetxTimer.into()),
+            "{bad:?}"
+        );
+    }
     assert_eq!(
         bus.ncmds(),
         n + 1,

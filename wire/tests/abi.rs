@@ -208,6 +208,12 @@ fn every_command_round_trips() {
             ip: 0x0A00_0001,
             mac: [2, 0, 0, 0, 0, 1],
         },
+        Command::SetRetx {
+            rto_init_us: 1_000_000,
+            rto_min_us: 200_000,
+            rto_max_us: 60_000_000,
+            max_retries: 8,
+        },
     ];
     for c in cmds {
         let mut out = [0u8; 1024];

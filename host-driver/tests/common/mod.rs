@@ -634,6 +634,7 @@ impl Dev {
             },
             Command::FilterStats { .. } => (OK, vec![5, 1], vec![]),
             Command::RouteUpdate { .. } => (OK, vec![3], vec![]),
+            Command::SetRetx { .. } => (OK, vec![], vec![]),
         }
     }
 }

@@ -75,6 +75,8 @@ pub enum Opcode {
     FilterStats = 0x23,
     /// A next hop changed its MAC address (or is reached through another).
     RouteUpdate = 0x30,
+    /// Set the retransmission timer of RDMA-mode connections.
+    SetRetx = 0x31,
 }
 
 impl Opcode {
@@ -105,6 +107,7 @@ impl Opcode {
             0x22 => FilterDefault,
             0x23 => FilterStats,
             0x30 => RouteUpdate,
+            0x31 => SetRetx,
             _ => return Err(Error::BadOpcode),
         })
     }
@@ -334,6 +337,17 @@ pub enum Command<'a> {
     FilterStats { index: u16 },
     /// Next hop `ip` is now at `mac`.
     RouteUpdate { ip: u32, mac: [u8; 6] },
+    /// The retransmission timer of RDMA-mode connections (RFC 6298): the
+    /// RTO before the first round-trip measurement (§2.1), its floor (§2.4)
+    /// and ceiling (§2.5), in µs, and the retransmissions without progress
+    /// before a connection is lost. Needs `0 < rto_min_us <= rto_init_us
+    /// <= rto_max_us` and `max_retries >= 1`.
+    SetRetx {
+        rto_init_us: u32,
+        rto_min_us: u32,
+        rto_max_us: u32,
+        max_retries: u8,
+    },
 }
 
 /// Sequential little-endian reader over mailbox data.
@@ -466,6 +480,7 @@ impl<'a> Command<'a> {
             FilterDefault { .. } => Opcode::FilterDefault,
             FilterStats { .. } => Opcode::FilterStats,
             RouteUpdate { .. } => Opcode::RouteUpdate,
+            SetRetx { .. } => Opcode::SetRetx,
         }
     }
 
@@ -586,6 +601,12 @@ impl<'a> Command<'a> {
                 mac.copy_from_slice(r.take(6)?);
                 RouteUpdate { ip, mac }
             }
+            Opcode::SetRetx => SetRetx {
+                rto_init_us: r.u32()?,
+                rto_min_us: r.u32()?,
+                rto_max_us: r.u32()?,
+                max_retries: r.u8()?,
+            },
         };
         r.end()?;
         Ok(cmd)
@@ -722,6 +743,17 @@ impl<'a> Command<'a> {
             RouteUpdate { ip, mac } => {
                 w.u32(ip)?;
                 w.put(&mac)?;
+            }
+            SetRetx {
+                rto_init_us,
+                rto_min_us,
+                rto_max_us,
+                max_retries,
+            } => {
+                w.u32(rto_init_us)?;
+                w.u32(rto_min_us)?;
+                w.u32(rto_max_us)?;
+                w.u8(max_retries)?;
             }
         }
         Ok(w.at)
