@@ -18,11 +18,12 @@ use std::ops::{Deref, DerefMut};
 use std::rc::Rc;
 
 use rnic_fw::hal::{Exception, Hal, HalError, IfConfig, TermRequest};
-use rnic_wire::abi::context::{port, ExceptionReason, TableId};
+use rnic_wire::abi::context::{port, ConnContext, ExceptionReason, TableId};
 use rnic_wire::abi::csr;
 use rnic_wire::abi::mailbox::{Event, MboxStatus, EVENT_SIZE};
 use verilator_sys::rnic_core::Model;
 
+use crate::cpu_fw::CpuFw;
 use crate::dma::{DmaConfig, DmaServer};
 use crate::host_mem::HostMemory;
 use crate::mac_port::{MacRxPort, MacTxPort};
@@ -106,6 +107,9 @@ pub struct FwNode {
     pub fw_reads: u64,
     pub fw_writes: u64,
     pub fw_cycles: u64,
+    /// The firmware on the RISC-V core (`--fw cpu`): when present, it
+    /// drives the firmware port every clock and [`CoSimHal`] is not used.
+    pub cpu: Option<CpuFw>,
     /// Connection indices the firmware wrote into `RETX_CONN` (its
     /// retransmission timer fired), in order, with the clock of the write.
     pub retx_writes: Vec<(u32, u64)>,
@@ -152,6 +156,7 @@ impl FwNode {
             fw_reads: 0,
             fw_writes: 0,
             fw_cycles: 0,
+            cpu: None,
             retx_writes: Vec::new(),
             rx_injects: Vec::new(),
         }
@@ -169,9 +174,30 @@ impl FwNode {
         self.core.set_ut_ready(on as u64);
     }
 
-    /// One clock: MAC receive beat, raw TX, DMA and event sinks, then the edge.
+    /// Puts the firmware on the RISC-V core: `cpu` drives the firmware
+    /// port from the next clock, and takes the Terminate requests.
+    pub fn attach_cpu(&mut self, cpu: CpuFw) {
+        self.fw_terms = true;
+        self.cpu = Some(cpu);
+    }
+
+    /// One clock: MAC receive beat, raw TX, DMA and event sinks, the CPU's
+    /// bus, then the edge.
     pub fn tick(&mut self) {
         self.mac_rx.drive(&mut self.core);
+        if let Some(cpu) = &mut self.cpu {
+            let cycle = self.core.cycle();
+            cpu.drive(&mut self.core.0, cycle);
+            if cpu.port_busy() && self.core.get_fw_write() != 0 {
+                // The same records the native firmware's HAL keeps.
+                let v = self.core.get_fw_wdata() as u32;
+                match self.core.get_fw_addr() as u32 {
+                    port::RETX_CONN => self.retx_writes.push((v, cycle)),
+                    port::RX_INJECT => self.rx_injects.push((cycle, v as usize)),
+                    _ => {}
+                }
+            }
+        }
         self.raw_tx.drive_ready(&mut self.core, true);
         let host = self.serve_host_side;
         if host {
@@ -231,6 +257,9 @@ impl FwNode {
             self.flushes.push(self.core.get_flush_qpn() as u32);
         }
         self.core.tick();
+        if let Some(cpu) = &mut self.cpu {
+            cpu.sample(&self.core.0);
+        }
     }
 
     /// `n` clocks.
@@ -250,6 +279,10 @@ impl FwNode {
 
     /// Firmware port write: one clock.
     pub fn fw_write(&mut self, addr: u32, v: u32) {
+        assert!(
+            self.cpu.as_ref().is_none_or(CpuFw::held),
+            "the firmware port belongs to the RISC-V core (FwNode::with_port)"
+        );
         self.core.set_fw_valid(1);
         self.core.set_fw_write(1);
         self.core.set_fw_addr(addr as u64);
@@ -263,6 +296,10 @@ impl FwNode {
 
     /// Firmware port read: one clock (`fw_rvalid` right after the edge).
     pub fn fw_read(&mut self, addr: u32) -> u32 {
+        assert!(
+            self.cpu.as_ref().is_none_or(CpuFw::held),
+            "the firmware port belongs to the RISC-V core (FwNode::with_port)"
+        );
         self.core.set_fw_valid(1);
         self.core.set_fw_write(0);
         self.core.set_fw_addr(addr as u64);
@@ -320,6 +357,53 @@ impl FwNode {
             let w = self.fw_read(base + 4 * i as u32).to_le_bytes();
             c.copy_from_slice(&w[..c.len()]);
         }
+    }
+
+    /// Reads entry `index` of `table` into `buf` (the entry's size) through
+    /// the firmware port.
+    pub fn read_table(
+        &mut self,
+        table: TableId,
+        index: u32,
+        buf: &mut [u8],
+    ) -> Result<(), HalError> {
+        self.fw_write(port::TABLE_SEL, (table as u32) << 24 | index);
+        self.fw_write(port::TABLE_CMD, port::TABLE_READ);
+        self.table_wait()?;
+        self.fw_read_bytes(port::TABLE_DATA, buf);
+        Ok(())
+    }
+
+    /// Connection context `index`, read through the firmware port.
+    pub fn read_conn(&mut self, index: u32) -> Result<ConnContext, HalError> {
+        let mut b = [0u8; ConnContext::SIZE];
+        self.read_table(TableId::Conn, index, &mut b)?;
+        ConnContext::parse(&b).map_err(|_| HalError::BadLength)
+    }
+
+    /// Runs `f` with the firmware port to itself: a test or report reading
+    /// the device's tables as the firmware would. With the firmware on the
+    /// RISC-V core, the core is first held on its next read of `MBOX_CMD`
+    /// (the start of a poll, between two of the port protocol's access
+    /// sequences: no table command of the firmware's is half done), and
+    /// released after `f`; the core's clock runs on meanwhile.
+    pub fn with_port<R>(&mut self, f: impl FnOnce(&mut FwNode) -> R) -> R {
+        if self.cpu.is_none() {
+            return f(self);
+        }
+        self.cpu.as_mut().expect("checked").hold(true);
+        let mut n = 0u64;
+        while !self.cpu.as_ref().expect("checked").held() {
+            assert!(
+                n < 10_000_000,
+                "the RISC-V core never reached its next poll"
+            );
+            self.tick();
+            n += 1;
+        }
+        let r = f(self);
+        self.cpu.as_mut().expect("checked").hold(false);
+        r
     }
 
     /// Waits while `TABLE_CMD` is busy; `Err` if the command failed.
@@ -386,12 +470,9 @@ impl Hal for CoSimHal {
         if index >= 1 << 24 {
             return Err(HalError::BadIndex);
         }
-        let mut n = self.node.borrow_mut();
-        n.fw_write(port::TABLE_SEL, (table as u32) << 24 | index);
-        n.fw_write(port::TABLE_CMD, port::TABLE_READ);
-        n.table_wait()?;
-        n.fw_read_bytes(port::TABLE_DATA, &mut buf[..size]);
-        Ok(())
+        self.node
+            .borrow_mut()
+            .read_table(table, index, &mut buf[..size])
     }
 
     fn write_table(&mut self, table: TableId, index: u32, data: &[u8]) -> Result<(), HalError> {

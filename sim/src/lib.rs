@@ -10,6 +10,7 @@
 //! * [`link`]: a link between two MAC ports (delay, rate, seeded faults, pcap);
 //! * [`external`]: a MAC port carried over a socket (QEMU stream framing);
 //! * [`fw_hal`]: the firmware's `Hal` over the model's firmware port, and BAR0 access;
+//! * [`cpu_fw`]: the firmware image on a Verilated RISC-V core, on the firmware port;
 //! * [`node`]: a node (model + memory + DMA + firmware) and the world of one or two;
 //! * [`sim_bus`]: the driver's `Bus` over a node;
 //! * [`sched`]: the single-threaded cycle scheduler over [`sched::Node`]s;
@@ -20,7 +21,11 @@
 //! * [`apps`]: rping on the driver, against a Linux host or a scripted peer;
 //! * [`model_run`]: the same scenario on the reference model alone.
 
+// The JSON report (`rtl_run`) is one `serde_json::json!` literal.
+#![recursion_limit = "256"]
+
 pub mod apps;
+pub mod cpu_fw;
 pub mod dma;
 pub mod external;
 pub mod fw_hal;

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use rnic_sim::model_run::{self, RunConfig};
+use rnic_sim::node::FwKind;
 use rnic_sim::rtl_run::{self, RtlConfig};
 
 /// Largest message of `rnic-sim run` unless `--max-size` says otherwise.
@@ -102,6 +103,16 @@ enum Command {
         /// 7323); default the firmware's `DEVICE_RX_WINDOW`.
         #[arg(long)]
         rcv_window: Option<u32>,
+        /// Where the firmware runs: `native` (built for this host, polled
+        /// between clocks) or `cpu` (the RISC-V image, `make firmware-elf`,
+        /// on a Verilated RV32IM core beside each node, as on the board).
+        #[arg(long, value_enum, default_value_t = FwKind::Native)]
+        fw: FwKind,
+        /// With `--fw cpu`: write node A's core's clocks per instruction
+        /// address and call site to this file (`<pc> <call site> <clocks>`
+        /// lines; `nm -n` on the image maps them to functions).
+        #[arg(long)]
+        cpu_profile: Option<PathBuf>,
         /// No progress lines.
         #[arg(long)]
         quiet: bool,
@@ -179,6 +190,8 @@ fn main() -> ExitCode {
             budget,
             delay_us,
             rcv_window,
+            fw,
+            cpu_profile,
             quiet,
         } => {
             if c.mtu > RTL_MAX_MTU {
@@ -218,6 +231,8 @@ fn main() -> ExitCode {
                 reorder,
                 delay_cycles: (delay_us * rtl_run::CLOCKS_PER_US as f64).round() as u64,
                 rcv_window,
+                fw,
+                cpu_profile,
             };
             match rtl_run::run(&cfg) {
                 Ok(report) => {

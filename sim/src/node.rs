@@ -1,9 +1,11 @@
 //! Nodes and the world they live in: each [`Node`] is a Verilated
 //! `rnic_core` ([`FwNode`], with its host memory and DMA server) and its own
-//! real firmware (`rnic_fw::Firmware` over [`CoSimHal`]); a [`World`] holds
-//! one or two nodes and, for two, the [`Link`] between their MACs.
+//! real firmware: compiled for the host (`rnic_fw::Firmware` over
+//! [`CoSimHal`]) or the firmware image on a Verilated RISC-V core
+//! ([`FwKind::Cpu`], `crate::cpu_fw`); a [`World`] holds one or two nodes
+//! and, for two, the [`Link`] between their MACs.
 //!
-//! Time: the firmware's register accesses clock only its own node, so the
+//! Time: the native firmware's register accesses clock only its own node, so the
 //! nodes' clocks drift apart within a [`World::round`]; at the end of each
 //! round the lagging nodes are clocked idle up to the leader, and the link is
 //! stepped to the same cycle. Frames a node's firmware sends (`raw_tx_*`)
@@ -16,6 +18,7 @@ use std::rc::Rc;
 use rnic_fw::fw::{Config, Firmware};
 use rnic_fw::retx::{RetxConfig, RDMA_MAX_RETRIES};
 
+use crate::cpu_fw::CpuFw;
 use crate::external::ExternalPort;
 use crate::fw_hal::{CoSimHal, FwNode, HostCsr};
 use crate::link::{Link, Side};
@@ -53,10 +56,60 @@ pub fn fw_config() -> Config {
 /// rest `Firmware`'s defaults).
 pub type NodeFw = Firmware<CoSimHal, FW_CONNS, FW_QPS>;
 
+/// Where a node's firmware runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FwKind {
+    /// Compiled for the host and polled between clocks over [`CoSimHal`]
+    /// (each register access one clock): its state can be inspected.
+    #[default]
+    Native,
+    /// The firmware image on the RISC-V core (`crate::cpu_fw`), clocked
+    /// with the node, as on the board.
+    Cpu,
+}
+
+/// A node's firmware. A native one dereferences to its [`NodeFw`] (tests
+/// read its state and set its configuration); one on the RISC-V core holds
+/// its state in the core's data memory, and dereferencing it panics.
+pub enum NodeFirmware {
+    Native(Box<NodeFw>),
+    /// The core is in [`FwNode::cpu`].
+    Cpu,
+}
+
+impl NodeFirmware {
+    /// The native firmware, if it is one.
+    pub fn native(&mut self) -> Option<&mut NodeFw> {
+        match self {
+            NodeFirmware::Native(f) => Some(f),
+            NodeFirmware::Cpu => None,
+        }
+    }
+}
+
+impl std::ops::Deref for NodeFirmware {
+    type Target = NodeFw;
+    fn deref(&self) -> &NodeFw {
+        match self {
+            NodeFirmware::Native(f) => f,
+            NodeFirmware::Cpu => panic!("the node's firmware runs on its RISC-V core"),
+        }
+    }
+}
+
+impl std::ops::DerefMut for NodeFirmware {
+    fn deref_mut(&mut self) -> &mut NodeFw {
+        match self {
+            NodeFirmware::Native(f) => f,
+            NodeFirmware::Cpu => panic!("the node's firmware runs on its RISC-V core"),
+        }
+    }
+}
+
 /// One device: model + host memory + DMA server + firmware.
 pub struct Node {
     pub hw: Rc<RefCell<FwNode>>,
-    pub fw: NodeFw,
+    pub fw: NodeFirmware,
     /// Firmware polls run so far.
     pub polls: u64,
     /// Whether [`World::round`] polls this node's firmware (a test can stop
@@ -70,6 +123,17 @@ impl Node {
     /// TX (`tx_wnd_en`), `CTRL_ENABLE` honoured (`ctrl_en_gate`) and set,
     /// and its firmware started.
     pub fn new() -> Self {
+        Self::with_firmware(FwKind::Native).expect("the native firmware needs no image")
+    }
+
+    /// A node as [`Node::new`] with its firmware on `kind`; for
+    /// [`FwKind::Cpu`] the image is built (`rnic_fw::image::build_elf`)
+    /// and loaded, and an error says why it could not be.
+    pub fn with_firmware(kind: FwKind) -> Result<Self, String> {
+        let cpu = match kind {
+            FwKind::Native => None,
+            FwKind::Cpu => Some(CpuFw::from_build()?),
+        };
         let hw = FwNode::shared();
         hw.borrow_mut().set_ulp(true);
         // TX respects the peer's window (RFC 9293 §3.8.6), as the board does.
@@ -83,13 +147,22 @@ impl Node {
         hw.borrow_mut().core.set_ctrl_en_gate(1);
         hw.borrow_mut()
             .csr_write(rnic_wire::abi::csr::CTRL, rnic_wire::abi::csr::CTRL_ENABLE);
-        let fw = NodeFw::new(CoSimHal::new(hw.clone()), fw_config());
-        Node {
+        let fw = match cpu {
+            None => NodeFirmware::Native(Box::new(NodeFw::new(
+                CoSimHal::new(hw.clone()),
+                fw_config(),
+            ))),
+            Some(cpu) => {
+                hw.borrow_mut().attach_cpu(cpu);
+                NodeFirmware::Cpu
+            }
+        };
+        Ok(Node {
             hw,
             fw,
             polls: 0,
             fw_running: true,
-        }
+        })
     }
 
     /// The host's BAR0 on this node.
@@ -154,13 +227,18 @@ impl World {
 
     /// Two nodes (index 0 = link side A, 1 = side B) joined by `link`.
     pub fn pair(link: Link) -> Self {
-        World {
-            nodes: vec![Node::new(), Node::new()],
+        Self::pair_with(link, FwKind::Native).expect("the native firmware needs no image")
+    }
+
+    /// [`World::pair`] with both nodes' firmware on `kind`.
+    pub fn pair_with(link: Link, kind: FwKind) -> Result<Self, String> {
+        Ok(World {
+            nodes: vec![Node::with_firmware(kind)?, Node::with_firmware(kind)?],
             link: Some(link),
             external: None,
             tx_hook: None,
             rounds: 0,
-        }
+        })
     }
 
     /// A shared handle (what [`crate::sim_bus::SimBus`] holds).
@@ -179,8 +257,11 @@ impl World {
     /// cycle.
     pub fn round(&mut self) {
         for n in self.nodes.iter_mut().filter(|n| n.fw_running) {
-            n.fw.poll();
-            n.polls += 1;
+            // A firmware on the RISC-V core runs with its node's clock.
+            if let Some(fw) = n.fw.native() {
+                fw.poll();
+                n.polls += 1;
+            }
         }
         self.nodes[0].hw.borrow_mut().tick();
         let t = self.cycle();

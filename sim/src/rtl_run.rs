@@ -30,9 +30,11 @@ use std::time::{Duration, Instant};
 
 use rnic_driver::{
     AccessFlags, Bus, CmEvent, ConnectParams, Context, Cq, DmaMem, EventKind, MpaOptions, Mr,
-    NetConfig, Qp, RecvWr, RemoteAddr, SendOp, SendWr, WorkCompletion,
+    NetConfig, Qp, RecvWr, RemoteAddr, RetxTimer, SendOp, SendWr, WorkCompletion,
 };
-use rnic_wire::abi::context::{MPA_CRC_TX, MPA_MARKERS_RX, MPA_MARKERS_TX};
+use rnic_wire::abi::context::{
+    port, ConnContext, ConnMode, MPA_CRC_TX, MPA_MARKERS_RX, MPA_MARKERS_TX,
+};
 use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
 use rnic_wire::ddp::{TAGGED_HEADER_LEN, UNTAGGED_HEADER_LEN};
@@ -40,9 +42,10 @@ use rnic_wire::mpa::{
     MPA_ALIGNMENT, MPA_CRC_LEN, MPA_MARKER_INTERVAL, MPA_MARKER_LEN, MPA_ULPDU_LENGTH_LEN,
 };
 
+use crate::cpu_fw::CpuStats;
 use crate::link::{cycle_time, Link, LinkConfig, Side, CYCLE_PS};
 use crate::model_run::{ETHERNET_WIRE_OVERHEAD, IPV4_TCP_HEADERS, LINE_RATE_GBPS};
-use crate::node::World;
+use crate::node::{FwKind, World};
 use crate::rng::Rng;
 use crate::sim_bus::{driver_options, SimBus};
 
@@ -68,8 +71,17 @@ pub const CM_WAIT: Duration = Duration::from_millis(20);
 /// The driver's wait per call while waiting for a CM event.
 pub const CM_SLICE: Duration = Duration::from_micros(20);
 /// How long B may take to see the graceful close (simulated): the FIN
-/// exchange takes a few µs.
+/// exchange takes a few µs with the native firmware.
 pub const CLOSE_WAIT: Duration = Duration::from_micros(200);
+/// The same with the firmware on the RISC-V cores: each step of the FIN
+/// exchange waits for a poll of the firmware (tens of µs each).
+pub const CLOSE_WAIT_CPU: Duration = Duration::from_millis(2);
+/// Smallest RTO [`run`] sets for the firmware on the RISC-V cores, µs.
+pub const CPU_FW_RTO_US: u64 = 200;
+/// Smallest cycle budget per operation ([`RtlConfig::budget_base`]) with
+/// the firmware on the cores and link faults on: room for the RTO's
+/// backoff (200 µs doubling to 2 ms is 31,250 to 312,500 clocks).
+pub const CPU_FW_FAULT_BUDGET: u64 = 3_000_000;
 
 /// The node's interface configuration: MAC 02:00:00:00:00:0i, IP 10.0.0.i.
 pub fn net_config(i: u8, mtu: u16) -> NetConfig {
@@ -84,6 +96,15 @@ pub fn net_config(i: u8, mtu: u16) -> NetConfig {
 
 /// Two nodes over a link (optionally captured to `pcap`).
 pub fn world_pair(link: LinkConfig, pcap: Option<&Path>) -> Result<Rc<RefCell<World>>, String> {
+    world_pair_with(link, pcap, FwKind::Native)
+}
+
+/// [`world_pair`] with both nodes' firmware on `fw`.
+pub fn world_pair_with(
+    link: LinkConfig,
+    pcap: Option<&Path>,
+    fw: FwKind,
+) -> Result<Rc<RefCell<World>>, String> {
     let mut link = Link::new(link);
     if let Some(p) = pcap {
         if let Some(dir) = p.parent() {
@@ -92,7 +113,27 @@ pub fn world_pair(link: LinkConfig, pcap: Option<&Path>) -> Result<Rc<RefCell<Wo
         link.pcap_to(p)
             .map_err(|e| format!("pcap {}: {e}", p.display()))?;
     }
-    Ok(World::pair(link).shared())
+    Ok(World::pair_with(link, fw)?.shared())
+}
+
+/// Node A's connection context bound to its QP `qpn` (RDMA mode), read
+/// through its firmware port ([`crate::fw_hal::FwNode::with_port`]): the
+/// negotiated MSS, MULPDU and MPA flags, wherever the firmware runs.
+pub fn a_conn_context(world: &Rc<RefCell<World>>, qpn: u32) -> Result<ConnContext, String> {
+    let hw = world.borrow().nodes[0].hw.clone();
+    let mut hw = hw.borrow_mut();
+    hw.with_port(|n| {
+        let limit = n.fw_read(port::LIM_CONN);
+        for i in 0..limit {
+            let c = n
+                .read_conn(i)
+                .map_err(|e| format!("read A's connection {i}: {e:?}"))?;
+            if c.mode == ConnMode::Rdma && c.qpn == qpn {
+                return Ok(c);
+            }
+        }
+        Err(format!("A has no RDMA-mode connection for QP {qpn}"))
+    })
 }
 
 /// Opens the driver on node `idx` and configures it as
@@ -414,6 +455,13 @@ pub struct RtlConfig {
     pub delay_cycles: u64,
     /// Receive window both firmwares offer (`None`: their default).
     pub rcv_window: Option<u32>,
+    /// Where both nodes' firmware runs.
+    pub fw: FwKind,
+    /// With [`FwKind::Cpu`]: write node A's core's clocks per instruction
+    /// address and call site here (`<pc> <call site> <clocks>` per line, hex
+    /// addresses, most clocks first; map the addresses to functions with
+    /// the image's symbols, `nm -n`).
+    pub cpu_profile: Option<PathBuf>,
 }
 
 impl RtlConfig {
@@ -442,6 +490,8 @@ impl Default for RtlConfig {
             reorder: 0.0,
             delay_cycles: LinkConfig::default().delay,
             rcv_window: None,
+            fw: FwKind::Native,
+            cpu_profile: None,
         }
     }
 }
@@ -543,6 +593,9 @@ pub struct RtlReport {
     pub rx_no_slot: u64,
     /// `rx_fifo`'s high-water mark of A and B, in beats.
     pub rx_fifo_hwm: [u64; 2],
+    /// With the firmware on the RISC-V cores ([`FwKind::Cpu`]): what each
+    /// core did, A and B.
+    pub cpu_fw: Option<[CpuStats; 2]>,
 }
 
 /// Payload octets per frame and wire octets per frame of a full FPDU with a
@@ -815,6 +868,23 @@ impl RtlReport {
             self.frame_octets[1],
             self.terminates
         );
+        if let Some(cpu) = &self.cpu_fw {
+            for (who, s) in ["A", "B"].iter().zip(cpu) {
+                let _ = writeln!(
+                    o,
+                    "firmware on {who}'s RISC-V core: booted in {} clk ({:.1} µs) to its first poll; \
+                     {} instructions, {} polls (one per {} clk), {} port reads, {} port writes, {} traps",
+                    s.boot_cycles().unwrap_or(0),
+                    us(s.boot_cycles().unwrap_or(0)),
+                    s.retired,
+                    s.polls,
+                    self.total_cycles / s.polls.max(1),
+                    s.port_reads,
+                    s.port_writes,
+                    s.traps
+                );
+            }
+        }
         let _ = writeln!(
             o,
             "wall {:.1} s: {:.0} clocks/s of the two-node world (each clock = both Verilated cores + firmware polls + link)",
@@ -862,6 +932,20 @@ impl RtlReport {
                 })
             })
             .collect();
+        let cpu_firmware = self.cpu_fw.as_ref().map(|s| {
+            s.iter()
+                .map(|s| {
+                    serde_json::json!({
+                        "boot_cycles": s.boot_cycles(),
+                        "instructions": s.retired,
+                        "polls": s.polls,
+                        "port_reads": s.port_reads,
+                        "port_writes": s.port_writes,
+                        "traps": s.traps,
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
         let report = serde_json::json!({
             "backend": "rtl",
             "mtu": c.mtu,
@@ -887,6 +971,11 @@ impl RtlReport {
             "octets_a_to_b": self.frame_octets[0],
             "octets_b_to_a": self.frame_octets[1],
             "terminates": self.terminates,
+            "firmware": match c.fw {
+                FwKind::Native => "native",
+                FwKind::Cpu => "cpu",
+            },
+            "cpu_firmware": cpu_firmware,
             "faults": {
                 "loss": c.loss,
                 "corrupt": c.corrupt,
@@ -1071,28 +1160,44 @@ fn wait_send_cqe(
 pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     let wall = Instant::now();
     let mut rng = Rng::new(cfg.seed);
-    let world = world_pair(
+    if cfg.fw == FwKind::Cpu {
+        // The image offers its default window; its retransmission timer is
+        // set through the driver below.
+        if cfg.rcv_window.is_some() {
+            return Err(
+                "--rcv-window needs the native firmware: the image offers its default".into(),
+            );
+        }
+    }
+    let world = world_pair_with(
         LinkConfig {
             seed: cfg.seed,
             delay: cfg.delay_cycles,
             ..LinkConfig::default()
         },
         cfg.pcap.as_deref(),
+        cfg.fw,
     )?;
-    if let Some(w) = cfg.rcv_window {
-        for n in world.borrow_mut().nodes.iter_mut() {
-            n.fw.config.rcv_wnd = w;
+    for n in world.borrow_mut().nodes.iter_mut() {
+        let Some(fw) = n.fw.native() else { continue };
+        if let Some(w) = cfg.rcv_window {
+            fw.config.rcv_wnd = w;
         }
-    }
-    // RTO (RFC 6298): the co-simulation's 50 µs floor, but never below twice
-    // the link's round trip (an RTO under the real round trip replays data
-    // that was never lost), and room above it for a full window's queueing.
-    let rtt_us = 2 * cfg.delay_cycles / CLOCKS_PER_US;
-    for n in &mut world.borrow_mut().nodes {
-        let r = &mut n.fw.config.rdma_retx;
+        // RTO (RFC 6298): the co-simulation's 50 µs floor, but never below
+        // twice the link's round trip (an RTO under the real round trip
+        // replays data that was never lost), and room above it for a full
+        // window's queueing.
+        let rtt_us = 2 * cfg.delay_cycles / CLOCKS_PER_US;
+        let r = &mut fw.config.rdma_retx;
         r.rto = r.rto.max(2 * rtt_us);
         r.rto_min = r.rto_min.max(2 * rtt_us);
         r.rto_max = r.rto_max.max(8 * rtt_us);
+    }
+    if cfg.cpu_profile.is_some() {
+        match world.borrow().nodes[0].hw.borrow_mut().cpu.as_mut() {
+            Some(cpu) => cpu.profile_on(),
+            None => return Err("a CPU profile needs the firmware on the CPU (--fw cpu)".into()),
+        }
     }
     if let Some(v) = &cfg.vcd {
         world.borrow().nodes[0]
@@ -1104,6 +1209,30 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     }
     let a = open_node(&world, 0, cfg.mtu)?;
     let b = open_node(&world, 1, cfg.mtu)?;
+    if cfg.fw == FwKind::Cpu {
+        // The image's RTO is RFC 6298's (1 s initial, 200 ms floor), which a
+        // co-simulation of a few ms never reaches: the host sets one scaled
+        // to the run, as for the native firmware, but above the image's
+        // poll period (tens of µs) and its sampling of a quarter RTO.
+        let rtt_us = 2 * cfg.delay_cycles / CLOCKS_PER_US;
+        let rto = Duration::from_micros(CPU_FW_RTO_US.max(2 * rtt_us));
+        let timer = RetxTimer {
+            initial: rto,
+            min: rto,
+            max: (8 * rto).max(Duration::from_millis(2)),
+            max_retries: rnic_fw::retx::RDMA_MAX_RETRIES,
+        };
+        for (ctx, who) in [(&a, "A"), (&b, "B")] {
+            ctx.set_retx_timer(&timer)
+                .map_err(|e| format!("{who}: set_retx_timer: {e:?}"))?;
+        }
+    }
+    // A loss the firmware's timer repairs costs an RTO and its backoff:
+    // on the cores, whose RTO is 200 µs, more than the default budget.
+    let budget_base = match cfg.fw {
+        FwKind::Cpu if cfg.faults() => cfg.budget_base.max(CPU_FW_FAULT_BUDGET),
+        _ => cfg.budget_base,
+    };
     let sizes: Vec<usize> = std::iter::successors(Some(1usize), |s| s.checked_mul(2))
         .take_while(|&s| s <= cfg.max_size)
         .collect();
@@ -1175,16 +1304,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         link.set_faults(cfg.loss, cfg.corrupt, cfg.duplicate, cfg.reorder);
     }
     let (mss, mulpdu, mpa_flags) = {
-        use rnic_fw::hal::HalExt;
-        let mut w = world.borrow_mut();
-        let fw = &mut w.nodes[0].fw;
-        let slot = (0..64)
-            .find(|&i| fw.conn(i).is_some())
-            .ok_or("A has no connection after Established")?;
-        let c = fw
-            .hal
-            .read_conn(slot as u32)
-            .map_err(|e| format!("read A's context: {e:?}"))?;
+        let c = a_conn_context(&world, qp_a.qpn())?;
         (c.mss, c.mulpdu, c.mpa_flags)
     };
 
@@ -1234,7 +1354,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     let d0 = world.borrow().cycle();
     let mut wr_id = 0u64;
     for &size in &sizes {
-        let budget = cfg.budget_base + size as u64;
+        let budget = budget_base + size as u64;
         let mut wl = Vec::new();
         let mut sl = Vec::new();
         let mut rl = Vec::new();
@@ -1498,7 +1618,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         for (i, n) in w.nodes.iter().enumerate() {
             let mut hw = n.hw.borrow_mut();
             req += hw.retx_writes.len() as u64;
-            fpdus += hw.fw_read(rnic_wire::abi::context::port::RETX_COUNT) as u64;
+            fpdus += hw.with_port(|n| n.fw_read(port::RETX_COUNT)) as u64;
             fast += hw.core.get_cnt_fretx_req();
             deferred += hw.core.get_cnt_fretx_defer();
             ovf += hw.core.get_cnt_rx_overflow();
@@ -1518,10 +1638,14 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
     // graceful disconnect from A: B sees Closed
     let x0 = world.borrow().cycle();
     qp_a.disconnect(false).map_err(err("A: disconnect"))?;
-    let disconnect_note = match b.get_cm_event(CLOSE_WAIT) {
+    let close_wait = match cfg.fw {
+        FwKind::Native => CLOSE_WAIT,
+        FwKind::Cpu => CLOSE_WAIT_CPU,
+    };
+    let disconnect_note = match b.get_cm_event(close_wait) {
         Ok(ev) if ev.kind == EventKind::Closed => None,
         other => Some(format!(
-            "B saw {:?} within {CLOSE_WAIT:?} instead of Closed",
+            "B saw {:?} within {close_wait:?} instead of Closed",
             other.map(|e| e.kind)
         )),
     };
@@ -1538,6 +1662,39 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         world.borrow().nodes[0].hw.borrow_mut().core.close_vcd();
     }
     let total_cycles = world.borrow().cycle();
+    if let Some(path) = &cfg.cpu_profile {
+        let w = world.borrow();
+        let hw = w.nodes[0].hw.borrow();
+        let prof = hw.cpu.as_ref().and_then(|c| c.profile.as_ref());
+        let mut rows: Vec<((u32, u32), u64)> = prof
+            .map(|p| p.iter().map(|(&a, &c)| (a, c)).collect())
+            .unwrap_or_default();
+        rows.sort_by_key(|&(a, c)| (std::cmp::Reverse(c), a));
+        let text: String = rows
+            .iter()
+            .map(|((pc, site), c)| format!("{pc:08x} {site:08x} {c}\n"))
+            .collect();
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let cpu_fw = {
+        let w = world.borrow();
+        let stats = |i: usize| w.nodes[i].hw.borrow().cpu.as_ref().map(|c| c.stats);
+        stats(0).zip(stats(1)).map(|(a, b)| [a, b])
+    };
+    if let Some(s) = &cpu_fw {
+        if let Some((i, t)) = s
+            .iter()
+            .enumerate()
+            .find_map(|(i, s)| Some((i, s.first_trap?)))
+        {
+            return Err(format!(
+                "the firmware on node {}'s RISC-V core trapped: mcause {:#x} at pc {:#x}",
+                ["A", "B"][i],
+                t.0,
+                t.1
+            ));
+        }
+    }
     Ok(RtlReport {
         config: cfg.clone(),
         mss,
@@ -1564,6 +1721,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         rx_overflow,
         rx_no_slot,
         rx_fifo_hwm,
+        cpu_fw,
     })
 }
 

@@ -17,7 +17,8 @@
 //! The firmware reads the interface configuration once at start; a write of
 //! `CTRL` (the driver's `configure` ends with it) makes it re-read it
 //! (`Firmware::reload_config`), standing in for a config-change notice the
-//! firmware port does not have.
+//! firmware port does not have; the image on the RISC-V core re-reads it
+//! after every poll by itself.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -111,7 +112,9 @@ impl Bus for SimBus {
     fn write32(&self, offset: u32, value: u32) {
         self.hw.borrow_mut().csr_write(offset, value);
         if offset == csr::CTRL {
-            self.world.borrow_mut().nodes[self.idx].fw.reload_config();
+            if let Some(fw) = self.world.borrow_mut().nodes[self.idx].fw.native() {
+                fw.reload_config();
+            }
         }
     }
 

@@ -1,0 +1,272 @@
+//! The firmware on the RISC-V core (`rnic-sim --fw cpu`): a Verilated
+//! `rv32_core` (hw/src/cpu, the firmware configuration: 128 KiB instruction
+//! memory, 64 KiB data memory; docs/cpu.md) running the firmware image
+//! that `make firmware-elf` builds, the ELF the board's block RAM holds.
+//!
+//! Its peripheral bus is joined to the node's `rnic_core` firmware port as
+//! the board joins them: the bus window at [`FW_PORT`] (`firmware/rnic-fw.x`)
+//! is the port's register space (`fw_addr` = bus address − [`FW_PORT`]).
+//! [`CpuFw::drive`] and [`CpuFw::sample`] run inside the node's clock
+//! (`FwNode::tick`): the core and the CPU share one clock, as on the board.
+//!
+//! A bus access: the clock after the CPU raises `bus_valid`, `fw_valid` is
+//! high for one edge; a write is answered (`bus_ready`) on the next clock, a
+//! read on the clock after `fw_rvalid` with `fw_rdata`. An access outside the
+//! port's 16 MiB (`fw_addr` is 24 bits) reads 0 and writes nothing, and is
+//! counted in [`CpuStats::stray`]; the firmware makes none.
+
+use rnic_wire::abi::context::port;
+use verilator_sys::rv32_core::Model as Rv32;
+
+/// Where the firmware port's registers are in the core's address space
+/// (`FW_PORT` in `firmware/rnic-fw.x`, the peripheral bus's base).
+pub const FW_PORT: u32 = 0x2000_0000;
+/// The firmware port's register window (`fw_addr` is 24 bits).
+pub const FW_PORT_SPAN: u32 = 1 << 24;
+/// Instruction memory of the firmware configuration (`Rv32Fw`,
+/// `firmware/rnic-fw.x`).
+pub const IMEM_BYTES: usize = 128 << 10;
+
+/// What the core did, from its retirement trace (`tr_*`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuStats {
+    /// Instructions retired.
+    pub retired: u64,
+    /// Traps taken (the firmware takes none: it polls, with interrupts off).
+    pub traps: u64,
+    /// The first trap: (mcause, pc).
+    pub first_trap: Option<(u32, u32)>,
+    /// Firmware-port reads and writes.
+    pub port_reads: u64,
+    pub port_writes: u64,
+    /// Peripheral-bus accesses outside the firmware port's window.
+    pub stray: u64,
+    /// Reads of `MBOX_CMD`: one per firmware poll (`Firmware::poll` reads
+    /// the mailbox once), so this counts polls.
+    pub polls: u64,
+    /// The node's clock when the core left reset, and at its first poll
+    /// (boot is done).
+    pub start_cycle: Option<u64>,
+    pub first_poll_cycle: Option<u64>,
+}
+
+impl CpuStats {
+    /// Clocks from leaving reset to the first poll.
+    pub fn boot_cycles(&self) -> Option<u64> {
+        Some(self.first_poll_cycle? - self.start_cycle?)
+    }
+}
+
+/// Where the bus access in flight is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Idle,
+    /// `fw_valid` went out at the last edge; a read waits for `fw_rvalid`.
+    Issued {
+        write: bool,
+    },
+    /// The answer goes to the CPU at the next edge.
+    Answer(u32),
+}
+
+/// The CPU, its bus state and its statistics.
+pub struct CpuFw {
+    pub cpu: Rv32,
+    access: Access,
+    /// The port access of the current clock (set by `drive`).
+    port_now: bool,
+    /// Hold the core at its next read of `MBOX_CMD` (`FwNode::with_port`).
+    hold: bool,
+    /// It is held there: the port is free for someone else.
+    held: bool,
+    pub stats: CpuStats,
+    /// Clocks spent per instruction address and call site (the clocks up
+    /// to and including each retirement go to the retired instruction's pc;
+    /// the call site is the `jal`/`jalr` that called its function, from a
+    /// shadow stack of calls and returns), when on ([`CpuFw::profile_on`]).
+    pub profile: Option<std::collections::HashMap<(u32, u32), u64>>,
+    /// Call sites of the functions the core is in (the profile's).
+    shadow: Vec<u32>,
+    /// Clocks since the last retirement.
+    since_retire: u64,
+}
+
+impl CpuFw {
+    /// A core with `imem` (instruction memory words from address 0, what
+    /// [`rnic_fw::image::load_elf`] returns) loaded through its load port
+    /// while reset is held; it leaves reset on the node's next clock.
+    pub fn new(imem: &[u32]) -> Self {
+        assert!(
+            imem.len() * 4 <= IMEM_BYTES,
+            "image larger than instruction memory"
+        );
+        let mut cpu = Rv32::new();
+        cpu.set_reset(1);
+        cpu.ticks(2);
+        cpu.set_load_we(1);
+        for (k, &w) in imem.iter().enumerate() {
+            cpu.set_load_addr(4 * k as u64);
+            cpu.set_load_data(w as u64);
+            cpu.tick();
+        }
+        cpu.set_load_we(0);
+        cpu.tick();
+        cpu.set_reset(0);
+        CpuFw {
+            cpu,
+            access: Access::Idle,
+            port_now: false,
+            hold: false,
+            held: false,
+            stats: CpuStats::default(),
+            profile: None,
+            shadow: Vec::new(),
+            since_retire: 0,
+        }
+    }
+
+    /// The image built now (`rnic_fw::image::build_elf`, quick when
+    /// current) and loaded.
+    pub fn from_build() -> Result<Self, String> {
+        let path = rnic_fw::image::build_elf()?;
+        Self::from_elf(&path)
+    }
+
+    /// The image in the ELF file `path`.
+    pub fn from_elf(path: &std::path::Path) -> Result<Self, String> {
+        let d = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (imem, entry) = rnic_fw::image::load_elf(&d, IMEM_BYTES)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if entry != 0 {
+            return Err(format!(
+                "{}: entry {entry:#x}, the core starts at 0",
+                path.display()
+            ));
+        }
+        Ok(Self::new(&imem))
+    }
+
+    /// Before the clock's edge: the answer of a finished access to the CPU,
+    /// or a new access to the core's firmware port (`core`'s `fw_*`).
+    pub fn drive(&mut self, core: &mut verilator_sys::rnic_core::Model, cycle: u64) {
+        self.port_now = false;
+        self.stats.start_cycle.get_or_insert(cycle);
+        if self.held {
+            // Someone else drives the port; the core waits on its bus.
+            self.cpu.set_bus_ready(0);
+            return;
+        }
+        core.set_fw_valid(0);
+        core.set_fw_write(0);
+        match self.access {
+            Access::Answer(v) => {
+                self.cpu.set_bus_ready(1);
+                self.cpu.set_bus_rdata(v as u64);
+                self.access = Access::Idle;
+                return;
+            }
+            Access::Issued { .. } => {
+                self.cpu.set_bus_ready(0);
+                return;
+            }
+            Access::Idle => self.cpu.set_bus_ready(0),
+        }
+        if self.cpu.get_bus_valid() == 0 {
+            return;
+        }
+        let addr = self.cpu.get_bus_addr() as u32;
+        let write = self.cpu.get_bus_we() != 0;
+        let off = addr.wrapping_sub(FW_PORT);
+        if self.hold && !write && off == port::MBOX_CMD {
+            self.held = true;
+            return;
+        }
+        if off >= FW_PORT_SPAN {
+            self.stats.stray += 1;
+            self.access = Access::Answer(0);
+            return;
+        }
+        if write {
+            self.stats.port_writes += 1;
+        } else {
+            self.stats.port_reads += 1;
+            if off == port::MBOX_CMD {
+                self.stats.polls += 1;
+                self.stats.first_poll_cycle.get_or_insert(cycle);
+            }
+        }
+        // The port's registers are 32 bits wide; the firmware writes whole
+        // words (`write_volatile` of u32).
+        core.set_fw_valid(1);
+        core.set_fw_write(write as u64);
+        core.set_fw_addr(off as u64);
+        core.set_fw_wdata(self.cpu.get_bus_wdata());
+        self.port_now = true;
+        self.access = Access::Issued { write };
+    }
+
+    /// After the core's edge (before the CPU's, which this clocks): a write
+    /// is done; a read is done when `fw_rvalid` shows. Also counts the
+    /// CPU's retirements and traps.
+    pub fn sample(&mut self, core: &verilator_sys::rnic_core::Model) {
+        if let Access::Issued { write } = self.access {
+            if write {
+                self.access = Access::Answer(0);
+            } else if core.get_fw_rvalid() != 0 {
+                self.access = Access::Answer(core.get_fw_rdata() as u32);
+            }
+        }
+        self.cpu.tick();
+        self.since_retire += 1;
+        if self.cpu.get_tr_valid() != 0 {
+            if let Some(p) = &mut self.profile {
+                let pc = self.cpu.get_tr_pc() as u32;
+                let site = self.shadow.last().copied().unwrap_or(0);
+                *p.entry((pc, site)).or_default() += self.since_retire;
+                // RISC-V calling convention: a call links into ra (x1), a
+                // return is `jalr x0, 0(ra)`.
+                let insn = self.cpu.get_tr_insn() as u32;
+                let (opcode, rd, rs1) = (insn & 0x7F, insn >> 7 & 0x1F, insn >> 15 & 0x1F);
+                let is_jump = opcode == 0x6F || opcode == 0x67;
+                if is_jump && rd == 1 {
+                    self.shadow.push(pc);
+                } else if opcode == 0x67 && rd == 0 && rs1 == 1 {
+                    self.shadow.pop();
+                }
+            }
+            self.since_retire = 0;
+            if self.cpu.get_tr_trap() != 0 {
+                self.stats.traps += 1;
+                let t = (self.cpu.get_tr_cause() as u32, self.cpu.get_tr_pc() as u32);
+                self.stats.first_trap.get_or_insert(t);
+            } else {
+                self.stats.retired += 1;
+            }
+        }
+    }
+
+    /// Starts counting clocks per instruction address ([`CpuFw::profile`]).
+    pub fn profile_on(&mut self) {
+        self.profile.get_or_insert_with(Default::default);
+    }
+
+    /// Asks for the core to be held at its next read of `MBOX_CMD`, or
+    /// releases it.
+    pub fn hold(&mut self, on: bool) {
+        self.hold = on;
+        if !on {
+            self.held = false;
+        }
+    }
+
+    /// Whether the core is held and the port free.
+    pub fn held(&self) -> bool {
+        self.held
+    }
+
+    /// Whether this clock drives the core's firmware port (a caller that
+    /// also drives it must not).
+    pub fn port_busy(&self) -> bool {
+        self.port_now
+    }
+}

@@ -1,0 +1,369 @@
+//! The firmware image on the RISC-V core (`rnic-sim run --fw cpu`): each
+//! node is a Verilated `rnic_core` and a Verilated `rv32_core` running the
+//! ELF that `make firmware-elf` builds (the one the board's block RAM
+//! holds), its peripheral bus on the core's firmware port. The same
+//! scenarios as with the firmware built for the host: connect (ARP, TCP,
+//! MPA), transfer byte-exact, graceful close, the connection filter, a
+//! route change under load, a lost segment replayed on the firmware's
+//! retransmission timer. Checked through the driver, the host memory,
+//! the connection contexts read from the device, and the frames on the
+//! link. The core takes no trap and makes no stray bus access.
+//!
+//! The image is built by the test (quick when current); without the
+//! RISC-V target the tests fail.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use rnic_driver::{
+    AccessFlags, DmaMem, EventKind, FilterAction, FilterRule, QpState, RemoteAddr, RetxTimer,
+    SendOp, SendWr,
+};
+use rnic_sim::cpu_fw::CpuStats;
+use rnic_sim::link::LinkConfig;
+use rnic_sim::node::{FwKind, World};
+use rnic_sim::rng::Rng;
+use rnic_sim::rtl_run::{
+    self, a_conn_context, connect_pair, connect_params, net_config, open_node, run_until, tcp_of,
+    world_pair_with, RtlConfig, MPA_REV2_CRC, PORT,
+};
+use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
+use rnic_wire::net::{EthernetFrame, EthernetProtocol};
+
+type Shared = Rc<RefCell<World>>;
+
+/// How long an answer through the cores' firmware may take (simulated):
+/// each step of a handshake waits for a poll of the peer's firmware.
+const WAIT: Duration = Duration::from_millis(5);
+
+fn cpu_pair(pcap: &str) -> Shared {
+    let pcap = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(pcap);
+    world_pair_with(LinkConfig::default(), Some(&pcap), FwKind::Cpu)
+        .unwrap_or_else(|e| panic!("the firmware image on the RISC-V core: {e}"))
+}
+
+fn cpu_stats(world: &Shared, n: usize) -> CpuStats {
+    let w = world.borrow();
+    let hw = w.nodes[n].hw.borrow();
+    hw.cpu
+        .as_ref()
+        .expect("the node has its firmware on the core")
+        .stats
+}
+
+/// The core ran the firmware's poll loop, took no trap and kept to the
+/// firmware port.
+fn check_cores(world: &Shared) {
+    for n in 0..2 {
+        let s = cpu_stats(world, n);
+        println!("node {n}: {s:?}");
+        assert_eq!(s.first_trap, None, "node {n}'s core trapped");
+        assert_eq!(s.stray, 0, "node {n}'s core left the firmware port");
+        assert!(s.polls > 10 && s.retired > 10_000, "node {n} polled: {s:?}");
+    }
+}
+
+/// Next CM event on `ctx` that is not a completion notice.
+fn cm_event(
+    ctx: &rnic_driver::Context<rnic_sim::sim_bus::SimBus>,
+    who: &str,
+) -> rnic_driver::CmEvent {
+    loop {
+        let ev = ctx
+            .get_cm_event(WAIT)
+            .unwrap_or_else(|e| panic!("{who}: no CM event: {e:?}"));
+        if ev.kind != EventKind::CqCompletion {
+            return ev;
+        }
+    }
+}
+
+/// The default scenario with both firmwares on their cores: connect with
+/// private data both ways, RDMA Write, Send/Recv and RDMA Read from 1 B to
+/// 64 KiB, each byte-exact with the octets around it unchanged, then a
+/// graceful close seen by B.
+#[test]
+fn session_connects_transfers_and_closes() {
+    let report = rtl_run::run(&RtlConfig {
+        fw: FwKind::Cpu,
+        max_size: 64 << 10,
+        ops: 1,
+        pcap: Some(
+            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cpu_fw_session.pcap"),
+        ),
+        ..RtlConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    print!("{}", report.render());
+    assert_eq!(report.disconnect_note, None, "B saw the graceful close");
+    assert_eq!(report.terminates, 0);
+    assert!(report.read_note.is_none(), "{:?}", report.read_note);
+    assert_eq!(report.rows.len(), 3 * 17, "every operation at every size");
+    // what A's context says the handshake agreed, read through the port
+    // while A's core waited at its next poll
+    assert_eq!(report.mss, 1460);
+    assert_eq!(report.mulpdu, rnic_wire::mpa::mulpdu(1460, false));
+    let cpu = report.cpu_fw.expect("both firmwares on their cores");
+    for s in cpu {
+        assert_eq!((s.traps, s.stray), (0, 0), "{s:?}");
+        assert!(s.boot_cycles().is_some_and(|b| b > 0));
+    }
+}
+
+/// B's filter refuses a port with a RST (the rule counts the SYN; A sees
+/// the refusal); once the rules are cleared the same connect succeeds.
+#[test]
+fn filter_refuses_then_admits() {
+    let world = cpu_pair("cpu_fw_filter.pcap");
+    let a = open_node(&world, 0, 1500).unwrap();
+    let b = open_node(&world, 1, 1500).unwrap();
+    let _l = b.listen(PORT, 4).unwrap();
+    b.filter_set(
+        0,
+        FilterRule {
+            peer_prefix: 0,
+            prefix_len: 0,
+            local_ports: (PORT, PORT),
+            peer_ports: (0, u16::MAX),
+            action: FilterAction::DenyReset,
+        },
+    )
+    .unwrap();
+    let pd_a = a.alloc_pd().unwrap();
+    let pd_b = b.alloc_pd().unwrap();
+    let cq_a = a.create_cq(16).unwrap();
+    let cq_b = b.create_cq(16).unwrap();
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
+    qp_a.connect(&connect_params(MPA_REV2_CRC), b"let me in")
+        .unwrap();
+    let ev = cm_event(&a, "A");
+    assert_eq!(ev.kind, EventKind::Refused, "{ev:?}");
+    assert_ne!(qp_a.query().unwrap(), QpState::Rts);
+    assert!(b.filter_stats(0).unwrap() >= 1, "the rule counted the SYN");
+    assert!(
+        matches!(
+            b.get_cm_event(Duration::from_micros(200)),
+            Err(rnic_driver::Error::Timeout)
+        ),
+        "B never saw a request"
+    );
+    drop(_l);
+    b.filter_clear().unwrap();
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
+    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
+    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"again", b"welcome").unwrap();
+    assert_eq!(qp_a.query().unwrap(), QpState::Rts);
+    check_cores(&world);
+}
+
+/// A route change in the middle of a 2 MiB RDMA Write (the mailbox command
+/// takes a few of the firmware's polls, so the Write must outlast them):
+/// from one frame on,
+/// A's frames to B carry the new next hop's MAC and never the old one, the
+/// connection's context holds it, and the Write completes byte-exact with
+/// no replay.
+#[test]
+fn route_change_mid_transfer() {
+    const NEW_HOP: [u8; 6] = [0x02, 0, 0, 0, 0, 0x42];
+    let world = cpu_pair("cpu_fw_route.pcap");
+    let a = open_node(&world, 0, 1500).unwrap();
+    let b = open_node(&world, 1, 1500).unwrap();
+    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
+    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
+    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
+    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
+
+    let len = 2 << 20;
+    let acc = |x| AccessFlags::from_bits(x).unwrap();
+    let (src, dst) = (a.alloc_dma(len).unwrap(), b.alloc_dma(len).unwrap());
+    let data = Rng::new(7).bytes(len);
+    src.write(0, &data).unwrap();
+    let mr_src = pd_a.reg_mr(&src, 0, len, acc(ACCESS_LOCAL_WRITE)).unwrap();
+    let mr_dst = pd_b
+        .reg_mr(&dst, 0, len, acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE))
+        .unwrap();
+    let placed = |settled: bool| {
+        let w = world.borrow();
+        let hw = w.nodes[1].hw.borrow();
+        if settled && !hw.dma.idle() {
+            return 0;
+        }
+        hw.placed.iter().map(|p| p.2 as usize).sum::<usize>()
+    };
+    let sge = [mr_src.sge(0, len as u32).unwrap()];
+    qp_a.post_send(&[SendWr {
+        wr_id: 1,
+        op: SendOp::RdmaWrite(RemoteAddr {
+            addr: mr_dst.va(),
+            rkey: mr_dst.rkey(),
+        }),
+        sges: &sge,
+        signaled: false,
+        solicited: false,
+        fence: false,
+    }])
+    .unwrap();
+    let budget = 200_000 + 4 * len as u64;
+    run_until(&world, budget, |_| placed(false) >= len / 8)
+        .unwrap_or_else(|c| panic!("an eighth of the Write not placed after {c} clocks"));
+    let switched = a.route_update(net_config(2, 1500).ip, NEW_HOP).unwrap();
+    assert_eq!(switched, 1, "one live connection used that next hop");
+    run_until(&world, budget, |_| placed(true) >= len)
+        .unwrap_or_else(|c| panic!("Write not placed after {c} clocks"));
+    let mut got = vec![0u8; len];
+    dst.read(0, &mut got).unwrap();
+    assert_eq!(
+        (0..len).find(|&i| got[i] != data[i]),
+        None,
+        "first wrong octet"
+    );
+    assert_eq!(
+        a_conn_context(&world, qp_a.qpn()).unwrap().peer_mac,
+        NEW_HOP
+    );
+    assert!(
+        world.borrow().nodes[0].hw.borrow().retx_writes.is_empty(),
+        "nothing lost: no replay"
+    );
+
+    let frames = {
+        let mut w = world.borrow_mut();
+        let link = w.link.as_mut().unwrap();
+        link.flush_pcap().unwrap();
+        let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cpu_fw_route.pcap");
+        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
+        let mut v = vec![];
+        while let Some(p) = r.next_packet() {
+            v.push(p.unwrap().data.to_vec());
+        }
+        v
+    };
+    let (a_mac, b_mac) = (net_config(1, 1500).mac, net_config(2, 1500).mac);
+    let dsts: Vec<[u8; 6]> = frames
+        .iter()
+        .filter_map(|f| EthernetFrame::new_checked(&f[..]).ok())
+        .filter(|e| e.src_addr().0 == a_mac && e.ethertype() == EthernetProtocol::Ipv4)
+        .map(|e| e.dst_addr().0)
+        .collect();
+    let first_new = dsts
+        .iter()
+        .position(|d| *d == NEW_HOP)
+        .expect("frames to the new hop");
+    assert!(dsts[..first_new].iter().all(|d| *d == b_mac));
+    assert!(
+        dsts[first_new..].iter().all(|d| *d == NEW_HOP),
+        "never back to the old MAC"
+    );
+    assert!(
+        first_new > 0 && dsts.len() - first_new > 10,
+        "the switch was mid-transfer"
+    );
+    println!(
+        "A's IPv4 frames: {first_new} to the old next hop, then {} to the new one",
+        dsts.len() - first_new
+    );
+    check_cores(&world);
+}
+
+/// A's firmware's retransmission timer (RFC 6298, `rnic_fw::retx`) on its
+/// core: the host sets a 200 µs RTO (`set_retx_timer`; the image's own is
+/// 1 s), fast retransmit is off at A, and the link drops the second data
+/// segment of an 8 KiB RDMA Write. A's firmware must write the connection
+/// into `RETX_CONN` after the RTO, the RTL replays, and the Write lands
+/// byte-exact.
+#[test]
+fn lost_segment_replayed_on_the_firmware_timer() {
+    let world = cpu_pair("cpu_fw_retx.pcap");
+    let a = open_node(&world, 0, 1500).unwrap();
+    let b = open_node(&world, 1, 1500).unwrap();
+    let timer = RetxTimer {
+        initial: Duration::from_micros(200),
+        min: Duration::from_micros(200),
+        max: Duration::from_millis(2),
+        max_retries: 8,
+    };
+    a.set_retx_timer(&timer).unwrap();
+    b.set_retx_timer(&timer).unwrap();
+    // the driver refuses a timer out of order without asking the device
+    let bad = RetxTimer {
+        min: Duration::from_millis(1),
+        ..timer
+    };
+    assert!(matches!(
+        a.set_retx_timer(&bad),
+        Err(rnic_driver::Error::InvalidInput(
+            rnic_driver::InputError::RetxTimer
+        ))
+    ));
+    world.borrow().nodes[0]
+        .hw
+        .borrow_mut()
+        .core
+        .set_fast_retx_en(0);
+    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
+    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
+    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
+    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
+
+    let len = 8192;
+    let acc = |x| AccessFlags::from_bits(x).unwrap();
+    let (src, dst) = (a.alloc_dma(len).unwrap(), b.alloc_dma(len).unwrap());
+    let data = Rng::new(9).bytes(len);
+    src.write(0, &data).unwrap();
+    let mr_src = pd_a.reg_mr(&src, 0, len, acc(ACCESS_LOCAL_WRITE)).unwrap();
+    let mr_dst = pd_b
+        .reg_mr(&dst, 0, len, acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE))
+        .unwrap();
+    let data_segs = Rc::new(RefCell::new(0u32));
+    let seen = data_segs.clone();
+    world.borrow_mut().tx_hook = Some(Box::new(move |side, _, f| {
+        if side == rnic_sim::link::Side::A && tcp_of(f).is_some_and(|(_, _, n)| n > 0) {
+            *seen.borrow_mut() += 1;
+            return *seen.borrow() != 2;
+        }
+        true
+    }));
+    let sge = [mr_src.sge(0, len as u32).unwrap()];
+    qp_a.post_send(&[SendWr {
+        wr_id: 1,
+        op: SendOp::RdmaWrite(RemoteAddr {
+            addr: mr_dst.va(),
+            rkey: mr_dst.rkey(),
+        }),
+        sges: &sge,
+        signaled: false,
+        solicited: false,
+        fence: false,
+    }])
+    .unwrap();
+    let placed = || {
+        let w = world.borrow();
+        let hw = w.nodes[1].hw.borrow();
+        if !hw.dma.idle() {
+            return 0;
+        }
+        hw.placed.iter().map(|p| p.2 as usize).sum::<usize>()
+    };
+    // the RTO is 200 µs (31,250 clocks); a few of them at most
+    run_until(&world, 1_000_000, |_| placed() >= len)
+        .unwrap_or_else(|c| panic!("Write not placed after {c} clocks"));
+    world.borrow_mut().tx_hook = None;
+    let mut got = vec![0u8; len];
+    dst.read(0, &mut got).unwrap();
+    assert_eq!(
+        (0..len).find(|&i| got[i] != data[i]),
+        None,
+        "first wrong octet"
+    );
+    let retx = world.borrow().nodes[0].hw.borrow().retx_writes.clone();
+    println!(
+        "A's data segments sent: {}; RETX_CONN writes {retx:?}",
+        data_segs.borrow()
+    );
+    assert!(!retx.is_empty(), "A's firmware asked for the replay");
+    assert!(*data_segs.borrow() > 6, "the replay re-sent the hole");
+    check_cores(&world);
+}
