@@ -211,24 +211,3 @@ pub trait HalExt: Hal {
 }
 
 impl<H: Hal + ?Sized> HalExt for H {}
-
-/// An `embedded-hal` delay over the device's time counter (busy wait).
-pub struct Delay<'a, H: Hal> {
-    hal: &'a mut H,
-}
-
-impl<'a, H: Hal> Delay<'a, H> {
-    /// A delay using `hal`'s clock.
-    pub fn new(hal: &'a mut H) -> Self {
-        Delay { hal }
-    }
-}
-
-impl<H: Hal> embedded_hal::delay::DelayNs for Delay<'_, H> {
-    fn delay_ns(&mut self, ns: u32) {
-        let until = self.hal.now_us() + (ns as u64).div_ceil(1000);
-        while self.hal.now_us() < until {
-            core::hint::spin_loop();
-        }
-    }
-}
