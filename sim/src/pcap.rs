@@ -92,6 +92,18 @@ impl PcapSink {
     }
 }
 
+/// Every frame of the pcap file at `path`: (timestamp, octets), in file
+/// order.
+pub fn read_frames(path: &Path) -> std::io::Result<Vec<(Duration, Vec<u8>)>> {
+    let mut r = pcap_file::pcap::PcapReader::new(File::open(path)?).map_err(to_io)?;
+    let mut v = Vec::new();
+    while let Some(p) = r.next_packet() {
+        let p = p.map_err(to_io)?;
+        v.push((p.timestamp, p.data.into_owned()));
+    }
+    Ok(v)
+}
+
 fn to_io(e: pcap_file::PcapError) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
@@ -103,14 +115,11 @@ mod tests {
 
     fn read(path: &Path) -> (PcapHeader, Vec<(Duration, Vec<u8>)>) {
         let mut r = PcapReader::new(File::open(path).unwrap()).unwrap();
-        let h = r.header();
-        let mut v = Vec::new();
         while let Some(p) = r.next_packet() {
             let p = p.unwrap();
-            assert_eq!(p.orig_len as usize, p.data.len());
-            v.push((p.timestamp, p.data.into_owned()));
+            assert_eq!(p.orig_len as usize, p.data.len(), "frames kept whole");
         }
-        (h, v)
+        (r.header(), read_frames(path).unwrap())
     }
 
     fn tmp(name: &str) -> std::path::PathBuf {

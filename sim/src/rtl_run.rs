@@ -116,6 +116,44 @@ pub fn world_pair_with(
     Ok(World::pair_with(link, fw)?.shared())
 }
 
+/// A's next hop changed from `old` to `new` during the run captured in
+/// `pcap` (the world's link pcap, flushed here): A's IPv4 frames go to `old`
+/// up to one frame and to `new` from it on, never back. Returns how many
+/// went to each; `Err` says what broke the rule.
+pub fn route_switch(
+    world: &Rc<RefCell<World>>,
+    pcap: &Path,
+    old: [u8; 6],
+    new: [u8; 6],
+) -> Result<(usize, usize), String> {
+    if let Some(link) = world.borrow_mut().link.as_mut() {
+        link.flush_pcap()
+            .map_err(|e| format!("pcap {}: {e}", pcap.display()))?;
+    }
+    let frames =
+        crate::pcap::read_frames(pcap).map_err(|e| format!("pcap {}: {e}", pcap.display()))?;
+    let a_mac = net_config(1, 1500).mac;
+    let dsts: Vec<[u8; 6]> = frames
+        .iter()
+        .filter_map(|(_, f)| rnic_wire::net::EthernetFrame::new_checked(&f[..]).ok())
+        .filter(|e| {
+            e.src_addr().0 == a_mac && e.ethertype() == rnic_wire::net::EthernetProtocol::Ipv4
+        })
+        .map(|e| e.dst_addr().0)
+        .collect();
+    let first_new = dsts
+        .iter()
+        .position(|d| *d == new)
+        .ok_or("no frame to the new next hop")?;
+    if let Some(d) = dsts[..first_new].iter().find(|d| **d != old) {
+        return Err(format!("before the switch a frame went to {d:02x?}"));
+    }
+    if let Some(d) = dsts[first_new..].iter().find(|d| **d != new) {
+        return Err(format!("after the switch a frame went to {d:02x?}"));
+    }
+    Ok((first_new, dsts.len() - first_new))
+}
+
 /// Node A's connection context bound to its QP `qpn` (RDMA mode), read
 /// through its firmware port ([`crate::fw_hal::FwNode::with_port`]): the
 /// negotiated MSS, MULPDU and MPA flags, wherever the firmware runs.

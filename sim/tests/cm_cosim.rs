@@ -17,12 +17,12 @@ use rnic_sim::link::LinkConfig;
 use rnic_sim::node::World;
 use rnic_sim::rng::Rng;
 use rnic_sim::rtl_run::{
-    connect_pair, expect_event, net_config, open_node, run_until, world_pair, PORT, READ_DEPTH,
+    connect_pair, expect_event, net_config, open_node, route_switch, run_until, world_pair, PORT,
+    READ_DEPTH,
 };
 use rnic_sim::sim_bus::{SimBus, SimDma};
 use rnic_wire::abi::context::{ConnContext, ConnMode, MPA_MARKERS_RX, MPA_MARKERS_TX};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
-use rnic_wire::net::{EthernetFrame, EthernetProtocol};
 
 type Shared = Rc<RefCell<World>>;
 
@@ -255,48 +255,9 @@ fn route_change_mid_transfer_loses_nothing() {
     let replays = world.borrow().nodes[0].hw.borrow().retx_writes.len();
     assert_eq!(replays, 0, "nothing lost: no replay");
     // A's frames on the link: old MAC, then only the new one
-    let frames = {
-        let mut w = world.borrow_mut();
-        let link = w.link.as_mut().unwrap();
-        link.flush_pcap().unwrap();
-        let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cm_route.pcap");
-        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
-        let mut v = vec![];
-        while let Some(p) = r.next_packet() {
-            v.push(p.unwrap().data.to_vec());
-        }
-        v
-    };
-    let a_mac = net_config(1, 1500).mac;
-    let b_mac = net_config(2, 1500).mac;
-    let dsts: Vec<[u8; 6]> = frames
-        .iter()
-        .filter_map(|f| EthernetFrame::new_checked(&f[..]).ok())
-        .filter(|e| e.src_addr().0 == a_mac && e.ethertype() == EthernetProtocol::Ipv4)
-        .map(|e| e.dst_addr().0)
-        .collect();
-    let mut kinds = dsts.clone();
-    kinds.dedup();
-    println!(
-        "A's IPv4 frames: {}, destination runs {kinds:02x?}",
-        dsts.len()
-    );
-    let first_new = dsts
-        .iter()
-        .position(|d| *d == NEW_HOP)
-        .expect("frames to the new hop");
-    assert!(dsts[..first_new].iter().all(|d| *d == b_mac));
-    assert!(
-        dsts[first_new..].iter().all(|d| *d == NEW_HOP),
-        "never back to the old MAC"
-    );
-    println!(
-        "A's IPv4 frames: {} to the old next hop, then {} to the new one",
-        first_new,
-        dsts.len() - first_new
-    );
-    assert!(
-        first_new > 0 && dsts.len() - first_new > 10,
-        "the switch was mid-transfer"
-    );
+    let pcap = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cm_route.pcap");
+    let (old, new) = route_switch(&world, &pcap, net_config(2, 1500).mac, NEW_HOP)
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!("A's IPv4 frames: {old} to the old next hop, then {new} to the new one");
+    assert!(old > 0 && new > 10, "the switch was mid-transfer");
 }

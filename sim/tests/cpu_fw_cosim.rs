@@ -25,11 +25,10 @@ use rnic_sim::link::LinkConfig;
 use rnic_sim::node::{FwKind, World};
 use rnic_sim::rng::Rng;
 use rnic_sim::rtl_run::{
-    self, a_conn_context, connect_pair, connect_params, net_config, open_node, run_until, tcp_of,
-    world_pair_with, RtlConfig, MPA_REV2_CRC, PORT,
+    self, a_conn_context, connect_pair, connect_params, net_config, open_node, route_switch,
+    run_until, tcp_of, world_pair_with, RtlConfig, MPA_REV2_CRC, PORT,
 };
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
-use rnic_wire::net::{EthernetFrame, EthernetProtocol};
 
 type Shared = Rc<RefCell<World>>;
 
@@ -157,28 +156,46 @@ fn filter_refuses_then_admits() {
     check_cores(&world);
 }
 
-/// A route change in the middle of a 2 MiB RDMA Write (the mailbox command
-/// takes a few of the firmware's polls, so the Write must outlast them):
-/// from one frame on,
-/// A's frames to B carry the new next hop's MAC and never the old one, the
-/// connection's context holds it, and the Write completes byte-exact with
-/// no replay.
-#[test]
-fn route_change_mid_transfer() {
-    const NEW_HOP: [u8; 6] = [0x02, 0, 0, 0, 0, 0x42];
-    let world = cpu_pair("cpu_fw_route.pcap");
+type Ctx = rnic_driver::Context<rnic_sim::sim_bus::SimBus>;
+type Pd<'a> = rnic_driver::Pd<'a, rnic_sim::sim_bus::SimBus>;
+type Qp<'a> = rnic_driver::Qp<'a, rnic_sim::sim_bus::SimBus>;
+
+/// Two nodes with their firmware on the cores, opened and configured;
+/// `before` runs on A's and B's contexts before A connects a QP to B's;
+/// then `body` gets the world, both contexts and PDs, and A's QP.
+fn connected(
+    pcap: &str,
+    before: impl FnOnce(&Shared, &Ctx, &Ctx),
+    body: impl FnOnce(&Shared, &Pd<'_>, &Pd<'_>, &Qp<'_>),
+) {
+    let world = cpu_pair(pcap);
     let a = open_node(&world, 0, 1500).unwrap();
     let b = open_node(&world, 1, 1500).unwrap();
+    before(&world, &a, &b);
     let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
     let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
     let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
     let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
     connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
+    body(&world, &pd_a, &pd_b, &qp_a);
+    check_cores(&world);
+}
 
-    let len = 2 << 20;
+/// An RDMA Write of `len` seeded octets from A to B, checked byte-exact;
+/// `mid` runs once `len / 8` is placed.
+fn write_a_to_b(
+    world: &Shared,
+    pd_a: &Pd<'_>,
+    pd_b: &Pd<'_>,
+    qp_a: &Qp<'_>,
+    len: usize,
+    mid: impl FnOnce(),
+) {
+    let ctx_a = pd_a.context();
+    let ctx_b = pd_b.context();
     let acc = |x| AccessFlags::from_bits(x).unwrap();
-    let (src, dst) = (a.alloc_dma(len).unwrap(), b.alloc_dma(len).unwrap());
-    let data = Rng::new(7).bytes(len);
+    let (src, dst) = (ctx_a.alloc_dma(len).unwrap(), ctx_b.alloc_dma(len).unwrap());
+    let data = Rng::new(len as u64).bytes(len);
     src.write(0, &data).unwrap();
     let mr_src = pd_a.reg_mr(&src, 0, len, acc(ACCESS_LOCAL_WRITE)).unwrap();
     let mr_dst = pd_b
@@ -205,12 +222,12 @@ fn route_change_mid_transfer() {
         fence: false,
     }])
     .unwrap();
-    let budget = 200_000 + 4 * len as u64;
-    run_until(&world, budget, |_| placed(false) >= len / 8)
+    // room for a few of the cores' RTOs (200 µs = 31,250 clocks)
+    let budget = 1_000_000 + 4 * len as u64;
+    run_until(world, budget, |_| placed(false) >= len / 8)
         .unwrap_or_else(|c| panic!("an eighth of the Write not placed after {c} clocks"));
-    let switched = a.route_update(net_config(2, 1500).ip, NEW_HOP).unwrap();
-    assert_eq!(switched, 1, "one live connection used that next hop");
-    run_until(&world, budget, |_| placed(true) >= len)
+    mid();
+    run_until(world, budget, |_| placed(true) >= len)
         .unwrap_or_else(|c| panic!("Write not placed after {c} clocks"));
     let mut got = vec![0u8; len];
     dst.read(0, &mut got).unwrap();
@@ -219,52 +236,38 @@ fn route_change_mid_transfer() {
         None,
         "first wrong octet"
     );
-    assert_eq!(
-        a_conn_context(&world, qp_a.qpn()).unwrap().peer_mac,
-        NEW_HOP
-    );
-    assert!(
-        world.borrow().nodes[0].hw.borrow().retx_writes.is_empty(),
-        "nothing lost: no replay"
-    );
+}
 
-    let frames = {
-        let mut w = world.borrow_mut();
-        let link = w.link.as_mut().unwrap();
-        link.flush_pcap().unwrap();
-        let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cpu_fw_route.pcap");
-        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
-        let mut v = vec![];
-        while let Some(p) = r.next_packet() {
-            v.push(p.unwrap().data.to_vec());
-        }
-        v
-    };
-    let (a_mac, b_mac) = (net_config(1, 1500).mac, net_config(2, 1500).mac);
-    let dsts: Vec<[u8; 6]> = frames
-        .iter()
-        .filter_map(|f| EthernetFrame::new_checked(&f[..]).ok())
-        .filter(|e| e.src_addr().0 == a_mac && e.ethertype() == EthernetProtocol::Ipv4)
-        .map(|e| e.dst_addr().0)
-        .collect();
-    let first_new = dsts
-        .iter()
-        .position(|d| *d == NEW_HOP)
-        .expect("frames to the new hop");
-    assert!(dsts[..first_new].iter().all(|d| *d == b_mac));
-    assert!(
-        dsts[first_new..].iter().all(|d| *d == NEW_HOP),
-        "never back to the old MAC"
+/// A route change in the middle of a 2 MiB RDMA Write (the mailbox command
+/// takes a few of the firmware's polls, so the Write must outlast them):
+/// from one frame on, A's frames to B carry the new next hop's MAC and
+/// never the old one, the connection's context holds it, and the Write
+/// completes byte-exact with no replay.
+#[test]
+fn route_change_mid_transfer() {
+    const NEW_HOP: [u8; 6] = [0x02, 0, 0, 0, 0, 0x42];
+    connected(
+        "cpu_fw_route.pcap",
+        |_, _, _| {},
+        |world, pd_a, pd_b, qp_a| {
+            let a = pd_a.context();
+            write_a_to_b(world, pd_a, pd_b, qp_a, 2 << 20, || {
+                let switched = a.route_update(net_config(2, 1500).ip, NEW_HOP).unwrap();
+                assert_eq!(switched, 1, "one live connection used that next hop");
+            });
+            assert_eq!(a_conn_context(world, qp_a.qpn()).unwrap().peer_mac, NEW_HOP);
+            assert!(
+                world.borrow().nodes[0].hw.borrow().retx_writes.is_empty(),
+                "nothing lost: no replay"
+            );
+            let pcap =
+                std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cpu_fw_route.pcap");
+            let (old, new) = route_switch(world, &pcap, net_config(2, 1500).mac, NEW_HOP)
+                .unwrap_or_else(|e| panic!("{e}"));
+            println!("A's IPv4 frames: {old} to the old next hop, then {new} to the new one");
+            assert!(old > 0 && new > 10, "the switch was mid-transfer");
+        },
     );
-    assert!(
-        first_new > 0 && dsts.len() - first_new > 10,
-        "the switch was mid-transfer"
-    );
-    println!(
-        "A's IPv4 frames: {first_new} to the old next hop, then {} to the new one",
-        dsts.len() - first_new
-    );
-    check_cores(&world);
 }
 
 /// A's firmware's retransmission timer (RFC 6298, `rnic_fw::retx`) on its
@@ -275,95 +278,50 @@ fn route_change_mid_transfer() {
 /// byte-exact.
 #[test]
 fn lost_segment_replayed_on_the_firmware_timer() {
-    let world = cpu_pair("cpu_fw_retx.pcap");
-    let a = open_node(&world, 0, 1500).unwrap();
-    let b = open_node(&world, 1, 1500).unwrap();
     let timer = RetxTimer {
         initial: Duration::from_micros(200),
         min: Duration::from_micros(200),
         max: Duration::from_millis(2),
         max_retries: 8,
     };
-    a.set_retx_timer(&timer).unwrap();
-    b.set_retx_timer(&timer).unwrap();
-    // the driver refuses a timer out of order without asking the device
-    let bad = RetxTimer {
-        min: Duration::from_millis(1),
-        ..timer
+    let before = |world: &Shared, a: &Ctx, b: &Ctx| {
+        a.set_retx_timer(&timer).unwrap();
+        b.set_retx_timer(&timer).unwrap();
+        // the driver refuses a timer out of order without asking the device
+        let bad = RetxTimer {
+            min: Duration::from_millis(1),
+            ..timer
+        };
+        assert!(matches!(
+            a.set_retx_timer(&bad),
+            Err(rnic_driver::Error::InvalidInput(
+                rnic_driver::InputError::RetxTimer
+            ))
+        ));
+        world.borrow().nodes[0]
+            .hw
+            .borrow_mut()
+            .core
+            .set_fast_retx_en(0);
     };
-    assert!(matches!(
-        a.set_retx_timer(&bad),
-        Err(rnic_driver::Error::InvalidInput(
-            rnic_driver::InputError::RetxTimer
-        ))
-    ));
-    world.borrow().nodes[0]
-        .hw
-        .borrow_mut()
-        .core
-        .set_fast_retx_en(0);
-    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
-    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
-    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
-    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
-    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
-
-    let len = 8192;
-    let acc = |x| AccessFlags::from_bits(x).unwrap();
-    let (src, dst) = (a.alloc_dma(len).unwrap(), b.alloc_dma(len).unwrap());
-    let data = Rng::new(9).bytes(len);
-    src.write(0, &data).unwrap();
-    let mr_src = pd_a.reg_mr(&src, 0, len, acc(ACCESS_LOCAL_WRITE)).unwrap();
-    let mr_dst = pd_b
-        .reg_mr(&dst, 0, len, acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE))
-        .unwrap();
-    let data_segs = Rc::new(RefCell::new(0u32));
-    let seen = data_segs.clone();
-    world.borrow_mut().tx_hook = Some(Box::new(move |side, _, f| {
-        if side == rnic_sim::link::Side::A && tcp_of(f).is_some_and(|(_, _, n)| n > 0) {
-            *seen.borrow_mut() += 1;
-            return *seen.borrow() != 2;
-        }
-        true
-    }));
-    let sge = [mr_src.sge(0, len as u32).unwrap()];
-    qp_a.post_send(&[SendWr {
-        wr_id: 1,
-        op: SendOp::RdmaWrite(RemoteAddr {
-            addr: mr_dst.va(),
-            rkey: mr_dst.rkey(),
-        }),
-        sges: &sge,
-        signaled: false,
-        solicited: false,
-        fence: false,
-    }])
-    .unwrap();
-    let placed = || {
-        let w = world.borrow();
-        let hw = w.nodes[1].hw.borrow();
-        if !hw.dma.idle() {
-            return 0;
-        }
-        hw.placed.iter().map(|p| p.2 as usize).sum::<usize>()
-    };
-    // the RTO is 200 µs (31,250 clocks); a few of them at most
-    run_until(&world, 1_000_000, |_| placed() >= len)
-        .unwrap_or_else(|c| panic!("Write not placed after {c} clocks"));
-    world.borrow_mut().tx_hook = None;
-    let mut got = vec![0u8; len];
-    dst.read(0, &mut got).unwrap();
-    assert_eq!(
-        (0..len).find(|&i| got[i] != data[i]),
-        None,
-        "first wrong octet"
-    );
-    let retx = world.borrow().nodes[0].hw.borrow().retx_writes.clone();
-    println!(
-        "A's data segments sent: {}; RETX_CONN writes {retx:?}",
-        data_segs.borrow()
-    );
-    assert!(!retx.is_empty(), "A's firmware asked for the replay");
-    assert!(*data_segs.borrow() > 6, "the replay re-sent the hole");
-    check_cores(&world);
+    connected("cpu_fw_retx.pcap", before, |world, pd_a, pd_b, qp_a| {
+        let data_segs = Rc::new(RefCell::new(0u32));
+        let seen = data_segs.clone();
+        world.borrow_mut().tx_hook = Some(Box::new(move |side, _, f| {
+            if side == rnic_sim::link::Side::A && tcp_of(f).is_some_and(|(_, _, n)| n > 0) {
+                *seen.borrow_mut() += 1;
+                return *seen.borrow() != 2;
+            }
+            true
+        }));
+        write_a_to_b(world, pd_a, pd_b, qp_a, 8192, || {});
+        world.borrow_mut().tx_hook = None;
+        let retx = world.borrow().nodes[0].hw.borrow().retx_writes.clone();
+        println!(
+            "A's data segments sent: {}; RETX_CONN writes {retx:?}",
+            data_segs.borrow()
+        );
+        assert!(!retx.is_empty(), "A's firmware asked for the replay");
+        assert!(*data_segs.borrow() > 6, "the replay re-sent the hole");
+    });
 }
