@@ -1113,6 +1113,36 @@ pub fn parse_top_ports(verilog: &str, top: &str) -> Vec<Port> {
     ports
 }
 
+/// What the generator binaries (`rnic-hw-gen`, `rnic-board-gen`,
+/// `rnic-cpu-gen`) do with their output: write each `(path, text)` (its
+/// folder created), or with `check` compare it with the file and name a
+/// stale one on stderr with the command `regen` that rewrites it. Returns
+/// whether every file was written or found current; `Err` on an I/O error.
+pub fn write_or_check(
+    files: &[(std::path::PathBuf, String)],
+    check: bool,
+    regen: &str,
+) -> Result<bool, String> {
+    let mut current = true;
+    for (path, text) in files {
+        if check {
+            if std::fs::read_to_string(path).unwrap_or_default() != *text {
+                eprintln!("{} is stale: run `{regen}`", path.display());
+                current = false;
+            } else {
+                println!("{} is current", path.display());
+            }
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(current)
+}
+
 /// Formats the manifest: `in|out <name> <width>` per line.
 pub fn manifest(ports: &[Port]) -> String {
     let mut s = String::new();

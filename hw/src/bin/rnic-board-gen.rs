@@ -7,6 +7,7 @@
 //! needs `--board`.
 
 use rnic_hw::board::gen::TOPS;
+use rnic_hw::gen::write_or_check;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -63,22 +64,17 @@ fn main() -> ExitCode {
             .expect("spawn")
             .join()
             .expect("generated");
-        if check {
-            let current = std::fs::read_to_string(&path).unwrap_or_default();
-            if current != text {
-                eprintln!(
-                    "rnic-board-gen: {} is stale; regenerate with `cargo run -p rnic-hw --bin rnic-board-gen`",
-                    path.display()
-                );
-                stale = true;
+        match write_or_check(
+            &[(path, text)],
+            check,
+            "cargo run -p rnic-hw --bin rnic-board-gen",
+        ) {
+            Ok(current) => stale |= !current,
+            Err(e) => {
+                eprintln!("rnic-board-gen: {e}");
+                return ExitCode::FAILURE;
             }
-            continue;
         }
-        if let Err(e) = std::fs::write(&path, &text) {
-            eprintln!("rnic-board-gen: {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
-        println!("wrote {}", path.display());
     }
     if stale {
         ExitCode::FAILURE

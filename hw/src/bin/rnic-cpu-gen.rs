@@ -3,31 +3,22 @@
 //! `--check` exits 1 when a checked-in file is stale.
 
 use rnic_hw::cpu::gen;
+use std::process::ExitCode;
 
-fn main() {
+fn main() -> ExitCode {
     let check = std::env::args().any(|a| a == "--check");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let g = gen::generate();
-    let mut stale = false;
-    for (rel, text) in [(gen::VERILOG_PATH, g.verilog), (gen::PORTS_PATH, g.ports)] {
-        let path = root.join(rel);
-        if check {
-            let cur = std::fs::read_to_string(&path).unwrap_or_default();
-            if cur != text {
-                eprintln!(
-                    "{} is stale: run `cargo run -p rnic-hw --bin rnic-cpu-gen`",
-                    path.display()
-                );
-                stale = true;
-            } else {
-                println!("{} is current", path.display());
-            }
-        } else {
-            std::fs::write(&path, text).expect("write the generated file");
-            println!("wrote {}", path.display());
+    let files = [
+        (root.join(gen::VERILOG_PATH), g.verilog),
+        (root.join(gen::PORTS_PATH), g.ports),
+    ];
+    match rnic_hw::gen::write_or_check(&files, check, "cargo run -p rnic-hw --bin rnic-cpu-gen") {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("rnic-cpu-gen: {e}");
+            ExitCode::FAILURE
         }
-    }
-    if stale {
-        std::process::exit(1);
     }
 }

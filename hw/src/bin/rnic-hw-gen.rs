@@ -4,7 +4,7 @@
 //! exits 1 if the files in the output directory (default: the `hw/generated`
 //! folder of this crate) differ from what the generator produces.
 
-use rnic_hw::gen::{generate, PORTS_PATH, VERILOG_PATH};
+use rnic_hw::gen::{generate, write_or_check, PORTS_PATH, VERILOG_PATH};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,37 +32,21 @@ fn main() -> ExitCode {
     if let Some(d) = out_dir {
         root = d;
     }
-    let mut stale = false;
-    for (rel, text) in &files {
-        let path = match out_dir_file(&root, rel) {
-            Some(p) => p,
+    let mut out = Vec::new();
+    for (rel, text) in files {
+        match out_dir_file(&root, rel) {
+            Some(p) => out.push((p, text)),
             None => return ExitCode::from(2),
-        };
-        if check {
-            let current = std::fs::read_to_string(&path).unwrap_or_default();
-            if &current != text {
-                eprintln!("rnic-hw-gen: {} is stale", path.display());
-                stale = true;
-            }
-        } else {
-            if let Some(parent) = path.parent() {
-                if let Err(e) = std::fs::create_dir_all(parent) {
-                    eprintln!("rnic-hw-gen: {}: {e}", parent.display());
-                    return ExitCode::FAILURE;
-                }
-            }
-            if let Err(e) = std::fs::write(&path, text) {
-                eprintln!("rnic-hw-gen: {}: {e}", path.display());
-                return ExitCode::FAILURE;
-            }
-            println!("wrote {}", path.display());
         }
     }
-    if stale {
-        eprintln!("rnic-hw-gen: regenerate with `cargo run -p rnic-hw --bin rnic-hw-gen`");
-        return ExitCode::FAILURE;
+    match write_or_check(&out, check, "cargo run -p rnic-hw --bin rnic-hw-gen") {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("rnic-hw-gen: {e}");
+            ExitCode::FAILURE
+        }
     }
-    ExitCode::SUCCESS
 }
 
 /// `root/generated/x` for the crate root, or `root/x` (file name only) for an
