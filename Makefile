@@ -13,7 +13,8 @@ all: test
 
 ## The main job: a two-node RDMA session over the RTL (two Verilated cores, their
 ## firmware and drivers) with a report (also as JSON in target/sim/).
-## `make sim SIM_ARGS="--max-size 65536"` for options; `rnic-sim model` runs the
+## `make sim SIM_ARGS="--max-size 65536"` for options (`--fw cpu`: the firmware
+## image on a Verilated RISC-V core beside each node); `rnic-sim model` runs the
 ## reference model instead.
 sim: deps
 	$(CARGO) run --release -p rnic-sim -- run $(SIM_ARGS)
