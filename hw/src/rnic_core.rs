@@ -2155,7 +2155,7 @@ impl<
         self.tx_sched.wake_conn.next = self.tx_wend.write_address.val();
         self.tx_sched.wake_qp_valid.next = self.rd_track.dec_valid.val();
         self.tx_sched.wake_qp.next = self.rd_track.dec_qp.val();
-        // Park only when another QP waits (docs/rtl.md, branch sendpark).
+        // Park only when another QP waits (docs/rtl.md, "Parked QPs").
         self.tx_sched.cur_qp.next = self.wqe_fetch.wqe_qp.val();
         self.tx_sched.fifo_others.next = self.wqe_fetch.others.val();
         self.tx_seg.contend.next = self.tx_sched.contend.val();
@@ -2183,8 +2183,9 @@ impl<
         self.wqe_fetch.en_on.next = self.wqe_fetch.cfg_valid.val()
             & ((self.ew_qp_state.val() == 1) | (self.ew_qp_state.val() == 2));
         self.tx_seg.stop.next = self.wqe_fetch.wqe_off.val();
-        // A refused send SGE turns its QP's send side off (branch txsge),
-        // when no QP context write sets one this clock.
+        // A refused send SGE turns its QP's send side off when no QP context
+        // write sets one this clock (docs/rtl.md, "Send-side SGE checks and
+        // translation").
         self.tx_en_ew.next = self.wqe_fetch.en_valid.val();
         self.tx_seg.off_ready.next = !self.tx_en_ew.val() & !self.sqe_v.q.val();
         if self.tx_seg.off_valid.val() & !self.tx_en_ew.val() & !self.sqe_v.q.val() {

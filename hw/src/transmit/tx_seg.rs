@@ -966,7 +966,8 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         // gone, the segment is finished.
         self.fits_r.d.next =
             !self.win_en.val() | (((self.win_end.val() - self.send_end.val()) >> 31) == 0);
-        // A stopped QP (branch qpstop) starts no further segment.
+        // A stopped QP starts no further segment (docs/rtl.md, "QP send stop
+        // and Terminate receive").
         self.fits.next = self.fits_r.q.val() & !self.stop.val() & !self.hold.val();
         self.quiet.next = (self.outst.q.val() == 0)
             & !self.rr_pending.q.val()
@@ -2942,8 +2943,9 @@ mod tests {
             res.qp_done[0],
             w.opened
         );
-        // QP 0 parks while another QP waits (branch sendpark: not when it
-        // is alone, then it waits holding the WQE for the next opening).
+        // QP 0 parks while another QP waits (docs/rtl.md, "Parked QPs": not
+        // when it is alone, then it waits holding the WQE for the next
+        // opening).
         assert!(w.cnt_park >= 1, "QP 0 parked while QPs 1..3 waited");
         assert!(w.parks.iter().all(|p| p.1 == 0), "only QP 0 parks");
         // The other QPs are not held behind QP 0.
@@ -2968,7 +2970,7 @@ mod tests {
     #[test]
     fn wakeup_in_the_clock_of_the_park() {
         // Four QPs, so that others wait when QP 0 stalls (it parks only
-        // then, branch sendpark).
+        // then).
         let (setups, mut refs, mut m) = park_qps(4, 6, 5000, 0x5A3E);
         let s0 = setups[0].seq_start;
         let mut w = WinModel {
