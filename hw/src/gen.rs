@@ -81,7 +81,7 @@ pub fn postprocess(raw: &str) -> String {
 }
 
 /// [`postprocess`] with the top module named `top_name` (the lint test
-/// generates blocks that are not yet part of `rnic_core` on their own).
+/// also lints some blocks on their own, each as its own top module).
 pub fn postprocess_as(raw: &str, top_name: &str) -> String {
     let v = rename_ident(raw, "top", top_name);
     let v = fix_widths(&v);
