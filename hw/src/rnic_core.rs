@@ -2742,7 +2742,7 @@ impl<
             self.fm_last.next = self.fw_port.raw_tx_last.val();
         }
         // tx_framer → fr_sk → the merge (FPGA timing: the merge's choice,
-        // which follows the ACK FIFO's block RAM output, no longer runs into
+        // which follows the ACK FIFO's block RAM output, does not run into
         // the framer's FIFO pops; +1 clock per data frame).
         self.fr_sk.clock.next = self.clock.val();
         self.fr_sk.reset.next = self.dp_rst.val();

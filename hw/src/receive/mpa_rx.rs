@@ -1029,9 +1029,9 @@ impl Logic for MpaRx {
                 self.rsel.next = self.rc.val().get_bits::<32>(32 * i);
             }
         }
-        // C's CRC is compared a clock later (`vq_x`, `crc_bad_d`): the
-        // verdict then no longer runs on into the FPDU-end, error and write
-        // logic of this beat.
+        // C's CRC is compared a clock later (`vq_x`, `crc_bad_d`), so the
+        // verdict does not run on into the FPDU-end, error and write logic
+        // of this beat.
 
         // ---- 4. ULPDU_LENGTH (RFC 5044 §4.1): of C if not yet read, else of N
         self.hdr_is_c.next = !self.body.val();

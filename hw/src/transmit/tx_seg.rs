@@ -1014,7 +1014,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         // (`req_done` low) `pa`/`pl` follow the segment's bus address and
         // payload length (one clock behind; `go` waits for the arithmetic
         // pipeline anyway), each read takes min(pl, SEG_READ) octets at `pa`.
-        // A payload of at most SEG_READ octets is one read, as before.
+        // A payload of at most SEG_READ octets is one read.
         self.need_req.next = !self.is_rr.q.val() & self.plen.val().any();
         self.rd_all.next = self.req_done.q.val() & self.pdone.q.val();
         self.pay_fin.next = self.pl.q.val() <= self.c_seg_read.val();
