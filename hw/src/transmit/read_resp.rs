@@ -1329,6 +1329,18 @@ mod tests {
             .collect()
     }
 
+    /// A Read Request for `len` octets at `src_to` of TPT entry `idx` with
+    /// key `key`, into a random sink (STag, then TO, drawn from `rng`).
+    fn read_request(rng: &mut Rng, idx: u32, key: u8, src_to: u64, len: u32) -> ReadRequestRepr {
+        ReadRequestRepr {
+            sink_stag: rng.next_u64() as u32,
+            sink_to: rng.next_u64(),
+            size: len,
+            src_stag: Stag::new(idx, key).unwrap().0,
+            src_to,
+        }
+    }
+
     /// The bench with QP 3 configured in the test's PD.
     fn configured_bench() -> Bench {
         let mut b = bench();
@@ -1402,13 +1414,7 @@ mod tests {
             } else {
                 (len, src_to)
             };
-            let r = ReadRequestRepr {
-                sink_stag: rng.next_u64() as u32,
-                sink_to: rng.next_u64(),
-                size: len,
-                src_stag: Stag::new(idx as u32, key).unwrap().0,
-                src_to,
-            };
+            let r = read_request(&mut rng, idx as u32, key, src_to, len);
             let o = run(&mut b, &mut rng, &r, msn, &st);
             if let Some(f) = want_fault {
                 assert!(
@@ -1523,13 +1529,7 @@ mod tests {
             };
             // 1..3 markers inside the FPDU; a 4 KiB-aligned source, so each
             // Read is one segment
-            let r = ReadRequestRepr {
-                sink_stag: rng.next_u64() as u32,
-                sink_to: rng.next_u64(),
-                size: len,
-                src_stag: Stag::new(1, e.key).unwrap().0,
-                src_to: e.va,
-            };
+            let r = read_request(&mut rng, 1, e.key, e.va, len);
             let st = Stream {
                 seq,
                 mulpdu: 1460,
@@ -1581,13 +1581,7 @@ mod tests {
             };
             let len = 64 * 1024;
             let src_to = e.va + 0x1000 - 0x123; // 4 KiB-aligned source
-            let r = ReadRequestRepr {
-                sink_stag: rng.next_u64() as u32,
-                sink_to: rng.next_u64(),
-                size: len,
-                src_stag: Stag::new(1, e.key).unwrap().0,
-                src_to,
-            };
+            let r = read_request(&mut rng, 1, e.key, src_to, len);
             let st = Stream {
                 seq: 0x6000,
                 mulpdu,
@@ -1649,13 +1643,7 @@ mod tests {
             let e = &table[1];
             let len = [0u32, 1, 3000, 9000, 5000, 700][round];
             let src_to = e.va + rng.below(100_000) as u64;
-            let r = ReadRequestRepr {
-                sink_stag: rng.next_u64() as u32,
-                sink_to: rng.next_u64(),
-                size: len,
-                src_stag: Stag::new(1, e.key).unwrap().0,
-                src_to,
-            };
+            let r = read_request(&mut rng, 1, e.key, src_to, len);
             // short of any FPDU's end (an empty Read Response is 20 octets)
             let closed = if round < 2 { 0 } else { rng.below(20) as u32 };
             let every = 40 + rng.below(160) as u64;
