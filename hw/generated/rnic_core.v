@@ -116,7 +116,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [3:0] ut_keep;
     output reg  ut_last;
     output reg  ut_valid;
-    // Unused on purpose: the untagged stream (ut_*) goes to rx_send inside the core; the ut_* outputs only observe it and the old ut_ready input is not used.
+    // Unused on purpose: the untagged stream (ut_*) goes to rx_send inside the core; the ut_* outputs only observe it and the ut_ready input is not used.
     /* verilator lint_off UNUSEDSIGNAL */
     input wire  ut_ready;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -2221,10 +2221,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [63:0] rd_cpl_wr_id;
     reg  [7:0] rd_cpl_status;
     reg  [31:0] rd_cpl_len;
-    // Unused on purpose: the RDMA Read requester that takes it (branch rdresp) has not joined: rd_cpl_* are tied to zero.
-    /* verilator lint_off UNUSEDSIGNAL */
     reg  rd_cpl_ready;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  [1:0] cq_armed;
     reg  [31:0] ew_ct_snd_wnd;
     reg  [7:0] ew_ct_snd_wscale;
@@ -6053,7 +6050,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         rd_cpl_wr_id = rd_track$cpl_wr_id;
         rd_cpl_status = rd_track$cpl_status;
         rd_cpl_len = rd_track$cpl_len;
-        rd_track$cpl_ready = send_cpl$rd_ready;
         cnt_rd_cpl = rd_track$cnt_cpl;
         cnt_rd_ord_over = rd_track$cnt_ord_over;
         cnt_rd_term = rd_track$cnt_term;
@@ -6091,6 +6087,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         send_cpl$rd_status = rd_cpl_status;
         send_cpl$rd_len = rd_cpl_len;
         rd_cpl_ready = send_cpl$rd_ready;
+        rd_track$cpl_ready = rd_cpl_ready;
         rx_send$cp2_valid = send_cpl$cpl_valid;
         send_cpl$cpl_ready = rx_send$cp2_ready;
         rx_send$cp2_cq = send_cpl$cpl_cq;

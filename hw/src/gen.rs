@@ -162,7 +162,7 @@ const NO_TX_PATH: &str = "observation outputs of the TX datapath (send completio
 const RXS_LKEY: &str = "rx_send uses SGE addresses as bus addresses (no TPT lookup of the \
      lkey yet) and does not need the WQE index of the response";
 const RXS_UT_OBS: &str = "the untagged stream (ut_*) goes to rx_send inside the core; the \
-     ut_* outputs only observe it and the old ut_ready input is not used";
+     ut_* outputs only observe it and the ut_ready input is not used";
 const RXS_QCOUNT: &str = "the queues in front of rx_send's configuration and doorbell ports \
      need only their full and empty flags";
 const RXS_OBS: &str = "rx_send's incoming-Terminate records, QP-error pulses, EQ producer and \
@@ -569,7 +569,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(&["rnic_core", "core"], "ut_ready", 1, RXS_UT_OBS),
     unused(&["rnic_core", "core"], "rq_cfg_q$count", 3, RXS_QCOUNT),
     unused(&["rnic_core", "core"], "cq_cfg_q$count", 3, RXS_QCOUNT),
-    unused(&["rnic_core", "core"], "rq_db_q$count", 4, RXS_QCOUNT),
+    unused(&["rnic_core", "core"], "rq_db_q$count", 7, RXS_QCOUNT),
     unused(&["rnic_core", "core"], "cq_db_q$count", 4, RXS_QCOUNT),
     unused(BOARD_TOP, "core$rterm_valid", 1, RXS_OBS),
     unused(BOARD_TOP, "core$rterm_conn", 32, RXS_OBS),
@@ -600,13 +600,6 @@ const UNUSED_OK: &[Unused] = &[
     // Send-side completions and the one EQ writer (docs/rtl.md "Completions").
     unused(&["rnic_core", "core"], "ev_pop", 1, EQ_BY_RTL),
     unused(&["rnic_core", "core"], "tx_cq_pop", 1, SCQ_OBS),
-    unused(
-        &["rnic_core", "core"],
-        "rd_cpl_ready",
-        1,
-        "the RDMA Read requester that takes it (branch rdresp) has not joined: rd_cpl_* \
-         are tied to zero",
-    ),
     unused(BOARD_TOP, "core$cnt_scq_no_cq", 32, RXS_OBS),
     unused(
         &["rnic_core", "core"],
@@ -717,8 +710,6 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_fretx_req", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_fretx_skip", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_fretx_defer", 32, NO_REGS),
-    // rq_db_q is 64 deep (branch drv: one RQ doorbell per QP, MAX_QP)
-    unused(&["rnic_core", "core"], "rq_db_q$count", 7, RXS_QCOUNT),
     unused(CORE_MODULE, "exc_arb$cnt_term", 32, QPSTOP_CNT),
     unused(CORE_MODULE, "wqe_fetch$cnt_wqe_drop", 32, QPSTOP_CNT),
     unused(CORE_MODULE, "wqe_fetch$cnt_skip", 32, QPSTOP_CNT),

@@ -3114,7 +3114,6 @@ impl<
         self.rd_cpl_wr_id.next = self.rd_track.cpl_wr_id.val();
         self.rd_cpl_status.next = self.rd_track.cpl_status.val();
         self.rd_cpl_len.next = self.rd_track.cpl_len.val();
-        self.rd_track.cpl_ready.next = self.send_cpl.rd_ready.val();
         self.cnt_rd_cpl.next = self.rd_track.cnt_cpl.val();
         self.cnt_rd_ord_over.next = self.rd_track.cnt_ord_over.val();
         self.cnt_rd_term.next = self.rd_track.cnt_term.val();
@@ -3157,6 +3156,7 @@ impl<
         self.send_cpl.rd_status.next = self.rd_cpl_status.val();
         self.send_cpl.rd_len.next = self.rd_cpl_len.val();
         self.rd_cpl_ready.next = self.send_cpl.rd_ready.val();
+        self.rd_track.cpl_ready.next = self.rd_cpl_ready.val();
         self.rx_send.cp2_valid.next = self.send_cpl.cpl_valid.val();
         self.send_cpl.cpl_ready.next = self.rx_send.cp2_ready.val();
         self.rx_send.cp2_cq.next = self.send_cpl.cpl_cq.val();
