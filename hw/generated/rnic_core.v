@@ -30991,7 +30991,7 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
     wire  rw$rsp_valid;
     reg  rw$rsp_ready;
     wire  [1:0] rw$rsp_status;
-    // Unused on purpose: rx_send uses SGE addresses as bus addresses (no TPT lookup of the lkey yet) and does not need the WQE index of the response.
+    // Unused on purpose: send_place names a receive WQE in its CQE by wr_id and consumes it through recv_wqe's adv_* port, which keeps the consumer index: the WQE's ring index has no reader (recv_wqe's block test reads it).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] rw$rsp_idx;
     /* verilator lint_on UNUSEDSIGNAL */

@@ -159,8 +159,9 @@ const BRIDGE_NO_REGS: &str = "the host bridge's counters and port 1's frame coun
 const NO_TX_PATH: &str = "observation outputs of the TX datapath (send completion records, \
      raw-frame handshake) that co-simulation rigs watch; on the board completions go to \
      the host's CQs through the bridge's DMA";
-const RXS_LKEY: &str = "rx_send uses SGE addresses as bus addresses (no TPT lookup of the \
-     lkey yet) and does not need the WQE index of the response";
+const RXS_IDX: &str = "send_place names a receive WQE in its CQE by wr_id and consumes it \
+     through recv_wqe's adv_* port, which keeps the consumer index: the WQE's ring index has no \
+     reader (recv_wqe's block test reads it)";
 const RXS_UT_OBS: &str = "the untagged stream (ut_*) goes to rx_send inside the core; the \
      ut_* outputs only observe it and the ut_ready input is not used";
 const RXS_QCOUNT: &str = "the queues in front of rx_send's configuration and doorbell ports \
@@ -242,14 +243,8 @@ const UNUSED_OK: &[Unused] = &[
         192,
         "ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits",
     ),
-    // mpa_rx: rust-hdl has no variable part-select, so a header byte is
+    // mpa_rx: rust-hdl has no variable part-select, so an octet is
     // selected by shifting the whole vector and taking the low bits.
-    unused(
-        &[],
-        "hsh",
-        64,
-        "mpa_rx uses only the low 16 bits (the ULPDU_LENGTH octets) of the shifted header",
-    ),
     unused(
         &["mpa_rx"],
         "vsh",
@@ -337,13 +332,6 @@ const UNUSED_OK: &[Unused] = &[
     ),
     // host_regs and fw_port (hw/src/host/host_regs.rs,
     // hw/src/firmware_port/fw_port.rs) in rnic_core.
-    unused(
-        &["fw_port"],
-        "tdsh",
-        512,
-        "fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and \
-         taking its low 32 bits",
-    ),
     unused(
         CORE_MODULE,
         "fw_port$tw_data",
@@ -563,9 +551,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_dma_rd_cpl_bad", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_tx_acks", 32, NO_REGS),
     // Receive-side Send path in rnic_core (rx_send).
-    unused(&["rx_send"], "rw$rsp_idx", 32, RXS_LKEY),
-    unused(&["rx_send"], "rw$rsp_sge0_lkey", 32, RXS_LKEY),
-    unused(&["rx_send"], "rw$rsp_sge1_lkey", 32, RXS_LKEY),
+    unused(&["rx_send"], "rw$rsp_idx", 32, RXS_IDX),
     unused(&["rnic_core", "core"], "ut_ready", 1, RXS_UT_OBS),
     unused(&["rnic_core", "core"], "rq_cfg_q$count", 3, RXS_QCOUNT),
     unused(&["rnic_core", "core"], "cq_cfg_q$count", 3, RXS_QCOUNT),

@@ -1044,10 +1044,9 @@ impl Logic for MpaRx {
         // The header's octets are read straight from their input lanes:
         // slot s is lane s below the beat's marker run and lane s + mkn from
         // it on (the compaction's rule), chosen by registers only. Read
-        // from the compacted octets shifted to `hstart` (`hsh`, gone), the
-        // length check and the next-state `need`/`urem`/`pad` waited for
-        // `vl`, the compaction and that shift (the unit-delay model's
-        // longest path before this cut). The octets differ from the compacted ones only
+        // from the compacted octets shifted to `hstart`, the length check
+        // and the next-state `need`/`urem`/`pad` would wait for `vl`, the
+        // compaction and that shift. The octets differ from the compacted ones only
         // past the beat's valid lanes, where the header is not complete
         // (`hcomp_raw`, `half` clear) and `ulen` is not used.
         self.hl0a.next = 0.into();
