@@ -51,11 +51,11 @@ firmware-elf: deps
 	$(CARGO) build -p rnic-fw --target $(RV_TARGET) --release
 	@scripts/elf-size.sh $${CARGO_TARGET_DIR:-target}/$(RV_TARGET)/release
 
-## Verilator -Wall lint of the generated Verilog (waivers, each with its reason, in hw/generated/lint.vlt).
+## Verilator -Wall lint of the generated Verilog (its waivers, each with its reason, are inline in the file).
 lint: deps
 	@if [ -f $(RTL) ]; then \
-	  verilator --lint-only -Wall $$( [ -f hw/generated/lint.vlt ] && echo hw/generated/lint.vlt ) $(RTL) --top-module rnic_core && echo "lint: $(RTL) clean under verilator -Wall"; \
-	else echo "lint: $(RTL) not generated yet (rnic-hw has no core)"; fi
+	  verilator --lint-only -Wall $(RTL) --top-module rnic_core && echo "lint: $(RTL) clean under verilator -Wall"; \
+	else echo "lint: $(RTL) not found (make rtl writes it)"; fi
 
 ## Regenerate the checked-in Verilog from the rust-hdl sources.
 rtl:

@@ -1,7 +1,7 @@
 //! MULPDU against the firmware's limit (`mpa::FW_MAX_MULPDU` = the
 //! device's `abi::caps::MAX_MULPDU` = 8882, the MULPDU of a 9000-octet
-//! MTU's EMSS with markers, RFC 5044 §8; it was 4110, one DMA read's
-//! payload, until the replay of longer FPDUs was verified) and the
+//! MTU's EMSS with markers, RFC 5044 §8; not 4110, one DMA read's payload:
+//! the device reads a longer FPDU's payload in pieces) and the
 //! receive-window policy (`mpa::Agreement::mulpdu_in_window`), through the
 //! scripted Hal: a jumbo peer's MSS gives a capped MULPDU in the connection
 //! context, a normal MSS gives the RFC 5044 §4.5 value untouched, a small
@@ -13,7 +13,7 @@
 //! | 1500 | 8960 | large | 1460 | 1454 | our EMSS |
 //! | 9000 | 1460 | large | 1460 | 1454 | the peer's EMSS |
 //! | 9000 | 8888 / 8892 / 8884 | large | same | 8882 / 8882 / 8878 | at the cap |
-//! | 9000 | 4116 / 4120 / 4112 | large | same | 4110 / 4114 / 4106 | the old cap 4110: no longer one |
+//! | 9000 | 4116 / 4120 / 4112 | large | same | 4110 / 4114 / 4106 | one DMA read's payload (4110) is no cap |
 //! | 9000 | 8960 | 256 KiB (`DEVICE_RX_WINDOW`) | 8960 | 8882 | the cap: the default window holds many |
 //! | 9000 | 8960 | 12 KiB | 8960 | 4090 | 3 FPDUs of 4096 octets in the window |
 //! | 9000 | 8960 | 12 KiB, markers | 8960 | 4058 | 4096 − 6 − 8 × 4 |
@@ -70,8 +70,8 @@ fn normal_peer_on_jumbo_link_untouched() {
 }
 
 /// Just below and above the limit: EMSS 8888 gives exactly 8882 (kept),
-/// EMSS 8892 gives 8886 (capped to 8882), 8884 gives 8878; around the old
-/// cap 4110 the formula's values are kept (4120 gives 4114, no cap there).
+/// EMSS 8892 gives 8886 (capped to 8882), 8884 gives 8878; around 4110,
+/// one DMA read's payload, the formula's values are kept (4120 gives 4114).
 #[test]
 fn mulpdu_at_the_limit() {
     for (mss, want) in [

@@ -473,7 +473,8 @@ impl<B: Bus> Drop for Context<B> {
 /// Verbs: a CQ overrun (IBV_EVENT_CQ_ERR) is an error of every QP that
 /// completes into the CQ — their completions can no longer be delivered —
 /// so they move to Error and post calls fail with `WrongState(Error)`.
-/// (Branch drv; the device side of the QP is moved by `Qp::modify`.)
+/// This is the driver's side only: the firmware takes the device's QP out of
+/// RTS on the overflow by itself, and `Qp::modify` moves it to Error.
 fn cq_overrun_fails_qps(reg: &Registry, cqn: u32) {
     for qp in reg.qps.values() {
         if qp.send_cqn == cqn || qp.recv_cqn == cqn {

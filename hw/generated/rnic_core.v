@@ -116,7 +116,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     output reg  [3:0] ut_keep;
     output reg  ut_last;
     output reg  ut_valid;
-    // Unused on purpose: the untagged stream (ut_*) goes to rx_send inside the core; the ut_* outputs only observe it and the old ut_ready input is not used.
+    // Unused on purpose: the untagged stream (ut_*) goes to rx_send inside the core; the ut_* outputs only observe it and the ut_ready input is not used.
     /* verilator lint_off UNUSEDSIGNAL */
     input wire  ut_ready;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -2221,10 +2221,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
     reg  [63:0] rd_cpl_wr_id;
     reg  [7:0] rd_cpl_status;
     reg  [31:0] rd_cpl_len;
-    // Unused on purpose: the RDMA Read requester that takes it (branch rdresp) has not joined: rd_cpl_* are tied to zero.
-    /* verilator lint_off UNUSEDSIGNAL */
     reg  rd_cpl_ready;
-    /* verilator lint_on UNUSEDSIGNAL */
     reg  [1:0] cq_armed;
     reg  [31:0] ew_ct_snd_wnd;
     reg  [7:0] ew_ct_snd_wscale;
@@ -6053,7 +6050,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         rd_cpl_wr_id = rd_track$cpl_wr_id;
         rd_cpl_status = rd_track$cpl_status;
         rd_cpl_len = rd_track$cpl_len;
-        rd_track$cpl_ready = send_cpl$rd_ready;
         cnt_rd_cpl = rd_track$cnt_cpl;
         cnt_rd_ord_over = rd_track$cnt_ord_over;
         cnt_rd_term = rd_track$cnt_term;
@@ -6091,6 +6087,7 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         send_cpl$rd_status = rd_cpl_status;
         send_cpl$rd_len = rd_cpl_len;
         rd_cpl_ready = send_cpl$rd_ready;
+        rd_track$cpl_ready = rd_cpl_ready;
         rx_send$cp2_valid = send_cpl$cpl_valid;
         send_cpl$cpl_ready = rx_send$cp2_ready;
         rx_send$cp2_cq = send_cpl$cpl_cq;
@@ -23481,12 +23478,19 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     reg  pbuf$write_clock;
     reg  [68:0] pbuf$write_data;
     reg  pbuf$write_enable;
+    reg  drain$clock;
+    reg  drain$reset;
+    reg  drain$busy;
+    reg  [9:0] drain$written;
+    wire  [9:0] drain$ram_addr;
+    reg  drain$ram_last;
+    wire  drain$valid;
+    reg  drain$ready;
+    wire  drain$drained;
+    wire  drain$slot;
     reg  wr_slot$d;
     wire  wr_slot$q;
     reg  wr_slot$clock;
-    reg  rd_slot$d;
-    wire  rd_slot$q;
-    reg  rd_slot$clock;
     reg  [1:0] outst$d;
     wire  [1:0] outst$q;
     reg  outst$clock;
@@ -23496,15 +23500,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     reg  [9:0] wc1$d;
     wire  [9:0] wc1$q;
     reg  wc1$clock;
-    reg  [9:0] rcnt$d;
-    wire  [9:0] rcnt$q;
-    reg  rcnt$clock;
-    reg  ov$d;
-    wire  ov$q;
-    reg  ov$clock;
-    reg  [9:0] cur_addr$d;
-    wire  [9:0] cur_addr$q;
-    reg  cur_addr$clock;
     reg  fits_r$d;
     wire  fits_r$q;
     reg  fits_r$clock;
@@ -23550,12 +23545,8 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     reg  [15:0] kk;
     reg  [31:0] adv;
     reg  req_fire;
-    reg  drained;
     reg  cslot;
     reg  [9:0] cwc;
-    reg  [9:0] hwc;
-    reg  head_ok;
-    reg  [9:0] raddr;
     reg  [31:0] r_msn;
     reg  [31:0] r_sstag;
     reg  [31:0] r_len;
@@ -23692,15 +23683,22 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         .write_data(pbuf$write_data),
         .write_enable(pbuf$write_enable)
     );
+    rnic_core$read_resp$drain drain(
+        .clock(drain$clock),
+        .reset(drain$reset),
+        .busy(drain$busy),
+        .written(drain$written),
+        .ram_addr(drain$ram_addr),
+        .ram_last(drain$ram_last),
+        .valid(drain$valid),
+        .ready(drain$ready),
+        .drained(drain$drained),
+        .slot(drain$slot)
+    );
     rnic_core$read_resp$wr_slot wr_slot(
         .d(wr_slot$d),
         .q(wr_slot$q),
         .clock(wr_slot$clock)
-    );
-    rnic_core$read_resp$rd_slot rd_slot(
-        .d(rd_slot$d),
-        .q(rd_slot$q),
-        .clock(rd_slot$clock)
     );
     rnic_core$read_resp$outst outst(
         .d(outst$d),
@@ -23716,21 +23714,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         .d(wc1$d),
         .q(wc1$q),
         .clock(wc1$clock)
-    );
-    rnic_core$read_resp$rcnt rcnt(
-        .d(rcnt$d),
-        .q(rcnt$q),
-        .clock(rcnt$clock)
-    );
-    rnic_core$read_resp$ov ov(
-        .d(ov$d),
-        .q(ov$q),
-        .clock(ov$clock)
-    );
-    rnic_core$read_resp$cur_addr cur_addr(
-        .d(cur_addr$d),
-        .q(cur_addr$q),
-        .clock(cur_addr$clock)
     );
     rnic_core$read_resp$fits_r fits_r(
         .d(fits_r$d),
@@ -23813,13 +23796,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_done$clock = clock;
         req_done$clock = clock;
         wr_slot$clock = clock;
-        rd_slot$clock = clock;
         outst$clock = clock;
         wc0$clock = clock;
         wc1$clock = clock;
-        rcnt$clock = clock;
-        ov$clock = clock;
-        cur_addr$clock = clock;
         fits_r$clock = clock;
         iss1$clock = clock;
         adv_r$clock = clock;
@@ -23854,13 +23833,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
         desc_done$d = desc_done$q;
         req_done$d = req_done$q;
         wr_slot$d = wr_slot$q;
-        rd_slot$d = rd_slot$q;
         outst$d = outst$q;
         wc0$d = wc0$q;
         wc1$d = wc1$q;
-        rcnt$d = rcnt$q;
-        ov$d = ov$q;
-        cur_addr$d = cur_addr$q;
         fits_r$d = fits_r$q;
         iss1$d = iss1$q;
         adv_r$d = adv_r$q;
@@ -24000,40 +23975,24 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                 wc1$d = 10'h0;
             end
         end
-        hwc = wc0$q;
-        if (rd_slot$q == 1'h1) begin
-            hwc = wc1$q;
+        drain$clock = clock;
+        drain$reset = reset;
+        drain$busy = outst$q != 2'h0;
+        drain$written = wc0$q;
+        if (drain$slot == 1'h1) begin
+            drain$written = wc1$q;
         end
-        head_ok = (outst$q != 2'h0) & (rcnt$q < hwc);
-        pay_valid = ov$q;
+        pbuf$read_address = drain$ram_addr;
+        drain$ram_last = pbuf$read_data[32'h44];
+        drain$ready = pay_ready;
+        pay_valid = drain$valid;
         pay_data = pbuf$read_data[(32'h0)+:(64)];
         pay_keep = pbuf$read_data[(32'h40)+:(4)];
         pay_last = pbuf$read_data[32'h44];
-        drained = 1'b0;
-        pbuf$read_address = cur_addr$q;
-        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | (rcnt$q & 10'h1ff);
-        if (ov$q & ~pay_ready) begin
-            ov$d = 1'b1;
-        end
-        else if (ov$q & pbuf$read_data[32'h44]) begin
-            drained = 1'b1;
-            ov$d = 1'b0;
-            rcnt$d = 10'h0;
-            rd_slot$d = rd_slot$q + 1'h1;
-        end
-        else if (head_ok) begin
-            pbuf$read_address = raddr;
-            cur_addr$d = raddr;
-            rcnt$d = rcnt$q + 10'h1;
-            ov$d = 1'b1;
-        end
-        else begin
-            ov$d = 1'b0;
-        end
-        if (req_fire & ~drained) begin
+        if (req_fire & ~drain$drained) begin
             outst$d = outst$q + 2'h1;
         end
-        if (~req_fire & drained) begin
+        if (~req_fire & drain$drained) begin
             outst$d = outst$q - 2'h1;
         end
         case (state$q)
@@ -24215,10 +24174,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
             c_term$d = 32'h0;
             c_drop$d = 32'h0;
             wr_slot$d = 1'h0;
-            rd_slot$d = 1'h0;
             outst$d = 2'h0;
-            rcnt$d = 10'h0;
-            ov$d = 1'b0;
         end
     end
 
@@ -24396,25 +24352,6 @@ module rnic_core$read_resp$crc(d,q,clock);
 endmodule // rnic_core$read_resp$crc
 
 
-module rnic_core$read_resp$cur_addr(d,q,clock);
-
-    // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 10'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$read_resp$cur_addr
-
-
 module rnic_core$read_resp$cur_to(d,q,clock);
 
     // Module arguments
@@ -24451,6 +24388,180 @@ module rnic_core$read_resp$desc_done(d,q,clock);
     end
 
 endmodule // rnic_core$read_resp$desc_done
+
+
+module rnic_core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_last,valid,ready,drained,slot);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  busy;
+    input wire  [9:0] written;
+    output reg  [9:0] ram_addr;
+    input wire  ram_last;
+    output reg  valid;
+    input wire  ready;
+    output reg  drained;
+    output reg  slot;
+
+    // Stub signals
+    reg  rd_slot$d;
+    wire  rd_slot$q;
+    reg  rd_slot$clock;
+    reg  [9:0] rcnt$d;
+    wire  [9:0] rcnt$q;
+    reg  rcnt$clock;
+    reg  ov$d;
+    wire  ov$q;
+    reg  ov$clock;
+    reg  [9:0] cur_addr$d;
+    wire  [9:0] cur_addr$q;
+    reg  cur_addr$clock;
+
+    // Local signals
+    reg  head_ok;
+    reg  [9:0] raddr;
+
+    // Sub module instances
+    rnic_core$read_resp$drain$rd_slot rd_slot(
+        .d(rd_slot$d),
+        .q(rd_slot$q),
+        .clock(rd_slot$clock)
+    );
+    rnic_core$read_resp$drain$rcnt rcnt(
+        .d(rcnt$d),
+        .q(rcnt$q),
+        .clock(rcnt$clock)
+    );
+    rnic_core$read_resp$drain$ov ov(
+        .d(ov$d),
+        .q(ov$q),
+        .clock(ov$clock)
+    );
+    rnic_core$read_resp$drain$cur_addr cur_addr(
+        .d(cur_addr$d),
+        .q(cur_addr$q),
+        .clock(cur_addr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        rd_slot$clock = clock;
+        rcnt$clock = clock;
+        ov$clock = clock;
+        cur_addr$clock = clock;
+        rd_slot$d = rd_slot$q;
+        rcnt$d = rcnt$q;
+        ov$d = ov$q;
+        cur_addr$d = cur_addr$q;
+        slot = rd_slot$q;
+        head_ok = busy & (rcnt$q < written);
+        valid = ov$q;
+        drained = 1'b0;
+        ram_addr = cur_addr$q;
+        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | ((rcnt$q & 10'h1ff) & 10'h3ff);
+        if (ov$q & ~ready) begin
+            ov$d = 1'b1;
+        end
+        else if (ov$q & ram_last) begin
+            drained = 1'b1;
+            ov$d = 1'b0;
+            rcnt$d = 10'h0;
+            rd_slot$d = rd_slot$q + 1'h1;
+        end
+        else if (head_ok) begin
+            ram_addr = raddr;
+            cur_addr$d = raddr;
+            rcnt$d = rcnt$q + 10'h1;
+            ov$d = 1'b1;
+        end
+        else begin
+            ov$d = 1'b0;
+        end
+        if (reset) begin
+            rd_slot$d = 1'h0;
+            rcnt$d = 10'h0;
+            ov$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_core$read_resp$drain
+
+
+module rnic_core$read_resp$drain$cur_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$drain$cur_addr
+
+
+module rnic_core$read_resp$drain$ov(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$drain$ov
+
+
+module rnic_core$read_resp$drain$rcnt(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$drain$rcnt
+
+
+module rnic_core$read_resp$drain$rd_slot(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$read_resp$drain$rd_slot
 
 
 module rnic_core$read_resp$fits_r(d,q,clock);
@@ -24586,25 +24697,6 @@ module rnic_core$read_resp$outst(d,q,clock);
 endmodule // rnic_core$read_resp$outst
 
 
-module rnic_core$read_resp$ov(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$read_resp$ov
-
-
 module rnic_core$read_resp$pbuf(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
@@ -24693,44 +24785,6 @@ module rnic_core$read_resp$qp(d,q,clock);
     end
 
 endmodule // rnic_core$read_resp$qp
-
-
-module rnic_core$read_resp$rcnt(d,q,clock);
-
-    // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 10'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$read_resp$rcnt
-
-
-module rnic_core$read_resp$rd_slot(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$read_resp$rd_slot
 
 
 module rnic_core$read_resp$req_done(d,q,clock);
@@ -30937,7 +30991,7 @@ module rnic_core$rx_send(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_opcode,
     wire  rw$rsp_valid;
     reg  rw$rsp_ready;
     wire  [1:0] rw$rsp_status;
-    // Unused on purpose: rx_send uses SGE addresses as bus addresses (no TPT lookup of the lkey yet) and does not need the WQE index of the response.
+    // Unused on purpose: send_place names a receive WQE in its CQE by wr_id and consumes it through recv_wqe's adv_* port, which keeps the consumer index: the WQE's ring index has no reader (recv_wqe's block test reads it).
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] rw$rsp_idx;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -48389,12 +48443,19 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  pbuf$write_clock;
     reg  [68:0] pbuf$write_data;
     reg  pbuf$write_enable;
+    reg  drain$clock;
+    reg  drain$reset;
+    reg  drain$busy;
+    reg  [9:0] drain$written;
+    wire  [10:0] drain$ram_addr;
+    reg  drain$ram_last;
+    wire  drain$valid;
+    reg  drain$ready;
+    wire  drain$drained;
+    wire  [1:0] drain$slot;
     reg  [1:0] wr_slot$d;
     wire  [1:0] wr_slot$q;
     reg  wr_slot$clock;
-    reg  [1:0] rd_slot$d;
-    wire  [1:0] rd_slot$q;
-    reg  rd_slot$clock;
     reg  [9:0] wc0$d;
     wire  [9:0] wc0$q;
     reg  wc0$clock;
@@ -48407,15 +48468,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  [9:0] wc3$d;
     wire  [9:0] wc3$q;
     reg  wc3$clock;
-    reg  [9:0] rcnt$d;
-    wire  [9:0] rcnt$q;
-    reg  rcnt$clock;
-    reg  ov$d;
-    wire  ov$q;
-    reg  ov$clock;
-    reg  [10:0] cur_addr$d;
-    wire  [10:0] cur_addr$q;
-    reg  cur_addr$clock;
     reg  [63:0] pa$d;
     wire  [63:0] pa$q;
     reg  pa$clock;
@@ -48477,10 +48529,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  rr_mode;
     reg  [1:0] cslot;
     reg  [9:0] cwc;
-    reg  [9:0] hwc;
-    reg  head_ok;
-    reg  drained;
-    reg  [10:0] raddr;
     reg  req_fire;
     reg  [2:0] outst_next;
     reg  [2:0] unst_next;
@@ -48785,15 +48833,22 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         .write_data(pbuf$write_data),
         .write_enable(pbuf$write_enable)
     );
+    rnic_core$tx_seg$drain drain(
+        .clock(drain$clock),
+        .reset(drain$reset),
+        .busy(drain$busy),
+        .written(drain$written),
+        .ram_addr(drain$ram_addr),
+        .ram_last(drain$ram_last),
+        .valid(drain$valid),
+        .ready(drain$ready),
+        .drained(drain$drained),
+        .slot(drain$slot)
+    );
     rnic_core$tx_seg$wr_slot wr_slot(
         .d(wr_slot$d),
         .q(wr_slot$q),
         .clock(wr_slot$clock)
-    );
-    rnic_core$tx_seg$rd_slot rd_slot(
-        .d(rd_slot$d),
-        .q(rd_slot$q),
-        .clock(rd_slot$clock)
     );
     rnic_core$tx_seg$wc0 wc0(
         .d(wc0$d),
@@ -48814,21 +48869,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         .d(wc3$d),
         .q(wc3$q),
         .clock(wc3$clock)
-    );
-    rnic_core$tx_seg$rcnt rcnt(
-        .d(rcnt$d),
-        .q(rcnt$q),
-        .clock(rcnt$clock)
-    );
-    rnic_core$tx_seg$ov ov(
-        .d(ov$d),
-        .q(ov$q),
-        .clock(ov$clock)
-    );
-    rnic_core$tx_seg$cur_addr cur_addr(
-        .d(cur_addr$d),
-        .q(cur_addr$q),
-        .clock(cur_addr$clock)
     );
     rnic_core$tx_seg$pa pa(
         .d(pa$d),
@@ -48892,14 +48932,10 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         outst$clock = clock;
         unst$clock = clock;
         wr_slot$clock = clock;
-        rd_slot$clock = clock;
         wc0$clock = clock;
         wc1$clock = clock;
         wc2$clock = clock;
         wc3$clock = clock;
-        rcnt$clock = clock;
-        ov$clock = clock;
-        cur_addr$clock = clock;
         pa$clock = clock;
         pl$clock = clock;
         pdone$clock = clock;
@@ -48959,14 +48995,10 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         outst$d = outst$q;
         unst$d = unst$q;
         wr_slot$d = wr_slot$q;
-        rd_slot$d = rd_slot$q;
         wc0$d = wc0$q;
         wc1$d = wc1$q;
         wc2$d = wc2$q;
         wc3$d = wc3$q;
-        rcnt$d = rcnt$q;
-        ov$d = ov$q;
-        cur_addr$d = cur_addr$q;
         pa$d = pa$q;
         pl$d = pl$q;
         pdone$d = pdone$q;
@@ -49215,53 +49247,37 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                 wc3$d = 10'h0;
             end
         end
-        hwc = wc0$q;
-        if (rd_slot$q == 2'h1) begin
-            hwc = wc1$q;
+        drain$clock = clock;
+        drain$reset = reset;
+        drain$busy = outst$q != 3'h0;
+        drain$written = wc0$q;
+        if (drain$slot == 2'h1) begin
+            drain$written = wc1$q;
         end
-        if (rd_slot$q == 2'h2) begin
-            hwc = wc2$q;
+        if (drain$slot == 2'h2) begin
+            drain$written = wc2$q;
         end
-        if (rd_slot$q == 2'h3) begin
-            hwc = wc3$q;
+        if (drain$slot == 2'h3) begin
+            drain$written = wc3$q;
         end
-        head_ok = (outst$q != 3'h0) & (rcnt$q < hwc);
+        pbuf$read_address = drain$ram_addr;
+        drain$ram_last = pbuf$read_data[32'h44];
+        drain$ready = pay_ready;
         rr_mode = rr_pending$q & (outst$q == 3'h0);
-        pay_valid = ov$q;
+        pay_valid = drain$valid;
         pay_data = pbuf$read_data[(32'h0)+:(64)];
         pay_keep = pbuf$read_data[(32'h40)+:(4)];
         sfin_h = sfin$q[32'h0];
-        if (rd_slot$q == 2'h1) begin
+        if (drain$slot == 2'h1) begin
             sfin_h = sfin$q[32'h1];
         end
-        if (rd_slot$q == 2'h2) begin
+        if (drain$slot == 2'h2) begin
             sfin_h = sfin$q[32'h2];
         end
-        if (rd_slot$q == 2'h3) begin
+        if (drain$slot == 2'h3) begin
             sfin_h = sfin$q[32'h3];
         end
         pay_last = pbuf$read_data[32'h44] & sfin_h;
-        drained = 1'b0;
-        pbuf$read_address = cur_addr$q;
-        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{1{1'b0}}, (rcnt$q & 10'h1ff)};
-        if (ov$q & ~pay_ready) begin
-            ov$d = 1'b1;
-        end
-        else if (ov$q & pbuf$read_data[32'h44]) begin
-            drained = 1'b1;
-            ov$d = 1'b0;
-            rcnt$d = 10'h0;
-            rd_slot$d = rd_slot$q + 2'h1;
-        end
-        else if (head_ok) begin
-            pbuf$read_address = raddr;
-            cur_addr$d = raddr;
-            rcnt$d = rcnt$q + 10'h1;
-            ov$d = 1'b1;
-        end
-        else begin
-            ov$d = 1'b0;
-        end
         if (rr_mode) begin
             pay_valid = 1'b1;
             pay_data = rr$q[(32'h0)+:(64)];
@@ -49282,7 +49298,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         if (req_fire) begin
             outst_next = outst_next + 3'h1;
         end
-        if (drained) begin
+        if (drain$drained) begin
             outst_next = outst_next - 3'h1;
         end
         outst$d = outst_next;
@@ -49672,9 +49688,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
             outst$d = 3'h0;
             unst$d = 3'h0;
             wr_slot$d = 2'h0;
-            rd_slot$d = 2'h0;
-            rcnt$d = 10'h0;
-            ov$d = 1'b0;
             desc_done$d = 1'b0;
             req_done$d = 1'b0;
             n_segs$d = 32'h0;
@@ -49764,25 +49777,6 @@ module rnic_core$tx_seg$crc(d,q,clock);
 endmodule // rnic_core$tx_seg$crc
 
 
-module rnic_core$tx_seg$cur_addr(d,q,clock);
-
-    // Module arguments
-    input wire  [10:0] d;
-    output reg  [10:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 11'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$tx_seg$cur_addr
-
-
 module rnic_core$tx_seg$d0_r(d,q,clock);
 
     // Module arguments
@@ -49819,6 +49813,180 @@ module rnic_core$tx_seg$desc_done(d,q,clock);
     end
 
 endmodule // rnic_core$tx_seg$desc_done
+
+
+module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,ready,drained,slot);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  busy;
+    input wire  [9:0] written;
+    output reg  [10:0] ram_addr;
+    input wire  ram_last;
+    output reg  valid;
+    input wire  ready;
+    output reg  drained;
+    output reg  [1:0] slot;
+
+    // Stub signals
+    reg  [1:0] rd_slot$d;
+    wire  [1:0] rd_slot$q;
+    reg  rd_slot$clock;
+    reg  [9:0] rcnt$d;
+    wire  [9:0] rcnt$q;
+    reg  rcnt$clock;
+    reg  ov$d;
+    wire  ov$q;
+    reg  ov$clock;
+    reg  [10:0] cur_addr$d;
+    wire  [10:0] cur_addr$q;
+    reg  cur_addr$clock;
+
+    // Local signals
+    reg  head_ok;
+    reg  [10:0] raddr;
+
+    // Sub module instances
+    rnic_core$tx_seg$drain$rd_slot rd_slot(
+        .d(rd_slot$d),
+        .q(rd_slot$q),
+        .clock(rd_slot$clock)
+    );
+    rnic_core$tx_seg$drain$rcnt rcnt(
+        .d(rcnt$d),
+        .q(rcnt$q),
+        .clock(rcnt$clock)
+    );
+    rnic_core$tx_seg$drain$ov ov(
+        .d(ov$d),
+        .q(ov$q),
+        .clock(ov$clock)
+    );
+    rnic_core$tx_seg$drain$cur_addr cur_addr(
+        .d(cur_addr$d),
+        .q(cur_addr$q),
+        .clock(cur_addr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        rd_slot$clock = clock;
+        rcnt$clock = clock;
+        ov$clock = clock;
+        cur_addr$clock = clock;
+        rd_slot$d = rd_slot$q;
+        rcnt$d = rcnt$q;
+        ov$d = ov$q;
+        cur_addr$d = cur_addr$q;
+        slot = rd_slot$q;
+        head_ok = busy & (rcnt$q < written);
+        valid = ov$q;
+        drained = 1'b0;
+        ram_addr = cur_addr$q;
+        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{1{1'b0}}, (rcnt$q & 10'h1ff)};
+        if (ov$q & ~ready) begin
+            ov$d = 1'b1;
+        end
+        else if (ov$q & ram_last) begin
+            drained = 1'b1;
+            ov$d = 1'b0;
+            rcnt$d = 10'h0;
+            rd_slot$d = rd_slot$q + 2'h1;
+        end
+        else if (head_ok) begin
+            ram_addr = raddr;
+            cur_addr$d = raddr;
+            rcnt$d = rcnt$q + 10'h1;
+            ov$d = 1'b1;
+        end
+        else begin
+            ov$d = 1'b0;
+        end
+        if (reset) begin
+            rd_slot$d = 2'h0;
+            rcnt$d = 10'h0;
+            ov$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_core$tx_seg$drain
+
+
+module rnic_core$tx_seg$drain$cur_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [10:0] d;
+    output reg  [10:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 11'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$drain$cur_addr
+
+
+module rnic_core$tx_seg$drain$ov(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$drain$ov
+
+
+module rnic_core$tx_seg$drain$rcnt(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$drain$rcnt
+
+
+module rnic_core$tx_seg$drain$rd_slot(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$drain$rd_slot
 
 
 module rnic_core$tx_seg$fits_r(d,q,clock);
@@ -50201,25 +50369,6 @@ module rnic_core$tx_seg$outst(d,q,clock);
 endmodule // rnic_core$tx_seg$outst
 
 
-module rnic_core$tx_seg$ov(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$tx_seg$ov
-
-
 module rnic_core$tx_seg$pa(d,q,clock);
 
     // Module arguments
@@ -50463,44 +50612,6 @@ module rnic_core$tx_seg$qn(d,q,clock);
     end
 
 endmodule // rnic_core$tx_seg$qn
-
-
-module rnic_core$tx_seg$rcnt(d,q,clock);
-
-    // Module arguments
-    input wire  [9:0] d;
-    output reg  [9:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 10'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$tx_seg$rcnt
-
-
-module rnic_core$tx_seg$rd_slot(d,q,clock);
-
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$tx_seg$rd_slot
 
 
 module rnic_core$tx_seg$rem(d,q,clock);

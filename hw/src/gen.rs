@@ -81,7 +81,7 @@ pub fn postprocess(raw: &str) -> String {
 }
 
 /// [`postprocess`] with the top module named `top_name` (the lint test
-/// generates blocks that are not yet part of `rnic_core` on their own).
+/// also lints some blocks on their own, each as its own top module).
 pub fn postprocess_as(raw: &str, top_name: &str) -> String {
     let v = rename_ident(raw, "top", top_name);
     let v = fix_widths(&v);
@@ -159,10 +159,11 @@ const BRIDGE_NO_REGS: &str = "the host bridge's counters and port 1's frame coun
 const NO_TX_PATH: &str = "observation outputs of the TX datapath (send completion records, \
      raw-frame handshake) that co-simulation rigs watch; on the board completions go to \
      the host's CQs through the bridge's DMA";
-const RXS_LKEY: &str = "rx_send uses SGE addresses as bus addresses (no TPT lookup of the \
-     lkey yet) and does not need the WQE index of the response";
+const RXS_IDX: &str = "send_place names a receive WQE in its CQE by wr_id and consumes it \
+     through recv_wqe's adv_* port, which keeps the consumer index: the WQE's ring index has no \
+     reader (recv_wqe's block test reads it)";
 const RXS_UT_OBS: &str = "the untagged stream (ut_*) goes to rx_send inside the core; the \
-     ut_* outputs only observe it and the old ut_ready input is not used";
+     ut_* outputs only observe it and the ut_ready input is not used";
 const RXS_QCOUNT: &str = "the queues in front of rx_send's configuration and doorbell ports \
      need only their full and empty flags";
 const RXS_OBS: &str = "rx_send's incoming-Terminate records, QP-error pulses, EQ producer and \
@@ -242,14 +243,8 @@ const UNUSED_OK: &[Unused] = &[
         192,
         "ddp_rx's header words are zero-extended beats; the byte swap (written as a concatenation by pack_fields) reads only their 64 bits",
     ),
-    // mpa_rx: rust-hdl has no variable part-select, so a header byte is
+    // mpa_rx: rust-hdl has no variable part-select, so an octet is
     // selected by shifting the whole vector and taking the low bits.
-    unused(
-        &[],
-        "hsh",
-        64,
-        "mpa_rx uses only the low 16 bits (the ULPDU_LENGTH octets) of the shifted header",
-    ),
     unused(
         &["mpa_rx"],
         "vsh",
@@ -337,13 +332,6 @@ const UNUSED_OK: &[Unused] = &[
     ),
     // host_regs and fw_port (hw/src/host/host_regs.rs,
     // hw/src/firmware_port/fw_port.rs) in rnic_core.
-    unused(
-        &["fw_port"],
-        "tdsh",
-        512,
-        "fw_port selects a TABLE_DATA word by shifting the 64-octet staging entry and \
-         taking its low 32 bits",
-    ),
     unused(
         CORE_MODULE,
         "fw_port$tw_data",
@@ -563,13 +551,11 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_dma_rd_cpl_bad", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_tx_acks", 32, NO_REGS),
     // Receive-side Send path in rnic_core (rx_send).
-    unused(&["rx_send"], "rw$rsp_idx", 32, RXS_LKEY),
-    unused(&["rx_send"], "rw$rsp_sge0_lkey", 32, RXS_LKEY),
-    unused(&["rx_send"], "rw$rsp_sge1_lkey", 32, RXS_LKEY),
+    unused(&["rx_send"], "rw$rsp_idx", 32, RXS_IDX),
     unused(&["rnic_core", "core"], "ut_ready", 1, RXS_UT_OBS),
     unused(&["rnic_core", "core"], "rq_cfg_q$count", 3, RXS_QCOUNT),
     unused(&["rnic_core", "core"], "cq_cfg_q$count", 3, RXS_QCOUNT),
-    unused(&["rnic_core", "core"], "rq_db_q$count", 4, RXS_QCOUNT),
+    unused(&["rnic_core", "core"], "rq_db_q$count", 7, RXS_QCOUNT),
     unused(&["rnic_core", "core"], "cq_db_q$count", 4, RXS_QCOUNT),
     unused(BOARD_TOP, "core$rterm_valid", 1, RXS_OBS),
     unused(BOARD_TOP, "core$rterm_conn", 32, RXS_OBS),
@@ -600,13 +586,6 @@ const UNUSED_OK: &[Unused] = &[
     // Send-side completions and the one EQ writer (docs/rtl.md "Completions").
     unused(&["rnic_core", "core"], "ev_pop", 1, EQ_BY_RTL),
     unused(&["rnic_core", "core"], "tx_cq_pop", 1, SCQ_OBS),
-    unused(
-        &["rnic_core", "core"],
-        "rd_cpl_ready",
-        1,
-        "the RDMA Read requester that takes it (branch rdresp) has not joined: rd_cpl_* \
-         are tied to zero",
-    ),
     unused(BOARD_TOP, "core$cnt_scq_no_cq", 32, RXS_OBS),
     unused(
         &["rnic_core", "core"],
@@ -717,8 +696,6 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_fretx_req", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_fretx_skip", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_fretx_defer", 32, NO_REGS),
-    // rq_db_q is 64 deep (branch drv: one RQ doorbell per QP, MAX_QP)
-    unused(&["rnic_core", "core"], "rq_db_q$count", 7, RXS_QCOUNT),
     unused(CORE_MODULE, "exc_arb$cnt_term", 32, QPSTOP_CNT),
     unused(CORE_MODULE, "wqe_fetch$cnt_wqe_drop", 32, QPSTOP_CNT),
     unused(CORE_MODULE, "wqe_fetch$cnt_skip", 32, QPSTOP_CNT),

@@ -2155,7 +2155,7 @@ impl<
         self.tx_sched.wake_conn.next = self.tx_wend.write_address.val();
         self.tx_sched.wake_qp_valid.next = self.rd_track.dec_valid.val();
         self.tx_sched.wake_qp.next = self.rd_track.dec_qp.val();
-        // Park only when another QP waits (docs/rtl.md, branch sendpark).
+        // Park only when another QP waits (docs/rtl.md, "Parked QPs").
         self.tx_sched.cur_qp.next = self.wqe_fetch.wqe_qp.val();
         self.tx_sched.fifo_others.next = self.wqe_fetch.others.val();
         self.tx_seg.contend.next = self.tx_sched.contend.val();
@@ -2183,8 +2183,9 @@ impl<
         self.wqe_fetch.en_on.next = self.wqe_fetch.cfg_valid.val()
             & ((self.ew_qp_state.val() == 1) | (self.ew_qp_state.val() == 2));
         self.tx_seg.stop.next = self.wqe_fetch.wqe_off.val();
-        // A refused send SGE turns its QP's send side off (branch txsge),
-        // when no QP context write sets one this clock.
+        // A refused send SGE turns its QP's send side off when no QP context
+        // write sets one this clock (docs/rtl.md, "Send-side SGE checks and
+        // translation").
         self.tx_en_ew.next = self.wqe_fetch.en_valid.val();
         self.tx_seg.off_ready.next = !self.tx_en_ew.val() & !self.sqe_v.q.val();
         if self.tx_seg.off_valid.val() & !self.tx_en_ew.val() & !self.sqe_v.q.val() {
@@ -2741,7 +2742,7 @@ impl<
             self.fm_last.next = self.fw_port.raw_tx_last.val();
         }
         // tx_framer → fr_sk → the merge (FPGA timing: the merge's choice,
-        // which follows the ACK FIFO's block RAM output, no longer runs into
+        // which follows the ACK FIFO's block RAM output, does not run into
         // the framer's FIFO pops; +1 clock per data frame).
         self.fr_sk.clock.next = self.clock.val();
         self.fr_sk.reset.next = self.dp_rst.val();
@@ -3113,7 +3114,6 @@ impl<
         self.rd_cpl_wr_id.next = self.rd_track.cpl_wr_id.val();
         self.rd_cpl_status.next = self.rd_track.cpl_status.val();
         self.rd_cpl_len.next = self.rd_track.cpl_len.val();
-        self.rd_track.cpl_ready.next = self.send_cpl.rd_ready.val();
         self.cnt_rd_cpl.next = self.rd_track.cnt_cpl.val();
         self.cnt_rd_ord_over.next = self.rd_track.cnt_ord_over.val();
         self.cnt_rd_term.next = self.rd_track.cnt_term.val();
@@ -3156,6 +3156,7 @@ impl<
         self.send_cpl.rd_status.next = self.rd_cpl_status.val();
         self.send_cpl.rd_len.next = self.rd_cpl_len.val();
         self.rd_cpl_ready.next = self.send_cpl.rd_ready.val();
+        self.rd_track.cpl_ready.next = self.rd_cpl_ready.val();
         self.rx_send.cp2_valid.next = self.send_cpl.cpl_valid.val();
         self.send_cpl.cpl_ready.next = self.rx_send.cp2_ready.val();
         self.rx_send.cp2_cq.next = self.send_cpl.cpl_cq.val();

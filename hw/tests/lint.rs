@@ -1,6 +1,7 @@
 //! `verilator --lint-only -Wall` on every checked-in `hw/generated/*.v` (top
-//! module = file name) and on the Verilog of the blocks that are not yet
-//! part of `rnic_core` (generated here with the same post-processing). Any
+//! module = file name) and on the Verilog of a few blocks generated here on
+//! their own, each as its own top module, with the same post-processing
+//! (`standalone_blocks`; they are also part of `rnic_core`). Any
 //! warning fails the test with Verilator's messages. Without Verilator the
 //! test prints "skipped: ..." and passes, except under CI, where it fails
 //! (`support::have_tool`).
@@ -31,8 +32,8 @@ fn lint(file: &Path, top: &str) -> Option<String> {
     bad.then(|| format!("{}:\n{msgs}", file.display()))
 }
 
-/// Blocks not (yet) instantiated in a checked-in top: (top module name,
-/// rust-hdl's raw Verilog).
+/// Blocks linted as their own top module (each is also inside `rnic_core`,
+/// placement inside ddp_rx): (top module name, rust-hdl's raw Verilog).
 fn standalone_blocks() -> Vec<(&'static str, String)> {
     fn raw<T: Block>(mut b: T) -> String {
         b.connect_all();

@@ -2,9 +2,10 @@
 //! buffer into its own with one `post_send` (RFC 5040 §4.4) and polls its
 //! send CQ for the Read completion.
 //!
-//! The Read responder and the requester's Read completion are in the RTL
-//! since branch `readwire` ([`READ_IN_RTL`]); without them this example
-//! says so and exits non-zero.
+//! Both ends are the RTL's (docs/rtl.md, "RDMA Read"): B's Read responder
+//! (`rreq_queue`, `read_resp`) answers the Read Request; at A, `ddp_rx`
+//! places the Read Responses and `rd_track` completes the Read into the
+//! send CQ.
 //!
 //! `cargo run -p rnic-sim --example rdma_read`
 
@@ -14,17 +15,10 @@ use rnic_driver::{
     AccessFlags, DmaMem, MpaOptions, RemoteAddr, SendOp, SendWr, WcOpcode, WcStatus, WorkCompletion,
 };
 use rnic_sim::link::{cycle_time, LinkConfig};
-use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair, READ_IN_RTL};
+use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ};
 
 fn main() -> ExitCode {
-    if !READ_IN_RTL {
-        eprintln!(
-            "rdma_read: NOT RUN — the RDMA Read responder and the Read completion at the \
-             requester are not in the RTL yet (branch rdresp)"
-        );
-        return ExitCode::FAILURE;
-    }
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

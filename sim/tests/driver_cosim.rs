@@ -242,11 +242,12 @@ fn driver_verbs_on_rtl() {
     let sent = rdma_write(bus, &mut tx, stag, mr.va(), &data);
     // The fast path acknowledges every octet with pure ACKs on mac_tx_*
     // (RFC 9293 §3.10.7.4). Their addresses come from the TX side's
-    // per-connection config, which a firmware-port table write does not
-    // load yet (that join is in progress in rnic_core): the ACK number is
-    // checked, the addressing reported.
+    // per-connection context (tx_ctx), which the firmware-port table write
+    // of hand_connect loads like the direct pins do: the ACK number and the
+    // addressing are both checked.
     let (ack, addressed) = last_ack(bus, seq_start).expect("pure ACKs on mac_tx_*");
     assert_eq!(ack, sent, "ACK of every stream octet of the write");
+    assert!(addressed, "every pure ACK addressed LOCAL → PEER");
     println!(
         "{sent} stream octets acked on mac_tx_* ({} frames, cnt_tx_acks {}); \
          addressed LOCAL → PEER: {addressed}",

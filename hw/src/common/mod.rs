@@ -2,11 +2,12 @@
 //! occupancy) and `fifo_p` (its depth from the core profile), `pram` (a RAM
 //! declaring only the profile's entries) and `qp_ram` (a QP-indexed RAM of
 //! the profile's QP count), `skid` (register slice for a valid/ready
-//! stream), `crc32c_beat` (the MPA CRC32c over one beat, used by `mpa_rx`,
-//! `tx_mpa` and the core), the DMA arbiters `dma_rd_arb` (the core's four
-//! read clients) and `dma_wr_arb` (two write streams merged at request
-//! boundaries), [`k`] for blocks' constant fields, and `testutil` for the
-//! blocks' tests.
+//! stream), `slot_drain` (the read side of `tx_seg`'s and `read_resp`'s
+//! payload reorder buffers), `crc32c_beat` (the MPA CRC32c over one beat,
+//! used by `mpa_rx`, `tx_mpa` and the core), the DMA arbiters `dma_rd_arb`
+//! (the core's four read clients) and `dma_wr_arb` (two write streams
+//! merged at request boundaries), [`k`] for blocks' constant fields, and
+//! `testutil` for the blocks' tests.
 
 pub mod crc32c_beat;
 pub mod dma_rd_arb;
@@ -16,6 +17,7 @@ pub mod fifo_p;
 pub mod pram;
 pub mod qp_ram;
 pub mod skid;
+pub mod slot_drain;
 #[cfg(test)]
 pub(crate) mod testutil;
 

@@ -1029,9 +1029,9 @@ impl Logic for MpaRx {
                 self.rsel.next = self.rc.val().get_bits::<32>(32 * i);
             }
         }
-        // C's CRC is compared a clock later (`vq_x`, `crc_bad_d`): the
-        // verdict then no longer runs on into the FPDU-end, error and write
-        // logic of this beat.
+        // C's CRC is compared a clock later (`vq_x`, `crc_bad_d`), so the
+        // verdict does not run on into the FPDU-end, error and write logic
+        // of this beat.
 
         // ---- 4. ULPDU_LENGTH (RFC 5044 §4.1): of C if not yet read, else of N
         self.hdr_is_c.next = !self.body.val();
@@ -1044,10 +1044,9 @@ impl Logic for MpaRx {
         // The header's octets are read straight from their input lanes:
         // slot s is lane s below the beat's marker run and lane s + mkn from
         // it on (the compaction's rule), chosen by registers only. Read
-        // from the compacted octets shifted to `hstart` (`hsh`, gone), the
-        // length check and the next-state `need`/`urem`/`pad` waited for
-        // `vl`, the compaction and that shift (the unit-delay model's
-        // longest path before this cut). The octets differ from the compacted ones only
+        // from the compacted octets shifted to `hstart`, the length check
+        // and the next-state `need`/`urem`/`pad` would wait for `vl`, the
+        // compaction and that shift. The octets differ from the compacted ones only
         // past the beat's valid lanes, where the header is not complete
         // (`hcomp_raw`, `half` clear) and `ulen` is not used.
         self.hl0a.next = 0.into();

@@ -16,8 +16,8 @@
 //! fills in the middle of an accepted frame, the rest of its beats are
 //! lost: the frame is marked bad (its beats already written are discarded by
 //! the read side) and also counted in `cnt_overflow`. (Reserving a whole
-//! maximum frame up front, as before, would need a 4096-deep FIFO for
-//! back-to-back jumbo frames; losing mid-frame needs only 2048.) Frames longer
+//! maximum frame up front would need a 4096-deep FIFO for back-to-back
+//! jumbo frames; losing mid-frame needs only 2048.) Frames longer
 //! than `max_frame` octets (the constructor's parameter; default
 //! [`DEFAULT_MAX_FRAME`], 9018) are truncated in the FIFO at
 //! `ceil(max_frame / 8)` beats, marked bad, and counted in `cnt_oversize`.
@@ -38,9 +38,9 @@
 //! skid register `b`), not from the data FIFO's RAM: on ECP5 the block RAM's
 //! clock-to-output is slow enough that RAM output → `rx_parse` logic missed
 //! 125 MHz. The slice accepts a beat whenever `b` is empty, so it sustains
-//! one beat per clock with `out_ready` high, and `out_ready` no longer reaches
-//! the RAM read address combinationally. Cost: one clock more latency
-//! (a frame's first beat is on `out_*` one clock later than before).
+//! one beat per clock with `out_ready` high, and `out_ready` does not reach
+//! the RAM read address combinationally. Cost: one clock of latency (a
+//! frame's first beat is on `out_*` one clock later than the RAM's output).
 
 use crate::common::fifo::Fifo;
 use rust_hdl::prelude::*;

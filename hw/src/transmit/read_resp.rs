@@ -31,7 +31,8 @@
 //!    buffer of 2 × `8 << tx_slot_log2` octets: a read is at most 4096
 //!    octets in the sim profile, at most the capped MULPDU on the board),
 //!    drained in request order on `pay_*` as soon as the head slot's beats
-//!    are written (`dma_rd_cpl_ready` is always high). So the next
+//!    are written (`SlotDrain`, as in `tx_seg`; `dma_rd_cpl_ready` is
+//!    always high). So the next
 //!    segment's TPT lookup, descriptor and DMA read go while the previous
 //!    segment's payload is still streaming: two reads in flight, which
 //!    hides the DMA read latency (500 ns = 78 clocks against one 1500-MTU
@@ -42,6 +43,7 @@
 //!    has left the slots.
 
 use crate::common::k;
+use crate::common::slot_drain::SlotDrain;
 use rnic_wire::abi::tpt::ACCESS_REMOTE_READ;
 use rnic_wire::ddp::TAGGED_HEADER_LEN;
 use rnic_wire::rdmap::Opcode;
@@ -227,19 +229,15 @@ pub struct ReadRespN<const PR: usize> {
     req_done: DFF<Bit>,
     /// Payload reorder buffer: 2 slots of `2^tx_slot_log2` beats {last,
     /// keep, data} at {slot, beat[8:0]}. `wr_slot` takes the next read,
-    /// `rd_slot` is drained; `outst` = reads issued whose last beat has not
-    /// been handed to `pay_*` (0..=2; below 2 the slot `wr_slot` is empty);
-    /// `wc0`/`wc1` beats written per slot, `rcnt` beats read from the head;
-    /// `ov` = the RAM output holds a beat (read at `cur_addr`).
+    /// `drain` hands the head slot's beats to `pay_*`; `outst` = reads
+    /// issued whose last beat has not been handed to `pay_*` (0..=2; below
+    /// 2 the slot `wr_slot` is empty); `wc0`/`wc1` beats written per slot.
     pbuf: crate::common::pram::PRam<Bits<69>, 10>,
+    drain: SlotDrain<1, 10>,
     wr_slot: DFF<Bits<1>>,
-    rd_slot: DFF<Bits<1>>,
     outst: DFF<Bits<2>>,
     wc0: DFF<Bits<10>>,
     wc1: DFF<Bits<10>>,
-    rcnt: DFF<Bits<10>>,
-    ov: DFF<Bit>,
-    cur_addr: DFF<Bits<10>>,
     /// Window check of the segment in `Issue`: `fits_r` registered from the
     /// current `seq`/`adv_r`/`win_end`; `iss1` = the previous clock was
     /// already `Issue`; `wok` = it fitted
@@ -277,12 +275,8 @@ pub struct ReadRespN<const PR: usize> {
     kk: Signal<Local, Bits<16>>,
     adv: Signal<Local, Bits<32>>,
     req_fire: Signal<Local, Bit>,
-    drained: Signal<Local, Bit>,
     cslot: Signal<Local, Bits<1>>,
     cwc: Signal<Local, Bits<10>>,
-    hwc: Signal<Local, Bits<10>>,
-    head_ok: Signal<Local, Bit>,
-    raddr: Signal<Local, Bits<10>>,
     r_msn: Signal<Local, Bits<32>>,
     r_sstag: Signal<Local, Bits<32>>,
     r_len: Signal<Local, Bits<32>>,
@@ -421,14 +415,11 @@ impl<const PR: usize> Default for ReadRespN<PR> {
             win_end: Default::default(),
             req_done: Default::default(),
             pbuf: crate::common::pram::PRam::new(1, crate::profile::PROFILES[PR].tx_slot_log2),
+            drain: Default::default(),
             wr_slot: Default::default(),
-            rd_slot: Default::default(),
             outst: Default::default(),
             wc0: Default::default(),
             wc1: Default::default(),
-            rcnt: Default::default(),
-            ov: Default::default(),
-            cur_addr: Default::default(),
             cause_r: Default::default(),
             stopped: Default::default(),
             c_resp: Default::default(),
@@ -445,12 +436,8 @@ impl<const PR: usize> Default for ReadRespN<PR> {
             kk: Default::default(),
             adv: Default::default(),
             req_fire: Default::default(),
-            drained: Default::default(),
             cslot: Default::default(),
             cwc: Default::default(),
-            hwc: Default::default(),
-            head_ok: Default::default(),
-            raddr: Default::default(),
             r_msn: Default::default(),
             r_sstag: Default::default(),
             r_len: Default::default(),
@@ -467,8 +454,8 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
         dff_setup!(
             self, clock, state, qp, conn, msn, sink_stag, sink_to, len, src_stag, src_to, pd,
             cur_to, rest, seg, seg_last, addr, seq, seq_start, room, mk, crc, desc_done, req_done,
-            wr_slot, rd_slot, outst, wc0, wc1, rcnt, ov, cur_addr, fits_r, iss1, adv_r, iss2, wok,
-            cause_r, stopped, c_resp, c_segs, c_term, c_drop
+            wr_slot, outst, wc0, wc1, fits_r, iss1, adv_r, iss2, wok, cause_r, stopped, c_resp,
+            c_segs, c_term, c_drop
         );
         self.pd_ram.read_clock.next = self.clock.val();
         self.pd_ram.write_clock.next = self.clock.val();
@@ -638,40 +625,24 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
             }
         }
         // Drain: the head slot's beats as soon as they are written.
-        self.hwc.next = self.wc0.q.val();
-        if self.rd_slot.q.val() == 1 {
-            self.hwc.next = self.wc1.q.val();
+        self.drain.clock.next = self.clock.val();
+        self.drain.reset.next = self.reset.val();
+        self.drain.busy.next = self.outst.q.val() != 0;
+        self.drain.written.next = self.wc0.q.val();
+        if self.drain.slot.val() == 1 {
+            self.drain.written.next = self.wc1.q.val();
         }
-        self.head_ok.next = (self.outst.q.val() != 0) & (self.rcnt.q.val() < self.hwc.val());
-        self.pay_valid.next = self.ov.q.val();
+        self.pbuf.read_address.next = self.drain.ram_addr.val();
+        self.drain.ram_last.next = self.pbuf.read_data.val().get_bit(68);
+        self.drain.ready.next = self.pay_ready.val();
+        self.pay_valid.next = self.drain.valid.val();
         self.pay_data.next = self.pbuf.read_data.val().get_bits::<64>(0);
         self.pay_keep.next = self.pbuf.read_data.val().get_bits::<4>(64);
         self.pay_last.next = self.pbuf.read_data.val().get_bit(68);
-        self.drained.next = false;
-        self.pbuf.read_address.next = self.cur_addr.q.val();
-        self.raddr.next =
-            (bit_cast::<10, 1>(self.rd_slot.q.val()) << 9) | (self.rcnt.q.val() & 511);
-        if self.ov.q.val() & !self.pay_ready.val() {
-            // Hold the beat.
-            self.ov.d.next = true;
-        } else if self.ov.q.val() & self.pbuf.read_data.val().get_bit(68) {
-            // The slot's last beat goes: next slot (one idle clock).
-            self.drained.next = true;
-            self.ov.d.next = false;
-            self.rcnt.d.next = 0.into();
-            self.rd_slot.d.next = self.rd_slot.q.val() + 1;
-        } else if self.head_ok.val() {
-            self.pbuf.read_address.next = self.raddr.val();
-            self.cur_addr.d.next = self.raddr.val();
-            self.rcnt.d.next = self.rcnt.q.val() + 1;
-            self.ov.d.next = true;
-        } else {
-            self.ov.d.next = false;
-        }
-        if self.req_fire.val() & !self.drained.val() {
+        if self.req_fire.val() & !self.drain.drained.val() {
             self.outst.d.next = self.outst.q.val() + 1;
         }
-        if !self.req_fire.val() & self.drained.val() {
+        if !self.req_fire.val() & self.drain.drained.val() {
             self.outst.d.next = self.outst.q.val() - 1;
         }
 
@@ -882,10 +853,7 @@ impl<const PR: usize> Logic for ReadRespN<PR> {
             self.c_term.d.next = 0.into();
             self.c_drop.d.next = 0.into();
             self.wr_slot.d.next = 0.into();
-            self.rd_slot.d.next = 0.into();
             self.outst.d.next = 0.into();
-            self.rcnt.d.next = 0.into();
-            self.ov.d.next = false;
         }
     }
 }
@@ -1329,6 +1297,18 @@ mod tests {
             .collect()
     }
 
+    /// A Read Request for `len` octets at `src_to` of TPT entry `idx` with
+    /// key `key`, into a random sink (STag, then TO, drawn from `rng`).
+    fn read_request(rng: &mut Rng, idx: u32, key: u8, src_to: u64, len: u32) -> ReadRequestRepr {
+        ReadRequestRepr {
+            sink_stag: rng.next_u64() as u32,
+            sink_to: rng.next_u64(),
+            size: len,
+            src_stag: Stag::new(idx, key).unwrap().0,
+            src_to,
+        }
+    }
+
     /// The bench with QP 3 configured in the test's PD.
     fn configured_bench() -> Bench {
         let mut b = bench();
@@ -1402,13 +1382,7 @@ mod tests {
             } else {
                 (len, src_to)
             };
-            let r = ReadRequestRepr {
-                sink_stag: rng.next_u64() as u32,
-                sink_to: rng.next_u64(),
-                size: len,
-                src_stag: Stag::new(idx as u32, key).unwrap().0,
-                src_to,
-            };
+            let r = read_request(&mut rng, idx as u32, key, src_to, len);
             let o = run(&mut b, &mut rng, &r, msn, &st);
             if let Some(f) = want_fault {
                 assert!(
@@ -1523,13 +1497,7 @@ mod tests {
             };
             // 1..3 markers inside the FPDU; a 4 KiB-aligned source, so each
             // Read is one segment
-            let r = ReadRequestRepr {
-                sink_stag: rng.next_u64() as u32,
-                sink_to: rng.next_u64(),
-                size: len,
-                src_stag: Stag::new(1, e.key).unwrap().0,
-                src_to: e.va,
-            };
+            let r = read_request(&mut rng, 1, e.key, e.va, len);
             let st = Stream {
                 seq,
                 mulpdu: 1460,
@@ -1581,13 +1549,7 @@ mod tests {
             };
             let len = 64 * 1024;
             let src_to = e.va + 0x1000 - 0x123; // 4 KiB-aligned source
-            let r = ReadRequestRepr {
-                sink_stag: rng.next_u64() as u32,
-                sink_to: rng.next_u64(),
-                size: len,
-                src_stag: Stag::new(1, e.key).unwrap().0,
-                src_to,
-            };
+            let r = read_request(&mut rng, 1, e.key, src_to, len);
             let st = Stream {
                 seq: 0x6000,
                 mulpdu,
@@ -1649,13 +1611,7 @@ mod tests {
             let e = &table[1];
             let len = [0u32, 1, 3000, 9000, 5000, 700][round];
             let src_to = e.va + rng.below(100_000) as u64;
-            let r = ReadRequestRepr {
-                sink_stag: rng.next_u64() as u32,
-                sink_to: rng.next_u64(),
-                size: len,
-                src_stag: Stag::new(1, e.key).unwrap().0,
-                src_to,
-            };
+            let r = read_request(&mut rng, 1, e.key, src_to, len);
             // short of any FPDU's end (an empty Read Response is 20 octets)
             let closed = if round < 2 { 0 } else { rng.below(20) as u32 };
             let every = 40 + rng.below(160) as u64;

@@ -11,8 +11,8 @@
 //!   priority grant. So priority work waits at most one QP grant, and QP work
 //!   gets at least every other grant.
 //! * Output `grant_valid`, `grant_prio` (1: the priority requester, 0: QP
-//!   `grant_qp`), handshake `grant_ready`. Registered (FPGA timing: the
-//!   rotate / lowest-set-bit / index chain used to run in one clock from
+//!   `grant_qp`), handshake `grant_ready`. Registered (FPGA timing: so the
+//!   rotate / lowest-set-bit / index chain does not run in one clock from
 //!   `WqeFetch`'s busy register back into it): the grant on offer was
 //!   chosen one clock earlier from `pending`, `blocked`, `prio_valid`, `ptr`
 //!   and the alternation bit, and is re-chosen every clock. After a

@@ -59,7 +59,8 @@
 //!
 //! Payload DMA reads (tag [`PAY_TAG`] | slot): up to 4 in flight, each into
 //! its own slot of a reorder buffer (4 x 512 beats), drained in request
-//! order on `pay_*` as soon as the head slot's beats are written. A segment
+//! order on `pay_*` as soon as the head slot's beats are written
+//! (`SlotDrain`, as in `read_resp`). A segment
 //! payload longer than [`SEG_READ`] (4096) octets is read in 4096-octet
 //! pieces (and the rest) into consecutive slots, one payload stream with
 //! `pay_last` on its last piece only. Reads
@@ -106,6 +107,7 @@
 //! while `cq_room` (the completion queue can take its record).
 
 use crate::common::pram::PRam;
+use crate::common::slot_drain::SlotDrain;
 use rnic_wire::abi::cqe::WcStatus;
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rust_hdl::prelude::*;
@@ -437,15 +439,13 @@ pub struct TxSegN<const PR: usize> {
     c_short: Constant<Bits<32>>,
     /// 4 slots of `2^tx_slot_log2` beats (address {slot, beat[8:0]}).
     pbuf: PRam<Bits<69>, 11>,
+    /// The read side: the head slot's beats to `pay_*`.
+    drain: SlotDrain<2, 11>,
     wr_slot: DFF<Bits<2>>,
-    rd_slot: DFF<Bits<2>>,
     wc0: DFF<Bits<10>>,
     wc1: DFF<Bits<10>>,
     wc2: DFF<Bits<10>>,
     wc3: DFF<Bits<10>>,
-    rcnt: DFF<Bits<10>>,
-    ov: DFF<Bit>,
-    cur_addr: DFF<Bits<11>>,
     // ---- A segment's payload in pieces (`docs/rtl.md` "Full 9000-octet
     // frames"): next piece's bus address and octets left to request, the
     // last piece issued, per-slot "holds a segment's last piece".
@@ -477,10 +477,6 @@ pub struct TxSegN<const PR: usize> {
     rr_mode: Signal<Local, Bit>,
     cslot: Signal<Local, Bits<2>>,
     cwc: Signal<Local, Bits<10>>,
-    hwc: Signal<Local, Bits<10>>,
-    head_ok: Signal<Local, Bit>,
-    drained: Signal<Local, Bit>,
-    raddr: Signal<Local, Bits<11>>,
     req_fire: Signal<Local, Bit>,
     outst_next: Signal<Local, Bits<3>>,
     unst_next: Signal<Local, Bits<3>>,
@@ -697,15 +693,12 @@ impl<const PR: usize> Default for TxSegN<PR> {
             unst: Default::default(),
             c_short: Constant::new(SHORT_READ.into()),
             pbuf: PRam::new(2, pr.tx_slot_log2),
+            drain: Default::default(),
             wr_slot: Default::default(),
-            rd_slot: Default::default(),
             wc0: Default::default(),
             wc1: Default::default(),
             wc2: Default::default(),
             wc3: Default::default(),
-            rcnt: Default::default(),
-            ov: Default::default(),
-            cur_addr: Default::default(),
             pa: Default::default(),
             pl: Default::default(),
             pdone: Default::default(),
@@ -734,10 +727,6 @@ impl<const PR: usize> Default for TxSegN<PR> {
             rr_mode: Default::default(),
             cslot: Default::default(),
             cwc: Default::default(),
-            hwc: Default::default(),
-            head_ok: Default::default(),
-            drained: Default::default(),
-            raddr: Default::default(),
             req_fire: Default::default(),
             outst_next: Default::default(),
             unst_next: Default::default(),
@@ -783,14 +772,10 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             outst,
             unst,
             wr_slot,
-            rd_slot,
             wc0,
             wc1,
             wc2,
             wc3,
-            rcnt,
-            ov,
-            cur_addr,
             pa,
             pl,
             pdone,
@@ -966,7 +951,8 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         // gone, the segment is finished.
         self.fits_r.d.next =
             !self.win_en.val() | (((self.win_end.val() - self.send_end.val()) >> 31) == 0);
-        // A stopped QP (branch qpstop) starts no further segment.
+        // A stopped QP starts no further segment (docs/rtl.md, "QP send stop
+        // and Terminate receive").
         self.fits.next = self.fits_r.q.val() & !self.stop.val() & !self.hold.val();
         self.quiet.next = (self.outst.q.val() == 0)
             & !self.rr_pending.q.val()
@@ -1013,7 +999,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         // (`req_done` low) `pa`/`pl` follow the segment's bus address and
         // payload length (one clock behind; `go` waits for the arithmetic
         // pipeline anyway), each read takes min(pl, SEG_READ) octets at `pa`.
-        // A payload of at most SEG_READ octets is one read, as before.
+        // A payload of at most SEG_READ octets is one read.
         self.need_req.next = !self.is_rr.q.val() & self.plen.val().any();
         self.rd_all.next = self.req_done.q.val() & self.pdone.q.val();
         self.pay_fin.next = self.pl.q.val() <= self.c_seg_read.val();
@@ -1118,57 +1104,38 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                 self.wc3.d.next = 0.into();
             }
         }
-        // Drain: the head slot's beats as soon as they are written. `ov`:
-        // the RAM output holds a beat this clock (read at `cur_addr`).
-        self.hwc.next = self.wc0.q.val();
-        if self.rd_slot.q.val() == 1 {
-            self.hwc.next = self.wc1.q.val();
+        // Drain: the head slot's beats as soon as they are written.
+        self.drain.clock.next = self.clock.val();
+        self.drain.reset.next = self.reset.val();
+        self.drain.busy.next = self.outst.q.val() != 0;
+        self.drain.written.next = self.wc0.q.val();
+        if self.drain.slot.val() == 1 {
+            self.drain.written.next = self.wc1.q.val();
         }
-        if self.rd_slot.q.val() == 2 {
-            self.hwc.next = self.wc2.q.val();
+        if self.drain.slot.val() == 2 {
+            self.drain.written.next = self.wc2.q.val();
         }
-        if self.rd_slot.q.val() == 3 {
-            self.hwc.next = self.wc3.q.val();
+        if self.drain.slot.val() == 3 {
+            self.drain.written.next = self.wc3.q.val();
         }
-        self.head_ok.next = (self.outst.q.val() != 0) & (self.rcnt.q.val() < self.hwc.val());
+        self.pbuf.read_address.next = self.drain.ram_addr.val();
+        self.drain.ram_last.next = self.pbuf.read_data.val().get_bit(68);
+        self.drain.ready.next = self.pay_ready.val();
         self.rr_mode.next = self.rr_pending.q.val() & (self.outst.q.val() == 0);
-        self.pay_valid.next = self.ov.q.val();
+        self.pay_valid.next = self.drain.valid.val();
         self.pay_data.next = self.pbuf.read_data.val().get_bits::<64>(0);
         self.pay_keep.next = self.pbuf.read_data.val().get_bits::<4>(64);
         self.sfin_h.next = self.sfin.q.val().get_bit(0);
-        if self.rd_slot.q.val() == 1 {
+        if self.drain.slot.val() == 1 {
             self.sfin_h.next = self.sfin.q.val().get_bit(1);
         }
-        if self.rd_slot.q.val() == 2 {
+        if self.drain.slot.val() == 2 {
             self.sfin_h.next = self.sfin.q.val().get_bit(2);
         }
-        if self.rd_slot.q.val() == 3 {
+        if self.drain.slot.val() == 3 {
             self.sfin_h.next = self.sfin.q.val().get_bit(3);
         }
         self.pay_last.next = self.pbuf.read_data.val().get_bit(68) & self.sfin_h.val();
-        self.drained.next = false;
-        self.pbuf.read_address.next = self.cur_addr.q.val();
-        // Assigned on every path: Yosys infers a latch otherwise (the
-        // simulators do not care, synthesis does).
-        self.raddr.next = (bit_cast::<11, 2>(self.rd_slot.q.val()) << 9)
-            | bit_cast::<11, 10>(self.rcnt.q.val() & 511);
-        if self.ov.q.val() & !self.pay_ready.val() {
-            // Hold the beat.
-            self.ov.d.next = true;
-        } else if self.ov.q.val() & self.pbuf.read_data.val().get_bit(68) {
-            // The slot's last beat goes: next slot (one idle clock).
-            self.drained.next = true;
-            self.ov.d.next = false;
-            self.rcnt.d.next = 0.into();
-            self.rd_slot.d.next = self.rd_slot.q.val() + 1;
-        } else if self.head_ok.val() {
-            self.pbuf.read_address.next = self.raddr.val();
-            self.cur_addr.d.next = self.raddr.val();
-            self.rcnt.d.next = self.rcnt.q.val() + 1;
-            self.ov.d.next = true;
-        } else {
-            self.ov.d.next = false;
-        }
         if self.rr_mode.val() {
             self.pay_valid.next = true;
             self.pay_data.next = self.rr.q.val().get_bits::<64>(0);
@@ -1189,7 +1156,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         if self.req_fire.val() {
             self.outst_next.next = self.outst_next.val() + 1;
         }
-        if self.drained.val() {
+        if self.drain.drained.val() {
             self.outst_next.next = self.outst_next.val() - 1;
         }
         self.outst.d.next = self.outst_next.val();
@@ -1708,9 +1675,6 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             self.outst.d.next = 0.into();
             self.unst.d.next = 0.into();
             self.wr_slot.d.next = 0.into();
-            self.rd_slot.d.next = 0.into();
-            self.rcnt.d.next = 0.into();
-            self.ov.d.next = false;
             self.desc_done.d.next = false;
             self.req_done.d.next = false;
             self.n_segs.d.next = 0.into();
@@ -2942,8 +2906,9 @@ mod tests {
             res.qp_done[0],
             w.opened
         );
-        // QP 0 parks while another QP waits (branch sendpark: not when it
-        // is alone, then it waits holding the WQE for the next opening).
+        // QP 0 parks while another QP waits (docs/rtl.md, "Parked QPs": not
+        // when it is alone, then it waits holding the WQE for the next
+        // opening).
         assert!(w.cnt_park >= 1, "QP 0 parked while QPs 1..3 waited");
         assert!(w.parks.iter().all(|p| p.1 == 0), "only QP 0 parks");
         // The other QPs are not held behind QP 0.
@@ -2968,7 +2933,7 @@ mod tests {
     #[test]
     fn wakeup_in_the_clock_of_the_park() {
         // Four QPs, so that others wait when QP 0 stalls (it parks only
-        // then, branch sendpark).
+        // then).
         let (setups, mut refs, mut m) = park_qps(4, 6, 5000, 0x5A3E);
         let s0 = setups[0].seq_start;
         let mut w = WinModel {
