@@ -123,6 +123,9 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
     reg  fetch_fault$d;
     wire  fetch_fault$q;
     reg  fetch_fault$clock;
+    reg  [31:0] fa$d;
+    wire  [31:0] fa$q;
+    reg  fa$clock;
     reg  [31:0] ls_addr$d;
     wire  [31:0] ls_addr$q;
     reg  ls_addr$clock;
@@ -248,6 +251,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
     reg  [31:0] alu;
     reg  alu_ok;
     reg  taken;
+    reg  seq;
     reg  [31:0] target;
     reg  [31:0] maddr;
     reg  misal;
@@ -376,6 +380,11 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .d(fetch_fault$d),
         .q(fetch_fault$q),
         .clock(fetch_fault$clock)
+    );
+    rv32_core$fa fa(
+        .d(fa$d),
+        .q(fa$q),
+        .clock(fa$clock)
     );
     rv32_core$ls_addr ls_addr(
         .d(ls_addr$d),
@@ -559,6 +568,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         pc$clock = clock;
         ir$clock = clock;
         fetch_fault$clock = clock;
+        fa$clock = clock;
         ls_addr$clock = clock;
         ls_f3$clock = clock;
         ls_src$clock = clock;
@@ -598,6 +608,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         pc$d = pc$q;
         ir$d = ir$q;
         fetch_fault$d = fetch_fault$q;
+        fa$d = fa$q;
         ls_addr$d = ls_addr$q;
         ls_f3$d = ls_f3$q;
         ls_src$d = ls_src$q;
@@ -933,6 +944,8 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         wb_data = alu;
         jump = 1'b0;
         jump_pc = pc4;
+        seq = 1'b1;
+        fa$d = pc4;
         csr_we = 1'b0;
         mem_strb = 4'h0;
         mem_addr = maddr & 32'hfffffffc;
@@ -1002,6 +1015,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
                             retire = 1'b1;
                             jump = 1'b1;
                             jump_pc = target;
+                            seq = 1'b0;
                         end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
@@ -1015,6 +1029,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
                             jump = 1'b1;
                             if (taken) begin
                                 jump_pc = target;
+                                seq = 1'b0;
                             end
                         end
                     end
@@ -1120,6 +1135,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
                             retire = 1'b1;
                             jump = 1'b1;
                             jump_pc = mepc$q;
+                            seq = 1'b0;
                         end
                         else if (ir$q == 32'h10500073) begin
                             retire = 1'b1;
@@ -1239,14 +1255,22 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
             st_mie$d = 1'b0;
             jump = 1'b1;
             jump_pc = trap_vec;
+            seq = 1'b0;
         end
         imem$read_address = maddr[(32'h2)+:(15)];
         if (state$q == CpuState$Fetch) begin
             imem$read_address = pc$q[(32'h2)+:(15)];
         end
+        else if ((state$q == CpuState$Exec) & (opcode != 7'h3)) begin
+            imem$read_address = fa$q[(32'h2)+:(15)];
+        end
         if (jump) begin
             pc$d = jump_pc;
             state$d = CpuState$Fetch;
+            if ((state$q == CpuState$Exec) & seq) begin
+                fetch_fault$d = (fa$q & imem_hi) != 32'h0;
+                state$d = CpuState$Decode;
+            end
         end
         load_dm = (load_addr & dmem_hi) == 32'h10000000;
         imem$write_address = load_addr[(32'h2)+:(15)];
@@ -1480,6 +1504,25 @@ module rv32_core$dmem3(read_address,read_clock,read_data,write_address,write_clo
        end
     end
 endmodule // rv32_core$dmem3
+
+
+module rv32_core$fa(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$fa
 
 
 module rv32_core$fetch_fault(d,q,clock);

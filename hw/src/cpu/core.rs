@@ -107,6 +107,10 @@ pub struct Rv32<const IW: usize, const DW: usize> {
     ir: DFF<Bits<32>>,
     /// `pc` is outside the instruction memory (found when it was set).
     fetch_fault: DFF<Bit>,
+    /// `pc + 4`, registered: the instruction memory reads there during
+    /// `Exec` (but for a load), so that a sequential next instruction is
+    /// in `Decode` the clock after `Exec`, without a `Fetch`.
+    fa: DFF<Bits<32>>,
     /// Load / bus access in flight: address, funct3, source (0 imem, 1
     /// dmem, 2 timer, 3 bus), write, strobes, write data.
     ls_addr: DFF<Bits<32>>,
@@ -168,6 +172,8 @@ pub struct Rv32<const IW: usize, const DW: usize> {
     alu: Signal<Local, Bits<32>>,
     alu_ok: Signal<Local, Bit>,
     taken: Signal<Local, Bit>,
+    /// The next pc is `pc + 4` (no jump taken, no trap, no mret).
+    seq: Signal<Local, Bit>,
     target: Signal<Local, Bits<32>>,
     // Loads and stores.
     maddr: Signal<Local, Bits<32>>,
@@ -249,6 +255,7 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
             pc: Default::default(),
             ir: Default::default(),
             fetch_fault: Default::default(),
+            fa: Default::default(),
             ls_addr: Default::default(),
             ls_f3: Default::default(),
             ls_src: Default::default(),
@@ -302,6 +309,7 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
             alu: Default::default(),
             alu_ok: Default::default(),
             taken: Default::default(),
+            seq: Default::default(),
             target: Default::default(),
             maddr: Default::default(),
             misal: Default::default(),
@@ -350,6 +358,7 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             pc,
             ir,
             fetch_fault,
+            fa,
             ls_addr,
             ls_f3,
             ls_src,
@@ -678,6 +687,8 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         self.wb_data.next = self.alu.val();
         self.jump.next = false;
         self.jump_pc.next = self.pc4.val();
+        self.seq.next = true;
+        self.fa.d.next = self.pc4.val();
         self.csr_we.next = false;
         self.mem_strb.next = 0.into();
         self.mem_addr.next = self.maddr.val() & 0xFFFF_FFFC_u64;
@@ -744,6 +755,7 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
                         self.retire.next = true;
                         self.jump.next = true;
                         self.jump_pc.next = self.target.val();
+                        self.seq.next = false;
                     }
                 } else if (self.opcode.val() == 0x63) & (self.f3.val() != 2) & (self.f3.val() != 3)
                 {
@@ -757,6 +769,7 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
                         self.jump.next = true;
                         if self.taken.val() {
                             self.jump_pc.next = self.target.val();
+                            self.seq.next = false;
                         }
                     }
                 } else if (self.opcode.val() == 0x33) & (self.f7.val() == 1) {
@@ -858,6 +871,7 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
                         self.retire.next = true;
                         self.jump.next = true;
                         self.jump_pc.next = self.mepc.q.val();
+                        self.seq.next = false;
                     } else if self.ir.q.val() == 0x1050_0073_u64 {
                         // WFI: a nop (allowed by the privileged spec).
                         self.retire.next = true;
@@ -969,17 +983,27 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             self.st_mie.d.next = false;
             self.jump.next = true;
             self.jump_pc.next = self.trap_vec.val();
+            self.seq.next = false;
         }
         // The next pc goes to a register first and reaches the instruction
         // memory's address pins in Fetch: the next-pc logic does not drive
         // the 2^IW-word RAM's address nets in the clock that computes it.
+        // In Exec, but for a load (which may read the instruction memory
+        // at its own address), it reads at `pc + 4` (`fa`, a register): a
+        // sequential next instruction goes straight to Decode.
         self.imem.read_address.next = self.maddr.val().get_bits::<IW>(2);
         if self.state.q.val() == CpuState::Fetch {
             self.imem.read_address.next = self.pc.q.val().get_bits::<IW>(2);
+        } else if (self.state.q.val() == CpuState::Exec) & (self.opcode.val() != 0x03) {
+            self.imem.read_address.next = self.fa.q.val().get_bits::<IW>(2);
         }
         if self.jump.val() {
             self.pc.d.next = self.jump_pc.val();
             self.state.d.next = CpuState::Fetch;
+            if (self.state.q.val() == CpuState::Exec) & self.seq.val() {
+                self.fetch_fault.d.next = (self.fa.q.val() & self.imem_hi.val()) != 0;
+                self.state.d.next = CpuState::Decode;
+            }
         }
 
         // ---- Memory and register-file ports.
