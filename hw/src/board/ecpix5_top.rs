@@ -44,6 +44,7 @@
 //!   blue bridge host known. LED 2: green core RX activity, blue bridge RX
 //!   activity. LED 3: green TX activity, red bad frame seen (recently).
 
+use super::cpu_port::{CpuPort, FwPortOwner};
 use super::ecp5::Pll;
 use super::eth_share::{RxSplit, TxArb};
 use super::mac_tx::MacTx;
@@ -52,6 +53,7 @@ use super::rgmii::RgmiiTx;
 use super::tx_cdc::TxCdc;
 use super::udp_bridge::UdpBridge;
 use super::versa5g_top::{RxPort, Stretch};
+use crate::cpu::Rv32Fw;
 use crate::rnic_core::RnicCoreBoard;
 use rust_hdl::prelude::*;
 
@@ -99,6 +101,9 @@ pub struct Ecpix5Top {
     mdio0: PhyManager,
     mdio0_buf: TristateBuffer<Bit>,
     bridge: UdpBridge,
+    cpu: Rv32Fw,
+    cpu_port: CpuPort,
+    fw_owner: FwPortOwner,
     act_core: Stretch,
     act_br: Stretch,
     act_tx: Stretch,
@@ -148,6 +153,9 @@ impl Default for Ecpix5Top {
             mdio0: PhyManager::basic(0, (1 << 20) - 1, 16),
             mdio0_buf: Default::default(),
             bridge: Default::default(),
+            cpu: Default::default(),
+            cpu_port: Default::default(),
+            fw_owner: Default::default(),
             act_core: Default::default(),
             act_br: Default::default(),
             act_tx: Default::default(),
@@ -167,7 +175,7 @@ impl Logic for Ecpix5Top {
         self.pll.clkin.next = self.clk100.val();
         self.clock.next = self.pll.clk62.val();
         self.tx_clock.next = self.pll.clk0.val();
-        clock!(self, clock, core, mdio0, bridge, split, arb, act_core, act_br, act_tx, bad);
+        clock!(self, clock, core, mdio0, bridge, cpu, cpu_port, fw_owner, split, arb, act_core, act_br, act_tx, bad);
         clock!(self, tx_clock, tx0);
         dff_setup!(self, clock, por, reset, heartbeat, err);
         dff_setup!(self, tx_clock, tx_err);
@@ -347,12 +355,42 @@ impl Logic for Ecpix5Top {
         self.core.csr_wdata.next = self.bridge.csr_wdata.val();
         self.bridge.csr_rdata.next = self.core.csr_rdata.val();
         self.bridge.csr_rvalid.next = self.core.csr_rvalid.val();
-        self.core.fw_valid.next = self.bridge.fw_valid.val();
-        self.core.fw_write.next = self.bridge.fw_write.val();
-        self.core.fw_addr.next = self.bridge.fw_addr.val();
-        self.core.fw_wdata.next = self.bridge.fw_wdata.val();
-        self.bridge.fw_rdata.next = self.core.fw_rdata.val();
-        self.bridge.fw_rvalid.next = self.core.fw_rvalid.val();
+        // The firmware port: the CPU's (after reset) or the bridge's
+        // firmware window's while CPU_CTL.HOLD holds the CPU in reset
+        // (`cpu_port.rs`).
+        self.fw_owner.reset.next = self.reset.q.val();
+        self.fw_owner.br_valid.next = self.bridge.fw_valid.val();
+        self.fw_owner.br_write.next = self.bridge.fw_write.val();
+        self.fw_owner.br_addr.next = self.bridge.fw_addr.val();
+        self.fw_owner.br_wdata.next = self.bridge.fw_wdata.val();
+        self.bridge.fw_rdata.next = self.fw_owner.br_rdata.val();
+        self.bridge.fw_rvalid.next = self.fw_owner.br_rvalid.val();
+        self.fw_owner.cpu_valid.next = self.cpu_port.fw_valid.val();
+        self.fw_owner.cpu_write.next = self.cpu_port.fw_write.val();
+        self.fw_owner.cpu_addr.next = self.cpu_port.fw_addr.val();
+        self.fw_owner.cpu_wdata.next = self.cpu_port.fw_wdata.val();
+        self.cpu_port.fw_rdata.next = self.fw_owner.cpu_rdata.val();
+        self.cpu_port.fw_rvalid.next = self.fw_owner.cpu_rvalid.val();
+        self.core.fw_valid.next = self.fw_owner.fw_valid.val();
+        self.core.fw_write.next = self.fw_owner.fw_write.val();
+        self.core.fw_addr.next = self.fw_owner.fw_addr.val();
+        self.core.fw_wdata.next = self.fw_owner.fw_wdata.val();
+        self.fw_owner.fw_rdata.next = self.core.fw_rdata.val();
+        self.fw_owner.fw_rvalid.next = self.core.fw_rvalid.val();
+        // The CPU: the firmware image (loaded through CPU_LOAD_*), polling
+        // the port with interrupts off.
+        self.cpu.reset.next = self.fw_owner.cpu_reset.val();
+        self.cpu_port.reset.next = self.fw_owner.cpu_reset.val();
+        self.cpu.ext_irq.next = false;
+        self.cpu.load_we.next = self.fw_owner.load_we.val();
+        self.cpu.load_addr.next = self.fw_owner.load_addr.val();
+        self.cpu.load_data.next = self.fw_owner.load_data.val();
+        self.cpu_port.bus_valid.next = self.cpu.bus_valid.val();
+        self.cpu_port.bus_we.next = self.cpu.bus_we.val();
+        self.cpu_port.bus_addr.next = self.cpu.bus_addr.val();
+        self.cpu_port.bus_wdata.next = self.cpu.bus_wdata.val();
+        self.cpu.bus_ready.next = self.cpu_port.bus_ready.val();
+        self.cpu.bus_rdata.next = self.cpu_port.bus_rdata.val();
         self.bridge.dma_rd_req_valid.next = self.core.dma_rd_req_valid.val();
         self.core.dma_rd_req_ready.next = self.bridge.dma_rd_req_ready.val();
         self.bridge.dma_rd_req_addr.next = self.core.dma_rd_req_addr.val();
