@@ -1088,6 +1088,18 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     reg  [31:0] fw_owner$br_wdata;
     wire  [31:0] fw_owner$br_rdata;
     wire  fw_owner$br_rvalid;
+    reg  fw_owner$br_csr_valid;
+    reg  fw_owner$br_csr_write;
+    reg  [23:0] fw_owner$br_csr_addr;
+    reg  [31:0] fw_owner$br_csr_wdata;
+    wire  [31:0] fw_owner$br_csr_rdata;
+    wire  fw_owner$br_csr_rvalid;
+    wire  fw_owner$csr_valid;
+    wire  fw_owner$csr_write;
+    wire  [23:0] fw_owner$csr_addr;
+    wire  [31:0] fw_owner$csr_wdata;
+    reg  [31:0] fw_owner$csr_rdata;
+    reg  fw_owner$csr_rvalid;
     reg  fw_owner$cpu_valid;
     reg  fw_owner$cpu_write;
     reg  [23:0] fw_owner$cpu_addr;
@@ -1661,6 +1673,18 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         .br_wdata(fw_owner$br_wdata),
         .br_rdata(fw_owner$br_rdata),
         .br_rvalid(fw_owner$br_rvalid),
+        .br_csr_valid(fw_owner$br_csr_valid),
+        .br_csr_write(fw_owner$br_csr_write),
+        .br_csr_addr(fw_owner$br_csr_addr),
+        .br_csr_wdata(fw_owner$br_csr_wdata),
+        .br_csr_rdata(fw_owner$br_csr_rdata),
+        .br_csr_rvalid(fw_owner$br_csr_rvalid),
+        .csr_valid(fw_owner$csr_valid),
+        .csr_write(fw_owner$csr_write),
+        .csr_addr(fw_owner$csr_addr),
+        .csr_wdata(fw_owner$csr_wdata),
+        .csr_rdata(fw_owner$csr_rdata),
+        .csr_rvalid(fw_owner$csr_rvalid),
         .cpu_valid(fw_owner$cpu_valid),
         .cpu_write(fw_owner$cpu_write),
         .cpu_addr(fw_owner$cpu_addr),
@@ -1864,12 +1888,18 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         rgmii_txd = pins$txd;
         bridge$board_mac = 48'h25242000002;
         bridge$board_ip = 32'ha000002;
-        core$csr_valid = bridge$csr_valid;
-        core$csr_write = bridge$csr_write;
-        core$csr_addr = bridge$csr_addr;
-        core$csr_wdata = bridge$csr_wdata;
-        bridge$csr_rdata = core$csr_rdata;
-        bridge$csr_rvalid = core$csr_rvalid;
+        fw_owner$br_csr_valid = bridge$csr_valid;
+        fw_owner$br_csr_write = bridge$csr_write;
+        fw_owner$br_csr_addr = bridge$csr_addr;
+        fw_owner$br_csr_wdata = bridge$csr_wdata;
+        bridge$csr_rdata = fw_owner$br_csr_rdata;
+        bridge$csr_rvalid = fw_owner$br_csr_rvalid;
+        core$csr_valid = fw_owner$csr_valid;
+        core$csr_write = fw_owner$csr_write;
+        core$csr_addr = fw_owner$csr_addr;
+        core$csr_wdata = fw_owner$csr_wdata;
+        fw_owner$csr_rdata = core$csr_rdata;
+        fw_owner$csr_rvalid = core$csr_rvalid;
         fw_owner$reset = reset$q;
         fw_owner$br_valid = bridge$fw_valid;
         fw_owner$br_write = bridge$fw_write;
@@ -63981,7 +64011,7 @@ module rnic_ecpix5$err(d,q,clock);
 endmodule // rnic_ecpix5$err
 
 
-module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rdata,br_rvalid,cpu_valid,cpu_write,cpu_addr,cpu_wdata,cpu_rdata,cpu_rvalid,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,cpu_reset,load_we,load_addr,load_data);
+module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rdata,br_rvalid,br_csr_valid,br_csr_write,br_csr_addr,br_csr_wdata,br_csr_rdata,br_csr_rvalid,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,cpu_valid,cpu_write,cpu_addr,cpu_wdata,cpu_rdata,cpu_rvalid,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,cpu_reset,load_we,load_addr,load_data);
 
     // Module arguments
     input wire  clock;
@@ -63992,6 +64022,18 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
     input wire  [31:0] br_wdata;
     output reg  [31:0] br_rdata;
     output reg  br_rvalid;
+    input wire  br_csr_valid;
+    input wire  br_csr_write;
+    input wire  [23:0] br_csr_addr;
+    input wire  [31:0] br_csr_wdata;
+    output reg  [31:0] br_csr_rdata;
+    output reg  br_csr_rvalid;
+    output reg  csr_valid;
+    output reg  csr_write;
+    output reg  [23:0] csr_addr;
+    output reg  [31:0] csr_wdata;
+    input wire  [31:0] csr_rdata;
+    input wire  csr_rvalid;
     input wire  cpu_valid;
     input wire  cpu_write;
     input wire  [23:0] cpu_addr;
@@ -64028,9 +64070,12 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
     reg  ans$d;
     wire  ans$q;
     reg  ans$clock;
-    reg  [31:0] ans_data$d;
-    wire  [31:0] ans_data$q;
-    reg  ans_data$clock;
+    reg  csr_ans$d;
+    wire  csr_ans$q;
+    reg  csr_ans$clock;
+    reg  [31:0] csr_ans_data$d;
+    wire  [31:0] csr_ans_data$q;
+    reg  csr_ans_data$clock;
 
     // Sub module instances
     rnic_ecpix5$fw_owner$hold hold(
@@ -64063,10 +64108,15 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
         .q(ans$q),
         .clock(ans$clock)
     );
-    rnic_ecpix5$fw_owner$ans_data ans_data(
-        .d(ans_data$d),
-        .q(ans_data$q),
-        .clock(ans_data$clock)
+    rnic_ecpix5$fw_owner$csr_ans csr_ans(
+        .d(csr_ans$d),
+        .q(csr_ans$q),
+        .clock(csr_ans$clock)
+    );
+    rnic_ecpix5$fw_owner$csr_ans_data csr_ans_data(
+        .d(csr_ans_data$d),
+        .q(csr_ans_data$q),
+        .clock(csr_ans_data$clock)
     );
 
     // Update code
@@ -64077,20 +64127,22 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
         ld_addr$clock = clock;
         ld_data$clock = clock;
         ans$clock = clock;
-        ans_data$clock = clock;
+        csr_ans$clock = clock;
+        csr_ans_data$clock = clock;
         hold$d = hold$q;
         next_addr$d = next_addr$q;
         ld_we$d = ld_we$q;
         ld_addr$d = ld_addr$q;
         ld_data$d = ld_data$q;
         ans$d = ans$q;
-        ans_data$d = ans_data$q;
+        csr_ans$d = csr_ans$q;
+        csr_ans_data$d = csr_ans_data$q;
         cpu_reset = reset | hold$q;
         load_we = ld_we$q;
         load_addr = ld_addr$q;
         load_data = ld_data$q;
         if (hold$q) begin
-            fw_valid = br_valid & ~br_addr[32'h17];
+            fw_valid = br_valid;
             fw_write = br_write;
             fw_addr = br_addr;
             fw_wdata = br_wdata;
@@ -64105,35 +64157,47 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
         cpu_rvalid = fw_rvalid & ~hold$q;
         br_rvalid = ans$q | (fw_rvalid & hold$q);
         if (ans$q) begin
-            br_rdata = ans_data$q;
+            br_rdata = 32'h0;
         end
         else begin
             br_rdata = fw_rdata;
         end
-        ans$d = 1'b0;
+        ans$d = br_valid & ~br_write & ~hold$q;
+        csr_valid = br_csr_valid & ~br_csr_addr[32'h17];
+        csr_write = br_csr_write;
+        csr_addr = br_csr_addr;
+        csr_wdata = br_csr_wdata;
+        br_csr_rvalid = csr_ans$q | csr_rvalid;
+        if (csr_ans$q) begin
+            br_csr_rdata = csr_ans_data$q;
+        end
+        else begin
+            br_csr_rdata = csr_rdata;
+        end
+        csr_ans$d = 1'b0;
         ld_we$d = 1'b0;
-        if (br_valid & (br_addr[32'h17] | ~hold$q)) begin
-            if (~br_write) begin
-                ans$d = 1'b1;
-                ans_data$d = 32'h0;
-                if ((br_addr == 24'h800000) & hold$q) begin
-                    ans_data$d = 32'h1;
+        if (br_csr_valid & br_csr_addr[32'h17]) begin
+            if (~br_csr_write) begin
+                csr_ans$d = 1'b1;
+                csr_ans_data$d = 32'h0;
+                if ((br_csr_addr == 24'h800000) & hold$q) begin
+                    csr_ans_data$d = 32'h1;
                 end
-                if (br_addr == 24'h800004) begin
-                    ans_data$d = next_addr$q;
+                if (br_csr_addr == 24'h800004) begin
+                    csr_ans_data$d = next_addr$q;
                 end
             end
             else begin
-                if (br_addr == 24'h800000) begin
-                    hold$d = br_wdata[32'h0];
+                if (br_csr_addr == 24'h800000) begin
+                    hold$d = br_csr_wdata[32'h0];
                 end
-                if (br_addr == 24'h800004) begin
-                    next_addr$d = br_wdata;
+                if (br_csr_addr == 24'h800004) begin
+                    next_addr$d = br_csr_wdata;
                 end
-                if (br_addr == 24'h800008) begin
+                if (br_csr_addr == 24'h800008) begin
                     ld_we$d = 1'b1;
                     ld_addr$d = next_addr$q;
-                    ld_data$d = br_wdata;
+                    ld_data$d = br_csr_wdata;
                     next_addr$d = next_addr$q + 32'h4;
                 end
             end
@@ -64143,6 +64207,7 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
             next_addr$d = 32'h0;
             ld_we$d = 1'b0;
             ans$d = 1'b0;
+            csr_ans$d = 1'b0;
         end
     end
 
@@ -64168,7 +64233,26 @@ module rnic_ecpix5$fw_owner$ans(d,q,clock);
 endmodule // rnic_ecpix5$fw_owner$ans
 
 
-module rnic_ecpix5$fw_owner$ans_data(d,q,clock);
+module rnic_ecpix5$fw_owner$csr_ans(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$csr_ans
+
+
+module rnic_ecpix5$fw_owner$csr_ans_data(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -64184,7 +64268,7 @@ module rnic_ecpix5$fw_owner$ans_data(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$fw_owner$ans_data
+endmodule // rnic_ecpix5$fw_owner$csr_ans_data
 
 
 module rnic_ecpix5$fw_owner$hold(d,q,clock);

@@ -14,14 +14,16 @@
 //! the firmware writes whole words, so `bus_strb` is not used. A read takes
 //! 2 clocks plus the port's read latency, a write 2 clocks.
 //!
-//! **`FwPortOwner`** gives the port to one owner at a time. The bridge's
-//! firmware window (`FW_READ`/`FW_WRITE`, docs/bridge.md) reaches, at
-//! offsets with bit 23 set, three registers of its own ([`CPU_CTL`],
-//! [`CPU_LOAD_ADDR`], [`CPU_LOAD_DATA`]); they never reach the core.
+//! **`FwPortOwner`** gives the port to one owner at a time, and holds three
+//! registers of the top in BAR0 (the bridge's `MMIO_READ`/`MMIO_WRITE`) at
+//! offsets with bit 23 set ([`CPU_CTL`], [`CPU_LOAD_ADDR`],
+//! [`CPU_LOAD_DATA`]); those accesses never reach the core, every other
+//! BAR0 access passes through unchanged.
 //! * `CPU_CTL` bit 0, `HOLD` (0 after reset): 0 = the CPU runs and owns
-//!   the port; the bridge's other firmware-window accesses are answered
-//!   here (a read 0, a write dropped). 1 = the CPU is held in reset and the
-//!   bridge owns the port (the firmware on a host, as before the CPU).
+//!   the firmware port; the bridge's firmware-window accesses
+//!   (`FW_READ`/`FW_WRITE`) are answered here (a read 0, a write dropped).
+//!   1 = the CPU is held in reset and the bridge's firmware window is the
+//!   port (the firmware on a host, as before the CPU).
 //! * `CPU_LOAD_ADDR`: the instruction-memory octet address of the next
 //!   load; `CPU_LOAD_DATA`: a write puts the word into the CPU's load port
 //!   at that address and adds 4 to it. The load port writes only while the
@@ -33,12 +35,12 @@
 
 use rust_hdl::prelude::*;
 
-/// Firmware-window offset (bridge `FW_READ`/`FW_WRITE`) of the CPU control
+/// BAR0 offset (bridge `MMIO_READ`/`MMIO_WRITE`) of the CPU control
 /// register: bit 0 `HOLD`.
 pub const CPU_CTL: u32 = 0x80_0000;
-/// Firmware-window offset of the load address (octets, instruction memory).
+/// BAR0 offset of the load address (octets, instruction memory).
 pub const CPU_LOAD_ADDR: u32 = 0x80_0004;
-/// Firmware-window offset of the load data register (write only).
+/// BAR0 offset of the load data register (write only).
 pub const CPU_LOAD_DATA: u32 = 0x80_0008;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
@@ -129,6 +131,19 @@ pub struct FwPortOwner {
     pub br_wdata: Signal<In, Bits<32>>,
     pub br_rdata: Signal<Out, Bits<32>>,
     pub br_rvalid: Signal<Out, Bit>,
+    // The bridge's BAR0 side and the core's BAR0.
+    pub br_csr_valid: Signal<In, Bit>,
+    pub br_csr_write: Signal<In, Bit>,
+    pub br_csr_addr: Signal<In, Bits<24>>,
+    pub br_csr_wdata: Signal<In, Bits<32>>,
+    pub br_csr_rdata: Signal<Out, Bits<32>>,
+    pub br_csr_rvalid: Signal<Out, Bit>,
+    pub csr_valid: Signal<Out, Bit>,
+    pub csr_write: Signal<Out, Bit>,
+    pub csr_addr: Signal<Out, Bits<24>>,
+    pub csr_wdata: Signal<Out, Bits<32>>,
+    pub csr_rdata: Signal<In, Bits<32>>,
+    pub csr_rvalid: Signal<In, Bit>,
     // The CPU's side (`CpuPort`'s `fw_*`).
     pub cpu_valid: Signal<In, Bit>,
     pub cpu_write: Signal<In, Bit>,
@@ -155,21 +170,33 @@ pub struct FwPortOwner {
     ld_addr: DFF<Bits<32>>,
     ld_data: DFF<Bits<32>>,
     ans: DFF<Bit>,
-    ans_data: DFF<Bits<32>>,
+    csr_ans: DFF<Bit>,
+    csr_ans_data: DFF<Bits<32>>,
 }
 
 impl Logic for FwPortOwner {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, hold, next_addr, ld_we, ld_addr, ld_data, ans, ans_data);
+        dff_setup!(
+            self,
+            clock,
+            hold,
+            next_addr,
+            ld_we,
+            ld_addr,
+            ld_data,
+            ans,
+            csr_ans,
+            csr_ans_data
+        );
         self.cpu_reset.next = self.reset.val() | self.hold.q.val();
         self.load_we.next = self.ld_we.q.val();
         self.load_addr.next = self.ld_addr.q.val();
         self.load_data.next = self.ld_data.q.val();
-        // The port: the bridge's accesses below the control registers while
-        // held, the CPU's otherwise.
+        // The firmware port: the bridge's window while held, the CPU's
+        // otherwise.
         if self.hold.q.val() {
-            self.fw_valid.next = self.br_valid.val() & !self.br_addr.val().get_bit(23);
+            self.fw_valid.next = self.br_valid.val();
             self.fw_write.next = self.br_write.val();
             self.fw_addr.next = self.br_addr.val();
             self.fw_wdata.next = self.br_wdata.val();
@@ -181,36 +208,49 @@ impl Logic for FwPortOwner {
         }
         self.cpu_rdata.next = self.fw_rdata.val();
         self.cpu_rvalid.next = self.fw_rvalid.val() & !self.hold.q.val();
-        // The bridge's answers: from the core while held, else from here.
+        // The bridge's window answers: from the core while held, else a
+        // read is answered 0 here in the next clock.
         self.br_rvalid.next = self.ans.q.val() | (self.fw_rvalid.val() & self.hold.q.val());
         if self.ans.q.val() {
-            self.br_rdata.next = self.ans_data.q.val();
+            self.br_rdata.next = 0.into();
         } else {
             self.br_rdata.next = self.fw_rdata.val();
         }
-        self.ans.d.next = false;
+        self.ans.d.next = self.br_valid.val() & !self.br_write.val() & !self.hold.q.val();
+        // BAR0: bit 23 set = the registers here, else the core's.
+        self.csr_valid.next = self.br_csr_valid.val() & !self.br_csr_addr.val().get_bit(23);
+        self.csr_write.next = self.br_csr_write.val();
+        self.csr_addr.next = self.br_csr_addr.val();
+        self.csr_wdata.next = self.br_csr_wdata.val();
+        self.br_csr_rvalid.next = self.csr_ans.q.val() | self.csr_rvalid.val();
+        if self.csr_ans.q.val() {
+            self.br_csr_rdata.next = self.csr_ans_data.q.val();
+        } else {
+            self.br_csr_rdata.next = self.csr_rdata.val();
+        }
+        self.csr_ans.d.next = false;
         self.ld_we.d.next = false;
-        if self.br_valid.val() & (self.br_addr.val().get_bit(23) | !self.hold.q.val()) {
-            if !self.br_write.val() {
-                self.ans.d.next = true;
-                self.ans_data.d.next = 0.into();
-                if (self.br_addr.val() == 0x80_0000) & self.hold.q.val() {
-                    self.ans_data.d.next = 1.into();
+        if self.br_csr_valid.val() & self.br_csr_addr.val().get_bit(23) {
+            if !self.br_csr_write.val() {
+                self.csr_ans.d.next = true;
+                self.csr_ans_data.d.next = 0.into();
+                if (self.br_csr_addr.val() == 0x80_0000) & self.hold.q.val() {
+                    self.csr_ans_data.d.next = 1.into();
                 }
-                if self.br_addr.val() == 0x80_0004 {
-                    self.ans_data.d.next = self.next_addr.q.val();
+                if self.br_csr_addr.val() == 0x80_0004 {
+                    self.csr_ans_data.d.next = self.next_addr.q.val();
                 }
             } else {
-                if self.br_addr.val() == 0x80_0000 {
-                    self.hold.d.next = self.br_wdata.val().get_bit(0);
+                if self.br_csr_addr.val() == 0x80_0000 {
+                    self.hold.d.next = self.br_csr_wdata.val().get_bit(0);
                 }
-                if self.br_addr.val() == 0x80_0004 {
-                    self.next_addr.d.next = self.br_wdata.val();
+                if self.br_csr_addr.val() == 0x80_0004 {
+                    self.next_addr.d.next = self.br_csr_wdata.val();
                 }
-                if self.br_addr.val() == 0x80_0008 {
+                if self.br_csr_addr.val() == 0x80_0008 {
                     self.ld_we.d.next = true;
                     self.ld_addr.d.next = self.next_addr.q.val();
-                    self.ld_data.d.next = self.br_wdata.val();
+                    self.ld_data.d.next = self.br_csr_wdata.val();
                     self.next_addr.d.next = self.next_addr.q.val() + 4;
                 }
             }
@@ -220,6 +260,7 @@ impl Logic for FwPortOwner {
             self.next_addr.d.next = 0.into();
             self.ld_we.d.next = false;
             self.ans.d.next = false;
+            self.csr_ans.d.next = false;
         }
     }
 }
@@ -384,27 +425,51 @@ mod tests {
             u.clock.next = true.into();
             assert!(simulate(u, 1000), "did not settle");
         };
-        // A bridge access (one clock of br_valid); returns the answer (if a
-        // read) and whether the core's port saw it.
-        let bridge = |u: &mut FwPortOwner, write: bool, addr: u32, wdata: u32| {
-            u.br_valid.next = true;
+        // A bridge access (one clock of valid) on the firmware window
+        // (`bar0` false) or BAR0; the core answers a read it saw in the next
+        // clock (0x00C0_FFEE on the port, 0x0000_BA50 on BAR0). Returns the
+        // answer the bridge got (if a read) and whether the core saw it.
+        let bridge = |u: &mut FwPortOwner, bar0: bool, write: bool, addr: u32, wdata: u32| {
+            u.br_valid.next = !bar0;
+            u.br_csr_valid.next = bar0;
             u.br_write.next = write;
+            u.br_csr_write.next = write;
             u.br_addr.next = (addr as u64).into();
+            u.br_csr_addr.next = (addr as u64).into();
             u.br_wdata.next = (wdata as u64).into();
+            u.br_csr_wdata.next = (wdata as u64).into();
             u.cpu_valid.next = false;
             u.fw_rvalid.next = false;
+            u.csr_rvalid.next = false;
             settle(u);
-            let to_core = u.fw_valid.val();
+            let to_core = if bar0 {
+                u.csr_valid.val()
+            } else {
+                u.fw_valid.val()
+            };
+            assert!(!(u.csr_valid.val() & u.fw_valid.val()));
             edge(u);
             u.br_valid.next = false;
-            // The core answers a read it saw in the next clock.
-            u.fw_rvalid.next = to_core & !write;
-            u.fw_rdata.next = 0x00C0_FFEE_u64.into();
+            u.br_csr_valid.next = false;
+            if bar0 {
+                u.csr_rvalid.next = to_core & !write;
+                u.csr_rdata.next = 0x0000_BA50_u64.into();
+            } else {
+                u.fw_rvalid.next = to_core & !write;
+                u.fw_rdata.next = 0x00C0_FFEE_u64.into();
+            }
             settle(u);
-            let ans = u.br_rvalid.val().then(|| u.br_rdata.val().to_u64() as u32);
+            let ans = if bar0 {
+                u.br_csr_rvalid
+                    .val()
+                    .then(|| u.br_csr_rdata.val().to_u64() as u32)
+            } else {
+                u.br_rvalid.val().then(|| u.br_rdata.val().to_u64() as u32)
+            };
             assert!(!u.cpu_rvalid.val(), "the CPU gets no answer for the bridge");
             edge(u);
             u.fw_rvalid.next = false;
+            u.csr_rvalid.next = false;
             (ans, to_core)
         };
         // After reset the CPU runs and owns the port.
@@ -420,34 +485,44 @@ mod tests {
         assert!(uut.cpu_rvalid.val() && !uut.br_rvalid.val());
         uut.fw_rvalid.next = false;
         edge(&mut uut);
-        // The bridge's port accesses meanwhile are answered here.
-        assert_eq!(bridge(&mut uut, false, 0x40, 0), (Some(0), false));
-        assert_eq!(bridge(&mut uut, true, 0x40, 1), (None, false));
-        assert_eq!(bridge(&mut uut, false, CPU_CTL, 0), (Some(0), false));
-        // HOLD: the CPU in reset, the bridge on the port.
-        assert_eq!(bridge(&mut uut, true, CPU_CTL, 1), (None, false));
-        assert_eq!(bridge(&mut uut, false, CPU_CTL, 0), (Some(1), false));
+        // The bridge's firmware-window accesses meanwhile are answered here;
+        // BAR0 below bit 23 is the core's.
+        assert_eq!(bridge(&mut uut, false, false, 0x40, 0), (Some(0), false));
+        assert_eq!(bridge(&mut uut, false, true, 0x40, 1), (None, false));
+        assert_eq!(bridge(&mut uut, true, false, 0x24, 0), (Some(0xBA50), true));
+        assert_eq!(bridge(&mut uut, true, true, 0x24, 0), (None, true));
+        assert_eq!(bridge(&mut uut, true, false, CPU_CTL, 0), (Some(0), false));
+        // HOLD: the CPU in reset, the bridge's window on the port.
+        assert_eq!(bridge(&mut uut, true, true, CPU_CTL, 1), (None, false));
+        assert_eq!(bridge(&mut uut, true, false, CPU_CTL, 0), (Some(1), false));
         settle(&mut uut);
         assert!(uut.cpu_reset.val());
-        assert_eq!(bridge(&mut uut, false, 0x40, 0), (Some(0x00C0_FFEE), true));
-        assert_eq!(bridge(&mut uut, true, 0x44, 9), (None, true));
+        assert_eq!(
+            bridge(&mut uut, false, false, 0x40, 0),
+            (Some(0x00C0_FFEE), true)
+        );
+        assert_eq!(bridge(&mut uut, false, true, 0x44, 9), (None, true));
+        assert_eq!(bridge(&mut uut, true, false, 0x24, 0), (Some(0xBA50), true));
         // The CPU's (stray) access does not reach the port while held.
         uut.cpu_valid.next = true;
         settle(&mut uut);
         assert!(!uut.fw_valid.val());
         uut.cpu_valid.next = false;
-        // Loading: address, then words at +4 each; nothing on the port.
-        assert_eq!(bridge(&mut uut, true, CPU_LOAD_ADDR, 0x100), (None, false));
+        // Loading: address, then words at +4 each; nothing reaches the core.
+        assert_eq!(
+            bridge(&mut uut, true, true, CPU_LOAD_ADDR, 0x100),
+            (None, false)
+        );
         let mut loads = Vec::new();
         for w in [0xAAu32, 0xBB, 0xCC] {
-            uut.br_valid.next = true;
-            uut.br_write.next = true;
-            uut.br_addr.next = (CPU_LOAD_DATA as u64).into();
-            uut.br_wdata.next = (w as u64).into();
+            uut.br_csr_valid.next = true;
+            uut.br_csr_write.next = true;
+            uut.br_csr_addr.next = (CPU_LOAD_DATA as u64).into();
+            uut.br_csr_wdata.next = (w as u64).into();
             settle(&mut uut);
-            assert!(!uut.fw_valid.val());
+            assert!(!uut.csr_valid.val() && !uut.fw_valid.val());
             edge(&mut uut);
-            uut.br_valid.next = false;
+            uut.br_csr_valid.next = false;
             settle(&mut uut);
             assert!(uut.load_we.val());
             loads.push((
@@ -459,11 +534,14 @@ mod tests {
             assert!(!uut.load_we.val(), "one clock per word");
         }
         assert_eq!(loads, [(0x100, 0xAA), (0x104, 0xBB), (0x108, 0xCC)]);
-        assert_eq!(bridge(&mut uut, false, CPU_LOAD_ADDR, 0), (Some(0x10C), false));
+        assert_eq!(
+            bridge(&mut uut, true, false, CPU_LOAD_ADDR, 0),
+            (Some(0x10C), false)
+        );
         // Released: the CPU runs again.
-        assert_eq!(bridge(&mut uut, true, CPU_CTL, 0), (None, false));
+        assert_eq!(bridge(&mut uut, true, true, CPU_CTL, 0), (None, false));
         settle(&mut uut);
         assert!(!uut.cpu_reset.val());
-        assert_eq!(bridge(&mut uut, false, 0x40, 0), (Some(0), false));
+        assert_eq!(bridge(&mut uut, false, false, 0x40, 0), (Some(0), false));
     }
 }

@@ -304,9 +304,9 @@ fn bridge_and_core_share_the_port() {
     };
     h.rig.trace_from_env("board_ecpix5");
     // The test is the firmware: hold the top's CPU in reset, which gives
-    // the bridge's firmware window the core's firmware port
-    // (`CPU_CTL.HOLD`, hw/src/board/cpu_port.rs).
-    h.fw_write(0x80_0000, 1);
+    // the bridge's firmware window the core's firmware port (BAR0
+    // `CPU_CTL.HOLD`, hw/src/board/cpu_port.rs).
+    h.mmio_write(0x80_0000, 1);
 
     // Constant registers, BAR0 written and read back, the network
     // configuration through the firmware port's mirror.
