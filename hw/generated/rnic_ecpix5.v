@@ -1006,6 +1006,116 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] bridge$cnt_tx_frames;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg  cpu$clock;
+    reg  cpu$reset;
+    reg  cpu$ext_irq;
+    wire  cpu$bus_valid;
+    wire  cpu$bus_we;
+    wire  [31:0] cpu$bus_addr;
+    // Unused on purpose: the firmware port's registers are 32 bits wide and the firmware writes whole words, so CpuPort takes no byte lanes (as the co-simulation's cpu_fw.rs).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [3:0] cpu$bus_strb;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire  [31:0] cpu$bus_wdata;
+    reg  cpu$bus_ready;
+    reg  [31:0] cpu$bus_rdata;
+    reg  cpu$load_we;
+    reg  [31:0] cpu$load_addr;
+    reg  [31:0] cpu$load_data;
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  cpu$tr_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  cpu$tr_trap;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] cpu$tr_cause;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] cpu$tr_pc;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] cpu$tr_insn;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] cpu$tr_next_pc;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [4:0] cpu$tr_rd;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] cpu$tr_rd_wdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [3:0] cpu$tr_mem_strb;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] cpu$tr_mem_addr;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] cpu$tr_mem_wdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  cpu_port$clock;
+    reg  cpu_port$reset;
+    reg  cpu_port$bus_valid;
+    reg  cpu_port$bus_we;
+    reg  [31:0] cpu_port$bus_addr;
+    reg  [31:0] cpu_port$bus_wdata;
+    wire  cpu_port$bus_ready;
+    wire  [31:0] cpu_port$bus_rdata;
+    wire  cpu_port$fw_valid;
+    wire  cpu_port$fw_write;
+    wire  [23:0] cpu_port$fw_addr;
+    wire  [31:0] cpu_port$fw_wdata;
+    reg  [31:0] cpu_port$fw_rdata;
+    reg  cpu_port$fw_rvalid;
+    reg  fw_owner$clock;
+    reg  fw_owner$reset;
+    reg  fw_owner$br_valid;
+    reg  fw_owner$br_write;
+    reg  [23:0] fw_owner$br_addr;
+    reg  [31:0] fw_owner$br_wdata;
+    wire  [31:0] fw_owner$br_rdata;
+    wire  fw_owner$br_rvalid;
+    reg  fw_owner$br_csr_valid;
+    reg  fw_owner$br_csr_write;
+    reg  [23:0] fw_owner$br_csr_addr;
+    reg  [31:0] fw_owner$br_csr_wdata;
+    wire  [31:0] fw_owner$br_csr_rdata;
+    wire  fw_owner$br_csr_rvalid;
+    wire  fw_owner$csr_valid;
+    wire  fw_owner$csr_write;
+    wire  [23:0] fw_owner$csr_addr;
+    wire  [31:0] fw_owner$csr_wdata;
+    reg  [31:0] fw_owner$csr_rdata;
+    reg  fw_owner$csr_rvalid;
+    reg  fw_owner$cpu_valid;
+    reg  fw_owner$cpu_write;
+    reg  [23:0] fw_owner$cpu_addr;
+    reg  [31:0] fw_owner$cpu_wdata;
+    wire  [31:0] fw_owner$cpu_rdata;
+    wire  fw_owner$cpu_rvalid;
+    wire  fw_owner$fw_valid;
+    wire  fw_owner$fw_write;
+    wire  [23:0] fw_owner$fw_addr;
+    wire  [31:0] fw_owner$fw_wdata;
+    reg  [31:0] fw_owner$fw_rdata;
+    reg  fw_owner$fw_rvalid;
+    wire  fw_owner$cpu_reset;
+    wire  fw_owner$load_we;
+    wire  [31:0] fw_owner$load_addr;
+    wire  [31:0] fw_owner$load_data;
     reg  act_core$clock;
     reg  act_core$trig;
     wire  act_core$active;
@@ -1512,6 +1622,86 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         .cnt_trunc(bridge$cnt_trunc),
         .cnt_tx_frames(bridge$cnt_tx_frames)
     );
+    rnic_ecpix5$cpu cpu(
+        .clock(cpu$clock),
+        .reset(cpu$reset),
+        .ext_irq(cpu$ext_irq),
+        .bus_valid(cpu$bus_valid),
+        .bus_we(cpu$bus_we),
+        .bus_addr(cpu$bus_addr),
+        .bus_strb(cpu$bus_strb),
+        .bus_wdata(cpu$bus_wdata),
+        .bus_ready(cpu$bus_ready),
+        .bus_rdata(cpu$bus_rdata),
+        .load_we(cpu$load_we),
+        .load_addr(cpu$load_addr),
+        .load_data(cpu$load_data),
+        .tr_valid(cpu$tr_valid),
+        .tr_trap(cpu$tr_trap),
+        .tr_cause(cpu$tr_cause),
+        .tr_pc(cpu$tr_pc),
+        .tr_insn(cpu$tr_insn),
+        .tr_next_pc(cpu$tr_next_pc),
+        .tr_rd(cpu$tr_rd),
+        .tr_rd_wdata(cpu$tr_rd_wdata),
+        .tr_mem_strb(cpu$tr_mem_strb),
+        .tr_mem_addr(cpu$tr_mem_addr),
+        .tr_mem_wdata(cpu$tr_mem_wdata)
+    );
+    rnic_ecpix5$cpu_port cpu_port(
+        .clock(cpu_port$clock),
+        .reset(cpu_port$reset),
+        .bus_valid(cpu_port$bus_valid),
+        .bus_we(cpu_port$bus_we),
+        .bus_addr(cpu_port$bus_addr),
+        .bus_wdata(cpu_port$bus_wdata),
+        .bus_ready(cpu_port$bus_ready),
+        .bus_rdata(cpu_port$bus_rdata),
+        .fw_valid(cpu_port$fw_valid),
+        .fw_write(cpu_port$fw_write),
+        .fw_addr(cpu_port$fw_addr),
+        .fw_wdata(cpu_port$fw_wdata),
+        .fw_rdata(cpu_port$fw_rdata),
+        .fw_rvalid(cpu_port$fw_rvalid)
+    );
+    rnic_ecpix5$fw_owner fw_owner(
+        .clock(fw_owner$clock),
+        .reset(fw_owner$reset),
+        .br_valid(fw_owner$br_valid),
+        .br_write(fw_owner$br_write),
+        .br_addr(fw_owner$br_addr),
+        .br_wdata(fw_owner$br_wdata),
+        .br_rdata(fw_owner$br_rdata),
+        .br_rvalid(fw_owner$br_rvalid),
+        .br_csr_valid(fw_owner$br_csr_valid),
+        .br_csr_write(fw_owner$br_csr_write),
+        .br_csr_addr(fw_owner$br_csr_addr),
+        .br_csr_wdata(fw_owner$br_csr_wdata),
+        .br_csr_rdata(fw_owner$br_csr_rdata),
+        .br_csr_rvalid(fw_owner$br_csr_rvalid),
+        .csr_valid(fw_owner$csr_valid),
+        .csr_write(fw_owner$csr_write),
+        .csr_addr(fw_owner$csr_addr),
+        .csr_wdata(fw_owner$csr_wdata),
+        .csr_rdata(fw_owner$csr_rdata),
+        .csr_rvalid(fw_owner$csr_rvalid),
+        .cpu_valid(fw_owner$cpu_valid),
+        .cpu_write(fw_owner$cpu_write),
+        .cpu_addr(fw_owner$cpu_addr),
+        .cpu_wdata(fw_owner$cpu_wdata),
+        .cpu_rdata(fw_owner$cpu_rdata),
+        .cpu_rvalid(fw_owner$cpu_rvalid),
+        .fw_valid(fw_owner$fw_valid),
+        .fw_write(fw_owner$fw_write),
+        .fw_addr(fw_owner$fw_addr),
+        .fw_wdata(fw_owner$fw_wdata),
+        .fw_rdata(fw_owner$fw_rdata),
+        .fw_rvalid(fw_owner$fw_rvalid),
+        .cpu_reset(fw_owner$cpu_reset),
+        .load_we(fw_owner$load_we),
+        .load_addr(fw_owner$load_addr),
+        .load_data(fw_owner$load_data)
+    );
     rnic_ecpix5$act_core act_core(
         .clock(act_core$clock),
         .trig(act_core$trig),
@@ -1546,6 +1736,9 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         core$clock = clock;
         mdio0$clock = clock;
         bridge$clock = clock;
+        cpu$clock = clock;
+        cpu_port$clock = clock;
+        fw_owner$clock = clock;
         split$clock = clock;
         arb$clock = clock;
         act_core$clock = clock;
@@ -1695,18 +1888,49 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         rgmii_txd = pins$txd;
         bridge$board_mac = 48'h25242000002;
         bridge$board_ip = 32'ha000002;
-        core$csr_valid = bridge$csr_valid;
-        core$csr_write = bridge$csr_write;
-        core$csr_addr = bridge$csr_addr;
-        core$csr_wdata = bridge$csr_wdata;
-        bridge$csr_rdata = core$csr_rdata;
-        bridge$csr_rvalid = core$csr_rvalid;
-        core$fw_valid = bridge$fw_valid;
-        core$fw_write = bridge$fw_write;
-        core$fw_addr = bridge$fw_addr;
-        core$fw_wdata = bridge$fw_wdata;
-        bridge$fw_rdata = core$fw_rdata;
-        bridge$fw_rvalid = core$fw_rvalid;
+        fw_owner$br_csr_valid = bridge$csr_valid;
+        fw_owner$br_csr_write = bridge$csr_write;
+        fw_owner$br_csr_addr = bridge$csr_addr;
+        fw_owner$br_csr_wdata = bridge$csr_wdata;
+        bridge$csr_rdata = fw_owner$br_csr_rdata;
+        bridge$csr_rvalid = fw_owner$br_csr_rvalid;
+        core$csr_valid = fw_owner$csr_valid;
+        core$csr_write = fw_owner$csr_write;
+        core$csr_addr = fw_owner$csr_addr;
+        core$csr_wdata = fw_owner$csr_wdata;
+        fw_owner$csr_rdata = core$csr_rdata;
+        fw_owner$csr_rvalid = core$csr_rvalid;
+        fw_owner$reset = reset$q;
+        fw_owner$br_valid = bridge$fw_valid;
+        fw_owner$br_write = bridge$fw_write;
+        fw_owner$br_addr = bridge$fw_addr;
+        fw_owner$br_wdata = bridge$fw_wdata;
+        bridge$fw_rdata = fw_owner$br_rdata;
+        bridge$fw_rvalid = fw_owner$br_rvalid;
+        fw_owner$cpu_valid = cpu_port$fw_valid;
+        fw_owner$cpu_write = cpu_port$fw_write;
+        fw_owner$cpu_addr = cpu_port$fw_addr;
+        fw_owner$cpu_wdata = cpu_port$fw_wdata;
+        cpu_port$fw_rdata = fw_owner$cpu_rdata;
+        cpu_port$fw_rvalid = fw_owner$cpu_rvalid;
+        core$fw_valid = fw_owner$fw_valid;
+        core$fw_write = fw_owner$fw_write;
+        core$fw_addr = fw_owner$fw_addr;
+        core$fw_wdata = fw_owner$fw_wdata;
+        fw_owner$fw_rdata = core$fw_rdata;
+        fw_owner$fw_rvalid = core$fw_rvalid;
+        cpu$reset = fw_owner$cpu_reset;
+        cpu_port$reset = fw_owner$cpu_reset;
+        cpu$ext_irq = 1'b0;
+        cpu$load_we = fw_owner$load_we;
+        cpu$load_addr = fw_owner$load_addr;
+        cpu$load_data = fw_owner$load_data;
+        cpu_port$bus_valid = cpu$bus_valid;
+        cpu_port$bus_we = cpu$bus_we;
+        cpu_port$bus_addr = cpu$bus_addr;
+        cpu_port$bus_wdata = cpu$bus_wdata;
+        cpu$bus_ready = cpu_port$bus_ready;
+        cpu$bus_rdata = cpu_port$bus_rdata;
         bridge$dma_rd_req_valid = core$dma_rd_req_valid;
         core$dma_rd_req_ready = bridge$dma_rd_req_ready;
         bridge$dma_rd_req_addr = core$dma_rd_req_addr;
@@ -61129,6 +61353,2756 @@ module rnic_ecpix5$core$wr_sk$sk$b_v(d,q,clock);
 endmodule // rnic_ecpix5$core$wr_sk$sk$b_v
 
 
+module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  ext_irq;
+    output reg  bus_valid;
+    output reg  bus_we;
+    output reg  [31:0] bus_addr;
+    output reg  [3:0] bus_strb;
+    output reg  [31:0] bus_wdata;
+    input wire  bus_ready;
+    input wire  [31:0] bus_rdata;
+    input wire  load_we;
+    input wire  [31:0] load_addr;
+    input wire  [31:0] load_data;
+    output reg  tr_valid;
+    output reg  tr_trap;
+    output reg  [31:0] tr_cause;
+    output reg  [31:0] tr_pc;
+    output reg  [31:0] tr_insn;
+    output reg  [31:0] tr_next_pc;
+    output reg  [4:0] tr_rd;
+    output reg  [31:0] tr_rd_wdata;
+    output reg  [3:0] tr_mem_strb;
+    output reg  [31:0] tr_mem_addr;
+    output reg  [31:0] tr_mem_wdata;
+
+    // Constant declarations
+    localparam  imem_hi = 32'hfffe0000;
+    localparam  dmem_hi = 32'hffff0000;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam CpuState$Fetch = 0;
+    localparam CpuState$Decode = 1;
+    localparam CpuState$Exec = 2;
+    localparam CpuState$Mem = 3;
+    localparam CpuState$Bus = 4;
+    localparam CpuState$MulDiv = 5;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [14:0] imem$read_address;
+    reg  imem$read_clock;
+    wire  [31:0] imem$read_data;
+    reg  [14:0] imem$write_address;
+    reg  imem$write_clock;
+    reg  [31:0] imem$write_data;
+    reg  imem$write_enable;
+    reg  [13:0] dmem0$read_address;
+    reg  dmem0$read_clock;
+    wire  [7:0] dmem0$read_data;
+    reg  [13:0] dmem0$write_address;
+    reg  dmem0$write_clock;
+    reg  [7:0] dmem0$write_data;
+    reg  dmem0$write_enable;
+    reg  [13:0] dmem1$read_address;
+    reg  dmem1$read_clock;
+    wire  [7:0] dmem1$read_data;
+    reg  [13:0] dmem1$write_address;
+    reg  dmem1$write_clock;
+    reg  [7:0] dmem1$write_data;
+    reg  dmem1$write_enable;
+    reg  [13:0] dmem2$read_address;
+    reg  dmem2$read_clock;
+    wire  [7:0] dmem2$read_data;
+    reg  [13:0] dmem2$write_address;
+    reg  dmem2$write_clock;
+    reg  [7:0] dmem2$write_data;
+    reg  dmem2$write_enable;
+    reg  [13:0] dmem3$read_address;
+    reg  dmem3$read_clock;
+    wire  [7:0] dmem3$read_data;
+    reg  [13:0] dmem3$write_address;
+    reg  dmem3$write_clock;
+    reg  [7:0] dmem3$write_data;
+    reg  dmem3$write_enable;
+    reg  [4:0] rf1$read_address;
+    reg  rf1$read_clock;
+    wire  [31:0] rf1$read_data;
+    reg  [4:0] rf1$write_address;
+    reg  rf1$write_clock;
+    reg  [31:0] rf1$write_data;
+    reg  rf1$write_enable;
+    reg  [4:0] rf2$read_address;
+    reg  rf2$read_clock;
+    wire  [31:0] rf2$read_data;
+    reg  [4:0] rf2$write_address;
+    reg  rf2$write_clock;
+    reg  [31:0] rf2$write_data;
+    reg  rf2$write_enable;
+    reg  md$clock;
+    reg  md$reset;
+    reg  md$start;
+    reg  [2:0] md$op;
+    reg  [31:0] md$a;
+    reg  [31:0] md$b;
+    wire  md$done;
+    wire  [31:0] md$result;
+    reg  [2:0] state$d;
+    wire  [2:0] state$q;
+    reg  state$clock;
+    reg  [31:0] pc$d;
+    wire  [31:0] pc$q;
+    reg  pc$clock;
+    reg  [31:0] ir$d;
+    wire  [31:0] ir$q;
+    reg  ir$clock;
+    reg  fetch_fault$d;
+    wire  fetch_fault$q;
+    reg  fetch_fault$clock;
+    reg  [31:0] ls_addr$d;
+    wire  [31:0] ls_addr$q;
+    reg  ls_addr$clock;
+    reg  [2:0] ls_f3$d;
+    wire  [2:0] ls_f3$q;
+    reg  ls_f3$clock;
+    reg  [1:0] ls_src$d;
+    wire  [1:0] ls_src$q;
+    reg  ls_src$clock;
+    reg  ls_we$d;
+    wire  ls_we$q;
+    reg  ls_we$clock;
+    reg  [3:0] ls_strb$d;
+    wire  [3:0] ls_strb$q;
+    reg  ls_strb$clock;
+    reg  [31:0] ls_wdata$d;
+    wire  [31:0] ls_wdata$q;
+    reg  ls_wdata$clock;
+    reg  meip$d;
+    wire  meip$q;
+    reg  meip$clock;
+    reg  st_mie$d;
+    wire  st_mie$q;
+    reg  st_mie$clock;
+    reg  st_mpie$d;
+    wire  st_mpie$q;
+    reg  st_mpie$clock;
+    reg  ie_meie$d;
+    wire  ie_meie$q;
+    reg  ie_meie$clock;
+    reg  ie_mtie$d;
+    wire  ie_mtie$q;
+    reg  ie_mtie$clock;
+    reg  [31:0] mtvec$d;
+    wire  [31:0] mtvec$q;
+    reg  mtvec$clock;
+    reg  [31:0] mscratch$d;
+    wire  [31:0] mscratch$q;
+    reg  mscratch$clock;
+    reg  [31:0] mepc$d;
+    wire  [31:0] mepc$q;
+    reg  mepc$clock;
+    reg  [31:0] mcause$d;
+    wire  [31:0] mcause$q;
+    reg  mcause$clock;
+    reg  [31:0] mtval$d;
+    wire  [31:0] mtval$q;
+    reg  mtval$clock;
+    reg  [31:0] cycle_lo$d;
+    wire  [31:0] cycle_lo$q;
+    reg  cycle_lo$clock;
+    reg  [31:0] cycle_hi$d;
+    wire  [31:0] cycle_hi$q;
+    reg  cycle_hi$clock;
+    reg  [31:0] instret_lo$d;
+    wire  [31:0] instret_lo$q;
+    reg  instret_lo$clock;
+    reg  [31:0] instret_hi$d;
+    wire  [31:0] instret_hi$q;
+    reg  instret_hi$clock;
+    reg  [31:0] mtime_lo$d;
+    wire  [31:0] mtime_lo$q;
+    reg  mtime_lo$clock;
+    reg  [31:0] mtime_hi$d;
+    wire  [31:0] mtime_hi$q;
+    reg  mtime_hi$clock;
+    reg  [31:0] mtimecmp_lo$d;
+    wire  [31:0] mtimecmp_lo$q;
+    reg  mtimecmp_lo$clock;
+    reg  [31:0] mtimecmp_hi$d;
+    wire  [31:0] mtimecmp_hi$q;
+    reg  mtimecmp_hi$clock;
+    reg  t_valid$d;
+    wire  t_valid$q;
+    reg  t_valid$clock;
+    reg  t_trap$d;
+    wire  t_trap$q;
+    reg  t_trap$clock;
+    reg  [31:0] t_cause$d;
+    wire  [31:0] t_cause$q;
+    reg  t_cause$clock;
+    reg  [31:0] t_pc$d;
+    wire  [31:0] t_pc$q;
+    reg  t_pc$clock;
+    reg  [31:0] t_insn$d;
+    wire  [31:0] t_insn$q;
+    reg  t_insn$clock;
+    reg  [31:0] t_next$d;
+    wire  [31:0] t_next$q;
+    reg  t_next$clock;
+    reg  [4:0] t_rd$d;
+    wire  [4:0] t_rd$q;
+    reg  t_rd$clock;
+    reg  [31:0] t_wdata$d;
+    wire  [31:0] t_wdata$q;
+    reg  t_wdata$clock;
+    reg  [3:0] t_strb$d;
+    wire  [3:0] t_strb$q;
+    reg  t_strb$clock;
+    reg  [31:0] t_maddr$d;
+    wire  [31:0] t_maddr$q;
+    reg  t_maddr$clock;
+    reg  [31:0] t_mwdata$d;
+    wire  [31:0] t_mwdata$q;
+    reg  t_mwdata$clock;
+
+    // Local signals
+    reg  [6:0] opcode;
+    reg  [4:0] rd;
+    reg  [2:0] f3;
+    reg  [4:0] rs1;
+    reg  [6:0] f7;
+    reg  [11:0] csr;
+    reg  [31:0] imm_i;
+    reg  [31:0] imm_s;
+    reg  [31:0] imm_b;
+    reg  [31:0] imm_j;
+    reg  [31:0] rs1v;
+    reg  [31:0] rs2v;
+    reg  [31:0] pc4;
+    reg  [31:0] op_b;
+    reg  [4:0] shamt;
+    reg  [31:0] alu;
+    reg  alu_ok;
+    reg  taken;
+    reg  [31:0] target;
+    reg  [31:0] maddr;
+    reg  misal;
+    reg  in_imem;
+    reg  in_dmem;
+    reg  in_clint;
+    reg  in_bus;
+    reg  [31:0] st_data;
+    reg  [3:0] st_strb;
+    reg  [3:0] dm_we;
+    reg  [31:0] ld_word;
+    reg  [31:0] ld_shift;
+    reg  [31:0] ld_val;
+    reg  [31:0] clint_rd;
+    reg  mtip;
+    reg  [31:0] csr_src;
+    reg  [31:0] csr_old;
+    reg  [31:0] csr_new;
+    reg  csr_ok;
+    reg  csr_wr;
+    reg  retire;
+    reg  trap;
+    reg  [31:0] cause;
+    reg  [31:0] tval;
+    reg  wb_en;
+    reg  [31:0] wb_data;
+    reg  jump;
+    reg  [31:0] jump_pc;
+    reg  [31:0] trap_vec;
+    reg  csr_we;
+    reg  [31:0] mem_addr;
+    reg  [31:0] mem_wdata;
+    reg  load_dm;
+    reg  [3:0] mem_strb;
+
+    // Sub module instances
+    rnic_ecpix5$cpu$imem imem(
+        .read_address(imem$read_address),
+        .read_clock(imem$read_clock),
+        .read_data(imem$read_data),
+        .write_address(imem$write_address),
+        .write_clock(imem$write_clock),
+        .write_data(imem$write_data),
+        .write_enable(imem$write_enable)
+    );
+    rnic_ecpix5$cpu$dmem0 dmem0(
+        .read_address(dmem0$read_address),
+        .read_clock(dmem0$read_clock),
+        .read_data(dmem0$read_data),
+        .write_address(dmem0$write_address),
+        .write_clock(dmem0$write_clock),
+        .write_data(dmem0$write_data),
+        .write_enable(dmem0$write_enable)
+    );
+    rnic_ecpix5$cpu$dmem1 dmem1(
+        .read_address(dmem1$read_address),
+        .read_clock(dmem1$read_clock),
+        .read_data(dmem1$read_data),
+        .write_address(dmem1$write_address),
+        .write_clock(dmem1$write_clock),
+        .write_data(dmem1$write_data),
+        .write_enable(dmem1$write_enable)
+    );
+    rnic_ecpix5$cpu$dmem2 dmem2(
+        .read_address(dmem2$read_address),
+        .read_clock(dmem2$read_clock),
+        .read_data(dmem2$read_data),
+        .write_address(dmem2$write_address),
+        .write_clock(dmem2$write_clock),
+        .write_data(dmem2$write_data),
+        .write_enable(dmem2$write_enable)
+    );
+    rnic_ecpix5$cpu$dmem3 dmem3(
+        .read_address(dmem3$read_address),
+        .read_clock(dmem3$read_clock),
+        .read_data(dmem3$read_data),
+        .write_address(dmem3$write_address),
+        .write_clock(dmem3$write_clock),
+        .write_data(dmem3$write_data),
+        .write_enable(dmem3$write_enable)
+    );
+    rnic_ecpix5$cpu$rf1 rf1(
+        .read_address(rf1$read_address),
+        .read_clock(rf1$read_clock),
+        .read_data(rf1$read_data),
+        .write_address(rf1$write_address),
+        .write_clock(rf1$write_clock),
+        .write_data(rf1$write_data),
+        .write_enable(rf1$write_enable)
+    );
+    rnic_ecpix5$cpu$rf2 rf2(
+        .read_address(rf2$read_address),
+        .read_clock(rf2$read_clock),
+        .read_data(rf2$read_data),
+        .write_address(rf2$write_address),
+        .write_clock(rf2$write_clock),
+        .write_data(rf2$write_data),
+        .write_enable(rf2$write_enable)
+    );
+    rnic_ecpix5$cpu$md md(
+        .clock(md$clock),
+        .reset(md$reset),
+        .start(md$start),
+        .op(md$op),
+        .a(md$a),
+        .b(md$b),
+        .done(md$done),
+        .result(md$result)
+    );
+    rnic_ecpix5$cpu$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_ecpix5$cpu$pc pc(
+        .d(pc$d),
+        .q(pc$q),
+        .clock(pc$clock)
+    );
+    rnic_ecpix5$cpu$ir ir(
+        .d(ir$d),
+        .q(ir$q),
+        .clock(ir$clock)
+    );
+    rnic_ecpix5$cpu$fetch_fault fetch_fault(
+        .d(fetch_fault$d),
+        .q(fetch_fault$q),
+        .clock(fetch_fault$clock)
+    );
+    rnic_ecpix5$cpu$ls_addr ls_addr(
+        .d(ls_addr$d),
+        .q(ls_addr$q),
+        .clock(ls_addr$clock)
+    );
+    rnic_ecpix5$cpu$ls_f3 ls_f3(
+        .d(ls_f3$d),
+        .q(ls_f3$q),
+        .clock(ls_f3$clock)
+    );
+    rnic_ecpix5$cpu$ls_src ls_src(
+        .d(ls_src$d),
+        .q(ls_src$q),
+        .clock(ls_src$clock)
+    );
+    rnic_ecpix5$cpu$ls_we ls_we(
+        .d(ls_we$d),
+        .q(ls_we$q),
+        .clock(ls_we$clock)
+    );
+    rnic_ecpix5$cpu$ls_strb ls_strb(
+        .d(ls_strb$d),
+        .q(ls_strb$q),
+        .clock(ls_strb$clock)
+    );
+    rnic_ecpix5$cpu$ls_wdata ls_wdata(
+        .d(ls_wdata$d),
+        .q(ls_wdata$q),
+        .clock(ls_wdata$clock)
+    );
+    rnic_ecpix5$cpu$meip meip(
+        .d(meip$d),
+        .q(meip$q),
+        .clock(meip$clock)
+    );
+    rnic_ecpix5$cpu$st_mie st_mie(
+        .d(st_mie$d),
+        .q(st_mie$q),
+        .clock(st_mie$clock)
+    );
+    rnic_ecpix5$cpu$st_mpie st_mpie(
+        .d(st_mpie$d),
+        .q(st_mpie$q),
+        .clock(st_mpie$clock)
+    );
+    rnic_ecpix5$cpu$ie_meie ie_meie(
+        .d(ie_meie$d),
+        .q(ie_meie$q),
+        .clock(ie_meie$clock)
+    );
+    rnic_ecpix5$cpu$ie_mtie ie_mtie(
+        .d(ie_mtie$d),
+        .q(ie_mtie$q),
+        .clock(ie_mtie$clock)
+    );
+    rnic_ecpix5$cpu$mtvec mtvec(
+        .d(mtvec$d),
+        .q(mtvec$q),
+        .clock(mtvec$clock)
+    );
+    rnic_ecpix5$cpu$mscratch mscratch(
+        .d(mscratch$d),
+        .q(mscratch$q),
+        .clock(mscratch$clock)
+    );
+    rnic_ecpix5$cpu$mepc mepc(
+        .d(mepc$d),
+        .q(mepc$q),
+        .clock(mepc$clock)
+    );
+    rnic_ecpix5$cpu$mcause mcause(
+        .d(mcause$d),
+        .q(mcause$q),
+        .clock(mcause$clock)
+    );
+    rnic_ecpix5$cpu$mtval mtval(
+        .d(mtval$d),
+        .q(mtval$q),
+        .clock(mtval$clock)
+    );
+    rnic_ecpix5$cpu$cycle_lo cycle_lo(
+        .d(cycle_lo$d),
+        .q(cycle_lo$q),
+        .clock(cycle_lo$clock)
+    );
+    rnic_ecpix5$cpu$cycle_hi cycle_hi(
+        .d(cycle_hi$d),
+        .q(cycle_hi$q),
+        .clock(cycle_hi$clock)
+    );
+    rnic_ecpix5$cpu$instret_lo instret_lo(
+        .d(instret_lo$d),
+        .q(instret_lo$q),
+        .clock(instret_lo$clock)
+    );
+    rnic_ecpix5$cpu$instret_hi instret_hi(
+        .d(instret_hi$d),
+        .q(instret_hi$q),
+        .clock(instret_hi$clock)
+    );
+    rnic_ecpix5$cpu$mtime_lo mtime_lo(
+        .d(mtime_lo$d),
+        .q(mtime_lo$q),
+        .clock(mtime_lo$clock)
+    );
+    rnic_ecpix5$cpu$mtime_hi mtime_hi(
+        .d(mtime_hi$d),
+        .q(mtime_hi$q),
+        .clock(mtime_hi$clock)
+    );
+    rnic_ecpix5$cpu$mtimecmp_lo mtimecmp_lo(
+        .d(mtimecmp_lo$d),
+        .q(mtimecmp_lo$q),
+        .clock(mtimecmp_lo$clock)
+    );
+    rnic_ecpix5$cpu$mtimecmp_hi mtimecmp_hi(
+        .d(mtimecmp_hi$d),
+        .q(mtimecmp_hi$q),
+        .clock(mtimecmp_hi$clock)
+    );
+    rnic_ecpix5$cpu$t_valid t_valid(
+        .d(t_valid$d),
+        .q(t_valid$q),
+        .clock(t_valid$clock)
+    );
+    rnic_ecpix5$cpu$t_trap t_trap(
+        .d(t_trap$d),
+        .q(t_trap$q),
+        .clock(t_trap$clock)
+    );
+    rnic_ecpix5$cpu$t_cause t_cause(
+        .d(t_cause$d),
+        .q(t_cause$q),
+        .clock(t_cause$clock)
+    );
+    rnic_ecpix5$cpu$t_pc t_pc(
+        .d(t_pc$d),
+        .q(t_pc$q),
+        .clock(t_pc$clock)
+    );
+    rnic_ecpix5$cpu$t_insn t_insn(
+        .d(t_insn$d),
+        .q(t_insn$q),
+        .clock(t_insn$clock)
+    );
+    rnic_ecpix5$cpu$t_next t_next(
+        .d(t_next$d),
+        .q(t_next$q),
+        .clock(t_next$clock)
+    );
+    rnic_ecpix5$cpu$t_rd t_rd(
+        .d(t_rd$d),
+        .q(t_rd$q),
+        .clock(t_rd$clock)
+    );
+    rnic_ecpix5$cpu$t_wdata t_wdata(
+        .d(t_wdata$d),
+        .q(t_wdata$q),
+        .clock(t_wdata$clock)
+    );
+    rnic_ecpix5$cpu$t_strb t_strb(
+        .d(t_strb$d),
+        .q(t_strb$q),
+        .clock(t_strb$clock)
+    );
+    rnic_ecpix5$cpu$t_maddr t_maddr(
+        .d(t_maddr$d),
+        .q(t_maddr$q),
+        .clock(t_maddr$clock)
+    );
+    rnic_ecpix5$cpu$t_mwdata t_mwdata(
+        .d(t_mwdata$d),
+        .q(t_mwdata$q),
+        .clock(t_mwdata$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        pc$clock = clock;
+        ir$clock = clock;
+        fetch_fault$clock = clock;
+        ls_addr$clock = clock;
+        ls_f3$clock = clock;
+        ls_src$clock = clock;
+        ls_we$clock = clock;
+        ls_strb$clock = clock;
+        ls_wdata$clock = clock;
+        meip$clock = clock;
+        st_mie$clock = clock;
+        st_mpie$clock = clock;
+        ie_meie$clock = clock;
+        ie_mtie$clock = clock;
+        mtvec$clock = clock;
+        mscratch$clock = clock;
+        mepc$clock = clock;
+        mcause$clock = clock;
+        mtval$clock = clock;
+        cycle_lo$clock = clock;
+        cycle_hi$clock = clock;
+        instret_lo$clock = clock;
+        instret_hi$clock = clock;
+        mtime_lo$clock = clock;
+        mtime_hi$clock = clock;
+        mtimecmp_lo$clock = clock;
+        mtimecmp_hi$clock = clock;
+        t_valid$clock = clock;
+        t_trap$clock = clock;
+        t_cause$clock = clock;
+        t_pc$clock = clock;
+        t_insn$clock = clock;
+        t_next$clock = clock;
+        t_rd$clock = clock;
+        t_wdata$clock = clock;
+        t_strb$clock = clock;
+        t_maddr$clock = clock;
+        t_mwdata$clock = clock;
+        state$d = state$q;
+        pc$d = pc$q;
+        ir$d = ir$q;
+        fetch_fault$d = fetch_fault$q;
+        ls_addr$d = ls_addr$q;
+        ls_f3$d = ls_f3$q;
+        ls_src$d = ls_src$q;
+        ls_we$d = ls_we$q;
+        ls_strb$d = ls_strb$q;
+        ls_wdata$d = ls_wdata$q;
+        meip$d = meip$q;
+        st_mie$d = st_mie$q;
+        st_mpie$d = st_mpie$q;
+        ie_meie$d = ie_meie$q;
+        ie_mtie$d = ie_mtie$q;
+        mtvec$d = mtvec$q;
+        mscratch$d = mscratch$q;
+        mepc$d = mepc$q;
+        mcause$d = mcause$q;
+        mtval$d = mtval$q;
+        cycle_lo$d = cycle_lo$q;
+        cycle_hi$d = cycle_hi$q;
+        instret_lo$d = instret_lo$q;
+        instret_hi$d = instret_hi$q;
+        mtime_lo$d = mtime_lo$q;
+        mtime_hi$d = mtime_hi$q;
+        mtimecmp_lo$d = mtimecmp_lo$q;
+        mtimecmp_hi$d = mtimecmp_hi$q;
+        t_valid$d = t_valid$q;
+        t_trap$d = t_trap$q;
+        t_cause$d = t_cause$q;
+        t_pc$d = t_pc$q;
+        t_insn$d = t_insn$q;
+        t_next$d = t_next$q;
+        t_rd$d = t_rd$q;
+        t_wdata$d = t_wdata$q;
+        t_strb$d = t_strb$q;
+        t_maddr$d = t_maddr$q;
+        t_mwdata$d = t_mwdata$q;
+        md$clock = clock;
+        imem$read_clock = clock;
+        imem$write_clock = clock;
+        dmem0$read_clock = clock;
+        dmem0$write_clock = clock;
+        dmem1$read_clock = clock;
+        dmem1$write_clock = clock;
+        dmem2$read_clock = clock;
+        dmem2$write_clock = clock;
+        dmem3$read_clock = clock;
+        dmem3$write_clock = clock;
+        rf1$read_clock = clock;
+        rf1$write_clock = clock;
+        rf2$read_clock = clock;
+        rf2$write_clock = clock;
+        md$reset = reset;
+        tr_valid = t_valid$q;
+        tr_trap = t_trap$q;
+        tr_cause = t_cause$q;
+        tr_pc = t_pc$q;
+        tr_insn = t_insn$q;
+        tr_next_pc = t_next$q;
+        tr_rd = t_rd$q;
+        tr_rd_wdata = t_wdata$q;
+        tr_mem_strb = t_strb$q;
+        tr_mem_addr = t_maddr$q;
+        tr_mem_wdata = t_mwdata$q;
+        opcode = ir$q[(32'h0)+:(7)];
+        rd = ir$q[(32'h7)+:(5)];
+        f3 = ir$q[(32'hc)+:(3)];
+        rs1 = ir$q[(32'hf)+:(5)];
+        f7 = ir$q[(32'h19)+:(7)];
+        csr = ir$q[(32'h14)+:(12)];
+        imm_i = {{20{1'b0}}, ir$q[(32'h14)+:(12)]};
+        imm_s = ({{25{1'b0}}, f7} << 32'h5) | {{27{1'b0}}, rd};
+        imm_b = ({{28{1'b0}}, ir$q[(32'h8)+:(4)]} << 32'h1) | ({{26{1'b0}}, ir$q[(32'h19)+:(6)]} << 32'h5);
+        if (ir$q[32'h7]) begin
+            imm_b = imm_b | 32'h800;
+        end
+        imm_j = ({{22{1'b0}}, ir$q[(32'h15)+:(10)]} << 32'h1) | (ir$q & 32'hff000);
+        if (ir$q[32'h14]) begin
+            imm_j = imm_j | 32'h800;
+        end
+        if (ir$q[32'h1f]) begin
+            imm_i = imm_i | 32'hfffff000;
+            imm_s = imm_s | 32'hfffff000;
+            imm_b = imm_b | 32'hfffff000;
+            imm_j = imm_j | 32'hfff00000;
+        end
+        rs1v = rf1$read_data;
+        if (rs1 == 5'h0) begin
+            rs1v = 32'h0;
+        end
+        rs2v = rf2$read_data;
+        if (ir$q[(32'h14)+:(5)] == 5'h0) begin
+            rs2v = 32'h0;
+        end
+        pc4 = pc$q + 32'h4;
+        op_b = imm_i;
+        if (opcode == 7'h33) begin
+            op_b = rs2v;
+        end
+        shamt = op_b[(32'h0)+:(5)];
+        alu = rs1v + op_b;
+        if (f3 == 3'h0) begin
+            if ((opcode == 7'h33) & (f7 == 7'h20)) begin
+                alu = rs1v - op_b;
+            end
+        end
+        else if (f3 == 3'h1) begin
+            alu = rs1v << shamt;
+        end
+        else if (f3 == 3'h2) begin
+            alu = 32'h0;
+            if ((rs1v ^ 32'h80000000) < (op_b ^ 32'h80000000)) begin
+                alu = 32'h1;
+            end
+        end
+        else if (f3 == 3'h3) begin
+            alu = 32'h0;
+            if (rs1v < op_b) begin
+                alu = 32'h1;
+            end
+        end
+        else if (f3 == 3'h4) begin
+            alu = rs1v ^ op_b;
+        end
+        else if (f3 == 3'h5) begin
+            alu = rs1v >> shamt;
+            if (f7[32'h5] & rs1v[32'h1f]) begin
+                alu = ~((~rs1v) >> shamt);
+            end
+        end
+        else if (f3 == 3'h6) begin
+            alu = rs1v | op_b;
+        end
+        else begin
+            alu = rs1v & op_b;
+        end
+        alu_ok = 1'b1;
+        if (opcode == 7'h33) begin
+            alu_ok = (f7 == 7'h0) | ((f7 == 7'h20) & ((f3 == 3'h0) | (f3 == 3'h5)));
+        end
+        else if (f3 == 3'h1) begin
+            alu_ok = f7 == 7'h0;
+        end
+        else if (f3 == 3'h5) begin
+            alu_ok = (f7 == 7'h0) | (f7 == 7'h20);
+        end
+        taken = 1'b0;
+        if (f3 == 3'h0) begin
+            taken = rs1v == rs2v;
+        end
+        else if (f3 == 3'h1) begin
+            taken = rs1v != rs2v;
+        end
+        else if (f3 == 3'h4) begin
+            taken = (rs1v ^ 32'h80000000) < (rs2v ^ 32'h80000000);
+        end
+        else if (f3 == 3'h5) begin
+            taken = (rs1v ^ 32'h80000000) >= (rs2v ^ 32'h80000000);
+        end
+        else if (f3 == 3'h6) begin
+            taken = rs1v < rs2v;
+        end
+        else if (f3 == 3'h7) begin
+            taken = rs1v >= rs2v;
+        end
+        target = pc$q + imm_b;
+        if (opcode == 7'h6f) begin
+            target = pc$q + imm_j;
+        end
+        else if (opcode == 7'h67) begin
+            target = (rs1v + imm_i) & 32'hfffffffe;
+        end
+        maddr = rs1v + imm_i;
+        if (opcode == 7'h23) begin
+            maddr = rs1v + imm_s;
+        end
+        misal = ((f3[(32'h0)+:(2)] == 2'h1) & maddr[32'h0]) | ((f3[(32'h0)+:(2)] == 2'h2) & (maddr[(32'h0)+:(2)] != 2'h0));
+        in_imem = (maddr & imem_hi) == 32'h0;
+        in_dmem = (maddr & dmem_hi) == 32'h10000000;
+        in_clint = (maddr & 32'hffff0000) == 32'h2000000;
+        in_bus = (maddr & 32'hf0000000) == 32'h20000000;
+        st_data = rs2v;
+        st_strb = 4'hf;
+        if (f3[(32'h0)+:(2)] == 2'h0) begin
+            st_data = {{24{1'b0}}, rs2v[(32'h0)+:(8)]} | ({{24{1'b0}}, rs2v[(32'h0)+:(8)]} << 32'h8) | ({{24{1'b0}}, rs2v[(32'h0)+:(8)]} << 32'h10) | ({{24{1'b0}}, rs2v[(32'h0)+:(8)]} << 32'h18);
+            if (maddr[(32'h0)+:(2)] == 2'h0) begin
+                st_strb = 4'h1;
+            end
+            else if (maddr[(32'h0)+:(2)] == 2'h1) begin
+                st_strb = 4'h2;
+            end
+            else if (maddr[(32'h0)+:(2)] == 2'h2) begin
+                st_strb = 4'h4;
+            end
+            else begin
+                st_strb = 4'h8;
+            end
+        end
+        else if (f3[(32'h0)+:(2)] == 2'h1) begin
+            st_data = {{16{1'b0}}, rs2v[(32'h0)+:(16)]} | ({{16{1'b0}}, rs2v[(32'h0)+:(16)]} << 32'h10);
+            st_strb = 4'h3;
+            if (maddr[32'h1]) begin
+                st_strb = 4'hc;
+            end
+        end
+        mtip = (mtime_hi$q > mtimecmp_hi$q) | ((mtime_hi$q == mtimecmp_hi$q) & (mtime_lo$q >= mtimecmp_lo$q));
+        clint_rd = 32'h0;
+        if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
+            clint_rd = mtimecmp_lo$q;
+        end
+        else if ((ls_addr$q & 32'hfffc) == 32'h4004) begin
+            clint_rd = mtimecmp_hi$q;
+        end
+        else if ((ls_addr$q & 32'hfffc) == 32'hbff8) begin
+            clint_rd = mtime_lo$q;
+        end
+        else if ((ls_addr$q & 32'hfffc) == 32'hbffc) begin
+            clint_rd = mtime_hi$q;
+        end
+        ld_word = imem$read_data;
+        if (ls_src$q == 2'h1) begin
+            ld_word = {{24{1'b0}}, dmem0$read_data} | ({{24{1'b0}}, dmem1$read_data} << 32'h8) | ({{24{1'b0}}, dmem2$read_data} << 32'h10) | ({{24{1'b0}}, dmem3$read_data} << 32'h18);
+        end
+        else if (ls_src$q == 2'h2) begin
+            ld_word = clint_rd;
+        end
+        else if (ls_src$q == 2'h3) begin
+            ld_word = bus_rdata;
+        end
+        ld_shift = ld_word;
+        if (ls_addr$q[(32'h0)+:(2)] == 2'h1) begin
+            ld_shift = ld_word >> 32'h8;
+        end
+        else if (ls_addr$q[(32'h0)+:(2)] == 2'h2) begin
+            ld_shift = ld_word >> 32'h10;
+        end
+        else if (ls_addr$q[(32'h0)+:(2)] == 2'h3) begin
+            ld_shift = ld_word >> 32'h18;
+        end
+        ld_val = ld_shift;
+        if (ls_f3$q[(32'h0)+:(2)] == 2'h0) begin
+            ld_val = ld_shift & 32'hff;
+            if (~ls_f3$q[32'h2] & ld_shift[32'h7]) begin
+                ld_val = ld_shift | 32'hffffff00;
+            end
+        end
+        else if (ls_f3$q[(32'h0)+:(2)] == 2'h1) begin
+            ld_val = ld_shift & 32'hffff;
+            if (~ls_f3$q[32'h2] & ld_shift[32'hf]) begin
+                ld_val = ld_shift | 32'hffff0000;
+            end
+        end
+        csr_src = rs1v;
+        if (f3[32'h2]) begin
+            csr_src = {{27{1'b0}}, rs1};
+        end
+        csr_ok = 1'b1;
+        csr_old = 32'h0;
+        if (csr == 12'h300) begin
+            csr_old = 32'h1800;
+            if (st_mie$q) begin
+                csr_old = csr_old | 32'h8;
+            end
+            if (st_mpie$q) begin
+                csr_old = csr_old | 32'h80;
+            end
+        end
+        else if (csr == 12'h301) begin
+            csr_old = 32'h40001100;
+        end
+        else if (csr == 12'h304) begin
+            if (ie_mtie$q) begin
+                csr_old = csr_old | 32'h80;
+            end
+            if (ie_meie$q) begin
+                csr_old = csr_old | 32'h800;
+            end
+        end
+        else if (csr == 12'h305) begin
+            csr_old = mtvec$q;
+        end
+        else if (csr == 12'h340) begin
+            csr_old = mscratch$q;
+        end
+        else if (csr == 12'h341) begin
+            csr_old = mepc$q;
+        end
+        else if (csr == 12'h342) begin
+            csr_old = mcause$q;
+        end
+        else if (csr == 12'h343) begin
+            csr_old = mtval$q;
+        end
+        else if (csr == 12'h344) begin
+            if (mtip) begin
+                csr_old = csr_old | 32'h80;
+            end
+            if (meip$q) begin
+                csr_old = csr_old | 32'h800;
+            end
+        end
+        else if ((csr == 12'hb00) | (csr == 12'hc00)) begin
+            csr_old = cycle_lo$q;
+        end
+        else if ((csr == 12'hb80) | (csr == 12'hc80)) begin
+            csr_old = cycle_hi$q;
+        end
+        else if ((csr == 12'hb02) | (csr == 12'hc02)) begin
+            csr_old = instret_lo$q;
+        end
+        else if ((csr == 12'hb82) | (csr == 12'hc82)) begin
+            csr_old = instret_hi$q;
+        end
+        else if ((csr == 12'h310) | ((csr >= 12'hf11) & (csr <= 12'hf15))) begin
+        end
+        else begin
+            csr_ok = 1'b0;
+        end
+        csr_wr = (f3[(32'h0)+:(2)] == 2'h1) | (rs1 != 5'h0);
+        if (csr_wr & (csr[(32'ha)+:(2)] == 2'h3)) begin
+            csr_ok = 1'b0;
+        end
+        csr_new = csr_src;
+        if (f3[(32'h0)+:(2)] == 2'h2) begin
+            csr_new = csr_old | csr_src;
+        end
+        else if (f3[(32'h0)+:(2)] == 2'h3) begin
+            csr_new = csr_old & ~csr_src;
+        end
+        retire = 1'b0;
+        trap = 1'b0;
+        cause = 32'h2;
+        tval = ir$q;
+        wb_en = 1'b0;
+        wb_data = alu;
+        jump = 1'b0;
+        jump_pc = pc4;
+        csr_we = 1'b0;
+        mem_strb = 4'h0;
+        mem_addr = maddr & 32'hfffffffc;
+        mem_wdata = st_data;
+        dm_we = 4'h0;
+        md$start = 1'b0;
+        md$op = f3;
+        md$a = rs1v;
+        md$b = rs2v;
+        bus_valid = 1'b0;
+        bus_we = ls_we$q;
+        bus_addr = ls_addr$q & 32'hfffffffc;
+        bus_strb = ls_strb$q;
+        bus_wdata = ls_wdata$q;
+        meip$d = ext_irq;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                    fetch_fault$d = (pc$q & imem_hi) != 32'h0;
+                    state$d = CpuState$Decode;
+                end
+            CpuState$Decode:
+                begin
+                    ir$d = imem$read_data;
+                    if (st_mie$q & meip$q & ie_meie$q) begin
+                        trap = 1'b1;
+                        cause = 32'h8000000b;
+                        tval = 32'h0;
+                    end
+                    else if (st_mie$q & mtip & ie_mtie$q) begin
+                        trap = 1'b1;
+                        cause = 32'h80000007;
+                        tval = 32'h0;
+                    end
+                    else if (fetch_fault$q) begin
+                        trap = 1'b1;
+                        cause = 32'h1;
+                        tval = pc$q;
+                    end
+                    else begin
+                        state$d = CpuState$Exec;
+                    end
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                        wb_en = 1'b1;
+                        wb_data = ir$q & 32'hfffff000;
+                        retire = 1'b1;
+                        jump = 1'b1;
+                    end
+                    else if (opcode == 7'h17) begin
+                        wb_en = 1'b1;
+                        wb_data = pc$q + (ir$q & 32'hfffff000);
+                        retire = 1'b1;
+                        jump = 1'b1;
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                            trap = 1'b1;
+                            cause = 32'h0;
+                            tval = target;
+                        end
+                        else begin
+                            wb_en = 1'b1;
+                            wb_data = pc4;
+                            retire = 1'b1;
+                            jump = 1'b1;
+                            jump_pc = target;
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                        if (taken & target[32'h1]) begin
+                            trap = 1'b1;
+                            cause = 32'h0;
+                            tval = target;
+                        end
+                        else begin
+                            retire = 1'b1;
+                            jump = 1'b1;
+                            if (taken) begin
+                                jump_pc = target;
+                            end
+                        end
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                        md$start = 1'b1;
+                        state$d = CpuState$MulDiv;
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                        wb_en = 1'b1;
+                        retire = 1'b1;
+                        jump = 1'b1;
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        ls_addr$d = maddr;
+                        ls_f3$d = f3;
+                        ls_we$d = 1'b0;
+                        ls_strb$d = st_strb;
+                        if (misal) begin
+                            trap = 1'b1;
+                            cause = 32'h4;
+                            tval = maddr;
+                        end
+                        else if (in_imem) begin
+                            ls_src$d = 2'h0;
+                            state$d = CpuState$Mem;
+                        end
+                        else if (in_dmem) begin
+                            ls_src$d = 2'h1;
+                            state$d = CpuState$Mem;
+                        end
+                        else if (in_clint) begin
+                            ls_src$d = 2'h2;
+                            state$d = CpuState$Mem;
+                        end
+                        else if (in_bus) begin
+                            ls_src$d = 2'h3;
+                            state$d = CpuState$Bus;
+                        end
+                        else begin
+                            trap = 1'b1;
+                            cause = 32'h5;
+                            tval = maddr;
+                        end
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        ls_addr$d = maddr;
+                        ls_f3$d = f3;
+                        ls_we$d = 1'b1;
+                        ls_strb$d = st_strb;
+                        ls_wdata$d = st_data;
+                        if (misal) begin
+                            trap = 1'b1;
+                            cause = 32'h6;
+                            tval = maddr;
+                        end
+                        else if (in_dmem) begin
+                            dm_we = st_strb;
+                            mem_strb = st_strb;
+                            retire = 1'b1;
+                            jump = 1'b1;
+                        end
+                        else if (in_clint) begin
+                            if (st_strb == 4'hf) begin
+                                if ((maddr & 32'hfffc) == 32'h4000) begin
+                                    mtimecmp_lo$d = st_data;
+                                end
+                                else if ((maddr & 32'hfffc) == 32'h4004) begin
+                                    mtimecmp_hi$d = st_data;
+                                end
+                            end
+                            mem_strb = st_strb;
+                            retire = 1'b1;
+                            jump = 1'b1;
+                        end
+                        else if (in_bus) begin
+                            ls_src$d = 2'h3;
+                            state$d = CpuState$Bus;
+                        end
+                        else begin
+                            trap = 1'b1;
+                            cause = 32'h7;
+                            tval = maddr;
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                        retire = 1'b1;
+                        jump = 1'b1;
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                            trap = 1'b1;
+                            cause = 32'hb;
+                            tval = 32'h0;
+                        end
+                        else if (ir$q == 32'h100073) begin
+                            trap = 1'b1;
+                            cause = 32'h3;
+                            tval = pc$q;
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                            st_mie$d = st_mpie$q;
+                            st_mpie$d = 1'b1;
+                            retire = 1'b1;
+                            jump = 1'b1;
+                            jump_pc = mepc$q;
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                            retire = 1'b1;
+                            jump = 1'b1;
+                        end
+                        else begin
+                            trap = 1'b1;
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                        wb_en = 1'b1;
+                        wb_data = csr_old;
+                        csr_we = csr_wr;
+                        retire = 1'b1;
+                        jump = 1'b1;
+                    end
+                    else begin
+                        trap = 1'b1;
+                    end
+                end
+            CpuState$Mem:
+                begin
+                    wb_en = 1'b1;
+                    wb_data = ld_val;
+                    retire = 1'b1;
+                    jump = 1'b1;
+                end
+            CpuState$Bus:
+                begin
+                    bus_valid = 1'b1;
+                    if (bus_ready) begin
+                        wb_en = ~ls_we$q;
+                        wb_data = ld_val;
+                        retire = 1'b1;
+                        jump = 1'b1;
+                        if (ls_we$q) begin
+                            mem_strb = ls_strb$q;
+                        end
+                        mem_addr = ls_addr$q & 32'hfffffffc;
+                        mem_wdata = ls_wdata$q;
+                    end
+                end
+            CpuState$MulDiv:
+                begin
+                    if (md$done) begin
+                        wb_en = 1'b1;
+                        wb_data = md$result;
+                        retire = 1'b1;
+                        jump = 1'b1;
+                    end
+                end
+        endcase
+        cycle_lo$d = cycle_lo$q + 32'h1;
+        if (cycle_lo$q == 32'hffffffff) begin
+            cycle_hi$d = cycle_hi$q + 32'h1;
+        end
+        if (retire) begin
+            instret_lo$d = instret_lo$q + 32'h1;
+            if (instret_lo$q == 32'hffffffff) begin
+                instret_hi$d = instret_hi$q + 32'h1;
+            end
+        end
+        mtime_lo$d = mtime_lo$q + 32'h1;
+        if (mtime_lo$q == 32'hffffffff) begin
+            mtime_hi$d = mtime_hi$q + 32'h1;
+        end
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+                st_mie$d = csr_new[32'h3];
+                st_mpie$d = csr_new[32'h7];
+            end
+            else if (csr == 12'h304) begin
+                ie_mtie$d = csr_new[32'h7];
+                ie_meie$d = csr_new[32'hb];
+            end
+            else if (csr == 12'h305) begin
+                mtvec$d = csr_new & 32'hfffffffd;
+            end
+            else if (csr == 12'h340) begin
+                mscratch$d = csr_new;
+            end
+            else if (csr == 12'h341) begin
+                mepc$d = csr_new & 32'hfffffffc;
+            end
+            else if (csr == 12'h342) begin
+                mcause$d = csr_new;
+            end
+            else if (csr == 12'h343) begin
+                mtval$d = csr_new;
+            end
+            else if (csr == 12'hb00) begin
+                cycle_lo$d = csr_new;
+                cycle_hi$d = cycle_hi$q;
+            end
+            else if (csr == 12'hb80) begin
+                cycle_hi$d = csr_new;
+                cycle_lo$d = cycle_lo$q;
+            end
+            else if (csr == 12'hb02) begin
+                instret_lo$d = csr_new;
+                instret_hi$d = instret_hi$q;
+            end
+            else if (csr == 12'hb82) begin
+                instret_hi$d = csr_new;
+                instret_lo$d = instret_lo$q;
+            end
+        end
+        trap_vec = mtvec$q & 32'hfffffffc;
+        if (mtvec$q[32'h0] & cause[32'h1f]) begin
+            trap_vec = (mtvec$q & 32'hfffffffc) + ({{28{1'b0}}, cause[(32'h0)+:(4)]} << 32'h2);
+        end
+        if (trap) begin
+            mepc$d = pc$q;
+            mcause$d = cause;
+            mtval$d = tval;
+            st_mpie$d = st_mie$q;
+            st_mie$d = 1'b0;
+            jump = 1'b1;
+            jump_pc = trap_vec;
+        end
+        imem$read_address = maddr[(32'h2)+:(15)];
+        if (state$q == CpuState$Fetch) begin
+            imem$read_address = pc$q[(32'h2)+:(15)];
+        end
+        if (jump) begin
+            pc$d = jump_pc;
+            state$d = CpuState$Fetch;
+        end
+        load_dm = (load_addr & dmem_hi) == 32'h10000000;
+        imem$write_address = load_addr[(32'h2)+:(15)];
+        imem$write_data = load_data;
+        imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
+        dmem0$read_address = maddr[(32'h2)+:(14)];
+        dmem1$read_address = maddr[(32'h2)+:(14)];
+        dmem2$read_address = maddr[(32'h2)+:(14)];
+        dmem3$read_address = maddr[(32'h2)+:(14)];
+        dmem0$write_address = maddr[(32'h2)+:(14)];
+        dmem1$write_address = maddr[(32'h2)+:(14)];
+        dmem2$write_address = maddr[(32'h2)+:(14)];
+        dmem3$write_address = maddr[(32'h2)+:(14)];
+        dmem0$write_data = st_data[(32'h0)+:(8)];
+        dmem1$write_data = st_data[(32'h8)+:(8)];
+        dmem2$write_data = st_data[(32'h10)+:(8)];
+        dmem3$write_data = st_data[(32'h18)+:(8)];
+        if (load_we) begin
+            dm_we = 4'h0;
+            if (load_dm) begin
+                dm_we = 4'hf;
+            end
+            dmem0$write_address = load_addr[(32'h2)+:(14)];
+            dmem1$write_address = load_addr[(32'h2)+:(14)];
+            dmem2$write_address = load_addr[(32'h2)+:(14)];
+            dmem3$write_address = load_addr[(32'h2)+:(14)];
+            dmem0$write_data = load_data[(32'h0)+:(8)];
+            dmem1$write_data = load_data[(32'h8)+:(8)];
+            dmem2$write_data = load_data[(32'h10)+:(8)];
+            dmem3$write_data = load_data[(32'h18)+:(8)];
+        end
+        dmem0$write_enable = dm_we[32'h0];
+        dmem1$write_enable = dm_we[32'h1];
+        dmem2$write_enable = dm_we[32'h2];
+        dmem3$write_enable = dm_we[32'h3];
+        rf1$read_address = imem$read_data[(32'hf)+:(5)];
+        rf2$read_address = imem$read_data[(32'h14)+:(5)];
+        rf1$write_address = rd;
+        rf2$write_address = rd;
+        rf1$write_data = wb_data;
+        rf2$write_data = wb_data;
+        rf1$write_enable = wb_en & (rd != 5'h0);
+        rf2$write_enable = wb_en & (rd != 5'h0);
+        t_valid$d = retire | trap;
+        t_trap$d = trap;
+        t_cause$d = cause;
+        t_pc$d = pc$q;
+        t_insn$d = ir$q;
+        t_next$d = jump_pc;
+        t_rd$d = 5'h0;
+        if (wb_en) begin
+            t_rd$d = rd;
+        end
+        t_wdata$d = wb_data;
+        t_strb$d = mem_strb;
+        t_maddr$d = mem_addr;
+        t_mwdata$d = mem_wdata;
+        if (reset) begin
+            state$d = CpuState$Fetch;
+            pc$d = 32'h0;
+            st_mie$d = 1'b0;
+            st_mpie$d = 1'b0;
+            ie_meie$d = 1'b0;
+            ie_mtie$d = 1'b0;
+            mtvec$d = 32'h0;
+            mcause$d = 32'h0;
+            cycle_lo$d = 32'h0;
+            cycle_hi$d = 32'h0;
+            instret_lo$d = 32'h0;
+            instret_hi$d = 32'h0;
+            mtime_lo$d = 32'h0;
+            mtime_hi$d = 32'h0;
+            mtimecmp_lo$d = 32'hffffffff;
+            mtimecmp_hi$d = 32'hffffffff;
+            t_valid$d = 1'b0;
+            rf1$write_enable = 1'b0;
+            rf2$write_enable = 1'b0;
+            dmem0$write_enable = load_we & load_dm;
+            dmem1$write_enable = load_we & load_dm;
+            dmem2$write_enable = load_we & load_dm;
+            dmem3$write_enable = load_we & load_dm;
+            md$start = 1'b0;
+            bus_valid = 1'b0;
+        end
+    end
+
+endmodule // rnic_ecpix5$cpu
+
+
+module rnic_ecpix5$cpu$cycle_hi(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$cycle_hi
+
+
+module rnic_ecpix5$cpu$cycle_lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$cycle_lo
+
+
+module rnic_ecpix5$cpu$dmem0(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$dmem0
+
+
+module rnic_ecpix5$cpu$dmem1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$dmem1
+
+
+module rnic_ecpix5$cpu$dmem2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$dmem2
+
+
+module rnic_ecpix5$cpu$dmem3(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$dmem3
+
+
+module rnic_ecpix5$cpu$fetch_fault(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$fetch_fault
+
+
+module rnic_ecpix5$cpu$ie_meie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ie_meie
+
+
+module rnic_ecpix5$cpu$ie_mtie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ie_mtie
+
+
+module rnic_ecpix5$cpu$imem(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [14:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [14:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[31:0] mem[32767:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$imem
+
+
+module rnic_ecpix5$cpu$instret_hi(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$instret_hi
+
+
+module rnic_ecpix5$cpu$instret_lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$instret_lo
+
+
+module rnic_ecpix5$cpu$ir(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ir
+
+
+module rnic_ecpix5$cpu$ls_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ls_addr
+
+
+module rnic_ecpix5$cpu$ls_f3(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ls_f3
+
+
+module rnic_ecpix5$cpu$ls_src(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ls_src
+
+
+module rnic_ecpix5$cpu$ls_strb(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ls_strb
+
+
+module rnic_ecpix5$cpu$ls_wdata(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ls_wdata
+
+
+module rnic_ecpix5$cpu$ls_we(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$ls_we
+
+
+module rnic_ecpix5$cpu$mcause(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mcause
+
+
+module rnic_ecpix5$cpu$md(clock,reset,start,op,a,b,done,result);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  start;
+    input wire  [2:0] op;
+    input wire  [31:0] a;
+    input wire  [31:0] b;
+    output reg  done;
+    output reg  [31:0] result;
+
+    // Stub signals
+    reg  active$d;
+    wire  active$q;
+    reg  active$clock;
+    reg  [5:0] cnt$d;
+    wire  [5:0] cnt$q;
+    reg  cnt$clock;
+    reg  is_div$d;
+    wire  is_div$q;
+    reg  is_div$clock;
+    reg  [1:0] sel$d;
+    wire  [1:0] sel$q;
+    reg  sel$clock;
+    reg  neg$d;
+    wire  neg$q;
+    reg  neg$clock;
+    reg  [31:0] hi$d;
+    wire  [31:0] hi$q;
+    reg  hi$clock;
+    reg  [31:0] lo$d;
+    wire  [31:0] lo$q;
+    reg  lo$clock;
+    reg  [31:0] m$d;
+    wire  [31:0] m$q;
+    reg  m$clock;
+
+    // Local signals
+    reg  sa;
+    reg  sb;
+    reg  [31:0] ua;
+    reg  [31:0] ub;
+    reg  [32:0] sum;
+    reg  [32:0] rem2;
+    reg  [32:0] diff;
+    reg  [31:0] raw;
+
+    // Sub module instances
+    rnic_ecpix5$cpu$md$active active(
+        .d(active$d),
+        .q(active$q),
+        .clock(active$clock)
+    );
+    rnic_ecpix5$cpu$md$cnt cnt(
+        .d(cnt$d),
+        .q(cnt$q),
+        .clock(cnt$clock)
+    );
+    rnic_ecpix5$cpu$md$is_div is_div(
+        .d(is_div$d),
+        .q(is_div$q),
+        .clock(is_div$clock)
+    );
+    rnic_ecpix5$cpu$md$sel sel(
+        .d(sel$d),
+        .q(sel$q),
+        .clock(sel$clock)
+    );
+    rnic_ecpix5$cpu$md$neg neg(
+        .d(neg$d),
+        .q(neg$q),
+        .clock(neg$clock)
+    );
+    rnic_ecpix5$cpu$md$hi hi(
+        .d(hi$d),
+        .q(hi$q),
+        .clock(hi$clock)
+    );
+    rnic_ecpix5$cpu$md$lo lo(
+        .d(lo$d),
+        .q(lo$q),
+        .clock(lo$clock)
+    );
+    rnic_ecpix5$cpu$md$m m(
+        .d(m$d),
+        .q(m$q),
+        .clock(m$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        active$clock = clock;
+        cnt$clock = clock;
+        is_div$clock = clock;
+        sel$clock = clock;
+        neg$clock = clock;
+        hi$clock = clock;
+        lo$clock = clock;
+        m$clock = clock;
+        active$d = active$q;
+        cnt$d = cnt$q;
+        is_div$d = is_div$q;
+        sel$d = sel$q;
+        neg$d = neg$q;
+        hi$d = hi$q;
+        lo$d = lo$q;
+        m$d = m$q;
+        sa = 1'b0;
+        sb = 1'b0;
+        if (op[32'h2]) begin
+            sa = ~op[32'h0] & a[32'h1f];
+            sb = ~op[32'h0] & b[32'h1f];
+        end
+        else begin
+            sa = ((op == 3'h1) | (op == 3'h2)) & a[32'h1f];
+            sb = (op == 3'h1) & b[32'h1f];
+        end
+        ua = a;
+        if (sa) begin
+            ua = ~a + 32'h1;
+        end
+        ub = b;
+        if (sb) begin
+            ub = ~b + 32'h1;
+        end
+        sum = {{1{1'b0}}, hi$q};
+        if (lo$q[32'h0]) begin
+            sum = {{1{1'b0}}, hi$q} + {{1{1'b0}}, m$q};
+        end
+        rem2 = {{1{1'b0}}, hi$q} << 32'h1;
+        if (lo$q[32'h1f]) begin
+            rem2 = rem2 | 33'h1;
+        end
+        diff = rem2 - {{1{1'b0}}, m$q};
+        raw = lo$q;
+        if (sel$q == 2'h1) begin
+            raw = hi$q;
+            if (neg$q) begin
+                raw = ~hi$q;
+                if (lo$q == 32'h0) begin
+                    raw = ~hi$q + 32'h1;
+                end
+            end
+        end
+        else if (sel$q == 2'h3) begin
+            raw = hi$q;
+            if (neg$q) begin
+                raw = ~hi$q + 32'h1;
+            end
+        end
+        else if (neg$q) begin
+            raw = ~lo$q + 32'h1;
+        end
+        result = raw;
+        done = active$q & (cnt$q == 6'h20);
+        if (active$q) begin
+            if (cnt$q == 6'h20) begin
+                active$d = 1'b0;
+            end
+            else begin
+                cnt$d = cnt$q + 6'h1;
+                if (is_div$q) begin
+                    if (diff[32'h20]) begin
+                        hi$d = rem2[(32'h0)+:(32)];
+                        lo$d = lo$q << 32'h1;
+                    end
+                    else begin
+                        hi$d = diff[(32'h0)+:(32)];
+                        lo$d = (lo$q << 32'h1) | 32'h1;
+                    end
+                end
+                else begin
+                    hi$d = sum[(32'h1)+:(32)];
+                    lo$d = lo$q >> 32'h1;
+                    if (sum[32'h0]) begin
+                        lo$d = (lo$q >> 32'h1) | 32'h80000000;
+                    end
+                end
+            end
+        end
+        if (start) begin
+            active$d = 1'b1;
+            cnt$d = 6'h0;
+            is_div$d = op[32'h2];
+            hi$d = 32'h0;
+            if (op[32'h2]) begin
+                lo$d = ua;
+                m$d = ub;
+                if (op[32'h1]) begin
+                    sel$d = 2'h3;
+                    neg$d = sa;
+                end
+                else begin
+                    sel$d = 2'h2;
+                    neg$d = (sa ^ sb) & (b != 32'h0);
+                end
+            end
+            else begin
+                lo$d = ub;
+                m$d = ua;
+                neg$d = sa ^ sb;
+                if (op == 3'h0) begin
+                    sel$d = 2'h0;
+                end
+                else begin
+                    sel$d = 2'h1;
+                end
+            end
+        end
+        if (reset) begin
+            active$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_ecpix5$cpu$md
+
+
+module rnic_ecpix5$cpu$md$active(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$md$active
+
+
+module rnic_ecpix5$cpu$md$cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$md$cnt
+
+
+module rnic_ecpix5$cpu$md$hi(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$md$hi
+
+
+module rnic_ecpix5$cpu$md$is_div(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$md$is_div
+
+
+module rnic_ecpix5$cpu$md$lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$md$lo
+
+
+module rnic_ecpix5$cpu$md$m(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$md$m
+
+
+module rnic_ecpix5$cpu$md$neg(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$md$neg
+
+
+module rnic_ecpix5$cpu$md$sel(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$md$sel
+
+
+module rnic_ecpix5$cpu$meip(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$meip
+
+
+module rnic_ecpix5$cpu$mepc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mepc
+
+
+module rnic_ecpix5$cpu$mscratch(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mscratch
+
+
+module rnic_ecpix5$cpu$mtime_hi(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mtime_hi
+
+
+module rnic_ecpix5$cpu$mtime_lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mtime_lo
+
+
+module rnic_ecpix5$cpu$mtimecmp_hi(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mtimecmp_hi
+
+
+module rnic_ecpix5$cpu$mtimecmp_lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mtimecmp_lo
+
+
+module rnic_ecpix5$cpu$mtval(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mtval
+
+
+module rnic_ecpix5$cpu$mtvec(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$mtvec
+
+
+module rnic_ecpix5$cpu$pc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$pc
+
+
+module rnic_ecpix5$cpu$rf1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[31:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$rf1
+
+
+module rnic_ecpix5$cpu$rf2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [4:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [4:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[31:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$rf2
+
+
+module rnic_ecpix5$cpu$st_mie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$st_mie
+
+
+module rnic_ecpix5$cpu$st_mpie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$st_mpie
+
+
+module rnic_ecpix5$cpu$state(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam CpuState$Fetch = 0;
+    localparam CpuState$Decode = 1;
+    localparam CpuState$Exec = 2;
+    localparam CpuState$Mem = 3;
+    localparam CpuState$Bus = 4;
+    localparam CpuState$MulDiv = 5;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$state
+
+
+module rnic_ecpix5$cpu$t_cause(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_cause
+
+
+module rnic_ecpix5$cpu$t_insn(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_insn
+
+
+module rnic_ecpix5$cpu$t_maddr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_maddr
+
+
+module rnic_ecpix5$cpu$t_mwdata(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_mwdata
+
+
+module rnic_ecpix5$cpu$t_next(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_next
+
+
+module rnic_ecpix5$cpu$t_pc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_pc
+
+
+module rnic_ecpix5$cpu$t_rd(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_rd
+
+
+module rnic_ecpix5$cpu$t_strb(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_strb
+
+
+module rnic_ecpix5$cpu$t_trap(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_trap
+
+
+module rnic_ecpix5$cpu$t_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_valid
+
+
+module rnic_ecpix5$cpu$t_wdata(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$t_wdata
+
+
+module rnic_ecpix5$cpu_port(clock,reset,bus_valid,bus_we,bus_addr,bus_wdata,bus_ready,bus_rdata,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  bus_valid;
+    input wire  bus_we;
+    input wire  [31:0] bus_addr;
+    input wire  [31:0] bus_wdata;
+    output reg  bus_ready;
+    output reg  [31:0] bus_rdata;
+    output reg  fw_valid;
+    output reg  fw_write;
+    output reg  [23:0] fw_addr;
+    output reg  [31:0] fw_wdata;
+    input wire  [31:0] fw_rdata;
+    input wire  fw_rvalid;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam CpuPortState$Idle = 0;
+    localparam CpuPortState$Read = 1;
+    localparam CpuPortState$Ack = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [1:0] state$d;
+    wire  [1:0] state$q;
+    reg  state$clock;
+
+    // Sub module instances
+    rnic_ecpix5$cpu_port$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        state$d = state$q;
+        fw_valid = 1'b0;
+        fw_write = bus_we;
+        fw_addr = bus_addr[(32'h0)+:(24)];
+        fw_wdata = bus_wdata;
+        bus_ready = 1'b0;
+        bus_rdata = 32'h0;
+        case (state$q)
+            CpuPortState$Idle:
+                begin
+                    if (bus_valid) begin
+                        if (bus_addr[(32'h18)+:(8)] == 8'h20) begin
+                            fw_valid = 1'b1;
+                            if (bus_we) begin
+                                state$d = CpuPortState$Ack;
+                            end
+                            else begin
+                                state$d = CpuPortState$Read;
+                            end
+                        end
+                        else begin
+                            state$d = CpuPortState$Ack;
+                        end
+                    end
+                end
+            CpuPortState$Read:
+                begin
+                    if (fw_rvalid) begin
+                        bus_ready = 1'b1;
+                        bus_rdata = fw_rdata;
+                        state$d = CpuPortState$Idle;
+                    end
+                end
+            CpuPortState$Ack:
+                begin
+                    bus_ready = 1'b1;
+                    state$d = CpuPortState$Idle;
+                end
+        endcase
+        if (reset) begin
+            state$d = CpuPortState$Idle;
+        end
+    end
+
+endmodule // rnic_ecpix5$cpu_port
+
+
+module rnic_ecpix5$cpu_port$state(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam CpuPortState$Idle = 0;
+    localparam CpuPortState$Read = 1;
+    localparam CpuPortState$Ack = 2;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu_port$state
+
+
 module rnic_ecpix5$err(d,q,clock);
 
     // Module arguments
@@ -61146,6 +64120,361 @@ module rnic_ecpix5$err(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$err
+
+
+module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rdata,br_rvalid,br_csr_valid,br_csr_write,br_csr_addr,br_csr_wdata,br_csr_rdata,br_csr_rvalid,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,cpu_valid,cpu_write,cpu_addr,cpu_wdata,cpu_rdata,cpu_rvalid,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,cpu_reset,load_we,load_addr,load_data);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  br_valid;
+    input wire  br_write;
+    input wire  [23:0] br_addr;
+    input wire  [31:0] br_wdata;
+    output reg  [31:0] br_rdata;
+    output reg  br_rvalid;
+    input wire  br_csr_valid;
+    input wire  br_csr_write;
+    input wire  [23:0] br_csr_addr;
+    input wire  [31:0] br_csr_wdata;
+    output reg  [31:0] br_csr_rdata;
+    output reg  br_csr_rvalid;
+    output reg  csr_valid;
+    output reg  csr_write;
+    output reg  [23:0] csr_addr;
+    output reg  [31:0] csr_wdata;
+    input wire  [31:0] csr_rdata;
+    input wire  csr_rvalid;
+    input wire  cpu_valid;
+    input wire  cpu_write;
+    input wire  [23:0] cpu_addr;
+    input wire  [31:0] cpu_wdata;
+    output reg  [31:0] cpu_rdata;
+    output reg  cpu_rvalid;
+    output reg  fw_valid;
+    output reg  fw_write;
+    output reg  [23:0] fw_addr;
+    output reg  [31:0] fw_wdata;
+    input wire  [31:0] fw_rdata;
+    input wire  fw_rvalid;
+    output reg  cpu_reset;
+    output reg  load_we;
+    output reg  [31:0] load_addr;
+    output reg  [31:0] load_data;
+
+    // Stub signals
+    reg  hold$d;
+    wire  hold$q;
+    reg  hold$clock;
+    reg  [31:0] next_addr$d;
+    wire  [31:0] next_addr$q;
+    reg  next_addr$clock;
+    reg  ld_we$d;
+    wire  ld_we$q;
+    reg  ld_we$clock;
+    reg  [31:0] ld_addr$d;
+    wire  [31:0] ld_addr$q;
+    reg  ld_addr$clock;
+    reg  [31:0] ld_data$d;
+    wire  [31:0] ld_data$q;
+    reg  ld_data$clock;
+    reg  ans$d;
+    wire  ans$q;
+    reg  ans$clock;
+    reg  csr_ans$d;
+    wire  csr_ans$q;
+    reg  csr_ans$clock;
+    reg  [31:0] csr_ans_data$d;
+    wire  [31:0] csr_ans_data$q;
+    reg  csr_ans_data$clock;
+
+    // Sub module instances
+    rnic_ecpix5$fw_owner$hold hold(
+        .d(hold$d),
+        .q(hold$q),
+        .clock(hold$clock)
+    );
+    rnic_ecpix5$fw_owner$next_addr next_addr(
+        .d(next_addr$d),
+        .q(next_addr$q),
+        .clock(next_addr$clock)
+    );
+    rnic_ecpix5$fw_owner$ld_we ld_we(
+        .d(ld_we$d),
+        .q(ld_we$q),
+        .clock(ld_we$clock)
+    );
+    rnic_ecpix5$fw_owner$ld_addr ld_addr(
+        .d(ld_addr$d),
+        .q(ld_addr$q),
+        .clock(ld_addr$clock)
+    );
+    rnic_ecpix5$fw_owner$ld_data ld_data(
+        .d(ld_data$d),
+        .q(ld_data$q),
+        .clock(ld_data$clock)
+    );
+    rnic_ecpix5$fw_owner$ans ans(
+        .d(ans$d),
+        .q(ans$q),
+        .clock(ans$clock)
+    );
+    rnic_ecpix5$fw_owner$csr_ans csr_ans(
+        .d(csr_ans$d),
+        .q(csr_ans$q),
+        .clock(csr_ans$clock)
+    );
+    rnic_ecpix5$fw_owner$csr_ans_data csr_ans_data(
+        .d(csr_ans_data$d),
+        .q(csr_ans_data$q),
+        .clock(csr_ans_data$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        hold$clock = clock;
+        next_addr$clock = clock;
+        ld_we$clock = clock;
+        ld_addr$clock = clock;
+        ld_data$clock = clock;
+        ans$clock = clock;
+        csr_ans$clock = clock;
+        csr_ans_data$clock = clock;
+        hold$d = hold$q;
+        next_addr$d = next_addr$q;
+        ld_we$d = ld_we$q;
+        ld_addr$d = ld_addr$q;
+        ld_data$d = ld_data$q;
+        ans$d = ans$q;
+        csr_ans$d = csr_ans$q;
+        csr_ans_data$d = csr_ans_data$q;
+        cpu_reset = reset | hold$q;
+        load_we = ld_we$q;
+        load_addr = ld_addr$q;
+        load_data = ld_data$q;
+        if (hold$q) begin
+            fw_valid = br_valid;
+            fw_write = br_write;
+            fw_addr = br_addr;
+            fw_wdata = br_wdata;
+        end
+        else begin
+            fw_valid = cpu_valid;
+            fw_write = cpu_write;
+            fw_addr = cpu_addr;
+            fw_wdata = cpu_wdata;
+        end
+        cpu_rdata = fw_rdata;
+        cpu_rvalid = fw_rvalid & ~hold$q;
+        br_rvalid = ans$q | (fw_rvalid & hold$q);
+        if (ans$q) begin
+            br_rdata = 32'h0;
+        end
+        else begin
+            br_rdata = fw_rdata;
+        end
+        ans$d = br_valid & ~br_write & ~hold$q;
+        csr_valid = br_csr_valid & ~br_csr_addr[32'h17];
+        csr_write = br_csr_write;
+        csr_addr = br_csr_addr;
+        csr_wdata = br_csr_wdata;
+        br_csr_rvalid = csr_ans$q | csr_rvalid;
+        if (csr_ans$q) begin
+            br_csr_rdata = csr_ans_data$q;
+        end
+        else begin
+            br_csr_rdata = csr_rdata;
+        end
+        csr_ans$d = 1'b0;
+        ld_we$d = 1'b0;
+        if (br_csr_valid & br_csr_addr[32'h17]) begin
+            if (~br_csr_write) begin
+                csr_ans$d = 1'b1;
+                csr_ans_data$d = 32'h0;
+                if ((br_csr_addr == 24'h800000) & hold$q) begin
+                    csr_ans_data$d = 32'h1;
+                end
+                if (br_csr_addr == 24'h800004) begin
+                    csr_ans_data$d = next_addr$q;
+                end
+            end
+            else begin
+                if (br_csr_addr == 24'h800000) begin
+                    hold$d = br_csr_wdata[32'h0];
+                end
+                if (br_csr_addr == 24'h800004) begin
+                    next_addr$d = br_csr_wdata;
+                end
+                if (br_csr_addr == 24'h800008) begin
+                    ld_we$d = 1'b1;
+                    ld_addr$d = next_addr$q;
+                    ld_data$d = br_csr_wdata;
+                    next_addr$d = next_addr$q + 32'h4;
+                end
+            end
+        end
+        if (reset) begin
+            hold$d = 1'b0;
+            next_addr$d = 32'h0;
+            ld_we$d = 1'b0;
+            ans$d = 1'b0;
+            csr_ans$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_ecpix5$fw_owner
+
+
+module rnic_ecpix5$fw_owner$ans(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$ans
+
+
+module rnic_ecpix5$fw_owner$csr_ans(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$csr_ans
+
+
+module rnic_ecpix5$fw_owner$csr_ans_data(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$csr_ans_data
+
+
+module rnic_ecpix5$fw_owner$hold(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$hold
+
+
+module rnic_ecpix5$fw_owner$ld_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$ld_addr
+
+
+module rnic_ecpix5$fw_owner$ld_data(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$ld_data
+
+
+module rnic_ecpix5$fw_owner$ld_we(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$ld_we
+
+
+module rnic_ecpix5$fw_owner$next_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$fw_owner$next_addr
 
 
 module rnic_ecpix5$heartbeat(d,q,clock);

@@ -26,9 +26,17 @@
 //!   `TxArb` (frame by frame, round robin, never two frames' beats
 //!   interleaved) → `TxCdc` (store-and-forward per frame) → `MacTx` in the
 //!   transmit clock → `RgmiiTx`.
-//! * The bridge drives the core's BAR0 (`csr_*`) and firmware port
-//!   (`fw_*`: the firmware runs on the host, docs/bridge.md), serves its
-//!   DMA (`dma_rd_*`, `dma_wr_*`) and reports `irq`, as on the Versa-5G.
+//! * The bridge drives the core's BAR0 (`csr_*`), serves its DMA
+//!   (`dma_rd_*`, `dma_wr_*`) and reports `irq`, as on the Versa-5G.
+//! * The firmware: `Rv32Fw` (hw/src/cpu, 128 KiB instruction and 64 KiB
+//!   data memory) on the core clock, its peripheral bus on the core's
+//!   firmware port (`fw_*`) through `CpuPort` (`cpu_port.rs`). The port has
+//!   one owner at a time (`FwPortOwner`): the CPU after reset, or, while
+//!   `CPU_CTL.HOLD` (BAR0 offset 0x80_0000, a register of the top, not of
+//!   the core) is set, the bridge's firmware window (the firmware on a
+//!   host, docs/bridge.md) with the CPU held in reset. Instruction memory
+//!   is loaded through BAR0 too (`CPU_LOAD_ADDR`, `CPU_LOAD_DATA`) while
+//!   held; it is empty after configuration.
 //!   Board MAC 02:52:42:00:00:02, IPv4 10.0.0.2: fixed (the ECPIX-5 has
 //!   no DIP switches; on the Versa-5G these are the defaults with all
 //!   switches off).
@@ -44,6 +52,7 @@
 //!   blue bridge host known. LED 2: green core RX activity, blue bridge RX
 //!   activity. LED 3: green TX activity, red bad frame seen (recently).
 
+use super::cpu_port::{CpuPort, FwPortOwner};
 use super::ecp5::Pll;
 use super::eth_share::{RxSplit, TxArb};
 use super::mac_tx::MacTx;
@@ -52,6 +61,7 @@ use super::rgmii::RgmiiTx;
 use super::tx_cdc::TxCdc;
 use super::udp_bridge::UdpBridge;
 use super::versa5g_top::{RxPort, Stretch};
+use crate::cpu::Rv32Fw;
 use crate::rnic_core::RnicCoreBoard;
 use rust_hdl::prelude::*;
 
@@ -99,6 +109,9 @@ pub struct Ecpix5Top {
     mdio0: PhyManager,
     mdio0_buf: TristateBuffer<Bit>,
     bridge: UdpBridge,
+    cpu: Rv32Fw,
+    cpu_port: CpuPort,
+    fw_owner: FwPortOwner,
     act_core: Stretch,
     act_br: Stretch,
     act_tx: Stretch,
@@ -148,6 +161,9 @@ impl Default for Ecpix5Top {
             mdio0: PhyManager::basic(0, (1 << 20) - 1, 16),
             mdio0_buf: Default::default(),
             bridge: Default::default(),
+            cpu: Default::default(),
+            cpu_port: Default::default(),
+            fw_owner: Default::default(),
             act_core: Default::default(),
             act_br: Default::default(),
             act_tx: Default::default(),
@@ -167,7 +183,10 @@ impl Logic for Ecpix5Top {
         self.pll.clkin.next = self.clk100.val();
         self.clock.next = self.pll.clk62.val();
         self.tx_clock.next = self.pll.clk0.val();
-        clock!(self, clock, core, mdio0, bridge, split, arb, act_core, act_br, act_tx, bad);
+        clock!(
+            self, clock, core, mdio0, bridge, cpu, cpu_port, fw_owner, split, arb, act_core,
+            act_br, act_tx, bad
+        );
         clock!(self, tx_clock, tx0);
         dff_setup!(self, clock, por, reset, heartbeat, err);
         dff_setup!(self, tx_clock, tx_err);
@@ -219,7 +238,7 @@ impl Logic for Ecpix5Top {
 
         // The direct firmware-side pins are tied off as on the Versa-5G:
         // the firmware reaches the tables, queues and records through the
-        // firmware port (`fw_*`, driven by the host bridge below).
+        // firmware port (`fw_*`, driven by the CPU or the bridge below).
         self.core.ct_wr_valid.next = false;
         self.core.ct_wr_idx.next = 0.into();
         self.core.ct_wr_used.next = false;
@@ -262,9 +281,8 @@ impl Logic for Ecpix5Top {
         self.core.placed_pop.next = self.core.placed_valid.val();
         self.core.ut_ready.next = false;
         self.core.term_pop.next = false;
-        // BAR0 and the firmware port are driven by the host bridge
-        // (below): the firmware runs on the host (docs/bridge.md "Firmware
-        // window").
+        // BAR0 is driven by the host bridge, the firmware port by the CPU
+        // or the bridge (below).
         // BAR0 STATUS_LINK_UP: the PHY's link, as its MDIO poll reports it.
         self.core.link_up.next = self.mdio0.link.val();
         self.core.raw_tx_ready.next = false;
@@ -341,18 +359,56 @@ impl Logic for Ecpix5Top {
         // The host bridge between the port and the core's host interface.
         self.bridge.board_mac.next = bits::<48>(0x0252_4200_0002_u64);
         self.bridge.board_ip.next = bits::<32>(0x0A00_0002);
-        self.core.csr_valid.next = self.bridge.csr_valid.val();
-        self.core.csr_write.next = self.bridge.csr_write.val();
-        self.core.csr_addr.next = self.bridge.csr_addr.val();
-        self.core.csr_wdata.next = self.bridge.csr_wdata.val();
-        self.bridge.csr_rdata.next = self.core.csr_rdata.val();
-        self.bridge.csr_rvalid.next = self.core.csr_rvalid.val();
-        self.core.fw_valid.next = self.bridge.fw_valid.val();
-        self.core.fw_write.next = self.bridge.fw_write.val();
-        self.core.fw_addr.next = self.bridge.fw_addr.val();
-        self.core.fw_wdata.next = self.bridge.fw_wdata.val();
-        self.bridge.fw_rdata.next = self.core.fw_rdata.val();
-        self.bridge.fw_rvalid.next = self.core.fw_rvalid.val();
+        // BAR0: the core's, but for the CPU registers at offsets with bit
+        // 23 set (`cpu_port.rs`).
+        self.fw_owner.br_csr_valid.next = self.bridge.csr_valid.val();
+        self.fw_owner.br_csr_write.next = self.bridge.csr_write.val();
+        self.fw_owner.br_csr_addr.next = self.bridge.csr_addr.val();
+        self.fw_owner.br_csr_wdata.next = self.bridge.csr_wdata.val();
+        self.bridge.csr_rdata.next = self.fw_owner.br_csr_rdata.val();
+        self.bridge.csr_rvalid.next = self.fw_owner.br_csr_rvalid.val();
+        self.core.csr_valid.next = self.fw_owner.csr_valid.val();
+        self.core.csr_write.next = self.fw_owner.csr_write.val();
+        self.core.csr_addr.next = self.fw_owner.csr_addr.val();
+        self.core.csr_wdata.next = self.fw_owner.csr_wdata.val();
+        self.fw_owner.csr_rdata.next = self.core.csr_rdata.val();
+        self.fw_owner.csr_rvalid.next = self.core.csr_rvalid.val();
+        // The firmware port: the CPU's (after reset) or the bridge's
+        // firmware window's while CPU_CTL.HOLD (BAR0) holds the CPU in
+        // reset (`cpu_port.rs`).
+        self.fw_owner.reset.next = self.reset.q.val();
+        self.fw_owner.br_valid.next = self.bridge.fw_valid.val();
+        self.fw_owner.br_write.next = self.bridge.fw_write.val();
+        self.fw_owner.br_addr.next = self.bridge.fw_addr.val();
+        self.fw_owner.br_wdata.next = self.bridge.fw_wdata.val();
+        self.bridge.fw_rdata.next = self.fw_owner.br_rdata.val();
+        self.bridge.fw_rvalid.next = self.fw_owner.br_rvalid.val();
+        self.fw_owner.cpu_valid.next = self.cpu_port.fw_valid.val();
+        self.fw_owner.cpu_write.next = self.cpu_port.fw_write.val();
+        self.fw_owner.cpu_addr.next = self.cpu_port.fw_addr.val();
+        self.fw_owner.cpu_wdata.next = self.cpu_port.fw_wdata.val();
+        self.cpu_port.fw_rdata.next = self.fw_owner.cpu_rdata.val();
+        self.cpu_port.fw_rvalid.next = self.fw_owner.cpu_rvalid.val();
+        self.core.fw_valid.next = self.fw_owner.fw_valid.val();
+        self.core.fw_write.next = self.fw_owner.fw_write.val();
+        self.core.fw_addr.next = self.fw_owner.fw_addr.val();
+        self.core.fw_wdata.next = self.fw_owner.fw_wdata.val();
+        self.fw_owner.fw_rdata.next = self.core.fw_rdata.val();
+        self.fw_owner.fw_rvalid.next = self.core.fw_rvalid.val();
+        // The CPU: the firmware image (loaded through BAR0 CPU_LOAD_*), polling
+        // the port with interrupts off.
+        self.cpu.reset.next = self.fw_owner.cpu_reset.val();
+        self.cpu_port.reset.next = self.fw_owner.cpu_reset.val();
+        self.cpu.ext_irq.next = false;
+        self.cpu.load_we.next = self.fw_owner.load_we.val();
+        self.cpu.load_addr.next = self.fw_owner.load_addr.val();
+        self.cpu.load_data.next = self.fw_owner.load_data.val();
+        self.cpu_port.bus_valid.next = self.cpu.bus_valid.val();
+        self.cpu_port.bus_we.next = self.cpu.bus_we.val();
+        self.cpu_port.bus_addr.next = self.cpu.bus_addr.val();
+        self.cpu_port.bus_wdata.next = self.cpu.bus_wdata.val();
+        self.cpu.bus_ready.next = self.cpu_port.bus_ready.val();
+        self.cpu.bus_rdata.next = self.cpu_port.bus_rdata.val();
         self.bridge.dma_rd_req_valid.next = self.core.dma_rd_req_valid.val();
         self.core.dma_rd_req_ready.next = self.bridge.dma_rd_req_ready.val();
         self.bridge.dma_rd_req_addr.next = self.core.dma_rd_req_addr.val();

@@ -64,6 +64,18 @@ const ECPIX5_UNUSED: &[(&str, &str, &str)] = &[
         "PhyManager::basic polls the standard status register, which has no speed \
          (the output is 0); the LEDs show the link only",
     ),
+    (ECPIX5_TOP, "cpu$bus_strb", ECPIX5_WHOLE_WORDS),
+    (ECPIX5_TOP, "cpu$tr_valid", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_trap", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_cause", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_pc", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_insn", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_next_pc", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_rd", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_rd_wdata", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_mem_strb", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_mem_addr", ECPIX5_NO_TRACE),
+    (ECPIX5_TOP, "cpu$tr_mem_wdata", ECPIX5_NO_TRACE),
     (
         "rnic_ecpix5$split",
         "beats$count",
@@ -75,6 +87,10 @@ const ECPIX5_UNUSED: &[(&str, &str, &str)] = &[
         "RxSplit needs the FIFO's full and empty flags only",
     ),
 ];
+const ECPIX5_WHOLE_WORDS: &str = "the firmware port's registers are 32 bits wide and the \
+     firmware writes whole words, so CpuPort takes no byte lanes (as the co-simulation's cpu_fw.rs)";
+const ECPIX5_NO_TRACE: &str = "the CPU's retirement trace is for the lock-step and \
+     co-simulation testbenches; nothing on the board reads it";
 const ECPIX5_NO_ECHO: &str = "the ECPIX-5 has no DIP switch to select the Versa-5G's \
      bring-up echo: rx_pay_ready is held high and the fast-path payload output, unused \
      while rx_ulp_en is on, has no consumer";

@@ -18,6 +18,7 @@
 //! * the PLL's 90° copy of the transmit clock (CLKOS), used only to clock
 //!   the `TXC` pin.
 
+pub mod cpu_port;
 pub mod crc32;
 pub mod ecp5;
 pub mod ecpix5_top;

@@ -8,7 +8,9 @@
 //!    core-bound frames)  ◄──PHY pins── TxArb ◄────────────────────┘
 //! ```
 //!
-//! The test plays host and firmware at once, over the bridge: BAR0 writes
+//! The test plays host and firmware at once, over the bridge (the top's
+//! CPU held in reset, so the bridge's firmware window owns the core's
+//! firmware port): BAR0 writes
 //! and reads (`MMIO_*`), firmware-port reads and writes (`FW_*`) that load
 //! raw frames into the core's `TX_DATA` window and send them (`TX_SEND`, as
 //! the firmware sends ARP and TCP control frames). Between the requests
@@ -301,6 +303,10 @@ fn bridge_and_core_share_the_port() {
         k: 0,
     };
     h.rig.trace_from_env("board_ecpix5");
+    // The test is the firmware: hold the top's CPU in reset, which gives
+    // the bridge's firmware window the core's firmware port (BAR0
+    // `CPU_CTL.HOLD`, hw/src/board/cpu_port.rs).
+    h.mmio_write(0x80_0000, 1);
 
     // Constant registers, BAR0 written and read back, the network
     // configuration through the firmware port's mirror.
