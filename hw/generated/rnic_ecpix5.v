@@ -61466,6 +61466,9 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
     reg  fetch_fault$d;
     wire  fetch_fault$q;
     reg  fetch_fault$clock;
+    reg  [31:0] fa$d;
+    wire  [31:0] fa$q;
+    reg  fa$clock;
     reg  [31:0] ls_addr$d;
     wire  [31:0] ls_addr$q;
     reg  ls_addr$clock;
@@ -61591,6 +61594,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
     reg  [31:0] alu;
     reg  alu_ok;
     reg  taken;
+    reg  seq;
     reg  [31:0] target;
     reg  [31:0] maddr;
     reg  misal;
@@ -61719,6 +61723,11 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .d(fetch_fault$d),
         .q(fetch_fault$q),
         .clock(fetch_fault$clock)
+    );
+    rnic_ecpix5$cpu$fa fa(
+        .d(fa$d),
+        .q(fa$q),
+        .clock(fa$clock)
     );
     rnic_ecpix5$cpu$ls_addr ls_addr(
         .d(ls_addr$d),
@@ -61902,6 +61911,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         pc$clock = clock;
         ir$clock = clock;
         fetch_fault$clock = clock;
+        fa$clock = clock;
         ls_addr$clock = clock;
         ls_f3$clock = clock;
         ls_src$clock = clock;
@@ -61941,6 +61951,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         pc$d = pc$q;
         ir$d = ir$q;
         fetch_fault$d = fetch_fault$q;
+        fa$d = fa$q;
         ls_addr$d = ls_addr$q;
         ls_f3$d = ls_f3$q;
         ls_src$d = ls_src$q;
@@ -62276,6 +62287,8 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         wb_data = alu;
         jump = 1'b0;
         jump_pc = pc4;
+        seq = 1'b1;
+        fa$d = pc4;
         csr_we = 1'b0;
         mem_strb = 4'h0;
         mem_addr = maddr & 32'hfffffffc;
@@ -62345,6 +62358,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
                             retire = 1'b1;
                             jump = 1'b1;
                             jump_pc = target;
+                            seq = 1'b0;
                         end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
@@ -62358,6 +62372,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
                             jump = 1'b1;
                             if (taken) begin
                                 jump_pc = target;
+                                seq = 1'b0;
                             end
                         end
                     end
@@ -62463,6 +62478,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
                             retire = 1'b1;
                             jump = 1'b1;
                             jump_pc = mepc$q;
+                            seq = 1'b0;
                         end
                         else if (ir$q == 32'h10500073) begin
                             retire = 1'b1;
@@ -62582,14 +62598,22 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
             st_mie$d = 1'b0;
             jump = 1'b1;
             jump_pc = trap_vec;
+            seq = 1'b0;
         end
         imem$read_address = maddr[(32'h2)+:(15)];
         if (state$q == CpuState$Fetch) begin
             imem$read_address = pc$q[(32'h2)+:(15)];
         end
+        else if ((state$q == CpuState$Exec) & (opcode != 7'h3)) begin
+            imem$read_address = fa$q[(32'h2)+:(15)];
+        end
         if (jump) begin
             pc$d = jump_pc;
             state$d = CpuState$Fetch;
+            if ((state$q == CpuState$Exec) & seq) begin
+                fetch_fault$d = (fa$q & imem_hi) != 32'h0;
+                state$d = CpuState$Decode;
+            end
         end
         load_dm = (load_addr & dmem_hi) == 32'h10000000;
         imem$write_address = load_addr[(32'h2)+:(15)];
@@ -62823,6 +62847,25 @@ module rnic_ecpix5$cpu$dmem3(read_address,read_clock,read_data,write_address,wri
        end
     end
 endmodule // rnic_ecpix5$cpu$dmem3
+
+
+module rnic_ecpix5$cpu$fa(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$fa
 
 
 module rnic_ecpix5$cpu$fetch_fault(d,q,clock);
