@@ -64231,6 +64231,9 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
     wire  [31:0] csr_ans_data$q;
     reg  csr_ans_data$clock;
 
+    // Local signals
+    reg  board_page;
+
     // Sub module instances
     rnic_ecpix5$fw_owner$hold hold(
         .d(hold$d),
@@ -64317,7 +64320,8 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
             br_rdata = fw_rdata;
         end
         ans$d = br_valid & ~br_write & ~hold$q;
-        csr_valid = br_csr_valid & ~br_csr_addr[32'h17];
+        board_page = br_csr_addr[(32'hc)+:(12)] == 12'hfff;
+        csr_valid = br_csr_valid & ~board_page;
         csr_write = br_csr_write;
         csr_addr = br_csr_addr;
         csr_wdata = br_csr_wdata;
@@ -64330,25 +64334,25 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
         end
         csr_ans$d = 1'b0;
         ld_we$d = 1'b0;
-        if (br_csr_valid & br_csr_addr[32'h17]) begin
+        if (br_csr_valid & board_page) begin
             if (~br_csr_write) begin
                 csr_ans$d = 1'b1;
                 csr_ans_data$d = 32'h0;
-                if ((br_csr_addr == 24'h800000) & hold$q) begin
+                if ((br_csr_addr == 24'hfff000) & hold$q) begin
                     csr_ans_data$d = 32'h1;
                 end
-                if (br_csr_addr == 24'h800004) begin
+                if (br_csr_addr == 24'hfff004) begin
                     csr_ans_data$d = next_addr$q;
                 end
             end
             else begin
-                if (br_csr_addr == 24'h800000) begin
+                if (br_csr_addr == 24'hfff000) begin
                     hold$d = br_csr_wdata[32'h0];
                 end
-                if (br_csr_addr == 24'h800004) begin
+                if (br_csr_addr == 24'hfff004) begin
                     next_addr$d = br_csr_wdata;
                 end
-                if (br_csr_addr == 24'h800008) begin
+                if (br_csr_addr == 24'hfff008) begin
                     ld_we$d = 1'b1;
                     ld_addr$d = next_addr$q;
                     ld_data$d = br_csr_wdata;

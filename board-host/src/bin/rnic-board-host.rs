@@ -1,4 +1,4 @@
-//! `rnic-board-host`: connects to a Versa-5G board over the UDP bridge,
+//! `rnic-board-host`: connects to a board over the UDP bridge,
 //! writes the interface configuration, runs the firmware host-side over the
 //! firmware window, opens the driver on the same bus (its DMA memory served
 //! by this process) and checks the control path with a `Nop` command round
@@ -9,7 +9,13 @@
 //! rnic-board-host [--board 10.0.0.2:21058] [--local 0.0.0.0:0]
 //!                 [--ip 192.168.1.2] [--netmask 255.255.255.0]
 //!                 [--gateway 192.168.1.1] [--mac 02:52:42:00:01:02] [--once]
+//!                 [--hold-cpu]
 //! ```
+//!
+//! `--hold-cpu` (ECPIX-5): holds the top's RISC-V core in reset
+//! (`CPU_CTL.HOLD`, BAR0 `csr::BOARD_REGS`) so that the firmware window,
+//! and so this program's firmware, owns the firmware port. The Versa-5G top
+//! has no CPU and no such register: do not give it there.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +46,7 @@ fn main() {
         mtu: 1500,
     };
     let mut once = false;
+    let mut hold_cpu = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || {
@@ -54,12 +61,17 @@ fn main() {
             "--gateway" => net.gateway = Some(val().parse().unwrap_or_else(|_| die("--gateway"))),
             "--mac" => net.mac = parse_mac(&val()).unwrap_or_else(|| die("--mac xx:..:xx")),
             "--once" => once = true,
+            "--hold-cpu" => hold_cpu = true,
             _ => die(&format!("unknown argument {a}")),
         }
     }
     let mut cfg = UdpBusConfig::new(board);
     cfg.local = local;
     let bus = Arc::new(UdpBus::connect(cfg).unwrap_or_else(|e| die(&format!("{board}: {e}"))));
+    if hold_cpu {
+        bus.mmio_write(rnic_wire::abi::csr::BOARD_REGS, 1)
+            .unwrap_or_else(|e| die(&format!("CPU_CTL.HOLD: {e}")));
+    }
     write_net_cfg(&bus, &net).unwrap_or_else(|e| die(&format!("BAR0 config: {e}")));
     let stats = Arc::new(FwStats::default());
     let stop = Arc::new(AtomicBool::new(false));

@@ -15,10 +15,11 @@
 //! 2 clocks plus the port's read latency, a write 2 clocks.
 //!
 //! **`FwPortOwner`** gives the port to one owner at a time, and holds three
-//! registers of the top in BAR0 (the bridge's `MMIO_READ`/`MMIO_WRITE`) at
-//! offsets with bit 23 set ([`CPU_CTL`], [`CPU_LOAD_ADDR`],
-//! [`CPU_LOAD_DATA`]); those accesses never reach the core, every other
-//! BAR0 access passes through unchanged.
+//! registers of the top in BAR0 (the bridge's `MMIO_READ`/`MMIO_WRITE`) in
+//! the board's page, `rnic_wire::abi::csr::BOARD_REGS` (0xFF_F000, the last
+//! 4 KiB of BAR0: [`CPU_CTL`], [`CPU_LOAD_ADDR`], [`CPU_LOAD_DATA`]);
+//! accesses to that page never reach the core, every other BAR0 access
+//! (registers, QP and CQ doorbells) passes through unchanged.
 //! * `CPU_CTL` bit 0, `HOLD` (0 after reset): 0 = the CPU runs and owns
 //!   the firmware port; the bridge's firmware-window accesses
 //!   (`FW_READ`/`FW_WRITE`) are answered here (a read 0, a write dropped).
@@ -37,11 +38,11 @@ use rust_hdl::prelude::*;
 
 /// BAR0 offset (bridge `MMIO_READ`/`MMIO_WRITE`) of the CPU control
 /// register: bit 0 `HOLD`.
-pub const CPU_CTL: u32 = 0x80_0000;
+pub const CPU_CTL: u32 = rnic_wire::abi::csr::BOARD_REGS;
 /// BAR0 offset of the load address (octets, instruction memory).
-pub const CPU_LOAD_ADDR: u32 = 0x80_0004;
+pub const CPU_LOAD_ADDR: u32 = rnic_wire::abi::csr::BOARD_REGS + 4;
 /// BAR0 offset of the load data register (write only).
-pub const CPU_LOAD_DATA: u32 = 0x80_0008;
+pub const CPU_LOAD_DATA: u32 = rnic_wire::abi::csr::BOARD_REGS + 8;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 pub enum CpuPortState {
@@ -172,6 +173,8 @@ pub struct FwPortOwner {
     ans: DFF<Bit>,
     csr_ans: DFF<Bit>,
     csr_ans_data: DFF<Bits<32>>,
+    /// The BAR0 access is in the board's page (`csr::BOARD_REGS`).
+    board_page: Signal<Local, Bit>,
 }
 
 impl Logic for FwPortOwner {
@@ -217,8 +220,10 @@ impl Logic for FwPortOwner {
             self.br_rdata.next = self.fw_rdata.val();
         }
         self.ans.d.next = self.br_valid.val() & !self.br_write.val() & !self.hold.q.val();
-        // BAR0: bit 23 set = the registers here, else the core's.
-        self.csr_valid.next = self.br_csr_valid.val() & !self.br_csr_addr.val().get_bit(23);
+        // BAR0: the board's page (`csr::BOARD_REGS`, 0xFF_F000) = the
+        // registers here, everything else the core's.
+        self.board_page.next = self.br_csr_addr.val().get_bits::<12>(12) == 0xFFF;
+        self.csr_valid.next = self.br_csr_valid.val() & !self.board_page.val();
         self.csr_write.next = self.br_csr_write.val();
         self.csr_addr.next = self.br_csr_addr.val();
         self.csr_wdata.next = self.br_csr_wdata.val();
@@ -230,24 +235,24 @@ impl Logic for FwPortOwner {
         }
         self.csr_ans.d.next = false;
         self.ld_we.d.next = false;
-        if self.br_csr_valid.val() & self.br_csr_addr.val().get_bit(23) {
+        if self.br_csr_valid.val() & self.board_page.val() {
             if !self.br_csr_write.val() {
                 self.csr_ans.d.next = true;
                 self.csr_ans_data.d.next = 0.into();
-                if (self.br_csr_addr.val() == 0x80_0000) & self.hold.q.val() {
+                if (self.br_csr_addr.val() == 0xFF_F000) & self.hold.q.val() {
                     self.csr_ans_data.d.next = 1.into();
                 }
-                if self.br_csr_addr.val() == 0x80_0004 {
+                if self.br_csr_addr.val() == 0xFF_F004 {
                     self.csr_ans_data.d.next = self.next_addr.q.val();
                 }
             } else {
-                if self.br_csr_addr.val() == 0x80_0000 {
+                if self.br_csr_addr.val() == 0xFF_F000 {
                     self.hold.d.next = self.br_csr_wdata.val().get_bit(0);
                 }
-                if self.br_csr_addr.val() == 0x80_0004 {
+                if self.br_csr_addr.val() == 0xFF_F004 {
                     self.next_addr.d.next = self.br_csr_wdata.val();
                 }
-                if self.br_csr_addr.val() == 0x80_0008 {
+                if self.br_csr_addr.val() == 0xFF_F008 {
                     self.ld_we.d.next = true;
                     self.ld_addr.d.next = self.next_addr.q.val();
                     self.ld_data.d.next = self.br_csr_wdata.val();
@@ -486,11 +491,19 @@ mod tests {
         uut.fw_rvalid.next = false;
         edge(&mut uut);
         // The bridge's firmware-window accesses meanwhile are answered here;
-        // BAR0 below bit 23 is the core's.
+        // BAR0 outside the board's page is the core's, CQ doorbells
+        // (`csr::CQ_DOORBELL_BASE`) and the page just below included.
         assert_eq!(bridge(&mut uut, false, false, 0x40, 0), (Some(0), false));
         assert_eq!(bridge(&mut uut, false, true, 0x40, 1), (None, false));
         assert_eq!(bridge(&mut uut, true, false, 0x24, 0), (Some(0xBA50), true));
         assert_eq!(bridge(&mut uut, true, true, 0x24, 0), (None, true));
+        let cq_db = rnic_wire::abi::csr::CQ_DOORBELL_BASE;
+        assert_eq!(bridge(&mut uut, true, true, cq_db, 5), (None, true));
+        assert_eq!(
+            bridge(&mut uut, true, true, cq_db + 0x1000, 5),
+            (None, true)
+        );
+        assert_eq!(bridge(&mut uut, true, true, CPU_CTL - 4, 1), (None, true));
         assert_eq!(bridge(&mut uut, true, false, CPU_CTL, 0), (Some(0), false));
         // HOLD: the CPU in reset, the bridge's window on the port.
         assert_eq!(bridge(&mut uut, true, true, CPU_CTL, 1), (None, false));

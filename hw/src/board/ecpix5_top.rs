@@ -32,8 +32,8 @@
 //!   data memory) on the core clock, its peripheral bus on the core's
 //!   firmware port (`fw_*`) through `CpuPort` (`cpu_port.rs`). The port has
 //!   one owner at a time (`FwPortOwner`): the CPU after reset, or, while
-//!   `CPU_CTL.HOLD` (BAR0 offset 0x80_0000, a register of the top, not of
-//!   the core) is set, the bridge's firmware window (the firmware on a
+//!   `CPU_CTL.HOLD` (BAR0 offset 0xFF_F000, `csr::BOARD_REGS`: the top's
+//!   page, never the core's) is set, the bridge's firmware window (the firmware on a
 //!   host, docs/bridge.md) with the CPU held in reset. Instruction memory
 //!   is loaded through BAR0 too (`CPU_LOAD_ADDR`, `CPU_LOAD_DATA`) while
 //!   held; it is empty after configuration.

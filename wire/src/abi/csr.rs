@@ -11,6 +11,7 @@
 //! 0x0000_0400  command mailbox data (1 KiB)
 //! 0x0001_0000  QP doorbell pages, 4 KiB each         (see doorbell)
 //! 0x0080_0000  CQ doorbell pages, 4 KiB each         (see doorbell)
+//! 0x00FF_F000  a board's own registers (never the core's)
 //! ```
 
 /// Identification register, reads [`ID_VALUE`].
@@ -89,6 +90,10 @@ pub const MBOX_DATA_SIZE: u32 = 0x400;
 pub const QP_DOORBELL_BASE: u32 = 0x0001_0000;
 /// First CQ doorbell page; CQ `n`'s page is at `CQ_DOORBELL_BASE + n * DOORBELL_PAGE_SIZE`.
 pub const CQ_DOORBELL_BASE: u32 = 0x0080_0000;
+/// The last 4 KiB of BAR0's 16 MiB: registers of a board top around the
+/// core (the ECPIX-5's CPU control, `hw/src/board/cpu_port.rs`), which
+/// never reach the core. Below every doorbell page of up to 2,047 CQs.
+pub const BOARD_REGS: u32 = 0x00FF_F000;
 /// Doorbell pages are one 4 KiB page apart, so one can be mapped into one
 /// user process (kernel bypass) without exposing another QP's doorbell.
 pub const DOORBELL_PAGE_SIZE: u32 = 0x1000;
