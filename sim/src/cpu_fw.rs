@@ -73,8 +73,6 @@ enum Access {
 pub struct CpuFw {
     pub cpu: Rv32,
     access: Access,
-    /// The port access of the current clock (set by `drive`).
-    port_now: bool,
     /// Hold the core at its next read of `MBOX_CMD` (`FwNode::with_port`).
     hold: bool,
     /// It is held there: the port is free for someone else.
@@ -115,7 +113,6 @@ impl CpuFw {
         CpuFw {
             cpu,
             access: Access::Idle,
-            port_now: false,
             hold: false,
             held: false,
             stats: CpuStats::default(),
@@ -143,13 +140,12 @@ impl CpuFw {
                 path.display()
             ));
         }
-        Ok(Self::new(&imem))
+        Ok(imem)
     }
 
     /// Before the clock's edge: the answer of a finished access to the CPU,
     /// or a new access to the core's firmware port (`core`'s `fw_*`).
     pub fn drive(&mut self, core: &mut verilator_sys::rnic_core::Model, cycle: u64) {
-        self.port_now = false;
         self.stats.start_cycle.get_or_insert(cycle);
         if self.held {
             // Someone else drives the port; the core waits on its bus.
@@ -201,7 +197,6 @@ impl CpuFw {
         core.set_fw_write(write as u64);
         core.set_fw_addr(off as u64);
         core.set_fw_wdata(self.cpu.get_bus_wdata());
-        self.port_now = true;
         self.access = Access::Issued { write };
     }
 
@@ -262,11 +257,5 @@ impl CpuFw {
     /// Whether the core is held and the port free.
     pub fn held(&self) -> bool {
         self.held
-    }
-
-    /// Whether this clock drives the core's firmware port (a caller that
-    /// also drives it must not).
-    pub fn port_busy(&self) -> bool {
-        self.port_now
     }
 }

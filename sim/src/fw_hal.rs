@@ -185,17 +185,18 @@ impl FwNode {
     /// bus, then the edge.
     pub fn tick(&mut self) {
         self.mac_rx.drive(&mut self.core);
+        let cycle = self.core.cycle();
         if let Some(cpu) = &mut self.cpu {
-            let cycle = self.core.cycle();
             cpu.drive(&mut self.core.0, cycle);
-            if cpu.port_busy() && self.core.get_fw_write() != 0 {
-                // The same records the native firmware's HAL keeps.
-                let v = self.core.get_fw_wdata() as u32;
-                match self.core.get_fw_addr() as u32 {
-                    port::RETX_CONN => self.retx_writes.push((v, cycle)),
-                    port::RX_INJECT => self.rx_injects.push((cycle, v as usize)),
-                    _ => {}
-                }
+        }
+        // Replay requests and injected frames, from the port's pins:
+        // whoever drives them (the native firmware's `fw_write`, the core).
+        if self.core.get_fw_valid() != 0 && self.core.get_fw_write() != 0 {
+            let v = self.core.get_fw_wdata() as u32;
+            match self.core.get_fw_addr() as u32 {
+                port::RETX_CONN => self.retx_writes.push((v, cycle)),
+                port::RX_INJECT => self.rx_injects.push((cycle, v as usize)),
+                _ => {}
             }
         }
         self.raw_tx.drive_ready(&mut self.core, true);
@@ -547,9 +548,7 @@ impl Hal for CoSimHal {
             }
         }
         n.fw_write_bytes(port::TX_DATA, frame);
-        let at = n.core.cycle();
         n.fw_write(port::RX_INJECT, frame.len() as u32);
-        n.rx_injects.push((at, frame.len()));
         Ok(())
     }
 
@@ -624,9 +623,7 @@ impl Hal for CoSimHal {
         if n.fw_read(port::RETX_STATUS) & 1 != 0 {
             return Err(HalError::Full);
         }
-        let at = n.core.cycle();
         n.fw_write(port::RETX_CONN, conn);
-        n.retx_writes.push((conn, at));
         Ok(())
     }
 }
