@@ -123,14 +123,14 @@ impl CpuFw {
     }
 
     /// The image built now (`rnic_fw::image::build_elf`, quick when
-    /// current) and loaded.
-    pub fn from_build() -> Result<Self, String> {
+    /// current), as [`CpuFw::new`] takes it.
+    pub fn build_image() -> Result<Vec<u32>, String> {
         let path = rnic_fw::image::build_elf()?;
-        Self::from_elf(&path)
+        Self::read_image(&path)
     }
 
-    /// The image in the ELF file `path`.
-    pub fn from_elf(path: &std::path::Path) -> Result<Self, String> {
+    /// The instruction memory words of the ELF file `path`.
+    pub fn read_image(path: &std::path::Path) -> Result<Vec<u32>, String> {
         let d = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let (imem, entry) = rnic_fw::image::load_elf(&d, IMEM_BYTES)
             .map_err(|e| format!("{}: {e}", path.display()))?;

@@ -106,6 +106,15 @@ impl std::ops::DerefMut for NodeFirmware {
     }
 }
 
+/// The image a node of `kind` runs on its RISC-V core: built for
+/// [`FwKind::Cpu`], none for the native firmware.
+fn firmware_image(kind: FwKind) -> Result<Option<Vec<u32>>, String> {
+    match kind {
+        FwKind::Native => Ok(None),
+        FwKind::Cpu => CpuFw::build_image().map(Some),
+    }
+}
+
 /// One device: model + host memory + DMA server + firmware.
 pub struct Node {
     pub hw: Rc<RefCell<FwNode>>,
@@ -123,17 +132,13 @@ impl Node {
     /// TX (`tx_wnd_en`), `CTRL_ENABLE` honoured (`ctrl_en_gate`) and set,
     /// and its firmware started.
     pub fn new() -> Self {
-        Self::with_firmware(FwKind::Native).expect("the native firmware needs no image")
+        Self::with_image(None)
     }
 
-    /// A node as [`Node::new`] with its firmware on `kind`; for
-    /// [`FwKind::Cpu`] the image is built (`rnic_fw::image::build_elf`)
-    /// and loaded, and an error says why it could not be.
-    pub fn with_firmware(kind: FwKind) -> Result<Self, String> {
-        let cpu = match kind {
-            FwKind::Native => None,
-            FwKind::Cpu => Some(CpuFw::from_build()?),
-        };
+    /// A node as [`Node::new`], with its firmware on a RISC-V core running
+    /// `image` (instruction memory words) when there is one, else native.
+    pub fn with_image(image: Option<&[u32]>) -> Self {
+        let cpu = image.map(CpuFw::new);
         let hw = FwNode::shared();
         hw.borrow_mut().set_ulp(true);
         // TX respects the peer's window (RFC 9293 §3.8.6), as the board does.
@@ -157,12 +162,12 @@ impl Node {
                 NodeFirmware::Cpu
             }
         };
-        Ok(Node {
+        Node {
             hw,
             fw,
             polls: 0,
             fw_running: true,
-        })
+        }
     }
 
     /// The host's BAR0 on this node.
@@ -230,10 +235,15 @@ impl World {
         Self::pair_with(link, FwKind::Native).expect("the native firmware needs no image")
     }
 
-    /// [`World::pair`] with both nodes' firmware on `kind`.
+    /// [`World::pair`] with both nodes' firmware on `kind` (for
+    /// [`FwKind::Cpu`], one image built and loaded into both cores).
     pub fn pair_with(link: Link, kind: FwKind) -> Result<Self, String> {
+        let image = firmware_image(kind)?;
         Ok(World {
-            nodes: vec![Node::with_firmware(kind)?, Node::with_firmware(kind)?],
+            nodes: vec![
+                Node::with_image(image.as_deref()),
+                Node::with_image(image.as_deref()),
+            ],
             link: Some(link),
             external: None,
             tx_hook: None,
