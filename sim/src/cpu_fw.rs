@@ -26,6 +26,10 @@ pub const FW_PORT_SPAN: u32 = 1 << 24;
 /// Instruction memory of the firmware configuration (`Rv32Fw`,
 /// `firmware/rnic-fw.x`).
 pub const IMEM_BYTES: usize = 128 << 10;
+/// Data memory of the firmware configuration: the stack starts at its top
+/// (`_stack_top` in `firmware/rnic-fw.x`).
+pub const DMEM: u32 = 0x1000_0000;
+pub const DMEM_BYTES: u32 = 64 << 10;
 
 /// What the core did, from its retirement trace (`tr_*`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,12 +52,21 @@ pub struct CpuStats {
     /// (boot is done).
     pub start_cycle: Option<u64>,
     pub first_poll_cycle: Option<u64>,
+    /// The lowest stack pointer (`x2`) the core has written: the stack's
+    /// high-water mark is `DMEM + DMEM_BYTES` minus this.
+    pub sp_low: Option<u32>,
 }
 
 impl CpuStats {
     /// Clocks from leaving reset to the first poll.
     pub fn boot_cycles(&self) -> Option<u64> {
         Some(self.first_poll_cycle? - self.start_cycle?)
+    }
+
+    /// The deepest the stack has been, in octets (0 before any write of `sp`).
+    pub fn stack_peak(&self) -> u32 {
+        self.sp_low
+            .map_or(0, |sp| (DMEM + DMEM_BYTES).wrapping_sub(sp))
     }
 }
 
@@ -236,6 +249,11 @@ impl CpuFw {
                 self.stats.first_trap.get_or_insert(t);
             } else {
                 self.stats.retired += 1;
+                if self.cpu.get_tr_rd() == 2 {
+                    let sp = self.cpu.get_tr_rd_wdata() as u32;
+                    let low = self.stats.sp_low.get_or_insert(sp);
+                    *low = (*low).min(sp);
+                }
             }
         }
     }

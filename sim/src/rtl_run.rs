@@ -911,7 +911,8 @@ impl RtlReport {
                 let _ = writeln!(
                     o,
                     "firmware on {who}'s RISC-V core: booted in {} clk ({:.1} µs) to its first poll; \
-                     {} instructions, {} polls (one per {} clk), {} port reads, {} port writes, {} traps",
+                     {} instructions, {} polls (one per {} clk), {} port reads, {} port writes, {} traps; \
+                     stack peak {} octets",
                     s.boot_cycles().unwrap_or(0),
                     us(s.boot_cycles().unwrap_or(0)),
                     s.retired,
@@ -919,7 +920,8 @@ impl RtlReport {
                     self.total_cycles / s.polls.max(1),
                     s.port_reads,
                     s.port_writes,
-                    s.traps
+                    s.traps,
+                    s.stack_peak()
                 );
             }
         }
@@ -980,6 +982,7 @@ impl RtlReport {
                         "port_reads": s.port_reads,
                         "port_writes": s.port_writes,
                         "traps": s.traps,
+                        "stack_peak": s.stack_peak(),
                     })
                 })
                 .collect::<Vec<_>>()
