@@ -36,13 +36,10 @@
 
 use rust_hdl::prelude::*;
 
-/// BAR0 offset (bridge `MMIO_READ`/`MMIO_WRITE`) of the CPU control
-/// register: bit 0 `HOLD`.
-pub const CPU_CTL: u32 = rnic_wire::abi::csr::BOARD_REGS;
-/// BAR0 offset of the load address (octets, instruction memory).
-pub const CPU_LOAD_ADDR: u32 = rnic_wire::abi::csr::BOARD_REGS + 4;
-/// BAR0 offset of the load data register (write only).
-pub const CPU_LOAD_DATA: u32 = rnic_wire::abi::csr::BOARD_REGS + 8;
+/// BAR0 offsets (bridge `MMIO_READ`/`MMIO_WRITE`) of the CPU control
+/// register (bit 0 `HOLD`), the load address (octets, instruction memory)
+/// and the load data register (write only), as the host sees them.
+pub use rnic_wire::abi::csr::{CPU_CTL, CPU_LOAD_ADDR, CPU_LOAD_DATA};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 pub enum CpuPortState {

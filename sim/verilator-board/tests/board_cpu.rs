@@ -31,9 +31,7 @@ use bridge_rig::port0::{FW_IP, FW_MAC, PEER_IP, PEER_MAC};
 use bridge_rig::{from_board, to_board};
 
 /// The top's CPU registers in BAR0 (`hw/src/board/cpu_port.rs`).
-const CPU_CTL: u32 = rnic_wire::abi::csr::BOARD_REGS;
-const CPU_LOAD_ADDR: u32 = rnic_wire::abi::csr::BOARD_REGS + 4;
-const CPU_LOAD_DATA: u32 = rnic_wire::abi::csr::BOARD_REGS + 8;
+use rnic_wire::abi::csr::{CPU_CTL, CPU_LOAD_ADDR, CPU_LOAD_DATA};
 /// Instruction memory of the board's CPU (`Rv32Fw`).
 const IMEM_BYTES: usize = 128 << 10;
 /// Core clocks one bridge answer may take.

@@ -306,7 +306,10 @@ fn bridge_and_core_share_the_port() {
     // The test is the firmware: hold the top's CPU in reset, which gives
     // the bridge's firmware window the core's firmware port (BAR0
     // `CPU_CTL.HOLD`, hw/src/board/cpu_port.rs).
-    h.mmio_write(rnic_wire::abi::csr::BOARD_REGS, 1);
+    h.mmio_write(
+        rnic_wire::abi::csr::CPU_CTL,
+        rnic_wire::abi::csr::CPU_CTL_HOLD,
+    );
 
     // Constant registers, BAR0 written and read back, the network
     // configuration through the firmware port's mirror.

@@ -94,6 +94,17 @@ pub const CQ_DOORBELL_BASE: u32 = 0x0080_0000;
 /// core (the ECPIX-5's CPU control, `hw/src/board/cpu_port.rs`), which
 /// never reach the core. Below every doorbell page of up to 2,047 CQs.
 pub const BOARD_REGS: u32 = 0x00FF_F000;
+/// ECPIX-5 top: the CPU control register, bit 0 [`CPU_CTL_HOLD`] (0 after
+/// reset: the on-chip CPU runs and owns the firmware port).
+pub const CPU_CTL: u32 = BOARD_REGS;
+/// `CPU_CTL` bit 0: the CPU is held in reset, the bridge's firmware window
+/// owns the firmware port, and the load port writes.
+pub const CPU_CTL_HOLD: u32 = 1;
+/// ECPIX-5 top: the instruction-memory octet address of the next load word.
+pub const CPU_LOAD_ADDR: u32 = BOARD_REGS + 4;
+/// ECPIX-5 top (write only): one instruction-memory word at
+/// `CPU_LOAD_ADDR`, which then advances by 4.
+pub const CPU_LOAD_DATA: u32 = BOARD_REGS + 8;
 /// Doorbell pages are one 4 KiB page apart, so one can be mapped into one
 /// user process (kernel bypass) without exposing another QP's doorbell.
 pub const DOORBELL_PAGE_SIZE: u32 = 0x1000;
