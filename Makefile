@@ -7,7 +7,7 @@ RV_TARGET  := riscv32im-unknown-none-elf
 RTL        := hw/generated/rnic_core.v
 SIM_ARGS   ?=
 
-.PHONY: all sim test deps deps-fpga fmt-check clippy unit tshark-check firmware-elf lint rtl bench soak interop bitstream flash clean
+.PHONY: all sim test deps deps-fpga fmt-check clippy unit tshark-check firmware-elf lint rtl bench soak interop bitstream bitstream-fw flash clean
 
 all: test
 
@@ -79,6 +79,11 @@ interop: deps
 ## records the board, the part and the seed.
 bitstream: deps-fpga
 	@scripts/bitstream.sh
+
+## The current firmware ELF (or FW_ELF=path) into the last ECPIX-5 bitstream's
+## instruction memory, without synthesis or place and route (ecpbram; docs/fpga.md).
+bitstream-fw: deps-fpga
+	@scripts/fw-patch.sh $(if $(FW_ELF),--elf $(FW_ELF))
 
 ## Load it with openFPGALoader (`-b ecpix5` for the ECPIX-5's onboard FT2232H, the
 ## FT2232 cable for the Versa-5G; FPGA_BOARD and FPGA_PART as above); refuses a

@@ -103,6 +103,14 @@ bit="$out_dir/$top.bit"
 reads=""
 for f in "${sources[@]}"; do reads+="read_verilog -defer $f; "; done
 
+# The ECPIX-5 top's instruction memory is synthesised with a random pattern
+# (deterministic: seed 1) that scripts/fw-patch.sh replaces with the firmware
+# image after place and route (hw/src/board/ecpix5_top.rs `IMEM_SEED_HEX`).
+if [ "$top" = rnic_ecpix5 ]; then
+    mkdir -p target/fpga
+    "$venv/yowasp-ecpbram" -g target/fpga/imem-seed.hex -s 1 -w 32 -d 32768
+fi
+
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.1f}')"; }
 
@@ -174,9 +182,14 @@ if [ "$timing_rc" -ne 0 ]; then
     exit 1
 fi
 
-echo "bitstream: packing (yowasp-ecppack)"
-"$venv/yowasp-ecppack" --compress "$cfg" "$bit.tmp"
-mv "$bit.tmp" "$bit"
+if [ "$top" = rnic_ecpix5 ]; then
+    echo "bitstream: the firmware image into the instruction memory, then packing (scripts/fw-patch.sh)"
+    scripts/fw-patch.sh --out-dir "$out_dir"
+else
+    echo "bitstream: packing (yowasp-ecppack)"
+    "$venv/yowasp-ecppack" --compress "$cfg" "$bit.tmp"
+    mv "$bit.tmp" "$bit"
+fi
 t3=$(now)
 python3 scripts/fpga_report.py --amend "$out_dir/report.json" \
     --pack-seconds "$(elapsed "$t2" "$t3")" --bitstream "$bit"

@@ -50,6 +50,15 @@ for f in "${inputs[@]}"; do
         exit 1
     fi
 done
+# The ECPIX-5 bitstream carries the firmware image (scripts/fw-patch.sh):
+# a firmware source newer than it means another image.
+if [ "$top" = rnic_ecpix5 ]; then
+    newer=$(find firmware/src firmware/rnic-fw.x firmware/build.rs firmware/Cargo.toml -newer "$bit" -print -quit 2>/dev/null)
+    if [ -n "$newer" ]; then
+        echo "flash: $bit carries an older firmware: $newer is newer; run 'make bitstream-fw' first" >&2
+        exit 1
+    fi
+fi
 # The board and part the bitstream was placed and routed for, from its
 # report: a bitstream for another part would be refused by the FPGA's
 # IDCODE check at best, one for another board (same part, other pins) not

@@ -16,7 +16,8 @@ report.json (schema "rnic-fpga-report/1"):
   clocks [{"name", "constraint_mhz", "fmax_mhz", "met", "role"}],
   required_mhz (the --require-mhz values), missing_mhz (those no clock has),
   timing_met (bool), critical_paths [{"from", "to", "delay_ns", "worst_nets"}],
-  synth_cells (Yosys `stat` cell counts), bitstream (path, when written).
+  synth_cells (Yosys `stat` cell counts), bitstream (path, when written),
+  firmware (the ELF in the ECPIX-5 instruction memory: path, octets, SHA-256).
 With --pnr-failed (nextpnr stopped, e.g. the design does not fit): no
 clocks; utilisation as nextpnr printed it in its log, fits (bool: every
 resource within the part), pnr_error (nextpnr's first ERROR line),
@@ -158,6 +159,7 @@ def main():
                     help="nextpnr's placer seed (recorded: routing is deterministic per netlist and seed)")
     ap.add_argument("--amend", help="add pack time / bitstream to an existing report")
     ap.add_argument("--bitstream")
+    ap.add_argument("--firmware", help="the firmware ELF patched into the bitstream (scripts/fw-patch.sh)")
     ap.add_argument(
         "--require-mhz",
         type=float,
@@ -173,6 +175,11 @@ def main():
             r["times_s"]["pack"] = a.pack_seconds
         if a.bitstream:
             r["bitstream"] = a.bitstream
+        if a.firmware:
+            import hashlib
+            d = open(a.firmware, "rb").read()
+            r["firmware"] = {"elf": a.firmware, "octets": len(d),
+                             "sha256": hashlib.sha256(d).hexdigest()}
         json.dump(r, open(a.amend, "w"), indent=2)
         return 0
 

@@ -113,6 +113,24 @@ pub fn load_elf(d: &[u8], imem_bytes: usize) -> Result<(Vec<u32>, u32), String> 
     Ok((words, entry))
 }
 
+/// The whole instruction memory as `$readmemh` / `ecpbram` read it: one
+/// 32-bit word per line, 8 lowercase hex digits, `imem_bytes / 4` lines
+/// (the words past the image are 0). `words` is what [`load_elf`] returns.
+pub fn imem_hex(words: &[u32], imem_bytes: usize) -> Result<String, String> {
+    let depth = imem_bytes / 4;
+    if words.len() > depth {
+        return Err(format!(
+            "image of {} octets is larger than the {imem_bytes}-octet instruction memory",
+            words.len() * 4
+        ));
+    }
+    let mut out = String::with_capacity(depth * 9);
+    for k in 0..depth {
+        out.push_str(&format!("{:08x}\n", words.get(k).copied().unwrap_or(0)));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +176,12 @@ mod tests {
         assert!(load_elf(&h, 8).unwrap_err().contains("outside"));
         h[52 + 16] = 40; // p_filesz past the file's end
         assert!(load_elf(&h, 4096).unwrap_err().contains("truncated"));
+    }
+
+    #[test]
+    fn hex_fills_the_memory_one_word_per_line() {
+        let hex = imem_hex(&[0x0000_0013, 0xDEAD_BEEF], 16).unwrap();
+        assert_eq!(hex, "00000013\ndeadbeef\n00000000\n00000000\n");
+        assert!(imem_hex(&[1, 2, 3], 8).unwrap_err().contains("larger"));
     }
 }

@@ -62939,6 +62939,9 @@ module rnic_ecpix5$cpu$imem(read_address,read_clock,read_data,write_address,writ
     // Update code (custom)
     (* ram_style = "block" *)
     reg[31:0] mem[32767:0];
+    `ifdef SYNTHESIS
+    initial $readmemh("target/fpga/imem-seed.hex", mem);
+    `endif
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];

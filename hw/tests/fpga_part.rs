@@ -332,3 +332,49 @@ fn the_report_names_the_part_it_was_built_for() {
     assert_eq!(reported_device(Some(PART_85F)), PART_85F);
     assert_eq!(reported_device(None), PART_45F);
 }
+
+/// `scripts/fw-patch.sh` (`make bitstream-fw`) patches only a placed,
+/// timing-met ECPIX-5 design: without one it stops with exit 1 and names
+/// what is missing, before any tool or build runs.
+#[test]
+fn firmware_patch_needs_a_placed_ecpix5_design() {
+    let run = |dir: &Path| {
+        let out = Command::new("bash")
+            .arg(root().join("scripts/fw-patch.sh"))
+            .arg("--out-dir")
+            .arg(dir)
+            .output()
+            .expect("bash");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let dir = scratch("fw-patch-empty");
+    let (code, err) = run(&dir);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("rnic_ecpix5.config is missing; run 'make bitstream' first"),
+        "{err}"
+    );
+    // A placed design whose report is a Versa-5G build, or missed timing.
+    std::fs::write(dir.join("rnic_ecpix5.config"), ".device LFE5UM5G-85F\n").unwrap();
+    let seed = root().join("target/fpga/imem-seed.hex");
+    if !seed.exists() {
+        std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
+        std::fs::write(&seed, "00000000\n").unwrap();
+    }
+    for report in [
+        r#"{"top": "rnic_versa5g", "timing_met": true}"#,
+        r#"{"top": "rnic_ecpix5", "timing_met": false}"#,
+    ] {
+        std::fs::write(dir.join("report.json"), report).unwrap();
+        let (code, err) = run(&dir);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(
+            err.contains("is not a timing-met build of rnic_ecpix5"),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

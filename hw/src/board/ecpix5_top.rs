@@ -62,6 +62,13 @@ use super::tx_cdc::TxCdc;
 use super::udp_bridge::UdpBridge;
 use super::versa5g_top::{RxPort, Stretch};
 use crate::cpu::Rv32Fw;
+
+/// The instruction memory's contents in synthesis: a random pattern that
+/// `scripts/bitstream.sh` writes (`ecpbram --generate`, fixed seed) and,
+/// after place and route, replaces with the firmware image (`ecpbram`
+/// finds each 512-word bit slice of the pattern in the placed block RAMs).
+/// Relative to the repository root, where Yosys runs.
+pub const IMEM_SEED_HEX: &str = "target/fpga/imem-seed.hex";
 use crate::rnic_core::RnicCoreBoard;
 use rust_hdl::prelude::*;
 
@@ -161,7 +168,7 @@ impl Default for Ecpix5Top {
             mdio0: PhyManager::basic(0, (1 << 20) - 1, 16),
             mdio0_buf: Default::default(),
             bridge: Default::default(),
-            cpu: Default::default(),
+            cpu: Rv32Fw::default().imem_synthesis_init(IMEM_SEED_HEX),
             cpu_port: Default::default(),
             fw_owner: Default::default(),
             act_core: Default::default(),

@@ -31,6 +31,9 @@ pub struct PRam<D: Synth, const N: usize> {
     _lo: usize,
     /// Yosys `ram_style` of the storage ("" = Yosys chooses; see [`Self::block`]).
     _style: &'static str,
+    /// `$readmemh` file of the contents at configuration, for synthesis
+    /// only (see [`Self::synthesis_init`]).
+    _init: Option<&'static str>,
     _sim: BTreeMap<u64, D>,
 }
 
@@ -56,6 +59,7 @@ impl<D: Synth, const N: usize> PRam<D, N> {
             _hi: hi,
             _lo: lo,
             _style: "",
+            _init: None,
             _sim: Default::default(),
         }
     }
@@ -74,6 +78,30 @@ impl<D: Synth, const N: usize> PRam<D, N> {
     pub fn block(mut self) -> Self {
         self._style = "block";
         self
+    }
+
+    /// Contents at FPGA configuration: the Verilog reads `path` (hex, one
+    /// entry per line, `$readmemh`, relative to where Yosys runs) under
+    /// `ifdef SYNTHESIS`. Yosys defines `SYNTHESIS`; Verilator does not, so
+    /// simulation starts from zeros as before and needs no file. The board
+    /// flow fills the file with a random pattern and replaces it in the
+    /// placed design with `ecpbram` (scripts/bitstream.sh).
+    pub fn synthesis_init(mut self, path: &'static str) -> Self {
+        self._init = Some(path);
+        self
+    }
+
+    /// The initial block for [`Self::synthesis_init`], or "".
+    fn init(&self) -> String {
+        match self._init {
+            None => String::new(),
+            Some(path) => format!(
+                "`ifdef SYNTHESIS
+initial $readmemh(\"{path}\", mem);
+`endif
+"
+            ),
+        }
     }
 
     /// The `ram_style` chosen ("" = Yosys chooses).
@@ -135,11 +163,12 @@ impl<D: Synth, const N: usize> Logic for PRam<D, N> {
         let d = D::BITS - 1;
         let last = self.entries() - 1;
         let attr = self.attr();
+        let init = self.init();
         if hi + lo == N {
             return Verilog::Custom(format!(
                 "\
 {attr}reg[{d}:0] mem[{last}:0];
-
+{init}
 always @(posedge read_clock) begin
    read_data <= mem[read_address];
 end
@@ -165,7 +194,7 @@ end
             "\
 // {e} of {full} entries (the profile's); dropped address bits {mid}.
 {attr}reg[{d}:0] mem[{last}:0];
-// A read ignores the dropped bits (the write side refuses such addresses).
+{init}// A read ignores the dropped bits (the write side refuses such addresses).
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_read_hi = ^read_address{mid};
 /* verilator lint_on UNUSEDSIGNAL */
@@ -249,6 +278,32 @@ mod tests {
             };
             let decl = format!("(* ram_style = \"block\" *)\nreg[15:0] {decl};");
             assert!(b.contains(&decl), "{b}");
+        }
+    }
+
+    /// The configuration contents are for synthesis only: the `$readmemh`
+    /// sits under `ifdef SYNTHESIS` (Yosys defines it, Verilator does not),
+    /// after the declaration, for both storage layouts; without
+    /// `synthesis_init` there is no initial block.
+    #[test]
+    fn synthesis_init_is_for_synthesis_only() {
+        for (hi, lo) in [(0, 6), (1, 3)] {
+            let Verilog::Custom(s) = PRam::<Bits<16>, 6>::new(hi, lo)
+                .block()
+                .synthesis_init("target/x.hex")
+                .hdl()
+            else {
+                panic!("custom Verilog")
+            };
+            let decl = s.find("reg[15:0] mem[").expect("declaration");
+            let init = s
+                .find("`ifdef SYNTHESIS\ninitial $readmemh(\"target/x.hex\", mem);\n`endif\n")
+                .unwrap_or_else(|| panic!("{s}"));
+            assert!(decl < init, "{s}");
+            let Verilog::Custom(plain) = PRam::<Bits<16>, 6>::new(hi, lo).hdl() else {
+                panic!("custom Verilog")
+            };
+            assert!(!plain.contains("initial"), "{plain}");
         }
     }
 }

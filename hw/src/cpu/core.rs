@@ -348,6 +348,16 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
     }
 }
 
+impl<const IW: usize, const DW: usize> Rv32<IW, DW> {
+    /// The instruction memory's contents at FPGA configuration come from
+    /// `path` in synthesis ([`PRam::synthesis_init`]); simulation is
+    /// unchanged (loaded through the load port).
+    pub fn imem_synthesis_init(mut self, path: &'static str) -> Self {
+        self.imem = self.imem.synthesis_init(path);
+        self
+    }
+}
+
 impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
     #[hdl_gen]
     fn update(&mut self) {
