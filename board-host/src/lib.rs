@@ -1,15 +1,20 @@
-//! `rnic-board-host`: the rnic firmware (`rnic_fw::Firmware`) run on the
-//! host against a Versa-5G board, over the UDP bridge's firmware window
-//! (`FW_READ`/`FW_WRITE`, docs/bridge.md "Firmware window").
+//! `rnic-board-host`: the host side of a board over the UDP bridge — the
+//! board's host memory and driver, and the firmware's two homes.
 //!
-//! The board has no soft CPU (docs/firmware.md "Departure from DESIGN"):
-//! the firmware's register-level [`Hal`](rnic_fw::Hal) is
-//! [`rnic_fw::port_hal::PortHal`] — the same one the RISC-V image uses —
-//! over [`BridgeRegs`], one bridge request per register access. The
-//! driver shares the same [`UdpBus`] ([`SharedBus`]): the board knows one
-//! host, the one `UdpBus` serves the device's DMA from its memory, and its
-//! stop-and-wait request lock interleaves the driver's BAR0 accesses with
-//! the firmware's port accesses.
+//! * On the ECPIX-5 the firmware runs on the top's RISC-V core (the image
+//!   the bitstream carries, or one loaded over the bridge with
+//!   [`load_cpu_image`] through the top's `CPU_CTL`/`CPU_LOAD_*` registers).
+//! * As a debugging aid, and on the Versa-5G (no CPU), the firmware
+//!   (`rnic_fw::Firmware`) runs here, over the bridge's firmware window
+//!   (`FW_READ`/`FW_WRITE`, docs/bridge.md "Firmware window"): the
+//!   register-level [`Hal`](rnic_fw::Hal) is [`rnic_fw::port_hal::PortHal`]
+//!   — the same one the RISC-V image uses — over [`BridgeRegs`], one bridge
+//!   request per register access ([`run_firmware`]).
+//!
+//! The driver shares the same [`UdpBus`] ([`SharedBus`]): the board knows
+//! one host, the one `UdpBus` serves the device's DMA from its memory, and
+//! its stop-and-wait request lock interleaves the driver's BAR0 accesses
+//! with the firmware's port accesses.
 //!
 //! A separate crate (not a bin of the driver) so that the driver does not
 //! depend on the firmware.
@@ -189,9 +194,122 @@ pub fn run_firmware(
     }
 }
 
+/// Instruction memory of the ECPIX-5 top's CPU (`Rv32Fw`, `firmware/rnic-fw.x`).
+pub const CPU_IMEM_BYTES: usize = 128 << 10;
+
+/// Why an image was not loaded.
+#[derive(Debug)]
+pub enum LoadError<E> {
+    /// The ELF is not an image the core runs (`rnic_fw::image::load_elf`).
+    Image(String),
+    /// A BAR0 write failed.
+    Bus(E),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for LoadError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Image(e) => write!(f, "firmware image: {e}"),
+            LoadError::Bus(e) => write!(f, "loading the CPU over BAR0: {e}"),
+        }
+    }
+}
+
+/// The instruction-memory words of the firmware ELF `elf` (entry 0, no
+/// compressed instructions, within [`CPU_IMEM_BYTES`]).
+pub fn cpu_image(elf: &[u8]) -> Result<Vec<u32>, String> {
+    let (words, entry) = rnic_fw::image::load_elf(elf, CPU_IMEM_BYTES)?;
+    if entry != 0 {
+        return Err(format!("entry {entry:#x}, the core starts at 0"));
+    }
+    Ok(words)
+}
+
+/// Loads `words` into the ECPIX-5 top's CPU and starts it, through the
+/// top's BAR0 registers written with `mmio_write` (offset, value):
+/// `CPU_CTL.HOLD` = 1 (the CPU in reset), `CPU_LOAD_ADDR` = 0, each word to
+/// `CPU_LOAD_DATA` (which advances the address), then `CPU_CTL` = 0 (the CPU
+/// boots from 0 and takes the firmware port). A failed write stops the load
+/// with the CPU still held, so a half-loaded image never runs.
+pub fn load_cpu_image<E>(
+    mut mmio_write: impl FnMut(u32, u32) -> Result<(), E>,
+    words: &[u32],
+) -> Result<(), LoadError<E>> {
+    if words.len() * 4 > CPU_IMEM_BYTES {
+        return Err(LoadError::Image(format!(
+            "{} octets, the instruction memory holds {CPU_IMEM_BYTES}",
+            words.len() * 4
+        )));
+    }
+    let mut w = |off, v| mmio_write(off, v).map_err(LoadError::Bus);
+    w(csr::CPU_CTL, csr::CPU_CTL_HOLD)?;
+    w(csr::CPU_LOAD_ADDR, 0)?;
+    for &word in words {
+        w(csr::CPU_LOAD_DATA, word)?;
+    }
+    w(csr::CPU_CTL, 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The register sequence the top's `FwPortOwner` expects (its own
+    /// tests and sim/verilator-board/tests/board_cpu.rs check the RTL side).
+    #[test]
+    fn load_holds_loads_from_zero_and_releases() {
+        let mut log = Vec::new();
+        load_cpu_image(
+            |o, v| {
+                log.push((o, v));
+                Ok::<(), ()>(())
+            },
+            &[0x1111, 0x2222],
+        )
+        .unwrap();
+        assert_eq!(
+            log,
+            [
+                (csr::CPU_CTL, 1),
+                (csr::CPU_LOAD_ADDR, 0),
+                (csr::CPU_LOAD_DATA, 0x1111),
+                (csr::CPU_LOAD_DATA, 0x2222),
+                (csr::CPU_CTL, 0)
+            ]
+        );
+    }
+
+    /// A failed write leaves the CPU held: nothing after it is written.
+    #[test]
+    fn a_failed_write_leaves_the_cpu_held() {
+        let mut log = Vec::new();
+        let r = load_cpu_image(
+            |o, v| {
+                log.push((o, v));
+                if log.len() == 4 {
+                    Err("timeout")
+                } else {
+                    Ok(())
+                }
+            },
+            &[1, 2, 3],
+        );
+        assert!(matches!(r, Err(LoadError::Bus("timeout"))));
+        assert_eq!(log.len(), 4);
+        assert_eq!(log[0], (csr::CPU_CTL, csr::CPU_CTL_HOLD));
+        assert!(!log.contains(&(csr::CPU_CTL, 0)));
+        let big = vec![0u32; CPU_IMEM_BYTES / 4 + 1];
+        assert!(matches!(
+            load_cpu_image(|_, _| Ok::<(), ()>(()), &big),
+            Err(LoadError::Image(_))
+        ));
+    }
+
+    /// An image the core cannot start is refused before any write.
+    #[test]
+    fn cpu_image_refuses_a_foreign_file() {
+        assert!(cpu_image(b"not an ELF").is_err());
+    }
 
     /// The firmware's state, as a soft CPU would hold it in data memory
     /// (docs/firmware.md "Departure from DESIGN"): it must fit the RISC-V
