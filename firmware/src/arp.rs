@@ -75,6 +75,11 @@ impl<const N: usize> ArpCache<N> {
         }
     }
 
+    /// Empty.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()

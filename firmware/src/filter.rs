@@ -38,6 +38,14 @@ impl<const N: usize> Filter<N> {
         }
     }
 
+    /// Back to [`Self::new`]'s state, in place (no table-sized temporary on
+    /// the stack: the RISC-V image's stack is its data memory).
+    pub fn reset(&mut self) {
+        self.clear();
+        self.default = FilterAction::Allow;
+        self.default_hits = 0;
+    }
+
     /// Sets rule `index` (and zeroes its counter).
     pub fn set(&mut self, index: u16, rule: FilterRule) -> Result<(), MboxStatus> {
         let i = index as usize;

@@ -392,18 +392,21 @@ impl<
     /// after the reset). Connection-id generations go on, so an id from
     /// before the reset never names a new connection; the counters go on.
     pub fn device_reset(&mut self) {
+        // Every table is cleared in place: assigning fresh tables would
+        // build each on the stack first (measured on the RISC-V image:
+        // take_exceptions, which inlines this, had a 21.6 KB frame).
         self.ifc = self.hal.config();
-        self.arp = ArpCache::new();
-        self.filter = Filter::new();
-        self.listeners = heapless::Vec::new();
-        self.backlog = Backlog::new();
-        self.conns = core::array::from_fn(|_| None);
+        self.arp.clear();
+        self.filter.reset();
+        self.listeners.clear();
+        self.backlog.clear();
+        self.conns.iter_mut().for_each(|c| *c = None);
         for g in self.gens.iter_mut() {
             *g = g.wrapping_add(1);
         }
-        self.qps = QpTable::new();
-        self.res = Resources::new(self.config.pbl_size);
-        self.events = heapless::Deque::new();
+        self.qps.clear();
+        self.res.clear(self.config.pbl_size);
+        self.events.clear();
         self.next_listen_id = 1;
         self.stats.device_resets += 1;
         log!(info, "device reset: state forgotten");

@@ -148,6 +148,11 @@ impl<const N: usize> QpTable<N> {
         QpTable { qps: [None; N] }
     }
 
+    /// No QP, in place (see `Filter::reset`).
+    pub fn clear(&mut self) {
+        self.qps.iter_mut().for_each(|q| *q = None);
+    }
+
     /// QP `qpn`.
     pub fn get(&self, qpn: u32) -> Option<&Qp> {
         self.qps.get(qpn as usize)?.as_ref()

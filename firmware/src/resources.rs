@@ -36,6 +36,18 @@ fn hal_err(_: HalError) -> MboxStatus {
 }
 
 impl<const C: usize, const T: usize, const E: usize> Resources<C, T, E> {
+    /// Back to [`Self::new`]`(pbl_size)`'s state, in place (see
+    /// `Filter::reset`).
+    pub fn clear(&mut self, pbl_size: u32) {
+        self.cqs.iter_mut().for_each(|c| *c = None);
+        self.regions.iter_mut().for_each(|r| *r = None);
+        self.free.clear();
+        if pbl_size > 0 {
+            let _ = self.free.push((0, pbl_size));
+        }
+        self.next_key = 1;
+    }
+
     /// Everything free; the page list has `pbl_size` entries.
     pub fn new(pbl_size: u32) -> Self {
         let mut free = heapless::Vec::new();

@@ -841,6 +841,11 @@ impl<const P: usize> Backlog<P> {
         }
     }
 
+    /// Empty, in place (see `Filter::reset`).
+    pub fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+    }
+
     /// Entries of `listener`.
     pub fn count(&self, listener: u32) -> usize {
         self.slots
