@@ -57,6 +57,21 @@ pub const HOST_MEM_LIMIT: u64 = 0x2_0000_0000;
 /// Polls of a busy bit before an access gives up (each poll is a clock).
 const BUSY_POLLS: u32 = 100_000;
 
+/// A frame the node sent, and the clock of its first beat (the link puts
+/// it on the wire from then: the MAC streams at line rate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxFrame {
+    pub data: Vec<u8>,
+    pub start: u64,
+}
+
+impl std::ops::Deref for TxFrame {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
 /// One `rnic_core` with its MAC receive feed and its firmware-side sinks.
 pub struct FwNode {
     pub core: Core,
@@ -66,7 +81,7 @@ pub struct FwNode {
     mac_tx: MacTxPort,
     /// Frames the node sent: the firmware's (`TX_SEND` → `raw_tx_*`) and the
     /// TX path's (`mac_tx_*`: ACKs, RDMA traffic), in the order they ended.
-    pub tx_frames: VecDeque<Vec<u8>>,
+    pub tx_frames: VecDeque<TxFrame>,
     /// How many of [`FwNode::tx_frames`] came from `mac_tx_*`.
     pub mac_tx_frames: u64,
     /// Whether [`FwNode::tick`] also serves the core's host side: its DMA
@@ -236,12 +251,15 @@ impl FwNode {
         if host {
             self.dma.sample(&self.core.0, &mut self.mem);
         }
-        if let Some(f) = self.raw_tx.sample(&self.core) {
-            self.tx_frames.push_back(f);
+        let now = self.core.cycle();
+        if let Some(data) = self.raw_tx.sample(&self.core) {
+            let start = (now + 1).saturating_sub(self.raw_tx.frame_cycles());
+            self.tx_frames.push_back(TxFrame { data, start });
         }
         if host {
-            if let Some(f) = self.mac_tx.sample(&self.core.0) {
-                self.tx_frames.push_back(f);
+            if let Some(data) = self.mac_tx.sample(&self.core.0) {
+                let start = (now + 1).saturating_sub(self.mac_tx.frame_cycles());
+                self.tx_frames.push_back(TxFrame { data, start });
                 self.mac_tx_frames += 1;
             }
         }

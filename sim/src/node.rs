@@ -201,6 +201,10 @@ pub struct World {
     /// goes: `(side, cycle, frame)`; `false` drops it (a chosen loss).
     #[allow(clippy::type_complexity)]
     pub tx_hook: Option<Box<dyn FnMut(Side, u64, &[u8]) -> bool>>,
+    /// A test's look at every frame the link delivers: `(side it arrives
+    /// at, the clock its last octet arrived, frame)`.
+    #[allow(clippy::type_complexity)]
+    pub rx_hook: Option<Box<dyn FnMut(Side, u64, &[u8])>>,
     /// Rounds run.
     pub rounds: u64,
 }
@@ -213,6 +217,7 @@ impl World {
             link: None,
             external: None,
             tx_hook: None,
+            rx_hook: None,
             rounds: 0,
         }
     }
@@ -226,6 +231,7 @@ impl World {
             link: None,
             external: Some(port),
             tx_hook: None,
+            rx_hook: None,
             rounds: 0,
         }
     }
@@ -247,6 +253,7 @@ impl World {
             link: Some(link),
             external: None,
             tx_hook: None,
+            rx_hook: None,
             rounds: 0,
         })
     }
@@ -290,7 +297,9 @@ impl World {
                             continue;
                         }
                     }
-                    link.send(side, f);
+                    // On the wire from its first beat: the MAC streamed it
+                    // at line rate, so the link's serialisation overlaps it.
+                    link.send_at(side, f.data, f.start);
                 }
             }
             while link.cycle() < t {
@@ -299,6 +308,9 @@ impl World {
             for (n, side) in self.nodes.iter().zip([Side::A, Side::B]) {
                 let mut hw = n.hw.borrow_mut();
                 while let Some(f) = link.recv(side) {
+                    if let Some(hook) = &mut self.rx_hook {
+                        hook(side, f.cycle, &f.data);
+                    }
                     hw.mac_rx.push(f.data, f.fcs_bad);
                 }
             }

@@ -84,7 +84,11 @@ fn receive(node: &Rc<RefCell<FwNode>>, f: Vec<u8>) -> u64 {
 fn answer(node: &Rc<RefCell<FwNode>>, fw: &mut Fw) -> Vec<Vec<u8>> {
     fw.poll();
     node.borrow_mut().ticks(400);
-    node.borrow_mut().tx_frames.drain(..).collect()
+    node.borrow_mut()
+        .tx_frames
+        .drain(..)
+        .map(|f| f.data)
+        .collect()
 }
 
 /// A standard ping (56 octets of data) and the largest a 1500-octet MTU
