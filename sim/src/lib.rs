@@ -30,6 +30,7 @@ pub mod dma;
 pub mod external;
 pub mod fw_hal;
 pub mod host_mem;
+pub mod latency;
 pub mod link;
 pub mod mac_port;
 pub mod model_run;

@@ -1,0 +1,229 @@
+//! Where a small RDMA Write's latency goes: one Write at a time between two
+//! co-simulated nodes ([`with_write_rig`]: MTU 1500, MPA rev 2 with CRC,
+//! the default link: 10 Gb/s, 1 µs), its latency measured as `make sim`
+//! measures it (post → B's placement records cover the message and B's DMA
+//! writes have landed), and cut into stages from both nodes' DMA logs and
+//! the frames A hands to the link:
+//!
+//! | stage | from | to |
+//! |---|---|---|
+//! | doorbell | `post_send` returns (WQE in host memory, doorbell written) | A's WQE read is accepted by the DMA server |
+//! | WQE read | that request | its completion's last beat |
+//! | WQE → payload read | the WQE in | A's payload read is accepted |
+//! | payload read | that request | its completion's last beat |
+//! | framing | the payload in | the frame's last beat leaves A's MAC (headers, MPA CRC, TCP checksum: store and forward) |
+//! | link | that beat | the frame's last octet reaches B (the frame went on the wire with its first beat; the link adds its propagation delay) |
+//! | receive → placement | the frame at B | B's placement write's last beat is accepted (the co-simulation hands B's MAC the frame whole when its last octet arrives and streams it in at line rate, so this stage holds the frame's beats once more than a MAC receiving as the octets arrive would) |
+//! | placement write | that beat | the write has landed in B's memory |
+//! | measurement | that | the clock the run loop sees it (granularity of one round) |
+//!
+//! The stages add up to the latency exactly ([`WriteSample::stages`]);
+//! `sim/tests/latency.rs` checks that on every sample, and `make bench`
+//! reports the medians (`target/bench/latency.json`).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::dma::DmaEvent;
+use crate::link::Side;
+use crate::rtl_run::{run_until, tcp_of, with_write_rig};
+
+/// DMA read tags (docs/rtl.md "Transmit"): `wqe_fetch` 0..=3, `tx_seg`'s
+/// payload reads `0x80 | slot`.
+const WQE_TAGS: std::ops::RangeInclusive<u8> = 0x00..=0x03;
+const PAY_TAGS: std::ops::RangeInclusive<u8> = 0x80..=0x83;
+
+/// The stages' names, in order ([`WriteSample::stages`]).
+pub const STAGES: [&str; 9] = [
+    "doorbell → WQE read request",
+    "WQE read (DMA round trip)",
+    "WQE → payload read request",
+    "payload read (DMA round trip)",
+    "framing (store and forward) → last beat out of A's MAC",
+    "link (propagation; the frame is on the wire from its first beat)",
+    "B: receive → placement write",
+    "placement write lands",
+    "measurement granularity",
+];
+
+/// One Write's clocks, absolute (core clocks of the world).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteSample {
+    pub post: u64,
+    pub wqe_req: u64,
+    pub wqe_done: u64,
+    pub pay_req: u64,
+    pub pay_done: u64,
+    pub tx_last_beat: u64,
+    pub at_b: u64,
+    pub b_write: u64,
+    pub b_lands: u64,
+    pub seen: u64,
+}
+
+impl WriteSample {
+    /// Clocks post → seen.
+    pub fn latency(&self) -> u64 {
+        self.seen - self.post
+    }
+
+    /// The stages' clocks ([`STAGES`]); they add up to [`Self::latency`].
+    /// `None` if the events are out of order (a stage would be negative).
+    pub fn stages(&self) -> Option<[u64; 9]> {
+        let t = [
+            self.post,
+            self.wqe_req,
+            self.wqe_done,
+            self.pay_req,
+            self.pay_done,
+            self.tx_last_beat,
+            self.at_b,
+            self.b_write,
+            self.b_lands,
+            self.seen,
+        ];
+        let mut s = [0u64; 9];
+        for i in 0..9 {
+            s[i] = t[i + 1].checked_sub(t[i])?;
+        }
+        Some(s)
+    }
+}
+
+/// `samples` RDMA Writes of `size` octets (≤ one frame's payload), one at a
+/// time, unsignaled, each checked byte-exact in B's memory.
+pub fn write_samples(samples: usize, size: usize) -> Result<Vec<WriteSample>, String> {
+    with_write_rig(
+        None,
+        1500,
+        size,
+        |i| (i * 7 + 3) as u8,
+        |rig| {
+            let world = rig.world;
+            let stag = rig.mr_b.rkey();
+            // A's data frames handed to the link, and their arrival at B.
+            let frames: Rc<RefCell<Vec<u64>>> = Rc::default();
+            let arrivals: Rc<RefCell<Vec<u64>>> = Rc::default();
+            {
+                let (frames, arrivals) = (frames.clone(), arrivals.clone());
+                let mut w = world.borrow_mut();
+                w.tx_hook = Some(Box::new(move |side, t, f| {
+                    if side == Side::A && tcp_of(f).is_some_and(|(_, _, len)| len > 0) {
+                        frames.borrow_mut().push(t);
+                    }
+                    true
+                }));
+                w.rx_hook = Some(Box::new(move |side, t, f| {
+                    if side == Side::B && tcp_of(f).is_some_and(|(_, _, len)| len > 0) {
+                        arrivals.borrow_mut().push(t);
+                    }
+                }));
+                for n in &w.nodes {
+                    n.hw.borrow_mut().dma.set_log(true);
+                }
+            }
+            let mut out = Vec::with_capacity(samples);
+            for k in 0..samples {
+                // Quiet first: B's ACK of the previous Write and its DMA done.
+                run_until(world, 20_000, |w| {
+                    w.nodes.iter().all(|n| n.hw.borrow().dma.idle())
+                })
+                .map_err(|c| format!("sample {k}: not idle after {c} clocks"))?;
+                for _ in 0..2_000 {
+                    world.borrow_mut().round();
+                }
+                let (log0, placed0, offs) = {
+                    let w = world.borrow();
+                    let now = w.cycle();
+                    let h: Vec<_> = w.nodes.iter().map(|n| n.hw.borrow()).collect();
+                    (
+                        [h[0].dma.log().len(), h[1].dma.log().len()],
+                        h[1].placed.len(),
+                        // DMA clocks → world clocks.
+                        [now - h[0].dma.cycle(), now - h[1].dma.cycle()],
+                    )
+                };
+                frames.borrow_mut().clear();
+                arrivals.borrow_mut().clear();
+                // The driver's doorbell write reaches BAR0 without a clock
+                // passing (the co-simulation's bus).
+                let post = world.borrow().cycle();
+                rig.post_write(1000 + k as u64, false)?;
+                run_until(world, 20_000, |w| {
+                    let b = w.nodes[1].hw.borrow();
+                    let placed: usize = b.placed[placed0..]
+                        .iter()
+                        .filter(|p| p.0 == stag)
+                        .map(|p| p.2 as usize)
+                        .sum();
+                    placed >= size && b.dma.idle()
+                })
+                .map_err(|c| format!("sample {k}: not placed within {c} clocks"))?;
+                let seen = world.borrow().cycle();
+                if let Some(i) = rig.first_wrong_octet() {
+                    return Err(format!("sample {k}: B's octet {i} wrong"));
+                }
+                let w = world.borrow();
+                let a = w.nodes[0].hw.borrow();
+                let b = w.nodes[1].hw.borrow();
+                let first_read = |tags: &std::ops::RangeInclusive<u8>| {
+                    let mut req = None;
+                    for e in &a.dma.log()[log0[0]..] {
+                        match *e {
+                            DmaEvent::ReadReq { cycle, tag, .. }
+                                if req.is_none() && tags.contains(&tag) =>
+                            {
+                                req = Some((cycle, tag))
+                            }
+                            DmaEvent::CplEnd { cycle, tag } if req.is_some_and(|r| r.1 == tag) => {
+                                return Some((req?.0 + offs[0], cycle + offs[0]));
+                            }
+                            _ => {}
+                        }
+                    }
+                    None
+                };
+                let (wqe_req, wqe_done) = first_read(&WQE_TAGS).ok_or("no WQE read at A")?;
+                let (pay_req, pay_done) = first_read(&PAY_TAGS).ok_or("no payload read at A")?;
+                let tx_last_beat = *frames.borrow().first().ok_or("no data frame from A")?;
+                let at_b = *arrivals.borrow().first().ok_or("no data frame at B")?;
+                let (b_write, b_lands) = b.dma.log()[log0[1]..]
+                    .iter()
+                    .find_map(|e| match *e {
+                        DmaEvent::Write { cycle, lands, .. } => {
+                            Some((cycle + offs[1], lands + offs[1]))
+                        }
+                        _ => None,
+                    })
+                    .ok_or("no DMA write at B")?;
+                out.push(WriteSample {
+                    post,
+                    wqe_req,
+                    wqe_done,
+                    pay_req,
+                    pay_done,
+                    tx_last_beat,
+                    at_b,
+                    b_write,
+                    b_lands,
+                    seen,
+                });
+            }
+            Ok(out)
+        },
+    )?
+}
+
+/// Median of each stage and of the latency over `samples`.
+pub fn medians(samples: &[WriteSample]) -> ([u64; 9], u64) {
+    let med = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    };
+    let st: Vec<[u64; 9]> = samples.iter().filter_map(WriteSample::stages).collect();
+    let mut m = [0u64; 9];
+    for (i, slot) in m.iter_mut().enumerate() {
+        *slot = med(st.iter().map(|s| s[i]).collect());
+    }
+    (m, med(samples.iter().map(WriteSample::latency).collect()))
+}

@@ -1,0 +1,70 @@
+//! Where a small RDMA Write's latency goes (`rnic_sim::latency`).
+//!
+//! * `write_latency_stages_add_up` (in the test suite): eight 64-octet
+//!   Writes, one at a time; each lands byte-exact, its stages are in order
+//!   and add up to its latency, and the two DMA read stages take at least
+//!   the DMA server's read round trip (78 clocks at 500 ns), so a stage
+//!   that lost its events, or a log read at the wrong clock base, fails.
+//! * `write_latency_breakdown` (ignored; `make bench`): 64 Writes of 64
+//!   octets; the median of each stage, printed and written to
+//!   `target/bench/latency.json`.
+
+use rnic_sim::latency::{medians, write_samples, STAGES};
+
+/// The DMA server's read round trip in core clocks (`DmaConfig` default).
+const READ_ROUND_TRIP: u64 = 78;
+
+#[test]
+fn write_latency_stages_add_up() {
+    let samples = write_samples(8, 64).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(samples.len(), 8);
+    for (k, s) in samples.iter().enumerate() {
+        let st = s
+            .stages()
+            .unwrap_or_else(|| panic!("sample {k}: events out of order: {s:?}"));
+        assert_eq!(st.iter().sum::<u64>(), s.latency(), "sample {k}: {s:?}");
+        assert!(st[1] >= READ_ROUND_TRIP, "sample {k}: WQE read {}", st[1]);
+        assert!(
+            st[3] >= READ_ROUND_TRIP,
+            "sample {k}: payload read {}",
+            st[3]
+        );
+        // 1 µs of propagation (156 clocks) after the last beat; the frame
+        // is handed to the link the clock after its last beat, and the
+        // link rounds its serialisation up to a clock.
+        assert!(
+            (150..=165).contains(&st[5]),
+            "sample {k}: link {} (1 µs propagation)",
+            st[5]
+        );
+    }
+    let (m, lat) = medians(&samples);
+    for (name, c) in STAGES.iter().zip(m) {
+        println!("{c:>5} clk  {name}");
+    }
+    println!("{lat:>5} clk  latency (median)");
+}
+
+#[test]
+#[ignore]
+fn write_latency_breakdown() {
+    let samples = write_samples(64, 64).unwrap_or_else(|e| panic!("{e}"));
+    let (m, lat) = medians(&samples);
+    let us = |c: u64| c as f64 / 156.25;
+    println!("\n64-octet RDMA Write, post → last octet placed at B, median of 64:");
+    let mut rows = Vec::new();
+    for (name, c) in STAGES.iter().zip(m) {
+        println!("{c:>5} clk {:>6.2} µs  {name}", us(c));
+        rows.push(serde_json::json!({"stage": name, "clocks": c}));
+    }
+    println!("{lat:>5} clk {:>6.2} µs  latency", us(lat));
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = serde_json::json!({
+        "what": "64-octet RDMA Write, post to last octet placed at B, median of 64 (rnic_sim::latency)",
+        "core_mhz": 156.25,
+        "latency_clocks": lat,
+        "stages": rows,
+    });
+    std::fs::write(dir.join("latency.json"), json.to_string()).unwrap();
+}
