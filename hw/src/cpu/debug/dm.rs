@@ -82,11 +82,12 @@ pub struct Dm {
     regok: Signal<Local, Bit>,
     regcode: Signal<Local, Bits<6>>,
     status: Signal<Local, Bits<32>>,
-    /// Start a system-bus read at `sb_start_addr` / a write of `w` at
-    /// `sbaddress` this clock (the checks below decide whether it runs).
+    /// Start a system-bus read / a write of `w` this clock (the checks
+    /// below decide whether it runs); `sb_start_mis`: its address is not
+    /// word aligned.
     sb_start_rd: Signal<Local, Bit>,
     sb_start_wr: Signal<Local, Bit>,
-    sb_start_addr: Signal<Local, Bits<32>>,
+    sb_start_mis: Signal<Local, Bit>,
 }
 
 impl Logic for Dm {
@@ -141,7 +142,7 @@ impl Logic for Dm {
         self.w.next = self.dmi_wdata.val();
         self.sb_start_rd.next = false;
         self.sb_start_wr.next = false;
-        self.sb_start_addr.next = self.sbaddress.q.val();
+        self.sb_start_mis.next = self.sbaddress.q.val().get_bits::<2>(0) != 0;
 
         // The hart: one, selected by hartsel = 0.
         if self.core_reset.val() {
@@ -317,7 +318,7 @@ impl Logic for Dm {
                         & !self.sbbusyerror.q.val()
                     {
                         self.sb_start_rd.next = true;
-                        self.sb_start_addr.next = self.w.val();
+                        self.sb_start_mis.next = self.w.val().get_bits::<2>(0) != 0;
                     }
                 }
             } else if self.dmi_addr.val() == 0x3C {
@@ -333,7 +334,7 @@ impl Logic for Dm {
         if self.sb_start_rd.val() | self.sb_start_wr.val() {
             if self.sbaccess.q.val() != 2 {
                 self.sberror.d.next = 4.into();
-            } else if self.sb_start_addr.val().get_bits::<2>(0) != 0 {
+            } else if self.sb_start_mis.val() {
                 self.sberror.d.next = 3.into();
             } else {
                 self.sb_busy.d.next = true;
