@@ -65,6 +65,8 @@ struct Probe {
     bus: HashMap<u32, u32>,
     retired: Vec<Retired>,
     irq: bool,
+    /// The bus holds `bus_ready` low (an access waits).
+    stall: bool,
 }
 
 impl Probe {
@@ -91,6 +93,7 @@ impl Probe {
             bus: HashMap::new(),
             retired: Vec::new(),
             irq: false,
+            stall: false,
         };
         p.uut.reset.next = true;
         p.uut.dm_reset.next = true;
@@ -113,8 +116,8 @@ impl Probe {
     /// its address), then the edge; records a retirement.
     fn clock(&mut self) {
         let u = &mut self.uut;
-        u.bus_ready.next = u.bus_valid.val();
-        if u.bus_valid.val() {
+        u.bus_ready.next = u.bus_valid.val() && !self.stall;
+        if u.bus_valid.val() && !self.stall {
             let a = u.bus_addr.val().to_u64() as u32;
             u.bus_rdata.next = (*self.bus.get(&a).unwrap_or(&a) as u64).into();
             if u.bus_we.val() {
@@ -686,4 +689,34 @@ fn dmi_capture_reports_the_last_request() {
     p.dr(1 << 16, 32);
     let v = p.dr(1 << 17, 32) as u32;
     assert_eq!(v & (3 << 16 | 3 << 10), 0);
+}
+
+#[test]
+fn system_bus_busy_and_sbbusyerror() {
+    let mut p = Probe::new(&[jal(0, 0)]);
+    p.activate();
+    p.halt();
+    // A bus read that waits: sbbusy until the bus answers.
+    p.stall = true;
+    p.write(SBCS, SBACCESS32 | SBREADONADDR);
+    p.write(SBADDRESS0, map::BUS + 0x80);
+    let cs = p.read(SBCS);
+    assert_eq!(cs & (1 << 21 | 1 << 22), 1 << 21, "sbbusy, no error yet");
+    // sbaddress0 written and sbdata0 read while busy: sbbusyerror, and
+    // neither takes effect.
+    p.write(SBADDRESS0, map::DMEM);
+    p.read(SBDATA0);
+    p.stall = false;
+    p.run(20);
+    let cs = p.read(SBCS);
+    assert_eq!(cs & (1 << 21 | 1 << 22), 1 << 22, "done, sbbusyerror");
+    assert_eq!(p.read(SBADDRESS0), map::BUS + 0x80);
+    assert_eq!(p.read(SBDATA0), map::BUS + 0x80, "the waited-for read");
+    // While sbbusyerror is set no access starts; W1C clears it.
+    p.write(SBADDRESS0, map::DMEM);
+    assert_eq!(p.read(SBDATA0), map::BUS + 0x80);
+    p.write(SBCS, SBACCESS32 | SBREADONADDR | (1 << 22));
+    assert_eq!(p.read(SBCS) & (1 << 22), 0);
+    p.write(SBADDRESS0, map::DMEM);
+    assert_eq!(p.read(SBDATA0), 0, "data memory starts as zeros");
 }
