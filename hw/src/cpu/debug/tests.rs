@@ -720,3 +720,104 @@ fn system_bus_busy_and_sbbusyerror() {
     p.write(SBADDRESS0, map::DMEM);
     assert_eq!(p.read(SBDATA0), 0, "data memory starts as zeros");
 }
+
+/// The DTM alone, its DMI answered by the test: a request the DM has not
+/// answered makes the next scan's status 3 (busy), sticky until dmireset;
+/// dmihardreset also forgets the request.
+#[test]
+fn dmi_busy_is_sticky_until_dmireset() {
+    use super::dtm::Dtm;
+    let mut d = Box::new(Dtm::default());
+    d.clock.connect();
+    d.reset.connect();
+    d.tck.connect();
+    d.tms.connect();
+    d.tdi.connect();
+    d.dmi_ack.connect();
+    d.dmi_rdata.connect();
+    d.dmi_resp.connect();
+    d.connect_all();
+    let mut reqs = 0;
+    let clock = |d: &mut Dtm, ack: bool, reqs: &mut usize| {
+        d.dmi_ack.next = ack;
+        d.dmi_rdata.next = 0x5A5A_0000_u64.into();
+        d.clock.next = false.into();
+        assert!(simulate(d, 1000));
+        d.clock.next = true.into();
+        assert!(simulate(d, 1000));
+        *reqs += d.dmi_req.val() as usize;
+    };
+    // One TCK period; `ack` answers every request at once.
+    let tck = |d: &mut Dtm, tms: bool, tdi: bool, ack: bool, reqs: &mut usize| -> bool {
+        d.tck.next = false;
+        d.tms.next = tms;
+        d.tdi.next = tdi;
+        for _ in 0..4 {
+            clock(d, ack, reqs);
+        }
+        let tdo = d.tdo.val();
+        d.tck.next = true;
+        for _ in 0..4 {
+            clock(d, ack, reqs);
+        }
+        tdo
+    };
+    let scan = |d: &mut Dtm, ir: bool, v: u64, n: usize, ack: bool, reqs: &mut usize| {
+        tck(d, true, false, ack, reqs);
+        if ir {
+            tck(d, true, false, ack, reqs);
+        }
+        tck(d, false, false, ack, reqs);
+        tck(d, false, false, ack, reqs);
+        let mut out = 0u64;
+        for k in 0..n {
+            out |= (tck(d, k == n - 1, (v >> k) & 1 == 1, ack, reqs) as u64) << k;
+        }
+        tck(d, true, false, ack, reqs);
+        tck(d, false, false, ack, reqs);
+        out
+    };
+    d.reset.next = true;
+    clock(&mut d, false, &mut reqs);
+    d.reset.next = false;
+    for _ in 0..5 {
+        tck(&mut d, true, false, false, &mut reqs);
+    }
+    tck(&mut d, false, false, false, &mut reqs);
+    scan(&mut d, true, 0x11, 5, false, &mut reqs);
+    let read = |addr: u64| (addr << 34) | 1;
+    // A read the DM does not answer; the next scan finds it in flight.
+    scan(&mut d, false, read(0x11), 41, false, &mut reqs);
+    assert_eq!(reqs, 1);
+    assert_eq!(scan(&mut d, false, read(0x12), 41, false, &mut reqs) & 3, 3);
+    // Sticky: the request in that scan was not sent, and the status stays
+    // 3 although nothing is in flight after a hard reset... until dmireset.
+    assert_eq!(reqs, 1);
+    assert_eq!(scan(&mut d, false, 0, 41, true, &mut reqs) & 3, 3);
+    scan(&mut d, true, 0x10, 5, true, &mut reqs);
+    assert_eq!(
+        (scan(&mut d, false, 0, 32, true, &mut reqs) >> 10) & 3,
+        3,
+        "dmistat"
+    );
+    scan(&mut d, false, 1 << 17, 32, true, &mut reqs);
+    assert_eq!(
+        (scan(&mut d, false, 0, 32, true, &mut reqs) >> 10) & 3,
+        0,
+        "cleared"
+    );
+    // Answered requests: status 0 and the DM's data.
+    scan(&mut d, true, 0x11, 5, true, &mut reqs);
+    scan(&mut d, false, read(0x04), 41, true, &mut reqs);
+    assert_eq!(reqs, 2);
+    let r = scan(&mut d, false, 0, 41, true, &mut reqs);
+    assert_eq!((r >> 34, (r >> 2) as u32, r & 3), (0x04, 0x5A5A_0000, 0));
+    // dmireset alone clears a busy status once the request is answered.
+    scan(&mut d, false, read(0x05), 41, false, &mut reqs);
+    assert_eq!(scan(&mut d, false, 0, 41, false, &mut reqs) & 3, 3);
+    scan(&mut d, false, 0, 41, true, &mut reqs);
+    scan(&mut d, true, 0x10, 5, true, &mut reqs);
+    scan(&mut d, false, 1 << 16, 32, true, &mut reqs);
+    scan(&mut d, true, 0x11, 5, true, &mut reqs);
+    assert_eq!(scan(&mut d, false, 0, 41, true, &mut reqs) & 3, 0);
+}
