@@ -8,7 +8,7 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_rxd,rgmii_txc,rgmii_tx_ctl,rgmii_txd,phy_mdc,phy_mdio,phy_rst_n);
+module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_rxd,rgmii_txc,rgmii_tx_ctl,rgmii_txd,phy_mdc,phy_mdio,phy_rst_n,jtag_tck,jtag_tms,jtag_tdi,jtag_tdo);
 
     // Module arguments
     input wire  clk100;
@@ -25,6 +25,10 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     output reg  phy_mdc;
     inout wire  phy_mdio;
     output reg  phy_rst_n;
+    input wire  jtag_tck;
+    input wire  jtag_tms;
+    input wire  jtag_tdi;
+    output reg  jtag_tdo;
 
     // Stub signals
     reg  pll$clkin;
@@ -1008,6 +1012,7 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     /* verilator lint_on UNUSEDSIGNAL */
     reg  cpu$clock;
     reg  cpu$reset;
+    reg  cpu$dm_reset;
     reg  cpu$ext_irq;
     wire  cpu$bus_valid;
     wire  cpu$bus_we;
@@ -1022,6 +1027,10 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     reg  cpu$load_we;
     reg  [31:0] cpu$load_addr;
     reg  [31:0] cpu$load_data;
+    reg  cpu$tck;
+    reg  cpu$tms;
+    reg  cpu$tdi;
+    wire  cpu$tdo;
     // Unused on purpose: the CPU's retirement trace is for the lock-step and co-simulation testbenches; nothing on the board reads it.
     /* verilator lint_off UNUSEDSIGNAL */
     wire  cpu$tr_valid;
@@ -1625,6 +1634,7 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     rnic_ecpix5$cpu cpu(
         .clock(cpu$clock),
         .reset(cpu$reset),
+        .dm_reset(cpu$dm_reset),
         .ext_irq(cpu$ext_irq),
         .bus_valid(cpu$bus_valid),
         .bus_we(cpu$bus_we),
@@ -1636,6 +1646,10 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         .load_we(cpu$load_we),
         .load_addr(cpu$load_addr),
         .load_data(cpu$load_data),
+        .tck(cpu$tck),
+        .tms(cpu$tms),
+        .tdi(cpu$tdi),
+        .tdo(cpu$tdo),
         .tr_valid(cpu$tr_valid),
         .tr_trap(cpu$tr_trap),
         .tr_cause(cpu$tr_cause),
@@ -1920,6 +1934,11 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         fw_owner$fw_rdata = core$fw_rdata;
         fw_owner$fw_rvalid = core$fw_rvalid;
         cpu$reset = fw_owner$cpu_reset;
+        cpu$dm_reset = reset$q;
+        cpu$tck = jtag_tck;
+        cpu$tms = jtag_tms;
+        cpu$tdi = jtag_tdi;
+        jtag_tdo = cpu$tdo;
         cpu_port$reset = fw_owner$cpu_reset;
         cpu$ext_irq = 1'b0;
         cpu$load_we = fw_owner$load_we;
@@ -61353,7 +61372,282 @@ module rnic_ecpix5$core$wr_sk$sk$b_v(d,q,clock);
 endmodule // rnic_ecpix5$core$wr_sk$sk$b_v
 
 
-module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
+module rnic_ecpix5$cpu(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,tck,tms,tdi,tdo,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  dm_reset;
+    input wire  ext_irq;
+    output reg  bus_valid;
+    output reg  bus_we;
+    output reg  [31:0] bus_addr;
+    output reg  [3:0] bus_strb;
+    output reg  [31:0] bus_wdata;
+    input wire  bus_ready;
+    input wire  [31:0] bus_rdata;
+    input wire  load_we;
+    input wire  [31:0] load_addr;
+    input wire  [31:0] load_data;
+    input wire  tck;
+    input wire  tms;
+    input wire  tdi;
+    output reg  tdo;
+    output reg  tr_valid;
+    output reg  tr_trap;
+    output reg  [31:0] tr_cause;
+    output reg  [31:0] tr_pc;
+    output reg  [31:0] tr_insn;
+    output reg  [31:0] tr_next_pc;
+    output reg  [4:0] tr_rd;
+    output reg  [31:0] tr_rd_wdata;
+    output reg  [3:0] tr_mem_strb;
+    output reg  [31:0] tr_mem_addr;
+    output reg  [31:0] tr_mem_wdata;
+
+    // Stub signals
+    reg  core$clock;
+    reg  core$reset;
+    reg  core$ext_irq;
+    wire  core$bus_valid;
+    wire  core$bus_we;
+    wire  [31:0] core$bus_addr;
+    wire  [3:0] core$bus_strb;
+    wire  [31:0] core$bus_wdata;
+    reg  core$bus_ready;
+    reg  [31:0] core$bus_rdata;
+    reg  core$load_we;
+    reg  [31:0] core$load_addr;
+    reg  [31:0] core$load_data;
+    reg  core$dbg_halt_req;
+    reg  core$dbg_resume_req;
+    wire  core$dbg_halted;
+    wire  core$dbg_resumed;
+    reg  core$dbg_reg_req;
+    reg  core$dbg_reg_write;
+    reg  [5:0] core$dbg_reg_num;
+    reg  [31:0] core$dbg_reg_wdata;
+    wire  core$dbg_reg_done;
+    wire  [31:0] core$dbg_reg_rdata;
+    reg  core$dbg_sb_req;
+    reg  core$dbg_sb_write;
+    reg  [31:0] core$dbg_sb_addr;
+    reg  [31:0] core$dbg_sb_wdata;
+    wire  core$dbg_sb_done;
+    wire  core$dbg_sb_err;
+    wire  [31:0] core$dbg_sb_rdata;
+    wire  core$tr_valid;
+    wire  core$tr_trap;
+    wire  [31:0] core$tr_cause;
+    wire  [31:0] core$tr_pc;
+    wire  [31:0] core$tr_insn;
+    wire  [31:0] core$tr_next_pc;
+    wire  [4:0] core$tr_rd;
+    wire  [31:0] core$tr_rd_wdata;
+    wire  [3:0] core$tr_mem_strb;
+    wire  [31:0] core$tr_mem_addr;
+    wire  [31:0] core$tr_mem_wdata;
+    reg  dtm$clock;
+    reg  dtm$reset;
+    reg  dtm$tck;
+    reg  dtm$tms;
+    reg  dtm$tdi;
+    wire  dtm$tdo;
+    wire  dtm$dmi_req;
+    wire  [6:0] dtm$dmi_addr;
+    wire  [31:0] dtm$dmi_wdata;
+    wire  [1:0] dtm$dmi_op;
+    reg  dtm$dmi_ack;
+    reg  [31:0] dtm$dmi_rdata;
+    reg  [1:0] dtm$dmi_resp;
+    reg  dm$clock;
+    reg  dm$reset;
+    reg  dm$dmi_req;
+    reg  [6:0] dm$dmi_addr;
+    reg  [31:0] dm$dmi_wdata;
+    reg  [1:0] dm$dmi_op;
+    wire  dm$dmi_ack;
+    wire  [31:0] dm$dmi_rdata;
+    wire  [1:0] dm$dmi_resp;
+    reg  dm$core_reset;
+    wire  dm$ndmreset;
+    wire  dm$halt_req;
+    wire  dm$resume_req;
+    reg  dm$halted;
+    reg  dm$resumed;
+    wire  dm$reg_req;
+    wire  dm$reg_write;
+    wire  [5:0] dm$reg_num;
+    wire  [31:0] dm$reg_wdata;
+    reg  dm$reg_done;
+    reg  [31:0] dm$reg_rdata;
+    wire  dm$sb_req;
+    wire  dm$sb_write;
+    wire  [31:0] dm$sb_addr;
+    wire  [31:0] dm$sb_wdata;
+    reg  dm$sb_done;
+    reg  dm$sb_err;
+    reg  [31:0] dm$sb_rdata;
+
+    // Local signals
+    reg  core_reset;
+
+    // Sub module instances
+    rnic_ecpix5$cpu$core core(
+        .clock(core$clock),
+        .reset(core$reset),
+        .ext_irq(core$ext_irq),
+        .bus_valid(core$bus_valid),
+        .bus_we(core$bus_we),
+        .bus_addr(core$bus_addr),
+        .bus_strb(core$bus_strb),
+        .bus_wdata(core$bus_wdata),
+        .bus_ready(core$bus_ready),
+        .bus_rdata(core$bus_rdata),
+        .load_we(core$load_we),
+        .load_addr(core$load_addr),
+        .load_data(core$load_data),
+        .dbg_halt_req(core$dbg_halt_req),
+        .dbg_resume_req(core$dbg_resume_req),
+        .dbg_halted(core$dbg_halted),
+        .dbg_resumed(core$dbg_resumed),
+        .dbg_reg_req(core$dbg_reg_req),
+        .dbg_reg_write(core$dbg_reg_write),
+        .dbg_reg_num(core$dbg_reg_num),
+        .dbg_reg_wdata(core$dbg_reg_wdata),
+        .dbg_reg_done(core$dbg_reg_done),
+        .dbg_reg_rdata(core$dbg_reg_rdata),
+        .dbg_sb_req(core$dbg_sb_req),
+        .dbg_sb_write(core$dbg_sb_write),
+        .dbg_sb_addr(core$dbg_sb_addr),
+        .dbg_sb_wdata(core$dbg_sb_wdata),
+        .dbg_sb_done(core$dbg_sb_done),
+        .dbg_sb_err(core$dbg_sb_err),
+        .dbg_sb_rdata(core$dbg_sb_rdata),
+        .tr_valid(core$tr_valid),
+        .tr_trap(core$tr_trap),
+        .tr_cause(core$tr_cause),
+        .tr_pc(core$tr_pc),
+        .tr_insn(core$tr_insn),
+        .tr_next_pc(core$tr_next_pc),
+        .tr_rd(core$tr_rd),
+        .tr_rd_wdata(core$tr_rd_wdata),
+        .tr_mem_strb(core$tr_mem_strb),
+        .tr_mem_addr(core$tr_mem_addr),
+        .tr_mem_wdata(core$tr_mem_wdata)
+    );
+    rnic_ecpix5$cpu$dtm dtm(
+        .clock(dtm$clock),
+        .reset(dtm$reset),
+        .tck(dtm$tck),
+        .tms(dtm$tms),
+        .tdi(dtm$tdi),
+        .tdo(dtm$tdo),
+        .dmi_req(dtm$dmi_req),
+        .dmi_addr(dtm$dmi_addr),
+        .dmi_wdata(dtm$dmi_wdata),
+        .dmi_op(dtm$dmi_op),
+        .dmi_ack(dtm$dmi_ack),
+        .dmi_rdata(dtm$dmi_rdata),
+        .dmi_resp(dtm$dmi_resp)
+    );
+    rnic_ecpix5$cpu$dm dm(
+        .clock(dm$clock),
+        .reset(dm$reset),
+        .dmi_req(dm$dmi_req),
+        .dmi_addr(dm$dmi_addr),
+        .dmi_wdata(dm$dmi_wdata),
+        .dmi_op(dm$dmi_op),
+        .dmi_ack(dm$dmi_ack),
+        .dmi_rdata(dm$dmi_rdata),
+        .dmi_resp(dm$dmi_resp),
+        .core_reset(dm$core_reset),
+        .ndmreset(dm$ndmreset),
+        .halt_req(dm$halt_req),
+        .resume_req(dm$resume_req),
+        .halted(dm$halted),
+        .resumed(dm$resumed),
+        .reg_req(dm$reg_req),
+        .reg_write(dm$reg_write),
+        .reg_num(dm$reg_num),
+        .reg_wdata(dm$reg_wdata),
+        .reg_done(dm$reg_done),
+        .reg_rdata(dm$reg_rdata),
+        .sb_req(dm$sb_req),
+        .sb_write(dm$sb_write),
+        .sb_addr(dm$sb_addr),
+        .sb_wdata(dm$sb_wdata),
+        .sb_done(dm$sb_done),
+        .sb_err(dm$sb_err),
+        .sb_rdata(dm$sb_rdata)
+    );
+
+    // Update code
+    always @(*) begin
+        core$clock = clock;
+        dtm$clock = clock;
+        dm$clock = clock;
+        core_reset = reset | dm$ndmreset;
+        core$reset = core_reset;
+        core$ext_irq = ext_irq;
+        bus_valid = core$bus_valid;
+        bus_we = core$bus_we;
+        bus_addr = core$bus_addr;
+        bus_strb = core$bus_strb;
+        bus_wdata = core$bus_wdata;
+        core$bus_ready = bus_ready;
+        core$bus_rdata = bus_rdata;
+        core$load_we = load_we;
+        core$load_addr = load_addr;
+        core$load_data = load_data;
+        tr_valid = core$tr_valid;
+        tr_trap = core$tr_trap;
+        tr_cause = core$tr_cause;
+        tr_pc = core$tr_pc;
+        tr_insn = core$tr_insn;
+        tr_next_pc = core$tr_next_pc;
+        tr_rd = core$tr_rd;
+        tr_rd_wdata = core$tr_rd_wdata;
+        tr_mem_strb = core$tr_mem_strb;
+        tr_mem_addr = core$tr_mem_addr;
+        tr_mem_wdata = core$tr_mem_wdata;
+        dtm$reset = dm_reset;
+        dtm$tck = tck;
+        dtm$tms = tms;
+        dtm$tdi = tdi;
+        tdo = dtm$tdo;
+        dm$reset = dm_reset;
+        dm$dmi_req = dtm$dmi_req;
+        dm$dmi_addr = dtm$dmi_addr;
+        dm$dmi_wdata = dtm$dmi_wdata;
+        dm$dmi_op = dtm$dmi_op;
+        dtm$dmi_ack = dm$dmi_ack;
+        dtm$dmi_rdata = dm$dmi_rdata;
+        dtm$dmi_resp = dm$dmi_resp;
+        dm$core_reset = core_reset;
+        core$dbg_halt_req = dm$halt_req;
+        core$dbg_resume_req = dm$resume_req;
+        dm$halted = core$dbg_halted;
+        dm$resumed = core$dbg_resumed;
+        core$dbg_reg_req = dm$reg_req;
+        core$dbg_reg_write = dm$reg_write;
+        core$dbg_reg_num = dm$reg_num;
+        core$dbg_reg_wdata = dm$reg_wdata;
+        dm$reg_done = core$dbg_reg_done;
+        dm$reg_rdata = core$dbg_reg_rdata;
+        core$dbg_sb_req = dm$sb_req;
+        core$dbg_sb_write = dm$sb_write;
+        core$dbg_sb_addr = dm$sb_addr;
+        core$dbg_sb_wdata = dm$sb_wdata;
+        dm$sb_done = core$dbg_sb_done;
+        dm$sb_err = core$dbg_sb_err;
+        dm$sb_rdata = core$dbg_sb_rdata;
+    end
+
+endmodule // rnic_ecpix5$cpu
+
+
+module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,dbg_halt_req,dbg_resume_req,dbg_halted,dbg_resumed,dbg_reg_req,dbg_reg_write,dbg_reg_num,dbg_reg_wdata,dbg_reg_done,dbg_reg_rdata,dbg_sb_req,dbg_sb_write,dbg_sb_addr,dbg_sb_wdata,dbg_sb_done,dbg_sb_err,dbg_sb_rdata,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
 
     // Module arguments
     input wire  clock;
@@ -61369,6 +61663,23 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
     input wire  load_we;
     input wire  [31:0] load_addr;
     input wire  [31:0] load_data;
+    input wire  dbg_halt_req;
+    input wire  dbg_resume_req;
+    output reg  dbg_halted;
+    output reg  dbg_resumed;
+    input wire  dbg_reg_req;
+    input wire  dbg_reg_write;
+    input wire  [5:0] dbg_reg_num;
+    input wire  [31:0] dbg_reg_wdata;
+    output reg  dbg_reg_done;
+    output reg  [31:0] dbg_reg_rdata;
+    input wire  dbg_sb_req;
+    input wire  dbg_sb_write;
+    input wire  [31:0] dbg_sb_addr;
+    input wire  [31:0] dbg_sb_wdata;
+    output reg  dbg_sb_done;
+    output reg  dbg_sb_err;
+    output reg  [31:0] dbg_sb_rdata;
     output reg  tr_valid;
     output reg  tr_trap;
     output reg  [31:0] tr_cause;
@@ -61394,6 +61705,9 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
     localparam CpuState$Mem = 3;
     localparam CpuState$Bus = 4;
     localparam CpuState$MulDiv = 5;
+    localparam CpuState$Halted = 6;
+    localparam CpuState$DbgReg = 7;
+    localparam CpuState$DbgSb = 8;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -61454,8 +61768,8 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
     reg  [31:0] md$b;
     wire  md$done;
     wire  [31:0] md$result;
-    reg  [2:0] state$d;
-    wire  [2:0] state$q;
+    reg  [3:0] state$d;
+    wire  [3:0] state$q;
     reg  state$clock;
     reg  [31:0] pc$d;
     wire  [31:0] pc$q;
@@ -61529,6 +61843,30 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
     reg  [31:0] instret_hi$d;
     wire  [31:0] instret_hi$q;
     reg  instret_hi$clock;
+    reg  dmode$d;
+    wire  dmode$q;
+    reg  dmode$clock;
+    reg  [31:0] dpc$d;
+    wire  [31:0] dpc$q;
+    reg  dpc$clock;
+    reg  dcsr_ebreakm$d;
+    wire  dcsr_ebreakm$q;
+    reg  dcsr_ebreakm$clock;
+    reg  dcsr_stepie$d;
+    wire  dcsr_stepie$q;
+    reg  dcsr_stepie$clock;
+    reg  dcsr_step$d;
+    wire  dcsr_step$q;
+    reg  dcsr_step$clock;
+    reg  [2:0] dcsr_cause$d;
+    wire  [2:0] dcsr_cause$q;
+    reg  dcsr_cause$clock;
+    reg  stepping$d;
+    wire  stepping$q;
+    reg  stepping$clock;
+    reg  step_done$d;
+    wire  step_done$q;
+    reg  step_done$clock;
     reg  [31:0] mtime_lo$d;
     wire  [31:0] mtime_lo$q;
     reg  mtime_lo$clock;
@@ -61629,9 +61967,14 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
     reg  [31:0] mem_wdata;
     reg  load_dm;
     reg  [3:0] mem_strb;
+    reg  int_ok;
+    reg  halt_now;
+    reg  sb_go;
+    reg  [31:0] dcsr_val;
+    reg  sb_done;
 
     // Sub module instances
-    rnic_ecpix5$cpu$imem imem(
+    rnic_ecpix5$cpu$core$imem imem(
         .read_address(imem$read_address),
         .read_clock(imem$read_clock),
         .read_data(imem$read_data),
@@ -61640,7 +61983,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .write_data(imem$write_data),
         .write_enable(imem$write_enable)
     );
-    rnic_ecpix5$cpu$dmem0 dmem0(
+    rnic_ecpix5$cpu$core$dmem0 dmem0(
         .read_address(dmem0$read_address),
         .read_clock(dmem0$read_clock),
         .read_data(dmem0$read_data),
@@ -61649,7 +61992,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .write_data(dmem0$write_data),
         .write_enable(dmem0$write_enable)
     );
-    rnic_ecpix5$cpu$dmem1 dmem1(
+    rnic_ecpix5$cpu$core$dmem1 dmem1(
         .read_address(dmem1$read_address),
         .read_clock(dmem1$read_clock),
         .read_data(dmem1$read_data),
@@ -61658,7 +62001,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .write_data(dmem1$write_data),
         .write_enable(dmem1$write_enable)
     );
-    rnic_ecpix5$cpu$dmem2 dmem2(
+    rnic_ecpix5$cpu$core$dmem2 dmem2(
         .read_address(dmem2$read_address),
         .read_clock(dmem2$read_clock),
         .read_data(dmem2$read_data),
@@ -61667,7 +62010,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .write_data(dmem2$write_data),
         .write_enable(dmem2$write_enable)
     );
-    rnic_ecpix5$cpu$dmem3 dmem3(
+    rnic_ecpix5$cpu$core$dmem3 dmem3(
         .read_address(dmem3$read_address),
         .read_clock(dmem3$read_clock),
         .read_data(dmem3$read_data),
@@ -61676,7 +62019,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .write_data(dmem3$write_data),
         .write_enable(dmem3$write_enable)
     );
-    rnic_ecpix5$cpu$rf1 rf1(
+    rnic_ecpix5$cpu$core$rf1 rf1(
         .read_address(rf1$read_address),
         .read_clock(rf1$read_clock),
         .read_data(rf1$read_data),
@@ -61685,7 +62028,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .write_data(rf1$write_data),
         .write_enable(rf1$write_enable)
     );
-    rnic_ecpix5$cpu$rf2 rf2(
+    rnic_ecpix5$cpu$core$rf2 rf2(
         .read_address(rf2$read_address),
         .read_clock(rf2$read_clock),
         .read_data(rf2$read_data),
@@ -61694,7 +62037,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .write_data(rf2$write_data),
         .write_enable(rf2$write_enable)
     );
-    rnic_ecpix5$cpu$md md(
+    rnic_ecpix5$cpu$core$md md(
         .clock(md$clock),
         .reset(md$reset),
         .start(md$start),
@@ -61704,202 +62047,242 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         .done(md$done),
         .result(md$result)
     );
-    rnic_ecpix5$cpu$state state(
+    rnic_ecpix5$cpu$core$state state(
         .d(state$d),
         .q(state$q),
         .clock(state$clock)
     );
-    rnic_ecpix5$cpu$pc pc(
+    rnic_ecpix5$cpu$core$pc pc(
         .d(pc$d),
         .q(pc$q),
         .clock(pc$clock)
     );
-    rnic_ecpix5$cpu$ir ir(
+    rnic_ecpix5$cpu$core$ir ir(
         .d(ir$d),
         .q(ir$q),
         .clock(ir$clock)
     );
-    rnic_ecpix5$cpu$fetch_fault fetch_fault(
+    rnic_ecpix5$cpu$core$fetch_fault fetch_fault(
         .d(fetch_fault$d),
         .q(fetch_fault$q),
         .clock(fetch_fault$clock)
     );
-    rnic_ecpix5$cpu$fa fa(
+    rnic_ecpix5$cpu$core$fa fa(
         .d(fa$d),
         .q(fa$q),
         .clock(fa$clock)
     );
-    rnic_ecpix5$cpu$ls_addr ls_addr(
+    rnic_ecpix5$cpu$core$ls_addr ls_addr(
         .d(ls_addr$d),
         .q(ls_addr$q),
         .clock(ls_addr$clock)
     );
-    rnic_ecpix5$cpu$ls_f3 ls_f3(
+    rnic_ecpix5$cpu$core$ls_f3 ls_f3(
         .d(ls_f3$d),
         .q(ls_f3$q),
         .clock(ls_f3$clock)
     );
-    rnic_ecpix5$cpu$ls_src ls_src(
+    rnic_ecpix5$cpu$core$ls_src ls_src(
         .d(ls_src$d),
         .q(ls_src$q),
         .clock(ls_src$clock)
     );
-    rnic_ecpix5$cpu$ls_we ls_we(
+    rnic_ecpix5$cpu$core$ls_we ls_we(
         .d(ls_we$d),
         .q(ls_we$q),
         .clock(ls_we$clock)
     );
-    rnic_ecpix5$cpu$ls_strb ls_strb(
+    rnic_ecpix5$cpu$core$ls_strb ls_strb(
         .d(ls_strb$d),
         .q(ls_strb$q),
         .clock(ls_strb$clock)
     );
-    rnic_ecpix5$cpu$ls_wdata ls_wdata(
+    rnic_ecpix5$cpu$core$ls_wdata ls_wdata(
         .d(ls_wdata$d),
         .q(ls_wdata$q),
         .clock(ls_wdata$clock)
     );
-    rnic_ecpix5$cpu$meip meip(
+    rnic_ecpix5$cpu$core$meip meip(
         .d(meip$d),
         .q(meip$q),
         .clock(meip$clock)
     );
-    rnic_ecpix5$cpu$st_mie st_mie(
+    rnic_ecpix5$cpu$core$st_mie st_mie(
         .d(st_mie$d),
         .q(st_mie$q),
         .clock(st_mie$clock)
     );
-    rnic_ecpix5$cpu$st_mpie st_mpie(
+    rnic_ecpix5$cpu$core$st_mpie st_mpie(
         .d(st_mpie$d),
         .q(st_mpie$q),
         .clock(st_mpie$clock)
     );
-    rnic_ecpix5$cpu$ie_meie ie_meie(
+    rnic_ecpix5$cpu$core$ie_meie ie_meie(
         .d(ie_meie$d),
         .q(ie_meie$q),
         .clock(ie_meie$clock)
     );
-    rnic_ecpix5$cpu$ie_mtie ie_mtie(
+    rnic_ecpix5$cpu$core$ie_mtie ie_mtie(
         .d(ie_mtie$d),
         .q(ie_mtie$q),
         .clock(ie_mtie$clock)
     );
-    rnic_ecpix5$cpu$mtvec mtvec(
+    rnic_ecpix5$cpu$core$mtvec mtvec(
         .d(mtvec$d),
         .q(mtvec$q),
         .clock(mtvec$clock)
     );
-    rnic_ecpix5$cpu$mscratch mscratch(
+    rnic_ecpix5$cpu$core$mscratch mscratch(
         .d(mscratch$d),
         .q(mscratch$q),
         .clock(mscratch$clock)
     );
-    rnic_ecpix5$cpu$mepc mepc(
+    rnic_ecpix5$cpu$core$mepc mepc(
         .d(mepc$d),
         .q(mepc$q),
         .clock(mepc$clock)
     );
-    rnic_ecpix5$cpu$mcause mcause(
+    rnic_ecpix5$cpu$core$mcause mcause(
         .d(mcause$d),
         .q(mcause$q),
         .clock(mcause$clock)
     );
-    rnic_ecpix5$cpu$mtval mtval(
+    rnic_ecpix5$cpu$core$mtval mtval(
         .d(mtval$d),
         .q(mtval$q),
         .clock(mtval$clock)
     );
-    rnic_ecpix5$cpu$cycle_lo cycle_lo(
+    rnic_ecpix5$cpu$core$cycle_lo cycle_lo(
         .d(cycle_lo$d),
         .q(cycle_lo$q),
         .clock(cycle_lo$clock)
     );
-    rnic_ecpix5$cpu$cycle_hi cycle_hi(
+    rnic_ecpix5$cpu$core$cycle_hi cycle_hi(
         .d(cycle_hi$d),
         .q(cycle_hi$q),
         .clock(cycle_hi$clock)
     );
-    rnic_ecpix5$cpu$instret_lo instret_lo(
+    rnic_ecpix5$cpu$core$instret_lo instret_lo(
         .d(instret_lo$d),
         .q(instret_lo$q),
         .clock(instret_lo$clock)
     );
-    rnic_ecpix5$cpu$instret_hi instret_hi(
+    rnic_ecpix5$cpu$core$instret_hi instret_hi(
         .d(instret_hi$d),
         .q(instret_hi$q),
         .clock(instret_hi$clock)
     );
-    rnic_ecpix5$cpu$mtime_lo mtime_lo(
+    rnic_ecpix5$cpu$core$dmode dmode(
+        .d(dmode$d),
+        .q(dmode$q),
+        .clock(dmode$clock)
+    );
+    rnic_ecpix5$cpu$core$dpc dpc(
+        .d(dpc$d),
+        .q(dpc$q),
+        .clock(dpc$clock)
+    );
+    rnic_ecpix5$cpu$core$dcsr_ebreakm dcsr_ebreakm(
+        .d(dcsr_ebreakm$d),
+        .q(dcsr_ebreakm$q),
+        .clock(dcsr_ebreakm$clock)
+    );
+    rnic_ecpix5$cpu$core$dcsr_stepie dcsr_stepie(
+        .d(dcsr_stepie$d),
+        .q(dcsr_stepie$q),
+        .clock(dcsr_stepie$clock)
+    );
+    rnic_ecpix5$cpu$core$dcsr_step dcsr_step(
+        .d(dcsr_step$d),
+        .q(dcsr_step$q),
+        .clock(dcsr_step$clock)
+    );
+    rnic_ecpix5$cpu$core$dcsr_cause dcsr_cause(
+        .d(dcsr_cause$d),
+        .q(dcsr_cause$q),
+        .clock(dcsr_cause$clock)
+    );
+    rnic_ecpix5$cpu$core$stepping stepping(
+        .d(stepping$d),
+        .q(stepping$q),
+        .clock(stepping$clock)
+    );
+    rnic_ecpix5$cpu$core$step_done step_done(
+        .d(step_done$d),
+        .q(step_done$q),
+        .clock(step_done$clock)
+    );
+    rnic_ecpix5$cpu$core$mtime_lo mtime_lo(
         .d(mtime_lo$d),
         .q(mtime_lo$q),
         .clock(mtime_lo$clock)
     );
-    rnic_ecpix5$cpu$mtime_hi mtime_hi(
+    rnic_ecpix5$cpu$core$mtime_hi mtime_hi(
         .d(mtime_hi$d),
         .q(mtime_hi$q),
         .clock(mtime_hi$clock)
     );
-    rnic_ecpix5$cpu$mtimecmp_lo mtimecmp_lo(
+    rnic_ecpix5$cpu$core$mtimecmp_lo mtimecmp_lo(
         .d(mtimecmp_lo$d),
         .q(mtimecmp_lo$q),
         .clock(mtimecmp_lo$clock)
     );
-    rnic_ecpix5$cpu$mtimecmp_hi mtimecmp_hi(
+    rnic_ecpix5$cpu$core$mtimecmp_hi mtimecmp_hi(
         .d(mtimecmp_hi$d),
         .q(mtimecmp_hi$q),
         .clock(mtimecmp_hi$clock)
     );
-    rnic_ecpix5$cpu$t_valid t_valid(
+    rnic_ecpix5$cpu$core$t_valid t_valid(
         .d(t_valid$d),
         .q(t_valid$q),
         .clock(t_valid$clock)
     );
-    rnic_ecpix5$cpu$t_trap t_trap(
+    rnic_ecpix5$cpu$core$t_trap t_trap(
         .d(t_trap$d),
         .q(t_trap$q),
         .clock(t_trap$clock)
     );
-    rnic_ecpix5$cpu$t_cause t_cause(
+    rnic_ecpix5$cpu$core$t_cause t_cause(
         .d(t_cause$d),
         .q(t_cause$q),
         .clock(t_cause$clock)
     );
-    rnic_ecpix5$cpu$t_pc t_pc(
+    rnic_ecpix5$cpu$core$t_pc t_pc(
         .d(t_pc$d),
         .q(t_pc$q),
         .clock(t_pc$clock)
     );
-    rnic_ecpix5$cpu$t_insn t_insn(
+    rnic_ecpix5$cpu$core$t_insn t_insn(
         .d(t_insn$d),
         .q(t_insn$q),
         .clock(t_insn$clock)
     );
-    rnic_ecpix5$cpu$t_next t_next(
+    rnic_ecpix5$cpu$core$t_next t_next(
         .d(t_next$d),
         .q(t_next$q),
         .clock(t_next$clock)
     );
-    rnic_ecpix5$cpu$t_rd t_rd(
+    rnic_ecpix5$cpu$core$t_rd t_rd(
         .d(t_rd$d),
         .q(t_rd$q),
         .clock(t_rd$clock)
     );
-    rnic_ecpix5$cpu$t_wdata t_wdata(
+    rnic_ecpix5$cpu$core$t_wdata t_wdata(
         .d(t_wdata$d),
         .q(t_wdata$q),
         .clock(t_wdata$clock)
     );
-    rnic_ecpix5$cpu$t_strb t_strb(
+    rnic_ecpix5$cpu$core$t_strb t_strb(
         .d(t_strb$d),
         .q(t_strb$q),
         .clock(t_strb$clock)
     );
-    rnic_ecpix5$cpu$t_maddr t_maddr(
+    rnic_ecpix5$cpu$core$t_maddr t_maddr(
         .d(t_maddr$d),
         .q(t_maddr$q),
         .clock(t_maddr$clock)
     );
-    rnic_ecpix5$cpu$t_mwdata t_mwdata(
+    rnic_ecpix5$cpu$core$t_mwdata t_mwdata(
         .d(t_mwdata$d),
         .q(t_mwdata$q),
         .clock(t_mwdata$clock)
@@ -61932,6 +62315,14 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         cycle_hi$clock = clock;
         instret_lo$clock = clock;
         instret_hi$clock = clock;
+        dmode$clock = clock;
+        dpc$clock = clock;
+        dcsr_ebreakm$clock = clock;
+        dcsr_stepie$clock = clock;
+        dcsr_step$clock = clock;
+        dcsr_cause$clock = clock;
+        stepping$clock = clock;
+        step_done$clock = clock;
         mtime_lo$clock = clock;
         mtime_hi$clock = clock;
         mtimecmp_lo$clock = clock;
@@ -61972,6 +62363,14 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         cycle_hi$d = cycle_hi$q;
         instret_lo$d = instret_lo$q;
         instret_hi$d = instret_hi$q;
+        dmode$d = dmode$q;
+        dpc$d = dpc$q;
+        dcsr_ebreakm$d = dcsr_ebreakm$q;
+        dcsr_stepie$d = dcsr_stepie$q;
+        dcsr_step$d = dcsr_step$q;
+        dcsr_cause$d = dcsr_cause$q;
+        stepping$d = stepping$q;
+        step_done$d = step_done$q;
         mtime_lo$d = mtime_lo$q;
         mtime_hi$d = mtime_hi$q;
         mtimecmp_lo$d = mtimecmp_lo$q;
@@ -62304,6 +62703,7 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         bus_strb = ls_strb$q;
         bus_wdata = ls_wdata$q;
         meip$d = ext_irq;
+        int_ok = ~(stepping$q & ~dcsr_stepie$q);
         case (state$q)
             CpuState$Fetch:
                 begin
@@ -62313,12 +62713,12 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
             CpuState$Decode:
                 begin
                     ir$d = imem$read_data;
-                    if (st_mie$q & meip$q & ie_meie$q) begin
+                    if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
                         trap = 1'b1;
                         cause = 32'h8000000b;
                         tval = 32'h0;
                     end
-                    else if (st_mie$q & mtip & ie_mtie$q) begin
+                    else if (int_ok & st_mie$q & mtip & ie_mtie$q) begin
                         trap = 1'b1;
                         cause = 32'h80000007;
                         tval = 32'h0;
@@ -62530,7 +62930,162 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
                         jump = 1'b1;
                     end
                 end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
         endcase
+        dcsr_val = ({{29{1'b0}}, dcsr_cause$q} << 32'h6) | 32'h40000003;
+        if (dcsr_ebreakm$q) begin
+            dcsr_val = dcsr_val | 32'h8000;
+        end
+        if (dcsr_stepie$q) begin
+            dcsr_val = dcsr_val | 32'h800;
+        end
+        if (dcsr_step$q) begin
+            dcsr_val = dcsr_val | 32'h4;
+        end
+        dbg_halted = dmode$q;
+        dbg_resumed = 1'b0;
+        dbg_reg_done = 1'b0;
+        dbg_reg_rdata = rf1$read_data;
+        if (dbg_reg_num[32'h5]) begin
+            dbg_reg_rdata = dcsr_val;
+            if (dbg_reg_num[32'h0]) begin
+                dbg_reg_rdata = dpc$q;
+            end
+        end
+        else if (dbg_reg_num[(32'h0)+:(5)] == 5'h0) begin
+            dbg_reg_rdata = 32'h0;
+        end
+        sb_go = 1'b0;
+        sb_done = 1'b0;
+        dbg_sb_err = 1'b0;
+        dbg_sb_rdata = ld_word;
+        halt_now = dbg_halt_req | (stepping$q & step_done$q);
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                trap = 1'b0;
+                state$d = CpuState$Halted;
+                dmode$d = 1'b1;
+                dpc$d = pc$q;
+                dcsr_cause$d = 3'h4;
+                if (dbg_halt_req) begin
+                    dcsr_cause$d = 3'h3;
+                end
+                stepping$d = 1'b0;
+            end
+            else if (dbg_sb_req) begin
+                trap = 1'b0;
+                sb_go = 1'b1;
+            end
+        end
+        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
+            trap = 1'b0;
+            state$d = CpuState$Halted;
+            dmode$d = 1'b1;
+            dpc$d = pc$q;
+            dcsr_cause$d = 3'h1;
+            stepping$d = 1'b0;
+        end
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+                if (~dbg_reg_write) begin
+                    state$d = CpuState$DbgReg;
+                end
+                else begin
+                    dbg_reg_done = 1'b1;
+                    if (dbg_reg_num[32'h5]) begin
+                        if (dbg_reg_num[32'h0]) begin
+                            dpc$d = dbg_reg_wdata & 32'hfffffffc;
+                        end
+                        else begin
+                            dcsr_ebreakm$d = dbg_reg_wdata[32'hf];
+                            dcsr_stepie$d = dbg_reg_wdata[32'hb];
+                            dcsr_step$d = dbg_reg_wdata[32'h2];
+                        end
+                    end
+                end
+            end
+            else if (dbg_sb_req) begin
+                sb_go = 1'b1;
+            end
+            else if (dbg_resume_req) begin
+                pc$d = dpc$q;
+                state$d = CpuState$Fetch;
+                dmode$d = 1'b0;
+                dbg_resumed = 1'b1;
+                stepping$d = dcsr_step$q;
+                step_done$d = 1'b0;
+            end
+        end
+        if (state$q == CpuState$DbgReg) begin
+            dbg_reg_done = 1'b1;
+            state$d = CpuState$Halted;
+        end
+        if (sb_go) begin
+            ls_addr$d = dbg_sb_addr;
+            ls_f3$d = 3'h2;
+            ls_we$d = dbg_sb_write;
+            ls_strb$d = 4'hf;
+            ls_wdata$d = dbg_sb_wdata;
+            state$d = CpuState$DbgSb;
+            if ((dbg_sb_addr & imem_hi) == 32'h0) begin
+                ls_src$d = 2'h0;
+            end
+            else if ((dbg_sb_addr & dmem_hi) == 32'h10000000) begin
+                ls_src$d = 2'h1;
+            end
+            else if ((dbg_sb_addr & 32'hffff0000) == 32'h2000000) begin
+                ls_src$d = 2'h2;
+            end
+            else if ((dbg_sb_addr & 32'hf0000000) == 32'h20000000) begin
+                ls_src$d = 2'h3;
+            end
+            else begin
+                sb_done = 1'b1;
+                dbg_sb_err = 1'b1;
+                state$d = CpuState$Fetch;
+                if (dmode$q) begin
+                    state$d = CpuState$Halted;
+                end
+            end
+        end
+        if (state$q == CpuState$DbgSb) begin
+            if (ls_src$q == 2'h3) begin
+                bus_valid = 1'b1;
+                sb_done = bus_ready;
+            end
+            else begin
+                sb_done = 1'b1;
+                if (ls_we$q & (ls_src$q == 2'h1)) begin
+                    dm_we = 4'hf;
+                end
+                if (ls_we$q & (ls_src$q == 2'h2)) begin
+                    if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
+                        mtimecmp_lo$d = ls_wdata$q;
+                    end
+                    else if ((ls_addr$q & 32'hfffc) == 32'h4004) begin
+                        mtimecmp_hi$d = ls_wdata$q;
+                    end
+                end
+            end
+            if (sb_done) begin
+                state$d = CpuState$Fetch;
+                if (dmode$q) begin
+                    state$d = CpuState$Halted;
+                end
+            end
+        end
+        dbg_sb_done = sb_done;
+        if (stepping$q & (retire | trap)) begin
+            step_done$d = 1'b1;
+        end
         cycle_lo$d = cycle_lo$q + 32'h1;
         if (cycle_lo$q == 32'hffffffff) begin
             cycle_hi$d = cycle_hi$q + 32'h1;
@@ -62607,6 +63162,9 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         else if ((state$q == CpuState$Exec) & (opcode != 7'h3)) begin
             imem$read_address = fa$q[(32'h2)+:(15)];
         end
+        if (sb_go) begin
+            imem$read_address = dbg_sb_addr[(32'h2)+:(15)];
+        end
         if (jump) begin
             pc$d = jump_pc;
             state$d = CpuState$Fetch;
@@ -62619,6 +63177,11 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         imem$write_address = load_addr[(32'h2)+:(15)];
         imem$write_data = load_data;
         imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
+        if (~load_we & (state$q == CpuState$DbgSb) & ls_we$q & (ls_src$q == 2'h0)) begin
+            imem$write_address = ls_addr$q[(32'h2)+:(15)];
+            imem$write_data = ls_wdata$q;
+            imem$write_enable = 1'b1;
+        end
         dmem0$read_address = maddr[(32'h2)+:(14)];
         dmem1$read_address = maddr[(32'h2)+:(14)];
         dmem2$read_address = maddr[(32'h2)+:(14)];
@@ -62631,6 +63194,22 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         dmem1$write_data = st_data[(32'h8)+:(8)];
         dmem2$write_data = st_data[(32'h10)+:(8)];
         dmem3$write_data = st_data[(32'h18)+:(8)];
+        if (sb_go) begin
+            dmem0$read_address = dbg_sb_addr[(32'h2)+:(14)];
+            dmem1$read_address = dbg_sb_addr[(32'h2)+:(14)];
+            dmem2$read_address = dbg_sb_addr[(32'h2)+:(14)];
+            dmem3$read_address = dbg_sb_addr[(32'h2)+:(14)];
+        end
+        if (state$q == CpuState$DbgSb) begin
+            dmem0$write_address = ls_addr$q[(32'h2)+:(14)];
+            dmem1$write_address = ls_addr$q[(32'h2)+:(14)];
+            dmem2$write_address = ls_addr$q[(32'h2)+:(14)];
+            dmem3$write_address = ls_addr$q[(32'h2)+:(14)];
+            dmem0$write_data = ls_wdata$q[(32'h0)+:(8)];
+            dmem1$write_data = ls_wdata$q[(32'h8)+:(8)];
+            dmem2$write_data = ls_wdata$q[(32'h10)+:(8)];
+            dmem3$write_data = ls_wdata$q[(32'h18)+:(8)];
+        end
         if (load_we) begin
             dm_we = 4'h0;
             if (load_dm) begin
@@ -62657,6 +63236,15 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
         rf2$write_data = wb_data;
         rf1$write_enable = wb_en & (rd != 5'h0);
         rf2$write_enable = wb_en & (rd != 5'h0);
+        if (state$q == CpuState$Halted) begin
+            rf1$read_address = dbg_reg_num[(32'h0)+:(5)];
+            rf1$write_address = dbg_reg_num[(32'h0)+:(5)];
+            rf2$write_address = dbg_reg_num[(32'h0)+:(5)];
+            rf1$write_data = dbg_reg_wdata;
+            rf2$write_data = dbg_reg_wdata;
+            rf1$write_enable = dbg_reg_req & dbg_reg_write & ~dbg_reg_num[32'h5] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
+            rf2$write_enable = dbg_reg_req & dbg_reg_write & ~dbg_reg_num[32'h5] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
+        end
         t_valid$d = retire | trap;
         t_trap$d = trap;
         t_cause$d = cause;
@@ -62697,32 +63285,25 @@ module rnic_ecpix5$cpu(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bu
             dmem3$write_enable = load_we & load_dm;
             md$start = 1'b0;
             bus_valid = 1'b0;
+            dmode$d = 1'b0;
+            dpc$d = 32'h0;
+            dcsr_ebreakm$d = 1'b0;
+            dcsr_stepie$d = 1'b0;
+            dcsr_step$d = 1'b0;
+            dcsr_cause$d = 3'h0;
+            stepping$d = 1'b0;
+            step_done$d = 1'b0;
+            dbg_resumed = 1'b0;
+            dbg_reg_done = 1'b0;
+            dbg_sb_done = 1'b0;
+            imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
         end
     end
 
-endmodule // rnic_ecpix5$cpu
+endmodule // rnic_ecpix5$cpu$core
 
 
-module rnic_ecpix5$cpu$cycle_hi(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$cycle_hi
-
-
-module rnic_ecpix5$cpu$cycle_lo(d,q,clock);
+module rnic_ecpix5$cpu$core$cycle_hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -62738,118 +63319,10 @@ module rnic_ecpix5$cpu$cycle_lo(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$cycle_lo
+endmodule // rnic_ecpix5$cpu$core$cycle_hi
 
 
-module rnic_ecpix5$cpu$dmem0(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
-
-    // Module arguments
-    input wire  [13:0] read_address;
-    input wire  read_clock;
-    output reg  [7:0] read_data;
-    input wire  [13:0] write_address;
-    input wire  write_clock;
-    input wire  [7:0] write_data;
-    input wire  write_enable;
-
-    // Update code (custom)
-    (* ram_style = "block" *)
-    reg[7:0] mem[16383:0];
-
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
-    end
-
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
-    end
-endmodule // rnic_ecpix5$cpu$dmem0
-
-
-module rnic_ecpix5$cpu$dmem1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
-
-    // Module arguments
-    input wire  [13:0] read_address;
-    input wire  read_clock;
-    output reg  [7:0] read_data;
-    input wire  [13:0] write_address;
-    input wire  write_clock;
-    input wire  [7:0] write_data;
-    input wire  write_enable;
-
-    // Update code (custom)
-    (* ram_style = "block" *)
-    reg[7:0] mem[16383:0];
-
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
-    end
-
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
-    end
-endmodule // rnic_ecpix5$cpu$dmem1
-
-
-module rnic_ecpix5$cpu$dmem2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
-
-    // Module arguments
-    input wire  [13:0] read_address;
-    input wire  read_clock;
-    output reg  [7:0] read_data;
-    input wire  [13:0] write_address;
-    input wire  write_clock;
-    input wire  [7:0] write_data;
-    input wire  write_enable;
-
-    // Update code (custom)
-    (* ram_style = "block" *)
-    reg[7:0] mem[16383:0];
-
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
-    end
-
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
-    end
-endmodule // rnic_ecpix5$cpu$dmem2
-
-
-module rnic_ecpix5$cpu$dmem3(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
-
-    // Module arguments
-    input wire  [13:0] read_address;
-    input wire  read_clock;
-    output reg  [7:0] read_data;
-    input wire  [13:0] write_address;
-    input wire  write_clock;
-    input wire  [7:0] write_data;
-    input wire  write_enable;
-
-    // Update code (custom)
-    (* ram_style = "block" *)
-    reg[7:0] mem[16383:0];
-
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
-    end
-
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
-    end
-endmodule // rnic_ecpix5$cpu$dmem3
-
-
-module rnic_ecpix5$cpu$fa(d,q,clock);
+module rnic_ecpix5$cpu$core$cycle_lo(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -62865,10 +63338,29 @@ module rnic_ecpix5$cpu$fa(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$fa
+endmodule // rnic_ecpix5$cpu$core$cycle_lo
 
 
-module rnic_ecpix5$cpu$fetch_fault(d,q,clock);
+module rnic_ecpix5$cpu$core$dcsr_cause(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$dcsr_cause
+
+
+module rnic_ecpix5$cpu$core$dcsr_ebreakm(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -62884,29 +63376,10 @@ module rnic_ecpix5$cpu$fetch_fault(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$fetch_fault
+endmodule // rnic_ecpix5$cpu$core$dcsr_ebreakm
 
 
-module rnic_ecpix5$cpu$ie_meie(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$ie_meie
-
-
-module rnic_ecpix5$cpu$ie_mtie(d,q,clock);
+module rnic_ecpix5$cpu$core$dcsr_step(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -62922,10 +63395,251 @@ module rnic_ecpix5$cpu$ie_mtie(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$ie_mtie
+endmodule // rnic_ecpix5$cpu$core$dcsr_step
 
 
-module rnic_ecpix5$cpu$imem(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rnic_ecpix5$cpu$core$dcsr_stepie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$dcsr_stepie
+
+
+module rnic_ecpix5$cpu$core$dmem0(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$core$dmem0
+
+
+module rnic_ecpix5$cpu$core$dmem1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$core$dmem1
+
+
+module rnic_ecpix5$cpu$core$dmem2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$core$dmem2
+
+
+module rnic_ecpix5$cpu$core$dmem3(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$cpu$core$dmem3
+
+
+module rnic_ecpix5$cpu$core$dmode(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$dmode
+
+
+module rnic_ecpix5$cpu$core$dpc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$dpc
+
+
+module rnic_ecpix5$cpu$core$fa(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$fa
+
+
+module rnic_ecpix5$cpu$core$fetch_fault(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$fetch_fault
+
+
+module rnic_ecpix5$cpu$core$ie_meie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$ie_meie
+
+
+module rnic_ecpix5$cpu$core$ie_mtie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$ie_mtie
+
+
+module rnic_ecpix5$cpu$core$imem(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
     input wire  [14:0] read_address;
@@ -62952,29 +63666,10 @@ module rnic_ecpix5$cpu$imem(read_address,read_clock,read_data,write_address,writ
           mem[write_address] <= write_data;
        end
     end
-endmodule // rnic_ecpix5$cpu$imem
+endmodule // rnic_ecpix5$cpu$core$imem
 
 
-module rnic_ecpix5$cpu$instret_hi(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$instret_hi
-
-
-module rnic_ecpix5$cpu$instret_lo(d,q,clock);
+module rnic_ecpix5$cpu$core$instret_hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -62990,29 +63685,10 @@ module rnic_ecpix5$cpu$instret_lo(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$instret_lo
+endmodule // rnic_ecpix5$cpu$core$instret_hi
 
 
-module rnic_ecpix5$cpu$ir(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$ir
-
-
-module rnic_ecpix5$cpu$ls_addr(d,q,clock);
+module rnic_ecpix5$cpu$core$instret_lo(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63028,10 +63704,48 @@ module rnic_ecpix5$cpu$ls_addr(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$ls_addr
+endmodule // rnic_ecpix5$cpu$core$instret_lo
 
 
-module rnic_ecpix5$cpu$ls_f3(d,q,clock);
+module rnic_ecpix5$cpu$core$ir(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$ir
+
+
+module rnic_ecpix5$cpu$core$ls_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$ls_addr
+
+
+module rnic_ecpix5$cpu$core$ls_f3(d,q,clock);
 
     // Module arguments
     input wire  [2:0] d;
@@ -63047,10 +63761,10 @@ module rnic_ecpix5$cpu$ls_f3(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$ls_f3
+endmodule // rnic_ecpix5$cpu$core$ls_f3
 
 
-module rnic_ecpix5$cpu$ls_src(d,q,clock);
+module rnic_ecpix5$cpu$core$ls_src(d,q,clock);
 
     // Module arguments
     input wire  [1:0] d;
@@ -63066,10 +63780,10 @@ module rnic_ecpix5$cpu$ls_src(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$ls_src
+endmodule // rnic_ecpix5$cpu$core$ls_src
 
 
-module rnic_ecpix5$cpu$ls_strb(d,q,clock);
+module rnic_ecpix5$cpu$core$ls_strb(d,q,clock);
 
     // Module arguments
     input wire  [3:0] d;
@@ -63085,10 +63799,10 @@ module rnic_ecpix5$cpu$ls_strb(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$ls_strb
+endmodule // rnic_ecpix5$cpu$core$ls_strb
 
 
-module rnic_ecpix5$cpu$ls_wdata(d,q,clock);
+module rnic_ecpix5$cpu$core$ls_wdata(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63104,10 +63818,10 @@ module rnic_ecpix5$cpu$ls_wdata(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$ls_wdata
+endmodule // rnic_ecpix5$cpu$core$ls_wdata
 
 
-module rnic_ecpix5$cpu$ls_we(d,q,clock);
+module rnic_ecpix5$cpu$core$ls_we(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -63123,10 +63837,10 @@ module rnic_ecpix5$cpu$ls_we(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$ls_we
+endmodule // rnic_ecpix5$cpu$core$ls_we
 
 
-module rnic_ecpix5$cpu$mcause(d,q,clock);
+module rnic_ecpix5$cpu$core$mcause(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63142,10 +63856,10 @@ module rnic_ecpix5$cpu$mcause(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$mcause
+endmodule // rnic_ecpix5$cpu$core$mcause
 
 
-module rnic_ecpix5$cpu$md(clock,reset,start,op,a,b,done,result);
+module rnic_ecpix5$cpu$core$md(clock,reset,start,op,a,b,done,result);
 
     // Module arguments
     input wire  clock;
@@ -63194,42 +63908,42 @@ module rnic_ecpix5$cpu$md(clock,reset,start,op,a,b,done,result);
     reg  [31:0] raw;
 
     // Sub module instances
-    rnic_ecpix5$cpu$md$active active(
+    rnic_ecpix5$cpu$core$md$active active(
         .d(active$d),
         .q(active$q),
         .clock(active$clock)
     );
-    rnic_ecpix5$cpu$md$cnt cnt(
+    rnic_ecpix5$cpu$core$md$cnt cnt(
         .d(cnt$d),
         .q(cnt$q),
         .clock(cnt$clock)
     );
-    rnic_ecpix5$cpu$md$is_div is_div(
+    rnic_ecpix5$cpu$core$md$is_div is_div(
         .d(is_div$d),
         .q(is_div$q),
         .clock(is_div$clock)
     );
-    rnic_ecpix5$cpu$md$sel sel(
+    rnic_ecpix5$cpu$core$md$sel sel(
         .d(sel$d),
         .q(sel$q),
         .clock(sel$clock)
     );
-    rnic_ecpix5$cpu$md$neg neg(
+    rnic_ecpix5$cpu$core$md$neg neg(
         .d(neg$d),
         .q(neg$q),
         .clock(neg$clock)
     );
-    rnic_ecpix5$cpu$md$hi hi(
+    rnic_ecpix5$cpu$core$md$hi hi(
         .d(hi$d),
         .q(hi$q),
         .clock(hi$clock)
     );
-    rnic_ecpix5$cpu$md$lo lo(
+    rnic_ecpix5$cpu$core$md$lo lo(
         .d(lo$d),
         .q(lo$q),
         .clock(lo$clock)
     );
-    rnic_ecpix5$cpu$md$m m(
+    rnic_ecpix5$cpu$core$md$m m(
         .d(m$d),
         .q(m$q),
         .clock(m$clock)
@@ -63360,10 +64074,10 @@ module rnic_ecpix5$cpu$md(clock,reset,start,op,a,b,done,result);
         end
     end
 
-endmodule // rnic_ecpix5$cpu$md
+endmodule // rnic_ecpix5$cpu$core$md
 
 
-module rnic_ecpix5$cpu$md$active(d,q,clock);
+module rnic_ecpix5$cpu$core$md$active(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -63379,10 +64093,10 @@ module rnic_ecpix5$cpu$md$active(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$md$active
+endmodule // rnic_ecpix5$cpu$core$md$active
 
 
-module rnic_ecpix5$cpu$md$cnt(d,q,clock);
+module rnic_ecpix5$cpu$core$md$cnt(d,q,clock);
 
     // Module arguments
     input wire  [5:0] d;
@@ -63398,10 +64112,10 @@ module rnic_ecpix5$cpu$md$cnt(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$md$cnt
+endmodule // rnic_ecpix5$cpu$core$md$cnt
 
 
-module rnic_ecpix5$cpu$md$hi(d,q,clock);
+module rnic_ecpix5$cpu$core$md$hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63417,10 +64131,10 @@ module rnic_ecpix5$cpu$md$hi(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$md$hi
+endmodule // rnic_ecpix5$cpu$core$md$hi
 
 
-module rnic_ecpix5$cpu$md$is_div(d,q,clock);
+module rnic_ecpix5$cpu$core$md$is_div(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -63436,29 +64150,10 @@ module rnic_ecpix5$cpu$md$is_div(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$md$is_div
+endmodule // rnic_ecpix5$cpu$core$md$is_div
 
 
-module rnic_ecpix5$cpu$md$lo(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$md$lo
-
-
-module rnic_ecpix5$cpu$md$m(d,q,clock);
+module rnic_ecpix5$cpu$core$md$lo(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63474,10 +64169,29 @@ module rnic_ecpix5$cpu$md$m(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$md$m
+endmodule // rnic_ecpix5$cpu$core$md$lo
 
 
-module rnic_ecpix5$cpu$md$neg(d,q,clock);
+module rnic_ecpix5$cpu$core$md$m(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$md$m
+
+
+module rnic_ecpix5$cpu$core$md$neg(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -63493,10 +64207,10 @@ module rnic_ecpix5$cpu$md$neg(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$md$neg
+endmodule // rnic_ecpix5$cpu$core$md$neg
 
 
-module rnic_ecpix5$cpu$md$sel(d,q,clock);
+module rnic_ecpix5$cpu$core$md$sel(d,q,clock);
 
     // Module arguments
     input wire  [1:0] d;
@@ -63512,10 +64226,10 @@ module rnic_ecpix5$cpu$md$sel(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$md$sel
+endmodule // rnic_ecpix5$cpu$core$md$sel
 
 
-module rnic_ecpix5$cpu$meip(d,q,clock);
+module rnic_ecpix5$cpu$core$meip(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -63531,29 +64245,10 @@ module rnic_ecpix5$cpu$meip(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$meip
+endmodule // rnic_ecpix5$cpu$core$meip
 
 
-module rnic_ecpix5$cpu$mepc(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$mepc
-
-
-module rnic_ecpix5$cpu$mscratch(d,q,clock);
+module rnic_ecpix5$cpu$core$mepc(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63569,29 +64264,10 @@ module rnic_ecpix5$cpu$mscratch(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$mscratch
+endmodule // rnic_ecpix5$cpu$core$mepc
 
 
-module rnic_ecpix5$cpu$mtime_hi(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$mtime_hi
-
-
-module rnic_ecpix5$cpu$mtime_lo(d,q,clock);
+module rnic_ecpix5$cpu$core$mscratch(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63607,29 +64283,10 @@ module rnic_ecpix5$cpu$mtime_lo(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$mtime_lo
+endmodule // rnic_ecpix5$cpu$core$mscratch
 
 
-module rnic_ecpix5$cpu$mtimecmp_hi(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$mtimecmp_hi
-
-
-module rnic_ecpix5$cpu$mtimecmp_lo(d,q,clock);
+module rnic_ecpix5$cpu$core$mtime_hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63645,29 +64302,10 @@ module rnic_ecpix5$cpu$mtimecmp_lo(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$mtimecmp_lo
+endmodule // rnic_ecpix5$cpu$core$mtime_hi
 
 
-module rnic_ecpix5$cpu$mtval(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$mtval
-
-
-module rnic_ecpix5$cpu$mtvec(d,q,clock);
+module rnic_ecpix5$cpu$core$mtime_lo(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63683,10 +64321,10 @@ module rnic_ecpix5$cpu$mtvec(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$mtvec
+endmodule // rnic_ecpix5$cpu$core$mtime_lo
 
 
-module rnic_ecpix5$cpu$pc(d,q,clock);
+module rnic_ecpix5$cpu$core$mtimecmp_hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63702,10 +64340,86 @@ module rnic_ecpix5$cpu$pc(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$pc
+endmodule // rnic_ecpix5$cpu$core$mtimecmp_hi
 
 
-module rnic_ecpix5$cpu$rf1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rnic_ecpix5$cpu$core$mtimecmp_lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$mtimecmp_lo
+
+
+module rnic_ecpix5$cpu$core$mtval(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$mtval
+
+
+module rnic_ecpix5$cpu$core$mtvec(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$mtvec
+
+
+module rnic_ecpix5$cpu$core$pc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$pc
+
+
+module rnic_ecpix5$cpu$core$rf1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
     input wire  [4:0] read_address;
@@ -63728,10 +64442,10 @@ module rnic_ecpix5$cpu$rf1(read_address,read_clock,read_data,write_address,write
           mem[write_address] <= write_data;
        end
     end
-endmodule // rnic_ecpix5$cpu$rf1
+endmodule // rnic_ecpix5$cpu$core$rf1
 
 
-module rnic_ecpix5$cpu$rf2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rnic_ecpix5$cpu$core$rf2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
     input wire  [4:0] read_address;
@@ -63754,29 +64468,10 @@ module rnic_ecpix5$cpu$rf2(read_address,read_clock,read_data,write_address,write
           mem[write_address] <= write_data;
        end
     end
-endmodule // rnic_ecpix5$cpu$rf2
+endmodule // rnic_ecpix5$cpu$core$rf2
 
 
-module rnic_ecpix5$cpu$st_mie(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$st_mie
-
-
-module rnic_ecpix5$cpu$st_mpie(d,q,clock);
+module rnic_ecpix5$cpu$core$st_mie(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -63792,14 +64487,33 @@ module rnic_ecpix5$cpu$st_mpie(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$st_mpie
+endmodule // rnic_ecpix5$cpu$core$st_mie
 
 
-module rnic_ecpix5$cpu$state(d,q,clock);
+module rnic_ecpix5$cpu$core$st_mpie(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$st_mpie
+
+
+module rnic_ecpix5$cpu$core$state(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Enums
@@ -63811,21 +64525,62 @@ module rnic_ecpix5$cpu$state(d,q,clock);
     localparam CpuState$Mem = 3;
     localparam CpuState$Bus = 4;
     localparam CpuState$MulDiv = 5;
+    localparam CpuState$Halted = 6;
+    localparam CpuState$DbgReg = 7;
+    localparam CpuState$DbgSb = 8;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$state
+endmodule // rnic_ecpix5$cpu$core$state
 
 
-module rnic_ecpix5$cpu$t_cause(d,q,clock);
+module rnic_ecpix5$cpu$core$step_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$step_done
+
+
+module rnic_ecpix5$cpu$core$stepping(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$stepping
+
+
+module rnic_ecpix5$cpu$core$t_cause(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63841,29 +64596,10 @@ module rnic_ecpix5$cpu$t_cause(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$t_cause
+endmodule // rnic_ecpix5$cpu$core$t_cause
 
 
-module rnic_ecpix5$cpu$t_insn(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$t_insn
-
-
-module rnic_ecpix5$cpu$t_maddr(d,q,clock);
+module rnic_ecpix5$cpu$core$t_insn(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63879,29 +64615,10 @@ module rnic_ecpix5$cpu$t_maddr(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$t_maddr
+endmodule // rnic_ecpix5$cpu$core$t_insn
 
 
-module rnic_ecpix5$cpu$t_mwdata(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$t_mwdata
-
-
-module rnic_ecpix5$cpu$t_next(d,q,clock);
+module rnic_ecpix5$cpu$core$t_maddr(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63917,10 +64634,10 @@ module rnic_ecpix5$cpu$t_next(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$t_next
+endmodule // rnic_ecpix5$cpu$core$t_maddr
 
 
-module rnic_ecpix5$cpu$t_pc(d,q,clock);
+module rnic_ecpix5$cpu$core$t_mwdata(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -63936,10 +64653,48 @@ module rnic_ecpix5$cpu$t_pc(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$t_pc
+endmodule // rnic_ecpix5$cpu$core$t_mwdata
 
 
-module rnic_ecpix5$cpu$t_rd(d,q,clock);
+module rnic_ecpix5$cpu$core$t_next(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$t_next
+
+
+module rnic_ecpix5$cpu$core$t_pc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$t_pc
+
+
+module rnic_ecpix5$cpu$core$t_rd(d,q,clock);
 
     // Module arguments
     input wire  [4:0] d;
@@ -63955,10 +64710,10 @@ module rnic_ecpix5$cpu$t_rd(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$t_rd
+endmodule // rnic_ecpix5$cpu$core$t_rd
 
 
-module rnic_ecpix5$cpu$t_strb(d,q,clock);
+module rnic_ecpix5$cpu$core$t_strb(d,q,clock);
 
     // Module arguments
     input wire  [3:0] d;
@@ -63974,29 +64729,10 @@ module rnic_ecpix5$cpu$t_strb(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$t_strb
+endmodule // rnic_ecpix5$cpu$core$t_strb
 
 
-module rnic_ecpix5$cpu$t_trap(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$cpu$t_trap
-
-
-module rnic_ecpix5$cpu$t_valid(d,q,clock);
+module rnic_ecpix5$cpu$core$t_trap(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -64012,10 +64748,29 @@ module rnic_ecpix5$cpu$t_valid(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$t_valid
+endmodule // rnic_ecpix5$cpu$core$t_trap
 
 
-module rnic_ecpix5$cpu$t_wdata(d,q,clock);
+module rnic_ecpix5$cpu$core$t_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$t_valid
+
+
+module rnic_ecpix5$cpu$core$t_wdata(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -64031,7 +64786,1785 @@ module rnic_ecpix5$cpu$t_wdata(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$cpu$t_wdata
+endmodule // rnic_ecpix5$cpu$core$t_wdata
+
+
+module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rdata,dmi_resp,core_reset,ndmreset,halt_req,resume_req,halted,resumed,reg_req,reg_write,reg_num,reg_wdata,reg_done,reg_rdata,sb_req,sb_write,sb_addr,sb_wdata,sb_done,sb_err,sb_rdata);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  dmi_req;
+    input wire  [6:0] dmi_addr;
+    input wire  [31:0] dmi_wdata;
+    input wire  [1:0] dmi_op;
+    output reg  dmi_ack;
+    output reg  [31:0] dmi_rdata;
+    output reg  [1:0] dmi_resp;
+    input wire  core_reset;
+    output reg  ndmreset;
+    output reg  halt_req;
+    output reg  resume_req;
+    input wire  halted;
+    input wire  resumed;
+    output reg  reg_req;
+    output reg  reg_write;
+    output reg  [5:0] reg_num;
+    output reg  [31:0] reg_wdata;
+    input wire  reg_done;
+    input wire  [31:0] reg_rdata;
+    output reg  sb_req;
+    output reg  sb_write;
+    output reg  [31:0] sb_addr;
+    output reg  [31:0] sb_wdata;
+    input wire  sb_done;
+    input wire  sb_err;
+    input wire  [31:0] sb_rdata;
+
+    // Stub signals
+    reg  ack$d;
+    wire  ack$q;
+    reg  ack$clock;
+    reg  [31:0] rdata$d;
+    wire  [31:0] rdata$q;
+    reg  rdata$clock;
+    reg  dmactive$d;
+    wire  dmactive$q;
+    reg  dmactive$clock;
+    reg  ndm$d;
+    wire  ndm$q;
+    reg  ndm$clock;
+    reg  hartsel$d;
+    wire  hartsel$q;
+    reg  hartsel$clock;
+    reg  haltreq$d;
+    wire  haltreq$q;
+    reg  haltreq$clock;
+    reg  resume_pend$d;
+    wire  resume_pend$q;
+    reg  resume_pend$clock;
+    reg  resumeack$d;
+    wire  resumeack$q;
+    reg  resumeack$clock;
+    reg  havereset$d;
+    wire  havereset$q;
+    reg  havereset$clock;
+    reg  [31:0] data0$d;
+    wire  [31:0] data0$q;
+    reg  data0$clock;
+    reg  cmd_busy$d;
+    wire  cmd_busy$q;
+    reg  cmd_busy$clock;
+    reg  [2:0] cmderr$d;
+    wire  [2:0] cmderr$q;
+    reg  cmderr$clock;
+    reg  cmd_write$d;
+    wire  cmd_write$q;
+    reg  cmd_write$clock;
+    reg  [5:0] cmd_num$d;
+    wire  [5:0] cmd_num$q;
+    reg  cmd_num$clock;
+    reg  sb_busy$d;
+    wire  sb_busy$q;
+    reg  sb_busy$clock;
+    reg  sb_wr$d;
+    wire  sb_wr$q;
+    reg  sb_wr$clock;
+    reg  sbbusyerror$d;
+    wire  sbbusyerror$q;
+    reg  sbbusyerror$clock;
+    reg  sbreadonaddr$d;
+    wire  sbreadonaddr$q;
+    reg  sbreadonaddr$clock;
+    reg  [2:0] sbaccess$d;
+    wire  [2:0] sbaccess$q;
+    reg  sbaccess$clock;
+    reg  sbautoincrement$d;
+    wire  sbautoincrement$q;
+    reg  sbautoincrement$clock;
+    reg  sbreadondata$d;
+    wire  sbreadondata$q;
+    reg  sbreadondata$clock;
+    reg  [2:0] sberror$d;
+    wire  [2:0] sberror$q;
+    reg  sberror$clock;
+    reg  [31:0] sbaddress$d;
+    wire  [31:0] sbaddress$q;
+    reg  sbaddress$clock;
+    reg  [31:0] sbdata$d;
+    wire  [31:0] sbdata$q;
+    reg  sbdata$clock;
+
+    // Local signals
+    reg  wr;
+    reg  rd;
+    reg  [31:0] w;
+    reg  [15:0] regno;
+    reg  regok;
+    reg  [5:0] regcode;
+    reg  [31:0] status;
+    reg  sb_start_rd;
+    reg  sb_start_wr;
+    reg  sb_start_mis;
+
+    // Sub module instances
+    rnic_ecpix5$cpu$dm$ack ack(
+        .d(ack$d),
+        .q(ack$q),
+        .clock(ack$clock)
+    );
+    rnic_ecpix5$cpu$dm$rdata rdata(
+        .d(rdata$d),
+        .q(rdata$q),
+        .clock(rdata$clock)
+    );
+    rnic_ecpix5$cpu$dm$dmactive dmactive(
+        .d(dmactive$d),
+        .q(dmactive$q),
+        .clock(dmactive$clock)
+    );
+    rnic_ecpix5$cpu$dm$ndm ndm(
+        .d(ndm$d),
+        .q(ndm$q),
+        .clock(ndm$clock)
+    );
+    rnic_ecpix5$cpu$dm$hartsel hartsel(
+        .d(hartsel$d),
+        .q(hartsel$q),
+        .clock(hartsel$clock)
+    );
+    rnic_ecpix5$cpu$dm$haltreq haltreq(
+        .d(haltreq$d),
+        .q(haltreq$q),
+        .clock(haltreq$clock)
+    );
+    rnic_ecpix5$cpu$dm$resume_pend resume_pend(
+        .d(resume_pend$d),
+        .q(resume_pend$q),
+        .clock(resume_pend$clock)
+    );
+    rnic_ecpix5$cpu$dm$resumeack resumeack(
+        .d(resumeack$d),
+        .q(resumeack$q),
+        .clock(resumeack$clock)
+    );
+    rnic_ecpix5$cpu$dm$havereset havereset(
+        .d(havereset$d),
+        .q(havereset$q),
+        .clock(havereset$clock)
+    );
+    rnic_ecpix5$cpu$dm$data0 data0(
+        .d(data0$d),
+        .q(data0$q),
+        .clock(data0$clock)
+    );
+    rnic_ecpix5$cpu$dm$cmd_busy cmd_busy(
+        .d(cmd_busy$d),
+        .q(cmd_busy$q),
+        .clock(cmd_busy$clock)
+    );
+    rnic_ecpix5$cpu$dm$cmderr cmderr(
+        .d(cmderr$d),
+        .q(cmderr$q),
+        .clock(cmderr$clock)
+    );
+    rnic_ecpix5$cpu$dm$cmd_write cmd_write(
+        .d(cmd_write$d),
+        .q(cmd_write$q),
+        .clock(cmd_write$clock)
+    );
+    rnic_ecpix5$cpu$dm$cmd_num cmd_num(
+        .d(cmd_num$d),
+        .q(cmd_num$q),
+        .clock(cmd_num$clock)
+    );
+    rnic_ecpix5$cpu$dm$sb_busy sb_busy(
+        .d(sb_busy$d),
+        .q(sb_busy$q),
+        .clock(sb_busy$clock)
+    );
+    rnic_ecpix5$cpu$dm$sb_wr sb_wr(
+        .d(sb_wr$d),
+        .q(sb_wr$q),
+        .clock(sb_wr$clock)
+    );
+    rnic_ecpix5$cpu$dm$sbbusyerror sbbusyerror(
+        .d(sbbusyerror$d),
+        .q(sbbusyerror$q),
+        .clock(sbbusyerror$clock)
+    );
+    rnic_ecpix5$cpu$dm$sbreadonaddr sbreadonaddr(
+        .d(sbreadonaddr$d),
+        .q(sbreadonaddr$q),
+        .clock(sbreadonaddr$clock)
+    );
+    rnic_ecpix5$cpu$dm$sbaccess sbaccess(
+        .d(sbaccess$d),
+        .q(sbaccess$q),
+        .clock(sbaccess$clock)
+    );
+    rnic_ecpix5$cpu$dm$sbautoincrement sbautoincrement(
+        .d(sbautoincrement$d),
+        .q(sbautoincrement$q),
+        .clock(sbautoincrement$clock)
+    );
+    rnic_ecpix5$cpu$dm$sbreadondata sbreadondata(
+        .d(sbreadondata$d),
+        .q(sbreadondata$q),
+        .clock(sbreadondata$clock)
+    );
+    rnic_ecpix5$cpu$dm$sberror sberror(
+        .d(sberror$d),
+        .q(sberror$q),
+        .clock(sberror$clock)
+    );
+    rnic_ecpix5$cpu$dm$sbaddress sbaddress(
+        .d(sbaddress$d),
+        .q(sbaddress$q),
+        .clock(sbaddress$clock)
+    );
+    rnic_ecpix5$cpu$dm$sbdata sbdata(
+        .d(sbdata$d),
+        .q(sbdata$q),
+        .clock(sbdata$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        ack$clock = clock;
+        rdata$clock = clock;
+        dmactive$clock = clock;
+        ndm$clock = clock;
+        hartsel$clock = clock;
+        haltreq$clock = clock;
+        resume_pend$clock = clock;
+        resumeack$clock = clock;
+        havereset$clock = clock;
+        data0$clock = clock;
+        cmd_busy$clock = clock;
+        cmderr$clock = clock;
+        cmd_write$clock = clock;
+        cmd_num$clock = clock;
+        sb_busy$clock = clock;
+        sb_wr$clock = clock;
+        sbbusyerror$clock = clock;
+        sbreadonaddr$clock = clock;
+        sbaccess$clock = clock;
+        sbautoincrement$clock = clock;
+        sbreadondata$clock = clock;
+        sberror$clock = clock;
+        sbaddress$clock = clock;
+        sbdata$clock = clock;
+        ack$d = ack$q;
+        rdata$d = rdata$q;
+        dmactive$d = dmactive$q;
+        ndm$d = ndm$q;
+        hartsel$d = hartsel$q;
+        haltreq$d = haltreq$q;
+        resume_pend$d = resume_pend$q;
+        resumeack$d = resumeack$q;
+        havereset$d = havereset$q;
+        data0$d = data0$q;
+        cmd_busy$d = cmd_busy$q;
+        cmderr$d = cmderr$q;
+        cmd_write$d = cmd_write$q;
+        cmd_num$d = cmd_num$q;
+        sb_busy$d = sb_busy$q;
+        sb_wr$d = sb_wr$q;
+        sbbusyerror$d = sbbusyerror$q;
+        sbreadonaddr$d = sbreadonaddr$q;
+        sbaccess$d = sbaccess$q;
+        sbautoincrement$d = sbautoincrement$q;
+        sbreadondata$d = sbreadondata$q;
+        sberror$d = sberror$q;
+        sbaddress$d = sbaddress$q;
+        sbdata$d = sbdata$q;
+        dmi_ack = ack$q;
+        dmi_rdata = rdata$q;
+        dmi_resp = 2'h0;
+        ndmreset = ndm$q;
+        halt_req = haltreq$q;
+        resume_req = resume_pend$q;
+        reg_req = cmd_busy$q;
+        reg_write = cmd_write$q;
+        reg_num = cmd_num$q;
+        reg_wdata = data0$q;
+        sb_req = sb_busy$q;
+        sb_write = sb_wr$q;
+        sb_addr = sbaddress$q;
+        sb_wdata = sbdata$q;
+        ack$d = dmi_req;
+        wr = dmi_req & (dmi_op == 2'h2);
+        rd = dmi_req & (dmi_op == 2'h1);
+        w = dmi_wdata;
+        sb_start_rd = 1'b0;
+        sb_start_wr = 1'b0;
+        sb_start_mis = sbaddress$q[(32'h0)+:(2)] != 2'h0;
+        if (core_reset) begin
+            havereset$d = 1'b1;
+        end
+        if (resumed) begin
+            resume_pend$d = 1'b0;
+            resumeack$d = 1'b1;
+        end
+        status = 32'h82;
+        if (hartsel$q) begin
+            status = status | 32'hc000;
+        end
+        else begin
+            if (havereset$q) begin
+                status = status | 32'hc0000;
+            end
+            if (resumeack$q) begin
+                status = status | 32'h30000;
+            end
+            if (core_reset) begin
+                status = status | 32'h3000;
+            end
+            else if (halted) begin
+                status = status | 32'h300;
+            end
+            else begin
+                status = status | 32'hc00;
+            end
+        end
+        regno = w[(32'h0)+:(16)];
+        regok = 1'b1;
+        regcode = {{1{1'b0}}, regno[(32'h0)+:(5)]};
+        if (regno == 16'h7b0) begin
+            regcode = 6'h20;
+        end
+        else if (regno == 16'h7b1) begin
+            regcode = 6'h21;
+        end
+        else if ((regno & 16'hffe0) != 16'h1000) begin
+            regok = 1'b0;
+        end
+        if (reg_done & cmd_busy$q) begin
+            cmd_busy$d = 1'b0;
+            if (~cmd_write$q) begin
+                data0$d = reg_rdata;
+            end
+        end
+        if (cmd_busy$q & core_reset) begin
+            cmd_busy$d = 1'b0;
+            cmderr$d = 3'h4;
+        end
+        if (sb_done & sb_busy$q) begin
+            sb_busy$d = 1'b0;
+            if (sb_err) begin
+                sberror$d = 3'h2;
+            end
+            else begin
+                if (~sb_wr$q) begin
+                    sbdata$d = sb_rdata;
+                end
+                if (sbautoincrement$q) begin
+                    sbaddress$d = sbaddress$q + 32'h4;
+                end
+            end
+        end
+        rdata$d = 32'h0;
+        if (rd) begin
+            if (dmi_addr == 7'h4) begin
+                rdata$d = data0$q;
+                if (cmd_busy$q & (cmderr$q == 3'h0)) begin
+                    cmderr$d = 3'h1;
+                end
+            end
+            else if (dmi_addr == 7'h10) begin
+                rdata$d = ({{31{1'b0}}, hartsel$q} << 32'h10) | ({{31{1'b0}}, ndm$q} << 32'h1) | {{31{1'b0}}, dmactive$q};
+            end
+            else if (dmi_addr == 7'h11) begin
+                rdata$d = status;
+            end
+            else if (dmi_addr == 7'h16) begin
+                rdata$d = ({{31{1'b0}}, cmd_busy$q} << 32'hc) | ({{29{1'b0}}, cmderr$q} << 32'h8) | 32'h1;
+            end
+            else if (dmi_addr == 7'h38) begin
+                rdata$d = ({{31{1'b0}}, sbbusyerror$q} << 32'h16) | ({{31{1'b0}}, sb_busy$q} << 32'h15) | ({{31{1'b0}}, sbreadonaddr$q} << 32'h14) | ({{29{1'b0}}, sbaccess$q} << 32'h11) | ({{31{1'b0}}, sbautoincrement$q} << 32'h10) | ({{31{1'b0}}, sbreadondata$q} << 32'hf) | ({{29{1'b0}}, sberror$q} << 32'hc) | 32'h20000404;
+            end
+            else if (dmi_addr == 7'h39) begin
+                rdata$d = sbaddress$q;
+            end
+            else if (dmi_addr == 7'h3c) begin
+                rdata$d = sbdata$q;
+                if (sb_busy$q) begin
+                    sbbusyerror$d = 1'b1;
+                end
+                else if (sbreadondata$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                    sb_start_rd = 1'b1;
+                end
+            end
+            else if (dmi_addr == 7'h40) begin
+                rdata$d = ({{31{1'b0}}, (halted & ~core_reset)});
+            end
+        end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+                if (cmd_busy$q) begin
+                    if (cmderr$q == 3'h0) begin
+                        cmderr$d = 3'h1;
+                    end
+                end
+                else begin
+                    data0$d = w;
+                end
+            end
+            else if (dmi_addr == 7'h16) begin
+                if (cmd_busy$q) begin
+                    if (cmderr$q == 3'h0) begin
+                        cmderr$d = 3'h1;
+                    end
+                end
+                else begin
+                    cmderr$d = cmderr$q & ~w[(32'h8)+:(3)];
+                end
+            end
+            else if (dmi_addr == 7'h17) begin
+                if (cmd_busy$q) begin
+                    if (cmderr$q == 3'h0) begin
+                        cmderr$d = 3'h1;
+                    end
+                end
+                else if (cmderr$q != 3'h0) begin
+                end
+                else if ((w[(32'h18)+:(8)] != 8'h0) | w[32'h13] | w[32'h12] | (w[32'h11] & (w[(32'h14)+:(3)] != 3'h2))) begin
+                    cmderr$d = 3'h2;
+                end
+                else if (~w[32'h11]) begin
+                end
+                else if (hartsel$q | ~halted | core_reset) begin
+                    cmderr$d = 3'h4;
+                end
+                else if (~regok) begin
+                    cmderr$d = 3'h3;
+                end
+                else begin
+                    cmd_busy$d = 1'b1;
+                    cmd_write$d = w[32'h10];
+                    cmd_num$d = regcode;
+                end
+            end
+            else if (dmi_addr == 7'h38) begin
+                if (w[32'h16]) begin
+                    sbbusyerror$d = 1'b0;
+                end
+                sbreadonaddr$d = w[32'h14];
+                sbaccess$d = w[(32'h11)+:(3)];
+                sbautoincrement$d = w[32'h10];
+                sbreadondata$d = w[32'hf];
+                sberror$d = sberror$q & ~w[(32'hc)+:(3)];
+            end
+            else if (dmi_addr == 7'h39) begin
+                if (sb_busy$q) begin
+                    sbbusyerror$d = 1'b1;
+                end
+                else begin
+                    sbaddress$d = w;
+                    if (sbreadonaddr$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                        sb_start_rd = 1'b1;
+                        sb_start_mis = w[(32'h0)+:(2)] != 2'h0;
+                    end
+                end
+            end
+            else if (dmi_addr == 7'h3c) begin
+                if (sb_busy$q) begin
+                    sbbusyerror$d = 1'b1;
+                end
+                else if ((sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                    sbdata$d = w;
+                    sb_start_wr = 1'b1;
+                end
+            end
+        end
+        if (sb_start_rd | sb_start_wr) begin
+            if (sbaccess$q != 3'h2) begin
+                sberror$d = 3'h4;
+            end
+            else if (sb_start_mis) begin
+                sberror$d = 3'h3;
+            end
+            else begin
+                sb_busy$d = 1'b1;
+                sb_wr$d = sb_start_wr;
+            end
+        end
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+                dmactive$d = w[32'h0];
+            end
+            else if (~w[32'h0]) begin
+                dmactive$d = 1'b0;
+            end
+            else begin
+                hartsel$d = w[32'h10];
+                ndm$d = w[32'h1];
+                if (~w[32'h10]) begin
+                    haltreq$d = w[32'h1f];
+                    if (w[32'h1e] & ~w[32'h1f] & halted) begin
+                        resume_pend$d = 1'b1;
+                        resumeack$d = 1'b0;
+                    end
+                    if (w[32'h1c]) begin
+                        havereset$d = 1'b0;
+                    end
+                end
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            ndm$d = 1'b0;
+            hartsel$d = 1'b0;
+            haltreq$d = 1'b0;
+            resume_pend$d = 1'b0;
+            resumeack$d = 1'b0;
+            data0$d = 32'h0;
+            cmd_busy$d = 1'b0;
+            cmderr$d = 3'h0;
+            cmd_write$d = 1'b0;
+            cmd_num$d = 6'h0;
+            sb_busy$d = 1'b0;
+            sb_wr$d = 1'b0;
+            sbbusyerror$d = 1'b0;
+            sbreadonaddr$d = 1'b0;
+            sbaccess$d = 3'h2;
+            sbautoincrement$d = 1'b0;
+            sbreadondata$d = 1'b0;
+            sberror$d = 3'h0;
+            sbaddress$d = 32'h0;
+            sbdata$d = 32'h0;
+        end
+        if (reset) begin
+            dmactive$d = 1'b0;
+            ack$d = 1'b0;
+            havereset$d = 1'b1;
+        end
+    end
+
+endmodule // rnic_ecpix5$cpu$dm
+
+
+module rnic_ecpix5$cpu$dm$ack(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$ack
+
+
+module rnic_ecpix5$cpu$dm$cmd_busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$cmd_busy
+
+
+module rnic_ecpix5$cpu$dm$cmd_num(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$cmd_num
+
+
+module rnic_ecpix5$cpu$dm$cmd_write(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$cmd_write
+
+
+module rnic_ecpix5$cpu$dm$cmderr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$cmderr
+
+
+module rnic_ecpix5$cpu$dm$data0(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$data0
+
+
+module rnic_ecpix5$cpu$dm$dmactive(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$dmactive
+
+
+module rnic_ecpix5$cpu$dm$haltreq(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$haltreq
+
+
+module rnic_ecpix5$cpu$dm$hartsel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$hartsel
+
+
+module rnic_ecpix5$cpu$dm$havereset(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$havereset
+
+
+module rnic_ecpix5$cpu$dm$ndm(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$ndm
+
+
+module rnic_ecpix5$cpu$dm$rdata(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$rdata
+
+
+module rnic_ecpix5$cpu$dm$resume_pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$resume_pend
+
+
+module rnic_ecpix5$cpu$dm$resumeack(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$resumeack
+
+
+module rnic_ecpix5$cpu$dm$sb_busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sb_busy
+
+
+module rnic_ecpix5$cpu$dm$sb_wr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sb_wr
+
+
+module rnic_ecpix5$cpu$dm$sbaccess(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sbaccess
+
+
+module rnic_ecpix5$cpu$dm$sbaddress(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sbaddress
+
+
+module rnic_ecpix5$cpu$dm$sbautoincrement(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sbautoincrement
+
+
+module rnic_ecpix5$cpu$dm$sbbusyerror(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sbbusyerror
+
+
+module rnic_ecpix5$cpu$dm$sbdata(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sbdata
+
+
+module rnic_ecpix5$cpu$dm$sberror(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sberror
+
+
+module rnic_ecpix5$cpu$dm$sbreadonaddr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sbreadonaddr
+
+
+module rnic_ecpix5$cpu$dm$sbreadondata(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dm$sbreadondata
+
+
+module rnic_ecpix5$cpu$dtm(clock,reset,tck,tms,tdi,tdo,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rdata,dmi_resp);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  tck;
+    input wire  tms;
+    input wire  tdi;
+    output reg  tdo;
+    output reg  dmi_req;
+    output reg  [6:0] dmi_addr;
+    output reg  [31:0] dmi_wdata;
+    output reg  [1:0] dmi_op;
+    input wire  dmi_ack;
+    input wire  [31:0] dmi_rdata;
+    input wire  [1:0] dmi_resp;
+
+    // Stub signals
+    reg  tap$clock;
+    reg  tap$reset;
+    reg  tap$tck;
+    reg  tap$tms;
+    reg  tap$tdi;
+    wire  tap$tdo;
+    wire  [4:0] tap$ir;
+    wire  tap$capture;
+    reg  [40:0] tap$capture_value;
+    wire  tap$update;
+    wire  [40:0] tap$dr;
+    reg  busy$d;
+    wire  busy$q;
+    reg  busy$clock;
+    reg  [1:0] stat$d;
+    wire  [1:0] stat$q;
+    reg  stat$clock;
+    reg  req$d;
+    wire  req$q;
+    reg  req$clock;
+    reg  [6:0] addr$d;
+    wire  [6:0] addr$q;
+    reg  addr$clock;
+    reg  [31:0] data$d;
+    wire  [31:0] data$q;
+    reg  data$clock;
+    reg  [1:0] op$d;
+    wire  [1:0] op$q;
+    reg  op$clock;
+
+    // Local signals
+    reg  [1:0] dr_op;
+
+    // Sub module instances
+    rnic_ecpix5$cpu$dtm$tap tap(
+        .clock(tap$clock),
+        .reset(tap$reset),
+        .tck(tap$tck),
+        .tms(tap$tms),
+        .tdi(tap$tdi),
+        .tdo(tap$tdo),
+        .ir(tap$ir),
+        .capture(tap$capture),
+        .capture_value(tap$capture_value),
+        .update(tap$update),
+        .dr(tap$dr)
+    );
+    rnic_ecpix5$cpu$dtm$busy busy(
+        .d(busy$d),
+        .q(busy$q),
+        .clock(busy$clock)
+    );
+    rnic_ecpix5$cpu$dtm$stat stat(
+        .d(stat$d),
+        .q(stat$q),
+        .clock(stat$clock)
+    );
+    rnic_ecpix5$cpu$dtm$req req(
+        .d(req$d),
+        .q(req$q),
+        .clock(req$clock)
+    );
+    rnic_ecpix5$cpu$dtm$addr addr(
+        .d(addr$d),
+        .q(addr$q),
+        .clock(addr$clock)
+    );
+    rnic_ecpix5$cpu$dtm$data data(
+        .d(data$d),
+        .q(data$q),
+        .clock(data$clock)
+    );
+    rnic_ecpix5$cpu$dtm$op op(
+        .d(op$d),
+        .q(op$q),
+        .clock(op$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        busy$clock = clock;
+        stat$clock = clock;
+        req$clock = clock;
+        addr$clock = clock;
+        data$clock = clock;
+        op$clock = clock;
+        busy$d = busy$q;
+        stat$d = stat$q;
+        req$d = req$q;
+        addr$d = addr$q;
+        data$d = data$q;
+        op$d = op$q;
+        tap$clock = clock;
+        tap$reset = reset;
+        tap$tck = tck;
+        tap$tms = tms;
+        tap$tdi = tdi;
+        tdo = tap$tdo;
+        dmi_req = req$q;
+        dmi_addr = addr$q;
+        dmi_wdata = data$q;
+        dmi_op = op$q;
+        req$d = 1'b0;
+        tap$capture_value = ({{39{1'b0}}, stat$q} << 32'ha) | 41'h1071;
+        if (tap$ir == 5'h11) begin
+            tap$capture_value = ({{34{1'b0}}, addr$q} << 32'h22) | ({{9{1'b0}}, data$q} << 32'h2) | {{39{1'b0}}, stat$q};
+            if (busy$q) begin
+                tap$capture_value = ({{34{1'b0}}, addr$q} << 32'h22) | ({{9{1'b0}}, data$q} << 32'h2) | 41'h3;
+            end
+        end
+        if (tap$capture & (tap$ir == 5'h11) & busy$q) begin
+            stat$d = 2'h3;
+        end
+        dr_op = tap$dr[(32'h0)+:(2)];
+        if (tap$update) begin
+            if (tap$ir == 5'h10) begin
+                if (tap$dr[32'h10]) begin
+                    stat$d = 2'h0;
+                end
+                if (tap$dr[32'h11]) begin
+                    stat$d = 2'h0;
+                    busy$d = 1'b0;
+                end
+            end
+            else if ((tap$ir == 5'h11) & ((dr_op == 2'h1) | (dr_op == 2'h2))) begin
+                if (busy$q) begin
+                    stat$d = 2'h3;
+                end
+                else if (stat$q == 2'h0) begin
+                    req$d = 1'b1;
+                    busy$d = 1'b1;
+                    addr$d = tap$dr[(32'h22)+:(7)];
+                    data$d = tap$dr[(32'h2)+:(32)];
+                    op$d = dr_op;
+                end
+            end
+        end
+        if (dmi_ack & busy$q) begin
+            busy$d = 1'b0;
+            if (op$q == 2'h1) begin
+                data$d = dmi_rdata;
+            end
+            if (dmi_resp != 2'h0) begin
+                stat$d = 2'h2;
+            end
+        end
+        if (reset) begin
+            busy$d = 1'b0;
+            stat$d = 2'h0;
+            req$d = 1'b0;
+            addr$d = 7'h0;
+            data$d = 32'h0;
+            op$d = 2'h0;
+        end
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm
+
+
+module rnic_ecpix5$cpu$dtm$addr(d,q,clock);
+
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$addr
+
+
+module rnic_ecpix5$cpu$dtm$busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$busy
+
+
+module rnic_ecpix5$cpu$dtm$data(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$data
+
+
+module rnic_ecpix5$cpu$dtm$op(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$op
+
+
+module rnic_ecpix5$cpu$dtm$req(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$req
+
+
+module rnic_ecpix5$cpu$dtm$stat(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$stat
+
+
+module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,update,dr);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  tck;
+    input wire  tms;
+    input wire  tdi;
+    output reg  tdo;
+    output reg  [4:0] ir;
+    output reg  capture;
+    input wire  [40:0] capture_value;
+    output reg  update;
+    output reg  [40:0] dr;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam TapState$TestLogicReset = 0;
+    localparam TapState$RunTestIdle = 1;
+    localparam TapState$SelectDr = 2;
+    localparam TapState$CaptureDr = 3;
+    localparam TapState$ShiftDr = 4;
+    localparam TapState$Exit1Dr = 5;
+    localparam TapState$PauseDr = 6;
+    localparam TapState$Exit2Dr = 7;
+    localparam TapState$UpdateDr = 8;
+    localparam TapState$SelectIr = 9;
+    localparam TapState$CaptureIr = 10;
+    localparam TapState$ShiftIr = 11;
+    localparam TapState$Exit1Ir = 12;
+    localparam TapState$PauseIr = 13;
+    localparam TapState$Exit2Ir = 14;
+    localparam TapState$UpdateIr = 15;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [2:0] tck_s$d;
+    wire  [2:0] tck_s$q;
+    reg  tck_s$clock;
+    reg  [1:0] tms_s$d;
+    wire  [1:0] tms_s$q;
+    reg  tms_s$clock;
+    reg  [1:0] tdi_s$d;
+    wire  [1:0] tdi_s$q;
+    reg  tdi_s$clock;
+    reg  [3:0] state$d;
+    wire  [3:0] state$q;
+    reg  state$clock;
+    reg  [4:0] ir_q$d;
+    wire  [4:0] ir_q$q;
+    reg  ir_q$clock;
+    reg  [4:0] ir_sr$d;
+    wire  [4:0] ir_sr$q;
+    reg  ir_sr$clock;
+    reg  [40:0] sr$d;
+    wire  [40:0] sr$q;
+    reg  sr$clock;
+    reg  tdo_q$d;
+    wire  tdo_q$q;
+    reg  tdo_q$clock;
+
+    // Local signals
+    reg  rise;
+    reg  fall;
+    reg  tms_v;
+    reg  tdi_v;
+    reg  [40:0] sr_next;
+
+    // Sub module instances
+    rnic_ecpix5$cpu$dtm$tap$tck_s tck_s(
+        .d(tck_s$d),
+        .q(tck_s$q),
+        .clock(tck_s$clock)
+    );
+    rnic_ecpix5$cpu$dtm$tap$tms_s tms_s(
+        .d(tms_s$d),
+        .q(tms_s$q),
+        .clock(tms_s$clock)
+    );
+    rnic_ecpix5$cpu$dtm$tap$tdi_s tdi_s(
+        .d(tdi_s$d),
+        .q(tdi_s$q),
+        .clock(tdi_s$clock)
+    );
+    rnic_ecpix5$cpu$dtm$tap$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rnic_ecpix5$cpu$dtm$tap$ir_q ir_q(
+        .d(ir_q$d),
+        .q(ir_q$q),
+        .clock(ir_q$clock)
+    );
+    rnic_ecpix5$cpu$dtm$tap$ir_sr ir_sr(
+        .d(ir_sr$d),
+        .q(ir_sr$q),
+        .clock(ir_sr$clock)
+    );
+    rnic_ecpix5$cpu$dtm$tap$sr sr(
+        .d(sr$d),
+        .q(sr$q),
+        .clock(sr$clock)
+    );
+    rnic_ecpix5$cpu$dtm$tap$tdo_q tdo_q(
+        .d(tdo_q$d),
+        .q(tdo_q$q),
+        .clock(tdo_q$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        tck_s$clock = clock;
+        tms_s$clock = clock;
+        tdi_s$clock = clock;
+        state$clock = clock;
+        ir_q$clock = clock;
+        ir_sr$clock = clock;
+        sr$clock = clock;
+        tdo_q$clock = clock;
+        tck_s$d = tck_s$q;
+        tms_s$d = tms_s$q;
+        tdi_s$d = tdi_s$q;
+        state$d = state$q;
+        ir_q$d = ir_q$q;
+        ir_sr$d = ir_sr$q;
+        sr$d = sr$q;
+        tdo_q$d = tdo_q$q;
+        tck_s$d = (tck_s$q << 32'h1) | {{2{1'b0}}, tck};
+        tms_s$d = (tms_s$q << 32'h1) | {{1{1'b0}}, tms};
+        tdi_s$d = (tdi_s$q << 32'h1) | {{1{1'b0}}, tdi};
+        rise = tck_s$q[32'h1] & ~tck_s$q[32'h2];
+        fall = ~tck_s$q[32'h1] & tck_s$q[32'h2];
+        tms_v = tms_s$q[32'h1];
+        tdi_v = tdi_s$q[32'h1];
+        ir = ir_q$q;
+        dr = sr$q;
+        tdo = tdo_q$q;
+        capture = 1'b0;
+        update = 1'b0;
+        sr_next = sr$q >> 32'h1;
+        if (ir_q$q == 5'h11) begin
+            sr_next = {tdi_v, sr_next[39:0]};
+        end
+        else if ((ir_q$q == 5'h1) | (ir_q$q == 5'h10)) begin
+            sr_next = {sr_next[40:32], tdi_v, sr_next[30:0]};
+        end
+        else begin
+            sr_next = {sr_next[40:1], tdi_v};
+        end
+        if (rise) begin
+            case (state$q)
+                TapState$TestLogicReset:
+                    begin
+                        if (~tms_v) begin
+                            state$d = TapState$RunTestIdle;
+                        end
+                    end
+                TapState$RunTestIdle:
+                    begin
+                        if (tms_v) begin
+                            state$d = TapState$SelectDr;
+                        end
+                    end
+                TapState$SelectDr:
+                    begin
+                        state$d = TapState$CaptureDr;
+                        if (tms_v) begin
+                            state$d = TapState$SelectIr;
+                        end
+                    end
+                TapState$CaptureDr:
+                    begin
+                        if (ir_q$q == 5'h1) begin
+                            sr$d = 41'h15249001;
+                        end
+                        else if ((ir_q$q == 5'h10) | (ir_q$q == 5'h11)) begin
+                            sr$d = capture_value;
+                            capture = 1'b1;
+                        end
+                        else begin
+                            sr$d = 41'h0;
+                        end
+                        state$d = TapState$ShiftDr;
+                        if (tms_v) begin
+                            state$d = TapState$Exit1Dr;
+                        end
+                    end
+                TapState$ShiftDr:
+                    begin
+                        sr$d = sr_next;
+                        if (tms_v) begin
+                            state$d = TapState$Exit1Dr;
+                        end
+                    end
+                TapState$Exit1Dr:
+                    begin
+                        state$d = TapState$PauseDr;
+                        if (tms_v) begin
+                            state$d = TapState$UpdateDr;
+                        end
+                    end
+                TapState$PauseDr:
+                    begin
+                        if (tms_v) begin
+                            state$d = TapState$Exit2Dr;
+                        end
+                    end
+                TapState$Exit2Dr:
+                    begin
+                        state$d = TapState$ShiftDr;
+                        if (tms_v) begin
+                            state$d = TapState$UpdateDr;
+                        end
+                    end
+                TapState$UpdateDr:
+                    begin
+                        state$d = TapState$RunTestIdle;
+                        if (tms_v) begin
+                            state$d = TapState$SelectDr;
+                        end
+                    end
+                TapState$SelectIr:
+                    begin
+                        state$d = TapState$CaptureIr;
+                        if (tms_v) begin
+                            state$d = TapState$TestLogicReset;
+                        end
+                    end
+                TapState$CaptureIr:
+                    begin
+                        ir_sr$d = 5'h1;
+                        state$d = TapState$ShiftIr;
+                        if (tms_v) begin
+                            state$d = TapState$Exit1Ir;
+                        end
+                    end
+                TapState$ShiftIr:
+                    begin
+                        ir_sr$d = (ir_sr$q >> 32'h1) | ({{4{1'b0}}, tdi_v} << 32'h4);
+                        if (tms_v) begin
+                            state$d = TapState$Exit1Ir;
+                        end
+                    end
+                TapState$Exit1Ir:
+                    begin
+                        state$d = TapState$PauseIr;
+                        if (tms_v) begin
+                            state$d = TapState$UpdateIr;
+                        end
+                    end
+                TapState$PauseIr:
+                    begin
+                        if (tms_v) begin
+                            state$d = TapState$Exit2Ir;
+                        end
+                    end
+                TapState$Exit2Ir:
+                    begin
+                        state$d = TapState$ShiftIr;
+                        if (tms_v) begin
+                            state$d = TapState$UpdateIr;
+                        end
+                    end
+                TapState$UpdateIr:
+                    begin
+                        state$d = TapState$RunTestIdle;
+                        if (tms_v) begin
+                            state$d = TapState$SelectDr;
+                        end
+                    end
+            endcase
+        end
+        if (fall) begin
+            if (state$q == TapState$ShiftDr) begin
+                tdo_q$d = sr$q[32'h0];
+            end
+            else if (state$q == TapState$ShiftIr) begin
+                tdo_q$d = ir_sr$q[32'h0];
+            end
+            else if (state$q == TapState$UpdateDr) begin
+                update = 1'b1;
+            end
+            else if (state$q == TapState$UpdateIr) begin
+                ir_q$d = ir_sr$q;
+            end
+            else if (state$q == TapState$TestLogicReset) begin
+                ir_q$d = 5'h1;
+            end
+        end
+        if (reset) begin
+            state$d = TapState$TestLogicReset;
+            ir_q$d = 5'h1;
+            tdo_q$d = 1'b0;
+            update = 1'b0;
+            capture = 1'b0;
+        end
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap
+
+
+module rnic_ecpix5$cpu$dtm$tap$ir_q(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap$ir_q
+
+
+module rnic_ecpix5$cpu$dtm$tap$ir_sr(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap$ir_sr
+
+
+module rnic_ecpix5$cpu$dtm$tap$sr(d,q,clock);
+
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap$sr
+
+
+module rnic_ecpix5$cpu$dtm$tap$state(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam TapState$TestLogicReset = 0;
+    localparam TapState$RunTestIdle = 1;
+    localparam TapState$SelectDr = 2;
+    localparam TapState$CaptureDr = 3;
+    localparam TapState$ShiftDr = 4;
+    localparam TapState$Exit1Dr = 5;
+    localparam TapState$PauseDr = 6;
+    localparam TapState$Exit2Dr = 7;
+    localparam TapState$UpdateDr = 8;
+    localparam TapState$SelectIr = 9;
+    localparam TapState$CaptureIr = 10;
+    localparam TapState$ShiftIr = 11;
+    localparam TapState$Exit1Ir = 12;
+    localparam TapState$PauseIr = 13;
+    localparam TapState$Exit2Ir = 14;
+    localparam TapState$UpdateIr = 15;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap$state
+
+
+module rnic_ecpix5$cpu$dtm$tap$tck_s(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap$tck_s
+
+
+module rnic_ecpix5$cpu$dtm$tap$tdi_s(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap$tdi_s
+
+
+module rnic_ecpix5$cpu$dtm$tap$tdo_q(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap$tdo_q
+
+
+module rnic_ecpix5$cpu$dtm$tap$tms_s(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$dtm$tap$tms_s
 
 
 module rnic_ecpix5$cpu_port(clock,reset,bus_valid,bus_we,bus_addr,bus_wdata,bus_ready,bus_rdata,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid);

@@ -10,7 +10,282 @@
 /* verilator lint_off UNOPTFLAT */
 
 
-module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
+module rv32_core(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,tck,tms,tdi,tdo,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  dm_reset;
+    input wire  ext_irq;
+    output reg  bus_valid;
+    output reg  bus_we;
+    output reg  [31:0] bus_addr;
+    output reg  [3:0] bus_strb;
+    output reg  [31:0] bus_wdata;
+    input wire  bus_ready;
+    input wire  [31:0] bus_rdata;
+    input wire  load_we;
+    input wire  [31:0] load_addr;
+    input wire  [31:0] load_data;
+    input wire  tck;
+    input wire  tms;
+    input wire  tdi;
+    output reg  tdo;
+    output reg  tr_valid;
+    output reg  tr_trap;
+    output reg  [31:0] tr_cause;
+    output reg  [31:0] tr_pc;
+    output reg  [31:0] tr_insn;
+    output reg  [31:0] tr_next_pc;
+    output reg  [4:0] tr_rd;
+    output reg  [31:0] tr_rd_wdata;
+    output reg  [3:0] tr_mem_strb;
+    output reg  [31:0] tr_mem_addr;
+    output reg  [31:0] tr_mem_wdata;
+
+    // Stub signals
+    reg  core$clock;
+    reg  core$reset;
+    reg  core$ext_irq;
+    wire  core$bus_valid;
+    wire  core$bus_we;
+    wire  [31:0] core$bus_addr;
+    wire  [3:0] core$bus_strb;
+    wire  [31:0] core$bus_wdata;
+    reg  core$bus_ready;
+    reg  [31:0] core$bus_rdata;
+    reg  core$load_we;
+    reg  [31:0] core$load_addr;
+    reg  [31:0] core$load_data;
+    reg  core$dbg_halt_req;
+    reg  core$dbg_resume_req;
+    wire  core$dbg_halted;
+    wire  core$dbg_resumed;
+    reg  core$dbg_reg_req;
+    reg  core$dbg_reg_write;
+    reg  [5:0] core$dbg_reg_num;
+    reg  [31:0] core$dbg_reg_wdata;
+    wire  core$dbg_reg_done;
+    wire  [31:0] core$dbg_reg_rdata;
+    reg  core$dbg_sb_req;
+    reg  core$dbg_sb_write;
+    reg  [31:0] core$dbg_sb_addr;
+    reg  [31:0] core$dbg_sb_wdata;
+    wire  core$dbg_sb_done;
+    wire  core$dbg_sb_err;
+    wire  [31:0] core$dbg_sb_rdata;
+    wire  core$tr_valid;
+    wire  core$tr_trap;
+    wire  [31:0] core$tr_cause;
+    wire  [31:0] core$tr_pc;
+    wire  [31:0] core$tr_insn;
+    wire  [31:0] core$tr_next_pc;
+    wire  [4:0] core$tr_rd;
+    wire  [31:0] core$tr_rd_wdata;
+    wire  [3:0] core$tr_mem_strb;
+    wire  [31:0] core$tr_mem_addr;
+    wire  [31:0] core$tr_mem_wdata;
+    reg  dtm$clock;
+    reg  dtm$reset;
+    reg  dtm$tck;
+    reg  dtm$tms;
+    reg  dtm$tdi;
+    wire  dtm$tdo;
+    wire  dtm$dmi_req;
+    wire  [6:0] dtm$dmi_addr;
+    wire  [31:0] dtm$dmi_wdata;
+    wire  [1:0] dtm$dmi_op;
+    reg  dtm$dmi_ack;
+    reg  [31:0] dtm$dmi_rdata;
+    reg  [1:0] dtm$dmi_resp;
+    reg  dm$clock;
+    reg  dm$reset;
+    reg  dm$dmi_req;
+    reg  [6:0] dm$dmi_addr;
+    reg  [31:0] dm$dmi_wdata;
+    reg  [1:0] dm$dmi_op;
+    wire  dm$dmi_ack;
+    wire  [31:0] dm$dmi_rdata;
+    wire  [1:0] dm$dmi_resp;
+    reg  dm$core_reset;
+    wire  dm$ndmreset;
+    wire  dm$halt_req;
+    wire  dm$resume_req;
+    reg  dm$halted;
+    reg  dm$resumed;
+    wire  dm$reg_req;
+    wire  dm$reg_write;
+    wire  [5:0] dm$reg_num;
+    wire  [31:0] dm$reg_wdata;
+    reg  dm$reg_done;
+    reg  [31:0] dm$reg_rdata;
+    wire  dm$sb_req;
+    wire  dm$sb_write;
+    wire  [31:0] dm$sb_addr;
+    wire  [31:0] dm$sb_wdata;
+    reg  dm$sb_done;
+    reg  dm$sb_err;
+    reg  [31:0] dm$sb_rdata;
+
+    // Local signals
+    reg  core_reset;
+
+    // Sub module instances
+    rv32_core$core core(
+        .clock(core$clock),
+        .reset(core$reset),
+        .ext_irq(core$ext_irq),
+        .bus_valid(core$bus_valid),
+        .bus_we(core$bus_we),
+        .bus_addr(core$bus_addr),
+        .bus_strb(core$bus_strb),
+        .bus_wdata(core$bus_wdata),
+        .bus_ready(core$bus_ready),
+        .bus_rdata(core$bus_rdata),
+        .load_we(core$load_we),
+        .load_addr(core$load_addr),
+        .load_data(core$load_data),
+        .dbg_halt_req(core$dbg_halt_req),
+        .dbg_resume_req(core$dbg_resume_req),
+        .dbg_halted(core$dbg_halted),
+        .dbg_resumed(core$dbg_resumed),
+        .dbg_reg_req(core$dbg_reg_req),
+        .dbg_reg_write(core$dbg_reg_write),
+        .dbg_reg_num(core$dbg_reg_num),
+        .dbg_reg_wdata(core$dbg_reg_wdata),
+        .dbg_reg_done(core$dbg_reg_done),
+        .dbg_reg_rdata(core$dbg_reg_rdata),
+        .dbg_sb_req(core$dbg_sb_req),
+        .dbg_sb_write(core$dbg_sb_write),
+        .dbg_sb_addr(core$dbg_sb_addr),
+        .dbg_sb_wdata(core$dbg_sb_wdata),
+        .dbg_sb_done(core$dbg_sb_done),
+        .dbg_sb_err(core$dbg_sb_err),
+        .dbg_sb_rdata(core$dbg_sb_rdata),
+        .tr_valid(core$tr_valid),
+        .tr_trap(core$tr_trap),
+        .tr_cause(core$tr_cause),
+        .tr_pc(core$tr_pc),
+        .tr_insn(core$tr_insn),
+        .tr_next_pc(core$tr_next_pc),
+        .tr_rd(core$tr_rd),
+        .tr_rd_wdata(core$tr_rd_wdata),
+        .tr_mem_strb(core$tr_mem_strb),
+        .tr_mem_addr(core$tr_mem_addr),
+        .tr_mem_wdata(core$tr_mem_wdata)
+    );
+    rv32_core$dtm dtm(
+        .clock(dtm$clock),
+        .reset(dtm$reset),
+        .tck(dtm$tck),
+        .tms(dtm$tms),
+        .tdi(dtm$tdi),
+        .tdo(dtm$tdo),
+        .dmi_req(dtm$dmi_req),
+        .dmi_addr(dtm$dmi_addr),
+        .dmi_wdata(dtm$dmi_wdata),
+        .dmi_op(dtm$dmi_op),
+        .dmi_ack(dtm$dmi_ack),
+        .dmi_rdata(dtm$dmi_rdata),
+        .dmi_resp(dtm$dmi_resp)
+    );
+    rv32_core$dm dm(
+        .clock(dm$clock),
+        .reset(dm$reset),
+        .dmi_req(dm$dmi_req),
+        .dmi_addr(dm$dmi_addr),
+        .dmi_wdata(dm$dmi_wdata),
+        .dmi_op(dm$dmi_op),
+        .dmi_ack(dm$dmi_ack),
+        .dmi_rdata(dm$dmi_rdata),
+        .dmi_resp(dm$dmi_resp),
+        .core_reset(dm$core_reset),
+        .ndmreset(dm$ndmreset),
+        .halt_req(dm$halt_req),
+        .resume_req(dm$resume_req),
+        .halted(dm$halted),
+        .resumed(dm$resumed),
+        .reg_req(dm$reg_req),
+        .reg_write(dm$reg_write),
+        .reg_num(dm$reg_num),
+        .reg_wdata(dm$reg_wdata),
+        .reg_done(dm$reg_done),
+        .reg_rdata(dm$reg_rdata),
+        .sb_req(dm$sb_req),
+        .sb_write(dm$sb_write),
+        .sb_addr(dm$sb_addr),
+        .sb_wdata(dm$sb_wdata),
+        .sb_done(dm$sb_done),
+        .sb_err(dm$sb_err),
+        .sb_rdata(dm$sb_rdata)
+    );
+
+    // Update code
+    always @(*) begin
+        core$clock = clock;
+        dtm$clock = clock;
+        dm$clock = clock;
+        core_reset = reset | dm$ndmreset;
+        core$reset = core_reset;
+        core$ext_irq = ext_irq;
+        bus_valid = core$bus_valid;
+        bus_we = core$bus_we;
+        bus_addr = core$bus_addr;
+        bus_strb = core$bus_strb;
+        bus_wdata = core$bus_wdata;
+        core$bus_ready = bus_ready;
+        core$bus_rdata = bus_rdata;
+        core$load_we = load_we;
+        core$load_addr = load_addr;
+        core$load_data = load_data;
+        tr_valid = core$tr_valid;
+        tr_trap = core$tr_trap;
+        tr_cause = core$tr_cause;
+        tr_pc = core$tr_pc;
+        tr_insn = core$tr_insn;
+        tr_next_pc = core$tr_next_pc;
+        tr_rd = core$tr_rd;
+        tr_rd_wdata = core$tr_rd_wdata;
+        tr_mem_strb = core$tr_mem_strb;
+        tr_mem_addr = core$tr_mem_addr;
+        tr_mem_wdata = core$tr_mem_wdata;
+        dtm$reset = dm_reset;
+        dtm$tck = tck;
+        dtm$tms = tms;
+        dtm$tdi = tdi;
+        tdo = dtm$tdo;
+        dm$reset = dm_reset;
+        dm$dmi_req = dtm$dmi_req;
+        dm$dmi_addr = dtm$dmi_addr;
+        dm$dmi_wdata = dtm$dmi_wdata;
+        dm$dmi_op = dtm$dmi_op;
+        dtm$dmi_ack = dm$dmi_ack;
+        dtm$dmi_rdata = dm$dmi_rdata;
+        dtm$dmi_resp = dm$dmi_resp;
+        dm$core_reset = core_reset;
+        core$dbg_halt_req = dm$halt_req;
+        core$dbg_resume_req = dm$resume_req;
+        dm$halted = core$dbg_halted;
+        dm$resumed = core$dbg_resumed;
+        core$dbg_reg_req = dm$reg_req;
+        core$dbg_reg_write = dm$reg_write;
+        core$dbg_reg_num = dm$reg_num;
+        core$dbg_reg_wdata = dm$reg_wdata;
+        dm$reg_done = core$dbg_reg_done;
+        dm$reg_rdata = core$dbg_reg_rdata;
+        core$dbg_sb_req = dm$sb_req;
+        core$dbg_sb_write = dm$sb_write;
+        core$dbg_sb_addr = dm$sb_addr;
+        core$dbg_sb_wdata = dm$sb_wdata;
+        dm$sb_done = core$dbg_sb_done;
+        dm$sb_err = core$dbg_sb_err;
+        dm$sb_rdata = core$dbg_sb_rdata;
+    end
+
+endmodule // rv32_core
+
+
+module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,dbg_halt_req,dbg_resume_req,dbg_halted,dbg_resumed,dbg_reg_req,dbg_reg_write,dbg_reg_num,dbg_reg_wdata,dbg_reg_done,dbg_reg_rdata,dbg_sb_req,dbg_sb_write,dbg_sb_addr,dbg_sb_wdata,dbg_sb_done,dbg_sb_err,dbg_sb_rdata,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
 
     // Module arguments
     input wire  clock;
@@ -26,6 +301,23 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
     input wire  load_we;
     input wire  [31:0] load_addr;
     input wire  [31:0] load_data;
+    input wire  dbg_halt_req;
+    input wire  dbg_resume_req;
+    output reg  dbg_halted;
+    output reg  dbg_resumed;
+    input wire  dbg_reg_req;
+    input wire  dbg_reg_write;
+    input wire  [5:0] dbg_reg_num;
+    input wire  [31:0] dbg_reg_wdata;
+    output reg  dbg_reg_done;
+    output reg  [31:0] dbg_reg_rdata;
+    input wire  dbg_sb_req;
+    input wire  dbg_sb_write;
+    input wire  [31:0] dbg_sb_addr;
+    input wire  [31:0] dbg_sb_wdata;
+    output reg  dbg_sb_done;
+    output reg  dbg_sb_err;
+    output reg  [31:0] dbg_sb_rdata;
     output reg  tr_valid;
     output reg  tr_trap;
     output reg  [31:0] tr_cause;
@@ -51,6 +343,9 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
     localparam CpuState$Mem = 3;
     localparam CpuState$Bus = 4;
     localparam CpuState$MulDiv = 5;
+    localparam CpuState$Halted = 6;
+    localparam CpuState$DbgReg = 7;
+    localparam CpuState$DbgSb = 8;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -111,8 +406,8 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
     reg  [31:0] md$b;
     wire  md$done;
     wire  [31:0] md$result;
-    reg  [2:0] state$d;
-    wire  [2:0] state$q;
+    reg  [3:0] state$d;
+    wire  [3:0] state$q;
     reg  state$clock;
     reg  [31:0] pc$d;
     wire  [31:0] pc$q;
@@ -186,6 +481,30 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
     reg  [31:0] instret_hi$d;
     wire  [31:0] instret_hi$q;
     reg  instret_hi$clock;
+    reg  dmode$d;
+    wire  dmode$q;
+    reg  dmode$clock;
+    reg  [31:0] dpc$d;
+    wire  [31:0] dpc$q;
+    reg  dpc$clock;
+    reg  dcsr_ebreakm$d;
+    wire  dcsr_ebreakm$q;
+    reg  dcsr_ebreakm$clock;
+    reg  dcsr_stepie$d;
+    wire  dcsr_stepie$q;
+    reg  dcsr_stepie$clock;
+    reg  dcsr_step$d;
+    wire  dcsr_step$q;
+    reg  dcsr_step$clock;
+    reg  [2:0] dcsr_cause$d;
+    wire  [2:0] dcsr_cause$q;
+    reg  dcsr_cause$clock;
+    reg  stepping$d;
+    wire  stepping$q;
+    reg  stepping$clock;
+    reg  step_done$d;
+    wire  step_done$q;
+    reg  step_done$clock;
     reg  [31:0] mtime_lo$d;
     wire  [31:0] mtime_lo$q;
     reg  mtime_lo$clock;
@@ -286,9 +605,14 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
     reg  [31:0] mem_wdata;
     reg  load_dm;
     reg  [3:0] mem_strb;
+    reg  int_ok;
+    reg  halt_now;
+    reg  sb_go;
+    reg  [31:0] dcsr_val;
+    reg  sb_done;
 
     // Sub module instances
-    rv32_core$imem imem(
+    rv32_core$core$imem imem(
         .read_address(imem$read_address),
         .read_clock(imem$read_clock),
         .read_data(imem$read_data),
@@ -297,7 +621,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .write_data(imem$write_data),
         .write_enable(imem$write_enable)
     );
-    rv32_core$dmem0 dmem0(
+    rv32_core$core$dmem0 dmem0(
         .read_address(dmem0$read_address),
         .read_clock(dmem0$read_clock),
         .read_data(dmem0$read_data),
@@ -306,7 +630,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .write_data(dmem0$write_data),
         .write_enable(dmem0$write_enable)
     );
-    rv32_core$dmem1 dmem1(
+    rv32_core$core$dmem1 dmem1(
         .read_address(dmem1$read_address),
         .read_clock(dmem1$read_clock),
         .read_data(dmem1$read_data),
@@ -315,7 +639,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .write_data(dmem1$write_data),
         .write_enable(dmem1$write_enable)
     );
-    rv32_core$dmem2 dmem2(
+    rv32_core$core$dmem2 dmem2(
         .read_address(dmem2$read_address),
         .read_clock(dmem2$read_clock),
         .read_data(dmem2$read_data),
@@ -324,7 +648,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .write_data(dmem2$write_data),
         .write_enable(dmem2$write_enable)
     );
-    rv32_core$dmem3 dmem3(
+    rv32_core$core$dmem3 dmem3(
         .read_address(dmem3$read_address),
         .read_clock(dmem3$read_clock),
         .read_data(dmem3$read_data),
@@ -333,7 +657,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .write_data(dmem3$write_data),
         .write_enable(dmem3$write_enable)
     );
-    rv32_core$rf1 rf1(
+    rv32_core$core$rf1 rf1(
         .read_address(rf1$read_address),
         .read_clock(rf1$read_clock),
         .read_data(rf1$read_data),
@@ -342,7 +666,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .write_data(rf1$write_data),
         .write_enable(rf1$write_enable)
     );
-    rv32_core$rf2 rf2(
+    rv32_core$core$rf2 rf2(
         .read_address(rf2$read_address),
         .read_clock(rf2$read_clock),
         .read_data(rf2$read_data),
@@ -351,7 +675,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .write_data(rf2$write_data),
         .write_enable(rf2$write_enable)
     );
-    rv32_core$md md(
+    rv32_core$core$md md(
         .clock(md$clock),
         .reset(md$reset),
         .start(md$start),
@@ -361,202 +685,242 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         .done(md$done),
         .result(md$result)
     );
-    rv32_core$state state(
+    rv32_core$core$state state(
         .d(state$d),
         .q(state$q),
         .clock(state$clock)
     );
-    rv32_core$pc pc(
+    rv32_core$core$pc pc(
         .d(pc$d),
         .q(pc$q),
         .clock(pc$clock)
     );
-    rv32_core$ir ir(
+    rv32_core$core$ir ir(
         .d(ir$d),
         .q(ir$q),
         .clock(ir$clock)
     );
-    rv32_core$fetch_fault fetch_fault(
+    rv32_core$core$fetch_fault fetch_fault(
         .d(fetch_fault$d),
         .q(fetch_fault$q),
         .clock(fetch_fault$clock)
     );
-    rv32_core$fa fa(
+    rv32_core$core$fa fa(
         .d(fa$d),
         .q(fa$q),
         .clock(fa$clock)
     );
-    rv32_core$ls_addr ls_addr(
+    rv32_core$core$ls_addr ls_addr(
         .d(ls_addr$d),
         .q(ls_addr$q),
         .clock(ls_addr$clock)
     );
-    rv32_core$ls_f3 ls_f3(
+    rv32_core$core$ls_f3 ls_f3(
         .d(ls_f3$d),
         .q(ls_f3$q),
         .clock(ls_f3$clock)
     );
-    rv32_core$ls_src ls_src(
+    rv32_core$core$ls_src ls_src(
         .d(ls_src$d),
         .q(ls_src$q),
         .clock(ls_src$clock)
     );
-    rv32_core$ls_we ls_we(
+    rv32_core$core$ls_we ls_we(
         .d(ls_we$d),
         .q(ls_we$q),
         .clock(ls_we$clock)
     );
-    rv32_core$ls_strb ls_strb(
+    rv32_core$core$ls_strb ls_strb(
         .d(ls_strb$d),
         .q(ls_strb$q),
         .clock(ls_strb$clock)
     );
-    rv32_core$ls_wdata ls_wdata(
+    rv32_core$core$ls_wdata ls_wdata(
         .d(ls_wdata$d),
         .q(ls_wdata$q),
         .clock(ls_wdata$clock)
     );
-    rv32_core$meip meip(
+    rv32_core$core$meip meip(
         .d(meip$d),
         .q(meip$q),
         .clock(meip$clock)
     );
-    rv32_core$st_mie st_mie(
+    rv32_core$core$st_mie st_mie(
         .d(st_mie$d),
         .q(st_mie$q),
         .clock(st_mie$clock)
     );
-    rv32_core$st_mpie st_mpie(
+    rv32_core$core$st_mpie st_mpie(
         .d(st_mpie$d),
         .q(st_mpie$q),
         .clock(st_mpie$clock)
     );
-    rv32_core$ie_meie ie_meie(
+    rv32_core$core$ie_meie ie_meie(
         .d(ie_meie$d),
         .q(ie_meie$q),
         .clock(ie_meie$clock)
     );
-    rv32_core$ie_mtie ie_mtie(
+    rv32_core$core$ie_mtie ie_mtie(
         .d(ie_mtie$d),
         .q(ie_mtie$q),
         .clock(ie_mtie$clock)
     );
-    rv32_core$mtvec mtvec(
+    rv32_core$core$mtvec mtvec(
         .d(mtvec$d),
         .q(mtvec$q),
         .clock(mtvec$clock)
     );
-    rv32_core$mscratch mscratch(
+    rv32_core$core$mscratch mscratch(
         .d(mscratch$d),
         .q(mscratch$q),
         .clock(mscratch$clock)
     );
-    rv32_core$mepc mepc(
+    rv32_core$core$mepc mepc(
         .d(mepc$d),
         .q(mepc$q),
         .clock(mepc$clock)
     );
-    rv32_core$mcause mcause(
+    rv32_core$core$mcause mcause(
         .d(mcause$d),
         .q(mcause$q),
         .clock(mcause$clock)
     );
-    rv32_core$mtval mtval(
+    rv32_core$core$mtval mtval(
         .d(mtval$d),
         .q(mtval$q),
         .clock(mtval$clock)
     );
-    rv32_core$cycle_lo cycle_lo(
+    rv32_core$core$cycle_lo cycle_lo(
         .d(cycle_lo$d),
         .q(cycle_lo$q),
         .clock(cycle_lo$clock)
     );
-    rv32_core$cycle_hi cycle_hi(
+    rv32_core$core$cycle_hi cycle_hi(
         .d(cycle_hi$d),
         .q(cycle_hi$q),
         .clock(cycle_hi$clock)
     );
-    rv32_core$instret_lo instret_lo(
+    rv32_core$core$instret_lo instret_lo(
         .d(instret_lo$d),
         .q(instret_lo$q),
         .clock(instret_lo$clock)
     );
-    rv32_core$instret_hi instret_hi(
+    rv32_core$core$instret_hi instret_hi(
         .d(instret_hi$d),
         .q(instret_hi$q),
         .clock(instret_hi$clock)
     );
-    rv32_core$mtime_lo mtime_lo(
+    rv32_core$core$dmode dmode(
+        .d(dmode$d),
+        .q(dmode$q),
+        .clock(dmode$clock)
+    );
+    rv32_core$core$dpc dpc(
+        .d(dpc$d),
+        .q(dpc$q),
+        .clock(dpc$clock)
+    );
+    rv32_core$core$dcsr_ebreakm dcsr_ebreakm(
+        .d(dcsr_ebreakm$d),
+        .q(dcsr_ebreakm$q),
+        .clock(dcsr_ebreakm$clock)
+    );
+    rv32_core$core$dcsr_stepie dcsr_stepie(
+        .d(dcsr_stepie$d),
+        .q(dcsr_stepie$q),
+        .clock(dcsr_stepie$clock)
+    );
+    rv32_core$core$dcsr_step dcsr_step(
+        .d(dcsr_step$d),
+        .q(dcsr_step$q),
+        .clock(dcsr_step$clock)
+    );
+    rv32_core$core$dcsr_cause dcsr_cause(
+        .d(dcsr_cause$d),
+        .q(dcsr_cause$q),
+        .clock(dcsr_cause$clock)
+    );
+    rv32_core$core$stepping stepping(
+        .d(stepping$d),
+        .q(stepping$q),
+        .clock(stepping$clock)
+    );
+    rv32_core$core$step_done step_done(
+        .d(step_done$d),
+        .q(step_done$q),
+        .clock(step_done$clock)
+    );
+    rv32_core$core$mtime_lo mtime_lo(
         .d(mtime_lo$d),
         .q(mtime_lo$q),
         .clock(mtime_lo$clock)
     );
-    rv32_core$mtime_hi mtime_hi(
+    rv32_core$core$mtime_hi mtime_hi(
         .d(mtime_hi$d),
         .q(mtime_hi$q),
         .clock(mtime_hi$clock)
     );
-    rv32_core$mtimecmp_lo mtimecmp_lo(
+    rv32_core$core$mtimecmp_lo mtimecmp_lo(
         .d(mtimecmp_lo$d),
         .q(mtimecmp_lo$q),
         .clock(mtimecmp_lo$clock)
     );
-    rv32_core$mtimecmp_hi mtimecmp_hi(
+    rv32_core$core$mtimecmp_hi mtimecmp_hi(
         .d(mtimecmp_hi$d),
         .q(mtimecmp_hi$q),
         .clock(mtimecmp_hi$clock)
     );
-    rv32_core$t_valid t_valid(
+    rv32_core$core$t_valid t_valid(
         .d(t_valid$d),
         .q(t_valid$q),
         .clock(t_valid$clock)
     );
-    rv32_core$t_trap t_trap(
+    rv32_core$core$t_trap t_trap(
         .d(t_trap$d),
         .q(t_trap$q),
         .clock(t_trap$clock)
     );
-    rv32_core$t_cause t_cause(
+    rv32_core$core$t_cause t_cause(
         .d(t_cause$d),
         .q(t_cause$q),
         .clock(t_cause$clock)
     );
-    rv32_core$t_pc t_pc(
+    rv32_core$core$t_pc t_pc(
         .d(t_pc$d),
         .q(t_pc$q),
         .clock(t_pc$clock)
     );
-    rv32_core$t_insn t_insn(
+    rv32_core$core$t_insn t_insn(
         .d(t_insn$d),
         .q(t_insn$q),
         .clock(t_insn$clock)
     );
-    rv32_core$t_next t_next(
+    rv32_core$core$t_next t_next(
         .d(t_next$d),
         .q(t_next$q),
         .clock(t_next$clock)
     );
-    rv32_core$t_rd t_rd(
+    rv32_core$core$t_rd t_rd(
         .d(t_rd$d),
         .q(t_rd$q),
         .clock(t_rd$clock)
     );
-    rv32_core$t_wdata t_wdata(
+    rv32_core$core$t_wdata t_wdata(
         .d(t_wdata$d),
         .q(t_wdata$q),
         .clock(t_wdata$clock)
     );
-    rv32_core$t_strb t_strb(
+    rv32_core$core$t_strb t_strb(
         .d(t_strb$d),
         .q(t_strb$q),
         .clock(t_strb$clock)
     );
-    rv32_core$t_maddr t_maddr(
+    rv32_core$core$t_maddr t_maddr(
         .d(t_maddr$d),
         .q(t_maddr$q),
         .clock(t_maddr$clock)
     );
-    rv32_core$t_mwdata t_mwdata(
+    rv32_core$core$t_mwdata t_mwdata(
         .d(t_mwdata$d),
         .q(t_mwdata$q),
         .clock(t_mwdata$clock)
@@ -589,6 +953,14 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         cycle_hi$clock = clock;
         instret_lo$clock = clock;
         instret_hi$clock = clock;
+        dmode$clock = clock;
+        dpc$clock = clock;
+        dcsr_ebreakm$clock = clock;
+        dcsr_stepie$clock = clock;
+        dcsr_step$clock = clock;
+        dcsr_cause$clock = clock;
+        stepping$clock = clock;
+        step_done$clock = clock;
         mtime_lo$clock = clock;
         mtime_hi$clock = clock;
         mtimecmp_lo$clock = clock;
@@ -629,6 +1001,14 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         cycle_hi$d = cycle_hi$q;
         instret_lo$d = instret_lo$q;
         instret_hi$d = instret_hi$q;
+        dmode$d = dmode$q;
+        dpc$d = dpc$q;
+        dcsr_ebreakm$d = dcsr_ebreakm$q;
+        dcsr_stepie$d = dcsr_stepie$q;
+        dcsr_step$d = dcsr_step$q;
+        dcsr_cause$d = dcsr_cause$q;
+        stepping$d = stepping$q;
+        step_done$d = step_done$q;
         mtime_lo$d = mtime_lo$q;
         mtime_hi$d = mtime_hi$q;
         mtimecmp_lo$d = mtimecmp_lo$q;
@@ -961,6 +1341,7 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         bus_strb = ls_strb$q;
         bus_wdata = ls_wdata$q;
         meip$d = ext_irq;
+        int_ok = ~(stepping$q & ~dcsr_stepie$q);
         case (state$q)
             CpuState$Fetch:
                 begin
@@ -970,12 +1351,12 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
             CpuState$Decode:
                 begin
                     ir$d = imem$read_data;
-                    if (st_mie$q & meip$q & ie_meie$q) begin
+                    if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
                         trap = 1'b1;
                         cause = 32'h8000000b;
                         tval = 32'h0;
                     end
-                    else if (st_mie$q & mtip & ie_mtie$q) begin
+                    else if (int_ok & st_mie$q & mtip & ie_mtie$q) begin
                         trap = 1'b1;
                         cause = 32'h80000007;
                         tval = 32'h0;
@@ -1187,7 +1568,162 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
                         jump = 1'b1;
                     end
                 end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
         endcase
+        dcsr_val = ({{29{1'b0}}, dcsr_cause$q} << 32'h6) | 32'h40000003;
+        if (dcsr_ebreakm$q) begin
+            dcsr_val = dcsr_val | 32'h8000;
+        end
+        if (dcsr_stepie$q) begin
+            dcsr_val = dcsr_val | 32'h800;
+        end
+        if (dcsr_step$q) begin
+            dcsr_val = dcsr_val | 32'h4;
+        end
+        dbg_halted = dmode$q;
+        dbg_resumed = 1'b0;
+        dbg_reg_done = 1'b0;
+        dbg_reg_rdata = rf1$read_data;
+        if (dbg_reg_num[32'h5]) begin
+            dbg_reg_rdata = dcsr_val;
+            if (dbg_reg_num[32'h0]) begin
+                dbg_reg_rdata = dpc$q;
+            end
+        end
+        else if (dbg_reg_num[(32'h0)+:(5)] == 5'h0) begin
+            dbg_reg_rdata = 32'h0;
+        end
+        sb_go = 1'b0;
+        sb_done = 1'b0;
+        dbg_sb_err = 1'b0;
+        dbg_sb_rdata = ld_word;
+        halt_now = dbg_halt_req | (stepping$q & step_done$q);
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                trap = 1'b0;
+                state$d = CpuState$Halted;
+                dmode$d = 1'b1;
+                dpc$d = pc$q;
+                dcsr_cause$d = 3'h4;
+                if (dbg_halt_req) begin
+                    dcsr_cause$d = 3'h3;
+                end
+                stepping$d = 1'b0;
+            end
+            else if (dbg_sb_req) begin
+                trap = 1'b0;
+                sb_go = 1'b1;
+            end
+        end
+        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
+            trap = 1'b0;
+            state$d = CpuState$Halted;
+            dmode$d = 1'b1;
+            dpc$d = pc$q;
+            dcsr_cause$d = 3'h1;
+            stepping$d = 1'b0;
+        end
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+                if (~dbg_reg_write) begin
+                    state$d = CpuState$DbgReg;
+                end
+                else begin
+                    dbg_reg_done = 1'b1;
+                    if (dbg_reg_num[32'h5]) begin
+                        if (dbg_reg_num[32'h0]) begin
+                            dpc$d = dbg_reg_wdata & 32'hfffffffc;
+                        end
+                        else begin
+                            dcsr_ebreakm$d = dbg_reg_wdata[32'hf];
+                            dcsr_stepie$d = dbg_reg_wdata[32'hb];
+                            dcsr_step$d = dbg_reg_wdata[32'h2];
+                        end
+                    end
+                end
+            end
+            else if (dbg_sb_req) begin
+                sb_go = 1'b1;
+            end
+            else if (dbg_resume_req) begin
+                pc$d = dpc$q;
+                state$d = CpuState$Fetch;
+                dmode$d = 1'b0;
+                dbg_resumed = 1'b1;
+                stepping$d = dcsr_step$q;
+                step_done$d = 1'b0;
+            end
+        end
+        if (state$q == CpuState$DbgReg) begin
+            dbg_reg_done = 1'b1;
+            state$d = CpuState$Halted;
+        end
+        if (sb_go) begin
+            ls_addr$d = dbg_sb_addr;
+            ls_f3$d = 3'h2;
+            ls_we$d = dbg_sb_write;
+            ls_strb$d = 4'hf;
+            ls_wdata$d = dbg_sb_wdata;
+            state$d = CpuState$DbgSb;
+            if ((dbg_sb_addr & imem_hi) == 32'h0) begin
+                ls_src$d = 2'h0;
+            end
+            else if ((dbg_sb_addr & dmem_hi) == 32'h10000000) begin
+                ls_src$d = 2'h1;
+            end
+            else if ((dbg_sb_addr & 32'hffff0000) == 32'h2000000) begin
+                ls_src$d = 2'h2;
+            end
+            else if ((dbg_sb_addr & 32'hf0000000) == 32'h20000000) begin
+                ls_src$d = 2'h3;
+            end
+            else begin
+                sb_done = 1'b1;
+                dbg_sb_err = 1'b1;
+                state$d = CpuState$Fetch;
+                if (dmode$q) begin
+                    state$d = CpuState$Halted;
+                end
+            end
+        end
+        if (state$q == CpuState$DbgSb) begin
+            if (ls_src$q == 2'h3) begin
+                bus_valid = 1'b1;
+                sb_done = bus_ready;
+            end
+            else begin
+                sb_done = 1'b1;
+                if (ls_we$q & (ls_src$q == 2'h1)) begin
+                    dm_we = 4'hf;
+                end
+                if (ls_we$q & (ls_src$q == 2'h2)) begin
+                    if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
+                        mtimecmp_lo$d = ls_wdata$q;
+                    end
+                    else if ((ls_addr$q & 32'hfffc) == 32'h4004) begin
+                        mtimecmp_hi$d = ls_wdata$q;
+                    end
+                end
+            end
+            if (sb_done) begin
+                state$d = CpuState$Fetch;
+                if (dmode$q) begin
+                    state$d = CpuState$Halted;
+                end
+            end
+        end
+        dbg_sb_done = sb_done;
+        if (stepping$q & (retire | trap)) begin
+            step_done$d = 1'b1;
+        end
         cycle_lo$d = cycle_lo$q + 32'h1;
         if (cycle_lo$q == 32'hffffffff) begin
             cycle_hi$d = cycle_hi$q + 32'h1;
@@ -1264,6 +1800,9 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         else if ((state$q == CpuState$Exec) & (opcode != 7'h3)) begin
             imem$read_address = fa$q[(32'h2)+:(15)];
         end
+        if (sb_go) begin
+            imem$read_address = dbg_sb_addr[(32'h2)+:(15)];
+        end
         if (jump) begin
             pc$d = jump_pc;
             state$d = CpuState$Fetch;
@@ -1276,6 +1815,11 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         imem$write_address = load_addr[(32'h2)+:(15)];
         imem$write_data = load_data;
         imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
+        if (~load_we & (state$q == CpuState$DbgSb) & ls_we$q & (ls_src$q == 2'h0)) begin
+            imem$write_address = ls_addr$q[(32'h2)+:(15)];
+            imem$write_data = ls_wdata$q;
+            imem$write_enable = 1'b1;
+        end
         dmem0$read_address = maddr[(32'h2)+:(14)];
         dmem1$read_address = maddr[(32'h2)+:(14)];
         dmem2$read_address = maddr[(32'h2)+:(14)];
@@ -1288,6 +1832,22 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         dmem1$write_data = st_data[(32'h8)+:(8)];
         dmem2$write_data = st_data[(32'h10)+:(8)];
         dmem3$write_data = st_data[(32'h18)+:(8)];
+        if (sb_go) begin
+            dmem0$read_address = dbg_sb_addr[(32'h2)+:(14)];
+            dmem1$read_address = dbg_sb_addr[(32'h2)+:(14)];
+            dmem2$read_address = dbg_sb_addr[(32'h2)+:(14)];
+            dmem3$read_address = dbg_sb_addr[(32'h2)+:(14)];
+        end
+        if (state$q == CpuState$DbgSb) begin
+            dmem0$write_address = ls_addr$q[(32'h2)+:(14)];
+            dmem1$write_address = ls_addr$q[(32'h2)+:(14)];
+            dmem2$write_address = ls_addr$q[(32'h2)+:(14)];
+            dmem3$write_address = ls_addr$q[(32'h2)+:(14)];
+            dmem0$write_data = ls_wdata$q[(32'h0)+:(8)];
+            dmem1$write_data = ls_wdata$q[(32'h8)+:(8)];
+            dmem2$write_data = ls_wdata$q[(32'h10)+:(8)];
+            dmem3$write_data = ls_wdata$q[(32'h18)+:(8)];
+        end
         if (load_we) begin
             dm_we = 4'h0;
             if (load_dm) begin
@@ -1314,6 +1874,15 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
         rf2$write_data = wb_data;
         rf1$write_enable = wb_en & (rd != 5'h0);
         rf2$write_enable = wb_en & (rd != 5'h0);
+        if (state$q == CpuState$Halted) begin
+            rf1$read_address = dbg_reg_num[(32'h0)+:(5)];
+            rf1$write_address = dbg_reg_num[(32'h0)+:(5)];
+            rf2$write_address = dbg_reg_num[(32'h0)+:(5)];
+            rf1$write_data = dbg_reg_wdata;
+            rf2$write_data = dbg_reg_wdata;
+            rf1$write_enable = dbg_reg_req & dbg_reg_write & ~dbg_reg_num[32'h5] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
+            rf2$write_enable = dbg_reg_req & dbg_reg_write & ~dbg_reg_num[32'h5] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
+        end
         t_valid$d = retire | trap;
         t_trap$d = trap;
         t_cause$d = cause;
@@ -1354,32 +1923,25 @@ module rv32_core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdat
             dmem3$write_enable = load_we & load_dm;
             md$start = 1'b0;
             bus_valid = 1'b0;
+            dmode$d = 1'b0;
+            dpc$d = 32'h0;
+            dcsr_ebreakm$d = 1'b0;
+            dcsr_stepie$d = 1'b0;
+            dcsr_step$d = 1'b0;
+            dcsr_cause$d = 3'h0;
+            stepping$d = 1'b0;
+            step_done$d = 1'b0;
+            dbg_resumed = 1'b0;
+            dbg_reg_done = 1'b0;
+            dbg_sb_done = 1'b0;
+            imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
         end
     end
 
-endmodule // rv32_core
+endmodule // rv32_core$core
 
 
-module rv32_core$cycle_hi(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$cycle_hi
-
-
-module rv32_core$cycle_lo(d,q,clock);
+module rv32_core$core$cycle_hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -1395,118 +1957,10 @@ module rv32_core$cycle_lo(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$cycle_lo
+endmodule // rv32_core$core$cycle_hi
 
 
-module rv32_core$dmem0(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
-
-    // Module arguments
-    input wire  [13:0] read_address;
-    input wire  read_clock;
-    output reg  [7:0] read_data;
-    input wire  [13:0] write_address;
-    input wire  write_clock;
-    input wire  [7:0] write_data;
-    input wire  write_enable;
-
-    // Update code (custom)
-    (* ram_style = "block" *)
-    reg[7:0] mem[16383:0];
-
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
-    end
-
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
-    end
-endmodule // rv32_core$dmem0
-
-
-module rv32_core$dmem1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
-
-    // Module arguments
-    input wire  [13:0] read_address;
-    input wire  read_clock;
-    output reg  [7:0] read_data;
-    input wire  [13:0] write_address;
-    input wire  write_clock;
-    input wire  [7:0] write_data;
-    input wire  write_enable;
-
-    // Update code (custom)
-    (* ram_style = "block" *)
-    reg[7:0] mem[16383:0];
-
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
-    end
-
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
-    end
-endmodule // rv32_core$dmem1
-
-
-module rv32_core$dmem2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
-
-    // Module arguments
-    input wire  [13:0] read_address;
-    input wire  read_clock;
-    output reg  [7:0] read_data;
-    input wire  [13:0] write_address;
-    input wire  write_clock;
-    input wire  [7:0] write_data;
-    input wire  write_enable;
-
-    // Update code (custom)
-    (* ram_style = "block" *)
-    reg[7:0] mem[16383:0];
-
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
-    end
-
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
-    end
-endmodule // rv32_core$dmem2
-
-
-module rv32_core$dmem3(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
-
-    // Module arguments
-    input wire  [13:0] read_address;
-    input wire  read_clock;
-    output reg  [7:0] read_data;
-    input wire  [13:0] write_address;
-    input wire  write_clock;
-    input wire  [7:0] write_data;
-    input wire  write_enable;
-
-    // Update code (custom)
-    (* ram_style = "block" *)
-    reg[7:0] mem[16383:0];
-
-    always @(posedge read_clock) begin
-       read_data <= mem[read_address];
-    end
-
-    always @(posedge write_clock) begin
-       if (write_enable) begin
-          mem[write_address] <= write_data;
-       end
-    end
-endmodule // rv32_core$dmem3
-
-
-module rv32_core$fa(d,q,clock);
+module rv32_core$core$cycle_lo(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -1522,10 +1976,29 @@ module rv32_core$fa(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$fa
+endmodule // rv32_core$core$cycle_lo
 
 
-module rv32_core$fetch_fault(d,q,clock);
+module rv32_core$core$dcsr_cause(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$dcsr_cause
+
+
+module rv32_core$core$dcsr_ebreakm(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -1541,29 +2014,10 @@ module rv32_core$fetch_fault(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$fetch_fault
+endmodule // rv32_core$core$dcsr_ebreakm
 
 
-module rv32_core$ie_meie(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$ie_meie
-
-
-module rv32_core$ie_mtie(d,q,clock);
+module rv32_core$core$dcsr_step(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -1579,10 +2033,251 @@ module rv32_core$ie_mtie(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$ie_mtie
+endmodule // rv32_core$core$dcsr_step
 
 
-module rv32_core$imem(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rv32_core$core$dcsr_stepie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$dcsr_stepie
+
+
+module rv32_core$core$dmem0(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rv32_core$core$dmem0
+
+
+module rv32_core$core$dmem1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rv32_core$core$dmem1
+
+
+module rv32_core$core$dmem2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rv32_core$core$dmem2
+
+
+module rv32_core$core$dmem3(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [7:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [7:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    (* ram_style = "block" *)
+    reg[7:0] mem[16383:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rv32_core$core$dmem3
+
+
+module rv32_core$core$dmode(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$dmode
+
+
+module rv32_core$core$dpc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$dpc
+
+
+module rv32_core$core$fa(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$fa
+
+
+module rv32_core$core$fetch_fault(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$fetch_fault
+
+
+module rv32_core$core$ie_meie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$ie_meie
+
+
+module rv32_core$core$ie_mtie(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$ie_mtie
+
+
+module rv32_core$core$imem(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
     input wire  [14:0] read_address;
@@ -1606,29 +2301,10 @@ module rv32_core$imem(read_address,read_clock,read_data,write_address,write_cloc
           mem[write_address] <= write_data;
        end
     end
-endmodule // rv32_core$imem
+endmodule // rv32_core$core$imem
 
 
-module rv32_core$instret_hi(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$instret_hi
-
-
-module rv32_core$instret_lo(d,q,clock);
+module rv32_core$core$instret_hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -1644,29 +2320,10 @@ module rv32_core$instret_lo(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$instret_lo
+endmodule // rv32_core$core$instret_hi
 
 
-module rv32_core$ir(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$ir
-
-
-module rv32_core$ls_addr(d,q,clock);
+module rv32_core$core$instret_lo(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -1682,10 +2339,48 @@ module rv32_core$ls_addr(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$ls_addr
+endmodule // rv32_core$core$instret_lo
 
 
-module rv32_core$ls_f3(d,q,clock);
+module rv32_core$core$ir(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$ir
+
+
+module rv32_core$core$ls_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$ls_addr
+
+
+module rv32_core$core$ls_f3(d,q,clock);
 
     // Module arguments
     input wire  [2:0] d;
@@ -1701,10 +2396,10 @@ module rv32_core$ls_f3(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$ls_f3
+endmodule // rv32_core$core$ls_f3
 
 
-module rv32_core$ls_src(d,q,clock);
+module rv32_core$core$ls_src(d,q,clock);
 
     // Module arguments
     input wire  [1:0] d;
@@ -1720,10 +2415,10 @@ module rv32_core$ls_src(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$ls_src
+endmodule // rv32_core$core$ls_src
 
 
-module rv32_core$ls_strb(d,q,clock);
+module rv32_core$core$ls_strb(d,q,clock);
 
     // Module arguments
     input wire  [3:0] d;
@@ -1739,10 +2434,10 @@ module rv32_core$ls_strb(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$ls_strb
+endmodule // rv32_core$core$ls_strb
 
 
-module rv32_core$ls_wdata(d,q,clock);
+module rv32_core$core$ls_wdata(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -1758,10 +2453,10 @@ module rv32_core$ls_wdata(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$ls_wdata
+endmodule // rv32_core$core$ls_wdata
 
 
-module rv32_core$ls_we(d,q,clock);
+module rv32_core$core$ls_we(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -1777,10 +2472,10 @@ module rv32_core$ls_we(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$ls_we
+endmodule // rv32_core$core$ls_we
 
 
-module rv32_core$mcause(d,q,clock);
+module rv32_core$core$mcause(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -1796,10 +2491,10 @@ module rv32_core$mcause(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$mcause
+endmodule // rv32_core$core$mcause
 
 
-module rv32_core$md(clock,reset,start,op,a,b,done,result);
+module rv32_core$core$md(clock,reset,start,op,a,b,done,result);
 
     // Module arguments
     input wire  clock;
@@ -1848,42 +2543,42 @@ module rv32_core$md(clock,reset,start,op,a,b,done,result);
     reg  [31:0] raw;
 
     // Sub module instances
-    rv32_core$md$active active(
+    rv32_core$core$md$active active(
         .d(active$d),
         .q(active$q),
         .clock(active$clock)
     );
-    rv32_core$md$cnt cnt(
+    rv32_core$core$md$cnt cnt(
         .d(cnt$d),
         .q(cnt$q),
         .clock(cnt$clock)
     );
-    rv32_core$md$is_div is_div(
+    rv32_core$core$md$is_div is_div(
         .d(is_div$d),
         .q(is_div$q),
         .clock(is_div$clock)
     );
-    rv32_core$md$sel sel(
+    rv32_core$core$md$sel sel(
         .d(sel$d),
         .q(sel$q),
         .clock(sel$clock)
     );
-    rv32_core$md$neg neg(
+    rv32_core$core$md$neg neg(
         .d(neg$d),
         .q(neg$q),
         .clock(neg$clock)
     );
-    rv32_core$md$hi hi(
+    rv32_core$core$md$hi hi(
         .d(hi$d),
         .q(hi$q),
         .clock(hi$clock)
     );
-    rv32_core$md$lo lo(
+    rv32_core$core$md$lo lo(
         .d(lo$d),
         .q(lo$q),
         .clock(lo$clock)
     );
-    rv32_core$md$m m(
+    rv32_core$core$md$m m(
         .d(m$d),
         .q(m$q),
         .clock(m$clock)
@@ -2014,10 +2709,10 @@ module rv32_core$md(clock,reset,start,op,a,b,done,result);
         end
     end
 
-endmodule // rv32_core$md
+endmodule // rv32_core$core$md
 
 
-module rv32_core$md$active(d,q,clock);
+module rv32_core$core$md$active(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -2033,10 +2728,10 @@ module rv32_core$md$active(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$md$active
+endmodule // rv32_core$core$md$active
 
 
-module rv32_core$md$cnt(d,q,clock);
+module rv32_core$core$md$cnt(d,q,clock);
 
     // Module arguments
     input wire  [5:0] d;
@@ -2052,10 +2747,10 @@ module rv32_core$md$cnt(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$md$cnt
+endmodule // rv32_core$core$md$cnt
 
 
-module rv32_core$md$hi(d,q,clock);
+module rv32_core$core$md$hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2071,10 +2766,10 @@ module rv32_core$md$hi(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$md$hi
+endmodule // rv32_core$core$md$hi
 
 
-module rv32_core$md$is_div(d,q,clock);
+module rv32_core$core$md$is_div(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -2090,29 +2785,10 @@ module rv32_core$md$is_div(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$md$is_div
+endmodule // rv32_core$core$md$is_div
 
 
-module rv32_core$md$lo(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$md$lo
-
-
-module rv32_core$md$m(d,q,clock);
+module rv32_core$core$md$lo(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2128,10 +2804,29 @@ module rv32_core$md$m(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$md$m
+endmodule // rv32_core$core$md$lo
 
 
-module rv32_core$md$neg(d,q,clock);
+module rv32_core$core$md$m(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$md$m
+
+
+module rv32_core$core$md$neg(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -2147,10 +2842,10 @@ module rv32_core$md$neg(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$md$neg
+endmodule // rv32_core$core$md$neg
 
 
-module rv32_core$md$sel(d,q,clock);
+module rv32_core$core$md$sel(d,q,clock);
 
     // Module arguments
     input wire  [1:0] d;
@@ -2166,10 +2861,10 @@ module rv32_core$md$sel(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$md$sel
+endmodule // rv32_core$core$md$sel
 
 
-module rv32_core$meip(d,q,clock);
+module rv32_core$core$meip(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -2185,29 +2880,10 @@ module rv32_core$meip(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$meip
+endmodule // rv32_core$core$meip
 
 
-module rv32_core$mepc(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$mepc
-
-
-module rv32_core$mscratch(d,q,clock);
+module rv32_core$core$mepc(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2223,29 +2899,10 @@ module rv32_core$mscratch(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$mscratch
+endmodule // rv32_core$core$mepc
 
 
-module rv32_core$mtime_hi(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$mtime_hi
-
-
-module rv32_core$mtime_lo(d,q,clock);
+module rv32_core$core$mscratch(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2261,29 +2918,10 @@ module rv32_core$mtime_lo(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$mtime_lo
+endmodule // rv32_core$core$mscratch
 
 
-module rv32_core$mtimecmp_hi(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$mtimecmp_hi
-
-
-module rv32_core$mtimecmp_lo(d,q,clock);
+module rv32_core$core$mtime_hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2299,29 +2937,10 @@ module rv32_core$mtimecmp_lo(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$mtimecmp_lo
+endmodule // rv32_core$core$mtime_hi
 
 
-module rv32_core$mtval(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$mtval
-
-
-module rv32_core$mtvec(d,q,clock);
+module rv32_core$core$mtime_lo(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2337,10 +2956,10 @@ module rv32_core$mtvec(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$mtvec
+endmodule // rv32_core$core$mtime_lo
 
 
-module rv32_core$pc(d,q,clock);
+module rv32_core$core$mtimecmp_hi(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2356,10 +2975,86 @@ module rv32_core$pc(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$pc
+endmodule // rv32_core$core$mtimecmp_hi
 
 
-module rv32_core$rf1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rv32_core$core$mtimecmp_lo(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$mtimecmp_lo
+
+
+module rv32_core$core$mtval(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$mtval
+
+
+module rv32_core$core$mtvec(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$mtvec
+
+
+module rv32_core$core$pc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$pc
+
+
+module rv32_core$core$rf1(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
     input wire  [4:0] read_address;
@@ -2382,10 +3077,10 @@ module rv32_core$rf1(read_address,read_clock,read_data,write_address,write_clock
           mem[write_address] <= write_data;
        end
     end
-endmodule // rv32_core$rf1
+endmodule // rv32_core$core$rf1
 
 
-module rv32_core$rf2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+module rv32_core$core$rf2(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
     input wire  [4:0] read_address;
@@ -2408,29 +3103,10 @@ module rv32_core$rf2(read_address,read_clock,read_data,write_address,write_clock
           mem[write_address] <= write_data;
        end
     end
-endmodule // rv32_core$rf2
+endmodule // rv32_core$core$rf2
 
 
-module rv32_core$st_mie(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$st_mie
-
-
-module rv32_core$st_mpie(d,q,clock);
+module rv32_core$core$st_mie(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -2446,14 +3122,33 @@ module rv32_core$st_mpie(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$st_mpie
+endmodule // rv32_core$core$st_mie
 
 
-module rv32_core$state(d,q,clock);
+module rv32_core$core$st_mpie(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$st_mpie
+
+
+module rv32_core$core$state(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Enums
@@ -2465,21 +3160,62 @@ module rv32_core$state(d,q,clock);
     localparam CpuState$Mem = 3;
     localparam CpuState$Bus = 4;
     localparam CpuState$MulDiv = 5;
+    localparam CpuState$Halted = 6;
+    localparam CpuState$DbgReg = 7;
+    localparam CpuState$DbgSb = 8;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
        q <= d;
     end
 
-endmodule // rv32_core$state
+endmodule // rv32_core$core$state
 
 
-module rv32_core$t_cause(d,q,clock);
+module rv32_core$core$step_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$step_done
+
+
+module rv32_core$core$stepping(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$stepping
+
+
+module rv32_core$core$t_cause(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2495,29 +3231,10 @@ module rv32_core$t_cause(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$t_cause
+endmodule // rv32_core$core$t_cause
 
 
-module rv32_core$t_insn(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$t_insn
-
-
-module rv32_core$t_maddr(d,q,clock);
+module rv32_core$core$t_insn(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2533,29 +3250,10 @@ module rv32_core$t_maddr(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$t_maddr
+endmodule // rv32_core$core$t_insn
 
 
-module rv32_core$t_mwdata(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$t_mwdata
-
-
-module rv32_core$t_next(d,q,clock);
+module rv32_core$core$t_maddr(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2571,10 +3269,10 @@ module rv32_core$t_next(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$t_next
+endmodule // rv32_core$core$t_maddr
 
 
-module rv32_core$t_pc(d,q,clock);
+module rv32_core$core$t_mwdata(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2590,10 +3288,48 @@ module rv32_core$t_pc(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$t_pc
+endmodule // rv32_core$core$t_mwdata
 
 
-module rv32_core$t_rd(d,q,clock);
+module rv32_core$core$t_next(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$t_next
+
+
+module rv32_core$core$t_pc(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$t_pc
+
+
+module rv32_core$core$t_rd(d,q,clock);
 
     // Module arguments
     input wire  [4:0] d;
@@ -2609,10 +3345,10 @@ module rv32_core$t_rd(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$t_rd
+endmodule // rv32_core$core$t_rd
 
 
-module rv32_core$t_strb(d,q,clock);
+module rv32_core$core$t_strb(d,q,clock);
 
     // Module arguments
     input wire  [3:0] d;
@@ -2628,29 +3364,10 @@ module rv32_core$t_strb(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$t_strb
+endmodule // rv32_core$core$t_strb
 
 
-module rv32_core$t_trap(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rv32_core$t_trap
-
-
-module rv32_core$t_valid(d,q,clock);
+module rv32_core$core$t_trap(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -2666,10 +3383,29 @@ module rv32_core$t_valid(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$t_valid
+endmodule // rv32_core$core$t_trap
 
 
-module rv32_core$t_wdata(d,q,clock);
+module rv32_core$core$t_valid(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$core$t_valid
+
+
+module rv32_core$core$t_wdata(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -2685,4 +3421,1782 @@ module rv32_core$t_wdata(d,q,clock);
        q <= d;
     end
 
-endmodule // rv32_core$t_wdata
+endmodule // rv32_core$core$t_wdata
+
+
+module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rdata,dmi_resp,core_reset,ndmreset,halt_req,resume_req,halted,resumed,reg_req,reg_write,reg_num,reg_wdata,reg_done,reg_rdata,sb_req,sb_write,sb_addr,sb_wdata,sb_done,sb_err,sb_rdata);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  dmi_req;
+    input wire  [6:0] dmi_addr;
+    input wire  [31:0] dmi_wdata;
+    input wire  [1:0] dmi_op;
+    output reg  dmi_ack;
+    output reg  [31:0] dmi_rdata;
+    output reg  [1:0] dmi_resp;
+    input wire  core_reset;
+    output reg  ndmreset;
+    output reg  halt_req;
+    output reg  resume_req;
+    input wire  halted;
+    input wire  resumed;
+    output reg  reg_req;
+    output reg  reg_write;
+    output reg  [5:0] reg_num;
+    output reg  [31:0] reg_wdata;
+    input wire  reg_done;
+    input wire  [31:0] reg_rdata;
+    output reg  sb_req;
+    output reg  sb_write;
+    output reg  [31:0] sb_addr;
+    output reg  [31:0] sb_wdata;
+    input wire  sb_done;
+    input wire  sb_err;
+    input wire  [31:0] sb_rdata;
+
+    // Stub signals
+    reg  ack$d;
+    wire  ack$q;
+    reg  ack$clock;
+    reg  [31:0] rdata$d;
+    wire  [31:0] rdata$q;
+    reg  rdata$clock;
+    reg  dmactive$d;
+    wire  dmactive$q;
+    reg  dmactive$clock;
+    reg  ndm$d;
+    wire  ndm$q;
+    reg  ndm$clock;
+    reg  hartsel$d;
+    wire  hartsel$q;
+    reg  hartsel$clock;
+    reg  haltreq$d;
+    wire  haltreq$q;
+    reg  haltreq$clock;
+    reg  resume_pend$d;
+    wire  resume_pend$q;
+    reg  resume_pend$clock;
+    reg  resumeack$d;
+    wire  resumeack$q;
+    reg  resumeack$clock;
+    reg  havereset$d;
+    wire  havereset$q;
+    reg  havereset$clock;
+    reg  [31:0] data0$d;
+    wire  [31:0] data0$q;
+    reg  data0$clock;
+    reg  cmd_busy$d;
+    wire  cmd_busy$q;
+    reg  cmd_busy$clock;
+    reg  [2:0] cmderr$d;
+    wire  [2:0] cmderr$q;
+    reg  cmderr$clock;
+    reg  cmd_write$d;
+    wire  cmd_write$q;
+    reg  cmd_write$clock;
+    reg  [5:0] cmd_num$d;
+    wire  [5:0] cmd_num$q;
+    reg  cmd_num$clock;
+    reg  sb_busy$d;
+    wire  sb_busy$q;
+    reg  sb_busy$clock;
+    reg  sb_wr$d;
+    wire  sb_wr$q;
+    reg  sb_wr$clock;
+    reg  sbbusyerror$d;
+    wire  sbbusyerror$q;
+    reg  sbbusyerror$clock;
+    reg  sbreadonaddr$d;
+    wire  sbreadonaddr$q;
+    reg  sbreadonaddr$clock;
+    reg  [2:0] sbaccess$d;
+    wire  [2:0] sbaccess$q;
+    reg  sbaccess$clock;
+    reg  sbautoincrement$d;
+    wire  sbautoincrement$q;
+    reg  sbautoincrement$clock;
+    reg  sbreadondata$d;
+    wire  sbreadondata$q;
+    reg  sbreadondata$clock;
+    reg  [2:0] sberror$d;
+    wire  [2:0] sberror$q;
+    reg  sberror$clock;
+    reg  [31:0] sbaddress$d;
+    wire  [31:0] sbaddress$q;
+    reg  sbaddress$clock;
+    reg  [31:0] sbdata$d;
+    wire  [31:0] sbdata$q;
+    reg  sbdata$clock;
+
+    // Local signals
+    reg  wr;
+    reg  rd;
+    reg  [31:0] w;
+    reg  [15:0] regno;
+    reg  regok;
+    reg  [5:0] regcode;
+    reg  [31:0] status;
+    reg  sb_start_rd;
+    reg  sb_start_wr;
+    reg  sb_start_mis;
+
+    // Sub module instances
+    rv32_core$dm$ack ack(
+        .d(ack$d),
+        .q(ack$q),
+        .clock(ack$clock)
+    );
+    rv32_core$dm$rdata rdata(
+        .d(rdata$d),
+        .q(rdata$q),
+        .clock(rdata$clock)
+    );
+    rv32_core$dm$dmactive dmactive(
+        .d(dmactive$d),
+        .q(dmactive$q),
+        .clock(dmactive$clock)
+    );
+    rv32_core$dm$ndm ndm(
+        .d(ndm$d),
+        .q(ndm$q),
+        .clock(ndm$clock)
+    );
+    rv32_core$dm$hartsel hartsel(
+        .d(hartsel$d),
+        .q(hartsel$q),
+        .clock(hartsel$clock)
+    );
+    rv32_core$dm$haltreq haltreq(
+        .d(haltreq$d),
+        .q(haltreq$q),
+        .clock(haltreq$clock)
+    );
+    rv32_core$dm$resume_pend resume_pend(
+        .d(resume_pend$d),
+        .q(resume_pend$q),
+        .clock(resume_pend$clock)
+    );
+    rv32_core$dm$resumeack resumeack(
+        .d(resumeack$d),
+        .q(resumeack$q),
+        .clock(resumeack$clock)
+    );
+    rv32_core$dm$havereset havereset(
+        .d(havereset$d),
+        .q(havereset$q),
+        .clock(havereset$clock)
+    );
+    rv32_core$dm$data0 data0(
+        .d(data0$d),
+        .q(data0$q),
+        .clock(data0$clock)
+    );
+    rv32_core$dm$cmd_busy cmd_busy(
+        .d(cmd_busy$d),
+        .q(cmd_busy$q),
+        .clock(cmd_busy$clock)
+    );
+    rv32_core$dm$cmderr cmderr(
+        .d(cmderr$d),
+        .q(cmderr$q),
+        .clock(cmderr$clock)
+    );
+    rv32_core$dm$cmd_write cmd_write(
+        .d(cmd_write$d),
+        .q(cmd_write$q),
+        .clock(cmd_write$clock)
+    );
+    rv32_core$dm$cmd_num cmd_num(
+        .d(cmd_num$d),
+        .q(cmd_num$q),
+        .clock(cmd_num$clock)
+    );
+    rv32_core$dm$sb_busy sb_busy(
+        .d(sb_busy$d),
+        .q(sb_busy$q),
+        .clock(sb_busy$clock)
+    );
+    rv32_core$dm$sb_wr sb_wr(
+        .d(sb_wr$d),
+        .q(sb_wr$q),
+        .clock(sb_wr$clock)
+    );
+    rv32_core$dm$sbbusyerror sbbusyerror(
+        .d(sbbusyerror$d),
+        .q(sbbusyerror$q),
+        .clock(sbbusyerror$clock)
+    );
+    rv32_core$dm$sbreadonaddr sbreadonaddr(
+        .d(sbreadonaddr$d),
+        .q(sbreadonaddr$q),
+        .clock(sbreadonaddr$clock)
+    );
+    rv32_core$dm$sbaccess sbaccess(
+        .d(sbaccess$d),
+        .q(sbaccess$q),
+        .clock(sbaccess$clock)
+    );
+    rv32_core$dm$sbautoincrement sbautoincrement(
+        .d(sbautoincrement$d),
+        .q(sbautoincrement$q),
+        .clock(sbautoincrement$clock)
+    );
+    rv32_core$dm$sbreadondata sbreadondata(
+        .d(sbreadondata$d),
+        .q(sbreadondata$q),
+        .clock(sbreadondata$clock)
+    );
+    rv32_core$dm$sberror sberror(
+        .d(sberror$d),
+        .q(sberror$q),
+        .clock(sberror$clock)
+    );
+    rv32_core$dm$sbaddress sbaddress(
+        .d(sbaddress$d),
+        .q(sbaddress$q),
+        .clock(sbaddress$clock)
+    );
+    rv32_core$dm$sbdata sbdata(
+        .d(sbdata$d),
+        .q(sbdata$q),
+        .clock(sbdata$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        ack$clock = clock;
+        rdata$clock = clock;
+        dmactive$clock = clock;
+        ndm$clock = clock;
+        hartsel$clock = clock;
+        haltreq$clock = clock;
+        resume_pend$clock = clock;
+        resumeack$clock = clock;
+        havereset$clock = clock;
+        data0$clock = clock;
+        cmd_busy$clock = clock;
+        cmderr$clock = clock;
+        cmd_write$clock = clock;
+        cmd_num$clock = clock;
+        sb_busy$clock = clock;
+        sb_wr$clock = clock;
+        sbbusyerror$clock = clock;
+        sbreadonaddr$clock = clock;
+        sbaccess$clock = clock;
+        sbautoincrement$clock = clock;
+        sbreadondata$clock = clock;
+        sberror$clock = clock;
+        sbaddress$clock = clock;
+        sbdata$clock = clock;
+        ack$d = ack$q;
+        rdata$d = rdata$q;
+        dmactive$d = dmactive$q;
+        ndm$d = ndm$q;
+        hartsel$d = hartsel$q;
+        haltreq$d = haltreq$q;
+        resume_pend$d = resume_pend$q;
+        resumeack$d = resumeack$q;
+        havereset$d = havereset$q;
+        data0$d = data0$q;
+        cmd_busy$d = cmd_busy$q;
+        cmderr$d = cmderr$q;
+        cmd_write$d = cmd_write$q;
+        cmd_num$d = cmd_num$q;
+        sb_busy$d = sb_busy$q;
+        sb_wr$d = sb_wr$q;
+        sbbusyerror$d = sbbusyerror$q;
+        sbreadonaddr$d = sbreadonaddr$q;
+        sbaccess$d = sbaccess$q;
+        sbautoincrement$d = sbautoincrement$q;
+        sbreadondata$d = sbreadondata$q;
+        sberror$d = sberror$q;
+        sbaddress$d = sbaddress$q;
+        sbdata$d = sbdata$q;
+        dmi_ack = ack$q;
+        dmi_rdata = rdata$q;
+        dmi_resp = 2'h0;
+        ndmreset = ndm$q;
+        halt_req = haltreq$q;
+        resume_req = resume_pend$q;
+        reg_req = cmd_busy$q;
+        reg_write = cmd_write$q;
+        reg_num = cmd_num$q;
+        reg_wdata = data0$q;
+        sb_req = sb_busy$q;
+        sb_write = sb_wr$q;
+        sb_addr = sbaddress$q;
+        sb_wdata = sbdata$q;
+        ack$d = dmi_req;
+        wr = dmi_req & (dmi_op == 2'h2);
+        rd = dmi_req & (dmi_op == 2'h1);
+        w = dmi_wdata;
+        sb_start_rd = 1'b0;
+        sb_start_wr = 1'b0;
+        sb_start_mis = sbaddress$q[(32'h0)+:(2)] != 2'h0;
+        if (core_reset) begin
+            havereset$d = 1'b1;
+        end
+        if (resumed) begin
+            resume_pend$d = 1'b0;
+            resumeack$d = 1'b1;
+        end
+        status = 32'h82;
+        if (hartsel$q) begin
+            status = status | 32'hc000;
+        end
+        else begin
+            if (havereset$q) begin
+                status = status | 32'hc0000;
+            end
+            if (resumeack$q) begin
+                status = status | 32'h30000;
+            end
+            if (core_reset) begin
+                status = status | 32'h3000;
+            end
+            else if (halted) begin
+                status = status | 32'h300;
+            end
+            else begin
+                status = status | 32'hc00;
+            end
+        end
+        regno = w[(32'h0)+:(16)];
+        regok = 1'b1;
+        regcode = {{1{1'b0}}, regno[(32'h0)+:(5)]};
+        if (regno == 16'h7b0) begin
+            regcode = 6'h20;
+        end
+        else if (regno == 16'h7b1) begin
+            regcode = 6'h21;
+        end
+        else if ((regno & 16'hffe0) != 16'h1000) begin
+            regok = 1'b0;
+        end
+        if (reg_done & cmd_busy$q) begin
+            cmd_busy$d = 1'b0;
+            if (~cmd_write$q) begin
+                data0$d = reg_rdata;
+            end
+        end
+        if (cmd_busy$q & core_reset) begin
+            cmd_busy$d = 1'b0;
+            cmderr$d = 3'h4;
+        end
+        if (sb_done & sb_busy$q) begin
+            sb_busy$d = 1'b0;
+            if (sb_err) begin
+                sberror$d = 3'h2;
+            end
+            else begin
+                if (~sb_wr$q) begin
+                    sbdata$d = sb_rdata;
+                end
+                if (sbautoincrement$q) begin
+                    sbaddress$d = sbaddress$q + 32'h4;
+                end
+            end
+        end
+        rdata$d = 32'h0;
+        if (rd) begin
+            if (dmi_addr == 7'h4) begin
+                rdata$d = data0$q;
+                if (cmd_busy$q & (cmderr$q == 3'h0)) begin
+                    cmderr$d = 3'h1;
+                end
+            end
+            else if (dmi_addr == 7'h10) begin
+                rdata$d = ({{31{1'b0}}, hartsel$q} << 32'h10) | ({{31{1'b0}}, ndm$q} << 32'h1) | {{31{1'b0}}, dmactive$q};
+            end
+            else if (dmi_addr == 7'h11) begin
+                rdata$d = status;
+            end
+            else if (dmi_addr == 7'h16) begin
+                rdata$d = ({{31{1'b0}}, cmd_busy$q} << 32'hc) | ({{29{1'b0}}, cmderr$q} << 32'h8) | 32'h1;
+            end
+            else if (dmi_addr == 7'h38) begin
+                rdata$d = ({{31{1'b0}}, sbbusyerror$q} << 32'h16) | ({{31{1'b0}}, sb_busy$q} << 32'h15) | ({{31{1'b0}}, sbreadonaddr$q} << 32'h14) | ({{29{1'b0}}, sbaccess$q} << 32'h11) | ({{31{1'b0}}, sbautoincrement$q} << 32'h10) | ({{31{1'b0}}, sbreadondata$q} << 32'hf) | ({{29{1'b0}}, sberror$q} << 32'hc) | 32'h20000404;
+            end
+            else if (dmi_addr == 7'h39) begin
+                rdata$d = sbaddress$q;
+            end
+            else if (dmi_addr == 7'h3c) begin
+                rdata$d = sbdata$q;
+                if (sb_busy$q) begin
+                    sbbusyerror$d = 1'b1;
+                end
+                else if (sbreadondata$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                    sb_start_rd = 1'b1;
+                end
+            end
+            else if (dmi_addr == 7'h40) begin
+                rdata$d = ({{31{1'b0}}, (halted & ~core_reset)});
+            end
+        end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+                if (cmd_busy$q) begin
+                    if (cmderr$q == 3'h0) begin
+                        cmderr$d = 3'h1;
+                    end
+                end
+                else begin
+                    data0$d = w;
+                end
+            end
+            else if (dmi_addr == 7'h16) begin
+                if (cmd_busy$q) begin
+                    if (cmderr$q == 3'h0) begin
+                        cmderr$d = 3'h1;
+                    end
+                end
+                else begin
+                    cmderr$d = cmderr$q & ~w[(32'h8)+:(3)];
+                end
+            end
+            else if (dmi_addr == 7'h17) begin
+                if (cmd_busy$q) begin
+                    if (cmderr$q == 3'h0) begin
+                        cmderr$d = 3'h1;
+                    end
+                end
+                else if (cmderr$q != 3'h0) begin
+                end
+                else if ((w[(32'h18)+:(8)] != 8'h0) | w[32'h13] | w[32'h12] | (w[32'h11] & (w[(32'h14)+:(3)] != 3'h2))) begin
+                    cmderr$d = 3'h2;
+                end
+                else if (~w[32'h11]) begin
+                end
+                else if (hartsel$q | ~halted | core_reset) begin
+                    cmderr$d = 3'h4;
+                end
+                else if (~regok) begin
+                    cmderr$d = 3'h3;
+                end
+                else begin
+                    cmd_busy$d = 1'b1;
+                    cmd_write$d = w[32'h10];
+                    cmd_num$d = regcode;
+                end
+            end
+            else if (dmi_addr == 7'h38) begin
+                if (w[32'h16]) begin
+                    sbbusyerror$d = 1'b0;
+                end
+                sbreadonaddr$d = w[32'h14];
+                sbaccess$d = w[(32'h11)+:(3)];
+                sbautoincrement$d = w[32'h10];
+                sbreadondata$d = w[32'hf];
+                sberror$d = sberror$q & ~w[(32'hc)+:(3)];
+            end
+            else if (dmi_addr == 7'h39) begin
+                if (sb_busy$q) begin
+                    sbbusyerror$d = 1'b1;
+                end
+                else begin
+                    sbaddress$d = w;
+                    if (sbreadonaddr$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                        sb_start_rd = 1'b1;
+                        sb_start_mis = w[(32'h0)+:(2)] != 2'h0;
+                    end
+                end
+            end
+            else if (dmi_addr == 7'h3c) begin
+                if (sb_busy$q) begin
+                    sbbusyerror$d = 1'b1;
+                end
+                else if ((sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                    sbdata$d = w;
+                    sb_start_wr = 1'b1;
+                end
+            end
+        end
+        if (sb_start_rd | sb_start_wr) begin
+            if (sbaccess$q != 3'h2) begin
+                sberror$d = 3'h4;
+            end
+            else if (sb_start_mis) begin
+                sberror$d = 3'h3;
+            end
+            else begin
+                sb_busy$d = 1'b1;
+                sb_wr$d = sb_start_wr;
+            end
+        end
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+                dmactive$d = w[32'h0];
+            end
+            else if (~w[32'h0]) begin
+                dmactive$d = 1'b0;
+            end
+            else begin
+                hartsel$d = w[32'h10];
+                ndm$d = w[32'h1];
+                if (~w[32'h10]) begin
+                    haltreq$d = w[32'h1f];
+                    if (w[32'h1e] & ~w[32'h1f] & halted) begin
+                        resume_pend$d = 1'b1;
+                        resumeack$d = 1'b0;
+                    end
+                    if (w[32'h1c]) begin
+                        havereset$d = 1'b0;
+                    end
+                end
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            ndm$d = 1'b0;
+            hartsel$d = 1'b0;
+            haltreq$d = 1'b0;
+            resume_pend$d = 1'b0;
+            resumeack$d = 1'b0;
+            data0$d = 32'h0;
+            cmd_busy$d = 1'b0;
+            cmderr$d = 3'h0;
+            cmd_write$d = 1'b0;
+            cmd_num$d = 6'h0;
+            sb_busy$d = 1'b0;
+            sb_wr$d = 1'b0;
+            sbbusyerror$d = 1'b0;
+            sbreadonaddr$d = 1'b0;
+            sbaccess$d = 3'h2;
+            sbautoincrement$d = 1'b0;
+            sbreadondata$d = 1'b0;
+            sberror$d = 3'h0;
+            sbaddress$d = 32'h0;
+            sbdata$d = 32'h0;
+        end
+        if (reset) begin
+            dmactive$d = 1'b0;
+            ack$d = 1'b0;
+            havereset$d = 1'b1;
+        end
+    end
+
+endmodule // rv32_core$dm
+
+
+module rv32_core$dm$ack(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$ack
+
+
+module rv32_core$dm$cmd_busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$cmd_busy
+
+
+module rv32_core$dm$cmd_num(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$cmd_num
+
+
+module rv32_core$dm$cmd_write(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$cmd_write
+
+
+module rv32_core$dm$cmderr(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$cmderr
+
+
+module rv32_core$dm$data0(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$data0
+
+
+module rv32_core$dm$dmactive(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$dmactive
+
+
+module rv32_core$dm$haltreq(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$haltreq
+
+
+module rv32_core$dm$hartsel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$hartsel
+
+
+module rv32_core$dm$havereset(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$havereset
+
+
+module rv32_core$dm$ndm(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$ndm
+
+
+module rv32_core$dm$rdata(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$rdata
+
+
+module rv32_core$dm$resume_pend(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$resume_pend
+
+
+module rv32_core$dm$resumeack(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$resumeack
+
+
+module rv32_core$dm$sb_busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sb_busy
+
+
+module rv32_core$dm$sb_wr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sb_wr
+
+
+module rv32_core$dm$sbaccess(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sbaccess
+
+
+module rv32_core$dm$sbaddress(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sbaddress
+
+
+module rv32_core$dm$sbautoincrement(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sbautoincrement
+
+
+module rv32_core$dm$sbbusyerror(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sbbusyerror
+
+
+module rv32_core$dm$sbdata(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sbdata
+
+
+module rv32_core$dm$sberror(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sberror
+
+
+module rv32_core$dm$sbreadonaddr(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sbreadonaddr
+
+
+module rv32_core$dm$sbreadondata(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dm$sbreadondata
+
+
+module rv32_core$dtm(clock,reset,tck,tms,tdi,tdo,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rdata,dmi_resp);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  tck;
+    input wire  tms;
+    input wire  tdi;
+    output reg  tdo;
+    output reg  dmi_req;
+    output reg  [6:0] dmi_addr;
+    output reg  [31:0] dmi_wdata;
+    output reg  [1:0] dmi_op;
+    input wire  dmi_ack;
+    input wire  [31:0] dmi_rdata;
+    input wire  [1:0] dmi_resp;
+
+    // Stub signals
+    reg  tap$clock;
+    reg  tap$reset;
+    reg  tap$tck;
+    reg  tap$tms;
+    reg  tap$tdi;
+    wire  tap$tdo;
+    wire  [4:0] tap$ir;
+    wire  tap$capture;
+    reg  [40:0] tap$capture_value;
+    wire  tap$update;
+    wire  [40:0] tap$dr;
+    reg  busy$d;
+    wire  busy$q;
+    reg  busy$clock;
+    reg  [1:0] stat$d;
+    wire  [1:0] stat$q;
+    reg  stat$clock;
+    reg  req$d;
+    wire  req$q;
+    reg  req$clock;
+    reg  [6:0] addr$d;
+    wire  [6:0] addr$q;
+    reg  addr$clock;
+    reg  [31:0] data$d;
+    wire  [31:0] data$q;
+    reg  data$clock;
+    reg  [1:0] op$d;
+    wire  [1:0] op$q;
+    reg  op$clock;
+
+    // Local signals
+    reg  [1:0] dr_op;
+
+    // Sub module instances
+    rv32_core$dtm$tap tap(
+        .clock(tap$clock),
+        .reset(tap$reset),
+        .tck(tap$tck),
+        .tms(tap$tms),
+        .tdi(tap$tdi),
+        .tdo(tap$tdo),
+        .ir(tap$ir),
+        .capture(tap$capture),
+        .capture_value(tap$capture_value),
+        .update(tap$update),
+        .dr(tap$dr)
+    );
+    rv32_core$dtm$busy busy(
+        .d(busy$d),
+        .q(busy$q),
+        .clock(busy$clock)
+    );
+    rv32_core$dtm$stat stat(
+        .d(stat$d),
+        .q(stat$q),
+        .clock(stat$clock)
+    );
+    rv32_core$dtm$req req(
+        .d(req$d),
+        .q(req$q),
+        .clock(req$clock)
+    );
+    rv32_core$dtm$addr addr(
+        .d(addr$d),
+        .q(addr$q),
+        .clock(addr$clock)
+    );
+    rv32_core$dtm$data data(
+        .d(data$d),
+        .q(data$q),
+        .clock(data$clock)
+    );
+    rv32_core$dtm$op op(
+        .d(op$d),
+        .q(op$q),
+        .clock(op$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        busy$clock = clock;
+        stat$clock = clock;
+        req$clock = clock;
+        addr$clock = clock;
+        data$clock = clock;
+        op$clock = clock;
+        busy$d = busy$q;
+        stat$d = stat$q;
+        req$d = req$q;
+        addr$d = addr$q;
+        data$d = data$q;
+        op$d = op$q;
+        tap$clock = clock;
+        tap$reset = reset;
+        tap$tck = tck;
+        tap$tms = tms;
+        tap$tdi = tdi;
+        tdo = tap$tdo;
+        dmi_req = req$q;
+        dmi_addr = addr$q;
+        dmi_wdata = data$q;
+        dmi_op = op$q;
+        req$d = 1'b0;
+        tap$capture_value = ({{39{1'b0}}, stat$q} << 32'ha) | 41'h1071;
+        if (tap$ir == 5'h11) begin
+            tap$capture_value = ({{34{1'b0}}, addr$q} << 32'h22) | ({{9{1'b0}}, data$q} << 32'h2) | {{39{1'b0}}, stat$q};
+            if (busy$q) begin
+                tap$capture_value = ({{34{1'b0}}, addr$q} << 32'h22) | ({{9{1'b0}}, data$q} << 32'h2) | 41'h3;
+            end
+        end
+        if (tap$capture & (tap$ir == 5'h11) & busy$q) begin
+            stat$d = 2'h3;
+        end
+        dr_op = tap$dr[(32'h0)+:(2)];
+        if (tap$update) begin
+            if (tap$ir == 5'h10) begin
+                if (tap$dr[32'h10]) begin
+                    stat$d = 2'h0;
+                end
+                if (tap$dr[32'h11]) begin
+                    stat$d = 2'h0;
+                    busy$d = 1'b0;
+                end
+            end
+            else if ((tap$ir == 5'h11) & ((dr_op == 2'h1) | (dr_op == 2'h2))) begin
+                if (busy$q) begin
+                    stat$d = 2'h3;
+                end
+                else if (stat$q == 2'h0) begin
+                    req$d = 1'b1;
+                    busy$d = 1'b1;
+                    addr$d = tap$dr[(32'h22)+:(7)];
+                    data$d = tap$dr[(32'h2)+:(32)];
+                    op$d = dr_op;
+                end
+            end
+        end
+        if (dmi_ack & busy$q) begin
+            busy$d = 1'b0;
+            if (op$q == 2'h1) begin
+                data$d = dmi_rdata;
+            end
+            if (dmi_resp != 2'h0) begin
+                stat$d = 2'h2;
+            end
+        end
+        if (reset) begin
+            busy$d = 1'b0;
+            stat$d = 2'h0;
+            req$d = 1'b0;
+            addr$d = 7'h0;
+            data$d = 32'h0;
+            op$d = 2'h0;
+        end
+    end
+
+endmodule // rv32_core$dtm
+
+
+module rv32_core$dtm$addr(d,q,clock);
+
+    // Module arguments
+    input wire  [6:0] d;
+    output reg  [6:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 7'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$addr
+
+
+module rv32_core$dtm$busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$busy
+
+
+module rv32_core$dtm$data(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$data
+
+
+module rv32_core$dtm$op(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$op
+
+
+module rv32_core$dtm$req(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$req
+
+
+module rv32_core$dtm$stat(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$stat
+
+
+module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,update,dr);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  tck;
+    input wire  tms;
+    input wire  tdi;
+    output reg  tdo;
+    output reg  [4:0] ir;
+    output reg  capture;
+    input wire  [40:0] capture_value;
+    output reg  update;
+    output reg  [40:0] dr;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam TapState$TestLogicReset = 0;
+    localparam TapState$RunTestIdle = 1;
+    localparam TapState$SelectDr = 2;
+    localparam TapState$CaptureDr = 3;
+    localparam TapState$ShiftDr = 4;
+    localparam TapState$Exit1Dr = 5;
+    localparam TapState$PauseDr = 6;
+    localparam TapState$Exit2Dr = 7;
+    localparam TapState$UpdateDr = 8;
+    localparam TapState$SelectIr = 9;
+    localparam TapState$CaptureIr = 10;
+    localparam TapState$ShiftIr = 11;
+    localparam TapState$Exit1Ir = 12;
+    localparam TapState$PauseIr = 13;
+    localparam TapState$Exit2Ir = 14;
+    localparam TapState$UpdateIr = 15;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Stub signals
+    reg  [2:0] tck_s$d;
+    wire  [2:0] tck_s$q;
+    reg  tck_s$clock;
+    reg  [1:0] tms_s$d;
+    wire  [1:0] tms_s$q;
+    reg  tms_s$clock;
+    reg  [1:0] tdi_s$d;
+    wire  [1:0] tdi_s$q;
+    reg  tdi_s$clock;
+    reg  [3:0] state$d;
+    wire  [3:0] state$q;
+    reg  state$clock;
+    reg  [4:0] ir_q$d;
+    wire  [4:0] ir_q$q;
+    reg  ir_q$clock;
+    reg  [4:0] ir_sr$d;
+    wire  [4:0] ir_sr$q;
+    reg  ir_sr$clock;
+    reg  [40:0] sr$d;
+    wire  [40:0] sr$q;
+    reg  sr$clock;
+    reg  tdo_q$d;
+    wire  tdo_q$q;
+    reg  tdo_q$clock;
+
+    // Local signals
+    reg  rise;
+    reg  fall;
+    reg  tms_v;
+    reg  tdi_v;
+    reg  [40:0] sr_next;
+
+    // Sub module instances
+    rv32_core$dtm$tap$tck_s tck_s(
+        .d(tck_s$d),
+        .q(tck_s$q),
+        .clock(tck_s$clock)
+    );
+    rv32_core$dtm$tap$tms_s tms_s(
+        .d(tms_s$d),
+        .q(tms_s$q),
+        .clock(tms_s$clock)
+    );
+    rv32_core$dtm$tap$tdi_s tdi_s(
+        .d(tdi_s$d),
+        .q(tdi_s$q),
+        .clock(tdi_s$clock)
+    );
+    rv32_core$dtm$tap$state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    rv32_core$dtm$tap$ir_q ir_q(
+        .d(ir_q$d),
+        .q(ir_q$q),
+        .clock(ir_q$clock)
+    );
+    rv32_core$dtm$tap$ir_sr ir_sr(
+        .d(ir_sr$d),
+        .q(ir_sr$q),
+        .clock(ir_sr$clock)
+    );
+    rv32_core$dtm$tap$sr sr(
+        .d(sr$d),
+        .q(sr$q),
+        .clock(sr$clock)
+    );
+    rv32_core$dtm$tap$tdo_q tdo_q(
+        .d(tdo_q$d),
+        .q(tdo_q$q),
+        .clock(tdo_q$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        tck_s$clock = clock;
+        tms_s$clock = clock;
+        tdi_s$clock = clock;
+        state$clock = clock;
+        ir_q$clock = clock;
+        ir_sr$clock = clock;
+        sr$clock = clock;
+        tdo_q$clock = clock;
+        tck_s$d = tck_s$q;
+        tms_s$d = tms_s$q;
+        tdi_s$d = tdi_s$q;
+        state$d = state$q;
+        ir_q$d = ir_q$q;
+        ir_sr$d = ir_sr$q;
+        sr$d = sr$q;
+        tdo_q$d = tdo_q$q;
+        tck_s$d = (tck_s$q << 32'h1) | {{2{1'b0}}, tck};
+        tms_s$d = (tms_s$q << 32'h1) | {{1{1'b0}}, tms};
+        tdi_s$d = (tdi_s$q << 32'h1) | {{1{1'b0}}, tdi};
+        rise = tck_s$q[32'h1] & ~tck_s$q[32'h2];
+        fall = ~tck_s$q[32'h1] & tck_s$q[32'h2];
+        tms_v = tms_s$q[32'h1];
+        tdi_v = tdi_s$q[32'h1];
+        ir = ir_q$q;
+        dr = sr$q;
+        tdo = tdo_q$q;
+        capture = 1'b0;
+        update = 1'b0;
+        sr_next = sr$q >> 32'h1;
+        if (ir_q$q == 5'h11) begin
+            sr_next = {tdi_v, sr_next[39:0]};
+        end
+        else if ((ir_q$q == 5'h1) | (ir_q$q == 5'h10)) begin
+            sr_next = {sr_next[40:32], tdi_v, sr_next[30:0]};
+        end
+        else begin
+            sr_next = {sr_next[40:1], tdi_v};
+        end
+        if (rise) begin
+            case (state$q)
+                TapState$TestLogicReset:
+                    begin
+                        if (~tms_v) begin
+                            state$d = TapState$RunTestIdle;
+                        end
+                    end
+                TapState$RunTestIdle:
+                    begin
+                        if (tms_v) begin
+                            state$d = TapState$SelectDr;
+                        end
+                    end
+                TapState$SelectDr:
+                    begin
+                        state$d = TapState$CaptureDr;
+                        if (tms_v) begin
+                            state$d = TapState$SelectIr;
+                        end
+                    end
+                TapState$CaptureDr:
+                    begin
+                        if (ir_q$q == 5'h1) begin
+                            sr$d = 41'h15249001;
+                        end
+                        else if ((ir_q$q == 5'h10) | (ir_q$q == 5'h11)) begin
+                            sr$d = capture_value;
+                            capture = 1'b1;
+                        end
+                        else begin
+                            sr$d = 41'h0;
+                        end
+                        state$d = TapState$ShiftDr;
+                        if (tms_v) begin
+                            state$d = TapState$Exit1Dr;
+                        end
+                    end
+                TapState$ShiftDr:
+                    begin
+                        sr$d = sr_next;
+                        if (tms_v) begin
+                            state$d = TapState$Exit1Dr;
+                        end
+                    end
+                TapState$Exit1Dr:
+                    begin
+                        state$d = TapState$PauseDr;
+                        if (tms_v) begin
+                            state$d = TapState$UpdateDr;
+                        end
+                    end
+                TapState$PauseDr:
+                    begin
+                        if (tms_v) begin
+                            state$d = TapState$Exit2Dr;
+                        end
+                    end
+                TapState$Exit2Dr:
+                    begin
+                        state$d = TapState$ShiftDr;
+                        if (tms_v) begin
+                            state$d = TapState$UpdateDr;
+                        end
+                    end
+                TapState$UpdateDr:
+                    begin
+                        state$d = TapState$RunTestIdle;
+                        if (tms_v) begin
+                            state$d = TapState$SelectDr;
+                        end
+                    end
+                TapState$SelectIr:
+                    begin
+                        state$d = TapState$CaptureIr;
+                        if (tms_v) begin
+                            state$d = TapState$TestLogicReset;
+                        end
+                    end
+                TapState$CaptureIr:
+                    begin
+                        ir_sr$d = 5'h1;
+                        state$d = TapState$ShiftIr;
+                        if (tms_v) begin
+                            state$d = TapState$Exit1Ir;
+                        end
+                    end
+                TapState$ShiftIr:
+                    begin
+                        ir_sr$d = (ir_sr$q >> 32'h1) | ({{4{1'b0}}, tdi_v} << 32'h4);
+                        if (tms_v) begin
+                            state$d = TapState$Exit1Ir;
+                        end
+                    end
+                TapState$Exit1Ir:
+                    begin
+                        state$d = TapState$PauseIr;
+                        if (tms_v) begin
+                            state$d = TapState$UpdateIr;
+                        end
+                    end
+                TapState$PauseIr:
+                    begin
+                        if (tms_v) begin
+                            state$d = TapState$Exit2Ir;
+                        end
+                    end
+                TapState$Exit2Ir:
+                    begin
+                        state$d = TapState$ShiftIr;
+                        if (tms_v) begin
+                            state$d = TapState$UpdateIr;
+                        end
+                    end
+                TapState$UpdateIr:
+                    begin
+                        state$d = TapState$RunTestIdle;
+                        if (tms_v) begin
+                            state$d = TapState$SelectDr;
+                        end
+                    end
+            endcase
+        end
+        if (fall) begin
+            if (state$q == TapState$ShiftDr) begin
+                tdo_q$d = sr$q[32'h0];
+            end
+            else if (state$q == TapState$ShiftIr) begin
+                tdo_q$d = ir_sr$q[32'h0];
+            end
+            else if (state$q == TapState$UpdateDr) begin
+                update = 1'b1;
+            end
+            else if (state$q == TapState$UpdateIr) begin
+                ir_q$d = ir_sr$q;
+            end
+            else if (state$q == TapState$TestLogicReset) begin
+                ir_q$d = 5'h1;
+            end
+        end
+        if (reset) begin
+            state$d = TapState$TestLogicReset;
+            ir_q$d = 5'h1;
+            tdo_q$d = 1'b0;
+            update = 1'b0;
+            capture = 1'b0;
+        end
+    end
+
+endmodule // rv32_core$dtm$tap
+
+
+module rv32_core$dtm$tap$ir_q(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$tap$ir_q
+
+
+module rv32_core$dtm$tap$ir_sr(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$tap$ir_sr
+
+
+module rv32_core$dtm$tap$sr(d,q,clock);
+
+    // Module arguments
+    input wire  [40:0] d;
+    output reg  [40:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 41'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$tap$sr
+
+
+module rv32_core$dtm$tap$state(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Enums
+    // rust-hdl emits every enum variant as a localparam, used or not:
+    /* verilator lint_off UNUSEDPARAM */
+    localparam TapState$TestLogicReset = 0;
+    localparam TapState$RunTestIdle = 1;
+    localparam TapState$SelectDr = 2;
+    localparam TapState$CaptureDr = 3;
+    localparam TapState$ShiftDr = 4;
+    localparam TapState$Exit1Dr = 5;
+    localparam TapState$PauseDr = 6;
+    localparam TapState$Exit2Dr = 7;
+    localparam TapState$UpdateDr = 8;
+    localparam TapState$SelectIr = 9;
+    localparam TapState$CaptureIr = 10;
+    localparam TapState$ShiftIr = 11;
+    localparam TapState$Exit1Ir = 12;
+    localparam TapState$PauseIr = 13;
+    localparam TapState$Exit2Ir = 14;
+    localparam TapState$UpdateIr = 15;
+    /* verilator lint_on UNUSEDPARAM */
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$tap$state
+
+
+module rv32_core$dtm$tap$tck_s(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$tap$tck_s
+
+
+module rv32_core$dtm$tap$tdi_s(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$tap$tdi_s
+
+
+module rv32_core$dtm$tap$tdo_q(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$tap$tdo_q
+
+
+module rv32_core$dtm$tap$tms_s(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rv32_core$dtm$tap$tms_s

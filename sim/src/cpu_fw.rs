@@ -113,6 +113,9 @@ impl CpuFw {
         );
         let mut cpu = Rv32::new();
         cpu.set_reset(1);
+        // The debug module (TAP pins left low) starts from its reset too,
+        // inactive.
+        cpu.set_dm_reset(1);
         cpu.ticks(2);
         cpu.set_load_we(1);
         for (k, &w) in imem.iter().enumerate() {
@@ -123,6 +126,7 @@ impl CpuFw {
         cpu.set_load_we(0);
         cpu.tick();
         cpu.set_reset(0);
+        cpu.set_dm_reset(0);
         CpuFw {
             cpu,
             access: Access::Idle,

@@ -29,7 +29,8 @@
 //! * The bridge drives the core's BAR0 (`csr_*`), serves its DMA
 //!   (`dma_rd_*`, `dma_wr_*`) and reports `irq`, as on the Versa-5G.
 //! * The firmware: `Rv32Fw` (hw/src/cpu, 128 KiB instruction and 64 KiB
-//!   data memory) on the core clock, its peripheral bus on the core's
+//!   data memory) with its JTAG debug module (`Rv32FwDebug`, the TAP on
+//!   PMOD P0: `jtag_*`, docs/cpu.md "Debug module") on the core clock, its peripheral bus on the core's
 //!   firmware port (`fw_*`) through `CpuPort` (`cpu_port.rs`). The port has
 //!   one owner at a time (`FwPortOwner`): the CPU after reset, or, while
 //!   `CPU_CTL.HOLD` (BAR0 offset 0xFF_F000, `csr::BOARD_REGS`: the top's
@@ -61,7 +62,7 @@ use super::rgmii::RgmiiTx;
 use super::tx_cdc::TxCdc;
 use super::udp_bridge::UdpBridge;
 use super::versa5g_top::{RxPort, Stretch};
-use crate::cpu::Rv32Fw;
+use crate::cpu::{Rv32Fw, Rv32FwDebug};
 
 /// The instruction memory's contents in synthesis: a random pattern that
 /// `scripts/bitstream.sh` writes (`ecpbram --generate`, fixed seed) and,
@@ -94,6 +95,12 @@ pub struct Ecpix5Top {
     pub phy_mdc: Signal<Out, Bit>,
     pub phy_mdio: Signal<InOut, Bit>,
     pub phy_rst_n: Signal<Out, Bit>,
+    /// The CPU's JTAG debug port on PMOD P0 (`cpu::debug`; TCK at most
+    /// 7.8 MHz, no TRST).
+    pub jtag_tck: Signal<In, Bit>,
+    pub jtag_tms: Signal<In, Bit>,
+    pub jtag_tdi: Signal<In, Bit>,
+    pub jtag_tdo: Signal<Out, Bit>,
     pll: Pll,
     /// The core clock (the PLL's 62.5 MHz output).
     clock: Signal<Local, Clock>,
@@ -116,7 +123,7 @@ pub struct Ecpix5Top {
     mdio0: PhyManager,
     mdio0_buf: TristateBuffer<Bit>,
     bridge: UdpBridge,
-    cpu: Rv32Fw,
+    cpu: Rv32FwDebug,
     cpu_port: CpuPort,
     fw_owner: FwPortOwner,
     act_core: Stretch,
@@ -146,6 +153,10 @@ impl Default for Ecpix5Top {
             phy_mdc: Default::default(),
             phy_mdio: Default::default(),
             phy_rst_n: Default::default(),
+            jtag_tck: Default::default(),
+            jtag_tms: Default::default(),
+            jtag_tdi: Default::default(),
+            jtag_tdo: Default::default(),
             pll: Default::default(),
             clock: Default::default(),
             tx_clock: Default::default(),
@@ -168,7 +179,7 @@ impl Default for Ecpix5Top {
             mdio0: PhyManager::basic(0, (1 << 20) - 1, 16),
             mdio0_buf: Default::default(),
             bridge: Default::default(),
-            cpu: Rv32Fw::default().imem_synthesis_init(IMEM_SEED_HEX),
+            cpu: Rv32FwDebug::with_core(Rv32Fw::default().imem_synthesis_init(IMEM_SEED_HEX)),
             cpu_port: Default::default(),
             fw_owner: Default::default(),
             act_core: Default::default(),
@@ -405,6 +416,14 @@ impl Logic for Ecpix5Top {
         // The CPU: the firmware image (loaded through BAR0 CPU_LOAD_*), polling
         // the port with interrupts off.
         self.cpu.reset.next = self.fw_owner.cpu_reset.val();
+        // Its debug module (the TAP on the PMOD pins) is reset with the
+        // board, not with the CPU: a debugger stays attached while the
+        // host holds the CPU, and its ndmreset resets only the CPU.
+        self.cpu.dm_reset.next = self.reset.q.val();
+        self.cpu.tck.next = self.jtag_tck.val();
+        self.cpu.tms.next = self.jtag_tms.val();
+        self.cpu.tdi.next = self.jtag_tdi.val();
+        self.jtag_tdo.next = self.cpu.tdo.val();
         self.cpu_port.reset.next = self.fw_owner.cpu_reset.val();
         self.cpu.ext_irq.next = false;
         self.cpu.load_we.next = self.fw_owner.load_we.val();

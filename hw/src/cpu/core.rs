@@ -11,6 +11,9 @@
 //! | `Mem` | a load from a memory or the timer: write rd, next `pc` |
 //! | `Bus` | a peripheral-bus access: hold `bus_valid` until `bus_ready` |
 //! | `MulDiv` | wait for [`MulDiv`](super::muldiv::MulDiv) (33 clocks) |
+//! | `Halted` | debug mode (module doc of `cpu`, "Debug mode"): fetch nothing; serve `dbg_reg_*`, `dbg_sb_*`, resume |
+//! | `DbgReg` | debug mode: an abstract register read (the register file's registered read) |
+//! | `DbgSb` | a debugger's system-bus access (from `Halted`, or from `Decode` between two instructions) |
 //!
 //! The next pc is registered before it reaches the instruction memory's
 //! address pins (`Fetch`), so that the branch/jump/trap logic and the
@@ -53,6 +56,13 @@ pub enum CpuState {
     Mem,
     Bus,
     MulDiv,
+    /// Debug mode: halted, fetching nothing (`cpu::debug`).
+    Halted,
+    /// Debug mode: an abstract register read (the register file's read).
+    DbgReg,
+    /// A system-bus access of the debugger (halted, or between two
+    /// instructions while running).
+    DbgSb,
 }
 
 /// `IW`: instruction memory word-address bits (`2^IW` words); `DW`: data
@@ -77,6 +87,24 @@ pub struct Rv32<const IW: usize, const DW: usize> {
     pub load_we: Signal<In, Bit>,
     pub load_addr: Signal<In, Bits<32>>,
     pub load_data: Signal<In, Bits<32>>,
+    // Debug interface (`cpu::debug::Dm`; module doc "Debug mode").
+    pub dbg_halt_req: Signal<In, Bit>,
+    pub dbg_resume_req: Signal<In, Bit>,
+    pub dbg_halted: Signal<Out, Bit>,
+    pub dbg_resumed: Signal<Out, Bit>,
+    pub dbg_reg_req: Signal<In, Bit>,
+    pub dbg_reg_write: Signal<In, Bit>,
+    pub dbg_reg_num: Signal<In, Bits<6>>,
+    pub dbg_reg_wdata: Signal<In, Bits<32>>,
+    pub dbg_reg_done: Signal<Out, Bit>,
+    pub dbg_reg_rdata: Signal<Out, Bits<32>>,
+    pub dbg_sb_req: Signal<In, Bit>,
+    pub dbg_sb_write: Signal<In, Bit>,
+    pub dbg_sb_addr: Signal<In, Bits<32>>,
+    pub dbg_sb_wdata: Signal<In, Bits<32>>,
+    pub dbg_sb_done: Signal<Out, Bit>,
+    pub dbg_sb_err: Signal<Out, Bit>,
+    pub dbg_sb_rdata: Signal<Out, Bits<32>>,
     // Retirement trace.
     pub tr_valid: Signal<Out, Bit>,
     pub tr_trap: Signal<Out, Bit>,
@@ -134,6 +162,17 @@ pub struct Rv32<const IW: usize, const DW: usize> {
     cycle_hi: DFF<Bits<32>>,
     instret_lo: DFF<Bits<32>>,
     instret_hi: DFF<Bits<32>>,
+    // Debug mode.
+    dmode: DFF<Bit>,
+    dpc: DFF<Bits<32>>,
+    dcsr_ebreakm: DFF<Bit>,
+    dcsr_stepie: DFF<Bit>,
+    dcsr_step: DFF<Bit>,
+    dcsr_cause: DFF<Bits<3>>,
+    /// Resumed with dcsr.step: halt at the next instruction boundary
+    /// once `step_done`.
+    stepping: DFF<Bit>,
+    step_done: DFF<Bit>,
     // Timer.
     mtime_lo: DFF<Bits<32>>,
     mtime_hi: DFF<Bits<32>>,
@@ -211,6 +250,14 @@ pub struct Rv32<const IW: usize, const DW: usize> {
     mem_wdata: Signal<Local, Bits<32>>,
     load_dm: Signal<Local, Bit>,
     mem_strb: Signal<Local, Bits<4>>,
+    // Debug.
+    /// Interrupts may be taken (not while stepping with dcsr.stepie = 0).
+    int_ok: Signal<Local, Bit>,
+    halt_now: Signal<Local, Bit>,
+    /// A system-bus access starts this clock.
+    sb_go: Signal<Local, Bit>,
+    dcsr_val: Signal<Local, Bits<32>>,
+    sb_done: Signal<Local, Bit>,
 }
 
 impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
@@ -230,6 +277,23 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
             load_we: Default::default(),
             load_addr: Default::default(),
             load_data: Default::default(),
+            dbg_halt_req: Default::default(),
+            dbg_resume_req: Default::default(),
+            dbg_halted: Default::default(),
+            dbg_resumed: Default::default(),
+            dbg_reg_req: Default::default(),
+            dbg_reg_write: Default::default(),
+            dbg_reg_num: Default::default(),
+            dbg_reg_wdata: Default::default(),
+            dbg_reg_done: Default::default(),
+            dbg_reg_rdata: Default::default(),
+            dbg_sb_req: Default::default(),
+            dbg_sb_write: Default::default(),
+            dbg_sb_addr: Default::default(),
+            dbg_sb_wdata: Default::default(),
+            dbg_sb_done: Default::default(),
+            dbg_sb_err: Default::default(),
+            dbg_sb_rdata: Default::default(),
             tr_valid: Default::default(),
             tr_trap: Default::default(),
             tr_cause: Default::default(),
@@ -276,6 +340,14 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
             cycle_hi: Default::default(),
             instret_lo: Default::default(),
             instret_hi: Default::default(),
+            dmode: Default::default(),
+            dpc: Default::default(),
+            dcsr_ebreakm: Default::default(),
+            dcsr_stepie: Default::default(),
+            dcsr_step: Default::default(),
+            dcsr_cause: Default::default(),
+            stepping: Default::default(),
+            step_done: Default::default(),
             mtime_lo: Default::default(),
             mtime_hi: Default::default(),
             mtimecmp_lo: Default::default(),
@@ -344,6 +416,11 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
             mem_wdata: Default::default(),
             load_dm: Default::default(),
             mem_strb: Default::default(),
+            int_ok: Default::default(),
+            halt_now: Default::default(),
+            sb_go: Default::default(),
+            dcsr_val: Default::default(),
+            sb_done: Default::default(),
         }
     }
 }
@@ -389,6 +466,14 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             cycle_hi,
             instret_lo,
             instret_hi,
+            dmode,
+            dpc,
+            dcsr_ebreakm,
+            dcsr_stepie,
+            dcsr_step,
+            dcsr_cause,
+            stepping,
+            step_done,
             mtime_lo,
             mtime_hi,
             mtimecmp_lo,
@@ -714,6 +799,7 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         self.bus_strb.next = self.ls_strb.q.val();
         self.bus_wdata.next = self.ls_wdata.q.val();
         self.meip.d.next = self.ext_irq.val();
+        self.int_ok.next = !(self.stepping.q.val() & !self.dcsr_stepie.q.val());
         match self.state.q.val() {
             CpuState::Fetch => {
                 // The instruction memory reads at pc (registered address).
@@ -722,11 +808,19 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             }
             CpuState::Decode => {
                 self.ir.d.next = self.imem.read_data.val();
-                if self.st_mie.q.val() & self.meip.q.val() & self.ie_meie.q.val() {
+                if self.int_ok.val()
+                    & self.st_mie.q.val()
+                    & self.meip.q.val()
+                    & self.ie_meie.q.val()
+                {
                     self.trap.next = true;
                     self.cause.next = 0x8000_000B_u64.into();
                     self.tval.next = 0.into();
-                } else if self.st_mie.q.val() & self.mtip.val() & self.ie_mtie.q.val() {
+                } else if self.int_ok.val()
+                    & self.st_mie.q.val()
+                    & self.mtip.val()
+                    & self.ie_mtie.q.val()
+                {
                     self.trap.next = true;
                     self.cause.next = 0x8000_0007_u64.into();
                     self.tval.next = 0.into();
@@ -928,6 +1022,152 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
                     self.jump.next = true;
                 }
             }
+            CpuState::Halted => {}
+            CpuState::DbgReg => {}
+            CpuState::DbgSb => {}
+        }
+
+        // ---- Debug mode (module doc). Entry at an instruction boundary
+        // (Decode: halt request, or the end of a step) or by ebreak with
+        // dcsr.ebreakm; neither is a retirement nor a trap in the trace.
+        self.dcsr_val.next = (bit_cast::<32, 3>(self.dcsr_cause.q.val()) << 6) | 0x4000_0003_u64;
+        if self.dcsr_ebreakm.q.val() {
+            self.dcsr_val.next = self.dcsr_val.val() | 0x8000;
+        }
+        if self.dcsr_stepie.q.val() {
+            self.dcsr_val.next = self.dcsr_val.val() | 0x800;
+        }
+        if self.dcsr_step.q.val() {
+            self.dcsr_val.next = self.dcsr_val.val() | 0x4;
+        }
+        self.dbg_halted.next = self.dmode.q.val();
+        self.dbg_resumed.next = false;
+        self.dbg_reg_done.next = false;
+        self.dbg_reg_rdata.next = self.rf1.read_data.val();
+        if self.dbg_reg_num.val().get_bit(5) {
+            self.dbg_reg_rdata.next = self.dcsr_val.val();
+            if self.dbg_reg_num.val().get_bit(0) {
+                self.dbg_reg_rdata.next = self.dpc.q.val();
+            }
+        } else if self.dbg_reg_num.val().get_bits::<5>(0) == 0 {
+            self.dbg_reg_rdata.next = 0.into();
+        }
+        self.sb_go.next = false;
+        self.sb_done.next = false;
+        self.dbg_sb_err.next = false;
+        self.dbg_sb_rdata.next = self.ld_word.val();
+        self.halt_now.next =
+            self.dbg_halt_req.val() | (self.stepping.q.val() & self.step_done.q.val());
+        if self.state.q.val() == CpuState::Decode {
+            if self.halt_now.val() {
+                self.trap.next = false;
+                self.state.d.next = CpuState::Halted;
+                self.dmode.d.next = true;
+                self.dpc.d.next = self.pc.q.val();
+                self.dcsr_cause.d.next = 4.into();
+                if self.dbg_halt_req.val() {
+                    self.dcsr_cause.d.next = 3.into();
+                }
+                self.stepping.d.next = false;
+            } else if self.dbg_sb_req.val() {
+                self.trap.next = false;
+                self.sb_go.next = true;
+            }
+        }
+        if (self.state.q.val() == CpuState::Exec)
+            & (self.ir.q.val() == 0x0010_0073_u64)
+            & self.dcsr_ebreakm.q.val()
+        {
+            self.trap.next = false;
+            self.state.d.next = CpuState::Halted;
+            self.dmode.d.next = true;
+            self.dpc.d.next = self.pc.q.val();
+            self.dcsr_cause.d.next = 1.into();
+            self.stepping.d.next = false;
+        }
+        if self.state.q.val() == CpuState::Halted {
+            if self.dbg_reg_req.val() {
+                if !self.dbg_reg_write.val() {
+                    self.state.d.next = CpuState::DbgReg;
+                } else {
+                    self.dbg_reg_done.next = true;
+                    if self.dbg_reg_num.val().get_bit(5) {
+                        if self.dbg_reg_num.val().get_bit(0) {
+                            self.dpc.d.next = self.dbg_reg_wdata.val() & 0xFFFF_FFFC_u64;
+                        } else {
+                            self.dcsr_ebreakm.d.next = self.dbg_reg_wdata.val().get_bit(15);
+                            self.dcsr_stepie.d.next = self.dbg_reg_wdata.val().get_bit(11);
+                            self.dcsr_step.d.next = self.dbg_reg_wdata.val().get_bit(2);
+                        }
+                    }
+                }
+            } else if self.dbg_sb_req.val() {
+                self.sb_go.next = true;
+            } else if self.dbg_resume_req.val() {
+                self.pc.d.next = self.dpc.q.val();
+                self.state.d.next = CpuState::Fetch;
+                self.dmode.d.next = false;
+                self.dbg_resumed.next = true;
+                self.stepping.d.next = self.dcsr_step.q.val();
+                self.step_done.d.next = false;
+            }
+        }
+        if self.state.q.val() == CpuState::DbgReg {
+            self.dbg_reg_done.next = true;
+            self.state.d.next = CpuState::Halted;
+        }
+        if self.sb_go.val() {
+            self.ls_addr.d.next = self.dbg_sb_addr.val();
+            self.ls_f3.d.next = 2.into();
+            self.ls_we.d.next = self.dbg_sb_write.val();
+            self.ls_strb.d.next = 0xF.into();
+            self.ls_wdata.d.next = self.dbg_sb_wdata.val();
+            self.state.d.next = CpuState::DbgSb;
+            if (self.dbg_sb_addr.val() & self.imem_hi.val()) == 0 {
+                self.ls_src.d.next = 0.into();
+            } else if (self.dbg_sb_addr.val() & self.dmem_hi.val()) == 0x1000_0000_u64 {
+                self.ls_src.d.next = 1.into();
+            } else if (self.dbg_sb_addr.val() & 0xFFFF_0000_u64) == 0x0200_0000_u64 {
+                self.ls_src.d.next = 2.into();
+            } else if (self.dbg_sb_addr.val() & 0xF000_0000_u64) == 0x2000_0000_u64 {
+                self.ls_src.d.next = 3.into();
+            } else {
+                // Unmapped: answered at once.
+                self.sb_done.next = true;
+                self.dbg_sb_err.next = true;
+                self.state.d.next = CpuState::Fetch;
+                if self.dmode.q.val() {
+                    self.state.d.next = CpuState::Halted;
+                }
+            }
+        }
+        if self.state.q.val() == CpuState::DbgSb {
+            if self.ls_src.q.val() == 3 {
+                self.bus_valid.next = true;
+                self.sb_done.next = self.bus_ready.val();
+            } else {
+                self.sb_done.next = true;
+                if self.ls_we.q.val() & (self.ls_src.q.val() == 1) {
+                    self.dm_we.next = 0xF.into();
+                }
+                if self.ls_we.q.val() & (self.ls_src.q.val() == 2) {
+                    if (self.ls_addr.q.val() & 0xFFFC) == 0x4000 {
+                        self.mtimecmp_lo.d.next = self.ls_wdata.q.val();
+                    } else if (self.ls_addr.q.val() & 0xFFFC) == 0x4004 {
+                        self.mtimecmp_hi.d.next = self.ls_wdata.q.val();
+                    }
+                }
+            }
+            if self.sb_done.val() {
+                self.state.d.next = CpuState::Fetch;
+                if self.dmode.q.val() {
+                    self.state.d.next = CpuState::Halted;
+                }
+            }
+        }
+        self.dbg_sb_done.next = self.sb_done.val();
+        if self.stepping.q.val() & (self.retire.val() | self.trap.val()) {
+            self.step_done.d.next = true;
         }
 
         // ---- Counters and timer (a CSR write below replaces an increment).
@@ -1007,6 +1247,9 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         } else if (self.state.q.val() == CpuState::Exec) & (self.opcode.val() != 0x03) {
             self.imem.read_address.next = self.fa.q.val().get_bits::<IW>(2);
         }
+        if self.sb_go.val() {
+            self.imem.read_address.next = self.dbg_sb_addr.val().get_bits::<IW>(2);
+        }
         if self.jump.val() {
             self.pc.d.next = self.jump_pc.val();
             self.state.d.next = CpuState::Fetch;
@@ -1022,6 +1265,15 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         self.imem.write_data.next = self.load_data.val();
         self.imem.write_enable.next =
             self.load_we.val() & ((self.load_addr.val() & self.imem_hi.val()) == 0);
+        if !self.load_we.val()
+            & (self.state.q.val() == CpuState::DbgSb)
+            & self.ls_we.q.val()
+            & (self.ls_src.q.val() == 0)
+        {
+            self.imem.write_address.next = self.ls_addr.q.val().get_bits::<IW>(2);
+            self.imem.write_data.next = self.ls_wdata.q.val();
+            self.imem.write_enable.next = true;
+        }
         self.dmem0.read_address.next = self.maddr.val().get_bits::<DW>(2);
         self.dmem1.read_address.next = self.maddr.val().get_bits::<DW>(2);
         self.dmem2.read_address.next = self.maddr.val().get_bits::<DW>(2);
@@ -1034,6 +1286,22 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         self.dmem1.write_data.next = self.st_data.val().get_bits::<8>(8);
         self.dmem2.write_data.next = self.st_data.val().get_bits::<8>(16);
         self.dmem3.write_data.next = self.st_data.val().get_bits::<8>(24);
+        if self.sb_go.val() {
+            self.dmem0.read_address.next = self.dbg_sb_addr.val().get_bits::<DW>(2);
+            self.dmem1.read_address.next = self.dbg_sb_addr.val().get_bits::<DW>(2);
+            self.dmem2.read_address.next = self.dbg_sb_addr.val().get_bits::<DW>(2);
+            self.dmem3.read_address.next = self.dbg_sb_addr.val().get_bits::<DW>(2);
+        }
+        if self.state.q.val() == CpuState::DbgSb {
+            self.dmem0.write_address.next = self.ls_addr.q.val().get_bits::<DW>(2);
+            self.dmem1.write_address.next = self.ls_addr.q.val().get_bits::<DW>(2);
+            self.dmem2.write_address.next = self.ls_addr.q.val().get_bits::<DW>(2);
+            self.dmem3.write_address.next = self.ls_addr.q.val().get_bits::<DW>(2);
+            self.dmem0.write_data.next = self.ls_wdata.q.val().get_bits::<8>(0);
+            self.dmem1.write_data.next = self.ls_wdata.q.val().get_bits::<8>(8);
+            self.dmem2.write_data.next = self.ls_wdata.q.val().get_bits::<8>(16);
+            self.dmem3.write_data.next = self.ls_wdata.q.val().get_bits::<8>(24);
+        }
         if self.load_we.val() {
             self.dm_we.next = 0.into();
             if self.load_dm.val() {
@@ -1060,6 +1328,23 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         self.rf2.write_data.next = self.wb_data.val();
         self.rf1.write_enable.next = self.wb_en.val() & (self.rd.val() != 0);
         self.rf2.write_enable.next = self.wb_en.val() & (self.rd.val() != 0);
+        if self.state.q.val() == CpuState::Halted {
+            // Abstract register access: read through rf1 (data in DbgReg),
+            // write both copies.
+            self.rf1.read_address.next = self.dbg_reg_num.val().get_bits::<5>(0);
+            self.rf1.write_address.next = self.dbg_reg_num.val().get_bits::<5>(0);
+            self.rf2.write_address.next = self.dbg_reg_num.val().get_bits::<5>(0);
+            self.rf1.write_data.next = self.dbg_reg_wdata.val();
+            self.rf2.write_data.next = self.dbg_reg_wdata.val();
+            self.rf1.write_enable.next = self.dbg_reg_req.val()
+                & self.dbg_reg_write.val()
+                & !self.dbg_reg_num.val().get_bit(5)
+                & (self.dbg_reg_num.val().get_bits::<5>(0) != 0);
+            self.rf2.write_enable.next = self.dbg_reg_req.val()
+                & self.dbg_reg_write.val()
+                & !self.dbg_reg_num.val().get_bit(5)
+                & (self.dbg_reg_num.val().get_bits::<5>(0) != 0);
+        }
 
         // ---- Trace.
         self.t_valid.d.next = self.retire.val() | self.trap.val();
@@ -1103,6 +1388,19 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             self.dmem3.write_enable.next = self.load_we.val() & self.load_dm.val();
             self.md.start.next = false;
             self.bus_valid.next = false;
+            self.dmode.d.next = false;
+            self.dpc.d.next = 0.into();
+            self.dcsr_ebreakm.d.next = false;
+            self.dcsr_stepie.d.next = false;
+            self.dcsr_step.d.next = false;
+            self.dcsr_cause.d.next = 0.into();
+            self.stepping.d.next = false;
+            self.step_done.d.next = false;
+            self.dbg_resumed.next = false;
+            self.dbg_reg_done.next = false;
+            self.dbg_sb_done.next = false;
+            self.imem.write_enable.next =
+                self.load_we.val() & ((self.load_addr.val() & self.imem_hi.val()) == 0);
         }
     }
 }

@@ -1,4 +1,6 @@
-//! The Verilog of the firmware's core ([`Rv32Fw`]), checked in as
+//! The Verilog of the firmware's core with its debug module
+//! ([`Rv32FwDebug`]: the core, the JTAG DTM and the Debug Module; TAP pins
+//! `tck`, `tms`, `tdi`, `tdo`, debug-module reset `dm_reset`), checked in as
 //! `hw/generated/rv32_core.v` (top module `rv32_core`) with its port
 //! manifest `hw/generated/rv32_core.ports` (what `verilator-sys` builds a
 //! model from), both written by `cargo run -p rnic-hw --bin rnic-cpu-gen`.
@@ -6,7 +8,7 @@
 //! ([`crate::gen::postprocess_as`]), so `verilator --lint-only -Wall` is
 //! clean on it (the lint test lints every file in `hw/generated/`).
 
-use super::Rv32Fw;
+use super::Rv32FwDebug;
 use rust_hdl::prelude::*;
 
 pub const TOP: &str = "rv32_core";
@@ -22,7 +24,7 @@ pub fn generate() -> crate::gen::Generated {
 }
 
 fn generate_verilog_only() -> String {
-    let mut cpu = Rv32Fw::default();
+    let mut cpu = Rv32FwDebug::default();
     cpu.connect_all();
     let v = crate::gen::postprocess_as(&generate_verilog(&cpu), TOP);
     v.replacen(

@@ -83,6 +83,17 @@ impl<const I: usize, const D: usize> Bench<I, D> {
         uut.load_we.connect();
         uut.load_addr.connect();
         uut.load_data.connect();
+        // No debugger: the debug inputs stay low.
+        uut.dbg_halt_req.connect();
+        uut.dbg_resume_req.connect();
+        uut.dbg_reg_req.connect();
+        uut.dbg_reg_write.connect();
+        uut.dbg_reg_num.connect();
+        uut.dbg_reg_wdata.connect();
+        uut.dbg_sb_req.connect();
+        uut.dbg_sb_write.connect();
+        uut.dbg_sb_addr.connect();
+        uut.dbg_sb_wdata.connect();
         uut.connect_all();
         Bench {
             uut,

@@ -52,8 +52,25 @@
 //! between instructions when mstatus.MIE and the mie bit are set; mepc =
 //! the next instruction. `wfi` is a nop, `fence` a nop, `fence.i` illegal
 //! (no Zifencei).
+//!
+//! # Debug mode
+//!
+//! For the Debug Module ([`debug`], RISC-V External Debug Support 0.13.2)
+//! through the core's `dbg_*` ports: a halt request (`dbg_halt_req`, a
+//! level) is taken at the next instruction boundary (dcsr.cause 3, dpc =
+//! the next pc); `ebreak` with dcsr.ebreakm = 1 halts instead of trapping
+//! (cause 1, dpc = the ebreak); while halted nothing is fetched, the
+//! register file, `dpc` and `dcsr` are read and written through
+//! `dbg_reg_*`, and `dbg_resume_req` continues at dpc (with dcsr.step: one
+//! instruction or trap, then cause 4; no interrupts unless dcsr.stepie).
+//! System-bus accesses (`dbg_sb_*`, whole words, the memory map above;
+//! instruction memory writable) are served while halted or between two
+//! instructions. `dcsr` (0x7B0) and `dpc` (0x7B1) are not CSRs a program
+//! can reach (illegal instruction, as any other missing CSR). Neither a
+//! halt nor an access is a retirement or a trap on the trace.
 
 pub mod core;
+pub mod debug;
 pub mod gen;
 pub mod muldiv;
 
@@ -71,6 +88,10 @@ mod refmodel;
 /// The firmware's configuration: 128 KiB of instruction memory, 64 KiB of
 /// data memory (`firmware/rnic-fw.x`).
 pub type Rv32Fw = core::Rv32<15, 14>;
+
+/// The firmware's core with its JTAG debug module ([`debug::Rv32Debug`]):
+/// the Verilog top `rv32_core` and the ECPIX-5 board's CPU.
+pub type Rv32FwDebug = debug::Rv32Debug<15, 14>;
 
 /// Byte addresses of the memory map.
 pub mod map {
