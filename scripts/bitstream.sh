@@ -108,7 +108,7 @@ for f in "${sources[@]}"; do reads+="read_verilog -defer $f; "; done
 # image after place and route (hw/src/board/ecpix5_top.rs `IMEM_SEED_HEX`).
 if [ "$top" = rnic_ecpix5 ]; then
     mkdir -p target/fpga
-    "$venv/yowasp-ecpbram" -g target/fpga/imem-seed.hex -s 1 -w 32 -d 32768
+    "$venv/python3" scripts/ecpbram.py -g target/fpga/imem-seed.hex -s 1 -w 32 -d 32768
 fi
 
 now() { date +%s.%N; }

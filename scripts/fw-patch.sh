@@ -44,7 +44,7 @@ if [ "$seed_hex" -nt "$cfg" ]; then
     echo "fw-patch: $seed_hex is newer than $cfg (another pattern); run 'make bitstream' first" >&2
     exit 1
 fi
-for t in yowasp-ecpbram yowasp-ecppack; do
+for t in python3 yowasp-ecppack; do
     [ -x "$venv/$t" ] || { echo "fw-patch: $venv/$t is missing; run make deps-fpga" >&2; exit 1; }
 done
 
@@ -58,23 +58,35 @@ fi
 fw_hex="$out_dir/imem-fw.hex"
 cargo run -q -p rnic-fw --features image --bin rnic-fw-hex -- "$elf" "$fw_hex"
 
-patched="$out_dir/$top-fw.config"
-"$venv/yowasp-ecpbram" -i "$cfg" -o "$patched" -f "$seed_hex" -t "$fw_hex"
-if cmp -s "$cfg" "$patched"; then
+# ecpbram with the Trellis database mounted (scripts/ecpbram.py says why).
+ecpbram() {
+    "$venv/python3" scripts/ecpbram.py "$@" || { echo "fw-patch: ecpbram $* failed" >&2; exit 1; }
+}
+zeros="$out_dir/imem-zero.hex"
+python3 -c "import sys; open(sys.argv[1],'w').write('00000000\n' * 32768)" "$zeros"
+# Whether a slice of the pattern is in a config: replacing the pattern by
+# itself and by zeros gives the same text only when there is none (ecpbram
+# rewrites the whole file, so the input itself is not comparable).
+has_pattern() {
+    ecpbram -i "$1" -o "$out_dir/same.config" -f "$seed_hex" -t "$seed_hex"
+    ecpbram -i "$1" -o "$out_dir/zeroed.config" -f "$seed_hex" -t "$zeros"
+    local rc=0
+    cmp -s "$out_dir/same.config" "$out_dir/zeroed.config" || rc=1
+    rm -f "$out_dir/same.config" "$out_dir/zeroed.config"
+    [ "$rc" = 1 ]
+}
+if ! has_pattern "$cfg"; then
     echo "fw-patch: the pattern is not in $cfg (instruction memory not found); nothing replaced" >&2
+    exit 1
+fi
+patched="$out_dir/$top-fw.config"
+ecpbram -i "$cfg" -o "$patched" -f "$seed_hex" -t "$fw_hex"
+if has_pattern "$patched"; then
+    echo "fw-patch: part of the pattern is still in $patched after patching" >&2
     rm -f "$patched"
     exit 1
 fi
-# Every slice replaced: a second pass (pattern -> zeros) changes nothing.
-zeros="$out_dir/imem-zero.hex"
-python3 -c "import sys; open(sys.argv[1],'w').write('00000000\n' * 32768)" "$zeros"
-"$venv/yowasp-ecpbram" -i "$patched" -o "$out_dir/$top-check.config" -f "$seed_hex" -t "$zeros"
-if ! cmp -s "$patched" "$out_dir/$top-check.config"; then
-    echo "fw-patch: part of the pattern is still in $patched after patching" >&2
-    rm -f "$patched" "$out_dir/$top-check.config"
-    exit 1
-fi
-rm -f "$out_dir/$top-check.config" "$zeros"
+rm -f "$zeros"
 
 "$venv/yowasp-ecppack" --compress "$patched" "$bit.tmp"
 mv "$bit.tmp" "$bit"
