@@ -26,12 +26,8 @@ use std::rc::Rc;
 
 use crate::dma::DmaEvent;
 use crate::link::Side;
+use crate::msg_rate::{PAY_TAGS, WQE_TAGS};
 use crate::rtl_run::{run_until, tcp_of, with_write_rig};
-
-/// DMA read tags (docs/rtl.md "Transmit"): `wqe_fetch` 0..=3, `tx_seg`'s
-/// payload reads `0x80 | slot`.
-const WQE_TAGS: std::ops::RangeInclusive<u8> = 0x00..=0x03;
-const PAY_TAGS: std::ops::RangeInclusive<u8> = 0x80..=0x83;
 
 /// The stages' names, in order ([`WriteSample::stages`]).
 pub const STAGES: [&str; 9] = [
