@@ -36,6 +36,7 @@ pub mod resources;
 pub mod retx;
 pub mod route;
 pub mod rtr;
+pub mod rtt;
 pub mod tcp;
 pub mod terminate;
 
