@@ -250,7 +250,7 @@ impl<const N: usize> ArpCache<N> {
             match e.state {
                 State::Pending { tries, next } if now >= next => {
                     if tries >= TRIES {
-                        log!(warn, "arp: {} unreachable", e.ip);
+                        log!(warn, "arp: {} unreachable", crate::log::Ip(e.ip));
                         e.state = State::Failed {
                             until: now + NEGATIVE_TTL,
                         };

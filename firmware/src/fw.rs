@@ -30,6 +30,7 @@ use crate::filter::Filter;
 use crate::frame::{self, TcpRx};
 use crate::hal::{Hal, HalError, HalExt, IfConfig};
 use crate::icmp::{Echo, EchoLimit, IcmpStats};
+use crate::log::{OnOff, Peer};
 use crate::mpa::{self, Agreement, Assembler, MpaError, Offer};
 use crate::qp::{QpEvent, QpTable};
 use crate::resources::Resources;
@@ -321,6 +322,35 @@ pub(crate) fn event(kind: EventKind, handle: u32) -> Event {
         listen_id: 0,
         phase: false,
     }
+}
+
+/// A connection's peer, for the log.
+fn peer_of(c: &Conn) -> Peer {
+    Peer(c.tcb.tuple.peer_ip, c.tcb.tuple.peer_port)
+}
+
+/// The MPA negotiation's result of connection `i`, for the log.
+pub(crate) fn log_agreement(i: usize, a: &Agreement) {
+    let rtr = match a.rtr {
+        RtrKind::None => "none",
+        RtrKind::Send => "Send",
+        RtrKind::Write => "Write",
+        RtrKind::Read => "Read",
+    };
+    log!(
+        info,
+        "conn {}: MPA rev {}, CRC {}, markers tx {} rx {}, RTR {}, IRD {} ORD {} (peer's {} {})",
+        i,
+        a.revision,
+        OnOff(a.crc),
+        OnOff(a.markers_tx),
+        OnOff(a.markers_rx),
+        rtr,
+        a.ird,
+        a.ord,
+        a.peer_ird,
+        a.peer_ord
+    );
 }
 
 fn mix(mut x: u32) -> u32 {
@@ -669,7 +699,11 @@ impl<
                 {
                     FilterAction::Allow => {}
                     FilterAction::DenyReset => {
-                        log!(info, "filter: SYN from {} refused", tuple.peer_ip);
+                        log!(
+                            info,
+                            "filter: SYN from {} refused",
+                            Peer(tuple.peer_ip, tuple.peer_port)
+                        );
                         let mut tx = self.tx_for(tuple.peer_ip, t.src_mac);
                         Tcb::<0>::reset_for(&t.tcp, &mut tx);
                         return;
@@ -722,6 +756,11 @@ impl<
         let Some(i) = self.free_slot() else {
             // No room: refuse the connection.
             let peer = p.tcb.tuple.peer_ip;
+            log!(
+                warn,
+                "no free connection slot: {} refused",
+                Peer(peer, p.tcb.tuple.peer_port)
+            );
             let mut tcb = p.tcb;
             let mut tx = self.tx_for(peer, p.peer_mac);
             tcb.abort(&mut tx);
@@ -749,6 +788,13 @@ impl<
             persist: PersistTimer::default(),
             rtr: RtrProgress::default(),
         };
+        log!(
+            info,
+            "conn {}: accepted {} on port {}",
+            i,
+            Peer(conn.tcb.tuple.peer_ip, conn.tcb.tuple.peer_port),
+            conn.tcb.tuple.local_port
+        );
         self.conns[i] = Some(conn);
         self.write_ctx(i, ConnMode::Firmware);
         self.take_data(i, t, rx, now);
@@ -876,6 +922,7 @@ impl<
                     Phase::Handshake if c.active => Some(EventKind::Refused),
                     _ => Some(EventKind::ConnectionLost),
                 };
+                log!(info, "conn {}: reset by {}", i, peer_of(c));
                 self.fail(i, ev, QpEvent::Lost);
                 return;
             }
@@ -897,6 +944,7 @@ impl<
         let Some(c) = self.conns[i].as_ref() else {
             return;
         };
+        log!(info, "conn {}: closed with {}", i, peer_of(c));
         let qpn = c.qpn;
         let report = !c.rejected;
         if let Some(qpn) = qpn {
@@ -920,6 +968,7 @@ impl<
         let Some(qpn) = c.qpn.take() else {
             return;
         };
+        log!(info, "conn {}: closed with {} (TIME-WAIT)", i, peer_of(c));
         let report = !c.rejected;
         let was = self.qps.get(qpn).map(|q| q.state);
         self.qps.apply(&mut self.hal, qpn, QpEvent::Closed);
@@ -1073,11 +1122,13 @@ impl<
         let outcome = mpa::parse(c.mpa_rx.frame()).and_then(|r| mpa::on_reply(&r, &c.offer));
         match outcome {
             Ok(a) => {
+                log_agreement(i, &a);
                 c.agreement = Some(a);
                 c.phase = Phase::MpaDone;
                 self.try_enter_rdma(i, t, rest_off, rx, now);
             }
             Err(MpaError::Rejected) => {
+                log!(info, "conn {}: MPA request rejected by {}", i, peer_of(c));
                 let qpn = c.qpn.take();
                 let pdl = c.mpa_rx.private_data().len() as u16;
                 c.rejected = true;
@@ -1098,7 +1149,10 @@ impl<
                 c.tcb.send_ack(&mut tx);
                 c.tcb.close(now, &mut tx);
             }
-            Err(_) => self.abort(i, Some(EventKind::ConnectionLost), QpEvent::Lost),
+            Err(_) => {
+                log!(warn, "conn {}: MPA reply of {} refused", i, peer_of(c));
+                self.abort(i, Some(EventKind::ConnectionLost), QpEvent::Lost)
+            }
         }
     }
 
@@ -1199,6 +1253,15 @@ impl<
         let c = self.conns[i]
             .as_ref()
             .map(|c| (c.tcb.tuple, c.mpa_rx.private_data().len()));
+        if let Some((t, _)) = c {
+            log!(
+                info,
+                "conn {}: established with {}, QP {}",
+                i,
+                Peer(t.peer_ip, t.peer_port),
+                qpn
+            );
+        }
         let mut ev = event(EventKind::Established, qpn);
         ev.status = conn_id;
         if let Some((tuple, pdl)) = c {
@@ -1478,6 +1541,20 @@ impl<
         let cause = (f.len() >= TERMINATE_CONTROL_LEN)
             .then(|| TerminateHeader::new_unchecked(f).cause().ok())
             .flatten();
+        match cause {
+            Some(c) => {
+                let (layer, etype, code) = c.to_raw();
+                log!(
+                    warn,
+                    "conn {}: Terminate received: layer {} type {} code {}",
+                    i,
+                    layer,
+                    etype,
+                    code
+                );
+            }
+            None => log!(warn, "conn {}: Terminate received, cause unreadable", i),
+        }
         self.peer_terminated(i, cause);
     }
 
@@ -1569,6 +1646,15 @@ impl<
         term: &rnic_wire::terminate::TerminateRepr,
         now: Micros,
     ) {
+        let (layer, etype, code) = term.cause.to_raw();
+        log!(
+            warn,
+            "conn {}: Terminate sent: layer {} type {} code {}",
+            i,
+            layer,
+            etype,
+            code
+        );
         let ctx = self.hal.read_conn(i as u32).ok();
         self.take_back(i);
         let Some((c, mut tx)) = self.sink(i) else {
@@ -1805,6 +1891,13 @@ impl<
         if let Some(q) = self.qps.get_mut(qpn) {
             q.conn = Some(i as u32);
         }
+        log!(
+            info,
+            "conn {}: connecting to {} for QP {}",
+            i,
+            Peer(peer_ip, peer_port),
+            qpn
+        );
         Ok(i)
     }
 
@@ -2003,7 +2096,7 @@ impl<
                     self.stats.retx.retransmits += 1;
                     log!(
                         info,
-                        "retx: connection {} from {} (retry {})",
+                        "conn {}: retransmit from {} (retry {})",
                         i,
                         una,
                         c.retx.retries()
@@ -2023,7 +2116,13 @@ impl<
                 // RFC 9293 §3.8.3 (R2): give up on the connection, as on the
                 // device's RetransmitTimeout.
                 self.stats.retx.give_ups += 1;
-                log!(warn, "retx: connection {} lost after retries", i);
+                log!(
+                    warn,
+                    "conn {}: gave up on {} after {} retries",
+                    i,
+                    peer_of(c),
+                    c.retx.retries()
+                );
                 if c.phase == Phase::Rdma {
                     self.rdma_exception(i, ExceptionReason::RetransmitTimeout, now);
                 } else {

@@ -11,7 +11,8 @@
 //!   evaluated).
 //!
 //! One format string serves both: only `{}`, with arguments that implement
-//! both `defmt::Format` and `core::fmt::Display` (integers, `bool`, `&str`).
+//! both `defmt::Format` and `core::fmt::Display` (integers, `bool`, `&str`,
+//! and the wrappers below).
 
 #[cfg(target_os = "none")]
 macro_rules! log {
@@ -36,4 +37,61 @@ macro_rules! log {
             let _ = core::format_args!($($arg)*);
         }
     }};
+}
+
+/// An IPv4 address (host order, as the firmware keeps them) shown dotted.
+#[derive(Clone, Copy)]
+pub(crate) struct Ip(pub u32);
+
+impl core::fmt::Display for Ip {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let [a, b, c, d] = self.0.to_be_bytes();
+        write!(f, "{a}.{b}.{c}.{d}")
+    }
+}
+
+#[cfg(target_os = "none")]
+impl defmt::Format for Ip {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        let [a, b, c, d] = self.0.to_be_bytes();
+        defmt::write!(f, "{}.{}.{}.{}", a, b, c, d)
+    }
+}
+
+/// A peer, `address:port`.
+#[derive(Clone, Copy)]
+pub(crate) struct Peer(pub u32, pub u16);
+
+impl core::fmt::Display for Peer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}:{}", Ip(self.0), self.1)
+    }
+}
+
+#[cfg(target_os = "none")]
+impl defmt::Format for Peer {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "{}:{}", Ip(self.0), self.1)
+    }
+}
+
+/// On or off.
+#[derive(Clone, Copy)]
+pub(crate) struct OnOff(pub bool);
+
+impl core::fmt::Display for OnOff {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0 { "on" } else { "off" })
+    }
+}
+
+#[cfg(target_os = "none")]
+impl defmt::Format for OnOff {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        if self.0 {
+            defmt::write!(f, "on")
+        } else {
+            defmt::write!(f, "off")
+        }
+    }
 }

@@ -373,6 +373,7 @@ impl<
         let mut b = [0u8; mpa::MAX_FRAME];
         let n = mpa::build_reply(&a, enhanced, false, &ours, private_data, &mut b)
             .map_err(|_| S::BadParam)?;
+        crate::fw::log_agreement(i, &a);
         c.agreement = Some(a);
         c.offer = ours;
         c.qpn = Some(qpn);
