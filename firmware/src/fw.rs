@@ -329,14 +329,19 @@ fn peer_of(c: &Conn) -> Peer {
     Peer(c.tcb.tuple.peer_ip, c.tcb.tuple.peer_port)
 }
 
-/// The MPA negotiation's result of connection `i`, for the log.
-pub(crate) fn log_agreement(i: usize, a: &Agreement) {
-    let rtr = match a.rtr {
+/// An RTR message's name, for the log.
+fn rtr_name(k: RtrKind) -> &'static str {
+    match k {
         RtrKind::None => "none",
         RtrKind::Send => "Send",
         RtrKind::Write => "Write",
         RtrKind::Read => "Read",
-    };
+    }
+}
+
+/// The MPA negotiation's result of connection `i`, for the log.
+pub(crate) fn log_agreement(i: usize, a: &Agreement) {
+    let rtr = rtr_name(a.rtr);
     log!(
         info,
         "conn {}: MPA rev {}, CRC {}, markers tx {} rx {}, RTR {}, IRD {} ORD {} (peer's {} {})",
@@ -1300,7 +1305,7 @@ impl<
             let mut b = [0u8; rtr::RTR_FPDU_MAX];
             if let Some(n) = rtr::rtr_fpdu(a.rtr, a.crc, &mut b) {
                 c.tcb.write(&b[..n], now, &mut tx);
-                log!(info, "RTR {} sent", a.rtr as u8);
+                log!(info, "conn {}: RTR {} sent", i, rtr_name(a.rtr));
             }
             c.rtr.sent = true;
             return RtrStep::Wait;
@@ -1337,7 +1342,7 @@ impl<
                         c.tcb.write(&b[..n], now, &mut tx);
                     }
                 }
-                log!(info, "RTR {} exchange done", a.rtr as u8);
+                log!(info, "conn {}: RTR {} exchange done", i, rtr_name(a.rtr));
                 RtrStep::Done(used)
             }
             rtr::Verdict::Unexpected => {
