@@ -88,10 +88,7 @@ impl core::fmt::Display for OnOff {
 #[cfg(target_os = "none")]
 impl defmt::Format for OnOff {
     fn format(&self, f: defmt::Formatter<'_>) {
-        if self.0 {
-            defmt::write!(f, "on")
-        } else {
-            defmt::write!(f, "off")
-        }
+        let s: &str = if self.0 { "on" } else { "off" };
+        defmt::write!(f, "{=str}", s)
     }
 }
