@@ -15,6 +15,7 @@
 //! port's 16 MiB (`fw_addr` is 24 bits) reads 0 and writes nothing, and is
 //! counted in [`CpuStats::stray`]; the firmware makes none.
 
+use crate::fw_log::{FwLog, Line, RttLayout, RttSnoop};
 use rnic_wire::abi::context::port;
 use verilator_sys::rv32_core::Model as Rv32;
 
@@ -100,6 +101,9 @@ pub struct CpuFw {
     shadow: Vec<u32>,
     /// Clocks since the last retirement.
     since_retire: u64,
+    /// The firmware's RTT up channel read from the core's stores, and its
+    /// decoder, when on ([`CpuFw::rtt_snoop`]).
+    rtt: Option<Box<(RttSnoop, FwLog)>>,
 }
 
 impl CpuFw {
@@ -136,6 +140,7 @@ impl CpuFw {
             profile: None,
             shadow: Vec::new(),
             since_retire: 0,
+            rtt: None,
         }
     }
 
@@ -253,6 +258,13 @@ impl CpuFw {
                 self.stats.first_trap.get_or_insert(t);
             } else {
                 self.stats.retired += 1;
+                if let Some(r) = &mut self.rtt {
+                    let strb = self.cpu.get_tr_mem_strb() as u32;
+                    if strb != 0 {
+                        let addr = self.cpu.get_tr_mem_addr() as u32;
+                        r.0.store(addr, strb, self.cpu.get_tr_mem_wdata() as u32);
+                    }
+                }
                 if self.cpu.get_tr_rd() == 2 {
                     let sp = self.cpu.get_tr_rd_wdata() as u32;
                     let low = self.stats.sp_low.get_or_insert(sp);
@@ -260,6 +272,47 @@ impl CpuFw {
                 }
             }
         }
+    }
+
+    /// Starts reading the firmware's log: the RTT up channel of the image
+    /// `elf` (the ELF file's bytes, the image this core runs), from the
+    /// core's retired stores into its control block and buffer, decoded
+    /// with the image's defmt table ([`CpuFw::rtt_lines`]). Nothing moves
+    /// the channel's read position: what the firmware logs beyond its
+    /// buffer (4 KiB) is dropped by the firmware.
+    pub fn rtt_snoop(&mut self, elf: &[u8]) -> Result<(), String> {
+        let layout = RttLayout::from_elf(elf)?;
+        let log = FwLog::from_elf(elf)?;
+        self.rtt = Some(Box::new((RttSnoop::new(layout), log)));
+        Ok(())
+    }
+
+    /// The log messages the firmware published since the last call (none
+    /// without [`CpuFw::rtt_snoop`]).
+    pub fn rtt_lines(&mut self) -> Vec<Line> {
+        match &mut self.rtt {
+            Some(r) => {
+                let bytes = r.0.take();
+                if bytes.is_empty() {
+                    Vec::new()
+                } else {
+                    r.1.push(&bytes)
+                }
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Frames the firmware dropped for want of room in its RTT buffer, and
+    /// frames that did not decode (with [`CpuFw::rtt_snoop`]).
+    pub fn rtt_losses(&self) -> Option<(u32, u64)> {
+        self.rtt.as_ref().map(|r| (r.0.dropped, r.1.malformed))
+    }
+
+    /// Octets the firmware published on its RTT up channel so far (with
+    /// [`CpuFw::rtt_snoop`]).
+    pub fn rtt_octets(&self) -> Option<u64> {
+        self.rtt.as_ref().map(|r| r.0.octets)
     }
 
     /// Starts counting clocks per instruction address ([`CpuFw::profile`]).

@@ -11,6 +11,7 @@
 //! * [`external`]: a MAC port carried over a socket (QEMU stream framing);
 //! * [`fw_hal`]: the firmware's `Hal` over the model's firmware port, and BAR0 access;
 //! * [`cpu_fw`]: the firmware image on a Verilated RISC-V core, on the firmware port;
+//! * [`fw_log`]: the firmware's log: the image's defmt frames decoded, the host build's `log` records printed;
 //! * [`node`]: a node (model + memory + DMA + firmware) and the world of one or two;
 //! * [`sim_bus`]: the driver's `Bus` over a node;
 //! * [`sched`]: the single-threaded cycle scheduler over [`sched::Node`]s;
@@ -29,6 +30,7 @@ pub mod cpu_fw;
 pub mod dma;
 pub mod external;
 pub mod fw_hal;
+pub mod fw_log;
 pub mod host_mem;
 pub mod latency;
 pub mod link;

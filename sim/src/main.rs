@@ -113,6 +113,13 @@ enum Command {
         /// lines; `nm -n` on the image maps them to functions).
         #[arg(long)]
         cpu_profile: Option<PathBuf>,
+        /// Print both nodes' firmware log on stderr, at this level and
+        /// above (error, warn, info, debug; `--fw-log` alone: info), each
+        /// line with its node (A, B). Native firmware: its `log` records;
+        /// `--fw cpu`: the image's defmt frames, read from each core's RTT
+        /// buffer through its stores and decoded with the ELF.
+        #[arg(long, value_name = "LEVEL", num_args = 0..=1, default_missing_value = "info")]
+        fw_log: Option<log::LevelFilter>,
         /// No progress lines.
         #[arg(long)]
         quiet: bool,
@@ -192,6 +199,7 @@ fn main() -> ExitCode {
             rcv_window,
             fw,
             cpu_profile,
+            fw_log,
             quiet,
         } => {
             if c.mtu > RTL_MAX_MTU {
@@ -233,6 +241,7 @@ fn main() -> ExitCode {
                 rcv_window,
                 fw,
                 cpu_profile,
+                fw_log,
             };
             match rtl_run::run(&cfg) {
                 Ok(report) => {

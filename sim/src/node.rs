@@ -207,6 +207,10 @@ pub struct World {
     pub rx_hook: Option<Box<dyn FnMut(Side, u64, &[u8])>>,
     /// Rounds run.
     pub rounds: u64,
+    /// Print the log of firmware on the RISC-V cores that read it
+    /// (`CpuFw::rtt_snoop`) at this level and above, after each round
+    /// (`rnic-sim run --fw cpu --fw-log`).
+    pub fw_log: Option<log::LevelFilter>,
 }
 
 impl World {
@@ -219,6 +223,7 @@ impl World {
             tx_hook: None,
             rx_hook: None,
             rounds: 0,
+            fw_log: None,
         }
     }
 
@@ -233,6 +238,7 @@ impl World {
             tx_hook: None,
             rx_hook: None,
             rounds: 0,
+            fw_log: None,
         }
     }
 
@@ -255,6 +261,7 @@ impl World {
             tx_hook: None,
             rx_hook: None,
             rounds: 0,
+            fw_log: None,
         })
     }
 
@@ -273,10 +280,16 @@ impl World {
     /// clocked up to the leader, and the link carries frames up to that
     /// cycle.
     pub fn round(&mut self) {
-        for n in self.nodes.iter_mut().filter(|n| n.fw_running) {
+        for (k, n) in self.nodes.iter_mut().enumerate() {
+            if !n.fw_running {
+                continue;
+            }
             // A firmware on the RISC-V core runs with its node's clock.
             if let Some(fw) = n.fw.native() {
+                // its log lines (`fw_log::init_host`) name the node
+                crate::fw_log::set_node(Some(k));
                 fw.poll();
+                crate::fw_log::set_node(None);
                 n.polls += 1;
             }
         }
@@ -325,6 +338,20 @@ impl World {
             let _ = ext.poll();
             while let Some(f) = ext.recv() {
                 hw.mac_rx.push(f, false);
+            }
+        }
+        if let Some(level) = self.fw_log {
+            for (k, n) in self.nodes.iter().enumerate() {
+                let lines = match n.hw.borrow_mut().cpu.as_mut() {
+                    Some(cpu) => cpu.rtt_lines(),
+                    None => continue,
+                };
+                for l in lines {
+                    let lvl = l.level.and_then(|s| s.parse::<log::Level>().ok());
+                    if lvl.is_none_or(|v| v <= level) {
+                        crate::fw_log::print_line(k, &l);
+                    }
+                }
             }
         }
         self.rounds += 1;

@@ -500,6 +500,10 @@ pub struct RtlConfig {
     /// addresses, most clocks first; map the addresses to functions with
     /// the image's symbols, `nm -n`).
     pub cpu_profile: Option<PathBuf>,
+    /// Print both nodes' firmware log at this level and above on stderr
+    /// (`crate::fw_log`): the native firmware's `log` records, or the
+    /// image's defmt frames read from each core's RTT buffer.
+    pub fw_log: Option<log::LevelFilter>,
 }
 
 impl RtlConfig {
@@ -530,6 +534,7 @@ impl Default for RtlConfig {
             rcv_window: None,
             fw: FwKind::Native,
             cpu_profile: None,
+            fw_log: None,
         }
     }
 }
@@ -1233,6 +1238,19 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         r.rto = r.rto.max(2 * rtt_us);
         r.rto_min = r.rto_min.max(2 * rtt_us);
         r.rto_max = r.rto_max.max(8 * rtt_us);
+    }
+    if let Some(level) = cfg.fw_log {
+        crate::fw_log::init_host(level);
+        if cfg.fw == FwKind::Cpu {
+            let path = rnic_fw::image::build_elf()?;
+            let elf = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            for n in &world.borrow().nodes {
+                if let Some(cpu) = n.hw.borrow_mut().cpu.as_mut() {
+                    cpu.rtt_snoop(&elf)?;
+                }
+            }
+        }
+        world.borrow_mut().fw_log = Some(level);
     }
     if cfg.cpu_profile.is_some() {
         match world.borrow().nodes[0].hw.borrow_mut().cpu.as_mut() {

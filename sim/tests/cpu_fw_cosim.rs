@@ -325,3 +325,64 @@ fn lost_segment_replayed_on_the_firmware_timer() {
         assert!(*data_segs.borrow() > 6, "the replay re-sent the hole");
     });
 }
+
+/// The image's log, read as a probe would: each core's stores into the
+/// RTT control block and up buffer of the ELF it runs (`CpuFw::rtt_snoop`),
+/// decoded with the ELF's defmt table (`rnic_sim::fw_log`). A connect
+/// logs the MPA negotiation's result and the connection established on
+/// both nodes, each with the peer, within the 4 KiB buffer (nothing
+/// dropped, nothing undecodable).
+#[test]
+fn connect_is_logged_over_rtt() {
+    let path = rnic_fw::image::build_elf().unwrap_or_else(|e| panic!("{e}"));
+    let elf = std::fs::read(&path).unwrap();
+    let layout = rnic_sim::fw_log::RttLayout::from_elf(&elf).unwrap();
+    assert_eq!(layout.size, 4096, "{layout:x?}");
+    let dmem = rnic_sim::cpu_fw::DMEM..rnic_sim::cpu_fw::DMEM + rnic_sim::cpu_fw::DMEM_BYTES;
+    assert!(dmem.contains(&layout.control) && dmem.contains(&layout.buffer));
+
+    let world = cpu_pair("cpu_fw_log.pcap");
+    for n in &world.borrow().nodes {
+        let mut hw = n.hw.borrow_mut();
+        hw.cpu.as_mut().unwrap().rtt_snoop(&elf).unwrap();
+    }
+    let a = open_node(&world, 0, 1500).unwrap();
+    let b = open_node(&world, 1, 1500).unwrap();
+    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
+    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
+    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
+    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
+    // the last messages leave the core within a poll or two
+    run_until(&world, 50_000, |_| false).ok();
+    let ip = |i| net_config(i, 1500).ip.to_string();
+    for (n, peer) in [(0, ip(2)), (1, ip(1))] {
+        let w = world.borrow();
+        let mut hw = w.nodes[n].hw.borrow_mut();
+        let cpu = hw.cpu.as_mut().unwrap();
+        let lines = cpu.rtt_lines();
+        for l in &lines {
+            println!("node {n}: {l}");
+        }
+        let octets = cpu.rtt_octets().unwrap();
+        println!("node {n}: {octets} octets of log");
+        assert!(octets < 1024, "boot and a connect fit the buffer with room");
+        assert_eq!(cpu.rtt_losses(), Some((0, 0)), "node {n}");
+        let has = |level: &str, parts: &[&str]| {
+            lines.iter().any(|l| {
+                l.level == Some(level)
+                    && l.timestamp.is_some()
+                    && parts.iter().all(|p| l.message.contains(p))
+            })
+        };
+        assert!(
+            has("INFO", &["conn 0: MPA rev 2, CRC on", "RTR"]),
+            "node {n}: the MPA result is logged"
+        );
+        assert!(
+            has("INFO", &["conn 0: established with", &peer]),
+            "node {n}: established with {peer} is logged"
+        );
+    }
+    check_cores(&world);
+}
