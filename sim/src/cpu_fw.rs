@@ -16,6 +16,7 @@
 //! counted in [`CpuStats::stray`]; the firmware makes none.
 
 use crate::fw_log::{FwLog, Line, RttLayout, RttSnoop};
+use crate::jtag::{JtagCable, JtagPort};
 use rnic_wire::abi::context::port;
 use verilator_sys::rv32_core::Model as Rv32;
 
@@ -104,6 +105,8 @@ pub struct CpuFw {
     /// The firmware's RTT up channel read from the core's stores, and its
     /// decoder, when on ([`CpuFw::rtt_snoop`]).
     rtt: Option<Box<(RttSnoop, FwLog)>>,
+    /// A JTAG adapter on the debug pins ([`CpuFw::plug_jtag`]).
+    jtag: Option<JtagPort>,
 }
 
 impl CpuFw {
@@ -141,6 +144,7 @@ impl CpuFw {
             shadow: Vec::new(),
             since_retire: 0,
             rtt: None,
+            jtag: None,
         }
     }
 
@@ -232,6 +236,9 @@ impl CpuFw {
             } else if core.get_fw_rvalid() != 0 {
                 self.access = Access::Answer(core.get_fw_rdata() as u32);
             }
+        }
+        if let Some(j) = &mut self.jtag {
+            j.clock(&mut self.cpu);
         }
         self.cpu.tick();
         self.since_retire += 1;
@@ -327,6 +334,19 @@ impl CpuFw {
         if !on {
             self.held = false;
         }
+    }
+
+    /// Plugs a JTAG adapter into the core's debug pins (replacing one
+    /// plugged before) and returns the debugger's end of its cable.
+    pub fn plug_jtag(&mut self) -> JtagCable {
+        let (port, cable) = crate::jtag::cable();
+        self.jtag = Some(port);
+        cable
+    }
+
+    /// TCK cycles played on the debug pins so far.
+    pub fn jtag_tck_cycles(&self) -> u64 {
+        self.jtag.as_ref().map_or(0, |j| j.tck_cycles)
     }
 
     /// Whether the core is held and the port free.

@@ -12,6 +12,7 @@
 //! * [`fw_hal`]: the firmware's `Hal` over the model's firmware port, and BAR0 access;
 //! * [`cpu_fw`]: the firmware image on a Verilated RISC-V core, on the firmware port;
 //! * [`fw_log`]: the firmware's log: the image's defmt frames decoded, the host build's `log` records printed;
+//! * [`jtag`]: a JTAG adapter on that core's debug pins, for a debugger in another thread;
 //! * [`node`]: a node (model + memory + DMA + firmware) and the world of one or two;
 //! * [`sim_bus`]: the driver's `Bus` over a node;
 //! * [`sched`]: the single-threaded cycle scheduler over [`sched::Node`]s;
@@ -32,6 +33,7 @@ pub mod external;
 pub mod fw_hal;
 pub mod fw_log;
 pub mod host_mem;
+pub mod jtag;
 pub mod latency;
 pub mod link;
 pub mod mac_port;
