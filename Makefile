@@ -7,7 +7,7 @@ RV_TARGET  := riscv32im-unknown-none-elf
 RTL        := hw/generated/rnic_core.v
 SIM_ARGS   ?=
 
-.PHONY: all sim test deps deps-fpga fmt-check clippy unit tshark-check firmware-elf lint rtl bench soak interop bitstream bitstream-fw flash clean
+.PHONY: all sim test deps deps-fpga fmt-check clippy unit tshark-check firmware-elf lint rtl bench soak interop bitstream bitstream-fw flash fw-load fw-log debug-sim clean
 
 all: test
 
@@ -90,6 +90,22 @@ bitstream-fw: deps-fpga
 ## missing or stale bitstream, or one built for another board or part.
 flash: deps-fpga
 	@scripts/flash.sh
+
+## The firmware on the running board's core through probe-rs and a JTAG adapter
+## (FT2232H/FT232H) on PMOD0, without rebuilding the bitstream: fw-load loads the
+## ELF (FW_ELF=path, default the one firmware-elf builds) and runs it; fw-log prints
+## its defmt log (RTT), decoded. Both name what is missing when no probe answers.
+fw-load: firmware-elf
+	$(CARGO) run --release -q -p rnic-probe -- load $(or $(FW_ELF),$${CARGO_TARGET_DIR:-target}/$(RV_TARGET)/release/rnic-fw)
+
+fw-log: firmware-elf
+	$(CARGO) run --release -q -p rnic-probe -- log $(or $(FW_ELF),$${CARGO_TARGET_DIR:-target}/$(RV_TARGET)/release/rnic-fw)
+
+## probe-rs loads the firmware ELF into a co-simulated node's core through its JTAG
+## pins, breaks, steps, reads its RTT log, and the node then connects and moves data
+## (2.5 minutes of loading; `make test` runs the same session without the load).
+debug-sim: deps
+	$(CARGO) test --release -p rnic-probe --test cosim_debug -- --ignored --nocapture
 
 ## Benchmarks (not tests): simulator speed, DMA-server overhead, protocol
 ## efficiency of the reference model, message rate of 64-octet Writes and
