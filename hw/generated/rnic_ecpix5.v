@@ -61425,10 +61425,11 @@ module rnic_ecpix5$cpu(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bu
     wire  core$dbg_resumed;
     reg  core$dbg_reg_req;
     reg  core$dbg_reg_write;
-    reg  [5:0] core$dbg_reg_num;
+    reg  [12:0] core$dbg_reg_num;
     reg  [31:0] core$dbg_reg_wdata;
     wire  core$dbg_reg_done;
     wire  [31:0] core$dbg_reg_rdata;
+    wire  core$dbg_reg_err;
     reg  core$dbg_sb_req;
     reg  core$dbg_sb_write;
     reg  [31:0] core$dbg_sb_addr;
@@ -61477,10 +61478,11 @@ module rnic_ecpix5$cpu(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bu
     reg  dm$resumed;
     wire  dm$reg_req;
     wire  dm$reg_write;
-    wire  [5:0] dm$reg_num;
+    wire  [12:0] dm$reg_num;
     wire  [31:0] dm$reg_wdata;
     reg  dm$reg_done;
     reg  [31:0] dm$reg_rdata;
+    reg  dm$reg_err;
     wire  dm$sb_req;
     wire  dm$sb_write;
     wire  [31:0] dm$sb_addr;
@@ -61517,6 +61519,7 @@ module rnic_ecpix5$cpu(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bu
         .dbg_reg_wdata(core$dbg_reg_wdata),
         .dbg_reg_done(core$dbg_reg_done),
         .dbg_reg_rdata(core$dbg_reg_rdata),
+        .dbg_reg_err(core$dbg_reg_err),
         .dbg_sb_req(core$dbg_sb_req),
         .dbg_sb_write(core$dbg_sb_write),
         .dbg_sb_addr(core$dbg_sb_addr),
@@ -61573,6 +61576,7 @@ module rnic_ecpix5$cpu(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bu
         .reg_wdata(dm$reg_wdata),
         .reg_done(dm$reg_done),
         .reg_rdata(dm$reg_rdata),
+        .reg_err(dm$reg_err),
         .sb_req(dm$sb_req),
         .sb_write(dm$sb_write),
         .sb_addr(dm$sb_addr),
@@ -61635,6 +61639,7 @@ module rnic_ecpix5$cpu(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bu
         core$dbg_reg_wdata = dm$reg_wdata;
         dm$reg_done = core$dbg_reg_done;
         dm$reg_rdata = core$dbg_reg_rdata;
+        dm$reg_err = core$dbg_reg_err;
         core$dbg_sb_req = dm$sb_req;
         core$dbg_sb_write = dm$sb_write;
         core$dbg_sb_addr = dm$sb_addr;
@@ -61647,7 +61652,7 @@ module rnic_ecpix5$cpu(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bu
 endmodule // rnic_ecpix5$cpu
 
 
-module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,dbg_halt_req,dbg_resume_req,dbg_halted,dbg_resumed,dbg_reg_req,dbg_reg_write,dbg_reg_num,dbg_reg_wdata,dbg_reg_done,dbg_reg_rdata,dbg_sb_req,dbg_sb_write,dbg_sb_addr,dbg_sb_wdata,dbg_sb_done,dbg_sb_err,dbg_sb_rdata,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
+module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,dbg_halt_req,dbg_resume_req,dbg_halted,dbg_resumed,dbg_reg_req,dbg_reg_write,dbg_reg_num,dbg_reg_wdata,dbg_reg_done,dbg_reg_rdata,dbg_reg_err,dbg_sb_req,dbg_sb_write,dbg_sb_addr,dbg_sb_wdata,dbg_sb_done,dbg_sb_err,dbg_sb_rdata,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
 
     // Module arguments
     input wire  clock;
@@ -61669,10 +61674,11 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     output reg  dbg_resumed;
     input wire  dbg_reg_req;
     input wire  dbg_reg_write;
-    input wire  [5:0] dbg_reg_num;
+    input wire  [12:0] dbg_reg_num;
     input wire  [31:0] dbg_reg_wdata;
     output reg  dbg_reg_done;
     output reg  [31:0] dbg_reg_rdata;
+    output reg  dbg_reg_err;
     input wire  dbg_sb_req;
     input wire  dbg_sb_write;
     input wire  [31:0] dbg_sb_addr;
@@ -61707,7 +61713,8 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     localparam CpuState$MulDiv = 5;
     localparam CpuState$Halted = 6;
     localparam CpuState$DbgReg = 7;
-    localparam CpuState$DbgSb = 8;
+    localparam CpuState$DbgCsr = 8;
+    localparam CpuState$DbgSb = 9;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -61867,6 +61874,57 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     reg  step_done$d;
     wire  step_done$q;
     reg  step_done$clock;
+    reg  tsel$d;
+    wire  tsel$q;
+    reg  tsel$clock;
+    reg  tg0_dmode$d;
+    wire  tg0_dmode$q;
+    reg  tg0_dmode$clock;
+    reg  tg0_hit$d;
+    wire  tg0_hit$q;
+    reg  tg0_hit$clock;
+    reg  tg0_action$d;
+    wire  tg0_action$q;
+    reg  tg0_action$clock;
+    reg  tg0_m$d;
+    wire  tg0_m$q;
+    reg  tg0_m$clock;
+    reg  tg0_u$d;
+    wire  tg0_u$q;
+    reg  tg0_u$clock;
+    reg  tg0_exec$d;
+    wire  tg0_exec$q;
+    reg  tg0_exec$clock;
+    reg  [31:0] tg0_addr$d;
+    wire  [31:0] tg0_addr$q;
+    reg  tg0_addr$clock;
+    reg  tg0_match$d;
+    wire  tg0_match$q;
+    reg  tg0_match$clock;
+    reg  tg1_dmode$d;
+    wire  tg1_dmode$q;
+    reg  tg1_dmode$clock;
+    reg  tg1_hit$d;
+    wire  tg1_hit$q;
+    reg  tg1_hit$clock;
+    reg  tg1_action$d;
+    wire  tg1_action$q;
+    reg  tg1_action$clock;
+    reg  tg1_m$d;
+    wire  tg1_m$q;
+    reg  tg1_m$clock;
+    reg  tg1_u$d;
+    wire  tg1_u$q;
+    reg  tg1_u$clock;
+    reg  tg1_exec$d;
+    wire  tg1_exec$q;
+    reg  tg1_exec$clock;
+    reg  [31:0] tg1_addr$d;
+    wire  [31:0] tg1_addr$q;
+    reg  tg1_addr$clock;
+    reg  tg1_match$d;
+    wire  tg1_match$q;
+    reg  tg1_match$clock;
     reg  [31:0] mtime_lo$d;
     wire  [31:0] mtime_lo$q;
     reg  mtime_lo$clock;
@@ -61972,6 +62030,15 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     reg  sb_go;
     reg  [31:0] dcsr_val;
     reg  sb_done;
+    reg  step_end;
+    reg  [31:0] tg0_data1;
+    reg  [31:0] tg1_data1;
+    reg  [31:0] tg_pc;
+    reg  tg_wok;
+    reg  tg0_fire;
+    reg  tg1_fire;
+    reg  trig_dbg;
+    reg  trig_exc;
 
     // Sub module instances
     rnic_ecpix5$cpu$core$imem imem(
@@ -62212,6 +62279,91 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         .q(step_done$q),
         .clock(step_done$clock)
     );
+    rnic_ecpix5$cpu$core$tsel tsel(
+        .d(tsel$d),
+        .q(tsel$q),
+        .clock(tsel$clock)
+    );
+    rnic_ecpix5$cpu$core$tg0_dmode tg0_dmode(
+        .d(tg0_dmode$d),
+        .q(tg0_dmode$q),
+        .clock(tg0_dmode$clock)
+    );
+    rnic_ecpix5$cpu$core$tg0_hit tg0_hit(
+        .d(tg0_hit$d),
+        .q(tg0_hit$q),
+        .clock(tg0_hit$clock)
+    );
+    rnic_ecpix5$cpu$core$tg0_action tg0_action(
+        .d(tg0_action$d),
+        .q(tg0_action$q),
+        .clock(tg0_action$clock)
+    );
+    rnic_ecpix5$cpu$core$tg0_m tg0_m(
+        .d(tg0_m$d),
+        .q(tg0_m$q),
+        .clock(tg0_m$clock)
+    );
+    rnic_ecpix5$cpu$core$tg0_u tg0_u(
+        .d(tg0_u$d),
+        .q(tg0_u$q),
+        .clock(tg0_u$clock)
+    );
+    rnic_ecpix5$cpu$core$tg0_exec tg0_exec(
+        .d(tg0_exec$d),
+        .q(tg0_exec$q),
+        .clock(tg0_exec$clock)
+    );
+    rnic_ecpix5$cpu$core$tg0_addr tg0_addr(
+        .d(tg0_addr$d),
+        .q(tg0_addr$q),
+        .clock(tg0_addr$clock)
+    );
+    rnic_ecpix5$cpu$core$tg0_match tg0_match(
+        .d(tg0_match$d),
+        .q(tg0_match$q),
+        .clock(tg0_match$clock)
+    );
+    rnic_ecpix5$cpu$core$tg1_dmode tg1_dmode(
+        .d(tg1_dmode$d),
+        .q(tg1_dmode$q),
+        .clock(tg1_dmode$clock)
+    );
+    rnic_ecpix5$cpu$core$tg1_hit tg1_hit(
+        .d(tg1_hit$d),
+        .q(tg1_hit$q),
+        .clock(tg1_hit$clock)
+    );
+    rnic_ecpix5$cpu$core$tg1_action tg1_action(
+        .d(tg1_action$d),
+        .q(tg1_action$q),
+        .clock(tg1_action$clock)
+    );
+    rnic_ecpix5$cpu$core$tg1_m tg1_m(
+        .d(tg1_m$d),
+        .q(tg1_m$q),
+        .clock(tg1_m$clock)
+    );
+    rnic_ecpix5$cpu$core$tg1_u tg1_u(
+        .d(tg1_u$d),
+        .q(tg1_u$q),
+        .clock(tg1_u$clock)
+    );
+    rnic_ecpix5$cpu$core$tg1_exec tg1_exec(
+        .d(tg1_exec$d),
+        .q(tg1_exec$q),
+        .clock(tg1_exec$clock)
+    );
+    rnic_ecpix5$cpu$core$tg1_addr tg1_addr(
+        .d(tg1_addr$d),
+        .q(tg1_addr$q),
+        .clock(tg1_addr$clock)
+    );
+    rnic_ecpix5$cpu$core$tg1_match tg1_match(
+        .d(tg1_match$d),
+        .q(tg1_match$q),
+        .clock(tg1_match$clock)
+    );
     rnic_ecpix5$cpu$core$mtime_lo mtime_lo(
         .d(mtime_lo$d),
         .q(mtime_lo$q),
@@ -62323,6 +62475,23 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         dcsr_cause$clock = clock;
         stepping$clock = clock;
         step_done$clock = clock;
+        tsel$clock = clock;
+        tg0_dmode$clock = clock;
+        tg0_hit$clock = clock;
+        tg0_action$clock = clock;
+        tg0_m$clock = clock;
+        tg0_u$clock = clock;
+        tg0_exec$clock = clock;
+        tg0_addr$clock = clock;
+        tg0_match$clock = clock;
+        tg1_dmode$clock = clock;
+        tg1_hit$clock = clock;
+        tg1_action$clock = clock;
+        tg1_m$clock = clock;
+        tg1_u$clock = clock;
+        tg1_exec$clock = clock;
+        tg1_addr$clock = clock;
+        tg1_match$clock = clock;
         mtime_lo$clock = clock;
         mtime_hi$clock = clock;
         mtimecmp_lo$clock = clock;
@@ -62371,6 +62540,23 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         dcsr_cause$d = dcsr_cause$q;
         stepping$d = stepping$q;
         step_done$d = step_done$q;
+        tsel$d = tsel$q;
+        tg0_dmode$d = tg0_dmode$q;
+        tg0_hit$d = tg0_hit$q;
+        tg0_action$d = tg0_action$q;
+        tg0_m$d = tg0_m$q;
+        tg0_u$d = tg0_u$q;
+        tg0_exec$d = tg0_exec$q;
+        tg0_addr$d = tg0_addr$q;
+        tg0_match$d = tg0_match$q;
+        tg1_dmode$d = tg1_dmode$q;
+        tg1_hit$d = tg1_hit$q;
+        tg1_action$d = tg1_action$q;
+        tg1_m$d = tg1_m$q;
+        tg1_u$d = tg1_u$q;
+        tg1_exec$d = tg1_exec$q;
+        tg1_addr$d = tg1_addr$q;
+        tg1_match$d = tg1_match$q;
         mtime_lo$d = mtime_lo$q;
         mtime_hi$d = mtime_hi$q;
         mtimecmp_lo$d = mtimecmp_lo$q;
@@ -62601,9 +62787,28 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 ld_val = ld_shift | 32'hffff0000;
             end
         end
+        dcsr_val = ({{29{1'b0}}, dcsr_cause$q} << 32'h6) | 32'h40000003;
+        if (dcsr_ebreakm$q) begin
+            dcsr_val = dcsr_val | 32'h8000;
+        end
+        if (dcsr_stepie$q) begin
+            dcsr_val = dcsr_val | 32'h800;
+        end
+        if (dcsr_step$q) begin
+            dcsr_val = dcsr_val | 32'h4;
+        end
+        tg0_data1 = ({{31{1'b0}}, tg0_dmode$q} << 32'h1b) | ({{31{1'b0}}, tg0_hit$q} << 32'h14) | ({{31{1'b0}}, tg0_action$q} << 32'hc) | ({{31{1'b0}}, tg0_m$q} << 32'h6) | ({{31{1'b0}}, tg0_u$q} << 32'h3) | ({{31{1'b0}}, tg0_exec$q} << 32'h2) | 32'h20000000;
+        tg1_data1 = ({{31{1'b0}}, tg1_dmode$q} << 32'h1b) | ({{31{1'b0}}, tg1_hit$q} << 32'h14) | ({{31{1'b0}}, tg1_action$q} << 32'hc) | ({{31{1'b0}}, tg1_m$q} << 32'h6) | ({{31{1'b0}}, tg1_u$q} << 32'h3) | ({{31{1'b0}}, tg1_exec$q} << 32'h2) | 32'h20000000;
+        tg_wok = ~tg0_dmode$q | dmode$q;
+        if (tsel$q) begin
+            tg_wok = ~tg1_dmode$q | dmode$q;
+        end
         csr_src = rs1v;
         if (f3[32'h2]) begin
             csr_src = {{27{1'b0}}, rs1};
+        end
+        if (state$q == CpuState$DbgCsr) begin
+            csr_src = dbg_reg_wdata;
         end
         csr_ok = 1'b1;
         csr_old = 32'h0;
@@ -62662,6 +62867,30 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         else if ((csr == 12'hb82) | (csr == 12'hc82)) begin
             csr_old = instret_hi$q;
         end
+        else if (csr == 12'h7a0) begin
+            csr_old = {{31{1'b0}}, tsel$q};
+        end
+        else if (csr == 12'h7a1) begin
+            csr_old = tg0_data1;
+            if (tsel$q) begin
+                csr_old = tg1_data1;
+            end
+        end
+        else if (csr == 12'h7a2) begin
+            csr_old = tg0_addr$q;
+            if (tsel$q) begin
+                csr_old = tg1_addr$q;
+            end
+        end
+        else if (csr == 12'h7a4) begin
+            csr_old = 32'h4;
+        end
+        else if ((csr == 12'h7b0) & dmode$q) begin
+            csr_old = dcsr_val;
+        end
+        else if ((csr == 12'h7b1) & dmode$q) begin
+            csr_old = dpc$q;
+        end
         else if ((csr == 12'h310) | ((csr >= 12'hf11) & (csr <= 12'hf15))) begin
         end
         else begin
@@ -62678,6 +62907,17 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         else if (f3[(32'h0)+:(2)] == 2'h3) begin
             csr_new = csr_old & ~csr_src;
         end
+        tg_pc = fa$q;
+        if (state$q == CpuState$Fetch) begin
+            tg_pc = pc$q;
+        end
+        tg0_match$d = tg0_addr$q == tg_pc;
+        tg1_match$d = tg1_addr$q == tg_pc;
+        tg0_fire = tg0_match$q & tg0_m$q & tg0_exec$q;
+        tg1_fire = tg1_match$q & tg1_m$q & tg1_exec$q;
+        step_end = stepping$q & step_done$q;
+        trig_dbg = ~step_end & ((tg0_fire & tg0_action$q) | (tg1_fire & tg1_action$q));
+        trig_exc = (tg0_fire & ~tg0_action$q) | (tg1_fire & ~tg1_action$q);
         retire = 1'b0;
         trap = 1'b0;
         cause = 32'h2;
@@ -62722,6 +62962,11 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         trap = 1'b1;
                         cause = 32'h80000007;
                         tval = 32'h0;
+                    end
+                    else if (trig_exc) begin
+                        trap = 1'b1;
+                        cause = 32'h3;
+                        tval = pc$q;
                     end
                     else if (fetch_fault$q) begin
                         trap = 1'b1;
@@ -62936,29 +63181,20 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             CpuState$DbgReg:
                 begin
                 end
+            CpuState$DbgCsr:
+                begin
+                end
             CpuState$DbgSb:
                 begin
                 end
         endcase
-        dcsr_val = ({{29{1'b0}}, dcsr_cause$q} << 32'h6) | 32'h40000003;
-        if (dcsr_ebreakm$q) begin
-            dcsr_val = dcsr_val | 32'h8000;
-        end
-        if (dcsr_stepie$q) begin
-            dcsr_val = dcsr_val | 32'h800;
-        end
-        if (dcsr_step$q) begin
-            dcsr_val = dcsr_val | 32'h4;
-        end
         dbg_halted = dmode$q;
         dbg_resumed = 1'b0;
         dbg_reg_done = 1'b0;
+        dbg_reg_err = 1'b0;
         dbg_reg_rdata = rf1$read_data;
-        if (dbg_reg_num[32'h5]) begin
-            dbg_reg_rdata = dcsr_val;
-            if (dbg_reg_num[32'h0]) begin
-                dbg_reg_rdata = dpc$q;
-            end
+        if (state$q == CpuState$DbgCsr) begin
+            dbg_reg_rdata = csr_old;
         end
         else if (dbg_reg_num[(32'h0)+:(5)] == 5'h0) begin
             dbg_reg_rdata = 32'h0;
@@ -62967,7 +63203,7 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         sb_done = 1'b0;
         dbg_sb_err = 1'b0;
         dbg_sb_rdata = ld_word;
-        halt_now = dbg_halt_req | (stepping$q & step_done$q);
+        halt_now = dbg_halt_req | step_end | trig_dbg;
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 trap = 1'b0;
@@ -62975,7 +63211,12 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 dmode$d = 1'b1;
                 dpc$d = pc$q;
                 dcsr_cause$d = 3'h4;
-                if (dbg_halt_req) begin
+                if (trig_dbg) begin
+                    dcsr_cause$d = 3'h2;
+                    tg0_hit$d = tg0_hit$q | (tg0_fire & tg0_action$q);
+                    tg1_hit$d = tg1_hit$q | (tg1_fire & tg1_action$q);
+                end
+                else if (dbg_halt_req) begin
                     dcsr_cause$d = 3'h3;
                 end
                 stepping$d = 1'b0;
@@ -62993,23 +63234,24 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             dcsr_cause$d = 3'h1;
             stepping$d = 1'b0;
         end
+        if ((state$q == CpuState$Decode) & trap & (cause == 32'h3)) begin
+            tg0_hit$d = tg0_hit$q | (tg0_fire & ~tg0_action$q);
+            tg1_hit$d = tg1_hit$q | (tg1_fire & ~tg1_action$q);
+        end
         if (state$q == CpuState$Halted) begin
             if (dbg_reg_req) begin
-                if (~dbg_reg_write) begin
+                if (~dbg_reg_num[32'hc]) begin
+                    ir$d = ({{20{1'b0}}, dbg_reg_num[(32'h0)+:(12)]} << 32'h14) | 32'h2073;
+                    if (dbg_reg_write) begin
+                        ir$d = ({{20{1'b0}}, dbg_reg_num[(32'h0)+:(12)]} << 32'h14) | 32'h1073;
+                    end
+                    state$d = CpuState$DbgCsr;
+                end
+                else if (~dbg_reg_write) begin
                     state$d = CpuState$DbgReg;
                 end
                 else begin
                     dbg_reg_done = 1'b1;
-                    if (dbg_reg_num[32'h5]) begin
-                        if (dbg_reg_num[32'h0]) begin
-                            dpc$d = dbg_reg_wdata & 32'hfffffffc;
-                        end
-                        else begin
-                            dcsr_ebreakm$d = dbg_reg_wdata[32'hf];
-                            dcsr_stepie$d = dbg_reg_wdata[32'hb];
-                            dcsr_step$d = dbg_reg_wdata[32'h2];
-                        end
-                    end
                 end
             end
             else if (dbg_sb_req) begin
@@ -63026,6 +63268,12 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         end
         if (state$q == CpuState$DbgReg) begin
             dbg_reg_done = 1'b1;
+            state$d = CpuState$Halted;
+        end
+        if (state$q == CpuState$DbgCsr) begin
+            dbg_reg_done = 1'b1;
+            dbg_reg_err = ~csr_ok;
+            csr_we = csr_ok & csr_wr;
             state$d = CpuState$Halted;
         end
         if (sb_go) begin
@@ -63140,6 +63388,45 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 instret_hi$d = csr_new;
                 instret_lo$d = instret_lo$q;
             end
+            else if (csr == 12'h7a0) begin
+                if ((csr_new & 32'hfffffffe) == 32'h0) begin
+                    tsel$d = csr_new[32'h0];
+                end
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_dmode$d = csr_new[32'h1b] & dmode$q;
+                    tg0_hit$d = csr_new[32'h14];
+                    tg0_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
+                    tg0_m$d = csr_new[32'h6];
+                    tg0_u$d = csr_new[32'h3];
+                    tg0_exec$d = csr_new[32'h2];
+                end
+                else begin
+                    tg1_dmode$d = csr_new[32'h1b] & dmode$q;
+                    tg1_hit$d = csr_new[32'h14];
+                    tg1_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
+                    tg1_m$d = csr_new[32'h6];
+                    tg1_u$d = csr_new[32'h3];
+                    tg1_exec$d = csr_new[32'h2];
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_addr$d = csr_new;
+                end
+                else begin
+                    tg1_addr$d = csr_new;
+                end
+            end
+            else if (csr == 12'h7b0) begin
+                dcsr_ebreakm$d = csr_new[32'hf];
+                dcsr_stepie$d = csr_new[32'hb];
+                dcsr_step$d = csr_new[32'h2];
+            end
+            else if (csr == 12'h7b1) begin
+                dpc$d = csr_new & 32'hfffffffc;
+            end
         end
         trap_vec = mtvec$q & 32'hfffffffc;
         if (mtvec$q[32'h0] & cause[32'h1f]) begin
@@ -63168,7 +63455,7 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         if (jump) begin
             pc$d = jump_pc;
             state$d = CpuState$Fetch;
-            if ((state$q == CpuState$Exec) & seq) begin
+            if ((state$q == CpuState$Exec) & seq & ~(csr_we & (csr == 12'h7a2))) begin
                 fetch_fault$d = (fa$q & imem_hi) != 32'h0;
                 state$d = CpuState$Decode;
             end
@@ -63242,8 +63529,8 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             rf2$write_address = dbg_reg_num[(32'h0)+:(5)];
             rf1$write_data = dbg_reg_wdata;
             rf2$write_data = dbg_reg_wdata;
-            rf1$write_enable = dbg_reg_req & dbg_reg_write & ~dbg_reg_num[32'h5] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
-            rf2$write_enable = dbg_reg_req & dbg_reg_write & ~dbg_reg_num[32'h5] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
+            rf1$write_enable = dbg_reg_req & dbg_reg_write & dbg_reg_num[32'hc] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
+            rf2$write_enable = dbg_reg_req & dbg_reg_write & dbg_reg_num[32'hc] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
         end
         t_valid$d = retire | trap;
         t_trap$d = trap;
@@ -63295,7 +63582,23 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             step_done$d = 1'b0;
             dbg_resumed = 1'b0;
             dbg_reg_done = 1'b0;
+            dbg_reg_err = 1'b0;
             dbg_sb_done = 1'b0;
+            tsel$d = 1'b0;
+            tg0_dmode$d = 1'b0;
+            tg0_hit$d = 1'b0;
+            tg0_action$d = 1'b0;
+            tg0_m$d = 1'b0;
+            tg0_u$d = 1'b0;
+            tg0_exec$d = 1'b0;
+            tg0_addr$d = 32'h0;
+            tg1_dmode$d = 1'b0;
+            tg1_hit$d = 1'b0;
+            tg1_action$d = 1'b0;
+            tg1_m$d = 1'b0;
+            tg1_u$d = 1'b0;
+            tg1_exec$d = 1'b0;
+            tg1_addr$d = 32'h0;
             imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
         end
     end
@@ -64527,7 +64830,8 @@ module rnic_ecpix5$cpu$core$state(d,q,clock);
     localparam CpuState$MulDiv = 5;
     localparam CpuState$Halted = 6;
     localparam CpuState$DbgReg = 7;
-    localparam CpuState$DbgSb = 8;
+    localparam CpuState$DbgCsr = 8;
+    localparam CpuState$DbgSb = 9;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
@@ -64789,7 +65093,330 @@ module rnic_ecpix5$cpu$core$t_wdata(d,q,clock);
 endmodule // rnic_ecpix5$cpu$core$t_wdata
 
 
-module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rdata,dmi_resp,core_reset,ndmreset,halt_req,resume_req,halted,resumed,reg_req,reg_write,reg_num,reg_wdata,reg_done,reg_rdata,sb_req,sb_write,sb_addr,sb_wdata,sb_done,sb_err,sb_rdata);
+module rnic_ecpix5$cpu$core$tg0_action(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg0_action
+
+
+module rnic_ecpix5$cpu$core$tg0_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg0_addr
+
+
+module rnic_ecpix5$cpu$core$tg0_dmode(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg0_dmode
+
+
+module rnic_ecpix5$cpu$core$tg0_exec(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg0_exec
+
+
+module rnic_ecpix5$cpu$core$tg0_hit(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg0_hit
+
+
+module rnic_ecpix5$cpu$core$tg0_m(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg0_m
+
+
+module rnic_ecpix5$cpu$core$tg0_match(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg0_match
+
+
+module rnic_ecpix5$cpu$core$tg0_u(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg0_u
+
+
+module rnic_ecpix5$cpu$core$tg1_action(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg1_action
+
+
+module rnic_ecpix5$cpu$core$tg1_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg1_addr
+
+
+module rnic_ecpix5$cpu$core$tg1_dmode(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg1_dmode
+
+
+module rnic_ecpix5$cpu$core$tg1_exec(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg1_exec
+
+
+module rnic_ecpix5$cpu$core$tg1_hit(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg1_hit
+
+
+module rnic_ecpix5$cpu$core$tg1_m(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg1_m
+
+
+module rnic_ecpix5$cpu$core$tg1_match(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg1_match
+
+
+module rnic_ecpix5$cpu$core$tg1_u(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tg1_u
+
+
+module rnic_ecpix5$cpu$core$tsel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$cpu$core$tsel
+
+
+module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rdata,dmi_resp,core_reset,ndmreset,halt_req,resume_req,halted,resumed,reg_req,reg_write,reg_num,reg_wdata,reg_done,reg_rdata,reg_err,sb_req,sb_write,sb_addr,sb_wdata,sb_done,sb_err,sb_rdata);
 
     // Module arguments
     input wire  clock;
@@ -64809,10 +65436,11 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
     input wire  resumed;
     output reg  reg_req;
     output reg  reg_write;
-    output reg  [5:0] reg_num;
+    output reg  [12:0] reg_num;
     output reg  [31:0] reg_wdata;
     input wire  reg_done;
     input wire  [31:0] reg_rdata;
+    input wire  reg_err;
     output reg  sb_req;
     output reg  sb_write;
     output reg  [31:0] sb_addr;
@@ -64861,8 +65489,8 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
     reg  cmd_write$d;
     wire  cmd_write$q;
     reg  cmd_write$clock;
-    reg  [5:0] cmd_num$d;
-    wire  [5:0] cmd_num$q;
+    reg  [12:0] cmd_num$d;
+    wire  [12:0] cmd_num$q;
     reg  cmd_num$clock;
     reg  sb_busy$d;
     wire  sb_busy$q;
@@ -64901,7 +65529,7 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
     reg  [31:0] w;
     reg  [15:0] regno;
     reg  regok;
-    reg  [5:0] regcode;
+    reg  [12:0] regcode;
     reg  [31:0] status;
     reg  sb_start_rd;
     reg  sb_start_wr;
@@ -65129,20 +65757,14 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             end
         end
         regno = w[(32'h0)+:(16)];
-        regok = 1'b1;
-        regcode = {{1{1'b0}}, regno[(32'h0)+:(5)]};
-        if (regno == 16'h7b0) begin
-            regcode = 6'h20;
-        end
-        else if (regno == 16'h7b1) begin
-            regcode = 6'h21;
-        end
-        else if ((regno & 16'hffe0) != 16'h1000) begin
-            regok = 1'b0;
-        end
+        regcode = regno[(32'h0)+:(13)];
+        regok = ((regno & 16'hf000) == 16'h0) | ((regno & 16'hffe0) == 16'h1000);
         if (reg_done & cmd_busy$q) begin
             cmd_busy$d = 1'b0;
-            if (~cmd_write$q) begin
+            if (reg_err) begin
+                cmderr$d = 3'h3;
+            end
+            else if (~cmd_write$q) begin
                 data0$d = reg_rdata;
             end
         end
@@ -65322,7 +65944,7 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             cmd_busy$d = 1'b0;
             cmderr$d = 3'h0;
             cmd_write$d = 1'b0;
-            cmd_num$d = 6'h0;
+            cmd_num$d = 13'h0;
             sb_busy$d = 1'b0;
             sb_wr$d = 1'b0;
             sbbusyerror$d = 1'b0;
@@ -65385,13 +66007,13 @@ endmodule // rnic_ecpix5$cpu$dm$cmd_busy
 module rnic_ecpix5$cpu$dm$cmd_num(d,q,clock);
 
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [12:0] d;
+    output reg  [12:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 13'h0;
     end
 
     always @(posedge clock) begin

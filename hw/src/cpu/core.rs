@@ -13,6 +13,7 @@
 //! | `MulDiv` | wait for [`MulDiv`](super::muldiv::MulDiv) (33 clocks) |
 //! | `Halted` | debug mode (module doc of `cpu`, "Debug mode"): fetch nothing; serve `dbg_reg_*`, `dbg_sb_*`, resume |
 //! | `DbgReg` | debug mode: an abstract register read (the register file's registered read) |
+//! | `DbgCsr` | debug mode: an abstract CSR access, through the CSR instructions' logic |
 //! | `DbgSb` | a debugger's system-bus access (from `Halted`, or from `Decode` between two instructions) |
 //!
 //! The next pc is registered before it reaches the instruction memory's
@@ -60,6 +61,9 @@ pub enum CpuState {
     Halted,
     /// Debug mode: an abstract register read (the register file's read).
     DbgReg,
+    /// Debug mode: an abstract CSR access (through the CSR instructions'
+    /// logic, `ir` holding a `csrrs`/`csrrw` made up for it).
+    DbgCsr,
     /// A system-bus access of the debugger (halted, or between two
     /// instructions while running).
     DbgSb,
@@ -94,10 +98,14 @@ pub struct Rv32<const IW: usize, const DW: usize> {
     pub dbg_resumed: Signal<Out, Bit>,
     pub dbg_reg_req: Signal<In, Bit>,
     pub dbg_reg_write: Signal<In, Bit>,
-    pub dbg_reg_num: Signal<In, Bits<6>>,
+    /// `0x1000 | n`: GPR n; `0x000`-`0xFFF`: the CSR of that number.
+    pub dbg_reg_num: Signal<In, Bits<13>>,
     pub dbg_reg_wdata: Signal<In, Bits<32>>,
     pub dbg_reg_done: Signal<Out, Bit>,
     pub dbg_reg_rdata: Signal<Out, Bits<32>>,
+    /// With `dbg_reg_done`: the CSR does not exist, or a write to a
+    /// read-only one (the DM's cmderr 3).
+    pub dbg_reg_err: Signal<Out, Bit>,
     pub dbg_sb_req: Signal<In, Bit>,
     pub dbg_sb_write: Signal<In, Bit>,
     pub dbg_sb_addr: Signal<In, Bits<32>>,
@@ -173,6 +181,26 @@ pub struct Rv32<const IW: usize, const DW: usize> {
     /// once `step_done`.
     stepping: DFF<Bit>,
     step_done: DFF<Bit>,
+    // Trigger module (two mcontrol triggers): tselect; per trigger the
+    // writable tdata1 bits, tdata2, and `match`: tdata2 equals the pc of
+    // the instruction that reaches Decode next (compared a clock early).
+    tsel: DFF<Bit>,
+    tg0_dmode: DFF<Bit>,
+    tg0_hit: DFF<Bit>,
+    tg0_action: DFF<Bit>,
+    tg0_m: DFF<Bit>,
+    tg0_u: DFF<Bit>,
+    tg0_exec: DFF<Bit>,
+    tg0_addr: DFF<Bits<32>>,
+    tg0_match: DFF<Bit>,
+    tg1_dmode: DFF<Bit>,
+    tg1_hit: DFF<Bit>,
+    tg1_action: DFF<Bit>,
+    tg1_m: DFF<Bit>,
+    tg1_u: DFF<Bit>,
+    tg1_exec: DFF<Bit>,
+    tg1_addr: DFF<Bits<32>>,
+    tg1_match: DFF<Bit>,
     // Timer.
     mtime_lo: DFF<Bits<32>>,
     mtime_hi: DFF<Bits<32>>,
@@ -258,6 +286,22 @@ pub struct Rv32<const IW: usize, const DW: usize> {
     sb_go: Signal<Local, Bit>,
     dcsr_val: Signal<Local, Bits<32>>,
     sb_done: Signal<Local, Bit>,
+    /// The end of a step: halt (cause 4) before the next instruction.
+    step_end: Signal<Local, Bit>,
+    // Triggers.
+    tg0_data1: Signal<Local, Bits<32>>,
+    tg1_data1: Signal<Local, Bits<32>>,
+    /// The pc the triggers compare with this clock.
+    tg_pc: Signal<Local, Bits<32>>,
+    /// The selected trigger's tdata1/tdata2 may be written (dmode = 0, or
+    /// in debug mode).
+    tg_wok: Signal<Local, Bit>,
+    tg0_fire: Signal<Local, Bit>,
+    tg1_fire: Signal<Local, Bit>,
+    /// A trigger fires with action 1 (enter debug mode) / 0 (breakpoint
+    /// exception) on the instruction in Decode.
+    trig_dbg: Signal<Local, Bit>,
+    trig_exc: Signal<Local, Bit>,
 }
 
 impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
@@ -287,6 +331,7 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
             dbg_reg_wdata: Default::default(),
             dbg_reg_done: Default::default(),
             dbg_reg_rdata: Default::default(),
+            dbg_reg_err: Default::default(),
             dbg_sb_req: Default::default(),
             dbg_sb_write: Default::default(),
             dbg_sb_addr: Default::default(),
@@ -348,6 +393,23 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
             dcsr_cause: Default::default(),
             stepping: Default::default(),
             step_done: Default::default(),
+            tsel: Default::default(),
+            tg0_dmode: Default::default(),
+            tg0_hit: Default::default(),
+            tg0_action: Default::default(),
+            tg0_m: Default::default(),
+            tg0_u: Default::default(),
+            tg0_exec: Default::default(),
+            tg0_addr: Default::default(),
+            tg0_match: Default::default(),
+            tg1_dmode: Default::default(),
+            tg1_hit: Default::default(),
+            tg1_action: Default::default(),
+            tg1_m: Default::default(),
+            tg1_u: Default::default(),
+            tg1_exec: Default::default(),
+            tg1_addr: Default::default(),
+            tg1_match: Default::default(),
             mtime_lo: Default::default(),
             mtime_hi: Default::default(),
             mtimecmp_lo: Default::default(),
@@ -421,6 +483,15 @@ impl<const IW: usize, const DW: usize> Default for Rv32<IW, DW> {
             sb_go: Default::default(),
             dcsr_val: Default::default(),
             sb_done: Default::default(),
+            step_end: Default::default(),
+            tg0_data1: Default::default(),
+            tg1_data1: Default::default(),
+            tg_pc: Default::default(),
+            tg_wok: Default::default(),
+            tg0_fire: Default::default(),
+            tg1_fire: Default::default(),
+            trig_dbg: Default::default(),
+            trig_exc: Default::default(),
         }
     }
 }
@@ -474,6 +545,23 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             dcsr_cause,
             stepping,
             step_done,
+            tsel,
+            tg0_dmode,
+            tg0_hit,
+            tg0_action,
+            tg0_m,
+            tg0_u,
+            tg0_exec,
+            tg0_addr,
+            tg0_match,
+            tg1_dmode,
+            tg1_hit,
+            tg1_action,
+            tg1_m,
+            tg1_u,
+            tg1_exec,
+            tg1_addr,
+            tg1_match,
             mtime_lo,
             mtime_hi,
             mtimecmp_lo,
@@ -706,10 +794,46 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             }
         }
 
-        // ---- CSRs: the old value, whether it exists, the new value.
+        // ---- Debug CSRs' values: dcsr; each trigger's tdata1 (mcontrol,
+        // type 2, maskmax 0; dmode, hit, action 0/1, m, u, execute
+        // writable, the rest 0).
+        self.dcsr_val.next = (bit_cast::<32, 3>(self.dcsr_cause.q.val()) << 6) | 0x4000_0003_u64;
+        if self.dcsr_ebreakm.q.val() {
+            self.dcsr_val.next = self.dcsr_val.val() | 0x8000;
+        }
+        if self.dcsr_stepie.q.val() {
+            self.dcsr_val.next = self.dcsr_val.val() | 0x800;
+        }
+        if self.dcsr_step.q.val() {
+            self.dcsr_val.next = self.dcsr_val.val() | 0x4;
+        }
+        self.tg0_data1.next = (bit_cast::<32, 1>(self.tg0_dmode.q.val().into()) << 27)
+            | (bit_cast::<32, 1>(self.tg0_hit.q.val().into()) << 20)
+            | (bit_cast::<32, 1>(self.tg0_action.q.val().into()) << 12)
+            | (bit_cast::<32, 1>(self.tg0_m.q.val().into()) << 6)
+            | (bit_cast::<32, 1>(self.tg0_u.q.val().into()) << 3)
+            | (bit_cast::<32, 1>(self.tg0_exec.q.val().into()) << 2)
+            | 0x2000_0000_u64;
+        self.tg1_data1.next = (bit_cast::<32, 1>(self.tg1_dmode.q.val().into()) << 27)
+            | (bit_cast::<32, 1>(self.tg1_hit.q.val().into()) << 20)
+            | (bit_cast::<32, 1>(self.tg1_action.q.val().into()) << 12)
+            | (bit_cast::<32, 1>(self.tg1_m.q.val().into()) << 6)
+            | (bit_cast::<32, 1>(self.tg1_u.q.val().into()) << 3)
+            | (bit_cast::<32, 1>(self.tg1_exec.q.val().into()) << 2)
+            | 0x2000_0000_u64;
+        self.tg_wok.next = !self.tg0_dmode.q.val() | self.dmode.q.val();
+        if self.tsel.q.val() {
+            self.tg_wok.next = !self.tg1_dmode.q.val() | self.dmode.q.val();
+        }
+
+        // ---- CSRs: the old value, whether it exists, the new value. An
+        // abstract command (DbgCsr) writes the DM's data0.
         self.csr_src.next = self.rs1v.val();
         if self.f3.val().get_bit(2) {
             self.csr_src.next = bit_cast::<32, 5>(self.rs1.val());
+        }
+        if self.state.q.val() == CpuState::DbgCsr {
+            self.csr_src.next = self.dbg_reg_wdata.val();
         }
         self.csr_ok.next = true;
         self.csr_old.next = 0.into();
@@ -755,6 +879,27 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             self.csr_old.next = self.instret_lo.q.val();
         } else if (self.csr.val() == 0xB82) | (self.csr.val() == 0xC82) {
             self.csr_old.next = self.instret_hi.q.val();
+        } else if self.csr.val() == 0x7A0 {
+            // tselect
+            self.csr_old.next = bit_cast::<32, 1>(self.tsel.q.val().into());
+        } else if self.csr.val() == 0x7A1 {
+            self.csr_old.next = self.tg0_data1.val();
+            if self.tsel.q.val() {
+                self.csr_old.next = self.tg1_data1.val();
+            }
+        } else if self.csr.val() == 0x7A2 {
+            self.csr_old.next = self.tg0_addr.q.val();
+            if self.tsel.q.val() {
+                self.csr_old.next = self.tg1_addr.q.val();
+            }
+        } else if self.csr.val() == 0x7A4 {
+            // tinfo: type 2 (mcontrol) only; writes are ignored.
+            self.csr_old.next = 4.into();
+        } else if (self.csr.val() == 0x7B0) & self.dmode.q.val() {
+            // dcsr and dpc: debug mode only (abstract commands).
+            self.csr_old.next = self.dcsr_val.val();
+        } else if (self.csr.val() == 0x7B1) & self.dmode.q.val() {
+            self.csr_old.next = self.dpc.q.val();
         } else if (self.csr.val() == 0x310)
             | ((self.csr.val() >= 0xF11) & (self.csr.val() <= 0xF15))
         {
@@ -772,6 +917,27 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         } else if self.f3.val().get_bits::<2>(0) == 3 {
             self.csr_new.next = self.csr_old.val() & !self.csr_src.val();
         }
+
+        // ---- Triggers: tdata2 compared with the pc of the instruction that
+        // reaches Decode next, registered (Fetch: pc; Exec: pc + 4, for a
+        // sequential next instruction that skips Fetch). In Decode they
+        // fire if enabled (m, execute); not at the end of a step (External
+        // Debug Support 0.13.2, "Single Step": a trigger at the new address fires
+        // when the hart attempts to execute that instruction).
+        self.tg_pc.next = self.fa.q.val();
+        if self.state.q.val() == CpuState::Fetch {
+            self.tg_pc.next = self.pc.q.val();
+        }
+        self.tg0_match.d.next = self.tg0_addr.q.val() == self.tg_pc.val();
+        self.tg1_match.d.next = self.tg1_addr.q.val() == self.tg_pc.val();
+        self.tg0_fire.next = self.tg0_match.q.val() & self.tg0_m.q.val() & self.tg0_exec.q.val();
+        self.tg1_fire.next = self.tg1_match.q.val() & self.tg1_m.q.val() & self.tg1_exec.q.val();
+        self.step_end.next = self.stepping.q.val() & self.step_done.q.val();
+        self.trig_dbg.next = !self.step_end.val()
+            & ((self.tg0_fire.val() & self.tg0_action.q.val())
+                | (self.tg1_fire.val() & self.tg1_action.q.val()));
+        self.trig_exc.next = (self.tg0_fire.val() & !self.tg0_action.q.val())
+            | (self.tg1_fire.val() & !self.tg1_action.q.val());
 
         // ---- The state machine.
         self.retire.next = false;
@@ -824,6 +990,11 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
                     self.trap.next = true;
                     self.cause.next = 0x8000_0007_u64.into();
                     self.tval.next = 0.into();
+                } else if self.trig_exc.val() {
+                    // A trigger with action 0: breakpoint exception.
+                    self.trap.next = true;
+                    self.cause.next = 3.into();
+                    self.tval.next = self.pc.q.val();
                 } else if self.fetch_fault.q.val() {
                     self.trap.next = true;
                     self.cause.next = 1.into();
@@ -1024,31 +1195,21 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             }
             CpuState::Halted => {}
             CpuState::DbgReg => {}
+            CpuState::DbgCsr => {}
             CpuState::DbgSb => {}
         }
 
         // ---- Debug mode (module doc). Entry at an instruction boundary
-        // (Decode: halt request, or the end of a step) or by ebreak with
-        // dcsr.ebreakm; neither is a retirement nor a trap in the trace.
-        self.dcsr_val.next = (bit_cast::<32, 3>(self.dcsr_cause.q.val()) << 6) | 0x4000_0003_u64;
-        if self.dcsr_ebreakm.q.val() {
-            self.dcsr_val.next = self.dcsr_val.val() | 0x8000;
-        }
-        if self.dcsr_stepie.q.val() {
-            self.dcsr_val.next = self.dcsr_val.val() | 0x800;
-        }
-        if self.dcsr_step.q.val() {
-            self.dcsr_val.next = self.dcsr_val.val() | 0x4;
-        }
+        // (Decode: halt request, the end of a step, a trigger with action
+        // 1) or by ebreak with dcsr.ebreakm; neither is a retirement nor a
+        // trap in the trace.
         self.dbg_halted.next = self.dmode.q.val();
         self.dbg_resumed.next = false;
         self.dbg_reg_done.next = false;
+        self.dbg_reg_err.next = false;
         self.dbg_reg_rdata.next = self.rf1.read_data.val();
-        if self.dbg_reg_num.val().get_bit(5) {
-            self.dbg_reg_rdata.next = self.dcsr_val.val();
-            if self.dbg_reg_num.val().get_bit(0) {
-                self.dbg_reg_rdata.next = self.dpc.q.val();
-            }
+        if self.state.q.val() == CpuState::DbgCsr {
+            self.dbg_reg_rdata.next = self.csr_old.val();
         } else if self.dbg_reg_num.val().get_bits::<5>(0) == 0 {
             self.dbg_reg_rdata.next = 0.into();
         }
@@ -1056,16 +1217,22 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         self.sb_done.next = false;
         self.dbg_sb_err.next = false;
         self.dbg_sb_rdata.next = self.ld_word.val();
-        self.halt_now.next =
-            self.dbg_halt_req.val() | (self.stepping.q.val() & self.step_done.q.val());
+        self.halt_now.next = self.dbg_halt_req.val() | self.step_end.val() | self.trig_dbg.val();
         if self.state.q.val() == CpuState::Decode {
             if self.halt_now.val() {
+                // Causes by priority (dcsr.cause): trigger, haltreq, step.
                 self.trap.next = false;
                 self.state.d.next = CpuState::Halted;
                 self.dmode.d.next = true;
                 self.dpc.d.next = self.pc.q.val();
                 self.dcsr_cause.d.next = 4.into();
-                if self.dbg_halt_req.val() {
+                if self.trig_dbg.val() {
+                    self.dcsr_cause.d.next = 2.into();
+                    self.tg0_hit.d.next =
+                        self.tg0_hit.q.val() | (self.tg0_fire.val() & self.tg0_action.q.val());
+                    self.tg1_hit.d.next =
+                        self.tg1_hit.q.val() | (self.tg1_fire.val() & self.tg1_action.q.val());
+                } else if self.dbg_halt_req.val() {
                     self.dcsr_cause.d.next = 3.into();
                 }
                 self.stepping.d.next = false;
@@ -1085,21 +1252,31 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             self.dcsr_cause.d.next = 1.into();
             self.stepping.d.next = false;
         }
+        if (self.state.q.val() == CpuState::Decode) & self.trap.val() & (self.cause.val() == 3) {
+            // The breakpoint exception of a trigger with action 0.
+            self.tg0_hit.d.next =
+                self.tg0_hit.q.val() | (self.tg0_fire.val() & !self.tg0_action.q.val());
+            self.tg1_hit.d.next =
+                self.tg1_hit.q.val() | (self.tg1_fire.val() & !self.tg1_action.q.val());
+        }
         if self.state.q.val() == CpuState::Halted {
             if self.dbg_reg_req.val() {
-                if !self.dbg_reg_write.val() {
+                if !self.dbg_reg_num.val().get_bit(12) {
+                    // A CSR: csrrw (write) or csrrs with x0 (read) of it,
+                    // executed in DbgCsr.
+                    self.ir.d.next = (bit_cast::<32, 12>(self.dbg_reg_num.val().get_bits::<12>(0))
+                        << 20)
+                        | 0x2073_u64;
+                    if self.dbg_reg_write.val() {
+                        self.ir.d.next =
+                            (bit_cast::<32, 12>(self.dbg_reg_num.val().get_bits::<12>(0)) << 20)
+                                | 0x1073_u64;
+                    }
+                    self.state.d.next = CpuState::DbgCsr;
+                } else if !self.dbg_reg_write.val() {
                     self.state.d.next = CpuState::DbgReg;
                 } else {
                     self.dbg_reg_done.next = true;
-                    if self.dbg_reg_num.val().get_bit(5) {
-                        if self.dbg_reg_num.val().get_bit(0) {
-                            self.dpc.d.next = self.dbg_reg_wdata.val() & 0xFFFF_FFFC_u64;
-                        } else {
-                            self.dcsr_ebreakm.d.next = self.dbg_reg_wdata.val().get_bit(15);
-                            self.dcsr_stepie.d.next = self.dbg_reg_wdata.val().get_bit(11);
-                            self.dcsr_step.d.next = self.dbg_reg_wdata.val().get_bit(2);
-                        }
-                    }
                 }
             } else if self.dbg_sb_req.val() {
                 self.sb_go.next = true;
@@ -1114,6 +1291,12 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         }
         if self.state.q.val() == CpuState::DbgReg {
             self.dbg_reg_done.next = true;
+            self.state.d.next = CpuState::Halted;
+        }
+        if self.state.q.val() == CpuState::DbgCsr {
+            self.dbg_reg_done.next = true;
+            self.dbg_reg_err.next = !self.csr_ok.val();
+            self.csr_we.next = self.csr_ok.val() & self.csr_wr.val();
             self.state.d.next = CpuState::Halted;
         }
         if self.sb_go.val() {
@@ -1216,6 +1399,46 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             } else if self.csr.val() == 0xB82 {
                 self.instret_hi.d.next = self.csr_new.val();
                 self.instret_lo.d.next = self.instret_lo.q.val();
+            } else if self.csr.val() == 0x7A0 {
+                // tselect: 0 or 1; other values leave it (WARL).
+                if (self.csr_new.val() & 0xFFFF_FFFE_u64) == 0 {
+                    self.tsel.d.next = self.csr_new.val().get_bit(0);
+                }
+            } else if (self.csr.val() == 0x7A1) & self.tg_wok.val() {
+                // tdata1: dmode only from debug mode, action 1 only with
+                // dmode (else 0), other action values 0.
+                if !self.tsel.q.val() {
+                    self.tg0_dmode.d.next = self.csr_new.val().get_bit(27) & self.dmode.q.val();
+                    self.tg0_hit.d.next = self.csr_new.val().get_bit(20);
+                    self.tg0_action.d.next = (self.csr_new.val().get_bits::<4>(12) == 1)
+                        & self.csr_new.val().get_bit(27)
+                        & self.dmode.q.val();
+                    self.tg0_m.d.next = self.csr_new.val().get_bit(6);
+                    self.tg0_u.d.next = self.csr_new.val().get_bit(3);
+                    self.tg0_exec.d.next = self.csr_new.val().get_bit(2);
+                } else {
+                    self.tg1_dmode.d.next = self.csr_new.val().get_bit(27) & self.dmode.q.val();
+                    self.tg1_hit.d.next = self.csr_new.val().get_bit(20);
+                    self.tg1_action.d.next = (self.csr_new.val().get_bits::<4>(12) == 1)
+                        & self.csr_new.val().get_bit(27)
+                        & self.dmode.q.val();
+                    self.tg1_m.d.next = self.csr_new.val().get_bit(6);
+                    self.tg1_u.d.next = self.csr_new.val().get_bit(3);
+                    self.tg1_exec.d.next = self.csr_new.val().get_bit(2);
+                }
+            } else if (self.csr.val() == 0x7A2) & self.tg_wok.val() {
+                if !self.tsel.q.val() {
+                    self.tg0_addr.d.next = self.csr_new.val();
+                } else {
+                    self.tg1_addr.d.next = self.csr_new.val();
+                }
+            } else if self.csr.val() == 0x7B0 {
+                // dcsr (only in debug mode: csr_ok): ebreakm, stepie, step.
+                self.dcsr_ebreakm.d.next = self.csr_new.val().get_bit(15);
+                self.dcsr_stepie.d.next = self.csr_new.val().get_bit(11);
+                self.dcsr_step.d.next = self.csr_new.val().get_bit(2);
+            } else if self.csr.val() == 0x7B1 {
+                self.dpc.d.next = self.csr_new.val() & 0xFFFF_FFFC_u64;
             }
         }
 
@@ -1253,7 +1476,11 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
         if self.jump.val() {
             self.pc.d.next = self.jump_pc.val();
             self.state.d.next = CpuState::Fetch;
-            if (self.state.q.val() == CpuState::Exec) & self.seq.val() {
+            // A write of tdata2 goes through Fetch, for the triggers' compare.
+            if (self.state.q.val() == CpuState::Exec)
+                & self.seq.val()
+                & !(self.csr_we.val() & (self.csr.val() == 0x7A2))
+            {
                 self.fetch_fault.d.next = (self.fa.q.val() & self.imem_hi.val()) != 0;
                 self.state.d.next = CpuState::Decode;
             }
@@ -1338,11 +1565,11 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             self.rf2.write_data.next = self.dbg_reg_wdata.val();
             self.rf1.write_enable.next = self.dbg_reg_req.val()
                 & self.dbg_reg_write.val()
-                & !self.dbg_reg_num.val().get_bit(5)
+                & self.dbg_reg_num.val().get_bit(12)
                 & (self.dbg_reg_num.val().get_bits::<5>(0) != 0);
             self.rf2.write_enable.next = self.dbg_reg_req.val()
                 & self.dbg_reg_write.val()
-                & !self.dbg_reg_num.val().get_bit(5)
+                & self.dbg_reg_num.val().get_bit(12)
                 & (self.dbg_reg_num.val().get_bits::<5>(0) != 0);
         }
 
@@ -1398,7 +1625,23 @@ impl<const IW: usize, const DW: usize> Logic for Rv32<IW, DW> {
             self.step_done.d.next = false;
             self.dbg_resumed.next = false;
             self.dbg_reg_done.next = false;
+            self.dbg_reg_err.next = false;
             self.dbg_sb_done.next = false;
+            self.tsel.d.next = false;
+            self.tg0_dmode.d.next = false;
+            self.tg0_hit.d.next = false;
+            self.tg0_action.d.next = false;
+            self.tg0_m.d.next = false;
+            self.tg0_u.d.next = false;
+            self.tg0_exec.d.next = false;
+            self.tg0_addr.d.next = 0.into();
+            self.tg1_dmode.d.next = false;
+            self.tg1_hit.d.next = false;
+            self.tg1_action.d.next = false;
+            self.tg1_m.d.next = false;
+            self.tg1_u.d.next = false;
+            self.tg1_exec.d.next = false;
+            self.tg1_addr.d.next = 0.into();
             self.imem.write_enable.next =
                 self.load_we.val() & ((self.load_addr.val() & self.imem_hi.val()) == 0);
         }

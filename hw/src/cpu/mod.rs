@@ -39,8 +39,9 @@
 //! vectored), `mscratch`, `mepc`, `mcause`, `mtval`, `mcycle[h]`,
 //! `minstret[h]` (and their read-only `cycle[h]`, `instret[h]` views),
 //! `mstatush`, `mvendorid`, `marchid`, `mimpid`, `mhartid`, `mconfigptr`
-//! (0). Any other CSR, and a write to a read-only one, is an illegal
-//! instruction. A CSR write to a counter half replaces that instruction's
+//! (0), and the trigger CSRs of the debug support (`tselect`, `tdata1`,
+//! `tdata2`, `tinfo`; "Debug mode" below). Any other CSR, and a write to a
+//! read-only one, is an illegal instruction. A CSR write to a counter half replaces that instruction's
 //! increment of the counter (the other half is left as it was).
 //!
 //! Traps: instruction-address misaligned (0; a taken branch or jump to an
@@ -60,14 +61,20 @@
 //! level) is taken at the next instruction boundary (dcsr.cause 3, dpc =
 //! the next pc); `ebreak` with dcsr.ebreakm = 1 halts instead of trapping
 //! (cause 1, dpc = the ebreak); while halted nothing is fetched, the
-//! register file, `dpc` and `dcsr` are read and written through
-//! `dbg_reg_*`, and `dbg_resume_req` continues at dpc (with dcsr.step: one
-//! instruction or trap, then cause 4; no interrupts unless dcsr.stepie).
+//! register file and the CSRs (those above, `dcsr`, `dpc`) are read and
+//! written through `dbg_reg_*`, and `dbg_resume_req` continues at dpc
+//! (with dcsr.step: one instruction or trap, then cause 4; no interrupts
+//! unless dcsr.stepie). Two mcontrol triggers (`tselect` 0/1, `tdata1`,
+//! `tdata2`, `tinfo`) compare the pc of the instruction about to execute
+//! with tdata2: action 1 (dmode = 1 only) halts before it (cause 2, dpc =
+//! that pc), action 0 takes a breakpoint exception (cause 3, mtval = pc);
+//! with dmode = 1 only debug mode writes the trigger.
 //! System-bus accesses (`dbg_sb_*`, whole words, the memory map above;
 //! instruction memory writable) are served while halted or between two
 //! instructions. `dcsr` (0x7B0) and `dpc` (0x7B1) are not CSRs a program
 //! can reach (illegal instruction, as any other missing CSR). Neither a
-//! halt nor an access is a retirement or a trap on the trace.
+//! halt nor an access is a retirement or a trap on the trace (a trigger's
+//! breakpoint exception is a trap).
 
 pub mod core;
 pub mod debug;

@@ -34,11 +34,13 @@ pub struct Dm {
     pub resumed: Signal<In, Bit>,
     pub reg_req: Signal<Out, Bit>,
     pub reg_write: Signal<Out, Bit>,
-    /// 0..31 the GPR, 0x20 dcsr, 0x21 dpc.
-    pub reg_num: Signal<Out, Bits<6>>,
+    /// `0x1000 | n`: GPR n; `0x000`-`0xFFF`: a CSR (the core answers
+    /// `reg_err` if it has no such CSR).
+    pub reg_num: Signal<Out, Bits<13>>,
     pub reg_wdata: Signal<Out, Bits<32>>,
     pub reg_done: Signal<In, Bit>,
     pub reg_rdata: Signal<In, Bits<32>>,
+    pub reg_err: Signal<In, Bit>,
     pub sb_req: Signal<Out, Bit>,
     pub sb_write: Signal<Out, Bit>,
     pub sb_addr: Signal<Out, Bits<32>>,
@@ -62,7 +64,7 @@ pub struct Dm {
     cmd_busy: DFF<Bit>,
     cmderr: DFF<Bits<3>>,
     cmd_write: DFF<Bit>,
-    cmd_num: DFF<Bits<6>>,
+    cmd_num: DFF<Bits<13>>,
     // System bus.
     sb_busy: DFF<Bit>,
     sb_wr: DFF<Bit>,
@@ -80,7 +82,7 @@ pub struct Dm {
     w: Signal<Local, Bits<32>>,
     regno: Signal<Local, Bits<16>>,
     regok: Signal<Local, Bit>,
-    regcode: Signal<Local, Bits<6>>,
+    regcode: Signal<Local, Bits<13>>,
     status: Signal<Local, Bits<32>>,
     /// Start a system-bus read / a write of `w` this clock (the checks
     /// below decide whether it runs); `sb_start_mis`: its address is not
@@ -172,21 +174,19 @@ impl Logic for Dm {
             }
         }
 
-        // Abstract command decode: regno 0x1000-0x101F (GPRs), 0x7B0
-        // (dcsr), 0x7B1 (dpc).
+        // Abstract command decode: regno 0x0000-0x0FFF (CSRs: the core
+        // decides whether one exists), 0x1000-0x101F (GPRs).
         self.regno.next = self.w.val().get_bits::<16>(0);
-        self.regok.next = true;
-        self.regcode.next = bit_cast::<6, 5>(self.regno.val().get_bits::<5>(0));
-        if self.regno.val() == 0x7B0 {
-            self.regcode.next = 0x20.into();
-        } else if self.regno.val() == 0x7B1 {
-            self.regcode.next = 0x21.into();
-        } else if (self.regno.val() & 0xFFE0) != 0x1000 {
-            self.regok.next = false;
-        }
+        self.regcode.next = self.regno.val().get_bits::<13>(0);
+        self.regok.next =
+            ((self.regno.val() & 0xF000) == 0) | ((self.regno.val() & 0xFFE0) == 0x1000);
         if self.reg_done.val() & self.cmd_busy.q.val() {
             self.cmd_busy.d.next = false;
-            if !self.cmd_write.q.val() {
+            if self.reg_err.val() {
+                // No such CSR, or a write to a read-only one: the hart's
+                // exception.
+                self.cmderr.d.next = 3.into();
+            } else if !self.cmd_write.q.val() {
                 self.data0.d.next = self.reg_rdata.val();
             }
         }

@@ -14,11 +14,12 @@
 //! exists, hart 1 reads as nonexistent), `dmstatus` (version 2,
 //! authenticated; halted / running / unavail / resumeack / havereset /
 //! nonexistent), `hartinfo` (0), `abstractcs` (datacount 1, progbufsize 0,
-//! busy, cmderr), `command` (Access Register, 32 bits, GPRs, `dcsr`,
-//! `dpc`), `sbcs` / `sbaddress0` / `sbdata0` (32-bit system-bus accesses
-//! to the core's memory map) and `haltsum0`. Not there: the program
-//! buffer, `abstractauto`, `aarpostincrement`, Quick Access and Access
-//! Memory commands, other CSRs through abstract commands, triggers,
+//! busy, cmderr), `command` (Access Register, 32 bits, GPRs and every CSR
+//! of the core, `dcsr`, `dpc` and the trigger CSRs among them), `sbcs` /
+//! `sbaddress0` / `sbdata0` (32-bit system-bus accesses to the core's
+//! memory map) and `haltsum0`; in the core, two mcontrol execute triggers.
+//! Not there: the program buffer, `abstractauto`, `aarpostincrement`,
+//! Quick Access and Access Memory commands, load/store triggers,
 //! halt-on-reset (`setresethaltreq`), `hartreset`, the hart array,
 //! authentication, 8/16/64/128-bit system-bus accesses; docs/cpu.md
 //! ("Debug module") says what each answers.
@@ -177,6 +178,7 @@ impl<const IW: usize, const DW: usize> Logic for Rv32Debug<IW, DW> {
         self.core.dbg_reg_wdata.next = self.dm.reg_wdata.val();
         self.dm.reg_done.next = self.core.dbg_reg_done.val();
         self.dm.reg_rdata.next = self.core.dbg_reg_rdata.val();
+        self.dm.reg_err.next = self.core.dbg_reg_err.val();
         self.core.dbg_sb_req.next = self.dm.sb_req.val();
         self.core.dbg_sb_write.next = self.dm.sb_write.val();
         self.core.dbg_sb_addr.next = self.dm.sb_addr.val();

@@ -39,6 +39,22 @@ const ALLUNAVAIL: u32 = 1 << 13;
 const ALLNONEXISTENT: u32 = 1 << 15;
 const DCSR: u32 = 0x7B0;
 const DPC: u32 = 0x7B1;
+const TSELECT: u32 = 0x7A0;
+const TDATA1: u32 = 0x7A1;
+const TDATA2: u32 = 0x7A2;
+const TDATA3: u32 = 0x7A3;
+const TINFO: u32 = 0x7A4;
+/// mcontrol fields (0.13.2, "Match Control"): type 2, dmode, hit, action 1, m, u,
+/// execute.
+const MC_TYPE2: u32 = 2 << 28;
+const MC_DMODE: u32 = 1 << 27;
+const MC_HIT: u32 = 1 << 20;
+const MC_ACTION_DEBUG: u32 = 1 << 12;
+const MC_M: u32 = 1 << 6;
+const MC_U: u32 = 1 << 3;
+const MC_EXECUTE: u32 = 1 << 2;
+/// The execute breakpoint probe-rs 0.32 writes (`set_hw_breakpoint`).
+const PROBE_RS_BP: u32 = MC_TYPE2 | MC_DMODE | MC_ACTION_DEBUG | MC_M | MC_U | MC_EXECUTE;
 const SBREADONADDR: u32 = 1 << 20;
 const SBACCESS32: u32 = 2 << 17;
 const SBAUTOINCREMENT: u32 = 1 << 16;
@@ -54,6 +70,8 @@ fn access(regno: u32, write: bool) -> u32 {
 struct Retired {
     pc: u32,
     trap: bool,
+    /// The new mcause of a trap.
+    cause: u32,
     next_pc: u32,
     rd: u32,
     wdata: u32,
@@ -133,6 +151,7 @@ impl Probe {
             self.retired.push(Retired {
                 pc: u.tr_pc.val().to_u64() as u32,
                 trap: u.tr_trap.val(),
+                cause: u.tr_cause.val().to_u64() as u32,
                 next_pc: u.tr_next_pc.val().to_u64() as u32,
                 rd: u.tr_rd.val().to_u64() as u32,
                 wdata: u.tr_rd_wdata.val().to_u64() as u32,
@@ -249,6 +268,62 @@ impl Probe {
     fn set_reg(&mut self, regno: u32, v: u32) {
         self.write(DATA0, v);
         assert_eq!(self.command(access(regno, true)), 0, "write {regno:#x}");
+    }
+
+    /// probe-rs 0.32's `set_hw_breakpoint`: tselect, check the type in
+    /// tdata1, tdata1 = 0, tdata2 = the address, tdata1 = the trigger.
+    fn set_bp(&mut self, unit: u32, addr: u32) {
+        self.set_reg(TSELECT, unit);
+        assert_eq!(self.reg(TDATA1) >> 28, 2, "mcontrol");
+        self.set_reg(TDATA1, 0);
+        self.set_reg(TDATA2, addr);
+        self.set_reg(TDATA1, PROBE_RS_BP);
+    }
+
+    /// probe-rs 0.32's `enable_breakpoints(on)` for every trigger: an
+    /// execute trigger with action 1, match 0 and m = u gets m = u = on.
+    fn enable_bps(&mut self, on: bool, units: u32) {
+        for unit in 0..units {
+            self.set_reg(TSELECT, unit);
+            let t = self.reg(TDATA1);
+            let mu = t & (MC_M | MC_U);
+            if t >> 28 == 2
+                && (t >> 12) & 0xF == 1
+                && (t >> 7) & 0xF == 0
+                && t & MC_EXECUTE != 0
+                && (mu == 0 || mu == MC_M | MC_U)
+            {
+                let v = if on {
+                    t | MC_M | MC_U
+                } else {
+                    t & !(MC_M | MC_U)
+                };
+                self.set_reg(TDATA1, v);
+            }
+        }
+    }
+
+    /// probe-rs 0.32's `step` from a halt (not on an ebreak): off
+    /// triggers if the halt was a trigger's, dcsr.step (stepie 0), resume,
+    /// wait for the halt, dcsr.step off (stepie 1), triggers back on.
+    /// Returns the number of instructions retired.
+    fn probe_rs_step(&mut self, units: u32) -> usize {
+        let on_trigger = (self.reg(DCSR) >> 6) & 7 == 2;
+        if on_trigger {
+            self.enable_bps(false, units);
+        }
+        let d = self.reg(DCSR);
+        self.set_reg(DCSR, (d | 4 | (1 << 10)) & !(1 << 11));
+        let n = self.retired.len();
+        self.resume();
+        self.run(100);
+        assert_eq!(self.read(DMSTATUS) & ALLHALTED, ALLHALTED, "halted");
+        let d = self.reg(DCSR);
+        self.set_reg(DCSR, (d & !4 & !(1 << 10)) | (1 << 11));
+        if on_trigger {
+            self.enable_bps(true, units);
+        }
+        self.retired.len() - n
     }
 
     fn clear_cmderr(&mut self) {
@@ -661,7 +736,9 @@ fn unsupported_commands_get_their_cmderr() {
         ((1 << 20) | (1 << 17) | 0x1001, 2, "aarsize 16"),
         (access(0x1001, false) | (1 << 18), 2, "postexec"),
         (access(0x1001, false) | (1 << 19), 2, "aarpostincrement"),
-        (access(0x300, false), 3, "mstatus"),
+        (access(TDATA3, false), 3, "tdata3"),
+        (access(0x3A0, false), 3, "pmpcfg0"),
+        (access(0xF14, true), 3, "write of mhartid (read-only)"),
         (access(0x1020, false), 3, "f0"),
         (access(0xC000, true), 3, "non-standard"),
     ] {
@@ -820,4 +897,301 @@ fn dmi_busy_is_sticky_until_dmireset() {
     scan(&mut d, false, 1 << 16, 32, true, &mut reqs);
     scan(&mut d, true, 0x11, 5, true, &mut reqs);
     assert_eq!(scan(&mut d, false, 0, 41, true, &mut reqs) & 3, 0);
+}
+
+#[test]
+fn abstract_access_to_the_cores_csrs() {
+    // 0: spin; 8: the program reads what the debugger wrote; 0x40: the
+    // trap handler spins.
+    let mut prog = vec![NOP; 0x44 / 4];
+    let code = [
+        jal(0, 0),
+        NOP,
+        csrr(5, MSCRATCH),
+        csrr(6, TINFO),
+        csrr(7, DCSR), // illegal outside debug mode
+        jal(0, 0),
+    ];
+    prog[..code.len()].copy_from_slice(&code);
+    prog[0x40 / 4] = jal(0, 0);
+    let mut p = Probe::new(&prog);
+    p.activate();
+    p.run(100);
+    p.halt();
+    assert_eq!(p.reg(MISA), (1 << 30) | (1 << 12) | (1 << 8), "RV32IM");
+    assert_eq!(p.reg(MHARTID), 0);
+    for c in [0xF11, 0xF12, 0xF13, 0xF15, 0x310] {
+        assert_eq!(p.reg(c), 0, "{c:#x}");
+    }
+    assert_eq!(p.reg(MSTATUS), 0x1800, "MPP 3, MIE/MPIE 0 after reset");
+    assert_eq!(p.reg(MCAUSE), 0);
+    // Written and read back; misa ignores writes (WARL), mip too.
+    p.set_reg(MTVEC, 0x40);
+    assert_eq!(p.reg(MTVEC), 0x40);
+    p.set_reg(MSCRATCH, 0x1234_5678);
+    assert_eq!(p.reg(MSCRATCH), 0x1234_5678);
+    p.set_reg(MEPC, 0x1003);
+    assert_eq!(p.reg(MEPC), 0x1000, "mepc bits 1:0 are 0");
+    p.set_reg(MISA, 0);
+    assert_eq!(p.reg(MISA), 0x4000_1100);
+    p.set_reg(MIE, 0x880);
+    assert_eq!(p.reg(MIE), 0x880);
+    p.set_reg(MIE, 0);
+    // The counters count on while halted; minstret does not.
+    let (c0, i0) = (p.reg(MCYCLE), p.reg(MINSTRET));
+    assert!(p.reg(MCYCLE) > c0);
+    assert_eq!(p.reg(MINSTRET), i0);
+    p.set_reg(MINSTRETH, 7);
+    assert_eq!(p.reg(MINSTRETH), 7);
+    assert_eq!(p.reg(0xC82), 7, "instreth, the read-only view");
+    // dcsr and dpc as before.
+    assert_eq!(p.reg(DCSR) >> 28, 4);
+    // A write to a read-only CSR, a CSR that does not exist: cmderr 3,
+    // data0 untouched.
+    p.write(DATA0, 0x55);
+    assert_eq!(p.command(access(MHARTID, true)), 3);
+    p.clear_cmderr();
+    assert_eq!(p.command(access(0x7C0, false)), 3);
+    p.clear_cmderr();
+    assert_eq!(p.read(DATA0), 0x55);
+    // The program sees mscratch; tinfo is a CSR for it too; dcsr is not.
+    let n = p.retired.len();
+    p.set_reg(DPC, 8);
+    p.resume();
+    p.run(100);
+    let r = &p.retired[n..];
+    assert_eq!((r[0].pc, r[0].rd, r[0].wdata), (8, 5, 0x1234_5678));
+    assert_eq!((r[1].pc, r[1].rd, r[1].wdata), (12, 6, 4));
+    assert!(r[2].trap && r[2].cause == 2 && r[2].pc == 16, "{:x?}", r[2]);
+    assert_eq!(r[2].next_pc, 0x40);
+}
+
+#[test]
+fn trigger_enumeration_as_probe_rs_does_it() {
+    let mut p = Probe::new(&counting_loop());
+    p.activate();
+    p.halt();
+    // determine_number_of_hardware_breakpoints (0.13.2, 5.1).
+    let mut n = 0;
+    loop {
+        p.write(DATA0, n);
+        let err = p.command(access(TSELECT, true));
+        if err == 3 {
+            p.clear_cmderr();
+            break;
+        }
+        assert_eq!(err, 0);
+        if p.reg(TSELECT) != n {
+            break;
+        }
+        if p.reg(TINFO) & 0xFFFF == 1 {
+            break;
+        }
+        n += 1;
+    }
+    assert_eq!(n, 2, "two triggers");
+    for unit in 0..2 {
+        p.set_reg(TSELECT, unit);
+        assert_eq!(p.reg(TSELECT), unit);
+        assert_eq!(p.reg(TINFO), 1 << 2, "type 2 only");
+        let t = p.reg(TDATA1);
+        assert_eq!(t, MC_TYPE2, "mcontrol, maskmax 0, disabled");
+        // Fields it does not have read 0: select, timing, sizelo, chain,
+        // match, s, store, load; action 2 (trace) is not there either.
+        p.set_reg(TDATA1, !0);
+        let t = p.reg(TDATA1);
+        assert_eq!(t, MC_TYPE2 | MC_DMODE | MC_HIT | MC_M | MC_U | MC_EXECUTE);
+        p.set_reg(TDATA1, MC_DMODE | MC_ACTION_DEBUG);
+        assert_eq!(p.reg(TDATA1), MC_TYPE2 | MC_DMODE | MC_ACTION_DEBUG);
+        p.set_reg(TDATA2, 0x1234_5678 + unit);
+        assert_eq!(p.reg(TDATA2), 0x1234_5678 + unit);
+    }
+    p.set_reg(TSELECT, 0);
+    assert_eq!(p.reg(TDATA2), 0x1234_5678, "each trigger its own tdata2");
+    // tselect out of range: kept (WARL).
+    p.set_reg(TSELECT, 7);
+    assert_eq!(p.reg(TSELECT), 0);
+    assert_eq!(p.command(access(TDATA3, false)), 3, "no tdata3");
+}
+
+#[test]
+fn breakpoint_halts_before_the_instruction_and_steps_off_it() {
+    // 0: nop; 4: x1 += 1; 8: x2 += 1; 12: jal 4.
+    let mut p = Probe::new(&counting_loop());
+    p.activate();
+    p.run(200);
+    p.halt();
+    p.set_bp(0, 8);
+    assert_eq!(p.reg(TDATA1), PROBE_RS_BP, "reads back as written");
+    assert_eq!(p.reg(TDATA2), 8);
+    let n = p.retired.len();
+    p.resume();
+    p.run(300);
+    assert_eq!(p.read(DMSTATUS) & ALLHALTED, ALLHALTED, "hit");
+    let dcsr = p.reg(DCSR);
+    assert_eq!((dcsr >> 6) & 7, 2, "cause trigger");
+    assert_eq!(p.reg(DPC), 8);
+    // Nothing at 8 retired: the last retirement is the addi at 4, whose
+    // next pc is 8; x2 is one behind x1.
+    let last = *p.retired.last().unwrap();
+    assert!(p.retired.len() > n);
+    assert_eq!((last.pc, last.next_pc), (4, 8));
+    assert!(p.retired[n..].iter().all(|r| r.pc != 8 && !r.trap));
+    assert_eq!(p.reg(0x1001), p.reg(0x1002) + 1);
+    assert_eq!(p.reg(TDATA1), PROBE_RS_BP | MC_HIT, "hit");
+    let n = p.retired.len();
+    p.run(300);
+    assert_eq!(p.retired.len(), n, "nothing retires while halted");
+    // probe-rs's step from it: triggers off, one instruction, on again.
+    assert_eq!(p.probe_rs_step(2), 1);
+    assert_eq!(p.retired.last().unwrap().pc, 8);
+    assert_eq!((p.reg(DCSR) >> 6) & 7, 4, "cause step");
+    assert_eq!(p.reg(DPC), 12);
+    p.set_reg(TSELECT, 0);
+    assert_eq!(p.reg(TDATA1), PROBE_RS_BP | MC_HIT, "enabled again");
+    // Run: around the loop (12, 4) and the trigger again at 8.
+    let n = p.retired.len();
+    p.resume();
+    p.run(300);
+    assert_eq!((p.reg(DCSR) >> 6) & 7, 2);
+    assert_eq!(p.reg(DPC), 8);
+    let pcs: Vec<u32> = p.retired[n..].iter().map(|r| r.pc).collect();
+    assert_eq!(pcs, [12, 4]);
+    // probe-rs's run from a trigger halt: its step, then resume.
+    p.probe_rs_step(2);
+    let n = p.retired.len();
+    p.resume();
+    p.run(300);
+    assert_eq!(p.reg(DPC), 8);
+    assert_eq!(p.retired.len(), n + 2);
+    // Cleared (probe-rs: tdata1 = 0, tdata2 = 0): the loop runs on.
+    p.set_reg(TSELECT, 0);
+    p.set_reg(TDATA1, 0);
+    p.set_reg(TDATA2, 0);
+    let n = p.retired.len();
+    p.resume();
+    p.run(600);
+    assert_eq!(p.read(DMSTATUS) & ALLRUNNING, ALLRUNNING);
+    assert!(p.retired[n..].iter().filter(|r| r.pc == 8).count() > 3);
+}
+
+#[test]
+fn trigger_on_the_stepped_instruction_and_after_a_step() {
+    let mut p = Probe::new(&counting_loop());
+    p.activate();
+    p.run(200);
+    p.halt();
+    // Trigger 1 at 8, the hart at 4.
+    p.set_bp(1, 8);
+    p.set_reg(DPC, 4);
+    // A step ending at 8 halts with cause 4: the trigger at the new
+    // address fires only when the hart attempts that instruction
+    // (0.13.2, "Single Step").
+    let d = p.reg(DCSR);
+    p.set_reg(DCSR, d | 4);
+    let n = p.retired.len();
+    p.resume();
+    p.run(100);
+    assert_eq!(p.retired.len(), n + 1);
+    assert_eq!(((p.reg(DCSR) >> 6) & 7, p.reg(DPC)), (4, 8));
+    // Stepping the instruction at 8 with the trigger on: it fires before
+    // the instruction (cause 2 instead of 4, "Single Step"), nothing retires;
+    // every further step does the same.
+    for _ in 0..2 {
+        p.resume();
+        p.run(100);
+        assert_eq!(p.retired.len(), n + 1, "not executed");
+        assert_eq!(((p.reg(DCSR) >> 6) & 7, p.reg(DPC)), (2, 8));
+    }
+    // With the trigger off (as probe-rs does after a trigger halt) the
+    // step executes it.
+    p.set_reg(TSELECT, 1);
+    p.set_reg(TDATA1, PROBE_RS_BP & !(MC_M | MC_U));
+    p.resume();
+    p.run(100);
+    assert_eq!(p.retired.len(), n + 2);
+    assert_eq!(((p.reg(DCSR) >> 6) & 7, p.reg(DPC)), (4, 12));
+}
+
+#[test]
+fn trigger_without_m_or_execute_does_not_fire() {
+    let mut p = Probe::new(&counting_loop());
+    p.activate();
+    p.halt();
+    p.set_bp(0, 8);
+    p.set_reg(TDATA1, PROBE_RS_BP & !MC_M);
+    p.set_bp(1, 8);
+    p.set_reg(TDATA1, PROBE_RS_BP & !MC_EXECUTE);
+    let n = p.retired.len();
+    p.resume();
+    p.run(600);
+    assert_eq!(p.read(DMSTATUS) & ALLRUNNING, ALLRUNNING);
+    assert!(p.retired[n..].iter().filter(|r| r.pc == 8).count() > 3);
+    p.halt();
+    for unit in 0..2 {
+        p.set_reg(TSELECT, unit);
+        assert_eq!(p.reg(TDATA1) & MC_HIT, 0, "no hit");
+    }
+}
+
+#[test]
+fn machine_mode_triggers_action_0_and_dmode_protection() {
+    // The program sets trigger 0 itself (dmode 0: action 0, a breakpoint
+    // exception) on the addi at 0x28 and reads tdata1 back; the handler
+    // at 0x60 reads mcause and mtval. At 0x30: tries to overwrite trigger
+    // 1's tdata2 and tdata1.
+    let target = 0x28u32;
+    let mut prog = vec![NOP; 0x70 / 4];
+    let code = [
+        addi(1, 0, 0x60),
+        csrw(MTVEC, 1),
+        csrw(TSELECT, 0),
+        addi(2, 0, target as i32),
+        csrw(TDATA2, 2),
+        lui(3, (MC_TYPE2 | MC_DMODE | MC_ACTION_DEBUG) >> 12),
+        addi(3, 3, (MC_M | MC_EXECUTE) as i32),
+        csrw(TDATA1, 3), // dmode and action 1 not writable from M-mode
+        csrr(4, TDATA1),
+        NOP,
+        addi(5, 0, 1), // 0x28: the trigger
+        jal(0, 0),
+        addi(8, 0, 1), // 0x30
+        csrw(TSELECT, 8),
+        csrw(TDATA2, 0),
+        csrw(TDATA1, 0),
+        jal(0, 0),
+    ];
+    prog[..code.len()].copy_from_slice(&code);
+    prog[0x60 / 4..0x60 / 4 + 3].copy_from_slice(&[csrr(6, MCAUSE), csrr(7, MTVAL), jal(0, 0)]);
+    let mut p = Probe::new(&prog);
+    p.activate();
+    p.run(400);
+    let trap = p.retired.iter().find(|r| r.trap).copied().unwrap();
+    assert_eq!((trap.pc, trap.cause, trap.next_pc), (target, 3, 0x60));
+    assert!(p.retired.iter().all(|r| r.pc != target || r.trap));
+    p.halt();
+    assert_eq!(
+        p.reg(0x1004),
+        MC_TYPE2 | MC_M | MC_EXECUTE,
+        "tdata1 as M-mode sees it"
+    );
+    assert_eq!((p.reg(0x1006), p.reg(0x1007)), (3, target));
+    assert_eq!(p.reg(0x1005), 0, "the addi at the trigger did not run");
+    p.set_reg(TSELECT, 0);
+    assert_eq!(p.reg(TDATA1), MC_TYPE2 | MC_HIT | MC_M | MC_EXECUTE, "hit");
+    // Trigger 1 with dmode 1 (set here, in debug mode), off, at 0x100:
+    // the program's writes at 0x30 are ignored.
+    p.set_reg(TSELECT, 1);
+    p.set_reg(TDATA2, 0x100);
+    p.set_reg(TDATA1, MC_DMODE | MC_ACTION_DEBUG);
+    p.set_reg(TSELECT, 0);
+    p.set_reg(TDATA1, 0);
+    p.set_reg(DPC, 0x30);
+    p.resume();
+    p.run(200);
+    p.halt();
+    assert_eq!(p.reg(0x1008), 1, "ran");
+    assert_eq!(p.reg(TSELECT), 1, "tselect is writable from M-mode");
+    assert_eq!(p.reg(TDATA2), 0x100);
+    assert_eq!(p.reg(TDATA1), MC_TYPE2 | MC_DMODE | MC_ACTION_DEBUG);
 }
