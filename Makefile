@@ -103,7 +103,7 @@ fw-log: firmware-elf
 
 ## probe-rs loads the firmware ELF into a co-simulated node's core through its JTAG
 ## pins, breaks, steps, reads its RTT log, and the node then connects and moves data
-## (2.5 minutes of loading; `make test` runs the same session without the load).
+## (3 minutes, most of it loading; `make test` runs the same session without the load).
 debug-sim: deps
 	$(CARGO) test --release -p rnic-probe --test cosim_debug -- --ignored --nocapture
 

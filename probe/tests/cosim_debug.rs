@@ -16,10 +16,10 @@
 //! to the next instruction; the log names the connection; the core's
 //! retirement trace counts no trap.
 //!
-//! Loading the 94 KB image takes about 9 M node clocks (one 41-bit DMI
-//! scan of 47 TCK cycles per word, 8 clocks per TCK cycle), 2.5 minutes
-//! of co-simulation: the version that loads is run by `make debug-sim`,
-//! the one in `make test` resets into the image already there.
+//! Loading the 94 KB image takes 10.8 M node clocks (57 TCK cycles per
+//! word, 8 clocks per TCK cycle), about 3 minutes of co-simulation: the
+//! version that loads is run by `make debug-sim`, the one in `make test`
+//! resets into the image already there (docs/debug.md has the figures).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -148,7 +148,7 @@ fn probe_rs_resets_breaks_steps_logs_and_the_node_still_works() {
 
 /// `make debug-sim`: with the ELF loaded by probe-rs.
 #[test]
-#[ignore = "2.5 minutes of co-simulation to load the image: make debug-sim"]
+#[ignore = "3 minutes of co-simulation to load the image: make debug-sim"]
 fn probe_rs_loads_breaks_steps_logs_and_the_node_still_works() {
     debug_then_transfer(true);
 }
@@ -253,7 +253,17 @@ fn debug_then_transfer(load: bool) {
         .join()
         .expect("the debugger's thread")
         .unwrap_or_else(|e| panic!("probe-rs: {e}"));
-    println!("{seen:#x?}");
+    println!(
+        "reset at {:#x}, stopped at {:#x} ({:?}) with sp {:#x}, stepped to {:#x}; \
+         {} octets of code and {} of data read back",
+        seen.entry_pc,
+        seen.bp_pc,
+        seen.bp_reason,
+        seen.sp_at_bp,
+        seen.step_pc,
+        seen.text.len(),
+        seen.data.len()
+    );
     for l in &log {
         println!("fw A (RTT): {l}");
     }

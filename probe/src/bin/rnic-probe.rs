@@ -20,6 +20,9 @@ use probe_rs::probe::{DebugProbeSelector, Probe, WireProtocol};
 use probe_rs::{Permissions, Session};
 use rnic_probe::{ops, target};
 
+/// TCK, with margin under the debug module's 7.8 MHz.
+const TCK_KHZ: u32 = 4_000;
+
 const DEFAULT_ELF: &str = "target/riscv32im-unknown-none-elf/release/rnic-fw";
 
 #[derive(Parser)]
@@ -88,6 +91,11 @@ fn open_probe(sel: Option<&str>) -> Result<Probe, String> {
     probe
         .select_protocol(WireProtocol::Jtag)
         .map_err(|e| format!("the probe cannot speak JTAG: {e}"))?;
+    // The debug module samples TCK in the core clock: at most 1/8 of it,
+    // 7.8 MHz at the ECPIX-5's 62.5 MHz (docs/cpu.md, "Debug module").
+    probe
+        .set_speed(TCK_KHZ)
+        .map_err(|e| format!("TCK at {TCK_KHZ} kHz: {e}"))?;
     Ok(probe)
 }
 
