@@ -26,16 +26,13 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 
 use probe_rs::probe::Probe;
 use probe_rs::{CoreStatus, HaltReason, MemoryInterface, Permissions};
-use rnic_driver::{AccessFlags, DmaMem, RemoteAddr, SendOp, SendWr};
 use rnic_probe::ops::{self, TIMEOUT};
 use rnic_probe::sim_probe::SimProbe;
 use rnic_probe::target;
 use rnic_sim::fw_log::FwLog;
 use rnic_sim::link::LinkConfig;
-use rnic_sim::node::{FwKind, World};
-use rnic_sim::rng::Rng;
-use rnic_sim::rtl_run::{connect_pair, open_node, run_until, world_pair_with, MPA_REV2_CRC};
-use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
+use rnic_sim::node::FwKind;
+use rnic_sim::rtl_run::{connect_pair, open_node, world_pair_with, write_a_to_b, MPA_REV2_CRC};
 
 /// A symbol's address in the ELF.
 fn symbol(elf: &[u8], name: &'static str) -> u64 {
@@ -201,40 +198,7 @@ fn debug_then_transfer(load: bool) {
     let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
     let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
     connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
-    let len = 16 << 10;
-    let acc = |x| AccessFlags::from_bits(x).unwrap();
-    let (src, dst) = (a.alloc_dma(len).unwrap(), b.alloc_dma(len).unwrap());
-    let data = Rng::new(7).bytes(len);
-    src.write(0, &data).unwrap();
-    let mr_src = pd_a.reg_mr(&src, 0, len, acc(ACCESS_LOCAL_WRITE)).unwrap();
-    let mr_dst = pd_b
-        .reg_mr(&dst, 0, len, acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE))
-        .unwrap();
-    let sge = [mr_src.sge(0, len as u32).unwrap()];
-    qp_a.post_send(&[SendWr {
-        wr_id: 1,
-        op: SendOp::RdmaWrite(RemoteAddr {
-            addr: mr_dst.va(),
-            rkey: mr_dst.rkey(),
-        }),
-        sges: &sge,
-        signaled: false,
-        solicited: false,
-        fence: false,
-    }])
-    .unwrap();
-    let placed = |w: &World| {
-        let hw = w.nodes[1].hw.borrow();
-        hw.dma.idle() && hw.placed.iter().map(|p| p.2 as usize).sum::<usize>() >= len
-    };
-    run_until(&world, 2_000_000, placed).unwrap_or_else(|c| panic!("not placed after {c} clocks"));
-    let mut got = vec![0u8; len];
-    dst.read(0, &mut got).unwrap();
-    assert_eq!(
-        (0..len).find(|&i| got[i] != data[i]),
-        None,
-        "first wrong octet"
-    );
+    write_a_to_b(&world, &pd_a, &pd_b, &qp_a, 16 << 10, || {});
     let s = world.borrow().nodes[0]
         .hw
         .borrow()

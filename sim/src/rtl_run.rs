@@ -232,6 +232,64 @@ pub fn connect_params(mpa: MpaOptions) -> ConnectParams {
     }
 }
 
+/// An RDMA Write of `len` seeded octets from node 0 (`pd_a`, `qp_a`) to
+/// node 1 (`pd_b`) of `world`, checked byte-exact in B's memory; `mid`
+/// runs once `len / 8` is placed. Panics on failure (for tests).
+pub fn write_a_to_b(
+    world: &Rc<RefCell<World>>,
+    pd_a: &rnic_driver::Pd<'_, SimBus>,
+    pd_b: &rnic_driver::Pd<'_, SimBus>,
+    qp_a: &Qp<'_, SimBus>,
+    len: usize,
+    mid: impl FnOnce(),
+) {
+    let ctx_a = pd_a.context();
+    let ctx_b = pd_b.context();
+    let acc = |x| AccessFlags::from_bits(x).unwrap();
+    let (src, dst) = (ctx_a.alloc_dma(len).unwrap(), ctx_b.alloc_dma(len).unwrap());
+    let data = Rng::new(len as u64).bytes(len);
+    src.write(0, &data).unwrap();
+    let mr_src = pd_a.reg_mr(&src, 0, len, acc(ACCESS_LOCAL_WRITE)).unwrap();
+    let mr_dst = pd_b
+        .reg_mr(&dst, 0, len, acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE))
+        .unwrap();
+    let placed = |settled: bool| {
+        let w = world.borrow();
+        let hw = w.nodes[1].hw.borrow();
+        if settled && !hw.dma.idle() {
+            return 0;
+        }
+        hw.placed.iter().map(|p| p.2 as usize).sum::<usize>()
+    };
+    let sge = [mr_src.sge(0, len as u32).unwrap()];
+    qp_a.post_send(&[SendWr {
+        wr_id: 1,
+        op: SendOp::RdmaWrite(RemoteAddr {
+            addr: mr_dst.va(),
+            rkey: mr_dst.rkey(),
+        }),
+        sges: &sge,
+        signaled: false,
+        solicited: false,
+        fence: false,
+    }])
+    .unwrap();
+    // room for a few of the cores' RTOs (200 µs = 31,250 clocks)
+    let budget = 1_000_000 + 4 * len as u64;
+    run_until(world, budget, |_| placed(false) >= len / 8)
+        .unwrap_or_else(|c| panic!("an eighth of the Write not placed after {c} clocks"));
+    mid();
+    run_until(world, budget, |_| placed(true) >= len)
+        .unwrap_or_else(|c| panic!("Write not placed after {c} clocks"));
+    let mut got = vec![0u8; len];
+    dst.read(0, &mut got).unwrap();
+    assert_eq!(
+        (0..len).find(|&i| got[i] != data[i]),
+        None,
+        "first wrong octet"
+    );
+}
+
 /// B listens on [`PORT`], A's `qp_a` connects with `req` as private data,
 /// B accepts onto `qp_b` with `rep`; both Established. Returns (B's
 /// ConnectRequest, A's Established).

@@ -16,19 +16,14 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use rnic_driver::{
-    AccessFlags, DmaMem, EventKind, FilterAction, FilterRule, QpState, RemoteAddr, RetxTimer,
-    SendOp, SendWr,
-};
+use rnic_driver::{EventKind, FilterAction, FilterRule, QpState, RetxTimer};
 use rnic_sim::cpu_fw::CpuStats;
 use rnic_sim::link::LinkConfig;
 use rnic_sim::node::{FwKind, World};
-use rnic_sim::rng::Rng;
 use rnic_sim::rtl_run::{
     self, a_conn_context, connect_pair, connect_params, net_config, open_node, route_switch,
-    run_until, tcp_of, world_pair_with, RtlConfig, MPA_REV2_CRC, PORT,
+    run_until, tcp_of, world_pair_with, write_a_to_b, RtlConfig, MPA_REV2_CRC, PORT,
 };
-use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
 
 type Shared = Rc<RefCell<World>>;
 
@@ -179,63 +174,6 @@ fn connected(
     connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
     body(&world, &pd_a, &pd_b, &qp_a);
     check_cores(&world);
-}
-
-/// An RDMA Write of `len` seeded octets from A to B, checked byte-exact;
-/// `mid` runs once `len / 8` is placed.
-fn write_a_to_b(
-    world: &Shared,
-    pd_a: &Pd<'_>,
-    pd_b: &Pd<'_>,
-    qp_a: &Qp<'_>,
-    len: usize,
-    mid: impl FnOnce(),
-) {
-    let ctx_a = pd_a.context();
-    let ctx_b = pd_b.context();
-    let acc = |x| AccessFlags::from_bits(x).unwrap();
-    let (src, dst) = (ctx_a.alloc_dma(len).unwrap(), ctx_b.alloc_dma(len).unwrap());
-    let data = Rng::new(len as u64).bytes(len);
-    src.write(0, &data).unwrap();
-    let mr_src = pd_a.reg_mr(&src, 0, len, acc(ACCESS_LOCAL_WRITE)).unwrap();
-    let mr_dst = pd_b
-        .reg_mr(&dst, 0, len, acc(ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE))
-        .unwrap();
-    let placed = |settled: bool| {
-        let w = world.borrow();
-        let hw = w.nodes[1].hw.borrow();
-        if settled && !hw.dma.idle() {
-            return 0;
-        }
-        hw.placed.iter().map(|p| p.2 as usize).sum::<usize>()
-    };
-    let sge = [mr_src.sge(0, len as u32).unwrap()];
-    qp_a.post_send(&[SendWr {
-        wr_id: 1,
-        op: SendOp::RdmaWrite(RemoteAddr {
-            addr: mr_dst.va(),
-            rkey: mr_dst.rkey(),
-        }),
-        sges: &sge,
-        signaled: false,
-        solicited: false,
-        fence: false,
-    }])
-    .unwrap();
-    // room for a few of the cores' RTOs (200 µs = 31,250 clocks)
-    let budget = 1_000_000 + 4 * len as u64;
-    run_until(world, budget, |_| placed(false) >= len / 8)
-        .unwrap_or_else(|c| panic!("an eighth of the Write not placed after {c} clocks"));
-    mid();
-    run_until(world, budget, |_| placed(true) >= len)
-        .unwrap_or_else(|c| panic!("Write not placed after {c} clocks"));
-    let mut got = vec![0u8; len];
-    dst.read(0, &mut got).unwrap();
-    assert_eq!(
-        (0..len).find(|&i| got[i] != data[i]),
-        None,
-        "first wrong octet"
-    );
 }
 
 /// A route change in the middle of a 2 MiB RDMA Write (the mailbox command
