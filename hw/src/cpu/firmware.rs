@@ -346,12 +346,24 @@ mod tests {
         check(&run, arp_at);
     }
 
-    /// The comparison notices a wrong stack pointer in the reference.
+    /// The comparison notices a wrong stack pointer in the reference, at
+    /// the first instruction that writes or uses `sp` after it (at the
+    /// latest `fw_main`'s prologue, after `_start` has cleared `.bss`),
+    /// never before.
     #[test]
     fn firmware_lock_step_notices_a_difference() {
         let Some(imem) = image() else { return };
-        let e = run(&imem, 5_000, 1, Some(100)).expect_err("a wrong sp must be noticed");
-        assert!(e.contains("event 1"), "{e}");
+        const TAMPER: usize = 100;
+        let e = run(&imem, 100_000, 1, Some(TAMPER)).expect_err("a wrong sp must be noticed");
+        let at: usize = e
+            .strip_prefix("event ")
+            .and_then(|r| r.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no event number in: {e}"));
+        assert!(
+            at >= TAMPER,
+            "noticed at event {at}, before the tampering: {e}"
+        );
     }
 
     /// The long run (`make cpu-soak`): `CPU_FW_EVENTS` (default 1,000,000).
