@@ -107,6 +107,9 @@ pub struct CpuFw {
     rtt: Option<Box<(RttSnoop, FwLog)>>,
     /// A JTAG adapter on the debug pins ([`CpuFw::plug_jtag`]).
     jtag: Option<JtagPort>,
+    /// What the image's reads of `CLOCK_KHZ` answer instead of the RTL's
+    /// (`FwNode::set_clock_khz`).
+    pub(crate) clock_khz: Option<u32>,
 }
 
 impl CpuFw {
@@ -138,6 +141,7 @@ impl CpuFw {
             cpu,
             access: Access::Idle,
             hold: false,
+            clock_khz: None,
             held: false,
             stats: CpuStats::default(),
             profile: None,
@@ -207,6 +211,14 @@ impl CpuFw {
             self.stats.stray += 1;
             self.access = Access::Answer(0);
             return;
+        }
+        if !write && off == port::CLOCK_KHZ {
+            if let Some(khz) = self.clock_khz {
+                // `FwNode::set_clock_khz`: the clock this run stands for
+                self.stats.port_reads += 1;
+                self.access = Access::Answer(khz);
+                return;
+            }
         }
         if write {
             self.stats.port_writes += 1;

@@ -170,6 +170,11 @@ pub struct DmaConfig {
     pub log: bool,
 }
 
+/// The default host-memory read round trip, ns (PCIe-like).
+pub const READ_ROUND_TRIP_NS: u64 = 500;
+/// The default time from a write's last beat to its octets in host memory, ns.
+pub const WRITE_LATENCY_NS: u64 = 250;
+
 /// Cycles of the notional core clock in `ns` nanoseconds (156.25 MHz:
 /// 6.4 ns per cycle), rounded down.
 pub const fn ns_to_cycles(ns: u64) -> u64 {
@@ -179,9 +184,9 @@ pub const fn ns_to_cycles(ns: u64) -> u64 {
 impl Default for DmaConfig {
     fn default() -> Self {
         DmaConfig {
-            read_latency: ns_to_cycles(500),
+            read_latency: ns_to_cycles(READ_ROUND_TRIP_NS),
             read_jitter: 0,
-            write_latency: ns_to_cycles(250),
+            write_latency: ns_to_cycles(WRITE_LATENCY_NS),
             write_bw: 8.0,
             read_bw: 8.0,
             reorder: true,

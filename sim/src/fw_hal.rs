@@ -131,6 +131,9 @@ pub struct FwNode {
     /// Frames the firmware put into the receive pipeline (`RX_INJECT`):
     /// (cycle of the write, length).
     pub rx_injects: Vec<(u64, usize)>,
+    /// What a read of `CLOCK_KHZ` answers instead of the RTL's parameter
+    /// (set by [`FwNode::set_clock_khz`]).
+    clock_khz: Option<u32>,
 }
 
 impl Default for FwNode {
@@ -174,6 +177,20 @@ impl FwNode {
             cpu: None,
             retx_writes: Vec::new(),
             rx_injects: Vec::new(),
+            clock_khz: None,
+        }
+    }
+
+    /// The firmware's reads of `CLOCK_KHZ` (native, or the image on the
+    /// core) answer `khz` instead of the clock the RTL was generated for
+    /// (`None`: the RTL's): a co-simulation that makes a clock stand for
+    /// another rate (`crate::clock::Timing`) tells the firmware, whose
+    /// timers count µs from it. Set it before the firmware first reads
+    /// the clock, and after the core is in place.
+    pub fn set_clock_khz(&mut self, khz: Option<u32>) {
+        self.clock_khz = khz;
+        if let Some(cpu) = self.cpu.as_mut() {
+            cpu.clock_khz = khz;
         }
     }
 
@@ -333,7 +350,10 @@ impl FwNode {
             self.fw_cycles += 1;
             n += 1;
         }
-        self.core.get_fw_rdata() as u32
+        match self.clock_khz {
+            Some(khz) if addr == port::CLOCK_KHZ => khz,
+            _ => self.core.get_fw_rdata() as u32,
+        }
     }
 
     /// BAR0 write: one clock.

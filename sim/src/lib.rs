@@ -27,6 +27,7 @@
 #![recursion_limit = "256"]
 
 pub mod apps;
+pub mod clock;
 pub mod cpu_fw;
 pub mod dma;
 pub mod external;

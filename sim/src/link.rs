@@ -7,7 +7,8 @@
 //!   inter-frame gap (12) = [`WIRE_OVERHEAD`] = 24 octets (IEEE 802.3
 //!   clause 4.4.2), and frames shorter than [`MIN_FRAME`] padded to it on the
 //!   wire (timing only: the octets delivered are the ones sent). 10 Gb/s at
-//!   156.25 MHz is 8 octets/cycle; 1 Gb/s is 0.8. Frames sent while the
+//!   156.25 MHz is 8 octets/cycle; 1 Gb/s at the board's 62.5 MHz is 2
+//!   ([`crate::clock::Timing`]). Frames sent while the
 //!   transmitter is busy queue behind (see [`Link::busy`] for backpressure).
 //! * **propagation delay** in cycles, added after the last octet is sent.
 //! * **faults**, each a probability per frame, drawn from a seeded
@@ -19,7 +20,8 @@
 //!   next frame of its direction, or after `reorder_hold` cycles if none
 //!   comes).
 //! * statistics, and optionally a pcap (LINKTYPE_ETHERNET, nanosecond
-//!   timestamps from the cycle count at 156.25 MHz: 6.4 ns per cycle) of
+//!   timestamps from the cycle count: 6.4 ns per cycle at 156.25 MHz,
+//!   [`LinkConfig::cycle_ps`]) of
 //!   every frame as it arrives — both directions in one file, in arrival
 //!   order; corrupted frames as corrupted, lost frames not at all,
 //!   duplicates twice.
@@ -83,6 +85,9 @@ pub struct LinkConfig {
     /// Longest a reordered frame waits for a frame to overtake it, cycles.
     pub reorder_hold: u64,
     pub seed: u64,
+    /// Picoseconds a cycle, for the pcap's timestamps ([`CYCLE_PS`] at
+    /// 156.25 MHz).
+    pub cycle_ps: u64,
 }
 
 impl Default for LinkConfig {
@@ -98,6 +103,7 @@ impl Default for LinkConfig {
             corrupt_undetected: false,
             reorder_hold: 10_000,
             seed: 1,
+            cycle_ps: CYCLE_PS,
         }
     }
 }
@@ -209,6 +215,14 @@ impl Link {
         self.cfg.corrupt = corrupt;
         self.cfg.duplicate = duplicate;
         self.cfg.reorder = reorder;
+    }
+
+    /// Makes a cycle stand for `t`: the rate becomes `t`'s port rate and
+    /// the pcap's timestamps `t`'s clock. The delay stays in cycles (the
+    /// caller sets it from `t.cycles_per_us()`).
+    pub fn set_timing(&mut self, t: crate::clock::Timing) {
+        self.cfg.rate = t.port_octets_per_cycle();
+        self.cfg.cycle_ps = t.cycle_ps();
     }
 
     /// The link's cycle count.
@@ -327,7 +341,10 @@ impl Link {
 
     fn arrive(&mut self, i: usize, f: Flight) {
         if let Some(p) = &mut self.pcap {
-            if let Err(e) = p.write_at(&f.data, cycle_time(self.now)) {
+            if let Err(e) = p.write_at(
+                &f.data,
+                Duration::from_nanos(self.now * self.cfg.cycle_ps / 1000),
+            ) {
                 self.pcap_error.get_or_insert_with(|| e.to_string());
             }
         }

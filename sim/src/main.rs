@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use rnic_sim::clock::Timing;
 use rnic_sim::model_run::{self, RunConfig};
 use rnic_sim::node::FwKind;
 use rnic_sim::rtl_run::{self, RtlConfig};
@@ -25,6 +26,24 @@ const RTL_DEFAULT_MAX_SIZE: u64 = 1 << 20;
 /// (`rnic_fw::mpa::Agreement::mulpdu_in_window`), so every MTU up to this
 /// one is safe.
 const RTL_MAX_MTU: u16 = rnic_wire::abi::caps::TX_MAX_MTU;
+
+/// What a clock of the co-simulation stands for (`rnic_sim::clock`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TimingArg {
+    /// The 64-bit datapath at 156.25 MHz behind a 10 Gb/s port.
+    Datapath,
+    /// The ECPIX-5 board: 62.5 MHz behind its 1 Gb/s port.
+    Board,
+}
+
+impl TimingArg {
+    fn timing(self) -> Timing {
+        match self {
+            TimingArg::Datapath => Timing::DATAPATH,
+            TimingArg::Board => Timing::BOARD,
+        }
+    }
+}
 
 #[derive(Parser)]
 #[command(
@@ -95,10 +114,14 @@ enum Command {
         /// Cycle budget per operation: this + 1 clock per octet.
         #[arg(long, default_value_t = 200_000)]
         budget: u64,
-        /// One-way link delay in µs (at the 156.25 MHz core clock); 50 gives
-        /// a 100 µs round trip.
+        /// One-way link delay in µs; 50 gives a 100 µs round trip.
         #[arg(long, default_value_t = 1.0)]
         delay_us: f64,
+        /// What a clock stands for: `datapath` (156.25 MHz, 10 Gb/s port)
+        /// or `board` (the ECPIX-5's 62.5 MHz core clock behind its 1 Gb/s
+        /// port; the DMA round trip stays 500 ns). The RTL is the same.
+        #[arg(long, value_enum, default_value_t = TimingArg::Datapath)]
+        timing: TimingArg,
         /// TCP receive window both nodes offer, octets (window scale 7, RFC
         /// 7323); default the firmware's `DEVICE_RX_WINDOW`.
         #[arg(long)]
@@ -196,6 +219,7 @@ fn main() -> ExitCode {
             reorder,
             budget,
             delay_us,
+            timing,
             rcv_window,
             fw,
             cpu_profile,
@@ -237,7 +261,8 @@ fn main() -> ExitCode {
                 corrupt,
                 duplicate,
                 reorder,
-                delay_cycles: (delay_us * rtl_run::CLOCKS_PER_US as f64).round() as u64,
+                delay_cycles: (delay_us * timing.timing().clock_khz as f64 / 1e3).round() as u64,
+                timing: timing.timing(),
                 rcv_window,
                 fw,
                 cpu_profile,

@@ -36,18 +36,15 @@ use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
 use rnic_wire::abi::tpt::{ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE};
 use rnic_wire::ddp::{TAGGED_HEADER_LEN, UNTAGGED_HEADER_LEN};
 
+use crate::clock::Timing;
 use crate::dma::DmaEvent;
 use crate::link::{LinkConfig, Side};
-use crate::model_run::LINE_RATE_GBPS;
 use crate::node::World;
 use crate::rng::Rng;
 use crate::rtl_run::{
     connect_params, expect_event, open_node, tcp_of, wire_limit, world_pair, GUARD, MPA_REV2_CRC,
-    OCTETS_PER_CYCLE, PORT, READ_DEPTH,
+    PORT, READ_DEPTH,
 };
-
-/// The core clock, MHz (6.4 ns a clock).
-pub const CORE_MHZ: f64 = 156.25;
 
 /// DMA read tags (docs/rtl.md "Transmit", "Completions"): `wqe_fetch`
 /// uses 0..=3, `tx_seg`'s payload reads `0x80 | slot` (slot 0..=3),
@@ -102,18 +99,18 @@ pub fn message_wire_octets(op: MsgOp, size: usize, markers: bool) -> f64 {
     wire_limit(ulpdu, markers, hdr).1
 }
 
-/// Million messages per second the wire carries at [`LINE_RATE_GBPS`]
-/// (one message per frame).
-pub fn wire_limit_mmsg(op: MsgOp, size: usize, markers: bool) -> f64 {
-    LINE_RATE_GBPS * 1e3 / 8.0 / message_wire_octets(op, size, markers)
+/// Million messages per second `t`'s port carries (one message per
+/// frame).
+pub fn wire_limit_mmsg(t: Timing, op: MsgOp, size: usize, markers: bool) -> f64 {
+    t.port_gbps() * 1e3 / 8.0 / message_wire_octets(op, size, markers)
 }
 
-/// Million messages per second for `messages` in `clocks` core clocks.
-pub fn mmsg(messages: u64, clocks: u64) -> f64 {
+/// Million messages per second for `messages` in `clocks` of `t`'s clock.
+pub fn mmsg(t: Timing, messages: u64, clocks: u64) -> f64 {
     if clocks == 0 {
         0.0
     } else {
-        messages as f64 * CORE_MHZ / clocks as f64
+        messages as f64 * t.mhz() / clocks as f64
     }
 }
 
@@ -145,6 +142,9 @@ pub struct MsgRateConfig {
     /// least the write latency (39): with 8 or 30 the two-node run did not
     /// get through (so shorter ones are refused here; not looked into).
     pub read_latency: Option<u64>,
+    /// What a clock stands for (`World::set_timing`; `read_latency` is in
+    /// its clocks).
+    pub timing: Timing,
 }
 
 impl Default for MsgRateConfig {
@@ -161,6 +161,7 @@ impl Default for MsgRateConfig {
             dma_log: false,
             vcd: None,
             read_latency: None,
+            timing: Timing::DATAPATH,
         }
     }
 }
@@ -337,13 +338,14 @@ impl MsgRateReport {
     /// The measured rate (first post → last placed at B), million
     /// messages per second.
     pub fn mmsg(&self) -> f64 {
-        mmsg(self.messages, self.post_to_placed)
+        mmsg(self.config.timing, self.messages, self.post_to_placed)
     }
 
     /// The rate between A's first and last data frame (the steady state,
     /// without the first message's latency).
     pub fn mmsg_frames(&self) -> f64 {
         mmsg(
+            self.config.timing,
             self.data_frames.saturating_sub(1),
             self.last_frame - self.first_frame,
         )
@@ -351,7 +353,7 @@ impl MsgRateReport {
 
     /// The wire limit for this message.
     pub fn limit_mmsg(&self) -> f64 {
-        wire_limit_mmsg(self.config.op, self.config.size, false)
+        wire_limit_mmsg(self.config.timing, self.config.op, self.config.size, false)
     }
 
     /// Clocks per message measured, and at the wire limit.
@@ -360,7 +362,8 @@ impl MsgRateReport {
     }
 
     pub fn wire_clocks_per_msg(&self) -> f64 {
-        message_wire_octets(self.config.op, self.config.size, false) / OCTETS_PER_CYCLE
+        message_wire_octets(self.config.op, self.config.size, false)
+            / self.config.timing.port_octets_per_cycle()
     }
 
     /// One line for the table.
@@ -382,7 +385,7 @@ impl MsgRateReport {
             self.wire_clocks_per_msg(),
             self.mmsg_frames(),
             self.post_to_cqe,
-            mmsg(self.messages, self.post_to_cqe),
+            mmsg(self.config.timing, self.messages, self.post_to_cqe),
         )
     }
 
@@ -407,7 +410,7 @@ impl MsgRateReport {
             self.rounds,
             self.post_to_cqe as f64 / self.rounds.max(1) as f64,
             100.0 * self.wire_octets as f64
-                / (OCTETS_PER_CYCLE * (self.last_frame - self.first_frame).max(1) as f64),
+                / (self.config.timing.port_octets_per_cycle() * (self.last_frame - self.first_frame).max(1) as f64),
         );
         if let Some([a, b]) = &self.dma {
             let _ = writeln!(s, "  A's DMA: {}", a.payload.describe("payload reads", n));
@@ -449,13 +452,15 @@ impl MsgRateReport {
             "dma_read_latency": self
                 .config
                 .read_latency
-                .unwrap_or(crate::dma::DmaConfig::default().read_latency),
+                .unwrap_or(self.config.timing.cycles_ns(crate::dma::READ_ROUND_TRIP_NS)),
             "post_to_placed_clocks": self.post_to_placed,
             "post_to_cqe_clocks": self.post_to_cqe,
             "clocks_per_msg": self.clocks_per_msg(),
             "mmsg_per_s": self.mmsg(),
             "mmsg_per_s_frames": self.mmsg_frames(),
-            "mmsg_per_s_to_cqe": mmsg(self.messages, self.post_to_cqe),
+            "mmsg_per_s_to_cqe": mmsg(self.config.timing, self.messages, self.post_to_cqe),
+            "clock_mhz": self.config.timing.mhz(),
+            "port_gbps": self.config.timing.port_gbps(),
             "wire_octets_per_msg": message_wire_octets(self.config.op, self.config.size, false),
             "wire_limit_mmsg_per_s": self.limit_mmsg(),
             "pct_of_wire_limit": 100.0 * self.mmsg() / self.limit_mmsg(),
@@ -501,9 +506,15 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
     if cfg.qps == 0 || cfg.messages == 0 || cfg.sq_depth == 0 {
         return Err("nothing to run".into());
     }
-    let world = world_pair(LinkConfig::default(), None)?;
+    // the default link: 1 µs one way
+    let link = LinkConfig {
+        delay: cfg.timing.cycles_per_us(),
+        ..LinkConfig::default()
+    };
+    let world = world_pair(link, None)?;
+    world.borrow_mut().set_timing(cfg.timing);
     if let Some(l) = cfg.read_latency {
-        let w = crate::dma::DmaConfig::default().write_latency;
+        let w = cfg.timing.cycles_ns(crate::dma::WRITE_LATENCY_NS);
         if l < w {
             return Err(format!(
                 "a read round trip of {l} clocks is below the write latency ({w})"
@@ -917,9 +928,15 @@ mod tests {
         assert_eq!(message_wire_octets(MsgOp::Send, 64, false), 166.0);
         assert_eq!(message_wire_octets(MsgOp::Write, 1, false), 102.0);
         // 10 Gb/s = 1,250 M octets/s
-        assert!((wire_limit_mmsg(MsgOp::Write, 64, false) - 1250.0 / 162.0).abs() < 1e-9);
-        assert!((wire_limit_mmsg(MsgOp::Send, 64, false) - 1250.0 / 166.0).abs() < 1e-9);
+        let t = Timing::DATAPATH;
+        assert!((wire_limit_mmsg(t, MsgOp::Write, 64, false) - 1250.0 / 162.0).abs() < 1e-9);
+        assert!((wire_limit_mmsg(t, MsgOp::Send, 64, false) - 1250.0 / 166.0).abs() < 1e-9);
         // 162 octets at 8 a clock: 20.25 clocks a message
-        assert!((mmsg(400, 8100) - wire_limit_mmsg(MsgOp::Write, 64, false)).abs() < 1e-9);
+        assert!((mmsg(t, 400, 8100) - wire_limit_mmsg(t, MsgOp::Write, 64, false)).abs() < 1e-9);
+        // the board: 1 Gb/s = 125 M octets/s; 162 octets at 2 a clock of
+        // 62.5 MHz, 81 clocks a message
+        let b = Timing::BOARD;
+        assert!((wire_limit_mmsg(b, MsgOp::Write, 64, false) - 125.0 / 162.0).abs() < 1e-9);
+        assert!((mmsg(b, 400, 32_400) - wire_limit_mmsg(b, MsgOp::Write, 64, false)).abs() < 1e-9);
     }
 }

@@ -18,6 +18,7 @@ use std::rc::Rc;
 use rnic_fw::fw::{Config, Firmware};
 use rnic_fw::retx::{RetxConfig, RDMA_MAX_RETRIES};
 
+use crate::clock::Timing;
 use crate::cpu_fw::CpuFw;
 use crate::external::ExternalPort;
 use crate::fw_hal::{CoSimHal, FwNode, HostCsr};
@@ -211,6 +212,8 @@ pub struct World {
     /// (`CpuFw::rtt_snoop`) at this level and above, after each round
     /// (`rnic-sim run --fw cpu --fw-log`).
     pub fw_log: Option<log::LevelFilter>,
+    /// What a clock stands for (set with [`World::set_timing`]).
+    pub timing: Timing,
 }
 
 impl World {
@@ -224,6 +227,7 @@ impl World {
             rx_hook: None,
             rounds: 0,
             fw_log: None,
+            timing: Timing::DATAPATH,
         }
     }
 
@@ -239,6 +243,7 @@ impl World {
             rx_hook: None,
             rounds: 0,
             fw_log: None,
+            timing: Timing::DATAPATH,
         }
     }
 
@@ -262,7 +267,32 @@ impl World {
             rx_hook: None,
             rounds: 0,
             fw_log: None,
+            timing: Timing::DATAPATH,
         })
+    }
+
+    /// Makes a clock stand for `t` (`crate::clock`): the link's rate and
+    /// pcap timestamps, the DMA servers' latencies (500 ns read round trip,
+    /// 250 ns write, as [`crate::dma::DmaConfig::default`] at 156.25 MHz)
+    /// and the core clock the firmware reads. Before the nodes are opened:
+    /// the firmware reads its clock once.
+    pub fn set_timing(&mut self, t: Timing) {
+        self.timing = t;
+        if let Some(link) = self.link.as_mut() {
+            link.set_timing(t);
+        }
+        for n in &self.nodes {
+            let mut hw = n.hw.borrow_mut();
+            let dma = hw.dma.config().clone();
+            hw.dma = crate::dma::DmaServer::new(crate::dma::DmaConfig {
+                read_latency: t.cycles_ns(crate::dma::READ_ROUND_TRIP_NS),
+                write_latency: t.cycles_ns(crate::dma::WRITE_LATENCY_NS),
+                ..dma
+            });
+            // DATAPATH's clock is the RTL's own `CLOCK_KHZ`
+            // (`sim/tests/timing.rs` reads it)
+            hw.set_clock_khz((t != Timing::DATAPATH).then_some(t.clock_khz));
+        }
     }
 
     /// A shared handle (what [`crate::sim_bus::SimBus`] holds).

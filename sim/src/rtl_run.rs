@@ -42,9 +42,10 @@ use rnic_wire::mpa::{
     MPA_ALIGNMENT, MPA_CRC_LEN, MPA_MARKER_INTERVAL, MPA_MARKER_LEN, MPA_ULPDU_LENGTH_LEN,
 };
 
+use crate::clock::Timing;
 use crate::cpu_fw::CpuStats;
-use crate::link::{cycle_time, Link, LinkConfig, Side, CYCLE_PS};
-use crate::model_run::{ETHERNET_WIRE_OVERHEAD, IPV4_TCP_HEADERS, LINE_RATE_GBPS};
+use crate::link::{Link, LinkConfig, Side};
+use crate::model_run::{ETHERNET_WIRE_OVERHEAD, IPV4_TCP_HEADERS};
 use crate::node::{FwKind, World};
 use crate::rng::Rng;
 use crate::sim_bus::{driver_options, SimBus};
@@ -562,6 +563,10 @@ pub struct RtlConfig {
     /// (`crate::fw_log`): the native firmware's `log` records, or the
     /// image's defmt frames read from each core's RTT buffer.
     pub fw_log: Option<log::LevelFilter>,
+    /// What a clock stands for: its period, the port's rate behind it
+    /// (the link's rate and the wire limit), the DMA latencies in ns
+    /// (`World::set_timing`). `delay_cycles` is in its clocks.
+    pub timing: Timing,
 }
 
 impl RtlConfig {
@@ -593,6 +598,7 @@ impl Default for RtlConfig {
             fw: FwKind::Native,
             cpu_profile: None,
             fw_log: None,
+            timing: Timing::DATAPATH,
         }
     }
 }
@@ -739,18 +745,6 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[i]
 }
 
-fn gbps(octets: u64, cycles: u64) -> f64 {
-    if cycles == 0 {
-        0.0
-    } else {
-        octets as f64 * 8.0 / (cycles as f64 * CYCLE_PS as f64 / 1000.0)
-    }
-}
-
-fn us(cycles: u64) -> f64 {
-    cycles as f64 * CYCLE_PS as f64 / 1e6
-}
-
 impl RtlReport {
     fn limit(&self, op: RtlOp) -> f64 {
         let hdr = match op {
@@ -758,7 +752,7 @@ impl RtlReport {
             RtlOp::Send => UNTAGGED_HEADER_LEN,
         };
         let (p, w) = wire_limit(self.mulpdu, self.markers_tx(), hdr);
-        LINE_RATE_GBPS * p / w
+        self.config.timing.port_gbps() * p / w
     }
 
     fn totals(&self, op: RtlOp) -> (u64, u64, u64) {
@@ -786,6 +780,9 @@ impl RtlReport {
     /// The human-readable report.
     pub fn render(&self) -> String {
         let c = &self.config;
+        let t = c.timing;
+        let us = |cycles| t.us(cycles);
+        let gbps = |octets, cycles| t.gbps(octets, cycles);
         let mut o = String::new();
         let _ = writeln!(
             o,
@@ -859,11 +856,12 @@ impl RtlReport {
                 let g = gbps(b.octets(), b.cycles());
                 let _ = writeln!(
                     o,
-                    "  largest ({}): {:.3} Gb/s = {:.1}% of the wire limit {:.3} Gb/s (10 Gb/s × payload/wire octets per full frame)",
+                    "  largest ({}): {:.3} Gb/s = {:.1}% of the wire limit {:.3} Gb/s ({} Gb/s × payload/wire octets per full frame)",
                     human(b.size),
                     g,
                     100.0 * g / self.limit(op),
-                    self.limit(op)
+                    self.limit(op),
+                    t.port_gbps()
                 );
             }
             let _ = writeln!(
@@ -957,10 +955,13 @@ impl RtlReport {
         );
         let _ = writeln!(
             o,
-            "simulated: {} clocks = {:.3} ms at 156.25 MHz (6.4 ns); frames up to the end of the data phase A→B {}, B→A {}; \
+            "simulated: {} clocks = {:.3} ms at {} MHz ({} ns) behind a {} Gb/s port; frames up to the end of the data phase A→B {}, B→A {}; \
              whole run A→B {} ({} octets), B→A {} ({} octets); B Terminates {}",
             self.total_cycles,
-            cycle_time(self.total_cycles).as_secs_f64() * 1e3,
+            t.time(self.total_cycles).as_secs_f64() * 1e3,
+            t.mhz(),
+            t.cycle_ps() as f64 / 1e3,
+            t.port_gbps(),
             self.data_frames[0],
             self.data_frames[1],
             self.frames[0],
@@ -1010,6 +1011,7 @@ impl RtlReport {
     /// size. Rates are rounded (Gb/s to 4 decimals, percentages to 2).
     pub fn json(&self) -> String {
         let c = &self.config;
+        let gbps = |octets, cycles| c.timing.gbps(octets, cycles);
         let round = |x: f64, places: i32| {
             let k = 10f64.powi(places);
             (x * k).round() / k
@@ -1061,7 +1063,9 @@ impl RtlReport {
             "mss": self.mss,
             "mulpdu": self.mulpdu,
             "markers_a_to_b": self.markers_tx(),
-            "cycle_ns": 6.4,
+            "cycle_ns": c.timing.cycle_ps() as f64 / 1e3,
+            "clock_mhz": c.timing.mhz(),
+            "port_gbps": c.timing.port_gbps(),
             "write_limit_gbps": round(self.limit(RtlOp::Write), 4),
             "send_limit_gbps": round(self.limit(RtlOp::Send), 4),
             "connect_cycles": self.connect_cycles,
@@ -1282,6 +1286,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         cfg.pcap.as_deref(),
         cfg.fw,
     )?;
+    world.borrow_mut().set_timing(cfg.timing);
     for n in world.borrow_mut().nodes.iter_mut() {
         let Some(fw) = n.fw.native() else { continue };
         if let Some(w) = cfg.rcv_window {
@@ -1291,7 +1296,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         // twice the link's round trip (an RTO under the real round trip
         // replays data that was never lost), and room above it for a full
         // window's queueing.
-        let rtt_us = 2 * cfg.delay_cycles / CLOCKS_PER_US;
+        let rtt_us = 2 * cfg.delay_cycles / cfg.timing.cycles_per_us();
         let r = &mut fw.config.rdma_retx;
         r.rto = r.rto.max(2 * rtt_us);
         r.rto_min = r.rto_min.max(2 * rtt_us);
@@ -1331,7 +1336,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
         // co-simulation of a few ms never reaches: the host sets one scaled
         // to the run, as for the native firmware, but above the image's
         // poll period (tens of µs) and its sampling of a quarter RTO.
-        let rtt_us = 2 * cfg.delay_cycles / CLOCKS_PER_US;
+        let rtt_us = 2 * cfg.delay_cycles / cfg.timing.cycles_per_us();
         let rto = Duration::from_micros(CPU_FW_RTO_US.max(2 * rtt_us));
         let timer = RetxTimer {
             initial: rto,

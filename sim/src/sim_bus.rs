@@ -12,7 +12,8 @@
 //! * `wait_interrupt(t)`: runs the whole [`World`] (every node's firmware
 //!   polled between clocks, DMA servers, the link) round by round until this
 //!   node's `irq` is high or `t` of simulated time passed (at least one round);
-//! * `now()`: this node's clock × 6.4 ns (156.25 MHz).
+//! * `now()`: this node's clock × the world's clock period (6.4 ns at
+//!   156.25 MHz, `crate::clock::Timing`).
 //!
 //! The firmware reads the interface configuration once at start; a write of
 //! `CTRL` (the driver's `configure` ends with it) makes it re-read it
@@ -29,7 +30,6 @@ use rnic_driver::context::Options;
 use rnic_wire::abi::csr;
 
 use crate::fw_hal::FwNode;
-use crate::link::cycle_time;
 use crate::node::World;
 
 /// Default [`SimBus::read_limit`], clocks.
@@ -153,7 +153,8 @@ impl Bus for SimBus {
     }
 
     fn now(&self) -> Duration {
-        cycle_time(self.cycle())
+        let timing = self.world.borrow().timing;
+        timing.time(self.cycle())
     }
 }
 

@@ -10,8 +10,10 @@
 //!   outstanding per QP (default 64); million messages per second against
 //!   the wire limit, with both nodes' DMA breakdown, printed and written to
 //!   `target/bench/msg-rate.json`; then 8 QPs of Writes again with half the
-//!   DMA read round trip.
+//!   DMA read round trip; then the four runs at the board's timing (62.5 MHz
+//!   behind 1 Gb/s, `Timing::BOARD`).
 
+use rnic_sim::clock::Timing;
 use rnic_sim::msg_rate::{run, MsgOp, MsgRateConfig};
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -41,6 +43,7 @@ fn msg_rate_smoke() {
             dma_log: false,
             vcd: None,
             read_latency: None,
+            timing: Timing::DATAPATH,
         })
         .unwrap_or_else(|err| panic!("{} × {qps} QPs: {err}", op.name()));
         println!("{}", r.line());
@@ -61,14 +64,19 @@ fn msg_rate_64b() {
     let mut rows = Vec::new();
     // The four measured runs, then Writes over 8 QPs with half the DMA
     // read round trip (39 clocks = 250 ns): what the read latency decides.
+    let (d, b) = (Timing::DATAPATH, Timing::BOARD);
     let runs = [
-        (MsgOp::Write, 1, None),
-        (MsgOp::Write, 8, None),
-        (MsgOp::Send, 1, None),
-        (MsgOp::Send, 8, None),
-        (MsgOp::Write, 8, Some(39)),
+        (MsgOp::Write, 1, None, d),
+        (MsgOp::Write, 8, None, d),
+        (MsgOp::Send, 1, None, d),
+        (MsgOp::Send, 8, None, d),
+        (MsgOp::Write, 8, Some(39), d),
+        (MsgOp::Write, 1, None, b),
+        (MsgOp::Write, 8, None, b),
+        (MsgOp::Send, 1, None, b),
+        (MsgOp::Send, 8, None, b),
     ];
-    for (op, qps, read_latency) in runs {
+    for (op, qps, read_latency, timing) in runs {
         let cfg = MsgRateConfig {
             op,
             qps,
@@ -81,11 +89,19 @@ fn msg_rate_64b() {
             dma_log: true,
             vcd: None,
             read_latency,
+            timing,
         };
         let wall = std::time::Instant::now();
         let r = run(&cfg).unwrap_or_else(|err| panic!("{} × {qps} QPs: {err}", op.name()));
         if let Some(l) = read_latency {
             println!("with a DMA read round trip of {l} clocks:");
+        }
+        if timing != d {
+            println!(
+                "at {} MHz behind {} Gb/s (the board):",
+                timing.mhz(),
+                timing.port_gbps()
+            );
         }
         println!("{}", r.line());
         print!("{}", r.breakdown());
