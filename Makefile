@@ -109,8 +109,10 @@ debug-sim: deps
 
 ## Benchmarks (not tests): simulator speed, DMA-server overhead, protocol
 ## efficiency of the reference model, message rate of 64-octet Writes and
-## Sends over the RTL (msg-rate.txt and .json), where a 64-octet Write's
-## latency goes (latency.txt and .json); results in target/bench/. The speed of
+## Sends over the RTL (msg-rate.txt and .json, also at the board's timing),
+## where a 64-octet Write's latency goes (latency.txt and .json), the `make
+## sim` session at the board's 62.5 MHz behind 1 Gb/s (board.txt and .json);
+## results in target/bench/. The speed of
 ## the `make sim` scenario in clocks per CPU-second is in cosim-speed.json;
 ## `BENCH_BASELINE=<an older rnic-sim binary> make bench` runs that binary
 ## on the same scenario too and prints the ratio (BENCH_MAX_SIZE shortens it).
@@ -122,6 +124,7 @@ bench: deps
 	$(CARGO) test --release -p rnic-sim --test driver_op_counts -- --nocapture 2>&1 | tee target/bench/driver-op-counts.txt
 	$(CARGO) test --release -p rnic-sim --test msg_rate -- --ignored --nocapture --test-threads 1 2>&1 | tee target/bench/msg-rate.txt
 	$(CARGO) test --release -p rnic-sim --test latency -- --ignored --nocapture 2>&1 | tee target/bench/latency.txt
+	$(CARGO) run --release -p rnic-sim -- run --timing board --quiet --json target/bench/board.json --pcap target/bench/board.pcap | tee target/bench/board.txt
 	@echo "bench: results in target/bench/"
 
 ## Long runs over a faulty link: the whole default sweep (1 B .. 1 MiB) at
