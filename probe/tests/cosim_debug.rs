@@ -32,7 +32,7 @@ use rnic_probe::target;
 use rnic_sim::fw_log::FwLog;
 use rnic_sim::link::LinkConfig;
 use rnic_sim::node::FwKind;
-use rnic_sim::rtl_run::{connect_pair, open_node, world_pair_with, write_a_to_b, MPA_REV2_CRC};
+use rnic_sim::rtl_run::{connected_pair, world_pair_with, write_a_to_b};
 
 /// A symbol's address in the ELF.
 fn symbol(elf: &[u8], name: &'static str) -> u64 {
@@ -191,14 +191,11 @@ fn debug_then_transfer(load: bool) {
     println!("debug session: {tck} TCK cycles, {cycles} node clocks");
 
     // The node connects to B and a Write goes across, byte-exact.
-    let a = open_node(&world, 0, 1500).unwrap();
-    let b = open_node(&world, 1, 1500).unwrap();
-    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
-    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
-    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
-    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
-    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
-    write_a_to_b(&world, &pd_a, &pd_b, &qp_a, 16 << 10, || {});
+    connected_pair(
+        &world,
+        |_, _| {},
+        |pd_a, pd_b, qp_a| write_a_to_b(&world, pd_a, pd_b, qp_a, 16 << 10, || {}),
+    );
     let s = world.borrow().nodes[0]
         .hw
         .borrow()

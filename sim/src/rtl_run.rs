@@ -233,6 +233,26 @@ pub fn connect_params(mpa: MpaOptions) -> ConnectParams {
     }
 }
 
+/// Opens both nodes of `world` (MTU 1500); runs `before` with their
+/// contexts; makes a PD, a CQ of 16 and a QP of 8 × 8 on each; connects A
+/// to B (MPA rev 2 with CRC, no private data); then runs `body` with A's
+/// and B's PDs and A's QP. Panics on failure (for tests).
+pub fn connected_pair<R>(
+    world: &Rc<RefCell<World>>,
+    before: impl FnOnce(&Context<SimBus>, &Context<SimBus>),
+    body: impl FnOnce(&rnic_driver::Pd<'_, SimBus>, &rnic_driver::Pd<'_, SimBus>, &Qp<'_, SimBus>) -> R,
+) -> R {
+    let a = open_node(world, 0, 1500).unwrap_or_else(|e| panic!("{e}"));
+    let b = open_node(world, 1, 1500).unwrap_or_else(|e| panic!("{e}"));
+    before(&a, &b);
+    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
+    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
+    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
+    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
+    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap_or_else(|e| panic!("{e}"));
+    body(&pd_a, &pd_b, &qp_a)
+}
+
 /// An RDMA Write of `len` seeded octets from node 0 (`pd_a`, `qp_a`) to
 /// node 1 (`pd_b`) of `world`, checked byte-exact in B's memory; `mid`
 /// runs once `len / 8` is placed. Panics on failure (for tests).

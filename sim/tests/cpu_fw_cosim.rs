@@ -21,8 +21,8 @@ use rnic_sim::cpu_fw::CpuStats;
 use rnic_sim::link::LinkConfig;
 use rnic_sim::node::{FwKind, World};
 use rnic_sim::rtl_run::{
-    self, a_conn_context, connect_pair, connect_params, net_config, open_node, route_switch,
-    run_until, tcp_of, world_pair_with, write_a_to_b, RtlConfig, MPA_REV2_CRC, PORT,
+    self, a_conn_context, connect_pair, connect_params, connected_pair, net_config, open_node,
+    route_switch, run_until, tcp_of, world_pair_with, write_a_to_b, RtlConfig, MPA_REV2_CRC, PORT,
 };
 
 type Shared = Rc<RefCell<World>>;
@@ -164,15 +164,11 @@ fn connected(
     body: impl FnOnce(&Shared, &Pd<'_>, &Pd<'_>, &Qp<'_>),
 ) {
     let world = cpu_pair(pcap);
-    let a = open_node(&world, 0, 1500).unwrap();
-    let b = open_node(&world, 1, 1500).unwrap();
-    before(&world, &a, &b);
-    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
-    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
-    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
-    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
-    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
-    body(&world, &pd_a, &pd_b, &qp_a);
+    connected_pair(
+        &world,
+        |a, b| before(&world, a, b),
+        |pd_a, pd_b, qp_a| body(&world, pd_a, pd_b, qp_a),
+    );
     check_cores(&world);
 }
 
@@ -284,13 +280,7 @@ fn connect_is_logged_over_rtt() {
         let mut hw = n.hw.borrow_mut();
         hw.cpu.as_mut().unwrap().rtt_snoop(&elf).unwrap();
     }
-    let a = open_node(&world, 0, 1500).unwrap();
-    let b = open_node(&world, 1, 1500).unwrap();
-    let (pd_a, pd_b) = (a.alloc_pd().unwrap(), b.alloc_pd().unwrap());
-    let (cq_a, cq_b) = (a.create_cq(16).unwrap(), b.create_cq(16).unwrap());
-    let qp_a = pd_a.create_qp(&cq_a, &cq_a, 8, 8).unwrap();
-    let qp_b = pd_b.create_qp(&cq_b, &cq_b, 8, 8).unwrap();
-    connect_pair(&a, &qp_a, &b, &qp_b, MPA_REV2_CRC, b"", b"").unwrap();
+    connected_pair(&world, |_, _| {}, |_, _, _| {});
     // the last messages leave the core within a poll or two
     run_until(&world, 50_000, |_| false).ok();
     let ip = |i| net_config(i, 1500).ip.to_string();
