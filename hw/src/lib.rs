@@ -36,3 +36,17 @@ use common::testutil;
 pub(crate) use common::{fifo, pram};
 pub(crate) use receive::rx_fifo;
 pub(crate) use transmit::tx_ddp_hdr;
+
+// hw/tests/: the checks of the checked-in Verilog (Verilator lint) and of
+// the FPGA flow's scripts, built into the library's test harness
+// (`autotests = false` in Cargo.toml says why); they name the crate
+// `rnic_hw` as an outside user would.
+#[cfg(test)]
+extern crate self as rnic_hw;
+#[cfg(test)]
+#[path = "../tests"]
+mod integration {
+    mod fpga_part;
+    mod fpga_report;
+    mod lint;
+}
