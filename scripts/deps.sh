@@ -4,7 +4,8 @@
 # well under a second. Needs root (apt-get) on a fresh Debian machine.
 #
 #   scripts/deps.sh            Verilator, tshark, python3, a C++ compiler, rustup
-#                              target and components (every tool a test runs)
+#                              target and components, cargo-nextest (every tool
+#                              a test runs)
 #   scripts/deps.sh fpga       also the Python venv with the YoWASP FPGA tools
 set -euo pipefail
 
@@ -39,6 +40,14 @@ installed_components=$(rustup component list --installed)
 for c in clippy rustfmt; do
     grep -q "^$c" <<<"$installed_components" || rustup component add "$c"
 done
+
+# cargo-nextest runs `make test`'s tests (the binaries' tests side by side
+# on both cores, each test in its own process); from the Rust registry when
+# the machine lacks it.
+if ! cargo nextest --version >/dev/null 2>&1; then
+    echo "deps: installing cargo-nextest from crates.io"
+    cargo install --locked --quiet cargo-nextest
+fi
 
 if [ "$want_fpga" = 1 ]; then
     venv=.venv
