@@ -30,6 +30,10 @@ export DEBIAN_FRONTEND=noninteractive
 
 mkdir -p "$WORK"
 cd "$WORK"
+# One build at a time (`make interop`, and each test process that builds the
+# peer under CI): a second caller waits here, then finds every stage done.
+exec 9>"$WORK/.build.lock"
+flock 9
 t0=$(date +%s)
 log() { echo "[build +$(( $(date +%s) - t0 ))s] $*"; }
 

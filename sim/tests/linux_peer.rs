@@ -39,7 +39,9 @@ const SIZE: usize = 64;
 const NODE_RTO_US: u64 = rping::LIVE_PEER_RTO_US;
 
 /// One guest at a time (two QEMU guests and two simulations on a small
-/// machine slow each other down for nothing), and one build.
+/// machine slow each other down for nothing), and one build, within this
+/// process; across processes the `linux-peer` test group of
+/// `.config/nextest.toml` and the build script's lock do the same.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn repo() -> PathBuf {
