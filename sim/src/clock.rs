@@ -47,12 +47,12 @@ impl Timing {
     }
 
     /// Picoseconds a clock (6,400 at 156.25 MHz, 16,000 at 62.5 MHz).
-    pub fn cycle_ps(&self) -> u64 {
+    pub const fn cycle_ps(&self) -> u64 {
         1_000_000_000 / self.clock_khz as u64
     }
 
     /// The time of `cycles` clocks.
-    pub fn time(&self, cycles: u64) -> Duration {
+    pub const fn time(&self, cycles: u64) -> Duration {
         Duration::from_nanos(cycles * self.cycle_ps() / 1000)
     }
 
@@ -62,12 +62,12 @@ impl Timing {
     }
 
     /// Clocks in `ns` nanoseconds, rounded down.
-    pub fn cycles_ns(&self, ns: u64) -> u64 {
+    pub const fn cycles_ns(&self, ns: u64) -> u64 {
         ns * self.clock_khz as u64 / 1_000_000
     }
 
     /// Clocks in a microsecond, rounded down (156 at 156.25 MHz).
-    pub fn cycles_per_us(&self) -> u64 {
+    pub const fn cycles_per_us(&self) -> u64 {
         self.clock_khz as u64 / 1000
     }
 
@@ -103,11 +103,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn datapath_matches_the_link_and_dma_constants() {
+    fn datapath_is_156_25_mhz_behind_10_gbps() {
         let t = Timing::DATAPATH;
-        assert_eq!(t.cycle_ps(), crate::link::CYCLE_PS);
+        assert_eq!(t.cycle_ps(), 6400);
         assert_eq!(t.port_octets_per_cycle(), 8.0);
-        assert_eq!(t.cycles_ns(500), crate::dma::ns_to_cycles(500));
+        // 500 ns = 78.125 clocks, 250 ns = 39.06
+        assert_eq!(t.cycles_ns(500), 78);
+        assert_eq!(t.cycles_ns(250), 39);
         assert_eq!(t.cycles_per_us(), 156);
         assert_eq!(t.time(156_250), Duration::from_millis(1));
     }

@@ -178,7 +178,7 @@ pub const WRITE_LATENCY_NS: u64 = 250;
 /// Cycles of the notional core clock in `ns` nanoseconds (156.25 MHz:
 /// 6.4 ns per cycle), rounded down.
 pub const fn ns_to_cycles(ns: u64) -> u64 {
-    ns * 5 / 32
+    crate::clock::Timing::DATAPATH.cycles_ns(ns)
 }
 
 impl Default for DmaConfig {

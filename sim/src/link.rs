@@ -32,6 +32,7 @@ use std::time::Duration;
 
 use pcap_file::TsResolution;
 
+use crate::clock::Timing;
 use crate::pcap::PcapSink;
 use crate::rng::Rng;
 
@@ -42,11 +43,11 @@ pub const WIRE_OVERHEAD: u64 = 8 + 4 + 12;
 /// padded by the MAC.
 pub const MIN_FRAME: usize = 60;
 /// Picoseconds per cycle of the notional 156.25 MHz core clock.
-pub const CYCLE_PS: u64 = 6400;
+pub const CYCLE_PS: u64 = Timing::DATAPATH.cycle_ps();
 
 /// The time of `cycle` at 156.25 MHz.
 pub fn cycle_time(cycle: u64) -> Duration {
-    Duration::from_nanos(cycle * CYCLE_PS / 1000)
+    Timing::DATAPATH.time(cycle)
 }
 
 /// One end of a link.
@@ -220,7 +221,7 @@ impl Link {
     /// Makes a cycle stand for `t`: the rate becomes `t`'s port rate and
     /// the pcap's timestamps `t`'s clock. The delay stays in cycles (the
     /// caller sets it from `t.cycles_per_us()`).
-    pub fn set_timing(&mut self, t: crate::clock::Timing) {
+    pub fn set_timing(&mut self, t: Timing) {
         self.cfg.rate = t.port_octets_per_cycle();
         self.cfg.cycle_ps = t.cycle_ps();
     }

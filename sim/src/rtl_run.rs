@@ -59,8 +59,6 @@ pub const SEND_CQE_IN_RTL: bool = true;
 
 /// Ethernet II header (no VLAN), octets.
 pub const ETHERNET_HEADER: usize = 14;
-/// The octets of the 64-bit datapath per clock: 10 Gb/s at 156.25 MHz.
-pub const OCTETS_PER_CYCLE: f64 = 8.0;
 /// Guard octets around every target region, checked unchanged.
 pub const GUARD: usize = 4096;
 /// The port B listens on.
@@ -356,7 +354,7 @@ pub fn run_until(
 
 /// Core clocks per µs at the co-simulated core's 156.25 MHz
 /// (`port::CLOCK_KHZ` = 156 250), rounded down.
-pub const CLOCKS_PER_US: u64 = 156;
+pub const CLOCKS_PER_US: u64 = Timing::DATAPATH.cycles_per_us();
 
 /// A frame's TCP (sequence number, acknowledgment number, payload length),
 /// if it is an Ethernet II / IPv4 / TCP segment (smoltcp's parsers).
