@@ -15,7 +15,7 @@ use core::time::Duration;
 use rnic_wire::abi::cqe::decode_term_cause;
 use rnic_wire::abi::csr::*;
 use rnic_wire::abi::mailbox::{Command, CommandResult, Event, EventKind, QpState, EVENT_SIZE};
-use rnic_wire::abi::wqe::MAX_SGE_PER_WQE;
+use rnic_wire::abi::wqe::{MAX_INLINE_DATA, MAX_SGE_PER_WQE};
 use rnic_wire::abi::{abi_major, ABI_VERSION as DRIVER_ABI};
 use rnic_wire::terminate::TerminateCause;
 use std::collections::HashMap;
@@ -85,6 +85,12 @@ impl DeviceCaps {
     /// RFC 7306 immediate data supported.
     pub fn immediate(&self) -> bool {
         self.caps & CAP_IMMEDIATE != 0
+    }
+    /// The largest inline message (`CAPS[31:24]`, at most
+    /// `abi::wqe::MAX_INLINE_DATA`; 0: the device takes no inline WQEs),
+    /// the verbs `max_inline_data`.
+    pub fn max_inline_data(&self) -> usize {
+        (((self.caps >> CAP_MAX_INLINE_SHIFT) & CAP_MAX_INLINE_MASK) as usize).min(MAX_INLINE_DATA)
     }
 }
 

@@ -74,6 +74,16 @@ pub enum WrError {
     SolicitedNotSend,
     /// Immediate data asked of a device without `CAP_IMMEDIATE` (RFC 7306).
     NoImmediate,
+    /// Inline data longer than the device takes (`max_inline_data`).
+    InlineTooLong {
+        /// Octets given.
+        given: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Inline data given with SGEs, or for an RDMA Read (whose SGE is its
+    /// sink): an inline message has no buffers.
+    InlineNotAllowed,
 }
 
 /// Something the device wrote or answered that the ABI does not allow.

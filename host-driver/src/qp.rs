@@ -23,7 +23,7 @@ use rnic_wire::abi::doorbell::{QP_RQ_PRODUCER, QP_SQ_PRODUCER};
 use rnic_wire::abi::mailbox::{Command, Opcode, QpState};
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rnic_wire::abi::wqe::{
-    RecvWqe, SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_FENCE, WQE_FLAG_SIGNALED,
+    InlineData, RecvWqe, SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_FENCE, WQE_FLAG_SIGNALED,
     WQE_FLAG_SOLICITED, WQE_SIZE,
 };
 use rnic_wire::terminate::{RdmapError, TerminateCause};
@@ -71,6 +71,14 @@ pub struct SendWr<'s> {
     pub solicited: bool,
     /// Wait for earlier RDMA Reads of this QP to finish first.
     pub fence: bool,
+    /// The message itself, copied into the WQE when it is posted
+    /// (`IBV_SEND_INLINE`, given as `ibv_wr_set_inline_data` gives it: the
+    /// octets, not SGEs; the driver has no CPU view of registered memory in
+    /// general). `sges` must then be empty; RDMA Write and the Send family
+    /// only; at most `max_inline_data` octets (96). The device reads no
+    /// buffer and checks no lkey for it, and the caller's bytes may be
+    /// reused as soon as `post_send` returns.
+    pub inline_data: Option<&'s [u8]>,
 }
 
 /// A receive queue work request (`ibv_recv_wr`).
@@ -542,6 +550,20 @@ impl<'a, B: Bus> Qp<'a, B> {
         } else {
             caps.max_sge
         };
+        let inline = match wr.inline_data {
+            Some(_) if is_read || !wr.sges.is_empty() => return Err(WrError::InlineNotAllowed),
+            Some(d) if d.len() > caps.max_inline_data() => {
+                return Err(WrError::InlineTooLong {
+                    given: d.len(),
+                    max: caps.max_inline_data(),
+                })
+            }
+            Some(d) => Some(InlineData::new(d).map_err(|_| WrError::InlineTooLong {
+                given: d.len(),
+                max: caps.max_inline_data(),
+            })?),
+            None => None,
+        };
         self.check_sges(wr.sges, is_read, max)?;
         let sges = SgeList::new(wr.sges).map_err(|_| WrError::TooManySges {
             given: wr.sges.len(),
@@ -559,6 +581,7 @@ impl<'a, B: Bus> Qp<'a, B> {
             remote_offset: remote.addr,
             remote_stag: remote.rkey,
             sges,
+            inline,
         })
     }
 

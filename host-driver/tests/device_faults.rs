@@ -230,6 +230,7 @@ fn post_one(qp: &Qp<'_, FakeBus>, wr_id: u64) {
         signaled: true,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .unwrap();
 }
@@ -431,6 +432,7 @@ proptest! {
                     signaled: k % 2 == 1,
                     solicited: false,
                     fence: false,
+                    inline_data: None,
                 })
                 .collect();
             qp.post_send(&wrs).unwrap();

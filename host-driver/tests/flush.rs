@@ -45,6 +45,7 @@ fn send(wr_id: u64, op: SendOp, signaled: bool) -> SendWr<'static> {
         signaled,
         solicited: false,
         fence: false,
+        inline_data: None,
     }
 }
 

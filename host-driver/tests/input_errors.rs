@@ -36,6 +36,7 @@ fn send(wr_id: u64, op: SendOp, sges: &[Sge]) -> SendWr<'_> {
         signaled: true,
         solicited: false,
         fence: false,
+        inline_data: None,
     }
 }
 

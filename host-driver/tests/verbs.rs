@@ -248,6 +248,7 @@ fn every_verb() {
             signaled: false,
             solicited: false,
             fence: false,
+            inline_data: None,
         },
         SendWr {
             wr_id: 2,
@@ -256,6 +257,7 @@ fn every_verb() {
             signaled: true,
             solicited: false,
             fence: false,
+            inline_data: None,
         },
         SendWr {
             wr_id: 3,
@@ -264,6 +266,7 @@ fn every_verb() {
             signaled: true,
             solicited: true,
             fence: true,
+            inline_data: None,
         },
         SendWr {
             wr_id: 4,
@@ -272,6 +275,7 @@ fn every_verb() {
             signaled: true,
             solicited: false,
             fence: false,
+            inline_data: None,
         },
         SendWr {
             wr_id: 5,
@@ -280,6 +284,7 @@ fn every_verb() {
             signaled: false,
             solicited: false,
             fence: false,
+            inline_data: None,
         },
         SendWr {
             wr_id: 6,
@@ -288,6 +293,7 @@ fn every_verb() {
             signaled: true,
             solicited: false,
             fence: false,
+            inline_data: None,
         },
     ];
     qp.post_send(&wrs).unwrap();
@@ -300,6 +306,7 @@ fn every_verb() {
         remote_offset: remote.map_or(0, |r| r.addr),
         remote_stag: remote.map_or(0, |r| r.rkey),
         sges: SgeList::new(s).unwrap(),
+        inline: None,
     };
     let want = vec![
         w(1, SendOpcode::RdmaWrite, 0, 0, Some(remote), &[s0, s1]),
@@ -558,6 +565,7 @@ fn data_path_touches_only_its_own_doorbell_pages() {
                 signaled: true,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             })
             .collect();
         qp.post_send(&wrs).unwrap();
@@ -625,6 +633,7 @@ fn zero_length_operations_are_valid() {
             signaled: true,
             solicited: false,
             fence: false,
+            inline_data: None,
         })
         .chain(std::iter::once(SendWr {
             wr_id: 10,
@@ -633,6 +642,7 @@ fn zero_length_operations_are_valid() {
             signaled: true,
             solicited: false,
             fence: false,
+            inline_data: None,
         }))
         .collect();
     qp.post_send(&wrs).unwrap();
@@ -665,6 +675,7 @@ fn send_queue_wraps_many_times() {
                 signaled: k == 3,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             })
             .collect();
         qp.post_send(&wrs).unwrap();
@@ -698,6 +709,7 @@ fn error_flushes_complete_unsignaled_work_requests() {
             signaled: k == 1,
             solicited: false,
             fence: false,
+            inline_data: None,
         })
         .collect();
     qp.post_send(&wrs).unwrap();
@@ -758,6 +770,7 @@ fn many_qps_share_cqs() {
                 signaled: true,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             })
             .collect();
         qp.post_send(&wrs).unwrap();
@@ -849,6 +862,7 @@ fn data_path_cost() {
                 signaled: k == batch - 1,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             })
             .collect();
         qp.post_send(&wrs).unwrap();
@@ -916,4 +930,77 @@ fn translates_contiguously(va: u64, len: u64, shift: u8, pbl: &[u64], bus: u64) 
     }
     let (i, off) = e.page_of(va + len - 1).unwrap();
     assert_eq!(pbl[i as usize] + off, bus + len - 1);
+}
+
+/// `SendWr::inline_data` (`IBV_SEND_INLINE`): the octets go into the WQE
+/// with `WQE_FLAG_INLINE` and no SGE, up to the device's
+/// `max_inline_data` (`CAPS[31:24]`); more octets, SGEs as well, an RDMA
+/// Read, or a device without inline support are typed errors with nothing
+/// written and no doorbell.
+#[test]
+fn inline_data_goes_into_the_wqe() {
+    use rnic_wire::abi::wqe::{MAX_INLINE_DATA, WQE_FLAG_INLINE};
+    for max in [0usize, 40, MAX_INLINE_DATA] {
+        let bus = FakeBus::new();
+        bus.set_reg(
+            CAPS,
+            common::CAPS_DEFAULT | ((max as u32) << CAP_MAX_INLINE_SHIFT),
+        );
+        let ctx = Context::open(bus.clone()).unwrap();
+        assert_eq!(ctx.caps().max_inline_data(), max);
+        let pd = ctx.alloc_pd().unwrap();
+        let buf = ctx.alloc_dma(4096).unwrap();
+        let mr = pd.reg_mr(&buf, 0, 4096, AccessFlags::LOCAL_READ).unwrap();
+        let cq = ctx.create_cq(8).unwrap();
+        let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
+        bus.push_event(event(EventKind::Established, qp.qpn()));
+        ctx.process_events().unwrap();
+        let remote = RemoteAddr {
+            addr: 0x1000,
+            rkey: 7,
+        };
+        let msg: Vec<u8> = (0..=max as u8).collect();
+        let wr = |op, sges, data| SendWr {
+            wr_id: 5,
+            op,
+            sges,
+            signaled: true,
+            solicited: false,
+            fence: false,
+            inline_data: Some(data),
+        };
+        let sge = [mr.sge(0, 8).unwrap()];
+        for (w, want) in [
+            (
+                wr(SendOp::Send, &[], &msg[..]),
+                WrError::InlineTooLong {
+                    given: max + 1,
+                    max,
+                },
+            ),
+            (
+                wr(SendOp::RdmaRead(remote), &[], &msg[..1]),
+                WrError::InlineNotAllowed,
+            ),
+            (wr(SendOp::Send, &sge, &msg[..1]), WrError::InlineNotAllowed),
+        ] {
+            match qp.post_send(&[w]) {
+                Err(Error::BadWr { index: 0, reason }) => assert_eq!(reason, want),
+                other => panic!("max {max}: {other:?}, want {want:?}"),
+            }
+        }
+        qp.post_send(&[
+            wr(SendOp::RdmaWrite(remote), &[], &msg[..max]),
+            wr(SendOp::SendWithInv(9), &[], &msg[..max / 2]),
+        ])
+        .unwrap();
+        let d = bus.dev();
+        let got = &d.qps[&qp.qpn()].send_wqes;
+        assert_eq!(got.len(), 2, "only the good WRs are written");
+        for (w, len) in got.iter().zip([max, max / 2]) {
+            assert!(w.flags & WQE_FLAG_INLINE != 0);
+            assert_eq!(w.sges.total_len(), 0);
+            assert_eq!(w.inline.unwrap().as_slice(), &msg[..len]);
+        }
+    }
 }

@@ -7560,6 +7560,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     /* verilator lint_off UNUSEDSIGNAL */
     wire  [2:0] wqe_fetch$wqe_reason;
     /* verilator lint_on UNUSEDSIGNAL */
+    wire  wqe_fetch$wqe_inl;
+    wire  [767:0] wqe_fetch$wqe_inl_data;
+    wire  [6:0] wqe_fetch$wqe_inl_lo;
     reg  wqe_fetch$wqe_hold;
     wire  wqe_fetch$wqe_off;
     wire  [31:0] wqe_fetch$cnt_fetch;
@@ -7594,6 +7597,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     reg  [31:0] tx_seg$wqe_sge_len;
     reg  [31:0] tx_seg$wqe_sge_lkey;
     reg  tx_seg$wqe_bad;
+    reg  tx_seg$wqe_inl;
     reg  tx_seg$cfg_valid;
     reg  [5:0] tx_seg$cfg_qp;
     reg  [31:0] tx_seg$cfg_seq;
@@ -7639,6 +7643,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  [63:0] tx_seg$dma_rd_req_addr;
     wire  [15:0] tx_seg$dma_rd_req_len;
     wire  [7:0] tx_seg$dma_rd_req_tag;
+    wire  tx_seg$dma_rd_req_inl;
     wire  tx_seg$dma_rd_cpl_ready;
     wire  tx_seg$pay_valid;
     wire  [63:0] tx_seg$pay_data;
@@ -7777,6 +7782,28 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
     wire  rd_arb$dma_rd_cpl_ready;
     reg  [7:0] rd_arb$dma_rd_cpl_tag;
     wire  [31:0] rd_arb$cnt_cpl_bad;
+    reg  inl_rd$clock;
+    reg  inl_rd$reset;
+    reg  inl_rd$up_req_valid;
+    wire  inl_rd$up_req_ready;
+    reg  inl_rd$up_req_inl;
+    reg  [6:0] inl_rd$up_req_lo;
+    reg  [15:0] inl_rd$up_req_len;
+    reg  [7:0] inl_rd$up_req_tag;
+    wire  inl_rd$dn_req_valid;
+    reg  inl_rd$dn_req_ready;
+    reg  [6:0] inl_rd$inl_lo;
+    reg  [767:0] inl_rd$inl_data;
+    reg  inl_rd$dn_cpl_valid;
+    reg  [63:0] inl_rd$dn_cpl_data;
+    reg  [3:0] inl_rd$dn_cpl_keep;
+    reg  inl_rd$dn_cpl_last;
+    reg  [7:0] inl_rd$dn_cpl_tag;
+    wire  inl_rd$up_cpl_valid;
+    wire  [63:0] inl_rd$up_cpl_data;
+    wire  [3:0] inl_rd$up_cpl_keep;
+    wire  inl_rd$up_cpl_last;
+    wire  [7:0] inl_rd$up_cpl_tag;
     reg  [5:0] tx_qpconn$read_address;
     reg  tx_qpconn$read_clock;
     wire  [7:0] tx_qpconn$read_data;
@@ -9554,6 +9581,9 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .wqe_sge_lkey(wqe_fetch$wqe_sge_lkey),
         .wqe_bad(wqe_fetch$wqe_bad),
         .wqe_reason(wqe_fetch$wqe_reason),
+        .wqe_inl(wqe_fetch$wqe_inl),
+        .wqe_inl_data(wqe_fetch$wqe_inl_data),
+        .wqe_inl_lo(wqe_fetch$wqe_inl_lo),
         .wqe_hold(wqe_fetch$wqe_hold),
         .wqe_off(wqe_fetch$wqe_off),
         .cnt_fetch(wqe_fetch$cnt_fetch),
@@ -9584,6 +9614,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .wqe_sge_len(tx_seg$wqe_sge_len),
         .wqe_sge_lkey(tx_seg$wqe_sge_lkey),
         .wqe_bad(tx_seg$wqe_bad),
+        .wqe_inl(tx_seg$wqe_inl),
         .cfg_valid(tx_seg$cfg_valid),
         .cfg_qp(tx_seg$cfg_qp),
         .cfg_seq(tx_seg$cfg_seq),
@@ -9629,6 +9660,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .dma_rd_req_addr(tx_seg$dma_rd_req_addr),
         .dma_rd_req_len(tx_seg$dma_rd_req_len),
         .dma_rd_req_tag(tx_seg$dma_rd_req_tag),
+        .dma_rd_req_inl(tx_seg$dma_rd_req_inl),
         .dma_rd_cpl_ready(tx_seg$dma_rd_cpl_ready),
         .pay_valid(tx_seg$pay_valid),
         .pay_data(tx_seg$pay_data),
@@ -9768,6 +9800,30 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         .dma_rd_cpl_ready(rd_arb$dma_rd_cpl_ready),
         .dma_rd_cpl_tag(rd_arb$dma_rd_cpl_tag),
         .cnt_cpl_bad(rd_arb$cnt_cpl_bad)
+    );
+    rnic_versa5g$core$inl_rd inl_rd(
+        .clock(inl_rd$clock),
+        .reset(inl_rd$reset),
+        .up_req_valid(inl_rd$up_req_valid),
+        .up_req_ready(inl_rd$up_req_ready),
+        .up_req_inl(inl_rd$up_req_inl),
+        .up_req_lo(inl_rd$up_req_lo),
+        .up_req_len(inl_rd$up_req_len),
+        .up_req_tag(inl_rd$up_req_tag),
+        .dn_req_valid(inl_rd$dn_req_valid),
+        .dn_req_ready(inl_rd$dn_req_ready),
+        .inl_lo(inl_rd$inl_lo),
+        .inl_data(inl_rd$inl_data),
+        .dn_cpl_valid(inl_rd$dn_cpl_valid),
+        .dn_cpl_data(inl_rd$dn_cpl_data),
+        .dn_cpl_keep(inl_rd$dn_cpl_keep),
+        .dn_cpl_last(inl_rd$dn_cpl_last),
+        .dn_cpl_tag(inl_rd$dn_cpl_tag),
+        .up_cpl_valid(inl_rd$up_cpl_valid),
+        .up_cpl_data(inl_rd$up_cpl_data),
+        .up_cpl_keep(inl_rd$up_cpl_keep),
+        .up_cpl_last(inl_rd$up_cpl_last),
+        .up_cpl_tag(inl_rd$up_cpl_tag)
     );
     rnic_versa5g$core$tx_qpconn tx_qpconn(
         .read_address(tx_qpconn$read_address),
@@ -11003,6 +11059,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$clock = clock;
         tx_framer$clock = clock;
         rd_arb$clock = clock;
+        inl_rd$clock = clock;
         tx_ackgen$clock = clock;
         tx_cfifo$clock = clock;
         rx_send$clock = clock;
@@ -11998,6 +12055,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$reset = dp_rst;
         tx_framer$reset = dp_rst;
         rd_arb$reset = dp_rst;
+        inl_rd$reset = dp_rst;
         tx_qpconn$read_clock = clock;
         tx_qpconn$write_clock = clock;
         tx_cfg$read_clock = clock;
@@ -12162,6 +12220,7 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         tx_seg$wqe_sge_len = wqe_fetch$wqe_sge_len;
         tx_seg$wqe_sge_lkey = wqe_fetch$wqe_sge_lkey;
         tx_seg$wqe_bad = wqe_fetch$wqe_bad;
+        tx_seg$wqe_inl = wqe_fetch$wqe_inl;
         tx_seg$xs_req = read_resp$xs_req;
         tx_seg$xs_qp = read_resp$xs_qp;
         tx_seg$xs_done = read_resp$xs_done;
@@ -12198,17 +12257,30 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         rx_send$dma_rd_cpl_keep = dma_rd_cpl_keep;
         rx_send$dma_rd_cpl_last = dma_rd_cpl_last;
         rx_send$dma_rd_cpl_tag = dma_rd_cpl_tag;
-        rd_arb$c2_req_valid = tx_seg$dma_rd_req_valid;
-        tx_seg$dma_rd_req_ready = rd_arb$c2_req_ready;
+        inl_rd$up_req_valid = tx_seg$dma_rd_req_valid;
+        inl_rd$up_req_inl = tx_seg$dma_rd_req_inl;
+        inl_rd$up_req_lo = tx_seg$dma_rd_req_addr[(32'h0)+:(7)];
+        inl_rd$up_req_len = tx_seg$dma_rd_req_len;
+        inl_rd$up_req_tag = tx_seg$dma_rd_req_tag;
+        tx_seg$dma_rd_req_ready = inl_rd$up_req_ready;
+        inl_rd$inl_lo = wqe_fetch$wqe_inl_lo;
+        inl_rd$inl_data = wqe_fetch$wqe_inl_data;
+        rd_arb$c2_req_valid = inl_rd$dn_req_valid;
+        inl_rd$dn_req_ready = rd_arb$c2_req_ready;
         rd_arb$c2_req_addr = tx_seg$dma_rd_req_addr;
         rd_arb$c2_req_len = tx_seg$dma_rd_req_len;
         rd_arb$c2_req_tag = tx_seg$dma_rd_req_tag;
-        tx_seg$dma_rd_cpl_valid = rd_arb$c2_cpl_valid;
+        inl_rd$dn_cpl_valid = rd_arb$c2_cpl_valid;
+        inl_rd$dn_cpl_data = dma_rd_cpl_data;
+        inl_rd$dn_cpl_keep = dma_rd_cpl_keep;
+        inl_rd$dn_cpl_last = dma_rd_cpl_last;
+        inl_rd$dn_cpl_tag = dma_rd_cpl_tag;
         rd_arb$c2_cpl_ready = tx_seg$dma_rd_cpl_ready;
-        tx_seg$dma_rd_cpl_data = dma_rd_cpl_data;
-        tx_seg$dma_rd_cpl_keep = dma_rd_cpl_keep;
-        tx_seg$dma_rd_cpl_last = dma_rd_cpl_last;
-        tx_seg$dma_rd_cpl_tag = dma_rd_cpl_tag;
+        tx_seg$dma_rd_cpl_valid = inl_rd$up_cpl_valid;
+        tx_seg$dma_rd_cpl_data = inl_rd$up_cpl_data;
+        tx_seg$dma_rd_cpl_keep = inl_rd$up_cpl_keep;
+        tx_seg$dma_rd_cpl_last = inl_rd$up_cpl_last;
+        tx_seg$dma_rd_cpl_tag = inl_rd$up_cpl_tag;
         rd_arb$c3_req_valid = read_resp$dma_rd_req_valid;
         read_resp$dma_rd_req_ready = rd_arb$c3_req_ready & ~rt_tx;
         rd_arb$c3_req_addr = read_resp$dma_rd_req_addr;
@@ -22646,7 +22718,7 @@ module rnic_versa5g$core$host_regs(clock,reset,csr_valid,csr_write,csr_addr,csr_
     output reg  [31:0] db_cq_value;
 
     // Constant declarations
-    localparam  k_caps = 32'h1060f;
+    localparam  k_caps = 32'h6001060f;
     localparam  k_max_qp = 32'h10;
     localparam  k_max_cq = 32'h10;
     localparam  k_max_tpt = 32'h100;
@@ -23956,6 +24028,272 @@ module rnic_versa5g$core$host_regs$soft_rst(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$host_regs$soft_rst
+
+
+module rnic_versa5g$core$inl_rd(clock,reset,up_req_valid,up_req_ready,up_req_inl,up_req_lo,up_req_len,up_req_tag,dn_req_valid,dn_req_ready,inl_lo,inl_data,dn_cpl_valid,dn_cpl_data,dn_cpl_keep,dn_cpl_last,dn_cpl_tag,up_cpl_valid,up_cpl_data,up_cpl_keep,up_cpl_last,up_cpl_tag);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  up_req_valid;
+    output reg  up_req_ready;
+    input wire  up_req_inl;
+    input wire  [6:0] up_req_lo;
+    input wire  [15:0] up_req_len;
+    input wire  [7:0] up_req_tag;
+    output reg  dn_req_valid;
+    input wire  dn_req_ready;
+    input wire  [6:0] inl_lo;
+    input wire  [767:0] inl_data;
+    input wire  dn_cpl_valid;
+    input wire  [63:0] dn_cpl_data;
+    input wire  [3:0] dn_cpl_keep;
+    input wire  dn_cpl_last;
+    input wire  [7:0] dn_cpl_tag;
+    output reg  up_cpl_valid;
+    output reg  [63:0] up_cpl_data;
+    output reg  [3:0] up_cpl_keep;
+    output reg  up_cpl_last;
+    output reg  [7:0] up_cpl_tag;
+
+    // Stub signals
+    reg  busy$d;
+    wire  busy$q;
+    reg  busy$clock;
+    reg  [767:0] msg$d;
+    wire  [767:0] msg$q;
+    reg  msg$clock;
+    reg  [3:0] skip$d;
+    wire  [3:0] skip$q;
+    reg  skip$clock;
+    reg  [7:0] fine$d;
+    wire  [7:0] fine$q;
+    reg  fine$clock;
+    reg  [15:0] rem$d;
+    wire  [15:0] rem$q;
+    reg  rem$clock;
+    reg  [7:0] tag$d;
+    wire  [7:0] tag$q;
+    reg  tag$clock;
+
+    // Local signals
+    reg  [6:0] off;
+    reg  take;
+    reg  emit;
+    // Unused on purpose: inline_rd sends the low 64 bits of two message beats shifted by the octet offset.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [127:0] pair;
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // Sub module instances
+    rnic_versa5g$core$inl_rd$busy busy(
+        .d(busy$d),
+        .q(busy$q),
+        .clock(busy$clock)
+    );
+    rnic_versa5g$core$inl_rd$msg msg(
+        .d(msg$d),
+        .q(msg$q),
+        .clock(msg$clock)
+    );
+    rnic_versa5g$core$inl_rd$skip skip(
+        .d(skip$d),
+        .q(skip$q),
+        .clock(skip$clock)
+    );
+    rnic_versa5g$core$inl_rd$fine fine(
+        .d(fine$d),
+        .q(fine$q),
+        .clock(fine$clock)
+    );
+    rnic_versa5g$core$inl_rd$rem rem(
+        .d(rem$d),
+        .q(rem$q),
+        .clock(rem$clock)
+    );
+    rnic_versa5g$core$inl_rd$tag tag(
+        .d(tag$d),
+        .q(tag$q),
+        .clock(tag$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        busy$clock = clock;
+        msg$clock = clock;
+        skip$clock = clock;
+        fine$clock = clock;
+        rem$clock = clock;
+        tag$clock = clock;
+        busy$d = busy$q;
+        msg$d = msg$q;
+        skip$d = skip$q;
+        fine$d = fine$q;
+        rem$d = rem$q;
+        tag$d = tag$q;
+        off = up_req_lo - inl_lo;
+        dn_req_valid = up_req_valid & ~up_req_inl;
+        up_req_ready = dn_req_ready;
+        if (up_req_inl) begin
+            up_req_ready = ~busy$q;
+        end
+        take = up_req_valid & up_req_inl & ~busy$q;
+        emit = busy$q & (skip$q == 4'h0) & ~dn_cpl_valid;
+        pair = msg$q[(32'h0)+:(128)] >> fine$q;
+        up_cpl_valid = dn_cpl_valid | emit;
+        up_cpl_data = dn_cpl_data;
+        up_cpl_keep = dn_cpl_keep;
+        up_cpl_last = dn_cpl_last;
+        up_cpl_tag = dn_cpl_tag;
+        if (emit) begin
+            up_cpl_data = pair[(32'h0)+:(64)];
+            up_cpl_keep = 4'h8;
+            up_cpl_last = rem$q <= 16'h8;
+            if (rem$q <= 16'h8) begin
+                up_cpl_keep = rem$q[(32'h0)+:(4)];
+            end
+            up_cpl_tag = tag$q;
+        end
+        if (busy$q & ((skip$q != 4'h0) | emit)) begin
+            msg$d = msg$q >> 32'h40;
+        end
+        if (busy$q & (skip$q != 4'h0)) begin
+            skip$d = skip$q - 4'h1;
+        end
+        if (emit) begin
+            rem$d = rem$q - 16'h8;
+            if (rem$q <= 16'h8) begin
+                busy$d = 1'b0;
+            end
+        end
+        if (take) begin
+            busy$d = |up_req_len;
+            msg$d = inl_data;
+            skip$d = off[(32'h3)+:(4)];
+            fine$d = {{5{1'b0}}, off[(32'h0)+:(3)]} << 32'h3;
+            rem$d = up_req_len;
+            tag$d = up_req_tag;
+        end
+        if (reset) begin
+            busy$d = 1'b0;
+        end
+    end
+
+endmodule // rnic_versa5g$core$inl_rd
+
+
+module rnic_versa5g$core$inl_rd$busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$inl_rd$busy
+
+
+module rnic_versa5g$core$inl_rd$fine(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$inl_rd$fine
+
+
+module rnic_versa5g$core$inl_rd$msg(d,q,clock);
+
+    // Module arguments
+    input wire  [767:0] d;
+    output reg  [767:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 768'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$inl_rd$msg
+
+
+module rnic_versa5g$core$inl_rd$rem(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$inl_rd$rem
+
+
+module rnic_versa5g$core$inl_rd$skip(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$inl_rd$skip
+
+
+module rnic_versa5g$core$inl_rd$tag(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$inl_rd$tag
 
 
 module rnic_versa5g$core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,out_ready);
@@ -54815,7 +55153,7 @@ module rnic_versa5g$core$tx_sched$woke(d,q,clock);
 endmodule // rnic_versa5g$core$tx_sched$woke
 
 
-module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_len,sge_sel,wqe_sge_addr,wqe_sge_len,wqe_sge_lkey,wqe_bad,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,cq_room,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cq_end_seq,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready,contend);
+module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_len,sge_sel,wqe_sge_addr,wqe_sge_len,wqe_sge_lkey,wqe_bad,wqe_inl,cfg_valid,cfg_qp,cfg_seq,cfg_msn_send,cfg_msn_rreq,cfg_seq_start,cfg_mulpdu,cfg_mk_en,cfg_crc_en,desc_ready,dma_rd_req_ready,dma_rd_cpl_valid,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_tag,dma_rd_cpl_last,pay_ready,cq_ready,cq_room,stop,rd_full,rd_any,idle,wqe_ready,desc_valid,desc_qp,desc_seq,desc_crc_en,desc_mk_en,desc_seq_start,desc_opcode,desc_last,desc_stag,desc_to,desc_qn,desc_msn,desc_mo,desc_pay_len,desc_addr,desc_adv,desc_rr,dma_rd_req_valid,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_req_inl,dma_rd_cpl_ready,pay_valid,pay_data,pay_keep,pay_last,cq_valid,cq_qp,cq_idx,cq_wr_id,cq_status,cq_opcode,cq_end_seq,cnt_segs,cnt_bad_wqe,win_en,win_end,cnt_wnd_wait,cnt_mulpdu_bad,xs_req,xs_qp,xs_done,xs_seq_new,hold,quiet,xs_gnt,xs_seq,xs_seq_start,xs_mulpdu,xs_mk_en,xs_crc_en,rd_sent_valid,rd_sent_qp,rd_sent_wr_id,rd_sent_signaled,rd_sent_len,pd_wr_valid,pd_wr_qp,pd_wr_pd,chk_valid,chk_ready,chk_stag,chk_pd,chk_need,chk_to,chk_len,res_valid,res_ready,res_fault,res_addr,res_page_left,off_valid,off_qp,off_ready,cnt_prot,park_valid,park_qp,park_idx,park_ready,contend);
 
     // Module arguments
     input wire  clock;
@@ -54839,6 +55177,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     input wire  [31:0] wqe_sge_len;
     input wire  [31:0] wqe_sge_lkey;
     input wire  wqe_bad;
+    input wire  wqe_inl;
     input wire  cfg_valid;
     input wire  [5:0] cfg_qp;
     input wire  [31:0] cfg_seq;
@@ -54887,6 +55226,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
     output reg  [63:0] dma_rd_req_addr;
     output reg  [15:0] dma_rd_req_len;
     output reg  [7:0] dma_rd_req_tag;
+    output reg  dma_rd_req_inl;
     output reg  dma_rd_cpl_ready;
     output reg  pay_valid;
     output reg  [63:0] pay_data;
@@ -55898,6 +56238,7 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
         dma_rd_req_addr = pa$q;
         dma_rd_req_len = pc_len[(32'h0)+:(16)];
         dma_rd_req_tag = c_pay_tag | {{6{1'b0}}, wr_slot$q};
+        dma_rd_req_inl = wqe_inl;
         req_fire = dma_rd_req_valid & dma_rd_req_ready;
         if (~req_done$q) begin
             pa$d = xaddr$q;
@@ -56349,6 +56690,12 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         sk$d = wqe_num_sge[(32'h0)+:(3)] - 3'h1;
                         pre$d = 1'b1;
                         st$d = SegState$PSel;
+                        if (wqe_inl) begin
+                            xaddr$d = wqe_sge_addr + {{32{1'b0}}, soff$q};
+                            xleft$d = wqe_sge_len - soff$q;
+                            pre$d = 1'b0;
+                            st$d = SegState$Seg;
+                        end
                     end
                 end
             SegState$PSel:
@@ -58065,7 +58412,7 @@ module rnic_versa5g$core$wend_wnd(d,q,clock);
 endmodule // rnic_versa5g$core$wend_wnd
 
 
-module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_len,sge_sel,wqe_sge_addr,wqe_sge_len,wqe_sge_lkey,wqe_bad,wqe_reason,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready,others);
+module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_len,sge_sel,wqe_sge_addr,wqe_sge_len,wqe_sge_lkey,wqe_bad,wqe_reason,wqe_inl,wqe_inl_data,wqe_inl_lo,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready,others);
 
     // Module arguments
     input wire  clock;
@@ -58119,6 +58466,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     output reg  [31:0] wqe_sge_lkey;
     output reg  wqe_bad;
     output reg  [2:0] wqe_reason;
+    output reg  wqe_inl;
+    output reg  [767:0] wqe_inl_data;
+    output reg  [6:0] wqe_inl_lo;
     input wire  wqe_hold;
     output reg  wqe_off;
     output reg  [31:0] cnt_fetch;
@@ -58139,6 +58489,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     localparam  c_op = 3'b1;
     localparam  c_sol = 3'b100;
     localparam  c_nsge = 3'b11;
+    localparam  c_inl = 3'b101;
     localparam  qm = 6'b1111;
     localparam  qset = 64'hffff;
 
@@ -58174,6 +58525,16 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  ring$write_clock;
     reg  [68:0] ring$write_data;
     reg  ring$write_enable;
+    reg  [5:0] hring$read_address;
+    reg  hring$read_clock;
+    wire  [68:0] hring$read_data;
+    reg  [5:0] hring$write_address;
+    reg  hring$write_clock;
+    reg  [68:0] hring$write_data;
+    reg  hring$write_enable;
+    reg  [63:0] hwa$d;
+    wire  [63:0] hwa$q;
+    reg  hwa$clock;
     reg  [5:0] cis$read_address;
     reg  cis$read_clock;
     wire  [31:0] cis$read_data;
@@ -58326,6 +58687,10 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  park_take;
     reg  [5:0] n_oth_next;
     reg  head_dq;
+    reg  [63:0] inl_addr;
+    reg  [31:0] hmask;
+    reg  inl;
+    reg  [7:0] ilen;
     reg  c_ok;
     reg  e_ok;
     reg  [34:0] tadd;
@@ -58395,6 +58760,20 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         .write_clock(ring$write_clock),
         .write_data(ring$write_data),
         .write_enable(ring$write_enable)
+    );
+    rnic_versa5g$core$wqe_fetch$hring hring(
+        .read_address(hring$read_address),
+        .read_clock(hring$read_clock),
+        .read_data(hring$read_data),
+        .write_address(hring$write_address),
+        .write_clock(hring$write_clock),
+        .write_data(hring$write_data),
+        .write_enable(hring$write_enable)
+    );
+    rnic_versa5g$core$wqe_fetch$hwa hwa(
+        .d(hwa$d),
+        .q(hwa$q),
+        .clock(hwa$clock)
     );
     rnic_versa5g$core$wqe_fetch$cis cis(
         .read_address(cis$read_address),
@@ -58670,6 +59049,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         hbuf$clock = clock;
         head_off$clock = clock;
         head_stale$clock = clock;
+        hwa$clock = clock;
         state$d = state$q;
         qp$d = qp$q;
         n$d = n$q;
@@ -58713,6 +59093,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         hbuf$d = hbuf$q;
         head_off$d = head_off$q;
         head_stale$d = head_stale$q;
+        hwa$d = hwa$q;
         fifo$clock = clock;
         fifo$reset = reset;
         dram$read_clock = clock;
@@ -58729,6 +59110,11 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         ring$write_address = cfg_qp;
         ring$write_data = ({{64{1'b0}}, cfg_log2} << 32'h40) | {{5{1'b0}}, cfg_base};
         ring$read_address = grant_qp;
+        hring$read_clock = clock;
+        hring$write_clock = clock;
+        hring$write_enable = ring$write_enable;
+        hring$write_address = cfg_qp;
+        hring$write_data = ring$write_data;
         cis$read_address = grant_qp;
         cis$write_enable = 1'b0;
         cis$write_address = qp$q;
@@ -59008,6 +59394,19 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         wqe_roff = raw[(32'h80)+:(64)];
         wqe_rstag = raw[(32'hc0)+:(32)];
         wqe_len = tsum$q[(32'h0)+:(32)];
+        hring$read_address = fifo$data_out[(32'h0)+:(6)];
+        hmask = ~(c_ones << hring$read_data[(32'h40)+:(5)]);
+        hwa$d = hring$read_data[(32'h0)+:(64)] + ({{32{1'b0}}, (fifo$data_out[(32'h6)+:(32)] & hmask)} << 32'h7);
+        inl = fl[32'h3];
+        ilen = raw[(32'h58)+:(8)];
+        wqe_inl = inl;
+        wqe_inl_data = raw[(32'h100)+:(768)];
+        inl_addr = hwa$q + 64'h20;
+        wqe_inl_lo = inl_addr[(32'h0)+:(7)];
+        if (inl) begin
+            wqe_num_sge = 8'h1;
+            wqe_len = {{24{1'b0}}, ilen};
+        end
         sge_raw = raw[(32'h100)+:(128)];
         if (sge_sel == 3'h1) begin
             sge_raw = raw[(32'h180)+:(128)];
@@ -59027,8 +59426,13 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         wqe_sge_addr = sge_raw[(32'h0)+:(64)];
         wqe_sge_len = sge_raw[(32'h40)+:(32)];
         wqe_sge_lkey = sge_raw[(32'h60)+:(32)];
+        if (inl & (sge_sel == 3'h0)) begin
+            wqe_sge_addr = inl_addr;
+            wqe_sge_len = {{24{1'b0}}, ilen};
+            wqe_sge_lkey = 32'h0;
+        end
         wqe_reason = 3'h0;
-        if (|(fl & 8'hf8) | |raw[(32'h58)+:(8)] | |raw[(32'he0)+:(32)]) begin
+        if (|(fl & 8'hf0) | (~inl & |ilen) | |raw[(32'he0)+:(32)]) begin
             wqe_reason = c_rsv;
         end
         else if (op > 8'h5) begin
@@ -59036,6 +59440,11 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         end
         else if (fl[32'h1] & (op != 8'h2) & (op != 8'h3) & (op != 8'h5)) begin
             wqe_reason = c_sol;
+        end
+        else if (inl) begin
+            if (|nsge | (op == 8'h4) | (ilen > 8'h60)) begin
+                wqe_reason = c_inl;
+            end
         end
         else if ((nsge > 8'h6) | |tsum$q[(32'h20)+:(3)]) begin
             wqe_reason = c_nsge;
@@ -59768,6 +60177,52 @@ module rnic_versa5g$core$wqe_fetch$head_stale(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$wqe_fetch$head_stale
+
+
+module rnic_versa5g$core$wqe_fetch$hring(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [68:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [68:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[68:0] mem[15:0];
+    wire _unused_qp_ram = &{1'b0, read_address[5:4], write_address[5:4]};
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address[3:0]];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address[3:0]] <= write_data;
+       end
+    end
+endmodule // rnic_versa5g$core$wqe_fetch$hring
+
+
+module rnic_versa5g$core$wqe_fetch$hwa(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$wqe_fetch$hwa
 
 
 module rnic_versa5g$core$wqe_fetch$ifl(d,q,clock);

@@ -283,6 +283,12 @@ const UNUSED_OK: &[Unused] = &[
         160,
         "tx_mpa uses only the low 32 bits (the selected header word) of the shifted DDP header",
     ),
+    unused(
+        &["inl_rd"],
+        "pair",
+        128,
+        "inline_rd sends the low 64 bits of two message beats shifted by the octet offset",
+    ),
     // ddp_rx (hw/src/receive/ddp_rx.rs) with its two Placement instances.
     unused(&["ddp_rx"], "ut_pl$out_hdr", 1, UT_RAW),
     unused(&["ddp_rx"], "ut_pl$out_len", 16, UT_RAW),

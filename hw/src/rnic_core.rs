@@ -52,6 +52,7 @@ use crate::receive::rx_fifo::RxFifoN;
 use crate::receive::rx_parse::RxParse;
 use crate::receive::rx_split::RxSplit;
 use crate::transmit::doorbell::DoorbellN;
+use crate::transmit::inline_rd::InlineRd;
 use crate::transmit::read_resp::ReadRespN;
 use crate::transmit::rreq_queue::RreqQueueN;
 use crate::transmit::tx_ack::TxAckN;
@@ -575,6 +576,8 @@ pub struct RnicCoreP<
     tx_seg: TxSegN<PR>,
     tx_framer: TxFramerN<PR>,
     rd_arb: DmaRdArb,
+    /// Answers `tx_seg`'s reads of inline messages from the held WQE.
+    inl_rd: InlineRd,
     /// Connection index of each TX QP.
     tx_qpconn: QpRam<Bits<8>, PR>,
     /// Connection index of each TX QP, read with the head WQE's QP (the
@@ -924,8 +927,8 @@ impl<
         clock!(
             self, clock, rx_check, rx_fifo, rx_parse, rx_split, conn_table, exc_queue, pay_crc,
             mpa_rx, fpdu_buf, ddp_rx, tpt, doorbell, tx_sched, wqe_fetch, tx_seg, tx_framer,
-            rd_arb, tx_ackgen, tx_cfifo, rx_send, wr_arb, tp_arb, rq_cfg_q, cq_cfg_q, rq_db_q,
-            cq_db_q, send_cpl, rd_track, rreq_q, read_resp, tx_log, fast_retx
+            rd_arb, inl_rd, tx_ackgen, tx_cfifo, rx_send, wr_arb, tp_arb, rq_cfg_q, cq_cfg_q,
+            rq_db_q, cq_db_q, send_cpl, rd_track, rreq_q, read_resp, tx_log, fast_retx
         );
         dff_setup!(
             self,
@@ -2091,6 +2094,7 @@ impl<
         self.tx_seg.reset.next = self.dp_rst.val();
         self.tx_framer.reset.next = self.dp_rst.val();
         self.rd_arb.reset.next = self.dp_rst.val();
+        self.inl_rd.reset.next = self.dp_rst.val();
         self.tx_qpconn.read_clock.next = self.clock.val();
         self.tx_qpconn.write_clock.next = self.clock.val();
         self.tx_cfg.read_clock.next = self.clock.val();
@@ -2325,6 +2329,7 @@ impl<
         self.tx_seg.wqe_sge_len.next = self.wqe_fetch.wqe_sge_len.val();
         self.tx_seg.wqe_sge_lkey.next = self.wqe_fetch.wqe_sge_lkey.val();
         self.tx_seg.wqe_bad.next = self.wqe_fetch.wqe_bad.val();
+        self.tx_seg.wqe_inl.next = self.wqe_fetch.wqe_inl.val();
         // Read responder hook: read_resp takes the QP's TX stream from
         // TxSeg between its messages (xs_gnt) and hands snd_nxt back.
         self.tx_seg.xs_req.next = self.read_resp.xs_req.val();
@@ -2371,17 +2376,32 @@ impl<
         self.rx_send.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
         self.rx_send.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
         self.rx_send.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
-        self.rd_arb.c2_req_valid.next = self.tx_seg.dma_rd_req_valid.val();
-        self.tx_seg.dma_rd_req_ready.next = self.rd_arb.c2_req_ready.val();
+        // (through `inl_rd`, which answers the reads of inline messages
+        // from the WQE that `wqe_fetch` holds)
+        self.inl_rd.up_req_valid.next = self.tx_seg.dma_rd_req_valid.val();
+        self.inl_rd.up_req_inl.next = self.tx_seg.dma_rd_req_inl.val();
+        self.inl_rd.up_req_lo.next = self.tx_seg.dma_rd_req_addr.val().get_bits::<7>(0);
+        self.inl_rd.up_req_len.next = self.tx_seg.dma_rd_req_len.val();
+        self.inl_rd.up_req_tag.next = self.tx_seg.dma_rd_req_tag.val();
+        self.tx_seg.dma_rd_req_ready.next = self.inl_rd.up_req_ready.val();
+        self.inl_rd.inl_lo.next = self.wqe_fetch.wqe_inl_lo.val();
+        self.inl_rd.inl_data.next = self.wqe_fetch.wqe_inl_data.val();
+        self.rd_arb.c2_req_valid.next = self.inl_rd.dn_req_valid.val();
+        self.inl_rd.dn_req_ready.next = self.rd_arb.c2_req_ready.val();
         self.rd_arb.c2_req_addr.next = self.tx_seg.dma_rd_req_addr.val();
         self.rd_arb.c2_req_len.next = self.tx_seg.dma_rd_req_len.val();
         self.rd_arb.c2_req_tag.next = self.tx_seg.dma_rd_req_tag.val();
-        self.tx_seg.dma_rd_cpl_valid.next = self.rd_arb.c2_cpl_valid.val();
+        self.inl_rd.dn_cpl_valid.next = self.rd_arb.c2_cpl_valid.val();
+        self.inl_rd.dn_cpl_data.next = self.dma_rd_cpl_data.val();
+        self.inl_rd.dn_cpl_keep.next = self.dma_rd_cpl_keep.val();
+        self.inl_rd.dn_cpl_last.next = self.dma_rd_cpl_last.val();
+        self.inl_rd.dn_cpl_tag.next = self.dma_rd_cpl_tag.val();
         self.rd_arb.c2_cpl_ready.next = self.tx_seg.dma_rd_cpl_ready.val();
-        self.tx_seg.dma_rd_cpl_data.next = self.dma_rd_cpl_data.val();
-        self.tx_seg.dma_rd_cpl_keep.next = self.dma_rd_cpl_keep.val();
-        self.tx_seg.dma_rd_cpl_last.next = self.dma_rd_cpl_last.val();
-        self.tx_seg.dma_rd_cpl_tag.next = self.dma_rd_cpl_tag.val();
+        self.tx_seg.dma_rd_cpl_valid.next = self.inl_rd.up_cpl_valid.val();
+        self.tx_seg.dma_rd_cpl_data.next = self.inl_rd.up_cpl_data.val();
+        self.tx_seg.dma_rd_cpl_keep.next = self.inl_rd.up_cpl_keep.val();
+        self.tx_seg.dma_rd_cpl_last.next = self.inl_rd.up_cpl_last.val();
+        self.tx_seg.dma_rd_cpl_tag.next = self.inl_rd.up_cpl_tag.val();
         // client 3: read_resp's Read Response payload (tags 0xC0..)
         // shared with the TX log's replay while it has the framer's input
         // (read_resp is quiet then: no read in flight)

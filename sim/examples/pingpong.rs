@@ -53,6 +53,7 @@ fn post_send(qp: &Qp<SimBus>, mr: &Mr<SimBus>, size: u32, id: u64) -> Result<(),
         signaled: false,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .map_err(e)
 }

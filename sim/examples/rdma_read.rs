@@ -65,6 +65,7 @@ fn run() -> Result<(), String> {
         signaled: true,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .map_err(e)?;
     let mut wc = [WorkCompletion::default()];

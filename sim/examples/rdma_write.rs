@@ -70,6 +70,7 @@ fn run() -> Result<(), String> {
         signaled: SEND_CQE_IN_RTL,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .map_err(e)?;
     let mut got = vec![0u8; msg.len()];

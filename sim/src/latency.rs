@@ -28,6 +28,7 @@ use crate::dma::DmaEvent;
 use crate::link::Side;
 use crate::msg_rate::{PAY_TAGS, WQE_TAGS};
 use crate::rtl_run::{run_until, tcp_of, with_write_rig};
+use rnic_driver::WcStatus;
 
 /// The stages' names, in order ([`WriteSample::stages`]).
 pub const STAGES: [&str; 9] = [
@@ -87,8 +88,21 @@ impl WriteSample {
 }
 
 /// `samples` RDMA Writes of `size` octets (≤ one frame's payload), one at a
-/// time, unsignaled, each checked byte-exact in B's memory.
+/// time, each checked byte-exact in B's memory and its completion polled
+/// after the measurement.
 pub fn write_samples(samples: usize, size: usize) -> Result<Vec<WriteSample>, String> {
+    write_samples_as(samples, size, false)
+}
+
+/// [`write_samples`], the Writes posted inline when `inline` (the message
+/// in the WQE: `SendWr::inline_data`). An inline Write must read no payload
+/// from A's memory: a payload read is an error, and its two payload stages
+/// are zero (`pay_req` = `pay_done` = the WQE's arrival).
+pub fn write_samples_as(
+    samples: usize,
+    size: usize,
+    inline: bool,
+) -> Result<Vec<WriteSample>, String> {
     with_write_rig(
         None,
         1500,
@@ -144,7 +158,9 @@ pub fn write_samples(samples: usize, size: usize) -> Result<Vec<WriteSample>, St
                 // The driver's doorbell write reaches BAR0 without a clock
                 // passing (the co-simulation's bus).
                 let post = world.borrow().cycle();
-                rig.post_write(1000 + k as u64, false)?;
+                // Signaled: the send queue (8 deep) is freed by the
+                // completions, which come after the measurement (B's ACK).
+                rig.post_write_as(1000 + k as u64, true, inline)?;
                 run_until(world, 20_000, |w| {
                     let b = w.nodes[1].hw.borrow();
                     let placed: usize = b.placed[placed0..]
@@ -158,6 +174,13 @@ pub fn write_samples(samples: usize, size: usize) -> Result<Vec<WriteSample>, St
                 let seen = world.borrow().cycle();
                 if let Some(i) = rig.first_wrong_octet() {
                     return Err(format!("sample {k}: B's octet {i} wrong"));
+                }
+                match rig.await_completion(20_000) {
+                    (Some(wc), _)
+                        if wc.wr_id == 1000 + k as u64 && wc.status == WcStatus::Success => {}
+                    (wc, c) => {
+                        return Err(format!("sample {k}: completion {wc:?} after {c} clocks"))
+                    }
                 }
                 let w = world.borrow();
                 let a = w.nodes[0].hw.borrow();
@@ -180,7 +203,14 @@ pub fn write_samples(samples: usize, size: usize) -> Result<Vec<WriteSample>, St
                     None
                 };
                 let (wqe_req, wqe_done) = first_read(&WQE_TAGS).ok_or("no WQE read at A")?;
-                let (pay_req, pay_done) = first_read(&PAY_TAGS).ok_or("no payload read at A")?;
+                let (pay_req, pay_done) = match (first_read(&PAY_TAGS), inline) {
+                    (Some(r), false) => r,
+                    (None, true) => (wqe_done, wqe_done),
+                    (None, false) => return Err("no payload read at A".into()),
+                    (Some(_), true) => {
+                        return Err(format!("sample {k}: an inline Write read its payload"))
+                    }
+                };
                 let tx_last_beat = *frames.borrow().first().ok_or("no data frame from A")?;
                 let at_b = *arrivals.borrow().first().ok_or("no data frame at B")?;
                 let (b_write, b_lands) = b.dma.log()[log0[1]..]

@@ -126,6 +126,11 @@ enum Command {
         /// 7323); default the firmware's `DEVICE_RX_WINDOW`.
         #[arg(long)]
         rcv_window: Option<u32>,
+        /// Post Writes and Sends of at most this many octets inline (the
+        /// message in the WQE, `IBV_SEND_INLINE`; up to the device's 96),
+        /// as perftest's `-I`; 0: none.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=96))]
+        inline: u64,
         /// Where the firmware runs: `native` (built for this host, polled
         /// between clocks) or `cpu` (the RISC-V image, `make firmware-elf`,
         /// on a Verilated RV32IM core beside each node, as on the board).
@@ -221,6 +226,7 @@ fn main() -> ExitCode {
             delay_us,
             timing,
             rcv_window,
+            inline,
             fw,
             cpu_profile,
             fw_log,
@@ -253,6 +259,7 @@ fn main() -> ExitCode {
                 seed: c.seed,
                 ops: c.ops as usize,
                 max_size: max_size as usize,
+                inline: inline as usize,
                 pcap: Some(c.pcap.clone()),
                 vcd: vcd.clone(),
                 progress: !quiet,

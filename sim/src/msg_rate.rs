@@ -145,6 +145,9 @@ pub struct MsgRateConfig {
     /// What a clock stands for (`World::set_timing`; `read_latency` is in
     /// its clocks).
     pub timing: Timing,
+    /// Post every message inline (`SendWr::inline_data`: its octets in the
+    /// WQE, no payload read at A); `size` at most 96.
+    pub inline: bool,
 }
 
 impl Default for MsgRateConfig {
@@ -162,6 +165,7 @@ impl Default for MsgRateConfig {
             vcd: None,
             read_latency: None,
             timing: Timing::DATAPATH,
+            inline: false,
         }
     }
 }
@@ -369,10 +373,14 @@ impl MsgRateReport {
     /// One line for the table.
     pub fn line(&self) -> String {
         format!(
-            "{:<10} {:>2} QP{} {:>6} × {} B: {:>9} clocks post → placed ({:.1} clocks/msg) \
+            "{:<17} {:>2} QP{} {:>6} × {} B: {:>9} clocks post → placed ({:.1} clocks/msg) \
              {:.3} Mmsg/s = {:.1} % of the wire limit {:.3} Mmsg/s ({:.2} clocks/msg); \
              frames first → last {:.3} Mmsg/s; → last send CQE {} clocks ({:.3} Mmsg/s)",
-            self.config.op.name(),
+            format!(
+                "{}{}",
+                self.config.op.name(),
+                if self.config.inline { " inline" } else { "" }
+            ),
             self.config.qps,
             if self.config.qps == 1 { " " } else { "s" },
             self.messages,
@@ -443,6 +451,7 @@ impl MsgRateReport {
     pub fn json(&self) -> serde_json::Value {
         let mut v = serde_json::json!({
             "op": self.config.op.name(),
+            "inline": self.config.inline,
             "qps": self.config.qps,
             "size": self.config.size,
             "messages": self.messages,
@@ -655,10 +664,14 @@ pub fn run(cfg: &MsgRateConfig) -> Result<MsgRateReport, String> {
                         }),
                         MsgOp::Send => SendOp::Send,
                     },
-                    sges: s,
+                    sges: if cfg.inline { &[] } else { s },
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline_data: cfg.inline.then(|| {
+                        let at = slot(q, from + i);
+                        &src[at..at + size]
+                    }),
                 })
                 .collect();
             qp_a[q]

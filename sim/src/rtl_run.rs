@@ -291,6 +291,7 @@ pub fn write_a_to_b(
         signaled: false,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .unwrap();
     // room for a few of the cores' RTOs (200 µs = 31,250 clocks)
@@ -395,6 +396,12 @@ pub struct WriteRig<'r> {
 impl WriteRig<'_> {
     /// Posts one RDMA Write of the whole source into the whole target.
     pub fn post_write(&self, wr_id: u64, signaled: bool) -> Result<(), String> {
+        self.post_write_as(wr_id, signaled, false)
+    }
+
+    /// [`Self::post_write`], the source's octets given inline
+    /// (`SendWr::inline_data`) when `inline`: the device reads no buffer.
+    pub fn post_write_as(&self, wr_id: u64, signaled: bool, inline: bool) -> Result<(), String> {
         let sges = [self
             .mr_a
             .sge(0, self.data.len() as u32)
@@ -406,10 +413,11 @@ impl WriteRig<'_> {
                     addr: self.mr_b.va(),
                     rkey: self.mr_b.rkey(),
                 }),
-                sges: &sges,
+                sges: if inline { &[] } else { &sges },
                 signaled,
                 solicited: false,
                 fence: false,
+                inline_data: inline.then_some(&self.data[..]),
             }])
             .map_err(|e| format!("A: post Write: {e:?}"))
     }
@@ -548,6 +556,9 @@ pub struct RtlConfig {
     pub ops: usize,
     /// Largest message; sizes double from 1.
     pub max_size: usize,
+    /// Writes and Sends of at most this many octets are posted inline
+    /// (`SendWr::inline_data`, as perftest's `-I`); 0: none.
+    pub inline: usize,
     /// Packet capture of the link.
     pub pcap: Option<PathBuf>,
     /// Verilator VCD trace of node A.
@@ -603,6 +614,7 @@ impl Default for RtlConfig {
             seed: 1,
             ops: 2,
             max_size: 1 << 20,
+            inline: 0,
             pcap: None,
             vcd: None,
             progress: false,
@@ -1514,16 +1526,18 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             let placed_from = world.borrow().nodes[1].hw.borrow().placed.len();
             let t0 = world.borrow().cycle();
             let p0 = parks(&world.borrow());
+            let inl = size <= cfg.inline;
             qp_a.post_send(&[SendWr {
                 wr_id,
                 op: SendOp::RdmaWrite(RemoteAddr {
                     addr: mr_bw.va() + dst as u64,
                     rkey: mr_bw.rkey(),
                 }),
-                sges: &sge,
+                sges: if inl { &[] } else { &sge },
                 signaled: SEND_CQE_IN_RTL,
                 solicited: false,
                 fence: false,
+                inline_data: inl.then_some(&data[..]),
             }])
             .map_err(err("A: post_send Write"))?;
             let stag = mr_bw.rkey();
@@ -1600,10 +1614,11 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
             qp_a.post_send(&[SendWr {
                 wr_id,
                 op: SendOp::Send,
-                sges: &sge,
+                sges: if inl { &[] } else { &sge },
                 signaled: SEND_CQE_IN_RTL,
                 solicited: false,
                 fence: false,
+                inline_data: inl.then_some(&data[..]),
             }])
             .map_err(err("A: post_send Send"))?;
             let mut wc = [WorkCompletion::default(); 1];
@@ -1676,6 +1691,7 @@ pub fn run(cfg: &RtlConfig) -> Result<RtlReport, String> {
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline_data: None,
                 }])
                 .map_err(err("A: post_send Read"))?;
                 wait_send_cqe(

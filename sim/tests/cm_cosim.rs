@@ -127,6 +127,7 @@ fn write_and_check(
         signaled: false,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .unwrap();
     let budget = 200_000 + 4 * len as u64;

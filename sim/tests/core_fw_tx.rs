@@ -237,6 +237,7 @@ impl Rig {
             remote_offset: roff,
             remote_stag: rstag,
             sges: SgeList::new(&sges).unwrap(),
+            inline: None,
         };
         let mut b = [0u8; WQE_SIZE];
         wqe.emit(&mut b).unwrap();

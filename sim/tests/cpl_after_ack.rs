@@ -152,6 +152,7 @@ fn reuse_on_completion(seed: u64, loss: f64, reorder: f64) {
                 signaled: true,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
             busy[slot] = Some(next);

@@ -51,6 +51,7 @@ fn write(qp: &Qp<'_, SimBus>, sge: Sge, to: &Mr<'_, SimBus>) {
         signaled: true,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .unwrap();
 }

@@ -98,6 +98,7 @@ fn cq_overrun_gives_event_and_keeps_ring() {
             signaled: true,
             solicited: false,
             fence: false,
+            inline_data: None,
         })
         .collect();
     qp_a.post_send(&wrs).unwrap();

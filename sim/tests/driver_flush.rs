@@ -207,6 +207,7 @@ fn flush_scenario(name: &str, strict_device_stop: bool) {
             signaled,
             solicited: false,
             fence: false,
+            inline_data: None,
         })
         .collect();
     qp_a.post_send(&wrs).unwrap();
@@ -330,6 +331,7 @@ fn flush_scenario(name: &str, strict_device_stop: bool) {
             signaled: true,
             solicited: false,
             fence: false,
+            inline_data: None,
         }])
         .unwrap();
     qp_b2
@@ -340,6 +342,7 @@ fn flush_scenario(name: &str, strict_device_stop: bool) {
             signaled: false,
             solicited: false,
             fence: false,
+            inline_data: None,
         }])
         .unwrap();
     let mut got2 = Vec::new();
@@ -441,6 +444,7 @@ impl ReadPair<'_> {
             signaled: false,
             solicited: false,
             fence: false,
+            inline_data: None,
         };
         self.qp_a
             .post_send(&[
@@ -452,6 +456,7 @@ impl ReadPair<'_> {
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline_data: None,
                 },
                 w(3),
             ])

@@ -239,6 +239,7 @@ fn run(p: &Plan) {
                 signaled: true,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             })
             .collect();
         qa.post_send(&wrs)

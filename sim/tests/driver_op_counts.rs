@@ -207,6 +207,7 @@ fn one_write(len: usize, target: Target) -> (Counts, Counts, u64, u64, u64) {
         signaled: true,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .unwrap();
     let mut wc = [WorkCompletion::default()];

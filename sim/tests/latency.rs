@@ -5,11 +5,16 @@
 //!   and add up to its latency, and the two DMA read stages take at least
 //!   the DMA server's read round trip (78 clocks at 500 ns), so a stage
 //!   that lost its events, or a log read at the wrong clock base, fails.
+//! * `inline_write_reads_no_payload` (in the test suite): eight inline
+//!   64-octet Writes (the message in the WQE): each lands byte-exact with
+//!   no payload read at A (`write_samples_as` fails on one), and the
+//!   median is at least one DMA read round trip below the same Writes from
+//!   a registered buffer.
 //! * `write_latency_breakdown` (ignored; `make bench`): 64 Writes of 64
-//!   octets; the median of each stage, printed and written to
-//!   `target/bench/latency.json`.
+//!   octets, from a buffer and inline; the median of each stage, printed
+//!   and written to `target/bench/latency.json`.
 
-use rnic_sim::latency::{medians, write_samples, STAGES};
+use rnic_sim::latency::{medians, write_samples, write_samples_as, STAGES};
 
 /// The DMA server's read round trip in core clocks (`DmaConfig` default).
 const READ_ROUND_TRIP: u64 = 78;
@@ -46,25 +51,53 @@ fn write_latency_stages_add_up() {
 }
 
 #[test]
+fn inline_write_reads_no_payload() {
+    let inline = write_samples_as(8, 64, true).unwrap_or_else(|e| panic!("{e}"));
+    let buffer = write_samples(8, 64).unwrap_or_else(|e| panic!("{e}"));
+    for (k, s) in inline.iter().enumerate() {
+        let st = s
+            .stages()
+            .unwrap_or_else(|| panic!("sample {k}: events out of order: {s:?}"));
+        assert_eq!(st.iter().sum::<u64>(), s.latency(), "sample {k}: {s:?}");
+        assert_eq!((st[2], st[3]), (0, 0), "sample {k}: no payload read");
+        assert!(st[1] >= READ_ROUND_TRIP, "sample {k}: WQE read {}", st[1]);
+    }
+    let (_, lat_inline) = medians(&inline);
+    let (_, lat_buffer) = medians(&buffer);
+    println!("64-octet Write: {lat_buffer} clocks from a buffer, {lat_inline} inline");
+    assert!(
+        lat_inline + READ_ROUND_TRIP <= lat_buffer,
+        "inline {lat_inline} clocks, from a buffer {lat_buffer}"
+    );
+}
+
+#[test]
 #[ignore]
 fn write_latency_breakdown() {
-    let samples = write_samples(64, 64).unwrap_or_else(|e| panic!("{e}"));
-    let (m, lat) = medians(&samples);
     let us = |c: u64| c as f64 / 156.25;
-    println!("\n64-octet RDMA Write, post → last octet placed at B, median of 64:");
-    let mut rows = Vec::new();
-    for (name, c) in STAGES.iter().zip(m) {
-        println!("{c:>5} clk {:>6.2} µs  {name}", us(c));
-        rows.push(serde_json::json!({"stage": name, "clocks": c}));
+    let mut runs = Vec::new();
+    for (inline, what) in [(false, "from a registered buffer"), (true, "inline")] {
+        let samples = write_samples_as(64, 64, inline).unwrap_or_else(|e| panic!("{e}"));
+        let (m, lat) = medians(&samples);
+        println!("\n64-octet RDMA Write {what}, post → last octet placed at B, median of 64:");
+        let mut rows = Vec::new();
+        for (name, c) in STAGES.iter().zip(m) {
+            println!("{c:>5} clk {:>6.2} µs  {name}", us(c));
+            rows.push(serde_json::json!({"stage": name, "clocks": c}));
+        }
+        println!("{lat:>5} clk {:>6.2} µs  latency", us(lat));
+        runs.push(serde_json::json!({
+            "source": what,
+            "latency_clocks": lat,
+            "stages": rows,
+        }));
     }
-    println!("{lat:>5} clk {:>6.2} µs  latency", us(lat));
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     std::fs::create_dir_all(&dir).unwrap();
     let json = serde_json::json!({
         "what": "64-octet RDMA Write, post to last octet placed at B, median of 64 (rnic_sim::latency)",
         "core_mhz": 156.25,
-        "latency_clocks": lat,
-        "stages": rows,
+        "runs": runs,
     });
     std::fs::write(dir.join("latency.json"), json.to_string()).unwrap();
 }

@@ -239,6 +239,7 @@ impl Rig {
                 lkey: self.sink_stag,
             }])
             .unwrap(),
+            inline: None,
         };
         let mut b = [0u8; WQE_SIZE];
         wqe.emit(&mut b).unwrap();

@@ -192,6 +192,7 @@ impl Rig {
                 lkey: 0x77,
             }])
             .unwrap(),
+            inline: None,
         };
         self.post(&wqe);
         self.signaled += 1;
@@ -230,6 +231,7 @@ impl Rig {
                 lkey: r.sink_stag,
             }])
             .unwrap(),
+            inline: None,
         };
         self.post(&wqe);
         let segs = self.tx.send(&Message::ReadRequest(r)).unwrap();

@@ -83,6 +83,7 @@ fn send(
         signaled: false,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .unwrap();
     let mut wc = [WorkCompletion::default()];
@@ -123,6 +124,7 @@ fn read(
         signaled: true,
         solicited: false,
         fence: false,
+        inline_data: None,
     }])
     .unwrap();
     let mut wc = [WorkCompletion::default()];

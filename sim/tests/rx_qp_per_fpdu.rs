@@ -114,6 +114,7 @@ fn fpdus_of_two_connections_are_placed_with_their_own_qp() {
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline_data: None,
                 })
                 .collect();
             qps_b[c].post_send(&wrs).unwrap();

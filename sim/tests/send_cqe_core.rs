@@ -177,6 +177,7 @@ impl Rig {
             remote_offset: 0x1000,
             remote_stag: 0x4242,
             sges: SgeList::new(&sges).unwrap(),
+            inline: None,
         };
         let mut b = [0u8; WQE_SIZE];
         wqe.emit(&mut b).unwrap();

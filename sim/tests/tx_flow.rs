@@ -183,6 +183,7 @@ impl Rig {
                 lkey: 0x77,
             }])
             .unwrap(),
+            inline: None,
         };
         let mut b = [0u8; WQE_SIZE];
         wqe.emit(&mut b).unwrap();

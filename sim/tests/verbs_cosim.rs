@@ -17,8 +17,9 @@ mod support;
 
 use rnic_driver::{
     AccessFlags, Context, Cq, DmaMem, Error, MpaOptions, Mr, Pd, Qp, QpState, RecvWr, RemoteAddr,
-    SendOp, SendWr, WcOpcode, WcStatus, WorkCompletion,
+    SendOp, SendWr, WcOpcode, WcStatus, WorkCompletion, WrError,
 };
+use rnic_sim::dma::DmaEvent;
 use rnic_sim::link::LinkConfig;
 use rnic_sim::node::World;
 use rnic_sim::rng::Rng;
@@ -245,6 +246,7 @@ impl S<'_> {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
         if len == 0 {
@@ -289,6 +291,7 @@ impl S<'_> {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
         let mut wc = [WorkCompletion::default()];
@@ -407,6 +410,7 @@ impl S<'_> {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }]);
         }
         self.idle(20_000);
@@ -570,6 +574,7 @@ fn wrong_state_posts_are_typed_errors() {
         signaled: true,
         solicited: false,
         fence: false,
+        inline_data: None,
     };
     let db0 = world.borrow().nodes[0].hw.borrow().core.get_cnt_db();
     // Idle: post_send needs RTS
@@ -603,6 +608,7 @@ fn send_without_receive_terminates_at_b() {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
         let (c, cause) = s.b_terminate(0);
@@ -643,6 +649,7 @@ fn write_to_bad_stag_terminates_at_b() {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
         let (c, cause) = s.b_terminate(2000);
@@ -681,6 +688,7 @@ fn terminate_frame_on_the_wire() {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
         // measured: Send posted → B's core raised the request → A's core
@@ -747,6 +755,7 @@ fn bad_stag_terminate_frame_on_the_wire() {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
         s.idle(20_000);
@@ -875,6 +884,7 @@ fn back_to_back_writes_never_fire_the_retransmission_timer() {
                     signaled: false,
                     solicited: false,
                     fence: false,
+                    inline_data: None,
                 }])
                 .unwrap();
         }
@@ -940,6 +950,7 @@ fn refused_send_sge_terminates_the_stream() {
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline_data: None,
                 },
                 SendWr {
                     wr_id: 2,
@@ -948,6 +959,7 @@ fn refused_send_sge_terminates_the_stream() {
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline_data: None,
                 },
             ])
             .unwrap();
@@ -1063,6 +1075,7 @@ fn send_with_invalidate_then_write_fails_through_the_driver() {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
         let mut wc = [WorkCompletion::default()];
@@ -1093,6 +1106,7 @@ fn send_with_invalidate_then_write_fails_through_the_driver() {
                 signaled: false,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             }])
             .unwrap();
         let (c, cause) = s.b_terminate(3000);
@@ -1121,5 +1135,134 @@ fn send_with_invalidate_then_write_fails_through_the_driver() {
             .dereg()
             .expect("dereg of a remotely invalidated region");
         println!("B deregistered the invalidated region");
+    });
+}
+
+/// The clocks of A's payload DMA reads (tags 0x80..=0x83) in its DMA log
+/// from entry `from` on, and the log's length now.
+fn a_payload_reads(s: &S, from: usize) -> (usize, usize) {
+    let w = s.world.borrow();
+    let a = w.nodes[0].hw.borrow();
+    let n = a.dma.log()[from..]
+        .iter()
+        .filter(|e| matches!(e, DmaEvent::ReadReq { tag, .. } if (0x80..=0x83).contains(tag)))
+        .count();
+    (n, a.dma.log().len())
+}
+
+/// Inline Writes and Sends (`SendWr::inline_data`, `IBV_SEND_INLINE`):
+/// every length from 0 to the device's `max_inline_data` (96) lands
+/// byte-exact at B, each Send completes there with its length, and A reads
+/// no payload from host memory for any of them (its DMA log), while one
+/// Write from a buffer afterwards does (so the check can fail). An
+/// over-long message, one with SGEs as well, and an inline RDMA Read are
+/// the driver's typed errors, and nothing is posted for them.
+#[test]
+fn inline_writes_and_sends() {
+    with_pair("verbs_inline", |s| {
+        let max = s.b.caps().max_inline_data();
+        assert_eq!(max, rnic_wire::abi::wqe::MAX_INLINE_DATA, "CAPS[31:24]");
+        let log0 = {
+            let w = s.world.borrow();
+            let mut a = w.nodes[0].hw.borrow_mut();
+            a.dma.set_log(true);
+            a.dma.log().len()
+        };
+        let remote = |dst: usize| RemoteAddr {
+            addr: s.mr_bw.va() + dst as u64,
+            rkey: s.mr_bw.rkey(),
+        };
+        let wr = |wr_id, op, data: &[u8]| {
+            s.qp_a.post_send(&[SendWr {
+                wr_id,
+                op,
+                sges: &[],
+                signaled: true,
+                solicited: false,
+                fence: false,
+                inline_data: Some(data),
+            }])
+        };
+        let poll_a = |what: &str| {
+            let mut wc = [WorkCompletion::default()];
+            run_until(s.world, BUDGET, |_| s.scq_a.poll(&mut wc).unwrap() == 1)
+                .unwrap_or_else(|c| panic!("{what}: no send completion in {c} clocks"));
+            assert_eq!(wc[0].status, WcStatus::Success, "{what}: {:?}", wc[0]);
+            wc[0]
+        };
+        for len in (0..=max).step_by(7).chain([8, 63, 64, 65, 95, max]) {
+            // Write: the bytes come from the WR, not from A's buffer.
+            let data = s.rng.borrow_mut().bytes(len);
+            let dst = (len * 53) % (REGION - max);
+            wr(len as u64, SendOp::RdmaWrite(remote(dst)), &data).unwrap();
+            let wc = poll_a(&format!("inline Write of {len}"));
+            assert_eq!((wc.wr_id, wc.opcode), (len as u64, WcOpcode::RdmaWrite));
+            s.idle(300);
+            s.shadow_w.borrow_mut()[GUARD + dst..GUARD + dst + len].copy_from_slice(&data);
+            s.check_b(&format!("after an inline Write of {len}"));
+            // Send into a receive B posted.
+            let data = s.rng.borrow_mut().bytes(len);
+            let rsge = [s.mr_br.sge(dst as u64, max as u32).unwrap()];
+            s.qp_b
+                .post_recv(&[RecvWr {
+                    wr_id: 7000 + len as u64,
+                    sges: &rsge,
+                }])
+                .unwrap();
+            wr(5000 + len as u64, SendOp::Send, &data).unwrap();
+            let mut rwc = [WorkCompletion::default()];
+            run_until(s.world, BUDGET, |_| s.rcq_b.poll(&mut rwc).unwrap() == 1)
+                .unwrap_or_else(|c| panic!("inline Send of {len}: no receive CQE in {c}"));
+            assert_eq!(rwc[0].status, WcStatus::Success, "{:?}", rwc[0]);
+            assert_eq!(
+                (rwc[0].wr_id, rwc[0].byte_len as usize),
+                (7000 + len as u64, len)
+            );
+            poll_a(&format!("inline Send of {len}"));
+            s.shadow_r.borrow_mut()[GUARD + dst..GUARD + dst + len].copy_from_slice(&data);
+            s.check_b(&format!("after an inline Send of {len}"));
+        }
+        let (n, log1) = a_payload_reads(s, log0);
+        assert_eq!(n, 0, "A read payload for inline WRs");
+        // A Write from a buffer reads its payload.
+        s.write(0, 64);
+        assert!(a_payload_reads(s, log1).0 > 0, "a buffered Write reads");
+        // Refusals, nothing posted.
+        let long = vec![0u8; max + 1];
+        assert!(matches!(
+            wr(1, SendOp::RdmaWrite(remote(0)), &long),
+            Err(Error::BadWr {
+                index: 0,
+                reason: WrError::InlineTooLong { given, max: m }
+            }) if given == max + 1 && m == max
+        ));
+        assert!(matches!(
+            wr(2, SendOp::RdmaRead(remote(0)), &[1, 2, 3]),
+            Err(Error::BadWr {
+                reason: WrError::InlineNotAllowed,
+                ..
+            })
+        ));
+        let sge = [s.mr_a.sge(0, 8).unwrap()];
+        let with_sges = s.qp_a.post_send(&[SendWr {
+            wr_id: 3,
+            op: SendOp::Send,
+            sges: &sge,
+            signaled: true,
+            solicited: false,
+            fence: false,
+            inline_data: Some(&[1, 2, 3]),
+        }]);
+        assert!(matches!(
+            with_sges,
+            Err(Error::BadWr {
+                reason: WrError::InlineNotAllowed,
+                ..
+            })
+        ));
+        s.idle(2000);
+        let mut wc = [WorkCompletion::default()];
+        assert_eq!(s.scq_a.poll(&mut wc).unwrap(), 0, "a refused WR completed");
+        assert!(s.terms_b().is_empty(), "{:?}", s.terms_b());
     });
 }

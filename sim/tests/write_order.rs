@@ -48,6 +48,7 @@ fn wr(wr_id: u64, op: SendOp, sges: &[Sge], signaled: bool) -> SendWr<'_> {
         signaled,
         solicited: false,
         fence: false,
+        inline_data: None,
     }
 }
 

@@ -28,12 +28,17 @@ fn send_opcode() -> impl Strategy<Value = SendOpcode> {
 
 prop_compose! {
     fn send_wqe()(wr_id in any::<u64>(), opcode in send_opcode(), signaled in any::<bool>(), solicited in any::<bool>(), fence in any::<bool>(),
-                  imm_or_inv in any::<u32>(), remote_offset in any::<u64>(), remote_stag in any::<u32>(), sges in sges()) -> SendWqe {
+                  imm_or_inv in any::<u32>(), remote_offset in any::<u64>(), remote_stag in any::<u32>(), sges in sges(),
+                  inline in prop::option::of(prop::collection::vec(any::<u8>(), 0..=MAX_INLINE_DATA))) -> SendWqe {
         let mut flags = 0;
         if signaled { flags |= WQE_FLAG_SIGNALED; }
         if solicited && opcode.is_send() { flags |= WQE_FLAG_SOLICITED; }
         if fence { flags |= WQE_FLAG_FENCE; }
-        SendWqe { wr_id, opcode, flags, imm_or_inv, remote_offset, remote_stag, sges }
+        // Inline: Write and the Send family, no SGEs (the flag follows).
+        let inline = inline.filter(|_| opcode != SendOpcode::RdmaRead).map(|d| InlineData::new(&d).unwrap());
+        let sges = if inline.is_some() { SgeList::default() } else { sges };
+        if inline.is_some() { flags |= WQE_FLAG_INLINE; }
+        SendWqe { wr_id, opcode, flags, imm_or_inv, remote_offset, remote_stag, sges, inline }
     }
 }
 
@@ -375,6 +380,7 @@ fn wqe_rejects_bad_fields() {
         remote_offset: 0,
         remote_stag: 0,
         sges: SgeList::new(&[]).unwrap(),
+        inline: None,
     };
     let mut b = [0u8; WQE_SIZE];
     w.emit(&mut b).unwrap();
@@ -394,7 +400,63 @@ fn wqe_rejects_bad_fields() {
     let mut bad = b;
     bad[10] = MAX_SGE_PER_WQE as u8 + 1;
     assert_eq!(SendWqe::parse(&bad), Err(Error::BadLength));
+    let mut bad = b;
+    bad[11] = 1;
+    assert_eq!(
+        SendWqe::parse(&bad),
+        Err(Error::BadField),
+        "an inline length without the flag"
+    );
     assert_eq!(SendWqe::parse(&b[..WQE_SIZE - 1]), Err(Error::Truncated));
+}
+
+#[test]
+fn inline_wqe_layout_and_refusals() {
+    let msg: Vec<u8> = (0..MAX_INLINE_DATA as u8).map(|i| i ^ 0x5A).collect();
+    let w = SendWqe {
+        wr_id: 7,
+        opcode: SendOpcode::Send,
+        flags: WQE_FLAG_SIGNALED,
+        imm_or_inv: 0,
+        remote_offset: 0,
+        remote_stag: 0,
+        sges: SgeList::default(),
+        inline: Some(InlineData::new(&msg).unwrap()),
+    };
+    let mut b = [0u8; WQE_SIZE];
+    w.emit(&mut b).unwrap();
+    assert_eq!(
+        b[9],
+        WQE_FLAG_SIGNALED | WQE_FLAG_INLINE,
+        "emit sets the flag"
+    );
+    assert_eq!((b[10], b[11]), (0, MAX_INLINE_DATA as u8));
+    assert_eq!(&b[INLINE_DATA_OFFSET..], &msg[..]);
+    let p = SendWqe::parse(&b).unwrap();
+    assert_eq!(p.inline.unwrap().as_slice(), &msg[..]);
+    assert_eq!(p.message_len(), MAX_INLINE_DATA as u64);
+    assert_eq!(
+        InlineData::new(&[0; MAX_INLINE_DATA + 1]),
+        Err(Error::BadLength)
+    );
+    let mut bad = b;
+    bad[11] = MAX_INLINE_DATA as u8 + 1;
+    assert_eq!(SendWqe::parse(&bad), Err(Error::BadLength), "too long");
+    let mut bad = b;
+    bad[10] = 1;
+    assert_eq!(
+        SendWqe::parse(&bad),
+        Err(Error::BadField),
+        "inline with SGEs"
+    );
+    let mut bad = b;
+    bad[8] = SendOpcode::RdmaRead as u8;
+    assert_eq!(SendWqe::parse(&bad), Err(Error::BadField), "inline Read");
+    let read = SendWqe {
+        opcode: SendOpcode::RdmaRead,
+        ..w
+    };
+    assert_eq!(read.emit(&mut b), Err(Error::BadField));
 }
 
 #[test]
@@ -442,6 +504,7 @@ fn wqe_refuses_sges_over_32_bit_total() {
         remote_offset: 0,
         remote_stag: 0,
         sges: ok,
+        inline: None,
     };
     let mut b = [0u8; WQE_SIZE];
     w.emit(&mut b).unwrap();

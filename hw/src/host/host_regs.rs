@@ -267,14 +267,17 @@ impl<const PR: usize> HostRegsN<PR> {
 
 /// The core's parameters (`rnic_core`): 64 QPs and CQs (the doorbell and
 /// shadow tables), the TPT and page list of `tpt`, CRC and markers in the
-/// fast path, MPA revision 1 and RFC 6581 enhanced setup in the firmware.
+/// fast path, MPA revision 1 and RFC 6581 enhanced setup in the firmware,
+/// inline send WQEs of up to 96 octets (`transmit::inline_rd`).
 pub const CORE_PARAMS: HostRegsParams = HostRegsParams {
     caps: rnic_wire::abi::csr::CAP_MARKERS
         | rnic_wire::abi::csr::CAP_CRC
         | rnic_wire::abi::csr::CAP_MPA_REV1
         | rnic_wire::abi::csr::CAP_ENHANCED
         | ((rnic_wire::abi::wqe::MAX_SGE_PER_WQE as u32) << rnic_wire::abi::csr::CAP_MAX_SGE_SHIFT)
-        | (1 << rnic_wire::abi::csr::CAP_MAX_READ_SGE_SHIFT),
+        | (1 << rnic_wire::abi::csr::CAP_MAX_READ_SGE_SHIFT)
+        | ((rnic_wire::abi::wqe::MAX_INLINE_DATA as u32)
+            << rnic_wire::abi::csr::CAP_MAX_INLINE_SHIFT),
     max_qp: 64,
     // The completion writer's CQ context RAM (cpl_write::CQ_BITS), not more.
     max_cq: 1 << crate::completion::cpl_write::CQ_BITS,

@@ -14,6 +14,7 @@
 
 pub mod doorbell;
 pub mod fast_retx;
+pub mod inline_rd;
 pub mod read_resp;
 pub mod rreq_queue;
 pub mod tx_ack;

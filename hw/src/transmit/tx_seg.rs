@@ -47,6 +47,14 @@
 //! `LocalProtectionError`, nothing read or sent, then the QP's send side
 //! off (`off_*`).
 //!
+//! Inline WQEs (`WqeFetch::wqe_inl`, `abi::wqe::WQE_FLAG_INLINE`): the
+//! message is one SGE whose address is a bus address in the send ring
+//! (the WQE's own octets 32..), so `Skip` goes straight to `Seg` with it,
+//! without the TPT check and translation; segments are cut as for any SGE,
+//! their reads are marked `dma_rd_req_inl` (`InlineRd` answers them from
+//! the held WQE), and `tx_log` records the ring address, which a
+//! retransmission reads again.
+//!
 //! Simplified paths (documented limits): an RDMA Read's sink is one SGE
 //! (a Read with `num_sge != 1`, and the immediate-data opcodes get an error
 //! completion with `LocalQpOperationError`, as do WQEs `WqeFetch` marks bad
@@ -193,6 +201,9 @@ pub struct TxSegN<const PR: usize> {
     pub wqe_sge_len: Signal<In, Bits<32>>,
     pub wqe_sge_lkey: Signal<In, Bits<32>>,
     pub wqe_bad: Signal<In, Bit>,
+    /// The WQE is inline (`WqeFetch::wqe_inl`): its message is SGE 0, a bus
+    /// address in the send ring, neither checked nor translated.
+    pub wqe_inl: Signal<In, Bit>,
     pub cfg_valid: Signal<In, Bit>,
     pub cfg_qp: Signal<In, Bits<6>>,
     pub cfg_seq: Signal<In, Bits<32>>,
@@ -254,6 +265,8 @@ pub struct TxSegN<const PR: usize> {
     pub dma_rd_req_addr: Signal<Out, Bits<64>>,
     pub dma_rd_req_len: Signal<Out, Bits<16>>,
     pub dma_rd_req_tag: Signal<Out, Bits<8>>,
+    /// The read is of an inline message (`InlineRd` answers it).
+    pub dma_rd_req_inl: Signal<Out, Bit>,
     pub dma_rd_cpl_ready: Signal<Out, Bit>,
     pub pay_valid: Signal<Out, Bit>,
     pub pay_data: Signal<Out, Bits<64>>,
@@ -518,6 +531,8 @@ impl<const PR: usize> Default for TxSegN<PR> {
             cfg_crc_en: Default::default(),
             desc_ready: Default::default(),
             dma_rd_req_ready: Default::default(),
+            wqe_inl: Default::default(),
+            dma_rd_req_inl: Default::default(),
             dma_rd_cpl_valid: Default::default(),
             dma_rd_cpl_data: Default::default(),
             dma_rd_cpl_keep: Default::default(),
@@ -1021,6 +1036,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         self.dma_rd_req_addr.next = self.pa.q.val();
         self.dma_rd_req_len.next = self.pc_len.val().get_bits::<16>(0);
         self.dma_rd_req_tag.next = self.c_pay_tag.val() | bit_cast::<8, 2>(self.wr_slot.q.val());
+        self.dma_rd_req_inl.next = self.wqe_inl.val();
         // (any piece: `req_done` = the segment's reads have started)
         self.req_fire.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
         if !self.req_done.q.val() {
@@ -1608,6 +1624,15 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                     self.sk.d.next = self.wqe_num_sge.val().get_bits::<3>(0) - 1;
                     self.pre.d.next = true;
                     self.st.d.next = SegState::PSel;
+                    // Inline (module doc): the one SGE is the message in
+                    // the ring, a bus address already; no check.
+                    if self.wqe_inl.val() {
+                        self.xaddr.d.next =
+                            self.wqe_sge_addr.val() + bit_cast::<64, 32>(self.soff.q.val());
+                        self.xleft.d.next = self.wqe_sge_len.val() - self.soff.q.val();
+                        self.pre.d.next = false;
+                        self.st.d.next = SegState::Seg;
+                    }
                 }
             }
             SegState::PSel => {
@@ -1696,6 +1721,7 @@ mod tests {
     use crate::transmit::wqe_fetch::WqeFetch;
     use rnic_wire::abi::csr::{DOORBELL_PAGE_SIZE, QP_DOORBELL_BASE};
     use rnic_wire::abi::tpt::{Stag, TptEntry, TptFault, TptState, ACCESS_ALL};
+    use rnic_wire::abi::wqe::{InlineData, MAX_INLINE_DATA};
     use rnic_wire::abi::wqe::{SendOpcode, SendWqe, Sge, SgeList, WQE_FLAG_SIGNALED};
     use rnic_wire::abi::wqe::{WQE_FLAG_FENCE, WQE_FLAG_SOLICITED, WQE_SIZE};
     use rnic_wire::model::{frame_ulpdu, Message, MpaSettings, TxStream};
@@ -1763,6 +1789,7 @@ mod tests {
             self.seg.wqe_sge_len.next = self.fetch.wqe_sge_len.val();
             self.seg.wqe_sge_lkey.next = self.fetch.wqe_sge_lkey.val();
             self.seg.wqe_bad.next = self.fetch.wqe_bad.val();
+            self.seg.wqe_inl.next = self.fetch.wqe_inl.val();
             self.seg.xs_req.next = false;
             self.seg.xs_qp.next = 0.into();
             self.seg.xs_done.next = false;
@@ -2146,6 +2173,8 @@ mod tests {
         cnt_prot: u64,
         /// The largest `xs_mulpdu` seen (the Read Response MULPDU).
         xs_mulpdu_max: u64,
+        /// Payload reads marked inline.
+        n_inl_reads: usize,
     }
 
     /// Posts every QP's WQEs (in random batches with doorbells interleaved
@@ -2258,6 +2287,7 @@ mod tests {
             reads: vec![],
             cnt_prot: 0,
             xs_mulpdu_max: 0,
+            n_inl_reads: 0,
         };
         let mut first_db: Option<u64> = None;
         let total_segs: usize = refs.iter().map(|r| r.segs.len()).sum();
@@ -2336,6 +2366,15 @@ mod tests {
                 );
             }
             if u.seg.dma_rd_req_valid.val() && u.seg.dma_rd_req_ready.val() {
+                // Reads in the rings (below the payload heap) are of
+                // inline messages, and only those are marked.
+                assert_eq!(
+                    u.seg.dma_rd_req_inl.val(),
+                    u.seg.dma_rd_req_addr.val().to_u64() < 0x10_0000,
+                    "inline mark of a read at {:#x}",
+                    u.seg.dma_rd_req_addr.val().to_u64()
+                );
+                res.n_inl_reads += u.seg.dma_rd_req_inl.val() as usize;
                 res.reads.push((
                     u.seg.desc_qp.val().to_u64() as usize,
                     u.seg.dma_rd_req_addr.val().to_u64(),
@@ -2559,7 +2598,16 @@ mod tests {
                 length: len as u32,
                 lkey: rng.next_u64() as u32,
             };
-            let nsge = if len == 0 && opcode != SendOpcode::RdmaRead && rng.below(2) == 0 {
+            let kind = if bad { rng.below(7) } else { 0 };
+            // Inline (the message in the WQE; the payload buffer unused).
+            let inline = (kind == 0
+                && opcode != SendOpcode::RdmaRead
+                && len <= MAX_INLINE_DATA
+                && rng.below(3) == 0)
+                .then(|| InlineData::new(&data).unwrap());
+            let nsge = if inline.is_some()
+                || (len == 0 && opcode != SendOpcode::RdmaRead && rng.below(2) == 0)
+            {
                 0
             } else {
                 1
@@ -2572,10 +2620,10 @@ mod tests {
                 remote_offset: rng.next_u64() >> rng.below(64),
                 remote_stag: rng.next_u64() as u32,
                 sges: SgeList::new(&[sge][..nsge]).unwrap(),
+                inline,
             };
             let mut b = [0u8; WQE_SIZE];
             w.emit(&mut b).unwrap();
-            let kind = if bad { rng.below(7) } else { 0 };
             match kind {
                 1 => b[8] = 6 + rng.below(250) as u8, // opcode
                 2 => b[10] = 7,                       // num_sge
@@ -2704,6 +2752,7 @@ mod tests {
         }
         let res = run(&setups, &mut refs, &mut m, 78, 60, true, seed, 400_000);
         assert!(refs.iter().all(|r| r.segs.is_empty() && r.cqs.is_empty()));
+        assert!(res.n_inl_reads > 0, "no inline WQE in the storm");
         let (lo, hi) = (
             res.qp_done.iter().min().unwrap(),
             res.qp_done.iter().max().unwrap(),
@@ -2756,6 +2805,7 @@ mod tests {
                         lkey: 0,
                     }])
                     .unwrap(),
+                    inline: None,
                 };
                 heap += 64;
                 let mut b = [0u8; WQE_SIZE];
@@ -3027,6 +3077,7 @@ mod tests {
                     lkey: 1,
                 }])
                 .unwrap(),
+                inline: None,
             };
             let mut b = [0u8; WQE_SIZE];
             w.emit(&mut b).unwrap();
@@ -3333,6 +3384,7 @@ mod tests {
                         remote_offset: rng.next_u64(),
                         remote_stag: rng.next_u64() as u32,
                         sges: SgeList::new(&[]).unwrap(),
+                        inline: None,
                     };
                     let mut b = [0u8; WQE_SIZE];
                     w.emit(&mut b).unwrap();
@@ -3354,6 +3406,7 @@ mod tests {
                         lkey: 7,
                     }])
                     .unwrap(),
+                    inline: None,
                 };
                 if k % 3 != 2 {
                     want_cpl[q].push_back((w.wr_id, len as u64));
@@ -3835,6 +3888,7 @@ mod tests {
                     lkey,
                 }])
                 .unwrap(),
+                inline: None,
             };
             let mut b = [0u8; WQE_SIZE];
             w.emit(&mut b).unwrap();
@@ -4064,6 +4118,7 @@ mod tests {
                 remote_offset: rng.next_u64() >> 20,
                 remote_stag: rng.next_u64() as u32,
                 sges: SgeList::new(&list).unwrap(),
+                inline: None,
             };
             let mut b = [0u8; WQE_SIZE];
             w.emit(&mut b).unwrap();
@@ -4301,6 +4356,7 @@ mod tests {
                 lkey,
             }])
             .unwrap(),
+            inline: None,
         };
         let later = SendWqe {
             wr_id: 0xdef,

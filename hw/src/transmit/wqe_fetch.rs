@@ -41,8 +41,17 @@
 //!   [`REASON_RESERVED`]: unknown flag bits or non-zero reserved fields;
 //!   [`REASON_NUM_SGE`]: more than `MAX_SGE_PER_WQE` SGEs, or SGE lengths
 //!   adding up to more than 2^32 - 1;
-//!   [`REASON_SOLICITED`]: Solicited on a non-Send). `TxSeg` completes a bad
-//!   WQE with an error completion record.
+//!   [`REASON_SOLICITED`]: Solicited on a non-Send; [`REASON_INLINE`]: an
+//!   inline WQE with SGEs, over `MAX_INLINE_DATA` octets, or a Read).
+//!   `TxSeg` completes a bad WQE with an error completion record.
+//! * Inline (`WQE_FLAG_INLINE`, `rnic_wire::abi::wqe`): the message is the
+//!   `inline_len` octets at the WQE's octet 32. The head is then shown as a
+//!   WQE of one SGE, SGE 0 = {the message's bus address in the ring (the
+//!   head's slot: `base + (idx mod 2^log2) * 128 + 32`), `inline_len`, lkey
+//!   0}, `wqe_len` = `inline_len`, with `wqe_inl` high and the 96-octet
+//!   area on `wqe_inl_data` (for `InlineRd`). The slot address comes from
+//!   a copy of the ring RAM read with the head's QP (`hring`, `hwa`: valid
+//!   two clocks after a head appears, well inside its 9-clock load).
 //! * SGEs: `wqe_len` is the message length, the sum of the first `num_sge`
 //!   SGE lengths (added up while the head is loaded); `wqe_sge_*` is SGE
 //!   `sge_sel` of the head (a 6-way choice from `hbuf`, no clock), so the
@@ -121,6 +130,9 @@ pub const REASON_RESERVED: u64 = 2;
 pub const REASON_NUM_SGE: u64 = 3;
 /// `wqe_reason`: Solicited Event flag on an operation that is not a Send.
 pub const REASON_SOLICITED: u64 = 4;
+/// `wqe_reason`: an inline WQE with SGEs, more than `MAX_INLINE_DATA`
+/// octets, or an RDMA Read opcode.
+pub const REASON_INLINE: u64 = 5;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum FetchState {
@@ -201,6 +213,12 @@ pub struct WqeFetchN<const PR: usize> {
     pub wqe_sge_lkey: Signal<Out, Bits<32>>,
     pub wqe_bad: Signal<Out, Bit>,
     pub wqe_reason: Signal<Out, Bits<3>>,
+    /// The head is inline (`WQE_FLAG_INLINE`; module doc, "Inline").
+    pub wqe_inl: Signal<Out, Bit>,
+    /// The head's inline message area (octets 32..128) and its bus
+    /// address mod 128 (what `InlineRd` needs).
+    pub wqe_inl_data: Signal<Out, Bits<768>>,
+    pub wqe_inl_lo: Signal<Out, Bits<7>>,
     /// The consumer has started the head WQE (do not drop it).
     pub wqe_hold: Signal<In, Bit>,
     /// The head WQE's QP is off (its consumer stops it).
@@ -243,6 +261,16 @@ pub struct WqeFetchN<const PR: usize> {
     c_sol: Constant<Bits<3>>,
     c_nsge: Constant<Bits<3>>,
     ring: QpRam<Bits<69>, PR>,
+    /// A copy of `ring`, read with the FIFO head's QP: the head's bus
+    /// address (`hwa`, for inline messages).
+    hring: QpRam<Bits<69>, PR>,
+    hwa: DFF<Bits<64>>,
+    /// The head's inline message's bus address (`hwa` + 32).
+    inl_addr: Signal<Local, Bits<64>>,
+    hmask: Signal<Local, Bits<32>>,
+    inl: Signal<Local, Bit>,
+    ilen: Signal<Local, Bits<8>>,
+    c_inl: Constant<Bits<3>>,
     cis: QpRam<Bits<32>, PR>,
     qm: Constant<Bits<6>>,
     qset: Constant<Bits<64>>,
@@ -398,6 +426,9 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             wqe_sge_lkey: Default::default(),
             wqe_bad: Default::default(),
             wqe_reason: Default::default(),
+            wqe_inl: Default::default(),
+            wqe_inl_data: Default::default(),
+            wqe_inl_lo: Default::default(),
             wqe_hold: Default::default(),
             wqe_off: Default::default(),
             cnt_fetch: Default::default(),
@@ -419,6 +450,13 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             c_sol: Constant::new(REASON_SOLICITED.into()),
             c_nsge: Constant::new(REASON_NUM_SGE.into()),
             ring: Default::default(),
+            hring: Default::default(),
+            hwa: Default::default(),
+            inl_addr: Default::default(),
+            hmask: Default::default(),
+            inl: Default::default(),
+            ilen: Default::default(),
+            c_inl: Constant::new(REASON_INLINE.into()),
             cis: Default::default(),
             fifo: Default::default(),
             dram: PRam::default().block(),
@@ -514,7 +552,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self, clock, state, qp, n, more, d_av_n, d_te_n, d_avail, d_prod, ci, addr, busy_r,
             free, ifl, e0_qp, e1_qp, e2_qp, e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, beat,
             wcount, n_fetch, off, n_drop, n_skip, ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat,
-            lv, lpair, lnsge, tsum, hbuf, head_off, head_stale
+            lv, lpair, lnsge, tsum, hbuf, head_off, head_stale, hwa
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -536,6 +574,11 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         self.ring.write_data.next = (bit_cast::<69, 5>(self.cfg_log2.val()) << 64)
             | bit_cast::<69, 64>(self.cfg_base.val());
         self.ring.read_address.next = self.grant_qp.val();
+        self.hring.read_clock.next = self.clock.val();
+        self.hring.write_clock.next = self.clock.val();
+        self.hring.write_enable.next = self.ring.write_enable.val();
+        self.hring.write_address.next = self.cfg_qp.val();
+        self.hring.write_data.next = self.ring.write_data.val();
         self.cis.read_address.next = self.grant_qp.val();
         self.cis.write_enable.next = false;
         self.cis.write_address.next = self.qp.q.val();
@@ -891,6 +934,23 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         self.wqe_roff.next = self.raw.val().get_bits::<64>(128);
         self.wqe_rstag.next = self.raw.val().get_bits::<32>(192);
         self.wqe_len.next = self.tsum.q.val().get_bits::<32>(0);
+        // Inline (module doc): the message is one SGE at the head's bus
+        // address + 32, `inline_len` octets, no lkey.
+        self.hring.read_address.next = self.fifo.data_out.val().get_bits::<6>(0);
+        self.hmask.next = !(self.c_ones.val() << self.hring.read_data.val().get_bits::<5>(64));
+        self.hwa.d.next = self.hring.read_data.val().get_bits::<64>(0)
+            + (bit_cast::<64, 32>(self.fifo.data_out.val().get_bits::<32>(6) & self.hmask.val())
+                << 7);
+        self.inl.next = self.fl.val().get_bit(3);
+        self.ilen.next = self.raw.val().get_bits::<8>(88);
+        self.wqe_inl.next = self.inl.val();
+        self.wqe_inl_data.next = self.raw.val().get_bits::<768>(256);
+        self.inl_addr.next = self.hwa.q.val() + 32;
+        self.wqe_inl_lo.next = self.inl_addr.val().get_bits::<7>(0);
+        if self.inl.val() {
+            self.wqe_num_sge.next = 1.into();
+            self.wqe_len.next = bit_cast::<32, 8>(self.ilen.val());
+        }
         self.sge_raw.next = self.raw.val().get_bits::<128>(256);
         if self.sge_sel.val() == 1 {
             self.sge_raw.next = self.raw.val().get_bits::<128>(384);
@@ -910,10 +970,15 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         self.wqe_sge_addr.next = self.sge_raw.val().get_bits::<64>(0);
         self.wqe_sge_len.next = self.sge_raw.val().get_bits::<32>(64);
         self.wqe_sge_lkey.next = self.sge_raw.val().get_bits::<32>(96);
+        if self.inl.val() & (self.sge_sel.val() == 0) {
+            self.wqe_sge_addr.next = self.inl_addr.val();
+            self.wqe_sge_len.next = bit_cast::<32, 8>(self.ilen.val());
+            self.wqe_sge_lkey.next = 0.into();
+        }
         // Checked in the order `SendWqe::parse` checks (first reason wins).
         self.wqe_reason.next = 0.into();
-        if (self.fl.val() & 0xF8).any()
-            | self.raw.val().get_bits::<8>(88).any()
+        if (self.fl.val() & 0xF0).any()
+            | (!self.inl.val() & self.ilen.val().any())
             | self.raw.val().get_bits::<32>(224).any()
         {
             self.wqe_reason.next = self.c_rsv.val();
@@ -925,6 +990,10 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             & (self.op.val() != 5)
         {
             self.wqe_reason.next = self.c_sol.val();
+        } else if self.inl.val() {
+            if self.nsge.val().any() | (self.op.val() == 4) | (self.ilen.val() > 96) {
+                self.wqe_reason.next = self.c_inl.val();
+            }
         } else if (self.nsge.val() > 6) | self.tsum.q.val().get_bits::<3>(32).any() {
             self.wqe_reason.next = self.c_nsge.val();
         }
@@ -1057,6 +1126,7 @@ mod tests {
                 remote_offset: 0,
                 remote_stag: 9,
                 sges: SgeList::new(&[sge]).unwrap(),
+                inline: None,
             };
             let mut b = [0u8; WQE_SIZE];
             w.emit(&mut b).unwrap();
@@ -1326,6 +1396,12 @@ mod tests {
                         b[32 + 16 * k + 11] &= 0x1F;
                     }
                 }
+                // Inline: mostly no SGEs and at most 96 octets.
+                if rng.below(4) == 0 {
+                    b[9] |= 8;
+                    b[10] = if rng.below(8) == 0 { 1 } else { 0 };
+                    b[11] = rng.below(104) as u8;
+                }
             }
             b
         };
@@ -1334,6 +1410,7 @@ mod tests {
         let mut done = vec![0u64; nq];
         let mut expect: Vec<VecDeque<(u64, [u8; WQE_SIZE])>> = vec![VecDeque::new(); nq];
         let (mut posted, mut taken, mut n_bad, mut max_count) = (0, 0, 0, 0);
+        let mut n_inl = 0;
         let mut take: Option<usize> = None;
         let mut grant: Option<u64> = None;
         // Requests in flight (tag, beats) and the one being answered.
@@ -1399,11 +1476,12 @@ mod tests {
                         u.wqe_roff.val().to_u64(),
                         u.wqe_rstag.val().to_u64(),
                     ];
+                    let inline = b[9] & 8 != 0;
                     let want = [
                         u64_at(0),
                         b[8] as u64,
                         b[9] as u64,
-                        b[10] as u64,
+                        if inline { 1 } else { b[10] as u64 },
                         u32_at(12),
                         u64_at(16),
                         u32_at(24),
@@ -1415,15 +1493,28 @@ mod tests {
                         u.sge_sel.next = (k as u64).into();
                         assert!(simulate(&mut u, 1000));
                         let o = 32 + 16 * k;
+                        // An inline WQE's message is SGE 0, in the ring.
+                        let at = base(q as u64) + (idx % (1 << LOG2)) * WQE_SIZE as u64 + 32;
+                        let want = if inline && k == 0 {
+                            [at, b[11] as u64, 0]
+                        } else {
+                            [u64_at(o), u32_at(o + 8), u32_at(o + 12)]
+                        };
                         assert_eq!(
                             [
                                 u.wqe_sge_addr.val().to_u64(),
                                 u.wqe_sge_len.val().to_u64(),
                                 u.wqe_sge_lkey.val().to_u64()
                             ],
-                            [u64_at(o), u32_at(o + 8), u32_at(o + 12)],
+                            want,
                             "QP {q} WQE {idx} SGE {k}"
                         );
+                        assert_eq!(u.wqe_inl.val(), inline);
+                        assert_eq!(u.wqe_inl_lo.val().to_u64(), at & 127);
+                        let area = u.wqe_inl_data.val();
+                        for (i, &x) in b[32..].iter().enumerate() {
+                            assert_eq!(area.get_bits::<8>(8 * i).to_u64(), x as u64);
+                        }
                     }
                     u.sge_sel.next = 0.into();
                     assert!(simulate(&mut u, 1000));
@@ -1443,7 +1534,8 @@ mod tests {
                             ),
                             (want[0], want[1], want[4], want[5])
                         );
-                        assert_eq!(u.wqe_len.val().to_u64(), w.sges.total_len());
+                        assert_eq!(u.wqe_len.val().to_u64(), w.message_len());
+                        n_inl += w.inline.is_some() as usize;
                     } else {
                         n_bad += 1;
                     }
@@ -1490,6 +1582,7 @@ mod tests {
         }
         assert!(expect.iter().all(|e| e.is_empty()));
         assert!(n_bad > 0 && n_bad < total / 2, "{n_bad} bad of {total}");
+        assert!(n_inl > total / 40, "{n_inl} good inline WQEs of {total}");
         assert!(max_count >= 16, "the FIFO never filled: {max_count}");
     }
 

@@ -322,6 +322,7 @@ impl Comm<'_> {
             signaled: true,
             solicited: false,
             fence: false,
+            inline_data: None,
         };
         self.qp
             .post_send(&[wr])
@@ -727,6 +728,7 @@ pub fn client(
                 signaled: true,
                 solicited: false,
                 fence: false,
+                inline_data: None,
             };
             dqp.post_send(&[wr]).map_err(e("post_send"))?;
             posted += 1;
@@ -873,6 +875,7 @@ fn send_server(
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline_data: None,
                 };
                 dqp.post_send(&[wr]).map_err(e("post_send credit"))?;
                 credits_out += 1;

@@ -230,6 +230,7 @@ fn send_wr(wr_id: u64, op: SendOp, sges: &[rnic_driver::Sge]) -> SendWr<'_> {
         signaled: true,
         solicited: false,
         fence: false,
+        inline_data: None,
     }
 }
 

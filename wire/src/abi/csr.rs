@@ -134,6 +134,11 @@ pub const CAP_MAX_SGE_MASK: u32 = 0xFF;
 pub const CAP_MAX_READ_SGE_SHIFT: u32 = 16;
 /// Mask of the max-Read-SGE field after shifting.
 pub const CAP_MAX_READ_SGE_MASK: u32 = 0xFF;
+/// `CAPS` bits 31:24: the largest inline message in octets
+/// (`abi::wqe::MAX_INLINE_DATA` at most; 0: no inline WQEs).
+pub const CAP_MAX_INLINE_SHIFT: u32 = 24;
+/// Mask of the max-inline field after shifting.
+pub const CAP_MAX_INLINE_MASK: u32 = 0xFF;
 
 /// `CTRL`: enable the datapath.
 pub const CTRL_ENABLE: u32 = 1 << 0;

@@ -5,14 +5,20 @@
 //!  0  wr_id          u64   returned in the completion
 //!  8  opcode         u8    [`SendOpcode`]
 //!  9  flags          u8    `WQE_FLAG_*`
-//! 10  num_sge        u8    0..=MAX_SGE_PER_WQE
-//! 11  reserved       u8    zero
+//! 10  num_sge        u8    0..=MAX_SGE_PER_WQE (0 with WQE_FLAG_INLINE)
+//! 11  inline_len     u8    with WQE_FLAG_INLINE: 0..=MAX_INLINE_DATA; else zero
 //! 12  imm_or_inv     u32   immediate data, or the STag to invalidate
 //! 16  remote_offset  u64   remote tagged offset (RDMA Write / Read)
 //! 24  remote_stag    u32   remote STag (RDMA Write / Read)
 //! 28  reserved       u32   zero
 //! 32  sge[6]         16 octets each: addr u64, length u32, lkey u32
+//!     or inline data  with WQE_FLAG_INLINE: the message itself, inline_len
+//!                     octets (the rest of the 96 octets zero)
 //! ```
+//! An inline WQE (`WQE_FLAG_INLINE`, the verbs `IBV_SEND_INLINE`) carries
+//! its message in the WQE: the device reads no SGE and checks no lkey, so
+//! a small message costs no DMA read beyond the WQE's own. Only RDMA Write
+//! and the Send family may be inline (an RDMA Read's SGE is its sink).
 //! A receive WQE has the same size: `wr_id` at 0, `num_sge` at 10, SGEs at 32;
 //! the other fields are reserved (zero). SGE slots at and beyond `num_sge`
 //! are ignored (the emitters write zeros there).
@@ -37,7 +43,7 @@ const OFF_WR_ID: usize = 0;
 const OFF_OPCODE: usize = 8;
 const OFF_FLAGS: usize = 9;
 const OFF_NUM_SGE: usize = 10;
-const OFF_RSVD0: usize = 11;
+const OFF_INLINE_LEN: usize = 11;
 const OFF_IMM_OR_INV: usize = 12;
 const OFF_REMOTE_OFFSET: usize = 16;
 const OFF_REMOTE_STAG: usize = 24;
@@ -51,7 +57,13 @@ pub const WQE_FLAG_SIGNALED: u8 = 1 << 0;
 pub const WQE_FLAG_SOLICITED: u8 = 1 << 1;
 /// Fence: wait for every earlier RDMA Read on this QP to complete first.
 pub const WQE_FLAG_FENCE: u8 = 1 << 2;
-const WQE_FLAGS_ALL: u8 = WQE_FLAG_SIGNALED | WQE_FLAG_SOLICITED | WQE_FLAG_FENCE;
+/// Inline: the message is the `inline_len` octets at offset 32 (module doc).
+pub const WQE_FLAG_INLINE: u8 = 1 << 3;
+const WQE_FLAGS_ALL: u8 = WQE_FLAG_SIGNALED | WQE_FLAG_SOLICITED | WQE_FLAG_FENCE | WQE_FLAG_INLINE;
+/// Largest inline message: the WQE's SGE area.
+pub const MAX_INLINE_DATA: usize = MAX_SGE_PER_WQE * SGE_SIZE;
+/// Offset of an inline message in its WQE.
+pub const INLINE_DATA_OFFSET: usize = OFF_SGE;
 
 /// The operation a send WQE asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -160,6 +172,32 @@ impl SgeList {
     }
 }
 
+/// An inline message (at most [`MAX_INLINE_DATA`] octets, no allocation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InlineData {
+    data: [u8; MAX_INLINE_DATA],
+    len: u8,
+}
+
+impl InlineData {
+    /// The message `data`; `Err(BadLength)` above [`MAX_INLINE_DATA`] octets.
+    pub fn new(data: &[u8]) -> Result<Self> {
+        if data.len() > MAX_INLINE_DATA {
+            return Err(Error::BadLength);
+        }
+        let mut d = InlineData {
+            data: [0; MAX_INLINE_DATA],
+            len: data.len() as u8,
+        };
+        d.data[..data.len()].copy_from_slice(data);
+        Ok(d)
+    }
+    /// The message's octets.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.data[..self.len as usize]
+    }
+}
+
 fn parse_sges(b: &[u8]) -> Result<SgeList> {
     let n = b[OFF_NUM_SGE] as usize;
     if n > MAX_SGE_PER_WQE {
@@ -204,8 +242,12 @@ pub struct SendWqe {
     pub remote_offset: u64,
     /// Remote STag for RDMA Write/Read.
     pub remote_stag: u32,
-    /// Local buffers: the source (Write, Send) or the sink (Read).
+    /// Local buffers: the source (Write, Send) or the sink (Read); empty
+    /// when the message is `inline`.
     pub sges: SgeList,
+    /// The message itself, carried in the WQE (`WQE_FLAG_INLINE`, set by
+    /// `emit` from this field): RDMA Write and the Send family only.
+    pub inline: Option<InlineData>,
 }
 
 impl SendWqe {
@@ -213,18 +255,37 @@ impl SendWqe {
     pub const SIZE: usize = WQE_SIZE;
 
     /// Parses a WQE; unknown opcodes, unknown flags, non-zero reserved fields,
-    /// too many SGEs and SGEs adding up to more than 2^32 - 1 octets are errors (the device completes such a WQE with
+    /// too many SGEs and SGEs adding up to more than 2^32 - 1 octets are
+    /// errors, and so is an inline WQE with SGEs, more than
+    /// [`MAX_INLINE_DATA`] octets, or an RDMA Read opcode (the device
+    /// completes such a WQE with
     /// [`super::cqe::WcStatus::LocalQpOperationError`]).
     pub fn parse(b: &[u8]) -> Result<Self> {
         check_len(b, WQE_SIZE)?;
         let flags = b[OFF_FLAGS];
-        if flags & !WQE_FLAGS_ALL != 0 || b[OFF_RSVD0] != 0 || u32_at(b, OFF_RSVD1) != 0 {
+        let is_inline = flags & WQE_FLAG_INLINE != 0;
+        if flags & !WQE_FLAGS_ALL != 0
+            || (!is_inline && b[OFF_INLINE_LEN] != 0)
+            || u32_at(b, OFF_RSVD1) != 0
+        {
             return Err(Error::BadField);
         }
         let opcode = SendOpcode::from_u8(b[OFF_OPCODE])?;
         if flags & WQE_FLAG_SOLICITED != 0 && !opcode.is_send() {
             return Err(Error::BadField);
         }
+        let inline = if is_inline {
+            let len = b[OFF_INLINE_LEN] as usize;
+            if b[OFF_NUM_SGE] != 0 || opcode == SendOpcode::RdmaRead {
+                return Err(Error::BadField);
+            }
+            if len > MAX_INLINE_DATA {
+                return Err(Error::BadLength);
+            }
+            Some(InlineData::new(&b[OFF_SGE..OFF_SGE + len])?)
+        } else {
+            None
+        };
         Ok(SendWqe {
             wr_id: u64_at(b, OFF_WR_ID),
             opcode,
@@ -232,23 +293,50 @@ impl SendWqe {
             imm_or_inv: u32_at(b, OFF_IMM_OR_INV),
             remote_offset: u64_at(b, OFF_REMOTE_OFFSET),
             remote_stag: u32_at(b, OFF_REMOTE_STAG),
-            sges: parse_sges(b)?,
+            sges: if is_inline {
+                SgeList::default()
+            } else {
+                parse_sges(b)?
+            },
+            inline,
         })
     }
 
-    /// Writes the WQE into `b[..WQE_SIZE]`.
+    /// Writes the WQE into `b[..WQE_SIZE]`. `WQE_FLAG_INLINE` follows
+    /// `inline`; an inline WQE with SGEs, or an inline RDMA Read, is
+    /// `Err(BadField)` (the device would refuse it).
     pub fn emit(&self, b: &mut [u8]) -> Result<()> {
         check_out(b, WQE_SIZE)?;
+        if self.inline.is_some()
+            && (!self.sges.as_slice().is_empty() || self.opcode == SendOpcode::RdmaRead)
+        {
+            return Err(Error::BadField);
+        }
         let b = &mut b[..WQE_SIZE];
         b.fill(0);
         put_u64(b, OFF_WR_ID, self.wr_id);
         b[OFF_OPCODE] = self.opcode as u8;
-        b[OFF_FLAGS] = self.flags;
+        b[OFF_FLAGS] = self.flags & !WQE_FLAG_INLINE;
         put_u32(b, OFF_IMM_OR_INV, self.imm_or_inv);
         put_u64(b, OFF_REMOTE_OFFSET, self.remote_offset);
         put_u32(b, OFF_REMOTE_STAG, self.remote_stag);
-        emit_sges(&self.sges, b);
+        match &self.inline {
+            Some(d) => {
+                b[OFF_FLAGS] |= WQE_FLAG_INLINE;
+                b[OFF_INLINE_LEN] = d.len;
+                b[OFF_SGE..OFF_SGE + d.as_slice().len()].copy_from_slice(d.as_slice());
+            }
+            None => emit_sges(&self.sges, b),
+        }
         Ok(())
+    }
+
+    /// The message length in octets (inline or the SGEs' sum).
+    pub fn message_len(&self) -> u64 {
+        match &self.inline {
+            Some(d) => d.as_slice().len() as u64,
+            None => self.sges.total_len(),
+        }
     }
 }
 
@@ -270,7 +358,7 @@ impl RecvWqe {
         check_len(b, WQE_SIZE)?;
         let reserved_zero = b[OFF_OPCODE..OFF_NUM_SGE]
             .iter()
-            .chain(&b[OFF_RSVD0..OFF_SGE])
+            .chain(&b[OFF_INLINE_LEN..OFF_SGE])
             .all(|&x| x == 0);
         if !reserved_zero {
             return Err(Error::BadField);
