@@ -38,14 +38,20 @@ clippy:
 ## Every test binary's tests through cargo-nextest: each test in its own
 ## process, tests of different binaries side by side (a binary's one long
 ## co-simulation no longer leaves a core idle; 612 s against libtest's 772 s
-## here), with each test's time; then the doc tests, which nextest does not run
-## (not rnic-hw's: it has none, and asking would build the RTL crate a second
-## time, as a plain library, for nothing: 4 minutes).
+## here), with each test's time; then the doc tests, which nextest does not run,
+## of the crates that can have them. rnic-hw has none (`doctest = false`), and
+## rnic-sim, rnic-probe and verilator-board have no code block in their docs at
+## all: asking them would build each as a plain library with its dependencies
+## (probe-rs, the RTL crate) only to find nothing, 1.5 to 4 minutes. The grep
+## fails the run if one of them gains a code block, so none is skipped unseen.
 ## Test threads get 64 MiB of stack: tests that elaborate the whole rust-hdl core
 ## (and the board top holding another) overflow libtest's 2 MiB in debug builds.
+DOC_TEST_SKIPPED_SRC = sim/src probe/src sim/verilator-board/src
 unit: deps
 	RUST_MIN_STACK=67108864 $(CARGO) nextest run --workspace --no-fail-fast
-	$(CARGO) test --workspace --doc --exclude rnic-hw
+	@if grep -rqE '^\s*//[/!]\s*```' $(DOC_TEST_SKIPPED_SRC); then \
+	  echo "unit: a doc code block in $(DOC_TEST_SKIPPED_SRC): give its crate to the doc-test step"; exit 1; fi
+	$(CARGO) test --workspace --doc --exclude rnic-hw --exclude rnic-sim --exclude rnic-probe --exclude verilator-board
 
 ## tshark's iWARP dissectors decode a session rnic-wire wrote (shown, not hidden:
 ## each test prints what tshark reported; without tshark it prints "skipped", or
