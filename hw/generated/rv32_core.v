@@ -3,11 +3,6 @@
 // All modules are in this one file on purpose (one artefact for Verilator,
 // lint and the FPGA flow), so the file/module name rule does not apply:
 /* verilator lint_off DECLFILENAME */
-// rust-hdl writes each module's combinational logic as one `always @(*)`
-// block, so Verilator sees every signal of a block as depending on all the
-// others and reports loops that are not there (rust-hdl's own checker
-// rejects real combinational loops at generation time):
-/* verilator lint_off UNOPTFLAT */
 
 
 module rv32_core(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus_wdata,bus_ready,bus_rdata,load_we,load_addr,load_data,tck,tms,tdi,tdo,tr_valid,tr_trap,tr_cause,tr_pc,tr_insn,tr_next_pc,tr_rd,tr_rd_wdata,tr_mem_strb,tr_mem_addr,tr_mem_wdata);
@@ -227,63 +222,179 @@ module rv32_core(clock,reset,dm_reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb
     // Update code
     always @(*) begin
         core$clock = clock;
+    end
+    always @(*) begin
         dtm$clock = clock;
+    end
+    always @(*) begin
         dm$clock = clock;
+    end
+    always @(*) begin
         core_reset = reset | dm$ndmreset;
+    end
+    always @(*) begin
         core$reset = core_reset;
+    end
+    always @(*) begin
         core$ext_irq = ext_irq;
+    end
+    always @(*) begin
         bus_valid = core$bus_valid;
+    end
+    always @(*) begin
         bus_we = core$bus_we;
+    end
+    always @(*) begin
         bus_addr = core$bus_addr;
+    end
+    always @(*) begin
         bus_strb = core$bus_strb;
+    end
+    always @(*) begin
         bus_wdata = core$bus_wdata;
+    end
+    always @(*) begin
         core$bus_ready = bus_ready;
+    end
+    always @(*) begin
         core$bus_rdata = bus_rdata;
+    end
+    always @(*) begin
         core$load_we = load_we;
+    end
+    always @(*) begin
         core$load_addr = load_addr;
+    end
+    always @(*) begin
         core$load_data = load_data;
+    end
+    always @(*) begin
         tr_valid = core$tr_valid;
+    end
+    always @(*) begin
         tr_trap = core$tr_trap;
+    end
+    always @(*) begin
         tr_cause = core$tr_cause;
+    end
+    always @(*) begin
         tr_pc = core$tr_pc;
+    end
+    always @(*) begin
         tr_insn = core$tr_insn;
+    end
+    always @(*) begin
         tr_next_pc = core$tr_next_pc;
+    end
+    always @(*) begin
         tr_rd = core$tr_rd;
+    end
+    always @(*) begin
         tr_rd_wdata = core$tr_rd_wdata;
+    end
+    always @(*) begin
         tr_mem_strb = core$tr_mem_strb;
+    end
+    always @(*) begin
         tr_mem_addr = core$tr_mem_addr;
+    end
+    always @(*) begin
         tr_mem_wdata = core$tr_mem_wdata;
+    end
+    always @(*) begin
         dtm$reset = dm_reset;
+    end
+    always @(*) begin
         dtm$tck = tck;
+    end
+    always @(*) begin
         dtm$tms = tms;
+    end
+    always @(*) begin
         dtm$tdi = tdi;
+    end
+    always @(*) begin
         tdo = dtm$tdo;
+    end
+    always @(*) begin
         dm$reset = dm_reset;
+    end
+    always @(*) begin
         dm$dmi_req = dtm$dmi_req;
+    end
+    always @(*) begin
         dm$dmi_addr = dtm$dmi_addr;
+    end
+    always @(*) begin
         dm$dmi_wdata = dtm$dmi_wdata;
+    end
+    always @(*) begin
         dm$dmi_op = dtm$dmi_op;
+    end
+    always @(*) begin
         dtm$dmi_ack = dm$dmi_ack;
+    end
+    always @(*) begin
         dtm$dmi_rdata = dm$dmi_rdata;
+    end
+    always @(*) begin
         dtm$dmi_resp = dm$dmi_resp;
+    end
+    always @(*) begin
         dm$core_reset = core_reset;
+    end
+    always @(*) begin
         core$dbg_halt_req = dm$halt_req;
+    end
+    always @(*) begin
         core$dbg_resume_req = dm$resume_req;
+    end
+    always @(*) begin
         dm$halted = core$dbg_halted;
+    end
+    always @(*) begin
         dm$resumed = core$dbg_resumed;
+    end
+    always @(*) begin
         core$dbg_reg_req = dm$reg_req;
+    end
+    always @(*) begin
         core$dbg_reg_write = dm$reg_write;
+    end
+    always @(*) begin
         core$dbg_reg_num = dm$reg_num;
+    end
+    always @(*) begin
         core$dbg_reg_wdata = dm$reg_wdata;
+    end
+    always @(*) begin
         dm$reg_done = core$dbg_reg_done;
+    end
+    always @(*) begin
         dm$reg_rdata = core$dbg_reg_rdata;
+    end
+    always @(*) begin
         dm$reg_err = core$dbg_reg_err;
+    end
+    always @(*) begin
         core$dbg_sb_req = dm$sb_req;
+    end
+    always @(*) begin
         core$dbg_sb_write = dm$sb_write;
+    end
+    always @(*) begin
         core$dbg_sb_addr = dm$sb_addr;
+    end
+    always @(*) begin
         core$dbg_sb_wdata = dm$sb_wdata;
+    end
+    always @(*) begin
         dm$sb_done = core$dbg_sb_done;
+    end
+    always @(*) begin
         dm$sb_err = core$dbg_sb_err;
+    end
+    always @(*) begin
         dm$sb_rdata = core$dbg_sb_rdata;
     end
 
@@ -1081,198 +1192,2973 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     // Update code
     always @(*) begin
         state$clock = clock;
+    end
+    always @(*) begin
         pc$clock = clock;
+    end
+    always @(*) begin
         ir$clock = clock;
+    end
+    always @(*) begin
         fetch_fault$clock = clock;
+    end
+    always @(*) begin
         fa$clock = clock;
+    end
+    always @(*) begin
         ls_addr$clock = clock;
+    end
+    always @(*) begin
         ls_f3$clock = clock;
+    end
+    always @(*) begin
         ls_src$clock = clock;
+    end
+    always @(*) begin
         ls_we$clock = clock;
+    end
+    always @(*) begin
         ls_strb$clock = clock;
+    end
+    always @(*) begin
         ls_wdata$clock = clock;
+    end
+    always @(*) begin
         meip$clock = clock;
+    end
+    always @(*) begin
         st_mie$clock = clock;
+    end
+    always @(*) begin
         st_mpie$clock = clock;
+    end
+    always @(*) begin
         ie_meie$clock = clock;
+    end
+    always @(*) begin
         ie_mtie$clock = clock;
+    end
+    always @(*) begin
         mtvec$clock = clock;
+    end
+    always @(*) begin
         mscratch$clock = clock;
+    end
+    always @(*) begin
         mepc$clock = clock;
+    end
+    always @(*) begin
         mcause$clock = clock;
+    end
+    always @(*) begin
         mtval$clock = clock;
+    end
+    always @(*) begin
         cycle_lo$clock = clock;
+    end
+    always @(*) begin
         cycle_hi$clock = clock;
+    end
+    always @(*) begin
         instret_lo$clock = clock;
+    end
+    always @(*) begin
         instret_hi$clock = clock;
+    end
+    always @(*) begin
         dmode$clock = clock;
+    end
+    always @(*) begin
         dpc$clock = clock;
+    end
+    always @(*) begin
         dcsr_ebreakm$clock = clock;
+    end
+    always @(*) begin
         dcsr_stepie$clock = clock;
+    end
+    always @(*) begin
         dcsr_step$clock = clock;
+    end
+    always @(*) begin
         dcsr_cause$clock = clock;
+    end
+    always @(*) begin
         stepping$clock = clock;
+    end
+    always @(*) begin
         step_done$clock = clock;
+    end
+    always @(*) begin
         tsel$clock = clock;
+    end
+    always @(*) begin
         tg0_dmode$clock = clock;
+    end
+    always @(*) begin
         tg0_hit$clock = clock;
+    end
+    always @(*) begin
         tg0_action$clock = clock;
+    end
+    always @(*) begin
         tg0_m$clock = clock;
+    end
+    always @(*) begin
         tg0_u$clock = clock;
+    end
+    always @(*) begin
         tg0_exec$clock = clock;
+    end
+    always @(*) begin
         tg0_addr$clock = clock;
+    end
+    always @(*) begin
         tg0_match$clock = clock;
+    end
+    always @(*) begin
         tg1_dmode$clock = clock;
+    end
+    always @(*) begin
         tg1_hit$clock = clock;
+    end
+    always @(*) begin
         tg1_action$clock = clock;
+    end
+    always @(*) begin
         tg1_m$clock = clock;
+    end
+    always @(*) begin
         tg1_u$clock = clock;
+    end
+    always @(*) begin
         tg1_exec$clock = clock;
+    end
+    always @(*) begin
         tg1_addr$clock = clock;
+    end
+    always @(*) begin
         tg1_match$clock = clock;
+    end
+    always @(*) begin
         mtime_lo$clock = clock;
+    end
+    always @(*) begin
         mtime_hi$clock = clock;
+    end
+    always @(*) begin
         mtimecmp_lo$clock = clock;
+    end
+    always @(*) begin
         mtimecmp_hi$clock = clock;
+    end
+    always @(*) begin
         t_valid$clock = clock;
+    end
+    always @(*) begin
         t_trap$clock = clock;
+    end
+    always @(*) begin
         t_cause$clock = clock;
+    end
+    always @(*) begin
         t_pc$clock = clock;
+    end
+    always @(*) begin
         t_insn$clock = clock;
+    end
+    always @(*) begin
         t_next$clock = clock;
+    end
+    always @(*) begin
         t_rd$clock = clock;
+    end
+    always @(*) begin
         t_wdata$clock = clock;
+    end
+    always @(*) begin
         t_strb$clock = clock;
+    end
+    always @(*) begin
         t_maddr$clock = clock;
+    end
+    always @(*) begin
         t_mwdata$clock = clock;
+    end
+    always @(*) begin
         state$d = state$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                    state$d = CpuState$Decode;
+                end
+            CpuState$Decode:
+                begin
+                    if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
+                    end
+                    else if (int_ok & st_mie$q & mtip & ie_mtie$q) begin
+                    end
+                    else if (trig_exc) begin
+                    end
+                    else if (fetch_fault$q) begin
+                    end
+                    else begin
+                        state$d = CpuState$Exec;
+                    end
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                        state$d = CpuState$MulDiv;
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        if (misal) begin
+                        end
+                        else if (in_imem) begin
+                            state$d = CpuState$Mem;
+                        end
+                        else if (in_dmem) begin
+                            state$d = CpuState$Mem;
+                        end
+                        else if (in_clint) begin
+                            state$d = CpuState$Mem;
+                        end
+                        else if (in_bus) begin
+                            state$d = CpuState$Bus;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                        end
+                        else if (in_dmem) begin
+                        end
+                        else if (in_clint) begin
+                        end
+                        else if (in_bus) begin
+                            state$d = CpuState$Bus;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                state$d = CpuState$Halted;
+            end
+            else if (dbg_sb_req) begin
+            end
+        end
+        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
+            state$d = CpuState$Halted;
+        end
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+                if (~dbg_reg_num[32'hc]) begin
+                    state$d = CpuState$DbgCsr;
+                end
+                else if (~dbg_reg_write) begin
+                    state$d = CpuState$DbgReg;
+                end
+                else begin
+                end
+            end
+            else if (dbg_sb_req) begin
+            end
+            else if (dbg_resume_req) begin
+                state$d = CpuState$Fetch;
+            end
+        end
+        if (state$q == CpuState$DbgReg) begin
+            state$d = CpuState$Halted;
+        end
+        if (state$q == CpuState$DbgCsr) begin
+            state$d = CpuState$Halted;
+        end
+        if (sb_go) begin
+            state$d = CpuState$DbgSb;
+            if ((dbg_sb_addr & imem_hi) == 32'h0) begin
+            end
+            else if ((dbg_sb_addr & dmem_hi) == 32'h10000000) begin
+            end
+            else if ((dbg_sb_addr & 32'hffff0000) == 32'h2000000) begin
+            end
+            else if ((dbg_sb_addr & 32'hf0000000) == 32'h20000000) begin
+            end
+            else begin
+                state$d = CpuState$Fetch;
+                if (dmode$q) begin
+                    state$d = CpuState$Halted;
+                end
+            end
+        end
+        if (state$q == CpuState$DbgSb) begin
+            if (sb_done) begin
+                state$d = CpuState$Fetch;
+                if (dmode$q) begin
+                    state$d = CpuState$Halted;
+                end
+            end
+        end
+        if (jump) begin
+            state$d = CpuState$Fetch;
+            if ((state$q == CpuState$Exec) & seq & ~(csr_we & (csr == 12'h7a2))) begin
+                state$d = CpuState$Decode;
+            end
+        end
+        if (reset) begin
+            state$d = CpuState$Fetch;
+        end
+    end
+    always @(*) begin
         pc$d = pc$q;
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+            end
+            else if (dbg_sb_req) begin
+            end
+            else if (dbg_resume_req) begin
+                pc$d = dpc$q;
+            end
+        end
+        if (jump) begin
+            pc$d = jump_pc;
+        end
+        if (reset) begin
+            pc$d = 32'h0;
+        end
+    end
+    always @(*) begin
         ir$d = ir$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                    ir$d = imem$read_data;
+                end
+            CpuState$Exec:
+                begin
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+                if (~dbg_reg_num[32'hc]) begin
+                    ir$d = ({{20{1'b0}}, dbg_reg_num[(32'h0)+:(12)]} << 32'h14) | 32'h2073;
+                    if (dbg_reg_write) begin
+                        ir$d = ({{20{1'b0}}, dbg_reg_num[(32'h0)+:(12)]} << 32'h14) | 32'h1073;
+                    end
+                end
+                else if (~dbg_reg_write) begin
+                end
+                else begin
+                end
+            end
+            else if (dbg_sb_req) begin
+            end
+            else if (dbg_resume_req) begin
+            end
+        end
+    end
+    always @(*) begin
         fetch_fault$d = fetch_fault$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                    fetch_fault$d = (pc$q & imem_hi) != 32'h0;
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (jump) begin
+            if ((state$q == CpuState$Exec) & seq & ~(csr_we & (csr == 12'h7a2))) begin
+                fetch_fault$d = (fa$q & imem_hi) != 32'h0;
+            end
+        end
+    end
+    always @(*) begin
         fa$d = fa$q;
+        fa$d = pc4;
+    end
+    always @(*) begin
         ls_addr$d = ls_addr$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        ls_addr$d = maddr;
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        ls_addr$d = maddr;
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (sb_go) begin
+            ls_addr$d = dbg_sb_addr;
+        end
+    end
+    always @(*) begin
         ls_f3$d = ls_f3$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        ls_f3$d = f3;
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        ls_f3$d = f3;
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (sb_go) begin
+            ls_f3$d = 3'h2;
+        end
+    end
+    always @(*) begin
         ls_src$d = ls_src$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        if (misal) begin
+                        end
+                        else if (in_imem) begin
+                            ls_src$d = 2'h0;
+                        end
+                        else if (in_dmem) begin
+                            ls_src$d = 2'h1;
+                        end
+                        else if (in_clint) begin
+                            ls_src$d = 2'h2;
+                        end
+                        else if (in_bus) begin
+                            ls_src$d = 2'h3;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                        end
+                        else if (in_dmem) begin
+                        end
+                        else if (in_clint) begin
+                        end
+                        else if (in_bus) begin
+                            ls_src$d = 2'h3;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (sb_go) begin
+            if ((dbg_sb_addr & imem_hi) == 32'h0) begin
+                ls_src$d = 2'h0;
+            end
+            else if ((dbg_sb_addr & dmem_hi) == 32'h10000000) begin
+                ls_src$d = 2'h1;
+            end
+            else if ((dbg_sb_addr & 32'hffff0000) == 32'h2000000) begin
+                ls_src$d = 2'h2;
+            end
+            else if ((dbg_sb_addr & 32'hf0000000) == 32'h20000000) begin
+                ls_src$d = 2'h3;
+            end
+            else begin
+            end
+        end
+    end
+    always @(*) begin
         ls_we$d = ls_we$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        ls_we$d = 1'b0;
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        ls_we$d = 1'b1;
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (sb_go) begin
+            ls_we$d = dbg_sb_write;
+        end
+    end
+    always @(*) begin
         ls_strb$d = ls_strb$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        ls_strb$d = st_strb;
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        ls_strb$d = st_strb;
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (sb_go) begin
+            ls_strb$d = 4'hf;
+        end
+    end
+    always @(*) begin
         ls_wdata$d = ls_wdata$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        ls_wdata$d = st_data;
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (sb_go) begin
+            ls_wdata$d = dbg_sb_wdata;
+        end
+    end
+    always @(*) begin
         meip$d = meip$q;
+        meip$d = ext_irq;
+    end
+    always @(*) begin
         st_mie$d = st_mie$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                        end
+                        else if (ir$q == 32'h100073) begin
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                            st_mie$d = st_mpie$q;
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+                st_mie$d = csr_new[32'h3];
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (trap) begin
+            st_mie$d = 1'b0;
+        end
+        if (reset) begin
+            st_mie$d = 1'b0;
+        end
+    end
+    always @(*) begin
         st_mpie$d = st_mpie$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                        end
+                        else if (ir$q == 32'h100073) begin
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                            st_mpie$d = 1'b1;
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+                st_mpie$d = csr_new[32'h7];
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (trap) begin
+            st_mpie$d = st_mie$q;
+        end
+        if (reset) begin
+            st_mpie$d = 1'b0;
+        end
+    end
+    always @(*) begin
         ie_meie$d = ie_meie$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+                ie_meie$d = csr_new[32'hb];
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            ie_meie$d = 1'b0;
+        end
+    end
+    always @(*) begin
         ie_mtie$d = ie_mtie$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+                ie_mtie$d = csr_new[32'h7];
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            ie_mtie$d = 1'b0;
+        end
+    end
+    always @(*) begin
         mtvec$d = mtvec$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+                mtvec$d = csr_new & 32'hfffffffd;
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            mtvec$d = 32'h0;
+        end
+    end
+    always @(*) begin
         mscratch$d = mscratch$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+                mscratch$d = csr_new;
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+    end
+    always @(*) begin
         mepc$d = mepc$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+                mepc$d = csr_new & 32'hfffffffc;
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (trap) begin
+            mepc$d = pc$q;
+        end
+    end
+    always @(*) begin
         mcause$d = mcause$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+                mcause$d = csr_new;
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (trap) begin
+            mcause$d = cause;
+        end
+        if (reset) begin
+            mcause$d = 32'h0;
+        end
+    end
+    always @(*) begin
         mtval$d = mtval$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+                mtval$d = csr_new;
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (trap) begin
+            mtval$d = tval;
+        end
+    end
+    always @(*) begin
         cycle_lo$d = cycle_lo$q;
+        cycle_lo$d = cycle_lo$q + 32'h1;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+                cycle_lo$d = csr_new;
+            end
+            else if (csr == 12'hb80) begin
+                cycle_lo$d = cycle_lo$q;
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            cycle_lo$d = 32'h0;
+        end
+    end
+    always @(*) begin
         cycle_hi$d = cycle_hi$q;
+        if (cycle_lo$q == 32'hffffffff) begin
+            cycle_hi$d = cycle_hi$q + 32'h1;
+        end
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+                cycle_hi$d = cycle_hi$q;
+            end
+            else if (csr == 12'hb80) begin
+                cycle_hi$d = csr_new;
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            cycle_hi$d = 32'h0;
+        end
+    end
+    always @(*) begin
         instret_lo$d = instret_lo$q;
+        if (retire) begin
+            instret_lo$d = instret_lo$q + 32'h1;
+        end
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+                instret_lo$d = csr_new;
+            end
+            else if (csr == 12'hb82) begin
+                instret_lo$d = instret_lo$q;
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            instret_lo$d = 32'h0;
+        end
+    end
+    always @(*) begin
         instret_hi$d = instret_hi$q;
+        if (retire) begin
+            if (instret_lo$q == 32'hffffffff) begin
+                instret_hi$d = instret_hi$q + 32'h1;
+            end
+        end
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+                instret_hi$d = instret_hi$q;
+            end
+            else if (csr == 12'hb82) begin
+                instret_hi$d = csr_new;
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            instret_hi$d = 32'h0;
+        end
+    end
+    always @(*) begin
         dmode$d = dmode$q;
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                dmode$d = 1'b1;
+            end
+            else if (dbg_sb_req) begin
+            end
+        end
+        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
+            dmode$d = 1'b1;
+        end
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+            end
+            else if (dbg_sb_req) begin
+            end
+            else if (dbg_resume_req) begin
+                dmode$d = 1'b0;
+            end
+        end
+        if (reset) begin
+            dmode$d = 1'b0;
+        end
+    end
+    always @(*) begin
         dpc$d = dpc$q;
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                dpc$d = pc$q;
+            end
+            else if (dbg_sb_req) begin
+            end
+        end
+        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
+            dpc$d = pc$q;
+        end
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+                dpc$d = csr_new & 32'hfffffffc;
+            end
+        end
+        if (reset) begin
+            dpc$d = 32'h0;
+        end
+    end
+    always @(*) begin
         dcsr_ebreakm$d = dcsr_ebreakm$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+                dcsr_ebreakm$d = csr_new[32'hf];
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            dcsr_ebreakm$d = 1'b0;
+        end
+    end
+    always @(*) begin
         dcsr_stepie$d = dcsr_stepie$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+                dcsr_stepie$d = csr_new[32'hb];
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            dcsr_stepie$d = 1'b0;
+        end
+    end
+    always @(*) begin
         dcsr_step$d = dcsr_step$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+                dcsr_step$d = csr_new[32'h2];
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            dcsr_step$d = 1'b0;
+        end
+    end
+    always @(*) begin
         dcsr_cause$d = dcsr_cause$q;
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                dcsr_cause$d = 3'h4;
+                if (trig_dbg) begin
+                    dcsr_cause$d = 3'h2;
+                end
+                else if (dbg_halt_req) begin
+                    dcsr_cause$d = 3'h3;
+                end
+            end
+            else if (dbg_sb_req) begin
+            end
+        end
+        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
+            dcsr_cause$d = 3'h1;
+        end
+        if (reset) begin
+            dcsr_cause$d = 3'h0;
+        end
+    end
+    always @(*) begin
         stepping$d = stepping$q;
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                stepping$d = 1'b0;
+            end
+            else if (dbg_sb_req) begin
+            end
+        end
+        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
+            stepping$d = 1'b0;
+        end
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+            end
+            else if (dbg_sb_req) begin
+            end
+            else if (dbg_resume_req) begin
+                stepping$d = dcsr_step$q;
+            end
+        end
+        if (reset) begin
+            stepping$d = 1'b0;
+        end
+    end
+    always @(*) begin
         step_done$d = step_done$q;
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+            end
+            else if (dbg_sb_req) begin
+            end
+            else if (dbg_resume_req) begin
+                step_done$d = 1'b0;
+            end
+        end
+        if (stepping$q & (retire | trap)) begin
+            step_done$d = 1'b1;
+        end
+        if (reset) begin
+            step_done$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tsel$d = tsel$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+                if ((csr_new & 32'hfffffffe) == 32'h0) begin
+                    tsel$d = csr_new[32'h0];
+                end
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tsel$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg0_dmode$d = tg0_dmode$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_dmode$d = csr_new[32'h1b] & dmode$q;
+                end
+                else begin
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg0_dmode$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg0_hit$d = tg0_hit$q;
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                if (trig_dbg) begin
+                    tg0_hit$d = tg0_hit$q | (tg0_fire & tg0_action$q);
+                end
+                else if (dbg_halt_req) begin
+                end
+            end
+            else if (dbg_sb_req) begin
+            end
+        end
+        if ((state$q == CpuState$Decode) & trap & (cause == 32'h3)) begin
+            tg0_hit$d = tg0_hit$q | (tg0_fire & ~tg0_action$q);
+        end
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_hit$d = csr_new[32'h14];
+                end
+                else begin
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg0_hit$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg0_action$d = tg0_action$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
+                end
+                else begin
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg0_action$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg0_m$d = tg0_m$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_m$d = csr_new[32'h6];
+                end
+                else begin
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg0_m$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg0_u$d = tg0_u$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_u$d = csr_new[32'h3];
+                end
+                else begin
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg0_u$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg0_exec$d = tg0_exec$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_exec$d = csr_new[32'h2];
+                end
+                else begin
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg0_exec$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg0_addr$d = tg0_addr$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+                if (~tsel$q) begin
+                    tg0_addr$d = csr_new;
+                end
+                else begin
+                end
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg0_addr$d = 32'h0;
+        end
+    end
+    always @(*) begin
         tg0_match$d = tg0_match$q;
+        tg0_match$d = tg0_addr$q == tg_pc;
+    end
+    always @(*) begin
         tg1_dmode$d = tg1_dmode$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                end
+                else begin
+                    tg1_dmode$d = csr_new[32'h1b] & dmode$q;
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg1_dmode$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg1_hit$d = tg1_hit$q;
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                if (trig_dbg) begin
+                    tg1_hit$d = tg1_hit$q | (tg1_fire & tg1_action$q);
+                end
+                else if (dbg_halt_req) begin
+                end
+            end
+            else if (dbg_sb_req) begin
+            end
+        end
+        if ((state$q == CpuState$Decode) & trap & (cause == 32'h3)) begin
+            tg1_hit$d = tg1_hit$q | (tg1_fire & ~tg1_action$q);
+        end
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                end
+                else begin
+                    tg1_hit$d = csr_new[32'h14];
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg1_hit$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg1_action$d = tg1_action$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                end
+                else begin
+                    tg1_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg1_action$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg1_m$d = tg1_m$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                end
+                else begin
+                    tg1_m$d = csr_new[32'h6];
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg1_m$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg1_u$d = tg1_u$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                end
+                else begin
+                    tg1_u$d = csr_new[32'h3];
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg1_u$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg1_exec$d = tg1_exec$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+                if (~tsel$q) begin
+                end
+                else begin
+                    tg1_exec$d = csr_new[32'h2];
+                end
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg1_exec$d = 1'b0;
+        end
+    end
+    always @(*) begin
         tg1_addr$d = tg1_addr$q;
+        if (csr_we) begin
+            if (csr == 12'h300) begin
+            end
+            else if (csr == 12'h304) begin
+            end
+            else if (csr == 12'h305) begin
+            end
+            else if (csr == 12'h340) begin
+            end
+            else if (csr == 12'h341) begin
+            end
+            else if (csr == 12'h342) begin
+            end
+            else if (csr == 12'h343) begin
+            end
+            else if (csr == 12'hb00) begin
+            end
+            else if (csr == 12'hb80) begin
+            end
+            else if (csr == 12'hb02) begin
+            end
+            else if (csr == 12'hb82) begin
+            end
+            else if (csr == 12'h7a0) begin
+            end
+            else if ((csr == 12'h7a1) & tg_wok) begin
+            end
+            else if ((csr == 12'h7a2) & tg_wok) begin
+                if (~tsel$q) begin
+                end
+                else begin
+                    tg1_addr$d = csr_new;
+                end
+            end
+            else if (csr == 12'h7b0) begin
+            end
+            else if (csr == 12'h7b1) begin
+            end
+        end
+        if (reset) begin
+            tg1_addr$d = 32'h0;
+        end
+    end
+    always @(*) begin
         tg1_match$d = tg1_match$q;
+        tg1_match$d = tg1_addr$q == tg_pc;
+    end
+    always @(*) begin
         mtime_lo$d = mtime_lo$q;
+        mtime_lo$d = mtime_lo$q + 32'h1;
+        if (reset) begin
+            mtime_lo$d = 32'h0;
+        end
+    end
+    always @(*) begin
         mtime_hi$d = mtime_hi$q;
+        if (mtime_lo$q == 32'hffffffff) begin
+            mtime_hi$d = mtime_hi$q + 32'h1;
+        end
+        if (reset) begin
+            mtime_hi$d = 32'h0;
+        end
+    end
+    always @(*) begin
         mtimecmp_lo$d = mtimecmp_lo$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                        end
+                        else if (in_dmem) begin
+                        end
+                        else if (in_clint) begin
+                            if (st_strb == 4'hf) begin
+                                if ((maddr & 32'hfffc) == 32'h4000) begin
+                                    mtimecmp_lo$d = st_data;
+                                end
+                                else if ((maddr & 32'hfffc) == 32'h4004) begin
+                                end
+                            end
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (state$q == CpuState$DbgSb) begin
+            if (ls_src$q == 2'h3) begin
+            end
+            else begin
+                if (ls_we$q & (ls_src$q == 2'h2)) begin
+                    if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
+                        mtimecmp_lo$d = ls_wdata$q;
+                    end
+                    else if ((ls_addr$q & 32'hfffc) == 32'h4004) begin
+                    end
+                end
+            end
+        end
+        if (reset) begin
+            mtimecmp_lo$d = 32'hffffffff;
+        end
+    end
+    always @(*) begin
         mtimecmp_hi$d = mtimecmp_hi$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                        end
+                        else if (in_dmem) begin
+                        end
+                        else if (in_clint) begin
+                            if (st_strb == 4'hf) begin
+                                if ((maddr & 32'hfffc) == 32'h4000) begin
+                                end
+                                else if ((maddr & 32'hfffc) == 32'h4004) begin
+                                    mtimecmp_hi$d = st_data;
+                                end
+                            end
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (state$q == CpuState$DbgSb) begin
+            if (ls_src$q == 2'h3) begin
+            end
+            else begin
+                if (ls_we$q & (ls_src$q == 2'h2)) begin
+                    if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
+                    end
+                    else if ((ls_addr$q & 32'hfffc) == 32'h4004) begin
+                        mtimecmp_hi$d = ls_wdata$q;
+                    end
+                end
+            end
+        end
+        if (reset) begin
+            mtimecmp_hi$d = 32'hffffffff;
+        end
+    end
+    always @(*) begin
         t_valid$d = t_valid$q;
+        t_valid$d = retire | trap;
+        if (reset) begin
+            t_valid$d = 1'b0;
+        end
+    end
+    always @(*) begin
         t_trap$d = t_trap$q;
+        t_trap$d = trap;
+    end
+    always @(*) begin
         t_cause$d = t_cause$q;
+        t_cause$d = cause;
+    end
+    always @(*) begin
         t_pc$d = t_pc$q;
+        t_pc$d = pc$q;
+    end
+    always @(*) begin
         t_insn$d = t_insn$q;
+        t_insn$d = ir$q;
+    end
+    always @(*) begin
         t_next$d = t_next$q;
+        t_next$d = jump_pc;
+    end
+    always @(*) begin
         t_rd$d = t_rd$q;
+        t_rd$d = 5'h0;
+        if (wb_en) begin
+            t_rd$d = rd;
+        end
+    end
+    always @(*) begin
         t_wdata$d = t_wdata$q;
+        t_wdata$d = wb_data;
+    end
+    always @(*) begin
         t_strb$d = t_strb$q;
+        t_strb$d = mem_strb;
+    end
+    always @(*) begin
         t_maddr$d = t_maddr$q;
+        t_maddr$d = mem_addr;
+    end
+    always @(*) begin
         t_mwdata$d = t_mwdata$q;
+        t_mwdata$d = mem_wdata;
+    end
+    always @(*) begin
         md$clock = clock;
+    end
+    always @(*) begin
         imem$read_clock = clock;
+    end
+    always @(*) begin
         imem$write_clock = clock;
+    end
+    always @(*) begin
         dmem0$read_clock = clock;
+    end
+    always @(*) begin
         dmem0$write_clock = clock;
+    end
+    always @(*) begin
         dmem1$read_clock = clock;
+    end
+    always @(*) begin
         dmem1$write_clock = clock;
+    end
+    always @(*) begin
         dmem2$read_clock = clock;
+    end
+    always @(*) begin
         dmem2$write_clock = clock;
+    end
+    always @(*) begin
         dmem3$read_clock = clock;
+    end
+    always @(*) begin
         dmem3$write_clock = clock;
+    end
+    always @(*) begin
         rf1$read_clock = clock;
+    end
+    always @(*) begin
         rf1$write_clock = clock;
+    end
+    always @(*) begin
         rf2$read_clock = clock;
+    end
+    always @(*) begin
         rf2$write_clock = clock;
+    end
+    always @(*) begin
         md$reset = reset;
+    end
+    always @(*) begin
         tr_valid = t_valid$q;
+    end
+    always @(*) begin
         tr_trap = t_trap$q;
+    end
+    always @(*) begin
         tr_cause = t_cause$q;
+    end
+    always @(*) begin
         tr_pc = t_pc$q;
+    end
+    always @(*) begin
         tr_insn = t_insn$q;
+    end
+    always @(*) begin
         tr_next_pc = t_next$q;
+    end
+    always @(*) begin
         tr_rd = t_rd$q;
+    end
+    always @(*) begin
         tr_rd_wdata = t_wdata$q;
+    end
+    always @(*) begin
         tr_mem_strb = t_strb$q;
+    end
+    always @(*) begin
         tr_mem_addr = t_maddr$q;
+    end
+    always @(*) begin
         tr_mem_wdata = t_mwdata$q;
+    end
+    always @(*) begin
         opcode = ir$q[(32'h0)+:(7)];
+    end
+    always @(*) begin
         rd = ir$q[(32'h7)+:(5)];
+    end
+    always @(*) begin
         f3 = ir$q[(32'hc)+:(3)];
+    end
+    always @(*) begin
         rs1 = ir$q[(32'hf)+:(5)];
+    end
+    always @(*) begin
         f7 = ir$q[(32'h19)+:(7)];
+    end
+    always @(*) begin
         csr = ir$q[(32'h14)+:(12)];
+    end
+    always @(*) begin
         imm_i = {{20{1'b0}}, ir$q[(32'h14)+:(12)]};
+        if (ir$q[32'h1f]) begin
+            imm_i = imm_i | 32'hfffff000;
+        end
+    end
+    always @(*) begin
         imm_s = ({{25{1'b0}}, f7} << 32'h5) | {{27{1'b0}}, rd};
+        if (ir$q[32'h1f]) begin
+            imm_s = imm_s | 32'hfffff000;
+        end
+    end
+    always @(*) begin
         imm_b = ({{28{1'b0}}, ir$q[(32'h8)+:(4)]} << 32'h1) | ({{26{1'b0}}, ir$q[(32'h19)+:(6)]} << 32'h5);
         if (ir$q[32'h7]) begin
             imm_b = imm_b | 32'h800;
         end
+        if (ir$q[32'h1f]) begin
+            imm_b = imm_b | 32'hfffff000;
+        end
+    end
+    always @(*) begin
         imm_j = ({{22{1'b0}}, ir$q[(32'h15)+:(10)]} << 32'h1) | (ir$q & 32'hff000);
         if (ir$q[32'h14]) begin
             imm_j = imm_j | 32'h800;
         end
         if (ir$q[32'h1f]) begin
-            imm_i = imm_i | 32'hfffff000;
-            imm_s = imm_s | 32'hfffff000;
-            imm_b = imm_b | 32'hfffff000;
             imm_j = imm_j | 32'hfff00000;
         end
+    end
+    always @(*) begin
         rs1v = rf1$read_data;
         if (rs1 == 5'h0) begin
             rs1v = 32'h0;
         end
+    end
+    always @(*) begin
         rs2v = rf2$read_data;
         if (ir$q[(32'h14)+:(5)] == 5'h0) begin
             rs2v = 32'h0;
         end
+    end
+    always @(*) begin
         pc4 = pc$q + 32'h4;
+    end
+    always @(*) begin
         op_b = imm_i;
         if (opcode == 7'h33) begin
             op_b = rs2v;
         end
+    end
+    always @(*) begin
         shamt = op_b[(32'h0)+:(5)];
+    end
+    always @(*) begin
         alu = rs1v + op_b;
         if (f3 == 3'h0) begin
             if ((opcode == 7'h33) & (f7 == 7'h20)) begin
@@ -1309,6 +4195,8 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else begin
             alu = rs1v & op_b;
         end
+    end
+    always @(*) begin
         alu_ok = 1'b1;
         if (opcode == 7'h33) begin
             alu_ok = (f7 == 7'h0) | ((f7 == 7'h20) & ((f3 == 3'h0) | (f3 == 3'h5)));
@@ -1319,6 +4207,8 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if (f3 == 3'h5) begin
             alu_ok = (f7 == 7'h0) | (f7 == 7'h20);
         end
+    end
+    always @(*) begin
         taken = 1'b0;
         if (f3 == 3'h0) begin
             taken = rs1v == rs2v;
@@ -1338,6 +4228,8 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if (f3 == 3'h7) begin
             taken = rs1v >= rs2v;
         end
+    end
+    always @(*) begin
         target = pc$q + imm_b;
         if (opcode == 7'h6f) begin
             target = pc$q + imm_j;
@@ -1345,19 +4237,40 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if (opcode == 7'h67) begin
             target = (rs1v + imm_i) & 32'hfffffffe;
         end
+    end
+    always @(*) begin
         maddr = rs1v + imm_i;
         if (opcode == 7'h23) begin
             maddr = rs1v + imm_s;
         end
+    end
+    always @(*) begin
         misal = ((f3[(32'h0)+:(2)] == 2'h1) & maddr[32'h0]) | ((f3[(32'h0)+:(2)] == 2'h2) & (maddr[(32'h0)+:(2)] != 2'h0));
+    end
+    always @(*) begin
         in_imem = (maddr & imem_hi) == 32'h0;
+    end
+    always @(*) begin
         in_dmem = (maddr & dmem_hi) == 32'h10000000;
+    end
+    always @(*) begin
         in_clint = (maddr & 32'hffff0000) == 32'h2000000;
+    end
+    always @(*) begin
         in_bus = (maddr & 32'hf0000000) == 32'h20000000;
+    end
+    always @(*) begin
         st_data = rs2v;
-        st_strb = 4'hf;
         if (f3[(32'h0)+:(2)] == 2'h0) begin
             st_data = {{24{1'b0}}, rs2v[(32'h0)+:(8)]} | ({{24{1'b0}}, rs2v[(32'h0)+:(8)]} << 32'h8) | ({{24{1'b0}}, rs2v[(32'h0)+:(8)]} << 32'h10) | ({{24{1'b0}}, rs2v[(32'h0)+:(8)]} << 32'h18);
+        end
+        else if (f3[(32'h0)+:(2)] == 2'h1) begin
+            st_data = {{16{1'b0}}, rs2v[(32'h0)+:(16)]} | ({{16{1'b0}}, rs2v[(32'h0)+:(16)]} << 32'h10);
+        end
+    end
+    always @(*) begin
+        st_strb = 4'hf;
+        if (f3[(32'h0)+:(2)] == 2'h0) begin
             if (maddr[(32'h0)+:(2)] == 2'h0) begin
                 st_strb = 4'h1;
             end
@@ -1372,13 +4285,16 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
         end
         else if (f3[(32'h0)+:(2)] == 2'h1) begin
-            st_data = {{16{1'b0}}, rs2v[(32'h0)+:(16)]} | ({{16{1'b0}}, rs2v[(32'h0)+:(16)]} << 32'h10);
             st_strb = 4'h3;
             if (maddr[32'h1]) begin
                 st_strb = 4'hc;
             end
         end
+    end
+    always @(*) begin
         mtip = (mtime_hi$q > mtimecmp_hi$q) | ((mtime_hi$q == mtimecmp_hi$q) & (mtime_lo$q >= mtimecmp_lo$q));
+    end
+    always @(*) begin
         clint_rd = 32'h0;
         if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
             clint_rd = mtimecmp_lo$q;
@@ -1392,6 +4308,8 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if ((ls_addr$q & 32'hfffc) == 32'hbffc) begin
             clint_rd = mtime_hi$q;
         end
+    end
+    always @(*) begin
         ld_word = imem$read_data;
         if (ls_src$q == 2'h1) begin
             ld_word = {{24{1'b0}}, dmem0$read_data} | ({{24{1'b0}}, dmem1$read_data} << 32'h8) | ({{24{1'b0}}, dmem2$read_data} << 32'h10) | ({{24{1'b0}}, dmem3$read_data} << 32'h18);
@@ -1402,6 +4320,8 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if (ls_src$q == 2'h3) begin
             ld_word = bus_rdata;
         end
+    end
+    always @(*) begin
         ld_shift = ld_word;
         if (ls_addr$q[(32'h0)+:(2)] == 2'h1) begin
             ld_shift = ld_word >> 32'h8;
@@ -1412,6 +4332,8 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if (ls_addr$q[(32'h0)+:(2)] == 2'h3) begin
             ld_shift = ld_word >> 32'h18;
         end
+    end
+    always @(*) begin
         ld_val = ld_shift;
         if (ls_f3$q[(32'h0)+:(2)] == 2'h0) begin
             ld_val = ld_shift & 32'hff;
@@ -1425,6 +4347,8 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 ld_val = ld_shift | 32'hffff0000;
             end
         end
+    end
+    always @(*) begin
         dcsr_val = ({{29{1'b0}}, dcsr_cause$q} << 32'h6) | 32'h40000003;
         if (dcsr_ebreakm$q) begin
             dcsr_val = dcsr_val | 32'h8000;
@@ -1435,12 +4359,20 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         if (dcsr_step$q) begin
             dcsr_val = dcsr_val | 32'h4;
         end
+    end
+    always @(*) begin
         tg0_data1 = ({{31{1'b0}}, tg0_dmode$q} << 32'h1b) | ({{31{1'b0}}, tg0_hit$q} << 32'h14) | ({{31{1'b0}}, tg0_action$q} << 32'hc) | ({{31{1'b0}}, tg0_m$q} << 32'h6) | ({{31{1'b0}}, tg0_u$q} << 32'h3) | ({{31{1'b0}}, tg0_exec$q} << 32'h2) | 32'h20000000;
+    end
+    always @(*) begin
         tg1_data1 = ({{31{1'b0}}, tg1_dmode$q} << 32'h1b) | ({{31{1'b0}}, tg1_hit$q} << 32'h14) | ({{31{1'b0}}, tg1_action$q} << 32'hc) | ({{31{1'b0}}, tg1_m$q} << 32'h6) | ({{31{1'b0}}, tg1_u$q} << 32'h3) | ({{31{1'b0}}, tg1_exec$q} << 32'h2) | 32'h20000000;
+    end
+    always @(*) begin
         tg_wok = ~tg0_dmode$q | dmode$q;
         if (tsel$q) begin
             tg_wok = ~tg1_dmode$q | dmode$q;
         end
+    end
+    always @(*) begin
         csr_src = rs1v;
         if (f3[32'h2]) begin
             csr_src = {{27{1'b0}}, rs1};
@@ -1448,7 +4380,57 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         if (state$q == CpuState$DbgCsr) begin
             csr_src = dbg_reg_wdata;
         end
+    end
+    always @(*) begin
         csr_ok = 1'b1;
+        if (csr == 12'h300) begin
+        end
+        else if (csr == 12'h301) begin
+        end
+        else if (csr == 12'h304) begin
+        end
+        else if (csr == 12'h305) begin
+        end
+        else if (csr == 12'h340) begin
+        end
+        else if (csr == 12'h341) begin
+        end
+        else if (csr == 12'h342) begin
+        end
+        else if (csr == 12'h343) begin
+        end
+        else if (csr == 12'h344) begin
+        end
+        else if ((csr == 12'hb00) | (csr == 12'hc00)) begin
+        end
+        else if ((csr == 12'hb80) | (csr == 12'hc80)) begin
+        end
+        else if ((csr == 12'hb02) | (csr == 12'hc02)) begin
+        end
+        else if ((csr == 12'hb82) | (csr == 12'hc82)) begin
+        end
+        else if (csr == 12'h7a0) begin
+        end
+        else if (csr == 12'h7a1) begin
+        end
+        else if (csr == 12'h7a2) begin
+        end
+        else if (csr == 12'h7a4) begin
+        end
+        else if ((csr == 12'h7b0) & dmode$q) begin
+        end
+        else if ((csr == 12'h7b1) & dmode$q) begin
+        end
+        else if ((csr == 12'h310) | ((csr >= 12'hf11) & (csr <= 12'hf15))) begin
+        end
+        else begin
+            csr_ok = 1'b0;
+        end
+        if (csr_wr & (csr[(32'ha)+:(2)] == 2'h3)) begin
+            csr_ok = 1'b0;
+        end
+    end
+    always @(*) begin
         csr_old = 32'h0;
         if (csr == 12'h300) begin
             csr_old = 32'h1800;
@@ -1532,12 +4514,12 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if ((csr == 12'h310) | ((csr >= 12'hf11) & (csr <= 12'hf15))) begin
         end
         else begin
-            csr_ok = 1'b0;
         end
+    end
+    always @(*) begin
         csr_wr = (f3[(32'h0)+:(2)] == 2'h1) | (rs1 != 5'h0);
-        if (csr_wr & (csr[(32'ha)+:(2)] == 2'h3)) begin
-            csr_ok = 1'b0;
-        end
+    end
+    always @(*) begin
         csr_new = csr_src;
         if (f3[(32'h0)+:(2)] == 2'h2) begin
             csr_new = csr_old | csr_src;
@@ -1545,238 +4527,228 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if (f3[(32'h0)+:(2)] == 2'h3) begin
             csr_new = csr_old & ~csr_src;
         end
+    end
+    always @(*) begin
         tg_pc = fa$q;
         if (state$q == CpuState$Fetch) begin
             tg_pc = pc$q;
         end
-        tg0_match$d = tg0_addr$q == tg_pc;
-        tg1_match$d = tg1_addr$q == tg_pc;
+    end
+    always @(*) begin
         tg0_fire = tg0_match$q & tg0_m$q & tg0_exec$q;
+    end
+    always @(*) begin
         tg1_fire = tg1_match$q & tg1_m$q & tg1_exec$q;
+    end
+    always @(*) begin
         step_end = stepping$q & step_done$q;
+    end
+    always @(*) begin
         trig_dbg = ~step_end & ((tg0_fire & tg0_action$q) | (tg1_fire & tg1_action$q));
+    end
+    always @(*) begin
         trig_exc = (tg0_fire & ~tg0_action$q) | (tg1_fire & ~tg1_action$q);
+    end
+    always @(*) begin
         retire = 1'b0;
-        trap = 1'b0;
-        cause = 32'h2;
-        tval = ir$q;
-        wb_en = 1'b0;
-        wb_data = alu;
-        jump = 1'b0;
-        jump_pc = pc4;
-        seq = 1'b1;
-        fa$d = pc4;
-        csr_we = 1'b0;
-        mem_strb = 4'h0;
-        mem_addr = maddr & 32'hfffffffc;
-        mem_wdata = st_data;
-        dm_we = 4'h0;
-        md$start = 1'b0;
-        md$op = f3;
-        md$a = rs1v;
-        md$b = rs2v;
-        bus_valid = 1'b0;
-        bus_we = ls_we$q;
-        bus_addr = ls_addr$q & 32'hfffffffc;
-        bus_strb = ls_strb$q;
-        bus_wdata = ls_wdata$q;
-        meip$d = ext_irq;
-        int_ok = ~(stepping$q & ~dcsr_stepie$q);
         case (state$q)
             CpuState$Fetch:
                 begin
-                    fetch_fault$d = (pc$q & imem_hi) != 32'h0;
-                    state$d = CpuState$Decode;
                 end
             CpuState$Decode:
                 begin
-                    ir$d = imem$read_data;
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                        retire = 1'b1;
+                    end
+                    else if (opcode == 7'h17) begin
+                        retire = 1'b1;
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                        end
+                        else begin
+                            retire = 1'b1;
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                        if (taken & target[32'h1]) begin
+                        end
+                        else begin
+                            retire = 1'b1;
+                        end
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                        retire = 1'b1;
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                        end
+                        else if (in_dmem) begin
+                            retire = 1'b1;
+                        end
+                        else if (in_clint) begin
+                            retire = 1'b1;
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                        retire = 1'b1;
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                        end
+                        else if (ir$q == 32'h100073) begin
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                            retire = 1'b1;
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                            retire = 1'b1;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                        retire = 1'b1;
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                    retire = 1'b1;
+                end
+            CpuState$Bus:
+                begin
+                    if (bus_ready) begin
+                        retire = 1'b1;
+                    end
+                end
+            CpuState$MulDiv:
+                begin
+                    if (md$done) begin
+                        retire = 1'b1;
+                    end
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        trap = 1'b0;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
                     if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
                         trap = 1'b1;
-                        cause = 32'h8000000b;
-                        tval = 32'h0;
                     end
                     else if (int_ok & st_mie$q & mtip & ie_mtie$q) begin
                         trap = 1'b1;
-                        cause = 32'h80000007;
-                        tval = 32'h0;
                     end
                     else if (trig_exc) begin
                         trap = 1'b1;
-                        cause = 32'h3;
-                        tval = pc$q;
                     end
                     else if (fetch_fault$q) begin
                         trap = 1'b1;
-                        cause = 32'h1;
-                        tval = pc$q;
                     end
                     else begin
-                        state$d = CpuState$Exec;
                     end
                 end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
-                        wb_en = 1'b1;
-                        wb_data = ir$q & 32'hfffff000;
-                        retire = 1'b1;
-                        jump = 1'b1;
                     end
                     else if (opcode == 7'h17) begin
-                        wb_en = 1'b1;
-                        wb_data = pc$q + (ir$q & 32'hfffff000);
-                        retire = 1'b1;
-                        jump = 1'b1;
                     end
                     else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
                         if (target[32'h1]) begin
                             trap = 1'b1;
-                            cause = 32'h0;
-                            tval = target;
                         end
                         else begin
-                            wb_en = 1'b1;
-                            wb_data = pc4;
-                            retire = 1'b1;
-                            jump = 1'b1;
-                            jump_pc = target;
-                            seq = 1'b0;
                         end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
                         if (taken & target[32'h1]) begin
                             trap = 1'b1;
-                            cause = 32'h0;
-                            tval = target;
                         end
                         else begin
-                            retire = 1'b1;
-                            jump = 1'b1;
-                            if (taken) begin
-                                jump_pc = target;
-                                seq = 1'b0;
-                            end
                         end
                     end
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
-                        md$start = 1'b1;
-                        state$d = CpuState$MulDiv;
                     end
                     else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
-                        wb_en = 1'b1;
-                        retire = 1'b1;
-                        jump = 1'b1;
                     end
                     else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
-                        ls_addr$d = maddr;
-                        ls_f3$d = f3;
-                        ls_we$d = 1'b0;
-                        ls_strb$d = st_strb;
                         if (misal) begin
                             trap = 1'b1;
-                            cause = 32'h4;
-                            tval = maddr;
                         end
                         else if (in_imem) begin
-                            ls_src$d = 2'h0;
-                            state$d = CpuState$Mem;
                         end
                         else if (in_dmem) begin
-                            ls_src$d = 2'h1;
-                            state$d = CpuState$Mem;
                         end
                         else if (in_clint) begin
-                            ls_src$d = 2'h2;
-                            state$d = CpuState$Mem;
                         end
                         else if (in_bus) begin
-                            ls_src$d = 2'h3;
-                            state$d = CpuState$Bus;
                         end
                         else begin
                             trap = 1'b1;
-                            cause = 32'h5;
-                            tval = maddr;
                         end
                     end
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
-                        ls_addr$d = maddr;
-                        ls_f3$d = f3;
-                        ls_we$d = 1'b1;
-                        ls_strb$d = st_strb;
-                        ls_wdata$d = st_data;
                         if (misal) begin
                             trap = 1'b1;
-                            cause = 32'h6;
-                            tval = maddr;
                         end
                         else if (in_dmem) begin
-                            dm_we = st_strb;
-                            mem_strb = st_strb;
-                            retire = 1'b1;
-                            jump = 1'b1;
                         end
                         else if (in_clint) begin
-                            if (st_strb == 4'hf) begin
-                                if ((maddr & 32'hfffc) == 32'h4000) begin
-                                    mtimecmp_lo$d = st_data;
-                                end
-                                else if ((maddr & 32'hfffc) == 32'h4004) begin
-                                    mtimecmp_hi$d = st_data;
-                                end
-                            end
-                            mem_strb = st_strb;
-                            retire = 1'b1;
-                            jump = 1'b1;
                         end
                         else if (in_bus) begin
-                            ls_src$d = 2'h3;
-                            state$d = CpuState$Bus;
                         end
                         else begin
                             trap = 1'b1;
-                            cause = 32'h7;
-                            tval = maddr;
                         end
                     end
                     else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                        retire = 1'b1;
-                        jump = 1'b1;
                     end
                     else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
                         if (ir$q == 32'h73) begin
                             trap = 1'b1;
-                            cause = 32'hb;
-                            tval = 32'h0;
                         end
                         else if (ir$q == 32'h100073) begin
                             trap = 1'b1;
-                            cause = 32'h3;
-                            tval = pc$q;
                         end
                         else if (ir$q == 32'h30200073) begin
-                            st_mie$d = st_mpie$q;
-                            st_mpie$d = 1'b1;
-                            retire = 1'b1;
-                            jump = 1'b1;
-                            jump_pc = mepc$q;
-                            seq = 1'b0;
                         end
                         else if (ir$q == 32'h10500073) begin
-                            retire = 1'b1;
-                            jump = 1'b1;
                         end
                         else begin
                             trap = 1'b1;
                         end
                     end
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                        wb_en = 1'b1;
-                        wb_data = csr_old;
-                        csr_we = csr_wr;
-                        retire = 1'b1;
-                        jump = 1'b1;
                     end
                     else begin
                         trap = 1'b1;
@@ -1784,32 +4756,517 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 end
             CpuState$Mem:
                 begin
-                    wb_en = 1'b1;
-                    wb_data = ld_val;
-                    retire = 1'b1;
-                    jump = 1'b1;
                 end
             CpuState$Bus:
                 begin
-                    bus_valid = 1'b1;
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (state$q == CpuState$Decode) begin
+            if (halt_now) begin
+                trap = 1'b0;
+            end
+            else if (dbg_sb_req) begin
+                trap = 1'b0;
+            end
+        end
+        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
+            trap = 1'b0;
+        end
+    end
+    always @(*) begin
+        cause = 32'h2;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                    if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
+                        cause = 32'h8000000b;
+                    end
+                    else if (int_ok & st_mie$q & mtip & ie_mtie$q) begin
+                        cause = 32'h80000007;
+                    end
+                    else if (trig_exc) begin
+                        cause = 32'h3;
+                    end
+                    else if (fetch_fault$q) begin
+                        cause = 32'h1;
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                            cause = 32'h0;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                        if (taken & target[32'h1]) begin
+                            cause = 32'h0;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        if (misal) begin
+                            cause = 32'h4;
+                        end
+                        else if (in_imem) begin
+                        end
+                        else if (in_dmem) begin
+                        end
+                        else if (in_clint) begin
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                            cause = 32'h5;
+                        end
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                            cause = 32'h6;
+                        end
+                        else if (in_dmem) begin
+                        end
+                        else if (in_clint) begin
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                            cause = 32'h7;
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                            cause = 32'hb;
+                        end
+                        else if (ir$q == 32'h100073) begin
+                            cause = 32'h3;
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        tval = ir$q;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                    if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
+                        tval = 32'h0;
+                    end
+                    else if (int_ok & st_mie$q & mtip & ie_mtie$q) begin
+                        tval = 32'h0;
+                    end
+                    else if (trig_exc) begin
+                        tval = pc$q;
+                    end
+                    else if (fetch_fault$q) begin
+                        tval = pc$q;
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                            tval = target;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                        if (taken & target[32'h1]) begin
+                            tval = target;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                        if (misal) begin
+                            tval = maddr;
+                        end
+                        else if (in_imem) begin
+                        end
+                        else if (in_dmem) begin
+                        end
+                        else if (in_clint) begin
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                            tval = maddr;
+                        end
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                            tval = maddr;
+                        end
+                        else if (in_dmem) begin
+                        end
+                        else if (in_clint) begin
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                            tval = maddr;
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                            tval = 32'h0;
+                        end
+                        else if (ir$q == 32'h100073) begin
+                            tval = pc$q;
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        wb_en = 1'b0;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                        wb_en = 1'b1;
+                    end
+                    else if (opcode == 7'h17) begin
+                        wb_en = 1'b1;
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                        end
+                        else begin
+                            wb_en = 1'b1;
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                        wb_en = 1'b1;
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                        wb_en = 1'b1;
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                    wb_en = 1'b1;
+                end
+            CpuState$Bus:
+                begin
                     if (bus_ready) begin
                         wb_en = ~ls_we$q;
-                        wb_data = ld_val;
-                        retire = 1'b1;
-                        jump = 1'b1;
-                        if (ls_we$q) begin
-                            mem_strb = ls_strb$q;
-                        end
-                        mem_addr = ls_addr$q & 32'hfffffffc;
-                        mem_wdata = ls_wdata$q;
                     end
                 end
             CpuState$MulDiv:
                 begin
                     if (md$done) begin
                         wb_en = 1'b1;
+                    end
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        wb_data = alu;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                        wb_data = ir$q & 32'hfffff000;
+                    end
+                    else if (opcode == 7'h17) begin
+                        wb_data = pc$q + (ir$q & 32'hfffff000);
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                        end
+                        else begin
+                            wb_data = pc4;
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                        wb_data = csr_old;
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                    wb_data = ld_val;
+                end
+            CpuState$Bus:
+                begin
+                    if (bus_ready) begin
+                        wb_data = ld_val;
+                    end
+                end
+            CpuState$MulDiv:
+                begin
+                    if (md$done) begin
                         wb_data = md$result;
-                        retire = 1'b1;
+                    end
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        jump = 1'b0;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                        jump = 1'b1;
+                    end
+                    else if (opcode == 7'h17) begin
+                        jump = 1'b1;
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                        end
+                        else begin
+                            jump = 1'b1;
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                        if (taken & target[32'h1]) begin
+                        end
+                        else begin
+                            jump = 1'b1;
+                        end
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                        jump = 1'b1;
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                        end
+                        else if (in_dmem) begin
+                            jump = 1'b1;
+                        end
+                        else if (in_clint) begin
+                            jump = 1'b1;
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                        jump = 1'b1;
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                        end
+                        else if (ir$q == 32'h100073) begin
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                            jump = 1'b1;
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                            jump = 1'b1;
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                        jump = 1'b1;
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                    jump = 1'b1;
+                end
+            CpuState$Bus:
+                begin
+                    if (bus_ready) begin
+                        jump = 1'b1;
+                    end
+                end
+            CpuState$MulDiv:
+                begin
+                    if (md$done) begin
                         jump = 1'b1;
                     end
                 end
@@ -1826,10 +5283,668 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 begin
                 end
         endcase
+        if (trap) begin
+            jump = 1'b1;
+        end
+    end
+    always @(*) begin
+        jump_pc = pc4;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                        end
+                        else begin
+                            jump_pc = target;
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                        if (taken & target[32'h1]) begin
+                        end
+                        else begin
+                            if (taken) begin
+                                jump_pc = target;
+                            end
+                        end
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                        end
+                        else if (ir$q == 32'h100073) begin
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                            jump_pc = mepc$q;
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (trap) begin
+            jump_pc = trap_vec;
+        end
+    end
+    always @(*) begin
+        seq = 1'b1;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                        if (target[32'h1]) begin
+                        end
+                        else begin
+                            seq = 1'b0;
+                        end
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                        if (taken & target[32'h1]) begin
+                        end
+                        else begin
+                            if (taken) begin
+                                seq = 1'b0;
+                            end
+                        end
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                        if (ir$q == 32'h73) begin
+                        end
+                        else if (ir$q == 32'h100073) begin
+                        end
+                        else if (ir$q == 32'h30200073) begin
+                            seq = 1'b0;
+                        end
+                        else if (ir$q == 32'h10500073) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (trap) begin
+            seq = 1'b0;
+        end
+    end
+    always @(*) begin
+        csr_we = 1'b0;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                        csr_we = csr_wr;
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (state$q == CpuState$DbgCsr) begin
+            csr_we = csr_ok & csr_wr;
+        end
+    end
+    always @(*) begin
+        mem_strb = 4'h0;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                        end
+                        else if (in_dmem) begin
+                            mem_strb = st_strb;
+                        end
+                        else if (in_clint) begin
+                            mem_strb = st_strb;
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                    if (bus_ready) begin
+                        if (ls_we$q) begin
+                            mem_strb = ls_strb$q;
+                        end
+                    end
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        mem_addr = maddr & 32'hfffffffc;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                    if (bus_ready) begin
+                        mem_addr = ls_addr$q & 32'hfffffffc;
+                    end
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        mem_wdata = st_data;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                    if (bus_ready) begin
+                        mem_wdata = ls_wdata$q;
+                    end
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        dm_we = 4'h0;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                        if (misal) begin
+                        end
+                        else if (in_dmem) begin
+                            dm_we = st_strb;
+                        end
+                        else if (in_clint) begin
+                        end
+                        else if (in_bus) begin
+                        end
+                        else begin
+                        end
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (state$q == CpuState$DbgSb) begin
+            if (ls_src$q == 2'h3) begin
+            end
+            else begin
+                if (ls_we$q & (ls_src$q == 2'h1)) begin
+                    dm_we = 4'hf;
+                end
+            end
+        end
+        if (load_we) begin
+            dm_we = 4'h0;
+            if (load_dm) begin
+                dm_we = 4'hf;
+            end
+        end
+    end
+    always @(*) begin
+        md$start = 1'b0;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                    if (opcode == 7'h37) begin
+                    end
+                    else if (opcode == 7'h17) begin
+                    end
+                    else if ((opcode == 7'h6f) | ((opcode == 7'h67) & (f3 == 3'h0))) begin
+                    end
+                    else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
+                        md$start = 1'b1;
+                    end
+                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
+                    end
+                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
+                    end
+                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
+                    end
+                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
+                    end
+                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
+                    end
+                    else begin
+                    end
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (reset) begin
+            md$start = 1'b0;
+        end
+    end
+    always @(*) begin
+        md$op = f3;
+    end
+    always @(*) begin
+        md$a = rs1v;
+    end
+    always @(*) begin
+        md$b = rs2v;
+    end
+    always @(*) begin
+        bus_valid = 1'b0;
+        case (state$q)
+            CpuState$Fetch:
+                begin
+                end
+            CpuState$Decode:
+                begin
+                end
+            CpuState$Exec:
+                begin
+                end
+            CpuState$Mem:
+                begin
+                end
+            CpuState$Bus:
+                begin
+                    bus_valid = 1'b1;
+                end
+            CpuState$MulDiv:
+                begin
+                end
+            CpuState$Halted:
+                begin
+                end
+            CpuState$DbgReg:
+                begin
+                end
+            CpuState$DbgCsr:
+                begin
+                end
+            CpuState$DbgSb:
+                begin
+                end
+        endcase
+        if (state$q == CpuState$DbgSb) begin
+            if (ls_src$q == 2'h3) begin
+                bus_valid = 1'b1;
+            end
+            else begin
+            end
+        end
+        if (reset) begin
+            bus_valid = 1'b0;
+        end
+    end
+    always @(*) begin
+        bus_we = ls_we$q;
+    end
+    always @(*) begin
+        bus_addr = ls_addr$q & 32'hfffffffc;
+    end
+    always @(*) begin
+        bus_strb = ls_strb$q;
+    end
+    always @(*) begin
+        bus_wdata = ls_wdata$q;
+    end
+    always @(*) begin
+        int_ok = ~(stepping$q & ~dcsr_stepie$q);
+    end
+    always @(*) begin
         dbg_halted = dmode$q;
+    end
+    always @(*) begin
         dbg_resumed = 1'b0;
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+            end
+            else if (dbg_sb_req) begin
+            end
+            else if (dbg_resume_req) begin
+                dbg_resumed = 1'b1;
+            end
+        end
+        if (reset) begin
+            dbg_resumed = 1'b0;
+        end
+    end
+    always @(*) begin
         dbg_reg_done = 1'b0;
+        if (state$q == CpuState$Halted) begin
+            if (dbg_reg_req) begin
+                if (~dbg_reg_num[32'hc]) begin
+                end
+                else if (~dbg_reg_write) begin
+                end
+                else begin
+                    dbg_reg_done = 1'b1;
+                end
+            end
+            else if (dbg_sb_req) begin
+            end
+            else if (dbg_resume_req) begin
+            end
+        end
+        if (state$q == CpuState$DbgReg) begin
+            dbg_reg_done = 1'b1;
+        end
+        if (state$q == CpuState$DbgCsr) begin
+            dbg_reg_done = 1'b1;
+        end
+        if (reset) begin
+            dbg_reg_done = 1'b0;
+        end
+    end
+    always @(*) begin
         dbg_reg_err = 1'b0;
+        if (state$q == CpuState$DbgCsr) begin
+            dbg_reg_err = ~csr_ok;
+        end
+        if (reset) begin
+            dbg_reg_err = 1'b0;
+        end
+    end
+    always @(*) begin
         dbg_reg_rdata = rf1$read_data;
         if (state$q == CpuState$DbgCsr) begin
             dbg_reg_rdata = csr_old;
@@ -1837,249 +5952,85 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if (dbg_reg_num[(32'h0)+:(5)] == 5'h0) begin
             dbg_reg_rdata = 32'h0;
         end
+    end
+    always @(*) begin
         sb_go = 1'b0;
-        sb_done = 1'b0;
-        dbg_sb_err = 1'b0;
-        dbg_sb_rdata = ld_word;
-        halt_now = dbg_halt_req | step_end | trig_dbg;
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
-                trap = 1'b0;
-                state$d = CpuState$Halted;
-                dmode$d = 1'b1;
-                dpc$d = pc$q;
-                dcsr_cause$d = 3'h4;
-                if (trig_dbg) begin
-                    dcsr_cause$d = 3'h2;
-                    tg0_hit$d = tg0_hit$q | (tg0_fire & tg0_action$q);
-                    tg1_hit$d = tg1_hit$q | (tg1_fire & tg1_action$q);
-                end
-                else if (dbg_halt_req) begin
-                    dcsr_cause$d = 3'h3;
-                end
-                stepping$d = 1'b0;
             end
             else if (dbg_sb_req) begin
-                trap = 1'b0;
                 sb_go = 1'b1;
             end
         end
-        if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
-            trap = 1'b0;
-            state$d = CpuState$Halted;
-            dmode$d = 1'b1;
-            dpc$d = pc$q;
-            dcsr_cause$d = 3'h1;
-            stepping$d = 1'b0;
-        end
-        if ((state$q == CpuState$Decode) & trap & (cause == 32'h3)) begin
-            tg0_hit$d = tg0_hit$q | (tg0_fire & ~tg0_action$q);
-            tg1_hit$d = tg1_hit$q | (tg1_fire & ~tg1_action$q);
-        end
         if (state$q == CpuState$Halted) begin
             if (dbg_reg_req) begin
-                if (~dbg_reg_num[32'hc]) begin
-                    ir$d = ({{20{1'b0}}, dbg_reg_num[(32'h0)+:(12)]} << 32'h14) | 32'h2073;
-                    if (dbg_reg_write) begin
-                        ir$d = ({{20{1'b0}}, dbg_reg_num[(32'h0)+:(12)]} << 32'h14) | 32'h1073;
-                    end
-                    state$d = CpuState$DbgCsr;
-                end
-                else if (~dbg_reg_write) begin
-                    state$d = CpuState$DbgReg;
-                end
-                else begin
-                    dbg_reg_done = 1'b1;
-                end
             end
             else if (dbg_sb_req) begin
                 sb_go = 1'b1;
             end
             else if (dbg_resume_req) begin
-                pc$d = dpc$q;
-                state$d = CpuState$Fetch;
-                dmode$d = 1'b0;
-                dbg_resumed = 1'b1;
-                stepping$d = dcsr_step$q;
-                step_done$d = 1'b0;
             end
         end
-        if (state$q == CpuState$DbgReg) begin
-            dbg_reg_done = 1'b1;
-            state$d = CpuState$Halted;
-        end
-        if (state$q == CpuState$DbgCsr) begin
-            dbg_reg_done = 1'b1;
-            dbg_reg_err = ~csr_ok;
-            csr_we = csr_ok & csr_wr;
-            state$d = CpuState$Halted;
-        end
+    end
+    always @(*) begin
+        sb_done = 1'b0;
         if (sb_go) begin
-            ls_addr$d = dbg_sb_addr;
-            ls_f3$d = 3'h2;
-            ls_we$d = dbg_sb_write;
-            ls_strb$d = 4'hf;
-            ls_wdata$d = dbg_sb_wdata;
-            state$d = CpuState$DbgSb;
             if ((dbg_sb_addr & imem_hi) == 32'h0) begin
-                ls_src$d = 2'h0;
             end
             else if ((dbg_sb_addr & dmem_hi) == 32'h10000000) begin
-                ls_src$d = 2'h1;
             end
             else if ((dbg_sb_addr & 32'hffff0000) == 32'h2000000) begin
-                ls_src$d = 2'h2;
             end
             else if ((dbg_sb_addr & 32'hf0000000) == 32'h20000000) begin
-                ls_src$d = 2'h3;
             end
             else begin
                 sb_done = 1'b1;
-                dbg_sb_err = 1'b1;
-                state$d = CpuState$Fetch;
-                if (dmode$q) begin
-                    state$d = CpuState$Halted;
-                end
             end
         end
         if (state$q == CpuState$DbgSb) begin
             if (ls_src$q == 2'h3) begin
-                bus_valid = 1'b1;
                 sb_done = bus_ready;
             end
             else begin
                 sb_done = 1'b1;
-                if (ls_we$q & (ls_src$q == 2'h1)) begin
-                    dm_we = 4'hf;
-                end
-                if (ls_we$q & (ls_src$q == 2'h2)) begin
-                    if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
-                        mtimecmp_lo$d = ls_wdata$q;
-                    end
-                    else if ((ls_addr$q & 32'hfffc) == 32'h4004) begin
-                        mtimecmp_hi$d = ls_wdata$q;
-                    end
-                end
-            end
-            if (sb_done) begin
-                state$d = CpuState$Fetch;
-                if (dmode$q) begin
-                    state$d = CpuState$Halted;
-                end
             end
         end
+    end
+    always @(*) begin
+        dbg_sb_err = 1'b0;
+        if (sb_go) begin
+            if ((dbg_sb_addr & imem_hi) == 32'h0) begin
+            end
+            else if ((dbg_sb_addr & dmem_hi) == 32'h10000000) begin
+            end
+            else if ((dbg_sb_addr & 32'hffff0000) == 32'h2000000) begin
+            end
+            else if ((dbg_sb_addr & 32'hf0000000) == 32'h20000000) begin
+            end
+            else begin
+                dbg_sb_err = 1'b1;
+            end
+        end
+    end
+    always @(*) begin
+        dbg_sb_rdata = ld_word;
+    end
+    always @(*) begin
+        halt_now = dbg_halt_req | step_end | trig_dbg;
+    end
+    always @(*) begin
         dbg_sb_done = sb_done;
-        if (stepping$q & (retire | trap)) begin
-            step_done$d = 1'b1;
+        if (reset) begin
+            dbg_sb_done = 1'b0;
         end
-        cycle_lo$d = cycle_lo$q + 32'h1;
-        if (cycle_lo$q == 32'hffffffff) begin
-            cycle_hi$d = cycle_hi$q + 32'h1;
-        end
-        if (retire) begin
-            instret_lo$d = instret_lo$q + 32'h1;
-            if (instret_lo$q == 32'hffffffff) begin
-                instret_hi$d = instret_hi$q + 32'h1;
-            end
-        end
-        mtime_lo$d = mtime_lo$q + 32'h1;
-        if (mtime_lo$q == 32'hffffffff) begin
-            mtime_hi$d = mtime_hi$q + 32'h1;
-        end
-        if (csr_we) begin
-            if (csr == 12'h300) begin
-                st_mie$d = csr_new[32'h3];
-                st_mpie$d = csr_new[32'h7];
-            end
-            else if (csr == 12'h304) begin
-                ie_mtie$d = csr_new[32'h7];
-                ie_meie$d = csr_new[32'hb];
-            end
-            else if (csr == 12'h305) begin
-                mtvec$d = csr_new & 32'hfffffffd;
-            end
-            else if (csr == 12'h340) begin
-                mscratch$d = csr_new;
-            end
-            else if (csr == 12'h341) begin
-                mepc$d = csr_new & 32'hfffffffc;
-            end
-            else if (csr == 12'h342) begin
-                mcause$d = csr_new;
-            end
-            else if (csr == 12'h343) begin
-                mtval$d = csr_new;
-            end
-            else if (csr == 12'hb00) begin
-                cycle_lo$d = csr_new;
-                cycle_hi$d = cycle_hi$q;
-            end
-            else if (csr == 12'hb80) begin
-                cycle_hi$d = csr_new;
-                cycle_lo$d = cycle_lo$q;
-            end
-            else if (csr == 12'hb02) begin
-                instret_lo$d = csr_new;
-                instret_hi$d = instret_hi$q;
-            end
-            else if (csr == 12'hb82) begin
-                instret_hi$d = csr_new;
-                instret_lo$d = instret_lo$q;
-            end
-            else if (csr == 12'h7a0) begin
-                if ((csr_new & 32'hfffffffe) == 32'h0) begin
-                    tsel$d = csr_new[32'h0];
-                end
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-                if (~tsel$q) begin
-                    tg0_dmode$d = csr_new[32'h1b] & dmode$q;
-                    tg0_hit$d = csr_new[32'h14];
-                    tg0_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
-                    tg0_m$d = csr_new[32'h6];
-                    tg0_u$d = csr_new[32'h3];
-                    tg0_exec$d = csr_new[32'h2];
-                end
-                else begin
-                    tg1_dmode$d = csr_new[32'h1b] & dmode$q;
-                    tg1_hit$d = csr_new[32'h14];
-                    tg1_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
-                    tg1_m$d = csr_new[32'h6];
-                    tg1_u$d = csr_new[32'h3];
-                    tg1_exec$d = csr_new[32'h2];
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-                if (~tsel$q) begin
-                    tg0_addr$d = csr_new;
-                end
-                else begin
-                    tg1_addr$d = csr_new;
-                end
-            end
-            else if (csr == 12'h7b0) begin
-                dcsr_ebreakm$d = csr_new[32'hf];
-                dcsr_stepie$d = csr_new[32'hb];
-                dcsr_step$d = csr_new[32'h2];
-            end
-            else if (csr == 12'h7b1) begin
-                dpc$d = csr_new & 32'hfffffffc;
-            end
-        end
+    end
+    always @(*) begin
         trap_vec = mtvec$q & 32'hfffffffc;
         if (mtvec$q[32'h0] & cause[32'h1f]) begin
             trap_vec = (mtvec$q & 32'hfffffffc) + ({{28{1'b0}}, cause[(32'h0)+:(4)]} << 32'h2);
         end
-        if (trap) begin
-            mepc$d = pc$q;
-            mcause$d = cause;
-            mtval$d = tval;
-            st_mpie$d = st_mie$q;
-            st_mie$d = 1'b0;
-            jump = 1'b1;
-            jump_pc = trap_vec;
-            seq = 1'b0;
-        end
+    end
+    always @(*) begin
         imem$read_address = maddr[(32'h2)+:(15)];
         if (state$q == CpuState$Fetch) begin
             imem$read_address = pc$q[(32'h2)+:(15)];
@@ -2090,154 +6041,200 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         if (sb_go) begin
             imem$read_address = dbg_sb_addr[(32'h2)+:(15)];
         end
-        if (jump) begin
-            pc$d = jump_pc;
-            state$d = CpuState$Fetch;
-            if ((state$q == CpuState$Exec) & seq & ~(csr_we & (csr == 12'h7a2))) begin
-                fetch_fault$d = (fa$q & imem_hi) != 32'h0;
-                state$d = CpuState$Decode;
-            end
-        end
+    end
+    always @(*) begin
         load_dm = (load_addr & dmem_hi) == 32'h10000000;
+    end
+    always @(*) begin
         imem$write_address = load_addr[(32'h2)+:(15)];
-        imem$write_data = load_data;
-        imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
         if (~load_we & (state$q == CpuState$DbgSb) & ls_we$q & (ls_src$q == 2'h0)) begin
             imem$write_address = ls_addr$q[(32'h2)+:(15)];
+        end
+    end
+    always @(*) begin
+        imem$write_data = load_data;
+        if (~load_we & (state$q == CpuState$DbgSb) & ls_we$q & (ls_src$q == 2'h0)) begin
             imem$write_data = ls_wdata$q;
+        end
+    end
+    always @(*) begin
+        imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
+        if (~load_we & (state$q == CpuState$DbgSb) & ls_we$q & (ls_src$q == 2'h0)) begin
             imem$write_enable = 1'b1;
         end
+        if (reset) begin
+            imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
+        end
+    end
+    always @(*) begin
         dmem0$read_address = maddr[(32'h2)+:(14)];
-        dmem1$read_address = maddr[(32'h2)+:(14)];
-        dmem2$read_address = maddr[(32'h2)+:(14)];
-        dmem3$read_address = maddr[(32'h2)+:(14)];
-        dmem0$write_address = maddr[(32'h2)+:(14)];
-        dmem1$write_address = maddr[(32'h2)+:(14)];
-        dmem2$write_address = maddr[(32'h2)+:(14)];
-        dmem3$write_address = maddr[(32'h2)+:(14)];
-        dmem0$write_data = st_data[(32'h0)+:(8)];
-        dmem1$write_data = st_data[(32'h8)+:(8)];
-        dmem2$write_data = st_data[(32'h10)+:(8)];
-        dmem3$write_data = st_data[(32'h18)+:(8)];
         if (sb_go) begin
             dmem0$read_address = dbg_sb_addr[(32'h2)+:(14)];
+        end
+    end
+    always @(*) begin
+        dmem1$read_address = maddr[(32'h2)+:(14)];
+        if (sb_go) begin
             dmem1$read_address = dbg_sb_addr[(32'h2)+:(14)];
+        end
+    end
+    always @(*) begin
+        dmem2$read_address = maddr[(32'h2)+:(14)];
+        if (sb_go) begin
             dmem2$read_address = dbg_sb_addr[(32'h2)+:(14)];
+        end
+    end
+    always @(*) begin
+        dmem3$read_address = maddr[(32'h2)+:(14)];
+        if (sb_go) begin
             dmem3$read_address = dbg_sb_addr[(32'h2)+:(14)];
         end
+    end
+    always @(*) begin
+        dmem0$write_address = maddr[(32'h2)+:(14)];
         if (state$q == CpuState$DbgSb) begin
             dmem0$write_address = ls_addr$q[(32'h2)+:(14)];
+        end
+        if (load_we) begin
+            dmem0$write_address = load_addr[(32'h2)+:(14)];
+        end
+    end
+    always @(*) begin
+        dmem1$write_address = maddr[(32'h2)+:(14)];
+        if (state$q == CpuState$DbgSb) begin
             dmem1$write_address = ls_addr$q[(32'h2)+:(14)];
+        end
+        if (load_we) begin
+            dmem1$write_address = load_addr[(32'h2)+:(14)];
+        end
+    end
+    always @(*) begin
+        dmem2$write_address = maddr[(32'h2)+:(14)];
+        if (state$q == CpuState$DbgSb) begin
             dmem2$write_address = ls_addr$q[(32'h2)+:(14)];
+        end
+        if (load_we) begin
+            dmem2$write_address = load_addr[(32'h2)+:(14)];
+        end
+    end
+    always @(*) begin
+        dmem3$write_address = maddr[(32'h2)+:(14)];
+        if (state$q == CpuState$DbgSb) begin
             dmem3$write_address = ls_addr$q[(32'h2)+:(14)];
+        end
+        if (load_we) begin
+            dmem3$write_address = load_addr[(32'h2)+:(14)];
+        end
+    end
+    always @(*) begin
+        dmem0$write_data = st_data[(32'h0)+:(8)];
+        if (state$q == CpuState$DbgSb) begin
             dmem0$write_data = ls_wdata$q[(32'h0)+:(8)];
+        end
+        if (load_we) begin
+            dmem0$write_data = load_data[(32'h0)+:(8)];
+        end
+    end
+    always @(*) begin
+        dmem1$write_data = st_data[(32'h8)+:(8)];
+        if (state$q == CpuState$DbgSb) begin
             dmem1$write_data = ls_wdata$q[(32'h8)+:(8)];
+        end
+        if (load_we) begin
+            dmem1$write_data = load_data[(32'h8)+:(8)];
+        end
+    end
+    always @(*) begin
+        dmem2$write_data = st_data[(32'h10)+:(8)];
+        if (state$q == CpuState$DbgSb) begin
             dmem2$write_data = ls_wdata$q[(32'h10)+:(8)];
+        end
+        if (load_we) begin
+            dmem2$write_data = load_data[(32'h10)+:(8)];
+        end
+    end
+    always @(*) begin
+        dmem3$write_data = st_data[(32'h18)+:(8)];
+        if (state$q == CpuState$DbgSb) begin
             dmem3$write_data = ls_wdata$q[(32'h18)+:(8)];
         end
         if (load_we) begin
-            dm_we = 4'h0;
-            if (load_dm) begin
-                dm_we = 4'hf;
-            end
-            dmem0$write_address = load_addr[(32'h2)+:(14)];
-            dmem1$write_address = load_addr[(32'h2)+:(14)];
-            dmem2$write_address = load_addr[(32'h2)+:(14)];
-            dmem3$write_address = load_addr[(32'h2)+:(14)];
-            dmem0$write_data = load_data[(32'h0)+:(8)];
-            dmem1$write_data = load_data[(32'h8)+:(8)];
-            dmem2$write_data = load_data[(32'h10)+:(8)];
             dmem3$write_data = load_data[(32'h18)+:(8)];
         end
+    end
+    always @(*) begin
         dmem0$write_enable = dm_we[32'h0];
+        if (reset) begin
+            dmem0$write_enable = load_we & load_dm;
+        end
+    end
+    always @(*) begin
         dmem1$write_enable = dm_we[32'h1];
+        if (reset) begin
+            dmem1$write_enable = load_we & load_dm;
+        end
+    end
+    always @(*) begin
         dmem2$write_enable = dm_we[32'h2];
+        if (reset) begin
+            dmem2$write_enable = load_we & load_dm;
+        end
+    end
+    always @(*) begin
         dmem3$write_enable = dm_we[32'h3];
+        if (reset) begin
+            dmem3$write_enable = load_we & load_dm;
+        end
+    end
+    always @(*) begin
         rf1$read_address = imem$read_data[(32'hf)+:(5)];
-        rf2$read_address = imem$read_data[(32'h14)+:(5)];
-        rf1$write_address = rd;
-        rf2$write_address = rd;
-        rf1$write_data = wb_data;
-        rf2$write_data = wb_data;
-        rf1$write_enable = wb_en & (rd != 5'h0);
-        rf2$write_enable = wb_en & (rd != 5'h0);
         if (state$q == CpuState$Halted) begin
             rf1$read_address = dbg_reg_num[(32'h0)+:(5)];
+        end
+    end
+    always @(*) begin
+        rf2$read_address = imem$read_data[(32'h14)+:(5)];
+    end
+    always @(*) begin
+        rf1$write_address = rd;
+        if (state$q == CpuState$Halted) begin
             rf1$write_address = dbg_reg_num[(32'h0)+:(5)];
+        end
+    end
+    always @(*) begin
+        rf2$write_address = rd;
+        if (state$q == CpuState$Halted) begin
             rf2$write_address = dbg_reg_num[(32'h0)+:(5)];
+        end
+    end
+    always @(*) begin
+        rf1$write_data = wb_data;
+        if (state$q == CpuState$Halted) begin
             rf1$write_data = dbg_reg_wdata;
+        end
+    end
+    always @(*) begin
+        rf2$write_data = wb_data;
+        if (state$q == CpuState$Halted) begin
             rf2$write_data = dbg_reg_wdata;
+        end
+    end
+    always @(*) begin
+        rf1$write_enable = wb_en & (rd != 5'h0);
+        if (state$q == CpuState$Halted) begin
             rf1$write_enable = dbg_reg_req & dbg_reg_write & dbg_reg_num[32'hc] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
+        end
+        if (reset) begin
+            rf1$write_enable = 1'b0;
+        end
+    end
+    always @(*) begin
+        rf2$write_enable = wb_en & (rd != 5'h0);
+        if (state$q == CpuState$Halted) begin
             rf2$write_enable = dbg_reg_req & dbg_reg_write & dbg_reg_num[32'hc] & (dbg_reg_num[(32'h0)+:(5)] != 5'h0);
         end
-        t_valid$d = retire | trap;
-        t_trap$d = trap;
-        t_cause$d = cause;
-        t_pc$d = pc$q;
-        t_insn$d = ir$q;
-        t_next$d = jump_pc;
-        t_rd$d = 5'h0;
-        if (wb_en) begin
-            t_rd$d = rd;
-        end
-        t_wdata$d = wb_data;
-        t_strb$d = mem_strb;
-        t_maddr$d = mem_addr;
-        t_mwdata$d = mem_wdata;
         if (reset) begin
-            state$d = CpuState$Fetch;
-            pc$d = 32'h0;
-            st_mie$d = 1'b0;
-            st_mpie$d = 1'b0;
-            ie_meie$d = 1'b0;
-            ie_mtie$d = 1'b0;
-            mtvec$d = 32'h0;
-            mcause$d = 32'h0;
-            cycle_lo$d = 32'h0;
-            cycle_hi$d = 32'h0;
-            instret_lo$d = 32'h0;
-            instret_hi$d = 32'h0;
-            mtime_lo$d = 32'h0;
-            mtime_hi$d = 32'h0;
-            mtimecmp_lo$d = 32'hffffffff;
-            mtimecmp_hi$d = 32'hffffffff;
-            t_valid$d = 1'b0;
-            rf1$write_enable = 1'b0;
             rf2$write_enable = 1'b0;
-            dmem0$write_enable = load_we & load_dm;
-            dmem1$write_enable = load_we & load_dm;
-            dmem2$write_enable = load_we & load_dm;
-            dmem3$write_enable = load_we & load_dm;
-            md$start = 1'b0;
-            bus_valid = 1'b0;
-            dmode$d = 1'b0;
-            dpc$d = 32'h0;
-            dcsr_ebreakm$d = 1'b0;
-            dcsr_stepie$d = 1'b0;
-            dcsr_step$d = 1'b0;
-            dcsr_cause$d = 3'h0;
-            stepping$d = 1'b0;
-            step_done$d = 1'b0;
-            dbg_resumed = 1'b0;
-            dbg_reg_done = 1'b0;
-            dbg_reg_err = 1'b0;
-            dbg_sb_done = 1'b0;
-            tsel$d = 1'b0;
-            tg0_dmode$d = 1'b0;
-            tg0_hit$d = 1'b0;
-            tg0_action$d = 1'b0;
-            tg0_m$d = 1'b0;
-            tg0_u$d = 1'b0;
-            tg0_exec$d = 1'b0;
-            tg0_addr$d = 32'h0;
-            tg1_dmode$d = 1'b0;
-            tg1_hit$d = 1'b0;
-            tg1_action$d = 1'b0;
-            tg1_m$d = 1'b0;
-            tg1_u$d = 1'b0;
-            tg1_exec$d = 1'b0;
-            tg1_addr$d = 32'h0;
-            imem$write_enable = load_we & ((load_addr & imem_hi) == 32'h0);
         end
     end
 
@@ -2890,48 +6887,211 @@ module rv32_core$core$md(clock,reset,start,op,a,b,done,result);
     // Update code
     always @(*) begin
         active$clock = clock;
+    end
+    always @(*) begin
         cnt$clock = clock;
+    end
+    always @(*) begin
         is_div$clock = clock;
+    end
+    always @(*) begin
         sel$clock = clock;
+    end
+    always @(*) begin
         neg$clock = clock;
+    end
+    always @(*) begin
         hi$clock = clock;
+    end
+    always @(*) begin
         lo$clock = clock;
+    end
+    always @(*) begin
         m$clock = clock;
+    end
+    always @(*) begin
         active$d = active$q;
+        if (active$q) begin
+            if (cnt$q == 6'h20) begin
+                active$d = 1'b0;
+            end
+            else begin
+            end
+        end
+        if (start) begin
+            active$d = 1'b1;
+        end
+        if (reset) begin
+            active$d = 1'b0;
+        end
+    end
+    always @(*) begin
         cnt$d = cnt$q;
+        if (active$q) begin
+            if (cnt$q == 6'h20) begin
+            end
+            else begin
+                cnt$d = cnt$q + 6'h1;
+            end
+        end
+        if (start) begin
+            cnt$d = 6'h0;
+        end
+    end
+    always @(*) begin
         is_div$d = is_div$q;
+        if (start) begin
+            is_div$d = op[32'h2];
+        end
+    end
+    always @(*) begin
         sel$d = sel$q;
+        if (start) begin
+            if (op[32'h2]) begin
+                if (op[32'h1]) begin
+                    sel$d = 2'h3;
+                end
+                else begin
+                    sel$d = 2'h2;
+                end
+            end
+            else begin
+                if (op == 3'h0) begin
+                    sel$d = 2'h0;
+                end
+                else begin
+                    sel$d = 2'h1;
+                end
+            end
+        end
+    end
+    always @(*) begin
         neg$d = neg$q;
+        if (start) begin
+            if (op[32'h2]) begin
+                if (op[32'h1]) begin
+                    neg$d = sa;
+                end
+                else begin
+                    neg$d = (sa ^ sb) & (b != 32'h0);
+                end
+            end
+            else begin
+                neg$d = sa ^ sb;
+            end
+        end
+    end
+    always @(*) begin
         hi$d = hi$q;
+        if (active$q) begin
+            if (cnt$q == 6'h20) begin
+            end
+            else begin
+                if (is_div$q) begin
+                    if (diff[32'h20]) begin
+                        hi$d = rem2[(32'h0)+:(32)];
+                    end
+                    else begin
+                        hi$d = diff[(32'h0)+:(32)];
+                    end
+                end
+                else begin
+                    hi$d = sum[(32'h1)+:(32)];
+                end
+            end
+        end
+        if (start) begin
+            hi$d = 32'h0;
+        end
+    end
+    always @(*) begin
         lo$d = lo$q;
+        if (active$q) begin
+            if (cnt$q == 6'h20) begin
+            end
+            else begin
+                if (is_div$q) begin
+                    if (diff[32'h20]) begin
+                        lo$d = lo$q << 32'h1;
+                    end
+                    else begin
+                        lo$d = (lo$q << 32'h1) | 32'h1;
+                    end
+                end
+                else begin
+                    lo$d = lo$q >> 32'h1;
+                    if (sum[32'h0]) begin
+                        lo$d = (lo$q >> 32'h1) | 32'h80000000;
+                    end
+                end
+            end
+        end
+        if (start) begin
+            if (op[32'h2]) begin
+                lo$d = ua;
+            end
+            else begin
+                lo$d = ub;
+            end
+        end
+    end
+    always @(*) begin
         m$d = m$q;
+        if (start) begin
+            if (op[32'h2]) begin
+                m$d = ub;
+            end
+            else begin
+                m$d = ua;
+            end
+        end
+    end
+    always @(*) begin
         sa = 1'b0;
-        sb = 1'b0;
         if (op[32'h2]) begin
             sa = ~op[32'h0] & a[32'h1f];
-            sb = ~op[32'h0] & b[32'h1f];
         end
         else begin
             sa = ((op == 3'h1) | (op == 3'h2)) & a[32'h1f];
+        end
+    end
+    always @(*) begin
+        sb = 1'b0;
+        if (op[32'h2]) begin
+            sb = ~op[32'h0] & b[32'h1f];
+        end
+        else begin
             sb = (op == 3'h1) & b[32'h1f];
         end
+    end
+    always @(*) begin
         ua = a;
         if (sa) begin
             ua = ~a + 32'h1;
         end
+    end
+    always @(*) begin
         ub = b;
         if (sb) begin
             ub = ~b + 32'h1;
         end
+    end
+    always @(*) begin
         sum = {{1{1'b0}}, hi$q};
         if (lo$q[32'h0]) begin
             sum = {{1{1'b0}}, hi$q} + {{1{1'b0}}, m$q};
         end
+    end
+    always @(*) begin
         rem2 = {{1{1'b0}}, hi$q} << 32'h1;
         if (lo$q[32'h1f]) begin
             rem2 = rem2 | 33'h1;
         end
+    end
+    always @(*) begin
         diff = rem2 - {{1{1'b0}}, m$q};
+    end
+    always @(*) begin
         raw = lo$q;
         if (sel$q == 2'h1) begin
             raw = hi$q;
@@ -2951,65 +7111,12 @@ module rv32_core$core$md(clock,reset,start,op,a,b,done,result);
         else if (neg$q) begin
             raw = ~lo$q + 32'h1;
         end
+    end
+    always @(*) begin
         result = raw;
+    end
+    always @(*) begin
         done = active$q & (cnt$q == 6'h20);
-        if (active$q) begin
-            if (cnt$q == 6'h20) begin
-                active$d = 1'b0;
-            end
-            else begin
-                cnt$d = cnt$q + 6'h1;
-                if (is_div$q) begin
-                    if (diff[32'h20]) begin
-                        hi$d = rem2[(32'h0)+:(32)];
-                        lo$d = lo$q << 32'h1;
-                    end
-                    else begin
-                        hi$d = diff[(32'h0)+:(32)];
-                        lo$d = (lo$q << 32'h1) | 32'h1;
-                    end
-                end
-                else begin
-                    hi$d = sum[(32'h1)+:(32)];
-                    lo$d = lo$q >> 32'h1;
-                    if (sum[32'h0]) begin
-                        lo$d = (lo$q >> 32'h1) | 32'h80000000;
-                    end
-                end
-            end
-        end
-        if (start) begin
-            active$d = 1'b1;
-            cnt$d = 6'h0;
-            is_div$d = op[32'h2];
-            hi$d = 32'h0;
-            if (op[32'h2]) begin
-                lo$d = ua;
-                m$d = ub;
-                if (op[32'h1]) begin
-                    sel$d = 2'h3;
-                    neg$d = sa;
-                end
-                else begin
-                    sel$d = 2'h2;
-                    neg$d = (sa ^ sb) & (b != 32'h0);
-                end
-            end
-            else begin
-                lo$d = ub;
-                m$d = ua;
-                neg$d = sa ^ sb;
-                if (op == 3'h0) begin
-                    sel$d = 2'h0;
-                end
-                else begin
-                    sel$d = 2'h1;
-                end
-            end
-        end
-        if (reset) begin
-            active$d = 1'b0;
-        end
     end
 
 endmodule // rv32_core$core$md
@@ -4295,139 +8402,89 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
     // Update code
     always @(*) begin
         ack$clock = clock;
+    end
+    always @(*) begin
         rdata$clock = clock;
+    end
+    always @(*) begin
         dmactive$clock = clock;
+    end
+    always @(*) begin
         ndm$clock = clock;
+    end
+    always @(*) begin
         hartsel$clock = clock;
+    end
+    always @(*) begin
         haltreq$clock = clock;
+    end
+    always @(*) begin
         resume_pend$clock = clock;
+    end
+    always @(*) begin
         resumeack$clock = clock;
+    end
+    always @(*) begin
         havereset$clock = clock;
+    end
+    always @(*) begin
         data0$clock = clock;
+    end
+    always @(*) begin
         cmd_busy$clock = clock;
+    end
+    always @(*) begin
         cmderr$clock = clock;
+    end
+    always @(*) begin
         cmd_write$clock = clock;
+    end
+    always @(*) begin
         cmd_num$clock = clock;
+    end
+    always @(*) begin
         sb_busy$clock = clock;
+    end
+    always @(*) begin
         sb_wr$clock = clock;
+    end
+    always @(*) begin
         sbbusyerror$clock = clock;
+    end
+    always @(*) begin
         sbreadonaddr$clock = clock;
+    end
+    always @(*) begin
         sbaccess$clock = clock;
+    end
+    always @(*) begin
         sbautoincrement$clock = clock;
+    end
+    always @(*) begin
         sbreadondata$clock = clock;
+    end
+    always @(*) begin
         sberror$clock = clock;
+    end
+    always @(*) begin
         sbaddress$clock = clock;
+    end
+    always @(*) begin
         sbdata$clock = clock;
+    end
+    always @(*) begin
         ack$d = ack$q;
-        rdata$d = rdata$q;
-        dmactive$d = dmactive$q;
-        ndm$d = ndm$q;
-        hartsel$d = hartsel$q;
-        haltreq$d = haltreq$q;
-        resume_pend$d = resume_pend$q;
-        resumeack$d = resumeack$q;
-        havereset$d = havereset$q;
-        data0$d = data0$q;
-        cmd_busy$d = cmd_busy$q;
-        cmderr$d = cmderr$q;
-        cmd_write$d = cmd_write$q;
-        cmd_num$d = cmd_num$q;
-        sb_busy$d = sb_busy$q;
-        sb_wr$d = sb_wr$q;
-        sbbusyerror$d = sbbusyerror$q;
-        sbreadonaddr$d = sbreadonaddr$q;
-        sbaccess$d = sbaccess$q;
-        sbautoincrement$d = sbautoincrement$q;
-        sbreadondata$d = sbreadondata$q;
-        sberror$d = sberror$q;
-        sbaddress$d = sbaddress$q;
-        sbdata$d = sbdata$q;
-        dmi_ack = ack$q;
-        dmi_rdata = rdata$q;
-        dmi_resp = 2'h0;
-        ndmreset = ndm$q;
-        halt_req = haltreq$q;
-        resume_req = resume_pend$q;
-        reg_req = cmd_busy$q;
-        reg_write = cmd_write$q;
-        reg_num = cmd_num$q;
-        reg_wdata = data0$q;
-        sb_req = sb_busy$q;
-        sb_write = sb_wr$q;
-        sb_addr = sbaddress$q;
-        sb_wdata = sbdata$q;
         ack$d = dmi_req;
-        wr = dmi_req & (dmi_op == 2'h2);
-        rd = dmi_req & (dmi_op == 2'h1);
-        w = dmi_wdata;
-        sb_start_rd = 1'b0;
-        sb_start_wr = 1'b0;
-        sb_start_mis = sbaddress$q[(32'h0)+:(2)] != 2'h0;
-        if (core_reset) begin
-            havereset$d = 1'b1;
+        if (reset) begin
+            ack$d = 1'b0;
         end
-        if (resumed) begin
-            resume_pend$d = 1'b0;
-            resumeack$d = 1'b1;
-        end
-        status = 32'h82;
-        if (hartsel$q) begin
-            status = status | 32'hc000;
-        end
-        else begin
-            if (havereset$q) begin
-                status = status | 32'hc0000;
-            end
-            if (resumeack$q) begin
-                status = status | 32'h30000;
-            end
-            if (core_reset) begin
-                status = status | 32'h3000;
-            end
-            else if (halted) begin
-                status = status | 32'h300;
-            end
-            else begin
-                status = status | 32'hc00;
-            end
-        end
-        regno = w[(32'h0)+:(16)];
-        regcode = regno[(32'h0)+:(13)];
-        regok = ((regno & 16'hf000) == 16'h0) | ((regno & 16'hffe0) == 16'h1000);
-        if (reg_done & cmd_busy$q) begin
-            cmd_busy$d = 1'b0;
-            if (reg_err) begin
-                cmderr$d = 3'h3;
-            end
-            else if (~cmd_write$q) begin
-                data0$d = reg_rdata;
-            end
-        end
-        if (cmd_busy$q & core_reset) begin
-            cmd_busy$d = 1'b0;
-            cmderr$d = 3'h4;
-        end
-        if (sb_done & sb_busy$q) begin
-            sb_busy$d = 1'b0;
-            if (sb_err) begin
-                sberror$d = 3'h2;
-            end
-            else begin
-                if (~sb_wr$q) begin
-                    sbdata$d = sb_rdata;
-                end
-                if (sbautoincrement$q) begin
-                    sbaddress$d = sbaddress$q + 32'h4;
-                end
-            end
-        end
+    end
+    always @(*) begin
+        rdata$d = rdata$q;
         rdata$d = 32'h0;
         if (rd) begin
             if (dmi_addr == 7'h4) begin
                 rdata$d = data0$q;
-                if (cmd_busy$q & (cmderr$q == 3'h0)) begin
-                    cmderr$d = 3'h1;
-                end
             end
             else if (dmi_addr == 7'h10) begin
                 rdata$d = ({{31{1'b0}}, hartsel$q} << 32'h10) | ({{31{1'b0}}, ndm$q} << 32'h1) | {{31{1'b0}}, dmactive$q};
@@ -4446,15 +8503,245 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             end
             else if (dmi_addr == 7'h3c) begin
                 rdata$d = sbdata$q;
-                if (sb_busy$q) begin
-                    sbbusyerror$d = 1'b1;
-                end
-                else if (sbreadondata$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
-                    sb_start_rd = 1'b1;
-                end
             end
             else if (dmi_addr == 7'h40) begin
                 rdata$d = ({{31{1'b0}}, (halted & ~core_reset)});
+            end
+        end
+    end
+    always @(*) begin
+        dmactive$d = dmactive$q;
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+                dmactive$d = w[32'h0];
+            end
+            else if (~w[32'h0]) begin
+                dmactive$d = 1'b0;
+            end
+            else begin
+            end
+        end
+        if (reset) begin
+            dmactive$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        ndm$d = ndm$q;
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+            end
+            else if (~w[32'h0]) begin
+            end
+            else begin
+                ndm$d = w[32'h1];
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            ndm$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        hartsel$d = hartsel$q;
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+            end
+            else if (~w[32'h0]) begin
+            end
+            else begin
+                hartsel$d = w[32'h10];
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            hartsel$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        haltreq$d = haltreq$q;
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+            end
+            else if (~w[32'h0]) begin
+            end
+            else begin
+                if (~w[32'h10]) begin
+                    haltreq$d = w[32'h1f];
+                end
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            haltreq$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        resume_pend$d = resume_pend$q;
+        if (resumed) begin
+            resume_pend$d = 1'b0;
+        end
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+            end
+            else if (~w[32'h0]) begin
+            end
+            else begin
+                if (~w[32'h10]) begin
+                    if (w[32'h1e] & ~w[32'h1f] & halted) begin
+                        resume_pend$d = 1'b1;
+                    end
+                end
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            resume_pend$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        resumeack$d = resumeack$q;
+        if (resumed) begin
+            resumeack$d = 1'b1;
+        end
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+            end
+            else if (~w[32'h0]) begin
+            end
+            else begin
+                if (~w[32'h10]) begin
+                    if (w[32'h1e] & ~w[32'h1f] & halted) begin
+                        resumeack$d = 1'b0;
+                    end
+                end
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            resumeack$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        havereset$d = havereset$q;
+        if (core_reset) begin
+            havereset$d = 1'b1;
+        end
+        if (wr & (dmi_addr == 7'h10)) begin
+            if (~dmactive$q) begin
+            end
+            else if (~w[32'h0]) begin
+            end
+            else begin
+                if (~w[32'h10]) begin
+                    if (w[32'h1c]) begin
+                        havereset$d = 1'b0;
+                    end
+                end
+            end
+        end
+        if (reset) begin
+            havereset$d = 1'b1;
+        end
+    end
+    always @(*) begin
+        data0$d = data0$q;
+        if (reg_done & cmd_busy$q) begin
+            if (reg_err) begin
+            end
+            else if (~cmd_write$q) begin
+                data0$d = reg_rdata;
+            end
+        end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+                if (cmd_busy$q) begin
+                end
+                else begin
+                    data0$d = w;
+                end
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            data0$d = 32'h0;
+        end
+    end
+    always @(*) begin
+        cmd_busy$d = cmd_busy$q;
+        if (reg_done & cmd_busy$q) begin
+            cmd_busy$d = 1'b0;
+        end
+        if (cmd_busy$q & core_reset) begin
+            cmd_busy$d = 1'b0;
+        end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+                if (cmd_busy$q) begin
+                end
+                else if (cmderr$q != 3'h0) begin
+                end
+                else if ((w[(32'h18)+:(8)] != 8'h0) | w[32'h13] | w[32'h12] | (w[32'h11] & (w[(32'h14)+:(3)] != 3'h2))) begin
+                end
+                else if (~w[32'h11]) begin
+                end
+                else if (hartsel$q | ~halted | core_reset) begin
+                end
+                else if (~regok) begin
+                end
+                else begin
+                    cmd_busy$d = 1'b1;
+                end
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            cmd_busy$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        cmderr$d = cmderr$q;
+        if (reg_done & cmd_busy$q) begin
+            if (reg_err) begin
+                cmderr$d = 3'h3;
+            end
+            else if (~cmd_write$q) begin
+            end
+        end
+        if (cmd_busy$q & core_reset) begin
+            cmderr$d = 3'h4;
+        end
+        if (rd) begin
+            if (dmi_addr == 7'h4) begin
+                if (cmd_busy$q & (cmderr$q == 3'h0)) begin
+                    cmderr$d = 3'h1;
+                end
+            end
+            else if (dmi_addr == 7'h10) begin
+            end
+            else if (dmi_addr == 7'h11) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+            else if (dmi_addr == 7'h40) begin
             end
         end
         if (wr & dmactive$q) begin
@@ -4465,7 +8752,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     end
                 end
                 else begin
-                    data0$d = w;
                 end
             end
             else if (dmi_addr == 7'h16) begin
@@ -4498,31 +8784,164 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     cmderr$d = 3'h3;
                 end
                 else begin
-                    cmd_busy$d = 1'b1;
+                end
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            cmderr$d = 3'h0;
+        end
+    end
+    always @(*) begin
+        cmd_write$d = cmd_write$q;
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+                if (cmd_busy$q) begin
+                end
+                else if (cmderr$q != 3'h0) begin
+                end
+                else if ((w[(32'h18)+:(8)] != 8'h0) | w[32'h13] | w[32'h12] | (w[32'h11] & (w[(32'h14)+:(3)] != 3'h2))) begin
+                end
+                else if (~w[32'h11]) begin
+                end
+                else if (hartsel$q | ~halted | core_reset) begin
+                end
+                else if (~regok) begin
+                end
+                else begin
                     cmd_write$d = w[32'h10];
+                end
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            cmd_write$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        cmd_num$d = cmd_num$q;
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+                if (cmd_busy$q) begin
+                end
+                else if (cmderr$q != 3'h0) begin
+                end
+                else if ((w[(32'h18)+:(8)] != 8'h0) | w[32'h13] | w[32'h12] | (w[32'h11] & (w[(32'h14)+:(3)] != 3'h2))) begin
+                end
+                else if (~w[32'h11]) begin
+                end
+                else if (hartsel$q | ~halted | core_reset) begin
+                end
+                else if (~regok) begin
+                end
+                else begin
                     cmd_num$d = regcode;
                 end
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            cmd_num$d = 13'h0;
+        end
+    end
+    always @(*) begin
+        sb_busy$d = sb_busy$q;
+        if (sb_done & sb_busy$q) begin
+            sb_busy$d = 1'b0;
+        end
+        if (sb_start_rd | sb_start_wr) begin
+            if (sbaccess$q != 3'h2) begin
+            end
+            else if (sb_start_mis) begin
+            end
+            else begin
+                sb_busy$d = 1'b1;
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            sb_busy$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        sb_wr$d = sb_wr$q;
+        if (sb_start_rd | sb_start_wr) begin
+            if (sbaccess$q != 3'h2) begin
+            end
+            else if (sb_start_mis) begin
+            end
+            else begin
+                sb_wr$d = sb_start_wr;
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            sb_wr$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        sbbusyerror$d = sbbusyerror$q;
+        if (rd) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h10) begin
+            end
+            else if (dmi_addr == 7'h11) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+                if (sb_busy$q) begin
+                    sbbusyerror$d = 1'b1;
+                end
+                else if (sbreadondata$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                end
+            end
+            else if (dmi_addr == 7'h40) begin
+            end
+        end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
             end
             else if (dmi_addr == 7'h38) begin
                 if (w[32'h16]) begin
                     sbbusyerror$d = 1'b0;
                 end
-                sbreadonaddr$d = w[32'h14];
-                sbaccess$d = w[(32'h11)+:(3)];
-                sbautoincrement$d = w[32'h10];
-                sbreadondata$d = w[32'hf];
-                sberror$d = sberror$q & ~w[(32'hc)+:(3)];
             end
             else if (dmi_addr == 7'h39) begin
                 if (sb_busy$q) begin
                     sbbusyerror$d = 1'b1;
                 end
                 else begin
-                    sbaddress$d = w;
-                    if (sbreadonaddr$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
-                        sb_start_rd = 1'b1;
-                        sb_start_mis = w[(32'h0)+:(2)] != 2'h0;
-                    end
                 end
             end
             else if (dmi_addr == 7'h3c) begin
@@ -4530,9 +8949,119 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     sbbusyerror$d = 1'b1;
                 end
                 else if ((sberror$q == 3'h0) & ~sbbusyerror$q) begin
-                    sbdata$d = w;
-                    sb_start_wr = 1'b1;
                 end
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            sbbusyerror$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        sbreadonaddr$d = sbreadonaddr$q;
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+                sbreadonaddr$d = w[32'h14];
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            sbreadonaddr$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        sbaccess$d = sbaccess$q;
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+                sbaccess$d = w[(32'h11)+:(3)];
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            sbaccess$d = 3'h2;
+        end
+    end
+    always @(*) begin
+        sbautoincrement$d = sbautoincrement$q;
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+                sbautoincrement$d = w[32'h10];
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            sbautoincrement$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        sbreadondata$d = sbreadondata$q;
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+                sbreadondata$d = w[32'hf];
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            sbreadondata$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        sberror$d = sberror$q;
+        if (sb_done & sb_busy$q) begin
+            if (sb_err) begin
+                sberror$d = 3'h2;
+            end
+            else begin
+            end
+        end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+                sberror$d = sberror$q & ~w[(32'hc)+:(3)];
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (sb_start_rd | sb_start_wr) begin
@@ -4543,59 +9072,255 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                 sberror$d = 3'h3;
             end
             else begin
-                sb_busy$d = 1'b1;
-                sb_wr$d = sb_start_wr;
             end
         end
-        if (wr & (dmi_addr == 7'h10)) begin
-            if (~dmactive$q) begin
-                dmactive$d = w[32'h0];
-            end
-            else if (~w[32'h0]) begin
-                dmactive$d = 1'b0;
+        if (reset | ~dmactive$q) begin
+            sberror$d = 3'h0;
+        end
+    end
+    always @(*) begin
+        sbaddress$d = sbaddress$q;
+        if (sb_done & sb_busy$q) begin
+            if (sb_err) begin
             end
             else begin
-                hartsel$d = w[32'h10];
-                ndm$d = w[32'h1];
-                if (~w[32'h10]) begin
-                    haltreq$d = w[32'h1f];
-                    if (w[32'h1e] & ~w[32'h1f] & halted) begin
-                        resume_pend$d = 1'b1;
-                        resumeack$d = 1'b0;
-                    end
-                    if (w[32'h1c]) begin
-                        havereset$d = 1'b0;
-                    end
+                if (sbautoincrement$q) begin
+                    sbaddress$d = sbaddress$q + 32'h4;
+                end
+            end
+        end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+                if (sb_busy$q) begin
+                end
+                else begin
+                    sbaddress$d = w;
+                end
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+        if (reset | ~dmactive$q) begin
+            sbaddress$d = 32'h0;
+        end
+    end
+    always @(*) begin
+        sbdata$d = sbdata$q;
+        if (sb_done & sb_busy$q) begin
+            if (sb_err) begin
+            end
+            else begin
+                if (~sb_wr$q) begin
+                    sbdata$d = sb_rdata;
+                end
+            end
+        end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+                if (sb_busy$q) begin
+                end
+                else if ((sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                    sbdata$d = w;
                 end
             end
         end
         if (reset | ~dmactive$q) begin
-            ndm$d = 1'b0;
-            hartsel$d = 1'b0;
-            haltreq$d = 1'b0;
-            resume_pend$d = 1'b0;
-            resumeack$d = 1'b0;
-            data0$d = 32'h0;
-            cmd_busy$d = 1'b0;
-            cmderr$d = 3'h0;
-            cmd_write$d = 1'b0;
-            cmd_num$d = 13'h0;
-            sb_busy$d = 1'b0;
-            sb_wr$d = 1'b0;
-            sbbusyerror$d = 1'b0;
-            sbreadonaddr$d = 1'b0;
-            sbaccess$d = 3'h2;
-            sbautoincrement$d = 1'b0;
-            sbreadondata$d = 1'b0;
-            sberror$d = 3'h0;
-            sbaddress$d = 32'h0;
             sbdata$d = 32'h0;
         end
-        if (reset) begin
-            dmactive$d = 1'b0;
-            ack$d = 1'b0;
-            havereset$d = 1'b1;
+    end
+    always @(*) begin
+        dmi_ack = ack$q;
+    end
+    always @(*) begin
+        dmi_rdata = rdata$q;
+    end
+    always @(*) begin
+        dmi_resp = 2'h0;
+    end
+    always @(*) begin
+        ndmreset = ndm$q;
+    end
+    always @(*) begin
+        halt_req = haltreq$q;
+    end
+    always @(*) begin
+        resume_req = resume_pend$q;
+    end
+    always @(*) begin
+        reg_req = cmd_busy$q;
+    end
+    always @(*) begin
+        reg_write = cmd_write$q;
+    end
+    always @(*) begin
+        reg_num = cmd_num$q;
+    end
+    always @(*) begin
+        reg_wdata = data0$q;
+    end
+    always @(*) begin
+        sb_req = sb_busy$q;
+    end
+    always @(*) begin
+        sb_write = sb_wr$q;
+    end
+    always @(*) begin
+        sb_addr = sbaddress$q;
+    end
+    always @(*) begin
+        sb_wdata = sbdata$q;
+    end
+    always @(*) begin
+        wr = dmi_req & (dmi_op == 2'h2);
+    end
+    always @(*) begin
+        rd = dmi_req & (dmi_op == 2'h1);
+    end
+    always @(*) begin
+        w = dmi_wdata;
+    end
+    always @(*) begin
+        sb_start_rd = 1'b0;
+        if (rd) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h10) begin
+            end
+            else if (dmi_addr == 7'h11) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+                if (sb_busy$q) begin
+                end
+                else if (sbreadondata$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                    sb_start_rd = 1'b1;
+                end
+            end
+            else if (dmi_addr == 7'h40) begin
+            end
         end
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+                if (sb_busy$q) begin
+                end
+                else begin
+                    if (sbreadonaddr$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                        sb_start_rd = 1'b1;
+                    end
+                end
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+    end
+    always @(*) begin
+        sb_start_wr = 1'b0;
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+            end
+            else if (dmi_addr == 7'h3c) begin
+                if (sb_busy$q) begin
+                end
+                else if ((sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                    sb_start_wr = 1'b1;
+                end
+            end
+        end
+    end
+    always @(*) begin
+        sb_start_mis = sbaddress$q[(32'h0)+:(2)] != 2'h0;
+        if (wr & dmactive$q) begin
+            if (dmi_addr == 7'h4) begin
+            end
+            else if (dmi_addr == 7'h16) begin
+            end
+            else if (dmi_addr == 7'h17) begin
+            end
+            else if (dmi_addr == 7'h38) begin
+            end
+            else if (dmi_addr == 7'h39) begin
+                if (sb_busy$q) begin
+                end
+                else begin
+                    if (sbreadonaddr$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
+                        sb_start_mis = w[(32'h0)+:(2)] != 2'h0;
+                    end
+                end
+            end
+            else if (dmi_addr == 7'h3c) begin
+            end
+        end
+    end
+    always @(*) begin
+        status = 32'h82;
+        if (hartsel$q) begin
+            status = status | 32'hc000;
+        end
+        else begin
+            if (havereset$q) begin
+                status = status | 32'hc0000;
+            end
+            if (resumeack$q) begin
+                status = status | 32'h30000;
+            end
+            if (core_reset) begin
+                status = status | 32'h3000;
+            end
+            else if (halted) begin
+                status = status | 32'h300;
+            end
+            else begin
+                status = status | 32'hc00;
+            end
+        end
+    end
+    always @(*) begin
+        regno = w[(32'h0)+:(16)];
+    end
+    always @(*) begin
+        regcode = regno[(32'h0)+:(13)];
+    end
+    always @(*) begin
+        regok = ((regno & 16'hf000) == 16'h0) | ((regno & 16'hffe0) == 16'h1000);
     end
 
 endmodule // rv32_core$dm
@@ -5156,39 +9881,50 @@ module rv32_core$dtm(clock,reset,tck,tms,tdi,tdo,dmi_req,dmi_addr,dmi_wdata,dmi_
     // Update code
     always @(*) begin
         busy$clock = clock;
+    end
+    always @(*) begin
         stat$clock = clock;
+    end
+    always @(*) begin
         req$clock = clock;
+    end
+    always @(*) begin
         addr$clock = clock;
+    end
+    always @(*) begin
         data$clock = clock;
+    end
+    always @(*) begin
         op$clock = clock;
+    end
+    always @(*) begin
         busy$d = busy$q;
-        stat$d = stat$q;
-        req$d = req$q;
-        addr$d = addr$q;
-        data$d = data$q;
-        op$d = op$q;
-        tap$clock = clock;
-        tap$reset = reset;
-        tap$tck = tck;
-        tap$tms = tms;
-        tap$tdi = tdi;
-        tdo = tap$tdo;
-        dmi_req = req$q;
-        dmi_addr = addr$q;
-        dmi_wdata = data$q;
-        dmi_op = op$q;
-        req$d = 1'b0;
-        tap$capture_value = ({{39{1'b0}}, stat$q} << 32'ha) | 41'h1071;
-        if (tap$ir == 5'h11) begin
-            tap$capture_value = ({{34{1'b0}}, addr$q} << 32'h22) | ({{9{1'b0}}, data$q} << 32'h2) | {{39{1'b0}}, stat$q};
-            if (busy$q) begin
-                tap$capture_value = ({{34{1'b0}}, addr$q} << 32'h22) | ({{9{1'b0}}, data$q} << 32'h2) | 41'h3;
+        if (tap$update) begin
+            if (tap$ir == 5'h10) begin
+                if (tap$dr[32'h11]) begin
+                    busy$d = 1'b0;
+                end
+            end
+            else if ((tap$ir == 5'h11) & ((dr_op == 2'h1) | (dr_op == 2'h2))) begin
+                if (busy$q) begin
+                end
+                else if (stat$q == 2'h0) begin
+                    busy$d = 1'b1;
+                end
             end
         end
+        if (dmi_ack & busy$q) begin
+            busy$d = 1'b0;
+        end
+        if (reset) begin
+            busy$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        stat$d = stat$q;
         if (tap$capture & (tap$ir == 5'h11) & busy$q) begin
             stat$d = 2'h3;
         end
-        dr_op = tap$dr[(32'h0)+:(2)];
         if (tap$update) begin
             if (tap$ir == 5'h10) begin
                 if (tap$dr[32'h10]) begin
@@ -5196,7 +9932,6 @@ module rv32_core$dtm(clock,reset,tck,tms,tdi,tdo,dmi_req,dmi_addr,dmi_wdata,dmi_
                 end
                 if (tap$dr[32'h11]) begin
                     stat$d = 2'h0;
-                    busy$d = 1'b0;
                 end
             end
             else if ((tap$ir == 5'h11) & ((dr_op == 2'h1) | (dr_op == 2'h2))) begin
@@ -5204,31 +9939,133 @@ module rv32_core$dtm(clock,reset,tck,tms,tdi,tdo,dmi_req,dmi_addr,dmi_wdata,dmi_
                     stat$d = 2'h3;
                 end
                 else if (stat$q == 2'h0) begin
-                    req$d = 1'b1;
-                    busy$d = 1'b1;
-                    addr$d = tap$dr[(32'h22)+:(7)];
-                    data$d = tap$dr[(32'h2)+:(32)];
-                    op$d = dr_op;
                 end
             end
         end
         if (dmi_ack & busy$q) begin
-            busy$d = 1'b0;
-            if (op$q == 2'h1) begin
-                data$d = dmi_rdata;
-            end
             if (dmi_resp != 2'h0) begin
                 stat$d = 2'h2;
             end
         end
         if (reset) begin
-            busy$d = 1'b0;
             stat$d = 2'h0;
+        end
+    end
+    always @(*) begin
+        req$d = req$q;
+        req$d = 1'b0;
+        if (tap$update) begin
+            if (tap$ir == 5'h10) begin
+            end
+            else if ((tap$ir == 5'h11) & ((dr_op == 2'h1) | (dr_op == 2'h2))) begin
+                if (busy$q) begin
+                end
+                else if (stat$q == 2'h0) begin
+                    req$d = 1'b1;
+                end
+            end
+        end
+        if (reset) begin
             req$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        addr$d = addr$q;
+        if (tap$update) begin
+            if (tap$ir == 5'h10) begin
+            end
+            else if ((tap$ir == 5'h11) & ((dr_op == 2'h1) | (dr_op == 2'h2))) begin
+                if (busy$q) begin
+                end
+                else if (stat$q == 2'h0) begin
+                    addr$d = tap$dr[(32'h22)+:(7)];
+                end
+            end
+        end
+        if (reset) begin
             addr$d = 7'h0;
+        end
+    end
+    always @(*) begin
+        data$d = data$q;
+        if (tap$update) begin
+            if (tap$ir == 5'h10) begin
+            end
+            else if ((tap$ir == 5'h11) & ((dr_op == 2'h1) | (dr_op == 2'h2))) begin
+                if (busy$q) begin
+                end
+                else if (stat$q == 2'h0) begin
+                    data$d = tap$dr[(32'h2)+:(32)];
+                end
+            end
+        end
+        if (dmi_ack & busy$q) begin
+            if (op$q == 2'h1) begin
+                data$d = dmi_rdata;
+            end
+        end
+        if (reset) begin
             data$d = 32'h0;
+        end
+    end
+    always @(*) begin
+        op$d = op$q;
+        if (tap$update) begin
+            if (tap$ir == 5'h10) begin
+            end
+            else if ((tap$ir == 5'h11) & ((dr_op == 2'h1) | (dr_op == 2'h2))) begin
+                if (busy$q) begin
+                end
+                else if (stat$q == 2'h0) begin
+                    op$d = dr_op;
+                end
+            end
+        end
+        if (reset) begin
             op$d = 2'h0;
         end
+    end
+    always @(*) begin
+        tap$clock = clock;
+    end
+    always @(*) begin
+        tap$reset = reset;
+    end
+    always @(*) begin
+        tap$tck = tck;
+    end
+    always @(*) begin
+        tap$tms = tms;
+    end
+    always @(*) begin
+        tap$tdi = tdi;
+    end
+    always @(*) begin
+        tdo = tap$tdo;
+    end
+    always @(*) begin
+        dmi_req = req$q;
+    end
+    always @(*) begin
+        dmi_addr = addr$q;
+    end
+    always @(*) begin
+        dmi_wdata = data$q;
+    end
+    always @(*) begin
+        dmi_op = op$q;
+    end
+    always @(*) begin
+        tap$capture_value = ({{39{1'b0}}, stat$q} << 32'ha) | 41'h1071;
+        if (tap$ir == 5'h11) begin
+            tap$capture_value = ({{34{1'b0}}, addr$q} << 32'h22) | ({{9{1'b0}}, data$q} << 32'h2) | {{39{1'b0}}, stat$q};
+            if (busy$q) begin
+                tap$capture_value = ({{34{1'b0}}, addr$q} << 32'h22) | ({{9{1'b0}}, data$q} << 32'h2) | 41'h3;
+            end
+        end
+    end
+    always @(*) begin
+        dr_op = tap$dr[(32'h0)+:(2)];
     end
 
 endmodule // rv32_core$dtm
@@ -5462,43 +10299,42 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
     // Update code
     always @(*) begin
         tck_s$clock = clock;
+    end
+    always @(*) begin
         tms_s$clock = clock;
+    end
+    always @(*) begin
         tdi_s$clock = clock;
+    end
+    always @(*) begin
         state$clock = clock;
+    end
+    always @(*) begin
         ir_q$clock = clock;
+    end
+    always @(*) begin
         ir_sr$clock = clock;
+    end
+    always @(*) begin
         sr$clock = clock;
+    end
+    always @(*) begin
         tdo_q$clock = clock;
+    end
+    always @(*) begin
         tck_s$d = tck_s$q;
-        tms_s$d = tms_s$q;
-        tdi_s$d = tdi_s$q;
-        state$d = state$q;
-        ir_q$d = ir_q$q;
-        ir_sr$d = ir_sr$q;
-        sr$d = sr$q;
-        tdo_q$d = tdo_q$q;
         tck_s$d = (tck_s$q << 32'h1) | {{2{1'b0}}, tck};
+    end
+    always @(*) begin
+        tms_s$d = tms_s$q;
         tms_s$d = (tms_s$q << 32'h1) | {{1{1'b0}}, tms};
+    end
+    always @(*) begin
+        tdi_s$d = tdi_s$q;
         tdi_s$d = (tdi_s$q << 32'h1) | {{1{1'b0}}, tdi};
-        rise = tck_s$q[32'h1] & ~tck_s$q[32'h2];
-        fall = ~tck_s$q[32'h1] & tck_s$q[32'h2];
-        tms_v = tms_s$q[32'h1];
-        tdi_v = tdi_s$q[32'h1];
-        ir = ir_q$q;
-        dr = sr$q;
-        tdo = tdo_q$q;
-        capture = 1'b0;
-        update = 1'b0;
-        sr_next = sr$q >> 32'h1;
-        if (ir_q$q == 5'h11) begin
-            sr_next = {tdi_v, sr_next[39:0]};
-        end
-        else if ((ir_q$q == 5'h1) | (ir_q$q == 5'h10)) begin
-            sr_next = {sr_next[40:32], tdi_v, sr_next[30:0]};
-        end
-        else begin
-            sr_next = {sr_next[40:1], tdi_v};
-        end
+    end
+    always @(*) begin
+        state$d = state$q;
         if (rise) begin
             case (state$q)
                 TapState$TestLogicReset:
@@ -5522,16 +10358,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
                     end
                 TapState$CaptureDr:
                     begin
-                        if (ir_q$q == 5'h1) begin
-                            sr$d = 41'h15249001;
-                        end
-                        else if ((ir_q$q == 5'h10) | (ir_q$q == 5'h11)) begin
-                            sr$d = capture_value;
-                            capture = 1'b1;
-                        end
-                        else begin
-                            sr$d = 41'h0;
-                        end
                         state$d = TapState$ShiftDr;
                         if (tms_v) begin
                             state$d = TapState$Exit1Dr;
@@ -5539,7 +10365,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
                     end
                 TapState$ShiftDr:
                     begin
-                        sr$d = sr_next;
                         if (tms_v) begin
                             state$d = TapState$Exit1Dr;
                         end
@@ -5580,7 +10405,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
                     end
                 TapState$CaptureIr:
                     begin
-                        ir_sr$d = 5'h1;
                         state$d = TapState$ShiftIr;
                         if (tms_v) begin
                             state$d = TapState$Exit1Ir;
@@ -5588,7 +10412,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
                     end
                 TapState$ShiftIr:
                     begin
-                        ir_sr$d = (ir_sr$q >> 32'h1) | ({{4{1'b0}}, tdi_v} << 32'h4);
                         if (tms_v) begin
                             state$d = TapState$Exit1Ir;
                         end
@@ -5622,15 +10445,18 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
                     end
             endcase
         end
+        if (reset) begin
+            state$d = TapState$TestLogicReset;
+        end
+    end
+    always @(*) begin
+        ir_q$d = ir_q$q;
         if (fall) begin
             if (state$q == TapState$ShiftDr) begin
-                tdo_q$d = sr$q[32'h0];
             end
             else if (state$q == TapState$ShiftIr) begin
-                tdo_q$d = ir_sr$q[32'h0];
             end
             else if (state$q == TapState$UpdateDr) begin
-                update = 1'b1;
             end
             else if (state$q == TapState$UpdateIr) begin
                 ir_q$d = ir_sr$q;
@@ -5640,11 +10466,266 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
             end
         end
         if (reset) begin
-            state$d = TapState$TestLogicReset;
             ir_q$d = 5'h1;
+        end
+    end
+    always @(*) begin
+        ir_sr$d = ir_sr$q;
+        if (rise) begin
+            case (state$q)
+                TapState$TestLogicReset:
+                    begin
+                    end
+                TapState$RunTestIdle:
+                    begin
+                    end
+                TapState$SelectDr:
+                    begin
+                    end
+                TapState$CaptureDr:
+                    begin
+                    end
+                TapState$ShiftDr:
+                    begin
+                    end
+                TapState$Exit1Dr:
+                    begin
+                    end
+                TapState$PauseDr:
+                    begin
+                    end
+                TapState$Exit2Dr:
+                    begin
+                    end
+                TapState$UpdateDr:
+                    begin
+                    end
+                TapState$SelectIr:
+                    begin
+                    end
+                TapState$CaptureIr:
+                    begin
+                        ir_sr$d = 5'h1;
+                    end
+                TapState$ShiftIr:
+                    begin
+                        ir_sr$d = (ir_sr$q >> 32'h1) | ({{4{1'b0}}, tdi_v} << 32'h4);
+                    end
+                TapState$Exit1Ir:
+                    begin
+                    end
+                TapState$PauseIr:
+                    begin
+                    end
+                TapState$Exit2Ir:
+                    begin
+                    end
+                TapState$UpdateIr:
+                    begin
+                    end
+            endcase
+        end
+    end
+    always @(*) begin
+        sr$d = sr$q;
+        if (rise) begin
+            case (state$q)
+                TapState$TestLogicReset:
+                    begin
+                    end
+                TapState$RunTestIdle:
+                    begin
+                    end
+                TapState$SelectDr:
+                    begin
+                    end
+                TapState$CaptureDr:
+                    begin
+                        if (ir_q$q == 5'h1) begin
+                            sr$d = 41'h15249001;
+                        end
+                        else if ((ir_q$q == 5'h10) | (ir_q$q == 5'h11)) begin
+                            sr$d = capture_value;
+                        end
+                        else begin
+                            sr$d = 41'h0;
+                        end
+                    end
+                TapState$ShiftDr:
+                    begin
+                        sr$d = sr_next;
+                    end
+                TapState$Exit1Dr:
+                    begin
+                    end
+                TapState$PauseDr:
+                    begin
+                    end
+                TapState$Exit2Dr:
+                    begin
+                    end
+                TapState$UpdateDr:
+                    begin
+                    end
+                TapState$SelectIr:
+                    begin
+                    end
+                TapState$CaptureIr:
+                    begin
+                    end
+                TapState$ShiftIr:
+                    begin
+                    end
+                TapState$Exit1Ir:
+                    begin
+                    end
+                TapState$PauseIr:
+                    begin
+                    end
+                TapState$Exit2Ir:
+                    begin
+                    end
+                TapState$UpdateIr:
+                    begin
+                    end
+            endcase
+        end
+    end
+    always @(*) begin
+        tdo_q$d = tdo_q$q;
+        if (fall) begin
+            if (state$q == TapState$ShiftDr) begin
+                tdo_q$d = sr$q[32'h0];
+            end
+            else if (state$q == TapState$ShiftIr) begin
+                tdo_q$d = ir_sr$q[32'h0];
+            end
+            else if (state$q == TapState$UpdateDr) begin
+            end
+            else if (state$q == TapState$UpdateIr) begin
+            end
+            else if (state$q == TapState$TestLogicReset) begin
+            end
+        end
+        if (reset) begin
             tdo_q$d = 1'b0;
-            update = 1'b0;
+        end
+    end
+    always @(*) begin
+        rise = tck_s$q[32'h1] & ~tck_s$q[32'h2];
+    end
+    always @(*) begin
+        fall = ~tck_s$q[32'h1] & tck_s$q[32'h2];
+    end
+    always @(*) begin
+        tms_v = tms_s$q[32'h1];
+    end
+    always @(*) begin
+        tdi_v = tdi_s$q[32'h1];
+    end
+    always @(*) begin
+        ir = ir_q$q;
+    end
+    always @(*) begin
+        dr = sr$q;
+    end
+    always @(*) begin
+        tdo = tdo_q$q;
+    end
+    always @(*) begin
+        capture = 1'b0;
+        if (rise) begin
+            case (state$q)
+                TapState$TestLogicReset:
+                    begin
+                    end
+                TapState$RunTestIdle:
+                    begin
+                    end
+                TapState$SelectDr:
+                    begin
+                    end
+                TapState$CaptureDr:
+                    begin
+                        if (ir_q$q == 5'h1) begin
+                        end
+                        else if ((ir_q$q == 5'h10) | (ir_q$q == 5'h11)) begin
+                            capture = 1'b1;
+                        end
+                        else begin
+                        end
+                    end
+                TapState$ShiftDr:
+                    begin
+                    end
+                TapState$Exit1Dr:
+                    begin
+                    end
+                TapState$PauseDr:
+                    begin
+                    end
+                TapState$Exit2Dr:
+                    begin
+                    end
+                TapState$UpdateDr:
+                    begin
+                    end
+                TapState$SelectIr:
+                    begin
+                    end
+                TapState$CaptureIr:
+                    begin
+                    end
+                TapState$ShiftIr:
+                    begin
+                    end
+                TapState$Exit1Ir:
+                    begin
+                    end
+                TapState$PauseIr:
+                    begin
+                    end
+                TapState$Exit2Ir:
+                    begin
+                    end
+                TapState$UpdateIr:
+                    begin
+                    end
+            endcase
+        end
+        if (reset) begin
             capture = 1'b0;
+        end
+    end
+    always @(*) begin
+        update = 1'b0;
+        if (fall) begin
+            if (state$q == TapState$ShiftDr) begin
+            end
+            else if (state$q == TapState$ShiftIr) begin
+            end
+            else if (state$q == TapState$UpdateDr) begin
+                update = 1'b1;
+            end
+            else if (state$q == TapState$UpdateIr) begin
+            end
+            else if (state$q == TapState$TestLogicReset) begin
+            end
+        end
+        if (reset) begin
+            update = 1'b0;
+        end
+    end
+    always @(*) begin
+        sr_next = sr$q >> 32'h1;
+        if (ir_q$q == 5'h11) begin
+            sr_next = {tdi_v, sr_next[39:0]};
+        end
+        else if ((ir_q$q == 5'h1) | (ir_q$q == 5'h10)) begin
+            sr_next = {sr_next[40:32], tdi_v, sr_next[30:0]};
+        end
+        else begin
+            sr_next = {sr_next[40:1], tdi_v};
         end
     end
 

@@ -160,6 +160,7 @@ pub fn postprocess(raw: &str) -> String {
 pub fn postprocess_as(raw: &str, name: &str) -> String {
     let v = crate::gen::fix_widths(&rename_top(raw, name));
     let body = v.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+    let body = crate::gen::split::split_comb(&body);
     let body = crate::gen::waive(&body);
     let mut out = String::new();
     out.push_str(
@@ -169,9 +170,6 @@ pub fn postprocess_as(raw: &str, name: &str) -> String {
     out.push_str("// All modules are in this one file on purpose (one artefact for lint and\n");
     out.push_str("// Yosys), so the file/module name rule does not apply:\n");
     out.push_str("/* verilator lint_off DECLFILENAME */\n");
-    out.push_str("// rust-hdl writes each module's combinational logic as one `always @(*)`\n");
-    out.push_str("// block, so Verilator reports loops that are not there:\n");
-    out.push_str("/* verilator lint_off UNOPTFLAT */\n");
     out.push_str(&body);
     out.push('\n');
     out.push_str(SIM_MODELS);

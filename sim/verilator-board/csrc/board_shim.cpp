@@ -214,23 +214,16 @@ uint64_t vboard_get(const VBoard* m, uint32_t port) {
 // board top's tie-offs of the core's `fw_valid/write/addr/wdata` to the
 // given values until a call with `on` == 0 releases them.
 //
-// Verilator 5.006 computes a forced signal's read value (`__VforceRd`)
-// from `__VforceEn`/`__VforceVal` only where the forced signal's driver is
-// evaluated; the tie-offs are constants, evaluated once at start-up, so the
-// shim updates `__VforceRd` itself (the generated code only reads it at run
-// time); released, the read value is the tie-off's, 0. The core's logic
-// sees a new value at its next evaluation after a core clock edge: a
-// request set between edges k-1 and k is sampled by the core's registers at
-// edge k+1.
+// Verilator computes a forced signal's value as `VforceEn & VforceVal |
+// ~VforceEn & driver` where the core's logic reads it, so the core sees a
+// new value at its next evaluation after a core clock edge: a request set
+// between edges k-1 and k is sampled by the core's registers at edge k+1.
 void vboard_fw_force(VBoard* m, int on, uint32_t valid, uint32_t write, uint32_t addr,
                      uint32_t wdata) {
     Vrnic_versa5g___024root* r = m->top->rootp;
 #define F(x, en, val)                                                         \
     r->rnic_versa5g__DOT__core__024##x##__VforceEn = on ? (en) : 0;           \
-    r->rnic_versa5g__DOT__core__024##x##__VforceVal = (val) & (en);           \
-    r->rnic_versa5g__DOT__core__024##x##__VforceRd =                          \
-        r->rnic_versa5g__DOT__core__024##x##__VforceEn &                      \
-        r->rnic_versa5g__DOT__core__024##x##__VforceVal;
+    r->rnic_versa5g__DOT__core__024##x##__VforceVal = (val) & (en);
     F(fw_valid, 1u, valid)
     F(fw_write, 1u, write)
     F(fw_addr, 0xFFFFFFu, addr)
