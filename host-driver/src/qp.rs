@@ -552,16 +552,16 @@ impl<'a, B: Bus> Qp<'a, B> {
         };
         let inline = match wr.inline_data {
             Some(_) if is_read || !wr.sges.is_empty() => return Err(WrError::InlineNotAllowed),
-            Some(d) if d.len() > caps.max_inline_data() => {
-                return Err(WrError::InlineTooLong {
-                    given: d.len(),
-                    max: caps.max_inline_data(),
-                })
-            }
-            Some(d) => Some(InlineData::new(d).map_err(|_| WrError::InlineTooLong {
-                given: d.len(),
-                max: caps.max_inline_data(),
-            })?),
+            // The device's limit (`CAPS[31:24]`), at most the ABI's.
+            Some(d) => Some(
+                InlineData::new(d)
+                    .ok()
+                    .filter(|_| d.len() <= caps.max_inline_data())
+                    .ok_or(WrError::InlineTooLong {
+                        given: d.len(),
+                        max: caps.max_inline_data(),
+                    })?,
+            ),
             None => None,
         };
         self.check_sges(wr.sges, is_read, max)?;

@@ -50,7 +50,7 @@ use crate::rtl_run::{
 /// uses 0..=3, `tx_seg`'s payload reads `0x80 | slot` (slot 0..=3),
 /// `recv_wqe` 0x40..=0x4F.
 pub(crate) const WQE_TAGS: std::ops::RangeInclusive<u8> = 0x00..=0x03;
-pub(crate) const PAY_TAGS: std::ops::RangeInclusive<u8> = 0x80..=0x83;
+pub const PAY_TAGS: std::ops::RangeInclusive<u8> = 0x80..=0x83;
 const RECV_WQE_TAGS: std::ops::RangeInclusive<u8> = 0x40..=0x4F;
 
 /// The message kinds measured.

@@ -1138,14 +1138,14 @@ fn send_with_invalidate_then_write_fails_through_the_driver() {
     });
 }
 
-/// The clocks of A's payload DMA reads (tags 0x80..=0x83) in its DMA log
+/// The clocks of A's payload DMA reads (`msg_rate::PAY_TAGS`) in its DMA log
 /// from entry `from` on, and the log's length now.
 fn a_payload_reads(s: &S, from: usize) -> (usize, usize) {
     let w = s.world.borrow();
     let a = w.nodes[0].hw.borrow();
     let n = a.dma.log()[from..]
         .iter()
-        .filter(|e| matches!(e, DmaEvent::ReadReq { tag, .. } if (0x80..=0x83).contains(tag)))
+        .filter(|e| matches!(e, DmaEvent::ReadReq { tag, .. } if rnic_sim::msg_rate::PAY_TAGS.contains(tag)))
         .count();
     (n, a.dma.log().len())
 }
