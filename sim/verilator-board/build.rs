@@ -57,7 +57,9 @@ fn build(top: &str, shim: &str, vlt: &str) {
     let verilog = dir.join("../../hw/generated").join(format!("{top}.v"));
     let shim = dir.join("csrc").join(shim);
     let vlt = dir.join("csrc").join(vlt);
-    for p in [&verilog, &shim, &vlt] {
+    // The shims' common part, included by each.
+    let common = dir.join("csrc").join("vtop.h");
+    for p in [&verilog, &shim, &vlt, &common] {
         println!("cargo:rerun-if-changed={}", p.display());
     }
 
@@ -89,6 +91,7 @@ fn build(top: &str, shim: &str, vlt: &str) {
         fnv(&[
             &v,
             &fs::read(&shim).unwrap(),
+            &fs::read(&common).unwrap(),
             &fs::read(&vlt).unwrap(),
             version.as_bytes(),
             VERILATOR_ARGS.join(" ").as_bytes(),

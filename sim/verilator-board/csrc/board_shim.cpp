@@ -11,14 +11,9 @@
 
 #include "Vrnic_versa5g.h"
 #include "Vrnic_versa5g___024root.h"
-#include "verilated.h"
-#include "verilated_vcd_c.h"
+#include "vtop.h"
 
-struct VBoard {
-    VerilatedContext* ctx;
-    Vrnic_versa5g* top;
-    VerilatedVcdC* vcd;
-};
+using VBoard = VTop<Vrnic_versa5g>;
 
 // Inputs (set/get) and outputs (get).
 enum Port : uint32_t {
@@ -78,54 +73,17 @@ enum Port : uint32_t {
 
 extern "C" {
 
-VBoard* vboard_new() {
-    VBoard* m = new VBoard;
-    m->ctx = new VerilatedContext;
-    m->ctx->traceEverOn(true);
-    m->top = new Vrnic_versa5g{m->ctx, "board"};
-    m->vcd = nullptr;
-    m->top->eval();
-    return m;
-}
+VBoard* vboard_new() { return vtop_new<Vrnic_versa5g>(); }
 
-void vboard_vcd_close(VBoard* m) {
-    if (m->vcd != nullptr) {
-        m->vcd->close();
-        delete m->vcd;
-        m->vcd = nullptr;
-    }
-}
+void vboard_vcd_close(VBoard* m) { vtop_vcd_close(m); }
 
-void vboard_free(VBoard* m) {
-    if (m == nullptr) return;
-    vboard_vcd_close(m);
-    m->top->final();
-    delete m->top;
-    delete m->ctx;
-    delete m;
-}
+void vboard_free(VBoard* m) { vtop_free(m); }
 
 void vboard_eval(VBoard* m) { m->top->eval(); }
 
-// Returns 0 on success, -1 if the file could not be opened.
-int vboard_vcd_open(VBoard* m, const char* path) {
-    vboard_vcd_close(m);
-    VerilatedVcdC* v = new VerilatedVcdC;
-    m->top->trace(v, 99);
-    v->open(path);
-    if (!v->isOpen()) {
-        delete v;
-        return -1;
-    }
-    m->vcd = v;
-    return 0;
-}
+int vboard_vcd_open(VBoard* m, const char* path) { return vtop_vcd_open(m, path); }
 
-// Dumps the current values at `time` (the caller's time base; strictly
-// increasing).
-void vboard_vcd_dump(VBoard* m, uint64_t time) {
-    if (m->vcd != nullptr) m->vcd->dump(time);
-}
+void vboard_vcd_dump(VBoard* m, uint64_t time) { vtop_vcd_dump(m, time); }
 
 void vboard_vcd_flush(VBoard* m) {
     if (m->vcd != nullptr) m->vcd->flush();

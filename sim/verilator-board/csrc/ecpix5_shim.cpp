@@ -9,14 +9,9 @@
 
 #include "Vrnic_ecpix5.h"
 #include "Vrnic_ecpix5___024root.h"
-#include "verilated.h"
-#include "verilated_vcd_c.h"
+#include "vtop.h"
 
-struct VEcpix5 {
-    VerilatedContext* ctx;
-    Vrnic_ecpix5* top;
-    VerilatedVcdC* vcd;
-};
+using VEcpix5 = VTop<Vrnic_ecpix5>;
 
 enum Port : uint32_t {
     P_CLK100 = 0,
@@ -64,52 +59,17 @@ enum Port : uint32_t {
 
 extern "C" {
 
-VEcpix5* vecpix5_new() {
-    VEcpix5* m = new VEcpix5;
-    m->ctx = new VerilatedContext;
-    m->ctx->traceEverOn(true);
-    m->top = new Vrnic_ecpix5{m->ctx, "board"};
-    m->vcd = nullptr;
-    m->top->eval();
-    return m;
-}
+VEcpix5* vecpix5_new() { return vtop_new<Vrnic_ecpix5>(); }
 
-void vecpix5_vcd_close(VEcpix5* m) {
-    if (m->vcd != nullptr) {
-        m->vcd->close();
-        delete m->vcd;
-        m->vcd = nullptr;
-    }
-}
+void vecpix5_vcd_close(VEcpix5* m) { vtop_vcd_close(m); }
 
-void vecpix5_free(VEcpix5* m) {
-    if (m == nullptr) return;
-    vecpix5_vcd_close(m);
-    m->top->final();
-    delete m->top;
-    delete m->ctx;
-    delete m;
-}
+void vecpix5_free(VEcpix5* m) { vtop_free(m); }
 
 void vecpix5_eval(VEcpix5* m) { m->top->eval(); }
 
-// Returns 0 on success, -1 if the file could not be opened.
-int vecpix5_vcd_open(VEcpix5* m, const char* path) {
-    vecpix5_vcd_close(m);
-    VerilatedVcdC* v = new VerilatedVcdC;
-    m->top->trace(v, 99);
-    v->open(path);
-    if (!v->isOpen()) {
-        delete v;
-        return -1;
-    }
-    m->vcd = v;
-    return 0;
-}
+int vecpix5_vcd_open(VEcpix5* m, const char* path) { return vtop_vcd_open(m, path); }
 
-void vecpix5_vcd_dump(VEcpix5* m, uint64_t time) {
-    if (m->vcd != nullptr) m->vcd->dump(time);
-}
+void vecpix5_vcd_dump(VEcpix5* m, uint64_t time) { vtop_vcd_dump(m, time); }
 
 // Returns 0 if `port` is not a settable input.
 int vecpix5_set(VEcpix5* m, uint32_t port, uint64_t v) {

@@ -5,24 +5,8 @@
 //! RGMII PHY ([`Phy`]), run by the same event loop as [`crate::Rig`].
 
 use std::collections::VecDeque;
-use std::ptr::NonNull;
 
 use crate::{Phy, CLK_HALF_FS};
-
-#[repr(C)]
-struct RawEcpix5 {
-    _private: [u8; 0],
-}
-
-extern "C" {
-    fn vecpix5_new() -> *mut RawEcpix5;
-    fn vecpix5_free(m: *mut RawEcpix5);
-    fn vecpix5_eval(m: *mut RawEcpix5);
-    fn vecpix5_set(m: *mut RawEcpix5, port: u32, v: u64) -> i32;
-    fn vecpix5_get(m: *const RawEcpix5, port: u32) -> u64;
-    fn vecpix5_vcd_open(m: *mut RawEcpix5, path: *const std::os::raw::c_char) -> i32;
-    fn vecpix5_vcd_dump(m: *mut RawEcpix5, time: u64);
-}
 
 /// Inputs of the ECPIX-5 top (numbers as in `csrc/ecpix5_shim.cpp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,87 +62,11 @@ pub enum ESig {
     CoreClk,
 }
 
-/// One Verilated `rnic_ecpix5` (own Verilator context; `Send`, not `Sync`).
-pub struct Ecpix5 {
-    raw: NonNull<RawEcpix5>,
-}
-
-// SAFETY: as `Board`: used through `&self`/`&mut self` only, owns its
-// context, no thread affinity.
-unsafe impl Send for Ecpix5 {}
-
-impl Default for Ecpix5 {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Ecpix5 {
-    /// A new model, all inputs 0, evaluated once.
-    pub fn new() -> Self {
-        // SAFETY: no preconditions; returns a heap object.
-        let raw = unsafe { vecpix5_new() };
-        Ecpix5 {
-            raw: NonNull::new(raw).expect("ECPIX-5 model constructor returned null"),
-        }
-    }
-
-    /// Sets an input; takes effect at the next [`Ecpix5::eval`].
-    #[inline]
-    pub fn set(&mut self, port: EIn, v: u64) {
-        // SAFETY: `self.raw` is live (freed only in drop).
-        let ok = unsafe { vecpix5_set(self.raw.as_ptr(), port as u32, v) };
-        debug_assert_eq!(ok, 1);
-    }
-
-    /// Reads an output or a public internal signal.
-    #[inline]
-    pub fn get(&self, s: ESig) -> u64 {
-        // SAFETY: `self.raw` is live.
-        unsafe { vecpix5_get(self.raw.as_ptr(), s as u32) }
-    }
-
-    /// Reads an input back.
-    pub fn get_in(&self, port: EIn) -> u64 {
-        // SAFETY: `self.raw` is live.
-        unsafe { vecpix5_get(self.raw.as_ptr(), port as u32) }
-    }
-
-    /// Evaluates the model after inputs changed.
-    #[inline]
-    pub fn eval(&mut self) {
-        // SAFETY: `self.raw` is live.
-        unsafe { vecpix5_eval(self.raw.as_ptr()) }
-    }
-
-    /// Starts a VCD of every signal; [`Ecpix5::dump`] writes a time step.
-    pub fn trace_vcd(&mut self, path: &std::path::Path) -> std::io::Result<()> {
-        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        // SAFETY: live model; `c` outlives the call.
-        let rc = unsafe { vecpix5_vcd_open(self.raw.as_ptr(), c.as_ptr()) };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::other(format!(
-                "cannot open VCD file {}",
-                path.display()
-            )))
-        }
-    }
-
-    /// Writes the current values to the VCD (if open) at `time`.
-    pub fn dump(&mut self, time: u64) {
-        // SAFETY: live model.
-        unsafe { vecpix5_vcd_dump(self.raw.as_ptr(), time) }
-    }
-}
-
-impl Drop for Ecpix5 {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from `vecpix5_new` and is freed once, here.
-        unsafe { vecpix5_free(self.raw.as_ptr()) }
-    }
+crate::verilated_top! {
+    /// One Verilated `rnic_ecpix5` (own Verilator context; `Send`, not
+    /// `Sync`).
+    Ecpix5(RawEcpix5, EIn, ESig): vecpix5_new, vecpix5_free, vecpix5_eval, vecpix5_set,
+        vecpix5_get, vecpix5_vcd_open, vecpix5_vcd_dump
 }
 
 /// The ECPIX-5 top, its clock and its PHY, run by an event loop (time in

@@ -26,28 +26,23 @@
 //! whole core again).
 
 use std::collections::VecDeque;
-use std::ptr::NonNull;
 
 pub mod ecpix5;
+mod model;
 pub use ecpix5::{EIn, ESig, Ecpix5, Ecpix5Rig};
 
 // The Verilator runtime (libvruntime) that the board model links against is
 // built and linked by verilator-sys.
 use verilator_sys as _;
 
-#[repr(C)]
-struct RawBoard {
-    _private: [u8; 0],
+verilated_top! {
+    /// One Verilated `rnic_versa5g`. Owns its own Verilator context, so
+    /// several can live in one process; `Send`, not `Sync`.
+    Board(RawBoard, In, Sig): vboard_new, vboard_free, vboard_eval, vboard_set, vboard_get,
+        vboard_vcd_open, vboard_vcd_dump
 }
 
 extern "C" {
-    fn vboard_new() -> *mut RawBoard;
-    fn vboard_free(m: *mut RawBoard);
-    fn vboard_eval(m: *mut RawBoard);
-    fn vboard_set(m: *mut RawBoard, port: u32, v: u64) -> i32;
-    fn vboard_get(m: *const RawBoard, port: u32) -> u64;
-    fn vboard_vcd_open(m: *mut RawBoard, path: *const std::os::raw::c_char) -> i32;
-    fn vboard_vcd_dump(m: *mut RawBoard, time: u64);
     fn vboard_vcd_flush(m: *mut RawBoard);
     fn vboard_vcd_close(m: *mut RawBoard);
     fn vboard_fw_force(m: *mut RawBoard, on: i32, valid: u32, write: u32, addr: u32, wdata: u32);
@@ -120,61 +115,7 @@ pub enum Sig {
     CoreClk,
 }
 
-/// One Verilated `rnic_versa5g`. Owns its own Verilator context, so several
-/// can live in one process; `Send`, not `Sync`.
-pub struct Board {
-    raw: NonNull<RawBoard>,
-}
-
-// SAFETY: the model is only used through `&self`/`&mut self`, owns its own
-// VerilatedContext and has no thread affinity; it is not `Sync`.
-unsafe impl Send for Board {}
-
-impl Default for Board {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Board {
-    /// A new model, all inputs 0, evaluated once.
-    pub fn new() -> Self {
-        // SAFETY: no preconditions; returns a heap object.
-        let raw = unsafe { vboard_new() };
-        Board {
-            raw: NonNull::new(raw).expect("board model constructor returned null"),
-        }
-    }
-
-    /// Sets an input (bits above its width are ignored). Takes effect at
-    /// the next [`Board::eval`].
-    #[inline]
-    pub fn set(&mut self, port: In, v: u64) {
-        // SAFETY: `self.raw` is live (freed only in drop).
-        let ok = unsafe { vboard_set(self.raw.as_ptr(), port as u32, v) };
-        debug_assert_eq!(ok, 1);
-    }
-
-    /// Reads an input back, an output or a public internal signal.
-    #[inline]
-    pub fn get(&self, s: Sig) -> u64 {
-        // SAFETY: `self.raw` is live.
-        unsafe { vboard_get(self.raw.as_ptr(), s as u32) }
-    }
-
-    /// Reads an input back.
-    pub fn get_in(&self, port: In) -> u64 {
-        // SAFETY: `self.raw` is live.
-        unsafe { vboard_get(self.raw.as_ptr(), port as u32) }
-    }
-
-    /// Evaluates the model after inputs changed (edges included).
-    #[inline]
-    pub fn eval(&mut self) {
-        // SAFETY: `self.raw` is live.
-        unsafe { vboard_eval(self.raw.as_ptr()) }
-    }
-
     /// Simulation only: forces the core's firmware-port inputs
     /// (`fw_valid`, `fw_write`, `fw_addr`, `fw_wdata`), which the board top
     /// ties off, to these values (`Some`) or releases them (`None`). Takes
@@ -188,29 +129,6 @@ impl Board {
         unsafe { vboard_fw_force(self.raw.as_ptr(), on, v.into(), w.into(), a, d) }
     }
 
-    /// Starts a VCD of every signal; [`Board::dump`] writes a time step.
-    pub fn trace_vcd(&mut self, path: &std::path::Path) -> std::io::Result<()> {
-        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        // SAFETY: live model; `c` outlives the call.
-        let rc = unsafe { vboard_vcd_open(self.raw.as_ptr(), c.as_ptr()) };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::other(format!(
-                "cannot open VCD file {}",
-                path.display()
-            )))
-        }
-    }
-
-    /// Writes the current values to the VCD (if open) at `time`, which must
-    /// increase from call to call.
-    pub fn dump(&mut self, time: u64) {
-        // SAFETY: live model.
-        unsafe { vboard_vcd_dump(self.raw.as_ptr(), time) }
-    }
-
     /// Flushes the VCD, if open.
     pub fn flush_vcd(&mut self) {
         // SAFETY: live model.
@@ -221,13 +139,6 @@ impl Board {
     pub fn close_vcd(&mut self) {
         // SAFETY: live model.
         unsafe { vboard_vcd_close(self.raw.as_ptr()) }
-    }
-}
-
-impl Drop for Board {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from `vboard_new` and is freed once, here.
-        unsafe { vboard_free(self.raw.as_ptr()) }
     }
 }
 
