@@ -304,16 +304,6 @@ fn collect_writes(stmts: &[Stmt], w: &mut HashMap<String, (usize, usize)>) {
     }
 }
 
-fn written(stmts: &[Stmt], out: &mut Vec<String>) {
-    for s in stmts {
-        match s {
-            Stmt::Assign { lhs, .. } => out.push(lhs.clone()),
-            Stmt::If { arms, .. } => arms.iter().for_each(|a| written(&a.1, out)),
-            Stmt::Case { items, .. } => items.iter().for_each(|i| written(&i.1, out)),
-        }
-    }
-}
-
 /// Joins the groups the rule in the module comment requires.
 fn join(
     stmts: &[Stmt],
@@ -332,10 +322,11 @@ fn join(
                 }
             }
             Stmt::If { reads, pos, .. } | Stmt::Case { reads, pos, .. } => {
-                let mut w = Vec::new();
-                written(std::slice::from_ref(s), &mut w);
+                // the variables the condition decides
+                let mut w = HashMap::new();
+                collect_writes(std::slice::from_ref(s), &mut w);
                 for r in reads.iter().filter(|r| between(r, *pos)) {
-                    for x in &w {
+                    for x in w.keys() {
                         g.union(index[x], index[r]);
                     }
                 }
@@ -351,8 +342,8 @@ fn join(
     }
 }
 
-/// The statements of `stmts` that assign a variable of group `want`, under
-/// their conditions; `None` if there are none.
+/// Appends to `out` the statements of `stmts` that assign a variable of
+/// group `want`, under their conditions; false if there are none.
 fn slice(
     stmts: &[Stmt],
     want: usize,
