@@ -248,22 +248,12 @@ impl Ecpix5Rig {
                 ESig::BridgeFcsBad,
             ),
         ];
-        for (p, (v, d, k, l, f)) in sigs.into_iter().enumerate() {
-            if self.board.get(v) == 0 {
-                continue;
-            }
-            let data = self.board.get(d).to_le_bytes();
-            let keep = self.board.get(k) as usize;
-            let last = self.board.get(l) != 0;
-            let n = if last { keep.min(8) } else { 8 };
-            self.bufs[p].extend_from_slice(&data[..n]);
-            if last {
-                let bad = self.board.get(f) != 0;
-                let fr = std::mem::take(&mut self.bufs[p]);
+        for (p, sig) in sigs.into_iter().enumerate() {
+            if let Some(frame) = crate::take_beat(|x| self.board.get(x), sig, &mut self.bufs[p]) {
                 if p == 0 {
-                    self.to_core.push_back((fr, bad));
+                    self.to_core.push_back(frame);
                 } else {
-                    self.to_bridge.push_back((fr, bad));
+                    self.to_bridge.push_back(frame);
                 }
             }
         }

@@ -142,6 +142,28 @@ impl Board {
     }
 }
 
+/// One clock of a receive stream (`valid`, `data`, `keep`, `last`,
+/// `fcs_bad` signals) into `buf`: at the last beat, the frame and its
+/// `fcs_bad`. `keep` is the number of octets in the beat (docs/rtl.md: 8
+/// on all but the last beat).
+pub(crate) fn take_beat<S: Copy>(
+    get: impl Fn(S) -> u64,
+    (valid, data, keep, last, fcs_bad): (S, S, S, S, S),
+    buf: &mut Vec<u8>,
+) -> Option<(Vec<u8>, bool)> {
+    if get(valid) == 0 {
+        return None;
+    }
+    let is_last = get(last) != 0;
+    let n = if is_last {
+        (get(keep) as usize).min(8)
+    } else {
+        8
+    };
+    buf.extend_from_slice(&get(data).to_le_bytes()[..n]);
+    is_last.then(|| (std::mem::take(buf), get(fcs_bad) != 0))
+}
+
 /// Ethernet FCS (CRC-32, IEEE 802.3 §3.2.9: reflected polynomial
 /// 0xEDB88320, initial value and final XOR all ones), bit by bit. The test
 /// side's own reference, independent of the RTL's byte-wide CRC.
@@ -611,21 +633,9 @@ impl Rig {
                 Sig::Rx1FcsBad,
             ),
         ];
-        for (p, (v, d, k, l, f)) in sigs.into_iter().enumerate() {
-            if self.board.get(v) == 0 {
-                continue;
-            }
-            let data = self.board.get(d).to_le_bytes();
-            let keep = self.board.get(k) as usize;
-            // keep = octets in the beat (docs/rtl.md: 8 on all but the
-            // last beat).
-            let last = self.board.get(l) != 0;
-            let n = if last { keep.min(8) } else { 8 };
-            self.stream_buf[p].extend_from_slice(&data[..n]);
-            if last {
-                let bad = self.board.get(f) != 0;
-                let fr = std::mem::take(&mut self.stream_buf[p]);
-                self.rx_stream[p].push_back((fr, bad));
+        for (p, sig) in sigs.into_iter().enumerate() {
+            if let Some(frame) = take_beat(|x| self.board.get(x), sig, &mut self.stream_buf[p]) {
+                self.rx_stream[p].push_back(frame);
             }
         }
     }
