@@ -50351,11 +50351,15 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
 
     // Constant declarations
     localparam  k_tag = 8'h40;
-    localparam  k_wqe = 16'h80;
     localparam  k_max_sge = 8'h6;
     localparam  k_on = 2'b1;
     localparam  k_err = 2'b10;
     localparam  k_rsv1 = 64'hffffffffff00ffff;
+    localparam  k_pf = 1'b1;
+    localparam  k_pl = 4'h4;
+    localparam  k_pn = 32'h10;
+    localparam  k_half = 32'h8;
+    localparam  k_fmax = 32'h8;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -50365,9 +50369,10 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     localparam RwState$Db = 2;
     localparam RwState$Adv = 3;
     localparam RwState$Chk = 4;
-    localparam RwState$Req = 5;
-    localparam RwState$Cpl = 6;
-    localparam RwState$Rsp = 7;
+    localparam RwState$Cpl = 5;
+    localparam RwState$Load = 6;
+    localparam RwState$Wait = 7;
+    localparam RwState$Rsp = 8;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -50378,8 +50383,22 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     reg  ram$write_clock;
     reg  [170:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [2:0] state$d;
-    wire  [2:0] state$q;
+    reg  [5:0] pf$read_address;
+    reg  pf$read_clock;
+    wire  [31:0] pf$read_data;
+    reg  [5:0] pf$write_address;
+    reg  pf$write_clock;
+    reg  [31:0] pf$write_data;
+    reg  pf$write_enable;
+    reg  [13:0] wbuf$read_address;
+    reg  wbuf$read_clock;
+    wire  [63:0] wbuf$read_data;
+    reg  [13:0] wbuf$write_address;
+    reg  wbuf$write_clock;
+    reg  [63:0] wbuf$write_data;
+    reg  wbuf$write_enable;
+    reg  [3:0] state$d;
+    wire  [3:0] state$q;
     reg  state$clock;
     reg  [5:0] qp$d;
     wire  [5:0] qp$q;
@@ -50393,9 +50412,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     reg  [31:0] val$d;
     wire  [31:0] val$q;
     reg  val$clock;
-    reg  [63:0] addr$d;
-    wire  [63:0] addr$q;
-    reg  addr$clock;
     reg  [3:0] beat$d;
     wire  [3:0] beat$q;
     reg  beat$clock;
@@ -50444,6 +50460,48 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     reg  [31:0] n_bad$d;
     wire  [31:0] n_bad$q;
     reg  n_bad$clock;
+    reg  f_busy$d;
+    wire  f_busy$q;
+    reg  f_busy$clock;
+    reg  f_req$d;
+    wire  f_req$q;
+    reg  f_req$clock;
+    reg  f_done$d;
+    wire  f_done$q;
+    reg  f_done$clock;
+    reg  f_bad$d;
+    wire  f_bad$q;
+    reg  f_bad$clock;
+    reg  f_kill$d;
+    wire  f_kill$q;
+    reg  f_kill$clock;
+    reg  [63:0] f_addr$d;
+    wire  [63:0] f_addr$q;
+    reg  f_addr$clock;
+    reg  [15:0] f_len$d;
+    wire  [15:0] f_len$q;
+    reg  f_len$clock;
+    reg  [5:0] f_qp$d;
+    wire  [5:0] f_qp$q;
+    reg  f_qp$clock;
+    reg  [31:0] f_start$d;
+    wire  [31:0] f_start$q;
+    reg  f_start$clock;
+    reg  [7:0] f_n$d;
+    wire  [7:0] f_n$q;
+    reg  f_n$clock;
+    reg  [7:0] f_slot$d;
+    wire  [7:0] f_slot$q;
+    reg  f_slot$clock;
+    reg  [3:0] f_beat$d;
+    wire  [3:0] f_beat$q;
+    reg  f_beat$clock;
+    reg  [11:0] f_cnt$d;
+    wire  [11:0] f_cnt$q;
+    reg  f_cnt$clock;
+    reg  [11:0] f_lim$d;
+    wire  [11:0] f_lim$q;
+    reg  f_lim$clock;
 
     // Local signals
     reg  [127:0] sg;
@@ -50455,6 +50513,7 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     reg  [31:0] x_msn;
     reg  [3:0] x_cq;
     reg  [1:0] x_state;
+    reg  [31:0] x_pf;
     reg  [31:0] n_ci;
     reg  [31:0] n_prod;
     reg  [31:0] n_msn;
@@ -50465,6 +50524,29 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     reg  [31:0] mask;
     reg  bad_now;
     reg  [1:0] cfg_st;
+    reg  [5:0] ra;
+    reg  bv;
+    reg  [63:0] bd;
+    reg  [31:0] pd;
+    reg  hit;
+    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (14 bits in the sim profile, 4 on the board).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [31:0] smask;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  fs_go;
+    reg  [31:0] fs_start;
+    reg  [31:0] fs_n;
+    reg  [31:0] fs_av;
+    reg  [31:0] fs_rl;
+    reg  [7:0] fs_slot;
+    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (14 bits in the sim profile, 4 on the board).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [15:0] rd_a;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (14 bits in the sim profile, 4 on the board).
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [15:0] wr_a;
+    /* verilator lint_on UNUSEDSIGNAL */
 
     // Sub module instances
     rnic_core$rx_send$rw$ram ram(
@@ -50475,6 +50557,24 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         .write_clock(ram$write_clock),
         .write_data(ram$write_data),
         .write_enable(ram$write_enable)
+    );
+    rnic_core$rx_send$rw$pf pf(
+        .read_address(pf$read_address),
+        .read_clock(pf$read_clock),
+        .read_data(pf$read_data),
+        .write_address(pf$write_address),
+        .write_clock(pf$write_clock),
+        .write_data(pf$write_data),
+        .write_enable(pf$write_enable)
+    );
+    rnic_core$rx_send$rw$wbuf wbuf(
+        .read_address(wbuf$read_address),
+        .read_clock(wbuf$read_clock),
+        .read_data(wbuf$read_data),
+        .write_address(wbuf$write_address),
+        .write_clock(wbuf$write_clock),
+        .write_data(wbuf$write_data),
+        .write_enable(wbuf$write_enable)
     );
     rnic_core$rx_send$rw$state state(
         .d(state$d),
@@ -50500,11 +50600,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         .d(val$d),
         .q(val$q),
         .clock(val$clock)
-    );
-    rnic_core$rx_send$rw$addr addr(
-        .d(addr$d),
-        .q(addr$q),
-        .clock(addr$clock)
     );
     rnic_core$rx_send$rw$beat beat(
         .d(beat$d),
@@ -50586,6 +50681,76 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         .q(n_bad$q),
         .clock(n_bad$clock)
     );
+    rnic_core$rx_send$rw$f_busy f_busy(
+        .d(f_busy$d),
+        .q(f_busy$q),
+        .clock(f_busy$clock)
+    );
+    rnic_core$rx_send$rw$f_req f_req(
+        .d(f_req$d),
+        .q(f_req$q),
+        .clock(f_req$clock)
+    );
+    rnic_core$rx_send$rw$f_done f_done(
+        .d(f_done$d),
+        .q(f_done$q),
+        .clock(f_done$clock)
+    );
+    rnic_core$rx_send$rw$f_bad f_bad(
+        .d(f_bad$d),
+        .q(f_bad$q),
+        .clock(f_bad$clock)
+    );
+    rnic_core$rx_send$rw$f_kill f_kill(
+        .d(f_kill$d),
+        .q(f_kill$q),
+        .clock(f_kill$clock)
+    );
+    rnic_core$rx_send$rw$f_addr f_addr(
+        .d(f_addr$d),
+        .q(f_addr$q),
+        .clock(f_addr$clock)
+    );
+    rnic_core$rx_send$rw$f_len f_len(
+        .d(f_len$d),
+        .q(f_len$q),
+        .clock(f_len$clock)
+    );
+    rnic_core$rx_send$rw$f_qp f_qp(
+        .d(f_qp$d),
+        .q(f_qp$q),
+        .clock(f_qp$clock)
+    );
+    rnic_core$rx_send$rw$f_start f_start(
+        .d(f_start$d),
+        .q(f_start$q),
+        .clock(f_start$clock)
+    );
+    rnic_core$rx_send$rw$f_n f_n(
+        .d(f_n$d),
+        .q(f_n$q),
+        .clock(f_n$clock)
+    );
+    rnic_core$rx_send$rw$f_slot f_slot(
+        .d(f_slot$d),
+        .q(f_slot$q),
+        .clock(f_slot$clock)
+    );
+    rnic_core$rx_send$rw$f_beat f_beat(
+        .d(f_beat$d),
+        .q(f_beat$q),
+        .clock(f_beat$clock)
+    );
+    rnic_core$rx_send$rw$f_cnt f_cnt(
+        .d(f_cnt$d),
+        .q(f_cnt$q),
+        .clock(f_cnt$clock)
+    );
+    rnic_core$rx_send$rw$f_lim f_lim(
+        .d(f_lim$d),
+        .q(f_lim$q),
+        .clock(f_lim$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -50602,9 +50767,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     end
     always @(*) begin
         val$clock = clock;
-    end
-    always @(*) begin
-        addr$clock = clock;
     end
     always @(*) begin
         beat$clock = clock;
@@ -50655,6 +50817,48 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         n_bad$clock = clock;
     end
     always @(*) begin
+        f_busy$clock = clock;
+    end
+    always @(*) begin
+        f_req$clock = clock;
+    end
+    always @(*) begin
+        f_done$clock = clock;
+    end
+    always @(*) begin
+        f_bad$clock = clock;
+    end
+    always @(*) begin
+        f_kill$clock = clock;
+    end
+    always @(*) begin
+        f_addr$clock = clock;
+    end
+    always @(*) begin
+        f_len$clock = clock;
+    end
+    always @(*) begin
+        f_qp$clock = clock;
+    end
+    always @(*) begin
+        f_start$clock = clock;
+    end
+    always @(*) begin
+        f_n$clock = clock;
+    end
+    always @(*) begin
+        f_slot$clock = clock;
+    end
+    always @(*) begin
+        f_beat$clock = clock;
+    end
+    always @(*) begin
+        f_cnt$clock = clock;
+    end
+    always @(*) begin
+        f_lim$clock = clock;
+    end
+    always @(*) begin
         state$d = state$q;
         case (state$q)
             RwState$Idle:
@@ -50693,22 +50897,32 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     end
                     else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
                     end
-                    else begin
-                        state$d = RwState$Req;
+                    else if (hit) begin
+                        state$d = RwState$Load;
                     end
-                end
-            RwState$Req:
-                begin
-                    if (dma_rd_req_ready) begin
+                    else if (~f_busy$q) begin
                         state$d = RwState$Cpl;
+                    end
+                    else begin
+                        state$d = RwState$Wait;
                     end
                 end
             RwState$Cpl:
                 begin
-                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-                        if (dma_rd_cpl_last) begin
-                            state$d = RwState$Idle;
-                        end
+                    if (bv & (dma_rd_cpl_last | (beat$q == 4'hf))) begin
+                        state$d = RwState$Idle;
+                    end
+                end
+            RwState$Load:
+                begin
+                    if (beat$q == 4'hf) begin
+                        state$d = RwState$Idle;
+                    end
+                end
+            RwState$Wait:
+                begin
+                    if (~f_busy$q) begin
+                        state$d = RwState$Chk;
                     end
                 end
             RwState$Rsp:
@@ -50755,10 +50969,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -50793,10 +51010,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -50822,16 +51042,20 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
-                begin
-                end
             RwState$Cpl:
                 begin
-                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-                        if (dma_rd_cpl_last) begin
-                            pend$d = 1'b1;
-                        end
+                    if (bv & (dma_rd_cpl_last | (beat$q == 4'hf))) begin
+                        pend$d = 1'b1;
                     end
+                end
+            RwState$Load:
+                begin
+                    if (beat$q == 4'hf) begin
+                        pend$d = 1'b1;
+                    end
+                end
+            RwState$Wait:
+                begin
                 end
             RwState$Rsp:
                 begin
@@ -50871,40 +51095,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
-                begin
-                end
             RwState$Cpl:
                 begin
                 end
-            RwState$Rsp:
+            RwState$Load:
                 begin
                 end
-        endcase
-    end
-    always @(*) begin
-        addr$d = addr$q;
-        case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                    addr$d = x_base + ({{32{1'b0}}, (x_ci & mask)} << 32'h7);
-                end
-            RwState$Req:
-                begin
-                end
-            RwState$Cpl:
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -50914,6 +51111,11 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     end
     always @(*) begin
         beat$d = beat$q;
+        if (bv) begin
+            if (beat$q < 4'hf) begin
+                beat$d = beat$q + 4'h1;
+            end
+        end
         case (state$q)
             RwState$Idle:
                 begin
@@ -50929,20 +51131,29 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 end
             RwState$Chk:
                 begin
-                end
-            RwState$Req:
-                begin
-                    if (dma_rd_req_ready) begin
+                    if (x_state != k_on) begin
+                    end
+                    else if (x_ci == x_prod) begin
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                    end
+                    else if (hit) begin
                         beat$d = 4'h0;
+                    end
+                    else if (~f_busy$q) begin
+                        beat$d = 4'h0;
+                    end
+                    else begin
                     end
                 end
             RwState$Cpl:
                 begin
-                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-                        if (beat$q < 4'hf) begin
-                            beat$d = beat$q + 4'h1;
-                        end
-                    end
+                end
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
+                begin
                 end
             RwState$Rsp:
                 begin
@@ -50978,13 +51189,20 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                             status$d = 2'h2;
                         end
                     end
+                    else if (hit) begin
+                    end
+                    else if (~f_busy$q) begin
+                    end
                     else begin
                     end
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51017,10 +51235,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 begin
                     idx$d = x_ci;
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51047,10 +51268,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 begin
                     msn$d = x_msn;
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51077,10 +51301,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 begin
                     cq$d = x_cq;
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51090,74 +51317,27 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     end
     always @(*) begin
         w0$d = w0$q;
-        case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Req:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-                        if (beat$q == 4'h0) begin
-                            w0$d = dma_rd_cpl_data;
-                        end
-                    end
-                end
-            RwState$Rsp:
-                begin
-                end
-        endcase
+        if (bv) begin
+            if (beat$q == 4'h0) begin
+                w0$d = bd;
+            end
+        end
     end
     always @(*) begin
         w1$d = w1$q;
-        case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Req:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-                        if (beat$q == 4'h1) begin
-                            w1$d = dma_rd_cpl_data;
-                        end
-                    end
-                end
-            RwState$Rsp:
-                begin
-                end
-        endcase
+        if (bv) begin
+            if (beat$q == 4'h1) begin
+                w1$d = bd;
+            end
+        end
     end
     always @(*) begin
         w23$d = w23$q;
+        if (bv) begin
+            if ((beat$q == 4'h2) | (beat$q == 4'h3)) begin
+                w23$d = w23$q | (bd != 64'h0);
+            end
+        end
         case (state$q)
             RwState$Idle:
                 begin
@@ -51173,25 +51353,34 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 end
             RwState$Chk:
                 begin
-                end
-            RwState$Req:
-                begin
-                    if (dma_rd_req_ready) begin
+                    if (x_state != k_on) begin
+                    end
+                    else if (x_ci == x_prod) begin
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                    end
+                    else if (hit) begin
                         w23$d = 1'b0;
+                    end
+                    else if (~f_busy$q) begin
+                        w23$d = 1'b0;
+                    end
+                    else begin
                     end
                 end
             RwState$Cpl:
                 begin
-                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-                        if ((beat$q == 4'h2) | (beat$q == 4'h3)) begin
-                            w23$d = w23$q | (dma_rd_cpl_data != 64'h0);
-                        end
-                        if (dma_rd_cpl_last) begin
-                            if ((beat$q != 4'hf) | (dma_rd_cpl_keep != 4'h8)) begin
-                                w23$d = 1'b1;
-                            end
+                    if (bv & (dma_rd_cpl_last | (beat$q == 4'hf))) begin
+                        if ((beat$q != 4'hf) | (dma_rd_cpl_keep != 4'h8) | (dma_rd_cpl_last != (f_n$q == 8'h1))) begin
+                            w23$d = 1'b1;
                         end
                     end
+                end
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
+                begin
                 end
             RwState$Rsp:
                 begin
@@ -51200,40 +51389,19 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     end
     always @(*) begin
         wsg$d = wsg$q;
-        case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Req:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-                        if (beat$q >= 4'h4) begin
-                            wsg$d = {dma_rd_cpl_data, wsg$q[767:64]};
-                        end
-                    end
-                end
-            RwState$Rsp:
-                begin
-                end
-        endcase
+        if (bv) begin
+            if (beat$q >= 4'h4) begin
+                wsg$d = {bd, wsg$q[767:64]};
+            end
+        end
     end
     always @(*) begin
         tsum$d = tsum$q;
+        if (bv) begin
+            if (beat$q[32'h0] & (beat$q >= 4'h5) & ({{5{1'b0}}, bk} < ({{1{1'b0}}, w1$q[(32'h10)+:(8)]} << 32'h1))) begin
+                tsum$d = tsum$q + {{3{1'b0}}, bd[(32'h0)+:(32)]};
+            end
+        end
         case (state$q)
             RwState$Idle:
                 begin
@@ -51249,20 +51417,29 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 end
             RwState$Chk:
                 begin
-                end
-            RwState$Req:
-                begin
-                    if (dma_rd_req_ready) begin
+                    if (x_state != k_on) begin
+                    end
+                    else if (x_ci == x_prod) begin
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                    end
+                    else if (hit) begin
                         tsum$d = 35'h0;
+                    end
+                    else if (~f_busy$q) begin
+                        tsum$d = 35'h0;
+                    end
+                    else begin
                     end
                 end
             RwState$Cpl:
                 begin
-                    if (dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-                        if (beat$q[32'h0] & (beat$q >= 4'h5) & ({{5{1'b0}}, bk} < ({{1{1'b0}}, w1$q[(32'h10)+:(8)]} << 32'h1))) begin
-                            tsum$d = tsum$q + {{3{1'b0}}, dma_rd_cpl_data[(32'h0)+:(32)]};
-                        end
-                    end
+                end
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
+                begin
                 end
             RwState$Rsp:
                 begin
@@ -51288,10 +51465,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51325,35 +51505,9 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     end
     always @(*) begin
         n_fetch$d = n_fetch$q;
-        case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Req:
-                begin
-                    if (dma_rd_req_ready) begin
-                        n_fetch$d = n_fetch$q + 32'h1;
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
-        endcase
+        if (f_req$q & dma_rd_req_ready) begin
+            n_fetch$d = n_fetch$q + 32'h1;
+        end
         if (reset) begin
             n_fetch$d = 32'h0;
         end
@@ -51370,10 +51524,179 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         end
     end
     always @(*) begin
+        f_busy$d = f_busy$q;
+        if (f_done$q & (state$q != RwState$Cfg)) begin
+            f_busy$d = 1'b0;
+        end
+        if (fs_go) begin
+            f_busy$d = 1'b1;
+        end
+        if (reset) begin
+            f_busy$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_req$d = f_req$q;
+        if (f_req$q & dma_rd_req_ready) begin
+            f_req$d = 1'b0;
+        end
+        if (fs_go) begin
+            f_req$d = 1'b1;
+        end
+        if (reset) begin
+            f_req$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_done$d = f_done$q;
+        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
+            if (dma_rd_cpl_last) begin
+                f_done$d = 1'b1;
+            end
+        end
+        if (f_done$q & (state$q != RwState$Cfg)) begin
+            f_done$d = 1'b0;
+        end
+        if (fs_go) begin
+            f_done$d = 1'b0;
+        end
+        if (reset) begin
+            f_done$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_bad$d = f_bad$q;
+        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
+            if (dma_rd_cpl_last) begin
+                if (((f_cnt$q + 12'h1) != f_lim$q) | (dma_rd_cpl_keep != 4'h8)) begin
+                    f_bad$d = 1'b1;
+                end
+            end
+        end
+        if (fs_go) begin
+            f_bad$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_kill$d = f_kill$q;
+        case (state$q)
+            RwState$Idle:
+                begin
+                end
+            RwState$Cfg:
+                begin
+                    if (f_busy$q & (f_qp$q == qp$q)) begin
+                        f_kill$d = 1'b1;
+                    end
+                end
+            RwState$Db:
+                begin
+                end
+            RwState$Adv:
+                begin
+                end
+            RwState$Chk:
+                begin
+                end
+            RwState$Cpl:
+                begin
+                end
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
+                begin
+                end
+            RwState$Rsp:
+                begin
+                end
+        endcase
+        if (fs_go) begin
+            f_kill$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_addr$d = f_addr$q;
+        if (fs_go) begin
+            f_addr$d = x_base + ({{32{1'b0}}, (fs_start & mask)} << 32'h7);
+        end
+    end
+    always @(*) begin
+        f_len$d = f_len$q;
+        if (fs_go) begin
+            f_len$d = fs_n[15:0] << 32'h7;
+        end
+    end
+    always @(*) begin
+        f_qp$d = f_qp$q;
+        if (fs_go) begin
+            f_qp$d = qp$q;
+        end
+    end
+    always @(*) begin
+        f_start$d = f_start$q;
+        if (fs_go) begin
+            f_start$d = fs_start;
+        end
+    end
+    always @(*) begin
+        f_n$d = f_n$q;
+        if (fs_go) begin
+            f_n$d = fs_n[(32'h0)+:(8)];
+        end
+    end
+    always @(*) begin
+        f_slot$d = f_slot$q;
+        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
+            if (f_beat$q == 4'hf) begin
+                f_slot$d = (f_slot$q + 8'h1) & smask[(32'h0)+:(8)];
+            end
+        end
+        if (fs_go) begin
+            f_slot$d = fs_slot;
+        end
+    end
+    always @(*) begin
+        f_beat$d = f_beat$q;
+        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
+            f_beat$d = f_beat$q + 4'h1;
+        end
+        if (fs_go) begin
+            f_beat$d = 4'h0;
+        end
+    end
+    always @(*) begin
+        f_cnt$d = f_cnt$q;
+        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
+            f_cnt$d = f_cnt$q + 12'h1;
+        end
+        if (fs_go) begin
+            f_cnt$d = 12'h0;
+        end
+    end
+    always @(*) begin
+        f_lim$d = f_lim$q;
+        if (fs_go) begin
+            f_lim$d = fs_n[11:0] << 32'h4;
+        end
+    end
+    always @(*) begin
         ram$read_clock = clock;
     end
     always @(*) begin
         ram$write_clock = clock;
+    end
+    always @(*) begin
+        pf$read_clock = clock;
+    end
+    always @(*) begin
+        pf$write_clock = clock;
+    end
+    always @(*) begin
+        wbuf$read_clock = clock;
+    end
+    always @(*) begin
+        wbuf$write_clock = clock;
     end
     always @(*) begin
         x_base = ram$read_data[(32'h0)+:(64)];
@@ -51397,7 +51720,11 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         x_state = ram$read_data[(32'ha9)+:(2)];
     end
     always @(*) begin
+        x_pf = pf$read_data;
+    end
+    always @(*) begin
         n_ci = x_ci;
+        pf$write_data = x_ci;
         case (state$q)
             RwState$Idle:
                 begin
@@ -51407,6 +51734,7 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     if (~(cfg_on & (x_state == k_on))) begin
                         n_ci = cfg_ci;
                     end
+                    pf$write_data = n_ci;
                 end
             RwState$Db:
                 begin
@@ -51422,16 +51750,22 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
                 begin
                 end
         endcase
+        if (f_done$q & (state$q != RwState$Cfg)) begin
+            pf$write_data = f_start$q + {{24{1'b0}}, f_n$q};
+        end
     end
     always @(*) begin
         n_prod = x_prod;
@@ -51452,10 +51786,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51489,10 +51826,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51524,10 +51864,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51554,10 +51897,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51584,10 +51930,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51614,10 +51963,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51627,6 +51979,9 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     end
     always @(*) begin
         mask = (32'h1 << x_log2) - 32'h1;
+    end
+    always @(*) begin
+        smask = k_pn - 32'h1;
     end
     always @(*) begin
         cfg_st = 2'h0;
@@ -51653,10 +52008,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51694,10 +52052,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51735,10 +52096,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51776,10 +52140,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51808,10 +52175,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51821,21 +52191,21 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         endcase
     end
     always @(*) begin
-        ram$read_address = qp$q;
+        ra = qp$q;
         case (state$q)
             RwState$Idle:
                 begin
                     if (cfg_valid) begin
-                        ram$read_address = cfg_qp;
+                        ra = cfg_qp;
                     end
                     else if (db_valid) begin
-                        ram$read_address = db_qp;
+                        ra = db_qp;
                     end
                     else if (adv_valid) begin
-                        ram$read_address = adv_qp;
+                        ra = adv_qp;
                     end
                     else if (req_valid) begin
-                        ram$read_address = req_qp;
+                        ra = req_qp;
                     end
                 end
             RwState$Cfg:
@@ -51850,10 +52220,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51882,10 +52255,13 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Chk:
                 begin
                 end
-            RwState$Req:
+            RwState$Cpl:
                 begin
                 end
-            RwState$Cpl:
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51900,7 +52276,64 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         ram$write_address = qp$q;
     end
     always @(*) begin
-        dma_rd_req_valid = 1'b0;
+        pf$write_enable = 1'b0;
+        case (state$q)
+            RwState$Idle:
+                begin
+                end
+            RwState$Cfg:
+                begin
+                    pf$write_enable = 1'b1;
+                end
+            RwState$Db:
+                begin
+                end
+            RwState$Adv:
+                begin
+                end
+            RwState$Chk:
+                begin
+                end
+            RwState$Cpl:
+                begin
+                end
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
+                begin
+                end
+            RwState$Rsp:
+                begin
+                end
+        endcase
+        if (f_done$q & (state$q != RwState$Cfg)) begin
+            pf$write_enable = k_pf & ~f_kill$q & ~f_bad$q;
+        end
+    end
+    always @(*) begin
+        pf$write_address = qp$q;
+        if (f_done$q & (state$q != RwState$Cfg)) begin
+            pf$write_address = f_qp$q;
+        end
+    end
+    always @(*) begin
+        dma_rd_req_valid = f_req$q;
+    end
+    always @(*) begin
+        dma_rd_req_addr = f_addr$q;
+    end
+    always @(*) begin
+        dma_rd_req_len = f_len$q;
+    end
+    always @(*) begin
+        dma_rd_req_tag = k_tag;
+    end
+    always @(*) begin
+        dma_rd_cpl_ready = 1'b1;
+    end
+    always @(*) begin
+        fs_go = 1'b0;
         case (state$q)
             RwState$Idle:
                 begin
@@ -51916,12 +52349,28 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 end
             RwState$Chk:
                 begin
-                end
-            RwState$Req:
-                begin
-                    dma_rd_req_valid = 1'b1;
+                    if (x_state != k_on) begin
+                    end
+                    else if (x_ci == x_prod) begin
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                    end
+                    else if (hit) begin
+                        fs_go = ~f_busy$q & (fs_n != 32'h0) & ((fs_n >= k_half) | (fs_n == fs_av));
+                    end
+                    else if (~f_busy$q) begin
+                        fs_go = 1'b1;
+                    end
+                    else begin
+                    end
                 end
             RwState$Cpl:
+                begin
+                end
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
                 begin
                 end
             RwState$Rsp:
@@ -51930,16 +52379,49 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         endcase
     end
     always @(*) begin
-        dma_rd_req_addr = addr$q;
-    end
-    always @(*) begin
-        dma_rd_req_len = k_wqe;
-    end
-    always @(*) begin
-        dma_rd_req_tag = k_tag;
-    end
-    always @(*) begin
-        dma_rd_cpl_ready = 1'b1;
+        rd_a = ((({{10{1'b0}}, qp$q} << k_pl) | (idx$q[15:0] & smask[15:0])) << 32'h4) | {{12{1'b0}}, (beat$q + 4'h1)};
+        case (state$q)
+            RwState$Idle:
+                begin
+                end
+            RwState$Cfg:
+                begin
+                end
+            RwState$Db:
+                begin
+                end
+            RwState$Adv:
+                begin
+                end
+            RwState$Chk:
+                begin
+                    if (x_state != k_on) begin
+                    end
+                    else if (x_ci == x_prod) begin
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                    end
+                    else if (hit) begin
+                        rd_a = (({{10{1'b0}}, qp$q} << k_pl) | (x_ci[15:0] & smask[15:0])) << 32'h4;
+                    end
+                    else if (~f_busy$q) begin
+                    end
+                    else begin
+                    end
+                end
+            RwState$Cpl:
+                begin
+                end
+            RwState$Load:
+                begin
+                end
+            RwState$Wait:
+                begin
+                end
+            RwState$Rsp:
+                begin
+                end
+        endcase
     end
     always @(*) begin
         rsp_status = status$q;
@@ -52002,29 +52484,84 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         bad_now = ((w1$q & k_rsv1) != 64'h0) | (w1$q[(32'h10)+:(8)] > k_max_sge) | |tsum$q[(32'h20)+:(3)] | w23$q;
     end
     always @(*) begin
+        bv = 1'b0;
+        if (state$q == RwState$Cpl) begin
+            bv = dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag);
+        end
+        if (state$q == RwState$Load) begin
+            bv = 1'b1;
+        end
+    end
+    always @(*) begin
+        bd = dma_rd_cpl_data;
+        if (state$q == RwState$Load) begin
+            bd = wbuf$read_data;
+        end
+    end
+    always @(*) begin
+        pd = x_pf - x_ci;
+    end
+    always @(*) begin
+        hit = k_pf & ((pd - 32'h1) < k_pn);
+    end
+    always @(*) begin
+        fs_start = x_ci;
+        if (hit) begin
+            fs_start = x_pf;
+        end
+    end
+    always @(*) begin
+        fs_n = k_fmax;
+        if (hit) begin
+            if ((k_pn - pd) < k_fmax) begin
+                fs_n = k_pn - pd;
+            end
+        end
+        if (fs_av < fs_n) begin
+            fs_n = fs_av;
+        end
+        if (fs_rl < fs_n) begin
+            fs_n = fs_rl;
+        end
+    end
+    always @(*) begin
+        fs_av = x_prod - fs_start;
+    end
+    always @(*) begin
+        fs_rl = (mask + 32'h1) - (fs_start & mask);
+    end
+    always @(*) begin
+        ram$read_address = ra;
+    end
+    always @(*) begin
+        pf$read_address = ra;
+    end
+    always @(*) begin
+        wbuf$read_address = rd_a[13:0];
+    end
+    always @(*) begin
         ram$write_data = {n_state, n_cq, n_msn, n_prod, n_ci, n_log2, n_base};
+    end
+    always @(*) begin
+        wr_a = ((({{10{1'b0}}, f_qp$q} << k_pl) | {{8{1'b0}}, f_slot$q}) << 32'h4) | {{12{1'b0}}, f_beat$q};
+    end
+    always @(*) begin
+        wbuf$write_address = wr_a[13:0];
+    end
+    always @(*) begin
+        wbuf$write_data = dma_rd_cpl_data;
+    end
+    always @(*) begin
+        wbuf$write_enable = 1'b0;
+        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
+            wbuf$write_enable = f_cnt$q < f_lim$q;
+        end
+    end
+    always @(*) begin
+        fs_slot = (fs_start[7:0] & smask[7:0]);
     end
 
 endmodule // rnic_core$rx_send$rw
-
-
-module rnic_core$rx_send$rw$addr(d,q,clock);
-
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$rx_send$rw$addr
 
 
 module rnic_core$rx_send$rw$beat(d,q,clock);
@@ -52141,6 +52678,272 @@ module rnic_core$rx_send$rw$cq(d,q,clock);
 endmodule // rnic_core$rx_send$rw$cq
 
 
+module rnic_core$rx_send$rw$f_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_addr
+
+
+module rnic_core$rx_send$rw$f_bad(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_bad
+
+
+module rnic_core$rx_send$rw$f_beat(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_beat
+
+
+module rnic_core$rx_send$rw$f_busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_busy
+
+
+module rnic_core$rx_send$rw$f_cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_cnt
+
+
+module rnic_core$rx_send$rw$f_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_done
+
+
+module rnic_core$rx_send$rw$f_kill(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_kill
+
+
+module rnic_core$rx_send$rw$f_len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_len
+
+
+module rnic_core$rx_send$rw$f_lim(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_lim
+
+
+module rnic_core$rx_send$rw$f_n(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_n
+
+
+module rnic_core$rx_send$rw$f_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_qp
+
+
+module rnic_core$rx_send$rw$f_req(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_req
+
+
+module rnic_core$rx_send$rw$f_slot(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_slot
+
+
+module rnic_core$rx_send$rw$f_start(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$rw$f_start
+
+
 module rnic_core$rx_send$rw$flag(d,q,clock);
 
     // Module arguments
@@ -52255,6 +53058,35 @@ module rnic_core$rx_send$rw$pend(d,q,clock);
 endmodule // rnic_core$rx_send$rw$pend
 
 
+module rnic_core$rx_send$rw$pf(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [5:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [5:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[63:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$rx_send$rw$pf
+
+
 module rnic_core$rx_send$rw$qp(d,q,clock);
 
     // Module arguments
@@ -52306,8 +53138,8 @@ endmodule // rnic_core$rx_send$rw$ram
 module rnic_core$rx_send$rw$state(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Enums
@@ -52318,14 +53150,15 @@ module rnic_core$rx_send$rw$state(d,q,clock);
     localparam RwState$Db = 2;
     localparam RwState$Adv = 3;
     localparam RwState$Chk = 4;
-    localparam RwState$Req = 5;
-    localparam RwState$Cpl = 6;
-    localparam RwState$Rsp = 7;
+    localparam RwState$Cpl = 5;
+    localparam RwState$Load = 6;
+    localparam RwState$Wait = 7;
+    localparam RwState$Rsp = 8;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -52447,6 +53280,35 @@ module rnic_core$rx_send$rw$w23(d,q,clock);
     end
 
 endmodule // rnic_core$rx_send$rw$w23
+
+
+module rnic_core$rx_send$rw$wbuf(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [13:0] read_address;
+    input wire  read_clock;
+    output reg  [63:0] read_data;
+    input wire  [13:0] write_address;
+    input wire  write_clock;
+    input wire  [63:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[63:0] mem[16383:0];
+
+
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+
+endmodule // rnic_core$rx_send$rw$wbuf
 
 
 module rnic_core$rx_send$rw$wsg(d,q,clock);

@@ -71,6 +71,10 @@ pub struct Profile {
     /// log2 of one of `tx_seg`'s 4 payload reorder slots in beats; a
     /// payload DMA read is at most `8 << tx_slot_log2` octets.
     pub tx_slot_log2: usize,
+    /// log2 of the receive WQEs `recv_wqe` holds per QP, read ahead of the
+    /// Sends that consume them (16 beats each, for every QP; 0: none, each
+    /// Send's WQE is read when the Send arrives).
+    pub rq_prefetch_log2: usize,
 }
 
 /// Ethernet II header (destination, source, EtherType), IEEE 802.3 §3.2,
@@ -95,6 +99,7 @@ pub const SIM: Profile = Profile {
     tx_max_mulpdu_mk: rnic_wire::abi::caps::MAX_MULPDU,
     tx_rresp_cap: false,
     tx_slot_log2: 9,
+    rq_prefetch_log2: 4,
 };
 
 /// Board: one 1000BASE-T port at MTU 1500 (the Versa-5G's RGMII PHYs).
@@ -150,6 +155,7 @@ pub const BOARD: Profile = Profile {
     tx_max_mulpdu_mk: BOARD_MAX_MULPDU_MK,
     tx_rresp_cap: true,
     tx_slot_log2: 8,
+    rq_prefetch_log2: 0,
 };
 
 /// The board's largest TCP payload: 1500 − 20 − 20 = 1460 octets (EMSS).

@@ -34,7 +34,7 @@ use crate::common::fifo::Fifo;
 use crate::common::qp_ram::QpRam;
 use crate::common::skid::{DmaWrSkid, Skid};
 use crate::completion::rd_track::RdTrackN;
-use crate::completion::rx_send::RxSend;
+use crate::completion::rx_send::RxSendN;
 use crate::completion::send_cpl::SendCplN;
 use crate::firmware_port::exc_arb::ExcArb;
 use crate::firmware_port::exc_queue::ExcQueue;
@@ -80,6 +80,7 @@ macro_rules! rnic_core_of {
             { crate::receive::fpdu_buffer::SPAN_SLOT_BITS + crate::profile::$p.span_beat_log2 },
             { crate::profile::$p.rx_fifo_log2 },
             { crate::profile::$p.rx_fifo_log2 + 1 },
+            { crate::completion::recv_wqe::wqe_buf_bits(crate::profile::$p.rq_prefetch_log2) },
         >
     };
 }
@@ -96,7 +97,8 @@ pub type RnicCoreBoard = rnic_core_of!(PR_BOARD, BOARD);
 /// index in `PROFILES`, `CTL` log2 connections, `TN`/`PN` log2 TPT and
 /// page-list entries, `FBN`/`FBNP1`/`FBRW` and `FBB`/`FBBP1`/`FBSA` the
 /// `fpdu_buffer` FIFO and span-slot parameters, `RXN`/`RXNP1` the
-/// `rx_fifo` depth. Only [`RnicCore`] and [`RnicCoreBoard`] are used.
+/// `rx_fifo` depth, `RQA` `recv_wqe`'s WQE buffer address bits. Only
+/// [`RnicCore`] and [`RnicCoreBoard`] are used.
 #[derive(LogicBlock, Default)]
 pub struct RnicCoreP<
     const PR: usize,
@@ -111,6 +113,7 @@ pub struct RnicCoreP<
     const FBSA: usize,
     const RXN: usize,
     const RXNP1: usize,
+    const RQA: usize,
 > {
     pub clock: Signal<In, Clock>,
     /// Synchronous, active high; hold for at least 2 clocks.
@@ -743,7 +746,7 @@ pub struct RnicCoreP<
     fm_keep: Signal<Local, Bits<4>>,
     fm_last: Signal<Local, Bit>,
     // ---- Receive-side Send path
-    rx_send: RxSend,
+    rx_send: RxSendN<RQA>,
     /// ddp_rx's tagged placement (a) and rx_send's writes (b) → dma_wr_*.
     wr_arb: DmaWrArb,
     /// Register slice between `wr_arb` and the `dma_wr_*` ports (FPGA
@@ -920,7 +923,8 @@ impl<
         const FBSA: usize,
         const RXN: usize,
         const RXNP1: usize,
-    > Logic for RnicCoreP<PR, CTL, TN, PN, FBN, FBNP1, FBRW, FBB, FBBP1, FBSA, RXN, RXNP1>
+        const RQA: usize,
+    > Logic for RnicCoreP<PR, CTL, TN, PN, FBN, FBNP1, FBRW, FBB, FBBP1, FBSA, RXN, RXNP1, RQA>
 {
     #[hdl_gen]
     fn update(&mut self) {

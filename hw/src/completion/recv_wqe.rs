@@ -1,7 +1,7 @@
 //! Receive WQE fetch: per-QP receive queues in host memory; on request
 //! (`req_*`, from `send_place`) returns the receive WQE at the QP's consumer
-//! index (`rnic_wire::abi::wqe::RecvWqe`, 128 octets), fetched by one DMA
-//! read, with the QP's expected MSN and receive CQ.
+//! index (`rnic_wire::abi::wqe::RecvWqe`, 128 octets) with the QP's
+//! expected MSN and receive CQ, read ahead of the Sends that consume it.
 //!
 //! * Per-QP record ([`QP_BITS`] = 6: 64 QPs, like `WqeFetch`) in one RAM,
 //!   `{state[2], cq[4], msn[32], prod[32], ci[32], log2[5], base[64]}`:
@@ -15,20 +15,38 @@
 //!   consumes the WQE (message complete: `ci + 1`, `msn + 1`) or moves the
 //!   QP to error. All through one state machine (priority cfg, doorbell,
 //!   advance, request), each port with its own `ready`.
-//! * Request: QP not configured or in error → [`RSP_QP_ERR`]; `ci == prod`
-//!   → [`RSP_EMPTY`] (no WQE posted); else the WQE at
-//!   `base + (ci mod 2^log2) * 128` (DMA read tag [`TAG`]), checked as
-//!   `RecvWqe::parse` does: reserved octets 8, 9, 11..32 zero,
-//!   `num_sge <= MAX_SGE_PER_WQE` (6) and SGE lengths adding up to at most
-//!   2^32 - 1; a refused WQE, or a completion of the wrong length, answers
+//! * **WQE buffer** (`wbuf`, [`wqe_buf_bits`] of the profile's
+//!   `rq_prefetch_log2`): `2^rq_prefetch_log2` WQEs per QP as read from
+//!   host memory, 16 beats each, WQE `i` in slot `i mod 2^rq_prefetch_log2`;
+//!   per QP `pf_end` (its own RAM): the buffer holds `[ci, pf_end)`.
+//!   * Request: QP not configured or in error → [`RSP_QP_ERR`]; `ci ==
+//!     prod` → [`RSP_EMPTY`] (no WQE posted); the WQE just answered again
+//!     (the next segment of the same message) → answered from the held
+//!     registers; WQE `ci` in the buffer (a hit) → loaded from it, 16
+//!     clocks, and if at least `min(2^rq_prefetch_log2 / 2, FILL_MAX)`
+//!     slots are free (or all posted WQEs fit) and no read is in flight,
+//!     a **prefetch** of the WQEs from `pf_end` on starts; otherwise (a
+//!     miss) one DMA read from `ci` and the answer from its first 16 beats.
+//!   * Each read (the **fill**, one in flight, DMA tag [`TAG`]) covers
+//!     1..=[`FILL_MAX`] consecutive WQEs of one QP: not past the ring's
+//!     end, only posted ones (`< prod`), only free slots. Its beats go to
+//!     the buffer; at its end the QP's `pf_end` moves to the end of what it
+//!     read, unless the completion's length was wrong or the QP's context
+//!     was written meanwhile (`cfg` empties the QP's buffer: its ring may
+//!     have changed).
+//!   * Without prefetch (`rq_prefetch_log2` 0, the board profile) every
+//!     request that is not the WQE just answered is a miss, one WQE per
+//!     read.
+//! * A WQE is checked as `RecvWqe::parse` does: reserved octets 8, 9,
+//!   11..32 zero, `num_sge <= MAX_SGE_PER_WQE` (6) and SGE lengths adding
+//!   up to at most 2^32 - 1; a refused WQE, or a read completion that ends
+//!   before its 16th beat or is not the read's length, answers
 //!   [`RSP_BAD`] (with its `wr_id`). The answer gives `num_sge`, the sum of
 //!   the SGE lengths (`rsp_total`, added up as the beats come) and SGE
 //!   `rsp_sel` (`rsp_sge_*`, a 6-way choice from the held WQE, no clock),
-//!   valid until the next request. The last WQE read
-//!   is kept (key: QP and `ci`, cleared by `cfg`), so the segments of one
-//!   message after the first are answered without a DMA read.
-//! * One DMA read in flight at a time; `dma_rd_cpl_ready` is always 1 and
-//!   completion beats with another tag are ignored.
+//!   valid until the next request.
+//! * `dma_rd_cpl_ready` is always 1 and completion beats with another tag
+//!   are ignored.
 //! * A producer index more than the ring size ahead (host bug): the block
 //!   fetches what the index says; stale slots are parsed and used or refused.
 
@@ -40,6 +58,12 @@ use rust_hdl::prelude::*;
 pub const QP_BITS: usize = 6;
 /// Width of a per-QP record.
 pub const REC_BITS: usize = 171;
+/// Most WQEs one DMA read fetches: 1 KiB, as `wqe_fetch` reads send WQEs
+/// (a longer read would hold the shared completion stream longer).
+pub const FILL_MAX: u64 = 8;
+// A WQE is 128 octets (`<< 7`), 16 beats (`<< 4`).
+const _: () = assert!(WQE_SIZE == 128);
+
 /// DMA read tag (this block owns 0x40..=0x4F and uses one).
 pub const TAG: u64 = 0x40;
 /// `rsp_status`: the WQE is good.
@@ -57,6 +81,20 @@ pub const QP_ON: u64 = 1;
 /// Record state: error (set by `adv_err`).
 pub const QP_ERR: u64 = 2;
 
+/// Address bits of the WQE buffer for `2^pf_log2` WQEs held per QP
+/// (`crate::profile::Profile::rq_prefetch_log2`): 16 beats per WQE, per QP;
+/// 0 (no prefetch) keeps one WQE's beats.
+pub const fn wqe_buf_bits(pf_log2: usize) -> usize {
+    if pf_log2 == 0 {
+        4
+    } else {
+        QP_BITS + pf_log2 + 4
+    }
+}
+
+/// The co-simulation profile's block.
+pub type RecvWqeFetch = RecvWqeFetchN<{ wqe_buf_bits(crate::profile::SIM.rq_prefetch_log2) }>;
+
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum RwState {
     Idle,
@@ -64,13 +102,17 @@ pub enum RwState {
     Db,
     Adv,
     Chk,
-    Req,
+    /// The WQE comes from the DMA read just issued (a miss).
     Cpl,
+    /// The WQE comes from the buffer (a hit).
+    Load,
+    /// A miss while another read is in flight.
+    Wait,
     Rsp,
 }
 
 #[derive(LogicBlock)]
-pub struct RecvWqeFetch {
+pub struct RecvWqeFetchN<const RA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // ---- per-QP receive queue (firmware)
@@ -126,23 +168,40 @@ pub struct RecvWqeFetch {
     pub dma_rd_cpl_last: Signal<In, Bit>,
     pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
     // ---- counters
+    /// DMA reads issued (each of 1 to `FILL_MAX` WQEs).
     pub cnt_fetch: Signal<Out, Bits<32>>,
     pub cnt_bad_wqe: Signal<Out, Bits<32>>,
     // ---- constants
     k_tag: Constant<Bits<8>>,
-    k_wqe: Constant<Bits<16>>,
     k_max_sge: Constant<Bits<8>>,
     k_on: Constant<Bits<2>>,
     k_err: Constant<Bits<2>>,
     k_rsv1: Constant<Bits<64>>,
+    /// Prefetch on (the WQE buffer holds `k_pn` WQEs per QP).
+    k_pf: Constant<Bit>,
+    /// log2 of `k_pn`.
+    k_pl: Constant<Bits<4>>,
+    /// WQEs held per QP (1 without prefetch).
+    k_pn: Constant<Bits<32>>,
+    /// A prefetch is issued once it can fetch this many WQEs (or all that
+    /// are posted).
+    k_half: Constant<Bits<32>>,
+    /// WQEs per DMA read at most.
+    k_fmax: Constant<Bits<32>>,
     // ---- state
     ram: RAM<Bits<REC_BITS>, QP_BITS>,
+    /// Per QP: the index after the last WQE in the buffer (`pf_end`); the
+    /// buffer holds the QP's WQEs `[ci, pf_end)` when `1 <= pf_end - ci <=
+    /// k_pn`, WQE `i` in slot `i mod k_pn`.
+    pf: RAM<Bits<32>, QP_BITS>,
+    /// The WQE buffer: `{qp, slot, beat}` → the beat as read from host
+    /// memory.
+    wbuf: RAM<Bits<64>, RA>,
     state: DFF<RwState>,
     qp: DFF<Bits<QP_BITS>>,
     flag: DFF<Bit>,
     pend: DFF<Bit>,
     val: DFF<Bits<32>>,
-    addr: DFF<Bits<64>>,
     beat: DFF<Bits<4>>,
     status: DFF<Bits<2>>,
     idx: DFF<Bits<32>>,
@@ -166,6 +225,21 @@ pub struct RecvWqeFetch {
     c_bad: DFF<Bit>,
     n_fetch: DFF<Bits<32>>,
     n_bad: DFF<Bits<32>>,
+    // ---- the fill: one DMA read of consecutive WQEs of one QP in flight
+    f_busy: DFF<Bit>,
+    f_req: DFF<Bit>,
+    f_done: DFF<Bit>,
+    f_bad: DFF<Bit>,
+    f_kill: DFF<Bit>,
+    f_addr: DFF<Bits<64>>,
+    f_len: DFF<Bits<16>>,
+    f_qp: DFF<Bits<QP_BITS>>,
+    f_start: DFF<Bits<32>>,
+    f_n: DFF<Bits<8>>,
+    f_slot: DFF<Bits<8>>,
+    f_beat: DFF<Bits<4>>,
+    f_cnt: DFF<Bits<12>>,
+    f_lim: DFF<Bits<12>>,
     // ---- temporaries
     x_base: Signal<Local, Bits<64>>,
     x_log2: Signal<Local, Bits<5>>,
@@ -174,6 +248,7 @@ pub struct RecvWqeFetch {
     x_msn: Signal<Local, Bits<32>>,
     x_cq: Signal<Local, Bits<4>>,
     x_state: Signal<Local, Bits<2>>,
+    x_pf: Signal<Local, Bits<32>>,
     n_ci: Signal<Local, Bits<32>>,
     n_prod: Signal<Local, Bits<32>>,
     n_msn: Signal<Local, Bits<32>>,
@@ -184,10 +259,32 @@ pub struct RecvWqeFetch {
     mask: Signal<Local, Bits<32>>,
     bad_now: Signal<Local, Bit>,
     cfg_st: Signal<Local, Bits<2>>,
+    /// Record and `pf` read address.
+    ra: Signal<Local, Bits<QP_BITS>>,
+    /// A beat of the WQE being answered: from the DMA read (`Cpl`) or the
+    /// buffer (`Load`).
+    bv: Signal<Local, Bit>,
+    bd: Signal<Local, Bits<64>>,
+    /// `pf_end - ci`, and the request hits the buffer.
+    pd: Signal<Local, Bits<32>>,
+    hit: Signal<Local, Bit>,
+    smask: Signal<Local, Bits<32>>,
+    /// A fill to start: its first WQE index and count.
+    fs_go: Signal<Local, Bit>,
+    fs_start: Signal<Local, Bits<32>>,
+    fs_n: Signal<Local, Bits<32>>,
+    fs_av: Signal<Local, Bits<32>>,
+    fs_rl: Signal<Local, Bits<32>>,
+    fs_slot: Signal<Local, Bits<8>>,
+    /// Buffer addresses `{qp, slot, beat}` before truncation to `RA` bits.
+    rd_a: Signal<Local, Bits<16>>,
+    wr_a: Signal<Local, Bits<16>>,
 }
 
-impl Default for RecvWqeFetch {
+impl<const RA: usize> Default for RecvWqeFetchN<RA> {
     fn default() -> Self {
+        let pl = RA.saturating_sub(QP_BITS + 4) as u64;
+        let pn = 1u64 << pl;
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -238,20 +335,25 @@ impl Default for RecvWqeFetch {
             cnt_fetch: Default::default(),
             cnt_bad_wqe: Default::default(),
             k_tag: k(TAG),
-            k_wqe: k(WQE_SIZE as u64),
             k_max_sge: k(MAX_SGE_PER_WQE as u64),
             k_on: k(QP_ON),
             k_err: k(QP_ERR),
             // RecvWqe::parse: octets 8, 9 (opcode, flags) and 11..16 must
             // be zero; octet 10 is num_sge.
             k_rsv1: k(0xFFFF_FFFF_FF00_FFFF),
+            k_pf: Constant::new(pl > 0),
+            k_pl: k(pl),
+            k_pn: k(pn),
+            k_half: k((pn / 2).clamp(1, FILL_MAX)),
+            k_fmax: k(pn.min(FILL_MAX)),
             ram: Default::default(),
+            pf: Default::default(),
+            wbuf: Default::default(),
             state: Default::default(),
             qp: Default::default(),
             flag: Default::default(),
             pend: Default::default(),
             val: Default::default(),
-            addr: Default::default(),
             beat: Default::default(),
             status: Default::default(),
             idx: Default::default(),
@@ -270,6 +372,20 @@ impl Default for RecvWqeFetch {
             c_bad: Default::default(),
             n_fetch: Default::default(),
             n_bad: Default::default(),
+            f_busy: Default::default(),
+            f_req: Default::default(),
+            f_done: Default::default(),
+            f_bad: Default::default(),
+            f_kill: Default::default(),
+            f_addr: Default::default(),
+            f_len: Default::default(),
+            f_qp: Default::default(),
+            f_start: Default::default(),
+            f_n: Default::default(),
+            f_slot: Default::default(),
+            f_beat: Default::default(),
+            f_cnt: Default::default(),
+            f_lim: Default::default(),
             x_base: Default::default(),
             x_log2: Default::default(),
             x_ci: Default::default(),
@@ -277,6 +393,7 @@ impl Default for RecvWqeFetch {
             x_msn: Default::default(),
             x_cq: Default::default(),
             x_state: Default::default(),
+            x_pf: Default::default(),
             n_ci: Default::default(),
             n_prod: Default::default(),
             n_msn: Default::default(),
@@ -287,19 +404,38 @@ impl Default for RecvWqeFetch {
             mask: Default::default(),
             bad_now: Default::default(),
             cfg_st: Default::default(),
+            ra: Default::default(),
+            bv: Default::default(),
+            bd: Default::default(),
+            pd: Default::default(),
+            hit: Default::default(),
+            smask: Default::default(),
+            fs_go: Default::default(),
+            fs_start: Default::default(),
+            fs_n: Default::default(),
+            fs_av: Default::default(),
+            fs_rl: Default::default(),
+            fs_slot: Default::default(),
+            rd_a: Default::default(),
+            wr_a: Default::default(),
         }
     }
 }
 
-impl Logic for RecvWqeFetch {
+impl<const RA: usize> Logic for RecvWqeFetchN<RA> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, qp, flag, pend, val, addr, beat, status, idx, msn, cq, w0, w1, w23,
-            wsg, tsum, c_valid, c_qp, c_ci, c_bad, n_fetch, n_bad
+            self, clock, state, qp, flag, pend, val, beat, status, idx, msn, cq, w0, w1, w23, wsg,
+            tsum, c_valid, c_qp, c_ci, c_bad, n_fetch, n_bad, f_busy, f_req, f_done, f_bad, f_kill,
+            f_addr, f_len, f_qp, f_start, f_n, f_slot, f_beat, f_cnt, f_lim
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
+        self.pf.read_clock.next = self.clock.val();
+        self.pf.write_clock.next = self.clock.val();
+        self.wbuf.read_clock.next = self.clock.val();
+        self.wbuf.write_clock.next = self.clock.val();
 
         self.x_base.next = self.ram.read_data.val().get_bits::<64>(0);
         self.x_log2.next = self.ram.read_data.val().get_bits::<5>(64);
@@ -308,6 +444,7 @@ impl Logic for RecvWqeFetch {
         self.x_msn.next = self.ram.read_data.val().get_bits::<32>(133);
         self.x_cq.next = self.ram.read_data.val().get_bits::<4>(165);
         self.x_state.next = self.ram.read_data.val().get_bits::<2>(169);
+        self.x_pf.next = self.pf.read_data.val();
         self.n_ci.next = self.x_ci.val();
         self.n_prod.next = self.x_prod.val();
         self.n_msn.next = self.x_msn.val();
@@ -316,6 +453,7 @@ impl Logic for RecvWqeFetch {
         self.n_log2.next = self.x_log2.val();
         self.n_base.next = self.x_base.val();
         self.mask.next = (bits::<32>(1) << self.x_log2.val()) - 1;
+        self.smask.next = self.k_pn.val() - 1;
         self.cfg_st.next = 0.into(); // QP_OFF
         if self.cfg_on.val() {
             self.cfg_st.next = 1.into(); // QP_ON
@@ -327,14 +465,23 @@ impl Logic for RecvWqeFetch {
         self.adv_ready.next = false;
         self.req_ready.next = false;
         self.rsp_valid.next = false;
-        self.ram.read_address.next = self.qp.q.val();
+        self.ra.next = self.qp.q.val();
         self.ram.write_enable.next = false;
         self.ram.write_address.next = self.qp.q.val();
-        self.dma_rd_req_valid.next = false;
-        self.dma_rd_req_addr.next = self.addr.q.val();
-        self.dma_rd_req_len.next = self.k_wqe.val();
+        self.pf.write_enable.next = false;
+        self.pf.write_address.next = self.qp.q.val();
+        self.pf.write_data.next = self.x_ci.val();
+        self.dma_rd_req_valid.next = self.f_req.q.val();
+        self.dma_rd_req_addr.next = self.f_addr.q.val();
+        self.dma_rd_req_len.next = self.f_len.q.val();
         self.dma_rd_req_tag.next = self.k_tag.val();
         self.dma_rd_cpl_ready.next = true;
+        self.fs_go.next = false;
+        // The next beat of the WQE being loaded from the buffer.
+        self.rd_a.next = (((bit_cast::<16, QP_BITS>(self.qp.q.val()) << self.k_pl.val())
+            | bit_cast::<16, 32>(self.idx.q.val() & self.smask.val()))
+            << 4)
+            | bit_cast::<16, 4>(self.beat.q.val() + 1);
 
         self.rsp_status.next = self.status.q.val();
         self.rsp_idx.next = self.idx.q.val();
@@ -372,29 +519,94 @@ impl Logic for RecvWqeFetch {
             | self.tsum.q.val().get_bits::<3>(32).any()
             | self.w23.q.val();
 
+        // ---- the WQE being answered, a beat a clock: from the DMA read
+        // (a miss, its first 16 beats) or from the buffer (a hit).
+        self.bv.next = false;
+        self.bd.next = self.dma_rd_cpl_data.val();
+        if self.state.q.val() == RwState::Cpl {
+            self.bv.next =
+                self.dma_rd_cpl_valid.val() & (self.dma_rd_cpl_tag.val() == self.k_tag.val());
+        }
+        if self.state.q.val() == RwState::Load {
+            self.bv.next = true;
+            self.bd.next = self.wbuf.read_data.val();
+        }
+        if self.bv.val() {
+            if self.beat.q.val() < 15 {
+                self.beat.d.next = self.beat.q.val() + 1;
+            }
+            if self.beat.q.val() == 0 {
+                self.w0.d.next = self.bd.val();
+            }
+            if self.beat.q.val() == 1 {
+                self.w1.d.next = self.bd.val();
+            }
+            if (self.beat.q.val() == 2) | (self.beat.q.val() == 3) {
+                self.w23.d.next = self.w23.q.val() | (self.bd.val() != 0);
+            }
+            if self.beat.q.val() >= 4 {
+                self.wsg.d.next =
+                    (self.wsg.q.val() >> 64) | (bit_cast::<768, 64>(self.bd.val()) << 704);
+            }
+            // Beat 5 + 2k: SGE k's length (low half), counted if
+            // k < num_sge (beat 1, octet 10).
+            if self.beat.q.val().get_bit(0)
+                & (self.beat.q.val() >= 5)
+                & (bit_cast::<9, 4>(self.bk.val())
+                    < (bit_cast::<9, 8>(self.w1.q.val().get_bits::<8>(16)) << 1))
+            {
+                self.tsum.d.next =
+                    self.tsum.q.val() + bit_cast::<35, 32>(self.bd.val().get_bits::<32>(0));
+            }
+        }
+
+        // ---- a request's lookup (used in Chk): the buffer holds WQE ci
+        // when 1 <= pf_end - ci <= k_pn. A hit may start a prefetch of the
+        // WQEs after pf_end; a miss reads from ci. Either read stops at
+        // the ring's end, at what is posted, at FILL_MAX WQEs and (a
+        // prefetch) at the free slots.
+        self.pd.next = self.x_pf.val() - self.x_ci.val();
+        self.hit.next = self.k_pf.val() & ((self.pd.val() - 1) < self.k_pn.val());
+        self.fs_start.next = self.x_ci.val();
+        self.fs_n.next = self.k_fmax.val();
+        if self.hit.val() {
+            self.fs_start.next = self.x_pf.val();
+            if (self.k_pn.val() - self.pd.val()) < self.k_fmax.val() {
+                self.fs_n.next = self.k_pn.val() - self.pd.val();
+            }
+        }
+        self.fs_av.next = self.x_prod.val() - self.fs_start.val();
+        self.fs_rl.next = (self.mask.val() + 1) - (self.fs_start.val() & self.mask.val());
+        if self.fs_av.val() < self.fs_n.val() {
+            self.fs_n.next = self.fs_av.val();
+        }
+        if self.fs_rl.val() < self.fs_n.val() {
+            self.fs_n.next = self.fs_rl.val();
+        }
+
         match self.state.q.val() {
             RwState::Idle => {
                 if self.cfg_valid.val() {
                     // read the record first: the producer index is the
                     // host's (its doorbell) and survives the rewrite
-                    self.ram.read_address.next = self.cfg_qp.val();
+                    self.ra.next = self.cfg_qp.val();
                     self.qp.d.next = self.cfg_qp.val();
                     self.state.d.next = RwState::Cfg;
                 } else if self.db_valid.val() {
                     self.db_ready.next = true;
-                    self.ram.read_address.next = self.db_qp.val();
+                    self.ra.next = self.db_qp.val();
                     self.qp.d.next = self.db_qp.val();
                     self.val.d.next = self.db_prod.val();
                     self.state.d.next = RwState::Db;
                 } else if self.adv_valid.val() {
                     self.adv_ready.next = true;
-                    self.ram.read_address.next = self.adv_qp.val();
+                    self.ra.next = self.adv_qp.val();
                     self.qp.d.next = self.adv_qp.val();
                     self.flag.d.next = self.adv_err.val();
                     self.state.d.next = RwState::Adv;
                 } else if self.req_valid.val() {
                     self.req_ready.next = true;
-                    self.ram.read_address.next = self.req_qp.val();
+                    self.ra.next = self.req_qp.val();
                     self.qp.d.next = self.req_qp.val();
                     self.state.d.next = RwState::Chk;
                 }
@@ -409,7 +621,9 @@ impl Logic for RecvWqeFetch {
                 // one that starts (Idle → RTS) or stops takes the
                 // firmware's (ci 0, MSN 1 at the start of a stream, RFC
                 // 5040 §5.1). A new QP starts at producer 0 because the
-                // driver rings 0 when it creates it.
+                // driver rings 0 when it creates it. Its buffered WQEs are
+                // dropped (the ring may have moved), and so is a read in
+                // flight for it.
                 self.cfg_ready.next = true;
                 self.c_valid.d.next = false;
                 self.ram.write_enable.next = true;
@@ -420,6 +634,11 @@ impl Logic for RecvWqeFetch {
                 if !(self.cfg_on.val() & (self.x_state.val() == self.k_on.val())) {
                     self.n_ci.next = self.cfg_ci.val();
                     self.n_msn.next = self.cfg_msn.val();
+                }
+                self.pf.write_enable.next = true;
+                self.pf.write_data.next = self.n_ci.val();
+                if self.f_busy.q.val() & (self.f_qp.q.val() == self.qp.q.val()) {
+                    self.f_kill.d.next = true;
                 }
                 self.state.d.next = RwState::Idle;
             }
@@ -442,8 +661,6 @@ impl Logic for RecvWqeFetch {
                 self.idx.d.next = self.x_ci.val();
                 self.msn.d.next = self.x_msn.val();
                 self.cq.d.next = self.x_cq.val();
-                self.addr.d.next = self.x_base.val()
-                    + (bit_cast::<64, 32>(self.x_ci.val() & self.mask.val()) << 7);
                 self.state.d.next = RwState::Rsp;
                 if self.x_state.val() != self.k_on.val() {
                     self.status.d.next = 3.into(); // RSP_QP_ERR
@@ -458,56 +675,56 @@ impl Logic for RecvWqeFetch {
                     if self.c_bad.q.val() {
                         self.status.d.next = 2.into(); // RSP_BAD
                     }
-                } else {
-                    self.state.d.next = RwState::Req;
-                }
-            }
-            RwState::Req => {
-                self.dma_rd_req_valid.next = true;
-                if self.dma_rd_req_ready.val() {
+                } else if self.hit.val() {
                     self.beat.d.next = 0.into();
                     self.w23.d.next = false;
                     self.tsum.d.next = 0.into();
-                    self.n_fetch.d.next = self.n_fetch.q.val() + 1;
+                    self.rd_a.next = ((bit_cast::<16, QP_BITS>(self.qp.q.val())
+                        << self.k_pl.val())
+                        | bit_cast::<16, 32>(self.x_ci.val() & self.smask.val()))
+                        << 4;
+                    self.state.d.next = RwState::Load;
+                    // Prefetch: a read of at least k_half WQEs, or of all
+                    // that are posted.
+                    self.fs_go.next = !self.f_busy.q.val()
+                        & (self.fs_n.val() != 0)
+                        & ((self.fs_n.val() >= self.k_half.val())
+                            | (self.fs_n.val() == self.fs_av.val()));
+                } else if !self.f_busy.q.val() {
+                    self.beat.d.next = 0.into();
+                    self.w23.d.next = false;
+                    self.tsum.d.next = 0.into();
+                    self.fs_go.next = true;
                     self.state.d.next = RwState::Cpl;
+                } else {
+                    self.state.d.next = RwState::Wait;
                 }
             }
             RwState::Cpl => {
-                if self.dma_rd_cpl_valid.val() & (self.dma_rd_cpl_tag.val() == self.k_tag.val()) {
-                    if self.beat.q.val() < 15 {
-                        self.beat.d.next = self.beat.q.val() + 1;
-                    }
-                    if self.beat.q.val() == 0 {
-                        self.w0.d.next = self.dma_rd_cpl_data.val();
-                    }
-                    if self.beat.q.val() == 1 {
-                        self.w1.d.next = self.dma_rd_cpl_data.val();
-                    }
-                    if (self.beat.q.val() == 2) | (self.beat.q.val() == 3) {
-                        self.w23.d.next = self.w23.q.val() | (self.dma_rd_cpl_data.val() != 0);
-                    }
-                    if self.beat.q.val() >= 4 {
-                        self.wsg.d.next = (self.wsg.q.val() >> 64)
-                            | (bit_cast::<768, 64>(self.dma_rd_cpl_data.val()) << 704);
-                    }
-                    // Beat 5 + 2k: SGE k's length (low half), counted if
-                    // k < num_sge (beat 1, octet 10).
-                    if self.beat.q.val().get_bit(0)
-                        & (self.beat.q.val() >= 5)
-                        & (bit_cast::<9, 4>(self.bk.val())
-                            < (bit_cast::<9, 8>(self.w1.q.val().get_bits::<8>(16)) << 1))
+                if self.bv.val() & (self.dma_rd_cpl_last.val() | (self.beat.q.val() == 15)) {
+                    // A completion that ends before the WQE's 16th beat, or
+                    // whose length is not the read's, is a bad WQE.
+                    if (self.beat.q.val() != 15)
+                        | (self.dma_rd_cpl_keep.val() != 8)
+                        | (self.dma_rd_cpl_last.val() != (self.f_n.q.val() == 1))
                     {
-                        self.tsum.d.next = self.tsum.q.val()
-                            + bit_cast::<35, 32>(self.dma_rd_cpl_data.val().get_bits::<32>(0));
+                        self.w23.d.next = true;
                     }
-                    if self.dma_rd_cpl_last.val() {
-                        // A completion of the wrong length is a bad WQE.
-                        if (self.beat.q.val() != 15) | (self.dma_rd_cpl_keep.val() != 8) {
-                            self.w23.d.next = true;
-                        }
-                        self.state.d.next = RwState::Idle;
-                        self.pend.d.next = true;
-                    }
+                    self.state.d.next = RwState::Idle;
+                    self.pend.d.next = true;
+                }
+            }
+            RwState::Load => {
+                if self.beat.q.val() == 15 {
+                    self.state.d.next = RwState::Idle;
+                    self.pend.d.next = true;
+                }
+            }
+            RwState::Wait => {
+                // Look again once the read in flight is done (its pf_end
+                // written a clock before the record is read).
+                if !self.f_busy.q.val() {
+                    self.state.d.next = RwState::Chk;
                 }
             }
             RwState::Rsp => {
@@ -517,6 +734,9 @@ impl Logic for RecvWqeFetch {
                 }
             }
         }
+        self.ram.read_address.next = self.ra.val();
+        self.pf.read_address.next = self.ra.val();
+        self.wbuf.read_address.next = bit_cast::<RA, 16>(self.rd_a.val());
         // The record written (after every update of the n_* fields).
         self.ram.write_data.next = (bit_cast::<171, 2>(self.n_state.val()) << 169)
             | (bit_cast::<171, 4>(self.n_cq.val()) << 165)
@@ -525,8 +745,8 @@ impl Logic for RecvWqeFetch {
             | (bit_cast::<171, 32>(self.n_ci.val()) << 69)
             | (bit_cast::<171, 5>(self.n_log2.val()) << 64)
             | bit_cast::<171, 64>(self.n_base.val());
-        // The clock after the last completion beat: the checks see the
-        // registered words; the answer goes out from Rsp.
+        // The clock after the last beat: the checks see the registered
+        // words; the answer goes out from Rsp.
         if (self.state.q.val() == RwState::Idle) & self.pend.q.val() {
             self.pend.d.next = false;
             self.cfg_ready.next = false;
@@ -546,10 +766,77 @@ impl Logic for RecvWqeFetch {
             }
         }
 
+        // ---- the fill: every beat of the read into the buffer (beats past
+        // the requested length are dropped); at its end, unless it was
+        // short or long or its QP was reconfigured meanwhile, the QP's
+        // pf_end moves to the end of what it read (not in a Cfg clock,
+        // which writes pf itself).
+        self.wr_a.next = (((bit_cast::<16, QP_BITS>(self.f_qp.q.val()) << self.k_pl.val())
+            | bit_cast::<16, 8>(self.f_slot.q.val()))
+            << 4)
+            | bit_cast::<16, 4>(self.f_beat.q.val());
+        self.wbuf.write_address.next = bit_cast::<RA, 16>(self.wr_a.val());
+        self.wbuf.write_data.next = self.dma_rd_cpl_data.val();
+        self.wbuf.write_enable.next = false;
+        if self.f_req.q.val() & self.dma_rd_req_ready.val() {
+            self.f_req.d.next = false;
+            self.n_fetch.d.next = self.n_fetch.q.val() + 1;
+        }
+        if self.f_busy.q.val()
+            & !self.f_req.q.val()
+            & !self.f_done.q.val()
+            & self.dma_rd_cpl_valid.val()
+            & (self.dma_rd_cpl_tag.val() == self.k_tag.val())
+        {
+            self.wbuf.write_enable.next = self.f_cnt.q.val() < self.f_lim.q.val();
+            self.f_beat.d.next = self.f_beat.q.val() + 1;
+            if self.f_beat.q.val() == 15 {
+                self.f_slot.d.next = (self.f_slot.q.val() + 1) & self.smask.val().get_bits::<8>(0);
+            }
+            self.f_cnt.d.next = self.f_cnt.q.val() + 1;
+            if self.dma_rd_cpl_last.val() {
+                self.f_done.d.next = true;
+                if ((self.f_cnt.q.val() + 1) != self.f_lim.q.val())
+                    | (self.dma_rd_cpl_keep.val() != 8)
+                {
+                    self.f_bad.d.next = true;
+                }
+            }
+        }
+        if self.f_done.q.val() & (self.state.q.val() != RwState::Cfg) {
+            self.pf.write_enable.next =
+                self.k_pf.val() & !self.f_kill.q.val() & !self.f_bad.q.val();
+            self.pf.write_address.next = self.f_qp.q.val();
+            self.pf.write_data.next = self.f_start.q.val() + bit_cast::<32, 8>(self.f_n.q.val());
+            self.f_done.d.next = false;
+            self.f_busy.d.next = false;
+        }
+        self.fs_slot.next = bit_cast::<8, 32>(self.fs_start.val() & self.smask.val());
+        if self.fs_go.val() {
+            self.f_busy.d.next = true;
+            self.f_req.d.next = true;
+            self.f_done.d.next = false;
+            self.f_bad.d.next = false;
+            self.f_kill.d.next = false;
+            self.f_addr.d.next = self.x_base.val()
+                + (bit_cast::<64, 32>(self.fs_start.val() & self.mask.val()) << 7);
+            self.f_len.d.next = bit_cast::<16, 32>(self.fs_n.val()) << 7;
+            self.f_qp.d.next = self.qp.q.val();
+            self.f_start.d.next = self.fs_start.val();
+            self.f_n.d.next = self.fs_n.val().get_bits::<8>(0);
+            self.f_slot.d.next = self.fs_slot.val();
+            self.f_beat.d.next = 0.into();
+            self.f_cnt.d.next = 0.into();
+            self.f_lim.d.next = bit_cast::<12, 32>(self.fs_n.val()) << 4;
+        }
+
         if self.reset.val() {
             self.state.d.next = RwState::Idle;
             self.pend.d.next = false;
             self.c_valid.d.next = false;
+            self.f_busy.d.next = false;
+            self.f_req.d.next = false;
+            self.f_done.d.next = false;
             self.n_fetch.d.next = 0.into();
             self.n_bad.d.next = 0.into();
         }
@@ -611,8 +898,8 @@ pub(crate) mod tests {
         }
     }
 
-    fn bench() -> RecvWqeFetch {
-        let mut b = RecvWqeFetch::default();
+    fn bench<const RA: usize>() -> RecvWqeFetchN<RA> {
+        let mut b = RecvWqeFetchN::<RA>::default();
         b.clock.connect();
         b.reset.connect();
         b.cfg_valid.connect();
@@ -649,7 +936,11 @@ pub(crate) mod tests {
 
     /// One clock with the DMA server attached; returns the response taken
     /// this clock, if any.
-    fn clock(b: &mut RecvWqeFetch, srv: &mut DmaRdServer, rng: &mut Rng) -> Option<Rsp> {
+    fn clock<const RA: usize>(
+        b: &mut RecvWqeFetchN<RA>,
+        srv: &mut DmaRdServer,
+        rng: &mut Rng,
+    ) -> Option<Rsp> {
         let rr = rng.below(100) < 60;
         b.dma_rd_req_ready.next = rr;
         let o = srv.offer().filter(|_| rng.below(100) < 80);
@@ -717,8 +1008,8 @@ pub(crate) mod tests {
     }
 
     /// Presents a request port's fields (set by the caller) until taken.
-    fn offer(
-        b: &mut RecvWqeFetch,
+    fn offer<const RA: usize>(
+        b: &mut RecvWqeFetchN<RA>,
         srv: &mut DmaRdServer,
         rng: &mut Rng,
         port: usize,
@@ -754,12 +1045,62 @@ pub(crate) mod tests {
         prod: u32,
         msn: u32,
         cq: u8,
+        /// The WQE at `ci` was answered (it may be consumed).
+        seen: bool,
+    }
+
+    /// Every DMA read since `from` reads 1..=`fill_max` whole WQEs of one
+    /// QP's ring, not past its end, all of them posted and not consumed.
+    fn check_reads(srv: &DmaRdServer, from: usize, qps: &HashMap<usize, QpModel>, fill_max: usize) {
+        for &(a, len, tag) in &srv.reads[from..] {
+            assert_eq!(tag as u64, TAG);
+            assert!(
+                len % WQE_SIZE == 0 && (1..=fill_max).contains(&(len / WQE_SIZE)),
+                "{len}"
+            );
+            let m = qps
+                .values()
+                .find(|m| (m.base..m.base + (WQE_SIZE << m.log2) as u64).contains(&a))
+                .expect("a read outside every ring");
+            let ring = 1u32 << m.log2;
+            let slot = ((a - m.base) / WQE_SIZE as u64) as u32;
+            assert_eq!(a, m.base + slot as u64 * WQE_SIZE as u64, "misaligned");
+            let n = (len / WQE_SIZE) as u32;
+            assert!(slot + n <= ring, "read past the ring's end");
+            for s in slot..slot + n {
+                let ahead = s.wrapping_sub(m.ci) & (ring - 1);
+                assert!(
+                    ahead < m.prod.wrapping_sub(m.ci),
+                    "slot {s} not posted: read {a:x} {len}, ci {} prod {} base {:x}",
+                    m.ci,
+                    m.prod,
+                    m.base
+                );
+            }
+        }
     }
 
     #[test]
     fn fetches_and_checks_like_recvwqe_parse() {
-        let mut rng = Rng::new(7);
-        let mut b = bench();
+        for seed in 7..15 {
+            fetches_and_checks::<{ wqe_buf_bits(crate::profile::SIM.rq_prefetch_log2) }>(seed);
+        }
+    }
+
+    /// The board profile's block: no prefetch, one WQE per read.
+    #[test]
+    fn fetches_and_checks_without_prefetch() {
+        fetches_and_checks::<{ wqe_buf_bits(crate::profile::BOARD.rq_prefetch_log2) }>(8);
+    }
+
+    fn fetches_and_checks<const RA: usize>(seed: u64) {
+        let fill_max = if RA > QP_BITS + 4 {
+            FILL_MAX as usize
+        } else {
+            1
+        };
+        let mut rng = Rng::new(seed);
+        let mut b = bench::<RA>();
         let mut srv = DmaRdServer::default();
         let mut qps = HashMap::new();
         for (qp, log2, ci, on) in [
@@ -777,6 +1118,7 @@ pub(crate) mod tests {
                 prod: ci,
                 msn: rng.next_u64() as u32,
                 cq: rng.below(16) as u8,
+                seen: false,
             };
             b.cfg_valid.next = true;
             b.cfg_qp.next = (qp as u64).into();
@@ -798,7 +1140,8 @@ pub(crate) mod tests {
         let mut n_recfg = 0;
         let ids = [0usize, 9, 63, 5];
         let (mut n_ok, mut n_bad, mut n_empty, mut n_err) = (0, 0, 0, 0);
-        for step in 0..240 {
+        for step in 0..600 {
+            let mut reads = srv.reads.len();
             let qp = ids[rng.below(4)];
             let m = qps.get_mut(&qp).unwrap();
             if std::env::var("RW_DEBUG").is_ok() {
@@ -852,7 +1195,6 @@ pub(crate) mod tests {
                     offer(&mut b, &mut srv, &mut rng, 1);
                 }
                 3..=7 => {
-                    let reads = srv.reads.len();
                     b.req_valid.next = true;
                     b.req_qp.next = (qp as u64).into();
                     let mut r = offer(&mut b, &mut srv, &mut rng, 3);
@@ -880,6 +1222,7 @@ pub(crate) mod tests {
                                 assert_eq!(&r.sges[..r.nsge], w.sges.as_slice());
                                 assert_eq!(r.total, w.sges.total_len());
                                 n_ok += 1;
+                                m.seen = true;
                             }
                             Err(_) => {
                                 assert_eq!(r.status, RSP_BAD, "step {step}");
@@ -888,19 +1231,31 @@ pub(crate) mod tests {
                                     u64::from_le_bytes(bytes[..8].try_into().unwrap())
                                 );
                                 n_bad += 1;
+                                m.seen = true;
                             }
                         }
-                        assert!(srv.reads.len() <= reads + 1);
-                        if let Some(&(ra, rl, rt)) = srv.reads.get(reads) {
-                            assert_eq!((ra, rl, rt as u64), (a, WQE_SIZE, TAG));
-                        }
+                    }
+                    if m.seen && rng.below(2) == 0 {
+                        // Placed: consumed right away.
+                        check_reads(&srv, reads, &qps, fill_max);
+                        reads = srv.reads.len();
+                        let m = qps.get_mut(&qp).unwrap();
+                        m.seen = false;
+                        m.ci = m.ci.wrapping_add(1);
+                        m.msn = m.msn.wrapping_add(1);
+                        b.adv_valid.next = true;
+                        b.adv_qp.next = (qp as u64).into();
+                        b.adv_err.next = false;
+                        offer(&mut b, &mut srv, &mut rng, 2);
                     }
                 }
                 8 => {
-                    let err = rng.below(8) == 0;
+                    let err = rng.below(16) == 0;
                     if err {
                         m.err = true;
-                    } else if m.ci != m.prod {
+                    } else if m.ci != m.prod && m.seen {
+                        // send_place consumes a WQE it was answered.
+                        m.seen = false;
                         m.ci = m.ci.wrapping_add(1);
                         m.msn = m.msn.wrapping_add(1);
                     } else {
@@ -923,9 +1278,18 @@ pub(crate) mod tests {
                     let cfg_ci = if stays { rng.next_u64() as u32 } else { m.ci };
                     if !stays {
                         m.msn = cfg_msn;
+                        // A restarted queue: what its posted slots hold
+                        // changes (any WQE read before must not be used).
+                        let ring = 1u32 << m.log2;
+                        for j in 0..m.prod.wrapping_sub(m.ci) {
+                            let slot = m.ci.wrapping_add(j) & (ring - 1);
+                            let a = m.base + slot as u64 * WQE_SIZE as u64;
+                            srv.write(a, &rng.next_u64().to_le_bytes());
+                        }
                     }
                     m.on = on;
                     m.err = false;
+                    m.seen = false;
                     b.cfg_valid.next = true;
                     b.cfg_qp.next = (qp as u64).into();
                     b.cfg_base.next = m.base.into();
@@ -943,6 +1307,7 @@ pub(crate) mod tests {
                     }
                 }
             }
+            check_reads(&srv, reads, &qps, fill_max);
         }
         assert!(
             n_ok > 20 && n_bad > 3 && n_empty > 3 && n_err > 3 && n_recfg > 3,
@@ -951,6 +1316,185 @@ pub(crate) mod tests {
         assert_eq!(b.cnt_fetch.val().to_u64() as usize, srv.reads.len());
         // The cache: fewer reads than answered WQEs (repeated requests).
         assert!(srv.reads.len() < n_ok + n_bad, "cache unused");
+    }
+
+    /// Sends consuming one QP's receives in order: after the first read,
+    /// the WQEs come from the buffer, `FILL_MAX` per DMA read, read ahead
+    /// of the requests; a request is answered in about 20 clocks instead
+    /// of a DMA round trip.
+    #[test]
+    fn prefetch_reads_ahead_in_batches() {
+        let mut rng = Rng::new(3);
+        let mut b = bench::<{ wqe_buf_bits(crate::profile::SIM.rq_prefetch_log2) }>();
+        let mut srv = DmaRdServer::default();
+        let (qp, base, log2) = (5u64, 0x3_0000_0000u64, 6u8);
+        b.cfg_valid.next = true;
+        b.cfg_qp.next = qp.into();
+        b.cfg_base.next = base.into();
+        b.cfg_log2.next = (log2 as u64).into();
+        b.cfg_ci.next = 60.into(); // the ring wraps after 4 WQEs
+        b.cfg_msn.next = 1.into();
+        b.cfg_cq.next = 2.into();
+        b.cfg_on.next = true;
+        offer(&mut b, &mut srv, &mut rng, 0);
+        let n = 48u32;
+        let mut ids = Vec::new();
+        for i in 0..n {
+            let w = RecvWqe {
+                wr_id: rng.next_u64(),
+                sges: SgeList::new(&[Sge {
+                    addr: i as u64,
+                    length: 64,
+                    lkey: 7,
+                }])
+                .unwrap(),
+            };
+            let mut bytes = [0u8; WQE_SIZE];
+            w.emit(&mut bytes).unwrap();
+            let slot = (60 + i) & ((1 << log2) - 1);
+            srv.write(base + slot as u64 * WQE_SIZE as u64, &bytes);
+            ids.push(w.wr_id);
+        }
+        b.db_valid.next = true;
+        b.db_qp.next = qp.into();
+        b.db_prod.next = (60 + n as u64).into();
+        offer(&mut b, &mut srv, &mut rng, 1);
+        let mut waits = Vec::new();
+        for (i, &id) in ids.iter().enumerate() {
+            b.req_valid.next = true;
+            b.req_qp.next = qp.into();
+            let t0 = srv.now;
+            let mut r = offer(&mut b, &mut srv, &mut rng, 3);
+            while r.is_none() {
+                r = clock(&mut b, &mut srv, &mut rng);
+            }
+            let r = r.unwrap();
+            waits.push(srv.now - t0);
+            assert_eq!(
+                (r.status, r.idx, r.wr_id),
+                (RSP_OK, 60 + i as u32, id),
+                "WQE {i}"
+            );
+            assert_eq!(r.sges[0].addr, i as u64);
+            // The Send's placement takes a while before it consumes it.
+            for _ in 0..10 {
+                clock(&mut b, &mut srv, &mut rng);
+            }
+            b.adv_valid.next = true;
+            b.adv_qp.next = qp.into();
+            b.adv_err.next = false;
+            offer(&mut b, &mut srv, &mut rng, 2);
+        }
+        // 4 to the ring's end, then 8 at a time (the last read may be short).
+        assert!(srv.reads.len() <= 1 + (n as usize - 4).div_ceil(FILL_MAX as usize) + 1);
+        assert_eq!(
+            srv.reads[0],
+            (base + 60 * WQE_SIZE as u64, 4 * WQE_SIZE, TAG as u8)
+        );
+        // Each WQE read once; all reads but the first and last are full.
+        let k = srv.reads.len();
+        assert!(
+            srv.reads[1..k - 1]
+                .iter()
+                .all(|r| r.1 == FILL_MAX as usize * WQE_SIZE)
+                && srv.reads.iter().map(|r| r.1).sum::<usize>() == n as usize * WQE_SIZE,
+            "{:x?}",
+            srv.reads
+        );
+        waits.sort();
+        let median = waits[waits.len() / 2];
+        eprintln!(
+            "request → answer: median {median} clocks, max {}",
+            waits.last().unwrap()
+        );
+        assert!(median <= 30, "{waits:?}");
+    }
+
+    fn post(srv: &mut DmaRdServer, rng: &mut Rng, base: u64, slot: u32) -> u64 {
+        let w = RecvWqe {
+            wr_id: rng.next_u64(),
+            sges: SgeList::new(&[Sge {
+                addr: 1,
+                length: 64,
+                lkey: 7,
+            }])
+            .unwrap(),
+        };
+        let mut bytes = [0u8; WQE_SIZE];
+        w.emit(&mut bytes).unwrap();
+        srv.write(base + slot as u64 * WQE_SIZE as u64, &bytes);
+        w.wr_id
+    }
+
+    fn cfg_qp<const RA: usize>(
+        b: &mut RecvWqeFetchN<RA>,
+        srv: &mut DmaRdServer,
+        rng: &mut Rng,
+        (qp, base, log2, on): (u64, u64, u64, bool),
+    ) {
+        b.cfg_valid.next = true;
+        b.cfg_qp.next = qp.into();
+        b.cfg_base.next = base.into();
+        b.cfg_log2.next = log2.into();
+        b.cfg_ci.next = 0.into();
+        b.cfg_msn.next = 1.into();
+        b.cfg_cq.next = 0.into();
+        b.cfg_on.next = on;
+        offer(b, srv, rng, 0);
+    }
+
+    fn request<const RA: usize>(
+        b: &mut RecvWqeFetchN<RA>,
+        srv: &mut DmaRdServer,
+        rng: &mut Rng,
+        qp: u64,
+    ) -> Rsp {
+        b.req_valid.next = true;
+        b.req_qp.next = qp.into();
+        let mut r = offer(b, srv, rng, 3);
+        while r.is_none() {
+            r = clock(b, srv, rng);
+        }
+        r.unwrap()
+    }
+
+    /// A QP-context write while a read of its WQEs is still streaming in:
+    /// that read fills no buffer, and the WQEs are read again (the queue
+    /// may have been rebuilt, as here).
+    #[test]
+    fn reconfigured_queue_drops_its_buffer() {
+        let mut rng = Rng::new(5);
+        let mut b = bench::<{ wqe_buf_bits(crate::profile::SIM.rq_prefetch_log2) }>();
+        let mut srv = DmaRdServer::default();
+        let (qp, base) = (3u64, 0x4_0000_0000u64);
+        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, true));
+        for slot in 0..8 {
+            post(&mut srv, &mut rng, base, slot);
+        }
+        b.db_valid.next = true;
+        b.db_qp.next = qp.into();
+        b.db_prod.next = 8.into();
+        offer(&mut b, &mut srv, &mut rng, 1);
+        // A miss: one read of 8 WQEs, answered after the first one's beats.
+        assert_eq!(request(&mut b, &mut srv, &mut rng, qp).status, RSP_OK);
+        assert_eq!(srv.reads.len(), 1);
+        assert!(b.f_busy.q.val(), "the read should still be streaming");
+        // The queue is rebuilt: off, new WQEs in the same slots, on again.
+        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, false));
+        let ids: Vec<u64> = (0..8).map(|s| post(&mut srv, &mut rng, base, s)).collect();
+        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, true));
+        for _ in 0..300 {
+            clock(&mut b, &mut srv, &mut rng);
+        }
+        let r = request(&mut b, &mut srv, &mut rng, qp);
+        assert_eq!((r.status, r.idx, r.wr_id), (RSP_OK, 0, ids[0]));
+        assert_eq!(srv.reads.len(), 2);
+        b.adv_valid.next = true;
+        b.adv_qp.next = qp.into();
+        b.adv_err.next = false;
+        offer(&mut b, &mut srv, &mut rng, 2);
+        let r = request(&mut b, &mut srv, &mut rng, qp);
+        assert_eq!((r.status, r.idx, r.wr_id), (RSP_OK, 1, ids[1]));
     }
 
     #[test]

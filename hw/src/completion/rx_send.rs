@@ -10,7 +10,7 @@
 use crate::common::dma_wr_arb::DmaWrArb;
 use crate::common::skid::Skid;
 use crate::completion::cpl_write::CplWrite;
-use crate::completion::recv_wqe::RecvWqeFetch;
+use crate::completion::recv_wqe::{wqe_buf_bits, RecvWqeFetchN};
 use crate::completion::send_place::SendPlace;
 use rust_hdl::prelude::*;
 
@@ -20,8 +20,13 @@ use rust_hdl::prelude::*;
 /// positions).
 pub const UT_W: usize = 284;
 
+/// The co-simulation profile's block.
+pub type RxSend = RxSendN<{ wqe_buf_bits(crate::profile::SIM.rq_prefetch_log2) }>;
+
+/// `RA`: `recv_wqe`'s WQE buffer address bits (`wqe_buf_bits` of the
+/// profile's `rq_prefetch_log2`).
 #[derive(LogicBlock, Default)]
-pub struct RxSend {
+pub struct RxSendN<const RA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // ---- untagged messages (ddp_rx ut_*)
@@ -169,13 +174,13 @@ pub struct RxSend {
     pub cq_ovf_cq: Signal<Out, Bits<4>>,
     ut_in: Signal<Local, Bits<UT_W>>,
     sk: Skid<Bits<UT_W>>,
-    rw: RecvWqeFetch,
+    rw: RecvWqeFetchN<RA>,
     sp: SendPlace,
     cw: CplWrite,
     arb: DmaWrArb,
 }
 
-impl Logic for RxSend {
+impl<const RA: usize> Logic for RxSendN<RA> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, sk, rw, sp, cw, arb);
@@ -1024,8 +1029,8 @@ mod tests {
         assert_eq!(u.cnt_send.val().to_u64(), 2);
         assert_eq!(u.cnt_rreq.val().to_u64(), 1);
         assert_eq!(u.cnt_cqe.val().to_u64(), 2);
-        // One WQE read per message, not per segment.
-        assert_eq!(u.cnt_fetch.val().to_u64(), 2);
+        // Both posted WQEs in one read (read ahead), none per segment.
+        assert_eq!(u.cnt_fetch.val().to_u64(), 1);
         assert!(tb.terms.is_empty() && tb.qp_errs.is_empty());
         println!(
             "two messages (300 + 297 octets, 1 + 3 segments), a Read Request, 2 CQEs, 1 event: \
